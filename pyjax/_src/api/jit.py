@@ -1,0 +1,341 @@
+"""jit: trace once per (function, static arguments, argument types), cache the jaxpr,
+run it through the executor. Side effects in the Python function happen only while
+tracing; a new static value or argument type traces again (and can say why)."""
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import operator
+
+from pyjax._src import config, tree_util
+from pyjax._src.array import Array
+from pyjax._src.backends import dispatch
+from pyjax._src.core.avals import get_aval, is_valid_jax_type
+from pyjax._src.core.trace import Trace, current_trace
+from pyjax._src.interpreters import partial_eval as pe
+from pyjax._src.lax.call import jit_p
+
+logger = logging.getLogger("pyjax")
+
+
+def _normalize_argnums(argnums, nargs_hint=None):
+    if argnums is None:
+        return ()
+    if isinstance(argnums, int):
+        return (argnums,)
+    return tuple(operator.index(a) for a in argnums)
+
+
+def _normalize_argnames(argnames):
+    if argnames is None:
+        return ()
+    if isinstance(argnames, str):
+        return (argnames,)
+    return tuple(argnames)
+
+
+def _infer_argnums_and_argnames(fun, argnums, argnames):
+    """Like JAX: given only numbers, also mark the matching names (and vice versa)."""
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        return argnums, argnames
+    positional = [p.name for p in params
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if argnums and not argnames:
+        argnames = tuple(positional[i] for i in argnums if -len(positional) <= i
+                         < len(positional))
+    elif argnames and not argnums:
+        argnums = tuple(positional.index(n) for n in argnames if n in positional)
+    return argnums, argnames
+
+
+class _HashableStatic:
+    """A static argument in a cache key: compared by hash and __eq__, as JAX does."""
+
+    __slots__ = ("value", "_hash")
+
+    def __init__(self, value, where):
+        try:
+            self._hash = hash(value)
+        except TypeError as err:
+            raise ValueError(
+                f"Non-hashable static arguments are not supported. An error occurred while "
+                f"trying to hash an object of type {type(value)}, {value!r:.100}, passed "
+                f"as {where}. The error was:\nTypeError: {err}\nPass a hashable value (e.g. a "
+                f"tuple instead of a list or array), or make the argument non-static.") \
+                from None
+        self.value = value
+
+    def __hash__(self):
+        return self._hash
+
+    def __eq__(self, other):
+        return type(self.value) is type(other.value) and bool(self.value == other.value)
+
+    def __repr__(self):
+        return repr(self.value)
+
+
+class CacheEntry:
+    __slots__ = ("closed_jaxpr", "out_tree", "hoisted", "in_avals")
+
+    def __init__(self, closed_jaxpr, out_tree, hoisted, in_avals):
+        self.closed_jaxpr, self.out_tree = closed_jaxpr, out_tree
+        self.hoisted, self.in_avals = hoisted, in_avals
+
+
+class JitWrapped:
+    """The callable returned by jit(f)."""
+
+    def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(),
+                 donate_argnames=(), inline=False, keep_unused=False, device=None):
+        if not callable(fun):
+            raise TypeError(f"jit expects a callable, got {fun!r} of type {type(fun)}")
+        functools.update_wrapper(self, fun, updated=())
+        self.fun = fun
+        static_argnums, static_argnames = _infer_argnums_and_argnames(
+            fun, _normalize_argnums(static_argnums), _normalize_argnames(static_argnames))
+        donate_argnums, donate_argnames = _infer_argnums_and_argnames(
+            fun, _normalize_argnums(donate_argnums), _normalize_argnames(donate_argnames))
+        self.static_argnums = frozenset(static_argnums)
+        self.static_argnames = frozenset(static_argnames)
+        self.donate_argnums = frozenset(donate_argnums)
+        self.donate_argnames = frozenset(donate_argnames)
+        self.inline, self.keep_unused, self.device = inline, keep_unused, device
+        self._cache = {}
+        self._arg_names = _arg_names(fun)
+        self._debug_name = getattr(fun, "__name__", type(fun).__name__)
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+    def __repr__(self):
+        return f"<PjitFunction of {self.fun!r}>"
+
+    # -- splitting arguments ---------------------------------------------------------
+    def _split(self, args, kwargs):
+        nargs = len(args)
+        static_nums = {i if i >= 0 else i + nargs for i in self.static_argnums}
+        for i in static_nums:
+            if not 0 <= i < nargs:
+                raise ValueError(
+                    f"jitted function {self._debug_name} has static_argnums="
+                    f"{sorted(self.static_argnums)}, but was called with only {nargs} "
+                    "positional arguments.")
+        dyn_args, statics = [], []
+        for i, x in enumerate(args):
+            if i in static_nums:
+                statics.append(_HashableStatic(x, f"static argument {i}"))
+            else:
+                dyn_args.append(x)
+        dyn_kwargs = {}
+        for k, v in kwargs.items():
+            if k in self.static_argnames:
+                statics.append((k, _HashableStatic(v, f"static argument {k!r}")))
+            else:
+                dyn_kwargs[k] = v
+        return tuple(dyn_args), dyn_kwargs, tuple(statics), static_nums
+
+    def _donated_leaves(self, args, dyn_kwargs, static_nums):
+        if not (self.donate_argnums or self.donate_argnames):
+            return ()
+        flags = []
+        nargs = len(args)
+        donate = {i if i >= 0 else i + nargs for i in self.donate_argnums}
+        for i, x in enumerate(args):
+            if i not in static_nums:
+                flags += [i in donate] * len(tree_util.tree_leaves(x))
+        for k, v in dyn_kwargs.items():
+            flags += [k in self.donate_argnames] * len(tree_util.tree_leaves(v))
+        return tuple(flags)
+
+    # -- tracing ---------------------------------------------------------------------
+    def _trace(self, dyn_args, dyn_kwargs, statics, static_nums, in_avals, in_tree, args,
+               kwargs):
+        def flat_fun(*leaf_tracers):
+            call_args, call_kwargs = tree_util.tree_unflatten(in_tree, leaf_tracers)
+            full_args = _merge_static(args, call_args, static_nums)
+            full_kwargs = dict(kwargs)
+            full_kwargs.update(call_kwargs)
+            out = self.fun(*full_args, **full_kwargs)
+            out_leaves, out_tree = tree_util.flatten(out)
+            for leaf in out_leaves:
+                if not is_valid_jax_type(leaf):
+                    raise TypeError(
+                        f"{self._debug_name} returned a value of type {type(leaf)}, which "
+                        "is not a valid JAX type; jitted functions must return arrays "
+                        "(in pytrees).")
+            flat_fun.out_tree = out_tree
+            return out_leaves
+
+        debug = pe.DebugInfo(self._debug_name, _location(self.fun),
+                             _flat_arg_names(self._arg_names, args, static_nums, dyn_kwargs))
+        closed, hoisted = pe.trace_to_closed_jaxpr(flat_fun, in_avals, debug)
+        return CacheEntry(closed, flat_fun.out_tree, hoisted, in_avals)
+
+    def _get_entry(self, args, kwargs):
+        dyn_args, dyn_kwargs, statics, static_nums = self._split(args, kwargs)
+        leaves, in_tree = tree_util.flatten((dyn_args, dyn_kwargs))
+        try:
+            in_avals = tuple(x.aval if type(x) is Array else get_aval(x) for x in leaves)
+        except TypeError:
+            raise _invalid_argument_error(self._debug_name, leaves, in_tree) from None
+        key = (in_tree, statics, in_avals, config.config.trace_state())
+        entry = self._cache.get(key)
+        if entry is None or entry.hoisted:
+            if config.explain_cache_misses.value or config.log_compiles.value:
+                _explain_miss(self, key)
+            entry = self._trace(dyn_args, dyn_kwargs, statics, static_nums, in_avals,
+                                in_tree, args, kwargs)
+            if not entry.hoisted:   # jaxprs closing over outer tracers are not reusable
+                self._cache[key] = entry
+        return entry, leaves, self._donated_leaves(args, dyn_kwargs, static_nums)
+
+    def __call__(self, *args, **kwargs):
+        if config.disable_jit_flag.value:
+            return self.fun(*args, **kwargs)
+        entry, leaves, donated = self._get_entry(args, kwargs)
+        closed = entry.closed_jaxpr
+        if current_trace() is Trace.root and not entry.hoisted:
+            arrays = [x if type(x) is Array else _to_array(x, a)
+                      for x, a in zip(leaves, entry.in_avals)]
+            outs = dispatch.run_closed_jaxpr(closed, arrays, donated)
+        else:
+            donated_invars = (False,) * len(entry.hoisted) + (donated or
+                                                             (False,) * len(leaves))
+            outs = jit_p.bind(*entry.hoisted, *leaves, jaxpr=closed, name=self._debug_name,
+                              donated_invars=donated_invars, inline=self.inline,
+                              keep_unused=self.keep_unused)
+        return tree_util.tree_unflatten(entry.out_tree, outs)
+
+    # -- introspection ---------------------------------------------------------------
+    def _cache_size(self):
+        return len(self._cache)
+
+    def clear_cache(self):
+        self._cache.clear()
+
+    def trace(self, *args, **kwargs):
+        """Traces for these arguments and returns a Traced (jaxpr, out_info, lower())."""
+        entry, _, _ = self._get_entry(args, kwargs)
+        return Traced(self, entry, args, kwargs)
+
+    def eval_shape(self, *args, **kwargs):
+        from pyjax._src.api.shapes import ShapeDtypeStruct
+        entry, _, _ = self._get_entry(args, kwargs)
+        return tree_util.tree_unflatten(entry.out_tree, [
+            ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+            for a in entry.closed_jaxpr.out_avals])
+
+
+class Traced:
+    """The result of jit(f).trace(...): the jaxpr and its output structure."""
+
+    def __init__(self, wrapped, entry, args, kwargs):
+        self._wrapped, self._entry = wrapped, entry
+        self.args_info = (args, kwargs)
+
+    @property
+    def jaxpr(self):
+        return self._entry.closed_jaxpr
+
+    @property
+    def out_info(self):
+        from pyjax._src.api.shapes import ShapeDtypeStruct
+        return tree_util.tree_unflatten(self._entry.out_tree, [
+            ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+            for a in self._entry.closed_jaxpr.out_avals])
+
+
+def _to_array(x, aval):
+    from pyjax._src.backends.numpy_backend import _wrap, host_value
+    return _wrap(host_value(x, aval), aval)
+
+
+def _merge_static(args, dyn_args, static_nums):
+    dyn = iter(dyn_args)
+    return [args[i] if i in static_nums else next(dyn) for i in range(len(args))]
+
+
+def _arg_names(fun):
+    try:
+        params = inspect.signature(fun).parameters
+    except (TypeError, ValueError):
+        return None
+    return [p.name for p in params.values()]
+
+
+def _location(fun):
+    code = getattr(getattr(fun, "__wrapped__", fun), "__code__", None)
+    return f"{code.co_filename}:{code.co_firstlineno}" if code else None
+
+
+def _flat_arg_names(names, args, static_nums, dyn_kwargs):
+    """One name per flattened leaf (e.g. 'params['w']'), for error messages."""
+    if names is None:
+        return None
+    out = []
+    for i, x in enumerate(args):
+        if i in static_nums:
+            continue
+        base = names[i] if i < len(names) else f"args[{i}]"
+        for path, _ in tree_util.tree_flatten_with_path(x)[0]:
+            out.append(base + tree_util.keystr(path))
+    for k, v in dyn_kwargs.items():
+        for path, _ in tree_util.tree_flatten_with_path(v)[0]:
+            out.append(k + tree_util.keystr(path))
+    return out
+
+
+def _invalid_argument_error(name, leaves, in_tree):
+    bad = next(x for x in leaves if not is_valid_jax_type(x))
+    return TypeError(
+        f"Error interpreting argument to {name} as an abstract array. The problematic "
+        f"value is of type {type(bad)}: Argument '{bad!r:.100}' of type {type(bad)} is not "
+        "a valid JAX type. A jit-wrapped function was called with a non-array argument; "
+        "mark it static with the static_argnums or static_argnames parameters of jax.jit.")
+
+
+def _explain_miss(wrapped, key):
+    """Logs why jit traces again: which part of the key differs from the closest entry."""
+    name = wrapped._debug_name
+    if not wrapped._cache:
+        logger.warning("TRACING CACHE MISS for %s at %s: first call (tracing for the "
+                       "first time)", name, _location(wrapped.fun))
+        return
+    in_tree, statics, avals, state = key
+    reasons = []
+    for old_tree, old_statics, old_avals, old_state in wrapped._cache:
+        if old_tree != in_tree:
+            reasons.append(f"different input pytree structure: {old_tree} vs {in_tree}")
+        elif old_statics != statics:
+            reasons.append(f"different static arguments: {old_statics} vs {statics}")
+        elif old_avals != avals:
+            diffs = [f"{a.str_short()}{'(weak)' if a.weak_type else ''} vs "
+                     f"{b.str_short()}{'(weak)' if b.weak_type else ''}"
+                     for a, b in zip(old_avals, avals) if a != b]
+            reasons.append("different argument types: " + ", ".join(diffs))
+        elif old_state != state:
+            reasons.append("a configuration option that affects tracing changed "
+                           "(e.g. jax_enable_x64)")
+    logger.warning("TRACING CACHE MISS for %s: %s", name,
+                   min(reasons, key=len) if reasons else "unknown reason")
+
+
+def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=None,
+        donate_argnames=None, inline=False, keep_unused=False, device=None, backend=None,
+        in_shardings=None, out_shardings=None, abstracted_axes=None):
+    """Compiles `fun` with tracing: it runs once per new combination of argument types
+    and static values, and later calls reuse the compiled computation."""
+    if fun is None:
+        return functools.partial(jit, static_argnums=static_argnums,
+                                 static_argnames=static_argnames,
+                                 donate_argnums=donate_argnums,
+                                 donate_argnames=donate_argnames, inline=inline,
+                                 keep_unused=keep_unused, device=device, backend=backend)
+    return JitWrapped(fun, static_argnums, static_argnames, donate_argnums, donate_argnames,
+                      inline, keep_unused, device)

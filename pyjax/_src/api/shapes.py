@@ -1,0 +1,91 @@
+"""make_jaxpr and eval_shape: tracing a function to see its jaxpr or output shapes
+without running it. ShapeDtypeStruct stands in for an array argument."""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from pyjax._src import dtypes, tree_util
+from pyjax._src.core.avals import ShapedArray, get_aval
+from pyjax._src.interpreters import partial_eval as pe
+
+
+class ShapeDtypeStruct:
+    """A shape and dtype with no data: an abstract argument for eval_shape, trace, lower."""
+
+    __slots__ = ("shape", "dtype", "weak_type", "sharding")
+
+    def __init__(self, shape, dtype, sharding=None, weak_type=False):
+        self.shape = tuple(shape)
+        self.dtype = np.dtype(dtype)
+        self.weak_type = weak_type
+        self.sharding = sharding
+
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: int(np.prod(self.shape)))
+
+    def __repr__(self):
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
+
+    def __eq__(self, other):
+        return (isinstance(other, ShapeDtypeStruct) and self.shape == other.shape
+                and self.dtype == other.dtype and self.weak_type == other.weak_type)
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype, self.weak_type))
+
+
+def abstractify(x):
+    """The aval of an argument that may be a ShapeDtypeStruct or anything array-like."""
+    if isinstance(x, ShapeDtypeStruct):
+        return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype), x.weak_type)
+    return get_aval(x)
+
+
+def _trace_flat(fun, args, kwargs, static_argnums=()):
+    static_argnums = {static_argnums} if isinstance(static_argnums, int) else \
+        set(static_argnums)
+    dyn_args = [a for i, a in enumerate(args) if i not in static_argnums]
+    leaves, in_tree = tree_util.flatten((dyn_args, kwargs))
+    in_avals = [abstractify(x) for x in leaves]
+
+    def flat_fun(*tracers):
+        call_args, call_kwargs = tree_util.tree_unflatten(in_tree, tracers)
+        it = iter(call_args)
+        full = [args[i] if i in static_argnums else next(it) for i in range(len(args))]
+        out = fun(*full, **call_kwargs)
+        out_leaves, flat_fun.out_tree = tree_util.flatten(out)
+        return out_leaves
+
+    jaxpr, consts = pe.trace_to_jaxpr(flat_fun, in_avals, pe.debug_info_of(fun))
+    return jaxpr, consts, flat_fun.out_tree
+
+
+def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False,
+               abstracted_axes=None):
+    """Returns a function that traces `fun` on example arguments and gives its jaxpr."""
+
+    @functools.wraps(fun)
+    def make(*args, **kwargs):
+        jaxpr, consts, out_tree = _trace_flat(fun, args, kwargs, static_argnums)
+        closed = _closed(jaxpr, consts)
+        if return_shape:
+            shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+                      for a in jaxpr.out_avals]
+            return closed, tree_util.tree_unflatten(out_tree, shapes)
+        return closed
+    return make
+
+
+def _closed(jaxpr, consts):
+    from pyjax._src.core.jaxpr import ClosedJaxpr
+    return ClosedJaxpr(jaxpr, consts)
+
+
+def eval_shape(fun, *args, **kwargs):
+    """The output shapes and dtypes of fun(*args), computed by tracing only."""
+    jaxpr, _, out_tree = _trace_flat(fun, args, kwargs)
+    return tree_util.tree_unflatten(out_tree, [
+        ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in jaxpr.out_avals])

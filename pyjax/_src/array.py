@@ -1,0 +1,203 @@
+"""The immutable Array type. An Array owns a host NumPy value (the eager fast path) and,
+once XLA has touched it, a device buffer. Operators, methods and `.at[]` are installed by
+jax.numpy at import (an upward hook); this module knows only avals and numpy."""
+from __future__ import annotations
+
+import numpy as np
+
+from pyjax._src import errors
+from pyjax._src.core.avals import ShapedArray
+from pyjax._src.backends import devices as devices_mod
+
+
+class Array:
+    """A JAX array: immutable, typed by its aval, placed on a device."""
+
+    __slots__ = ("_npy", "aval", "_device", "committed", "_buffer", "_deleted",
+                 "__weakref__")
+    __array_priority__ = 100
+
+    def __init__(self, value, weak_type=False, device=None, committed=False, aval=None):
+        self._npy = value
+        self.aval = aval if aval is not None else ShapedArray(value.shape, value.dtype,
+                                                              weak_type)
+        self._device = device
+        self.committed = committed
+        self._buffer = None
+        self._deleted = False
+
+    # -- the value on the host --
+    @property
+    def _value(self):
+        if self._npy is None:
+            if self._deleted:
+                raise errors.InvalidDonatedBufferError(
+                    "Array has been deleted (it was donated to a jitted function or "
+                    "deleted explicitly); create a new array instead of reusing it.")
+            self._npy = backend_hooks.fetch(self)
+        return self._npy
+
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+    ndim = property(lambda self: len(self.aval.shape))
+    size = property(lambda self: self.aval.size)
+    weak_type = property(lambda self: self.aval.weak_type)
+    nbytes = property(lambda self: self.aval.size * self.aval.dtype.itemsize)
+    itemsize = property(lambda self: self.aval.dtype.itemsize)
+
+    def __array__(self, dtype=None, copy=None):
+        value = self._value
+        if copy:
+            return np.array(value, dtype=dtype)
+        return value if dtype is None else value.astype(dtype, copy=False)
+
+    def __repr__(self):
+        if self._deleted:
+            return "Array(<deleted>)"
+        value = self._value
+        suffix = f", dtype={self.dtype.name}" + (", weak_type=True" if self.weak_type
+                                                  else "")
+        if value.size == 0 and value.shape != (0,):
+            return f"Array([], shape={value.shape}{suffix})"
+        body = np.array2string(value, prefix="Array(", separator=", ", suffix=suffix)
+        return f"Array({body}{suffix})"
+
+    def __str__(self):
+        return str(self._value)
+
+    def __format__(self, spec):
+        return format(self._value.item() if self.ndim == 0 else self._value, spec) \
+            if spec else str(self)
+
+    def __len__(self):
+        if not self.aval.shape:
+            raise TypeError("len() of unsized object")
+        return self.aval.shape[0]
+
+    def __bool__(self):
+        return bool(self._value)
+
+    def __int__(self):
+        return int(self._value)
+
+    def __float__(self):
+        return float(self._value)
+
+    def __complex__(self):
+        return complex(self._value)
+
+    def __index__(self):
+        if self.dtype.kind not in "iub":
+            raise TypeError(f"only integer arrays can be used as an index, got {self.dtype}")
+        return int(self._value)
+
+    def __hash__(self):
+        raise TypeError("unhashable type: 'Array'. JAX arrays are mutable-free values but "
+                        "not hashable; use a tuple or a NumPy array as a static argument.")
+
+    def __setitem__(self, index, value):
+        raise TypeError(
+            "'<class 'pyjax.Array'>' object does not support item assignment. JAX arrays "
+            "are immutable. Instead of ``x[idx] = y``, use ``x = x.at[idx].set(y)`` "
+            "or another .at[] method: "
+            "https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html")
+
+    def __iter__(self):
+        if not self.aval.shape:
+            raise TypeError("iteration over a 0-d array")
+        value, weak = self._value, self.weak_type
+        return (Array(np.asarray(row), weak) for row in value)
+
+    def __reduce__(self):
+        return (_rebuild, (self._value, self.weak_type))
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return Array(self._value.copy(), self.weak_type)
+
+    def item(self, *args):
+        return self._value.item(*args)
+
+    def tolist(self):
+        return self._value.tolist()
+
+    def to_py(self):
+        return self._value
+
+    def block_until_ready(self):
+        backend_hooks.block_until_ready(self)
+        return self
+
+    def copy_to_host_async(self):
+        pass
+
+    def is_deleted(self):
+        return self._deleted
+
+    def delete(self):
+        self._deleted = True
+        self._npy = None
+        self._buffer = None
+
+    def devices(self):
+        return {self.device}
+
+    @property
+    def device(self):
+        return self._device if self._device is not None else backend_hooks.default_device()
+
+    @property
+    def sharding(self):
+        return backend_hooks.sharding_of(self)
+
+    def addressable_data(self, index):
+        return self
+
+    def __dlpack__(self, *args, **kwargs):
+        return self._value.__dlpack__(*args, **kwargs)
+
+
+def _rebuild(value, weak_type):
+    return Array(np.asarray(value), weak_type)
+
+
+class _BackendHooks:
+    """What an Array asks of whichever backend owns its buffer. The XLA adapter replaces
+    these when it starts; the defaults describe pure host arrays."""
+
+    @staticmethod
+    def fetch(array):
+        raise errors.InvalidDonatedBufferError("Array has no host value and no buffer")
+
+    @staticmethod
+    def block_until_ready(array):
+        pass
+
+    @staticmethod
+    def default_device():
+        return devices_mod.HOST
+
+    @staticmethod
+    def sharding_of(array):
+        return None
+
+
+backend_hooks = _BackendHooks()
+
+
+def make_array(value, weak_type=False):
+    """Wraps a numpy value (ndarray or scalar) without copying."""
+    if type(value) is not np.ndarray:
+        value = np.asarray(value)
+    return Array(value, weak_type)
+
+
+def as_array(x):
+    """x itself if it is an Array or a tracer, else a new Array of its numpy value."""
+    if hasattr(x, "aval"):
+        return x
+    from pyjax._src.core.avals import get_aval
+    aval = get_aval(x)
+    return Array(np.asarray(x, aval.dtype), aval=aval)

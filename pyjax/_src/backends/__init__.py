@@ -1,0 +1,2 @@
+"""Backends (level 4): devices, the NumPy executor and eager trace, StableHLO printing and
+the XLA adapter."""

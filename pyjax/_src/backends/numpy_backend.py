@@ -1,0 +1,119 @@
+"""The NumPy executor: the eager trace that runs each primitive's NumPy impl, and a
+jaxpr interpreter over NumPy values (jit's executor when XLA is off or missing)."""
+from __future__ import annotations
+
+import numpy as np
+
+from pyjax._src import config
+from pyjax._src.array import Array
+from pyjax._src.core.avals import get_aval
+from pyjax._src.core.jaxpr import DropVar, Literal
+from pyjax._src.core.trace import Trace, Tracer, escaped_tracer_error, install_root_trace
+
+_abstract_eval_cache = {}
+
+
+def abstract_eval_cached(prim, avals, params):
+    """abstract_eval memoised on (primitive, avals, params): it also validates inputs, and
+    eager ops repeat the same types over and over."""
+    try:
+        key = (prim, tuple(avals), tuple(params.items()))
+        out = _abstract_eval_cache.get(key)
+    except TypeError:   # an unhashable param: evaluate every time
+        return prim.abstract_eval(*avals, **params)
+    if out is None:
+        out = _abstract_eval_cache[key] = prim.abstract_eval(*avals, **params)
+    return out
+
+
+def host_value(x, aval):
+    """The numpy value of a non-tracer operand, in its canonical dtype."""
+    if type(x) is Array:
+        return x._value
+    if type(x) is np.ndarray and x.dtype == aval.dtype:
+        return x
+    return np.asarray(x, dtype=aval.dtype)
+
+
+def check_nans(prim_name, values):
+    for v in values:
+        if v.dtype.kind in "fc":
+            if config.debug_nans.value and np.isnan(v).any():
+                raise FloatingPointError(f"invalid value (nan) encountered in {prim_name}")
+            if config.debug_infs.value and np.isinf(v).any():
+                raise FloatingPointError(f"invalid value (inf) encountered in {prim_name}")
+
+
+def _wrap(value, aval):
+    if type(value) is not np.ndarray:
+        value = np.asarray(value)
+    if value.dtype != aval.dtype:
+        value = value.astype(aval.dtype)
+    return Array(value, aval=aval)
+
+
+class EvalTrace(Trace):
+    """The root trace: runs primitives now, on host NumPy values."""
+
+    def lift(self, x):
+        return x
+
+    def process_primitive(self, prim, args, params):
+        if prim.eager is not None:
+            return prim.eager(*args, **params)
+        avals, values = [], []
+        for x in args:
+            if type(x) is Array:
+                avals.append(x.aval)
+                values.append(x._value)
+            elif isinstance(x, Tracer):
+                raise escaped_tracer_error(x, self)
+            else:
+                aval = get_aval(x)
+                avals.append(aval)
+                values.append(host_value(x, aval))
+        out_aval = abstract_eval_cached(prim, avals, params)
+        out = prim.impl(*values, **params)
+        if prim.multiple_results:
+            outs = [_wrap(v, a) for v, a in zip(out, out_aval)]
+            if config.debug_nans.value or config.debug_infs.value:
+                check_nans(prim.name, [o._value for o in outs])
+            return outs
+        result = _wrap(out, out_aval)
+        if config.debug_nans.value or config.debug_infs.value:
+            check_nans(prim.name, [result._value])
+        return result
+
+
+def execute_jaxpr(jaxpr, consts, args):
+    """Runs a jaxpr on NumPy values by calling each primitive's impl directly (no
+    re-validation: the jaxpr was type-checked when it was built)."""
+    env = {}
+    for v, x in zip(jaxpr.constvars, consts):
+        env[v] = x
+    for v, x in zip(jaxpr.invars, args):
+        env[v] = x
+    checking = config.debug_nans.value or config.debug_infs.value
+    for eqn in jaxpr.eqns:
+        invals = [v.val if type(v) is Literal else env[v] for v in eqn.invars]
+        invals = [np.asarray(x, v.aval.dtype) if type(v) is Literal else x
+                  for x, v in zip(invals, eqn.invars)]
+        outs = eqn.primitive.impl(*invals, **eqn.params)
+        if not eqn.primitive.multiple_results:
+            outs = (outs,)
+        if checking:
+            check_nans(eqn.primitive.name, [np.asarray(o) for o in outs])
+        for v, x in zip(eqn.outvars, outs):
+            if type(v) is not DropVar:
+                env[v] = x
+    return [np.asarray(v.val, v.aval.dtype) if type(v) is Literal else env[v]
+            for v in jaxpr.outvars]
+
+
+def execute_closed_jaxpr(closed, args):
+    consts = [host_value(c, get_aval(c)) for c in closed.consts]
+    return execute_jaxpr(closed.jaxpr, consts, args)
+
+
+eval_trace = EvalTrace(parent=None)
+install_root_trace(eval_trace)

@@ -1,0 +1,326 @@
+"""The jaxpr IR: Var, Literal, DropVar, JaxprEqn, Jaxpr (with constvars and effects),
+ClosedJaxpr; and the passes every layer uses: check_jaxpr, eval_jaxpr, dead-code
+elimination and the printer. Knows no particular primitive."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from pyjax._src import dtypes
+from pyjax._src.core.avals import ShapedArray, get_aval
+from pyjax._src.core.trace import primitive_effects
+
+
+class Var:
+    __slots__ = ("aval",)
+
+    def __init__(self, aval):
+        self.aval = aval
+
+    def __repr__(self):
+        return f"Var({self.aval.str_short()})"
+
+
+class DropVar(Var):
+    """An output nobody reads (printed as `_`)."""
+    __slots__ = ()
+
+
+class Literal:
+    """A scalar constant written inline in the jaxpr."""
+    __slots__ = ("val", "aval")
+
+    def __init__(self, val, aval):
+        self.val, self.aval = val, aval
+
+    def __repr__(self):
+        return f"Literal({self.val})"
+
+
+class JaxprEqn:
+    __slots__ = ("invars", "outvars", "primitive", "params", "effects", "source_info")
+
+    def __init__(self, invars, outvars, primitive, params, effects=frozenset(),
+                 source_info=None):
+        self.invars, self.outvars = list(invars), list(outvars)
+        self.primitive, self.params = primitive, params
+        self.effects, self.source_info = effects, source_info
+
+    def replace(self, **changes):
+        fields = {k: getattr(self, k) for k in self.__slots__}
+        fields.update(changes)
+        return JaxprEqn(**fields)
+
+    def __repr__(self):
+        return _print_eqn(self, _Namer(), "").strip()
+
+
+class Jaxpr:
+    __slots__ = ("constvars", "invars", "outvars", "eqns", "effects", "debug_info",
+                 "__weakref__")
+
+    def __init__(self, constvars, invars, outvars, eqns, effects=None, debug_info=None):
+        self.constvars, self.invars = list(constvars), list(invars)
+        self.outvars, self.eqns = list(outvars), list(eqns)
+        self.effects = (frozenset().union(*(e.effects for e in self.eqns))
+                        if effects is None else effects)
+        self.debug_info = debug_info
+
+    in_avals = property(lambda self: [v.aval for v in self.invars])
+    out_avals = property(lambda self: [v.aval for v in self.outvars])
+
+    def __str__(self):
+        return pp_jaxpr(self)
+
+    __repr__ = __str__
+
+
+class ClosedJaxpr:
+    """A jaxpr with values for its constvars. Hashed by identity: params hold them."""
+    __slots__ = ("jaxpr", "consts", "__weakref__")
+
+    def __init__(self, jaxpr, consts=()):
+        self.jaxpr, self.consts = jaxpr, list(consts)
+
+    in_avals = property(lambda self: self.jaxpr.in_avals)
+    out_avals = property(lambda self: self.jaxpr.out_avals)
+    effects = property(lambda self: self.jaxpr.effects)
+    eqns = property(lambda self: self.jaxpr.eqns)
+
+    def __str__(self):
+        return pp_jaxpr(self.jaxpr)
+
+    __repr__ = __str__
+
+    def _repr_pretty_(self, p, cycle):
+        p.text(str(self))
+
+
+def closed_over_nothing(jaxpr):
+    return ClosedJaxpr(jaxpr, ())
+
+
+def convert_constvars_to_invars(jaxpr):
+    """The same computation with its constvars moved to the front of its invars."""
+    return Jaxpr((), jaxpr.constvars + jaxpr.invars, jaxpr.outvars, jaxpr.eqns,
+                 jaxpr.effects, jaxpr.debug_info)
+
+
+# --- evaluation -------------------------------------------------------------------------
+
+def eval_jaxpr(jaxpr, consts, *args):
+    """Runs a jaxpr by binding each equation's primitive under the current trace: eager
+    at top level, or re-traced under any transformation."""
+    env = {}
+
+    def read(v):
+        return v.val if type(v) is Literal else env[v]
+
+    for v, x in zip(jaxpr.constvars, consts):
+        env[v] = x
+    if len(args) != len(jaxpr.invars):
+        raise TypeError(f"jaxpr takes {len(jaxpr.invars)} arguments, got {len(args)}")
+    for v, x in zip(jaxpr.invars, args):
+        env[v] = x
+    for eqn in jaxpr.eqns:
+        outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
+        if not eqn.primitive.multiple_results:
+            outs = (outs,)
+        for v, x in zip(eqn.outvars, outs):
+            if type(v) is not DropVar:
+                env[v] = x
+    return [read(v) for v in jaxpr.outvars]
+
+
+def eval_closed_jaxpr(closed, *args):
+    return eval_jaxpr(closed.jaxpr, closed.consts, *args)
+
+
+# --- checking ---------------------------------------------------------------------------
+
+class JaxprTypeError(TypeError):
+    pass
+
+
+def check_jaxpr(jaxpr):
+    """Checks that every variable is defined once before use and that each equation's
+    output types are what its primitive's abstract_eval says. Recurses into sub-jaxprs."""
+    defined = set()
+
+    def define(v, where):
+        if type(v) is DropVar:
+            return
+        if v in defined:
+            raise JaxprTypeError(f"variable {v} defined twice ({where})")
+        defined.add(v)
+
+    def read(v, where):
+        if type(v) is Literal:
+            return v.aval
+        if v not in defined:
+            raise JaxprTypeError(f"variable {v} used before definition in {where}")
+        return v.aval
+
+    for v in jaxpr.constvars + jaxpr.invars:
+        define(v, "inputs")
+    for i, eqn in enumerate(jaxpr.eqns):
+        where = f"equation {i} ({eqn.primitive.name})"
+        in_avals = [read(v, where) for v in eqn.invars]
+        out = eqn.primitive.abstract_eval(*in_avals, **eqn.params)
+        out = out if eqn.primitive.multiple_results else [out]
+        expected = [v.aval for v in eqn.outvars]
+        if list(out) != expected:
+            raise JaxprTypeError(
+                f"{where}: abstract_eval gives {list(out)} but the outputs are {expected}")
+        for param in eqn.params.values():
+            for sub in _sub_jaxprs(param):
+                check_jaxpr(sub)
+        for v in eqn.outvars:
+            define(v, where)
+    for v in jaxpr.outvars:
+        read(v, "outputs")
+
+
+def _sub_jaxprs(param):
+    if isinstance(param, ClosedJaxpr):
+        yield param.jaxpr
+    elif isinstance(param, Jaxpr):
+        yield param
+    elif isinstance(param, tuple):
+        for p in param:
+            yield from _sub_jaxprs(p)
+
+
+def sub_jaxprs(eqn):
+    for param in eqn.params.values():
+        yield from _sub_jaxprs(param)
+
+
+# --- dead-code elimination --------------------------------------------------------------
+
+def dce_jaxpr(jaxpr, used_outputs=None, keep_inputs=True):
+    """Drops equations whose results are unused and that have no effects. Returns the new
+    jaxpr and, per input, whether it is still used."""
+    used_outputs = [True] * len(jaxpr.outvars) if used_outputs is None else used_outputs
+    outvars = [v for v, u in zip(jaxpr.outvars, used_outputs) if u]
+    live = {v for v in outvars if type(v) is Var}
+    kept = []
+    for eqn in reversed(jaxpr.eqns):
+        if eqn.effects or any(v in live for v in eqn.outvars):
+            kept.append(eqn)
+            live.update(v for v in eqn.invars if type(v) is Var)
+    kept.reverse()
+    used_inputs = [v in live for v in jaxpr.invars]
+    invars = jaxpr.invars if keep_inputs else [v for v in jaxpr.invars if v in live]
+    constvars = [v for v in jaxpr.constvars if v in live]
+    new = Jaxpr(constvars, invars, outvars, kept, None, jaxpr.debug_info)
+    return new, used_inputs
+
+
+# --- printing ---------------------------------------------------------------------------
+
+class _Namer:
+    def __init__(self):
+        self.names = {}
+        self.counter = itertools.count()
+
+    def __call__(self, v):
+        if type(v) is Literal:
+            return _literal_str(v)
+        if type(v) is DropVar:
+            return "_"
+        name = self.names.get(v)
+        if name is None:
+            name = self.names[v] = _var_name(next(self.counter))
+        return name
+
+
+def _var_name(i):
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    name = ""
+    i += 1
+    while i:
+        i, r = divmod(i - 1, 26)
+        name = letters[r] + name
+    return name
+
+
+def _literal_str(lit):
+    val = np.asarray(lit.val)
+    if val.dtype == np.bool_:
+        return str(bool(val))
+    if val.ndim == 0:
+        return repr(val.item()) if val.dtype.kind != "f" else str(float(val.item()))
+    return f"[{lit.aval.str_short()}]"
+
+
+def _binder(v, namer):
+    return f"{namer(v)}:{v.aval.str_short()}"
+
+
+def _param_str(value, namer, indent):
+    if isinstance(value, (Jaxpr, ClosedJaxpr)):
+        inner = value.jaxpr if isinstance(value, ClosedJaxpr) else value
+        return _print_jaxpr(inner, namer, indent + "  ")
+    if isinstance(value, tuple) and value and all(
+            isinstance(x, (Jaxpr, ClosedJaxpr)) for x in value):
+        parts = [_param_str(x, namer, indent) for x in value]
+        return "(\n" + indent + "  " + ("\n" + indent + "  ").join(parts) + "\n" + indent + ")"
+    if isinstance(value, np.dtype):
+        return value.name
+    if callable(value) and hasattr(value, "__name__"):
+        return value.__name__
+    return str(value)
+
+
+def _print_eqn(eqn, namer, indent):
+    params = ""
+    if eqn.params:
+        items = [f"{k}={_param_str(v, namer, indent)}" for k, v in eqn.params.items()]
+        params = "[" + " ".join(items) + "]"
+    lhs = " ".join(_binder(v, namer) for v in eqn.outvars)
+    rhs = " ".join(namer(v) for v in eqn.invars)
+    return f"{indent}{lhs} = {eqn.primitive.name}{params} {rhs}".rstrip()
+
+
+def _print_jaxpr(jaxpr, namer, indent):
+    consts = " ".join(_binder(v, namer) for v in jaxpr.constvars)
+    ins = " ".join(_binder(v, namer) for v in jaxpr.invars)
+    head = f"{{ lambda {consts}; {ins}. let" if consts else f"{{ lambda ; {ins}. let"
+    lines = [head]
+    for eqn in jaxpr.eqns:
+        lines.append(_print_eqn(eqn, namer, indent + "    "))
+    outs = " ".join(namer(v) for v in jaxpr.outvars)
+    lines.append(f"{indent}  in ({outs},) }}" if len(jaxpr.outvars) == 1
+                 else f"{indent}  in ({outs}) }}")
+    return "\n".join(lines)
+
+
+def pp_jaxpr(jaxpr):
+    return _print_jaxpr(jaxpr, _Namer(), "")
+
+
+def literal(value):
+    """A Literal for a Python or NumPy scalar, typed as a traced value of it would be."""
+    aval = get_aval(value)
+    if isinstance(value, np.generic) or isinstance(value, np.ndarray):
+        value = np.asarray(value, aval.dtype)
+    return Literal(value, aval)
+
+
+def literalable(x):
+    return dtypes.is_python_scalar(x) or (
+        isinstance(x, (np.generic, np.ndarray)) and np.ndim(x) == 0)
+
+
+def new_var(aval):
+    return Var(aval)
+
+
+def eqn_effects(prim, params):
+    return primitive_effects(prim, params)
+
+
+__all__ = ["Var", "DropVar", "Literal", "JaxprEqn", "Jaxpr", "ClosedJaxpr", "ShapedArray",
+           "eval_jaxpr", "check_jaxpr", "dce_jaxpr", "pp_jaxpr"]

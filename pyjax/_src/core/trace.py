@@ -1,0 +1,259 @@
+"""Primitives, traces and tracers. Dispatch is context based: `bind` hands a primitive to
+the current trace; each trace knows its parent and runs its rules with the parent as the
+current trace. A value of another, enclosing trace is a constant to this one."""
+from __future__ import annotations
+
+import contextlib
+import threading
+
+import numpy as np
+
+from pyjax._src import errors
+from pyjax._src.core.avals import ShapedArray
+
+
+class _Declared:
+    """A rule slot that is knowingly empty, with the reason a user will read."""
+
+    def __init__(self, name, reason):
+        self.name, self.reason = name, reason
+
+    def __repr__(self):
+        return self.name
+
+    def __bool__(self):
+        return False
+
+
+MISSING = _Declared("MISSING", "no rule was written for this primitive")
+NOT_DIFFERENTIABLE = _Declared("NOT_DIFFERENTIABLE", "it has no derivative")
+NO_TRANSPOSE = _Declared("NO_TRANSPOSE", "it is not linear in any operand")
+NO_BATCHING = _Declared("NO_BATCHING", "it cannot be batched")
+NO_LOWERING = _Declared("NO_LOWERING", "it cannot be compiled with XLA")
+
+RULE_SLOTS = ("impl", "abstract_eval", "jvp", "transpose", "batch", "lower")
+
+
+class Primitive:
+    """A named operation. Every rule of the primitive lives in its slot, set by one
+    `define_primitive` call in the primitive's family file."""
+
+    def __init__(self, name, multiple_results=False):
+        self.name = name
+        self.multiple_results = multiple_results
+        for slot in RULE_SLOTS:
+            setattr(self, slot, MISSING)
+        self.partial_eval = None      # custom known/unknown split (higher-order prims)
+        self.transpose_full = None    # transpose rule that also sees non-linear operands
+        self.eager = None             # eager rule taking Arrays (jit, callbacks)
+        self.effects = None           # params -> frozenset of effects
+        self.samples = ()             # inputs for the uniform rule tests
+        self.is_higher_order = False
+
+    def bind(self, *args, **params):
+        return _context.trace.process_primitive(self, args, params)
+
+    def __repr__(self):
+        return self.name
+
+    def rule(self, slot):
+        """The rule in `slot`, or a NotImplementedError saying why there is none."""
+        rule = getattr(self, slot)
+        if not rule:
+            reason = rule.reason if isinstance(rule, _Declared) else "unset"
+            raise NotImplementedError(
+                f"Primitive '{self.name}' has no {slot} rule: {reason}.")
+        return rule
+
+
+class RuleFactory:
+    """A rule that needs its own primitive to be built (e.g. a JVP that re-binds it)."""
+
+    def __init__(self, make):
+        self.make = make
+
+
+_registry = {}
+
+
+def define_primitive(name, *, multiple_results=False, **rules):
+    """Creates and registers a primitive with its rules: impl (NumPy), abstract_eval,
+    jvp, transpose, batch, lower, samples, and optional partial_eval/eager/effects."""
+    if name in _registry:
+        raise ValueError(f"primitive {name!r} is defined twice")
+    prim = Primitive(name, multiple_results)
+    for key, value in rules.items():
+        if value is None:   # left unset here: stays MISSING until someone declares it
+            continue
+        if not hasattr(prim, key):
+            raise TypeError(f"define_primitive({name!r}): unknown rule {key!r}")
+        setattr(prim, key, value.make(prim) if isinstance(value, RuleFactory) else value)
+    _registry[name] = prim
+    return prim
+
+
+def registered_primitives():
+    return dict(_registry)
+
+
+def primitive_effects(prim, params):
+    return prim.effects(**params) if prim.effects else frozenset()
+
+
+# --- traces -----------------------------------------------------------------------------
+
+class _Context(threading.local):
+    trace = None   # set to the eval trace when the backend is imported
+
+
+_context = _Context()
+
+
+def current_trace():
+    return _context.trace
+
+
+@contextlib.contextmanager
+def set_current_trace(trace):
+    saved = _context.trace
+    _context.trace = trace
+    try:
+        yield trace
+    finally:
+        _context.trace = saved
+
+
+def install_root_trace(trace):
+    """Called once by the eager backend: the trace at the bottom of every stack."""
+    _context.trace = trace
+    Trace.root = trace
+
+
+class Trace:
+    """Base of all traces. Subclasses implement process_primitive; rules that must run
+    on the enclosing computation do so with `with set_current_trace(self.parent)`."""
+
+    root = None
+
+    def __init__(self, parent=None):
+        self.parent = _context.trace if parent is None else parent
+        self.depth = 0 if self.parent is None else self.parent.depth + 1
+        self.alive = True
+
+    def process_primitive(self, prim, args, params):
+        raise NotImplementedError
+
+    def is_ancestor_of(self, other):
+        t = other.parent
+        while t is not None:
+            if t is self:
+                return True
+            t = t.parent
+        return False
+
+    def own_or_lift(self, x):
+        """x as a tracer of this trace: its own tracers pass, anything else is lifted."""
+        if isinstance(x, Tracer):
+            trace = x._trace
+            if trace is self:
+                return x
+            if not trace.alive or not trace.is_ancestor_of(self):
+                raise escaped_tracer_error(x, self)
+        return self.lift(x)
+
+    def lift(self, x):
+        raise NotImplementedError
+
+    def end(self):
+        self.alive = False
+
+    def __repr__(self):
+        return f"{type(self).__name__}(level=0/{self.depth})"
+
+
+def escaped_tracer_error(tracer, where):
+    status = "has already ended" if not tracer._trace.alive else "is not active here"
+    return errors.UnexpectedTracerError(
+        f"Encountered an unexpected tracer: {tracer!r}. The transformation that created "
+        f"it ({type(tracer._trace).__name__}) {status}, so it cannot be used in "
+        f"{type(where).__name__}.")
+
+
+# --- tracers ----------------------------------------------------------------------------
+
+class Tracer:
+    """Stands in for an array during a transformation. Operators and array methods are
+    installed by `jax.numpy` when it is imported (an upward hook, see DESIGN.md)."""
+
+    __slots__ = ("_trace", "__weakref__")
+    __array_priority__ = 1000
+
+    aval: ShapedArray
+
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+    ndim = property(lambda self: self.aval.ndim)
+    size = property(lambda self: self.aval.size)
+    weak_type = property(lambda self: self.aval.weak_type)
+
+    def to_concrete_value(self):
+        """The value as a numpy array when this tracer knows it (e.g. a JVP tracer over a
+        concrete primal), else None."""
+        return None
+
+    def _origin_description(self):
+        return ""
+
+    def __repr__(self):
+        return f"Traced<{self.aval!r}>with<{self._trace!r}>"
+
+    def __len__(self):
+        if not self.aval.shape:
+            raise TypeError("len() of unsized object")
+        return self.aval.shape[0]
+
+    def __bool__(self):
+        value = self.to_concrete_value()
+        if value is None:
+            raise errors.TracerBoolConversionError(self)
+        return bool(value)
+
+    def _concrete_scalar(self, convert, error):
+        value = self.to_concrete_value()
+        if value is None:
+            raise error(self)
+        return convert(value)
+
+    def __index__(self):
+        if self.aval.dtype.kind not in "iub":
+            raise TypeError(f"only integer arrays can be used as an index, got {self.aval}")
+        return self._concrete_scalar(lambda v: int(v), errors.TracerIntegerConversionError)
+
+    def __int__(self):
+        return self._concrete_scalar(lambda v: int(v), errors.ConcretizationTypeError)
+
+    def __float__(self):
+        return self._concrete_scalar(lambda v: float(v), errors.ConcretizationTypeError)
+
+    def __complex__(self):
+        return self._concrete_scalar(lambda v: complex(v), errors.ConcretizationTypeError)
+
+    def __array__(self, dtype=None, copy=None):
+        value = self.to_concrete_value()
+        if value is None:
+            raise errors.TracerArrayConversionError(self)
+        return np.asarray(value, dtype=dtype)
+
+    def __hash__(self):
+        raise TypeError(f"unhashable type: {self!r}. Traced arrays cannot be dict keys "
+                        "or static arguments.")
+
+    def __setitem__(self, index, value):
+        raise TypeError(
+            f"'{type(self).__name__}' object does not support item assignment. JAX arrays "
+            "are immutable. Instead of ``x[idx] = y``, use ``x = x.at[idx].set(y)``.")
+
+    def __iter__(self):
+        if not self.aval.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.aval.shape[0]))

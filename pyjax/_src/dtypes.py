@@ -1,0 +1,248 @@
+"""dtypes (level 0): canonicalisation under the x64 flag, weak types of Python scalars,
+and JAX's type promotion lattice. Imports only config and numpy/ml_dtypes."""
+from __future__ import annotations
+
+import functools
+
+import ml_dtypes
+import numpy as np
+
+from pyjax._src import config
+
+
+class TypePromotionError(ValueError):
+    """Two dtypes have no implicit promotion path (e.g. float8 with float16)."""
+
+
+bfloat16 = np.dtype(ml_dtypes.bfloat16)
+float8_dtypes = tuple(
+    np.dtype(getattr(ml_dtypes, name)) for name in (
+        "float8_e4m3b11fnuz", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2",
+        "float8_e5m2fnuz") if hasattr(ml_dtypes, name))
+# The dtype of tangents of integer and boolean values: a zero-size void.
+float0 = np.dtype([("float0", np.void, 0)])
+
+bool_ = np.dtype(np.bool_)
+int8, int16, int32, int64 = (np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64))
+uint8, uint16, uint32, uint64 = (np.dtype(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64))
+float16, float32, float64 = (np.dtype(t) for t in (np.float16, np.float32, np.float64))
+complex64, complex128 = np.dtype(np.complex64), np.dtype(np.complex128)
+
+_SIGNED = (int8, int16, int32, int64)
+_UNSIGNED = (uint8, uint16, uint32, uint64)
+_FLOATS = (bfloat16, float16, float32, float64) + float8_dtypes
+_COMPLEX = (complex64, complex128)
+supported_dtypes = (bool_,) + _SIGNED + _UNSIGNED + _FLOATS + _COMPLEX
+
+_TO_32 = {int64: int32, uint64: uint32, float64: float32, complex128: complex64}
+
+
+def x64_enabled():
+    return config.enable_x64.value
+
+
+@functools.lru_cache(maxsize=None)
+def _canonicalize(dtype, x64):
+    if dtype == float0:
+        return dtype
+    if dtype not in supported_dtypes:
+        raise TypeError(f"JAX only supports number and bool dtypes, got dtype {dtype}")
+    return dtype if x64 else _TO_32.get(dtype, dtype)
+
+
+def canonicalize_dtype(dtype):
+    """The dtype JAX actually uses for `dtype`: 64-bit becomes 32-bit when x64 is off."""
+    return _canonicalize(np.dtype(dtype), config.enable_x64.value)
+
+
+def default_int_dtype():
+    return int64 if config.enable_x64.value else int32
+
+
+def default_uint_dtype():
+    return uint64 if config.enable_x64.value else uint32
+
+
+def default_float_dtype():
+    return float64 if config.enable_x64.value else float32
+
+
+def default_complex_dtype():
+    return complex128 if config.enable_x64.value else complex64
+
+
+_PYTHON_SCALAR_KIND = {bool: "b", int: "i", float: "f", complex: "c"}
+
+
+def python_scalar_dtype(x):
+    """Default dtype of a Python scalar (bool stays strong; int/float/complex are weak)."""
+    kind = _PYTHON_SCALAR_KIND[type(x)] if type(x) in _PYTHON_SCALAR_KIND else None
+    if kind is None:
+        for t, k in _PYTHON_SCALAR_KIND.items():
+            if isinstance(x, t):
+                kind = k
+    return {"b": bool_, "i": default_int_dtype(), "f": default_float_dtype(),
+            "c": default_complex_dtype()}[kind]
+
+
+def is_python_scalar(x):
+    return type(x) in _PYTHON_SCALAR_KIND or (
+        isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic))
+
+
+def issubdtype(a, b):
+    """np.issubdtype that also knows bfloat16 and float8 are floating."""
+    a = np.dtype(a) if not isinstance(a, type) or not issubclass(a, np.generic) else a
+    if isinstance(a, np.dtype) and a in _FLOATS and b in (np.floating, np.inexact, np.number):
+        return True
+    return np.issubdtype(a, b)
+
+
+def is_float(dtype):
+    return np.dtype(dtype) in _FLOATS
+
+
+def is_complex(dtype):
+    return np.dtype(dtype) in _COMPLEX
+
+
+def is_inexact(dtype):
+    d = np.dtype(dtype)
+    return d in _FLOATS or d in _COMPLEX
+
+
+def is_int(dtype):
+    d = np.dtype(dtype)
+    return d in _SIGNED or d in _UNSIGNED
+
+
+def finfo(dtype):
+    return ml_dtypes.finfo(dtype)
+
+
+def iinfo(dtype):
+    return np.iinfo(dtype)
+
+
+# --- the promotion lattice -------------------------------------------------------------
+# Nodes are dtypes plus the three weak kinds "i*", "f*", "c*" (Python int/float/complex).
+# result_type(a, b) is the least upper bound of a and b in this graph, as in JAX.
+_WEAK_INT, _WEAK_FLOAT, _WEAK_COMPLEX = "i*", "f*", "c*"
+_LATTICE_EDGES = {
+    bool_: [_WEAK_INT],
+    _WEAK_INT: [uint8, int8],
+    uint8: [uint16, int16], uint16: [uint32, int32], uint32: [uint64, int64],
+    uint64: [_WEAK_FLOAT],
+    int8: [int16], int16: [int32], int32: [int64], int64: [_WEAK_FLOAT],
+    _WEAK_FLOAT: [_WEAK_COMPLEX, bfloat16, float16, *float8_dtypes],
+    bfloat16: [float32], float16: [float32], float32: [float64, complex64],
+    float64: [complex128],
+    _WEAK_COMPLEX: [complex64], complex64: [complex128], complex128: [],
+    **{f8: [] for f8 in float8_dtypes},
+}
+
+
+def _upper_bounds():
+    bounds = {}
+    for node in _LATTICE_EDGES:
+        seen, stack = {node}, [node]
+        while stack:
+            for nxt in _LATTICE_EDGES[stack.pop()]:
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
+        bounds[node] = frozenset(seen)
+    return bounds
+
+
+_UPPER_BOUNDS = _upper_bounds()
+
+
+def _lattice_node(dtype, weak):
+    if not weak:
+        return dtype
+    if dtype in _COMPLEX:
+        return _WEAK_COMPLEX
+    if dtype in _FLOATS:
+        return _WEAK_FLOAT
+    if dtype in _SIGNED or dtype in _UNSIGNED:
+        return _WEAK_INT
+    return dtype
+
+
+@functools.lru_cache(maxsize=4096)
+def _join(nodes):
+    common = functools.reduce(frozenset.intersection, (_UPPER_BOUNDS[n] for n in nodes))
+    for cand in common:  # the least bound is the one every other common bound is above
+        if all(other in _UPPER_BOUNDS[cand] for other in common):
+            return cand
+    names = ", ".join(str(n) for n in nodes)
+    raise TypePromotionError(
+        f"Input dtypes {names} have no available implicit dtype promotion path. "
+        "Convert one of them explicitly with .astype() to the dtype you want.")
+
+
+_WEAK_DEFAULTS = {_WEAK_INT: default_int_dtype, _WEAK_FLOAT: default_float_dtype,
+                  _WEAK_COMPLEX: default_complex_dtype}
+
+
+def dtype_and_weak_type(x):
+    """(dtype before canonicalisation, weak flag) of any array-like or dtype-like input."""
+    if is_python_scalar(x):
+        return python_scalar_dtype(x), type(x) is not bool and not isinstance(x, bool)
+    aval = getattr(x, "aval", None)
+    if aval is not None:
+        return aval.dtype, aval.weak_type
+    if isinstance(x, (np.ndarray, np.generic)):
+        return x.dtype, False
+    if isinstance(x, type) and x in _PYTHON_SCALAR_KIND:
+        return python_scalar_dtype(x()), x is not bool
+    if hasattr(x, "dtype") and not isinstance(x, (str, type)):
+        return np.dtype(x.dtype), False
+    return np.dtype(x), False
+
+
+_WEAK_DEFAULTS_64 = {_WEAK_INT: int64, _WEAK_FLOAT: float64, _WEAK_COMPLEX: complex128}
+
+
+def _promote(items, uncanonical_defaults=False):
+    """items: (dtype, weak) pairs -> (dtype, weak) of the result."""
+    nodes = tuple(dict.fromkeys(_lattice_node(np.dtype(d), w) for d, w in items))
+    joined = nodes[0] if len(nodes) == 1 else _join(nodes)
+    if isinstance(joined, str):
+        if uncanonical_defaults:
+            return _WEAK_DEFAULTS_64[joined], True
+        return _WEAK_DEFAULTS[joined](), True
+    return joined, False
+
+
+def result_type(*args, return_weak_type_flag=False):
+    """JAX's result_type: the lattice join of the arguments' dtypes, canonicalised."""
+    if not args:
+        raise ValueError("at least one array or dtype is required")
+    dtype, weak = _promote([dtype_and_weak_type(a) for a in args])
+    dtype = canonicalize_dtype(dtype)
+    return (dtype, weak) if return_weak_type_flag else dtype
+
+
+def promote_types(a, b):
+    """The strong dtype both a and b promote to (dtypes only; no weak types)."""
+    # As in JAX, a weak result here uses NumPy's 64-bit defaults, not canonicalised ones.
+    return _promote([(np.dtype(a), False), (np.dtype(b), False)], True)[0]
+
+
+def to_inexact_dtype(dtype):
+    """The floating dtype an integer or bool dtype becomes in sin, mean, ...: the default."""
+    dtype = np.dtype(dtype)
+    return dtype if is_inexact(dtype) else default_float_dtype()
+
+
+def dtype_name(dtype):
+    """Short names used in jaxpr text and avals: f32, i32, bf16, bool..."""
+    return _SHORT_NAMES.get(np.dtype(dtype), str(np.dtype(dtype)))
+
+
+_SHORT_NAMES = {bool_: "bool", int8: "i8", int16: "i16", int32: "i32", int64: "i64",
+                uint8: "u8", uint16: "u16", uint32: "u32", uint64: "u64",
+                bfloat16: "bf16", float16: "f16", float32: "f32", float64: "f64",
+                complex64: "c64", complex128: "c128", float0: "float0"}

@@ -1,0 +1,104 @@
+"""The exceptions a user can meet (level 0). Messages say what happened, where the value
+came from (tracers describe their own origin), and what to do. Imports nothing from pyjax."""
+from __future__ import annotations
+
+_FAQ = "See the pyjax/JAX FAQ section on"
+
+
+def _origin(tracer):
+    describe = getattr(tracer, "_origin_description", None)
+    return describe() if describe else ""
+
+
+class JAXTypeError(TypeError):
+    pass
+
+
+class JAXIndexError(IndexError):
+    pass
+
+
+class ConcretizationTypeError(JAXTypeError):
+    """A concrete Python value was needed from an abstract (traced) array."""
+
+    def __init__(self, tracer, context=""):
+        self.tracer = tracer
+        super().__init__(
+            f"Abstract tracer value encountered where concrete value is expected: {tracer}\n"
+            f"{context}{_origin(tracer)}\n"
+            "If the value depends only on static information, mark that argument static "
+            "with `static_argnums`/`static_argnames` on `jit`; if it is data, use a "
+            "structured control flow primitive (`lax.cond`, `lax.while_loop`, "
+            "`jnp.where`) or compute it with `jnp` instead of `np`.\n"
+            f"{_FAQ} ConcretizationTypeError.")
+
+
+class TracerBoolConversionError(ConcretizationTypeError):
+    """`bool()` (an `if`, `while`, `and`, `or`, `not`) of a traced array."""
+
+    def __init__(self, tracer):
+        super().__init__(
+            tracer,
+            "The problem arose with the `bool` function: Python control flow such as "
+            "`if x > 0:` needs a concrete value, but under `jit` the value is only known "
+            "when the compiled code runs. Use `lax.cond` or `jnp.where` for data-dependent "
+            "branches, or make the argument static.\n")
+
+
+class TracerIntegerConversionError(JAXIndexError):
+    """`int()`/`__index__` of a traced array (e.g. as a shape or a Python index)."""
+
+    def __init__(self, tracer):
+        self.tracer = tracer
+        super().__init__(
+            f"The __index__() method was called on traced array {tracer}.\n"
+            f"{_origin(tracer)}\nShapes and Python indices must be concrete. Compute them "
+            "from static information (e.g. `np.prod(x.shape)`, not `jnp.array(x.shape).prod()`), "
+            "or mark the argument static with `static_argnums`.")
+
+
+class TracerArrayConversionError(JAXTypeError):
+    """`np.asarray` (or any NumPy function) applied to a traced array."""
+
+    def __init__(self, tracer):
+        self.tracer = tracer
+        super().__init__(
+            f"The numpy.ndarray conversion method __array__() was called on {tracer}.\n"
+            f"{_origin(tracer)}\nNumPy cannot work on traced values: use `jax.numpy` "
+            "(`jnp`) instead of `np` inside transformed functions, `jax.debug.print` to see "
+            "a value, or `jax.pure_callback` to run NumPy code at run time.")
+
+
+class NonConcreteBooleanIndexError(JAXIndexError):
+    """Boolean-mask indexing of a traced array: the result shape would depend on data."""
+
+    def __init__(self, tracer):
+        self.tracer = tracer
+        super().__init__(
+            "Array boolean indices must be concrete; got "
+            f"{tracer}\n{_origin(tracer)}\nThe size of `x[mask]` depends on the values in "
+            "`mask`, which are not known while tracing. Use `jnp.where(mask, x, fill)` to "
+            "keep the shape, or `jnp.nonzero(mask, size=n)` with a static size.")
+
+
+class UnexpectedTracerError(JAXTypeError):
+    """A tracer was used outside the transformation that created it (a leak)."""
+
+    def __init__(self, message):
+        super().__init__(
+            f"{message}\nThis tracer escaped its transformation, e.g. by being stored in "
+            "a global, a closure or an object attribute during tracing (functions passed "
+            "to `jit`, `grad`, `vmap`, ... must be pure). Return the value instead. "
+            "`jax.checking_leaks()` finds where it leaked.")
+
+
+class KeyReuseError(RuntimeError):
+    pass
+
+
+class JaxRuntimeError(RuntimeError):
+    """A failure reported by the runtime (XLA compile or execute)."""
+
+
+class InvalidDonatedBufferError(RuntimeError):
+    """An array was used after it was donated to a jitted function."""

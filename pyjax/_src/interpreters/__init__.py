@@ -1,0 +1,1 @@
+"""Interpreters (level 3): staging to jaxprs, automatic differentiation, batching."""

@@ -1,0 +1,147 @@
+"""dot_general: contraction with batch dimensions, the primitive behind dot, matmul,
+einsum and tensordot. Its transpose is a dot_general again, with dimensions permuted."""
+from __future__ import annotations
+
+import numpy as np
+
+from pyjax._src import dtypes
+from pyjax._src.core.avals import ShapedArray, get_aval
+from pyjax._src.core.trace import define_primitive
+from pyjax._src.interpreters import ad
+from pyjax._src.interpreters.ad import defjvp
+from pyjax._src.lax import builders as b
+from pyjax._src.lax import structural as st
+from pyjax._src.lax.builders import NUMBER
+
+
+def _free_dims(ndim, contract, batch):
+    return [d for d in range(ndim) if d not in contract and d not in batch]
+
+
+def _dot_general_abstract_eval(lhs, rhs, dimension_numbers, precision=None,
+                               preferred_element_type=None):
+    (lc, rc), (lb, rb) = dimension_numbers
+    if preferred_element_type is None:
+        b.same_dtypes("dot_general", [lhs, rhs])
+    b.check_dtype("dot_general", lhs.dtype, NUMBER + (b.BOOL,))
+    for name, dims, aval in (("lhs contracting", lc, lhs), ("rhs contracting", rc, rhs),
+                             ("lhs batch", lb, lhs), ("rhs batch", rb, rhs)):
+        if any(not 0 <= d < aval.ndim for d in dims) or len(set(dims)) != len(dims):
+            raise TypeError(f"dot_general {name} dimensions {dims} are invalid for shape "
+                            f"{aval.shape}")
+    if len(lc) != len(rc) or len(lb) != len(rb):
+        raise TypeError(f"dot_general needs as many lhs as rhs contracting and batch "
+                        f"dimensions, got {dimension_numbers}")
+    for l_dim, r_dim in list(zip(lc, rc)) + list(zip(lb, rb)):
+        if lhs.shape[l_dim] != rhs.shape[r_dim]:
+            raise TypeError(
+                f"dot_general requires contracting and batch dimensions to have the same "
+                f"shape, got {lhs.shape} and {rhs.shape} with dimension_numbers "
+                f"{dimension_numbers}")
+    shape = ([lhs.shape[d] for d in lb] + [lhs.shape[d] for d in _free_dims(lhs.ndim, lc, lb)]
+             + [rhs.shape[d] for d in _free_dims(rhs.ndim, rc, rb)])
+    dtype = lhs.dtype if preferred_element_type is None else preferred_element_type
+    return ShapedArray(shape, dtype, lhs.weak_type and rhs.weak_type)
+
+
+def _dot_general_impl(lhs, rhs, dimension_numbers, precision=None,
+                      preferred_element_type=None):
+    (lc, rc), (lb, rb) = dimension_numbers
+    lf, rf = _free_dims(lhs.ndim, lc, lb), _free_dims(rhs.ndim, rc, rb)
+    out_dtype = preferred_element_type or np.result_type(lhs.dtype, rhs.dtype)
+    shape_of = lambda x, ds: [x.shape[d] for d in ds]   # noqa: E731
+    nb = int(np.prod(shape_of(lhs, lb)))
+    nl, nr = int(np.prod(shape_of(lhs, lf))), int(np.prod(shape_of(rhs, rf)))
+    nc = int(np.prod(shape_of(lhs, lc)))
+    compute = np.promote_types(out_dtype, np.result_type(lhs.dtype, rhs.dtype))
+    if compute in (dtypes.bfloat16, dtypes.float16) or compute.kind == "b":
+        compute = np.dtype(np.float32) if compute.kind != "b" else np.dtype(np.int32)
+    left = np.transpose(lhs, list(lb) + lf + list(lc)).reshape(nb, nl, nc).astype(compute)
+    right = np.transpose(rhs, list(rb) + list(rc) + rf).reshape(nb, nc, nr).astype(compute)
+    out = np.matmul(left, right)
+    shape = shape_of(lhs, lb) + shape_of(lhs, lf) + shape_of(rhs, rf)
+    if np.dtype(out_dtype).kind == "b":
+        out = out != 0
+    return out.reshape(shape).astype(out_dtype, copy=False)
+
+
+def _ranges_like(*lists):
+    start = 0
+    for xs in lists:
+        yield list(range(start, start + len(xs)))
+        start += len(xs)
+
+
+def _transpose_lhs(ct, x_aval, y, dimension_numbers, preferred_element_type, swap_ans=False):
+    (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
+    y_ndim = get_aval(y).ndim
+    x_kept = _free_dims(x_aval.ndim, x_contract, x_batch)
+    y_kept = _free_dims(y_ndim, y_contract, y_batch)
+    if swap_ans:
+        ans_batch, ans_y, _ = _ranges_like(x_batch, y_kept, x_kept)
+    else:
+        ans_batch, _, ans_y = _ranges_like(x_batch, x_kept, y_kept)
+    dims = ((tuple(ans_y), tuple(y_kept)), (tuple(ans_batch), tuple(y_batch)))
+    x_contract_sorted_by_y = [x_contract[i] for i in np.argsort(y_contract)]
+    out_axes = np.argsort(list(x_batch) + x_kept + x_contract_sorted_by_y)
+    out = dot_general(ct, y, dims, preferred_element_type=preferred_element_type)
+    out = st.transpose(out, tuple(int(a) for a in out_axes))
+    from pyjax._src.lax.elementwise import convert_element_type
+    return convert_element_type(out, x_aval.dtype) if get_aval(out).dtype != x_aval.dtype \
+        else out
+
+
+def _dot_general_transpose(ct, lhs, rhs, dimension_numbers, precision=None,
+                           preferred_element_type=None):
+    (lc, rc), (lb, rb) = dimension_numbers
+    if ad.is_undefined_primal(lhs) and ad.is_undefined_primal(rhs):
+        raise ValueError("dot_general is not linear in both operands at once")
+    if ad.is_undefined_primal(lhs):
+        return [_transpose_lhs(ct, lhs.aval, rhs, dimension_numbers,
+                               preferred_element_type), None]
+    swapped = ((rc, lc), (rb, lb))
+    return [None, _transpose_lhs(ct, rhs.aval, lhs, swapped, preferred_element_type,
+                                 swap_ans=True)]
+
+
+def _dot_samples():
+    f = np.float32
+    return [
+        b.Sample([b.random_values((3, 4), f), b.random_values((4, 5), f, seed=1)],
+                 {"dimension_numbers": (((1,), (0,)), ((), ()))}),
+        b.Sample([b.random_values((2, 3, 4), f), b.random_values((2, 4, 5), f, seed=1)],
+                 {"dimension_numbers": (((2,), (1,)), ((0,), (0,)))}),
+        b.Sample([b.random_values((4,), f), b.random_values((3, 4), f, seed=1)],
+                 {"dimension_numbers": (((0,), (1,)), ((), ()))}),
+        b.Sample([b.random_values((3, 4), np.int32), b.random_values((4,), np.int32, seed=1)],
+                 {"dimension_numbers": (((1,), (0,)), ((), ()))}),
+    ]
+
+
+dot_general_p = define_primitive(
+    "dot_general", impl=_dot_general_impl, abstract_eval=_dot_general_abstract_eval,
+    jvp=defjvp(lambda g, x, y, **p: dot_general_p.bind(g, y, **p),
+               lambda g, x, y, **p: dot_general_p.bind(x, g, **p)),
+    transpose=_dot_general_transpose, samples=_dot_samples())
+
+
+def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
+    """General tensor contraction: dimension_numbers = ((lhs_contract, rhs_contract),
+    (lhs_batch, rhs_batch)); output dims are batch, lhs free, rhs free."""
+    (lc, rc), (lb, rb) = dimension_numbers
+    dims = ((tuple(int(d) for d in lc), tuple(int(d) for d in rc)),
+            (tuple(int(d) for d in lb), tuple(int(d) for d in rb)))
+    pet = None if preferred_element_type is None else \
+        dtypes.canonicalize_dtype(preferred_element_type)
+    return dot_general_p.bind(lhs, rhs, dimension_numbers=dims, precision=precision,
+                              preferred_element_type=pet)
+
+
+def dot(lhs, rhs, precision=None, preferred_element_type=None):
+    """Vector/matrix products for rank 1 and 2 operands (lax.dot)."""
+    lhs_ndim, rhs_ndim = get_aval(lhs).ndim, get_aval(rhs).ndim
+    if not (1 <= lhs_ndim <= 2 and 1 <= rhs_ndim <= 2):
+        raise TypeError(f"lax.dot takes rank 1 or 2 operands, got ranks {lhs_ndim} and "
+                        f"{rhs_ndim}; use dot_general")
+    return dot_general(lhs, rhs, (((lhs_ndim - 1,), (0,)), ((), ())), precision,
+                       preferred_element_type)

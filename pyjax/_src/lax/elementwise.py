@@ -1,0 +1,616 @@
+"""Elementwise primitives: arithmetic, transcendental, comparison, logical and bitwise
+ops, select_n, clamp, and the strict lax wrappers that bind them. Operands of a binary op
+share one dtype; rank-0 operands broadcast."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.special as sp
+
+from pyjax._src import dtypes
+from pyjax._src.core.avals import ShapedArray, get_aval
+from pyjax._src.core.trace import define_primitive
+from pyjax._src.interpreters import ad
+from pyjax._src.interpreters.ad import Zero, defjvp, defjvp_with_output, linear_jvp, zero_jvp
+from pyjax._src.lax import builders as b
+from pyjax._src.lax.builders import (ANY, BOOL, FLOAT, INEXACT, INT, NUMBER, SIGNED,
+                                     binary_op, unary_op)
+
+
+def _quiet(f):
+    """NumPy impls follow IEEE/XLA semantics silently (no RuntimeWarnings)."""
+    def impl(*args, **params):
+        with np.errstate(all="ignore"):
+            return f(*args, **params)
+    impl.__name__ = getattr(f, "__name__", "impl")
+    return impl
+
+
+# --- transposition helpers for broadcasting binary ops ----------------------------------
+
+def unbroadcast(aval, ct):
+    """Sums a cotangent back to the shape of an operand that was broadcast."""
+    ct_shape = get_aval(ct).shape
+    if ct_shape == aval.shape:
+        return ct
+    from pyjax._src.lax import reductions, structural
+    if not aval.shape:
+        return reductions.reduce_sum(ct, tuple(range(len(ct_shape))))
+    dims = tuple(i for i, (a, c) in enumerate(zip(aval.shape, ct_shape)) if a != c)
+    return structural.reshape(reductions.reduce_sum(ct, dims), aval.shape)
+
+
+def _add_transpose(ct, x, y):
+    return [unbroadcast(x.aval, ct) if ad.is_undefined_primal(x) else None,
+            unbroadcast(y.aval, ct) if ad.is_undefined_primal(y) else None]
+
+
+def _sub_transpose(ct, x, y):
+    return [unbroadcast(x.aval, ct) if ad.is_undefined_primal(x) else None,
+            unbroadcast(y.aval, neg(ct)) if ad.is_undefined_primal(y) else None]
+
+
+def _mul_transpose(ct, x, y):
+    if ad.is_undefined_primal(x) and ad.is_undefined_primal(y):
+        raise ValueError("mul is not linear in both operands at once")
+    if ad.is_undefined_primal(x):
+        return [unbroadcast(x.aval, mul(ct, y)), None]
+    return [None, unbroadcast(y.aval, mul(x, ct))]
+
+
+def _div_transpose(ct, x, y):
+    if ad.is_undefined_primal(y):
+        raise ValueError("div is not linear in its divisor")
+    return [unbroadcast(x.aval, div(ct, y)), None]
+
+
+def _unary_linear_transpose(f):
+    return lambda ct, x, **params: [f(ct, **params)]
+
+
+# --- arithmetic -------------------------------------------------------------------------
+
+def _int_div(x, y):
+    """Integer division rounding toward zero, as XLA does (not NumPy's floor)."""
+    if x.dtype.kind == "u":
+        return np.floor_divide(x, np.where(y == 0, 1, y)) * (y != 0) + \
+            np.where(y == 0, np.iinfo(x.dtype).max, 0).astype(x.dtype)
+    q = np.trunc(np.true_divide(x, np.where(y == 0, 1, y)))
+    return np.where(y == 0, -1, q).astype(x.dtype)
+
+
+def _div_impl(x, y):
+    return _int_div(x, y) if x.dtype.kind in "iu" else np.true_divide(x, y)
+
+
+def _rem_impl(x, y):
+    if x.dtype.kind in "iu":
+        return np.where(y == 0, x, np.fmod(x, np.where(y == 0, 1, y))).astype(x.dtype)
+    return np.fmod(x, y)
+
+
+def _pow_impl(x, y):
+    return np.power(x, y)
+
+
+def _round_impl(x, rounding_method=0):
+    if rounding_method == 0:   # away from zero
+        return (np.sign(x) * np.floor(np.abs(x) + 0.5)).astype(x.dtype)
+    return np.round(x)
+
+
+def _integer_pow_impl(x, y):
+    if y < 0 and x.dtype.kind in "iu":
+        raise TypeError("integer_pow with a negative exponent needs a floating operand")
+    return np.power(x, x.dtype.type(y)) if y >= 0 else np.power(x, y).astype(x.dtype)
+
+
+def _integer_pow_jvp(g, x, y):
+    if y == 0:
+        return mul(g, zeros_like(x))
+    return mul(g, mul(_const(x, y), integer_pow(x, y - 1)))
+
+
+add_p = binary_op("add", _quiet(np.add), NUMBER, jvp=linear_jvp, hlo="stablehlo.add",
+                  transpose=_add_transpose)
+sub_p = binary_op("sub", _quiet(np.subtract), NUMBER, jvp=linear_jvp,
+                  hlo="stablehlo.subtract", transpose=_sub_transpose)
+mul_p = binary_op("mul", _quiet(np.multiply), NUMBER,
+                  jvp=defjvp(lambda g, x, y: mul(g, y), lambda g, x, y: mul(x, g)),
+                  hlo="stablehlo.multiply", transpose=_mul_transpose)
+div_p = binary_op("div", _quiet(_div_impl), NUMBER, samples_domain=(1.0, 3.0),
+                  jvp=defjvp(lambda g, x, y: div(g, y),
+                             lambda g, x, y: mul(mul(neg(g), x), integer_pow(y, -2))),
+                  hlo="stablehlo.divide", transpose=_div_transpose)
+rem_p = binary_op("rem", _quiet(_rem_impl), NUMBER, samples_domain=(1.0, 3.0),
+                  jvp=defjvp(lambda g, x, y: g,
+                             lambda g, x, y: mul(neg(g), mul(sign(div(x, y)),
+                                                             floor(abs(div(x, y)))))),
+                  hlo="stablehlo.remainder")
+pow_p = binary_op("pow", _quiet(_pow_impl), INEXACT, samples_domain=(0.5, 2.0),
+                  jvp=defjvp(lambda g, x, y: mul(g, mul(y, pow(x, sub(y, _const(y, 1))))),
+                             lambda g, x, y: mul(g, mul(_safe_log(x), pow(x, y)))),
+                  hlo="stablehlo.power")
+
+
+def _balanced_eq(x, z, y):
+    """1 where x is the selected extreme, 0.5 on ties: the max/min subgradient JAX uses."""
+    return div(select(eq(x, z), _ones_like(z), _zeros_like(z)),
+               select(eq(y, z), _full_like(z, 2), _ones_like(z)))
+
+
+max_p = binary_op("max", _quiet(np.maximum), ANY, hlo="stablehlo.maximum",
+                  jvp=defjvp(lambda g, x, y: mul(g, _balanced_eq(x, max(x, y), y)),
+                             lambda g, x, y: mul(g, _balanced_eq(y, max(x, y), x))))
+min_p = binary_op("min", _quiet(np.minimum), ANY, hlo="stablehlo.minimum",
+                  jvp=defjvp(lambda g, x, y: mul(g, _balanced_eq(x, min(x, y), y)),
+                             lambda g, x, y: mul(g, _balanced_eq(y, min(x, y), x))))
+atan2_p = binary_op("atan2", _quiet(np.arctan2), (FLOAT,), hlo="stablehlo.atan2",
+                    jvp=defjvp(lambda g, x, y: mul(g, div(y, add(square(x), square(y)))),
+                               lambda g, x, y: mul(g, div(neg(x), add(square(x),
+                                                                       square(y))))))
+nextafter_p = binary_op("nextafter", _quiet(np.nextafter), (FLOAT,), jvp=zero_jvp,
+                        hlo="chlo.next_after")
+# add_any accumulates tangents and cotangents; it is add without the dtype ceremony.
+add_any_p = binary_op("add_any", _quiet(np.add), NUMBER, jvp=linear_jvp,
+                      hlo="stablehlo.add", transpose=_add_transpose)
+
+neg_p = unary_op("neg", _quiet(np.negative), NUMBER, jvp=linear_jvp, hlo="stablehlo.negate",
+                 transpose=_unary_linear_transpose(lambda ct: neg(ct)))
+sign_p = unary_op("sign", _quiet(np.sign), NUMBER, jvp=zero_jvp, hlo="stablehlo.sign")
+floor_p = unary_op("floor", np.floor, (FLOAT,), jvp=zero_jvp, hlo="stablehlo.floor")
+ceil_p = unary_op("ceil", np.ceil, (FLOAT,), jvp=zero_jvp, hlo="stablehlo.ceil")
+round_p = unary_op("round", _round_impl, (FLOAT,), jvp=zero_jvp,
+                   hlo="stablehlo.round_nearest_afz")
+is_finite_p = unary_op("is_finite", np.isfinite, (FLOAT,), jvp=zero_jvp,
+                       hlo="stablehlo.is_finite", result_dtype=lambda d: dtypes.bool_)
+
+
+def _abs_jvp(g, ans, x):
+    if dtypes.is_complex(get_aval(x).dtype):
+        return div(real(mul(conj(x), g)), ans)
+    return select(eq(x, _zeros_like(x)), _zeros_like(g), mul(sign(x), g))
+
+
+def _real_dtype(d):
+    return np.dtype(d).type(0).real.dtype
+
+
+abs_p = unary_op("abs", np.abs, (FLOAT, "complex", SIGNED), hlo="stablehlo.abs",
+                 jvp=defjvp_with_output(_abs_jvp), result_dtype=_real_dtype)
+
+exp_p = unary_op("exp", _quiet(np.exp), INEXACT, hlo="stablehlo.exponential",
+                 jvp=defjvp_with_output(lambda g, ans, x: mul(g, ans)))
+exp2_p = unary_op("exp2", _quiet(np.exp2), INEXACT, hlo="stablehlo.exponential",
+                  jvp=defjvp_with_output(lambda g, ans, x: mul(g, mul(ans,
+                                                                      _const(x, math.log(2))))))
+log_p = unary_op("log", _quiet(np.log), INEXACT, hlo="stablehlo.log", samples_domain=(0.5, 3),
+                 jvp=defjvp(lambda g, x: div(g, x)))
+log1p_p = unary_op("log1p", _quiet(np.log1p), INEXACT, hlo="stablehlo.log_plus_one",
+                   samples_domain=(0, 2), jvp=defjvp(lambda g, x: div(g, add(x, _const(x, 1)))))
+expm1_p = unary_op("expm1", _quiet(np.expm1), INEXACT, hlo="stablehlo.exponential_minus_one",
+                   jvp=defjvp_with_output(lambda g, ans, x: mul(g, add(ans, _const(ans, 1)))))
+tanh_p = unary_op("tanh", np.tanh, INEXACT, hlo="stablehlo.tanh",
+                  jvp=defjvp_with_output(
+                      lambda g, ans, x: mul(g, sub(_const(ans, 1), square(ans)))))
+logistic_p = unary_op("logistic", _quiet(lambda x: sp.expit(x).astype(x.dtype)), INEXACT,
+                      hlo="stablehlo.logistic",
+                      jvp=defjvp_with_output(
+                          lambda g, ans, x: mul(g, mul(ans, sub(_const(ans, 1), ans)))))
+sin_p = unary_op("sin", np.sin, INEXACT, hlo="stablehlo.sine",
+                 jvp=defjvp(lambda g, x: mul(g, cos(x))))
+cos_p = unary_op("cos", np.cos, INEXACT, hlo="stablehlo.cosine",
+                 jvp=defjvp(lambda g, x: neg(mul(g, sin(x)))))
+tan_p = unary_op("tan", np.tan, INEXACT, hlo="stablehlo.tan", samples_domain=(-1, 1),
+                 jvp=defjvp_with_output(lambda g, ans, x: mul(g, add(_const(x, 1),
+                                                                      square(ans)))))
+asin_p = unary_op("asin", _quiet(np.arcsin), INEXACT, hlo="chlo.asin",
+                  samples_domain=(-0.9, 0.9),
+                  jvp=defjvp(lambda g, x: mul(g, rsqrt(sub(_const(x, 1), square(x))))))
+acos_p = unary_op("acos", _quiet(np.arccos), INEXACT, hlo="chlo.acos",
+                  samples_domain=(-0.9, 0.9),
+                  jvp=defjvp(lambda g, x: neg(mul(g, rsqrt(sub(_const(x, 1), square(x)))))))
+atan_p = unary_op("atan", np.arctan, INEXACT, hlo="chlo.atan",
+                  jvp=defjvp(lambda g, x: div(g, add(_const(x, 1), square(x)))))
+sinh_p = unary_op("sinh", _quiet(np.sinh), INEXACT, hlo="chlo.sinh",
+                  jvp=defjvp(lambda g, x: mul(g, cosh(x))))
+cosh_p = unary_op("cosh", _quiet(np.cosh), INEXACT, hlo="chlo.cosh",
+                  jvp=defjvp(lambda g, x: mul(g, sinh(x))))
+asinh_p = unary_op("asinh", np.arcsinh, INEXACT, hlo="chlo.asinh",
+                   jvp=defjvp(lambda g, x: mul(g, rsqrt(add(square(x), _const(x, 1))))))
+acosh_p = unary_op("acosh", _quiet(np.arccosh), INEXACT, hlo="chlo.acosh",
+                   samples_domain=(1.5, 3),
+                   jvp=defjvp(lambda g, x: mul(g, rsqrt(mul(sub(x, _const(x, 1)),
+                                                            add(x, _const(x, 1)))))))
+atanh_p = unary_op("atanh", _quiet(np.arctanh), INEXACT, hlo="chlo.atanh",
+                   samples_domain=(-0.9, 0.9),
+                   jvp=defjvp(lambda g, x: div(g, sub(_const(x, 1), square(x)))))
+sqrt_p = unary_op("sqrt", _quiet(np.sqrt), INEXACT, hlo="stablehlo.sqrt",
+                  samples_domain=(0.5, 3),
+                  jvp=defjvp_with_output(lambda g, ans, x: div(g, mul(_const(x, 2), ans))))
+rsqrt_p = unary_op("rsqrt", _quiet(lambda x: (1 / np.sqrt(x)).astype(x.dtype)), INEXACT,
+                   hlo="stablehlo.rsqrt", samples_domain=(0.5, 3),
+                   jvp=defjvp_with_output(
+                       lambda g, ans, x: mul(g, mul(_const(x, -0.5), div(ans, x)))))
+cbrt_p = unary_op("cbrt", _quiet(np.cbrt), (FLOAT,), hlo="stablehlo.cbrt",
+                  samples_domain=(0.5, 3),
+                  jvp=defjvp_with_output(
+                      lambda g, ans, x: div(g, mul(_const(x, 3), square(ans)))))
+square_p = unary_op("square", np.square, NUMBER, hlo="stablehlo.multiply",
+                    jvp=defjvp(lambda g, x: mul(g, mul(_const(x, 2), x))))
+integer_pow_p = unary_op("integer_pow", _quiet(_integer_pow_impl), NUMBER,
+                         hlo="stablehlo.multiply", samples_domain=(0.5, 2),
+                         jvp=defjvp(_integer_pow_jvp))
+integer_pow_p.samples = [b.Sample([b.random_values((2, 3), np.float32, (0.5, 2))], {"y": y})
+                         for y in (0, 1, 2, 3, -2)]
+
+
+def _float_special(f):
+    return _quiet(lambda x: f(x).astype(x.dtype))
+
+
+erf_p = unary_op("erf", _float_special(sp.erf), (FLOAT,), hlo="chlo.erf",
+                 jvp=defjvp(lambda g, x: mul(g, mul(_const(x, 2 / math.sqrt(math.pi)),
+                                                    exp(neg(square(x)))))))
+erfc_p = unary_op("erfc", _float_special(sp.erfc), (FLOAT,), hlo="chlo.erfc",
+                  jvp=defjvp(lambda g, x: mul(g, mul(_const(x, -2 / math.sqrt(math.pi)),
+                                                     exp(neg(square(x)))))))
+erf_inv_p = unary_op("erf_inv", _float_special(sp.erfinv), (FLOAT,), hlo="chlo.erf_inv",
+                     samples_domain=(-0.9, 0.9),
+                     jvp=defjvp_with_output(lambda g, ans, x: mul(
+                         g, mul(_const(x, math.sqrt(math.pi) / 2), exp(square(ans))))))
+lgamma_p = unary_op("lgamma", _float_special(sp.gammaln), (FLOAT,), hlo="chlo.lgamma",
+                    samples_domain=(0.5, 3), jvp=defjvp(lambda g, x: mul(g, digamma(x))))
+digamma_p = unary_op("digamma", _float_special(sp.digamma), (FLOAT,), hlo="chlo.digamma",
+                     samples_domain=(0.5, 3),
+                     jvp=defjvp(lambda g, x: mul(g, polygamma(_const(x, 1), x))))
+polygamma_p = binary_op("polygamma", _quiet(lambda m, x: sp.polygamma(m, x).astype(x.dtype)),
+                        (FLOAT,), hlo="chlo.polygamma", samples_domain=(0.5, 3),
+                        jvp=defjvp(None, lambda g, m, x: mul(g, polygamma(
+                            add(m, _const(m, 1)), x))))
+polygamma_p.samples = [b.Sample([np.float32(n), b.random_values((3,), np.float32, (0.5, 3))])
+                       for n in (0, 1, 2)]
+
+real_p = unary_op("real", np.real, ("complex",), hlo="stablehlo.real", jvp=linear_jvp,
+                  result_dtype=_real_dtype,
+                  transpose=_unary_linear_transpose(lambda ct: complex(ct, _zeros_like(ct))))
+imag_p = unary_op("imag", np.imag, ("complex",), hlo="stablehlo.imag", jvp=linear_jvp,
+                  result_dtype=_real_dtype,
+                  transpose=_unary_linear_transpose(
+                      lambda ct: neg(complex(_zeros_like(ct), ct))))
+conj_p = unary_op("conj", np.conj, INEXACT, hlo="chlo.conj", jvp=linear_jvp,
+                  transpose=_unary_linear_transpose(lambda ct: conj(ct)))
+complex_p = binary_op("complex", lambda x, y: (x + 1j * y).astype(
+    np.result_type(x.dtype, np.complex64)), (FLOAT,), hlo="stablehlo.complex",
+    jvp=linear_jvp,
+    result_dtype=lambda d: dtypes.complex128 if d == dtypes.float64 else dtypes.complex64,
+    transpose=lambda ct, x, y: [real(ct) if ad.is_undefined_primal(x) else None,
+                                imag(neg(ct)) if ad.is_undefined_primal(y) else None])
+copy_p = unary_op("copy", np.copy, ANY, hlo=None, jvp=linear_jvp,
+                  transpose=_unary_linear_transpose(lambda ct: ct))
+
+# --- comparison, logical and bitwise ------------------------------------------------------
+
+_to_bool = lambda d: dtypes.bool_   # noqa: E731
+eq_p = binary_op("eq", np.equal, ANY, jvp=zero_jvp, hlo="EQ", result_dtype=_to_bool)
+ne_p = binary_op("ne", np.not_equal, ANY, jvp=zero_jvp, hlo="NE", result_dtype=_to_bool)
+lt_p = binary_op("lt", np.less, ANY, jvp=zero_jvp, hlo="LT", result_dtype=_to_bool)
+le_p = binary_op("le", np.less_equal, ANY, jvp=zero_jvp, hlo="LE", result_dtype=_to_bool)
+gt_p = binary_op("gt", np.greater, ANY, jvp=zero_jvp, hlo="GT", result_dtype=_to_bool)
+ge_p = binary_op("ge", np.greater_equal, ANY, jvp=zero_jvp, hlo="GE", result_dtype=_to_bool)
+
+_BITS = INT + (BOOL,)
+not_p = unary_op("not", np.invert, _BITS, jvp=zero_jvp, hlo="stablehlo.not")
+and_p = binary_op("and", np.bitwise_and, _BITS, jvp=zero_jvp, hlo="stablehlo.and")
+or_p = binary_op("or", np.bitwise_or, _BITS, jvp=zero_jvp, hlo="stablehlo.or")
+xor_p = binary_op("xor", np.bitwise_xor, _BITS, jvp=zero_jvp, hlo="stablehlo.xor")
+
+
+def _shift_impl(kind):
+    def impl(x, y):
+        bits = x.dtype.itemsize * 8
+        unsigned = x.view(np.dtype(f"u{x.dtype.itemsize}"))
+        count = y.astype(np.int64)
+        out_of_range = (count < 0) | (count >= bits)
+        safe = np.where(out_of_range, 0, count)
+        if kind == "left":
+            r = np.left_shift(x, safe.astype(x.dtype))
+            return np.where(out_of_range, 0, r).astype(x.dtype)
+        if kind == "logical":
+            r = np.right_shift(unsigned, safe.astype(unsigned.dtype)).view(x.dtype)
+            return np.where(out_of_range, 0, r).astype(x.dtype)
+        r = np.right_shift(x, safe.astype(x.dtype))
+        fill = np.where(x < 0, -1, 0) if x.dtype.kind == "i" else 0
+        return np.where(out_of_range, fill, r).astype(x.dtype)
+    return impl
+
+
+shift_left_p = binary_op("shift_left", _shift_impl("left"), INT, jvp=zero_jvp,
+                         hlo="stablehlo.shift_left", samples_domain=(0, 5))
+shift_right_logical_p = binary_op("shift_right_logical", _shift_impl("logical"), INT,
+                                  jvp=zero_jvp, hlo="stablehlo.shift_right_logical",
+                                  samples_domain=(0, 5))
+shift_right_arithmetic_p = binary_op("shift_right_arithmetic", _shift_impl("arith"), INT,
+                                     jvp=zero_jvp, hlo="stablehlo.shift_right_arithmetic",
+                                     samples_domain=(0, 5))
+
+
+def _popcount(x):
+    u = x.view(np.dtype(f"u{x.dtype.itemsize}")).astype(np.uint64)
+    return np.array([bin(int(v)).count("1") for v in u.ravel()],
+                    dtype=x.dtype).reshape(x.shape)
+
+
+def _clz(x):
+    bits = x.dtype.itemsize * 8
+    u = x.view(np.dtype(f"u{x.dtype.itemsize}")).astype(np.uint64)
+    return np.array([bits - int(v).bit_length() for v in u.ravel()],
+                    dtype=x.dtype).reshape(x.shape)
+
+
+population_count_p = unary_op("population_count", _popcount, INT, jvp=zero_jvp,
+                              hlo="stablehlo.popcnt")
+clz_p = unary_op("clz", _clz, INT, jvp=zero_jvp, hlo="stablehlo.count_leading_zeros")
+
+
+# --- select_n and clamp -----------------------------------------------------------------
+
+def _select_n_abstract_eval(which, *cases):
+    if not cases:
+        raise TypeError("select_n requires at least one case")
+    if which.dtype != np.bool_ and which.dtype.kind not in "iu":
+        raise TypeError(f"select_n selector must be bool or integer, got {which.dtype}")
+    if which.dtype == np.bool_ and len(cases) > 2:
+        raise TypeError("select_n with a boolean selector takes at most two cases")
+    first = cases[0]
+    for c in cases[1:]:
+        if c.shape != first.shape or c.dtype != first.dtype:
+            raise TypeError("select_n cases must have the same shapes and dtypes, got "
+                            f"{[str(c) for c in cases]}")
+    if which.shape and which.shape != first.shape:
+        raise TypeError(f"select_n selector shape {which.shape} must be scalar or equal "
+                        f"to the case shape {first.shape}")
+    return ShapedArray(first.shape, first.dtype, all(c.weak_type for c in cases))
+
+
+def _select_n_impl(which, *cases):
+    if len(cases) == 1:
+        return cases[0]
+    if which.dtype == np.bool_:
+        return np.where(which, cases[1], cases[0])
+    return np.choose(np.clip(which, 0, len(cases) - 1).astype(np.int64), cases)
+
+
+def _select_n_jvp(primals, tangents):
+    which, *cases = primals
+    out = select_n(which, *cases)
+    case_tangents = tangents[1:]
+    if all(type(t) is Zero for t in case_tangents):
+        return out, Zero(ad.tangent_aval(get_aval(out)))
+    return out, select_n(which, *map(ad.instantiate_zeros, case_tangents))
+
+
+def _select_n_transpose(ct, which, *cases):
+    if ad.is_undefined_primal(which):
+        raise ValueError("select_n is not linear in its selector")
+    zeros = _zeros_like(ct)
+    out = [None]
+    for i, c in enumerate(cases):
+        if ad.is_undefined_primal(c):
+            picks = [zeros] * len(cases)
+            picks[i] = ct
+            out.append(select_n(which, *picks))
+        else:
+            out.append(None)
+    return out
+
+
+def _select_n_samples():
+    x = b.random_values((2, 3), np.float32, seed=0)
+    y = b.random_values((2, 3), np.float32, seed=1)
+    z = b.random_values((2, 3), np.float32, seed=2)
+    return [b.Sample([x > 0, x, y]), b.Sample([np.array(True), x, y]),
+            b.Sample([np.array([[0, 1, 2], [2, 1, 0]], np.int32), x, y, z])]
+
+
+select_n_p = define_primitive(
+    "select_n", impl=_select_n_impl, abstract_eval=_select_n_abstract_eval,
+    jvp=_select_n_jvp, transpose=_select_n_transpose, samples=_select_n_samples())
+
+
+def _clamp_abstract_eval(lo, x, hi):
+    b.same_dtypes("clamp", [lo, x, hi])
+    for bound in (lo, hi):
+        if bound.shape and bound.shape != x.shape:
+            raise TypeError(f"clamp requires min and max to be scalars or of the operand "
+                            f"shape {x.shape}, got {bound.shape}")
+    return ShapedArray(x.shape, x.dtype, x.weak_type)
+
+
+clamp_p = define_primitive(
+    "clamp", impl=lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi),
+    abstract_eval=_clamp_abstract_eval,
+    jvp=defjvp(lambda g, lo, x, hi: select(bitwise_and(gt(lo, x), lt(lo, hi)), g,
+                                           _zeros_like(g)),
+               lambda g, lo, x, hi: select(bitwise_and(gt(x, lo), lt(x, hi)), g,
+                                           _zeros_like(g)),
+               lambda g, lo, x, hi: select(lt(hi, x), g, _zeros_like(g))),
+    samples=[b.Sample([np.float32(-0.5), b.random_values((2, 3), np.float32),
+                       np.float32(0.5)])])
+
+
+# --- dtype conversion -------------------------------------------------------------------
+
+def _convert_abstract_eval(x, new_dtype, weak_type=False):
+    return ShapedArray(x.shape, new_dtype, weak_type)
+
+
+def _convert_impl(x, new_dtype, weak_type=False):
+    if dtypes.is_complex(x.dtype) and not dtypes.is_complex(new_dtype):
+        x = np.real(x)
+    if x.dtype.kind == "f" and np.dtype(new_dtype).kind in "iu":
+        info = np.iinfo(new_dtype)
+        with np.errstate(invalid="ignore"):
+            x = np.nan_to_num(np.clip(np.trunc(x), info.min, info.max), nan=0)
+    return np.asarray(x).astype(new_dtype)
+
+
+def _convert_jvp(primals, tangents, new_dtype, weak_type=False):
+    (x,), (t,) = primals, tangents
+    out = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
+    if type(t) is Zero or not (dtypes.is_inexact(get_aval(x).dtype)
+                               and dtypes.is_inexact(new_dtype)):
+        return out, Zero(ad.tangent_aval(get_aval(out)))
+    return out, convert_element_type_p.bind(t, new_dtype=new_dtype, weak_type=weak_type)
+
+
+def _convert_transpose(ct, x, new_dtype, weak_type=False):
+    return [convert_element_type_p.bind(ct, new_dtype=x.aval.dtype,
+                                        weak_type=x.aval.weak_type)]
+
+
+convert_element_type_p = define_primitive(
+    "convert_element_type", impl=_quiet(_convert_impl),
+    abstract_eval=_convert_abstract_eval, jvp=_convert_jvp, transpose=_convert_transpose,
+    samples=[b.Sample([b.random_values((2, 3), np.float32)], {"new_dtype": np.dtype(d)})
+             for d in (np.int32, np.float16, np.bool_)] + [
+        b.Sample([b.random_values((3,), np.int32)], {"new_dtype": np.dtype(np.float32)})])
+
+
+def _bitcast_abstract_eval(x, new_dtype):
+    old, new = x.dtype.itemsize, np.dtype(new_dtype).itemsize
+    if old == new:
+        shape = x.shape
+    elif old > new:
+        shape = x.shape + (old // new,)
+    else:
+        if not x.shape or x.shape[-1] != new // old:
+            raise TypeError(f"bitcast_convert_type from {x.dtype} to {new_dtype} needs a "
+                            f"last dimension of {new // old}, got shape {x.shape}")
+        shape = x.shape[:-1]
+    return ShapedArray(shape, new_dtype)
+
+
+def _bitcast_impl(x, new_dtype):
+    new_dtype = np.dtype(new_dtype)
+    out = np.ascontiguousarray(x).view(new_dtype)
+    if x.dtype.itemsize > new_dtype.itemsize:
+        return out.reshape(x.shape + (x.dtype.itemsize // new_dtype.itemsize,))
+    if x.dtype.itemsize < new_dtype.itemsize:
+        return out.reshape(x.shape[:-1])
+    return out
+
+
+bitcast_convert_type_p = define_primitive(
+    "bitcast_convert_type", impl=_bitcast_impl, abstract_eval=_bitcast_abstract_eval,
+    jvp=zero_jvp,
+    samples=[b.Sample([b.random_values((2, 3), np.float32)], {"new_dtype": np.dtype(d)})
+             for d in (np.int32, np.uint8)])
+
+
+# --- the strict lax wrappers --------------------------------------------------------------
+
+def _unary(prim):
+    def op(x):
+        return prim.bind(x)
+    op.__name__ = prim.name
+    op.__doc__ = f"Elementwise {prim.name} (lax: no type promotion)."
+    return op
+
+
+def _binary(prim):
+    def op(x, y):
+        return prim.bind(x, y)
+    op.__name__ = prim.name
+    op.__doc__ = f"Elementwise {prim.name}; operands must share a dtype (lax is strict)."
+    return op
+
+
+add, sub, mul, div, rem, pow, max, min, atan2, nextafter = map(_binary, (
+    add_p, sub_p, mul_p, div_p, rem_p, pow_p, max_p, min_p, atan2_p, nextafter_p))
+eq, ne, lt, le, gt, ge = map(_binary, (eq_p, ne_p, lt_p, le_p, gt_p, ge_p))
+bitwise_and, bitwise_or, bitwise_xor = map(_binary, (and_p, or_p, xor_p))
+shift_left, shift_right_logical, shift_right_arithmetic = map(_binary, (
+    shift_left_p, shift_right_logical_p, shift_right_arithmetic_p))
+complex, polygamma = _binary(complex_p), _binary(polygamma_p)
+(neg, sign, floor, ceil, is_finite, abs, exp, exp2, log, log1p, expm1, tanh, logistic, sin,
+ cos, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, sqrt, rsqrt, cbrt, square,
+ erf, erfc, erf_inv, lgamma, digamma, real, imag, conj, population_count, clz) = map(
+    _unary, (neg_p, sign_p, floor_p, ceil_p, is_finite_p, abs_p, exp_p, exp2_p, log_p,
+             log1p_p, expm1_p, tanh_p, logistic_p, sin_p, cos_p, tan_p, asin_p, acos_p,
+             atan_p, sinh_p, cosh_p, asinh_p, acosh_p, atanh_p, sqrt_p, rsqrt_p, cbrt_p,
+             square_p, erf_p, erfc_p, erf_inv_p, lgamma_p, digamma_p, real_p, imag_p,
+             conj_p, population_count_p, clz_p))
+bitwise_not = _unary(not_p)
+
+
+def round(x, rounding_method=0):
+    """Rounds to the nearest integer: 0 = away from zero on ties, 1 = to even."""
+    return round_p.bind(x, rounding_method=int(rounding_method))
+
+
+def integer_pow(x, y):
+    """x ** y for a static Python integer y."""
+    return integer_pow_p.bind(x, y=int(y))
+
+
+def select_n(which, *cases):
+    """Picks, per element, the case numbered by `which` (bool: False=0, True=1)."""
+    return select_n_p.bind(which, *cases)
+
+
+def select(pred, on_true, on_false):
+    """Elementwise pred ? on_true : on_false."""
+    return select_n_p.bind(pred, on_false, on_true)
+
+
+def clamp(min, x, max):
+    """Elementwise min(max(x, min), max)."""
+    return clamp_p.bind(min, x, max)
+
+
+def convert_element_type(operand, new_dtype):
+    """Casts operand to new_dtype (canonicalised: float64 is float32 when x64 is off)."""
+    new_dtype = dtypes.canonicalize_dtype(new_dtype)
+    aval = get_aval(operand)
+    if aval.dtype == new_dtype and not aval.weak_type:
+        return operand
+    return convert_element_type_p.bind(operand, new_dtype=new_dtype, weak_type=False)
+
+
+def bitcast_convert_type(operand, new_dtype):
+    return bitcast_convert_type_p.bind(operand,
+                                       new_dtype=dtypes.canonicalize_dtype(new_dtype))
+
+
+# --- constants of a given operand's type --------------------------------------------------
+
+def _const(like, value):
+    """A scalar constant with `like`'s dtype: a literal in jaxprs, broadcast by lax."""
+    dtype = get_aval(like).dtype
+    return np.array(value, dtype=dtype)
+
+
+def _full_like(x, value):
+    from pyjax._src.lax import structural
+    aval = get_aval(x)
+    return structural.broadcast_in_dim(_const(x, value), aval.shape, ())
+
+
+def _zeros_like(x):
+    return _full_like(x, 0)
+
+
+def _ones_like(x):
+    return _full_like(x, 1)
+
+
+def zeros_like(x):
+    return _zeros_like(x)
+
+
+def _safe_log(x):
+    """log(x) with log(0) replaced by 0: d/dy x**y at x=0 is 0, not nan."""
+    is_zero = eq(x, _zeros_like(x))
+    return select(is_zero, _zeros_like(x), log(select(is_zero, _ones_like(x), x)))

@@ -1,0 +1,10 @@
+"""Imports every primitive family and installs the hooks that let lower layers
+(autodiff) build zeros, sums and broadcasts without importing lax."""
+from __future__ import annotations
+
+from pyjax._src.interpreters import ad
+from pyjax._src.lax import call, dot, elementwise, reductions, slicing, structural  # noqa: F401
+
+ad.lax_hooks.zeros_like_aval = structural.zeros_like_aval
+ad.lax_hooks.add_tangents = elementwise.add_any_p.bind
+ad.lax_hooks.broadcast_to = structural.broadcast_to_shape

@@ -1,0 +1,276 @@
+"""Reductions over axes (sum, max, min, prod, and, or, xor, argmax, argmin) and the
+cumulative ops along one axis (cumsum, cumprod, cummax, cummin, cumlogsumexp)."""
+from __future__ import annotations
+
+import numpy as np
+
+from pyjax._src import dtypes
+from pyjax._src.core.avals import ShapedArray, get_aval
+from pyjax._src.core.trace import define_primitive
+from pyjax._src.interpreters import ad
+from pyjax._src.interpreters.ad import Zero, linear_jvp, zero_jvp
+from pyjax._src.lax import builders as b
+from pyjax._src.lax import elementwise as ew
+from pyjax._src.lax import structural as st
+from pyjax._src.lax.builders import ANY, BOOL, INT, NUMBER
+from pyjax._src.util import canonicalize_axes
+
+
+def _reduced_shape(shape, axes):
+    return tuple(d for i, d in enumerate(shape) if i not in axes)
+
+
+def _expand_reduced(x, in_shape, axes):
+    """Broadcasts a reduced result back to the operand's shape."""
+    kept = tuple(i for i in range(len(in_shape)) if i not in axes)
+    return st.broadcast_in_dim(x, in_shape, kept)
+
+
+def _check_axes(name, x, axes):
+    if any(not 0 <= a < x.ndim for a in axes) or len(set(axes)) != len(axes):
+        raise TypeError(f"{name}: axes {axes} are invalid for an operand of shape {x.shape}")
+
+
+def _reduction(name, np_fn, accepted, *, jvp, transpose=None, identity_hlo):
+    def abstract_eval(x, axes):
+        _check_axes(name, x, axes)
+        b.check_dtype(name, x.dtype, accepted)
+        return ShapedArray(_reduced_shape(x.shape, axes), x.dtype, x.weak_type)
+
+    def impl(x, axes):
+        return np.asarray(np_fn(x, axis=axes)).astype(x.dtype, copy=False)
+
+    samples = []
+    for kind in accepted:
+        dtype = b._SAMPLE_DTYPES[kind]
+        samples += [b.Sample([b.random_values((2, 3, 4), dtype)], {"axes": (1,)}),
+                    b.Sample([b.random_values((2, 3), dtype)], {"axes": (0, 1)}),
+                    b.Sample([b.random_values((2, 3), dtype)], {"axes": ()})]
+    prim = define_primitive(name, impl=impl, abstract_eval=abstract_eval, jvp=jvp,
+                            transpose=transpose, samples=samples)
+    prim.hlo = identity_hlo
+    return prim
+
+
+def _reduce_sum_transpose(ct, x, axes):
+    return [_expand_reduced(ct, x.aval.shape, axes)]
+
+
+def _reduce_chooser_jvp(prim):
+    """max/min: the tangent averaged over the positions that attain the extreme."""
+    def jvp(primals, tangents, axes):
+        (x,), (t,) = primals, tangents
+        ans = prim.bind(x, axes=axes)
+        if type(t) is Zero:
+            return ans, Zero(ad.tangent_aval(get_aval(ans)))
+        shape = get_aval(x).shape
+        location = ew.convert_element_type(ew.eq(x, _expand_reduced(ans, shape, axes)),
+                                           get_aval(t).dtype)
+        counts = reduce_sum(location, axes)
+        return ans, ew.div(reduce_sum(ew.mul(t, location), axes), counts)
+    return jvp
+
+
+def _reduce_prod_jvp(primals, tangents, axes):
+    """d prod = sum_j t_j * prod_{i != j} x_i, with exclusive products from both sides so
+    zeros in x are handled exactly."""
+    (x,), (t,) = primals, tangents
+    ans = reduce_prod(x, axes)
+    if type(t) is Zero:
+        return ans, Zero(ad.tangent_aval(get_aval(ans)))
+    aval = get_aval(x)
+    kept = [i for i in range(aval.ndim) if i not in axes]
+    perm = tuple(axes) + tuple(kept)
+    n = int(np.prod([aval.shape[a] for a in axes])) if axes else 1
+    rest = tuple(aval.shape[k] for k in kept)
+
+    def flat(v):
+        return st.reshape(st.transpose(v, perm), (n,) + rest)
+
+    xf, tf = flat(x), flat(t)
+    one = st.broadcast_in_dim(np.ones((), aval.dtype), (1,) + rest, ())
+    from pyjax._src.lax.slicing import slice_in_dim
+    left = st.concatenate([one, slice_in_dim(cumprod(xf, 0), 0, n - 1)], 0)
+    right = st.concatenate([slice_in_dim(cumprod(xf, 0, reverse=True), 1, n), one], 0)
+    others = ew.mul(left, right)
+    return ans, reduce_sum(ew.mul(tf, others), (0,))
+
+
+reduce_sum_p = _reduction("reduce_sum", np.sum, NUMBER, jvp=linear_jvp,
+                          transpose=_reduce_sum_transpose, identity_hlo="stablehlo.add")
+reduce_max_p = _reduction("reduce_max", np.max, ANY, jvp=None,
+                          identity_hlo="stablehlo.maximum")
+reduce_max_p.jvp = _reduce_chooser_jvp(reduce_max_p)
+reduce_min_p = _reduction("reduce_min", np.min, ANY, jvp=None,
+                          identity_hlo="stablehlo.minimum")
+reduce_min_p.jvp = _reduce_chooser_jvp(reduce_min_p)
+reduce_prod_p = _reduction("reduce_prod", np.prod, NUMBER, jvp=_reduce_prod_jvp,
+                           identity_hlo="stablehlo.multiply")
+reduce_and_p = _reduction("reduce_and", np.bitwise_and.reduce, INT + (BOOL,), jvp=zero_jvp,
+                          identity_hlo="stablehlo.and")
+reduce_or_p = _reduction("reduce_or", np.bitwise_or.reduce, INT + (BOOL,), jvp=zero_jvp,
+                         identity_hlo="stablehlo.or")
+reduce_xor_p = _reduction("reduce_xor", np.bitwise_xor.reduce, INT + (BOOL,), jvp=zero_jvp,
+                          identity_hlo="stablehlo.xor")
+
+
+def _axes_arg(operand, axes):
+    return canonicalize_axes(axes, get_aval(operand).ndim)
+
+
+def reduce_sum(operand, axes):
+    return reduce_sum_p.bind(operand, axes=_axes_arg(operand, axes))
+
+
+def reduce_max(operand, axes):
+    return reduce_max_p.bind(operand, axes=_axes_arg(operand, axes))
+
+
+def reduce_min(operand, axes):
+    return reduce_min_p.bind(operand, axes=_axes_arg(operand, axes))
+
+
+def reduce_prod(operand, axes):
+    return reduce_prod_p.bind(operand, axes=_axes_arg(operand, axes))
+
+
+def reduce_and(operand, axes):
+    return reduce_and_p.bind(operand, axes=_axes_arg(operand, axes))
+
+
+def reduce_or(operand, axes):
+    return reduce_or_p.bind(operand, axes=_axes_arg(operand, axes))
+
+
+def reduce_xor(operand, axes):
+    return reduce_xor_p.bind(operand, axes=_axes_arg(operand, axes))
+
+
+# --- argmax / argmin --------------------------------------------------------------------
+
+def _arg_abstract_eval(name):
+    def rule(x, axes, index_dtype):
+        _check_axes(name, x, axes)
+        if len(axes) != 1:
+            raise TypeError(f"{name} takes exactly one axis, got {axes}")
+        if x.shape[axes[0]] == 0:
+            raise ValueError(f"{name} of an empty axis (shape {x.shape}, axis {axes[0]})")
+        if not dtypes.is_int(index_dtype):
+            raise TypeError(f"{name} index_dtype must be an integer dtype, got "
+                            f"{index_dtype}")
+        return ShapedArray(_reduced_shape(x.shape, axes), index_dtype)
+    return rule
+
+
+def _arg_impl(np_fn, nan_fn):
+    def impl(x, axes, index_dtype):
+        # NaN wins, as in XLA: the first NaN is the arg-extreme.
+        if x.dtype.kind in "fc" and np.isnan(x).any():
+            return nan_fn(x, axes[0]).astype(index_dtype)
+        return np_fn(x, axis=axes[0]).astype(index_dtype)
+    return impl
+
+
+def _first_nan(x, axis):
+    nans = np.isnan(x)
+    return np.where(nans.any(axis), np.argmax(nans, axis), np.argmax(
+        np.where(nans, -np.inf, x), axis))
+
+
+def _first_nan_min(x, axis):
+    nans = np.isnan(x)
+    return np.where(nans.any(axis), np.argmax(nans, axis), np.argmin(
+        np.where(nans, np.inf, x), axis))
+
+
+def _arg_samples():
+    x = b.random_values((3, 4), np.float32)
+    return [b.Sample([x], {"axes": (1,), "index_dtype": np.dtype(np.int32)}),
+            b.Sample([x], {"axes": (0,), "index_dtype": np.dtype(np.int32)})]
+
+
+argmax_p = define_primitive("argmax", impl=_arg_impl(np.argmax, _first_nan),
+                            abstract_eval=_arg_abstract_eval("argmax"), jvp=zero_jvp,
+                            samples=_arg_samples())
+argmin_p = define_primitive("argmin", impl=_arg_impl(np.argmin, _first_nan_min),
+                            abstract_eval=_arg_abstract_eval("argmin"), jvp=zero_jvp,
+                            samples=_arg_samples())
+
+
+def argmax(operand, axis, index_dtype):
+    axes = _axes_arg(operand, axis)
+    return argmax_p.bind(operand, axes=axes,
+                         index_dtype=dtypes.canonicalize_dtype(index_dtype))
+
+
+def argmin(operand, axis, index_dtype):
+    axes = _axes_arg(operand, axis)
+    return argmin_p.bind(operand, axes=axes,
+                         index_dtype=dtypes.canonicalize_dtype(index_dtype))
+
+
+# --- cumulative ops ---------------------------------------------------------------------
+
+def _cumulative(name, np_fn, accepted, *, jvp, transpose=None):
+    def abstract_eval(x, axis, reverse):
+        if not 0 <= axis < max(x.ndim, 1) or x.ndim == 0:
+            raise TypeError(f"{name}: axis {axis} out of range for shape {x.shape}")
+        b.check_dtype(name, x.dtype, accepted)
+        return ShapedArray(x.shape, x.dtype, x.weak_type)
+
+    def impl(x, axis, reverse):
+        if reverse:
+            x = np.flip(x, axis)
+        with np.errstate(all="ignore"):
+            out = np.asarray(np_fn(x, axis=axis)).astype(x.dtype, copy=False)
+        return np.flip(out, axis) if reverse else out
+
+    samples = [b.Sample([b.random_values((3, 4), np.float32, (0.5, 1.5))],
+                        {"axis": ax, "reverse": rev}) for ax in (0, 1) for rev in (False, True)]
+    return define_primitive(name, impl=impl, abstract_eval=abstract_eval, jvp=jvp,
+                            transpose=transpose, samples=samples)
+
+
+def _logcumsumexp(x, axis):
+    return np.logaddexp.accumulate(x, axis=axis)
+
+
+def _cumprod_jvp(primals, tangents, axis, reverse):
+    (x,), (t,) = primals, tangents
+    ans = cumprod(x, axis, reverse)
+    if type(t) is Zero:
+        return ans, Zero(ad.tangent_aval(get_aval(ans)))
+    return ans, ew.mul(cumsum(ew.div(t, x), axis, reverse), ans)
+
+
+def _cumlogsumexp_jvp(primals, tangents, axis, reverse):
+    (x,), (t,) = primals, tangents
+    ans = cumlogsumexp(x, axis, reverse)
+    if type(t) is Zero:
+        return ans, Zero(ad.tangent_aval(get_aval(ans)))
+    shift = reduce_max(x, tuple(range(get_aval(x).ndim)))
+    weights = ew.exp(ew.sub(x, shift))
+    return ans, ew.div(cumsum(ew.mul(weights, t), axis, reverse), ew.exp(ew.sub(ans, shift)))
+
+
+cumsum_p = _cumulative("cumsum", np.cumsum, NUMBER, jvp=linear_jvp,
+                       transpose=lambda ct, x, axis, reverse: [cumsum(ct, axis, not reverse)])
+cumprod_p = _cumulative("cumprod", np.cumprod, NUMBER, jvp=_cumprod_jvp)
+cummax_p = _cumulative("cummax", np.maximum.accumulate, ANY, jvp=None)
+cummin_p = _cumulative("cummin", np.minimum.accumulate, ANY, jvp=None)
+cumlogsumexp_p = _cumulative("cumlogsumexp", _logcumsumexp, (b.FLOAT,),
+                             jvp=_cumlogsumexp_jvp)
+
+
+def _cum_wrapper(prim):
+    def op(operand, axis=0, reverse=False):
+        aval = get_aval(operand)
+        from pyjax._src.util import canonicalize_axis
+        return prim.bind(operand, axis=canonicalize_axis(axis, aval.ndim),
+                         reverse=bool(reverse))
+    op.__name__ = prim.name
+    return op
+
+
+cumsum, cumprod, cummax, cummin, cumlogsumexp = map(
+    _cum_wrapper, (cumsum_p, cumprod_p, cummax_p, cummin_p, cumlogsumexp_p))

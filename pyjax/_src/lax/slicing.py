@@ -1,0 +1,241 @@
+"""Static and dynamic slicing: slice, dynamic_slice, dynamic_update_slice and their
+in-dim helpers. Dynamic start indices are clamped so the slice fits, as in XLA.
+(gather and scatter live in the indexing family.)"""
+from __future__ import annotations
+
+import builtins
+import operator
+
+import numpy as np
+
+from pyjax._src.core.avals import ShapedArray, get_aval
+from pyjax._src.core.trace import define_primitive
+from pyjax._src.interpreters import ad
+from pyjax._src.interpreters.ad import Zero, linear_jvp
+from pyjax._src.lax import builders as b
+from pyjax._src.lax import structural as st
+from pyjax._src.util import canonicalize_axis
+
+
+# --- slice ------------------------------------------------------------------------------
+
+def _slice_abstract_eval(x, start_indices, limit_indices, strides):
+    if not len(start_indices) == len(limit_indices) == x.ndim:
+        raise TypeError(f"slice start_indices {start_indices} and limit_indices "
+                        f"{limit_indices} need one entry per dimension of {x.shape}")
+    strides = strides or (1,) * x.ndim
+    shape = []
+    for d, lo, hi, s in zip(x.shape, start_indices, limit_indices, strides):
+        if not 0 <= lo <= hi <= d or s < 1:
+            raise TypeError(f"slice indices {start_indices}:{limit_indices}:{strides} are "
+                            f"out of bounds for shape {x.shape}")
+        shape.append((hi - lo + s - 1) // s)
+    return ShapedArray(shape, x.dtype, x.weak_type)
+
+
+def _slice_impl(x, start_indices, limit_indices, strides):
+    strides = strides or (1,) * x.ndim
+    return x[tuple(slice(lo, hi, s) for lo, hi, s in
+                   zip(start_indices, limit_indices, strides))]
+
+
+def _slice_transpose(ct, x, start_indices, limit_indices, strides):
+    shape = x.aval.shape
+    strides = strides or (1,) * len(shape)
+    ct_shape = get_aval(ct).shape
+    config = []
+    for d, lo, s, n in zip(shape, start_indices, strides, ct_shape):
+        real_hi = lo + (n - 1) * s + 1 if n else lo
+        config.append((lo, d - real_hi, s - 1))
+    return [st.pad(ct, np.zeros((), get_aval(ct).dtype), config)]
+
+
+slice_p = define_primitive(
+    "slice", impl=_slice_impl, abstract_eval=_slice_abstract_eval, jvp=linear_jvp,
+    transpose=_slice_transpose,
+    samples=[b.Sample([b.random_values((4, 5), np.float32)],
+                      {"start_indices": (1, 0), "limit_indices": (3, 5), "strides": None}),
+             b.Sample([b.random_values((6,), np.float32)],
+                      {"start_indices": (1,), "limit_indices": (6,), "strides": (2,)})])
+
+
+def slice(operand, start_indices, limit_indices, strides=None):
+    start = tuple(operator.index(i) for i in start_indices)
+    limit = tuple(operator.index(i) for i in limit_indices)
+    strides = None if strides is None or all(s == 1 for s in strides) else \
+        tuple(operator.index(s) for s in strides)
+    return slice_p.bind(operand, start_indices=start, limit_indices=limit, strides=strides)
+
+
+def slice_in_dim(operand, start_index, limit_index, stride=1, axis=0):
+    aval = get_aval(operand)
+    axis = canonicalize_axis(axis, aval.ndim)
+    size = aval.shape[axis]
+    start, limit, _ = builtins.slice(start_index, limit_index).indices(size)
+    starts = [0] * aval.ndim
+    limits = list(aval.shape)
+    strides = [1] * aval.ndim
+    starts[axis], limits[axis], strides[axis] = start, max(limit, start), stride
+    return slice(operand, starts, limits, strides)
+
+
+def index_in_dim(operand, index, axis=0, keepdims=True):
+    aval = get_aval(operand)
+    axis = canonicalize_axis(axis, aval.ndim)
+    index = operator.index(index)
+    if index < 0:
+        index += aval.shape[axis]
+    out = slice_in_dim(operand, index, index + 1, 1, axis)
+    return out if keepdims else st.squeeze(out, (axis,))
+
+
+# --- dynamic_slice ----------------------------------------------------------------------
+
+def _check_indices(name, x, indices):
+    if len(indices) != x.ndim:
+        raise TypeError(f"{name} needs one start index per dimension of {x.shape}, got "
+                        f"{len(indices)}")
+    for i in indices:
+        if i.shape or i.dtype.kind not in "iu":
+            raise TypeError(f"{name} start indices must be integer scalars, got {i}")
+
+
+def _dynamic_slice_abstract_eval(x, *indices, slice_sizes):
+    _check_indices("dynamic_slice", x, indices)
+    if len(slice_sizes) != x.ndim or any(not 0 <= s <= d for s, d in
+                                          zip(slice_sizes, x.shape)):
+        raise TypeError(f"dynamic_slice slice_sizes {slice_sizes} must fit in the operand "
+                        f"shape {x.shape}")
+    return ShapedArray(slice_sizes, x.dtype, x.weak_type)
+
+
+def clamped_starts(shape, indices, sizes):
+    return tuple(int(np.clip(int(i), 0, d - s)) for i, d, s in zip(indices, shape, sizes))
+
+
+def _dynamic_slice_impl(x, *indices, slice_sizes):
+    starts = clamped_starts(x.shape, indices, slice_sizes)
+    return x[tuple(builtins.slice(s, s + n) for s, n in zip(starts, slice_sizes))]
+
+
+def _dynamic_slice_jvp(primals, tangents, slice_sizes):
+    x, *indices = primals
+    out = dynamic_slice_p.bind(x, *indices, slice_sizes=slice_sizes)
+    if type(tangents[0]) is Zero:
+        return out, Zero(ad.tangent_aval(get_aval(out)))
+    return out, dynamic_slice_p.bind(tangents[0], *indices, slice_sizes=slice_sizes)
+
+
+def _dynamic_slice_transpose(ct, x, *indices, slice_sizes):
+    zeros = st.full(x.aval.shape, np.zeros((), x.aval.dtype))
+    return [dynamic_update_slice_p.bind(zeros, ct, *indices)] + [None] * len(indices)
+
+
+dynamic_slice_p = define_primitive(
+    "dynamic_slice", impl=_dynamic_slice_impl, abstract_eval=_dynamic_slice_abstract_eval,
+    jvp=_dynamic_slice_jvp, transpose=_dynamic_slice_transpose,
+    samples=[b.Sample([b.random_values((4, 5), np.float32), np.int32(1), np.int32(2)],
+                      {"slice_sizes": (2, 3)}),
+             b.Sample([b.random_values((4, 5), np.float32), np.int32(3), np.int32(-1)],
+                      {"slice_sizes": (2, 2)})])
+
+
+def dynamic_slice(operand, start_indices, slice_sizes):
+    """operand[start:start+size] per dimension; starts are clamped to keep it in bounds."""
+    sizes = tuple(operator.index(s) for s in slice_sizes)
+    return dynamic_slice_p.bind(operand, *_index_scalars(start_indices), slice_sizes=sizes)
+
+
+def _index_scalars(indices):
+    from pyjax._src.lax.elementwise import convert_element_type
+    out = []
+    for i in indices:
+        aval = get_aval(i)
+        if aval.dtype.kind not in "iu":
+            raise TypeError(f"start indices must be integers, got {aval.dtype}")
+        out.append(i if aval.dtype == np.int32 else convert_element_type(i, np.int32))
+    return out
+
+
+def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0):
+    aval = get_aval(operand)
+    axis = canonicalize_axis(axis, aval.ndim)
+    starts = [np.int32(0)] * aval.ndim
+    starts[axis] = start_index
+    sizes = list(aval.shape)
+    sizes[axis] = slice_size
+    return dynamic_slice(operand, starts, sizes)
+
+
+def dynamic_index_in_dim(operand, index, axis=0, keepdims=True):
+    out = dynamic_slice_in_dim(operand, index, 1, axis)
+    axis = canonicalize_axis(axis, get_aval(operand).ndim)
+    return out if keepdims else st.squeeze(out, (axis,))
+
+
+# --- dynamic_update_slice ---------------------------------------------------------------
+
+def _dus_abstract_eval(x, update, *indices):
+    _check_indices("dynamic_update_slice", x, indices)
+    b.same_dtypes("dynamic_update_slice", [x, update])
+    if update.ndim != x.ndim or any(u > d for u, d in zip(update.shape, x.shape)):
+        raise TypeError(f"dynamic_update_slice update shape {update.shape} must fit in the "
+                        f"operand shape {x.shape}")
+    return ShapedArray(x.shape, x.dtype, x.weak_type)
+
+
+def _dus_impl(x, update, *indices):
+    starts = clamped_starts(x.shape, indices, update.shape)
+    out = np.array(x, copy=True)
+    out[tuple(builtins.slice(s, s + n)
+              for s, n in zip(starts, update.shape))] = update
+    return out
+
+
+def _dus_jvp(primals, tangents):
+    x, update, *indices = primals
+    tx, tu = tangents[0], tangents[1]
+    out = dynamic_update_slice_p.bind(x, update, *indices)
+    if type(tx) is Zero and type(tu) is Zero:
+        return out, Zero(ad.tangent_aval(get_aval(out)))
+    return out, dynamic_update_slice_p.bind(ad.instantiate_zeros(tx),
+                                            ad.instantiate_zeros(tu), *indices)
+
+
+def _dus_transpose(ct, x, update, *indices):
+    update_aval = update.aval if ad.is_undefined_primal(update) else get_aval(update)
+    ct_x = ct_update = None
+    if ad.is_undefined_primal(x):
+        zeros = st.full(update_aval.shape, np.zeros((), update_aval.dtype))
+        ct_x = dynamic_update_slice_p.bind(ct, zeros, *indices)
+    if ad.is_undefined_primal(update):
+        ct_update = dynamic_slice_p.bind(ct, *indices, slice_sizes=update_aval.shape)
+    return [ct_x, ct_update] + [None] * len(indices)
+
+
+dynamic_update_slice_p = define_primitive(
+    "dynamic_update_slice", impl=_dus_impl, abstract_eval=_dus_abstract_eval, jvp=_dus_jvp,
+    transpose=_dus_transpose,
+    samples=[b.Sample([b.random_values((4, 5), np.float32),
+                       b.random_values((2, 2), np.float32, seed=1), np.int32(1),
+                       np.int32(4)])])
+
+
+def dynamic_update_slice(operand, update, start_indices):
+    return dynamic_update_slice_p.bind(operand, update, *_index_scalars(start_indices))
+
+
+def dynamic_update_slice_in_dim(operand, update, start_index, axis):
+    aval = get_aval(operand)
+    axis = canonicalize_axis(axis, aval.ndim)
+    starts = [np.int32(0)] * aval.ndim
+    starts[axis] = start_index
+    return dynamic_update_slice(operand, update, starts)
+
+
+def dynamic_update_index_in_dim(operand, update, index, axis):
+    aval = get_aval(operand)
+    axis = canonicalize_axis(axis, aval.ndim)
+    if get_aval(update).ndim == aval.ndim - 1:
+        update = st.expand_dims(update, (axis,))
+    return dynamic_update_slice_in_dim(operand, update, index, axis)

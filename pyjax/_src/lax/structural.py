@@ -1,0 +1,391 @@
+"""Structural primitives: broadcast_in_dim, reshape, transpose, squeeze, expand_dims (via
+broadcast_in_dim/reshape), concatenate, pad, rev, iota. All are linear."""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from pyjax._src import dtypes
+from pyjax._src.array import as_array
+from pyjax._src.core.avals import ShapedArray, get_aval
+from pyjax._src.core.trace import define_primitive
+from pyjax._src.interpreters import ad
+from pyjax._src.interpreters.ad import linear_jvp
+from pyjax._src.lax import builders as b
+from pyjax._src.util import canonicalize_axis, prod
+
+
+def _static_shape(shape, where):
+    try:
+        return tuple(operator.index(d) for d in shape)
+    except TypeError as err:
+        from pyjax._src.core.trace import Tracer
+        bad = next((d for d in shape if isinstance(d, Tracer)), None)
+        if bad is not None:
+            from pyjax._src import errors
+            raise errors.ConcretizationTypeError(
+                bad, f"The error arose in {where}: shapes must be static Python integers.\n"
+            ) from None
+        raise TypeError(f"{where}: shape must be a sequence of integers, got {shape}") \
+            from err
+
+
+# --- broadcast_in_dim -------------------------------------------------------------------
+
+def _broadcast_in_dim_abstract_eval(x, shape, broadcast_dimensions):
+    if len(broadcast_dimensions) != x.ndim:
+        raise TypeError(f"broadcast_in_dim broadcast_dimensions {broadcast_dimensions} must "
+                        f"have one entry per operand dimension ({x.shape})")
+    for i, d in enumerate(broadcast_dimensions):
+        if not 0 <= d < len(shape) or x.shape[i] not in (1, shape[d]):
+            raise TypeError(f"broadcast_in_dim cannot broadcast operand shape {x.shape} to "
+                            f"{shape} with broadcast_dimensions={broadcast_dimensions}")
+    if list(broadcast_dimensions) != sorted(set(broadcast_dimensions)):
+        raise TypeError("broadcast_in_dim broadcast_dimensions must be strictly increasing, "
+                        f"got {broadcast_dimensions}")
+    return ShapedArray(shape, x.dtype, x.weak_type)
+
+
+def _broadcast_in_dim_impl(x, shape, broadcast_dimensions):
+    expanded = [1] * len(shape)
+    for i, d in enumerate(broadcast_dimensions):
+        expanded[d] = x.shape[i]
+    return np.broadcast_to(np.reshape(x, expanded), shape)
+
+
+def _broadcast_in_dim_transpose(ct, x, shape, broadcast_dimensions):
+    from pyjax._src.lax.reductions import reduce_sum
+    in_shape = x.aval.shape
+    new_dims = tuple(d for d in range(len(shape)) if d not in broadcast_dimensions)
+    stretched = tuple(d for i, d in enumerate(broadcast_dimensions)
+                      if in_shape[i] == 1 and shape[d] != 1)
+    summed = reduce_sum(ct, tuple(sorted(new_dims + stretched))) if (new_dims or stretched) \
+        else ct
+    return [reshape(summed, in_shape) if stretched else summed]
+
+
+broadcast_in_dim_p = define_primitive(
+    "broadcast_in_dim", impl=_broadcast_in_dim_impl,
+    abstract_eval=_broadcast_in_dim_abstract_eval, jvp=linear_jvp,
+    transpose=_broadcast_in_dim_transpose,
+    samples=[b.Sample([b.random_values((3,), np.float32)],
+                      {"shape": (2, 3), "broadcast_dimensions": (1,)}),
+             b.Sample([b.random_values((3, 1), np.float32)],
+                      {"shape": (3, 4), "broadcast_dimensions": (0, 1)}),
+             b.Sample([np.float32(2.0)], {"shape": (2, 2), "broadcast_dimensions": ()})])
+
+
+def broadcast_in_dim(operand, shape, broadcast_dimensions):
+    """Broadcasts operand to `shape`, operand dim i landing on broadcast_dimensions[i]."""
+    shape = _static_shape(shape, "broadcast_in_dim")
+    broadcast_dimensions = tuple(int(d) for d in broadcast_dimensions)
+    aval = get_aval(operand)
+    if aval.shape == shape and broadcast_dimensions == tuple(range(len(shape))):
+        return as_array(operand)
+    return broadcast_in_dim_p.bind(operand, shape=shape,
+                                   broadcast_dimensions=broadcast_dimensions)
+
+
+def broadcast(operand, sizes):
+    """Adds leading dimensions of the given sizes."""
+    aval = get_aval(operand)
+    sizes = tuple(sizes)
+    return broadcast_in_dim(operand, sizes + aval.shape,
+                            tuple(range(len(sizes), len(sizes) + aval.ndim)))
+
+
+def broadcast_to_shape(x, shape):
+    """NumPy-style broadcast (trailing alignment) expressed with broadcast_in_dim."""
+    aval = get_aval(x)
+    shape = tuple(shape)
+    if aval.shape == shape:
+        return x
+    lead = len(shape) - aval.ndim
+    if lead < 0 or any(d not in (1, s) for d, s in zip(aval.shape, shape[lead:])):
+        raise ValueError(f"Incompatible shapes for broadcasting: {aval.shape} and "
+                         f"requested shape {shape}")
+    return broadcast_in_dim(x, shape, tuple(range(lead, len(shape))))
+
+
+# --- reshape ----------------------------------------------------------------------------
+
+def _reshape_abstract_eval(x, new_sizes, dimensions=None):
+    if prod(new_sizes) != x.size or any(d < 0 for d in new_sizes):
+        raise TypeError(f"reshape total size must be unchanged, got new_sizes {new_sizes} "
+                        f"for shape {x.shape}.")
+    return ShapedArray(new_sizes, x.dtype, x.weak_type)
+
+
+def _reshape_impl(x, new_sizes, dimensions=None):
+    if dimensions is not None:
+        x = np.transpose(x, dimensions)
+    return np.reshape(x, new_sizes)
+
+
+def _reshape_transpose(ct, x, new_sizes, dimensions=None):
+    out = reshape(ct, x.aval.shape) if dimensions is None else None
+    if dimensions is not None:
+        shape_before = tuple(x.aval.shape[d] for d in dimensions)
+        out = transpose(reshape(ct, shape_before), tuple(np.argsort(dimensions)))
+    return [out]
+
+
+reshape_p = define_primitive(
+    "reshape", impl=_reshape_impl, abstract_eval=_reshape_abstract_eval, jvp=linear_jvp,
+    transpose=_reshape_transpose,
+    samples=[b.Sample([b.random_values((2, 3), np.float32)], {"new_sizes": (3, 2)}),
+             b.Sample([b.random_values((2, 3), np.float32)], {"new_sizes": (6,),
+                                                              "dimensions": (1, 0)})])
+
+
+def reshape(operand, new_sizes, dimensions=None):
+    """Reshapes operand (optionally transposing by `dimensions` first). -1 infers a size."""
+    new_sizes = _static_shape(new_sizes if isinstance(new_sizes, (tuple, list))
+                              else (new_sizes,), "reshape")
+    aval = get_aval(operand)
+    if -1 in new_sizes:
+        known = prod(d for d in new_sizes if d != -1)
+        if new_sizes.count(-1) > 1 or known == 0 or aval.size % known:
+            raise TypeError(f"cannot reshape array of shape {aval.shape} into {new_sizes}")
+        new_sizes = tuple(aval.size // known if d == -1 else d for d in new_sizes)
+    dims = None if dimensions is None or tuple(dimensions) == tuple(range(aval.ndim)) \
+        else tuple(int(d) for d in dimensions)
+    if dims is None and new_sizes == aval.shape:
+        return as_array(operand)
+    return reshape_p.bind(operand, new_sizes=new_sizes, dimensions=dims)
+
+
+# --- transpose --------------------------------------------------------------------------
+
+def _transpose_abstract_eval(x, permutation):
+    if sorted(permutation) != list(range(x.ndim)):
+        raise TypeError(f"transpose permutation {permutation} is not a permutation of the "
+                        f"operand dimensions {tuple(range(x.ndim))}")
+    return ShapedArray(tuple(x.shape[p] for p in permutation), x.dtype, x.weak_type)
+
+
+transpose_p = define_primitive(
+    "transpose", impl=lambda x, permutation: np.transpose(x, permutation),
+    abstract_eval=_transpose_abstract_eval, jvp=linear_jvp,
+    transpose=lambda ct, x, permutation: [transpose(ct, tuple(np.argsort(permutation)))],
+    samples=[b.Sample([b.random_values((2, 3, 4), np.float32)],
+                      {"permutation": (2, 0, 1)})])
+
+
+def transpose(operand, permutation):
+    permutation = tuple(int(p) for p in permutation)
+    if permutation == tuple(range(len(permutation))):
+        return operand
+    return transpose_p.bind(operand, permutation=permutation)
+
+
+# --- squeeze / expand_dims ----------------------------------------------------------------
+
+def _squeeze_abstract_eval(x, dimensions):
+    for d in dimensions:
+        if x.shape[d] != 1:
+            raise TypeError(f"cannot select an axis to squeeze out which has size not equal "
+                            f"to one, got shape={x.shape} and dimensions={dimensions}")
+    return ShapedArray(tuple(s for i, s in enumerate(x.shape) if i not in dimensions),
+                       x.dtype, x.weak_type)
+
+
+squeeze_p = define_primitive(
+    "squeeze", impl=lambda x, dimensions: np.squeeze(x, dimensions),
+    abstract_eval=_squeeze_abstract_eval, jvp=linear_jvp,
+    transpose=lambda ct, x, dimensions: [reshape(ct, x.aval.shape)],
+    samples=[b.Sample([b.random_values((2, 1, 3), np.float32)], {"dimensions": (1,)})])
+
+
+def squeeze(array, dimensions):
+    aval = get_aval(array)
+    dims = tuple(sorted(canonicalize_axis(d, aval.ndim) for d in dimensions))
+    return squeeze_p.bind(array, dimensions=dims) if dims else array
+
+
+def expand_dims(array, dimensions):
+    aval = get_aval(array)
+    ndim_out = aval.ndim + len(dimensions)
+    dims = sorted(canonicalize_axis(d, ndim_out) for d in dimensions)
+    shape = list(aval.shape)
+    for d in dims:
+        shape.insert(d, 1)
+    return broadcast_in_dim(array, tuple(shape),
+                            tuple(i for i in range(ndim_out) if i not in dims))
+
+
+# --- concatenate ------------------------------------------------------------------------
+
+def _concatenate_abstract_eval(*xs, dimension):
+    if not xs:
+        raise TypeError("concatenate requires at least one operand")
+    b.same_dtypes("concatenate", list(xs))
+    first = xs[0]
+    if not 0 <= dimension < first.ndim:
+        raise TypeError(f"concatenate dimension {dimension} out of range for {first.shape}")
+    for x in xs[1:]:
+        if x.ndim != first.ndim or any(a != c for i, (a, c) in
+                                       enumerate(zip(x.shape, first.shape)) if i != dimension):
+            raise TypeError("Cannot concatenate arrays with shapes that differ in dimensions "
+                            f"other than the one being concatenated: {[x.shape for x in xs]}")
+    shape = list(first.shape)
+    shape[dimension] = sum(x.shape[dimension] for x in xs)
+    return ShapedArray(shape, first.dtype, all(x.weak_type for x in xs))
+
+
+def _concatenate_transpose(ct, *xs, dimension):
+    from pyjax._src.lax.slicing import slice_in_dim
+    out, start = [], 0
+    for x in xs:
+        size = (x.aval if ad.is_undefined_primal(x) else get_aval(x)).shape[dimension]
+        out.append(slice_in_dim(ct, start, start + size, axis=dimension)
+                   if ad.is_undefined_primal(x) else None)
+        start += size
+    return out
+
+
+concatenate_p = define_primitive(
+    "concatenate", impl=lambda *xs, dimension: np.concatenate(xs, dimension),
+    abstract_eval=_concatenate_abstract_eval, jvp=linear_jvp,
+    transpose=_concatenate_transpose,
+    samples=[b.Sample([b.random_values((2, 3), np.float32, seed=0),
+                       b.random_values((1, 3), np.float32, seed=1)], {"dimension": 0})])
+
+
+def concatenate(operands, dimension):
+    operands = list(operands)
+    if len(operands) == 1:
+        return operands[0]
+    return concatenate_p.bind(*operands, dimension=int(dimension))
+
+
+# --- pad --------------------------------------------------------------------------------
+
+def _pad_abstract_eval(x, padding_value, padding_config):
+    b.same_dtypes("pad", [x, padding_value])
+    if padding_value.shape:
+        raise TypeError("pad padding_value must be a scalar")
+    if len(padding_config) != x.ndim:
+        raise TypeError(f"pad padding_config {padding_config} needs one (lo, hi, interior) "
+                        f"triple per dimension of {x.shape}")
+    shape = []
+    for d, (lo, hi, interior) in zip(x.shape, padding_config):
+        if interior < 0:
+            raise TypeError("pad interior padding must be non-negative")
+        size = lo + hi + d + max(d - 1, 0) * interior
+        if size < 0:
+            raise TypeError(f"pad would give a negative dimension for {x.shape} with "
+                            f"{padding_config}")
+        shape.append(size)
+    return ShapedArray(shape, x.dtype, x.weak_type)
+
+
+def _pad_impl(x, padding_value, padding_config):
+    # Interior padding first, then (possibly negative) edge padding.
+    shape = [d + max(d - 1, 0) * it for d, (_, _, it) in zip(x.shape, padding_config)]
+    out = np.full(shape, padding_value, x.dtype)
+    out[tuple(slice(None, None, it + 1) for _, _, it in padding_config)] = x
+    edges = [(max(lo, 0), max(hi, 0)) for lo, hi, _ in padding_config]
+    out = np.pad(out, edges, constant_values=padding_value)
+    crop = tuple(slice(-lo if lo < 0 else 0, out.shape[i] + hi if hi < 0 else None)
+                 for i, (lo, hi, _) in enumerate(padding_config))
+    return out[crop]
+
+
+def _pad_transpose(ct, x, padding_value, padding_config):
+    from pyjax._src.lax.reductions import reduce_sum
+    from pyjax._src.lax.slicing import slice as lax_slice
+    unpadded = pad(ct, np.array(0, get_aval(ct).dtype),
+                   [(-lo, -hi, 0) for lo, hi, _ in padding_config])
+    strides = tuple(it + 1 for _, _, it in padding_config)
+    x_ct = lax_slice(unpadded, (0,) * len(strides), get_aval(unpadded).shape, strides)
+    if ad.is_undefined_primal(padding_value):
+        from pyjax._src.lax.elementwise import sub
+        total = reduce_sum(ct, tuple(range(get_aval(ct).ndim)))
+        inner = reduce_sum(x_ct, tuple(range(get_aval(x_ct).ndim)))
+        return [x_ct if ad.is_undefined_primal(x) else None, sub(total, inner)]
+    return [x_ct, None]
+
+
+pad_p = define_primitive(
+    "pad", impl=_pad_impl, abstract_eval=_pad_abstract_eval, jvp=linear_jvp,
+    transpose=_pad_transpose,
+    samples=[b.Sample([b.random_values((2, 3), np.float32), np.float32(0.0)],
+                      {"padding_config": ((1, 2, 0), (0, 1, 1))}),
+             b.Sample([b.random_values((4,), np.float32), np.float32(1.5)],
+                      {"padding_config": ((-1, 1, 1),)})])
+
+
+def pad(operand, padding_value, padding_config):
+    """Pads with lo/hi (may be negative) and interior padding per dimension."""
+    config = tuple((int(lo), int(hi), int(it)) for lo, hi, it in padding_config)
+    return pad_p.bind(operand, padding_value, padding_config=config)
+
+
+# --- rev --------------------------------------------------------------------------------
+
+def _rev_abstract_eval(x, dimensions):
+    if any(not 0 <= d < x.ndim for d in dimensions) or len(set(dimensions)) != len(dimensions):
+        raise TypeError(f"rev dimensions {dimensions} invalid for shape {x.shape}")
+    return x
+
+
+rev_p = define_primitive(
+    "rev", impl=lambda x, dimensions: np.flip(x, dimensions) if dimensions else x,
+    abstract_eval=_rev_abstract_eval, jvp=linear_jvp,
+    transpose=lambda ct, x, dimensions: [rev(ct, dimensions)],
+    samples=[b.Sample([b.random_values((2, 3), np.float32)], {"dimensions": (1,)})])
+
+
+def rev(operand, dimensions):
+    return rev_p.bind(operand, dimensions=tuple(int(d) for d in dimensions))
+
+
+# --- iota -------------------------------------------------------------------------------
+
+def _iota_abstract_eval(dtype, shape, dimension):
+    if not 0 <= dimension < len(shape):
+        raise TypeError(f"iota dimension {dimension} out of range for shape {shape}")
+    return ShapedArray(shape, dtype)
+
+
+def _iota_impl(dtype, shape, dimension):
+    line = np.arange(shape[dimension], dtype=dtype)
+    expanded = [1] * len(shape)
+    expanded[dimension] = shape[dimension]
+    return np.broadcast_to(line.reshape(expanded), shape)
+
+
+iota_p = define_primitive(
+    "iota", impl=_iota_impl, abstract_eval=_iota_abstract_eval, jvp=ad.zero_jvp,
+    samples=[b.Sample([], {"dtype": np.dtype(np.int32), "shape": (4,), "dimension": 0}),
+             b.Sample([], {"dtype": np.dtype(np.float32), "shape": (2, 3),
+                           "dimension": 1})])
+
+
+def iota(dtype, size):
+    return broadcasted_iota(dtype, (size,), 0)
+
+
+def broadcasted_iota(dtype, shape, dimension):
+    return iota_p.bind(dtype=dtypes.canonicalize_dtype(dtype),
+                       shape=_static_shape(shape, "iota"), dimension=int(dimension))
+
+
+def full(shape, fill_value, dtype=None):
+    """An array of `shape` filled with fill_value (a scalar), as one broadcast."""
+    shape = _static_shape(shape if isinstance(shape, (tuple, list)) else (shape,), "full")
+    aval = get_aval(fill_value)
+    if aval.shape:
+        raise TypeError(f"full must be called with a scalar fill_value, got shape "
+                        f"{aval.shape}")
+    dtype = dtypes.canonicalize_dtype(dtype) if dtype is not None else aval.dtype
+    from pyjax._src.lax.elementwise import convert_element_type
+    value = np.array(fill_value, dtype) if not hasattr(fill_value, "aval") else \
+        convert_element_type(fill_value, dtype)
+    return broadcast_in_dim(value, shape, ())
+
+
+def zeros_like_aval(aval):
+    return broadcast_in_dim(np.zeros((), aval.dtype), aval.shape, ())

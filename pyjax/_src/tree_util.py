@@ -1,0 +1,638 @@
+"""Pytrees (level 1): the node registry, treedefs, flatten/unflatten, key paths, Partial.
+Built on optree in a private namespace with JAX's conventions (None is an empty node).
+May import only pyjax._src.util, pyjax._src.errors, numpy, optree and the stdlib."""
+from __future__ import annotations
+
+import collections
+import dataclasses
+import functools
+import operator
+import types
+from typing import Hashable, TypeVar
+
+import optree
+
+_NS = "pyjax"  # optree namespace: our registrations never leak into other optree users
+_NoneType = type(None)
+_BUILTIN_NODES = frozenset({tuple, list, dict, _NoneType, collections.OrderedDict,
+                            collections.defaultdict, collections.deque})
+
+
+# ---------------------------------------------------------------- key entries
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SequenceKey:
+    """Path entry for an element of a tuple or list."""
+    idx: int
+
+    def __str__(self):
+        return f"[{self.idx!r}]"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class DictKey:
+    """Path entry for a value of a dict."""
+    key: Hashable
+
+    def __str__(self):
+        return f"[{self.key!r}]"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class GetAttrKey:
+    """Path entry for an attribute (namedtuple fields, dataclass fields)."""
+    name: str
+
+    def __str__(self):
+        return f".{self.name}"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FlattenedIndexKey:
+    """Path entry for the i-th child of a node registered without keys."""
+    key: int
+
+    def __str__(self):
+        return f"[<flat index {self.key}>]"
+
+
+KeyEntry = TypeVar("KeyEntry", bound=Hashable)
+KeyPath = tuple  # tuple[KeyEntry, ...]
+
+
+def _simple_str(key):
+    for cls, attr in ((SequenceKey, "idx"), (DictKey, "key"), (GetAttrKey, "name"),
+                      (FlattenedIndexKey, "key")):
+        if type(key) is cls:
+            return str(getattr(key, attr))
+    return str(key)
+
+
+def keystr(keys, *, simple=False, separator=""):
+    """Pretty-prints a key path, e.g. "['a'][0].attr" (or "a/0/attr" when simple)."""
+    return separator.join(map(_simple_str if simple else str, keys))
+
+
+# ---------------------------------------------------------------- treedefs
+
+def _jax_aux(t, data):
+    # optree keeps OrderedDict/defaultdict keys in lists; JAX's aux data are tuples.
+    if t is collections.OrderedDict:
+        return tuple(data)
+    if t is collections.defaultdict:
+        return (data[0], tuple(data[1]))
+    return None if t in (tuple, list, _NoneType) else data
+
+
+def _is_namedtuple_node(t):
+    return t not in _registry and optree.is_namedtuple_class(t)
+
+
+def _render(t, data, kids):
+    body = ", ".join(kids)
+    if t is tuple:
+        return f"({body},)" if len(kids) == 1 else f"({body})"
+    if t is list:
+        return f"[{body}]"
+    if t is dict:
+        return "{" + ", ".join(f"{k!r}: {c}" for k, c in zip(data, kids)) + "}"
+    if t is _NoneType:
+        return "None"
+    if _is_namedtuple_node(t):
+        return f"CustomNode(namedtuple[{t.__name__}], [{body}])"
+    return f"CustomNode({t.__name__}[{_jax_aux(t, data)}], [{body}])"
+
+
+def _jaxify(msg):
+    return (msg.replace("PyTreeSpec", "PyTreeDef").replace(f", namespace={_NS!r}", "")
+            .replace("CustomTreeNode(", "CustomNode("))
+
+
+class PyTreeDef:
+    """The structure of a pytree: hashable, comparable, and able to rebuild trees.
+
+    Wraps an optree PyTreeSpec; only the repr and error messages differ (JAX's)."""
+
+    __slots__ = ("_spec", "_hash")
+
+    def __init__(self, spec):
+        self._spec = spec
+        self._hash = None
+
+    def __hash__(self):
+        # Cached: jit hashes treedefs on every call and optree rehashes each time.
+        h = self._hash
+        if h is None:
+            h = self._hash = hash(self._spec)
+        return h
+
+    def __eq__(self, other):
+        if type(other) is not PyTreeDef:
+            return NotImplemented
+        return self is other or self._spec == other._spec
+
+    def __repr__(self):
+        leaves = ["*"] * self._spec.num_leaves
+        return f"PyTreeDef({self._spec.walk(leaves, _render, None)})"
+
+    @property
+    def num_leaves(self):
+        return self._spec.num_leaves
+
+    @property
+    def num_nodes(self):
+        return self._spec.num_nodes
+
+    def unflatten(self, leaves):
+        if type(leaves) is not list and type(leaves) is not tuple:
+            leaves = list(leaves)
+        try:
+            return self._spec.unflatten(leaves)
+        except ValueError as e:
+            n, want = len(leaves), self._spec.num_leaves
+            if n == want:
+                raise
+            few = "few" if n < want else "many"
+            raise ValueError(f"Too {few} leaves for PyTreeDef; expected {want}, got {n}.\n"
+                             f"  treedef: {self}") from e
+
+    def flatten_up_to(self, tree):
+        try:
+            return self._spec.flatten_up_to(tree)
+        except ValueError as e:
+            raise ValueError(_jaxify(str(e))) from None
+
+    def children(self):
+        return [PyTreeDef(c) for c in self._spec.children()]
+
+    def node_data(self):
+        """(type, aux data) of the root node, or None for a leaf (JAX's conventions)."""
+        spec = self._spec
+        if spec.num_nodes == 1 and spec.num_leaves == 1:
+            return None
+        t, data = spec.one_level().walk([None] * spec.num_children,
+                                        lambda t, d, _: (t, d), None)
+        if t is dict:
+            return t, list(data)
+        return t, (None if _is_namedtuple_node(t) else _jax_aux(t, data))
+
+    def compose(self, inner):
+        return PyTreeDef(self._spec.compose(inner._spec))
+
+    def walk(self, f_node, f_leaf, leaves):
+        """Rebuilds bottom-up with f_node(children_tuple, node_data) and f_leaf(leaf)."""
+        return self._spec.walk(list(leaves), lambda t, d, kids: f_node(kids, d), f_leaf)
+
+    def from_iterable_tree(self, xs):
+        return build_tree(self, xs)
+
+
+# ---------------------------------------------------------------- flatten
+
+# Fast path for the shapes jit sees most (a flat tuple/list/dict of arrays): optree
+# costs ~0.15us per leaf, a type check in Python much less. Leaf types are learned
+# from optree's own answers, and forgotten when a type gets registered as a node.
+_leaf_types = {int, float, complex, bool, str}
+_seq_defs = {}   # (tuple|list, n) -> PyTreeDef of n leaves
+_dict_defs = {}  # sorted str keys -> PyTreeDef of a dict of leaves
+_CACHE_MAX = 4096
+
+
+def _learn(tree, leaves, treedef):
+    if len(_leaf_types) > _CACHE_MAX or len(_dict_defs) > _CACHE_MAX:
+        return
+    t = type(tree)
+    if t is dict:
+        if any(type(k) is not str for k in tree):
+            return  # 1 == 1.0 == True: only str keys make an unambiguous cache key
+        _dict_defs[tuple(sorted(tree))] = treedef
+    else:
+        _seq_defs[(t, len(tree))] = treedef
+    _leaf_types.update(type(x) for x in leaves)
+
+
+def flatten(tree):
+    """(leaves, treedef) with no is_leaf: the cheapest flatten, used on every jit call."""
+    t = type(tree)
+    if t is tuple or t is list:
+        known = _leaf_types
+        for x in tree:
+            if type(x) not in known:
+                break
+        else:
+            td = _seq_defs.get((t, len(tree)))
+            if td is not None:
+                return list(tree), td
+    elif t is dict:
+        try:
+            keys = tuple(sorted(tree))
+        except TypeError:
+            keys = None  # never a cache key: falls through to optree
+        td = _dict_defs.get(keys)
+        if td is not None:
+            leaves = [tree[k] for k in keys]
+            known = _leaf_types
+            for x in leaves:
+                if type(x) not in known:
+                    break
+            else:
+                return leaves, td
+    leaves, spec = optree.tree_flatten(tree, None, none_is_leaf=False, namespace=_NS)
+    td = PyTreeDef(spec)
+    if ((t is tuple or t is list or t is dict) and len(leaves) == len(tree)
+            and spec.num_nodes == len(leaves) + 1):
+        _learn(tree, leaves, td)
+    return leaves, td
+
+
+def tree_flatten(tree, is_leaf=None):
+    """Flattens a pytree into (leaves, treedef); None is an empty node, dict keys sorted."""
+    if is_leaf is None:
+        return flatten(tree)
+    leaves, spec = optree.tree_flatten(tree, is_leaf, none_is_leaf=False, namespace=_NS)
+    return leaves, PyTreeDef(spec)
+
+
+def tree_unflatten(treedef, leaves):
+    """Rebuilds the pytree of structure `treedef` from a flat iterable of leaves."""
+    if type(treedef) is not PyTreeDef:
+        raise TypeError(f"tree_unflatten expects a PyTreeDef, got {type(treedef).__name__}: "
+                        f"{treedef!r}. Note the argument order: (treedef, leaves).")
+    return treedef.unflatten(leaves)
+
+
+def tree_leaves(tree, is_leaf=None):
+    return tree_flatten(tree, is_leaf)[0]
+
+
+def tree_structure(tree, is_leaf=None):
+    return tree_flatten(tree, is_leaf)[1]
+
+
+def treedef_tuple(treedefs):
+    specs = [td._spec for td in treedefs]
+    return PyTreeDef(optree.treespec_tuple(specs, none_is_leaf=False, namespace=_NS))
+
+
+def treedef_children(treedef):
+    return treedef.children()
+
+
+def treedef_is_leaf(treedef):
+    # JAX's definition: one node, so the structure of None counts as a leaf too.
+    return treedef.num_nodes == 1
+
+
+def all_leaves(iterable, is_leaf=None):
+    """True when every element of `iterable` is a leaf (not a pytree node)."""
+    if is_leaf is None:
+        return optree.all_leaves(iterable, none_is_leaf=False, namespace=_NS)
+    items = list(iterable)
+    leaves = tree_leaves(items, is_leaf)
+    return len(leaves) == len(items) and all(a is b for a, b in zip(items, leaves))
+
+
+def is_tree_node(typ):
+    """True when instances of `typ` are pytree nodes (builtin, namedtuple or registered)."""
+    return (typ in _BUILTIN_NODES or typ in _registry or optree.is_namedtuple_class(typ)
+            or optree.is_structseq_class(typ))
+
+
+def build_tree(treedef, xs):
+    """Builds a tree of structure `treedef` from nested iterables `xs` (one per node)."""
+    spec = treedef._spec
+    if spec.num_nodes == 1 and spec.num_leaves == 1:
+        return xs
+    kids, xs = treedef.children(), list(xs)
+    if len(kids) != len(xs):
+        raise ValueError(f"Arity mismatch between trees: {treedef} has {len(kids)} "
+                         f"children at its root but got {len(xs)} values.")
+    return spec.one_level().unflatten([build_tree(k, x) for k, x in zip(kids, xs)])
+
+
+# ---------------------------------------------------------------- registration
+
+_registry = {}      # nodetype -> (flatten_func, unflatten_func)
+_key_flatten = {}   # nodetype -> flatten_with_keys(x) -> ([(key, child)...], aux)
+
+
+def register_pytree_node(nodetype, flatten_func, unflatten_func, flatten_with_keys_func=None):
+    """Makes `nodetype` a pytree node: flatten_func(x) -> (children, aux_data) and
+    unflatten_func(aux_data, children) -> x; aux_data must be hashable."""
+    if nodetype in _registry or nodetype in _BUILTIN_NODES:
+        raise ValueError(f"Duplicate custom PyTreeDef type registration for {nodetype!r}.")
+    optree.register_pytree_node(nodetype, flatten_func, unflatten_func, namespace=_NS)
+    _registry[nodetype] = (flatten_func, unflatten_func)
+    if flatten_with_keys_func is not None:
+        _key_flatten[nodetype] = flatten_with_keys_func
+    _leaf_types.discard(nodetype)
+
+
+def register_pytree_node_class(cls):
+    """Class decorator: registers via `x.tree_flatten()` and `cls.tree_unflatten(aux, kids)`."""
+    register_pytree_node(cls, operator.methodcaller("tree_flatten"), cls.tree_unflatten)
+    return cls
+
+
+def register_pytree_with_keys(nodetype, flatten_with_keys, unflatten_func, flatten_func=None):
+    """Like register_pytree_node, with flatten_with_keys(x) -> ([(key, child)...], aux)."""
+    if flatten_func is None:
+        def flatten_func(x):
+            pairs, aux = flatten_with_keys(x)
+            return [c for _, c in pairs], aux
+    register_pytree_node(nodetype, flatten_func, unflatten_func, flatten_with_keys)
+
+
+def register_pytree_with_keys_class(cls):
+    flat = operator.methodcaller("tree_flatten") if hasattr(cls, "tree_flatten") else None
+    register_pytree_with_keys(cls, operator.methodcaller("tree_flatten_with_keys"),
+                              cls.tree_unflatten, flat)
+    return cls
+
+
+def _getter(names):
+    # attrgetter returns a bare value for one name and refuses zero names.
+    if not names:
+        return lambda x: ()
+    if len(names) == 1:
+        name = names[0]
+        return lambda x: (getattr(x, name),)
+    return operator.attrgetter(*names)
+
+
+def register_dataclass(nodetype, data_fields=None, meta_fields=None, drop_fields=()):
+    """Registers a dataclass: data_fields are children, meta_fields static aux data.
+    When both are omitted they come from the fields, `static=True` metadata marking meta."""
+    if data_fields is None or meta_fields is None:
+        if (data_fields is None) != (meta_fields is None):
+            raise TypeError("register_dataclass: data_fields and meta_fields must both be "
+                            f"specified when either is. Got {data_fields=} {meta_fields=}.")
+        if not dataclasses.is_dataclass(nodetype):
+            raise TypeError("register_dataclass: data_fields and meta_fields are required "
+                            f"when nodetype is not a dataclass. Got {nodetype=}.")
+        fields = [f for f in dataclasses.fields(nodetype) if f.name not in drop_fields]
+        data_fields = [f.name for f in fields if not f.metadata.get("static", False)]
+        meta_fields = [f.name for f in fields if f.metadata.get("static", False)]
+    data_fields, meta_fields = tuple(data_fields), tuple(meta_fields)
+    if dataclasses.is_dataclass(nodetype):
+        init = {f.name for f in dataclasses.fields(nodetype) if f.init} - set(drop_fields)
+        given = {*data_fields, *meta_fields}
+        if given != init:
+            msg = ("data_fields and meta_fields must include all dataclass fields with "
+                   "``init=True`` and only them.")
+            if init - given:
+                msg += (f" Missing fields: {init - given}. Add them to drop_fields to "
+                        "suppress this error.")
+            if given - init:
+                msg += f" Unexpected fields: {given - init}."
+            raise ValueError(msg)
+    if overlap := set(data_fields) & set(meta_fields):
+        raise ValueError(f"data_fields and meta_fields must not overlap. Overlapping "
+                         f"fields: {overlap}.")
+    get_data, get_meta = _getter(data_fields), _getter(meta_fields)
+
+    def flatten_func(x):
+        return get_data(x), get_meta(x)
+
+    def flatten_with_keys(x):
+        return [(GetAttrKey(n), v) for n, v in zip(data_fields, get_data(x))], get_meta(x)
+
+    def unflatten_func(meta, data):
+        return nodetype(**dict(zip(meta_fields, meta)), **dict(zip(data_fields, data)))
+
+    register_pytree_node(nodetype, flatten_func, unflatten_func, flatten_with_keys)
+    return nodetype
+
+
+def register_static(cls):
+    """Registers `cls` as a pytree with no leaves: instances live in the treedef (static)."""
+    register_pytree_with_keys(cls, lambda x: ((), x), lambda x, _: x)
+    return cls
+
+
+# ---------------------------------------------------------------- maps and reductions
+
+def tree_map(f, tree, *rest, is_leaf=None):
+    """f applied leafwise; every tree in `rest` must have `tree`'s structure as a prefix."""
+    leaves, treedef = tree_flatten(tree, is_leaf)
+    if not rest:
+        return treedef._spec.unflatten([f(x) for x in leaves])
+    columns = [leaves] + [_flatten_up_to("tree_map", treedef, tree, r, i, is_leaf)
+                          for i, r in enumerate(rest)]
+    return treedef._spec.unflatten([f(*xs) for xs in zip(*columns)])
+
+
+_NO_INIT = object()  # tree_reduce's "no initializer"
+
+
+def tree_reduce(function, tree, initializer=_NO_INIT, is_leaf=None):
+    leaves = tree_leaves(tree, is_leaf)
+    if initializer is _NO_INIT:
+        return functools.reduce(function, leaves)
+    return functools.reduce(function, leaves, initializer)
+
+
+def tree_reduce_associative(operation, tree, *, identity=_NO_INIT, is_leaf=None):
+    """Reduces the leaves pairwise as a balanced tree (operation must be associative)."""
+    def reduce(xs):
+        if not xs:
+            if identity is _NO_INIT:
+                raise TypeError("Must specify identity for parallel reduction of empty "
+                                "sequence.")
+            return identity
+        if len(xs) == 1:
+            return xs[0]
+        mid = len(xs) // 2
+        return operation(reduce(xs[:mid]), reduce(xs[mid:]))
+    return reduce(tree_leaves(tree, is_leaf))
+
+
+def tree_all(tree, *, is_leaf=None):
+    return all(tree_leaves(tree, is_leaf))
+
+
+def tree_transpose(outer_treedef, inner_treedef, pytree_to_transpose):
+    """Turns a tree of structure outer(inner) into one of structure inner(outer)."""
+    flat, treedef = tree_flatten(pytree_to_transpose)
+    if inner_treedef is None:
+        inner_treedef = tree_structure(outer_treedef.flatten_up_to(pytree_to_transpose)[0])
+    n_in, n_out = inner_treedef.num_leaves, outer_treedef.num_leaves
+    if treedef.num_leaves != n_in * n_out:
+        raise TypeError(f"Mismatch\n{treedef}\n != \n{outer_treedef.compose(inner_treedef)}")
+    rows = [flat[i * n_in:(i + 1) * n_in] for i in range(n_out)]
+    return inner_treedef.unflatten([outer_treedef.unflatten(col) for col in zip(*rows)])
+
+
+def tree_broadcast(prefix_tree, full_tree, is_leaf=None):
+    """Repeats each leaf of `prefix_tree` over the matching subtree of `full_tree`."""
+    out = []
+    add = lambda x, sub: out.extend([x] * tree_structure(sub).num_leaves)  # noqa: E731
+    tree_map(add, prefix_tree, full_tree, is_leaf=is_leaf)
+    return tree_structure(full_tree).unflatten(out)
+
+
+_NONE_PROXY, _SLOT = object(), object()  # plain objects are leaves
+
+
+def prefix_broadcast(prefix_tree, full_treedef, name):
+    """One prefix value per leaf of `full_treedef` (e.g. vmap's in_axes); None in the
+    prefix is a value, not a node. Raises ValueError naming `name` on mismatch."""
+    n = full_treedef.num_leaves
+    if prefix_tree is None or type(prefix_tree) is int:
+        return [prefix_tree] * n
+    prefix = optree.tree_map(lambda x: _NONE_PROXY if x is None else x, prefix_tree,
+                             none_is_leaf=True, namespace=_NS)
+    dummy = full_treedef._spec.unflatten([_SLOT] * n)
+    try:
+        out = optree.broadcast_prefix(prefix, dummy, none_is_leaf=False, namespace=_NS)
+    except ValueError:
+        errs = optree.prefix_errors(prefix, dummy, none_is_leaf=False, namespace=_NS)
+        detail = f"\n{errs[0](name)}" if errs else ""
+        raise ValueError(f"{name} specification must be a tree prefix of the corresponding "
+                         f"value, got specification {prefix_tree!r} for value tree "
+                         f"{full_treedef}.{detail}") from None
+    return [None if x is _NONE_PROXY else x for x in out]
+
+
+# ---------------------------------------------------------------- key paths
+
+def _key_children(x):
+    """[(key, child)...] for one pytree node, or None when x is a leaf."""
+    t = type(x)
+    kf = _key_flatten.get(t)
+    if kf is not None:
+        return list(kf(x)[0])
+    if t in _registry:  # call it directly so that its own errors surface
+        return [(FlattenedIndexKey(i), c) for i, c in enumerate(_registry[t][0](x)[0])]
+    try:
+        kids, _, entries, _ = optree.tree_flatten_one_level(x, none_is_leaf=False,
+                                                            namespace=_NS)
+    except ValueError:
+        return None
+    if t in (tuple, list, collections.deque):
+        return [(SequenceKey(i), c) for i, c in zip(entries, kids)]
+    if t in (dict, collections.OrderedDict, collections.defaultdict):
+        return [(DictKey(k), c) for k, c in zip(entries, kids)]
+    if optree.is_namedtuple_class(t) or optree.is_structseq_class(t):
+        fields = optree.namedtuple_fields(t) if optree.is_namedtuple_class(t) \
+            else optree.structseq_fields(t)
+        return [(GetAttrKey(f), c) for f, c in zip(fields, kids)]
+    return [(FlattenedIndexKey(i), c) for i, c in enumerate(kids)]
+
+
+def flatten_one_level(tree):
+    """(children, aux_data) of the root node; ValueError for a leaf."""
+    try:
+        kids, data, _, _ = optree.tree_flatten_one_level(tree, none_is_leaf=False,
+                                                         namespace=_NS)
+    except ValueError:
+        raise ValueError(f"can't tree-flatten type: {type(tree)}") from None
+    t = type(tree)
+    meta = tuple(data) if t is dict else t if _is_namedtuple_node(t) else _jax_aux(t, data)
+    return tuple(kids), meta
+
+
+def flatten_one_level_with_keys(tree):
+    pairs = _key_children(tree)
+    if pairs is None:
+        raise ValueError(f"can't tree-flatten type: {type(tree)}")
+    return pairs, flatten_one_level(tree)[1]
+
+
+def tree_flatten_with_path(tree, is_leaf=None, is_leaf_takes_path=False):
+    """Like tree_flatten, but each leaf comes as (key_path, leaf)."""
+    out, decisions = [], []
+
+    def visit(path, x):
+        if is_leaf is not None:
+            leaf = bool(is_leaf(path, x) if is_leaf_takes_path else is_leaf(x))
+            decisions.append(leaf)
+            if leaf:
+                out.append((path, x))
+                return
+        pairs = _key_children(x)
+        if pairs is None:
+            out.append((path, x))
+        else:
+            for k, c in pairs:
+                visit((*path, k), c)
+
+    visit((), tree)
+    if is_leaf is None:
+        return out, flatten(tree)[1]
+    # Replay our decisions: optree asks is_leaf in the same pre-order we visited in.
+    replay = iter(decisions)
+    _, spec = optree.tree_flatten(tree, lambda _: next(replay), none_is_leaf=False,
+                                  namespace=_NS)
+    return out, PyTreeDef(spec)
+
+
+def tree_leaves_with_path(tree, is_leaf=None, is_leaf_takes_path=False):
+    return tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)[0]
+
+
+def tree_map_with_path(f, tree, *rest, is_leaf=None, is_leaf_takes_path=False):
+    """Like tree_map, with f(key_path, leaf, *rest_leaves)."""
+    pairs, treedef = tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)
+    plain_is_leaf = None if is_leaf_takes_path else is_leaf
+    columns = [[p for p, _ in pairs], [x for _, x in pairs]]
+    columns += [_flatten_up_to("tree_map_with_path", treedef, tree, r, i, plain_is_leaf)
+                for i, r in enumerate(rest)]
+    return treedef._spec.unflatten([f(*xs) for xs in zip(*columns)])
+
+
+def _flatten_up_to(fn, treedef, tree, other, i, is_leaf):
+    try:
+        return treedef._spec.flatten_up_to(other)
+    except ValueError as e:
+        # optree ports JAX's prefix diagnosis: it names the key path where trees differ.
+        errs = optree.prefix_errors(tree, other, is_leaf, none_is_leaf=False, namespace=_NS)
+        detail = str(errs[0](f"{fn} tree")) if errs else _jaxify(str(e))
+        raise ValueError(f"{fn}: rest[{i}] must have the structure of the first tree as a "
+                         f"prefix.\n{detail}\n  first tree: {treedef}\n  rest[{i}]:    "
+                         f"{tree_structure(other, is_leaf)}") from None
+
+
+# ---------------------------------------------------------------- Partial
+
+class _CallableShim:
+    """Holds an inner functools.partial as Partial's func, so CPython does not merge the
+    two: the inner partial's arguments stay static, exactly as in JAX."""
+
+    def __init__(self, fun):
+        self.fun = fun
+
+    def __call__(self, *args, **kwargs):
+        return self.fun(*args, **kwargs)
+
+    def __hash__(self):
+        return hash(self.fun)
+
+    def __eq__(self, other):
+        return self.fun == (other.fun if isinstance(other, _CallableShim) else other)
+
+    def __repr__(self):
+        return f"_CallableShim({self.fun!r})"
+
+
+class Partial(functools.partial):
+    """functools.partial that is a pytree: args and keywords are children, func is
+    static (part of the treedef), so a Partial can be passed through jit/vmap/grad."""
+
+    def __new__(cls, func, *args, **kwargs):
+        if not isinstance(func, functools.partial):
+            return super().__new__(cls, func, *args, **kwargs)
+        shim = _CallableShim(func)
+        out = super().__new__(cls, shim, *args, **kwargs)
+        # Look like a partial afterwards (introspection), once merging can't happen.
+        shim.func, shim.args, shim.keywords = func.func, func.args, func.keywords
+        return out
+
+
+register_pytree_node(Partial, lambda p: ((p.args, p.keywords), p.func),
+                     lambda func, xs: Partial(func, *xs[0], **xs[1]))
+
+# JAX exposes its registry object; ours forwards to the functions above.
+default_registry = types.SimpleNamespace(
+    flatten=tree_flatten, register_node=register_pytree_node, is_node=is_tree_node,
+    flatten_one_level=lambda x: None if _key_children(x) is None else flatten_one_level(x))
