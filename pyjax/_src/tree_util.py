@@ -199,7 +199,7 @@ _CACHE_MAX = 4096
 
 
 def _learn(tree, leaves, treedef):
-    if len(_leaf_types) > _CACHE_MAX or len(_dict_defs) > _CACHE_MAX:
+    if max(len(_leaf_types), len(_seq_defs), len(_dict_defs)) > _CACHE_MAX:
         return
     t = type(tree)
     if t is dict:
@@ -466,7 +466,7 @@ def tree_transpose(outer_treedef, inner_treedef, pytree_to_transpose):
 def tree_broadcast(prefix_tree, full_tree, is_leaf=None):
     """Repeats each leaf of `prefix_tree` over the matching subtree of `full_tree`."""
     out = []
-    add = lambda x, sub: out.extend([x] * tree_structure(sub).num_leaves)  # noqa: E731
+    add = lambda x, sub: out.extend([x] * tree_structure(sub).num_leaves)
     tree_map(add, prefix_tree, full_tree, is_leaf=is_leaf)
     return tree_structure(full_tree).unflatten(out)
 
@@ -513,10 +513,10 @@ def _key_children(x):
         return [(SequenceKey(i), c) for i, c in zip(entries, kids)]
     if t in (dict, collections.OrderedDict, collections.defaultdict):
         return [(DictKey(k), c) for k, c in zip(entries, kids)]
-    if optree.is_namedtuple_class(t) or optree.is_structseq_class(t):
-        fields = optree.namedtuple_fields(t) if optree.is_namedtuple_class(t) \
-            else optree.structseq_fields(t)
-        return [(GetAttrKey(f), c) for f, c in zip(fields, kids)]
+    if optree.is_namedtuple_class(t):
+        return [(GetAttrKey(f), c) for f, c in zip(optree.namedtuple_fields(t), kids)]
+    if optree.is_structseq_class(t):
+        return [(GetAttrKey(f), c) for f, c in zip(optree.structseq_fields(t), kids)]
     return [(FlattenedIndexKey(i), c) for i, c in enumerate(kids)]
 
 

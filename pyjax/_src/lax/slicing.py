@@ -35,7 +35,7 @@ def _slice_abstract_eval(x, start_indices, limit_indices, strides):
 
 def _slice_impl(x, start_indices, limit_indices, strides):
     strides = strides or (1,) * x.ndim
-    return x[tuple(slice(lo, hi, s) for lo, hi, s in
+    return x[tuple(builtins.slice(lo, hi, s) for lo, hi, s in
                    zip(start_indices, limit_indices, strides))]
 
 

@@ -1,0 +1,225 @@
+"""What every control-flow primitive shares: tracing a user function once into a closed
+jaxpr whose captured values became explicit operands, joining branch consts, the type and
+pytree checks with JAX's messages, and small jaxpr surgery. Imports core, interpreters,
+backends and lax families only."""
+from __future__ import annotations
+
+import inspect
+
+from pyjax._src import dtypes, tree_util
+from pyjax._src.backends import numpy_backend
+from pyjax._src.core import jaxpr as jx
+from pyjax._src.core.avals import ShapedArray, get_aval, is_valid_jax_type
+from pyjax._src.core.trace import Tracer
+from pyjax._src.interpreters import partial_eval as pe
+
+
+# --- tracing ----------------------------------------------------------------------------
+
+def trace_fun(fun, in_tree, in_avals, api_name):
+    """Traces fun(*tree_unflatten(in_tree, args)) once. Returns (ClosedJaxpr with no consts
+    whose leading invars stand for the captured values, those values, out treedef)."""
+
+    def flat_fun(*args):
+        out = fun(*tree_util.tree_unflatten(in_tree, args))
+        leaves, flat_fun.out_tree = tree_util.flatten(out)
+        for leaf in leaves:
+            if not is_valid_jax_type(leaf):
+                raise TypeError(
+                    f"{api_name}: the function {fun_description(fun)} returned a value of "
+                    f"type {type(leaf)}, which is not a valid JAX type. It must return "
+                    "arrays or scalars (in pytrees).")
+        return leaves
+
+    jaxpr, consts = pe.trace_to_jaxpr(flat_fun, list(in_avals), pe.debug_info_of(fun))
+    closed = jx.ClosedJaxpr(jx.convert_constvars_to_invars(jaxpr), ())
+    return closed, list(consts), flat_fun.out_tree
+
+
+def trace_branches(funs, in_tree, in_avals, api_name):
+    """Traces each function once; all of them then take the union of every branch's
+    captured values as leading operands (each ignoring the others'). Returns
+    (closed jaxprs, consts, out treedefs)."""
+    traced = [trace_fun(f, in_tree, in_avals, api_name) for f in funs]
+    consts, position = [], {}
+    for _, cs, _ in traced:
+        for c in cs:
+            if id(c) not in position:
+                position[id(c)] = len(consts)
+                consts.append(c)
+    jaxprs = []
+    for closed, cs, _ in traced:
+        jaxpr = closed.jaxpr
+        own = {position[id(c)]: v for c, v in zip(cs, jaxpr.invars)}
+        const_vars = [own[i] if i in own else jx.Var(get_aval(c))
+                      for i, c in enumerate(consts)]
+        jaxprs.append(jx.ClosedJaxpr(jx.Jaxpr(
+            (), const_vars + jaxpr.invars[len(cs):], jaxpr.outvars, jaxpr.eqns,
+            jaxpr.effects, jaxpr.debug_info), ()))
+    return jaxprs, consts, [t for _, _, t in traced]
+
+
+is_valid = is_valid_jax_type
+
+
+def is_concrete(x):
+    return not isinstance(x, Tracer) or x.to_concrete_value() is not None
+
+
+def avals_of(leaves):
+    return [get_aval(x) for x in leaves]
+
+
+def run_closed(closed, args):
+    """The NumPy executor on a sub-jaxpr (used by the primitives' impls)."""
+    return numpy_backend.execute_closed_jaxpr(closed, list(args))
+
+
+# --- messages ---------------------------------------------------------------------------
+
+def fun_description(fun):
+    """'name defined at file:line', as JAX names user functions in errors."""
+    inner = getattr(fun, "__wrapped__", fun)
+    name = getattr(inner, "__name__", None) or type(inner).__name__
+    code = getattr(inner, "__code__", None)
+    return f"{name} defined at {code.co_filename}:{code.co_firstlineno}" if code else name
+
+
+def _capitalize(s):
+    return s[:1].upper() + s[1:]
+
+
+def _mismatch_detail(a, b):
+    parts = []
+    if a.dtype != b.dtype:
+        parts.append("the dtypes do not match")
+    if a.shape != b.shape:
+        parts.append("the shapes do not match")
+    return (", so " + " and also ".join(parts)) if parts else ""
+
+
+def _bulleted(diffs):
+    if len(diffs) == 1:
+        return _capitalize(diffs[0]) + ".\n"
+    return "\n".join(f"  * {d};" for d in diffs[:-1]) + f"\n  * {diffs[-1]}.\n"
+
+
+def _paths(tree, avals):
+    """Key-path strings per leaf of a tree of structure `tree` ('' for a bare leaf)."""
+    try:
+        value = tree_util.tree_unflatten(tree, avals)
+        leaves, _ = tree_util.tree_flatten_with_path(
+            value, is_leaf=lambda x: isinstance(x, ShapedArray))
+        return [tree_util.keystr(p) for p, _ in leaves]
+    except (ValueError, TypeError):
+        return [""] * len(avals)
+
+
+def check_branch_outputs(api_name, names, funs, trees, out_avals):
+    """Every branch must return the pytree structure and types of the first one."""
+    name0, tree0, avals0 = names[0], trees[0], out_avals[0]
+    for name, fun, tree, avals in zip(names[1:], funs[1:], trees[1:], out_avals[1:]):
+        header = (f"{name0} is {fun_description(funs[0])}\n"
+                  f"{name} is {fun_description(fun)}\n\n")
+        if tree != tree0:
+            raise TypeError(
+                f"{api_name} branch outputs must have the same pytree structure, but they "
+                f"differ:\n\n{header}The output of {name0} has structure {tree0} but the "
+                f"output of {name} has structure {tree}.\n\nRevise {name0} and/or {name} "
+                "so that they have the same pytree structure.")
+        paths = _paths(tree0, avals0)
+        diffs = [f"the output of {name0}{' at path ' + p if p else ''} has type "
+                 f"{a.str_short()} but the corresponding output of {name} has type "
+                 f"{b.str_short()}{_mismatch_detail(a, b)}"
+                 for p, a, b in zip(paths, avals0, avals) if not a.same_type(b)]
+        if diffs:
+            raise TypeError(
+                f"{api_name} branches must have equal output types but they differ.\n\n"
+                f"{header}{_bulleted(diffs)}\nRevise {name0} and/or {name} so that all "
+                "output types match.")
+
+
+def check_carry_type(what, body_fun, in_carry_tree, in_avals, out_tree, out_avals):
+    """The carry a loop body returns must have the carry's structure and types, as JAX
+    checks; the message names the carry argument and both types."""
+    try:
+        carry_name = next(iter(inspect.signature(body_fun).parameters))
+    except (ValueError, TypeError, StopIteration):
+        carry_name = None
+
+    def component(path):
+        if carry_name:
+            return (f"the input carry component {carry_name}{path}" if path
+                    else f"the input carry {carry_name}")
+        return f"the input carry at path {path}" if path else "the input carry"
+
+    if in_carry_tree != out_tree:
+        raise TypeError(
+            f"{what} function carry input and carry output must have the same pytree "
+            f"structure, but they differ:\n\n{_capitalize(component(''))} has structure "
+            f"{in_carry_tree} but the carry output has structure {out_tree}.\n\nRevise the "
+            "function so that the carry output has the same pytree structure as the carry "
+            "input.")
+    paths = _paths(in_carry_tree, in_avals)
+    diffs = [f"{component(p)} has type {a.str_short()} but the corresponding output carry "
+             f"component has type {b.str_short()}{_mismatch_detail(a, b)}"
+             for p, a, b in zip(paths, in_avals, out_avals) if not a.same_type(b)]
+    if diffs:
+        raise TypeError(
+            f"{what} function carry input and carry output must have equal types (e.g. "
+            f"shapes and dtypes of arrays), but they differ:\n\n{_bulleted(diffs)}\n"
+            "Revise the function so that all output types (e.g. shapes and dtypes) match "
+            "the corresponding input types.")
+
+
+def promote_weak_carry(values, in_avals, out_avals):
+    """Weakly typed initial carries (Python scalars) take the type the body returns, as
+    in JAX. Returns (values, changed)."""
+    from pyjax._src.lax.elementwise import convert_element_type
+    if len(values) != len(out_avals):
+        return values, False
+    changed = False
+    values = list(values)
+    for i, (a, b) in enumerate(zip(in_avals, out_avals)):
+        if a.weak_type and not a.same_type(b):
+            values[i] = convert_element_type(values[i], dtypes.result_type(values[i], b))
+            changed = True
+    return values, changed
+
+
+def check_operands(name, jaxpr, avals, what="operands"):
+    """Operand types must be those the sub-jaxpr was traced for (weak types aside)."""
+    expected = jaxpr.in_avals
+    if len(avals) != len(expected) or any(not a.same_type(e) for a, e in
+                                          zip(avals, expected)):
+        raise TypeError(f"{name}: {what} of types {[a.str_short() for a in avals]} do not "
+                        f"match the traced jaxpr's {[e.str_short() for e in expected]}")
+
+
+# --- jaxpr surgery ----------------------------------------------------------------------
+
+def permute_binders(closed, in_order=None, out_order=None):
+    """The same computation with invars/outvars reordered: new position k holds the old
+    position in_order[k] (None keeps the order)."""
+    jaxpr = closed.jaxpr
+    invars = jaxpr.invars if in_order is None else [jaxpr.invars[i] for i in in_order]
+    outvars = jaxpr.outvars if out_order is None else [jaxpr.outvars[i] for i in out_order]
+    return jx.ClosedJaxpr(jx.Jaxpr(jaxpr.constvars, invars, outvars, jaxpr.eqns,
+                                   jaxpr.effects, jaxpr.debug_info), closed.consts)
+
+
+def add_unused_invars(closed, avals, at):
+    """Inserts unused invars of the given avals at position `at`."""
+    jaxpr = closed.jaxpr
+    new = [jx.Var(a) for a in avals]
+    invars = jaxpr.invars[:at] + new + jaxpr.invars[at:]
+    return jx.ClosedJaxpr(jx.Jaxpr(jaxpr.constvars, invars, jaxpr.outvars, jaxpr.eqns,
+                                   jaxpr.effects, jaxpr.debug_info), closed.consts)
+
+
+def consts_as_invars(closed):
+    """A closed jaxpr with no consts (its consts become leading inputs) and the consts."""
+    if not closed.consts:
+        return closed, []
+    return (jx.ClosedJaxpr(jx.convert_constvars_to_invars(closed.jaxpr), ()),
+            list(closed.consts))

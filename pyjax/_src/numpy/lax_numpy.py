@@ -1,0 +1,695 @@
+"""Array creation, shape manipulation, where/clip, and products (dot, matmul, vdot,
+inner, outer) for jax.numpy. Shapes and axes must be static; values may be traced."""
+from __future__ import annotations
+
+import builtins
+import operator
+
+import numpy as np
+
+from pyjax._src import dtypes, errors
+from pyjax._src.array import Array
+from pyjax._src.core.avals import ShapedArray, get_aval
+from pyjax._src.core.trace import Tracer
+from pyjax._src.lax import dot as ldot
+from pyjax._src.lax import elementwise as ew
+from pyjax._src.lax import structural as st
+from pyjax._src.numpy.util import check_arraylike, convert, ensure_array, promote_dtypes
+from pyjax._src.util import canonicalize_axes, canonicalize_axis
+
+ndarray = Array
+
+
+# --- creation ---------------------------------------------------------------------------
+
+def _check_int_range(x, dtype):
+    if isinstance(x, int) and not isinstance(x, bool) and np.dtype(dtype).kind in "iu":
+        info = np.iinfo(dtype)
+        if not info.min <= x <= info.max:
+            raise OverflowError(f"Python int {x} too large to convert to {np.dtype(dtype)}")
+
+
+def _host_array(obj, dtype):
+    """NumPy conversion of nested lists/scalars with JAX's canonical dtypes."""
+    value = np.asarray(obj) if dtype is None else np.asarray(obj, dtype=dtype)
+    if value.dtype == object:
+        raise TypeError(f"JAX only supports number and bool dtypes, got an object array "
+                        f"from {type(obj)}")
+    if dtype is None:
+        if dtypes.is_python_scalar(obj):
+            target = dtypes.python_scalar_dtype(obj)
+        elif value.dtype.kind in "U S":
+            raise TypeError(f"JAX does not support string arrays, got dtype {value.dtype}")
+        else:
+            target = dtypes.canonicalize_dtype(value.dtype)
+    else:
+        target = dtypes.canonicalize_dtype(dtype)
+    if dtypes.is_python_scalar(obj):
+        _check_int_range(obj, target)
+    return value.astype(target, copy=False)
+
+
+def _contains_traced(obj):
+    if isinstance(obj, (Array, Tracer)):
+        return True
+    if isinstance(obj, (list, tuple)):
+        return builtins.any(_contains_traced(o) for o in obj)
+    return False
+
+
+def array(object, dtype=None, copy=True, order=None, ndmin=0):
+    """A new array from an array, a scalar, or (nested) lists of them."""
+    if order not in (None, "K", "C", "A"):
+        raise NotImplementedError(f"jnp.array order={order!r} is not supported")
+    if dtype is not None:
+        dtype = dtypes.canonicalize_dtype(dtype)
+    if isinstance(object, (Array, Tracer)):
+        out = convert(object, dtype or object.aval.dtype)
+        if isinstance(out, Array) and copy and out is object:
+            out = Array(np.array(object._value), aval=object.aval.strip_weak_type())
+        elif out is object and object.aval.weak_type:
+            out = convert(object, object.aval.dtype, False)
+    elif isinstance(object, (list, tuple)) and _contains_traced(object):
+        if len(object) == 0:
+            out = ensure_array(_host_array(object, dtype))
+        else:
+            items = [array(o, dtype) for o in object]
+            items = promote_dtypes(*items) if dtype is None else items
+            out = st.concatenate([st.expand_dims(i, (0,)) for i in items], 0)
+    elif hasattr(object, "__jax_array__"):
+        return array(object.__jax_array__(), dtype, copy, order, ndmin)
+    else:
+        if isinstance(object, (list, tuple)) and builtins.any(
+                isinstance(o, (list, tuple, np.ndarray)) for o in object):
+            shapes = {np.shape(o) for o in object}
+            if len(shapes) > 1:
+                raise ValueError("setting an array element with a sequence: the nested "
+                                 f"sequences have different shapes {sorted(shapes)}")
+        out = Array(_host_array(object, dtype).copy())
+    out = ensure_array(out)
+    if ndmin > out.ndim:
+        out = st.reshape(out, (1,) * (ndmin - out.ndim) + out.shape)
+    return out
+
+
+def asarray(a, dtype=None, order=None, *, copy=None):
+    """Like array, but returns `a` itself when it already is an array of that dtype."""
+    if isinstance(a, (Array, Tracer)) and (dtype is None or
+                                           dtypes.canonicalize_dtype(dtype) == a.aval.dtype):
+        return a
+    if isinstance(a, (np.ndarray, np.generic)) or dtypes.is_python_scalar(a):
+        if dtype is None and dtypes.is_python_scalar(a):
+            aval = get_aval(a)
+            _check_int_range(a, aval.dtype)
+            return Array(np.asarray(a, aval.dtype), aval=aval.strip_weak_type())
+        return Array(_host_array(a, dtype))
+    return array(a, dtype=dtype, copy=False)
+
+
+def _shape_arg(shape, where):
+    if isinstance(shape, (int, np.integer)) or hasattr(shape, "__index__") and not \
+            isinstance(shape, (tuple, list)):
+        shape = (shape,)
+    out = []
+    for d in shape:
+        if isinstance(d, Tracer) and d.to_concrete_value() is None:
+            raise errors.ConcretizationTypeError(
+                d, f"The error arose in jnp.{where}: the shape argument must be static.\n")
+        d = operator.index(d)
+        if d < 0:
+            raise ValueError(f"negative dimensions are not allowed, got shape {tuple(shape)} "
+                             f"in jnp.{where}")
+        out.append(d)
+    return tuple(out)
+
+
+def _default_dtype(dtype, fill=None):
+    if dtype is not None:
+        return dtypes.canonicalize_dtype(dtype)
+    if fill is not None:
+        return dtypes.result_type(fill)
+    return dtypes.default_float_dtype()
+
+
+def zeros(shape, dtype=None, *, device=None):
+    return full(shape, 0, _default_dtype(dtype))
+
+
+def ones(shape, dtype=None, *, device=None):
+    return full(shape, 1, _default_dtype(dtype))
+
+
+def empty(shape, dtype=None, *, device=None):
+    """Zeros: JAX arrays are never uninitialised."""
+    return zeros(shape, dtype)
+
+
+def full(shape, fill_value, dtype=None, *, device=None):
+    shape = _shape_arg(shape, "full")
+    dtype = _default_dtype(dtype, fill_value)
+    if isinstance(fill_value, (Array, Tracer)) and fill_value.aval.shape:
+        return ensure_array(st.broadcast_to_shape(convert(fill_value, dtype), shape))
+    if not isinstance(fill_value, (Array, Tracer)):
+        fill = np.asarray(fill_value)
+        if fill.ndim:
+            return ensure_array(Array(np.broadcast_to(fill.astype(dtype), shape).copy()))
+        _check_int_range(fill_value, dtype)
+        return Array(np.full(shape, fill_value, dtype))
+    return ensure_array(st.broadcast_in_dim(convert(fill_value, dtype), shape, ()))
+
+
+def _like(name, fill):
+    def fn(a, dtype=None, shape=None, *, device=None):
+        aval = get_aval(a) if not hasattr(a, "shape") or hasattr(a, "aval") or \
+            isinstance(a, (np.ndarray, np.generic)) else ShapedArray(a.shape, a.dtype)
+        dtype = dtypes.canonicalize_dtype(dtype) if dtype is not None else aval.dtype
+        target_shape = aval.shape if shape is None else _shape_arg(shape, name)
+        return full(target_shape, fill, dtype)
+    fn.__name__ = name
+    return fn
+
+
+zeros_like = _like("zeros_like", 0)
+ones_like = _like("ones_like", 1)
+empty_like = _like("empty_like", 0)
+
+
+def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
+    aval = get_aval(a)
+    dtype = dtypes.canonicalize_dtype(dtype) if dtype is not None else aval.dtype
+    return full(aval.shape if shape is None else shape, fill_value, dtype)
+
+
+def _concrete_scalar(x, name, arg):
+    if isinstance(x, Tracer):
+        value = x.to_concrete_value()
+        if value is None:
+            raise errors.ConcretizationTypeError(
+                x, f"The error arose in jnp.{name} argument '{arg}': it must be static "
+                "because it decides the shape of the result.\n")
+        return value.item()
+    if isinstance(x, Array):
+        return x.item()
+    return x
+
+
+def arange(start, stop=None, step=None, dtype=None, *, device=None):
+    """Evenly spaced values in [start, stop). All arguments must be concrete."""
+    start = _concrete_scalar(start, "arange", "start")
+    stop = _concrete_scalar(stop, "arange", "stop") if stop is not None else None
+    step = _concrete_scalar(step, "arange", "step") if step is not None else None
+    if dtype is None:
+        dtype = dtypes.result_type(*[v for v in (start, stop, step) if v is not None])
+    dtype = dtypes.canonicalize_dtype(dtype)
+    if stop is None and step is None and np.dtype(dtype).kind in "iu":
+        return ensure_array(st.iota(dtype, builtins.max(int(np.ceil(start)), 0)))
+    if stop is None:
+        start, stop = 0, start
+    values = np.arange(start, stop, 1 if step is None else step)
+    return Array(values.astype(dtype))
+
+
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0,
+             *, device=None):
+    """num evenly spaced samples over [start, stop]; start/stop may be traced arrays."""
+    num = operator.index(_concrete_scalar(num, "linspace", "num"))
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    check_arraylike("linspace", start, stop)
+    computation = dtypes.result_type(start, stop, dtypes.default_float_dtype())
+    out_dtype = dtypes.canonicalize_dtype(dtype) if dtype is not None else computation
+    start, stop = convert(start, computation), convert(stop, computation)
+    start_aval = get_aval(start)
+    bshape = np.broadcast_shapes(start_aval.shape, get_aval(stop).shape)
+    start = st.broadcast_to_shape(start, bshape)
+    stop = st.broadcast_to_shape(stop, bshape)
+    div = (num - 1) if endpoint else num
+    iota_shape = (num,) + bshape
+    steps = st.broadcasted_iota(computation, iota_shape, 0)
+    delta = ew.sub(stop, start)
+    expand = lambda v: st.broadcast_in_dim(v, iota_shape, tuple(range(1, 1 + len(bshape))))
+    if div > 0:
+        step = ew.div(delta, np.array(div, computation))
+        out = ew.add(expand(start), ew.mul(steps, expand(step)))
+        if endpoint and num > 1:
+            from pyjax._src.lax.slicing import slice_in_dim
+            out = st.concatenate([slice_in_dim(out, 0, num - 1), st.expand_dims(stop, (0,))],
+                                 0)
+    else:
+        step = ew.mul(delta, np.array(np.nan, computation))
+        out = expand(start) if num else st.broadcast_in_dim(start, iota_shape,
+                                                            tuple(range(1, 1 + len(bshape))))
+    out = moveaxis(out, 0, canonicalize_axis(axis, len(iota_shape)))
+    if np.dtype(out_dtype).kind in "iu":
+        out = ew.floor(out)
+    out = ensure_array(convert(out, out_dtype))
+    return (out, ensure_array(step)) if retstep else out
+
+
+def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    from pyjax._src.numpy.ufuncs import power
+    exponents = linspace(start, stop, num, endpoint, dtype=None, axis=axis)
+    out = power(convert(base, get_aval(exponents).dtype), exponents)
+    return out.astype(dtype) if dtype is not None else out
+
+
+def eye(N, M=None, k=0, dtype=None, *, device=None):
+    """Ones on the k-th diagonal of an N x M matrix."""
+    N = operator.index(N)
+    M = N if M is None else operator.index(M)
+    dtype = _default_dtype(dtype)
+    rows = st.broadcasted_iota(np.int32, (N, M), 0)
+    cols = st.broadcasted_iota(np.int32, (N, M), 1)
+    return ensure_array(convert(ew.eq(ew.add(rows, np.int32(k)), cols), dtype))
+
+
+def identity(n, dtype=None):
+    return eye(n, dtype=dtype)
+
+
+# --- shape manipulation -----------------------------------------------------------------
+
+def shape(a):
+    return get_aval(a).shape
+
+
+def ndim(a):
+    return get_aval(a).ndim
+
+
+def size(a, axis=None):
+    aval = get_aval(a)
+    return aval.size if axis is None else aval.shape[axis]
+
+
+def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
+    """Gives `a` a new shape; -1 infers one size. Shapes must be static (use np, not jnp,
+    to compute them from other shapes)."""
+    if newshape is not None:
+        shape = newshape
+    check_arraylike("reshape", a)
+    if order not in ("C", "F", "A"):
+        raise ValueError(f"reshape order must be 'C' or 'F', got {order!r}")
+    dims = shape if isinstance(shape, (tuple, list)) else (shape,)
+    for d in dims:
+        if isinstance(d, Tracer) and d.to_concrete_value() is None:
+            raise errors.ConcretizationTypeError(
+                d, "The error arose in jax.numpy.reshape: the new shape must be static. "
+                "Compute it with `np` from static shapes (e.g. `np.prod(x.shape)`), not with "
+                "`jnp`.\n")
+    dims = tuple(operator.index(d) for d in dims)
+    if order == "F":
+        aval = get_aval(a)
+        rev_in = st.transpose(a, tuple(reversed(range(aval.ndim))))
+        out = st.reshape(rev_in, tuple(reversed(dims)))
+        return ensure_array(st.transpose(out, tuple(reversed(range(len(dims))))))
+    return ensure_array(st.reshape(a, dims))
+
+
+def ravel(a, order="C"):
+    return reshape(a, (-1,), order)
+
+
+def transpose(a, axes=None):
+    check_arraylike("transpose", a)
+    n = ndim(a)
+    axes = tuple(reversed(range(n))) if axes is None else \
+        tuple(canonicalize_axis(x, n) for x in axes)
+    if sorted(axes) != list(range(n)):
+        raise ValueError(f"axes {axes} don't match array of dimension {n}")
+    return ensure_array(st.transpose(a, axes))
+
+
+def permute_dims(a, axes):
+    return transpose(a, axes)
+
+
+def matrix_transpose(x):
+    n = ndim(x)
+    if n < 2:
+        raise ValueError(f"matrix_transpose requires at least 2 dimensions, got {n}")
+    return transpose(x, tuple(range(n - 2)) + (n - 1, n - 2))
+
+
+def moveaxis(a, source, destination):
+    n = ndim(a)
+    src = canonicalize_axes(source, n, "source")
+    dst = canonicalize_axes(destination, n, "destination")
+    if len(src) != len(dst):
+        raise ValueError("Inconsistent number of elements: source and destination axes "
+                         f"{source} and {destination}")
+    order = [i for i in range(n) if i not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return ensure_array(st.transpose(a, tuple(order)))
+
+
+def swapaxes(a, axis1, axis2):
+    n = ndim(a)
+    perm = list(range(n))
+    i, j = canonicalize_axis(axis1, n), canonicalize_axis(axis2, n)
+    perm[i], perm[j] = perm[j], perm[i]
+    return ensure_array(st.transpose(a, tuple(perm)))
+
+
+def squeeze(a, axis=None):
+    aval = get_aval(a)
+    if axis is None:
+        axes = tuple(i for i, d in enumerate(aval.shape) if d == 1)
+    else:
+        axes = canonicalize_axes(axis, aval.ndim)
+        for i in axes:
+            if aval.shape[i] != 1:
+                raise ValueError("cannot select an axis to squeeze out which has size not "
+                                 f"equal to one, got shape={aval.shape} and dimensions="
+                                 f"{axes}")
+    return ensure_array(st.squeeze(a, axes))
+
+
+def expand_dims(a, axis):
+    check_arraylike("expand_dims", a)
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    return ensure_array(st.expand_dims(a, axes))
+
+
+def atleast_1d(*arys):
+    outs = [a if ndim(a) >= 1 else reshape(a, (1,)) for a in map(asarray, arys)]
+    return outs[0] if len(outs) == 1 else outs
+
+
+def atleast_2d(*arys):
+    outs = []
+    for a in map(asarray, arys):
+        outs.append(a if ndim(a) >= 2 else reshape(a, (1,) * (2 - ndim(a)) + shape(a)))
+    return outs[0] if len(outs) == 1 else outs
+
+
+def atleast_3d(*arys):
+    outs = []
+    for a in map(asarray, arys):
+        n = ndim(a)
+        if n == 0:
+            a = reshape(a, (1, 1, 1))
+        elif n == 1:
+            a = reshape(a, (1, shape(a)[0], 1))
+        elif n == 2:
+            a = reshape(a, shape(a) + (1,))
+        outs.append(a)
+    return outs[0] if len(outs) == 1 else outs
+
+
+def concatenate(arrays, axis=0, dtype=None):
+    if isinstance(arrays, (Array, Tracer, np.ndarray)):
+        arrays = list(arrays)
+    if not arrays:
+        raise ValueError("Need at least one array to concatenate.")
+    check_arraylike("concatenate", *arrays)
+    arrays = [asarray(a) for a in arrays]
+    if axis is None:
+        arrays, axis = [ravel(a) for a in arrays], 0
+    if builtins.any(ndim(a) == 0 for a in arrays):
+        raise ValueError("Zero-dimensional arrays cannot be concatenated.")
+    arrays = promote_dtypes(*arrays)
+    if dtype is not None:
+        arrays = [convert(a, dtypes.canonicalize_dtype(dtype)) for a in arrays]
+    axis = canonicalize_axis(axis, ndim(arrays[0]))
+    return ensure_array(st.concatenate(arrays, axis))
+
+
+concat = concatenate
+
+
+def stack(arrays, axis=0, out=None, dtype=None):
+    if not len(arrays):
+        raise ValueError("Need at least one array to stack.")
+    arrays = [asarray(a) for a in arrays]
+    shapes = {shape(a) for a in arrays}
+    if len(shapes) != 1:
+        raise ValueError(f"All input arrays must have the same shape, got {sorted(shapes)}")
+    axis = canonicalize_axis(axis, ndim(arrays[0]) + 1)
+    return concatenate([expand_dims(a, axis) for a in arrays], axis, dtype)
+
+
+def hstack(tup, dtype=None):
+    arrs = atleast_1d(*tup) if len(tup) > 1 else [atleast_1d(tup[0])]
+    return concatenate(arrs, 0 if ndim(arrs[0]) == 1 else 1, dtype)
+
+
+def vstack(tup, dtype=None):
+    arrs = atleast_2d(*tup) if len(tup) > 1 else [atleast_2d(tup[0])]
+    return concatenate(arrs, 0, dtype)
+
+
+row_stack = vstack
+
+
+def dstack(tup, dtype=None):
+    arrs = atleast_3d(*tup) if len(tup) > 1 else [atleast_3d(tup[0])]
+    return concatenate(arrs, 2, dtype)
+
+
+def column_stack(tup):
+    arrs = [reshape(a, (-1, 1)) if ndim(a) < 2 else asarray(a) for a in tup]
+    return concatenate(arrs, 1)
+
+
+def split(ary, indices_or_sections, axis=0):
+    return _split("split", ary, indices_or_sections, axis, strict=True)
+
+
+def array_split(ary, indices_or_sections, axis=0):
+    return _split("array_split", ary, indices_or_sections, axis, strict=False)
+
+
+def _split(name, ary, sections, axis, strict):
+    from pyjax._src.lax.slicing import slice_in_dim
+    ary = asarray(ary)
+    axis = canonicalize_axis(axis, ndim(ary))
+    size_along = shape(ary)[axis]
+    if isinstance(sections, (int, np.integer)):
+        n = int(sections)
+        if n <= 0:
+            raise ValueError("number sections must be larger than 0.")
+        if strict and size_along % n:
+            raise ValueError("array split does not result in an equal division")
+        base, extra = divmod(size_along, n)
+        bounds = np.cumsum([0] + [base + (1 if i < extra else 0) for i in range(n)])
+    else:
+        points = [operator.index(_concrete_scalar(i, name, "indices_or_sections"))
+                  for i in sections]
+        bounds = [0] + [builtins.min(builtins.max(p, 0), size_along) for p in points] + \
+            [size_along]
+    return [ensure_array(slice_in_dim(ary, int(lo), builtins.max(int(lo), int(hi)), 1, axis))
+            for lo, hi in zip(bounds[:-1], bounds[1:])]
+
+
+def _split_family(axis):
+    def fn(ary, indices_or_sections):
+        return split(ary, indices_or_sections, axis)
+    return fn
+
+
+hsplit = lambda ary, s: split(ary, s, 1 if ndim(ary) > 1 else 0)  # noqa: E731
+vsplit = _split_family(0)
+dsplit = _split_family(2)
+
+
+def broadcast_shapes(*shapes):
+    try:
+        return tuple(np.broadcast_shapes(*[tuple(s) for s in shapes]))
+    except ValueError:
+        raise ValueError(f"Incompatible shapes for broadcasting: {shapes}") from None
+
+
+def broadcast_to(array, shape):
+    check_arraylike("broadcast_to", array)
+    shape = _shape_arg(shape, "broadcast_to")
+    return ensure_array(st.broadcast_to_shape(array, shape))
+
+
+def broadcast_arrays(*args):
+    target = broadcast_shapes(*[get_aval(a).shape for a in args])
+    return [broadcast_to(a, target) for a in args]
+
+
+def flip(m, axis=None):
+    n = ndim(m)
+    axes = tuple(range(n)) if axis is None else canonicalize_axes(axis, n)
+    return ensure_array(st.rev(m, axes))
+
+
+def fliplr(m):
+    return flip(m, 1)
+
+
+def flipud(m):
+    return flip(m, 0)
+
+
+# --- selection --------------------------------------------------------------------------
+
+def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
+    """Elementwise x if condition else y; with only condition, the indices of nonzeros."""
+    if x is None and y is None:
+        from pyjax._src.numpy import indexing
+        return indexing.nonzero(condition, size=size, fill_value=fill_value)
+    if x is None or y is None:
+        raise ValueError("Either both or neither of the x and y arguments should be "
+                         "provided to jax.numpy.where")
+    check_arraylike("where", condition, x, y)
+    x, y = promote_dtypes(x, y)
+    target = broadcast_shapes(shape(condition), shape(x), shape(y))
+    cond = st.broadcast_to_shape(_truthy(condition), target)
+    x = st.broadcast_to_shape(x, target)
+    y = st.broadcast_to_shape(y, target)
+    return ensure_array(ew.select(cond, x, y))
+
+
+def _truthy(c):
+    aval = get_aval(c)
+    return c if aval.dtype == np.bool_ else ew.ne(c, np.zeros((), aval.dtype))
+
+
+def clip(arr=None, /, min=None, max=None, *, a=None, a_min=None, a_max=None):
+    """Limits values to [min, max]; either bound may be None."""
+    arr = a if arr is None else arr
+    min = a_min if min is None else min
+    max = a_max if max is None else max
+    check_arraylike("clip", arr)
+    from pyjax._src.numpy.ufuncs import maximum, minimum
+    out = asarray(arr)
+    if min is not None:
+        out = maximum(min, out)
+    if max is not None:
+        out = minimum(max, out)
+    return out
+
+
+def select(condlist, choicelist, default=0):
+    if len(condlist) != len(choicelist):
+        raise ValueError("list of cases must be same length as list of conditions")
+    if not condlist:
+        raise ValueError("condlist must be non-empty")
+    out = default
+    for cond, choice in reversed(list(zip(condlist, choicelist))):
+        out = where(cond, choice, out)
+    return asarray(out)
+
+
+# --- products ---------------------------------------------------------------------------
+
+def _product_args(name, a, b):
+    check_arraylike(name, a, b)
+    return promote_dtypes(a, b)
+
+
+def dot(a, b, *, precision=None, preferred_element_type=None):
+    """NumPy's dot: scalars multiply, otherwise contract a's last axis with b's
+    second-to-last (or only) axis."""
+    a, b = _product_args("dot", a, b)
+    an, bn = ndim(a), ndim(b)
+    if an == 0 or bn == 0:
+        from pyjax._src.numpy.ufuncs import multiply
+        return multiply(a, b)
+    contract_b = 0 if bn == 1 else bn - 2
+    return ensure_array(ldot.dot_general(a, b, (((an - 1,), (contract_b,)), ((), ())),
+                                         precision, preferred_element_type))
+
+
+def matmul(a, b, *, precision=None, preferred_element_type=None):
+    """Matrix product with NumPy's broadcasting of leading (batch) dimensions."""
+    a, b = _product_args("matmul", a, b)
+    an, bn = ndim(a), ndim(b)
+    if an == 0 or bn == 0:
+        raise ValueError("matmul: operands must not be scalars (use * instead)")
+    a2 = expand_dims(a, 0) if an == 1 else a
+    b2 = expand_dims(b, -1) if bn == 1 else b
+    a_batch, b_batch = shape(a2)[:-2], shape(b2)[:-2]
+    if shape(a2)[-1] != shape(b2)[-2]:
+        raise ValueError(f"matmul: Input operand 1 has a mismatch in its core dimension 0, "
+                         f"with gufunc signature (n?,k),(k,m?)->(n?,m?) (size "
+                         f"{shape(b2)[-2]} is different from {shape(a2)[-1]})")
+    batch = broadcast_shapes(a_batch, b_batch)
+    a3 = st.broadcast_to_shape(a2, batch + shape(a2)[-2:])
+    b3 = st.broadcast_to_shape(b2, batch + shape(b2)[-2:])
+    nb = len(batch)
+    out = ldot.dot_general(a3, b3, (((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb)))),
+                           precision, preferred_element_type)
+    if an == 1:
+        out = st.squeeze(out, (nb,))
+    if bn == 1:
+        out = st.squeeze(out, (get_aval(out).ndim - 1,))
+    return ensure_array(out)
+
+
+def vdot(a, b, *, precision=None, preferred_element_type=None):
+    from pyjax._src.numpy.ufuncs import conjugate
+    return dot(ravel(conjugate(a)), ravel(b), precision=precision,
+               preferred_element_type=preferred_element_type)
+
+
+def inner(a, b, *, precision=None, preferred_element_type=None):
+    a, b = _product_args("inner", a, b)
+    if ndim(a) == 0 or ndim(b) == 0:
+        from pyjax._src.numpy.ufuncs import multiply
+        return multiply(a, b)
+    return ensure_array(ldot.dot_general(a, b, (((ndim(a) - 1,), (ndim(b) - 1,)), ((), ())),
+                                         precision, preferred_element_type))
+
+
+def outer(a, b, out=None):
+    from pyjax._src.numpy.ufuncs import multiply
+    a, b = ravel(asarray(a)), ravel(asarray(b))
+    return multiply(reshape(a, (-1, 1)), reshape(b, (1, -1)))
+
+
+# --- dtype helpers ------------------------------------------------------------------------
+
+def result_type(*args):
+    return dtypes.result_type(*args)
+
+
+def promote_types(a, b):
+    return dtypes.promote_types(a, b)
+
+
+def can_cast(from_, to, casting="safe"):
+    from_dtype = get_aval(from_).dtype if not isinstance(from_, (np.dtype, type, str)) \
+        else np.dtype(from_)
+    return np.can_cast(from_dtype, np.dtype(to), casting=casting)
+
+
+def issubdtype(arg1, arg2):
+    return dtypes.issubdtype(arg1, arg2)
+
+
+def isdtype(dtype, kind):
+    return np.isdtype(np.dtype(dtype), kind)
+
+
+def astype(x, dtype, /, *, copy=False, device=None):
+    check_arraylike("astype", x)
+    if dtype is None:
+        dtype = dtypes.default_float_dtype()
+    return ensure_array(convert(x, dtypes.canonicalize_dtype(dtype)))
+
+
+def copy(a, order=None):
+    return array(a, copy=True)
+
+
+def isscalar(element):
+    if isinstance(element, (Array, Tracer)):
+        return element.aval.ndim == 0
+    return np.isscalar(element) or dtypes.is_python_scalar(element)
+
+
+def iscomplexobj(x):
+    return dtypes.is_complex(get_aval(x).dtype) if not isinstance(x, (list, tuple)) else \
+        np.iscomplexobj(x)
+
+
+def isrealobj(x):
+    return not iscomplexobj(x)
+
+

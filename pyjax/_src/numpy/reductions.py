@@ -1,0 +1,269 @@
+"""jnp reductions: sum, prod, max, min, mean, var, std, any, all, argmax, argmin, the
+cumulative ops, with axis, keepdims, where, dtype and initial as in NumPy. Small floats
+(float16/bfloat16) accumulate in float32, as JAX does."""
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from pyjax._src import dtypes
+from pyjax._src.core.avals import get_aval
+from pyjax._src.lax import elementwise as ew
+from pyjax._src.lax import reductions as lr
+from pyjax._src.lax import structural as st
+from pyjax._src.numpy.util import (check_arraylike, convert, ensure_array,
+                                   promote_dtypes_inexact)
+from pyjax._src.util import canonicalize_axes, canonicalize_axis
+
+
+def _axes(a, axis):
+    ndim = get_aval(a).ndim
+    if axis is None:
+        return tuple(range(ndim))
+    return canonicalize_axes(axis, ndim)
+
+
+def _keep(out, in_shape, axes, keepdims):
+    if not keepdims:
+        return out
+    shape = tuple(1 if i in axes else d for i, d in enumerate(in_shape))
+    return st.reshape(out, shape)
+
+
+def _upcast_small_float(dtype):
+    return np.dtype(np.float32) if dtype in (dtypes.bfloat16, dtypes.float16) else dtype
+
+
+def _reduction(name, lax_reduce, identity, *, bool_to_int=False, upcast=False,
+               bool_op=None):
+    def reduce(a, axis=None, dtype=None, out=None, keepdims=False, initial=None,
+               where=None, promote_integers=True):
+        check_arraylike(name, a)
+        if out is not None:
+            raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported: "
+                                      "JAX arrays are immutable.")
+        aval = get_aval(a)
+        axes = _axes(a, axis)
+        if dtype is not None:
+            result_dtype = dtypes.canonicalize_dtype(dtype)
+        elif bool_to_int and (aval.dtype == np.bool_ or (
+                promote_integers and dtypes.is_int(aval.dtype)
+                and aval.dtype.itemsize < dtypes.default_int_dtype().itemsize)):
+            result_dtype = (dtypes.default_uint_dtype() if aval.dtype.kind == "u"
+                            else dtypes.default_int_dtype())
+        else:
+            result_dtype = aval.dtype
+        compute_dtype = _upcast_small_float(result_dtype) if upcast else result_dtype
+        if bool_op is not None and result_dtype == np.bool_:
+            x, reducer = convert(a, np.bool_), bool_op
+        else:
+            x, reducer = convert(a, compute_dtype), lax_reduce
+        if where is not None:
+            fill = identity(compute_dtype) if result_dtype != np.bool_ or bool_op is None \
+                else np.array(reducer is lr.reduce_and, np.bool_)
+            if fill is None:
+                raise ValueError(f"reduction operation {name} does not have an identity, so "
+                                 "to use a where mask one has to specify 'initial'")
+            x = ew.select(st.broadcast_to_shape(convert(where, np.bool_), aval.shape), x,
+                          st.broadcast_in_dim(np.asarray(fill if initial is None else initial,
+                                                         get_aval(x).dtype), aval.shape, ()))
+        if builtins.any(aval.shape[i] == 0 for i in axes) and identity(compute_dtype) is None \
+                and initial is None:
+            raise ValueError(f"zero-size array to reduction operation {name} which has no "
+                             "identity")
+        out_val = reducer(x, axes)
+        if initial is not None:
+            init = np.asarray(initial, get_aval(out_val).dtype)
+            out_val = _combine(name, out_val, init)
+        out_val = convert(out_val, result_dtype)
+        return ensure_array(_keep(out_val, aval.shape, axes, keepdims))
+    reduce.__name__ = name
+    reduce.__doc__ = f"jnp.{name}: like numpy.{name}, with JAX's dtype rules."
+    return reduce
+
+
+def _combine(name, value, init):
+    return {"sum": ew.add, "prod": ew.mul, "max": ew.max, "min": ew.min}[name](value, init)
+
+
+def _zero(dtype):
+    return np.zeros((), dtype)
+
+
+def _one(dtype):
+    return np.ones((), dtype)
+
+
+sum = _reduction("sum", lr.reduce_sum, _zero, bool_to_int=True, upcast=True,
+                 bool_op=None)
+prod = _reduction("prod", lr.reduce_prod, _one, bool_to_int=True, upcast=True)
+max = _reduction("max", lr.reduce_max, lambda d: None, bool_op=lr.reduce_or)
+min = _reduction("min", lr.reduce_min, lambda d: None, bool_op=lr.reduce_and)
+amax, amin = max, min
+
+
+def _bool_reduction(name, lax_reduce, fill):
+    def reduce(a, axis=None, out=None, keepdims=False, *, where=None):
+        check_arraylike(name, a)
+        aval = get_aval(a)
+        x = convert(a, np.bool_) if aval.dtype != np.bool_ else a
+        if dtypes.is_inexact(aval.dtype) or dtypes.is_int(aval.dtype):
+            x = ew.ne(a, np.zeros((), aval.dtype))
+        axes = _axes(a, axis)
+        if where is not None:
+            x = ew.select(st.broadcast_to_shape(convert(where, np.bool_), aval.shape), x,
+                          st.broadcast_in_dim(np.array(fill), aval.shape, ()))
+        return ensure_array(_keep(lax_reduce(x, axes), aval.shape, axes, keepdims))
+    reduce.__name__ = name
+    return reduce
+
+
+all = _bool_reduction("all", lr.reduce_and, True)
+any = _bool_reduction("any", lr.reduce_or, False)
+
+
+def _count(a, axes, where):
+    aval = get_aval(a)
+    if where is None:
+        n = 1
+        for i in axes:
+            n *= aval.shape[i]
+        return n, None
+    mask = st.broadcast_to_shape(convert(where, np.bool_), aval.shape)
+    return None, mask
+
+
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
+    """Arithmetic mean; integer inputs average in the default float dtype."""
+    check_arraylike("mean", a)
+    aval = get_aval(a)
+    axes = _axes(a, axis)
+    if dtype is None:
+        dtype = dtypes.to_inexact_dtype(aval.dtype)
+    dtype = dtypes.canonicalize_dtype(dtype)
+    compute = _upcast_small_float(dtype)
+    total = sum(convert(a, compute), axis=axes, keepdims=keepdims, where=where)
+    n, mask = _count(a, axes, where)
+    if mask is None:
+        result = ew.div(total, np.array(n, compute))
+    else:
+        counts = sum(mask, axis=axes, keepdims=keepdims, dtype=compute)
+        result = ew.div(total, counts)
+    return ensure_array(convert(result, dtype))
+
+
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
+        correction=None):
+    """Variance: mean(|a - mean(a)|**2) scaled by n / (n - ddof)."""
+    check_arraylike("var", a)
+    if correction is not None:
+        ddof = correction
+    aval = get_aval(a)
+    axes = _axes(a, axis)
+    if dtype is None:
+        dtype = dtypes.to_inexact_dtype(aval.dtype)
+    dtype = dtypes.canonicalize_dtype(dtype)
+    compute = _upcast_small_float(dtype)
+    x = convert(a, compute)
+    centered = ew.sub(x, mean(x, axis=axes, keepdims=True, where=where))
+    sq = ew.real(ew.mul(centered, ew.conj(centered))) if dtypes.is_complex(compute) \
+        else ew.square(centered)
+    total = sum(sq, axis=axes, keepdims=keepdims, where=where)
+    n, mask = _count(a, axes, where)
+    if mask is None:
+        denom = np.array(builtins.max(n - ddof, 0), get_aval(total).dtype)
+    else:
+        denom = ew.sub(sum(mask, axis=axes, keepdims=keepdims,
+                           dtype=get_aval(total).dtype),
+                       np.array(ddof, get_aval(total).dtype))
+    out_dtype = dtypes.canonicalize_dtype(np.zeros((), dtype).real.dtype)
+    return ensure_array(convert(ew.div(total, denom), out_dtype))
+
+
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
+        correction=None):
+    return ensure_array(ew.sqrt(var(a, axis, dtype, out, ddof, keepdims, where=where,
+                                    correction=correction)))
+
+
+def _arg_reduction(name, lax_fn):
+    def reduce(a, axis=None, out=None, keepdims=False):
+        check_arraylike(name, a)
+        aval = get_aval(a)
+        if axis is None:
+            flat = st.reshape(a, (aval.size,))
+            if aval.size == 0:
+                raise ValueError(f"attempt to get {name} of an empty sequence")
+            result = lax_fn(flat, 0, dtypes.default_int_dtype())
+            return ensure_array(st.reshape(result, (1,) * aval.ndim) if keepdims else result)
+        axis = canonicalize_axis(axis, aval.ndim)
+        if aval.shape[axis] == 0:
+            raise ValueError(f"attempt to get {name} of an empty sequence")
+        result = lax_fn(a, axis, dtypes.default_int_dtype())
+        return ensure_array(_keep(result, aval.shape, (axis,), keepdims))
+    reduce.__name__ = name
+    return reduce
+
+
+argmax = _arg_reduction("argmax", lr.argmax)
+argmin = _arg_reduction("argmin", lr.argmin)
+
+
+def _cumulative(name, lax_fn, numeric=True):
+    def cum(a, axis=None, dtype=None, out=None):
+        check_arraylike(name, a)
+        aval = get_aval(a)
+        if axis is None:
+            a = st.reshape(a, (aval.size,))
+            axis = 0
+        aval = get_aval(a)
+        axis = canonicalize_axis(axis, aval.ndim)
+        if dtype is not None:
+            target = dtypes.canonicalize_dtype(dtype)
+        elif numeric and (aval.dtype == np.bool_ or (
+                dtypes.is_int(aval.dtype)
+                and aval.dtype.itemsize < dtypes.default_int_dtype().itemsize)):
+            target = (dtypes.default_uint_dtype() if aval.dtype.kind == "u"
+                      else dtypes.default_int_dtype())
+        else:
+            target = aval.dtype
+        return ensure_array(lax_fn(convert(a, target), axis))
+    cum.__name__ = name
+    return cum
+
+
+cumsum = cumulative_sum = _cumulative("cumsum", lr.cumsum)
+cumprod = cumulative_prod = _cumulative("cumprod", lr.cumprod)
+
+
+def ptp(a, axis=None, out=None, keepdims=False):
+    return ensure_array(ew.sub(max(a, axis, keepdims=keepdims),
+                               min(a, axis, keepdims=keepdims)))
+
+
+def count_nonzero(a, axis=None, keepdims=False):
+    check_arraylike("count_nonzero", a)
+    aval = get_aval(a)
+    return sum(ew.ne(a, np.zeros((), aval.dtype)), axis=axis, keepdims=keepdims,
+               dtype=dtypes.default_int_dtype())
+
+
+def average(a, axis=None, weights=None, returned=False, keepdims=False):
+    if weights is None:
+        avg = mean(a, axis=axis, keepdims=keepdims)
+        aval = get_aval(a)
+        n = aval.size if axis is None else int(np.prod([aval.shape[i] for i in
+                                                        _axes(a, axis)]))
+        count = ensure_array(np.array(n, get_aval(avg).dtype))
+        return (avg, st.broadcast_to_shape(count, get_aval(avg).shape)) if returned else avg
+    a, weights = promote_dtypes_inexact(a, weights)
+    aval, w_aval = get_aval(a), get_aval(weights)
+    if w_aval.shape != aval.shape:
+        if axis is None or w_aval.ndim != 1:
+            raise ValueError("weights must have the shape of a, or be 1-D along a given axis")
+        axis_c = canonicalize_axis(axis, aval.ndim)
+        weights = st.broadcast_in_dim(weights, aval.shape, (axis_c,))
+    scale = sum(weights, axis=axis, keepdims=keepdims)
+    avg = ew.div(sum(ew.mul(a, weights), axis=axis, keepdims=keepdims), scale)
+    return (ensure_array(avg), ensure_array(scale)) if returned else ensure_array(avg)

@@ -1,0 +1,372 @@
+"""Elementwise jnp functions: promotion as JAX does it, then the strict lax primitives.
+Integer division and remainder follow NumPy (floor semantics), not lax's truncation."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from pyjax._src import dtypes
+from pyjax._src.lax import elementwise as ew
+from pyjax._src.numpy.util import (check_arraylike, ensure_array, promote_args,
+                                   promote_args_inexact)
+
+
+def _binary(name, lax_fn, promote=promote_args):
+    def fn(x1, x2, /):
+        x1, x2 = promote(name, x1, x2)
+        return ensure_array(lax_fn(x1, x2))
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Elementwise {name} with JAX's type promotion (like numpy.{name})."
+    return fn
+
+
+def _unary(name, lax_fn, promote=promote_args):
+    def fn(x, /):
+        (x,) = promote(name, x)
+        return ensure_array(lax_fn(x))
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Elementwise {name} (like numpy.{name})."
+    return fn
+
+
+def _is_int(x):
+    return np.dtype(_dtype(x)).kind in "iu"
+
+
+def _is_bool(x):
+    return np.dtype(_dtype(x)) == np.bool_
+
+
+def _dtype(x):
+    from pyjax._src.core.avals import get_aval
+    return get_aval(x).dtype
+
+
+def _zero(x):
+    return np.zeros((), _dtype(x))
+
+
+add = _binary("add", lambda a, b: ew.bitwise_or(a, b) if _is_bool(a) else ew.add(a, b))
+subtract = _binary("subtract", ew.sub)
+multiply = _binary("multiply",
+                   lambda a, b: ew.bitwise_and(a, b) if _is_bool(a) else ew.mul(a, b))
+true_divide = divide = _binary("divide", ew.div, promote_args_inexact)
+maximum = _binary("maximum", ew.max)
+minimum = _binary("minimum", ew.min)
+arctan2 = _binary("arctan2", ew.atan2, promote_args_inexact)
+nextafter = _binary("nextafter", ew.nextafter, promote_args_inexact)
+equal = _binary("equal", ew.eq)
+not_equal = _binary("not_equal", ew.ne)
+less = _binary("less", ew.lt)
+less_equal = _binary("less_equal", ew.le)
+greater = _binary("greater", ew.gt)
+greater_equal = _binary("greater_equal", ew.ge)
+bitwise_and = _binary("bitwise_and", ew.bitwise_and)
+bitwise_or = _binary("bitwise_or", ew.bitwise_or)
+bitwise_xor = _binary("bitwise_xor", ew.bitwise_xor)
+left_shift = _binary("left_shift", ew.shift_left)
+
+
+def _right_shift(a, b):
+    return (ew.shift_right_arithmetic if np.dtype(_dtype(a)).kind == "i"
+            else ew.shift_right_logical)(a, b)
+
+
+right_shift = _binary("right_shift", _right_shift)
+
+
+def _floor_divide(a, b):
+    if _is_int(a):
+        q = ew.div(a, b)
+        r = ew.rem(a, b)
+        needs_fix = ew.bitwise_and(ew.ne(r, _zero(r)),
+                                   ew.ne(ew.lt(r, _zero(r)), ew.lt(b, _zero(b))))
+        return ew.select(needs_fix, ew.sub(q, np.ones((), _dtype(q))), q)
+    if _is_bool(a):
+        raise TypeError("floor_divide is not defined for boolean arrays")
+    return ew.floor(ew.div(a, b))
+
+
+def _remainder(a, b):
+    r = ew.rem(a, b)
+    wrong_sign = ew.bitwise_and(ew.ne(r, _zero(r)),
+                                ew.ne(ew.lt(r, _zero(r)), ew.lt(b, _zero(b))))
+    return ew.select(wrong_sign, ew.add(r, b), r)
+
+
+floor_divide = _binary("floor_divide", _floor_divide)
+remainder = mod = _binary("remainder", _remainder)
+fmod = _binary("fmod", ew.rem)
+
+
+def divmod(x1, x2, /):
+    return floor_divide(x1, x2), remainder(x1, x2)
+
+
+def _int_power(base, exponent):
+    """base ** exponent for integer arrays by square-and-multiply over the exponent bits."""
+    bits = np.dtype(_dtype(exponent)).itemsize * 8
+    one = np.ones((), _dtype(base))
+    acc = ew.add(ew.mul(base, _zero(base)), one)
+    for bit in range(bits - 1):
+        mask = np.array(1 << bit, _dtype(exponent))
+        take = ew.ne(ew.bitwise_and(exponent, mask), _zero(exponent))
+        acc = ew.select(take, ew.mul(acc, base), acc)
+        base = ew.mul(base, base)
+    return acc
+
+
+def power(x1, x2, /):
+    """x1 ** x2. A static Python integer exponent becomes integer_pow (exact, fast)."""
+    check_arraylike("power", x1, x2)
+    if type(x2) is int:
+        (x1,) = promote_args("power", x1)
+        if x2 < 0 and _is_int(x1):
+            raise ValueError("Integers cannot be raised to negative integer powers.")
+        return ensure_array(ew.integer_pow(x1, x2))
+    x1, x2 = promote_args("power", x1, x2)
+    if _is_int(x1):
+        return ensure_array(_int_power(x1, x2))
+    if _is_bool(x1):
+        raise TypeError("power is not defined for boolean arrays")
+    return ensure_array(ew.pow(x1, x2))
+
+
+pow = power
+
+
+def float_power(x1, x2, /):
+    x1, x2 = promote_args_inexact("float_power", x1, x2)
+    return ensure_array(ew.pow(x1, x2))
+
+
+negative = _unary("negative", ew.neg)
+positive = _unary("positive", lambda x: x)
+sign = _unary("sign", ew.sign)
+floor = _unary("floor", lambda x: x if _is_int(x) or _is_bool(x) else ew.floor(x))
+ceil = _unary("ceil", lambda x: x if _is_int(x) or _is_bool(x) else ew.ceil(x))
+trunc = _unary("trunc", lambda x: x if _is_int(x) else ew.select(
+    ew.lt(x, _zero(x)), ew.ceil(x), ew.floor(x)))
+fix = trunc
+rint = _unary("rint", lambda x: x if _is_int(x) else ew.round(x, 1))
+absolute = abs = _unary("absolute", lambda x: x if _is_bool(x) or np.dtype(
+    _dtype(x)).kind == "u" else ew.abs(x))
+exp = _unary("exp", ew.exp, promote_args_inexact)
+exp2 = _unary("exp2", ew.exp2, promote_args_inexact)
+expm1 = _unary("expm1", ew.expm1, promote_args_inexact)
+log = _unary("log", ew.log, promote_args_inexact)
+log1p = _unary("log1p", ew.log1p, promote_args_inexact)
+log2 = _unary("log2", lambda x: ew.div(ew.log(x), np.array(math.log(2), _dtype(x))),
+              promote_args_inexact)
+log10 = _unary("log10", lambda x: ew.div(ew.log(x), np.array(math.log(10), _dtype(x))),
+               promote_args_inexact)
+sqrt = _unary("sqrt", ew.sqrt, promote_args_inexact)
+cbrt = _unary("cbrt", ew.cbrt, promote_args_inexact)
+square = _unary("square", ew.square)
+reciprocal = _unary("reciprocal", lambda x: ew.div(np.ones((), _dtype(x)), x),
+                    promote_args_inexact)
+sin = _unary("sin", ew.sin, promote_args_inexact)
+cos = _unary("cos", ew.cos, promote_args_inexact)
+tan = _unary("tan", ew.tan, promote_args_inexact)
+arcsin = _unary("arcsin", ew.asin, promote_args_inexact)
+arccos = _unary("arccos", ew.acos, promote_args_inexact)
+arctan = _unary("arctan", ew.atan, promote_args_inexact)
+sinh = _unary("sinh", ew.sinh, promote_args_inexact)
+cosh = _unary("cosh", ew.cosh, promote_args_inexact)
+tanh = _unary("tanh", ew.tanh, promote_args_inexact)
+arcsinh = _unary("arcsinh", ew.asinh, promote_args_inexact)
+arccosh = _unary("arccosh", ew.acosh, promote_args_inexact)
+arctanh = _unary("arctanh", ew.atanh, promote_args_inexact)
+asin, acos, atan, asinh, acosh, atanh = arcsin, arccos, arctan, arcsinh, arccosh, arctanh
+atan2 = arctan2
+deg2rad = radians = _unary("deg2rad", lambda x: ew.mul(x, np.array(math.pi / 180,
+                                                                   _dtype(x))),
+                           promote_args_inexact)
+rad2deg = degrees = _unary("rad2deg", lambda x: ew.mul(x, np.array(180 / math.pi,
+                                                                   _dtype(x))),
+                           promote_args_inexact)
+isfinite = _unary("isfinite", lambda x: ew.is_finite(x) if not _is_int(x) and not _is_bool(x)
+                  else ew.eq(x, x))
+isnan = _unary("isnan", lambda x: ew.ne(x, x))
+isinf = _unary("isinf", lambda x: ew.eq(ew.abs(x), np.array(np.inf, _dtype(ew.abs(x))))
+               if np.dtype(_dtype(x)).kind in "fcV" or dtypes.is_float(_dtype(x))
+               else ew.ne(x, x))
+
+
+def _not(x):
+    return ew.bitwise_not(x)
+
+
+bitwise_not = invert = bitwise_invert = _unary("bitwise_not", _not)
+logical_not = _unary("logical_not", lambda x: ew.bitwise_not(_to_bool(x)))
+
+
+def _to_bool(x):
+    return x if _is_bool(x) else ew.ne(x, np.zeros((), _dtype(x)))
+
+
+def _logical(name, lax_fn):
+    def fn(x1, x2, /):
+        check_arraylike(name, x1, x2)
+        from pyjax._src.numpy.util import promote_shapes
+        a, b = promote_shapes(name, *promote_args(name, x1, x2))
+        return ensure_array(lax_fn(_to_bool(a), _to_bool(b)))
+    fn.__name__ = name
+    return fn
+
+
+logical_and = _logical("logical_and", ew.bitwise_and)
+logical_or = _logical("logical_or", ew.bitwise_or)
+logical_xor = _logical("logical_xor", ew.bitwise_xor)
+
+
+def signbit(x, /):
+    (x,) = promote_args("signbit", x)
+    if _is_int(x):
+        return ensure_array(ew.lt(x, _zero(x)))
+    itemsize = np.dtype(_dtype(x)).itemsize
+    int_dtype = {2: np.int16, 4: np.int32, 8: np.int64}[itemsize]
+    return ensure_array(ew.lt(ew.bitcast_convert_type(x, int_dtype),
+                              np.zeros((), int_dtype)))
+
+
+def copysign(x1, x2, /):
+    x1, x2 = promote_args_inexact("copysign", x1, x2)
+    return ensure_array(ew.select(signbit(x2), ew.neg(ew.abs(x1)), ew.abs(x1)))
+
+
+def hypot(x1, x2, /):
+    x1, x2 = promote_args_inexact("hypot", x1, x2)
+    a, b = ew.abs(x1), ew.abs(x2)
+    big, small = ew.max(a, b), ew.min(a, b)
+    safe = ew.select(ew.eq(big, _zero(big)), np.ones((), _dtype(big)), big)
+    ratio = ew.div(small, safe)
+    return ensure_array(ew.select(ew.eq(big, _zero(big)), big,
+                                  ew.mul(big, ew.sqrt(ew.add(np.ones((), _dtype(big)),
+                                                             ew.square(ratio))))))
+
+
+def logaddexp(x1, x2, /):
+    x1, x2 = promote_args_inexact("logaddexp", x1, x2)
+    amax = ew.max(x1, x2)
+    delta = ew.sub(x1, x2)
+    finite = ew.add(amax, ew.log1p(ew.exp(ew.neg(ew.abs(delta)))))
+    # Where delta is nan (inf - inf or a nan operand), fall back to x1 + x2's nan/inf.
+    return ensure_array(ew.select(ew.ne(delta, delta), ew.add(x1, x2), finite))
+
+
+def logaddexp2(x1, x2, /):
+    x1, x2 = promote_args_inexact("logaddexp2", x1, x2)
+    ln2 = np.array(math.log(2), _dtype(x1))
+    return ensure_array(ew.div(logaddexp(ew.mul(x1, ln2), ew.mul(x2, ln2)), ln2))
+
+
+def conjugate(x, /):
+    (x,) = promote_args("conjugate", x)
+    return ensure_array(ew.conj(x) if dtypes.is_complex(_dtype(x)) else x)
+
+
+conj = conjugate
+
+
+def real(val, /):
+    (val,) = promote_args("real", val)
+    return ensure_array(ew.real(val) if dtypes.is_complex(_dtype(val)) else val)
+
+
+def imag(val, /):
+    (val,) = promote_args("imag", val)
+    if dtypes.is_complex(_dtype(val)):
+        return ensure_array(ew.imag(val))
+    return ensure_array(ew.mul(val, _zero(val)))
+
+
+def angle(z, deg=False):
+    (z,) = promote_args_inexact("angle", z)
+    out = ew.atan2(imag(z), real(z))
+    return rad2deg(out) if deg else ensure_array(out)
+
+
+def heaviside(x1, x2, /):
+    x1, x2 = promote_args_inexact("heaviside", x1, x2)
+    zero = _zero(x1)
+    return ensure_array(ew.select(ew.lt(x1, zero), ew.mul(x2, zero),
+                                  ew.select(ew.gt(x1, zero), ew.add(ew.mul(x2, zero),
+                                                                    np.ones((), _dtype(x1))),
+                                            x2)))
+
+
+def sinc(x, /):
+    (x,) = promote_args_inexact("sinc", x)
+    pi_x = ew.mul(x, np.array(math.pi, _dtype(x)))
+    is_zero = ew.eq(x, _zero(x))
+    safe = ew.select(is_zero, np.ones((), _dtype(x)) + ew.mul(x, _zero(x)), pi_x)
+    return ensure_array(ew.select(is_zero, ew.add(ew.mul(x, _zero(x)),
+                                                  np.ones((), _dtype(x))),
+                                  ew.div(ew.sin(safe), safe)))
+
+
+def fmax(x1, x2, /):
+    x1, x2 = promote_args("fmax", x1, x2)
+    return ensure_array(ew.select(ew.ne(x1, x1), x2, ew.select(ew.ne(x2, x2), x1,
+                                                               ew.max(x1, x2))))
+
+
+def fmin(x1, x2, /):
+    x1, x2 = promote_args("fmin", x1, x2)
+    return ensure_array(ew.select(ew.ne(x1, x1), x2, ew.select(ew.ne(x2, x2), x1,
+                                                               ew.min(x1, x2))))
+
+
+def round(a, decimals=0, out=None):
+    """Rounds half to even, like NumPy; decimals scales by 10**decimals first."""
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.round is not supported: "
+                                  "JAX arrays are immutable.")
+    (a,) = promote_args("round", a)
+    if _is_int(a) or _is_bool(a):
+        if decimals >= 0:
+            return ensure_array(a)
+        factor = np.array(10 ** -decimals, _dtype(a))
+        return ensure_array(ew.mul(floor_divide(ew.add(a, ew.div(factor, np.array(
+            2, _dtype(a)))), factor), factor))
+    if decimals == 0:
+        return ensure_array(ew.round(a, 1))
+    factor = np.array(10.0 ** decimals, _dtype(a))
+    return ensure_array(ew.div(ew.round(ew.mul(a, factor), 1), factor))
+
+
+around = round
+
+
+def ldexp(x1, x2, /):
+    check_arraylike("ldexp", x1, x2)
+    (x1,) = promote_args_inexact("ldexp", x1)
+    return ensure_array(multiply(x1, exp2(x2).astype(_dtype(x1))))
+
+
+def gcd(x1, x2, /):
+    x1, x2 = promote_args("gcd", x1, x2)
+    if not _is_int(x1):
+        raise TypeError("gcd requires integer arguments")
+    a, b = ew.abs(x1), ew.abs(x2)
+    bits = np.dtype(_dtype(a)).itemsize * 8
+    for _ in range(bits * 2):   # Euclid's algorithm converges in < 2*bits steps
+        nonzero = ew.ne(b, _zero(b))
+        safe_b = ew.select(nonzero, b, np.ones((), _dtype(b)))
+        a, b = ew.select(nonzero, b, a), ew.select(nonzero, ew.rem(a, safe_b), b)
+    return ensure_array(a)
+
+
+def lcm(x1, x2, /):
+    x1, x2 = promote_args("lcm", x1, x2)
+    g = gcd(x1, x2)
+    safe = ew.select(ew.eq(g, _zero(g)), np.ones((), _dtype(g)), g)
+    return ensure_array(ew.select(ew.eq(g, _zero(g)), g,
+                                  ew.abs(ew.mul(ew.div(x1, safe), x2))))
+
+
+__all__ = [n for n in dir() if not n.startswith("_") and n not in (
+    "math", "np", "dtypes", "ew", "annotations", "check_arraylike", "ensure_array",
+    "promote_args", "promote_args_inexact", "promote_args_numeric")]

@@ -1,0 +1,132 @@
+"""Shared jnp plumbing: argument checks, JAX's dtype promotion of operands (weak Python
+scalars yield), NumPy-style rank promotion for lax's equal-rank operations."""
+from __future__ import annotations
+
+import numpy as np
+
+from pyjax._src import config, dtypes
+from pyjax._src.array import Array, as_array
+from pyjax._src.core.avals import get_aval
+from pyjax._src.core.trace import Tracer
+from pyjax._src.lax import elementwise as ew
+from pyjax._src.lax import structural as st
+
+
+def is_arraylike(x):
+    return isinstance(x, (Array, Tracer, np.ndarray, np.generic)) or \
+        dtypes.is_python_scalar(x)
+
+
+def check_arraylike(name, *args):
+    """jnp functions take arrays and scalars, not lists or tuples (as in JAX)."""
+    for i, x in enumerate(args):
+        if not is_arraylike(x):
+            hint = (" Use jnp.array(x) or jnp.asarray(x) to convert a list or tuple."
+                    if isinstance(x, (list, tuple)) else "")
+            raise TypeError(f"{name} requires ndarray or scalar arguments, got {type(x)} at "
+                            f"position {i}.{hint}")
+
+
+def convert(x, dtype, weak_type=False):
+    """x as `dtype`. Python scalars whose default dtype already matches stay Python
+    scalars, so they print as literals in jaxprs; host values convert on the host."""
+    dtype = np.dtype(dtype)
+    if dtypes.is_python_scalar(x):
+        if weak_type:   # stay a weak Python scalar of the kind whose default is dtype
+            for kind in (int, float, complex):
+                if dtypes.python_scalar_dtype(kind(0)) == dtype and not (
+                        kind is int and isinstance(x, (float, complex))):
+                    return kind(x.real) if kind is not complex else complex(x)
+        return np.asarray(x, dtype)
+    if isinstance(x, (np.ndarray, np.generic)):
+        return np.asarray(x, dtype) if x.dtype != dtype else x
+    aval = x.aval
+    if aval.dtype == dtype and aval.weak_type == weak_type:
+        return x
+    return ew.convert_element_type_p.bind(x, new_dtype=dtype, weak_type=weak_type)
+
+
+def promote_dtypes(*args):
+    """Converts args to their JAX result type (a weak result stays weak)."""
+    if len(args) < 2:
+        return list(args)
+    dtype, weak = dtypes.result_type(*args, return_weak_type_flag=True)
+    return [convert(x, dtype, weak) for x in args]
+
+
+def promote_dtypes_inexact(*args):
+    """Like promote_dtypes, then to the default float dtype if the result is integral."""
+    dtype, weak = dtypes.result_type(*args, return_weak_type_flag=True)
+    if not dtypes.is_inexact(dtype):
+        dtype = dtypes.default_float_dtype()
+    return [convert(x, dtype, weak) for x in args]
+
+
+def promote_dtypes_numeric(*args):
+    """Like promote_dtypes, but bool becomes the default integer (for sum, cumsum...)."""
+    dtype, weak = dtypes.result_type(*args, return_weak_type_flag=True)
+    if dtype == np.bool_:
+        dtype = dtypes.default_int_dtype()
+    return [convert(x, dtype, weak) for x in args]
+
+
+def promote_shapes(name, *args):
+    """Left-pads ranks with size-1 dims so lax's equal-rank broadcasting applies."""
+    if len(args) < 2:
+        return list(args)
+    ranks = [np.ndim(x) if not hasattr(x, "aval") else x.aval.ndim for x in args]
+    top = max(ranks)
+    if all(r == top or r == 0 for r in ranks):
+        return list(args)
+    if config.numpy_rank_promotion.value != "allow":
+        msg = (f"Operands of {name} have ranks {ranks}; implicit rank promotion is "
+               f"disabled by jax_numpy_rank_promotion={config.numpy_rank_promotion.value!r}.")
+        if config.numpy_rank_promotion.value == "raise":
+            raise ValueError(msg)
+        import warnings
+        warnings.warn(msg, stacklevel=3)
+    out = []
+    for x, r in zip(args, ranks):
+        if r in (0, top):
+            out.append(x)
+        else:
+            shape = (1,) * (top - r) + tuple(np.shape(x) if not hasattr(x, "aval")
+                                             else x.aval.shape)
+            out.append(st.reshape(x, shape))
+    return out
+
+
+def promote_args(name, *args):
+    check_arraylike(name, *args)
+    return promote_shapes(name, *promote_dtypes(*args))
+
+
+def promote_args_inexact(name, *args):
+    check_arraylike(name, *args)
+    return promote_shapes(name, *promote_dtypes_inexact(*args))
+
+
+def promote_args_numeric(name, *args):
+    check_arraylike(name, *args)
+    return promote_shapes(name, *promote_dtypes_numeric(*args))
+
+
+def ensure_array(x):
+    """Results of jnp functions are Arrays (or tracers), never raw NumPy values."""
+    return as_array(x)
+
+
+def aval_of(x):
+    return get_aval(x)
+
+
+def ndim(x):
+    return get_aval(x).ndim
+
+
+def shape(x):
+    return get_aval(x).shape
+
+
+def canonical_dtype_arg(dtype):
+    return None if dtype is None else dtypes.canonicalize_dtype(dtype)
