@@ -10,8 +10,10 @@ from pyjax._src.core.trace import registered_primitives
 
 
 def primitives_with_samples():
-    """(primitive, samples) for every registered primitive, sorted by name."""
-    return [(p, list(p.samples)) for _, p in sorted(registered_primitives().items())]
+    """(primitive, samples) for every registered primitive, sorted by name. A primitive
+    whose samples need tracing (higher-order ones) gives a callable that builds them."""
+    return [(p, list(p.samples() if callable(p.samples) else p.samples))
+            for _, p in sorted(registered_primitives().items())]
 
 
 def sample_cases():

@@ -228,7 +228,13 @@ def result_type(*args, return_weak_type_flag=False):
 def promote_types(a, b):
     """The strong dtype both a and b promote to (dtypes only; no weak types)."""
     # As in JAX, a weak result here uses NumPy's 64-bit defaults, not canonicalised ones.
-    return _promote([(np.dtype(a), False), (np.dtype(b), False)], True)[0]
+    # Python's int/float/complex types count as weak, as in JAX.
+    items = [(_PY_TYPE_DTYPES[t], True) if t in _PY_TYPE_DTYPES else (np.dtype(t), False)
+             for t in (a, b)]
+    return _promote(items, True)[0]
+
+
+_PY_TYPE_DTYPES = {int: int64, float: float64, complex: complex128}
 
 
 def to_inexact_dtype(dtype):

@@ -1,6 +1,22 @@
-"""Automatic differentiation: symbolic zero tangents, helpers that build JVP rules for the
-primitive rooms, and undefined primals for transposition. (The JVP trace, linearize and
-transpose interpreters are added here by the autodiff work.)"""
+"""Automatic differentiation: the JVP trace with symbolic zero tangents, linearize (the JVP
+run under partial evaluation), transposition of linear jaxprs, and the helpers that build
+JVP rules in the primitive rooms. Imports core and interpreters.partial_eval only.
+
+Entry points used by the API and by higher-order primitive rules:
+  JVPTrace(parent=None), JVPTracer(trace, primal, tangent); trace.to_primal_tangent(x).
+  jvp_flat(flat_fun, primals, tangents) -> (primals_out, tangents_out) (tangents may be Zero).
+  linearize_flat(flat_fun, primals, differentiable) -> (primals_out, Linearized): a linear
+    jaxpr with its residuals; `.jvp(tangents)` evaluates it, `.vjp(cts)` transposes it.
+  backward_pass(jaxpr, consts, args, cts_out) -> cts_in: args holds UndefinedPrimal(aval) for
+    the linear inputs and values for the others; non-linear equations are evaluated forward,
+    cotangents accumulate with add_any, symbolic zeros are skipped. cts_out entries may be
+    Zero; cts_in holds a value or Zero for each UndefinedPrimal, None for the others.
+  jvp_jaxpr(closed, nonzeros, instantiate) -> (ClosedJaxpr taking [primals..., nonzero
+    tangents...] and returning [primals_out..., nonzero tangents_out...], out_nonzeros).
+    Outputs with float0 tangents (integer/bool) are never instantiated.
+  transpose_jaxpr(closed, linear) -> ClosedJaxpr taking [non-linear ins..., cts of every
+    output...] and returning [cts of the linear ins...] (zeros instantiated).
+The three jaxpr-level helpers cache their results per (jaxpr, flags)."""
 from __future__ import annotations
 
 import numpy as np
@@ -116,6 +132,7 @@ def _linear_jvp(prim):
         if all(type(t) is Zero for t in tangents):
             return out, Zero(tangent_aval(get_aval(out)))
         return out, prim.bind(*map(instantiate_zeros, tangents), **params)
+    jvp.is_linear = True   # the completeness test requires a transpose for these
     return jvp
 
 

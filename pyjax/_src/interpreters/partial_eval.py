@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+import weakref
 
 import numpy as np
 
@@ -168,3 +169,155 @@ def zeros_like_aval(aval):
 
 __all__ = ["DynamicJaxprTrace", "DynamicJaxprTracer", "trace_to_jaxpr",
            "trace_to_closed_jaxpr", "DebugInfo", "debug_info_of", "ShapedArray"]
+
+
+# --- known/unknown splitting (partial evaluation) -----------------------------------------
+#
+# Used by linearize (primals known, tangents unknown) and by higher-order primitives under
+# differentiation. Signatures other interpreters and primitive rooms rely on:
+#
+#   PartialEvalTrace(parent=None): an online partial evaluator. Its tracers are only the
+#     *unknown* values (PartialEvalTracer, staged into `trace.staging`, a DynamicJaxprTrace);
+#     a *known* value is simply a value of the parent trace (concrete at top level, so
+#     Python control flow on primals works under grad). An operation whose inputs are all
+#     known binds on the parent; one with an unknown input is staged, its known inputs
+#     becoming residuals (constvars of the staged jaxpr). A primitive may customise the
+#     split with `prim.partial_eval(trace, args, unknowns, params) -> outs` (outs: known
+#     parent values or unknown tracers, a list when multiple_results).
+#   trace.new_arg(aval) -> unknown tracer;  trace.is_unknown(x);  trace.instantiate(x)
+#     -> x as an unknown tracer (known values are staged as residual constants);
+#   trace.stage(prim, args, params) -> outs: stage one equation as unknown;
+#   trace.to_jaxpr(in_tracers, out_tracers) -> (jaxpr, residuals): the unknown part, with
+#     residuals for its constvars (values of the parent trace or concrete constants).
+#
+#   partial_eval_jaxpr_nounits(closed, unknowns, instantiate)
+#     -> (known: ClosedJaxpr  [known ins] -> [known outs] + [residuals],
+#         unknown: ClosedJaxpr [residuals] + [unknown ins] -> [unknown outs],
+#         out_unknowns: list[bool], num_res: int)
+#     `instantiate` (bool or list) forces outputs to be unknown. Results are cached per
+#     (jaxpr, unknowns, instantiate).
+
+
+class PartialEvalTracer(Tracer):
+    """An unknown value: stands for `staged`, a tracer of the trace's staging jaxpr."""
+
+    __slots__ = ("aval", "staged")
+
+    def __init__(self, trace, staged):
+        self._trace, self.staged, self.aval = trace, staged, staged.aval
+
+
+class PartialEvalTrace(Trace):
+    """Binds known work on the parent trace now; stages unknown work into a jaxpr."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.staging = DynamicJaxprTrace(parent=self.parent)
+        self._num_args = 0
+
+    def new_arg(self, aval):
+        self._num_args += 1
+        return PartialEvalTracer(self, self.staging.new_arg(aval, self._num_args - 1))
+
+    def is_unknown(self, x):
+        return type(x) is PartialEvalTracer and x._trace is self
+
+    def lift(self, x):
+        return x
+
+    def instantiate(self, x):
+        if self.is_unknown(x):
+            return x
+        return PartialEvalTracer(self, self.staging.own_or_lift(x))
+
+    def process_primitive(self, prim, args, params):
+        unknowns = [self.is_unknown(x) for x in args]
+        for x, unknown in zip(args, unknowns):
+            if not unknown and isinstance(x, Tracer):
+                self.own_or_lift(x)   # raises on a tracer that escaped its trace
+        if not any(unknowns):
+            with set_current_trace(self.parent):
+                return prim.bind(*args, **params)
+        if prim.partial_eval is not None:
+            return prim.partial_eval(self, list(args), unknowns, params)
+        return self.stage(prim, args, params)
+
+    def stage(self, prim, args, params):
+        staged_args = [x.staged if self.is_unknown(x) else x for x in args]
+        outs = self.staging.process_primitive(prim, staged_args, params)
+        if prim.multiple_results:
+            return [PartialEvalTracer(self, o) for o in outs]
+        return PartialEvalTracer(self, outs)
+
+    def to_jaxpr(self, in_tracers, out_tracers):
+        return self.staging.to_jaxpr([t.staged for t in in_tracers],
+                                     [self.instantiate(t).staged for t in out_tracers])
+
+    def end(self):
+        super().end()
+        self.staging.end()
+
+
+def dce_closed_jaxpr(jaxpr, consts, used_outputs):
+    """dce_jaxpr that also drops the consts of the constvars it removes."""
+    const_of = dict(zip(jaxpr.constvars, consts))
+    new, used_inputs = jx.dce_jaxpr(jaxpr, used_outputs)
+    return new, [const_of[v] for v in new.constvars], used_inputs
+
+
+_partial_eval_cache = weakref.WeakKeyDictionary()
+
+
+def partial_eval_jaxpr_nounits(closed, unknowns, instantiate):
+    """Splits `closed` into a known and an unknown jaxpr (see the section comment)."""
+    n_out = len(closed.jaxpr.outvars)
+    instantiate = ([bool(instantiate)] * n_out if isinstance(instantiate, bool)
+                   else [bool(i) for i in instantiate])
+    unknowns = [bool(u) for u in unknowns]
+    key = (tuple(unknowns), tuple(instantiate))
+    per_jaxpr = _partial_eval_cache.setdefault(closed, {})
+    result = per_jaxpr.get(key)
+    if result is None:
+        result = per_jaxpr[key] = _partial_eval_jaxpr(closed, unknowns, instantiate)
+    return result
+
+
+def _partial_eval_jaxpr(closed, unknowns, instantiate):
+    in_avals = closed.in_avals
+    known_avals = [a for a, uk in zip(in_avals, unknowns) if not uk]
+    staged = {}
+
+    def known_fun(*known_ins):
+        trace = PartialEvalTrace()
+        unknown_ins = [trace.new_arg(a) for a, uk in zip(in_avals, unknowns) if uk]
+        known_it, unknown_it = iter(known_ins), iter(unknown_ins)
+        ins = [next(unknown_it) if uk else next(known_it) for uk in unknowns]
+        try:
+            with set_current_trace(trace):
+                outs = jx.eval_jaxpr(closed.jaxpr, closed.consts, *ins)
+            out_unknowns = [trace.is_unknown(o) or inst for o, inst in zip(outs, instantiate)]
+            jaxpr, consts = trace.to_jaxpr(
+                unknown_ins, [o for o, uk in zip(outs, out_unknowns) if uk])
+        finally:
+            trace.end()
+        # Consts that are tracers of the known jaxpr are residuals; others stay consts.
+        res_vars, residuals, const_vars, const_vals = [], [], [], []
+        for v, c in zip(jaxpr.constvars, consts):
+            if isinstance(c, Tracer):
+                res_vars.append(v)
+                residuals.append(c)
+            else:
+                const_vars.append(v)
+                const_vals.append(c)
+        unknown = jx.Jaxpr(const_vars, res_vars + jaxpr.invars, jaxpr.outvars, jaxpr.eqns)
+        staged.update(unknown=jx.ClosedJaxpr(unknown, const_vals), out_unknowns=out_unknowns,
+                      num_res=len(residuals))
+        return [o for o, uk in zip(outs, out_unknowns) if not uk] + residuals
+
+    known, hoisted = trace_to_closed_jaxpr(known_fun, known_avals)
+    assert not hoisted, "a closed jaxpr cannot close over tracers"
+    return known, staged["unknown"], staged["out_unknowns"], staged["num_res"]
+
+
+__all__ += ["PartialEvalTrace", "PartialEvalTracer", "partial_eval_jaxpr_nounits",
+            "dce_closed_jaxpr"]

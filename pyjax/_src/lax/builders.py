@@ -7,6 +7,7 @@ import numpy as np
 from pyjax._src import dtypes
 from pyjax._src.core.avals import ShapedArray
 from pyjax._src.core.trace import MISSING, define_primitive
+from pyjax._src.interpreters import batching
 
 # Named dtype classes for rule checks and sample generation.
 FLOAT = "float"
@@ -86,6 +87,7 @@ def unary_op(name, impl, accepted, *, jvp, hlo, result_dtype=None, samples_domai
         dtype = x.dtype if result_dtype is None else result_dtype(x.dtype)
         return ShapedArray(x.shape, dtype, x.weak_type)
 
+    rules.setdefault("batch", batching.elementwise_rule)
     prim = define_primitive(name, impl=impl, abstract_eval=abstract_eval, jvp=jvp,
                             samples=elementwise_samples(accepted, 1, samples_domain),
                             **rules)
@@ -104,6 +106,7 @@ def binary_op(name, impl, accepted, *, jvp, hlo, result_dtype=None, samples_doma
         out_dtype = dtype if result_dtype is None else result_dtype(dtype)
         return ShapedArray(shape, out_dtype, x.weak_type and y.weak_type)
 
+    rules.setdefault("batch", batching.elementwise_rule)
     prim = define_primitive(name, impl=impl, abstract_eval=abstract_eval, jvp=jvp,
                             samples=elementwise_samples(accepted, 2, samples_domain),
                             **rules)

@@ -27,6 +27,23 @@ def _jit_eager(*args, jaxpr, name, donated_invars, inline, keep_unused):
     return dispatch.run_closed_jaxpr(jaxpr, arrays, donated_invars)
 
 
+def _jit_samples():
+    """A small traced function, as jit would build it (traced lazily, for the harness)."""
+    import numpy as np
+
+    from pyjax._src.interpreters import partial_eval as pe
+    from pyjax._src.lax import elementwise as ew
+    from pyjax._src.lax.builders import Sample, random_values
+
+    x = random_values((2, 3), np.float32)
+    closed, _ = pe.trace_to_closed_jaxpr(lambda a, b: [ew.mul(ew.sin(a), b), ew.cos(b)],
+                                         [pe.get_aval(x), pe.get_aval(x)])
+    return [Sample([x, random_values((2, 3), np.float32, seed=1)],
+                   {"jaxpr": closed, "name": "f", "donated_invars": (False, False),
+                    "inline": False, "keep_unused": False})]
+
+
 jit_p = define_primitive("jit", multiple_results=True, impl=_jit_impl,
-                         abstract_eval=_jit_abstract_eval, eager=_jit_eager)
+                         abstract_eval=_jit_abstract_eval, eager=_jit_eager,
+                         samples=_jit_samples)
 jit_p.is_higher_order = True

@@ -123,7 +123,7 @@ div_p = binary_op("div", _quiet(_div_impl), NUMBER, samples_domain=(1.0, 3.0),
                   jvp=defjvp(lambda g, x, y: div(g, y),
                              lambda g, x, y: mul(mul(neg(g), x), integer_pow(y, -2))),
                   hlo="stablehlo.divide", transpose=_div_transpose)
-rem_p = binary_op("rem", _quiet(_rem_impl), NUMBER, samples_domain=(1.0, 3.0),
+rem_p = binary_op("rem", _quiet(_rem_impl), (FLOAT,) + INT, samples_domain=(1.0, 3.0),
                   jvp=defjvp(lambda g, x, y: g,
                              lambda g, x, y: mul(neg(g), mul(sign(div(x, y)),
                                                              floor(abs(div(x, y)))))),
@@ -194,7 +194,13 @@ expm1_p = unary_op("expm1", _quiet(np.expm1), INEXACT, hlo="stablehlo.exponentia
 tanh_p = unary_op("tanh", np.tanh, INEXACT, hlo="stablehlo.tanh",
                   jvp=defjvp_with_output(
                       lambda g, ans, x: mul(g, sub(_const(ans, 1), square(ans)))))
-logistic_p = unary_op("logistic", _quiet(lambda x: sp.expit(x).astype(x.dtype)), INEXACT,
+def _logistic_impl(x):
+    if x.dtype.kind == "c":
+        return (1 / (1 + np.exp(-x))).astype(x.dtype)
+    return sp.expit(x).astype(x.dtype)
+
+
+logistic_p = unary_op("logistic", _quiet(_logistic_impl), INEXACT,
                       hlo="stablehlo.logistic",
                       jvp=defjvp_with_output(
                           lambda g, ans, x: mul(g, mul(ans, sub(_const(ans, 1), ans)))))

@@ -6,8 +6,8 @@ import numpy as np
 
 from pyjax._src import dtypes
 from pyjax._src.core.avals import ShapedArray, get_aval
-from pyjax._src.core.trace import define_primitive
-from pyjax._src.interpreters import ad
+from pyjax._src.core.trace import RuleFactory, define_primitive
+from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters.ad import Zero, linear_jvp, zero_jvp
 from pyjax._src.lax import builders as b
 from pyjax._src.lax import elementwise as ew
@@ -47,7 +47,8 @@ def _reduction(name, np_fn, accepted, *, jvp, transpose=None, identity_hlo):
                     b.Sample([b.random_values((2, 3), dtype)], {"axes": (0, 1)}),
                     b.Sample([b.random_values((2, 3), dtype)], {"axes": ()})]
     prim = define_primitive(name, impl=impl, abstract_eval=abstract_eval, jvp=jvp,
-                            transpose=transpose, samples=samples)
+                            transpose=transpose, batch=batching.reduction_rule,
+                            samples=samples)
     prim.hlo = identity_hlo
     return prim
 
@@ -191,10 +192,10 @@ def _arg_samples():
 
 argmax_p = define_primitive("argmax", impl=_arg_impl(np.argmax, _first_nan),
                             abstract_eval=_arg_abstract_eval("argmax"), jvp=zero_jvp,
-                            samples=_arg_samples())
+                            batch=batching.reduction_rule, samples=_arg_samples())
 argmin_p = define_primitive("argmin", impl=_arg_impl(np.argmin, _first_nan_min),
                             abstract_eval=_arg_abstract_eval("argmin"), jvp=zero_jvp,
-                            samples=_arg_samples())
+                            batch=batching.reduction_rule, samples=_arg_samples())
 
 
 def argmax(operand, axis, index_dtype):
@@ -228,7 +229,15 @@ def _cumulative(name, np_fn, accepted, *, jvp, transpose=None):
     samples = [b.Sample([b.random_values((3, 4), np.float32, (0.5, 1.5))],
                         {"axis": ax, "reverse": rev}) for ax in (0, 1) for rev in (False, True)]
     return define_primitive(name, impl=impl, abstract_eval=abstract_eval, jvp=jvp,
-                            transpose=transpose, samples=samples)
+                            transpose=transpose, batch=RuleFactory(_cumulative_batch),
+                            samples=samples)
+
+
+def _cumulative_batch(prim):
+    def rule(args, dims, axis, reverse):
+        (x,), (d,) = args, dims
+        return prim.bind(x, axis=axis + (axis >= d), reverse=reverse), d
+    return rule
 
 
 def _logcumsumexp(x, axis):

@@ -1,0 +1,357 @@
+"""Batching (vmap): BatchTracer values carry one batch dimension (or none: `not_mapped`),
+and each primitive's `batch` rule moves and merges batch dimensions. Imports core, util and
+tree_util only; the few lax primitives the helpers need are found by name in the registry.
+
+Rule conventions, for the primitive rooms:
+- `batch(args, dims, **params) -> (out, out_dim)`; `(outs, out_dims)` for primitives with
+  multiple results. `args` are values of the enclosing computation (the rule runs with the
+  parent trace current, so it binds lax ops normally); `dims[i]` is where args[i] carries
+  the batch, or `not_mapped`. Called only when some operand is batched: otherwise the
+  primitive is bound on the parent unchanged.
+- `axis_rule(f)` marks a rule `f(axis, args, dims, **params)` that also needs the vmap's
+  `AxisData(name, size)`; it is called even when no operand is batched. Collectives
+  (lax.psum...) and higher-order primitives (jit, cond, scan, while) use it.
+- `batch_jaxpr(closed, axis_size, in_batched, instantiate, axis_name=None)` -> (ClosedJaxpr
+  taking and returning the batch at dim 0 on batched values, out_batched list[bool]):
+  what higher-order rules apply to their sub-jaxprs. `instantiate` (bool or per-output)
+  forces outputs to be batched. Results are cached per (jaxpr, arguments).
+- Rule helpers: `moveaxis`, `bdim_at_front`, `move_or_broadcast`, `broadcast_batched`,
+  `expand_axis`, `axis_size_of`; rule factories `elementwise_rule`, `reduction_rule`,
+  `no_operands_rule`.
+- Named axes: `extend_axis_env(name, size)` (vmap and pmap bind a name while tracing),
+  `axis_env_size(name)` (NameError when unbound), `jaxpr_uses_axis(closed, name)`.
+"""
+from __future__ import annotations
+
+import contextlib
+import threading
+import weakref
+from typing import NamedTuple
+
+import numpy as np
+
+from pyjax._src.core import jaxpr as jx
+from pyjax._src.core.avals import get_aval
+from pyjax._src.core.trace import (RuleFactory, Trace, Tracer, registered_primitives,
+                                   set_current_trace)
+from pyjax._src.interpreters import partial_eval as pe
+
+not_mapped = None
+
+
+class AxisData(NamedTuple):
+    name: object      # the axis_name given to vmap, or None
+    size: int
+
+
+# --- named axes -------------------------------------------------------------------------
+
+class _AxisEnv(threading.local):
+    def __init__(self):
+        self.frames = []     # [(name, size)], innermost last
+
+
+_axis_env = _AxisEnv()
+
+
+@contextlib.contextmanager
+def extend_axis_env(name, size):
+    """Binds axis `name` (of `size`) while a transformation traces its function."""
+    if name is None:
+        yield
+        return
+    _axis_env.frames.append((name, size))
+    try:
+        yield
+    finally:
+        _axis_env.frames.pop()
+
+
+def axis_env_size(name):
+    """The size of the innermost axis called `name`; NameError when nothing binds it."""
+    for bound, size in reversed(_axis_env.frames):
+        if bound == name:
+            return size
+    raise unbound_axis_error(name)
+
+
+def unbound_axis_error(name):
+    bound = [n for n, _ in _axis_env.frames]
+    return NameError(
+        f"unbound axis name: {name}. Collectives (psum, pmean, all_gather, axis_index, ...) "
+        f"refer to an axis bound by an enclosing vmap(..., axis_name={name!r}) or "
+        f"pmap(..., axis_name={name!r}); names bound here: {bound or 'none'}.")
+
+
+def axis_names_of(params):
+    """The axis names a collective's params refer to (`axes` or `axis_name`)."""
+    names = params.get("axes", params.get("axis_name", ()))
+    return names if isinstance(names, tuple) else (names,)
+
+
+_uses_axis_cache = weakref.WeakKeyDictionary()
+
+
+def jaxpr_uses_axis(closed, name):
+    """Whether any equation of `closed` (or of its sub-jaxprs) names axis `name`."""
+    if name is None:
+        return False
+    jaxpr = closed.jaxpr if isinstance(closed, jx.ClosedJaxpr) else closed
+    per = _uses_axis_cache.setdefault(jaxpr, {})
+    if name not in per:
+        per[name] = any(name in axis_names_of(e.params)
+                        or any(jaxpr_uses_axis(s, name) for s in jx.sub_jaxprs(e))
+                        for e in jaxpr.eqns)
+    return per[name]
+
+
+# --- the trace --------------------------------------------------------------------------
+
+def axis_rule(rule):
+    """Marks a batch rule that takes the vmap's AxisData first (see the module doc)."""
+    rule.needs_axis = True
+    return rule
+
+
+class BatchTracer(Tracer):
+    __slots__ = ("val", "batch_dim", "_aval")
+
+    def __init__(self, trace, val, batch_dim):
+        self._trace, self.val, self.batch_dim, self._aval = trace, val, batch_dim, None
+
+    @property
+    def aval(self):
+        if self._aval is None:
+            aval = get_aval(self.val)
+            if self.batch_dim is not None:
+                shape = aval.shape[:self.batch_dim] + aval.shape[self.batch_dim + 1:]
+                aval = aval.update(shape=shape)
+            self._aval = aval
+        return self._aval
+
+    def to_concrete_value(self):
+        if self.batch_dim is not None:
+            return None
+        if isinstance(self.val, Tracer):
+            return self.val.to_concrete_value()
+        return np.asarray(self.val, self.aval.dtype)
+
+    def _origin_description(self):
+        if self.batch_dim is None:
+            return ""
+        return (f"This value is batched by vmap (it holds one value per example, batch "
+                f"dimension {self.batch_dim}), so it cannot be turned into one Python value.")
+
+
+class BatchTrace(Trace):
+    """Runs each primitive's batch rule on values that carry a batch dimension."""
+
+    def __init__(self, axis_size, axis_name=None, parent=None):
+        super().__init__(parent)
+        self.axis = AxisData(axis_name, axis_size)
+
+    def lift(self, x):
+        return BatchTracer(self, x, not_mapped)
+
+    def to_batch_info(self, x):
+        """(value, batch_dim) of anything met in this trace."""
+        if type(x) is BatchTracer and x._trace is self:
+            return x.val, x.batch_dim
+        if isinstance(x, Tracer):
+            self.own_or_lift(x)   # rejects tracers of dead or unrelated traces
+        return x, not_mapped
+
+    def wrap(self, val, dim):
+        return val if dim is not_mapped else BatchTracer(self, val, dim)
+
+    def process_primitive(self, prim, args, params):
+        vals, dims = [], []
+        for x in args:
+            v, d = self.to_batch_info(x)
+            vals.append(v)
+            dims.append(d)
+        rule = prim.batch
+        needs_axis = getattr(rule, "needs_axis", False)
+        with set_current_trace(self.parent):
+            if not needs_axis and all(d is not_mapped for d in dims):
+                return prim.bind(*vals, **params)
+            rule = prim.rule("batch")
+            if needs_axis:
+                out, out_dims = rule(self.axis, vals, dims, **params)
+            else:
+                out, out_dims = rule(vals, dims, **params)
+        if prim.multiple_results:
+            return [self.wrap(o, d) for o, d in zip(out, out_dims)]
+        return self.wrap(out, out_dims)
+
+    def __repr__(self):
+        return f"BatchTrace(axis_name={self.axis.name!r}, size={self.axis.size})"
+
+
+# --- helpers for rules ------------------------------------------------------------------
+
+_prims = {}
+
+
+def _lax(name):
+    prim = _prims.get(name)
+    if prim is None:
+        prim = _prims[name] = registered_primitives()[name]
+    return prim
+
+
+def axis_size_of(args, dims):
+    """The batch size, read from the first batched operand."""
+    for x, d in zip(args, dims):
+        if d is not not_mapped:
+            return get_aval(x).shape[d]
+    raise ValueError("axis_size_of: no operand is batched")
+
+
+def moveaxis(x, src, dst):
+    """x with its axis `src` moved to position `dst` (a transpose; no-op if equal)."""
+    if src == dst:
+        return x
+    perm = [i for i in range(get_aval(x).ndim) if i != src]
+    perm.insert(dst, src)
+    return _lax("transpose").bind(x, permutation=tuple(perm))
+
+
+def _broadcast_in_dim(x, shape, dims):
+    if get_aval(x).shape == tuple(shape) and dims == tuple(range(len(shape))):
+        return x
+    return _lax("broadcast_in_dim").bind(x, shape=tuple(shape), broadcast_dimensions=dims)
+
+
+def expand_axis(x, dst):
+    """x with a new axis of size 1 at `dst` (a reshape: nothing is materialised)."""
+    shape = list(get_aval(x).shape)
+    shape.insert(dst, 1)
+    return _lax("reshape").bind(x, new_sizes=tuple(shape), dimensions=None)
+
+
+def move_or_broadcast(x, bdim, dst, size):
+    """x with its batch at `dst`: moved there, or broadcast to `size` if not mapped."""
+    if bdim is not not_mapped:
+        return moveaxis(x, bdim, dst)
+    shape = list(get_aval(x).shape)
+    shape.insert(dst, size)
+    return _broadcast_in_dim(x, shape, tuple(i for i in range(len(shape)) if i != dst))
+
+
+def bdim_at_front(x, bdim, size):
+    return move_or_broadcast(x, bdim, 0, size)
+
+
+def broadcast_batched(x, bdim, size, shape, dst=0):
+    """x, whose per-example shape is `shape` or broadcasts to it (rank 0 or size-1 dims),
+    as a full array of per-example `shape` with the batch of `size` at `dst`."""
+    out_shape = list(shape)
+    out_shape.insert(dst, size)
+    rest = tuple(i for i in range(len(out_shape)) if i != dst)
+    if bdim is not_mapped:
+        return _broadcast_in_dim(x, out_shape, rest if get_aval(x).ndim else ())
+    x = moveaxis(x, bdim, dst)
+    dims = tuple(range(len(out_shape))) if get_aval(x).ndim > 1 else (dst,)
+    return _broadcast_in_dim(x, out_shape, dims)
+
+
+def _make_elementwise(prim):
+    def rule(args, dims, **params):
+        size = axis_size_of(args, dims)
+        ranks = [get_aval(x).ndim - (d is not not_mapped) for x, d in zip(args, dims)]
+        rank = max(ranks)
+        # Keep the batch where a full-rank operand has it, so that one needs no transpose.
+        at = next((d for d, r in zip(dims, ranks) if d is not not_mapped and r == rank), 0)
+        operands = []
+        for x, d, r in zip(args, dims, ranks):
+            if d is not_mapped:    # rank-0 operands broadcast; others get a size-1 axis
+                operands.append(x if r == 0 else expand_axis(x, at))
+            elif r == rank:
+                operands.append(moveaxis(x, d, at))
+            else:                  # a batched scalar among arrays: (size,) -> 1s around
+                shape = [1] * (rank + 1)
+                shape[at] = size
+                operands.append(_lax("reshape").bind(x, new_sizes=tuple(shape),
+                                                     dimensions=None))
+        return prim.bind(*operands, **params), at
+    return rule
+
+
+def _make_reduction(prim):
+    def rule(args, dims, axes, **params):
+        (x,), (d,) = args, dims
+        physical = tuple(a + (a >= d) for a in axes)
+        return prim.bind(x, axes=physical, **params), d - sum(a < d for a in axes)
+    return rule
+
+
+def _make_no_operands(prim):
+    def rule(args, dims, **params):
+        return prim.bind(**params), not_mapped
+    return rule
+
+
+# Elementwise primitives under lax's broadcasting (equal ranks, rank 0, size-1 dims).
+elementwise_rule = RuleFactory(_make_elementwise)
+# Reductions of one operand over the `axes` param; the result keeps the other params.
+reduction_rule = RuleFactory(_make_reduction)
+# Primitives without operands (iota): never batched, bound as they are.
+no_operands_rule = RuleFactory(_make_no_operands)
+
+
+# --- batching a jaxpr -------------------------------------------------------------------
+
+_batched_jaxprs = weakref.WeakKeyDictionary()
+
+
+def batch_jaxpr(closed, axis_size, in_batched, instantiate, axis_name=None):
+    """`closed` batched over `axis_size` examples: inputs flagged in `in_batched` (and the
+    outputs in the returned out_batched) carry the batch at dim 0. `instantiate` (a bool
+    or one per output) forces outputs to be batched even when they do not depend on the
+    batch. Returns (ClosedJaxpr, out_batched)."""
+    n_out = len(closed.jaxpr.outvars)
+    instantiate = ((bool(instantiate),) * n_out if isinstance(instantiate, bool)
+                   else tuple(bool(i) for i in instantiate))
+    in_batched = tuple(bool(b) for b in in_batched)
+    key = (axis_size, in_batched, instantiate, axis_name)
+    per = _batched_jaxprs.setdefault(closed, {})
+    if key not in per:
+        per[key] = _batch_jaxpr(closed, axis_size, in_batched, instantiate, axis_name)
+    return per[key]
+
+
+def _batch_jaxpr(closed, axis_size, in_batched, instantiate, axis_name):
+    out_batched = []
+
+    def batched_fun(*args):
+        trace = BatchTrace(axis_size, axis_name)
+        ins = [BatchTracer(trace, x, 0) if b else x for x, b in zip(args, in_batched)]
+        try:
+            with set_current_trace(trace):
+                outs = jx.eval_jaxpr(closed.jaxpr, closed.consts, *ins)
+            infos = [trace.to_batch_info(o) for o in outs]
+        finally:
+            trace.end()
+        results = []
+        for (val, dim), inst in zip(infos, instantiate):
+            out_batched.append(dim is not not_mapped or inst)
+            results.append(val if dim is not_mapped and not inst
+                           else bdim_at_front(val, dim, axis_size))
+        return results
+
+    in_avals = [a.update(shape=(axis_size,) + a.shape) if b else a
+                for a, b in zip(closed.in_avals, in_batched)]
+    jaxpr, consts = pe.trace_to_jaxpr(batched_fun, in_avals, closed.jaxpr.debug_info)
+    new, hoisted = pe.close_over_concrete(jaxpr, consts)
+    if hoisted:
+        raise ValueError("batch_jaxpr: the jaxpr closed over traced values; pass them in "
+                         "as arguments instead")
+    return new, out_batched
+
+
+__all__ = ["BatchTrace", "BatchTracer", "AxisData", "not_mapped", "axis_rule",
+           "batch_jaxpr", "moveaxis", "bdim_at_front", "move_or_broadcast",
+           "broadcast_batched", "expand_axis", "axis_size_of", "elementwise_rule",
+           "reduction_rule", "no_operands_rule", "extend_axis_env", "axis_env_size",
+           "jaxpr_uses_axis", "unbound_axis_error"]

@@ -1,0 +1,132 @@
+"""dtype canonicalisation, weak types and the whole promotion table of JAX's lattice."""
+import numpy as np
+import pytest
+
+import pyjax
+import pyjax.numpy as jnp
+from pyjax._src import dtypes
+
+# JAX's documented binary promotion table (x64 enabled, so no canonicalisation).
+_TABLE = """
+     b1  u1  u2  u4  u8  i1  i2  i4  i8  bf  f2  f4  f8  c8  c16 i*  f*  c*
+b1   b1  u1  u2  u4  u8  i1  i2  i4  i8  bf  f2  f4  f8  c8  c16 i*  f*  c*
+u1   u1  u1  u2  u4  u8  i2  i2  i4  i8  bf  f2  f4  f8  c8  c16 u1  f*  c*
+u2   u2  u2  u2  u4  u8  i4  i4  i4  i8  bf  f2  f4  f8  c8  c16 u2  f*  c*
+u4   u4  u4  u4  u4  u8  i8  i8  i8  i8  bf  f2  f4  f8  c8  c16 u4  f*  c*
+u8   u8  u8  u8  u8  u8  f*  f*  f*  f*  bf  f2  f4  f8  c8  c16 u8  f*  c*
+i1   i1  i2  i4  i8  f*  i1  i2  i4  i8  bf  f2  f4  f8  c8  c16 i1  f*  c*
+i2   i2  i2  i4  i8  f*  i2  i2  i4  i8  bf  f2  f4  f8  c8  c16 i2  f*  c*
+i4   i4  i4  i4  i8  f*  i4  i4  i4  i8  bf  f2  f4  f8  c8  c16 i4  f*  c*
+i8   i8  i8  i8  i8  f*  i8  i8  i8  i8  bf  f2  f4  f8  c8  c16 i8  f*  c*
+bf   bf  bf  bf  bf  bf  bf  bf  bf  bf  bf  f4  f4  f8  c8  c16 bf  bf  c8
+f2   f2  f2  f2  f2  f2  f2  f2  f2  f2  f4  f2  f4  f8  c8  c16 f2  f2  c8
+f4   f4  f4  f4  f4  f4  f4  f4  f4  f4  f4  f4  f4  f8  c8  c16 f4  f4  c8
+f8   f8  f8  f8  f8  f8  f8  f8  f8  f8  f8  f8  f8  f8  c16 c16 f8  f8  c16
+c8   c8  c8  c8  c8  c8  c8  c8  c8  c8  c8  c8  c8  c16 c8  c16 c8  c8  c8
+c16  c16 c16 c16 c16 c16 c16 c16 c16 c16 c16 c16 c16 c16 c16 c16 c16 c16 c16
+i*   i*  u1  u2  u4  u8  i1  i2  i4  i8  bf  f2  f4  f8  c8  c16 i*  f*  c*
+f*   f*  f*  f*  f*  f*  f*  f*  f*  f*  bf  f2  f4  f8  c8  c16 f*  f*  c*
+c*   c*  c*  c*  c*  c*  c*  c*  c*  c*  c8  c8  c8  c16 c8  c16 c*  c*  c*
+"""
+
+_CODES = {"b1": np.bool_, "u1": np.uint8, "u2": np.uint16, "u4": np.uint32,
+          "u8": np.uint64, "i1": np.int8, "i2": np.int16, "i4": np.int32, "i8": np.int64,
+          "bf": dtypes.bfloat16, "f2": np.float16, "f4": np.float32, "f8": np.float64,
+          "c8": np.complex64, "c16": np.complex128}
+_WEAK = {"i*": (np.int64, 1), "f*": (np.float64, 1.0), "c*": (np.complex128, 1j)}
+
+
+def _operand(code):
+    """A value of the table's type: a NumPy scalar, or a Python scalar for weak types."""
+    return _WEAK[code][1] if code in _WEAK else np.zeros((), _CODES[code])
+
+
+def _expected(code):
+    return (np.dtype(_WEAK[code][0]), True) if code in _WEAK else (np.dtype(_CODES[code]),
+                                                                   False)
+
+
+def _rows():
+    lines = [ln.split() for ln in _TABLE.strip().splitlines()]
+    cols = lines[0]
+    for row in lines[1:]:
+        for col, result in zip(cols, row[1:]):
+            yield row[0], col, result
+
+
+@pytest.mark.parametrize("a,b,result", list(_rows()))
+def test_promotion_table_matches_lattice(a, b, result):
+    with pyjax.enable_x64(True):
+        got = dtypes.result_type(_operand(a), _operand(b), return_weak_type_flag=True)
+    assert got == _expected(result), (a, b, got)
+
+
+def test_table_is_symmetric_and_join_is_associative():
+    codes = list(_CODES) + list(_WEAK)
+    with pyjax.enable_x64(True):
+        for a in codes:
+            for b in codes:
+                assert dtypes.result_type(_operand(a), _operand(b)) == \
+                    dtypes.result_type(_operand(b), _operand(a))
+                for c in ("i1", "u4", "bf", "f*"):
+                    ab = dtypes.result_type(_operand(a), _operand(b),
+                                            return_weak_type_flag=True)
+                    left = dtypes._promote([ab, _expected(c)])
+                    assert left == dtypes.result_type(_operand(a), _operand(b), _operand(c),
+                                                      return_weak_type_flag=True)
+
+
+def test_x64_off_canonicalises_to_32_bits():
+    assert dtypes.canonicalize_dtype(np.float64) == np.float32
+    assert dtypes.canonicalize_dtype(np.int64) == np.int32
+    assert dtypes.canonicalize_dtype(np.uint64) == np.uint32
+    assert dtypes.canonicalize_dtype(np.complex128) == np.complex64
+    assert jnp.array(np.ones(3)).dtype == np.float32
+    assert jnp.arange(3).dtype == np.int32
+    with pyjax.enable_x64(True):
+        assert jnp.array(np.ones(3)).dtype == np.float64
+        assert jnp.arange(3).dtype == np.int64
+
+
+def test_x64_from_config_update():
+    pyjax.config.update("jax_enable_x64", True)
+    try:
+        assert pyjax.config.jax_enable_x64
+        assert jnp.zeros(2).dtype == np.float64
+    finally:
+        pyjax.config.update("jax_enable_x64", False)
+    assert jnp.zeros(2).dtype == np.float32
+
+
+def test_unknown_config_option_is_named():
+    with pytest.raises(AttributeError, match="jax_enable_x65"):
+        pyjax.config.update("jax_enable_x65", True)
+
+
+def test_weak_python_scalars_do_not_widen():
+    x = jnp.ones(3, jnp.float16)
+    assert (x + 1.0).dtype == np.float16
+    assert (jnp.ones(3, jnp.uint8) + 3).dtype == np.uint8
+    assert (jnp.ones(3, jnp.int8) + 1.5).dtype == np.float32
+    out = jnp.add(1, 1.0)
+    assert out.dtype == np.float32 and out.weak_type
+    assert repr(out) == "Array(2., dtype=float32, weak_type=True)"
+
+
+def test_promote_types_public():
+    assert jnp.promote_types("uint8", int) == np.uint8
+    assert jnp.promote_types("float16", float) == np.float16
+    assert jnp.promote_types(np.int32, np.float32) == np.float32
+    assert jnp.promote_types(jnp.bfloat16, jnp.float16) == np.float32
+
+
+def test_float8_has_no_implicit_promotion():
+    with pytest.raises(dtypes.TypePromotionError, match="no available implicit"):
+        jnp.promote_types(dtypes.float8_dtypes[0], np.float16)
+
+
+def test_float0_and_bfloat16_exist():
+    assert pyjax.float0.itemsize == 0
+    x = jnp.ones(3, jnp.bfloat16)
+    assert x.dtype == dtypes.bfloat16
+    assert (x * 2).dtype == dtypes.bfloat16
