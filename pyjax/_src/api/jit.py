@@ -51,6 +51,20 @@ def _infer_argnums_and_argnames(fun, argnums, argnames):
     return argnums, argnames
 
 
+def _check_argnums_fit(fun, argnums, what):
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        return
+    if any(p.kind == p.VAR_POSITIONAL for p in params):
+        return
+    n = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+    for i in argnums:
+        if not -n <= i < n:
+            raise ValueError(f"jitted function has {what}={tuple(argnums)}, but only "
+                             f"accepts {n} positional arguments.")
+
+
 class _HashableStatic:
     """A static argument in a cache key: compared by hash and __eq__, as JAX does."""
 
@@ -99,6 +113,7 @@ class JitWrapped:
             fun, _normalize_argnums(static_argnums), _normalize_argnames(static_argnames))
         donate_argnums, donate_argnames = _infer_argnums_and_argnames(
             fun, _normalize_argnums(donate_argnums), _normalize_argnames(donate_argnames))
+        _check_argnums_fit(fun, static_argnums, "static_argnums")
         self.static_argnums = frozenset(static_argnums)
         self.static_argnames = frozenset(static_argnames)
         self.donate_argnums = frozenset(donate_argnums)
@@ -119,13 +134,9 @@ class JitWrapped:
     # -- splitting arguments ---------------------------------------------------------
     def _split(self, args, kwargs):
         nargs = len(args)
+        # A static argnum past the positional arguments was passed by keyword (and is
+        # covered by its inferred static argname).
         static_nums = {i if i >= 0 else i + nargs for i in self.static_argnums}
-        for i in static_nums:
-            if not 0 <= i < nargs:
-                raise ValueError(
-                    f"jitted function {self._debug_name} has static_argnums="
-                    f"{sorted(self.static_argnums)}, but was called with only {nargs} "
-                    "positional arguments.")
         dyn_args, statics = [], []
         for i, x in enumerate(args):
             if i in static_nums:

@@ -1,6 +1,14 @@
-"""Devices known to pyjax. Without XLA there is one host CPU device; the XLA adapter
-registers its own devices here when it starts."""
+"""Devices and the default device. With XLA (jaxlib importable and the 'xla' executor
+selected) the devices are XLA's; otherwise there is one host CPU device. Imports config and
+errors; loads the XLA adapter lazily, so importing this never imports jaxlib."""
 from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import warnings
+
+from pyjax._src import config
 
 
 class HostCpuDevice:
@@ -10,9 +18,118 @@ class HostCpuDevice:
     device_kind = "cpu"
     id = 0
     process_index = 0
+    host_id = 0
 
     def __repr__(self):
         return "CpuDevice(id=0)"
 
+    def __str__(self):
+        return "cpu:0"
+
 
 HOST = HostCpuDevice()
+
+_xla_state = {"module": None, "failed": None}
+
+
+def xla_backend():
+    """The XLA adapter module when XLA is the selected executor and jaxlib imports, else
+    None. A failed import warns once and the NumPy executor takes over."""
+    if config.executor.value != "xla":
+        return None
+    module = _xla_state["module"]
+    if module is not None or _xla_state["failed"]:
+        return module
+    try:
+        from pyjax._src.backends import xla as module
+    except ImportError as err:
+        _xla_state["failed"] = err
+        warnings.warn(
+            f"pyjax could not import jaxlib ({err}); jit runs on the NumPy executor "
+            "instead. Install jaxlib (e.g. `pip install jaxlib==0.10.2`) to compile with "
+            "XLA, or set PYJAX_EXECUTOR=numpy to choose the NumPy executor and silence "
+            "this warning.", RuntimeWarning, stacklevel=3)
+        return None
+    _xla_state["module"] = module
+    return module
+
+
+def backend_name():
+    """'xla' or 'numpy': which executor runs jitted code right now."""
+    return "xla" if xla_backend() is not None else "numpy"
+
+
+def devices(backend=None):
+    """All devices of the backend (or of the platform named by `backend`)."""
+    xla = xla_backend()
+    found = xla.devices() if xla is not None else [HOST]
+    if backend is not None:
+        wanted = {"gpu": "cuda"}.get(backend, backend)
+        found = [d for d in found if d.platform in (backend, wanted)]
+        if not found:
+            raise RuntimeError(
+                f"Unknown backend {backend!r}: the available platforms are "
+                f"{sorted({d.platform for d in devices()})}.")
+    return found
+
+
+def default_backend():
+    """The platform of the default device: 'cpu', 'gpu' or 'tpu'."""
+    platform = devices()[0].platform
+    return "gpu" if platform in ("cuda", "rocm") else platform
+
+
+class _DefaultDevice(threading.local):
+    override = None
+
+
+_default = _DefaultDevice()
+
+
+def default_device():
+    """Where uncommitted computations run: the innermost `default_device(...)` context,
+    else the first device of the backend."""
+    device = _default.override
+    if device is not None:
+        return device
+    return devices()[0]
+
+
+@contextlib.contextmanager
+def default_device_context(device):
+    """Within the block, uncommitted arrays and computations go to `device`."""
+    if device is not None and not hasattr(device, "platform"):
+        raise TypeError(f"default_device expects a Device or None, got {device!r}")
+    saved = _default.override
+    _default.override = device
+    try:
+        yield device
+    finally:
+        _default.override = saved
+
+
+def common_device(arrays, where="a computation"):
+    """The device that committed `arrays` agree on, or None when none is committed.
+    Committed arrays on two devices are an error that names both."""
+    device, first = None, None
+    for i, x in enumerate(arrays):
+        if getattr(x, "committed", False):
+            if device is None:
+                device, first = x._device, (i, x)
+            elif x._device is not device and x._device != device:
+                j, y = first
+                raise ValueError(
+                    f"Received incompatible devices for {where}. Got argument {j} of "
+                    f"shape {y.aval.str_short()} committed to device {device!r} and "
+                    f"argument {i} of shape {x.aval.str_short()} committed to device "
+                    f"{x._device!r}. Move them to one device with "
+                    "jax.device_put(x, device) first.")
+    return device
+
+
+def cpu_device_count_from_env():
+    """The count requested by XLA_FLAGS=--xla_force_host_platform_device_count=N."""
+    for flag in os.environ.get("XLA_FLAGS", "").split():
+        if flag.startswith("--xla_force_host_platform_device_count="):
+            return int(flag.split("=", 1)[1])
+    return None

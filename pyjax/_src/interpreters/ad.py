@@ -19,11 +19,15 @@ Entry points used by the API and by higher-order primitive rules:
 The three jaxpr-level helpers cache their results per (jaxpr, flags)."""
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from pyjax._src import dtypes
+from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import ShapedArray, get_aval
-from pyjax._src.core.trace import RuleFactory
+from pyjax._src.core.trace import RuleFactory, Trace, Tracer, set_current_trace
+from pyjax._src.interpreters import partial_eval as pe
 
 
 class Zero:
@@ -149,3 +153,266 @@ def _zero_jvp(prim):
 linear_jvp = RuleFactory(_linear_jvp)
 # The JVP of a piecewise-constant primitive (floor, sign, comparisons): zero.
 zero_jvp = RuleFactory(_zero_jvp)
+
+
+# --- the JVP trace ----------------------------------------------------------------------
+
+class JVPTracer(Tracer):
+    """A primal value (of the parent trace) carrying its tangent (never a symbolic Zero:
+    values whose tangent is zero are left as plain primals)."""
+
+    __slots__ = ("aval", "primal", "tangent")
+
+    def __init__(self, trace, primal, tangent):
+        self._trace, self.primal, self.tangent = trace, primal, tangent
+        self.aval = get_aval(primal)
+
+    def to_concrete_value(self):
+        primal = self.primal
+        if isinstance(primal, Tracer):
+            return primal.to_concrete_value()
+        return np.asarray(primal, dtype=self.aval.dtype)
+
+    def _origin_description(self):
+        describe = getattr(self.primal, "_origin_description", None)
+        return describe() if describe else ""
+
+    def __repr__(self):
+        return (f"Traced<{self.aval!r}>with<{self._trace!r}> with\n  primal = "
+                f"{self.primal!r}\n  tangent = {self.tangent!r}")
+
+
+class JVPTrace(Trace):
+    """Forward mode: each primitive runs its JVP rule on (primals, tangents)."""
+
+    def lift(self, x):
+        return JVPTracer(self, x, Zero.from_primal_value(x))
+
+    def to_primal_tangent(self, x):
+        if type(x) is JVPTracer and x._trace is self:
+            return x.primal, x.tangent
+        if isinstance(x, Tracer):
+            self.own_or_lift(x)   # raises on a tracer that escaped its trace
+        return x, Zero.from_primal_value(x)
+
+    def pack(self, primal, tangent):
+        return primal if type(tangent) is Zero else JVPTracer(self, primal, tangent)
+
+    def process_primitive(self, prim, args, params):
+        primals, tangents = [], []
+        for x in args:
+            p, t = self.to_primal_tangent(x)
+            primals.append(p)
+            tangents.append(t)
+        with set_current_trace(self.parent):
+            if all(type(t) is Zero for t in tangents):
+                return prim.bind(*primals, **params)
+            out, tangent_out = prim.rule("jvp")(primals, tangents, **params)
+        if prim.multiple_results:
+            return [self.pack(o, t) for o, t in zip(out, tangent_out)]
+        return self.pack(out, tangent_out)
+
+
+def jvp_flat(flat_fun, primals, tangents, has_aux=False):
+    """Runs flat_fun(*primals) -> list under a new JVP trace. Returns (primals_out,
+    tangents_out) (tangents may be Zero), plus the aux primals when has_aux (flat_fun then
+    returns (outs, aux_leaves))."""
+    trace = JVPTrace()
+    ins = [trace.pack(p, t) for p, t in zip(primals, tangents)]
+    try:
+        with set_current_trace(trace):
+            outs = flat_fun(*ins)
+        outs, aux = outs if has_aux else (outs, ())
+        pairs = [trace.to_primal_tangent(o) for o in outs]
+        aux = [trace.to_primal_tangent(a)[0] for a in aux]
+    finally:
+        trace.end()
+    primals_out, tangents_out = [p for p, _ in pairs], [t for _, t in pairs]
+    return (primals_out, tangents_out, aux) if has_aux else (primals_out, tangents_out)
+
+
+# --- linearize --------------------------------------------------------------------------
+
+class Linearized:
+    """A linear map of tangents: `jaxpr` over residual `consts`. Only inputs and outputs
+    flagged nonzero are jaxpr invars/outvars; the others are symbolically zero."""
+
+    def __init__(self, jaxpr, consts, in_avals, out_avals, in_nonzeros, out_nonzeros):
+        self.jaxpr, self.consts = jaxpr, consts
+        self.in_avals, self.out_avals = in_avals, out_avals
+        self.in_nonzeros, self.out_nonzeros = in_nonzeros, out_nonzeros
+
+    def jvp(self, tangents):
+        args = [instantiate_zeros(t) for t, nz in zip(tangents, self.in_nonzeros) if nz]
+        outs = iter(jx.eval_jaxpr(self.jaxpr, self.consts, *args))
+        return [next(outs) if nz else Zero(a)
+                for a, nz in zip(self.out_avals, self.out_nonzeros)]
+
+    def vjp(self, cts):
+        cts = [ct for ct, nz in zip(cts, self.out_nonzeros) if nz]
+        args = [UndefinedPrimal(v.aval) for v in self.jaxpr.invars]
+        cts_in = iter(backward_pass(self.jaxpr, self.consts, args, cts))
+        return [next(cts_in) if nz else Zero(a)
+                for a, nz in zip(self.in_avals, self.in_nonzeros)]
+
+
+def linearize_flat(flat_fun, primals, has_aux=False):
+    """The JVP of flat_fun at primals, run with primals known and tangents unknown under
+    partial evaluation: primal work happens now (on the current trace), tangent work is
+    staged into a linear jaxpr. Returns (primals_out, Linearized) (+ aux primals)."""
+    pe_trace = pe.PartialEvalTrace()
+    jvp_trace = JVPTrace(parent=pe_trace)
+    in_avals = [tangent_aval(get_aval(p)) for p in primals]
+    in_nonzeros = [a.dtype != dtypes.float0 for a in in_avals]
+    tangent_ins = [pe_trace.new_arg(a) for a, nz in zip(in_avals, in_nonzeros) if nz]
+    it = iter(tangent_ins)
+    ins = [JVPTracer(jvp_trace, p, next(it)) if nz else p
+           for p, nz in zip(primals, in_nonzeros)]
+    try:
+        with set_current_trace(jvp_trace):
+            outs = flat_fun(*ins)
+        outs, aux = outs if has_aux else (outs, ())
+        pairs = [jvp_trace.to_primal_tangent(o) for o in outs]
+        aux = [jvp_trace.to_primal_tangent(a)[0] for a in aux]
+        jvp_trace.end()
+        for p in [p for p, _ in pairs] + aux:
+            if pe_trace.is_unknown(p):
+                raise AssertionError("linearize: a primal output depends on tangents")
+        out_nonzeros = [type(t) is not Zero for _, t in pairs]
+        jaxpr, consts = pe_trace.to_jaxpr(tangent_ins, [t for _, t in pairs
+                                                        if type(t) is not Zero])
+    finally:
+        jvp_trace.end()
+        pe_trace.end()
+    jaxpr, consts, _ = pe.dce_closed_jaxpr(jaxpr, consts, None)
+    out_avals = [tangent_aval(get_aval(p)) for p, _ in pairs]
+    linear = Linearized(jaxpr, consts, in_avals, out_avals, in_nonzeros, out_nonzeros)
+    primals_out = [p for p, _ in pairs]
+    return (primals_out, linear, aux) if has_aux else (primals_out, linear)
+
+
+# --- transposition ----------------------------------------------------------------------
+
+def backward_pass(jaxpr, consts, args, cts_out):
+    """Transposes `jaxpr` with respect to its UndefinedPrimal args (see module docstring)."""
+    env = {}
+    linear = set()
+
+    def read(v):
+        return v.val if type(v) is jx.Literal else env[v]
+
+    for v, c in zip(jaxpr.constvars, consts):
+        env[v] = c
+    for v, a in zip(jaxpr.invars, args):
+        if type(a) is UndefinedPrimal:
+            linear.add(v)
+        else:
+            env[v] = a
+    linear_eqns = []
+    for eqn in jaxpr.eqns:
+        if any(v in linear for v in eqn.invars):
+            linear_eqns.append(eqn)
+            linear.update(eqn.outvars)
+            continue
+        outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
+        for v, x in zip(eqn.outvars, outs if eqn.primitive.multiple_results else (outs,)):
+            env[v] = x
+
+    ct_env = {}
+
+    def write_ct(v, ct):
+        if ct is None or type(ct) is Zero or v not in linear:
+            return
+        ct_env[v] = add_tangents(ct_env[v], ct) if v in ct_env else ct
+
+    for v, ct in zip(jaxpr.outvars, cts_out):
+        write_ct(v, ct)
+    for eqn in reversed(linear_eqns):
+        cts = [ct_env.pop(v, None) for v in eqn.outvars]
+        if all(ct is None for ct in cts):
+            continue
+        invals = [UndefinedPrimal(v.aval) if v in linear else read(v) for v in eqn.invars]
+        if eqn.primitive.multiple_results:
+            ct = [Zero(v.aval) if c is None else c for c, v in zip(cts, eqn.outvars)]
+        else:
+            ct = cts[0]
+        cts_in = eqn.primitive.rule("transpose")(ct, *invals, **eqn.params)
+        for v, c in zip(eqn.invars, cts_in):
+            write_ct(v, c)
+    return [ct_env.get(v, Zero(v.aval)) if type(a) is UndefinedPrimal else None
+            for v, a in zip(jaxpr.invars, args)]
+
+
+# --- jaxpr-level helpers for higher-order primitives ------------------------------------
+
+def _cached(cache, closed, key, build):
+    per_jaxpr = cache.setdefault(closed, {})
+    result = per_jaxpr.get(key)
+    if result is None:
+        result = per_jaxpr[key] = build()
+    return result
+
+
+def _flags(value, n):
+    return [bool(value)] * n if isinstance(value, bool) else [bool(v) for v in value]
+
+
+_jvp_jaxpr_cache = weakref.WeakKeyDictionary()
+
+
+def jvp_jaxpr(closed, nonzeros, instantiate):
+    """The JVP of a closed jaxpr as a closed jaxpr (see module docstring)."""
+    nonzeros = [bool(nz) for nz in nonzeros]
+    instantiate = _flags(instantiate, len(closed.jaxpr.outvars))
+    return _cached(_jvp_jaxpr_cache, closed, (tuple(nonzeros), tuple(instantiate)),
+                   lambda: _jvp_jaxpr(closed, nonzeros, instantiate))
+
+
+def _jvp_jaxpr(closed, nonzeros, instantiate):
+    in_avals = closed.in_avals
+    n = len(in_avals)
+    tangent_avals = [tangent_aval(a) for a, nz in zip(in_avals, nonzeros) if nz]
+    found = {}
+
+    def fun(*args):
+        it = iter(args[n:])
+        tangents = [next(it) if nz else Zero(tangent_aval(a))
+                    for a, nz in zip(in_avals, nonzeros)]
+        primals_out, tangents_out = jvp_flat(
+            lambda *xs: jx.eval_jaxpr(closed.jaxpr, closed.consts, *xs), args[:n], tangents)
+        out_nonzeros = [type(t) is not Zero or (inst and t.aval.dtype != dtypes.float0)
+                        for t, inst in zip(tangents_out, instantiate)]
+        found["out_nonzeros"] = out_nonzeros
+        return list(primals_out) + [instantiate_zeros(t) for t, nz
+                                    in zip(tangents_out, out_nonzeros) if nz]
+
+    jvp_closed, hoisted = pe.trace_to_closed_jaxpr(fun, list(in_avals) + tangent_avals)
+    assert not hoisted, "a closed jaxpr cannot close over tracers"
+    return jvp_closed, found["out_nonzeros"]
+
+
+_transpose_jaxpr_cache = weakref.WeakKeyDictionary()
+
+
+def transpose_jaxpr(closed, linear):
+    """The transpose of a closed jaxpr linear in the inputs flagged `linear`."""
+    linear = [bool(lin) for lin in linear]
+    return _cached(_transpose_jaxpr_cache, closed, tuple(linear),
+                   lambda: _transpose_jaxpr(closed, linear))
+
+
+def _transpose_jaxpr(closed, linear):
+    in_avals = closed.in_avals
+    nonlinear_avals = [a for a, lin in zip(in_avals, linear) if not lin]
+    ct_avals = [tangent_aval(a) for a in closed.out_avals]
+    n = len(nonlinear_avals)
+
+    def fun(*args):
+        it = iter(args[:n])
+        full = [UndefinedPrimal(a) if lin else next(it) for a, lin in zip(in_avals, linear)]
+        cts_in = backward_pass(closed.jaxpr, closed.consts, full, list(args[n:]))
+        return [instantiate_zeros(ct) for ct, lin in zip(cts_in, linear) if lin]
+
+    transposed, hoisted = pe.trace_to_closed_jaxpr(fun, nonlinear_avals + ct_avals)
+    assert not hoisted, "a closed jaxpr cannot close over tracers"
+    return transposed

@@ -4,7 +4,9 @@ under every other trace its rules recurse into the jaxpr."""
 from __future__ import annotations
 
 from pyjax._src.backends import dispatch, numpy_backend
-from pyjax._src.core.trace import define_primitive
+from pyjax._src.core.trace import define_primitive, set_current_trace
+from pyjax._src.interpreters import ad, batching
+from pyjax._src.interpreters import partial_eval as pe
 
 
 def _jit_abstract_eval(*in_avals, jaxpr, name, donated_invars, inline, keep_unused):
@@ -27,6 +29,62 @@ def _jit_eager(*args, jaxpr, name, donated_invars, inline, keep_unused):
     return dispatch.run_closed_jaxpr(jaxpr, arrays, donated_invars)
 
 
+def _jit_jvp(primals, tangents, *, jaxpr, name, donated_invars, inline, keep_unused):
+    """One jit computing primals and the nonzero tangents together."""
+    nonzeros = [type(t) is not ad.Zero for t in tangents]
+    jvp_closed, out_nonzeros = ad.jvp_jaxpr(jaxpr, nonzeros, instantiate=False)
+    nz_tangents = [t for t in tangents if type(t) is not ad.Zero]
+    outs = jit_p.bind(*primals, *nz_tangents, jaxpr=jvp_closed, name=name,
+                      donated_invars=(False,) * (len(primals) + len(nz_tangents)),
+                      inline=inline, keep_unused=keep_unused)
+    n = len(jaxpr.out_avals)
+    nz_out = iter(outs[n:])
+    return outs[:n], [next(nz_out) if nz else ad.Zero(ad.tangent_aval(a))
+                      for a, nz in zip(jaxpr.out_avals, out_nonzeros)]
+
+
+def _jit_partial_eval(trace, args, unknowns, params):
+    """Known inputs run a known jit now (returning residuals); the rest is staged as an
+    unknown jit of residuals and unknown inputs."""
+    known, unknown, out_unknowns, num_res = pe.partial_eval_jaxpr_nounits(
+        params["jaxpr"], unknowns, instantiate=False)
+    known_args = [a for a, uk in zip(args, unknowns) if not uk]
+    known_outs = []
+    if known.out_avals:
+        with set_current_trace(trace.parent):
+            known_outs = jit_p.bind(*known_args, **dict(
+                params, jaxpr=known, donated_invars=(False,) * len(known_args)))
+    residuals = known_outs[len(known_outs) - num_res:]
+    unknown_args = residuals + [a for a, uk in zip(args, unknowns) if uk]
+    unknown_outs = iter(trace.stage(jit_p, unknown_args, dict(
+        params, jaxpr=unknown, donated_invars=(False,) * len(unknown_args))))
+    known_vals = iter(known_outs[:len(known_outs) - num_res])
+    return [next(unknown_outs) if uk else next(known_vals) for uk in out_unknowns]
+
+
+def _jit_transpose(cts, *args, jaxpr, name, donated_invars, inline, keep_unused):
+    linear = [ad.is_undefined_primal(a) for a in args]
+    transposed = ad.transpose_jaxpr(jaxpr, linear)
+    nonlinear = [a for a, lin in zip(args, linear) if not lin]
+    cts = [ad.instantiate_zeros(ct) for ct in cts]
+    outs = iter(jit_p.bind(*nonlinear, *cts, jaxpr=transposed, name=f"transpose({name})",
+                           donated_invars=(False,) * (len(nonlinear) + len(cts)),
+                           inline=inline, keep_unused=keep_unused))
+    return [next(outs) if lin else None for lin in linear]
+
+
+@batching.axis_rule
+def _jit_batch(axis, args, dims, *, jaxpr, **params):
+    in_batched = [d is not None for d in dims]
+    if not any(in_batched) and not batching.jaxpr_uses_axis(jaxpr, axis.name):
+        return jit_p.bind(*args, jaxpr=jaxpr, **params), [None] * len(jaxpr.out_avals)
+    args = [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(args, dims)]
+    batched, out_batched = batching.batch_jaxpr(jaxpr, axis.size, in_batched, False,
+                                                axis.name)
+    outs = jit_p.bind(*args, jaxpr=batched, **params)
+    return outs, [0 if b else None for b in out_batched]
+
+
 def _jit_samples():
     """A small traced function, as jit would build it (traced lazily, for the harness)."""
     import numpy as np
@@ -45,5 +103,6 @@ def _jit_samples():
 
 jit_p = define_primitive("jit", multiple_results=True, impl=_jit_impl,
                          abstract_eval=_jit_abstract_eval, eager=_jit_eager,
-                         samples=_jit_samples)
+                         jvp=_jit_jvp, partial_eval=_jit_partial_eval,
+                         transpose=_jit_transpose, batch=_jit_batch, samples=_jit_samples)
 jit_p.is_higher_order = True

@@ -7,7 +7,7 @@ import numpy as np
 from pyjax._src import dtypes
 from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.trace import define_primitive
-from pyjax._src.interpreters import ad
+from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters.ad import defjvp
 from pyjax._src.lax import builders as b
 from pyjax._src.lax import structural as st
@@ -118,8 +118,31 @@ def _dot_samples():
     ]
 
 
+def _dot_general_batch(args, dims, dimension_numbers, precision=None,
+                       preferred_element_type=None):
+    """Both operands batched: the batch becomes a leading dot batch dimension; one
+    batched: it becomes a free dimension of that side. Nothing moves or broadcasts."""
+    (lhs, rhs), (ld, rd) = args, dims
+    (lc, rc), (lb, rb) = dimension_numbers
+    shift = lambda ds, d: tuple(a + (a >= d) for a in ds) if d is not None else ds  # noqa
+    lc, lb, rc, rb = shift(lc, ld), shift(lb, ld), shift(rc, rd), shift(rb, rd)
+    if ld is not None and rd is not None:
+        dims_out, out_dim = ((lc, rc), ((ld,) + lb, (rd,) + rb)), 0
+    else:
+        dims_out = ((lc, rc), (lb, rb))
+        lhs_free = _free_dims(get_aval(lhs).ndim, lc, lb)
+        if ld is not None:
+            out_dim = len(lb) + lhs_free.index(ld)
+        else:
+            out_dim = (len(lb) + len(lhs_free) +
+                       _free_dims(get_aval(rhs).ndim, rc, rb).index(rd))
+    return dot_general_p.bind(lhs, rhs, dimension_numbers=dims_out, precision=precision,
+                              preferred_element_type=preferred_element_type), out_dim
+
+
 dot_general_p = define_primitive(
     "dot_general", impl=_dot_general_impl, abstract_eval=_dot_general_abstract_eval,
+    batch=_dot_general_batch,
     jvp=defjvp(lambda g, x, y, **p: dot_general_p.bind(g, y, **p),
                lambda g, x, y, **p: dot_general_p.bind(x, g, **p)),
     transpose=_dot_general_transpose, samples=_dot_samples())

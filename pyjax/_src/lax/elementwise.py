@@ -11,7 +11,7 @@ import scipy.special as sp
 from pyjax._src import dtypes
 from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.trace import define_primitive
-from pyjax._src.interpreters import ad
+from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters.ad import Zero, defjvp, defjvp_with_output, linear_jvp, zero_jvp
 from pyjax._src.lax import builders as b
 from pyjax._src.lax.builders import (ANY, BOOL, FLOAT, INEXACT, INT, NUMBER, SIGNED,
@@ -420,9 +420,25 @@ def _select_n_samples():
             b.Sample([np.array([[0, 1, 2], [2, 1, 0]], np.int32), x, y, z])]
 
 
+def _select_n_batch(args, dims):
+    (which, *cases), (wd, *case_dims) = args, dims
+    size = batching.axis_size_of(args, dims)
+    case_dim = next((d for d in case_dims if d is not None), None)
+    if wd is None and not get_aval(which).shape:   # one scalar selector for all examples
+        return select_n_p.bind(which, *[batching.move_or_broadcast(c, d, case_dim, size)
+                                        for c, d in zip(cases, case_dims)]), case_dim
+    # Cases and selector must agree in shape: everything gets the batch in front.
+    c0 = get_aval(cases[0])
+    shape = c0.shape if case_dims[0] is None else         c0.shape[:case_dims[0]] + c0.shape[case_dims[0] + 1:]
+    return select_n_p.bind(batching.broadcast_batched(which, wd, size, shape),
+                           *[batching.bdim_at_front(c, d, size)
+                             for c, d in zip(cases, case_dims)]), 0
+
+
 select_n_p = define_primitive(
     "select_n", impl=_select_n_impl, abstract_eval=_select_n_abstract_eval,
-    jvp=_select_n_jvp, transpose=_select_n_transpose, samples=_select_n_samples())
+    jvp=_select_n_jvp, transpose=_select_n_transpose, batch=_select_n_batch,
+    samples=_select_n_samples())
 
 
 def _clamp_abstract_eval(lo, x, hi):
@@ -434,9 +450,21 @@ def _clamp_abstract_eval(lo, x, hi):
     return ShapedArray(x.shape, x.dtype, x.weak_type)
 
 
+def _clamp_batch(args, dims):
+    (lo, x, hi), (lo_d, xd, hi_d) = args, dims
+    size = batching.axis_size_of(args, dims)
+    x = batching.bdim_at_front(x, xd, size)
+    shape = get_aval(x).shape[1:]
+    # Unbatched scalar bounds broadcast by themselves; other bounds must match x's shape.
+    lo, hi = [b_ if d is None and not get_aval(b_).shape else
+              batching.broadcast_batched(b_, d, size, shape)
+              for b_, d in ((lo, lo_d), (hi, hi_d))]
+    return clamp_p.bind(lo, x, hi), 0
+
+
 clamp_p = define_primitive(
     "clamp", impl=lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi),
-    abstract_eval=_clamp_abstract_eval,
+    abstract_eval=_clamp_abstract_eval, batch=_clamp_batch,
     jvp=defjvp(lambda g, lo, x, hi: select(bitwise_and(gt(lo, x), lt(lo, hi)), g,
                                            _zeros_like(g)),
                lambda g, lo, x, hi: select(bitwise_and(gt(x, lo), lt(x, hi)), g,
@@ -479,6 +507,7 @@ def _convert_transpose(ct, x, new_dtype, weak_type=False):
 convert_element_type_p = define_primitive(
     "convert_element_type", impl=_quiet(_convert_impl),
     abstract_eval=_convert_abstract_eval, jvp=_convert_jvp, transpose=_convert_transpose,
+    batch=batching.elementwise_rule,
     samples=[b.Sample([b.random_values((2, 3), np.float32)], {"new_dtype": np.dtype(d)})
              for d in (np.int32, np.float16, np.bool_)] + [
         b.Sample([b.random_values((3,), np.int32)], {"new_dtype": np.dtype(np.float32)})])
@@ -508,9 +537,17 @@ def _bitcast_impl(x, new_dtype):
     return out
 
 
+def _bitcast_batch(args, dims, new_dtype):
+    (x,), (d,) = args, dims
+    aval = get_aval(x)
+    if np.dtype(new_dtype).itemsize > aval.dtype.itemsize and d == aval.ndim - 1:
+        x, d = batching.moveaxis(x, d, 0), 0   # the last dim is consumed by the cast
+    return bitcast_convert_type_p.bind(x, new_dtype=new_dtype), d
+
+
 bitcast_convert_type_p = define_primitive(
     "bitcast_convert_type", impl=_bitcast_impl, abstract_eval=_bitcast_abstract_eval,
-    jvp=zero_jvp,
+    jvp=zero_jvp, batch=_bitcast_batch,
     samples=[b.Sample([b.random_values((2, 3), np.float32)], {"new_dtype": np.dtype(d)})
              for d in (np.int32, np.uint8)])
 

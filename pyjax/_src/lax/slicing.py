@@ -10,9 +10,11 @@ import numpy as np
 
 from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.trace import define_primitive
-from pyjax._src.interpreters import ad
+from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters.ad import Zero, linear_jvp
 from pyjax._src.lax import builders as b
+from pyjax._src.lax import elementwise as ew
+from pyjax._src.lax import reductions as red
 from pyjax._src.lax import structural as st
 from pyjax._src.util import canonicalize_axis
 
@@ -50,9 +52,17 @@ def _slice_transpose(ct, x, start_indices, limit_indices, strides):
     return [st.pad(ct, np.zeros((), get_aval(ct).dtype), config)]
 
 
+def _slice_batch(args, dims, start_indices, limit_indices, strides):
+    (x,), (d,) = args, dims
+    insert = lambda t, v: t[:d] + (v,) + t[d:]   # noqa: E731
+    return slice_p.bind(x, start_indices=insert(start_indices, 0),
+                        limit_indices=insert(limit_indices, get_aval(x).shape[d]),
+                        strides=None if strides is None else insert(strides, 1)), d
+
+
 slice_p = define_primitive(
     "slice", impl=_slice_impl, abstract_eval=_slice_abstract_eval, jvp=linear_jvp,
-    transpose=_slice_transpose,
+    transpose=_slice_transpose, batch=_slice_batch,
     samples=[b.Sample([b.random_values((4, 5), np.float32)],
                       {"start_indices": (1, 0), "limit_indices": (3, 5), "strides": None}),
              b.Sample([b.random_values((6,), np.float32)],
@@ -131,9 +141,61 @@ def _dynamic_slice_transpose(ct, x, *indices, slice_sizes):
     return [dynamic_update_slice_p.bind(zeros, ct, *indices)] + [None] * len(indices)
 
 
+# Batched start indices select a different window per example. Without gather, a window
+# is picked with a one-hot mask: out[b, .., l, ..] = x[b, .., k, ..] where hit[b, l, k].
+
+def _one_hot_pick(x, axis, hit):
+    """x (batch at 0) with its dim `axis` replaced by hit's dim 1, each element picked
+    where `hit` (batch, out_len, len(axis)) is true, or 0 where nothing is."""
+    shape = get_aval(x).shape
+    wide = shape[:axis] + (get_aval(hit).shape[1],) + shape[axis:]
+    spread = st.broadcast_in_dim(x, wide, tuple(range(axis)) +
+                                 tuple(range(axis + 1, len(wide))))
+    hit = st.broadcast_in_dim(hit, wide, (0, axis, axis + 1))
+    zero = st.full(wide, np.zeros((), get_aval(x).dtype))
+    picked = ew.select_n(hit, zero, spread)
+    if get_aval(x).dtype == np.bool_:
+        return red.reduce_or(picked, (axis + 1,))
+    return red.reduce_sum(picked, (axis + 1,))
+
+
+def _window_hits(starts, rows, cols, position_dim):
+    """hit[b, r, c] = (i == starts[b] + o) with i the iota along `position_dim` (1 or 2)
+    and o along the other one."""
+    shape = (get_aval(starts).shape[0], rows, cols)
+    position = st.broadcasted_iota(np.int32, shape, position_dim)
+    offset = st.broadcasted_iota(np.int32, shape, 3 - position_dim)
+    return ew.eq(position, ew.add(st.broadcast_in_dim(starts, shape, (0,)), offset))
+
+
+def _batched_starts(indices, dims, size, shape, sizes):
+    """Per-example start indices (int32, batch first), clamped as XLA clamps them."""
+    out = []
+    for i, d, n, s in zip(indices, dims, shape, sizes):
+        i = ew.convert_element_type(i, np.int32)
+        i = batching.bdim_at_front(i, d, size)
+        out.append(ew.clamp(np.int32(0), i, np.int32(n - s)))
+    return out
+
+
+def _dynamic_slice_batch(args, dims, slice_sizes):
+    (x, *indices), (xd, *index_dims) = args, dims
+    size = batching.axis_size_of(args, dims)
+    if all(d is None for d in index_dims):
+        return dynamic_slice_p.bind(x, *indices[:xd], np.int32(0), *indices[xd:],
+                                    slice_sizes=slice_sizes[:xd] + (size,) +
+                                    slice_sizes[xd:]), xd
+    x = batching.bdim_at_front(x, xd, size)
+    shape = get_aval(x).shape[1:]
+    starts = _batched_starts(indices, index_dims, size, shape, slice_sizes)
+    for axis, (start, n, s) in enumerate(zip(starts, shape, slice_sizes)):
+        x = _one_hot_pick(x, axis + 1, _window_hits(start, s, n, 2))
+    return x, 0
+
+
 dynamic_slice_p = define_primitive(
     "dynamic_slice", impl=_dynamic_slice_impl, abstract_eval=_dynamic_slice_abstract_eval,
-    jvp=_dynamic_slice_jvp, transpose=_dynamic_slice_transpose,
+    jvp=_dynamic_slice_jvp, transpose=_dynamic_slice_transpose, batch=_dynamic_slice_batch,
     samples=[b.Sample([b.random_values((4, 5), np.float32), np.int32(1), np.int32(2)],
                       {"slice_sizes": (2, 3)}),
              b.Sample([b.random_values((4, 5), np.float32), np.int32(3), np.int32(-1)],
@@ -213,9 +275,30 @@ def _dus_transpose(ct, x, update, *indices):
     return [ct_x, ct_update] + [None] * len(indices)
 
 
+def _dus_batch(args, dims):
+    (x, update, *indices), (xd, ud, *index_dims) = args, dims
+    size = batching.axis_size_of(args, dims)
+    x = batching.bdim_at_front(x, xd, size)
+    update = batching.bdim_at_front(update, ud, size)
+    if all(d is None for d in index_dims):
+        return dynamic_update_slice_p.bind(x, update, np.int32(0), *indices), 0
+    # Per-example windows: spread the update over x's shape, then select it in the window.
+    shape, sizes = get_aval(x).shape, get_aval(update).shape
+    starts = _batched_starts(indices, index_dims, size, shape[1:], sizes[1:])
+    inside = st.full(shape, np.True_)
+    for axis, (start, n, s) in enumerate(zip(starts, shape[1:], sizes[1:]), 1):
+        update = _one_hot_pick(update, axis, _window_hits(start, n, s, 1))
+        position = st.broadcasted_iota(np.int32, (size, n), 1)
+        start = st.broadcast_in_dim(start, (size, n), (0,))
+        in_window = ew.bitwise_and(ew.ge(position, start),
+                                   ew.lt(position, ew.add(start, np.int32(s))))
+        inside = ew.bitwise_and(inside, st.broadcast_in_dim(in_window, shape, (0, axis)))
+    return ew.select_n(inside, x, update), 0
+
+
 dynamic_update_slice_p = define_primitive(
     "dynamic_update_slice", impl=_dus_impl, abstract_eval=_dus_abstract_eval, jvp=_dus_jvp,
-    transpose=_dus_transpose,
+    transpose=_dus_transpose, batch=_dus_batch,
     samples=[b.Sample([b.random_values((4, 5), np.float32),
                        b.random_values((2, 2), np.float32, seed=1), np.int32(1),
                        np.int32(4)])])

@@ -10,7 +10,7 @@ from pyjax._src import dtypes
 from pyjax._src.array import as_array
 from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.trace import define_primitive
-from pyjax._src.interpreters import ad
+from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters.ad import linear_jvp
 from pyjax._src.lax import builders as b
 from pyjax._src.util import canonicalize_axis, prod
@@ -65,10 +65,20 @@ def _broadcast_in_dim_transpose(ct, x, shape, broadcast_dimensions):
     return [reshape(summed, in_shape) if stretched else summed]
 
 
+def _broadcast_in_dim_batch(args, dims, shape, broadcast_dimensions):
+    (x,), (d,) = args, dims
+    # The batch lands just after the output dim of the operand dim before it: no transpose.
+    at = broadcast_dimensions[d - 1] + 1 if d > 0 else 0
+    moved = tuple(bd if i < d else bd + 1 for i, bd in enumerate(broadcast_dimensions))
+    out_shape = shape[:at] + (get_aval(x).shape[d],) + shape[at:]
+    return broadcast_in_dim_p.bind(x, shape=out_shape,
+                                   broadcast_dimensions=moved[:d] + (at,) + moved[d:]), at
+
+
 broadcast_in_dim_p = define_primitive(
     "broadcast_in_dim", impl=_broadcast_in_dim_impl,
     abstract_eval=_broadcast_in_dim_abstract_eval, jvp=linear_jvp,
-    transpose=_broadcast_in_dim_transpose,
+    transpose=_broadcast_in_dim_transpose, batch=_broadcast_in_dim_batch,
     samples=[b.Sample([b.random_values((3,), np.float32)],
                       {"shape": (2, 3), "broadcast_dimensions": (1,)}),
              b.Sample([b.random_values((3, 1), np.float32)],
@@ -131,9 +141,17 @@ def _reshape_transpose(ct, x, new_sizes, dimensions=None):
     return [out]
 
 
+def _reshape_batch(args, dims, new_sizes, dimensions=None):
+    (x,), (d,) = args, dims
+    x = batching.moveaxis(x, d, 0)
+    dims_after = None if dimensions is None else (0,) + tuple(i + 1 for i in dimensions)
+    return reshape_p.bind(x, new_sizes=(get_aval(x).shape[0],) + tuple(new_sizes),
+                          dimensions=dims_after), 0
+
+
 reshape_p = define_primitive(
     "reshape", impl=_reshape_impl, abstract_eval=_reshape_abstract_eval, jvp=linear_jvp,
-    transpose=_reshape_transpose,
+    transpose=_reshape_transpose, batch=_reshape_batch,
     samples=[b.Sample([b.random_values((2, 3), np.float32)], {"new_sizes": (3, 2)}),
              b.Sample([b.random_values((2, 3), np.float32)], {"new_sizes": (6,),
                                                               "dimensions": (1, 0)})])
@@ -165,9 +183,16 @@ def _transpose_abstract_eval(x, permutation):
     return ShapedArray(tuple(x.shape[p] for p in permutation), x.dtype, x.weak_type)
 
 
+def _transpose_batch(args, dims, permutation):
+    (x,), (d,) = args, dims
+    perm = [p + (p >= d) for p in permutation]
+    perm.insert(d, d)
+    return transpose_p.bind(x, permutation=tuple(perm)), d
+
+
 transpose_p = define_primitive(
     "transpose", impl=lambda x, permutation: np.transpose(x, permutation),
-    abstract_eval=_transpose_abstract_eval, jvp=linear_jvp,
+    abstract_eval=_transpose_abstract_eval, jvp=linear_jvp, batch=_transpose_batch,
     transpose=lambda ct, x, permutation: [transpose(ct, tuple(np.argsort(permutation)))],
     samples=[b.Sample([b.random_values((2, 3, 4), np.float32)],
                       {"permutation": (2, 0, 1)})])
@@ -191,9 +216,15 @@ def _squeeze_abstract_eval(x, dimensions):
                        x.dtype, x.weak_type)
 
 
+def _squeeze_batch(args, dims, dimensions):
+    (x,), (d,) = args, dims
+    return (squeeze_p.bind(x, dimensions=tuple(a + (a >= d) for a in dimensions)),
+            d - sum(a < d for a in dimensions))
+
+
 squeeze_p = define_primitive(
     "squeeze", impl=lambda x, dimensions: np.squeeze(x, dimensions),
-    abstract_eval=_squeeze_abstract_eval, jvp=linear_jvp,
+    abstract_eval=_squeeze_abstract_eval, jvp=linear_jvp, batch=_squeeze_batch,
     transpose=lambda ct, x, dimensions: [reshape(ct, x.aval.shape)],
     samples=[b.Sample([b.random_values((2, 1, 3), np.float32)], {"dimensions": (1,)})])
 
@@ -245,10 +276,16 @@ def _concatenate_transpose(ct, *xs, dimension):
     return out
 
 
+def _concatenate_batch(args, dims, dimension):
+    size = batching.axis_size_of(args, dims)
+    xs = [batching.bdim_at_front(x, d, size) for x, d in zip(args, dims)]
+    return concatenate_p.bind(*xs, dimension=dimension + 1), 0
+
+
 concatenate_p = define_primitive(
     "concatenate", impl=lambda *xs, dimension: np.concatenate(xs, dimension),
     abstract_eval=_concatenate_abstract_eval, jvp=linear_jvp,
-    transpose=_concatenate_transpose,
+    transpose=_concatenate_transpose, batch=_concatenate_batch,
     samples=[b.Sample([b.random_values((2, 3), np.float32, seed=0),
                        b.random_values((1, 3), np.float32, seed=1)], {"dimension": 0})])
 
@@ -308,9 +345,28 @@ def _pad_transpose(ct, x, padding_value, padding_config):
     return [x_ct, None]
 
 
+def _pad_batch(args, dims, padding_config):
+    (x, value), (d, vd) = args, dims
+    if vd is None:
+        config = padding_config[:d] + ((0, 0, 0),) + padding_config[d:]
+        return pad_p.bind(x, value, padding_config=config), d
+    # A batched padding value: pad with zeros, then select the value where padding landed.
+    from pyjax._src.lax.elementwise import select_n
+    size = batching.axis_size_of(args, dims)
+    x = batching.bdim_at_front(x, d, size)
+    dtype = get_aval(x).dtype
+    padded = pad_p.bind(x, np.zeros((), dtype), padding_config=((0, 0, 0),) + padding_config)
+    in_pad = pad_p.bind(full(get_aval(x).shape[1:], np.False_), np.True_,
+                        padding_config=padding_config)
+    shape = get_aval(padded).shape
+    in_pad = broadcast_in_dim(in_pad, shape, tuple(range(1, len(shape))))
+    values = batching.broadcast_batched(value, vd, size, shape[1:])
+    return select_n(in_pad, padded, values), 0
+
+
 pad_p = define_primitive(
     "pad", impl=_pad_impl, abstract_eval=_pad_abstract_eval, jvp=linear_jvp,
-    transpose=_pad_transpose,
+    transpose=_pad_transpose, batch=_pad_batch,
     samples=[b.Sample([b.random_values((2, 3), np.float32), np.float32(0.0)],
                       {"padding_config": ((1, 2, 0), (0, 1, 1))}),
              b.Sample([b.random_values((4,), np.float32), np.float32(1.5)],
@@ -331,9 +387,14 @@ def _rev_abstract_eval(x, dimensions):
     return x
 
 
+def _rev_batch(args, dims, dimensions):
+    (x,), (d,) = args, dims
+    return rev_p.bind(x, dimensions=tuple(a + (a >= d) for a in dimensions)), d
+
+
 rev_p = define_primitive(
     "rev", impl=lambda x, dimensions: np.flip(x, dimensions) if dimensions else x,
-    abstract_eval=_rev_abstract_eval, jvp=linear_jvp,
+    abstract_eval=_rev_abstract_eval, jvp=linear_jvp, batch=_rev_batch,
     transpose=lambda ct, x, dimensions: [rev(ct, dimensions)],
     samples=[b.Sample([b.random_values((2, 3), np.float32)], {"dimensions": (1,)})])
 
@@ -359,6 +420,7 @@ def _iota_impl(dtype, shape, dimension):
 
 iota_p = define_primitive(
     "iota", impl=_iota_impl, abstract_eval=_iota_abstract_eval, jvp=ad.zero_jvp,
+    batch=batching.no_operands_rule,
     samples=[b.Sample([], {"dtype": np.dtype(np.int32), "shape": (4,), "dimension": 0}),
              b.Sample([], {"dtype": np.dtype(np.float32), "shape": (2, 3),
                            "dimension": 1})])

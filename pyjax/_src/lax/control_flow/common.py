@@ -11,6 +11,7 @@ from pyjax._src.backends import numpy_backend
 from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import ShapedArray, get_aval, is_valid_jax_type
 from pyjax._src.core.trace import Tracer
+from pyjax._src.interpreters import ad
 from pyjax._src.interpreters import partial_eval as pe
 
 
@@ -215,6 +216,40 @@ def add_unused_invars(closed, avals, at):
     invars = jaxpr.invars[:at] + new + jaxpr.invars[at:]
     return jx.ClosedJaxpr(jx.Jaxpr(jaxpr.constvars, invars, jaxpr.outvars, jaxpr.eqns,
                                    jaxpr.effects, jaxpr.debug_info), closed.consts)
+
+
+def with_invars(closed, invars):
+    jaxpr = closed.jaxpr
+    return jx.ClosedJaxpr(jx.Jaxpr(jaxpr.constvars, invars, jaxpr.outvars, jaxpr.eqns,
+                                   jaxpr.effects, jaxpr.debug_info), closed.consts)
+
+
+def trace_closed(flat_fun, in_avals):
+    """Traces a flat function of values (used by rules to build new sub-jaxprs); it may
+    capture only concrete values, which stay as the closed jaxpr's consts."""
+    closed, hoisted = pe.trace_to_closed_jaxpr(flat_fun, list(in_avals))
+    assert not hoisted, "a rule's sub-jaxpr closed over traced values"
+    return closed
+
+
+# --- tangents ---------------------------------------------------------------------------
+
+def nonzero(t):
+    """Whether a tangent carries information (not a symbolic zero, not float0)."""
+    return type(t) is not ad.Zero and get_aval(t).dtype != dtypes.float0
+
+
+def merge_tangents(primals, nonzeros, dots):
+    """Tangents per primal: the next of `dots` where nonzero, else a symbolic zero."""
+    it = iter(dots)
+    return [next(it) if nz else ad.Zero(ad.tangent_aval(get_aval(p)))
+            for p, nz in zip(primals, nonzeros)]
+
+
+def instantiate_cts(cts, avals):
+    """Cotangents (None or symbolic zeros allowed) as values of the tangent avals."""
+    return [ad.instantiate_zeros(ad.Zero(ad.tangent_aval(a)) if ct is None else ct)
+            for ct, a in zip(cts, avals)]
 
 
 def consts_as_invars(closed):

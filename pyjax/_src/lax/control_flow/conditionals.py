@@ -8,10 +8,15 @@ from collections.abc import Sequence
 import numpy as np
 
 from pyjax._src import config, dtypes, tree_util
+from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import ShapedArray, get_aval
-from pyjax._src.core.trace import define_primitive
+from pyjax._src.core.trace import define_primitive, set_current_trace
+from pyjax._src.interpreters import ad, batching
+from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import elementwise as ew
+from pyjax._src.lax import structural as st
 from pyjax._src.lax.control_flow import common
+from pyjax._src.util import merge_lists, split_list
 
 _NO_OPERAND = object()
 
@@ -43,9 +48,120 @@ def _cond_effects(branches):
     return frozenset().union(*(b.effects for b in branches))
 
 
+def _cond_jvp(primals, tangents, branches):
+    index, *ops = primals
+    ops_nz = [common.nonzero(t) for t in tangents[1:]]
+    out_nz = [any(flags) for flags in
+              zip(*(ad.jvp_jaxpr(b, ops_nz, False)[1] for b in branches))]
+    jvps = tuple(ad.jvp_jaxpr(b, ops_nz, out_nz)[0] for b in branches)
+    dots = [t for t, nz in zip(tangents[1:], ops_nz) if nz]
+    outs = cond_p.bind(index, *ops, *dots, branches=jvps)
+    primals_out, dots_out = split_list(outs, [len(out_nz)])
+    return primals_out, common.merge_tangents(primals_out, out_nz, dots_out)
+
+
+def _cond_partial_eval(trace, args, unknowns, params):
+    """Known index: a known cond computes the known outputs and every branch's residuals
+    (zeros for the branches not taken); an unknown cond over those residuals computes
+    the rest. Unknown index: the whole cond is unknown."""
+    branches = params["branches"]
+    index, *ops = args
+    index_uk, *ops_uk = unknowns
+    if index_uk:
+        return trace.stage(cond_p, args, params)
+    out_uk = [any(flags) for flags in zip(
+        *(pe.partial_eval_jaxpr_nounits(b, ops_uk, False)[2] for b in branches))]
+    splits = [pe.partial_eval_jaxpr_nounits(b, ops_uk, out_uk) for b in branches]
+    n_known = len(out_uk) - sum(out_uk)
+    res_avals = [known.out_avals[n_known:] for known, _, _, _ in splits]
+    known_branches = tuple(_with_all_residuals(known, i, n_known, res_avals)
+                           for i, (known, _, _, _) in enumerate(splits))
+    unknown_branches = tuple(_taking_all_residuals(unknown, i, res_avals)
+                             for i, (_, unknown, _, _) in enumerate(splits))
+    known_ops, unknown_ops = [], []
+    for x, uk in zip(ops, ops_uk):
+        (unknown_ops if uk else known_ops).append(x)
+    with set_current_trace(trace.parent):
+        known_outs = cond_p.bind(index, *known_ops, branches=known_branches)
+    known_outs, residuals = split_list(known_outs, [n_known])
+    unknown_outs = []
+    if any(out_uk):
+        unknown_outs = trace.stage(cond_p, [index, *residuals, *unknown_ops],
+                                   dict(branches=unknown_branches))
+    return merge_lists(out_uk, known_outs, unknown_outs)
+
+
+def _with_all_residuals(known, which, n_known, res_avals):
+    """Branch `which`'s known jaxpr, returning zeros in the other branches' residual slots."""
+    def fun(*args):
+        outs = jx.eval_jaxpr(known.jaxpr, known.consts, *args)
+        res = []
+        for i, avals in enumerate(res_avals):
+            res += outs[n_known:] if i == which else [st.zeros_like_aval(a) for a in avals]
+        return outs[:n_known] + res
+    return common.trace_closed(fun, known.in_avals)
+
+
+def _taking_all_residuals(unknown, which, res_avals):
+    """Branch `which`'s unknown jaxpr, taking (and ignoring) every other branch's residuals."""
+    jaxpr = unknown.jaxpr
+    own = jaxpr.invars[:len(res_avals[which])]
+    res_vars = []
+    for i, avals in enumerate(res_avals):
+        res_vars += own if i == which else [jx.Var(a) for a in avals]
+    return common.with_invars(unknown, res_vars + jaxpr.invars[len(own):])
+
+
+def _cond_transpose(cts, index, *ops, branches):
+    if ad.is_undefined_primal(index):
+        raise ValueError("cond is not linear in its branch index")
+    linear = [ad.is_undefined_primal(x) for x in ops]
+    residuals = [x for x in ops if not ad.is_undefined_primal(x)]
+    cts = common.instantiate_cts(cts, branches[0].out_avals)
+    transposed = tuple(ad.transpose_jaxpr(b, linear) for b in branches)
+    outs = iter(cond_p.bind(index, *residuals, *cts, branches=transposed))
+    return [None] + [next(outs) if lin else None for lin in linear]
+
+
+@batching.axis_rule
+def _cond_batch(axis, args, dims, branches):
+    index, *ops = args
+    index_dim, *op_dims = dims
+    n_out = len(branches[0].out_avals)
+    if all(d is batching.not_mapped for d in dims) and not any(
+            batching.jaxpr_uses_axis(b, axis.name) for b in branches):
+        return cond_p.bind(*args, branches=branches), [batching.not_mapped] * n_out
+    if index_dim is not batching.not_mapped:
+        # A per-example index: run every branch on every example, then select.
+        ops = [batching.bdim_at_front(x, d, axis.size) for x, d in zip(ops, op_dims)]
+        index = batching.moveaxis(index, index_dim, 0)
+        results = []
+        for b in branches:
+            batched, _ = batching.batch_jaxpr(b, axis.size, [True] * len(ops), True,
+                                              axis.name)
+            results.append(jx.eval_jaxpr(batched.jaxpr, batched.consts, *ops))
+        outs = [ew.select_n(_broadcast_index(index, get_aval(cases[0]).shape), *cases)
+                for cases in zip(*results)]
+        return outs, [0] * n_out
+    in_batched = [d is not batching.not_mapped for d in op_dims]
+    ops = [batching.moveaxis(x, d, 0) if b else x for x, d, b in zip(ops, op_dims, in_batched)]
+    out_batched = [any(flags) for flags in zip(*(
+        batching.batch_jaxpr(b, axis.size, in_batched, False, axis.name)[1]
+        for b in branches))]
+    batched = tuple(batching.batch_jaxpr(b, axis.size, in_batched, out_batched, axis.name)[0]
+                    for b in branches)
+    outs = cond_p.bind(index, *ops, branches=batched)
+    return outs, [0 if b else batching.not_mapped for b in out_batched]
+
+
+def _broadcast_index(index, shape):
+    return index if len(shape) == 1 else st.broadcast_in_dim(index, shape, (0,))
+
+
 cond_p = define_primitive(
     "cond", multiple_results=True, impl=_cond_impl, abstract_eval=_cond_abstract_eval,
-    effects=_cond_effects)
+    jvp=_cond_jvp, transpose=_cond_transpose, batch=_cond_batch, effects=_cond_effects,
+    partial_eval=_cond_partial_eval)
 cond_p.is_higher_order = True
 
 

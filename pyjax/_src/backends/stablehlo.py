@@ -1,0 +1,573 @@
+"""Prints a closed jaxpr as a StableHLO module (MLIR text) for XLA. Each primitive lowers
+itself through its `lower` rule; this module holds the printer and the shared helpers.
+Imports core, dtypes and numpy only (never jaxlib).
+
+Lowering API (stable: control flow and every primitive family build on it)
+---------------------------------------------------------------------------
+A rule is ``lower(ctx, *operands, **params) -> Value | list[Value]`` (a list exactly when
+the primitive has multiple results). Each operand is a ``Value``: ``.name`` is its SSA
+name ("%3", "%5#1"), ``.aval`` its ShapedArray, ``.type`` its MLIR type
+("tensor<2x3xf32>"). ``ctx.avals_in`` / ``ctx.avals_out`` are the equation's avals.
+
+``ctx`` (a FunctionContext) emits ops in MLIR's generic form:
+
+* ``ctx.op(name, operands, result, attrs=None, regions=())`` emits one op; ``result`` is
+  one aval (returns one Value) or a list of avals (returns a list). ``attrs`` maps
+  attribute names to attribute text; ``i64_array([1, 2])`` gives ``array<i64: 1, 2>``.
+* ``ctx.region(arg_avals, body)`` builds a region for ``regions=``: ``body(ctx, *args)``
+  returns the Values that the region yields (``stablehlo.return``).
+* ``ctx.constant(value, aval=None)``, ``ctx.broadcast(x, shape)``,
+  ``ctx.convert(x, dtype)``, ``ctx.compare(x, y, "LT")``, ``ctx.select(p, t, f)``,
+  ``ctx.binary(name, x, y)``, ``ctx.unary(name, x)``: the common small things.
+* ``ctx.lower_jaxpr(closed, args)`` lowers a (closed) jaxpr inline and returns its
+  outputs; ``ctx.call(closed, args, name)`` lowers it once as a private ``func.func``
+  and emits a ``func.call``.
+* ``ctx.module`` is the ModuleContext (module name, num_replicas).
+
+For example a while loop is ``ctx.op("stablehlo.while", carry, [v.aval for v in carry],
+regions=[ctx.region(avals, cond_body), ctx.region(avals, body)])``.
+"""
+from __future__ import annotations
+
+import itertools
+
+import ml_dtypes
+import numpy as np
+
+from pyjax._src import dtypes
+from pyjax._src.core.avals import ShapedArray
+from pyjax._src.core.jaxpr import ClosedJaxpr, DropVar, Literal
+
+
+class LoweringError(NotImplementedError):
+    """A jaxpr cannot be printed as StableHLO (a primitive without a lowering)."""
+
+
+# --- types and attributes -----------------------------------------------------------------
+
+_ELEMENT_TYPES = {
+    dtypes.bool_: "i1", dtypes.int8: "i8", dtypes.int16: "i16", dtypes.int32: "i32",
+    dtypes.int64: "i64", dtypes.uint8: "ui8", dtypes.uint16: "ui16", dtypes.uint32: "ui32",
+    dtypes.uint64: "ui64", dtypes.float16: "f16", dtypes.bfloat16: "bf16",
+    dtypes.float32: "f32", dtypes.float64: "f64", dtypes.complex64: "complex<f32>",
+    dtypes.complex128: "complex<f64>", dtypes.float0: "i1",
+}
+for _name, _mlir in (("float8_e4m3fn", "f8E4M3FN"), ("float8_e5m2", "f8E5M2"),
+                     ("float8_e4m3fnuz", "f8E4M3FNUZ"), ("float8_e5m2fnuz", "f8E5M2FNUZ"),
+                     ("float8_e4m3b11fnuz", "f8E4M3B11FNUZ")):
+    if hasattr(ml_dtypes, _name):
+        _ELEMENT_TYPES[np.dtype(getattr(ml_dtypes, _name))] = _mlir
+
+_tensor_types = {}
+
+
+def element_type(dtype):
+    try:
+        return _ELEMENT_TYPES[np.dtype(dtype)]
+    except KeyError:
+        raise LoweringError(f"dtype {dtype} has no StableHLO element type") from None
+
+
+def tensor_type(aval):
+    """MLIR type of an aval: tensor<2x3xf32>, tensor<i1> for a scalar bool."""
+    key = (aval.shape, aval.dtype)
+    text = _tensor_types.get(key)
+    if text is None:
+        dims = "".join(f"{d}x" for d in aval.shape)
+        text = _tensor_types[key] = f"tensor<{dims}{element_type(aval.dtype)}>"
+    return text
+
+
+def i64_array(values):
+    """A dense i64 array attribute: array<i64: 1, 2>."""
+    values = [int(v) for v in values]
+    return f"array<i64: {', '.join(map(str, values))}>" if values else "array<i64>"
+
+
+def i64_attr(value):
+    return f"{int(value)} : i64"
+
+
+def _float_text(value, dtype):
+    """A float as an MLIR literal: decimal when finite (exact), else its bit pattern."""
+    value = np.asarray(value, dtype)
+    if np.isfinite(value) and dtype.itemsize >= 2:
+        text = repr(float(value))
+        if "e" in text and "." not in text.split("e")[0]:
+            mantissa, exponent = text.split("e")
+            text = f"{mantissa}.0e{exponent}"
+        return text
+    bits = value.view(f"u{dtype.itemsize}")
+    return f"0x{int(bits):0{2 * dtype.itemsize}X}"
+
+
+def _scalar_text(value, dtype):
+    if dtype == np.bool_ or dtype == dtypes.float0:
+        return "true" if bool(value) else "false"
+    if dtype.kind in "iu":
+        return str(int(value))
+    if dtype.kind == "c":
+        part = np.dtype(np.float32 if dtype == np.complex64 else np.float64)
+        return f"({_float_text(value.real, part)}, {_float_text(value.imag, part)})"
+    return _float_text(value, dtype)
+
+
+def dense_attr(value, aval):
+    """dense<...> : tensor<...> for a numpy value; splats print one element, other arrays
+    their raw little-endian bytes."""
+    value = np.asarray(value)
+    if aval.dtype == dtypes.float0:
+        value = np.zeros(aval.shape, np.bool_)
+    elif value.dtype != aval.dtype:
+        value = value.astype(aval.dtype)
+    flat = value.reshape(-1)
+    if flat.size == 0:
+        raise LoweringError("dense_attr of an empty array; use ctx.constant")
+    if (flat == flat[0]).all() or (value.dtype.kind in "fc" and np.isnan(flat).all()):
+        body = _scalar_text(flat[0], value.dtype)
+    elif value.dtype == np.bool_:
+        body = '"0x' + flat.astype(np.uint8).tobytes().hex().upper() + '"'
+    else:
+        body = '"0x' + np.ascontiguousarray(flat).astype(
+            value.dtype.newbyteorder("<")).tobytes().hex().upper() + '"'
+    return f"dense<{body}> : {tensor_type(aval)}"
+
+
+def comparison_type(dtype):
+    dtype = np.dtype(dtype)
+    if dtypes.is_inexact(dtype):
+        return "FLOAT"
+    return "SIGNED" if dtype.kind == "i" else "UNSIGNED"
+
+
+# --- values, regions, contexts ----------------------------------------------------------
+
+class Value:
+    """An SSA value of the module being printed."""
+
+    __slots__ = ("name", "aval")
+
+    def __init__(self, name, aval):
+        self.name, self.aval = name, aval
+
+    @property
+    def type(self):
+        return tensor_type(self.aval)
+
+    def __repr__(self):
+        return f"Value({self.name}: {self.type})"
+
+
+class Region:
+    """A region's printed lines, ready to be attached to an op."""
+
+    __slots__ = ("lines",)
+
+    def __init__(self, lines):
+        self.lines = lines
+
+
+class ModuleContext:
+    """Module-wide state: its name, replica count, and the private functions printed."""
+
+    def __init__(self, name, num_replicas=1):
+        self.name = name
+        self.num_replicas = num_replicas
+        self.functions = []          # lists of (text, origin) lines, main first
+        self._names = set()
+        self._lowered = {}           # id(closed jaxpr) -> (closed, function name)
+
+    def unique_name(self, base):
+        base = sanitize_symbol(base)
+        name, i = base, 0
+        while name in self._names:
+            i += 1
+            name = f"{base}_{i}"
+        self._names.add(name)
+        return name
+
+
+class FunctionContext:
+    """Emits the ops of one function body (or of a region inside it)."""
+
+    def __init__(self, module, indent="    ", counter=None):
+        self.module = module
+        self.indent = indent
+        self.lines = []
+        self._counter = itertools.count() if counter is None else counter
+        self.avals_in, self.avals_out = (), ()
+        self.origin = None           # the equation being lowered, for error messages
+
+    def fresh(self):
+        return f"%{next(self._counter)}"
+
+    def emit(self, text):
+        self.lines.append((self.indent + text, self.origin))
+
+    # -- ops --
+    def op(self, name, operands, result, attrs=None, regions=()):
+        single = isinstance(result, ShapedArray)
+        outs = [result] if single else list(result)
+        res = self.fresh() if outs else ""
+        if len(outs) == 1:
+            values = [Value(res, outs[0])]
+            lhs = f"{res} = "
+        else:
+            values = [Value(f"{res}#{i}", a) for i, a in enumerate(outs)]
+            lhs = f"{res}:{len(outs)} = " if outs else ""
+        args = ", ".join(v.name for v in operands)
+        attr = (" {" + ", ".join(f"{k} = {v}" for k, v in attrs.items()) + "}") if attrs \
+            else ""
+        in_types = ", ".join(v.type for v in operands)
+        out_types = tensor_type(outs[0]) if len(outs) == 1 else \
+            "(" + ", ".join(tensor_type(a) for a in outs) + ")"
+        signature = f" : ({in_types}) -> {out_types}"
+        if not regions:
+            self.emit(f'{lhs}"{name}"({args}){attr}{signature}')
+        else:
+            self.emit(f'{lhs}"{name}"({args}) ({{')
+            for i, region in enumerate(regions):
+                if i:
+                    self.emit("}, {")
+                self.lines.extend(region.lines)
+            self.emit(f"}}){attr}{signature}")
+        return values[0] if single else values
+
+    def region(self, arg_avals, body):
+        """A region whose block takes `arg_avals`; body(ctx, *args) returns the yields."""
+        inner = FunctionContext(self.module, self.indent + "  ", self._counter)
+        inner.origin = self.origin
+        args = [Value(inner.fresh(), a) for a in arg_avals]
+        if args:
+            params = ", ".join(f"{v.name}: {v.type}" for v in args)
+            inner.lines.append((self.indent + f"^bb0({params}):", self.origin))
+        outs = body(inner, *args)
+        outs = [outs] if isinstance(outs, Value) else list(outs)
+        inner.op("stablehlo.return", outs, [])
+        return Region(inner.lines)
+
+    # -- small helpers --
+    def constant(self, value, aval=None):
+        if aval is None:
+            value = np.asarray(value)
+            aval = ShapedArray(value.shape, value.dtype)
+        if aval.size == 0:   # no literal form needed: broadcast a scalar
+            zero = self.constant(np.zeros((), aval.dtype), ShapedArray((), aval.dtype))
+            return self.op("stablehlo.broadcast_in_dim", [zero], aval.strip_weak_type(),
+                           {"broadcast_dimensions": i64_array(())})
+        return self.op("stablehlo.constant", [], aval.strip_weak_type(),
+                       {"value": dense_attr(value, aval)})
+
+    def full(self, value, shape, dtype):
+        """A splat constant of `shape`."""
+        dtype = np.dtype(dtype)
+        return self.constant(np.full(shape, value, dtype), ShapedArray(shape, dtype))
+
+    def unary(self, name, x, out_dtype=None):
+        aval = x.aval if out_dtype is None else x.aval.update(dtype=out_dtype)
+        return self.op(name, [x], aval)
+
+    def binary(self, name, x, y, out_dtype=None):
+        shape = x.aval.shape if x.aval.ndim >= y.aval.ndim else y.aval.shape
+        x, y = self.broadcast(x, shape), self.broadcast(y, shape)
+        aval = x.aval if out_dtype is None else x.aval.update(dtype=out_dtype)
+        return self.op(name, [x, y], aval)
+
+    def broadcast(self, x, shape):
+        """x broadcast to `shape` (x is rank 0 or has the same rank with 1s to stretch)."""
+        shape = tuple(shape)
+        if x.aval.shape == shape:
+            return x
+        dims = range(x.aval.ndim) if x.aval.ndim else ()
+        return self.op("stablehlo.broadcast_in_dim", [x], x.aval.update(shape=shape),
+                       {"broadcast_dimensions": i64_array(dims)})
+
+    def convert(self, x, dtype):
+        dtype = np.dtype(dtype)
+        if x.aval.dtype == dtype:
+            return x
+        if dtypes.is_complex(x.aval.dtype) and not dtypes.is_complex(dtype):
+            x = self.unary("stablehlo.real", x, np.zeros((), x.aval.dtype).real.dtype)
+            if x.aval.dtype == dtype:
+                return x
+        if dtype == np.bool_:
+            return self.compare(x, self.full(0, (), x.aval.dtype), "NE")
+        return self.unary("stablehlo.convert", x, dtype)
+
+    def compare(self, x, y, direction):
+        shape = x.aval.shape if x.aval.ndim >= y.aval.ndim else y.aval.shape
+        x, y = self.broadcast(x, shape), self.broadcast(y, shape)
+        attrs = {"comparison_direction": f"#stablehlo<comparison_direction {direction}>",
+                 "compare_type": f"#stablehlo<comparison_type "
+                                 f"{comparison_type(x.aval.dtype)}>"}
+        return self.op("stablehlo.compare", [x, y], ShapedArray(shape, np.bool_), attrs)
+
+    def select(self, pred, on_true, on_false):
+        return self.op("stablehlo.select", [pred, on_true, on_false], on_true.aval)
+
+    def reshape(self, x, shape):
+        shape = tuple(shape)
+        if x.aval.shape == shape:
+            return x
+        return self.op("stablehlo.reshape", [x], x.aval.update(shape=shape))
+
+    # -- sub-jaxprs --
+    def lower_jaxpr(self, closed, args):
+        """Lowers a ClosedJaxpr (or a Jaxpr without constvars) inline; returns outputs."""
+        jaxpr, consts = (closed.jaxpr, closed.consts) if isinstance(closed, ClosedJaxpr) \
+            else (closed, ())
+        env = {}
+        for v, c in zip(jaxpr.constvars, consts):
+            env[v] = c if isinstance(c, Value) else self.constant(np.asarray(c), v.aval)
+        if len(args) != len(jaxpr.invars):
+            raise LoweringError(f"jaxpr takes {len(jaxpr.invars)} arguments, "
+                                f"got {len(args)}")
+        env.update(zip(jaxpr.invars, args))
+        saved = self.avals_in, self.avals_out, self.origin
+        try:
+            for eqn in jaxpr.eqns:
+                ins = [self._literal(x) if type(x) is Literal else env[x] for x in eqn.invars]
+                outs = self._lower_eqn(eqn, ins)
+                for v, out in zip(eqn.outvars, outs):
+                    if type(v) is not DropVar:
+                        env[v] = out
+        finally:
+            self.avals_in, self.avals_out, self.origin = saved
+        return [self._literal(v) if type(v) is Literal else env[v] for v in jaxpr.outvars]
+
+    def _literal(self, lit):
+        return self.constant(np.asarray(lit.val, lit.aval.dtype), lit.aval)
+
+    def _lower_eqn(self, eqn, ins):
+        prim = eqn.primitive
+        rule = prim.lower
+        if not rule:
+            reason = getattr(rule, "reason", "no rule was written for this primitive")
+            raise LoweringError(
+                f"Primitive '{prim.name}' cannot be compiled with XLA: {reason}. Run it "
+                "outside jit, or select the NumPy executor with "
+                "jax.config.update('pyjax_executor', 'numpy').")
+        self.avals_in = [v.aval for v in ins]
+        self.avals_out = [v.aval for v in eqn.outvars]
+        self.origin = eqn
+        outs = rule(self, *ins, **eqn.params)
+        outs = list(outs) if prim.multiple_results else [outs]
+        if len(outs) != len(eqn.outvars) or any(
+                not isinstance(o, Value) or not o.aval.same_type(v.aval)
+                for o, v in zip(outs, eqn.outvars)):
+            raise LoweringError(
+                f"lowering of '{prim.name}' returned {outs}, expected values of types "
+                f"{[v.aval.str_short() for v in eqn.outvars]}")
+        return outs
+
+    def call(self, closed, args, name):
+        """Calls `closed` as a private function (printed once per jaxpr per module)."""
+        fname = self.module._lowered.get(id(closed), (None, None))[1]
+        if fname is None:
+            fname = self.module.unique_name(name)
+            self.module._lowered[id(closed)] = (closed, fname)
+            _lower_function(self.module, fname, closed.jaxpr, closed.consts, "private")
+        out_avals = closed.out_avals
+        res = self.fresh()
+        arg_text = ", ".join(v.name for v in args)
+        in_types = ", ".join(v.type for v in args)
+        out_types = ", ".join(tensor_type(a) for a in out_avals)
+        lhs = f"{res} = " if len(out_avals) == 1 else f"{res}:{len(out_avals)} = " \
+            if out_avals else ""
+        self.emit(f"{lhs}func.call @{fname}({arg_text}) : ({in_types}) -> ({out_types})")
+        if len(out_avals) == 1:
+            return [Value(res, out_avals[0])]
+        return [Value(f"{res}#{i}", a) for i, a in enumerate(out_avals)]
+
+
+# --- functions and modules --------------------------------------------------------------
+
+def sanitize_symbol(name):
+    out = "".join(c if c.isalnum() or c in "_." else "_" for c in str(name))
+    return out if out and not out[0].isdigit() else f"_{out}"
+
+
+def _lower_function(module, name, jaxpr, consts, visibility, const_args=False,
+                    arg_attrs=None):
+    """Prints one func.func. With const_args the constvars become leading arguments."""
+    ctx = FunctionContext(module)
+    header_slot = len(module.functions)
+    module.functions.append(None)        # keeps main first; filled in below
+    params = list(jaxpr.constvars) + list(jaxpr.invars) if const_args else jaxpr.invars
+    arg_values = [Value(f"%arg{i}", v.aval) for i, v in enumerate(params)]
+    if const_args:
+        n = len(jaxpr.constvars)
+        outs = ctx.lower_jaxpr(ClosedJaxpr(jaxpr, arg_values[:n]), arg_values[n:])
+    else:
+        outs = ctx.lower_jaxpr(ClosedJaxpr(jaxpr, consts), arg_values)
+    arg_attrs = arg_attrs or {}
+    args_text = ", ".join(
+        f"{v.name}: {v.type}" + (f" {{{arg_attrs[i]}}}" if i in arg_attrs else "")
+        for i, v in enumerate(arg_values))
+    out_types = ", ".join(v.type for v in outs)
+    lines = [(f"  func.func {visibility} @{name}({args_text}) -> ({out_types}) {{", None)]
+    lines += ctx.lines
+    if outs:
+        ret = ", ".join(v.name for v in outs)
+        lines.append((f"    return {ret} : {out_types}", None))
+    else:
+        lines.append(("    return", None))
+    lines.append(("  }", None))
+    module.functions[header_slot] = lines
+
+
+class LoweredModule:
+    """The printed module and what running it needs: the argument layout (constants
+    first), input-output aliases from donation, and each line's source equation."""
+
+    def __init__(self, text, origins, const_avals, in_avals, out_avals, aliases,
+                 unusable_donations):
+        self.text, self.origins = text, origins
+        self.const_avals, self.in_avals, self.out_avals = const_avals, in_avals, out_avals
+        self.aliases, self.unusable_donations = aliases, unusable_donations
+
+    def describe_line(self, lineno):
+        """The text of line `lineno` (1-based) and the equation it came from."""
+        if not 1 <= lineno <= len(self.origins):
+            return None
+        text = self.text.splitlines()[lineno - 1].strip()
+        eqn = self.origins[lineno - 1]
+        if eqn is None:
+            return text
+        where = eqn.source_info
+        place = f" at {where[0]}:{where[1]}" if where else ""
+        return f"{text}\n  (lowered from the '{eqn.primitive.name}' equation{place})"
+
+
+def donation_aliases(in_avals, donated, out_avals):
+    """Pairs each donated input with the first unclaimed output of the same shape and
+    dtype. Returns ({input index: output index}, [avals of donations nothing can use])."""
+    free = list(range(len(out_avals)))
+    aliases, unusable = {}, []
+    for i, (aval, d) in enumerate(zip(in_avals, donated)):
+        if not d:
+            continue
+        match = next((k for k in free if out_avals[k].same_type(aval)), None)
+        if match is None:
+            unusable.append(aval)
+        else:
+            free.remove(match)
+            aliases[i] = match
+    return aliases, unusable
+
+
+def layout_str(aval):
+    """XLA's short form of a buffer: f32[2,3]{1,0}."""
+    dims = ",".join(str(d) for d in reversed(range(aval.ndim)))
+    return f"{aval.str_short()}{{{dims}}}"
+
+
+def lower_module(closed, name="main", donated_invars=(), num_replicas=1):
+    """Prints `closed` as a module whose @main takes (constants..., arguments...)."""
+    jaxpr = closed.jaxpr
+    module = ModuleContext(sanitize_symbol(f"jit_{name}"), num_replicas)
+    module._names.add("main")
+    in_avals = [v.aval for v in jaxpr.invars]
+    out_avals = [v.aval for v in jaxpr.outvars]
+    donated = tuple(donated_invars) or (False,) * len(in_avals)
+    aliases, unusable = donation_aliases(in_avals, donated, out_avals)
+    nconsts = len(jaxpr.constvars)
+    arg_attrs = {nconsts + i: f"tf.aliasing_output = {k} : i32" for i, k in aliases.items()}
+    _lower_function(module, "main", jaxpr, (), "public", const_args=True,
+                    arg_attrs=arg_attrs)
+    head = (f"module @{module.name} attributes {{mhlo.num_partitions = 1 : i32, "
+            f"mhlo.num_replicas = {num_replicas} : i32}} {{")
+    lines = [(head, None)]
+    for function in module.functions:
+        lines += function
+    lines.append(("}", None))
+    text = "\n".join(line for line, _ in lines) + "\n"
+    return LoweredModule(text, [o for _, o in lines], [v.aval for v in jaxpr.constvars],
+                         in_avals, out_avals, aliases, unusable)
+
+
+# --- generic lowerings used by the builders -----------------------------------------------
+
+def elementwise_lowering(op_name):
+    """The lowering of an elementwise primitive that is one StableHLO/CHLO op; rank-0
+    operands are broadcast to the result shape."""
+    def lower(ctx, *xs, **params):
+        out = ctx.avals_out[0]
+        xs = [ctx.broadcast(x, out.shape) for x in xs]
+        return ctx.op(op_name, xs, out.strip_weak_type())
+    lower.__name__ = f"lower_{op_name.split('.')[-1]}"
+    return lower
+
+
+def compare_lowering(direction):
+    """stablehlo.compare; complex orderings compare (real, imag) lexicographically."""
+    def lower(ctx, x, y):
+        if dtypes.is_complex(x.aval.dtype) and direction not in ("EQ", "NE"):
+            return complex_order(ctx, x, y, direction)
+        return ctx.compare(x, y, direction)
+    lower.__name__ = f"lower_compare_{direction.lower()}"
+    return lower
+
+
+def complex_order(ctx, x, y, direction):
+    """x <direction> y for complex operands, ordered by real part, then imaginary."""
+    part = np.zeros((), x.aval.dtype).real.dtype
+    xr, yr = ctx.unary("stablehlo.real", x, part), ctx.unary("stablehlo.real", y, part)
+    xi, yi = ctx.unary("stablehlo.imag", x, part), ctx.unary("stablehlo.imag", y, part)
+    strict = direction[0] + "T"
+    real_strict = ctx.compare(xr, yr, strict)
+    real_eq = ctx.compare(xr, yr, "EQ")
+    imag = ctx.compare(xi, yi, direction)
+    return ctx.binary("stablehlo.or", real_strict, ctx.binary("stablehlo.and", real_eq, imag))
+
+
+def max_min_body(ctx, x, y, op_name):
+    """max/min of two values; for complex, the lexicographic choice NumPy makes."""
+    if dtypes.is_complex(x.aval.dtype):
+        pick_x = complex_order(ctx, x, y, "GT" if op_name == "stablehlo.maximum" else "LT")
+        nan = ctx.compare(x, x, "NE")
+        return ctx.select(ctx.binary("stablehlo.or", pick_x, nan), ctx.broadcast(
+            x, pick_x.aval.shape), ctx.broadcast(y, pick_x.aval.shape))
+    return ctx.binary(op_name, x, y)
+
+
+def reduction_identity(op_name, dtype):
+    dtype = np.dtype(dtype)
+    if op_name in ("stablehlo.add", "stablehlo.or", "stablehlo.xor"):
+        return np.zeros((), dtype)
+    if op_name == "stablehlo.multiply":
+        return np.ones((), dtype)
+    if op_name == "stablehlo.and":
+        return np.array(True if dtype == np.bool_ else -1).astype(dtype)
+    big = op_name == "stablehlo.minimum"
+    if dtype == np.bool_:
+        return np.array(big)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return np.array(info.max if big else info.min, dtype)
+    value = np.inf if big else -np.inf
+    return np.array(value if dtype.kind != "c" else complex(value, value), dtype)
+
+
+def reduce(ctx, x, axes, op_name, out_aval=None):
+    """stablehlo.reduce of x over `axes` with a binary StableHLO op as the reducer."""
+    if not axes:
+        return x
+    scalar = ShapedArray((), x.aval.dtype)
+    init = ctx.constant(reduction_identity(op_name, x.aval.dtype), scalar)
+    shape = tuple(d for i, d in enumerate(x.aval.shape) if i not in axes)
+
+    def body(c, a, b):
+        if op_name in ("stablehlo.maximum", "stablehlo.minimum"):
+            return max_min_body(c, a, b, op_name)
+        return c.binary(op_name, a, b)
+    region = ctx.region([scalar, scalar], body)
+    return ctx.op("stablehlo.reduce", [x, init], x.aval.update(shape=shape, weak_type=False),
+                  {"dimensions": i64_array(axes)}, regions=[region])
+
+
+def reduce_lowering(op_name):
+    def lower(ctx, x, axes):
+        return reduce(ctx, x, axes, op_name)
+    lower.__name__ = f"lower_reduce_{op_name.split('.')[-1]}"
+    return lower
