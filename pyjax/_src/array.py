@@ -17,23 +17,22 @@ class Array:
                  "__weakref__")
     __array_priority__ = 100
 
-    def __init__(self, value, weak_type=False, device=None, committed=False, aval=None):
+    def __init__(self, value, weak_type=False, device=None, committed=False, aval=None,
+                 buffer=None):
         self._npy = value
         self.aval = aval if aval is not None else ShapedArray(value.shape, value.dtype,
                                                               weak_type)
-        self._device = device
+        self._device = device        # where _buffer lives; None: the default device
         self.committed = committed
-        self._buffer = None
-        self._deleted = False
+        self._buffer = buffer
+        self._deleted = False        # or why it was deleted: "donated" / "deleted"
 
     # -- the value on the host --
     @property
     def _value(self):
         if self._npy is None:
             if self._deleted:
-                raise errors.InvalidDonatedBufferError(
-                    "Array has been deleted (it was donated to a jitted function or "
-                    "deleted explicitly); create a new array instead of reusing it.")
+                raise deleted_error(self)
             self._npy = backend_hooks.fetch(self)
         return self._npy
 
@@ -134,10 +133,11 @@ class Array:
         pass
 
     def is_deleted(self):
-        return self._deleted
+        return bool(self._deleted)
 
-    def delete(self):
-        self._deleted = True
+    def delete(self, reason="deleted"):
+        """Frees the array; any later use raises. (Donation deletes with "donated".)"""
+        self._deleted = reason
         self._npy = None
         self._buffer = None
 
@@ -159,6 +159,18 @@ class Array:
         return self._value.__dlpack__(*args, **kwargs)
 
 
+def deleted_error(array):
+    shape = array.aval.str_short()
+    if array._deleted == "donated":
+        return errors.InvalidDonatedBufferError(
+            f"Array has been deleted with shape={shape}: its buffer was donated to a jitted "
+            "function (donate_argnums/donate_argnames), so it cannot be used afterwards. "
+            "Do not donate arrays you still need, or keep a copy made before the call.")
+    return errors.InvalidDonatedBufferError(
+        f"Array has been deleted with shape={shape} (x.delete() was called); create a new "
+        "array instead of reusing it.")
+
+
 def _rebuild(value, weak_type):
     return Array(np.asarray(value), weak_type)
 
@@ -177,7 +189,7 @@ class _BackendHooks:
 
     @staticmethod
     def default_device():
-        return devices_mod.HOST
+        return devices_mod.default_device()
 
     @staticmethod
     def sharding_of(array):

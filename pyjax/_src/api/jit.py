@@ -214,7 +214,7 @@ class JitWrapped:
         if current_trace() is Trace.root and not entry.hoisted:
             arrays = [x if type(x) is Array else _to_array(x, a)
                       for x, a in zip(leaves, entry.in_avals)]
-            outs = dispatch.run_closed_jaxpr(closed, arrays, donated)
+            outs = dispatch.run_closed_jaxpr(closed, arrays, donated, self.device)
         else:
             donated_invars = (False,) * len(entry.hoisted) + (donated or
                                                              (False,) * len(leaves))
@@ -235,6 +235,20 @@ class JitWrapped:
         entry, _, _ = self._get_entry(args, kwargs)
         return Traced(self, entry, args, kwargs)
 
+    def lower(self, *args, **kwargs):
+        """Traces and lowers for these arguments: a Lowered, with as_text() (StableHLO)
+        and compile()."""
+        from pyjax._src.api import aot
+        entry, leaves, donated = self._get_entry(args, kwargs)
+        if entry.hoisted:
+            raise ValueError(f"jit({self._debug_name}).lower() was called inside a "
+                             "transformation; lower at top level.")
+        dyn_args, dyn_kwargs, _, _ = self._split(args, kwargs)
+        in_tree = tree_util.flatten((dyn_args, dyn_kwargs))[1]
+        return aot.lower(entry.closed_jaxpr, in_tree, entry.out_tree,
+                         donated or (False,) * len(leaves), self._debug_name, leaves,
+                         self.device)
+
     def eval_shape(self, *args, **kwargs):
         from pyjax._src.api.shapes import ShapeDtypeStruct
         entry, _, _ = self._get_entry(args, kwargs)
@@ -253,6 +267,10 @@ class Traced:
     @property
     def jaxpr(self):
         return self._entry.closed_jaxpr
+
+    def lower(self):
+        args, kwargs = self.args_info
+        return self._wrapped.lower(*args, **kwargs)
 
     @property
     def out_info(self):

@@ -1,45 +1,168 @@
-"""Runs closed jaxprs on the chosen executor: NumPy (always available) or XLA (when
-jaxlib is installed and selected). Executables are cached per jaxpr and placement."""
+"""Runs closed jaxprs on the chosen executor: XLA (the default, when jaxlib imports) or
+NumPy (config `pyjax_executor` / PYJAX_EXECUTOR=numpy). Computation follows data:
+committed arguments choose the device. Executables are cached per jaxpr, donation and
+device; donated arguments are deleted after the call."""
 from __future__ import annotations
 
+import warnings
 import weakref
 
 from pyjax._src import config
 from pyjax._src.array import Array
-from pyjax._src.backends import numpy_backend
+from pyjax._src.backends import devices as devices_mod
+from pyjax._src.backends import numpy_backend, stablehlo
+from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var
+from pyjax._src.core.trace import primitive_effects
 
 
-def _numpy_executable(closed):
-    consts = [numpy_backend.host_value(c, a) for c, a in
-              zip(closed.consts, [v.aval for v in closed.jaxpr.constvars])]
-    out_avals = closed.out_avals
-    jaxpr = closed.jaxpr
+class NumpyExecutable:
+    """A jaxpr on the NumPy executor, with the same calling convention as XLA's."""
 
-    def run(args):
+    def __init__(self, closed, device):
+        self.jaxpr, self.device = closed.jaxpr, device
+        self.consts = [numpy_backend.host_value(c, v.aval)
+                       for c, v in zip(closed.consts, closed.jaxpr.constvars)]
+        self.out_avals = closed.out_avals
+
+    def __call__(self, args, committed=False):
+        jaxpr = self.jaxpr
         values = [numpy_backend.host_value(x, v.aval) for x, v in zip(args, jaxpr.invars)]
-        outs = numpy_backend.execute_jaxpr(jaxpr, consts, values)
-        return [numpy_backend._wrap(o, a) for o, a in zip(outs, out_avals)]
-    return run
+        outs = numpy_backend.execute_jaxpr(jaxpr, self.consts, values)
+        results = [numpy_backend._wrap(o, a) for o, a in zip(outs, self.out_avals)]
+        if committed:
+            for r in results:
+                r._device, r.committed = self.device, True
+        return results
 
 
-# closed jaxpr -> {(executor, donated, device): executable}; dies with the jaxpr.
+class _Entry:
+    """An executable and the inputs whose buffers it takes over (donation)."""
+
+    __slots__ = ("run", "donated")
+
+    def __init__(self, run, donated):
+        self.run, self.donated = run, donated
+
+
+def _function_name(closed):
+    info = closed.jaxpr.debug_info
+    return getattr(info, "func_name", None) or "main"
+
+
+def _make_entry(closed, donated_invars, device):
+    name = _function_name(closed)
+    xla = devices_mod.xla_backend()
+    if xla is None:
+        aliases, unusable = stablehlo.donation_aliases(
+            closed.in_avals, donated_invars or (False,) * len(closed.in_avals),
+            closed.out_avals)
+        run = NumpyExecutable(closed, device)
+    else:
+        lowered = stablehlo.lower_module(closed, name, donated_invars)
+        aliases, unusable = lowered.aliases, lowered.unusable_donations
+        run = xla.Executable(lowered, device, closed.consts, name)
+    if unusable:
+        warnings.warn("Some donated buffers were not usable: "
+                      + ", ".join(stablehlo.layout_str(a) for a in unusable),
+                      UserWarning, stacklevel=5)
+    return _Entry(run, tuple(sorted(aliases)))
+
+
+# closed jaxpr -> {(executor, donated, device): _Entry}; dies with the jaxpr.
 _executables = weakref.WeakKeyDictionary()
 
 
-def executable_for(closed, donated_invars=(), device=None):
-    """A callable list[Array] -> list[Array] running `closed` on the configured executor."""
+def _entry_for(closed, donated_invars, device):
     per_jaxpr = _executables.get(closed)
     if per_jaxpr is None:
         per_jaxpr = _executables[closed] = {}
-    key = (config.executor.value, tuple(donated_invars), device)
-    exe = per_jaxpr.get(key)
-    if exe is None:
-        exe = per_jaxpr[key] = _numpy_executable(closed)
-    return exe
+    key = (config.executor.value, donated_invars, device)
+    entry = per_jaxpr.get(key)
+    if entry is None:
+        entry = per_jaxpr[key] = _make_entry(closed, donated_invars, device)
+    return entry
 
 
-def run_closed_jaxpr(closed, args, donated_invars=()):
-    return executable_for(closed, donated_invars)(args)
+def executable_for(closed, donated_invars=(), device=None):
+    """A callable (list[Array], committed=False) -> list[Array] that runs `closed` on the
+    configured executor on `device` (default: the default device)."""
+    device = devices_mod.default_device() if device is None else device
+    return _entry_for(closed, tuple(donated_invars), device).run
+
+
+def run_closed_jaxpr(closed, args, donated_invars=(), device=None, where=None):
+    """Runs `closed` on Arrays where the data is: on the device the committed arguments
+    share (or `device`), else on the default device. Results are committed when an
+    argument was. Donated arguments are deleted."""
+    committed = device is not None
+    if not committed:
+        for x in args:
+            if x.committed:
+                device = devices_mod.common_device(args, where or _where(closed))
+                committed = True
+                break
+        else:
+            device = devices_mod.default_device()
+    entry = _entry_for(closed, tuple(donated_invars), device)
+    outs = entry.run(args, committed)
+    for i in entry.donated:
+        x = args[i]
+        if type(x) is Array:
+            x.delete("donated")
+    return outs
+
+
+def _where(closed):
+    return f"jitted computation {_function_name(closed)}"
+
+
+# --- eager primitives on committed arrays ---------------------------------------------------
+
+_single_primitive_jaxprs = {}
+
+
+def _apply_committed(trace, prim, args, params):
+    """Eager op with a committed argument: on CPU devices the NumPy impl runs on host
+    views and the results are committed there; elsewhere a cached one-primitive
+    executable runs on the device."""
+    arrays = [x for x in args if type(x) is Array]
+    device = devices_mod.common_device(arrays, f"the primitive '{prim.name}'")
+    if device.platform == "cpu":
+        outs = trace.run_on_host(prim, args, params)
+        for r in (outs if prim.multiple_results else [outs]):
+            r._device, r.committed = device, True
+        return outs
+    args = [x if type(x) is Array else _as_array(x) for x in args]
+    closed = _single_primitive_jaxpr(prim, [x.aval for x in args], params)
+    outs = run_closed_jaxpr(closed, args, device=device)
+    return outs if prim.multiple_results else outs[0]
+
+
+def _as_array(x):
+    from pyjax._src.core.avals import get_aval
+    aval = get_aval(x)
+    return numpy_backend._wrap(numpy_backend.host_value(x, aval), aval)
+
+
+def _single_primitive_jaxpr(prim, avals, params):
+    try:
+        key = (prim, tuple(avals), tuple(params.items()))
+        closed = _single_primitive_jaxprs.get(key)
+    except TypeError:   # unhashable params: build it every time
+        key, closed = None, None
+    if closed is None:
+        out = numpy_backend.abstract_eval_cached(prim, avals, params)
+        out_avals = list(out) if prim.multiple_results else [out]
+        invars = [Var(a) for a in avals]
+        outvars = [Var(a) for a in out_avals]
+        eqn = JaxprEqn(invars, outvars, prim, params, primitive_effects(prim, params))
+        closed = ClosedJaxpr(Jaxpr((), invars, outvars, [eqn]), ())
+        if key is not None:
+            _single_primitive_jaxprs[key] = closed
+    return closed
+
+
+numpy_backend.placement_hooks.apply_committed = _apply_committed
 
 
 def is_array(x):

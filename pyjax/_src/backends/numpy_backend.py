@@ -52,6 +52,17 @@ def _wrap(value, aval):
     return Array(value, aval=aval)
 
 
+class _PlacementHooks:
+    """Eager ops on committed arrays: dispatch replaces this with the placement rules."""
+
+    @staticmethod
+    def apply_committed(trace, prim, args, params):
+        return trace.run_on_host(prim, args, params)
+
+
+placement_hooks = _PlacementHooks()
+
+
 class EvalTrace(Trace):
     """The root trace: runs primitives now, on host NumPy values."""
 
@@ -64,6 +75,8 @@ class EvalTrace(Trace):
         avals, values = [], []
         for x in args:
             if type(x) is Array:
+                if x.committed:   # placement rules apply (installed by dispatch)
+                    return placement_hooks.apply_committed(self, prim, args, params)
                 avals.append(x.aval)
                 values.append(x._value)
             elif isinstance(x, Tracer):
@@ -83,6 +96,11 @@ class EvalTrace(Trace):
         if config.debug_nans.value or config.debug_infs.value:
             check_nans(prim.name, [result._value])
         return result
+
+    def run_on_host(self, prim, args, params):
+        """The NumPy impl on host values, ignoring where the arguments are committed."""
+        values = [Array(x._value, aval=x.aval) if type(x) is Array else x for x in args]
+        return self.process_primitive(prim, values, params)
 
 
 def execute_jaxpr(jaxpr, consts, args):

@@ -30,6 +30,7 @@ regions=[ctx.region(avals, cond_body), ctx.region(avals, body)])``.
 from __future__ import annotations
 
 import itertools
+import re
 
 import ml_dtypes
 import numpy as np
@@ -176,6 +177,7 @@ class ModuleContext:
         self.functions = []          # lists of (text, origin) lines, main first
         self._names = set()
         self._lowered = {}           # id(closed jaxpr) -> (closed, function name)
+        self.host_callbacks = []     # Python callables of the module's custom calls
 
     def unique_name(self, base):
         base = sanitize_symbol(base)
@@ -305,6 +307,26 @@ class FunctionContext:
     def select(self, pred, on_true, on_false):
         return self.op("stablehlo.select", [pred, on_true, on_false], on_true.aval)
 
+    def slice(self, x, starts, limits, strides=None):
+        strides = strides or (1,) * x.aval.ndim
+        shape = tuple((hi - lo + s - 1) // s for lo, hi, s in zip(starts, limits, strides))
+        return self.op("stablehlo.slice", [x], x.aval.update(shape=shape),
+                       {"start_indices": i64_array(starts), "limit_indices": i64_array(limits),
+                        "strides": i64_array(strides)})
+
+    def slice_in_dim(self, x, start, limit, axis):
+        starts, limits = [0] * x.aval.ndim, list(x.aval.shape)
+        starts[axis], limits[axis] = start, limit
+        return self.slice(x, starts, limits)
+
+    def concatenate(self, xs, dimension):
+        if len(xs) == 1:
+            return xs[0]
+        shape = list(xs[0].aval.shape)
+        shape[dimension] = sum(x.aval.shape[dimension] for x in xs)
+        return self.op("stablehlo.concatenate", list(xs), xs[0].aval.update(shape=shape),
+                       {"dimension": i64_attr(dimension)})
+
     def reshape(self, x, shape):
         shape = tuple(shape)
         if x.aval.shape == shape:
@@ -413,7 +435,20 @@ def _lower_function(module, name, jaxpr, consts, visibility, const_args=False,
     else:
         lines.append(("    return", None))
     lines.append(("  }", None))
-    module.functions[header_slot] = lines
+    module.functions[header_slot] = _renumber(lines)
+
+
+_SSA_NUMBER = re.compile(r"%(\d+)")
+
+
+def _renumber(lines):
+    """Renames %N values in order of first appearance (an op's result is named before
+    the regions it holds, which were printed first)."""
+    names = {}
+
+    def rename(match):
+        return "%" + names.setdefault(match.group(1), str(len(names)))
+    return [(_SSA_NUMBER.sub(rename, text), origin) for text, origin in lines]
 
 
 class LoweredModule:
@@ -421,10 +456,12 @@ class LoweredModule:
     first), input-output aliases from donation, and each line's source equation."""
 
     def __init__(self, text, origins, const_avals, in_avals, out_avals, aliases,
-                 unusable_donations):
+                 unusable_donations, host_callbacks=()):
         self.text, self.origins = text, origins
         self.const_avals, self.in_avals, self.out_avals = const_avals, in_avals, out_avals
         self.aliases, self.unusable_donations = aliases, unusable_donations
+        # Python functions that custom calls to XLA's CPU callback target invoke, by index
+        self.host_callbacks = list(host_callbacks)
 
     def describe_line(self, lineno):
         """The text of line `lineno` (1-based) and the equation it came from."""
@@ -483,7 +520,7 @@ def lower_module(closed, name="main", donated_invars=(), num_replicas=1):
     lines.append(("}", None))
     text = "\n".join(line for line, _ in lines) + "\n"
     return LoweredModule(text, [o for _, o in lines], [v.aval for v in jaxpr.constvars],
-                         in_avals, out_avals, aliases, unusable)
+                         in_avals, out_avals, aliases, unusable, module.host_callbacks)
 
 
 # --- generic lowerings used by the builders -----------------------------------------------
@@ -502,6 +539,8 @@ def elementwise_lowering(op_name):
 def compare_lowering(direction):
     """stablehlo.compare; complex orderings compare (real, imag) lexicographically."""
     def lower(ctx, x, y):
+        shape = ctx.avals_out[0].shape    # size-1 dims of either operand stretch
+        x, y = ctx.broadcast(x, shape), ctx.broadcast(y, shape)
         if dtypes.is_complex(x.aval.dtype) and direction not in ("EQ", "NE"):
             return complex_order(ctx, x, y, direction)
         return ctx.compare(x, y, direction)

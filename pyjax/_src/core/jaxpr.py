@@ -281,7 +281,8 @@ def _print_eqn(eqn, namer, indent):
         params = "[" + " ".join(items) + "]"
     lhs = " ".join(_binder(v, namer) for v in eqn.outvars)
     rhs = " ".join(namer(v) for v in eqn.invars)
-    return f"{indent}{lhs} = {eqn.primitive.name}{params} {rhs}".rstrip()
+    lhs = f"{lhs} = " if lhs else ""   # effect-only equations bind nothing
+    return f"{indent}{lhs}{eqn.primitive.name}{params} {rhs}".rstrip()
 
 
 def _print_jaxpr(jaxpr, namer, indent):

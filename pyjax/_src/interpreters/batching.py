@@ -1,6 +1,6 @@
 """Batching (vmap): BatchTracer values carry one batch dimension (or none: `not_mapped`),
-and each primitive's `batch` rule moves and merges batch dimensions. Imports core, util and
-tree_util only; the few lax primitives the helpers need are found by name in the registry.
+and each primitive's `batch` rule moves and merges batch dimensions. Imports core and
+partial_eval; the few lax primitives the helpers need are found by name in the registry.
 
 Rule conventions, for the primitive rooms:
 - `batch(args, dims, **params) -> (out, out_dim)`; `(outs, out_dims)` for primitives with
@@ -16,10 +16,14 @@ Rule conventions, for the primitive rooms:
   what higher-order rules apply to their sub-jaxprs. `instantiate` (bool or per-output)
   forces outputs to be batched. Results are cached per (jaxpr, arguments).
 - Rule helpers: `moveaxis`, `bdim_at_front`, `move_or_broadcast`, `broadcast_batched`,
-  `expand_axis`, `axis_size_of`; rule factories `elementwise_rule`, `reduction_rule`,
-  `no_operands_rule`.
+  `expand_axis`, `axis_size_of`, `empty_batch`, `subtrace` (runs a user function, e.g. a
+  custom_jvp rule, on batched values). Rule factories: `elementwise_rule` (lax
+  broadcasting), `same_shape_rule` (elementwise, operands of one shape), `reduction_rule`,
+  `no_operands_rule`, `call_rule` (jit-like primitives).
 - Named axes: `extend_axis_env(name, size)` (vmap and pmap bind a name while tracing),
   `axis_env_size(name)` (NameError when unbound), `jaxpr_uses_axis(closed, name)`.
+  Collective primitives set `prim.is_collective = True` and name their axes in the param
+  `axes` (a tuple) or `axis_name`.
 """
 from __future__ import annotations
 
@@ -99,7 +103,8 @@ def jaxpr_uses_axis(closed, name):
     jaxpr = closed.jaxpr if isinstance(closed, jx.ClosedJaxpr) else closed
     per = _uses_axis_cache.setdefault(jaxpr, {})
     if name not in per:
-        per[name] = any(name in axis_names_of(e.params)
+        per[name] = any((getattr(e.primitive, "is_collective", False)
+                         and name in axis_names_of(e.params))
                         or any(jaxpr_uses_axis(s, name) for s in jx.sub_jaxprs(e))
                         for e in jaxpr.eqns)
     return per[name]
@@ -188,6 +193,19 @@ class BatchTrace(Trace):
         return f"BatchTrace(axis_name={self.axis.name!r}, size={self.axis.size})"
 
 
+@contextlib.contextmanager
+def subtrace(axis):
+    """A new BatchTrace of `axis` as the current trace, for rules that run user functions
+    (custom derivative rules) on batched values: wrap inputs with `trace.wrap`, read
+    results back with `trace.to_batch_info` after the block."""
+    trace = BatchTrace(axis.size, axis.name)
+    try:
+        with extend_axis_env(axis.name, axis.size), set_current_trace(trace):
+            yield trace
+    finally:
+        trace.end()
+
+
 # --- helpers for rules ------------------------------------------------------------------
 
 _prims = {}
@@ -256,6 +274,20 @@ def broadcast_batched(x, bdim, size, shape, dst=0):
     return _broadcast_in_dim(x, out_shape, dims)
 
 
+def empty_batch(prim, args, dims, params):
+    """What `prim` gives for a batch of zero examples (batch at 0), without running it:
+    some shape rules (gather's batching dims) cannot express a size-0 batch."""
+    avals = []
+    for x, d in zip(args, dims):
+        aval = get_aval(x)
+        avals.append(aval if d is not_mapped else
+                     aval.update(shape=aval.shape[:d] + aval.shape[d + 1:]))
+    out = prim.abstract_eval(*avals, **params)
+    outs = [_broadcast_in_dim(np.zeros((), a.dtype), (0,) + a.shape, ())
+            for a in (out if prim.multiple_results else [out])]
+    return (outs, [0] * len(outs)) if prim.multiple_results else (outs[0], 0)
+
+
 def _make_elementwise(prim):
     def rule(args, dims, **params):
         size = axis_size_of(args, dims)
@@ -278,6 +310,15 @@ def _make_elementwise(prim):
     return rule
 
 
+def _make_same_shape(prim):
+    def rule(args, dims, **params):
+        size = axis_size_of(args, dims)
+        at = next(d for d in dims if d is not not_mapped)
+        return prim.bind(*[move_or_broadcast(x, d, at, size) for x, d in zip(args, dims)],
+                         **params), at
+    return rule
+
+
 def _make_reduction(prim):
     def rule(args, dims, axes, **params):
         (x,), (d,) = args, dims
@@ -292,12 +333,30 @@ def _make_no_operands(prim):
     return rule
 
 
+def _make_call(prim):
+    @axis_rule
+    def rule(axis, args, dims, *, jaxpr, **params):
+        in_batched = [d is not not_mapped for d in dims]
+        if not any(in_batched) and not jaxpr_uses_axis(jaxpr, axis.name):
+            return prim.bind(*args, jaxpr=jaxpr, **params), [not_mapped] * len(jaxpr.out_avals)
+        args = [x if d is not_mapped else moveaxis(x, d, 0) for x, d in zip(args, dims)]
+        batched, out_batched = batch_jaxpr(jaxpr, axis.size, in_batched, False, axis.name)
+        return (prim.bind(*args, jaxpr=batched, **params),
+                [0 if b else not_mapped for b in out_batched])
+    return rule
+
+
 # Elementwise primitives under lax's broadcasting (equal ranks, rank 0, size-1 dims).
 elementwise_rule = RuleFactory(_make_elementwise)
+# Elementwise primitives whose operands must have one shape (no broadcasting at all).
+same_shape_rule = RuleFactory(_make_same_shape)
 # Reductions of one operand over the `axes` param; the result keeps the other params.
 reduction_rule = RuleFactory(_make_reduction)
 # Primitives without operands (iota): never batched, bound as they are.
 no_operands_rule = RuleFactory(_make_no_operands)
+# Call-like primitives (jit, checkpoint): param `jaxpr` maps operands to results one to
+# one; other params pass through unchanged.
+call_rule = RuleFactory(_make_call)
 
 
 # --- batching a jaxpr -------------------------------------------------------------------
@@ -325,14 +384,11 @@ def _batch_jaxpr(closed, axis_size, in_batched, instantiate, axis_name):
     out_batched = []
 
     def batched_fun(*args):
-        trace = BatchTrace(axis_size, axis_name)
-        ins = [BatchTracer(trace, x, 0) if b else x for x, b in zip(args, in_batched)]
-        try:
-            with set_current_trace(trace):
-                outs = jx.eval_jaxpr(closed.jaxpr, closed.consts, *ins)
-            infos = [trace.to_batch_info(o) for o in outs]
-        finally:
-            trace.end()
+        with subtrace(AxisData(axis_name, axis_size)) as trace:
+            outs = jx.eval_jaxpr(closed.jaxpr, closed.consts,
+                                 *[trace.wrap(x, 0 if b else not_mapped)
+                                   for x, b in zip(args, in_batched)])
+        infos = [trace.to_batch_info(o) for o in outs]
         results = []
         for (val, dim), inst in zip(infos, instantiate):
             out_batched.append(dim is not not_mapped or inst)
@@ -352,6 +408,7 @@ def _batch_jaxpr(closed, axis_size, in_batched, instantiate, axis_name):
 
 __all__ = ["BatchTrace", "BatchTracer", "AxisData", "not_mapped", "axis_rule",
            "batch_jaxpr", "moveaxis", "bdim_at_front", "move_or_broadcast",
-           "broadcast_batched", "expand_axis", "axis_size_of", "elementwise_rule",
-           "reduction_rule", "no_operands_rule", "extend_axis_env", "axis_env_size",
+           "broadcast_batched", "expand_axis", "axis_size_of", "empty_batch",
+           "elementwise_rule", "same_shape_rule", "reduction_rule", "no_operands_rule", "call_rule",
+           "subtrace", "extend_axis_env", "axis_env_size",
            "jaxpr_uses_axis", "unbound_axis_error"]

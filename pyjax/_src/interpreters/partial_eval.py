@@ -196,6 +196,8 @@ __all__ = ["DynamicJaxprTrace", "DynamicJaxprTracer", "trace_to_jaxpr",
 #         out_unknowns: list[bool], num_res: int)
 #     `instantiate` (bool or list) forces outputs to be unknown. Results are cached per
 #     (jaxpr, unknowns, instantiate).
+#   forward_input_residuals(known, num_res) -> (known', sources): drops residual outputs
+#     that are just known inputs (callers pass those inputs on directly).
 
 
 class PartialEvalTracer(Tracer):
@@ -319,5 +321,31 @@ def _partial_eval_jaxpr(closed, unknowns, instantiate):
     return known, staged["unknown"], staged["out_unknowns"], staged["num_res"]
 
 
+_forwarding_cache = weakref.WeakKeyDictionary()
+
+
+def forward_input_residuals(known, num_res):
+    """(known', sources) for a known jaxpr from partial_eval_jaxpr_nounits: known' no
+    longer outputs the residuals that are merely its own inputs. sources[i] says where
+    residual i comes from: ("in", j) is known input j, ("out", k) is output k of known'."""
+    per_jaxpr = _forwarding_cache.setdefault(known, {})
+    if num_res not in per_jaxpr:
+        jaxpr = known.jaxpr
+        n_out = len(jaxpr.outvars) - num_res
+        position = {v: i for i, v in enumerate(jaxpr.invars)}
+        kept, sources = list(jaxpr.outvars[:n_out]), []
+        for v in jaxpr.outvars[n_out:]:
+            if v in position:
+                sources.append(("in", position[v]))
+            else:
+                sources.append(("out", len(kept)))
+                kept.append(v)
+        pruned = known if len(kept) == len(jaxpr.outvars) else jx.ClosedJaxpr(
+            jx.Jaxpr(jaxpr.constvars, jaxpr.invars, kept, jaxpr.eqns, jaxpr.effects,
+                     jaxpr.debug_info), known.consts)
+        per_jaxpr[num_res] = (pruned, sources)
+    return per_jaxpr[num_res]
+
+
 __all__ += ["PartialEvalTrace", "PartialEvalTracer", "partial_eval_jaxpr_nounits",
-            "dce_closed_jaxpr"]
+            "dce_closed_jaxpr", "forward_input_residuals"]

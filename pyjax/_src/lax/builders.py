@@ -6,6 +6,7 @@ import numpy as np
 
 from pyjax._src import dtypes
 from pyjax._src.core.avals import ShapedArray
+from pyjax._src.backends import stablehlo
 from pyjax._src.core.trace import MISSING, define_primitive
 from pyjax._src.interpreters import batching
 
@@ -78,6 +79,16 @@ _JNP_NAMES = {"sub": "subtract", "mul": "multiply", "div": "divide", "max": "max
               "gt": "greater", "ge": "greater_equal", "nextafter": "nextafter"}
 
 
+_COMPARISONS = ("EQ", "NE", "LT", "LE", "GT", "GE")
+
+
+def _hlo_lowering(hlo):
+    """The lowering named by `hlo`: a comparison direction or one StableHLO/CHLO op."""
+    if hlo in _COMPARISONS:
+        return stablehlo.compare_lowering(hlo)
+    return stablehlo.elementwise_lowering(hlo) if hlo else None
+
+
 def unary_op(name, impl, accepted, *, jvp, hlo, result_dtype=None, samples_domain=None,
              **rules):
     """An elementwise primitive of one operand. `hlo` names its StableHLO/CHLO op."""
@@ -88,6 +99,7 @@ def unary_op(name, impl, accepted, *, jvp, hlo, result_dtype=None, samples_domai
         return ShapedArray(x.shape, dtype, x.weak_type)
 
     rules.setdefault("batch", batching.elementwise_rule)
+    rules.setdefault("lower", _hlo_lowering(hlo))
     prim = define_primitive(name, impl=impl, abstract_eval=abstract_eval, jvp=jvp,
                             samples=elementwise_samples(accepted, 1, samples_domain),
                             **rules)
@@ -107,6 +119,7 @@ def binary_op(name, impl, accepted, *, jvp, hlo, result_dtype=None, samples_doma
         return ShapedArray(shape, out_dtype, x.weak_type and y.weak_type)
 
     rules.setdefault("batch", batching.elementwise_rule)
+    rules.setdefault("lower", _hlo_lowering(hlo))
     prim = define_primitive(name, impl=impl, abstract_eval=abstract_eval, jvp=jvp,
                             samples=elementwise_samples(accepted, 2, samples_domain),
                             **rules)

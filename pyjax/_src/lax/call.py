@@ -48,17 +48,18 @@ def _jit_partial_eval(trace, args, unknowns, params):
     unknown jit of residuals and unknown inputs."""
     known, unknown, out_unknowns, num_res = pe.partial_eval_jaxpr_nounits(
         params["jaxpr"], unknowns, instantiate=False)
+    known, sources = pe.forward_input_residuals(known, num_res)
     known_args = [a for a, uk in zip(args, unknowns) if not uk]
     known_outs = []
     if known.out_avals:
         with set_current_trace(trace.parent):
             known_outs = jit_p.bind(*known_args, **dict(
                 params, jaxpr=known, donated_invars=(False,) * len(known_args)))
-    residuals = known_outs[len(known_outs) - num_res:]
+    residuals = [known_args[i] if kind == "in" else known_outs[i] for kind, i in sources]
     unknown_args = residuals + [a for a, uk in zip(args, unknowns) if uk]
     unknown_outs = iter(trace.stage(jit_p, unknown_args, dict(
         params, jaxpr=unknown, donated_invars=(False,) * len(unknown_args))))
-    known_vals = iter(known_outs[:len(known_outs) - num_res])
+    known_vals = iter(known_outs)
     return [next(unknown_outs) if uk else next(known_vals) for uk in out_unknowns]
 
 
@@ -73,16 +74,11 @@ def _jit_transpose(cts, *args, jaxpr, name, donated_invars, inline, keep_unused)
     return [next(outs) if lin else None for lin in linear]
 
 
-@batching.axis_rule
-def _jit_batch(axis, args, dims, *, jaxpr, **params):
-    in_batched = [d is not None for d in dims]
-    if not any(in_batched) and not batching.jaxpr_uses_axis(jaxpr, axis.name):
-        return jit_p.bind(*args, jaxpr=jaxpr, **params), [None] * len(jaxpr.out_avals)
-    args = [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(args, dims)]
-    batched, out_batched = batching.batch_jaxpr(jaxpr, axis.size, in_batched, False,
-                                                axis.name)
-    outs = jit_p.bind(*args, jaxpr=batched, **params)
-    return outs, [0 if b else None for b in out_batched]
+def _jit_lower(ctx, *args, jaxpr, name, donated_invars, inline, keep_unused):
+    """A private function per traced jaxpr (inline=True lowers the body in place)."""
+    if inline:
+        return ctx.lower_jaxpr(jaxpr, list(args))
+    return ctx.call(jaxpr, list(args), name)
 
 
 def _jit_samples():
@@ -104,5 +100,6 @@ def _jit_samples():
 jit_p = define_primitive("jit", multiple_results=True, impl=_jit_impl,
                          abstract_eval=_jit_abstract_eval, eager=_jit_eager,
                          jvp=_jit_jvp, partial_eval=_jit_partial_eval,
-                         transpose=_jit_transpose, batch=_jit_batch, samples=_jit_samples)
+                         transpose=_jit_transpose, batch=batching.call_rule, lower=_jit_lower,
+                         samples=_jit_samples)
 jit_p.is_higher_order = True

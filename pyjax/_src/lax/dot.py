@@ -7,7 +7,7 @@ import numpy as np
 from pyjax._src import dtypes
 from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.trace import define_primitive
-from pyjax._src.interpreters import ad, batching
+from pyjax._src.interpreters import ad
 from pyjax._src.interpreters.ad import defjvp
 from pyjax._src.lax import builders as b
 from pyjax._src.lax import structural as st
@@ -140,9 +140,28 @@ def _dot_general_batch(args, dims, dimension_numbers, precision=None,
                               preferred_element_type=preferred_element_type), out_dim
 
 
+def _dot_general_lower(ctx, lhs, rhs, dimension_numbers, precision=None,
+                       preferred_element_type=None):
+    """One stablehlo.dot_general in the dtype the impl computes in; booleans multiply
+    as int32 and compare with zero."""
+    (lc, rc), (lb, rb) = dimension_numbers
+    out = ctx.avals_out[0]
+    compute = np.promote_types(out.dtype, np.result_type(lhs.aval.dtype, rhs.aval.dtype))
+    if compute == np.bool_:
+        compute = np.dtype(np.int32)
+    lhs, rhs = ctx.convert(lhs, compute), ctx.convert(rhs, compute)
+    fields = [(name, dims) for name, dims in (
+        ("lhs_batching_dimensions", lb), ("rhs_batching_dimensions", rb),
+        ("lhs_contracting_dimensions", lc), ("rhs_contracting_dimensions", rc)) if dims]
+    numbers = ", ".join(f"{name} = [{', '.join(map(str, dims))}]" for name, dims in fields)
+    result = ctx.op("stablehlo.dot_general", [lhs, rhs], out.update(dtype=compute),
+                    {"dot_dimension_numbers": f"#stablehlo.dot<{numbers}>"})
+    return ctx.convert(result, out.dtype)
+
+
 dot_general_p = define_primitive(
     "dot_general", impl=_dot_general_impl, abstract_eval=_dot_general_abstract_eval,
-    batch=_dot_general_batch,
+    batch=_dot_general_batch, lower=_dot_general_lower,
     jvp=defjvp(lambda g, x, y, **p: dot_general_p.bind(g, y, **p),
                lambda g, x, y, **p: dot_general_p.bind(x, g, **p)),
     transpose=_dot_general_transpose, samples=_dot_samples())

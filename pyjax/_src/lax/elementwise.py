@@ -6,16 +6,25 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.special as sp
 
 from pyjax._src import dtypes
+from pyjax._src.backends import stablehlo
 from pyjax._src.core.avals import ShapedArray, get_aval
-from pyjax._src.core.trace import define_primitive
+from pyjax._src.core.trace import NOT_DIFFERENTIABLE, define_primitive
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters.ad import Zero, defjvp, defjvp_with_output, linear_jvp, zero_jvp
 from pyjax._src.lax import builders as b
 from pyjax._src.lax.builders import (ANY, BOOL, FLOAT, INEXACT, INT, NUMBER, SIGNED,
                                      binary_op, unary_op)
+
+
+def _special(name):
+    """A scipy.special function, imported on first use (scipy costs ~170 ms to import)."""
+    def f(*args):
+        import scipy.special
+        return getattr(scipy.special, name)(*args)
+    f.__name__ = name
+    return f
 
 
 def _quiet(f):
@@ -140,17 +149,25 @@ def _balanced_eq(x, z, y):
                select(eq(y, z), _full_like(z, 2), _ones_like(z)))
 
 
+def _max_min_lower(op_name):
+    def lower(ctx, x, y):
+        return stablehlo.max_min_body(ctx, x, y, op_name)
+    return lower
+
+
 max_p = binary_op("max", _quiet(np.maximum), ANY, hlo="stablehlo.maximum",
+                  lower=_max_min_lower("stablehlo.maximum"),
                   jvp=defjvp(lambda g, x, y: mul(g, _balanced_eq(x, max(x, y), y)),
                              lambda g, x, y: mul(g, _balanced_eq(y, max(x, y), x))))
 min_p = binary_op("min", _quiet(np.minimum), ANY, hlo="stablehlo.minimum",
+                  lower=_max_min_lower("stablehlo.minimum"),
                   jvp=defjvp(lambda g, x, y: mul(g, _balanced_eq(x, min(x, y), y)),
                              lambda g, x, y: mul(g, _balanced_eq(y, min(x, y), x))))
 atan2_p = binary_op("atan2", _quiet(np.arctan2), (FLOAT,), hlo="stablehlo.atan2",
                     jvp=defjvp(lambda g, x, y: mul(g, div(y, add(square(x), square(y)))),
                                lambda g, x, y: mul(g, div(neg(x), add(square(x),
                                                                        square(y))))))
-nextafter_p = binary_op("nextafter", _quiet(np.nextafter), (FLOAT,), jvp=zero_jvp,
+nextafter_p = binary_op("nextafter", _quiet(np.nextafter), (FLOAT,), jvp=NOT_DIFFERENTIABLE,
                         hlo="chlo.next_after")
 # add_any accumulates tangents and cotangents; it is add without the dtype ceremony.
 add_any_p = binary_op("add_any", _quiet(np.add), NUMBER, jvp=linear_jvp,
@@ -158,11 +175,23 @@ add_any_p = binary_op("add_any", _quiet(np.add), NUMBER, jvp=linear_jvp,
 
 neg_p = unary_op("neg", _quiet(np.negative), NUMBER, jvp=linear_jvp, hlo="stablehlo.negate",
                  transpose=_unary_linear_transpose(lambda ct: neg(ct)))
-sign_p = unary_op("sign", _quiet(np.sign), NUMBER, jvp=zero_jvp, hlo="stablehlo.sign")
+
+
+def _sign_lower(ctx, x):
+    if x.aval.dtype.kind != "u":   # stablehlo.sign takes no unsigned operands
+        return ctx.unary("stablehlo.sign", x)
+    return ctx.convert(ctx.compare(x, ctx.full(0, (), x.aval.dtype), "NE"), x.aval.dtype)
+
+
+sign_p = unary_op("sign", _quiet(np.sign), NUMBER, jvp=zero_jvp, hlo="stablehlo.sign",
+                  lower=_sign_lower)
 floor_p = unary_op("floor", np.floor, (FLOAT,), jvp=zero_jvp, hlo="stablehlo.floor")
 ceil_p = unary_op("ceil", np.ceil, (FLOAT,), jvp=zero_jvp, hlo="stablehlo.ceil")
 round_p = unary_op("round", _round_impl, (FLOAT,), jvp=zero_jvp,
-                   hlo="stablehlo.round_nearest_afz")
+                   hlo="stablehlo.round_nearest_afz",
+                   lower=lambda ctx, x, rounding_method=0: ctx.unary(
+                       "stablehlo.round_nearest_afz" if rounding_method == 0
+                       else "stablehlo.round_nearest_even", x))
 is_finite_p = unary_op("is_finite", np.isfinite, (FLOAT,), jvp=zero_jvp,
                        hlo="stablehlo.is_finite", result_dtype=lambda d: dtypes.bool_)
 
@@ -183,6 +212,8 @@ abs_p = unary_op("abs", np.abs, (FLOAT, "complex", SIGNED), hlo="stablehlo.abs",
 exp_p = unary_op("exp", _quiet(np.exp), INEXACT, hlo="stablehlo.exponential",
                  jvp=defjvp_with_output(lambda g, ans, x: mul(g, ans)))
 exp2_p = unary_op("exp2", _quiet(np.exp2), INEXACT, hlo="stablehlo.exponential",
+                  lower=lambda ctx, x: ctx.unary("stablehlo.exponential", ctx.binary(
+                      "stablehlo.multiply", x, ctx.full(math.log(2), (), x.aval.dtype))),
                   jvp=defjvp_with_output(lambda g, ans, x: mul(g, mul(ans,
                                                                       _const(x, math.log(2))))))
 log_p = unary_op("log", _quiet(np.log), INEXACT, hlo="stablehlo.log", samples_domain=(0.5, 3),
@@ -197,7 +228,7 @@ tanh_p = unary_op("tanh", np.tanh, INEXACT, hlo="stablehlo.tanh",
 def _logistic_impl(x):
     if x.dtype.kind == "c":
         return (1 / (1 + np.exp(-x))).astype(x.dtype)
-    return sp.expit(x).astype(x.dtype)
+    return _special("expit")(x).astype(x.dtype)
 
 
 logistic_p = unary_op("logistic", _quiet(_logistic_impl), INEXACT,
@@ -244,34 +275,56 @@ cbrt_p = unary_op("cbrt", _quiet(np.cbrt), (FLOAT,), hlo="stablehlo.cbrt",
                   jvp=defjvp_with_output(
                       lambda g, ans, x: div(g, mul(_const(x, 3), square(ans)))))
 square_p = unary_op("square", np.square, NUMBER, hlo="stablehlo.multiply",
+                    lower=lambda ctx, x: ctx.binary("stablehlo.multiply", x, x),
                     jvp=defjvp(lambda g, x: mul(g, mul(_const(x, 2), x))))
+
+
+def _integer_pow_lower(ctx, x, y):
+    """x ** y by repeated squaring; a negative y divides one by the result."""
+    if y == 0:
+        return ctx.full(1, x.aval.shape, x.aval.dtype)
+    acc, base, n = None, x, abs(y)
+    while n:
+        if n & 1:
+            acc = base if acc is None else ctx.binary("stablehlo.multiply", acc, base)
+        n >>= 1
+        if n:
+            base = ctx.binary("stablehlo.multiply", base, base)
+    if y < 0:
+        acc = ctx.binary("stablehlo.divide", ctx.full(1, (), x.aval.dtype), acc)
+    return acc
+
+
 integer_pow_p = unary_op("integer_pow", _quiet(_integer_pow_impl), NUMBER,
                          hlo="stablehlo.multiply", samples_domain=(0.5, 2),
+                         lower=_integer_pow_lower,
                          jvp=defjvp(_integer_pow_jvp))
 integer_pow_p.samples = [b.Sample([b.random_values((2, 3), np.float32, (0.5, 2))], {"y": y})
                          for y in (0, 1, 2, 3, -2)]
 
 
-def _float_special(f):
+def _float_special(name):
+    f = _special(name)
     return _quiet(lambda x: f(x).astype(x.dtype))
 
 
-erf_p = unary_op("erf", _float_special(sp.erf), (FLOAT,), hlo="chlo.erf",
+erf_p = unary_op("erf", _float_special("erf"), (FLOAT,), hlo="chlo.erf",
                  jvp=defjvp(lambda g, x: mul(g, mul(_const(x, 2 / math.sqrt(math.pi)),
                                                     exp(neg(square(x)))))))
-erfc_p = unary_op("erfc", _float_special(sp.erfc), (FLOAT,), hlo="chlo.erfc",
+erfc_p = unary_op("erfc", _float_special("erfc"), (FLOAT,), hlo="chlo.erfc",
                   jvp=defjvp(lambda g, x: mul(g, mul(_const(x, -2 / math.sqrt(math.pi)),
                                                      exp(neg(square(x)))))))
-erf_inv_p = unary_op("erf_inv", _float_special(sp.erfinv), (FLOAT,), hlo="chlo.erf_inv",
+erf_inv_p = unary_op("erf_inv", _float_special("erfinv"), (FLOAT,), hlo="chlo.erf_inv",
                      samples_domain=(-0.9, 0.9),
                      jvp=defjvp_with_output(lambda g, ans, x: mul(
                          g, mul(_const(x, math.sqrt(math.pi) / 2), exp(square(ans))))))
-lgamma_p = unary_op("lgamma", _float_special(sp.gammaln), (FLOAT,), hlo="chlo.lgamma",
+lgamma_p = unary_op("lgamma", _float_special("gammaln"), (FLOAT,), hlo="chlo.lgamma",
                     samples_domain=(0.5, 3), jvp=defjvp(lambda g, x: mul(g, digamma(x))))
-digamma_p = unary_op("digamma", _float_special(sp.digamma), (FLOAT,), hlo="chlo.digamma",
+digamma_p = unary_op("digamma", _float_special("digamma"), (FLOAT,), hlo="chlo.digamma",
                      samples_domain=(0.5, 3),
                      jvp=defjvp(lambda g, x: mul(g, polygamma(_const(x, 1), x))))
-polygamma_p = binary_op("polygamma", _quiet(lambda m, x: sp.polygamma(m, x).astype(x.dtype)),
+polygamma_p = binary_op("polygamma",
+                        _quiet(lambda m, x: _special("polygamma")(m, x).astype(x.dtype)),
                         (FLOAT,), hlo="chlo.polygamma", samples_domain=(0.5, 3),
                         jvp=defjvp(None, lambda g, m, x: mul(g, polygamma(
                             add(m, _const(m, 1)), x))))
@@ -291,9 +344,10 @@ complex_p = binary_op("complex", lambda x, y: (x + 1j * y).astype(
     np.result_type(x.dtype, np.complex64)), (FLOAT,), hlo="stablehlo.complex",
     jvp=linear_jvp,
     result_dtype=lambda d: dtypes.complex128 if d == dtypes.float64 else dtypes.complex64,
-    transpose=lambda ct, x, y: [real(ct) if ad.is_undefined_primal(x) else None,
-                                imag(neg(ct)) if ad.is_undefined_primal(y) else None])
-copy_p = unary_op("copy", np.copy, ANY, hlo=None, jvp=linear_jvp,
+    transpose=lambda ct, x, y: [
+        unbroadcast(x.aval, real(ct)) if ad.is_undefined_primal(x) else None,
+        unbroadcast(y.aval, imag(neg(ct))) if ad.is_undefined_primal(y) else None])
+copy_p = unary_op("copy", np.copy, ANY, hlo=None, jvp=linear_jvp, lower=lambda ctx, x: x,
                   transpose=_unary_linear_transpose(lambda ct: ct))
 
 # --- comparison, logical and bitwise ------------------------------------------------------
@@ -429,16 +483,34 @@ def _select_n_batch(args, dims):
                                         for c, d in zip(cases, case_dims)]), case_dim
     # Cases and selector must agree in shape: everything gets the batch in front.
     c0 = get_aval(cases[0])
-    shape = c0.shape if case_dims[0] is None else         c0.shape[:case_dims[0]] + c0.shape[case_dims[0] + 1:]
+    shape = c0.shape if case_dims[0] is None else \
+        c0.shape[:case_dims[0]] + c0.shape[case_dims[0] + 1:]
     return select_n_p.bind(batching.broadcast_batched(which, wd, size, shape),
                            *[batching.bdim_at_front(c, d, size)
                              for c, d in zip(cases, case_dims)]), 0
 
 
+def _select_n_lower(ctx, which, *cases):
+    """A bool selector is one stablehlo.select; an integer one a balanced tree of them
+    (out-of-range selectors pick the first or last case, as the impl's clip does)."""
+    if len(cases) == 1:
+        return cases[0]
+    if which.aval.dtype == np.bool_:
+        return ctx.select(which, cases[1], cases[0])
+
+    def pick(lo, hi):
+        if hi - lo == 1:
+            return cases[lo]
+        mid = (lo + hi) // 2
+        below = ctx.compare(which, ctx.full(mid, (), which.aval.dtype), "LT")
+        return ctx.select(below, pick(lo, mid), pick(mid, hi))
+    return pick(0, len(cases))
+
+
 select_n_p = define_primitive(
     "select_n", impl=_select_n_impl, abstract_eval=_select_n_abstract_eval,
     jvp=_select_n_jvp, transpose=_select_n_transpose, batch=_select_n_batch,
-    samples=_select_n_samples())
+    lower=_select_n_lower, samples=_select_n_samples())
 
 
 def _clamp_abstract_eval(lo, x, hi):
@@ -465,11 +537,13 @@ def _clamp_batch(args, dims):
 clamp_p = define_primitive(
     "clamp", impl=lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi),
     abstract_eval=_clamp_abstract_eval, batch=_clamp_batch,
-    jvp=defjvp(lambda g, lo, x, hi: select(bitwise_and(gt(lo, x), lt(lo, hi)), g,
-                                           _zeros_like(g)),
+    lower=lambda ctx, lo, x, hi: ctx.op("stablehlo.clamp", [lo, x, hi], x.aval),
+    jvp=defjvp(lambda g, lo, x, hi: select(bitwise_and(gt(lo, x), lt(lo, hi)),
+                                           _broadcast_like(g, x), _zeros_like(x)),
                lambda g, lo, x, hi: select(bitwise_and(gt(x, lo), lt(x, hi)), g,
                                            _zeros_like(g)),
-               lambda g, lo, x, hi: select(lt(hi, x), g, _zeros_like(g))),
+               lambda g, lo, x, hi: select(lt(hi, x), _broadcast_like(g, x),
+                                           _zeros_like(x))),
     samples=[b.Sample([np.float32(-0.5), b.random_values((2, 3), np.float32),
                        np.float32(0.5)])])
 
@@ -508,6 +582,7 @@ convert_element_type_p = define_primitive(
     "convert_element_type", impl=_quiet(_convert_impl),
     abstract_eval=_convert_abstract_eval, jvp=_convert_jvp, transpose=_convert_transpose,
     batch=batching.elementwise_rule,
+    lower=lambda ctx, x, new_dtype, weak_type=False: ctx.convert(x, new_dtype),
     samples=[b.Sample([b.random_values((2, 3), np.float32)], {"new_dtype": np.dtype(d)})
              for d in (np.int32, np.float16, np.bool_)] + [
         b.Sample([b.random_values((3,), np.int32)], {"new_dtype": np.dtype(np.float32)})])
@@ -534,7 +609,7 @@ def _bitcast_impl(x, new_dtype):
         return out.reshape(x.shape + (x.dtype.itemsize // new_dtype.itemsize,))
     if x.dtype.itemsize < new_dtype.itemsize:
         return out.reshape(x.shape[:-1])
-    return out
+    return out.reshape(x.shape)   # ascontiguousarray makes a 0-d array 1-d
 
 
 def _bitcast_batch(args, dims, new_dtype):
@@ -548,6 +623,8 @@ def _bitcast_batch(args, dims, new_dtype):
 bitcast_convert_type_p = define_primitive(
     "bitcast_convert_type", impl=_bitcast_impl, abstract_eval=_bitcast_abstract_eval,
     jvp=zero_jvp, batch=_bitcast_batch,
+    lower=lambda ctx, x, new_dtype: ctx.op("stablehlo.bitcast_convert", [x],
+                                           ctx.avals_out[0]),
     samples=[b.Sample([b.random_values((2, 3), np.float32)], {"new_dtype": np.dtype(d)})
              for d in (np.int32, np.uint8)])
 
@@ -643,6 +720,13 @@ def _full_like(x, value):
 
 def _zeros_like(x):
     return _full_like(x, 0)
+
+
+def _broadcast_like(g, x):
+    """A scalar bound's tangent, broadcast to the operand's shape (clamp's JVP)."""
+    from pyjax._src.lax import structural
+    shape = get_aval(x).shape
+    return g if get_aval(g).shape == shape else structural.broadcast_in_dim(g, shape, ())
 
 
 def _ones_like(x):

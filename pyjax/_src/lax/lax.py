@@ -4,6 +4,11 @@ from __future__ import annotations
 
 from pyjax._src.interpreters import ad
 from pyjax._src.lax import call, dot, elementwise, reductions, slicing, structural  # noqa: F401
+from pyjax._src.lax import ad_util, control_flow, indexing  # noqa: F401
+from pyjax._src.lax import parallel  # noqa: F401
+from pyjax._src.lax import callbacks, random_bits, random_gamma, sorting  # noqa: F401
+from pyjax._src.lax import convolution, windowed_reductions  # noqa: F401
+from pyjax._src.lax import fft, linalg, linalg_spectral  # noqa: F401
 
 ad.lax_hooks.zeros_like_aval = structural.zeros_like_aval
 ad.lax_hooks.add_tangents = elementwise.add_any_p.bind

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from pyjax._src import dtypes
+from pyjax._src.backends import stablehlo as hlo
 from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.trace import RuleFactory, define_primitive
 from pyjax._src.interpreters import ad, batching
@@ -48,7 +49,7 @@ def _reduction(name, np_fn, accepted, *, jvp, transpose=None, identity_hlo):
                     b.Sample([b.random_values((2, 3), dtype)], {"axes": ()})]
     prim = define_primitive(name, impl=impl, abstract_eval=abstract_eval, jvp=jvp,
                             transpose=transpose, batch=batching.reduction_rule,
-                            samples=samples)
+                            lower=hlo.reduce_lowering(identity_hlo), samples=samples)
     prim.hlo = identity_hlo
     return prim
 
@@ -97,12 +98,38 @@ def _reduce_prod_jvp(primals, tangents, axes):
     return ans, reduce_sum(ew.mul(tf, others), (0,))
 
 
-reduce_sum_p = _reduction("reduce_sum", np.sum, NUMBER, jvp=linear_jvp,
+def _accurate_sum(x, axis):
+    """Float sums accumulate in float64: NumPy sums non-contiguous axes sequentially,
+    which would lose more precision than XLA's compiled reductions do."""
+    if x.dtype.kind == "f" and x.dtype.itemsize < 8:
+        return np.sum(x, axis=axis, dtype=np.float64)
+    if x.dtype.kind == "c" and x.dtype.itemsize < 16:
+        return np.sum(x, axis=axis, dtype=np.complex128)
+    return np.sum(x, axis=axis)
+
+
+reduce_sum_p = _reduction("reduce_sum", _accurate_sum, NUMBER, jvp=linear_jvp,
                           transpose=_reduce_sum_transpose, identity_hlo="stablehlo.add")
-reduce_max_p = _reduction("reduce_max", np.max, ANY, jvp=None,
+def _extreme(np_fn, lowest):
+    """max/min whose empty reductions give the identity (-inf/+inf, the dtype's limit),
+    as XLA's do, where NumPy raises."""
+    def f(x, axis):
+        if all(x.shape[a] for a in axis):
+            return np_fn(x, axis=axis)
+        if x.dtype == np.bool_:
+            return np_fn(x, axis=axis, initial=not lowest)
+        info = np.finfo(x.dtype) if x.dtype.kind == "f" else np.iinfo(x.dtype)
+        limit = info.max if lowest else info.min
+        if x.dtype.kind == "f":
+            limit = np.inf if lowest else -np.inf
+        return np_fn(x, axis=axis, initial=limit)
+    return f
+
+
+reduce_max_p = _reduction("reduce_max", _extreme(np.max, False), ANY, jvp=None,
                           identity_hlo="stablehlo.maximum")
 reduce_max_p.jvp = _reduce_chooser_jvp(reduce_max_p)
-reduce_min_p = _reduction("reduce_min", np.min, ANY, jvp=None,
+reduce_min_p = _reduction("reduce_min", _extreme(np.min, True), ANY, jvp=None,
                           identity_hlo="stablehlo.minimum")
 reduce_min_p.jvp = _reduce_chooser_jvp(reduce_min_p)
 reduce_prod_p = _reduction("reduce_prod", np.prod, NUMBER, jvp=_reduce_prod_jvp,
@@ -190,12 +217,48 @@ def _arg_samples():
             b.Sample([x], {"axes": (0,), "index_dtype": np.dtype(np.int32)})]
 
 
+def _arg_lowering(direction):
+    """A two-operand stablehlo.reduce over (value, index): the first NaN wins, else the
+    extreme value, ties going to the smaller index (as the impl does)."""
+    def lower(ctx, x, axes, index_dtype):
+        dtype = x.aval.dtype
+        index_aval = x.aval.update(dtype=index_dtype, weak_type=False)
+        index = ctx.op("stablehlo.iota", [], index_aval,
+                       {"iota_dimension": hlo.i64_attr(axes[0])})
+        value_scalar, index_scalar = ShapedArray((), dtype), ShapedArray((), index_dtype)
+        extreme = "stablehlo.maximum" if direction == "GT" else "stablehlo.minimum"
+        init_value = ctx.constant(hlo.reduction_identity(extreme, dtype), value_scalar)
+        init_index = ctx.constant(np.zeros((), index_dtype), index_scalar)
+
+        def body(c, av, ai, bv, bi):
+            earlier = c.compare(ai, bi, "LT")
+            tie = c.compare(av, bv, "EQ")
+            pick_a = c.compare(av, bv, direction)
+            if dtypes.is_inexact(dtype):
+                a_nan, b_nan = c.compare(av, av, "NE"), c.compare(bv, bv, "NE")
+                only_a_nan = c.binary("stablehlo.and", a_nan, c.unary("stablehlo.not", b_nan))
+                pick_a = c.binary("stablehlo.or", pick_a, only_a_nan)
+                tie = c.binary("stablehlo.or", tie, c.binary("stablehlo.and", a_nan, b_nan))
+            pick_a = c.binary("stablehlo.or", pick_a, c.binary("stablehlo.and", tie, earlier))
+            return [c.select(pick_a, av, bv), c.select(pick_a, ai, bi)]
+
+        region = ctx.region([value_scalar, index_scalar, value_scalar, index_scalar], body)
+        out = ctx.avals_out[0]
+        results = ctx.op("stablehlo.reduce", [x, index, init_value, init_index],
+                         [out.update(dtype=dtype), out], {"dimensions": hlo.i64_array(axes)},
+                         regions=[region])
+        return results[1]
+    return lower
+
+
 argmax_p = define_primitive("argmax", impl=_arg_impl(np.argmax, _first_nan),
                             abstract_eval=_arg_abstract_eval("argmax"), jvp=zero_jvp,
-                            batch=batching.reduction_rule, samples=_arg_samples())
+                            batch=batching.reduction_rule, lower=_arg_lowering("GT"),
+                            samples=_arg_samples())
 argmin_p = define_primitive("argmin", impl=_arg_impl(np.argmin, _first_nan_min),
                             abstract_eval=_arg_abstract_eval("argmin"), jvp=zero_jvp,
-                            batch=batching.reduction_rule, samples=_arg_samples())
+                            batch=batching.reduction_rule, lower=_arg_lowering("LT"),
+                            samples=_arg_samples())
 
 
 def argmax(operand, axis, index_dtype):
@@ -212,7 +275,43 @@ def argmin(operand, axis, index_dtype):
 
 # --- cumulative ops ---------------------------------------------------------------------
 
-def _cumulative(name, np_fn, accepted, *, jvp, transpose=None):
+def _scan_lowering(combine):
+    """An inclusive scan in log2(n) steps (Hillis-Steele): step k combines each element
+    with the one 2**k before it (after it, when reversed)."""
+    def lower(ctx, x, axis, reverse):
+        n, shift = x.aval.shape[axis], 1
+        while shift < n:
+            head = ctx.slice_in_dim(x, 0, n - shift, axis)
+            tail = ctx.slice_in_dim(x, shift, n, axis)
+            if reverse:
+                kept = ctx.slice_in_dim(x, n - shift, n, axis)
+                x = ctx.concatenate([combine(ctx, head, tail), kept], axis)
+            else:
+                kept = ctx.slice_in_dim(x, 0, shift, axis)
+                x = ctx.concatenate([kept, combine(ctx, tail, head)], axis)
+            shift *= 2
+        return x
+    return lower
+
+
+def _logaddexp_lower(ctx, a, b):
+    """log(exp(a) + exp(b)) without overflow; equal operands (also two infinities of one
+    sign) give a + log 2."""
+    big = ctx.binary("stablehlo.maximum", a, b)
+    gap = ctx.unary("stablehlo.negate", ctx.unary("stablehlo.abs", ctx.binary(
+        "stablehlo.subtract", a, b)))
+    out = ctx.binary("stablehlo.add", big, ctx.unary(
+        "stablehlo.log_plus_one", ctx.unary("stablehlo.exponential", gap)))
+    doubled = ctx.binary("stablehlo.add", a, ctx.full(np.log(2), (), a.aval.dtype))
+    return ctx.select(ctx.compare(a, b, "EQ"), doubled, out)
+
+
+def _binary_combine(op_name):
+    return lambda ctx, a, b: hlo.max_min_body(ctx, a, b, op_name) if op_name in (
+        "stablehlo.maximum", "stablehlo.minimum") else ctx.binary(op_name, a, b)
+
+
+def _cumulative(name, np_fn, accepted, *, jvp, combine, transpose=None):
     def abstract_eval(x, axis, reverse):
         if not 0 <= axis < max(x.ndim, 1) or x.ndim == 0:
             raise TypeError(f"{name}: axis {axis} out of range for shape {x.shape}")
@@ -230,7 +329,7 @@ def _cumulative(name, np_fn, accepted, *, jvp, transpose=None):
                         {"axis": ax, "reverse": rev}) for ax in (0, 1) for rev in (False, True)]
     return define_primitive(name, impl=impl, abstract_eval=abstract_eval, jvp=jvp,
                             transpose=transpose, batch=RuleFactory(_cumulative_batch),
-                            samples=samples)
+                            lower=_scan_lowering(combine), samples=samples)
 
 
 def _cumulative_batch(prim):
@@ -244,31 +343,37 @@ def _logcumsumexp(x, axis):
     return np.logaddexp.accumulate(x, axis=axis)
 
 
-def _cumprod_jvp(primals, tangents, axis, reverse):
-    (x,), (t,) = primals, tangents
-    ans = cumprod(x, axis, reverse)
-    if type(t) is Zero:
-        return ans, Zero(ad.tangent_aval(get_aval(ans)))
-    return ans, ew.mul(cumsum(ew.div(t, x), axis, reverse), ans)
+def _scan_jvp(combine):
+    """The JVP of a cumulative op as the JVP of its prefix-scan formulation (an
+    associative_scan of `combine`): exact at zeros (cumprod) and ties (cummax/cummin)."""
+    def rule(primals, tangents, axis, reverse):
+        from pyjax._src.lax.control_flow.associative import associative_scan
+        (out,), (t_out,) = ad.jvp_flat(
+            lambda v: [associative_scan(combine, v, reverse=reverse, axis=axis)],
+            primals, tangents)
+        return out, t_out
+    return rule
 
 
-def _cumlogsumexp_jvp(primals, tangents, axis, reverse):
-    (x,), (t,) = primals, tangents
-    ans = cumlogsumexp(x, axis, reverse)
-    if type(t) is Zero:
-        return ans, Zero(ad.tangent_aval(get_aval(ans)))
-    shift = reduce_max(x, tuple(range(get_aval(x).ndim)))
-    weights = ew.exp(ew.sub(x, shift))
-    return ans, ew.div(cumsum(ew.mul(weights, t), axis, reverse), ew.exp(ew.sub(ans, shift)))
+def _logaddexp(a, b):
+    """log(exp(a) + exp(b)) in lax ops (cumlogsumexp's combine): stable for any spread of
+    values; infinities of one sign go through a + b, so their derivative stays finite."""
+    delta = ew.sub(a, b)
+    stable = ew.add(ew.max(a, b), ew.log1p(ew.exp(ew.neg(ew.abs(delta)))))
+    return ew.select(ew.ne(delta, delta), ew.add(a, b), stable)
 
 
 cumsum_p = _cumulative("cumsum", np.cumsum, NUMBER, jvp=linear_jvp,
+                       combine=_binary_combine("stablehlo.add"),
                        transpose=lambda ct, x, axis, reverse: [cumsum(ct, axis, not reverse)])
-cumprod_p = _cumulative("cumprod", np.cumprod, NUMBER, jvp=_cumprod_jvp)
-cummax_p = _cumulative("cummax", np.maximum.accumulate, ANY, jvp=None)
-cummin_p = _cumulative("cummin", np.minimum.accumulate, ANY, jvp=None)
+cumprod_p = _cumulative("cumprod", np.cumprod, NUMBER, jvp=_scan_jvp(ew.mul),
+                        combine=_binary_combine("stablehlo.multiply"))
+cummax_p = _cumulative("cummax", np.maximum.accumulate, ANY, jvp=_scan_jvp(ew.max),
+                       combine=_binary_combine("stablehlo.maximum"))
+cummin_p = _cumulative("cummin", np.minimum.accumulate, ANY, jvp=_scan_jvp(ew.min),
+                       combine=_binary_combine("stablehlo.minimum"))
 cumlogsumexp_p = _cumulative("cumlogsumexp", _logcumsumexp, (b.FLOAT,),
-                             jvp=_cumlogsumexp_jvp)
+                             jvp=_scan_jvp(_logaddexp), combine=_logaddexp_lower)
 
 
 def _cum_wrapper(prim):

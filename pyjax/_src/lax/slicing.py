@@ -8,13 +8,13 @@ import operator
 
 import numpy as np
 
+from pyjax._src.backends import stablehlo as hlo
 from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.trace import define_primitive
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters.ad import Zero, linear_jvp
 from pyjax._src.lax import builders as b
 from pyjax._src.lax import elementwise as ew
-from pyjax._src.lax import reductions as red
 from pyjax._src.lax import structural as st
 from pyjax._src.util import canonicalize_axis
 
@@ -63,6 +63,11 @@ def _slice_batch(args, dims, start_indices, limit_indices, strides):
 slice_p = define_primitive(
     "slice", impl=_slice_impl, abstract_eval=_slice_abstract_eval, jvp=linear_jvp,
     transpose=_slice_transpose, batch=_slice_batch,
+    lower=lambda ctx, x, start_indices, limit_indices, strides: ctx.op(
+        "stablehlo.slice", [x], ctx.avals_out[0],
+        {"start_indices": hlo.i64_array(start_indices),
+         "limit_indices": hlo.i64_array(limit_indices),
+         "strides": hlo.i64_array(strides or (1,) * x.aval.ndim)}),
     samples=[b.Sample([b.random_values((4, 5), np.float32)],
                       {"start_indices": (1, 0), "limit_indices": (3, 5), "strides": None}),
              b.Sample([b.random_values((6,), np.float32)],
@@ -141,41 +146,11 @@ def _dynamic_slice_transpose(ct, x, *indices, slice_sizes):
     return [dynamic_update_slice_p.bind(zeros, ct, *indices)] + [None] * len(indices)
 
 
-# Batched start indices select a different window per example. Without gather, a window
-# is picked with a one-hot mask: out[b, .., l, ..] = x[b, .., k, ..] where hit[b, l, k].
-
-def _one_hot_pick(x, axis, hit):
-    """x (batch at 0) with its dim `axis` replaced by hit's dim 1, each element picked
-    where `hit` (batch, out_len, len(axis)) is true, or 0 where nothing is."""
-    shape = get_aval(x).shape
-    wide = shape[:axis] + (get_aval(hit).shape[1],) + shape[axis:]
-    spread = st.broadcast_in_dim(x, wide, tuple(range(axis)) +
-                                 tuple(range(axis + 1, len(wide))))
-    hit = st.broadcast_in_dim(hit, wide, (0, axis, axis + 1))
-    zero = st.full(wide, np.zeros((), get_aval(x).dtype))
-    picked = ew.select_n(hit, zero, spread)
-    if get_aval(x).dtype == np.bool_:
-        return red.reduce_or(picked, (axis + 1,))
-    return red.reduce_sum(picked, (axis + 1,))
-
-
-def _window_hits(starts, rows, cols, position_dim):
-    """hit[b, r, c] = (i == starts[b] + o) with i the iota along `position_dim` (1 or 2)
-    and o along the other one."""
-    shape = (get_aval(starts).shape[0], rows, cols)
-    position = st.broadcasted_iota(np.int32, shape, position_dim)
-    offset = st.broadcasted_iota(np.int32, shape, 3 - position_dim)
-    return ew.eq(position, ew.add(st.broadcast_in_dim(starts, shape, (0,)), offset))
-
-
-def _batched_starts(indices, dims, size, shape, sizes):
-    """Per-example start indices (int32, batch first), clamped as XLA clamps them."""
-    out = []
-    for i, d, n, s in zip(indices, dims, shape, sizes):
-        i = ew.convert_element_type(i, np.int32)
-        i = batching.bdim_at_front(i, d, size)
-        out.append(ew.clamp(np.int32(0), i, np.int32(n - s)))
-    return out
+def _batched_starts(indices, dims, size):
+    """The start indices as one (batch, ndim) int32 array: gather/scatter index vectors."""
+    columns = [batching.bdim_at_front(ew.convert_element_type(i, np.int32), d, size)
+               for i, d in zip(indices, dims)]
+    return st.concatenate([st.reshape(c, (size, 1)) for c in columns], 1)
 
 
 def _dynamic_slice_batch(args, dims, slice_sizes):
@@ -185,17 +160,30 @@ def _dynamic_slice_batch(args, dims, slice_sizes):
         return dynamic_slice_p.bind(x, *indices[:xd], np.int32(0), *indices[xd:],
                                     slice_sizes=slice_sizes[:xd] + (size,) +
                                     slice_sizes[xd:]), xd
+    if size == 0:
+        return batching.empty_batch(dynamic_slice_p, args, dims,
+                                    {"slice_sizes": slice_sizes})
+    # Per-example starts: a gather whose batching dims pair examples; CLIP clamps the
+    # windows into bounds exactly as dynamic_slice does.
+    from pyjax._src.lax import indexing
     x = batching.bdim_at_front(x, xd, size)
-    shape = get_aval(x).shape[1:]
-    starts = _batched_starts(indices, index_dims, size, shape, slice_sizes)
-    for axis, (start, n, s) in enumerate(zip(starts, shape, slice_sizes)):
-        x = _one_hot_pick(x, axis + 1, _window_hits(start, s, n, 2))
-    return x, 0
+    n = len(slice_sizes)
+    dnums = indexing.GatherDimensionNumbers(
+        offset_dims=tuple(range(1, n + 1)), collapsed_slice_dims=(),
+        start_index_map=tuple(range(1, n + 1)), operand_batching_dims=(0,),
+        start_indices_batching_dims=(0,))
+    return indexing.gather_p.bind(
+        x, _batched_starts(indices, index_dims, size), dimension_numbers=dnums,
+        fill_value=None, indices_are_sorted=False, mode=indexing.CLIP,
+        slice_sizes=(1,) + tuple(slice_sizes), unique_indices=False), 0
 
 
 dynamic_slice_p = define_primitive(
     "dynamic_slice", impl=_dynamic_slice_impl, abstract_eval=_dynamic_slice_abstract_eval,
     jvp=_dynamic_slice_jvp, transpose=_dynamic_slice_transpose, batch=_dynamic_slice_batch,
+    lower=lambda ctx, x, *indices, slice_sizes: ctx.op(
+        "stablehlo.dynamic_slice", [x, *indices], ctx.avals_out[0],
+        {"slice_sizes": hlo.i64_array(slice_sizes)}),
     samples=[b.Sample([b.random_values((4, 5), np.float32), np.int32(1), np.int32(2)],
                       {"slice_sizes": (2, 3)}),
              b.Sample([b.random_values((4, 5), np.float32), np.int32(3), np.int32(-1)],
@@ -282,23 +270,24 @@ def _dus_batch(args, dims):
     update = batching.bdim_at_front(update, ud, size)
     if all(d is None for d in index_dims):
         return dynamic_update_slice_p.bind(x, update, np.int32(0), *indices), 0
-    # Per-example windows: spread the update over x's shape, then select it in the window.
-    shape, sizes = get_aval(x).shape, get_aval(update).shape
-    starts = _batched_starts(indices, index_dims, size, shape[1:], sizes[1:])
-    inside = st.full(shape, np.True_)
-    for axis, (start, n, s) in enumerate(zip(starts, shape[1:], sizes[1:]), 1):
-        update = _one_hot_pick(update, axis, _window_hits(start, n, s, 1))
-        position = st.broadcasted_iota(np.int32, (size, n), 1)
-        start = st.broadcast_in_dim(start, (size, n), (0,))
-        in_window = ew.bitwise_and(ew.ge(position, start),
-                                   ew.lt(position, ew.add(start, np.int32(s))))
-        inside = ew.bitwise_and(inside, st.broadcast_in_dim(in_window, shape, (0, axis)))
-    return ew.select_n(inside, x, update), 0
+    # Per-example starts: a scatter pairing examples through batching dims (CLIP clamps).
+    from pyjax._src.lax import indexing
+    n = get_aval(x).ndim - 1
+    dnums = indexing.ScatterDimensionNumbers(
+        update_window_dims=tuple(range(1, n + 1)), inserted_window_dims=(),
+        scatter_dims_to_operand_dims=tuple(range(1, n + 1)), operand_batching_dims=(0,),
+        scatter_indices_batching_dims=(0,))
+    return indexing.scatter_p.bind(
+        x, _batched_starts(indices, index_dims, size), update, dimension_numbers=dnums,
+        indices_are_sorted=False, mode=indexing.CLIP, unique_indices=True,
+        update_jaxpr=None), 0
 
 
 dynamic_update_slice_p = define_primitive(
     "dynamic_update_slice", impl=_dus_impl, abstract_eval=_dus_abstract_eval, jvp=_dus_jvp,
     transpose=_dus_transpose, batch=_dus_batch,
+    lower=lambda ctx, x, update, *indices: ctx.op(
+        "stablehlo.dynamic_update_slice", [x, update, *indices], ctx.avals_out[0]),
     samples=[b.Sample([b.random_values((4, 5), np.float32),
                        b.random_values((2, 2), np.float32, seed=1), np.int32(1),
                        np.int32(4)])])

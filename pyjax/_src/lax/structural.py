@@ -8,6 +8,7 @@ import numpy as np
 
 from pyjax._src import dtypes
 from pyjax._src.array import as_array
+from pyjax._src.backends import stablehlo as hlo
 from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.trace import define_primitive
 from pyjax._src.interpreters import ad, batching
@@ -79,6 +80,9 @@ broadcast_in_dim_p = define_primitive(
     "broadcast_in_dim", impl=_broadcast_in_dim_impl,
     abstract_eval=_broadcast_in_dim_abstract_eval, jvp=linear_jvp,
     transpose=_broadcast_in_dim_transpose, batch=_broadcast_in_dim_batch,
+    lower=lambda ctx, x, shape, broadcast_dimensions: ctx.op(
+        "stablehlo.broadcast_in_dim", [x], ctx.avals_out[0],
+        {"broadcast_dimensions": hlo.i64_array(broadcast_dimensions)}),
     samples=[b.Sample([b.random_values((3,), np.float32)],
                       {"shape": (2, 3), "broadcast_dimensions": (1,)}),
              b.Sample([b.random_values((3, 1), np.float32)],
@@ -149,9 +153,15 @@ def _reshape_batch(args, dims, new_sizes, dimensions=None):
                           dimensions=dims_after), 0
 
 
+def _reshape_lower(ctx, x, new_sizes, dimensions=None):
+    if dimensions is not None:
+        x = _transpose_lower(ctx, x, dimensions)
+    return ctx.reshape(x, new_sizes)
+
+
 reshape_p = define_primitive(
     "reshape", impl=_reshape_impl, abstract_eval=_reshape_abstract_eval, jvp=linear_jvp,
-    transpose=_reshape_transpose, batch=_reshape_batch,
+    transpose=_reshape_transpose, batch=_reshape_batch, lower=_reshape_lower,
     samples=[b.Sample([b.random_values((2, 3), np.float32)], {"new_sizes": (3, 2)}),
              b.Sample([b.random_values((2, 3), np.float32)], {"new_sizes": (6,),
                                                               "dimensions": (1, 0)})])
@@ -190,9 +200,16 @@ def _transpose_batch(args, dims, permutation):
     return transpose_p.bind(x, permutation=tuple(perm)), d
 
 
+def _transpose_lower(ctx, x, permutation):
+    shape = tuple(x.aval.shape[p] for p in permutation)
+    return ctx.op("stablehlo.transpose", [x], x.aval.update(shape=shape),
+                  {"permutation": hlo.i64_array(permutation)})
+
+
 transpose_p = define_primitive(
     "transpose", impl=lambda x, permutation: np.transpose(x, permutation),
     abstract_eval=_transpose_abstract_eval, jvp=linear_jvp, batch=_transpose_batch,
+    lower=_transpose_lower,
     transpose=lambda ct, x, permutation: [transpose(ct, tuple(np.argsort(permutation)))],
     samples=[b.Sample([b.random_values((2, 3, 4), np.float32)],
                       {"permutation": (2, 0, 1)})])
@@ -225,6 +242,7 @@ def _squeeze_batch(args, dims, dimensions):
 squeeze_p = define_primitive(
     "squeeze", impl=lambda x, dimensions: np.squeeze(x, dimensions),
     abstract_eval=_squeeze_abstract_eval, jvp=linear_jvp, batch=_squeeze_batch,
+    lower=lambda ctx, x, dimensions: ctx.reshape(x, ctx.avals_out[0].shape),
     transpose=lambda ct, x, dimensions: [reshape(ct, x.aval.shape)],
     samples=[b.Sample([b.random_values((2, 1, 3), np.float32)], {"dimensions": (1,)})])
 
@@ -286,6 +304,9 @@ concatenate_p = define_primitive(
     "concatenate", impl=lambda *xs, dimension: np.concatenate(xs, dimension),
     abstract_eval=_concatenate_abstract_eval, jvp=linear_jvp,
     transpose=_concatenate_transpose, batch=_concatenate_batch,
+    lower=lambda ctx, *xs, dimension: ctx.op("stablehlo.concatenate", list(xs),
+                                             ctx.avals_out[0],
+                                             {"dimension": hlo.i64_attr(dimension)}),
     samples=[b.Sample([b.random_values((2, 3), np.float32, seed=0),
                        b.random_values((1, 3), np.float32, seed=1)], {"dimension": 0})])
 
@@ -367,6 +388,11 @@ def _pad_batch(args, dims, padding_config):
 pad_p = define_primitive(
     "pad", impl=_pad_impl, abstract_eval=_pad_abstract_eval, jvp=linear_jvp,
     transpose=_pad_transpose, batch=_pad_batch,
+    lower=lambda ctx, x, padding_value, padding_config: ctx.op(
+        "stablehlo.pad", [x, padding_value], ctx.avals_out[0],
+        {"edge_padding_low": hlo.i64_array(lo for lo, _, _ in padding_config),
+         "edge_padding_high": hlo.i64_array(hi for _, hi, _ in padding_config),
+         "interior_padding": hlo.i64_array(it for _, _, it in padding_config)}),
     samples=[b.Sample([b.random_values((2, 3), np.float32), np.float32(0.0)],
                       {"padding_config": ((1, 2, 0), (0, 1, 1))}),
              b.Sample([b.random_values((4,), np.float32), np.float32(1.5)],
@@ -395,6 +421,8 @@ def _rev_batch(args, dims, dimensions):
 rev_p = define_primitive(
     "rev", impl=lambda x, dimensions: np.flip(x, dimensions) if dimensions else x,
     abstract_eval=_rev_abstract_eval, jvp=linear_jvp, batch=_rev_batch,
+    lower=lambda ctx, x, dimensions: ctx.op("stablehlo.reverse", [x], x.aval, {
+        "dimensions": hlo.i64_array(dimensions)}) if dimensions else x,
     transpose=lambda ct, x, dimensions: [rev(ct, dimensions)],
     samples=[b.Sample([b.random_values((2, 3), np.float32)], {"dimensions": (1,)})])
 
@@ -421,6 +449,8 @@ def _iota_impl(dtype, shape, dimension):
 iota_p = define_primitive(
     "iota", impl=_iota_impl, abstract_eval=_iota_abstract_eval, jvp=ad.zero_jvp,
     batch=batching.no_operands_rule,
+    lower=lambda ctx, dtype, shape, dimension: ctx.op(
+        "stablehlo.iota", [], ctx.avals_out[0], {"iota_dimension": hlo.i64_attr(dimension)}),
     samples=[b.Sample([], {"dtype": np.dtype(np.int32), "shape": (4,), "dimension": 0}),
              b.Sample([], {"dtype": np.dtype(np.float32), "shape": (2, 3),
                            "dimension": 1})])

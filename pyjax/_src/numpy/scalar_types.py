@@ -49,6 +49,13 @@ bfloat16 = _make("bfloat16", dtypes.bfloat16)
 complex64, complex128 = _make("complex64", np.complex64), _make("complex128", np.complex128)
 float8_e4m3fn = _make("float8_e4m3fn", ml_dtypes.float8_e4m3fn)
 float8_e5m2 = _make("float8_e5m2", ml_dtypes.float8_e5m2)
+# The narrow ml_dtypes formats, as dtypes for storage and conversion.
+(float4_e2m1fn, float6_e2m3fn, float6_e3m2fn, float8_e3m4, float8_e4m3, float8_e4m3b11fnuz,
+ float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu, int1, int2, int4, uint1, uint2, uint4) = (
+    _make(n, getattr(ml_dtypes, n)) for n in (
+        "float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn", "float8_e3m4", "float8_e4m3",
+        "float8_e4m3b11fnuz", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu",
+        "int1", "int2", "int4", "uint1", "uint2", "uint4"))
 int_, uint, float_, complex_ = int64, uint64, float64, complex128
 single, double = float32, float64
 csingle, cdouble = complex64, complex128

@@ -60,9 +60,6 @@ def trace_branches(funs, in_tree, in_avals, api_name):
     return jaxprs, consts, [t for _, _, t in traced]
 
 
-is_valid = is_valid_jax_type
-
-
 def is_concrete(x):
     return not isinstance(x, Tracer) or x.to_concrete_value() is not None
 
@@ -199,29 +196,27 @@ def check_operands(name, jaxpr, avals, what="operands"):
 
 # --- jaxpr surgery ----------------------------------------------------------------------
 
-def permute_binders(closed, in_order=None, out_order=None):
-    """The same computation with invars/outvars reordered: new position k holds the old
-    position in_order[k] (None keeps the order)."""
+def with_binders(closed, invars=None, outvars=None):
+    """The same computation with new invars and/or outvars."""
     jaxpr = closed.jaxpr
-    invars = jaxpr.invars if in_order is None else [jaxpr.invars[i] for i in in_order]
-    outvars = jaxpr.outvars if out_order is None else [jaxpr.outvars[i] for i in out_order]
-    return jx.ClosedJaxpr(jx.Jaxpr(jaxpr.constvars, invars, outvars, jaxpr.eqns,
-                                   jaxpr.effects, jaxpr.debug_info), closed.consts)
+    return jx.ClosedJaxpr(jx.Jaxpr(
+        jaxpr.constvars, jaxpr.invars if invars is None else invars,
+        jaxpr.outvars if outvars is None else outvars, jaxpr.eqns, jaxpr.effects,
+        jaxpr.debug_info), closed.consts)
+
+
+def permute_binders(closed, in_order=None, out_order=None):
+    """New invar/outvar k is the old one at in_order[k]/out_order[k] (None: unchanged)."""
+    jaxpr = closed.jaxpr
+    return with_binders(
+        closed, None if in_order is None else [jaxpr.invars[i] for i in in_order],
+        None if out_order is None else [jaxpr.outvars[i] for i in out_order])
 
 
 def add_unused_invars(closed, avals, at):
     """Inserts unused invars of the given avals at position `at`."""
-    jaxpr = closed.jaxpr
-    new = [jx.Var(a) for a in avals]
-    invars = jaxpr.invars[:at] + new + jaxpr.invars[at:]
-    return jx.ClosedJaxpr(jx.Jaxpr(jaxpr.constvars, invars, jaxpr.outvars, jaxpr.eqns,
-                                   jaxpr.effects, jaxpr.debug_info), closed.consts)
-
-
-def with_invars(closed, invars):
-    jaxpr = closed.jaxpr
-    return jx.ClosedJaxpr(jx.Jaxpr(jaxpr.constvars, invars, jaxpr.outvars, jaxpr.eqns,
-                                   jaxpr.effects, jaxpr.debug_info), closed.consts)
+    invars = closed.jaxpr.invars
+    return with_binders(closed, invars[:at] + [jx.Var(a) for a in avals] + invars[at:])
 
 
 def trace_closed(flat_fun, in_avals):
@@ -230,6 +225,17 @@ def trace_closed(flat_fun, in_avals):
     closed, hoisted = pe.trace_to_closed_jaxpr(flat_fun, list(in_avals))
     assert not hoisted, "a rule's sub-jaxpr closed over traced values"
     return closed
+
+
+def carry_fixpoint(step, flags_in):
+    """Smallest flags >= flags_in with step(flags) <= flags, per loop carry (e.g. 'has a
+    nonzero tangent', 'is unknown', 'is batched'); each round sets at least one more."""
+    flags = list(flags_in)
+    while True:
+        out = step(flags)[:len(flags)]
+        if all(o <= f for o, f in zip(out, flags)):
+            return flags
+        flags = [f or o for f, o in zip(flags, out)]
 
 
 # --- tangents ---------------------------------------------------------------------------
@@ -250,11 +256,3 @@ def instantiate_cts(cts, avals):
     """Cotangents (None or symbolic zeros allowed) as values of the tangent avals."""
     return [ad.instantiate_zeros(ad.Zero(ad.tangent_aval(a)) if ct is None else ct)
             for ct, a in zip(cts, avals)]
-
-
-def consts_as_invars(closed):
-    """A closed jaxpr with no consts (its consts become leading inputs) and the consts."""
-    if not closed.consts:
-        return closed, []
-    return (jx.ClosedJaxpr(jx.convert_constvars_to_invars(closed.jaxpr), ()),
-            list(closed.consts))

@@ -3,13 +3,14 @@ public `cond` (also the legacy per-branch-operand form) and `switch`. Imports co
 interpreters, backends and the lax families."""
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import numpy as np
 
 from pyjax._src import config, dtypes, tree_util
 from pyjax._src.core import jaxpr as jx
-from pyjax._src.core.avals import ShapedArray, get_aval
+from pyjax._src.core.avals import ShapedArray, get_aval, is_valid_jax_type
 from pyjax._src.core.trace import define_primitive, set_current_trace
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters import partial_eval as pe
@@ -109,7 +110,7 @@ def _taking_all_residuals(unknown, which, res_avals):
     res_vars = []
     for i, avals in enumerate(res_avals):
         res_vars += own if i == which else [jx.Var(a) for a in avals]
-    return common.with_invars(unknown, res_vars + jaxpr.invars[len(own):])
+    return common.with_binders(unknown, res_vars + jaxpr.invars[len(own):])
 
 
 def _cond_transpose(cts, index, *ops, branches):
@@ -158,10 +159,36 @@ def _broadcast_index(index, shape):
     return index if len(shape) == 1 else st.broadcast_in_dim(index, shape, (0,))
 
 
+def _cond_lower(ctx, index, *ops, branches):
+    """stablehlo.case; its regions read the operands from the enclosing scope. XLA sends
+    an out-of-range index to the last branch, so clamp it as the impl does."""
+    if len(branches) == 1:
+        return ctx.lower_jaxpr(branches[0], list(ops))
+    lo, hi = ctx.full(0, (), np.int32), ctx.full(len(branches) - 1, (), np.int32)
+    index = ctx.op("stablehlo.clamp", [lo, index, hi], index.aval.strip_weak_type())
+    regions = [ctx.region([], lambda c, b=b: c.lower_jaxpr(b, list(ops))) for b in branches]
+    return ctx.op("stablehlo.case", [index], [a.strip_weak_type() for a in ctx.avals_out],
+                  regions=regions)
+
+
+def _cond_samples():
+    from pyjax._src.lax.builders import Sample, random_values
+    f32 = ShapedArray((3,), np.float32)
+    branches = tuple(common.trace_closed(f, [f32, f32]) for f in (
+        lambda a, b: [ew.mul(ew.sin(a), b), a],
+        lambda a, b: [ew.add(a, b), ew.neg(b)],
+        lambda a, b: [ew.mul(a, a), ew.exp(b)]))
+    x, y = random_values((3,), np.float32, seed=1), random_values((3,), np.float32, seed=2)
+    return [Sample([np.int32(1), x, y], {"branches": branches[:2]}),
+            Sample([np.int32(0), x, y], {"branches": branches[:2]}),
+            Sample([np.int32(2), x, y], {"branches": branches})]
+
+
 cond_p = define_primitive(
     "cond", multiple_results=True, impl=_cond_impl, abstract_eval=_cond_abstract_eval,
-    jvp=_cond_jvp, transpose=_cond_transpose, batch=_cond_batch, effects=_cond_effects,
-    partial_eval=_cond_partial_eval)
+    samples=_cond_samples(),
+    jvp=_cond_jvp, transpose=_cond_transpose, batch=_cond_batch, lower=_cond_lower,
+    effects=_cond_effects, partial_eval=_cond_partial_eval)
 cond_p.is_higher_order = True
 
 
@@ -177,16 +204,18 @@ def _operands(operands, operand):
     return (operand,)
 
 
-def _bind_branches(api_name, index, funs, names, operands):
+def _bind_branches(api_name, index, funs, names, operands, display_order=None):
     ops, ops_tree = tree_util.flatten(operands)
     for x in ops:
-        if not common.is_valid(x):
+        if not is_valid_jax_type(x):
             raise TypeError(f"{api_name}: operand {x!r:.100} of type {type(x)} is not a "
                             "valid JAX type; operands must be arrays or scalars (in pytrees).")
     jaxprs, consts, out_trees = common.trace_branches(funs, ops_tree, common.avals_of(ops),
                                                       api_name)
-    common.check_branch_outputs(api_name, names, funs, out_trees,
-                                [j.out_avals for j in jaxprs])
+    order = display_order or range(len(funs))
+    common.check_branch_outputs(api_name, [names[i] for i in order], [funs[i] for i in order],
+                                [out_trees[i] for i in order],
+                                [jaxprs[i].out_avals for i in order])
     outs = cond_p.bind(index, *consts, *ops, branches=tuple(jaxprs))
     return tree_util.tree_unflatten(out_trees[0], outs)
 
@@ -213,13 +242,20 @@ def _cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
         return true_fun(*operands) if bool(pred) else false_fun(*operands)
     index = ew.convert_element_type(pred, np.int32)
     return _bind_branches("cond", index, (false_fun, true_fun), ("false_fun", "true_fun"),
-                          operands)
+                          operands, display_order=(1, 0))
 
 
 def _cond_with_per_branch_args(pred, true_operand, true_fun, false_operand, false_fun):
     """The legacy form cond(pred, true_operand, true_fun, false_operand, false_fun)."""
-    return _cond(pred, lambda ops: true_fun(ops[0]), lambda ops: false_fun(ops[1]),
-                 (true_operand, false_operand))
+    @functools.wraps(true_fun)
+    def on_true(ops):
+        return true_fun(ops[0])
+
+    @functools.wraps(false_fun)
+    def on_false(ops):
+        return false_fun(ops[1])
+
+    return _cond(pred, on_true, on_false, (true_operand, false_operand))
 
 
 def cond(*args, **kwargs):

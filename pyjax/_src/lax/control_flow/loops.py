@@ -6,12 +6,17 @@ from __future__ import annotations
 import numpy as np
 
 from pyjax._src import config, dtypes, errors, tree_util
+from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import ShapedArray, get_aval
-from pyjax._src.core.trace import define_primitive
+from pyjax._src.core.trace import define_primitive, set_current_trace
+from pyjax._src.interpreters import ad, batching
+from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import elementwise as ew
+from pyjax._src.lax import reductions
+from pyjax._src.lax import structural as st
 from pyjax._src.lax.control_flow import common
 from pyjax._src.lax.control_flow.scan import scan
-from pyjax._src.util import split_list
+from pyjax._src.util import merge_lists, split_list
 
 _BOOL_SCALAR = ShapedArray((), np.bool_)
 
@@ -43,9 +48,164 @@ def _while_effects(cond_jaxpr, body_jaxpr, **_):
     return cond_jaxpr.effects | body_jaxpr.effects
 
 
+def _bind_while(cond_consts, body_consts, carry, cond_jaxpr, body_jaxpr):
+    return while_p.bind(*cond_consts, *body_consts, *carry, body_jaxpr=body_jaxpr,
+                        body_nconsts=len(body_consts), cond_jaxpr=cond_jaxpr,
+                        cond_nconsts=len(cond_consts))
+
+
+def _while_jvp(primals, tangents, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    cond_consts, body_consts, init = split_list(primals, [cond_nconsts, body_nconsts])
+    _, body_dots, init_dots = split_list(tangents, [cond_nconsts, body_nconsts])
+    bconst_nz = [common.nonzero(t) for t in body_dots]
+    carry_nz = common.carry_fixpoint(
+        lambda nz: ad.jvp_jaxpr(body_jaxpr, bconst_nz + nz, nz)[1],
+        [common.nonzero(t) for t in init_dots])
+    body_jvp, _ = ad.jvp_jaxpr(body_jaxpr, bconst_nz + carry_nz, carry_nz)
+    nb, nc = len(body_consts), len(init)
+    n_bdots = sum(bconst_nz)
+    # jvp order [bconsts, carry, bconst dots, carry dots] -> while's [consts, carry].
+    order = (list(range(nb)) + list(range(nb + nc, nb + nc + n_bdots)) +
+             list(range(nb, nb + nc)) + list(range(nb + nc + n_bdots, len(body_jvp.in_avals))))
+    body_jvp = common.permute_binders(body_jvp, in_order=order)
+    dot_avals = [ad.tangent_aval(get_aval(x)) for x, nz in zip(init, carry_nz) if nz]
+    cond_jvp = common.add_unused_invars(cond_jaxpr, dot_avals, len(cond_jaxpr.in_avals))
+    bdots = [t for t, nz in zip(body_dots, bconst_nz) if nz]
+    dots = [ad.instantiate_zeros(t) for t, nz in zip(init_dots, carry_nz) if nz]
+    outs = _bind_while(cond_consts, body_consts + bdots, init + dots, cond_jvp, body_jvp)
+    carry, dots_out = split_list(outs, [nc])
+    return carry, common.merge_tangents(carry, carry_nz, dots_out)
+
+
+def _while_partial_eval(trace, args, unknowns, params):
+    """The carries that never depend on unknown values are computed now by a known loop;
+    the unknown carries need the whole loop, which is staged (with forward-mode results
+    this is what linearize needs; transposing it raises the reverse-mode error)."""
+    cond_jaxpr, body_jaxpr = params["cond_jaxpr"], params["body_jaxpr"]
+    nc_cond, nc_body = params["cond_nconsts"], params["body_nconsts"]
+    cond_uk, body_uk, init_uk = split_list(unknowns, [nc_cond, nc_body])
+    carry_uk = common.carry_fixpoint(
+        lambda uk: pe.partial_eval_jaxpr_nounits(body_jaxpr, body_uk + uk, uk)[2], init_uk)
+    pred_uk = pe.partial_eval_jaxpr_nounits(cond_jaxpr, cond_uk + carry_uk, False)[2][0]
+    if pred_uk or all(carry_uk):
+        return trace.stage(while_p, args, params)
+    cond_consts, body_consts, init = split_list(args, [nc_cond, nc_body])
+    known_cond = _known_part(cond_jaxpr, cond_uk + carry_uk, [False])
+    known_body = _known_part(body_jaxpr, body_uk + carry_uk, carry_uk)
+    with set_current_trace(trace.parent):
+        known = _bind_while(
+            [x for x, uk in zip(cond_consts, cond_uk) if not uk],
+            [x for x, uk in zip(body_consts, body_uk) if not uk],
+            [x for x, uk in zip(init, carry_uk) if not uk], known_cond, known_body)
+    staged = trace.stage(while_p, args, params)
+    return merge_lists(carry_uk, known, [x for x, uk in zip(staged, carry_uk) if uk])
+
+
+def _known_part(closed, unknowns, instantiate):
+    """The jaxpr computing the known outputs from the known inputs (no residuals)."""
+    known, _, out_uk, num_res = pe.partial_eval_jaxpr_nounits(closed, unknowns, instantiate)
+    n_known = len(out_uk) - sum(out_uk)
+    jaxpr, consts, _ = pe.dce_closed_jaxpr(known.jaxpr, known.consts,
+                                           [True] * n_known + [False] * num_res)
+    return jx.ClosedJaxpr(jaxpr, consts)
+
+
+def _while_transpose(cts, *args, **params):
+    raise ValueError(REVERSE_MODE_ERROR)
+
+
+@batching.axis_rule
+def _while_batch(axis, args, dims, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    params = dict(cond_jaxpr=cond_jaxpr, body_jaxpr=body_jaxpr, cond_nconsts=cond_nconsts,
+                  body_nconsts=body_nconsts)
+    if all(d is batching.not_mapped for d in dims) and not (
+            batching.jaxpr_uses_axis(cond_jaxpr, axis.name)
+            or batching.jaxpr_uses_axis(body_jaxpr, axis.name)):
+        return while_p.bind(*args, **params), [batching.not_mapped] * (
+            len(args) - cond_nconsts - body_nconsts)
+    size, name = axis.size, axis.name
+    batched = [d is not batching.not_mapped for d in dims]
+    cond_b, body_b, init_b = split_list(batched, [cond_nconsts, body_nconsts])
+    carry_b = common.carry_fixpoint(
+        lambda b: batching.batch_jaxpr(body_jaxpr, size, body_b + b, b, name)[1], init_b)
+    pred_b = batching.batch_jaxpr(cond_jaxpr, size, cond_b + carry_b, False, name)[1][0]
+    if pred_b:
+        # Lanes finish at different trips: every carry is per-lane, the loop runs while
+        # any lane's predicate holds, and finished lanes keep their carry.
+        carry_b = [True] * len(carry_b)
+    cond_consts, body_consts, init = split_list(
+        [batching.moveaxis(x, d, 0) if b else x for x, d, b in zip(args, dims, batched)],
+        [cond_nconsts, body_nconsts])
+    init = [batching.bdim_at_front(x, d, size) if b and d is batching.not_mapped
+            else x for x, d, b in zip(init, dims[cond_nconsts + body_nconsts:], carry_b)]
+    cond_bj, _ = batching.batch_jaxpr(cond_jaxpr, size, cond_b + carry_b, pred_b, name)
+    body_bj, _ = batching.batch_jaxpr(body_jaxpr, size, body_b + carry_b, carry_b, name)
+    if not pred_b:
+        outs = _bind_while(cond_consts, body_consts, init, cond_bj, body_bj)
+        return outs, [0 if b else batching.not_mapped for b in carry_b]
+    n_cc, n_bc = len(cond_consts), len(body_consts)
+    carry_avals = [get_aval(x) for x in init]
+
+    def any_lane(*args):
+        (pred,) = jx.eval_jaxpr(cond_bj.jaxpr, cond_bj.consts, *args)
+        return [reductions.reduce_or(pred, (0,))]
+
+    def step_live_lanes(*args):
+        cc, bc, carry = split_list(args, [n_cc, n_bc])
+        (pred,) = jx.eval_jaxpr(cond_bj.jaxpr, cond_bj.consts, *cc, *carry)
+        new = jx.eval_jaxpr(body_bj.jaxpr, body_bj.consts, *bc, *carry)
+        return [ew.select(_lane_mask(pred, get_aval(n).shape), n, c)
+                for n, c in zip(new, carry)]
+
+    const_avals = [get_aval(x) for x in cond_consts]
+    new_cond = common.trace_closed(any_lane, const_avals + carry_avals)
+    new_body = common.trace_closed(
+        step_live_lanes, const_avals + [get_aval(x) for x in body_consts] + carry_avals)
+    outs = _bind_while(cond_consts, cond_consts + body_consts, init, new_cond, new_body)
+    return outs, [0] * len(outs)
+
+
+def _lane_mask(pred, shape):
+    return pred if len(shape) == 1 else st.broadcast_in_dim(pred, shape, (0,))
+
+
+def _while_lower(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    """stablehlo.while; the consts ride along in the loop state (unchanged), so the
+    regions read nothing from the enclosing scope."""
+    avals = [a.strip_weak_type() for a in (v.aval for v in args)]
+    n_consts = cond_nconsts + body_nconsts
+
+    def cond_region(c, *state):
+        cond_consts, _, carry = split_list(state, [cond_nconsts, body_nconsts])
+        return c.lower_jaxpr(cond_jaxpr, cond_consts + carry)
+
+    def body_region(c, *state):
+        consts, carry = state[:n_consts], state[n_consts:]
+        new = c.lower_jaxpr(body_jaxpr, list(consts[cond_nconsts:]) + list(carry))
+        return list(consts) + new
+
+    outs = ctx.op("stablehlo.while", list(args), avals,
+                  regions=[ctx.region(avals, cond_region), ctx.region(avals, body_region)])
+    return outs[n_consts:]
+
+
+def _while_samples():
+    from pyjax._src.lax.builders import Sample, random_values
+    i32, f32 = ShapedArray((), np.int32), ShapedArray((3,), np.float32)
+    cond = common.trace_closed(lambda i, x: [ew.lt(i, np.int32(3))], [i32, f32])
+    body = common.trace_closed(lambda c, i, x: [ew.add(i, np.int32(1)),
+                                                ew.mul(ew.sin(x), c)], [f32, i32, f32])
+    args = [random_values((3,), np.float32, seed=1), np.int32(0),
+            random_values((3,), np.float32, seed=2)]
+    return [Sample(args, {"body_jaxpr": body, "body_nconsts": 1, "cond_jaxpr": cond,
+                          "cond_nconsts": 0})]
+
+
 while_p = define_primitive(
     "while", multiple_results=True, impl=_while_impl, abstract_eval=_while_abstract_eval,
-    effects=_while_effects)
+    samples=_while_samples(),
+    jvp=_while_jvp, transpose=_while_transpose, batch=_while_batch, lower=_while_lower,
+    effects=_while_effects, partial_eval=_while_partial_eval)
 while_p.is_higher_order = True
 
 REVERSE_MODE_ERROR = (
@@ -98,9 +258,7 @@ def while_loop(cond_fun, body_fun, init_val):
      body_tree) = traced
     common.check_carry_type("while_loop body", body_fun, init_tree, init_avals, body_tree,
                             body_jaxpr.out_avals)
-    outs = while_p.bind(*cond_consts, *body_consts, *init_vals, cond_jaxpr=cond_jaxpr,
-                        body_jaxpr=body_jaxpr, cond_nconsts=len(cond_consts),
-                        body_nconsts=len(body_consts))
+    outs = _bind_while(cond_consts, body_consts, init_vals, cond_jaxpr, body_jaxpr)
     return tree_util.tree_unflatten(body_tree, outs)
 
 

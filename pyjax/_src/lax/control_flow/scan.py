@@ -7,12 +7,16 @@ import operator
 import numpy as np
 
 from pyjax._src import config, errors, tree_util
+from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import get_aval
-from pyjax._src.core.trace import define_primitive
+from pyjax._src.core.trace import define_primitive, set_current_trace
+from pyjax._src.interpreters import ad, batching
+from pyjax._src.interpreters import partial_eval as pe
+from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import slicing
 from pyjax._src.lax import structural as st
 from pyjax._src.lax.control_flow import common
-from pyjax._src.util import split_list
+from pyjax._src.util import merge_lists, split_list
 
 
 # --- the primitive ----------------------------------------------------------------------
@@ -53,9 +57,251 @@ def _scan_effects(jaxpr, **_):
     return jaxpr.effects
 
 
+def _bind_scan(consts, init, xs, jaxpr, length, reverse, linear, unroll):
+    operands = [*consts, *init, *xs]
+    return scan_p.bind(*operands, jaxpr=jaxpr, length=length,
+                       linear=tuple(linear) if linear else (False,) * len(operands),
+                       num_carry=len(init), num_consts=len(consts), reverse=reverse,
+                       unroll=unroll)
+
+
+def _pick(xs, flags):
+    return [x for x, f in zip(xs, flags) if f]
+
+
+def _slice_aval(x):
+    """The aval of one iteration's slice of a scanned array."""
+    aval = get_aval(x)
+    return aval.update(shape=aval.shape[1:])
+
+
+def _ranges(*sizes):
+    """Consecutive index ranges of the given sizes."""
+    out, start = [], 0
+    for n in sizes:
+        out.append(list(range(start, start + n)))
+        start += n
+    return out
+
+
+def _scan_jvp(primals, tangents, jaxpr, length, reverse, num_consts, num_carry, linear,
+              unroll):
+    nc, nk = num_consts, num_carry
+    nx, ny = len(primals) - nc - nk, len(jaxpr.out_avals) - nk
+    const_nz, init_nz, xs_nz = split_list([common.nonzero(t) for t in tangents], [nc, nk])
+    carry_nz = common.carry_fixpoint(
+        lambda c: ad.jvp_jaxpr(jaxpr, const_nz + c + xs_nz, c + [False] * ny)[1], init_nz)
+    jvp, out_nz = ad.jvp_jaxpr(jaxpr, const_nz + carry_nz + xs_nz, carry_nz + [False] * ny)
+    n_cd, n_kd, n_xd, n_yd = sum(const_nz), sum(carry_nz), sum(xs_nz), sum(out_nz[nk:])
+    # jvp takes [consts, carry, xs, dots of each] and returns [carry, ys, dots of each];
+    # scan wants each group followed by its dots.
+    c, k, x, cd, kd, xd = _ranges(nc, nk, nx, n_cd, n_kd, n_xd)
+    ko, yo, kdo, ydo = _ranges(nk, ny, n_kd, n_yd)
+    jvp = common.permute_binders(jvp, c + cd + k + kd + x + xd, ko + kdo + yo + ydo)
+    consts, init, xs = split_list(primals, [nc, nk])
+    const_dots, init_dots, xs_dots = split_list(tangents, [nc, nk])
+    const_dots = [t for t, nz in zip(const_dots, const_nz) if nz]
+    init_dots = [ad.instantiate_zeros(t) for t, nz in zip(init_dots, carry_nz) if nz]
+    xs_dots = [t for t, nz in zip(xs_dots, xs_nz) if nz]
+    c_lin, k_lin, x_lin = split_list(list(linear), [nc, nk])
+    lin = c_lin + [True] * n_cd + k_lin + [True] * n_kd + x_lin + [True] * n_xd
+    outs = _bind_scan(consts + const_dots, init + init_dots, xs + xs_dots, jvp, length,
+                      reverse, lin, unroll)
+    carry, carry_dots, ys, ys_dots = split_list(outs, [nk, n_kd, ny])
+    primals_out = carry + ys
+    return primals_out, common.merge_tangents(primals_out, out_nz, carry_dots + ys_dots)
+
+
+def _scan_partial_eval(trace, args, unknowns, params):
+    """A known scan computes the known carries and ys plus the residuals the unknown part
+    needs (stacked per iteration, except known consts and xs, which are passed as they
+    are); the unknown scan over those residuals is staged."""
+    jaxpr, nc, nk = params["jaxpr"], params["num_consts"], params["num_carry"]
+    ny = len(jaxpr.out_avals) - nk
+    const_uk, init_uk, xs_uk = split_list(unknowns, [nc, nk])
+    carry_uk = common.carry_fixpoint(
+        lambda c: pe.partial_eval_jaxpr_nounits(jaxpr, const_uk + c + xs_uk,
+                                                c + [False] * ny)[2], init_uk)
+    if all(const_uk + carry_uk + xs_uk):
+        return trace.stage(scan_p, args, params)
+    known, unknown, out_uk, num_res = pe.partial_eval_jaxpr_nounits(
+        jaxpr, const_uk + carry_uk + xs_uk, carry_uk + [False] * ny)
+    consts, init, xs = split_list(args, [nc, nk])
+    known_consts = _pick(consts, [not uk for uk in const_uk])
+    known_init = _pick(init, [not uk for uk in carry_uk])
+    known_xs = _pick(xs, [not uk for uk in xs_uk])
+    n_known_out = len(out_uk) - sum(out_uk)
+    kj = known.jaxpr
+    const_vars = kj.invars[:len(known_consts)]
+    xs_vars = kj.invars[len(kj.invars) - len(known_xs):]
+    # Each residual is a known const (loop invariant), a known xs slice (already
+    # stacked), or computed in the loop (an extra stacked output of the known scan).
+    sources = []
+    for v in kj.outvars[n_known_out:]:
+        if type(v) is jx.Var and v in const_vars:
+            sources.append(("const", const_vars.index(v)))
+        elif type(v) is jx.Var and v in xs_vars:
+            sources.append(("xs", xs_vars.index(v)))
+        else:
+            sources.append(("loop", v))
+    loop_res = [v for kind, v in sources if kind == "loop"]
+    known = common.with_binders(known, outvars=kj.outvars[:n_known_out] + loop_res)
+    with set_current_trace(trace.parent):
+        outs = _bind_scan(known_consts, known_init, known_xs, known, params["length"],
+                          params["reverse"], None, params["unroll"])
+    known_outs, loop_vals = split_list(outs, [n_known_out])
+    loop_vals = iter(loop_vals)
+    values = [known_consts[i] if kind == "const" else known_xs[i] if kind == "xs"
+              else next(loop_vals) for kind, i in sources]
+    intensive = [kind == "const" for kind, _ in sources]
+    n_uc, n_uk = sum(const_uk), sum(carry_uk)
+    r, uc, uk, ux = _ranges(num_res, n_uc, n_uk, sum(xs_uk))
+    res_in = [i for i in r if intensive[i]]
+    res_ex = [i for i in r if not intensive[i]]
+    unknown = common.permute_binders(unknown, res_in + uc + uk + res_ex + ux)
+    unknown_outs = []
+    if any(out_uk):
+        c_lin, k_lin, x_lin = split_list(list(params["linear"]), [nc, nk])
+        operands = ([values[i] for i in res_in] + _pick(consts, const_uk)
+                    + _pick(init, carry_uk) + [values[i] for i in res_ex]
+                    + _pick(xs, xs_uk))
+        lin = ([False] * len(res_in) + _pick(c_lin, const_uk) + _pick(k_lin, carry_uk)
+               + [False] * len(res_ex) + _pick(x_lin, xs_uk))
+        unknown_outs = trace.stage(scan_p, operands, dict(
+            params, jaxpr=unknown, linear=tuple(lin), num_consts=len(res_in) + n_uc,
+            num_carry=n_uk))
+    return merge_lists(out_uk, known_outs, unknown_outs)
+
+
+def _scan_transpose(cts, *args, jaxpr, length, reverse, num_consts, num_carry, linear,
+                    unroll):
+    """The transpose runs backwards: cotangents of the carry flow through the transposed
+    body, linear consts accumulate theirs in the carry, linear xs get theirs as ys.
+    Carries are linear in the body even where their initial value is a known constant
+    (an instantiated zero tangent)."""
+    nc, nk = num_consts, num_carry
+    consts, init, xs = split_list(args, [nc, nk])
+    c_lin = [ad.is_undefined_primal(x) for x in consts]
+    x_lin = [ad.is_undefined_primal(x) for x in xs]
+    ires = [x for x in consts if not ad.is_undefined_primal(x)]
+    eres = [x for x in xs if not ad.is_undefined_primal(x)]
+    out_avals = _scan_abstract_eval(*[x.aval if ad.is_undefined_primal(x) else get_aval(x)
+                                      for x in args], jaxpr=jaxpr, length=length,
+                                    reverse=reverse, num_consts=nc, num_carry=nk,
+                                    linear=linear, unroll=unroll)
+    ct_carry, ct_ys = split_list(common.instantiate_cts(cts, out_avals), [nk])
+    body_t = ad.transpose_jaxpr(jaxpr, c_lin + [True] * nk + x_lin)
+    acc_avals = [ad.tangent_aval(x.aval) for x in consts if ad.is_undefined_primal(x)]
+    n_ires, n_acc = len(ires), len(acc_avals)
+
+    def body(*args):
+        ires_, acc, ct_k, ct_y, eres_ = split_list(args, [n_ires, n_acc, nk, len(ct_ys)])
+        outs = jx.eval_jaxpr(body_t.jaxpr, body_t.consts, *ires_, *eres_, *ct_k, *ct_y)
+        ct_c, ct_k, ct_x = split_list(outs, [n_acc, nk])
+        return [ad.add_tangents(a, c) for a, c in zip(acc, ct_c)] + ct_k + ct_x
+
+    body_jaxpr = common.trace_closed(
+        body, [get_aval(x) for x in ires] + acc_avals + [get_aval(c) for c in ct_carry]
+        + [_slice_aval(c) for c in ct_ys] + [_slice_aval(x) for x in eres])
+    acc0 = [st.zeros_like_aval(a) for a in acc_avals]
+    outs = _bind_scan(ires, acc0 + ct_carry, ct_ys + eres, body_jaxpr, length, not reverse,
+                      None, unroll)
+    ct_consts, ct_init, ct_xs = split_list(outs, [n_acc, nk])
+    ct_consts, ct_xs = iter(ct_consts), iter(ct_xs)
+    return ([next(ct_consts) if lin else None for lin in c_lin]
+            + [ct if ad.is_undefined_primal(x) else None for ct, x in zip(ct_init, init)]
+            + [next(ct_xs) if lin else None for lin in x_lin])
+
+
+@batching.axis_rule
+def _scan_batch(axis, args, dims, jaxpr, length, reverse, num_consts, num_carry, linear,
+                unroll):
+    params = dict(jaxpr=jaxpr, length=length, reverse=reverse, num_consts=num_consts,
+                  num_carry=num_carry, linear=linear, unroll=unroll)
+    nc, nk = num_consts, num_carry
+    ny = len(jaxpr.out_avals) - nk
+    if all(d is batching.not_mapped for d in dims) and not batching.jaxpr_uses_axis(
+            jaxpr, axis.name):
+        return scan_p.bind(*args, **params), [batching.not_mapped] * (nk + ny)
+    size, name = axis.size, axis.name
+    const_b, init_b, xs_b = split_list([d is not batching.not_mapped for d in dims], [nc, nk])
+    carry_b = common.carry_fixpoint(
+        lambda c: batching.batch_jaxpr(jaxpr, size, const_b + c + xs_b, c + [False] * ny,
+                                       name)[1], init_b)
+    batched, out_b = batching.batch_jaxpr(jaxpr, size, const_b + carry_b + xs_b,
+                                          carry_b + [False] * ny, name)
+    consts, init, xs = split_list(args, [nc, nk])
+    const_d, init_d, xs_d = split_list(dims, [nc, nk])
+    consts = [batching.moveaxis(x, d, 0) if b else x
+              for x, d, b in zip(consts, const_d, const_b)]
+    init = [batching.bdim_at_front(x, d, size) if b else x
+            for x, d, b in zip(init, init_d, carry_b)]
+    # The scanned axis stays in front: xs carry their batch at 1, and so do the ys.
+    xs = [batching.moveaxis(x, d, 1) if b else x for x, d, b in zip(xs, xs_d, xs_b)]
+    outs = _bind_scan(consts, init, xs, batched, length, reverse, linear, unroll)
+    return outs, ([0 if b else batching.not_mapped for b in out_b[:nk]]
+                  + [1 if b else batching.not_mapped for b in out_b[nk:]])
+
+
+def _scan_lower(ctx, *args, **params):
+    """A scan compiles as a while loop over slices (as JAX lowers it): `unroll` body
+    copies per trip, the leftover iterations after the loop; the program's size does not
+    depend on the trip count."""
+    loop = common.trace_closed(lambda *xs: _scan_as_while(xs, **params),
+                               [v.aval for v in args])
+    return ctx.lower_jaxpr(loop, list(args))
+
+
+def _scan_as_while(args, jaxpr, length, reverse, num_consts, num_carry, linear, unroll):
+    from pyjax._src.lax.control_flow.loops import while_loop
+    consts, carry, xs = split_list(args, [num_consts, num_carry])
+    ys = [st.full((length,) + a.shape, np.zeros((), a.dtype))
+          for a in jaxpr.out_avals[num_carry:]]
+    trips = length // unroll
+    if trips == 1:      # fully unrolled: no loop at all
+        trips = 0
+
+    def step(t, carry, ys):
+        at = ew.sub(np.int32(length - 1), t) if reverse else t
+        x = [slicing.dynamic_index_in_dim(x, at, keepdims=False) for x in xs]
+        outs = jx.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *consts, *carry, *x)
+        carry, y = split_list(outs, [num_carry])
+        return carry, [slicing.dynamic_update_index_in_dim(acc, v, at, 0)
+                       for acc, v in zip(ys, y)]
+
+    def trip(state):
+        i, carry, ys = state
+        first = i if unroll == 1 else ew.mul(i, np.int32(unroll))
+        for j in range(unroll):
+            carry, ys = step(ew.add(first, np.int32(j)) if j else first, carry, ys)
+        return ew.add(i, np.int32(1)), carry, ys
+
+    if trips:
+        _, carry, ys = while_loop(lambda state: ew.lt(state[0], np.int32(trips)), trip,
+                                  (np.int32(0), list(carry), ys))
+    for t in range(trips * unroll, length):
+        carry, ys = step(np.int32(t), carry, ys)
+    return list(carry) + list(ys)
+
+
+def _scan_samples():
+    from pyjax._src.core.avals import ShapedArray
+    from pyjax._src.lax.builders import Sample, random_values
+    f32 = ShapedArray((3,), np.float32)
+    body = common.trace_closed(
+        lambda c, h, x: [ew.tanh(ew.add(ew.mul(h, c), x)), ew.mul(h, x)], [f32] * 3)
+    args = [random_values((3,), np.float32, seed=1), random_values((3,), np.float32, seed=2),
+            random_values((4, 3), np.float32, seed=3)]
+    params = dict(jaxpr=body, length=4, linear=(False,) * 3, num_carry=1, num_consts=1,
+                  reverse=False, unroll=1)
+    return [Sample(args, params), Sample(args, dict(params, reverse=True, unroll=3))]
+
+
 scan_p = define_primitive(
     "scan", multiple_results=True, impl=_scan_impl, abstract_eval=_scan_abstract_eval,
-    effects=_scan_effects)
+    samples=_scan_samples(),
+    jvp=_scan_jvp, transpose=_scan_transpose, batch=_scan_batch, lower=_scan_lower,
+    effects=_scan_effects, partial_eval=_scan_partial_eval)
 scan_p.is_higher_order = True
 
 
@@ -91,7 +337,7 @@ def _scan_length(xs_flat, length):
     if length is not None:
         try:
             length = operator.index(length)
-        except errors.ConcretizationTypeError as err:
+        except (errors.ConcretizationTypeError, errors.TracerIntegerConversionError) as err:
             raise errors.ConcretizationTypeError(
                 err.tracer, "The `length` argument to `scan` expects a concrete `int` "
                 "value.\n") from None
@@ -130,7 +376,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
     length = _scan_length(xs_flat, length)
     if config.disable_jit_flag.value:
         return _python_scan(f, init, xs_flat, xs_tree, length, reverse)
-    x_avals = [get_aval(x).update(shape=get_aval(x).shape[1:]) for x in xs_flat]
+    x_avals = [_slice_aval(x) for x in xs_flat]
     traced = _trace_scan(f, init, xs, xs_flat, x_avals)
     init_flat, init_tree, carry_avals, jaxpr, _, children = traced
     carry_out = jaxpr.out_avals[:children[0].num_leaves]
@@ -141,11 +387,8 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
     init_flat, init_tree, carry_avals, jaxpr, consts, children = traced
     common.check_carry_type("scan body", f, init_tree, carry_avals, children[0],
                             jaxpr.out_avals[:children[0].num_leaves])
-    unroll = _unroll_count(unroll, length)
-    operands = [*consts, *init_flat, *xs_flat]
-    outs = scan_p.bind(*operands, jaxpr=jaxpr, length=length, reverse=bool(reverse),
-                       num_consts=len(consts), num_carry=len(init_flat),
-                       linear=(False,) * len(operands), unroll=unroll)
+    outs = _bind_scan(consts, init_flat, xs_flat, jaxpr, length, bool(reverse), None,
+                      _unroll_count(unroll, length))
     carry, ys = split_list(outs, [len(init_flat)])
     return (tree_util.tree_unflatten(children[0], carry),
             tree_util.tree_unflatten(children[1], ys))

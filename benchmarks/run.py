@@ -1,0 +1,323 @@
+"""pyjax benchmarks, side by side with NumPy and (when installed) JAX, in one run.
+
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \\
+        .venv/bin/python benchmarks/run.py [--quick] [--only NAME]
+
+Each workload is timed as the median of repeated batches; the table gives medians and
+the ratio pyjax / other (below 1 means pyjax is faster). JAX is imported only here, and
+only if it is installed."""
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def median_time(fn, *, repeat=7, min_batch_seconds=0.05, max_number=100_000):
+    """Median seconds per call over `repeat` batches sized to run >= min_batch_seconds."""
+    fn()
+    number, elapsed = 1, 0.0
+    while number < max_number:
+        start = time.perf_counter()
+        for _ in range(number):
+            fn()
+        elapsed = time.perf_counter() - start
+        if elapsed >= min_batch_seconds:
+            break
+        number *= 4
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for _ in range(number):
+            fn()
+        times.append((time.perf_counter() - start) / number)
+    return statistics.median(times)
+
+
+def load_frameworks():
+    import pyjax
+    import pyjax.numpy as pjnp
+    frameworks = {"pyjax": (pyjax, pjnp)}
+    try:
+        jax = importlib.import_module("jax")
+        frameworks["jax"] = (jax, importlib.import_module("jax.numpy"))
+    except ImportError:
+        pass
+    return frameworks
+
+
+def ready(x):
+    """Wait for a result (pytrees of arrays)."""
+    for leaf in (x if isinstance(x, (list, tuple)) else [x]):
+        if hasattr(leaf, "block_until_ready"):
+            leaf.block_until_ready()
+    return x
+
+
+# --- workloads: each returns {framework: seconds} -----------------------------------------
+
+def eager_add(fw, n):
+    out = {}
+    x = np.ones(n, np.float32)
+    out["numpy"] = median_time(lambda: x + x)
+    for name, (_, jnp) in fw.items():
+        a = jnp.ones(n)
+        out[name] = median_time(lambda a=a: ready(a + a))
+    return out
+
+
+def jit_tiny_call(fw):
+    out = {}
+    for name, (jax, jnp) in fw.items():
+        f = jax.jit(lambda x, y: x * y + 1.0)
+        a, b = jnp.ones(3), jnp.ones(3)
+        ready(f(a, b))
+        out[name] = median_time(lambda f=f, a=a, b=b: ready(f(a, b)))
+    return out
+
+
+def mlp_init(jnp, sizes, seed=0):
+    rng = np.random.default_rng(seed)
+    return [(jnp.asarray(rng.normal(0, np.sqrt(2 / m), (m, n)).astype(np.float32)),
+             jnp.asarray(np.zeros(n, np.float32))) for m, n in zip(sizes[:-1], sizes[1:])]
+
+
+def mlp_step_fn(jax, jnp):
+    def loss(params, x, y):
+        h = x
+        for w, b in params[:-1]:
+            h = jnp.maximum(h @ w + b, 0.0)
+        w, b = params[-1]
+        logits = h @ w + b
+        shifted = logits - jnp.max(logits, axis=1, keepdims=True)
+        log_probs = shifted - jnp.log(jnp.sum(jnp.exp(shifted), axis=1, keepdims=True))
+        return -jnp.mean(jnp.sum(log_probs * y, axis=1))
+
+    def step(params, x, y):
+        grads = jax.grad(loss)(params, x, y)
+        return [(w - 0.01 * gw, b - 0.01 * gb) for (w, b), (gw, gb) in zip(params, grads)]
+    return step
+
+
+def mlp_data(jnp, batch=128):
+    rng = np.random.default_rng(1)
+    x = jnp.asarray(rng.normal(size=(batch, 784)).astype(np.float32))
+    y = jnp.asarray(np.eye(10, dtype=np.float32)[rng.integers(0, 10, batch)])
+    return x, y
+
+
+def mlp_first_call(fw):
+    """Trace, lower and compile of the MLP train step, measured separately."""
+    out = {}
+    for name, (jax, jnp) in fw.items():
+        params = mlp_init(jnp, [784, 512, 512, 10])
+        x, y = mlp_data(jnp)
+        jitted = jax.jit(mlp_step_fn(jax, jnp))
+        t0 = time.perf_counter()
+        traced = jitted.trace(params, x, y)
+        t1 = time.perf_counter()
+        lowered = traced.lower()
+        t2 = time.perf_counter()
+        lowered.compile()
+        t3 = time.perf_counter()
+        out[name + " trace"] = t1 - t0
+        out[name + " lower"] = t2 - t1
+        out[name + " compile"] = t3 - t2
+    return out
+
+
+def numpy_mlp_step(params, x, y):
+    hs, h = [x], x
+    for w, b in params[:-1]:
+        h = np.maximum(h @ w + b, 0.0)
+        hs.append(h)
+    w, b = params[-1]
+    logits = h @ w + b
+    logits = logits - logits.max(1, keepdims=True)
+    p = np.exp(logits)
+    p /= p.sum(1, keepdims=True)
+    g = (p - y) / len(x)
+    new = []
+    for i in range(len(params) - 1, -1, -1):
+        w, b = params[i]
+        gw, gb = hs[i].T @ g, g.sum(0)
+        if i:
+            g = (g @ w.T) * (hs[i] > 0)
+        new.append((w - 0.01 * gw, b - 0.01 * gb))
+    return new[::-1]
+
+
+def mlp_train_step(fw):
+    out = {}
+    params = mlp_init(np, [784, 512, 512, 10])
+    x, y = mlp_data(np)
+    out["numpy"] = median_time(lambda: numpy_mlp_step(params, x, y))
+    for name, (jax, jnp) in fw.items():
+        p = mlp_init(jnp, [784, 512, 512, 10])
+        xj, yj = mlp_data(jnp)
+        step = jax.jit(mlp_step_fn(jax, jnp))
+        out[name] = median_time(lambda step=step, p=p, xj=xj, yj=yj: ready(
+            jax_leaves(step(p, xj, yj))))
+    return out
+
+
+def elementwise_chain(fw, n=10_000_000):
+    out = {}
+    x = np.linspace(0, 1, n, dtype=np.float32)
+    out["numpy"] = median_time(lambda: np.tanh(x * 2.0 + 1.0) * np.exp(-x), repeat=5)
+    for name, (jax, jnp) in fw.items():
+        xj = jnp.asarray(x)
+        f = jax.jit(lambda v, jnp=jnp: jnp.tanh(v * 2.0 + 1.0) * jnp.exp(-v))
+        out[name] = median_time(lambda f=f, xj=xj: ready(f(xj)), repeat=5)
+    return out
+
+
+def matmul(fw, n=2048):
+    out = {}
+    a = np.random.default_rng(0).normal(size=(n, n)).astype(np.float32)
+    out["numpy"] = median_time(lambda: a @ a, repeat=3)
+    for name, (jax, jnp) in fw.items():
+        aj = jnp.asarray(a)
+        f = jax.jit(lambda m: m @ m)
+        out[name] = median_time(lambda f=f, aj=aj: ready(f(aj)), repeat=3)
+    return out
+
+
+def per_example_grads(fw, batch=128):
+    out = {}
+    rng = np.random.default_rng(0)
+    for name, (jax, jnp) in fw.items():
+        w = jnp.asarray(rng.normal(size=(20, 5)).astype(np.float32))
+        x = jnp.asarray(rng.normal(size=(batch, 20)).astype(np.float32))
+        y = jnp.asarray(rng.integers(0, 5, batch).astype(np.int32))
+
+        def loss(w, xi, yi, jnp=jnp, jax=jax):
+            logits = xi @ w
+            return -(logits[yi] - jnp.log(jnp.sum(jnp.exp(logits))))
+
+        f = jax.jit(jax.vmap(jax.grad(loss), in_axes=(None, 0, 0)))
+        out[name] = median_time(lambda f=f, w=w, x=x, y=y: ready(f(w, x, y)))
+    return out
+
+
+def scan_rnn(fw, steps=100, hidden=64):
+    out = {}
+    rng = np.random.default_rng(0)
+    for name, (jax, jnp) in fw.items():
+        wh = jnp.asarray(rng.normal(0, 0.1, (hidden, hidden)).astype(np.float32))
+        wx = jnp.asarray(rng.normal(0, 0.1, (8, hidden)).astype(np.float32))
+        xs = jnp.asarray(rng.normal(size=(steps, 8)).astype(np.float32))
+
+        def loss(wh, wx, xs, jax=jax, jnp=jnp):
+            def cell(h, x):
+                h = jnp.tanh(h @ wh + x @ wx)
+                return h, jnp.sum(h)
+            h, ys = jax.lax.scan(cell, jnp.zeros(hidden), xs)
+            return jnp.sum(ys) + jnp.sum(h)
+
+        f = jax.jit(jax.value_and_grad(loss, argnums=(0, 1)))
+        out[name] = median_time(lambda f=f, args=(wh, wx, xs): ready(jax_leaves(f(*args))))
+    return out
+
+
+def jax_leaves(x):
+    import pyjax
+    return pyjax.tree_util.tree_leaves(x)
+
+
+def recurrence(fw, steps=10_000):
+    out = {}
+    for name, (jax, jnp) in fw.items():
+        f = jax.jit(lambda x, jax=jax: jax.lax.fori_loop(0, steps, lambda i, v: v * 0.999 +
+                                                         0.001, x))
+        out[name + " fori_loop"] = median_time(lambda f=f: ready(f(1.0)), repeat=3)
+        step = jax.jit(lambda v: v * 0.999 + 0.001)
+
+        def python_loop(step=step, jnp=jnp):
+            v = jnp.asarray(1.0)
+            for _ in range(steps):
+                v = step(v)
+            return ready(v)
+        out[name + " python loop of jit"] = median_time(python_loop, repeat=3,
+                                                        min_batch_seconds=0)
+    return out
+
+
+def import_cost(fw):
+    out = {}
+    code = ("import time, resource; t = time.perf_counter(); import {m}; "
+            "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF)"
+            ".ru_maxrss / 1024)")
+    for name in fw:
+        runs = []
+        for _ in range(5):
+            res = subprocess.run([sys.executable, "-c", code.format(m=name)],
+                                 capture_output=True, text=True, check=True)
+            runs.append(tuple(map(float, res.stdout.split())))
+        out[name + " import (s)"] = statistics.median(r[0] for r in runs)
+        out[name + " RSS after import (MB)"] = statistics.median(r[1] for r in runs)
+    return out
+
+
+WORKLOADS = {
+    "eager x+y n=10": lambda fw: eager_add(fw, 10),
+    "eager x+y n=1000": lambda fw: eager_add(fw, 1000),
+    "jit tiny call": jit_tiny_call,
+    "MLP first call": mlp_first_call,
+    "MLP train step": mlp_train_step,
+    "elementwise chain 10M": elementwise_chain,
+    "matmul 2048": matmul,
+    "jit(vmap(grad)) b=128": per_example_grads,
+    "scan RNN vg T=100": scan_rnn,
+    "10k-step recurrence": recurrence,
+    "import": import_cost,
+}
+
+
+def fmt(seconds):
+    if seconds >= 1:
+        return f"{seconds:8.3f} s "
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:8.3f} ms"
+    return f"{seconds * 1e6:8.2f} us"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", action="append",
+                        help="run only the workloads whose title contains this")
+    args = parser.parse_args()
+    fw = load_frameworks()
+    print(f"frameworks: {', '.join(['numpy'] + list(fw))}; threads: "
+          f"OMP={os.environ.get('OMP_NUM_THREADS')}")
+    print(f"{'workload':28s} {'entry':34s} {'median':>12s}  ratio pyjax/other")
+    for title, workload in WORKLOADS.items():
+        if args.only and not any(o in title for o in args.only):
+            continue
+        try:
+            results = workload(fw)
+        except Exception as err:   # report and go on: one broken workload must not hide
+            print(f"{title:28s} FAILED: {type(err).__name__}: {err}")
+            continue
+        for entry, value in results.items():
+            # Entries are "framework[ label]"; compare each with pyjax's same label.
+            framework, _, label = entry.partition(" ")
+            base = results.get(f"pyjax {label}".strip())
+            ratio = ""
+            if base is not None and framework != "pyjax" and value:
+                ratio = f"{base / value:6.2f}x"
+            shown = f"{value:10.3f}   " if "(" in entry else fmt(value)
+            print(f"{title:28s} {entry:34s} {shown:>12s}  {ratio}")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,100 @@
+"""Ahead-of-time compilation: jit(f).lower(*args) gives a Lowered (its StableHLO text),
+whose compile() gives a Compiled callable with cost_analysis(). Imports api, backends,
+tree_util and config."""
+from __future__ import annotations
+
+from pyjax._src import tree_util
+from pyjax._src.array import Array
+from pyjax._src.backends import devices as devices_mod
+from pyjax._src.backends import dispatch, numpy_backend, stablehlo
+from pyjax._src.core.avals import get_aval
+
+
+class Lowered:
+    """A traced and lowered computation for one set of argument types."""
+
+    def __init__(self, closed, in_tree, out_tree, donated, name, device):
+        self._closed, self.in_tree, self.out_tree = closed, in_tree, out_tree
+        self._donated, self._name, self._device = donated, name, device
+        self._module = None
+
+    @property
+    def module(self):
+        if self._module is None:
+            self._module = stablehlo.lower_module(self._closed, self._name, self._donated)
+        return self._module
+
+    def as_text(self, dialect=None, *, debug_info=False):
+        """The StableHLO module pyjax prints for this computation (MLIR text)."""
+        if dialect not in (None, "stablehlo", "mhlo"):
+            raise ValueError(f"Lowered.as_text: unknown dialect {dialect!r}; pyjax prints "
+                             "'stablehlo'.")
+        return self.module.text
+
+    def compile(self):
+        """Compiles now (or fetches from the caches) and returns a Compiled."""
+        return Compiled(self)
+
+    def cost_analysis(self):
+        """XLA's estimate of flops, transcendentals and bytes accessed."""
+        return self.compile().cost_analysis()
+
+    def __repr__(self):
+        return f"<Lowered jit({self._name})>"
+
+
+class Compiled:
+    """A compiled computation; call it with arguments of the lowered types (without the
+    static ones)."""
+
+    def __init__(self, lowered):
+        self._lowered = lowered
+        closed = lowered._closed
+        self._executable = dispatch.executable_for(closed, lowered._donated,
+                                                   lowered._device)
+        self.in_tree, self.out_tree = lowered.in_tree, lowered.out_tree
+
+    def __call__(self, *args, **kwargs):
+        leaves, in_tree = tree_util.flatten((args, kwargs))
+        closed = self._lowered._closed
+        if in_tree != self.in_tree:
+            raise TypeError(f"Compiled function called with input structure {in_tree}, "
+                            f"but it was compiled for {self.in_tree}.")
+        avals = [get_aval(x) for x in leaves]
+        expected = closed.in_avals
+        for i, (a, e) in enumerate(zip(avals, expected)):
+            if not a.same_type(e):
+                raise TypeError(
+                    f"Argument types differ from the types for which this computation was "
+                    f"compiled: argument {i} is {a.str_short()}, expected {e.str_short()}. "
+                    "Lower and compile again for the new types (or just call the jitted "
+                    "function).")
+        arrays = [x if type(x) is Array else numpy_backend._wrap(
+            numpy_backend.host_value(x, e), e) for x, e in zip(leaves, expected)]
+        outs = dispatch.run_closed_jaxpr(closed, arrays, self._lowered._donated)
+        return tree_util.tree_unflatten(self.out_tree, outs)
+
+    def cost_analysis(self):
+        """XLA's cost estimate: a dict with 'flops', 'transcendentals', 'bytes accessed'."""
+        analysis = getattr(self._executable, "cost_analysis", None)
+        if analysis is None:
+            raise NotImplementedError(
+                "cost_analysis needs the XLA executor; the NumPy executor is selected "
+                "(pyjax_executor / PYJAX_EXECUTOR) or jaxlib is not installed.")
+        return analysis()
+
+    def as_text(self):
+        """The optimised HLO that XLA compiled (the NumPy executor has none)."""
+        text = getattr(self._executable, "as_text", None)
+        return text() if text is not None else None
+
+    def __repr__(self):
+        return f"<Compiled jit({self._lowered._name})>"
+
+
+def lower(closed, in_tree, out_tree, donated, name, leaves, device=None):
+    """The Lowered for a traced jaxpr and the argument leaves it was traced with."""
+    arrays = [x for x in leaves if type(x) is Array]
+    device = device or devices_mod.common_device(arrays, f"jitted computation {name}") \
+        or devices_mod.default_device()
+    return Lowered(closed, in_tree, out_tree, tuple(donated), name, device)

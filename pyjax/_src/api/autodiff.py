@@ -1,0 +1,553 @@
+"""Automatic differentiation API with JAX's signatures: jvp, linearize, vjp, grad,
+value_and_grad, jacfwd, jacrev, hessian, linear_transpose. Built on interpreters.ad (JVP
+trace, linearize by partial evaluation, transposition); imports api siblings and below."""
+from __future__ import annotations
+
+import functools
+import operator
+
+import numpy as np
+
+from pyjax._src import dtypes, tree_util
+from pyjax._src.api.vmap import vmap
+from pyjax._src.array import as_array
+from pyjax._src.core.avals import get_aval
+from pyjax._src.core.trace import Tracer
+from pyjax._src.interpreters import ad
+from pyjax._src.interpreters import partial_eval as pe
+from pyjax._src.lax import elementwise as ew
+from pyjax._src.lax import structural as st
+from pyjax._src.lax.slicing import slice_in_dim
+
+
+def _check_callable(fun, name):
+    if not callable(fun):
+        raise TypeError(f"{name} requires a callable argument, got {fun!r} of type "
+                        f"{type(fun).__name__}.")
+
+
+def _as_jax_value(x):
+    """Arguments of transformed functions are JAX values (Python scalars stay weak)."""
+    if isinstance(x, Tracer):
+        return x
+    try:
+        return as_array(x)
+    except TypeError:
+        raise TypeError(f"Argument '{x!r:.100}' of type {type(x)} is not a valid JAX type; "
+                        "differentiated functions take arrays, scalars or pytrees of them."
+                        ) from None
+
+
+def _flatten_args(args):
+    leaves, tree = tree_util.flatten(args)
+    return [_as_jax_value(x) for x in leaves], tree
+
+
+def _flatten_outputs(out, name):
+    leaves, tree = tree_util.flatten(out)
+    for x in leaves:
+        if not (isinstance(x, Tracer) or hasattr(x, "aval") or isinstance(
+                x, (np.ndarray, np.generic)) or dtypes.is_python_scalar(x)):
+            raise TypeError(f"{name}: the function returned a value of type {type(x)}, "
+                            "which is not a valid JAX type. Differentiated functions must "
+                            "return arrays, scalars or pytrees of them.")
+    return leaves, tree
+
+
+def _split_aux(out, has_aux):
+    if not has_aux:
+        return out, None
+    if not (isinstance(out, (tuple, list)) and len(out) == 2):
+        raise TypeError("expected function with aux output to return a two-element tuple, "
+                        f"but got type {type(out)} with value {out!r:.200}")
+    return out[0], out[1]
+
+
+def _flat_fun(fun, in_tree, has_aux, name):
+    """fun over pytrees -> a function of leaves returning output leaves (and aux leaves);
+    the output and aux treedefs are stored on the returned function."""
+
+    def flat(*leaves):
+        out, aux = _split_aux(fun(*tree_util.tree_unflatten(in_tree, leaves)), has_aux)
+        out_leaves, flat.out_tree = _flatten_outputs(out, name)
+        if not has_aux:
+            return out_leaves
+        aux_leaves, flat.aux_tree = tree_util.flatten(aux)
+        return out_leaves, aux_leaves
+    return flat
+
+
+def _instantiate(t):
+    return ad.instantiate_zeros(t)
+
+
+def _zeros_for(aval):
+    return ad.instantiate_zeros(ad.Zero(ad.tangent_aval(aval)))
+
+
+def _match_weak_type(ct, aval):
+    """Cotangents of weakly typed inputs are weakly typed, like the inputs."""
+    if not aval.weak_type or aval.dtype == dtypes.float0:
+        return ct
+    ct_aval = get_aval(ct)
+    if ct_aval.weak_type or ct_aval.dtype != aval.dtype:
+        return ct
+    return ew.convert_element_type_p.bind(ct, new_dtype=aval.dtype, weak_type=True)
+
+
+# --- forward mode -------------------------------------------------------------------------
+
+def _dtype_str(dtype):
+    return "float0" if dtype == dtypes.float0 else dtype.name
+
+
+def _check_tangent(primal, tangent, where):
+    p_aval = get_aval(primal)
+    try:
+        t_aval = get_aval(tangent)
+    except TypeError:
+        raise TypeError(f"{where}: tangent {tangent!r:.100} of type {type(tangent)} is not a "
+                        "valid JAX type.") from None
+    expected = ad.tangent_aval(p_aval).dtype
+    if t_aval.dtype != expected:
+        raise TypeError(
+            f"primal and tangent arguments to {where} do not match; dtypes must be equal, "
+            "or in case of int/bool primal dtype the tangent dtype must be float0. Got "
+            f"primal dtype {p_aval.dtype.name} and so expected tangent dtype "
+            f"{_dtype_str(expected)}, but got tangent dtype {_dtype_str(t_aval.dtype)} "
+            "instead.")
+    if t_aval.shape != p_aval.shape:
+        raise ValueError(f"{where} called with different primal and tangent shapes; got "
+                         f"primal shape {p_aval.shape} and tangent shape as {t_aval.shape}")
+
+
+def _tangents_in(primals, tangents, where):
+    out = []
+    for p, t in zip(primals, tangents):
+        _check_tangent(p, t, where)
+        out.append(ad.Zero(ad.tangent_aval(get_aval(p)))
+                   if get_aval(t).dtype == dtypes.float0 else _as_jax_value(t))
+    return out
+
+
+def jvp(fun, primals, tangents, has_aux=False):
+    """Forward mode: (fun(*primals), the directional derivative of fun at primals along
+    tangents). primals and tangents are tuples or lists of matching pytrees."""
+    _check_callable(fun, "jvp")
+    for value in (primals, tangents):
+        if not isinstance(value, (tuple, list)):
+            raise TypeError("primal and tangent arguments to jax.jvp must be tuples or "
+                            f"lists; found {type(value).__name__}.")
+    p_leaves, p_tree = _flatten_args(tuple(primals))
+    t_leaves, t_tree = tree_util.flatten(tuple(tangents))
+    if p_tree != t_tree:
+        raise TypeError("primal and tangent arguments to jax.jvp must have the same tree "
+                        f"structure; primals have tree structure {p_tree} whereas tangents "
+                        f"have tree structure {t_tree}.")
+    flat = _flat_fun(lambda *a: fun(*a), p_tree, has_aux, "jvp")
+    result = ad.jvp_flat(flat, p_leaves, _tangents_in(p_leaves, t_leaves, "jax.jvp"),
+                         has_aux)
+    out_p, out_t = result[0], [_instantiate(t) for t in result[1]]
+    outs = (tree_util.tree_unflatten(flat.out_tree, out_p),
+            tree_util.tree_unflatten(flat.out_tree, out_t))
+    if has_aux:
+        return outs + (tree_util.tree_unflatten(flat.aux_tree, result[2]),)
+    return outs
+
+
+def linearize(fun, *primals, has_aux=False):
+    """(fun(*primals), f_jvp) where f_jvp(*tangents) evaluates the JVP at primals without
+    re-running fun: the tangent computation was staged into a linear jaxpr."""
+    _check_callable(fun, "linearize")
+    p_leaves, p_tree = _flatten_args(primals)
+    flat = _flat_fun(fun, p_tree, has_aux, "linearize")
+    result = ad.linearize_flat(flat, p_leaves, has_aux)
+    out_p, linear = result[0], result[1]
+    out_tree = flat.out_tree
+
+    def f_jvp(*tangents):
+        t_leaves, t_tree = tree_util.flatten(tangents)
+        if t_tree != p_tree:
+            raise TypeError(f"linearized function called on tangent values inconsistent "
+                            f"with the original primal values: expected tree structure "
+                            f"{p_tree}, got {t_tree}.")
+        outs = linear.jvp(_tangents_in(p_leaves, t_leaves, "the linearized function"))
+        return tree_util.tree_unflatten(out_tree, [_instantiate(t) for t in outs])
+
+    f_jvp = tree_util.Partial(f_jvp)
+    out = tree_util.tree_unflatten(out_tree, out_p)
+    if has_aux:
+        return out, f_jvp, tree_util.tree_unflatten(flat.aux_tree, result[2])
+    return out, f_jvp
+
+
+# --- reverse mode -------------------------------------------------------------------------
+
+def _check_cotangent(ct, primal_out):
+    p_aval = get_aval(primal_out)
+    try:
+        c_aval = get_aval(ct)
+    except TypeError:
+        raise TypeError(f"Cotangent {ct!r:.100} of type {type(ct)} passed to the vjp "
+                        "function is not a valid JAX type.") from None
+    expected = ad.tangent_aval(p_aval)
+    if c_aval.shape != expected.shape:
+        raise ValueError(f"Shape of cotangent input to vjp pullback function "
+                         f"{c_aval.shape} must be the same as the shape of corresponding "
+                         f"primal input {p_aval.shape}.")
+    if c_aval.dtype != expected.dtype:
+        raise ValueError(f"Type of cotangent input to vjp pullback function "
+                         f"({c_aval.str_short()}) is not the expected tangent type "
+                         f"({expected.str_short()}) of corresponding primal output with dtype "
+                         f"{p_aval.dtype.name}.")
+
+
+class _Pullback:
+    """The function vjp returns: cotangents of the outputs -> cotangents of the inputs."""
+
+    def __init__(self, linear, in_leaves, in_tree, out_leaves, out_tree):
+        self.linear, self.in_tree, self.out_tree = linear, in_tree, out_tree
+        self.in_avals = [get_aval(x) for x in in_leaves]
+        self.out_avals = [get_aval(x) for x in out_leaves]
+        self.out_leaves = out_leaves
+
+    def __call__(self, ct):
+        ct_leaves, ct_tree = tree_util.flatten(ct)
+        if ct_tree != self.out_tree:
+            raise TypeError(f"Tree structure of cotangent input {ct_tree}, does not match "
+                            f"structure of primal output {self.out_tree}.")
+        cts = []
+        for c, p in zip(ct_leaves, self.out_leaves):
+            _check_cotangent(c, p)
+            cts.append(ad.Zero(ad.tangent_aval(get_aval(p)))
+                       if get_aval(c).dtype == dtypes.float0 else c)
+        cts_in = self.linear.vjp(cts)
+        leaves = [_match_weak_type(_instantiate(c), a) for c, a in zip(cts_in, self.in_avals)]
+        return tree_util.tree_unflatten(self.in_tree, leaves)
+
+
+def vjp(fun, *primals, has_aux=False):
+    """(fun(*primals), vjp_fun) where vjp_fun(cotangent) returns a tuple with one
+    cotangent per primal: the transposed linearization of fun at primals."""
+    _check_callable(fun, "vjp")
+    p_leaves, p_tree = _flatten_args(primals)
+    flat = _flat_fun(fun, p_tree, has_aux, "vjp")
+    result = ad.linearize_flat(flat, p_leaves, has_aux)
+    out_p, linear = result[0], result[1]
+    pullback = _Pullback(linear, p_leaves, p_tree, out_p, flat.out_tree)
+    out = tree_util.tree_unflatten(flat.out_tree, out_p)
+    if has_aux:
+        return out, tree_util.Partial(pullback), tree_util.tree_unflatten(flat.aux_tree,
+                                                                          result[2])
+    return out, tree_util.Partial(pullback)
+
+
+def _normalize_argnums(argnums):
+    if isinstance(argnums, (tuple, list)):
+        return tuple(operator.index(a) for a in argnums)
+    return operator.index(argnums)
+
+
+def _select_args(name, argnums, args):
+    nums = argnums if isinstance(argnums, tuple) else (argnums,)
+    if not nums and isinstance(argnums, tuple):
+        raise ValueError(f"{name}: argnums must not be an empty tuple.")
+    top = max(n if n >= 0 else -n - 1 for n in nums)
+    if top >= len(args):
+        raise TypeError(f"differentiating with respect to argnums={argnums} requires at "
+                        f"least {top + 1} positional arguments to be passed by the caller, "
+                        f"but got only {len(args)} positional arguments.")
+    nums = tuple(n % len(args) for n in nums)
+    if len(set(nums)) != len(nums):
+        raise ValueError(f"{name}: argnums {argnums} contains duplicates.")
+    return nums, tuple(args[i] for i in nums)
+
+
+def _partial_fun(fun, args, kwargs, nums):
+    def f(*dyn):
+        full = list(args)
+        for i, x in zip(nums, dyn):
+            full[i] = x
+        return fun(*full, **kwargs)
+    return f
+
+
+def _check_input_dtype_rev(name, holomorphic, allow_int, x):
+    dtype = get_aval(x).dtype
+    if holomorphic and not dtypes.is_complex(dtype):
+        raise TypeError(f"{name} with holomorphic=True requires inputs with complex dtype, "
+                        f"but got {dtype.name}.")
+    if not dtypes.is_inexact(dtype) and not allow_int:
+        raise TypeError(f"{name} requires real- or complex-valued inputs (input dtype that "
+                        f"is a sub-dtype of np.inexact), but got {dtype.name}. If you want "
+                        "to use Boolean- or integer-valued inputs, use vjp or set allow_int "
+                        "to True.")
+
+
+def _check_output_dtype_rev(name, holomorphic, x):
+    dtype = get_aval(x).dtype
+    if holomorphic:
+        if not dtypes.is_complex(dtype):
+            raise TypeError(f"{name} with holomorphic=True requires outputs with complex "
+                            f"dtype, but got {dtype.name}.")
+    elif dtypes.is_complex(dtype):
+        raise TypeError(f"{name} requires real-valued outputs (output dtype that is a "
+                        f"sub-dtype of np.floating), but got {dtype.name}. For holomorphic "
+                        "differentiation, pass holomorphic=True. For differentiation of "
+                        "non-holomorphic functions involving complex outputs, use jax.vjp "
+                        "directly.")
+    elif not dtypes.is_float(dtype):
+        raise TypeError(f"{name} requires real-valued outputs (output dtype that is a "
+                        f"sub-dtype of np.floating), but got {dtype.name}. For "
+                        "differentiation of functions with integer outputs, use jax.vjp "
+                        "directly.")
+
+
+def _check_scalar(x):
+    try:
+        aval = get_aval(x)
+    except TypeError:
+        raise TypeError("Gradient only defined for scalar-output functions. Output was "
+                        f"{x!r:.100}.") from None
+    if aval.shape != ():
+        raise TypeError("Gradient only defined for scalar-output functions. Output had "
+                        f"shape: {aval.shape}.")
+
+
+def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False,
+                   reduce_axes=()):
+    """A function returning (fun(*args), the gradient of fun with respect to the args at
+    argnums); with has_aux, ((value, aux), gradient). fun must return a real scalar."""
+    _check_callable(fun, "value_and_grad")
+    if reduce_axes:
+        raise NotImplementedError("reduce_axes argument to grad is deprecated")
+    argnums = _normalize_argnums(argnums)
+    return _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, "value_and_grad")
+
+
+def _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, name):
+    @functools.wraps(fun, assigned=("__name__", "__qualname__", "__module__"))
+    def value_and_grad_f(*args, **kwargs):
+        nums, dyn = _select_args(name, argnums, args)
+        for x in tree_util.tree_leaves(dyn):
+            _check_input_dtype_rev(name, holomorphic, allow_int, _as_jax_value(x))
+        f = _partial_fun(fun, args, kwargs, nums)
+        if has_aux:
+            ans, pullback, aux = vjp(f, *dyn, has_aux=True)
+        else:
+            ans, pullback = vjp(f, *dyn)
+        _check_scalar(ans)
+        _check_output_dtype_rev(name, holomorphic, ans)
+        g = pullback(_ones_like_output(ans))
+        g = g if isinstance(argnums, tuple) else g[0]
+        return ((ans, aux) if has_aux else ans), g
+    value_and_grad_f.__doc__ = _grad_doc(fun, name)
+    return value_and_grad_f
+
+
+def _ones_like_output(ans):
+    """The seed cotangent 1, weakly typed like a weakly typed output (so the gradient of
+    a function of a Python scalar is weakly typed, as in JAX)."""
+    aval = get_aval(ans)
+    one = 1.0 if dtypes.is_float(aval.dtype) else 1.0 + 0j
+    if aval.weak_type and get_aval(one).dtype == aval.dtype:
+        return one
+    return np.ones((), aval.dtype)
+
+
+def _grad_doc(fun, name):
+    doc = getattr(fun, "__doc__", None)
+    what = getattr(fun, "__name__", "fun")
+    head = (f"Gradient of {what} with respect to positional argument(s)." if name == "grad"
+            else f"Value and gradient of {what} with respect to positional argument(s).")
+    return head + (f"\n\nOriginal documentation:\n\n{doc}" if doc else "")
+
+
+def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, reduce_axes=()):
+    """The gradient of a scalar-valued fun with respect to the positional argument(s) at
+    argnums (an int or a tuple of ints); with has_aux, (gradient, aux)."""
+    _check_callable(fun, "grad")
+    if reduce_axes:
+        raise NotImplementedError("reduce_axes argument to grad is deprecated")
+    argnums = _normalize_argnums(argnums)
+    vg = _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, "grad")
+
+    @functools.wraps(fun, assigned=("__name__", "__qualname__", "__module__"))
+    def grad_f(*args, **kwargs):
+        value, g = vg(*args, **kwargs)
+        return (g, value[1]) if has_aux else g
+    grad_f.__doc__ = _grad_doc(fun, "grad")
+    return grad_f
+
+
+# --- Jacobians ----------------------------------------------------------------------------
+
+def _std_basis(leaves):
+    """The standard basis of the flattened leaves, stacked: for each leaf, an array of
+    shape (n,) + leaf.shape where n is the total size of all leaves."""
+    avals = [ad.tangent_aval(get_aval(x)) for x in leaves]
+    total = sum(a.size for a in avals)
+    eye, start, out = np.eye(total), 0, []
+    for a in avals:
+        out.append(np.asarray(eye[:, start:start + a.size].reshape((total,) + a.shape),
+                              a.dtype))
+        start += a.size
+    return out
+
+
+def _split_stacked(stacked, out_shape, in_leaves, front):
+    """Jacobian blocks out_shape + in_shape from one output leaf's stack over the basis
+    of all input leaves: (n,) + out_shape when `front`, else n is the last axis."""
+    blocks, start = [], 0
+    n_out = len(out_shape)
+    axis = 0 if front else n_out
+    for x in in_leaves:
+        shape, size = get_aval(x).shape, get_aval(x).size
+        part = slice_in_dim(stacked, start, start + size, axis=axis)
+        if front:   # (size,) + out_shape -> in_shape + out_shape -> out_shape + in_shape
+            part = st.reshape(part, shape + out_shape)
+            perm = tuple(range(len(shape), len(shape) + n_out)) + tuple(range(len(shape)))
+            part = st.transpose(part, perm)
+        else:
+            part = st.reshape(part, out_shape + shape)
+        blocks.append(part)
+        start += size
+    return blocks
+
+
+def _check_input_dtype_fwd(name, holomorphic, x):
+    dtype = get_aval(x).dtype
+    if holomorphic:
+        if not dtypes.is_complex(dtype):
+            raise TypeError(f"{name} with holomorphic=True requires inputs with complex "
+                            f"dtype, but got {dtype.name}.")
+    elif not dtypes.is_float(dtype):
+        raise TypeError(f"{name} requires real-valued inputs (input dtype that is a "
+                        f"sub-dtype of np.floating), but got {dtype.name}. For holomorphic "
+                        "differentiation, pass holomorphic=True. For differentiation of "
+                        "non-holomorphic functions involving complex inputs or integer "
+                        "inputs, use jax.jvp directly.")
+
+
+def _check_output_dtype_fwd(name, holomorphic, x):
+    dtype = get_aval(x).dtype
+    if holomorphic and not dtypes.is_complex(dtype):
+        raise TypeError(f"{name} with holomorphic=True requires outputs with complex dtype, "
+                        f"but got {dtype.name}.")
+
+
+def _jacobian_tree(out_tree, in_tree, blocks):
+    """blocks[o][i]: the Jacobian of output leaf o with respect to input leaf i. Returns
+    the output tree of input trees, as JAX does."""
+    return tree_util.tree_unflatten(
+        out_tree, [tree_util.tree_unflatten(in_tree, row) for row in blocks])
+
+
+def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
+    """The Jacobian of fun by forward mode: the JVP pushed forward along every input basis
+    vector at once (vmap over the linearized function). Each block has shape output shape
+    + input shape."""
+    _check_callable(fun, "jacfwd")
+    argnums = _normalize_argnums(argnums)
+
+    def jacfwd_f(*args, **kwargs):
+        nums, dyn = _select_args("jacfwd", argnums, args)
+        in_leaves, in_tree = _flatten_args(dyn)
+        for x in in_leaves:
+            _check_input_dtype_fwd("jacfwd", holomorphic, x)
+        f = _partial_fun(fun, args, kwargs, nums)
+        result = linearize(f, *tree_util.tree_unflatten(in_tree, in_leaves), has_aux=has_aux)
+        out, f_jvp = result[0], result[1]
+        out_leaves, out_tree = tree_util.flatten(out)
+        for y in out_leaves:
+            _check_output_dtype_fwd("jacfwd", holomorphic, y)
+        basis = tree_util.tree_unflatten(in_tree, _std_basis(in_leaves))
+        stacked = tree_util.tree_leaves(vmap(f_jvp)(*basis))
+        blocks = [_split_stacked(col, get_aval(y).shape, in_leaves, front=True)
+                  for col, y in zip(stacked, out_leaves)]
+        if not isinstance(argnums, tuple):
+            in_tree = in_tree.children()[0]
+        jac = _jacobian_tree(out_tree, in_tree, blocks)
+        return (jac, result[2]) if has_aux else jac
+    return jacfwd_f
+
+
+def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
+    """The Jacobian of fun by reverse mode: the VJP pulled back along every output basis
+    vector at once (vmap over the pullback). Each block has shape output shape + input
+    shape."""
+    _check_callable(fun, "jacrev")
+    argnums = _normalize_argnums(argnums)
+
+    def jacrev_f(*args, **kwargs):
+        nums, dyn = _select_args("jacrev", argnums, args)
+        for x in tree_util.tree_leaves(dyn):
+            _check_input_dtype_rev("jacrev", holomorphic, allow_int, _as_jax_value(x))
+        f = _partial_fun(fun, args, kwargs, nums)
+        result = vjp(f, *dyn, has_aux=has_aux)
+        out, pullback = result[0], result[1]
+        out_leaves, out_tree = tree_util.flatten(out)
+        for y in out_leaves:
+            _check_output_dtype_rev("jacrev", holomorphic, y)
+        in_leaves, in_tree = _flatten_args(dyn)
+        basis = tree_util.tree_unflatten(out_tree, _std_basis(out_leaves))
+        rows = tree_util.tree_leaves(vmap(pullback)(basis))
+        total = sum(get_aval(y).size for y in out_leaves)
+        blocks, start = [], 0
+        for y in out_leaves:
+            y_shape, size = get_aval(y).shape, get_aval(y).size
+            row = []
+            for r, x in zip(rows, in_leaves):
+                part = slice_in_dim(r, start, start + size, axis=0) if size != total else r
+                row.append(st.reshape(part, y_shape + get_aval(x).shape))
+            blocks.append(row)
+            start += size
+        if not isinstance(argnums, tuple):
+            in_tree = in_tree.children()[0]
+        jac = _jacobian_tree(out_tree, in_tree, blocks)
+        return (jac, result[2]) if has_aux else jac
+    return jacrev_f
+
+
+jacobian = jacrev
+
+
+def hessian(fun, argnums=0, has_aux=False, holomorphic=False):
+    """The Hessian of a scalar fun: jacfwd of jacrev (forward-over-reverse)."""
+    return jacfwd(jacrev(fun, argnums, has_aux=has_aux, holomorphic=holomorphic), argnums,
+                  has_aux=has_aux, holomorphic=holomorphic)
+
+
+# --- linear_transpose ----------------------------------------------------------------------
+
+def linear_transpose(fun, *primals, reduce_axes=()):
+    """The transpose of a linear fun, traced at the shapes and dtypes of primals: a
+    function from output cotangents to a tuple of input cotangents."""
+    _check_callable(fun, "linear_transpose")
+    leaves, in_tree = tree_util.flatten(primals)
+    in_avals = [get_aval(x) if not hasattr(x, "shape") or hasattr(x, "aval")
+                or isinstance(x, (np.ndarray, np.generic))
+                else pe.ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype))
+                for x in leaves]
+    for a in in_avals:
+        if not dtypes.is_inexact(a.dtype):
+            raise TypeError(f"linear_transpose only supports [float or complex] -> [float "
+                            f"or complex], got an input of dtype {a.dtype.name}.")
+    flat = _flat_fun(fun, in_tree, False, "linear_transpose")
+    jaxpr, consts = pe.trace_to_jaxpr(flat, in_avals)
+    out_tree = flat.out_tree
+
+    def transposed(*cts):
+        ct = cts[0] if len(cts) == 1 else cts
+        ct_leaves, ct_tree = tree_util.flatten(ct)
+        if ct_tree != out_tree:
+            raise TypeError(f"cotangent tree does not match function output, expected "
+                            f"{out_tree} but got {ct_tree}")
+        for c, a in zip(ct_leaves, jaxpr.out_avals):
+            if get_aval(c).shape != a.shape or get_aval(c).dtype != a.dtype:
+                raise TypeError(f"cotangent type does not match function output, expected "
+                                f"{a.str_short()} but got {get_aval(c).str_short()}")
+        args = [ad.UndefinedPrimal(a) for a in in_avals]
+        cts_in = ad.backward_pass(jaxpr, consts, args, ct_leaves)
+        return tree_util.tree_unflatten(in_tree, [_instantiate(c) for c in cts_in])
+    return tree_util.Partial(transposed)

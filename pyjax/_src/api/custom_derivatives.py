@@ -1,0 +1,617 @@
+"""User-defined derivatives: custom_jvp (defjvp, defjvps) and custom_vjp (defvjp), kept in
+jaxprs as the custom_jvp_call / custom_vjp_call primitives so that jit(f) and grad(jit(f))
+still use the rules; and closure_convert. Imports api siblings and below."""
+from __future__ import annotations
+
+import functools
+import inspect
+
+from pyjax._src import dtypes, tree_util
+from pyjax._src.array import as_array
+from pyjax._src.backends import numpy_backend
+from pyjax._src.core import jaxpr as jx
+from pyjax._src.core.avals import get_aval
+from pyjax._src.core.trace import (NO_LOWERING, NO_TRANSPOSE, Trace, Tracer, current_trace,
+                                   define_primitive)
+from pyjax._src.interpreters import ad, batching
+from pyjax._src.interpreters import partial_eval as pe
+from pyjax._src.lax import builders as b
+from pyjax._src.lax import elementwise as ew
+from pyjax._src.lax import reductions
+
+
+class CustomJVPException(Exception):
+    """Differentiation that a custom_jvp rule cannot express (a closed-over value)."""
+
+
+class CustomVJPException(Exception):
+    """Differentiation that a custom_vjp rule cannot express (a closed-over value)."""
+
+
+class SymbolicZero:
+    """A zero tangent or cotangent handed to rules defined with symbolic_zeros=True."""
+
+    def __init__(self, aval):
+        self.aval = aval
+
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+
+    def __repr__(self):
+        return f"SymbolicZero({self.aval.str_short()})"
+
+
+def _resolve_args(fun, args, kwargs):
+    """Keyword arguments bound to positions, as custom rules take positional primals."""
+    if not kwargs:
+        return tuple(args)
+    try:
+        bound = inspect.signature(fun).bind(*args, **kwargs)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"{_name(fun)}: could not resolve keyword arguments to positions "
+                        f"({err}).") from None
+    bound.apply_defaults()
+    if bound.kwargs:
+        raise TypeError(f"{_name(fun)}: keyword-only arguments {sorted(bound.kwargs)} cannot "
+                        "be used with custom derivative rules; make them positional.")
+    return tuple(bound.args)
+
+
+def _name(fun):
+    return getattr(fun, "__name__", type(fun).__name__)
+
+
+def _split_nondiff(args, nondiff_argnums, name):
+    nums = {n % len(args) if -len(args) <= n < len(args) else n for n in nondiff_argnums}
+    for n in nums:
+        if not 0 <= n < len(args):
+            raise TypeError(f"{name} has nondiff_argnums={tuple(nondiff_argnums)} but was "
+                            f"called with only {len(args)} positional arguments.")
+    nondiff = [a for i, a in enumerate(args) if i in nums]
+    diff = [a for i, a in enumerate(args) if i not in nums]
+    return nums, nondiff, diff
+
+
+def _merge_nondiff(nums, nondiff, diff):
+    nd, d = iter(nondiff), iter(diff)
+    return [next(nd) if i in nums else next(d) for i in range(len(nondiff) + len(diff))]
+
+
+def _as_value(x):
+    return x if isinstance(x, Tracer) else as_array(x)
+
+
+def _trace_call(fun, nums, nondiff, leaves, in_tree):
+    """Stages fun (with its non-differentiated arguments fixed) to a closed jaxpr of the
+    flat differentiable leaves. Values fun closes over that belong to enclosing traces
+    become leading `hoisted` arguments."""
+    found = {}
+
+    def flat_fun(*xs):
+        out = fun(*_merge_nondiff(nums, nondiff, tree_util.tree_unflatten(in_tree, xs)))
+        out_leaves, found["out_tree"] = tree_util.flatten(out)
+        return out_leaves
+
+    closed, hoisted = pe.trace_to_closed_jaxpr(flat_fun, [get_aval(x) for x in leaves],
+                                               pe.debug_info_of(fun))
+    return closed, hoisted, found["out_tree"]
+
+
+def _check_closure(name, const_tangents, kind):
+    if any(type(t) is not ad.Zero for t in const_tangents):
+        exc = CustomJVPException if kind == "custom_jvp" else CustomVJPException
+        hint = ("adapt the custom JVP rule" if kind == "custom_jvp" else
+                "adapt the fwd and bwd rules (jax.closure_convert can turn closed-over "
+                "values of a function argument into explicit arguments)")
+        raise exc(f"Detected differentiation of the {kind} function {name} with respect to "
+                  "a value it closes over. Its rule only says how to differentiate with "
+                  "respect to its explicit arguments: pass the closed-over value in as an "
+                  f"argument and {hint}.")
+
+
+# --- custom_jvp -------------------------------------------------------------------------
+
+class custom_jvp:
+    """Wraps fun so that differentiation uses a rule set with `defjvp` (or `defjvps`)
+    instead of differentiating fun's body. Arguments at nondiff_argnums are passed to the
+    rule first, as they are, and are not differentiated."""
+
+    def __init__(self, fun, nondiff_argnums=()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.jvp = None
+        self.symbolic_zeros = False
+
+    def __get__(self, obj, objtype=None):
+        return self if obj is None else functools.partial(self, obj)
+
+    def defjvp(self, jvp, symbolic_zeros=False):
+        """Sets the rule `jvp(*nondiff_args, primals, tangents) -> (primal_out,
+        tangent_out)`. Returns jvp, so this can be used as a decorator."""
+        self.jvp, self.symbolic_zeros = jvp, bool(symbolic_zeros)
+        return jvp
+
+    def defjvps(self, *jvps):
+        """One rule per argument, `jvp_i(g_i, primal_out, *primals)` giving that argument's
+        tangent contribution (None: no contribution); contributions are summed."""
+        if self.nondiff_argnums:
+            raise TypeError("Can't use ``defjvps`` with ``nondiff_argnums``.")
+
+        def jvp(primals, tangents):
+            primal_out = self(*primals)
+            parts = [f(t, primal_out, *primals) for f, t in zip(jvps, tangents)
+                     if f is not None]
+            if not parts:
+                return primal_out, tree_util.tree_map(ew.zeros_like, primal_out)
+            return primal_out, tree_util.tree_map(_sum_tangents, *parts)
+        jvp.__name__ = f"{_name(self.fun)}_jvps"
+        self.defjvp(jvp)
+
+    def __call__(self, *args, **kwargs):
+        name = _name(self.fun)
+        if self.jvp is None:
+            raise AttributeError(f"No JVP defined for custom_jvp function {name} using "
+                                 "defjvp.")
+        args = _resolve_args(self.fun, args, kwargs)
+        if current_trace() is Trace.root:
+            return self.fun(*args)
+        nums, nondiff, diff = _split_nondiff(args, self.nondiff_argnums, name)
+        leaves, in_tree = tree_util.flatten(tuple(diff))
+        leaves = [_as_value(x) for x in leaves]
+        closed, hoisted, out_tree = _trace_call(self.fun, nums, nondiff, leaves, in_tree)
+        rule = _JVPRule(self, nondiff, in_tree, out_tree, closed.out_avals)
+        outs = custom_jvp_call_p.bind(*hoisted, *leaves, name=name, call_jaxpr=closed,
+                                      jvp_jaxpr_fun=rule, num_consts=len(hoisted),
+                                      symbolic_zeros=self.symbolic_zeros)
+        return tree_util.tree_unflatten(out_tree, outs)
+
+
+def _sum_tangents(*ts):
+    total = ts[0]
+    for t in ts[1:]:
+        total = ew.add_any(total, t)
+    return total
+
+
+class _JVPRule:
+    """The user's JVP rule over flat leaves, with the checks JAX makes on its output."""
+
+    def __init__(self, cj, nondiff, in_tree, out_tree, out_avals):
+        self.cj, self.nondiff, self.in_tree = cj, nondiff, in_tree
+        self.out_tree, self.out_avals = out_tree, out_avals
+        self.__name__ = _name(cj.jvp)
+
+    def __call__(self, primals, tangents):
+        fname, rname = _name(self.cj.fun), self.__name__
+        args = tree_util.tree_unflatten(self.in_tree, primals)
+        targs = tree_util.tree_unflatten(self.in_tree, tangents)
+        result = self.cj.jvp(*self.nondiff, args, targs)
+        if not (isinstance(result, (tuple, list)) and len(result) == 2):
+            raise TypeError(f"Custom JVP rule {rname} for function {fname} must produce a "
+                            "pair (list or tuple of length two) representing primal and "
+                            f"tangent outputs, but got {result!r:.200}.")
+        p_leaves, p_tree = tree_util.flatten(result[0])
+        t_leaves, t_tree = tree_util.tree_flatten(
+            result[1], is_leaf=lambda x: isinstance(x, SymbolicZero))
+        if p_tree != self.out_tree:
+            raise TypeError(f"Custom JVP rule {rname} for function {fname} must produce "
+                            "primal outputs with the same container (pytree) structure as "
+                            f"the function's outputs, but got {p_tree} and {self.out_tree}.")
+        if t_tree != p_tree:
+            raise TypeError(f"Custom JVP rule {rname} for function {fname} must produce "
+                            "primal and tangent outputs with equal container (pytree) "
+                            f"structures, but got {p_tree} and {t_tree} respectively.")
+        t_out = []
+        for i, (p, t, expected) in enumerate(zip(p_leaves, t_leaves, self.out_avals)):
+            p_aval = get_aval(p)
+            if not p_aval.same_type(expected):
+                raise TypeError(f"Custom JVP rule {rname} for function {fname} must produce "
+                                "primal outputs with the shapes and dtypes of the function's "
+                                f"outputs, but output {i} is {p_aval.str_short()} where the "
+                                f"function gives {expected.str_short()}.")
+            want = ad.tangent_aval(p_aval)
+            if want.dtype == dtypes.float0 or isinstance(t, SymbolicZero):
+                t_out.append(ad.Zero(want))
+                continue
+            t_aval = get_aval(t)
+            if t_aval.shape != want.shape or t_aval.dtype != want.dtype:
+                raise TypeError(f"Custom JVP rule {rname} for function {fname} must produce "
+                                "primal and tangent outputs with corresponding shapes and "
+                                f"dtypes. Expected {want.str_short()} (tangent type of "
+                                f"{p_aval.str_short()}) but got {t_aval.str_short()}.")
+            t_out.append(t)
+        return p_leaves, t_out
+
+
+def _custom_jvp_call_impl(*args, name, call_jaxpr, jvp_jaxpr_fun, num_consts,
+                          symbolic_zeros):
+    return numpy_backend.execute_closed_jaxpr(call_jaxpr, list(args))
+
+
+def _custom_jvp_call_abstract_eval(*in_avals, call_jaxpr, **params):
+    return call_jaxpr.out_avals
+
+
+def _custom_jvp_call_jvp(primals, tangents, *, name, call_jaxpr, jvp_jaxpr_fun, num_consts,
+                         symbolic_zeros):
+    _check_closure(name, tangents[:num_consts], "custom_jvp")
+    args, arg_tangents = primals[num_consts:], tangents[num_consts:]
+    if symbolic_zeros:
+        arg_tangents = [SymbolicZero(t.aval) if type(t) is ad.Zero else t
+                        for t in arg_tangents]
+    else:
+        arg_tangents = [ad.instantiate_zeros(t) for t in arg_tangents]
+    return jvp_jaxpr_fun(list(args), arg_tangents)
+
+
+def _custom_call_lower(ctx, *args, call_jaxpr, **params):
+    return ctx.lower_jaxpr(call_jaxpr, list(args))
+
+
+def _custom_jvp_samples():
+    x = b.random_values((3,), "float32")
+    cj = custom_jvp(ew.sin)
+    cj.defjvps(lambda g, ans, x: ew.mul(g, ew.cos(x)))
+    closed, _, out_tree = _trace_call(cj.fun, set(), [], [x], tree_util.flatten((x,))[1])
+    rule = _JVPRule(cj, [], tree_util.flatten((x,))[1], out_tree, closed.out_avals)
+    return [b.Sample([x], {"name": "sin", "call_jaxpr": closed, "jvp_jaxpr_fun": rule,
+                           "num_consts": 0, "symbolic_zeros": False})]
+
+
+custom_jvp_call_p = define_primitive(
+    "custom_jvp_call", multiple_results=True, impl=_custom_jvp_call_impl,
+    abstract_eval=_custom_jvp_call_abstract_eval, jvp=_custom_jvp_call_jvp,
+    transpose=NO_TRANSPOSE, lower=_custom_call_lower, samples=_custom_jvp_samples)
+custom_jvp_call_p.is_higher_order = True
+
+
+# --- custom_vjp -------------------------------------------------------------------------
+
+class custom_vjp:
+    """Wraps fun so that reverse-mode differentiation uses `fwd` and `bwd` set with
+    `defvjp`: fwd(*args) -> (out, residuals), bwd(*nondiff_args, residuals, ct_out) ->
+    a tuple of cotangents, one per differentiable argument (None means zero)."""
+
+    def __init__(self, fun, nondiff_argnums=()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.fwd = self.bwd = None
+        self.symbolic_zeros = False
+
+    def __get__(self, obj, objtype=None):
+        return self if obj is None else functools.partial(self, obj)
+
+    def defvjp(self, fwd, bwd, symbolic_zeros=False, optimize_remat=False):
+        self.fwd, self.bwd, self.symbolic_zeros = fwd, bwd, bool(symbolic_zeros)
+
+    def __call__(self, *args, **kwargs):
+        name = _name(self.fun)
+        if self.fwd is None:
+            raise AttributeError(f"No VJP defined for custom_vjp function {name} using "
+                                 "defvjp.")
+        args = _resolve_args(self.fun, args, kwargs)
+        if current_trace() is Trace.root:
+            return self.fun(*args)
+        nums, nondiff, diff = _split_nondiff(args, self.nondiff_argnums, name)
+        for i in sorted(nums):
+            if any(isinstance(x, Tracer) for x in tree_util.tree_leaves(args[i])):
+                raise TypeError(
+                    f"custom_vjp function {name} got a traced value as argument {i}, which "
+                    "is in nondiff_argnums. nondiff_argnums are for non-array values "
+                    "(callables, shapes, strings); pass arrays as regular arguments and "
+                    "return None as their cotangent from bwd.")
+        leaves, in_tree = tree_util.flatten(tuple(diff))
+        leaves = [_as_value(x) for x in leaves]
+        closed, hoisted, out_tree = _trace_call(self.fun, nums, nondiff, leaves, in_tree)
+        rule = _VJPRule(self, nums, nondiff, in_tree, out_tree, closed.out_avals,
+                        [get_aval(x) for x in leaves])
+        outs = custom_vjp_call_p.bind(*hoisted, *leaves, name=name, call_jaxpr=closed,
+                                      fwd=rule.fwd, bwd=rule.bwd, num_consts=len(hoisted),
+                                      symbolic_zeros=self.symbolic_zeros)
+        return tree_util.tree_unflatten(out_tree, outs)
+
+
+class _VJPRule:
+    """The user's fwd and bwd over flat leaves, with JAX's checks on their outputs."""
+
+    def __init__(self, cv, nums, nondiff, in_tree, out_tree, out_avals, in_avals):
+        self.cv, self.nums, self.nondiff, self.in_tree = cv, nums, nondiff, in_tree
+        self.out_tree, self.out_avals, self.in_avals = out_tree, out_avals, in_avals
+        self.res_tree = None
+        fname = _name(cv.fun)
+        self.fwd = functools.partial(_VJPRule._fwd, self)
+        self.fwd.__name__ = f"{fname}_fwd"
+        self.bwd = functools.partial(_VJPRule._bwd, self)
+        self.bwd.__name__ = f"{fname}_bwd"
+
+    def _fwd(self, primals):
+        fname = _name(self.cv.fun)
+        diff = tree_util.tree_unflatten(self.in_tree, primals)
+        result = self.cv.fwd(*_merge_nondiff(self.nums, self.nondiff, diff))
+        if not (isinstance(result, (tuple, list)) and len(result) == 2):
+            raise TypeError(f"Custom VJP fwd rule {_name(self.cv.fwd)} for function {fname} "
+                            "must produce a pair (list or tuple of length two) where the "
+                            "first element represents the primal output (equal to the "
+                            "output of the custom_vjp-decorated function) and the second "
+                            f"represents residuals, but got {result!r:.200}.")
+        out_leaves, out_tree = tree_util.flatten(result[0])
+        if out_tree != self.out_tree:
+            raise TypeError(f"Custom VJP fwd rule {_name(self.cv.fwd)} for function {fname} "
+                            "must produce a pair whose first element has the container "
+                            f"structure of the function's output, {self.out_tree}, but got "
+                            f"{out_tree}.")
+        for i, (o, expected) in enumerate(zip(out_leaves, self.out_avals)):
+            if not get_aval(o).same_type(expected):
+                raise TypeError(f"Custom VJP fwd rule {_name(self.cv.fwd)} for function "
+                                f"{fname} must produce primal outputs with the shapes and "
+                                f"dtypes of the function's outputs, but output {i} is "
+                                f"{get_aval(o).str_short()} where the function gives "
+                                f"{expected.str_short()}.")
+        res_leaves, self.res_tree = tree_util.flatten(result[1])
+        for r in res_leaves:
+            get_aval(r)   # residuals must be JAX values
+        return out_leaves, res_leaves
+
+    def _bwd(self, residuals, cts):
+        fname, bname = _name(self.cv.fun), _name(self.cv.bwd)
+        res = tree_util.tree_unflatten(self.res_tree, residuals)
+        if self.cv.symbolic_zeros:
+            cts = [SymbolicZero(c.aval) if type(c) is ad.Zero else c for c in cts]
+        else:
+            cts = [ad.instantiate_zeros(c) for c in cts]
+        ct_out = tree_util.tree_unflatten(self.out_tree, cts)
+        result = self.cv.bwd(*self.nondiff, res, ct_out)
+        n_args = len(self.in_tree.children())
+        if not isinstance(result, (tuple, list)) or len(result) != n_args:
+            raise TypeError(f"Custom VJP bwd rule {bname} for function {fname} must produce "
+                            "a tuple with one entry per differentiable argument of the "
+                            f"function ({n_args}), but got {result!r:.200}.")
+        leaves = []
+        for i, (entry, sub) in enumerate(zip(result, self.in_tree.children())):
+            if entry is None:
+                leaves += [None] * sub.num_leaves
+                continue
+            e_leaves, e_tree = tree_util.tree_flatten(
+                entry, is_leaf=lambda x: x is None or isinstance(x, SymbolicZero))
+            if e_tree != sub:
+                raise TypeError(f"Custom VJP bwd rule {bname} for function {fname} must "
+                                "produce an output with the same container (pytree) "
+                                "structure as the args tuple of the primal function, but at "
+                                f"output[{i}] got {e_tree} for primal input structure {sub}.")
+            leaves += e_leaves
+        out = []
+        for i, (ct, aval) in enumerate(zip(leaves, self.in_avals)):
+            want = ad.tangent_aval(aval)
+            if ct is None or isinstance(ct, SymbolicZero) or want.dtype == dtypes.float0:
+                out.append(ad.Zero(want))
+                continue
+            c_aval = get_aval(ct)
+            if c_aval.shape != want.shape or c_aval.dtype != want.dtype:
+                raise ValueError(f"Custom VJP bwd rule {bname} for function {fname} must "
+                                 "produce an output with the same shape/dtypes as the args "
+                                 "tuple of the primal function, but at flattened output "
+                                 f"{i} the bwd rule produced {c_aval.str_short()} "
+                                 f"corresponding to an input of type {aval.str_short()}.")
+            out.append(ct)
+        return out
+
+
+def _custom_vjp_call_impl(*args, name, call_jaxpr, fwd, bwd, num_consts, symbolic_zeros):
+    return numpy_backend.execute_closed_jaxpr(call_jaxpr, list(args))
+
+
+def _custom_vjp_call_jvp(primals, tangents, *, name, call_jaxpr, fwd, bwd, num_consts,
+                         symbolic_zeros):
+    """Runs fwd on the primals; the tangents go through custom_lin, a linear primitive
+    whose transpose is bwd (and which refuses to be evaluated: no forward mode)."""
+    _check_closure(name, tangents[:num_consts], "custom_vjp")
+    args, arg_tangents = primals[num_consts:], tangents[num_consts:]
+    outs, residuals = fwd(list(args))
+    differentiable = tuple(ad.tangent_aval(get_aval(a)).dtype != dtypes.float0 for a in args)
+    lin_in = [ad.instantiate_zeros(t) for t, d in zip(arg_tangents, differentiable) if d]
+    out_avals = tuple(ad.tangent_aval(a) for a in call_jaxpr.out_avals)
+    lin_out = iter(custom_lin_p.bind(*residuals, *lin_in, num_res=len(residuals), bwd=bwd,
+                                     out_avals=out_avals, differentiable=differentiable))
+    return outs, [ad.Zero(a) if a.dtype == dtypes.float0 else next(lin_out)
+                  for a in out_avals]
+
+
+custom_vjp_call_p = define_primitive(
+    "custom_vjp_call", multiple_results=True, impl=_custom_vjp_call_impl,
+    abstract_eval=_custom_jvp_call_abstract_eval, jvp=_custom_vjp_call_jvp,
+    transpose=NO_TRANSPOSE, lower=_custom_call_lower)
+custom_vjp_call_p.is_higher_order = True
+
+
+def _custom_lin_abstract_eval(*avals, num_res, bwd, out_avals, differentiable):
+    return [a for a in out_avals if a.dtype != dtypes.float0]
+
+
+def _custom_lin_impl(*args, **params):
+    raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
+
+
+def _custom_lin_jvp(primals, tangents, **params):
+    raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
+
+
+def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals, differentiable):
+    residuals = list(args[:num_res])
+    nz = iter(cts)
+    all_cts = [ad.Zero(a) if a.dtype == dtypes.float0 else next(nz) for a in out_avals]
+    cts_in = bwd(residuals, all_cts)
+    return [None] * num_res + [ct for ct, d in zip(cts_in, differentiable) if d]
+
+
+custom_lin_p = define_primitive(
+    "custom_lin", multiple_results=True, impl=_custom_lin_impl,
+    abstract_eval=_custom_lin_abstract_eval, jvp=_custom_lin_jvp,
+    transpose=_custom_lin_transpose, lower=NO_LOWERING)
+
+
+# --- batching: the rules run per example under a batch trace ----------------------------
+
+def _to_front(trace, x, size):
+    val, dim = trace.to_batch_info(x)
+    return batching.bdim_at_front(val, dim, size)
+
+
+def _example_aval(aval, batched):
+    return aval.update(shape=aval.shape[1:]) if batched else aval
+
+
+class _BatchedJVPRule:
+    """A custom_jvp rule over values carrying the batch at 0 (where in_batched): the
+    user's rule runs per example under a batch trace; every output comes back batched."""
+
+    def __init__(self, rule, axis, in_batched):
+        self.rule, self.axis, self.in_batched = rule, axis, in_batched
+        self.__name__ = getattr(rule, "__name__", "jvp")
+
+    def __call__(self, primals, tangents):
+        size = self.axis.size
+        with batching.subtrace(self.axis) as trace:
+            ps = [trace.wrap(p, 0 if b else None) for p, b in zip(primals, self.in_batched)]
+            ts = [SymbolicZero(_example_aval(t.aval, b)) if isinstance(t, SymbolicZero)
+                  else trace.wrap(t, 0 if b else None)
+                  for t, b in zip(tangents, self.in_batched)]
+            outs, t_outs = self.rule(ps, ts)
+        return ([_to_front(trace, o, size) for o in outs],
+                [ad.Zero(t.aval.update(shape=(size,) + t.aval.shape)) if type(t) is ad.Zero
+                 else _to_front(trace, t, size) for t in t_outs])
+
+
+@batching.axis_rule
+def _custom_jvp_call_batch(axis, args, dims, *, call_jaxpr, jvp_jaxpr_fun, num_consts,
+                           **params):
+    in_batched = [d is not None for d in dims]
+    if not any(in_batched) and not batching.jaxpr_uses_axis(call_jaxpr, axis.name):
+        outs = custom_jvp_call_p.bind(*args, call_jaxpr=call_jaxpr, jvp_jaxpr_fun=jvp_jaxpr_fun,
+                                      num_consts=num_consts, **params)
+        return outs, [None] * len(outs)
+    args = [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(args, dims)]
+    batched, _ = batching.batch_jaxpr(call_jaxpr, axis.size, in_batched, True, axis.name)
+    outs = custom_jvp_call_p.bind(
+        *args, call_jaxpr=batched, num_consts=num_consts,
+        jvp_jaxpr_fun=_BatchedJVPRule(jvp_jaxpr_fun, axis, in_batched[num_consts:]), **params)
+    return outs, [0] * len(outs)
+
+
+class _BatchedVJPRule:
+    """fwd and bwd over values carrying the batch at 0: the user's rules run per example
+    under a batch trace. An unbatched input gets the sum of every example's cotangent."""
+
+    def __init__(self, fwd, bwd, axis, in_batched, in_avals):
+        self._fwd, self._bwd, self.axis = fwd, bwd, axis
+        self.in_batched, self.in_avals = in_batched, in_avals
+        self.fwd = functools.partial(_BatchedVJPRule._run_fwd, self)
+        self.fwd.__name__ = getattr(fwd, "__name__", "fwd")
+        self.bwd = functools.partial(_BatchedVJPRule._run_bwd, self)
+        self.bwd.__name__ = getattr(bwd, "__name__", "bwd")
+
+    def _run_fwd(self, primals):
+        size = self.axis.size
+        with batching.subtrace(self.axis) as trace:
+            outs, residuals = self._fwd([trace.wrap(p, 0 if b else None)
+                                         for p, b in zip(primals, self.in_batched)])
+        return ([_to_front(trace, o, size) for o in outs],
+                [_to_front(trace, r, size) for r in residuals])
+
+    def _run_bwd(self, residuals, cts):
+        with batching.subtrace(self.axis) as trace:
+            cts_in = self._bwd([trace.wrap(r, 0) for r in residuals],
+                               [ad.Zero(_example_aval(c.aval, True)) if type(c) is ad.Zero
+                                else trace.wrap(c, 0) for c in cts])
+        out = []
+        for ct, batched, aval in zip(cts_in, self.in_batched, self.in_avals):
+            if type(ct) is ad.Zero:
+                out.append(ad.Zero(ad.tangent_aval(aval)))
+                continue
+            val, dim = trace.to_batch_info(ct)
+            if batched:
+                out.append(batching.bdim_at_front(val, dim, self.axis.size))
+            else:
+                out.append(val if dim is None else reductions.reduce_sum(val, (dim,)))
+        return out
+
+
+@batching.axis_rule
+def _custom_vjp_call_batch(axis, args, dims, *, call_jaxpr, fwd, bwd, num_consts, **params):
+    in_batched = [d is not None for d in dims]
+    if not any(in_batched) and not batching.jaxpr_uses_axis(call_jaxpr, axis.name):
+        outs = custom_vjp_call_p.bind(*args, call_jaxpr=call_jaxpr, fwd=fwd, bwd=bwd,
+                                      num_consts=num_consts, **params)
+        return outs, [None] * len(outs)
+    args = [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(args, dims)]
+    batched, _ = batching.batch_jaxpr(call_jaxpr, axis.size, in_batched, True, axis.name)
+    rule = _BatchedVJPRule(fwd, bwd, axis, in_batched[num_consts:],
+                           [get_aval(a) for a in args[num_consts:]])
+    outs = custom_vjp_call_p.bind(*args, call_jaxpr=batched, fwd=rule.fwd, bwd=rule.bwd,
+                                  num_consts=num_consts, **params)
+    return outs, [0] * len(outs)
+
+
+custom_jvp_call_p.batch = _custom_jvp_call_batch
+custom_vjp_call_p.batch = _custom_vjp_call_batch
+# custom_lin only exists to be transposed; applying it (batched or not) is forward mode.
+custom_lin_p.batch = lambda args, dims, **params: _custom_lin_impl()
+
+
+def _custom_vjp_samples():
+    x = b.random_values((3,), "float32")
+    cv = custom_vjp(ew.sin)
+    cv.defvjp(lambda x: (ew.sin(x), ew.cos(x)), lambda c, g: (ew.mul(g, c),))
+    in_tree = tree_util.flatten((x,))[1]
+    closed, _, out_tree = _trace_call(cv.fun, set(), [], [x], in_tree)
+    rule = _VJPRule(cv, set(), [], in_tree, out_tree, closed.out_avals, [get_aval(x)])
+    return [b.Sample([x], {"name": "sin", "call_jaxpr": closed, "fwd": rule.fwd,
+                           "bwd": rule.bwd, "num_consts": 0, "symbolic_zeros": False})]
+
+
+custom_vjp_call_p.samples = _custom_vjp_samples
+
+
+# --- closure_convert --------------------------------------------------------------------
+
+def closure_convert(fun, *example_args):
+    """(converted_fun, consts): fun specialised to the types of example_args, with the
+    traced values and floating-point constants it closes over hoisted into `consts`, so
+    converted_fun(*args, *consts) == fun(*args) and consts can cross a custom_vjp boundary
+    as explicit (differentiable) arguments."""
+    leaves, in_tree = tree_util.flatten(example_args)
+    leaves = [_as_value(x) for x in leaves]
+    found = {}
+
+    def flat_fun(*xs):
+        out = fun(*tree_util.tree_unflatten(in_tree, xs))
+        out_leaves, found["out_tree"] = tree_util.flatten(out)
+        return out_leaves
+
+    jaxpr, consts = pe.trace_to_jaxpr(flat_fun, [get_aval(x) for x in leaves],
+                                      pe.debug_info_of(fun))
+    hoist = [isinstance(c, Tracer) or dtypes.is_inexact(get_aval(c).dtype) for c in consts]
+    kept_vars = [v for v, h in zip(jaxpr.constvars, hoist) if not h]
+    kept = [c for c, h in zip(consts, hoist) if not h]
+    hoisted_vars = [v for v, h in zip(jaxpr.constvars, hoist) if h]
+    hoisted = [c for c, h in zip(consts, hoist) if h]
+    converted_jaxpr = jx.Jaxpr(kept_vars, jaxpr.invars + hoisted_vars, jaxpr.outvars,
+                               jaxpr.eqns, jaxpr.effects, jaxpr.debug_info)
+    out_tree, n_args = found["out_tree"], len(leaves)
+
+    def converted_fun(*args_and_consts):
+        args, extra = args_and_consts[:len(example_args)], args_and_consts[len(example_args):]
+        arg_leaves, arg_tree = tree_util.flatten(tuple(args))
+        if arg_tree != in_tree or len(extra) != len(hoisted):
+            raise TypeError(f"closure-converted {_name(fun)} expects arguments of structure "
+                            f"{in_tree} followed by {len(hoisted)} constants.")
+        outs = jx.eval_jaxpr(converted_jaxpr, kept, *arg_leaves[:n_args], *extra)
+        return tree_util.tree_unflatten(out_tree, outs)
+
+    converted_fun.__name__ = _name(fun)
+    return converted_fun, hoisted
+
+
+__all__ = ["custom_jvp", "custom_vjp", "closure_convert", "SymbolicZero",
+           "CustomJVPException", "CustomVJPException"]

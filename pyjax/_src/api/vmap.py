@@ -1,0 +1,177 @@
+"""vmap: vectorizing a function over an axis of its arguments by running it once on
+BatchTracers (interpreters/batching.py). Imports tree_util, core, interpreters, array."""
+from __future__ import annotations
+
+import functools
+import inspect
+import operator
+
+from pyjax._src import tree_util
+from pyjax._src.array import as_array
+from pyjax._src.core.avals import get_aval, is_valid_jax_type
+from pyjax._src.core.trace import set_current_trace
+from pyjax._src.interpreters import batching
+
+
+def _check_axes_spec(axes, what):
+    """JAX's rules: ints (not bools) or None as leaves; in_axes' top level is a tuple."""
+    if what == "in_axes" and not (axes is None or type(axes) in (int, tuple)):
+        raise TypeError(f"vmap in_axes must be an int, None, or a tuple of entries "
+                        f"corresponding to the positional arguments passed to the "
+                        f"function, but got {axes}.")
+    leaves = tree_util.tree_leaves(axes, is_leaf=lambda x: x is None)
+    if not all(x is None or type(x) is int for x in leaves):
+        raise TypeError(f"vmap {what} must be an int, None, or (nested) container with "
+                        f"those types as leaves, but got {axes}.")
+
+
+def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None):
+    """Vectorizes `fun` over one axis: argument leaves are mapped along their `in_axes`
+    entry (None: not mapped; keyword arguments along axis 0), and results carry the mapped
+    axis at `out_axes`. `axis_name` names the axis for collectives (lax.psum, ...);
+    `axis_size` gives the size when no argument is mapped. (`spmd_axis_name` is for
+    sharded programs, which pyjax does not have.)"""
+    if spmd_axis_name is not None:
+        raise NotImplementedError("vmap(spmd_axis_name=...) needs sharding, which pyjax "
+                                  "does not support.")
+    if not callable(fun):
+        raise TypeError(f"vmap expects a callable as its first argument, got {fun!r} of "
+                        f"type {type(fun).__name__}.")
+    if isinstance(in_axes, list):   # lists are tuples here, as in JAX
+        in_axes = tuple(in_axes)
+    _check_axes_spec(in_axes, "in_axes")
+    _check_axes_spec(out_axes, "out_axes")
+    if axis_size is not None:
+        try:
+            axis_size = operator.index(axis_size)
+        except TypeError:
+            raise TypeError(f"vmap axis_size must be an int, got {axis_size!r}") from None
+        if axis_size < 0:
+            raise ValueError(f"vmap axis_size must be non-negative, got {axis_size}")
+
+    @functools.wraps(fun)
+    def vmapped(*args, **kwargs):
+        return _call(fun, in_axes, out_axes, axis_name, axis_size, args, kwargs)
+
+    return vmapped
+
+
+def _call(fun, in_axes, out_axes, axis_name, axis_size, args, kwargs):
+    if isinstance(in_axes, tuple) and len(in_axes) != len(args):
+        raise ValueError(f"vmap in_axes must be an int, None, or a tuple of entries "
+                         f"corresponding to the positional arguments passed to the "
+                         f"function, but got len(in_axes)={len(in_axes)}, "
+                         f"len(args)={len(args)}")
+    arg_leaves, arg_tree = tree_util.flatten(args)
+    kw_leaves, kw_tree = tree_util.flatten(kwargs)
+    leaves = arg_leaves + kw_leaves
+    axes = tree_util.prefix_broadcast(in_axes, arg_tree, "vmap in_axes") + [0] * len(kw_leaves)
+    size, axes = _mapped_size(fun, args, kwargs, leaves, axes, axis_size)
+    trace = batching.BatchTrace(size, axis_name)
+    ins = [x if ax is None else batching.BatchTracer(trace, x, ax)
+           for x, ax in zip(leaves, axes)]
+    call_args = tree_util.tree_unflatten(arg_tree, ins[:len(arg_leaves)])
+    call_kwargs = tree_util.tree_unflatten(kw_tree, ins[len(arg_leaves):])
+    try:
+        with batching.extend_axis_env(axis_name, size), set_current_trace(trace):
+            out = fun(*call_args, **call_kwargs)
+        out_leaves, out_tree = tree_util.flatten(out)
+        infos = [trace.to_batch_info(x) for x in out_leaves]
+    finally:
+        trace.end()
+    out_axes_flat = tree_util.prefix_broadcast(out_axes, out_tree, "vmap out_axes")
+    results = []
+    for (val, dim), out_axis in zip(infos, out_axes_flat):
+        if not is_valid_jax_type(val):
+            raise TypeError(f"vmap: the function {_name(fun)} returned a value of type "
+                            f"{type(val).__name__}, which is not a valid JAX type; vmapped "
+                            "functions must return arrays (in pytrees).")
+        if out_axis is None:
+            if dim is not None:
+                raise ValueError(f"vmap has mapped output (axis_name={axis_name!r}) but "
+                                 f"out_axes is None. Only outputs that do not depend on the "
+                                 f"mapped axis can be returned with out_axes=None.")
+            results.append(as_array(val))
+            continue
+        ndim = get_aval(val).ndim + (dim is None)
+        if not -ndim <= out_axis < ndim:
+            raise ValueError(f"vmap out_axes {out_axis} is out of bounds for an output of "
+                             f"rank {ndim} (with the mapped axis) of {_name(fun)}.")
+        results.append(as_array(batching.move_or_broadcast(val, dim, out_axis % ndim, size)))
+    return tree_util.tree_unflatten(out_tree, results)
+
+
+def _mapped_size(fun, args, kwargs, leaves, axes, axis_size):
+    """The batch size and the non-negative axis of each leaf; ValueErrors name the
+    argument, its type and the axis."""
+    mapped = []    # (leaf index, axis, size)
+    canonical = []
+    for i, (x, ax) in enumerate(zip(leaves, axes)):
+        if ax is None:
+            canonical.append(None)
+            continue
+        if not is_valid_jax_type(x):
+            raise TypeError(f"vmap: argument {_leaf_name(fun, args, kwargs, i)} of type "
+                            f"{type(x).__name__} is not a valid JAX type; mapped arguments "
+                            f"must be arrays (or pytrees of arrays). Pass it with in_axes "
+                            f"None, or close over it.")
+        aval = get_aval(x)
+        if not -aval.ndim <= ax < aval.ndim:
+            raise ValueError(
+                f"vmap was requested to map its argument along axis {ax}, which implies "
+                f"that its rank should be at least {ax + 1 if ax >= 0 else -ax}, but is "
+                f"only {aval.ndim} (its shape is {aval.shape}): argument "
+                f"{_leaf_name(fun, args, kwargs, i)} of type {aval.str_short()}.")
+        ax %= aval.ndim
+        canonical.append(ax)
+        mapped.append((i, ax, aval.shape[ax]))
+    if not mapped and axis_size is None:
+        raise ValueError("vmap must have at least one non-None value in in_axes, or be "
+                         "given axis_size: with no mapped argument the batch size is "
+                         "unknown.")
+    sizes = {n for _, _, n in mapped}
+    if axis_size is not None:
+        sizes.add(axis_size)
+    if len(sizes) > 1:
+        raise ValueError(_inconsistent_sizes(fun, args, kwargs, leaves, mapped, axis_size))
+    return sizes.pop(), canonical
+
+
+def _inconsistent_sizes(fun, args, kwargs, leaves, mapped, axis_size):
+    def where(i, ax):
+        return (f"axis {ax} of argument {_leaf_name(fun, args, kwargs, i)} of type "
+                f"{get_aval(leaves[i]).str_short()}")
+
+    lines = []
+    if axis_size is not None:
+        lines.append(f"  * axis_size was given as {axis_size}")
+    by_size = {}
+    for i, ax, n in mapped:
+        by_size.setdefault(n, []).append((i, ax))
+    for n, places in sorted(by_size.items(), key=lambda kv: -len(kv[1])):
+        if len(places) == 1:
+            lines.append(f"  * one axis had size {n}: {where(*places[0])}")
+        else:
+            lines.append(f"  * {len(places)} axes had size {n}, e.g. {where(*places[0])}")
+    return ("vmap got inconsistent sizes for array axes to be mapped:\n"
+            + ";\n".join(lines))
+
+
+def _name(fun):
+    return getattr(fun, "__name__", type(fun).__name__)
+
+
+def _leaf_name(fun, args, kwargs, index):
+    """A readable name for flattened leaf `index` of (args, kwargs): x, x['w'], args[2]."""
+    try:
+        params = inspect.signature(fun).parameters.values()
+        names = [p.name for p in params
+                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        names = []
+    paths, _ = tree_util.tree_flatten_with_path((args, kwargs))
+    path = paths[index][0]
+    top, key, rest = path[0].idx, path[1], tree_util.keystr(path[2:])
+    if top == 1:
+        return f"{key.key}{rest}"
+    return (names[key.idx] if key.idx < len(names) else f"args[{key.idx}]") + rest

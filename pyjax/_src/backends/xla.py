@@ -1,0 +1,411 @@
+"""The XLA adapter, the only module that imports jaxlib: a lazily created client, compiling
+StableHLO text (in-memory and on-disk caches), host<->device transfers, execution, and
+runtime errors as Python exceptions. Imports backends, array, config, errors and jaxlib."""
+from __future__ import annotations
+
+import collections
+import hashlib
+import logging
+import os
+import re
+import tempfile
+import time
+import warnings
+
+import numpy as np
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")   # XLA's start-up log lines
+
+import jaxlib  # noqa: E402
+import jaxlib.xla_client as xc  # noqa: E402
+from jaxlib import _jax  # noqa: E402
+
+from pyjax._src import array as array_mod  # noqa: E402
+from pyjax._src import config, errors  # noqa: E402
+from pyjax._src.array import Array  # noqa: E402
+from pyjax._src.backends import devices as devices_mod  # noqa: E402
+
+logger = logging.getLogger("pyjax")
+
+JAXLIB_VERSION = getattr(getattr(jaxlib, "version", None), "__version__", "unknown")
+
+# How often each route to an executable was taken (tests and benchmarks read these).
+stats = collections.Counter()
+
+
+# --- the client ---------------------------------------------------------------------------
+
+_state = {"client": None}
+
+
+def client():
+    if _state["client"] is None:
+        _state["client"] = _make_client()
+    return _state["client"]
+
+
+def _make_client():
+    requested = config.platforms.value
+    names = [p.strip().lower() for p in requested.split(",")] if requested else ["cpu"]
+    for name in names:
+        if name == "cpu":
+            count = config.num_cpu_devices.value
+            kwargs = {"num_devices": count} if count and count > 0 else {}
+            cpu_client = xc.make_cpu_client(asynchronous=True, **kwargs)
+            _register_lapack_targets()
+            return cpu_client
+    raise RuntimeError(
+        f"Unable to initialize backend {requested!r} (from jax_platforms / JAX_PLATFORMS): "
+        "pyjax drives XLA's CPU client only ('cpu'). Set JAX_PLATFORMS=cpu.")
+
+
+def _register_lapack_targets():
+    """The LAPACK kernels jaxlib ships (backed by SciPy's LAPACK), for the custom calls
+    that linear-algebra lowerings emit (e.g. lapack_strsm_ffi)."""
+    from jaxlib import lapack
+    lapack._lapack.initialize()
+    platform = xc.xla_platform_names.get("cpu", "cpu")
+    for name, fn, api_version in lapack.registrations()["cpu"]:
+        _jax.register_custom_call_target(name, fn, platform, api_version)
+
+
+def devices():
+    return client().devices()
+
+
+# --- shardings, transfers -------------------------------------------------------------------
+
+class SingleDeviceSharding(_jax.SingleDeviceSharding):
+    """An array placed whole on one device. jaxlib's C++ class needs these Python-side
+    members, which JAX itself would normally add."""
+
+    def _to_xla_hlo_sharding(self, ndim):
+        return xc.HloSharding.replicate()
+
+    @property
+    def device(self):
+        return self._device
+
+    @property
+    def memory_kind(self):
+        return None
+
+    @property
+    def _device_assignment(self):
+        return (self._device,)
+
+    @property
+    def device_set(self):
+        return {self._device}
+
+    @property
+    def num_devices(self):
+        return 1
+
+    @property
+    def is_fully_replicated(self):
+        return True
+
+    def __repr__(self):
+        return f"SingleDeviceSharding(device={self._device!r}, memory_kind=device)"
+
+
+_shardings = {}
+
+
+def sharding(device):
+    s = _shardings.get(device)
+    if s is None:
+        s = _shardings[device] = SingleDeviceSharding(device)
+    return s
+
+
+def put(value, aval, device, copy=False):
+    """A device buffer holding `value` (a numpy array of aval's dtype). Without `copy` the
+    buffer may alias `value` (XLA does so for 64-byte aligned memory)."""
+    semantics = (xc.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL if copy
+                 else xc.HostBufferSemantics.ZERO_COPY)
+    if aval.dtype == _FLOAT0:
+        value = np.zeros(aval.shape, np.bool_)
+    try:
+        return _jax.batched_device_put(aval, sharding(device), [value], [device],
+                                       committed=True, force_copy=copy,
+                                       host_buffer_semantics=semantics,
+                                       enable_x64=config.enable_x64.value)
+    except _jax.JaxRuntimeError as err:
+        raise errors.JaxRuntimeError(f"moving a {aval.str_short()} array to {device!r} "
+                                     f"failed: {err}") from None
+
+
+def fetch(buffer):
+    """The host value of a device buffer: a read-only view when XLA allows it."""
+    to_host = getattr(buffer, "_single_device_array_to_np_array_did_copy", None)
+    if to_host is not None:
+        return to_host()[0]
+    return np.asarray(buffer)
+
+
+def device_buffer(x, device):
+    """x's buffer on `device`, transferring (and remembering, when x lives there) if
+    needed."""
+    buf = x._buffer
+    if buf is not None and x._device is device:
+        return buf
+    value = x._value              # raises if x was donated or deleted
+    buf = put(value, x.aval, device)
+    if x._buffer is None and (x._device is None or x._device is device):
+        x._buffer, x._device = buf, device
+    return buf
+
+
+def _fetch_array(x):
+    return fetch(x._buffer)
+
+
+def _block_until_ready(x):
+    if x._buffer is not None:
+        x._buffer.block_until_ready()
+
+
+def _sharding_of(x):
+    return sharding(x.device)
+
+
+array_mod.backend_hooks.fetch = _fetch_array
+array_mod.backend_hooks.block_until_ready = _block_until_ready
+array_mod.backend_hooks.sharding_of = _sharding_of
+
+
+# --- compiling ------------------------------------------------------------------------------
+
+_memory_cache = collections.OrderedDict()
+_MEMORY_CACHE_SIZE = 1024
+_MAGIC = b"pyjax-xla-executable-1\n"
+
+
+def _cache_key(text, devices, num_replicas):
+    h = hashlib.sha256()
+    for part in (JAXLIB_VERSION, str(xc._version), devices[0].platform,
+                 devices[0].device_kind, ",".join(str(d.id) for d in devices),
+                 str(num_replicas), os.environ.get("XLA_FLAGS", ""), text):
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def _compile_options(devices, num_replicas):
+    options = xc.CompileOptions()
+    options.num_replicas = num_replicas
+    options.device_assignment = xc.DeviceAssignment.create(
+        np.array([[d.id] for d in devices]))
+    return options
+
+
+def compile(lowered, devices, name="main", num_replicas=1):
+    """A LoadedExecutable for a stablehlo.LoweredModule on `devices` (one per replica),
+    from the in-memory cache, the persistent cache, or XLA's compiler."""
+    if lowered.host_callbacks:   # the text does not identify the Python functions: no cache
+        return _compile_with_callbacks(lowered, devices, name, num_replicas)
+    key = _cache_key(lowered.text, devices, num_replicas)
+    exe = _memory_cache.get(key)
+    if exe is not None:
+        _memory_cache.move_to_end(key)
+        stats["memory_hits"] += 1
+        return exe
+    if "lapack_" in lowered.text:   # lax.linalg lowers to jaxlib's LAPACK custom calls
+        _register_lapack()
+    device_list = _jax.DeviceList(tuple(devices))
+    cache_dir = config.compilation_cache_dir.value
+    exe = _read_persistent(cache_dir, key, device_list, devices, num_replicas) \
+        if cache_dir else None
+    if exe is None:
+        start = time.perf_counter()
+        try:
+            exe = client().compile_and_load(lowered.text, device_list,
+                                            _compile_options(devices, num_replicas))
+        except _jax.JaxRuntimeError as err:
+            raise _compile_error(err, lowered, name) from None
+        stats["compiles"] += 1
+        if config.log_compiles.value:
+            logger.warning("Finished XLA compilation of jit(%s) in %.4f sec", name,
+                           time.perf_counter() - start)
+        if cache_dir:
+            _write_persistent(cache_dir, key, exe)
+    _memory_cache[key] = exe
+    if len(_memory_cache) > _MEMORY_CACHE_SIZE:
+        _memory_cache.popitem(last=False)
+    return exe
+
+
+def _mlir_context():
+    """An MLIR context with the StableHLO dialects, to parse modules that need host
+    callbacks (compile_and_load takes those only with a parsed module)."""
+    ctx = _state.get("mlir_context")
+    if ctx is None:
+        from jaxlib.mlir import ir
+        from jaxlib.mlir._mlir_libs import _jax_mlir_ext
+        from jaxlib.mlir.dialects import chlo, stablehlo
+        registry = ir.DialectRegistry()
+        _jax_mlir_ext.register_dialects(registry)
+        ctx = ir.Context()
+        ctx.append_dialect_registry(registry)
+        ctx.load_all_available_dialects()
+        stablehlo.register_dialect(ctx)
+        chlo.register_dialect(ctx)
+        _state["mlir_context"] = ctx
+    return ctx
+
+
+def _compile_with_callbacks(lowered, devices, name, num_replicas):
+    """Compiles a module whose custom calls run Python (jax.debug.print, pure_callback,
+    io_callback): XLA's CPU callback target calls lowered.host_callbacks[index]."""
+    from jaxlib.mlir import ir
+    if "lapack_" in lowered.text:
+        _register_lapack()
+    with _mlir_context():
+        module = ir.Module.parse(lowered.text)
+    try:
+        exe = client().compile_and_load(module, _jax.DeviceList(tuple(devices)),
+                                        _compile_options(devices, num_replicas),
+                                        host_callbacks=lowered.host_callbacks)
+    except _jax.JaxRuntimeError as err:
+        raise _compile_error(err, lowered, name) from None
+    stats["compiles"] += 1
+    return exe
+
+
+def _register_lapack():
+    """Registers jaxlib's LAPACK FFI kernels (lapack_spotrf_ffi, ...) with XLA:CPU, once.
+    They call SciPy's LAPACK, so SciPy is imported only when a module needs them."""
+    if _state.get("lapack"):
+        return
+    from jaxlib.cpu import _lapack
+    _lapack.initialize()
+    for target, fn in _lapack.registrations().items():
+        xc.register_custom_call_target(target, fn, platform="cpu", api_version=1)
+    _state["lapack"] = True
+
+
+def _compile_error(err, lowered, name):
+    message = str(err)
+    quoted = []
+    for match in re.finditer(r"-:(\d+):\d+: error: ([^\n]*)", message):
+        line = lowered.describe_line(int(match.group(1)))
+        if line:
+            quoted.append(f"{match.group(2)}\n  failing op: {line}")
+    detail = "\n".join(quoted) if quoted else message
+    return errors.JaxRuntimeError(
+        f"XLA could not compile jit({name}): {detail}\n(full XLA message: "
+        f"{message.strip()})")
+
+
+def _cache_path(cache_dir, key):
+    return os.path.join(cache_dir, f"pyjax-{key}.xla")
+
+
+def _read_persistent(cache_dir, key, device_list, devices, num_replicas):
+    """An executable from the on-disk cache; a missing, torn or corrupt entry gives None
+    (and corrupt ones a warning), so the caller compiles afresh."""
+    path = _cache_path(cache_dir, key)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    head = len(_MAGIC) + 32
+    blob = data[head:]
+    if not data.startswith(_MAGIC) or hashlib.sha256(blob).digest() != data[len(_MAGIC):head]:
+        warnings.warn(f"pyjax: ignoring corrupt compilation cache entry {path}; "
+                      "recompiling.", RuntimeWarning, stacklevel=2)
+        return None
+    try:
+        exe = client().deserialize_executable(blob, device_list,
+                                               _compile_options(devices, num_replicas))
+    except Exception as err:   # noqa: BLE001 - any failure means: compile instead
+        warnings.warn(f"pyjax: could not load compilation cache entry {path} ({err}); "
+                      "recompiling.", RuntimeWarning, stacklevel=2)
+        return None
+    stats["persistent_hits"] += 1
+    return exe
+
+
+def _write_persistent(cache_dir, key, exe):
+    """Writes atomically (a temporary file renamed into place), so concurrent writers and
+    readers never see half an entry. Failures only warn: the cache is an optimisation."""
+    try:
+        blob = exe.serialize()
+        os.makedirs(cache_dir, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=".tmp-pyjax-")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(_MAGIC + hashlib.sha256(blob).digest() + blob)
+            os.replace(tmp, _cache_path(cache_dir, key))
+        except BaseException:
+            os.unlink(tmp)
+            raise
+        stats["persistent_writes"] += 1
+    except (OSError, _jax.JaxRuntimeError) as err:
+        warnings.warn(f"pyjax: could not write the compilation cache in {cache_dir}: "
+                      f"{err}", RuntimeWarning, stacklevel=2)
+
+
+# --- executing ------------------------------------------------------------------------------
+
+_FLOAT0 = np.dtype([("float0", np.void, 0)])
+
+
+def _result_handler(aval, device, committed):
+    try:
+        return _jax.array_result_handler(aval, sharding(device), committed, _skip_checks=True)
+    except TypeError:   # jaxlib >= 0.12 has no _skip_checks
+        return _jax.array_result_handler(aval, sharding(device), committed)
+
+
+class Executable:
+    """A compiled jaxpr on one device: a callable from Arrays to Arrays."""
+
+    def __init__(self, lowered, device, consts, name):
+        self.lowered, self.device, self.name = lowered, device, name
+        self.loaded = compile(lowered, [device], name)
+        self.out_avals = lowered.out_avals
+        self._consts = [put(np.asarray(getattr(c, "_value", c), a.dtype), a, device)
+                        for c, a in zip(consts, lowered.const_avals)]
+        self._handlers = {c: [_result_handler(a, device, c) for a in self.out_avals]
+                          for c in (False, True)}
+        self._float0 = [a.dtype == _FLOAT0 for a in self.out_avals]
+
+    def __call__(self, args, committed=False):
+        device = self.device
+        bufs = list(self._consts)
+        for x in args:
+            buf = x._buffer
+            if buf is None or x._device is not device:
+                buf = device_buffer(x, device)
+            bufs.append(buf)
+        try:
+            if self.lowered.host_callbacks:
+                # Wait for the callbacks, so their effects (prints, writes) happen in call
+                # order and before this call returns.
+                done = self.loaded.execute_sharded(bufs, with_tokens=True)
+                token = done.consume_token()
+                outs = done.consume_with_handlers(self._handlers[committed])
+                token.block_until_ready()
+            else:
+                outs = self.loaded.execute_sharded(bufs).consume_with_handlers(
+                    self._handlers[committed])
+        except _jax.JaxRuntimeError as err:
+            raise errors.JaxRuntimeError(f"running jit({self.name}) failed: {err}") from None
+        results = [Array(None, aval=a, device=device, committed=committed, buffer=o)
+                   for a, o in zip(self.out_avals, outs)]
+        if any(self._float0):
+            results = [Array(np.zeros(a.shape, _FLOAT0), aval=a, device=device,
+                             committed=committed) if z else r
+                       for r, a, z in zip(results, self.out_avals, self._float0)]
+        return results
+
+    def cost_analysis(self):
+        return self.loaded.cost_analysis()
+
+    def as_text(self):
+        """The optimised HLO XLA compiled."""
+        return self.loaded.hlo_modules()[0].to_string()

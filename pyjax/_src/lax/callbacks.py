@@ -1,0 +1,377 @@
+"""Host callbacks as primitives: `debug_callback` (jax.debug.print/callback; effectful, no
+results), `pure_callback` (results, no effects: removed when unused) and `io_callback`
+(results and an IO effect: never removed; ordered on request). The NumPy executor calls
+them directly; XLA calls them through a custom call into Python (see `_lower_host_call`).
+Also the user functions pure_callback and io_callback. Imports core, interpreters,
+backends and the lax families."""
+from __future__ import annotations
+
+import numpy as np
+
+from pyjax._src import dtypes, tree_util
+from pyjax._src.array import Array
+from pyjax._src.backends import stablehlo as hlo
+from pyjax._src.core.avals import ShapedArray
+from pyjax._src.core.trace import Trace, define_primitive, set_current_trace
+from pyjax._src.interpreters import batching
+from pyjax._src.lax import builders as b
+from pyjax._src.lax import slicing
+
+# --- effects --------------------------------------------------------------------------------
+
+
+class Effect:
+    """A side effect an equation has; jaxprs keep effectful equations through DCE.
+    Ordered effects run in program order."""
+
+    name = "Effect"
+    ordered = False
+
+    def __repr__(self):
+        return self.name
+
+    __str__ = __repr__
+
+
+class DebugEffect(Effect):
+    name = "Debug"
+
+
+class OrderedDebugEffect(Effect):
+    name = "OrderedDebug"
+    ordered = True
+
+
+class IOEffect(Effect):
+    name = "IO"
+
+
+class OrderedIOEffect(Effect):
+    name = "OrderedIO"
+    ordered = True
+
+
+debug_effect, ordered_debug_effect = DebugEffect(), OrderedDebugEffect()
+io_effect, ordered_io_effect = IOEffect(), OrderedIOEffect()
+
+
+# --- calling Python -------------------------------------------------------------------------
+
+class FlatCallback:
+    """A user callback taking flat arguments, rebuilt into (args, kwargs) by `in_tree`.
+    Equal for the same function and argument structure, so jit caches stay warm."""
+
+    __slots__ = ("fun", "in_tree", "__name__")
+
+    def __init__(self, fun, in_tree):
+        self.fun, self.in_tree = fun, in_tree
+        self.__name__ = getattr(fun, "__name__", type(fun).__name__)
+
+    def __call__(self, *flat_args):
+        args, kwargs = tree_util.tree_unflatten(self.in_tree, flat_args)
+        return self.fun(*args, **kwargs)
+
+    def __eq__(self, other):
+        return (type(other) is FlatCallback and self.fun is other.fun
+                and self.in_tree == other.in_tree)
+
+    def __hash__(self):
+        return hash((id(self.fun), self.in_tree))
+
+
+def call_on_host(callback, values):
+    """Runs `callback` on host values, as Arrays, outside any transformation (XLA may call
+    from one of its own threads, where no trace is current yet)."""
+    arrays = [x if isinstance(x, Array) else Array(np.asarray(x)) for x in values]
+    with set_current_trace(Trace.root):
+        return callback(*arrays)
+
+
+def check_results(results, result_avals, api):
+    """The callback's results as numpy arrays of the declared shapes and dtypes."""
+    leaves = tree_util.tree_leaves(results)
+    if len(leaves) != len(result_avals):
+        raise RuntimeError(f"{api}: mismatched number of outputs from the callback. "
+                           f"Expected {len(result_avals)}, got {len(leaves)} "
+                           "(compare with result_shape_dtypes).")
+    out = []
+    for i, (x, aval) in enumerate(zip(leaves, result_avals)):
+        x = np.asarray(x)
+        if x.dtype != aval.dtype and dtypes.canonicalize_dtype(x.dtype) == aval.dtype:
+            x = x.astype(aval.dtype)
+        if x.shape != aval.shape:
+            raise RuntimeError(f"{api}: incorrect output shape for return value #{i}: "
+                               f"expected {aval.shape}, got {x.shape}.")
+        if x.dtype != aval.dtype:
+            raise RuntimeError(f"{api}: incorrect output dtype for return value #{i}: "
+                               f"expected {aval.dtype}, got {x.dtype}.")
+        out.append(x)
+    return out
+
+
+class HostCall:
+    """What an XLA custom call runs: the callback on numpy buffers, results checked
+    (result_avals None: results ignored, as for debug callbacks). Chained calls take and
+    give one extra uint8 scalar that orders them."""
+
+    def __init__(self, callback, result_avals, api, chained):
+        self.callback, self.result_avals = callback, result_avals
+        self.api, self.chained = api, chained
+
+    def __call__(self, *buffers):
+        if self.chained:
+            buffers = buffers[1:]
+        results = call_on_host(self.callback, buffers)
+        outs = [] if self.result_avals is None else \
+            check_results(results, self.result_avals, self.api)
+        return tuple(outs) + ((np.zeros((), np.uint8),) if self.chained else ())
+
+
+_CHAIN = ShapedArray((), np.dtype(np.uint8))
+
+
+def _lower_host_call(ctx, args, callback, result_avals, api, side_effect):
+    """A stablehlo.custom_call of XLA's CPU Python callback target. Side-effecting calls
+    in one function are chained by a dummy operand, so they run in program order."""
+    callbacks = getattr(ctx.module, "host_callbacks", None)
+    if callbacks is None:
+        raise hlo.LoweringError(f"{api} needs a module that can hold host callbacks")
+    call = HostCall(callback, result_avals, api, chained=side_effect)
+    operands = list(args)
+    out_avals = [a.strip_weak_type() for a in result_avals or ()]
+    if side_effect:
+        previous = getattr(ctx, "_callback_chain", None)
+        operands.insert(0, previous if previous is not None else ctx.full(0, (), np.uint8))
+        out_avals.append(_CHAIN)
+    callbacks.append(call)
+    attrs = {"call_target_name": '"xla_ffi_python_cpu_callback"',
+             "api_version": "4 : i32",
+             "has_side_effect": "true" if side_effect else "false",
+             "backend_config": f"{{index = {len(callbacks) - 1} : ui64}}"}
+    outs = ctx.op("stablehlo.custom_call", operands, out_avals, attrs)
+    if side_effect:
+        ctx._callback_chain = outs[-1]
+        outs = outs[:-1]
+    return outs
+
+
+# --- debug_callback ---------------------------------------------------------------------------
+
+def _debug_impl(*args, callback, effect):
+    call_on_host(callback, args)
+    return []
+
+
+def _debug_jvp(primals, tangents, *, callback, effect):
+    return debug_callback_p.bind(*primals, callback=callback, effect=effect), []
+
+
+def _debug_transpose(cts, *args, callback, effect):
+    raise ValueError("Transpose doesn't support debugging callbacks (jax.debug.print / "
+                     "jax.debug.callback on values being transposed).")
+
+
+def _debug_batch(args, dims, *, callback, effect):
+    """One call per example, in order (the callback sees unbatched values)."""
+    size = batching.axis_size_of(args, dims)
+    for i in range(size):
+        sliced = [x if d is None else slicing.index_in_dim(x, i, d, keepdims=False)
+                  for x, d in zip(args, dims)]
+        debug_callback_p.bind(*sliced, callback=callback, effect=effect)
+    return [], []
+
+
+def _debug_lower(ctx, *args, callback, effect):
+    return _lower_host_call(ctx, args, callback, None, "jax.debug.callback", True)
+
+
+def _noop(*args):
+    return None
+
+
+debug_callback_p = define_primitive(
+    "debug_callback", multiple_results=True, impl=_debug_impl,
+    abstract_eval=lambda *avals, callback, effect: [],
+    effects=lambda callback, effect: frozenset({effect}),
+    jvp=_debug_jvp, transpose=_debug_transpose, batch=_debug_batch, lower=_debug_lower,
+    samples=[b.Sample([b.random_values((3,), np.float32)],
+                      {"callback": FlatCallback(_noop, tree_util.tree_structure(
+                          ((0,), {}))), "effect": debug_effect})])
+
+
+def debug_callback(callback, *args, ordered=False, **kwargs):
+    """Calls `callback(*args, **kwargs)` on the host with concrete arrays when the
+    computation runs (at every call of a jitted function, per example under vmap), and
+    not while tracing. ordered=True keeps calls in program order."""
+    if not callable(callback):
+        raise TypeError(f"jax.debug.callback expects a callable, got {callback!r}")
+    flat_args, in_tree = tree_util.tree_flatten((args, kwargs))
+    effect = ordered_debug_effect if ordered else debug_effect
+    debug_callback_p.bind(*flat_args, callback=FlatCallback(callback, in_tree),
+                          effect=effect)
+
+
+# --- pure_callback ----------------------------------------------------------------------------
+
+def _pure_impl(*args, callback, result_avals, vmap_method):
+    return check_results(call_on_host(callback, args), result_avals, "jax.pure_callback")
+
+
+def _pure_jvp(primals, tangents, **params):
+    raise ValueError("Pure callbacks do not support JVP. Please use `jax.custom_jvp` to use "
+                     "callbacks while taking gradients.")
+
+
+def _pure_transpose(cts, *args, **params):
+    raise ValueError("Pure callbacks do not support transpose. Please use `jax.custom_vjp` "
+                     "to use callbacks while taking gradients.")
+
+
+def _sequential(prim, args, dims, params):
+    """The callback once per example: a scan over the batched arguments."""
+    from pyjax._src.lax.control_flow.scan import scan
+    size = batching.axis_size_of(args, dims)
+    batched = [batching.moveaxis(x, d, 0) for x, d in zip(args, dims) if d is not None]
+    flags = [d is not None for d in dims]
+
+    def step(carry, xs):
+        it = iter(xs)
+        merged = [next(it) if f else x for x, f in zip(args, flags)]
+        return carry, prim.bind(*merged, **params)
+
+    _, outs = scan(step, (), batched, length=size)
+    return outs, [0] * len(outs)
+
+
+def _pure_batch(args, dims, *, callback, result_avals, vmap_method):
+    params = dict(callback=callback, result_avals=result_avals, vmap_method=vmap_method)
+    size = batching.axis_size_of(args, dims)
+    if vmap_method in ("sequential", "sequential_unrolled"):
+        return _sequential(pure_callback_p, args, dims, params)
+    batched_avals = tuple(ShapedArray((size, *a.shape), a.dtype) for a in result_avals)
+    moved = [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(args, dims)]
+    if vmap_method in ("expand_dims", "broadcast_all"):
+        width = size if vmap_method == "broadcast_all" else 1
+        moved = [batching.move_or_broadcast(x, None, 0, width) if d is None else x
+                 for x, d in zip(moved, dims)]
+    elif vmap_method != "legacy_vectorized":
+        raise NotImplementedError(
+            "vmap is only supported for the pure_callback primitive when vmap_method is one "
+            "of 'sequential', 'sequential_unrolled', 'expand_dims', 'broadcast_all' or "
+            "'legacy_vectorized'. Pass vmap_method=... to jax.pure_callback to say how the "
+            "callback handles a batch.")
+    outs = pure_callback_p.bind(*moved, callback=callback, result_avals=batched_avals,
+                                vmap_method=vmap_method)
+    return outs, [0] * len(outs)
+
+
+def _pure_lower(ctx, *args, callback, result_avals, vmap_method):
+    return _lower_host_call(ctx, args, callback, result_avals, "jax.pure_callback", False)
+
+
+def _square_host(x):
+    return np.square(np.asarray(x))
+
+
+_SAMPLE_TREE = tree_util.tree_structure(((0,), {}))
+
+pure_callback_p = define_primitive(
+    "pure_callback", multiple_results=True, impl=_pure_impl,
+    abstract_eval=lambda *avals, callback, result_avals, vmap_method: list(result_avals),
+    jvp=_pure_jvp, transpose=_pure_transpose, batch=_pure_batch, lower=_pure_lower,
+    samples=[b.Sample([b.random_values((2, 3), np.float32)],
+                      {"callback": FlatCallback(_square_host, _SAMPLE_TREE),
+                       "result_avals": (ShapedArray((2, 3), np.dtype(np.float32)),),
+                       "vmap_method": "expand_dims"})])
+
+_VMAP_METHODS = ("sequential", "sequential_unrolled", "expand_dims", "broadcast_all",
+                 "legacy_vectorized", None)
+
+
+def _result_avals(result_shape_dtypes, api):
+    leaves, out_tree = tree_util.tree_flatten(result_shape_dtypes)
+    avals = []
+    for leaf in leaves:
+        if not (hasattr(leaf, "shape") and hasattr(leaf, "dtype")):
+            raise TypeError(f"{api}: result_shape_dtypes must be a pytree of objects with "
+                            f"`shape` and `dtype` (e.g. jax.ShapeDtypeStruct), got {leaf!r}")
+        dtype = np.dtype(leaf.dtype)
+        if dtypes.canonicalize_dtype(dtype) != dtype:
+            raise ValueError(f"{api}: result_shape_dtypes cannot specify 64-bit types when "
+                             f"`jax_enable_x64` is disabled (got {dtype}).")
+        avals.append(ShapedArray(tuple(leaf.shape), dtype))
+    return tuple(avals), out_tree
+
+
+def pure_callback(callback, result_shape_dtypes, *args, sharding=None, vmap_method=None,
+                  **kwargs):
+    """Calls the pure host function `callback(*args, **kwargs)` from inside transformed
+    code; its results must match `result_shape_dtypes`. The call may be skipped when its
+    results are unused. Under vmap it runs as `vmap_method` says; it has no derivative
+    (wrap it in jax.custom_jvp to give it one)."""
+    if vmap_method not in _VMAP_METHODS:
+        raise ValueError(f"vmap_method must be one of the allowed methods {_VMAP_METHODS}, "
+                         f"but got: {vmap_method}")
+    if not callable(callback):
+        raise TypeError(f"jax.pure_callback expects a callable, got {callback!r}")
+    flat_args, in_tree = tree_util.tree_flatten((args, kwargs))
+    avals, out_tree = _result_avals(result_shape_dtypes, "jax.pure_callback")
+    outs = pure_callback_p.bind(*flat_args, callback=FlatCallback(callback, in_tree),
+                                result_avals=avals, vmap_method=vmap_method)
+    return tree_util.tree_unflatten(out_tree, outs)
+
+
+# --- io_callback ------------------------------------------------------------------------------
+
+def _io_impl(*args, callback, result_avals, ordered):
+    return check_results(call_on_host(callback, args), result_avals, "io_callback")
+
+
+def _io_jvp(primals, tangents, **params):
+    raise ValueError("IO callbacks do not support JVP.")
+
+
+def _io_transpose(cts, *args, **params):
+    raise ValueError("IO callbacks do not support transpose.")
+
+
+def _io_batch(args, dims, *, callback, result_avals, ordered):
+    if ordered:
+        raise ValueError("Cannot `vmap` ordered IO callback.")
+    return _sequential(io_callback_p, args, dims,
+                       dict(callback=callback, result_avals=result_avals, ordered=False))
+
+
+def _io_lower(ctx, *args, callback, result_avals, ordered):
+    return _lower_host_call(ctx, args, callback, result_avals, "io_callback", True)
+
+
+io_callback_p = define_primitive(
+    "io_callback", multiple_results=True, impl=_io_impl,
+    abstract_eval=lambda *avals, callback, result_avals, ordered: list(result_avals),
+    effects=lambda callback, result_avals, ordered: frozenset(
+        {ordered_io_effect if ordered else io_effect}),
+    jvp=_io_jvp, transpose=_io_transpose, batch=_io_batch, lower=_io_lower,
+    samples=[b.Sample([b.random_values((3,), np.float32)],
+                      {"callback": FlatCallback(_square_host, _SAMPLE_TREE),
+                       "result_avals": (ShapedArray((3,), np.dtype(np.float32)),),
+                       "ordered": False})])
+
+
+def io_callback(callback, result_shape_dtypes, *args, sharding=None, ordered=False,
+                **kwargs):
+    """Calls the impure host function `callback(*args, **kwargs)` from inside transformed
+    code, once per execution and never removed; ordered=True keeps calls in program order
+    (and forbids vmap)."""
+    if not callable(callback):
+        raise TypeError(f"io_callback expects a callable, got {callback!r}")
+    flat_args, in_tree = tree_util.tree_flatten((args, kwargs))
+    avals, out_tree = _result_avals(result_shape_dtypes, "io_callback")
+    outs = io_callback_p.bind(*flat_args, callback=FlatCallback(callback, in_tree),
+                              result_avals=avals, ordered=bool(ordered))
+    return tree_util.tree_unflatten(out_tree, outs)
+
+
+__all__ = ["debug_callback_p", "pure_callback_p", "io_callback_p", "debug_callback",
+           "pure_callback", "io_callback", "DebugEffect", "OrderedDebugEffect", "IOEffect",
+           "OrderedIOEffect"]

@@ -1,0 +1,257 @@
+"""Collectives over named axes: psum, pmax, pmin, pmean, all_gather, axis_index. A name is
+bound by vmap(axis_name=...) (whose batch rules below reduce or gather over the batch) or
+by pmap (XLA collectives). Imports core, interpreters, tree_util and the lax families."""
+from __future__ import annotations
+
+import numpy as np
+
+from pyjax._src import dtypes, tree_util
+from pyjax._src.core.avals import ShapedArray, get_aval
+from pyjax._src.core.trace import NO_TRANSPOSE, define_primitive
+from pyjax._src.interpreters import ad, batching
+from pyjax._src.interpreters.ad import Zero
+from pyjax._src.lax import elementwise as ew
+from pyjax._src.lax import reductions as red
+from pyjax._src.lax import slicing
+from pyjax._src.lax import structural as st
+
+
+def _names(axis_name):
+    names = tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
+    for name in names:
+        batching.axis_env_size(name)    # NameError when no vmap/pmap binds it
+    return names
+
+
+def _single_name(axis_name, what):
+    names = _names(axis_name)
+    if len(names) != 1:
+        raise NotImplementedError(f"{what} over several axes at once ({axis_name}) is not "
+                                  "supported; nest the calls, one axis each.")
+    return names[0]
+
+
+def _unbound_impl(*args, **params):
+    """Reached only when no transformation handled the collective."""
+    raise batching.unbound_axis_error(batching.axis_names_of(params)[0])
+
+
+def _scaled(x, n):
+    """x * n in x's own dtype and weak type."""
+    aval = get_aval(x)
+    if aval.weak_type:
+        factor = {"f": float, "c": complex}.get(aval.dtype.kind, int)(n)
+    else:
+        factor = np.array(n, aval.dtype)
+    return ew.mul(x, factor)
+
+
+# --- psum, pmax, pmin -------------------------------------------------------------------
+
+def _reduction_batch(prim, reduce, unmapped):
+    @batching.axis_rule
+    def rule(axis, args, dims, *, axes):
+        if axis.name not in axes:   # an enclosing transformation's axis: the batch stays
+            return prim.bind(*args, axes=axes), list(dims)
+        outs = [unmapped(x, axis.size) if d is None else reduce(x, (d,))
+                for x, d in zip(args, dims)]
+        rest = tuple(n for n in axes if n != axis.name)
+        if rest:
+            outs = prim.bind(*outs, axes=rest)
+        return outs, [None] * len(outs)
+    return rule
+
+
+def _psum_jvp(primals, tangents, *, axes):
+    out = psum_p.bind(*primals, axes=axes)
+    nonzero = [t for t in tangents if type(t) is not Zero]
+    summed = iter(psum_p.bind(*nonzero, axes=axes))
+    return out, [t if type(t) is Zero else next(summed) for t in tangents]
+
+
+def _psum_transpose(cts, *args, axes):
+    # As in JAX under vmap and pmap: the transpose of psum is psum.
+    linear = [ad.is_undefined_primal(a) for a in args]
+    cts = [ad.instantiate_zeros(ct) for ct, lin in zip(cts, linear) if lin]
+    summed = iter(psum_p.bind(*cts, axes=axes))
+    return [next(summed) if lin else None for lin in linear]
+
+
+def _chooser_jvp(prim):
+    """The tangent of the members holding the extreme, averaged over ties."""
+    def jvp(primals, tangents, *, axes):
+        outs = prim.bind(*primals, axes=axes)
+        tangent_outs = []
+        for x, t, out in zip(primals, tangents, outs):
+            if type(t) is Zero:
+                tangent_outs.append(Zero(ad.tangent_aval(get_aval(out))))
+                continue
+            wins = ew.convert_element_type(ew.eq(x, out), get_aval(t).dtype)
+            (count,) = psum_p.bind(wins, axes=axes)   # apart: primal work, not tangent
+            (total,) = psum_p.bind(ew.mul(t, wins), axes=axes)
+            tangent_outs.append(ew.div(total, count))
+        return outs, tangent_outs
+    return jvp
+
+
+def _same_avals(*avals, axes):
+    return list(avals)
+
+
+psum_p = define_primitive("psum", multiple_results=True, impl=_unbound_impl,
+                          abstract_eval=_same_avals, jvp=_psum_jvp,
+                          transpose=_psum_transpose)
+psum_p.batch = _reduction_batch(psum_p, red.reduce_sum, _scaled)
+pmax_p = define_primitive("pmax", multiple_results=True, impl=_unbound_impl,
+                          abstract_eval=_same_avals, transpose=NO_TRANSPOSE)
+pmax_p.batch = _reduction_batch(pmax_p, red.reduce_max, lambda x, n: x)
+pmax_p.jvp = _chooser_jvp(pmax_p)
+pmin_p = define_primitive("pmin", multiple_results=True, impl=_unbound_impl,
+                          abstract_eval=_same_avals, transpose=NO_TRANSPOSE)
+pmin_p.batch = _reduction_batch(pmin_p, red.reduce_min, lambda x, n: x)
+pmin_p.jvp = _chooser_jvp(pmin_p)
+
+
+def _reduce_leaves(prim, x, axis_name):
+    names = _names(axis_name)
+    leaves, tree = tree_util.tree_flatten(x)
+    if not leaves:
+        return x
+    leaves = [ew.convert_element_type(v, np.int32) if get_aval(v).dtype == np.bool_ else v
+              for v in leaves]
+    return tree_util.tree_unflatten(tree, prim.bind(*leaves, axes=names))
+
+
+def psum(x, axis_name, *, axis_index_groups=None):
+    """The sum of x (a pytree) over the members of the named axis (or axes); every member
+    gets the total. Inside vmap the members are the batch elements."""
+    _no_groups(axis_index_groups)
+    return _reduce_leaves(psum_p, x, axis_name)
+
+
+def pmax(x, axis_name, *, axis_index_groups=None):
+    """The maximum of x (a pytree) over the members of the named axis (or axes)."""
+    _no_groups(axis_index_groups)
+    return _reduce_leaves(pmax_p, x, axis_name)
+
+
+def pmin(x, axis_name, *, axis_index_groups=None):
+    """The minimum of x (a pytree) over the members of the named axis (or axes)."""
+    _no_groups(axis_index_groups)
+    return _reduce_leaves(pmin_p, x, axis_name)
+
+
+def pmean(x, axis_name, *, axis_index_groups=None):
+    """The mean of x (a pytree) over the members of the named axis (or axes); integer
+    inputs give floats, as x / n does in jnp."""
+    _no_groups(axis_index_groups)
+    n = psum(1, axis_name)
+    summed = _reduce_leaves(psum_p, x, axis_name)
+
+    def mean(v):
+        dtype = get_aval(v).dtype
+        if not dtypes.is_inexact(dtype):
+            dtype = dtypes.default_float_dtype()
+            v = ew.convert_element_type(v, dtype)
+        return ew.div(v, ew.convert_element_type(n, dtype))
+    return tree_util.tree_map(mean, summed)
+
+
+def _no_groups(axis_index_groups):
+    if axis_index_groups is not None:
+        raise NotImplementedError("axis_index_groups is not supported.")
+
+
+# --- all_gather -------------------------------------------------------------------------
+
+def _all_gather_abstract_eval(x, *, axis_name, axis_size, all_gather_dimension, tiled):
+    shape = list(x.shape)
+    if tiled:
+        shape[all_gather_dimension] *= axis_size
+    else:
+        shape.insert(all_gather_dimension, axis_size)
+    return ShapedArray(shape, x.dtype, x.weak_type)
+
+
+@batching.axis_rule
+def _all_gather_batch(axis, args, dims, *, axis_name, axis_size, all_gather_dimension,
+                      tiled):
+    (x,), (d,) = args, dims
+    params = dict(axis_name=axis_name, axis_size=axis_size, tiled=tiled)
+    if axis_name != axis.name:   # an enclosing axis: gather around our batch dim
+        if d is None:
+            return all_gather_p.bind(x, all_gather_dimension=all_gather_dimension,
+                                     **params), None
+        return all_gather_p.bind(batching.moveaxis(x, d, 0),
+                                 all_gather_dimension=all_gather_dimension + 1,
+                                 **params), 0
+    # Every member gets the stack of all members' values: the batch, unbatched.
+    out = batching.move_or_broadcast(x, d, all_gather_dimension, axis.size)
+    if tiled:
+        shape = list(get_aval(out).shape)
+        shape[all_gather_dimension:all_gather_dimension + 2] = [
+            shape[all_gather_dimension] * shape[all_gather_dimension + 1]]
+        out = st.reshape(out, shape)
+    return out, None
+
+
+def _all_gather_transpose(ct, x, *, axis_name, axis_size, all_gather_dimension, tiled):
+    # Sum the cotangents of all members, then keep this member's slice (psum_scatter).
+    (summed,) = psum_p.bind(ct, axes=(axis_name,))
+    index = axis_index_p.bind(axis_name=axis_name)
+    if tiled:
+        n = x.aval.shape[all_gather_dimension]
+        return [slicing.dynamic_slice_in_dim(summed, ew.mul(index, np.int32(n)), n,
+                                             all_gather_dimension)]
+    return [slicing.dynamic_index_in_dim(summed, index, all_gather_dimension,
+                                         keepdims=False)]
+
+
+all_gather_p = define_primitive(
+    "all_gather", impl=_unbound_impl, abstract_eval=_all_gather_abstract_eval,
+    jvp=ad.linear_jvp, transpose=_all_gather_transpose, batch=_all_gather_batch)
+
+
+def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
+    """Every member gets the values of all members of the named axis, stacked along a new
+    dimension `axis` (or concatenated along `axis` when tiled)."""
+    _no_groups(axis_index_groups)
+    name = _single_name(axis_name, "all_gather")
+    size = batching.axis_env_size(name)
+
+    def gather(v):
+        ndim = get_aval(v).ndim
+        bound = ndim if tiled else ndim + 1
+        if not -bound <= axis < bound:
+            raise ValueError(f"all_gather axis {axis} is out of bounds for an operand of "
+                             f"rank {ndim} (tiled={tiled}).")
+        if tiled and ndim == 0:
+            raise ValueError("all_gather with tiled=True needs operands of rank >= 1.")
+        return all_gather_p.bind(v, axis_name=name, axis_size=size,
+                                 all_gather_dimension=axis % bound, tiled=bool(tiled))
+    return tree_util.tree_map(gather, x)
+
+
+# --- axis_index -------------------------------------------------------------------------
+
+@batching.axis_rule
+def _axis_index_batch(axis, args, dims, *, axis_name):
+    if axis_name != axis.name:
+        return axis_index_p.bind(axis_name=axis_name), None
+    return st.iota(np.int32, axis.size), 0
+
+
+axis_index_p = define_primitive(
+    "axis_index", impl=_unbound_impl,
+    abstract_eval=lambda *, axis_name: ShapedArray((), np.int32), jvp=ad.zero_jvp,
+    transpose=NO_TRANSPOSE, batch=_axis_index_batch)
+
+
+def axis_index(axis_name):
+    """This member's position (int32) along the named axis."""
+    return axis_index_p.bind(axis_name=_single_name(axis_name, "axis_index"))
+
+
+collective_primitives = (psum_p, pmax_p, pmin_p, all_gather_p, axis_index_p)
+for _prim in collective_primitives:
+    _prim.is_collective = True   # impl needs a binding transformation: no eager samples

@@ -1,0 +1,215 @@
+"""The counter-based random bit generator: the Threefry-2x32 block cipher (Salmon et al.,
+"Parallel random numbers: as easy as 1, 2, 3", SC 2011) as the primitive `threefry2x32`,
+and the key operations built on it (seed, split, fold_in, raw bits) that jax.random uses.
+Keys here are raw uint32 arrays of shape (..., 2). Imports core, interpreters and lax."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from pyjax._src import dtypes
+from pyjax._src.core.avals import ShapedArray, get_aval
+from pyjax._src.core.trace import define_primitive
+from pyjax._src.interpreters import ad, batching
+from pyjax._src.lax import builders as b
+from pyjax._src.lax import elementwise as ew
+from pyjax._src.lax import slicing, structural
+
+UINT32 = np.dtype(np.uint32)
+# Threefry-2x32 rotation constants, used four rounds at a time, alternating.
+ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+# The key-schedule parity constant of Threefish/Threefry.
+KEY_PARITY = 0x1BD11BDA
+
+
+def _threefry_rounds(k1, k2, x1, x2, add, rotl, xor, const):
+    """The 20 rounds and 5 key injections, written once for NumPy and for StableHLO:
+    `add`, `rotl`, `xor` act on values; `const(i)` is the uint32 constant i."""
+    ks = (k1, k2, xor(xor(k1, k2), const(KEY_PARITY)))
+    x = [add(x1, ks[0]), add(x2, ks[1])]
+    for i in range(5):
+        for r in ROTATIONS[i % 2]:
+            x[0] = add(x[0], x[1])
+            x[1] = xor(rotl(x[1], r), x[0])
+        x[0] = add(x[0], ks[(i + 1) % 3])
+        x[1] = add(add(x[1], ks[(i + 2) % 3]), const(i + 1))
+    return x
+
+
+def threefry2x32_numpy(k1, k2, x1, x2):
+    """Threefry-2x32 on NumPy uint32 arrays (broadcast together); wraps modulo 2**32."""
+    shape = np.broadcast_shapes(*(np.shape(a) for a in (k1, k2, x1, x2)))
+    k1, k2, x1, x2 = (np.broadcast_to(np.asarray(a, UINT32), shape).reshape(-1)
+                      for a in (k1, k2, x1, x2))
+
+    def rotl(v, r):
+        return (v << np.uint32(r)) | (v >> np.uint32(32 - r))
+
+    with np.errstate(over="ignore"):
+        y1, y2 = _threefry_rounds(k1, k2, x1, x2, np.add, rotl, np.bitwise_xor, np.uint32)
+    return [y1.reshape(shape), y2.reshape(shape)]
+
+
+def _threefry_abstract_eval(k1, k2, x1, x2):
+    for a in (k1, k2, x1, x2):
+        if a.dtype != UINT32:
+            raise TypeError("threefry2x32 requires uint32 arguments, got "
+                            f"{[str(x.dtype) for x in (k1, k2, x1, x2)]}")
+    shape = b.broadcasting_shape("threefry2x32", k1.shape, k2.shape, x1.shape, x2.shape)
+    return [ShapedArray(shape, UINT32)] * 2
+
+
+def _threefry_lower(ctx, k1, k2, x1, x2):
+    """The rounds unrolled (a rolled stablehlo.while compiled no faster here)."""
+    shape = ctx.avals_out[0].shape
+    k1, k2, x1, x2 = (ctx.broadcast(v, shape) for v in (k1, k2, x1, x2))
+    consts = {}
+
+    def const(i):
+        if i not in consts:
+            consts[i] = ctx.full(i, shape, UINT32)
+        return consts[i]
+
+    def add(x, y):
+        return ctx.binary("stablehlo.add", x, y)
+
+    def xor(x, y):
+        return ctx.binary("stablehlo.xor", x, y)
+
+    def rotl(v, r):
+        return ctx.binary("stablehlo.or", ctx.binary("stablehlo.shift_left", v, const(r)),
+                          ctx.binary("stablehlo.shift_right_logical", v, const(32 - r)))
+
+    return _threefry_rounds(k1, k2, x1, x2, add, rotl, xor, const)
+
+
+def _make_threefry_batch(prim):
+    elementwise = batching.elementwise_rule.make(prim)
+
+    def rule(args, dims):
+        outs, dim = elementwise(args, dims)
+        return outs, [dim, dim]
+    return rule
+
+
+def _threefry_samples():
+    rng = np.random.default_rng(0)
+    words = rng.integers(0, 2 ** 32, size=(4, 5), dtype=np.uint64).astype(UINT32)
+    return [b.Sample([words[0, :3], words[1, :3], words[2, :3], words[3, :3]]),
+            b.Sample([np.uint32(7), np.uint32(11), words[2].reshape(1, 5),
+                      words[3].reshape(1, 5)])]
+
+
+threefry2x32_p = define_primitive(
+    "threefry2x32", multiple_results=True, impl=threefry2x32_numpy,
+    abstract_eval=_threefry_abstract_eval, jvp=ad.zero_jvp,
+    batch=batching.RuleFactory(_make_threefry_batch), lower=_threefry_lower,
+    samples=_threefry_samples())
+
+
+def threefry2x32(k1, k2, x1, x2):
+    """The Threefry-2x32 hash of counters (x1, x2) under key (k1, k2), all uint32."""
+    return threefry2x32_p.bind(k1, k2, x1, x2)
+
+
+# --- raw keys: uint32[..., 2] --------------------------------------------------------------
+
+def _key_words(key):
+    """The two uint32 words of one raw key of shape (2,)."""
+    return (structural.reshape(slicing.slice(key, (0,), (1,)), ()),
+            structural.reshape(slicing.slice(key, (1,), (2,)), ()))
+
+
+def seed_key(seed):
+    """The raw key of an integer seed: [high 32 bits, low 32 bits] of its value as a 64-bit
+    integer when x64 is on, else [0, value modulo 2**32] (negative seeds wrap)."""
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
+        value = int(seed) % (2 ** 64 if dtypes.x64_enabled() else 2 ** 32)
+        return np.array([value >> 32, value & 0xFFFFFFFF], UINT32)
+    aval = get_aval(seed)
+    if aval.shape:
+        raise TypeError(f"PRNG key seed must be a scalar; got an array of shape "
+                        f"{aval.shape}. Use jax.vmap to make several keys.")
+    if aval.dtype.kind not in "iu":
+        raise TypeError(f"PRNG key seed must be an integer; got dtype {aval.dtype}.")
+    if aval.dtype.itemsize == 8:
+        wide = ew.bitcast_convert_type(seed, np.uint64) if aval.dtype.kind == "i" else seed
+        hi = ew.convert_element_type(ew.shift_right_logical(wide, np.uint64(32)), UINT32)
+        lo = ew.convert_element_type(ew.bitwise_and(wide, np.uint64(0xFFFFFFFF)), UINT32)
+    else:
+        if aval.dtype.kind == "i":   # sign-extend, then reinterpret: -1 -> 0xFFFFFFFF
+            lo = ew.bitcast_convert_type(ew.convert_element_type(seed, np.int32), UINT32)
+        else:
+            lo = ew.convert_element_type(seed, UINT32)
+        hi = np.zeros((), UINT32)
+    return structural.concatenate([structural.reshape(hi, (1,)),
+                                   structural.reshape(lo, (1,))], 0)
+
+
+def threefry_hash(key, count):
+    """Threefry of a flat uint32 `count` array under one raw key: the counts are split
+    into two halves (padded to even length) that form the cipher's two words."""
+    k1, k2 = _key_words(key)
+    n = get_aval(count).shape[0]
+    if n % 2:
+        count = structural.concatenate([count, np.zeros((1,), UINT32)], 0)
+    half = (n + 1) // 2
+    x1 = slicing.slice(count, (0,), (half,))
+    x2 = slicing.slice(count, (half,), (2 * half,))
+    y1, y2 = threefry2x32_p.bind(k1, k2, x1, x2)
+    out = structural.concatenate([y1, y2], 0)
+    return slicing.slice(out, (0,), (n,)) if n % 2 else out
+
+
+def iota_2x32(shape):
+    """The row-major index of every element of `shape`, as (high, low) uint32 words."""
+    size = math.prod(shape)
+    if size >= 2 ** 32:
+        raise NotImplementedError(f"random arrays of {size} >= 2**32 elements are not "
+                                  "supported; generate them in pieces with split keys.")
+    if not shape:
+        zero = np.zeros((), UINT32)
+        return zero, zero
+    low = structural.reshape(structural.iota(UINT32, size), tuple(shape))
+    return structural.full(shape, 0, UINT32), low
+
+
+def split_key(key, shape):
+    """Raw keys of `shape` derived from one raw key (JAX's partitionable split: each new
+    key is the cipher of its own index)."""
+    k1, k2 = _key_words(key)
+    hi, lo = iota_2x32(tuple(shape))
+    y1, y2 = threefry2x32_p.bind(k1, k2, hi, lo)
+    return structural.concatenate([structural.expand_dims(y1, (len(shape),)),
+                                   structural.expand_dims(y2, (len(shape),))], len(shape))
+
+
+def fold_in_key(key, data):
+    """A new raw key from one raw key and a uint32 scalar."""
+    return threefry_hash(key, seed_key(ew.convert_element_type(data, UINT32)))
+
+
+def random_bits(key, bit_width, shape):
+    """Uniform random bits of `shape` as unsigned integers of `bit_width` bits."""
+    if bit_width not in (8, 16, 32, 64):
+        raise TypeError(f"random_bits requires a bit width of 8, 16, 32 or 64, "
+                        f"got {bit_width}")
+    k1, k2 = _key_words(key)
+    hi, lo = iota_2x32(tuple(shape))
+    y1, y2 = threefry2x32_p.bind(k1, k2, hi, lo)
+    if bit_width == 64:
+        wide = np.dtype(np.uint64)
+        if dtypes.canonicalize_dtype(wide) != wide:
+            raise TypeError("64-bit random bits need 64-bit types: enable them with "
+                            "jax.config.update('jax_enable_x64', True).")
+        y1, y2 = (ew.convert_element_type(y, wide) for y in (y1, y2))
+        return ew.bitwise_or(ew.shift_left(y1, np.uint64(32)), y2)
+    bits = ew.bitwise_xor(y1, y2)
+    if bit_width == 32:
+        return bits
+    return ew.convert_element_type(bits, np.dtype(f"uint{bit_width}"))
+
+
+__all__ = ["threefry2x32_p", "threefry2x32", "threefry2x32_numpy", "seed_key",
+           "split_key", "fold_in_key", "random_bits", "threefry_hash", "iota_2x32"]

@@ -1,0 +1,1 @@
+"""jax.nn (level 7): activation functions and friends built from jax.numpy and lax."""

@@ -1,0 +1,765 @@
+"""NumPy indexing on arrays and tracers (`x[idx]`, `x.at[idx]`) and the index functions
+take, take_along_axis, put_along_axis, nonzero, argwhere and flatnonzero. Basic indices
+become slices (small jaxprs); integer arrays become one gather or scatter. Imports lax,
+dtypes, errors and the jnp ufuncs."""
+from __future__ import annotations
+
+import operator
+import warnings
+
+import numpy as np
+
+from pyjax._src import dtypes, errors
+from pyjax._src.array import Array, as_array
+from pyjax._src.core.avals import get_aval
+from pyjax._src.core.trace import Tracer
+from pyjax._src.lax import elementwise as ew
+from pyjax._src.lax import indexing as li
+from pyjax._src.lax import reductions as red
+from pyjax._src.lax import slicing as sl
+from pyjax._src.lax import structural as st
+from pyjax._src.lax.indexing import (FILL_OR_DROP, PROMISE_IN_BOUNDS,
+                                     GatherDimensionNumbers, GatherScatterMode,
+                                     ScatterDimensionNumbers)
+from pyjax._src.util import canonicalize_axis, prod
+
+# --- parsing an index -------------------------------------------------------------------
+# An index becomes a list of entries, one per output-producing item, in order:
+#   ("new", size)                         None (size 1)
+#   ("bool", value)                       a 0-d boolean (see _resolve_bools)
+#   ("slice", dim, start, step, length)   a static slice of operand dimension `dim`
+#   ("adv", dim, value)                   an integer index of `dim`: a Python int, a NumPy
+#                                         integer array or a traced integer array
+
+_TRACED_SLICE = (
+    "Array slice indices must have static start/stop/step to be used with NumPy indexing "
+    "syntax. Found {}. To index a statically sized array at a dynamic position, try "
+    "lax.dynamic_slice/dynamic_update_slice (JAX does not support dynamically sized arrays "
+    "within JIT compiled functions).")
+
+
+def _operand(x):
+    """x as an Array or tracer (lists and scalars are converted)."""
+    if isinstance(x, (Array, Tracer)):
+        return x
+    if isinstance(x, (list, tuple)):
+        from pyjax._src.numpy.lax_numpy import asarray
+        return asarray(x)
+    return as_array(x)
+
+
+def _classify(e, pos):
+    """One index item -> ("int", i) | ("bool", b) | ("mask", array) | ("array", array)."""
+    if isinstance(e, (bool, np.bool_)):
+        return ("bool", bool(e))
+    if isinstance(e, (int, np.integer)):
+        return ("int", operator.index(e))
+    if isinstance(e, (list, tuple)):
+        if any(isinstance(i, (Array, Tracer)) for i in np.ravel(np.array(e, dtype=object))):
+            from pyjax._src.numpy.lax_numpy import asarray
+            e = asarray(e)
+        else:
+            e = np.asarray(e) if len(e) else np.zeros((0,), np.int32)
+    if isinstance(e, Array):
+        e = e._value
+    if isinstance(e, Tracer):
+        kind = e.aval.dtype
+        if kind == np.bool_:
+            value = e.to_concrete_value()
+            if value is None:
+                raise errors.NonConcreteBooleanIndexError(e)
+            return _classify(np.asarray(value), pos)
+        if kind.kind in "iu":
+            return ("array", e)
+    elif isinstance(e, (np.ndarray, np.generic)):
+        e = np.asarray(e)
+        if e.dtype == np.bool_:
+            return ("bool", bool(e)) if e.ndim == 0 else ("mask", e)
+        if e.dtype.kind in "iu":
+            return ("int", int(e)) if e.ndim == 0 else ("array", e)
+    else:
+        raise TypeError(f"Indexer must be an integer, slice, None, Ellipsis, boolean or "
+                        f"integer array; got {type(e).__name__} {e!r} at position {pos}.")
+    raise TypeError(f"Indexer must have integer or boolean type, got indexer with type "
+                    f"{np.dtype(get_aval(e).dtype).name} at position {pos}, indexer value "
+                    f"{e}")
+
+
+def _static_slice_part(v):
+    if isinstance(v, Tracer):
+        concrete = v.to_concrete_value()
+        if concrete is None:
+            return None
+        v = concrete
+    return None if v is None else operator.index(v)
+
+
+def _parse(shape, idx):
+    if isinstance(idx, list):
+        raise TypeError("Using a non-tuple sequence for multidimensional indexing is not "
+                        "allowed; use `arr[array(seq)]` instead of `arr[seq]`.")
+    if not isinstance(idx, tuple):
+        idx = (idx,)
+    items, consumed, ellipsis_at = [], 0, None
+    for pos, e in enumerate(idx):
+        if e is None:
+            items.append(("new", 1))
+        elif e is Ellipsis:
+            if ellipsis_at is not None:
+                raise IndexError("an index can only have a single ellipsis ('...')")
+            ellipsis_at = len(items)
+        elif isinstance(e, slice):
+            parts = (e.start, e.stop, e.step)
+            if any(p is not None and _static_slice_part(p) is None for p in parts):
+                raise IndexError(_TRACED_SLICE.format(e))
+            items.append(("rawslice", slice(*map(_static_slice_part, parts))))
+            consumed += 1
+        else:
+            item = _classify(e, pos)
+            items.append(item)
+            if item[0] != "bool":
+                consumed += item[1].ndim if item[0] == "mask" else 1
+    if consumed > len(shape):
+        raise IndexError(f"Too many indices for array: {consumed} non-None/Ellipsis indices "
+                         f"for dim {len(shape)}.")
+    fill = [("rawslice", slice(None))] * (len(shape) - consumed)
+    if ellipsis_at is None:
+        items += fill
+    else:
+        items[ellipsis_at:ellipsis_at] = fill
+    entries, dim = [], 0
+    for item in items:
+        kind = item[0]
+        if kind in ("new", "bool"):
+            entries.append(item)
+        elif kind == "rawslice":
+            n = shape[dim]
+            try:
+                start, stop, step = item[1].indices(n)
+            except ValueError:
+                raise ValueError("slice step cannot be zero") from None
+            entries.append(("slice", dim, start, step, len(range(start, stop, step))))
+            dim += 1
+        elif kind == "mask":
+            mask = item[1]
+            if mask.shape != tuple(shape[dim:dim + mask.ndim]):
+                raise IndexError(f"boolean index did not match shape of indexed array in "
+                                 f"index {dim}: got {mask.shape}, expected "
+                                 f"{tuple(shape[dim:dim + mask.ndim])}")
+            for k, where in enumerate(np.nonzero(mask)):
+                entries.append(("adv", dim + k, where.astype(dtypes.default_int_dtype())))
+            dim += mask.ndim
+        else:
+            entries.append(("adv", dim, item[1]))
+            dim += 1
+    return entries
+
+
+def _resolve_bools(shape, entries):
+    """NumPy's rule for 0-d booleans: each is an advanced index of shape (1,) (True) or
+    (0,) (False) over a new size-1 axis. Returns the entries and the operand shape they
+    index (the operand gets the new axes only when integer arrays are also present)."""
+    bools = [e[1] for e in entries if e[0] == "bool"]
+    if not bools:
+        return entries, tuple(shape)
+    size = 1 if all(bools) else 0
+    if all(_shape_of(e[2]) == () for e in entries if e[0] == "adv"):
+        # Only integers besides: the advanced group is one new axis, placed as NumPy does.
+        group = [k for k, e in enumerate(entries) if e[0] in ("bool", "adv")]
+        at = group[0] if group == list(range(group[0], group[-1] + 1)) else 0
+        out = []
+        for k, e in enumerate(entries):
+            if k == at:
+                out.append(("new", size))
+            if e[0] != "bool":
+                out.append(e)
+        return out, tuple(shape)
+    out, new_shape, inserted, next_dim = [], list(shape), 0, 0
+    for e in entries:
+        if e[0] == "bool":
+            new_shape.insert(next_dim + inserted, 1)
+            out.append(("adv", next_dim + inserted, np.zeros(size, np.int32)))
+            inserted += 1
+        elif e[0] == "new":
+            out.append(e)
+        else:
+            out.append((e[0], e[1] + inserted) + e[2:])
+            next_dim = e[1] + 1
+    return out, tuple(new_shape)
+
+
+def _prepare(x, idx):
+    """(operand, entries): the index parsed against x, with x reshaped if 0-d booleans
+    need new axes."""
+    x = _operand(x)
+    entries, shape = _resolve_bools(x.aval.shape, _parse(x.aval.shape, idx))
+    return st.reshape(x, shape), entries
+
+
+def _shape_of(v):
+    return () if isinstance(v, int) else tuple(v.shape)
+
+
+def _normalize(v, n):
+    """Negative indices count from the end (static values on the host)."""
+    if isinstance(v, int):
+        return v + n if v < 0 else v
+    if isinstance(v, np.ndarray):
+        return np.where(v < 0, v + n, v) if v.dtype.kind == "i" else v
+    if v.aval.dtype.kind == "u":
+        return v
+    n = np.array(n, v.aval.dtype)
+    return ew.select(ew.lt(v, np.zeros((), v.aval.dtype)), ew.add(v, n), v)
+
+
+# --- the gather/scatter form of an index ------------------------------------------------
+
+class _Indexer:
+    """An index as XLA gather/scatter operands: `indices` (NumPy or traced), dimension
+    numbers, slice sizes, and the shapes with and without the new (None) axes."""
+
+    def __init__(self, shape, entries):
+        adv = [(k, e) for k, e in enumerate(entries) if e[0] == "adv"]
+        try:
+            adv_shape = tuple(np.broadcast_shapes(*[_shape_of(e[2]) for _, e in adv]))
+        except ValueError:
+            shapes = " ".join(str(_shape_of(e[2])) for _, e in adv)
+            raise IndexError(f"shape mismatch: indexing arrays could not be broadcast "
+                             f"together with shapes {shapes}") from None
+        positions = [k for k, _ in adv]
+        contiguous = positions == list(range(positions[0], positions[-1] + 1)) if adv \
+            else True
+        layout, final = [], []
+        if adv and not contiguous:
+            layout.append("adv")
+            final += adv_shape
+        for k, e in enumerate(entries):
+            if e[0] == "new":
+                final.append(e[1])
+            elif e[0] == "slice":
+                layout.append(e)
+                final.append(e[4])
+            elif contiguous and k == positions[0]:
+                layout.append("adv")
+                final += adv_shape
+        batch, offset_dims, collapsed, columns = [], [], [], []
+        slice_sizes = [1] * len(shape)
+        for item in layout:
+            out_pos = len(batch) + len(offset_dims)
+            if item == "adv":
+                axes = tuple(range(len(batch), len(batch) + len(adv_shape)))
+                batch += adv_shape
+                for _, (_, dim, value) in adv:
+                    collapsed.append(dim)
+                    columns.append((dim, _normalize(value, shape[dim]),
+                                    axes[len(axes) - len(_shape_of(value)):]))
+                continue
+            _, dim, start, step, length = item
+            if step == 1:
+                offset_dims.append(out_pos)
+                slice_sizes[dim] = length
+                if start:
+                    columns.append((dim, start, ()))
+            else:
+                collapsed.append(dim)
+                columns.append((dim, start + step * np.arange(length), (len(batch),)))
+                batch.append(length)
+        self.final_shape, self.batch_shape = tuple(final), tuple(batch)
+        self.gather_shape = sum((adv_shape if item == "adv" else (item[4],)
+                                 for item in layout), ())
+        self.empty = prod(final) == 0
+        for dim in collapsed:
+            if shape[dim] == 0 and not self.empty:
+                raise IndexError(f"index is out of bounds for axis {dim} with size 0")
+        self.indices = self._indices(columns)
+        self.slice_sizes = tuple(slice_sizes)
+        self.dnums = GatherDimensionNumbers(
+            offset_dims=tuple(offset_dims), collapsed_slice_dims=tuple(sorted(collapsed)),
+            start_index_map=tuple(dim for dim, _, _ in columns))
+        self.scatter_dnums = ScatterDimensionNumbers(
+            update_window_dims=self.dnums.offset_dims,
+            inserted_window_dims=self.dnums.collapsed_slice_dims,
+            scatter_dims_to_operand_dims=self.dnums.start_index_map)
+
+    def _indices(self, columns):
+        batch = self.batch_shape
+        traced = [v for _, v, _ in columns if isinstance(v, Tracer)]
+        wide = any(get_aval(v).dtype.itemsize == 8 for v in traced) or any(
+            isinstance(v, np.ndarray) and v.dtype.itemsize == 8 and v.size and
+            np.abs(v).max() > np.iinfo(np.int32).max for _, v, _ in columns)
+        dtype = dtypes.canonicalize_dtype(np.int64 if wide else np.int32)
+        if not traced:
+            cols = [_place_host(np.asarray(v), axes, batch) for _, v, axes in columns]
+            return np.stack(cols, -1).astype(dtype) if cols else np.zeros(batch + (0,), dtype)
+        cols = []
+        for _, v, axes in columns:
+            if isinstance(v, Tracer):
+                v = ew.convert_element_type(v, dtype)
+                cols.append(st.broadcast_in_dim(v, batch + (1,), axes))
+            else:
+                cols.append(_place_host(np.asarray(v), axes, batch)[..., None].astype(dtype))
+        return st.concatenate(cols, len(batch))
+
+
+def _place_host(value, axes, batch):
+    expanded = [1] * len(batch)
+    for axis, size in zip(axes, value.shape):
+        expanded[axis] = size
+    return np.broadcast_to(value.reshape(expanded), batch)
+
+
+# --- x[idx] and x.at[idx].get() ---------------------------------------------------------
+
+def getitem(x, idx):
+    """x[idx] with NumPy's rules; out-of-bounds integer indices are clamped."""
+    return _take(x, idx)
+
+
+def _take(x, idx, *, mode=None, fill_value=None, indices_are_sorted=False,
+          unique_indices=False):
+    x, entries = _prepare(x, idx)
+    shape = x.aval.shape
+    mode = PROMISE_IN_BOUNDS if mode is None else GatherScatterMode.from_any(mode)
+    adv = [e for e in entries if e[0] == "adv"]
+    if all(_shape_of(e[2]) == () for e in adv) and (mode is not FILL_OR_DROP or all(
+            isinstance(e[2], int) and -shape[e[1]] <= e[2] < shape[e[1]] for e in adv)):
+        return _basic_take(x, shape, entries)
+    ix = _Indexer(shape, entries)
+    if ix.empty:
+        return st.full(ix.final_shape, np.zeros((), x.aval.dtype))
+    out = li.gather(x, ix.indices, ix.dnums, ix.slice_sizes, mode=mode,
+                    fill_value=fill_value, indices_are_sorted=indices_are_sorted,
+                    unique_indices=unique_indices)
+    return st.reshape(out, ix.final_shape)
+
+
+def _basic_take(x, shape, entries):
+    """Integers and slices as slice / dynamic_slice / rev / squeeze (no gather)."""
+    ndim = len(shape)
+    starts, limits, strides = [0] * ndim, list(shape), [1] * ndim
+    reversed_dims, int_dims, dynamic, final = [], [], {}, []
+    for e in entries:
+        if e[0] == "new":
+            final.append(e[1])
+        elif e[0] == "slice":
+            _, dim, start, step, length = e
+            final.append(length)
+            if length == 0:
+                starts[dim] = limits[dim] = 0
+            elif step > 0:
+                starts[dim], limits[dim], strides[dim] = \
+                    start, start + (length - 1) * step + 1, step
+            else:
+                starts[dim], limits[dim], strides[dim] = \
+                    start + (length - 1) * step, start + 1, -step
+                reversed_dims.append(dim)
+        else:
+            _, dim, value = e
+            if shape[dim] == 0:
+                raise IndexError(f"index {value} is out of bounds for axis {dim} with size 0")
+            int_dims.append(dim)
+            if isinstance(value, int):   # out of bounds clamps, as the gather would
+                i = min(max(_normalize(value, shape[dim]), 0), shape[dim] - 1)
+                starts[dim], limits[dim] = i, i + 1
+            else:
+                dynamic[dim] = _normalize(value, shape[dim])
+    if prod(final) == 0:
+        return st.full(final, np.zeros((), x.aval.dtype))
+    y = x
+    if starts != [0] * ndim or limits != list(shape) or strides != [1] * ndim:
+        y = sl.slice(y, starts, limits, strides)
+    if dynamic:
+        sizes = [1 if d in dynamic else s for d, s in enumerate(y.aval.shape)]
+        y = sl.dynamic_slice(y, [dynamic.get(d, 0) for d in range(ndim)], sizes)
+    if reversed_dims:
+        y = st.rev(y, reversed_dims)
+    y = st.squeeze(y, int_dims)
+    new_dims = []
+    k = 0
+    for e in entries:
+        if e[0] == "new":
+            new_dims.append(k)
+        if e[0] != "adv":
+            k += 1
+    return st.expand_dims(y, new_dims) if new_dims else y
+
+
+# --- x.at[idx].set(...) and friends -----------------------------------------------------
+
+def _scatter(x, idx, y, prim, *, mode=None, indices_are_sorted=False, unique_indices=False,
+             **extra):
+    original = _operand(x)
+    x, entries = _prepare(original, idx)
+    ix = _Indexer(x.aval.shape, entries)
+    y = _values(y, x.aval.dtype, ix.final_shape)
+    if ix.empty:
+        return original
+    mode = GatherScatterMode.from_any(mode)
+    updates = st.reshape(y, ix.gather_shape)
+    out = prim.bind(x, ix.indices, updates, dimension_numbers=ix.scatter_dnums,
+                    indices_are_sorted=bool(indices_are_sorted), mode=mode,
+                    unique_indices=bool(unique_indices), **extra)
+    return st.reshape(out, original.aval.shape)
+
+
+def _values(y, dtype, shape):
+    """Update values cast to the array's dtype and broadcast to the indexed shape."""
+    if isinstance(y, (list, tuple)):
+        from pyjax._src.numpy.lax_numpy import asarray
+        y = asarray(y)
+    if dtypes.result_type(y, dtype) != dtype:
+        warnings.warn(
+            f"scatter inputs have incompatible types: cannot safely cast value from "
+            f"dtype={np.dtype(get_aval(y).dtype).name} to dtype={np.dtype(dtype).name}. "
+            "In future JAX releases this will result in an error.", FutureWarning,
+            stacklevel=4)
+    y = ew.convert_element_type(y, dtype) if isinstance(y, (Array, Tracer)) else \
+        np.asarray(y).astype(dtype)
+    y_shape = get_aval(y).shape
+    try:
+        np.broadcast_shapes(y_shape, shape)
+        if len(y_shape) > len(shape) or np.broadcast_shapes(y_shape, shape) != shape:
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"Incompatible shapes for broadcasting: the update values have "
+                         f"shape {y_shape} but the indexed array has shape {shape}.") \
+            from None
+    return st.broadcast_to_shape(y, shape)
+
+
+class _IndexUpdateHelper:
+    """The object returned by `x.at`: `x.at[idx]` gives an _IndexUpdateRef."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array):
+        self.array = array
+
+    def __getitem__(self, index):
+        return _IndexUpdateRef(self.array, index)
+
+    def __repr__(self):
+        return f"_IndexUpdateHelper({self.array!r})"
+
+
+IndexUpdateHelper = _IndexUpdateHelper
+
+
+class _IndexUpdateRef:
+    """`x.at[idx]`: functional versions of `x[idx] = y`, `x[idx] += y`, ... Each returns a
+    new array. `mode` ("promise_in_bounds", "clip", "drop", "fill") says what out-of-bounds
+    indices do; updates default to dropping them, `get` to clamping them."""
+
+    __slots__ = ("array", "index")
+
+    def __init__(self, array, index):
+        self.array, self.index = array, index
+
+    def __repr__(self):
+        return f"_IndexUpdateRef({self.array!r}, {self.index!r})"
+
+    def get(self, *, indices_are_sorted=False, unique_indices=False, mode=None,
+            fill_value=None, out_sharding=None):
+        """x[idx], with an out-of-bounds `mode` and `fill_value` for mode="fill"."""
+        return _take(self.array, self.index, mode=mode, fill_value=fill_value,
+                     indices_are_sorted=indices_are_sorted, unique_indices=unique_indices)
+
+    def _update(self, prim, values, indices_are_sorted, unique_indices, mode, **extra):
+        return _scatter(self.array, self.index, values, prim, mode=mode,
+                        indices_are_sorted=indices_are_sorted,
+                        unique_indices=unique_indices, **extra)
+
+    def set(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """x[idx] = values."""
+        return self._update(li.scatter_p, values, indices_are_sorted, unique_indices, mode,
+                            update_jaxpr=None)
+
+    def add(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """x[idx] += values (repeated indices accumulate)."""
+        return self._update(li.scatter_add_p, values, indices_are_sorted, unique_indices,
+                            mode)
+
+    def subtract(self, values, *, indices_are_sorted=False, unique_indices=False,
+                 mode=None):
+        """x[idx] -= values (repeated indices accumulate)."""
+        from pyjax._src.numpy.ufuncs import negative
+        return self._update(li.scatter_add_p, negative(values), indices_are_sorted,
+                            unique_indices, mode)
+
+    def multiply(self, values, *, indices_are_sorted=False, unique_indices=False,
+                 mode=None):
+        """x[idx] *= values (repeated indices accumulate)."""
+        return self._update(li.scatter_mul_p, values, indices_are_sorted, unique_indices,
+                            mode)
+
+    mul = multiply
+
+    def divide(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """x[idx] /= values (true division: integer arrays become floating)."""
+        from pyjax._src.numpy.ufuncs import divide
+        return divide(self.array, self._ones_updated(values, indices_are_sorted,
+                                                     unique_indices, mode))
+
+    def power(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """x[idx] **= values."""
+        from pyjax._src.numpy.ufuncs import power
+        return power(self.array, self._ones_updated(values, indices_are_sorted,
+                                                    unique_indices, mode))
+
+    def _ones_updated(self, values, indices_are_sorted, unique_indices, mode):
+        x = _operand(self.array)
+        ones = st.full(x.aval.shape, np.ones((), x.aval.dtype))
+        return _scatter(ones, self.index, values, li.scatter_mul_p, mode=mode,
+                        indices_are_sorted=indices_are_sorted, unique_indices=unique_indices)
+
+    def min(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """x[idx] = minimum(x[idx], values)."""
+        return self._update(li.scatter_min_p, values, indices_are_sorted, unique_indices,
+                            mode)
+
+    def max(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """x[idx] = maximum(x[idx], values)."""
+        return self._update(li.scatter_max_p, values, indices_are_sorted, unique_indices,
+                            mode)
+
+    def apply(self, func, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """x[idx] = func(x[idx]) for a scalar function `func` (like ufunc.at)."""
+        original = _operand(self.array)
+        x, entries = _prepare(original, self.index)
+        ix = _Indexer(x.aval.shape, entries)
+        if ix.empty:
+            return original
+        out = li.scatter_apply(x, ix.indices, func, ix.scatter_dnums,
+                               update_shape=ix.gather_shape,
+                               indices_are_sorted=indices_are_sorted,
+                               unique_indices=unique_indices, mode=mode)
+        return st.reshape(out, original.aval.shape)
+
+
+# --- take, take_along_axis, put_along_axis ----------------------------------------------
+
+def _int_indices(indices, name):
+    indices = _operand(indices)
+    if indices.aval.dtype.kind not in "iu":
+        raise TypeError(f"{name}: indices must be integers, got {indices.aval.dtype}")
+    return indices
+
+
+def _take_mode(mode, name):
+    if mode is None or mode == "fill":
+        return FILL_OR_DROP
+    if mode == "raise":
+        raise NotImplementedError(f"The 'raise' mode to jnp.{name} is not supported.")
+    if mode in ("clip", "promise_in_bounds") or isinstance(mode, GatherScatterMode):
+        return GatherScatterMode.from_any(mode)
+    if mode == "wrap":
+        return "wrap"
+    raise ValueError(f"Invalid mode '{mode}' for jnp.{name}; expected 'fill', 'clip', "
+                     "'wrap' or 'promise_in_bounds'.")
+
+
+def _wrap_or_normalize(indices, n, mode):
+    if mode == "wrap":
+        if n == 0:
+            return indices
+        n_ = np.array(n, indices.aval.dtype)
+        r = ew.rem(indices, n_)
+        return ew.select(ew.lt(r, np.zeros((), r.aval.dtype)), ew.add(r, n_), r) \
+            if r.aval.dtype.kind == "i" else r
+    return _normalize(indices, n)
+
+
+def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
+         indices_are_sorted=False, fill_value=None):
+    """Elements of `a` at `indices` along `axis` (of the flattened array if None).
+    mode: "fill" (default: out-of-bounds indices give fill_value, NaN for floats),
+    "clip", "wrap" or "promise_in_bounds"."""
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.take is not supported.")
+    a = _operand(a)
+    indices = _int_indices(indices, "take")
+    if axis is None:
+        a, axis = st.reshape(a, (a.aval.size,)), 0
+    axis = canonicalize_axis(axis, a.aval.ndim)
+    gmode = _take_mode(mode, "take")
+    n = a.aval.shape[axis]
+    idx_shape = indices.aval.shape
+    out_shape = a.aval.shape[:axis] + idx_shape + a.aval.shape[axis + 1:]
+    if prod(out_shape) == 0:
+        return st.full(out_shape, np.zeros((), a.aval.dtype))
+    if n == 0:
+        if gmode is FILL_OR_DROP:
+            fill = li.default_fill_value(a.aval.dtype) if fill_value is None else fill_value
+            return st.full(out_shape, np.array(fill).astype(a.aval.dtype))
+        raise IndexError("Cannot do a non-empty jnp.take() from an empty axis.")
+    indices = _wrap_or_normalize(indices, n, gmode)
+    gmode = PROMISE_IN_BOUNDS if gmode == "wrap" else gmode
+    k = len(idx_shape)
+    dnums = GatherDimensionNumbers(
+        offset_dims=tuple(range(axis)) + tuple(range(axis + k, a.aval.ndim - 1 + k)),
+        collapsed_slice_dims=(axis,), start_index_map=(axis,))
+    slice_sizes = a.aval.shape[:axis] + (1,) + a.aval.shape[axis + 1:]
+    return li.gather(a, st.expand_dims(indices, (k,)), dnums, slice_sizes, mode=gmode,
+                     fill_value=fill_value, unique_indices=unique_indices,
+                     indices_are_sorted=indices_are_sorted)
+
+
+def _along_axis(name, arr, indices, axis):
+    arr, indices = _operand(arr), _int_indices(indices, name)
+    if axis is None:
+        if indices.aval.ndim != 1:
+            raise ValueError(f"jnp.{name}: when axis=None, indices must be 1-D, got shape "
+                             f"{indices.aval.shape}")
+        arr, axis = st.reshape(arr, (arr.aval.size,)), 0
+    if arr.aval.ndim != indices.aval.ndim:
+        raise ValueError(f"jnp.{name}: indices and arr must have the same number of "
+                         f"dimensions; {indices.aval.ndim} vs. {arr.aval.ndim}")
+    return arr, indices, canonicalize_axis(axis, arr.aval.ndim)
+
+
+def _batched_dnums(ndim, axis):
+    others = tuple(d for d in range(ndim) if d != axis)
+    return dict(collapsed=(axis,), index_map=(axis,), batching=others)
+
+
+def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
+    """out[..., j, ...] = arr[..., indices[..., j, ...], ...] along `axis`; other
+    dimensions broadcast. mode as in jnp.take (default "fill")."""
+    arr, indices, axis = _along_axis("take_along_axis", arr, indices, axis)
+    gmode = _take_mode(mode, "take_along_axis")
+    a_shape, i_shape = arr.aval.shape, indices.aval.shape
+    try:
+        common = [d if k == axis else np.broadcast_shapes((d,), (i,))[0]
+                  for k, (d, i) in enumerate(zip(a_shape, i_shape))]
+    except ValueError:
+        raise ValueError(f"jnp.take_along_axis: arr shape {a_shape} and indices shape "
+                         f"{i_shape} do not broadcast outside axis {axis}") from None
+    arr = st.broadcast_to_shape(arr, tuple(common))
+    i_common = list(common)
+    i_common[axis] = i_shape[axis]
+    indices = st.broadcast_to_shape(indices, tuple(i_common))
+    n = common[axis]
+    if prod(i_common) == 0:
+        return st.full(i_common, np.zeros((), arr.aval.dtype))
+    if n == 0:
+        if gmode is FILL_OR_DROP:
+            fill = li.default_fill_value(arr.aval.dtype) if fill_value is None else fill_value
+            return st.full(i_common, np.array(fill).astype(arr.aval.dtype))
+        raise IndexError("Cannot do a non-empty jnp.take_along_axis() from an empty axis.")
+    indices = _wrap_or_normalize(indices, n, gmode)
+    gmode = PROMISE_IN_BOUNDS if gmode == "wrap" else gmode
+    d = _batched_dnums(len(common), axis)
+    dnums = GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=d["collapsed"],
+                                   start_index_map=d["index_map"],
+                                   operand_batching_dims=d["batching"],
+                                   start_indices_batching_dims=d["batching"])
+    return li.gather(arr, st.expand_dims(indices, (len(common),)), dnums,
+                     (1,) * len(common), mode=gmode, fill_value=fill_value)
+
+
+def put_along_axis(arr, indices, values, axis, inplace=True, *, mode=None):
+    """A copy of `arr` with `values` written at `indices` along `axis` (the functional
+    numpy.put_along_axis; pass inplace=False). Out-of-bounds indices are dropped."""
+    if inplace:
+        raise ValueError("jax.numpy.put_along_axis cannot modify arrays in-place, because "
+                         "JAX arrays are immutable. Pass inplace=False to instead return an "
+                         "updated array.")
+    original = _operand(arr)
+    arr, indices, axis = _along_axis("put_along_axis", original, indices, axis)
+    shape = arr.aval.shape
+    i_shape = list(shape)
+    i_shape[axis] = indices.aval.shape[axis]
+    try:
+        indices = st.broadcast_to_shape(indices, tuple(i_shape))
+    except ValueError:
+        raise ValueError(f"jnp.put_along_axis: indices shape {indices.aval.shape} does not "
+                         f"broadcast to {tuple(i_shape)}") from None
+    values = _values(values, arr.aval.dtype, tuple(i_shape))
+    if prod(i_shape) == 0:
+        return original
+    indices = _normalize(indices, shape[axis])
+    d = _batched_dnums(len(shape), axis)
+    dnums = ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=d["collapsed"],
+                                    scatter_dims_to_operand_dims=d["index_map"],
+                                    operand_batching_dims=d["batching"],
+                                    scatter_indices_batching_dims=d["batching"])
+    out = li.scatter(arr, st.expand_dims(indices, (len(shape),)), values, dnums, mode=mode)
+    return st.reshape(out, original.aval.shape)
+
+
+# --- nonzero, argwhere, flatnonzero -----------------------------------------------------
+
+def _concrete_or_error(a, name):
+    if isinstance(a, Array):
+        return a._value
+    value = a.to_concrete_value()
+    if value is None:
+        raise errors.ConcretizationTypeError(
+            a, f"The error arose in jnp.{name}: the size of its result depends on the "
+               f"values of its input. Pass a static `size=` argument (and optionally "
+               f"`fill_value=`) to use jnp.{name} inside jit and other transformations.\n")
+    return np.asarray(value)
+
+
+def _nonzero(a, size, fill_value, name):
+    a = _operand(a)
+    shape = a.aval.shape
+    if not shape:
+        raise ValueError(f"Calling {name} on 0d arrays is not allowed. Use "
+                         "jnp.atleast_1d(scalar).nonzero() instead.")
+    int_dtype = dtypes.default_int_dtype()
+    if size is None:
+        found = np.nonzero(_concrete_or_error(a, name))
+        return tuple(Array(f.astype(int_dtype)) for f in found)
+    size = operator.index(size)
+    fills = fill_value if isinstance(fill_value, (tuple, list)) else \
+        (0 if fill_value is None else fill_value,) * len(shape)
+    if len(fills) != len(shape):
+        raise ValueError(f"jnp.{name}: fill_value must be a scalar or a tuple of length "
+                         f"{len(shape)}, got {fill_value}")
+    n = prod(shape)
+    flat = st.reshape(a, (n,))
+    mask = flat if a.aval.dtype == np.bool_ else ew.ne(flat, np.zeros((), a.aval.dtype))
+    count = ew.convert_element_type(mask, int_dtype)
+    slot = ew.sub(red.cumsum(count, 0), np.ones((), int_dtype)) if n else count
+    slot = ew.select(mask, slot, st.full((n,), np.array(size, int_dtype)))
+    dnums = ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
+                                    scatter_dims_to_operand_dims=(0,))
+    positions = li.scatter(st.full((size,), np.array(-1, int_dtype)),
+                           st.expand_dims(slot, (1,)), st.iota(int_dtype, n), dnums,
+                           mode="drop", indices_are_sorted=True)
+    found = ew.ge(positions, np.zeros((), int_dtype))
+    out = []
+    for d, fill in enumerate(fills):
+        stride = np.array(prod(shape[d + 1:]), int_dtype)
+        coord = ew.rem(ew.div(positions, stride), np.array(shape[d], int_dtype))
+        out.append(ew.select(found, coord, st.full((size,), _fill_scalar(fill, int_dtype))))
+    return tuple(out)
+
+
+def _fill_scalar(fill, dtype):
+    if isinstance(fill, Tracer):
+        return ew.convert_element_type(fill, dtype)
+    return np.array(fill if not isinstance(fill, Array) else fill._value).astype(dtype)
+
+
+def nonzero(a, *, size=None, fill_value=None):
+    """Indices of the nonzero elements, one array per dimension. Under jit, pass a static
+    `size` (results are truncated or padded with `fill_value`, default 0)."""
+    return _nonzero(a, size, fill_value, "nonzero")
+
+
+def argwhere(a, *, size=None, fill_value=None):
+    """Indices of the nonzero elements as a (count, ndim) array; `size` as in nonzero."""
+    a = _operand(a)
+    if a.aval.ndim == 0:
+        found = _nonzero(st.reshape(a, (1,)), size, fill_value, "argwhere")[0]
+        return st.full((found.aval.shape[0], 0), np.zeros((), found.aval.dtype))
+    found = _nonzero(a, size, fill_value, "argwhere")
+    return st.concatenate([st.expand_dims(f, (1,)) for f in found], 1)
+
+
+def flatnonzero(a, *, size=None, fill_value=None):
+    """Indices of the nonzero elements of the flattened array; `size` as in nonzero."""
+    a = _operand(a)
+    return _nonzero(st.reshape(a, (a.aval.size,)), size, fill_value, "flatnonzero")[0]

@@ -1,0 +1,717 @@
+"""More numerical jax.numpy functions: differences and integrals (diff, gradient,
+trapezoid, unwrap, interp), statistics (cov, corrcoef, histograms, bincount, digitize),
+comparisons (isclose, array_equal), nan_to_num, i0, window functions, bit packing and
+small ufunc-like helpers. Shapes are static: bincount and histograms take `length`/bins
+that fix the output size. Imports lax, the other jnp modules and dtypes."""
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+
+import numpy as np
+
+from pyjax._src import dtypes
+from pyjax._src.core.avals import get_aval
+from pyjax._src.core.trace import Tracer
+from pyjax._src.lax import elementwise as ew
+from pyjax._src.numpy import lax_numpy as lnp
+from pyjax._src.numpy import lax_numpy_more as more
+from pyjax._src.numpy import reductions as red
+from pyjax._src.numpy import ufuncs as uf
+from pyjax._src.numpy.util import (check_arraylike, ensure_array, promote_dtypes,
+                                   promote_dtypes_inexact)
+from pyjax._src.util import canonicalize_axis
+
+
+def _shape(x):
+    return get_aval(x).shape
+
+
+def _dtype(x):
+    return get_aval(x).dtype
+
+
+def _ndim(x):
+    return get_aval(x).ndim
+
+
+def _slice_axis(x, axis, start, stop):
+    index = [slice(None)] * _ndim(x)
+    index[axis] = slice(start, stop)
+    return x[tuple(index)]
+
+
+# --- differences and integrals ------------------------------------------------------------
+
+def diff(a, n=1, axis=-1, prepend=None, append=None):
+    """The n-th discrete difference along axis (bool arrays: not_equal)."""
+    check_arraylike("diff", a)
+    a = lnp.asarray(a)
+    n = operator.index(n)
+    if n < 0:
+        raise ValueError(f"order must be non-negative but got {n}")
+    if n == 0:
+        return a
+    axis = canonicalize_axis(axis, _ndim(a))
+
+    def edge(e):
+        e = lnp.asarray(e)
+        if _ndim(e) == 0:
+            shape = list(_shape(a))
+            shape[axis] = 1
+            e = lnp.broadcast_to(e, tuple(shape))
+        return e
+    parts = ([edge(prepend)] if prepend is not None else []) + [a] + \
+        ([edge(append)] if append is not None else [])
+    if len(parts) > 1:
+        a = lnp.concatenate(parts, axis)
+    for _ in range(n):
+        hi, lo = _slice_axis(a, axis, 1, None), _slice_axis(a, axis, None, -1)
+        a = uf.not_equal(hi, lo) if _dtype(a) == np.bool_ else uf.subtract(hi, lo)
+    return a
+
+
+def ediff1d(ary, to_end=None, to_begin=None):
+    """Differences of the flattened array, with optional values before and after."""
+    check_arraylike("ediff1d", ary)
+    flat = lnp.ravel(ary)
+    out = flat[1:] - flat[:-1]
+    parts = [lnp.ravel(lnp.asarray(to_begin, _dtype(out)))] if to_begin is not None else []
+    parts.append(out)
+    if to_end is not None:
+        parts.append(lnp.ravel(lnp.asarray(to_end, _dtype(out))))
+    return lnp.concatenate(parts) if len(parts) > 1 else out
+
+
+def gradient(f, *varargs, axis=None, edge_order=None):
+    """Central differences inside, one-sided differences at the ends (edge_order 1);
+    spacing per axis is a scalar or a coordinate array."""
+    if edge_order is not None and edge_order != 1:
+        raise NotImplementedError("The 'edge_order' argument to jnp.gradient is not "
+                                  "supported.")
+    (f,) = promote_dtypes_inexact(lnp.asarray(f))
+    nd = _ndim(f)
+    axes = tuple(range(nd)) if axis is None else \
+        tuple(canonicalize_axis(a, nd) for a in ((axis,) if np.ndim(axis) == 0 else axis))
+    if not varargs:
+        spacings = [1.0] * len(axes)
+    elif len(varargs) == 1 and np.ndim(varargs[0]) == 0:
+        spacings = list(varargs) * len(axes)
+    elif len(varargs) == len(axes):
+        spacings = list(varargs)
+    else:
+        raise TypeError(f"jnp.gradient: expected 0, 1 or {len(axes)} spacing arguments, got "
+                        f"{len(varargs)}")
+    outs = []
+    for ax, h in zip(axes, spacings):
+        n = _shape(f)[ax]
+        if n < 2:
+            raise ValueError("Shape of array too small to calculate a numerical gradient, "
+                             "at least (edge_order + 1) elements are required.")
+        hi, lo = _slice_axis(f, ax, 2, None), _slice_axis(f, ax, None, -2)
+        first = _slice_axis(f, ax, 1, 2) - _slice_axis(f, ax, 0, 1)
+        last = _slice_axis(f, ax, -1, None) - _slice_axis(f, ax, -2, -1)
+        if np.ndim(h) == 0:
+            inner = (hi - lo) / (2 * lnp.asarray(h, _dtype(f)))
+            first, last = first / h, last / h
+        else:
+            x = lnp.asarray(h, _dtype(f))
+            if _shape(x) != (n,):
+                raise ValueError("jnp.gradient: coordinate arrays must match the axis length")
+            dx = x[1:] - x[:-1]
+            shape = [1] * nd
+            shape[ax] = n - 2
+            h1 = lnp.reshape(dx[:-1], shape)
+            h2 = lnp.reshape(dx[1:], shape)
+            mid = _slice_axis(f, ax, 1, -1)
+            # second-order accurate for uneven spacing
+            inner = (h1 ** 2 * hi - h2 ** 2 * lo + (h2 ** 2 - h1 ** 2) * mid) / \
+                (h1 * h2 * (h1 + h2))
+            first, last = first / dx[0], last / dx[-1]
+        outs.append(lnp.concatenate([first, inner, last], ax) if n > 2 else
+                    lnp.concatenate([first, last], ax))
+    return outs[0] if len(outs) == 1 else outs
+
+
+def trapezoid(y, x=None, dx=1.0, axis=-1):
+    """Integral of y along axis by the trapezoidal rule."""
+    check_arraylike("trapezoid", y)
+    if x is None:
+        (y,) = promote_dtypes_inexact(lnp.asarray(y))
+        spacing = lnp.asarray(dx, _dtype(y))
+    else:
+        y, x = promote_dtypes_inexact(lnp.asarray(y), lnp.asarray(x))
+        spacing = diff(x, axis=axis if _ndim(x) > 1 else -1)
+    y = lnp.moveaxis(y, axis, -1)
+    if x is not None and _ndim(spacing) > 1:
+        spacing = lnp.moveaxis(spacing, axis, -1)
+    return red.sum(spacing * (y[..., 1:] + y[..., :-1]), axis=-1) * 0.5
+
+
+def unwrap(p, discont=None, axis=-1, period=2 * math.pi):
+    """p with jumps larger than discont (default period/2) along axis corrected by
+    multiples of period."""
+    check_arraylike("unwrap", p)
+    (p,) = promote_dtypes_inexact(lnp.asarray(p))
+    axis = canonicalize_axis(axis, _ndim(p))
+    if discont is None:
+        discont = period / 2
+    dd = diff(p, axis=axis)
+    half = period / 2
+    ddmod = uf.remainder(dd + half, lnp.asarray(period, _dtype(p))) - half
+    # a jump of exactly +period/2 stays positive (NumPy's boundary rule)
+    ddmod = lnp.where((ddmod == -half) & (dd > 0), lnp.asarray(half, _dtype(p)), ddmod)
+    correction = lnp.where(uf.abs(dd) < discont, lnp.zeros((), _dtype(p)), ddmod - dd)
+    cumulative = red.cumsum(correction, axis=axis)
+    first = _slice_axis(p, axis, 0, 1)
+    rest = _slice_axis(p, axis, 1, None) + cumulative
+    return lnp.concatenate([first, rest], axis)
+
+
+def _count_le(edges, x, strict=False):
+    """For each x, how many edges are <= x (< x when strict): searchsorted 'right'
+    ('left') on sorted edges, by comparison and sum."""
+    cmp = edges[None, :] < x[..., None] if strict else edges[None, :] <= x[..., None]
+    return red.sum(lnp.asarray(cmp, np.int32), axis=-1)
+
+
+def interp(x, xp, fp, left=None, right=None, period=None):
+    """One-dimensional piecewise-linear interpolation of (xp, fp) at x; xp increasing."""
+    check_arraylike("interp", x, xp, fp)
+    x, xp, fp = promote_dtypes_inexact(lnp.asarray(x), lnp.asarray(xp), lnp.asarray(fp))
+    if _ndim(xp) != 1 or _ndim(fp) != 1 or _shape(xp) != _shape(fp):
+        raise ValueError("xp and fp must be one-dimensional arrays of equal size")
+    if period is not None:
+        if left is not None or right is not None:
+            raise ValueError("jnp.interp: left/right cannot be used with period")
+        period = uf.abs(lnp.asarray(period, _dtype(xp)))
+        x = uf.remainder(x, period)
+        xp = uf.remainder(xp, period)
+        order = np.argsort(more.concrete(xp, "interp", "xp"), kind="stable")
+        xp, fp = xp[order], fp[order]
+        xp = lnp.concatenate([xp[-1:] - period, xp, xp[:1] + period])
+        fp = lnp.concatenate([fp[-1:], fp, fp[:1]])
+    n = _shape(xp)[0]
+    flat = lnp.ravel(x)
+    i = lnp.clip(_count_le(xp, flat), 1, n - 1)
+    x0, x1, f0, f1 = xp[i - 1], xp[i], fp[i - 1], fp[i]
+    dx = x1 - x0
+    safe = lnp.where(dx == 0, lnp.ones((), _dtype(dx)), dx)
+    t = (flat - x0) / safe
+    out = lnp.where(dx == 0, f1, f0 + t * (f1 - f0))
+    if period is None:
+        lo = fp[0] if left is None else lnp.asarray(left, _dtype(fp))
+        hi = fp[-1] if right is None else lnp.asarray(right, _dtype(fp))
+        out = lnp.where(flat < xp[0], lo, out)
+        out = lnp.where(flat > xp[-1], hi, out)
+    return lnp.reshape(out, _shape(x))
+
+
+# --- statistics -------------------------------------------------------------------------
+
+def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None):
+    """Covariance matrix of the variables (rows, or columns when rowvar is False)."""
+    check_arraylike("cov", m)
+    m = lnp.asarray(m)
+    if _ndim(m) > 2:
+        raise ValueError("m has more than 2 dimensions")
+    x = lnp.atleast_2d(m)
+    if not rowvar and _shape(x)[0] != 1:
+        x = x.T
+    if y is not None:
+        y = lnp.atleast_2d(lnp.asarray(y))
+        if not rowvar and _shape(y)[0] != 1:
+            y = y.T
+        x = lnp.concatenate([x, y], 0)
+    (x,) = promote_dtypes_inexact(x)
+    if ddof is None:
+        ddof = 0 if bias else 1
+    n = _shape(x)[1]
+    w = None
+    if fweights is not None:
+        w = lnp.asarray(fweights, _dtype(x))
+    if aweights is not None:
+        aw = lnp.asarray(aweights, _dtype(x))
+        w = aw if w is None else w * aw
+    if w is None:
+        avg = red.mean(x, axis=1)
+        w_sum = lnp.asarray(n, _dtype(x))
+        fact = w_sum - ddof
+    else:
+        w_sum = red.sum(w)
+        avg = red.sum(x * w, axis=1) / w_sum
+        if ddof == 0:
+            fact = w_sum
+        elif aweights is None:
+            fact = w_sum - ddof
+        else:
+            fact = w_sum - ddof * red.sum(w * lnp.asarray(aweights, _dtype(x))) / w_sum
+    centered = x - avg[:, None]
+    weighted = centered if w is None else centered * w
+    c = lnp.matmul(weighted, uf.conj(centered).T) / fact
+    return lnp.squeeze(c) if _ndim(m) < 2 and y is None else c
+
+
+def corrcoef(x, y=None, rowvar=True):
+    """Pearson correlation coefficients (clipped to [-1, 1] for real inputs)."""
+    c = cov(x, y, rowvar)
+    if _ndim(c) == 0:
+        return c / c
+    d = more.diagonal(c)
+    stddev = uf.sqrt(uf.real(d))
+    c = c / stddev[:, None] / stddev[None, :]
+    if not dtypes.is_complex(_dtype(c)):
+        c = lnp.clip(c, -1, 1)
+    return c
+
+
+def bincount(x, weights=None, minlength=0, *, length=None):
+    """Counts (or summed weights) of each non-negative integer in x. The output length is
+    max(x) + 1 (at least minlength), which must be known statically: under jit pass
+    `length`. Values >= length are dropped; negative values count as 0, as in JAX."""
+    check_arraylike("bincount", x)
+    x = lnp.asarray(x)
+    if not dtypes.is_int(_dtype(x)) and _dtype(x) != np.bool_:
+        raise TypeError(f"x argument to bincount must have an integer type; got {_dtype(x)}")
+    if _ndim(x) != 1:
+        raise ValueError("only 1-dimensional input supported.")
+    minlength = operator.index(minlength)
+    if length is None:
+        values = more.concrete(x, "bincount", "x")
+        length = builtins.max(minlength, int(values.max()) + 1 if values.size else 0)
+    else:
+        length = operator.index(length)
+    w = lnp.ones(_shape(x), dtypes.default_int_dtype()) if weights is None else \
+        lnp.asarray(weights)
+    if _dtype(w) == np.bool_:
+        w = lnp.asarray(w, dtypes.default_int_dtype())
+    idx = lnp.clip(x, 0, None) if dtypes.is_int(_dtype(x)) else lnp.asarray(x, np.int32)
+    return lnp.zeros((length,), _dtype(w)).at[idx].add(w, mode="drop")
+
+
+def histogram_bin_edges(a, bins=10, range=None, weights=None):
+    """Edges of the histogram bins (bins + 1 values)."""
+    check_arraylike("histogram_bin_edges", a)
+    if isinstance(bins, str):
+        raise NotImplementedError("string values for `bins` are not implemented.")
+    (a,) = promote_dtypes_inexact(lnp.asarray(a))
+    if np.ndim(bins) == 1 or (hasattr(bins, "aval") and _ndim(bins) == 1):
+        return lnp.asarray(bins, _dtype(a))
+    bins = operator.index(bins)
+    if range is None:
+        lo, hi = red.min(a), red.max(a)
+    else:
+        lo, hi = lnp.asarray(range[0], _dtype(a)), lnp.asarray(range[1], _dtype(a))
+    same = lo == hi
+    lo = lnp.where(same, lo - 0.5, lo)
+    hi = lnp.where(same, hi + 0.5, hi)
+    return lnp.linspace(lo, hi, bins + 1, dtype=_dtype(a))
+
+
+def _bin_index(values, edges):
+    """Bin of each value (-1 / nbins outside), the last bin closed on the right."""
+    nbins = _shape(edges)[0] - 1
+    idx = _count_le(edges, values) - 1
+    return lnp.where(values == edges[-1], nbins - 1, idx)
+
+
+def histogram(a, bins=10, range=None, weights=None, density=None):
+    """(counts, bin_edges) of a flattened; bins is a count or the edges."""
+    edges = histogram_bin_edges(a, bins, range, weights)
+    a = lnp.ravel(lnp.asarray(a, _dtype(edges)))
+    nbins = _shape(edges)[0] - 1
+    idx = _bin_index(a, edges)
+    inside = (idx >= 0) & (idx < nbins)
+    w = lnp.ones(_shape(a), _dtype(edges)) if weights is None else \
+        lnp.ravel(lnp.asarray(weights))
+    w = lnp.where(inside, w, lnp.zeros((), _dtype(w)))
+    counts = lnp.zeros((nbins,), _dtype(w)).at[lnp.clip(idx, 0, nbins - 1)].add(w)
+    if density:
+        widths = edges[1:] - edges[:-1]
+        counts = counts / widths / red.sum(counts)
+    return counts, edges
+
+
+def histogramdd(sample, bins=10, range=None, weights=None, density=None):
+    """Multidimensional histogram of N points of D coordinates: (counts, [edges])."""
+    check_arraylike("histogramdd", sample)
+    sample = lnp.asarray(sample)
+    if _ndim(sample) == 1:
+        sample = sample[:, None]
+    n_dim = _shape(sample)[1]
+    if isinstance(bins, (int, np.integer)) or (np.ndim(bins) == 0 and
+                                               not isinstance(bins, (list, tuple))):
+        bins = [bins] * n_dim
+    if len(bins) != n_dim:
+        raise ValueError("The dimension of bins must be equal to the dimension of the "
+                         "sample x.")
+    ranges = [None] * n_dim if range is None else list(range)
+    edges = [histogram_bin_edges(sample[:, d], bins[d], ranges[d]) for d in
+             builtins.range(n_dim)]
+    nbins = [_shape(e)[0] - 1 for e in edges]
+    flat = lnp.zeros((_shape(sample)[0],), np.int32)
+    inside = lnp.ones((_shape(sample)[0],), np.bool_)
+    for d, e in enumerate(edges):
+        idx = _bin_index(lnp.asarray(sample[:, d], _dtype(e)), e)
+        inside = inside & (idx >= 0) & (idx < nbins[d])
+        flat = flat * nbins[d] + lnp.clip(idx, 0, nbins[d] - 1)
+    w = lnp.ones((_shape(sample)[0],), _dtype(edges[0])) if weights is None else \
+        lnp.asarray(weights)
+    w = lnp.where(inside, w, lnp.zeros((), _dtype(w)))
+    total = int(np.prod(nbins))
+    counts = lnp.reshape(lnp.zeros((total,), _dtype(w)).at[flat].add(w), tuple(nbins))
+    if density:
+        counts = counts / red.sum(counts)
+        for d, e in enumerate(edges):
+            shape = [1] * n_dim
+            shape[d] = nbins[d]
+            counts = counts / lnp.reshape(e[1:] - e[:-1], tuple(shape))
+    return counts, edges
+
+
+def histogram2d(x, y, bins=10, range=None, weights=None, density=None):
+    """Two-dimensional histogram: (counts, x_edges, y_edges)."""
+    check_arraylike("histogram2d", x, y)
+    try:
+        n = len(bins)
+    except TypeError:
+        n = 1
+    if n not in (1, 2):   # one array of edges for both coordinates
+        bins = [bins, bins]
+    sample = lnp.stack(promote_dtypes(lnp.ravel(x), lnp.ravel(y)), axis=1)
+    counts, edges = histogramdd(sample, bins, range, weights, density)
+    return counts, edges[0], edges[1]
+
+
+# --- comparisons ----------------------------------------------------------------------------
+
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """|a - b| <= atol + rtol * |b| elementwise, with infinities equal to themselves."""
+    check_arraylike("isclose", a, b)
+    a, b = promote_dtypes(lnp.asarray(a), lnp.asarray(b))
+    if not dtypes.is_inexact(_dtype(a)):
+        (a, b) = promote_dtypes_inexact(a, b)
+    real = _dtype(uf.abs(a))
+    out = uf.abs(a - b) <= lnp.asarray(atol, real) + lnp.asarray(rtol, real) * uf.abs(b)
+    both_inf = uf.isinf(a) | uf.isinf(b)
+    out = lnp.where(both_inf, a == b, out)
+    if equal_nan:
+        out = out | (uf.isnan(a) & uf.isnan(b))
+    return out
+
+
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return red.all(isclose(a, b, rtol, atol, equal_nan))
+
+
+def array_equal(a1, a2, equal_nan=False):
+    """Whether the arrays have one shape and equal elements (False for other shapes)."""
+    try:
+        a1, a2 = lnp.asarray(a1), lnp.asarray(a2)
+    except TypeError:
+        return False
+    if _shape(a1) != _shape(a2):
+        return lnp.asarray(False)
+    eq = a1 == a2
+    if equal_nan and dtypes.is_inexact(np.result_type(_dtype(a1), _dtype(a2))):
+        eq = eq | (uf.isnan(a1) & uf.isnan(a2))
+    return red.all(eq)
+
+
+def array_equiv(a1, a2):
+    """Whether the arrays are equal after broadcasting (False when they can't)."""
+    a1, a2 = lnp.asarray(a1), lnp.asarray(a2)
+    try:
+        lnp.broadcast_shapes(_shape(a1), _shape(a2))
+    except ValueError:
+        return lnp.asarray(False)
+    return red.all(a1 == a2)
+
+
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    """x with NaN -> nan, +inf -> posinf and -inf -> neginf (default: the dtype's
+    largest finite values)."""
+    check_arraylike("nan_to_num", x)
+    x = lnp.asarray(x)
+    if dtypes.is_complex(_dtype(x)):
+        part = lambda v: nan_to_num(v, nan=nan, posinf=posinf, neginf=neginf)  # noqa
+        return ensure_array(ew.complex(part(uf.real(x)), part(uf.imag(x))))
+    if not dtypes.is_inexact(_dtype(x)):
+        return x
+    info = dtypes.finfo(_dtype(x))
+    posinf = info.max if posinf is None else posinf
+    neginf = info.min if neginf is None else neginf
+    out = lnp.where(uf.isnan(x), lnp.asarray(nan, _dtype(x)), x)
+    out = lnp.where(out == np.inf, lnp.asarray(posinf, _dtype(x)), out)
+    return lnp.where(out == -np.inf, lnp.asarray(neginf, _dtype(x)), out)
+
+
+def isposinf(x, /, out=None):
+    x = lnp.asarray(x)
+    if dtypes.is_complex(_dtype(x)):
+        raise ValueError("jnp.isposinf is not defined for complex input")
+    return x == np.inf if dtypes.is_inexact(_dtype(x)) else lnp.zeros(_shape(x), np.bool_)
+
+
+def isneginf(x, /, out=None):
+    x = lnp.asarray(x)
+    if dtypes.is_complex(_dtype(x)):
+        raise ValueError("jnp.isneginf is not defined for complex input")
+    return x == -np.inf if dtypes.is_inexact(_dtype(x)) else lnp.zeros(_shape(x), np.bool_)
+
+
+def isreal(x):
+    x = lnp.asarray(x)
+    return uf.imag(x) == 0 if dtypes.is_complex(_dtype(x)) else \
+        lnp.ones(_shape(x), np.bool_)
+
+
+def iscomplex(x):
+    x = lnp.asarray(x)
+    return uf.imag(x) != 0 if dtypes.is_complex(_dtype(x)) else \
+        lnp.zeros(_shape(x), np.bool_)
+
+
+def fabs(x, /):
+    """Absolute value of real values (as a float)."""
+    (x,) = promote_dtypes_inexact(lnp.asarray(x))
+    if dtypes.is_complex(_dtype(x)):
+        raise TypeError("ufunc 'fabs' does not support complex dtypes")
+    return uf.abs(x)
+
+
+def modf(x, /, out=None):
+    """(fractional part, integral part), both with x's sign."""
+    (x,) = promote_dtypes_inexact(lnp.asarray(x))
+    whole = uf.trunc(x)
+    return x - whole, whole
+
+
+def frexp(x, /):
+    """(mantissa in [0.5, 1), integer exponent) with x == mantissa * 2**exponent."""
+    (x,) = promote_dtypes_inexact(lnp.asarray(x))
+    if dtypes.is_complex(_dtype(x)):
+        raise TypeError("frexp does not support complex-valued inputs")
+    special = (x == 0) | uf.isinf(x) | uf.isnan(x)
+    safe = lnp.where(special, lnp.ones((), _dtype(x)), uf.abs(x))
+    exponent = lnp.asarray(uf.floor(uf.log2(safe)), np.int32) + 1
+    mantissa = x / uf.ldexp(lnp.ones((), _dtype(x)), exponent)
+    # log2 rounding can be off by one at powers of two
+    too_big = uf.abs(mantissa) >= 1
+    exponent = lnp.where(too_big, exponent + 1, exponent)
+    mantissa = lnp.where(too_big, mantissa / 2, mantissa)
+    too_small = (uf.abs(mantissa) < 0.5) & ~special
+    exponent = lnp.where(too_small, exponent - 1, exponent)
+    mantissa = lnp.where(too_small, mantissa * 2, mantissa)
+    return lnp.where(special, x, mantissa), lnp.where(special, 0, exponent)
+
+
+def spacing(x, /):
+    """Distance from x to the next representable value away from zero."""
+    (x,) = promote_dtypes_inexact(lnp.asarray(x))
+    toward = lnp.where(x < 0, lnp.asarray(-np.inf, _dtype(x)), lnp.asarray(np.inf, _dtype(x)))
+    return uf.nextafter(x, toward) - x
+
+
+def bitwise_count(x, /):
+    """Number of 1 bits in |x|."""
+    x = lnp.asarray(x)
+    if not dtypes.is_int(_dtype(x)) and _dtype(x) != np.bool_:
+        raise TypeError(f"bitwise_count requires integer inputs, got {_dtype(x)}")
+    return lnp.asarray(ew.population_count(uf.abs(x) if _dtype(x).kind == "i" else
+                                           lnp.asarray(x, np.uint8)
+                                           if _dtype(x) == np.bool_ else x), np.uint8)
+
+
+bitwise_left_shift = uf.left_shift
+bitwise_right_shift = uf.right_shift
+
+
+# --- special functions and windows ----------------------------------------------------------
+
+def i0(x):
+    """The modified Bessel function of the first kind, order zero (real x): the power
+    series for |x| <= 15, the asymptotic series beyond."""
+    check_arraylike("i0", x)
+    (x,) = promote_dtypes_inexact(lnp.asarray(x))
+    if dtypes.is_complex(_dtype(x)):
+        raise ValueError("jnp.i0 does not support complex-valued inputs")
+    ax = uf.abs(x)
+    small = ax <= 15
+    xs = lnp.where(small, ax, lnp.zeros((), _dtype(x)))
+    q = xs * xs / 4
+    term = lnp.ones_like(q)
+    series = lnp.ones_like(q)
+    for k in range(1, 60):
+        term = term * q / (k * k)
+        series = series + term
+    xl = lnp.where(small, lnp.asarray(16, _dtype(x)), ax)
+    coef, asym = 1.0, lnp.ones_like(xl)
+    for k in range(1, 12):
+        coef *= (2 * k - 1) ** 2 / (8.0 * k)
+        asym = asym + coef / xl ** k
+    large = uf.exp(xl) / uf.sqrt(2 * np.pi * xl) * asym
+    return lnp.where(small, series, large)
+
+
+def _window(M, name):
+    M = operator.index(more.concrete(M, name, "M"))
+    return M, dtypes.default_float_dtype()
+
+
+def _cosine_window(M, name, coeffs):
+    M, dtype = _window(M, name)
+    if M <= 1:
+        return lnp.ones((builtins.max(M, 0),), dtype)
+    n = lnp.arange(M, dtype=dtype)
+    out = lnp.zeros((M,), dtype)
+    for k, c in enumerate(coeffs):
+        out = out + c * uf.cos(2 * np.pi * k * n / (M - 1))
+    return out
+
+
+def bartlett(M):
+    """The triangular Bartlett window of M points."""
+    M, dtype = _window(M, "bartlett")
+    if M <= 1:
+        return lnp.ones((builtins.max(M, 0),), dtype)
+    n = lnp.arange(M, dtype=dtype)
+    return 1 - uf.abs(2 * n / (M - 1) - 1)
+
+
+def blackman(M):
+    return _cosine_window(M, "blackman", (0.42, -0.5, 0.08))
+
+
+def hamming(M):
+    return _cosine_window(M, "hamming", (0.54, -0.46))
+
+
+def hanning(M):
+    return _cosine_window(M, "hanning", (0.5, -0.5))
+
+
+def kaiser(M, beta):
+    """The Kaiser window of M points with shape parameter beta."""
+    M, dtype = _window(M, "kaiser")
+    if M <= 1:
+        return lnp.ones((builtins.max(M, 0),), dtype)
+    n = lnp.arange(M, dtype=dtype)
+    alpha = (M - 1) / 2.0
+    beta = lnp.asarray(beta, dtype)
+    return i0(beta * uf.sqrt(1 - ((n - alpha) / alpha) ** 2)) / i0(beta)
+
+
+# --- bits -----------------------------------------------------------------------------------
+
+def packbits(a, axis=None, bitorder="big"):
+    """Packs the truthiness of a's elements into uint8 bits (8 per byte, zero padded)."""
+    check_arraylike("packbits", a)
+    a = lnp.asarray(a)
+    if not (dtypes.is_int(_dtype(a)) or _dtype(a) == np.bool_):
+        raise TypeError("Expected an input array of integer or boolean data type")
+    if bitorder not in ("little", "big"):
+        raise ValueError("'order' must be either 'little' or 'big'")
+    bits = lnp.asarray(a != 0, np.uint8)
+    if axis is None:
+        bits, axis = lnp.ravel(bits), 0
+    axis = canonicalize_axis(axis, _ndim(bits))
+    bits = lnp.moveaxis(bits, axis, -1)
+    n = _shape(bits)[-1]
+    pad = (-n) % 8
+    if pad:
+        bits = more.pad(bits, [(0, 0)] * (_ndim(bits) - 1) + [(0, pad)])
+    bits = lnp.reshape(bits, _shape(bits)[:-1] + ((n + pad) // 8, 8))
+    shifts = np.arange(8, dtype=np.uint8)
+    if bitorder == "big":
+        shifts = shifts[::-1].copy()
+    packed = red.sum(uf.left_shift(bits, lnp.asarray(shifts)), axis=-1, dtype=np.uint8)
+    return lnp.moveaxis(packed, -1, axis)
+
+
+def unpackbits(a, axis=None, count=None, bitorder="big"):
+    """The bits of uint8 array a as a uint8 array of 0s and 1s."""
+    check_arraylike("unpackbits", a)
+    a = lnp.asarray(a)
+    if _dtype(a) != np.uint8:
+        raise TypeError("Expected an input array of unsigned byte data type")
+    if bitorder not in ("little", "big"):
+        raise ValueError("'order' must be either 'little' or 'big'")
+    shifts = np.arange(8, dtype=np.uint8)
+    if bitorder == "big":
+        shifts = shifts[::-1].copy()
+    bits = uf.bitwise_and(uf.right_shift(a[..., None], lnp.asarray(shifts)), np.uint8(1))
+    if axis is None:
+        bits, axis = lnp.ravel(bits), 0
+    else:
+        axis = canonicalize_axis(axis, _ndim(a))
+        bits = lnp.moveaxis(bits, -1, axis + 1)
+        shape = list(_shape(a))
+        shape[axis] *= 8
+        bits = lnp.reshape(bits, tuple(shape))
+    if count is not None:
+        n = _shape(bits)[axis]
+        count = operator.index(count)
+        stop = count if count >= 0 else n + count
+        if stop <= n:
+            bits = _slice_axis(bits, axis, 0, builtins.max(stop, 0))
+        else:
+            widths = [(0, 0)] * _ndim(bits)
+            widths[axis] = (0, stop - n)
+            bits = more.pad(bits, widths)
+    return bits
+
+
+# --- creation -------------------------------------------------------------------------------
+
+def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    """num numbers spaced evenly on a log scale from start to stop (signs kept)."""
+    check_arraylike("geomspace", start, stop)
+    start, stop = promote_dtypes_inexact(lnp.asarray(start), lnp.asarray(stop))
+    if dtypes.is_complex(_dtype(start)):
+        out = uf.exp(lnp.linspace(uf.log(start), uf.log(stop), num, endpoint, axis=axis))
+    else:
+        sign = uf.sign(start)
+        out = sign * uf.power(10.0, lnp.linspace(uf.log10(start * sign),
+                                                 uf.log10(stop * sign), num, endpoint,
+                                                 axis=axis))
+        # make the end points exact
+        if num:
+            idx = [slice(None)] * _ndim(out)
+            idx[canonicalize_axis(axis, _ndim(out))] = 0
+            out = out.at[tuple(idx)].set(start)
+            if endpoint and num > 1:
+                idx[canonicalize_axis(axis, _ndim(out))] = -1
+                out = out.at[tuple(idx)].set(stop)
+    return out if dtype is None else lnp.asarray(out, dtype)
+
+
+def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """Cross product of 2- or 3-element vectors (2-element vectors give the z
+    component only)."""
+    check_arraylike("cross", a, b)
+    a, b = promote_dtypes(lnp.asarray(a), lnp.asarray(b))
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a = lnp.moveaxis(a, axisa, -1)
+    b = lnp.moveaxis(b, axisb, -1)
+    if _shape(a)[-1] not in (2, 3) or _shape(b)[-1] not in (2, 3):
+        raise ValueError("Dimension must be either 2 or 3 for cross product")
+    if _shape(a)[-1] == 2 and _shape(b)[-1] == 2:
+        return a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
+    a0, a1 = a[..., 0], a[..., 1]
+    a2 = a[..., 2] if _shape(a)[-1] == 3 else lnp.zeros_like(a0)
+    b0, b1 = b[..., 0], b[..., 1]
+    b2 = b[..., 2] if _shape(b)[-1] == 3 else lnp.zeros_like(b0)
+    c = lnp.stack(lnp.broadcast_arrays(a1 * b2 - a2 * b1, a2 * b0 - a0 * b2,
+                                       a0 * b1 - a1 * b0), -1)
+    return lnp.moveaxis(c, -1, axisc)
+
+
+def iterable(y):
+    try:
+        iter(y)
+    except TypeError:
+        return False
+    return not (isinstance(y, Tracer) and not get_aval(y).shape)

@@ -1,0 +1,463 @@
+"""Autodiff API behaviour: jvp, linearize, vjp, grad/value_and_grad (argnums, has_aux,
+holomorphic, allow_int), Jacobians, custom_jvp/custom_vjp, checkpoint, stop_gradient,
+the FAQ examples (concrete tracers under grad, NaN through where), an MLP against
+hand-written NumPy backprop, and jit(grad(f)) against grad(jit(f))."""
+import numpy as np
+import pytest
+
+import pyjax as jax
+import pyjax.numpy as jnp
+from pyjax import lax
+from pyjax._src import errors
+from pyjax._src.api.custom_derivatives import CustomJVPException, CustomVJPException
+from pyjax.test_util import check_grads
+
+
+def close(a, b, tol=1e-5):
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=tol, atol=tol)
+
+
+# --- the FAQ ----------------------------------------------------------------------------
+
+def divide(x, y):
+    return x / y if y >= 1. else 0.
+
+
+def test_faq_grad_uses_concrete_tracers():
+    close(jax.grad(divide)(3., 2.), 0.5)
+    close(jax.grad(divide, argnums=1)(3., 2.), -0.75)
+    close(jax.grad(divide)(3., 0.5), 0.)
+
+
+def test_faq_jit_needs_concrete_values():
+    with pytest.raises(errors.ConcretizationTypeError):
+        jax.jit(divide)(3., 2.)
+    with pytest.raises(errors.ConcretizationTypeError):
+        jax.jit(jax.grad(divide))(3., 2.)
+    close(jax.jit(divide, static_argnums=1)(3., 2.), 1.5)
+
+
+def test_faq_where_gives_nan_gradient_and_double_where_fixes_it():
+    def my_log(x):
+        return jnp.where(x > 0., jnp.log(x), 0.)
+
+    def safe_for_grad_log(x):
+        return jnp.log(jnp.where(x > 0., x, 1.))
+
+    assert float(my_log(0.)) == 0.
+    assert np.isnan(jax.grad(my_log)(0.))
+    assert float(safe_for_grad_log(0.)) == 0.
+    assert float(jax.grad(safe_for_grad_log)(0.)) == 0.
+
+    def my_log_or_y(x, y):
+        return jnp.where(x > 0., jnp.log(jnp.where(x > 0., x, 1.)), y)
+    assert float(jax.grad(my_log_or_y)(0., 2.)) == 0.
+    assert float(jax.grad(my_log_or_y, argnums=1)(0., 2.)) == 1.
+
+
+def test_faq_gradient_of_step_function_is_zero():
+    def f(x):
+        return (x > 0).astype(float)
+    x = jnp.array([-1.0, -0.5, 0.0, 0.5, 1.0])
+    np.testing.assert_array_equal(jax.vmap(jax.grad(f))(x), np.zeros(5))
+
+
+def test_faq_sigmoid_gradient_values():
+    x = jnp.array([-10.0, -1.0, 0.0, 1.0, 10.0])
+    dg = jax.vmap(jax.grad(jax.nn.sigmoid))(x)
+    np.testing.assert_allclose(np.round(np.asarray(jax.nn.sigmoid(x)), 2),
+                               [0., 0.27, 0.5, 0.73, 1.])
+    np.testing.assert_allclose(np.round(np.asarray(dg), 2), [0., 0.2, 0.25, 0.2, 0.])
+
+
+# --- grad and value_and_grad ---------------------------------------------------------------
+
+def test_grad_of_scalar_functions():
+    close(jax.grad(jnp.sin)(1.), np.cos(1.))
+    close(jax.grad(jax.grad(jnp.sin))(1.), -np.sin(1.))
+    close(jax.grad(jax.grad(jax.grad(jnp.sin)))(1.), -np.cos(1.))
+    close(jax.grad(lambda x: x ** 3)(2.), 12.)
+
+
+def test_grad_keeps_weak_types_of_python_scalars():
+    g = jax.grad(lambda x: x ** 2)(3.)
+    assert g.weak_type and g.dtype == np.float32
+    g = jax.grad(lambda x: x ** 2)(jnp.float32(3.))
+    assert not g.weak_type
+
+
+def test_grad_argnums_and_pytrees():
+    f = lambda x, y, z: x * y + jnp.sum(z["w"] ** 2)   # noqa: E731
+    z = {"w": jnp.arange(3.)}
+    gx, gz = jax.grad(f, argnums=(0, 2))(2., 3., z)
+    close(gx, 3.)
+    close(gz["w"], [0., 2., 4.])
+    close(jax.grad(f, argnums=-2)(2., 3., z), 2.)
+    close(jax.grad(lambda p: p[0] * p[1]["b"])((1., {"b": 2.}))[1]["b"], 1.)
+
+
+def test_value_and_grad_and_has_aux():
+    value, g = jax.value_and_grad(lambda x: jnp.sum(x ** 2))(jnp.arange(3.))
+    close(value, 5.)
+    close(g, [0., 2., 4.])
+    (value, aux), g = jax.value_and_grad(lambda x: (x ** 2, {"x": x}), has_aux=True)(3.)
+    close(value, 9.)
+    close(aux["x"], 3.)
+    close(g, 6.)
+    g, aux = jax.grad(lambda x: (x ** 2, x * 10), has_aux=True)(3.)
+    close(g, 6.)
+    close(aux, 30.)
+    with pytest.raises(TypeError, match="two-element tuple"):
+        jax.grad(lambda x: x ** 2, has_aux=True)(3.)
+
+
+def test_grad_errors_match_jax():
+    with pytest.raises(TypeError, match="Gradient only defined for scalar-output functions. "
+                                        r"Output had shape: \(3,\)"):
+        jax.grad(lambda x: x * 2)(jnp.ones(3))
+    with pytest.raises(TypeError, match="grad requires real-valued outputs .* got int32"):
+        jax.grad(lambda x: (x > 0).astype(jnp.int32))(1.)
+    with pytest.raises(TypeError, match="pass holomorphic=True"):
+        jax.grad(lambda x: x + 0j)(1.)
+    with pytest.raises(TypeError, match="grad requires real- or complex-valued inputs .*"
+                                        "allow_int"):
+        jax.grad(lambda x: x * 1.)(1)
+    with pytest.raises(TypeError, match="requires at least 3 positional arguments"):
+        jax.grad(lambda x, y: x, argnums=2)(1., 2.)
+    with pytest.raises(TypeError, match="holomorphic=True requires inputs with complex"):
+        jax.grad(lambda x: x, holomorphic=True)(1.)
+    with pytest.raises(TypeError, match="callable"):
+        jax.grad(3)
+
+
+def test_integer_inputs_get_float0_tangents():
+    gx, gn = jax.grad(lambda x, n: x * n, argnums=(0, 1), allow_int=True)(2., 3)
+    close(gx, 3.)
+    assert gn.dtype == jax.float0 and gn.shape == ()
+    out, t = jax.jvp(lambda x, n: x * n, (2., 3), (1., np.zeros((), jax.float0)))
+    close(t, 3.)
+    _, pullback = jax.vjp(lambda n: n * 2, 3)
+    assert pullback(np.zeros((), jax.float0))[0].dtype == jax.float0
+
+
+def test_holomorphic_grad():
+    close(jax.grad(lambda z: z ** 2, holomorphic=True)(1. + 1j), 2. + 2j)
+
+
+# --- jvp, linearize, vjp -------------------------------------------------------------------
+
+def test_jvp_and_its_errors():
+    y, t = jax.jvp(jnp.sin, (1.,), (2.,))
+    close(y, np.sin(1.))
+    close(t, 2 * np.cos(1.))
+    with pytest.raises(TypeError, match="must be tuples or lists"):
+        jax.jvp(jnp.sin, 1., 1.)
+    with pytest.raises(TypeError, match="expected tangent dtype float0, but got tangent dtype "
+                                        "int32"):
+        jax.jvp(lambda n: n * 2, (3,), (1,))
+    with pytest.raises(ValueError, match="different primal and tangent shapes"):
+        jax.jvp(jnp.sin, (jnp.ones(3),), (jnp.ones(2),))
+    with pytest.raises(TypeError, match="same tree structure"):
+        jax.jvp(lambda a, b: a, (1., 2.), (1.,))
+
+
+def test_jvp_has_aux():
+    y, t, aux = jax.jvp(lambda x: (x ** 2, x + 1), (3.,), (1.,), has_aux=True)
+    close(y, 9.)
+    close(t, 6.)
+    close(aux, 4.)
+
+
+def test_linearize_evaluates_the_jvp_without_rerunning_the_function():
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        return jnp.sin(x) * x
+    y, f_jvp = jax.linearize(f, 2.)
+    assert len(calls) == 1
+    close(y, np.sin(2.) * 2.)
+    expected = np.cos(2.) * 2. + np.sin(2.)
+    close(f_jvp(1.), expected)
+    close(f_jvp(3.), 3 * expected)
+    close(jax.jit(f_jvp)(1.), expected)
+    assert len(calls) == 1
+
+
+def test_vjp_and_cotangent_checks():
+    y, pullback = jax.vjp(lambda x, y: (x * y, x + y), 2., 3.)
+    close(y[0], 6.)
+    gx, gy = pullback((1., 1.))
+    close(gx, 4.)
+    close(gy, 3.)
+    with pytest.raises(TypeError, match="Tree structure of cotangent input"):
+        pullback(1.)
+    with pytest.raises(ValueError, match="Shape of cotangent input"):
+        pullback((jnp.ones(2), 1.))
+    y, pullback, aux = jax.vjp(lambda x: (x * 2, x), 1., has_aux=True)
+    close(aux, 1.)
+    close(pullback(1.)[0], 2.)
+
+
+def test_linear_transpose():
+    f_t = jax.linear_transpose(lambda x: 3. * x[::-1], jnp.ones(3))
+    (ct,) = f_t(jnp.arange(3.))
+    close(ct, [6., 3., 0.])
+
+
+# --- Jacobians and Hessians -----------------------------------------------------------------
+
+def test_jacobians_of_pytrees():
+    f = lambda x: {"a": x ** 2, "b": x[0]}   # noqa: E731
+    x = jnp.arange(1., 3.)
+    for jac in (jax.jacfwd(f)(x), jax.jacrev(f)(x)):
+        close(jac["a"], np.diag([2., 4.]))
+        close(jac["b"], [1., 0.])
+    a = jnp.arange(6.).reshape(2, 3)
+    close(jax.jacfwd(lambda v: a @ v)(jnp.ones(3)), a)
+    close(jax.jacrev(lambda v: a @ v)(jnp.ones(3)), a)
+    assert jax.jacfwd(lambda m: m * 2)(jnp.ones((2, 2))).shape == (2, 2, 2, 2)
+    assert jax.jacrev(lambda m: m.sum(0))(jnp.ones((2, 3))).shape == (3, 2, 3)
+    jx, jy = jax.jacrev(lambda x, y: x * y, argnums=(0, 1))(x, 2.)
+    close(jx, 2 * np.eye(2))
+    close(jy, x)
+
+
+def test_hessian():
+    close(jax.hessian(lambda x: jnp.sum(x ** 3))(jnp.arange(3.)), np.diag([0., 6., 12.]))
+    close(jax.jit(jax.hessian(lambda x: jnp.sum(jnp.sin(x))))(jnp.arange(2.)),
+          np.diag(-np.sin(np.arange(2.))))
+
+
+# --- composition with jit, vmap and control flow ----------------------------------------------
+
+def test_nested_derivatives_do_not_confuse_perturbations():
+    close(jax.grad(lambda x: jax.grad(lambda y: x * y)(1.))(2.), 1.)
+    close(jax.grad(lambda x: x * jax.grad(lambda y: x * y)(1.))(2.), 4.)
+
+
+def test_jit_of_grad_is_one_program_and_agrees_with_grad_of_jit():
+    def f(x):
+        return jnp.sum(jnp.tanh(x) * x ** 2)
+    x = jnp.linspace(-1., 1., 5)
+    a, b, c = jax.jit(jax.grad(f))(x), jax.grad(jax.jit(f))(x), jax.grad(f)(x)
+    close(a, c)
+    close(b, c)
+    one = jax.make_jaxpr(jax.grad(f))(x)
+    assert all(e.primitive.name != "jit" for e in one.eqns)
+    through = jax.make_jaxpr(jax.grad(jax.jit(f)))(x)
+    assert [e.primitive.name for e in through.eqns if e.primitive.name == "jit"] == \
+        ["jit", "jit"]   # the known (primal) jit and the transposed (tangent) jit
+
+
+def test_grad_through_jit_closing_over_a_differentiated_value():
+    close(jax.grad(lambda x: jax.jit(lambda y: x * y)(2.))(3.), 2.)
+    close(jax.jit(jax.grad(lambda x: jax.jit(lambda y: x * y)(2.)))(3.), 2.)
+
+
+def test_grad_jaxpr_shape():
+    jaxpr = jax.make_jaxpr(jax.grad(lambda x: jnp.sin(x) * x))(1.5)
+    names = [e.primitive.name for e in jaxpr.eqns]
+    assert names == ["sin", "cos", "mul", "mul", "mul", "mul", "add_any"]
+
+
+def test_grad_of_control_flow_and_vmap():
+    close(jax.grad(lambda x: lax.cond(x > 0, jnp.sin, jnp.cos, x))(1.), np.cos(1.))
+    close(jax.grad(lambda x: lax.scan(lambda c, y: (c * y, c), x,
+                                      jnp.arange(1., 4.))[0])(2.), 6.)
+    close(jax.grad(lambda x: jnp.sum(jax.vmap(jnp.sin)(x)))(jnp.arange(3.)),
+          np.cos(np.arange(3.)))
+
+
+# --- a small MLP against hand-written NumPy backprop ------------------------------------------
+
+def _mlp_params(rng):
+    return {"w1": rng.standard_normal((4, 8)).astype(np.float32) * 0.5,
+            "b1": rng.standard_normal(8).astype(np.float32) * 0.1,
+            "w2": rng.standard_normal((8, 3)).astype(np.float32) * 0.5,
+            "b2": rng.standard_normal(3).astype(np.float32) * 0.1}
+
+
+def _mlp_loss(params, x, y):
+    h = jnp.tanh(x @ params["w1"] + params["b1"])
+    logits = h @ params["w2"] + params["b2"]
+    return jnp.mean(jnp.sum((logits - y) ** 2, axis=1))
+
+
+def _numpy_backprop(p, x, y):
+    pre = x @ p["w1"] + p["b1"]
+    h = np.tanh(pre)
+    logits = h @ p["w2"] + p["b2"]
+    n = x.shape[0]
+    d_logits = 2 * (logits - y) / n
+    d_h = d_logits @ p["w2"].T
+    d_pre = d_h * (1 - h ** 2)
+    return {"w1": x.T @ d_pre, "b1": d_pre.sum(0), "w2": h.T @ d_logits,
+            "b2": d_logits.sum(0)}
+
+
+def test_mlp_gradient_matches_numpy_backprop():
+    rng = np.random.default_rng(0)
+    params = _mlp_params(rng)
+    x = rng.standard_normal((5, 4)).astype(np.float32)
+    y = rng.standard_normal((5, 3)).astype(np.float32)
+    expected = _numpy_backprop(params, x, y)
+    for grads in (jax.grad(_mlp_loss)(params, x, y),
+                  jax.jit(jax.grad(_mlp_loss))(params, x, y),
+                  jax.grad(jax.jit(_mlp_loss))(params, x, y)):
+        for k in expected:
+            close(grads[k], expected[k])
+
+
+# --- stop_gradient, custom rules, checkpoint ------------------------------------------------
+
+def test_stop_gradient():
+    x = jnp.arange(3.)
+    close(jax.grad(lambda x: jnp.sum(lax.stop_gradient(x) * x))(x), x)
+    assert "stop_gradient" in str(jax.make_jaxpr(lax.stop_gradient)(x))
+    n, f = lax.stop_gradient((jnp.int32(1), 2.))
+    assert n.dtype == np.int32
+
+
+def test_custom_jvp_rule_is_used_everywhere():
+    @jax.custom_jvp
+    def f(x):
+        return jnp.sin(x)
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        return f(x), 2.0 * t
+
+    close(f(1.), np.sin(1.))
+    for g in (jax.grad(f), jax.jit(jax.grad(f)), jax.grad(jax.jit(f))):
+        close(g(1.), 2.)
+    close(jax.jvp(f, (1.,), (1.,))[1], 2.)
+    assert "custom_jvp_call" in str(jax.make_jaxpr(f)(1.))
+
+
+def test_custom_jvp_defjvps_and_nondiff_argnums():
+    f = jax.custom_jvp(lambda x, y: x * y)
+    f.defjvps(lambda g, ans, x, y: g * y * 10, None)
+    close(jax.grad(f)(2., 3.), 30.)
+    close(jax.grad(f, argnums=1)(2., 3.), 0.)
+
+    from functools import partial
+
+    @partial(jax.custom_jvp, nondiff_argnums=(0,))
+    def app(fn, x):
+        return fn(x)
+
+    @app.defjvp
+    def app_jvp(fn, primals, tangents):
+        (x,), (t,) = primals, tangents
+        return app(fn, x), t * 7.
+    close(jax.grad(lambda x: app(jnp.sin, x))(1.), 7.)
+    close(jax.jit(jax.grad(lambda x: app(jnp.sin, x)))(1.), 7.)
+
+
+def test_custom_jvp_errors():
+    f = jax.custom_jvp(lambda x: x)
+    with pytest.raises(AttributeError, match="No JVP defined"):
+        jax.grad(f)(1.)
+    f.defjvp(lambda p, t: (p[0], t[0].astype(jnp.float16)))
+    with pytest.raises(TypeError, match="corresponding shapes and dtypes"):
+        jax.grad(f)(1.)
+    f.defjvp(lambda p, t: p[0])
+    with pytest.raises(TypeError, match="must produce a pair"):
+        jax.grad(f)(1.)
+
+    def closes_over(y):
+        g = jax.custom_jvp(lambda x: x * y)
+        g.defjvp(lambda p, t: (p[0] * y, t[0] * y))
+        return jax.jit(g)(1.)
+    with pytest.raises(CustomJVPException, match="closes over"):
+        jax.grad(closes_over)(2.)
+
+
+def test_custom_vjp():
+    @jax.custom_vjp
+    def f(x, y):
+        return jnp.sin(x) * y
+
+    def f_fwd(x, y):
+        return f(x, y), (jnp.cos(x), jnp.sin(x), y)
+
+    def f_bwd(res, g):
+        cos_x, sin_x, y = res
+        return (cos_x * g * y * 10, None)
+
+    f.defvjp(f_fwd, f_bwd)
+    close(f(1., 2.), np.sin(1.) * 2)
+    for g in (jax.grad(f), jax.jit(jax.grad(f)), jax.grad(jax.jit(f))):
+        close(g(1., 2.), np.cos(1.) * 2 * 10)
+    close(jax.grad(f, argnums=1)(1., 2.), 0.)
+    with pytest.raises(TypeError, match="can't apply forward-mode autodiff"):
+        jax.jvp(lambda x: f(x, 2.), (1.,), (1.,))
+
+
+def test_custom_vjp_errors_and_closure_convert():
+    f = jax.custom_vjp(lambda x: x)
+    with pytest.raises(AttributeError, match="No VJP defined"):
+        jax.grad(f)(1.)
+    f.defvjp(lambda x: (x, None), lambda res, g: (g, g))
+    with pytest.raises(TypeError, match="one entry per differentiable argument"):
+        jax.grad(f)(1.)
+    f.defvjp(lambda x: (x, None), lambda res, g: (jnp.ones(3),))
+    with pytest.raises(ValueError, match="same shape/dtypes"):
+        jax.grad(f)(1.)
+
+    def closes_over(y):
+        g = jax.custom_vjp(lambda x: x * y)
+        g.defvjp(lambda x: (x * y, None), lambda res, ct: (ct * y,))
+        return jax.jit(g)(1.)
+    with pytest.raises(CustomVJPException, match="closure_convert"):
+        jax.grad(closes_over)(2.)
+
+    def closes_over_converted(y):
+        inner = lambda x: x * y   # noqa: E731
+        converted, consts = jax.closure_convert(inner, 1.)
+        g = jax.custom_vjp(lambda x, *c: converted(x, *c))
+        g.defvjp(lambda x, *c: (converted(x, *c), (x, c)),
+                 lambda res, ct: (ct * res[1][0],
+                                  *[ct * res[0] for _ in res[1]]))
+        return g(1., *consts)
+    close(jax.grad(closes_over_converted)(2.), 1.)
+
+
+def test_checkpoint_recomputes_and_matches():
+    def f(x):
+        return jnp.sin(jnp.sin(x)) * x
+    g = jax.checkpoint(f)
+    x = jnp.linspace(0., 1., 4)
+    expected = jax.grad(lambda x: jnp.sum(f(x)))(x)
+    close(jax.grad(lambda x: jnp.sum(g(x)))(x), expected)
+    close(jax.jit(jax.grad(lambda x: jnp.sum(g(x))))(x), expected)
+    close(jax.grad(lambda x: jnp.sum(jax.remat(f)(x)))(x), expected)
+    # The input is the only residual kept for the backward pass (without checkpoint,
+    # cos(x), cos(sin(x)) and sin(sin(x)) are kept too).
+    _, pullback = jax.vjp(lambda x: jnp.sum(g(x)), x)
+    residuals = pullback.func.linear.consts
+    assert len(residuals) == 1
+    close(residuals[0], x)
+    _, pullback = jax.vjp(lambda x: jnp.sum(f(x)), x)
+    assert len(pullback.func.linear.consts) == 4
+    assert "checkpoint" in str(jax.make_jaxpr(jax.grad(lambda x: jnp.sum(g(x))))(x))
+
+
+def test_checkpoint_static_argnums():
+    def f(x, n):
+        for _ in range(n):
+            x = jnp.sin(x)
+        return x
+    g = jax.checkpoint(f, static_argnums=(1,))
+    close(jax.grad(g)(1., 2), jax.grad(f)(1., 2))
+
+
+def test_check_grads_on_compositions():
+    with jax.enable_x64(True):
+        x = np.linspace(0.2, 1.1, 4)
+        check_grads(lambda x: jnp.sum(jnp.tanh(x) * jnp.exp(x)), (x,), 2)
+        check_grads(lambda x: jax.jit(jnp.sin)(x) * x, (x,), 2)
+        check_grads(jax.checkpoint(lambda x: jnp.sin(x) ** 2), (x,), 2)
+        check_grads(lambda x: lax.cummax(x * jnp.array([1., -1., 2., 0.5]), 0), (x,), 2)

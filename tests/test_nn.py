@@ -1,0 +1,119 @@
+"""jax.nn (first part): values against NumPy/SciPy formulas, gradients by check_grads in
+float64, JAX's conventions (relu'(0) = 0, stable softmax/logsumexp), and jit."""
+import numpy as np
+import pytest
+import scipy.special as sp
+
+import pyjax as jax
+import pyjax.numpy as jnp
+from pyjax import nn
+from pyjax.test_util import check_grads
+
+X = np.array([[-2.5, -0.3, 0.0, 0.7, 3.1], [1.2, -1.1, 0.4, 2.2, -0.6]])
+
+
+def close(a, b, tol=1e-5):
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=tol, atol=tol)
+
+
+def _gelu_tanh(x):
+    return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))
+
+
+def _softmax(x, axis=-1):
+    e = np.exp(x - x.max(axis, keepdims=True))
+    return e / e.sum(axis, keepdims=True)
+
+
+REFERENCES = {
+    "relu": (nn.relu, lambda x: np.maximum(x, 0)),
+    "sigmoid": (nn.sigmoid, sp.expit),
+    "softplus": (nn.softplus, lambda x: np.logaddexp(x, 0)),
+    "soft_sign": (nn.soft_sign, lambda x: x / (np.abs(x) + 1)),
+    "silu": (nn.silu, lambda x: x * sp.expit(x)),
+    "gelu": (nn.gelu, _gelu_tanh),
+    "gelu_exact": (lambda x: nn.gelu(x, approximate=False),
+                   lambda x: x * 0.5 * (1 + sp.erf(x / np.sqrt(2)))),
+    "softmax": (nn.softmax, _softmax),
+    "softmax_axis0": (lambda x: nn.softmax(x, axis=0), lambda x: _softmax(x, 0)),
+    "log_softmax": (nn.log_softmax, lambda x: np.log(_softmax(x))),
+    "logsumexp": (nn.logsumexp, lambda x: sp.logsumexp(x)),
+    "logsumexp_axis": (lambda x: nn.logsumexp(x, axis=1, keepdims=True),
+                       lambda x: sp.logsumexp(x, axis=1, keepdims=True)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REFERENCES))
+def test_values_and_jit(name):
+    f, ref = REFERENCES[name]
+    x = X.astype(np.float32)
+    close(f(x), ref(X), 2e-6 if name != "gelu_exact" else 1e-5)
+    close(jax.jit(f)(x), ref(X), 1e-5)
+
+
+@pytest.mark.parametrize("name", sorted(REFERENCES))
+def test_gradients(name):
+    f, _ = REFERENCES[name]
+    x = X + 0.05   # keep away from relu's kink
+    with jax.enable_x64(True):
+        check_grads(f, (x,), 2)
+
+
+def test_relu_gradient_at_zero_is_zero():
+    assert float(jax.grad(nn.relu)(0.)) == 0.
+    assert float(jax.grad(nn.relu)(2.)) == 1.
+    close(jax.jit(jax.grad(lambda x: jnp.sum(nn.relu(x))))(jnp.array([-1., 0., 1.])),
+          [0., 0., 1.])
+
+
+def test_sigmoid_faq_values():
+    x = jnp.array([-10.0, -1.0, 0.0, 1.0, 10.0])
+    np.testing.assert_allclose(np.round(np.asarray(nn.sigmoid(x)), 2),
+                               [0., 0.27, 0.5, 0.73, 1.])
+    np.testing.assert_allclose(np.round(np.asarray(jax.vmap(jax.grad(nn.sigmoid))(x)), 2),
+                               [0., 0.2, 0.25, 0.2, 0.])
+
+
+def test_softmax_and_logsumexp_are_stable():
+    big = jnp.array([1000., 0., -1000.])
+    close(nn.softmax(big), [1., 0., 0.])
+    close(nn.log_softmax(big), [0., -1000., -2000.])
+    close(nn.logsumexp(big), 1000.)
+    g = jax.grad(lambda x: nn.logsumexp(x))(big)
+    close(g, [1., 0., 0.])
+    assert np.all(np.isfinite(jax.grad(lambda x: nn.log_softmax(x)[0])(big)))
+    assert np.all(np.isfinite(jax.jacrev(nn.softmax)(big)))
+
+
+def test_softmax_where_and_logsumexp_options():
+    x = jnp.array([1., 2., 3.])
+    mask = jnp.array([True, False, True])
+    close(nn.softmax(x, where=mask), np.where([1, 0, 1], _softmax(np.array([1., -np.inf, 3.])),
+                                              0.))
+    out, sign = nn.logsumexp(x, b=jnp.array([1., -3., 0.5]), return_sign=True)
+    total = np.exp(1.) - 3 * np.exp(2.) + 0.5 * np.exp(3.)
+    close(out, np.log(abs(total)))
+    close(sign, np.sign(total))
+    assert np.isnan(nn.logsumexp(x, b=jnp.array([0., -1., 0.])))
+    close(nn.logsumexp(x, where=mask), sp.logsumexp([1., 3.]))
+    close(jax.grad(lambda x: nn.logsumexp(x, b=jnp.array([1., 2., 0.5])))(x),
+          np.array([1., 2., 0.5]) * np.exp(x) / np.sum(np.array([1., 2., 0.5]) * np.exp(x)))
+
+
+def test_one_hot():
+    out = nn.one_hot(jnp.array([0, 2, 5, -1]), 3)
+    np.testing.assert_array_equal(out, [[1, 0, 0], [0, 0, 1], [0, 0, 0], [0, 0, 0]])
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(nn.one_hot(jnp.array([1, 0]), 2, axis=0), [[0, 1], [1, 0]])
+    assert nn.one_hot(jnp.array([1]), 4, dtype=jnp.int32).dtype == np.int32
+    assert nn.one_hot(jnp.zeros((2, 3), jnp.int32), 5).shape == (2, 3, 5)
+    np.testing.assert_array_equal(jax.jit(nn.one_hot, static_argnums=1)(jnp.array([1]), 2),
+                                  [[0, 1]])
+    with pytest.raises(jax.errors.ConcretizationTypeError):
+        jax.jit(nn.one_hot)(jnp.array([1]), 2)
+
+
+def test_integer_inputs_promote_like_jax():
+    assert nn.sigmoid(jnp.arange(3)).dtype == np.float32
+    assert nn.relu(jnp.arange(-1, 2)).dtype == np.int32
+    assert nn.softmax(jnp.arange(3)).dtype == np.float32

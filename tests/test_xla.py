@@ -1,0 +1,518 @@
+"""The XLA backend: the StableHLO printer (golden texts), compiling and running through
+jaxlib, the FAQ's numerics and donation examples, placement on several CPU devices, the
+persistent compilation cache, executor selection and the no-jaxlib fallback."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import pyjax as jax
+import pyjax.numpy as jnp
+from pyjax import lax
+from pyjax._src import config, errors
+from pyjax._src.backends import stablehlo
+from pyjax._src.core.avals import ShapedArray
+
+pytest.importorskip("jaxlib")
+from pyjax._src.backends import xla  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def run_python(code, **env):
+    """Runs `code` in a fresh interpreter; returns its stdout (fails on a non-zero exit)."""
+    full_env = dict(os.environ, PYTHONPATH=ROOT, **env)
+    full_env.pop("PYJAX_EXECUTOR", None)
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=full_env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+@pytest.fixture(autouse=True)
+def _xla_executor():
+    with config.executor("xla"):
+        yield
+
+
+# --- importing ------------------------------------------------------------------------------
+
+def test_import_pyjax_does_not_import_jaxlib_but_first_compile_does():
+    out = run_python("""
+        import sys
+        import pyjax as jax
+        print(any(m.split(".")[0] == "jaxlib" for m in sys.modules))
+        jax.jit(lambda x: x + 1)(1.0)
+        print(any(m.split(".")[0] == "jaxlib" for m in sys.modules))
+    """)
+    assert out.split() == ["False", "True"]
+
+
+# --- the printer ----------------------------------------------------------------------------
+
+GOLDEN_ELEMENTWISE = """\
+module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<3xf32>, %arg1: tensor<3xf32>) -> (tensor<3xf32>) {
+    %0 = "stablehlo.multiply"(%arg0, %arg1) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+    %1 = "stablehlo.sine"(%arg0) : (tensor<3xf32>) -> tensor<3xf32>
+    %2 = "stablehlo.constant"() {value = dense<2.5> : tensor<f32>} : () -> tensor<f32>
+    %3 = "stablehlo.broadcast_in_dim"(%2) {broadcast_dimensions = array<i64>} : \
+(tensor<f32>) -> tensor<3xf32>
+    %4 = "stablehlo.multiply"(%1, %3) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+    %5 = "stablehlo.add"(%0, %4) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+    return %5 : tensor<3xf32>
+  }
+}
+"""
+
+GOLDEN_REDUCE = """\
+module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<2x3xf32>) -> (tensor<2xf32>) {
+    %0 = "stablehlo.constant"() {value = dense<0.0> : tensor<f32>} : () -> tensor<f32>
+    %1 = "stablehlo.reduce"(%arg0, %0) ({
+    ^bb0(%2: tensor<f32>, %3: tensor<f32>):
+      %4 = "stablehlo.add"(%2, %3) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%4) : (tensor<f32>) -> ()
+    }) {dimensions = array<i64: 1>} : (tensor<2x3xf32>, tensor<f32>) -> tensor<2xf32>
+    return %1 : tensor<2xf32>
+  }
+}
+"""
+
+GOLDEN_DOT_SELECT = """\
+module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<2x3xf32>, %arg1: tensor<3x4xf32>) -> \
+(tensor<2x4xf32>) {
+    %0 = "stablehlo.dot_general"(%arg0, %arg1) {dot_dimension_numbers = \
+#stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : \
+(tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+    %1 = "stablehlo.compare"(%0, %0) {comparison_direction = \
+#stablehlo<comparison_direction GT>, compare_type = #stablehlo<comparison_type FLOAT>} : \
+(tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xi1>
+    %2 = "stablehlo.negate"(%0) : (tensor<2x4xf32>) -> tensor<2x4xf32>
+    %3 = "stablehlo.select"(%1, %0, %2) : (tensor<2x4xi1>, tensor<2x4xf32>, \
+tensor<2x4xf32>) -> tensor<2x4xf32>
+    return %3 : tensor<2x4xf32>
+  }
+}
+"""
+
+GOLDEN_CALL_AND_DONATION = """\
+module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<3xi32> {tf.aliasing_output = 0 : i32}) -> \
+(tensor<3xi32>) {
+    %0 = func.call @g(%arg0) : (tensor<3xi32>) -> (tensor<3xi32>)
+    %1 = func.call @g(%0) : (tensor<3xi32>) -> (tensor<3xi32>)
+    return %1 : tensor<3xi32>
+  }
+  func.func private @g(%arg0: tensor<3xi32>) -> (tensor<3xi32>) {
+    %0 = "stablehlo.constant"() {value = dense<"0x010000000200000003000000"> : \
+tensor<3xi32>} : () -> tensor<3xi32>
+    %1 = "stablehlo.add"(%arg0, %0) : (tensor<3xi32>, tensor<3xi32>) -> tensor<3xi32>
+    return %1 : tensor<3xi32>
+  }
+}
+"""
+
+
+def test_golden_stablehlo_elementwise_with_a_weak_scalar():
+    def f(x, y):
+        return lax.mul(x, y) + lax.sin(x) * 2.5
+    x = np.ones(3, np.float32)
+    assert jax.jit(f).lower(x, x).as_text() == GOLDEN_ELEMENTWISE
+
+
+def test_golden_stablehlo_reduction_region():
+    def f(x):
+        return lax.reduce_sum(x, (1,))
+    assert jax.jit(f).lower(np.ones((2, 3), np.float32)).as_text() == GOLDEN_REDUCE
+
+
+def test_golden_stablehlo_dot_compare_select():
+    def f(a, b):
+        c = lax.dot_general(a, b, (((1,), (0,)), ((), ())))
+        return lax.select(lax.gt(c, c), c, lax.neg(c))
+    text = jax.jit(f).lower(np.ones((2, 3), np.float32), np.ones((3, 4), np.float32))
+    assert text.as_text() == GOLDEN_DOT_SELECT
+
+
+def test_golden_stablehlo_nested_jit_is_a_private_function_and_donation_aliases():
+    table = np.array([1, 2, 3], np.int32)
+
+    @jax.jit
+    def g(x):
+        return lax.add(x, table)
+
+    def f(x):
+        return g(g(x))
+    lowered = jax.jit(f, donate_argnums=0).lower(np.zeros(3, np.int32))
+    assert lowered.as_text() == GOLDEN_CALL_AND_DONATION
+
+
+def test_constants_print_exactly():
+    aval = lambda v: ShapedArray(np.shape(v), np.asarray(v).dtype)  # noqa: E731
+    assert stablehlo.dense_attr(np.float32(np.nan), aval(np.float32(0))) == \
+        "dense<0x7FC00000> : tensor<f32>"
+    assert stablehlo.dense_attr(np.float32(-np.inf), aval(np.float32(0))) == \
+        "dense<0xFF800000> : tensor<f32>"
+    assert stablehlo.dense_attr(np.float64(1e-300), aval(np.float64(0))) == \
+        "dense<1.0e-300> : tensor<f64>"
+    assert stablehlo.dense_attr(np.array([True, False]), aval(np.zeros(2, bool))) == \
+        'dense<"0x0100"> : tensor<2xi1>'
+    assert stablehlo.dense_attr(np.complex64(1 - 2j), aval(np.complex64(0))) == \
+        "dense<(1.0, -2.0)> : tensor<complex<f32>>"
+
+
+def test_unusual_constants_round_trip_through_xla():
+    values = [np.array([np.nan, -np.inf, 1e-30, -0.0], np.float32),
+              np.array([1.5, -2.25], ml_dtypes.bfloat16),
+              np.array([2**40, -3], np.int64), np.array([255, 0], np.uint8),
+              np.zeros((2, 0), np.float32), np.array([1 + 2j, np.nan], np.complex64)]
+    with jax.enable_x64(True):
+        for v in values:
+            inner = jax.jit(lambda v=v: jnp.asarray(v))   # its constants are printed
+            out = jax.jit(lambda: inner())()
+            np.testing.assert_array_equal(np.asarray(out), v)
+            assert out.dtype == v.dtype
+
+
+def test_compile_errors_quote_the_failing_op_and_its_equation():
+    from pyjax._src.lax import elementwise
+    sin_p = elementwise.sin_p
+    saved = sin_p.lower
+    sin_p.lower = stablehlo.elementwise_lowering("stablehlo.not_an_op")
+    try:
+        with pytest.raises(errors.JaxRuntimeError) as info:
+            jax.jit(lambda x: lax.sin(x) + 1.0)(np.ones(2, np.float32))
+    finally:
+        sin_p.lower = saved
+    message = str(info.value)
+    assert '"stablehlo.not_an_op"(%arg0)' in message
+    assert "'sin' equation" in message
+
+
+def test_primitive_without_lowering_names_it():
+    from pyjax._src.core.trace import NO_LOWERING
+    from pyjax._src.lax import elementwise
+    saved = elementwise.cos_p.lower
+    elementwise.cos_p.lower = NO_LOWERING
+    try:
+        with pytest.raises(NotImplementedError, match="'cos' cannot be compiled with XLA"):
+            jax.jit(lambda x: lax.cos(x))(np.ones(2, np.float32))
+    finally:
+        elementwise.cos_p.lower = saved
+
+
+# --- numerics ---------------------------------------------------------------------------------
+
+def test_faq_numerics_log_exp_is_simplified_by_xla():
+    def f(x):
+        return jnp.log(jnp.exp(x))
+    assert float(jax.jit(f)(100.0)) == 100.0
+    assert np.isinf(float(f(100.0)))
+
+
+def test_results_match_the_numpy_executor():
+    def f(x, y):
+        return jnp.tanh(x @ y).sum(axis=0) + jnp.cumsum(x, axis=1)[:, -1].max()
+    x = np.random.default_rng(0).normal(size=(4, 5)).astype(np.float32)
+    y = np.random.default_rng(1).normal(size=(5, 3)).astype(np.float32)
+    on_xla = jax.jit(f)(x, y)
+    with config.executor("numpy"):
+        on_numpy = jax.jit(f)(x, y)
+    np.testing.assert_allclose(np.asarray(on_xla), np.asarray(on_numpy), rtol=1e-5)
+
+
+def test_x64_end_to_end():
+    with jax.enable_x64(True):
+        x = jnp.asarray(np.array([1.0, 2.0]))
+        out = jax.jit(lambda a: a + 1e-12)(x)
+        assert out.dtype == np.float64
+        assert np.asarray(out)[0] != 1.0
+        big = jax.jit(lambda a: a * 3)(np.int64(2**40))
+        assert big.dtype == np.int64 and int(big) == 3 * 2**40
+    out32 = jax.jit(lambda a: a + 1)(np.float64(1.0))
+    assert out32.dtype == np.float32
+
+
+def test_bfloat16_end_to_end():
+    x = jnp.asarray(np.array([1.5, 2.0, -3.25], ml_dtypes.bfloat16))
+    out = jax.jit(lambda a: a * a + a)(x)
+    assert out.dtype == ml_dtypes.bfloat16
+    np.testing.assert_array_equal(np.asarray(out, np.float32), [3.75, 6.0, 7.3125])
+    total = jax.jit(lambda a: jnp.sum(a))(x)
+    assert total.dtype == ml_dtypes.bfloat16 and float(total) == 0.25
+
+
+# --- arrays, block_until_ready, caches ---------------------------------------------------------
+
+def test_outputs_live_on_device_and_read_back_lazily():
+    out = jax.jit(lambda a: a * 2)(np.arange(4, dtype=np.float32))
+    assert out._buffer is not None and out._npy is None
+    assert out.block_until_ready() is out
+    assert jax.block_until_ready({"a": out})["a"] is out
+    np.testing.assert_array_equal(np.asarray(out), [0, 2, 4, 6])
+    assert (out + 1).committed is False     # eager ops run on the host view
+
+
+def test_compile_cache_reuses_executables():
+    f = jax.jit(lambda a: a - 1)
+    f(np.ones(3, np.float32))
+    before = xla.stats["compiles"]
+    f(np.ones(3, np.float32))
+    jax.jit(lambda a: a - 1)(np.ones(3, np.float32))   # new function, same module text
+    assert xla.stats["compiles"] == before
+    f(np.ones(4, np.float32))
+    assert xla.stats["compiles"] == before + 1
+
+
+def test_lower_compile_cost_analysis_and_trace():
+    f = jax.jit(lambda a, b: jnp.sin(a) @ b)
+    a, b = np.ones((2, 3), np.float32), np.ones((3, 2), np.float32)
+    lowered = f.lower(a, b)
+    assert "stablehlo.sine" in lowered.as_text() and "func.func public @main" in \
+        lowered.as_text()
+    compiled = lowered.compile()
+    np.testing.assert_allclose(np.asarray(compiled(a, b)), np.asarray(f(a, b)))
+    cost = compiled.cost_analysis()
+    assert cost["flops"] > 0 and cost["transcendentals"] == 6
+    with pytest.raises(TypeError, match="Argument types differ"):
+        compiled(np.ones((2, 3), np.int32), b)
+    assert f.trace(a, b).lower().as_text() == lowered.as_text()
+    assert "sine" in compiled.as_text()
+
+
+def test_static_arguments_are_left_out_of_compiled_calls():
+    f = jax.jit(lambda x, n: x * n, static_argnums=1)
+    compiled = f.lower(np.ones(2, np.float32), 3).compile()
+    np.testing.assert_array_equal(np.asarray(compiled(np.ones(2, np.float32))), [3, 3])
+
+
+# --- donation ---------------------------------------------------------------------------------
+
+def add(x, y):
+    return x + y
+
+
+def test_faq_donation_aliases_the_donated_buffer():
+    x = jax.device_put(np.ones((2, 3)))
+    y = jax.device_put(np.ones((2, 3)))
+    pointer = y._buffer.unsafe_buffer_pointer()
+    z = jax.jit(add, donate_argnums=(1,))(x, y)
+    assert z._buffer.unsafe_buffer_pointer() == pointer
+    assert y.is_deleted() and not x.is_deleted()
+    np.testing.assert_array_equal(np.asarray(z), 2 * np.ones((2, 3)))
+
+
+def test_faq_donation_of_a_pytree_donates_every_leaf():
+    def add_ones(xs):
+        return [x + 1 for x in xs]
+    xs = [jax.device_put(np.ones((2, 3))), jax.device_put(np.ones((3, 4)))]
+    z = jax.jit(add_ones, donate_argnums=0)(xs)
+    assert all(x.is_deleted() for x in xs)
+    assert [a.shape for a in z] == [(2, 3), (3, 4)]
+
+
+def test_faq_reusing_a_donated_buffer_raises():
+    x = jax.device_put(np.ones((2, 3)))
+    y = jax.device_put(np.ones((2, 3)))
+    jax.jit(add, donate_argnums=(1,))(x, y)
+    with pytest.raises(RuntimeError, match="donated"):
+        y + 1
+    with pytest.raises(RuntimeError, match="donated"):
+        jax.jit(add)(x, y)
+    assert "deleted" in repr(y)
+
+
+def test_faq_unusable_donations_warn_like_jax():
+    x = jax.device_put(np.ones((2, 3)))
+    y = jax.device_put(np.ones((2, 3)))
+    with pytest.warns(UserWarning) as record:
+        jax.jit(add, donate_argnums=(0, 1))(x, y)
+    assert [str(w.message) for w in record] == [
+        "Some donated buffers were not usable: f32[2,3]{1,0}"]
+    assert x.is_deleted() and not y.is_deleted()    # only the usable donation
+    x, y = jax.device_put(np.ones((2, 3))), jax.device_put(np.ones((1, 3)))
+    with pytest.warns(UserWarning) as record:
+        jax.jit(add, donate_argnums=(1,))(x, y)
+    assert [str(w.message) for w in record] == [
+        "Some donated buffers were not usable: f32[1,3]{1,0}"]
+    assert not y.is_deleted()
+
+
+def test_donate_argnames_and_the_numpy_executor_delete_too():
+    def f(a, b):
+        return a * b
+    a, b = jnp.ones(3), jnp.ones(3)
+    jax.jit(f, donate_argnames="b")(a, b=b)
+    assert b.is_deleted() and not a.is_deleted()
+    with config.executor("numpy"):
+        c = jnp.ones(3)
+        jax.jit(f, donate_argnums=0)(c, a)
+        assert c.is_deleted()
+
+
+def test_donated_host_memory_is_never_written():
+    source = np.ones(16, np.float32)
+    x = jnp.asarray(source)
+    jax.jit(lambda a: a + 1, donate_argnums=0)(x)
+    np.testing.assert_array_equal(source, np.ones(16, np.float32))
+
+
+# --- devices and placement ----------------------------------------------------------------------
+
+def test_single_device_defaults():
+    devices = jax.devices()
+    assert devices == jax.local_devices() and jax.device_count() == len(devices)
+    assert jax.default_backend() == "cpu" and devices[0].platform == "cpu"
+    x = jnp.ones(3)
+    assert x.committed is False and x.device == devices[0] and x.devices() == {devices[0]}
+    assert jax.device_put(x) is x
+    source = np.zeros(2, np.float32)
+    put = jax.device_put(source)
+    source[0] = 5.0
+    assert put.committed is False and float(put[0]) == 0.0
+    assert jax.device_put(x, devices[0]).committed
+    assert repr(x.sharding).startswith("SingleDeviceSharding(device=CpuDevice(id=0)")
+    np.testing.assert_array_equal(jax.device_get({"x": x})["x"], np.ones(3))
+
+
+def test_placement_on_four_cpu_devices():
+    out = run_python("""
+        import numpy as np
+        import pyjax as jax, pyjax.numpy as jnp
+        d = jax.devices()
+        print(len(d), jax.device_count())
+        x = jnp.ones(3)
+        a = jax.device_put(x, d[2])
+        print(x.committed, a.committed, a.device == d[2])
+        f = jax.jit(lambda u, v: u + v)
+        r = f(a, x)
+        print(r.committed, r.device == d[2], float(r[0]))
+        e = a * 2
+        print(e.committed, e.device == d[2])
+        u = f(x, x)
+        print(u.committed, u.device == d[0])
+        try:
+            f(a, jax.device_put(x, d[1]))
+        except ValueError as err:
+            print("error", "CpuDevice(id=2)" in str(err), "CpuDevice(id=1)" in str(err))
+        try:
+            a + jax.device_put(x, d[3])
+        except ValueError as err:
+            print("eager-error", "CpuDevice(id=3)" in str(err))
+        with jax.default_device(d[3]):
+            w = f(x, x)
+            p = jax.device_put(np.ones(2))
+        print(w.device == d[3], w.committed, p.device == d[3], p.committed)
+        print(jax.device_put(a) is a, jax.device_put(a, d[1]).device == d[1])
+    """, XLA_FLAGS="--xla_force_host_platform_device_count=4")
+    assert out.split("\n")[:-1] == [
+        "4 4", "False True True", "True True 2.0", "True True", "False True",
+        "error True True", "eager-error True", "True False True False", "True True"]
+
+
+def test_num_cpu_devices_option_and_jax_platforms():
+    out = run_python("""
+        import pyjax as jax
+        jax.config.update("jax_num_cpu_devices", 3)
+        print(jax.device_count())
+    """)
+    assert out.strip() == "3"
+    out = run_python("""
+        import pyjax as jax
+        try:
+            jax.devices()
+        except RuntimeError as err:
+            print("tpu" in str(err))
+    """, JAX_PLATFORMS="tpu")
+    assert out.strip() == "True"
+
+
+# --- executors --------------------------------------------------------------------------------
+
+def test_executor_option_selects_numpy():
+    f = jax.jit(lambda a: jnp.exp(a) + 1)
+    before = xla.stats["compiles"]
+    with config.executor("numpy"):
+        out = f(np.float32(0.5))
+        assert out._buffer is None
+    assert xla.stats["compiles"] == before
+    np.testing.assert_allclose(float(out), np.exp(0.5) + 1, rtol=1e-6)
+
+
+def test_environment_variable_selects_numpy():
+    code = """
+        import sys
+        import pyjax as jax
+        print(float(jax.jit(lambda a: a * 2)(1.5)), jax.devices(),
+              any(m.startswith("jaxlib") for m in sys.modules))
+    """
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], text=True,
+                          capture_output=True, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=ROOT, PYJAX_EXECUTOR="numpy"))
+    assert proc.stdout.strip() == "3.0 [CpuDevice(id=0)] False", proc.stderr
+
+
+def test_missing_jaxlib_falls_back_to_numpy_with_one_warning():
+    out = run_python("""
+        import sys, warnings
+        sys.modules["jaxlib"] = None          # `import jaxlib` now raises ImportError
+        import pyjax as jax
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            f = jax.jit(lambda a: a * 2)
+            print(float(f(1.5)), float(f(2.5)), float(jax.jit(lambda a: -a)(1.0)))
+        print(len(caught), "jaxlib" in str(caught[0].message), jax.devices())
+    """)
+    assert out.split("\n")[:2] == ["3.0 5.0 -1.0", "1 True [CpuDevice(id=0)]"]
+
+
+# --- the persistent compilation cache -----------------------------------------------------------
+
+_CACHE_PROGRAM = """
+    import pyjax as jax, pyjax.numpy as jnp
+    from pyjax._src.backends import xla
+    f = jax.jit(lambda x: jnp.sin(x) * 3 + jnp.cos(x))
+    print(float(f(1.0)), xla.stats["compiles"], xla.stats["persistent_hits"])
+"""
+
+
+def test_persistent_cache_is_reused_by_a_new_process(tmp_path):
+    env = {"JAX_COMPILATION_CACHE_DIR": str(tmp_path)}
+    first = run_python(_CACHE_PROGRAM, **env).split()
+    assert first[1:] == ["1", "0"]
+    assert len([p for p in os.listdir(tmp_path) if p.endswith(".xla")]) == 1
+    second = run_python(_CACHE_PROGRAM, **env).split()
+    assert second == [first[0], "0", "1"]
+
+
+def test_persistent_cache_survives_corrupt_and_concurrent_writers(tmp_path):
+    env = dict(os.environ, PYTHONPATH=ROOT, JAX_COMPILATION_CACHE_DIR=str(tmp_path))
+    env.pop("PYJAX_EXECUTOR", None)
+    procs = [subprocess.Popen([sys.executable, "-c", textwrap.dedent(_CACHE_PROGRAM)],
+                              env=env, stdout=subprocess.PIPE, text=True)
+             for _ in range(3)]
+    outs = [p.communicate(timeout=120)[0].split() for p in procs]
+    assert all(p.returncode == 0 for p in procs)
+    assert len({o[0] for o in outs}) == 1
+    entries = [p for p in os.listdir(tmp_path) if p.endswith(".xla")]
+    assert len(entries) == 1 and not [p for p in os.listdir(tmp_path) if ".tmp" in p]
+    path = tmp_path / entries[0]
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+    code = "import warnings; warnings.simplefilter('always')\n" + textwrap.dedent(
+        _CACHE_PROGRAM)
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0 and "corrupt compilation cache entry" in proc.stderr
+    assert proc.stdout.split()[1:] == ["1", "0"]            # recompiled ...
+    assert run_python(_CACHE_PROGRAM, **{"JAX_COMPILATION_CACHE_DIR": str(tmp_path)}
+                      ).split()[1:] == ["0", "1"]          # ... and rewrote the entry
