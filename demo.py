@@ -12,7 +12,7 @@ import pyjax.numpy as jnp
 from pyjax import lax
 
 NUM_CLASSES, POINTS_PER_CLASS, HIDDEN = 3, 400, 64
-BATCH, EPOCHS, LEARNING_RATE, MOMENTUM = 100, 30, 0.3, 0.9
+BATCH, EPOCHS, LEARNING_RATE, MOMENTUM = 64, 40, 0.05, 0.9
 
 
 def make_spirals(seed=0):
@@ -21,8 +21,8 @@ def make_spirals(seed=0):
     xs, ys = [], []
     for label in range(NUM_CLASSES):
         radius = np.linspace(0.05, 1.0, POINTS_PER_CLASS)
-        angle = label * 2 * np.pi / NUM_CLASSES + radius * 4.0 + rng.normal(
-            0, 0.15, POINTS_PER_CLASS)
+        angle = label * 2 * np.pi / NUM_CLASSES + radius * 5.0 + rng.normal(
+            0, 0.2, POINTS_PER_CLASS)
         xs.append(np.stack([radius * np.cos(angle), radius * np.sin(angle)], axis=1))
         ys.append(np.full(POINTS_PER_CLASS, label))
     x, y = np.concatenate(xs).astype(np.float32), np.concatenate(ys).astype(np.int32)

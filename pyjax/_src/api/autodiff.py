@@ -9,6 +9,7 @@ import operator
 import numpy as np
 
 from pyjax._src import dtypes, tree_util
+from pyjax._src.api.shapes import abstractify
 from pyjax._src.api.vmap import vmap
 from pyjax._src.array import as_array
 from pyjax._src.core.avals import get_aval
@@ -525,10 +526,7 @@ def linear_transpose(fun, *primals, reduce_axes=()):
     function from output cotangents to a tuple of input cotangents."""
     _check_callable(fun, "linear_transpose")
     leaves, in_tree = tree_util.flatten(primals)
-    in_avals = [get_aval(x) if not hasattr(x, "shape") or hasattr(x, "aval")
-                or isinstance(x, (np.ndarray, np.generic))
-                else pe.ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype))
-                for x in leaves]
+    in_avals = [abstractify(x) for x in leaves]
     for a in in_avals:
         if not dtypes.is_inexact(a.dtype):
             raise TypeError(f"linear_transpose only supports [float or complex] -> [float "

@@ -12,7 +12,7 @@ from pyjax._src.backends import numpy_backend
 from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import get_aval
 from pyjax._src.core.trace import (NO_LOWERING, NO_TRANSPOSE, Trace, Tracer, current_trace,
-                                   define_primitive)
+                                   define_primitive, no_samples)
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import builders as b
@@ -448,7 +448,8 @@ def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals, differentiable):
 custom_lin_p = define_primitive(
     "custom_lin", multiple_results=True, impl=_custom_lin_impl,
     abstract_eval=_custom_lin_abstract_eval, jvp=_custom_lin_jvp,
-    transpose=_custom_lin_transpose, lower=NO_LOWERING)
+    transpose=_custom_lin_transpose, lower=NO_LOWERING,
+    samples=no_samples("evaluating custom_lin is the documented forward-mode error"))
 
 
 # --- batching: the rules run per example under a batch trace ----------------------------

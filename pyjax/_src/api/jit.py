@@ -10,6 +10,7 @@ import operator
 
 from pyjax._src import config, tree_util
 from pyjax._src.array import Array
+from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import dispatch
 from pyjax._src.core.avals import get_aval, is_valid_jax_type
 from pyjax._src.core.trace import Trace, current_trace
@@ -100,6 +101,35 @@ class CacheEntry:
         self.hoisted, self.in_avals = hoisted, in_avals
 
 
+class _CallPlan:
+    """The fast path for one signature of all-Array positional arguments: straight to
+    the executable while the config, executor and default device are unchanged and no
+    argument is committed (anything else takes the general path)."""
+
+    __slots__ = ("run", "donated", "device", "executor", "state", "out_tree", "single")
+
+    def __init__(self, closed, donated, out_tree):
+        self.run, self.donated, self.device = dispatch.default_route(closed, donated)
+        self.executor = config.executor.value
+        self.state = config.config.trace_state()
+        self.out_tree = out_tree
+        self.single = tree_util.treedef_is_leaf(out_tree)
+
+    def __call__(self, args):
+        if (current_trace() is not Trace.root or config.disable_jit_flag.value
+                or config.executor.value != self.executor
+                or config.config.trace_state() != self.state
+                or devices_mod.default_device() is not self.device):
+            return None
+        for x in args:
+            if x.committed:
+                return None
+        outs = self.run(args, False)
+        for i in self.donated:
+            args[i].delete("donated")
+        return outs[0] if self.single else tree_util.tree_unflatten(self.out_tree, outs)
+
+
 class JitWrapped:
     """The callable returned by jit(f)."""
 
@@ -120,6 +150,7 @@ class JitWrapped:
         self.donate_argnames = frozenset(donate_argnames)
         self.inline, self.keep_unused, self.device = inline, keep_unused, device
         self._cache = {}
+        self._plans = {}       # tuple of argument avals -> _CallPlan
         self._arg_names = _arg_names(fun)
         self._debug_name = getattr(fun, "__name__", type(fun).__name__)
 
@@ -207,6 +238,13 @@ class JitWrapped:
         return entry, leaves, self._donated_leaves(args, dyn_kwargs, static_nums)
 
     def __call__(self, *args, **kwargs):
+        if not kwargs:
+            plan = self._plans.get(tuple([x.aval if type(x) is Array else None
+                                          for x in args]))
+            if plan is not None:
+                out = plan(args)
+                if out is not None:
+                    return out
         if config.disable_jit_flag.value:
             return self.fun(*args, **kwargs)
         entry, leaves, donated = self._get_entry(args, kwargs)
@@ -215,6 +253,10 @@ class JitWrapped:
             arrays = [x if type(x) is Array else _to_array(x, a)
                       for x, a in zip(leaves, entry.in_avals)]
             outs = dispatch.run_closed_jaxpr(closed, arrays, donated, self.device)
+            if (not kwargs and self.device is None and len(leaves) == len(args)
+                    and all(type(x) is Array and not x.committed for x in args)):
+                self._plans[tuple(x.aval for x in args)] = _CallPlan(
+                    closed, donated or (False,) * len(args), entry.out_tree)
         else:
             donated_invars = (False,) * len(entry.hoisted) + (donated or
                                                              (False,) * len(leaves))
@@ -229,6 +271,7 @@ class JitWrapped:
 
     def clear_cache(self):
         self._cache.clear()
+        self._plans.clear()
 
     def trace(self, *args, **kwargs):
         """Traces for these arguments and returns a Traced (jaxpr, out_info, lower())."""

@@ -2,12 +2,14 @@
 without running it. ShapeDtypeStruct stands in for an array argument."""
 from __future__ import annotations
 
+import contextlib
 import functools
 
 import numpy as np
 
 from pyjax._src import dtypes, tree_util
 from pyjax._src.core.avals import ShapedArray, get_aval
+from pyjax._src.interpreters import batching
 from pyjax._src.interpreters import partial_eval as pe
 
 
@@ -69,7 +71,10 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False,
 
     @functools.wraps(fun)
     def make(*args, **kwargs):
-        jaxpr, consts, out_tree = _trace_flat(fun, args, kwargs, static_argnums)
+        with contextlib.ExitStack() as stack:   # axis_env: names collectives may use
+            for name, size in axis_env or ():
+                stack.enter_context(batching.extend_axis_env(name, size))
+            jaxpr, consts, out_tree = _trace_flat(fun, args, kwargs, static_argnums)
         closed = _closed(jaxpr, consts)
         if return_shape:
             shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)

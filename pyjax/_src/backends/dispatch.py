@@ -112,6 +112,14 @@ def run_closed_jaxpr(closed, args, donated_invars=(), device=None, where=None):
     return outs
 
 
+def default_route(closed, donated_invars):
+    """(executable, donated input positions, device) for calls of `closed` whose arguments
+    are all uncommitted: what jit caches per argument signature for its fast path."""
+    device = devices_mod.default_device()
+    entry = _entry_for(closed, tuple(donated_invars), device)
+    return entry.run, entry.donated, device
+
+
 def _where(closed):
     return f"jitted computation {_function_name(closed)}"
 
@@ -127,7 +135,7 @@ def _apply_committed(trace, prim, args, params):
     executable runs on the device."""
     arrays = [x for x in args if type(x) is Array]
     device = devices_mod.common_device(arrays, f"the primitive '{prim.name}'")
-    if device.platform == "cpu":
+    if runs_on_host(device):
         outs = trace.run_on_host(prim, args, params)
         for r in (outs if prim.multiple_results else [outs]):
             r._device, r.committed = device, True
@@ -136,6 +144,11 @@ def _apply_committed(trace, prim, args, params):
     closed = _single_primitive_jaxpr(prim, [x.aval for x in args], params)
     outs = run_closed_jaxpr(closed, args, device=device)
     return outs if prim.multiple_results else outs[0]
+
+
+def runs_on_host(device):
+    """Whether eager ops on arrays committed to `device` may use host views."""
+    return device.platform == "cpu"
 
 
 def _as_array(x):

@@ -16,13 +16,18 @@ name ("%3", "%5#1"), ``.aval`` its ShapedArray, ``.type`` its MLIR type
   attribute names to attribute text; ``i64_array([1, 2])`` gives ``array<i64: 1, 2>``.
 * ``ctx.region(arg_avals, body)`` builds a region for ``regions=``: ``body(ctx, *args)``
   returns the Values that the region yields (``stablehlo.return``).
-* ``ctx.constant(value, aval=None)``, ``ctx.broadcast(x, shape)``,
-  ``ctx.convert(x, dtype)``, ``ctx.compare(x, y, "LT")``, ``ctx.select(p, t, f)``,
-  ``ctx.binary(name, x, y)``, ``ctx.unary(name, x)``: the common small things.
+* ``ctx.constant(value, aval=None)``, ``ctx.full(value, shape, dtype)``,
+  ``ctx.broadcast(x, shape)``, ``ctx.convert(x, dtype)``, ``ctx.compare(x, y, "LT")``,
+  ``ctx.select(p, t, f)``, ``ctx.binary(name, x, y)``, ``ctx.unary(name, x)``,
+  ``ctx.reshape(x, shape)``, ``ctx.slice(x, starts, limits)``,
+  ``ctx.slice_in_dim(x, start, limit, axis)``, ``ctx.concatenate(xs, dim)``: the common
+  small things (binary/compare broadcast a rank-0 operand to the other's shape).
 * ``ctx.lower_jaxpr(closed, args)`` lowers a (closed) jaxpr inline and returns its
   outputs; ``ctx.call(closed, args, name)`` lowers it once as a private ``func.func``
   and emits a ``func.call``.
-* ``ctx.module`` is the ModuleContext (module name, num_replicas).
+* ``ctx.module`` is the ModuleContext (module name, num_replicas, and host_callbacks:
+  Python callables that custom calls to XLA's CPU callback target address by index;
+  modules with callbacks are compiled without the caches).
 
 For example a while loop is ``ctx.op("stablehlo.while", carry, [v.aval for v in carry],
 regions=[ctx.region(avals, cond_body), ctx.region(avals, body)])``.

@@ -23,7 +23,6 @@ from jaxlib import _jax  # noqa: E402
 from pyjax._src import array as array_mod  # noqa: E402
 from pyjax._src import config, errors  # noqa: E402
 from pyjax._src.array import Array  # noqa: E402
-from pyjax._src.backends import devices as devices_mod  # noqa: E402
 
 logger = logging.getLogger("pyjax")
 
@@ -51,26 +50,17 @@ def _make_client():
         if name == "cpu":
             count = config.num_cpu_devices.value
             kwargs = {"num_devices": count} if count and count > 0 else {}
-            cpu_client = xc.make_cpu_client(asynchronous=True, **kwargs)
-            _register_lapack_targets()
-            return cpu_client
+            return xc.make_cpu_client(asynchronous=True, **kwargs)
     raise RuntimeError(
         f"Unable to initialize backend {requested!r} (from jax_platforms / JAX_PLATFORMS): "
         "pyjax drives XLA's CPU client only ('cpu'). Set JAX_PLATFORMS=cpu.")
 
 
-def _register_lapack_targets():
-    """The LAPACK kernels jaxlib ships (backed by SciPy's LAPACK), for the custom calls
-    that linear-algebra lowerings emit (e.g. lapack_strsm_ffi)."""
-    from jaxlib import lapack
-    lapack._lapack.initialize()
-    platform = xc.xla_platform_names.get("cpu", "cpu")
-    for name, fn, api_version in lapack.registrations()["cpu"]:
-        _jax.register_custom_call_target(name, fn, platform, api_version)
-
-
 def devices():
-    return client().devices()
+    found = _state.get("devices")
+    if found is None:
+        found = _state["devices"] = list(client().devices())
+    return found
 
 
 # --- shardings, transfers -------------------------------------------------------------------
@@ -409,3 +399,43 @@ class Executable:
     def as_text(self):
         """The optimised HLO XLA compiled."""
         return self.loaded.hlo_modules()[0].to_string()
+
+
+class ReplicatedExecutable:
+    """A module compiled with one replica per device (what pmap runs; the module says
+    mhlo.num_replicas = len(devices)). Called with, per argument, one Array per device;
+    returns, per output, one Array per device, committed there."""
+
+    def __init__(self, lowered, devices, consts, name):
+        self.devices, self.name = list(devices), name
+        self.loaded = compile(lowered, self.devices, name, num_replicas=len(self.devices))
+        self.out_avals = lowered.out_avals
+        # A container that hands shard i to replica i (the ArrayImpl's sharding and shape
+        # are not consulted beyond that).
+        self._spread = _jax.GSPMDSharding(_jax.DeviceList(tuple(self.devices)),
+                                          xc.HloSharding.replicate())
+        self._consts = []
+        for c, a in zip(consts, lowered.const_avals):
+            value = np.asarray(getattr(c, "_value", c), a.dtype)
+            self._consts.append([Array(value, aval=a, device=d, committed=True,
+                                       buffer=put(value, a, d)) for d in self.devices])
+
+    def __call__(self, per_argument):
+        arrays = []
+        for shards in self._consts + list(per_argument):
+            if len(shards) != len(self.devices):
+                raise ValueError(f"pmapped {self.name} needs one value per device "
+                                 f"({len(self.devices)}), got {len(shards)}")
+            bufs = [device_buffer(x, d) for x, d in zip(shards, self.devices)]
+            aval = shards[0].aval
+            arrays.append(_jax.ArrayImpl(aval.update(shape=(len(bufs),) + aval.shape),
+                                         self._spread, bufs, True, True))
+        try:
+            per_output = self.loaded.execute_sharded(arrays) \
+                .disassemble_into_single_device_arrays()
+        except _jax.JaxRuntimeError as err:
+            raise errors.JaxRuntimeError(f"running pmap({self.name}) failed: {err}") \
+                from None
+        return [[Array(None, aval=a, device=d, committed=True, buffer=b)
+                 for b, d in zip(bufs, self.devices)]
+                for a, bufs in zip(self.out_avals, per_output)]

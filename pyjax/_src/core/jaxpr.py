@@ -200,16 +200,22 @@ def sub_jaxprs(eqn):
 # --- dead-code elimination --------------------------------------------------------------
 
 def dce_jaxpr(jaxpr, used_outputs=None, keep_inputs=True):
-    """Drops equations whose results are unused and that have no effects. Returns the new
-    jaxpr and, per input, whether it is still used."""
+    """Drops equations whose results are unused and that have no effects. A primitive
+    with a `dce` rule (`dce(used_outputs, eqn) -> eqn` with unneeded inputs removed) is
+    pruned inside too, so e.g. a scan keeps only the loop work its used outputs need.
+    Returns the new jaxpr and, per input, whether it is still used."""
     used_outputs = [True] * len(jaxpr.outvars) if used_outputs is None else used_outputs
     outvars = [v for v, u in zip(jaxpr.outvars, used_outputs) if u]
     live = {v for v in outvars if type(v) is Var}
     kept = []
     for eqn in reversed(jaxpr.eqns):
-        if eqn.effects or any(v in live for v in eqn.outvars):
-            kept.append(eqn)
-            live.update(v for v in eqn.invars if type(v) is Var)
+        used = [type(v) is not DropVar and v in live for v in eqn.outvars]
+        if not eqn.effects and not any(used):
+            continue
+        if eqn.primitive.dce is not None and not eqn.effects and not all(used):
+            eqn = eqn.primitive.dce(used, eqn)
+        kept.append(eqn)
+        live.update(v for v in eqn.invars if type(v) is Var)
     kept.reverse()
     used_inputs = [v in live for v in jaxpr.invars]
     invars = jaxpr.invars if keep_inputs else [v for v in jaxpr.invars if v in live]

@@ -34,6 +34,11 @@ NO_LOWERING = _Declared("NO_LOWERING", "it cannot be compiled with XLA")
 RULE_SLOTS = ("impl", "abstract_eval", "jvp", "transpose", "batch", "lower")
 
 
+def no_samples(reason):
+    """Declares that a primitive cannot have harness samples, and why."""
+    return _Declared("NO_SAMPLES", reason)
+
+
 class Primitive:
     """A named operation. Every rule of the primitive lives in its slot, set by one
     `define_primitive` call in the primitive's family file."""
@@ -44,6 +49,7 @@ class Primitive:
         for slot in RULE_SLOTS:
             setattr(self, slot, MISSING)
         self.partial_eval = None      # custom known/unknown split (higher-order prims)
+        self.dce = None               # (used_outputs, eqn) -> eqn pruned inside
         self.transpose_full = None    # transpose rule that also sees non-linear operands
         self.eager = None             # eager rule taking Arrays (jit, callbacks)
         self.effects = None           # params -> frozenset of effects
@@ -78,7 +84,7 @@ _registry = {}
 
 def define_primitive(name, *, multiple_results=False, **rules):
     """Creates and registers a primitive with its rules: impl (NumPy), abstract_eval,
-    jvp, transpose, batch, lower, samples, and optional partial_eval/eager/effects."""
+    jvp, transpose, batch, lower, samples, and optional partial_eval/dce/eager/effects."""
     if name in _registry:
         raise ValueError(f"primitive {name!r} is defined twice")
     prim = Primitive(name, multiple_results)

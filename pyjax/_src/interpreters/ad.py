@@ -4,9 +4,10 @@ JVP rules in the primitive rooms. Imports core and interpreters.partial_eval onl
 
 Entry points used by the API and by higher-order primitive rules:
   JVPTrace(parent=None), JVPTracer(trace, primal, tangent); trace.to_primal_tangent(x).
-  jvp_flat(flat_fun, primals, tangents) -> (primals_out, tangents_out) (tangents may be Zero).
-  linearize_flat(flat_fun, primals, differentiable) -> (primals_out, Linearized): a linear
-    jaxpr with its residuals; `.jvp(tangents)` evaluates it, `.vjp(cts)` transposes it.
+  jvp_flat(flat_fun, primals, tangents, has_aux=False) -> (primals_out, tangents_out)
+    (tangents may be Zero; plus the aux outputs when has_aux).
+  linearize_flat(flat_fun, primals, has_aux=False) -> (primals_out, Linearized): a linear
+    jaxpr over residuals; `.jvp(tangents)` evaluates it, `.vjp(cts)` transposes it.
   backward_pass(jaxpr, consts, args, cts_out) -> cts_in: args holds UndefinedPrimal(aval) for
     the linear inputs and values for the others; non-linear equations are evaluated forward,
     cotangents accumulate with add_any, symbolic zeros are skipped. cts_out entries may be
@@ -195,6 +196,10 @@ class JVPTrace(Trace):
             self.own_or_lift(x)   # raises on a tracer that escaped its trace
         return x, Zero.from_primal_value(x)
 
+    def primal_of(self, x):
+        """x without its tangent (auxiliary outputs: anything passes through)."""
+        return x.primal if type(x) is JVPTracer and x._trace is self else x
+
     def pack(self, primal, tangent):
         return primal if type(tangent) is Zero else JVPTracer(self, primal, tangent)
 
@@ -224,7 +229,7 @@ def jvp_flat(flat_fun, primals, tangents, has_aux=False):
             outs = flat_fun(*ins)
         outs, aux = outs if has_aux else (outs, ())
         pairs = [trace.to_primal_tangent(o) for o in outs]
-        aux = [trace.to_primal_tangent(a)[0] for a in aux]
+        aux = [trace.primal_of(a) for a in aux]
     finally:
         trace.end()
     primals_out, tangents_out = [p for p, _ in pairs], [t for _, t in pairs]
@@ -273,7 +278,7 @@ def linearize_flat(flat_fun, primals, has_aux=False):
             outs = flat_fun(*ins)
         outs, aux = outs if has_aux else (outs, ())
         pairs = [jvp_trace.to_primal_tangent(o) for o in outs]
-        aux = [jvp_trace.to_primal_tangent(a)[0] for a in aux]
+        aux = [jvp_trace.primal_of(a) for a in aux]
         jvp_trace.end()
         for p in [p for p, _ in pairs] + aux:
             if pe_trace.is_unknown(p):

@@ -101,5 +101,6 @@ jit_p = define_primitive("jit", multiple_results=True, impl=_jit_impl,
                          abstract_eval=_jit_abstract_eval, eager=_jit_eager,
                          jvp=_jit_jvp, partial_eval=_jit_partial_eval,
                          transpose=_jit_transpose, batch=batching.call_rule, lower=_jit_lower,
+                         effects=lambda jaxpr, **_: jaxpr.effects,  # kept by DCE if effectful
                          samples=_jit_samples)
 jit_p.is_higher_order = True

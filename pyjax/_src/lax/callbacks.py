@@ -155,6 +155,33 @@ def _lower_host_call(ctx, args, callback, result_avals, api, side_effect):
     return outs
 
 
+def host_lowering(prim):
+    """A lowering that runs `prim`'s NumPy impl on the host through XLA's CPU callback
+    target: for primitives XLA has no kernel for (SciPy's special functions). The call
+    has no side effect, so XLA may drop it when its results are unused."""
+    def lower(ctx, *args, **params):
+        avals_out = list(ctx.avals_out)
+
+        def run(*values):
+            outs = prim.impl(*(np.asarray(v) for v in values), **params)
+            outs = outs if prim.multiple_results else [outs]
+            return [np.asarray(o, a.dtype) for o, a in zip(outs, avals_out)]
+        outs = _lower_host_call(ctx, args, _HostImpl(run), avals_out, prim.name, False)
+        return outs if prim.multiple_results else outs[0]
+    lower.__name__ = f"lower_{prim.name}_on_host"
+    return lower
+
+
+class _HostImpl:
+    """Calls an impl with numpy values (call_on_host passes Arrays)."""
+
+    def __init__(self, run):
+        self.run = run
+
+    def __call__(self, *arrays):
+        return self.run(*(np.asarray(a) for a in arrays))
+
+
 # --- debug_callback ---------------------------------------------------------------------------
 
 def _debug_impl(*args, callback, effect):
@@ -372,6 +399,12 @@ def io_callback(callback, result_shape_dtypes, *args, sharding=None, ordered=Fal
     return tree_util.tree_unflatten(out_tree, outs)
 
 
-__all__ = ["debug_callback_p", "pure_callback_p", "io_callback_p", "debug_callback",
-           "pure_callback", "io_callback", "DebugEffect", "OrderedDebugEffect", "IOEffect",
-           "OrderedIOEffect"]
+def effects_barrier():
+    """Waits until the effects of every dispatched computation have happened. Computations
+    with callbacks finish them before their call returns, so there is nothing left to wait
+    for; kept for programs written for JAX, where prints may lag behind."""
+
+
+__all__ = ["effects_barrier", "debug_callback_p", "pure_callback_p", "io_callback_p",
+           "debug_callback", "pure_callback", "io_callback", "host_lowering", "DebugEffect",
+           "OrderedDebugEffect", "IOEffect", "OrderedIOEffect"]

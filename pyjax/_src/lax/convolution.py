@@ -1,7 +1,6 @@
-"""conv_general_dilated: XLA's convolution (strides, padding, lhs/rhs dilation, dimension
-numbers, feature and batch groups) with its rules, and the lax wrappers built on it (conv,
-conv_with_general_padding, conv_transpose). Imports core, interpreters, backends.stablehlo
-and the other lax families."""
+"""conv_general_dilated (XLA's convolution: strides, padding, dilations, layouts, feature
+and batch groups) with all its rules, and the wrappers conv, conv_with_general_padding,
+conv_transpose. Imports core, interpreters, backends.stablehlo and the lax families."""
 from __future__ import annotations
 
 import operator
@@ -236,8 +235,6 @@ def _conv_impl(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
         ys, ks = letters[:nsp], letters[nsp:2 * nsp]
         out = np.einsum(f"GNC{ys}{ks},GOC{ks}->NGO{ys}", patches, w_groups, optimize=True)
         out = out.reshape(logical_shape)
-    if out_dtype.kind == "b":
-        out = out != 0
     return np.transpose(out, np.argsort(out_spec)).astype(out_dtype, copy=False)
 
 

@@ -6,7 +6,7 @@ from pyjax._src.interpreters import ad
 from pyjax._src.lax import call, dot, elementwise, reductions, slicing, structural  # noqa: F401
 from pyjax._src.lax import ad_util, control_flow, indexing  # noqa: F401
 from pyjax._src.lax import parallel  # noqa: F401
-from pyjax._src.lax import callbacks, random_bits, random_gamma, sorting  # noqa: F401
+from pyjax._src.lax import callbacks, random_bits, random_gamma, sorting, special  # noqa: F401
 from pyjax._src.lax import convolution, windowed_reductions  # noqa: F401
 from pyjax._src.lax import fft, linalg, linalg_spectral  # noqa: F401
 

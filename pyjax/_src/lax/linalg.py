@@ -546,13 +546,27 @@ def lu(x):
 
 
 def lu_pivots_to_permutation(pivots, permutation_size):
-    """The permutation that applying the row swaps `pivots` in order produces."""
-    pivots = np.asarray(pivots) if not hasattr(pivots, "aval") else pivots
-    value = getattr(pivots, "_value", pivots)
-    if not isinstance(value, np.ndarray):
-        raise NotImplementedError("lu_pivots_to_permutation needs concrete pivots; use the "
-                                  "permutation returned by lax.linalg.lu instead")
-    return pivots_to_permutation(value.astype(np.int32), int(permutation_size))
+    """The permutation that the row swaps i <-> pivots[..., i], applied in order, make
+    of range(permutation_size) (pivots may be traced)."""
+    aval = get_aval(pivots)
+    m = int(permutation_size)
+    if aval.dtype != np.int32:
+        pivots = ew.convert_element_type(pivots, np.int32)
+    batch = aval.shape[:-1]
+    shape = batch + (m,)
+    dims = tuple(range(len(batch)))
+    iota = st.broadcasted_iota(np.int32, shape, len(batch))
+    perm = iota
+    for i in range(aval.shape[-1]):
+        p = st.broadcast_in_dim(sl.index_in_dim(pivots, i, len(batch), keepdims=False),
+                                shape, dims)
+        here = st.broadcast_in_dim(sl.index_in_dim(perm, i, len(batch), keepdims=False),
+                                   shape, dims)
+        hit = ew.eq(iota, p)
+        there = red.reduce_sum(ew.select(hit, perm, ew._zeros_like(perm)), (len(batch),))
+        there = st.broadcast_in_dim(there, shape, dims)
+        perm = ew.select(ew.eq(iota, np.int32(i)), there, ew.select(hit, here, perm))
+    return perm
 
 
 # --- qr -------------------------------------------------------------------------------------

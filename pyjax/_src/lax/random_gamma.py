@@ -35,16 +35,23 @@ def _words(keys):
             st.reshape(slicing.slice(keys, (0, 1), (n, 2)), (n,)))
 
 
-def _split_each(keys, num):
-    """split(key, num) of every key: a list of `num` key arrays of shape (N, 2)."""
+def _split_all(keys, num):
+    """split(key, num) of every key, as one array of shape (N, num, 2)."""
     k1, k2 = _words(keys)
     n = get_aval(keys).shape[0]
     counts = st.broadcast_in_dim(st.iota(UINT32, num), (n, num), (1,))
     zeros = st.full((n, num), 0, UINT32)
     y1, y2 = rb.threefry2x32_p.bind(st.broadcast_in_dim(k1, (n, num), (0,)),
                                     st.broadcast_in_dim(k2, (n, num), (0,)), zeros, counts)
-    return [st.concatenate([st.reshape(slicing.slice(y, (0, i), (n, i + 1)), (n, 1))
-                            for y in (y1, y2)], 1) for i in range(num)]
+    return st.concatenate([st.reshape(y1, (n, num, 1)), st.reshape(y2, (n, num, 1))], 2)
+
+
+def _split_each(keys, num):
+    """split(key, num) of every key, as `num` key arrays of shape (N, 2)."""
+    n = get_aval(keys).shape[0]
+    both = _split_all(keys, num)
+    return [st.reshape(slicing.slice(both, (0, i, 0), (n, i + 1, 2)), (n, 2))
+            for i in range(num)]
 
 
 def _uniform_each(keys, dtype, lo=0.0, hi=1.0):
@@ -155,10 +162,8 @@ def _gamma_keys_and_alphas(key, a):
     a_shape = get_aval(a).shape
     n_keys = int(np.prod(key_shape, dtype=np.int64))
     per_key = int(np.prod(a_shape[len(key_shape):], dtype=np.int64))
-    keys = st.reshape(key, (n_keys, 2))
-    parts = _split_each(keys, per_key)   # per_key arrays of (n_keys, 2)
-    stacked = st.concatenate([st.reshape(p, (n_keys, 1, 2)) for p in parts], 1)
-    return st.reshape(stacked, (n_keys * per_key, 2)), st.reshape(a, (n_keys * per_key,))
+    keys = _split_all(st.reshape(key, (n_keys, 2)), per_key)
+    return st.reshape(keys, (n_keys * per_key, 2)), st.reshape(a, (n_keys * per_key,))
 
 
 @functools.lru_cache(maxsize=256)

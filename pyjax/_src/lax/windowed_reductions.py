@@ -1,7 +1,6 @@
-"""Windowed reductions (reduce_window_sum/max/min, the general reduce_window with a traced
-computation, and max-pool's select_and_gather_add / select_and_scatter_add) and the general
-variadic lax.reduce. Imports core, interpreters, backends (stablehlo, the NumPy executor)
-and the other lax families."""
+"""Windowed reductions (reduce_window_sum/max/min, the general reduce_window, max-pool's
+select_and_gather_add/select_and_scatter_add) and the general variadic lax.reduce. Imports
+core, interpreters, backends (stablehlo, the NumPy executor) and the lax families."""
 from __future__ import annotations
 
 import operator

@@ -187,7 +187,7 @@ def _broadcast_ones(x, term, sizes):
 
 
 def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
-           preferred_element_type=None, _dot_general=None):
+           preferred_element_type=None):
     """Einstein summation over the operands per `subscripts` ("ij,jk->ik", or NumPy's
     interleaved operand/sublist form). Pairs are contracted with dot_general in the
     order `optimize` picks ('auto'/'greedy': greedy by size; False: left to right; or

@@ -575,8 +575,6 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
     if builtins.any(_ndim(x) != 1 for x in args):
         raise ValueError("Arguments to jax.numpy.meshgrid must be 1D, got shapes "
                          f"{[_shape(x) for x in args]}")
-    if indexing == "xy" and len(args) >= 2:
-        args[0], args[1] = args[1], args[0]
     shape = tuple(_shape(x)[0] for x in args)
     out = []
     for i, x in enumerate(args):
@@ -584,8 +582,7 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
         s[i] = shape[i]
         r = lnp.reshape(x, tuple(s))
         out.append(r if sparse else lnp.broadcast_to(r, shape))
-    if indexing == "xy" and len(args) >= 2:
-        out[0], out[1] = out[1], out[0]
+    if indexing == "xy" and len(args) >= 2:   # the first two axes are (y, x)
         out = [lnp.swapaxes(o, 0, 1) for o in out]
     return out
 

@@ -101,7 +101,10 @@ def _partition_args(name, a, kth, axis):
     if dtypes.is_complex(arr.dtype):
         raise NotImplementedError(f"jnp.{name} for complex dtype is not implemented.")
     axis = canonicalize_axis(axis, arr.ndim)
-    kth = canonicalize_axis(kth, arr.shape[axis], "kth")
+    n, kth = arr.shape[axis], operator.index(kth)
+    if not -n <= kth < n:
+        raise ValueError(f"jnp.{name}: kth={kth} is out of bounds for axis {axis} of size {n}")
+    kth = kth % n
     return lnp.moveaxis(arr, axis, -1), kth, axis
 
 
@@ -362,9 +365,9 @@ def _unique(arr, return_index, return_inverse, return_counts, axis, equal_nan, s
         inverse = lax_sort.sort((perm, group), num_keys=1)[1] if n else group
         outs.append(lnp.reshape(inverse, arr.shape) if axis is None else inverse)
     if return_counts:
-        starts = _take_first(compact[width + 1], size, n)
-        following = st.concatenate([slicing.slice_in_dim(starts, 1, size),
-                                    lnp.full((1,), n, index_dtype)], 0) if size else starts
+        starts = _take_first(compact[width + 1], size + 1, n)   # one more: where the
+        following = slicing.slice_in_dim(starts, 1, size + 1)    # last group ends
+        starts = slicing.slice_in_dim(starts, 0, size)
         nxt = ufuncs.add(_iota((size,), 0, index_dtype), 1)
         following = lnp.where(ufuncs.less(nxt, count), following, n)
         outs.append(lnp.where(valid, ufuncs.subtract(following, starts), 0))

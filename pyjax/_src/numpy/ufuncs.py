@@ -106,6 +106,10 @@ def divmod(x1, x2, /):
 
 def _int_power(base, exponent):
     """base ** exponent for integer arrays by square-and-multiply over the exponent bits."""
+    from pyjax._src.core.avals import get_aval
+    from pyjax._src.lax.structural import broadcast_to_shape
+    shape = np.broadcast_shapes(get_aval(base).shape, get_aval(exponent).shape)
+    base, exponent = broadcast_to_shape(base, shape), broadcast_to_shape(exponent, shape)
     bits = np.dtype(_dtype(exponent)).itemsize * 8
     one = np.ones((), _dtype(base))
     acc = ew.add(ew.mul(base, _zero(base)), one)

@@ -1,0 +1,2 @@
+"""jax.scipy (level 7): special functions and probability distributions built from lax
+and jax.numpy."""

@@ -1,0 +1,332 @@
+"""jax.scipy.special: gamma-family functions, error functions, logistic and entropy
+helpers, incomplete gamma/beta, Bessel I0/I1, zeta and the exponential integrals, with
+JAX's formulas and derivatives (custom JVPs where JAX has them, e.g. xlogy at x = 0).
+Built from lax (incl. lax.special's SciPy-backed primitives) and jax.numpy."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.special as sp
+
+from pyjax._src import dtypes
+from pyjax._src.api.custom_derivatives import custom_jvp
+from pyjax._src.lax import elementwise as ew
+from pyjax._src.lax import special as ls
+from pyjax._src.nn.functions import log_softmax, logsumexp, softmax  # noqa: F401
+from pyjax._src.numpy import lax_numpy as lnp
+from pyjax._src.numpy import ufuncs as uf
+from pyjax._src.numpy.util import promote_args_inexact
+
+
+def _one(name, x):
+    (x,) = promote_args_inexact(name, x)
+    return lnp.asarray(x)
+
+
+def _args(name, *xs):
+    return [lnp.asarray(x) for x in promote_args_inexact(name, *xs)]
+
+
+# --- gamma family -----------------------------------------------------------------------------
+
+def gammaln(x):
+    """log |Gamma(x)|."""
+    return ew.lgamma(_one("gammaln", x))
+
+
+def gammasgn(x):
+    """The sign of Gamma(x): -1 between negative odd and even integers, else 1."""
+    x = _one("gammasgn", x)
+    floor_x = uf.floor(x)
+    positive = (x > 0) | (x == floor_x) | (uf.remainder(floor_x, 2) == 0)
+    return lnp.where(positive, 1.0, -1.0).astype(x.dtype)
+
+
+def gamma(x):
+    """The gamma function, as gammasgn(x) * exp(gammaln(x))."""
+    x = _one("gamma", x)
+    return gammasgn(x) * uf.exp(ew.lgamma(x))
+
+
+def loggamma(x):
+    """log Gamma(x) for real x > 0 (nan for negative x, as SciPy gives for real input)."""
+    x = _one("loggamma", x)
+    return lnp.where(x < 0, np.nan, ew.lgamma(x)).astype(x.dtype)
+
+
+def digamma(x):
+    """d/dx log Gamma(x)."""
+    return ew.digamma(_one("digamma", x))
+
+
+def polygamma(n, x):
+    """The n-th derivative of digamma (n a non-negative integer)."""
+    n_arr = lnp.asarray(n)
+    if n_arr.dtype.kind not in "iub" and not dtypes.is_float(n_arr.dtype):
+        raise TypeError(f"polygamma: n must be an integer, got dtype {n_arr.dtype}")
+    n, x = _args("polygamma", n, x)
+    return ew.polygamma(n, x)
+
+
+def betaln(a, b):
+    """log |B(a, b)| = gammaln(a) + gammaln(b) - gammaln(a + b)."""
+    a, b = _args("betaln", a, b)
+    return ew.lgamma(a) + ew.lgamma(b) - ew.lgamma(a + b)
+
+
+def beta(a, b):
+    """The beta function B(a, b)."""
+    a, b = _args("beta", a, b)
+    sign = gammasgn(a) * gammasgn(b) * gammasgn(a + b)
+    return sign * uf.exp(betaln(a, b))
+
+
+def multigammaln(a, d):
+    """log of the multivariate gamma function of dimension d (a static integer)."""
+    d = int(d)
+    a = _one("multigammaln", a)
+    constant = np.asarray(d * (d - 1) / 4 * math.log(math.pi), a.dtype)
+    terms = [ew.lgamma(a - np.asarray(j / 2, a.dtype)) for j in range(d)]
+    return constant + sum(terms[1:], terms[0])
+
+
+def factorial(n, exact=False):
+    """n! = Gamma(n + 1) (0 for negative n)."""
+    if exact:
+        raise NotImplementedError("factorial with exact=True is not supported (as in JAX)")
+    n = _one("factorial", n)
+    return lnp.where(n < 0, 0.0, uf.exp(ew.lgamma(n + 1))).astype(n.dtype)
+
+
+def comb(N, k, exact=False, repetition=False):
+    """The number of combinations of N things taken k at a time."""
+    if exact:
+        raise NotImplementedError("comb with exact=True is not supported (as in JAX)")
+    N, k = _args("comb", N, k)
+    if repetition:
+        N = N + k - 1
+    log_comb = ew.lgamma(N + 1) - ew.lgamma(k + 1) - ew.lgamma(N - k + 1)
+    return lnp.where((k < 0) | (k > N), 0.0, uf.exp(log_comb)).astype(N.dtype)
+
+
+def poch(z, m):
+    """The rising factorial Gamma(z + m) / Gamma(z)."""
+    z, m = _args("poch", z, m)
+    return lnp.where(m == 0.0, 1.0, gamma(z + m) / gamma(z)).astype(z.dtype)
+
+
+def gammainc(a, x):
+    """The regularised lower incomplete gamma function P(a, x)."""
+    return ls.igamma(*_args("gammainc", a, x))
+
+
+def gammaincc(a, x):
+    """The regularised upper incomplete gamma function Q(a, x) = 1 - P(a, x)."""
+    return ls.igammac(*_args("gammaincc", a, x))
+
+
+def betainc(a, b, x):
+    """The regularised incomplete beta function I_x(a, b)."""
+    return ls.betainc(*_args("betainc", a, b, x))
+
+
+# --- error functions and the normal distribution -------------------------------------------------
+
+def erf(x):
+    return ew.erf(_one("erf", x))
+
+
+def erfc(x):
+    return ew.erfc(_one("erfc", x))
+
+
+def erfinv(x):
+    return ew.erf_inv(_one("erfinv", x))
+
+
+def erfcx(x):
+    """exp(x^2) * erfc(x), without overflow."""
+    return ls.erfcx(_one("erfcx", x))
+
+
+def ndtr(x):
+    """The standard normal CDF, accurate in both tails."""
+    x = _one("ndtr", x)
+    half_sqrt2 = np.asarray(0.5 * math.sqrt(2), x.dtype)
+    w = x * half_sqrt2
+    z = uf.abs(w)
+    y = lnp.where(z < half_sqrt2, 1.0 + ew.erf(w),
+                  lnp.where(w > 0, 2.0 - ew.erfc(z), ew.erfc(z)))
+    return (0.5 * y).astype(x.dtype)
+
+
+def ndtri(p):
+    """The inverse of ndtr."""
+    return ls.ndtri(_one("ndtri", p))
+
+
+def log_ndtr(x, series_order=3):
+    """log(ndtr(x)), accurate far into the lower tail."""
+    return ls.log_ndtr(_one("log_ndtr", x))
+
+
+def dawsn(x):
+    """Dawson's integral exp(-x^2) * integral_0^x exp(t^2) dt."""
+    return ls.dawsn(_one("dawsn", x))
+
+
+# --- logistic and entropy -------------------------------------------------------------------------
+
+def expit(x):
+    """The logistic sigmoid 1 / (1 + exp(-x))."""
+    return ew.logistic(_one("expit", x))
+
+
+def logit(x):
+    """log(x / (1 - x)), the inverse of expit."""
+    x = _one("logit", x)
+    return uf.log(x / (1 - x))
+
+
+@custom_jvp
+def xlogy(x, y):
+    """x * log(y), defined as 0 where x == 0 (also when y == 0)."""
+    x, y = _args("xlogy", x, y)
+    return lnp.where(x != 0, x * uf.log(y), lnp.zeros_like(x))
+
+
+@xlogy.defjvp
+def _xlogy_jvp(primals, tangents):
+    (x, y), (x_dot, y_dot) = primals, tangents
+    out = xlogy(x, y)
+    return out, (x_dot * uf.log(y) + y_dot * x / y).astype(out.dtype)
+
+
+@custom_jvp
+def xlog1py(x, y):
+    """x * log1p(y), defined as 0 where x == 0 (also when y == -1)."""
+    x, y = _args("xlog1py", x, y)
+    return lnp.where(x != 0, x * uf.log1p(y), lnp.zeros_like(x))
+
+
+@xlog1py.defjvp
+def _xlog1py_jvp(primals, tangents):
+    (x, y), (x_dot, y_dot) = primals, tangents
+    out = xlog1py(x, y)
+    return out, (x_dot * uf.log1p(y) + y_dot * x / (1 + y)).astype(out.dtype)
+
+
+def entr(x):
+    """-x log x for x > 0, 0 at 0, -inf for x < 0."""
+    x = _one("entr", x)
+    return lnp.where(x > 0, -xlogy(x, x), lnp.where(x == 0, 0.0, -np.inf)).astype(x.dtype)
+
+
+def rel_entr(p, q):
+    """p log(p / q) (0 where p == 0 and q >= 0; inf outside the domain)."""
+    p, q = _args("rel_entr", p, q)
+    both = (p > 0) & (q > 0)
+    safe_q = lnp.where(both, q, 1)
+    value = xlogy(p, p / safe_q)
+    return lnp.where(both, value, lnp.where((p == 0) & (q >= 0), 0.0, np.inf)).astype(
+        p.dtype)
+
+
+def kl_div(p, q):
+    """p log(p / q) - p + q (q where p == 0 and q >= 0; inf outside the domain)."""
+    p, q = _args("kl_div", p, q)
+    both = (p > 0) & (q > 0)
+    safe_q = lnp.where(both, q, 1)
+    value = xlogy(p, p / safe_q) - p + q
+    return lnp.where(both, value, lnp.where((p == 0) & (q >= 0), q, np.inf)).astype(p.dtype)
+
+
+def boxcox(x, lmbda):
+    """The Box-Cox transform: (x^lmbda - 1) / lmbda, log(x) when lmbda == 0."""
+    x, lmbda = _args("boxcox", x, lmbda)
+    safe = lnp.where(lmbda == 0, 1, lmbda)
+    return lnp.where(lmbda == 0, uf.log(x), uf.expm1(lmbda * uf.log(x)) / safe)
+
+
+def boxcox1p(x, lmbda):
+    """boxcox(1 + x, lmbda), accurate for small x."""
+    x, lmbda = _args("boxcox1p", x, lmbda)
+    safe = lnp.where(lmbda == 0, 1, lmbda)
+    return lnp.where(lmbda == 0, uf.log1p(x), uf.expm1(lmbda * uf.log1p(x)) / safe)
+
+
+# --- Bessel, zeta, exponential integrals, hypergeometric ------------------------------------------
+
+def i0e(x):
+    """exp(-|x|) I0(x)."""
+    return ls.bessel_i0e(_one("i0e", x))
+
+
+def i1e(x):
+    """exp(-|x|) I1(x)."""
+    return ls.bessel_i1e(_one("i1e", x))
+
+
+def i0(x):
+    """The modified Bessel function of the first kind, order 0."""
+    x = _one("i0", x)
+    return uf.exp(uf.abs(x)) * ls.bessel_i0e(x)
+
+
+def i1(x):
+    """The modified Bessel function of the first kind, order 1."""
+    x = _one("i1", x)
+    return uf.exp(uf.abs(x)) * ls.bessel_i1e(x)
+
+
+def zeta(x, q=None):
+    """The Hurwitz zeta function sum_k (k + q)^-x (Riemann's when q is None)."""
+    if q is None:
+        x = _one("zeta", x)
+        q = lnp.ones_like(x)
+    return ls.zeta(*_args("zeta", x, q))
+
+
+def expi(x):
+    """The exponential integral Ei(x)."""
+    return ls.expi(_one("expi", x))
+
+
+def exp1(x):
+    """The exponential integral E1(x)."""
+    return ls.exp1(_one("exp1", x))
+
+
+def expn(n, x):
+    """The generalised exponential integral E_n(x) for integer n >= 0."""
+    n = lnp.asarray(n)
+    if n.dtype.kind not in "iu":
+        n = lnp.astype(n, dtypes.default_int_dtype())
+    x = _one("expn", x)
+    shape = np.broadcast_shapes(n.shape, x.shape)
+    return ls.expn(lnp.broadcast_to(n, shape), lnp.broadcast_to(x, shape))
+
+
+def spence(x):
+    """Spence's function (the dilogarithm Li2(1 - x))."""
+    return ls.spence(_one("spence", x))
+
+
+def hyp1f1(a, b, x):
+    """Kummer's confluent hypergeometric function 1F1(a; b; x)."""
+    return ls.hyp1f1(*_args("hyp1f1", a, b, x))
+
+
+def hyp2f1(a, b, c, x):
+    """The Gauss hypergeometric function 2F1(a, b; c; x)."""
+    return ls.hyp2f1(*_args("hyp2f1", a, b, c, x))
+
+
+def bernoulli(n):
+    """The Bernoulli numbers B_0 .. B_n (n a static integer)."""
+    n = int(n)
+    if n < 0:
+        raise ValueError(f"bernoulli: n must be non-negative, got {n}")
+    return lnp.asarray(sp.bernoulli(n).astype(dtypes.default_float_dtype()))
+

@@ -1,0 +1,410 @@
+"""jax.scipy.stats: log-densities, densities and distribution functions of the common
+distributions (norm, multivariate_normal, uniform, expon, laplace, logistic, cauchy, t,
+chi2, gamma, beta, dirichlet, poisson, bernoulli, binom, geom), each exported by a public
+module named after the distribution. Built from jax.numpy, lax and jax.scipy.special."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from pyjax._src.lax import elementwise as ew
+from pyjax._src.lax import linalg as lax_linalg
+from pyjax._src.numpy import lax_numpy as lnp
+from pyjax._src.numpy import linalg as np_linalg
+from pyjax._src.numpy import reductions as red
+from pyjax._src.numpy import ufuncs as uf
+from pyjax._src.numpy.util import promote_args_inexact
+from pyjax._src.scipy import special as sc
+
+_LOG_2PI = math.log(2 * math.pi)
+
+
+def _args(name, *xs):
+    return [lnp.asarray(x) for x in promote_args_inexact(name, *xs)]
+
+
+def _c(x, v):
+    return np.asarray(v, x.dtype)
+
+
+def _standard(name, x, loc, scale):
+    x, loc, scale = _args(name, x, loc, scale)
+    return (x - loc) / scale, scale
+
+
+def _outside(mask, value, fill):
+    return lnp.where(mask, fill, value).astype(value.dtype)
+
+
+# --- norm -------------------------------------------------------------------------------------
+
+def norm_logpdf(x, loc=0, scale=1):
+    x, loc, scale = _args("norm.logpdf", x, loc, scale)
+    scale_sq = uf.square(scale)
+    log_normalizer = uf.log(_c(x, 2 * np.pi) * scale_sq)
+    quadratic = uf.square(x - loc) / scale_sq
+    return (log_normalizer + quadratic) / _c(x, -2)
+
+
+def norm_pdf(x, loc=0, scale=1):
+    return uf.exp(norm_logpdf(x, loc, scale))
+
+
+def norm_cdf(x, loc=0, scale=1):
+    z, _ = _standard("norm.cdf", x, loc, scale)
+    return sc.ndtr(z)
+
+
+def norm_logcdf(x, loc=0, scale=1):
+    z, _ = _standard("norm.logcdf", x, loc, scale)
+    return sc.log_ndtr(z)
+
+
+def norm_sf(x, loc=0, scale=1):
+    z, _ = _standard("norm.sf", x, loc, scale)
+    return sc.ndtr(-z)
+
+
+def norm_logsf(x, loc=0, scale=1):
+    z, _ = _standard("norm.logsf", x, loc, scale)
+    return sc.log_ndtr(-z)
+
+
+def norm_ppf(q, loc=0, scale=1):
+    q, loc, scale = _args("norm.ppf", q, loc, scale)
+    return sc.ndtri(q) * scale + loc
+
+
+def norm_isf(q, loc=0, scale=1):
+    q, loc, scale = _args("norm.isf", q, loc, scale)
+    return norm_ppf(1 - q, loc, scale)
+
+
+# --- multivariate_normal ---------------------------------------------------------------------
+
+def multivariate_normal_logpdf(x, mean, cov, allow_singular=None):
+    if allow_singular is not None:
+        raise NotImplementedError("allow_singular argument of multivariate_normal.logpdf "
+                                  "is not supported (as in JAX)")
+    x, mean, cov = _args("multivariate_normal.logpdf", x, mean, cov)
+    if not mean.shape:
+        return -0.5 * uf.square(x - mean) / cov - 0.5 * (_LOG_2PI + uf.log(cov))
+    n = mean.shape[-1]
+    if not cov.shape:
+        y = x - mean
+        return -0.5 * red.sum(y * y, axis=-1) / cov - n / 2 * (_LOG_2PI + uf.log(cov))
+    if cov.ndim < 2 or cov.shape[-2:] != (n, n):
+        raise ValueError(f"multivariate_normal.logpdf got incompatible shapes: mean "
+                         f"{mean.shape}, cov {cov.shape}")
+    chol = lax_linalg.cholesky(cov)
+    diff = x - mean
+    batch = np.broadcast_shapes(diff.shape[:-1], cov.shape[:-2])
+    if cov.ndim == 2:   # one factor for every point: solve all rows at once
+        rows = lnp.reshape(lnp.broadcast_to(diff, batch + (n,)), (-1, n))
+        y = lax_linalg.triangular_solve(chol, rows, left_side=False, lower=True,
+                                        transpose_a=True)
+        y = lnp.reshape(y, batch + (n,))
+    else:
+        chol_b = lnp.broadcast_to(chol, batch + (n, n))
+        rows = lnp.broadcast_to(diff, batch + (n,))[..., None, :]
+        y = lax_linalg.triangular_solve(chol_b, rows, left_side=False, lower=True,
+                                        transpose_a=True)[..., 0, :]
+    log_det = red.sum(uf.log(np_linalg.diagonal(chol)), axis=-1)
+    return -0.5 * red.sum(y * y, axis=-1) - n / 2 * _LOG_2PI - log_det
+
+
+def multivariate_normal_pdf(x, mean, cov):
+    return uf.exp(multivariate_normal_logpdf(x, mean, cov))
+
+
+# --- continuous distributions on an interval or half-line -------------------------------------
+
+def uniform_logpdf(x, loc=0, scale=1):
+    x, loc, scale = _args("uniform.logpdf", x, loc, scale)
+    log_prob = -uf.log(scale) + 0 * x
+    return lnp.where((x < loc) | (x > loc + scale), -np.inf, log_prob).astype(x.dtype)
+
+
+def uniform_pdf(x, loc=0, scale=1):
+    return uf.exp(uniform_logpdf(x, loc, scale))
+
+
+def uniform_cdf(x, loc=0, scale=1):
+    x, loc, scale = _args("uniform.cdf", x, loc, scale)
+    return lnp.clip((x - loc) / scale, 0, 1)
+
+
+def uniform_ppf(q, loc=0, scale=1):
+    q, loc, scale = _args("uniform.ppf", q, loc, scale)
+    return lnp.where((q < 0) | (q > 1), np.nan, loc + q * scale).astype(q.dtype)
+
+
+def expon_logpdf(x, loc=0, scale=1):
+    z, scale = _standard("expon.logpdf", x, loc, scale)
+    return _outside(z < 0, -z - uf.log(scale), -np.inf)
+
+
+def expon_pdf(x, loc=0, scale=1):
+    return uf.exp(expon_logpdf(x, loc, scale))
+
+
+def expon_cdf(x, loc=0, scale=1):
+    z, _ = _standard("expon.cdf", x, loc, scale)
+    return _outside(z < 0, -uf.expm1(-z), 0.0)
+
+
+def expon_logcdf(x, loc=0, scale=1):
+    return uf.log(expon_cdf(x, loc, scale))
+
+
+def expon_sf(x, loc=0, scale=1):
+    z, _ = _standard("expon.sf", x, loc, scale)
+    return _outside(z < 0, uf.exp(-z), 1.0)
+
+
+def expon_logsf(x, loc=0, scale=1):
+    z, _ = _standard("expon.logsf", x, loc, scale)
+    return _outside(z < 0, -z, 0.0)
+
+
+def expon_ppf(q, loc=0, scale=1):
+    q, loc, scale = _args("expon.ppf", q, loc, scale)
+    return _outside((q < 0) | (q > 1), -uf.log1p(-q) * scale + loc, np.nan)
+
+
+def laplace_logpdf(x, loc=0, scale=1):
+    z, scale = _standard("laplace.logpdf", x, loc, scale)
+    return -uf.log(2 * scale) - uf.abs(z)
+
+
+def laplace_pdf(x, loc=0, scale=1):
+    return uf.exp(laplace_logpdf(x, loc, scale))
+
+
+def laplace_cdf(x, loc=0, scale=1):
+    z, _ = _standard("laplace.cdf", x, loc, scale)
+    return lnp.where(z <= 0, 0.5 * uf.exp(z), 1 - 0.5 * uf.exp(-z)).astype(z.dtype)
+
+
+def logistic_logpdf(x, loc=0, scale=1):
+    z, scale = _standard("logistic.logpdf", x, loc, scale)
+    two = _c(z, 2)
+    half_z = z / two
+    return -two * uf.logaddexp(half_z, -half_z) - uf.log(scale)
+
+
+def logistic_pdf(x, loc=0, scale=1):
+    return uf.exp(logistic_logpdf(x, loc, scale))
+
+
+def logistic_cdf(x, loc=0, scale=1):
+    z, _ = _standard("logistic.cdf", x, loc, scale)
+    return sc.expit(z)
+
+
+def logistic_sf(x, loc=0, scale=1):
+    z, _ = _standard("logistic.sf", x, loc, scale)
+    return sc.expit(-z)
+
+
+def logistic_ppf(q, loc=0, scale=1):
+    q, loc, scale = _args("logistic.ppf", q, loc, scale)
+    return sc.logit(q) * scale + loc
+
+
+def logistic_isf(q, loc=0, scale=1):
+    q, loc, scale = _args("logistic.isf", q, loc, scale)
+    return -sc.logit(q) * scale + loc
+
+
+def cauchy_logpdf(x, loc=0, scale=1):
+    z, scale = _standard("cauchy.logpdf", x, loc, scale)
+    return -uf.log(_c(z, np.pi) * scale) - uf.log1p(uf.square(z))
+
+
+def cauchy_pdf(x, loc=0, scale=1):
+    return uf.exp(cauchy_logpdf(x, loc, scale))
+
+
+def cauchy_cdf(x, loc=0, scale=1):
+    z, _ = _standard("cauchy.cdf", x, loc, scale)
+    return 0.5 + uf.arctan(z) / _c(z, np.pi)
+
+
+def cauchy_ppf(q, loc=0, scale=1):
+    q, loc, scale = _args("cauchy.ppf", q, loc, scale)
+    return loc + scale * uf.tan(_c(q, np.pi) * (q - 0.5))
+
+
+def t_logpdf(x, df, loc=0, scale=1):
+    x, df, loc, scale = _args("t.logpdf", x, df, loc, scale)
+    z = (x - loc) / scale
+    half = (df + 1) / 2
+    normalize = ew.lgamma(half) - ew.lgamma(df / 2) - 0.5 * uf.log(df * np.pi) - \
+        uf.log(scale)
+    return normalize - half * uf.log1p(uf.square(z) / df)
+
+
+def t_pdf(x, df, loc=0, scale=1):
+    return uf.exp(t_logpdf(x, df, loc, scale))
+
+
+# --- gamma family -------------------------------------------------------------------------------
+
+def gamma_logpdf(x, a, loc=0, scale=1):
+    x, a, loc, scale = _args("gamma.logpdf", x, a, loc, scale)
+    y = (x - loc) / scale
+    log_prob = sc.xlogy(a - 1, y) - y - ew.lgamma(a) - uf.log(scale)
+    return _outside(y < 0, log_prob, -np.inf)
+
+
+def gamma_pdf(x, a, loc=0, scale=1):
+    return uf.exp(gamma_logpdf(x, a, loc, scale))
+
+
+def gamma_cdf(x, a, loc=0, scale=1):
+    x, a, loc, scale = _args("gamma.cdf", x, a, loc, scale)
+    y = (x - loc) / scale
+    return sc.gammainc(a, lnp.clip(y, 0, np.inf))
+
+
+def gamma_logcdf(x, a, loc=0, scale=1):
+    return uf.log(gamma_cdf(x, a, loc, scale))
+
+
+def gamma_sf(x, a, loc=0, scale=1):
+    x, a, loc, scale = _args("gamma.sf", x, a, loc, scale)
+    y = (x - loc) / scale
+    return sc.gammaincc(a, lnp.clip(y, 0, np.inf))
+
+
+def gamma_logsf(x, a, loc=0, scale=1):
+    return uf.log(gamma_sf(x, a, loc, scale))
+
+
+def chi2_logpdf(x, df, loc=0, scale=1):
+    x, df, loc, scale = _args("chi2.logpdf", x, df, loc, scale)
+    return gamma_logpdf(x, df / 2, loc, 2 * scale)
+
+
+def chi2_pdf(x, df, loc=0, scale=1):
+    return uf.exp(chi2_logpdf(x, df, loc, scale))
+
+
+def chi2_cdf(x, df, loc=0, scale=1):
+    x, df, loc, scale = _args("chi2.cdf", x, df, loc, scale)
+    return gamma_cdf(x, df / 2, loc, 2 * scale)
+
+
+def chi2_sf(x, df, loc=0, scale=1):
+    x, df, loc, scale = _args("chi2.sf", x, df, loc, scale)
+    return gamma_sf(x, df / 2, loc, 2 * scale)
+
+
+def beta_logpdf(x, a, b, loc=0, scale=1):
+    x, a, b, loc, scale = _args("beta.logpdf", x, a, b, loc, scale)
+    y = (x - loc) / scale
+    log_prob = sc.xlogy(a - 1, y) + sc.xlog1py(b - 1, -y) - sc.betaln(a, b) - uf.log(scale)
+    return _outside((y < 0) | (y > 1), log_prob, -np.inf)
+
+
+def beta_pdf(x, a, b, loc=0, scale=1):
+    return uf.exp(beta_logpdf(x, a, b, loc, scale))
+
+
+def beta_cdf(x, a, b, loc=0, scale=1):
+    x, a, b, loc, scale = _args("beta.cdf", x, a, b, loc, scale)
+    return sc.betainc(a, b, lnp.clip((x - loc) / scale, 0, 1))
+
+
+def beta_sf(x, a, b, loc=0, scale=1):
+    return 1 - beta_cdf(x, a, b, loc, scale)
+
+
+def dirichlet_logpdf(x, alpha):
+    x, alpha = _args("dirichlet.logpdf", x, alpha)
+    if alpha.ndim != 1:
+        raise ValueError(f"`alpha` must be one-dimensional; got alpha.shape={alpha.shape}")
+    if x.shape[0] not in (alpha.shape[0], alpha.shape[0] - 1):
+        raise ValueError(f"`x` must have either the same number of entries as `alpha` or "
+                         f"one entry fewer; got x.shape={x.shape}, alpha.shape={alpha.shape}")
+    alpha_b = lnp.reshape(alpha, alpha.shape + (1,) * (x.ndim - 1))
+    if x.shape[0] != alpha.shape[0]:
+        x = lnp.concatenate([x, 1 - red.sum(x, axis=0, keepdims=True)], axis=0)
+    normalize = red.sum(ew.lgamma(alpha)) - ew.lgamma(red.sum(alpha))
+    log_probs = red.sum(sc.xlogy(alpha_b - 1, x), axis=0) - normalize
+    inside = red.all((x >= 0) & (x <= 1), axis=0) & \
+        (uf.abs(red.sum(x, axis=0) - 1) < 1e-5)
+    return lnp.where(inside, log_probs, -np.inf).astype(log_probs.dtype)
+
+
+def dirichlet_pdf(x, alpha):
+    return uf.exp(dirichlet_logpdf(x, alpha))
+
+
+# --- discrete -----------------------------------------------------------------------------------
+
+def poisson_logpmf(k, mu, loc=0):
+    k, mu, loc = _args("poisson.logpmf", k, mu, loc)
+    x = k - loc
+    log_prob = sc.xlogy(x, mu) - ew.lgamma(x + 1) - mu
+    return lnp.where((x < 0) | (x != uf.floor(x)), -np.inf, log_prob).astype(k.dtype)
+
+
+def poisson_pmf(k, mu, loc=0):
+    return uf.exp(poisson_logpmf(k, mu, loc))
+
+
+def poisson_cdf(k, mu, loc=0):
+    k, mu, loc = _args("poisson.cdf", k, mu, loc)
+    x = k - loc
+    p = sc.gammaincc(uf.floor(1 + lnp.clip(x, 0, np.inf)), mu)
+    return _outside(x < 0, p, 0.0)
+
+
+def bernoulli_logpmf(k, p, loc=0):
+    k, p, loc = _args("bernoulli.logpmf", k, p, loc)
+    x = k - loc
+    log_prob = lnp.where(x == 1, uf.log(p), uf.log1p(-p))
+    return lnp.where((x == 0) | (x == 1), log_prob, -np.inf).astype(k.dtype)
+
+
+def bernoulli_pmf(k, p, loc=0):
+    return uf.exp(bernoulli_logpmf(k, p, loc))
+
+
+def bernoulli_cdf(k, p, loc=0):
+    k, p, loc = _args("bernoulli.cdf", k, p, loc)
+    x = k - loc
+    return lnp.where(x < 0, 0.0, lnp.where(x < 1, 1 - p, 1.0)).astype(k.dtype)
+
+
+def bernoulli_ppf(q, p):
+    q, p = _args("bernoulli.ppf", q, p)
+    return lnp.where((q < 0) | (q > 1), np.nan, lnp.where(q <= 1 - p, 0.0, 1.0)).astype(
+        q.dtype)
+
+
+def binom_logpmf(k, n, p, loc=0):
+    k, n, p, loc = _args("binom.logpmf", k, n, p, loc)
+    y = k - loc
+    comb = ew.lgamma(n + 1) - ew.lgamma(y + 1) - ew.lgamma(n - y + 1)
+    log_prob = comb + sc.xlogy(y, p) + sc.xlog1py(n - y, -p)
+    inside = (y >= 0) & (y <= n) & (y == uf.floor(y))
+    return lnp.where(inside, log_prob, -np.inf).astype(k.dtype)
+
+
+def binom_pmf(k, n, p, loc=0):
+    return uf.exp(binom_logpmf(k, n, p, loc))
+
+
+def geom_logpmf(k, p, loc=0):
+    k, p, loc = _args("geom.logpmf", k, p, loc)
+    x = k - loc
+    log_prob = sc.xlog1py(x - 1, -p) + uf.log(p)
+    return lnp.where(x <= 0, -np.inf, log_prob).astype(k.dtype)
+
+
+def geom_pmf(k, p, loc=0):
+    return uf.exp(geom_logpmf(k, p, loc))

@@ -1,0 +1,336 @@
+"""jax.numpy.linalg and jax.lax.linalg: values against NumPy for several dtypes, shapes and
+batch dimensions; derivatives with check_grads; vmap against a Python loop; jit on the
+NumPy and XLA executors (XLA runs jaxlib's LAPACK custom calls); JAX's departures (NaNs
+instead of LinAlgError, eigenvector derivatives not implemented)."""
+import numpy as np
+import pytest
+
+import pyjax
+import pyjax.numpy as jnp
+from pyjax import lax
+from pyjax._src import config
+from pyjax._src.test_util import check_grads
+
+RNG = np.random.default_rng(0)
+TOL = {np.float32: 2e-4, np.complex64: 2e-4, np.float64: 1e-10, np.complex128: 1e-10}
+
+
+def _rand(shape, dtype, rng=RNG):
+    x = rng.standard_normal(shape)
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * rng.standard_normal(shape)
+    return x.astype(dtype)
+
+
+def _well_conditioned(shape, dtype):
+    n = shape[-1]
+    return (_rand(shape, dtype) + 3 * n * np.eye(n)).astype(dtype) if shape[-1] == \
+        shape[-2] else _rand(shape, dtype)
+
+
+def _spd(shape, dtype):
+    a = _rand(shape, dtype)
+    return (a @ np.conj(np.swapaxes(a, -1, -2)) + shape[-1] * np.eye(shape[-1])).astype(dtype)
+
+
+def _hermitian(shape, dtype):
+    a = _rand(shape, dtype)
+    return ((a + np.conj(np.swapaxes(a, -1, -2))) / 2).astype(dtype)
+
+
+def _close(actual, expected, dtype, factor=1.0):
+    tol = TOL[dtype] * factor
+    np.testing.assert_allclose(np.asarray(actual), np.asarray(expected), rtol=tol, atol=tol)
+
+
+def _executors():
+    yield "numpy"
+    try:
+        import jaxlib  # noqa: F401
+        yield "xla"
+    except ImportError:
+        pass
+
+
+DTYPES = [np.float32, np.complex64]
+SHAPES = [(4, 4), (2, 3, 3)]
+
+
+# --- values against NumPy -------------------------------------------------------------------
+
+VALUE_CASES = {
+    "inv": (lambda m, a: m.linalg.inv(a), _well_conditioned),
+    "det": (lambda m, a: m.linalg.det(a), _well_conditioned),
+    "slogdet": (lambda m, a: tuple(m.linalg.slogdet(a)), _well_conditioned),
+    "solve_matrix": (lambda m, a: m.linalg.solve(a, a[..., :2] * 2 + 1), _well_conditioned),
+    "cholesky": (lambda m, a: m.linalg.cholesky(a), _spd),
+    "cholesky_upper": (lambda m, a: m.linalg.cholesky(a, upper=True), _spd),
+    "eigvalsh": (lambda m, a: m.linalg.eigvalsh(a), _hermitian),
+    "svdvals": (lambda m, a: m.linalg.svd(a, compute_uv=False), _rand),
+    "eigvals_sorted": (lambda m, a: np.sort_complex(np.asarray(m.linalg.eigvals(a))),
+                       _well_conditioned),
+    "pinv": (lambda m, a: m.linalg.pinv(a), _rand),
+    "matrix_power": (lambda m, a: m.linalg.matrix_power(a, 3), _rand),
+    "matrix_power_neg": (lambda m, a: m.linalg.matrix_power(a, -2), _well_conditioned),
+    "matrix_rank": (lambda m, a: m.linalg.matrix_rank(a), _rand),
+    "cond": (lambda m, a: m.linalg.cond(a), _well_conditioned),
+    "cond_fro": (lambda m, a: m.linalg.cond(a, "fro"), _well_conditioned),
+    "norm_fro": (lambda m, a: m.linalg.norm(a, axis=(-2, -1)), _rand),
+    "norm_nuc": (lambda m, a: m.linalg.norm(a, "nuc", axis=(-2, -1)), _rand),
+    "norm_2": (lambda m, a: m.linalg.norm(a, 2, axis=(-2, -1)), _rand),
+    "norm_m2": (lambda m, a: m.linalg.norm(a, -2, axis=(-2, -1)), _rand),
+    "norm_1": (lambda m, a: m.linalg.norm(a, 1, axis=(-2, -1)), _rand),
+    "norm_inf": (lambda m, a: m.linalg.norm(a, -np.inf, axis=(-2, -1)), _rand),
+    "norm_vec": (lambda m, a: [m.linalg.norm(a, o, axis=-1) for o in
+                               (None, 0, 1, 3, np.inf, -np.inf, -1)], _rand),
+    "trace_diag": (lambda m, a: (m.linalg.trace(a, offset=1), m.linalg.diagonal(a)), _rand),
+}
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("name", sorted(VALUE_CASES))
+def test_values_match_numpy(name, dtype, shape):
+    fn, make = VALUE_CASES[name]
+    a = make(shape, dtype)
+    expected = fn(np, a)
+    actual = fn(jnp, jnp.asarray(a))
+    for e, x in zip(expected if isinstance(expected, (tuple, list)) else [expected],
+                    actual if isinstance(actual, (tuple, list)) else [actual]):
+        assert np.asarray(x).shape == np.shape(e)
+        _close(x, e, dtype, factor=10)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (2, 4, 4)], ids=str)
+def test_decompositions_reconstruct(dtype, shape):
+    a = _rand(shape, dtype)
+    for mode in ("reduced", "complete"):
+        q, r = jnp.linalg.qr(a, mode=mode)
+        _close(q @ r, a, dtype, 10)
+        _close(np.swapaxes(np.conj(q), -1, -2) @ q,
+               np.broadcast_to(np.eye(q.shape[-1]), q.shape[:-2] + (q.shape[-1],) * 2),
+               dtype, 10)
+        assert np.allclose(np.tril(np.asarray(r), -1), 0)
+    u, s, vh = jnp.linalg.svd(a, full_matrices=False)
+    _close((u * s[..., None, :]) @ vh, a, dtype, 10)
+    _close(s, np.linalg.svd(a, compute_uv=False), dtype, 10)
+    if shape[-1] == shape[-2]:
+        lu, piv, perm = lax.linalg.lu(a)
+        k = shape[-1]
+        L = np.tril(np.asarray(lu), -1) + np.eye(k)
+        U = np.triu(np.asarray(lu))
+        _close(L @ U, np.take_along_axis(a, np.asarray(perm)[..., None], -2), dtype, 10)
+        h = _hermitian(shape, dtype)
+        w, v = jnp.linalg.eigh(h)
+        _close((v * w[..., None, :]) @ np.swapaxes(np.conj(v), -1, -2), h, dtype, 10)
+        w, v = jnp.linalg.eig(a)
+        _close(a.astype(v.dtype) @ v, v * w[..., None, :], dtype, 100)
+
+
+@pytest.mark.parametrize("b_shape", [(4,), (4, 2), (3, 4, 2)], ids=str)
+def test_solve_broadcasting_follows_numpy2(b_shape):
+    a = _well_conditioned((3, 4, 4), np.float32)
+    b = _rand(b_shape, np.float32)
+    _close(jnp.linalg.solve(a, b), np.linalg.solve(a, b), np.float32, 10)
+
+
+def test_lstsq_and_tensor_solvers_and_multi_dot():
+    a, b = _rand((6, 3), np.float32), _rand((6, 2), np.float32)
+    x, resid, rank, s = jnp.linalg.lstsq(a, b)
+    ex, eresid, erank, es = np.linalg.lstsq(a, b)
+    _close(x, ex, np.float32, 10)
+    _close(resid, eresid, np.float32, 100)
+    assert int(rank) == erank
+    t = _well_conditioned((6, 6), np.float32).reshape(2, 3, 2, 3)
+    rhs = _rand((2, 3), np.float32)
+    _close(jnp.linalg.tensorsolve(t, rhs), np.linalg.tensorsolve(t, rhs), np.float32, 10)
+    _close(jnp.linalg.tensorinv(t, 2), np.linalg.tensorinv(t, 2), np.float32, 10)
+    mats = [_rand((2, 30), np.float32), _rand((30, 4), np.float32), _rand((4, 50), np.float32),
+            _rand((50,), np.float32)]
+    _close(jnp.linalg.multi_dot(mats), np.linalg.multi_dot(mats), np.float32, 100)
+    u, v = _rand((3,), np.float32), _rand((3,), np.float32)
+    _close(jnp.linalg.cross(u, v), np.linalg.cross(u, v), np.float32)
+    _close(jnp.linalg.outer(u, v), np.linalg.outer(u, v), np.float32)
+    _close(jnp.linalg.vector_norm(a, ord=3), np.linalg.vector_norm(a, ord=3), np.float32, 10)
+    _close(jnp.linalg.matrix_norm(a, ord=np.inf), np.linalg.matrix_norm(a, ord=np.inf),
+           np.float32, 10)
+
+
+def test_integer_input_promotes_and_x64_gives_float64():
+    a = np.array([[2, 1], [1, 3]], np.int32)
+    assert jnp.linalg.inv(a).dtype == np.float32
+    assert jnp.linalg.det(a).dtype == np.float32
+    with config.enable_x64(True):
+        out = jnp.linalg.inv(a.astype(np.float64))
+        assert out.dtype == np.float64
+        _close(out, np.linalg.inv(a), np.float64)
+        assert jnp.linalg.eigvals(a.astype(np.float64)).dtype == np.complex128
+
+
+# --- JAX's departures from NumPy ------------------------------------------------------------
+
+def test_failures_give_nans_not_exceptions():
+    not_pd = np.array([[1.0, 2.0], [2.0, 1.0]], np.float32)
+    for executor in _executors():
+        with config.executor(executor):
+            out = pyjax.jit(jnp.linalg.cholesky)(not_pd)
+        assert np.isnan(np.asarray(out)).all(), executor
+    assert np.isnan(np.asarray(jnp.linalg.cholesky(not_pd))).all()
+    singular = np.array([[1.0, 2.0], [2.0, 4.0]], np.float32)
+    assert float(jnp.linalg.det(singular)) == 0.0
+    sign, logdet = jnp.linalg.slogdet(singular)
+    assert float(sign) == 0.0 and float(logdet) == -np.inf
+
+
+def test_eigenvector_derivatives_are_not_implemented_but_eigenvalues_are():
+    a = np.array([[2.0, 1.0], [0.5, -1.0]], np.float32)
+    with pytest.raises(NotImplementedError, match="eigenvectors"):
+        pyjax.jvp(lambda x: jnp.linalg.eig(x)[1], (a,), (a,))
+    g = pyjax.grad(lambda x: jnp.sum(jnp.real(jnp.linalg.eigvals(x))))(a)
+    _close(g, np.eye(2), np.float32)      # d trace / da
+
+
+def test_bad_input_errors():
+    with pytest.raises(ValueError, match="square"):
+        jnp.linalg.inv(jnp.ones((2, 3)))
+    with pytest.raises(ValueError, match="at least 2 dimensions"):
+        jnp.linalg.det(jnp.ones(3))
+    with pytest.raises(TypeError, match="float32, float64, complex64 or complex128"):
+        lax.linalg.cholesky(jnp.ones((2, 2), jnp.float16))
+    with pytest.raises(ValueError, match="Unsupported QR"):
+        jnp.linalg.qr(jnp.ones((2, 2)), mode="economic")
+    with pytest.raises(ValueError, match="does not match"):
+        jnp.linalg.solve(jnp.eye(3), jnp.ones(4))
+    with pytest.raises(NotImplementedError, match="reduced"):
+        pyjax.jvp(lambda x: jnp.linalg.qr(x, mode="complete")[0], (np.ones((3, 2)),),
+                  (np.ones((3, 2)),))
+
+
+# --- derivatives ----------------------------------------------------------------------------
+
+GRAD_CASES = {
+    "det": (lambda a: jnp.linalg.det(a), _well_conditioned, (3, 3)),
+    "slogdet": (lambda a: jnp.linalg.slogdet(a)[1], _well_conditioned, (3, 3)),
+    "inv": (lambda a: jnp.linalg.inv(a), _well_conditioned, (3, 3)),
+    "solve": (lambda a: jnp.linalg.solve(a, jnp.arange(6.0).reshape(3, 2)),
+              _well_conditioned, (3, 3)),
+    "cholesky": (lambda a: jnp.linalg.cholesky(a @ a.T + 3 * jnp.eye(3)), _rand, (3, 3)),
+    "eigh": (lambda a: jnp.linalg.eigh(a + a.T + jnp.diag(jnp.arange(3.0) * 3)),
+             _rand, (3, 3)),
+    "svd": (lambda a: jnp.linalg.svd(a, full_matrices=False), _rand, (4, 3)),
+    "qr": (lambda a: jnp.linalg.qr(a), _rand, (4, 3)),
+    "pinv": (lambda a: jnp.linalg.pinv(a), _rand, (4, 3)),
+    "lstsq": (lambda a: jnp.linalg.lstsq(a, jnp.ones((4, 2)))[0], _rand, (4, 3)),
+    "norm_nuc": (lambda a: jnp.linalg.norm(a, "nuc"), _rand, (4, 3)),
+    "norm_2": (lambda a: jnp.linalg.norm(a, 2), _rand, (4, 3)),
+    "eigvals": (lambda a: jnp.linalg.eigvals(a), _well_conditioned, (3, 3)),
+    "triangular_solve": (lambda a: lax.linalg.triangular_solve(
+        a, jnp.ones((3, 2)), left_side=True, lower=True, transpose_a=True),
+        _well_conditioned, (3, 3)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRAD_CASES))
+def test_grads(name):
+    fn, make, shape = GRAD_CASES[name]
+    with config.enable_x64(True):
+        a = make(shape, np.float64)
+        order = 1 if name in ("eigvals", "eigh") else 2
+        check_grads(fn, (a,), order, eps=1e-6)
+
+
+def test_complex_eigh_derivative_up_to_phase():
+    """Complex eigenvectors are defined up to a phase per column; the projectors v v^H
+    are not, and their derivative must match central differences."""
+    def projectors(a):
+        h = a + jnp.conj(a.T) + jnp.diag(jnp.arange(3.0) * 4)
+        w, v = jnp.linalg.eigh(h)
+        return w, jnp.einsum("ik,jk->kij", v, jnp.conj(v))
+    with config.enable_x64(True):
+        a = _rand((3, 3), np.complex128)
+        check_grads(projectors, (a,), 1, eps=1e-6)
+
+
+# --- vmap and jit -------------------------------------------------------------------------
+
+VMAP_CASES = {
+    "inv": (jnp.linalg.inv, _well_conditioned),
+    "cholesky": (jnp.linalg.cholesky, _spd),
+    "eigh": (lambda a: jnp.linalg.eigh(a)[0], _hermitian),
+    "svd": (lambda a: jnp.linalg.svd(a, compute_uv=False), _rand),
+    "qr": (lambda a: jnp.linalg.qr(a)[1], _rand),
+    "lu": (lambda a: lax.linalg.lu(a)[0], _well_conditioned),
+    "eigvals": (lambda a: jnp.sort(jnp.real(jnp.linalg.eigvals(a))), _spd),
+    "solve_vec": (lambda a: jnp.linalg.solve(a, jnp.arange(4.0)), _well_conditioned),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VMAP_CASES))
+def test_vmap_matches_loop(name):
+    fn, make = VMAP_CASES[name]
+    batch = make((3, 4, 4), np.float32)
+    expected = np.stack([np.asarray(fn(b)) for b in batch])
+    _close(pyjax.vmap(fn)(batch), expected, np.float32, 10)
+    _close(pyjax.vmap(fn, in_axes=2)(np.moveaxis(batch, 0, 2)), expected, np.float32, 10)
+
+
+JIT_CASES = {
+    "cholesky": (jnp.linalg.cholesky, _spd, (2, 3, 3), np.float32),
+    "cholesky_c": (jnp.linalg.cholesky, _spd, (3, 3), np.complex64),
+    "qr_complete": (lambda a: jnp.linalg.qr(a, mode="complete"), _rand, (4, 3), np.float32),
+    "qr_wide": (lambda a: jnp.linalg.qr(a), _rand, (2, 3, 5), np.complex64),
+    "svd_full": (lambda a: jnp.linalg.svd(a), _rand, (3, 5), np.float32),
+    "svd_c": (lambda a: jnp.linalg.svd(a, full_matrices=False), _rand, (4, 3), np.complex64),
+    "eigh_upper": (lambda a: jnp.linalg.eigh(a, UPLO="U", symmetrize_input=False),
+                   _hermitian, (2, 4, 4), np.complex64),
+    "eig": (jnp.linalg.eig, _rand, (2, 3, 3), np.float32),
+    "eig_left": (lambda a: lax.linalg.eig(a), _rand, (3, 3), np.complex64),
+    "lu_wide": (lax.linalg.lu, _rand, (2, 3, 5), np.float32),
+    "lu_tall": (lax.linalg.lu, _rand, (5, 3), np.complex64),
+    "solve": (jnp.linalg.solve, None, (3, 3), np.float32),
+    "det_slogdet": (lambda a: (jnp.linalg.det(a), jnp.linalg.slogdet(a)), _well_conditioned,
+                    (2, 4, 4), np.float32),
+    "triangular_right": (lambda a: lax.linalg.triangular_solve(
+        a, a[..., :2, :] + 1, left_side=False, lower=False, unit_diagonal=True),
+        _well_conditioned, (3, 3), np.float32),
+    "triangular_conj": (lambda a: lax.linalg.triangular_solve(
+        a, a[..., :2] + 1, left_side=True, lower=True, conjugate_a=True),
+        _well_conditioned, (3, 3), np.complex64),
+    "subset": (lambda a: lax.linalg.eigh(a, subset_by_index=(1, 3)), _hermitian, (4, 4),
+               np.float32),
+}
+
+
+@pytest.mark.parametrize("executor", list(_executors()))
+@pytest.mark.parametrize("name", sorted(JIT_CASES))
+def test_jit_matches_eager(name, executor):
+    fn, make, shape, dtype = JIT_CASES[name]
+    if make is None:
+        args = (_well_conditioned(shape, dtype), _rand(shape[:-1] + (2,), dtype))
+    else:
+        args = (make(shape, dtype),)
+    expected = pyjax.tree_leaves(fn(*args))
+    with config.executor(executor):
+        actual = pyjax.tree_leaves(pyjax.jit(fn)(*args))
+    for a, e in zip(actual, expected):
+        assert a.dtype == e.dtype and a.shape == e.shape
+        _close(a, e, dtype, 10)
+
+
+def test_xla_lowering_uses_lapack_custom_calls():
+    pytest.importorskip("jaxlib")
+    a = _spd((3, 3), np.float32)
+    text = pyjax.jit(lambda x: (jnp.linalg.cholesky(x), jnp.linalg.svd(x),
+                                jnp.linalg.eigh(x), jnp.linalg.qr(x))).lower(a).as_text()
+    for target in ("lapack_spotrf_ffi", "lapack_sgesdd_ffi", "lapack_ssyevd_ffi",
+                   "lapack_sgeqrf_ffi", "lapack_sorgqr_ffi"):
+        assert target in text
+
+
+def test_lu_pivots_to_permutation_traced_and_concrete():
+    a = _well_conditioned((2, 5, 4), np.float32)
+    lu, pivots, perm = lax.linalg.lu(a)
+    for fn in (lax.linalg.lu_pivots_to_permutation,
+               pyjax.jit(lax.linalg.lu_pivots_to_permutation, static_argnums=1)):
+        np.testing.assert_array_equal(fn(pivots, 5), perm)
