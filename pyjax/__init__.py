@@ -5,14 +5,14 @@ from pyjax._src.backends import numpy_backend as _numpy_backend  # noqa: F401  (
 from pyjax._src.lax import lax as _lax_families  # noqa: F401  (registers primitives)
 
 from pyjax import config, errors, lax, nn, numpy, test_util, tree_util  # noqa: F401  (public)
-from pyjax import debug, experimental, random, scipy  # noqa: F401  (public submodules)
+from pyjax import ad_checkpoint, debug, experimental, random, scipy  # noqa: F401  (public)
 from pyjax._src.lax.callbacks import effects_barrier, pure_callback  # noqa: F401
 from pyjax._src.api.jit import jit  # noqa: F401
 from pyjax._src.api.autodiff import (  # noqa: F401
     grad, hessian, jacfwd, jacobian, jacrev, jvp, linear_transpose, linearize, value_and_grad,
     vjp,
 )
-from pyjax._src.api.checkpoint import checkpoint, remat  # noqa: F401
+from pyjax._src.api.checkpoint import checkpoint, checkpoint_policies, remat  # noqa: F401
 from pyjax._src.api.custom_derivatives import (  # noqa: F401
     closure_convert, custom_jvp, custom_vjp,
 )

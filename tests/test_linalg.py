@@ -334,3 +334,21 @@ def test_lu_pivots_to_permutation_traced_and_concrete():
     for fn in (lax.linalg.lu_pivots_to_permutation,
                pyjax.jit(lax.linalg.lu_pivots_to_permutation, static_argnums=1)):
         np.testing.assert_array_equal(fn(pivots, 5), perm)
+
+
+@pytest.mark.parametrize("executor", list(_executors()))
+def test_empty_matrices(executor):
+    """Empty matrices and empty batches: no LAPACK call is made with a zero leading
+    dimension; square factors of empty matrices are identities."""
+    cases = [(jnp.linalg.inv, (0, 0)), (jnp.linalg.det, (0, 3, 3)), (jnp.linalg.svd, (0, 3)),
+             (jnp.linalg.svd, (3, 0)), (lambda a: jnp.linalg.qr(a, "complete"), (3, 0)),
+             (lax.linalg.lu, (3, 0)), (jnp.linalg.eigh, (0, 0)), (jnp.linalg.eig, (2, 0, 0))]
+    for fn, shape in cases:
+        a = np.zeros(shape, np.float32)
+        expected = pyjax.tree_leaves(fn(a))
+        with config.executor(executor):
+            actual = pyjax.tree_leaves(pyjax.jit(fn)(a))
+        for x, e in zip(actual, expected):
+            np.testing.assert_array_equal(x, e)
+    u, s, vh = jnp.linalg.svd(np.zeros((3, 0), np.float32))
+    np.testing.assert_array_equal(u, np.eye(3))

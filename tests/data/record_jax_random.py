@@ -1,5 +1,9 @@
-"""Records jax.random outputs of JAX 0.10.2 for pyjax's tests (run with real JAX)."""
+"""Records jax.random outputs of JAX 0.10.2 (default threefry2x32, partitionable) for
+pyjax's tests. Run with real JAX, outside the repo's environment:
+python record_jax_random.py -> jax_random_reference.json."""
 import json
+import pathlib
+
 import numpy as np
 import jax
 import jax.numpy as jnp
@@ -40,7 +44,8 @@ for s in [0, 42]:
         rec(f"uniform({s},{shape})", jr.uniform(k, shape))
         rec(f"normal({s},{shape})", jr.normal(k, shape))
     rec(f"uniform({s},(4,),minmax)", jr.uniform(k, (4,), minval=-2., maxval=5.))
-    rec(f"uniform({s},(2,3),arraymin)", jr.uniform(k, (2, 3), minval=jnp.array([0., 1., 2.]), maxval=4.))
+    rec(f"uniform({s},(2,3),arraymin)",
+        jr.uniform(k, (2, 3), minval=jnp.array([0., 1., 2.]), maxval=4.))
     rec(f"uniform({s},(6,),float16)", jr.uniform(k, (6,), jnp.float16))
     rec(f"uniform({s},(6,),bfloat16)", jr.uniform(k, (6,), jnp.bfloat16))
     rec(f"normal({s},(4,),complex64)", jr.normal(k, (4,), jnp.complex64))
@@ -64,7 +69,8 @@ for s in [0, 42]:
     rec(f"categorical({s},2d,shape)", jr.categorical(k, logits2, shape=(2, 3)))
     rec(f"categorical({s},noreplace)", jr.categorical(k, logits, shape=(3,), replace=False))
     rec(f"truncated_normal({s},-1,2,(6,))", jr.truncated_normal(k, -1., 2., (6,)))
-    for name in ['exponential', 'gumbel', 'laplace', 'logistic', 'cauchy', 'rademacher', 'maxwell']:
+    for name in ['exponential', 'gumbel', 'laplace', 'logistic', 'cauchy', 'rademacher',
+                 'maxwell']:
         rec(f"{name}({s},(5,))", getattr(jr, name)(k, (5,)))
     rec(f"gumbel({s},(5,),high)", jr.gumbel(k, (5,), mode='high'))
     rec(f"pareto({s},3.,(5,))", jr.pareto(k, 3., (5,)))
@@ -77,11 +83,13 @@ for s in [0, 42]:
     rec(f"double_sided_maxwell({s},1,2,(4,))", jr.double_sided_maxwell(k, 1., 2., (4,)))
     rec(f"permutation({s},10)", jr.permutation(k, 10))
     rec(f"permutation({s},2d,axis1)", jr.permutation(k, jnp.arange(12).reshape(3, 4), axis=1))
-    rec(f"permutation({s},2d,independent)", jr.permutation(k, jnp.arange(12).reshape(3, 4), axis=1, independent=True))
+    rec(f"permutation({s},2d,independent)",
+        jr.permutation(k, jnp.arange(12).reshape(3, 4), axis=1, independent=True))
     rec(f"choice({s},10,(3,))", jr.choice(k, 10, (3,)))
     rec(f"choice({s},10,(4,),noreplace)", jr.choice(k, 10, (4,), replace=False))
     rec(f"choice({s},p)", jr.choice(k, 5, (6,), p=jnp.array([0.1, 0.2, 0.3, 0.2, 0.2])))
-    rec(f"choice({s},p,noreplace)", jr.choice(k, 5, (3,), replace=False, p=jnp.array([0.1, 0.2, 0.3, 0.2, 0.2])))
+    rec(f"choice({s},p,noreplace)",
+        jr.choice(k, 5, (3,), replace=False, p=jnp.array([0.1, 0.2, 0.3, 0.2, 0.2])))
     rec(f"choice({s},2d,axis1)", jr.choice(k, jnp.arange(12).reshape(3, 4), (2,), axis=1))
     for a in [0.5, 1.0, 3.5]:
         rec(f"gamma({s},{a},(5,))", jr.gamma(k, a, (5,)))
@@ -98,7 +106,8 @@ for s in [0, 42]:
     rec(f"binomial({s},100,0.6,(6,))", jr.binomial(k, 100., 0.6, (6,)))
     rec(f"multinomial({s})", jr.multinomial(k, 10., jnp.array([0.2, 0.3, 0.5])))
     cov = jnp.array([[2., 0.5], [0.5, 1.]])
-    rec(f"multivariate_normal({s},(3,))", jr.multivariate_normal(k, jnp.array([1., -1.]), cov, (3,)))
+    rec(f"multivariate_normal({s},(3,))",
+        jr.multivariate_normal(k, jnp.array([1., -1.]), cov, (3,)))
     rec(f"orthogonal({s},3)", jr.orthogonal(k, 3))
     rec(f"generalized_normal({s},1.5,(5,))", jr.generalized_normal(k, 1.5, (5,)))
     rec(f"ball({s},3,(2,))", jr.ball(k, 3, 2., (2,)))
@@ -123,5 +132,6 @@ rec("normal(0,(5,),float64)", jr.normal(k, (5,), jnp.float64))
 rec("randint(0,(5,),0,1000,int64)", jr.randint(k, (5,), 0, 1000, jnp.int64))
 rec("uniform(0,(5,),float32)", jr.uniform(k, (5,), jnp.float32))
 saved["x64"] = x64
-json.dump(saved, open('/work/main/tests/data/jax_random_reference.json', 'w'), indent=None, separators=(',', ':'))
+path = pathlib.Path(__file__).with_name("jax_random_reference.json")
+path.write_text(json.dumps(saved, separators=(',', ':')))
 print(len(saved), "records")

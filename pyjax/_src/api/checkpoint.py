@@ -1,33 +1,138 @@
-"""checkpoint (remat): differentiate a function without saving its intermediates; the
-backward pass recomputes them from the inputs. The `checkpoint` primitive's partial-eval
-rule does it. Imports api siblings and below."""
+"""checkpoint (remat): differentiate a function while saving only the residuals a policy
+allows; the backward pass recomputes the others from what was saved. Also the policies,
+checkpoint_name (the `name` primitive) and saved_residuals. Imports api siblings and below."""
 from __future__ import annotations
 
 import functools
+import inspect
+import types
 import weakref
 
-from pyjax._src import tree_util
+from pyjax._src import errors, tree_util
+from pyjax._src.api.shapes import abstractify
 from pyjax._src.backends import numpy_backend
+from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import get_aval
-from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr
 from pyjax._src.core.trace import Trace, current_trace, define_primitive, set_current_trace
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import builders as b
+from pyjax._src.lax.call import jit_p
+from pyjax._src.lax.convolution import conv_general_dilated_p
+from pyjax._src.lax.dot import dot_general_p
+from pyjax._src.util import merge_lists, split_list
+
+
+# --- policies ---------------------------------------------------------------------------
+# A policy is called as policy(primitive, *input_avals, **params) for each equation whose
+# result the backward pass needs, and says whether that result may be saved (True) or
+# must be recomputed from saved values (False).
+
+def everything_saveable(*_, **__):
+    """Save every residual, as if jax.checkpoint were not used."""
+    return True
+
+
+def nothing_saveable(*_, **__):
+    """Save nothing but the checkpointed function's inputs; recompute everything else
+    (what jax.checkpoint does without a policy)."""
+    return False
+
+
+def dots_saveable(prim, *_, **__):
+    """Save the results of matrix multiplications and convolutions only."""
+    return prim is dot_general_p or prim is conv_general_dilated_p
+
+
+def dots_with_no_batch_dims_saveable(prim, *_, **params):
+    """Save the results of dot_generals without batch dimensions only."""
+    if prim is not dot_general_p:
+        return False
+    _, (lhs_batch, rhs_batch) = params["dimension_numbers"]
+    return not lhs_batch and not rhs_batch
+
+
+def save_anything_except_these_names(*names):
+    """Save any value except the checkpoint_name outputs with one of `names`."""
+    excluded = frozenset(names)
+
+    def policy(prim, *_, **params):
+        return prim is not name_p or params["name"] not in excluded
+    return policy
+
+
+def save_any_names_but_these(*names):
+    """Save only checkpoint_name outputs, except those with one of `names`."""
+    excluded = frozenset(names)
+
+    def policy(prim, *_, **params):
+        return prim is name_p and params["name"] not in excluded
+    return policy
+
+
+def save_only_these_names(*names):
+    """Save only the checkpoint_name outputs with one of `names`."""
+    allowed = frozenset(names)
+
+    def policy(prim, *_, **params):
+        return prim is name_p and params["name"] in allowed
+    return policy
+
+
+def save_from_both_policies(policy_1, policy_2):
+    """Save what either policy saves."""
+    def policy(prim, *args, **params):
+        return policy_1(prim, *args, **params) or policy_2(prim, *args, **params)
+    return policy
+
+
+checkpoint_policies = types.SimpleNamespace(
+    everything_saveable=everything_saveable,
+    nothing_saveable=nothing_saveable,
+    dots_saveable=dots_saveable,
+    checkpoint_dots=dots_saveable,
+    dots_with_no_batch_dims_saveable=dots_with_no_batch_dims_saveable,
+    checkpoint_dots_with_no_batch_dims=dots_with_no_batch_dims_saveable,
+    save_anything_except_these_names=save_anything_except_these_names,
+    save_any_names_but_these=save_any_names_but_these,
+    save_only_these_names=save_only_these_names,
+    save_from_both_policies=save_from_both_policies)
+
+
+# --- checkpoint -------------------------------------------------------------------------
+
+def _static_positions(static_argnums, nargs):
+    if isinstance(static_argnums, int) and not isinstance(static_argnums, bool):
+        static_argnums = (static_argnums,)
+    if not (isinstance(static_argnums, tuple) and all(
+            isinstance(i, int) and not isinstance(i, bool) for i in static_argnums)):
+        raise TypeError("the `static_argnums` argument to `jax.checkpoint` / `jax.remat` "
+                        f"must be an int or a tuple of ints, but got {static_argnums!r}")
+    if not all(-nargs <= i < nargs for i in static_argnums):
+        raise ValueError("the `static_argnums` argument to `jax.checkpoint` / `jax.remat` "
+                         f"can only take integer values greater than or equal to -{nargs} "
+                         f"and less than {nargs} (the number of positional arguments "
+                         f"passed), but got {static_argnums}")
+    return {i % nargs for i in static_argnums}
 
 
 def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
-    """fun, made to recompute its intermediate values in the backward pass instead of
-    storing them (trading compute for memory). Arguments at static_argnums are Python
-    values baked into the trace. `policy` is accepted for JAX compatibility; every policy
-    currently behaves as `nothing_saveable` (only the inputs are kept)."""
-    static = {static_argnums} if isinstance(static_argnums, int) else set(static_argnums)
+    """fun, made to save only some residuals when differentiated (by default none but its
+    inputs) and to recompute the others in the backward pass, trading compute for memory.
+    `policy` (one of jax.checkpoint_policies) says which intermediates may be saved;
+    prevent_cse keeps the compiler from merging the recomputation with the forward pass;
+    arguments at static_argnums are Python values baked into the trace."""
+    if not callable(fun):
+        raise TypeError(f"jax.checkpoint requires a callable argument, got {fun!r}.")
+    if policy is not None and not callable(policy):
+        raise TypeError("the `policy` argument to `jax.checkpoint` must be a callable such "
+                        f"as one of jax.checkpoint_policies, got {policy!r}.")
 
     @functools.wraps(fun)
     def fun_remat(*args, **kwargs):
+        nums = _static_positions(static_argnums, len(args))
         if current_trace() is Trace.root:
             return fun(*args, **kwargs)
-        nums = {i % len(args) for i in static if -len(args) <= i < len(args)}
         dyn = [a for i, a in enumerate(args) if i not in nums]
         leaves, in_tree = tree_util.flatten((dyn, kwargs))
         found = {}
@@ -39,8 +144,14 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
             out_leaves, found["out_tree"] = tree_util.flatten(fun(*full, **call_kwargs))
             return out_leaves
 
-        closed, hoisted = pe.trace_to_closed_jaxpr(flat_fun, [get_aval(x) for x in leaves],
-                                                   pe.debug_info_of(fun))
+        try:
+            closed, hoisted = pe.trace_to_closed_jaxpr(
+                flat_fun, [get_aval(x) for x in leaves], pe.debug_info_of(fun))
+        except errors.ConcretizationTypeError as err:
+            err.add_note("In a function decorated with jax.checkpoint, mark arguments that "
+                         "Python control flow depends on with the `static_argnums` "
+                         "argument of jax.checkpoint.")
+            raise
         outs = checkpoint_p.bind(*hoisted, *leaves, jaxpr=closed, prevent_cse=prevent_cse,
                                  differentiated=False, policy=policy)
         return tree_util.tree_unflatten(found["out_tree"], outs)
@@ -58,63 +169,137 @@ def _checkpoint_abstract_eval(*avals, jaxpr, **params):
     return jaxpr.out_avals
 
 
-def _checkpoint_jvp(primals, tangents, *, jaxpr, prevent_cse, differentiated, policy):
+def _checkpoint_jvp(primals, tangents, *, jaxpr, **params):
     nonzeros = [type(t) is not ad.Zero for t in tangents]
     jvp_closed, out_nonzeros = ad.jvp_jaxpr(jaxpr, nonzeros, instantiate=False)
     nz_tangents = [t for t in tangents if type(t) is not ad.Zero]
-    outs = checkpoint_p.bind(*primals, *nz_tangents, jaxpr=jvp_closed,
-                             prevent_cse=prevent_cse, differentiated=True, policy=policy)
+    outs = checkpoint_p.bind(*primals, *nz_tangents, jaxpr=jvp_closed, **params)
     n = len(jaxpr.out_avals)
     nz_out = iter(outs[n:])
     return outs[:n], [next(nz_out) if nz else ad.Zero(ad.tangent_aval(a))
                       for a, nz in zip(jaxpr.out_avals, out_nonzeros)]
 
 
-_dce_cache = weakref.WeakKeyDictionary()
+class _RematSplit:
+    """How a checkpoint splits for given unknown inputs and policy: `known` maps the
+    known inputs to the known outputs and the saved intermediates; `staged` maps the
+    saved values (known inputs at `saved_inputs`, then the saved intermediates) and the
+    unknown inputs to the unknown outputs, recomputing every residual it was not given."""
+
+    __slots__ = ("known", "staged", "out_unknowns", "saved_inputs", "num_known_out")
+
+    def __init__(self, known, staged, out_unknowns, saved_inputs, num_known_out):
+        self.known, self.staged, self.out_unknowns = known, staged, out_unknowns
+        self.saved_inputs, self.num_known_out = saved_inputs, num_known_out
 
 
-def _dce(closed, used_outputs, kept_inputs):
-    """closed restricted to the used outputs and the kept inputs (the others must be
-    unused). Cached, so repeated calls share jaxprs."""
-    per_jaxpr = _dce_cache.setdefault(closed, {})
-    key = (tuple(used_outputs), tuple(kept_inputs))
+_split_cache = weakref.WeakKeyDictionary()
+
+
+def _remat_split(closed, unknowns, policy):
+    per_jaxpr = _split_cache.setdefault(closed, {})
+    key = (tuple(unknowns), policy)
     if key not in per_jaxpr:
-        jaxpr, consts, used = pe.dce_closed_jaxpr(closed.jaxpr, closed.consts, used_outputs)
-        assert not any(u and not k for u, k in zip(used, kept_inputs))
-        invars = [v for v, k in zip(jaxpr.invars, kept_inputs) if k]
-        jaxpr = Jaxpr(jaxpr.constvars, invars, jaxpr.outvars, jaxpr.eqns, None,
-                      jaxpr.debug_info)
-        per_jaxpr[key] = ClosedJaxpr(jaxpr, consts)
+        per_jaxpr[key] = _build_split(closed, list(unknowns), policy or nothing_saveable)
     return per_jaxpr[key]
 
 
+def _choose_saved(known_jaxpr, residuals, saveable):
+    """Walks back from the residuals through the known equations: a needed result of an
+    equation the policy allows to save (or with effects: never run twice) is saved;
+    other equations are recomputed, so their inputs are needed in turn. Returns (saved
+    intermediates, equations to recompute in order, the set of needed variables)."""
+    needed = {v for v in residuals if type(v) is jx.Var}
+    saved, recompute = [], []
+    for eqn in reversed(known_jaxpr.eqns):
+        outs = [v for v in eqn.outvars if v in needed]
+        if not outs:
+            continue
+        if eqn.effects or saveable(eqn.primitive, *[v.aval for v in eqn.invars],
+                                   **eqn.params):
+            saved.append(outs)
+        else:
+            recompute.append(eqn)
+            needed.update(v for v in eqn.invars if type(v) is jx.Var)
+    return [v for outs in reversed(saved) for v in outs], recompute[::-1], needed
+
+
+def _build_split(closed, unknowns, saveable):
+    known, unknown, out_uk, num_res = pe.partial_eval_jaxpr_nounits(closed, unknowns, False)
+    kj = known.jaxpr
+    n_known = len(out_uk) - sum(out_uk)
+    residuals = kj.outvars[n_known:] if any(out_uk) else []
+    saved, recompute, needed = _choose_saved(kj, residuals, saveable)
+    saved_inputs = [i for i, v in enumerate(kj.invars) if v in needed]
+    saved_vars = [kj.invars[i] for i in saved_inputs] + saved
+    known_part = jx.ClosedJaxpr(jx.Jaxpr(kj.constvars, kj.invars, kj.outvars[:n_known] + saved,
+                                         kj.eqns, None, kj.debug_info), known.consts)
+    known_part, _ = jx.prune_closed_jaxpr(known_part, [True] * (n_known + len(saved)),
+                                          [True] * len(kj.invars))
+    rebuild, _ = jx.prune_closed_jaxpr(
+        jx.ClosedJaxpr(jx.Jaxpr(kj.constvars, saved_vars, residuals, recompute),
+                       known.consts), [True] * len(residuals), [True] * len(saved_vars))
+    n_saved = len(saved_vars)
+
+    def staged_fun(*args):
+        res = jx.eval_jaxpr(rebuild.jaxpr, rebuild.consts, *args[:n_saved])
+        return jx.eval_jaxpr(unknown.jaxpr, unknown.consts, *res, *args[n_saved:])
+
+    in_avals = [v.aval for v in saved_vars] + [
+        a for a, uk in zip(closed.in_avals, unknowns) if uk]
+    staged, hoisted = pe.trace_to_closed_jaxpr(staged_fun, in_avals, kj.debug_info)
+    assert not hoisted, "a closed jaxpr cannot close over tracers"
+    return _RematSplit(known_part, staged, out_uk, saved_inputs, n_known)
+
+
 def _checkpoint_partial_eval(trace, args, unknowns, params):
-    """Known outputs are computed now; the unknown ones are staged as a checkpoint of the
-    whole computation from the inputs (known inputs are the only residuals), so the
-    transpose recomputes every intermediate instead of reading saved ones."""
-    closed = params["jaxpr"]
-    _, _, out_unknowns, _ = pe.partial_eval_jaxpr_nounits(closed, unknowns, instantiate=False)
+    """Known outputs and the residuals the policy saves are computed now (by a known
+    checkpoint); the unknown outputs are staged as a checkpoint of the saved values and
+    the unknown inputs, which recomputes the residuals that were not saved."""
+    if all(unknowns):
+        return trace.stage(checkpoint_p, args, params)
+    split = _remat_split(params["jaxpr"], unknowns, params["policy"])
+    known_args = [a for a, uk in zip(args, unknowns) if not uk]
     known_outs = []
-    if not all(out_unknowns):
-        known_part = _dce(closed, [not uk for uk in out_unknowns],
-                          [not uk for uk in unknowns])
+    if split.known.out_avals:
         with set_current_trace(trace.parent):
-            known_outs = checkpoint_p.bind(*[a for a, uk in zip(args, unknowns) if not uk],
-                                           **dict(params, jaxpr=known_part))
-    unknown_part = _dce(closed, out_unknowns, [True] * len(args))
-    unknown_outs = iter(trace.stage(checkpoint_p, args, dict(params, jaxpr=unknown_part)))
-    known_vals = iter(known_outs)
-    return [next(unknown_outs) if uk else next(known_vals) for uk in out_unknowns]
+            known_outs = checkpoint_p.bind(*known_args, **dict(params, jaxpr=split.known))
+    known_vals, saved = split_list(known_outs, [split.num_known_out])
+    unknown_outs = []
+    if any(split.out_unknowns):
+        staged_args = ([known_args[i] for i in split.saved_inputs] + saved
+                       + [a for a, uk in zip(args, unknowns) if uk])
+        unknown_outs = trace.stage(checkpoint_p, staged_args,
+                                   dict(params, jaxpr=split.staged, differentiated=True))
+    return merge_lists(split.out_unknowns, known_vals, unknown_outs)
 
 
 def _checkpoint_transpose(cts, *args, jaxpr, prevent_cse, differentiated, policy):
-    """Recomputes the non-linear part from the residual inputs, then transposes."""
-    cts_in = ad.backward_pass(jaxpr.jaxpr, jaxpr.consts, list(args), cts)
-    return [ct if ad.is_undefined_primal(a) else None for ct, a in zip(cts_in, args)]
+    """A checkpoint of the transposed jaxpr: the recomputation of the non-linear part
+    happens inside it (where prevent_cse guards it) in the backward pass."""
+    linear = [ad.is_undefined_primal(a) for a in args]
+    transposed = ad.transpose_jaxpr(jaxpr, linear)
+    nonlinear = [a for a, lin in zip(args, linear) if not lin]
+    cts = [ad.instantiate_zeros(ct) for ct in cts]
+    outs = iter(checkpoint_p.bind(*nonlinear, *cts, jaxpr=transposed, prevent_cse=prevent_cse,
+                                  differentiated=True, policy=policy))
+    return [next(outs) if lin else None for lin in linear]
 
 
-def _checkpoint_lower(ctx, *args, jaxpr, **params):
-    return ctx.lower_jaxpr(jaxpr, list(args))
+def _checkpoint_dce(used_outputs, eqn):
+    closed, used_inputs = jx.prune_closed_jaxpr(eqn.params["jaxpr"], used_outputs)
+    return eqn.replace(invars=[v for v, u in zip(eqn.invars, used_inputs) if u],
+                       outvars=[v for v, u in zip(eqn.outvars, used_outputs) if u],
+                       params=dict(eqn.params, jaxpr=closed))
+
+
+def _checkpoint_lower(ctx, *args, jaxpr, prevent_cse, differentiated, policy):
+    """Inline; a differentiated checkpoint with prevent_cse reads its inputs through an
+    optimization barrier, so XLA cannot merge the recomputation with the forward pass."""
+    args = list(args)
+    if prevent_cse and differentiated and args:
+        args = ctx.op("stablehlo.optimization_barrier", args, [a.aval for a in args])
+    return ctx.lower_jaxpr(jaxpr, args)
 
 
 def _checkpoint_samples():
@@ -122,12 +307,142 @@ def _checkpoint_samples():
     x = b.random_values((2, 3), "float32")
     closed, _ = pe.trace_to_closed_jaxpr(lambda a: [ew.sin(ew.sin(a))], [get_aval(x)])
     return [b.Sample([x], {"jaxpr": closed, "prevent_cse": True, "differentiated": False,
-                           "policy": None})]
+                           "policy": None}),
+            b.Sample([x], {"jaxpr": closed, "prevent_cse": True, "differentiated": True,
+                           "policy": dots_saveable})]
 
 
 checkpoint_p = define_primitive(
     "checkpoint", multiple_results=True, impl=_checkpoint_impl,
     abstract_eval=_checkpoint_abstract_eval, jvp=_checkpoint_jvp,
     partial_eval=_checkpoint_partial_eval, transpose=_checkpoint_transpose,
-    lower=_checkpoint_lower, batch=batching.call_rule, samples=_checkpoint_samples)
+    lower=_checkpoint_lower, batch=batching.call_rule, dce=_checkpoint_dce,
+    effects=lambda jaxpr, **_: jaxpr.effects, samples=_checkpoint_samples)
 checkpoint_p.is_higher_order = True
+
+
+# --- checkpoint_name --------------------------------------------------------------------
+
+def _name_jvp(primals, tangents, *, name):
+    (x,), (t,) = primals, tangents
+    return name_p.bind(x, name=name), t
+
+
+def _name_batch(args, dims, *, name):
+    return name_p.bind(args[0], name=name), dims[0]
+
+
+def _name_samples():
+    return [b.Sample([b.random_values((2, 3), "float32")], {"name": "a"})]
+
+
+name_p = define_primitive(
+    "name", impl=lambda x, *, name: x, abstract_eval=lambda x, *, name: x,
+    jvp=_name_jvp, transpose=lambda ct, x, *, name: [ct], batch=_name_batch,
+    lower=lambda ctx, x, *, name: x, samples=_name_samples)
+
+
+def checkpoint_name(x, name):
+    """x unchanged (every array leaf of a pytree), tagged with `name` so that checkpoint
+    policies such as save_only_these_names can refer to it."""
+    return tree_util.tree_map(lambda leaf: name_p.bind(leaf, name=name), x)
+
+
+# --- saved residuals --------------------------------------------------------------------
+
+def _arg_names(fun, args, kwargs):
+    """A name per flattened argument leaf, as JAX prints it: `W1`, `params[0]`, `x['a']`."""
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY,
+                                                       p.POSITIONAL_OR_KEYWORD)]
+    varargs = next((p.name for p in params if p.kind is p.VAR_POSITIONAL), None)
+    names = []
+    for path, _ in tree_util.tree_flatten_with_path((args, kwargs))[0]:
+        where, key, rest = path[0].idx, path[1], path[2:]
+        if where == 1:
+            head = str(key.key)
+        elif key.idx < len(positional):
+            head = positional[key.idx]
+        elif varargs is not None:
+            head = f"{varargs}[{key.idx - len(positional)}]"
+        else:
+            head = None
+        names.append(None if head is None else head + tree_util.keystr(rest))
+    return names
+
+
+def _where(eqn):
+    info = eqn.source_info
+    return f"{info[0]}:{info[1]} ({info[2]})" if info else "an unknown location"
+
+
+def _describe(var, producers, arg_names, outer=None):
+    """Where a residual comes from, following it into checkpoints (whose saved outputs
+    are made by the equations the policy allowed). `outer` is (inner invar -> outer
+    variable, the outer scope's producers, arg_names and outer) inside a checkpoint."""
+    if type(var) is jx.Literal:
+        return "from a literal"
+    if var in arg_names:
+        name = arg_names[var]
+        return (f"from the argument {name}" if isinstance(name, str)
+                else f"from the argument at flattened index {name}")
+    if outer is not None and var in outer[0]:
+        return _describe(outer[0][var], *outer[1:])
+    eqn = producers.get(var)
+    if eqn is None:
+        return "from a constant"
+    if eqn.primitive is checkpoint_p:
+        inner = eqn.params["jaxpr"].jaxpr
+        return _describe(inner.outvars[eqn.outvars.index(var)],
+                         {v: e for e in inner.eqns for v in e.outvars}, {},
+                         (dict(zip(inner.invars, eqn.invars)), producers, arg_names, outer))
+    if eqn.primitive is name_p:
+        return f"named '{eqn.params['name']}' from {_where(eqn)}"
+    if eqn.primitive is jit_p:
+        return f"output of jitted function '{eqn.params['name']}' from {_where(eqn)}"
+    return f"output of {eqn.primitive.name} from {_where(eqn)}"
+
+
+def saved_residuals(f, *args, **kwargs):
+    """[(aval, description)] of the values jax.vjp(f, *args, **kwargs) would save for
+    the backward pass: inputs, constants, and intermediates with the line making them."""
+    leaves, in_tree = tree_util.flatten((args, kwargs))
+    avals = [abstractify(x) for x in leaves]
+    trace = pe.DynamicJaxprTrace(pe.debug_info_of(f))
+    tracers = [trace.new_arg(a, i) for i, a in enumerate(avals)]
+
+    def flat_fun(*xs):
+        call_args, call_kwargs = tree_util.tree_unflatten(in_tree, xs)
+        return tree_util.flatten(f(*call_args, **call_kwargs))[0]
+
+    try:
+        with set_current_trace(trace):
+            _, linear = ad.linearize_flat(flat_fun, tracers)
+    finally:
+        trace.end()
+    names = _arg_names(f, args, kwargs)
+    arg_names = {t.var: (n if n is not None else i)
+                 for i, (t, n) in enumerate(zip(tracers, names))}
+    producers = {v: e for e in trace.eqns for v in e.outvars}
+    order = {v: i for i, v in enumerate(producers)}
+    order.update({t.var: -len(tracers) + i for i, t in enumerate(tracers)})
+    results = []
+    for res in linear.consts:
+        var = res.var if isinstance(res, pe.DynamicJaxprTracer) and res._trace is trace \
+            else None
+        aval = get_aval(res)
+        rank = -len(tracers) - 1 if var is None else order.get(var, -len(tracers) - 1)
+        desc = "from a constant" if var is None else _describe(var, producers, arg_names)
+        results.append((rank, aval, desc))
+    results.sort(key=lambda r: r[0])
+    return [(aval, desc) for _, aval, desc in results]
+
+
+def print_saved_residuals(f, *args, **kwargs):
+    """Prints one line per residual jax.vjp(f, *args, **kwargs) would save: its type and
+    where it comes from."""
+    for aval, desc in saved_residuals(f, *args, **kwargs):
+        print(f"{aval.str_short()} {desc}")

@@ -13,19 +13,6 @@ from pyjax._src.core.trace import Trace, Tracer, escaped_tracer_error, install_r
 _abstract_eval_cache = {}
 
 
-def abstract_eval_cached(prim, avals, params):
-    """abstract_eval memoised on (primitive, avals, params): it also validates inputs, and
-    eager ops repeat the same types over and over."""
-    try:
-        key = (prim, tuple(avals), tuple(params.items()))
-        out = _abstract_eval_cache.get(key)
-    except TypeError:   # an unhashable param: evaluate every time
-        return prim.abstract_eval(*avals, **params)
-    if out is None:
-        out = _abstract_eval_cache[key] = prim.abstract_eval(*avals, **params)
-    return out
-
-
 def host_value(x, aval):
     """The numpy value of a non-tracer operand, in its canonical dtype."""
     if type(x) is Array:
@@ -78,23 +65,31 @@ class EvalTrace(Trace):
                 if x.committed:   # placement rules apply (installed by dispatch)
                     return placement_hooks.apply_committed(self, prim, args, params)
                 avals.append(x.aval)
-                values.append(x._value)
+                values.append(x._npy if x._npy is not None else x._value)
             elif isinstance(x, Tracer):
                 raise escaped_tracer_error(x, self)
             else:
                 aval = get_aval(x)
                 avals.append(aval)
                 values.append(host_value(x, aval))
-        out_aval = abstract_eval_cached(prim, avals, params)
+        try:   # abstract_eval validates inputs; memoised since eager ops repeat types
+            key = (prim, *avals, *params.items())
+            out_aval = _abstract_eval_cache[key]
+        except KeyError:
+            out_aval = _abstract_eval_cache[key] = prim.abstract_eval(*avals, **params)
+        except TypeError:   # an unhashable param
+            out_aval = prim.abstract_eval(*avals, **params)
         out = prim.impl(*values, **params)
         if prim.multiple_results:
             outs = [_wrap(v, a) for v, a in zip(out, out_aval)]
             if config.debug_nans.value or config.debug_infs.value:
                 check_nans(prim.name, [o._value for o in outs])
             return outs
-        result = _wrap(out, out_aval)
+        if type(out) is not np.ndarray or out.dtype != out_aval.dtype:
+            out = np.asarray(out).astype(out_aval.dtype, copy=False)
+        result = Array(out, aval=out_aval)
         if config.debug_nans.value or config.debug_infs.value:
-            check_nans(prim.name, [result._value])
+            check_nans(prim.name, [out])
         return result
 
     def run_on_host(self, prim, args, params):

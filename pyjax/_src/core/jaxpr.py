@@ -4,12 +4,14 @@ elimination and the printer. Knows no particular primitive."""
 from __future__ import annotations
 
 import itertools
+import sys
+import weakref
 
 import numpy as np
 
 from pyjax._src import dtypes
 from pyjax._src.core.avals import ShapedArray, get_aval
-from pyjax._src.core.trace import primitive_effects
+from pyjax._src.core.trace import primitive_effects, trace_context
 
 
 class Var:
@@ -123,13 +125,21 @@ def eval_jaxpr(jaxpr, consts, *args):
         raise TypeError(f"jaxpr takes {len(jaxpr.invars)} arguments, got {len(args)}")
     for v, x in zip(jaxpr.invars, args):
         env[v] = x
-    for eqn in jaxpr.eqns:
-        outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
-        if not eqn.primitive.multiple_results:
-            outs = (outs,)
-        for v, x in zip(eqn.outvars, outs):
-            if type(v) is not DropVar:
-                env[v] = x
+    # Equations staged while re-tracing keep the source line of the one they came from
+    # (unless user code runs below this frame: see partial_eval.user_frame).
+    context = trace_context()
+    outer_source, here = context.source_info, sys._getframe()
+    try:
+        for eqn in jaxpr.eqns:
+            context.source_info = (eqn.source_info, here) if eqn.source_info else outer_source
+            outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
+            if not eqn.primitive.multiple_results:
+                outs = (outs,)
+            for v, x in zip(eqn.outvars, outs):
+                if type(v) is not DropVar:
+                    env[v] = x
+    finally:
+        context.source_info = outer_source
     return [read(v) for v in jaxpr.outvars]
 
 
@@ -222,6 +232,35 @@ def dce_jaxpr(jaxpr, used_outputs=None, keep_inputs=True):
     constvars = [v for v in jaxpr.constvars if v in live]
     new = Jaxpr(constvars, invars, outvars, kept, None, jaxpr.debug_info)
     return new, used_inputs
+
+
+_prune_cache = weakref.WeakKeyDictionary()
+
+
+def prune_closed_jaxpr(closed, used_outputs, keep_inputs=None):
+    """`closed` computing only its used outputs and taking only the inputs they read (and
+    those flagged in keep_inputs). Returns (ClosedJaxpr, per input: whether it is still
+    taken). Cached per flags, and `closed` itself when nothing changes, so caches keyed on
+    a jaxpr's identity keep hitting; the DCE rules of higher-order primitives use it."""
+    key = (tuple(bool(u) for u in used_outputs),
+           None if keep_inputs is None else tuple(bool(k) for k in keep_inputs))
+    per_jaxpr = _prune_cache.setdefault(closed, {})
+    result = per_jaxpr.get(key)
+    if result is None:
+        jaxpr = closed.jaxpr
+        new, used = dce_jaxpr(jaxpr, list(key[0]))
+        if keep_inputs is not None:
+            used = [u or k for u, k in zip(used, key[1])]
+        if all(used) and all(key[0]) and len(new.eqns) == len(jaxpr.eqns):
+            result = (None, used)   # unchanged (not stored: the cache must not hold `closed`)
+        else:
+            const_of = dict(zip(jaxpr.constvars, closed.consts))
+            pruned = Jaxpr(new.constvars, [v for v, u in zip(jaxpr.invars, used) if u],
+                           new.outvars, new.eqns, None, jaxpr.debug_info)
+            result = (ClosedJaxpr(pruned, [const_of[v] for v in new.constvars]), used)
+        per_jaxpr[key] = result
+    pruned, used = result
+    return (closed if pruned is None else pruned), list(used)
 
 
 # --- printing ---------------------------------------------------------------------------
@@ -330,4 +369,4 @@ def eqn_effects(prim, params):
 
 
 __all__ = ["Var", "DropVar", "Literal", "JaxprEqn", "Jaxpr", "ClosedJaxpr", "ShapedArray",
-           "eval_jaxpr", "check_jaxpr", "dce_jaxpr", "pp_jaxpr"]
+           "eval_jaxpr", "check_jaxpr", "dce_jaxpr", "prune_closed_jaxpr", "pp_jaxpr"]

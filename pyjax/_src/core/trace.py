@@ -109,7 +109,8 @@ def primitive_effects(prim, params):
 # --- traces -----------------------------------------------------------------------------
 
 class _Context(threading.local):
-    trace = None   # set to the eval trace when the backend is imported
+    trace = None         # set to the eval trace when the backend is imported
+    source_info = None   # (where, eval_jaxpr frame) while an equation is re-traced
 
 
 _context = _Context()
@@ -117,6 +118,11 @@ _context = _Context()
 
 def current_trace():
     return _context.trace
+
+
+def trace_context():
+    """The thread's tracing state (current trace, source location being re-traced)."""
+    return _context
 
 
 @contextlib.contextmanager

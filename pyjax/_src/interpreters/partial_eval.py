@@ -11,7 +11,8 @@ import numpy as np
 
 from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import ShapedArray, get_aval
-from pyjax._src.core.trace import (Trace, Tracer, primitive_effects, set_current_trace)
+from pyjax._src.core.trace import (Trace, Tracer, primitive_effects, set_current_trace,
+                                   trace_context)
 
 
 class DebugInfo:
@@ -34,19 +35,27 @@ def debug_info_of(fun, arg_names=None):
     return DebugInfo(name, location, arg_names)
 
 
+_context = trace_context()
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _PACKAGE_PREFIX = _PACKAGE_DIR + os.sep
 
 
 def user_frame():
-    """(file, line, function) of the innermost caller outside pyjax, or None."""
+    """(file, line, function) of the innermost caller outside pyjax, or None. While
+    eval_jaxpr re-traces an equation (under jvp, partial eval, ...), the equations it
+    stages carry that equation's source instead, unless user code (a custom rule) runs
+    in between."""
+    override = _context.source_info
+    marker = override[1] if override else None
     frame = sys._getframe(2)
     while frame is not None:
+        if frame is marker:
+            return override[0]
         filename = frame.f_code.co_filename
         if not filename.startswith(_PACKAGE_PREFIX):
             return filename, frame.f_lineno, frame.f_code.co_name
         frame = frame.f_back
-    return None
+    return override[0] if override else None
 
 
 class DynamicJaxprTracer(Tracer):

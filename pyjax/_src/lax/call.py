@@ -4,6 +4,7 @@ under every other trace its rules recurse into the jaxpr."""
 from __future__ import annotations
 
 from pyjax._src.backends import dispatch, numpy_backend
+from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.trace import define_primitive, set_current_trace
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters import partial_eval as pe
@@ -74,6 +75,18 @@ def _jit_transpose(cts, *args, jaxpr, name, donated_invars, inline, keep_unused)
     return [next(outs) if lin else None for lin in linear]
 
 
+def _jit_dce(used_outputs, eqn):
+    """Only the used outputs, computed by the pruned jaxpr from the inputs it reads
+    (all inputs stay with keep_unused)."""
+    params = eqn.params
+    keep = [True] * len(eqn.invars) if params["keep_unused"] else None
+    closed, used_inputs = jx.prune_closed_jaxpr(params["jaxpr"], used_outputs, keep)
+    donated = tuple(d for d, u in zip(params["donated_invars"], used_inputs) if u)
+    return eqn.replace(invars=[v for v, u in zip(eqn.invars, used_inputs) if u],
+                       outvars=[v for v, u in zip(eqn.outvars, used_outputs) if u],
+                       params=dict(params, jaxpr=closed, donated_invars=donated))
+
+
 def _jit_lower(ctx, *args, jaxpr, name, donated_invars, inline, keep_unused):
     """A private function per traced jaxpr (inline=True lowers the body in place)."""
     if inline:
@@ -101,6 +114,7 @@ jit_p = define_primitive("jit", multiple_results=True, impl=_jit_impl,
                          abstract_eval=_jit_abstract_eval, eager=_jit_eager,
                          jvp=_jit_jvp, partial_eval=_jit_partial_eval,
                          transpose=_jit_transpose, batch=batching.call_rule, lower=_jit_lower,
+                         dce=_jit_dce,
                          effects=lambda jaxpr, **_: jaxpr.effects,  # kept by DCE if effectful
                          samples=_jit_samples)
 jit_p.is_higher_order = True

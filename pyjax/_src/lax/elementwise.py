@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from pyjax._src import dtypes
+from pyjax._src.util import call_quietly
 from pyjax._src.backends import stablehlo
 from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.trace import NOT_DIFFERENTIABLE, define_primitive
@@ -30,8 +31,7 @@ def _special(name):
 def _quiet(f):
     """NumPy impls follow IEEE/XLA semantics silently (no RuntimeWarnings)."""
     def impl(*args, **params):
-        with np.errstate(all="ignore"):
-            return f(*args, **params)
+        return call_quietly(f, *args, **params)
     impl.__name__ = getattr(f, "__name__", "impl")
     return impl
 

@@ -154,6 +154,11 @@ def lower_lapack(ctx, routine, operands, results, kinds="", **chars):
     target = f"lapack_{_LAPACK_DTYPES[np.dtype(dtype)]}{routine}_ffi"
     kinds = kinds.ljust(len(operands) + len(results), "m")
     in_kinds, out_kinds = kinds[:len(operands)], kinds[len(operands):]
+    if any(k == "m" and 0 in v.aval.shape[-2:] for v, k in zip(operands, in_kinds)):
+        # LAPACK rejects leading dimensions of 0: the results are empty, identities (the
+        # square factors of an empty matrix) and info = 0.
+        return [_lower_eye(ctx, a) if k == "m" and a.shape[-1] == a.shape[-2] and a.size
+                else ctx.full(0, a.shape, a.dtype) for a, k in zip(results, out_kinds)]
     config = ", ".join(f"{k} = {ord(v)} : ui8" for k, v in chars.items())
     attrs = {"call_target_name": f'"{target}"', "api_version": "4 : i32",
              "backend_config": "{" + config + "}",
@@ -162,6 +167,13 @@ def lower_lapack(ctx, routine, operands, results, kinds="", **chars):
              "result_layouts": "[" + ", ".join(
                  _layout(a, k == "m") for a, k in zip(results, out_kinds)) + "]"}
     return ctx.op("stablehlo.custom_call", operands, list(results), attrs)
+
+
+def _lower_eye(ctx, aval):
+    idx = ShapedArray(aval.shape, np.int32)
+    rows = ctx.op("stablehlo.iota", [], idx, {"iota_dimension": hlo.i64_attr(aval.ndim - 2)})
+    cols = ctx.op("stablehlo.iota", [], idx, {"iota_dimension": hlo.i64_attr(aval.ndim - 1)})
+    return ctx.convert(ctx.compare(rows, cols, "EQ"), aval.dtype)
 
 
 def _info_aval(aval):
@@ -205,11 +217,16 @@ def _lower_slice(ctx, x, limits):
                    "strides": hlo.i64_array([1] * len(shape))})
 
 
+def _flat_batch(x, core=2):
+    """x with its batch dimensions flattened into one (zero-size batches too)."""
+    return x.reshape((int(np.prod(x.shape[:-core])),) + x.shape[-core:])
+
+
 def host_batched(f, x, out_templates):
     """Runs f (SciPy's LAPACK, the library XLA's custom calls use too, so eager and jit
     agree to the bit) on each matrix of a batch; a matrix LAPACK fails on gives NaNs."""
     batch = x.shape[:-2]
-    flat = x.reshape((-1,) + x.shape[-2:])
+    flat = _flat_batch(x)
     outs = [np.empty((flat.shape[0],) + t.shape, t.dtype) for t in out_templates]
     for i in range(flat.shape[0]):
         try:
@@ -311,7 +328,7 @@ def _triangular_solve_impl(a, b_, *, left_side, lower, transpose_a, conjugate_a,
     trans = (2 if conjugate_a else 1) if transpose_a else 0
     (trsm,) = get_blas_funcs(("trsm",), (a, b_))
     batch = b_.shape[:-2]
-    fa, fb = a.reshape((-1,) + a.shape[-2:]), b_.reshape((-1,) + b_.shape[-2:])
+    fa, fb = _flat_batch(a), _flat_batch(b_)
     out = np.empty(fb.shape, b_.dtype)
     for i in range(fb.shape[0]):
         out[i] = trsm(1.0, fa[i], fb[i], side=0 if left_side else 1, lower=int(lower),
@@ -406,7 +423,7 @@ def _lu_abstract_eval(x):
 def pivots_to_permutation(pivots, m):
     """Applies the row swaps i <-> pivots[i] in order to range(m) (host NumPy)."""
     batch = pivots.shape[:-1]
-    flat = pivots.reshape(-1, pivots.shape[-1])
+    flat = pivots.reshape((int(np.prod(batch)), pivots.shape[-1]))
     perm = np.tile(np.arange(m, dtype=np.int32), (flat.shape[0], 1))
     rows = np.arange(flat.shape[0])
     for i in range(flat.shape[1]):
@@ -419,11 +436,11 @@ def _lu_impl(x):
     from scipy.linalg import get_lapack_funcs
     m, n = x.shape[-2:]
     batch = x.shape[:-2]
-    flat = x.reshape((-1, m, n))
+    flat = _flat_batch(x)
     lu = np.empty_like(flat)
     piv = np.empty((flat.shape[0], min(m, n)), np.int32)
     (getrf,) = get_lapack_funcs(("getrf",), (flat,))
-    for i in range(flat.shape[0]):
+    for i in range(flat.shape[0] if m and n else 0):
         lu_i, piv_i, _ = getrf(flat[i])
         lu[i], piv[i] = lu_i, piv_i
     piv = piv.reshape(batch + (min(m, n),))
@@ -485,6 +502,8 @@ def _lower_permutation(ctx, pivots, m):
     col_aval = ShapedArray(batch + (1,), np.int32)
     scalar = ShapedArray((), np.int32)
     iota = ctx.op("stablehlo.iota", [], perm_aval, {"iota_dimension": hlo.i64_attr(nb)})
+    if k == 0 or perm_aval.size == 0:
+        return iota
     perm0 = iota
     zero = ctx.full(0, (), np.int32)
 

@@ -13,7 +13,7 @@ def _defer_to_unrecognized(binary):
     """Return NotImplemented for operands jnp does not know, so Python tries the other
     side (e.g. a user class with __radd__)."""
     def op(self, other):
-        if not _is_operand(other):
+        if type(other) is not Array and not _is_operand(other):
             return NotImplemented
         return binary(self, other)
     return op

@@ -7,14 +7,25 @@ import math
 import numpy as np
 
 from pyjax._src import dtypes
+from pyjax._src.array import Array
+from pyjax._src.core.avals import get_aval
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.numpy.util import (check_arraylike, ensure_array, promote_args,
                                    promote_args_inexact)
 
 
-def _binary(name, lax_fn, promote=promote_args):
+def _binary(name, lax_fn, promote=promote_args, bool_fn=None):
+    """A jnp binary function; bool_fn replaces lax_fn on booleans (add -> or)."""
     def fn(x1, x2, /):
+        # Fast path: two arrays of one type need no promotion (the common eager case).
+        if type(x1) is Array and type(x2) is Array and x1.aval == x2.aval and (
+                promote is promote_args or dtypes.is_inexact(x1.aval.dtype)):
+            if bool_fn is not None and x1.aval.dtype == np.bool_:
+                return bool_fn(x1, x2)
+            return lax_fn(x1, x2)
         x1, x2 = promote(name, x1, x2)
+        if bool_fn is not None and _is_bool(x1):
+            return ensure_array(bool_fn(x1, x2))
         return ensure_array(lax_fn(x1, x2))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise {name} with JAX's type promotion (like numpy.{name})."
@@ -39,18 +50,17 @@ def _is_bool(x):
 
 
 def _dtype(x):
-    from pyjax._src.core.avals import get_aval
-    return get_aval(x).dtype
+    aval = getattr(x, "aval", None)
+    return (aval or get_aval(x)).dtype
 
 
 def _zero(x):
     return np.zeros((), _dtype(x))
 
 
-add = _binary("add", lambda a, b: ew.bitwise_or(a, b) if _is_bool(a) else ew.add(a, b))
-subtract = _binary("subtract", ew.sub)
-multiply = _binary("multiply",
-                   lambda a, b: ew.bitwise_and(a, b) if _is_bool(a) else ew.mul(a, b))
+add = _binary("add", ew.add_p.bind, bool_fn=ew.or_p.bind)
+subtract = _binary("subtract", ew.sub_p.bind)
+multiply = _binary("multiply", ew.mul_p.bind, bool_fn=ew.and_p.bind)
 true_divide = divide = _binary("divide", ew.div, promote_args_inexact)
 maximum = _binary("maximum", ew.max)
 minimum = _binary("minimum", ew.min)

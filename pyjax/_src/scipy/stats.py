@@ -14,7 +14,7 @@ from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy import linalg as np_linalg
 from pyjax._src.numpy import reductions as red
 from pyjax._src.numpy import ufuncs as uf
-from pyjax._src.numpy.util import promote_args_inexact
+from pyjax._src.numpy.util import promote_args_inexact, promote_dtypes_inexact
 from pyjax._src.scipy import special as sc
 
 _LOG_2PI = math.log(2 * math.pi)
@@ -22,6 +22,11 @@ _LOG_2PI = math.log(2 * math.pi)
 
 def _args(name, *xs):
     return [lnp.asarray(x) for x in promote_args_inexact(name, *xs)]
+
+
+def _same_dtype(*xs):
+    """Promoted to one inexact dtype, shapes untouched (for functions over vectors)."""
+    return [lnp.asarray(x) for x in promote_dtypes_inexact(*xs)]
 
 
 def _c(x, v):
@@ -87,7 +92,7 @@ def multivariate_normal_logpdf(x, mean, cov, allow_singular=None):
     if allow_singular is not None:
         raise NotImplementedError("allow_singular argument of multivariate_normal.logpdf "
                                   "is not supported (as in JAX)")
-    x, mean, cov = _args("multivariate_normal.logpdf", x, mean, cov)
+    x, mean, cov = _same_dtype(x, mean, cov)
     if not mean.shape:
         return -0.5 * uf.square(x - mean) / cov - 0.5 * (_LOG_2PI + uf.log(cov))
     n = mean.shape[-1]
@@ -323,7 +328,7 @@ def beta_sf(x, a, b, loc=0, scale=1):
 
 
 def dirichlet_logpdf(x, alpha):
-    x, alpha = _args("dirichlet.logpdf", x, alpha)
+    x, alpha = _same_dtype(x, alpha)
     if alpha.ndim != 1:
         raise ValueError(f"`alpha` must be one-dimensional; got alpha.shape={alpha.shape}")
     if x.shape[0] not in (alpha.shape[0], alpha.shape[0] - 1):

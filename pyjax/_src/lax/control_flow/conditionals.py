@@ -159,6 +159,18 @@ def _broadcast_index(index, shape):
     return index if len(shape) == 1 else st.broadcast_in_dim(index, shape, (0,))
 
 
+def _cond_dce(used_outputs, eqn):
+    """Every branch computes only the used outputs; the operands no branch reads go."""
+    branches = eqn.params["branches"]
+    used_ops = [any(flags) for flags in zip(
+        *(jx.prune_closed_jaxpr(b, used_outputs)[1] for b in branches))]
+    pruned = tuple(jx.prune_closed_jaxpr(b, used_outputs, used_ops)[0] for b in branches)
+    index, *ops = eqn.invars
+    return eqn.replace(invars=[index] + [v for v, u in zip(ops, used_ops) if u],
+                       outvars=[v for v, u in zip(eqn.outvars, used_outputs) if u],
+                       params=dict(eqn.params, branches=pruned))
+
+
 def _cond_lower(ctx, index, *ops, branches):
     """stablehlo.case; its regions read the operands from the enclosing scope. XLA sends
     an out-of-range index to the last branch, so clamp it as the impl does."""
@@ -188,7 +200,7 @@ cond_p = define_primitive(
     "cond", multiple_results=True, impl=_cond_impl, abstract_eval=_cond_abstract_eval,
     samples=_cond_samples(),
     jvp=_cond_jvp, transpose=_cond_transpose, batch=_cond_batch, lower=_cond_lower,
-    effects=_cond_effects, partial_eval=_cond_partial_eval)
+    effects=_cond_effects, partial_eval=_cond_partial_eval, dce=_cond_dce)
 cond_p.is_higher_order = True
 
 

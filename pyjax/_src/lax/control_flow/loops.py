@@ -169,6 +169,34 @@ def _lane_mask(pred, shape):
     return pred if len(shape) == 1 else st.broadcast_in_dim(pred, shape, (0,))
 
 
+def _pick(xs, flags):
+    return [x for x, f in zip(xs, flags) if f]
+
+
+def _while_dce(used_outputs, eqn):
+    """Keeps the carries that are used, that the predicate reads, or that the kept body
+    work reads (a fixed point); the body computes only those."""
+    params = eqn.params
+    cond_jaxpr, body_jaxpr = params["cond_jaxpr"], params["body_jaxpr"]
+    nc_cond, nc_body = params["cond_nconsts"], params["body_nconsts"]
+    cond_consts_used, cond_reads = split_list(
+        jx.prune_closed_jaxpr(cond_jaxpr, [True])[1], [nc_cond])
+    live = common.carry_fixpoint(
+        lambda c: jx.prune_closed_jaxpr(body_jaxpr, c)[1][nc_body:],
+        [u or r for u, r in zip(used_outputs, cond_reads)])
+    body_consts_used = jx.prune_closed_jaxpr(body_jaxpr, live)[1][:nc_body]
+    body, _ = jx.prune_closed_jaxpr(body_jaxpr, live, body_consts_used + live)
+    cond, _ = jx.prune_closed_jaxpr(cond_jaxpr, [True], cond_consts_used + live)
+    cond_consts, body_consts, carry = split_list(eqn.invars, [nc_cond, nc_body])
+    outvars = [v if u else jx.DropVar(v.aval)
+               for v, u, k in zip(eqn.outvars, used_outputs, live) if k]
+    return eqn.replace(
+        invars=_pick(cond_consts, cond_consts_used) + _pick(body_consts, body_consts_used)
+        + _pick(carry, live), outvars=outvars,
+        params=dict(params, cond_jaxpr=cond, body_jaxpr=body,
+                    cond_nconsts=sum(cond_consts_used), body_nconsts=sum(body_consts_used)))
+
+
 def _while_lower(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
     """stablehlo.while; the consts ride along in the loop state (unchanged), so the
     regions read nothing from the enclosing scope."""
@@ -205,7 +233,7 @@ while_p = define_primitive(
     "while", multiple_results=True, impl=_while_impl, abstract_eval=_while_abstract_eval,
     samples=_while_samples(),
     jvp=_while_jvp, transpose=_while_transpose, batch=_while_batch, lower=_while_lower,
-    effects=_while_effects, partial_eval=_while_partial_eval)
+    effects=_while_effects, partial_eval=_while_partial_eval, dce=_while_dce)
 while_p.is_higher_order = True
 
 REVERSE_MODE_ERROR = (

@@ -243,6 +243,26 @@ def _scan_batch(axis, args, dims, jaxpr, length, reverse, num_consts, num_carry,
                   + [1 if b else batching.not_mapped for b in out_b[nk:]])
 
 
+def _scan_dce(used_outputs, eqn):
+    """Keeps the ys that are used and the carries that are used or that the kept work
+    reads (a fixed point over the body); consts and xs nobody reads go."""
+    params = eqn.params
+    jaxpr, nc, nk = params["jaxpr"], params["num_consts"], params["num_carry"]
+    used_carry, used_ys = split_list(list(used_outputs), [nk])
+    live = common.carry_fixpoint(
+        lambda c: jx.prune_closed_jaxpr(jaxpr, c + used_ys)[1][nc:nc + nk], used_carry)
+    const_used, _, xs_used = split_list(jx.prune_closed_jaxpr(jaxpr, live + used_ys)[1],
+                                        [nc, nk])
+    keep = const_used + live + xs_used
+    body, _ = jx.prune_closed_jaxpr(jaxpr, live + used_ys, keep)
+    carry_out, ys_out = split_list(eqn.outvars, [nk])
+    outvars = ([v if u else jx.DropVar(v.aval) for v, u, k in zip(carry_out, used_carry, live)
+                if k] + _pick(ys_out, used_ys))
+    return eqn.replace(invars=_pick(eqn.invars, keep), outvars=outvars, params=dict(
+        params, jaxpr=body, num_consts=sum(const_used), num_carry=sum(live),
+        linear=tuple(_pick(params["linear"], keep))))
+
+
 def _scan_lower(ctx, *args, **params):
     """A scan compiles as a while loop over slices (as JAX lowers it): `unroll` body
     copies per trip, the leftover iterations after the loop; the program's size does not
@@ -301,7 +321,7 @@ scan_p = define_primitive(
     "scan", multiple_results=True, impl=_scan_impl, abstract_eval=_scan_abstract_eval,
     samples=_scan_samples(),
     jvp=_scan_jvp, transpose=_scan_transpose, batch=_scan_batch, lower=_scan_lower,
-    effects=_scan_effects, partial_eval=_scan_partial_eval)
+    effects=_scan_effects, partial_eval=_scan_partial_eval, dce=_scan_dce)
 scan_p.is_higher_order = True
 
 
