@@ -15,10 +15,14 @@ class TypePromotionError(ValueError):
 
 
 bfloat16 = np.dtype(ml_dtypes.bfloat16)
+# Narrow floats: storage formats with no implicit promotion to or from other types.
 float8_dtypes = tuple(
     np.dtype(getattr(ml_dtypes, name)) for name in (
         "float8_e4m3b11fnuz", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2",
-        "float8_e5m2fnuz") if hasattr(ml_dtypes, name))
+        "float8_e5m2fnuz", "float8_e3m4", "float8_e4m3", "float8_e8m0fnu", "float4_e2m1fn",
+        "float6_e2m3fn", "float6_e3m2fn") if hasattr(ml_dtypes, name))
+int2, int4 = np.dtype(ml_dtypes.int2), np.dtype(ml_dtypes.int4)
+uint2, uint4 = np.dtype(ml_dtypes.uint2), np.dtype(ml_dtypes.uint4)
 # The dtype of tangents of integer and boolean values: a zero-size void.
 float0 = np.dtype([("float0", np.void, 0)])
 
@@ -28,8 +32,8 @@ uint8, uint16, uint32, uint64 = (np.dtype(t) for t in (np.uint8, np.uint16, np.u
 float16, float32, float64 = (np.dtype(t) for t in (np.float16, np.float32, np.float64))
 complex64, complex128 = np.dtype(np.complex64), np.dtype(np.complex128)
 
-_SIGNED = (int8, int16, int32, int64)
-_UNSIGNED = (uint8, uint16, uint32, uint64)
+_SIGNED = (int2, int4, int8, int16, int32, int64)
+_UNSIGNED = (uint2, uint4, uint8, uint16, uint32, uint64)
 _FLOATS = (bfloat16, float16, float32, float64) + float8_dtypes
 _COMPLEX = (complex64, complex128)
 supported_dtypes = (bool_,) + _SIGNED + _UNSIGNED + _FLOATS + _COMPLEX
@@ -121,7 +125,7 @@ def finfo(dtype):
 
 
 def iinfo(dtype):
-    return np.iinfo(dtype)
+    return ml_dtypes.iinfo(dtype)
 
 
 # --- the promotion lattice -------------------------------------------------------------
@@ -130,7 +134,9 @@ def iinfo(dtype):
 _WEAK_INT, _WEAK_FLOAT, _WEAK_COMPLEX = "i*", "f*", "c*"
 _LATTICE_EDGES = {
     bool_: [_WEAK_INT],
-    _WEAK_INT: [uint8, int8],
+    # Narrow integers widen like the others: uintN -> uint2N and int2N, intN -> int2N.
+    _WEAK_INT: [uint2, int2],
+    uint2: [uint4, int4], uint4: [uint8, int8], int2: [int4], int4: [int8],
     uint8: [uint16, int16], uint16: [uint32, int32], uint32: [uint64, int64],
     uint64: [_WEAK_FLOAT],
     int8: [int16], int16: [int32], int32: [int64], int64: [_WEAK_FLOAT],

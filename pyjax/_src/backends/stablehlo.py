@@ -27,7 +27,9 @@ name ("%3", "%5#1"), ``.aval`` its ShapedArray, ``.type`` its MLIR type
   and emits a ``func.call``.
 * ``ctx.module`` is the ModuleContext (module name, num_replicas, and host_callbacks:
   Python callables that custom calls to XLA's CPU callback target address by index;
-  modules with callbacks are compiled without the caches).
+  modules with callbacks are compiled without the caches). For a pmap, ``axis_env`` holds
+  the named axes that its replicas form; collectives read ``ctx.module.replica_groups(
+  names)`` and ``ctx.module.axis_position(name)`` (stride and size of a named axis).
 
 For example a while loop is ``ctx.op("stablehlo.while", carry, [v.aval for v in carry],
 regions=[ctx.region(avals, cond_body), ctx.region(avals, body)])``.
@@ -174,15 +176,45 @@ class Region:
 
 
 class ModuleContext:
-    """Module-wide state: its name, replica count, and the private functions printed."""
+    """Module-wide state: its name, replica count, the named axes its replicas form, and
+    the private functions printed."""
 
-    def __init__(self, name, num_replicas=1):
+    def __init__(self, name, num_replicas=1, axis_env=()):
         self.name = name
         self.num_replicas = num_replicas
+        # ((axis name, size), ...), outermost first: replica ids number the axes' index
+        # tuples in row-major order (a single pmap: one axis, replica id = index).
+        self.axis_env = tuple(axis_env)
         self.functions = []          # lists of (text, origin) lines, main first
         self._names = set()
         self._lowered = {}           # id(closed jaxpr) -> (closed, function name)
         self.host_callbacks = []     # Python callables of the module's custom calls
+
+    def axis_position(self, name):
+        """(stride, size) of axis `name` in the replica numbering."""
+        stride = 1
+        for bound, size in reversed(self.axis_env):
+            if bound == name:
+                return stride, size
+            stride *= size
+        raise LoweringError(
+            f"a collective refers to axis {name!r}, which no pmap being compiled here "
+            f"binds (axes of this module: {[n for n, _ in self.axis_env] or 'none'}). "
+            "Collectives inside jit need an enclosing pmap or vmap with that axis_name.")
+
+    def replica_groups(self, names):
+        """The replica groups of a collective over the axes `names`: replicas that differ
+        only in their index along those axes, as a dense i64 attribute."""
+        for name in names:
+            self.axis_position(name)
+        sizes = [size for _, size in self.axis_env]
+        ids = np.arange(int(np.prod(sizes, dtype=np.int64))).reshape(sizes)
+        inner = [i for i, (n, _) in enumerate(self.axis_env) if n in names]
+        outer = [i for i in range(len(sizes)) if i not in inner]
+        groups = ids.transpose(outer + inner).reshape(-1, int(np.prod(
+            [sizes[i] for i in inner], dtype=np.int64)))
+        rows = ", ".join("[" + ", ".join(map(str, g)) + "]" for g in groups)
+        return f"dense<[{rows}]> : tensor<{groups.shape[0]}x{groups.shape[1]}xi64>"
 
     def unique_name(self, base):
         base = sanitize_symbol(base)
@@ -504,10 +536,12 @@ def layout_str(aval):
     return f"{aval.str_short()}{{{dims}}}"
 
 
-def lower_module(closed, name="main", donated_invars=(), num_replicas=1):
-    """Prints `closed` as a module whose @main takes (constants..., arguments...)."""
+def lower_module(closed, name="main", donated_invars=(), num_replicas=1, axis_env=()):
+    """Prints `closed` as a module whose @main takes (constants..., arguments...).
+    `axis_env` names the axes the replicas form (pmap: ((axis_name, num_replicas),))."""
     jaxpr = closed.jaxpr
-    module = ModuleContext(sanitize_symbol(f"jit_{name}"), num_replicas)
+    prefix = "pmap" if axis_env else "jit"
+    module = ModuleContext(sanitize_symbol(f"{prefix}_{name}"), num_replicas, axis_env)
     module._names.add("main")
     in_avals = [v.aval for v in jaxpr.invars]
     out_avals = [v.aval for v in jaxpr.outvars]

@@ -1,11 +1,13 @@
 """Collectives over named axes: psum, pmax, pmin, pmean, all_gather, axis_index. A name is
 bound by vmap(axis_name=...) (whose batch rules below reduce or gather over the batch) or
-by pmap (XLA collectives). Imports core, interpreters, tree_util and the lax families."""
+by pmap (whose XLA program runs them as cross-replica collectives: the `lower` rules).
+Imports core, interpreters, backends.stablehlo, tree_util and the lax families."""
 from __future__ import annotations
 
 import numpy as np
 
 from pyjax._src import dtypes, tree_util
+from pyjax._src.backends import stablehlo as hlo
 from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.trace import NO_TRANSPOSE, define_primitive
 from pyjax._src.interpreters import ad, batching
@@ -98,16 +100,40 @@ def _same_avals(*avals, axes):
     return list(avals)
 
 
+# --- lowerings: cross-replica collectives over the replicas of the pmap being compiled ---
+
+def _all_reduce_lowering(op_name):
+    def lower(ctx, *xs, axes):
+        groups = ctx.module.replica_groups(axes)
+        outs = []
+        for x in xs:
+            scalar = ShapedArray((), x.aval.dtype)
+
+            def body(c, a, b):
+                if op_name == "stablehlo.add":
+                    return c.binary(op_name, a, b)
+                return hlo.max_min_body(c, a, b, op_name)
+            outs.append(ctx.op("stablehlo.all_reduce", [x], x.aval.strip_weak_type(),
+                               {"replica_groups": groups},
+                               regions=[ctx.region([scalar, scalar], body)]))
+        return outs
+    lower.__name__ = f"lower_all_reduce_{op_name.split('.')[-1]}"
+    return lower
+
+
 psum_p = define_primitive("psum", multiple_results=True, impl=_unbound_impl,
                           abstract_eval=_same_avals, jvp=_psum_jvp,
-                          transpose=_psum_transpose)
+                          transpose=_psum_transpose,
+                          lower=_all_reduce_lowering("stablehlo.add"))
 psum_p.batch = _reduction_batch(psum_p, red.reduce_sum, _scaled)
 pmax_p = define_primitive("pmax", multiple_results=True, impl=_unbound_impl,
-                          abstract_eval=_same_avals, transpose=NO_TRANSPOSE)
+                          abstract_eval=_same_avals, transpose=NO_TRANSPOSE,
+                          lower=_all_reduce_lowering("stablehlo.maximum"))
 pmax_p.batch = _reduction_batch(pmax_p, red.reduce_max, lambda x, n: x)
 pmax_p.jvp = _chooser_jvp(pmax_p)
 pmin_p = define_primitive("pmin", multiple_results=True, impl=_unbound_impl,
-                          abstract_eval=_same_avals, transpose=NO_TRANSPOSE)
+                          abstract_eval=_same_avals, transpose=NO_TRANSPOSE,
+                          lower=_all_reduce_lowering("stablehlo.minimum"))
 pmin_p.batch = _reduction_batch(pmin_p, red.reduce_min, lambda x, n: x)
 pmin_p.jvp = _chooser_jvp(pmin_p)
 
@@ -207,9 +233,20 @@ def _all_gather_transpose(ct, x, *, axis_name, axis_size, all_gather_dimension, 
                                          keepdims=False)]
 
 
+def _all_gather_lower(ctx, x, *, axis_name, axis_size, all_gather_dimension, tiled):
+    if not tiled:   # gather size-1 slabs along a new dimension
+        shape = list(x.aval.shape)
+        shape.insert(all_gather_dimension, 1)
+        x = ctx.reshape(x, shape)
+    return ctx.op("stablehlo.all_gather", [x], ctx.avals_out[0].strip_weak_type(),
+                  {"all_gather_dim": hlo.i64_attr(all_gather_dimension),
+                   "replica_groups": ctx.module.replica_groups((axis_name,))})
+
+
 all_gather_p = define_primitive(
     "all_gather", impl=_unbound_impl, abstract_eval=_all_gather_abstract_eval,
-    jvp=ad.linear_jvp, transpose=_all_gather_transpose, batch=_all_gather_batch)
+    jvp=ad.linear_jvp, transpose=_all_gather_transpose, batch=_all_gather_batch,
+    lower=_all_gather_lower)
 
 
 def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
@@ -241,10 +278,21 @@ def _axis_index_batch(axis, args, dims, *, axis_name):
     return st.iota(np.int32, axis.size), 0
 
 
+def _axis_index_lower(ctx, *, axis_name):
+    stride, size = ctx.module.axis_position(axis_name)
+    replica = ctx.op("stablehlo.replica_id", [], ShapedArray((), np.uint32))
+    index = ctx.convert(replica, np.int32)
+    if stride != 1:
+        index = ctx.binary("stablehlo.divide", index, ctx.full(stride, (), np.int32))
+    if size * stride != ctx.module.num_replicas:
+        index = ctx.binary("stablehlo.remainder", index, ctx.full(size, (), np.int32))
+    return index
+
+
 axis_index_p = define_primitive(
     "axis_index", impl=_unbound_impl,
     abstract_eval=lambda *, axis_name: ShapedArray((), np.int32), jvp=ad.zero_jvp,
-    transpose=NO_TRANSPOSE, batch=_axis_index_batch)
+    transpose=NO_TRANSPOSE, batch=_axis_index_batch, lower=_axis_index_lower)
 
 
 def axis_index(axis_name):
