@@ -22,6 +22,7 @@ class Flag:
 
     def set(self, value):
         self.value = value
+        config.version += 1
         if self.on_change:
             self.on_change(value)
 
@@ -49,6 +50,8 @@ def _optional_str(text):
 class Config:
     def __init__(self):
         self._flags = {}
+        # Bumped on every change of any option: fast paths cache against it.
+        self.version = 0
         self._tracing_flags = []     # read on every jit call: kept as a list
 
     def define(self, name, default, parse, help, **kwargs):

@@ -106,20 +106,20 @@ class _CallPlan:
     the executable while the config, executor and default device are unchanged and no
     argument is committed (anything else takes the general path)."""
 
-    __slots__ = ("run", "donated", "device", "executor", "state", "out_tree", "single")
+    __slots__ = ("run", "donated", "device_override", "config_version", "out_tree",
+                 "single")
 
     def __init__(self, closed, donated, out_tree):
-        self.run, self.donated, self.device = dispatch.default_route(closed, donated)
-        self.executor = config.executor.value
-        self.state = config.config.trace_state()
+        self.run, self.donated, _ = dispatch.default_route(closed, donated)
+        self.device_override = devices_mod.default_device_override()
+        self.config_version = config.config.version
         self.out_tree = out_tree
         self.single = tree_util.treedef_is_leaf(out_tree)
 
     def __call__(self, args):
-        if (current_trace() is not Trace.root or config.disable_jit_flag.value
-                or config.executor.value != self.executor
-                or config.config.trace_state() != self.state
-                or devices_mod.default_device() is not self.device):
+        if (current_trace() is not Trace.root
+                or config.config.version != self.config_version
+                or devices_mod.default_device_override() is not self.device_override):
             return None
         for x in args:
             if x.committed:

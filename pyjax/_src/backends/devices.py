@@ -86,6 +86,11 @@ class _DefaultDevice(threading.local):
 _default = _DefaultDevice()
 
 
+def default_device_override():
+    """The device of the innermost `default_device(...)` context, or None."""
+    return _default.override
+
+
 def default_device():
     """Where uncommitted computations run: the innermost `default_device(...)` context,
     else the first device of the backend."""

@@ -307,7 +307,10 @@ class FunctionContext:
         return self.op(name, [x], aval)
 
     def binary(self, name, x, y, out_dtype=None):
-        shape = x.aval.shape if x.aval.ndim >= y.aval.ndim else y.aval.shape
+        # lax's rule: equal ranks whose dims agree or are 1, or a rank-0 operand.
+        xs, ys = x.aval.shape, y.aval.shape
+        shape = (tuple(a if b == 1 else b for a, b in zip(xs, ys)) if len(xs) == len(ys)
+                 else (xs if xs else ys))
         x, y = self.broadcast(x, shape), self.broadcast(y, shape)
         aval = x.aval if out_dtype is None else x.aval.update(dtype=out_dtype)
         return self.op(name, [x, y], aval)

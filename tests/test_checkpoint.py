@@ -1,0 +1,300 @@
+"""jax.checkpoint (remat): values and gradients under every policy, with scan/cond/while
+inside and under jit; which residuals each policy saves (saved_residuals and
+print_saved_residuals, as in JAX's remat guide); checkpoint_name; per-step remat inside
+scan; prevent_cse's optimization barrier; static_argnums and its errors."""
+import numpy as np
+import pytest
+
+import pyjax as jax
+import pyjax.numpy as jnp
+from pyjax import lax
+from pyjax._src import config
+from pyjax.ad_checkpoint import checkpoint_name, print_saved_residuals, saved_residuals
+
+cp = jax.checkpoint_policies
+EXECUTORS = ["numpy", "xla"]
+
+POLICIES = {
+    "default": None,
+    "nothing": cp.nothing_saveable,
+    "everything": cp.everything_saveable,
+    "dots": cp.dots_saveable,
+    "checkpoint_dots": cp.checkpoint_dots,
+    "dots_no_batch": cp.dots_with_no_batch_dims_saveable,
+    "only_names": cp.save_only_these_names("h"),
+    "any_names_but": cp.save_any_names_but_these("h"),
+    "anything_except": cp.save_anything_except_these_names("h"),
+    "both": cp.save_from_both_policies(cp.dots_saveable, cp.save_only_these_names("h")),
+}
+
+
+def close(a, b, rtol=1e-5, atol=1e-6):
+    for x, y in zip(jax.tree_leaves(a), jax.tree_leaves(b)):
+        np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=rtol, atol=atol)
+
+
+def model(W, x):
+    """Control flow and dots: a scan of dense layers, a cond and a fori_loop."""
+    def layer(h, w_scale):
+        h = jnp.tanh(jnp.dot(W * w_scale, h))
+        return checkpoint_name(h, "h"), jnp.sum(jnp.sin(h))
+
+    h, ys = lax.scan(layer, x, jnp.linspace(0.5, 1.0, 3))
+    h = lax.cond(jnp.sum(h) > 0, lambda h: jnp.sin(h) * 2., lambda h: jnp.cos(h), h)
+    h = lax.fori_loop(0, 2, lambda i, h: h * jnp.cos(h), h)
+    return jnp.sum(h ** 2) + jnp.sum(ys)
+
+
+W = jnp.array(np.random.default_rng(0).normal(size=(4, 4)) * 0.5, jnp.float32)
+X = jnp.linspace(-1., 1., 4)
+
+
+@pytest.mark.parametrize("name", list(POLICIES))
+def test_grad_with_control_flow_matches_without_checkpoint(name):
+    expected = jax.grad(model, argnums=(0, 1))(W, X)
+    g = jax.checkpoint(model, policy=POLICIES[name])
+    close(g(W, X), model(W, X))
+    close(jax.grad(g, argnums=(0, 1))(W, X), expected)
+    for executor in EXECUTORS:
+        with config.executor(executor):
+            close(jax.jit(jax.grad(g, argnums=(0, 1)))(W, X), expected, rtol=1e-4)
+    close(jax.value_and_grad(g)(W, X), jax.value_and_grad(model)(W, X))
+
+
+@pytest.mark.parametrize("name", ["default", "everything", "dots"])
+def test_forward_mode_and_higher_order(name):
+    g = jax.checkpoint(model, policy=POLICIES[name])
+    t = jnp.ones_like(X)
+    close(jax.jvp(lambda x: g(W, x), (X,), (t,)), jax.jvp(lambda x: model(W, x), (X,), (t,)))
+    _, f_jvp = jax.linearize(lambda x: g(W, x), X)
+    close(f_jvp(t), jax.jvp(lambda x: model(W, x), (X,), (t,))[1])
+    close(jax.hessian(lambda x: g(W, x))(X), jax.hessian(lambda x: model(W, x))(X),
+          rtol=1e-4, atol=1e-5)
+
+
+def test_vmap_of_grad_of_checkpoint():
+    xs = jnp.stack([X, X * 0.5, -X])
+    g = jax.checkpoint(model, policy=cp.dots_saveable)
+    close(jax.vmap(jax.grad(g), (None, 0))(W, xs),
+          np.stack([jax.grad(model)(W, x) for x in xs]))
+
+
+def test_checkpoint_around_scan_and_cond_under_grad():
+    """The case that used to fail: the JVP of a checkpointed scan/cond splits into a known
+    primal part and a staged tangent part."""
+    def f(x):
+        c, ys = lax.scan(lambda c, xi: (jnp.sin(c) * xi, jnp.cos(c)), x[0], x)
+        return lax.cond(c > 0, lambda a: a * 2., jnp.sin, c) + jnp.sum(ys)
+
+    x = jnp.arange(1., 4.)
+    expected = jax.grad(f)(x)
+    close(jax.grad(jax.checkpoint(f))(x), expected)
+    close(jax.jit(jax.grad(jax.checkpoint(f)))(x), expected)
+    close(jax.grad(jax.jit(jax.checkpoint(f)))(x), expected)
+
+
+# --- which residuals are saved ----------------------------------------------------------
+
+def _g(W, x):
+    return jnp.sin(jnp.dot(W, x))
+
+
+def _f(W1, W2, W3, x):
+    return _g(W3, _g(W2, _g(W1, x)))
+
+
+_Ws = (jnp.ones((5, 4)), jnp.ones((6, 5)), jnp.ones((7, 6)))
+_x = jnp.ones(4)
+_ARGS = ["f32[5,4] from the argument W1", "f32[6,5] from the argument W2",
+         "f32[7,6] from the argument W3", "f32[4] from the argument x"]
+
+
+def residual_lines(f, *args):
+    return [f"{aval.str_short()} {desc}" for aval, desc in saved_residuals(f, *args)]
+
+
+def test_print_saved_residuals_without_checkpoint(capsys):
+    print_saved_residuals(_f, *_Ws, _x)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:4] == _ARGS
+    assert [line.split(" from ")[0] for line in lines[4:]] == [
+        "f32[5] output of sin", "f32[5] output of cos", "f32[6] output of sin",
+        "f32[6] output of cos", "f32[7] output of cos"]
+    assert all(line.endswith("(_g)") and "test_checkpoint.py:" in line for line in lines[4:])
+
+
+def test_checkpointed_sub_functions_save_only_their_inputs():
+    def f2(W1, W2, W3, x):
+        x = jax.checkpoint(_g)(W1, x)
+        x = jax.checkpoint(_g)(W2, x)
+        return jax.checkpoint(_g)(W3, x)
+
+    lines = residual_lines(f2, *_Ws, _x)
+    assert lines[:4] == _ARGS
+    assert [line.split(" from ")[0] for line in lines[4:]] == [
+        "f32[5] output of sin", "f32[6] output of sin"]
+    close(jax.grad(lambda *a: jnp.sum(f2(*a)), argnums=(0, 1, 2, 3))(*_Ws, _x),
+          jax.grad(lambda *a: jnp.sum(_f(*a)), argnums=(0, 1, 2, 3))(*_Ws, _x))
+
+
+@pytest.mark.parametrize("name,extra", [
+    ("nothing", []),
+    ("everything", ["f32[5] output of sin", "f32[5] output of cos", "f32[6] output of sin",
+                    "f32[6] output of cos", "f32[7] output of cos"]),
+    ("dots", ["f32[5] output of dot_general", "f32[6] output of dot_general",
+              "f32[7] output of dot_general"]),
+    ("dots_no_batch", ["f32[5] output of dot_general", "f32[6] output of dot_general",
+                       "f32[7] output of dot_general"]),
+])
+def test_saved_residuals_follow_the_policy(name, extra):
+    lines = residual_lines(jax.checkpoint(_f, policy=POLICIES[name]), *_Ws, _x)
+    assert lines[:4] == _ARGS
+    assert [line.split(" from ")[0] for line in lines[4:]] == extra
+
+
+def test_batched_dots_are_not_saved_by_the_no_batch_dims_policy():
+    def f(a, b):
+        return jnp.sum(jnp.sin(jnp.einsum("bij,bjk->bik", a, b)))
+
+    a = jnp.ones((2, 3, 3))
+    kinds = {name: [d for _, d in saved_residuals(jax.checkpoint(f, policy=POLICIES[name]),
+                                                  a, a)]
+             for name in ("dots", "dots_no_batch")}
+    assert any("dot_general" in d for d in kinds["dots"])
+    assert not any("dot_general" in d for d in kinds["dots_no_batch"])
+
+
+def test_names_select_what_is_saved():
+    def f4(W1, W2, W3, x):
+        x = checkpoint_name(_g(W1, x), name="a")
+        x = checkpoint_name(_g(W2, x), name="b")
+        return checkpoint_name(_g(W3, x), name="c")
+
+    only_a = residual_lines(jax.checkpoint(f4, policy=cp.save_only_these_names("a")),
+                            *_Ws, _x)
+    assert only_a[:4] == _ARGS and len(only_a) == 5
+    assert only_a[4].startswith("f32[5] named 'a' from ") and only_a[4].endswith("(f4)")
+    but_a = residual_lines(jax.checkpoint(f4, policy=cp.save_any_names_but_these("a")),
+                           *_Ws, _x)
+    assert [line.split(" from ")[0] for line in but_a[4:]] == ["f32[6] named 'b'"]
+    expected = jax.grad(lambda *a: jnp.sum(_f(*a)), argnums=(0, 1, 2, 3))(*_Ws, _x)
+    for policy in (cp.save_only_these_names("a"), cp.save_any_names_but_these("a"),
+                   cp.save_anything_except_these_names("b")):
+        g = jax.checkpoint(f4, policy=policy)
+        close(jax.grad(lambda *a: jnp.sum(g(*a)), argnums=(0, 1, 2, 3))(*_Ws, _x), expected)
+
+
+def test_checkpoint_name_is_the_identity_on_pytrees():
+    tree = {"a": jnp.arange(3.), "b": (jnp.ones(2), 2.0)}
+    out = checkpoint_name(tree, "t")
+    close(out, tree)
+    assert "name[name=t]" in str(jax.make_jaxpr(lambda x: checkpoint_name(x, "t"))(1.0))
+    close(jax.grad(lambda x: checkpoint_name(jnp.sin(x), "s"))(0.3), np.cos(0.3))
+    close(jax.vmap(lambda x: checkpoint_name(x * 2, "v"))(jnp.arange(3.)), np.arange(3.) * 2)
+
+
+def test_pytree_argument_names():
+    def loss(params, x):
+        return jnp.sum(jnp.dot(params["w"], x) * params["b"][0])
+
+    params = {"w": jnp.ones((2, 3)), "b": [jnp.ones(2)]}
+    descs = [d for _, d in saved_residuals(jax.checkpoint(loss), params, jnp.ones(3))]
+    assert descs == ["from the argument params['b'][0]", "from the argument params['w']",
+                     "from the argument x"]
+
+
+# --- per-step remat inside scan ---------------------------------------------------------
+
+def _step(c, x):
+    h = jnp.tanh(c * x + jnp.sin(c))
+    return h, jnp.cos(h) * x
+
+
+def _rnn(c0, xs, step):
+    c, ys = lax.scan(step, c0, xs)
+    return c + jnp.sum(ys)
+
+
+def test_checkpoint_inside_scan_recomputes_each_step():
+    xs = jnp.linspace(0.1, 1., 6)
+    expected = jax.grad(_rnn, argnums=(0, 1))(0.3, xs, _step)
+    remat_step = jax.checkpoint(_step)
+    close(jax.grad(_rnn, argnums=(0, 1))(0.3, xs, remat_step), expected)
+    for executor in EXECUTORS:
+        with config.executor(executor):
+            close(jax.jit(jax.grad(_rnn, argnums=(0, 1)), static_argnums=2)(
+                0.3, xs, remat_step), expected, rtol=1e-4)
+    # Only the carry of each step is kept (and the xs), instead of every intermediate.
+    plain = saved_residuals(lambda c, x: _rnn(c, x, _step), 0.3, xs)
+    remat = saved_residuals(lambda c, x: _rnn(c, x, remat_step), 0.3, xs)
+    assert len(remat) < len(plain)
+    assert sorted(a.str_short() for a, _ in remat) == ["f32[6]", "f32[6]"]
+    # The backward scan recomputes the step inside a differentiated checkpoint.
+    text = str(jax.make_jaxpr(jax.grad(_rnn), static_argnums=2)(0.3, xs, remat_step))
+    assert "differentiated=True" in text
+
+
+# --- prevent_cse, static_argnums, errors ------------------------------------------------
+
+@pytest.mark.parametrize("prevent_cse", [True, False])
+def test_prevent_cse_puts_an_optimization_barrier_in_the_backward_pass(prevent_cse):
+    g = jax.checkpoint(lambda x: jnp.sum(jnp.sin(jnp.sin(x))), prevent_cse=prevent_cse)
+    text = jax.jit(jax.grad(g)).lower(X).as_text()
+    assert ("optimization_barrier" in text) == prevent_cse
+    close(jax.jit(jax.grad(g))(X), jax.grad(lambda x: jnp.sum(jnp.sin(jnp.sin(x))))(X))
+
+
+def test_static_argnums():
+    calls = []
+
+    def f(x, n, scale=1.0):
+        calls.append(n)
+        for _ in range(n):
+            x = jnp.sin(x) * scale
+        return x
+
+    for nums in (1, (1,), (-1,)):
+        g = jax.checkpoint(f, static_argnums=nums)
+        close(jax.grad(g)(0.5, 3), jax.grad(f)(0.5, 3))
+        close(jax.grad(g)(0.5, 2, scale=2.0), jax.grad(lambda x: f(x, 2, 2.0))(0.5))
+
+
+def test_python_control_flow_on_a_traced_argument_points_at_static_argnums():
+    def f(x, n):
+        return x * (2. if n > 0 else 3.)
+
+    with pytest.raises(jax.errors.ConcretizationTypeError) as info:
+        jax.grad(jax.checkpoint(f))(1., 1.)
+    assert any("static_argnums" in note for note in info.value.__notes__)
+    assert jax.grad(jax.checkpoint(f, static_argnums=1))(1., 1.) == 2.
+
+
+@pytest.mark.parametrize("nums,error", [((3,), ValueError), ((-3,), ValueError),
+                                        ("1", TypeError), ((1.0,), TypeError)])
+def test_bad_static_argnums(nums, error):
+    with pytest.raises(error, match="static_argnums"):
+        jax.grad(jax.checkpoint(lambda x, n: x * n, static_argnums=nums))(1., 2)
+
+
+def test_bad_arguments():
+    with pytest.raises(TypeError, match="callable"):
+        jax.checkpoint(3)
+    with pytest.raises(TypeError, match="policy"):
+        jax.checkpoint(jnp.sin, policy="dots")
+
+
+def test_effects_inside_a_checkpoint_run_once_per_pass(capsys):
+    def f(x):
+        jax.debug.print("x={}", x)
+        return jnp.sum(jnp.sin(x))
+
+    for policy in (None, cp.everything_saveable):
+        close(jax.grad(jax.checkpoint(f, policy=policy))(X), np.cos(np.asarray(X)))
+        jax.effects_barrier()
+        assert capsys.readouterr().out.count("x=") == 1
+
+
+def test_jaxpr_shows_the_checkpoint_and_its_params():
+    text = str(jax.make_jaxpr(jax.checkpoint(jnp.sin, policy=cp.dots_saveable))(1.0))
+    assert "checkpoint[" in text and "policy=dots_saveable" in text
+    assert "prevent_cse=True" in text and "differentiated=False" in text
