@@ -20,6 +20,7 @@ from pyjax._src.api.devices import (  # noqa: F401
     block_until_ready, default_backend, default_device, device_count, device_get,
     device_put, devices, local_device_count, local_devices, process_count, process_index,
 )
+from pyjax._src.api.pmap import pmap  # noqa: F401
 from pyjax._src.api.shapes import ShapeDtypeStruct, eval_shape, make_jaxpr  # noqa: F401
 from pyjax._src.api.vmap import vmap  # noqa: F401
 from pyjax._src.array import Array  # noqa: F401

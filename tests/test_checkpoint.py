@@ -164,6 +164,21 @@ def test_batched_dots_are_not_saved_by_the_no_batch_dims_policy():
     assert not any("dot_general" in d for d in kinds["dots_no_batch"])
 
 
+def test_policies_see_inside_jitted_helpers():
+    layer = jax.jit(lambda w, x: jnp.tanh(jnp.dot(w, x)))
+
+    def f(w, x):
+        return jnp.sum(jnp.sin(layer(w, x)))
+
+    w, x = jnp.ones((3, 3)) * 0.3, jnp.arange(3.)
+    descs = [d for _, d in saved_residuals(jax.checkpoint(f, policy=cp.dots_saveable), w, x)]
+    assert descs[:2] == ["from the argument w", "from the argument x"]
+    assert len(descs) == 3 and descs[2].startswith("output of dot_general from ")
+    for policy in (None, cp.dots_saveable, cp.everything_saveable):
+        g = jax.checkpoint(f, policy=policy)
+        close(jax.grad(g, argnums=(0, 1))(w, x), jax.grad(f, argnums=(0, 1))(w, x))
+
+
 def test_names_select_what_is_saved():
     def f4(W1, W2, W3, x):
         x = checkpoint_name(_g(W1, x), name="a")
@@ -180,8 +195,8 @@ def test_names_select_what_is_saved():
     expected = jax.grad(lambda *a: jnp.sum(_f(*a)), argnums=(0, 1, 2, 3))(*_Ws, _x)
     for policy in (cp.save_only_these_names("a"), cp.save_any_names_but_these("a"),
                    cp.save_anything_except_these_names("b")):
-        g = jax.checkpoint(f4, policy=policy)
-        close(jax.grad(lambda *a: jnp.sum(g(*a)), argnums=(0, 1, 2, 3))(*_Ws, _x), expected)
+        loss = jax.checkpoint(lambda *a: jnp.sum(f4(*a)), policy=policy)
+        close(jax.grad(loss, argnums=(0, 1, 2, 3))(*_Ws, _x), expected)
 
 
 def test_checkpoint_name_is_the_identity_on_pytrees():

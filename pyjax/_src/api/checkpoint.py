@@ -224,7 +224,34 @@ def _choose_saved(known_jaxpr, residuals, saveable):
     return [v for outs in reversed(saved) for v in outs], recompute[::-1], needed
 
 
+class _InliningTrace(pe.DynamicJaxprTrace):
+    """Stages the body of each jit call in place of the call."""
+
+    def process_primitive(self, prim, args, params):
+        if prim is jit_p:
+            return jx.eval_jaxpr(params["jaxpr"].jaxpr, params["jaxpr"].consts, *args)
+        return super().process_primitive(prim, args, params)
+
+
+def _inline_jit_calls(closed):
+    """closed without jit calls at its top level, so that the policy sees the equations
+    inside them (a dot in a jitted helper is saveable under dots_saveable)."""
+    if not any(eqn.primitive is jit_p for eqn in closed.jaxpr.eqns):
+        return closed
+    trace = _InliningTrace(closed.jaxpr.debug_info)
+    ins = [trace.new_arg(a, i) for i, a in enumerate(closed.in_avals)]
+    try:
+        with set_current_trace(trace):
+            outs = jx.eval_jaxpr(closed.jaxpr, closed.consts, *ins)
+            outs = [trace.own_or_lift(x) for x in outs]
+    finally:
+        trace.end()
+    return jx.ClosedJaxpr(*trace.to_jaxpr(ins, outs))
+
+
 def _build_split(closed, unknowns, saveable):
+    if saveable is not everything_saveable:
+        closed = _inline_jit_calls(closed)
     known, unknown, out_uk, num_res = pe.partial_eval_jaxpr_nounits(closed, unknowns, False)
     kj = known.jaxpr
     n_known = len(out_uk) - sum(out_uk)

@@ -11,7 +11,7 @@ from pyjax._src import config
 from pyjax._src.array import Array
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import numpy_backend, stablehlo
-from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var
+from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var, eval_jaxpr, sub_jaxprs
 from pyjax._src.core.trace import primitive_effects
 
 
@@ -33,6 +33,35 @@ class NumpyExecutable:
             for r in results:
                 r._device, r.committed = self.device, True
         return results
+
+
+class InterpretedExecutable:
+    """A jaxpr holding a primitive that runs its own XLA program (pmap: flagged
+    `runs_own_program`), which no other module can contain: its equations run one at a
+    time on the eval trace, each as it runs eagerly (pmap compiles its replicated
+    program; nested jit calls compile theirs)."""
+
+    def __init__(self, closed, device):
+        self.closed, self.device = closed, device
+        self.out_avals = closed.out_avals
+
+    def __call__(self, args, committed=False):
+        outs = eval_jaxpr(self.closed.jaxpr, self.closed.consts, *args)
+        results = []
+        for x, aval in zip(outs, self.out_avals):
+            if type(x) is not Array or committed:   # fresh Arrays: inputs stay as they are
+                x = numpy_backend._wrap(numpy_backend.host_value(x, aval), aval)
+            if committed:
+                x._device, x.committed = self.device, True
+            results.append(x)
+        return results
+
+
+def runs_own_program(jaxpr):
+    """Whether a jaxpr (or one nested in it) holds a primitive that runs its own
+    program (see InterpretedExecutable)."""
+    return any(getattr(e.primitive, "runs_own_program", False)
+               or any(runs_own_program(sub) for sub in sub_jaxprs(e)) for e in jaxpr.eqns)
 
 
 class _Entry:
@@ -57,6 +86,9 @@ def _make_entry(closed, donated_invars, device):
             closed.in_avals, donated_invars or (False,) * len(closed.in_avals),
             closed.out_avals)
         run = NumpyExecutable(closed, device)
+    elif runs_own_program(closed.jaxpr):
+        aliases, unusable = {}, []     # no buffers to alias: donated inputs stay alive
+        run = InterpretedExecutable(closed, device)
     else:
         lowered = stablehlo.lower_module(closed, name, donated_invars)
         aliases, unusable = lowered.aliases, lowered.unusable_donations

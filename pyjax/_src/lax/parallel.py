@@ -103,22 +103,36 @@ def _same_avals(*avals, axes):
 # --- lowerings: cross-replica collectives over the replicas of the pmap being compiled ---
 
 def _all_reduce_lowering(op_name):
+    def body(c, a, b):
+        if op_name == "stablehlo.add":
+            return c.binary(op_name, a, b)
+        return hlo.max_min_body(c, a, b, op_name)
+
     def lower(ctx, *xs, axes):
         groups = ctx.module.replica_groups(axes)
         outs = []
         for x in xs:
+            if op_name != "stablehlo.add" and dtypes.is_complex(x.aval.dtype):
+                outs.append(_gathered_max_min(ctx, x, axes, groups, op_name))
+                continue
             scalar = ShapedArray((), x.aval.dtype)
-
-            def body(c, a, b):
-                if op_name == "stablehlo.add":
-                    return c.binary(op_name, a, b)
-                return hlo.max_min_body(c, a, b, op_name)
             outs.append(ctx.op("stablehlo.all_reduce", [x], x.aval.strip_weak_type(),
                                {"replica_groups": groups},
                                regions=[ctx.region([scalar, scalar], body)]))
         return outs
     lower.__name__ = f"lower_all_reduce_{op_name.split('.')[-1]}"
     return lower
+
+
+def _gathered_max_min(ctx, x, axes, groups, op_name):
+    """Complex pmax/pmin (XLA's all_reduce takes no complex ordering): gather the group's
+    values along a new dimension, then reduce it locally."""
+    size = int(np.prod([ctx.module.axis_position(name)[1] for name in axes]))
+    slab = ctx.reshape(x, (1,) + x.aval.shape)
+    gathered = ctx.op("stablehlo.all_gather", [slab],
+                      x.aval.update(shape=(size,) + x.aval.shape, weak_type=False),
+                      {"all_gather_dim": hlo.i64_attr(0), "replica_groups": groups})
+    return hlo.reduce(ctx, gathered, (0,), op_name)
 
 
 psum_p = define_primitive("psum", multiple_results=True, impl=_unbound_impl,

@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.special as sp
 
 from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.trace import NOT_DIFFERENTIABLE, RuleFactory, define_primitive
@@ -25,14 +24,20 @@ from pyjax._src.lax.callbacks import host_lowering
 HOST = RuleFactory(host_lowering)
 
 
-def _scipy(f):
+def _sp():
+    """scipy.special, imported on first use (it costs ~170 ms, too much for `import pyjax`)."""
+    import scipy.special
+    return scipy.special
+
+
+def _scipy(name):
     """A SciPy ufunc as an impl: computed in float64, returned in the operands' dtype."""
     def impl(*args):
         dtype = np.result_type(*args)
         with np.errstate(all="ignore"):
-            out = f(*(np.asarray(a, np.float64) for a in args))
+            out = getattr(_sp(), name)(*(np.asarray(a, np.float64) for a in args))
         return np.asarray(out, dtype)
-    impl.__name__ = getattr(f, "__name__", "impl")
+    impl.__name__ = name
     return impl
 
 
@@ -51,7 +56,7 @@ def _igamma_grad_a_impl(a, x):
     """dP(a, x)/da: minus random_gamma_grad times the density."""
     with np.errstate(all="ignore"):
         grad = np.asarray(random_gamma.random_gamma_grad_p.impl(a, x), np.float64)
-        log_pdf = (a - 1.0) * np.log(x) - x - sp.gammaln(np.asarray(a, np.float64))
+        log_pdf = (a - 1.0) * np.log(x) - x - _sp().gammaln(np.asarray(a, np.float64))
         return np.asarray(-grad * np.exp(log_pdf), a.dtype)
 
 
@@ -59,11 +64,11 @@ igamma_grad_a_p = binary_op("igamma_grad_a", _igamma_grad_a_impl, (FLOAT,),
                             jvp=NOT_DIFFERENTIABLE, hlo=None, samples_domain=(0.5, 3),
                             lower=HOST)
 igamma_p = binary_op(
-    "igamma", _scipy(sp.gammainc), (FLOAT,), hlo=None, samples_domain=(0.5, 3), lower=HOST,
+    "igamma", _scipy("gammainc"), (FLOAT,), hlo=None, samples_domain=(0.5, 3), lower=HOST,
     jvp=defjvp(lambda g, a, x: ew.mul(g, igamma_grad_a_p.bind(a, x)),
                lambda g, a, x: ew.mul(g, ew.exp(_log_gamma_pdf(a, x)))))
 igammac_p = binary_op(
-    "igammac", _scipy(sp.gammaincc), (FLOAT,), hlo=None, samples_domain=(0.5, 3), lower=HOST,
+    "igammac", _scipy("gammaincc"), (FLOAT,), hlo=None, samples_domain=(0.5, 3), lower=HOST,
     jvp=defjvp(lambda g, a, x: ew.neg(ew.mul(g, igamma_grad_a_p.bind(a, x))),
                lambda g, a, x: ew.neg(ew.mul(g, ew.exp(_log_gamma_pdf(a, x))))))
 
@@ -103,13 +108,13 @@ def _samples(*domains):
                       for i, d in enumerate(domains)])]
 
 
-betainc_p = _nary("regularized_incomplete_beta", sp.betainc,
+betainc_p = _nary("regularized_incomplete_beta", "betainc",
                   defjvp(_not_implemented("betainc in a"), _not_implemented("betainc in b"),
                          _betainc_x_jvp),
                   _samples((0.5, 3), (0.5, 3), (0.1, 0.9)))
-hyp1f1_p = _nary("hyp1f1", sp.hyp1f1, NOT_DIFFERENTIABLE,
+hyp1f1_p = _nary("hyp1f1", "hyp1f1", NOT_DIFFERENTIABLE,
                  _samples((0.5, 2), (1, 3), (-1, 1)))
-hyp2f1_p = _nary("hyp2f1", sp.hyp2f1, NOT_DIFFERENTIABLE,
+hyp2f1_p = _nary("hyp2f1", "hyp2f1", NOT_DIFFERENTIABLE,
                  _samples((0.5, 2), (0.5, 2), (1, 3), (-0.5, 0.5)))
 
 
@@ -129,15 +134,15 @@ def _i1e_jvp(g, ans, x):
 
 
 bessel_i0e_p = unary_op(
-    "bessel_i0e", _scipy(sp.i0e), (FLOAT,), hlo=None, lower=HOST,
+    "bessel_i0e", _scipy("i0e"), (FLOAT,), hlo=None, lower=HOST,
     jvp=ad.defjvp_with_output(lambda g, ans, x: ew.mul(
         g, ew.sub(bessel_i1e_p.bind(x), ew.mul(ew.sign(x), ans)))))
-bessel_i1e_p = unary_op("bessel_i1e", _scipy(sp.i1e), (FLOAT,), hlo=None, lower=HOST,
+bessel_i1e_p = unary_op("bessel_i1e", _scipy("i1e"), (FLOAT,), hlo=None, lower=HOST,
                         jvp=ad.defjvp_with_output(_i1e_jvp))
-erfcx_p = unary_op("erfcx", _scipy(sp.erfcx), (FLOAT,), hlo=None, lower=HOST,
+erfcx_p = unary_op("erfcx", _scipy("erfcx"), (FLOAT,), hlo=None, lower=HOST,
                    jvp=ad.defjvp_with_output(lambda g, ans, x: ew.mul(g, ew.sub(
                        ew.mul(ew.mul(_c(x, 2), x), ans), _c(x, 2 / math.sqrt(math.pi))))))
-ndtri_p = unary_op("ndtri", _scipy(sp.ndtri), (FLOAT,), hlo=None, lower=HOST,
+ndtri_p = unary_op("ndtri", _scipy("ndtri"), (FLOAT,), hlo=None, lower=HOST,
                    samples_domain=(0.05, 0.95),
                    jvp=ad.defjvp_with_output(lambda g, ans, x: ew.mul(g, ew.mul(
                        _c(x, math.sqrt(2 * math.pi)), ew.exp(ew.mul(ew.mul(ans, ans),
@@ -149,25 +154,25 @@ def _log_ndtr_jvp(g, ans, x):
     return ew.mul(g, ew.exp(ew.sub(log_pdf, ans)))
 
 
-log_ndtr_p = unary_op("log_ndtr", _scipy(sp.log_ndtr), (FLOAT,), hlo=None, lower=HOST,
+log_ndtr_p = unary_op("log_ndtr", _scipy("log_ndtr"), (FLOAT,), hlo=None, lower=HOST,
                       jvp=ad.defjvp_with_output(_log_ndtr_jvp))
-expi_p = unary_op("expi", _scipy(sp.expi), (FLOAT,), hlo=None, lower=HOST,
+expi_p = unary_op("expi", _scipy("expi"), (FLOAT,), hlo=None, lower=HOST,
                   samples_domain=(0.5, 3),
                   jvp=defjvp(lambda g, x: ew.mul(g, ew.div(ew.exp(x), x))))
-exp1_p = unary_op("exp1", _scipy(sp.exp1), (FLOAT,), hlo=None, lower=HOST,
+exp1_p = unary_op("exp1", _scipy("exp1"), (FLOAT,), hlo=None, lower=HOST,
                   samples_domain=(0.5, 3),
                   jvp=defjvp(lambda g, x: ew.neg(ew.mul(g, ew.div(ew.exp(ew.neg(x)), x)))))
-spence_p = unary_op("spence", _scipy(sp.spence), (FLOAT,), hlo=None, lower=HOST,
+spence_p = unary_op("spence", _scipy("spence"), (FLOAT,), hlo=None, lower=HOST,
                     samples_domain=(0.5, 3),
                     jvp=defjvp(lambda g, x: ew.mul(g, ew.div(ew.log(x),
                                                              ew.sub(_c(x, 1), x)))))
-dawsn_p = unary_op("dawsn", _scipy(sp.dawsn), (FLOAT,), hlo=None, lower=HOST,
+dawsn_p = unary_op("dawsn", _scipy("dawsn"), (FLOAT,), hlo=None, lower=HOST,
                    jvp=ad.defjvp_with_output(lambda g, ans, x: ew.mul(g, ew.sub(
                        _c(x, 1), ew.mul(ew.mul(_c(x, 2), x), ans)))))
 
 # --- two operands -----------------------------------------------------------------------------
 
-zeta_p = binary_op("zeta", _scipy(sp.zeta), (FLOAT,), hlo=None, lower=HOST,
+zeta_p = binary_op("zeta", _scipy("zeta"), (FLOAT,), hlo=None, lower=HOST,
                    samples_domain=(1.5, 4),
                    jvp=defjvp(_not_implemented("zeta in x"),
                               lambda g, x, q: ew.neg(ew.mul(g, ew.mul(
@@ -181,7 +186,7 @@ def _expn_abstract_eval(n, x):
 
 def _expn_impl(n, x):
     with np.errstate(all="ignore"):
-        return np.asarray(sp.expn(n, np.asarray(x, np.float64)), x.dtype)
+        return np.asarray(_sp().expn(n, np.asarray(x, np.float64)), x.dtype)
 
 
 def _expn_slope(n, x):

@@ -7,7 +7,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.special as sp
 
 from pyjax._src import dtypes
 from pyjax._src.api.custom_derivatives import custom_jvp
@@ -328,5 +327,6 @@ def bernoulli(n):
     n = int(n)
     if n < 0:
         raise ValueError(f"bernoulli: n must be non-negative, got {n}")
-    return lnp.asarray(sp.bernoulli(n).astype(dtypes.default_float_dtype()))
+    import scipy.special   # imported on first use: it is slow to import
+    return lnp.asarray(scipy.special.bernoulli(n).astype(dtypes.default_float_dtype()))
 
