@@ -306,9 +306,13 @@ def add(x, y):
 def test_faq_donation_aliases_the_donated_buffer():
     x = jax.device_put(np.ones((2, 3)))
     y = jax.device_put(np.ones((2, 3)))
-    pointer = y._buffer.unsafe_buffer_pointer()
-    z = jax.jit(add, donate_argnums=(1,))(x, y)
-    assert z._buffer.unsafe_buffer_pointer() == pointer
+    jitted = jax.jit(add, donate_argnums=(1,))
+    # The executable aliases output 0 to parameter 1. XLA's alias is "may-alias": the CPU
+    # client reuses the buffer when it owns it outright and copies otherwise (e.g. when
+    # the buffer wraps host memory), so buffer addresses are not a stable thing to test.
+    compiled_text = jitted.lower(x, y).compile().as_text()
+    assert "input_output_alias={ {}: (1, {}, may-alias) }" in compiled_text
+    z = jitted(x, y)
     assert y.is_deleted() and not x.is_deleted()
     np.testing.assert_array_equal(np.asarray(z), 2 * np.ones((2, 3)))
 

@@ -14,6 +14,7 @@ from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import dispatch
 from pyjax._src.core.avals import get_aval, is_valid_jax_type
 from pyjax._src.core.trace import Trace, current_trace
+from pyjax._src.core.jaxpr import ClosedJaxpr
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax.call import jit_p
 
@@ -217,6 +218,11 @@ class JitWrapped:
         debug = pe.DebugInfo(self._debug_name, _location(self.fun),
                              _flat_arg_names(self._arg_names, args, static_nums, dyn_kwargs))
         closed, hoisted = pe.trace_to_closed_jaxpr(flat_fun, in_avals, debug)
+        # Drop work no output needs (e.g. a forward scan's unused ys under grad) before
+        # any executor sees it; effectful equations stay.
+        jaxpr, consts, _ = pe.dce_closed_jaxpr(closed.jaxpr, closed.consts, None)
+        if len(jaxpr.eqns) != len(closed.jaxpr.eqns):
+            closed = ClosedJaxpr(jaxpr, consts)
         return CacheEntry(closed, flat_fun.out_tree, hoisted, in_avals)
 
     def _get_entry(self, args, kwargs):

@@ -102,7 +102,10 @@ def asarray(a, dtype=None, order=None, *, copy=None):
             aval = get_aval(a)
             _check_int_range(a, aval.dtype)
             return Array(np.asarray(a, aval.dtype), aval=aval.strip_weak_type())
-        return Array(_host_array(a, dtype))
+        value = _host_array(a, dtype)
+        if isinstance(a, np.ndarray) and np.may_share_memory(value, a):
+            value = value.copy()   # the user may change their NumPy array later
+        return Array(value)
     return array(a, dtype=dtype, copy=False)
 
 
