@@ -14,11 +14,13 @@ from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import dispatch
 from pyjax._src.core.avals import get_aval, is_valid_jax_type
 from pyjax._src.core.trace import Trace, current_trace
+from pyjax._src.core.trace import _context as _trace_context
 from pyjax._src.core.jaxpr import ClosedJaxpr
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax.call import jit_p
 
 logger = logging.getLogger("pyjax")
+_config = config.config
 
 
 def _normalize_argnums(argnums, nargs_hint=None):
@@ -118,8 +120,8 @@ class _CallPlan:
         self.single = tree_util.treedef_is_leaf(out_tree)
 
     def __call__(self, args):
-        if (current_trace() is not Trace.root
-                or config.config.version != self.config_version
+        if (_trace_context.trace is not Trace.root
+                or _config.version != self.config_version
                 or devices_mod.default_device_override() is not self.device_override):
             return None
         for x in args:

@@ -397,10 +397,10 @@ def _scan_varying(params, ins, name, where):
 def _divergence_error(what, name, where):
     return ValueError(
         f"pmap of {where}: {what} whose predicate can differ between replicas (it depends "
-        f"on the mapped data) runs a collective over axis {name!r} (psum, pmean, "
-        "all_gather, ...) in a branch or loop body. Replicas that skip the collective "
-        "would leave the others waiting forever. Make the predicate the same on every "
-        f"replica (e.g. compute it from lax.pmax(..., {name!r}) or psum results), or "
+        f"on the mapped data or the replica index) runs a collective over axis {name!r} "
+        "(psum, pmean, all_gather, ...) in a branch or loop body. Replicas that skip the "
+        "collective would leave the others waiting forever. Make the predicate the same on "
+        f"every replica (e.g. compute it from lax.pmax(..., {name!r}) or psum results), or "
         "compute both alternatives and choose with jnp.where.")
 
 

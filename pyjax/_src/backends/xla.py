@@ -363,17 +363,17 @@ class Executable:
         self._handlers = {c: [_result_handler(a, device, c) for a in self.out_avals]
                           for c in (False, True)}
         self._float0 = [a.dtype == _FLOAT0 for a in self.out_avals]
+        self._any_float0 = any(self._float0)
+        self._callbacks = bool(lowered.host_callbacks)
 
     def __call__(self, args, committed=False):
+        # This is every jitted call's hot path: comprehensions, no keyword arguments.
         device = self.device
-        bufs = list(self._consts)
-        for x in args:
-            buf = x._buffer
-            if buf is None or x._device is not device:
-                buf = device_buffer(x, device)
-            bufs.append(buf)
+        bufs = self._consts + [
+            x._buffer if x._buffer is not None and x._device is device
+            else device_buffer(x, device) for x in args]
         try:
-            if self.lowered.host_callbacks:
+            if self._callbacks:
                 # Wait for the callbacks, so their effects (prints, writes) happen in call
                 # order and before this call returns.
                 done = self.loaded.execute_sharded(bufs, with_tokens=True)
@@ -385,9 +385,9 @@ class Executable:
                     self._handlers[committed])
         except _jax.JaxRuntimeError as err:
             raise errors.JaxRuntimeError(f"running jit({self.name}) failed: {err}") from None
-        results = [Array(None, aval=a, device=device, committed=committed, buffer=o)
+        results = [Array(None, False, device, committed, a, o)
                    for a, o in zip(self.out_avals, outs)]
-        if any(self._float0):
+        if self._any_float0:
             results = [Array(np.zeros(a.shape, _FLOAT0), aval=a, device=device,
                              committed=committed) if z else r
                        for r, a, z in zip(results, self.out_avals, self._float0)]
