@@ -41,7 +41,7 @@ from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import numpy_backend, stablehlo
 from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import get_aval, is_valid_jax_type
-from pyjax._src.core.trace import (Trace, _Declared, current_trace, define_primitive,
+from pyjax._src.core.trace import (Trace, current_trace, define_primitive, no_lowering,
                                    set_current_trace)
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters import partial_eval as pe
@@ -318,7 +318,7 @@ xla_pmap_p = define_primitive(
     "xla_pmap", multiple_results=True, impl=_pmap_impl, abstract_eval=_pmap_abstract_eval,
     eager=_pmap_eager, jvp=_pmap_jvp, partial_eval=_pmap_partial_eval,
     transpose=_pmap_transpose, batch=_pmap_batch, dce=_pmap_dce,
-    lower=_Declared("NO_LOWERING", "a pmap runs its own replicated XLA program, which "
+    lower=no_lowering("a pmap runs its own replicated XLA program, which "
                     "cannot be nested in another module (jit runs it as a separate step)"),
     effects=lambda jaxpr, **_: jaxpr.effects, samples=_pmap_samples)
 xla_pmap_p.is_higher_order = True

@@ -39,6 +39,11 @@ def no_samples(reason):
     return _Declared("NO_SAMPLES", reason)
 
 
+def no_lowering(reason):
+    """Declares that a primitive has no StableHLO lowering, and why."""
+    return _Declared("NO_LOWERING", reason)
+
+
 class Primitive:
     """A named operation. Every rule of the primitive lives in its slot, set by one
     `define_primitive` call in the primitive's family file."""

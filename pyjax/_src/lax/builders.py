@@ -101,7 +101,7 @@ def unary_op(name, impl, accepted, *, jvp, hlo, result_dtype=None, samples_domai
     rules.setdefault("batch", batching.elementwise_rule)
     rules.setdefault("lower", _hlo_lowering(hlo))
     prim = define_primitive(name, impl=impl, abstract_eval=abstract_eval, jvp=jvp,
-                            samples=elementwise_samples(accepted, 1, samples_domain),
+                            samples=lambda: elementwise_samples(accepted, 1, samples_domain),
                             **rules)
     prim.hlo = hlo
     return prim
@@ -121,7 +121,7 @@ def binary_op(name, impl, accepted, *, jvp, hlo, result_dtype=None, samples_doma
     rules.setdefault("batch", batching.elementwise_rule)
     rules.setdefault("lower", _hlo_lowering(hlo))
     prim = define_primitive(name, impl=impl, abstract_eval=abstract_eval, jvp=jvp,
-                            samples=elementwise_samples(accepted, 2, samples_domain),
+                            samples=lambda: elementwise_samples(accepted, 2, samples_domain),
                             **rules)
     prim.hlo = hlo
     return prim

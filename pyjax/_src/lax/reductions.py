@@ -41,12 +41,15 @@ def _reduction(name, np_fn, accepted, *, jvp, transpose=None, identity_hlo):
     def impl(x, axes):
         return np.asarray(np_fn(x, axis=axes)).astype(x.dtype, copy=False)
 
-    samples = []
-    for kind in accepted:
-        dtype = b._SAMPLE_DTYPES[kind]
-        samples += [b.Sample([b.random_values((2, 3, 4), dtype)], {"axes": (1,)}),
+    def samples():
+        out = []
+        for kind in accepted:
+            dtype = b._SAMPLE_DTYPES[kind]
+            out += [b.Sample([b.random_values((2, 3, 4), dtype)], {"axes": (1,)}),
                     b.Sample([b.random_values((2, 3), dtype)], {"axes": (0, 1)}),
                     b.Sample([b.random_values((2, 3), dtype)], {"axes": ()})]
+        return out
+
     prim = define_primitive(name, impl=impl, abstract_eval=abstract_eval, jvp=jvp,
                             transpose=transpose, batch=batching.reduction_rule,
                             lower=hlo.reduce_lowering(identity_hlo), samples=samples)
@@ -325,8 +328,9 @@ def _cumulative(name, np_fn, accepted, *, jvp, combine, transpose=None):
             out = np.asarray(np_fn(x, axis=axis)).astype(x.dtype, copy=False)
         return np.flip(out, axis) if reverse else out
 
-    samples = [b.Sample([b.random_values((3, 4), np.float32, (0.5, 1.5))],
-                        {"axis": ax, "reverse": rev}) for ax in (0, 1) for rev in (False, True)]
+    def samples():
+        return [b.Sample([b.random_values((3, 4), np.float32, (0.5, 1.5))],
+                         {"axis": ax, "reverse": rev}) for ax in (0, 1) for rev in (False, True)]
     return define_primitive(name, impl=impl, abstract_eval=abstract_eval, jvp=jvp,
                             transpose=transpose, batch=RuleFactory(_cumulative_batch),
                             lower=_scan_lowering(combine), samples=samples)
