@@ -87,7 +87,7 @@ class EvalTrace(Trace):
             return outs
         if type(out) is not np.ndarray or out.dtype != out_aval.dtype:
             out = np.asarray(out).astype(out_aval.dtype, copy=False)
-        result = Array(out, aval=out_aval)
+        result = Array(out, False, None, False, out_aval)
         if config.debug_nans.value or config.debug_infs.value:
             check_nans(prim.name, [out])
         return result

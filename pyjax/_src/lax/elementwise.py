@@ -3,6 +3,7 @@ ops, select_n, clamp, and the strict lax wrappers that bind them. Operands of a 
 share one dtype; rank-0 operands broadcast."""
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -30,10 +31,7 @@ def _special(name):
 
 def _quiet(f):
     """NumPy impls follow IEEE/XLA semantics silently (no RuntimeWarnings)."""
-    def impl(*args, **params):
-        return call_quietly(f, *args, **params)
-    impl.__name__ = getattr(f, "__name__", "impl")
-    return impl
+    return functools.partial(call_quietly, f)
 
 
 # --- transposition helpers for broadcasting binary ops ----------------------------------
