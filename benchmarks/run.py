@@ -252,16 +252,23 @@ def recurrence(fw, steps=10_000):
 
 
 def import_cost(fw):
+    """Median wall time of `import X` in a fresh interpreter, and its resident memory
+    (VmRSS: ru_maxrss would include what a forked parent had). Bytecode caching is left
+    on, as for any installed package, and one warm-up run writes the caches."""
     out = {}
-    code = ("import time, resource; t = time.perf_counter(); import {m}; "
-            "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF)"
-            ".ru_maxrss / 1024)")
+    code = ("import time; t = time.perf_counter(); import {m}; "
+            "elapsed = time.perf_counter() - t; "
+            "rss = open('/proc/self/status').read().split('VmRSS:')[1].split()[0]; "
+            "print(elapsed, int(rss) / 1024)")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     for name in fw:
         runs = []
-        for _ in range(5):
-            res = subprocess.run([sys.executable, "-c", code.format(m=name)],
-                                 capture_output=True, text=True, check=True)
+        for _ in range(6):
+            res = subprocess.run([sys.executable, "-c", code.format(m=name)], cwd=root,
+                                 env=env, capture_output=True, text=True, check=True)
             runs.append(tuple(map(float, res.stdout.split())))
+        runs = runs[1:]   # the first run may have compiled bytecode
         out[name + " import (s)"] = statistics.median(r[0] for r in runs)
         out[name + " RSS after import (MB)"] = statistics.median(r[1] for r in runs)
     return out
