@@ -5,7 +5,7 @@ from pyjax._src.backends import numpy_backend as _numpy_backend  # noqa: F401  (
 from pyjax._src.lax import lax as _lax_families  # noqa: F401  (registers primitives)
 
 from pyjax import config, errors, lax, nn, numpy, test_util, tree_util  # noqa: F401  (public)
-from pyjax import ad_checkpoint, debug, experimental, random, scipy  # noqa: F401  (public)
+from pyjax import ad_checkpoint, core, debug, experimental, random, scipy  # noqa: F401  (public)
 from pyjax._src.lax.callbacks import effects_barrier, pure_callback  # noqa: F401
 from pyjax._src.api.jit import jit  # noqa: F401
 from pyjax._src.api.autodiff import (  # noqa: F401
@@ -20,7 +20,16 @@ from pyjax._src.api.devices import (  # noqa: F401
     block_until_ready, default_backend, default_device, device_count, device_get,
     device_put, devices, local_device_count, local_devices, process_count, process_index,
 )
+from pyjax._src.api.environment import (  # noqa: F401
+    clear_caches, copy_to_host_async, host_count, host_id, host_ids, live_arrays,
+    make_array_from_callback, make_array_from_process_local_data,
+    make_array_from_single_device_arrays, print_environment_info, process_indices,
+)
 from pyjax._src.api.pmap import pmap  # noqa: F401
+from pyjax._src.api.tracing_tools import (  # noqa: F401
+    custom_gradient, ensure_compile_time_eval, named_call, named_scope, typeof,
+)
+from pyjax._src.backends.devices import Device  # noqa: F401
 from pyjax._src.api.shapes import ShapeDtypeStruct, eval_shape, make_jaxpr  # noqa: F401
 from pyjax._src.api.vmap import vmap  # noqa: F401
 from pyjax._src.array import Array  # noqa: F401
@@ -38,3 +47,18 @@ debug_nans = _config_object._flags["jax_debug_nans"]
 debug_infs = _config_object._flags["jax_debug_infs"]
 checking_leaks = _config_object._flags["jax_check_tracer_leaks"]
 numpy_rank_promotion = _config_object._flags["jax_numpy_rank_promotion"]
+check_tracer_leaks = _config_object._flags["jax_check_tracer_leaks"]
+default_matmul_precision = _config_object._flags["jax_default_matmul_precision"]
+explain_cache_misses = _config_object._flags["jax_explain_cache_misses"]
+log_compiles = _config_object._flags["jax_log_compiles"]
+numpy_dtype_promotion = _config_object._flags["jax_numpy_dtype_promotion"]
+threefry_partitionable = _config_object._flags["jax_threefry_partitionable"]
+default_prng_impl = _config_object._flags["jax_default_prng_impl"]
+enable_checks = _config_object._flags["jax_enable_checks"]
+transfer_guard = _config_object._flags["jax_transfer_guard"]
+transfer_guard_host_to_device = _config_object._flags["jax_transfer_guard_host_to_device"]
+transfer_guard_device_to_device = _config_object._flags["jax_transfer_guard_device_to_device"]
+transfer_guard_device_to_host = _config_object._flags["jax_transfer_guard_device_to_host"]
+no_tracing = _config_object._flags["jax_no_tracing"]
+legacy_prng_key = _config_object._flags["jax_legacy_prng_key"]
+softmax_custom_jvp = _config_object._flags["jax_softmax_custom_jvp"]

@@ -1,3 +1,4 @@
 """Public jax.debug: run-time printing and callbacks from inside transformed code.
 Re-exports only; the code lives in pyjax._src.debug."""
-from pyjax._src.debug import DebugEffect, OrderedDebugEffect, callback, print  # noqa: F401
+from pyjax._src.api.debugger import breakpoint  # noqa: F401
+from pyjax._src.debug import DebugEffect, OrderedDebugEffect, callback, log, print  # noqa: F401

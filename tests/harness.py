@@ -1,12 +1,43 @@
-"""The uniform rule harness's shared pieces: every registered primitive with its samples,
-and tolerances per dtype. Each rule family (core, autodiff, batching, XLA) has a test file
-that iterates these."""
+"""Pieces the test files share: the uniform rule harness's every registered primitive with
+its samples and tolerances per dtype (each rule family -- core, autodiff, batching, XLA --
+has a test file that iterates these), and small helpers: jit on a chosen executor, random
+inputs, closeness checks."""
 from __future__ import annotations
 
 import numpy as np
 
-import pyjax  # noqa: F401  (registers every primitive family)
+import pyjax  # (importing it also registers every primitive family)
+from pyjax._src import config
 from pyjax._src.core.trace import _Declared, registered_primitives
+
+EXECUTORS = ["numpy", "xla"]
+
+
+def jit_on(executor, f, **kwargs):
+    """jax.jit(f, **kwargs) run on the given executor."""
+    jitted = pyjax.jit(f, **kwargs)
+
+    def run(*args):
+        with config.executor(executor):
+            return jitted(*args)
+    return run
+
+
+def rand(shape, seed=0, dtype=np.float32):
+    """Standard normal values of `shape`, the same for the same seed."""
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+def close(a, b, tol=1e-5):
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=tol, atol=tol)
+
+
+def bind_as_list(prim, params):
+    """A function binding prim with params that returns its outputs as a list."""
+    def f(*args):
+        out = prim.bind(*args, **params)
+        return list(out) if prim.multiple_results else [out]
+    return f
 
 
 def primitives_with_samples():

@@ -12,9 +12,7 @@ from pyjax._src import errors
 from pyjax._src.api.custom_derivatives import CustomJVPException, CustomVJPException
 from pyjax.test_util import check_grads
 
-
-def close(a, b, tol=1e-5):
-    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=tol, atol=tol)
+from harness import close
 
 
 # --- the FAQ ----------------------------------------------------------------------------

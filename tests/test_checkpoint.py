@@ -11,8 +11,9 @@ from pyjax import lax
 from pyjax._src import config
 from pyjax.ad_checkpoint import checkpoint_name, print_saved_residuals, saved_residuals
 
+from harness import EXECUTORS
+
 cp = jax.checkpoint_policies
-EXECUTORS = ["numpy", "xla"]
 
 POLICIES = {
     "default": None,

@@ -9,23 +9,12 @@ import pytest
 import pyjax as jax
 import pyjax.numpy as jnp
 from pyjax import lax
-from pyjax._src import config, errors
+from pyjax._src import errors
 from pyjax import grad, jvp, value_and_grad
 from pyjax._src.core.jaxpr import check_jaxpr
 from pyjax._src.test_util import check_grads
 
-EXECUTORS = ["numpy", "xla"]
-
-
-def jit_on(executor, f, **kwargs):
-    """jax.jit(f) run on the given executor."""
-    jitted = jax.jit(f, **kwargs)
-
-    def run(*args):
-        with config.executor(executor):
-            return jitted(*args)
-    return run
-
+from harness import EXECUTORS, jit_on
 
 def loop_vmap(f, *args):
     """The reference for vmap: f per example, stacked."""

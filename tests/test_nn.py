@@ -9,11 +9,9 @@ import pyjax.numpy as jnp
 from pyjax import nn
 from pyjax.test_util import check_grads
 
+from harness import close
+
 X = np.array([[-2.5, -0.3, 0.0, 0.7, 3.1], [1.2, -1.1, 0.4, 2.2, -0.6]])
-
-
-def close(a, b, tol=1e-5):
-    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=tol, atol=tol)
 
 
 def _gelu_tanh(x):

@@ -17,12 +17,10 @@ import pyjax.numpy as jnp
 from pyjax import lax
 from pyjax._src import config
 
+from harness import close
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 N = 4
-
-
-def _close(a, b, tol=1e-5):
-    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=tol, atol=tol)
 
 
 def _data(*shape, seed=0):
@@ -39,7 +37,7 @@ def check_reductions_match_numpy():
     for got, want in ((total, x.sum(0)), (mean, x.mean(0)), (high, x.max(0)),
                       (low, x.min(0))):
         assert isinstance(got, jax.Array) and got.shape == x.shape
-        _close(got, np.broadcast_to(want, x.shape))
+        close(got, np.broadcast_to(want, x.shape))
     assert np.asarray(count).tolist() == [N] * N
     ints = np.arange(N * 2, dtype=np.int32).reshape(N, 2)
     g = jax.pmap(lambda v: (lax.psum(v, "i"), lax.pmax(v, "i"), lax.psum(v > 3, "i")),
@@ -50,7 +48,7 @@ def check_reductions_match_numpy():
     np.testing.assert_array_equal(high, np.broadcast_to(ints.max(0), ints.shape))
     np.testing.assert_array_equal(count, np.broadcast_to((ints > 3).sum(0), ints.shape))
     pytree = jax.pmap(lambda d: lax.psum(d, "i"), axis_name="i")({"a": x, "b": [ints]})
-    _close(pytree["a"][2], x.sum(0))
+    close(pytree["a"][2], x.sum(0))
     np.testing.assert_array_equal(pytree["b"][0][1], ints.sum(0))
     z = (np.arange(N) + 1j * np.arange(N)[::-1]).astype(np.complex64)
     assert complex(jax.pmap(lambda v: lax.pmax(v, "i"), axis_name="i")(z)[0]) == 3 + 0j
@@ -59,12 +57,12 @@ def check_reductions_match_numpy():
 def check_all_gather_and_axis_index():
     x = _data(N, 3, 2)
     stacked = jax.pmap(lambda v: lax.all_gather(v, "i"), axis_name="i")(x)
-    _close(stacked, np.broadcast_to(x, (N,) + x.shape))
+    close(stacked, np.broadcast_to(x, (N,) + x.shape))
     inner = jax.pmap(lambda v: lax.all_gather(v, "i", axis=2), axis_name="i")(x)
-    _close(inner[1], np.moveaxis(x, 0, 2))
+    close(inner[1], np.moveaxis(x, 0, 2))
     tiled = jax.pmap(lambda v: lax.all_gather(v, "i", axis=1, tiled=True),
                      axis_name="i")(x)
-    _close(tiled[3], np.concatenate(list(x), axis=1))
+    close(tiled[3], np.concatenate(list(x), axis=1))
     index = jax.pmap(lambda v: lax.axis_index("i") * 10, axis_name="i")(x)
     assert index.dtype == np.int32 and np.asarray(index).tolist() == [0, 10, 20, 30]
     sizeless = jax.pmap(lambda: lax.axis_index("i"), axis_name="i", axis_size=N)()
@@ -78,17 +76,17 @@ def check_in_axes_out_axes_and_kwargs():
     out = f(x, s)
     assert out.shape == (3, N, 2)
     want = (x * s).sum(1, keepdims=True) + np.arange(N)[None, :, None]
-    _close(out, want)
+    close(out, want)
     g = jax.pmap(lambda v: (v * 2, lax.psum(v, "i")), axis_name="i", in_axes=-1,
                  out_axes=(-1, None))
     doubled, total = g(x)
     assert doubled.shape == (3, N, 2) and total.shape == (3, N)
-    _close(doubled, np.moveaxis(np.moveaxis(x, -1, 0) * 2, 0, -1))
-    _close(total, x.sum(-1))
+    close(doubled, np.moveaxis(np.moveaxis(x, -1, 0) * 2, 0, -1))
+    close(total, x.sum(-1))
     h = jax.pmap(lambda a, b: a["w"] * b, in_axes=({"w": 0}, None))
-    _close(h({"w": x[0]}, 3.0), x[0] * 3)
+    close(h({"w": x[0]}, 3.0), x[0] * 3)
     kw = jax.pmap(lambda a, scale: a * scale)
-    _close(kw(x[0], scale=np.arange(N, dtype=np.float32)),
+    close(kw(x[0], scale=np.arange(N, dtype=np.float32)),
            x[0] * np.arange(N)[:, None])
 
 
@@ -102,11 +100,11 @@ def check_static_broadcasted_argnums_and_caching():
 
     p = jax.pmap(f, static_broadcasted_argnums=(1,), in_axes=(0, 1, None))
     x = _data(N, 2)
-    _close(p(x, 2, 1.0), x ** 2 + 1)
+    close(p(x, 2, 1.0), x ** 2 + 1)
     before = xla.stats["compiles"]
-    _close(p(x + 1, 2, 3.0), (x + 1) ** 2 + 3)
+    close(p(x + 1, 2, 3.0), (x + 1) ** 2 + 3)
     assert xla.stats["compiles"] == before and p._cache_size() == 1 and calls == [2]
-    _close(p(x, 3, 0.0), x ** 3)
+    close(p(x, 3, 0.0), x ** 3)
     assert p._cache_size() == 2 and calls == [2, 3]
 
 
@@ -128,8 +126,8 @@ def check_data_parallel_sgd_matches_full_batch():
     new_w, losses = parallel(w, X.reshape(N, 4, 3), Y.reshape(N, 4))
     grads = jax.grad(loss)(w, X, Y)
     for k in w:
-        _close(new_w[k], w[k] - 0.1 * np.asarray(grads[k]))
-    _close(losses, np.full(N, float(loss(w, X, Y))))
+        close(new_w[k], w[k] - 0.1 * np.asarray(grads[k]))
+    close(losses, np.full(N, float(loss(w, X, Y))))
 
 
 def check_grad_and_jvp_of_pmap():
@@ -142,31 +140,31 @@ def check_grad_and_jvp_of_pmap():
         return per_device.sum()
 
     gx, gw = jax.grad(total, argnums=(0, 1))(x, w)
-    _close(gx, np.cos(x * w) * w + N * w[None, :])
-    _close(gw, (np.cos(x * w) * x).sum(0) + N * x.sum(0))
+    close(gx, np.cos(x * w) * w + N * w[None, :])
+    close(gw, (np.cos(x * w) * x).sum(0) + N * x.sum(0))
     replicated = jax.pmap(lambda v: lax.psum(v ** 2, "i"), axis_name="i", out_axes=None)
-    _close(jax.grad(lambda v: replicated(v).sum())(x), 2 * x)
+    close(jax.grad(lambda v: replicated(v).sum())(x), 2 * x)
     f = jax.pmap(lambda v: lax.psum(jnp.sin(v), "i"), axis_name="i")
     primal, tangent = jax.jvp(f, (x,), (np.ones_like(x),))
-    _close(primal, np.broadcast_to(np.sin(x).sum(0), x.shape))
-    _close(tangent, np.broadcast_to(np.cos(x).sum(0), x.shape))
+    close(primal, np.broadcast_to(np.sin(x).sum(0), x.shape))
+    close(tangent, np.broadcast_to(np.cos(x).sum(0), x.shape))
 
 
 def check_vmap_and_jit_compose():
     x = _data(2, N, 3)
     vp = jax.vmap(jax.pmap(lambda v: lax.psum(v, "i"), axis_name="i"))(x)
-    _close(vp, np.broadcast_to(x.sum(1, keepdims=True), x.shape))
+    close(vp, np.broadcast_to(x.sum(1, keepdims=True), x.shape))
     pv = jax.pmap(jax.vmap(lambda v: lax.psum(v, ("i", "j")) + lax.axis_index("j"),
                            axis_name="j"), axis_name="i")(np.moveaxis(x, 0, 1))
-    _close(pv, np.broadcast_to(x.sum((0, 1)) + np.arange(2)[:, None], (N, 2, 3)))
+    close(pv, np.broadcast_to(x.sum((0, 1)) + np.arange(2)[:, None], (N, 2, 3)))
     jp = jax.jit(lambda v: jax.pmap(lambda u: lax.psum(u, "i"), axis_name="i")(v) * 2)
-    _close(jp(x[0]), 2 * np.broadcast_to(x[0].sum(0), x[0].shape))
+    close(jp(x[0]), 2 * np.broadcast_to(x[0].sum(0), x[0].shape))
     pj = jax.pmap(jax.jit(lambda v: lax.psum(v, "i") * lax.axis_index("i")),
                   axis_name="i")(x[0])
-    _close(pj, x[0].sum(0)[None] * np.arange(N)[:, None])
+    close(pj, x[0].sum(0)[None] * np.arange(N)[:, None])
     looped = jax.pmap(lambda v: lax.fori_loop(0, 3, lambda i, c: lax.psum(c, "i") / N, v),
                       axis_name="i")(x[0])
-    _close(looped, np.broadcast_to(x[0].mean(0), x[0].shape))
+    close(looped, np.broadcast_to(x[0].mean(0), x[0].shape))
 
 
 def check_numpy_executor_agrees_with_xla():
@@ -186,8 +184,8 @@ def check_numpy_executor_agrees_with_xla():
         for a, b, c in zip(jax.tree_util.tree_leaves(compiled),
                            jax.tree_util.tree_leaves(reference),
                            jax.tree_util.tree_leaves(staged)):
-            _close(a, b)
-            _close(c, b)
+            close(a, b)
+            close(c, b)
 
 
 def check_compiled_module_is_replicated():
@@ -214,7 +212,7 @@ def check_errors_with_four_devices():
         assert "devices= lists 2 devices" in str(err), err
     two = jax.pmap(lambda v: lax.psum(v, "i"), axis_name="i",
                    devices=jax.devices()[2:])(np.ones((2, 3)))
-    _close(two, np.full((2, 3), 2.0))
+    close(two, np.full((2, 3), 2.0))
     try:
         jax.pmap(lambda v: lax.cond(v > 1, lambda: lax.psum(v, "i"), lambda: v),
                  axis_name="i")(np.arange(float(N)))
@@ -224,13 +222,13 @@ def check_errors_with_four_devices():
     uniform = jax.pmap(lambda v: lax.cond(lax.pmax(v, "i") > 1,
                                           lambda: lax.psum(v, "i"), lambda: v),
                        axis_name="i")(np.arange(float(N)))
-    _close(uniform, np.full(N, 6.0))
+    close(uniform, np.full(N, 6.0))
 
 
 def check_donation_deletes_arguments():
     x = jnp.ones((N, 3))
     y = jax.pmap(lambda v: v + 1, donate_argnums=0)(x)
-    _close(y, np.full((N, 3), 2.0))
+    close(y, np.full((N, 3), 2.0))
     assert x.is_deleted()
 
 
@@ -312,7 +310,7 @@ def test_numpy_executor_simulates_any_number_of_replicas():
     x = _data(6, 2)
     with config.executor("numpy"):
         out = jax.pmap(lambda v: (lax.psum(v, "i"), lax.axis_index("i")), axis_name="i")(x)
-    _close(out[0], np.broadcast_to(x.sum(0), x.shape))
+    close(out[0], np.broadcast_to(x.sum(0), x.shape))
     assert np.asarray(out[1]).tolist() == list(range(6))
 
 

@@ -30,6 +30,8 @@ NOT_NUMERIC = {
     ("eigh", "complex"): "complex eigenvectors are defined up to a phase (gauge)",
     "random_gamma": "its derivative is the implicit reparameterization gradient, not the "
                     "slope of the rejection sampler",
+    "reduce_precision": "JAX passes the tangent through reduce_precision (straight through), "
+                        "not the zero slope of the rounding",
 }
 # Order-based primitives: at tied values the slope is one-sided, so samples with ties
 # are not checked numerically (their rule picks one side, as JAX's does).

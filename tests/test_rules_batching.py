@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import pyjax
-from harness import assert_close, primitives_with_samples, sample_cases
+from harness import assert_close, bind_as_list, primitives_with_samples, sample_cases
 from pyjax._src.core.avals import get_aval
 from pyjax._src.core.jaxpr import check_jaxpr
 from pyjax._src.core.trace import NO_BATCHING
@@ -42,16 +42,9 @@ def _in_axis(x, layout, position):
     return -1 if position % 2 == 0 else -(ndim + 1)
 
 
-def _call(prim, params):
-    def f(*args):
-        out = prim.bind(*args, **params)
-        return list(out) if prim.multiple_results else [out]
-    return f
-
-
 def _expected(prim, sample, mapped, size):
     """The loop: one eager call per example, results stacked on a new leading axis."""
-    f = _call(prim, sample.params)
+    f = bind_as_list(prim, sample.params)
     per_example = [f(*[_example(x, b) if i in mapped else x
                        for i, x in enumerate(sample.args)]) for b in range(size)]
     avals = prim.abstract_eval(*[get_aval(x) for x in sample.args], **sample.params)
@@ -79,7 +72,7 @@ def _batched_args(sample, mapped, size, layout):
 @pytest.mark.parametrize("prim,sample", CASES)
 def test_vmap_equals_loop(prim, sample):
     n = len(sample.args)
-    f = _call(prim, sample.params)
+    f = bind_as_list(prim, sample.params)
     subsets = [set(s) for k in range(1, n + 1) for s in itertools.combinations(range(n), k)]
     for mapped, (size, layout) in itertools.product(subsets, LAYOUTS):
         args, in_axes = _batched_args(sample, mapped, size, layout)
@@ -98,7 +91,7 @@ def test_vmap_equals_loop(prim, sample):
 def test_batched_jaxpr_type_checks(prim, sample):
     n = len(sample.args)
     args, in_axes = _batched_args(sample, set(range(n)), 3, "negative")
-    batched = pyjax.vmap(_call(prim, sample.params), in_axes=in_axes, axis_size=3)
+    batched = pyjax.vmap(bind_as_list(prim, sample.params), in_axes=in_axes, axis_size=3)
     closed = pyjax.make_jaxpr(batched)(*args)
     check_jaxpr(closed.jaxpr)
 

@@ -5,20 +5,13 @@ import numpy as np
 import pytest
 
 import pyjax
-from harness import assert_close, primitives_with_samples, sample_cases
+from harness import assert_close, bind_as_list, primitives_with_samples, sample_cases
 from pyjax._src import config
 from pyjax._src.core.avals import get_aval
 from pyjax._src.core.jaxpr import check_jaxpr, eval_jaxpr
 from pyjax._src.core.trace import MISSING, _Declared
 
 CASES = sample_cases()
-
-
-def _bind(prim, params):
-    def f(*args):
-        out = prim.bind(*args, **params)
-        return list(out) if prim.multiple_results else [out]
-    return f
 
 
 def _as_list(x, prim):
@@ -40,7 +33,7 @@ def test_abstract_eval_agrees_with_impl(prim, sample):
 
 @pytest.mark.parametrize("prim,sample", CASES)
 def test_eager_and_jit_and_eval_jaxpr_agree(prim, sample):
-    f = _bind(prim, sample.params)
+    f = bind_as_list(prim, sample.params)
     values = [np.asarray(a, get_aval(a).dtype) for a in sample.args]
     expected = _as_list(prim.impl(*values, **sample.params), prim)
     eager = f(*sample.args)

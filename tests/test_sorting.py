@@ -9,19 +9,11 @@ import pytest
 import pyjax as jax
 import pyjax.numpy as jnp
 from pyjax import lax
-from pyjax._src import config, errors
+from pyjax._src import errors
 from pyjax._src.test_util import check_grads
 
-EXECUTORS = ["numpy", "xla"]
+from harness import EXECUTORS, jit_on
 
-
-def jit_on(executor, f):
-    jitted = jax.jit(f)
-
-    def run(*args):
-        with config.executor(executor):
-            return jitted(*args)
-    return run
 
 
 RUNNERS = ["eager"] + EXECUTORS

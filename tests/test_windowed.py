@@ -10,23 +10,10 @@ import pytest
 import pyjax as jax
 import pyjax.numpy as jnp
 from pyjax import lax
-from pyjax._src import config
 from pyjax._src.test_util import check_grads
 
-EXECUTORS = ["numpy", "xla"]
+from harness import EXECUTORS, jit_on, rand
 
-
-def jit_on(executor, f):
-    jitted = jax.jit(f)
-
-    def run(*args):
-        with config.executor(executor):
-            return jitted(*args)
-    return run
-
-
-def rand(shape, seed=0, dtype=np.float32):
-    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
 
 
 def reference_window(x, init, fn, dims, strides, padding, base_dilation, window_dilation):

@@ -54,12 +54,17 @@ class Array:
         if self._deleted:
             return "Array(<deleted>)"
         value = self._value
-        suffix = f", dtype={self.dtype.name}" + (", weak_type=True" if self.weak_type
-                                                  else "")
-        if value.size == 0 and value.shape != (0,):
-            return f"Array([], shape={value.shape}{suffix})"
-        body = np.array2string(value, prefix="Array(", separator=", ", suffix=suffix)
-        return f"Array({body}{suffix})"
+        tail = f"dtype={self.dtype.name}" + (", weak_type=True)" if self.weak_type else ")")
+        if value.size == 0:
+            return f"Array([], shape={value.shape}, {tail}"
+        # JAX's layout: numpy wraps the values as if only "," followed them; the dtype
+        # goes after one space, or after six when the last line is already long.
+        width = np.get_printoptions()["linewidth"]
+        body = np.array2string(value, prefix="Array(", suffix=",", separator=", ",
+                               max_line_width=width)
+        last_line = len(body) - body.rfind("\n") + 1
+        gap = " " if last_line + len(tail) + 1 <= width else " " * len("Array(")
+        return f"Array({body},{gap}{tail}"
 
     def __str__(self):
         return str(self._value)
@@ -130,7 +135,10 @@ class Array:
         return self
 
     def copy_to_host_async(self):
-        pass
+        """Copies the value to the host (synchronously here): later reads need no
+        transfer."""
+        if self._npy is None and not self._deleted:
+            self._npy = backend_hooks.fetch(self)
 
     def is_deleted(self):
         return bool(self._deleted)
@@ -155,12 +163,18 @@ class Array:
     def addressable_data(self, index):
         return self
 
+    @property
+    def device_buffer(self):
+        # The FAQ's `x.device_buffer.device()` predates jax.Array; say what replaced it.
+        raise AttributeError("arr.device_buffer has been deprecated. Use "
+                             "arr.addressable_data(0) (or arr.device for its device)")
+
     def __dlpack__(self, *args, **kwargs):
         return self._value.__dlpack__(*args, **kwargs)
 
 
 def deleted_error(array):
-    shape = array.aval.str_short()
+    shape = f"{array.dtype.name}[{','.join(map(str, array.shape))}]"   # as JAX: float32[2,3]
     if array._deleted == "donated":
         return errors.InvalidDonatedBufferError(
             f"Array has been deleted with shape={shape}: its buffer was donated to a jitted "

@@ -5,23 +5,52 @@ from __future__ import annotations
 import contextlib
 import os
 
+import numpy as np
+
 
 def _parse_bool(text):
-    return text.strip().lower() in ("1", "true", "yes", "on")
+    word = text.strip().lower()
+    if word in ("1", "true", "yes", "on"):
+        return True
+    if word in ("", "0", "false", "no", "off"):
+        return False
+    raise ValueError(f"invalid truth value {text!r}: use one of true/false, 1/0, yes/no, "
+                     "on/off")
 
 
 class Flag:
     """One option. `.value` is read on hot paths, so it is a plain attribute."""
 
-    def __init__(self, name, default, parse, help, affects_tracing=False, on_change=None):
+    def __init__(self, name, default, parse, help, affects_tracing=False, on_change=None,
+                 choices=None):
         self.name, self.parse, self.help = name, parse, help
         self.affects_tracing = affects_tracing
         self.on_change = on_change
+        self.choices = choices
         env = os.environ.get(name.upper())
-        self.value = parse(env) if env is not None else default
+        self.value = self._checked(parse(env)) if env is not None else default
+
+    def _checked(self, value):
+        # A bad value would otherwise be stored and misread far from here.
+        if self.parse is _parse_bool and not isinstance(value, bool):
+            if isinstance(value, str):
+                try:
+                    value = _parse_bool(value)
+                except ValueError as e:
+                    raise ValueError(f"config option {self.name!r}: {e}") from None
+            elif isinstance(value, (int, np.bool_, np.integer)) and value in (0, 1):
+                value = bool(value)
+            else:
+                raise TypeError(f"config option {self.name!r} takes a bool, got {value!r} of "
+                                f"type {type(value).__name__}.")
+        if self.choices is not None and value not in self.choices:
+            raise ValueError(f"config option {self.name!r}: new value must be one of "
+                             f"{list(self.choices)}, got {value!r} of type "
+                             f"{type(value).__name__}.")
+        return value
 
     def set(self, value):
-        self.value = value
+        self.value = self._checked(value)
         config.version += 1
         if self.on_change:
             self.on_change(value)
@@ -69,7 +98,12 @@ class Config:
             raise AttributeError(
                 f"Unrecognized config option: {name!r}. Known options: "
                 f"{', '.join(sorted(self._flags))}") from None
-        flag.set(value if not isinstance(value, str) else flag.parse(value))
+        if isinstance(value, str):
+            try:
+                value = flag.parse(value)
+            except ValueError as e:
+                raise ValueError(f"config option {name!r}: {e}") from None
+        flag.set(value)
 
     def read(self, name):
         return self._flags[name].value
@@ -101,7 +135,8 @@ debug_infs = config.define(
     "Raise FloatingPointError when an operation produces an inf.", affects_tracing=True)
 numpy_rank_promotion = config.define(
     "jax_numpy_rank_promotion", "allow", str,
-    "What jnp does on implicit rank promotion: allow, warn or raise.", affects_tracing=True)
+    "What jnp does on implicit rank promotion: allow, warn or raise.", affects_tracing=True,
+    choices=("allow", "warn", "raise"))
 check_tracer_leaks = config.define(
     "jax_check_tracer_leaks", False, _parse_bool,
     "Check, when a trace ends, that none of its tracers escaped.")
@@ -110,7 +145,8 @@ platforms = config.define(
     "Comma-separated platforms to use, in order of preference (e.g. 'cpu').")
 executor = config.define(
     "pyjax_executor", "xla", str,
-    "Which executor runs jitted code: 'xla' (jaxlib's compiler) or 'numpy'.")
+    "Which executor runs jitted code: 'xla' (jaxlib's compiler) or 'numpy'.",
+    choices=("xla", "numpy"))
 num_cpu_devices = config.define(
     "jax_num_cpu_devices", -1, int,
     "Number of CPU devices to create (before the first use of the backend).")
@@ -125,4 +161,58 @@ explain_cache_misses = config.define(
     "Explain, on each jit retrace, what changed since the closest earlier call.")
 default_matmul_precision = config.define(
     "jax_default_matmul_precision", None, _optional_str,
-    "Default precision for matmul-like operations.", affects_tracing=True)
+    "Default precision for matmul-like operations.", affects_tracing=True,
+    choices=(None, "default", "high", "highest", "bfloat16", "tensorfloat32", "float32"))
+numpy_dtype_promotion = config.define(
+    "jax_numpy_dtype_promotion", "standard", str,
+    "Implicit dtype promotion in jnp: 'standard' (JAX's lattice) or 'strict' (operands of "
+    "different dtypes raise TypePromotionError; only weak Python scalars mix).",
+    affects_tracing=True, choices=("standard", "strict"))
+threefry_partitionable = config.define(
+    "jax_threefry_partitionable", True, _parse_bool,
+    "Generate random bits and split keys with the partitionable threefry scheme (each "
+    "value hashes its own index); False gives the original scheme's values.",
+    affects_tracing=True)
+default_prng_impl = config.define(
+    "jax_default_prng_impl", "threefry2x32", str,
+    "The PRNG implementation of new keys (pyjax provides threefry2x32).",
+    choices=("threefry2x32",))
+enable_checks = config.define(
+    "jax_enable_checks", False, _parse_bool,
+    "Type-check every traced jaxpr (check_jaxpr) as it is built.")
+_GUARD_LEVELS = ("allow", "log", "disallow", "log_explicit", "disallow_explicit")
+transfer_guard_host_to_device = config.define(
+    "jax_transfer_guard_host_to_device", "allow", str,
+    "Guard for host-to-device transfers (jit arguments that are not jax Arrays are "
+    "implicit; device_put is explicit).", choices=_GUARD_LEVELS)
+transfer_guard_device_to_device = config.define(
+    "jax_transfer_guard_device_to_device", "allow", str,
+    "Guard for copies between devices (device_put to another device is explicit).",
+    choices=_GUARD_LEVELS)
+transfer_guard_device_to_host = config.define(
+    "jax_transfer_guard_device_to_host", "allow", str,
+    "Guard for device-to-host transfers (device_get is explicit).", choices=_GUARD_LEVELS)
+
+
+def _set_all_transfer_guards(level):
+    for flag in (transfer_guard_host_to_device, transfer_guard_device_to_device,
+                 transfer_guard_device_to_host):
+        flag.set(level)
+
+
+transfer_guard = config.define(
+    "jax_transfer_guard", "allow", str,
+    "Guard for all transfer directions at once (sets the three direction options).",
+    on_change=_set_all_transfer_guards, choices=_GUARD_LEVELS)
+no_tracing = config.define(
+    "jax_no_tracing", False, _parse_bool,
+    "Disallow tracing for jit: a call that would trace (a cache miss) raises RuntimeError.")
+legacy_prng_key = config.define(
+    "jax_legacy_prng_key", "allow", str,
+    "What jax.random does with raw uint32 keys (jax.random.PRNGKey): 'allow', 'warn' or "
+    "'error' (typed keys from jax.random.key are always accepted).",
+    choices=("allow", "warn", "error"))
+softmax_custom_jvp = config.define(
+    "jax_softmax_custom_jvp", True, _parse_bool,
+    "jax.nn.softmax differentiates with its custom JVP rule (y * (t - sum(y * t))); off, "
+    "autodiff goes through the stable forward computation instead.", affects_tracing=True)

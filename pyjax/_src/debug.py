@@ -2,6 +2,7 @@
 code, through the debug_callback primitive (lax.callbacks). Imports lax and tree_util."""
 from __future__ import annotations
 
+import logging
 import string
 import sys
 
@@ -33,6 +34,25 @@ def print(fmt, *args, ordered=False, **kwargs):  # noqa: A001  (mirrors jax.debu
     def emit(*values, **named):
         with np.printoptions(**(np_printoptions or {})):
             sys.stdout.write(fmt.format(*values, **named) + "\n")
+
+    debug_callback(emit, *args, ordered=ordered, **kwargs)
+
+
+_logger = logging.getLogger("pyjax.debug")
+
+
+def log(fmt, *args, ordered=False, level=logging.INFO, **kwargs):
+    """Logs `fmt.format(*args, **kwargs)` with the actual values, through the `logging`
+    module (logger 'pyjax.debug', at `level`), when the computation runs: like
+    jax.debug.print, also inside jit, vmap and loops."""
+    _check_format(fmt, args, kwargs)
+    if not isinstance(level, int):
+        raise TypeError(f"jax.debug.log: level must be a logging level (an int such as "
+                        f"logging.INFO), got {level!r}")
+
+    def emit(*values, **named):
+        if _logger.isEnabledFor(level):
+            _logger.log(level, fmt.format(*values, **named))
 
     debug_callback(emit, *args, ordered=ordered, **kwargs)
 

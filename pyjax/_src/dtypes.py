@@ -148,12 +148,12 @@ _LATTICE_EDGES = {
 }
 
 
-def _upper_bounds():
+def _upper_bounds(edges):
     bounds = {}
-    for node in _LATTICE_EDGES:
+    for node in edges:
         seen, stack = {node}, [node]
         while stack:
-            for nxt in _LATTICE_EDGES[stack.pop()]:
+            for nxt in edges[stack.pop()]:
                 if nxt not in seen:
                     seen.add(nxt)
                     stack.append(nxt)
@@ -161,7 +161,16 @@ def _upper_bounds():
     return bounds
 
 
-_UPPER_BOUNDS = _upper_bounds()
+_UPPER_BOUNDS = _upper_bounds(_LATTICE_EDGES)
+# jax_numpy_dtype_promotion='strict': only weak (Python scalar) types promote, each to the
+# types of its kind and up; two different strong dtypes never meet.
+_STRICT_EDGES = {
+    **{node: [] for node in _LATTICE_EDGES},
+    _WEAK_INT: [_WEAK_FLOAT, *_SIGNED, *_UNSIGNED],
+    _WEAK_FLOAT: [_WEAK_COMPLEX, *_FLOATS],
+    _WEAK_COMPLEX: list(_COMPLEX),
+}
+_STRICT_UPPER_BOUNDS = _upper_bounds(_STRICT_EDGES)
 
 
 def _lattice_node(dtype, weak):
@@ -176,13 +185,23 @@ def _lattice_node(dtype, weak):
     return dtype
 
 
-@functools.lru_cache(maxsize=4096)
 def _join(nodes):
-    common = functools.reduce(frozenset.intersection, (_UPPER_BOUNDS[n] for n in nodes))
+    return _join_in(nodes, config.numpy_dtype_promotion.value == "strict")
+
+
+@functools.lru_cache(maxsize=4096)
+def _join_in(nodes, strict):
+    bounds = _STRICT_UPPER_BOUNDS if strict else _UPPER_BOUNDS
+    common = functools.reduce(frozenset.intersection, (bounds[n] for n in nodes))
     for cand in common:  # the least bound is the one every other common bound is above
-        if all(other in _UPPER_BOUNDS[cand] for other in common):
+        if all(other in bounds[cand] for other in common):
             return cand
     names = ", ".join(str(n) for n in nodes)
+    if strict:
+        raise TypePromotionError(
+            f"Input dtypes {names} have no available implicit dtype promotion path when "
+            "jax_numpy_dtype_promotion=strict. Try explicitly casting inputs to the "
+            "desired output type, or set jax_numpy_dtype_promotion=standard.")
     raise TypePromotionError(
         f"Input dtypes {names} have no available implicit dtype promotion path. "
         "Convert one of them explicitly with .astype() to the dtype you want.")
@@ -247,6 +266,16 @@ def to_inexact_dtype(dtype):
     """The floating dtype an integer or bool dtype becomes in sin, mean, ...: the default."""
     dtype = np.dtype(dtype)
     return dtype if is_inexact(dtype) else default_float_dtype()
+
+
+def real_dtype(dtype):
+    """The dtype of dtype's real part (float32 for complex64); real dtypes are their own."""
+    return np.zeros((), dtype).real.dtype
+
+
+def complex_dtype(dtype):
+    """The complex dtype that holds dtype's values (complex64 for float32 and narrower)."""
+    return np.result_type(dtype, np.complex64)
 
 
 def dtype_name(dtype):

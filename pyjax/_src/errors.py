@@ -40,12 +40,13 @@ class TracerBoolConversionError(ConcretizationTypeError):
         super().__init__(
             tracer,
             "The problem arose with the `bool` function: Python control flow such as "
-            "`if x > 0:` needs a concrete value, but under `jit` the value is only known "
-            "when the compiled code runs. Use `lax.cond` or `jnp.where` for data-dependent "
-            "branches, or make the argument static.\n")
+            "`if x > 0:` needs a concrete value, but this traced value is only known when "
+            "the transformed computation runs. Use `lax.cond` or `jnp.where` for "
+            "data-dependent branches (`lax.while_loop`/`lax.fori_loop` for loops), or make "
+            "the argument static.\n")
 
 
-class TracerIntegerConversionError(JAXIndexError):
+class TracerIntegerConversionError(JAXTypeError):
     """`int()`/`__index__` of a traced array (e.g. as a shape or a Python index)."""
 
     def __init__(self, tracer):
@@ -54,7 +55,8 @@ class TracerIntegerConversionError(JAXIndexError):
             f"The __index__() method was called on traced array {tracer}.\n"
             f"{_origin(tracer)}\nShapes and Python indices must be concrete. Compute them "
             "from static information (e.g. `np.prod(x.shape)`, not `jnp.array(x.shape).prod()`), "
-            "or mark the argument static with `static_argnums`.")
+            "or mark the argument static with `static_argnums`. For a loop over a traced "
+            "count (`for i in range(n)`), use `lax.fori_loop`.")
 
 
 class TracerArrayConversionError(JAXTypeError):

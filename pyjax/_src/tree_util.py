@@ -249,6 +249,9 @@ def tree_flatten(tree, is_leaf=None):
     """Flattens a pytree into (leaves, treedef); None is an empty node, dict keys sorted."""
     if is_leaf is None:
         return flatten(tree)
+    if not callable(is_leaf):
+        raise TypeError(f"is_leaf must be a callable (a predicate on subtrees) or None, got "
+                        f"{is_leaf!r}")
     leaves, spec = optree.tree_flatten(tree, is_leaf, none_is_leaf=False, namespace=_NS)
     return leaves, PyTreeDef(spec)
 
@@ -321,6 +324,11 @@ def register_pytree_node(nodetype, flatten_func, unflatten_func, flatten_with_ke
     unflatten_func(aux_data, children) -> x; aux_data must be hashable."""
     if nodetype in _registry or nodetype in _BUILTIN_NODES:
         raise ValueError(f"Duplicate custom PyTreeDef type registration for {nodetype!r}.")
+    if not isinstance(nodetype, type) or not callable(flatten_func) or \
+            not callable(unflatten_func):
+        raise TypeError(f"register_pytree_node expects a class and two callables "
+                        f"(flatten_func, unflatten_func), got {nodetype!r}, {flatten_func!r}, "
+                        f"{unflatten_func!r}")
     optree.register_pytree_node(nodetype, flatten_func, unflatten_func, namespace=_NS)
     _registry[nodetype] = (flatten_func, unflatten_func)
     if flatten_with_keys_func is not None:

@@ -11,7 +11,11 @@ def prod(xs):
 
 def canonicalize_axis(axis, ndim, name="axis"):
     """Turns a possibly negative axis into a non-negative one, or raises ValueError."""
-    axis = operator.index(axis)
+    try:
+        axis = operator.index(axis)
+    except TypeError:
+        raise TypeError(f"{name} must be an integer, got {axis!r} of type "
+                        f"{type(axis).__name__}") from None
     if not -ndim <= axis < ndim:
         raise ValueError(f"{name} {axis} is out of bounds for array of dimension {ndim}")
     return axis + ndim if axis < 0 else axis
@@ -20,12 +24,41 @@ def canonicalize_axis(axis, ndim, name="axis"):
 def canonicalize_axes(axes, ndim, name="axis"):
     if axes is None:
         return tuple(range(ndim))
-    if isinstance(axes, int) or hasattr(axes, "__index__"):
+    if isinstance(axes, int) or hasattr(axes, "__index__") or not hasattr(axes, "__iter__") \
+            or isinstance(axes, str):
         axes = (axes,)
     out = tuple(canonicalize_axis(a, ndim, name) for a in axes)
     if len(set(out)) != len(out):
         raise ValueError(f"repeated {name} in {tuple(axes)}")
     return out
+
+
+def canonicalize_shape(shape, where, nonnegative=True):
+    """A shape argument (an int or a sequence of ints) as a tuple of Python ints
+    (non-negative unless told otherwise, e.g. for reshape's -1); anything else raises
+    TypeError/ValueError naming `where`. Traced sizes raise the tracer's own conversion
+    error, which explains static shapes."""
+    if hasattr(shape, "__index__") and getattr(shape, "ndim", 0) == 0:
+        shape = (shape,)
+    elif hasattr(shape, "tolist") and getattr(shape, "ndim", None) == 1 and \
+            getattr(shape, "dtype", None) is not None and shape.dtype.kind in "iu":
+        shape = shape.tolist()      # a concrete integer array (tracers raise on tolist)
+    if isinstance(shape, str) or not hasattr(shape, "__iter__"):
+        raise TypeError(f"{where}: shapes must be an int or a 1D sequence of integers, "
+                        f"got {shape!r}.")
+    out = []
+    for d in shape:
+        if getattr(d, "ndim", 0) != 0 or isinstance(d, (bool, float, complex, str)) or \
+                not hasattr(d, "__index__"):
+            raise TypeError(f"{where}: shapes must be 1D sequences of concrete values of "
+                            f"integer type, got {tuple(shape)!r}. Use Python ints (e.g. "
+                            "`int(n)` or `x.shape[0]`); under jit, mark size arguments "
+                            "static with `static_argnums`.")
+        out.append(operator.index(d))
+    if nonnegative and any(d < 0 for d in out):
+        raise ValueError(f"{where}: negative dimensions are not allowed, got shape "
+                         f"{tuple(out)}.")
+    return tuple(out)
 
 
 def safe_zip(*seqs):
@@ -62,6 +95,21 @@ def partition_list(flags, xs):
 def merge_lists(flags, false_part, true_part):
     false_it, true_it = iter(false_part), iter(true_part)
     return [next(true_it) if f else next(false_it) for f in flags]
+
+
+def fun_name(fun):
+    """A callable's name for messages (its type's name when it has none, e.g. a partial)."""
+    return getattr(fun, "__name__", type(fun).__name__)
+
+
+def scipy_special(name):
+    """scipy.special.<name> as a function that imports SciPy on its first call: importing
+    it costs ~170 ms, too much for `import pyjax`."""
+    def f(*args):
+        import scipy.special
+        return getattr(scipy.special, name)(*args)
+    f.__name__ = name
+    return f
 
 
 class HashableFunction:

@@ -44,5 +44,73 @@ from pyjax._src.lax.structural import (  # noqa: F401
     broadcast, broadcast_in_dim, broadcasted_iota, concatenate, expand_dims, full, iota,
     pad, reshape, rev, squeeze, transpose,
 )
+from pyjax._src.lax.ad_util import stop_gradient_p  # noqa: F401
+from pyjax._src.lax.control_flow import cond_p, scan_p, while_p  # noqa: F401
+from pyjax._src.lax.control_flow.solves import (  # noqa: F401
+    custom_linear_solve, linear_solve_p,
+)
+from pyjax._src.lax.conv_helpers import (  # noqa: F401
+    batch_matmul, conv_general_dilated_local, conv_general_dilated_patches,
+    conv_general_permutations, conv_general_shape_tuple, conv_shape_tuple,
+    conv_transpose_shape_tuple, ragged_dot, reduce_window_shape_tuple,
+)
+from pyjax._src.lax.dot import dot_general_p  # noqa: F401
+from pyjax._src.lax.elementwise import (  # noqa: F401
+    abs_p, acos_p, acosh_p, add_p, and_p, asin_p, asinh_p, atan2_p, atan_p, atanh_p,
+    bitcast_convert_type_p, cbrt_p, ceil_p, clamp_p, clz_p, complex_p, conj_p,
+    convert_element_type_p, copy_p, cos_p, cosh_p, digamma_p, div_p, eq_p, erf_inv_p, erf_p,
+    erfc_p, exp2_p, exp_p, expm1_p, floor_p, ge_p, gt_p, imag_p, integer_pow_p,
+    is_finite_p, le_p, lgamma_p, log1p_p, log_p, logistic_p, lt_p, max_p, min_p, mul_p,
+    ne_p, neg_p, nextafter_p, not_p, or_p, polygamma_p, population_count_p, pow_p, real_p,
+    rem_p, round_p, rsqrt_p, select_n_p, shift_left_p, shift_right_arithmetic_p,
+    shift_right_logical_p, sign_p, sin_p, sinh_p, sqrt_p, square_p, sub_p, tan_p, tanh_p,
+    xor_p,
+)
+from pyjax._src.lax.elementwise_more import (  # noqa: F401
+    Precision, PrecisionLike, RoundingMethod, mulhi, mulhi_p, reciprocal, reduce_precision,
+    reduce_precision_p,
+)
+from pyjax._src.lax.indexing import (  # noqa: F401
+    gather_p, scatter_add_p, scatter_max_p, scatter_min_p, scatter_mul_p, scatter_p,
+    scatter_sub, scatter_sub_p,
+)
+from pyjax._src.lax.parallel import (  # noqa: F401
+    all_gather_p, axis_index_p, pmax_p, pmin_p, psum_p,
+)
+from pyjax._src.lax.parallel_more import (  # noqa: F401
+    all_to_all, all_to_all_p, axis_size, pbroadcast, ppermute, ppermute_p, pshuffle,
+    psum_scatter, pswapaxes,
+)
+from pyjax._src.lax.program import (  # noqa: F401
+    composite, dtype, optimization_barrier, optimization_barrier_p, platform_dependent,
+    shape_as_value,
+)
+from pyjax._src.lax.reductions import (  # noqa: F401
+    argmax_p, argmin_p, cumlogsumexp_p, cummax_p, cummin_p, cumprod_p, cumsum_p,
+    reduce_and_p, reduce_max_p, reduce_min_p, reduce_or_p, reduce_prod_p, reduce_sum_p,
+    reduce_xor_p,
+)
+from pyjax._src.lax.slicing import (  # noqa: F401
+    dynamic_slice_p, dynamic_update_slice_p, slice_p,
+)
+from pyjax._src.lax.special import (  # noqa: F401
+    bessel_i0e, bessel_i0e_p, bessel_i1e, bessel_i1e_p, betainc, igamma, igamma_grad_a,
+    igamma_grad_a_p, igamma_p, igammac, igammac_p, zeta, zeta_p,
+)
+from pyjax._src.lax.special import betainc_p as regularized_incomplete_beta_p  # noqa: F401
+from pyjax._src.lax.random_gamma import random_gamma_grad  # noqa: F401
+from pyjax._src.lax.structural import (  # noqa: F401
+    broadcast_in_dim_p, concatenate_p, iota_p, pad_p, reshape_p, rev_p, squeeze_p,
+    transpose_p,
+)
+from pyjax._src.lax.structural_more import (  # noqa: F401
+    broadcast_shapes, broadcast_to_rank, collapse, empty, full_like, index_take, split,
+    split_p, stack, tile, tile_p, unstack,
+)
+from pyjax._src.api.custom_root import custom_root  # noqa: F401
+from pyjax._src.lax.convolution import (  # noqa: F401
+    ConvDimensionNumbers as ConvGeneralDilatedDimensionNumbers,
+)
+from pyjax._src.lax.dot import DotDimensionNumbers  # noqa: F401
 
 from pyjax.lax import linalg  # noqa: F401,E402  (the jax.lax.linalg submodule)

@@ -244,9 +244,13 @@ def vjp(fun, *primals, has_aux=False):
 
 
 def _normalize_argnums(argnums):
-    if isinstance(argnums, (tuple, list)):
-        return tuple(operator.index(a) for a in argnums)
-    return operator.index(argnums)
+    try:
+        if isinstance(argnums, (tuple, list)):
+            return tuple(operator.index(a) for a in argnums)
+        return operator.index(argnums)
+    except TypeError:
+        raise TypeError(f"argnums must be an integer or a tuple of integers, got "
+                        f"{argnums!r}") from None
 
 
 def _select_args(name, argnums, args):

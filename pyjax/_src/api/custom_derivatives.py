@@ -18,6 +18,7 @@ from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import builders as b
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import reductions
+from pyjax._src.util import fun_name as _name
 
 
 class CustomJVPException(Exception):
@@ -55,10 +56,6 @@ def _resolve_args(fun, args, kwargs):
         raise TypeError(f"{_name(fun)}: keyword-only arguments {sorted(bound.kwargs)} cannot "
                         "be used with custom derivative rules; make them positional.")
     return tuple(bound.args)
-
-
-def _name(fun):
-    return getattr(fun, "__name__", type(fun).__name__)
 
 
 def _split_nondiff(args, nondiff_argnums, name):
@@ -109,22 +106,55 @@ def _check_closure(name, const_tangents, kind):
                   f"argument and {hint}.")
 
 
-# --- custom_jvp -------------------------------------------------------------------------
+class _CustomRuleFunction:
+    """What custom_jvp and custom_vjp share. A call outside any transformation just runs
+    fun; otherwise fun is staged to a jaxpr of its flat differentiable arguments and the
+    subclass binds its call primitive (`_bind`) with that jaxpr and the user's rules."""
 
-class custom_jvp:
-    """Wraps fun so that differentiation uses a rule set with `defjvp` (or `defjvps`)
-    instead of differentiating fun's body. Arguments at nondiff_argnums are passed to the
-    rule first, as they are, and are not differentiated."""
+    _kind = _rule = _rule_attr = ""   # e.g. "custom_jvp", "JVP", the attribute holding it
 
     def __init__(self, fun, nondiff_argnums=()):
         functools.update_wrapper(self, fun)
         self.fun = fun
         self.nondiff_argnums = tuple(nondiff_argnums)
-        self.jvp = None
         self.symbolic_zeros = False
 
     def __get__(self, obj, objtype=None):
         return self if obj is None else functools.partial(self, obj)
+
+    def __call__(self, *args, **kwargs):
+        name = _name(self.fun)
+        if getattr(self, self._rule_attr) is None:
+            raise AttributeError(f"No {self._rule} defined for {self._kind} function {name} "
+                                 f"using def{self._rule.lower()}.")
+        args = _resolve_args(self.fun, args, kwargs)
+        if current_trace() is Trace.root:
+            return self.fun(*args)
+        nums, nondiff, diff = _split_nondiff(args, self.nondiff_argnums, name)
+        self._check_nondiff(name, args, nums)
+        leaves, in_tree = tree_util.flatten(tuple(diff))
+        leaves = [_as_value(x) for x in leaves]
+        closed, hoisted, out_tree = _trace_call(self.fun, nums, nondiff, leaves, in_tree)
+        outs = self._bind(name, nums, nondiff, in_tree, out_tree, closed, hoisted, leaves)
+        return tree_util.tree_unflatten(out_tree, outs)
+
+    def _check_nondiff(self, name, args, nums):
+        """Raises where the nondiff_argnums arguments hold values the rules cannot take
+        (custom_jvp takes any)."""
+
+
+# --- custom_jvp -------------------------------------------------------------------------
+
+class custom_jvp(_CustomRuleFunction):
+    """Wraps fun so that differentiation uses a rule set with `defjvp` (or `defjvps`)
+    instead of differentiating fun's body. Arguments at nondiff_argnums are passed to the
+    rule first, as they are, and are not differentiated."""
+
+    _kind, _rule, _rule_attr = "custom_jvp", "JVP", "jvp"
+
+    def __init__(self, fun, nondiff_argnums=()):
+        super().__init__(fun, nondiff_argnums)
+        self.jvp = None
 
     def defjvp(self, jvp, symbolic_zeros=False):
         """Sets the rule `jvp(*nondiff_args, primals, tangents) -> (primal_out,
@@ -148,23 +178,11 @@ class custom_jvp:
         jvp.__name__ = f"{_name(self.fun)}_jvps"
         self.defjvp(jvp)
 
-    def __call__(self, *args, **kwargs):
-        name = _name(self.fun)
-        if self.jvp is None:
-            raise AttributeError(f"No JVP defined for custom_jvp function {name} using "
-                                 "defjvp.")
-        args = _resolve_args(self.fun, args, kwargs)
-        if current_trace() is Trace.root:
-            return self.fun(*args)
-        nums, nondiff, diff = _split_nondiff(args, self.nondiff_argnums, name)
-        leaves, in_tree = tree_util.flatten(tuple(diff))
-        leaves = [_as_value(x) for x in leaves]
-        closed, hoisted, out_tree = _trace_call(self.fun, nums, nondiff, leaves, in_tree)
+    def _bind(self, name, nums, nondiff, in_tree, out_tree, closed, hoisted, leaves):
         rule = _JVPRule(self, nondiff, in_tree, out_tree, closed.out_avals)
-        outs = custom_jvp_call_p.bind(*hoisted, *leaves, name=name, call_jaxpr=closed,
+        return custom_jvp_call_p.bind(*hoisted, *leaves, name=name, call_jaxpr=closed,
                                       jvp_jaxpr_fun=rule, num_consts=len(hoisted),
                                       symbolic_zeros=self.symbolic_zeros)
-        return tree_util.tree_unflatten(out_tree, outs)
 
 
 def _sum_tangents(*ts):
@@ -268,33 +286,21 @@ custom_jvp_call_p.is_higher_order = True
 
 # --- custom_vjp -------------------------------------------------------------------------
 
-class custom_vjp:
+class custom_vjp(_CustomRuleFunction):
     """Wraps fun so that reverse-mode differentiation uses `fwd` and `bwd` set with
     `defvjp`: fwd(*args) -> (out, residuals), bwd(*nondiff_args, residuals, ct_out) ->
     a tuple of cotangents, one per differentiable argument (None means zero)."""
 
-    def __init__(self, fun, nondiff_argnums=()):
-        functools.update_wrapper(self, fun)
-        self.fun = fun
-        self.nondiff_argnums = tuple(nondiff_argnums)
-        self.fwd = self.bwd = None
-        self.symbolic_zeros = False
+    _kind, _rule, _rule_attr = "custom_vjp", "VJP", "fwd"
 
-    def __get__(self, obj, objtype=None):
-        return self if obj is None else functools.partial(self, obj)
+    def __init__(self, fun, nondiff_argnums=()):
+        super().__init__(fun, nondiff_argnums)
+        self.fwd = self.bwd = None
 
     def defvjp(self, fwd, bwd, symbolic_zeros=False, optimize_remat=False):
         self.fwd, self.bwd, self.symbolic_zeros = fwd, bwd, bool(symbolic_zeros)
 
-    def __call__(self, *args, **kwargs):
-        name = _name(self.fun)
-        if self.fwd is None:
-            raise AttributeError(f"No VJP defined for custom_vjp function {name} using "
-                                 "defvjp.")
-        args = _resolve_args(self.fun, args, kwargs)
-        if current_trace() is Trace.root:
-            return self.fun(*args)
-        nums, nondiff, diff = _split_nondiff(args, self.nondiff_argnums, name)
+    def _check_nondiff(self, name, args, nums):
         for i in sorted(nums):
             if any(isinstance(x, Tracer) for x in tree_util.tree_leaves(args[i])):
                 raise TypeError(
@@ -302,15 +308,13 @@ class custom_vjp:
                     "is in nondiff_argnums. nondiff_argnums are for non-array values "
                     "(callables, shapes, strings); pass arrays as regular arguments and "
                     "return None as their cotangent from bwd.")
-        leaves, in_tree = tree_util.flatten(tuple(diff))
-        leaves = [_as_value(x) for x in leaves]
-        closed, hoisted, out_tree = _trace_call(self.fun, nums, nondiff, leaves, in_tree)
+
+    def _bind(self, name, nums, nondiff, in_tree, out_tree, closed, hoisted, leaves):
         rule = _VJPRule(self, nums, nondiff, in_tree, out_tree, closed.out_avals,
                         [get_aval(x) for x in leaves])
-        outs = custom_vjp_call_p.bind(*hoisted, *leaves, name=name, call_jaxpr=closed,
+        return custom_vjp_call_p.bind(*hoisted, *leaves, name=name, call_jaxpr=closed,
                                       fwd=rule.fwd, bwd=rule.bwd, num_consts=len(hoisted),
                                       symbolic_zeros=self.symbolic_zeros)
-        return tree_util.tree_unflatten(out_tree, outs)
 
 
 class _VJPRule:

@@ -20,6 +20,10 @@ def devices(backend=None):
 
 def local_devices(process_index=None, backend=None, host_id=None):
     """The devices this process drives (all of them: pyjax runs in one process)."""
+    index = host_id if process_index is None else process_index
+    if index not in (None, 0):
+        raise ValueError(f"Unknown process_index {index}: pyjax runs in one process "
+                         "(process_index 0).")
     return devices(backend)
 
 
@@ -28,7 +32,8 @@ def device_count(backend=None):
 
 
 def local_device_count(backend=None):
-    return len(devices_mod.devices(backend))
+    """Equal to device_count(): pyjax runs in one process."""
+    return device_count(backend)
 
 
 def process_index(backend=None):
@@ -69,6 +74,8 @@ def _put_leaf(x, device):
             return x
         out = Array(x._npy, aval=x.aval, device=device, committed=True)
         if xla is not None:
+            if x._device is not None and x._device is not device:
+                devices_mod.check_transfer("device_to_device", True, x.aval)
             out._buffer = x._buffer if x._device is device and x._buffer is not None \
                 else xla.put(x._value, x.aval, device)
         return out
@@ -77,6 +84,7 @@ def _put_leaf(x, device):
     except TypeError:
         raise TypeError(f"device_put: {x!r:.100} of type {type(x)} is not a valid JAX "
                         "value (arrays, NumPy arrays and Python scalars are).") from None
+    devices_mod.check_transfer("host_to_device", True, aval)
     value = np.array(x, dtype=aval.dtype, copy=True)   # NumPy arrays can change later
     target = devices_mod.default_device() if device is None else device
     out = Array(value, aval=aval, device=target if xla is not None or device else None,
@@ -98,6 +106,7 @@ def device_get(x):
     """The pytree x with every array replaced by a NumPy value on the host."""
     def get(leaf):
         if type(leaf) is Array:
+            devices_mod.check_transfer("device_to_host", True, leaf.aval)
             return leaf._value
         if isinstance(leaf, Tracer):
             return np.asarray(leaf)     # raises the tracer conversion error

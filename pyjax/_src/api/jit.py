@@ -7,6 +7,8 @@ import functools
 import inspect
 import logging
 import operator
+import warnings
+import weakref
 
 from pyjax._src import config, tree_util
 from pyjax._src.array import Array
@@ -18,17 +20,22 @@ from pyjax._src.core.trace import _context as _trace_context
 from pyjax._src.core.jaxpr import ClosedJaxpr
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax.call import jit_p
+from pyjax._src.util import fun_name
 
 logger = logging.getLogger("pyjax")
 _config = config.config
 
 
-def _normalize_argnums(argnums, nargs_hint=None):
+def _normalize_argnums(argnums, what="static_argnums"):
     if argnums is None:
         return ()
     if isinstance(argnums, int):
         return (argnums,)
-    return tuple(operator.index(a) for a in argnums)
+    try:
+        return tuple(operator.index(a) for a in argnums)
+    except TypeError:
+        raise TypeError(f"jit {what} must be an int or a sequence of ints, got "
+                        f"{argnums!r}.") from None
 
 
 def _normalize_argnames(argnames):
@@ -67,6 +74,21 @@ def _check_argnums_fit(fun, argnums, what):
         if not -n <= i < n:
             raise ValueError(f"jitted function has {what}={tuple(argnums)}, but only "
                              f"accepts {n} positional arguments.")
+
+
+def _check_argnames_exist(fun, argnames, what):
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        return
+    if any(p.kind == p.VAR_KEYWORD for p in params):
+        return
+    named = {p.name for p in params if p.kind != p.VAR_POSITIONAL}
+    unknown = set(argnames) - named
+    if unknown:
+        raise ValueError(f"jitted function has invalid argnames {sorted(unknown)} in {what}: "
+                         f"the function takes no parameters with these names (it takes "
+                         f"{sorted(named)}).")
 
 
 class _HashableStatic:
@@ -133,6 +155,9 @@ class _CallPlan:
         return outs[0] if self.single else tree_util.tree_unflatten(self.out_tree, outs)
 
 
+live_wrappers = weakref.WeakSet()   # every JitWrapped alive
+
+
 class JitWrapped:
     """The callable returned by jit(f)."""
 
@@ -142,11 +167,25 @@ class JitWrapped:
             raise TypeError(f"jit expects a callable, got {fun!r} of type {type(fun)}")
         functools.update_wrapper(self, fun, updated=())
         self.fun = fun
-        static_argnums, static_argnames = _infer_argnums_and_argnames(
-            fun, _normalize_argnums(static_argnums), _normalize_argnames(static_argnames))
-        donate_argnums, donate_argnames = _infer_argnums_and_argnames(
-            fun, _normalize_argnums(donate_argnums), _normalize_argnames(donate_argnames))
+        static_argnums, static_argnames = _normalize_argnums(static_argnums), \
+            _normalize_argnames(static_argnames)
+        donate_argnums, donate_argnames = _normalize_argnums(donate_argnums, "donate_argnums"), \
+            _normalize_argnames(donate_argnames)
         _check_argnums_fit(fun, static_argnums, "static_argnums")
+        _check_argnums_fit(fun, donate_argnums, "donate_argnums")
+        _check_argnames_exist(fun, static_argnames, "static_argnames")
+        _check_argnames_exist(fun, donate_argnames, "donate_argnames")
+        static_argnums, static_argnames = _infer_argnums_and_argnames(
+            fun, static_argnums, static_argnames)
+        donate_argnums, donate_argnames = _infer_argnums_and_argnames(
+            fun, donate_argnums, donate_argnames)
+        both = set(static_argnames) & set(donate_argnames)
+        if both or set(static_argnums) & set(donate_argnums):
+            raise ValueError(f"jit: an argument cannot be both static and donated; "
+                             f"static_argnums={tuple(static_argnums)} and donate_argnums="
+                             f"{tuple(donate_argnums)} (argnames {sorted(both)}) intersect. "
+                             "Static arguments are not buffers, so there is nothing to "
+                             "donate: drop it from donate_argnums.")
         self.static_argnums = frozenset(static_argnums)
         self.static_argnames = frozenset(static_argnames)
         self.donate_argnums = frozenset(donate_argnums)
@@ -154,8 +193,9 @@ class JitWrapped:
         self.inline, self.keep_unused, self.device = inline, keep_unused, device
         self._cache = {}
         self._plans = {}       # tuple of argument avals -> _CallPlan
+        live_wrappers.add(self)   # for jax.clear_caches
         self._arg_names = _arg_names(fun)
-        self._debug_name = getattr(fun, "__name__", type(fun).__name__)
+        self._debug_name = fun_name(fun)
 
     def __get__(self, obj, objtype=None):
         if obj is None:
@@ -237,6 +277,10 @@ class JitWrapped:
         key = (in_tree, statics, in_avals, config.config.trace_state())
         entry = self._cache.get(key)
         if entry is None or entry.hoisted:
+            if config.no_tracing.value:
+                raise RuntimeError(f"re-tracing function {self._debug_name} for `jit`, but "
+                                   "'no_tracing' is set (jax.no_tracing): a call with new "
+                                   "argument types or static values needs tracing.")
             if config.explain_cache_misses.value or config.log_compiles.value:
                 _explain_miss(self, key)
             entry = self._trace(dyn_args, dyn_kwargs, statics, static_nums, in_avals,
@@ -333,6 +377,7 @@ class Traced:
 
 def _to_array(x, aval):
     from pyjax._src.backends.numpy_backend import _wrap, host_value
+    devices_mod.check_transfer("host_to_device", False, aval)   # an implicit transfer
     return _wrap(host_value(x, aval), aval)
 
 
@@ -417,5 +462,16 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=N
                                  donate_argnums=donate_argnums,
                                  donate_argnames=donate_argnames, inline=inline,
                                  keep_unused=keep_unused, device=device, backend=backend)
+    if device is not None or backend is not None:
+        # The FAQ calls these experimental and not recommended; JAX now deprecates them.
+        warnings.warn("jit's `device` and `backend` arguments are deprecated: put the inputs "
+                      "on the device you want with `jax.device_put(x, device)` instead "
+                      "(computation follows committed data).", DeprecationWarning,
+                      stacklevel=2)
+        if device is not None and not hasattr(device, "platform"):
+            raise TypeError(f"jit device must be a Device (one of jax.devices()), got "
+                            f"{device!r}")
+        if backend is not None:
+            devices_mod.devices(backend)     # an unknown backend raises here, not later
     return JitWrapped(fun, static_argnums, static_argnames, donate_argnums, donate_argnames,
                       inline, keep_unused, device)

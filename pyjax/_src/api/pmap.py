@@ -47,6 +47,7 @@ from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import reductions as red
 from pyjax._src.lax import structural as st
+from pyjax._src.util import fun_name
 
 
 def _mapped(aval, axis, n):
@@ -102,6 +103,7 @@ def _pmap_eager(*args, **params):
 
 
 _executables = weakref.WeakKeyDictionary()   # per-device jaxpr -> {devices: executable}
+live_wrappers = weakref.WeakSet()            # every pmap-wrapped function alive
 
 
 def _replicated_executable(xla, jaxpr, devices, axis_name, name):
@@ -433,9 +435,10 @@ class PmapWrapped:
         self.donate_argnums = _argnums(donate_argnums)
         self.devices = None if devices is None else tuple(devices)
         self.backend, self.axis_size = backend, axis_size
-        self._name = getattr(fun, "__name__", type(fun).__name__)
+        self._name = fun_name(fun)
         self._arg_names = _arg_names(fun)
         self._cache = {}
+        live_wrappers.add(self)   # for jax.clear_caches
 
     def __repr__(self):
         return f"<PmapFunction of {self.fun!r}>"
@@ -634,5 +637,13 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
     if global_arg_shapes is not None:
         raise NotImplementedError("pmap(global_arg_shapes=...) is for multi-process "
                                   "programs, which pyjax does not support.")
+    if devices is not None and not all(hasattr(d, "platform") for d in devices):
+        raise TypeError(f"pmap devices must be a sequence of Devices (from jax.devices()), "
+                        f"got {devices!r}")
+    if backend is not None:
+        devices_mod.devices(backend)     # an unknown backend raises here, not later
+    if axis_size is not None and (not isinstance(axis_size, (int, np.integer))
+                                  or isinstance(axis_size, bool) or axis_size < 0):
+        raise TypeError(f"pmap axis_size must be a non-negative int, got {axis_size!r}")
     return PmapWrapped(fun, axis_name, in_axes, out_axes, static_broadcasted_argnums,
                        devices, backend, axis_size, donate_argnums)

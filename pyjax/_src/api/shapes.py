@@ -11,6 +11,7 @@ from pyjax._src import dtypes, tree_util
 from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.interpreters import batching
 from pyjax._src.interpreters import partial_eval as pe
+from pyjax._src.util import canonicalize_shape
 
 
 class ShapeDtypeStruct:
@@ -42,13 +43,22 @@ class ShapeDtypeStruct:
 def abstractify(x):
     """The aval of an argument that may be a ShapeDtypeStruct or anything array-like."""
     if isinstance(x, ShapeDtypeStruct):
-        return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype), x.weak_type)
+        shape = canonicalize_shape(x.shape, f"argument {x}")
+        return ShapedArray(shape, dtypes.canonicalize_dtype(x.dtype), x.weak_type)
     return get_aval(x)
 
 
 def _trace_flat(fun, args, kwargs, static_argnums=()):
+    if not callable(fun):
+        raise TypeError(f"expected a callable to trace, got {fun!r} of type "
+                        f"{type(fun).__name__}")
     static_argnums = {static_argnums} if isinstance(static_argnums, int) else \
         set(static_argnums)
+    bad = [i for i in static_argnums if not -len(args) <= i < len(args)]
+    if bad:
+        raise ValueError(f"static_argnums {sorted(static_argnums)} is out of range for the "
+                         f"{len(args)} positional arguments passed.")
+    static_argnums = {i % len(args) for i in static_argnums}
     dyn_args = [a for i, a in enumerate(args) if i not in static_argnums]
     leaves, in_tree = tree_util.flatten((dyn_args, kwargs))
     in_avals = [abstractify(x) for x in leaves]

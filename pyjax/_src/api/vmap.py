@@ -9,8 +9,9 @@ import operator
 from pyjax._src import tree_util
 from pyjax._src.array import as_array
 from pyjax._src.core.avals import get_aval, is_valid_jax_type
-from pyjax._src.core.trace import set_current_trace
+from pyjax._src.core.trace import check_for_leaks, set_current_trace
 from pyjax._src.interpreters import batching
+from pyjax._src.util import fun_name as _name
 
 
 def _check_axes_spec(axes, what):
@@ -79,6 +80,8 @@ def _call(fun, in_axes, out_axes, axis_name, axis_size, args, kwargs):
         infos = [trace.to_batch_info(x) for x in out_leaves]
     finally:
         trace.end()
+    del ins, call_args, call_kwargs, out, out_leaves
+    check_for_leaks(trace)
     out_axes_flat = tree_util.prefix_broadcast(out_axes, out_tree, "vmap out_axes")
     results = []
     for (val, dim), out_axis in zip(infos, out_axes_flat):
@@ -155,10 +158,6 @@ def _inconsistent_sizes(fun, args, kwargs, leaves, mapped, axis_size):
             lines.append(f"  * {len(places)} axes had size {n}, e.g. {where(*places[0])}")
     return ("vmap got inconsistent sizes for array axes to be mapped:\n"
             + ";\n".join(lines))
-
-
-def _name(fun):
-    return getattr(fun, "__name__", type(fun).__name__)
 
 
 def _leaf_name(fun, args, kwargs, index):

@@ -4,11 +4,30 @@ errors; loads the XLA adapter lazily, so importing this never imports jaxlib."""
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import threading
 import warnings
 
 from pyjax._src import config
+
+
+class _DeviceType(type):
+    """isinstance/issubclass by protocol: a device class carries platform, id,
+    device_kind and process_index."""
+
+    _REQUIRED = ("platform", "id", "device_kind", "process_index")
+
+    def __instancecheck__(cls, obj):
+        return cls.__subclasscheck__(type(obj))
+
+    def __subclasscheck__(cls, other):
+        return all(any(name in vars(k) for k in other.__mro__) for name in cls._REQUIRED)
+
+
+class Device(metaclass=_DeviceType):
+    """The type of the entries of jax.devices(): isinstance(d, jax.Device) holds for XLA's
+    devices and for the NumPy executor's host device."""
 
 
 class HostCpuDevice:
@@ -138,3 +157,27 @@ def cpu_device_count_from_env():
         if flag.startswith("--xla_force_host_platform_device_count="):
             return int(flag.split("=", 1)[1])
     return None
+
+
+# --- transfer guards ------------------------------------------------------------------------
+
+_GUARDS = {"host_to_device": config.transfer_guard_host_to_device,
+           "device_to_device": config.transfer_guard_device_to_device,
+           "device_to_host": config.transfer_guard_device_to_host}
+
+
+def check_transfer(direction, explicit, aval):
+    """Applies the transfer guard of `direction` ('host_to_device', 'device_to_device' or
+    'device_to_host') to one transfer of a value of type `aval`: 'log' levels log it,
+    'disallow' levels raise RuntimeError (the '_explicit' levels cover explicit
+    transfers, device_put and device_get, too)."""
+    level = _GUARDS[direction].value
+    if level == "allow" or (explicit and level in ("log", "disallow")):
+        return
+    kind = ("explicit " if explicit else "") + direction.replace("_", "-")
+    if level.startswith("disallow"):
+        raise RuntimeError(
+            f"Disallowed {kind} transfer: aval={aval!r}. The transfer guard (jax_transfer_"
+            f"guard_{direction} = {level!r}) forbids it; move the value with "
+            "jax.device_put / jax.device_get explicitly, or relax the guard.")
+    logging.getLogger("pyjax").warning("%s transfer: aval=%r", kind, aval)

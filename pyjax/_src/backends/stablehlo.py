@@ -202,17 +202,22 @@ class ModuleContext:
             f"binds (axes of this module: {[n for n, _ in self.axis_env] or 'none'}). "
             "Collectives inside jit need an enclosing pmap or vmap with that axis_name.")
 
-    def replica_groups(self, names):
-        """The replica groups of a collective over the axes `names`: replicas that differ
-        only in their index along those axes, as a dense i64 attribute."""
+    def replica_group_ids(self, names):
+        """The replica groups of a collective over the axes `names` as an integer array
+        (one row per group, ordered by index along those axes): replicas that differ
+        only in their index along those axes."""
         for name in names:
             self.axis_position(name)
         sizes = [size for _, size in self.axis_env]
         ids = np.arange(int(np.prod(sizes, dtype=np.int64))).reshape(sizes)
         inner = [i for i, (n, _) in enumerate(self.axis_env) if n in names]
         outer = [i for i in range(len(sizes)) if i not in inner]
-        groups = ids.transpose(outer + inner).reshape(-1, int(np.prod(
+        return ids.transpose(outer + inner).reshape(-1, int(np.prod(
             [sizes[i] for i in inner], dtype=np.int64)))
+
+    def replica_groups(self, names):
+        """replica_group_ids(names) as a dense i64 attribute."""
+        groups = self.replica_group_ids(names)
         rows = ", ".join("[" + ", ".join(map(str, g)) + "]" for g in groups)
         return f"dense<[{rows}]> : tensor<{groups.shape[0]}x{groups.shape[1]}xi64>"
 
@@ -329,7 +334,7 @@ class FunctionContext:
         if x.aval.dtype == dtype:
             return x
         if dtypes.is_complex(x.aval.dtype) and not dtypes.is_complex(dtype):
-            x = self.unary("stablehlo.real", x, np.zeros((), x.aval.dtype).real.dtype)
+            x = self.unary("stablehlo.real", x, dtypes.real_dtype(x.aval.dtype))
             if x.aval.dtype == dtype:
                 return x
         if dtype == np.bool_:
@@ -592,7 +597,7 @@ def compare_lowering(direction):
 
 def complex_order(ctx, x, y, direction):
     """x <direction> y for complex operands, ordered by real part, then imaginary."""
-    part = np.zeros((), x.aval.dtype).real.dtype
+    part = dtypes.real_dtype(x.aval.dtype)
     xr, yr = ctx.unary("stablehlo.real", x, part), ctx.unary("stablehlo.real", y, part)
     xi, yi = ctx.unary("stablehlo.imag", x, part), ctx.unary("stablehlo.imag", y, part)
     strict = direction[0] + "T"

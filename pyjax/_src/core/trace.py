@@ -4,11 +4,15 @@ current trace. A value of another, enclosing trace is a constant to this one."""
 from __future__ import annotations
 
 import contextlib
+import gc
+import sys
 import threading
+import types
 
 import numpy as np
 
 from pyjax._src import errors
+from pyjax._src.config import check_tracer_leaks
 from pyjax._src.core.avals import ShapedArray
 
 
@@ -116,6 +120,18 @@ def primitive_effects(prim, params):
 class _Context(threading.local):
     trace = None         # set to the eval trace when the backend is imported
     source_info = None   # (where, eval_jaxpr frame) while an equation is re-traced
+    name_stack = ()      # jax.named_scope names, outermost first
+
+
+@contextlib.contextmanager
+def extend_name_stack(name):
+    """Equations staged inside carry `name` in their name stack (jax.named_scope)."""
+    saved = _context.name_stack
+    _context.name_stack = saved + (name,)
+    try:
+        yield
+    finally:
+        _context.name_stack = saved
 
 
 _context = _Context()
@@ -190,10 +206,73 @@ class Trace:
 
 def escaped_tracer_error(tracer, where):
     status = "has already ended" if not tracer._trace.alive else "is not active here"
+    origin = tracer._origin_description()
     return errors.UnexpectedTracerError(
         f"Encountered an unexpected tracer: {tracer!r}. The transformation that created "
         f"it ({type(tracer._trace).__name__}) {status}, so it cannot be used in "
-        f"{type(where).__name__}.")
+        f"{type(where).__name__}." + (f"\nThe leaked value: {origin}" if origin else ""))
+
+
+def check_for_leaks(trace):
+    """With `jax_check_tracer_leaks` on, raises UnexpectedTracerError if a tracer of the
+    ended `trace` is still alive (kept in a global, a closure, an object ...), even if it
+    is never used again. Callers drop their own references to its tracers first."""
+    if not check_tracer_leaks.value:
+        return
+    gc.collect()
+    leaked = [r for r in gc.get_referrers(trace) if isinstance(r, Tracer) and r._trace is trace]
+    if not leaked:
+        return
+    parts = []
+    for i in range(min(len(leaked), 5)):
+        origin = leaked[i]._origin_description()
+        holders = _holder_lines(leaked[i], skip={id(leaked)})
+        parts.append("\n".join([repr(leaked[i])] + ([origin] if origin else []) + holders))
+    more = f"\n\n... and {len(leaked) - 5} more" if len(leaked) > 5 else ""
+    raise errors.UnexpectedTracerError(
+        f"Leaked trace {trace!r}: {len(leaked)} of its tracer(s) outlived it. Leaked "
+        "tracer(s):\n\n" + "\n\n".join(parts) + more)
+
+
+def _holder_lines(obj, skip, depth=3, limit=8):
+    """'X is referred to by Y' lines, following containers up to a module global."""
+    module_of = {id(m.__dict__): name for name, m in list(sys.modules.items())
+                 if isinstance(getattr(m, "__dict__", None), dict)}
+    objs, labels, lines = [obj], [f"<{type(obj).__name__} {id(obj)}>"], []
+    skip = skip | {id(objs), id(labels), id(lines)}
+    for _ in range(depth):
+        next_objs, next_labels = [], []
+        skip |= {id(next_objs), id(next_labels)}
+        for i in range(len(objs)):     # no zip: its tuples would refer to the targets
+            target, label = objs[i], labels[i]
+            for ref in gc.get_referrers(target):
+                if id(ref) in skip or isinstance(ref, types.FrameType):
+                    continue
+                name, is_global = _holder_name(ref, target, module_of)
+                lines.append(f"{label} is referred to by {name}")
+                if len(lines) >= limit:
+                    return lines
+                if not is_global:
+                    next_objs.append(ref)
+                    next_labels.append(f"<{type(ref).__name__} {id(ref)}>")
+        objs, labels = next_objs, next_labels
+    return lines
+
+
+def _holder_name(ref, target, module_of):
+    if isinstance(ref, dict):
+        key = next((k for k, v in ref.items() if v is target), None)
+        if id(ref) in module_of:
+            return f"the global {module_of[id(ref)]}.{key}", True
+        return f"<dict {id(ref)}>[{key!r}]", False
+    if isinstance(ref, (list, tuple)):
+        index = next((i for i, v in enumerate(ref) if v is target), None)
+        return f"<{type(ref).__name__} {id(ref)}>[{index}]", False
+    if isinstance(ref, types.CellType):
+        return "a closure cell", False
+    if isinstance(ref, types.FunctionType):
+        return f"the function {ref.__qualname__}", False
+    return f"<{type(ref).__name__} {id(ref)}>", False
 
 
 # --- tracers ----------------------------------------------------------------------------
@@ -247,13 +326,13 @@ class Tracer:
         return self._concrete_scalar(lambda v: int(v), errors.TracerIntegerConversionError)
 
     def __int__(self):
-        return self._concrete_scalar(lambda v: int(v), errors.ConcretizationTypeError)
+        return self._concrete_scalar(lambda v: int(v), _conversion_error("int"))
 
     def __float__(self):
-        return self._concrete_scalar(lambda v: float(v), errors.ConcretizationTypeError)
+        return self._concrete_scalar(lambda v: float(v), _conversion_error("float"))
 
     def __complex__(self):
-        return self._concrete_scalar(lambda v: complex(v), errors.ConcretizationTypeError)
+        return self._concrete_scalar(lambda v: complex(v), _conversion_error("complex"))
 
     def __array__(self, dtype=None, copy=None):
         value = self.to_concrete_value()
@@ -274,3 +353,11 @@ class Tracer:
         if not self.aval.shape:
             raise TypeError("iteration over a 0-d array")
         return (self[i] for i in range(self.aval.shape[0]))
+
+
+def _conversion_error(name):
+    def make(tracer):
+        return errors.ConcretizationTypeError(
+            tracer, f"The problem arose with the `{name}` function. To convert the data type "
+            f"of a traced value, use `x.astype({name})` or `jnp.asarray(x, {name})`.\n")
+    return make

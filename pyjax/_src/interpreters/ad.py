@@ -218,6 +218,15 @@ class JVPTrace(Trace):
         return self.pack(out, tangent_out)
 
 
+def _run_jvp(trace, flat_fun, ins, has_aux):
+    """flat_fun(*ins) under the JVP trace: a (primal, tangent) pair per output, and the
+    aux primals when has_aux (flat_fun then returns (outs, aux_leaves))."""
+    with set_current_trace(trace):
+        outs = flat_fun(*ins)
+    outs, aux = outs if has_aux else (outs, ())
+    return [trace.to_primal_tangent(o) for o in outs], [trace.primal_of(a) for a in aux]
+
+
 def jvp_flat(flat_fun, primals, tangents, has_aux=False):
     """Runs flat_fun(*primals) -> list under a new JVP trace. Returns (primals_out,
     tangents_out) (tangents may be Zero), plus the aux primals when has_aux (flat_fun then
@@ -225,11 +234,7 @@ def jvp_flat(flat_fun, primals, tangents, has_aux=False):
     trace = JVPTrace()
     ins = [trace.pack(p, t) for p, t in zip(primals, tangents)]
     try:
-        with set_current_trace(trace):
-            outs = flat_fun(*ins)
-        outs, aux = outs if has_aux else (outs, ())
-        pairs = [trace.to_primal_tangent(o) for o in outs]
-        aux = [trace.primal_of(a) for a in aux]
+        pairs, aux = _run_jvp(trace, flat_fun, ins, has_aux)
     finally:
         trace.end()
     primals_out, tangents_out = [p for p, _ in pairs], [t for _, t in pairs]
@@ -274,11 +279,7 @@ def linearize_flat(flat_fun, primals, has_aux=False):
     ins = [JVPTracer(jvp_trace, p, next(it)) if nz else p
            for p, nz in zip(primals, in_nonzeros)]
     try:
-        with set_current_trace(jvp_trace):
-            outs = flat_fun(*ins)
-        outs, aux = outs if has_aux else (outs, ())
-        pairs = [jvp_trace.to_primal_tangent(o) for o in outs]
-        aux = [jvp_trace.primal_of(a) for a in aux]
+        pairs, aux = _run_jvp(jvp_trace, flat_fun, ins, has_aux)
         jvp_trace.end()
         for p in [p for p, _ in pairs] + aux:
             if pe_trace.is_unknown(p):

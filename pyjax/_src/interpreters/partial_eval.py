@@ -9,10 +9,12 @@ import weakref
 
 import numpy as np
 
+from pyjax._src.config import enable_checks
 from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import ShapedArray, get_aval
-from pyjax._src.core.trace import (Trace, Tracer, primitive_effects, set_current_trace,
-                                   trace_context)
+from pyjax._src.core.trace import (Trace, Tracer, check_for_leaks, primitive_effects,
+                                   set_current_trace, trace_context)
+from pyjax._src.util import partition_list
 
 
 class DebugInfo:
@@ -41,10 +43,10 @@ _PACKAGE_PREFIX = _PACKAGE_DIR + os.sep
 
 
 def user_frame():
-    """(file, line, function) of the innermost caller outside pyjax, or None. While
-    eval_jaxpr re-traces an equation (under jvp, partial eval, ...), the equations it
-    stages carry that equation's source instead, unless user code (a custom rule) runs
-    in between."""
+    """(file, line, function) of the innermost caller outside pyjax, or None; inside
+    jax.named_scope a fourth entry holds the scope names joined by '/'. While eval_jaxpr
+    re-traces an equation (under jvp, partial eval, ...), the equations it stages carry
+    that equation's source instead, unless user code (a custom rule) runs in between."""
     override = _context.source_info
     marker = override[1] if override else None
     frame = sys._getframe(2)
@@ -53,7 +55,8 @@ def user_frame():
             return override[0]
         filename = frame.f_code.co_filename
         if not filename.startswith(_PACKAGE_PREFIX):
-            return filename, frame.f_lineno, frame.f_code.co_name
+            where = filename, frame.f_lineno, frame.f_code.co_name
+            return where + ("/".join(_context.name_stack),) if _context.name_stack else where
         frame = frame.f_back
     return override[0] if override else None
 
@@ -142,7 +145,12 @@ def trace_to_jaxpr(flat_fun, in_avals, debug_info=None):
             out_tracers = [trace.own_or_lift(x) for x in outs]
     finally:
         trace.end()
-    return trace.to_jaxpr(in_tracers, out_tracers)
+    result = trace.to_jaxpr(in_tracers, out_tracers)
+    del in_tracers, out_tracers, outs
+    check_for_leaks(trace)
+    if enable_checks.value:
+        jx.check_jaxpr(result[0])
+    return result
 
 
 def trace_to_closed_jaxpr(flat_fun, in_avals, debug_info=None):
@@ -152,17 +160,19 @@ def trace_to_closed_jaxpr(flat_fun, in_avals, debug_info=None):
     return close_over_concrete(jaxpr, consts)
 
 
+def _split_consts(jaxpr, consts):
+    """(constvars, values) of the concrete consts, then of those that are tracers (of an
+    enclosing trace, or of a known jaxpr being split off)."""
+    is_tracer = [isinstance(c, Tracer) for c in consts]
+    concrete_vars, tracer_vars = partition_list(is_tracer, jaxpr.constvars)
+    concrete, tracers = partition_list(is_tracer, consts)
+    return concrete_vars, concrete, tracer_vars, tracers
+
+
 def close_over_concrete(jaxpr, consts):
     if not any(isinstance(c, Tracer) for c in consts):
         return jx.ClosedJaxpr(jaxpr, consts), []
-    keep_vars, keep, hoist_vars, hoist = [], [], [], []
-    for v, c in zip(jaxpr.constvars, consts):
-        if isinstance(c, Tracer):
-            hoist_vars.append(v)
-            hoist.append(c)
-        else:
-            keep_vars.append(v)
-            keep.append(c)
+    keep_vars, keep, hoist_vars, hoist = _split_consts(jaxpr, consts)
     new = jx.Jaxpr(keep_vars, hoist_vars + jaxpr.invars, jaxpr.outvars, jaxpr.eqns,
                    jaxpr.effects, jaxpr.debug_info)
     return jx.ClosedJaxpr(new, keep), hoist
@@ -312,14 +322,7 @@ def _partial_eval_jaxpr(closed, unknowns, instantiate):
         finally:
             trace.end()
         # Consts that are tracers of the known jaxpr are residuals; others stay consts.
-        res_vars, residuals, const_vars, const_vals = [], [], [], []
-        for v, c in zip(jaxpr.constvars, consts):
-            if isinstance(c, Tracer):
-                res_vars.append(v)
-                residuals.append(c)
-            else:
-                const_vars.append(v)
-                const_vals.append(c)
+        const_vars, const_vals, res_vars, residuals = _split_consts(jaxpr, consts)
         unknown = jx.Jaxpr(const_vars, res_vars + jaxpr.invars, jaxpr.outvars, jaxpr.eqns)
         staged.update(unknown=jx.ClosedJaxpr(unknown, const_vals), out_unknowns=out_unknowns,
                       num_res=len(residuals))

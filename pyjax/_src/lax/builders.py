@@ -89,6 +89,19 @@ def _hlo_lowering(hlo):
     return stablehlo.elementwise_lowering(hlo) if hlo else None
 
 
+def _elementwise_op(name, arity, impl, abstract_eval, accepted, jvp, hlo, samples_domain,
+                    rules):
+    """Registers an elementwise primitive: vmap and lowering rules default to the
+    elementwise ones (the lowering is the op named by `hlo`)."""
+    rules.setdefault("batch", batching.elementwise_rule)
+    rules.setdefault("lower", _hlo_lowering(hlo))
+    prim = define_primitive(name, impl=impl, abstract_eval=abstract_eval, jvp=jvp,
+                            samples=lambda: elementwise_samples(accepted, arity, samples_domain),
+                            **rules)
+    prim.hlo = hlo
+    return prim
+
+
 def unary_op(name, impl, accepted, *, jvp, hlo, result_dtype=None, samples_domain=None,
              **rules):
     """An elementwise primitive of one operand. `hlo` names its StableHLO/CHLO op."""
@@ -98,13 +111,8 @@ def unary_op(name, impl, accepted, *, jvp, hlo, result_dtype=None, samples_domai
         dtype = x.dtype if result_dtype is None else result_dtype(x.dtype)
         return ShapedArray(x.shape, dtype, x.weak_type)
 
-    rules.setdefault("batch", batching.elementwise_rule)
-    rules.setdefault("lower", _hlo_lowering(hlo))
-    prim = define_primitive(name, impl=impl, abstract_eval=abstract_eval, jvp=jvp,
-                            samples=lambda: elementwise_samples(accepted, 1, samples_domain),
-                            **rules)
-    prim.hlo = hlo
-    return prim
+    return _elementwise_op(name, 1, impl, abstract_eval, accepted, jvp, hlo, samples_domain,
+                           rules)
 
 
 def binary_op(name, impl, accepted, *, jvp, hlo, result_dtype=None, samples_domain=None,
@@ -118,13 +126,8 @@ def binary_op(name, impl, accepted, *, jvp, hlo, result_dtype=None, samples_doma
         out_dtype = dtype if result_dtype is None else result_dtype(dtype)
         return ShapedArray(shape, out_dtype, x.weak_type and y.weak_type)
 
-    rules.setdefault("batch", batching.elementwise_rule)
-    rules.setdefault("lower", _hlo_lowering(hlo))
-    prim = define_primitive(name, impl=impl, abstract_eval=abstract_eval, jvp=jvp,
-                            samples=lambda: elementwise_samples(accepted, 2, samples_domain),
-                            **rules)
-    prim.hlo = hlo
-    return prim
+    return _elementwise_op(name, 2, impl, abstract_eval, accepted, jvp, hlo, samples_domain,
+                           rules)
 
 
 # --- samples for the uniform rule tests ---------------------------------------------------

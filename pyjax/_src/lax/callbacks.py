@@ -16,6 +16,7 @@ from pyjax._src.core.trace import Trace, define_primitive, set_current_trace
 from pyjax._src.interpreters import batching
 from pyjax._src.lax import builders as b
 from pyjax._src.lax import slicing
+from pyjax._src.util import fun_name
 
 # --- effects --------------------------------------------------------------------------------
 
@@ -65,7 +66,7 @@ class FlatCallback:
 
     def __init__(self, fun, in_tree):
         self.fun, self.in_tree = fun, in_tree
-        self.__name__ = getattr(fun, "__name__", type(fun).__name__)
+        self.__name__ = fun_name(fun)
 
     def __call__(self, *flat_args):
         args, kwargs = tree_util.tree_unflatten(self.in_tree, flat_args)

@@ -18,6 +18,7 @@ from pyjax._src.lax import builders as b
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import structural as st
 from pyjax._src.lax.builders import NUMBER
+from pyjax._src.lax.elementwise_more import canonicalize_precision
 
 
 class ConvDimensionNumbers(NamedTuple):
@@ -110,6 +111,10 @@ def _conv_out_spatial(lhs_sizes, rhs_sizes, window_strides, padding, lhs_dilatio
     for n, k, s, (lo, hi), ld, rd in zip(lhs_sizes, rhs_sizes, window_strides, padding,
                                          lhs_dilation, rhs_dilation):
         padded = _dilate(n, ld) + lo + hi
+        if padded < 0:
+            raise ValueError(f"Negative padding is larger than the size of the corresponding "
+                             f"dimension: got padding={tuple(padding)} for lhs spatial sizes "
+                             f"{tuple(lhs_sizes)}")
         out.append(max(0, (padded - _dilate(k, rd)) // s + 1))
     return out
 
@@ -532,11 +537,19 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
     explicit or 'SAME'/'SAME_LOWER'/'VALID' padding, input (lhs) and kernel (rhs)
     dilation, layouts via dimension_numbers, and feature/batch grouping."""
     lhs_aval, rhs_aval = get_aval(lhs), get_aval(rhs)
+    if lhs_aval.ndim < 2 or rhs_aval.ndim < 2:
+        raise TypeError(f"conv_general_dilated operands need a batch (or output feature) and "
+                        f"a feature dimension, got shapes {lhs_aval.shape} and "
+                        f"{rhs_aval.shape}")
     dnums = conv_dimension_numbers(lhs_aval.shape, rhs_aval.shape, dimension_numbers)
     nsp = lhs_aval.ndim - 2
     window_strides = _int_tuple(window_strides, nsp, "window_strides")
     lhs_dilation = _int_tuple(lhs_dilation, nsp, "lhs_dilation")
     rhs_dilation = _int_tuple(rhs_dilation, nsp, "rhs_dilation")
+    for what, values in (("window_strides", window_strides), ("lhs_dilation", lhs_dilation),
+                         ("rhs_dilation", rhs_dilation)):
+        if any(v <= 0 for v in values):
+            raise ValueError(f"All elements of {what} must be positive, got {values}")
     if isinstance(padding, str):
         if any(d != 1 for d in lhs_dilation):
             raise ValueError("String padding is not implemented for transposed convolution "
@@ -548,8 +561,7 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
                                   window_strides, padding)
     pet = None if preferred_element_type is None else \
         dtypes.canonicalize_dtype(preferred_element_type)
-    if isinstance(precision, list):
-        precision = tuple(precision)
+    precision = canonicalize_precision(precision)
     return conv_general_dilated_p.bind(
         lhs, rhs, window_strides=window_strides, padding=_explicit_padding(padding, nsp),
         lhs_dilation=lhs_dilation, rhs_dilation=rhs_dilation, dimension_numbers=dnums,

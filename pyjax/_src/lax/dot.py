@@ -2,6 +2,9 @@
 einsum and tensordot. Its transpose is a dot_general again, with dimensions permuted."""
 from __future__ import annotations
 
+import operator
+from collections.abc import Sequence
+
 import numpy as np
 
 from pyjax._src import dtypes
@@ -12,6 +15,12 @@ from pyjax._src.interpreters.ad import defjvp
 from pyjax._src.lax import builders as b
 from pyjax._src.lax import structural as st
 from pyjax._src.lax.builders import NUMBER
+from pyjax._src.lax.elementwise_more import canonicalize_precision
+
+
+# ((lhs contracting, rhs contracting), (lhs batch, rhs batch)), as dot_general takes them.
+DotDimensionNumbers = tuple[tuple[Sequence[int], Sequence[int]],
+                            tuple[Sequence[int], Sequence[int]]]
 
 
 def _free_dims(ndim, contract, batch):
@@ -29,6 +38,11 @@ def _dot_general_abstract_eval(lhs, rhs, dimension_numbers, precision=None,
         if any(not 0 <= d < aval.ndim for d in dims) or len(set(dims)) != len(dims):
             raise TypeError(f"dot_general {name} dimensions {dims} are invalid for shape "
                             f"{aval.shape}")
+    for side, contract, batch in (("lhs", lc, lb), ("rhs", rc, rb)):
+        if set(contract) & set(batch):
+            raise TypeError(f"dot_general requires {side} batch dimensions to be disjoint "
+                            f"from contracting dimensions, got {side}_batch {batch} and "
+                            f"{side}_contracting {contract}.")
     if len(lc) != len(rc) or len(lb) != len(rb):
         raise TypeError(f"dot_general needs as many lhs as rhs contracting and batch "
                         f"dimensions, got {dimension_numbers}")
@@ -58,7 +72,8 @@ def _dot_general_impl(lhs, rhs, dimension_numbers, precision=None,
         compute = np.dtype(np.float32) if compute.kind != "b" else np.dtype(np.int32)
     left = np.transpose(lhs, list(lb) + lf + list(lc)).reshape(nb, nl, nc).astype(compute)
     right = np.transpose(rhs, list(rb) + list(rc) + rf).reshape(nb, nc, nr).astype(compute)
-    out = np.matmul(left, right)
+    with np.errstate(all="ignore"):     # inf * 0 is NaN silently, as in XLA
+        out = np.matmul(left, right)
     shape = shape_of(lhs, lb) + shape_of(lhs, lf) + shape_of(rhs, rf)
     if np.dtype(out_dtype).kind == "b":
         out = out != 0
@@ -154,8 +169,11 @@ def _dot_general_lower(ctx, lhs, rhs, dimension_numbers, precision=None,
         ("lhs_batching_dimensions", lb), ("rhs_batching_dimensions", rb),
         ("lhs_contracting_dimensions", lc), ("rhs_contracting_dimensions", rc)) if dims]
     numbers = ", ".join(f"{name} = [{', '.join(map(str, dims))}]" for name, dims in fields)
-    result = ctx.op("stablehlo.dot_general", [lhs, rhs], out.update(dtype=compute),
-                    {"dot_dimension_numbers": f"#stablehlo.dot<{numbers}>"})
+    attrs = {"dot_dimension_numbers": f"#stablehlo.dot<{numbers}>"}
+    if precision is not None:
+        attrs["precision_config"] = "[" + ", ".join(
+            f"#stablehlo<precision {p.name}>" for p in precision) + "]"
+    result = ctx.op("stablehlo.dot_general", [lhs, rhs], out.update(dtype=compute), attrs)
     return ctx.convert(result, out.dtype)
 
 
@@ -170,12 +188,18 @@ dot_general_p = define_primitive(
 def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
     """General tensor contraction: dimension_numbers = ((lhs_contract, rhs_contract),
     (lhs_batch, rhs_batch)); output dims are batch, lhs free, rhs free."""
-    (lc, rc), (lb, rb) = dimension_numbers
-    dims = ((tuple(int(d) for d in lc), tuple(int(d) for d in rc)),
-            (tuple(int(d) for d in lb), tuple(int(d) for d in rb)))
+    try:
+        (lc, rc), (lb, rb) = dimension_numbers
+        dims = ((tuple(operator.index(d) for d in lc), tuple(operator.index(d) for d in rc)),
+                (tuple(operator.index(d) for d in lb), tuple(operator.index(d) for d in rb)))
+    except (TypeError, ValueError):
+        raise TypeError(f"dot_general dimension_numbers must be ((lhs_contracting, "
+                        f"rhs_contracting), (lhs_batch, rhs_batch)), each a sequence of ints, "
+                        f"got {dimension_numbers!r}") from None
     pet = None if preferred_element_type is None else \
         dtypes.canonicalize_dtype(preferred_element_type)
-    return dot_general_p.bind(lhs, rhs, dimension_numbers=dims, precision=precision,
+    return dot_general_p.bind(lhs, rhs, dimension_numbers=dims,
+                              precision=canonicalize_precision(precision),
                               preferred_element_type=pet)
 
 

@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from pyjax._src import dtypes
-from pyjax._src.util import call_quietly
+from pyjax._src.util import call_quietly, scipy_special
 from pyjax._src.backends import stablehlo
 from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.trace import NOT_DIFFERENTIABLE, define_primitive
@@ -18,15 +18,6 @@ from pyjax._src.interpreters.ad import Zero, defjvp, defjvp_with_output, linear_
 from pyjax._src.lax import builders as b
 from pyjax._src.lax.builders import (ANY, BOOL, FLOAT, INEXACT, INT, NUMBER, SIGNED,
                                      binary_op, unary_op)
-
-
-def _special(name):
-    """A scipy.special function, imported on first use (scipy costs ~170 ms to import)."""
-    def f(*args):
-        import scipy.special
-        return getattr(scipy.special, name)(*args)
-    f.__name__ = name
-    return f
 
 
 def _quiet(f):
@@ -181,7 +172,11 @@ def _sign_lower(ctx, x):
     return ctx.convert(ctx.compare(x, ctx.full(0, (), x.aval.dtype), "NE"), x.aval.dtype)
 
 
-sign_p = unary_op("sign", _quiet(np.sign), NUMBER, jvp=zero_jvp, hlo="stablehlo.sign",
+def _sign_impl(x):
+    return np.where(x == 0, x, np.sign(x))    # sign(-0.0) is -0.0, as in XLA
+
+
+sign_p = unary_op("sign", _quiet(_sign_impl), NUMBER, jvp=zero_jvp, hlo="stablehlo.sign",
                   lower=_sign_lower)
 floor_p = unary_op("floor", np.floor, (FLOAT,), jvp=zero_jvp, hlo="stablehlo.floor")
 ceil_p = unary_op("ceil", np.ceil, (FLOAT,), jvp=zero_jvp, hlo="stablehlo.ceil")
@@ -200,12 +195,8 @@ def _abs_jvp(g, ans, x):
     return select(eq(x, _zeros_like(x)), _zeros_like(g), mul(sign(x), g))
 
 
-def _real_dtype(d):
-    return np.dtype(d).type(0).real.dtype
-
-
 abs_p = unary_op("abs", np.abs, (FLOAT, "complex", SIGNED), hlo="stablehlo.abs",
-                 jvp=defjvp_with_output(_abs_jvp), result_dtype=_real_dtype)
+                 jvp=defjvp_with_output(_abs_jvp), result_dtype=dtypes.real_dtype)
 
 exp_p = unary_op("exp", _quiet(np.exp), INEXACT, hlo="stablehlo.exponential",
                  jvp=defjvp_with_output(lambda g, ans, x: mul(g, ans)))
@@ -226,7 +217,7 @@ tanh_p = unary_op("tanh", np.tanh, INEXACT, hlo="stablehlo.tanh",
 def _logistic_impl(x):
     if x.dtype.kind == "c":
         return (1 / (1 + np.exp(-x))).astype(x.dtype)
-    return _special("expit")(x).astype(x.dtype)
+    return scipy_special("expit")(x).astype(x.dtype)
 
 
 logistic_p = unary_op("logistic", _quiet(_logistic_impl), INEXACT,
@@ -302,7 +293,7 @@ integer_pow_p.samples = [b.Sample([b.random_values((2, 3), np.float32, (0.5, 2))
 
 
 def _float_special(name):
-    f = _special(name)
+    f = scipy_special(name)
     return _quiet(lambda x: f(x).astype(x.dtype))
 
 
@@ -318,11 +309,17 @@ erf_inv_p = unary_op("erf_inv", _float_special("erfinv"), (FLOAT,), hlo="chlo.er
                          g, mul(_const(x, math.sqrt(math.pi) / 2), exp(square(ans))))))
 lgamma_p = unary_op("lgamma", _float_special("gammaln"), (FLOAT,), hlo="chlo.lgamma",
                     samples_domain=(0.5, 3), jvp=defjvp(lambda g, x: mul(g, digamma(x))))
-digamma_p = unary_op("digamma", _float_special("digamma"), (FLOAT,), hlo="chlo.digamma",
+def _digamma_impl(x):
+    # XLA gives NaN at the poles (0 and the negative integers); SciPy gives -inf at 0.
+    out = scipy_special("digamma")(x).astype(x.dtype)
+    return np.where((x <= 0) & (x == np.floor(x)), np.array(np.nan, x.dtype), out)
+
+
+digamma_p = unary_op("digamma", _quiet(_digamma_impl), (FLOAT,), hlo="chlo.digamma",
                      samples_domain=(0.5, 3),
                      jvp=defjvp(lambda g, x: mul(g, polygamma(_const(x, 1), x))))
 polygamma_p = binary_op("polygamma",
-                        _quiet(lambda m, x: _special("polygamma")(m, x).astype(x.dtype)),
+                        _quiet(lambda m, x: scipy_special("polygamma")(m, x).astype(x.dtype)),
                         (FLOAT,), hlo="chlo.polygamma", samples_domain=(0.5, 3),
                         jvp=defjvp(None, lambda g, m, x: mul(g, polygamma(
                             add(m, _const(m, 1)), x))))
@@ -330,16 +327,16 @@ polygamma_p.samples = [b.Sample([np.float32(n), b.random_values((3,), np.float32
                        for n in (0, 1, 2)]
 
 real_p = unary_op("real", np.real, ("complex",), hlo="stablehlo.real", jvp=linear_jvp,
-                  result_dtype=_real_dtype,
+                  result_dtype=dtypes.real_dtype,
                   transpose=_unary_linear_transpose(lambda ct: complex(ct, _zeros_like(ct))))
 imag_p = unary_op("imag", np.imag, ("complex",), hlo="stablehlo.imag", jvp=linear_jvp,
-                  result_dtype=_real_dtype,
+                  result_dtype=dtypes.real_dtype,
                   transpose=_unary_linear_transpose(
                       lambda ct: neg(complex(_zeros_like(ct), ct))))
 conj_p = unary_op("conj", np.conj, INEXACT, hlo="chlo.conj", jvp=linear_jvp,
                   transpose=_unary_linear_transpose(lambda ct: conj(ct)))
 complex_p = binary_op("complex", lambda x, y: (x + 1j * y).astype(
-    np.result_type(x.dtype, np.complex64)), (FLOAT,), hlo="stablehlo.complex",
+    dtypes.complex_dtype(x.dtype)), (FLOAT,), hlo="stablehlo.complex",
     jvp=linear_jvp,
     result_dtype=lambda d: dtypes.complex128 if d == dtypes.float64 else dtypes.complex64,
     transpose=lambda ct, x, y: [
@@ -556,9 +553,14 @@ def _convert_impl(x, new_dtype, weak_type=False):
     if dtypes.is_complex(x.dtype) and not dtypes.is_complex(new_dtype):
         x = np.real(x)
     if x.dtype.kind == "f" and np.dtype(new_dtype).kind in "iu":
+        # XLA saturates (NaN -> 0). Compare in float64: the integer bounds are not
+        # representable in narrower floats, and a cast past them wraps in NumPy.
         info = np.iinfo(new_dtype)
-        with np.errstate(invalid="ignore"):
-            x = np.nan_to_num(np.clip(np.trunc(x), info.min, info.max), nan=0)
+        t = np.trunc(np.asarray(x, np.float64))
+        high, low = t >= float(info.max), t <= float(info.min)
+        inside = np.where(high | low | np.isnan(t), 0, t).astype(new_dtype)
+        return np.where(high, np.array(info.max, new_dtype),
+                        np.where(low, np.array(info.min, new_dtype), inside))
     return np.asarray(x).astype(new_dtype)
 
 
@@ -665,11 +667,17 @@ bitwise_not = _unary(not_p)
 
 def round(x, rounding_method=0):
     """Rounds to the nearest integer: 0 = away from zero on ties, 1 = to even."""
+    if rounding_method not in (0, 1):
+        raise ValueError(f"lax.round rounding_method must be 0 (AWAY_FROM_ZERO) or 1 "
+                         f"(TO_NEAREST_EVEN), got {rounding_method!r}")
     return round_p.bind(x, rounding_method=int(rounding_method))
 
 
 def integer_pow(x, y):
     """x ** y for a static Python integer y."""
+    if not isinstance(y, (int, np.integer)) or isinstance(y, bool):
+        raise TypeError(f"lax.integer_pow requires a static Python integer exponent, got "
+                        f"{y!r} of type {type(y).__name__}; use lax.pow for other exponents.")
     return integer_pow_p.bind(x, y=int(y))
 
 

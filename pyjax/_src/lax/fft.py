@@ -31,12 +31,8 @@ class FftType(enum.IntEnum):
     __str__ = __repr__
 
 
-def _complex_of(dtype):
-    return np.result_type(dtype, np.complex64)
-
-
 def _real_of(dtype):
-    return np.zeros((), _complex_of(dtype)).real.dtype
+    return dtypes.real_dtype(dtypes.complex_dtype(dtype))
 
 
 def _fft_abstract_eval(x, *, fft_type, fft_lengths):
@@ -58,7 +54,7 @@ def _fft_abstract_eval(x, *, fft_type, fft_lengths):
             raise ValueError(f"RFFT fft_lengths {lengths} must equal the operand's trailing "
                              f"dimensions {x.shape[-k:]}")
         shape = x.shape[:-1] + (lengths[-1] // 2 + 1,)
-        return ShapedArray(shape, _complex_of(x.dtype))
+        return ShapedArray(shape, dtypes.complex_dtype(x.dtype))
     if fft_type == FftType.IRFFT:
         expected = lengths[:-1] + (lengths[-1] // 2 + 1,)
         if x.shape[-k:] != expected:
@@ -82,7 +78,7 @@ def _fft_impl(x, *, fft_type, fft_lengths):
         out = np.fft.rfftn(x, axes=axes)
     else:
         out = np.fft.irfftn(x, s=fft_lengths, axes=axes)
-    dtype = _complex_of(x.dtype) if fft_type != FftType.IRFFT else _real_of(x.dtype)
+    dtype = dtypes.complex_dtype(x.dtype) if fft_type != FftType.IRFFT else _real_of(x.dtype)
     return out.astype(dtype)
 
 
@@ -167,7 +163,7 @@ def fft(x, fft_type, fft_lengths):
     lengths = tuple(int(n) for n in fft_lengths)
     aval = get_aval(x)
     if fft_type != FftType.RFFT and not dtypes.is_complex(aval.dtype):
-        x = ew.convert_element_type(x, _complex_of(aval.dtype))
+        x = ew.convert_element_type(x, dtypes.complex_dtype(aval.dtype))
     return fft_p.bind(x, fft_type=fft_type, fft_lengths=lengths)
 
 

@@ -520,25 +520,41 @@ def _inverse_gather(x, indices, dnums, updates_shape, mode, fill_value=None):
                          slice_sizes=slice_sizes, unique_indices=False)
 
 
-def _scatter_add_jvp(primals, tangents, **params):
-    operand, indices, updates = primals
-    t_operand, _, t_updates = tangents
-    out = scatter_add_p.bind(operand, indices, updates, **params)
-    if type(t_operand) is Zero and type(t_updates) is Zero:
-        return out, _tangent_zero(out)
-    return out, scatter_add_p.bind(ad.instantiate_zeros(t_operand), indices,
-                                   ad.instantiate_zeros(t_updates), **params)
+def _additive_scatter_jvp(prim):
+    """scatter-add and scatter-sub are linear in (operand, updates) together."""
+    def jvp(primals, tangents, **params):
+        operand, indices, updates = primals
+        t_operand, _, t_updates = tangents
+        out = prim.bind(operand, indices, updates, **params)
+        if type(t_operand) is Zero and type(t_updates) is Zero:
+            return out, _tangent_zero(out)
+        return out, prim.bind(ad.instantiate_zeros(t_operand), indices,
+                              ad.instantiate_zeros(t_updates), **params)
+    return jvp
 
 
-def _scatter_add_transpose(ct, operand, indices, updates, *, dimension_numbers,
-                           indices_are_sorted, mode, unique_indices):
-    if ad.is_undefined_primal(indices):
-        raise ValueError("scatter-add is not linear in its indices")
-    updates_ct = None
-    if ad.is_undefined_primal(updates):
-        updates_ct = _inverse_gather(ct, indices, dimension_numbers, updates.aval.shape, mode,
-                                     fill_value=0)
-    return [ct if ad.is_undefined_primal(operand) else None, None, updates_ct]
+def _additive_scatter_transpose(name, negate_updates):
+    """The operand's cotangent passes through; each update's is read back from where the
+    update went (negated for scatter-sub)."""
+    def transpose(ct, operand, indices, updates, *, dimension_numbers, indices_are_sorted,
+                  mode, unique_indices):
+        if ad.is_undefined_primal(indices):
+            raise ValueError(f"{name} is not linear in its indices")
+        updates_ct = None
+        if ad.is_undefined_primal(updates):
+            updates_ct = _inverse_gather(ct, indices, dimension_numbers, updates.aval.shape,
+                                         mode, fill_value=0)
+            if negate_updates:
+                updates_ct = ew.neg(updates_ct)
+        return [ct if ad.is_undefined_primal(operand) else None, None, updates_ct]
+    return transpose
+
+
+def _subtract_at(flat, positions, values, update_jaxpr):
+    # Booleans subtract as XLA does: exclusive or.
+    ufunc = np.logical_xor if flat.dtype == np.bool_ else np.subtract
+    with np.errstate(all="ignore"):
+        ufunc.at(flat, positions, values)
 
 
 def _scatter_mul_jvp(primals, tangents, **params):
@@ -788,36 +804,35 @@ def _combine_with(op_name, bool_op_name):
     return combine
 
 
-scatter_add_p = define_primitive(
-    "scatter-add", impl=_scatter_impl(_ufunc_at(np.add)),
-    abstract_eval=_scatter_abstract_eval("scatter_add"),
-    lower=_scatter_lower(_combine_with("stablehlo.add", "stablehlo.or")), jvp=_scatter_add_jvp,
-    transpose=_scatter_add_transpose, batch=RuleFactory(_scatter_batch),
-    samples=_scatter_samples())
-scatter_mul_p = define_primitive(
-    "scatter-mul", impl=_scatter_impl(_ufunc_at(np.multiply)),
-    abstract_eval=_scatter_abstract_eval("scatter_mul"),
-    lower=_scatter_lower(_combine_with("stablehlo.multiply", "stablehlo.and")),
-    jvp=_scatter_mul_jvp,
-    transpose=_scatter_mul_transpose, batch=RuleFactory(_scatter_batch),
-    samples=_scatter_samples())
-scatter_min_p = define_primitive(
-    "scatter-min", impl=_scatter_impl(_ufunc_at(np.minimum)),
-    abstract_eval=_scatter_abstract_eval("scatter_min"),
-    lower=_scatter_lower(_combine_with("stablehlo.minimum", "stablehlo.and")), jvp=None,
-    transpose=NO_TRANSPOSE, batch=RuleFactory(_scatter_batch), samples=_scatter_samples())
-scatter_min_p.jvp = _scatter_extremal_jvp(scatter_min_p)
-scatter_max_p = define_primitive(
-    "scatter-max", impl=_scatter_impl(_ufunc_at(np.maximum)),
-    abstract_eval=_scatter_abstract_eval("scatter_max"),
-    lower=_scatter_lower(_combine_with("stablehlo.maximum", "stablehlo.or")), jvp=None,
-    transpose=NO_TRANSPOSE, batch=RuleFactory(_scatter_batch), samples=_scatter_samples())
-scatter_max_p.jvp = _scatter_extremal_jvp(scatter_max_p)
-scatter_p = define_primitive(
-    "scatter", impl=_scatter_impl(_replace), abstract_eval=_scatter_abstract_eval("scatter"),
-    lower=_scatter_lower(_combine_replace),
-    jvp=_scatter_jvp, transpose=_scatter_transpose, batch=RuleFactory(_scatter_batch),
-    samples=_scatter_samples(replace=True))
+def _define_scatter(name, combine, lower_combine, *, jvp, transpose, replace=False):
+    """A scatter primitive: `combine` (NumPy) and `lower_combine` (StableHLO) merge each
+    update into the operand; shape rules, vmap and samples are shared by the family."""
+    return define_primitive(
+        name, impl=_scatter_impl(combine),
+        abstract_eval=_scatter_abstract_eval(name.replace("-", "_")),
+        lower=_scatter_lower(lower_combine), jvp=jvp, transpose=transpose,
+        batch=RuleFactory(_scatter_batch), samples=_scatter_samples(replace=replace))
+
+
+scatter_add_p = _define_scatter(
+    "scatter-add", _ufunc_at(np.add), _combine_with("stablehlo.add", "stablehlo.or"),
+    jvp=RuleFactory(_additive_scatter_jvp),
+    transpose=_additive_scatter_transpose("scatter-add", negate_updates=False))
+scatter_sub_p = _define_scatter(
+    "scatter-sub", _subtract_at, _combine_with("stablehlo.subtract", "stablehlo.xor"),
+    jvp=RuleFactory(_additive_scatter_jvp),
+    transpose=_additive_scatter_transpose("scatter-sub", negate_updates=True))
+scatter_mul_p = _define_scatter(
+    "scatter-mul", _ufunc_at(np.multiply), _combine_with("stablehlo.multiply", "stablehlo.and"),
+    jvp=_scatter_mul_jvp, transpose=_scatter_mul_transpose)
+scatter_min_p = _define_scatter(
+    "scatter-min", _ufunc_at(np.minimum), _combine_with("stablehlo.minimum", "stablehlo.and"),
+    jvp=RuleFactory(_scatter_extremal_jvp), transpose=NO_TRANSPOSE)
+scatter_max_p = _define_scatter(
+    "scatter-max", _ufunc_at(np.maximum), _combine_with("stablehlo.maximum", "stablehlo.or"),
+    jvp=RuleFactory(_scatter_extremal_jvp), transpose=NO_TRANSPOSE)
+scatter_p = _define_scatter("scatter", _replace, _combine_replace, jvp=_scatter_jvp,
+                            transpose=_scatter_transpose, replace=True)
 
 
 def _scatter_wrapper(prim, name):
@@ -841,6 +856,8 @@ updates hit one element, one of them wins). mode: "fill"/"drop" (default: out-of
 windows are dropped), "clip" or "promise_in_bounds"."""
 scatter_add = _scatter_wrapper(scatter_add_p, "scatter_add")
 scatter_add.__doc__ = "XLA's Scatter combining updates with the operand by addition."
+scatter_sub = _scatter_wrapper(scatter_sub_p, "scatter_sub")
+scatter_sub.__doc__ = "XLA's Scatter subtracting updates from the operand."
 scatter_mul = _scatter_wrapper(scatter_mul_p, "scatter_mul")
 scatter_mul.__doc__ = "XLA's Scatter combining updates with the operand by multiplication."
 scatter_min = _scatter_wrapper(scatter_min_p, "scatter_min")

@@ -9,6 +9,9 @@ from pyjax._src.lax import parallel  # noqa: F401
 from pyjax._src.lax import callbacks, random_bits, random_gamma, sorting, special  # noqa: F401
 from pyjax._src.lax import convolution, windowed_reductions  # noqa: F401
 from pyjax._src.lax import fft, linalg, linalg_spectral  # noqa: F401
+from pyjax._src.lax import conv_helpers, elementwise_more, parallel_more, program  # noqa: F401
+from pyjax._src.lax import structural_more  # noqa: F401
+from pyjax._src.lax.control_flow import solves  # noqa: F401
 
 ad.lax_hooks.zeros_like_aval = structural.zeros_like_aval
 ad.lax_hooks.add_tangents = elementwise.add_any_p.bind

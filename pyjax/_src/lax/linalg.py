@@ -35,14 +35,6 @@ def _check_matrix(name, x, square=False):
         raise ValueError(f"{name} takes square matrices, got shape {x.shape}")
 
 
-def _real_dtype(dtype):
-    return np.zeros((), dtype).real.dtype
-
-
-def _complex_dtype(dtype):
-    return np.result_type(dtype, np.complex64)
-
-
 # --- small lax helpers used by the JVP rules ----------------------------------------------
 
 def _T(x):
@@ -291,6 +283,7 @@ cholesky_p.batch = _leading_batch_rule(cholesky_p)
 def cholesky(x, *, symmetrize_input=True):
     """The lower Cholesky factor L of each Hermitian positive-definite matrix (x = L L^H).
     A matrix that is not positive definite gives NaNs, as in JAX."""
+    _check_matrix("cholesky", get_aval(x), square=True)
     if symmetrize_input:
         x = ew.div(ew.add(x, _H(x)), np.array(2, get_aval(x).dtype))
     return cholesky_p.bind(x)

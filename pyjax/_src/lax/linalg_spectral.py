@@ -13,9 +13,9 @@ from pyjax._src.lax import builders as b
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import structural as st
 from pyjax._src.lax.linalg import (
-    _H, _as, _check_matrix, _complex_dtype, _diag_embed, _diagonal, _eye,
-    _hermitian_from_triangle, _info_aval, _leading_batch_rule, _lower_nan_unless_ok,
-    _matmul, _real_dtype, host_batched, lower_lapack, solve,
+    _H, _as, _check_matrix, _diag_embed, _diagonal, _eye, _hermitian_from_triangle,
+    _info_aval, _leading_batch_rule, _lower_nan_unless_ok, _matmul, host_batched,
+    lower_lapack, solve,
 )
 
 
@@ -32,7 +32,7 @@ def _eigh_abstract_eval(x, *, lower, sort_eigenvalues, subset_by_index):
         n = hi - lo
     batch = x.shape[:-2]
     return [ShapedArray(batch + (x.shape[-1], n), x.dtype),
-            ShapedArray(batch + (n,), _real_dtype(x.dtype))]
+            ShapedArray(batch + (n,), dtypes.real_dtype(x.dtype))]
 
 
 def _eigh_impl(x, *, lower, sort_eigenvalues, subset_by_index):
@@ -40,7 +40,7 @@ def _eigh_impl(x, *, lower, sort_eigenvalues, subset_by_index):
     n = x.shape[-1]
     w, v = host_batched(lambda a: scipy_eigh(a, lower=lower, driver="evd",
                                              check_finite=False),
-                        x, [np.empty(n, _real_dtype(x.dtype)), np.empty((n, n), x.dtype)])
+                        x, [np.empty(n, dtypes.real_dtype(x.dtype)), np.empty((n, n), x.dtype)])
     if subset_by_index is not None:
         lo, hi = subset_by_index
         w, v = w[..., lo:hi], v[..., lo:hi]
@@ -78,7 +78,7 @@ def _lower_eigh(ctx, x, *, lower, sort_eigenvalues, subset_by_index):
     routine = "heevd" if dtypes.is_complex(x.aval.dtype) else "syevd"
     v, w, info = lower_lapack(
         ctx, routine, [x], [x.aval.strip_weak_type(),
-                            ShapedArray(batch + (n,), _real_dtype(x.aval.dtype)),
+                            ShapedArray(batch + (n,), dtypes.real_dtype(x.aval.dtype)),
                             _info_aval(x.aval)], "mmvv", mode="V",
         uplo="L" if lower else "U")
     v, w = _lower_nan_unless_ok(ctx, v, info), _lower_nan_unless_ok(ctx, w, info)
@@ -117,6 +117,7 @@ eigh_p.batch = _leading_batch_rule(eigh_p)
 def eigh(x, *, lower=True, symmetrize_input=True, sort_eigenvalues=True,
          subset_by_index=None):
     """Eigenvectors and eigenvalues (v, w) of Hermitian matrices, w ascending."""
+    _check_matrix("eigh", get_aval(x), square=True)
     if symmetrize_input:
         x = ew.div(ew.add(x, _H(x)), np.array(2, get_aval(x).dtype))
     subset = None if subset_by_index is None else tuple(int(i) for i in subset_by_index)
@@ -138,7 +139,7 @@ def _svd_abstract_eval(x, *, full_matrices, compute_uv, subset_by_index, algorit
             raise ValueError(f"svd subset_by_index {subset_by_index} needs 0 <= lo <= hi <= "
                              f"{k} and full_matrices=False")
         k = hi - lo
-    s = ShapedArray(batch + (k,), _real_dtype(x.dtype))
+    s = ShapedArray(batch + (k,), dtypes.real_dtype(x.dtype))
     if not compute_uv:
         return [s]
     ku, kv = (m, n) if full_matrices else (k, k)
@@ -150,7 +151,7 @@ def _svd_impl(x, *, full_matrices, compute_uv, subset_by_index, algorithm=None):
     m, n = x.shape[-2:]
     k = min(m, n)
     ku, kv = (m, n) if full_matrices else (k, k)
-    s_template = np.empty(k, _real_dtype(x.dtype))
+    s_template = np.empty(k, dtypes.real_dtype(x.dtype))
     if compute_uv:
         u, s, vt = host_batched(
             lambda a: scipy_svd(a, full_matrices=full_matrices, lapack_driver="gesdd",
@@ -226,7 +227,7 @@ def _lower_svd(ctx, x, *, full_matrices, compute_uv, subset_by_index, algorithm=
     k = min(m, n)
     dtype = x.aval.dtype
     ku, kv = (m, n) if full_matrices else (k, k)
-    results = [x.aval.strip_weak_type(), ShapedArray(batch + (k,), _real_dtype(dtype)),
+    results = [x.aval.strip_weak_type(), ShapedArray(batch + (k,), dtypes.real_dtype(dtype)),
                ShapedArray(batch + (m, ku), dtype), ShapedArray(batch + (kv, n), dtype),
                _info_aval(x.aval)]
     _, s, u, vt, info = lower_lapack(ctx, "gesdd", [x], results, "mmvmmv",
@@ -283,7 +284,7 @@ def svd(x, *, full_matrices=True, compute_uv=True, subset_by_index=None, algorit
 
 def _eig_abstract_eval(x, *, compute_left_eigenvectors, compute_right_eigenvectors):
     _check_matrix("eig", x, square=True)
-    dtype = _complex_dtype(x.dtype)
+    dtype = dtypes.complex_dtype(x.dtype)
     n = x.shape[-1]
     outs = [ShapedArray(x.shape[:-2] + (n,), dtype)]
     outs += [ShapedArray(x.shape, dtype)] * (int(compute_left_eigenvectors) +
@@ -293,7 +294,7 @@ def _eig_abstract_eval(x, *, compute_left_eigenvectors, compute_right_eigenvecto
 
 def _eig_impl(x, *, compute_left_eigenvectors, compute_right_eigenvectors):
     from scipy.linalg import eig as scipy_eig
-    dtype = _complex_dtype(x.dtype)
+    dtype = dtypes.complex_dtype(x.dtype)
     n = x.shape[-1]
     left, right = compute_left_eigenvectors, compute_right_eigenvectors
 
@@ -320,7 +321,7 @@ def _eig_jvp(primals, tangents, *, compute_left_eigenvectors, compute_right_eige
 def _lower_eig(ctx, x, *, compute_left_eigenvectors, compute_right_eigenvectors):
     batch, n = x.aval.shape[:-2], x.aval.shape[-1]
     dtype = x.aval.dtype
-    cdtype = _complex_dtype(dtype)
+    cdtype = dtypes.complex_dtype(dtype)
     vec = ShapedArray(x.aval.shape, cdtype)
     info = _info_aval(x.aval)
     modes = {"compute_left": "V" if compute_left_eigenvectors else "N",

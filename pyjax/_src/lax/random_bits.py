@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from pyjax._src import dtypes
+from pyjax._src import config, dtypes
 from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.trace import define_primitive
 from pyjax._src.interpreters import ad, batching
@@ -125,6 +125,9 @@ def seed_key(seed):
     """The raw key of an integer seed: [high 32 bits, low 32 bits] of its value as a 64-bit
     integer when x64 is on, else [0, value modulo 2**32] (negative seeds wrap)."""
     if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
+        if not -2 ** 63 <= int(seed) < 2 ** 63:
+            raise OverflowError(f"PRNG key seed {int(seed)} does not fit in a 64-bit signed "
+                                "integer; use a seed in [-2**63, 2**63).")
         value = int(seed) % (2 ** 64 if dtypes.x64_enabled() else 2 ** 32)
         return np.array([value >> 32, value & 0xFFFFFFFF], UINT32)
     aval = get_aval(seed)
@@ -177,7 +180,12 @@ def iota_2x32(shape):
 
 def split_key(key, shape):
     """Raw keys of `shape` derived from one raw key (JAX's partitionable split: each new
-    key is the cipher of its own index)."""
+    key is the cipher of its own index; with jax_threefry_partitionable off, the original
+    scheme: the cipher of the counts 0..2n-1, paired up)."""
+    if not config.threefry_partitionable.value:
+        num = math.prod(shape)
+        counts = structural.iota(UINT32, 2 * num)
+        return structural.reshape(threefry_hash(key, counts), tuple(shape) + (2,))
     k1, k2 = _key_words(key)
     hi, lo = iota_2x32(tuple(shape))
     y1, y2 = threefry2x32_p.bind(k1, k2, hi, lo)
@@ -195,6 +203,8 @@ def random_bits(key, bit_width, shape):
     if bit_width not in (8, 16, 32, 64):
         raise TypeError(f"random_bits requires a bit width of 8, 16, 32 or 64, "
                         f"got {bit_width}")
+    if not config.threefry_partitionable.value:
+        return _original_random_bits(key, bit_width, tuple(shape))
     k1, k2 = _key_words(key)
     hi, lo = iota_2x32(tuple(shape))
     y1, y2 = threefry2x32_p.bind(k1, k2, hi, lo)
@@ -209,6 +219,37 @@ def random_bits(key, bit_width, shape):
     if bit_width == 32:
         return bits
     return ew.convert_element_type(bits, np.dtype(f"uint{bit_width}"))
+
+
+def _original_random_bits(key, bit_width, shape):
+    """The original (non-partitionable) scheme: the cipher of the counts 0..m-1, with m
+    the number of 32-bit words the bits need, cut into the requested width."""
+    size = math.prod(shape)
+    words = -(-bit_width * size // 32)
+    if words >= 2 ** 32 - 1:
+        raise NotImplementedError(f"random arrays of {size} elements need more than 2**32 "
+                                  "words; generate them in pieces with split keys.")
+    bits = threefry_hash(key, structural.iota(UINT32, words)) if words else \
+        structural.full((0,), 0, UINT32)
+    if bit_width == 64:
+        wide = np.dtype(np.uint64)
+        if dtypes.canonicalize_dtype(wide) != wide:
+            raise TypeError("64-bit random bits need 64-bit types: enable them with "
+                            "jax.config.update('jax_enable_x64', True).")
+        half = words // 2
+        high, low = (ew.convert_element_type(slicing.slice(bits, (a,), (b_,)), wide)
+                     for a, b_ in ((0, half), (half, words)))
+        bits = ew.bitwise_or(ew.shift_left(high, np.uint64(32)), low)
+    elif bit_width < 32:   # each word gives 32 // bit_width values, low bits first
+        per = 32 // bit_width
+        shifts = structural.broadcasted_iota(UINT32, (per, 1), 0)
+        spread = ew.shift_right_logical(structural.broadcast(bits, (1,)),
+                                        ew.mul(np.full((per, 1), bit_width, UINT32), shifts))
+        spread = ew.bitwise_and(spread, np.uint32(2 ** bit_width - 1))
+        flat = structural.reshape(structural.transpose(spread, (1, 0)), (words * per,))
+        bits = slicing.slice(ew.convert_element_type(flat, np.dtype(f"uint{bit_width}")),
+                             (0,), (size,))
+    return structural.reshape(bits, shape)
 
 
 __all__ = ["threefry2x32_p", "threefry2x32", "threefry2x32_numpy", "seed_key",

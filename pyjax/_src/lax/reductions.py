@@ -149,32 +149,17 @@ def _axes_arg(operand, axes):
     return canonicalize_axes(axes, get_aval(operand).ndim)
 
 
-def reduce_sum(operand, axes):
-    return reduce_sum_p.bind(operand, axes=_axes_arg(operand, axes))
+def _reducer(prim):
+    def reduce(operand, axes):
+        return prim.bind(operand, axes=_axes_arg(operand, axes))
+    reduce.__name__ = prim.name
+    reduce.__doc__ = f"{prim.name} of `operand` over `axes`."
+    return reduce
 
 
-def reduce_max(operand, axes):
-    return reduce_max_p.bind(operand, axes=_axes_arg(operand, axes))
-
-
-def reduce_min(operand, axes):
-    return reduce_min_p.bind(operand, axes=_axes_arg(operand, axes))
-
-
-def reduce_prod(operand, axes):
-    return reduce_prod_p.bind(operand, axes=_axes_arg(operand, axes))
-
-
-def reduce_and(operand, axes):
-    return reduce_and_p.bind(operand, axes=_axes_arg(operand, axes))
-
-
-def reduce_or(operand, axes):
-    return reduce_or_p.bind(operand, axes=_axes_arg(operand, axes))
-
-
-def reduce_xor(operand, axes):
-    return reduce_xor_p.bind(operand, axes=_axes_arg(operand, axes))
+reduce_sum, reduce_max, reduce_min, reduce_prod, reduce_and, reduce_or, reduce_xor = map(
+    _reducer, (reduce_sum_p, reduce_max_p, reduce_min_p, reduce_prod_p, reduce_and_p,
+               reduce_or_p, reduce_xor_p))
 
 
 # --- argmax / argmin --------------------------------------------------------------------

@@ -26,9 +26,12 @@ def _slice_abstract_eval(x, start_indices, limit_indices, strides):
         raise TypeError(f"slice start_indices {start_indices} and limit_indices "
                         f"{limit_indices} need one entry per dimension of {x.shape}")
     strides = strides or (1,) * x.ndim
+    if len(strides) != x.ndim or any(s < 1 for s in strides):
+        raise TypeError(f"slice strides {strides} must be positive, one per dimension of "
+                        f"{x.shape}")
     shape = []
     for d, lo, hi, s in zip(x.shape, start_indices, limit_indices, strides):
-        if not 0 <= lo <= hi <= d or s < 1:
+        if not 0 <= lo <= hi <= d:
             raise TypeError(f"slice indices {start_indices}:{limit_indices}:{strides} are "
                             f"out of bounds for shape {x.shape}")
         shape.append((hi - lo + s - 1) // s)
@@ -98,8 +101,11 @@ def index_in_dim(operand, index, axis=0, keepdims=True):
     aval = get_aval(operand)
     axis = canonicalize_axis(axis, aval.ndim)
     index = operator.index(index)
+    size = aval.shape[axis]
+    if not -size <= index < size:
+        raise IndexError(f"index {index} is out of bounds for axis {axis} with size {size}")
     if index < 0:
-        index += aval.shape[axis]
+        index += size
     out = slice_in_dim(operand, index, index + 1, 1, axis)
     return out if keepdims else st.squeeze(out, (axis,))
 

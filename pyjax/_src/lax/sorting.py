@@ -114,7 +114,7 @@ def _total_order_lt(ctx, a, b):
     (lt, eq) predicates."""
     dtype = a.aval.dtype
     if dtypes.is_complex(dtype):
-        part = np.zeros((), dtype).real.dtype
+        part = dtypes.real_dtype(dtype)
         re = [ctx.unary("stablehlo.real", v, part) for v in (a, b)]
         im = [ctx.unary("stablehlo.imag", v, part) for v in (a, b)]
         lt_re, eq_re = _total_order_lt(ctx, *re)
@@ -280,7 +280,10 @@ top_k_p = define_primitive(
 def top_k(operand, k):
     """The k largest entries along the last axis, in descending order (equal values in
     index order), and their indices."""
-    k = operator.index(k)
+    try:
+        k = operator.index(k)
+    except TypeError:
+        raise TypeError(f"top_k: k must be a static integer, got {k!r}") from None
     values, indices = top_k_p.bind(operand, k=k)
     return values, indices
 

@@ -20,22 +20,18 @@ from pyjax._src.lax import random_gamma
 from pyjax._src.lax import structural as st
 from pyjax._src.lax.builders import FLOAT, binary_op, unary_op
 from pyjax._src.lax.callbacks import host_lowering
+from pyjax._src.util import call_quietly, scipy_special
 
 HOST = RuleFactory(host_lowering)
 
 
-def _sp():
-    """scipy.special, imported on first use (it costs ~170 ms, too much for `import pyjax`)."""
-    import scipy.special
-    return scipy.special
-
-
 def _scipy(name):
     """A SciPy ufunc as an impl: computed in float64, returned in the operands' dtype."""
+    f = scipy_special(name)
+
     def impl(*args):
         dtype = np.result_type(*args)
-        with np.errstate(all="ignore"):
-            out = getattr(_sp(), name)(*(np.asarray(a, np.float64) for a in args))
+        out = call_quietly(f, *(np.asarray(a, np.float64) for a in args))
         return np.asarray(out, dtype)
     impl.__name__ = name
     return impl
@@ -56,7 +52,7 @@ def _igamma_grad_a_impl(a, x):
     """dP(a, x)/da: minus random_gamma_grad times the density."""
     with np.errstate(all="ignore"):
         grad = np.asarray(random_gamma.random_gamma_grad_p.impl(a, x), np.float64)
-        log_pdf = (a - 1.0) * np.log(x) - x - _sp().gammaln(np.asarray(a, np.float64))
+        log_pdf = (a - 1.0) * np.log(x) - x - scipy_special("gammaln")(np.asarray(a, np.float64))
         return np.asarray(-grad * np.exp(log_pdf), a.dtype)
 
 
@@ -186,7 +182,7 @@ def _expn_abstract_eval(n, x):
 
 def _expn_impl(n, x):
     with np.errstate(all="ignore"):
-        return np.asarray(_sp().expn(n, np.asarray(x, np.float64)), x.dtype)
+        return np.asarray(scipy_special("expn")(n, np.asarray(x, np.float64)), x.dtype)
 
 
 def _expn_slope(n, x):

@@ -17,9 +17,9 @@ from pyjax._src.lax import builders as b
 from pyjax._src.util import canonicalize_axis, prod
 
 
-def _static_shape(shape, where):
+def _static_shape(shape, where, allow_infer=False):
     try:
-        return tuple(operator.index(d) for d in shape)
+        out = tuple(operator.index(d) for d in shape)
     except TypeError as err:
         from pyjax._src.core.trace import Tracer
         bad = next((d for d in shape if isinstance(d, Tracer)), None)
@@ -30,6 +30,9 @@ def _static_shape(shape, where):
             ) from None
         raise TypeError(f"{where}: shape must be a sequence of integers, got {shape}") \
             from err
+    if any(d < 0 and not (allow_infer and d == -1) for d in out):
+        raise TypeError(f"{where} shape must have every element be nonnegative, got {out}.")
+    return out
 
 
 # --- broadcast_in_dim -------------------------------------------------------------------
@@ -170,12 +173,14 @@ reshape_p = define_primitive(
 def reshape(operand, new_sizes, dimensions=None):
     """Reshapes operand (optionally transposing by `dimensions` first). -1 infers a size."""
     new_sizes = _static_shape(new_sizes if isinstance(new_sizes, (tuple, list))
-                              else (new_sizes,), "reshape")
+                              else (new_sizes,), "reshape", allow_infer=True)
     aval = get_aval(operand)
     if -1 in new_sizes:
         known = prod(d for d in new_sizes if d != -1)
         if new_sizes.count(-1) > 1 or known == 0 or aval.size % known:
-            raise TypeError(f"cannot reshape array of shape {aval.shape} into {new_sizes}")
+            raise TypeError(f"cannot reshape array of shape {aval.shape} (size {aval.size}) "
+                            f"into {new_sizes}: at most one -1 is allowed and the other "
+                            "sizes must divide the array size.")
         new_sizes = tuple(aval.size // known if d == -1 else d for d in new_sizes)
     dims = None if dimensions is None or tuple(dimensions) == tuple(range(aval.ndim)) \
         else tuple(int(d) for d in dimensions)
@@ -257,6 +262,8 @@ def expand_dims(array, dimensions):
     aval = get_aval(array)
     ndim_out = aval.ndim + len(dimensions)
     dims = sorted(canonicalize_axis(d, ndim_out) for d in dimensions)
+    if len(set(dims)) != len(dims):
+        raise ValueError(f"repeated axis in expand_dims: {tuple(dimensions)}")
     shape = list(aval.shape)
     for d in dims:
         shape.insert(d, 1)
@@ -401,7 +408,12 @@ pad_p = define_primitive(
 
 def pad(operand, padding_value, padding_config):
     """Pads with lo/hi (may be negative) and interior padding per dimension."""
-    config = tuple((int(lo), int(hi), int(it)) for lo, hi, it in padding_config)
+    try:
+        config = tuple((operator.index(lo), operator.index(hi), operator.index(it))
+                       for lo, hi, it in padding_config)
+    except (TypeError, ValueError):
+        raise TypeError(f"pad padding_config must be a sequence of (low, high, interior) "
+                        f"integer triples, got {padding_config!r}") from None
     return pad_p.bind(operand, padding_value, padding_config=config)
 
 
@@ -436,6 +448,8 @@ def rev(operand, dimensions):
 def _iota_abstract_eval(dtype, shape, dimension):
     if not 0 <= dimension < len(shape):
         raise TypeError(f"iota dimension {dimension} out of range for shape {shape}")
+    if np.dtype(dtype) == np.bool_:
+        raise TypeError("iota does not accept dtype bool; use an integer or floating dtype.")
     return ShapedArray(shape, dtype)
 
 

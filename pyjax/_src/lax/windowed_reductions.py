@@ -300,18 +300,22 @@ def _sga_samples():
             for prim in (ew.ge_p, ew.le_p)]
 
 
-def _sga_jvp(primals, tangents, **params):
-    (t, x), (t_dot, _) = primals, tangents
-    out = select_and_gather_add_p.bind(t, x, **params)
-    if type(t_dot) is Zero:
-        return out, Zero(ad.tangent_aval(get_aval(out)))
-    return out, select_and_gather_add_p.bind(t_dot, x, **params)
+def _linear_in_first_jvp(prim):
+    """select_and_gather_add and select_and_scatter_add are linear in their first operand;
+    the second only picks positions, so its tangent does not matter."""
+    def jvp(primals, tangents, **params):
+        (first, x), (first_dot, _) = primals, tangents
+        out = prim.bind(first, x, **params)
+        if type(first_dot) is Zero:
+            return out, Zero(ad.tangent_aval(get_aval(out)))
+        return out, prim.bind(first_dot, x, **params)
+    return jvp
 
 
 select_and_gather_add_p = define_primitive(
     "select_and_gather_add", impl=_sga_impl, abstract_eval=_sga_abstract_eval,
-    jvp=_sga_jvp, transpose=_sga_transpose, batch=_sga_batch, lower=_sga_lower,
-    samples=_sga_samples())
+    jvp=RuleFactory(_linear_in_first_jvp), transpose=_sga_transpose, batch=_sga_batch,
+    lower=_sga_lower, samples=_sga_samples())
 
 
 # --- select_and_scatter_add: each window's value added at its max (or min) -----------------
@@ -360,14 +364,6 @@ def _ssa_transpose(ct, source, operand, *, select_prim, **params):
                                          **_no_dilation(params)), None]
 
 
-def _ssa_jvp(primals, tangents, **params):
-    (s, x), (s_dot, _) = primals, tangents
-    out = select_and_scatter_add_p.bind(s, x, **params)
-    if type(s_dot) is Zero:
-        return out, Zero(ad.tangent_aval(get_aval(out)))
-    return out, select_and_scatter_add_p.bind(s_dot, x, **params)
-
-
 def _ssa_batch(args, dims, *, select_prim, window_dimensions, window_strides, padding):
     size = batching.axis_size_of(args, dims)
     args = [batching.bdim_at_front(x, d, size) for x, d in zip(args, dims)]
@@ -409,8 +405,8 @@ def _ssa_samples():
 
 select_and_scatter_add_p = define_primitive(
     "select_and_scatter_add", impl=_ssa_impl, abstract_eval=_ssa_abstract_eval,
-    jvp=_ssa_jvp, transpose=_ssa_transpose, batch=_ssa_batch, lower=_ssa_lower,
-    samples=_ssa_samples())
+    jvp=RuleFactory(_linear_in_first_jvp), transpose=_ssa_transpose, batch=_ssa_batch,
+    lower=_ssa_lower, samples=_ssa_samples())
 
 
 # --- reducers traced from user computations ---------------------------------------------------

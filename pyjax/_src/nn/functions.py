@@ -9,13 +9,14 @@ import types
 
 import numpy as np
 
-from pyjax._src import dtypes, errors
+from pyjax._src import config, dtypes, errors
 from pyjax._src.api.custom_derivatives import custom_jvp
 from pyjax._src.core.trace import Tracer
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax.ad_util import stop_gradient
 from pyjax._src.numpy import array_methods  # noqa: F401  (operators on arrays)
 from pyjax._src.numpy import lax_numpy, reductions, ufuncs
+from pyjax._src.util import canonicalize_axes
 
 
 # The jax.numpy functions used here, under their public names.
@@ -144,15 +145,14 @@ def softmax(x, axis=-1, where=None):
     """exp(x) / sum(exp(x)) along axis, computed stably; its JVP is y * (t - sum(y * t))
     (a custom rule, as in JAX, so the gradient is exact where exp would overflow)."""
     x = _inexact(x)
-    return _softmax(x, _axis_tuple(axis, x.ndim),
-                    None if where is None else jnp.asarray(where))
+    fun = _softmax if config.softmax_custom_jvp.value else _softmax_forward
+    return fun(x, _axis_tuple(axis, x.ndim), None if where is None else jnp.asarray(where))
 
 
 def _axis_tuple(axis, ndim):
     if axis is None:
         return tuple(range(ndim))
-    axes = (axis,) if isinstance(axis, int) or hasattr(axis, "__index__") else tuple(axis)
-    return tuple(operator.index(a) % max(ndim, 1) for a in axes)
+    return canonicalize_axes(axis, ndim)
 
 
 def log_softmax(x, axis=-1, where=None):
@@ -177,7 +177,11 @@ def one_hot(x, num_classes, *, dtype=None, axis=-1):
         raise errors.ConcretizationTypeError(
             num_classes, "The error arose in jax.nn.one_hot argument `num_classes`: it must "
             "be a static Python integer.\n")
-    num_classes = operator.index(num_classes)
+    try:
+        num_classes = operator.index(num_classes)
+    except TypeError:
+        raise TypeError(f"jax.nn.one_hot: num_classes must be an integer, got "
+                        f"{num_classes!r}") from None
     x = jnp.asarray(x)
     out_ndim = x.ndim + 1
     axis = operator.index(axis)

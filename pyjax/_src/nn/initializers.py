@@ -95,7 +95,7 @@ def compute_fans(shape, in_axis=-2, out_axis=-1, batch_axis=()):
 def _complex_uniform(key, shape, dtype):
     """Uniform samples in the unit disk, scaled to unit variance."""
     key_r, key_theta = rkeys.split(key)
-    real = np.zeros((), dtype).real.dtype
+    real = dtypes.real_dtype(dtype)
     r = uf.sqrt(2 * dist.uniform(key_r, shape, real)).astype(dtype)
     theta = 2 * np.pi * dist.uniform(key_theta, shape, real).astype(dtype)
     return r * uf.exp(1j * theta)
@@ -104,7 +104,7 @@ def _complex_uniform(key, shape, dtype):
 def _complex_truncated_normal(key, upper, shape, dtype):
     """Circular complex normal samples with modulus below `upper`."""
     key_r, key_theta = rkeys.split(key)
-    real = np.zeros((), dtype).real.dtype
+    real = dtypes.real_dtype(dtype)
     t = (1 - uf.exp(lnp.asarray(-(upper ** 2), dtype))) * \
         dist.uniform(key_r, shape, real).astype(dtype)
     r = uf.sqrt(-uf.log(1 - t))

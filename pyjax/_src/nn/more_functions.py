@@ -18,6 +18,7 @@ from pyjax._src.nn.functions import _inexact, logsumexp, relu6, sigmoid, softmax
 from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy import reductions as red
 from pyjax._src.numpy import ufuncs as uf
+from pyjax._src.util import canonicalize_axis
 
 
 def identity(x):
@@ -92,7 +93,7 @@ def mish(x):
 def glu(x, axis=-1):
     """Gated linear unit: the first half of x along `axis` times sigmoid of the second."""
     x = _inexact(x)
-    size = x.shape[axis]
+    size = x.shape[canonicalize_axis(axis, x.ndim)]
     if size % 2:
         raise ValueError(f"glu: axis {axis} must have even size, got {size}")
     first, second = lnp.split(x, 2, axis)

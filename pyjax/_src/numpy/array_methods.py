@@ -66,12 +66,6 @@ def _at(self):
     return indexing.IndexUpdateHelper(self)
 
 
-def _iter_rows(self):
-    if not self.aval.shape:
-        raise TypeError("iteration over a 0-d array")
-    return (self[i] for i in range(self.aval.shape[0]))
-
-
 _METHODS = {
     "reshape": _reshape_method, "transpose": _transpose_method, "astype": _astype,
     "ravel": lnp.ravel, "flatten": lambda self, order="C": lnp.ravel(self, order),
@@ -108,4 +102,3 @@ def install(cls):
 
 install(Array)
 install(Tracer)
-Tracer.__iter__ = _iter_rows

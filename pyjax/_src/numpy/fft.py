@@ -14,14 +14,11 @@ from pyjax._src.core.avals import get_aval
 from pyjax._src.lax import fft as lfft
 from pyjax._src.lax.fft import FftType
 from pyjax._src.numpy import lax_numpy as lnp
+from pyjax._src.numpy.lax_numpy import shape as _shape
 from pyjax._src.numpy import lax_numpy_more as more
 from pyjax._src.numpy import ufuncs as uf
 from pyjax._src.numpy.util import check_arraylike, ensure_array
 from pyjax._src.util import canonicalize_axis
-
-
-def _shape(x):
-    return get_aval(x).shape
 
 
 def _scale(norm, n, inverse):
@@ -73,7 +70,7 @@ def _complex_input(x):
     x = lnp.asarray(x)
     dtype = get_aval(x).dtype
     if not dtypes.is_complex(dtype):
-        target = np.result_type(dtypes.to_inexact_dtype(dtype), np.complex64)
+        target = dtypes.complex_dtype(dtypes.to_inexact_dtype(dtype))
         x = lnp.asarray(x, dtypes.canonicalize_dtype(target))
     return x
 
@@ -106,46 +103,38 @@ def _apply(x, fft_type, axes, lengths):
     return lnp.moveaxis(out, tuple(range(nd - len(axes), nd)), axes)
 
 
-def fftn(a, s=None, axes=None, norm=None):
-    """N-dimensional discrete Fourier transform."""
-    check_arraylike("fftn", a)
-    x = _complex_input(a)
-    axes, s = _axes_and_sizes(x, s, axes, "fftn")
+def _normalized(out, norm, lengths, inverse):
+    factor = _scale(norm, math.prod(lengths), inverse)
+    return ensure_array(out * factor if factor != 1.0 else out)
+
+
+def _transform_nd(name, fft_type, a, s, axes, norm):
+    """fftn, ifftn and rfftn: each axis cut or zero-padded to its length in s, then
+    transformed and scaled as `norm` asks."""
+    check_arraylike(name, a)
+    x = _real_input(a) if fft_type == FftType.RFFT else _complex_input(a)
+    axes, s = _axes_and_sizes(x, s, axes, name)
     if s is not None:
         for ax, n in zip(axes, s):
             x = _resize(x, ax, n)
     lengths = tuple(_shape(x)[ax] for ax in axes)
-    out = _apply(x, FftType.FFT, axes, lengths)
-    factor = _scale(norm, math.prod(lengths), False)
-    return ensure_array(out * factor if factor != 1.0 else out)
+    return _normalized(_apply(x, fft_type, axes, lengths), norm, lengths,
+                       fft_type == FftType.IFFT)
+
+
+def fftn(a, s=None, axes=None, norm=None):
+    """N-dimensional discrete Fourier transform."""
+    return _transform_nd("fftn", FftType.FFT, a, s, axes, norm)
 
 
 def ifftn(a, s=None, axes=None, norm=None):
     """N-dimensional inverse discrete Fourier transform."""
-    check_arraylike("ifftn", a)
-    x = _complex_input(a)
-    axes, s = _axes_and_sizes(x, s, axes, "ifftn")
-    if s is not None:
-        for ax, n in zip(axes, s):
-            x = _resize(x, ax, n)
-    lengths = tuple(_shape(x)[ax] for ax in axes)
-    out = _apply(x, FftType.IFFT, axes, lengths)
-    factor = _scale(norm, math.prod(lengths), True)
-    return ensure_array(out * factor if factor != 1.0 else out)
+    return _transform_nd("ifftn", FftType.IFFT, a, s, axes, norm)
 
 
 def rfftn(a, s=None, axes=None, norm=None):
     """N-dimensional FFT of real input; the last axis keeps n // 2 + 1 frequencies."""
-    check_arraylike("rfftn", a)
-    x = _real_input(a)
-    axes, s = _axes_and_sizes(x, s, axes, "rfftn")
-    if s is not None:
-        for ax, n in zip(axes, s):
-            x = _resize(x, ax, n)
-    lengths = tuple(_shape(x)[ax] for ax in axes)
-    out = _apply(x, FftType.RFFT, axes, lengths)
-    factor = _scale(norm, math.prod(lengths), False)
-    return ensure_array(out * factor if factor != 1.0 else out)
+    return _transform_nd("rfftn", FftType.RFFT, a, s, axes, norm)
 
 
 def irfftn(a, s=None, axes=None, norm=None):
@@ -161,9 +150,7 @@ def irfftn(a, s=None, axes=None, norm=None):
     for ax, n in zip(axes[:-1], s[:-1]):
         x = _resize(x, ax, n)
     x = _resize(x, axes[-1], s[-1] // 2 + 1)
-    out = _apply(x, FftType.IRFFT, axes, s)
-    factor = _scale(norm, math.prod(s), True)
-    return ensure_array(out * factor if factor != 1.0 else out)
+    return _normalized(_apply(x, FftType.IRFFT, axes, s), norm, s, True)
 
 
 def _one_axis(fn, name):
@@ -196,14 +183,17 @@ rfft2 = _two_axes(rfftn, "rfft2")
 irfft2 = _two_axes(irfftn, "irfft2")
 
 
+# hfft and ihfft run the opposite real transform, so each norm means its mirror image there.
+_SWAPPED_NORMS = {None: "forward", "backward": "forward", "forward": "backward",
+                  "ortho": "ortho"}
+
+
 def hfft(a, n=None, axis=-1, norm=None):
     """FFT of a signal with Hermitian symmetry (real spectrum), given its first half."""
     check_arraylike("hfft", a)
     x = _complex_input(a)
     n = 2 * (_shape(x)[canonicalize_axis(axis, x.ndim)] - 1) if n is None else n
-    inverse_norm = {None: "forward", "backward": "forward", "forward": "backward",
-                    "ortho": "ortho"}.get(norm, norm)
-    return irfft(uf.conj(x), n, axis, inverse_norm)
+    return irfft(uf.conj(x), n, axis, _SWAPPED_NORMS.get(norm, norm))
 
 
 def ihfft(a, n=None, axis=-1, norm=None):
@@ -211,45 +201,47 @@ def ihfft(a, n=None, axis=-1, norm=None):
     check_arraylike("ihfft", a)
     x = _real_input(a)
     n = _shape(x)[canonicalize_axis(axis, x.ndim)] if n is None else n
-    inverse_norm = {None: "forward", "backward": "forward", "forward": "backward",
-                    "ortho": "ortho"}.get(norm, norm)
-    return uf.conj(rfft(x, n, axis, inverse_norm))
+    return uf.conj(rfft(x, n, axis, _SWAPPED_NORMS.get(norm, norm)))
+
+
+def _frequencies(k, n, d, dtype):
+    """Frequency indices k of an n-point transform as k / (d * n), in `dtype` (the default
+    float dtype when None)."""
+    dtype = dtypes.canonicalize_dtype(dtype) if dtype is not None else \
+        dtypes.default_float_dtype()
+    return lnp.asarray(k, dtype) / (lnp.asarray(d, dtype) * n)
 
 
 def fftfreq(n, d=1.0, *, dtype=None, device=None):
     """Sample frequencies of an n-point FFT with sample spacing d."""
     n = operator.index(n)
-    dtype = dtypes.canonicalize_dtype(dtype) if dtype is not None else \
-        dtypes.default_float_dtype()
     k = np.concatenate([np.arange(0, (n - 1) // 2 + 1), np.arange(-(n // 2), 0)])
-    return lnp.asarray(k, dtype) / (lnp.asarray(d, dtype) * n)
+    return _frequencies(k, n, d, dtype)
 
 
 def rfftfreq(n, d=1.0, *, dtype=None, device=None):
     """Sample frequencies of an n-point RFFT (non-negative only)."""
     n = operator.index(n)
-    dtype = dtypes.canonicalize_dtype(dtype) if dtype is not None else \
-        dtypes.default_float_dtype()
-    return lnp.asarray(np.arange(0, n // 2 + 1), dtype) / (lnp.asarray(d, dtype) * n)
+    return _frequencies(np.arange(0, n // 2 + 1), n, d, dtype)
+
+
+def _half_roll(name, x, axes, direction):
+    """x rolled by half its length along each of `axes` (all when None), forwards for
+    direction 1 and backwards for -1."""
+    check_arraylike(name, x)
+    x = lnp.asarray(x)
+    if axes is None:
+        axes = tuple(range(x.ndim))
+    elif isinstance(axes, (int, np.integer)):
+        axes = (axes,)
+    return more.roll(x, tuple(direction * (_shape(x)[a] // 2) for a in axes), tuple(axes))
 
 
 def fftshift(x, axes=None):
     """Moves the zero-frequency term to the centre."""
-    check_arraylike("fftshift", x)
-    x = lnp.asarray(x)
-    if axes is None:
-        axes = tuple(range(x.ndim))
-    elif isinstance(axes, (int, np.integer)):
-        axes = (axes,)
-    return more.roll(x, tuple(_shape(x)[a] // 2 for a in axes), tuple(axes))
+    return _half_roll("fftshift", x, axes, 1)
 
 
 def ifftshift(x, axes=None):
     """Inverse of fftshift."""
-    check_arraylike("ifftshift", x)
-    x = lnp.asarray(x)
-    if axes is None:
-        axes = tuple(range(x.ndim))
-    elif isinstance(axes, (int, np.integer)):
-        axes = (axes,)
-    return more.roll(x, tuple(-(_shape(x)[a] // 2) for a in axes), tuple(axes))
+    return _half_roll("ifftshift", x, axes, -1)

@@ -18,7 +18,7 @@ from pyjax._src.core.avals import get_aval
 from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy import ufuncs as uf
 from pyjax._src.numpy.util import check_arraylike
-from pyjax._src.util import canonicalize_axis
+from pyjax._src.util import canonicalize_axis, canonicalize_shape
 
 # --- vectorize ------------------------------------------------------------------------------
 
@@ -181,9 +181,7 @@ class ufunc:
         if out is not None or where is not None:
             raise NotImplementedError("ufunc.reduce: 'out' and 'where' are not supported")
         a = lnp.asarray(a, dtype) if dtype is not None else lnp.asarray(a)
-        if axis is None:
-            a, axis = lnp.ravel(a), 0
-        axis = canonicalize_axis(axis, lnp.ndim(a))
+        a, axis = lnp.axis_or_flattened(a, axis)
         moved = lnp.moveaxis(a, axis, 0)
         n = lnp.shape(moved)[0]
         start = initial if initial is not None else self.identity
@@ -347,7 +345,7 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
 def unravel_index(indices, shape):
     """The index tuples of the flat indices into an array of `shape` (negative indices
     count from the end; out-of-range ones are clipped, as in JAX)."""
-    shape = tuple(operator.index(d) for d in shape)
+    shape = canonicalize_shape(shape, "jnp.unravel_index")
     indices = lnp.asarray(indices)
     if not dtypes.is_int(get_aval(indices).dtype):
         raise TypeError("only int indices permitted")

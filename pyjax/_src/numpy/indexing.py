@@ -559,14 +559,29 @@ def _take_mode(mode, name):
 
 
 def _wrap_or_normalize(indices, n, mode):
-    if mode == "wrap":
-        if n == 0:
-            return indices
-        n_ = np.array(n, indices.aval.dtype)
-        r = ew.rem(indices, n_)
-        return ew.select(ew.lt(r, np.zeros((), r.aval.dtype)), ew.add(r, n_), r) \
-            if r.aval.dtype.kind == "i" else r
-    return _normalize(indices, n)
+    """indices taken modulo n (mode "wrap", then gathered as in bounds) or with negative
+    ones counted from the end, and the gather mode to use."""
+    if mode != "wrap":
+        return _normalize(indices, n), mode
+    if n == 0:
+        return indices, PROMISE_IN_BOUNDS
+    n_ = np.array(n, indices.aval.dtype)
+    r = ew.rem(indices, n_)
+    return (ew.select(ew.lt(r, np.zeros((), r.aval.dtype)), ew.add(r, n_), r)
+            if r.aval.dtype.kind == "i" else r), PROMISE_IN_BOUNDS
+
+
+def _take_without_gather(name, out_shape, n, dtype, mode, fill_value):
+    """The result of a take that gathers nothing (an empty result, or an empty axis to
+    fill from), else None."""
+    if prod(out_shape) == 0:
+        return st.full(out_shape, np.zeros((), dtype))
+    if n == 0:
+        if mode is FILL_OR_DROP:
+            fill = li.default_fill_value(dtype) if fill_value is None else fill_value
+            return st.full(out_shape, np.array(fill).astype(dtype))
+        raise IndexError(f"Cannot do a non-empty jnp.{name}() from an empty axis.")
+    return None
 
 
 def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
@@ -585,15 +600,10 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
     n = a.aval.shape[axis]
     idx_shape = indices.aval.shape
     out_shape = a.aval.shape[:axis] + idx_shape + a.aval.shape[axis + 1:]
-    if prod(out_shape) == 0:
-        return st.full(out_shape, np.zeros((), a.aval.dtype))
-    if n == 0:
-        if gmode is FILL_OR_DROP:
-            fill = li.default_fill_value(a.aval.dtype) if fill_value is None else fill_value
-            return st.full(out_shape, np.array(fill).astype(a.aval.dtype))
-        raise IndexError("Cannot do a non-empty jnp.take() from an empty axis.")
-    indices = _wrap_or_normalize(indices, n, gmode)
-    gmode = PROMISE_IN_BOUNDS if gmode == "wrap" else gmode
+    empty = _take_without_gather("take", out_shape, n, a.aval.dtype, gmode, fill_value)
+    if empty is not None:
+        return empty
+    indices, gmode = _wrap_or_normalize(indices, n, gmode)
     k = len(idx_shape)
     dnums = GatherDimensionNumbers(
         offset_dims=tuple(range(axis)) + tuple(range(axis + k, a.aval.ndim - 1 + k)),
@@ -639,15 +649,11 @@ def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
     i_common[axis] = i_shape[axis]
     indices = st.broadcast_to_shape(indices, tuple(i_common))
     n = common[axis]
-    if prod(i_common) == 0:
-        return st.full(i_common, np.zeros((), arr.aval.dtype))
-    if n == 0:
-        if gmode is FILL_OR_DROP:
-            fill = li.default_fill_value(arr.aval.dtype) if fill_value is None else fill_value
-            return st.full(i_common, np.array(fill).astype(arr.aval.dtype))
-        raise IndexError("Cannot do a non-empty jnp.take_along_axis() from an empty axis.")
-    indices = _wrap_or_normalize(indices, n, gmode)
-    gmode = PROMISE_IN_BOUNDS if gmode == "wrap" else gmode
+    empty = _take_without_gather("take_along_axis", i_common, n, arr.aval.dtype, gmode,
+                                 fill_value)
+    if empty is not None:
+        return empty
+    indices, gmode = _wrap_or_normalize(indices, n, gmode)
     d = _batched_dnums(len(common), axis)
     dnums = GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=d["collapsed"],
                                    start_index_map=d["index_map"],

@@ -10,12 +10,12 @@ import numpy as np
 from pyjax._src import dtypes, errors
 from pyjax._src.array import Array
 from pyjax._src.core.avals import ShapedArray, get_aval
-from pyjax._src.core.trace import Tracer
+from pyjax._src.core.trace import Trace, Tracer, current_trace
 from pyjax._src.lax import dot as ldot
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import structural as st
 from pyjax._src.numpy.util import check_arraylike, convert, ensure_array, promote_dtypes
-from pyjax._src.util import canonicalize_axes, canonicalize_axis
+from pyjax._src.util import canonicalize_axes, canonicalize_axis, canonicalize_shape
 
 ndarray = Array
 
@@ -32,6 +32,10 @@ def _check_int_range(x, dtype):
 def _host_array(obj, dtype):
     """NumPy conversion of nested lists/scalars with JAX's canonical dtypes."""
     value = np.asarray(obj) if dtype is None else np.asarray(obj, dtype=dtype)
+    if value.dtype == object and value.size and builtins.all(
+            isinstance(v, int) for v in value.ravel()):
+        raise OverflowError(f"Python int too large to convert to a JAX integer type "
+                            f"(int32, or int64 with jax_enable_x64): {obj!r:.200}")
     if value.dtype == object:
         raise TypeError(f"JAX only supports number and bool dtypes, got an object array "
                         f"from {type(obj)}")
@@ -64,11 +68,11 @@ def array(object, dtype=None, copy=True, order=None, ndmin=0):
     if dtype is not None:
         dtype = dtypes.canonicalize_dtype(dtype)
     if isinstance(object, (Array, Tracer)):
-        out = convert(object, dtype or object.aval.dtype)
+        # As in JAX, a weakly typed input stays weak unless a dtype is asked for.
+        weak = dtype is None and object.aval.weak_type
+        out = convert(object, dtype or object.aval.dtype, weak)
         if isinstance(out, Array) and copy and out is object:
-            out = Array(np.array(object._value), aval=object.aval.strip_weak_type())
-        elif out is object and object.aval.weak_type:
-            out = convert(object, object.aval.dtype, False)
+            out = Array(np.array(object._value), aval=object.aval)
     elif isinstance(object, (list, tuple)) and _contains_traced(object):
         if len(object) == 0:
             out = ensure_array(_host_array(object, dtype))
@@ -76,6 +80,7 @@ def array(object, dtype=None, copy=True, order=None, ndmin=0):
             items = [array(o, dtype) for o in object]
             items = promote_dtypes(*items) if dtype is None else items
             out = st.concatenate([st.expand_dims(i, (0,)) for i in items], 0)
+            out = convert(out, get_aval(out).dtype)    # a list is never weakly typed
     elif hasattr(object, "__jax_array__"):
         return array(object.__jax_array__(), dtype, copy, order, ndmin)
     else:
@@ -85,7 +90,9 @@ def array(object, dtype=None, copy=True, order=None, ndmin=0):
             if len(shapes) > 1:
                 raise ValueError("setting an array element with a sequence: the nested "
                                  f"sequences have different shapes {sorted(shapes)}")
-        out = Array(_host_array(object, dtype).copy())
+        weak = dtype is None and dtypes.is_python_scalar(object) and \
+            get_aval(object).weak_type      # jnp.array(1.0) is weak, as in JAX
+        out = Array(_host_array(object, dtype).copy(), weak)
     out = ensure_array(out)
     if ndmin > out.ndim:
         out = st.reshape(out, (1,) * (ndmin - out.ndim) + out.shape)
@@ -101,7 +108,7 @@ def asarray(a, dtype=None, order=None, *, copy=None):
         if dtype is None and dtypes.is_python_scalar(a):
             aval = get_aval(a)
             _check_int_range(a, aval.dtype)
-            return Array(np.asarray(a, aval.dtype), aval=aval.strip_weak_type())
+            return Array(np.asarray(a, aval.dtype), aval=aval)
         value = _host_array(a, dtype)
         if isinstance(a, np.ndarray) and np.may_share_memory(value, a):
             value = value.copy()   # the user may change their NumPy array later
@@ -110,27 +117,24 @@ def asarray(a, dtype=None, order=None, *, copy=None):
 
 
 def _shape_arg(shape, where):
-    if isinstance(shape, (int, np.integer)) or hasattr(shape, "__index__") and not \
-            isinstance(shape, (tuple, list)):
-        shape = (shape,)
-    out = []
-    for d in shape:
-        if isinstance(d, Tracer) and d.to_concrete_value() is None:
-            raise errors.ConcretizationTypeError(
-                d, f"The error arose in jnp.{where}: the shape argument must be static.\n")
-        d = operator.index(d)
-        if d < 0:
-            raise ValueError(f"negative dimensions are not allowed, got shape {tuple(shape)} "
-                             f"in jnp.{where}")
-        out.append(d)
-    return tuple(out)
+    is_seq = isinstance(shape, (tuple, list))
+    concrete = []
+    for d in shape if is_seq else (shape,):
+        if isinstance(d, Tracer):
+            value = d.to_concrete_value()
+            if value is None:
+                raise errors.ConcretizationTypeError(
+                    d, f"The error arose in jnp.{where}: the shape argument must be static.\n")
+            d = value
+        concrete.append(d)
+    return canonicalize_shape(concrete if is_seq else concrete[0], f"jnp.{where}")
 
 
 def _default_dtype(dtype, fill=None):
     if dtype is not None:
         return dtypes.canonicalize_dtype(dtype)
     if fill is not None:
-        return dtypes.result_type(fill)
+        return dtypes.result_type(asarray(fill) if isinstance(fill, (list, tuple)) else fill)
     return dtypes.default_float_dtype()
 
 
@@ -148,26 +152,40 @@ def empty(shape, dtype=None, *, device=None):
 
 
 def full(shape, fill_value, dtype=None, *, device=None):
+    if dtype is None and _is_weak(fill_value):   # weak in, weak out (as JAX)
+        out = full(shape, fill_value, _default_dtype(None, fill_value))
+        return convert(out, out.dtype, True)
     shape = _shape_arg(shape, "full")
     dtype = _default_dtype(dtype, fill_value)
     if isinstance(fill_value, (Array, Tracer)) and fill_value.aval.shape:
         return ensure_array(st.broadcast_to_shape(convert(fill_value, dtype), shape))
     if not isinstance(fill_value, (Array, Tracer)):
         fill = np.asarray(fill_value)
+        if not fill.ndim:
+            _check_int_range(fill_value, dtype)
+        if current_trace() is not Trace.root:
+            # Staged: one broadcast, never a shape-sized constant (eval_shape of a huge
+            # array must not allocate it).
+            return st.broadcast_to_shape(fill.astype(dtype), shape)
         if fill.ndim:
             return ensure_array(Array(np.broadcast_to(fill.astype(dtype), shape).copy()))
-        _check_int_range(fill_value, dtype)
         return Array(np.full(shape, fill_value, dtype))
     return ensure_array(st.broadcast_in_dim(convert(fill_value, dtype), shape, ()))
+
+
+def _is_weak(x):
+    return (dtypes.is_python_scalar(x) or hasattr(x, "aval")) and get_aval(x).weak_type
 
 
 def _like(name, fill):
     def fn(a, dtype=None, shape=None, *, device=None):
         aval = get_aval(a) if not hasattr(a, "shape") or hasattr(a, "aval") or \
             isinstance(a, (np.ndarray, np.generic)) else ShapedArray(a.shape, a.dtype)
+        weak = dtype is None and aval.weak_type
         dtype = dtypes.canonicalize_dtype(dtype) if dtype is not None else aval.dtype
         target_shape = aval.shape if shape is None else _shape_arg(shape, name)
-        return full(target_shape, fill, dtype)
+        out = full(target_shape, fill, dtype)
+        return convert(out, dtype, True) if weak else out
     fn.__name__ = name
     return fn
 
@@ -179,8 +197,10 @@ empty_like = _like("empty_like", 0)
 
 def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
     aval = get_aval(a)
+    weak = dtype is None and aval.weak_type
     dtype = dtypes.canonicalize_dtype(dtype) if dtype is not None else aval.dtype
-    return full(aval.shape if shape is None else shape, fill_value, dtype)
+    out = full(aval.shape if shape is None else shape, fill_value, dtype)
+    return convert(out, dtype, True) if weak else out
 
 
 def _concrete_scalar(x, name, arg):
@@ -208,6 +228,8 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None):
         return ensure_array(st.iota(dtype, builtins.max(int(np.ceil(start)), 0)))
     if stop is None:
         start, stop = 0, start
+    if step is not None and step == 0:
+        raise ValueError("jnp.arange: step must not be zero.")
     values = np.arange(start, stop, 1 if step is None else step)
     return Array(values.astype(dtype))
 
@@ -215,7 +237,10 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None):
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0,
              *, device=None):
     """num evenly spaced samples over [start, stop]; start/stop may be traced arrays."""
-    num = operator.index(_concrete_scalar(num, "linspace", "num"))
+    try:
+        num = operator.index(_concrete_scalar(num, "linspace", "num"))
+    except TypeError:
+        raise TypeError(f"jnp.linspace: num must be an integer, got {num!r}") from None
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
     check_arraylike("linspace", start, stop)
@@ -258,8 +283,7 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
 
 def eye(N, M=None, k=0, dtype=None, *, device=None):
     """Ones on the k-th diagonal of an N x M matrix."""
-    N = operator.index(N)
-    M = N if M is None else operator.index(M)
+    N, M = _shape_arg((N, N if M is None else M), "eye")
     dtype = _default_dtype(dtype)
     rows = st.broadcasted_iota(np.int32, (N, M), 0)
     cols = st.broadcasted_iota(np.int32, (N, M), 1)
@@ -300,7 +324,7 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
                 d, "The error arose in jax.numpy.reshape: the new shape must be static. "
                 "Compute it with `np` from static shapes (e.g. `np.prod(x.shape)`), not with "
                 "`jnp`.\n")
-    dims = tuple(operator.index(d) for d in dims)
+    dims = canonicalize_shape(dims, "jnp.reshape", nonnegative=False)
     if order == "F":
         aval = get_aval(a)
         rev_in = st.transpose(a, tuple(reversed(range(aval.ndim))))
@@ -311,6 +335,14 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
 
 def ravel(a, order="C"):
     return reshape(a, (-1,), order)
+
+
+def axis_or_flattened(a, axis):
+    """(a, axis) for functions where axis=None means "over the flattened array": a
+    flattened with axis 0, else a with axis made non-negative."""
+    if axis is None:
+        return ravel(a), 0
+    return a, canonicalize_axis(axis, ndim(a))
 
 
 def transpose(a, axes=None):
@@ -467,8 +499,10 @@ def array_split(ary, indices_or_sections, axis=0):
 def _split(name, ary, sections, axis, strict):
     from pyjax._src.lax.slicing import slice_in_dim
     ary = asarray(ary)
-    axis = canonicalize_axis(axis, ndim(ary))
+    axis = canonicalize_axis(operator.index(_concrete_scalar(axis, name, "axis")), ndim(ary))
     size_along = shape(ary)[axis]
+    if isinstance(sections, (Array, Tracer)) and ndim(sections) == 0:
+        sections = operator.index(_concrete_scalar(sections, name, "indices_or_sections"))
     if isinstance(sections, (int, np.integer)):
         n = int(sections)
         if n <= 0:
@@ -609,10 +643,15 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
     b2 = expand_dims(b, -1) if bn == 1 else b
     a_batch, b_batch = shape(a2)[:-2], shape(b2)[:-2]
     if shape(a2)[-1] != shape(b2)[-2]:
-        raise ValueError(f"matmul: Input operand 1 has a mismatch in its core dimension 0, "
-                         f"with gufunc signature (n?,k),(k,m?)->(n?,m?) (size "
-                         f"{shape(b2)[-2]} is different from {shape(a2)[-1]})")
-    batch = broadcast_shapes(a_batch, b_batch)
+        raise ValueError(f"matmul: the contracted dimensions differ: the last axis of a "
+                         f"(shape {shape(a)}) has size {shape(a2)[-1]}, but the "
+                         f"{'only' if bn == 1 else 'second-to-last'} axis of b (shape "
+                         f"{shape(b)}) has size {shape(b2)[-2]}.")
+    try:
+        batch = broadcast_shapes(a_batch, b_batch)
+    except ValueError:
+        raise ValueError(f"matmul: the batch (leading) dimensions of a {shape(a)} and b "
+                         f"{shape(b)} do not broadcast: {a_batch} vs {b_batch}.") from None
     a3 = st.broadcast_to_shape(a2, batch + shape(a2)[-2:])
     b3 = st.broadcast_to_shape(b2, batch + shape(b2)[-2:])
     nb = len(batch)

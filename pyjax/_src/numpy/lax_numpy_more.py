@@ -18,6 +18,7 @@ from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import slicing as sl
 from pyjax._src.lax import structural as st
 from pyjax._src.numpy import lax_numpy as lnp
+from pyjax._src.numpy.lax_numpy import ndim as _ndim, shape as _shape
 from pyjax._src.numpy import reductions as red
 from pyjax._src.numpy import ufuncs as uf
 from pyjax._src.numpy.util import (check_arraylike, convert, ensure_array, promote_dtypes,
@@ -34,21 +35,13 @@ def concrete(x, name, arg):
             raise errors.ConcretizationTypeError(
                 x, f"The error arose in jnp.{name}: argument '{arg}' must be concrete "
                 "because it decides the shape of the result. Pass a NumPy value or a "
-                "static argument, or use the size= argument where jnp.{name} has one.\n")
+                f"static argument, or use the size= argument where jnp.{name} has one.\n")
         return np.asarray(value)
     if isinstance(x, Array):
         return np.asarray(x._value)
     if isinstance(x, (list, tuple)):
         return np.asarray([concrete(v, name, arg) for v in x])
     return np.asarray(x)
-
-
-def _ndim(x):
-    return get_aval(x).ndim
-
-
-def _shape(x):
-    return get_aval(x).shape
 
 
 # --- triangles and diagonals ------------------------------------------------------------
@@ -217,7 +210,13 @@ def _pad_widths(pad_width, ndim):
     widths = concrete(pad_width, "pad", "pad_width")
     if widths.dtype.kind not in "iu":
         raise TypeError(f"jnp.pad: pad_width must be integers, got {widths.dtype}")
-    widths = np.broadcast_to(widths, (ndim, 2)) if widths.size else np.zeros((ndim, 2), int)
+    try:
+        widths = np.broadcast_to(widths, (ndim, 2)) if widths.size else \
+            np.zeros((ndim, 2), int)
+    except ValueError:
+        raise ValueError(f"jnp.pad: pad_width with nd={ndim} has unsupported shape "
+                         f"{widths.shape}. Valid shapes are ({ndim}, 2), (1, 2), (2,), (1,), "
+                         "or ().") from None
     if (widths < 0).any():
         raise ValueError("jnp.pad: pad_width must be non-negative")
     return [(int(lo), int(hi)) for lo, hi in widths]
@@ -521,9 +520,7 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
     gives the static output length (as in JAX)."""
     check_arraylike("repeat", a)
     a = lnp.asarray(a)
-    if axis is None:
-        a, axis = lnp.ravel(a), 0
-    axis = canonicalize_axis(axis, _ndim(a))
+    a, axis = lnp.axis_or_flattened(a, axis)
     n = _shape(a)[axis]
     traced = isinstance(repeats, Tracer) and repeats.to_concrete_value() is None
     if not traced:
@@ -642,9 +639,7 @@ def delete(arr, obj, axis=None, *, assume_unique_indices=False):
     """A copy of arr without the entries at obj along axis (obj must be concrete)."""
     check_arraylike("delete", arr)
     a = lnp.asarray(arr)
-    if axis is None:
-        a, axis = lnp.ravel(a), 0
-    axis = canonicalize_axis(axis, _ndim(a))
+    a, axis = lnp.axis_or_flattened(a, axis)
     n = _shape(a)[axis]
     idx, _ = _index_array(obj, n, "delete")
     if ((idx < -n) | (idx >= n)).any():
@@ -658,9 +653,7 @@ def insert(arr, obj, values, axis=None):
     """A copy of arr with values inserted before the indices obj along axis."""
     check_arraylike("insert", arr)
     a = lnp.asarray(arr)
-    if axis is None:
-        a, axis = lnp.ravel(a), 0
-    axis = canonicalize_axis(axis, _ndim(a))
+    a, axis = lnp.axis_or_flattened(a, axis)
     n = _shape(a)[axis]
     idx, scalar = _index_array(obj, n + 1, "insert")
     if ((idx < -n) | (idx > n)).any():
@@ -675,10 +668,7 @@ def insert(arr, obj, values, axis=None):
     count = len(idx)
     target = list(_shape(a))
     target[axis] = count
-    if _ndim(values) == _ndim(a) and _shape(values)[axis] == count:
-        values = lnp.broadcast_to(values, tuple(target))
-    else:
-        values = lnp.broadcast_to(values, tuple(target))
+    values = lnp.broadcast_to(values, tuple(target))
     order = np.argsort(idx, kind="stable")
     new_pos = idx[order] + np.arange(count)
     total = n + count
@@ -711,9 +701,7 @@ def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.compress is not supported.")
     a = lnp.asarray(a)
-    if axis is None:
-        a, axis = lnp.ravel(a), 0
-    axis = canonicalize_axis(axis, _ndim(a))
+    a, axis = lnp.axis_or_flattened(a, axis)
     cond = lnp.ravel(lnp.asarray(condition, np.bool_))
     n = _shape(a)[axis]
     if _shape(cond)[0] > n:

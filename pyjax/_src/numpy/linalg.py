@@ -16,6 +16,7 @@ from pyjax._src.core.avals import get_aval
 from pyjax._src.lax import linalg as llinalg
 from pyjax._src.lax import linalg_spectral as lspectral
 from pyjax._src.numpy import lax_numpy as lnp
+from pyjax._src.numpy.lax_numpy import shape as _shape
 from pyjax._src.numpy import lax_numpy_more as more
 from pyjax._src.numpy import reductions as red
 from pyjax._src.numpy import ufuncs as uf
@@ -72,10 +73,6 @@ def _H(x):
 
 def _dtype(x):
     return get_aval(x).dtype
-
-
-def _shape(x):
-    return get_aval(x).shape
 
 
 # --- decompositions -------------------------------------------------------------------------
@@ -354,7 +351,11 @@ def matrix_power(a, n):
     if get_aval(a).ndim < 2 or _shape(a)[-1] != _shape(a)[-2]:
         raise ValueError(f"jnp.linalg.matrix_power requires square matrices, got shape "
                          f"{_shape(a)}")
-    n = operator.index(n)
+    try:
+        n = operator.index(n)
+    except TypeError:
+        raise TypeError(f"jnp.linalg.matrix_power: exponent must be an integer, got {n!r}") \
+            from None
     if n == 0:
         return lnp.broadcast_to(lnp.eye(_shape(a)[-1], dtype=_dtype(a)), _shape(a))
     if n < 0:

@@ -16,6 +16,7 @@ from pyjax._src.core.avals import get_aval
 from pyjax._src.core.trace import Tracer
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.numpy import lax_numpy as lnp
+from pyjax._src.numpy.lax_numpy import ndim as _ndim, shape as _shape
 from pyjax._src.numpy import lax_numpy_more as more
 from pyjax._src.numpy import reductions as red
 from pyjax._src.numpy import ufuncs as uf
@@ -24,16 +25,8 @@ from pyjax._src.numpy.util import (check_arraylike, ensure_array, promote_dtypes
 from pyjax._src.util import canonicalize_axis
 
 
-def _shape(x):
-    return get_aval(x).shape
-
-
 def _dtype(x):
     return get_aval(x).dtype
-
-
-def _ndim(x):
-    return get_aval(x).ndim
 
 
 def _slice_axis(x, axis, start, stop):
@@ -299,6 +292,9 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):
     if np.ndim(bins) == 1 or (hasattr(bins, "aval") and _ndim(bins) == 1):
         return lnp.asarray(bins, _dtype(a))
     bins = operator.index(bins)
+    if bins < 1:
+        raise ValueError(f"`bins` must be a positive integer (a bin count) or a 1-D "
+                         f"sequence of edges, got {bins}.")
     if range is None:
         lo, hi = red.min(a), red.max(a)
     else:
@@ -614,9 +610,7 @@ def packbits(a, axis=None, bitorder="big"):
     if bitorder not in ("little", "big"):
         raise ValueError("'order' must be either 'little' or 'big'")
     bits = lnp.asarray(a != 0, np.uint8)
-    if axis is None:
-        bits, axis = lnp.ravel(bits), 0
-    axis = canonicalize_axis(axis, _ndim(bits))
+    bits, axis = lnp.axis_or_flattened(bits, axis)
     bits = lnp.moveaxis(bits, axis, -1)
     n = _shape(bits)[-1]
     pad = (-n) % 8

@@ -8,17 +8,15 @@ import operator
 
 import numpy as np
 
+from pyjax._src import dtypes
 from pyjax._src.core.avals import get_aval
 from pyjax._src.numpy import lax_numpy as lnp
+from pyjax._src.numpy.lax_numpy import shape as _shape
 from pyjax._src.numpy import lax_numpy_more as more
 from pyjax._src.numpy import linalg
 from pyjax._src.numpy import reductions as red
 from pyjax._src.numpy import ufuncs as uf
 from pyjax._src.numpy.util import check_arraylike, promote_dtypes, promote_dtypes_inexact
-
-
-def _shape(x):
-    return get_aval(x).shape
 
 
 def _coeffs(name, *ps):
@@ -166,12 +164,12 @@ def roots(p, *, strip_zeros=True):
         values = more.concrete(p, "roots", "p")
         nz = np.nonzero(values)[0]
         if not len(nz):
-            return lnp.zeros((0,), np.result_type(get_aval(p).dtype, np.complex64))
+            return lnp.zeros((0,), dtypes.complex_dtype(get_aval(p).dtype))
         trailing = len(values) - nz[-1] - 1
         p = p[nz[0]:nz[-1] + 1]
     n = _shape(p)[0] - 1
     if n < 1:
-        out = lnp.zeros((0,), np.result_type(get_aval(p).dtype, np.complex64))
+        out = lnp.zeros((0,), dtypes.complex_dtype(get_aval(p).dtype))
     else:
         companion = lnp.zeros((n, n), get_aval(p).dtype)
         companion = companion.at[0, :].set(-p[1:] / p[0])

@@ -134,15 +134,20 @@ def _count(a, axes, where):
     return None, mask
 
 
+def _mean_dtypes(a, dtype):
+    """The dtype mean and var work in (a's as inexact, unless given) and the one they
+    accumulate in."""
+    if dtype is None:
+        dtype = dtypes.to_inexact_dtype(get_aval(a).dtype)
+    dtype = dtypes.canonicalize_dtype(dtype)
+    return dtype, _upcast_small_float(dtype)
+
+
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     """Arithmetic mean; integer inputs average in the default float dtype."""
     check_arraylike("mean", a)
-    aval = get_aval(a)
     axes = _axes(a, axis)
-    if dtype is None:
-        dtype = dtypes.to_inexact_dtype(aval.dtype)
-    dtype = dtypes.canonicalize_dtype(dtype)
-    compute = _upcast_small_float(dtype)
+    dtype, compute = _mean_dtypes(a, dtype)
     total = sum(convert(a, compute), axis=axes, keepdims=keepdims, where=where)
     n, mask = _count(a, axes, where)
     if mask is None:
@@ -159,12 +164,8 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     check_arraylike("var", a)
     if correction is not None:
         ddof = correction
-    aval = get_aval(a)
     axes = _axes(a, axis)
-    if dtype is None:
-        dtype = dtypes.to_inexact_dtype(aval.dtype)
-    dtype = dtypes.canonicalize_dtype(dtype)
-    compute = _upcast_small_float(dtype)
+    dtype, compute = _mean_dtypes(a, dtype)
     x = convert(a, compute)
     centered = ew.sub(x, mean(x, axis=axes, keepdims=True, where=where))
     sq = ew.real(ew.mul(centered, ew.conj(centered))) if dtypes.is_complex(compute) \
@@ -177,7 +178,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
         denom = ew.sub(sum(mask, axis=axes, keepdims=keepdims,
                            dtype=get_aval(total).dtype),
                        np.array(ddof, get_aval(total).dtype))
-    out_dtype = dtypes.canonicalize_dtype(np.zeros((), dtype).real.dtype)
+    out_dtype = dtypes.canonicalize_dtype(dtypes.real_dtype(dtype))
     return ensure_array(convert(ew.div(total, denom), out_dtype))
 
 

@@ -30,8 +30,11 @@ def isin(element, test_elements, assume_unique=False, invert=False, *, method="a
     return uf.logical_not(found) if invert else found
 
 
-def _unique_with_valid(a):
-    """unique(a) padded to a's length, and which entries are real (not padding)."""
+def _unique_with_valid(a, assume_unique=False):
+    """unique(a) padded to a's length, and which entries are real (not padding); a itself,
+    all valid, when the caller promises it is unique already."""
+    if assume_unique:
+        return a, lnp.ones(get_aval(a).shape, np.bool_)
     n = get_aval(a).shape[0]
     values, counts = sorting.unique(a, return_counts=True, size=n)
     return values, counts > 0
@@ -66,11 +69,15 @@ def _largest(dtype):
     return lnp.asarray(np.iinfo(dtype).max, dtype)
 
 
-def _needs_size(name, size, *arrays):
+def _flat_operands(name, ar1, ar2, size):
+    """ar1 and ar2 flattened and promoted to one dtype; without `size` they must be
+    concrete, since the result's length depends on their values."""
+    check_arraylike(name, ar1, ar2)
     if size is None:
-        for a in arrays:
+        for a in (ar1, ar2):
             if isinstance(a, Tracer) and a.to_concrete_value() is None:
                 more.concrete(a, name, "ar1/ar2")
+    return promote_dtypes(lnp.ravel(ar1), lnp.ravel(ar2))
 
 
 def union1d(ar1, ar2, *, size=None, fill_value=None):
@@ -82,27 +89,17 @@ def union1d(ar1, ar2, *, size=None, fill_value=None):
 
 def setdiff1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
     """The sorted unique values of ar1 that are not in ar2."""
-    check_arraylike("setdiff1d", ar1, ar2)
-    _needs_size("setdiff1d", size, ar1, ar2)
-    ar1, ar2 = promote_dtypes(lnp.ravel(ar1), lnp.ravel(ar2))
-    if assume_unique:
-        values, valid = ar1, lnp.ones(get_aval(ar1).shape, np.bool_)
-    else:
-        values, valid = _unique_with_valid(ar1)
+    ar1, ar2 = _flat_operands("setdiff1d", ar1, ar2, size)
+    values, valid = _unique_with_valid(ar1, assume_unique)
     keep = valid & isin(values, ar2, invert=True)
     return _compact(values, keep, size, fill_value, "setdiff1d")
 
 
 def setxor1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
     """The sorted values found in exactly one of the arrays."""
-    check_arraylike("setxor1d", ar1, ar2)
-    _needs_size("setxor1d", size, ar1, ar2)
-    ar1, ar2 = promote_dtypes(lnp.ravel(ar1), lnp.ravel(ar2))
-    if assume_unique:
-        v1, ok1 = ar1, lnp.ones(get_aval(ar1).shape, np.bool_)
-        v2, ok2 = ar2, lnp.ones(get_aval(ar2).shape, np.bool_)
-    else:
-        (v1, ok1), (v2, ok2) = _unique_with_valid(ar1), _unique_with_valid(ar2)
+    ar1, ar2 = _flat_operands("setxor1d", ar1, ar2, size)
+    (v1, ok1), (v2, ok2) = (_unique_with_valid(ar1, assume_unique),
+                            _unique_with_valid(ar2, assume_unique))
     keep = lnp.concatenate([ok1 & isin(v1, ar2, invert=True),
                             ok2 & isin(v2, ar1, invert=True)])
     values, keep = _sorted_kept(lnp.concatenate([v1, v2]), keep)
@@ -122,9 +119,7 @@ def intersect1d(ar1, ar2, assume_unique=False, return_indices=False, *, size=Non
                 fill_value=None):
     """The sorted unique values found in both arrays (and, with return_indices, the
     index of each one's first occurrence in ar1 and ar2)."""
-    check_arraylike("intersect1d", ar1, ar2)
-    _needs_size("intersect1d", size, ar1, ar2)
-    ar1, ar2 = promote_dtypes(lnp.ravel(ar1), lnp.ravel(ar2))
+    ar1, ar2 = _flat_operands("intersect1d", ar1, ar2, size)
     n1 = get_aval(ar1).shape[0]
     if assume_unique:
         order1 = sorting.argsort(ar1, stable=True)

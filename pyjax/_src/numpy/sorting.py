@@ -47,9 +47,7 @@ def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
     when descending); complex values sort by real, then imaginary part."""
     arr = _array("sort", a)
     _unsupported_order("sort", order)
-    if axis is None:
-        arr, axis = lnp.ravel(arr), 0
-    axis = canonicalize_axis(axis, arr.ndim)
+    arr, axis = lnp.axis_or_flattened(arr, axis)
     out = lax_sort.sort(arr, dimension=axis, is_stable=stable)
     return st.rev(out, (axis,)) if descending else out
 
@@ -59,9 +57,7 @@ def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False)
     also when descending."""
     arr = _array("argsort", a)
     _unsupported_order("argsort", order)
-    if axis is None:
-        arr, axis = lnp.ravel(arr), 0
-    axis = canonicalize_axis(axis, arr.ndim)
+    arr, axis = lnp.axis_or_flattened(arr, axis)
     if descending:    # sort the reversed axis ascending, then undo both reversals
         arr = st.rev(arr, (axis,))
     _, indices = lax_sort.sort_key_val(arr, _iota(arr.shape, axis), axis, is_stable=stable)

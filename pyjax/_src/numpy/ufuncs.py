@@ -3,6 +3,7 @@ Integer division and remainder follow NumPy (floor semantics), not lax's truncat
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
@@ -89,9 +90,11 @@ right_shift = _binary("right_shift", _right_shift)
 def _floor_divide(a, b):
     if _is_int(a):
         q = ew.div(a, b)
-        r = ew.rem(a, b)
-        needs_fix = ew.bitwise_and(ew.ne(r, _zero(r)),
-                                   ew.ne(ew.lt(r, _zero(r)), ew.lt(b, _zero(b))))
+        if np.dtype(_dtype(a)).kind == "u":
+            return q
+        # Signs (not the remainder's) decide the fix, so x // 0 follows XLA and JAX.
+        needs_fix = ew.bitwise_and(ew.ne(ew.rem(a, b), _zero(a)),
+                                   ew.ne(ew.sign(a), ew.sign(b)))
         return ew.select(needs_fix, ew.sub(q, np.ones((), _dtype(q))), q)
     if _is_bool(a):
         raise TypeError("floor_divide is not defined for boolean arrays")
@@ -99,6 +102,8 @@ def _floor_divide(a, b):
 
 
 def _remainder(a, b):
+    if _is_int(b):   # x % 0 is 0, as in NumPy and JAX (XLA's rem would give x)
+        b = ew.add(b, ew.convert_element_type(ew.eq(b, _zero(b)), _dtype(b)))
     r = ew.rem(a, b)
     wrong_sign = ew.bitwise_and(ew.ne(r, _zero(r)),
                                 ew.ne(ew.lt(r, _zero(r)), ew.lt(b, _zero(b))))
@@ -107,7 +112,13 @@ def _remainder(a, b):
 
 floor_divide = _binary("floor_divide", _floor_divide)
 remainder = mod = _binary("remainder", _remainder)
-fmod = _binary("fmod", ew.rem)
+def _fmod(a, b):
+    if _is_int(b):   # fmod(x, 0) is 0 for integers, as in NumPy and JAX
+        b = ew.add(b, ew.convert_element_type(ew.eq(b, _zero(b)), _dtype(b)))
+    return ew.rem(a, b)
+
+
+fmod = _binary("fmod", _fmod)
 
 
 def divmod(x1, x2, /):
@@ -339,6 +350,11 @@ def round(a, decimals=0, out=None):
         raise NotImplementedError("The 'out' argument to jnp.round is not supported: "
                                   "JAX arrays are immutable.")
     (a,) = promote_args("round", a)
+    try:
+        decimals = operator.index(decimals)
+    except TypeError:
+        raise TypeError(f"jnp.round: decimals must be a static integer, got {decimals!r}") \
+            from None
     if _is_int(a) or _is_bool(a):
         if decimals >= 0:
             return ensure_array(a)

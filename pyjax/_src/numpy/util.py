@@ -6,7 +6,6 @@ import numpy as np
 
 from pyjax._src import config, dtypes
 from pyjax._src.array import Array, as_array
-from pyjax._src.core.avals import get_aval
 from pyjax._src.core.trace import Tracer
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import structural as st
@@ -114,18 +113,6 @@ def promote_args_numeric(name, *args):
 def ensure_array(x):
     """Results of jnp functions are Arrays (or tracers), never raw NumPy values."""
     return as_array(x)
-
-
-def aval_of(x):
-    return get_aval(x)
-
-
-def ndim(x):
-    return get_aval(x).ndim
-
-
-def shape(x):
-    return get_aval(x).shape
 
 
 def canonical_dtype_arg(dtype):

@@ -128,7 +128,7 @@ def normal(key, shape=(), dtype=None):
 
 def normal_raw(data, shape, dtype):
     if dtypes.is_complex(dtype):
-        real = np.zeros((), dtype).real.dtype
+        real = dtypes.real_dtype(dtype)
         k_re, k_im = _split2(data)
         re, im = _normal_real(k_re, shape, real), _normal_real(k_im, shape, real)
         z = ew.complex(re, im)

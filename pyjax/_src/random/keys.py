@@ -4,14 +4,17 @@ wrap_key_data, bits. A typed key array wraps its uint32 data (shape (..., 2)) an
 pytree over that data, so jit, vmap and scan carry it. Imports lax and tree_util."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
-from pyjax._src import dtypes, tree_util
+from pyjax._src import config, dtypes, tree_util
 from pyjax._src.array import Array
 from pyjax._src.core.avals import get_aval
 from pyjax._src.core.trace import Tracer
 from pyjax._src.lax import random_bits as rb
 from pyjax._src.lax import structural
+from pyjax._src.util import canonicalize_shape
 
 IMPL_NAME = "threefry2x32"
 IMPL_TAG = "fry"
@@ -182,6 +185,7 @@ def unwrap(key, name, allow_batched=False):
         data, raw = key._base, False
     elif isinstance(key, (Array, Tracer, np.ndarray, list, tuple)):
         data, raw = check_key_data(_as_value(key), name), True
+        _legacy_key_policy(name)
     else:
         raise TypeError(f"unexpected PRNG key type {type(key)} passed to "
                         f"jax.random.{name}; create keys with jax.random.key(seed).")
@@ -190,6 +194,20 @@ def unwrap(key, name, allow_batched=False):
         raise ValueError(f"{name} accepts a single key, but was given a key array of shape "
                          f"{shape} != (). Use jax.vmap for batching.")
     return data, raw
+
+
+def _legacy_key_policy(name):
+    """Applies jax_legacy_prng_key to a raw key passed to jax.random.`name`."""
+    policy = config.legacy_prng_key.value
+    if policy == "allow":
+        return
+    if policy == "error":
+        raise ValueError(f"Legacy uint32 key array passed as key to jax.random.{name}. "
+                         "Please create keys using jax.random.key(). If use of a raw key "
+                         "array was intended, set jax_legacy_prng_key='allow'.")
+    warnings.warn(f"Raw arrays as random keys to jax.random functions are deprecated "
+                  f"(jax.random.{name}); create keys with jax.random.key(seed). Assuming a "
+                  "valid threefry2x32 key for now.", UserWarning, stacklevel=4)
 
 
 def rewrap(data, raw):
@@ -238,8 +256,7 @@ def PRNGKey(seed, *, impl=None):
 def split(key, num=2):
     """Splits one key into `num` new keys (an int or a shape), as the same kind of key."""
     data, raw = unwrap(key, "split")
-    shape = tuple(num) if isinstance(num, (tuple, list)) else (int(num),)
-    return rewrap(rb.split_key(data, shape), raw)
+    return rewrap(rb.split_key(data, canonical_shape(num, "split")), raw)
 
 
 def fold_in(key, data):
@@ -299,13 +316,4 @@ def bits(key, shape=(), dtype=None):
 
 def canonical_shape(shape, where):
     """A shape argument as a tuple of Python ints, with a clear error otherwise."""
-    if isinstance(shape, (int, np.integer)):
-        shape = (shape,)
-    try:
-        out = tuple(int(d) if not isinstance(d, Tracer) else d.__index__() for d in shape)
-    except TypeError:
-        raise TypeError(f"jax.random.{where}: shape must be a sequence of integers, got "
-                        f"{shape!r}") from None
-    if any(d < 0 for d in out):
-        raise ValueError(f"jax.random.{where}: negative dimension in shape {out}")
-    return out
+    return canonicalize_shape(shape, f"jax.random.{where}")

@@ -18,13 +18,14 @@ from pyjax._src.numpy import ufuncs as uf
 from pyjax._src.numpy.util import promote_args_inexact
 
 
-def _one(name, x):
-    (x,) = promote_args_inexact(name, x)
-    return lnp.asarray(x)
-
-
-def _args(name, *xs):
+def inexact_arrays(name, *xs):
+    """xs promoted to one inexact dtype (Python scalars stay weak) and one rank, as arrays;
+    `name` is the function the errors name."""
     return [lnp.asarray(x) for x in promote_args_inexact(name, *xs)]
+
+
+def _one(name, x):
+    return inexact_arrays(name, x)[0]
 
 
 # --- gamma family -----------------------------------------------------------------------------
@@ -64,19 +65,19 @@ def polygamma(n, x):
     n_arr = lnp.asarray(n)
     if n_arr.dtype.kind not in "iub" and not dtypes.is_float(n_arr.dtype):
         raise TypeError(f"polygamma: n must be an integer, got dtype {n_arr.dtype}")
-    n, x = _args("polygamma", n, x)
+    n, x = inexact_arrays("polygamma", n, x)
     return ew.polygamma(n, x)
 
 
 def betaln(a, b):
     """log |B(a, b)| = gammaln(a) + gammaln(b) - gammaln(a + b)."""
-    a, b = _args("betaln", a, b)
+    a, b = inexact_arrays("betaln", a, b)
     return ew.lgamma(a) + ew.lgamma(b) - ew.lgamma(a + b)
 
 
 def beta(a, b):
     """The beta function B(a, b)."""
-    a, b = _args("beta", a, b)
+    a, b = inexact_arrays("beta", a, b)
     sign = gammasgn(a) * gammasgn(b) * gammasgn(a + b)
     return sign * uf.exp(betaln(a, b))
 
@@ -102,7 +103,7 @@ def comb(N, k, exact=False, repetition=False):
     """The number of combinations of N things taken k at a time."""
     if exact:
         raise NotImplementedError("comb with exact=True is not supported (as in JAX)")
-    N, k = _args("comb", N, k)
+    N, k = inexact_arrays("comb", N, k)
     if repetition:
         N = N + k - 1
     log_comb = ew.lgamma(N + 1) - ew.lgamma(k + 1) - ew.lgamma(N - k + 1)
@@ -111,23 +112,23 @@ def comb(N, k, exact=False, repetition=False):
 
 def poch(z, m):
     """The rising factorial Gamma(z + m) / Gamma(z)."""
-    z, m = _args("poch", z, m)
+    z, m = inexact_arrays("poch", z, m)
     return lnp.where(m == 0.0, 1.0, gamma(z + m) / gamma(z)).astype(z.dtype)
 
 
 def gammainc(a, x):
     """The regularised lower incomplete gamma function P(a, x)."""
-    return ls.igamma(*_args("gammainc", a, x))
+    return ls.igamma(*inexact_arrays("gammainc", a, x))
 
 
 def gammaincc(a, x):
     """The regularised upper incomplete gamma function Q(a, x) = 1 - P(a, x)."""
-    return ls.igammac(*_args("gammaincc", a, x))
+    return ls.igammac(*inexact_arrays("gammaincc", a, x))
 
 
 def betainc(a, b, x):
     """The regularised incomplete beta function I_x(a, b)."""
-    return ls.betainc(*_args("betainc", a, b, x))
+    return ls.betainc(*inexact_arrays("betainc", a, b, x))
 
 
 # --- error functions and the normal distribution -------------------------------------------------
@@ -191,7 +192,7 @@ def logit(x):
 @custom_jvp
 def xlogy(x, y):
     """x * log(y), defined as 0 where x == 0 (also when y == 0)."""
-    x, y = _args("xlogy", x, y)
+    x, y = inexact_arrays("xlogy", x, y)
     return lnp.where(x != 0, x * uf.log(y), lnp.zeros_like(x))
 
 
@@ -205,7 +206,7 @@ def _xlogy_jvp(primals, tangents):
 @custom_jvp
 def xlog1py(x, y):
     """x * log1p(y), defined as 0 where x == 0 (also when y == -1)."""
-    x, y = _args("xlog1py", x, y)
+    x, y = inexact_arrays("xlog1py", x, y)
     return lnp.where(x != 0, x * uf.log1p(y), lnp.zeros_like(x))
 
 
@@ -224,7 +225,7 @@ def entr(x):
 
 def rel_entr(p, q):
     """p log(p / q) (0 where p == 0 and q >= 0; inf outside the domain)."""
-    p, q = _args("rel_entr", p, q)
+    p, q = inexact_arrays("rel_entr", p, q)
     both = (p > 0) & (q > 0)
     safe_q = lnp.where(both, q, 1)
     value = xlogy(p, p / safe_q)
@@ -234,7 +235,7 @@ def rel_entr(p, q):
 
 def kl_div(p, q):
     """p log(p / q) - p + q (q where p == 0 and q >= 0; inf outside the domain)."""
-    p, q = _args("kl_div", p, q)
+    p, q = inexact_arrays("kl_div", p, q)
     both = (p > 0) & (q > 0)
     safe_q = lnp.where(both, q, 1)
     value = xlogy(p, p / safe_q) - p + q
@@ -243,14 +244,14 @@ def kl_div(p, q):
 
 def boxcox(x, lmbda):
     """The Box-Cox transform: (x^lmbda - 1) / lmbda, log(x) when lmbda == 0."""
-    x, lmbda = _args("boxcox", x, lmbda)
+    x, lmbda = inexact_arrays("boxcox", x, lmbda)
     safe = lnp.where(lmbda == 0, 1, lmbda)
     return lnp.where(lmbda == 0, uf.log(x), uf.expm1(lmbda * uf.log(x)) / safe)
 
 
 def boxcox1p(x, lmbda):
     """boxcox(1 + x, lmbda), accurate for small x."""
-    x, lmbda = _args("boxcox1p", x, lmbda)
+    x, lmbda = inexact_arrays("boxcox1p", x, lmbda)
     safe = lnp.where(lmbda == 0, 1, lmbda)
     return lnp.where(lmbda == 0, uf.log1p(x), uf.expm1(lmbda * uf.log1p(x)) / safe)
 
@@ -284,7 +285,7 @@ def zeta(x, q=None):
     if q is None:
         x = _one("zeta", x)
         q = lnp.ones_like(x)
-    return ls.zeta(*_args("zeta", x, q))
+    return ls.zeta(*inexact_arrays("zeta", x, q))
 
 
 def expi(x):
@@ -314,12 +315,12 @@ def spence(x):
 
 def hyp1f1(a, b, x):
     """Kummer's confluent hypergeometric function 1F1(a; b; x)."""
-    return ls.hyp1f1(*_args("hyp1f1", a, b, x))
+    return ls.hyp1f1(*inexact_arrays("hyp1f1", a, b, x))
 
 
 def hyp2f1(a, b, c, x):
     """The Gauss hypergeometric function 2F1(a, b; c; x)."""
-    return ls.hyp2f1(*_args("hyp2f1", a, b, c, x))
+    return ls.hyp2f1(*inexact_arrays("hyp2f1", a, b, c, x))
 
 
 def bernoulli(n):

@@ -14,14 +14,10 @@ from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy import linalg as np_linalg
 from pyjax._src.numpy import reductions as red
 from pyjax._src.numpy import ufuncs as uf
-from pyjax._src.numpy.util import promote_args_inexact, promote_dtypes_inexact
+from pyjax._src.numpy.util import promote_dtypes_inexact
 from pyjax._src.scipy import special as sc
 
 _LOG_2PI = math.log(2 * math.pi)
-
-
-def _args(name, *xs):
-    return [lnp.asarray(x) for x in promote_args_inexact(name, *xs)]
 
 
 def _same_dtype(*xs):
@@ -34,7 +30,7 @@ def _c(x, v):
 
 
 def _standard(name, x, loc, scale):
-    x, loc, scale = _args(name, x, loc, scale)
+    x, loc, scale = sc.inexact_arrays(name, x, loc, scale)
     return (x - loc) / scale, scale
 
 
@@ -45,7 +41,7 @@ def _outside(mask, value, fill):
 # --- norm -------------------------------------------------------------------------------------
 
 def norm_logpdf(x, loc=0, scale=1):
-    x, loc, scale = _args("norm.logpdf", x, loc, scale)
+    x, loc, scale = sc.inexact_arrays("norm.logpdf", x, loc, scale)
     scale_sq = uf.square(scale)
     log_normalizer = uf.log(_c(x, 2 * np.pi) * scale_sq)
     quadratic = uf.square(x - loc) / scale_sq
@@ -77,12 +73,12 @@ def norm_logsf(x, loc=0, scale=1):
 
 
 def norm_ppf(q, loc=0, scale=1):
-    q, loc, scale = _args("norm.ppf", q, loc, scale)
+    q, loc, scale = sc.inexact_arrays("norm.ppf", q, loc, scale)
     return sc.ndtri(q) * scale + loc
 
 
 def norm_isf(q, loc=0, scale=1):
-    q, loc, scale = _args("norm.isf", q, loc, scale)
+    q, loc, scale = sc.inexact_arrays("norm.isf", q, loc, scale)
     return norm_ppf(1 - q, loc, scale)
 
 
@@ -126,7 +122,7 @@ def multivariate_normal_pdf(x, mean, cov):
 # --- continuous distributions on an interval or half-line -------------------------------------
 
 def uniform_logpdf(x, loc=0, scale=1):
-    x, loc, scale = _args("uniform.logpdf", x, loc, scale)
+    x, loc, scale = sc.inexact_arrays("uniform.logpdf", x, loc, scale)
     log_prob = -uf.log(scale) + 0 * x
     return lnp.where((x < loc) | (x > loc + scale), -np.inf, log_prob).astype(x.dtype)
 
@@ -136,12 +132,12 @@ def uniform_pdf(x, loc=0, scale=1):
 
 
 def uniform_cdf(x, loc=0, scale=1):
-    x, loc, scale = _args("uniform.cdf", x, loc, scale)
+    x, loc, scale = sc.inexact_arrays("uniform.cdf", x, loc, scale)
     return lnp.clip((x - loc) / scale, 0, 1)
 
 
 def uniform_ppf(q, loc=0, scale=1):
-    q, loc, scale = _args("uniform.ppf", q, loc, scale)
+    q, loc, scale = sc.inexact_arrays("uniform.ppf", q, loc, scale)
     return lnp.where((q < 0) | (q > 1), np.nan, loc + q * scale).astype(q.dtype)
 
 
@@ -174,7 +170,7 @@ def expon_logsf(x, loc=0, scale=1):
 
 
 def expon_ppf(q, loc=0, scale=1):
-    q, loc, scale = _args("expon.ppf", q, loc, scale)
+    q, loc, scale = sc.inexact_arrays("expon.ppf", q, loc, scale)
     return _outside((q < 0) | (q > 1), -uf.log1p(-q) * scale + loc, np.nan)
 
 
@@ -214,12 +210,12 @@ def logistic_sf(x, loc=0, scale=1):
 
 
 def logistic_ppf(q, loc=0, scale=1):
-    q, loc, scale = _args("logistic.ppf", q, loc, scale)
+    q, loc, scale = sc.inexact_arrays("logistic.ppf", q, loc, scale)
     return sc.logit(q) * scale + loc
 
 
 def logistic_isf(q, loc=0, scale=1):
-    q, loc, scale = _args("logistic.isf", q, loc, scale)
+    q, loc, scale = sc.inexact_arrays("logistic.isf", q, loc, scale)
     return -sc.logit(q) * scale + loc
 
 
@@ -238,12 +234,12 @@ def cauchy_cdf(x, loc=0, scale=1):
 
 
 def cauchy_ppf(q, loc=0, scale=1):
-    q, loc, scale = _args("cauchy.ppf", q, loc, scale)
+    q, loc, scale = sc.inexact_arrays("cauchy.ppf", q, loc, scale)
     return loc + scale * uf.tan(_c(q, np.pi) * (q - 0.5))
 
 
 def t_logpdf(x, df, loc=0, scale=1):
-    x, df, loc, scale = _args("t.logpdf", x, df, loc, scale)
+    x, df, loc, scale = sc.inexact_arrays("t.logpdf", x, df, loc, scale)
     z = (x - loc) / scale
     half = (df + 1) / 2
     normalize = ew.lgamma(half) - ew.lgamma(df / 2) - 0.5 * uf.log(df * np.pi) - \
@@ -258,7 +254,7 @@ def t_pdf(x, df, loc=0, scale=1):
 # --- gamma family -------------------------------------------------------------------------------
 
 def gamma_logpdf(x, a, loc=0, scale=1):
-    x, a, loc, scale = _args("gamma.logpdf", x, a, loc, scale)
+    x, a, loc, scale = sc.inexact_arrays("gamma.logpdf", x, a, loc, scale)
     y = (x - loc) / scale
     log_prob = sc.xlogy(a - 1, y) - y - ew.lgamma(a) - uf.log(scale)
     return _outside(y < 0, log_prob, -np.inf)
@@ -269,7 +265,7 @@ def gamma_pdf(x, a, loc=0, scale=1):
 
 
 def gamma_cdf(x, a, loc=0, scale=1):
-    x, a, loc, scale = _args("gamma.cdf", x, a, loc, scale)
+    x, a, loc, scale = sc.inexact_arrays("gamma.cdf", x, a, loc, scale)
     y = (x - loc) / scale
     return sc.gammainc(a, lnp.clip(y, 0, np.inf))
 
@@ -279,7 +275,7 @@ def gamma_logcdf(x, a, loc=0, scale=1):
 
 
 def gamma_sf(x, a, loc=0, scale=1):
-    x, a, loc, scale = _args("gamma.sf", x, a, loc, scale)
+    x, a, loc, scale = sc.inexact_arrays("gamma.sf", x, a, loc, scale)
     y = (x - loc) / scale
     return sc.gammaincc(a, lnp.clip(y, 0, np.inf))
 
@@ -289,7 +285,7 @@ def gamma_logsf(x, a, loc=0, scale=1):
 
 
 def chi2_logpdf(x, df, loc=0, scale=1):
-    x, df, loc, scale = _args("chi2.logpdf", x, df, loc, scale)
+    x, df, loc, scale = sc.inexact_arrays("chi2.logpdf", x, df, loc, scale)
     return gamma_logpdf(x, df / 2, loc, 2 * scale)
 
 
@@ -298,17 +294,17 @@ def chi2_pdf(x, df, loc=0, scale=1):
 
 
 def chi2_cdf(x, df, loc=0, scale=1):
-    x, df, loc, scale = _args("chi2.cdf", x, df, loc, scale)
+    x, df, loc, scale = sc.inexact_arrays("chi2.cdf", x, df, loc, scale)
     return gamma_cdf(x, df / 2, loc, 2 * scale)
 
 
 def chi2_sf(x, df, loc=0, scale=1):
-    x, df, loc, scale = _args("chi2.sf", x, df, loc, scale)
+    x, df, loc, scale = sc.inexact_arrays("chi2.sf", x, df, loc, scale)
     return gamma_sf(x, df / 2, loc, 2 * scale)
 
 
 def beta_logpdf(x, a, b, loc=0, scale=1):
-    x, a, b, loc, scale = _args("beta.logpdf", x, a, b, loc, scale)
+    x, a, b, loc, scale = sc.inexact_arrays("beta.logpdf", x, a, b, loc, scale)
     y = (x - loc) / scale
     log_prob = sc.xlogy(a - 1, y) + sc.xlog1py(b - 1, -y) - sc.betaln(a, b) - uf.log(scale)
     return _outside((y < 0) | (y > 1), log_prob, -np.inf)
@@ -319,7 +315,7 @@ def beta_pdf(x, a, b, loc=0, scale=1):
 
 
 def beta_cdf(x, a, b, loc=0, scale=1):
-    x, a, b, loc, scale = _args("beta.cdf", x, a, b, loc, scale)
+    x, a, b, loc, scale = sc.inexact_arrays("beta.cdf", x, a, b, loc, scale)
     return sc.betainc(a, b, lnp.clip((x - loc) / scale, 0, 1))
 
 
@@ -351,7 +347,7 @@ def dirichlet_pdf(x, alpha):
 # --- discrete -----------------------------------------------------------------------------------
 
 def poisson_logpmf(k, mu, loc=0):
-    k, mu, loc = _args("poisson.logpmf", k, mu, loc)
+    k, mu, loc = sc.inexact_arrays("poisson.logpmf", k, mu, loc)
     x = k - loc
     log_prob = sc.xlogy(x, mu) - ew.lgamma(x + 1) - mu
     return lnp.where((x < 0) | (x != uf.floor(x)), -np.inf, log_prob).astype(k.dtype)
@@ -362,14 +358,14 @@ def poisson_pmf(k, mu, loc=0):
 
 
 def poisson_cdf(k, mu, loc=0):
-    k, mu, loc = _args("poisson.cdf", k, mu, loc)
+    k, mu, loc = sc.inexact_arrays("poisson.cdf", k, mu, loc)
     x = k - loc
     p = sc.gammaincc(uf.floor(1 + lnp.clip(x, 0, np.inf)), mu)
     return _outside(x < 0, p, 0.0)
 
 
 def bernoulli_logpmf(k, p, loc=0):
-    k, p, loc = _args("bernoulli.logpmf", k, p, loc)
+    k, p, loc = sc.inexact_arrays("bernoulli.logpmf", k, p, loc)
     x = k - loc
     log_prob = lnp.where(x == 1, uf.log(p), uf.log1p(-p))
     return lnp.where((x == 0) | (x == 1), log_prob, -np.inf).astype(k.dtype)
@@ -380,19 +376,19 @@ def bernoulli_pmf(k, p, loc=0):
 
 
 def bernoulli_cdf(k, p, loc=0):
-    k, p, loc = _args("bernoulli.cdf", k, p, loc)
+    k, p, loc = sc.inexact_arrays("bernoulli.cdf", k, p, loc)
     x = k - loc
     return lnp.where(x < 0, 0.0, lnp.where(x < 1, 1 - p, 1.0)).astype(k.dtype)
 
 
 def bernoulli_ppf(q, p):
-    q, p = _args("bernoulli.ppf", q, p)
+    q, p = sc.inexact_arrays("bernoulli.ppf", q, p)
     return lnp.where((q < 0) | (q > 1), np.nan, lnp.where(q <= 1 - p, 0.0, 1.0)).astype(
         q.dtype)
 
 
 def binom_logpmf(k, n, p, loc=0):
-    k, n, p, loc = _args("binom.logpmf", k, n, p, loc)
+    k, n, p, loc = sc.inexact_arrays("binom.logpmf", k, n, p, loc)
     y = k - loc
     comb = ew.lgamma(n + 1) - ew.lgamma(y + 1) - ew.lgamma(n - y + 1)
     log_prob = comb + sc.xlogy(y, p) + sc.xlog1py(n - y, -p)
@@ -405,7 +401,7 @@ def binom_pmf(k, n, p, loc=0):
 
 
 def geom_logpmf(k, p, loc=0):
-    k, p, loc = _args("geom.logpmf", k, p, loc)
+    k, p, loc = sc.inexact_arrays("geom.logpmf", k, p, loc)
     x = k - loc
     log_prob = sc.xlog1py(x - 1, -p) + uf.log(p)
     return lnp.where(x <= 0, -np.inf, log_prob).astype(k.dtype)

@@ -77,10 +77,8 @@ def run_closed(closed, args):
 
 def fun_description(fun):
     """'name defined at file:line', as JAX names user functions in errors."""
-    inner = getattr(fun, "__wrapped__", fun)
-    name = getattr(inner, "__name__", None) or type(inner).__name__
-    code = getattr(inner, "__code__", None)
-    return f"{name} defined at {code.co_filename}:{code.co_firstlineno}" if code else name
+    info = pe.debug_info_of(fun)
+    return f"{info.func_name} defined at {info.location}" if info.location else info.func_name
 
 
 def _capitalize(s):
@@ -195,6 +193,11 @@ def check_operands(name, jaxpr, avals, what="operands"):
 
 
 # --- jaxpr surgery ----------------------------------------------------------------------
+
+def pick(xs, flags):
+    """The xs whose flag is true (used carries, outputs, operands...)."""
+    return [x for x, f in zip(xs, flags) if f]
+
 
 def with_binders(closed, invars=None, outvars=None):
     """The same computation with new invars and/or outvars."""

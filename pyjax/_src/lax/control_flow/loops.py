@@ -169,10 +169,6 @@ def _lane_mask(pred, shape):
     return pred if len(shape) == 1 else st.broadcast_in_dim(pred, shape, (0,))
 
 
-def _pick(xs, flags):
-    return [x for x, f in zip(xs, flags) if f]
-
-
 def _while_dce(used_outputs, eqn):
     """Keeps the carries that are used, that the predicate reads, or that the kept body
     work reads (a fixed point); the body computes only those."""
@@ -191,8 +187,9 @@ def _while_dce(used_outputs, eqn):
     outvars = [v if u else jx.DropVar(v.aval)
                for v, u, k in zip(eqn.outvars, used_outputs, live) if k]
     return eqn.replace(
-        invars=_pick(cond_consts, cond_consts_used) + _pick(body_consts, body_consts_used)
-        + _pick(carry, live), outvars=outvars,
+        invars=(common.pick(cond_consts, cond_consts_used)
+                + common.pick(body_consts, body_consts_used) + common.pick(carry, live)),
+        outvars=outvars,
         params=dict(params, cond_jaxpr=cond, body_jaxpr=body,
                     cond_nconsts=sum(cond_consts_used), body_nconsts=sum(body_consts_used)))
 

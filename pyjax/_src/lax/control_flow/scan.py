@@ -65,10 +65,6 @@ def _bind_scan(consts, init, xs, jaxpr, length, reverse, linear, unroll):
                        unroll=unroll)
 
 
-def _pick(xs, flags):
-    return [x for x, f in zip(xs, flags) if f]
-
-
 def _slice_aval(x):
     """The aval of one iteration's slice of a scanned array."""
     aval = get_aval(x)
@@ -127,9 +123,9 @@ def _scan_partial_eval(trace, args, unknowns, params):
     known, unknown, out_uk, num_res = pe.partial_eval_jaxpr_nounits(
         jaxpr, const_uk + carry_uk + xs_uk, carry_uk + [False] * ny)
     consts, init, xs = split_list(args, [nc, nk])
-    known_consts = _pick(consts, [not uk for uk in const_uk])
-    known_init = _pick(init, [not uk for uk in carry_uk])
-    known_xs = _pick(xs, [not uk for uk in xs_uk])
+    known_consts = common.pick(consts, [not uk for uk in const_uk])
+    known_init = common.pick(init, [not uk for uk in carry_uk])
+    known_xs = common.pick(xs, [not uk for uk in xs_uk])
     n_known_out = len(out_uk) - sum(out_uk)
     kj = known.jaxpr
     const_vars = kj.invars[:len(known_consts)]
@@ -162,11 +158,11 @@ def _scan_partial_eval(trace, args, unknowns, params):
     unknown_outs = []
     if any(out_uk):
         c_lin, k_lin, x_lin = split_list(list(params["linear"]), [nc, nk])
-        operands = ([values[i] for i in res_in] + _pick(consts, const_uk)
-                    + _pick(init, carry_uk) + [values[i] for i in res_ex]
-                    + _pick(xs, xs_uk))
-        lin = ([False] * len(res_in) + _pick(c_lin, const_uk) + _pick(k_lin, carry_uk)
-               + [False] * len(res_ex) + _pick(x_lin, xs_uk))
+        operands = ([values[i] for i in res_in] + common.pick(consts, const_uk)
+                    + common.pick(init, carry_uk) + [values[i] for i in res_ex]
+                    + common.pick(xs, xs_uk))
+        lin = ([False] * len(res_in) + common.pick(c_lin, const_uk) + common.pick(k_lin, carry_uk)
+               + [False] * len(res_ex) + common.pick(x_lin, xs_uk))
         unknown_outs = trace.stage(scan_p, operands, dict(
             params, jaxpr=unknown, linear=tuple(lin), num_consts=len(res_in) + n_uc,
             num_carry=n_uk))
@@ -257,10 +253,10 @@ def _scan_dce(used_outputs, eqn):
     body, _ = jx.prune_closed_jaxpr(jaxpr, live + used_ys, keep)
     carry_out, ys_out = split_list(eqn.outvars, [nk])
     outvars = ([v if u else jx.DropVar(v.aval) for v, u, k in zip(carry_out, used_carry, live)
-                if k] + _pick(ys_out, used_ys))
-    return eqn.replace(invars=_pick(eqn.invars, keep), outvars=outvars, params=dict(
+                if k] + common.pick(ys_out, used_ys))
+    return eqn.replace(invars=common.pick(eqn.invars, keep), outvars=outvars, params=dict(
         params, jaxpr=body, num_consts=sum(const_used), num_carry=sum(live),
-        linear=tuple(_pick(params["linear"], keep))))
+        linear=tuple(common.pick(params["linear"], keep))))
 
 
 def _scan_lower(ctx, *args, **params):
@@ -361,6 +357,11 @@ def _scan_length(xs_flat, length):
             raise errors.ConcretizationTypeError(
                 err.tracer, "The `length` argument to `scan` expects a concrete `int` "
                 "value.\n") from None
+        except TypeError:
+            raise TypeError(f"The `length` argument to `scan` expects a concrete `int` value, "
+                            f"got {length!r}.") from None
+        if length < 0:
+            raise ValueError(f"scan `length` must be non-negative, got {length}.")
         if any(n != length for n in lengths):
             raise ValueError(f"scan got `length` argument of {length} which disagrees with "
                              f"leading axis sizes {lengths}.")

@@ -1,0 +1,243 @@
+"""More structural ops: split (split_p) and tile (tile_p) with all their rules, and the lax
+functions JAX builds from structural primitives: stack, unstack, collapse, full_like,
+broadcast_to_rank, broadcast_shapes, empty, index_take. Imports core, interpreters,
+backends.stablehlo and the lax families."""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from pyjax._src import dtypes
+from pyjax._src.backends import stablehlo as hlo
+from pyjax._src.core.avals import get_aval
+from pyjax._src.core.trace import define_primitive
+from pyjax._src.interpreters import ad
+from pyjax._src.interpreters.ad import Zero
+from pyjax._src.lax import builders as b
+from pyjax._src.lax import elementwise as ew
+from pyjax._src.lax import reductions as red
+from pyjax._src.lax import structural as st
+from pyjax._src.util import canonicalize_axis
+
+
+# --- split ------------------------------------------------------------------------------
+
+def _split_abstract_eval(x, *, sizes, axis):
+    if not 0 <= axis < x.ndim:
+        raise ValueError(f"lax.split: axis {axis} is out of bounds for an operand of rank "
+                         f"{x.ndim}.")
+    if any(s < 0 for s in sizes):
+        raise ValueError(f"lax.split: sizes must be nonnegative, got {sizes}.")
+    if sum(sizes) != x.shape[axis]:
+        raise ValueError(f"lax.split: the sizes {sizes} sum to {sum(sizes)}, but dimension "
+                         f"{axis} of the operand shape {x.shape} is {x.shape[axis]}; they "
+                         "must be equal.")
+    return [x.update(shape=x.shape[:axis] + (s,) + x.shape[axis + 1:]) for s in sizes]
+
+
+def _split_impl(x, *, sizes, axis):
+    return np.split(x, np.cumsum(sizes[:-1]).astype(int), axis) if sizes else []
+
+
+def _split_jvp(primals, tangents, *, sizes, axis):
+    (x,), (t,) = primals, tangents
+    outs = split_p.bind(x, sizes=sizes, axis=axis)
+    if type(t) is Zero:
+        return outs, [Zero(ad.tangent_aval(get_aval(o))) for o in outs]
+    return outs, split_p.bind(t, sizes=sizes, axis=axis)
+
+
+_split_jvp.is_linear = True
+
+
+def _split_transpose(cts, x, *, sizes, axis):
+    pieces = [ad.instantiate_zeros(ct) for ct in cts]
+    if not pieces:
+        return [st.zeros_like_aval(x.aval)]
+    return [st.concatenate(pieces, axis)]
+
+
+def _split_batch(args, dims, *, sizes, axis):
+    (x,), (d,) = args, dims
+    outs = split_p.bind(x, sizes=sizes, axis=axis + (d <= axis))
+    return outs, [d] * len(outs)
+
+
+def _split_lower(ctx, x, *, sizes, axis):
+    starts = np.cumsum((0,) + tuple(sizes))
+    return [ctx.slice_in_dim(x, int(lo), int(hi), axis)
+            for lo, hi in zip(starts[:-1], starts[1:])]
+
+
+split_p = define_primitive(
+    "split", multiple_results=True, impl=_split_impl, abstract_eval=_split_abstract_eval,
+    jvp=_split_jvp, transpose=_split_transpose, batch=_split_batch, lower=_split_lower,
+    samples=[b.Sample([b.random_values((4, 6), np.float32)], {"sizes": (1, 2, 3), "axis": 1}),
+             b.Sample([b.random_values((4, 3), np.int32)], {"sizes": (3, 1), "axis": 0})])
+
+
+def split(operand, sizes, axis=0):
+    """Splits operand along `axis` into pieces of the given sizes (which must add up to
+    that dimension); returns a list of arrays."""
+    aval = get_aval(operand)
+    sizes = tuple(operator.index(s) for s in sizes)
+    return split_p.bind(operand, sizes=sizes, axis=canonicalize_axis(axis, aval.ndim))
+
+
+# --- tile -------------------------------------------------------------------------------
+
+def _tile_abstract_eval(x, *, reps):
+    if len(reps) != x.ndim:
+        raise ValueError(f"lax.tile: reps {reps} must have one entry per operand dimension "
+                         f"(the operand has shape {x.shape}); use jnp.tile for NumPy's "
+                         "rules on differing lengths.")
+    if any(r < 0 for r in reps):
+        raise ValueError(f"lax.tile: reps must be nonnegative, got {reps}.")
+    return x.update(shape=tuple(d * r for d, r in zip(x.shape, reps)))
+
+
+def _interleaved(shape, reps):
+    """The shape (r0, d0, r1, d1, ...) the tiled array is a reshape of."""
+    return tuple(v for pair in zip(reps, shape) for v in pair)
+
+
+def _tile_transpose(ct, x, *, reps):
+    shape = x.aval.shape
+    blocks = st.reshape(ct, _interleaved(shape, reps))
+    return [red.reduce_sum(blocks, tuple(range(0, 2 * len(shape), 2)))]
+
+
+def _tile_batch(args, dims, *, reps):
+    (x,), (d,) = args, dims
+    reps = reps[:d] + (1,) + reps[d:]
+    return tile_p.bind(x, reps=reps), d
+
+
+def _tile_lower(ctx, x, *, reps):
+    shape = x.aval.shape
+    wide = x.aval.update(shape=_interleaved(shape, reps))
+    spread = ctx.op("stablehlo.broadcast_in_dim", [x], wide.strip_weak_type(),
+                    {"broadcast_dimensions": hlo.i64_array(range(1, 2 * len(shape), 2))})
+    return ctx.reshape(spread, ctx.avals_out[0].shape)
+
+
+tile_p = define_primitive(
+    "tile", impl=lambda x, *, reps: np.tile(x, reps), abstract_eval=_tile_abstract_eval,
+    jvp=ad.linear_jvp, transpose=_tile_transpose, batch=_tile_batch, lower=_tile_lower,
+    samples=[b.Sample([b.random_values((2, 3), np.float32)], {"reps": (2, 3)}),
+             b.Sample([b.random_values((3,), np.int32)], {"reps": (2,)}),
+             b.Sample([b.random_values((2, 1), np.float32)], {"reps": (1, 0)})])
+
+
+def tile(operand, reps):
+    """Repeats operand reps[i] times along each dimension i (len(reps) == operand.ndim)."""
+    return tile_p.bind(operand, reps=tuple(operator.index(r) for r in reps))
+
+
+# --- compositions -------------------------------------------------------------------------
+
+def stack(operands, axis=0):
+    """Joins arrays of one shape along a new dimension `axis`."""
+    operands = list(operands)
+    if not operands:
+        raise ValueError("lax.stack requires at least one operand.")
+    shapes = {get_aval(x).shape for x in operands}
+    if len(shapes) != 1:
+        raise ValueError(f"lax.stack: all operands must have the same shape, got "
+                         f"{[get_aval(x).shape for x in operands]}.")
+    axis = canonicalize_axis(axis, len(shapes.pop()) + 1)
+    return st.concatenate([st.expand_dims(x, (axis,)) for x in operands], axis)
+
+
+def unstack(x, axis=0):
+    """The slices of x along `axis`, as a tuple of arrays of one dimension less."""
+    aval = get_aval(x)
+    if aval.ndim == 0:
+        raise ValueError("lax.unstack requires an operand of rank >= 1.")
+    axis = canonicalize_axis(axis, aval.ndim)
+    pieces = split(x, (1,) * aval.shape[axis], axis)
+    return tuple(st.squeeze(p, (axis,)) for p in pieces)
+
+
+def collapse(operand, start_dimension, stop_dimension=None):
+    """Merges dimensions start_dimension..stop_dimension-1 (Python slice rules) into one."""
+    shape = get_aval(operand).shape
+    lo, hi, step = slice(start_dimension, stop_dimension).indices(len(shape))
+    if step != 1 or hi < lo:
+        raise ValueError(f"lax.collapse: invalid dimension range [{start_dimension}, "
+                         f"{stop_dimension}) for an operand of rank {len(shape)}.")
+    size = int(np.prod(shape[lo:hi], dtype=np.int64))
+    return st.reshape(operand, shape[:lo] + (size,) + shape[hi:])
+
+
+def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
+    """An array shaped like x (or `shape`) filled with fill_value, in x's dtype unless
+    `dtype` is given; weak-typed when x is and no dtype is given."""
+    aval = get_aval(x)
+    out_dtype = aval.dtype if dtype is None else dtypes.canonicalize_dtype(dtype)
+    out_shape = aval.shape if shape is None else tuple(shape)
+    out = st.full(out_shape, fill_value, out_dtype)
+    if dtype is None and aval.weak_type:
+        out = ew.convert_element_type_p.bind(out, new_dtype=out_dtype, weak_type=True)
+    return out
+
+
+def broadcast_to_rank(x, rank):
+    """x with leading size-1 dimensions added up to `rank` (unchanged if already there)."""
+    ndim = get_aval(x).ndim
+    if ndim == rank:
+        return x
+    if ndim > rank:
+        raise ValueError(f"lax.broadcast_to_rank: the operand has rank {ndim}, more than "
+                         f"the requested rank {rank}.")
+    return st.broadcast(x, (1,) * (rank - ndim))
+
+
+def broadcast_shapes(*shapes):
+    """The NumPy-style broadcast of shapes (trailing alignment; size-1 dims stretch)."""
+    shapes = [tuple(operator.index(d) for d in s) for s in shapes]
+    if not shapes:
+        return ()
+    rank = max(len(s) for s in shapes)
+    padded = [(1,) * (rank - len(s)) + s for s in shapes]
+    out = []
+    for i, dims in enumerate(zip(*padded)):
+        sizes = set(dims) - {1}
+        if len(sizes) > 1:
+            raise ValueError(f"Incompatible shapes for broadcasting: shapes={shapes} "
+                             f"(dimension {i} has sizes {sorted(sizes)}).")
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
+
+
+def empty(shape, dtype, *, out_sharding=None):
+    """An array of `shape` (an int or a sequence) and `dtype` whose contents are
+    unspecified (zeros here)."""
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    return st.full(shape, 0, dtypes.canonicalize_dtype(dtype))
+
+
+def index_take(src, idxs, axes):
+    """src indexed by the 1-D integer arrays `idxs` along `axes` (negative indices count
+    from the end): the result's leading dimension runs over the index arrays' shared
+    length, src's other axes follow."""
+    from pyjax._src.lax import indexing
+    axes = tuple(operator.index(a) for a in axes)
+    if len(idxs) != len(axes):
+        raise ValueError(f"lax.index_take: {len(idxs)} index arrays for {len(axes)} axes.")
+    src_aval = get_aval(src)
+    axes = tuple(canonicalize_axis(a, src_aval.ndim) for a in axes)
+    cols = [st.reshape(i, (get_aval(i).size, 1)) for i in idxs]
+    indices = st.concatenate(cols, 1) if len(cols) > 1 else cols[0]
+    bounds = np.array([[src_aval.shape[a] for a in axes]], get_aval(indices).dtype)
+    indices = ew.rem(ew.add(ew.rem(indices, bounds), bounds), bounds)   # wrap negatives
+    slice_sizes = tuple(1 if d in axes else s for d, s in enumerate(src_aval.shape))
+    offset_dims = tuple(range(1, src_aval.ndim - len(axes) + 1))
+    dnums = indexing.GatherDimensionNumbers(offset_dims=offset_dims, collapsed_slice_dims=axes,
+                                            start_index_map=axes)
+    return indexing.gather(src, indices, dnums, slice_sizes)
+
+
+__all__ = ["split_p", "split", "tile_p", "tile", "stack", "unstack", "collapse", "full_like",
+           "broadcast_to_rank", "broadcast_shapes", "empty", "index_take"]

@@ -1,0 +1,566 @@
+"""jax.lax beyond the core families: the *_p primitive names, Precision and RoundingMethod,
+split/tile/stack/unstack and the other structural helpers, mulhi, reduce_precision,
+optimization_barrier, scatter_sub, the special-function wrappers, the convolution shape
+helpers and patches, the collectives ppermute/all_to_all/psum_scatter (under vmap here,
+under a four-device pmap in a subprocess), custom_linear_solve and custom_root. The
+uniform harness checks the new primitives' rules; these are behaviour tests."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import traceback
+
+import numpy as np
+import pytest
+import scipy.special
+
+import pyjax as jax
+import pyjax.numpy as jnp
+from pyjax import lax
+from pyjax._src import config
+from pyjax._src.core.trace import Primitive, registered_primitives
+
+from harness import close
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXECUTORS = ["xla", "numpy"] if config.executor.value == "xla" else ["numpy"]
+
+
+@pytest.fixture(params=EXECUTORS)
+def executor(request):
+    with config.executor(request.param):
+        yield request.param
+
+
+def _rand(*shape, seed=0):
+    return np.random.RandomState(seed).randn(*shape).astype(np.float32)
+
+
+# --- names ---------------------------------------------------------------------------------------
+
+def test_every_p_name_is_a_registered_primitive():
+    registered = set(map(id, registered_primitives().values()))
+    names = [n for n in dir(lax) if n.endswith("_p")]
+    assert len(names) > 130
+    for name in names:
+        prim = getattr(lax, name)
+        assert isinstance(prim, Primitive) and id(prim) in registered, name
+    assert lax.add_p.name == "add" and lax.cond_p.name == "cond"
+    assert lax.regularized_incomplete_beta_p is lax.betainc.__globals__["betainc_p"]
+    assert lax.scatter_sub_p.name == "scatter-sub" and lax.linear_solve_p.name == \
+        "custom_linear_solve"
+
+
+def test_add_p_binds_like_lax_add():
+    x = np.arange(3.0, dtype=np.float32)
+    close(lax.add_p.bind(x, x), 2 * x)
+    assert "add" in str(jax.make_jaxpr(lambda a: lax.add_p.bind(a, a))(x))
+
+
+# --- Precision and RoundingMethod ----------------------------------------------------------------
+
+def test_precision_enum_and_names():
+    P = lax.Precision
+    assert [P.DEFAULT.value, P.HIGH.value, P.HIGHEST.value] == [0, 1, 2]
+    assert P("highest") is P.HIGHEST and P("float32") is P.HIGHEST
+    assert P("tensorfloat32") is P.HIGH and P("bfloat16") is P.DEFAULT
+    assert str(P.HIGH) == "high" and repr(P.HIGH) == "Precision.HIGH"
+    with pytest.raises(ValueError):
+        P("fastest-ever")
+
+
+def test_dot_general_and_conv_accept_precision():
+    a, b = _rand(3, 4), _rand(4, 2, seed=1)
+    dims = (((1,), (0,)), ((), ()))
+    for p in (lax.Precision.HIGHEST, "highest", ("high", lax.Precision.DEFAULT), None):
+        close(lax.dot_general(a, b, dims, precision=p), a @ b)
+        close(jax.jit(lambda u, v, p=p: lax.dot(u, v, precision=p))(a, b), a @ b)
+    params = jax.make_jaxpr(lambda u, v: lax.dot(u, v, precision="highest"))(a, b) \
+        .jaxpr.eqns[0].params
+    assert params["precision"] == (lax.Precision.HIGHEST,) * 2
+    text = jax.jit(lambda u, v: lax.dot(u, v, precision="high")).lower(a, b).as_text()
+    assert "#stablehlo<precision HIGH>" in text
+    with pytest.raises(ValueError, match="Precision"):
+        lax.dot(a, b, precision=3.5)
+    with pytest.raises(ValueError, match="Unknown precision"):
+        lax.dot(a, b, precision="medium")
+    lhs, rhs = _rand(1, 2, 5), _rand(3, 2, 2, seed=1)
+    close(lax.conv(lhs, rhs, (1,), "VALID", precision=lax.Precision.HIGHEST),
+          lax.conv(lhs, rhs, (1,), "VALID"))
+
+
+def test_default_matmul_precision_reaches_dot_general():
+    a = _rand(2, 2)
+    with jax.default_matmul_precision("float32"):
+        params = jax.make_jaxpr(lambda u: u @ u)(a).jaxpr.eqns[0].params
+    assert params["precision"] == (lax.Precision.HIGHEST,) * 2
+
+
+def test_rounding_method():
+    x = np.array([0.5, 1.5, 2.5, -0.5], np.float32)
+    close(lax.round(x, lax.RoundingMethod.AWAY_FROM_ZERO), [1, 2, 3, -1])
+    close(lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN), [0, 2, 2, -0.0])
+    close(jax.jit(lambda v: lax.round(v, lax.RoundingMethod.TO_NEAREST_EVEN))(x), [0, 2, 2, 0])
+    assert int(lax.RoundingMethod.TO_NEAREST_EVEN) == 1
+
+
+def test_type_aliases():
+    dnums = lax.ConvGeneralDilatedDimensionNumbers((0, 1, 2), (0, 1, 2), (0, 1, 2))
+    assert dnums.lhs_spec == (0, 1, 2)
+    assert lax.DotDimensionNumbers is not None and lax.PrecisionLike is not None
+
+
+# --- structural helpers ------------------------------------------------------------------------
+
+def test_split_and_tile(executor):
+    x = np.arange(24, dtype=np.float32).reshape(4, 6)
+    for f in (lambda v: lax.split(v, (1, 2, 3), axis=1), jax.jit(
+            lambda v: lax.split(v, (1, 2, 3), axis=-1))):
+        pieces = f(x)
+        assert [p.shape for p in pieces] == [(4, 1), (4, 2), (4, 3)]
+        close(np.concatenate(pieces, 1), x)
+    close(lax.tile(x, (2, 1)), np.tile(x, (2, 1)))
+    close(jax.jit(lambda v: lax.tile(v, (1, 3)))(x), np.tile(x, (1, 3)))
+    assert lax.tile(np.array([[1], [2]]), (1, 3)).tolist() == [[1, 1, 1], [2, 2, 2]]
+    with pytest.raises(ValueError, match="sum to 5"):
+        lax.split(x, (2, 3), axis=1)
+    with pytest.raises(ValueError, match="one entry per operand dimension"):
+        lax.tile(x, (2,))
+
+
+def test_split_and_tile_derivatives():
+    x = _rand(3, 4)
+    g = jax.grad(lambda v: (lax.split(v, (1, 3), 1)[1] ** 2).sum())(x)
+    close(g, np.concatenate([np.zeros((3, 1)), 2 * x[:, 1:]], 1))
+    g = jax.grad(lambda v: lax.tile(v, (2, 3)).sum())(x)
+    close(g, np.full_like(x, 6))
+    batched = jax.vmap(lambda v: lax.split(v, (2, 2), 0)[0])(x)
+    close(batched, x[:, :2])
+
+
+def test_stack_unstack_collapse():
+    x, y = np.array([1, 2]), np.array([3, 4])
+    assert lax.stack([x, y], axis=0).tolist() == [[1, 2], [3, 4]]
+    assert lax.stack([x, y], axis=1).tolist() == [[1, 3], [2, 4]]
+    m = jnp.array([[1, 2], [3, 4]])
+    assert [a.tolist() for a in lax.unstack(m, axis=1)] == [[1, 3], [2, 4]]
+    assert isinstance(lax.unstack(m), tuple)
+    assert lax.collapse(np.zeros((2, 3, 4)), 0, 2).shape == (6, 4)
+    assert lax.collapse(np.zeros((2, 3, 4)), 1).shape == (2, 12)
+    with pytest.raises(ValueError, match="same shape"):
+        lax.stack([x, np.ones(3)])
+    with pytest.raises(ValueError, match="rank >= 1"):
+        lax.unstack(np.float32(1))
+
+
+def test_full_like_and_shape_helpers():
+    x = jnp.ones((2, 3), jnp.int32)
+    out = lax.full_like(x, 7)
+    assert out.dtype == np.int32 and out.tolist() == [[7] * 3] * 2
+    assert lax.full_like(x, 1.5, dtype=np.float32, shape=(4,)).tolist() == [1.5] * 4
+    assert lax.full_like(jnp.asarray(2.0), 3).weak_type
+    assert lax.broadcast_shapes((2, 1), (3,), ()) == (2, 3)
+    with pytest.raises(ValueError, match="Incompatible shapes"):
+        lax.broadcast_shapes((2,), (3,))
+    assert lax.broadcast_to_rank(np.ones(3), 3).shape == (1, 1, 3)
+    with pytest.raises(ValueError, match="rank"):
+        lax.broadcast_to_rank(np.ones((2, 2)), 1)
+    e = lax.empty((2, 2), np.float32)
+    assert e.shape == (2, 2) and e.dtype == np.float32 and lax.empty(3, np.int32).shape == (3,)
+    assert lax.shape_as_value((2, 3)).tolist() == [2, 3]
+    assert lax.dtype(1.0) == np.float64 and lax.dtype(1.0, canonicalize=True) == np.float32
+    assert lax.dtype(jnp.ones(2, jnp.int8)) == np.int8 and lax.dtype("bool") == np.bool_
+
+
+def test_index_take_and_batch_matmul():
+    src = np.arange(24).reshape(2, 3, 4)
+    out = lax.index_take(src, (np.array([0, 1, -1]), np.array([2, 0, 1])), (0, 2))
+    np.testing.assert_array_equal(out, src[[0, 1, 1], :, [2, 0, 1]])
+    a, b = _rand(5, 2, 3), _rand(5, 3, 4, seed=1)
+    close(lax.batch_matmul(a, b), a @ b)
+    with pytest.raises(ValueError, match="same ndim"):
+        lax.batch_matmul(a, b[0])
+    close(lax.reciprocal(np.array([2.0, 4.0], np.float32)), [0.5, 0.25])
+
+
+def test_ragged_dot():
+    lhs, rhs = _rand(7, 3), _rand(3, 3, 2, seed=1)
+    sizes = np.array([2, 0, 4], np.int32)
+    want, start = np.zeros((7, 2), np.float32), 0
+    for i, n in enumerate(sizes):
+        want[start:start + n] = lhs[start:start + n] @ rhs[i]
+        start += n
+    close(lax.ragged_dot(lhs, rhs, sizes), want, 1e-5)
+    close(jax.jit(lax.ragged_dot)(lhs, rhs, sizes), want, 1e-5)
+    g = jax.grad(lambda a: lax.ragged_dot(a, rhs, sizes).sum())(lhs)
+    close(g[3], rhs[2].sum(1), 1e-5)
+    close(g[6], np.zeros(3))   # past the groups
+    with pytest.raises(ValueError, match="one entry per"):
+        lax.ragged_dot(lhs, rhs, sizes[:2])
+    with pytest.raises(NotImplementedError):
+        lax.ragged_dot(lhs, rhs, sizes, group_offset=np.int32(0))
+
+
+# --- elementwise additions ------------------------------------------------------------------
+
+def _mulhi_reference(x, y):
+    bits = x.dtype.itemsize * 8
+    out = [(int(a) * int(b)) >> bits for a, b in zip(x.ravel(), y.ravel())]
+    return np.array([v & ((1 << bits) - 1) for v in out], np.uint64).astype(
+        np.dtype(f"u{x.dtype.itemsize}")).view(x.dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.int16, np.uint8, np.int64,
+                                   np.uint64])
+def test_mulhi_matches_exact_products(dtype, executor):
+    info = np.iinfo(dtype)
+    rng = np.random.RandomState(0)
+    with jax.enable_x64(True):
+        x = rng.randint(info.min, info.max, size=12, dtype=dtype)
+        y = rng.randint(info.min, info.max, size=12, dtype=dtype)
+        x[:2], y[:2] = info.max, info.min
+        want = _mulhi_reference(x, y)
+        np.testing.assert_array_equal(lax.mulhi(x, y), want)
+        np.testing.assert_array_equal(jax.jit(lax.mulhi)(x, y), want)
+
+
+def test_reduce_precision_matches_narrow_formats(executor):
+    x = _rand(50) * 100
+    f = jax.jit(lambda v, e, m: lax.reduce_precision(v, e, m), static_argnums=(1, 2))
+    close(lax.reduce_precision(x, 5, 10), x.astype(np.float16).astype(np.float32), 0)
+    close(f(x, 5, 10), x.astype(np.float16).astype(np.float32), 0)
+    bf16 = x.astype(jnp.bfloat16).astype(np.float32)
+    close(f(x, 8, 7), bf16, 0)
+    assert np.isinf(lax.reduce_precision(np.float32(1e6), 5, 10))
+    assert np.isnan(lax.reduce_precision(np.float32(np.nan), 5, 10))
+    assert lax.reduce_precision(np.float32(1e-9), 5, 10) == 0
+    close(jax.grad(lambda v: lax.reduce_precision(v, 5, 10))(1.0), 1.0)
+    with pytest.raises(TypeError):
+        lax.reduce_precision(np.arange(3), 5, 10)
+
+
+def test_optimization_barrier():
+    tree = {"a": _rand(3), "b": (np.int32(2), _rand(2, seed=1))}
+    out = lax.optimization_barrier(tree)
+    close(out["a"], tree["a"])
+    assert out["b"][0] == 2
+    f = jax.jit(lambda v: lax.optimization_barrier((v * 2, v + 1)))
+    assert "optimization_barrier" in str(jax.make_jaxpr(f)(1.0))
+    assert "stablehlo.optimization_barrier" in f.lower(1.0).as_text()
+    close(f(1.0), (2.0, 2.0))
+    close(jax.grad(lambda v: lax.optimization_barrier(v * v))(3.0), 6.0)
+
+
+def test_scatter_sub():
+    dnums = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
+                                        scatter_dims_to_operand_dims=(0,))
+    x = np.zeros(4, np.float32)
+    idx = np.array([[1], [3], [1]], np.int32)
+    upd = np.array([1.0, 2.0, 3.0], np.float32)
+    close(lax.scatter_sub(x, idx, upd, dnums), [0, -4, 0, -2])
+    close(jax.jit(lambda a, b: lax.scatter_sub(a, idx, b, dnums))(x, upd), [0, -4, 0, -2])
+    g = jax.grad(lambda b: lax.scatter_sub(x, idx, b, dnums).sum())(upd)
+    close(g, [-1, -1, -1])
+
+
+def test_special_function_wrappers():
+    a, x = np.array([0.5, 2.0], np.float32), np.array([1.5, 0.7], np.float32)
+    close(lax.igamma(a, x), scipy.special.gammainc(a, x))
+    close(lax.igammac(a, x), scipy.special.gammaincc(a, x))
+    close(lax.betainc(a, x, np.float32([0.3, 0.6])),
+          scipy.special.betainc(a, x, [0.3, 0.6]))
+    close(lax.bessel_i0e(x), scipy.special.i0e(x))
+    close(lax.bessel_i1e(x), scipy.special.i1e(x))
+    close(lax.zeta(np.float32([2.0, 3.0]), np.float32([1.0, 2.0])),
+          scipy.special.zeta([2.0, 3.0], [1.0, 2.0]))
+    close(lax.polygamma(np.float32(1.0), x), scipy.special.polygamma(1, x), 1e-4)
+    assert lax.random_gamma_grad(np.float32(2.0), np.float32(1.0)).shape == ()
+    assert lax.igamma_grad_a(a, x).shape == (2,)
+
+
+# --- convolution helpers ----------------------------------------------------------------------
+
+def test_conv_shape_tuples_match_real_convolutions():
+    lhs, rhs = np.zeros((2, 3, 9, 8), np.float32), np.zeros((4, 3, 3, 2), np.float32)
+    for strides, padding in (((1, 1), "VALID"), ((2, 3), "SAME"), ((1, 2), ((1, 2), (0, 1)))):
+        want = lax.conv(lhs, rhs, strides, padding).shape
+        assert lax.conv_shape_tuple(lhs.shape, rhs.shape, strides, padding) == want
+    specs = ("NHWC", "HWIO", "NHWC")
+    nhwc, hwio = np.zeros((2, 9, 8, 3)), np.zeros((3, 2, 3, 4))
+    assert lax.conv_general_permutations(specs) == ((0, 3, 1, 2), (3, 2, 0, 1),
+                                                    (0, 3, 1, 2))
+    want = lax.conv_general_dilated(nhwc.astype(np.float32), hwio.astype(np.float32), (2, 1),
+                                    "SAME", dimension_numbers=specs).shape
+    assert lax.conv_general_shape_tuple(nhwc.shape, hwio.shape, (2, 1), "SAME", specs) == want
+    for pad in ("SAME", "VALID"):
+        want = lax.conv_transpose(nhwc.astype(np.float32), hwio.astype(np.float32), (2, 2),
+                                  pad, dimension_numbers=specs).shape
+        assert lax.conv_transpose_shape_tuple(nhwc.shape, hwio.shape, (2, 2), pad,
+                                              specs) == want
+    with pytest.raises(TypeError, match="exactly once"):
+        lax.conv_general_permutations(("NHW", "HWIO", "NHWC"))
+    x = np.zeros((5, 7), np.float32)
+    got = lax.reduce_window(x, 0.0, lax.add, (2, 3), (1, 2), ((1, 0), (0, 2))).shape
+    assert lax.reduce_window_shape_tuple(x.shape, (2, 3), (1, 2), ((1, 0), (0, 2))) == got
+    assert lax.reduce_window_shape_tuple((5,), (2,), (1,), ((0, 0),), (2,), (2,)) == (7,)
+
+
+def test_conv_general_dilated_patches_and_local():
+    x = _rand(2, 3, 5, 4)
+    patches = lax.conv_general_dilated_patches(x, (2, 2), (1, 1), "VALID")
+    assert patches.shape == (2, 3 * 4, 4, 3)
+    # feature c * 4 + (i * 2 + j) is x[:, c, y + i, z + j]
+    close(patches[:, 1 * 4 + 1 * 2 + 0], x[:, 1, 1:5, 0:3])
+    nhwc = np.transpose(x, (0, 2, 3, 1))
+    p2 = lax.conv_general_dilated_patches(nhwc, (2, 2), (1, 1), "VALID",
+                                          dimension_numbers=("NHWC", "OIHW", "NHWC"))
+    close(np.transpose(p2, (0, 3, 1, 2)), patches)
+    # unshared weights: out[n, o, y, z] = sum_k patches[n, k, y, z] * w[o, k, y, z]
+    w = _rand(6, 12, 4, 3, seed=2)
+    out = lax.conv_general_dilated_local(x, w, (1, 1), "VALID", (2, 2))
+    close(out, np.einsum("nkyz,okyz->noyz", np.asarray(patches), w), 1e-4)
+
+
+# --- collectives under vmap -------------------------------------------------------------------
+
+N = 4
+
+
+def _vmapped(f, x):
+    return jax.vmap(f, axis_name="i")(x)
+
+
+def test_ppermute_and_pshuffle_under_vmap(executor):
+    x = np.arange(N * 3, dtype=np.float32).reshape(N, 3)
+    perm = [(0, 1), (1, 2), (2, 3)]
+    out = jax.jit(lambda v: _vmapped(lambda u: lax.ppermute(u, "i", perm), v))(x)
+    close(out, np.concatenate([np.zeros((1, 3)), x[:3]]))
+    out = _vmapped(lambda u: lax.pshuffle(u, "i", [3, 0, 1, 2]), x)
+    close(out, x[[3, 0, 1, 2]])
+    tree = _vmapped(lambda u: lax.ppermute({"a": u, "b": 2 * u}, "i", [(0, 3)]), x)
+    close(tree["b"][3], 2 * x[0])
+    # the transpose of a permutation is the inverse permutation
+    g = jax.grad(lambda v: (_vmapped(lambda u: lax.ppermute(u, "i", perm), v)
+                            * np.arange(N * 3).reshape(N, 3)).sum())(x)
+    close(g, np.concatenate([np.arange(3, 12).reshape(3, 3), np.zeros((1, 3))]))
+    with pytest.raises(ValueError, match="repeat"):
+        _vmapped(lambda u: lax.ppermute(u, "i", [(0, 1), (0, 2)]), x)
+    with pytest.raises(ValueError, match="outside axis"):
+        _vmapped(lambda u: lax.ppermute(u, "i", [(0, 9)]), x)
+    with pytest.raises(ValueError, match="not a permutation"):
+        _vmapped(lambda u: lax.pshuffle(u, "i", [0, 0, 1, 2]), x)
+    with pytest.raises(NameError, match="unbound axis"):
+        lax.ppermute(x, "j", [(0, 1)])
+
+
+def test_all_to_all_and_pswapaxes_under_vmap(executor):
+    y = np.arange(N * N * 3, dtype=np.float32).reshape(N, N, 3)
+    out = _vmapped(lambda u: lax.all_to_all(u, "i", 0, 0), y)
+    close(out, np.swapaxes(y, 0, 1))
+    out = jax.jit(lambda v: _vmapped(lambda u: lax.all_to_all(u, "i", 0, 1), v))(y)
+    assert out.shape == (N, 3, N)
+    close(out, np.transpose(y, (1, 2, 0)))   # out[m][:, i] = y[i][m]
+    close(_vmapped(lambda u: lax.pswapaxes(u, "i", 0), y), np.swapaxes(y, 0, 1))
+    z = np.arange(N * 3 * 8, dtype=np.float32).reshape(N, 3, 8)
+    tiled = _vmapped(lambda u: lax.all_to_all(u, "i", 1, 0, tiled=True), z)
+    assert tiled.shape == (N, 3 * N, 2)
+    close(tiled[2][3:6], z[1][:, 4:6])   # member 2 gets chunk 2 of member 1 at rows 3..5
+    g = jax.grad(lambda v: (_vmapped(lambda u: lax.all_to_all(u, "i", 0, 0), v)
+                            * np.arange(y.size).reshape(y.shape)).sum())(y)
+    close(g, np.swapaxes(np.arange(y.size).reshape(y.shape), 0, 1))
+    with pytest.raises(ValueError, match="equal x.shape"):
+        _vmapped(lambda u: lax.all_to_all(u, "i", 1, 0), y)
+
+
+def test_psum_scatter_and_pbroadcast_under_vmap(executor):
+    y = _rand(N, N, 3)
+    close(_vmapped(lambda u: lax.psum_scatter(u, "i"), y), y.sum(0), 1e-5)
+    z = _rand(N, 3, 8)
+    out = _vmapped(lambda u: lax.psum_scatter(u, "i", scatter_dimension=1, tiled=True), z)
+    close(out, np.stack([z.sum(0)[:, 2 * m:2 * m + 2] for m in range(N)]), 1e-5)
+    g = jax.grad(lambda v: _vmapped(lambda u: lax.psum_scatter(u, "i"), v)[1].sum())(y)
+    expected = np.zeros_like(y)
+    expected[:, 1] = 1
+    close(g, expected)
+    x = _rand(N, 3)
+    close(_vmapped(lambda u: lax.pbroadcast(u, "i", 2), x), np.broadcast_to(x[2], x.shape))
+    assert _vmapped(lambda u: u * 0 + lax.axis_size("i"), x)[0, 0] == N
+    with pytest.raises(ValueError, match="untiled it must equal"):
+        _vmapped(lambda u: lax.psum_scatter(u, "i", scatter_dimension=1), z)
+
+
+def test_collectives_of_an_outer_axis_under_inner_vmap():
+    x = np.arange(N * 2 * 4, dtype=np.float32).reshape(N, 2, 4)
+    inner = jax.vmap(lambda u: lax.ppermute(u, "i", [(0, 1)]), in_axes=1, out_axes=1)
+    out = jax.vmap(inner, axis_name="i")(x)
+    close(out[1], x[0])
+    close(out[2], 0 * x[0])
+
+
+# --- collectives under pmap: four CPU devices in a subprocess ----------------------------------
+
+def check_pmap_collectives_match_vmap():
+    y = np.arange(N * N * 3, dtype=np.float32).reshape(N, N, 3)
+    z = np.random.RandomState(0).rand(N, 3, 8).astype(np.float32)
+    x = np.arange(N * 6, dtype=np.float32).reshape(N, 6)
+    cases = [
+        (lambda u: lax.ppermute(u, "i", [(0, 1), (1, 2), (3, 0)]), x),
+        (lambda u: lax.pshuffle(u, "i", [1, 2, 3, 0]), x),
+        (lambda u: lax.all_to_all(u, "i", 0, 0), y),
+        (lambda u: lax.all_to_all(u, "i", 0, 1), y),
+        (lambda u: lax.all_to_all(u, "i", 1, 0, tiled=True), z),
+        (lambda u: lax.psum_scatter(u, "i"), y),
+        (lambda u: lax.psum_scatter(u, "i", scatter_dimension=1, tiled=True), z),
+        (lambda u: lax.pbroadcast(u, "i", 3), x),
+    ]
+    for f, v in cases:
+        got = jax.pmap(f, axis_name="i")(v)
+        np.testing.assert_allclose(got, jax.vmap(f, axis_name="i")(v), rtol=1e-6)
+    g = jax.grad(lambda v: (jax.pmap(lambda u: lax.ppermute(u, "i", [(0, 1), (1, 2)]) ** 2,
+                                     axis_name="i")(v)).sum())(x)
+    np.testing.assert_allclose(g, np.concatenate([2 * x[:2], np.zeros((2, 6))]))
+
+
+def _run_checks():
+    results = {}
+    for name in [n for n in globals() if n.startswith("check_")]:
+        try:
+            globals()[name]()
+            results[name] = "ok"
+        except Exception:   # noqa: BLE001 - reported to the parent test, which fails
+            results[name] = traceback.format_exc()
+    print(json.dumps(results))
+
+
+def test_collectives_under_a_four_device_pmap():
+    env = dict(os.environ, PYTHONPATH=ROOT,
+               XLA_FLAGS=f"--xla_force_host_platform_device_count={N}")
+    env.pop("PYJAX_EXECUTOR", None)
+    code = (f"import sys; sys.path.insert(0, {os.path.dirname(__file__)!r}); "
+            "import test_lax_more; test_lax_more._run_checks()")
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    results = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert results and all(v == "ok" for v in results.values()), results
+
+
+# --- custom_linear_solve and custom_root -----------------------------------------------------
+
+def _spd(seed=0):
+    m = np.random.RandomState(seed).randn(3, 3).astype(np.float32)
+    return m @ m.T + 3 * np.eye(3, dtype=np.float32)
+
+
+def _solve_with(a):
+    def solve(matvec, b):
+        return jnp.linalg.solve(a, b)   # a closed-over matrix, ignoring matvec
+    return solve
+
+
+def test_custom_linear_solve_values_and_gradients(executor):
+    a, b = _spd(), _rand(3, seed=5)
+
+    def f(a, b):
+        return lax.custom_linear_solve(lambda x: a @ x, b, _solve_with(a),
+                                       transpose_solve=_solve_with(a.T))
+
+    close(f(a, b), np.linalg.solve(a, b), 1e-4)
+    close(jax.jit(f)(a, b), np.linalg.solve(a, b), 1e-4)
+    with jax.enable_x64(True):
+        a64, b64 = a.astype(np.float64), b.astype(np.float64)
+        ref = jax.grad(lambda m, v: jnp.linalg.solve(m, v).sum(), argnums=(0, 1))(a64, b64)
+        got = jax.grad(lambda m, v: f(m, v).sum(), argnums=(0, 1))(a64, b64)
+        close(got[0], ref[0], 1e-8)
+        close(got[1], ref[1], 1e-8)
+        t = np.ones(3)
+        _, jvp_ref = jax.jvp(lambda v: jnp.linalg.solve(a64, v), (b64,), (t,))
+        _, jvp_got = jax.jvp(lambda v: f(a64, v), (b64,), (t,))
+        close(jvp_got, jvp_ref, 1e-8)
+    batched = jax.vmap(f, in_axes=(None, 0))(a, np.stack([b, 2 * b]))
+    close(batched[1], 2 * np.linalg.solve(a, b), 1e-4)
+    both = jax.vmap(f)(np.stack([a, _spd(1)]), np.stack([b, b]))
+    close(both[1], np.linalg.solve(_spd(1), b), 1e-4)
+
+
+def _conjugate_gradient(matvec, b, steps=3):
+    """Plain CG through matvec (a loop: differentiating it directly would not work)."""
+    def step(_, state):
+        x, r, p = state
+        ap = matvec(p)
+        alpha = (r @ r) / (p @ ap)
+        x, r_new = x + alpha * p, r - alpha * ap
+        return x, r_new, r_new + (r_new @ r_new) / (r @ r) * p
+    return lax.fori_loop(0, steps, step, (jnp.zeros_like(b), b, b))[0]
+
+
+def test_custom_linear_solve_symmetric_aux_and_errors():
+    a, b = _spd(), _rand(3, seed=5)
+    x = lax.custom_linear_solve(lambda v: a @ v, b, _conjugate_gradient, symmetric=True)
+    close(x, np.linalg.solve(a, b), 1e-3)
+    g = jax.grad(lambda v: lax.custom_linear_solve(lambda u: a @ u, v, _conjugate_gradient,
+                                                   symmetric=True).sum())(b)
+    close(g, np.linalg.solve(a.T, np.ones(3)), 1e-3)
+    x, aux = lax.custom_linear_solve(lambda v: a @ v, b,
+                                     lambda mv, v: (jnp.linalg.solve(a, v), jnp.int32(7)),
+                                     has_aux=True)
+    assert int(aux) == 7
+    close(x, np.linalg.solve(a, b), 1e-4)
+    with pytest.raises(TypeError, match="transpose_solve required"):
+        jax.grad(lambda v: lax.custom_linear_solve(lambda u: a @ u, v,
+                                                   _solve_with(a)).sum())(b)
+    with pytest.raises(TypeError, match="pytree structure of b|shapes and dtypes"):
+        lax.custom_linear_solve(lambda v: v[:2], b, _solve_with(a))
+    with pytest.raises(TypeError, match="callable"):
+        lax.custom_linear_solve(a, b, _solve_with(a))
+
+
+def _newton_sqrt(c):
+    def f(x):
+        return x * x - c
+
+    def solve(g, x0):
+        return lax.fori_loop(0, 30, lambda i, x: x - g(x) / (2 * x), x0)
+
+    return lax.custom_root(f, jnp.asarray(1.0, c.dtype), solve,
+                           lambda g, y: y / g(jnp.ones_like(y)))
+
+
+def test_custom_root_differentiates_implicitly(executor):
+    c = np.float32(2.0)
+    close(_newton_sqrt(c), np.sqrt(2.0), 1e-5)
+    close(jax.jit(_newton_sqrt)(c), np.sqrt(2.0), 1e-5)
+    close(jax.grad(_newton_sqrt)(c), 0.5 / np.sqrt(2.0), 1e-5)
+    close(jax.jit(jax.grad(_newton_sqrt))(c), 0.5 / np.sqrt(2.0), 1e-5)
+    close(jax.jvp(_newton_sqrt, (c,), (np.float32(1.0),))[1], 0.5 / np.sqrt(2.0), 1e-5)
+    close(jax.vmap(_newton_sqrt)(np.float32([4.0, 9.0])), [2.0, 3.0], 1e-5)
+    x, aux = lax.custom_root(lambda x: x - 3.0, 0.0, lambda f, x0: (x0 - f(x0), jnp.int32(1)),
+                             lambda g, y: y, has_aux=True)
+    close(x, 3.0)
+    assert int(aux) == 1
+    with pytest.raises(TypeError, match="callable"):
+        lax.custom_root(lambda x: x, 0.0, None, lambda g, y: y)
+
+
+# --- program-level helpers --------------------------------------------------------------------
+
+def test_platform_dependent_and_composite():
+    here = jax.devices()[0].platform
+    out = lax.platform_dependent(2.0, **{here: lambda v: v * 10}, default=lambda v: v)
+    close(out, 20.0)
+    close(lax.platform_dependent(2.0, tpu=lambda v: v * 10, default=lambda v: -v)
+          if here != "tpu" else -2.0, -2.0)
+    close(jax.jit(lambda v: lax.platform_dependent(v, default=jnp.sin))(1.0), np.sin(1.0))
+    with pytest.raises(ValueError, match="unknown platform"):
+        lax.platform_dependent(1.0, gpu_v2=lambda v: v)
+    with pytest.raises(NotImplementedError, match="no branch"):
+        lax.platform_dependent(1.0, tpu=lambda v: v) if here != "tpu" else \
+            lax.platform_dependent(1.0, cpu=lambda v: v)
+    my_tanh = lax.composite(lambda x: jnp.tanh(x), name="my.tanh", version=2)
+    close(my_tanh(0.5), np.tanh(0.5))
+    assert my_tanh.name == "my.tanh" and my_tanh.version == 2
+    close(jax.grad(my_tanh)(0.5), 1 - np.tanh(0.5) ** 2)
+    with pytest.raises(TypeError, match="name"):
+        lax.composite(jnp.tanh, name="")

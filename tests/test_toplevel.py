@@ -1,0 +1,365 @@
+"""The top-level jax names beyond the transformations: Device, clear_caches,
+ensure_compile_time_eval, custom_gradient, named_call/named_scope, typeof, live_arrays,
+the host functions, print_environment_info, the configuration context managers (strict
+dtype promotion, threefry_partitionable, enable_checks, transfer guards, no_tracing, ...),
+single-device array assembly, and jax.debug.breakpoint / jax.debug.log."""
+from __future__ import annotations
+
+import io
+import logging
+
+import numpy as np
+import pytest
+
+import pyjax as jax
+import pyjax.numpy as jnp
+from pyjax._src import config
+from pyjax._src.api import debugger
+from pyjax._src.core import jaxpr as jx
+from pyjax.errors import ConcretizationTypeError, UnexpectedTracerError
+
+from harness import close
+
+
+# --- devices, hosts, environment ---------------------------------------------------------------
+
+def test_device_class():
+    assert all(isinstance(d, jax.Device) for d in jax.devices())
+    assert isinstance(jnp.ones(2).device, jax.Device)
+    assert not isinstance("cpu", jax.Device) and not isinstance(jnp.ones(2), jax.Device)
+    with config.executor("numpy"):
+        assert isinstance(jax.devices()[0], jax.Device)
+
+
+def test_hosts_and_environment_info(capsys):
+    assert (jax.host_count(), jax.host_id(), jax.host_ids(), jax.process_indices()) == \
+        (1, 0, [0], [0])
+    text = jax.print_environment_info(return_string=True)
+    assert "jaxlib:" in text and f"numpy:    {np.__version__}" in text
+    jax.print_environment_info()
+    assert capsys.readouterr().out == text
+
+
+def test_typeof():
+    assert jax.typeof(jnp.ones((2, 3))).shape == (2, 3)
+    assert jax.typeof(1.0).weak_type and str(jax.typeof(1.0).dtype) == "float32"
+    seen = []
+    jax.jit(lambda x: seen.append(jax.typeof(x)) or x)(np.int32(1))
+    assert seen[0].dtype == np.int32 and seen[0].shape == ()
+
+
+def test_live_arrays_and_copy_to_host_async():
+    x = jnp.arange(5.0) * 3
+    assert any(a is x for a in jax.live_arrays())
+    assert all(a.device.platform == "cpu" for a in jax.live_arrays("cpu"))
+    x.delete()
+    assert not any(a is x for a in jax.live_arrays())
+    y = jax.jit(lambda v: v + 1)(jnp.ones(3))
+    assert jax.copy_to_host_async({"y": y})["y"] is y
+    assert y._npy is not None and y.tolist() == [2.0, 2.0, 2.0]
+
+
+def test_clear_caches():
+    f = jax.jit(lambda v: v * 2)
+    f(1.0)
+    f(np.ones(2, np.float32))
+    assert f._cache_size() == 2
+    jax.clear_caches()
+    assert f._cache_size() == 0
+    close(f(3.0), 6.0)
+    assert f._cache_size() == 1
+
+
+def test_make_array_helpers():
+    sharding = jnp.ones(1).sharding
+    data = np.arange(6.0).reshape(2, 3)
+    a = jax.make_array_from_callback((2, 3), sharding, lambda index: data[index])
+    assert a.committed and a.tolist() == data.tolist()
+    b = jax.make_array_from_single_device_arrays((2, 3), sharding, [jnp.asarray(data)])
+    assert b.committed and b.shape == (2, 3)
+    c = jax.make_array_from_process_local_data(sharding, data)
+    assert c.tolist() == data.tolist()
+    with pytest.raises(ValueError, match="exactly one array"):
+        jax.make_array_from_single_device_arrays((2, 3), sharding, [data, data])
+    with pytest.raises(ValueError, match="expected"):
+        jax.make_array_from_callback((3, 3), sharding, lambda index: data[index])
+    with pytest.raises(ValueError, match="single-device"):
+        jax.make_array_from_callback((2, 3), object(), lambda index: data)
+
+
+# --- tracing tools -------------------------------------------------------------------------------
+
+def test_ensure_compile_time_eval():
+    @jax.jit
+    def f(x):
+        with jax.ensure_compile_time_eval():
+            y = jnp.sin(3.0)
+            z = jnp.sin(y)
+            positive = z > 0
+        assert isinstance(positive, jax.Array)
+        return jnp.sin(x) if positive else jnp.cos(x)
+
+    close(f(1.0), np.sin(1.0))
+    inner = jax.make_jaxpr(f)(1.0).jaxpr.eqns[0].params["jaxpr"].jaxpr
+    assert [e.primitive.name for e in inner.eqns] == ["sin"]   # the rest was folded
+
+    @jax.jit
+    def g(x):
+        with jax.ensure_compile_time_eval():
+            return jnp.sin(x)
+
+    with pytest.raises(ConcretizationTypeError, match="ensure_compile_time_eval"):
+        g(1.0)
+    with jax.ensure_compile_time_eval():   # outside any transformation: plain eager
+        close(jnp.cos(0.0), 1.0)
+
+
+def test_named_scope_and_named_call():
+    def f(x):
+        with jax.named_scope("outer"):
+            y = jnp.sin(x)
+            with jax.named_scope("inner"):
+                z = y * 2
+        return z + 1
+
+    eqns = jax.make_jaxpr(f)(1.0).jaxpr.eqns
+    stacks = [e.source_info[3] if len(e.source_info) > 3 else "" for e in eqns]
+    assert stacks == ["outer", "outer/inner", ""]
+    named = jax.named_call(lambda v: v * 3, name="triple")
+    eqns = jax.make_jaxpr(named)(1.0).jaxpr.eqns
+    assert eqns[0].source_info[3] == "triple"
+    close(named(2.0), 6.0)
+    close(jax.grad(named)(2.0), 3.0)
+    with pytest.raises(TypeError):
+        with jax.named_scope(3):
+            pass
+
+
+def test_custom_gradient():
+    @jax.custom_gradient
+    def f(x):
+        return x ** 2, lambda g: (g * 10 * x,)
+
+    close(f(3.0), 9.0)
+    close(jax.grad(f)(3.0), 30.0)
+    close(jax.jit(jax.grad(f))(3.0), 30.0)
+    close(jax.vmap(jax.grad(f))(np.float32([1.0, 2.0])), [10.0, 20.0])
+
+    @jax.custom_gradient
+    def clip_gradient(x, y):
+        return x * y, lambda g: (jnp.clip(g * y, -1.0, 1.0), g * x)
+
+    gx, gy = jax.grad(clip_gradient, argnums=(0, 1))(2.0, 5.0)
+    close(gx, 1.0)
+    close(gy, 2.0)
+
+    @jax.custom_gradient
+    def single(x):
+        return jnp.sin(x), lambda g: g * 7.0   # a bare cotangent for one argument
+
+    close(jax.grad(single)(0.3), 7.0)
+
+    @jax.custom_gradient
+    def broken(x):
+        return x
+
+    with pytest.raises(TypeError, match="pair"):
+        jax.grad(broken)(1.0)
+
+
+# --- configuration context managers ----------------------------------------------------------
+
+def test_strict_dtype_promotion():
+    i32, f32 = jnp.ones(2, jnp.int32), jnp.ones(2, jnp.float32)
+    assert (i32 + f32).dtype == np.float32
+    with jax.numpy_dtype_promotion("strict"):
+        assert (i32 + 1).dtype == np.int32 and (f32 + 1).dtype == np.float32
+        assert (f32 * 2.5).dtype == np.float32 and (f32 + f32).dtype == np.float32
+        with pytest.raises(jax.numpy.TypePromotionError if hasattr(
+                jax.numpy, "TypePromotionError") else ValueError, match="strict"):
+            i32 + f32
+        with pytest.raises(ValueError, match="strict"):
+            jnp.ones(2, jnp.float16) + f32
+        with pytest.raises(ValueError, match="strict"):
+            i32 + 1.5
+    with pytest.raises(ValueError, match="must be one of"):
+        config.config.update("jax_numpy_dtype_promotion", "loose")
+
+
+def test_threefry_partitionable_switches_to_the_original_scheme():
+    key = jax.random.PRNGKey(0)
+    with jax.threefry_partitionable(False):
+        # the values JAX's original scheme gives (its long-documented examples)
+        assert jax.random.split(key).tolist() == [[4146024105, 967050713],
+                                                  [2718843009, 1272950319]]
+        close(jax.random.uniform(key, (3,)), [0.9653214, 0.31468165, 0.63302994])
+        close(jax.jit(lambda k: jax.random.uniform(k, (3,)))(key),
+              [0.9653214, 0.31468165, 0.63302994])
+        assert jax.random.bits(key, (5,), np.uint8).shape == (5,)
+    assert jax.random.split(key).tolist() != [[4146024105, 967050713],
+                                              [2718843009, 1272950319]]
+
+
+def test_default_prng_impl_and_legacy_keys():
+    with jax.default_prng_impl("threefry2x32"):
+        assert str(jax.random.key_impl(jax.random.key(0))) == "threefry2x32"
+    with pytest.raises(ValueError, match="must be one of"):
+        with jax.default_prng_impl("rbg"):
+            pass
+    with jax.legacy_prng_key("error"):
+        with pytest.raises(ValueError, match="Legacy uint32 key"):
+            jax.random.normal(jax.random.PRNGKey(0))
+        jax.random.normal(jax.random.key(0))
+    with jax.legacy_prng_key("warn"):
+        with pytest.warns(UserWarning, match="deprecated"):
+            jax.random.normal(jax.random.PRNGKey(0))
+
+
+def test_enable_checks_runs_check_jaxpr(monkeypatch):
+    calls = []
+    original = jx.check_jaxpr
+    monkeypatch.setattr(jx, "check_jaxpr", lambda j: calls.append(j) or original(j))
+    jax.make_jaxpr(lambda v: jnp.sin(v) * 2)(1.0)
+    assert not calls
+    with jax.enable_checks(True):
+        jax.make_jaxpr(lambda v: jnp.sin(v) * 2)(1.0)
+        jax.jit(lambda v: lax_cond(v))(1.0)
+    assert len(calls) >= 3   # the outer jaxprs and the cond branches
+
+
+def lax_cond(v):
+    return jax.lax.cond(v > 0, jnp.sin, jnp.cos, v)
+
+
+def test_transfer_guards(caplog):
+    f = jax.jit(lambda v: v + 1)
+    on_device = jnp.ones(3)
+    with jax.transfer_guard("disallow"):
+        close(f(on_device), 2.0)                      # already a jax Array: no transfer
+        with pytest.raises(RuntimeError, match="Disallowed host-to-device"):
+            f(np.ones(3, np.float32))
+        close(jax.device_put(np.ones(2)), [1, 1])     # explicit transfers are allowed
+        assert jax.device_get(on_device).tolist() == [1, 1, 1]
+    with jax.transfer_guard_host_to_device("disallow_explicit"):
+        with pytest.raises(RuntimeError, match="explicit host-to-device"):
+            jax.device_put(np.ones(2))
+    with jax.transfer_guard_device_to_host("disallow_explicit"):
+        with pytest.raises(RuntimeError, match="device-to-host"):
+            jax.device_get(on_device)
+    with caplog.at_level(logging.WARNING, logger="pyjax"):
+        with jax.transfer_guard("log"):
+            f(np.zeros(3, np.float32))
+    assert "host-to-device transfer" in caplog.text
+    assert config.transfer_guard_host_to_device.value == "allow"
+
+
+def test_no_tracing_and_leak_checks_and_logging(caplog):
+    f = jax.jit(lambda v: v * 2)
+    f(1.0)
+    with jax.no_tracing(True):
+        close(f(2.0), 4.0)
+        with pytest.raises(RuntimeError, match="no_tracing"):
+            f(np.ones(2, np.float32))
+    leaked = []
+    with jax.check_tracer_leaks(True):
+        with pytest.raises(UnexpectedTracerError):
+            jax.jit(lambda v: leaked.append(v) or v)(1.0)
+    with caplog.at_level(logging.WARNING):
+        with jax.explain_cache_misses(True):
+            g = jax.jit(lambda v: v - 1)
+            g(1.0)
+            g(np.ones(2, np.float32))
+    assert "TRACING CACHE MISS" in caplog.text
+
+
+def test_softmax_custom_jvp_switch():
+    x = jnp.array([1.0, 2.0, 3.0])
+    first = jax.make_jaxpr(jax.nn.softmax)(x).jaxpr.eqns[0].primitive.name
+    with jax.softmax_custom_jvp(False):
+        plain = jax.make_jaxpr(jax.nn.softmax)(x).jaxpr.eqns[0].primitive.name
+        g = jax.grad(lambda v: jax.nn.softmax(v)[0])(x)
+    assert first == "custom_jvp_call" and plain != "custom_jvp_call"
+    close(g, jax.grad(lambda v: jax.nn.softmax(v)[0])(x))
+
+
+# --- jax.debug.breakpoint and jax.debug.log --------------------------------------------------
+
+def _session(commands):
+    out = io.StringIO()
+    return out, dict(stdin=io.StringIO(commands), stdout=out)
+
+
+def test_breakpoint_eager_shows_values_and_source():
+    out, io_kwargs = _session("p y\np label\npp {'k': y}\nl\nw\nc\n")
+
+    def f(x):
+        y = x * 2
+        label = "here"
+        jax.debug.breakpoint(**io_kwargs)
+        return y, label
+
+    f(jnp.float32(1.5))
+    text = out.getvalue()
+    assert "Array(3., dtype=float32)" in text and "'here'" in text
+    assert "jax.debug.breakpoint(**io_kwargs)" in text and "->" in text
+    assert "test_toplevel.py" in text and "f()" in text
+
+
+def test_breakpoint_under_jit_and_vmap_sees_runtime_values():
+    out, io_kwargs = _session("p y\nc\n")
+
+    @jax.jit
+    def f(x):
+        y = jnp.sin(x)
+        jax.debug.breakpoint(**io_kwargs)
+        return y
+
+    f(0.5)
+    assert "Array(0.4794255" in out.getvalue()
+    seen = []
+    debugger.register_debugger("record", lambda frames, thread_id, **kw: seen.append(
+        float(frames[0].locals["y"])), -1)
+    def g(x):
+        y = x + 1
+        jax.debug.breakpoint(backend="record")
+        return y
+
+    jax.vmap(g)(np.float32([1.0, 2.0]))
+    assert seen == [2.0, 3.0]
+    with pytest.raises(ValueError, match="unknown debugger backend"):
+        jax.debug.breakpoint(backend="nope")
+
+
+def test_breakpoint_moves_between_frames_and_evaluates_statements():
+    out, io_kwargs = _session("u\np outer_local\nd\nz = y + 1\np z\nq\n")
+
+    def inner(y):
+        jax.debug.breakpoint(**io_kwargs)
+        return y
+
+    def outer(x):
+        outer_local = 41
+        return inner(x * 2) + outer_local
+
+    with pytest.raises(SystemExit, match="quit"):
+        outer(jnp.float32(1.0))
+    text = out.getvalue()
+    assert "41" in text and "Array(3., dtype=float32)" in text
+
+
+def test_debug_log(caplog):
+    @jax.jit
+    def f(x):
+        jax.debug.log("x is {}, doubled {d}", x, d=x * 2)
+        jax.debug.log("quiet {}", x, level=logging.DEBUG)
+        return x
+
+    with caplog.at_level(logging.INFO, logger="pyjax.debug"):
+        f(np.float32(1.5))
+        jax.vmap(lambda v: jax.debug.log("v={}", v) or v)(np.float32([1.0, 2.0]))
+    messages = [r.getMessage() for r in caplog.records if r.name == "pyjax.debug"]
+    assert messages == ["x is 1.5, doubled 3.0", "v=1.0", "v=2.0"]
+    with pytest.raises(ValueError, match="missing argument"):
+        jax.debug.log("{} and {}", 1.0)
+    with pytest.raises(TypeError, match="level"):
+        jax.debug.log("x", level="INFO")
