@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
+import json
 import os
 import statistics
 import subprocess
@@ -42,16 +44,18 @@ def median_time(fn, *, repeat=7, min_batch_seconds=0.05, max_number=100_000):
     return statistics.median(times)
 
 
-def load_frameworks():
-    import pyjax
-    import pyjax.numpy as pjnp
-    frameworks = {"pyjax": (pyjax, pjnp)}
-    try:
-        jax = importlib.import_module("jax")
-        frameworks["jax"] = (jax, importlib.import_module("jax.numpy"))
-    except ImportError:
-        pass
-    return frameworks
+def available_frameworks():
+    names = ["numpy", "pyjax"]
+    if importlib.util.find_spec("jax") is not None:
+        names.append("jax")
+    return names
+
+
+def load_framework(name):
+    """{name: (module, its numpy)}; workloads always time NumPy itself, so "numpy" is {}."""
+    if name == "numpy":
+        return {}
+    return {name: (importlib.import_module(name), importlib.import_module(name + ".numpy"))}
 
 
 def ready(x):
@@ -297,24 +301,48 @@ def fmt(seconds):
     return f"{seconds * 1e6:8.2f} us"
 
 
+def run_child(name, only):
+    """Runs the workloads for one framework and prints {title: {entry: seconds}} as JSON.
+    Each framework gets its own process, so two XLA clients never share one."""
+    fw = load_framework(name)
+    results = {}
+    for title, workload in WORKLOADS.items():
+        if only and not any(o in title for o in only):
+            continue
+        try:
+            entries = workload(fw)
+        except Exception as err:   # report and go on: one broken workload must not hide
+            results[title] = {"error": f"{name}: {type(err).__name__}: {err}"}
+            continue
+        results[title] = {k: v for k, v in entries.items() if k.split()[0] == name}
+    print(json.dumps(results))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", action="append",
                         help="run only the workloads whose title contains this")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    fw = load_frameworks()
-    print(f"frameworks: {', '.join(['numpy'] + list(fw))}; threads: "
+    if args.child:
+        return run_child(args.child, args.only)
+    names = available_frameworks()
+    merged = {}
+    for name in names:
+        cmd = [sys.executable, os.path.abspath(__file__), "--child", name]
+        for o in args.only or ():
+            cmd += ["--only", o]
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+        for title, entries in json.loads(out.splitlines()[-1]).items():
+            merged.setdefault(title, {}).update(entries)
+    print(f"frameworks: {', '.join(names)} (one process each); threads: "
           f"OMP={os.environ.get('OMP_NUM_THREADS')}")
     print(f"{'workload':28s} {'entry':34s} {'median':>12s}  ratio pyjax/other")
-    for title, workload in WORKLOADS.items():
-        if args.only and not any(o in title for o in args.only):
-            continue
-        try:
-            results = workload(fw)
-        except Exception as err:   # report and go on: one broken workload must not hide
-            print(f"{title:28s} FAILED: {type(err).__name__}: {err}")
-            continue
+    for title, results in merged.items():
         for entry, value in results.items():
+            if entry == "error":
+                print(f"{title:28s} FAILED: {value}")
+                continue
             # Entries are "framework[ label]"; compare each with pyjax's same label.
             framework, _, label = entry.partition(" ")
             base = results.get(f"pyjax {label}".strip())
@@ -323,7 +351,6 @@ def main():
                 ratio = f"{base / value:6.2f}x"
             shown = f"{value:10.3f}   " if "(" in entry else fmt(value)
             print(f"{title:28s} {entry:34s} {shown:>12s}  {ratio}")
-        sys.stdout.flush()
 
 
 if __name__ == "__main__":

@@ -4,8 +4,7 @@ NumPy-style API on immutable arrays. Re-exports only; the machinery is in pyjax.
 from pyjax._src.backends import numpy_backend as _numpy_backend  # noqa: F401  (eval trace)
 from pyjax._src.lax import lax as _lax_families  # noqa: F401  (registers primitives)
 
-from pyjax import config, errors, lax, nn, numpy, test_util, tree_util  # noqa: F401  (public)
-from pyjax import ad_checkpoint, core, debug, experimental, random, scipy  # noqa: F401  (public)
+from pyjax import config, core, errors, lax, numpy, tree_util  # noqa: F401  (public)
 from pyjax._src.lax.callbacks import effects_barrier, pure_callback  # noqa: F401
 from pyjax._src.api.jit import jit  # noqa: F401
 from pyjax._src.api.autodiff import (  # noqa: F401
@@ -62,3 +61,19 @@ transfer_guard_device_to_host = _config_object._flags["jax_transfer_guard_device
 no_tracing = _config_object._flags["jax_no_tracing"]
 legacy_prng_key = _config_object._flags["jax_legacy_prng_key"]
 softmax_custom_jvp = _config_object._flags["jax_softmax_custom_jvp"]
+
+# Optional public submodules load on first attribute access (PEP 562) to keep import cheap;
+# `import pyjax.random` and `jax.random.key(0)` behave as if they had been imported eagerly.
+_LAZY_SUBMODULES = ("ad_checkpoint", "debug", "experimental", "nn", "random", "scipy",
+                    "test_util")
+
+
+def __getattr__(name):
+    if name in _LAZY_SUBMODULES:
+        import importlib
+        return importlib.import_module(f"pyjax.{name}")
+    raise AttributeError(f"module 'pyjax' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY_SUBMODULES))

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-import pyjax  # (importing it also registers every primitive family)
+import pyjax
+import pyjax._src.lax.all_families  # noqa: F401  (registers the families pyjax loads lazily)
 from pyjax._src import config
 from pyjax._src.core.trace import _Declared, registered_primitives
 

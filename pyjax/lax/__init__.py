@@ -2,12 +2,7 @@
 from pyjax._src.lax.control_flow import (  # noqa: F401
     associative_scan, cond, fori_loop, map, scan, switch, while_loop,
 )
-from pyjax._src.lax.convolution import (  # noqa: F401
-    ConvDimensionNumbers, conv, conv_dimension_numbers, conv_general_dilated,
-    conv_general_dilated_p, conv_transpose, conv_with_general_padding, padtype_to_pads,
-)
 from pyjax._src.lax.dot import dot, dot_general  # noqa: F401
-from pyjax._src.lax.fft import FftType, fft, fft_p  # noqa: F401
 from pyjax._src.lax.elementwise import (  # noqa: F401
     abs, acos, acosh, add, asin, asinh, atan, atan2, atanh, bitcast_convert_type,
     bitwise_and, bitwise_not, bitwise_or, bitwise_xor, cbrt, ceil, clamp, clz, complex,
@@ -36,10 +31,6 @@ from pyjax._src.lax.slicing import (  # noqa: F401
 from pyjax._src.lax.sorting import (  # noqa: F401
     approx_max_k, approx_min_k, sort, sort_key_val, sort_p, top_k, top_k_p,
 )
-from pyjax._src.lax.windowed_reductions import (  # noqa: F401
-    reduce, reduce_p, reduce_window, reduce_window_max_p, reduce_window_min_p,
-    reduce_window_p, reduce_window_sum_p, select_and_gather_add_p, select_and_scatter_add_p,
-)
 from pyjax._src.lax.structural import (  # noqa: F401
     broadcast, broadcast_in_dim, broadcasted_iota, concatenate, expand_dims, full, iota,
     pad, reshape, rev, squeeze, transpose,
@@ -48,11 +39,6 @@ from pyjax._src.lax.ad_util import stop_gradient_p  # noqa: F401
 from pyjax._src.lax.control_flow import cond_p, scan_p, while_p  # noqa: F401
 from pyjax._src.lax.control_flow.solves import (  # noqa: F401
     custom_linear_solve, linear_solve_p,
-)
-from pyjax._src.lax.conv_helpers import (  # noqa: F401
-    batch_matmul, conv_general_dilated_local, conv_general_dilated_patches,
-    conv_general_permutations, conv_general_shape_tuple, conv_shape_tuple,
-    conv_transpose_shape_tuple, ragged_dot, reduce_window_shape_tuple,
 )
 from pyjax._src.lax.dot import dot_general_p  # noqa: F401
 from pyjax._src.lax.elementwise import (  # noqa: F401
@@ -77,14 +63,6 @@ from pyjax._src.lax.indexing import (  # noqa: F401
 from pyjax._src.lax.parallel import (  # noqa: F401
     all_gather_p, axis_index_p, pmax_p, pmin_p, psum_p,
 )
-from pyjax._src.lax.parallel_more import (  # noqa: F401
-    all_to_all, all_to_all_p, axis_size, pbroadcast, ppermute, ppermute_p, pshuffle,
-    psum_scatter, pswapaxes,
-)
-from pyjax._src.lax.program import (  # noqa: F401
-    composite, dtype, optimization_barrier, optimization_barrier_p, platform_dependent,
-    shape_as_value,
-)
 from pyjax._src.lax.reductions import (  # noqa: F401
     argmax_p, argmin_p, cumlogsumexp_p, cummax_p, cummin_p, cumprod_p, cumsum_p,
     reduce_and_p, reduce_max_p, reduce_min_p, reduce_or_p, reduce_prod_p, reduce_sum_p,
@@ -93,24 +71,54 @@ from pyjax._src.lax.reductions import (  # noqa: F401
 from pyjax._src.lax.slicing import (  # noqa: F401
     dynamic_slice_p, dynamic_update_slice_p, slice_p,
 )
-from pyjax._src.lax.special import (  # noqa: F401
-    bessel_i0e, bessel_i0e_p, bessel_i1e, bessel_i1e_p, betainc, igamma, igamma_grad_a,
-    igamma_grad_a_p, igamma_p, igammac, igammac_p, zeta, zeta_p,
-)
-from pyjax._src.lax.special import betainc_p as regularized_incomplete_beta_p  # noqa: F401
-from pyjax._src.lax.random_gamma import random_gamma_grad  # noqa: F401
 from pyjax._src.lax.structural import (  # noqa: F401
     broadcast_in_dim_p, concatenate_p, iota_p, pad_p, reshape_p, rev_p, squeeze_p,
     transpose_p,
 )
-from pyjax._src.lax.structural_more import (  # noqa: F401
-    broadcast_shapes, broadcast_to_rank, collapse, empty, full_like, index_take, split,
-    split_p, stack, tile, tile_p, unstack,
-)
 from pyjax._src.api.custom_root import custom_root  # noqa: F401
-from pyjax._src.lax.convolution import (  # noqa: F401
-    ConvDimensionNumbers as ConvGeneralDilatedDimensionNumbers,
-)
 from pyjax._src.lax.dot import DotDimensionNumbers  # noqa: F401
 
-from pyjax.lax import linalg  # noqa: F401,E402  (the jax.lax.linalg submodule)
+
+# Families that few programs use load on first access (PEP 562) to keep `import pyjax`
+# cheap; "public=private" renames an attribute.
+_LAZY_FAMILIES = {
+    "conv_helpers": ("batch_matmul conv_general_dilated_local conv_general_dilated_patches "
+        "conv_general_permutations conv_general_shape_tuple conv_shape_tuple "
+        "conv_transpose_shape_tuple ragged_dot reduce_window_shape_tuple"),
+    "convolution": ("ConvDimensionNumbers "
+        "ConvGeneralDilatedDimensionNumbers=ConvDimensionNumbers conv "
+        "conv_dimension_numbers conv_general_dilated conv_general_dilated_p "
+        "conv_transpose conv_with_general_padding padtype_to_pads"),
+    "fft": "FftType fft fft_p",
+    "parallel_more": ("all_to_all all_to_all_p axis_size pbroadcast ppermute ppermute_p "
+        "pshuffle psum_scatter pswapaxes"),
+    "program": ("composite dtype optimization_barrier optimization_barrier_p "
+        "platform_dependent shape_as_value"),
+    "random_gamma": "random_gamma_grad",
+    "special": ("bessel_i0e bessel_i0e_p bessel_i1e bessel_i1e_p betainc igamma "
+        "igamma_grad_a igamma_grad_a_p igamma_p igammac igammac_p "
+        "regularized_incomplete_beta_p=betainc_p zeta zeta_p"),
+    "structural_more": ("broadcast_shapes broadcast_to_rank collapse empty full_like index_take "
+        "split split_p stack tile tile_p unstack"),
+    "windowed_reductions": ("reduce reduce_p reduce_window reduce_window_max_p reduce_window_min_p "
+        "reduce_window_p reduce_window_sum_p select_and_gather_add_p "
+        "select_and_scatter_add_p"),
+}
+_LAZY_NAMES = {public: (module, private) for module, names in _LAZY_FAMILIES.items()
+               for public, _, private in (n.partition("=") for n in names.split())}
+
+
+def __getattr__(name):
+    import importlib
+    if name == "linalg":   # the jax.lax.linalg submodule
+        return importlib.import_module("pyjax.lax.linalg")
+    if name in _LAZY_NAMES:
+        module, private = _LAZY_NAMES[name]
+        value = getattr(importlib.import_module(f"pyjax._src.lax.{module}"), private or name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'pyjax.lax' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY_NAMES) | {"linalg"})

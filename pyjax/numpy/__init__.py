@@ -90,4 +90,15 @@ ComplexWarning = _np.exceptions.ComplexWarning
 pi, e, euler_gamma, inf, nan = _np.pi, _np.e, _np.euler_gamma, _np.inf, _np.nan
 newaxis = None
 
-from pyjax.numpy import fft, linalg  # noqa: E402,F401  (submodules, as in jax.numpy)
+
+
+def __getattr__(name):
+    """Loads the fft and linalg submodules on first use (PEP 562), as jax.numpy exposes them."""
+    if name in ("fft", "linalg"):
+        import importlib
+        return importlib.import_module(f"pyjax.numpy.{name}")
+    raise AttributeError(f"module 'pyjax.numpy' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | {"fft", "linalg"})

@@ -5,8 +5,6 @@ pyjax runs as one process. Imports api siblings, backends, array and tree_util."
 from __future__ import annotations
 
 import gc
-import importlib.metadata
-import platform as platform_mod
 import sys
 
 import numpy as np
@@ -44,6 +42,7 @@ def process_indices(backend=None):
 
 
 def _version(package):
+    import importlib.metadata  # only here: importing it costs ~25 ms
     try:
         return importlib.metadata.version(package)
     except importlib.metadata.PackageNotFoundError:
@@ -53,6 +52,8 @@ def _version(package):
 def print_environment_info(return_string=False):
     """Prints (or returns) the versions of pyjax, jaxlib, numpy and Python, and the
     devices in use; the first thing to include in a bug report."""
+    import platform
+
     from pyjax import __version__
     found = api_devices.devices()
     lines = [f"pyjax:    {__version__}",
@@ -62,7 +63,7 @@ def print_environment_info(return_string=False):
              f"executor: {devices_mod.backend_name()}",
              f"device info: {found[0].device_kind}-{len(found)}, {len(found)} local devices",
              f"process_count: {api_devices.process_count()}",
-             f"platform: {platform_mod.uname()}"]
+             f"platform: {platform.uname()}"]
     text = "\n".join(lines) + "\n"
     if return_string:
         return text

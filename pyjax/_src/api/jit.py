@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import logging
 import operator
 import warnings
 import weakref
@@ -22,7 +21,6 @@ from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax.call import jit_p
 from pyjax._src.util import fun_name
 
-logger = logging.getLogger("pyjax")
 _config = config.config
 
 
@@ -129,30 +127,19 @@ class CacheEntry:
 class _CallPlan:
     """The fast path for one signature of all-Array positional arguments: straight to
     the executable while the config, executor and default device are unchanged and no
-    argument is committed (anything else takes the general path)."""
+    argument is committed (anything else takes the general path). JitWrapped.__call__
+    runs it inline (one Python call less per jitted call)."""
 
     __slots__ = ("run", "donated", "device_override", "config_version", "out_tree",
                  "single")
 
     def __init__(self, closed, donated, out_tree):
-        self.run, self.donated, _ = dispatch.default_route(closed, donated)
+        run, self.donated, _ = dispatch.default_route(closed, donated)
+        self.run = getattr(run, "fast", None) or run   # XLA's leaner entry point, if any
         self.device_override = devices_mod.default_device_override()
         self.config_version = config.config.version
         self.out_tree = out_tree
         self.single = tree_util.treedef_is_leaf(out_tree)
-
-    def __call__(self, args):
-        if (_trace_context.trace is not Trace.root
-                or _config.version != self.config_version
-                or devices_mod.default_device_override() is not self.device_override):
-            return None
-        for x in args:
-            if x.committed:
-                return None
-        outs = self.run(args, False)
-        for i in self.donated:
-            args[i].delete("donated")
-        return outs[0] if self.single else tree_util.tree_unflatten(self.out_tree, outs)
 
 
 live_wrappers = weakref.WeakSet()   # every JitWrapped alive
@@ -293,10 +280,18 @@ class JitWrapped:
         if not kwargs:
             plan = self._plans.get(tuple([x.aval if type(x) is Array else None
                                           for x in args]))
-            if plan is not None:
-                out = plan(args)
-                if out is not None:
-                    return out
+            if (plan is not None and _trace_context.trace is Trace.root
+                    and _config.version == plan.config_version
+                    and devices_mod.default_device_override() is plan.device_override):
+                for x in args:
+                    if x.committed:
+                        break
+                else:
+                    outs = plan.run(args, False)
+                    for i in plan.donated:
+                        args[i].delete("donated")
+                    return (outs[0] if plan.single
+                            else tree_util.tree_unflatten(plan.out_tree, outs))
         if config.disable_jit_flag.value:
             return self.fun(*args, **kwargs)
         entry, leaves, donated = self._get_entry(args, kwargs)
@@ -427,6 +422,8 @@ def _invalid_argument_error(name, leaves, in_tree):
 
 def _explain_miss(wrapped, key):
     """Logs why jit traces again: which part of the key differs from the closest entry."""
+    import logging  # only when explaining: importing it costs ~6 ms at startup
+    logger = logging.getLogger("pyjax")
     name = wrapped._debug_name
     if not wrapped._cache:
         logger.warning("TRACING CACHE MISS for %s at %s: first call (tracing for the "

@@ -4,7 +4,6 @@ errors; loads the XLA adapter lazily, so importing this never imports jaxlib."""
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import threading
 import warnings
@@ -180,4 +179,5 @@ def check_transfer(direction, explicit, aval):
             f"Disallowed {kind} transfer: aval={aval!r}. The transfer guard (jax_transfer_"
             f"guard_{direction} = {level!r}) forbids it; move the value with "
             "jax.device_put / jax.device_get explicitly, or relax the guard.")
+    import logging  # only here: importing it costs ~6 ms at startup
     logging.getLogger("pyjax").warning("%s transfer: aval=%r", kind, aval)

@@ -365,9 +365,33 @@ class Executable:
         self._float0 = [a.dtype == _FLOAT0 for a in self.out_avals]
         self._any_float0 = any(self._float0)
         self._callbacks = bool(lowered.host_callbacks)
+        self.fast = None if self._callbacks or self._any_float0 else self._make_fast()
+
+    def _make_fast(self):
+        """__call__ for the common program (no host callbacks, no float0 outputs) as a
+        closure over its constants: what jit's per-signature fast path calls."""
+        execute, handlers = self.loaded.execute_sharded, self._handlers
+        device, consts, out_avals, name = self.device, self._consts, self.out_avals, self.name
+        runtime_error = _jax.JaxRuntimeError
+        single = out_avals[0] if len(out_avals) == 1 else None
+
+        def fast(args, committed=False):
+            bufs = [b if (b := x._buffer) is not None and x._device is device
+                    else device_buffer(x, device) for x in args]
+            try:
+                outs = execute(consts + bufs if consts else bufs).consume_with_handlers(
+                    handlers[committed])
+            except runtime_error as err:
+                raise errors.JaxRuntimeError(f"running jit({name}) failed: {err}") from None
+            if single is not None:   # most programs: no comprehension to run
+                return [Array(None, False, device, committed, single, outs[0])]
+            return [Array(None, False, device, committed, a, o)
+                    for a, o in zip(out_avals, outs)]
+        return fast
 
     def __call__(self, args, committed=False):
-        # This is every jitted call's hot path: comprehensions, no keyword arguments.
+        # The general entry (first calls, committed arguments, host callbacks, float0
+        # outputs); jit's per-signature fast path calls `fast`. Comprehensions, no keywords.
         device = self.device
         bufs = self._consts + [
             x._buffer if x._buffer is not None and x._device is device

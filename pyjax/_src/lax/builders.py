@@ -149,18 +149,20 @@ class Sample:
         return f"Sample({shapes}; {self.params})"
 
 
-_generator = np.random.default_rng(0)
+_generator = []  # the one reused Generator, made on first use (numpy.random is slow to import)
 _seeded_states = {}
 
 
 def _seeded_rng(seed):
     """A generator in the state default_rng(seed) starts in. Seeding costs ~20 us and
-    every primitive builds samples at import, so each seed's state is computed once."""
+    samples are built for many primitives, so each seed's state is computed once."""
     state = _seeded_states.get(seed)
     if state is None:
         state = _seeded_states[seed] = np.random.default_rng(seed).bit_generator.state
-    _generator.bit_generator.state = state
-    return _generator
+    if not _generator:
+        _generator.append(np.random.default_rng(0))
+    _generator[0].bit_generator.state = state
+    return _generator[0]
 
 
 def random_values(shape, dtype, domain=None, seed=0):

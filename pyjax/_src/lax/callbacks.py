@@ -222,7 +222,7 @@ debug_callback_p = define_primitive(
     abstract_eval=lambda *avals, callback, effect: [],
     effects=lambda callback, effect: frozenset({effect}),
     jvp=_debug_jvp, transpose=_debug_transpose, batch=_debug_batch, lower=_debug_lower,
-    samples=[b.Sample([b.random_values((3,), np.float32)],
+    samples=lambda: [b.Sample([b.random_values((3,), np.float32)],
                       {"callback": FlatCallback(_noop, tree_util.tree_structure(
                           ((0,), {}))), "effect": debug_effect})])
 
@@ -307,7 +307,7 @@ pure_callback_p = define_primitive(
     "pure_callback", multiple_results=True, impl=_pure_impl,
     abstract_eval=lambda *avals, callback, result_avals, vmap_method: list(result_avals),
     jvp=_pure_jvp, transpose=_pure_transpose, batch=_pure_batch, lower=_pure_lower,
-    samples=[b.Sample([b.random_values((2, 3), np.float32)],
+    samples=lambda: [b.Sample([b.random_values((2, 3), np.float32)],
                       {"callback": FlatCallback(_square_host, _SAMPLE_TREE),
                        "result_avals": (ShapedArray((2, 3), np.dtype(np.float32)),),
                        "vmap_method": "expand_dims"})])
@@ -380,7 +380,7 @@ io_callback_p = define_primitive(
     effects=lambda callback, result_avals, ordered: frozenset(
         {ordered_io_effect if ordered else io_effect}),
     jvp=_io_jvp, transpose=_io_transpose, batch=_io_batch, lower=_io_lower,
-    samples=[b.Sample([b.random_values((3,), np.float32)],
+    samples=lambda: [b.Sample([b.random_values((3,), np.float32)],
                       {"callback": FlatCallback(_square_host, _SAMPLE_TREE),
                        "result_avals": (ShapedArray((3,), np.dtype(np.float32)),),
                        "ordered": False})])

@@ -504,7 +504,7 @@ conv_general_dilated_p = define_primitive(
     jvp=defjvp(lambda g, lhs, rhs, **p: conv_general_dilated_p.bind(g, rhs, **p),
                lambda g, lhs, rhs, **p: conv_general_dilated_p.bind(lhs, g, **p)),
     transpose=_conv_transpose, batch=_conv_batch, lower=_conv_lower,
-    samples=_conv_samples())
+    samples=lambda: _conv_samples())
 
 
 # --- the lax wrappers ---------------------------------------------------------------------

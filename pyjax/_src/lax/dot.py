@@ -182,7 +182,7 @@ dot_general_p = define_primitive(
     batch=_dot_general_batch, lower=_dot_general_lower,
     jvp=defjvp(lambda g, x, y, **p: dot_general_p.bind(g, y, **p),
                lambda g, x, y, **p: dot_general_p.bind(x, g, **p)),
-    transpose=_dot_general_transpose, samples=_dot_samples())
+    transpose=_dot_general_transpose, samples=lambda: _dot_samples())
 
 
 def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):

@@ -288,7 +288,7 @@ integer_pow_p = unary_op("integer_pow", _quiet(_integer_pow_impl), NUMBER,
                          hlo="stablehlo.multiply", samples_domain=(0.5, 2),
                          lower=_integer_pow_lower,
                          jvp=defjvp(_integer_pow_jvp))
-integer_pow_p.samples = [b.Sample([b.random_values((2, 3), np.float32, (0.5, 2))], {"y": y})
+integer_pow_p.samples = lambda: [b.Sample([b.random_values((2, 3), np.float32, (0.5, 2))], {"y": y})
                          for y in (0, 1, 2, 3, -2)]
 
 
@@ -323,8 +323,8 @@ polygamma_p = binary_op("polygamma",
                         (FLOAT,), hlo="chlo.polygamma", samples_domain=(0.5, 3),
                         jvp=defjvp(None, lambda g, m, x: mul(g, polygamma(
                             add(m, _const(m, 1)), x))))
-polygamma_p.samples = [b.Sample([np.float32(n), b.random_values((3,), np.float32, (0.5, 3))])
-                       for n in (0, 1, 2)]
+polygamma_p.samples = lambda: [
+    b.Sample([np.float32(n), b.random_values((3,), np.float32, (0.5, 3))]) for n in (0, 1, 2)]
 
 real_p = unary_op("real", np.real, ("complex",), hlo="stablehlo.real", jvp=linear_jvp,
                   result_dtype=dtypes.real_dtype,
@@ -505,7 +505,7 @@ def _select_n_lower(ctx, which, *cases):
 select_n_p = define_primitive(
     "select_n", impl=_select_n_impl, abstract_eval=_select_n_abstract_eval,
     jvp=_select_n_jvp, transpose=_select_n_transpose, batch=_select_n_batch,
-    lower=_select_n_lower, samples=_select_n_samples())
+    lower=_select_n_lower, samples=lambda: _select_n_samples())
 
 
 def _clamp_abstract_eval(lo, x, hi):
@@ -539,7 +539,7 @@ clamp_p = define_primitive(
                                            _zeros_like(g)),
                lambda g, lo, x, hi: select(lt(hi, x), _broadcast_like(g, x),
                                            _zeros_like(x))),
-    samples=[b.Sample([np.float32(-0.5), b.random_values((2, 3), np.float32),
+    samples=lambda: [b.Sample([np.float32(-0.5), b.random_values((2, 3), np.float32),
                        np.float32(0.5)])])
 
 
@@ -583,7 +583,7 @@ convert_element_type_p = define_primitive(
     abstract_eval=_convert_abstract_eval, jvp=_convert_jvp, transpose=_convert_transpose,
     batch=batching.elementwise_rule,
     lower=lambda ctx, x, new_dtype, weak_type=False: ctx.convert(x, new_dtype),
-    samples=[b.Sample([b.random_values((2, 3), np.float32)], {"new_dtype": np.dtype(d)})
+    samples=lambda: [b.Sample([b.random_values((2, 3), np.float32)], {"new_dtype": np.dtype(d)})
              for d in (np.int32, np.float16, np.bool_)] + [
         b.Sample([b.random_values((3,), np.int32)], {"new_dtype": np.dtype(np.float32)})])
 
@@ -625,7 +625,7 @@ bitcast_convert_type_p = define_primitive(
     jvp=zero_jvp, batch=_bitcast_batch,
     lower=lambda ctx, x, new_dtype: ctx.op("stablehlo.bitcast_convert", [x],
                                            ctx.avals_out[0]),
-    samples=[b.Sample([b.random_values((2, 3), np.float32)], {"new_dtype": np.dtype(d)})
+    samples=lambda: [b.Sample([b.random_values((2, 3), np.float32)], {"new_dtype": np.dtype(d)})
              for d in (np.int32, np.uint8)])
 
 

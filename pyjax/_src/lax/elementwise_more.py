@@ -145,7 +145,7 @@ def _unsigned_mulhi64(ctx, x, y):
 
 mulhi_p = binary_op("mulhi", _mulhi_impl, INT, jvp=zero_jvp, hlo=None, lower=_mulhi_lower)
 # 64-bit operands need x64; tests/test_lax_more.py checks them with it on.
-mulhi_p.samples = [
+mulhi_p.samples = lambda: [
     b.Sample([np.array(v, d), np.array(w, d)]) for d, v, w in (
         (np.int32, [7, -7, 2 ** 31 - 1, -2 ** 31], [3, 5, 2 ** 31 - 1, -2 ** 31]),
         (np.uint32, [7, 2 ** 32 - 1, 2 ** 31, 5], [3, 2 ** 32 - 1, 4, 0]),
@@ -219,7 +219,7 @@ reduce_precision_p = define_primitive(
     abstract_eval=_reduce_precision_abstract_eval, jvp=linear_jvp,
     transpose=lambda ct, x, **params: [reduce_precision_p.bind(ct, **params)],
     batch=batching.elementwise_rule, lower=_reduce_precision_lower,
-    samples=_reduce_precision_samples())
+    samples=lambda: _reduce_precision_samples())
 
 
 def reduce_precision(operand, exponent_bits, mantissa_bits):

@@ -147,7 +147,7 @@ def _fft_samples():
 
 fft_p = define_primitive(
     "fft", impl=_fft_impl, abstract_eval=_fft_abstract_eval, jvp=ad.linear_jvp,
-    transpose=_fft_transpose, batch=_fft_batch, lower=_lower_fft, samples=_fft_samples())
+    transpose=_fft_transpose, batch=_fft_batch, lower=_lower_fft, samples=lambda: _fft_samples())
 
 
 def fft(x, fft_type, fft_lengths):

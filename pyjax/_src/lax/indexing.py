@@ -379,7 +379,7 @@ def _gather_lower(ctx, operand, indices, *, dimension_numbers, fill_value,
 gather_p = define_primitive(
     "gather", impl=_gather_impl, abstract_eval=_gather_abstract_eval, jvp=_gather_jvp,
     transpose=_gather_transpose, batch=_gather_batch, lower=_gather_lower,
-    samples=_gather_samples())
+    samples=lambda: _gather_samples())
 
 
 def gather(operand, start_indices, dimension_numbers, slice_sizes, *, unique_indices=False,
@@ -811,7 +811,7 @@ def _define_scatter(name, combine, lower_combine, *, jvp, transpose, replace=Fal
         name, impl=_scatter_impl(combine),
         abstract_eval=_scatter_abstract_eval(name.replace("-", "_")),
         lower=_scatter_lower(lower_combine), jvp=jvp, transpose=transpose,
-        batch=RuleFactory(_scatter_batch), samples=_scatter_samples(replace=replace))
+        batch=RuleFactory(_scatter_batch), samples=lambda: _scatter_samples(replace=replace))
 
 
 scatter_add_p = _define_scatter(

@@ -275,7 +275,7 @@ def _spd(shape, dtype, seed=0):
 cholesky_p = define_primitive(
     "cholesky", impl=_cholesky_impl, abstract_eval=_cholesky_abstract_eval,
     jvp=_cholesky_jvp, lower=_lower_cholesky,
-    samples=[b.Sample([_spd((3, 3), np.float32)]), b.Sample([_spd((2, 3, 3), np.float32)]),
+    samples=lambda: [b.Sample([_spd((3, 3), np.float32)]), b.Sample([_spd((2, 3, 3), np.float32)]),
              b.Sample([_spd((3, 3), np.complex64)])])
 cholesky_p.batch = _leading_batch_rule(cholesky_p)
 
@@ -390,7 +390,7 @@ triangular_solve_p = define_primitive(
     "triangular_solve", impl=_triangular_solve_impl,
     abstract_eval=_triangular_solve_abstract_eval, jvp=_triangular_solve_jvp,
     transpose=_triangular_solve_transpose, batch=_triangular_solve_batch,
-    lower=_lower_triangular_solve, samples=_tri_samples())
+    lower=_lower_triangular_solve, samples=lambda: _tri_samples())
 
 
 def triangular_solve(a, b, *, left_side=False, lower=False, transpose_a=False,
@@ -547,7 +547,7 @@ def _lu_samples():
 
 lu_p = define_primitive("lu", multiple_results=True, impl=_lu_impl,
                         abstract_eval=_lu_abstract_eval, jvp=_lu_jvp, lower=_lower_lu,
-                        samples=_lu_samples())
+                        samples=lambda: _lu_samples())
 lu_p.batch = _leading_batch_rule(lu_p)
 
 
@@ -656,7 +656,7 @@ def _qr_samples():
 
 qr_p = define_primitive("qr", multiple_results=True, impl=_qr_impl,
                         abstract_eval=_qr_abstract_eval, jvp=_qr_jvp, lower=_lower_qr,
-                        samples=_qr_samples())
+                        samples=lambda: _qr_samples())
 qr_p.batch = _leading_batch_rule(qr_p)
 
 

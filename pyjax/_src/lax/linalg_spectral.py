@@ -108,7 +108,7 @@ _EIGH_DEFAULTS = {"lower": True, "sort_eigenvalues": True, "subset_by_index": No
 eigh_p = define_primitive(
     "eigh", multiple_results=True, impl=_eigh_impl, abstract_eval=_eigh_abstract_eval,
     jvp=_eigh_jvp, lower=_lower_eigh,
-    samples=[b.Sample([_sym((3, 3), np.float32)], _EIGH_DEFAULTS),
+    samples=lambda: [b.Sample([_sym((3, 3), np.float32)], _EIGH_DEFAULTS),
              b.Sample([_sym((2, 3, 3), np.float32)], dict(_EIGH_DEFAULTS, lower=False)),
              b.Sample([_sym((4, 4), np.float32, seed=2)], _EIGH_DEFAULTS)])
 eigh_p.batch = _leading_batch_rule(eigh_p)
@@ -259,7 +259,7 @@ _SVD_DEFAULTS = {"full_matrices": False, "compute_uv": True, "subset_by_index": 
 svd_p = define_primitive(
     "svd", multiple_results=True, impl=_svd_impl, abstract_eval=_svd_abstract_eval,
     jvp=_svd_jvp, lower=_lower_svd,
-    samples=[b.Sample([b.random_values((4, 3), np.float32)], _SVD_DEFAULTS),
+    samples=lambda: [b.Sample([b.random_values((4, 3), np.float32)], _SVD_DEFAULTS),
              b.Sample([b.random_values((2, 3, 4), np.float32)], _SVD_DEFAULTS),
              b.Sample([b.random_values((3, 3), np.float32)],
                       dict(_SVD_DEFAULTS, compute_uv=False)),
@@ -350,7 +350,7 @@ def _eig_samples():
 
 eig_p = define_primitive("eig", multiple_results=True, impl=_eig_impl,
                          abstract_eval=_eig_abstract_eval, jvp=_eig_jvp, lower=_lower_eig,
-                         samples=_eig_samples())
+                         samples=lambda: _eig_samples())
 eig_p.batch = _leading_batch_rule(eig_p)
 
 

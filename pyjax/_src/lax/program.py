@@ -49,7 +49,7 @@ optimization_barrier_p = define_primitive(
     abstract_eval=lambda *avals: list(avals), jvp=_barrier_jvp, transpose=_barrier_transpose,
     batch=lambda args, dims: (optimization_barrier_p.bind(*args), list(dims)),
     lower=_barrier_lower,
-    samples=[b.Sample([b.random_values((2, 3), np.float32), np.arange(4, dtype=np.int32)]),
+    samples=lambda: [b.Sample([b.random_values((2, 3), np.float32), np.arange(4, dtype=np.int32)]),
              b.Sample([b.random_values((3,), np.float32)])])
 
 

@@ -105,7 +105,7 @@ threefry2x32_p = define_primitive(
     "threefry2x32", multiple_results=True, impl=threefry2x32_numpy,
     abstract_eval=_threefry_abstract_eval, jvp=ad.zero_jvp,
     batch=batching.RuleFactory(_make_threefry_batch), lower=_threefry_lower,
-    samples=_threefry_samples())
+    samples=lambda: _threefry_samples())
 
 
 def threefry2x32(k1, k2, x1, x2):

@@ -232,7 +232,7 @@ def _gamma_samples():
 
 random_gamma_p = define_primitive(
     "random_gamma", impl=_gamma_impl, abstract_eval=_gamma_abstract_eval,
-    jvp=_gamma_jvp, batch=_gamma_batch, lower=_gamma_lower, samples=_gamma_samples())
+    jvp=_gamma_jvp, batch=_gamma_batch, lower=_gamma_lower, samples=lambda: _gamma_samples())
 
 
 # --- d sample / d alpha ----------------------------------------------------------------------
@@ -311,7 +311,7 @@ random_gamma_grad_p = define_primitive(
     "random_gamma_grad", impl=_gamma_grad_impl, abstract_eval=_gamma_grad_abstract_eval,
     jvp=NOT_DIFFERENTIABLE,
     batch=batching.same_shape_rule, lower=_gamma_grad_lower,
-    samples=[b.Sample([np.array([0.5, 2.0, 9.0], np.float32),
+    samples=lambda: [b.Sample([np.array([0.5, 2.0, 9.0], np.float32),
                        np.array([0.3, 1.7, 10.5], np.float32)])])
 
 

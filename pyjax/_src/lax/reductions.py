@@ -242,11 +242,11 @@ def _arg_lowering(direction):
 argmax_p = define_primitive("argmax", impl=_arg_impl(np.argmax, _first_nan),
                             abstract_eval=_arg_abstract_eval("argmax"), jvp=zero_jvp,
                             batch=batching.reduction_rule, lower=_arg_lowering("GT"),
-                            samples=_arg_samples())
+                            samples=lambda: _arg_samples())
 argmin_p = define_primitive("argmin", impl=_arg_impl(np.argmin, _first_nan_min),
                             abstract_eval=_arg_abstract_eval("argmin"), jvp=zero_jvp,
                             batch=batching.reduction_rule, lower=_arg_lowering("LT"),
-                            samples=_arg_samples())
+                            samples=lambda: _arg_samples())
 
 
 def argmax(operand, axis, index_dtype):

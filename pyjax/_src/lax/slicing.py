@@ -71,7 +71,7 @@ slice_p = define_primitive(
         {"start_indices": hlo.i64_array(start_indices),
          "limit_indices": hlo.i64_array(limit_indices),
          "strides": hlo.i64_array(strides or (1,) * x.aval.ndim)}),
-    samples=[b.Sample([b.random_values((4, 5), np.float32)],
+    samples=lambda: [b.Sample([b.random_values((4, 5), np.float32)],
                       {"start_indices": (1, 0), "limit_indices": (3, 5), "strides": None}),
              b.Sample([b.random_values((6,), np.float32)],
                       {"start_indices": (1,), "limit_indices": (6,), "strides": (2,)})])
@@ -190,7 +190,7 @@ dynamic_slice_p = define_primitive(
     lower=lambda ctx, x, *indices, slice_sizes: ctx.op(
         "stablehlo.dynamic_slice", [x, *indices], ctx.avals_out[0],
         {"slice_sizes": hlo.i64_array(slice_sizes)}),
-    samples=[b.Sample([b.random_values((4, 5), np.float32), np.int32(1), np.int32(2)],
+    samples=lambda: [b.Sample([b.random_values((4, 5), np.float32), np.int32(1), np.int32(2)],
                       {"slice_sizes": (2, 3)}),
              b.Sample([b.random_values((4, 5), np.float32), np.int32(3), np.int32(-1)],
                       {"slice_sizes": (2, 2)})])
@@ -294,7 +294,7 @@ dynamic_update_slice_p = define_primitive(
     transpose=_dus_transpose, batch=_dus_batch,
     lower=lambda ctx, x, update, *indices: ctx.op(
         "stablehlo.dynamic_update_slice", [x, update, *indices], ctx.avals_out[0]),
-    samples=[b.Sample([b.random_values((4, 5), np.float32),
+    samples=lambda: [b.Sample([b.random_values((4, 5), np.float32),
                        b.random_values((2, 2), np.float32, seed=1), np.int32(1),
                        np.int32(4)])])
 

@@ -86,7 +86,7 @@ broadcast_in_dim_p = define_primitive(
     lower=lambda ctx, x, shape, broadcast_dimensions: ctx.op(
         "stablehlo.broadcast_in_dim", [x], ctx.avals_out[0],
         {"broadcast_dimensions": hlo.i64_array(broadcast_dimensions)}),
-    samples=[b.Sample([b.random_values((3,), np.float32)],
+    samples=lambda: [b.Sample([b.random_values((3,), np.float32)],
                       {"shape": (2, 3), "broadcast_dimensions": (1,)}),
              b.Sample([b.random_values((3, 1), np.float32)],
                       {"shape": (3, 4), "broadcast_dimensions": (0, 1)}),
@@ -165,7 +165,7 @@ def _reshape_lower(ctx, x, new_sizes, dimensions=None):
 reshape_p = define_primitive(
     "reshape", impl=_reshape_impl, abstract_eval=_reshape_abstract_eval, jvp=linear_jvp,
     transpose=_reshape_transpose, batch=_reshape_batch, lower=_reshape_lower,
-    samples=[b.Sample([b.random_values((2, 3), np.float32)], {"new_sizes": (3, 2)}),
+    samples=lambda: [b.Sample([b.random_values((2, 3), np.float32)], {"new_sizes": (3, 2)}),
              b.Sample([b.random_values((2, 3), np.float32)], {"new_sizes": (6,),
                                                               "dimensions": (1, 0)})])
 
@@ -216,7 +216,7 @@ transpose_p = define_primitive(
     abstract_eval=_transpose_abstract_eval, jvp=linear_jvp, batch=_transpose_batch,
     lower=_transpose_lower,
     transpose=lambda ct, x, permutation: [transpose(ct, tuple(np.argsort(permutation)))],
-    samples=[b.Sample([b.random_values((2, 3, 4), np.float32)],
+    samples=lambda: [b.Sample([b.random_values((2, 3, 4), np.float32)],
                       {"permutation": (2, 0, 1)})])
 
 
@@ -249,7 +249,7 @@ squeeze_p = define_primitive(
     abstract_eval=_squeeze_abstract_eval, jvp=linear_jvp, batch=_squeeze_batch,
     lower=lambda ctx, x, dimensions: ctx.reshape(x, ctx.avals_out[0].shape),
     transpose=lambda ct, x, dimensions: [reshape(ct, x.aval.shape)],
-    samples=[b.Sample([b.random_values((2, 1, 3), np.float32)], {"dimensions": (1,)})])
+    samples=lambda: [b.Sample([b.random_values((2, 1, 3), np.float32)], {"dimensions": (1,)})])
 
 
 def squeeze(array, dimensions):
@@ -314,7 +314,7 @@ concatenate_p = define_primitive(
     lower=lambda ctx, *xs, dimension: ctx.op("stablehlo.concatenate", list(xs),
                                              ctx.avals_out[0],
                                              {"dimension": hlo.i64_attr(dimension)}),
-    samples=[b.Sample([b.random_values((2, 3), np.float32, seed=0),
+    samples=lambda: [b.Sample([b.random_values((2, 3), np.float32, seed=0),
                        b.random_values((1, 3), np.float32, seed=1)], {"dimension": 0})])
 
 
@@ -400,7 +400,7 @@ pad_p = define_primitive(
         {"edge_padding_low": hlo.i64_array(lo for lo, _, _ in padding_config),
          "edge_padding_high": hlo.i64_array(hi for _, hi, _ in padding_config),
          "interior_padding": hlo.i64_array(it for _, _, it in padding_config)}),
-    samples=[b.Sample([b.random_values((2, 3), np.float32), np.float32(0.0)],
+    samples=lambda: [b.Sample([b.random_values((2, 3), np.float32), np.float32(0.0)],
                       {"padding_config": ((1, 2, 0), (0, 1, 1))}),
              b.Sample([b.random_values((4,), np.float32), np.float32(1.5)],
                       {"padding_config": ((-1, 1, 1),)})])
@@ -436,7 +436,7 @@ rev_p = define_primitive(
     lower=lambda ctx, x, dimensions: ctx.op("stablehlo.reverse", [x], x.aval, {
         "dimensions": hlo.i64_array(dimensions)}) if dimensions else x,
     transpose=lambda ct, x, dimensions: [rev(ct, dimensions)],
-    samples=[b.Sample([b.random_values((2, 3), np.float32)], {"dimensions": (1,)})])
+    samples=lambda: [b.Sample([b.random_values((2, 3), np.float32)], {"dimensions": (1,)})])
 
 
 def rev(operand, dimensions):
@@ -465,7 +465,7 @@ iota_p = define_primitive(
     batch=batching.no_operands_rule,
     lower=lambda ctx, dtype, shape, dimension: ctx.op(
         "stablehlo.iota", [], ctx.avals_out[0], {"iota_dimension": hlo.i64_attr(dimension)}),
-    samples=[b.Sample([], {"dtype": np.dtype(np.int32), "shape": (4,), "dimension": 0}),
+    samples=lambda: [b.Sample([], {"dtype": np.dtype(np.int32), "shape": (4,), "dimension": 0}),
              b.Sample([], {"dtype": np.dtype(np.float32), "shape": (2, 3),
                            "dimension": 1})])
 

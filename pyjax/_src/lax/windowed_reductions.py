@@ -161,11 +161,12 @@ def _monoid_window(kind, np_fn, accepted, *, jvp, transpose=None):
                       ctx.avals_out[0].strip_weak_type(), _window_attrs(**params),
                       regions=[region])
 
-    samples = _window_samples(np.float32, with_window_dilation=kind == "sum")
-    samples.append(b.Sample([b.random_values((3, 4), np.int32)],
-                            {"window_dimensions": (2, 2), "window_strides": (1, 1),
-                             "padding": ((0, 1), (1, 0)), "base_dilation": (1, 1),
-                             "window_dilation": (1, 1)}))
+    def samples():
+        return _window_samples(np.float32, with_window_dilation=kind == "sum") + [
+            b.Sample([b.random_values((3, 4), np.int32)],
+                     {"window_dimensions": (2, 2), "window_strides": (1, 1),
+                      "padding": ((0, 1), (1, 0)), "base_dilation": (1, 1),
+                      "window_dilation": (1, 1)})]
     prim = define_primitive(name, impl=impl, abstract_eval=abstract_eval, jvp=jvp,
                             transpose=transpose, batch=batch, lower=lower, samples=samples)
     return prim
@@ -315,7 +316,7 @@ def _linear_in_first_jvp(prim):
 select_and_gather_add_p = define_primitive(
     "select_and_gather_add", impl=_sga_impl, abstract_eval=_sga_abstract_eval,
     jvp=RuleFactory(_linear_in_first_jvp), transpose=_sga_transpose, batch=_sga_batch,
-    lower=_sga_lower, samples=_sga_samples())
+    lower=_sga_lower, samples=lambda: _sga_samples())
 
 
 # --- select_and_scatter_add: each window's value added at its max (or min) -----------------
@@ -406,7 +407,7 @@ def _ssa_samples():
 select_and_scatter_add_p = define_primitive(
     "select_and_scatter_add", impl=_ssa_impl, abstract_eval=_ssa_abstract_eval,
     jvp=RuleFactory(_linear_in_first_jvp), transpose=_ssa_transpose, batch=_ssa_batch,
-    lower=_ssa_lower, samples=_ssa_samples())
+    lower=_ssa_lower, samples=lambda: _ssa_samples())
 
 
 # --- reducers traced from user computations ---------------------------------------------------

@@ -13,7 +13,6 @@ from pyjax._src.core.avals import get_aval
 from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy.lax_numpy import shape as _shape
 from pyjax._src.numpy import lax_numpy_more as more
-from pyjax._src.numpy import linalg
 from pyjax._src.numpy import reductions as red
 from pyjax._src.numpy import ufuncs as uf
 from pyjax._src.numpy.util import check_arraylike, promote_dtypes, promote_dtypes_inexact
@@ -137,6 +136,12 @@ def polyint(p, m=1, k=None):
     return p
 
 
+def _linalg():
+    # jnp.linalg (and its lax families) load on first use, to keep import cheap.
+    from pyjax._src.numpy import linalg
+    return linalg
+
+
 def poly(seq_of_zeros):
     """Coefficients of the monic polynomial with the given roots (or the characteristic
     polynomial of a square matrix)."""
@@ -144,7 +149,7 @@ def poly(seq_of_zeros):
     (z,) = promote_dtypes_inexact(lnp.asarray(seq_of_zeros))
     shape = _shape(z)
     if len(shape) == 2 and shape[0] == shape[1] and shape[0] > 0:
-        z = linalg.eigvals(z)
+        z = _linalg().eigvals(z)
     elif len(shape) != 1:
         raise ValueError("input must be 1d or non-empty square 2d array.")
     coeffs = lnp.ones((1,), get_aval(z).dtype)
@@ -175,7 +180,7 @@ def roots(p, *, strip_zeros=True):
         companion = companion.at[0, :].set(-p[1:] / p[0])
         if n > 1:
             companion = companion.at[np.arange(1, n), np.arange(n - 1)].set(1)
-        out = linalg.eigvals(companion)
+        out = _linalg().eigvals(companion)
     if trailing:
         out = lnp.concatenate([out, lnp.zeros((trailing,), get_aval(out).dtype)])
     return out
@@ -205,12 +210,12 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
         rhs = rhs * (w if get_aval(rhs).ndim == 1 else w[:, None])
     scale = uf.sqrt(red.sum(lhs * lhs, axis=0))
     lhs = lhs / scale
-    c, resids, rank, s = linalg.lstsq(lhs, rhs, rcond)
+    c, resids, rank, s = _linalg().lstsq(lhs, rhs, rcond)
     c = (c.T / scale).T
     if full:
         return c, resids, rank, s, lnp.asarray(rcond, real)
     if cov:
-        vbase = linalg.inv(lnp.matmul(lhs.T, lhs)) / lnp.outer(scale, scale)
+        vbase = _linalg().inv(lnp.matmul(lhs.T, lhs)) / lnp.outer(scale, scale)
         if cov == "unscaled":
             factor = 1.0
         else:

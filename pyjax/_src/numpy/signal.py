@@ -2,7 +2,6 @@
 Thinking-in-JAX guide shows). Imports lax, the other jnp modules and dtypes."""
 from __future__ import annotations
 
-from pyjax._src.lax import convolution
 from pyjax._src.lax import structural as st
 from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy import ufuncs
@@ -12,6 +11,7 @@ _MODES = ("full", "same", "valid")
 
 
 def _conv_1d(name, a, v, mode, precision, preferred_element_type, correlate):
+    from pyjax._src.lax import convolution  # loaded on first use, to keep import cheap
     util.check_arraylike(name, a, v)
     a, v = lnp.asarray(a), lnp.asarray(v)
     if a.ndim != 1 or v.ndim != 1:

@@ -198,7 +198,7 @@ def _cond_samples():
 
 cond_p = define_primitive(
     "cond", multiple_results=True, impl=_cond_impl, abstract_eval=_cond_abstract_eval,
-    samples=_cond_samples(),
+    samples=lambda: _cond_samples(),
     jvp=_cond_jvp, transpose=_cond_transpose, batch=_cond_batch, lower=_cond_lower,
     effects=_cond_effects, partial_eval=_cond_partial_eval, dce=_cond_dce)
 cond_p.is_higher_order = True

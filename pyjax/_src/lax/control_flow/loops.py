@@ -228,7 +228,7 @@ def _while_samples():
 
 while_p = define_primitive(
     "while", multiple_results=True, impl=_while_impl, abstract_eval=_while_abstract_eval,
-    samples=_while_samples(),
+    samples=lambda: _while_samples(),
     jvp=_while_jvp, transpose=_while_transpose, batch=_while_batch, lower=_while_lower,
     effects=_while_effects, partial_eval=_while_partial_eval, dce=_while_dce)
 while_p.is_higher_order = True

@@ -315,7 +315,7 @@ def _scan_samples():
 
 scan_p = define_primitive(
     "scan", multiple_results=True, impl=_scan_impl, abstract_eval=_scan_abstract_eval,
-    samples=_scan_samples(),
+    samples=lambda: _scan_samples(),
     jvp=_scan_jvp, transpose=_scan_transpose, batch=_scan_batch, lower=_scan_lower,
     effects=_scan_effects, partial_eval=_scan_partial_eval, dce=_scan_dce)
 scan_p.is_higher_order = True
