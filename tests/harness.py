@@ -78,3 +78,38 @@ def assert_close(actual, expected, dtype=None, factor=1.0):
                                else actual, expected.astype(np.float64)
                                if expected.dtype.kind != "c" else expected,
                                rtol=rtol * factor, atol=atol * factor, equal_nan=True)
+
+
+def run_checks(namespace):
+    """Subprocess side of checks_in_process: runs every `check_*` function of a test
+    module's namespace and prints {name: 'ok' | traceback} as JSON."""
+    import json
+    import traceback
+    results = {}
+    for name in sorted(n for n in namespace if n.startswith("check_")):
+        try:
+            namespace[name]()
+            results[name] = "ok"
+        except Exception:   # noqa: BLE001 - reported to the parent test, which fails
+            results[name] = traceback.format_exc()
+    print(json.dumps(results))
+
+
+def checks_in_process(module, devices):
+    """Runs the `check_*` functions of test module `module` in a fresh interpreter with
+    `devices` CPU devices (a process's device count is fixed once XLA starts). Returns
+    {check name: 'ok' | traceback}."""
+    import json
+    import os
+    import subprocess
+    import sys
+    tests_dir = os.path.dirname(os.path.abspath(__file__))
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(tests_dir),
+               XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}")
+    env.pop("PYJAX_EXECUTOR", None)
+    code = (f"import sys; sys.path.insert(0, {tests_dir!r}); import harness, {module}; "
+            f"harness.run_checks(vars({module}))")
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])

@@ -6,11 +6,6 @@ under a four-device pmap in a subprocess), custom_linear_solve and custom_root. 
 uniform harness checks the new primitives' rules; these are behaviour tests."""
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-import traceback
 
 import numpy as np
 import pytest
@@ -22,9 +17,8 @@ from pyjax import lax
 from pyjax._src import config
 from pyjax._src.core.trace import Primitive, registered_primitives
 
-from harness import close
+from harness import checks_in_process, close
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXECUTORS = ["xla", "numpy"] if config.executor.value == "xla" else ["numpy"]
 
 
@@ -423,27 +417,8 @@ def check_pmap_collectives_match_vmap():
     np.testing.assert_allclose(g, np.concatenate([2 * x[:2], np.zeros((2, 6))]))
 
 
-def _run_checks():
-    results = {}
-    for name in [n for n in globals() if n.startswith("check_")]:
-        try:
-            globals()[name]()
-            results[name] = "ok"
-        except Exception:   # noqa: BLE001 - reported to the parent test, which fails
-            results[name] = traceback.format_exc()
-    print(json.dumps(results))
-
-
 def test_collectives_under_a_four_device_pmap():
-    env = dict(os.environ, PYTHONPATH=ROOT,
-               XLA_FLAGS=f"--xla_force_host_platform_device_count={N}")
-    env.pop("PYJAX_EXECUTOR", None)
-    code = (f"import sys; sys.path.insert(0, {os.path.dirname(__file__)!r}); "
-            "import test_lax_more; test_lax_more._run_checks()")
-    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                          text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    results = json.loads(proc.stdout.strip().splitlines()[-1])
+    results = checks_in_process("test_lax_more", N)
     assert results and all(v == "ok" for v in results.values()), results
 
 

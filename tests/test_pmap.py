@@ -3,11 +3,6 @@ one subprocess with four CPU devices (the device count is fixed when XLA starts)
 check is reported as its own test. Errors and the NumPy executor are also tested here."""
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-import traceback
 
 import numpy as np
 import pytest
@@ -17,9 +12,8 @@ import pyjax.numpy as jnp
 from pyjax import lax
 from pyjax._src import config
 
-from harness import close
+from harness import checks_in_process, close
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 N = 4
 
 
@@ -232,32 +226,12 @@ def check_donation_deletes_arguments():
     assert x.is_deleted()
 
 
-def _run_checks():
-    """The subprocess entry point: runs every check, prints {name: 'ok' | traceback}."""
-    results = {}
-    for name in CHECKS:
-        try:
-            globals()[name]()
-            results[name] = "ok"
-        except Exception:   # noqa: BLE001 - reported to the parent test, which fails
-            results[name] = traceback.format_exc()
-    print(json.dumps(results))
-
-
 CHECKS = sorted(name for name in dict(globals()) if name.startswith("check_"))
 
 
 @pytest.fixture(scope="module")
 def four_device_results():
-    env = dict(os.environ, PYTHONPATH=ROOT,
-               XLA_FLAGS=f"--xla_force_host_platform_device_count={N}")
-    env.pop("PYJAX_EXECUTOR", None)
-    code = (f"import sys; sys.path.insert(0, {os.path.dirname(__file__)!r}); "
-            "import test_pmap; test_pmap._run_checks()")
-    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                          text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return checks_in_process("test_pmap", N)
 
 
 @pytest.mark.parametrize("name", CHECKS)
