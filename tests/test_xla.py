@@ -549,3 +549,76 @@ def test_persistent_cache_survives_corrupt_and_concurrent_writers(tmp_path):
     assert proc.stdout.split()[1:] == ["1", "0"]            # recompiled ...
     assert run_python(_CACHE_PROGRAM, **{"JAX_COMPILATION_CACHE_DIR": str(tmp_path)}
                       ).split()[1:] == ["0", "1"]          # ... and rewrote the entry
+
+
+# --- jit's per-signature fast path ----------------------------------------------------------
+
+@pytest.mark.parametrize("executor", ["xla", "numpy"])
+def test_fast_path_takes_scalars_and_keeps_every_value_exact(executor):
+    with config.executor(executor):
+        f = jax.jit(lambda x, y: 1.0 / x + y)
+        values = [0.0, -0.0, 2.0, -0.0, 0.0, float("inf"), 2.0]
+        got = [float(f(v, jnp.zeros(()))) for v in values]
+        assert len(f._fast_paths) == 1                     # one signature: (float, f32[])
+        assert got == [np.inf, -np.inf, 0.5, -np.inf, np.inf, 0.0, 0.5]
+        assert np.isnan(float(f(float("nan"), jnp.zeros(()))))
+        g = jax.jit(lambda b, i, c: (jnp.where(b, i, 0), 1.0 / jnp.imag(c)))
+        for b, i, c in [(True, 3, complex(-1, 0.0)), (False, 3, complex(-1, -0.0)),
+                        (True, -7, complex(-1, -0.0)), (True, -7, complex(-1, 0.0))]:
+            where, slope = g(b, i, c)
+            assert int(where) == (i if b else 0)
+            assert float(slope) == (np.inf if np.copysign(1, c.imag) > 0 else -np.inf)
+        assert f(np.float32(3.0), jnp.zeros(())).dtype == jnp.float32
+
+
+def test_fast_path_sends_misfits_to_the_general_path():
+    traces = []
+    f = jax.jit(lambda x: traces.append(1) or x * 2)
+    assert int(f(3)) == 6 and int(f(4)) == 8
+    with pytest.raises(OverflowError):                 # out of int32: the same error as
+        f(2 ** 40)                                     # without a fast path
+    assert float(f(1.5)) == 3.0                        # another type: traces again
+    assert float(f(jnp.ones(()))) == 2.0
+    assert float(f(2.5)) == 5.0 and int(f(5)) == 10    # alternating signatures still fast
+    assert len(traces) == 3 and len(f._fast_paths) == 3
+    x = jnp.ones(3)
+    assert f(x).tolist() == [2, 2, 2]
+    committed = jax.device_put(x, jax.devices()[0])    # committed: general path, committed result
+    assert f(committed).committed and not f(x).committed
+    x.delete()
+    with pytest.raises(RuntimeError, match="deleted"):
+        f(x)
+
+
+def test_fast_path_follows_config_and_transfer_guard():
+    f = jax.jit(lambda x: x + 1)
+    assert f(1).dtype == jnp.int32
+    with config.enable_x64(True):
+        assert f(1).dtype == jnp.int64
+    assert f(1).dtype == jnp.int32
+    with jax.transfer_guard_host_to_device("disallow"):
+        with pytest.raises(RuntimeError, match="Disallowed host-to-device"):
+            f(1)
+        assert int(f(jnp.asarray(1))) == 2             # device arrays need no transfer
+
+
+def test_fast_path_donates_and_never_reuses_a_donated_scalar():
+    # y's buffer is aliased to the second output: a remembered copy would be gone.
+    f = jax.jit(lambda x, y: (x + y, y * 2.0), donate_argnums=(0, 1))
+    for _ in range(3):
+        x = jnp.ones(4)
+        total, twice = f(x, 1.0)
+        assert total.tolist() == [2.0] * 4 and float(twice) == 2.0
+        assert x.is_deleted()
+    assert len(f._fast_paths) == 1
+
+
+def test_fast_path_generated_source_for_each_arity():
+    for count, outputs in [(0, 1), (1, 2), (3, 1)]:
+        source = xla._fast_call_source(count, outputs)
+        compile(source, "<fast call>", "exec")
+        assert source.count("other_buffer(") == count
+    f0 = jax.jit(lambda: (jnp.ones(2), 3.0))
+    for _ in range(2):
+        a, b = f0()
+        assert a.tolist() == [1.0, 1.0] and float(b) == 3.0

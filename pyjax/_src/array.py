@@ -131,7 +131,9 @@ class Array:
         return self._value
 
     def block_until_ready(self):
-        backend_hooks.block_until_ready(self)
+        buffer = self._buffer   # a device buffer waits for its computation; host values never
+        if buffer is not None:
+            buffer.block_until_ready()
         return self
 
     def copy_to_host_async(self):
@@ -196,10 +198,6 @@ class _BackendHooks:
     @staticmethod
     def fetch(array):
         raise errors.InvalidDonatedBufferError("Array has no host value and no buffer")
-
-    @staticmethod
-    def block_until_ready(array):
-        pass
 
     @staticmethod
     def default_device():

@@ -9,6 +9,8 @@ import operator
 import warnings
 import weakref
 
+import numpy as np
+
 from pyjax._src import config, tree_util
 from pyjax._src.array import Array
 from pyjax._src.backends import devices as devices_mod
@@ -22,6 +24,7 @@ from pyjax._src.lax.call import jit_p
 from pyjax._src.util import fun_name
 
 _config = config.config
+_default_device = devices_mod.default_device_state
 
 
 def _normalize_argnums(argnums, what="static_argnums"):
@@ -124,22 +127,71 @@ class CacheEntry:
         self.hoisted, self.in_avals = hoisted, in_avals
 
 
-class _CallPlan:
-    """The fast path for one signature of all-Array positional arguments: straight to
-    the executable while the config, executor and default device are unchanged and no
-    argument is committed (anything else takes the general path). JitWrapped.__call__
-    runs it inline (one Python call less per jitted call)."""
+def _fast_path(closed, donated, out_tree, signature):
+    """The fast path for one signature of positional arguments (uncommitted Arrays and
+    Python/NumPy scalars): a function from the arguments straight to the executable's
+    results, valid while the config, executor and default device stay as they are now.
+    It returns _MISS when the call does not fit (the general path then handles it)."""
+    run, donated, _ = dispatch.default_route(closed, donated)
+    fast_call = getattr(run, "fast_call", None)   # XLA's lean entry, when it has one
+    call = (fast_call and fast_call(signature, closed.in_avals, donated)) \
+        or _plain_call(run, signature, closed.in_avals)
+    version, override = _config.version, _default_device.override
+    single = tree_util.treedef_is_leaf(out_tree)
+    root = Trace.root
 
-    __slots__ = ("run", "donated", "device_override", "config_version", "out_tree",
-                 "single")
+    def fast(args):
+        if (_trace_context.trace is not root or _config.version != version
+                or _default_device.override is not override):
+            return _MISS
+        outs = call(args)
+        if outs is None:
+            return _MISS
+        for i in donated:
+            if type(args[i]) is Array:
+                args[i].delete("donated")
+        return outs[0] if single else tree_util.tree_unflatten(out_tree, outs)
+    return fast
 
-    def __init__(self, closed, donated, out_tree):
-        run, self.donated, _ = dispatch.default_route(closed, donated)
-        self.run = getattr(run, "fast", None) or run   # XLA's leaner entry point, if any
-        self.device_override = devices_mod.default_device_override()
-        self.config_version = config.config.version
-        self.out_tree = out_tree
-        self.single = tree_util.treedef_is_leaf(out_tree)
+
+def _plain_call(run, signature, in_avals):
+    """A fast path's call for executables without a fast entry (NumPy, host callbacks)."""
+    def call(args):
+        if len(args) != len(signature):
+            return None
+        arrays = []
+        for x, kind, aval in zip(args, signature, in_avals):
+            if type(x) is Array:
+                if x.committed or x.aval != kind:
+                    return None
+            elif type(x) is kind:
+                x = _to_array(x, aval)
+            else:
+                return None
+            arrays.append(x)
+        return run(arrays, False)
+    return call
+
+
+def _signature(args):
+    """The fast-path key of positional arguments: an Array's aval, a scalar's type."""
+    return tuple([x.aval if type(x) is Array else type(x) for x in args])
+
+
+_SCALAR_TYPES = (bool, int, float, complex, np.bool_, np.number)
+
+
+def _scalars_move_freely():
+    """Whether scalar arguments may skip the transfer guard (fast paths keep their device
+    copies): only when it allows implicit host-to-device transfers."""
+    return devices_mod.transfer_guard_level("host_to_device") == "allow"
+
+
+_MISS = object()   # a fast path's answer when the call does not fit it
+
+
+def _no_fast_path(args):
+    return _MISS
 
 
 live_wrappers = weakref.WeakSet()   # every JitWrapped alive
@@ -179,7 +231,8 @@ class JitWrapped:
         self.donate_argnames = frozenset(donate_argnames)
         self.inline, self.keep_unused, self.device = inline, keep_unused, device
         self._cache = {}
-        self._plans = {}       # tuple of argument avals -> _CallPlan
+        self._fast_paths = {}       # _signature(args) -> _fast_path(...)
+        self._fast = _no_fast_path   # the latest one, tried first: call sites keep one
         live_wrappers.add(self)   # for jax.clear_caches
         self._arg_names = _arg_names(fun)
         self._debug_name = fun_name(fun)
@@ -278,20 +331,15 @@ class JitWrapped:
 
     def __call__(self, *args, **kwargs):
         if not kwargs:
-            plan = self._plans.get(tuple([x.aval if type(x) is Array else None
-                                          for x in args]))
-            if (plan is not None and _trace_context.trace is Trace.root
-                    and _config.version == plan.config_version
-                    and devices_mod.default_device_override() is plan.device_override):
-                for x in args:
-                    if x.committed:
-                        break
-                else:
-                    outs = plan.run(args, False)
-                    for i in plan.donated:
-                        args[i].delete("donated")
-                    return (outs[0] if plan.single
-                            else tree_util.tree_unflatten(plan.out_tree, outs))
+            out = self._fast(args)
+            if out is not _MISS:
+                return out
+            fast = self._fast_paths.get(_signature(args))   # a signature seen before
+            if fast is not None:
+                out = fast(args)
+                if out is not _MISS:
+                    self._fast = fast
+                    return out
         if config.disable_jit_flag.value:
             return self.fun(*args, **kwargs)
         entry, leaves, donated = self._get_entry(args, kwargs)
@@ -301,9 +349,12 @@ class JitWrapped:
                       for x, a in zip(leaves, entry.in_avals)]
             outs = dispatch.run_closed_jaxpr(closed, arrays, donated, self.device)
             if (not kwargs and self.device is None and len(leaves) == len(args)
-                    and all(type(x) is Array and not x.committed for x in args)):
-                self._plans[tuple(x.aval for x in args)] = _CallPlan(
-                    closed, donated or (False,) * len(args), entry.out_tree)
+                    and all(type(x) is Array and not x.committed
+                            or isinstance(x, _SCALAR_TYPES) and _scalars_move_freely()
+                            for x in args)):
+                signature = _signature(args)
+                self._fast = self._fast_paths[signature] = _fast_path(
+                    closed, donated or (False,) * len(args), entry.out_tree, signature)
         else:
             donated_invars = (False,) * len(entry.hoisted) + (donated or
                                                              (False,) * len(leaves))
@@ -318,7 +369,8 @@ class JitWrapped:
 
     def clear_cache(self):
         self._cache.clear()
-        self._plans.clear()
+        self._fast_paths.clear()
+        self._fast = _no_fast_path
 
     def trace(self, *args, **kwargs):
         """Traces for these arguments and returns a Traced (jaxpr, out_info, lower())."""

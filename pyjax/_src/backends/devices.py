@@ -101,18 +101,19 @@ class _DefaultDevice(threading.local):
     override = None
 
 
-_default = _DefaultDevice()
+# The thread's `default_device(...)` context (jit's fast path reads .override inline).
+default_device_state = _DefaultDevice()
 
 
 def default_device_override():
     """The device of the innermost `default_device(...)` context, or None."""
-    return _default.override
+    return default_device_state.override
 
 
 def default_device():
     """Where uncommitted computations run: the innermost `default_device(...)` context,
     else the first device of the backend."""
-    device = _default.override
+    device = default_device_state.override
     if device is not None:
         return device
     return devices()[0]
@@ -123,12 +124,12 @@ def default_device_context(device):
     """Within the block, uncommitted arrays and computations go to `device`."""
     if device is not None and not hasattr(device, "platform"):
         raise TypeError(f"default_device expects a Device or None, got {device!r}")
-    saved = _default.override
-    _default.override = device
+    saved = default_device_state.override
+    default_device_state.override = device
     try:
         yield device
     finally:
-        _default.override = saved
+        default_device_state.override = saved
 
 
 def common_device(arrays, where="a computation"):
@@ -163,6 +164,11 @@ def cpu_device_count_from_env():
 _GUARDS = {"host_to_device": config.transfer_guard_host_to_device,
            "device_to_device": config.transfer_guard_device_to_device,
            "device_to_host": config.transfer_guard_device_to_host}
+
+
+def transfer_guard_level(direction):
+    """The transfer guard's level for `direction` ('allow', 'log', 'disallow', ...)."""
+    return _GUARDS[direction].value
 
 
 def check_transfer(direction, explicit, aval):

@@ -23,6 +23,7 @@ from jaxlib import _jax  # noqa: E402
 from pyjax._src import array as array_mod  # noqa: E402
 from pyjax._src import config, errors  # noqa: E402
 from pyjax._src.array import Array  # noqa: E402
+from pyjax._src.core.avals import ShapedArray  # noqa: E402
 
 logger = logging.getLogger("pyjax")
 
@@ -65,12 +66,15 @@ def devices():
 
 # --- shardings, transfers -------------------------------------------------------------------
 
+_REPLICATED = xc.HloSharding.replicate()   # asked for on every transfer: made once
+
+
 class SingleDeviceSharding(_jax.SingleDeviceSharding):
     """An array placed whole on one device. jaxlib's C++ class needs these Python-side
     members, which JAX itself would normally add."""
 
     def _to_xla_hlo_sharding(self, ndim):
-        return xc.HloSharding.replicate()
+        return _REPLICATED
 
     @property
     def device(self):
@@ -152,17 +156,11 @@ def _fetch_array(x):
     return fetch(x._buffer)
 
 
-def _block_until_ready(x):
-    if x._buffer is not None:
-        x._buffer.block_until_ready()
-
-
 def _sharding_of(x):
     return sharding(x.device)
 
 
 array_mod.backend_hooks.fetch = _fetch_array
-array_mod.backend_hooks.block_until_ready = _block_until_ready
 array_mod.backend_hooks.sharding_of = _sharding_of
 
 
@@ -351,6 +349,81 @@ def _result_handler(aval, device, committed):
         return _jax.array_result_handler(aval, sharding(device), committed)
 
 
+class _ScalarSlot:
+    """A jit argument passed as a Python or NumPy scalar of one type. The device copies of
+    its latest values are kept (unless the argument is donated), so a loop passing the
+    same 0.5 every step transfers it once."""
+
+    __slots__ = ("type", "aval", "device", "recent")
+
+    def __init__(self, type_, aval, device, remember):
+        self.type, self.aval, self.device = type_, aval, device
+        self.recent = {} if remember and not issubclass(type_, (complex, np.complexfloating)) \
+            else None   # complex zeros with either sign compare equal: no safe key
+
+    def buffer(self, x):
+        """x on the device, or None when it does not fit the dtype (the caller's general
+        path then raises the error)."""
+        recent = self.recent
+        key = x if x else str(x)   # 0.0 == -0.0, but their buffers differ
+        if recent is not None:
+            buf = recent.get(key)
+            if buf is not None:
+                return buf
+        try:
+            value = np.asarray(x, self.aval.dtype)
+        except OverflowError:
+            return None
+        buf = put(value, self.aval, self.device)
+        if recent is not None:
+            if len(recent) >= 64:
+                recent.clear()
+            recent[key] = buf
+        return buf
+
+
+def _fast_call_source(count, outputs):
+    """The source of Executable.fast_call's function for `count` arguments, unrolled: an
+    uncommitted Array of the expected aval whose buffer is on the device passes straight
+    through; anything else goes to other_buffer. Generated because this is the hot path of
+    every jitted call, and a loop over the arguments costs about 10% of a tiny call."""
+    xs = [f"x{i}" for i in range(count)]
+    lines = ["def call(args):", f"    if len(args) != {count}:", "        return None"]
+    if count:
+        lines.append(f"    {', '.join(xs)}, = args")
+    for i, x in enumerate(xs):
+        lines += [f"    if not (type({x}) is Array and not {x}.committed",
+                  f"            and ({x}.aval is s{i} or {x}.aval == s{i})",
+                  f"            and {x}._device is device and (b{i} := {x}._buffer) is not None):",
+                  f"        b{i} = other_buffer({x}, s{i}, device)",
+                  f"        if b{i} is None:",
+                  "            return None"]
+    bufs = ", ".join(["*consts"] + [f"b{i}" for i in range(count)])
+    lines += ["    try:",
+              f"        outs = execute([{bufs}]).consume_with_handlers(handlers)",
+              "    except runtime_error as err:",
+              "        raise failed(err) from None"]
+    if outputs == 1:   # most programs: no comprehension to run
+        lines.append("    return [Array(None, False, device, False, out_avals[0], outs[0])]")
+    else:
+        lines.append("    return [Array(None, False, device, False, a, o) "
+                     "for a, o in zip(out_avals, outs)]")
+    return "\n".join(lines) + "\n"
+
+
+def _other_buffer(x, slot, device):
+    """The device buffer for an argument the fast check did not pass through: a scalar of
+    the slot's type, or an Array of the slot's aval held elsewhere; None if it does not
+    fit (the caller then takes jit's general path)."""
+    if type(x) is Array:
+        if x.committed or x.aval != slot:
+            return None
+        return device_buffer(x, device)
+    if type(slot) is _ScalarSlot and type(x) is slot.type:
+        return slot.buffer(x)
+    return None
+
+
 class Executable:
     """A compiled jaxpr on one device: a callable from Arrays to Arrays."""
 
@@ -365,33 +438,30 @@ class Executable:
         self._float0 = [a.dtype == _FLOAT0 for a in self.out_avals]
         self._any_float0 = any(self._float0)
         self._callbacks = bool(lowered.host_callbacks)
-        self.fast = None if self._callbacks or self._any_float0 else self._make_fast()
 
-    def _make_fast(self):
-        """__call__ for the common program (no host callbacks, no float0 outputs) as a
-        closure over its constants: what jit's per-signature fast path calls."""
-        execute, handlers = self.loaded.execute_sharded, self._handlers
-        device, consts, out_avals, name = self.device, self._consts, self.out_avals, self.name
-        runtime_error = _jax.JaxRuntimeError
-        single = out_avals[0] if len(out_avals) == 1 else None
-
-        def fast(args, committed=False):
-            bufs = [b if (b := x._buffer) is not None and x._device is device
-                    else device_buffer(x, device) for x in args]
-            try:
-                outs = execute(consts + bufs if consts else bufs).consume_with_handlers(
-                    handlers[committed])
-            except runtime_error as err:
-                raise errors.JaxRuntimeError(f"running jit({name}) failed: {err}") from None
-            if single is not None:   # most programs: no comprehension to run
-                return [Array(None, False, device, committed, single, outs[0])]
-            return [Array(None, False, device, committed, a, o)
-                    for a, o in zip(out_avals, outs)]
-        return fast
+    def fast_call(self, signature, in_avals, donated):
+        """jit's entry for one argument signature: a function from the call's positional
+        arguments to the output Arrays, or None when they do not fit `signature` (per
+        argument the aval of an uncommitted Array, or the type of a Python/NumPy scalar).
+        None instead of a function for programs with host callbacks or float0 outputs."""
+        if self._callbacks or self._any_float0:
+            return None
+        slots = [kind if type(kind) is ShapedArray
+                 else _ScalarSlot(kind, aval, self.device, remember=i not in donated)
+                 for i, (kind, aval) in enumerate(zip(signature, in_avals))]
+        names = {"Array": Array, "device": self.device, "consts": self._consts,
+                 "execute": self.loaded.execute_sharded, "handlers": self._handlers[False],
+                 "out_avals": self.out_avals, "runtime_error": _jax.JaxRuntimeError,
+                 "failed": lambda err: errors.JaxRuntimeError(
+                     f"running jit({self.name}) failed: {err}"),
+                 "other_buffer": _other_buffer}
+        names.update((f"s{i}", slot) for i, slot in enumerate(slots))
+        exec(_fast_call_source(len(slots), len(self.out_avals)), names)
+        return names["call"]
 
     def __call__(self, args, committed=False):
         # The general entry (first calls, committed arguments, host callbacks, float0
-        # outputs); jit's per-signature fast path calls `fast`. Comprehensions, no keywords.
+        # outputs); jit's per-signature fast path calls `fast_call`'s function.
         device = self.device
         bufs = self._consts + [
             x._buffer if x._buffer is not None and x._device is device
