@@ -149,6 +149,10 @@ CASES = [
          [(SQ,)], (F32, I32)),
     Case("einsum_implicit", lambda m, x, y: m.einsum("ij,kj", x, y), [(S2, S2)], (F32,)),
     Case("einsum_reduce", lambda m, x: m.einsum("ijk->j", x), [(S3,)], (F32, I32)),
+    Case("matmul_broadcast", lambda m, x, y: m.matmul(x, y),
+         [((4,), (4,)), ((4,), (2, 4, 5)), ((2, 3, 4), (4,)), ((3, 4), (2, 4, 5)),
+          ((2, 1, 3, 4), (5, 4, 6)), ((1, 3, 4), (2, 4, 5)), ((2, 1, 3, 4), (1, 5, 4, 6))],
+         (F32, I32)),
     # polynomials
     Case("polyval", lambda m, p, x: m.polyval(p, x), [((4,), (6,))], (F32, I32)),
     # float inputs: NumPy trims leading zeros of products, JAX keeps static shapes
@@ -361,6 +365,15 @@ def test_bad_input_errors():
         pyjax.jit(lambda r: jnp.repeat(jnp.arange(3), r))(jnp.array([1, 2, 3]))
 
 
+def test_matmul_neither_broadcasts_nor_reshapes_its_operands():
+    # A vector is contracted as it is and a batch axis only one operand has becomes a free
+    # axis of dot_general: no copies to materialise, no extra residuals saved for grad.
+    for a, b in [((3,), (3, 4)), ((2, 3), (3,)), ((3, 4), (2, 4, 5)), ((1, 3, 4), (2, 4, 5))]:
+        jaxpr = str(pyjax.make_jaxpr(jnp.matmul)(np.ones(a, F32), np.ones(b, F32)))
+        assert jaxpr.count("dot_general") == 1, jaxpr
+        assert "broadcast_in_dim" not in jaxpr and "reshape" not in jaxpr, jaxpr
+
+
 def test_einsum_path_greedy_order_and_explicit_path():
     a, b, c = jnp.ones((10, 200)), jnp.ones((200, 3)), jnp.ones((3, 300))
     path, _ = jnp.einsum_path("ij,jk,kl->il", a, b, c)
@@ -374,6 +387,8 @@ GRAD_FUNCS = {
     "pad_linear_ramp": lambda x: jnp.pad(x, 2, mode="linear_ramp", end_values=1.0),
     "pad_mean": lambda x: jnp.pad(x, (1, 2), mode="mean"),
     "einsum": lambda x: jnp.einsum("i,j,j->i", x, x, jnp.sin(x)),
+    "matmul_broadcast": lambda x: (x @ jnp.outer(x, x), jnp.outer(x, x) @ x,
+                                   x[:4].reshape(2, 1, 2) @ x.reshape(3, 1, 2, 1)),
     "kron_tensordot": lambda x: jnp.tensordot(jnp.kron(x[:2], x), x[:2, None], 0),
     "interp": lambda x: jnp.interp(x * 0.5, jnp.array([-1.0, 0.0, 2.0]), x[:3]),
     "cov_corrcoef": lambda x: (jnp.cov(jnp.stack([x, x ** 2])),

@@ -614,10 +614,11 @@ def test_fast_path_donates_and_never_reuses_a_donated_scalar():
 
 
 def test_fast_path_generated_source_for_each_arity():
-    for count, outputs in [(0, 1), (1, 2), (3, 1)]:
-        source = xla._fast_call_source(count, outputs)
+    for count, donated, single in [(0, (), True), (1, (0,), False), (3, (0, 2), True)]:
+        source = xla._fast_call_source(count, donated, single)
         compile(source, "<fast call>", "exec")
         assert source.count("other_buffer(") == count
+        assert source.count(".delete('donated')") == len(donated)
     f0 = jax.jit(lambda: (jnp.ones(2), 3.0))
     for _ in range(2):
         a, b = f0()

@@ -15,6 +15,7 @@ from pyjax._src import config, tree_util
 from pyjax._src.array import Array
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import dispatch
+from pyjax._src.backends.dispatch import NO_FIT
 from pyjax._src.core.avals import get_aval, is_valid_jax_type
 from pyjax._src.core.trace import Trace, current_trace
 from pyjax._src.core.trace import _context as _trace_context
@@ -22,9 +23,6 @@ from pyjax._src.core.jaxpr import ClosedJaxpr
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax.call import jit_p
 from pyjax._src.util import fun_name
-
-_config = config.config
-_default_device = devices_mod.default_device_state
 
 
 def _normalize_argnums(argnums, what="static_argnums"):
@@ -130,47 +128,37 @@ class CacheEntry:
 def _fast_path(closed, donated, out_tree, signature):
     """The fast path for one signature of positional arguments (uncommitted Arrays and
     Python/NumPy scalars): a function from the arguments straight to the executable's
-    results, valid while the config, executor and default device stay as they are now.
-    It returns _MISS when the call does not fit (the general path then handles it)."""
+    result, or NO_FIT when the call does not fit (the general path then handles it)."""
     run, donated, _ = dispatch.default_route(closed, donated)
     fast_call = getattr(run, "fast_call", None)   # XLA's lean entry, when it has one
-    call = (fast_call and fast_call(signature, closed.in_avals, donated)) \
-        or _plain_call(run, signature, closed.in_avals)
-    version, override = _config.version, _default_device.override
-    single = tree_util.treedef_is_leaf(out_tree)
-    root = Trace.root
+    return (fast_call and fast_call(signature, closed.in_avals, donated, out_tree)) \
+        or _plain_fast_path(run, signature, closed.in_avals, donated, out_tree)
+
+
+def _plain_fast_path(run, signature, in_avals, donated, out_tree):
+    """The fast path for executables without a lean entry (NumPy, host callbacks)."""
+    state = dispatch.default_route_state()
 
     def fast(args):
-        if (_trace_context.trace is not root or _config.version != version
-                or _default_device.override is not override):
-            return _MISS
-        outs = call(args)
-        if outs is None:
-            return _MISS
-        for i in donated:
-            if type(args[i]) is Array:
-                args[i].delete("donated")
-        return outs[0] if single else tree_util.tree_unflatten(out_tree, outs)
-    return fast
-
-
-def _plain_call(run, signature, in_avals):
-    """A fast path's call for executables without a fast entry (NumPy, host callbacks)."""
-    def call(args):
-        if len(args) != len(signature):
-            return None
+        if (_trace_context.trace is not Trace.root or len(args) != len(signature)
+                or dispatch.default_route_state() != state):
+            return NO_FIT
         arrays = []
         for x, kind, aval in zip(args, signature, in_avals):
             if type(x) is Array:
                 if x.committed or x.aval != kind:
-                    return None
+                    return NO_FIT
             elif type(x) is kind:
                 x = _to_array(x, aval)
             else:
-                return None
+                return NO_FIT
             arrays.append(x)
-        return run(arrays, False)
-    return call
+        outs = run(arrays, False)
+        for i in donated:
+            if type(args[i]) is Array:
+                args[i].delete("donated")
+        return tree_util.tree_unflatten(out_tree, outs)
+    return fast
 
 
 def _signature(args):
@@ -187,11 +175,8 @@ def _scalars_move_freely():
     return devices_mod.transfer_guard_level("host_to_device") == "allow"
 
 
-_MISS = object()   # a fast path's answer when the call does not fit it
-
-
 def _no_fast_path(args):
-    return _MISS
+    return NO_FIT
 
 
 live_wrappers = weakref.WeakSet()   # every JitWrapped alive
@@ -332,12 +317,12 @@ class JitWrapped:
     def __call__(self, *args, **kwargs):
         if not kwargs:
             out = self._fast(args)
-            if out is not _MISS:
+            if out is not NO_FIT:
                 return out
             fast = self._fast_paths.get(_signature(args))   # a signature seen before
             if fast is not None:
                 out = fast(args)
-                if out is not _MISS:
+                if out is not NO_FIT:
                     self._fast = fast
                     return out
         if config.disable_jit_flag.value:

@@ -152,6 +152,15 @@ def default_route(closed, donated_invars):
     return entry.run, entry.donated, device
 
 
+NO_FIT = object()   # a fast entry's answer to a call it does not fit
+
+
+def default_route_state():
+    """What the default route depends on besides the arguments: a fast entry made now
+    stays valid while this is unchanged and the thread is at the root trace."""
+    return config.config.version, devices_mod.default_device_state.override
+
+
 def _where(closed):
     return f"jitted computation {_function_name(closed)}"
 

@@ -21,9 +21,12 @@ import jaxlib.xla_client as xc  # noqa: E402
 from jaxlib import _jax  # noqa: E402
 
 from pyjax._src import array as array_mod  # noqa: E402
-from pyjax._src import config, errors  # noqa: E402
+from pyjax._src import config, errors, tree_util  # noqa: E402
 from pyjax._src.array import Array  # noqa: E402
+from pyjax._src.backends import devices as devices_mod  # noqa: E402
+from pyjax._src.backends import dispatch  # noqa: E402
 from pyjax._src.core.avals import ShapedArray  # noqa: E402
+from pyjax._src.core.trace import Trace, trace_context  # noqa: E402
 
 logger = logging.getLogger("pyjax")
 
@@ -382,13 +385,16 @@ class _ScalarSlot:
         return buf
 
 
-def _fast_call_source(count, outputs):
+def _fast_call_source(count, donated, single_output, consts=False):
     """The source of Executable.fast_call's function for `count` arguments, unrolled: an
     uncommitted Array of the expected aval whose buffer is on the device passes straight
     through; anything else goes to other_buffer. Generated because this is the hot path of
-    every jitted call, and a loop over the arguments costs about 10% of a tiny call."""
+    every jitted call: each loop or extra Python frame costs several % of a tiny call."""
     xs = [f"x{i}" for i in range(count)]
-    lines = ["def call(args):", f"    if len(args) != {count}:", "        return None"]
+    lines = ["def call(args):",
+             "    if (context.trace is not root or config.version != version",
+             f"            or default_device.override is not override or len(args) != {count}):",
+             "        return NO_FIT"]
     if count:
         lines.append(f"    {', '.join(xs)}, = args")
     for i, x in enumerate(xs):
@@ -397,17 +403,18 @@ def _fast_call_source(count, outputs):
                   f"            and {x}._device is device and (b{i} := {x}._buffer) is not None):",
                   f"        b{i} = other_buffer({x}, s{i}, device)",
                   f"        if b{i} is None:",
-                  "            return None"]
-    bufs = ", ".join(["*consts"] + [f"b{i}" for i in range(count)])
+                  "            return NO_FIT"]
+    bufs = ", ".join(["*consts"] * consts + [f"b{i}" for i in range(count)])
     lines += ["    try:",
               f"        outs = execute([{bufs}]).consume_with_handlers(handlers)",
               "    except runtime_error as err:",
               "        raise failed(err) from None"]
-    if outputs == 1:   # most programs: no comprehension to run
-        lines.append("    return [Array(None, False, device, False, out_avals[0], outs[0])]")
+    lines += [f"    if type(x{i}) is Array:\n        x{i}.delete('donated')" for i in donated]
+    if single_output:   # most programs: no comprehension, no pytree
+        lines.append("    return Array(None, False, device, False, out_aval, outs[0])")
     else:
-        lines.append("    return [Array(None, False, device, False, a, o) "
-                     "for a, o in zip(out_avals, outs)]")
+        lines.append("    return unflatten(out_tree, [Array(None, False, device, False, a, o) "
+                     "for a, o in zip(out_avals, outs)])")
     return "\n".join(lines) + "\n"
 
 
@@ -439,24 +446,32 @@ class Executable:
         self._any_float0 = any(self._float0)
         self._callbacks = bool(lowered.host_callbacks)
 
-    def fast_call(self, signature, in_avals, donated):
-        """jit's entry for one argument signature: a function from the call's positional
-        arguments to the output Arrays, or None when they do not fit `signature` (per
-        argument the aval of an uncommitted Array, or the type of a Python/NumPy scalar).
-        None instead of a function for programs with host callbacks or float0 outputs."""
+    def fast_call(self, signature, in_avals, donated, out_tree):
+        """jit's entry for one argument signature (see dispatch.default_route): a function
+        from the call's positional arguments to its result (`out_tree` unflattened), or
+        NO_FIT when they do not fit `signature` (per argument the aval of an uncommitted
+        Array, or the type of a Python/NumPy scalar) or the default route changed. None
+        instead of a function for programs with host callbacks or float0 outputs."""
         if self._callbacks or self._any_float0:
             return None
         slots = [kind if type(kind) is ShapedArray
                  else _ScalarSlot(kind, aval, self.device, remember=i not in donated)
                  for i, (kind, aval) in enumerate(zip(signature, in_avals))]
+        version, override = dispatch.default_route_state()
         names = {"Array": Array, "device": self.device, "consts": self._consts,
                  "execute": self.loaded.execute_sharded, "handlers": self._handlers[False],
-                 "out_avals": self.out_avals, "runtime_error": _jax.JaxRuntimeError,
+                 "out_avals": self.out_avals, "out_aval": (self.out_avals or [None])[0],
+                 "runtime_error": _jax.JaxRuntimeError,
                  "failed": lambda err: errors.JaxRuntimeError(
                      f"running jit({self.name}) failed: {err}"),
-                 "other_buffer": _other_buffer}
+                 "other_buffer": _other_buffer, "NO_FIT": dispatch.NO_FIT,
+                 "context": trace_context(), "root": Trace.root, "config": config.config,
+                 "version": version, "default_device": devices_mod.default_device_state,
+                 "override": override, "unflatten": tree_util.tree_unflatten,
+                 "out_tree": out_tree}
         names.update((f"s{i}", slot) for i, slot in enumerate(slots))
-        exec(_fast_call_source(len(slots), len(self.out_avals)), names)
+        single = tree_util.treedef_is_leaf(out_tree)
+        exec(_fast_call_source(len(slots), donated, single, bool(self._consts)), names)
         return names["call"]
 
     def __call__(self, args, committed=False):

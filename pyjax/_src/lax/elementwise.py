@@ -212,8 +212,11 @@ log1p_p = unary_op("log1p", _quiet(np.log1p), INEXACT, hlo="stablehlo.log_plus_o
 expm1_p = unary_op("expm1", _quiet(np.expm1), INEXACT, hlo="stablehlo.exponential_minus_one",
                    jvp=defjvp_with_output(lambda g, ans, x: mul(g, add(ans, _const(ans, 1)))))
 tanh_p = unary_op("tanh", np.tanh, INEXACT, hlo="stablehlo.tanh",
-                  jvp=defjvp_with_output(
-                      lambda g, ans, x: mul(g, sub(_const(ans, 1), square(ans)))))
+                  # (1 + y)(1 - y) rather than 1 - y**2: exact where |y| is close to 1
+                  jvp=defjvp_with_output(lambda g, ans, x: mul(
+                      add(g, mul(g, ans)), sub(_const(ans, 1), ans))))
+
+
 def _logistic_impl(x):
     if x.dtype.kind == "c":
         return (1 / (1 + np.exp(-x))).astype(x.dtype)

@@ -639,29 +639,49 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
     an, bn = ndim(a), ndim(b)
     if an == 0 or bn == 0:
         raise ValueError("matmul: operands must not be scalars (use * instead)")
-    a2 = expand_dims(a, 0) if an == 1 else a
-    b2 = expand_dims(b, -1) if bn == 1 else b
-    a_batch, b_batch = shape(a2)[:-2], shape(b2)[:-2]
-    if shape(a2)[-1] != shape(b2)[-2]:
+    a_contract, b_contract = an - 1, max(bn - 2, 0)
+    if shape(a)[a_contract] != shape(b)[b_contract]:
         raise ValueError(f"matmul: the contracted dimensions differ: the last axis of a "
-                         f"(shape {shape(a)}) has size {shape(a2)[-1]}, but the "
+                         f"(shape {shape(a)}) has size {shape(a)[a_contract]}, but the "
                          f"{'only' if bn == 1 else 'second-to-last'} axis of b (shape "
-                         f"{shape(b)}) has size {shape(b2)[-2]}.")
+                         f"{shape(b)}) has size {shape(b)[b_contract]}.")
+    a_batch, b_batch = shape(a)[:max(an - 2, 0)], shape(b)[:b_contract]
     try:
         batch = broadcast_shapes(a_batch, b_batch)
     except ValueError:
         raise ValueError(f"matmul: the batch (leading) dimensions of a {shape(a)} and b "
                          f"{shape(b)} do not broadcast: {a_batch} vs {b_batch}.") from None
-    a3 = st.broadcast_to_shape(a2, batch + shape(a2)[-2:])
-    b3 = st.broadcast_to_shape(b2, batch + shape(b2)[-2:])
+    # No operand is broadcast or reshaped to a matrix (that would put copies and extra
+    # residuals in the program): a batch axis both operands have in full is a batch
+    # dimension of dot_general, one only a single operand has in full is a free dimension
+    # of that operand (the other's size-1 axis, if any, is squeezed), and a vector
+    # contributes only its contracted axis. `labels` name dot_general's output axes.
+    a_squeezed, b_squeezed, a_batch_dims, b_batch_dims = [], [], [], []
+    shared, a_free, b_free = [], [], []
+    for i, size in enumerate(batch):
+        ai, bi = i - len(batch) + len(a_batch), i - len(batch) + len(b_batch)
+        in_a, in_b = ai >= 0 and a_batch[ai] == size, bi >= 0 and b_batch[bi] == size
+        if in_a and in_b:
+            a_batch_dims.append(ai)
+            b_batch_dims.append(bi)
+            shared.append(i)
+        elif in_a:
+            a_free.append(i)
+            b_squeezed += [bi] if bi >= 0 else []
+        else:
+            b_free.append(i)
+            a_squeezed += [ai] if ai >= 0 else []
     nb = len(batch)
-    out = ldot.dot_general(a3, b3, (((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb)))),
-                           precision, preferred_element_type)
-    if an == 1:
-        out = st.squeeze(out, (nb,))
-    if bn == 1:
-        out = st.squeeze(out, (get_aval(out).ndim - 1,))
-    return ensure_array(out)
+    labels = shared + a_free + ([nb] if an > 1 else []) + b_free + ([nb + 1] if bn > 1 else [])
+
+    def squeezed_dims(dims, squeezed):
+        return tuple(d - sum(s < d for s in squeezed) for d in dims)
+    out = ldot.dot_general(
+        st.squeeze(a, a_squeezed), st.squeeze(b, b_squeezed),
+        ((squeezed_dims([a_contract], a_squeezed), squeezed_dims([b_contract], b_squeezed)),
+         (squeezed_dims(a_batch_dims, a_squeezed), squeezed_dims(b_batch_dims, b_squeezed))),
+        precision, preferred_element_type)
+    return ensure_array(st.transpose(out, tuple(np.argsort(labels))))
 
 
 def vdot(a, b, *, precision=None, preferred_element_type=None):
