@@ -623,3 +623,14 @@ def test_fast_path_generated_source_for_each_arity():
     for _ in range(2):
         a, b = f0()
         assert a.tolist() == [1.0, 1.0] and float(b) == 3.0
+
+
+def test_cpu_async_dispatch_option_reaches_the_cpu_client():
+    out = run_python("""
+        import jaxlib.xla_client as xc
+        make, seen = xc.make_cpu_client, []
+        xc.make_cpu_client = lambda **kw: seen.append(kw["asynchronous"]) or make(**kw)
+        import pyjax as jax, pyjax.numpy as jnp
+        print(float(jax.jit(lambda x: (x @ x).sum())(jnp.ones((30, 30)))), seen)
+    """, JAX_CPU_ENABLE_ASYNC_DISPATCH="false")
+    assert out.split() == ["27000.0", "[False]"]

@@ -150,6 +150,11 @@ executor = config.define(
 num_cpu_devices = config.define(
     "jax_num_cpu_devices", -1, int,
     "Number of CPU devices to create (before the first use of the backend).")
+cpu_enable_async_dispatch = config.define(
+    "jax_cpu_enable_async_dispatch", True, _parse_bool,
+    "Run XLA:CPU programs on a worker thread, so Python goes on while they run (results "
+    "are futures); off, each call returns once its program has run (less latency for "
+    "small programs). Read when the backend starts.")
 compilation_cache_dir = config.define(
     "jax_compilation_cache_dir", None, _optional_str,
     "Directory of the persistent compilation cache (off when unset).")

@@ -130,27 +130,32 @@ class HashableFunction:
         return isinstance(other, HashableFunction) and self.key == other.key
 
 
-def _make_quiet_caller():
-    """call_quietly(f, *args): f with NumPy's floating-point warnings off (XLA and JAX
-    never warn on overflow or nan). Entering np.errstate costs ~1 us per eager op, so on
-    NumPy 2 we set its context variable directly, falling back to errstate elsewhere."""
+def _make_quietly():
+    """quietly(f): f with NumPy's floating-point warnings off (XLA and JAX never warn on
+    overflow or nan). Entering np.errstate costs ~1 us per eager op, so on NumPy 2 the
+    wrapper sets its context variable directly, falling back to errstate elsewhere."""
     import numpy as np
     try:
         from numpy._core._ufunc_config import _extobj_contextvar, _make_extobj
         ignore_all = _make_extobj(all="ignore")
     except (ImportError, TypeError):
-        def call_quietly(f, *args, **params):
-            with np.errstate(all="ignore"):
+        def quietly(f):
+            def call(*args, **params):
+                with np.errstate(all="ignore"):
+                    return f(*args, **params)
+            return call
+        return quietly
+    set_mode, reset_mode = _extobj_contextvar.set, _extobj_contextvar.reset
+
+    def quietly(f):
+        def call(*args, **params):   # every eager op runs this: kept to the bare minimum
+            token = set_mode(ignore_all)
+            try:
                 return f(*args, **params)
-        return call_quietly
-
-    def call_quietly(f, *args, **params):
-        token = _extobj_contextvar.set(ignore_all)
-        try:
-            return f(*args, **params)
-        finally:
-            _extobj_contextvar.reset(token)
-    return call_quietly
+            finally:
+                reset_mode(token)
+        return call
+    return quietly
 
 
-call_quietly = _make_quiet_caller()
+quietly = _make_quietly()

@@ -73,7 +73,7 @@ class EvalTrace(Trace):
                 avals.append(aval)
                 values.append(host_value(x, aval))
         try:   # abstract_eval validates inputs; memoised since eager ops repeat types
-            key = (prim, *avals, *params.items())
+            key = (prim, *avals, *params.items()) if params else (prim, *avals)
             out_aval = _abstract_eval_cache[key]
         except KeyError:
             out_aval = _abstract_eval_cache[key] = prim.abstract_eval(*avals, **params)

@@ -54,7 +54,8 @@ def _make_client():
         if name == "cpu":
             count = config.num_cpu_devices.value
             kwargs = {"num_devices": count} if count and count > 0 else {}
-            return xc.make_cpu_client(asynchronous=True, **kwargs)
+            return xc.make_cpu_client(
+                asynchronous=bool(config.cpu_enable_async_dispatch.value), **kwargs)
     raise RuntimeError(
         f"Unable to initialize backend {requested!r} (from jax_platforms / JAX_PLATFORMS): "
         "pyjax drives XLA's CPU client only ('cpu'). Set JAX_PLATFORMS=cpu.")

@@ -3,13 +3,12 @@ ops, select_n, clamp, and the strict lax wrappers that bind them. Operands of a 
 share one dtype; rank-0 operands broadcast."""
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
 
 from pyjax._src import dtypes
-from pyjax._src.util import call_quietly, scipy_special
+from pyjax._src.util import quietly, scipy_special
 from pyjax._src.backends import stablehlo
 from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.trace import NOT_DIFFERENTIABLE, define_primitive
@@ -22,7 +21,7 @@ from pyjax._src.lax.builders import (ANY, BOOL, FLOAT, INEXACT, INT, NUMBER, SIG
 
 def _quiet(f):
     """NumPy impls follow IEEE/XLA semantics silently (no RuntimeWarnings)."""
-    return functools.partial(call_quietly, f)
+    return quietly(f)
 
 
 # --- transposition helpers for broadcasting binary ops ----------------------------------

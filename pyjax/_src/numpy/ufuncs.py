@@ -19,9 +19,10 @@ def _binary(name, lax_fn, promote=promote_args, bool_fn=None):
     """A jnp binary function; bool_fn replaces lax_fn on booleans (add -> or)."""
     def fn(x1, x2, /):
         # Fast path: two arrays of one type need no promotion (the common eager case).
-        if type(x1) is Array and type(x2) is Array and x1.aval == x2.aval and (
+        if type(x1) is Array and type(x2) is Array and (
+                x1.aval is x2.aval or x1.aval == x2.aval) and (
                 promote is promote_args or dtypes.is_inexact(x1.aval.dtype)):
-            if bool_fn is not None and x1.aval.dtype == np.bool_:
+            if bool_fn is not None and x1.aval.dtype.kind == "b":
                 return bool_fn(x1, x2)
             return lax_fn(x1, x2)
         x1, x2 = promote(name, x1, x2)
