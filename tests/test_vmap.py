@@ -357,31 +357,7 @@ def test_vmap_of_custom_derivatives_and_checkpoint():
                                np.cos(np.sin(x)) * np.cos(x), rtol=1e-6)
 
 
-# --- the FAQ and per-example gradients --------------------------------------------------
-
-def test_faq_step_function_gradient_is_zero(capsys):
-    def f(x):
-        return (x > 0).astype(float)
-    df = jax.vmap(jax.grad(f))
-    x = jnp.array([-1.0, -0.5, 0.0, 0.5, 1.0])
-    print(f"f(x) = {f(x)}")
-    print(f"df(x) = {df(x)}")
-    assert capsys.readouterr().out.splitlines() == [
-        "f(x) = [0. 0. 0. 1. 1.]", "df(x) = [0. 0. 0. 0. 0.]"]
-
-
-def test_faq_sigmoid_gradient(capsys):
-    def g(x):
-        return jax.nn.sigmoid(x)
-    dg = jax.vmap(jax.grad(g))
-    x = jnp.array([-10.0, -1.0, 0.0, 1.0, 10.0])
-    with np.printoptions(suppress=True, precision=2):
-        print(f"g(x) = {g(x)}")
-        print(f"dg(x) = {dg(x)}")
-    # The FAQ's text collapses NumPy's column padding; compare the numbers.
-    assert [line.split() for line in capsys.readouterr().out.splitlines()] == [
-        "g(x) = [0. 0.27 0.5 0.73 1. ]".split(), "dg(x) = [0. 0.2 0.25 0.2 0. ]".split()]
-
+# --- per-example gradients (the FAQ's step/sigmoid prints: test_faq_audit.py) ------------
 
 def test_per_example_gradients_of_a_softmax_model():
     rng = np.random.default_rng(0)

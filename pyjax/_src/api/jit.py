@@ -25,7 +25,8 @@ from pyjax._src.lax.call import jit_p
 from pyjax._src.util import fun_name
 
 
-def _normalize_argnums(argnums, what="static_argnums"):
+def normalize_argnums(argnums, what="jit static_argnums"):
+    """An argnums option (None, an int or a sequence of ints) as a tuple of ints."""
     if argnums is None:
         return ()
     if isinstance(argnums, int):
@@ -33,7 +34,7 @@ def _normalize_argnums(argnums, what="static_argnums"):
     try:
         return tuple(operator.index(a) for a in argnums)
     except TypeError:
-        raise TypeError(f"jit {what} must be an int or a sequence of ints, got "
+        raise TypeError(f"{what} must be an int or a sequence of ints, got "
                         f"{argnums!r}.") from None
 
 
@@ -45,11 +46,17 @@ def _normalize_argnames(argnames):
     return tuple(argnames)
 
 
-def _infer_argnums_and_argnames(fun, argnums, argnames):
-    """Like JAX: given only numbers, also mark the matching names (and vice versa)."""
+def _parameters(fun):
+    """fun's parameters, or None when Python cannot tell (builtins, some callables)."""
     try:
-        params = list(inspect.signature(fun).parameters.values())
+        return list(inspect.signature(fun).parameters.values())
     except (TypeError, ValueError):
+        return None
+
+
+def _infer_argnums_and_argnames(params, argnums, argnames):
+    """Like JAX: given only numbers, also mark the matching names (and vice versa)."""
+    if params is None:
         return argnums, argnames
     positional = [p.name for p in params
                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
@@ -61,33 +68,22 @@ def _infer_argnums_and_argnames(fun, argnums, argnames):
     return argnums, argnames
 
 
-def _check_argnums_fit(fun, argnums, what):
-    try:
-        params = list(inspect.signature(fun).parameters.values())
-    except (TypeError, ValueError):
+def _check_arguments_exist(params, argnums, argnames, what):
+    """`what`_argnums must be positions and `what`_argnames names that fun takes."""
+    if params is None:
         return
-    if any(p.kind == p.VAR_POSITIONAL for p in params):
-        return
-    n = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
-    for i in argnums:
-        if not -n <= i < n:
-            raise ValueError(f"jitted function has {what}={tuple(argnums)}, but only "
-                             f"accepts {n} positional arguments.")
-
-
-def _check_argnames_exist(fun, argnames, what):
-    try:
-        params = list(inspect.signature(fun).parameters.values())
-    except (TypeError, ValueError):
-        return
-    if any(p.kind == p.VAR_KEYWORD for p in params):
-        return
-    named = {p.name for p in params if p.kind != p.VAR_POSITIONAL}
-    unknown = set(argnames) - named
-    if unknown:
-        raise ValueError(f"jitted function has invalid argnames {sorted(unknown)} in {what}: "
-                         f"the function takes no parameters with these names (it takes "
-                         f"{sorted(named)}).")
+    if not any(p.kind == p.VAR_POSITIONAL for p in params):
+        n = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+        if any(not -n <= i < n for i in argnums):
+            raise ValueError(f"jitted function has {what}_argnums={tuple(argnums)}, but "
+                             f"only accepts {n} positional arguments.")
+    if not any(p.kind == p.VAR_KEYWORD for p in params):
+        named = {p.name for p in params if p.kind != p.VAR_POSITIONAL}
+        unknown = set(argnames) - named
+        if unknown:
+            raise ValueError(f"jitted function has invalid argnames {sorted(unknown)} in "
+                             f"{what}_argnames: the function takes no parameters with these "
+                             f"names (it takes {sorted(named)}).")
 
 
 class _HashableStatic:
@@ -191,18 +187,17 @@ class JitWrapped:
             raise TypeError(f"jit expects a callable, got {fun!r} of type {type(fun)}")
         functools.update_wrapper(self, fun, updated=())
         self.fun = fun
-        static_argnums, static_argnames = _normalize_argnums(static_argnums), \
-            _normalize_argnames(static_argnames)
-        donate_argnums, donate_argnames = _normalize_argnums(donate_argnums, "donate_argnums"), \
-            _normalize_argnames(donate_argnames)
-        _check_argnums_fit(fun, static_argnums, "static_argnums")
-        _check_argnums_fit(fun, donate_argnums, "donate_argnums")
-        _check_argnames_exist(fun, static_argnames, "static_argnames")
-        _check_argnames_exist(fun, donate_argnames, "donate_argnames")
+        static_argnums = normalize_argnums(static_argnums)
+        static_argnames = _normalize_argnames(static_argnames)
+        donate_argnums = normalize_argnums(donate_argnums, "jit donate_argnums")
+        donate_argnames = _normalize_argnames(donate_argnames)
+        params = _parameters(fun)
+        _check_arguments_exist(params, static_argnums, static_argnames, "static")
+        _check_arguments_exist(params, donate_argnums, donate_argnames, "donate")
         static_argnums, static_argnames = _infer_argnums_and_argnames(
-            fun, static_argnums, static_argnames)
+            params, static_argnums, static_argnames)
         donate_argnums, donate_argnames = _infer_argnums_and_argnames(
-            fun, donate_argnums, donate_argnames)
+            params, donate_argnums, donate_argnames)
         both = set(static_argnames) & set(donate_argnames)
         if both or set(static_argnums) & set(donate_argnums):
             raise ValueError(f"jit: an argument cannot be both static and donated; "
@@ -419,11 +414,8 @@ def _merge_static(args, dyn_args, static_nums):
 
 
 def _arg_names(fun):
-    try:
-        params = inspect.signature(fun).parameters
-    except (TypeError, ValueError):
-        return None
-    return [p.name for p in params.values()]
+    params = _parameters(fun)
+    return None if params is None else [p.name for p in params]
 
 
 def _location(fun):

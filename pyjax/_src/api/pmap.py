@@ -35,7 +35,8 @@ import weakref
 import numpy as np
 
 from pyjax._src import config, dtypes, tree_util
-from pyjax._src.api.jit import _HashableStatic, _arg_names, _flat_arg_names, _location
+from pyjax._src.api.jit import (_HashableStatic, _arg_names, _flat_arg_names, _location,
+                                 normalize_argnums)
 from pyjax._src.array import Array
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import numpy_backend, stablehlo
@@ -431,8 +432,9 @@ class PmapWrapped:
         functools.update_wrapper(self, fun, updated=())
         self.fun, self.axis_name = fun, axis_name
         self.in_axes, self.out_axes = in_axes, out_axes
-        self.static_argnums = _argnums(static_broadcasted_argnums)
-        self.donate_argnums = _argnums(donate_argnums)
+        self.static_argnums = normalize_argnums(static_broadcasted_argnums,
+                                                "pmap static_broadcasted_argnums")
+        self.donate_argnums = normalize_argnums(donate_argnums, "pmap donate_argnums")
         self.devices = None if devices is None else tuple(devices)
         self.backend, self.axis_size = backend, axis_size
         self._name = fun_name(fun)
@@ -613,14 +615,6 @@ class PmapLowered:
             raise ValueError(f"as_text: unknown dialect {dialect!r}; pyjax prints "
                              "'stablehlo'.")
         return self.module.text
-
-
-def _argnums(argnums):
-    if argnums is None:
-        return ()
-    if isinstance(argnums, int):
-        return (argnums,)
-    return tuple(operator.index(a) for a in argnums)
 
 
 def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnums=(),
