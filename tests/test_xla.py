@@ -3,6 +3,7 @@ jaxlib, the FAQ's numerics and donation examples, placement on several CPU devic
 persistent compilation cache, executor selection and the no-jaxlib fallback."""
 from __future__ import annotations
 
+import collections
 import os
 import subprocess
 import sys
@@ -15,7 +16,7 @@ import pytest
 import pyjax as jax
 import pyjax.numpy as jnp
 from pyjax import lax
-from pyjax._src import config, errors
+from pyjax._src import config, errors, tree_util
 from pyjax._src.backends import stablehlo
 from pyjax._src.core.avals import ShapedArray
 
@@ -615,7 +616,8 @@ def test_fast_path_donates_and_never_reuses_a_donated_scalar():
 
 def test_fast_path_generated_source_for_each_arity():
     for count, donated, single in [(0, (), True), (1, (0,), False), (3, (0, 2), True)]:
-        source = xla._fast_call_source(count, donated, single)
+        unpack = [f"x{i} = args[{i}]" for i in range(count)]
+        source = xla._fast_call_source(unpack, count, donated, single)
         compile(source, "<fast call>", "exec")
         assert source.count("other_buffer(") == count
         assert source.count(".delete('donated')") == len(donated)
@@ -623,6 +625,66 @@ def test_fast_path_generated_source_for_each_arity():
     for _ in range(2):
         a, b = f0()
         assert a.tolist() == [1.0, 1.0] and float(b) == 3.0
+
+
+Pair = collections.namedtuple("Pair", "a b")
+
+
+@pytest.mark.parametrize("example", [
+    (1.0, 2), ([(1.0, 2.0), (3.0, 4.0)], 5.0), ({"w": 1.0, "b": [2.0, None]}, (), 3.0),
+    ({"z": {"y": 1.0, "x": 2.0}, "a": {"c": 3.0, "b": 4.0}},), (Pair(1.0, 2.0), [3.0]), (),
+])
+def test_unpack_source_binds_the_leaves_in_flatten_order(example):
+    lines, names = tree_util.unpack_source(example, (float, int))
+    body = "\n".join("    " + line for line in lines)
+    count = len(jax.tree_util.tree_leaves(example))
+    source = f"def take(args):\n{body}\n    return [{', '.join(f'x{i}' for i in range(count))}]"
+    scope = dict(names, NO_FIT="no fit")
+    exec(source, scope)
+    assert scope["take"](example) == jax.tree_util.tree_leaves(example)
+    if example:   # another structure does not fit
+        assert scope["take"](example[:-1]) == "no fit"
+
+
+@pytest.mark.parametrize("executor", ["xla", "numpy"])
+def test_fast_path_takes_pytrees_of_arrays_and_scalars(executor):
+    with config.executor(executor):
+        _check_pytree_fast_paths()
+
+
+def _check_pytree_fast_paths():
+    traces = []
+
+    @jax.jit
+    def f(params, x, scale):
+        traces.append(1)
+        for layer in params["layers"]:
+            x = x @ layer["w"] + layer["b"]
+        return {"out": x * scale, "n": len(params["layers"])}
+
+    layer = {"w": jnp.ones((3, 3)), "b": jnp.zeros(3)}
+    params = {"layers": [layer, layer]}
+    for scale in [1.0, 2.0, 1.0]:
+        out = f(params, jnp.ones((2, 3)), scale)
+        assert out["out"].tolist() == [[9.0 * scale] * 3] * 2 and int(out["n"]) == 2
+    assert len(traces) == 1 and len(f._fast_paths) == 1
+    three = {"layers": [layer] * 3}                         # another structure: traces
+    assert f(three, jnp.ones((2, 3)), 1.0)["out"].tolist() == [[27.0] * 3] * 2
+    wider = {"layers": [{"w": jnp.ones((3, 3)), "b": jnp.zeros(3), "c": 1.0}] * 2}
+    assert f(wider, jnp.ones((2, 3)), 1.0)["out"].tolist() == [[9.0] * 3] * 2
+    as_tuple = {"layers": (layer, layer)}
+    assert f(as_tuple, jnp.ones((2, 3)), 1.0)["out"].tolist() == [[9.0] * 3] * 2
+    assert len(traces) == 4 and len(f._fast_paths) == 4
+    for p in (params, three, wider, as_tuple):              # each signature stays fast
+        f(p, jnp.ones((2, 3)), 1.0)
+    assert len(traces) == 4
+    g = jax.jit(lambda p: Pair(p.a + p.b, p.a * p.b), donate_argnums=0)   # a custom node
+    for _ in range(2):
+        x = jnp.ones(2)
+        assert g(Pair(x, jnp.ones(2))).a.tolist() == [2.0, 2.0] and x.is_deleted()
+    with pytest.warns(UserWarning, match="donated buffers were not usable: f32"):
+        assert g(Pair(jnp.ones(2), 1.0)).b.tolist() == [1.0, 1.0]
+    assert len(g._fast_paths) == 2
 
 
 def test_cpu_async_dispatch_option_reaches_the_cpu_client():

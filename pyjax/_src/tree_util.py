@@ -245,6 +245,90 @@ def flatten(tree):
     return leaves, td
 
 
+def unpack_source(example, leaf_types):
+    """Source lines that take a tuple `args` shaped like `example` apart into its leaves
+    x0, x1, ... in flatten's order, and the names they use besides NO_FIT (which the
+    caller defines): what jit's generated fast path runs first. Leaves are the objects of
+    `leaf_types`. Plain tuples, lists, dicts with str keys and None are checked and taken
+    apart inline (a few hundred ns); other nodes flatten the whole tree and compare
+    treedefs. An argument of another shape makes the lines `return NO_FIT`."""
+    lines, names = [], {}
+    count = _unpack_inline(example, "args", leaf_types, lines, names, [0, 0])
+    if count is None:
+        leaves, treedef = flatten(example)
+        count = len(leaves)
+        lines = ["leaves, tree = flatten(args)", "if tree != expected_tree:",
+                 "    return NO_FIT"]
+        lines += [f"{_leaf_names(count)}, = leaves"] if count else []
+        names = {"flatten": flatten, "expected_tree": treedef}
+    return lines, names
+
+
+def _leaf_names(count):
+    return ", ".join(f"x{i}" for i in range(count))
+
+
+def _inline_children(node):
+    """A plain container's children in flatten's order, or None for other nodes."""
+    t = type(node)
+    if t is tuple or t is list:
+        return list(node)
+    if t is dict and all(type(k) is str for k in node):
+        return [node[k] for k in sorted(node)]
+    return [] if node is None else None
+
+
+def _leaf_count(node, leaf_types):
+    if isinstance(node, leaf_types):
+        return 1
+    children = _inline_children(node)
+    if children is None:
+        return None
+    counts = [_leaf_count(c, leaf_types) for c in children]
+    return None if None in counts else sum(counts)
+
+
+def _unpack_inline(node, name, leaf_types, lines, names, counters):
+    """Appends the lines for `node` held in variable `name`; returns the number of leaves
+    so far, or None if some node has no inline form. counters: [next leaf, next node]."""
+    children = _inline_children(node)
+    if children is None:
+        return None
+    if node is None:
+        lines += [f"if {name} is not None:", "    return NO_FIT"]
+        return counters[0]
+    t = type(node)
+    checks = [f"type({name}) is not {t.__name__}"] if name != "args" else []
+    if t is dict:
+        names[f"{name}_keys"] = frozenset(node)
+        checks.append(f"{name}.keys() != {name}_keys")
+    else:
+        checks.append(f"len({name}) != {len(node)}")
+    lines += [f"if {' or '.join(checks)}:", "    return NO_FIT"]
+    child_names, leaf = [], counters[0]    # leaves are numbered depth first, as flatten does
+    for child in children:
+        if isinstance(child, leaf_types):
+            child_names.append(f"x{leaf}")
+            leaf += 1
+        else:
+            count = _leaf_count(child, leaf_types)
+            if count is None:
+                return None
+            counters[1] += 1
+            child_names.append(f"n{counters[1]}")
+            leaf += count
+    if t is dict:
+        lines += [f"{c} = {name}[{k!r}]" for c, k in zip(child_names, sorted(node))]
+    elif child_names:
+        lines.append(f"{', '.join(child_names)}, = {name}")
+    for child, child_name in zip(children, child_names):
+        if child_name[0] == "x":
+            counters[0] += 1
+        else:
+            _unpack_inline(child, child_name, leaf_types, lines, names, counters)
+    return counters[0]
+
+
 def tree_flatten(tree, is_leaf=None):
     """Flattens a pytree into (leaves, treedef); None is an empty node, dict keys sorted."""
     if is_leaf is None:

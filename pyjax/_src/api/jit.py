@@ -121,26 +121,33 @@ class CacheEntry:
         self.hoisted, self.in_avals = hoisted, in_avals
 
 
-def _fast_path(closed, donated, out_tree, signature):
-    """The fast path for one signature of positional arguments (uncommitted Arrays and
-    Python/NumPy scalars): a function from the arguments straight to the executable's
-    result, or NO_FIT when the call does not fit (the general path then handles it)."""
+def _fast_path(closed, donated, out_tree, args):
+    """The fast path for calls whose positional arguments have the structure and types of
+    `args` (pytrees of uncommitted Arrays and Python/NumPy scalars, no static arguments):
+    a function from the arguments straight to the executable's result, or NO_FIT when the
+    call does not fit (the general path then handles it)."""
     run, donated, _ = dispatch.default_route(closed, donated)
+    leaves, in_tree = tree_util.flatten(args)
+    kinds = [_kind(x) for x in leaves]
     fast_call = getattr(run, "fast_call", None)   # XLA's lean entry, when it has one
-    return (fast_call and fast_call(signature, closed.in_avals, donated, out_tree)) \
-        or _plain_fast_path(run, signature, closed.in_avals, donated, out_tree)
+    entry = fast_call and fast_call(tree_util.unpack_source(args, _LEAF_TYPES), kinds,
+                                    closed.in_avals, donated, out_tree)
+    return entry or _plain_fast_path(run, in_tree, kinds, closed.in_avals, donated, out_tree)
 
 
-def _plain_fast_path(run, signature, in_avals, donated, out_tree):
+def _plain_fast_path(run, in_tree, kinds, in_avals, donated, out_tree):
     """The fast path for executables without a lean entry (NumPy, host callbacks)."""
     state = dispatch.default_route_state()
 
     def fast(args):
-        if (_trace_context.trace is not Trace.root or len(args) != len(signature)
+        if (_trace_context.trace is not Trace.root
                 or dispatch.default_route_state() != state):
             return NO_FIT
+        leaves, tree = tree_util.flatten(args)
+        if tree != in_tree:
+            return NO_FIT
         arrays = []
-        for x, kind, aval in zip(args, signature, in_avals):
+        for x, kind, aval in zip(leaves, kinds, in_avals):
             if type(x) is Array:
                 if x.committed or x.aval != kind:
                     return NO_FIT
@@ -151,18 +158,28 @@ def _plain_fast_path(run, signature, in_avals, donated, out_tree):
             arrays.append(x)
         outs = run(arrays, False)
         for i in donated:
-            if type(args[i]) is Array:
-                args[i].delete("donated")
+            if type(leaves[i]) is Array:
+                leaves[i].delete("donated")
         return tree_util.tree_unflatten(out_tree, outs)
     return fast
 
 
+def _kind(x):
+    """What a fast path expects of an argument leaf: an Array's aval, a scalar's type."""
+    return x.aval if type(x) is Array else type(x)
+
+
 def _signature(args):
-    """The fast-path key of positional arguments: an Array's aval, a scalar's type."""
-    return tuple([x.aval if type(x) is Array else type(x) for x in args])
+    """The fast-path key of a call's positional arguments: each leaf's kind, after the
+    tree structure when an argument is a container."""
+    if all(type(x) is Array or isinstance(x, _SCALAR_TYPES) for x in args):
+        return tuple([_kind(x) for x in args])
+    leaves, tree = tree_util.flatten(args)
+    return (tree, *[_kind(x) for x in leaves])
 
 
 _SCALAR_TYPES = (bool, int, float, complex, np.bool_, np.number)
+_LEAF_TYPES = (Array,) + _SCALAR_TYPES
 
 
 def _scalars_move_freely():
@@ -328,13 +345,13 @@ class JitWrapped:
             arrays = [x if type(x) is Array else _to_array(x, a)
                       for x, a in zip(leaves, entry.in_avals)]
             outs = dispatch.run_closed_jaxpr(closed, arrays, donated, self.device)
-            if (not kwargs and self.device is None and len(leaves) == len(args)
+            if (not kwargs and self.device is None and not self.static_argnums
+                    and not self.static_argnames
                     and all(type(x) is Array and not x.committed
                             or isinstance(x, _SCALAR_TYPES) and _scalars_move_freely()
-                            for x in args)):
-                signature = _signature(args)
-                self._fast = self._fast_paths[signature] = _fast_path(
-                    closed, donated or (False,) * len(args), entry.out_tree, signature)
+                            for x in leaves)):
+                self._fast = self._fast_paths[_signature(args)] = _fast_path(
+                    closed, donated or (False,) * len(leaves), entry.out_tree, args)
         else:
             donated_invars = (False,) * len(entry.hoisted) + (donated or
                                                              (False,) * len(leaves))

@@ -386,19 +386,19 @@ class _ScalarSlot:
         return buf
 
 
-def _fast_call_source(count, donated, single_output, consts=False):
-    """The source of Executable.fast_call's function for `count` arguments, unrolled: an
-    uncommitted Array of the expected aval whose buffer is on the device passes straight
-    through; anything else goes to other_buffer. Generated because this is the hot path of
-    every jitted call: each loop or extra Python frame costs several % of a tiny call."""
-    xs = [f"x{i}" for i in range(count)]
+def _fast_call_source(unpack_lines, count, donated, single_output, consts=False):
+    """The source of Executable.fast_call's function for `count` argument leaves, which
+    `unpack_lines` (tree_util.unpack_source) bind to x0, x1, ...; unrolled: an uncommitted
+    Array of the expected aval whose buffer is on the device passes straight through;
+    anything else goes to other_buffer. Generated because this is the hot path of every
+    jitted call: each loop or extra Python frame costs several % of a tiny call."""
     lines = ["def call(args):",
              "    if (context.trace is not root or config.version != version",
-             f"            or default_device.override is not override or len(args) != {count}):",
+             "            or default_device.override is not override):",
              "        return NO_FIT"]
-    if count:
-        lines.append(f"    {', '.join(xs)}, = args")
-    for i, x in enumerate(xs):
+    lines += ["    " + line for line in unpack_lines]
+    for i in range(count):
+        x = f"x{i}"
         lines += [f"    if not (type({x}) is Array and not {x}.committed",
                   f"            and ({x}.aval is s{i} or {x}.aval == s{i})",
                   f"            and {x}._device is device and (b{i} := {x}._buffer) is not None):",
@@ -447,12 +447,14 @@ class Executable:
         self._any_float0 = any(self._float0)
         self._callbacks = bool(lowered.host_callbacks)
 
-    def fast_call(self, signature, in_avals, donated, out_tree):
-        """jit's entry for one argument signature (see dispatch.default_route): a function
-        from the call's positional arguments to its result (`out_tree` unflattened), or
-        NO_FIT when they do not fit `signature` (per argument the aval of an uncommitted
-        Array, or the type of a Python/NumPy scalar) or the default route changed. None
-        instead of a function for programs with host callbacks or float0 outputs."""
+    def fast_call(self, unpack, kinds, in_avals, donated, out_tree):
+        """jit's entry for one signature of positional arguments (see
+        dispatch.default_route): a function from the call's arguments to its result
+        (`out_tree` unflattened), or NO_FIT when the default route changed or they do not
+        fit: `unpack` (tree_util.unpack_source's lines and names) must take them apart
+        into leaves of `kinds` (the aval of an uncommitted Array, or the type of a
+        Python/NumPy scalar). None instead of a function for programs with host callbacks
+        or float0 outputs."""
         if self._callbacks or self._any_float0:
             return None
         # An output's aval object stands for an equal argument's, so that calls fed this
@@ -460,7 +462,7 @@ class Executable:
         outputs = {a: a for a in self.out_avals}
         slots = [outputs.get(kind, kind) if type(kind) is ShapedArray
                  else _ScalarSlot(kind, aval, self.device, remember=i not in donated)
-                 for i, (kind, aval) in enumerate(zip(signature, in_avals))]
+                 for i, (kind, aval) in enumerate(zip(kinds, in_avals))]
         version, override = dispatch.default_route_state()
         names = {"Array": Array, "device": self.device, "consts": self._consts,
                  "execute": self.loaded.execute_sharded, "handlers": self._handlers[False],
@@ -474,8 +476,11 @@ class Executable:
                  "override": override, "unflatten": tree_util.tree_unflatten,
                  "out_tree": out_tree}
         names.update((f"s{i}", slot) for i, slot in enumerate(slots))
+        unpack_lines, unpack_names = unpack
+        names.update(unpack_names)
         single = tree_util.treedef_is_leaf(out_tree)
-        exec(_fast_call_source(len(slots), donated, single, bool(self._consts)), names)
+        exec(_fast_call_source(unpack_lines, len(slots), donated, single, bool(self._consts)),
+             names)
         return names["call"]
 
     def __call__(self, args, committed=False):
