@@ -635,7 +635,7 @@ Pair = collections.namedtuple("Pair", "a b")
     ({"z": {"y": 1.0, "x": 2.0}, "a": {"c": 3.0, "b": 4.0}},), (Pair(1.0, 2.0), [3.0]), (),
 ])
 def test_unpack_source_binds_the_leaves_in_flatten_order(example):
-    lines, names = tree_util.unpack_source(example, (float, int))
+    lines, names = tree_util.unpack_source(example, (float, int), "args")
     body = "\n".join("    " + line for line in lines)
     count = len(jax.tree_util.tree_leaves(example))
     source = f"def take(args):\n{body}\n    return [{', '.join(f'x{i}' for i in range(count))}]"
@@ -685,6 +685,37 @@ def _check_pytree_fast_paths():
     with pytest.warns(UserWarning, match="donated buffers were not usable: f32"):
         assert g(Pair(jnp.ones(2), 1.0)).b.tolist() == [1.0, 1.0]
     assert len(g._fast_paths) == 2
+
+
+@pytest.mark.parametrize("executor", ["xla", "numpy"])
+def test_fast_path_checks_static_values_and_keywords(executor):
+    traces = []
+
+    def scaled(x, n, *, y=None, mode="add"):
+        traces.append(f"{type(n).__name__} {n} {mode}")
+        out = x * n
+        return out + y if mode == "add" else out - y
+
+    with config.executor(executor):
+        f = jax.jit(scaled, static_argnums=1, static_argnames="mode")
+        x, y = jnp.ones(2), jnp.full(2, 0.5)
+        calls = [((x, 3), {"y": y}, 3.5), ((x, 3), {"y": y, "mode": "sub"}, 2.5),
+                 ((x, 3), {"mode": "sub", "y": y}, 2.5), ((x, True), {"y": y}, 1.5),
+                 ((x, 1), {"y": y}, 1.5), ((x, 3.0), {"y": y}, 3.5), ((x, 3), {"y": 2.0}, 5.0)]
+        for _ in range(2):
+            for args, kwargs, want in calls:
+                assert f(*args, **kwargs).tolist() == [want, want]
+        # 3 and 3.0, True and 1 are different static values; keyword order does not matter;
+        # y as a Python scalar is another signature
+        assert traces == ["int 3 add", "int 3 sub", "bool True add", "int 1 add",
+                          "float 3.0 add", "int 3 add"]
+        with pytest.raises(ValueError, match="Non-hashable static arguments"):
+            f(x, [3], y=y)
+        g = jax.jit(lambda a, b, c: a * b + c, static_argnums=2, donate_argnames="b")
+        for c in [1, 1, 2]:
+            b = jnp.ones(2)
+            assert g(jnp.ones(2), b=b, c=c).tolist() == [1.0 + c] * 2 and b.is_deleted()
+        assert len(g._fast_paths) == 2
 
 
 def test_cpu_async_dispatch_option_reaches_the_cpu_client():

@@ -245,19 +245,19 @@ def flatten(tree):
     return leaves, td
 
 
-def unpack_source(example, leaf_types):
-    """Source lines that take a tuple `args` shaped like `example` apart into its leaves
-    x0, x1, ... in flatten's order, and the names they use besides NO_FIT (which the
-    caller defines): what jit's generated fast path runs first. Leaves are the objects of
-    `leaf_types`. Plain tuples, lists, dicts with str keys and None are checked and taken
-    apart inline (a few hundred ns); other nodes flatten the whole tree and compare
-    treedefs. An argument of another shape makes the lines `return NO_FIT`."""
+def unpack_source(example, leaf_types, root):
+    """Source lines that take the tuple in variable `root`, shaped like `example`, apart
+    into its leaves x0, x1, ... in flatten's order, and the names they use besides NO_FIT
+    (which the caller defines): what jit's generated fast path runs. Leaves are the
+    objects of `leaf_types`. Plain tuples, lists, dicts with str keys and None are checked
+    and taken apart inline (a few hundred ns); other nodes flatten the whole tree and
+    compare treedefs. A tree of another shape makes the lines `return NO_FIT`."""
     lines, names = [], {}
-    count = _unpack_inline(example, "args", leaf_types, lines, names, [0, 0])
+    count = _unpack_inline(example, root, leaf_types, lines, names, [0, 0], root)
     if count is None:
         leaves, treedef = flatten(example)
         count = len(leaves)
-        lines = ["leaves, tree = flatten(args)", "if tree != expected_tree:",
+        lines = [f"leaves, tree = flatten({root})", "if tree != expected_tree:",
                  "    return NO_FIT"]
         lines += [f"{_leaf_names(count)}, = leaves"] if count else []
         names = {"flatten": flatten, "expected_tree": treedef}
@@ -288,9 +288,10 @@ def _leaf_count(node, leaf_types):
     return None if None in counts else sum(counts)
 
 
-def _unpack_inline(node, name, leaf_types, lines, names, counters):
+def _unpack_inline(node, name, leaf_types, lines, names, counters, root):
     """Appends the lines for `node` held in variable `name`; returns the number of leaves
-    so far, or None if some node has no inline form. counters: [next leaf, next node]."""
+    so far, or None if some node has no inline form. counters: [next leaf, next node];
+    the `root` variable is known to be a tuple."""
     children = _inline_children(node)
     if children is None:
         return None
@@ -298,7 +299,7 @@ def _unpack_inline(node, name, leaf_types, lines, names, counters):
         lines += [f"if {name} is not None:", "    return NO_FIT"]
         return counters[0]
     t = type(node)
-    checks = [f"type({name}) is not {t.__name__}"] if name != "args" else []
+    checks = [f"type({name}) is not {t.__name__}"] if name != root else []
     if t is dict:
         names[f"{name}_keys"] = frozenset(node)
         checks.append(f"{name}.keys() != {name}_keys")
@@ -325,7 +326,7 @@ def _unpack_inline(node, name, leaf_types, lines, names, counters):
         if child_name[0] == "x":
             counters[0] += 1
         else:
-            _unpack_inline(child, child_name, leaf_types, lines, names, counters)
+            _unpack_inline(child, child_name, leaf_types, lines, names, counters, root)
     return counters[0]
 
 

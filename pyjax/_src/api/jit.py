@@ -121,30 +121,63 @@ class CacheEntry:
         self.hoisted, self.in_avals = hoisted, in_avals
 
 
-def _fast_path(closed, donated, out_tree, args):
-    """The fast path for calls whose positional arguments have the structure and types of
-    `args` (pytrees of uncommitted Arrays and Python/NumPy scalars, no static arguments):
-    a function from the arguments straight to the executable's result, or NO_FIT when the
-    call does not fit (the general path then handles it)."""
+def _fast_path(wrapped, closed, donated, out_tree, args, kwargs):
+    """The fast path for calls like this one (the same positional count, keyword names,
+    static values, and pytrees of uncommitted Arrays and Python/NumPy scalars of the same
+    structure and types): a function (args, kwargs) straight to the executable's result,
+    or NO_FIT when a call does not fit (the general path then handles it)."""
     run, donated, _ = dispatch.default_route(closed, donated)
-    leaves, in_tree = tree_util.flatten(args)
+    dyn_args, dyn_kwargs, statics, static_nums = wrapped._split(args, kwargs)
+    leaves, in_tree = tree_util.flatten((dyn_args, dyn_kwargs))
     kinds = [_kind(x) for x in leaves]
     fast_call = getattr(run, "fast_call", None)   # XLA's lean entry, when it has one
-    entry = fast_call and fast_call(tree_util.unpack_source(args, _LEAF_TYPES), kinds,
-                                    closed.in_avals, donated, out_tree)
-    return entry or _plain_fast_path(run, in_tree, kinds, closed.in_avals, donated, out_tree)
+    entry = fast_call and fast_call(
+        _call_prologue(args, kwargs, static_nums, wrapped.static_argnames), kinds,
+        closed.in_avals, donated, out_tree)
+    return entry or _plain_fast_path(run, wrapped._split, statics, in_tree, kinds,
+                                     closed.in_avals, donated, out_tree)
 
 
-def _plain_fast_path(run, in_tree, kinds, in_avals, donated, out_tree):
+def _call_prologue(args, kwargs, static_nums, static_names):
+    """Source lines (and the names they use) that check a call (args, kwargs) against
+    this one - the same positional count and keyword names, equal static values - and
+    bind the leaves of its dynamic arguments to x0, x1, ... in jit's flattening order."""
+    if not kwargs and not static_nums:
+        lines, names = tree_util.unpack_source(args, _LEAF_TYPES, "args")
+        return ["if kwargs:", "    return NO_FIT"] + lines, names
+    names = {"keywords": frozenset(kwargs)}
+    lines = [f"if len(args) != {len(args)} or kwargs.keys() != keywords:",
+             "    return NO_FIT"]
+    static_nums = sorted(i for i in static_nums if i < len(args))
+    statics = [(f"args[{i}]", args[i]) for i in static_nums] + \
+        [(f"kwargs[{k!r}]", v) for k, v in kwargs.items() if k in static_names]
+    for j, (where, value) in enumerate(statics):   # equal as jit's cache compares them
+        names[f"static{j}"], names[f"static{j}_type"] = value, type(value)
+        lines += [f"v = {where}",
+                  f"if not (type(v) is static{j}_type and (v is static{j} or v == static{j})):",
+                  "    return NO_FIT"]
+    dyn_args = [f"args[{i}], " for i in range(len(args)) if i not in static_nums]
+    dyn_kwargs = [k for k in kwargs if k not in static_names]
+    lines.append(f"dynamic = (({''.join(dyn_args)}), "
+                 f"{{{', '.join(f'{k!r}: kwargs[{k!r}]' for k in dyn_kwargs)}}})")
+    example = (tuple(x for i, x in enumerate(args) if i not in static_nums),
+               {k: kwargs[k] for k in dyn_kwargs})
+    unpack_lines, unpack_names = tree_util.unpack_source(example, _LEAF_TYPES, "dynamic")
+    names.update(unpack_names)
+    return lines + unpack_lines, names
+
+
+def _plain_fast_path(run, split, statics, in_tree, kinds, in_avals, donated, out_tree):
     """The fast path for executables without a lean entry (NumPy, host callbacks)."""
     state = dispatch.default_route_state()
 
-    def fast(args):
+    def fast(args, kwargs):
         if (_trace_context.trace is not Trace.root
                 or dispatch.default_route_state() != state):
             return NO_FIT
-        leaves, tree = tree_util.flatten(args)
-        if tree != in_tree:
+        dyn_args, dyn_kwargs, call_statics, _ = split(args, kwargs)
+        leaves, tree = tree_util.flatten((dyn_args, dyn_kwargs))
+        if tree != in_tree or call_statics != statics:
             return NO_FIT
         arrays = []
         for x, kind, aval in zip(leaves, kinds, in_avals):
@@ -169,15 +202,6 @@ def _kind(x):
     return x.aval if type(x) is Array else type(x)
 
 
-def _signature(args):
-    """The fast-path key of a call's positional arguments: each leaf's kind, after the
-    tree structure when an argument is a container."""
-    if all(type(x) is Array or isinstance(x, _SCALAR_TYPES) for x in args):
-        return tuple([_kind(x) for x in args])
-    leaves, tree = tree_util.flatten(args)
-    return (tree, *[_kind(x) for x in leaves])
-
-
 _SCALAR_TYPES = (bool, int, float, complex, np.bool_, np.number)
 _LEAF_TYPES = (Array,) + _SCALAR_TYPES
 
@@ -188,7 +212,7 @@ def _scalars_move_freely():
     return devices_mod.transfer_guard_level("host_to_device") == "allow"
 
 
-def _no_fast_path(args):
+def _no_fast_path(args, kwargs):
     return NO_FIT
 
 
@@ -228,7 +252,7 @@ class JitWrapped:
         self.donate_argnames = frozenset(donate_argnames)
         self.inline, self.keep_unused, self.device = inline, keep_unused, device
         self._cache = {}
-        self._fast_paths = {}       # _signature(args) -> _fast_path(...)
+        self._fast_paths = {}       # self._signature(args, kwargs) -> _fast_path(...)
         self._fast = _no_fast_path   # the latest one, tried first: call sites keep one
         live_wrappers.add(self)   # for jax.clear_caches
         self._arg_names = _arg_names(fun)
@@ -261,6 +285,16 @@ class JitWrapped:
             else:
                 dyn_kwargs[k] = v
         return tuple(dyn_args), dyn_kwargs, tuple(statics), static_nums
+
+    def _signature(self, args, kwargs):
+        """A call's key among the fast paths: each argument leaf's kind, after the tree
+        structure and static values when there are containers, keywords or statics."""
+        if (not kwargs and not self.static_argnums
+                and all(type(x) is Array or isinstance(x, _SCALAR_TYPES) for x in args)):
+            return tuple([_kind(x) for x in args])
+        dyn_args, dyn_kwargs, statics, _ = self._split(args, kwargs)
+        leaves, tree = tree_util.flatten((dyn_args, dyn_kwargs))
+        return (tree, statics, *[_kind(x) for x in leaves])
 
     def _donated_leaves(self, args, dyn_kwargs, static_nums):
         if not (self.donate_argnums or self.donate_argnames):
@@ -327,16 +361,15 @@ class JitWrapped:
         return entry, leaves, self._donated_leaves(args, dyn_kwargs, static_nums)
 
     def __call__(self, *args, **kwargs):
-        if not kwargs:
-            out = self._fast(args)
+        out = self._fast(args, kwargs)
+        if out is not NO_FIT:
+            return out
+        fast = self._fast_paths.get(self._signature(args, kwargs))   # one seen before
+        if fast is not None:
+            out = fast(args, kwargs)
             if out is not NO_FIT:
+                self._fast = fast
                 return out
-            fast = self._fast_paths.get(_signature(args))   # a signature seen before
-            if fast is not None:
-                out = fast(args)
-                if out is not NO_FIT:
-                    self._fast = fast
-                    return out
         if config.disable_jit_flag.value:
             return self.fun(*args, **kwargs)
         entry, leaves, donated = self._get_entry(args, kwargs)
@@ -345,13 +378,13 @@ class JitWrapped:
             arrays = [x if type(x) is Array else _to_array(x, a)
                       for x, a in zip(leaves, entry.in_avals)]
             outs = dispatch.run_closed_jaxpr(closed, arrays, donated, self.device)
-            if (not kwargs and self.device is None and not self.static_argnums
-                    and not self.static_argnames
-                    and all(type(x) is Array and not x.committed
-                            or isinstance(x, _SCALAR_TYPES) and _scalars_move_freely()
-                            for x in leaves)):
-                self._fast = self._fast_paths[_signature(args)] = _fast_path(
-                    closed, donated or (False,) * len(leaves), entry.out_tree, args)
+            if self.device is None and all(
+                    type(x) is Array and not x.committed
+                    or isinstance(x, _SCALAR_TYPES) and _scalars_move_freely()
+                    for x in leaves):
+                self._fast = self._fast_paths[self._signature(args, kwargs)] = _fast_path(
+                    self, closed, donated or (False,) * len(leaves), entry.out_tree, args,
+                    kwargs)
         else:
             donated_invars = (False,) * len(entry.hoisted) + (donated or
                                                              (False,) * len(leaves))

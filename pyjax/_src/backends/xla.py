@@ -386,17 +386,17 @@ class _ScalarSlot:
         return buf
 
 
-def _fast_call_source(unpack_lines, count, donated, single_output, consts=False):
+def _fast_call_source(prologue, count, donated, single_output, consts=False):
     """The source of Executable.fast_call's function for `count` argument leaves, which
-    `unpack_lines` (tree_util.unpack_source) bind to x0, x1, ...; unrolled: an uncommitted
+    the `prologue` lines bind to x0, x1, ... (from args and kwargs); unrolled: an uncommitted
     Array of the expected aval whose buffer is on the device passes straight through;
     anything else goes to other_buffer. Generated because this is the hot path of every
     jitted call: each loop or extra Python frame costs several % of a tiny call."""
-    lines = ["def call(args):",
+    lines = ["def call(args, kwargs):",
              "    if (context.trace is not root or config.version != version",
              "            or default_device.override is not override):",
              "        return NO_FIT"]
-    lines += ["    " + line for line in unpack_lines]
+    lines += ["    " + line for line in prologue]
     for i in range(count):
         x = f"x{i}"
         lines += [f"    if not (type({x}) is Array and not {x}.committed",
@@ -447,14 +447,13 @@ class Executable:
         self._any_float0 = any(self._float0)
         self._callbacks = bool(lowered.host_callbacks)
 
-    def fast_call(self, unpack, kinds, in_avals, donated, out_tree):
-        """jit's entry for one signature of positional arguments (see
-        dispatch.default_route): a function from the call's arguments to its result
-        (`out_tree` unflattened), or NO_FIT when the default route changed or they do not
-        fit: `unpack` (tree_util.unpack_source's lines and names) must take them apart
-        into leaves of `kinds` (the aval of an uncommitted Array, or the type of a
-        Python/NumPy scalar). None instead of a function for programs with host callbacks
-        or float0 outputs."""
+    def fast_call(self, prologue, kinds, in_avals, donated, out_tree):
+        """jit's entry for one signature of arguments (see dispatch.default_route): a
+        function (args, kwargs) -> the call's result (`out_tree` unflattened), or NO_FIT
+        when the default route changed or the arguments do not fit: `prologue` (source
+        lines and the names they use) must take them apart into leaves of `kinds` (the
+        aval of an uncommitted Array, or the type of a Python/NumPy scalar). None instead
+        of a function for programs with host callbacks or float0 outputs."""
         if self._callbacks or self._any_float0:
             return None
         # An output's aval object stands for an equal argument's, so that calls fed this
@@ -476,11 +475,11 @@ class Executable:
                  "override": override, "unflatten": tree_util.tree_unflatten,
                  "out_tree": out_tree}
         names.update((f"s{i}", slot) for i, slot in enumerate(slots))
-        unpack_lines, unpack_names = unpack
-        names.update(unpack_names)
+        prologue_lines, prologue_names = prologue
+        names.update(prologue_names)
         single = tree_util.treedef_is_leaf(out_tree)
-        exec(_fast_call_source(unpack_lines, len(slots), donated, single, bool(self._consts)),
-             names)
+        exec(_fast_call_source(prologue_lines, len(slots), donated, single,
+                               bool(self._consts)), names)
         return names["call"]
 
     def __call__(self, args, committed=False):
