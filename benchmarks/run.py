@@ -88,6 +88,23 @@ def jit_tiny_call(fw):
     return out
 
 
+def jit_pytree_call(fw):
+    """A jitted call the way training code makes them: a dict of parameters (3 layers of
+    weight and bias), an input, and a static flag passed by keyword."""
+    out = {}
+    for name, (jax, jnp) in fw.items():
+        def apply(params, x, training=False, jnp=jnp):
+            for layer in params["layers"]:
+                x = jnp.tanh(x @ layer["w"] + layer["b"])
+            return x * 0.5 if training else x
+        f = jax.jit(apply, static_argnames="training")
+        params = {"layers": [{"w": jnp.ones((4, 4)), "b": jnp.zeros(4)} for _ in range(3)]}
+        x = jnp.ones((2, 4))
+        ready(f(params, x, training=True))
+        out[name] = median_time(lambda f=f, p=params, x=x: ready(f(p, x, training=True)))
+    return out
+
+
 def mlp_init(jnp, sizes, seed=0):
     rng = np.random.default_rng(seed)
     return [(jnp.asarray(rng.normal(0, np.sqrt(2 / m), (m, n)).astype(np.float32)),
@@ -282,6 +299,7 @@ WORKLOADS = {
     "eager x+y n=10": lambda fw: eager_add(fw, 10),
     "eager x+y n=1000": lambda fw: eager_add(fw, 1000),
     "jit tiny call": jit_tiny_call,
+    "jit call: pytree + static": jit_pytree_call,
     "MLP first call": mlp_first_call,
     "MLP train step": mlp_train_step,
     "elementwise chain 10M": elementwise_chain,
