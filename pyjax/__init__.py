@@ -4,7 +4,7 @@ NumPy-style API on immutable arrays. Re-exports only; the machinery is in pyjax.
 from pyjax._src.backends import numpy_backend as _numpy_backend  # noqa: F401  (eval trace)
 from pyjax._src.lax import lax as _lax_families  # noqa: F401  (registers primitives)
 
-from pyjax import config, core, errors, lax, numpy, tree_util  # noqa: F401  (public)
+from pyjax import config, core, dtypes, errors, lax, numpy, tree_util  # noqa: F401  (public)
 from pyjax._src.lax.callbacks import effects_barrier, pure_callback  # noqa: F401
 from pyjax._src.api.jit import jit  # noqa: F401
 from pyjax._src.api.autodiff import (  # noqa: F401

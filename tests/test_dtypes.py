@@ -130,3 +130,20 @@ def test_float0_and_bfloat16_exist():
     x = jnp.ones(3, jnp.bfloat16)
     assert x.dtype == dtypes.bfloat16
     assert (x * 2).dtype == dtypes.bfloat16
+
+
+def test_public_dtypes_module():
+    import pyjax.random as jr
+    d = pyjax.dtypes
+    key = jr.key(0)
+    assert jnp.issubdtype(key.dtype, d.prng_key) and jnp.issubdtype(key.dtype, d.extended)
+    assert not jnp.issubdtype(key.dtype, jnp.floating)
+    assert not jnp.issubdtype(jnp.float32, d.prng_key)
+    assert [d.scalar_type_of(x) for x in (True, 1, jnp.ones(2, jnp.bfloat16), 1j)] == \
+        [bool, int, float, complex]
+    assert [d.itemsize_bits(t) for t in (jnp.int4, jnp.float8_e4m3fn, bool, jnp.float64)] == \
+        [4, 8, 8, 64]
+    assert d.canonicalize_dtype(np.float64) == np.float32 and d.float0 == pyjax.float0
+    with pytest.raises(TypeError, match="not a valid JAX array type"):
+        d.scalar_type_of("a")
+    assert issubclass(d.TypePromotionError, ValueError)

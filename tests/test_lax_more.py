@@ -60,7 +60,7 @@ def test_precision_enum_and_names():
     assert [P.DEFAULT.value, P.HIGH.value, P.HIGHEST.value] == [0, 1, 2]
     assert P("highest") is P.HIGHEST and P("float32") is P.HIGHEST
     assert P("tensorfloat32") is P.HIGH and P("bfloat16") is P.DEFAULT
-    assert str(P.HIGH) == "high" and repr(P.HIGH) == "Precision.HIGH"
+    assert str(P.HIGH) == "HIGH" and repr(P.HIGH) == "Precision.HIGH"
     with pytest.raises(ValueError):
         P("fastest-ever")
 
@@ -90,6 +90,120 @@ def test_default_matmul_precision_reaches_dot_general():
     with jax.default_matmul_precision("float32"):
         params = jax.make_jaxpr(lambda u: u @ u)(a).jaxpr.eqns[0].params
     assert params["precision"] == (lax.Precision.HIGHEST,) * 2
+
+
+def test_dot_algorithm_types():
+    Preset = lax.DotAlgorithmPreset
+    assert len(Preset) == 16 and str(Preset.F16_F16_F32) == "F16_F16_F32"
+    assert repr(Preset.DEFAULT) == "DotAlgorithmPreset.DEFAULT"
+    assert Preset.BF16_BF16_F32.supported_lhs_types == (jnp.bfloat16, np.float32)
+    assert Preset.F16_F16_F32.accumulation_type == np.float32
+    assert Preset.DEFAULT.supported_rhs_types is None and Preset.DEFAULT.accumulation_type is None
+    assert Preset.BF16_BF16_F32.supported_output_types(jnp.bfloat16, jnp.bfloat16) == \
+        (np.float32, jnp.bfloat16)
+    algorithm = lax.DotAlgorithm(np.float16, np.float16, np.float32)
+    assert algorithm.num_primitive_operations == 1 and algorithm.accumulation_type == np.float32
+
+
+def test_dot_algorithm_presets_run_as_on_cpu(executor):
+    a = np.arange(6, dtype=np.float32).reshape(2, 3) / 7
+    b = np.arange(12, dtype=np.float32).reshape(3, 4) / 5
+
+    def both(u, v, **kw):   # eagerly and under jit, which must agree exactly
+        eager = lax.dot(u, v, **kw)
+        jitted = jax.jit(lambda s, t: lax.dot(s, t, **kw))(u, v)
+        np.testing.assert_array_equal(eager, jitted)
+        assert eager.dtype == jitted.dtype
+        return np.asarray(eager)
+
+    # Each operand is rounded to the preset's type first (JAX 0.10.2's values on CPU).
+    half = both(a, b, precision=lax.DotAlgorithmPreset.F16_F16_F16)
+    np.testing.assert_array_equal(half, np.array(
+        [[0.5712890625, 0.65673828125, 0.74267578125, 0.828125],
+         [1.599609375, 1.9423828125, 2.28515625, 2.62890625]], np.float32))
+    np.testing.assert_array_equal(both(a, b, precision="F64_F64_F64"),
+                                  (a.astype(np.float64) @ b).astype(np.float32))
+    narrow = both(a.astype(np.float16), b.astype(np.float16), precision="BF16_BF16_F32")
+    assert narrow.dtype == np.float16
+    np.testing.assert_array_equal(narrow, (a.astype(jnp.bfloat16).astype(np.float32) @ b.astype(
+        jnp.bfloat16).astype(np.float32)).astype(np.float16))
+    close(both(a, b, precision="DEFAULT"), a @ b)
+    close(both(a, b, precision="BF16_BF16_F32_X6"), a @ b)
+    # CPU runs only some algorithms; the others fail when run, not when traced.
+    for bad in (lax.DotAlgorithmPreset.TF32_TF32_F32, "F16_F16_F32",
+                lax.DotAlgorithm(np.float32, np.float32, np.float32)):
+        f = lambda u, v, bad=bad: lax.dot(u, v, precision=bad)   # noqa: E731
+        jax.make_jaxpr(f)(a, b)
+        with pytest.raises(ValueError, match="not supported by dot_general on CPU"):
+            f(a, b)
+        with pytest.raises(ValueError, match="not supported by dot_general on CPU"):
+            jax.jit(f)(a, b)
+
+
+def test_dot_algorithm_in_jaxprs_programs_and_derivatives():
+    a, b = _rand(2, 3), _rand(3, 4, seed=1)
+    f = lambda u, v: lax.dot(u, v, precision="F16_F16_F16")   # noqa: E731
+    assert "precision=F16_F16_F16" in str(jax.make_jaxpr(f)(a, b))
+    text = jax.jit(f).lower(a, b).as_text()
+    assert "#stablehlo.dot_algorithm<lhs_precision_type = f16" in text
+    assert "dot_algorithm" not in jax.jit(
+        lambda u, v: lax.dot(u, v, precision="DEFAULT")).lower(a, b).as_text()
+    # Transposes keep the algorithm, so gradients round like the forward product.
+    grad = jax.make_jaxpr(jax.grad(lambda u: f(u, b).sum()))(a)
+    assert [e.params["precision"] for e in grad.jaxpr.eqns if e.primitive is lax.dot_general_p] \
+        == [lax.DotAlgorithmPreset.F16_F16_F16] * 2
+    close(jax.grad(lambda u: f(u, b).sum())(a),
+          np.broadcast_to(b.astype(np.float16).astype(np.float32).sum(1), (2, 3)), 1e-3)
+    with jax.default_matmul_precision("F32_F32_F32"):
+        eqn = jax.make_jaxpr(lambda u: u @ u.T)(a).jaxpr.eqns[-1]
+    assert eqn.params["precision"] is lax.DotAlgorithmPreset.F32_F32_F32
+    lhs, rhs = _rand(1, 2, 5), _rand(3, 2, 2, seed=1)   # convolutions ignore algorithms
+    close(lax.conv(lhs, rhs, (1,), "VALID", precision="F16_F16_F16"),
+          lax.conv(lhs, rhs, (1,), "VALID"))
+
+
+_ACCURACY_OPS = ["exp", "exp2", "expm1", "log", "log1p", "tanh", "logistic", "sin", "cos",
+                 "tan", "sqrt", "rsqrt", "cbrt"]
+
+
+@pytest.mark.parametrize("name", _ACCURACY_OPS)
+def test_unary_ops_take_a_requested_accuracy(name, executor):
+    op, x = getattr(lax, name), np.array([0.25, 0.5, 1.5], np.float32)
+    plain = jax.jit(op)(x)   # CPU has one implementation: every accuracy gets it
+    for accuracy in (lax.AccuracyMode.HIGHEST, lax.AccuracyMode.DEFAULT,
+                     lax.Tolerance(atol=1e-5, rtol=1e-4), lax.Tolerance(ulps=2)):
+        np.testing.assert_array_equal(op(x, accuracy=accuracy), op(x))
+        jitted = jax.jit(lambda v, accuracy=accuracy: op(v, accuracy=accuracy))
+        np.testing.assert_array_equal(jitted(x), plain)
+    closed = jax.make_jaxpr(lambda v: op(v, accuracy=lax.AccuracyMode.HIGHEST))(x)
+    assert "accuracy=AccuracyMode.HIGHEST" in str(closed)
+    assert "accuracy" not in str(jax.make_jaxpr(op)(x))
+    with pytest.raises(NotImplementedError, match="not supported"):
+        op(x, accuracy="HIGHEST")
+
+
+def test_accuracy_reaches_stablehlo_and_derivatives():
+    x = np.array([0.25, 0.5, 1.5], np.float32)
+    text = jax.jit(lambda v: lax.exp(v, accuracy=lax.Tolerance(atol=1e-5))).lower(x).as_text()
+    assert "result_accuracy_mode<TOLERANCE>" in text and "atol = 1.0" in text
+    assert "result_accuracy_mode<HIGHEST>" in jax.jit(
+        lambda v: lax.sin(v, accuracy=lax.AccuracyMode.HIGHEST)).lower(x).as_text()
+    # With HIGHEST, tanh's derivative is 4 logistic(2x) logistic(-2x), as in JAX.
+    tanh = lambda v: lax.tanh(v, accuracy=lax.AccuracyMode.HIGHEST)   # noqa: E731
+    jvp = jax.make_jaxpr(lambda v: jax.jvp(tanh, (v,), (v,)))(x)
+    assert [e.primitive.name for e in jvp.jaxpr.eqns].count("logistic") == 2
+    close(jax.grad(lambda v: tanh(v).sum())(x), 1 - np.tanh(x) ** 2)
+    close(jax.grad(lambda v: lax.expm1(v, accuracy=lax.AccuracyMode.HIGHEST).sum())(x),
+          np.exp(x))
+    cos = jax.make_jaxpr(lambda v: jax.grad(
+        lambda u: lax.sin(u, accuracy=lax.AccuracyMode.HIGHEST).sum())(v))(x)
+    assert "cos[accuracy=AccuracyMode.HIGHEST]" in str(cos)
+    with pytest.raises(ValueError, match="non-negative"):
+        lax.Tolerance(atol=-1.0)
+    with pytest.raises(ValueError, match="at least one"):
+        lax.Tolerance()
+    with pytest.raises(TypeError):
+        lax.asin(x, accuracy=lax.AccuracyMode.HIGHEST)
 
 
 def test_rounding_method():

@@ -9,6 +9,7 @@ import scipy.stats as ss
 import pyjax as jax
 import pyjax.scipy.special as jsp
 import pyjax.scipy.stats as jst
+from pyjax._src import errors
 from pyjax._src.test_util import check_grads
 
 POS = np.linspace(0.2, 4.0, 9, dtype=np.float32)
@@ -110,6 +111,152 @@ def test_special_derivatives():
     with pytest.raises(NotImplementedError, match="not implemented"):
         jax.grad(lambda a: jsp.betainc(a, 2.0, 0.5))(1.0)
     np.testing.assert_allclose(jsp.bernoulli(4), sp.bernoulli(4), rtol=1e-6)
+
+
+# --- Bessel J_n, Fresnel and sine/cosine integrals, Owen's T, wofz, spherical harmonics ------
+
+LINE = np.concatenate([np.linspace(-12, 12, 97),
+                       [1e-20, 1e-5, -1e-3, 0.999, -2.99, 37.5, 1e3, -2e4]])
+H_GRID, A_GRID = np.meshgrid([-7, -2.5, -0.3, 0, 0.4, 1, 3, 9, 40],
+                             [-20, -1.5, -1, -0.2, 0, 1e-6, 0.6, 1, 2.5, 1e3])
+_AXIS = np.array([-500, -30, -8.5, -3, -0.5, 0, 0.2, 1.1, 5, 7.9, 12, 60])
+PLANE = (_AXIS[:, None] + 1j * _AXIS).ravel()
+PLANE = PLANE[np.abs(sp.wofz(PLANE)) < 1e30]   # what float32 holds
+DEGREES, ORDERS = (a.ravel() for a in np.meshgrid(np.arange(7), np.arange(-7, 8)))
+ATOL = {False: 3e-7, True: 1e-15}
+POLAR = np.linspace(0, np.pi, DEGREES.size)
+AZIMUTH = np.linspace(2 * np.pi, 0, DEGREES.size)
+
+# (name, ours, SciPy's, arguments, (rtol in float32, in float64)); atol is ATOL
+MORE_SPECIAL = [
+    ("fresnel", jsp.fresnel, sp.fresnel, (LINE,), (3e-7, 1e-15)),
+    ("sici", jsp.sici, sp.sici, (LINE,), (3e-7, 1e-15)),
+    ("owens_t", jsp.owens_t, sp.owens_t, (H_GRID, A_GRID), (3e-7, 1e-15)),
+    ("wofz", jsp.wofz, sp.wofz, (PLANE,), (2e-6, 3e-14)),
+    ("wofz_real", jsp.wofz, sp.wofz, (LINE,), (5e-7, 5e-15)),
+    ("bessel_jn", lambda z: jsp.bessel_jn(z, v=5),
+     lambda z: np.stack([sp.jv(k, z) for k in range(6)]), (np.linspace(-20, 20, 81),),
+     (3e-7, 1e-15)),
+    ("sph_harm_y", lambda t, p: jsp.sph_harm_y(DEGREES, ORDERS, t, p),
+     lambda t, p: sp.sph_harm_y(DEGREES, ORDERS, t, p), (POLAR, AZIMUTH), (3e-7, 1e-15)),
+]
+
+
+@pytest.mark.parametrize("x64", [False, True], ids=["float32", "float64"])
+@pytest.mark.parametrize("name,ours,ref,args,tols", MORE_SPECIAL,
+                         ids=[c[0] for c in MORE_SPECIAL])
+def test_more_special_match_scipy(name, ours, ref, args, tols, x64):
+    """Eagerly and under jit, relative errors (absolute ones near zeros of the functions).
+    SciPy sees the arguments as rounded to the tested dtype."""
+    real, cplx = (np.float64, np.complex128) if x64 else (np.float32, np.complex64)
+    args = [a.astype(cplx if np.iscomplexobj(a) else real) for a in args]
+    expected = ref(*[a.astype(np.complex128 if np.iscomplexobj(a) else np.float64)
+                     for a in args])
+    with jax.enable_x64(x64):
+        for f in (ours, jax.jit(ours)):
+            for got, want in zip(jax.tree_util.tree_leaves(f(*args)), np.broadcast_arrays(
+                    *expected) if isinstance(expected, tuple) else [expected]):
+                assert got.dtype == (want.astype(cplx) if np.iscomplexobj(want) else
+                                     want.astype(real)).dtype
+                np.testing.assert_allclose(got, want, rtol=tols[x64], atol=ATOL[x64],
+                                           err_msg=name)
+
+
+def test_more_special_edges():
+    edges = np.array([0.0, -0.0, np.inf, -np.inf, np.nan], np.float32)
+    s, c = jsp.fresnel(edges)
+    np.testing.assert_array_equal(s, [0, 0, 0.5, -0.5, np.nan])
+    np.testing.assert_array_equal(c, [0, 0, 0.5, -0.5, np.nan])
+    si, ci = jsp.sici(edges)
+    np.testing.assert_allclose(si, [0, 0, np.pi / 2, -np.pi / 2, np.nan])
+    assert np.signbit(si[1])                    # Si(-0) = -0 as in JAX (SciPy gives +0)
+    np.testing.assert_array_equal(ci, [-np.inf, -np.inf, 0, np.nan, np.nan])
+    h = np.array([0, 1, np.inf, np.nan, 1, 1, -2], np.float32)
+    a = np.array([np.inf, np.inf, 1, 1, np.nan, 0, -np.inf], np.float32)
+    np.testing.assert_allclose(jsp.owens_t(h, a), sp.owens_t(h, a), rtol=1e-6)
+    with jax.enable_x64(True):   # relative accuracy in the tail
+        h, a = np.meshgrid([5.0, 8.0, 12.0, 20.0], [0.3, 1.0, 4.0, 50.0])
+        np.testing.assert_allclose(jsp.owens_t(h, a), sp.owens_t(h, a), rtol=1e-12)
+    z = np.array([0, np.inf, -np.inf, complex(np.inf, 1), complex(np.inf, -1),
+                  complex(1, np.inf), complex(np.nan, 1), 1e10], np.complex64)
+    np.testing.assert_allclose(jsp.wofz(z), [1, 0, 0, 0, 0, 0, np.nan, 5.641896e-11j],
+                               rtol=1e-6)
+    # wofz builds its results with lax.complex, which keeps infinite parts apart
+    parts = jax.lax.complex(np.float32([1, np.inf]), np.float32([-np.inf, 2]))
+    assert list(np.asarray(parts)) == [complex(1, -np.inf), complex(np.inf, 2)]
+    x = np.linspace(-6, 6, 25, dtype=np.float32)   # Re w(x) = exp(-x^2) exactly
+    np.testing.assert_array_equal(np.real(jsp.wofz(x)), np.exp(-x * x))
+    np.testing.assert_allclose(jsp.bessel_jn(edges, v=2),
+                               [[1, 1, np.nan, np.nan, np.nan], [0, 0] + [np.nan] * 3,
+                                [0, 0] + [np.nan] * 3])
+    # JAX computes J_n at tiny z as nan; the recurrence on ratios has no overflow to fear
+    np.testing.assert_allclose(jsp.bessel_jn(np.float32(1e-10), v=2), [1, 5e-11, 1.25e-21])
+    assert jsp.bessel_jn(np.ones((2, 3), np.float32), v=4).shape == (5, 2, 3)
+    # |m| > n gives 0 (as SciPy); degrees above n_max are clipped to it (values from JAX)
+    assert complex(jsp.sph_harm_y(2, 3, 0.7, 0.3)) == 0
+    with jax.enable_x64(True):
+        np.testing.assert_allclose(
+            jsp.sph_harm_y(np.array([3, 10]), np.array([1, -2]), np.array([0.7, 2.0]),
+                           np.array([0.3, 5.0]), n_max=2),
+            [-0.36365247258846456 - 0.11249089203178193j,
+             -0.2679826104502794 + 0.1737494270561892j], rtol=1e-14)
+        # far out SciPy rounds pi x^2 / 2 (and stops at 1/2); these are exact (mpmath)
+        s, c = jsp.fresnel(np.array([12345.678, 26826957.95279694]))
+        np.testing.assert_allclose(s, [0.5000109663298015, 0.5000000004994956], rtol=1e-15)
+        np.testing.assert_allclose(c, [0.500023334695318, 0.499999988145219], rtol=1e-15)
+
+
+def test_more_special_dtypes_and_errors():
+    half = np.array([0.5, 1.5], np.float16)
+    assert [v.dtype for v in jsp.fresnel(half) + jsp.sici(half)] == [np.float16] * 4
+    assert jsp.bessel_jn(half, v=1).dtype == np.float16
+    assert jsp.owens_t(half, half).dtype == np.float32     # as in JAX
+    assert jsp.wofz(half).dtype == np.complex64
+    assert jsp.wofz(np.arange(3)).dtype == np.complex64
+    assert not jsp.fresnel(1.0)[0].aval.weak_type and not jsp.owens_t(1.0, 2.0).aval.weak_type
+    with pytest.raises(TypeError, match="`v` must be an integer"):
+        jsp.bessel_jn(1.0, v=2.0)
+    with pytest.raises(ValueError, match="non-negative"):
+        jsp.bessel_jn(1.0, v=-1)
+    with pytest.raises(ValueError, match="real-valued"):
+        jsp.sici(1 + 1j)
+    with pytest.raises(NotImplementedError, match="real-valued"):
+        jsp.fresnel(np.array([1j]))
+    with pytest.raises(TypeError, match="`n` must be an integer"):
+        jsp.sph_harm_y(np.array([1.0]), np.array([1]), 0.5, 0.5)
+    with pytest.raises(NotImplementedError, match="diff_n"):
+        jsp.sph_harm_y(np.array([1]), np.array([1]), 0.5, 0.5, diff_n=1)
+    with pytest.raises(errors.ConcretizationTypeError, match="n_max"):
+        jax.jit(lambda n: jsp.sph_harm_y(n, np.array([1]), 0.5, 0.5))(np.array([2]))
+
+
+def test_more_special_vmap_and_derivatives():
+    x = np.array([-2.3, -0.4, 0.3, 0.9, 1.7, 5.5])
+    for f in [jsp.fresnel, jsp.sici, jsp.wofz, lambda v: jsp.owens_t(v, v / 2),
+              lambda v: jsp.bessel_jn(v, v=3).T,
+              lambda v: jsp.sph_harm_y(np.array(3), np.array(-2), v, 2 * v, n_max=3)]:
+        for got, want in zip(jax.tree_util.tree_leaves(jax.vmap(f)(x)),
+                             jax.tree_util.tree_leaves(f(x))):
+            np.testing.assert_allclose(got, want, rtol=1e-6)
+    with jax.enable_x64(True):
+        check_grads(jsp.fresnel, (x,), order=2)
+        check_grads(jsp.sici, (x,), order=2)
+        check_grads(jsp.owens_t, (x, x[::-1] / 2), order=2)
+        check_grads(jsp.wofz, (x + 1j * x[::-1] / 3,), order=2)
+        check_grads(lambda v: jsp.wofz(v).real, (x,), order=1)
+        check_grads(lambda v: jsp.bessel_jn(v, v=3), (x,), order=2)
+        check_grads(lambda t, p: jsp.sph_harm_y(np.arange(6), np.array([0, -1, 2, 3, -2, 1]),
+                                                t, p), (x[::-1] / 2 + 1, x), order=2)
+        # JAX's values
+        np.testing.assert_allclose(jax.grad(jsp.owens_t, argnums=(0, 1))(0.5, 0.7),
+                                   [-0.048173327917516204, 0.08866383580702068], rtol=1e-12)
+        np.testing.assert_allclose(jax.grad(lambda v: jsp.bessel_jn(v, v=2)[2])(1.3),
+                                   0.24044371084737187, rtol=1e-12)
+        np.testing.assert_allclose(jax.grad(jsp.wofz, holomorphic=True)(0.5 + 0.5j),
+                                   -0.3026684765277165 + 0.3647342277988792j, rtol=1e-12)
+    assert float(jax.grad(lambda v: jsp.sici(v)[0])(0.0)) == 1.0
+    assert float(jax.grad(lambda v: jsp.sici(v)[1])(0.0)) == np.inf
+    assert float(jax.grad(lambda v: jsp.bessel_jn(v, v=1)[0])(0.0)) == 0.0  # JAX: nan
 
 
 LOC, SCALE = np.float32(0.5), np.float32(2.0)

@@ -166,8 +166,13 @@ explain_cache_misses = config.define(
     "Explain, on each jit retrace, what changed since the closest earlier call.")
 default_matmul_precision = config.define(
     "jax_default_matmul_precision", None, _optional_str,
-    "Default precision for matmul-like operations.", affects_tracing=True,
-    choices=(None, "default", "high", "highest", "bfloat16", "tensorfloat32", "float32"))
+    "Default precision for matmul-like operations: a lax.Precision name or the name of a "
+    "lax.DotAlgorithmPreset.", affects_tracing=True,
+    choices=(None, "default", "high", "highest", "bfloat16", "tensorfloat32", "float32",
+             "ANY_F8_ANY_F8_F32", "ANY_F8_ANY_F8_F32_FAST_ACCUM", "ANY_F8_ANY_F8_ANY",
+             "ANY_F8_ANY_F8_ANY_FAST_ACCUM", "F16_F16_F16", "F16_F16_F32", "BF16_BF16_BF16",
+             "BF16_BF16_F32", "BF16_BF16_F32_X3", "BF16_BF16_F32_X6", "BF16_BF16_F32_X9",
+             "TF32_TF32_F32", "TF32_TF32_F32_X3", "F32_F32_F32", "F64_F64_F64"))
 numpy_dtype_promotion = config.define(
     "jax_numpy_dtype_promotion", "standard", str,
     "Implicit dtype promotion in jnp: 'standard' (JAX's lattice) or 'strict' (operands of "

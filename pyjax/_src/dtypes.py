@@ -94,8 +94,22 @@ def is_python_scalar(x):
         isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic))
 
 
+class extended(np.generic):
+    """The scalar type of the dtypes NumPy has no type for (typed PRNG keys): for them,
+    issubdtype(dtype, extended) holds."""
+
+
+class prng_key(extended):
+    """The scalar type of typed PRNG key dtypes (key<fry>)."""
+
+
 def issubdtype(a, b):
-    """np.issubdtype that also knows bfloat16 and float8 are floating."""
+    """np.issubdtype that also knows bfloat16 and float8 are floating, and the extended
+    dtypes (their `type` is a subclass of `extended`)."""
+    kind = getattr(a, "type", None)
+    if not isinstance(a, (np.dtype, type)) and isinstance(kind, type) \
+            and issubclass(kind, extended):
+        return issubclass(kind, b) if isinstance(b, type) else a == b
     a = np.dtype(a) if not isinstance(a, type) or not issubclass(a, np.generic) else a
     if isinstance(a, np.dtype) and a in _FLOATS and b in (np.floating, np.inexact, np.number):
         return True
@@ -118,6 +132,33 @@ def is_inexact(dtype):
 def is_int(dtype):
     d = np.dtype(dtype)
     return d in _SIGNED or d in _UNSIGNED
+
+
+def itemsize_bits(dtype):
+    """The bits one element of `dtype` takes (4 for int4 and float4_e2m1fn)."""
+    d = np.dtype(dtype)
+    if d in _FLOATS and d.itemsize == 1:
+        return ml_dtypes.finfo(d).bits
+    if d in _SIGNED or d in _UNSIGNED:
+        return ml_dtypes.iinfo(d).bits
+    return d.itemsize * 8
+
+
+def scalar_type_of(x):
+    """The Python scalar type (bool, int, float or complex) of x's dtype."""
+    d = getattr(x, "dtype", None)
+    d = np.dtype(d if d is not None else python_scalar_dtype(x) if is_python_scalar(x)
+                 else np.asarray(x).dtype)
+    if d == bool_:
+        return bool
+    if d in _SIGNED or d in _UNSIGNED:
+        return int
+    if d in _FLOATS:
+        return float
+    if d in _COMPLEX:
+        return complex
+    raise TypeError(f"Value {x!r} with dtype {d} is not a valid JAX array type. Only arrays "
+                    "of numeric types are supported by JAX.")
 
 
 def finfo(dtype):

@@ -4,13 +4,14 @@ from pyjax._src.lax.control_flow import (  # noqa: F401
 )
 from pyjax._src.lax.dot import dot, dot_general  # noqa: F401
 from pyjax._src.lax.elementwise import (  # noqa: F401
-    abs, acos, acosh, add, asin, asinh, atan, atan2, atanh, bitcast_convert_type,
-    bitwise_and, bitwise_not, bitwise_or, bitwise_xor, cbrt, ceil, clamp, clz, complex,
-    conj, convert_element_type, cos, cosh, digamma, div, eq, erf, erf_inv, erfc, exp, exp2,
-    expm1, floor, ge, gt, imag, integer_pow, is_finite, le, lgamma, log, log1p, logistic,
-    lt, max, min, mul, ne, neg, nextafter, polygamma, population_count, pow, real, rem,
-    round, rsqrt, select, select_n, shift_left, shift_right_arithmetic,
-    shift_right_logical, sign, sin, sinh, sqrt, square, sub, tan, tanh, zeros_like,
+    AccuracyMode, Tolerance, abs, acos, acosh, add, asin, asinh, atan, atan2, atanh,
+    bitcast_convert_type, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, cbrt, ceil,
+    clamp, clz, complex, conj, convert_element_type, cos, cosh, digamma, div, eq, erf,
+    erf_inv, erfc, exp, exp2, expm1, floor, ge, gt, imag, integer_pow, is_finite, le, lgamma,
+    log, log1p, logistic, lt, max, min, mul, ne, neg, nextafter, polygamma,
+    population_count, pow, real, rem, round, rsqrt, select, select_n, shift_left,
+    shift_right_arithmetic, shift_right_logical, sign, sin, sinh, sqrt, square, sub, tan,
+    tanh, zeros_like,
 )
 from pyjax._src.lax.parallel import (  # noqa: F401
     all_gather, axis_index, pmax, pmean, pmin, psum,
@@ -53,8 +54,8 @@ from pyjax._src.lax.elementwise import (  # noqa: F401
     xor_p,
 )
 from pyjax._src.lax.elementwise_more import (  # noqa: F401
-    Precision, PrecisionLike, RoundingMethod, mulhi, mulhi_p, reciprocal, reduce_precision,
-    reduce_precision_p,
+    DotAlgorithm, DotAlgorithmPreset, Precision, PrecisionLike, RoundingMethod, mulhi,
+    mulhi_p, reciprocal, reduce_precision, reduce_precision_p,
 )
 from pyjax._src.lax.indexing import (  # noqa: F401
     gather_p, scatter_add_p, scatter_max_p, scatter_min_p, scatter_mul_p, scatter_p,
@@ -95,6 +96,7 @@ _LAZY_FAMILIES = {
     "program": ("composite dtype optimization_barrier optimization_barrier_p "
         "platform_dependent shape_as_value"),
     "random_gamma": "random_gamma_grad",
+    "rng": "RandomAlgorithm rng_bit_generator rng_bit_generator_p rng_uniform rng_uniform_p",
     "special": ("bessel_i0e bessel_i0e_p bessel_i1e bessel_i1e_p betainc igamma "
         "igamma_grad_a igamma_grad_a_p igamma_p igammac igammac_p "
         "regularized_incomplete_beta_p=betainc_p zeta zeta_p"),

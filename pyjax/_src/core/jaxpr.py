@@ -337,7 +337,7 @@ def _print_jaxpr(jaxpr, namer, indent):
     lines = [head]
     for eqn in jaxpr.eqns:
         lines.append(_print_eqn(eqn, namer, indent + "    "))
-    outs = " ".join(namer(v) for v in jaxpr.outvars)
+    outs = ", ".join(namer(v) for v in jaxpr.outvars)
     lines.append(f"{indent}  in ({outs},) }}" if len(jaxpr.outvars) == 1
                  else f"{indent}  in ({outs}) }}")
     return "\n".join(lines)

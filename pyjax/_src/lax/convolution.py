@@ -18,7 +18,8 @@ from pyjax._src.lax import builders as b
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import structural as st
 from pyjax._src.lax.builders import NUMBER
-from pyjax._src.lax.elementwise_more import canonicalize_precision
+from pyjax._src.lax.elementwise_more import (DotAlgorithm, DotAlgorithmPreset,
+                                             canonicalize_precision)
 
 
 class ConvDimensionNumbers(NamedTuple):
@@ -423,8 +424,9 @@ _PRECISIONS = {"DEFAULT": "DEFAULT", "HIGH": "HIGH", "HIGHEST": "HIGHEST",
 
 
 def _precision_names(precision):
-    """Two StableHLO precision names from None, a name, an enum or a pair of those."""
-    if precision is None:
+    """Two StableHLO precision names from None, a name, an enum or a pair of those; None
+    for a dot algorithm, which convolutions ignore (as JAX does)."""
+    if precision is None or isinstance(precision, (DotAlgorithm, DotAlgorithmPreset)):
         return None
     pair = precision if isinstance(precision, (tuple, list)) else (precision, precision)
     names = []

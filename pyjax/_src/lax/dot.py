@@ -15,7 +15,8 @@ from pyjax._src.interpreters.ad import defjvp
 from pyjax._src.lax import builders as b
 from pyjax._src.lax import structural as st
 from pyjax._src.lax.builders import NUMBER
-from pyjax._src.lax.elementwise_more import canonicalize_precision
+from pyjax._src.lax.elementwise_more import (DotAlgorithm, DotAlgorithmPreset,
+                                             canonicalize_precision)
 
 
 # ((lhs contracting, rhs contracting), (lhs batch, rhs batch)), as dot_general takes them.
@@ -58,11 +59,64 @@ def _dot_general_abstract_eval(lhs, rhs, dimension_numbers, precision=None,
     return ShapedArray(shape, dtype, lhs.weak_type and rhs.weak_type)
 
 
+# The presets XLA's CPU backend accepts. It does not read the algorithm itself: a dot
+# computes in its operand and result types, which the lowering sets to the preset's.
+_CPU_PRESETS = frozenset(DotAlgorithmPreset[name] for name in (
+    "DEFAULT", "F16_F16_F16", "F32_F32_F32", "F64_F64_F64", "BF16_BF16_F32",
+    "BF16_BF16_F32_X3", "BF16_BF16_F32_X6"))
+
+
+def _is_algorithm(precision):
+    return isinstance(precision, (DotAlgorithm, DotAlgorithmPreset))
+
+
+def _algorithm_types(algorithm, lhs_dtype, rhs_dtype, out_dtype):
+    """(lhs, rhs, result) dtypes of a dot under `algorithm` on CPU: a type the preset
+    takes stays, any other becomes the preset's first (as JAX lowers it); ValueError for
+    the algorithms CPU cannot run."""
+    if algorithm not in _CPU_PRESETS:
+        raise ValueError(f"The precision '{algorithm}' is not supported by dot_general on CPU")
+
+    def pick(dtype, supported):
+        return np.dtype(dtype) if supported is None or dtype in supported else supported[0]
+    lhs = pick(lhs_dtype, algorithm.supported_lhs_types)
+    rhs = pick(rhs_dtype, algorithm.supported_rhs_types)
+    return lhs, rhs, pick(out_dtype, algorithm.supported_output_types(lhs, rhs))
+
+
+def _algorithm_attr(preset):
+    """#stablehlo.dot_algorithm of a CPU preset, read off its name (BF16_BF16_F32_X3:
+    bfloat16 operands, float32 accumulation, three products)."""
+    operand, _, accumulation, *products = preset.name.lower().split("_")
+    count = int(products[0][1:]) if products else 1
+    return (f"#stablehlo.dot_algorithm<lhs_precision_type = {operand}, rhs_precision_type = "
+            f"{operand}, accumulation_type = {accumulation}, lhs_component_count = 1, "
+            f"rhs_component_count = 1, num_primitive_operations = {count}, "
+            f"allow_imprecise_accumulation = false>")
+
+
+def _cast(x, dtype):
+    """x as dtype, as XLA converts: complex to real keeps the real part."""
+    if x.dtype.kind == "c" and np.dtype(dtype).kind != "c":
+        x = x.real
+    return x.astype(dtype, copy=False)
+
+
 def _dot_general_impl(lhs, rhs, dimension_numbers, precision=None,
                       preferred_element_type=None):
+    out_dtype = preferred_element_type or np.result_type(lhs.dtype, rhs.dtype)
+    if not _is_algorithm(precision):
+        return _contract(lhs, rhs, dimension_numbers, out_dtype)
+    lhs_dtype, rhs_dtype, result_dtype = _algorithm_types(precision, lhs.dtype, rhs.dtype,
+                                                          out_dtype)
+    out = _contract(_cast(lhs, lhs_dtype), _cast(rhs, rhs_dtype), dimension_numbers,
+                    result_dtype)
+    return _cast(out, out_dtype)
+
+
+def _contract(lhs, rhs, dimension_numbers, out_dtype):
     (lc, rc), (lb, rb) = dimension_numbers
     lf, rf = _free_dims(lhs.ndim, lc, lb), _free_dims(rhs.ndim, rc, rb)
-    out_dtype = preferred_element_type or np.result_type(lhs.dtype, rhs.dtype)
     shape_of = lambda x, ds: [x.shape[d] for d in ds]   # noqa: E731
     nb = int(np.prod(shape_of(lhs, lb)))
     nl, nr = int(np.prod(shape_of(lhs, lf))), int(np.prod(shape_of(rhs, rf)))
@@ -77,7 +131,7 @@ def _dot_general_impl(lhs, rhs, dimension_numbers, precision=None,
     shape = shape_of(lhs, lb) + shape_of(lhs, lf) + shape_of(rhs, rf)
     if np.dtype(out_dtype).kind == "b":
         out = out != 0
-    return out.reshape(shape).astype(out_dtype, copy=False)
+    return _cast(out.reshape(shape), out_dtype)
 
 
 def _ranges_like(*lists):
@@ -87,7 +141,8 @@ def _ranges_like(*lists):
         start += len(xs)
 
 
-def _transpose_lhs(ct, x_aval, y, dimension_numbers, preferred_element_type, swap_ans=False):
+def _transpose_lhs(ct, x_aval, y, dimension_numbers, precision, preferred_element_type,
+                   swap_ans=False):
     (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
     y_ndim = get_aval(y).ndim
     x_kept = _free_dims(x_aval.ndim, x_contract, x_batch)
@@ -99,7 +154,7 @@ def _transpose_lhs(ct, x_aval, y, dimension_numbers, preferred_element_type, swa
     dims = ((tuple(ans_y), tuple(y_kept)), (tuple(ans_batch), tuple(y_batch)))
     x_contract_sorted_by_y = [x_contract[i] for i in np.argsort(y_contract)]
     out_axes = np.argsort(list(x_batch) + x_kept + x_contract_sorted_by_y)
-    out = dot_general(ct, y, dims, preferred_element_type=preferred_element_type)
+    out = dot_general(ct, y, dims, precision, preferred_element_type)
     out = st.transpose(out, tuple(int(a) for a in out_axes))
     from pyjax._src.lax.elementwise import convert_element_type
     return convert_element_type(out, x_aval.dtype) if get_aval(out).dtype != x_aval.dtype \
@@ -112,11 +167,11 @@ def _dot_general_transpose(ct, lhs, rhs, dimension_numbers, precision=None,
     if ad.is_undefined_primal(lhs) and ad.is_undefined_primal(rhs):
         raise ValueError("dot_general is not linear in both operands at once")
     if ad.is_undefined_primal(lhs):
-        return [_transpose_lhs(ct, lhs.aval, rhs, dimension_numbers,
+        return [_transpose_lhs(ct, lhs.aval, rhs, dimension_numbers, precision,
                                preferred_element_type), None]
     swapped = ((rc, lc), (rb, lb))
-    return [None, _transpose_lhs(ct, rhs.aval, lhs, swapped, preferred_element_type,
-                                 swap_ans=True)]
+    return [None, _transpose_lhs(ct, rhs.aval, lhs, swapped, precision,
+                                 preferred_element_type, swap_ans=True)]
 
 
 def _dot_samples():
@@ -130,6 +185,9 @@ def _dot_samples():
                  {"dimension_numbers": (((0,), (1,)), ((), ()))}),
         b.Sample([b.random_values((3, 4), np.int32), b.random_values((4,), np.int32, seed=1)],
                  {"dimension_numbers": (((1,), (0,)), ((), ()))}),
+        b.Sample([b.random_values((3, 4), f), b.random_values((4, 2), f, seed=1)],
+                 {"dimension_numbers": (((1,), (0,)), ((), ())),
+                  "precision": DotAlgorithmPreset.F64_F64_F64}),
     ]
 
 
@@ -158,10 +216,21 @@ def _dot_general_batch(args, dims, dimension_numbers, precision=None,
 def _dot_general_lower(ctx, lhs, rhs, dimension_numbers, precision=None,
                        preferred_element_type=None):
     """One stablehlo.dot_general in the dtype the impl computes in; booleans multiply
-    as int32 and compare with zero."""
+    as int32 and compare with zero. A dot algorithm first casts the operands to its
+    types and rides along as an attribute."""
     (lc, rc), (lb, rb) = dimension_numbers
     out = ctx.avals_out[0]
-    compute = np.promote_types(out.dtype, np.result_type(lhs.aval.dtype, rhs.aval.dtype))
+    result_dtype, attrs = out.dtype, {}
+    if _is_algorithm(precision):
+        lhs_dtype, rhs_dtype, result_dtype = _algorithm_types(
+            precision, lhs.aval.dtype, rhs.aval.dtype, out.dtype)
+        lhs, rhs = ctx.convert(lhs, lhs_dtype), ctx.convert(rhs, rhs_dtype)
+        if precision is not DotAlgorithmPreset.DEFAULT:
+            attrs["algorithm"] = _algorithm_attr(precision)
+    elif precision is not None:
+        attrs["precision_config"] = "[" + ", ".join(
+            f"#stablehlo<precision {p.name}>" for p in precision) + "]"
+    compute = np.promote_types(result_dtype, np.result_type(lhs.aval.dtype, rhs.aval.dtype))
     if compute == np.bool_:
         compute = np.dtype(np.int32)
     lhs, rhs = ctx.convert(lhs, compute), ctx.convert(rhs, compute)
@@ -169,10 +238,7 @@ def _dot_general_lower(ctx, lhs, rhs, dimension_numbers, precision=None,
         ("lhs_batching_dimensions", lb), ("rhs_batching_dimensions", rb),
         ("lhs_contracting_dimensions", lc), ("rhs_contracting_dimensions", rc)) if dims]
     numbers = ", ".join(f"{name} = [{', '.join(map(str, dims))}]" for name, dims in fields)
-    attrs = {"dot_dimension_numbers": f"#stablehlo.dot<{numbers}>"}
-    if precision is not None:
-        attrs["precision_config"] = "[" + ", ".join(
-            f"#stablehlo<precision {p.name}>" for p in precision) + "]"
+    attrs["dot_dimension_numbers"] = f"#stablehlo.dot<{numbers}>"
     result = ctx.op("stablehlo.dot_general", [lhs, rhs], out.update(dtype=compute), attrs)
     return ctx.convert(result, out.dtype)
 

@@ -1,8 +1,10 @@
 """Elementwise primitives: arithmetic, transcendental, comparison, logical and bitwise
 ops, select_n, clamp, and the strict lax wrappers that bind them. Operands of a binary op
-share one dtype; rank-0 operands broadcast."""
+share one dtype; rank-0 operands broadcast. Transcendental ops take a requested accuracy
+(AccuracyMode or Tolerance) as JAX's do."""
 from __future__ import annotations
 
+import enum
 import math
 
 import numpy as np
@@ -64,6 +66,64 @@ def _div_transpose(ct, x, y):
 
 def _unary_linear_transpose(f):
     return lambda ct, x, **params: [f(ct, **params)]
+
+
+# --- requested accuracy of transcendental ops ---------------------------------------------
+
+class AccuracyMode(enum.Enum):
+    """An accuracy requested of a transcendental op (accuracy= of lax.exp, lax.sin, ...):
+    the HIGHEST the backend has, or its DEFAULT."""
+
+    HIGHEST = 1
+    DEFAULT = 2
+
+
+class Tolerance:
+    """An accuracy requested of a transcendental op as error bounds: absolute (atol),
+    relative (rtol) and in units in the last place (ulps). Compared by identity."""
+
+    def __init__(self, atol=0.0, rtol=0.0, ulps=0):
+        if atol < 0.0 or rtol < 0.0 or ulps < 0:
+            raise ValueError(f"Tolerance bounds must be non-negative, got atol={atol}, "
+                             f"rtol={rtol}, ulps={ulps}.")
+        if atol == 0.0 and rtol == 0.0 and ulps == 0:
+            raise ValueError("A Tolerance needs at least one of atol, rtol or ulps set.")
+        self.atol, self.rtol, self.ulps = atol, rtol, ulps
+
+
+def _ignores_accuracy(impl):
+    """The NumPy impl of an op that takes accuracy=: NumPy has one implementation of it,
+    which serves every requested accuracy (XLA's CPU backend does the same)."""
+    def run(x, accuracy=None):
+        return impl(x)
+    return run
+
+
+def _accuracy_attr(accuracy):
+    if isinstance(accuracy, AccuracyMode):
+        bounds, mode = "", accuracy.name
+    else:
+        bounds = (f"atol = {float(accuracy.atol):.17e}, rtol = {float(accuracy.rtol):.17e}, "
+                  f"ulps = {int(accuracy.ulps)}, ")
+        mode = "TOLERANCE"
+    return f"#stablehlo.result_accuracy<{bounds}mode = #stablehlo.result_accuracy_mode<{mode}>>"
+
+
+def _accuracy_lowering(hlo, real_only=False):
+    """The op `hlo` with the requested accuracy as its result_accuracy; `real_only`: not
+    for complex operands (JAX lowers complex sin and cos without it)."""
+    def lower(ctx, x, accuracy=None):
+        attrs = None
+        if accuracy is not None and not (real_only and dtypes.is_complex(x.aval.dtype)):
+            attrs = {"result_accuracy": _accuracy_attr(accuracy)}
+        return ctx.op(hlo, [x], ctx.avals_out[0].strip_weak_type(), attrs)
+    return lower
+
+
+def _exp2_lower(ctx, x, accuracy=None):
+    log2 = ctx.full(math.log(2), (), x.aval.dtype)
+    return _accuracy_lowering("stablehlo.exponential")(
+        ctx, ctx.binary("stablehlo.multiply", x, log2), accuracy)
 
 
 # --- arithmetic -------------------------------------------------------------------------
@@ -197,23 +257,46 @@ def _abs_jvp(g, ans, x):
 abs_p = unary_op("abs", np.abs, (FLOAT, "complex", SIGNED), hlo="stablehlo.abs",
                  jvp=defjvp_with_output(_abs_jvp), result_dtype=dtypes.real_dtype)
 
-exp_p = unary_op("exp", _quiet(np.exp), INEXACT, hlo="stablehlo.exponential",
-                 jvp=defjvp_with_output(lambda g, ans, x: mul(g, ans)))
-exp2_p = unary_op("exp2", _quiet(np.exp2), INEXACT, hlo="stablehlo.exponential",
-                  lower=lambda ctx, x: ctx.unary("stablehlo.exponential", ctx.binary(
-                      "stablehlo.multiply", x, ctx.full(math.log(2), (), x.aval.dtype))),
-                  jvp=defjvp_with_output(lambda g, ans, x: mul(g, mul(ans,
-                                                                      _const(x, math.log(2))))))
-log_p = unary_op("log", _quiet(np.log), INEXACT, hlo="stablehlo.log", samples_domain=(0.5, 3),
-                 jvp=defjvp(lambda g, x: div(g, x)))
-log1p_p = unary_op("log1p", _quiet(np.log1p), INEXACT, hlo="stablehlo.log_plus_one",
-                   samples_domain=(0, 2), jvp=defjvp(lambda g, x: div(g, add(x, _const(x, 1)))))
-expm1_p = unary_op("expm1", _quiet(np.expm1), INEXACT, hlo="stablehlo.exponential_minus_one",
-                   jvp=defjvp_with_output(lambda g, ans, x: mul(g, add(ans, _const(ans, 1)))))
-tanh_p = unary_op("tanh", np.tanh, INEXACT, hlo="stablehlo.tanh",
-                  # (1 + y)(1 - y) rather than 1 - y**2: exact where |y| is close to 1
-                  jvp=defjvp_with_output(lambda g, ans, x: mul(
-                      add(g, mul(g, ans)), sub(_const(ans, 1), ans))))
+# The ops below take accuracy= (their rules accept it; JVPs that depend on it do as JAX's).
+exp_p = unary_op("exp", _ignores_accuracy(_quiet(np.exp)), INEXACT,
+                 hlo="stablehlo.exponential", lower=_accuracy_lowering("stablehlo.exponential"),
+                 jvp=defjvp_with_output(lambda g, ans, x, accuracy=None: mul(g, ans)))
+exp2_p = unary_op("exp2", _ignores_accuracy(_quiet(np.exp2)), INEXACT,
+                  hlo="stablehlo.exponential", lower=_exp2_lower,
+                  jvp=defjvp_with_output(lambda g, ans, x, accuracy=None: mul(
+                      g, mul(ans, _const(x, math.log(2))))))
+log_p = unary_op("log", _ignores_accuracy(_quiet(np.log)), INEXACT, hlo="stablehlo.log",
+                 samples_domain=(0.5, 3), lower=_accuracy_lowering("stablehlo.log"),
+                 jvp=defjvp(lambda g, x, accuracy=None: div(g, x)))
+log1p_p = unary_op("log1p", _ignores_accuracy(_quiet(np.log1p)), INEXACT,
+                   hlo="stablehlo.log_plus_one", samples_domain=(0, 2),
+                   lower=_accuracy_lowering("stablehlo.log_plus_one"),
+                   jvp=defjvp(lambda g, x, accuracy=None: div(g, add(x, _const(x, 1)))))
+
+
+def _expm1_jvp(g, ans, x, accuracy=None):
+    if accuracy is AccuracyMode.HIGHEST:
+        return mul(g, exp(x, accuracy=accuracy))
+    return mul(g, add(ans, _const(ans, 1)))
+
+
+expm1_p = unary_op("expm1", _ignores_accuracy(_quiet(np.expm1)), INEXACT,
+                   hlo="stablehlo.exponential_minus_one",
+                   lower=_accuracy_lowering("stablehlo.exponential_minus_one"),
+                   jvp=defjvp_with_output(_expm1_jvp))
+
+
+def _tanh_jvp(g, ans, x, accuracy=None):
+    if accuracy is AccuracyMode.HIGHEST:   # 4 logistic(2x) logistic(-2x)
+        return mul(g, mul(_const(x, 4), mul(logistic(mul(_const(x, 2), x), accuracy=accuracy),
+                                            logistic(mul(_const(x, -2), x),
+                                                     accuracy=accuracy))))
+    # (1 + y)(1 - y) rather than 1 - y**2: exact where |y| is close to 1
+    return mul(add(g, mul(g, ans)), sub(_const(ans, 1), ans))
+
+
+tanh_p = unary_op("tanh", _ignores_accuracy(np.tanh), INEXACT, hlo="stablehlo.tanh",
+                  lower=_accuracy_lowering("stablehlo.tanh"), jvp=defjvp_with_output(_tanh_jvp))
 
 
 def _logistic_impl(x):
@@ -222,17 +305,25 @@ def _logistic_impl(x):
     return scipy_special("expit")(x).astype(x.dtype)
 
 
-logistic_p = unary_op("logistic", _quiet(_logistic_impl), INEXACT,
-                      hlo="stablehlo.logistic",
-                      jvp=defjvp_with_output(
-                          lambda g, ans, x: mul(g, mul(ans, sub(_const(ans, 1), ans)))))
-sin_p = unary_op("sin", np.sin, INEXACT, hlo="stablehlo.sine",
-                 jvp=defjvp(lambda g, x: mul(g, cos(x))))
-cos_p = unary_op("cos", np.cos, INEXACT, hlo="stablehlo.cosine",
-                 jvp=defjvp(lambda g, x: neg(mul(g, sin(x)))))
-tan_p = unary_op("tan", np.tan, INEXACT, hlo="stablehlo.tan", samples_domain=(-1, 1),
-                 jvp=defjvp_with_output(lambda g, ans, x: mul(g, add(_const(x, 1),
-                                                                      square(ans)))))
+def _logistic_jvp(g, ans, x, accuracy=None):
+    if accuracy is AccuracyMode.HIGHEST:
+        return mul(g, mul(ans, logistic(neg(x))))
+    return mul(g, mul(ans, sub(_const(ans, 1), ans)))
+
+
+# As JAX, logistic lowers without the requested accuracy.
+logistic_p = unary_op("logistic", _ignores_accuracy(_quiet(_logistic_impl)), INEXACT,
+                      hlo="stablehlo.logistic", jvp=defjvp_with_output(_logistic_jvp))
+sin_p = unary_op("sin", _ignores_accuracy(_quiet(np.sin)), INEXACT, hlo="stablehlo.sine",
+                 lower=_accuracy_lowering("stablehlo.sine", real_only=True),
+                 jvp=defjvp(lambda g, x, accuracy=None: mul(g, cos(x, accuracy=accuracy))))
+cos_p = unary_op("cos", _ignores_accuracy(_quiet(np.cos)), INEXACT, hlo="stablehlo.cosine",
+                 lower=_accuracy_lowering("stablehlo.cosine", real_only=True),
+                 jvp=defjvp(lambda g, x, accuracy=None: neg(mul(g, sin(x, accuracy=accuracy)))))
+tan_p = unary_op("tan", _ignores_accuracy(_quiet(np.tan)), INEXACT, hlo="stablehlo.tan",
+                 samples_domain=(-1, 1), lower=_accuracy_lowering("stablehlo.tan"),
+                 jvp=defjvp_with_output(lambda g, ans, x, accuracy=None: mul(
+                     g, add(_const(x, 1), square(ans)))))
 asin_p = unary_op("asin", _quiet(np.arcsin), INEXACT, hlo="chlo.asin",
                   samples_domain=(-0.9, 0.9),
                   jvp=defjvp(lambda g, x: mul(g, rsqrt(sub(_const(x, 1), square(x))))))
@@ -254,18 +345,30 @@ acosh_p = unary_op("acosh", _quiet(np.arccosh), INEXACT, hlo="chlo.acosh",
 atanh_p = unary_op("atanh", _quiet(np.arctanh), INEXACT, hlo="chlo.atanh",
                    samples_domain=(-0.9, 0.9),
                    jvp=defjvp(lambda g, x: div(g, sub(_const(x, 1), square(x)))))
-sqrt_p = unary_op("sqrt", _quiet(np.sqrt), INEXACT, hlo="stablehlo.sqrt",
-                  samples_domain=(0.5, 3),
-                  jvp=defjvp_with_output(lambda g, ans, x: div(g, mul(_const(x, 2), ans))))
-rsqrt_p = unary_op("rsqrt", _quiet(lambda x: (1 / np.sqrt(x)).astype(x.dtype)), INEXACT,
-                   hlo="stablehlo.rsqrt", samples_domain=(0.5, 3),
-                   jvp=defjvp_with_output(
-                       lambda g, ans, x: mul(g, mul(_const(x, -0.5), div(ans, x)))))
-cbrt_p = unary_op("cbrt", _quiet(np.cbrt), (FLOAT,), hlo="stablehlo.cbrt",
-                  samples_domain=(0.5, 3),
+def _rsqrt_impl(x):
+    return (1 / np.sqrt(x)).astype(x.dtype)
+
+
+sqrt_p = unary_op("sqrt", _ignores_accuracy(_quiet(np.sqrt)), INEXACT, hlo="stablehlo.sqrt",
+                  samples_domain=(0.5, 3), lower=_accuracy_lowering("stablehlo.sqrt"),
                   jvp=defjvp_with_output(
-                      lambda g, ans, x: div(g, mul(_const(x, 3), square(ans)))))
-square_p = unary_op("square", np.square, NUMBER, hlo="stablehlo.multiply",
+                      lambda g, ans, x, accuracy=None: div(g, mul(_const(x, 2), ans))))
+rsqrt_p = unary_op("rsqrt", _ignores_accuracy(_quiet(_rsqrt_impl)), INEXACT,
+                   hlo="stablehlo.rsqrt", samples_domain=(0.5, 3),
+                   lower=_accuracy_lowering("stablehlo.rsqrt"),
+                   jvp=defjvp_with_output(lambda g, ans, x, accuracy=None: mul(
+                       g, mul(_const(x, -0.5), div(ans, x)))))
+cbrt_p = unary_op("cbrt", _ignores_accuracy(_quiet(np.cbrt)), (FLOAT,), hlo="stablehlo.cbrt",
+                  samples_domain=(0.5, 3), lower=_accuracy_lowering("stablehlo.cbrt"),
+                  jvp=defjvp_with_output(
+                      lambda g, ans, x, accuracy=None: div(g, mul(_const(x, 3), square(ans)))))
+_ACCURACY_PRIMITIVES = (exp_p, exp2_p, log_p, log1p_p, expm1_p, tanh_p, logistic_p, sin_p,
+                       cos_p, tan_p, sqrt_p, rsqrt_p, cbrt_p)
+for _prim in _ACCURACY_PRIMITIVES:   # the harness also runs each with a requested accuracy
+    _prim.samples = lambda plain=_prim.samples: plain() + [
+        b.Sample(s.args, {"accuracy": accuracy}) for s in plain()[::2]
+        for accuracy in (AccuracyMode.HIGHEST, Tolerance(atol=1e-5, ulps=2))]
+square_p = unary_op("square", _quiet(np.square), NUMBER, hlo="stablehlo.multiply",
                     lower=lambda ctx, x: ctx.binary("stablehlo.multiply", x, x),
                     jvp=defjvp(lambda g, x: mul(g, mul(_const(x, 2), x))))
 
@@ -337,8 +440,14 @@ imag_p = unary_op("imag", np.imag, ("complex",), hlo="stablehlo.imag", jvp=linea
                       lambda ct: neg(complex(_zeros_like(ct), ct))))
 conj_p = unary_op("conj", np.conj, INEXACT, hlo="chlo.conj", jvp=linear_jvp,
                   transpose=_unary_linear_transpose(lambda ct: conj(ct)))
-complex_p = binary_op("complex", lambda x, y: (x + 1j * y).astype(
-    dtypes.complex_dtype(x.dtype)), (FLOAT,), hlo="stablehlo.complex",
+def _complex_impl(x, y):
+    """x + iy, set part by part: x + 1j * y would turn an infinite y into nan + inf j."""
+    out = np.empty(np.broadcast_shapes(np.shape(x), np.shape(y)), dtypes.complex_dtype(x.dtype))
+    out.real, out.imag = x, y
+    return out
+
+
+complex_p = binary_op("complex", _complex_impl, (FLOAT,), hlo="stablehlo.complex",
     jvp=linear_jvp,
     result_dtype=lambda d: dtypes.complex128 if d == dtypes.float64 else dtypes.complex64,
     transpose=lambda ct, x, y: [
@@ -641,6 +750,20 @@ def _unary(prim):
     return op
 
 
+def _unary_with_accuracy(prim):
+    def op(x, *, accuracy=None):
+        if accuracy is None:
+            return prim.bind(x)
+        if not isinstance(accuracy, (AccuracyMode, Tolerance)):
+            raise NotImplementedError(f"Accuracy {accuracy!r} not supported: lax.{prim.name} "
+                                      "takes a lax.AccuracyMode or a lax.Tolerance.")
+        return prim.bind(x, accuracy=accuracy)
+    op.__name__ = prim.name
+    op.__doc__ = (f"Elementwise {prim.name} (lax: no type promotion); `accuracy` requests "
+                  "an implementation (lax.AccuracyMode or lax.Tolerance).")
+    return op
+
+
 def _binary(prim):
     def op(x, y):
         return prim.bind(x, y)
@@ -656,14 +779,13 @@ bitwise_and, bitwise_or, bitwise_xor = map(_binary, (and_p, or_p, xor_p))
 shift_left, shift_right_logical, shift_right_arithmetic = map(_binary, (
     shift_left_p, shift_right_logical_p, shift_right_arithmetic_p))
 complex, polygamma = _binary(complex_p), _binary(polygamma_p)
-(neg, sign, floor, ceil, is_finite, abs, exp, exp2, log, log1p, expm1, tanh, logistic, sin,
- cos, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, sqrt, rsqrt, cbrt, square,
- erf, erfc, erf_inv, lgamma, digamma, real, imag, conj, population_count, clz) = map(
-    _unary, (neg_p, sign_p, floor_p, ceil_p, is_finite_p, abs_p, exp_p, exp2_p, log_p,
-             log1p_p, expm1_p, tanh_p, logistic_p, sin_p, cos_p, tan_p, asin_p, acos_p,
-             atan_p, sinh_p, cosh_p, asinh_p, acosh_p, atanh_p, sqrt_p, rsqrt_p, cbrt_p,
-             square_p, erf_p, erfc_p, erf_inv_p, lgamma_p, digamma_p, real_p, imag_p,
-             conj_p, population_count_p, clz_p))
+(neg, sign, floor, ceil, is_finite, abs, asin, acos, atan, sinh, cosh, asinh, acosh, atanh,
+ square, erf, erfc, erf_inv, lgamma, digamma, real, imag, conj, population_count, clz) = map(
+    _unary, (neg_p, sign_p, floor_p, ceil_p, is_finite_p, abs_p, asin_p, acos_p, atan_p,
+             sinh_p, cosh_p, asinh_p, acosh_p, atanh_p, square_p, erf_p, erfc_p, erf_inv_p,
+             lgamma_p, digamma_p, real_p, imag_p, conj_p, population_count_p, clz_p))
+(exp, exp2, log, log1p, expm1, tanh, logistic, sin, cos, tan, sqrt, rsqrt, cbrt) = map(
+    _unary_with_accuracy, _ACCURACY_PRIMITIVES)
 bitwise_not = _unary(not_p)
 
 

@@ -1,7 +1,7 @@
 """More elementwise lax: mulhi (mulhi_p) and reduce_precision (reduce_precision_p) with all
-their rules, reciprocal, and the option enums Precision (dot and conv precision=) and
-RoundingMethod (lax.round). Imports core, interpreters, backends.stablehlo and the lax
-families."""
+their rules, reciprocal, and the option types Precision, DotAlgorithm and DotAlgorithmPreset
+(dot and conv precision=) and RoundingMethod (lax.round). Imports core, interpreters,
+backends.stablehlo and the lax families."""
 from __future__ import annotations
 
 import enum
@@ -33,36 +33,135 @@ class Precision(enum.Enum):
 
     @classmethod
     def _missing_(cls, value):
-        names = {"default": cls.DEFAULT, "fastest": cls.DEFAULT, "bfloat16": cls.DEFAULT,
-                 "high": cls.HIGH, "tensorfloat32": cls.HIGH, "highest": cls.HIGHEST,
-                 "float32": cls.HIGHEST}
-        if isinstance(value, str) and value.lower() in names:
-            return names[value.lower()]
+        if isinstance(value, str) and value.lower() in _PRECISION_NAMES:
+            return cls[_PRECISION_NAMES[value.lower()]]
         return None
 
     def __repr__(self):
         return f"Precision.{self.name}"
 
     def __str__(self):
-        return self.name.lower()
+        return self.name
 
 
-PrecisionLike = typing.Optional[typing.Union[str, Precision, tuple]]
+_PRECISION_NAMES = {"default": "DEFAULT", "fastest": "DEFAULT", "bfloat16": "DEFAULT",
+                    "high": "HIGH", "bfloat16_3x": "HIGH", "tensorfloat32": "HIGH",
+                    "highest": "HIGHEST", "float32": "HIGHEST"}
+
+
+class DotAlgorithm(typing.NamedTuple):
+    """An algorithm for dot products (precision= of dot and dot_general): the types the
+    operands are rounded to, the accumulation type and, for algorithms that emulate a wider
+    type by splitting the operands, the component counts and the number of primitive
+    products. Which algorithms run depends on the platform; CPU runs only some presets."""
+
+    lhs_precision_type: typing.Any
+    rhs_precision_type: typing.Any
+    accumulation_type: typing.Any
+    lhs_component_count: int = 1
+    rhs_component_count: int = 1
+    num_primitive_operations: int = 1
+    allow_imprecise_accumulation: bool = False
+
+
+class DotAlgorithmPreset(enum.Enum):
+    """Named dot algorithms LHS_RHS_ACCUMULATION, passed as precision= (or by name): DEFAULT
+    picks by operand types; ANY_F8 ones take float8 operands (ANY accumulates in the
+    preferred element type); an _X3/_X6/_X9 suffix emulates float32 with that many
+    narrower products; FAST_ACCUM allows a less precise accumulation."""
+
+    DEFAULT = enum.auto()
+    ANY_F8_ANY_F8_F32 = enum.auto()
+    ANY_F8_ANY_F8_F32_FAST_ACCUM = enum.auto()
+    ANY_F8_ANY_F8_ANY = enum.auto()
+    ANY_F8_ANY_F8_ANY_FAST_ACCUM = enum.auto()
+    F16_F16_F16 = enum.auto()
+    F16_F16_F32 = enum.auto()
+    BF16_BF16_BF16 = enum.auto()
+    BF16_BF16_F32 = enum.auto()
+    BF16_BF16_F32_X3 = enum.auto()
+    BF16_BF16_F32_X6 = enum.auto()
+    BF16_BF16_F32_X9 = enum.auto()
+    TF32_TF32_F32 = enum.auto()
+    TF32_TF32_F32_X3 = enum.auto()
+    F32_F32_F32 = enum.auto()
+    F64_F64_F64 = enum.auto()
+
+    def __repr__(self):
+        return f"DotAlgorithmPreset.{self.name}"
+
+    def __str__(self):
+        return self.name
+
+    @property
+    def supported_lhs_types(self):
+        """The operand dtypes it takes as they are (others are cast to the first one);
+        None: any."""
+        return _PRESET_TYPES[self.name][0]
+
+    supported_rhs_types = supported_lhs_types
+
+    @property
+    def accumulation_type(self):
+        """The dtype it accumulates in; None: the result's."""
+        return _PRESET_TYPES[self.name][1]
+
+    def supported_output_types(self, lhs_dtype, rhs_dtype):
+        """The result dtypes it produces directly (others are a cast of the first one)
+        for operands of these dtypes; None: any."""
+        narrow = {"F16_F16_F32": np.dtype(np.float16), "BF16_BF16_F32": dtypes.bfloat16}
+        if self.name in narrow:   # the narrow result only from narrow operands
+            both_narrow = np.promote_types(lhs_dtype, rhs_dtype) == narrow[self.name]
+            return (np.dtype(np.float32),) + ((narrow[self.name],) if both_narrow else ())
+        if self.name.startswith("ANY_F8_ANY_F8_F32"):
+            return (np.dtype(np.float32), np.dtype(np.float16), dtypes.bfloat16) + tuple(
+                d for d in dtypes.float8_dtypes if d.name in (
+                    "float8_e4m3fn", "float8_e5m2", "float8_e5m2fnuz", "float8_e4m3fnuz",
+                    "float8_e4m3b11fnuz"))
+        accumulation = self.accumulation_type
+        return None if accumulation is None else (accumulation,)
+
+
+def _preset_types():
+    """Preset name -> (operand dtypes it takes, accumulation dtype)."""
+    f16, bf16, f32, f64 = (np.dtype(np.float16), dtypes.bfloat16, np.dtype(np.float32),
+                           np.dtype(np.float64))
+    table = {"DEFAULT": (None, None), "F16_F16_F16": ((f16,), f16),
+             "F16_F16_F32": ((f16,), f32), "BF16_BF16_BF16": ((bf16, f32), bf16),
+             "BF16_BF16_F32": ((bf16, f32), f32), "F64_F64_F64": ((f64,), f64)}
+    for name in DotAlgorithmPreset.__members__:
+        if name.startswith("ANY_F8"):
+            table[name] = (None, f32 if "_F32" in name else None)
+        table.setdefault(name, ((f32,), f32))
+    return table
+
+
+_PRESET_TYPES = _preset_types()
+
+PrecisionLike = typing.Optional[typing.Union[str, Precision, tuple, DotAlgorithm,
+                                             DotAlgorithmPreset]]
 
 
 def canonicalize_precision(precision):
-    """None, a Precision (or its name) or a pair of them, as None or a pair of Precision;
-    None picks up jax_default_matmul_precision when that is set."""
+    """None, a Precision (or its name) or a pair of them, a DotAlgorithm, or a
+    DotAlgorithmPreset (or its name), as None, a pair of Precision or the algorithm; None
+    picks up jax_default_matmul_precision when that is set."""
     if precision is None:
         default = config.default_matmul_precision.value
-        return None if default is None else (Precision(default),) * 2
+        return None if default is None else canonicalize_precision(default)
+    if isinstance(precision, (DotAlgorithm, DotAlgorithmPreset)):
+        return precision
+    if isinstance(precision, str) and precision not in _PRECISION_NAMES and \
+            precision in DotAlgorithmPreset.__members__:
+        return DotAlgorithmPreset[precision]
     if isinstance(precision, (str, Precision)):
         return (_one_precision(precision),) * 2
     if isinstance(precision, (tuple, list)) and len(precision) == 2:
         return tuple(_one_precision(p) for p in precision)
     raise ValueError(f"Precision argument must be one of: None, a lax.Precision value, a "
-                     f"precision name such as 'highest', or a pair of those (lhs, rhs); "
-                     f"got {precision!r}.")
+                     f"precision name such as 'highest', or a pair of those (lhs, rhs), a "
+                     f"lax.DotAlgorithmPreset or its name, or a lax.DotAlgorithm; got "
+                     f"{precision!r}.")
 
 
 def _one_precision(p):
@@ -70,8 +169,8 @@ def _one_precision(p):
         return Precision(p)
     except ValueError:
         raise ValueError(f"Unknown precision {p!r}: use lax.Precision.DEFAULT, HIGH or "
-                         "HIGHEST, or one of the names 'default', 'high', 'highest', "
-                         "'bfloat16', 'tensorfloat32', 'float32'.") from None
+                         f"HIGHEST, one of the names {sorted(_PRECISION_NAMES)}, or a "
+                         "lax.DotAlgorithmPreset (or its name).") from None
 
 
 class RoundingMethod(enum.IntEnum):
@@ -234,5 +333,6 @@ def reciprocal(x):
     return ew.integer_pow(x, -1)
 
 
-__all__ = ["Precision", "PrecisionLike", "canonicalize_precision", "RoundingMethod", "mulhi_p",
-           "mulhi", "reduce_precision_p", "reduce_precision", "reciprocal"]
+__all__ = ["Precision", "PrecisionLike", "DotAlgorithm", "DotAlgorithmPreset",
+           "canonicalize_precision", "RoundingMethod", "mulhi_p", "mulhi",
+           "reduce_precision_p", "reduce_precision", "reciprocal"]

@@ -45,6 +45,7 @@ class KeyTy:
 
     name = f"key<{IMPL_TAG}>"
     impl = PRNGSpec()
+    type = dtypes.prng_key   # so that issubdtype(key.dtype, jax.dtypes.prng_key) holds
 
     def __repr__(self):
         return self.name
