@@ -259,13 +259,9 @@ def unpack_source(example, leaf_types, root):
         count = len(leaves)
         lines = [f"leaves, tree = flatten({root})", "if tree != expected_tree:",
                  "    return NO_FIT"]
-        lines += [f"{_leaf_names(count)}, = leaves"] if count else []
+        lines += [", ".join(f"x{i}" for i in range(count)) + ", = leaves"] if count else []
         names = {"flatten": flatten, "expected_tree": treedef}
     return lines, names
-
-
-def _leaf_names(count):
-    return ", ".join(f"x{i}" for i in range(count))
 
 
 def _inline_children(node):

@@ -364,8 +364,10 @@ class JitWrapped:
         out = self._fast(args, kwargs)
         if out is not NO_FIT:
             return out
-        fast = self._fast_paths.get(self._signature(args, kwargs))   # one seen before
-        if fast is not None:
+        # Another signature seen before (with one fast path, it is the one just tried).
+        fast = len(self._fast_paths) > 1 and self._fast_paths.get(
+            self._signature(args, kwargs))
+        if fast:
             out = fast(args, kwargs)
             if out is not NO_FIT:
                 self._fast = fast

@@ -105,11 +105,6 @@ class _DefaultDevice(threading.local):
 default_device_state = _DefaultDevice()
 
 
-def default_device_override():
-    """The device of the innermost `default_device(...)` context, or None."""
-    return default_device_state.override
-
-
 def default_device():
     """Where uncommitted computations run: the innermost `default_device(...)` context,
     else the first device of the backend."""
