@@ -18,8 +18,7 @@ from pyjax._src.lax import builders as b
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import structural as st
 from pyjax._src.lax.builders import NUMBER
-from pyjax._src.lax.elementwise_more import (DotAlgorithm, DotAlgorithmPreset,
-                                             canonicalize_precision)
+from pyjax._src.lax.elementwise_more import canonicalize_precision, is_dot_algorithm
 
 
 class ConvDimensionNumbers(NamedTuple):
@@ -426,7 +425,7 @@ _PRECISIONS = {"DEFAULT": "DEFAULT", "HIGH": "HIGH", "HIGHEST": "HIGHEST",
 def _precision_names(precision):
     """Two StableHLO precision names from None, a name, an enum or a pair of those; None
     for a dot algorithm, which convolutions ignore (as JAX does)."""
-    if precision is None or isinstance(precision, (DotAlgorithm, DotAlgorithmPreset)):
+    if precision is None or is_dot_algorithm(precision):
         return None
     pair = precision if isinstance(precision, (tuple, list)) else (precision, precision)
     names = []

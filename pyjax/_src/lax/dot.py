@@ -15,8 +15,8 @@ from pyjax._src.interpreters.ad import defjvp
 from pyjax._src.lax import builders as b
 from pyjax._src.lax import structural as st
 from pyjax._src.lax.builders import NUMBER
-from pyjax._src.lax.elementwise_more import (DotAlgorithm, DotAlgorithmPreset,
-                                             canonicalize_precision)
+from pyjax._src.lax.elementwise_more import (DotAlgorithmPreset, canonicalize_precision,
+                                             is_dot_algorithm)
 
 
 # ((lhs contracting, rhs contracting), (lhs batch, rhs batch)), as dot_general takes them.
@@ -66,10 +66,6 @@ _CPU_PRESETS = frozenset(DotAlgorithmPreset[name] for name in (
     "BF16_BF16_F32_X3", "BF16_BF16_F32_X6"))
 
 
-def _is_algorithm(precision):
-    return isinstance(precision, (DotAlgorithm, DotAlgorithmPreset))
-
-
 def _algorithm_types(algorithm, lhs_dtype, rhs_dtype, out_dtype):
     """(lhs, rhs, result) dtypes of a dot under `algorithm` on CPU: a type the preset
     takes stays, any other becomes the preset's first (as JAX lowers it); ValueError for
@@ -105,7 +101,7 @@ def _cast(x, dtype):
 def _dot_general_impl(lhs, rhs, dimension_numbers, precision=None,
                       preferred_element_type=None):
     out_dtype = preferred_element_type or np.result_type(lhs.dtype, rhs.dtype)
-    if not _is_algorithm(precision):
+    if not is_dot_algorithm(precision):
         return _contract(lhs, rhs, dimension_numbers, out_dtype)
     lhs_dtype, rhs_dtype, result_dtype = _algorithm_types(precision, lhs.dtype, rhs.dtype,
                                                           out_dtype)
@@ -221,7 +217,7 @@ def _dot_general_lower(ctx, lhs, rhs, dimension_numbers, precision=None,
     (lc, rc), (lb, rb) = dimension_numbers
     out = ctx.avals_out[0]
     result_dtype, attrs = out.dtype, {}
-    if _is_algorithm(precision):
+    if is_dot_algorithm(precision):
         lhs_dtype, rhs_dtype, result_dtype = _algorithm_types(
             precision, lhs.aval.dtype, rhs.aval.dtype, out.dtype)
         lhs, rhs = ctx.convert(lhs, lhs_dtype), ctx.convert(rhs, rhs_dtype)

@@ -142,6 +142,11 @@ PrecisionLike = typing.Optional[typing.Union[str, Precision, tuple, DotAlgorithm
                                              DotAlgorithmPreset]]
 
 
+def is_dot_algorithm(precision):
+    """Whether a canonical precision names a dot algorithm rather than Precision pairs."""
+    return isinstance(precision, (DotAlgorithm, DotAlgorithmPreset))
+
+
 def canonicalize_precision(precision):
     """None, a Precision (or its name) or a pair of them, a DotAlgorithm, or a
     DotAlgorithmPreset (or its name), as None, a pair of Precision or the algorithm; None
@@ -149,7 +154,7 @@ def canonicalize_precision(precision):
     if precision is None:
         default = config.default_matmul_precision.value
         return None if default is None else canonicalize_precision(default)
-    if isinstance(precision, (DotAlgorithm, DotAlgorithmPreset)):
+    if is_dot_algorithm(precision):
         return precision
     if isinstance(precision, str) and precision not in _PRECISION_NAMES and \
             precision in DotAlgorithmPreset.__members__:

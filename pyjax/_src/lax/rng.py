@@ -187,7 +187,7 @@ def _rbg_samples():
 rng_bit_generator_p = define_primitive(
     "rng_bit_generator", multiple_results=True, impl=_rbg_impl,
     abstract_eval=_rbg_abstract_eval, jvp=NOT_DIFFERENTIABLE, batch=_rbg_batch,
-    lower=_rbg_lower, samples=lambda: _rbg_samples())
+    lower=_rbg_lower, samples=_rbg_samples)
 
 
 def rng_bit_generator(key, shape, dtype=np.uint32, algorithm=RandomAlgorithm.RNG_DEFAULT,
@@ -197,10 +197,7 @@ def rng_bit_generator(key, shape, dtype=np.uint32, algorithm=RandomAlgorithm.RNG
     stable, portable API; this one exposes the XLA operation."""
     del out_sharding   # one device: every array is where it needs to be
     shape = canonicalize_shape(shape, "rng_bit_generator")
-    dtype = dtypes.canonicalize_dtype(dtype)
-    if dtype not in _BIT_DTYPES:
-        raise TypeError(f"rng_bit_generator: unsupported dtype {dtype.name}; use uint8, "
-                        "uint16, uint32 or uint64.")
+    dtype = dtypes.canonicalize_dtype(dtype)   # the abstract eval checks it is unsigned
     try:
         algorithm = RandomAlgorithm(algorithm)
     except ValueError:
