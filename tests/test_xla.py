@@ -572,6 +572,27 @@ def test_fast_path_takes_scalars_and_keeps_every_value_exact(executor):
         assert f(np.float32(3.0), jnp.zeros(())).dtype == jnp.float32
 
 
+@pytest.mark.parametrize("executor", ["xla", "numpy"])
+def test_fast_path_takes_numpy_arrays_fresh_each_call(executor):
+    traces = []
+    with config.executor(executor):
+        f = jax.jit(lambda x, y: traces.append(1) or x * y)
+        x = np.arange(3.0)                                  # float64: canonical f32
+        for k in range(3):
+            x[0] = k                                        # read anew on every call
+            out = f(x, jnp.ones(3))
+            assert out.dtype == jnp.float32 and out.tolist() == [k, 1.0, 2.0]
+        assert len(traces) == 1 and len(f._fast_paths) == 1
+        assert f(np.ones(2), jnp.ones(2)).tolist() == [1.0, 1.0]        # another shape
+        assert f(np.ones(3, np.int32), jnp.ones(3)).dtype == jnp.float32  # another dtype
+        assert len(traces) == 3
+        subclass = np.ones(3).view(type("Sub", (np.ndarray,), {}))   # the general path
+        assert f(subclass, jnp.ones(3)).tolist() == [1.0] * 3 and len(f._fast_paths) == 3
+        with jax.transfer_guard_host_to_device("disallow"):
+            with pytest.raises(RuntimeError, match="Disallowed host-to-device"):
+                f(x, jnp.ones(3))
+
+
 def test_fast_path_sends_misfits_to_the_general_path():
     traces = []
     f = jax.jit(lambda x: traces.append(1) or x * 2)
@@ -635,11 +656,11 @@ Pair = collections.namedtuple("Pair", "a b")
     ({"z": {"y": 1.0, "x": 2.0}, "a": {"c": 3.0, "b": 4.0}},), (Pair(1.0, 2.0), [3.0]), (),
 ])
 def test_unpack_source_binds_the_leaves_in_flatten_order(example):
-    lines, names = tree_util.unpack_source(example, (float, int), "args")
+    lines, names = tree_util.unpack_source(example, (float, int), "args", "return 'no fit'")
     body = "\n".join("    " + line for line in lines)
     count = len(jax.tree_util.tree_leaves(example))
     source = f"def take(args):\n{body}\n    return [{', '.join(f'x{i}' for i in range(count))}]"
-    scope = dict(names, NO_FIT="no fit")
+    scope = dict(names)
     exec(source, scope)
     assert scope["take"](example) == jax.tree_util.tree_leaves(example)
     if example:   # another structure does not fit

@@ -245,20 +245,20 @@ def flatten(tree):
     return leaves, td
 
 
-def unpack_source(example, leaf_types, root):
+def unpack_source(example, leaf_types, root, no_fit):
     """Source lines that take the tuple in variable `root`, shaped like `example`, apart
-    into its leaves x0, x1, ... in flatten's order, and the names they use besides NO_FIT
-    (which the caller defines): what jit's generated fast path runs. Leaves are the
-    objects of `leaf_types`. Plain tuples, lists, dicts with str keys and None are checked
-    and taken apart inline (a few hundred ns); other nodes flatten the whole tree and
-    compare treedefs. A tree of another shape makes the lines `return NO_FIT`."""
+    into its leaves x0, x1, ... in flatten's order, and the names they use: what jit's
+    generated fast path runs. Leaves are the objects of `leaf_types`. Plain tuples, lists,
+    dicts with str keys and None are checked and taken apart inline (a few hundred ns);
+    other nodes flatten the whole tree and compare treedefs. A tree of another shape runs
+    the statement `no_fit` (a return)."""
     lines, names = [], {}
-    count = _unpack_inline(example, root, leaf_types, lines, names, [0, 0], root)
+    count = _unpack_inline(example, root, leaf_types, lines, names, [0, 0], root, no_fit)
     if count is None:
         leaves, treedef = flatten(example)
         count = len(leaves)
         lines = [f"leaves, tree = flatten({root})", "if tree != expected_tree:",
-                 "    return NO_FIT"]
+                 f"    {no_fit}"]
         lines += [", ".join(f"x{i}" for i in range(count)) + ", = leaves"] if count else []
         names = {"flatten": flatten, "expected_tree": treedef}
     return lines, names
@@ -284,7 +284,7 @@ def _leaf_count(node, leaf_types):
     return None if None in counts else sum(counts)
 
 
-def _unpack_inline(node, name, leaf_types, lines, names, counters, root):
+def _unpack_inline(node, name, leaf_types, lines, names, counters, root, no_fit):
     """Appends the lines for `node` held in variable `name`; returns the number of leaves
     so far, or None if some node has no inline form. counters: [next leaf, next node];
     the `root` variable is known to be a tuple."""
@@ -292,7 +292,7 @@ def _unpack_inline(node, name, leaf_types, lines, names, counters, root):
     if children is None:
         return None
     if node is None:
-        lines += [f"if {name} is not None:", "    return NO_FIT"]
+        lines += [f"if {name} is not None:", f"    {no_fit}"]
         return counters[0]
     t = type(node)
     checks = [f"type({name}) is not {t.__name__}"] if name != root else []
@@ -301,7 +301,7 @@ def _unpack_inline(node, name, leaf_types, lines, names, counters, root):
         checks.append(f"{name}.keys() != {name}_keys")
     else:
         checks.append(f"len({name}) != {len(node)}")
-    lines += [f"if {' or '.join(checks)}:", "    return NO_FIT"]
+    lines += [f"if {' or '.join(checks)}:", f"    {no_fit}"]
     child_names, leaf = [], counters[0]    # leaves are numbered depth first, as flatten does
     for child in children:
         if isinstance(child, leaf_types):
@@ -322,7 +322,8 @@ def _unpack_inline(node, name, leaf_types, lines, names, counters, root):
         if child_name[0] == "x":
             counters[0] += 1
         else:
-            _unpack_inline(child, child_name, leaf_types, lines, names, counters, root)
+            _unpack_inline(child, child_name, leaf_types, lines, names, counters, root,
+                           no_fit)
     return counters[0]
 
 

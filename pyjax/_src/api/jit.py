@@ -15,7 +15,7 @@ from pyjax._src import config, tree_util
 from pyjax._src.array import Array
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import dispatch
-from pyjax._src.backends.dispatch import NO_FIT
+from pyjax._src.backends.dispatch import NO_FIT, HostArrayKind
 from pyjax._src.core.avals import get_aval, is_valid_jax_type
 from pyjax._src.core.trace import Trace, current_trace
 from pyjax._src.core.trace import _context as _trace_context
@@ -123,9 +123,10 @@ class CacheEntry:
 
 def _fast_path(wrapped, closed, donated, out_tree, args, kwargs):
     """The fast path for calls like this one (the same positional count, keyword names,
-    static values, and pytrees of uncommitted Arrays and Python/NumPy scalars of the same
-    structure and types): a function (args, kwargs) straight to the executable's result,
-    or NO_FIT when a call does not fit (the general path then handles it)."""
+    static values, and pytrees of the same structure whose leaves are uncommitted Arrays,
+    NumPy arrays and Python/NumPy scalars of the same kinds): a method (self, *args,
+    **kwargs) straight to the executable's result, which hands a call it does not fit to
+    JitWrapped._general."""
     run, donated, _ = dispatch.default_route(closed, donated)
     dyn_args, dyn_kwargs, statics, static_nums = wrapped._split(args, kwargs)
     leaves, in_tree = tree_util.flatten((dyn_args, dyn_kwargs))
@@ -133,7 +134,7 @@ def _fast_path(wrapped, closed, donated, out_tree, args, kwargs):
     fast_call = getattr(run, "fast_call", None)   # XLA's lean entry, when it has one
     entry = fast_call and fast_call(
         _call_prologue(args, kwargs, static_nums, wrapped.static_argnames), kinds,
-        closed.in_avals, donated, out_tree)
+        closed.in_avals, donated, out_tree, JitWrapped._general)
     return entry or _plain_fast_path(run, wrapped._split, statics, in_tree, kinds,
                                      closed.in_avals, donated, out_tree)
 
@@ -143,11 +144,11 @@ def _call_prologue(args, kwargs, static_nums, static_names):
     this one - the same positional count and keyword names, equal static values - and
     bind the leaves of its dynamic arguments to x0, x1, ... in jit's flattening order."""
     if not kwargs and not static_nums:
-        lines, names = tree_util.unpack_source(args, _LEAF_TYPES, "args")
-        return ["if kwargs:", "    return NO_FIT"] + lines, names
+        lines, names = tree_util.unpack_source(args, _LEAF_TYPES, "args", NO_FIT)
+        return ["if kwargs:", f"    {NO_FIT}"] + lines, names
     names = {"keywords": frozenset(kwargs)}
     lines = [f"if len(args) != {len(args)} or kwargs.keys() != keywords:",
-             "    return NO_FIT"]
+             f"    {NO_FIT}"]
     static_nums = sorted(i for i in static_nums if i < len(args))
     statics = [(f"args[{i}]", args[i]) for i in static_nums] + \
         [(f"kwargs[{k!r}]", v) for k, v in kwargs.items() if k in static_names]
@@ -155,14 +156,15 @@ def _call_prologue(args, kwargs, static_nums, static_names):
         names[f"static{j}"], names[f"static{j}_type"] = value, type(value)
         lines += [f"v = {where}",
                   f"if not (type(v) is static{j}_type and (v is static{j} or v == static{j})):",
-                  "    return NO_FIT"]
+                  f"    {NO_FIT}"]
     dyn_args = [f"args[{i}], " for i in range(len(args)) if i not in static_nums]
     dyn_kwargs = [k for k in kwargs if k not in static_names]
     lines.append(f"dynamic = (({''.join(dyn_args)}), "
                  f"{{{', '.join(f'{k!r}: kwargs[{k!r}]' for k in dyn_kwargs)}}})")
     example = (tuple(x for i, x in enumerate(args) if i not in static_nums),
                {k: kwargs[k] for k in dyn_kwargs})
-    unpack_lines, unpack_names = tree_util.unpack_source(example, _LEAF_TYPES, "dynamic")
+    unpack_lines, unpack_names = tree_util.unpack_source(example, _LEAF_TYPES, "dynamic",
+                                                         NO_FIT)
     names.update(unpack_names)
     return lines + unpack_lines, names
 
@@ -171,23 +173,23 @@ def _plain_fast_path(run, split, statics, in_tree, kinds, in_avals, donated, out
     """The fast path for executables without a lean entry (NumPy, host callbacks)."""
     state = dispatch.default_route_state()
 
-    def fast(args, kwargs):
+    def fast(self, *args, **kwargs):
         if (_trace_context.trace is not Trace.root
                 or dispatch.default_route_state() != state):
-            return NO_FIT
+            return self._general(args, kwargs)
         dyn_args, dyn_kwargs, call_statics, _ = split(args, kwargs)
         leaves, tree = tree_util.flatten((dyn_args, dyn_kwargs))
         if tree != in_tree or call_statics != statics:
-            return NO_FIT
+            return self._general(args, kwargs)
         arrays = []
         for x, kind, aval in zip(leaves, kinds, in_avals):
             if type(x) is Array:
                 if x.committed or x.aval != kind:
-                    return NO_FIT
-            elif type(x) is kind:
+                    return self._general(args, kwargs)
+            elif _fits(x, kind):
                 x = _to_array(x, aval)
             else:
-                return NO_FIT
+                return self._general(args, kwargs)
             arrays.append(x)
         outs = run(arrays, False)
         for i in donated:
@@ -198,22 +200,33 @@ def _plain_fast_path(run, split, statics, in_tree, kinds, in_avals, donated, out
 
 
 def _kind(x):
-    """What a fast path expects of an argument leaf: an Array's aval, a scalar's type."""
-    return x.aval if type(x) is Array else type(x)
+    """What a fast path expects of an argument leaf: an Array's aval, a scalar's type, a
+    NumPy array's HostArrayKind."""
+    if type(x) is Array:
+        return x.aval
+    if type(x) is np.ndarray:
+        return HostArrayKind(x.dtype, x.shape)
+    return type(x)
+
+
+def _fits(x, kind):
+    """Whether a host leaf (not an Array) is of the kind a fast path expects."""
+    return kind.fits(x) if type(kind) is HostArrayKind else type(x) is kind
 
 
 _SCALAR_TYPES = (bool, int, float, complex, np.bool_, np.number)
-_LEAF_TYPES = (Array,) + _SCALAR_TYPES
+_LEAF_TYPES = (Array, np.ndarray) + _SCALAR_TYPES
 
 
-def _scalars_move_freely():
-    """Whether scalar arguments may skip the transfer guard (fast paths keep their device
-    copies): only when it allows implicit host-to-device transfers."""
+def _is_host_leaf(x):
+    """A Python/NumPy scalar or exactly a NumPy array (fast paths take no subclasses)."""
+    return type(x) is np.ndarray or isinstance(x, _SCALAR_TYPES)
+
+
+def _host_values_move_freely():
+    """Whether scalar and NumPy arguments may skip the transfer guard (fast paths move
+    them without asking): only when it allows implicit host-to-device transfers."""
     return devices_mod.transfer_guard_level("host_to_device") == "allow"
-
-
-def _no_fast_path(args, kwargs):
-    return NO_FIT
 
 
 live_wrappers = weakref.WeakSet()   # every JitWrapped alive
@@ -221,6 +234,11 @@ live_wrappers = weakref.WeakSet()   # every JitWrapped alive
 
 class JitWrapped:
     """The callable returned by jit(f)."""
+
+    def __new__(cls, *args, **kwargs):
+        # Each jitted function gets a class of its own, whose __call__ becomes the fast
+        # entry generated for the latest call signature: one Python frame per call.
+        return object.__new__(type(cls.__name__, (cls,), {"__module__": cls.__module__}))
 
     def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(),
                  donate_argnames=(), inline=False, keep_unused=False, device=None):
@@ -252,8 +270,7 @@ class JitWrapped:
         self.donate_argnames = frozenset(donate_argnames)
         self.inline, self.keep_unused, self.device = inline, keep_unused, device
         self._cache = {}
-        self._fast_paths = {}       # self._signature(args, kwargs) -> _fast_path(...)
-        self._fast = _no_fast_path   # the latest one, tried first: call sites keep one
+        self._fast_paths = {}   # self._signature(args, kwargs) -> _fast_path(...)
         live_wrappers.add(self)   # for jax.clear_caches
         self._arg_names = _arg_names(fun)
         self._debug_name = fun_name(fun)
@@ -290,7 +307,7 @@ class JitWrapped:
         """A call's key among the fast paths: each argument leaf's kind, after the tree
         structure and static values when there are containers, keywords or statics."""
         if (not kwargs and not self.static_argnums
-                and all(type(x) is Array or isinstance(x, _SCALAR_TYPES) for x in args)):
+                and all(type(x) is Array or _is_host_leaf(x) for x in args)):
             return tuple([_kind(x) for x in args])
         dyn_args, dyn_kwargs, statics, _ = self._split(args, kwargs)
         leaves, tree = tree_util.flatten((dyn_args, dyn_kwargs))
@@ -361,17 +378,21 @@ class JitWrapped:
         return entry, leaves, self._donated_leaves(args, dyn_kwargs, static_nums)
 
     def __call__(self, *args, **kwargs):
-        out = self._fast(args, kwargs)
-        if out is not NO_FIT:
-            return out
-        # Another signature seen before (with one fast path, it is the one just tried).
-        fast = len(self._fast_paths) > 1 and self._fast_paths.get(
-            self._signature(args, kwargs))
-        if fast:
-            out = fast(args, kwargs)
-            if out is not NO_FIT:
-                self._fast = fast
-                return out
+        # Until a fast entry is installed (see _general) in this function's own class.
+        return self._general(args, kwargs)
+
+    def _use_fast_path(self, fast):
+        type(self).__call__ = fast   # the latest signature's entry is tried first
+
+    def _general(self, args, kwargs):
+        """A call the installed fast entry did not fit."""
+        if len(self._fast_paths) > 1:   # another signature seen before?
+            fast = self._fast_paths.get(self._signature(args, kwargs))
+            if fast is not None and type(self).__call__ is not fast:
+                # Installed, it runs the call; if that does not fit either, it comes back
+                # here and goes on below (it is now the installed one).
+                self._use_fast_path(fast)
+                return fast(self, *args, **kwargs)
         if config.disable_jit_flag.value:
             return self.fun(*args, **kwargs)
         entry, leaves, donated = self._get_entry(args, kwargs)
@@ -382,11 +403,12 @@ class JitWrapped:
             outs = dispatch.run_closed_jaxpr(closed, arrays, donated, self.device)
             if self.device is None and all(
                     type(x) is Array and not x.committed
-                    or isinstance(x, _SCALAR_TYPES) and _scalars_move_freely()
+                    or _is_host_leaf(x) and _host_values_move_freely()
                     for x in leaves):
-                self._fast = self._fast_paths[self._signature(args, kwargs)] = _fast_path(
+                fast = self._fast_paths[self._signature(args, kwargs)] = _fast_path(
                     self, closed, donated or (False,) * len(leaves), entry.out_tree, args,
                     kwargs)
+                self._use_fast_path(fast)
         else:
             donated_invars = (False,) * len(entry.hoisted) + (donated or
                                                              (False,) * len(leaves))
@@ -402,7 +424,7 @@ class JitWrapped:
     def clear_cache(self):
         self._cache.clear()
         self._fast_paths.clear()
-        self._fast = _no_fast_path
+        self._use_fast_path(JitWrapped.__call__)
 
     def trace(self, *args, **kwargs):
         """Traces for these arguments and returns a Traced (jaxpr, out_info, lower())."""

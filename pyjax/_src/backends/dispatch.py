@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import warnings
 import weakref
+from typing import NamedTuple
+
+import numpy as np
 
 from pyjax._src import config
 from pyjax._src.array import Array
@@ -152,7 +155,19 @@ def default_route(closed, donated_invars):
     return entry.run, entry.donated, device
 
 
-NO_FIT = object()   # a fast entry's answer to a call it does not fit
+class HostArrayKind(NamedTuple):
+    """What a jit fast path expects of a NumPy-array argument: exactly an ndarray of this
+    dtype and shape (the program's aval has the canonical dtype)."""
+    dtype: np.dtype
+    shape: tuple
+
+    def fits(self, x):
+        return type(x) is np.ndarray and x.shape == self.shape and x.dtype == self.dtype
+
+
+# A generated fast entry is a method (self, *args, **kwargs) of the jitted function; a
+# call it does not fit goes on to the general path, which the entry's source names `miss`.
+NO_FIT = "return miss(self, args, kwargs)"
 
 
 def default_route_state():

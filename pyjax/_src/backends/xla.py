@@ -25,6 +25,7 @@ from pyjax._src import config, errors, tree_util  # noqa: E402
 from pyjax._src.array import Array  # noqa: E402
 from pyjax._src.backends import devices as devices_mod  # noqa: E402
 from pyjax._src.backends import dispatch  # noqa: E402
+from pyjax._src.backends.dispatch import NO_FIT  # noqa: E402
 from pyjax._src.core.avals import ShapedArray  # noqa: E402
 from pyjax._src.core.trace import Trace, trace_context  # noqa: E402
 
@@ -366,8 +367,10 @@ class _ScalarSlot:
             else None   # complex zeros with either sign compare equal: no safe key
 
     def buffer(self, x):
-        """x on the device, or None when it does not fit the dtype (the caller's general
-        path then raises the error)."""
+        """x on the device, or None when it is of another type or does not fit the dtype
+        (the caller's general path then raises the error)."""
+        if type(x) is not self.type:
+            return None
         recent = self.recent
         key = x if x else str(x)   # 0.0 == -0.0, but their buffers differ
         if recent is not None:
@@ -387,24 +390,23 @@ class _ScalarSlot:
 
 
 def _fast_call_source(prologue, count, donated, single_output, consts=False):
-    """The source of Executable.fast_call's function for `count` argument leaves, which
+    """The source of Executable.fast_call's method for `count` argument leaves, which
     the `prologue` lines bind to x0, x1, ... (from args and kwargs); unrolled: an uncommitted
     Array of the expected aval whose buffer is on the device passes straight through;
     anything else goes to other_buffer. Generated because this is the hot path of every
     jitted call: each loop or extra Python frame costs several % of a tiny call."""
-    lines = ["def call(args, kwargs):",
+    lines = ["def call(self, *args, **kwargs):",
              "    if (context.trace is not root or config.version != version",
              "            or default_device.override is not override):",
-             "        return NO_FIT"]
+             f"        {NO_FIT}"]
     lines += ["    " + line for line in prologue]
-    for i in range(count):
+    for i in range(count):   # avals are interned: an equal one is the same object
         x = f"x{i}"
-        lines += [f"    if not (type({x}) is Array and not {x}.committed",
-                  f"            and ({x}.aval is s{i} or {x}.aval == s{i})",
+        lines += [f"    if not (type({x}) is Array and not {x}.committed and {x}.aval is s{i}",
                   f"            and {x}._device is device and (b{i} := {x}._buffer) is not None):",
                   f"        b{i} = other_buffer({x}, s{i}, device)",
                   f"        if b{i} is None:",
-                  "            return NO_FIT"]
+                  f"            {NO_FIT}"]
     bufs = ", ".join(["*consts"] * consts + [f"b{i}" for i in range(count)])
     lines += ["    try:",
               f"        outs = execute([{bufs}]).consume_with_handlers(handlers)",
@@ -419,17 +421,34 @@ def _fast_call_source(prologue, count, donated, single_output, consts=False):
     return "\n".join(lines) + "\n"
 
 
+class _HostArraySlot:
+    """A jit argument passed as a NumPy array of one dtype and shape (a HostArrayKind)."""
+
+    __slots__ = ("kind", "aval", "device")
+
+    def __init__(self, kind, aval, device):
+        self.kind, self.aval, self.device = kind, aval, device
+
+    def buffer(self, x):
+        """x on the device (in the aval's canonical dtype), or None when x is not of the
+        kind."""
+        if not self.kind.fits(x):
+            return None
+        return put(x if x.dtype == self.aval.dtype else x.astype(self.aval.dtype),
+                   self.aval, self.device)
+
+
 def _other_buffer(x, slot, device):
-    """The device buffer for an argument the fast check did not pass through: a scalar of
-    the slot's type, or an Array of the slot's aval held elsewhere; None if it does not
-    fit (the caller then takes jit's general path)."""
+    """The device buffer for an argument the fast check did not pass through: a host
+    value the slot takes, or an Array of the slot's aval held elsewhere; None if it does
+    not fit (the caller then takes jit's general path)."""
     if type(x) is Array:
         if x.committed or x.aval != slot:
             return None
         return device_buffer(x, device)
-    if type(slot) is _ScalarSlot and type(x) is slot.type:
-        return slot.buffer(x)
-    return None
+    if type(slot) is ShapedArray:
+        return None
+    return slot.buffer(x)
 
 
 class Executable:
@@ -447,19 +466,20 @@ class Executable:
         self._any_float0 = any(self._float0)
         self._callbacks = bool(lowered.host_callbacks)
 
-    def fast_call(self, prologue, kinds, in_avals, donated, out_tree):
+    def fast_call(self, prologue, kinds, in_avals, donated, out_tree, miss):
         """jit's entry for one signature of arguments (see dispatch.default_route): a
-        function (args, kwargs) -> the call's result (`out_tree` unflattened), or NO_FIT
-        when the default route changed or the arguments do not fit: `prologue` (source
-        lines and the names they use) must take them apart into leaves of `kinds` (the
-        aval of an uncommitted Array, or the type of a Python/NumPy scalar). None instead
-        of a function for programs with host callbacks or float0 outputs."""
+        method (self, *args, **kwargs) of the jitted function -> the call's result
+        (`out_tree` unflattened); when the default route changed or the arguments do not
+        fit, it returns miss(self, args, kwargs). `prologue` (source lines and the names
+        they use) must take the arguments apart into leaves of `kinds` (the aval of an
+        uncommitted Array, a NumPy array's HostArrayKind, or the type of a Python/NumPy
+        scalar). None instead of a method
+        for programs with host callbacks or float0 outputs."""
         if self._callbacks or self._any_float0:
             return None
-        # An output's aval object stands for an equal argument's, so that calls fed this
-        # program's results (loops) pass the identity test of the generated check.
-        outputs = {a: a for a in self.out_avals}
-        slots = [outputs.get(kind, kind) if type(kind) is ShapedArray
+        slots = [kind if type(kind) is ShapedArray
+                 else _HostArraySlot(kind, aval, self.device)
+                 if type(kind) is dispatch.HostArrayKind
                  else _ScalarSlot(kind, aval, self.device, remember=i not in donated)
                  for i, (kind, aval) in enumerate(zip(kinds, in_avals))]
         version, override = dispatch.default_route_state()
@@ -469,7 +489,7 @@ class Executable:
                  "runtime_error": _jax.JaxRuntimeError,
                  "failed": lambda err: errors.JaxRuntimeError(
                      f"running jit({self.name}) failed: {err}"),
-                 "other_buffer": _other_buffer, "NO_FIT": dispatch.NO_FIT,
+                 "other_buffer": _other_buffer, "miss": miss,
                  "context": trace_context(), "root": Trace.root, "config": config.config,
                  "version": version, "default_device": devices_mod.default_device_state,
                  "override": override, "unflatten": tree_util.tree_unflatten,

@@ -7,17 +7,38 @@ import numpy as np
 from pyjax._src import dtypes
 
 
+_interned = {}
+_INTERNED_LIMIT = 100_000
+
+
 class ShapedArray:
     """What tracing knows about an array: its shape, dtype, and whether its dtype is weak
     (came from a Python scalar and yields to the other operand's dtype in jnp)."""
 
     __slots__ = ("shape", "dtype", "weak_type", "_hash")
 
-    def __init__(self, shape, dtype, weak_type=False):
-        self.shape = tuple(shape)
-        self.dtype = np.dtype(dtype)
-        self.weak_type = bool(weak_type)
-        self._hash = hash((self.shape, self.dtype, self.weak_type))
+    def __new__(cls, shape, dtype, weak_type=False):
+        # Interned: equal avals are one object, so the checks on every jitted call and
+        # eager op are identity tests. The table is only an accelerator: dropping it when
+        # it grows large (shapes that never repeat) costs nothing but later misses.
+        key = (tuple(shape), np.dtype(dtype), bool(weak_type))
+        aval = _interned.get(key)
+        if aval is None:
+            if len(_interned) >= _INTERNED_LIMIT:
+                _interned.clear()
+            aval = _interned[key] = object.__new__(cls)
+            aval.shape, aval.dtype, aval.weak_type = key
+            aval._hash = hash(key)
+        return aval
+
+    def __reduce__(self):
+        return ShapedArray, (self.shape, self.dtype, self.weak_type)
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
 
     ndim = property(lambda self: len(self.shape))
 
@@ -29,7 +50,7 @@ class ShapedArray:
         return n
 
     def __eq__(self, other):
-        return (type(other) is ShapedArray and self.shape == other.shape
+        return self is other or (type(other) is ShapedArray and self.shape == other.shape
                 and self.dtype == other.dtype and self.weak_type == other.weak_type)
 
     def __hash__(self):
