@@ -1,11 +1,12 @@
 """pyjax benchmarks, side by side with NumPy and (when installed) JAX, in one run.
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \\
-        .venv/bin/python benchmarks/run.py [--quick] [--only NAME]
+        .venv/bin/python benchmarks/run.py [--rounds N] [--only NAME]
 
-Each workload is timed as the median of repeated batches; the table gives medians and
-the ratio pyjax / other (below 1 means pyjax is faster). JAX is imported only here, and
-only if it is installed."""
+Each workload is timed as the median of repeated batches, in every one of N rounds (3 by
+default); a round runs each framework once, in turn, so slow drift of the machine hits
+all of them alike. The table gives the median over the rounds and the ratio pyjax / other
+(below 1 means pyjax is faster). JAX is imported only here, and only if installed."""
 from __future__ import annotations
 
 import argparse
@@ -85,6 +86,18 @@ def jit_tiny_call(fw):
         a, b = jnp.ones(3), jnp.ones(3)
         ready(f(a, b))
         out[name] = median_time(lambda f=f, a=a, b=b: ready(f(a, b)))
+    return out
+
+
+def jit_numpy_call(fw):
+    """A jitted call fed a NumPy batch (128x784 float32) as data loaders produce them."""
+    out = {}
+    batch = np.random.default_rng(0).standard_normal((128, 784)).astype(np.float32)
+    for name, (jax, jnp) in fw.items():
+        f = jax.jit(lambda x, w, jnp=jnp: jnp.tanh(x @ w))
+        w = jnp.ones((784, 10)) * 0.01
+        ready(f(batch, w))
+        out[name] = median_time(lambda f=f, w=w: ready(f(batch, w)))
     return out
 
 
@@ -300,6 +313,7 @@ WORKLOADS = {
     "eager x+y n=1000": lambda fw: eager_add(fw, 1000),
     "jit tiny call": jit_tiny_call,
     "jit call: pytree + static": jit_pytree_call,
+    "jit call: NumPy batch": jit_numpy_call,
     "MLP first call": mlp_first_call,
     "MLP train step": mlp_train_step,
     "elementwise chain 10M": elementwise_chain,
@@ -340,21 +354,31 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", action="append",
                         help="run only the workloads whose title contains this")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="run every framework this many times, in turn (default 3)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         return run_child(args.child, args.only)
     names = available_frameworks()
-    merged = {}
-    for name in names:
-        cmd = [sys.executable, os.path.abspath(__file__), "--child", name]
-        for o in args.only or ():
-            cmd += ["--only", o]
-        out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
-        for title, entries in json.loads(out.splitlines()[-1]).items():
-            merged.setdefault(title, {}).update(entries)
-    print(f"frameworks: {', '.join(names)} (one process each); threads: "
-          f"OMP={os.environ.get('OMP_NUM_THREADS')}")
+    rounds = {}   # title -> entry -> [seconds per round], or "error" -> message
+    for _ in range(args.rounds):
+        for name in names:
+            cmd = [sys.executable, os.path.abspath(__file__), "--child", name]
+            for o in args.only or ():
+                cmd += ["--only", o]
+            out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+            for title, entries in json.loads(out.splitlines()[-1]).items():
+                for entry, value in entries.items():
+                    if entry == "error":
+                        rounds.setdefault(title, {})[entry] = value
+                    else:
+                        rounds.setdefault(title, {}).setdefault(entry, []).append(value)
+    merged = {title: {entry: v if entry == "error" else statistics.median(v)
+                      for entry, v in rounds[title].items()}
+              for title in WORKLOADS if title in rounds}
+    print(f"frameworks: {', '.join(names)} (one process each, {args.rounds} rounds); "
+          f"threads: OMP={os.environ.get('OMP_NUM_THREADS')}")
     print(f"{'workload':28s} {'entry':34s} {'median':>12s}  ratio pyjax/other")
     for title, results in merged.items():
         for entry, value in results.items():

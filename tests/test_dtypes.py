@@ -147,3 +147,18 @@ def test_public_dtypes_module():
     with pytest.raises(TypeError, match="not a valid JAX array type"):
         d.scalar_type_of("a")
     assert issubclass(d.TypePromotionError, ValueError)
+
+
+def test_equal_avals_are_one_object_and_survive_copy_and_pickle():
+    import copy
+    import pickle
+
+    from pyjax._src.core import avals
+    a = avals.ShapedArray([2, 3], np.float32)
+    assert a is avals.ShapedArray((2, 3), "float32", weak_type=0)
+    assert a is not avals.ShapedArray((2, 3), np.float32, weak_type=True)
+    assert copy.copy(a) is a and copy.deepcopy(a) is a and pickle.loads(pickle.dumps(a)) is a
+    assert jnp.ones((2, 3)).aval is jnp.zeros((2, 3)).aval
+    avals._interned.clear()            # the table is only an accelerator: equality holds
+    b = avals.ShapedArray((2, 3), np.float32)
+    assert b is not a and b == a and hash(b) == hash(a) and {a: 1}[b] == 1
