@@ -1,4 +1,5 @@
-"""pyjax benchmarks, side by side with NumPy and (when installed) JAX, in one run.
+"""pyjax benchmarks, side by side with NumPy and (when installed) JAX and PyTorch, in one
+run.
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \\
         .venv/bin/python benchmarks/run.py [--rounds N] [--only NAME]
@@ -6,10 +7,12 @@
 Each workload is timed as the median of repeated batches, in every one of N rounds (3 by
 default); a round runs each framework once, in turn, so slow drift of the machine hits
 all of them alike. The table gives the median over the rounds and the ratio pyjax / other
-(below 1 means pyjax is faster). JAX is imported only here, and only if installed."""
+(below 1 means pyjax is faster). JAX and PyTorch are imported only here, and only if
+installed; benchmarks/torch_workloads.py says what the PyTorch rows measure."""
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import importlib.util
 import json
@@ -47,8 +50,7 @@ def median_time(fn, *, repeat=7, min_batch_seconds=0.05, max_number=100_000):
 
 def available_frameworks():
     names = ["numpy", "pyjax"]
-    if importlib.util.find_spec("jax") is not None:
-        names.append("jax")
+    names += [n for n in ("jax", "torch") if importlib.util.find_spec(n) is not None]
     return names
 
 
@@ -336,13 +338,18 @@ def fmt(seconds):
 def run_child(name, only):
     """Runs the workloads for one framework and prints {title: {entry: seconds}} as JSON.
     Each framework gets its own process, so two XLA clients never share one."""
-    fw = load_framework(name)
+    if name == "torch":
+        from torch_workloads import torch_workloads
+        workloads = torch_workloads(sys.modules[__name__])
+    else:
+        fw = load_framework(name)
+        workloads = {title: functools.partial(w, fw) for title, w in WORKLOADS.items()}
     results = {}
-    for title, workload in WORKLOADS.items():
+    for title, workload in workloads.items():
         if only and not any(o in title for o in only):
             continue
         try:
-            entries = workload(fw)
+            entries = workload()
         except Exception as err:   # report and go on: one broken workload must not hide
             results[title] = {"error": f"{name}: {type(err).__name__}: {err}"}
             continue
