@@ -87,6 +87,16 @@ def test_default_placement_is_uncommitted_and_device_put_commits():
     assert jax.device_put(one) is one
 
 
+@pytest.mark.parametrize("executor", ["xla", "numpy"])
+def test_device_put_copies_numpy_arrays(executor):
+    with config.executor(executor):
+        host = np.arange(4.0)
+        placed = jax.device_put(host)
+        host[0] = 7.0                  # the placed array must not see later writes
+        assert placed.tolist() == [0.0, 1.0, 2.0, 3.0] and placed.dtype == jnp.float32
+        assert not placed.committed and jax.device_put(host, jax.devices()[0]).committed
+
+
 def test_jit_device_argument_is_deprecated():
     with pytest.warns(DeprecationWarning, match="device_put"):
         f = jax.jit(lambda a: a + 1, device=jax.devices()[0])

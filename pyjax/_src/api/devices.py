@@ -85,13 +85,13 @@ def _put_leaf(x, device):
         raise TypeError(f"device_put: {x!r:.100} of type {type(x)} is not a valid JAX "
                         "value (arrays, NumPy arrays and Python scalars are).") from None
     devices_mod.check_transfer("host_to_device", True, aval)
-    value = np.array(x, dtype=aval.dtype, copy=True)   # NumPy arrays can change later
     target = devices_mod.default_device() if device is None else device
-    out = Array(value, aval=aval, device=target if xla is not None or device else None,
-                committed=device is not None)
-    if xla is not None:
-        out._buffer = xla.put(value, aval, target)
-    return out
+    if xla is not None:   # XLA copies (NumPy arrays can change later): one copy, not two
+        buffer = xla.put(np.asarray(x, dtype=aval.dtype), aval, target, copy=True)
+        return Array(None, aval=aval, device=target, committed=device is not None,
+                     buffer=buffer)
+    value = np.array(x, dtype=aval.dtype, copy=True)
+    return Array(value, aval=aval, device=device, committed=device is not None)
 
 
 def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
