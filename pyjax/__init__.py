@@ -8,8 +8,8 @@ from pyjax import config, core, dtypes, errors, lax, numpy, tree_util  # noqa: F
 from pyjax._src.lax.callbacks import effects_barrier, pure_callback  # noqa: F401
 from pyjax._src.api.jit import jit  # noqa: F401
 from pyjax._src.api.autodiff import (  # noqa: F401
-    grad, hessian, jacfwd, jacobian, jacrev, jvp, linear_transpose, linearize, value_and_grad,
-    vjp,
+    fwd_and_bwd, grad, hessian, jacfwd, jacobian, jacrev, jvp, linear_transpose, linearize,
+    value_and_grad, vjp,
 )
 from pyjax._src.api.checkpoint import checkpoint, checkpoint_policies, remat  # noqa: F401
 from pyjax._src.api.custom_derivatives import (  # noqa: F401

@@ -9,6 +9,7 @@ import operator
 import numpy as np
 
 from pyjax._src import dtypes, tree_util
+from pyjax._src.api.jit import jit
 from pyjax._src.api.shapes import abstractify
 from pyjax._src.api.vmap import vmap
 from pyjax._src.array import as_array
@@ -123,11 +124,13 @@ def _check_tangent(primal, tangent, where):
 
 
 def _tangents_in(primals, tangents, where):
+    """Tangents of weakly typed primals are weakly typed too, as in JAX."""
     out = []
     for p, t in zip(primals, tangents):
         _check_tangent(p, t, where)
         out.append(ad.Zero(ad.tangent_aval(get_aval(p)))
-                   if get_aval(t).dtype == dtypes.float0 else _as_jax_value(t))
+                   if get_aval(t).dtype == dtypes.float0
+                   else _match_weak_type(_as_jax_value(t), get_aval(p)))
     return out
 
 
@@ -184,8 +187,7 @@ def linearize(fun, *primals, has_aux=False):
 
 # --- reverse mode -------------------------------------------------------------------------
 
-def _check_cotangent(ct, primal_out):
-    p_aval = get_aval(primal_out)
+def _check_cotangent(ct, p_aval):
     try:
         c_aval = get_aval(ct)
     except TypeError:
@@ -196,7 +198,8 @@ def _check_cotangent(ct, primal_out):
         raise ValueError(f"Shape of cotangent input to vjp pullback function "
                          f"{c_aval.shape} must be the same as the shape of corresponding "
                          f"primal input {p_aval.shape}.")
-    if c_aval.dtype != expected.dtype:
+    # an integer output's cotangent is ignored; JAX accepts any dtype there
+    if c_aval.dtype != expected.dtype and expected.dtype != dtypes.float0:
         raise ValueError(f"Type of cotangent input to vjp pullback function "
                          f"({c_aval.str_short()}) is not the expected tangent type "
                          f"({expected.str_short()}) of corresponding primal output with dtype "
@@ -204,27 +207,45 @@ def _check_cotangent(ct, primal_out):
 
 
 class _Pullback:
-    """The function vjp returns: cotangents of the outputs -> cotangents of the inputs."""
+    """The function vjp returns: cotangents of the outputs -> cotangents of the inputs. A
+    pytree whose leaves are the residuals (the rest is static), so it passes in and out
+    of jit: fwd_and_bwd's backward function compiles once."""
 
-    def __init__(self, linear, in_leaves, in_tree, out_leaves, out_tree):
+    def __init__(self, linear, in_avals, in_tree, out_avals, out_tree):
         self.linear, self.in_tree, self.out_tree = linear, in_tree, out_tree
-        self.in_avals = [get_aval(x) for x in in_leaves]
-        self.out_avals = [get_aval(x) for x in out_leaves]
-        self.out_leaves = out_leaves
+        self.in_avals, self.out_avals = tuple(in_avals), tuple(out_avals)
 
     def __call__(self, ct):
         ct_leaves, ct_tree = tree_util.flatten(ct)
         if ct_tree != self.out_tree:
-            raise TypeError(f"Tree structure of cotangent input {ct_tree}, does not match "
-                            f"structure of primal output {self.out_tree}.")
+            raise ValueError(f"Tree structure of cotangent input {ct_tree}, does not match "
+                             f"structure of primal output {self.out_tree}.")
         cts = []
-        for c, p in zip(ct_leaves, self.out_leaves):
-            _check_cotangent(c, p)
-            cts.append(ad.Zero(ad.tangent_aval(get_aval(p)))
-                       if get_aval(c).dtype == dtypes.float0 else c)
+        for c, p_aval in zip(ct_leaves, self.out_avals):
+            _check_cotangent(c, p_aval)
+            ct_aval = ad.tangent_aval(p_aval)
+            cts.append(ad.Zero(ct_aval) if ct_aval.dtype == dtypes.float0 else c)
         cts_in = self.linear.vjp(cts)
         leaves = [_match_weak_type(_instantiate(c), a) for c, a in zip(cts_in, self.in_avals)]
         return tree_util.tree_unflatten(self.in_tree, leaves)
+
+
+def _flatten_pullback(pullback):
+    linear = pullback.linear
+    static = (linear.jaxpr, tuple(linear.in_avals), tuple(linear.out_avals),
+              tuple(linear.in_nonzeros), tuple(linear.out_nonzeros), pullback.in_avals,
+              pullback.in_tree, pullback.out_avals, pullback.out_tree)
+    return list(linear.consts), static
+
+
+def _unflatten_pullback(static, residuals):
+    jaxpr, lin_in, lin_out, in_nonzeros, out_nonzeros, in_avals, in_tree, out_avals, \
+        out_tree = static
+    linear = ad.Linearized(jaxpr, list(residuals), lin_in, lin_out, in_nonzeros, out_nonzeros)
+    return _Pullback(linear, in_avals, in_tree, out_avals, out_tree)
+
+
+tree_util.register_pytree_node(_Pullback, _flatten_pullback, _unflatten_pullback)
 
 
 def vjp(fun, *primals, has_aux=False):
@@ -235,12 +256,37 @@ def vjp(fun, *primals, has_aux=False):
     flat = _flat_fun(fun, p_tree, has_aux, "vjp")
     result = ad.linearize_flat(flat, p_leaves, has_aux)
     out_p, linear = result[0], result[1]
-    pullback = _Pullback(linear, p_leaves, p_tree, out_p, flat.out_tree)
+    pullback = _Pullback(linear, map(get_aval, p_leaves), p_tree, map(get_aval, out_p),
+                         flat.out_tree)
     out = tree_util.tree_unflatten(flat.out_tree, out_p)
     if has_aux:
-        return out, tree_util.Partial(pullback), tree_util.tree_unflatten(flat.aux_tree,
-                                                                          result[2])
-    return out, tree_util.Partial(pullback)
+        return out, pullback, tree_util.tree_unflatten(flat.aux_tree, result[2])
+    return out, pullback
+
+
+def fwd_and_bwd(fun, argnums, has_aux=False, jitted=True):
+    """vjp split in two functions that can each be compiled once and reused every step:
+    fwd(*args) -> (fun(*args), residuals) (and fun's aux last, with has_aux), and
+    bwd(residuals, cotangent) -> the cotangents of the arguments `argnums` picks (a tuple
+    when it is a sequence). The residuals are a pytree of arrays."""
+    _check_callable(fun, "fwd_and_bwd")
+    argnums = _normalize_argnums(argnums)
+
+    def fwd(*args):
+        nums, diff = _select_args("fwd_and_bwd", argnums, args)
+
+        def of_differentiated(*diff_args):
+            full = list(args)
+            for i, value in zip(nums, diff_args):
+                full[i] = value
+            return fun(*full)
+        return vjp(of_differentiated, *diff, has_aux=has_aux)
+
+    def bwd(residuals, cotangent):
+        cotangents = residuals(cotangent)
+        return cotangents if isinstance(argnums, tuple) else cotangents[0]
+
+    return (jit(fwd), jit(bwd)) if jitted else (fwd, bwd)
 
 
 def _normalize_argnums(argnums):
@@ -352,11 +398,12 @@ def _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, name):
 
 def _ones_like_output(ans):
     """The seed cotangent 1, weakly typed like a weakly typed output (so the gradient of
-    a function of a Python scalar is weakly typed, as in JAX)."""
+    a function of a Python scalar is weakly typed, as in JAX). An array, not a Python
+    scalar: it is the gradient itself when fun returns an input unchanged."""
     aval = get_aval(ans)
     one = 1.0 if dtypes.is_float(aval.dtype) else 1.0 + 0j
     if aval.weak_type and get_aval(one).dtype == aval.dtype:
-        return one
+        return as_array(one)
     return np.ones((), aval.dtype)
 
 
@@ -441,6 +488,14 @@ def _check_output_dtype_fwd(name, holomorphic, x):
                         f"but got {dtype.name}.")
 
 
+def _float0_as_zeros(block, primal):
+    """A Jacobian block of an integer primal is zeros of its dtype (as in JAX), not float0."""
+    aval = get_aval(block)
+    if aval.dtype != dtypes.float0:
+        return block
+    return as_array(np.zeros(aval.shape, get_aval(primal).dtype))
+
+
 def _jacobian_tree(out_tree, in_tree, blocks):
     """blocks[o][i]: the Jacobian of output leaf o with respect to input leaf i. Returns
     the output tree of input trees, as JAX does."""
@@ -468,7 +523,8 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
             _check_output_dtype_fwd("jacfwd", holomorphic, y)
         basis = tree_util.tree_unflatten(in_tree, _std_basis(in_leaves))
         stacked = tree_util.tree_leaves(vmap(f_jvp)(*basis))
-        blocks = [_split_stacked(col, get_aval(y).shape, in_leaves, front=True)
+        blocks = [[_float0_as_zeros(b, y) for b in
+                   _split_stacked(col, get_aval(y).shape, in_leaves, front=True)]
                   for col, y in zip(stacked, out_leaves)]
         if not isinstance(argnums, tuple):
             in_tree = in_tree.children()[0]
@@ -504,7 +560,7 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
             row = []
             for r, x in zip(rows, in_leaves):
                 part = slice_in_dim(r, start, start + size, axis=0) if size != total else r
-                row.append(st.reshape(part, y_shape + get_aval(x).shape))
+                row.append(_float0_as_zeros(st.reshape(part, y_shape + get_aval(x).shape), x))
             blocks.append(row)
             start += size
         if not isinstance(argnums, tuple):
@@ -531,12 +587,15 @@ def linear_transpose(fun, *primals, reduce_axes=()):
     _check_callable(fun, "linear_transpose")
     leaves, in_tree = tree_util.flatten(primals)
     in_avals = [abstractify(x) for x in leaves]
-    for a in in_avals:
-        if not dtypes.is_inexact(a.dtype):
-            raise TypeError(f"linear_transpose only supports [float or complex] -> [float "
-                            f"or complex], got an input of dtype {a.dtype.name}.")
     flat = _flat_fun(fun, in_tree, False, "linear_transpose")
     jaxpr, consts = pe.trace_to_jaxpr(flat, in_avals)
+    in_dtypes = [a.dtype for a in in_avals]
+    out_dtypes = [a.dtype for a in jaxpr.out_avals]
+    if not (all(map(dtypes.is_inexact, in_dtypes + out_dtypes))
+            or all(map(dtypes.is_int, in_dtypes + out_dtypes))):
+        raise TypeError("linear_transpose only supports [float or complex] -> [float or "
+                        "complex], and integer -> integer functions, but got "
+                        f"{[d.name for d in in_dtypes]} -> {[d.name for d in out_dtypes]}.")
     out_tree = flat.out_tree
 
     def transposed(*cts):
