@@ -15,7 +15,8 @@ LEVELS = [
     (4, ("backends", "array")),
     (5, ("lax",)),
     (6, ("api",)),
-    (7, ("numpy", "nn", "random", "scipy", "debug", "test_util", "callbacks", "ops")),
+    (7, ("numpy", "nn", "random", "scipy", "debug", "test_util", "callbacks", "ops",
+         "flatten_util")),
 ]
 
 

@@ -9,6 +9,8 @@ import numpy as np
 import optree
 import pytest
 
+import pyjax as jax
+import pyjax.numpy as jnp
 import pyjax.tree_util as jtu
 from pyjax._src import tree_util as tu
 
@@ -480,3 +482,42 @@ def test_public_names_match_jax():
         "treedef_is_leaf", "treedef_tuple"}
     assert jax_names <= set(jtu.__all__)
     assert all(hasattr(jtu, n) for n in jtu.__all__)
+
+
+def test_jax_tree_short_names_and_static_fields():
+    import dataclasses
+
+    @jax.tree_util.register_dataclass
+    @dataclasses.dataclass
+    class Op:
+        x: jax.Array
+        y: jax.Array
+        op: str = jax.tree.static(default="add")
+
+    m = Op(x=jnp.ones(3), y=jnp.arange(3))
+    leaves, treedef = jax.tree.flatten(m)
+    assert str(treedef) == "PyTreeDef(CustomNode(Op[('add',)], [*, *]))" and len(leaves) == 2
+    assert jax.tree.unflatten(treedef, leaves).op == "add"
+    assert jax.tree.map(lambda v: v + 1, [1, (2, {"a": 3})]) == [2, (3, {"a": 4})]
+    assert jax.tree.reduce(lambda a, b: a + b, [1, 2, 3]) == 6 and jax.tree.all([True, 1])
+    assert jax.tree.leaves({"b": 2, "a": 1}) == [1, 2]
+    assert str(jax.tree.structure((1, [2]))) == "PyTreeDef((*, [*]))"
+    assert jax.tree.map_with_path(lambda p, v: (jax.tree_util.keystr(p), v), {"a": 1}) == \
+        {"a": ("['a']", 1)}
+
+
+def test_ravel_pytree_round_trips_leaves_in_their_dtypes():
+    from pyjax.flatten_util import ravel_pytree
+    flat, unravel = ravel_pytree({"a": jnp.ones(2), "b": (jnp.int32(3), 2.0)})
+    assert flat.tolist() == [1.0, 1.0, 3.0, 2.0] and flat.dtype == jnp.float32
+    back = unravel(flat)
+    assert back["a"].tolist() == [1.0, 1.0] and back["b"][0].dtype == jnp.int32
+    assert jax.grad(lambda f: jnp.sum(unravel(f)["a"] ** 2))(flat).tolist() == [2, 2, 0, 0]
+    assert jax.jit(lambda t: ravel_pytree(t)[0])({"x": jnp.ones((2, 2)), "y": 1}).shape == (5,)
+    empty, unravel_empty = ravel_pytree([])
+    assert empty.shape == (0,) and unravel_empty(empty) == []
+    assert ravel_pytree([jnp.ones(2, jnp.int32), jnp.ones(1, jnp.int8)])[0].dtype == jnp.int32
+    with pytest.raises(TypeError, match="expected dtype float32"):
+        unravel(jnp.ones(4, jnp.int32))
+    with pytest.raises(ValueError, match=r"shape \(4,\)"):
+        unravel(jnp.ones(5))

@@ -450,6 +450,13 @@ def _getter(names):
     return operator.attrgetter(*names)
 
 
+def static_field(**kwargs):
+    """dataclasses.field(**kwargs) marked static (metadata static=True): register_dataclass
+    then keeps the field in the treedef instead of among the leaves (jax.tree.static)."""
+    metadata = {**(kwargs.pop("metadata", None) or {}), "static": True}
+    return dataclasses.field(metadata=metadata, **kwargs)
+
+
 def register_dataclass(nodetype, data_fields=None, meta_fields=None, drop_fields=()):
     """Registers a dataclass: data_fields are children, meta_fields static aux data.
     When both are omitted they come from the fields, `static=True` metadata marking meta."""
