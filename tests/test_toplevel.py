@@ -363,3 +363,21 @@ def test_debug_log(caplog):
         jax.debug.log("{} and {}", 1.0)
     with pytest.raises(TypeError, match="level"):
         jax.debug.log("x", level="INFO")
+
+
+def test_stages_types_and_args_info():
+    import pyjax.stages as stages
+    import pyjax.typing as jtyping
+    f = jax.jit(lambda x, n, p=None: x * n, static_argnums=1, donate_argnums=0)
+    traced = f.trace(jnp.ones(3), 2, p={"a": 1.0})
+    lowered = traced.lower()
+    compiled = lowered.compile()
+    assert isinstance(f, stages.Wrapped) and isinstance(traced, stages.Traced)
+    assert isinstance(lowered, stages.Lowered) and isinstance(compiled, stages.Compiled)
+    expected = ("((ArgInfo(_aval=ShapedArray(float32[3]), donated=True),), {'p': {'a': "
+                "ArgInfo(_aval=ShapedArray(float32[], weak_type=True), donated=False)}})")
+    for stage in (traced, lowered, compiled):          # static arguments are left out
+        assert str(stage.args_info) == expected
+    info = lowered.args_info[0][0]
+    assert info.shape == (3,) and info.dtype == jnp.float32 and info.donated
+    assert jtyping.ArrayLike.__args__[0] is jax.Array and np.ndarray in jtyping.ArrayLike.__args__

@@ -3,11 +3,30 @@ whose compile() gives a Compiled callable with cost_analysis(). Imports api, bac
 tree_util and config."""
 from __future__ import annotations
 
+import dataclasses
+
 from pyjax._src import tree_util
 from pyjax._src.array import Array
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import dispatch, numpy_backend, stablehlo
-from pyjax._src.core.avals import get_aval
+from pyjax._src.core.avals import ShapedArray, get_aval
+
+
+@dataclasses.dataclass(frozen=True)
+class ArgInfo:
+    """What a staged computation knows of one argument leaf: its type and whether it is
+    donated (the leaves of Traced/Lowered/Compiled.args_info)."""
+    _aval: ShapedArray
+    donated: bool
+
+    shape = property(lambda self: self._aval.shape)
+    dtype = property(lambda self: self._aval.dtype)
+
+
+def args_info(in_tree, in_avals, donated):
+    """The pytree ((args...), {kwargs}) of ArgInfo for a computation's dynamic arguments."""
+    return tree_util.tree_unflatten(in_tree, [ArgInfo(a, bool(d))
+                                              for a, d in zip(in_avals, donated)])
 
 
 class Lowered:
@@ -31,6 +50,10 @@ class Lowered:
                              "'stablehlo'.")
         return self.module.text
 
+    @property
+    def args_info(self):
+        return args_info(self.in_tree, self._closed.in_avals, self._donated)
+
     def compile(self):
         """Compiles now (or fetches from the caches) and returns a Compiled."""
         return Compiled(self)
@@ -53,6 +76,7 @@ class Compiled:
         self._executable = dispatch.executable_for(closed, lowered._donated,
                                                    lowered._device)
         self.in_tree, self.out_tree = lowered.in_tree, lowered.out_tree
+        self.args_info = lowered.args_info
 
     def __call__(self, *args, **kwargs):
         leaves, in_tree = tree_util.flatten((args, kwargs))

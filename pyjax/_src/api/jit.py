@@ -458,15 +458,22 @@ class Traced:
 
     def __init__(self, wrapped, entry, args, kwargs):
         self._wrapped, self._entry = wrapped, entry
-        self.args_info = (args, kwargs)
+        self._args, self._kwargs = args, kwargs
 
     @property
     def jaxpr(self):
         return self._entry.closed_jaxpr
 
+    @property
+    def args_info(self):
+        from pyjax._src.api import aot
+        dyn_args, dyn_kwargs, _, static_nums = self._wrapped._split(self._args, self._kwargs)
+        leaves, in_tree = tree_util.flatten((dyn_args, dyn_kwargs))
+        donated = self._wrapped._donated_leaves(self._args, dyn_kwargs, static_nums)
+        return aot.args_info(in_tree, self._entry.in_avals, donated or (False,) * len(leaves))
+
     def lower(self):
-        args, kwargs = self.args_info
-        return self._wrapped.lower(*args, **kwargs)
+        return self._wrapped.lower(*self._args, **self._kwargs)
 
     @property
     def out_info(self):
