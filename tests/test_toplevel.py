@@ -381,3 +381,13 @@ def test_stages_types_and_args_info():
     info = lowered.args_info[0][0]
     assert info.shape == (3,) and info.dtype == jnp.float32 and info.donated
     assert jtyping.ArrayLike.__args__[0] is jax.Array and np.ndarray in jtyping.ArrayLike.__args__
+
+
+def test_dlpack_module():
+    import ml_dtypes
+
+    import pyjax.dlpack
+    assert pyjax.dlpack.from_dlpack(np.arange(3.0)).tolist() == [0.0, 1.0, 2.0]
+    assert all(pyjax.dlpack.is_supported_dtype(t) for t in
+               (np.float16, np.float64, np.uint64, np.bool_, np.complex64, jnp.bfloat16))
+    assert not pyjax.dlpack.is_supported_dtype(ml_dtypes.float8_e4m3fn)
