@@ -435,3 +435,11 @@ def test_vmap_matches_loop(name):
     actual = pyjax.tree_leaves(pyjax.vmap(f)(xs))
     for a, e in zip(actual, expected):
         np.testing.assert_allclose(np.asarray(a), e, rtol=1e-5, atol=1e-5)
+
+
+def test_polyval_takes_columns_of_coefficients():
+    # p's first axis holds the coefficients; more axes are polynomials side by side
+    assert jnp.polyval(jnp.ones((5, 2)), 0.5).tolist() == [1.9375, 1.9375]
+    assert jnp.polyval(jnp.arange(6.0).reshape(3, 2), jnp.array([1.0, 2.0])).tolist() == [6, 15]
+    with pytest.raises(ValueError, match="at least 1-D"):
+        jnp.polyval(jnp.float32(2), 0.5)

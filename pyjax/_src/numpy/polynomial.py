@@ -35,11 +35,13 @@ def _trim_leading_zeros(p, name):
 
 
 def polyval(p, x, *, unroll=16):
-    """p evaluated at x by Horner's scheme."""
+    """p evaluated at x by Horner's scheme (p's first axis holds the coefficients,
+    highest power first; more axes are polynomials side by side, broadcast with x)."""
     check_arraylike("polyval", p, x)
     p, x = promote_dtypes(lnp.asarray(p), lnp.asarray(x))
-    if get_aval(p).ndim != 1:
-        raise ValueError(f"jnp.polyval: p must be 1-D, got shape {_shape(p)}")
+    if get_aval(p).ndim == 0:
+        raise ValueError("jnp.polyval: p must be an array of coefficients (at least 1-D), "
+                         "got a scalar")
     y = lnp.zeros_like(x)
     for i in range(_shape(p)[0]):
         y = y * x + p[i]
