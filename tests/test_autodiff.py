@@ -188,7 +188,7 @@ def test_vjp_and_cotangent_checks():
     gx, gy = pullback((1., 1.))
     close(gx, 4.)
     close(gy, 3.)
-    with pytest.raises(TypeError, match="Tree structure of cotangent input"):
+    with pytest.raises(ValueError, match="Tree structure of cotangent input"):   # as JAX
         pullback(1.)
     with pytest.raises(ValueError, match="Shape of cotangent input"):
         pullback((jnp.ones(2), 1.))
