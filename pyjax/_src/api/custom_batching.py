@@ -1,0 +1,160 @@
+"""jax.custom_batching: functions whose vmap is a rule of the user's (custom_vmap), and
+sequential_vmap, whose vmap is a loop. The function is staged to a jaxpr bound by the
+custom_vmap_call primitive; only its batching rule consults the user's rule. Other
+transformations see the function's body: eval and jit run it, jvp (and so grad)
+differentiates it."""
+from __future__ import annotations
+
+import functools
+
+from pyjax._src import tree_util
+from pyjax._src.backends import numpy_backend
+from pyjax._src.core import jaxpr as jx
+from pyjax._src.core.avals import get_aval
+from pyjax._src.core.trace import define_primitive
+from pyjax._src.interpreters import ad, batching
+from pyjax._src.interpreters import partial_eval as pe
+from pyjax._src.lax import builders as b
+from pyjax._src.lax import control_flow
+from pyjax._src.lax import elementwise as ew
+from pyjax._src.util import fun_name
+
+
+class custom_vmap:
+    """Wraps fun(*args) so that vmap calls `rule(axis_size, in_batched, *args)` (set with
+    def_vmap) instead of batching fun's body: args arrive with the batch axis first where
+    in_batched (a pytree of bools per argument) says so; the rule returns (out,
+    out_batched), out_batched a pytree of bools shaped like out."""
+
+    def __init__(self, fun):
+        functools.update_wrapper(self, fun)
+        self.fun, self.vmap_rule = fun, None
+
+    def def_vmap(self, rule):
+        """Sets the batching rule; returns it, so this can be used as a decorator."""
+        self.vmap_rule = rule
+        return rule
+
+    def __call__(self, *args, **kwargs):
+        if kwargs:
+            raise TypeError(f"custom_vmap function {fun_name(self.fun)} takes positional "
+                            f"arguments only, got keywords {sorted(kwargs)}")
+        leaves, in_tree = tree_util.tree_flatten(args)
+        found = {}
+
+        def flat_fun(*xs):
+            out_leaves, found["out_tree"] = tree_util.tree_flatten(
+                self.fun(*tree_util.tree_unflatten(in_tree, xs)))
+            return out_leaves
+
+        closed, hoisted = pe.trace_to_closed_jaxpr(flat_fun, [get_aval(x) for x in leaves],
+                                                   pe.debug_info_of(self.fun))
+        rule = _VmapRule(self, in_tree, found["out_tree"], closed.out_avals)
+        outs = custom_vmap_call_p.bind(*hoisted, *leaves, call_jaxpr=closed, rule=rule,
+                                       num_consts=len(hoisted))
+        return tree_util.tree_unflatten(found["out_tree"], outs)
+
+
+def sequential_vmap(fun):
+    """fun as a custom_vmap whose vmap runs fun on one batch element after another
+    (lax.map), for functions that cannot or should not be batched."""
+    wrapped = custom_vmap(fun)
+
+    @wrapped.def_vmap
+    def loop(axis_size, in_batched, *args):
+        batched_args = [x for x, bat in zip(tree_util.tree_leaves(args),
+                                            tree_util.tree_leaves(in_batched)) if bat]
+
+        def one(batched_leaves):
+            it = iter(batched_leaves)
+            leaves = [next(it) if bat else x for x, bat in
+                      zip(tree_util.tree_leaves(args), tree_util.tree_leaves(in_batched))]
+            return fun(*tree_util.tree_unflatten(tree_util.tree_structure(args), leaves))
+
+        out = control_flow.map(one, batched_args)
+        return out, tree_util.tree_map(lambda _: True, out)
+    return wrapped
+
+
+class _VmapRule:
+    """The user's rule, on flat values: checks what it returns against fun's outputs."""
+
+    def __init__(self, wrapped, in_tree, out_tree, out_avals):
+        self.wrapped, self.in_tree, self.out_tree = wrapped, in_tree, out_tree
+        self.out_avals = out_avals
+
+    def __repr__(self):
+        rule = self.wrapped.vmap_rule
+        return fun_name(rule) if rule is not None else "None"
+
+    def __call__(self, axis_size, in_batched, values):
+        name = fun_name(self.wrapped.fun)
+        rule = self.wrapped.vmap_rule
+        if rule is None:
+            raise AttributeError(f"No batching rule defined for custom_vmap function {name} "
+                                 "using def_vmap.")
+        args = tree_util.tree_unflatten(self.in_tree, values)
+        flags = list(tree_util.tree_unflatten(self.in_tree, in_batched))
+        out, out_batched = rule(axis_size, flags, *args)
+        out_leaves, out_tree = tree_util.tree_flatten(out)
+        flag_leaves, flag_tree = tree_util.tree_flatten(out_batched)
+        if out_tree != self.out_tree:
+            raise ValueError(f"the custom vmap rule of {name} returned outputs of structure "
+                             f"{out_tree}, but {name} returns {self.out_tree}")
+        if flag_tree != out_tree:
+            raise ValueError(f"structure of output value and output batching specification "
+                             f"returned by custom vmap rule ({fun_name(rule)}) do not match."
+                             f"\nOutput values: {out_tree}\nBatching spec: {flag_tree}")
+        for x, batched, aval in zip(out_leaves, flag_leaves, self.out_avals):
+            want = ((axis_size,) if batched else ()) + aval.shape
+            if get_aval(x).shape != want:
+                raise ValueError(f"the custom vmap rule of {name} returned an output of shape "
+                                 f"{get_aval(x).shape} marked {'' if batched else 'un'}"
+                                 f"batched; {name} returns {aval.str_short()}, so it must "
+                                 f"have shape {want}")
+        return out_leaves, [bool(f) for f in flag_leaves]
+
+
+def _custom_vmap_call_impl(*args, call_jaxpr, rule, num_consts):
+    return numpy_backend.execute_closed_jaxpr(call_jaxpr, list(args))
+
+
+def _custom_vmap_call_jvp(primals, tangents, *, call_jaxpr, rule, num_consts):
+    # Forward mode differentiates the body (the rule only speaks of batching).
+    return ad.jvp_flat(lambda *xs: jx.eval_jaxpr(call_jaxpr.jaxpr, call_jaxpr.consts, *xs),
+                       list(primals), list(tangents))
+
+
+@batching.axis_rule
+def _custom_vmap_call_batch(axis, args, dims, *, call_jaxpr, rule, num_consts):
+    if any(d is not None for d in dims[:num_consts]):
+        raise ValueError(f"custom_vmap function {fun_name(rule.wrapped.fun)} closes over a "
+                         "value that vmap batches: pass it in as an argument, so its rule "
+                         "sees it.")
+    in_batched = [d is not None for d in dims[num_consts:]]
+    values = [x if d is None else batching.moveaxis(x, d, 0)
+              for x, d in zip(args[num_consts:], dims[num_consts:])]
+    outs, out_batched = rule(axis.size, in_batched, values)
+    return outs, [0 if bat else None for bat in out_batched]
+
+
+def _custom_vmap_call_lower(ctx, *args, call_jaxpr, **params):
+    return ctx.lower_jaxpr(call_jaxpr, list(args))
+
+
+def _samples():
+    x = b.random_values((3,), "float32")
+    sine = custom_vmap(ew.sin)
+    sine.def_vmap(lambda size, batched, v: (ew.sin(v), batched[0]))
+    closed, _ = pe.trace_to_closed_jaxpr(lambda v: [ew.sin(v)], [get_aval(x)])
+    in_tree = tree_util.tree_structure((x,))
+    rule = _VmapRule(sine, in_tree, tree_util.tree_structure(x), closed.out_avals)
+    return [b.Sample([x], {"call_jaxpr": closed, "rule": rule, "num_consts": 0})]
+
+
+custom_vmap_call_p = define_primitive(
+    "custom_vmap_call", multiple_results=True, impl=_custom_vmap_call_impl,
+    abstract_eval=lambda *avals, call_jaxpr, **_: call_jaxpr.out_avals,
+    jvp=_custom_vmap_call_jvp, batch=_custom_vmap_call_batch, lower=_custom_vmap_call_lower,
+    samples=_samples)
+custom_vmap_call_p.is_higher_order = True
