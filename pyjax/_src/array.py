@@ -142,6 +142,27 @@ class Array:
         if self._npy is None and not self._deleted:
             self._npy = backend_hooks.fetch(self)
 
+    def is_ready(self):
+        """Whether the value is computed (block_until_ready would not wait)."""
+        if self._deleted:
+            raise deleted_error(self)
+        return self._buffer is None or self._buffer.is_ready()
+
+    def on_device_size_in_bytes(self):
+        return self.nbytes
+
+    # One device holds the whole array: every shard is addressable and a full replica.
+    is_fully_addressable = property(lambda self: True)
+    is_fully_replicated = property(lambda self: True)
+
+    def tobytes(self, order="C"):
+        return self._value.tobytes(order)
+
+    @property
+    def flat(self):
+        raise NotImplementedError("JAX Arrays do not implement the arr.flat property: "
+                                  "consider arr.flatten() instead.")
+
     def is_deleted(self):
         return bool(self._deleted)
 

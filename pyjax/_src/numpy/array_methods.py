@@ -2,6 +2,8 @@
 of DESIGN.md: lower layers define the types, jax.numpy gives them NumPy's behaviour)."""
 from __future__ import annotations
 
+import importlib
+
 from pyjax._src.array import Array
 from pyjax._src.core.trace import Tracer
 from pyjax._src.numpy import lax_numpy as lnp
@@ -66,6 +68,25 @@ def _at(self):
     return indexing.IndexUpdateHelper(self)
 
 
+def _deferred(module, name):
+    """The method x.name(...) = jnp.name(x, ...), its module imported on first use (these
+    modules stay out of `import pyjax`)."""
+    def method(self, *args, **kwargs):
+        return getattr(importlib.import_module(module), name)(self, *args, **kwargs)
+    method.__name__ = name
+    return method
+
+
+def _compress(self, condition, axis=None, **kwargs):
+    from pyjax._src.numpy.lax_numpy_more import compress
+    return compress(condition, self, axis, **kwargs)   # jnp.compress takes the mask first
+
+
+def _to_device(self, device, *, stream=None):
+    from pyjax._src.api.devices import device_put
+    return device_put(self, device)
+
+
 _METHODS = {
     "reshape": _reshape_method, "transpose": _transpose_method, "astype": _astype,
     "ravel": lnp.ravel, "flatten": lambda self, order="C": lnp.ravel(self, order),
@@ -74,8 +95,13 @@ _METHODS = {
     "sum": red.sum, "prod": red.prod, "max": red.max, "min": red.min, "mean": red.mean,
     "var": red.var, "std": red.std, "any": red.any, "all": red.all,
     "argmax": red.argmax, "argmin": red.argmin, "cumsum": red.cumsum,
-    "cumprod": red.cumprod, "ptp": red.ptp, "copy": lnp.copy,
-    "__getitem__": _getitem,
+    "cumprod": red.cumprod, "ptp": red.ptp, "copy": lnp.copy, "clone": lnp.copy,
+    "to_device": _to_device, "compress": _compress, "__getitem__": _getitem,
+    **{name: _deferred("pyjax._src.numpy.sorting", name)
+       for name in ("sort", "argsort", "argpartition", "searchsorted")},
+    **{name: _deferred("pyjax._src.numpy.indexing", name) for name in ("take", "nonzero")},
+    **{name: _deferred("pyjax._src.numpy.lax_numpy_more", name)
+       for name in ("repeat", "diagonal", "trace", "choose")},
 }
 _PROPERTIES = {
     "T": lambda self: lnp.transpose(self),

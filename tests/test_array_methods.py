@@ -1,0 +1,37 @@
+"""Array methods that mirror jnp functions, and the Array's buffer queries (values observed
+from JAX 0.10.2)."""
+import pytest
+
+import pyjax as jax
+import pyjax.numpy as jnp
+
+
+def test_methods_delegate_to_jnp_functions():
+    a = jnp.arange(6.0).reshape(2, 3)
+    assert a.sort(axis=0, descending=True).tolist() == [[3, 4, 5], [0, 1, 2]]
+    assert a.argsort().tolist() == [[0, 1, 2], [0, 1, 2]]
+    assert a.argpartition(1).shape == (2, 3)
+    assert int(jnp.arange(5.0).searchsorted(2.5)) == 3
+    assert a.take(jnp.array([0, 4])).tolist() == [0.0, 4.0]
+    assert jnp.arange(3).nonzero()[0].tolist() == [1, 2]
+    assert a.repeat(2, axis=0).shape == (4, 3)
+    assert a.diagonal().tolist() == [0.0, 4.0] and float(a.trace()) == 4.0
+    assert a.compress(jnp.array([True, False]), axis=0).tolist() == [[0.0, 1.0, 2.0]]
+    assert jnp.array([0, 1]).choose([jnp.ones(2), jnp.zeros(2)]).tolist() == [1.0, 0.0]
+    assert a.clone().tolist() == a.tolist()
+    traced = jax.jit(lambda x: x.sort().argsort().take(jnp.array([0])))(jnp.array([3., 1., 2.]))
+    assert traced.tolist() == [0]
+    assert jax.vmap(lambda x: x.trace())(jnp.ones((2, 3, 3))).tolist() == [3.0, 3.0]
+
+
+def test_buffer_queries():
+    a = jnp.arange(6.0).reshape(2, 3)
+    assert a.is_ready() and a.on_device_size_in_bytes() == 24
+    assert a.is_fully_addressable and a.is_fully_replicated
+    assert a.tobytes()[:8] == b"\x00\x00\x00\x00\x00\x00\x80?"
+    assert a.to_device(jax.devices()[0]).committed
+    with pytest.raises(NotImplementedError, match="arr.flatten"):
+        _ = a.flat
+    a.delete()
+    with pytest.raises(RuntimeError, match="deleted"):
+        a.is_ready()
