@@ -593,6 +593,22 @@ def test_fast_path_takes_numpy_arrays_fresh_each_call(executor):
                 f(x, jnp.ones(3))
 
 
+@pytest.mark.parametrize("executor", ["xla", "numpy"])
+def test_fast_path_takes_committed_arrays_and_returns_committed_results(executor):
+    traces = []
+    with config.executor(executor):
+        f = jax.jit(lambda x, y: traces.append(1) or x * y)
+        device = jax.devices()[0]
+        for k in range(3):
+            x = jax.device_put(jnp.full(2, float(k)), device)
+            out = f(x, jnp.ones(2))                    # committed with uncommitted
+            assert out.committed and out.tolist() == [k, k]
+        assert len(traces) == 1 and len(f._fast_paths) == 1
+        assert f(out, out).committed and f(out, out).tolist() == [4.0, 4.0]
+        assert not f(jnp.ones(2), jnp.ones(2)).committed   # another signature
+        assert len(f._fast_paths) == 3
+
+
 def test_fast_path_sends_misfits_to_the_general_path():
     traces = []
     f = jax.jit(lambda x: traces.append(1) or x * 2)

@@ -15,8 +15,8 @@ from pyjax._src import config, tree_util
 from pyjax._src.array import Array
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import dispatch
-from pyjax._src.backends.dispatch import NO_FIT, HostArrayKind
-from pyjax._src.core.avals import get_aval, is_valid_jax_type
+from pyjax._src.backends.dispatch import NO_FIT, CommittedKind, HostArrayKind
+from pyjax._src.core.avals import ShapedArray, get_aval, is_valid_jax_type
 from pyjax._src.core.trace import Trace, current_trace
 from pyjax._src.core.trace import _context as _trace_context
 from pyjax._src.core.jaxpr import ClosedJaxpr
@@ -123,20 +123,21 @@ class CacheEntry:
 
 def _fast_path(wrapped, closed, donated, out_tree, args, kwargs):
     """The fast path for calls like this one (the same positional count, keyword names,
-    static values, and pytrees of the same structure whose leaves are uncommitted Arrays,
-    NumPy arrays and Python/NumPy scalars of the same kinds): a method (self, *args,
-    **kwargs) straight to the executable's result, which hands a call it does not fit to
-    JitWrapped._general."""
-    run, donated, _ = dispatch.default_route(closed, donated)
+    static values, and pytrees of the same structure whose leaves are Arrays (committed
+    to the same device, or not), NumPy arrays and Python/NumPy scalars of the same kinds):
+    a method (self, *args, **kwargs) straight to the executable's result, which hands a
+    call it does not fit to JitWrapped._general."""
     dyn_args, dyn_kwargs, statics, static_nums = wrapped._split(args, kwargs)
     leaves, in_tree = tree_util.flatten((dyn_args, dyn_kwargs))
     kinds = [_kind(x) for x in leaves]
+    committed = next((k.device for k in kinds if type(k) is CommittedKind), None)
+    run, donated, _ = dispatch.route(closed, donated, committed)
     fast_call = getattr(run, "fast_call", None)   # XLA's lean entry, when it has one
     entry = fast_call and fast_call(
         _call_prologue(args, kwargs, static_nums, wrapped.static_argnames), kinds,
         closed.in_avals, donated, out_tree, JitWrapped._general)
     return entry or _plain_fast_path(run, wrapped._split, statics, in_tree, kinds,
-                                     closed.in_avals, donated, out_tree)
+                                     closed.in_avals, donated, out_tree, committed is not None)
 
 
 def _call_prologue(args, kwargs, static_nums, static_names):
@@ -169,7 +170,8 @@ def _call_prologue(args, kwargs, static_nums, static_names):
     return lines + unpack_lines, names
 
 
-def _plain_fast_path(run, split, statics, in_tree, kinds, in_avals, donated, out_tree):
+def _plain_fast_path(run, split, statics, in_tree, kinds, in_avals, donated, out_tree,
+                     committed):
     """The fast path for executables without a lean entry (NumPy, host callbacks)."""
     state = dispatch.default_route_state()
 
@@ -183,15 +185,10 @@ def _plain_fast_path(run, split, statics, in_tree, kinds, in_avals, donated, out
             return self._general(args, kwargs)
         arrays = []
         for x, kind, aval in zip(leaves, kinds, in_avals):
-            if type(x) is Array:
-                if x.committed or x.aval != kind:
-                    return self._general(args, kwargs)
-            elif _fits(x, kind):
-                x = _to_array(x, aval)
-            else:
+            if not _fits(x, kind):
                 return self._general(args, kwargs)
-            arrays.append(x)
-        outs = run(arrays, False)
+            arrays.append(x if type(x) is Array else _to_array(x, aval))
+        outs = run(arrays, committed)
         for i in donated:
             if type(leaves[i]) is Array:
                 leaves[i].delete("donated")
@@ -200,18 +197,22 @@ def _plain_fast_path(run, split, statics, in_tree, kinds, in_avals, donated, out
 
 
 def _kind(x):
-    """What a fast path expects of an argument leaf: an Array's aval, a scalar's type, a
-    NumPy array's HostArrayKind."""
+    """What a fast path expects of an argument leaf: an uncommitted Array's aval, a
+    committed one's CommittedKind, a NumPy array's HostArrayKind, a scalar's type."""
     if type(x) is Array:
-        return x.aval
+        return CommittedKind(x.aval, x._device) if x.committed else x.aval
     if type(x) is np.ndarray:
         return HostArrayKind(x.dtype, x.shape)
     return type(x)
 
 
 def _fits(x, kind):
-    """Whether a host leaf (not an Array) is of the kind a fast path expects."""
-    return kind.fits(x) if type(kind) is HostArrayKind else type(x) is kind
+    """Whether an argument leaf is of the kind a fast path expects."""
+    if type(kind) is ShapedArray:
+        return type(x) is Array and not x.committed and x.aval == kind
+    if type(kind) in (CommittedKind, HostArrayKind):
+        return kind.fits(x)
+    return type(x) is kind
 
 
 _SCALAR_TYPES = (bool, int, float, complex, np.bool_, np.number)
@@ -402,8 +403,7 @@ class JitWrapped:
                       for x, a in zip(leaves, entry.in_avals)]
             outs = dispatch.run_closed_jaxpr(closed, arrays, donated, self.device)
             if self.device is None and all(
-                    type(x) is Array and not x.committed
-                    or _is_host_leaf(x) and _host_values_move_freely()
+                    type(x) is Array or _is_host_leaf(x) and _host_values_move_freely()
                     for x in leaves):
                 fast = self._fast_paths[self._signature(args, kwargs)] = _fast_path(
                     self, closed, donated or (False,) * len(leaves), entry.out_tree, args,

@@ -147,12 +147,23 @@ def run_closed_jaxpr(closed, args, donated_invars=(), device=None, where=None):
     return outs
 
 
-def default_route(closed, donated_invars):
-    """(executable, donated input positions, device) for calls of `closed` whose arguments
-    are all uncommitted: what jit caches per argument signature for its fast path."""
-    device = devices_mod.default_device()
+def route(closed, donated_invars, device=None):
+    """(executable, donated input positions, device) for calls of `closed` whose committed
+    arguments are all on `device` (None: no argument is committed, so the default device):
+    what jit caches per argument signature for its fast path."""
+    device = devices_mod.default_device() if device is None else device
     entry = _entry_for(closed, tuple(donated_invars), device)
     return entry.run, entry.donated, device
+
+
+class CommittedKind(NamedTuple):
+    """What a jit fast path expects of a committed Array argument: its aval and device."""
+    aval: object
+    device: object
+
+    def fits(self, x):
+        return (type(x) is Array and x.committed and x._device is self.device
+                and x.aval == self.aval)
 
 
 class HostArrayKind(NamedTuple):

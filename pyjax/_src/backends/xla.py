@@ -389,22 +389,25 @@ class _ScalarSlot:
         return buf
 
 
-def _fast_call_source(prologue, count, donated, single_output, consts=False):
+def _fast_call_source(prologue, count, donated, single_output, consts=False, committed=(),
+                      committed_result=False):
     """The source of Executable.fast_call's method for `count` argument leaves, which
-    the `prologue` lines bind to x0, x1, ... (from args and kwargs); unrolled: an uncommitted
-    Array of the expected aval whose buffer is on the device passes straight through;
-    anything else goes to other_buffer. Generated because this is the hot path of every
-    jitted call: each loop or extra Python frame costs several % of a tiny call."""
+    the `prologue` lines bind to x0, x1, ... (from args and kwargs); unrolled: an Array of
+    the expected aval and commitment (committed at the positions `committed`) whose buffer
+    is on the device passes straight through; anything else goes to other_buffer.
+    Generated because this is the hot path of every jitted call: each loop or extra Python
+    frame costs several % of a tiny call."""
     lines = ["def call(self, *args, **kwargs):",
              "    if (context.trace is not root or config.version != version",
              "            or default_device.override is not override):",
              f"        {NO_FIT}"]
     lines += ["    " + line for line in prologue]
     for i in range(count):   # avals are interned: an equal one is the same object
-        x = f"x{i}"
-        lines += [f"    if not (type({x}) is Array and not {x}.committed and {x}.aval is s{i}",
+        x, negation = f"x{i}", "" if i in committed else "not "
+        lines += [f"    if not (type({x}) is Array and {negation}{x}.committed "
+                  f"and {x}.aval is s{i}",
                   f"            and {x}._device is device and (b{i} := {x}._buffer) is not None):",
-                  f"        b{i} = other_buffer({x}, s{i}, device)",
+                  f"        b{i} = other_buffer({x}, s{i}, device, {i in committed})",
                   f"        if b{i} is None:",
                   f"            {NO_FIT}"]
     bufs = ", ".join(["*consts"] * consts + [f"b{i}" for i in range(count)])
@@ -414,10 +417,11 @@ def _fast_call_source(prologue, count, donated, single_output, consts=False):
               "        raise failed(err) from None"]
     lines += [f"    if type(x{i}) is Array:\n        x{i}.delete('donated')" for i in donated]
     if single_output:   # most programs: no comprehension, no pytree
-        lines.append("    return Array(None, False, device, False, out_aval, outs[0])")
+        lines.append(f"    return Array(None, False, device, {committed_result}, out_aval, "
+                     "outs[0])")
     else:
-        lines.append("    return unflatten(out_tree, [Array(None, False, device, False, a, o) "
-                     "for a, o in zip(out_avals, outs)])")
+        lines.append(f"    return unflatten(out_tree, [Array(None, False, device, "
+                     f"{committed_result}, a, o) for a, o in zip(out_avals, outs)])")
     return "\n".join(lines) + "\n"
 
 
@@ -438,12 +442,14 @@ class _HostArraySlot:
                    self.aval, self.device)
 
 
-def _other_buffer(x, slot, device):
+def _other_buffer(x, slot, device, committed):
     """The device buffer for an argument the fast check did not pass through: a host
-    value the slot takes, or an Array of the slot's aval held elsewhere; None if it does
-    not fit (the caller then takes jit's general path)."""
+    value the slot takes, or an Array of the slot's aval and commitment held elsewhere
+    (a committed one only on `device`); None if it does not fit (the caller then takes
+    jit's general path)."""
     if type(x) is Array:
-        if x.committed or x.aval != slot:
+        if x.committed is not committed or x.aval != slot or (
+                committed and x._device is not device):
             return None
         return device_buffer(x, device)
     if type(slot) is ShapedArray:
@@ -467,24 +473,28 @@ class Executable:
         self._callbacks = bool(lowered.host_callbacks)
 
     def fast_call(self, prologue, kinds, in_avals, donated, out_tree, miss):
-        """jit's entry for one signature of arguments (see dispatch.default_route): a
-        method (self, *args, **kwargs) of the jitted function -> the call's result
-        (`out_tree` unflattened); when the default route changed or the arguments do not
-        fit, it returns miss(self, args, kwargs). `prologue` (source lines and the names
-        they use) must take the arguments apart into leaves of `kinds` (the aval of an
-        uncommitted Array, a NumPy array's HostArrayKind, or the type of a Python/NumPy
+        """jit's entry for one signature of arguments (see dispatch.route): a method
+        (self, *args, **kwargs) of the jitted function -> the call's result (`out_tree`
+        unflattened, committed if an argument is); when the default route changed or the
+        arguments do not fit, it returns miss(self, args, kwargs). `prologue` (source lines
+        and the names they use) must take the arguments apart into leaves of `kinds` (the
+        aval of an uncommitted Array, a committed one's CommittedKind - on this
+        executable's device -, a NumPy array's HostArrayKind, or the type of a Python/NumPy
         scalar). None instead of a method
         for programs with host callbacks or float0 outputs."""
         if self._callbacks or self._any_float0:
             return None
+        committed = {i for i, kind in enumerate(kinds) if type(kind) is dispatch.CommittedKind}
         slots = [kind if type(kind) is ShapedArray
+                 else kind.aval if i in committed
                  else _HostArraySlot(kind, aval, self.device)
                  if type(kind) is dispatch.HostArrayKind
                  else _ScalarSlot(kind, aval, self.device, remember=i not in donated)
                  for i, (kind, aval) in enumerate(zip(kinds, in_avals))]
         version, override = dispatch.default_route_state()
         names = {"Array": Array, "device": self.device, "consts": self._consts,
-                 "execute": self.loaded.execute_sharded, "handlers": self._handlers[False],
+                 "execute": self.loaded.execute_sharded,
+                 "handlers": self._handlers[bool(committed)],
                  "out_avals": self.out_avals, "out_aval": (self.out_avals or [None])[0],
                  "runtime_error": _jax.JaxRuntimeError,
                  "failed": lambda err: errors.JaxRuntimeError(
@@ -499,7 +509,7 @@ class Executable:
         names.update(prologue_names)
         single = tree_util.treedef_is_leaf(out_tree)
         exec(_fast_call_source(prologue_lines, len(slots), donated, single,
-                               bool(self._consts)), names)
+                               bool(self._consts), committed, bool(committed)), names)
         return names["call"]
 
     def __call__(self, args, committed=False):
