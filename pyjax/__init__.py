@@ -64,8 +64,8 @@ softmax_custom_jvp = _config_object._flags["jax_softmax_custom_jvp"]
 
 # Optional public submodules load on first attribute access (PEP 562) to keep import cheap;
 # `import pyjax.random` and `jax.random.key(0)` behave as if they had been imported eagerly.
-_LAZY_SUBMODULES = ("ad_checkpoint", "custom_batching", "debug", "experimental", "nn", "ops",
-                    "random", "scipy", "test_util", "tree")
+_LAZY_SUBMODULES = ("ad_checkpoint", "custom_batching", "debug", "experimental", "image", "nn",
+                    "ops", "random", "scipy", "test_util", "tree")
 
 
 def __getattr__(name):

@@ -8,6 +8,7 @@ import dataclasses
 import functools
 import operator
 import types
+import warnings
 from typing import Hashable, TypeVar
 
 import optree
@@ -411,7 +412,10 @@ def register_pytree_node(nodetype, flatten_func, unflatten_func, flatten_with_ke
         raise TypeError(f"register_pytree_node expects a class and two callables "
                         f"(flatten_func, unflatten_func), got {nodetype!r}, {flatten_func!r}, "
                         f"{unflatten_func!r}")
-    optree.register_pytree_node(nodetype, flatten_func, unflatten_func, namespace=_NS)
+    with warnings.catch_warnings():
+        # optree warns when a namedtuple class gets its own flatten; JAX allows it silently
+        warnings.filterwarnings("ignore", "PyTree type .* is a subclass of", UserWarning)
+        optree.register_pytree_node(nodetype, flatten_func, unflatten_func, namespace=_NS)
     _registry[nodetype] = (flatten_func, unflatten_func)
     if flatten_with_keys_func is not None:
         _key_flatten[nodetype] = flatten_with_keys_func

@@ -1,0 +1,1 @@
+"""Public jax.example_libraries: the optimizers and stax example libraries."""
