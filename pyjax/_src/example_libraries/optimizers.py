@@ -113,9 +113,7 @@ def sgd(step_size):
     return init, update, get_params
 
 
-@optimizer
-def momentum(step_size, mass):
-    """Heavy-ball momentum: v <- mass * v + g; x <- x - step_size(i) * v."""
+def _with_velocity(step_size, mass, look_ahead):
     step_size = make_schedule(step_size)
 
     def init(x0):
@@ -124,25 +122,22 @@ def momentum(step_size, mass):
     def update(i, g, state):
         x, velocity = state
         velocity = mass * velocity + g
-        return x - step_size(i) * velocity, velocity
+        direction = mass * velocity + g if look_ahead else velocity
+        return x - step_size(i) * direction, velocity
 
     return init, update, _first
+
+
+@optimizer
+def momentum(step_size, mass):
+    """Heavy-ball momentum: v <- mass * v + g; x <- x - step_size(i) * v."""
+    return _with_velocity(step_size, mass, look_ahead=False)
 
 
 @optimizer
 def nesterov(step_size, mass):
     """Nesterov momentum: like momentum, but steps along mass * v + g."""
-    step_size = make_schedule(step_size)
-
-    def init(x0):
-        return x0, lnp.zeros_like(x0)
-
-    def update(i, g, state):
-        x, velocity = state
-        velocity = mass * velocity + g
-        return x - step_size(i) * (mass * velocity + g), velocity
-
-    return init, update, _first
+    return _with_velocity(step_size, mass, look_ahead=True)
 
 
 @optimizer

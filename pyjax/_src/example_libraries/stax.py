@@ -46,23 +46,32 @@ def GeneralConv(dimension_numbers, out_chan, filter_shape, strides=None, padding
                 W_init=None, b_init=normal(1e-6)):
     """Convolution layer; dimension_numbers = (lhs_spec, rhs_spec, out_spec) strings such as
     ("NHWC", "HWIO", "NHWC") name the axes of inputs, kernel and outputs."""
-    lhs_spec, rhs_spec, out_spec = dimension_numbers
     one = (1,) * len(filter_shape)
-    strides = strides or one
+    return _conv_layer(
+        dimension_numbers, out_chan, filter_shape, strides, padding, W_init, b_init,
+        conv_helpers.conv_general_shape_tuple,
+        lambda x, W, strides: lax_conv.conv_general_dilated(
+            x, W, strides, padding, one, one, dimension_numbers=dimension_numbers))
+
+
+def _conv_layer(dimension_numbers, out_chan, filter_shape, strides, padding, W_init, b_init,
+                output_shape_of, convolve):
+    """A convolution layer (init_fun, apply_fun) given its output-shape rule and op."""
+    lhs_spec, rhs_spec, out_spec = dimension_numbers
+    strides = strides or (1,) * len(filter_shape)
     W_init = W_init or glorot_normal(rhs_spec.index("I"), rhs_spec.index("O"))
 
     def init_fun(rng, input_shape):
         kernel_shape = _kernel_shape(rhs_spec, lhs_spec, input_shape, out_chan, filter_shape)
-        output_shape = conv_helpers.conv_general_shape_tuple(
-            input_shape, kernel_shape, strides, padding, dimension_numbers)
+        output_shape = output_shape_of(input_shape, kernel_shape, strides, padding,
+                                       dimension_numbers)
         bias_shape = [out_chan if c == "C" else 1 for c in out_spec]
         k1, k2 = split(rng)
         return output_shape, (W_init(k1, kernel_shape), b_init(k2, bias_shape))
 
     def apply_fun(params, inputs, **kwargs):
         W, b = params
-        return lax_conv.conv_general_dilated(inputs, W, strides, padding, one, one,
-                                             dimension_numbers=dimension_numbers) + b
+        return convolve(inputs, W, strides) + b
 
     return init_fun, apply_fun
 
@@ -81,25 +90,11 @@ def GeneralConvTranspose(dimension_numbers, out_chan, filter_shape, strides=None
                          padding="VALID", W_init=None, b_init=normal(1e-6)):
     """Transposed convolution layer (the gradient of a convolution with respect to its
     input); dimension_numbers as for GeneralConv."""
-    lhs_spec, rhs_spec, out_spec = dimension_numbers
-    one = (1,) * len(filter_shape)
-    strides = strides or one
-    W_init = W_init or glorot_normal(rhs_spec.index("I"), rhs_spec.index("O"))
-
-    def init_fun(rng, input_shape):
-        kernel_shape = _kernel_shape(rhs_spec, lhs_spec, input_shape, out_chan, filter_shape)
-        output_shape = conv_helpers.conv_transpose_shape_tuple(
-            input_shape, kernel_shape, strides, padding, dimension_numbers)
-        bias_shape = [out_chan if c == "C" else 1 for c in out_spec]
-        k1, k2 = split(rng)
-        return output_shape, (W_init(k1, kernel_shape), b_init(k2, bias_shape))
-
-    def apply_fun(params, inputs, **kwargs):
-        W, b = params
-        return lax_conv.conv_transpose(inputs, W, strides, padding,
-                                       dimension_numbers=dimension_numbers) + b
-
-    return init_fun, apply_fun
+    return _conv_layer(
+        dimension_numbers, out_chan, filter_shape, strides, padding, W_init, b_init,
+        conv_helpers.conv_transpose_shape_tuple,
+        lambda x, W, strides: lax_conv.conv_transpose(
+            x, W, strides, padding, dimension_numbers=dimension_numbers))
 
 
 Conv1DTranspose = functools.partial(GeneralConvTranspose, ("NHC", "HIO", "NHC"))
