@@ -203,6 +203,45 @@ def test_linear_transpose():
     close(ct, [6., 3., 0.])
 
 
+def test_linear_transpose_of_integer_functions_and_custom_jvp():
+    assert jax.linear_transpose(lambda n: n * 2, 1)(2)[0].tolist() == 4   # int -> int
+    with pytest.raises(TypeError, match="and integer -> integer functions"):
+        jax.linear_transpose(lambda n: n.astype(jnp.float32), 1)
+    f = jax.custom_jvp(lambda x: x * 2)
+    f.defjvp(lambda p, t: (p[0] * 2, t[0] * 2))
+    close(jax.linear_transpose(f, 1.0)(1.0)[0], 2.0)   # transposes the body
+
+
+def test_edge_cases_of_the_differentiation_api_match_jax():
+    g = jax.grad(lambda x: x)(3.0)   # the seed itself: an Array, not a Python float
+    assert isinstance(g, jax.Array) and g.weak_type and float(g) == 1.0
+    grads = jax.grad(lambda p: p["a"] * 2 + p["c"][0])({"a": 1.0, "b": None, "c": (3.0, None)})
+    assert isinstance(grads["c"][0], jax.Array) and grads["b"] is None
+    _, t = jax.jvp(lambda x: x * 2, (1.0,), (jnp.float32(1.0),))
+    assert t.weak_type   # the tangent of a weakly typed primal is weak too
+    for f in (lambda x: lax.cond(x > 0, lambda y: y * 2, lambda y: y, x),
+              lambda x: lax.fori_loop(0, 3, lambda i, c: c * 2, x)):
+        assert jax.jvp(f, (1.0,), (1.0,))[1].weak_type   # through control flow as well
+    (ct,) = jax.vjp(lambda x: (x * 2).astype(jnp.int32), 3.0)[1](jnp.int32(1))
+    assert ct.dtype == np.float32 and float(ct) == 0.0   # an integer output's ct is ignored
+    with pytest.raises(ValueError, match="Tree structure of cotangent input"):
+        jax.vjp(lambda x: (x, x), 1.0)[1](1.0)
+    _, f_jvp = jax.linearize(jnp.sin, jnp.ones(3))
+    with pytest.raises(ValueError, match="expected tangent dtype float32, but got tangent "
+                                         "dtype int32"):
+        f_jvp(jnp.ones(3, jnp.int32))
+
+
+def test_jacobian_blocks_of_integer_values_are_integer_zeros():
+    jac = jax.jacrev(lambda x: x * 2., allow_int=True)(jnp.arange(3, dtype=jnp.int8))
+    assert jac.dtype == np.int8 and jac.tolist() == [[0] * 3] * 3
+    jac = jax.jacfwd(lambda x: (x * 2).astype(jnp.int8))(jnp.arange(3.))
+    assert jac.dtype == np.int8 and jac.tolist() == [[0] * 3] * 3
+    for jac_fn in (jax.jacfwd, jax.jacrev):
+        with pytest.raises(ValueError, match="requires at least 2 positional arguments"):
+            jac_fn(lambda x: x, argnums=1)(jnp.ones(2))
+
+
 # --- Jacobians and Hessians -----------------------------------------------------------------
 
 def test_jacobians_of_pytrees():
@@ -548,3 +587,36 @@ def test_fwd_and_bwd_compiles_each_half_once():
         bwd(residuals, jnp.ones(2))
     with pytest.raises(TypeError, match="at least 6 positional arguments"):
         jax.fwd_and_bwd(f, argnums=5)[0](x, w, 1.0)
+
+
+def test_custom_vjp_symbolic_zeros_gives_fwd_perturbed_flags():
+    f = jax.custom_vjp(lambda x, y: x * y)
+    seen = []
+
+    def fwd(x, y):
+        seen.append((x.perturbed, y.perturbed))
+        return x.value * y.value, y.value
+
+    f.defvjp(fwd, lambda y, g: (g * y, None), symbolic_zeros=True)
+    close(jax.grad(f)(2.0, 3.0), 3.0)
+    assert seen == [(True, False)]
+    close(jax.vmap(jax.grad(f))(jnp.ones(2), jnp.arange(2.)), [0.0, 1.0])
+
+
+def test_custom_jvp_traced_nondiff_argnums_are_not_differentiated():
+    f = jax.custom_jvp(lambda n, x: x * n, nondiff_argnums=(0,))
+    f.defjvp(lambda n, p, t: (p[0] * n, t[0] * n * 10))
+    close(jax.grad(lambda y: f(y, 2.0))(3.0), 0.0)       # only the rule's tangent counts
+    close(jax.grad(lambda y: f(y, y))(3.0), 30.0)
+    close(jax.hessian(lambda y: f(y, y))(3.0), 0.0)      # at every order
+    close(jax.grad(jax.jit(f), argnums=1)(3.0, 2.0), 30.0)
+    close(jax.vmap(jax.grad(f, argnums=1))(jnp.arange(3.), jnp.ones(3)), [0.0, 10.0, 20.0])
+    close(jax.grad(lambda y: jax.vmap(f, in_axes=(0, None))(y, 2.0).sum())(jnp.arange(3.)),
+          [0.0, 0.0, 0.0])
+
+
+def test_custom_derivative_nondiff_argnums_are_checked_outside_transformations_too():
+    f = jax.custom_jvp(lambda n, x: x * n, nondiff_argnums=(3,))
+    f.defjvp(lambda n, p, t: (p[0] * n, t[0] * n))
+    with pytest.raises(TypeError, match=r"nondiff_argnums=\(3,\) but was called with only 2"):
+        f(1.0, 2.0)

@@ -193,6 +193,10 @@ def test_names_select_what_is_saved():
     but_a = residual_lines(jax.checkpoint(f4, policy=cp.save_any_names_but_these("a")),
                            *_Ws, _x)
     assert [line.split(" from ")[0] for line in but_a[4:]] == ["f32[6] named 'b'"]
+    offload_a = cp.save_and_offload_only_these_names(   # one memory space: offload = save
+        names_which_can_be_saved=[], names_which_can_be_offloaded=["a"],
+        offload_src="device", offload_dst="pinned_host")
+    assert residual_lines(jax.checkpoint(f4, policy=offload_a), *_Ws, _x) == only_a
     expected = jax.grad(lambda *a: jnp.sum(_f(*a)), argnums=(0, 1, 2, 3))(*_Ws, _x)
     for policy in (cp.save_only_these_names("a"), cp.save_any_names_but_these("a"),
                    cp.save_anything_except_these_names("b")):

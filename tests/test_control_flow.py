@@ -442,6 +442,13 @@ def test_scan_grad_keeps_loop_invariant_residuals_unstacked():
     assert (50, 3, 3) not in stacked
 
 
+def test_fori_loop_bounds_of_different_types():
+    assert int(lax.fori_loop(jnp.int16(0), 3, lambda i, c: c + i, 0)) == 3   # Python int: ok
+    with pytest.raises(TypeError, match="lower and upper arguments to fori_loop must have "
+                                        "equal types, got int16 and int32"):
+        lax.fori_loop(jnp.int16(0), jnp.int32(3), lambda i, c: c + i, 0)
+
+
 def test_scan_errors():
     with pytest.raises(TypeError, match=r"(?s)scan body function carry input and carry output"
                        r" must have equal types.*input carry c has type f32\[\] but the "
@@ -461,8 +468,9 @@ def test_scan_errors():
         lax.scan(lambda c, x: (c, x), 1.0, (X, np.ones(2)))
     with pytest.raises(ValueError, match="scan got value with no leading axis"):
         lax.scan(lambda c, x: (c, x), 1.0, 3.0)
-    with pytest.raises(ValueError, match="`unroll` must be a `bool` or a positive `int`"):
-        lax.scan(lambda c, x: (c, x), 1.0, X, unroll=0)
+    with pytest.raises(ValueError, match="`unroll` must be a `bool` or a non-negative `int`"):
+        lax.scan(lambda c, x: (c, x), 1.0, X, unroll=-1)
+    assert_tree_close(lax.scan(lambda c, x: (c + x, None), 0.0, X, unroll=0)[0], 1.3)
     with pytest.raises(TypeError, match="lax.scan: f argument should be a callable"):
         lax.scan(3, 1.0, X)
 

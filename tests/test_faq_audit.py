@@ -147,7 +147,8 @@ def test_print_inside_jit_shows_an_abstract_tracer(capsys):
 
 
 @pytest.mark.parametrize("transform", ["jit", "vmap", "make_jaxpr"])
-@pytest.mark.parametrize("use", [lambda y: bool(y >= 1.), int, float])
+@pytest.mark.parametrize("use", [lambda y: bool(y >= 1.), int, float, lambda y: y.item(),
+                                 lambda y: y.tolist()])
 def test_abstract_tracers_cannot_become_python_values(transform, use):
     run = {"jit": lambda f: jax.jit(f)(jnp.ones(())),
            "vmap": lambda f: jax.vmap(f)(jnp.ones(3)),

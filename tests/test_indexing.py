@@ -104,7 +104,7 @@ def test_traced_scalar_index_is_a_dynamic_slice():
 
 def test_jaxpr_text_of_an_integer_array_index():
     text = str(pyjax.make_jaxpr(lambda x, i: x[i])(jnp.ones(3), np.array([0, 1])))
-    assert "gather[dimension_numbers=GatherDimensionNumbers(offset_dims=(), " \
+    assert "gather[\n      dimension_numbers=GatherDimensionNumbers(offset_dims=(), " \
         "collapsed_slice_dims=(0,), start_index_map=(0,)" in text
     assert "mode=GatherScatterMode.PROMISE_IN_BOUNDS" in text
     text = str(pyjax.make_jaxpr(lambda x: x.at[1].add(2.0))(jnp.ones(3)))

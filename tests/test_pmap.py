@@ -291,4 +291,5 @@ def test_numpy_executor_simulates_any_number_of_replicas():
 def test_jaxpr_shows_one_pmap_equation():
     text = str(jax.make_jaxpr(jax.pmap(lambda v: lax.psum(v, "i") * 2, axis_name="i"))(
         np.zeros((1, 3), np.float32)))
-    assert "xla_pmap[axis_name=i axis_size=1" in text and "psum[axes=('i',)]" in text, text
+    assert "xla_pmap[\n      axis_name=i\n      axis_size=1" in text, text
+    assert "psum[axes=('i',)]" in text, text

@@ -87,7 +87,7 @@ def test_make_jaxpr_printout():
     assert text.splitlines()[0] == "{ lambda ; a:f32[3,4] b:f32[4]. let"
     assert "c:f32[3,4] = add a 1.0" in text
     assert "d:f32[4] = add b 1.0" in text
-    assert "e:f32[3] = dot_general[dimension_numbers=(((1,), (0,)), ((), ()))" in text
+    assert "e:f32[3] = dot_general[\n      dimension_numbers=(((1,), (0,)), ((), ()))" in text
     assert text.splitlines()[-1] == "  in (e,) }"
 
 

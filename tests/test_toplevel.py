@@ -391,3 +391,35 @@ def test_dlpack_module():
     assert all(pyjax.dlpack.is_supported_dtype(t) for t in
                (np.float16, np.float64, np.uint64, np.bool_, np.complex64, jnp.bfloat16))
     assert not pyjax.dlpack.is_supported_dtype(ml_dtypes.float8_e4m3fn)
+
+
+def test_make_jaxpr_prints_like_jax():
+    text = str(jax.make_jaxpr(jax.grad(lambda x: jnp.sin(x) * x))(1.0))
+    assert text == ("{ lambda ; a:f32[]. let\n    b:f32[] = sin a\n    c:f32[] = cos a\n"
+                    "    d:f32[] = mul b a\n    e:f32[] = mul b 1.0:f32[]\n"
+                    "    f:f32[] = mul 1.0:f32[] a\n    g:f32[] = mul f c\n"
+                    "    h:f32[] = add_any e g\n  in (h,) }")   # the seed is a literal
+    assert str(jax.make_jaxpr(lambda x: x)(1.0)) == "{ lambda ; a:f32[]. let  in (a,) }"
+    assert str(jax.make_jaxpr(lambda x: x + 1)(1.0)) == \
+        "{ lambda ; a:f32[]. let b:f32[] = add a 1.0:f32[] in (b,) }"
+    text = str(jax.make_jaxpr(lambda p, x: jax.lax.cond(p, lambda y: y + 1 - 2,
+                                                        lambda y: y * 2, x))(True, 1.0))
+    assert text == """{ lambda ; a:bool[] b:f32[]. let
+    c:i32[] = convert_element_type[new_dtype=int32 weak_type=False] a
+    d:f32[] = cond[
+      branches=(
+        { lambda ; e:f32[]. let f:f32[] = mul e 2.0:f32[] in (f,) }
+        { lambda ; g:f32[]. let
+            h:f32[] = add g 1.0:f32[]
+            i:f32[] = sub h 2.0:f32[]
+          in (i,) }
+      )
+    ] c b
+  in (d,) }"""
+
+
+def test_shape_dtype_struct_needs_a_dtype_and_has_a_length():
+    with pytest.raises(ValueError, match="dtype must be specified"):
+        jax.ShapeDtypeStruct((2,), None)
+    assert len(jax.ShapeDtypeStruct((2, 3), jnp.float32)) == 2
+

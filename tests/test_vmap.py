@@ -56,6 +56,11 @@ def test_unmapped_output_is_broadcast_or_returned_with_out_axes_none():
     np.testing.assert_allclose(jax.vmap(lambda v: jnp.ones(2))(x), np.ones((4, 2)))
 
 
+def test_spmd_axis_name_is_ignored_and_out_axes_none_returns_values_unchanged():
+    out = jax.vmap(lambda v: (v * 2, 3.0), out_axes=(0, None), spmd_axis_name="d")(_arange(2))
+    assert out[0].tolist() == [0.0, 2.0] and out[1] == 3.0 and type(out[1]) is float
+
+
 def test_pytree_prefix_in_axes_and_out_axes():
     params = {"w": _arange(3, 2), "b": _arange(2)}
     xs = _arange(5, 3)

@@ -112,7 +112,8 @@ def _check_tangent(primal, tangent, where):
                         "valid JAX type.") from None
     expected = ad.tangent_aval(p_aval).dtype
     if t_aval.dtype != expected:
-        raise TypeError(
+        error = TypeError if where == "jax.jvp" else ValueError   # JAX's types
+        raise error(
             f"primal and tangent arguments to {where} do not match; dtypes must be equal, "
             "or in case of int/bool primal dtype the tangent dtype must be float0. Got "
             f"primal dtype {p_aval.dtype.name} and so expected tangent dtype "
@@ -124,13 +125,17 @@ def _check_tangent(primal, tangent, where):
 
 
 def _tangents_in(primals, tangents, where):
-    """Tangents of weakly typed primals are weakly typed too, as in JAX."""
+    """jvp's tangents of weakly typed primals are weakly typed too, as in JAX (whose
+    linearized functions keep the tangents' own types)."""
     out = []
     for p, t in zip(primals, tangents):
         _check_tangent(p, t, where)
-        out.append(ad.Zero(ad.tangent_aval(get_aval(p)))
-                   if get_aval(t).dtype == dtypes.float0
-                   else _match_weak_type(_as_jax_value(t), get_aval(p)))
+        if get_aval(t).dtype == dtypes.float0:
+            out.append(ad.Zero(ad.tangent_aval(get_aval(p))))
+        elif where == "jax.jvp":
+            out.append(_match_weak_type(_as_jax_value(t), get_aval(p)))
+        else:
+            out.append(_as_jax_value(t))
     return out
 
 
@@ -305,9 +310,10 @@ def _select_args(name, argnums, args):
         raise ValueError(f"{name}: argnums must not be an empty tuple.")
     top = max(n if n >= 0 else -n - 1 for n in nums)
     if top >= len(args):
-        raise TypeError(f"differentiating with respect to argnums={argnums} requires at "
-                        f"least {top + 1} positional arguments to be passed by the caller, "
-                        f"but got only {len(args)} positional arguments.")
+        error = ValueError if name in ("jacfwd", "jacrev") else TypeError   # JAX's types
+        raise error(f"differentiating with respect to argnums={argnums} requires at "
+                    f"least {top + 1} positional arguments to be passed by the caller, "
+                    f"but got only {len(args)} positional arguments.")
     nums = tuple(n % len(args) for n in nums)
     if len(set(nums)) != len(nums):
         raise ValueError(f"{name}: argnums {argnums} contains duplicates.")

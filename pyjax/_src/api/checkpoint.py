@@ -86,6 +86,19 @@ def save_from_both_policies(policy_1, policy_2):
     return policy
 
 
+def save_and_offload_only_these_names(*, names_which_can_be_saved,
+                                      names_which_can_be_offloaded, offload_src,
+                                      offload_dst):
+    """Save the checkpoint_name outputs named in either list. pyjax has one memory
+    space, so a value JAX would offload to host memory is simply saved."""
+    return save_only_these_names(*names_which_can_be_saved, *names_which_can_be_offloaded)
+
+
+def offload_dot_with_no_batch_dims(offload_src, offload_dst):
+    """dots_with_no_batch_dims_saveable (pyjax's one memory space: offloading is saving)."""
+    return dots_with_no_batch_dims_saveable
+
+
 checkpoint_policies = types.SimpleNamespace(
     everything_saveable=everything_saveable,
     nothing_saveable=nothing_saveable,
@@ -96,7 +109,9 @@ checkpoint_policies = types.SimpleNamespace(
     save_anything_except_these_names=save_anything_except_these_names,
     save_any_names_but_these=save_any_names_but_these,
     save_only_these_names=save_only_these_names,
-    save_from_both_policies=save_from_both_policies)
+    save_from_both_policies=save_from_both_policies,
+    save_and_offload_only_these_names=save_and_offload_only_these_names,
+    offload_dot_with_no_batch_dims=offload_dot_with_no_batch_dims)
 
 
 # --- checkpoint -------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+from typing import NamedTuple
 
 from pyjax._src import dtypes, tree_util
 from pyjax._src.array import as_array
@@ -15,6 +16,7 @@ from pyjax._src.core.trace import (NO_LOWERING, NO_TRANSPOSE, Trace, Tracer, cur
                                    define_primitive, no_samples)
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters import partial_eval as pe
+from pyjax._src.lax import ad_util
 from pyjax._src.lax import builders as b
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import reductions
@@ -40,6 +42,13 @@ class SymbolicZero:
 
     def __repr__(self):
         return f"SymbolicZero({self.aval.str_short()})"
+
+
+class CustomVJPPrimal(NamedTuple):
+    """What a custom_vjp fwd rule defined with symbolic_zeros=True gets for each primal:
+    the value, and whether it is perturbed (has a nonzero tangent)."""
+    value: object
+    perturbed: bool
 
 
 def _resolve_args(fun, args, kwargs):
@@ -128,9 +137,9 @@ class _CustomRuleFunction:
             raise AttributeError(f"No {self._rule} defined for {self._kind} function {name} "
                                  f"using def{self._rule.lower()}.")
         args = _resolve_args(self.fun, args, kwargs)
+        nums, nondiff, diff = _split_nondiff(args, self.nondiff_argnums, name)
         if current_trace() is Trace.root:
             return self.fun(*args)
-        nums, nondiff, diff = _split_nondiff(args, self.nondiff_argnums, name)
         self._check_nondiff(name, args, nums)
         leaves, in_tree = tree_util.flatten(tuple(diff))
         leaves = [_as_value(x) for x in leaves]
@@ -179,7 +188,7 @@ class custom_jvp(_CustomRuleFunction):
         self.defjvp(jvp)
 
     def _bind(self, name, nums, nondiff, in_tree, out_tree, closed, hoisted, leaves):
-        rule = _JVPRule(self, nondiff, in_tree, out_tree, closed.out_avals)
+        rule = _JVPRule(self, nondiff, in_tree, out_tree, closed.out_avals, hoisted)
         return custom_jvp_call_p.bind(*hoisted, *leaves, name=name, call_jaxpr=closed,
                                       jvp_jaxpr_fun=rule, num_consts=len(hoisted),
                                       symbolic_zeros=self.symbolic_zeros)
@@ -193,18 +202,31 @@ def _sum_tangents(*ts):
 
 
 class _JVPRule:
-    """The user's JVP rule over flat leaves, with the checks JAX makes on its output."""
+    """The user's JVP rule over flat leaves, with the checks JAX makes on its output.
+    Traced nondiff_argnums values are among the call's hoisted consts: the rule gets their
+    primal values and their tangents are dropped (JAX's semantics: never differentiated)."""
 
-    def __init__(self, cj, nondiff, in_tree, out_tree, out_avals):
-        self.cj, self.nondiff, self.in_tree = cj, nondiff, in_tree
+    def __init__(self, cj, nondiff, in_tree, out_tree, out_avals, hoisted=()):
+        self.cj, self.in_tree = cj, in_tree
         self.out_tree, self.out_avals = out_tree, out_avals
         self.__name__ = _name(cj.jvp)
+        leaves, self.nondiff_tree = tree_util.flatten(list(nondiff))
+        self.nondiff_leaves = leaves
+        self.const_index = [next((i for i, h in enumerate(hoisted) if h is x), None)
+                            for x in leaves]
+        self.nondiff_consts = frozenset(i for i in self.const_index if i is not None)
 
-    def __call__(self, primals, tangents):
+    def _nondiff_args(self, consts):
+        # stop_gradient: enclosing differentiations do not differentiate them either
+        leaves = [x if i is None else ad_util.stop_gradient(consts[i])
+                  for x, i in zip(self.nondiff_leaves, self.const_index)]
+        return tree_util.tree_unflatten(self.nondiff_tree, leaves)
+
+    def __call__(self, primals, tangents, consts):
         fname, rname = _name(self.cj.fun), self.__name__
         args = tree_util.tree_unflatten(self.in_tree, primals)
         targs = tree_util.tree_unflatten(self.in_tree, tangents)
-        result = self.cj.jvp(*self.nondiff, args, targs)
+        result = self.cj.jvp(*self._nondiff_args(consts), args, targs)
         if not (isinstance(result, (tuple, list)) and len(result) == 2):
             raise TypeError(f"Custom JVP rule {rname} for function {fname} must produce a "
                             "pair (list or tuple of length two) representing primal and "
@@ -253,14 +275,21 @@ def _custom_jvp_call_abstract_eval(*in_avals, call_jaxpr, **params):
 
 def _custom_jvp_call_jvp(primals, tangents, *, name, call_jaxpr, jvp_jaxpr_fun, num_consts,
                          symbolic_zeros):
-    _check_closure(name, tangents[:num_consts], "custom_jvp")
+    _check_closure(name, [t for i, t in enumerate(tangents[:num_consts])
+                          if i not in jvp_jaxpr_fun.nondiff_consts], "custom_jvp")
     args, arg_tangents = primals[num_consts:], tangents[num_consts:]
     if symbolic_zeros:
         arg_tangents = [SymbolicZero(t.aval) if type(t) is ad.Zero else t
                         for t in arg_tangents]
     else:
         arg_tangents = [ad.instantiate_zeros(t) for t in arg_tangents]
-    return jvp_jaxpr_fun(list(args), arg_tangents)
+    return jvp_jaxpr_fun(list(args), arg_tangents, list(primals[:num_consts]))
+
+
+def _custom_jvp_call_transpose(cts, *args, call_jaxpr, **params):
+    """A linear custom_jvp function (under linear_transpose) transposes as its body: the
+    rule says how to differentiate it, not how to transpose it (as in JAX)."""
+    return ad.backward_pass(call_jaxpr.jaxpr, call_jaxpr.consts, list(args), list(cts))
 
 
 def _custom_call_lower(ctx, *args, call_jaxpr, **params):
@@ -280,7 +309,8 @@ def _custom_jvp_samples():
 custom_jvp_call_p = define_primitive(
     "custom_jvp_call", multiple_results=True, impl=_custom_jvp_call_impl,
     abstract_eval=_custom_jvp_call_abstract_eval, jvp=_custom_jvp_call_jvp,
-    transpose=NO_TRANSPOSE, lower=_custom_call_lower, samples=_custom_jvp_samples)
+    transpose=_custom_jvp_call_transpose, lower=_custom_call_lower,
+    samples=_custom_jvp_samples)
 custom_jvp_call_p.is_higher_order = True
 
 
@@ -330,8 +360,10 @@ class _VJPRule:
         self.bwd = functools.partial(_VJPRule._bwd, self)
         self.bwd.__name__ = f"{fname}_bwd"
 
-    def _fwd(self, primals):
+    def _fwd(self, primals, perturbed):
         fname = _name(self.cv.fun)
+        if self.cv.symbolic_zeros:
+            primals = [CustomVJPPrimal(p, z) for p, z in zip(primals, perturbed)]
         diff = tree_util.tree_unflatten(self.in_tree, primals)
         result = self.cv.fwd(*_merge_nondiff(self.nums, self.nondiff, diff))
         if not (isinstance(result, (tuple, list)) and len(result) == 2):
@@ -412,7 +444,7 @@ def _custom_vjp_call_jvp(primals, tangents, *, name, call_jaxpr, fwd, bwd, num_c
     whose transpose is bwd (and which refuses to be evaluated: no forward mode)."""
     _check_closure(name, tangents[:num_consts], "custom_vjp")
     args, arg_tangents = primals[num_consts:], tangents[num_consts:]
-    outs, residuals = fwd(list(args))
+    outs, residuals = fwd(list(args), [type(t) is not ad.Zero for t in arg_tangents])
     differentiable = tuple(ad.tangent_aval(get_aval(a)).dtype != dtypes.float0 for a in args)
     lin_in = [ad.instantiate_zeros(t) for t, d in zip(arg_tangents, differentiable) if d]
     out_avals = tuple(ad.tangent_aval(a) for a in call_jaxpr.out_avals)
@@ -471,18 +503,21 @@ class _BatchedJVPRule:
     """A custom_jvp rule over values carrying the batch at 0 (where in_batched): the
     user's rule runs per example under a batch trace; every output comes back batched."""
 
-    def __init__(self, rule, axis, in_batched):
+    def __init__(self, rule, axis, in_batched, consts_batched):
         self.rule, self.axis, self.in_batched = rule, axis, in_batched
+        self.consts_batched = consts_batched
+        self.nondiff_consts = rule.nondiff_consts
         self.__name__ = getattr(rule, "__name__", "jvp")
 
-    def __call__(self, primals, tangents):
+    def __call__(self, primals, tangents, consts):
         size = self.axis.size
         with batching.subtrace(self.axis) as trace:
             ps = [trace.wrap(p, 0 if b else None) for p, b in zip(primals, self.in_batched)]
             ts = [SymbolicZero(_example_aval(t.aval, b)) if isinstance(t, SymbolicZero)
                   else trace.wrap(t, 0 if b else None)
                   for t, b in zip(tangents, self.in_batched)]
-            outs, t_outs = self.rule(ps, ts)
+            cs = [trace.wrap(c, 0 if b else None) for c, b in zip(consts, self.consts_batched)]
+            outs, t_outs = self.rule(ps, ts, cs)
         return ([_to_front(trace, o, size) for o in outs],
                 [ad.Zero(t.aval.update(shape=(size,) + t.aval.shape)) if type(t) is ad.Zero
                  else _to_front(trace, t, size) for t in t_outs])
@@ -500,7 +535,8 @@ def _custom_jvp_call_batch(axis, args, dims, *, call_jaxpr, jvp_jaxpr_fun, num_c
     batched, _ = batching.batch_jaxpr(call_jaxpr, axis.size, in_batched, True, axis.name)
     outs = custom_jvp_call_p.bind(
         *args, call_jaxpr=batched, num_consts=num_consts,
-        jvp_jaxpr_fun=_BatchedJVPRule(jvp_jaxpr_fun, axis, in_batched[num_consts:]), **params)
+        jvp_jaxpr_fun=_BatchedJVPRule(jvp_jaxpr_fun, axis, in_batched[num_consts:],
+                                      in_batched[:num_consts]), **params)
     return outs, [0] * len(outs)
 
 
@@ -516,11 +552,11 @@ class _BatchedVJPRule:
         self.bwd = functools.partial(_BatchedVJPRule._run_bwd, self)
         self.bwd.__name__ = getattr(bwd, "__name__", "bwd")
 
-    def _run_fwd(self, primals):
+    def _run_fwd(self, primals, perturbed):
         size = self.axis.size
         with batching.subtrace(self.axis) as trace:
             outs, residuals = self._fwd([trace.wrap(p, 0 if b else None)
-                                         for p, b in zip(primals, self.in_batched)])
+                                         for p, b in zip(primals, self.in_batched)], perturbed)
         return ([_to_front(trace, o, size) for o in outs],
                 [_to_front(trace, r, size) for r in residuals])
 
@@ -618,5 +654,5 @@ def closure_convert(fun, *example_args):
     return converted_fun, hoisted
 
 
-__all__ = ["custom_jvp", "custom_vjp", "closure_convert", "SymbolicZero",
+__all__ = ["custom_jvp", "custom_vjp", "closure_convert", "CustomVJPPrimal", "SymbolicZero",
            "CustomJVPException", "CustomVJPException"]

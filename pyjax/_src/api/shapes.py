@@ -20,6 +20,8 @@ class ShapeDtypeStruct:
     __slots__ = ("shape", "dtype", "weak_type", "sharding")
 
     def __init__(self, shape, dtype, sharding=None, weak_type=False):
+        if dtype is None:   # np.dtype(None) would silently be float64
+            raise ValueError("ShapeDtypeStruct: dtype must be specified.")
         self.shape = tuple(shape)
         self.dtype = np.dtype(dtype)
         self.weak_type = weak_type
@@ -27,6 +29,11 @@ class ShapeDtypeStruct:
 
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: int(np.prod(self.shape)))
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
 
     def __repr__(self):
         weak = ", weak_type=True" if self.weak_type else ""

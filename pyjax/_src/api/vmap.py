@@ -30,11 +30,9 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
     """Vectorizes `fun` over one axis: argument leaves are mapped along their `in_axes`
     entry (None: not mapped; keyword arguments along axis 0), and results carry the mapped
     axis at `out_axes`. `axis_name` names the axis for collectives (lax.psum, ...);
-    `axis_size` gives the size when no argument is mapped. (`spmd_axis_name` is for
-    sharded programs, which pyjax does not have.)"""
-    if spmd_axis_name is not None:
-        raise NotImplementedError("vmap(spmd_axis_name=...) needs sharding, which pyjax "
-                                  "does not support.")
+    `axis_size` gives the size when no argument is mapped. `spmd_axis_name` is ignored:
+    it only places the mapped axis on a device mesh, and pyjax runs on one device (JAX
+    ignores it too outside a mesh)."""
     if not callable(fun):
         raise TypeError(f"vmap expects a callable as its first argument, got {fun!r} of "
                         f"type {type(fun).__name__}.")
@@ -94,7 +92,7 @@ def _call(fun, in_axes, out_axes, axis_name, axis_size, args, kwargs):
                 raise ValueError(f"vmap has mapped output (axis_name={axis_name!r}) but "
                                  f"out_axes is None. Only outputs that do not depend on the "
                                  f"mapped axis can be returned with out_axes=None.")
-            results.append(as_array(val))
+            results.append(val)   # unchanged, as in JAX (a Python scalar stays one)
             continue
         ndim = get_aval(val).ndim + (dim is None)
         if not -ndim <= out_axis < ndim:

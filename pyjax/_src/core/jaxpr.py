@@ -11,7 +11,7 @@ import numpy as np
 
 from pyjax._src import dtypes
 from pyjax._src.core.avals import ShapedArray, get_aval
-from pyjax._src.core.trace import primitive_effects, trace_context
+from pyjax._src.core.trace import Tracer, primitive_effects, trace_context
 
 
 class Var:
@@ -292,26 +292,39 @@ def _var_name(i):
 
 
 def _literal_str(lit):
+    """The value and its type, as JAX prints it: `2.0:f32[]`."""
     val = np.asarray(lit.val)
     if val.dtype == np.bool_:
-        return str(bool(val))
-    if val.ndim == 0:
-        return repr(val.item()) if val.dtype.kind != "f" else str(float(val.item()))
-    return f"[{lit.aval.str_short()}]"
+        text = str(bool(val))
+    elif val.ndim == 0:
+        text = repr(val.item()) if val.dtype.kind != "f" else str(float(val.item()))
+    else:
+        return f"[{lit.aval.str_short()}]"
+    return f"{text}:{lit.aval.str_short()}"
 
 
 def _binder(v, namer):
     return f"{namer(v)}:{v.aval.str_short()}"
 
 
+_WIDTH = 80   # JAX's line width: shorter equations and one-equation jaxprs stay on one line
+
+
+def _is_jaxpr_param(value):
+    return isinstance(value, (Jaxpr, ClosedJaxpr)) or (
+        isinstance(value, tuple) and value and all(
+            isinstance(x, (Jaxpr, ClosedJaxpr)) for x in value))
+
+
 def _param_str(value, namer, indent):
+    """A parameter's value; `indent` is that of the line it starts on."""
     if isinstance(value, (Jaxpr, ClosedJaxpr)):
         inner = value.jaxpr if isinstance(value, ClosedJaxpr) else value
-        return _print_jaxpr(inner, namer, indent + "  ")
-    if isinstance(value, tuple) and value and all(
-            isinstance(x, (Jaxpr, ClosedJaxpr)) for x in value):
-        parts = [_param_str(x, namer, indent) for x in value]
-        return "(\n" + indent + "  " + ("\n" + indent + "  ").join(parts) + "\n" + indent + ")"
+        return _print_jaxpr(inner, namer, indent)
+    if _is_jaxpr_param(value):
+        inner = indent + "  "
+        parts = [inner + _param_str(x, namer, inner) for x in value]
+        return "(\n" + "\n".join(parts) + "\n" + indent + ")"
     if isinstance(value, np.dtype):
         return value.name
     if callable(value) and hasattr(value, "__name__"):
@@ -320,27 +333,38 @@ def _param_str(value, namer, indent):
 
 
 def _print_eqn(eqn, namer, indent):
-    params = ""
-    if eqn.params:
-        items = [f"{k}={_param_str(v, namer, indent)}" for k, v in eqn.params.items()]
-        params = "[" + " ".join(items) + "]"
-    lhs = " ".join(_binder(v, namer) for v in eqn.outvars)
-    rhs = " ".join(namer(v) for v in eqn.invars)
+    """`lhs = prim[params] args` on one line, or, where that is too long or a parameter
+    is a jaxpr, with one parameter a line, as JAX prints it."""
+    lhs = " ".join(_binder(v, namer) for v in eqn.outvars)   # named before inner jaxprs
     lhs = f"{lhs} = " if lhs else ""   # effect-only equations bind nothing
-    return f"{indent}{lhs}{eqn.primitive.name}{params} {rhs}".rstrip()
+    rhs = " ".join(namer(v) for v in eqn.invars)
+    head = f"{indent}{lhs}{eqn.primitive.name}"
+    if not eqn.params:
+        return f"{head} {rhs}".rstrip()
+    if not any(map(_is_jaxpr_param, eqn.params.values())):
+        items = " ".join(f"{k}={_param_str(v, namer, indent)}" for k, v in eqn.params.items())
+        if len(head) + len(items) + 2 <= _WIDTH:
+            return f"{head}[{items}] {rhs}".rstrip()
+    inner = indent + "  "
+    lines = [f"{inner}{k}={_param_str(v, namer, inner)}" for k, v in eqn.params.items()]
+    return "\n".join([head + "["] + lines + [f"{indent}] {rhs}".rstrip()])
 
 
 def _print_jaxpr(jaxpr, namer, indent):
+    """`indent` is that of the line the jaxpr starts on: equations go 4 deeper."""
     consts = " ".join(_binder(v, namer) for v in jaxpr.constvars)
     ins = " ".join(_binder(v, namer) for v in jaxpr.invars)
     head = f"{{ lambda {consts}; {ins}. let" if consts else f"{{ lambda ; {ins}. let"
-    lines = [head]
-    for eqn in jaxpr.eqns:
-        lines.append(_print_eqn(eqn, namer, indent + "    "))
+    eqns = [_print_eqn(eqn, namer, indent + "    ") for eqn in jaxpr.eqns]
     outs = ", ".join(namer(v) for v in jaxpr.outvars)
-    lines.append(f"{indent}  in ({outs},) }}" if len(jaxpr.outvars) == 1
-                 else f"{indent}  in ({outs}) }}")
-    return "\n".join(lines)
+    tail = f"in ({outs},) }}" if len(jaxpr.outvars) == 1 else f"in ({outs}) }}"
+    if not eqns:
+        return f"{head}  {tail}"
+    if len(eqns) == 1 and "\n" not in eqns[0]:
+        one_line = f"{head} {eqns[0].strip()} {tail}"
+        if len(indent) + len(one_line) <= _WIDTH:
+            return one_line
+    return "\n".join([head] + eqns + [f"{indent}  {tail}"])
 
 
 def pp_jaxpr(jaxpr):
@@ -348,16 +372,28 @@ def pp_jaxpr(jaxpr):
 
 
 def literal(value):
-    """A Literal for a Python or NumPy scalar, typed as a traced value of it would be."""
+    """A Literal for a Python or NumPy scalar or a 0-d Array, typed as a traced value of it
+    would be."""
     aval = get_aval(value)
-    if isinstance(value, np.generic) or isinstance(value, np.ndarray):
+    if not dtypes.is_python_scalar(value):
         value = np.asarray(value, aval.dtype)
+        if aval.weak_type:   # as a Python scalar it binds weakly typed again
+            value = value.item()
     return Literal(value, aval)
 
 
 def literalable(x):
-    return dtypes.is_python_scalar(x) or (
-        isinstance(x, (np.generic, np.ndarray)) and np.ndim(x) == 0)
+    """Scalars are written inline, as JAX does, 0-d Array constants included (a gradient's
+    seed 1.0, jnp.float32(2)); arrays with more elements become constvars. A weakly typed
+    0-d Array qualifies where the Python scalar of its value has its type."""
+    if dtypes.is_python_scalar(x) or (
+            isinstance(x, (np.generic, np.ndarray)) and np.ndim(x) == 0):
+        return True
+    aval = getattr(x, "aval", None)
+    if (aval is None or isinstance(x, Tracer) or aval.shape != ()
+            or np.dtype(aval.dtype).kind not in "biufc"):
+        return False
+    return not aval.weak_type or get_aval(np.asarray(x).item()) == aval
 
 
 def new_var(aval):

@@ -334,6 +334,14 @@ class Tracer:
     def __complex__(self):
         return self._concrete_scalar(lambda v: complex(v), _conversion_error("complex"))
 
+    def item(self, *args):
+        return self._concrete_scalar(lambda v: np.asarray(v).item(*args),
+                                     _value_method_error("item"))
+
+    def tolist(self):
+        return self._concrete_scalar(lambda v: np.asarray(v).tolist(),
+                                     _value_method_error("tolist"))
+
     def __array__(self, dtype=None, copy=None):
         value = self.to_concrete_value()
         if value is None:
@@ -353,6 +361,15 @@ class Tracer:
         if not self.aval.shape:
             raise TypeError("iteration over a 0-d array")
         return (self[i] for i in range(self.aval.shape[0]))
+
+
+def _value_method_error(name):
+    def make(tracer):
+        return errors.ConcretizationTypeError(
+            tracer, f"The problem arose with the `{name}()` method, which returns the "
+            "array's values as Python objects: they are not known while tracing. Keep "
+            "working with the array itself, or use `jax.debug.print` to see it.\n")
+    return make
 
 
 def _conversion_error(name):

@@ -48,9 +48,10 @@ class Zero:
 
 
 def tangent_aval(aval):
-    """Tangents of integer and bool values have dtype float0."""
+    """Tangents of integer and bool values have dtype float0; others have the value's
+    type, weak_type included (as in JAX, so tangents through control flow stay weak)."""
     if dtypes.is_inexact(aval.dtype):
-        return aval.strip_weak_type() if aval.weak_type else aval
+        return aval
     return ShapedArray(aval.shape, dtypes.float0)
 
 

@@ -314,6 +314,10 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
             raise TypeError(f"fori_loop {name} bound must be an integer, got dtype "
                             f"{d.name}.")
     if lower_dtype != upper_dtype:
+        if not (get_aval(lower).weak_type or get_aval(upper).weak_type):
+            raise TypeError("lower and upper arguments to fori_loop must have equal types, "
+                            f"got {lower_dtype.name} and {upper_dtype.name}; cast one of "
+                            "them (or pass a Python int).")
         dtype = dtypes.result_type(lower, upper)
         lower = ew.convert_element_type(lower, dtype)
         upper = ew.convert_element_type(upper, dtype)

@@ -423,9 +423,9 @@ def _unroll_count(unroll, length):
     except TypeError:
         raise TypeError("The `unroll` argument to `scan` expects a concrete `int` or `bool` "
                         f"value, got {unroll!r}.") from None
-    if unroll < 1:
-        raise ValueError("`unroll` must be a `bool` or a positive `int`.")
-    return unroll
+    if unroll < 0:
+        raise ValueError("`unroll` must be a `bool` or a non-negative `int`.")
+    return max(unroll, 1)   # 0 means no unrolling, as 1 does (JAX accepts both)
 
 
 # --- map --------------------------------------------------------------------------------
