@@ -162,3 +162,11 @@ def test_equal_avals_are_one_object_and_survive_copy_and_pickle():
     avals._interned.clear()            # the table is only an accelerator: equality holds
     b = avals.ShapedArray((2, 3), np.float32)
     assert b is not a and b == a and hash(b) == hash(a) and {a: 1}[b] == 1
+
+
+def test_aval_str_is_short_as_jax():
+    from pyjax._src.core import avals
+    assert str(avals.ShapedArray((3,), np.float32)) == "float32[3]"
+    assert str(avals.ShapedArray((), np.float32, True)) == "~float32[]"
+    assert repr(avals.ShapedArray((), np.float32, True)) == \
+        "ShapedArray(float32[], weak_type=True)"

@@ -423,3 +423,15 @@ def test_shape_dtype_struct_needs_a_dtype_and_has_a_length():
         jax.ShapeDtypeStruct((2,), None)
     assert len(jax.ShapeDtypeStruct((2, 3), jnp.float32)) == 2
 
+
+
+def test_make_jaxpr_prints_a_jit_equation_as_jax():
+    inner = jax.jit(lambda y: y * 2, donate_argnums=0)
+    assert str(jax.make_jaxpr(lambda x: inner(x) + 1)(1.0)) == """{ lambda ; a:f32[]. let
+    b:f32[] = jit[
+      name=<lambda>
+      donated_invars=(True,)
+      jaxpr={ lambda ; a:f32[]. let b:f32[] = mul a 2.0:f32[] in (b,) }
+    ] a
+    c:f32[] = add b 1.0:f32[]
+  in (c,) }"""

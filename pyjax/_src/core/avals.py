@@ -68,6 +68,9 @@ class ShapedArray:
         """Compact form used in jaxprs: f32[3,4]."""
         return f"{dtypes.dtype_name(self.dtype)}[{','.join(map(str, self.shape))}]"
 
+    def __str__(self):   # as JAX: float32[3], ~float32[] for a weak type
+        return f"{'~' if self.weak_type else ''}{self.dtype.name}[{','.join(map(str, self.shape))}]"
+
     def __repr__(self):
         weak = ", weak_type=True" if self.weak_type else ""
         return f"ShapedArray({self.dtype.name}[{','.join(map(str, self.shape))}]{weak})"

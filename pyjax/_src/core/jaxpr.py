@@ -310,14 +310,23 @@ def _binder(v, namer):
 _WIDTH = 80   # JAX's line width: shorter equations and one-equation jaxprs stay on one line
 
 
+class OwnNames:
+    """A jaxpr parameter the printer names from `a` again (JAX prints jit's body so)."""
+
+    def __init__(self, jaxpr):
+        self.jaxpr = jaxpr
+
+
 def _is_jaxpr_param(value):
-    return isinstance(value, (Jaxpr, ClosedJaxpr)) or (
+    return isinstance(value, (Jaxpr, ClosedJaxpr, OwnNames)) or (
         isinstance(value, tuple) and value and all(
             isinstance(x, (Jaxpr, ClosedJaxpr)) for x in value))
 
 
 def _param_str(value, namer, indent):
     """A parameter's value; `indent` is that of the line it starts on."""
+    if isinstance(value, OwnNames):
+        return _param_str(value.jaxpr, _Namer(), indent)
     if isinstance(value, (Jaxpr, ClosedJaxpr)):
         inner = value.jaxpr if isinstance(value, ClosedJaxpr) else value
         return _print_jaxpr(inner, namer, indent)
@@ -339,14 +348,16 @@ def _print_eqn(eqn, namer, indent):
     lhs = f"{lhs} = " if lhs else ""   # effect-only equations bind nothing
     rhs = " ".join(namer(v) for v in eqn.invars)
     head = f"{indent}{lhs}{eqn.primitive.name}"
-    if not eqn.params:
+    shown = eqn.primitive.shown_params
+    params = eqn.params if shown is None else shown(eqn.params)
+    if not params:
         return f"{head} {rhs}".rstrip()
-    if not any(map(_is_jaxpr_param, eqn.params.values())):
-        items = " ".join(f"{k}={_param_str(v, namer, indent)}" for k, v in eqn.params.items())
+    if not any(map(_is_jaxpr_param, params.values())):
+        items = " ".join(f"{k}={_param_str(v, namer, indent)}" for k, v in params.items())
         if len(head) + len(items) + 2 <= _WIDTH:
             return f"{head}[{items}] {rhs}".rstrip()
     inner = indent + "  "
-    lines = [f"{inner}{k}={_param_str(v, namer, inner)}" for k, v in eqn.params.items()]
+    lines = [f"{inner}{k}={_param_str(v, namer, inner)}" for k, v in params.items()]
     return "\n".join([head + "["] + lines + [f"{indent}] {rhs}".rstrip()])
 
 

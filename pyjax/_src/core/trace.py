@@ -63,6 +63,7 @@ class Primitive:
         self.eager = None             # eager rule taking Arrays (jit, callbacks)
         self.effects = None           # params -> frozenset of effects
         self.samples = ()             # inputs for the uniform rule tests
+        self.shown_params = None      # params -> what the jaxpr printer shows (as JAX does)
         self.is_higher_order = False
 
     def bind(self, *args, **params):

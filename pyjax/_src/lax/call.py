@@ -110,11 +110,23 @@ def _jit_samples():
                     "inline": False, "keep_unused": False})]
 
 
+def _jit_shown_params(params):
+    """As JAX prints a jit equation: the name, the flags that are set, the body (named
+    from `a` again)."""
+    shown = {"name": params["name"]}
+    if any(params["donated_invars"]):
+        shown["donated_invars"] = params["donated_invars"]
+    shown.update((k, True) for k in ("inline", "keep_unused") if params[k])
+    shown["jaxpr"] = jx.OwnNames(params["jaxpr"])
+    return shown
+
+
 jit_p = define_primitive("jit", multiple_results=True, impl=_jit_impl,
                          abstract_eval=_jit_abstract_eval, eager=_jit_eager,
                          jvp=_jit_jvp, partial_eval=_jit_partial_eval,
                          transpose=_jit_transpose, batch=batching.call_rule, lower=_jit_lower,
                          dce=_jit_dce,
                          effects=lambda jaxpr, **_: jaxpr.effects,  # kept by DCE if effectful
-                         samples=_jit_samples)
+                         shown_params=_jit_shown_params, samples=_jit_samples)
 jit_p.is_higher_order = True
+
