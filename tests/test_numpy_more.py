@@ -443,3 +443,88 @@ def test_polyval_takes_columns_of_coefficients():
     assert jnp.polyval(jnp.arange(6.0).reshape(3, 2), jnp.array([1.0, 2.0])).tolist() == [6, 15]
     with pytest.raises(ValueError, match="at least 1-D"):
         jnp.polyval(jnp.float32(2), 0.5)
+
+
+# --- parity with JAX 0.10.2 (expected values observed from JAX itself) ------------------------
+
+def _same(out, values, dtype, weak=False):
+    assert out.dtype == np.dtype(dtype) and out.weak_type == weak
+    np.testing.assert_allclose(np.asarray(out), np.asarray(values, dtype), rtol=1e-6)
+
+
+def test_cumulative_dtypes_and_include_initial_match_jax():
+    i8 = np.array([[1, 2], [3, 4]], np.int8)
+    _same(jnp.cumsum(i8, axis=0), [[1, 2], [4, 6]], np.int8)         # no int promotion
+    _same(jnp.cumsum(np.array([True, True])), [1, 2], np.int32)       # bool counts
+    _same(jnp.cumulative_sum(i8, axis=1, include_initial=True), [[0, 1, 3], [0, 3, 7]],
+          np.int32)
+    _same(jnp.cumulative_prod(i8.astype(np.uint8), axis=0, include_initial=True),
+          [[1, 1], [1, 2], [3, 8]], np.uint8)
+    with pytest.raises(ValueError, match="axis"):
+        jnp.cumulative_sum(i8)
+    with pytest.raises(ValueError, match="scalar"):
+        jnp.cumulative_prod(jnp.float32(2))
+
+
+def test_reduction_where_initial_mean_dtype_and_var_ddof_match_jax():
+    f = np.array([[1., 2, 3], [4, 5, 6]], np.float32)
+    m = np.array([[1, 0, 1], [0, 0, 1]], bool)
+    _same(jnp.max(f, axis=0, where=m, initial=-1.0), [1, -1, 6], F32)
+    _same(jnp.sum(f, axis=0, where=m, initial=5.0), [6, 5, 14], F32)
+    _same(jnp.mean(f * 10, axis=1, dtype=jnp.int8), [20, -35], np.int8)   # int8 wraps
+    _same(jnp.var(np.array([[1, 5, 2], [7, 1, 1]], np.int32), axis=1, dtype=np.int32),
+          [3, 8], F32, weak=True)
+    with pytest.raises(ValueError, match="inexact"):
+        jnp.std(f, dtype=np.int32)
+    assert np.isnan(np.asarray(jnp.var(f, axis=0, ddof=2))).all()       # not inf
+    np.testing.assert_array_equal(np.asarray(jnp.var(f, axis=0, ddof=1, where=m)),
+                                  [np.nan, np.nan, 4.5])
+    assert np.isnan(float(jnp.nanvar(np.array([1., np.nan, 3.], np.float32), ddof=2)))
+
+
+def test_median_dtype_and_shapes_match_jax():
+    _same(jnp.median(np.array([1, 2, 3, 4], np.int32)), 2.5, F32)        # not weak
+    assert jnp.median(jnp.float32(2.5), keepdims=True).shape == (1,)
+    assert jnp.median(np.zeros((0, 3), np.float32), axis=-1).shape == (0,)
+
+
+def test_elementwise_edge_dtypes_match_jax():
+    _same(jnp.imag(np.array([-1., 2], np.float32)), [0, 0], F32)
+    _same(jnp.imag(2.5), 0, F32, weak=True)
+    _same(jnp.angle(np.array([-1., 2, -3], np.float32)), [np.pi, 0, np.pi], F32)
+    _same(jnp.fmax(np.array([1., np.nan, 3]), 2.0), [2, 2, 3], F32)
+    _same(jnp.hypot(np.array([3., 0., 5]), 4.0), [5, 4, 6.4031243], F32)
+    _same(jnp.heaviside(np.array([-1., 0, 2]), 0.5), [0, 0.5, 1], F32)
+    _same(jnp.gcd(np.array([4, 6], np.uint8), np.array([6, -4], np.int8)), [2, 2], np.int16)
+    _same(jnp.lcm(np.array([4, 6], np.uint32), 6), [12, 6], np.uint32)
+    with pytest.raises(ValueError, match="integers"):
+        jnp.gcd(np.array([1.5]), 2)
+    _same(jnp.rint(np.array([1, -2], np.int8)), [1, -2], F32)
+    _same(jnp.rint(np.array([1.5 + 2.5j], C64)), [2 + 2j], C64)
+    _same(jnp.round(np.array([1.25 + 2.75j], C64), 1), [1.2 + 2.8j], C64)
+    _same(jnp.trunc(np.array([True, False])), [True, False], BOOL)
+    _same(jnp.square(np.array([True, False])), [1, 0], I32)
+    _same(jnp.signbit(np.array([True, False])), [False, False], BOOL)
+    _same(jnp.isfinite(np.array([1 + 1j, np.inf + 0j, 1 + np.nan * 1j], C64)),
+          [True, False, False], BOOL)
+
+
+def test_take_unique_setdiff_histogram_polyder_match_jax():
+    _same(jnp.take(np.array([10, 20, 30]), np.array([-1, 5, 1]), mode="clip"), [10, 30, 20],
+          I32)                                                      # -1 clips to 0
+    _same(jnp.unique(np.zeros(0, np.float32), size=3, fill_value=-7), [-7, -7, -7], F32)
+    with pytest.raises(ValueError, match="fill_value must be specified"):
+        jnp.unique(np.zeros(0, np.float32), size=3)
+    _same(jnp.setdiff1d(np.array([5, 3, 9]), np.array([3]), size=4), [5, 9, 0, 0], I32)
+    counts = jnp.histogramdd(np.array([[0.1, 0.1], [0.5, 0.5], [2., 2.]], np.float32),
+                             bins=2)[0]
+    _same(counts, [[2, 0], [0, 1]], I32)
+    _same(jnp.histogram2d(np.array([0., 1, 2]), np.array([0., 1, 2]), bins=2,
+                          weights=np.array([1, 2, 3]))[0], [[1, 0], [0, 5]], F32)
+    _same(jnp.polyder(np.array([1, 2, 3, 4])), [3, 4, 3], F32)
+
+
+def test_numpy_operand_promoted_with_python_scalar_is_weak_as_in_jax():
+    _same(jnp.add(np.array([True, False]), 3), [4, 3], I32, weak=True)
+    _same(jnp.multiply(np.array([1, -2], np.int8), 2.5), [2.5, -5], F32, weak=True)
+    _same(jnp.add(np.array([1.5], np.float32), 2), [3.5], F32)          # f32 stays strong

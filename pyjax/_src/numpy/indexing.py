@@ -603,7 +603,8 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
     empty = _take_without_gather("take", out_shape, n, a.aval.dtype, gmode, fill_value)
     if empty is not None:
         return empty
-    indices, gmode = _wrap_or_normalize(indices, n, gmode)
+    if mode != "clip":   # as in NumPy and JAX, "clip" clamps a negative index to 0
+        indices, gmode = _wrap_or_normalize(indices, n, gmode)
     k = len(idx_shape)
     dnums = GatherDimensionNumbers(
         offset_dims=tuple(range(axis)) + tuple(range(axis + k, a.aval.ndim - 1 + k)),

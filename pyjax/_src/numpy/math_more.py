@@ -352,8 +352,9 @@ def histogramdd(sample, bins=10, range=None, weights=None, density=None):
         idx = _bin_index(lnp.asarray(sample[:, d], _dtype(e)), e)
         inside = inside & (idx >= 0) & (idx < nbins[d])
         flat = flat * nbins[d] + lnp.clip(idx, 0, nbins[d] - 1)
-    w = lnp.ones((_shape(sample)[0],), _dtype(edges[0])) if weights is None else \
-        lnp.asarray(weights)
+    # as in JAX: unweighted counts are integers, weights are made inexact
+    w = lnp.ones((_shape(sample)[0],), dtypes.default_int_dtype()) if weights is None else \
+        promote_dtypes_inexact(lnp.asarray(weights))[0]
     w = lnp.where(inside, w, lnp.zeros((), _dtype(w)))
     total = int(np.prod(nbins))
     counts = lnp.reshape(lnp.zeros((total,), _dtype(w)).at[flat].add(w), tuple(nbins))

@@ -95,7 +95,10 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Non
     real = get_aval(squared).dtype
     count = _not_nan_count(a, axis, keepdims, where, real)
     total = red.sum(squared, axis=axis, keepdims=keepdims, where=where)
-    result = uf.divide(total, uf.subtract(count, lnp.asarray(ddof, real)))
+    denom = uf.subtract(count, lnp.asarray(ddof, real))
+    # no positive degrees of freedom left gives NaN (not inf), as in JAX
+    denom = lnp.where(denom > 0, denom, lnp.asarray(np.nan, real))
+    result = uf.divide(total, denom)
     return result if dtype is None else lnp.asarray(result, dtype)
 
 

@@ -101,8 +101,9 @@ def polydiv(u, v, *, trim_leading_zeros=False):
 
 
 def polyder(p, m=1):
-    """The m-th derivative of p (empty when m exceeds the degree)."""
-    (p,) = _coeffs("polyder", p)
+    """The m-th derivative of p (empty when m exceeds the degree), in an inexact dtype as
+    in JAX."""
+    (p,) = promote_dtypes_inexact(*_coeffs("polyder", p))
     m = operator.index(m)
     if m < 0:
         raise ValueError("Order of derivative must be positive")

@@ -63,11 +63,14 @@ def _reduction(name, lax_reduce, identity, *, bool_to_int=False, upcast=False,
             fill = identity(compute_dtype) if result_dtype != np.bool_ or bool_op is None \
                 else np.array(reducer is lr.reduce_and, np.bool_)
             if fill is None:
+                # max and min have no identity, but repeating initial cannot change them
+                fill = initial
+            if fill is None:
                 raise ValueError(f"reduction operation {name} does not have an identity, so "
                                  "to use a where mask one has to specify 'initial'")
             x = ew.select(st.broadcast_to_shape(convert(where, np.bool_), aval.shape), x,
-                          st.broadcast_in_dim(np.asarray(fill if initial is None else initial,
-                                                         get_aval(x).dtype), aval.shape, ()))
+                          st.broadcast_in_dim(np.asarray(fill, get_aval(x).dtype),
+                                              aval.shape, ()))
         if builtins.any(aval.shape[i] == 0 for i in axes) and identity(compute_dtype) is None \
                 and initial is None:
             raise ValueError(f"zero-size array to reduction operation {name} which has no "
@@ -148,7 +151,8 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     check_arraylike("mean", a)
     axes = _axes(a, axis)
     dtype, compute = _mean_dtypes(a, dtype)
-    total = sum(convert(a, compute), axis=axes, keepdims=keepdims, where=where)
+    total = sum(convert(a, compute), axis=axes, dtype=compute, keepdims=keepdims,
+                where=where)
     n, mask = _count(a, axes, where)
     if mask is None:
         result = ew.div(total, np.array(n, compute))
@@ -167,23 +171,33 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     axes = _axes(a, axis)
     dtype, compute = _mean_dtypes(a, dtype)
     x = convert(a, compute)
-    centered = ew.sub(x, mean(x, axis=axes, keepdims=True, where=where))
+    centered = ew.sub(x, mean(x, axis=axes, dtype=compute, keepdims=True, where=where))
     sq = ew.real(ew.mul(centered, ew.conj(centered))) if dtypes.is_complex(compute) \
         else ew.square(centered)
-    total = sum(sq, axis=axes, keepdims=keepdims, where=where)
+    total = sum(sq, axis=axes, dtype=get_aval(sq).dtype, keepdims=keepdims, where=where)
     n, mask = _count(a, axes, where)
+    total_dtype = get_aval(total).dtype
+    # as in JAX, no positive degrees of freedom left gives NaN (not inf)
+    no_dof = np.nan if dtypes.is_inexact(total_dtype) else 0
     if mask is None:
-        denom = np.array(builtins.max(n - ddof, 0), get_aval(total).dtype)
+        denom = np.array(n - ddof if n - ddof > 0 else no_dof, total_dtype)
     else:
-        denom = ew.sub(sum(mask, axis=axes, keepdims=keepdims,
-                           dtype=get_aval(total).dtype),
-                       np.array(ddof, get_aval(total).dtype))
+        denom = ew.sub(sum(mask, axis=axes, keepdims=keepdims, dtype=total_dtype),
+                       np.array(ddof, total_dtype))
+        denom = ew.select(ew.gt(denom, np.zeros((), total_dtype)), denom,
+                          st.full(get_aval(denom).shape, np.array(no_dof, total_dtype)))
+    result = ew.div(total, denom)
+    if not dtypes.is_inexact(dtype):
+        # an integer dtype: JAX computes in it and returns a weak default float
+        return ensure_array(convert(result, dtypes.default_float_dtype(), weak_type=True))
     out_dtype = dtypes.canonicalize_dtype(dtypes.real_dtype(dtype))
-    return ensure_array(convert(ew.div(total, denom), out_dtype))
+    return ensure_array(convert(result, out_dtype))
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
         correction=None):
+    if dtype is not None and not dtypes.is_inexact(dtypes.canonicalize_dtype(dtype)):
+        raise ValueError(f"dtype argument to jnp.std must be inexact; got {np.dtype(dtype)}")
     return ensure_array(ew.sqrt(var(a, axis, dtype, out, ddof, keepdims, where=where,
                                     correction=correction)))
 
@@ -211,7 +225,20 @@ argmax = _arg_reduction("argmax", lr.argmax)
 argmin = _arg_reduction("argmin", lr.argmin)
 
 
-def _cumulative(name, lax_fn, numeric=True):
+def _cumulative_dtype(aval, dtype, promote_integers):
+    """bool counts in the default int; narrow ints widen only when promote_integers."""
+    if dtype is not None:
+        return dtypes.canonicalize_dtype(dtype)
+    if aval.dtype == np.bool_:
+        return dtypes.default_int_dtype()
+    if promote_integers and dtypes.is_int(aval.dtype) \
+            and aval.dtype.itemsize < dtypes.default_int_dtype().itemsize:
+        return (dtypes.default_uint_dtype() if aval.dtype.kind == "u"
+                else dtypes.default_int_dtype())
+    return aval.dtype
+
+
+def _cumulative(name, lax_fn):
     def cum(a, axis=None, dtype=None, out=None):
         check_arraylike(name, a)
         aval = get_aval(a)
@@ -220,22 +247,42 @@ def _cumulative(name, lax_fn, numeric=True):
             axis = 0
         aval = get_aval(a)
         axis = canonicalize_axis(axis, aval.ndim)
-        if dtype is not None:
-            target = dtypes.canonicalize_dtype(dtype)
-        elif numeric and (aval.dtype == np.bool_ or (
-                dtypes.is_int(aval.dtype)
-                and aval.dtype.itemsize < dtypes.default_int_dtype().itemsize)):
-            target = (dtypes.default_uint_dtype() if aval.dtype.kind == "u"
-                      else dtypes.default_int_dtype())
-        else:
-            target = aval.dtype
-        return ensure_array(lax_fn(convert(a, target), axis))
+        return ensure_array(lax_fn(convert(a, _cumulative_dtype(aval, dtype, False)), axis))
     cum.__name__ = name
     return cum
 
 
-cumsum = cumulative_sum = _cumulative("cumsum", lr.cumsum)
-cumprod = cumulative_prod = _cumulative("cumprod", lr.cumprod)
+cumsum = _cumulative("cumsum", lr.cumsum)
+cumprod = _cumulative("cumprod", lr.cumprod)
+
+
+def _array_api_cumulative(name, lax_fn, identity, promote_integers):
+    def cum(x, /, *, axis=None, dtype=None, include_initial=False):
+        check_arraylike(name, x)
+        aval = get_aval(x)
+        if aval.ndim == 0:
+            raise ValueError(f"jnp.{name}: the input must have at least one dimension, got "
+                             "a scalar.")
+        if axis is None:
+            if aval.ndim > 1:
+                raise ValueError(f"jnp.{name}: axis is required for an input of rank "
+                                 f"{aval.ndim}; it may be left out only for 1-D input.")
+            axis = 0
+        axis = canonicalize_axis(axis, aval.ndim)
+        x = convert(x, _cumulative_dtype(aval, dtype, promote_integers))
+        out = lax_fn(x, axis)
+        if include_initial:
+            shape = list(aval.shape)
+            shape[axis] = 1
+            init = st.broadcast_in_dim(identity(get_aval(out).dtype), tuple(shape), ())
+            out = st.concatenate([init, out], axis)
+        return ensure_array(out)
+    cum.__name__ = name
+    return cum
+
+
+cumulative_sum = _array_api_cumulative("cumulative_sum", lr.cumsum, _zero, True)
+cumulative_prod = _array_api_cumulative("cumulative_prod", lr.cumprod, _one, False)
 
 
 def ptp(a, axis=None, out=None, keepdims=False):

@@ -88,11 +88,12 @@ def union1d(ar1, ar2, *, size=None, fill_value=None):
 
 
 def setdiff1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
-    """The sorted unique values of ar1 that are not in ar2."""
+    """The sorted unique values of ar1 that are not in ar2 (with size, padded with
+    fill_value, by default 0 as in JAX)."""
     ar1, ar2 = _flat_operands("setdiff1d", ar1, ar2, size)
     values, valid = _unique_with_valid(ar1, assume_unique)
     keep = valid & isin(values, ar2, invert=True)
-    return _compact(values, keep, size, fill_value, "setdiff1d")
+    return _compact(values, keep, size, 0 if fill_value is None else fill_value, "setdiff1d")
 
 
 def setxor1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):

@@ -3,6 +3,7 @@ and digitize, unique (with `size=` for use under jit), and quantile/percentile/m
 their NaN-ignoring forms. Built on lax.sort; imports lax, the other jnp modules, dtypes."""
 from __future__ import annotations
 
+import math
 import operator
 from typing import NamedTuple
 
@@ -335,13 +336,16 @@ def _unique(arr, return_index, return_inverse, return_counts, axis, equal_nan, s
     repeat = ew.convert_element_type(ufuncs.logical_not(first), np.int32)
     compact = lax_sort.sort([repeat] + columns + [perm, iota], dimension=0, num_keys=1)[1:]
     valid = ufuncs.less(_iota((size,), 0, index_dtype), count)
+    if not n and size and fill_value is None:
+        raise ValueError(f"jnp.{name}: for zero-sized input with nonzero size argument, "
+                         "fill_value must be specified")
     values = []
     for c in compact[:width]:
         taken = _take_first(c, size, 0)
         default = slicing.index_in_dim(c, 0, keepdims=False) if n else \
             np.zeros((), get_aval(c).dtype)
         fill = default if fill_value is None else lnp.asarray(fill_value, get_aval(c).dtype)
-        values.append(lnp.where(valid, taken, fill) if n else taken)
+        values.append(lnp.where(valid, taken, fill))
     if width:
         values = lnp.stack(values, axis=1) if values else lnp.zeros((size, 0), arr.dtype)
     else:
@@ -420,18 +424,21 @@ def _quantile(a, q, axis, method, keepdims, squash_nans, name, scale=1):
                          f"{list(_METHODS)}")
     a, q = lnp.asarray(a), lnp.asarray(q)
     if dtypes.is_complex(a.dtype) or dtypes.is_complex(q.dtype):
-        raise TypeError(f"jnp.{name} does not support complex input")
+        raise ValueError(f"jnp.{name} does not support complex input")
     _check_q_range(q, name, scale)
     a, q = util.promote_dtypes_inexact(a, q)
+    # a weak q (a Python float) must not make the result weak
+    a, q = util.convert(a, a.dtype), util.convert(q, q.dtype)
     if scale != 1:
         q = ufuncs.divide(q, np.array(scale, q.dtype))
     if axis is None:
-        x, kept_shape = lnp.ravel(a), (1,) * a.ndim
+        x, kept_shape = lnp.ravel(a), (1,) * max(a.ndim, 1)
     else:
         axes = canonicalize_axes(axis, a.ndim)
         rest = [d for d in range(a.ndim) if d not in axes]
         x = lnp.transpose(a, rest + list(axes))
-        x = lnp.reshape(x, tuple(a.shape[d] for d in rest) + (-1,))
+        reduced_size = math.prod(a.shape[d] for d in axes)
+        x = lnp.reshape(x, tuple(a.shape[d] for d in rest) + (reduced_size,))
         kept_shape = tuple(1 if d in axes else a.shape[d] for d in range(a.ndim))
     n = x.shape[-1]
     lanes = x.shape[:-1]

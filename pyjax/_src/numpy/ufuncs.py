@@ -11,8 +11,10 @@ from pyjax._src import dtypes
 from pyjax._src.array import Array
 from pyjax._src.core.avals import get_aval
 from pyjax._src.lax import elementwise as ew
-from pyjax._src.numpy.util import (check_arraylike, ensure_array, promote_args,
-                                   promote_args_inexact)
+from pyjax._src.lax import structural as st
+from pyjax._src.lax.structural_more import full_like
+from pyjax._src.numpy.util import (check_arraylike, convert, ensure_array, promote_args,
+                                   promote_args_inexact, promote_args_numeric)
 
 
 def _binary(name, lax_fn, promote=promote_args, bool_fn=None):
@@ -58,6 +60,12 @@ def _dtype(x):
 
 def _zero(x):
     return np.zeros((), _dtype(x))
+
+
+def _broadcast(*xs):
+    """xs at their common shape: lax.select, unlike the arithmetic ops, needs one shape."""
+    shape = np.broadcast_shapes(*(get_aval(x).shape for x in xs))
+    return [st.broadcast_to_shape(x, shape) for x in xs]
 
 
 add = _binary("add", ew.add_p.bind, bool_fn=ew.or_p.bind)
@@ -172,10 +180,22 @@ positive = _unary("positive", lambda x: x)
 sign = _unary("sign", ew.sign)
 floor = _unary("floor", lambda x: x if _is_int(x) or _is_bool(x) else ew.floor(x))
 ceil = _unary("ceil", lambda x: x if _is_int(x) or _is_bool(x) else ew.ceil(x))
-trunc = _unary("trunc", lambda x: x if _is_int(x) else ew.select(
+trunc = _unary("trunc", lambda x: x if _is_int(x) or _is_bool(x) else ew.select(
     ew.lt(x, _zero(x)), ew.ceil(x), ew.floor(x)))
 fix = trunc
-rint = _unary("rint", lambda x: x if _is_int(x) else ew.round(x, 1))
+
+
+def rint(x, /):
+    """Rounds half to even; integers and bools become the default float, as in JAX, and
+    complex numbers round their real and imaginary parts."""
+    check_arraylike("rint", x)
+    if _is_int(x) or _is_bool(x):
+        x = convert(x, dtypes.default_float_dtype())
+    if dtypes.is_complex(_dtype(x)):
+        return ensure_array(ew.complex(ew.round(ew.real(x), 1), ew.round(ew.imag(x), 1)))
+    return ensure_array(ew.round(x, 1))
+
+
 absolute = abs = _unary("absolute", lambda x: x if _is_bool(x) or np.dtype(
     _dtype(x)).kind == "u" else ew.abs(x))
 exp = _unary("exp", ew.exp, promote_args_inexact)
@@ -189,7 +209,7 @@ log10 = _unary("log10", lambda x: ew.div(ew.log(x), np.array(math.log(10), _dtyp
                promote_args_inexact)
 sqrt = _unary("sqrt", ew.sqrt, promote_args_inexact)
 cbrt = _unary("cbrt", ew.cbrt, promote_args_inexact)
-square = _unary("square", ew.square)
+square = _unary("square", ew.square, promote_args_numeric)
 reciprocal = _unary("reciprocal", lambda x: ew.div(np.ones((), _dtype(x)), x),
                     promote_args_inexact)
 sin = _unary("sin", ew.sin, promote_args_inexact)
@@ -212,8 +232,9 @@ deg2rad = radians = _unary("deg2rad", lambda x: ew.mul(x, np.array(math.pi / 180
 rad2deg = degrees = _unary("rad2deg", lambda x: ew.mul(x, np.array(180 / math.pi,
                                                                    _dtype(x))),
                            promote_args_inexact)
-isfinite = _unary("isfinite", lambda x: ew.is_finite(x) if not _is_int(x) and not _is_bool(x)
-                  else ew.eq(x, x))
+isfinite = _unary("isfinite", lambda x: ew.eq(x, x) if _is_int(x) or _is_bool(x) else
+                  ew.bitwise_and(ew.is_finite(ew.real(x)), ew.is_finite(ew.imag(x)))
+                  if dtypes.is_complex(_dtype(x)) else ew.is_finite(x))
 isnan = _unary("isnan", lambda x: ew.ne(x, x))
 isinf = _unary("isinf", lambda x: ew.eq(ew.abs(x), np.array(np.inf, _dtype(ew.abs(x))))
                if np.dtype(_dtype(x)).kind in "fcV" or dtypes.is_float(_dtype(x))
@@ -249,6 +270,8 @@ logical_xor = _logical("logical_xor", ew.bitwise_xor)
 
 def signbit(x, /):
     (x,) = promote_args("signbit", x)
+    if _is_bool(x):
+        return ensure_array(ew.ne(x, x))
     if _is_int(x):
         return ensure_array(ew.lt(x, _zero(x)))
     itemsize = np.dtype(_dtype(x)).itemsize
@@ -263,10 +286,10 @@ def copysign(x1, x2, /):
 
 
 def hypot(x1, x2, /):
-    x1, x2 = promote_args_inexact("hypot", x1, x2)
+    x1, x2 = _broadcast(*promote_args_inexact("hypot", x1, x2))
     a, b = ew.abs(x1), ew.abs(x2)
     big, small = ew.max(a, b), ew.min(a, b)
-    safe = ew.select(ew.eq(big, _zero(big)), np.ones((), _dtype(big)), big)
+    safe = ew.select(ew.eq(big, _zero(big)), full_like(big, 1), big)
     ratio = ew.div(small, safe)
     return ensure_array(ew.select(ew.eq(big, _zero(big)), big,
                                   ew.mul(big, ew.sqrt(ew.add(np.ones((), _dtype(big)),
@@ -305,17 +328,19 @@ def imag(val, /):
     (val,) = promote_args("imag", val)
     if dtypes.is_complex(_dtype(val)):
         return ensure_array(ew.imag(val))
-    return ensure_array(ew.mul(val, _zero(val)))
+    # zeros, not val * 0: that is -0.0 for negative val (angle would give -pi)
+    return ensure_array(full_like(val, 0))
 
 
 def angle(z, deg=False):
     (z,) = promote_args_inexact("angle", z)
     out = ew.atan2(imag(z), real(z))
+    out = convert(out, _dtype(out))   # not weak, even for a Python scalar z
     return rad2deg(out) if deg else ensure_array(out)
 
 
 def heaviside(x1, x2, /):
-    x1, x2 = promote_args_inexact("heaviside", x1, x2)
+    x1, x2 = _broadcast(*promote_args_inexact("heaviside", x1, x2))
     zero = _zero(x1)
     return ensure_array(ew.select(ew.lt(x1, zero), ew.mul(x2, zero),
                                   ew.select(ew.gt(x1, zero), ew.add(ew.mul(x2, zero),
@@ -334,13 +359,13 @@ def sinc(x, /):
 
 
 def fmax(x1, x2, /):
-    x1, x2 = promote_args("fmax", x1, x2)
+    x1, x2 = _broadcast(*promote_args("fmax", x1, x2))
     return ensure_array(ew.select(ew.ne(x1, x1), x2, ew.select(ew.ne(x2, x2), x1,
                                                                ew.max(x1, x2))))
 
 
 def fmin(x1, x2, /):
-    x1, x2 = promote_args("fmin", x1, x2)
+    x1, x2 = _broadcast(*promote_args("fmin", x1, x2))
     return ensure_array(ew.select(ew.ne(x1, x1), x2, ew.select(ew.ne(x2, x2), x1,
                                                                ew.min(x1, x2))))
 
@@ -362,6 +387,9 @@ def round(a, decimals=0, out=None):
         factor = np.array(10 ** -decimals, _dtype(a))
         return ensure_array(ew.mul(floor_divide(ew.add(a, ew.div(factor, np.array(
             2, _dtype(a)))), factor), factor))
+    if dtypes.is_complex(_dtype(a)):
+        return ensure_array(ew.complex(round(ew.real(a), decimals),
+                                       round(ew.imag(a), decimals)))
     if decimals == 0:
         return ensure_array(ew.round(a, 1))
     factor = np.array(10.0 ** decimals, _dtype(a))
@@ -378,26 +406,29 @@ def ldexp(x1, x2, /):
 
 
 def gcd(x1, x2, /):
-    x1, x2 = promote_args("gcd", x1, x2)
+    x1, x2 = _broadcast(*promote_args("gcd", x1, x2))
     if not _is_int(x1):
-        raise TypeError("gcd requires integer arguments")
-    a, b = ew.abs(x1), ew.abs(x2)
+        raise ValueError("Arguments to jnp.gcd must be integers.")
+    a, b = (x1, x2) if np.dtype(_dtype(x1)).kind == "u" else (ew.abs(x1), ew.abs(x2))
     bits = np.dtype(_dtype(a)).itemsize * 8
     for _ in range(bits * 2):   # Euclid's algorithm converges in < 2*bits steps
         nonzero = ew.ne(b, _zero(b))
-        safe_b = ew.select(nonzero, b, np.ones((), _dtype(b)))
+        safe_b = ew.select(nonzero, b, full_like(b, 1))
         a, b = ew.select(nonzero, b, a), ew.select(nonzero, ew.rem(a, safe_b), b)
     return ensure_array(a)
 
 
 def lcm(x1, x2, /):
-    x1, x2 = promote_args("lcm", x1, x2)
+    x1, x2 = _broadcast(*promote_args("lcm", x1, x2))
+    if not _is_int(x1):
+        raise ValueError("Arguments to jnp.lcm must be integers.")
     g = gcd(x1, x2)
-    safe = ew.select(ew.eq(g, _zero(g)), np.ones((), _dtype(g)), g)
+    safe = ew.select(ew.eq(g, _zero(g)), full_like(g, 1), g)
     return ensure_array(ew.select(ew.eq(g, _zero(g)), g,
-                                  ew.abs(ew.mul(ew.div(x1, safe), x2))))
+                                  absolute(ew.mul(ew.div(x1, safe), x2))))
 
 
 __all__ = [n for n in dir() if not n.startswith("_") and n not in (
     "math", "np", "dtypes", "ew", "annotations", "check_arraylike", "ensure_array",
-    "promote_args", "promote_args_inexact", "promote_args_numeric")]
+    "promote_args", "promote_args_inexact", "promote_args_numeric", "convert", "st",
+    "full_like")]

@@ -38,7 +38,11 @@ def convert(x, dtype, weak_type=False):
                     return kind(x.real) if kind is not complex else complex(x)
         return np.asarray(x, dtype)
     if isinstance(x, (np.ndarray, np.generic)):
-        return np.asarray(x, dtype) if x.dtype != dtype else x
+        x = np.asarray(x, dtype) if x.dtype != dtype else x
+        if not weak_type:
+            return x
+        # a NumPy value cannot be weak (bool array + Python int is a weak int32 in JAX)
+        return ew.convert_element_type_p.bind(x, new_dtype=dtype, weak_type=True)
     aval = x.aval
     if aval.dtype == dtype and aval.weak_type == weak_type:
         return x
