@@ -143,3 +143,21 @@ def test_initializer_statistics_and_errors():
         init.variance_scaling(1.0, "fan_sideways", "normal")
     with pytest.raises(ValueError, match="3D, 4D or 5D"):
         init.delta_orthogonal()(key, (2, 2))
+
+
+def test_masked_softmax_logsumexp_and_dtypes_match_jax():
+    x = jnp.array([[1., 2., 3.], [0., 0., 0.]])
+    where = jnp.array([[True, False, True], [False, False, False]])
+    np.testing.assert_allclose(jax.nn.softmax(x, where=where),
+                               [[0.11920291, 0., 0.880797], [0., 0., 0.]], rtol=1e-6)
+    np.testing.assert_array_equal(jax.nn.logsumexp(jnp.zeros((2, 0)), axis=1),
+                                  [-np.inf, -np.inf])
+    assert jax.nn.identity(np.array([1, 2])).dtype == np.int32
+    assert jax.nn.identity(1.5).dtype == np.float32
+    tanh = jax.nn.hard_tanh(np.array([-3, 0, 2]))
+    assert tanh.dtype == np.int32 and tanh.tolist() == [-1, 0, 1]
+    with jax.enable_x64(True):
+        out, sign = jax.nn.logsumexp(np.arange(3, dtype=np.float32),
+                                     b=np.array([1., -1., 2.]), return_sign=True)
+        assert out.dtype == np.float64 and sign == 1.0
+        np.testing.assert_allclose(out, 2.5695411352, rtol=1e-10)

@@ -369,3 +369,37 @@ def test_gamma_gradient_is_the_implicit_reparameterization():
             scipy.special.gammainc(a64 - h, samples)) / (2 * h)
     expected = -dcdf / scipy.stats.gamma.pdf(samples, a64)
     np.testing.assert_allclose(grads, expected, rtol=2e-4)
+
+
+def test_samplers_run_as_one_program_like_jax():
+    """Samplers are compiled whole, as in JAX: fused float16 chains and the tail of
+    truncated_normal give JAX's exact values (op by op they were a few ulps off)."""
+    k = jr.key(9)
+    np.testing.assert_array_equal(np.asarray(jr.gumbel(k, (50,), jnp.float16))[[14, 26, 37]],
+                                  np.array([-1.055, -1.161, -1.555], np.float16))
+    np.testing.assert_array_equal(
+        np.asarray(jr.logistic(k, (50,), jnp.float16))[[14, 26, 37]],
+        np.array([-2.812, -3.152, -4.727], np.float16))
+    t = jr.truncated_normal(k, jnp.array([-np.inf, 0., 5.]), jnp.array([np.inf, 1., 6.]))
+    np.testing.assert_array_equal(np.asarray(t), np.array(
+        [-1.7417277097702026, 0.9552415013313293, 5.124692440032959], np.float32))
+    np.testing.assert_array_equal(np.asarray(jr.normal(k, (3,), jnp.float16)),
+                                  np.asarray(jax.jit(jr.normal, static_argnums=(1, 2))(
+                                      k, (3,), jnp.float16)))
+
+
+def test_fold_in_rejects_python_ints_outside_uint32():
+    for data in (-3, 2 ** 32 + 3):
+        with pytest.raises(OverflowError):
+            jr.fold_in(jr.key(1), data)
+    np.testing.assert_array_equal(jr.key_data(jr.fold_in(jr.key(1), np.int32(-3))),
+                                  [767038066, 714192323])
+
+
+def test_bernoulli_default_p_is_a_python_float():
+    """p=0.5 is weakly typed: float64 uniforms under x64, as in JAX."""
+    with config.enable_x64(True):
+        np.testing.assert_array_equal(jr.bernoulli(jr.key(4), shape=(8,)),
+                                      [True, True, False, True, False, False, False, True])
+        np.testing.assert_array_equal(jr.bernoulli(jr.key(4), np.float32(0.5), (8,)),
+                                      [False, False, True, False, False, False, True, False])

@@ -348,3 +348,30 @@ def test_stats_under_jit_vmap_and_grad():
                                rtol=1e-5)
     np.testing.assert_allclose(jax.grad(lambda a: jst.gamma.logpdf(2.0, a))(2.5),
                                np.log(2.0) - sp.digamma(2.5), rtol=1e-5)
+
+
+def test_gamma_family_edge_values_match_jax():
+    x = np.array([-np.inf, -2., -1., -0.5, -0., 0., 0.5, 2., np.inf, np.nan], np.float32)
+    nan, inf = np.nan, np.inf
+    np.testing.assert_array_equal(jsp.gammasgn(x),
+                                  [nan, nan, nan, -1., -1., 1., 1., 1., 1., nan])
+    np.testing.assert_allclose(jsp.gamma(x),
+                               [nan, nan, nan, -3.5449077, -inf, inf, 1.7724539, 1., inf, nan],
+                               rtol=1e-5)
+    np.testing.assert_allclose(jsp.loggamma(x),
+                               [nan, nan, nan, nan, nan, nan, 0.5723649, 0., inf, nan],
+                               rtol=1e-5, atol=1e-6)
+    entr = np.asarray(jsp.entr(x))
+    np.testing.assert_allclose(entr, [-inf, -inf, -inf, -inf, -0., -0., 0.3465736,
+                                      -1.3862944, -inf, nan], rtol=1e-6)
+    assert np.signbit(entr[4:6]).all()
+
+
+def test_nan_propagates_through_xlogy_and_kl_div():
+    """JAX keeps a nan argument: xlogy(0, nan) is nan, and kl_div of a nan is nan."""
+    nan = np.float32(np.nan)
+    assert np.isnan(jsp.xlogy(np.float32(0), nan))
+    assert np.isnan(jsp.xlog1py(np.float32(0), nan))
+    np.testing.assert_array_equal(
+        jsp.kl_div(np.array([nan, 1., 0., -1.]), np.array([1., nan, nan, nan])), [nan] * 4)
+    assert jsp.xlogy(np.float32(0), np.float32(0)) == 0

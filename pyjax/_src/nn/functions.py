@@ -93,11 +93,12 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
     does not take part in differentiation)."""
     a = _inexact(a)
     if b is not None:
-        a, b = jnp.broadcast_arrays(a, jnp.asarray(b, a.dtype))
+        dtype = dtypes.result_type(a, b)   # a and b promote together, as in JAX
+        a, b = jnp.broadcast_arrays(a.astype(dtype), jnp.asarray(b, dtype))
         a = jnp.where(b != 0, a, -jnp.inf)
     if where is not None:
         a = jnp.where(where, a, -jnp.inf)
-    amax = jnp.max(a, axis=axis, keepdims=True)
+    amax = jnp.max(a, axis=axis, keepdims=True, initial=-jnp.inf)   # -inf when empty
     amax = stop_gradient(jnp.where(jnp.isfinite(amax), amax, 0))
     exp_a = jnp.exp(a - amax)
     if b is not None:
@@ -127,7 +128,9 @@ def _softmax_forward(x, axis, where):
     unnormalized = jnp.exp(x - stop_gradient(x_max))
     if where is not None:
         unnormalized = jnp.where(where, unnormalized, 0.)
-    return unnormalized / jnp.sum(unnormalized, axis, keepdims=True)
+    result = unnormalized / jnp.sum(unnormalized, axis, keepdims=True)
+    # masked entries are 0, also where a whole slice is masked (0 / 0)
+    return result if where is None else jnp.where(where, result, 0.)
 
 
 _softmax = custom_jvp(_softmax_forward, nondiff_argnums=(1,))

@@ -22,8 +22,8 @@ from pyjax._src.util import canonicalize_axis
 
 
 def identity(x):
-    """Returns x unchanged."""
-    return x
+    """x as an array, unchanged."""
+    return lnp.asarray(x)
 
 
 def tanh(x):
@@ -60,8 +60,8 @@ def leaky_relu(x, negative_slope=1e-2):
 
 
 def hard_tanh(x):
-    """tanh's piecewise-linear stand-in: x clipped to [-1, 1]."""
-    x = _inexact(x)
+    """tanh's piecewise-linear stand-in: x clipped to [-1, 1] (integers stay integers)."""
+    x = lnp.asarray(x)
     return lnp.where(x > 1, 1, lnp.where(x < -1, -1, x)).astype(x.dtype)
 
 

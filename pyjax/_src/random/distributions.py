@@ -5,11 +5,14 @@ permutation). Each follows JAX's recipe bit for bit, so a key gives the values J
 Imports lax, dtypes and jax.numpy."""
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 
 import numpy as np
 
 from pyjax._src import dtypes
+from pyjax._src.api.jit import jit
 from pyjax._src.core.avals import get_aval
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import random_bits as rb
@@ -17,9 +20,35 @@ from pyjax._src.lax import slicing, structural
 from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy import reductions as red
 from pyjax._src.numpy import ufuncs as uf
-from pyjax._src.random.keys import canonical_shape, unwrap
+from pyjax._src.random.keys import PRNGKeyArray, canonical_shape, unwrap
 
 # --- argument helpers ---------------------------------------------------------------------
+
+
+def compiled(*static_argnames):
+    """Runs a sampler as one compiled program, as JAX runs its samplers. XLA fuses the
+    elementwise steps of a program (float16 arithmetic stays in float32 between steps,
+    multiply-adds contract), which moves the last bits of the result, so op by op the
+    same key would give values a few ulps off JAX's. `shape`, `dtype` and the parameters
+    named here are static; the key is checked outside the trace (a raw key warns on each
+    call, as eagerly) and the shape canonicalised there (a list would not hash)."""
+    def decorate(sampler):
+        signature = inspect.signature(sampler)
+        static = tuple(n for n in ("shape", "dtype", *static_argnames)
+                       if n in signature.parameters)
+        traced = jit(sampler, static_argnames=static)
+
+        @functools.wraps(sampler)
+        def run(key, *args, **kwargs):
+            data, _ = unwrap(key, sampler.__name__)
+            bound = signature.bind(PRNGKeyArray(data), *args, **kwargs)
+            if bound.arguments.get("shape") is not None:
+                bound.arguments["shape"] = canonical_shape(bound.arguments["shape"],
+                                                           sampler.__name__)
+            return traced(*bound.args, **bound.kwargs)
+        return run
+    return decorate
+
 
 
 def float_dtype(dtype, name, allow_complex=False):
@@ -89,6 +118,7 @@ def _const(value, dtype):
 
 # --- uniform and its transforms -------------------------------------------------------------
 
+@compiled()
 def uniform(key, shape=(), dtype=None, minval=0., maxval=1.):
     """Uniform floats in [minval, maxval)."""
     data, _ = unwrap(key, "uniform")
@@ -118,6 +148,7 @@ def uniform_raw(data, shape, dtype, minval=0., maxval=1.):
     return ew.max(minval, ew.add(ew.mul(floats, ew.sub(maxval, minval)), minval))
 
 
+@compiled()
 def normal(key, shape=(), dtype=None):
     """Standard normal samples (complex dtypes: independent real and imaginary parts of
     variance 1/2)."""
@@ -152,6 +183,7 @@ def split_raw(data, num):
     return [keys[i] for i in range(num)]
 
 
+@compiled()
 def truncated_normal(key, lower, upper, shape=None, dtype=None):
     """Standard normal samples conditioned on lower < x < upper."""
     data, _ = unwrap(key, "truncated_normal")
@@ -167,6 +199,7 @@ def truncated_normal(key, lower, upper, shape=None, dtype=None):
                     uf.nextafter(upper, _const(-np.inf, dtype)))
 
 
+@compiled()
 def exponential(key, shape=(), dtype=None):
     """Exponential samples of rate 1."""
     data, _ = unwrap(key, "exponential")
@@ -179,6 +212,7 @@ def exponential_raw(data, shape, dtype):
     return ew.neg(ew.log1p(ew.neg(u)))
 
 
+@compiled("mode")
 def gumbel(key, shape=(), dtype=None, mode=None):
     """Standard Gumbel samples. mode="high" spends two uniforms per sample for more
     resolution near 0."""
@@ -202,6 +236,7 @@ def gumbel_raw(data, shape, dtype, mode="low"):
     return ew.neg(ew.log(ew.neg(ew.log1p(ew.neg(x)))))
 
 
+@compiled()
 def laplace(key, shape=(), dtype=None):
     """Laplace samples of scale 1."""
     data, _ = unwrap(key, "laplace")
@@ -211,6 +246,7 @@ def laplace(key, shape=(), dtype=None):
     return ew.mul(ew.sign(u), ew.log1p(ew.neg(ew.abs(u))))
 
 
+@compiled()
 def logistic(key, shape=(), dtype=None):
     """Standard logistic samples."""
     data, _ = unwrap(key, "logistic")
@@ -220,6 +256,7 @@ def logistic(key, shape=(), dtype=None):
     return ew.sub(ew.log(x), ew.log1p(ew.neg(x)))
 
 
+@compiled()
 def cauchy(key, shape=(), dtype=None):
     """Standard Cauchy samples."""
     data, _ = unwrap(key, "cauchy")
@@ -229,6 +266,7 @@ def cauchy(key, shape=(), dtype=None):
     return ew.tan(ew.mul(_const(np.pi, dtype), ew.sub(u, _const(0.5, dtype))))
 
 
+@compiled()
 def pareto(key, b, shape=None, dtype=None):
     """Pareto samples of shape parameter b (support [1, inf))."""
     data, _ = unwrap(key, "pareto")
@@ -238,6 +276,7 @@ def pareto(key, b, shape=None, dtype=None):
     return uf.exp(e / as_dtype(b, dtype))
 
 
+@compiled()
 def rademacher(key, shape=(), dtype=None):
     """Random signs, -1 or +1 with equal probability."""
     data, _ = unwrap(key, "rademacher")
@@ -246,6 +285,7 @@ def rademacher(key, shape=(), dtype=None):
     return _rademacher_raw(data, canonical_shape(shape, "rademacher"), dtype)
 
 
+@compiled()
 def weibull_min(key, scale, concentration, shape=(), dtype=None):
     """Weibull samples with the given scale and concentration."""
     data, _ = unwrap(key, "weibull_min")
@@ -254,6 +294,7 @@ def weibull_min(key, scale, concentration, shape=(), dtype=None):
     return uf.power(-uf.log1p(-u), 1.0 / lnp.asarray(concentration)) * scale
 
 
+@compiled()
 def rayleigh(key, scale, shape=None, dtype=None):
     """Rayleigh samples with the given scale."""
     data, _ = unwrap(key, "rayleigh")
@@ -264,6 +305,7 @@ def rayleigh(key, scale, shape=None, dtype=None):
     return ew.mul(scale, ew.sqrt(ew.mul(ew.log(u), _const(-2, dtype))))
 
 
+@compiled()
 def wald(key, mean, shape=None, dtype=None):
     """Wald (inverse Gaussian) samples with the given mean."""
     data, _ = unwrap(key, "wald")
@@ -281,6 +323,7 @@ def wald(key, mean, shape=None, dtype=None):
     return ew.select(ew.le(z, mean / (mean + x)), x, mean_sq / x)
 
 
+@compiled()
 def geometric(key, p, shape=None, dtype=None):
     """Number of Bernoulli(p) trials up to and including the first success."""
     data, _ = unwrap(key, "geometric")
@@ -301,6 +344,7 @@ def _to_inexact(x):
     return x
 
 
+@compiled()
 def triangular(key, left, mode, right, shape=None, dtype=None):
     """Samples of the triangular distribution on [left, right] peaking at mode."""
     data, _ = unwrap(key, "triangular")
@@ -314,6 +358,7 @@ def triangular(key, left, mode, right, shape=None, dtype=None):
     return ew.select(u < fc, out1, out2)
 
 
+@compiled()
 def lognormal(key, sigma=np.float32(1), shape=None, dtype=None):
     """exp(sigma * N(0, 1))."""
     data, _ = unwrap(key, "lognormal")
@@ -322,6 +367,7 @@ def lognormal(key, sigma=np.float32(1), shape=None, dtype=None):
     return uf.exp(normal_raw(data, shape, dtype) * as_dtype(sigma, dtype))
 
 
+@compiled()
 def maxwell(key, shape=(), dtype=None):
     """Maxwell samples: the norm of a 3-vector of standard normals."""
     data, _ = unwrap(key, "maxwell")
@@ -329,6 +375,7 @@ def maxwell(key, shape=(), dtype=None):
     return _maxwell_raw(data, canonical_shape(shape, "maxwell"), dtype)
 
 
+@compiled()
 def double_sided_maxwell(key, loc, scale, shape=(), dtype=None):
     """Maxwell samples with random signs, scaled and shifted."""
     data, _ = unwrap(key, "double_sided_maxwell")
@@ -412,7 +459,8 @@ def randint_raw(data, shape, minval, maxval, dtype):
     return ew.add(minval, as_dtype(offset, dtype))
 
 
-def bernoulli(key, p=np.float32(0.5), shape=None, mode="low"):
+@compiled("mode")
+def bernoulli(key, p=0.5, shape=None, mode="low"):
     """Booleans that are True with probability p."""
     if mode not in ("high", "low"):
         raise ValueError(f"got mode={mode!r}, expected 'high' or 'low'")
@@ -450,10 +498,10 @@ def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
     if replace:
         logits_shape = list(shape[len(shape) - len(batch_shape):])
         logits_shape.insert(axis, logits.shape[axis])
-        g = gumbel_raw(data, (*prefix, *logits_shape), logits.dtype, mode)
+        g = gumbel(PRNGKeyArray(data), (*prefix, *logits_shape), logits.dtype, mode)
         expanded = structural.reshape(logits, (1,) * len(prefix) + logits.shape)
         return red.argmax(g + expanded, axis=axis + len(prefix))
-    noisy = logits + gumbel_raw(data, logits.shape, logits.dtype, mode)
+    noisy = logits + gumbel(PRNGKeyArray(data), logits.shape, logits.dtype, mode)
     k = math.prod(prefix)
     if k > logits.shape[axis]:
         raise ValueError(f"Number of samples without replacement ({k}) cannot exceed "
@@ -556,13 +604,13 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
                 f"p has shape {p_arr.shape} and a.shape[axis] is {n_inputs}.")
         if replace:
             p_cuml = red.cumsum(p_arr)
-            r = p_cuml[-1] * (1 - uniform_raw(data, shape, p_cuml.dtype))
+            r = p_cuml[-1] * (1 - uniform(PRNGKeyArray(data), shape, p_cuml.dtype))
             # searchsorted(p_cuml, r): how many cumulative probabilities lie below r
             below = lnp.expand_dims(p_cuml, tuple(range(len(shape)))) < \
                 lnp.expand_dims(r, -1)
             ind = red.sum(below, axis=-1, dtype=dtypes.default_int_dtype())
         else:
-            g = gumbel_raw(data, (n_inputs,), p_arr.dtype, mode or "low") + uf.log(p_arr)
+            g = gumbel(PRNGKeyArray(data), (n_inputs,), p_arr.dtype, mode) + uf.log(p_arr)
             ind = lnp.astype(_top_k(g, n_draws)[1], dtypes.default_int_dtype())
         result = ind if arr.ndim == 0 else _take(arr, ind, axis)
     out_shape = shape if arr.ndim == 0 else \

@@ -17,7 +17,7 @@ from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy import reductions as red
 from pyjax._src.numpy import ufuncs as uf
 from pyjax._src.random import distributions as dist
-from pyjax._src.random.keys import canonical_shape, unwrap
+from pyjax._src.random.keys import PRNGKeyArray, canonical_shape, unwrap
 
 
 def _gamma_raw(data, a, shape, dtype, log_space=False):
@@ -35,6 +35,7 @@ def _shape_arg(shape, name):
     return None if shape is None else canonical_shape(shape, name)
 
 
+@dist.compiled()
 def gamma(key, a, shape=None, dtype=None):
     """Gamma samples of shape parameter a and scale 1."""
     data, _ = unwrap(key, "gamma")
@@ -42,6 +43,7 @@ def gamma(key, a, shape=None, dtype=None):
     return _gamma_raw(data, a, _shape_arg(shape, "gamma"), dtype)
 
 
+@dist.compiled()
 def loggamma(key, a, shape=None, dtype=None):
     """log of gamma samples, computed in log space (accurate for small a)."""
     data, _ = unwrap(key, "loggamma")
@@ -49,6 +51,7 @@ def loggamma(key, a, shape=None, dtype=None):
     return _gamma_raw(data, a, _shape_arg(shape, "loggamma"), dtype, log_space=True)
 
 
+@dist.compiled()
 def beta(key, a, b, shape=None, dtype=None):
     """Beta(a, b) samples, as G_a / (G_a + G_b) of gamma samples (in log space)."""
     data, _ = unwrap(key, "beta")
@@ -64,6 +67,7 @@ def beta(key, a, b, shape=None, dtype=None):
     return ga / (ga + gb)
 
 
+@dist.compiled()
 def dirichlet(key, alpha, shape=None, dtype=None):
     """Dirichlet(alpha) samples over alpha's last axis."""
     from pyjax._src.nn.functions import softmax
@@ -83,6 +87,7 @@ def dirichlet(key, alpha, shape=None, dtype=None):
     return softmax(log_g, -1)
 
 
+@dist.compiled()
 def t(key, df, shape=None, dtype=None):
     """Student's t samples with df degrees of freedom."""
     data, _ = unwrap(key, "t")
@@ -103,6 +108,7 @@ def _chisquare_raw(data, df, shape, dtype):
     return ew.mul(uf.exp(log_g), np.array(2, dtype))
 
 
+@dist.compiled()
 def chisquare(key, df, shape=None, dtype=None):
     """Chi-square samples with df degrees of freedom."""
     data, _ = unwrap(key, "chisquare")
@@ -110,6 +116,7 @@ def chisquare(key, df, shape=None, dtype=None):
     return _chisquare_raw(data, df, dist.sample_shape("chisquare", shape, df), dtype)
 
 
+@dist.compiled()
 def f(key, dfnum, dfden, shape=None, dtype=None):
     """F-distribution samples: (chi2(dfnum)/dfnum) / (chi2(dfden)/dfden)."""
     data, _ = unwrap(key, "f")
@@ -122,6 +129,7 @@ def f(key, dfnum, dfden, shape=None, dtype=None):
     return ew.div(num, den)
 
 
+@dist.compiled()
 def generalized_normal(key, p, shape=(), dtype=None):
     """Samples with density proportional to exp(-|x|^p)."""
     data, _ = unwrap(key, "generalized_normal")
@@ -137,6 +145,7 @@ def _generalized_normal_raw(data, p, shape, dtype):
     return r * g ** (1 / p)
 
 
+@dist.compiled("d", "p")
 def ball(key, d, p=2, shape=(), dtype=None):
     """Points uniform in the unit p-norm ball of dimension d."""
     data, _ = unwrap(key, "ball")
@@ -202,6 +211,7 @@ def _poisson_rejection(data, lam, shape, dtype, max_iters):
     return lnp.astype(k, dtype)
 
 
+@dist.compiled()
 def poisson(key, lam, shape=None, dtype=None):
     """Poisson samples of rate lam."""
     data, _ = unwrap(key, "poisson")
@@ -283,6 +293,7 @@ def _btrs(data, count, prob, shape, max_iters):
     return while_loop(cond, body, init)[1]
 
 
+@dist.compiled()
 def binomial(key, n, p, shape=None, dtype=None):
     """Binomial(n, p) samples (as floats, like JAX)."""
     data, _ = unwrap(key, "binomial")
@@ -331,7 +342,8 @@ def multinomial(key, n, p, *, shape=None, dtype=None, unroll=1):
 
     def step(remainder, ratio_key):
         ratio, k = ratio_key
-        count = binomial(k, remainder, lnp.clip(ratio, 0, 1), dtype=remainder.dtype)
+        count = binomial(PRNGKeyArray(k), remainder, lnp.clip(ratio, 0, 1),
+                         dtype=remainder.dtype)
         return remainder - count, count
 
     _, counts = scan(step, n, (ratios, keys), unroll=unroll)
@@ -340,6 +352,7 @@ def multinomial(key, n, p, *, shape=None, dtype=None, unroll=1):
 
 # --- multivariate -----------------------------------------------------------------------------
 
+@dist.compiled("method")
 def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky"):
     """Samples of N(mean, cov) over the last axis; cov is factored by cholesky, eigh or
     svd."""
@@ -378,6 +391,7 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky
     return mean + red.sum(factor * z[..., None, :], axis=-1)
 
 
+@dist.compiled("n", "m")
 def orthogonal(key, n, shape=(), dtype=None, m=None):
     """Random n x m matrices with orthonormal columns (rows when n < m), uniform in the
     Haar measure."""

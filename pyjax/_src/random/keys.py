@@ -266,7 +266,9 @@ def fold_in(key, data):
     if np.ndim(data) if not hasattr(data, "aval") else data.aval.ndim:
         raise TypeError(f"fold_in accepts a scalar, but was given an array of shape "
                         f"{np.shape(data)} != (). Use jax.vmap for batching.")
-    if isinstance(data, (int, np.integer)):
+    if isinstance(data, int) and not 0 <= data < 2 ** 32:
+        raise OverflowError(f"Python integer {data} out of bounds for uint32")
+    if isinstance(data, (int, np.integer)):   # NumPy integers wrap, as in a cast
         data = np.uint32(int(data) % 2 ** 32)
     return rewrap(rb.fold_in_key(base, data), raw)
 

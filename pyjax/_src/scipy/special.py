@@ -36,11 +36,15 @@ def gammaln(x):
 
 
 def gammasgn(x):
-    """The sign of Gamma(x): -1 between negative odd and even integers, else 1."""
+    """The sign of Gamma(x): -1 between negative odd and even integers, else 1; nan at
+    the poles (negative integers and -inf), and the sign of a signed zero at 0."""
     x = _one("gammasgn", x)
     floor_x = uf.floor(x)
-    positive = (x > 0) | (x == floor_x) | (uf.remainder(floor_x, 2) == 0)
-    return lnp.where(positive, 1.0, -1.0).astype(x.dtype)
+    negative = x < 0
+    sign = lnp.where(negative & (uf.remainder(floor_x, 2) != 0), -1.0, 1.0)
+    sign = lnp.where((x == 0) & uf.signbit(x), -1.0, sign)
+    pole = (negative & (x == floor_x)) | uf.isnan(x)
+    return lnp.where(pole, np.nan, sign).astype(x.dtype)
 
 
 def gamma(x):
@@ -50,9 +54,9 @@ def gamma(x):
 
 
 def loggamma(x):
-    """log Gamma(x) for real x > 0 (nan for negative x, as SciPy gives for real input)."""
+    """log Gamma(x) for real x > 0 (nan for x <= 0, as JAX gives for real input)."""
     x = _one("loggamma", x)
-    return lnp.where(x < 0, np.nan, ew.lgamma(x)).astype(x.dtype)
+    return lnp.where(x <= 0, np.nan, ew.lgamma(x)).astype(x.dtype)
 
 
 def digamma(x):
@@ -191,9 +195,9 @@ def logit(x):
 
 @custom_jvp
 def xlogy(x, y):
-    """x * log(y), defined as 0 where x == 0 (also when y == 0)."""
+    """x * log(y), defined as 0 where x == 0 (also when y == 0; a nan y stays nan)."""
     x, y = inexact_arrays("xlogy", x, y)
-    return lnp.where(x != 0, x * uf.log(y), lnp.zeros_like(x))
+    return lnp.where((x != 0) | uf.isnan(y), x * uf.log(y), lnp.zeros_like(x))
 
 
 @xlogy.defjvp
@@ -205,9 +209,9 @@ def _xlogy_jvp(primals, tangents):
 
 @custom_jvp
 def xlog1py(x, y):
-    """x * log1p(y), defined as 0 where x == 0 (also when y == -1)."""
+    """x * log1p(y), defined as 0 where x == 0 (also when y == -1; a nan y stays nan)."""
     x, y = inexact_arrays("xlog1py", x, y)
-    return lnp.where(x != 0, x * uf.log1p(y), lnp.zeros_like(x))
+    return lnp.where((x != 0) | uf.isnan(y), x * uf.log1p(y), lnp.zeros_like(x))
 
 
 @xlog1py.defjvp
@@ -218,9 +222,9 @@ def _xlog1py_jvp(primals, tangents):
 
 
 def entr(x):
-    """-x log x for x > 0, 0 at 0, -inf for x < 0."""
+    """-x log x for x > 0, -0 at 0, -inf for x < 0 (nan stays nan)."""
     x = _one("entr", x)
-    return lnp.where(x > 0, -xlogy(x, x), lnp.where(x == 0, 0.0, -np.inf)).astype(x.dtype)
+    return lnp.where(x < 0, -np.inf, -xlogy(x, x)).astype(x.dtype)
 
 
 def rel_entr(p, q):
@@ -234,12 +238,14 @@ def rel_entr(p, q):
 
 
 def kl_div(p, q):
-    """p log(p / q) - p + q (q where p == 0 and q >= 0; inf outside the domain)."""
+    """p log(p / q) - p + q (q where p == 0 and q >= 0; inf outside the domain; nan
+    where p or q is nan)."""
     p, q = inexact_arrays("kl_div", p, q)
     both = (p > 0) & (q > 0)
     safe_q = lnp.where(both, q, 1)
     value = xlogy(p, p / safe_q) - p + q
-    return lnp.where(both, value, lnp.where((p == 0) & (q >= 0), q, np.inf)).astype(p.dtype)
+    out = lnp.where(both, value, lnp.where((p == 0) & (q >= 0), q, np.inf))
+    return lnp.where(uf.isnan(p) | uf.isnan(q), np.nan, out).astype(p.dtype)
 
 
 def boxcox(x, lmbda):
