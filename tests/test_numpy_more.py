@@ -528,3 +528,8 @@ def test_numpy_operand_promoted_with_python_scalar_is_weak_as_in_jax():
     _same(jnp.add(np.array([True, False]), 3), [4, 3], I32, weak=True)
     _same(jnp.multiply(np.array([1, -2], np.int8), 2.5), [2.5, -5], F32, weak=True)
     _same(jnp.add(np.array([1.5], np.float32), 2), [3.5], F32)          # f32 stays strong
+
+
+def test_copysign_broadcasts_a_scalar_against_an_array():
+    assert jnp.copysign(1.0, jnp.array([-1.0, 2.0])).tolist() == [-1.0, 1.0]
+    assert jnp.copysign(jnp.array([-1.0, 2.0]), -1.0).tolist() == [-1.0, -2.0]

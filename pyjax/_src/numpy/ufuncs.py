@@ -281,7 +281,7 @@ def signbit(x, /):
 
 
 def copysign(x1, x2, /):
-    x1, x2 = promote_args_inexact("copysign", x1, x2)
+    x1, x2 = _broadcast(*promote_args_inexact("copysign", x1, x2))
     return ensure_array(ew.select(signbit(x2), ew.neg(ew.abs(x1)), ew.abs(x1)))
 
 
