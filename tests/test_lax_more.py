@@ -653,3 +653,9 @@ def test_platform_dependent_and_composite():
     close(jax.grad(my_tanh)(0.5), 1 - np.tanh(0.5) ** 2)
     with pytest.raises(TypeError, match="name"):
         lax.composite(jnp.tanh, name="")
+
+
+def test_lgamma_at_minus_infinity_is_plus_infinity_eagerly_and_compiled():
+    x = jnp.array([-jnp.inf, jnp.inf, -1.0, 0.0])
+    for f in (lax.lgamma, jax.jit(lax.lgamma)):
+        assert f(x).tolist() == [jnp.inf] * 4     # as XLA (SciPy's gammaln(-inf) is -inf)

@@ -412,7 +412,13 @@ erf_inv_p = unary_op("erf_inv", _float_special("erfinv"), (FLOAT,), hlo="chlo.er
                      samples_domain=(-0.9, 0.9),
                      jvp=defjvp_with_output(lambda g, ans, x: mul(
                          g, mul(_const(x, math.sqrt(math.pi) / 2), exp(square(ans))))))
-lgamma_p = unary_op("lgamma", _float_special("gammaln"), (FLOAT,), hlo="chlo.lgamma",
+def _lgamma_impl(x):
+    # XLA gives +inf at -inf (|gamma| grows without bound there); SciPy gives -inf.
+    out = scipy_special("gammaln")(x).astype(x.dtype)
+    return np.where(np.isneginf(x), np.array(np.inf, x.dtype), out)
+
+
+lgamma_p = unary_op("lgamma", _quiet(_lgamma_impl), (FLOAT,), hlo="chlo.lgamma",
                     samples_domain=(0.5, 3), jvp=defjvp(lambda g, x: mul(g, digamma(x))))
 def _digamma_impl(x):
     # XLA gives NaN at the poles (0 and the negative integers); SciPy gives -inf at 0.
