@@ -114,10 +114,10 @@ class _HashableStatic:
 
 
 class CacheEntry:
-    __slots__ = ("closed_jaxpr", "out_tree", "hoisted", "in_avals")
+    __slots__ = ("closed_jaxpr", "in_tree", "out_tree", "hoisted", "in_avals")
 
-    def __init__(self, closed_jaxpr, out_tree, hoisted, in_avals):
-        self.closed_jaxpr, self.out_tree = closed_jaxpr, out_tree
+    def __init__(self, closed_jaxpr, in_tree, out_tree, hoisted, in_avals):
+        self.closed_jaxpr, self.in_tree, self.out_tree = closed_jaxpr, in_tree, out_tree
         self.hoisted, self.in_avals = hoisted, in_avals
 
 
@@ -354,7 +354,7 @@ class JitWrapped:
         jaxpr, consts, _ = pe.dce_closed_jaxpr(closed.jaxpr, closed.consts, None)
         if len(jaxpr.eqns) != len(closed.jaxpr.eqns):
             closed = ClosedJaxpr(jaxpr, consts)
-        return CacheEntry(closed, flat_fun.out_tree, hoisted, in_avals)
+        return CacheEntry(closed, in_tree, flat_fun.out_tree, hoisted, in_avals)
 
     def _get_entry(self, args, kwargs):
         dyn_args, dyn_kwargs, statics, static_nums = self._split(args, kwargs)
@@ -428,8 +428,8 @@ class JitWrapped:
 
     def trace(self, *args, **kwargs):
         """Traces for these arguments and returns a Traced (jaxpr, out_info, lower())."""
-        entry, _, _ = self._get_entry(args, kwargs)
-        return Traced(self, entry, args, kwargs)
+        entry, _, donated = self._get_entry(args, kwargs)
+        return Traced(self, entry, args, kwargs, donated)
 
     def lower(self, *args, **kwargs):
         """Traces and lowers for these arguments: a Lowered, with as_text() (StableHLO)
@@ -439,26 +439,20 @@ class JitWrapped:
         if entry.hoisted:
             raise ValueError(f"jit({self._debug_name}).lower() was called inside a "
                              "transformation; lower at top level.")
-        dyn_args, dyn_kwargs, _, _ = self._split(args, kwargs)
-        in_tree = tree_util.flatten((dyn_args, dyn_kwargs))[1]
-        return aot.lower(entry.closed_jaxpr, in_tree, entry.out_tree,
+        return aot.lower(entry.closed_jaxpr, entry.in_tree, entry.out_tree,
                          donated or (False,) * len(leaves), self._debug_name, leaves,
                          self.device)
 
     def eval_shape(self, *args, **kwargs):
-        from pyjax._src.api.shapes import ShapeDtypeStruct
-        entry, _, _ = self._get_entry(args, kwargs)
-        return tree_util.tree_unflatten(entry.out_tree, [
-            ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
-            for a in entry.closed_jaxpr.out_avals])
+        return self.trace(*args, **kwargs).out_info
 
 
 class Traced:
     """The result of jit(f).trace(...): the jaxpr and its output structure."""
 
-    def __init__(self, wrapped, entry, args, kwargs):
+    def __init__(self, wrapped, entry, args, kwargs, donated):
         self._wrapped, self._entry = wrapped, entry
-        self._args, self._kwargs = args, kwargs
+        self._args, self._kwargs, self._donated = args, kwargs, donated
 
     @property
     def jaxpr(self):
@@ -467,10 +461,9 @@ class Traced:
     @property
     def args_info(self):
         from pyjax._src.api import aot
-        dyn_args, dyn_kwargs, _, static_nums = self._wrapped._split(self._args, self._kwargs)
-        leaves, in_tree = tree_util.flatten((dyn_args, dyn_kwargs))
-        donated = self._wrapped._donated_leaves(self._args, dyn_kwargs, static_nums)
-        return aot.args_info(in_tree, self._entry.in_avals, donated or (False,) * len(leaves))
+        entry = self._entry
+        return aot.args_info(entry.in_tree, entry.in_avals,
+                             self._donated or (False,) * len(entry.in_avals))
 
     def lower(self):
         return self._wrapped.lower(*self._args, **self._kwargs)
