@@ -389,14 +389,13 @@ class _ScalarSlot:
         return buf
 
 
-def _fast_call_source(prologue, count, donated, single_output, consts=False, committed=(),
-                      committed_result=False):
+def _fast_call_source(prologue, count, donated, single_output, consts=False, committed=()):
     """The source of Executable.fast_call's method for `count` argument leaves, which
     the `prologue` lines bind to x0, x1, ... (from args and kwargs); unrolled: an Array of
     the expected aval and commitment (committed at the positions `committed`) whose buffer
-    is on the device passes straight through; anything else goes to other_buffer.
-    Generated because this is the hot path of every jitted call: each loop or extra Python
-    frame costs several % of a tiny call."""
+    is on the device passes straight through; anything else goes to other_buffer. The
+    results are committed when an argument is. Generated because this is the hot path of
+    every jitted call: each loop or extra Python frame costs several % of a tiny call."""
     lines = ["def call(self, *args, **kwargs):",
              "    if (context.trace is not root or config.version != version",
              "            or default_device.override is not override):",
@@ -411,6 +410,7 @@ def _fast_call_source(prologue, count, donated, single_output, consts=False, com
                   f"        if b{i} is None:",
                   f"            {NO_FIT}"]
     bufs = ", ".join(["*consts"] * consts + [f"b{i}" for i in range(count)])
+    committed_result = bool(committed)
     lines += ["    try:",
               f"        outs = execute([{bufs}]).consume_with_handlers(handlers)",
               "    except runtime_error as err:",
@@ -448,7 +448,7 @@ def _other_buffer(x, slot, device, committed):
     (a committed one only on `device`); None if it does not fit (the caller then takes
     jit's general path)."""
     if type(x) is Array:
-        if x.committed is not committed or x.aval != slot or (
+        if x.committed != committed or x.aval != slot or (
                 committed and x._device is not device):
             return None
         return device_buffer(x, device)
@@ -480,8 +480,8 @@ class Executable:
         and the names they use) must take the arguments apart into leaves of `kinds` (the
         aval of an uncommitted Array, a committed one's CommittedKind - on this
         executable's device -, a NumPy array's HostArrayKind, or the type of a Python/NumPy
-        scalar). None instead of a method
-        for programs with host callbacks or float0 outputs."""
+        scalar). None instead of a method for programs with host callbacks or float0
+        outputs."""
         if self._callbacks or self._any_float0:
             return None
         committed = {i for i, kind in enumerate(kinds) if type(kind) is dispatch.CommittedKind}
@@ -509,7 +509,7 @@ class Executable:
         names.update(prologue_names)
         single = tree_util.treedef_is_leaf(out_tree)
         exec(_fast_call_source(prologue_lines, len(slots), donated, single,
-                               bool(self._consts), committed, bool(committed)), names)
+                               bool(self._consts), committed), names)
         return names["call"]
 
     def __call__(self, args, committed=False):

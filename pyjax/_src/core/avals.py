@@ -68,12 +68,15 @@ class ShapedArray:
         """Compact form used in jaxprs: f32[3,4]."""
         return f"{dtypes.dtype_name(self.dtype)}[{','.join(map(str, self.shape))}]"
 
+    def _dtype_and_shape(self):
+        return f"{self.dtype.name}[{','.join(map(str, self.shape))}]"
+
     def __str__(self):   # as JAX: float32[3], ~float32[] for a weak type
-        return f"{'~' if self.weak_type else ''}{self.dtype.name}[{','.join(map(str, self.shape))}]"
+        return ("~" if self.weak_type else "") + self._dtype_and_shape()
 
     def __repr__(self):
         weak = ", weak_type=True" if self.weak_type else ""
-        return f"ShapedArray({self.dtype.name}[{','.join(map(str, self.shape))}]{weak})"
+        return f"ShapedArray({self._dtype_and_shape()}{weak})"
 
     def same_type(self, other):
         """Equal shape and dtype, ignoring weak types (what carries and branches need)."""
