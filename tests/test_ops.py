@@ -25,6 +25,15 @@ def test_segment_ops_drop_out_of_range_ids_and_fill_empty_segments(name, floats,
     assert op(DATA, IDS, 4, bucket_size=4).tolist() == floats     # buckets, then combined
 
 
+@pytest.mark.parametrize("name, clipped", [
+    ("segment_sum", [8, 3, 6, 4]), ("segment_prod", [10, 3, 6, 4]),
+    ("segment_max", [5, 3, 6, 4]), ("segment_min", [1, 3, 6, 4])])
+def test_bucket_padding_changes_nothing_when_ids_are_clipped(name, clipped):
+    op, data = getattr(jax.ops, name), DATA + 1                   # no zeros: prod shows it
+    assert op(data, IDS, 4, mode="clip").tolist() == clipped
+    assert op(data, IDS, 4, bucket_size=4, mode="clip").tolist() == clipped
+
+
 def test_segment_sum_shapes_modes_and_transformations():
     assert jax.ops.segment_sum(jnp.ones((3, 2)), jnp.array([1, 1, 0]), 2).tolist() == \
         [[1.0, 1.0], [2.0, 2.0]]

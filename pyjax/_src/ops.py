@@ -9,11 +9,11 @@ import operator
 import numpy as np
 
 from pyjax._src import dtypes, errors
+from pyjax._src.api.vmap import vmap
 from pyjax._src.array import Array
 from pyjax._src.backends.stablehlo import reduction_identity
 from pyjax._src.lax import indexing as lax_indexing
 from pyjax._src.lax import reductions
-from pyjax._src.lax.slicing import slice_in_dim
 from pyjax._src.numpy import lax_numpy
 from pyjax._src.numpy.lax_numpy_more import pad
 
@@ -61,25 +61,26 @@ def _segment(kind, name, data, segment_ids, num_segments, indices_are_sorted,
         update_window_dims=tuple(range(1, data.ndim)), inserted_window_dims=(0,),
         scatter_dims_to_operand_dims=(0,))
 
+    identity = reduction_identity(identity_op, data.dtype)
+
     def combine(rows, ids):
-        start = lax_numpy.full((num_segments,) + rows.shape[1:],
-                               reduction_identity(identity_op, rows.dtype), rows.dtype)
+        start = lax_numpy.full((num_segments,) + window, identity, rows.dtype)
         return scatter(start, ids[:, None], rows, dnums, mode=mode or "drop",
                        indices_are_sorted=indices_are_sorted, unique_indices=unique_indices)
 
     count = segment_ids.shape[0]
     if bucket_size is None or bucket_size >= count:
         return combine(data, segment_ids)
-    # Rows go in buckets of bucket_size, each combined on its own and the buckets then
-    # combined (sums and products of many rows lose less precision).
+    # Rows go in buckets of bucket_size, each combined on its own (one batched scatter)
+    # and the buckets then combined: sums and products of many rows lose less precision.
+    # Padding rows hold the identity, so they change nothing wherever they land.
     buckets = -(-count // bucket_size)
     padding = buckets * bucket_size - count
-    ids = pad(segment_ids, (0, padding), constant_values=num_segments)   # dropped
-    rows = pad(data, [(0, padding)] + [(0, 0)] * (data.ndim - 1))
-    per_bucket = [combine(slice_in_dim(rows, b * bucket_size, (b + 1) * bucket_size),
-                          slice_in_dim(ids, b * bucket_size, (b + 1) * bucket_size))
-                  for b in range(buckets)]
-    return reduce(lax_numpy.stack(per_bucket), axes=(0,))
+    ids = pad(segment_ids, (0, padding), constant_values=num_segments)
+    rows = pad(data, [(0, padding)] + [(0, 0)] * len(window), constant_values=identity)
+    per_bucket = vmap(combine)(rows.reshape((buckets, bucket_size) + window),
+                               ids.reshape(buckets, bucket_size))
+    return reduce(per_bucket, axes=(0,))
 
 
 def _make(kind, verb):
