@@ -84,7 +84,7 @@ def _next_step(dt, ratio, safety=0.9, max_growth=10.0, max_shrink=0.2, order=5.0
     rejected one, never more than 10x either way."""
     shrink = jnp.where(ratio < 1, 1.0, max_shrink)
     factor = ufuncs.minimum(max_growth,
-                         ufuncs.maximum(ratio ** (-1.0 / order) * safety, shrink))
+                            ufuncs.maximum(ratio ** (-1.0 / order) * safety, shrink))
     return jnp.where(ratio == 0, dt * max_growth, dt * factor)
 
 

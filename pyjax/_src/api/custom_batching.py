@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 
 from pyjax._src import tree_util
+from pyjax._src.api.custom_derivatives import _trace_call
 from pyjax._src.backends import numpy_backend
 from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import get_aval
@@ -40,19 +41,11 @@ class custom_vmap:
             raise TypeError(f"custom_vmap function {fun_name(self.fun)} takes positional "
                             f"arguments only, got keywords {sorted(kwargs)}")
         leaves, in_tree = tree_util.tree_flatten(args)
-        found = {}
-
-        def flat_fun(*xs):
-            out_leaves, found["out_tree"] = tree_util.tree_flatten(
-                self.fun(*tree_util.tree_unflatten(in_tree, xs)))
-            return out_leaves
-
-        closed, hoisted = pe.trace_to_closed_jaxpr(flat_fun, [get_aval(x) for x in leaves],
-                                                   pe.debug_info_of(self.fun))
-        rule = _VmapRule(self, in_tree, found["out_tree"], closed.out_avals)
+        closed, hoisted, out_tree = _trace_call(self.fun, set(), [], leaves, in_tree)
+        rule = _VmapRule(self, in_tree, out_tree, closed.out_avals)
         outs = custom_vmap_call_p.bind(*hoisted, *leaves, call_jaxpr=closed, rule=rule,
                                        num_consts=len(hoisted))
-        return tree_util.tree_unflatten(found["out_tree"], outs)
+        return tree_util.tree_unflatten(out_tree, outs)
 
 
 def sequential_vmap(fun):
@@ -62,16 +55,15 @@ def sequential_vmap(fun):
 
     @wrapped.def_vmap
     def loop(axis_size, in_batched, *args):
-        batched_args = [x for x, bat in zip(tree_util.tree_leaves(args),
-                                            tree_util.tree_leaves(in_batched)) if bat]
+        leaves, tree = tree_util.tree_flatten(args)
+        flags = tree_util.tree_leaves(in_batched)   # one per leaf, in the same order
 
         def one(batched_leaves):
             it = iter(batched_leaves)
-            leaves = [next(it) if bat else x for x, bat in
-                      zip(tree_util.tree_leaves(args), tree_util.tree_leaves(in_batched))]
-            return fun(*tree_util.tree_unflatten(tree_util.tree_structure(args), leaves))
+            return fun(*tree_util.tree_unflatten(
+                tree, [next(it) if bat else x for x, bat in zip(leaves, flags)]))
 
-        out = control_flow.map(one, batched_args)
+        out = control_flow.map(one, [x for x, bat in zip(leaves, flags) if bat])
         return out, tree_util.tree_map(lambda _: True, out)
     return wrapped
 
