@@ -4,6 +4,7 @@ gradients by the adjoint method (a second ODE solved backwards in time), so memo
 not grow with the number of steps."""
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -11,6 +12,7 @@ import numpy as np
 from pyjax._src import dtypes, tree_util
 from pyjax._src.api.autodiff import vjp
 from pyjax._src.api.custom_derivatives import closure_convert, custom_vjp
+from pyjax._src.api.jit import jit
 from pyjax._src.api.vmap import vmap
 from pyjax._src.core.avals import is_valid_jax_type
 from pyjax._src.core.trace import Tracer
@@ -187,6 +189,9 @@ def odeint(func, y0, t, *args, rtol=1.4e-8, atol=1.4e-8, mxstep=math.inf, hmax=m
         return ravel_pytree(func(unravel(y), time, *args))[0]
 
     converted, consts = closure_convert(flat_func, flat_y0, t[0], *args)
-    ys = _integrate_with_adjoint(converted, rtol, atol, mxstep, hmax, flat_y0, t, *args,
-                                 *consts)
+    # Compiled as one program, as JAX does: eager calls then round like jitted ones and
+    # skip running the solver loop op by op.
+    integrate = jit(functools.partial(_integrate_with_adjoint, converted, rtol, atol, mxstep,
+                                      hmax))
+    ys = integrate(flat_y0, t, *args, *consts)
     return vmap(unravel)(ys)
