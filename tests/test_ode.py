@@ -33,6 +33,14 @@ def test_odeint_matches_jax_values_and_gradients():
     np.testing.assert_allclose(batched, [[1.2500768] * 2, [0.6402376] * 2], rtol=2e-6)
 
 
+
+def test_odeint_runs_as_one_compiled_program():
+    """As in JAX, an eager call compiles the whole solver: it rounds exactly like a call
+    under jit (op by op, NumPy's transcendental functions differ in their last bits)."""
+    eager = odeint(decay, Y0, TIMES, 0.7)
+    jitted = jax.jit(lambda y0, rate: odeint(decay, y0, TIMES, rate))(Y0, 0.7)
+    np.testing.assert_array_equal(eager, jitted)
+
 def test_odeint_pytree_state_and_step_limit():
     def oscillator(state, t):
         return {"x": state["v"], "v": -state["x"]}
