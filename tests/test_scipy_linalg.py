@@ -397,3 +397,289 @@ def test_named_matrices_bad_input():
         L.helmert(0)
     with pytest.raises(TypeError, match="n must be an integer"):
         L.hilbert(2.5)
+
+
+# --- expm, expm_frechet -----------------------------------------------------------------
+
+EXPM_A4 = [2.8158665, 0.5889276, -0.25167423, 1.5541064, -0.5788135, 2.1093185, 0.48902434,
+           -0.1436694, 0.22857709, 0.49913833, 1.6559589, 0.25584757, 0.70907754, -0.06702692,
+           -1.2524805, 3.627003]
+
+
+def test_expm():
+    close(flat(L.expm(A / 4)), EXPM_A4)
+    close(flat(L.expm(A))[:4], [107.02055, 23.306341, -92.86918, 213.91608], rtol=2e-5)
+    close(flat(L.expm(A * 0.01))[:4], [1.04086304e+00, 1.03558935e-02, -1.55952090e-04,
+                                       2.09208354e-02])
+    close(flat(L.expm(A * 0.1))[-4:], [0.15024912, -0.00676303, -0.28578728, 1.6597105])
+    close(flat(L.expm(jnp.triu(A) / 3, upper_triangular=True))[:4],
+          [3.7936678, 1.075386, 0.15241916, 3.0076735])
+    assert np.isnan(np.asarray(L.expm(A * 100))).all()
+    batched = L.expm(jnp.stack([A, -A]) / 5)
+    close(flat(batched[1])[:4], [0.4575577, -0.09813804, -0.02784753, -0.16343886])
+    c = L.expm((A + 1j * A.T) / 5)
+    assert c.dtype == jnp.complex64
+    close(flat(c)[:2], [1.2985203 + 1.8119926j, 0.5474798 - 0.02357253j])
+    close(L.expm(jnp.zeros((2, 2))), np.eye(2))
+
+
+def test_expm_x64_matches_scipy():
+    with jax.enable_x64(True):
+        a64 = jnp.asarray(np.asarray(A), jnp.float64)
+        for scale in (1., 0.02):
+            out = L.expm(a64 * scale)
+            assert out.dtype == jnp.float64
+            close(out, sla.expm(np.asarray(A, np.float64) * scale), rtol=1e-12, atol=1e-12)
+
+
+def test_expm_transforms():
+    close(flat(jax.jit(L.expm)(A / 4)), EXPM_A4)
+    close(jax.vmap(L.expm)(jnp.stack([A, -A]) / 5), L.expm(jnp.stack([A, -A]) / 5))
+    g = jax.grad(lambda a: L.expm(a / 4).sum())(A)
+    close(flat(g), [0.9926404, 0.6272623, 0.7182532, 0.7562065, 1.008172, 0.6363158, 0.7289089,
+                    0.76751614, 0.6100114, 0.34797224, 0.41433024, 0.44296414, 1.3103234,
+                    0.85952824, 0.9708676, 1.0165088])
+
+
+def test_expm_frechet():
+    frechet = [1.1928669, 0.45099097, -0.0601391, 0.8679677, 0.04656121, 0.67902493,
+               0.30470166, 0.01179474, 0.09023933, 0.3311118, 0.35975823, 0.18009318,
+               0.48822406, -0.01875216, -0.39553913, 1.8552734]
+    e, f = L.expm_frechet(A / 4, S / 10)
+    close(flat(e), EXPM_A4)
+    close(flat(f), frechet)
+    close(flat(L.expm_frechet(A / 4, S / 10, compute_expm=False)), frechet)
+
+
+def test_expm_bad_input():
+    with pytest.raises(ValueError, match="square matrix"):
+        L.expm(A[0])
+    with pytest.raises(ValueError, match="same shape"):
+        L.expm_frechet(A, S[:3, :3])
+    with pytest.raises(ValueError, match="square matrix"):
+        L.expm_frechet(A[0], A[0])
+
+
+# --- polar --------------------------------------------------------------------------
+
+POLAR_U = [0.95402557, 0.28222287, -0.04905053, 0.08820148, -0.28315604, 0.9587188, 0.02458562,
+           0.008749, 0.02703365, -0.01920093, 0.9535731, 0.29933077, -0.09448305, -0.02898125,
+           -0.29612154, 0.9500237]
+POLAR_P = [4.018292, 0.13159099, -0.04012268, 1.4437461, 0.13159099, 3.1391783, 0.9782795,
+           0.41377923, -0.04012268, 0.9782795, 2.523975, -1.2926369, 1.4437461, 0.41377923,
+           -1.2926369, 5.0163207]
+
+
+def test_polar():
+    for method in ("qdwh", "svd"):
+        u, p = L.polar(A, method=method)
+        close(flat(u), POLAR_U, atol=2e-6)
+        close(flat(p), POLAR_P, atol=1e-5)
+    u, p = L.polar(A[:, :3])
+    assert u.shape == (4, 3) and p.shape == (3, 3)
+    close(flat(p), [4.2543054, 0.2358329, -0.30865458, 0.2358329, 3.2007601, 0.8363718,
+                    -0.30865458, 0.8363718, 2.8644748])
+    u, p = L.polar(A[:3], side="left")
+    assert u.shape == (3, 4) and p.shape == (3, 3)
+    close(flat(p), [4.542713, -0.19408712, 0.57104194, -0.19408712, 3.1924436, 0.8778583,
+                    0.57104194, 0.8778583, 2.0599215])
+    u, p = L.polar(A, side="left", method="svd")
+    close(flat(p)[:4], [4.274729, -0.15640783, 0.68759537, 1.4931343], atol=1e-5)
+    u, p = jax.jit(L.polar)(jnp.stack([A, A]))
+    close(flat(u[1]), POLAR_U, atol=2e-6)
+    g = jax.grad(lambda a: L.polar(a, method="svd")[1].sum())(A)
+    close(flat(g)[:4], [1.2748694, 1.35249, 1.8346696, 1.345492], rtol=1e-5)
+
+
+def test_polar_x64_and_complex():
+    with jax.enable_x64(True):
+        a64 = jnp.asarray(np.asarray(A), jnp.float64)
+        u, p = L.polar(a64)
+        su, sp = sla.polar(np.asarray(a64))
+        close(u, su, rtol=1e-12, atol=1e-12)
+        close(p, sp, rtol=1e-12, atol=1e-12)
+    ac = A + 0.5j * A.T
+    u, p = L.polar(ac)
+    su, sp = sla.polar(np.asarray(ac, np.complex128))
+    close(u, su, atol=2e-5)
+    close(p, sp, atol=5e-5)
+
+
+def test_polar_bad_input():
+    with pytest.raises(NotImplementedError, match="use method='svd'"):
+        L.polar(A, side="left")
+    with pytest.raises(ValueError, match="`side` must be either 'right' or 'left'"):
+        L.polar(A, side="x")
+    with pytest.raises(ValueError, match="at least a 2-D array"):
+        L.polar(A[0])
+    with pytest.raises(ValueError, match="Unknown polar decomposition method x"):
+        L.polar(A, method="x")
+
+
+# --- Hessenberg -----------------------------------------------------------------------
+
+HESS_A = [4., 0.6666666, 1.5526578, 1.4645166, 1.4999999, 2.955556, 2.6831384, -0.6393689,
+          0., 1.0925109, 3.6749778, -0.25737143, 0., 0., 1.2759621, 3.3694668]
+
+
+def test_hessenberg():
+    close(flat(L.hessenberg(A)), HESS_A)
+    h, q = L.hessenberg(A, calc_q=True)
+    close(flat(q), [1., 0., 0., 0., 0., -0.66666675, 0.27798665, 0.69157726, 0., 0.33333334,
+                    -0.7186979, 0.6102148, 0., 0.6666667, 0.6373356, 0.3864697])
+    close(jnp.matmul(jnp.matmul(q, h), q.T), A, atol=1e-5)
+    batched = L.hessenberg(jnp.stack([A, A.T]))
+    close(flat(batched[1])[:8], [4., -0.44721365, 0.25766918, 1.4084057, -2.236068, 4.5999994,
+                                 0.20485884, -1.0535812])
+    close(flat(jax.jit(L.hessenberg)(A)), HESS_A)
+    hc, qc = L.hessenberg(A + 1j * A.T, calc_q=True)
+    close(np.diag(np.asarray(hc), -1), [2.6925824, -1.8743937, 2.031327], atol=1e-5)
+    close(flat(qc)[5:8], [-0.3713907 + 0.37139067j, -0.6565917 - 0.09906974j,
+                          -0.53077835 + 0.03853157j])
+    assert L.hessenberg(jnp.zeros((0, 0))).shape == (0, 0)
+    with pytest.raises(ValueError, match=r"shape \[\.\.\., n, n\]"):
+        L.hessenberg(A[:3])
+
+
+# --- eigh_tridiagonal -------------------------------------------------------------------
+
+TRI_D = jnp.array([1., 2, 3, 4])
+TRI_E = jnp.array([0.5, -1, 2])
+TRI_W = [0.58756244, 1.164569, 2.5771823, 5.670686]
+TRI_V = [0.6630369, -0.7057452, 0.24891143, -0.0186789, -0.5469229, -0.23228809, 0.7851574,
+         -0.17448656, -0.44097617, -0.54693323, -0.32872328, 0.63114595, 0.2584523, 0.38578492,
+         0.46207368, 0.755553]
+
+
+def test_eigh_tridiagonal():
+    close(L.eigh_tridiagonal(TRI_D, TRI_E, eigvals_only=True), TRI_W)
+    w, v = L.eigh_tridiagonal(TRI_D, TRI_E)
+    close(w, TRI_W)
+    close(flat(v), TRI_V)     # the same random starts (key 42) as JAX: the same signs
+    w, v = L.eigh_tridiagonal(TRI_D, TRI_E, select="i", select_range=(1, 2))
+    close(w, TRI_W[1:3])
+    close(flat(v), [0.7057452, 0.24891143, 0.23228808, 0.7851574, 0.5469332, -0.32872328,
+                    -0.3857849, 0.46207368])
+    w, v = L.eigh_tridiagonal(jnp.array([1., 2, 3]), jnp.array([0., 0]))
+    close(w, [1., 2., 3.])
+    close(np.abs(np.asarray(v)), np.eye(3))
+    w, v = L.eigh_tridiagonal(jnp.array([1., 1, 1]), jnp.array([0., 0]))
+    close(w, [1., 1., 1.])
+    close(jnp.matmul(v.T, v), np.eye(3))      # any orthonormal basis is an eigenbasis
+    w, v = L.eigh_tridiagonal(jnp.array([1. + 0j, 2, 3]), jnp.array([1j, 1 + 1j]))
+    assert w.dtype == jnp.float32 and v.dtype == jnp.complex64
+    close(w, [0.13919425, 1.7458984, 4.1149073])
+    close(flat(v)[:3], [0.25299186 + 0.675477j, -0.52303684 + 0.41006815j,
+                        -0.11798543 + 0.1551835j])
+    w, v = L.eigh_tridiagonal(jnp.array([5.]), jnp.array([]))
+    close(w, [5.])
+    close(v, [[1.]])
+    close(jax.jit(lambda d, e: L.eigh_tridiagonal(d, e)[1])(TRI_D, TRI_E), np.reshape(TRI_V,
+                                                                                      (4, 4)))
+
+
+def test_eigh_tridiagonal_x64_matches_scipy():
+    with jax.enable_x64(True):
+        d = jnp.linspace(-1., 3., 12)
+        e = jnp.cos(jnp.arange(11.))
+        w, v = L.eigh_tridiagonal(d, e)
+        sw = sla.eigh_tridiagonal(np.asarray(d), np.asarray(e), eigvals_only=True)
+        close(w, sw, rtol=1e-13, atol=1e-13)
+        t = np.diag(np.asarray(d)) + np.diag(np.asarray(e), 1) + np.diag(np.asarray(e), -1)
+        close(t @ np.asarray(v), np.asarray(v) * np.asarray(w), atol=1e-12)
+
+
+def test_eigh_tridiagonal_bad_input():
+    with pytest.raises(TypeError, match="Only float32 and float64"):
+        L.eigh_tridiagonal(jnp.array([1, 2]), jnp.array([1]))
+    with pytest.raises(TypeError, match="must have same dtype"):
+        L.eigh_tridiagonal(jnp.array([1., 2]), jnp.array([1], jnp.int32))
+    with pytest.raises(NotImplementedError, match="select='v'"):
+        L.eigh_tridiagonal(jnp.array([1., 2]), jnp.array([1.]), select="v", select_range=(0, 1))
+    with pytest.raises(ValueError, match="select must have a value in"):
+        L.eigh_tridiagonal(jnp.array([1., 2]), jnp.array([1.]), select="x")
+    with pytest.raises(ValueError, match="select_range must be specified"):
+        L.eigh_tridiagonal(jnp.array([1., 2]), jnp.array([1.]), select="i")
+    with pytest.raises(ValueError, match="e of shape"):
+        L.eigh_tridiagonal(jnp.array([1., 2]), jnp.array([1., 2.]))
+
+
+# --- Schur and the functions built on it ---------------------------------------------------
+
+SCHUR_T = [5.7230377, 1.8441201, -1.663256, -0.516189, 0., 1.3663336, 0.22573365, -0.5466602,
+           0., 0., 3.4553132, -1.2689599, 0., 0., 0.6692234, 3.4553132]
+
+
+def test_schur():
+    t, z = L.schur(A)
+    close(flat(t), SCHUR_T)
+    close(flat(z)[:4], [-0.68015033, -0.43012813, -0.59164524, -0.04838364])
+    t, z = L.schur(A, output="complex")
+    assert t.dtype == jnp.complex64
+    close(np.diag(np.asarray(t)), [5.723041, 1.3663325, 3.4553123 + 0.92152995j,
+                                   3.455313 - 0.92153013j], atol=2e-6)
+    close(jnp.matmul(jnp.matmul(z, t), jnp.conj(z.T)), A, atol=1e-5)
+    t, z = jax.jit(L.schur)(A)
+    close(flat(t), SCHUR_T)
+    tb, zb = jax.vmap(L.schur)(jnp.stack([A, A.T]))
+    close(flat(tb[0]), SCHUR_T)
+    close(L.schur(jnp.stack([A, A.T]))[0], tb)
+    with pytest.raises(ValueError, match="Expected 'output' to be either 'real' or 'complex'"):
+        L.schur(A, output="x")
+    with pytest.raises(NotImplementedError, match="schur"):
+        jax.grad(lambda a: L.schur(a)[0].sum())(A)
+
+
+def test_rsf2csf():
+    t, z = L.rsf2csf(jnp.array([[1., 2, 3], [-4, 1, 5], [0, 0, 2]]), jnp.eye(3))
+    st, sz = sla.rsf2csf(np.array([[1., 2, 3], [-4, 1, 5], [0, 0, 2]]), np.eye(3))
+    close(t, st, atol=2e-6)
+    close(z, sz, atol=2e-6)
+    t, z = L.rsf2csf(*L.schur(A))
+    close(np.tril(np.asarray(t), -1), np.zeros((4, 4)), atol=1e-6)
+    close(jnp.matmul(jnp.matmul(z, t), jnp.conj(z.T)), A, atol=1e-5)
+    with pytest.raises(ValueError, match="Input array shapes must match"):
+        L.rsf2csf(A, A[:3, :3])
+    with pytest.raises(ValueError, match="Input 'T' must be square"):
+        L.rsf2csf(A[:3], A)
+
+
+def test_sqrtm_and_funm():
+    r = L.sqrtm(S)
+    assert r.dtype == jnp.complex64
+    close(flat(r)[:4], [1.9768304, 0.27694437, -0.03047352, 0.12048334], atol=1e-6)
+    r = L.sqrtm(A)
+    close(flat(r)[:4], [1.9853863, 0.26183257, 0.0531082, 0.47352737], atol=1e-6)
+    close(jnp.matmul(r, r), A, atol=1e-5)
+    close(jax.jit(L.sqrtm)(A), r)
+    f = L.funm(A / 4, jnp.exp)
+    close(f, np.asarray(EXPM_A4).reshape(4, 4), atol=1e-5)
+    f, err = L.funm(A / 4, jnp.exp, disp=False)
+    close(err, 1.3740467e-07, rtol=1e-3)
+    close(flat(L.funm(S, jnp.sin))[:4], [-0.44104648, -0.58215094, -0.03095386, -0.01327124],
+          atol=1e-6)
+    with pytest.raises(ValueError, match="expected square array_like input"):
+        L.funm(A[:3], jnp.exp)
+    with pytest.raises(NotImplementedError, match="Blocked version"):
+        L.sqrtm(A, blocksize=2)
+
+
+SYLV = [0.484214, -0.2860855, 0.07639673, -0.01601022, 0.1597031, 0.40951508, 0.03589508,
+        0.02706876, -0.05675766, 0.06122568, 0.47928566, -0.3231812, 0.13033733, 0.01623667,
+        0.1483055, 0.42599893]
+
+
+def test_solve_sylvester():
+    for method in ("schur", "eigen"):
+        x = L.solve_sylvester(A, S, A.T, method=method)
+        assert x.dtype == jnp.float32
+        close(flat(x), SYLV, atol=2e-6)
+    close(jnp.matmul(A, x) + jnp.matmul(x, S), A.T, atol=1e-5)
+    batched = jax.vmap(L.solve_sylvester, (None, None, 0))(A, S, jnp.stack([A, S]))
+    close(flat(batched[1])[:4], [0.49373907, 0.01626685, -0.05512478, -0.08048911], atol=2e-6)
+    close(flat(jax.jit(L.solve_sylvester)(A, S, A.T)), SYLV, atol=2e-6)
+    assert np.isnan(np.asarray(L.solve_sylvester(A, -A, A))).all()
+    with pytest.raises(ValueError, match="Incompatible shapes for Sylvester equation"):
+        L.solve_sylvester(A, S[:3, :3], A)
+    with pytest.raises(ValueError, match="Unrecognized method"):
+        L.solve_sylvester(A, S, A, method="x")

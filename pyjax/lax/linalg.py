@@ -6,3 +6,4 @@ from pyjax._src.lax.linalg import (  # noqa: F401
 from pyjax._src.lax.linalg_spectral import (  # noqa: F401
     eig, eig_p, eigh, eigh_p, svd, svd_p,
 )
+from pyjax._src.lax.linalg_schur import schur, schur_p  # noqa: F401

@@ -6,3 +6,7 @@ from pyjax._src.scipy.linalg import (  # noqa: F401
     invhilbert, invpascal, leslie, lu, lu_factor, lu_solve, pascal, qr, qr_multiply, solve,
     solve_triangular, svd, toeplitz,
 )
+from pyjax._src.scipy.linalg_functions import (  # noqa: F401
+    eigh_tridiagonal, expm, expm_frechet, funm, hessenberg, polar, rsf2csf, schur,
+    solve_sylvester, sqrtm,
+)
