@@ -8,6 +8,7 @@ import numpy as np
 
 import pyjax
 import pyjax._src.api.custom_batching  # noqa: F401  (loaded lazily, as jax.custom_batching)
+import pyjax._src.checkify.transform  # noqa: F401  (loaded lazily: jax.experimental.checkify)
 import pyjax._src.lax.all_families  # noqa: F401  (registers the families pyjax loads lazily)
 from pyjax._src import config
 from pyjax._src.core.trace import _Declared, registered_primitives

@@ -323,7 +323,7 @@ def _take(x, idx, *, mode=None, fill_value=None, indices_are_sorted=False,
     adv = [e for e in entries if e[0] == "adv"]
     if all(_shape_of(e[2]) == () for e in adv) and (mode is not FILL_OR_DROP or all(
             isinstance(e[2], int) and -shape[e[1]] <= e[2] < shape[e[1]] for e in adv)):
-        return _basic_take(x, shape, entries)
+        return _basic_take(x, shape, entries, clip=mode is GatherScatterMode.CLIP)
     ix = _Indexer(shape, entries)
     if ix.empty:
         return st.full(ix.final_shape, np.zeros((), x.aval.dtype))
@@ -333,11 +333,19 @@ def _take(x, idx, *, mode=None, fill_value=None, indices_are_sorted=False,
     return st.reshape(out, ix.final_shape)
 
 
-def _basic_take(x, shape, entries):
-    """Integers and slices as slice / dynamic_slice / rev / squeeze (no gather)."""
+def _basic_take(x, shape, entries, clip=False):
+    """Integers and slices as slice / dynamic_slice / rev / squeeze (no gather). As in
+    JAX, integers go to one dynamic_slice unless all are static and in bounds (so
+    checkify sees out-of-bounds ones); with `clip`, static ones are clamped first."""
     ndim = len(shape)
     starts, limits, strides = [0] * ndim, list(shape), [1] * ndim
     reversed_dims, int_dims, dynamic, final = [], [], {}, []
+    if clip:
+        entries = [(e[0], e[1], min(max(_normalize(e[2], shape[e[1]]), 0), shape[e[1]] - 1))
+                   if e[0] not in ("new", "slice") and isinstance(e[2], int) and shape[e[1]]
+                   else e for e in entries]
+    all_static = all(isinstance(e[2], int) and 0 <= _normalize(e[2], shape[e[1]]) < shape[e[1]]
+                     for e in entries if e[0] not in ("new", "slice"))
     for e in entries:
         if e[0] == "new":
             final.append(e[1])
@@ -358,10 +366,10 @@ def _basic_take(x, shape, entries):
             if shape[dim] == 0:
                 raise IndexError(f"index {value} is out of bounds for axis {dim} with size 0")
             int_dims.append(dim)
-            if isinstance(value, int):   # out of bounds clamps, as the gather would
-                i = min(max(_normalize(value, shape[dim]), 0), shape[dim] - 1)
+            if all_static:
+                i = _normalize(value, shape[dim])
                 starts[dim], limits[dim] = i, i + 1
-            else:
+            else:   # traced or out of bounds: dynamic_slice clamps (checkify sees it, as JAX)
                 dynamic[dim] = _normalize(value, shape[dim])
     if prod(final) == 0:
         return st.full(final, np.zeros((), x.aval.dtype))

@@ -3,6 +3,8 @@
 otherwise). Imports core, interpreters, backends and the lax families."""
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from pyjax._src import config, dtypes, errors, tree_util
@@ -19,6 +21,10 @@ from pyjax._src.lax.control_flow.scan import scan
 from pyjax._src.util import merge_lists, split_list
 
 _BOOL_SCALAR = ShapedArray((), np.bool_)
+# Bodies that vmap of a while_loop with a batched predicate builds: they run every lane and
+# keep finished lanes' carries by a select, so what they check also sees finished lanes
+# (checkify refuses them, as JAX does).
+lane_masked_bodies = weakref.WeakSet()
 
 
 # --- the primitive ----------------------------------------------------------------------
@@ -161,6 +167,7 @@ def _while_batch(axis, args, dims, cond_jaxpr, body_jaxpr, cond_nconsts, body_nc
     new_cond = common.trace_closed(any_lane, const_avals + carry_avals)
     new_body = common.trace_closed(
         step_live_lanes, const_avals + [get_aval(x) for x in body_consts] + carry_avals)
+    lane_masked_bodies.add(new_body)
     outs = _bind_while(cond_consts, cond_consts + body_consts, init, new_cond, new_body)
     return outs, [0] * len(outs)
 
