@@ -174,11 +174,41 @@ def test_qr_multiply():
     close(cq, jnp.matmul(B.astype(jnp.complex64), jnp.conj(q)), atol=1e-4)
 
 
+PIVOTED_R = [-5.3935146, -2.4381137, -0.4264381, 1.7428339, 0., 3.5079343, 0.13121557,
+             0.64118266, 0., 0., -3.2864773, -1.7219284, 0., 0., 0., 1.6082224]
+
+
+def test_qr_pivoting():
+    q, r, p = L.qr(A, pivoting=True)
+    assert p.dtype == jnp.int32 and p.tolist() == [3, 0, 1, 2]
+    close(flat(r), PIVOTED_R, atol=2e-6)
+    close(flat(q)[:4], [-0.37081575, 0.8825449, -0.22092544, -0.18655376])
+    close(jnp.matmul(q, r), A[:, p], atol=1e-5)
+    q, r, p = L.qr(A[:, :3], pivoting=True, mode="economic")
+    assert q.shape == (4, 3) and p.tolist() == [0, 1, 2]
+    close(flat(r), QR_R)
+    r, p = L.qr(A[:3], pivoting=True, mode="r")
+    assert r.shape == (3, 4) and p.tolist() == [0, 1, 2, 3]
+    q, r, p = L.qr(A + 1j * A.T, pivoting=True)
+    assert p.tolist() == [3, 0, 1, 2]
+    close(np.diag(np.asarray(r)), [-7.687002, 5.0083013, 3.8599713, -1.5371014], atol=2e-6)
+    q, r, p = L.qr(jnp.ones((3, 3)), pivoting=True)
+    assert p.tolist() == [0, 1, 2]
+    close(flat(r)[:3], [-1.7320509, -1.7320509, -1.7320509])
+    assert L.qr(jnp.stack([A, A.T]), pivoting=True)[2].tolist() == [[3, 0, 1, 2]] * 2
+    assert jax.jit(lambda a: L.qr(a, pivoting=True))(A)[2].tolist() == [3, 0, 1, 2]
+    cq, r, p = L.qr_multiply(A[:, :3], A[0], pivoting=True)
+    close(cq, [-3.9793987, -1.6988367, 1.5094166])
+    g = jax.grad(lambda a: L.qr(a, pivoting=True)[1].sum())(A)
+    close(flat(g)[:4], [0.8172986, 0.47983637, 0.10424993, -1.6715628], atol=1e-5)
+    q, r, p = L.qr(jnp.zeros((2, 3)), pivoting=True)
+    close(q, np.eye(2))
+    close(r, np.zeros((2, 3)))
+
+
 def test_qr_bad_input():
     with pytest.raises(ValueError, match="Unsupported QR decomposition mode 'raw'"):
         L.qr(A, mode="raw")
-    with pytest.raises(NotImplementedError, match="pivoting"):
-        L.qr(A, pivoting=True)
     with pytest.raises(ValueError, match="c @ Q operation"):
         L.qr_multiply(A, B[:3])
     with pytest.raises(ValueError, match="Q @ c operation"):

@@ -22,6 +22,7 @@ from pyjax._src.lax.control_flow.solves import custom_linear_solve
 from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy import lax_numpy_more as more
 from pyjax._src.numpy import linalg as np_linalg
+from pyjax._src.numpy import reductions as red
 from pyjax._src.numpy import ufuncs as uf
 from pyjax._src.numpy.functional import vectorize
 from pyjax._src.numpy.util import (
@@ -37,6 +38,10 @@ def _shape(x):
 
 def _ndim(x):
     return get_aval(x).ndim
+
+
+def _dtype(x):
+    return get_aval(x).dtype
 
 
 def _H(x):
@@ -194,11 +199,71 @@ def lu(a, permute_l=False, overwrite_a=False, check_finite=True):
 
 # --- QR -------------------------------------------------------------------------------------
 
-def _no_pivoting(name, pivoting):
-    if pivoting:
-        raise NotImplementedError(
-            f"jax.scipy.linalg.{name}(pivoting=True): column-pivoted QR (LAPACK geqp3) "
-            "is not implemented in pyjax; use pivoting=False.")
+def householder(x):
+    """LAPACK's reflector for x (larfg): (v, tau, beta) with v[0] = 1 and
+    (I - tau v v^H)^H x = beta e_0, beta real."""
+    alpha = x[..., 0]
+    rest = uf.abs(x[..., 1:])
+    tail = uf.sqrt(red.sum(rest * rest, axis=-1))
+    real_alpha = uf.real(alpha)
+    norm = uf.sqrt(uf.abs(alpha) ** 2 + tail ** 2)
+    beta = lnp.where(real_alpha >= 0, -norm, norm)
+    trivial = tail == 0
+    if dtypes.is_complex(_dtype(x)):
+        trivial = trivial & (uf.imag(alpha) == 0)
+    safe_beta = lnp.where(trivial, 1, beta)
+    tau = lnp.where(trivial, 0, (safe_beta - alpha) / safe_beta.astype(_dtype(x)))
+    denom = lnp.where(trivial, 1, alpha - safe_beta.astype(_dtype(x)))
+    v = lnp.concatenate([lnp.ones_like(x[..., :1]), x[..., 1:] / denom[..., None]], axis=-1)
+    return v, tau.astype(_dtype(x)), lnp.where(trivial, real_alpha, beta)
+
+
+def _pivoted_qr_2d(a, full_matrices):
+    """(q, r, p) with a[:, p] = q r: Householder QR choosing, at each step, the column of
+    largest remaining norm (LAPACK geqp3's unblocked algorithm, whose order of column
+    choices and reflector signs JAX's results follow)."""
+    m, n = _shape(a)
+    k = min(m, n)
+    dtype = get_aval(a).dtype
+    real = np.finfo(dtype).dtype
+    # LAPACK recomputes a downdated column norm once it has lost half its digits.
+    recompute_below = float(np.sqrt(np.finfo(real).eps / 2))
+    cols = lnp.arange(n, dtype=np.int32)
+    rows = np.arange(m)[:, None]
+    norms = uf.sqrt(red.sum(uf.abs(a) ** 2, axis=0)) if m else lnp.zeros(n, real)
+    exact = norms
+    perm = cols
+    reflectors = []
+    for j in range(k):
+        pvt = j + red.argmax(norms[j:]).astype(np.int32)
+        swap = lnp.where(cols == j, pvt, lnp.where(cols == pvt, j, cols))
+        a, norms, exact, perm = a[:, swap], norms[swap], exact[swap], perm[swap]
+        v, tau, beta = householder(a[j:, j])
+        v = lnp.concatenate([lnp.zeros(j, dtype), v])
+        reflectors.append((v, tau))
+        # a <- H^H a on the columns right of j; column j becomes (.., beta, 0, ..).
+        update = uf.conj(tau) * v[:, None] * lnp.matmul(uf.conj(v)[None, :], a)
+        a = lnp.where(cols > j, a - update, a)
+        a = lnp.where((cols == j) & (rows >= j),
+                      lnp.where(rows == j, beta.astype(dtype), 0).astype(dtype), a)
+        if j + 1 < n:
+            safe = lnp.where(norms == 0, 1, norms)
+            left = uf.maximum(1 - (uf.abs(a[j]) / safe) ** 2, 0)
+            drift = left * (norms / lnp.where(exact == 0, 1, exact)) ** 2
+            fresh = uf.sqrt(red.sum(uf.abs(a[j + 1:]) ** 2, axis=0)) if j + 1 < m else \
+                lnp.zeros(n, real)
+            recompute = (drift <= recompute_below) & (cols > j) & (norms != 0)
+            downdate = (cols > j) & (norms != 0) & ~recompute
+            norms = lnp.where(recompute, fresh, lnp.where(downdate, norms * uf.sqrt(left),
+                                                          norms))
+            exact = lnp.where(recompute, fresh, exact)
+    q = lnp.eye(m, dtype=dtype)
+    for v, tau in reversed(reflectors):
+        q = q - tau * v[:, None] * lnp.matmul(uf.conj(v)[None, :], q)
+    r = more.triu(a)
+    if not full_matrices:
+        q, r = q[:, :k], r[:k]
+    return q, r, perm
 
 
 def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_finite=True):
@@ -208,12 +273,16 @@ def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_fini
     if mode not in ("full", "r", "economic"):
         raise ValueError(f"Unsupported QR decomposition mode '{mode}'; use 'full', "
                          "'economic' or 'r'")
-    _no_pivoting("qr", pivoting)
     (a,) = promote_dtypes_inexact(lnp.asarray(a))
     if _ndim(a) < 2:
         raise ValueError(f"jax.scipy.linalg.qr: expected an array of shape (..., M, N), got "
                          f"shape {_shape(a)}")
-    q, r = llinalg.qr(a, full_matrices=mode != "economic")
+    full = mode != "economic"
+    if pivoting:
+        q, r, p = vectorize(functools.partial(_pivoted_qr_2d, full_matrices=full),
+                            signature="(m,n)->(m,k),(k,n),(n)")(a)
+        return (r, p) if mode == "r" else (q, r, p)
+    q, r = llinalg.qr(a, full_matrices=full)
     if mode == "r":
         return (ensure_array(r),)
     return ensure_array(q), ensure_array(r)
@@ -226,7 +295,6 @@ def qr_multiply(a, c, mode="right", pivoting=False, conjugate=False, overwrite_a
     del overwrite_a, overwrite_c
     if mode not in ("right", "left"):
         raise ValueError(f"mode must be 'right' or 'left', got {mode!r}")
-    _no_pivoting("qr_multiply", pivoting)
     a, c = promote_dtypes_inexact(lnp.asarray(a), lnp.asarray(c))
     if _ndim(a) < 2:
         raise ValueError(f"jax.scipy.linalg.qr_multiply: a must have shape (..., M, N), got "
@@ -244,12 +312,17 @@ def qr_multiply(a, c, mode="right", pivoting=False, conjugate=False, overwrite_a
         raise ValueError(f"Array shapes are not compatible for c @ Q operation: a has shape "
                          f"{_shape(a)} so Q has {m} rows, but c has {_shape(c)[-1]} columns "
                          f"(expected {m}).")
-    q, r = llinalg.qr(a, full_matrices=False)
+    if pivoting:
+        q, r, p = qr(a, mode="economic", pivoting=True)
+    else:
+        q, r = llinalg.qr(a, full_matrices=False)
     if conjugate:
         q = uf.conj(q)
     out = lnp.matmul(q, c) if mode == "left" else lnp.matmul(c, q)
     if vector:
         out = lnp.ravel(out)
+    if pivoting:
+        return ensure_array(out), ensure_array(r), p
     return ensure_array(out), ensure_array(r)
 
 

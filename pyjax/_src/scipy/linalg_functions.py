@@ -265,25 +265,6 @@ def polar(a, side="right", *, method="qdwh", eps=None, max_iterations=None):
 
 # --- Hessenberg -----------------------------------------------------------------------------
 
-def _householder(x):
-    """LAPACK's reflector for x (larfg): (v, tau, beta) with v[0] = 1 and
-    (I - tau v v^H)^H x = beta e_0, beta real."""
-    alpha = x[..., 0]
-    rest = uf.abs(x[..., 1:])
-    tail = uf.sqrt(red.sum(rest * rest, axis=-1))
-    real_alpha = uf.real(alpha)
-    norm = uf.sqrt(uf.abs(alpha) ** 2 + tail ** 2)
-    beta = lnp.where(real_alpha >= 0, -norm, norm)
-    trivial = tail == 0
-    if dtypes.is_complex(_dtype(x)):
-        trivial = trivial & (uf.imag(alpha) == 0)
-    safe_beta = lnp.where(trivial, 1, beta)
-    tau = lnp.where(trivial, 0, (safe_beta - alpha) / safe_beta.astype(_dtype(x)))
-    denom = lnp.where(trivial, 1, alpha - safe_beta.astype(_dtype(x)))
-    v = lnp.concatenate([lnp.ones_like(x[..., :1]), x[..., 1:] / denom[..., None]], axis=-1)
-    return v, tau.astype(_dtype(x)), lnp.where(trivial, real_alpha, beta)
-
-
 def hessenberg(a, *, calc_q=False, overwrite_a=False, check_finite=True):
     """The upper Hessenberg form h of (..., N, N) matrices, a = q h q^H, by LAPACK's
     Householder reduction (gehrd), with q when calc_q."""
@@ -295,7 +276,7 @@ def hessenberg(a, *, calc_q=False, overwrite_a=False, check_finite=True):
     n = _shape(a)[-1]
     q = lnp.broadcast_to(lnp.eye(n, dtype=_dtype(a)), _shape(a))
     for k in range(n - 1):   # the last, 1x1 reflector makes a complex subdiagonal real
-        v, tau, _ = _householder(a[..., k + 1:, k])
+        v, tau, _ = sl.householder(a[..., k + 1:, k])
         v = lnp.concatenate([lnp.zeros(_shape(v)[:-1] + (k + 1,), _dtype(a)), v], axis=-1)
         tau = tau[..., None, None]
         vcol, vrow = v[..., :, None], uf.conj(v)[..., None, :]
