@@ -455,3 +455,15 @@ def test_while_with_batched_predicate():
     np.testing.assert_array_equal(out, [1, 3, 2, 4])
     for n in (3, 4):
         assert ck(_count_to)(jnp.int32(n))[0].get() == f"overran 2 {n} (`check` failed)"
+
+
+def test_jit_inside_checkify_is_checkified_once():
+    """The checkified body of an inner jit is cached, so its executable is reused."""
+    g = jax.jit(neg)
+    f = ck(lambda x: g(x) + 1)
+
+    def inner(closed):
+        return next(e.params["jaxpr"] for e in closed.jaxpr.eqns if e.primitive.name == "jit")
+    assert inner(jax.make_jaxpr(f)(1.)) is inner(jax.make_jaxpr(f)(2.))
+    assert f(jnp.float32(-1.))[0].get() == "neg -1.0 (`check` failed)"
+    assert f(jnp.float32(1.))[0].get() is None

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import sys
+import weakref
 
 import numpy as np
 
@@ -140,13 +141,22 @@ def _error_leaves(error):
     return [_strong(x) for x in tree_util.tree_leaves(error)]
 
 
-def _checked_jaxpr(run, error, avals, err_at):
+_checked_cache = weakref.WeakKeyDictionary()   # sub-jaxpr -> {signature: (closed, tree)}
+
+
+def _checked_jaxpr(run, error, avals, err_at, owner, tag):
     """Traces run(error, values) -> (error, outs) into a ClosedJaxpr taking
     [*avals[:err_at], *error leaves, *avals[err_at:]] and returning [*error leaves,
-    *outs]. Returns (closed, out_structure) where out_structure rebuilds the error."""
+    *outs]. Returns (closed, out_structure) where out_structure rebuilds the error.
+    Cached per sub-jaxpr `owner`, `tag` (what run does with it) and error structure, so
+    a jit inside a checkified function compiles once."""
     leaves, tree = tree_util.tree_flatten(error)
     n = len(leaves)
     err_avals = [get_aval(x).strip_weak_type() for x in leaves]
+    signature = (tag, tuple(error.effects()), tuple(err_avals), tuple(avals), err_at)
+    per_owner = _checked_cache.setdefault(owner, {})
+    if signature in per_owner:
+        return per_owner[signature]
     box = {}
 
     def flat(*values):
@@ -156,26 +166,29 @@ def _checked_jaxpr(run, error, avals, err_at):
         return [_strong(x) for x in out_leaves] + list(outs)
 
     closed = common.trace_closed(flat, list(avals[:err_at]) + err_avals + list(avals[err_at:]))
+    per_owner[signature] = closed, box["tree"]
     return closed, box["tree"]
 
 
-def _rebuild(out_tree, leaves, metadata=None):
+def _rebuild(out_tree, leaves, *metadata):
+    """The error from a checked jaxpr's outputs. Its codes name checks of the input
+    error too, whose templates `metadata` (dicts) supply (the structure may be cached)."""
     error = tree_util.tree_unflatten(out_tree, list(leaves))
-    if metadata:
-        error._metadata = {**error._metadata, **metadata}
+    for extra in metadata:
+        error._metadata = {**error._metadata, **extra}
     return error
 
 
 def _out_effects(tree):
-    """The error slots an error treedef describes."""
+    """The error slots an error treedef describes, and its templates."""
     dummy = tree_util.tree_unflatten(tree, [None] * tree.num_leaves)
     return set(dummy._pred), dummy._metadata
 
 
-def _merged(run, error, avals, err_at):
+def _merged(run, error, avals, err_at, owner, tag):
     """`error` with placeholder slots for every slot `run` can add (found by tracing it
     once), so that its output error has the structure of its input error."""
-    _, tree = _checked_jaxpr(run, error, avals, err_at)
+    _, tree = _checked_jaxpr(run, error, avals, err_at, owner, tag)
     return ce.add_placeholders(error, _out_effects(tree)[0])
 
 
@@ -366,12 +379,12 @@ def _call_rule(prim, extra_params):
     def rule(error, enabled, where, args, params):
         closed = params["jaxpr"]
         run = functools.partial(_checkify_closed, closed, enabled)
-        checked, out_tree = _checked_jaxpr(run, error, closed.in_avals, 0)
+        checked, out_tree = _checked_jaxpr(run, error, closed.in_avals, 0, closed, enabled)
         leaves = _error_leaves(error)
         new_params = dict(params, jaxpr=checked, **extra_params(params, len(leaves)))
         outs = prim.bind(*leaves, *args, **new_params)
         n = out_tree.num_leaves
-        return _rebuild(out_tree, outs[:n]), outs[n:]
+        return _rebuild(out_tree, outs[:n], error._metadata), outs[n:]
     return rule
 
 
@@ -386,17 +399,18 @@ def _cond_rule(error, enabled, where, args, params):
     runs = [functools.partial(_checkify_closed, b, enabled) for b in branches]
     effects = set(error._pred)
     for run, branch in zip(runs, branches):
-        _, tree = _checked_jaxpr(run, error, branch.in_avals, 0)
+        _, tree = _checked_jaxpr(run, error, branch.in_avals, 0, branch, enabled)
         effects |= _out_effects(tree)[0]
     error = ce.add_placeholders(error, effects)
-    traced = [_checked_jaxpr(run, error, b.in_avals, 0) for run, b in zip(runs, branches)]
+    traced = [_checked_jaxpr(run, error, b.in_avals, 0, b, enabled)
+              for run, b in zip(runs, branches)]
     metadata = {}
     for _, tree in traced:
         metadata.update(_out_effects(tree)[1])
     leaves = _error_leaves(error)
     outs = cond_p.bind(index, *leaves, *ops, branches=tuple(c for c, _ in traced))
     n = len(leaves)
-    return _rebuild(traced[0][1], outs[:n], metadata), outs[n:]
+    return _rebuild(traced[0][1], outs[:n], metadata, error._metadata), outs[n:]
 
 
 _RULES["cond"] = _cond_rule
@@ -406,15 +420,15 @@ def _scan_rule(error, enabled, where, args, params):
     body, nc = params["jaxpr"], params["num_consts"]
     consts, rest = split_list(args, [nc])
     run = functools.partial(_checkify_closed, body, enabled)
-    error = _merged(run, error, body.in_avals, nc)
-    checked, out_tree = _checked_jaxpr(run, error, body.in_avals, nc)
+    error = _merged(run, error, body.in_avals, nc, body, enabled)
+    checked, out_tree = _checked_jaxpr(run, error, body.in_avals, nc, body, enabled)
     leaves = _error_leaves(error)
     n = len(leaves)
     linear = tuple(params["linear"])
     outs = scan_p.bind(*consts, *leaves, *rest, **dict(
         params, jaxpr=checked, num_carry=params["num_carry"] + n,
         linear=linear[:nc] + (False,) * n + linear[nc:]))
-    return _rebuild(out_tree, outs[:n]), outs[n:]
+    return _rebuild(out_tree, outs[:n], error._metadata), outs[n:]
 
 
 _RULES["scan"] = _scan_rule
@@ -438,8 +452,9 @@ def _while_rule(error, enabled, where, args, params):
         return err, new
 
     avals = cond_j.in_avals[:ncc] + body_j.in_avals
-    error = _merged(run, error, avals, ncc + nbc)
-    body, out_tree = _checked_jaxpr(run, error, avals, ncc + nbc)
+    tag = (enabled, cond_j)
+    error = _merged(run, error, avals, ncc + nbc, body_j, tag)
+    body, out_tree = _checked_jaxpr(run, error, avals, ncc + nbc, body_j, tag)
     leaves = _error_leaves(error)
     n = len(leaves)
 
@@ -454,7 +469,7 @@ def _while_rule(error, enabled, where, args, params):
     outs = while_p.bind(*cond_consts, *cond_consts, *body_consts, *leaves, *carry,
                         cond_jaxpr=new_cond, cond_nconsts=ncc, body_jaxpr=body,
                         body_nconsts=ncc + nbc)
-    return _rebuild(out_tree, outs[:n]), outs[n:]
+    return _rebuild(out_tree, outs[:n], error._metadata), outs[n:]
 
 
 _RULES["while"] = _while_rule
@@ -497,14 +512,14 @@ def _custom_call_rule(prim, rules):
     def rule(error, enabled, where, args, params):
         closed, nc = params["call_jaxpr"], params["num_consts"]
         run = functools.partial(_checkify_closed, closed, enabled)
-        error = _merged(run, error, closed.in_avals, nc)
-        checked, out_tree = _checked_jaxpr(run, error, closed.in_avals, nc)
+        error = _merged(run, error, closed.in_avals, nc, closed, enabled)
+        checked, out_tree = _checked_jaxpr(run, error, closed.in_avals, nc, closed, enabled)
         leaves = _error_leaves(error)
         consts, rest = split_list(args, [nc])
         new_params = dict(params, call_jaxpr=checked, **rules(params, leaves))
         outs = prim.bind(*consts, *leaves, *rest, **new_params)
         n = len(leaves)
-        return _rebuild(out_tree, outs[:n]), outs[n:]
+        return _rebuild(out_tree, outs[:n], error._metadata), outs[n:]
     return rule
 
 
