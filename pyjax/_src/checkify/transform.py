@@ -22,7 +22,7 @@ from pyjax._src.core.trace import Tracer, trace_context
 from pyjax._src.interpreters import ad
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import elementwise as ew
-from pyjax._src.lax import indexing, reductions, slicing, structural
+from pyjax._src.lax import reductions, slicing, structural
 from pyjax._src.lax.call import jit_p
 from pyjax._src.lax.control_flow import common
 from pyjax._src.lax.control_flow.conditionals import cond_p
@@ -322,8 +322,8 @@ _RULES["dynamic_update_slice"] = _dynamic_update_slice_rule
 def _gather_rule(error, enabled, where, args, params):
     out = _primitive("gather").bind(*args, **params)
     operand, indices = args
-    # CLIP clamps indices by definition, so none is out of bounds.
-    if ce.OOBError not in enabled or params["mode"] == indexing.GatherScatterMode.CLIP:
+    # Whatever the mode, as JAX: jnp's mode="clip" clamps static indices before this.
+    if ce.OOBError not in enabled:
         return error, out
     shape = get_aval(operand).shape
     dims = params["dimension_numbers"].start_index_map
@@ -339,7 +339,7 @@ def _scatter_rule(name):
     def rule(error, enabled, where, args, params):
         out = _primitive(name).bind(*args, **params)
         operand, indices, updates = args
-        if ce.OOBError not in enabled or params["mode"] == indexing.GatherScatterMode.CLIP:
+        if ce.OOBError not in enabled:
             return error, out
         dnums = params["dimension_numbers"]
         shape, update_shape = get_aval(operand).shape, get_aval(updates).shape
