@@ -18,6 +18,7 @@ from pyjax._src.lax import linalg as llinalg
 from pyjax._src.lax import linalg_spectral as lspectral
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax.ad_util import stop_gradient
+from pyjax._src.lax.control_flow.loops import fori_loop
 from pyjax._src.lax.control_flow.solves import custom_linear_solve
 from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy import lax_numpy_more as more
@@ -199,23 +200,30 @@ def lu(a, permute_l=False, overwrite_a=False, check_finite=True):
 
 # --- QR -------------------------------------------------------------------------------------
 
-def householder(x):
-    """LAPACK's reflector for x (larfg): (v, tau, beta) with v[0] = 1 and
-    (I - tau v v^H)^H x = beta e_0, beta real."""
-    alpha = x[..., 0]
-    rest = uf.abs(x[..., 1:])
-    tail = uf.sqrt(red.sum(rest * rest, axis=-1))
+def householder(x, start):
+    """LAPACK's reflector (larfg) for the entries x[start:] of a vector (start may be
+    traced): (v, tau, beta) with v zero before start, v[start] = 1 and
+    (I - tau v v^H)^H x = beta e_start on those entries, beta real."""
+    idx = lnp.arange(_shape(x)[-1])
+    alpha = x[start]
+    below = idx > start
+    tail = uf.sqrt(red.sum(lnp.where(below, uf.abs(x) ** 2, 0)))
     real_alpha = uf.real(alpha)
     norm = uf.sqrt(uf.abs(alpha) ** 2 + tail ** 2)
     beta = lnp.where(real_alpha >= 0, -norm, norm)
     trivial = tail == 0
     if dtypes.is_complex(_dtype(x)):
         trivial = trivial & (uf.imag(alpha) == 0)
-    safe_beta = lnp.where(trivial, 1, beta)
-    tau = lnp.where(trivial, 0, (safe_beta - alpha) / safe_beta.astype(_dtype(x)))
-    denom = lnp.where(trivial, 1, alpha - safe_beta.astype(_dtype(x)))
-    v = lnp.concatenate([lnp.ones_like(x[..., :1]), x[..., 1:] / denom[..., None]], axis=-1)
-    return v, tau.astype(_dtype(x)), lnp.where(trivial, real_alpha, beta)
+    safe_beta = lnp.where(trivial, 1, beta).astype(_dtype(x))
+    tau = lnp.where(trivial, 0, (safe_beta - alpha) / safe_beta).astype(_dtype(x))
+    denom = lnp.where(trivial, 1, alpha - safe_beta)
+    v = lnp.where(below, x / denom, (idx == start).astype(_dtype(x)))
+    return v, tau, lnp.where(trivial, real_alpha, beta)
+
+
+def _reflect_left(a, v, tau):
+    """(I - tau v v^H)^H a."""
+    return a - uf.conj(tau) * v[:, None] * lnp.matmul(uf.conj(v)[None, :], a)
 
 
 def _pivoted_qr_2d(a, full_matrices):
@@ -224,42 +232,42 @@ def _pivoted_qr_2d(a, full_matrices):
     choices and reflector signs JAX's results follow)."""
     m, n = _shape(a)
     k = min(m, n)
-    dtype = get_aval(a).dtype
+    dtype = _dtype(a)
     real = np.finfo(dtype).dtype
     # LAPACK recomputes a downdated column norm once it has lost half its digits.
     recompute_below = float(np.sqrt(np.finfo(real).eps / 2))
     cols = lnp.arange(n, dtype=np.int32)
-    rows = np.arange(m)[:, None]
-    norms = uf.sqrt(red.sum(uf.abs(a) ** 2, axis=0)) if m else lnp.zeros(n, real)
-    exact = norms
-    perm = cols
-    reflectors = []
-    for j in range(k):
-        pvt = j + red.argmax(norms[j:]).astype(np.int32)
+    rows = lnp.arange(m, dtype=np.int32)[:, None]
+    norms = uf.sqrt(red.sum(uf.abs(a) ** 2, axis=0))
+    if k == 0:
+        q = lnp.eye(m, m if full_matrices else 0, dtype=dtype)
+        return q, a[:m if full_matrices else 0], cols
+
+    def step(j, state):
+        a, norms, exact, perm, vs, taus = state
+        pvt = j + red.argmax(lnp.where(cols >= j, norms, -1)).astype(np.int32) - j
         swap = lnp.where(cols == j, pvt, lnp.where(cols == pvt, j, cols))
         a, norms, exact, perm = a[:, swap], norms[swap], exact[swap], perm[swap]
-        v, tau, beta = householder(a[j:, j])
-        v = lnp.concatenate([lnp.zeros(j, dtype), v])
-        reflectors.append((v, tau))
-        # a <- H^H a on the columns right of j; column j becomes (.., beta, 0, ..).
-        update = uf.conj(tau) * v[:, None] * lnp.matmul(uf.conj(v)[None, :], a)
-        a = lnp.where(cols > j, a - update, a)
+        v, tau, beta = householder(a[:, j], j)
+        a = lnp.where(cols > j, _reflect_left(a, v, tau), a)
         a = lnp.where((cols == j) & (rows >= j),
                       lnp.where(rows == j, beta.astype(dtype), 0).astype(dtype), a)
-        if j + 1 < n:
-            safe = lnp.where(norms == 0, 1, norms)
-            left = uf.maximum(1 - (uf.abs(a[j]) / safe) ** 2, 0)
-            drift = left * (norms / lnp.where(exact == 0, 1, exact)) ** 2
-            fresh = uf.sqrt(red.sum(uf.abs(a[j + 1:]) ** 2, axis=0)) if j + 1 < m else \
-                lnp.zeros(n, real)
-            recompute = (drift <= recompute_below) & (cols > j) & (norms != 0)
-            downdate = (cols > j) & (norms != 0) & ~recompute
-            norms = lnp.where(recompute, fresh, lnp.where(downdate, norms * uf.sqrt(left),
-                                                          norms))
-            exact = lnp.where(recompute, fresh, exact)
-    q = lnp.eye(m, dtype=dtype)
-    for v, tau in reversed(reflectors):
-        q = q - tau * v[:, None] * lnp.matmul(uf.conj(v)[None, :], q)
+        safe = lnp.where(norms == 0, 1, norms)
+        left = uf.maximum(1 - (uf.abs(a[j]) / safe) ** 2, 0)
+        drift = left * (norms / lnp.where(exact == 0, 1, exact)) ** 2
+        fresh = uf.sqrt(red.sum(lnp.where(rows > j, uf.abs(a) ** 2, 0), axis=0))
+        recompute = (drift <= recompute_below) & (cols > j) & (norms != 0)
+        downdate = (cols > j) & (norms != 0) & ~recompute
+        norms = lnp.where(recompute, fresh, lnp.where(downdate, norms * uf.sqrt(left), norms))
+        exact = lnp.where(recompute, fresh, exact)
+        return a, norms, exact, perm, vs.at[j].set(v), taus.at[j].set(tau)
+    state = (a, norms, norms, cols, lnp.zeros((k, m), dtype), lnp.zeros(k, dtype))
+    a, _, _, perm, vs, taus = fori_loop(0, k, step, state)
+
+    def accumulate(i, q):      # q = H_0 ... H_{k-1}, built from the right
+        j = k - 1 - i
+        return q - taus[j] * vs[j][:, None] * lnp.matmul(uf.conj(vs[j])[None, :], q)
+    q = fori_loop(0, k, accumulate, lnp.eye(m, dtype=dtype))
     r = more.triu(a)
     if not full_matrices:
         q, r = q[:, :k], r[:k]

@@ -265,6 +265,24 @@ def polar(a, side="right", *, method="qdwh", eps=None, max_iterations=None):
 
 # --- Hessenberg -----------------------------------------------------------------------------
 
+def _hessenberg_2d(a, calc_q):
+    n = _shape(a)[0]
+    if n == 0:
+        return a, a
+
+    def step(k, state):
+        a, q = state
+        v, tau, _ = sl.householder(a[:, k], k + 1)
+        # a <- H^H a H with H = I - tau v v^H; q <- q H.
+        a = sl._reflect_left(a, v, tau)
+        a = a - tau * lnp.matmul(a, v[:, None]) * uf.conj(v)[None, :]
+        q = q - tau * lnp.matmul(q, v[:, None]) * uf.conj(v)[None, :]
+        return a, q
+    # The last, 1x1 reflector makes a complex subdiagonal real, as LAPACK's does.
+    a, q = fori_loop(0, max(n - 1, 0), step, (a, lnp.eye(n, dtype=_dtype(a))))
+    return more.triu(a, -1), q
+
+
 def hessenberg(a, *, calc_q=False, overwrite_a=False, check_finite=True):
     """The upper Hessenberg form h of (..., N, N) matrices, a = q h q^H, by LAPACK's
     Householder reduction (gehrd), with q when calc_q."""
@@ -273,18 +291,8 @@ def hessenberg(a, *, calc_q=False, overwrite_a=False, check_finite=True):
     if get_aval(a).ndim < 2 or _shape(a)[-1] != _shape(a)[-2]:
         raise ValueError(f"Argument to Hessenberg reduction must have shape [..., n, n], "
                          f"got shape {_shape(a)}")
-    n = _shape(a)[-1]
-    q = lnp.broadcast_to(lnp.eye(n, dtype=_dtype(a)), _shape(a))
-    for k in range(n - 1):   # the last, 1x1 reflector makes a complex subdiagonal real
-        v, tau, _ = sl.householder(a[..., k + 1:, k])
-        v = lnp.concatenate([lnp.zeros(_shape(v)[:-1] + (k + 1,), _dtype(a)), v], axis=-1)
-        tau = tau[..., None, None]
-        vcol, vrow = v[..., :, None], uf.conj(v)[..., None, :]
-        # a <- H^H a H with H = I - tau v v^H; q <- q H.
-        a = a - uf.conj(tau) * vcol * lnp.matmul(vrow, a)
-        a = a - tau * lnp.matmul(a, vcol) * vrow
-        q = q - tau * lnp.matmul(q, vcol) * vrow
-    h = more.triu(a, -1)
+    h, q = vectorize(functools.partial(_hessenberg_2d, calc_q=calc_q),
+                     signature="(n,n)->(n,n),(n,n)")(a)
     return (h, q) if calc_q else h
 
 
