@@ -243,6 +243,8 @@ def test_solve_bad_input():
         L.solve(A, B, assume_a="x")
     with pytest.raises(ValueError, match="shapes a="):
         L.solve(A, B[:3], assume_a="pos")
+    with pytest.raises(ValueError, match="shapes a="):
+        L.solve(jnp.stack([S, S]), B, assume_a="pos")
     with pytest.raises(ValueError):
         L.solve(A, B[:3])
 

@@ -345,12 +345,14 @@ def _matvec(a, x):
 
 def _solve_positive_definite(a, b, lower):
     a, b = promote_dtypes_inexact(lnp.asarray(a), lnp.asarray(b))
-    _square("solve", a)
-    vector_b = _ndim(b) == _ndim(a) - 1 or _ndim(b) == 1
-    n = _shape(a)[-1]
-    if _ndim(b) < 1 or _shape(b)[-1 if vector_b else -2] != n:
+    na, nb = _ndim(a), _ndim(b)
+    if not (na >= 2 and nb in (na, na - 1) and _shape(a)[-1] == _shape(a)[-2] ==
+            _shape(b)[na - 2]):
         raise ValueError(f"The arguments to solve must have shapes a=[..., m, m] and "
                          f"b=[..., m, k] or b=[..., m]; got a={_shape(a)} and b={_shape(b)}")
+    # b's size-1 batch dimensions broadcast against a's, as custom_linear_solve needs.
+    b = lnp.broadcast_to(b, tuple(da if db == 1 else db for da, db in
+                                  zip(_shape(a)[:-1] + (1,), _shape(b))))
     # The factorisation is a constant to custom_linear_solve: derivatives flow through
     # the matvec, not through the Cholesky factor.
     factors = (cholesky(stop_gradient(a), lower=lower), lower)
