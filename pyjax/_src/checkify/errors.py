@@ -1,6 +1,6 @@
 """checkify's error values: the exception classes (one per error category), the `Error`
 pytree that carries failures as arrays, and the `check` primitive with the user functions
-check, debug_check and check_error. Level 7: imports lax, api helpers and jnp."""
+check, debug_check and check_error. Level 7: imports core, interpreters and lax."""
 from __future__ import annotations
 
 import itertools

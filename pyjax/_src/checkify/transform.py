@@ -2,7 +2,7 @@
 re-runs under the current trace while threading an `Error` value through it: `check`
 equations merge into it, enabled automatic checks (NaN, division by zero, out-of-bounds
 indices) add to it, and higher-order primitives carry it through checkified sub-jaxprs.
-Level 7: imports lax, api and jnp."""
+Level 7: imports core, interpreters, lax and api (the primitives it has rules for)."""
 from __future__ import annotations
 
 import functools
