@@ -74,29 +74,28 @@ def cho_factor(a, lower=False, overwrite_a=False, check_finite=True):
     return cholesky(a, lower=lower), lower
 
 
-def _rhs_signature(name, a, b):
-    """The gufunc signature of a solve of (..., n, n) against b: a vector when b is 1-D,
-    a batch of vectors (deprecated, with JAX's FutureWarning) when b has one dimension
-    fewer than a and ends in n, else a batch of (n, k) matrices."""
-    if _ndim(b) == 1:
-        return "(n,n),(n)->(n)"
-    if _ndim(a) == _ndim(b) + 1 and _shape(a)[-1] == _shape(b)[-1]:
+def _vectorized_solve(name, solver, a, b, *extra):
+    """solver(a, *extra, b) for one (n, n) matrix and b (n, k), mapped over the batch
+    dimensions. b is a vector when it is 1-D, a batch of vectors (deprecated, with JAX's
+    FutureWarning) when it has one dimension fewer than a and ends in n, else a batch of
+    (n, k) matrices. `extra` operands are vectors (n) that go with each matrix."""
+    vector = _ndim(b) == 1
+    if not vector and _ndim(a) == _ndim(b) + 1 and _shape(a)[-1] == _shape(b)[-1]:
         warnings.warn(
             f"jax.scipy.linalg.{name}: batched 1D solves with b.ndim > 1 are deprecated, "
             "and in the future will be treated as a batched 2D solve. Use "
             f"{name}(..., b[..., None]).squeeze(-1) to avoid this warning.",
             category=FutureWarning, stacklevel=3)
-        return "(n,n),(n)->(n)"
-    return "(n,n),(n,k)->(n,k)"
+        vector = True
+    rhs = "(n)" if vector else "(n,k)"
+    signature = f"(n,n),{'(n),' * len(extra)}{rhs}->{rhs}"
 
-
-def _as_matrix_rhs(solver):
-    """solver(a, b) for b (n, k) also taking a vector b (n)."""
-    def call(a, b):
-        if _ndim(b) == 1:
-            return solver(a, b[:, None])[:, 0]
-        return solver(a, b)
-    return call
+    def call(*args):
+        *operands, rhs_b = args
+        if vector:
+            return solver(*operands, rhs_b[:, None])[:, 0]
+        return solver(*operands, rhs_b)
+    return vectorize(call, signature=signature)(a, *extra, b)
 
 
 def _triangular(a, b, *, lower, transpose_a=False, conjugate_a=False, unit_diagonal=False):
@@ -124,9 +123,8 @@ def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
     c, lower = _check_factor_pair("cho_solve", c_and_lower, "(c, lower) from cho_factor")
     c, b = promote_dtypes_inexact(lnp.asarray(c), lnp.asarray(b))
     _square("cho_solve", c)
-    signature = _rhs_signature("cho_solve", c, b)
-    solver = _as_matrix_rhs(functools.partial(_cho_solve_matrix, lower=bool(lower)))
-    return vectorize(solver, signature=signature)(c, b)
+    return _vectorized_solve("cho_solve", functools.partial(_cho_solve_matrix,
+                                                            lower=bool(lower)), c, b)
 
 
 # --- LU -------------------------------------------------------------------------------------
@@ -161,18 +159,8 @@ def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
     lu_, b = promote_dtypes_inexact(lnp.asarray(lu_), lnp.asarray(b))
     _square("lu_solve", lu_)
     perm = llinalg.lu_pivots_to_permutation(lnp.asarray(pivots), _shape(lu_)[-1])
-    signature = _rhs_signature("lu_solve", lu_, b)
-    signature = signature.replace("),(", "),(n),(", 1)
-    solver = _as_matrix_rhs_perm(functools.partial(_lu_solve_matrix, trans=trans))
-    return vectorize(solver, signature=signature)(lu_, perm, b)
-
-
-def _as_matrix_rhs_perm(solver):
-    def call(a, perm, b):
-        if _ndim(b) == 1:
-            return solver(a, perm, b[:, None])[:, 0]
-        return solver(a, perm, b)
-    return call
+    return _vectorized_solve("lu_solve", functools.partial(_lu_solve_matrix, trans=trans),
+                             lu_, b, perm)
 
 
 def lu(a, permute_l=False, overwrite_a=False, check_finite=True):
@@ -392,11 +380,9 @@ def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_
     transpose_a, conjugate_a = _TRANS[trans]
     a, b = promote_dtypes_inexact(lnp.asarray(a), lnp.asarray(b))
     _square("solve_triangular", a)
-    signature = _rhs_signature("solve_triangular", a, b)
-    solver = _as_matrix_rhs(functools.partial(
-        _triangular, lower=bool(lower), transpose_a=transpose_a, conjugate_a=conjugate_a,
-        unit_diagonal=bool(unit_diagonal)))
-    return vectorize(solver, signature=signature)(a, b)
+    solver = functools.partial(_triangular, lower=bool(lower), transpose_a=transpose_a,
+                               conjugate_a=conjugate_a, unit_diagonal=bool(unit_diagonal))
+    return _vectorized_solve("solve_triangular", solver, a, b)
 
 
 def det(a, overwrite_a=False, check_finite=True):
@@ -465,11 +451,6 @@ def block_diag(*arrs):
     return lnp.concatenate(rows, axis=0)
 
 
-def _index_matrix(v, index):
-    """v[index] for an integer index matrix (gather, so differentiable)."""
-    return v[index]
-
-
 def _toeplitz_2d(c, r):
     m, n = _shape(c)[0], _shape(r)[0]
     if m == 0 or n == 0:
@@ -478,7 +459,7 @@ def _toeplitz_2d(c, r):
     # Entry (i, j) is c[i - j] below the diagonal and r[j - i] on and above it.
     i = np.arange(m)[:, None]
     j = np.arange(n)[None, :]
-    return _index_matrix(elems, (m - 1) + j - i)
+    return elems[(m - 1) + j - i]
 
 
 def toeplitz(c, r=None):
@@ -498,7 +479,7 @@ def _hankel_2d(c, r):
     if m == 0 or n == 0:
         return lnp.zeros((m, n), lnp.result_type(c, r))
     elems = lnp.concatenate((c, r[1:]))
-    return _index_matrix(elems, np.arange(m)[:, None] + np.arange(n)[None, :])
+    return elems[np.arange(m)[:, None] + np.arange(n)[None, :]]
 
 
 def hankel(c, r=None):
@@ -520,7 +501,7 @@ def hankel(c, r=None):
 
 def _circulant_1d(c):
     n = _shape(c)[0]
-    return _index_matrix(c, (np.arange(n)[:, None] - np.arange(n)[None, :]) % max(n, 1))
+    return c[(np.arange(n)[:, None] - np.arange(n)[None, :]) % max(n, 1)]
 
 
 def circulant(c):
@@ -590,8 +571,8 @@ def _fiedler_companion_1d(a):
     even, odd = i % 2 == 0, i % 2 == 1
     one = lnp.ones((), get_aval(a).dtype)
     zero = lnp.zeros((), get_aval(a).dtype)
-    above = -_index_matrix(a, np.minimum(i + 2, n))
-    below = -_index_matrix(a, np.minimum(i + 1, n))
+    above = -a[np.minimum(i + 2, n)]
+    below = -a[np.minimum(i + 1, n)]
     out = lnp.where((i == 0) & (j == 0), -a[1], zero)
     out = lnp.where((i == 1) & (j == 0), one, out)
     out = lnp.where((j == i + 1) & even, above, out)
