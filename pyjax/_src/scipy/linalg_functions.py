@@ -28,21 +28,10 @@ from pyjax._src.numpy.util import promote_dtypes_inexact
 from pyjax._src.random import distributions as rdist
 from pyjax._src.random import keys as rkeys
 from pyjax._src.scipy import linalg as sl
+from pyjax._src.scipy.linalg import _H, _dtype, _shape
 
 
-def _shape(x):
-    return get_aval(x).shape
-
-
-def _dtype(x):
-    return get_aval(x).dtype
-
-
-def _H(x):
-    return uf.conj(lnp.swapaxes(x, -1, -2))
-
-
-def promote_dtypes_complex(*args):
+def _promote_complex(*args):
     """args promoted together to a complex dtype."""
     args = promote_dtypes_inexact(*[lnp.asarray(a) for a in args])
     dtype = dtypes.complex_dtype(_dtype(args[0]))
@@ -475,7 +464,7 @@ def eigh_tridiagonal(d, e, *, eigvals_only=False, select="a", select_range=None,
 # --- complex Schur form ---------------------------------------------------------------------
 
 def _rsf2csf_2d(T, Z):
-    T, Z = promote_dtypes_complex(T, Z)
+    T, Z = _promote_complex(T, Z)
     n = _shape(T)[0]
     if n == 1:
         return T, Z
@@ -530,7 +519,7 @@ def schur(a, output="real"):
                          f"output={output!r}.")
     (a,) = promote_dtypes_inexact(lnp.asarray(a))
     if output == "complex":
-        (a,) = promote_dtypes_complex(a)
+        (a,) = _promote_complex(a)
     if get_aval(a).ndim < 2 or _shape(a)[-1] != _shape(a)[-2]:
         raise ValueError(f"schur: expected a (batched) square matrix, got shape {_shape(a)}")
     return linalg_schur.schur(a)
