@@ -715,3 +715,26 @@ def test_solve_sylvester():
         L.solve_sylvester(A, S[:3, :3], A)
     with pytest.raises(ValueError, match="Unrecognized method"):
         L.solve_sylvester(A, S, A, method="x")
+
+
+@pytest.mark.parametrize("name", ["polar", "hessenberg", "sqrtm", "funm", "rsf2csf", "qr_pivoting",
+                                  "expm_frechet"])
+def test_vmap_equals_loop(name):
+    f = {"polar": lambda a: L.polar(a)[0],
+         "hessenberg": lambda a: L.hessenberg(a, calc_q=True)[1],
+         "sqrtm": L.sqrtm,
+         "funm": lambda a: L.funm(a / 4, jnp.exp),
+         "rsf2csf": lambda a: L.rsf2csf(*L.schur(a))[0],
+         "qr_pivoting": lambda a: L.qr(a, pivoting=True)[1],
+         "expm_frechet": lambda a: L.expm_frechet(a / 4, a.T / 4)[1]}[name]
+    batch = jnp.stack([A, A.T, A / 3])
+    close(jax.vmap(f)(batch), np.stack([np.asarray(f(x)) for x in batch]), atol=1e-5)
+
+
+def test_eigh_tridiagonal_vmap():
+    d = jnp.stack([TRI_D, jnp.array([2., 0, 1, 5])])
+    e = jnp.stack([TRI_E, jnp.array([1., 1, 1])])
+    w, v = jax.vmap(L.eigh_tridiagonal)(d, e)
+    close(w[0], TRI_W)
+    close(v[0], np.reshape(TRI_V, (4, 4)))
+    close(v[1], L.eigh_tridiagonal(d[1], e[1])[1])
