@@ -444,30 +444,33 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     return lnp.where(out == -np.inf, lnp.asarray(neginf, _dtype(x)), out)
 
 
-def isposinf(x, /, out=None):
+def _isinf_signed(name, x, infinity):
+    """x == infinity, never weak (as in JAX); ints and bools are never infinite."""
     x = lnp.asarray(x)
     if dtypes.is_complex(_dtype(x)):
-        raise ValueError("jnp.isposinf is not defined for complex input")
-    return x == np.inf if dtypes.is_inexact(_dtype(x)) else lnp.zeros(_shape(x), np.bool_)
+        raise ValueError(f"jnp.{name} is not defined for complex input")
+    if not dtypes.is_inexact(_dtype(x)):
+        return lnp.zeros(_shape(x), np.bool_)
+    return ew.eq(x, np.array(infinity, _dtype(x)))
+
+
+def isposinf(x, /, out=None):
+    return _isinf_signed("isposinf", x, np.inf)
 
 
 def isneginf(x, /, out=None):
-    x = lnp.asarray(x)
-    if dtypes.is_complex(_dtype(x)):
-        raise ValueError("jnp.isneginf is not defined for complex input")
-    return x == -np.inf if dtypes.is_inexact(_dtype(x)) else lnp.zeros(_shape(x), np.bool_)
+    return _isinf_signed("isneginf", x, -np.inf)
 
 
 def isreal(x):
-    x = lnp.asarray(x)
-    return uf.imag(x) == 0 if dtypes.is_complex(_dtype(x)) else \
-        lnp.ones(_shape(x), np.bool_)
+    """Whether each element has no imaginary part (weak for Python scalars, as in JAX)."""
+    im = uf.imag(x)
+    return ensure_array(ew.eq(im, uf._zero(im)))
 
 
 def iscomplex(x):
-    x = lnp.asarray(x)
-    return uf.imag(x) != 0 if dtypes.is_complex(_dtype(x)) else \
-        lnp.zeros(_shape(x), np.bool_)
+    im = uf.imag(x)
+    return ensure_array(ew.ne(im, uf._zero(im)))
 
 
 def fabs(x, /):
@@ -507,6 +510,8 @@ def frexp(x, /):
 def spacing(x, /):
     """Distance from x to the next representable value away from zero."""
     (x,) = promote_dtypes_inexact(lnp.asarray(x))
+    if dtypes.is_complex(_dtype(x)):
+        raise ValueError("jnp.spacing is not defined for complex inputs.")
     toward = lnp.where(x < 0, lnp.asarray(-np.inf, _dtype(x)), lnp.asarray(np.inf, _dtype(x)))
     return uf.nextafter(x, toward) - x
 

@@ -10,6 +10,7 @@ import numpy as np
 from pyjax._src import dtypes
 from pyjax._src.array import Array
 from pyjax._src.core.avals import get_aval
+from pyjax._src.core.trace import Tracer
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import structural as st
 from pyjax._src.lax.structural_more import full_like
@@ -23,7 +24,8 @@ def _binary(name, lax_fn, promote=promote_args, bool_fn=None):
         # Fast path: two arrays of one type need no promotion (the common eager case).
         if type(x1) is Array and type(x2) is Array and (
                 x1.aval is x2.aval or x1.aval == x2.aval) and (
-                promote is promote_args or dtypes.is_inexact(x1.aval.dtype)):
+                promote is promote_args or dtypes.is_inexact(x1.aval.dtype) or (
+                    promote is promote_args_numeric and x1.aval.dtype != np.bool_)):
             if bool_fn is not None and x1.aval.dtype.kind == "b":
                 return bool_fn(x1, x2)
             return lax_fn(x1, x2)
@@ -58,8 +60,18 @@ def _dtype(x):
     return (aval or get_aval(x)).dtype
 
 
+def _const(x, value):
+    """value in x's dtype; weak (a Python scalar where one has that dtype) when x is a weak
+    scalar, as in JAX, so formulas over Python scalars keep weak results."""
+    aval = get_aval(x)
+    if aval.weak_type and aval.ndim == 0 and aval.dtype != np.bool_:
+        kind = dtypes.scalar_type_of(np.zeros((), aval.dtype))
+        return convert(kind(value), aval.dtype, weak_type=True)
+    return np.array(value, aval.dtype)
+
+
 def _zero(x):
-    return np.zeros((), _dtype(x))
+    return _const(x, 0)
 
 
 def _broadcast(*xs):
@@ -74,7 +86,16 @@ multiply = _binary("multiply", ew.mul_p.bind, bool_fn=ew.and_p.bind)
 true_divide = divide = _binary("divide", ew.div, promote_args_inexact)
 maximum = _binary("maximum", ew.max)
 minimum = _binary("minimum", ew.min)
-arctan2 = _binary("arctan2", ew.atan2, promote_args_inexact)
+def _atan2(y, x):
+    if not dtypes.is_complex(_dtype(y)):
+        return ew.atan2(y, x)
+    # -i log((x + iy) / sqrt(x^2 + y^2)), StableHLO's complex atan2
+    i = _const(y, 1j)
+    ratio = ew.div(ew.add(x, ew.mul(i, y)), ew.sqrt(ew.add(ew.mul(x, x), ew.mul(y, y))))
+    return ew.mul(ew.neg(i), ew.log(ratio))
+
+
+arctan2 = _binary("arctan2", _atan2, promote_args_inexact)
 nextafter = _binary("nextafter", ew.nextafter, promote_args_inexact)
 equal = _binary("equal", ew.eq)
 not_equal = _binary("not_equal", ew.ne)
@@ -85,7 +106,7 @@ greater_equal = _binary("greater_equal", ew.ge)
 bitwise_and = _binary("bitwise_and", ew.bitwise_and)
 bitwise_or = _binary("bitwise_or", ew.bitwise_or)
 bitwise_xor = _binary("bitwise_xor", ew.bitwise_xor)
-left_shift = _binary("left_shift", ew.shift_left)
+left_shift = _binary("left_shift", ew.shift_left, promote_args_numeric)
 
 
 def _right_shift(a, b):
@@ -93,7 +114,7 @@ def _right_shift(a, b):
             else ew.shift_right_logical)(a, b)
 
 
-right_shift = _binary("right_shift", _right_shift)
+right_shift = _binary("right_shift", _right_shift, promote_args_numeric)
 
 
 def _floor_divide(a, b):
@@ -104,9 +125,7 @@ def _floor_divide(a, b):
         # Signs (not the remainder's) decide the fix, so x // 0 follows XLA and JAX.
         needs_fix = ew.bitwise_and(ew.ne(ew.rem(a, b), _zero(a)),
                                    ew.ne(ew.sign(a), ew.sign(b)))
-        return ew.select(needs_fix, ew.sub(q, np.ones((), _dtype(q))), q)
-    if _is_bool(a):
-        raise TypeError("floor_divide is not defined for boolean arrays")
+        return ew.select(needs_fix, ew.sub(q, _const(q, 1)), q)
     return ew.floor(ew.div(a, b))
 
 
@@ -119,15 +138,18 @@ def _remainder(a, b):
     return ew.select(wrong_sign, ew.add(r, b), r)
 
 
-floor_divide = _binary("floor_divide", _floor_divide)
-remainder = mod = _binary("remainder", _remainder)
+# Booleans divide as the default integer type, as in JAX.
+floor_divide = _binary("floor_divide", _floor_divide, promote_args_numeric)
+remainder = mod = _binary("remainder", _remainder, promote_args_numeric)
+
+
 def _fmod(a, b):
     if _is_int(b):   # fmod(x, 0) is 0 for integers, as in NumPy and JAX
         b = ew.add(b, ew.convert_element_type(ew.eq(b, _zero(b)), _dtype(b)))
     return ew.rem(a, b)
 
 
-fmod = _binary("fmod", _fmod)
+fmod = _binary("fmod", _fmod, promote_args_numeric)
 
 
 def divmod(x1, x2, /):
@@ -135,36 +157,55 @@ def divmod(x1, x2, /):
 
 
 def _int_power(base, exponent):
-    """base ** exponent for integer arrays by square-and-multiply over the exponent bits."""
-    from pyjax._src.core.avals import get_aval
-    from pyjax._src.lax.structural import broadcast_to_shape
-    shape = np.broadcast_shapes(get_aval(base).shape, get_aval(exponent).shape)
-    base, exponent = broadcast_to_shape(base, shape), broadcast_to_shape(exponent, shape)
-    bits = np.dtype(_dtype(exponent)).itemsize * 8
-    one = np.ones((), _dtype(base))
-    acc = ew.add(ew.mul(base, _zero(base)), one)
-    for bit in range(bits - 1):
-        mask = np.array(1 << bit, _dtype(exponent))
-        take = ew.ne(ew.bitwise_and(exponent, mask), _zero(exponent))
-        acc = ew.select(take, ew.mul(acc, base), acc)
+    """base ** exponent for integers by square-and-multiply over the exponent's low six
+    bits, as JAX does: a larger power overflows unless the base is 0 or +-1 (handled), and
+    a negative exponent counts by its two's complement bits."""
+    base, exponent = _broadcast(base, exponent)
+    zero, one = np.zeros((), _dtype(base)), np.ones((), _dtype(base))
+    acc = ew.select(ew.bitwise_and(ew.eq(base, zero), ew.ne(exponent, zero)),
+                    full_like(base, 0, _dtype(base)), full_like(base, 1, _dtype(base)))
+    for _ in range(6):
+        acc = ew.select(ew.ne(ew.bitwise_and(exponent, one), zero), ew.mul(acc, base), acc)
         base = ew.mul(base, base)
+        exponent = ew.shift_right_logical(exponent, one)
     return acc
 
 
+def _known_int(x):
+    """x as a Python int when it is a known integer scalar (a Python int or bool, a NumPy
+    integer, a 0-d integer array whose value is known), else None."""
+    if isinstance(x, Tracer):
+        x = x.to_concrete_value()
+    if x is None or (not dtypes.is_python_scalar(x) and (
+            np.ndim(x) != 0 or not dtypes.is_int(_dtype(x)))):
+        return None
+    try:
+        return operator.index(x)
+    except TypeError:
+        return None
+
+
 def power(x1, x2, /):
-    """x1 ** x2. A static Python integer exponent becomes integer_pow (exact, fast)."""
+    """x1 ** x2, typed as JAX does. A known integer exponent becomes integer_pow (exact,
+    differentiable at 0) and only x1 is promoted (bool to int); integers raise integers
+    by square-and-multiply; a float base keeps its type under an integer exponent."""
     check_arraylike("power", x1, x2)
-    if type(x2) is int:
-        (x1,) = promote_args("power", x1)
-        if x2 < 0 and _is_int(x1):
-            raise ValueError("Integers cannot be raised to negative integer powers.")
-        return ensure_array(ew.integer_pow(x1, x2))
-    x1, x2 = promote_args("power", x1, x2)
-    if _is_int(x1):
-        return ensure_array(_int_power(x1, x2))
-    if _is_bool(x1):
-        raise TypeError("power is not defined for boolean arrays")
-    return ensure_array(ew.pow(x1, x2))
+    n = _known_int(x2)
+    if n is not None:
+        (x1,) = promote_args_numeric("power", x1)
+        if n < 0 and _is_int(x1):
+            raise TypeError(f"Integers cannot be raised to negative powers, got "
+                            f"{_dtype(x1)} ** {n}. Use a floating-point base.")
+        return ensure_array(ew.integer_pow(x1, n))
+    a, b = promote_args_numeric("power", x1, x2)
+    if _is_int(a):
+        return ensure_array(_int_power(a, b))
+    out = ew.pow(a, b)
+    if dtypes.is_inexact(_dtype(x1)) and _is_int(x2) and get_aval(out).weak_type \
+            and not get_aval(x2).weak_type:
+        # JAX raises x1 to the integer x2 unpromoted: weak only if both are.
+        out = convert(out, _dtype(out))
+    return ensure_array(out)
 
 
 pow = power
@@ -203,14 +244,14 @@ exp2 = _unary("exp2", ew.exp2, promote_args_inexact)
 expm1 = _unary("expm1", ew.expm1, promote_args_inexact)
 log = _unary("log", ew.log, promote_args_inexact)
 log1p = _unary("log1p", ew.log1p, promote_args_inexact)
-log2 = _unary("log2", lambda x: ew.div(ew.log(x), np.array(math.log(2), _dtype(x))),
+log2 = _unary("log2", lambda x: ew.div(ew.log(x), _const(x, math.log(2))),
               promote_args_inexact)
-log10 = _unary("log10", lambda x: ew.div(ew.log(x), np.array(math.log(10), _dtype(x))),
+log10 = _unary("log10", lambda x: ew.div(ew.log(x), _const(x, math.log(10))),
                promote_args_inexact)
 sqrt = _unary("sqrt", ew.sqrt, promote_args_inexact)
 cbrt = _unary("cbrt", ew.cbrt, promote_args_inexact)
 square = _unary("square", ew.square, promote_args_numeric)
-reciprocal = _unary("reciprocal", lambda x: ew.div(np.ones((), _dtype(x)), x),
+reciprocal = _unary("reciprocal", lambda x: ew.div(_const(x, 1), x),
                     promote_args_inexact)
 sin = _unary("sin", ew.sin, promote_args_inexact)
 cos = _unary("cos", ew.cos, promote_args_inexact)
@@ -226,19 +267,19 @@ arccosh = _unary("arccosh", ew.acosh, promote_args_inexact)
 arctanh = _unary("arctanh", ew.atanh, promote_args_inexact)
 asin, acos, atan, asinh, acosh, atanh = arcsin, arccos, arctan, arcsinh, arccosh, arctanh
 atan2 = arctan2
-deg2rad = radians = _unary("deg2rad", lambda x: ew.mul(x, np.array(math.pi / 180,
-                                                                   _dtype(x))),
+deg2rad = radians = _unary("deg2rad", lambda x: ew.mul(x, _const(x, math.pi / 180)),
                            promote_args_inexact)
-rad2deg = degrees = _unary("rad2deg", lambda x: ew.mul(x, np.array(180 / math.pi,
-                                                                   _dtype(x))),
+rad2deg = degrees = _unary("rad2deg", lambda x: ew.mul(x, _const(x, 180 / math.pi)),
                            promote_args_inexact)
-isfinite = _unary("isfinite", lambda x: ew.eq(x, x) if _is_int(x) or _is_bool(x) else
+# As in JAX, only isnan and isfinite of a float stay weak for weak inputs.
+isfinite = _unary("isfinite", lambda x: full_like(x, True, np.bool_)
+                  if _is_int(x) or _is_bool(x) else
                   ew.bitwise_and(ew.is_finite(ew.real(x)), ew.is_finite(ew.imag(x)))
                   if dtypes.is_complex(_dtype(x)) else ew.is_finite(x))
 isnan = _unary("isnan", lambda x: ew.ne(x, x))
 isinf = _unary("isinf", lambda x: ew.eq(ew.abs(x), np.array(np.inf, _dtype(ew.abs(x))))
                if np.dtype(_dtype(x)).kind in "fcV" or dtypes.is_float(_dtype(x))
-               else ew.ne(x, x))
+               else full_like(x, False, np.bool_))
 
 
 def _not(x):
@@ -250,7 +291,7 @@ logical_not = _unary("logical_not", lambda x: ew.bitwise_not(_to_bool(x)))
 
 
 def _to_bool(x):
-    return x if _is_bool(x) else ew.ne(x, np.zeros((), _dtype(x)))
+    return x if _is_bool(x) else ew.ne(x, _zero(x))
 
 
 def _logical(name, lax_fn):
@@ -268,12 +309,21 @@ logical_or = _logical("logical_or", ew.bitwise_or)
 logical_xor = _logical("logical_xor", ew.bitwise_xor)
 
 
+def _reject_complex(name, *xs, error=ValueError):
+    for x in xs:
+        if dtypes.is_complex(_dtype(x)):
+            raise error(f"jnp.{name} is not well defined for complex inputs (got "
+                        f"{_dtype(x)}); convert to real values first, e.g. with abs(x).")
+
+
 def signbit(x, /):
+    """Whether the sign bit is set; never weak, as in JAX."""
     (x,) = promote_args("signbit", x)
+    _reject_complex("signbit", x)
     if _is_bool(x):
-        return ensure_array(ew.ne(x, x))
+        return ensure_array(full_like(x, False, np.bool_))
     if _is_int(x):
-        return ensure_array(ew.lt(x, _zero(x)))
+        return ensure_array(ew.lt(x, np.zeros((), _dtype(x))))
     itemsize = np.dtype(_dtype(x)).itemsize
     int_dtype = {2: np.int16, 4: np.int32, 8: np.int64}[itemsize]
     return ensure_array(ew.lt(ew.bitcast_convert_type(x, int_dtype),
@@ -287,18 +337,25 @@ def copysign(x1, x2, /):
 
 def hypot(x1, x2, /):
     x1, x2 = _broadcast(*promote_args_inexact("hypot", x1, x2))
+    _reject_complex("hypot", x1)
     a, b = ew.abs(x1), ew.abs(x2)
     big, small = ew.max(a, b), ew.min(a, b)
     safe = ew.select(ew.eq(big, _zero(big)), full_like(big, 1), big)
     ratio = ew.div(small, safe)
     return ensure_array(ew.select(ew.eq(big, _zero(big)), big,
-                                  ew.mul(big, ew.sqrt(ew.add(np.ones((), _dtype(big)),
+                                  ew.mul(big, ew.sqrt(ew.add(_const(big, 1),
                                                              ew.square(ratio))))))
 
 
 def logaddexp(x1, x2, /):
     x1, x2 = promote_args_inexact("logaddexp", x1, x2)
     amax = ew.max(x1, x2)
+    if dtypes.is_complex(_dtype(amax)):
+        # amax + log1p(exp(other - amax)), the imaginary part wrapped into [-pi, pi)
+        out = ew.add(amax, ew.log1p(ew.exp(ew.sub(ew.add(x1, x2), ew.add(amax, amax)))))
+        pi = _const(ew.real(out), math.pi)
+        wrapped = ew.sub(_remainder(ew.add(ew.imag(out), pi), ew.add(pi, pi)), pi)
+        return ensure_array(ew.complex(ew.real(out), wrapped))
     delta = ew.sub(x1, x2)
     finite = ew.add(amax, ew.log1p(ew.exp(ew.neg(ew.abs(delta)))))
     # Where delta is nan (inf - inf or a nan operand), fall back to x1 + x2's nan/inf.
@@ -307,7 +364,7 @@ def logaddexp(x1, x2, /):
 
 def logaddexp2(x1, x2, /):
     x1, x2 = promote_args_inexact("logaddexp2", x1, x2)
-    ln2 = np.array(math.log(2), _dtype(x1))
+    ln2 = _const(x1, math.log(2))
     return ensure_array(ew.div(logaddexp(ew.mul(x1, ln2), ew.mul(x2, ln2)), ln2))
 
 
@@ -333,29 +390,34 @@ def imag(val, /):
 
 
 def angle(z, deg=False):
-    (z,) = promote_args_inexact("angle", z)
-    out = ew.atan2(imag(z), real(z))
-    out = convert(out, _dtype(out))   # not weak, even for a Python scalar z
+    """The complex argument. As in JAX, integers and real scalars become (strong) default
+    floats; only a weak complex scalar gives a weak result."""
+    check_arraylike("angle", z)
+    re, im = real(z), imag(z)
+    if not dtypes.is_inexact(_dtype(re)) or (dtypes.is_float(_dtype(z))
+                                             and get_aval(z).ndim == 0):
+        re, im = (ew.convert_element_type(v, dtypes.default_float_dtype()) for v in (re, im))
+    out = ew.atan2(im, re)
     return rad2deg(out) if deg else ensure_array(out)
 
 
 def heaviside(x1, x2, /):
     x1, x2 = _broadcast(*promote_args_inexact("heaviside", x1, x2))
+    _reject_complex("heaviside", x1, error=TypeError)
     zero = _zero(x1)
     return ensure_array(ew.select(ew.lt(x1, zero), ew.mul(x2, zero),
                                   ew.select(ew.gt(x1, zero), ew.add(ew.mul(x2, zero),
-                                                                    np.ones((), _dtype(x1))),
+                                                                    _const(x1, 1)),
                                             x2)))
 
 
 def sinc(x, /):
     (x,) = promote_args_inexact("sinc", x)
-    pi_x = ew.mul(x, np.array(math.pi, _dtype(x)))
+    pi_x = ew.mul(x, _const(x, math.pi))
     is_zero = ew.eq(x, _zero(x))
-    safe = ew.select(is_zero, np.ones((), _dtype(x)) + ew.mul(x, _zero(x)), pi_x)
-    return ensure_array(ew.select(is_zero, ew.add(ew.mul(x, _zero(x)),
-                                                  np.ones((), _dtype(x))),
-                                  ew.div(ew.sin(safe), safe)))
+    one = ew.add(ew.mul(x, _zero(x)), _const(x, 1))
+    safe = ew.select(is_zero, one, pi_x)
+    return ensure_array(ew.select(is_zero, one, ew.div(ew.sin(safe), safe)))
 
 
 def fmax(x1, x2, /):
@@ -381,7 +443,10 @@ def round(a, decimals=0, out=None):
     except TypeError:
         raise TypeError(f"jnp.round: decimals must be a static integer, got {decimals!r}") \
             from None
-    if _is_int(a) or _is_bool(a):
+    if _is_bool(a):
+        raise ValueError("jnp.round is not defined for boolean inputs, as in JAX; convert "
+                         "them first, e.g. x.astype(int).")
+    if _is_int(a):
         if decimals >= 0:
             return ensure_array(a)
         factor = np.array(10 ** -decimals, _dtype(a))
@@ -401,6 +466,9 @@ around = round
 
 def ldexp(x1, x2, /):
     check_arraylike("ldexp", x1, x2)
+    if dtypes.is_complex(_dtype(x1)) or dtypes.is_inexact(_dtype(x2)):
+        raise ValueError(f"ldexp not supported for input types {(_dtype(x1), _dtype(x2))}: "
+                         "x1 must be real and x2 an integer or bool.")
     (x1,) = promote_args_inexact("ldexp", x1)
     return ensure_array(multiply(x1, exp2(x2).astype(_dtype(x1))))
 

@@ -26,6 +26,14 @@ def check_arraylike(name, *args):
                             f"position {i}.{hint}")
 
 
+def python_scalar_as(x, dtype):
+    """A Python scalar as a NumPy value of `dtype`. An int must fit the default integer
+    type (else OverflowError, as in JAX) and then wraps like a cast: uint8 gets -1 as 255."""
+    if isinstance(x, int) and not isinstance(x, bool):
+        x = np.asarray(x, dtypes.python_scalar_dtype(x))
+    return np.asarray(x).astype(dtype)
+
+
 def convert(x, dtype, weak_type=False):
     """x as `dtype`. Python scalars whose default dtype already matches stay Python
     scalars, so they print as literals in jaxprs; host values convert on the host."""
@@ -36,7 +44,9 @@ def convert(x, dtype, weak_type=False):
                 if dtypes.python_scalar_dtype(kind(0)) == dtype and not (
                         kind is int and isinstance(x, (float, complex))):
                     return kind(x.real) if kind is not complex else complex(x)
-        return np.asarray(x, dtype)
+        x = python_scalar_as(x, dtype)
+        if not weak_type:
+            return x
     if isinstance(x, (np.ndarray, np.generic)):
         x = np.asarray(x, dtype) if x.dtype != dtype else x
         if not weak_type:
