@@ -14,7 +14,7 @@ from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy import linalg as np_linalg
 from pyjax._src.numpy import reductions as red
 from pyjax._src.numpy import ufuncs as uf
-from pyjax._src.numpy.util import promote_dtypes_inexact
+from pyjax._src.numpy.util import convert, promote_dtypes_inexact
 from pyjax._src.scipy import special as sc
 
 _LOG_2PI = math.log(2 * math.pi)
@@ -25,8 +25,10 @@ def _same_dtype(*xs):
     return [lnp.asarray(x) for x in promote_dtypes_inexact(*xs)]
 
 
-def _c(x, v):
-    return np.asarray(v, x.dtype)
+def _like(value, x):
+    """value (a constant, or lnp.where's result) in x's dtype and weak type: results of
+    Python-scalar arguments stay weakly typed, as in JAX."""
+    return convert(value, x.dtype, weak_type=x.aval.weak_type)
 
 
 def _standard(name, x, loc, scale):
@@ -35,7 +37,7 @@ def _standard(name, x, loc, scale):
 
 
 def _outside(mask, value, fill):
-    return lnp.where(mask, fill, value).astype(value.dtype)
+    return _like(lnp.where(mask, fill, value), value)
 
 
 # --- norm -------------------------------------------------------------------------------------
@@ -43,9 +45,9 @@ def _outside(mask, value, fill):
 def norm_logpdf(x, loc=0, scale=1):
     x, loc, scale = sc.inexact_arrays("norm.logpdf", x, loc, scale)
     scale_sq = uf.square(scale)
-    log_normalizer = uf.log(_c(x, 2 * np.pi) * scale_sq)
+    log_normalizer = uf.log(_like(2 * np.pi, x) * scale_sq)
     quadratic = uf.square(x - loc) / scale_sq
-    return (log_normalizer + quadratic) / _c(x, -2)
+    return (log_normalizer + quadratic) / _like(-2, x)
 
 
 def norm_pdf(x, loc=0, scale=1):
@@ -124,7 +126,7 @@ def multivariate_normal_pdf(x, mean, cov):
 def uniform_logpdf(x, loc=0, scale=1):
     x, loc, scale = sc.inexact_arrays("uniform.logpdf", x, loc, scale)
     log_prob = -uf.log(scale) + 0 * x
-    return lnp.where((x < loc) | (x > loc + scale), -np.inf, log_prob).astype(x.dtype)
+    return _like(lnp.where((x < loc) | (x > loc + scale), -np.inf, log_prob), x)
 
 
 def uniform_pdf(x, loc=0, scale=1):
@@ -138,7 +140,7 @@ def uniform_cdf(x, loc=0, scale=1):
 
 def uniform_ppf(q, loc=0, scale=1):
     q, loc, scale = sc.inexact_arrays("uniform.ppf", q, loc, scale)
-    return lnp.where((q < 0) | (q > 1), np.nan, loc + q * scale).astype(q.dtype)
+    return _like(lnp.where((q < 0) | (q > 1), np.nan, loc + q * scale), q)
 
 
 def expon_logpdf(x, loc=0, scale=1):
@@ -185,12 +187,12 @@ def laplace_pdf(x, loc=0, scale=1):
 
 def laplace_cdf(x, loc=0, scale=1):
     z, _ = _standard("laplace.cdf", x, loc, scale)
-    return lnp.where(z <= 0, 0.5 * uf.exp(z), 1 - 0.5 * uf.exp(-z)).astype(z.dtype)
+    return _like(lnp.where(z <= 0, 0.5 * uf.exp(z), 1 - 0.5 * uf.exp(-z)), z)
 
 
 def logistic_logpdf(x, loc=0, scale=1):
     z, scale = _standard("logistic.logpdf", x, loc, scale)
-    two = _c(z, 2)
+    two = _like(2, z)
     half_z = z / two
     return -two * uf.logaddexp(half_z, -half_z) - uf.log(scale)
 
@@ -221,7 +223,7 @@ def logistic_isf(q, loc=0, scale=1):
 
 def cauchy_logpdf(x, loc=0, scale=1):
     z, scale = _standard("cauchy.logpdf", x, loc, scale)
-    return -uf.log(_c(z, np.pi) * scale) - uf.log1p(uf.square(z))
+    return -uf.log(_like(np.pi, z) * scale) - uf.log1p(uf.square(z))
 
 
 def cauchy_pdf(x, loc=0, scale=1):
@@ -230,12 +232,30 @@ def cauchy_pdf(x, loc=0, scale=1):
 
 def cauchy_cdf(x, loc=0, scale=1):
     z, _ = _standard("cauchy.cdf", x, loc, scale)
-    return 0.5 + uf.arctan(z) / _c(z, np.pi)
+    return 0.5 + uf.arctan(z) / _like(np.pi, z)
+
+
+def cauchy_logcdf(x, loc=0, scale=1):
+    return uf.log(cauchy_cdf(x, loc, scale))
+
+
+def cauchy_sf(x, loc=0, scale=1):
+    z, _ = _standard("cauchy.sf", x, loc, scale)
+    return 0.5 - uf.arctan(z) / _like(np.pi, z)
+
+
+def cauchy_logsf(x, loc=0, scale=1):
+    return uf.log(cauchy_sf(x, loc, scale))
 
 
 def cauchy_ppf(q, loc=0, scale=1):
     q, loc, scale = sc.inexact_arrays("cauchy.ppf", q, loc, scale)
-    return loc + scale * uf.tan(_c(q, np.pi) * (q - 0.5))
+    return loc + scale * uf.tan(_like(np.pi, q) * (q - 0.5))
+
+
+def cauchy_isf(q, loc=0, scale=1):
+    q, loc, scale = sc.inexact_arrays("cauchy.isf", q, loc, scale)
+    return loc + scale * uf.tan(_like(np.pi, q) * (0.5 - q))
 
 
 def t_logpdf(x, df, loc=0, scale=1):
@@ -298,9 +318,17 @@ def chi2_cdf(x, df, loc=0, scale=1):
     return gamma_cdf(x, df / 2, loc, 2 * scale)
 
 
+def chi2_logcdf(x, df, loc=0, scale=1):
+    return uf.log(chi2_cdf(x, df, loc, scale))
+
+
 def chi2_sf(x, df, loc=0, scale=1):
     x, df, loc, scale = sc.inexact_arrays("chi2.sf", x, df, loc, scale)
     return gamma_sf(x, df / 2, loc, 2 * scale)
+
+
+def chi2_logsf(x, df, loc=0, scale=1):
+    return uf.log(chi2_sf(x, df, loc, scale))
 
 
 def beta_logpdf(x, a, b, loc=0, scale=1):
@@ -319,8 +347,18 @@ def beta_cdf(x, a, b, loc=0, scale=1):
     return sc.betainc(a, b, lnp.clip((x - loc) / scale, 0, 1))
 
 
+def beta_logcdf(x, a, b, loc=0, scale=1):
+    return uf.log(beta_cdf(x, a, b, loc, scale))
+
+
 def beta_sf(x, a, b, loc=0, scale=1):
-    return 1 - beta_cdf(x, a, b, loc, scale)
+    # the upper tail of beta(a, b) is the lower tail of beta(b, a): no 1 - cdf cancellation
+    x, a, b, loc, scale = sc.inexact_arrays("beta.sf", x, a, b, loc, scale)
+    return sc.betainc(b, a, 1 - lnp.clip((x - loc) / scale, 0, 1))
+
+
+def beta_logsf(x, a, b, loc=0, scale=1):
+    return uf.log(beta_sf(x, a, b, loc, scale))
 
 
 def dirichlet_logpdf(x, alpha):
@@ -337,7 +375,7 @@ def dirichlet_logpdf(x, alpha):
     log_probs = red.sum(sc.xlogy(alpha_b - 1, x), axis=0) - normalize
     inside = red.all((x >= 0) & (x <= 1), axis=0) & \
         (uf.abs(red.sum(x, axis=0) - 1) < 1e-5)
-    return lnp.where(inside, log_probs, -np.inf).astype(log_probs.dtype)
+    return _like(lnp.where(inside, log_probs, -np.inf), log_probs)
 
 
 def dirichlet_pdf(x, alpha):
@@ -350,7 +388,7 @@ def poisson_logpmf(k, mu, loc=0):
     k, mu, loc = sc.inexact_arrays("poisson.logpmf", k, mu, loc)
     x = k - loc
     log_prob = sc.xlogy(x, mu) - ew.lgamma(x + 1) - mu
-    return lnp.where((x < 0) | (x != uf.floor(x)), -np.inf, log_prob).astype(k.dtype)
+    return _like(lnp.where((x < 0) | (x != uf.floor(x)), -np.inf, log_prob), k)
 
 
 def poisson_pmf(k, mu, loc=0):
@@ -364,11 +402,35 @@ def poisson_cdf(k, mu, loc=0):
     return _outside(x < 0, p, 0.0)
 
 
+# The entropy of a Poisson distribution has no closed form: below this mean it is summed over
+# the first _POISSON_TERMS counts (the mass beyond them is far below float64's resolution
+# there), above it taken from its asymptotic series in 1/mu.
+_POISSON_SERIES_FROM = 20.0
+_POISSON_TERMS = 100
+
+
+def poisson_entropy(mu, loc=0):
+    mu, _ = sc.inexact_arrays("poisson.entropy", mu, loc)
+    mu = convert(mu, mu.dtype)   # strongly typed, as JAX returns it
+    small = mu < _POISSON_SERIES_FROM
+    # each branch sees a safe mean where the other is taken, so neither feeds a nan or an
+    # infinity into the gradient of the branch that is kept
+    mu_small = _like(lnp.where(small, mu, 1.0), mu)[..., None]
+    k = lnp.arange(_POISSON_TERMS, dtype=mu.dtype)
+    log_p = sc.xlogy(k, mu_small) - mu_small - ew.lgamma(k + 1)
+    summed = red.sum(sc.entr(uf.exp(log_p)), axis=-1)
+    m = _like(lnp.where(small, _POISSON_SERIES_FROM, mu), mu)
+    inv = 1 / m
+    series = 0.5 * uf.log(_like(2 * np.pi * np.e, m) * m) - inv * (
+        _like(1 / 12, m) + inv * (_like(1 / 24, m) + inv * _like(19 / 360, m)))
+    return _like(lnp.where(mu < 0, np.nan, lnp.where(small, summed, series)), mu)
+
+
 def bernoulli_logpmf(k, p, loc=0):
     k, p, loc = sc.inexact_arrays("bernoulli.logpmf", k, p, loc)
     x = k - loc
     log_prob = lnp.where(x == 1, uf.log(p), uf.log1p(-p))
-    return lnp.where((x == 0) | (x == 1), log_prob, -np.inf).astype(k.dtype)
+    return _like(lnp.where((x == 0) | (x == 1), log_prob, -np.inf), k)
 
 
 def bernoulli_pmf(k, p, loc=0):
@@ -378,13 +440,12 @@ def bernoulli_pmf(k, p, loc=0):
 def bernoulli_cdf(k, p, loc=0):
     k, p, loc = sc.inexact_arrays("bernoulli.cdf", k, p, loc)
     x = k - loc
-    return lnp.where(x < 0, 0.0, lnp.where(x < 1, 1 - p, 1.0)).astype(k.dtype)
+    return _like(lnp.where(x < 0, 0.0, lnp.where(x < 1, 1 - p, 1.0)), k)
 
 
 def bernoulli_ppf(q, p):
     q, p = sc.inexact_arrays("bernoulli.ppf", q, p)
-    return lnp.where((q < 0) | (q > 1), np.nan, lnp.where(q <= 1 - p, 0.0, 1.0)).astype(
-        q.dtype)
+    return _like(lnp.where((q < 0) | (q > 1), np.nan, lnp.where(q <= 1 - p, 0.0, 1.0)), q)
 
 
 def binom_logpmf(k, n, p, loc=0):
@@ -393,7 +454,7 @@ def binom_logpmf(k, n, p, loc=0):
     comb = ew.lgamma(n + 1) - ew.lgamma(y + 1) - ew.lgamma(n - y + 1)
     log_prob = comb + sc.xlogy(y, p) + sc.xlog1py(n - y, -p)
     inside = (y >= 0) & (y <= n) & (y == uf.floor(y))
-    return lnp.where(inside, log_prob, -np.inf).astype(k.dtype)
+    return _like(lnp.where(inside, log_prob, -np.inf), k)
 
 
 def binom_pmf(k, n, p, loc=0):
@@ -404,7 +465,7 @@ def geom_logpmf(k, p, loc=0):
     k, p, loc = sc.inexact_arrays("geom.logpmf", k, p, loc)
     x = k - loc
     log_prob = sc.xlog1py(x - 1, -p) + uf.log(p)
-    return lnp.where(x <= 0, -np.inf, log_prob).astype(k.dtype)
+    return _like(lnp.where(x <= 0, -np.inf, log_prob), k)
 
 
 def geom_pmf(k, p, loc=0):

@@ -2,4 +2,5 @@
 pyjax._src.scipy.stats."""
 from pyjax._src.scipy.stats import (  # noqa: F401
     poisson_logpmf as logpmf, poisson_pmf as pmf, poisson_cdf as cdf,
+    poisson_entropy as entropy,
 )

@@ -1,0 +1,5 @@
+"""Public jax.scipy.stats.nbinom. Re-exports only; the code lives in
+pyjax._src.scipy.stats_more."""
+from pyjax._src.scipy.stats_more import (  # noqa: F401
+    nbinom_logpmf as logpmf, nbinom_pmf as pmf,
+)
