@@ -519,3 +519,39 @@ def test_automatic_check_names_the_user_line(args, message, line):
     assert err.get_exception().location == where
     with fails_with(message):
         err.throw()
+
+
+# --- pmap (two devices, in a fresh process) ---------------------------------------------
+
+def _pm(x):
+    checkify.check(jnp.all(x > 0), "pm {}", x)
+    return jnp.log(x)
+
+
+def _pmap_then_check(x):
+    y = jax.pmap(_pm)(x)
+    checkify.check(jnp.all(x < 5), "after {}", x)
+    return y.sum()
+
+
+def check_pmap_errors_are_per_device():
+    err, out = ck(jax.pmap(_pm), errors=A)(jnp.array([1., -1.]))
+    assert err.get() == "at mapped index 1: pm -1.0 (`check` failed)"
+    np.testing.assert_array_equal(out, [0., NAN])
+    err, out = jax.pmap(ck(_pm))(jnp.array([-1., 2.]))
+    assert err.get() == "at mapped index 0: pm -1.0 (`check` failed)"
+    # a check after the pmap joins every device's error (JAX 0.10.2 crashes here)
+    err, _ = ck(_pmap_then_check)(jnp.array([-1., 7.]))
+    assert err.get() == ("at mapped index 0: pm -1.0 (`check` failed)\n"
+                         "at mapped index 1: after [-1.  7.] (`check` failed)")
+
+
+def test_pmap_on_two_devices():
+    from harness import checks_in_process
+    results = checks_in_process("test_checkify", 2)
+    assert results == {"check_pmap_errors_are_per_device": "ok"}, results
+
+
+def test_pmap_on_one_device():
+    err, out = ck(jax.pmap(_pm))(jnp.array([-1.]))
+    assert err.get() == "at mapped index 0: pm -1.0 (`check` failed)"

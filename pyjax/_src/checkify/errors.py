@@ -172,13 +172,14 @@ class Error:
     def _exception_at(self, preds, idx):
         best = None
         for effect, pred in preds.items():
-            if pred[idx]:
-                code = int(np.asarray(self._code[effect])[idx])
+            if _at(pred, idx, 0):
+                code = int(_at(self._code[effect], idx, 0))
                 if best is None or code < best[0]:
                     best = code, effect
         if best is None:
             return None
-        payload = [np.asarray(x)[idx] for x in self._payload[best[1]]]
+        naturals = [len(shape) for shape, _ in best[1].shape_dtypes]
+        payload = [_at(x, idx, n) for x, n in zip(self._payload[best[1]], naturals)]
         return self._metadata[best[0]].build(payload)
 
     def throw(self):
@@ -194,6 +195,12 @@ class Error:
 
     def effects(self):
         return sorted(self._pred, key=ErrorEffect.sort_key)
+
+
+def _at(x, idx, natural_ndim):
+    """Example `idx` of a leaf with batch axes; a leaf without them is every example's."""
+    x = np.asarray(x)
+    return x[idx] if x.ndim > natural_ndim else x
 
 
 def _flatten_error(err):
@@ -225,24 +232,43 @@ def _as_int32(code):
 
 def update_error(error, effect, pred, code, payload, metadata=None):
     """`error` with slot `effect` failing where `pred` holds, unless it failed already:
-    the first failure of a slot keeps its code and payload."""
+    the first failure of a slot keeps its code and payload. Either side may carry leading
+    batch axes (a pmap's error has one per device); the other is broadcast to them."""
     new_meta = {**error._metadata, **(metadata or {})}
     old = error._pred.get(effect)
     code = _as_int32(code)
     if old is None:
         out_pred, out_code, out_payload = pred, code, tuple(payload)
     else:
+        batch = max(get_aval(old).shape, get_aval(pred).shape, key=len)
+        naturals = [shape for shape, _ in effect.shape_dtypes]
+        old, pred = _to_batch(old, batch, ()), _to_batch(pred, batch, ())
         out_pred = ew.bitwise_or(old, pred)
-        out_code = ew.select(old, error._code[effect], code)
-        out_payload = tuple(ew.select(_broadcast_pred(old, p), p, n)
-                            for p, n in zip(error._payload[effect], payload))
+        out_code = ew.select(old, _to_batch(error._code[effect], batch, ()),
+                             _to_batch(code, batch, ()))
+        out_payload = tuple(
+            ew.select(_to_batch_leading(old, batch + tuple(nat)),
+                      _to_batch(p, batch, tuple(nat)), _to_batch(n, batch, tuple(nat)))
+            for p, n, nat in zip(error._payload[effect], payload, naturals))
     return Error({**error._pred, effect: out_pred}, {**error._code, effect: out_code},
                  {**error._payload, effect: out_payload}, new_meta)
 
 
-def _broadcast_pred(pred, like):
-    shape = get_aval(like).shape
-    return pred if not shape else structural.broadcast_in_dim(pred, shape, ())
+def _to_batch(x, batch, natural):
+    """x (of shape `natural`, maybe with batch axes) with the leading batch axes `batch`."""
+    shape, full = get_aval(x).shape, tuple(batch) + tuple(natural)
+    if shape == full:
+        return x
+    return structural.broadcast_in_dim(x, full, tuple(range(len(full) - len(shape),
+                                                            len(full))))
+
+
+def _to_batch_leading(pred, full):
+    """A (batched) predicate broadcast over the trailing axes of a payload of `full`."""
+    shape = get_aval(pred).shape
+    if shape == tuple(full):
+        return pred
+    return structural.broadcast_in_dim(pred, tuple(full), tuple(range(len(shape))))
 
 
 def payload_effect(cls, leaves):

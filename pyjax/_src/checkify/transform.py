@@ -14,12 +14,13 @@ import numpy as np
 from pyjax._src import dtypes, tree_util
 from pyjax._src.api import checkpoint as checkpoint_mod
 from pyjax._src.api import custom_derivatives as cd
+from pyjax._src.api import pmap as pmap_mod
 from pyjax._src.checkify import errors as ce
 from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import get_aval
 from pyjax._src.array import Array
 from pyjax._src.core.trace import Tracer, trace_context
-from pyjax._src.interpreters import ad
+from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import reductions, slicing, structural
@@ -391,6 +392,24 @@ def _call_rule(prim, extra_params):
 _RULES["jit"] = _call_rule(jit_p, lambda params, n: {
     "donated_invars": (False,) * n + tuple(params["donated_invars"])})
 _RULES["checkpoint"] = _call_rule(checkpoint_mod.checkpoint_p, lambda params, n: {})
+
+
+def _pmap_rule(error, enabled, where, args, params):
+    """Each replica checks its own part: the error goes in unmapped and comes out mapped,
+    one slot value per device (get() reports the failing devices, as JAX)."""
+    closed = params["jaxpr"]
+    run = functools.partial(_checkify_closed, closed, enabled)
+    with batching.extend_axis_env(params["axis_name"], params["axis_size"]):
+        checked, out_tree = _checked_jaxpr(run, error, closed.in_avals, 0, closed, enabled)
+    leaves = _error_leaves(error)
+    n_out = out_tree.num_leaves
+    outs = pmap_mod.xla_pmap_p.bind(*leaves, *args, **dict(
+        params, jaxpr=checked, in_axes=(None,) * len(leaves) + tuple(params["in_axes"]),
+        out_axes=(0,) * n_out + tuple(params["out_axes"])))
+    return _rebuild(out_tree, outs[:n_out], error._metadata), outs[n_out:]
+
+
+_RULES["xla_pmap"] = _pmap_rule
 
 
 def _cond_rule(error, enabled, where, args, params):
