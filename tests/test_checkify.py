@@ -544,6 +544,8 @@ def check_pmap_errors_are_per_device():
     err, _ = ck(_pmap_then_check)(jnp.array([-1., 7.]))
     assert err.get() == ("at mapped index 0: pm -1.0 (`check` failed)\n"
                          "at mapped index 1: after [-1.  7.] (`check` failed)")
+    with fails_with("pm -1.0 (`check` failed)"):
+        err.throw()   # per slot its last failing device, then the earliest check
 
 
 def test_pmap_on_two_devices():

@@ -458,7 +458,12 @@ def _reduce_all(error, shape):
     size = int(np.prod(shape))
     if size == 0:
         return init_error
-    n = len(shape)
-    flat = tree_util.tree_map(
-        lambda x: structural.reshape(x, (size,) + get_aval(x).shape[n:]), error)
-    return reduce_batched_error(flat, size)
+    def flat(x, natural):
+        return structural.reshape(_to_batch(x, shape, natural), (size,) + tuple(natural))
+
+    pred, code, payload = {}, {}, {}
+    for e in error._pred:
+        pred[e], code[e] = flat(error._pred[e], ()), flat(error._code[e], ())
+        payload[e] = tuple(flat(p, nat) for p, (nat, _) in zip(error._payload[e],
+                                                                e.shape_dtypes))
+    return reduce_batched_error(Error(pred, code, payload, error._metadata), size)
