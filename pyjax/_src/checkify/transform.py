@@ -19,7 +19,7 @@ from pyjax._src.checkify import errors as ce
 from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import get_aval
 from pyjax._src.array import Array
-from pyjax._src.core.trace import Tracer, trace_context
+from pyjax._src.core.trace import Tracer, registered_primitives, trace_context
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import elementwise as ew
@@ -222,11 +222,10 @@ def _nan_rule(name):
 
 @functools.cache
 def _primitive(name):
-    from pyjax._src.core.trace import registered_primitives
     return registered_primitives()[name]
 
 
-# Primitives that can produce a NaN from NaN-free inputs (the set JAX checks).
+# The primitives whose outputs nan_checks inspects: JAX's set, those that can make a NaN.
 NAN_PRIMITIVES = (
     "acos", "acosh", "add", "asin", "asinh", "atan2", "atan", "atanh", "bessel_i0e",
     "bessel_i1e", "cbrt", "conv_general_dilated", "cos", "cosh", "cumlogsumexp", "cummax",
@@ -292,32 +291,25 @@ def _start_vector(indices):
     return structural.concatenate([structural.reshape(_int32(i), (1,)) for i in indices], 0)
 
 
-def _dynamic_slice_rule(error, enabled, where, args, params):
-    out = _primitive("dynamic_slice").bind(*args, **params)
-    operand, *starts = args
-    shape = get_aval(operand).shape
-    if ce.OOBError in enabled and starts:
-        starts = _start_vector(starts)
-        mask = _bounds_mask(starts, params["slice_sizes"], shape)
-        error = _assert_oob(error, mask, starts, range(len(shape)), shape, where,
-                            "dynamic_slice")
-    return error, out
+def _dynamic_slice_rule(name, num_operands, window):
+    """dynamic_slice / dynamic_update_slice: the start indices follow `num_operands`
+    operands; `window(args, params)` is the size of the window they place."""
+    def rule(error, enabled, where, args, params):
+        out = _primitive(name).bind(*args, **params)
+        shape = get_aval(args[0]).shape
+        starts = args[num_operands:]
+        if ce.OOBError in enabled and starts:
+            starts = _start_vector(starts)
+            mask = _bounds_mask(starts, window(args, params), shape)
+            error = _assert_oob(error, mask, starts, range(len(shape)), shape, where, name)
+        return error, out
+    return rule
 
 
-def _dynamic_update_slice_rule(error, enabled, where, args, params):
-    out = _primitive("dynamic_update_slice").bind(*args, **params)
-    operand, update, *starts = args
-    shape = get_aval(operand).shape
-    if ce.OOBError in enabled and starts:
-        starts = _start_vector(starts)
-        mask = _bounds_mask(starts, get_aval(update).shape, shape)
-        error = _assert_oob(error, mask, starts, range(len(shape)), shape, where,
-                            "dynamic_update_slice")
-    return error, out
-
-
-_RULES["dynamic_slice"] = _dynamic_slice_rule
-_RULES["dynamic_update_slice"] = _dynamic_update_slice_rule
+_RULES["dynamic_slice"] = _dynamic_slice_rule(
+    "dynamic_slice", 1, lambda args, params: params["slice_sizes"])
+_RULES["dynamic_update_slice"] = _dynamic_slice_rule(
+    "dynamic_update_slice", 2, lambda args, params: get_aval(args[1]).shape)
 
 
 def _gather_rule(error, enabled, where, args, params):
