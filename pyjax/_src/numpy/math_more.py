@@ -20,7 +20,7 @@ from pyjax._src.numpy.lax_numpy import ndim as _ndim, shape as _shape
 from pyjax._src.numpy import lax_numpy_more as more
 from pyjax._src.numpy import reductions as red
 from pyjax._src.numpy import ufuncs as uf
-from pyjax._src.numpy.util import (check_arraylike, ensure_array, promote_dtypes,
+from pyjax._src.numpy.util import (check_arraylike, convert, ensure_array, promote_dtypes,
                                    promote_dtypes_inexact)
 from pyjax._src.util import canonicalize_axis
 
@@ -554,7 +554,8 @@ def i0(x):
         coef *= (2 * k - 1) ** 2 / (8.0 * k)
         asym = asym + coef / xl ** k
     large = uf.exp(xl) / uf.sqrt(2 * np.pi * xl) * asym
-    return lnp.where(small, series, large)
+    # elementwise, so weak in, weak out (as in JAX)
+    return convert(lnp.where(small, series, large), _dtype(x), get_aval(x).weak_type)
 
 
 def _window(M, name):

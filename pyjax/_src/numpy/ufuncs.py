@@ -60,11 +60,12 @@ def _dtype(x):
     return (aval or get_aval(x)).dtype
 
 
-def _const(x, value):
+def _const(x, value, scalar_only=True):
     """value in x's dtype; weak (a Python scalar where one has that dtype) when x is a weak
-    scalar, as in JAX, so formulas over Python scalars keep weak results."""
+    scalar, as JAX's lax constants are, so formulas over Python scalars stay weak. With
+    scalar_only=False, weak for any weak x, as a Python literal in x - 1 is."""
     aval = get_aval(x)
-    if aval.weak_type and aval.ndim == 0 and aval.dtype != np.bool_:
+    if aval.weak_type and (aval.ndim == 0 or not scalar_only) and aval.dtype != np.bool_:
         kind = dtypes.scalar_type_of(np.zeros((), aval.dtype))
         return convert(kind(value), aval.dtype, weak_type=True)
     return np.array(value, aval.dtype)
@@ -90,7 +91,7 @@ def _atan2(y, x):
     if not dtypes.is_complex(_dtype(y)):
         return ew.atan2(y, x)
     # -i log((x + iy) / sqrt(x^2 + y^2)), StableHLO's complex atan2
-    i = _const(y, 1j)
+    i = _const(y, 1j, scalar_only=False)
     ratio = ew.div(ew.add(x, ew.mul(i, y)), ew.sqrt(ew.add(ew.mul(x, x), ew.mul(y, y))))
     return ew.mul(ew.neg(i), ew.log(ratio))
 
@@ -125,13 +126,20 @@ def _floor_divide(a, b):
         # Signs (not the remainder's) decide the fix, so x // 0 follows XLA and JAX.
         needs_fix = ew.bitwise_and(ew.ne(ew.rem(a, b), _zero(a)),
                                    ew.ne(ew.sign(a), ew.sign(b)))
-        return ew.select(needs_fix, ew.sub(q, _const(q, 1)), q)
+        return ew.select(needs_fix, ew.sub(q, _const(q, 1, scalar_only=False)), q)
     return ew.floor(ew.div(a, b))
 
 
+def _nonzero_divisor(b):
+    """Integer b with 0 replaced by 1: x % 0 and fmod(x, 0) are 0 for integers, as in NumPy
+    and JAX (XLA's rem would give x)."""
+    if not _is_int(b):
+        return b
+    return ew.add(b, convert(ew.eq(b, _zero(b)), _dtype(b), get_aval(b).weak_type))
+
+
 def _remainder(a, b):
-    if _is_int(b):   # x % 0 is 0, as in NumPy and JAX (XLA's rem would give x)
-        b = ew.add(b, ew.convert_element_type(ew.eq(b, _zero(b)), _dtype(b)))
+    b = _nonzero_divisor(b)
     r = ew.rem(a, b)
     wrong_sign = ew.bitwise_and(ew.ne(r, _zero(r)),
                                 ew.ne(ew.lt(r, _zero(r)), ew.lt(b, _zero(b))))
@@ -143,13 +151,13 @@ floor_divide = _binary("floor_divide", _floor_divide, promote_args_numeric)
 remainder = mod = _binary("remainder", _remainder, promote_args_numeric)
 
 
-def _fmod(a, b):
-    if _is_int(b):   # fmod(x, 0) is 0 for integers, as in NumPy and JAX
-        b = ew.add(b, ew.convert_element_type(ew.eq(b, _zero(b)), _dtype(b)))
-    return ew.rem(a, b)
-
-
-fmod = _binary("fmod", _fmod, promote_args_numeric)
+def fmod(x1, x2, /):
+    """The remainder with x1's sign. As in JAX, x % 0 is 0 for integers, but for two
+    bools x % False is x (XLA's rem)."""
+    check_arraylike("fmod", x1, x2)
+    integral = _is_int(np.zeros((), dtypes.result_type(x1, x2)))
+    x1, x2 = promote_args_numeric("fmod", x1, x2)
+    return ensure_array(ew.rem(x1, _nonzero_divisor(x2) if integral else x2))
 
 
 def divmod(x1, x2, /):
@@ -244,9 +252,10 @@ exp2 = _unary("exp2", ew.exp2, promote_args_inexact)
 expm1 = _unary("expm1", ew.expm1, promote_args_inexact)
 log = _unary("log", ew.log, promote_args_inexact)
 log1p = _unary("log1p", ew.log1p, promote_args_inexact)
-log2 = _unary("log2", lambda x: ew.div(ew.log(x), _const(x, math.log(2))),
+# Strong constants: log2 and log10 of a Python scalar are not weak in JAX.
+log2 = _unary("log2", lambda x: ew.div(ew.log(x), np.array(math.log(2), _dtype(x))),
               promote_args_inexact)
-log10 = _unary("log10", lambda x: ew.div(ew.log(x), _const(x, math.log(10))),
+log10 = _unary("log10", lambda x: ew.div(ew.log(x), np.array(math.log(10), _dtype(x))),
                promote_args_inexact)
 sqrt = _unary("sqrt", ew.sqrt, promote_args_inexact)
 cbrt = _unary("cbrt", ew.cbrt, promote_args_inexact)
@@ -266,7 +275,14 @@ arcsinh = _unary("arcsinh", ew.asinh, promote_args_inexact)
 arccosh = _unary("arccosh", ew.acosh, promote_args_inexact)
 arctanh = _unary("arctanh", ew.atanh, promote_args_inexact)
 asin, acos, atan, asinh, acosh, atanh = arcsin, arccos, arctan, arcsinh, arccosh, arctanh
-atan2 = arctan2
+
+
+def atan2(x1, x2, /):
+    """arctan2 after jnp's integer promotion first: as in JAX, atan2(-2, uint8(2)) sees
+    -2 as uint8 254."""
+    return arctan2(*promote_args("atan2", x1, x2))
+
+
 deg2rad = radians = _unary("deg2rad", lambda x: ew.mul(x, _const(x, math.pi / 180)),
                            promote_args_inexact)
 rad2deg = degrees = _unary("rad2deg", lambda x: ew.mul(x, _const(x, 180 / math.pi)),
@@ -332,6 +348,7 @@ def signbit(x, /):
 
 def copysign(x1, x2, /):
     x1, x2 = _broadcast(*promote_args_inexact("copysign", x1, x2))
+    _reject_complex("copysign", x1, error=TypeError)
     return ensure_array(ew.select(signbit(x2), ew.neg(ew.abs(x1)), ew.abs(x1)))
 
 
@@ -347,25 +364,31 @@ def hypot(x1, x2, /):
                                                              ew.square(ratio))))))
 
 
-def logaddexp(x1, x2, /):
-    x1, x2 = promote_args_inexact("logaddexp", x1, x2)
+def _logaddexp(x1, x2, exp, base):
+    """log(exp(x1) + exp(x2)) in `base` (e or 2) without overflow: amax plus the log of one
+    plus exp of the other operand's distance below it."""
     amax = ew.max(x1, x2)
+    scaled = (lambda v: v) if base == math.e else (
+        lambda v: ew.mul(_const(amax, 1 / math.log(base)), v))
     if dtypes.is_complex(_dtype(amax)):
-        # amax + log1p(exp(other - amax)), the imaginary part wrapped into [-pi, pi)
-        out = ew.add(amax, ew.log1p(ew.exp(ew.sub(ew.add(x1, x2), ew.add(amax, amax)))))
-        pi = _const(ew.real(out), math.pi)
-        wrapped = ew.sub(_remainder(ew.add(ew.imag(out), pi), ew.add(pi, pi)), pi)
+        out = ew.add(amax, scaled(ew.log1p(exp(ew.sub(ew.add(x1, x2), ew.add(amax, amax))))))
+        # the imaginary part wrapped into [-period, period)
+        period = _const(ew.real(out), math.pi / math.log(base))
+        wrapped = ew.sub(_remainder(ew.add(ew.imag(out), period), ew.add(period, period)),
+                         period)
         return ensure_array(ew.complex(ew.real(out), wrapped))
     delta = ew.sub(x1, x2)
-    finite = ew.add(amax, ew.log1p(ew.exp(ew.neg(ew.abs(delta)))))
+    finite = ew.add(amax, scaled(ew.log1p(exp(ew.neg(ew.abs(delta))))))
     # Where delta is nan (inf - inf or a nan operand), fall back to x1 + x2's nan/inf.
     return ensure_array(ew.select(ew.ne(delta, delta), ew.add(x1, x2), finite))
 
 
+def logaddexp(x1, x2, /):
+    return _logaddexp(*promote_args_inexact("logaddexp", x1, x2), ew.exp, math.e)
+
+
 def logaddexp2(x1, x2, /):
-    x1, x2 = promote_args_inexact("logaddexp2", x1, x2)
-    ln2 = _const(x1, math.log(2))
-    return ensure_array(ew.div(logaddexp(ew.mul(x1, ln2), ew.mul(x2, ln2)), ln2))
+    return _logaddexp(*promote_args_inexact("logaddexp2", x1, x2), ew.exp2, 2)
 
 
 def conjugate(x, /):
@@ -402,12 +425,12 @@ def angle(z, deg=False):
 
 
 def heaviside(x1, x2, /):
-    x1, x2 = _broadcast(*promote_args_inexact("heaviside", x1, x2))
+    x1, x2 = promote_args_inexact("heaviside", x1, x2)
     _reject_complex("heaviside", x1, error=TypeError)
-    zero = _zero(x1)
+    zero, one = _zero(x1), _const(x1, 1)   # of x1 before broadcasting, as in JAX
+    x1, x2 = _broadcast(x1, x2)
     return ensure_array(ew.select(ew.lt(x1, zero), ew.mul(x2, zero),
-                                  ew.select(ew.gt(x1, zero), ew.add(ew.mul(x2, zero),
-                                                                    _const(x1, 1)),
+                                  ew.select(ew.gt(x1, zero), ew.add(ew.mul(x2, zero), one),
                                             x2)))
 
 
