@@ -148,7 +148,11 @@ def _rem_impl(x, y):
 
 
 def _pow_impl(x, y):
-    return np.power(x, y)
+    out = np.power(x, y)
+    if out.dtype.kind == "c":   # 0 ** (c + di) with d != 0 is nan in XLA (NumPy gives 0)
+        out = np.where((x == 0) & (np.imag(y) != 0), np.array(complex(np.nan, np.nan),
+                                                                out.dtype), out)
+    return out
 
 
 def _round_impl(x, rounding_method=0):

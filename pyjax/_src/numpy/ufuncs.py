@@ -252,11 +252,19 @@ exp2 = _unary("exp2", ew.exp2, promote_args_inexact)
 expm1 = _unary("expm1", ew.expm1, promote_args_inexact)
 log = _unary("log", ew.log, promote_args_inexact)
 log1p = _unary("log1p", ew.log1p, promote_args_inexact)
-# Strong constants: log2 and log10 of a Python scalar are not weak in JAX.
-log2 = _unary("log2", lambda x: ew.div(ew.log(x), np.array(math.log(2), _dtype(x))),
-              promote_args_inexact)
-log10 = _unary("log10", lambda x: ew.div(ew.log(x), np.array(math.log(10), _dtype(x))),
-               promote_args_inexact)
+def _log_base(base):
+    def log_base(x):
+        # a strong constant: log2 and log10 of a Python scalar are not weak in JAX
+        c = np.array(math.log(base), dtypes.real_dtype(_dtype(x)))
+        out = ew.log(x)
+        if dtypes.is_complex(_dtype(x)):   # part by part: log(0) stays -inf + 0j
+            return ew.complex(ew.div(ew.real(out), c), ew.div(ew.imag(out), c))
+        return ew.div(out, c)
+    return log_base
+
+
+log2 = _unary("log2", _log_base(2), promote_args_inexact)
+log10 = _unary("log10", _log_base(10), promote_args_inexact)
 sqrt = _unary("sqrt", ew.sqrt, promote_args_inexact)
 cbrt = _unary("cbrt", ew.cbrt, promote_args_inexact)
 square = _unary("square", ew.square, promote_args_numeric)
