@@ -103,6 +103,8 @@ def test_bad_check_arguments(call, message):
 
 def test_debug_check_is_a_no_op_outside_checkify():
     checkify.debug_check(False, "dbg")
+    checkify.check(False, "dbg", debug=True)
+    jax.jit(lambda x: checkify.check(x > 0, "dbg", debug=True))(-1.)
     jax.jit(lambda x: checkify.debug_check(x > 0, "dbg"))(-1.)
     err, _ = checkify.checkify(
         lambda x: checkify.debug_check(x > 0, "dbg {}", x))(jnp.float32(-1.))

@@ -428,11 +428,12 @@ def _bind_check(error, debug):
     check_p.bind(*leaves, err_tree=tree, debug=debug)
 
 
-def check(pred, msg, *fmt_args, **fmt_kwargs):
+def check(pred, msg, *fmt_args, debug=False, **fmt_kwargs):
     """Fails with `msg` (formatted with the run-time values of fmt_args/fmt_kwargs, which
     must be arrays) when the scalar boolean `pred` is False: raises at once when run
-    eagerly; inside jit/scan/... it must be functionalized by `checkify.checkify`."""
-    _check(pred, msg, False, fmt_args, fmt_kwargs)
+    eagerly; inside jit/scan/... it must be functionalized by `checkify.checkify`.
+    debug=True makes it a `debug_check`."""
+    _check(pred, msg, bool(debug), fmt_args, fmt_kwargs)
 
 
 def debug_check(pred, msg, *fmt_args, **fmt_kwargs):
