@@ -344,7 +344,7 @@ def beta_pdf(x, a, b, loc=0, scale=1):
 
 def beta_cdf(x, a, b, loc=0, scale=1):
     x, a, b, loc, scale = sc.inexact_arrays("beta.cdf", x, a, b, loc, scale)
-    return sc.betainc(a, b, lnp.clip((x - loc) / scale, 0, 1))
+    return _like(sc.betainc(a, b, lnp.clip((x - loc) / scale, 0, 1)), x)
 
 
 def beta_logcdf(x, a, b, loc=0, scale=1):
@@ -354,7 +354,7 @@ def beta_logcdf(x, a, b, loc=0, scale=1):
 def beta_sf(x, a, b, loc=0, scale=1):
     # the upper tail of beta(a, b) is the lower tail of beta(b, a): no 1 - cdf cancellation
     x, a, b, loc, scale = sc.inexact_arrays("beta.sf", x, a, b, loc, scale)
-    return sc.betainc(b, a, 1 - lnp.clip((x - loc) / scale, 0, 1))
+    return _like(sc.betainc(b, a, 1 - lnp.clip((x - loc) / scale, 0, 1)), x)
 
 
 def beta_logsf(x, a, b, loc=0, scale=1):
@@ -415,15 +415,18 @@ def poisson_entropy(mu, loc=0):
     small = mu < _POISSON_SERIES_FROM
     # each branch sees a safe mean where the other is taken, so neither feeds a nan or an
     # infinity into the gradient of the branch that is kept
-    mu_small = _like(lnp.where(small, mu, 1.0), mu)[..., None]
+    # mu = 0 is summed at mu = 1 and its entropy, 0, set at the end: every log-probability
+    # summed is then finite, and so is the gradient of -p log p where p underflows
+    mu_small = _like(lnp.where(small & (mu > 0), mu, 1.0), mu)[..., None]
     k = lnp.arange(_POISSON_TERMS, dtype=mu.dtype)
-    log_p = sc.xlogy(k, mu_small) - mu_small - ew.lgamma(k + 1)
-    summed = red.sum(sc.entr(uf.exp(log_p)), axis=-1)
+    log_p = k * uf.log(mu_small) - mu_small - ew.lgamma(k + 1)
+    summed = -red.sum(uf.exp(log_p) * log_p, axis=-1)
     m = _like(lnp.where(small, _POISSON_SERIES_FROM, mu), mu)
     inv = 1 / m
     series = 0.5 * uf.log(_like(2 * np.pi * np.e, m) * m) - inv * (
         _like(1 / 12, m) + inv * (_like(1 / 24, m) + inv * _like(19 / 360, m)))
-    return _like(lnp.where(mu < 0, np.nan, lnp.where(small, summed, series)), mu)
+    value = lnp.where(mu == 0, 0.0, lnp.where(small, summed, series))
+    return _like(lnp.where(mu < 0, np.nan, value), mu)
 
 
 def bernoulli_logpmf(k, p, loc=0):
