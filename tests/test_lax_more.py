@@ -659,3 +659,32 @@ def test_lgamma_at_minus_infinity_is_plus_infinity_eagerly_and_compiled():
     x = jnp.array([-jnp.inf, jnp.inf, -1.0, 0.0])
     for f in (lax.lgamma, jax.jit(lax.lgamma)):
         assert f(x).tolist() == [jnp.inf] * 4     # as XLA (SciPy's gammaln(-inf) is -inf)
+
+
+def test_dynamic_slice_negative_starts_count_from_the_end():
+    """As JAX's allow_negative_indices=True (the default): a negative start is moved up by
+    the dimension's size, then clamped; expected values observed in JAX 0.10.2."""
+    x = jnp.arange(5)
+    np.testing.assert_array_equal(lax.dynamic_slice(x, (-1,), (2,)), [3, 4])
+    np.testing.assert_array_equal(lax.dynamic_slice(x, (-7,), (2,)), [0, 1])
+    np.testing.assert_array_equal(jax.jit(lambda x, i: lax.dynamic_slice(x, (i,), (2,)))(x, -2),
+                                  [3, 4])
+    np.testing.assert_array_equal(jax.jit(lambda x, i: lax.dynamic_slice(
+        x, (i,), (2,), allow_negative_indices=False))(x, -2), [0, 1])
+    np.testing.assert_array_equal(
+        lax.dynamic_update_slice(x, jnp.array([9, 9]), (-2,)), [0, 1, 2, 9, 9])
+    assert int(lax.dynamic_index_in_dim(x, -1, keepdims=False)) == 4
+    np.testing.assert_array_equal(lax.dynamic_slice_in_dim(x, -3, 2), [2, 3])
+    np.testing.assert_array_equal(
+        jax.vmap(lambda i: lax.dynamic_slice(x, (i,), (2,)))(jnp.array([-1, 0, -5, 2])),
+        [[3, 4], [0, 1], [0, 1], [2, 3]])
+    np.testing.assert_array_equal(
+        jax.grad(lambda x: lax.dynamic_slice(x, (-2,), (2,)).sum())(jnp.arange(5.0)),
+        [0, 0, 0, 1, 1])
+    np.testing.assert_array_equal(lax.dynamic_slice(
+        jnp.arange(12).reshape(3, 4), (-1, 1), (2, 2), allow_negative_indices=(True, False)),
+        [[5, 6], [9, 10]])
+    with pytest.raises(ValueError, match="allow_negative_indices"):
+        lax.dynamic_slice(x, (-1,), (2,), allow_negative_indices=False)
+    # jnp indexing normalises once, then clamps (x[-7] is x[0], as in JAX)
+    assert int(x[-7]) == 0 and int(jax.jit(lambda x, i: x[i])(x, -7)) == 0

@@ -376,7 +376,7 @@ def reduce_batched_error(error, size):
 
 
 def _pick(x, i):
-    return slicing.dynamic_index_in_dim(x, i, 0, keepdims=False)
+    return slicing.dynamic_index_in_dim(x, i, 0, keepdims=False, allow_negative_indices=False)
 
 
 def _check_samples():

@@ -261,11 +261,11 @@ def _oob_payload(mask, indices, dims_map, operand_shape):
     flat_mask = structural.reshape(_int32(mask), (size,))
     first = reductions.argmax(flat_mask, 0, np.int32)
     position = ew.rem(first, np.int32(len(dims_map)))
-    axis = slicing.dynamic_index_in_dim(np.asarray(dims_map, np.int32), position, 0, False)
-    axis_size = slicing.dynamic_index_in_dim(np.asarray(operand_shape, np.int32), axis, 0,
-                                             False)
-    index = slicing.dynamic_index_in_dim(structural.reshape(_int32(indices), (size,)), first,
-                                         0, False)
+    def pick(values, i):   # i is never negative
+        return slicing.dynamic_index_in_dim(values, i, 0, False, allow_negative_indices=False)
+    axis = pick(np.asarray(dims_map, np.int32), position)
+    axis_size = pick(np.asarray(operand_shape, np.int32), axis)
+    index = pick(structural.reshape(_int32(indices), (size,)), first)
     parts = [structural.reshape(v, (1,)) for v in (index, axis, axis_size)]
     return structural.concatenate(parts, 0)
 

@@ -242,9 +242,10 @@ def _all_gather_transpose(ct, x, *, axis_name, axis_size, all_gather_dimension, 
     if tiled:
         n = x.aval.shape[all_gather_dimension]
         return [slicing.dynamic_slice_in_dim(summed, ew.mul(index, np.int32(n)), n,
-                                             all_gather_dimension)]
+                                             all_gather_dimension,
+                                             allow_negative_indices=False)]
     return [slicing.dynamic_index_in_dim(summed, index, all_gather_dimension,
-                                         keepdims=False)]
+                                         keepdims=False, allow_negative_indices=False)]
 
 
 def _all_gather_lower(ctx, x, *, axis_name, axis_size, all_gather_dimension, tiled):

@@ -196,10 +196,45 @@ dynamic_slice_p = define_primitive(
                       {"slice_sizes": (2, 2)})])
 
 
-def dynamic_slice(operand, start_indices, slice_sizes):
-    """operand[start:start+size] per dimension; starts are clamped to keep it in bounds."""
+def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices=True):
+    """operand[start:start+size] per dimension. A negative start counts from the end of its
+    dimension (unless allow_negative_indices, one bool or one per dimension, is False);
+    starts are then clamped to keep the slice in bounds."""
+    starts = _start_indices("dynamic_slice", operand, start_indices, allow_negative_indices)
+    return clamped_dynamic_slice(operand, starts, slice_sizes)
+
+
+def clamped_dynamic_slice(operand, start_indices, slice_sizes):
+    """dynamic_slice with the starts taken as they are (negative ones clamp to 0), for
+    callers that have already normalised their indices."""
     sizes = tuple(operator.index(s) for s in slice_sizes)
     return dynamic_slice_p.bind(operand, *_index_scalars(start_indices), slice_sizes=sizes)
+
+
+def _start_indices(name, operand, indices, allow_negative):
+    """The start indices, a negative one moved up by its dimension's size where allowed."""
+    indices = list(indices)
+    shape = get_aval(operand).shape
+    allows = [allow_negative] * len(indices) if isinstance(allow_negative, (bool, np.bool_)) \
+        else list(allow_negative)
+    if len(allows) != len(indices) or len(indices) != len(shape):
+        if len(allows) != len(indices):
+            raise ValueError(f"{name}: allow_negative_indices has {len(allows)} entries for "
+                             f"{len(indices)} start indices; pass one bool or one per index.")
+        return indices   # the primitive reports the wrong number of indices
+    out = []
+    for i, size, allow in zip(_index_scalars(indices), shape, allows):
+        if isinstance(i, (int, np.integer)):
+            if i < 0 and not allow:
+                raise ValueError(f"{name}: start index {i} is negative for a dimension of size "
+                                 f"{size} while allow_negative_indices is False; pass a start "
+                                 f"in [0, {size}) or allow negative indices.")
+            out.append(i + size if i < 0 else i)
+        elif allow:   # traced or on the device: chosen at run time
+            out.append(ew.select_n(ew.lt(i, np.int32(0)), i, ew.add(i, np.int32(size))))
+        else:
+            out.append(i)
+    return out
 
 
 def _index_scalars(indices):
@@ -213,18 +248,22 @@ def _index_scalars(indices):
     return out
 
 
-def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0):
+def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0, *,
+                         allow_negative_indices=True):
     aval = get_aval(operand)
     axis = canonicalize_axis(axis, aval.ndim)
     starts = [np.int32(0)] * aval.ndim
     starts[axis] = start_index
     sizes = list(aval.shape)
     sizes[axis] = slice_size
-    return dynamic_slice(operand, starts, sizes)
+    return dynamic_slice(operand, starts, sizes,
+                         allow_negative_indices=allow_negative_indices)
 
 
-def dynamic_index_in_dim(operand, index, axis=0, keepdims=True):
-    out = dynamic_slice_in_dim(operand, index, 1, axis)
+def dynamic_index_in_dim(operand, index, axis=0, keepdims=True, *,
+                         allow_negative_indices=True):
+    out = dynamic_slice_in_dim(operand, index, 1, axis,
+                               allow_negative_indices=allow_negative_indices)
     axis = canonicalize_axis(axis, get_aval(operand).ndim)
     return out if keepdims else st.squeeze(out, (axis,))
 
@@ -299,21 +338,28 @@ dynamic_update_slice_p = define_primitive(
                        np.int32(4)])])
 
 
-def dynamic_update_slice(operand, update, start_indices):
-    return dynamic_update_slice_p.bind(operand, update, *_index_scalars(start_indices))
+def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indices=True):
+    """operand with update written at the starts (negative ones as in dynamic_slice)."""
+    starts = _start_indices("dynamic_update_slice", operand, start_indices,
+                            allow_negative_indices)
+    return dynamic_update_slice_p.bind(operand, update, *_index_scalars(starts))
 
 
-def dynamic_update_slice_in_dim(operand, update, start_index, axis):
+def dynamic_update_slice_in_dim(operand, update, start_index, axis, *,
+                                allow_negative_indices=True):
     aval = get_aval(operand)
     axis = canonicalize_axis(axis, aval.ndim)
     starts = [np.int32(0)] * aval.ndim
     starts[axis] = start_index
-    return dynamic_update_slice(operand, update, starts)
+    return dynamic_update_slice(operand, update, starts,
+                                allow_negative_indices=allow_negative_indices)
 
 
-def dynamic_update_index_in_dim(operand, update, index, axis):
+def dynamic_update_index_in_dim(operand, update, index, axis, *,
+                                allow_negative_indices=True):
     aval = get_aval(operand)
     axis = canonicalize_axis(axis, aval.ndim)
     if get_aval(update).ndim == aval.ndim - 1:
         update = st.expand_dims(update, (axis,))
-    return dynamic_update_slice_in_dim(operand, update, index, axis)
+    return dynamic_update_slice_in_dim(operand, update, index, axis,
+                                       allow_negative_indices=allow_negative_indices)

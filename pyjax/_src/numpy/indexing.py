@@ -378,7 +378,7 @@ def _basic_take(x, shape, entries, clip=False):
         y = sl.slice(y, starts, limits, strides)
     if dynamic:
         sizes = [1 if d in dynamic else s for d, s in enumerate(y.aval.shape)]
-        y = sl.dynamic_slice(y, [dynamic.get(d, 0) for d in range(ndim)], sizes)
+        y = sl.clamped_dynamic_slice(y, [dynamic.get(d, 0) for d in range(ndim)], sizes)
     if reversed_dims:
         y = st.rev(y, reversed_dims)
     y = st.squeeze(y, int_dims)

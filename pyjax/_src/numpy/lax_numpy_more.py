@@ -459,7 +459,8 @@ def _roll_one(a, shift, axis):
     if isinstance(shift, Tracer) and shift.to_concrete_value() is None:
         doubled = lnp.concatenate([a, a], axis)
         start = uf.remainder(-lnp.asarray(shift, np.int32), np.int32(n))
-        return ensure_array(sl.dynamic_slice_in_dim(doubled, start, n, axis))
+        return ensure_array(sl.dynamic_slice_in_dim(doubled, start, n, axis,
+                                                     allow_negative_indices=False))
     s = int(concrete(shift, "roll", "shift")) % n
     if s == 0:
         return a

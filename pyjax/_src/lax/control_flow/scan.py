@@ -279,10 +279,12 @@ def _scan_as_while(args, jaxpr, length, reverse, num_consts, num_carry, linear, 
 
     def step(t, carry, ys):
         at = ew.sub(np.int32(length - 1), t) if reverse else t
-        x = [slicing.dynamic_index_in_dim(x, at, keepdims=False) for x in xs]
+        x = [slicing.dynamic_index_in_dim(x, at, keepdims=False, allow_negative_indices=False)
+             for x in xs]
         outs = jx.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *consts, *carry, *x)
         carry, y = split_list(outs, [num_carry])
-        return carry, [slicing.dynamic_update_index_in_dim(acc, v, at, 0)
+        return carry, [slicing.dynamic_update_index_in_dim(acc, v, at, 0,
+                                                           allow_negative_indices=False)
                        for acc, v in zip(ys, y)]
 
     def trip(state):
