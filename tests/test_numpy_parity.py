@@ -35,6 +35,7 @@ CASES = [
     ('jnp.hypot(3, 4)', 'float32', True, 5.0),
     ('jnp.heaviside(3, jnp.array([True, False]))', 'float32', True, [1.0, 1.0]),
     ('jnp.logaddexp2(1, 3)', 'float32', True, 3.321928),
+    ('jnp.gcd(3, jnp.array([True, False]))', 'int32', False, [1, 3]),
     ('jnp.power(True, True)', 'int32', False, 1),
     ('jnp.power(jnp.array([True, False]), jnp.array([True, True]))', 'int32', False, [1, 0]),
     ('jnp.floor_divide(jnp.array([True, False]), jnp.array([True, True]))', 'int32', False, [1, 0]),
@@ -85,6 +86,7 @@ CASES += [
     ('jnp.power(jnp.array([-3, 0, 2, 5], jnp.int8), jnp.array([0, 1, 2, 7], jnp.uint8))',
      'int16', False, [1, 0, 4, 12589]),
     ('jnp.arctan2(-2, jnp.uint8(2))', 'float32', False, -0.78539819),
+    ('jnp.gcd(3, 4)', 'int32', True, 1),
 ]
 
 # (expression, JAX's exception type, a word of pyjax's message)
