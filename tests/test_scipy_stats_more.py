@@ -827,6 +827,8 @@ def test_kde_is_an_immutable_pytree():
     np.testing.assert_allclose(jax.jit(lambda k, x: k.pdf(x))(kde, PTS), kde.pdf(PTS), rtol=1e-6)
     with pytest.raises(AttributeError, match="immutable"):
         kde.dataset = D2
+    assert repr(kde).startswith("gaussian_kde(neff=Array(")
+    np.testing.assert_array_equal(kde(PTS), kde.evaluate(PTS))
 
 
 BAD_INPUT = [

@@ -87,6 +87,10 @@ class gaussian_kde:
         raise ValueError("`bw_method` should be 'scott', 'silverman', a scalar, or a "
                          "callable.")
 
+    def __repr__(self):
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._FIELDS)
+        return f"gaussian_kde({fields})"
+
     @property
     def d(self):
         return self.dataset.shape[0]
