@@ -380,11 +380,14 @@ def mode(a, axis=0, nan_policy="propagate", keepdims=False):
             lnp.zeros(shape, dtypes.default_float_dtype())
     else:
         s = sorting.sort(x, axis=-1)
-        new_run = _differs_from_previous(s)
-        run_length = lnp.arange(s.shape[-1]) - _run_starts(new_run) + 1
-        # the first position where the longest run ends is in the run of the smallest value
+        starts = _run_starts(_differs_from_previous(s))
+        run_length = lnp.arange(s.shape[-1]) - starts + 1
+        # the first position where the longest run ends is in the run of the smallest value;
+        # the value is read at the run's start, its first occurrence (where JAX's gradient
+        # goes)
         end = red.argmax(run_length, axis=-1, keepdims=True)
-        most = indexing.take_along_axis(s, end, axis=-1)[..., 0]
+        start = indexing.take_along_axis(starts, end, axis=-1)
+        most = indexing.take_along_axis(s, start, axis=-1)[..., 0]
         count = red.max(run_length, axis=-1).astype(dtypes.default_int_dtype())
     if keepdims and keep_shape is not None:
         most, count = lnp.reshape(most, keep_shape), lnp.reshape(count, keep_shape)
