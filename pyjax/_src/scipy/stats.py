@@ -1,7 +1,8 @@
 """jax.scipy.stats: log-densities, densities and distribution functions of the common
 distributions (norm, multivariate_normal, uniform, expon, laplace, logistic, cauchy, t,
 chi2, gamma, beta, dirichlet, poisson, bernoulli, binom, geom), each exported by a public
-module named after the distribution. Built from jax.numpy, lax and jax.scipy.special."""
+module named after the distribution. Built from jax.numpy, lax and jax.scipy.special;
+its private helpers also serve stats_more.py."""
 from __future__ import annotations
 
 import math
@@ -384,6 +385,11 @@ def dirichlet_pdf(x, alpha):
 
 # --- discrete -----------------------------------------------------------------------------------
 
+def _log_comb(n, k):
+    """log of the binomial coefficient (n choose k), for real n and k."""
+    return ew.lgamma(n + 1) - ew.lgamma(k + 1) - ew.lgamma(n - k + 1)
+
+
 def poisson_logpmf(k, mu, loc=0):
     k, mu, loc = sc.inexact_arrays("poisson.logpmf", k, mu, loc)
     x = k - loc
@@ -454,8 +460,7 @@ def bernoulli_ppf(q, p):
 def binom_logpmf(k, n, p, loc=0):
     k, n, p, loc = sc.inexact_arrays("binom.logpmf", k, n, p, loc)
     y = k - loc
-    comb = ew.lgamma(n + 1) - ew.lgamma(y + 1) - ew.lgamma(n - y + 1)
-    log_prob = comb + sc.xlogy(y, p) + sc.xlog1py(n - y, -p)
+    log_prob = _log_comb(n, y) + sc.xlogy(y, p) + sc.xlog1py(n - y, -p)
     inside = (y >= 0) & (y <= n) & (y == uf.floor(y))
     return _like(lnp.where(inside, log_prob, -np.inf), k)
 

@@ -22,7 +22,7 @@ from pyjax._src.numpy.util import (
     check_arraylike, convert, promote_dtypes, promote_dtypes_inexact,
 )
 from pyjax._src.scipy import special as sc
-from pyjax._src.scipy.stats import _like, _outside, _standard, norm_logpdf
+from pyjax._src.scipy.stats import _like, _log_comb, _outside, _standard, norm_logpdf
 from pyjax._src.util import canonicalize_axis
 
 
@@ -275,10 +275,6 @@ def wrapcauchy_pdf(x, c):
 
 
 # --- discrete ---------------------------------------------------------------------------------
-
-def _log_comb(n, k):
-    return ew.lgamma(n + 1) - ew.lgamma(k + 1) - ew.lgamma(n - k + 1)
-
 
 def betabinom_logpmf(k, n, a, b, loc=0):
     k, n, a, b, loc = sc.inexact_arrays("betabinom.logpmf", k, n, a, b, loc)
