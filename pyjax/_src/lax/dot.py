@@ -2,6 +2,7 @@
 einsum and tensordot. Its transpose is a dot_general again, with dimensions permuted."""
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Sequence
 
@@ -17,6 +18,7 @@ from pyjax._src.lax import structural as st
 from pyjax._src.lax.builders import NUMBER
 from pyjax._src.lax.elementwise_more import (DotAlgorithmPreset, canonicalize_precision,
                                              is_dot_algorithm)
+from pyjax._src.util import quietly
 
 
 # ((lhs contracting, rhs contracting), (lhs batch, rhs batch)), as dot_general takes them.
@@ -110,24 +112,30 @@ def _dot_general_impl(lhs, rhs, dimension_numbers, precision=None,
     return _cast(out, out_dtype)
 
 
+_quiet_matmul = quietly(np.matmul)   # inf * 0 is NaN silently, as in XLA
+
+
 def _contract(lhs, rhs, dimension_numbers, out_dtype):
     (lc, rc), (lb, rb) = dimension_numbers
-    lf, rf = _free_dims(lhs.ndim, lc, lb), _free_dims(rhs.ndim, rc, rb)
-    shape_of = lambda x, ds: [x.shape[d] for d in ds]   # noqa: E731
-    nb = int(np.prod(shape_of(lhs, lb)))
-    nl, nr = int(np.prod(shape_of(lhs, lf))), int(np.prod(shape_of(rhs, rf)))
-    nc = int(np.prod(shape_of(lhs, lc)))
     compute = np.promote_types(out_dtype, np.result_type(lhs.dtype, rhs.dtype))
     if compute in (dtypes.bfloat16, dtypes.float16) or compute.kind == "b":
         compute = np.dtype(np.float32) if compute.kind != "b" else np.dtype(np.int32)
-    left = np.transpose(lhs, list(lb) + lf + list(lc)).reshape(nb, nl, nc).astype(compute)
-    right = np.transpose(rhs, list(rb) + list(rc) + rf).reshape(nb, nc, nr).astype(compute)
-    with np.errstate(all="ignore"):     # inf * 0 is NaN silently, as in XLA
-        out = np.matmul(left, right)
-    shape = shape_of(lhs, lb) + shape_of(lhs, lf) + shape_of(rhs, rf)
+    if not lb and lhs.ndim <= 2 and rhs.ndim <= 2 and tuple(lc) == (lhs.ndim - 1,) \
+            and tuple(rc) == (0,):   # a plain matrix/vector product (most eager dots)
+        out = _quiet_matmul(lhs.astype(compute, copy=False), rhs.astype(compute, copy=False))
+    else:   # as one batched matmul: (batch, free, contracted) @ (batch, contracted, free)
+        lf, rf = _free_dims(lhs.ndim, lc, lb), _free_dims(rhs.ndim, rc, rb)
+        shape_of = lambda x, ds: [x.shape[d] for d in ds]   # noqa: E731
+        nb = math.prod(shape_of(lhs, lb))
+        nl, nr = math.prod(shape_of(lhs, lf)), math.prod(shape_of(rhs, rf))
+        nc = math.prod(shape_of(lhs, lc))
+        left = lhs.transpose(list(lb) + lf + list(lc)).reshape(nb, nl, nc)
+        right = rhs.transpose(list(rb) + list(rc) + rf).reshape(nb, nc, nr)
+        out = _quiet_matmul(left.astype(compute, copy=False), right.astype(compute, copy=False))
+        out = out.reshape(shape_of(lhs, lb) + shape_of(lhs, lf) + shape_of(rhs, rf))
     if np.dtype(out_dtype).kind == "b":
         out = out != 0
-    return _cast(out.reshape(shape), out_dtype)
+    return _cast(np.asarray(out), out_dtype)
 
 
 def _ranges_like(*lists):

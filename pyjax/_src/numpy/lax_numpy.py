@@ -645,6 +645,9 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
                          f"(shape {shape(a)}) has size {shape(a)[a_contract]}, but the "
                          f"{'only' if bn == 1 else 'second-to-last'} axis of b (shape "
                          f"{shape(b)}) has size {shape(b)[b_contract]}.")
+    if an <= 2 and bn <= 2:   # no batch axes: the free axes of a, then of b
+        return ensure_array(ldot.dot_general(a, b, (((a_contract,), (b_contract,)), ((), ())),
+                                             precision, preferred_element_type))
     a_batch, b_batch = shape(a)[:max(an - 2, 0)], shape(b)[:b_contract]
     try:
         batch = broadcast_shapes(a_batch, b_batch)
