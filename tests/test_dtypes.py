@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 import pyjax
+import pyjax as jax
 import pyjax.numpy as jnp
 from pyjax._src import dtypes
 
@@ -170,3 +171,31 @@ def test_aval_str_is_short_as_jax():
     assert str(avals.ShapedArray((), np.float32, True)) == "~float32[]"
     assert repr(avals.ShapedArray((), np.float32, True)) == \
         "ShapedArray(float32[], weak_type=True)"
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int32", "float16", "float32",
+                                   "complex64", "bool"])
+def test_eager_scalar_and_unary_fast_paths_type_as_traced_calls(dtype):
+    """Eager jnp calls on one Array (unary) or an Array and a Python int/float take short
+    paths; under jit the same calls take full promotion. Both must agree on dtype, weak
+    type and value (or both raise)."""
+    x = jnp.asarray(np.array([0, 1, 3], dtype))
+    calls = [lambda x, op=op, s=s: op(x, s) for op in (
+        jnp.add, jnp.subtract, jnp.multiply, jnp.true_divide, jnp.floor_divide,
+        jnp.remainder, jnp.maximum, jnp.equal, jnp.left_shift) for s in (2, -1, 2.5)]
+    calls += [lambda x, op=op, s=s: op(s, x) for op in (jnp.subtract, jnp.true_divide)
+              for s in (2, 2.5)]
+    calls += [lambda x, op=op: op(x) for op in (
+        jnp.sin, jnp.exp, jnp.negative, jnp.square, jnp.sqrt, jnp.floor, jnp.absolute)]
+    for call in calls:
+        try:
+            eager = call(x)
+        except (TypeError, OverflowError, ValueError) as err:
+            with pytest.raises(type(err)):
+                jax.jit(call)(x)
+            continue
+        traced = jax.jit(call)(x)
+        assert (eager.dtype, eager.weak_type) == (traced.dtype, traced.weak_type)
+        inexact = eager.dtype.kind in "fc"   # NumPy and XLA may round differently
+        np.testing.assert_allclose(eager, traced,
+                                   rtol=2 * np.finfo(eager.dtype).eps if inexact else 0)
