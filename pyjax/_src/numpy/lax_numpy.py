@@ -616,6 +616,9 @@ def select(condlist, choicelist, default=0):
 # --- products ---------------------------------------------------------------------------
 
 def _product_args(name, a, b):
+    if type(a) is Array and type(b) is Array and a.aval.dtype == b.aval.dtype \
+            and a.aval.weak_type == b.aval.weak_type:
+        return a, b   # promotion would return them unchanged
     check_arraylike(name, a, b)
     return promote_dtypes(a, b)
 
