@@ -81,6 +81,30 @@ def eager_add(fw, n):
     return out
 
 
+
+# What eager code does besides x+y: a Python scalar, a unary function, a reduction, an
+# index and a small matrix product (n=10 vectors, 4x4 matrices).
+EAGER_OPS = {
+    "x * 2.0": lambda x, m, jnp: x * 2.0,
+    "jnp.sin": lambda x, m, jnp: jnp.sin(x),
+    "jnp.sum": lambda x, m, jnp: jnp.sum(x),
+    "x[1]": lambda x, m, jnp: x[1],
+    "m @ m": lambda x, m, jnp: m @ m,
+}
+
+
+def eager_ops(fw):
+    out = {}
+    x, m = np.ones(10, np.float32), np.ones((4, 4), np.float32)
+    for label, op in EAGER_OPS.items():
+        out[f"numpy {label}"] = median_time(lambda op=op: op(x, m, np))
+    for name, (_, jnp) in fw.items():
+        xj, mj = jnp.asarray(x), jnp.asarray(m)
+        for label, op in EAGER_OPS.items():
+            out[f"{name} {label}"] = median_time(
+                lambda op=op, xj=xj, mj=mj, jnp=jnp: ready(op(xj, mj, jnp)))
+    return out
+
 def jit_tiny_call(fw):
     out = {}
     for name, (jax, jnp) in fw.items():
@@ -313,6 +337,7 @@ def import_cost(fw):
 WORKLOADS = {
     "eager x+y n=10": lambda fw: eager_add(fw, 10),
     "eager x+y n=1000": lambda fw: eager_add(fw, 1000),
+    "eager ops": eager_ops,
     "jit tiny call": jit_tiny_call,
     "jit call: pytree + static": jit_pytree_call,
     "jit call: NumPy batch": jit_numpy_call,
