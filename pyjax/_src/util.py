@@ -22,6 +22,24 @@ def canonicalize_axis(axis, ndim, name="axis"):
 
 
 def canonicalize_axes(axes, ndim, name="axis"):
+    """axes (None, an int or a sequence of ints) as a tuple of non-negative axes. Every
+    reduction calls this, so the answers for None, ints and tuples of ints are kept."""
+    if axes is None or type(axes) is int or (
+            type(axes) is tuple and all(type(a) is int for a in axes)):
+        out = _canonical_axes.get((axes, ndim))
+        if out is None:
+            out = _canonicalize_axes(axes, ndim, name)   # raises for bad axes
+            if len(_canonical_axes) >= 4096:
+                _canonical_axes.clear()
+            _canonical_axes[axes, ndim] = out
+        return out
+    return _canonicalize_axes(axes, ndim, name)
+
+
+_canonical_axes = {}
+
+
+def _canonicalize_axes(axes, ndim, name):
     if axes is None:
         return tuple(range(ndim))
     if isinstance(axes, int) or hasattr(axes, "__index__") or not hasattr(axes, "__iter__") \
