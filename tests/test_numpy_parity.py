@@ -36,6 +36,7 @@ CASES = [
     ('jnp.heaviside(3, jnp.array([True, False]))', 'float32', True, [1.0, 1.0]),
     ('jnp.logaddexp2(1, 3)', 'float32', True, 3.321928),
     ('jnp.gcd(3, jnp.array([True, False]))', 'int32', False, [1, 3]),
+    ('jnp.spacing(jnp.float16(-1.5))', 'float16', False, 0.0009765625),
     ('jnp.power(True, True)', 'int32', False, 1),
     ('jnp.power(jnp.array([True, False]), jnp.array([True, True]))', 'int32', False, [1, 0]),
     ('jnp.floor_divide(jnp.array([True, False]), jnp.array([True, True]))', 'int32', False, [1, 0]),
@@ -87,6 +88,7 @@ CASES += [
      'int16', False, [1, 0, 4, 12589]),
     ('jnp.arctan2(-2, jnp.uint8(2))', 'float32', False, -0.78539819),
     ('jnp.gcd(3, 4)', 'int32', True, 1),
+    ('jnp.spacing(jnp.float32(-1.5))', 'float32', False, -1.1920929e-07),
 ]
 
 # (expression, JAX's exception type, a word of pyjax's message)

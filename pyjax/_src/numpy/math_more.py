@@ -508,11 +508,13 @@ def frexp(x, /):
 
 
 def spacing(x, /):
-    """Distance from x to the next representable value away from zero."""
+    """Distance from x to the next representable value away from zero (toward +inf for
+    float16, as NumPy and JAX do)."""
     (x,) = promote_dtypes_inexact(lnp.asarray(x))
     if dtypes.is_complex(_dtype(x)):
         raise ValueError("jnp.spacing is not defined for complex inputs.")
-    toward = lnp.where(x < 0, lnp.asarray(-np.inf, _dtype(x)), lnp.asarray(np.inf, _dtype(x)))
+    toward = lnp.where((x < 0) & (_dtype(x) != np.float16), lnp.asarray(-np.inf, _dtype(x)),
+                       lnp.asarray(np.inf, _dtype(x)))
     return uf.nextafter(x, toward) - x
 
 
