@@ -52,6 +52,8 @@ def _broadcast_in_dim_abstract_eval(x, shape, broadcast_dimensions):
 
 
 def _broadcast_in_dim_impl(x, shape, broadcast_dimensions):
+    if x.ndim == 0 and prod(shape) <= 4096:   # filling a small array beats making a view
+        return np.full(shape, x)
     expanded = [1] * len(shape)
     for i, d in enumerate(broadcast_dimensions):
         expanded[d] = x.shape[i]
