@@ -37,6 +37,17 @@ CASES = [
     ('jnp.logaddexp2(1, 3)', 'float32', True, 3.321928),
     ('jnp.gcd(3, jnp.array([True, False]))', 'int32', False, [1, 3]),
     ('jnp.spacing(jnp.float16(-1.5))', 'float16', False, 0.0009765625),
+    # special values
+    ('jnp.floor_divide(-7, jnp.array([np.inf, -np.inf, -2.5, 0.0], jnp.float32))',
+     'float32', False, [-1.0, -0.0, 2.0, -INF]),
+    ('jnp.divmod(-7.0, jnp.float32(np.inf))[0]', 'float32', False, -1.0),
+    ('jnp.heaviside(jnp.array([np.nan, -1.0, 0.0, 2.0], jnp.float32), 0.5)',
+     'float32', False, [NAN, 0.0, 0.5, 1.0]),
+    ('jnp.heaviside(-7, np.nan)', 'float32', True, 0.0),
+    ('jnp.hypot(np.nan, -np.inf)', 'float32', True, INF),
+    ('jnp.hypot(jnp.array([np.nan, 1.0], jnp.float16), np.inf)', 'float16', False, [INF, INF]),
+    ('jnp.ldexp(jnp.array([0.0, -np.inf, 1.0], jnp.float32), jnp.array([2**31 - 1, -2**31, 3]))',
+     'float32', False, [0.0, -INF, 8.0]),
     ('jnp.power(True, True)', 'int32', False, 1),
     ('jnp.power(jnp.array([True, False]), jnp.array([True, True]))', 'int32', False, [1, 0]),
     ('jnp.floor_divide(jnp.array([True, False]), jnp.array([True, True]))', 'int32', False, [1, 0]),
@@ -94,6 +105,7 @@ CASES += [
 # (expression, JAX's exception type, a word of pyjax's message)
 ERRORS = [
     ('jnp.hypot(1j, 2.0)', ValueError, 'hypot'),
+    ('jnp.floor_divide(1j, 2.0)', TypeError, 'floor_divide'),
     ('jnp.heaviside(1j, 0.5)', TypeError, 'heaviside'),
     ('jnp.copysign(1j, 1.0)', TypeError, 'copysign'),
     ('jnp.signbit(1j)', ValueError, 'signbit'),

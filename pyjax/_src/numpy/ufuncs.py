@@ -155,7 +155,14 @@ def _floor_divide(a, b):
         needs_fix = ew.bitwise_and(ew.ne(ew.rem(a, b), _zero(a)),
                                    ew.ne(ew.sign(a), ew.sign(b)))
         return ew.select(needs_fix, ew.sub(q, _const(q, 1, scalar_only=False)), q)
-    return ew.floor(ew.div(a, b))
+    _reject_complex("floor_divide", a, error=TypeError)
+    # CPython's float floor division, from the truncated remainder: -7 // inf is -1 (as in
+    # NumPy and JAX), where floor(-7 / inf) would be -0.
+    mod = ew.rem(a, b)
+    a, b, mod = _broadcast(a, b, mod)
+    q = ew.div(ew.select(ew.eq(b, _zero(b)), a, ew.sub(a, mod)), b)
+    fix = ew.bitwise_and(ew.ne(mod, _zero(mod)), ew.ne(ew.sign(b), ew.sign(mod)))
+    return ew.round(ew.select(fix, ew.sub(q, _const(q, 1, scalar_only=False)), q), 0)
 
 
 def _nonzero_divisor(b):
@@ -395,9 +402,12 @@ def hypot(x1, x2, /):
     big, small = ew.max(a, b), ew.min(a, b)
     safe = ew.select(ew.eq(big, _zero(big)), full_like(big, 1), big)
     ratio = ew.div(small, safe)
-    return ensure_array(ew.select(ew.eq(big, _zero(big)), big,
-                                  ew.mul(big, ew.sqrt(ew.add(_const(big, 1),
-                                                             ew.square(ratio))))))
+    out = ew.select(ew.eq(big, _zero(big)), big,
+                    ew.mul(big, ew.sqrt(ew.add(_const(big, 1), ew.square(ratio)))))
+    # an infinite side makes an infinite hypotenuse, even beside a nan (IEEE, JAX)
+    inf = np.array(np.inf, _dtype(a))
+    is_inf = ew.bitwise_or(ew.eq(a, inf), ew.eq(b, inf))
+    return ensure_array(ew.select(is_inf, *_broadcast(_const(out, np.inf), out)))
 
 
 def _logaddexp(x1, x2, exp, base):
@@ -463,11 +473,11 @@ def angle(z, deg=False):
 def heaviside(x1, x2, /):
     x1, x2 = promote_args_inexact("heaviside", x1, x2)
     _reject_complex("heaviside", x1, error=TypeError)
-    zero, one = _zero(x1), _const(x1, 1)   # of x1 before broadcasting, as in JAX
-    x1, x2 = _broadcast(x1, x2)
-    return ensure_array(ew.select(ew.lt(x1, zero), ew.mul(x2, zero),
-                                  ew.select(ew.gt(x1, zero), ew.add(ew.mul(x2, zero), one),
-                                            x2)))
+    # the constants of x1 before broadcasting (weak for a weak scalar), as in JAX
+    x1, x2, zero, one = _broadcast(x1, x2, _zero(x1), _const(x1, 1))
+    return ensure_array(ew.select(ew.lt(x1, zero), zero,
+                                  ew.select(ew.gt(x1, zero), one,
+                                            ew.select(ew.ne(x1, x1), x1, x2))))
 
 
 def sinc(x, /):
@@ -529,7 +539,10 @@ def ldexp(x1, x2, /):
         raise ValueError(f"ldexp not supported for input types {(_dtype(x1), _dtype(x2))}: "
                          "x1 must be real and x2 an integer or bool.")
     (x1,) = promote_args_inexact("ldexp", x1)
-    return ensure_array(multiply(x1, exp2(x2).astype(_dtype(x1))))
+    out = multiply(x1, exp2(x2).astype(_dtype(x1)))
+    # 0 and inf scale to themselves (not 0 * inf = nan when 2**x2 overflows or underflows)
+    keep = ew.bitwise_or(isinf(x1), ew.eq(x1, _zero(x1)))
+    return ensure_array(ew.select(*_broadcast(keep, x1, out)))
 
 
 def gcd(x1, x2, /):
