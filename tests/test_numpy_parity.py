@@ -38,6 +38,10 @@ CASES = [
     ('jnp.gcd(3, jnp.array([True, False]))', 'int32', False, [1, 3]),
     ('jnp.spacing(jnp.float16(-1.5))', 'float16', False, 0.0009765625),
     # special values
+    ('jnp.frexp(jnp.array([6e4, -1.5, 0.0], jnp.float16))[0]', 'float16', False,
+     [0.91552734, -0.75, 0.0]),
+    ('jnp.frexp(jnp.array([6e4, -1.5, 0.0], jnp.float16))[1]', 'int32', False, [16, 1, 0]),
+    ('jnp.frexp(jnp.float32(3e38))[1]', 'int32', False, 128),
     ('jnp.floor_divide(-7, jnp.array([np.inf, -np.inf, -2.5, 0.0], jnp.float32))',
      'float32', False, [-1.0, -0.0, 2.0, -INF]),
     ('jnp.divmod(-7.0, jnp.float32(np.inf))[0]', 'float32', False, -1.0),

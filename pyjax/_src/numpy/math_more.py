@@ -496,7 +496,9 @@ def frexp(x, /):
     special = (x == 0) | uf.isinf(x) | uf.isnan(x)
     safe = lnp.where(special, lnp.ones((), _dtype(x)), uf.abs(x))
     exponent = lnp.asarray(uf.floor(uf.log2(safe)), np.int32) + 1
-    mantissa = x / uf.ldexp(lnp.ones((), _dtype(x)), exponent)
+    # by 2**exponent in two halves: 2**exponent alone overflows for the largest finite x
+    one, half = lnp.ones((), _dtype(x)), exponent // 2
+    mantissa = x / uf.ldexp(one, half) / uf.ldexp(one, exponent - half)
     # log2 rounding can be off by one at powers of two
     too_big = uf.abs(mantissa) >= 1
     exponent = lnp.where(too_big, exponent + 1, exponent)
