@@ -199,3 +199,22 @@ def test_eager_scalar_and_unary_fast_paths_type_as_traced_calls(dtype):
         inexact = eager.dtype.kind in "fc"   # NumPy and XLA may round differently
         np.testing.assert_allclose(eager, traced,
                                    rtol=2 * np.finfo(eager.dtype).eps if inexact else 0)
+
+
+def test_integers_become_float32_or_float64_by_width_under_x64():
+    """JAX 0.10.2 with x64 on: integers and bools of up to 32 bits become float32 where jnp
+    needs a float (sin, /, mean, quantile, fft...), 64-bit ones float64; quantile takes
+    its input's dtype whatever q's is (observed values)."""
+    with pyjax.enable_x64(True):
+        i16, i32, i64 = (jnp.arange(3, dtype=d) for d in (jnp.int16, jnp.int32, jnp.int64))
+        cases = [
+            (jnp.sin(i32), "float32"), (jnp.sin(i64), "float64"), (i32 / 2, "float32"),
+            (i64 / i32, "float64"), (jnp.mean(i16), "float32"), (jnp.var(i32), "float32"),
+            (jnp.sqrt(jnp.array([True])), "float32"), (jnp.exp(np.int32(2)), "float32"),
+            (jnp.median(i32), "float32"), (jnp.fft.fft(i32), "complex64"),
+            (jnp.quantile(i32, jnp.array(0.5, jnp.float64)), "float32"),
+            (jnp.quantile(jnp.arange(4.0), jnp.array(0.5, jnp.float32)), "float64"),
+            (jnp.rint(i32), "float64"), (jnp.linspace(0, 1, 3), "float64"),
+        ]
+        assert [str(result.dtype) for result, _ in cases] == [want for _, want in cases]
+        assert jnp.sin(3).dtype == np.float64 and jnp.sin(3).weak_type

@@ -304,9 +304,13 @@ _PY_TYPE_DTYPES = {int: int64, float: float64, complex: complex128}
 
 
 def to_inexact_dtype(dtype):
-    """The floating dtype an integer or bool dtype becomes in sin, mean, ...: the default."""
+    """The floating dtype an integer or bool dtype becomes in sin, mean, ...: as in JAX
+    0.10, float32 for types of up to 32 bits and float64 for 64-bit ones (float32 again
+    with x64 off)."""
     dtype = np.dtype(dtype)
-    return dtype if is_inexact(dtype) else default_float_dtype()
+    if is_inexact(dtype):
+        return dtype
+    return canonicalize_dtype(float64 if dtype.itemsize == 8 else float32)
 
 
 def real_dtype(dtype):

@@ -426,9 +426,9 @@ def _quantile(a, q, axis, method, keepdims, squash_nans, name, scale=1):
     if dtypes.is_complex(a.dtype) or dtypes.is_complex(q.dtype):
         raise ValueError(f"jnp.{name} does not support complex input")
     _check_q_range(q, name, scale)
-    a, q = util.promote_dtypes_inexact(a, q)
-    # a weak q (a Python float) must not make the result weak
-    a, q = util.convert(a, a.dtype), util.convert(q, q.dtype)
+    # As in JAX, a's dtype (made inexact) decides: q takes it, and the result is strong.
+    a = util.convert(a, dtypes.to_inexact_dtype(a.dtype))
+    q = util.convert(q, a.dtype)
     if scale != 1:
         q = ufuncs.divide(q, np.array(scale, q.dtype))
     if axis is None:

@@ -68,10 +68,9 @@ def promote_dtypes(*args):
 
 
 def promote_dtypes_inexact(*args):
-    """Like promote_dtypes, then to the default float dtype if the result is integral."""
+    """Like promote_dtypes, then to a float dtype if the result is integral."""
     dtype, weak = dtypes.result_type(*args, return_weak_type_flag=True)
-    if not dtypes.is_inexact(dtype):
-        dtype = dtypes.default_float_dtype()
+    dtype = dtypes.to_inexact_dtype(dtype)
     return [convert(x, dtype, weak) for x in args]
 
 
