@@ -124,14 +124,16 @@ def is_complex(dtype):
     return np.dtype(dtype) in _COMPLEX
 
 
+_INEXACT = frozenset(_FLOATS + _COMPLEX)   # sets: these tests run on every eager op
+_INTEGER = frozenset(_SIGNED + _UNSIGNED)
+
+
 def is_inexact(dtype):
-    d = np.dtype(dtype)
-    return d in _FLOATS or d in _COMPLEX
+    return np.dtype(dtype) in _INEXACT
 
 
 def is_int(dtype):
-    d = np.dtype(dtype)
-    return d in _SIGNED or d in _UNSIGNED
+    return np.dtype(dtype) in _INTEGER
 
 
 def itemsize_bits(dtype):

@@ -105,10 +105,10 @@ def _accurate_sum(x, axis):
     """Float sums accumulate in float64: NumPy sums non-contiguous axes sequentially,
     which would lose more precision than XLA's compiled reductions do."""
     if x.dtype.kind == "f" and x.dtype.itemsize < 8:
-        return np.sum(x, axis=axis, dtype=np.float64)
+        return np.add.reduce(x, axis=axis, dtype=np.float64)
     if x.dtype.kind == "c" and x.dtype.itemsize < 16:
-        return np.sum(x, axis=axis, dtype=np.complex128)
-    return np.sum(x, axis=axis)
+        return np.add.reduce(x, axis=axis, dtype=np.complex128)
+    return np.add.reduce(x, axis=axis)
 
 
 reduce_sum_p = _reduction("reduce_sum", _accurate_sum, NUMBER, jvp=linear_jvp,

@@ -37,6 +37,8 @@ def python_scalar_as(x, dtype):
 def convert(x, dtype, weak_type=False):
     """x as `dtype`. Python scalars whose default dtype already matches stay Python
     scalars, so they print as literals in jaxprs; host values convert on the host."""
+    if type(x) is Array and x.aval.dtype == dtype and x.aval.weak_type == weak_type:
+        return x   # the commonest case, first
     dtype = np.dtype(dtype)
     if dtypes.is_python_scalar(x):
         if weak_type:   # stay a weak Python scalar of the kind whose default is dtype
