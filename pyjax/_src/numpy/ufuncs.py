@@ -14,30 +14,33 @@ from pyjax._src.core.trace import Tracer
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import structural as st
 from pyjax._src.lax.structural_more import full_like
-from pyjax._src.numpy.util import (check_arraylike, convert, ensure_array, promote_args,
-                                   promote_args_inexact, promote_args_numeric,
-                                   python_scalar_as)
+from pyjax._src.numpy.util import (KEPT_DTYPES, WEAK_SCALAR_DTYPES, check_arraylike, convert,
+                                   ensure_array, promote_args, promote_args_inexact,
+                                   promote_args_numeric, python_scalar_as)
 
 
 def _binary(name, lax_fn, promote=promote_args, bool_fn=None):
     """A jnp binary function; bool_fn replaces lax_fn on booleans (add -> or)."""
+    kept = KEPT_DTYPES.get(promote, frozenset())
+    # Per Python scalar type, the strong array dtypes that stay as they are beside it.
+    beside_scalar = {t: kept & dts for t, dts in WEAK_SCALAR_DTYPES.items()}
+
     def fn(x1, x2, /):
-        # Fast path: two arrays of one type need no promotion (the common eager case).
-        if type(x1) is Array and type(x2) is Array and (
-                x1.aval is x2.aval or x1.aval == x2.aval) and (
-                promote is promote_args or dtypes.is_inexact(x1.aval.dtype) or (
-                    promote is promote_args_numeric and x1.aval.dtype != np.bool_)):
-            if bool_fn is not None and x1.aval.dtype.kind == "b":
-                return bool_fn(x1, x2)
-            return lax_fn(x1, x2)
-        if type(x2) in _WEAK_KINDS and type(x1) is Array:   # x * 2.0: the next commonest
-            scalar = _scalar_in(x1, x2, promote)
-            if scalar is not None:
-                return lax_fn(x1, scalar)
-        elif type(x1) in _WEAK_KINDS and type(x2) is Array:
-            scalar = _scalar_in(x2, x1, promote)
-            if scalar is not None:
-                return lax_fn(scalar, x2)
+        # Short paths for what promotion would return unchanged: two arrays of one type
+        # (the commonest eager case), or an array and a Python scalar of a kind its dtype
+        # holds (x * 2.0), the scalar converted straight to the array's dtype.
+        if type(x1) is Array:
+            if type(x2) is Array:
+                if (x1.aval is x2.aval or x1.aval == x2.aval) and x1.aval.dtype in kept:
+                    if bool_fn is not None and x1.aval.dtype.kind == "b":
+                        return bool_fn(x1, x2)
+                    return lax_fn(x1, x2)
+            elif type(x2) in beside_scalar and not x1.aval.weak_type and \
+                    x1.aval.dtype in beside_scalar[type(x2)]:
+                return lax_fn(x1, python_scalar_as(x2, x1.aval.dtype))
+        elif type(x2) is Array and type(x1) in beside_scalar and not x2.aval.weak_type and \
+                x2.aval.dtype in beside_scalar[type(x1)]:
+            return lax_fn(python_scalar_as(x1, x2.aval.dtype), x2)
         x1, x2 = promote(name, x1, x2)
         if bool_fn is not None and _is_bool(x1):
             return ensure_array(bool_fn(x1, x2))
@@ -47,27 +50,11 @@ def _binary(name, lax_fn, promote=promote_args, bool_fn=None):
     return fn
 
 
-# The dtype kinds a strong array keeps when a weak Python int or float meets it.
-_WEAK_KINDS = {int: "iufc", float: "fc"}
-# The dtype kinds each promotion leaves a lone array in.
-_KEPT_KINDS = {promote_args: "biufc", promote_args_inexact: "fc", promote_args_numeric: "iufc"}
-
-
-def _scalar_in(array, scalar, promote):
-    """The Python int/float `scalar` as a NumPy value of `array`'s dtype when promotion
-    would give exactly that (a strong array whose dtype kind holds the scalar's kind, and,
-    for inexact promotion, an inexact one); else None (the general path decides)."""
-    aval = array.aval
-    kind = aval.dtype.kind
-    if aval.weak_type or kind not in _WEAK_KINDS[type(scalar)] or (
-            promote is promote_args_inexact and kind not in "fc"):
-        return None
-    return python_scalar_as(scalar, aval.dtype)
-
-
 def _unary(name, lax_fn, promote=promote_args):
+    kept = KEPT_DTYPES.get(promote, frozenset())
+
     def fn(x, /):
-        if type(x) is not Array or x.aval.dtype.kind not in _KEPT_KINDS.get(promote, ""):
+        if type(x) is not Array or x.aval.dtype not in kept:
             (x,) = promote(name, x)   # else promotion would return x itself
         return ensure_array(lax_fn(x))
     fn.__name__ = fn.__qualname__ = name

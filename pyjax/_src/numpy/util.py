@@ -125,6 +125,17 @@ def promote_args_numeric(name, *args):
     return promote_shapes(name, *promote_dtypes_numeric(*args))
 
 
+# The dtypes each promotion leaves as they are: an array alone, or beside an array of its
+# own type (jnp's eager short paths read these instead of promoting).
+_ANY = frozenset(dtypes.supported_dtypes)
+_INEXACT = frozenset(d for d in _ANY if dtypes.is_inexact(d))
+KEPT_DTYPES = {promote_args: _ANY, promote_args_inexact: _INEXACT,
+               promote_args_numeric: _ANY - {np.dtype(np.bool_)}}
+# The dtypes a strong array keeps beside a weak Python int or float.
+WEAK_SCALAR_DTYPES = {int: frozenset(d for d in _ANY if dtypes.is_int(d)) | _INEXACT,
+                      float: _INEXACT}
+
+
 def ensure_array(x):
     """Results of jnp functions are Arrays (or tracers), never raw NumPy values."""
     return as_array(x)
