@@ -469,6 +469,18 @@ def test_num_cpu_devices_option_and_jax_platforms():
     assert out.strip() == "True"
 
 
+def test_cuda_platform_without_a_plugin_says_what_to_install():
+    out = run_python("""
+        import pyjax as jax
+        try:
+            jax.devices()
+        except RuntimeError as err:
+            print(err)
+    """, JAX_PLATFORMS="cuda", PYTHONNOUSERSITE="1")
+    assert "Unable to initialize backend 'cuda'" in out
+    assert "jax-cuda13-pjrt" in out
+
+
 # --- executors --------------------------------------------------------------------------------
 
 def test_executor_option_selects_numpy():

@@ -55,15 +55,74 @@ def _make_client():
         _jax.set_tracebacks_enabled(False)
     requested = config.platforms.value
     names = [p.strip().lower() for p in requested.split(",")] if requested else ["cpu"]
+    problems = []
     for name in names:
         if name == "cpu":
             count = config.num_cpu_devices.value
             kwargs = {"num_devices": count} if count and count > 0 else {}
             return xc.make_cpu_client(
                 asynchronous=bool(config.cpu_enable_async_dispatch.value), **kwargs)
+        if name in ("cuda", "gpu"):
+            made = _make_cuda_client()
+            if not isinstance(made, str):
+                return made
+            problems.append(made)
     raise RuntimeError(
         f"Unable to initialize backend {requested!r} (from jax_platforms / JAX_PLATFORMS): "
-        "pyjax drives XLA's CPU client only ('cpu'). Set JAX_PLATFORMS=cpu.")
+        + " ".join(problems) + " pyjax drives XLA's CPU client ('cpu') and, when the "
+        "jax-cuda13-pjrt or jax-cuda12-pjrt wheel is installed, its CUDA plugin ('cuda').")
+
+
+# The PJRT plugin packages of JAX's CUDA wheels, newest first, with the NVIDIA libraries
+# (pip packages under nvidia/) the plugin expects to find already loaded.
+_CUDA_PLUGINS = (
+    ("xla_cuda13", ("cu13/lib/libcudart.so.13", "cu13/lib/libnvrtc.so.13",
+                    "cu13/lib/libcublasLt.so.13", "cu13/lib/libcublas.so.13",
+                    "cu13/lib/libcusparse.so.12", "cu13/lib/libcusolver.so.12",
+                    "cu13/lib/libcufft.so.12", "cu13/lib/libcupti.so.13",
+                    "nccl/lib/libnccl.so.2", "cudnn/lib/libcudnn.so.9")),
+    ("xla_cuda12", ("cuda_runtime/lib/libcudart.so.12", "cuda_nvrtc/lib/libnvrtc.so.12",
+                    "cublas/lib/libcublasLt.so.12", "cublas/lib/libcublas.so.12",
+                    "cusparse/lib/libcusparse.so.12", "cusolver/lib/libcusolver.so.11",
+                    "cufft/lib/libcufft.so.11", "cuda_cupti/lib/libcupti.so.12",
+                    "nccl/lib/libnccl.so.2", "cudnn/lib/libcudnn.so.9")),
+)
+
+
+def _make_cuda_client():
+    """XLA's CUDA client through the PJRT plugin library that JAX's CUDA wheels install
+    (found by its path: importing their Python package would import jax). Returns the
+    client, or a sentence saying why there is none."""
+    import ctypes
+    import importlib.util
+    try:
+        nvidia_dirs = list(importlib.util.find_spec("nvidia").submodule_search_locations)
+    except (ImportError, AttributeError):
+        nvidia_dirs = []
+    for package, libraries in _CUDA_PLUGINS:
+        try:
+            spec = importlib.util.find_spec(f"jax_plugins.{package}")
+        except ImportError:
+            spec = None
+        if spec is None or not spec.submodule_search_locations:
+            continue
+        plugin = os.path.join(spec.submodule_search_locations[0], "xla_cuda_plugin.so")
+        if not os.path.exists(plugin):
+            continue
+        for library in libraries:   # missing ones are left to the system's search path
+            for folder in nvidia_dirs:
+                path = os.path.join(folder, library)
+                if os.path.exists(path):
+                    ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+                    break
+        try:
+            xc.load_pjrt_plugin_dynamically("cuda", plugin)
+            if not xc.pjrt_plugin_initialized("cuda"):
+                xc.initialize_pjrt_plugin("cuda")
+            return xc.make_c_api_client("cuda", xc.generate_pjrt_gpu_plugin_options())
+        except (_jax.JaxRuntimeError, RuntimeError) as err:
+            return f"The CUDA plugin {plugin} did not start: {err}."
+    return "No CUDA plugin is installed (pip install jax-cuda13-pjrt==<jaxlib's version>)."
 
 
 def devices():
