@@ -125,3 +125,10 @@ def test_eager_ops_keep_jax_message(debug_nans):
     with pytest.raises(FloatingPointError, match=r"^invalid value \(nan\) encountered in "
                                                  r"log$"):
         jnp.log(-1.0)
+
+
+def test_nan_passed_in_is_blamed_on_the_argument(executor, debug_nans):
+    f = jax.jit(lambda x, y: (x, y + 1))
+    with pytest.raises(FloatingPointError, match="an argument holds a nan, which no "
+                                                 "operation of the function produced"):
+        f(np.nan, 1.0)

@@ -61,10 +61,11 @@ class InterpretedExecutable:
 
 
 class NanCheckedExecutable:
-    """An XLA executable under jax_debug_nans / jax_debug_infs: when an output holds a NaN
+    """An executable under jax_debug_nans / jax_debug_infs: when an output holds a NaN
     (an inf), the jaxpr runs again on the NumPy executor, which checks every equation, so
     the error names the first primitive that made one and its source line (JAX re-runs
-    op by op and names the primitive only)."""
+    op by op and names the primitive only). (On the NumPy executor the first run already
+    checked every equation: a NaN output then came in through an argument.)"""
 
     def __init__(self, run, closed, device):
         self.run, self.closed, self.device = run, closed, device
@@ -96,6 +97,11 @@ class NanCheckedExecutable:
                      len(rest))
             raise FloatingPointError("\n".join([head, *rest[:n], f"  while running "
                                                  f"jit({name})", *rest[n:]])) from None
+        test = np.isnan if kind == "nan" else np.isinf
+        if any(np.dtype(v.dtype).kind in "fc" and test(v).any() for v in values):
+            raise FloatingPointError(
+                f"invalid value ({kind}) encountered in the output of jit({name}): an "
+                f"argument holds a {kind}, which no operation of the function produced.")
         raise FloatingPointError(
             f"invalid value ({kind}) encountered in the output of jit({name}), but the "
             "de-optimized re-run of its jaxpr made none: the compiled program's "
@@ -140,8 +146,9 @@ def _make_entry(closed, donated_invars, device):
         lowered = stablehlo.lower_module(closed, name, donated_invars)
         aliases, unusable = lowered.aliases, lowered.unusable_donations
         run = xla.Executable(lowered, device, closed.consts, name)
-        if config.debug_nans.value or config.debug_infs.value:
-            run = NanCheckedExecutable(run, closed, device)
+    if ((config.debug_nans.value or config.debug_infs.value)
+            and type(run) is not InterpretedExecutable):   # that one checks as it goes
+        run = NanCheckedExecutable(run, closed, device)
     if unusable:
         warnings.warn("Some donated buffers were not usable: "
                       + ", ".join(stablehlo.layout_str(a) for a in unusable),
