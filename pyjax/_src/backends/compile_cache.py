@@ -68,9 +68,10 @@ def _warn_once(cache_dir, kind, message):
         if (cache_dir, kind) in _warned:
             return
         _warned.add((cache_dir, kind))
-    warnings.warn(f"pyjax compilation cache: {message} (the program is compiled as "
-                  "usual; set JAX_COMPILATION_CACHE_DIR or PYJAX_CACHE_DIR to another "
-                  "directory, or JAX_ENABLE_COMPILATION_CACHE=0 to turn the cache off)",
+    warnings.warn(f"pyjax compilation cache: {message}. The program is compiled as usual "
+                  "(and a damaged entry rewritten); to use another directory set "
+                  "JAX_COMPILATION_CACHE_DIR or PYJAX_CACHE_DIR, to turn the cache off "
+                  "JAX_ENABLE_COMPILATION_CACHE=0. (Said once per directory and problem.)",
                   RuntimeWarning, stacklevel=4)
 
 
@@ -123,8 +124,7 @@ def discard(key: str, problem: str) -> None:
     if cache_dir is None:
         return
     path = _path(cache_dir, key)
-    _warn_once(cache_dir, "damaged", f"ignoring {path}: {problem}; it is recompiled and "
-                                     "rewritten")
+    _warn_once(cache_dir, "damaged", f"ignoring {path}: {problem}")
     try:
         os.unlink(path)
     except OSError:
