@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import warnings
 
 import numpy as np
@@ -275,3 +276,21 @@ def test_unwritable_path_is_not_a_crash(tmp_path, monkeypatch):
     with config.compilation_cache_dir(str(tmp_path / "file" / "cache")):
         counts, messages = caught_warnings(run_fresh, 6.0)
     assert counts == (1, 0) and len(messages) == 1 and "cannot write" in messages[0]
+
+
+def test_threads_compile_and_store_at_once(cache):
+    results, errors = {}, []
+
+    def work(k):
+        try:
+            results[k] = run_fresh(float(k + 10))
+        except Exception as err:   # noqa: BLE001 - reported below
+            errors.append(err)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and sorted(results) == [0, 1, 2, 3]
+    assert len(entries(cache)) == 4 and len(os.listdir(cache)) == 4

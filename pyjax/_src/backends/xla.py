@@ -7,6 +7,7 @@ import collections
 import logging
 import os
 import re
+import threading
 import time
 
 import numpy as np
@@ -38,11 +39,14 @@ stats = collections.Counter()
 # --- the client ---------------------------------------------------------------------------
 
 _state = {"client": None}
+_client_lock = threading.Lock()
 
 
 def client():
     if _state["client"] is None:
-        _state["client"] = _make_client()
+        with _client_lock:   # threads starting at once must share one client
+            if _state["client"] is None:
+                _state["client"] = _make_client()
     return _state["client"]
 
 
