@@ -67,8 +67,8 @@ class NanCheckedExecutable:
     op by op and names the primitive only). (On the NumPy executor the first run already
     checked every equation: a NaN output then came in through an argument.)"""
 
-    def __init__(self, run, closed, device):
-        self.run, self.closed, self.device = run, closed, device
+    def __init__(self, run, closed):
+        self.run, self.closed = run, closed
         self.out_avals = closed.out_avals
 
     def __call__(self, args, committed=False):
@@ -76,11 +76,10 @@ class NanCheckedExecutable:
         values = [numpy_backend.host_value(x, v.aval)
                   for x, v in zip(args, self.closed.jaxpr.invars)]
         outs = self.run(args, committed)
-        kinds = (("nan", np.isnan) if config.debug_nans.value else (),
-                 ("inf", np.isinf) if config.debug_infs.value else ())
-        for kind, test in filter(None, kinds):
-            if any(np.dtype(o.dtype).kind in "fc" and test(np.asarray(o)).any()
-                   for o in outs):
+        for kind, test, on in (("nan", np.isnan, config.debug_nans.value),
+                               ("inf", np.isinf, config.debug_infs.value)):
+            if on and any(np.dtype(o.dtype).kind in "fc" and test(np.asarray(o)).any()
+                          for o in outs):
                 self._locate(kind, values)
         return outs
 
@@ -148,7 +147,7 @@ def _make_entry(closed, donated_invars, device):
         run = xla.Executable(lowered, device, closed.consts, name)
     if ((config.debug_nans.value or config.debug_infs.value)
             and type(run) is not InterpretedExecutable):   # that one checks as it goes
-        run = NanCheckedExecutable(run, closed, device)
+        run = NanCheckedExecutable(run, closed)
     if unusable:
         warnings.warn("Some donated buffers were not usable: "
                       + ", ".join(stablehlo.layout_str(a) for a in unusable),
