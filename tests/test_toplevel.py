@@ -435,3 +435,17 @@ def test_make_jaxpr_prints_a_jit_equation_as_jax():
     ] a
     c:f32[] = add b 1.0:f32[]
   in (c,) }"""
+
+
+def test_works_from_a_thread_other_than_the_importing_one():
+    import threading
+    results = []
+
+    def work():
+        results.append((float(jnp.sin(1.0)), float(jax.jit(lambda x: x * 2)(3.0)),
+                        float(jax.grad(jnp.sin)(0.0))))
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join()
+    assert results == [(pytest.approx(np.sin(1.0)), 6.0, 1.0)]

@@ -1,6 +1,7 @@
 """The XLA backend: the StableHLO printer (golden texts), compiling and running through
-jaxlib, the FAQ's numerics and donation examples, placement on several CPU devices, the
-persistent compilation cache, executor selection and the no-jaxlib fallback."""
+jaxlib, the FAQ's numerics and donation examples, placement on several CPU devices,
+executor selection and the no-jaxlib fallback (the persistent compilation cache:
+test_compile_cache.py)."""
 from __future__ import annotations
 
 import collections
@@ -518,50 +519,6 @@ def test_missing_jaxlib_falls_back_to_numpy_with_one_warning():
         print(len(caught), "jaxlib" in str(caught[0].message), jax.devices())
     """)
     assert out.split("\n")[:2] == ["3.0 5.0 -1.0", "1 True [CpuDevice(id=0)]"]
-
-
-# --- the persistent compilation cache -----------------------------------------------------------
-
-_CACHE_PROGRAM = """
-    import pyjax as jax, pyjax.numpy as jnp
-    from pyjax._src.backends import xla
-    f = jax.jit(lambda x: jnp.sin(x) * 3 + jnp.cos(x))
-    print(float(f(1.0)), xla.stats["compiles"], xla.stats["persistent_hits"])
-"""
-
-
-def test_persistent_cache_is_reused_by_a_new_process(tmp_path):
-    env = {"JAX_COMPILATION_CACHE_DIR": str(tmp_path)}
-    first = run_python(_CACHE_PROGRAM, **env).split()
-    assert first[1:] == ["1", "0"]
-    assert len([p for p in os.listdir(tmp_path) if p.endswith(".xla")]) == 1
-    second = run_python(_CACHE_PROGRAM, **env).split()
-    assert second == [first[0], "0", "1"]
-
-
-def test_persistent_cache_survives_corrupt_and_concurrent_writers(tmp_path):
-    env = dict(os.environ, PYTHONPATH=ROOT, JAX_COMPILATION_CACHE_DIR=str(tmp_path))
-    env.pop("PYJAX_EXECUTOR", None)
-    procs = [subprocess.Popen([sys.executable, "-c", textwrap.dedent(_CACHE_PROGRAM)],
-                              env=env, stdout=subprocess.PIPE, text=True)
-             for _ in range(3)]
-    outs = [p.communicate(timeout=120)[0].split() for p in procs]
-    assert all(p.returncode == 0 for p in procs)
-    assert len({o[0] for o in outs}) == 1
-    entries = [p for p in os.listdir(tmp_path) if p.endswith(".xla")]
-    assert len(entries) == 1 and not [p for p in os.listdir(tmp_path) if ".tmp" in p]
-    path = tmp_path / entries[0]
-    data = bytearray(path.read_bytes())
-    data[len(data) // 2] ^= 0xFF
-    path.write_bytes(bytes(data))
-    code = "import warnings; warnings.simplefilter('always')\n" + textwrap.dedent(
-        _CACHE_PROGRAM)
-    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                          text=True, timeout=120)
-    assert proc.returncode == 0 and "corrupt compilation cache entry" in proc.stderr
-    assert proc.stdout.split()[1:] == ["1", "0"]            # recompiled ...
-    assert run_python(_CACHE_PROGRAM, **{"JAX_COMPILATION_CACHE_DIR": str(tmp_path)}
-                      ).split()[1:] == ["0", "1"]          # ... and rewrote the entry
 
 
 # --- jit's per-signature fast path ----------------------------------------------------------

@@ -155,9 +155,27 @@ cpu_enable_async_dispatch = config.define(
     "Run XLA:CPU programs on a worker thread, so Python goes on while they run (results "
     "are futures); off, each call returns once its program has run (less latency for "
     "small programs). Read when the backend starts.")
+enable_compilation_cache = config.define(
+    "jax_enable_compilation_cache", True, _parse_bool,
+    "Keep compiled programs in the persistent compilation cache on disk, so later "
+    "processes skip XLA's compiler for them (JAX_ENABLE_COMPILATION_CACHE=0 turns it "
+    "off).")
 compilation_cache_dir = config.define(
     "jax_compilation_cache_dir", None, _optional_str,
-    "Directory of the persistent compilation cache (off when unset).")
+    "Directory of the persistent compilation cache; unset, PYJAX_CACHE_DIR, else "
+    "$XDG_CACHE_HOME/pyjax, else ~/.cache/pyjax.")
+persistent_cache_min_compile_time_secs = config.define(
+    "jax_persistent_cache_min_compile_time_secs", 0.0, float,
+    "Only programs whose compile took at least this many seconds are saved in the "
+    "persistent cache (0: all; XLA:CPU takes 0.1 s and more even for tiny programs, while "
+    "loading one back takes milliseconds).")
+persistent_cache_min_entry_size_bytes = config.define(
+    "jax_persistent_cache_min_entry_size_bytes", 0, int,
+    "Only entries of at least this many bytes are saved in the persistent cache.")
+compilation_cache_max_size = config.define(
+    "jax_compilation_cache_max_size", 256 * 2**20, int,
+    "Most bytes the persistent cache directory may hold: past it, the least recently used "
+    "entries are removed (-1: no limit; 0: no cache).")
 log_compiles = config.define(
     "jax_log_compiles", False, _parse_bool,
     "Log every compilation with the reason for it.")

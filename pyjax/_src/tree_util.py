@@ -605,11 +605,12 @@ def _key_children(x):
         return list(kf(x)[0])
     if t in _registry:  # call it directly so that its own errors surface
         return [(FlattenedIndexKey(i), c) for i, c in enumerate(_registry[t][0](x)[0])]
-    try:
-        kids, _, entries, _ = optree.tree_flatten_one_level(x, none_is_leaf=False,
-                                                            namespace=_NS)
-    except ValueError:
+    # Asked first: optree's error for flattening a leaf formats the leaf's repr (an
+    # array's costs milliseconds).
+    if optree.tree_is_leaf(x, none_is_leaf=False, namespace=_NS):
         return None
+    kids, _, entries, _ = optree.tree_flatten_one_level(x, none_is_leaf=False,
+                                                        namespace=_NS)
     if t in (tuple, list, collections.deque):
         return [(SequenceKey(i), c) for i, c in zip(entries, kids)]
     if t in (dict, collections.OrderedDict, collections.defaultdict):

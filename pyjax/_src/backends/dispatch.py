@@ -60,6 +60,55 @@ class InterpretedExecutable:
         return results
 
 
+class NanCheckedExecutable:
+    """An executable under jax_debug_nans / jax_debug_infs: when an output holds a NaN
+    (an inf), the jaxpr runs again on the NumPy executor, which checks every equation, so
+    the error names the first primitive that made one and its source line (JAX re-runs
+    op by op and names the primitive only). (On the NumPy executor the first run already
+    checked every equation: a NaN output then came in through an argument.)"""
+
+    def __init__(self, run, closed):
+        self.run, self.closed = run, closed
+        self.out_avals = closed.out_avals
+
+    def __call__(self, args, committed=False):
+        # Read before running: a donated argument's buffer is gone afterwards.
+        values = [numpy_backend.host_value(x, v.aval)
+                  for x, v in zip(args, self.closed.jaxpr.invars)]
+        outs = self.run(args, committed)
+        for kind, test, on in (("nan", np.isnan, config.debug_nans.value),
+                               ("inf", np.isinf, config.debug_infs.value)):
+            if on and any(np.dtype(o.dtype).kind in "fc" and test(np.asarray(o)).any()
+                          for o in outs):
+                self._locate(kind, values)
+        return outs
+
+    def _locate(self, kind, values):
+        info = self.closed.jaxpr.debug_info
+        name = info.describe() if info else "a jitted function"
+        consts = [numpy_backend.host_value(c, v.aval)
+                  for c, v in zip(self.closed.consts, self.closed.jaxpr.constvars)]
+        try:
+            numpy_backend.execute_jaxpr(self.closed.jaxpr, consts, values)
+        except FloatingPointError as err:   # add the function, after the location lines
+            head, *rest = str(err).split("\n")
+            n = next((i for i, line in enumerate(rest) if not line.startswith("  ")),
+                     len(rest))
+            raise FloatingPointError("\n".join([head, *rest[:n], f"  while running "
+                                                 f"jit({name})", *rest[n:]])) from None
+        test = np.isnan if kind == "nan" else np.isinf
+        if any(np.dtype(v.dtype).kind in "fc" and test(v).any() for v in values):
+            raise FloatingPointError(
+                f"invalid value ({kind}) encountered in the output of jit({name}): an "
+                f"argument holds a {kind}, which no operation of the function produced.")
+        raise FloatingPointError(
+            f"invalid value ({kind}) encountered in the output of jit({name}), but the "
+            "de-optimized re-run of its jaxpr made none: the compiled program's "
+            "optimizations (fused or reordered floating-point operations) may have "
+            "produced it. Run it with jax.disable_jit() or PYJAX_EXECUTOR=numpy to look "
+            "closer.")
+
+
 def runs_own_program(jaxpr):
     """Whether a jaxpr (or one nested in it) holds a primitive that runs its own
     program (see InterpretedExecutable)."""
@@ -96,6 +145,9 @@ def _make_entry(closed, donated_invars, device):
         lowered = stablehlo.lower_module(closed, name, donated_invars)
         aliases, unusable = lowered.aliases, lowered.unusable_donations
         run = xla.Executable(lowered, device, closed.consts, name)
+    if ((config.debug_nans.value or config.debug_infs.value)
+            and type(run) is not InterpretedExecutable):   # that one checks as it goes
+        run = NanCheckedExecutable(run, closed)
     if unusable:
         warnings.warn("Some donated buffers were not usable: "
                       + ", ".join(stablehlo.layout_str(a) for a in unusable),
@@ -111,7 +163,8 @@ def _entry_for(closed, donated_invars, device):
     per_jaxpr = _executables.get(closed)
     if per_jaxpr is None:
         per_jaxpr = _executables[closed] = {}
-    key = (config.executor.value, donated_invars, device)
+    key = (config.executor.value, donated_invars, device, config.debug_nans.value,
+           config.debug_infs.value)
     entry = per_jaxpr.get(key)
     if entry is None:
         entry = per_jaxpr[key] = _make_entry(closed, donated_invars, device)

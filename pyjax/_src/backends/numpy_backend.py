@@ -6,6 +6,7 @@ import numpy as np
 
 from pyjax._src import config
 from pyjax._src.array import Array
+from pyjax._src.backends.debug_nans import check_nans
 from pyjax._src.core.avals import get_aval
 from pyjax._src.core.jaxpr import DropVar, Literal
 from pyjax._src.core.trace import Trace, Tracer, escaped_tracer_error, install_root_trace
@@ -20,15 +21,6 @@ def host_value(x, aval):
     if type(x) is np.ndarray and x.dtype == aval.dtype:
         return x
     return np.asarray(x, dtype=aval.dtype)
-
-
-def check_nans(prim_name, values):
-    for v in values:
-        if v.dtype.kind in "fc":
-            if config.debug_nans.value and np.isnan(v).any():
-                raise FloatingPointError(f"invalid value (nan) encountered in {prim_name}")
-            if config.debug_infs.value and np.isinf(v).any():
-                raise FloatingPointError(f"invalid value (inf) encountered in {prim_name}")
 
 
 def _wrap(value, aval):
@@ -83,13 +75,13 @@ class EvalTrace(Trace):
         if prim.multiple_results:
             outs = [_wrap(v, a) for v, a in zip(out, out_aval)]
             if config.debug_nans.value or config.debug_infs.value:
-                check_nans(prim.name, [o._value for o in outs])
+                check_nans(prim.name, [o._value for o in outs], values)
             return outs
         if type(out) is not np.ndarray or out.dtype != out_aval.dtype:
             out = np.asarray(out).astype(out_aval.dtype, copy=False)
         result = Array(out, False, None, False, out_aval)
         if config.debug_nans.value or config.debug_infs.value:
-            check_nans(prim.name, [out])
+            check_nans(prim.name, [out], values)
         return result
 
     def run_on_host(self, prim, args, params):
@@ -115,7 +107,8 @@ def execute_jaxpr(jaxpr, consts, args):
         if not eqn.primitive.multiple_results:
             outs = (outs,)
         if checking:
-            check_nans(eqn.primitive.name, [np.asarray(o) for o in outs])
+            check_nans(eqn.primitive.name, [np.asarray(o) for o in outs], invals,
+                       eqn.source_info)
         for v, x in zip(eqn.outvars, outs):
             if type(v) is not DropVar:
                 env[v] = x

@@ -4,13 +4,11 @@ runtime errors as Python exceptions. Imports backends, array, config, errors and
 from __future__ import annotations
 
 import collections
-import hashlib
 import logging
 import os
 import re
-import tempfile
+import threading
 import time
-import warnings
 
 import numpy as np
 
@@ -23,6 +21,7 @@ from jaxlib import _jax  # noqa: E402
 from pyjax._src import array as array_mod  # noqa: E402
 from pyjax._src import config, errors, tree_util  # noqa: E402
 from pyjax._src.array import Array  # noqa: E402
+from pyjax._src.backends import compile_cache  # noqa: E402
 from pyjax._src.backends import devices as devices_mod  # noqa: E402
 from pyjax._src.backends import dispatch  # noqa: E402
 from pyjax._src.backends.dispatch import NO_FIT  # noqa: E402
@@ -40,11 +39,14 @@ stats = collections.Counter()
 # --- the client ---------------------------------------------------------------------------
 
 _state = {"client": None}
+_client_lock = threading.Lock()
 
 
 def client():
     if _state["client"] is None:
-        _state["client"] = _make_client()
+        with _client_lock:   # threads starting at once must share one client
+            if _state["client"] is None:
+                _state["client"] = _make_client()
     return _state["client"]
 
 
@@ -236,17 +238,15 @@ array_mod.backend_hooks.sharding_of = _sharding_of
 
 _memory_cache = collections.OrderedDict()
 _MEMORY_CACHE_SIZE = 1024
-_MAGIC = b"pyjax-xla-executable-1\n"
 
 
-def _cache_key(text, devices, num_replicas):
-    h = hashlib.sha256()
-    for part in (JAXLIB_VERSION, str(xc._version), devices[0].platform,
-                 devices[0].device_kind, ",".join(str(d.id) for d in devices),
-                 str(num_replicas), os.environ.get("XLA_FLAGS", ""), text):
-        h.update(part.encode())
-        h.update(b"\0")
-    return h.hexdigest()
+def _cache_key(text, devices, options):
+    """What identifies an executable: the program, the compile options (which hold the
+    device assignment), jaxlib's version and the devices, and XLA_FLAGS."""
+    return compile_cache.make_key(
+        JAXLIB_VERSION, str(xc._version), devices[0].platform, devices[0].device_kind,
+        ",".join(str(d.id) for d in devices), os.environ.get("XLA_FLAGS", ""),
+        options.SerializeAsString(), text)
 
 
 def _compile_options(devices, num_replicas):
@@ -259,10 +259,11 @@ def _compile_options(devices, num_replicas):
 
 def compile(lowered, devices, name="main", num_replicas=1):
     """A LoadedExecutable for a stablehlo.LoweredModule on `devices` (one per replica),
-    from the in-memory cache, the persistent cache, or XLA's compiler."""
+    from the in-memory cache, the persistent cache (compile_cache), or XLA's compiler."""
     if lowered.host_callbacks:   # the text does not identify the Python functions: no cache
         return _compile_with_callbacks(lowered, devices, name, num_replicas)
-    key = _cache_key(lowered.text, devices, num_replicas)
+    options = _compile_options(devices, num_replicas)
+    key = _cache_key(lowered.text, devices, options)
     exe = _memory_cache.get(key)
     if exe is not None:
         _memory_cache.move_to_end(key)
@@ -271,26 +272,46 @@ def compile(lowered, devices, name="main", num_replicas=1):
     if "lapack_" in lowered.text:   # lax.linalg lowers to jaxlib's LAPACK custom calls
         _register_lapack()
     device_list = _jax.DeviceList(tuple(devices))
-    cache_dir = config.compilation_cache_dir.value
-    exe = _read_persistent(cache_dir, key, device_list, devices, num_replicas) \
-        if cache_dir else None
+    exe = _load_persistent(key, device_list, options)
     if exe is None:
         start = time.perf_counter()
         try:
-            exe = client().compile_and_load(lowered.text, device_list,
-                                            _compile_options(devices, num_replicas))
+            exe = client().compile_and_load(lowered.text, device_list, options)
         except _jax.JaxRuntimeError as err:
             raise _compile_error(err, lowered, name) from None
+        seconds = time.perf_counter() - start
         stats["compiles"] += 1
         if config.log_compiles.value:
-            logger.warning("Finished XLA compilation of jit(%s) in %.4f sec", name,
-                           time.perf_counter() - start)
-        if cache_dir:
-            _write_persistent(cache_dir, key, exe)
+            logger.warning("Finished XLA compilation of jit(%s) in %.4f sec", name, seconds)
+        _store_persistent(key, exe, seconds)
     _memory_cache[key] = exe
     if len(_memory_cache) > _MEMORY_CACHE_SIZE:
         _memory_cache.popitem(last=False)
     return exe
+
+
+def _load_persistent(key, device_list, options):
+    """An executable from the persistent cache, or None (a miss, or an entry XLA cannot
+    load: that one is discarded, with a warning, so the caller compiles afresh)."""
+    blob = compile_cache.load(key)
+    if blob is None:
+        return None
+    try:
+        exe = client().deserialize_executable(blob, device_list, options)
+    except Exception as err:   # noqa: BLE001 - any failure means: compile instead
+        compile_cache.discard(key, f"XLA could not load it ({err})")
+        return None
+    stats["persistent_hits"] += 1
+    return exe
+
+
+def _store_persistent(key, exe, compile_seconds):
+    try:
+        blob = exe.serialize()
+    except _jax.JaxRuntimeError:   # an executable XLA cannot serialize: just not cached
+        return
+    if compile_cache.store(key, blob, compile_seconds):
+        stats["persistent_writes"] += 1
 
 
 def _mlir_context():
@@ -353,56 +374,6 @@ def _compile_error(err, lowered, name):
     return errors.JaxRuntimeError(
         f"XLA could not compile jit({name}): {detail}\n(full XLA message: "
         f"{message.strip()})")
-
-
-def _cache_path(cache_dir, key):
-    return os.path.join(cache_dir, f"pyjax-{key}.xla")
-
-
-def _read_persistent(cache_dir, key, device_list, devices, num_replicas):
-    """An executable from the on-disk cache; a missing, torn or corrupt entry gives None
-    (and corrupt ones a warning), so the caller compiles afresh."""
-    path = _cache_path(cache_dir, key)
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError:
-        return None
-    head = len(_MAGIC) + 32
-    blob = data[head:]
-    if not data.startswith(_MAGIC) or hashlib.sha256(blob).digest() != data[len(_MAGIC):head]:
-        warnings.warn(f"pyjax: ignoring corrupt compilation cache entry {path}; "
-                      "recompiling.", RuntimeWarning, stacklevel=2)
-        return None
-    try:
-        exe = client().deserialize_executable(blob, device_list,
-                                               _compile_options(devices, num_replicas))
-    except Exception as err:   # noqa: BLE001 - any failure means: compile instead
-        warnings.warn(f"pyjax: could not load compilation cache entry {path} ({err}); "
-                      "recompiling.", RuntimeWarning, stacklevel=2)
-        return None
-    stats["persistent_hits"] += 1
-    return exe
-
-
-def _write_persistent(cache_dir, key, exe):
-    """Writes atomically (a temporary file renamed into place), so concurrent writers and
-    readers never see half an entry. Failures only warn: the cache is an optimisation."""
-    try:
-        blob = exe.serialize()
-        os.makedirs(cache_dir, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=".tmp-pyjax-")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(_MAGIC + hashlib.sha256(blob).digest() + blob)
-            os.replace(tmp, _cache_path(cache_dir, key))
-        except BaseException:
-            os.unlink(tmp)
-            raise
-        stats["persistent_writes"] += 1
-    except (OSError, _jax.JaxRuntimeError) as err:
-        warnings.warn(f"pyjax: could not write the compilation cache in {cache_dir}: "
-                      f"{err}", RuntimeWarning, stacklevel=2)
 
 
 # --- executing ------------------------------------------------------------------------------

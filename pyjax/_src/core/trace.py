@@ -158,7 +158,9 @@ def set_current_trace(trace):
 
 
 def install_root_trace(trace):
-    """Called once by the eager backend: the trace at the bottom of every stack."""
+    """Called once by the eager backend: the trace at the bottom of every stack, in
+    every thread (a class attribute is the default of each thread's _Context)."""
+    _Context.trace = trace
     _context.trace = trace
     Trace.root = trace
 

@@ -20,6 +20,7 @@ Entry points used by the API and by higher-order primitive rules:
 The three jaxpr-level helpers cache their results per (jaxpr, flags)."""
 from __future__ import annotations
 
+import sys
 import weakref
 
 import numpy as np
@@ -27,7 +28,8 @@ import numpy as np
 from pyjax._src import dtypes
 from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import ShapedArray, get_aval
-from pyjax._src.core.trace import RuleFactory, Trace, Tracer, set_current_trace
+from pyjax._src.core.source_info import BackwardSource
+from pyjax._src.core.trace import RuleFactory, Trace, Tracer, set_current_trace, trace_context
 from pyjax._src.interpreters import partial_eval as pe
 
 
@@ -301,7 +303,10 @@ def linearize_flat(flat_fun, primals, has_aux=False):
 # --- transposition ----------------------------------------------------------------------
 
 def backward_pass(jaxpr, consts, args, cts_out):
-    """Transposes `jaxpr` with respect to its UndefinedPrimal args (see module docstring)."""
+    """Transposes `jaxpr` with respect to its UndefinedPrimal args (see module docstring).
+    What each equation stages or runs carries its source line: the forward equation's,
+    as a BackwardSource that also names the select_n (jnp.where) a cotangent came through
+    (jax_debug_nans reports the where-trap with it)."""
     env = {}
     linear = set()
 
@@ -315,39 +320,57 @@ def backward_pass(jaxpr, consts, args, cts_out):
             linear.add(v)
         else:
             env[v] = a
-    linear_eqns = []
-    for eqn in jaxpr.eqns:
-        if any(v in linear for v in eqn.invars):
-            linear_eqns.append(eqn)
-            linear.update(eqn.outvars)
-            continue
-        outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
-        for v, x in zip(eqn.outvars, outs if eqn.primitive.multiple_results else (outs,)):
-            env[v] = x
+    context = trace_context()
+    outer_source, here = context.source_info, sys._getframe()
+    try:
+        linear_eqns = []
+        for eqn in jaxpr.eqns:
+            if any(v in linear for v in eqn.invars):
+                linear_eqns.append(eqn)
+                linear.update(eqn.outvars)
+                continue
+            context.source_info = (eqn.source_info, here) if eqn.source_info else outer_source
+            outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
+            for v, x in zip(eqn.outvars, outs if eqn.primitive.multiple_results else (outs,)):
+                env[v] = x
 
-    ct_env = {}
+        ct_env = {}
+        masked = {}   # var -> source_info of the select_n its cotangent went through
 
-    def write_ct(v, ct):
-        if ct is None or type(ct) is Zero or v not in linear:
-            return
-        ct_env[v] = add_tangents(ct_env[v], ct) if v in ct_env else ct
+        def write_ct(v, ct):
+            if ct is None or type(ct) is Zero or v not in linear:
+                return
+            ct_env[v] = add_tangents(ct_env[v], ct) if v in ct_env else ct
 
-    for v, ct in zip(jaxpr.outvars, cts_out):
-        write_ct(v, ct)
-    for eqn in reversed(linear_eqns):
-        cts = [ct_env.pop(v, None) for v in eqn.outvars]
-        if all(ct is None for ct in cts):
-            continue
-        invals = [UndefinedPrimal(v.aval) if v in linear else read(v) for v in eqn.invars]
-        if eqn.primitive.multiple_results:
-            ct = [Zero(v.aval) if c is None else c for c, v in zip(cts, eqn.outvars)]
-        else:
-            ct = cts[0]
-        cts_in = eqn.primitive.rule("transpose")(ct, *invals, **eqn.params)
-        for v, c in zip(eqn.invars, cts_in):
-            write_ct(v, c)
+        for v, ct in zip(jaxpr.outvars, cts_out):
+            write_ct(v, ct)
+        for eqn in reversed(linear_eqns):
+            cts = [ct_env.pop(v, None) for v in eqn.outvars]
+            if all(ct is None for ct in cts):
+                continue
+            invals = [UndefinedPrimal(v.aval) if v in linear else read(v)
+                      for v in eqn.invars]
+            if eqn.primitive.multiple_results:
+                ct = [Zero(v.aval) if c is None else c for c, v in zip(cts, eqn.outvars)]
+            else:
+                ct = cts[0]
+            mask = next((masked[v] for v in eqn.outvars if v in masked), None)
+            context.source_info = ((BackwardSource(eqn.source_info, mask), here)
+                                   if eqn.source_info else outer_source)
+            cts_in = eqn.primitive.rule("transpose")(ct, *invals, **eqn.params)
+            if eqn.primitive.name == _SELECT:   # each case's cotangent is zero elsewhere
+                mask = eqn.source_info
+            for v, c in zip(eqn.invars, cts_in):
+                write_ct(v, c)
+                if mask is not None and v in linear:
+                    masked.setdefault(v, mask)
+    finally:
+        context.source_info = outer_source
     return [ct_env.get(v, Zero(v.aval)) if type(a) is UndefinedPrimal else None
             for v, a in zip(jaxpr.invars, args)]
+
+
+_SELECT = "select_n"   # (lax.select_n_p; lax imports this module)
 
 
 # --- jaxpr-level helpers for higher-order primitives ------------------------------------
