@@ -13,7 +13,7 @@ from pyjax._src.backends import numpy_backend
 from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import get_aval
 from pyjax._src.core.trace import (NO_LOWERING, NO_TRANSPOSE, Trace, Tracer, current_trace,
-                                   define_primitive, no_samples)
+                                   define_primitive, no_samples, set_current_trace)
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import ad_util
@@ -87,6 +87,23 @@ def _as_value(x):
     return x if isinstance(x, Tracer) else as_array(x)
 
 
+def _without_tangent(x):
+    """A nondiff_argnums value as JAX passes it to the rule: never differentiated, by
+    this differentiation or an enclosing one."""
+    if isinstance(x, Tracer):
+        x = ad_util.stop_gradient(x)
+        trace = current_trace()
+        return trace.primal_of(x) if type(trace) is ad.JVPTrace else x
+    return x
+
+
+def _rule_tangents(tangents, symbolic_zeros):
+    """Tangents as a rule gets them: zeros materialised, or SymbolicZero if it asked."""
+    if symbolic_zeros:
+        return [SymbolicZero(t.aval) if type(t) is ad.Zero else t for t in tangents]
+    return [ad.instantiate_zeros(t) for t in tangents]
+
+
 def _trace_call(fun, nums, nondiff, leaves, in_tree):
     """Stages fun (with its non-differentiated arguments fixed) to a closed jaxpr of the
     flat differentiable leaves. Values fun closes over that belong to enclosing traces
@@ -121,6 +138,7 @@ class _CustomRuleFunction:
     subclass binds its call primitive (`_bind`) with that jaxpr and the user's rules."""
 
     _kind = _rule = _rule_attr = ""   # e.g. "custom_jvp", "JVP", the attribute holding it
+    _inline_unknown = False   # partial evaluation of unknown values runs fun, not the rule
 
     def __init__(self, fun, nondiff_argnums=()):
         functools.update_wrapper(self, fun)
@@ -138,14 +156,43 @@ class _CustomRuleFunction:
                                  f"using def{self._rule.lower()}.")
         args = _resolve_args(self.fun, args, kwargs)
         nums, nondiff, diff = _split_nondiff(args, self.nondiff_argnums, name)
-        if current_trace() is Trace.root:
+        trace = current_trace()
+        if trace is Trace.root:
             return self.fun(*args)
         self._check_nondiff(name, args, nums)
         leaves, in_tree = tree_util.flatten(tuple(diff))
         leaves = [_as_value(x) for x in leaves]
+        # Like JAX, each kind of trace calls what it needs and nothing more: the JVP trace
+        # only the rule, partial evaluation of known values the parent's way; the others
+        # stage fun to a jaxpr that keeps the rules for a later differentiation.
+        if type(trace) is ad.JVPTrace:
+            return self._differentiate(trace, nums, nondiff, in_tree, leaves)
+        if type(trace) is pe.PartialEvalTrace:
+            if not any(trace.is_unknown(x) for x in tree_util.tree_leaves(args)):
+                with set_current_trace(trace.parent):
+                    return self(*args)
+            if self._inline_unknown:
+                return self.fun(*args)
         closed, hoisted, out_tree = _trace_call(self.fun, nums, nondiff, leaves, in_tree)
         outs = self._bind(name, nums, nondiff, in_tree, out_tree, closed, hoisted, leaves)
         return tree_util.tree_unflatten(out_tree, outs)
+
+    def _differentiate(self, trace, nums, nondiff, in_tree, leaves):
+        """The call under a JVP trace: the rule runs on the parent trace with the primals
+        (concrete where the parent is eager or partial evaluation), fun is not called
+        unless the rule calls it; with no nonzero tangent, the call goes to the parent."""
+        pairs = [trace.to_primal_tangent(x) for x in leaves]
+        primals, tangents = [p for p, _ in pairs], [t for _, t in pairs]
+        nondiff = [tree_util.tree_map(_without_tangent, a) for a in nondiff]
+        if all(type(t) is ad.Zero for t in tangents):
+            args = _merge_nondiff(nums, nondiff, tree_util.tree_unflatten(in_tree, primals))
+            with set_current_trace(trace.parent):
+                return self(*args)
+        with set_current_trace(trace.parent):
+            out_tree, outs, t_outs = self._apply_rule(nums, nondiff, in_tree, primals,
+                                                      tangents)
+        return tree_util.tree_unflatten(
+            out_tree, [trace.pack(o, t) for o, t in zip(outs, t_outs)])
 
     def _check_nondiff(self, name, args, nums):
         """Raises where the nondiff_argnums arguments hold values the rules cannot take
@@ -160,6 +207,7 @@ class custom_jvp(_CustomRuleFunction):
     rule first, as they are, and are not differentiated."""
 
     _kind, _rule, _rule_attr = "custom_jvp", "JVP", "jvp"
+    _inline_unknown = True   # JAX: unknowns only occur building linear functions
 
     def __init__(self, fun, nondiff_argnums=()):
         super().__init__(fun, nondiff_argnums)
@@ -187,6 +235,11 @@ class custom_jvp(_CustomRuleFunction):
         jvp.__name__ = f"{_name(self.fun)}_jvps"
         self.defjvp(jvp)
 
+    def _apply_rule(self, nums, nondiff, in_tree, primals, tangents):
+        rule = _JVPRule(self, nondiff, in_tree)
+        outs, t_outs = rule(primals, _rule_tangents(tangents, self.symbolic_zeros), [])
+        return rule.out_tree, outs, t_outs
+
     def _bind(self, name, nums, nondiff, in_tree, out_tree, closed, hoisted, leaves):
         rule = _JVPRule(self, nondiff, in_tree, out_tree, closed.out_avals, hoisted)
         return custom_jvp_call_p.bind(*hoisted, *leaves, name=name, call_jaxpr=closed,
@@ -202,11 +255,12 @@ def _sum_tangents(*ts):
 
 
 class _JVPRule:
-    """The user's JVP rule over flat leaves, with the checks JAX makes on its output.
+    """The user's JVP rule over flat leaves, with the checks JAX makes on its output
+    (against fun's output types where fun has been traced: out_tree, out_avals).
     Traced nondiff_argnums values are among the call's hoisted consts: the rule gets their
     primal values and their tangents are dropped (JAX's semantics: never differentiated)."""
 
-    def __init__(self, cj, nondiff, in_tree, out_tree, out_avals, hoisted=()):
+    def __init__(self, cj, nondiff, in_tree, out_tree=None, out_avals=None, hoisted=()):
         self.cj, self.in_tree = cj, in_tree
         self.out_tree, self.out_avals = out_tree, out_avals
         self.__name__ = _name(cj.jvp)
@@ -232,8 +286,11 @@ class _JVPRule:
                             "pair (list or tuple of length two) representing primal and "
                             f"tangent outputs, but got {result!r:.200}.")
         p_leaves, p_tree = tree_util.flatten(result[0])
+        p_leaves = [_as_value(p) for p in p_leaves]
         t_leaves, t_tree = tree_util.tree_flatten(
             result[1], is_leaf=lambda x: isinstance(x, SymbolicZero))
+        if self.out_tree is None:   # fun has not run: the rule's output is the reference
+            self.out_tree = p_tree
         if p_tree != self.out_tree:
             raise TypeError(f"Custom JVP rule {rname} for function {fname} must produce "
                             "primal outputs with the same container (pytree) structure as "
@@ -243,8 +300,9 @@ class _JVPRule:
                             "primal and tangent outputs with equal container (pytree) "
                             f"structures, but got {p_tree} and {t_tree} respectively.")
         t_out = []
-        for i, (p, t, expected) in enumerate(zip(p_leaves, t_leaves, self.out_avals)):
+        for i, (p, t) in enumerate(zip(p_leaves, t_leaves)):
             p_aval = get_aval(p)
+            expected = p_aval if self.out_avals is None else self.out_avals[i]
             if not p_aval.same_type(expected):
                 raise TypeError(f"Custom JVP rule {rname} for function {fname} must produce "
                                 "primal outputs with the shapes and dtypes of the function's "
@@ -254,6 +312,7 @@ class _JVPRule:
             if want.dtype == dtypes.float0 or isinstance(t, SymbolicZero):
                 t_out.append(ad.Zero(want))
                 continue
+            t = _as_value(t)
             t_aval = get_aval(t)
             if t_aval.shape != want.shape or t_aval.dtype != want.dtype:
                 raise TypeError(f"Custom JVP rule {rname} for function {fname} must produce "
@@ -278,12 +337,8 @@ def _custom_jvp_call_jvp(primals, tangents, *, name, call_jaxpr, jvp_jaxpr_fun, 
     _check_closure(name, [t for i, t in enumerate(tangents[:num_consts])
                           if i not in jvp_jaxpr_fun.nondiff_consts], "custom_jvp")
     args, arg_tangents = primals[num_consts:], tangents[num_consts:]
-    if symbolic_zeros:
-        arg_tangents = [SymbolicZero(t.aval) if type(t) is ad.Zero else t
-                        for t in arg_tangents]
-    else:
-        arg_tangents = [ad.instantiate_zeros(t) for t in arg_tangents]
-    return jvp_jaxpr_fun(list(args), arg_tangents, list(primals[:num_consts]))
+    return jvp_jaxpr_fun(list(args), _rule_tangents(arg_tangents, symbolic_zeros),
+                         list(primals[:num_consts]))
 
 
 def _custom_jvp_call_transpose(cts, *args, call_jaxpr, **params):
@@ -339,6 +394,12 @@ class custom_vjp(_CustomRuleFunction):
                     "(callables, shapes, strings); pass arrays as regular arguments and "
                     "return None as their cotangent from bwd.")
 
+    def _apply_rule(self, nums, nondiff, in_tree, primals, tangents):
+        rule = _VJPRule(self, nums, nondiff, in_tree, None, None,
+                        [get_aval(p) for p in primals])
+        outs, t_outs = _forward_with_rule(rule.fwd, rule.bwd, primals, tangents)
+        return rule.out_tree, outs, t_outs
+
     def _bind(self, name, nums, nondiff, in_tree, out_tree, closed, hoisted, leaves):
         rule = _VJPRule(self, nums, nondiff, in_tree, out_tree, closed.out_avals,
                         [get_aval(x) for x in leaves])
@@ -348,7 +409,8 @@ class custom_vjp(_CustomRuleFunction):
 
 
 class _VJPRule:
-    """The user's fwd and bwd over flat leaves, with JAX's checks on their outputs."""
+    """The user's fwd and bwd over flat leaves, with JAX's checks on their outputs
+    (against fun's output types where fun has been traced: out_tree, out_avals)."""
 
     def __init__(self, cv, nums, nondiff, in_tree, out_tree, out_avals, in_avals):
         self.cv, self.nums, self.nondiff, self.in_tree = cv, nums, nondiff, in_tree
@@ -373,6 +435,9 @@ class _VJPRule:
                             "output of the custom_vjp-decorated function) and the second "
                             f"represents residuals, but got {result!r:.200}.")
         out_leaves, out_tree = tree_util.flatten(result[0])
+        out_leaves = [_as_value(o) for o in out_leaves]
+        if self.out_tree is None:   # fun has not run: fwd's output is the reference
+            self.out_tree, self.out_avals = out_tree, [get_aval(o) for o in out_leaves]
         if out_tree != self.out_tree:
             raise TypeError(f"Custom VJP fwd rule {_name(self.cv.fwd)} for function {fname} "
                             "must produce a pair whose first element has the container "
@@ -386,17 +451,13 @@ class _VJPRule:
                                 f"{get_aval(o).str_short()} where the function gives "
                                 f"{expected.str_short()}.")
         res_leaves, self.res_tree = tree_util.flatten(result[1])
-        for r in res_leaves:
-            get_aval(r)   # residuals must be JAX values
-        return out_leaves, res_leaves
+        return out_leaves, [_as_value(r) for r in res_leaves]   # residuals: JAX values
 
     def _bwd(self, residuals, cts):
         fname, bname = _name(self.cv.fun), _name(self.cv.bwd)
-        res = tree_util.tree_unflatten(self.res_tree, residuals)
-        if self.cv.symbolic_zeros:
-            cts = [SymbolicZero(c.aval) if type(c) is ad.Zero else c for c in cts]
-        else:
-            cts = [ad.instantiate_zeros(c) for c in cts]
+        res = tree_util.tree_unflatten(self.res_tree, [_as_value(r) for r in residuals])
+        cts = [c if type(c) is ad.Zero else _as_value(c) for c in cts]
+        cts = _rule_tangents(cts, self.cv.symbolic_zeros)
         ct_out = tree_util.tree_unflatten(self.out_tree, cts)
         result = self.cv.bwd(*self.nondiff, res, ct_out)
         n_args = len(self.in_tree.children())
@@ -423,6 +484,7 @@ class _VJPRule:
             if ct is None or isinstance(ct, SymbolicZero) or want.dtype == dtypes.float0:
                 out.append(ad.Zero(want))
                 continue
+            ct = _as_value(ct)
             c_aval = get_aval(ct)
             if c_aval.shape != want.shape or c_aval.dtype != want.dtype:
                 raise ValueError(f"Custom VJP bwd rule {bname} for function {fname} must "
@@ -443,11 +505,14 @@ def _custom_vjp_call_jvp(primals, tangents, *, name, call_jaxpr, fwd, bwd, num_c
     """Runs fwd on the primals; the tangents go through custom_lin, a linear primitive
     whose transpose is bwd (and which refuses to be evaluated: no forward mode)."""
     _check_closure(name, tangents[:num_consts], "custom_vjp")
-    args, arg_tangents = primals[num_consts:], tangents[num_consts:]
+    return _forward_with_rule(fwd, bwd, primals[num_consts:], tangents[num_consts:])
+
+
+def _forward_with_rule(fwd, bwd, args, arg_tangents):
     outs, residuals = fwd(list(args), [type(t) is not ad.Zero for t in arg_tangents])
     differentiable = tuple(ad.tangent_aval(get_aval(a)).dtype != dtypes.float0 for a in args)
     lin_in = [ad.instantiate_zeros(t) for t, d in zip(arg_tangents, differentiable) if d]
-    out_avals = tuple(ad.tangent_aval(a) for a in call_jaxpr.out_avals)
+    out_avals = tuple(ad.tangent_aval(get_aval(o)) for o in outs)
     lin_out = iter(custom_lin_p.bind(*residuals, *lin_in, num_res=len(residuals), bwd=bwd,
                                      out_avals=out_avals, differentiable=differentiable))
     return outs, [ad.Zero(a) if a.dtype == dtypes.float0 else next(lin_out)
