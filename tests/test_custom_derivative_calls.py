@@ -209,3 +209,67 @@ def test_nondiff_argnums_are_not_differentiated_on_the_direct_path():
     assert float(grad(lambda c: f(c, 3.) + f(2., c))(2.)) == 2.0
     assert float(grad(lambda x: f(x, x))(2.)) == 2.0
     assert float(grad(grad(lambda c: f(c, c) * c))(2.)) == 4.0
+
+
+def counted_rules(calls):
+    @custom_jvp
+    def f(x):
+        calls.append("f")
+        return jnp.sin(x) * x
+
+    @f.defjvp
+    def f_jvp(p, t):
+        calls.append("jvp")
+        x, = p
+        tx, = t
+        return f(x), (jnp.cos(x) * x + jnp.sin(x)) * tx
+
+    @custom_vjp
+    def g(x):
+        calls.append("g")
+        return jnp.exp(x)
+
+    def g_fwd(x):
+        calls.append("g_fwd")
+        y = g(x)
+        return y, y
+
+    def g_bwd(y, ct):
+        calls.append("g_bwd")
+        return (y * ct * 2,)
+
+    g.defvjp(g_fwd, g_bwd)
+    return f, g
+
+
+# (program, JAX 0.10.2's call sequence); f and g are fresh for each program.
+_NESTED_PROGRAMS = [
+    ("jacfwd", lambda f, g, x: jax.jacfwd(f)(x), ["jvp", "f"]),
+    ("jacrev", lambda f, g, x: jax.jacrev(f)(x), ["jvp", "f"]),
+    ("hessian", lambda f, g, x: jax.hessian(lambda x: f(x).sum())(x), ["jvp", "jvp", "f"]),
+    ("linearize", lambda f, g, x: jax.linearize(f, 2.)[1](1.), ["jvp", "f"]),
+    ("checkpoint", lambda f, g, x: grad(jax.checkpoint(lambda x: f(x).sum()))(x),
+     ["f", "jvp", "f"]),
+    ("checkpoint vjp", lambda f, g, x: grad(jax.checkpoint(lambda x: g(x).sum()))(x),
+     ["g", "g_fwd", "g", "g_bwd"]),
+    ("jacrev vjp", lambda f, g, x: jax.jacrev(g)(x), ["g_fwd", "g", "g_bwd"]),
+    ("scan", lambda f, g, x: grad(
+        lambda x: jax.lax.scan(lambda c, xi: (c + f(xi), None), 0., x)[0])(x),
+     ["f", "jvp", "f"]),
+    ("cond", lambda f, g, x: grad(lambda x: jax.lax.cond(True, f, jnp.cos, x))(2.),
+     ["f", "jvp", "f"]),
+    ("fori_loop vjp", lambda f, g, x: grad(
+        lambda x: jax.lax.fori_loop(0, 2, lambda i, c: g(c), x))(0.1),
+     ["g", "g_fwd", "g", "g_bwd"]),
+    ("jit remat vjp", lambda f, g, x: jit(grad(jax.remat(lambda x: g(x).sum())))(x),
+     ["g", "g_fwd", "g", "g_bwd"]),
+]
+
+
+@pytest.mark.parametrize("name, program, expected", _NESTED_PROGRAMS,
+                         ids=[p[0] for p in _NESTED_PROGRAMS])
+def test_rules_are_called_as_in_jax_under_nested_transformations(name, program, expected):
+    calls = []
+    f, g = counted_rules(calls)
+    program(f, g, jnp.arange(1., 4.))
+    assert calls == expected

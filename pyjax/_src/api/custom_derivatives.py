@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import weakref
 from typing import NamedTuple
 
 from pyjax._src import dtypes, tree_util
@@ -337,8 +338,46 @@ def _custom_jvp_call_jvp(primals, tangents, *, name, call_jaxpr, jvp_jaxpr_fun, 
     _check_closure(name, [t for i, t in enumerate(tangents[:num_consts])
                           if i not in jvp_jaxpr_fun.nondiff_consts], "custom_jvp")
     args, arg_tangents = primals[num_consts:], tangents[num_consts:]
-    return jvp_jaxpr_fun(list(args), _rule_tangents(arg_tangents, symbolic_zeros),
-                         list(primals[:num_consts]))
+    return _staged_rule(jvp_jaxpr_fun, list(args),
+                        _rule_tangents(arg_tangents, symbolic_zeros), list(primals[:num_consts]))
+
+
+# rule -> {(input types, nonzero tangents): (jaxpr of the rule, its zero tangent outputs)}
+_staged_rules = weakref.WeakKeyDictionary()
+
+
+def _staged_rule(rule, primals, tangents, consts):
+    """The rule of a staged custom_jvp call, traced to a jaxpr once per input types and
+    symbolic-zero pattern and evaluated from it afterwards, as JAX memoizes its JVP
+    thunk: differentiating the same jaxpr again (cond and scan rules, fixpoints) does not
+    call the user's rule again."""
+    nonzero = tuple(not isinstance(t, SymbolicZero) for t in tangents)
+    ins = [*primals, *(t for t, nz in zip(tangents, nonzero) if nz), *consts]
+    avals = tuple(get_aval(x) for x in ins)
+    per_rule = _staged_rules.setdefault(rule, {})
+    traced = per_rule.get((avals, nonzero))
+    if traced is None:
+        found = {}
+
+        def flat_rule(*xs):
+            it = iter(xs[len(primals):len(xs) - len(consts)])
+            ts = [next(it) if nz else t for t, nz in zip(tangents, nonzero)]
+            outs, t_outs = rule(list(xs[:len(primals)]), ts, list(xs[len(xs) - len(consts):]))
+            found["zeros"] = [t if type(t) is ad.Zero else None for t in t_outs]
+            return list(outs) + [t for t in t_outs if type(t) is not ad.Zero]
+
+        closed, hoisted = pe.trace_to_closed_jaxpr(flat_rule, list(avals),
+                                                   pe.debug_info_of(rule))
+        traced = (closed, found["zeros"])
+        if hoisted:   # it closes over values of enclosing traces: good for this call only
+            ins = hoisted + ins
+        else:
+            per_rule[(avals, nonzero)] = traced
+    closed, zeros = traced
+    outs = jx.eval_jaxpr(closed.jaxpr, closed.consts, *ins)
+    n = len(outs) - sum(z is None for z in zeros)
+    it = iter(outs[n:])
+    return outs[:n], [next(it) if z is None else z for z in zeros]
 
 
 def _custom_jvp_call_transpose(cts, *args, call_jaxpr, **params):
