@@ -263,6 +263,17 @@ _NESTED_PROGRAMS = [
      ["g", "g_fwd", "g", "g_bwd"]),
     ("jit remat vjp", lambda f, g, x: jit(grad(jax.remat(lambda x: g(x).sum())))(x),
      ["g", "g_fwd", "g", "g_bwd"]),
+    ("vmap", lambda f, g, x: vmap(f)(x), ["f"]),
+    ("vmap vjp", lambda f, g, x: vmap(g)(x), ["g"]),
+    ("vmap, unbatched", lambda f, g, x: vmap(lambda c: f(3.), out_axes=None)(x), ["f"]),
+    ("grad of vmap", lambda f, g, x: grad(lambda x: vmap(f)(x).sum())(x), ["jvp", "f"]),
+    ("jvp of vmap", lambda f, g, x: jvp(vmap(f), (x,), (jnp.ones(3),)), ["jvp", "f"]),
+    ("vmap of grad", lambda f, g, x: vmap(grad(f))(x), ["jvp", "f"]),
+    ("grad of vmap vjp", lambda f, g, x: grad(lambda x: vmap(g)(x).sum())(x),
+     ["g_fwd", "g", "g_bwd"]),
+    ("vmap of grad vjp", lambda f, g, x: vmap(grad(g))(x), ["g_fwd", "g", "g_bwd"]),
+    ("grad of vmap of vmap", lambda f, g, x: grad(
+        lambda x: vmap(vmap(f))(x.reshape(1, 3)).sum())(x), ["jvp", "f"]),
 ]
 
 
@@ -273,3 +284,27 @@ def test_rules_are_called_as_in_jax_under_nested_transformations(name, program, 
     f, g = counted_rules(calls)
     program(f, g, jnp.arange(1., 4.))
     assert calls == expected
+
+
+def test_rules_under_vmap_inside_differentiation_see_batch_tracers():
+    seen = []
+
+    @custom_vjp
+    def v(x, y):
+        seen.append(("v", type(x).__name__))
+        return x * y
+
+    def v_fwd(x, y):
+        seen.append(("v_fwd", type(x).__name__))
+        return v(x, y), (x, y)
+
+    def v_bwd(res, g):
+        seen.append(("v_bwd", type(g).__name__))
+        x, y = res
+        return (g * y, g * x)
+
+    v.defvjp(v_fwd, v_bwd)
+    out = grad(lambda x: vmap(v)(x, jnp.ones(3)).sum())(jnp.arange(3.))
+    # JAX 0.10.2: each rule runs once, per example, on vmap's tracers
+    assert seen == [("v_fwd", "BatchTracer"), ("v", "BatchTracer"), ("v_bwd", "BatchTracer")]
+    np.testing.assert_array_equal(out, np.ones(3))

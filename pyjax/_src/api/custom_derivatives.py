@@ -168,6 +168,9 @@ class _CustomRuleFunction:
         # stage fun to a jaxpr that keeps the rules for a later differentiation.
         if type(trace) is ad.JVPTrace:
             return self._differentiate(trace, nums, nondiff, in_tree, leaves)
+        if type(trace) is batching.BatchTrace and any(
+                trace.to_batch_info(x)[1] is not batching.not_mapped for x in leaves):
+            return self._batch(trace, nums, nondiff, in_tree, leaves)
         if type(trace) is pe.PartialEvalTrace:
             if not any(trace.is_unknown(x) for x in tree_util.tree_leaves(args)):
                 with set_current_trace(trace.parent):
@@ -194,6 +197,32 @@ class _CustomRuleFunction:
                                                       tangents)
         return tree_util.tree_unflatten(
             out_tree, [trace.pack(o, t) for o, t in zip(outs, t_outs)])
+
+    def _batch(self, trace, nums, nondiff, in_tree, leaves):
+        """The call under a vmap trace, as JAX makes it: the same kind of call on the
+        parent trace, of fun and rules that run per example on this trace. So each runs
+        only when and as the parent calls it (under grad: only the rule). Every output
+        comes back batched; so calls with no batched argument are staged instead (the
+        batch rule of the staged call leaves outputs that do not depend on the batch
+        unbatched, for out_axes=None)."""
+        pairs = [trace.to_batch_info(x) for x in leaves]
+        nondiff = [tree_util.tree_map(_without_tangent, a) for a in nondiff]
+        per_example = _PerExample(trace, [d is not batching.not_mapped for _, d in pairs])
+        with set_current_trace(trace.parent):
+            vals = [v if d is batching.not_mapped else batching.moveaxis(v, d, 0)
+                    for v, d in pairs]
+            outs = self._batched(per_example, nums, nondiff, in_tree)(*vals)
+        return tree_util.tree_unflatten(per_example.out_tree,
+                                        [trace.wrap(o, 0) for o in outs])
+
+    def _batched_fun(self, per_example, nums, nondiff, in_tree):
+        def fun(*vals):
+            return per_example.to_front(per_example.run(
+                lambda xs: per_example.flatten_out(
+                    self.fun(*_merge_nondiff(nums, nondiff, tree_util.tree_unflatten(
+                        in_tree, xs)))), vals))
+        fun.__name__ = _name(self.fun)
+        return fun
 
     def _check_nondiff(self, name, args, nums):
         """Raises where the nondiff_argnums arguments hold values the rules cannot take
@@ -235,6 +264,28 @@ class custom_jvp(_CustomRuleFunction):
             return primal_out, tree_util.tree_map(_sum_tangents, *parts)
         jvp.__name__ = f"{_name(self.fun)}_jvps"
         self.defjvp(jvp)
+
+    def _batched(self, per_example, nums, nondiff, in_tree):
+        """A custom_jvp over the flat values with the batch at 0 (see _batch)."""
+        def jvp(primals, tangents):
+            def run(xs):
+                ps, ts = xs[:len(primals)], xs[len(primals):]
+                ts = [SymbolicZero(_example_aval(t.aval, b)) if isinstance(t, SymbolicZero)
+                      else x for t, x, b in zip(tangents, ts, per_example.batched)]
+                out, t_out = self.jvp(*nondiff, tree_util.tree_unflatten(in_tree, ps),
+                                      tree_util.tree_unflatten(in_tree, ts))
+                t_leaves = tree_util.tree_flatten(
+                    t_out, is_leaf=lambda x: isinstance(x, SymbolicZero))[0]
+                return per_example.flatten_out(out) + t_leaves
+            outs = per_example.run(run, [*primals, *(
+                None if isinstance(t, SymbolicZero) else t for t in tangents)],
+                per_example.batched * 2)
+            outs = per_example.to_front(outs)
+            return outs[:len(outs) // 2], outs[len(outs) // 2:]
+        jvp.__name__ = _name(self.jvp)
+        batched = custom_jvp(self._batched_fun(per_example, nums, nondiff, in_tree))
+        batched.defjvp(jvp, symbolic_zeros=self.symbolic_zeros)
+        return batched
 
     def _apply_rule(self, nums, nondiff, in_tree, primals, tangents):
         rule = _JVPRule(self, nondiff, in_tree)
@@ -433,6 +484,43 @@ class custom_vjp(_CustomRuleFunction):
                     "(callables, shapes, strings); pass arrays as regular arguments and "
                     "return None as their cotangent from bwd.")
 
+    def _batched(self, per_example, nums, nondiff, in_tree):
+        """A custom_vjp over the flat values with the batch at 0 (see _batch)."""
+        found = {}
+
+        def fwd(*args):
+            symbolic = self.symbolic_zeros
+            vals = [a.value if symbolic else a for a in args]
+
+            def run(xs):
+                if symbolic:
+                    xs = [CustomVJPPrimal(x, a.perturbed) for x, a in zip(xs, args)]
+                out, res = self.fwd(*_merge_nondiff(nums, nondiff,
+                                                    tree_util.tree_unflatten(in_tree, xs)))
+                res_leaves, found["res_tree"] = tree_util.flatten(res)
+                return per_example.flatten_out(out) + res_leaves
+            outs = per_example.to_front(per_example.run(run, vals))
+            n = per_example.out_tree.num_leaves
+            return outs[:n], outs[n:]
+
+        def bwd(residuals, cts):
+            def run(xs):
+                res, cs = xs[:len(residuals)], xs[len(residuals):]
+                cs = [SymbolicZero(_example_aval(c.aval, True)) if isinstance(c, SymbolicZero)
+                      else x for c, x in zip(cts, cs)]
+                out = self.bwd(*nondiff, tree_util.tree_unflatten(found["res_tree"], res),
+                               tree_util.tree_unflatten(per_example.out_tree, cs))
+                return _flat_cotangents(out, in_tree)
+            cts_in = per_example.run(run, [*residuals, *(
+                None if isinstance(c, SymbolicZero) else c for c in cts)],
+                [True] * (len(residuals) + len(cts)))
+            return tuple(per_example.sum_or_front(cts_in))
+
+        fwd.__name__, bwd.__name__ = _name(self.fwd), _name(self.bwd)
+        batched = custom_vjp(self._batched_fun(per_example, nums, nondiff, in_tree))
+        batched.defvjp(fwd, bwd, symbolic_zeros=self.symbolic_zeros)
+        return batched
+
     def _apply_rule(self, nums, nondiff, in_tree, primals, tangents):
         rule = _VJPRule(self, nums, nondiff, in_tree, None, None,
                         [get_aval(p) for p in primals])
@@ -545,6 +633,65 @@ def _custom_vjp_call_jvp(primals, tangents, *, name, call_jaxpr, fwd, bwd, num_c
     whose transpose is bwd (and which refuses to be evaluated: no forward mode)."""
     _check_closure(name, tangents[:num_consts], "custom_vjp")
     return _forward_with_rule(fwd, bwd, primals[num_consts:], tangents[num_consts:])
+
+
+def _flat_cotangents(result, in_tree):
+    """A bwd rule's output (one entry per argument, None for zero) as one entry per flat
+    leaf of the arguments, None where it is zero."""
+    leaves = []
+    for entry, sub in zip(result, in_tree.children()):
+        if entry is None:
+            leaves += [None] * sub.num_leaves
+        else:
+            leaves += [None if isinstance(x, SymbolicZero) else x for x in
+                       tree_util.tree_flatten(entry, is_leaf=lambda x: x is None or
+                                              isinstance(x, SymbolicZero))[0]]
+    return leaves
+
+
+class _PerExample:
+    """Runs a user's function per example on a vmap trace for the same call one level
+    down (custom rules under vmap): the trace is lent to whichever trace is current when
+    the parent calls, as JAX makes a new trace of the same axis, so values the function
+    closes over from this vmap stay its own. Records the output structure."""
+
+    def __init__(self, trace, batched):
+        self.trace, self.batched = trace, batched
+        self.out_tree = None
+
+    def flatten_out(self, out):
+        leaves, self.out_tree = tree_util.flatten(out)
+        return leaves
+
+    def run(self, fn, vals, batched=None):
+        """fn(per-example values) -> list, under this trace; returns (value, batch dim)
+        pairs on the current trace. `vals` with the batch at 0 where `batched`; None
+        entries pass as they are."""
+        trace, batched = self.trace, self.batched if batched is None else batched
+        saved, trace.parent = trace.parent, current_trace()
+        try:
+            with batching.extend_axis_env(trace.axis.name, trace.axis.size), \
+                    set_current_trace(trace):
+                outs = fn([v if v is None else trace.wrap(v, 0 if b else batching.not_mapped)
+                           for v, b in zip(vals, batched)])
+            return [(None, None) if o is None else trace.to_batch_info(o) for o in outs]
+        finally:
+            trace.parent = saved
+
+    def to_front(self, pairs):
+        size = self.trace.axis.size
+        return [SymbolicZero(v.aval.update(shape=(size, *v.aval.shape)))
+                if isinstance(v, SymbolicZero) else batching.bdim_at_front(v, d, size)
+                for v, d in pairs]
+
+    def sum_or_front(self, pairs):
+        """Cotangents of the call's inputs: at 0 for batched ones, summed over the batch
+        for the others (each example contributed); None stays (zero)."""
+        size = self.trace.axis.size
+        return [None if v is None else
+                batching.bdim_at_front(v, d, size) if b else
+                v if d is batching.not_mapped else reductions.reduce_sum(v, (d,))
+                for (v, d), b in zip(pairs, self.batched)]
 
 
 def _forward_with_rule(fwd, bwd, args, arg_tangents):
