@@ -510,7 +510,8 @@ class custom_vjp(_CustomRuleFunction):
                       else x for c, x in zip(cts, cs)]
                 out = self.bwd(*nondiff, tree_util.tree_unflatten(found["res_tree"], res),
                                tree_util.tree_unflatten(per_example.out_tree, cs))
-                return _flat_cotangents(out, in_tree)
+                return [None if isinstance(c, SymbolicZero) else c for c in
+                        _flat_cotangents(out, in_tree, _name(self.bwd), _name(self.fun))]
             cts_in = per_example.run(run, [*residuals, *(
                 None if isinstance(c, SymbolicZero) else c for c in cts)],
                 [True] * (len(residuals) + len(cts)))
@@ -586,25 +587,8 @@ class _VJPRule:
         cts = [c if type(c) is ad.Zero else _as_value(c) for c in cts]
         cts = _rule_tangents(cts, self.cv.symbolic_zeros)
         ct_out = tree_util.tree_unflatten(self.out_tree, cts)
-        result = self.cv.bwd(*self.nondiff, res, ct_out)
-        n_args = len(self.in_tree.children())
-        if not isinstance(result, (tuple, list)) or len(result) != n_args:
-            raise TypeError(f"Custom VJP bwd rule {bname} for function {fname} must produce "
-                            "a tuple with one entry per differentiable argument of the "
-                            f"function ({n_args}), but got {result!r:.200}.")
-        leaves = []
-        for i, (entry, sub) in enumerate(zip(result, self.in_tree.children())):
-            if entry is None:
-                leaves += [None] * sub.num_leaves
-                continue
-            e_leaves, e_tree = tree_util.tree_flatten(
-                entry, is_leaf=lambda x: x is None or isinstance(x, SymbolicZero))
-            if e_tree != sub:
-                raise TypeError(f"Custom VJP bwd rule {bname} for function {fname} must "
-                                "produce an output with the same container (pytree) "
-                                "structure as the args tuple of the primal function, but at "
-                                f"output[{i}] got {e_tree} for primal input structure {sub}.")
-            leaves += e_leaves
+        leaves = _flat_cotangents(self.cv.bwd(*self.nondiff, res, ct_out), self.in_tree,
+                                  bname, fname)
         out = []
         for i, (ct, aval) in enumerate(zip(leaves, self.in_avals)):
             want = ad.tangent_aval(aval)
@@ -635,17 +619,28 @@ def _custom_vjp_call_jvp(primals, tangents, *, name, call_jaxpr, fwd, bwd, num_c
     return _forward_with_rule(fwd, bwd, primals[num_consts:], tangents[num_consts:])
 
 
-def _flat_cotangents(result, in_tree):
-    """A bwd rule's output (one entry per argument, None for zero) as one entry per flat
-    leaf of the arguments, None where it is zero."""
+def _flat_cotangents(result, in_tree, bname, fname):
+    """A bwd rule's output (one entry per argument, None for zero), checked against the
+    arguments' structure as JAX checks it, as one entry per flat leaf of the arguments:
+    a cotangent, None or a SymbolicZero."""
+    n_args = len(in_tree.children())
+    if not isinstance(result, (tuple, list)) or len(result) != n_args:
+        raise TypeError(f"Custom VJP bwd rule {bname} for function {fname} must produce "
+                        "a tuple with one entry per differentiable argument of the "
+                        f"function ({n_args}), but got {result!r:.200}.")
     leaves = []
-    for entry, sub in zip(result, in_tree.children()):
+    for i, (entry, sub) in enumerate(zip(result, in_tree.children())):
         if entry is None:
             leaves += [None] * sub.num_leaves
-        else:
-            leaves += [None if isinstance(x, SymbolicZero) else x for x in
-                       tree_util.tree_flatten(entry, is_leaf=lambda x: x is None or
-                                              isinstance(x, SymbolicZero))[0]]
+            continue
+        e_leaves, e_tree = tree_util.tree_flatten(
+            entry, is_leaf=lambda x: x is None or isinstance(x, SymbolicZero))
+        if e_tree != sub:
+            raise TypeError(f"Custom VJP bwd rule {bname} for function {fname} must "
+                            "produce an output with the same container (pytree) "
+                            "structure as the args tuple of the primal function, but at "
+                            f"output[{i}] got {e_tree} for primal input structure {sub}.")
+        leaves += e_leaves
     return leaves
 
 
