@@ -218,3 +218,57 @@ def test_integers_become_float32_or_float64_by_width_under_x64():
         ]
         assert [str(result.dtype) for result, _ in cases] == [want for _, want in cases]
         assert jnp.sin(3).dtype == np.float64 and jnp.sin(3).weak_type
+
+
+# Recorded from JAX 0.10.2 with x64 off: the only pairs where jnp.promote_types differs
+# from x64 on. JAX's x32 lattice joins uint32 and the signed types at int32, so no
+# promotion of 32-bit inputs forms a 64-bit type.
+@pytest.mark.parametrize("a, b, x32, x64", [
+    ("uint32", "int8", "int32", "int64"), ("uint32", "int16", "int32", "int64"),
+    ("uint32", "int32", "int32", "int64"), ("int8", "uint32", "int32", "int64"),
+    ("uint32", "int64", "int64", "int64"), ("uint32", "uint64", "uint64", "uint64"),
+    ("uint64", "int8", "float64", "float64"), ("uint32", float, "float64", "float64"),
+])
+def test_promote_types_is_canonical_with_x64_off(a, b, x32, x64):
+    assert jnp.promote_types(a, b) == np.dtype(x32)
+    with pyjax.enable_x64(True):
+        assert jnp.promote_types(a, b) == np.dtype(x64)
+
+
+_UNRELATED = [{"a": 1}, "a,b", None, 1, 1.0, object(), [1], (1,), float, int, "i4,i4",
+              "foo", "", b"f4", np.dtype([("a", "f4")])]
+
+
+@pytest.mark.parametrize("name", ["float32", "float64", "int32", "int64", "uint8",
+                                  "bool_", "bfloat16", "complex64"])
+def test_scalar_type_comparisons_never_raise(name):
+    """JAX's answers (0.10.2): a jnp scalar type equals itself, its NumPy scalar type and
+    its np.dtype, and nothing else: not its name as a string, not a Python type, never an
+    unrelated object (the array API test suite compares dtypes with anything)."""
+    t = getattr(jnp, name)
+    same = [t, np.dtype(t.dtype), t.dtype.type, jnp.dtype(t)]
+    for other in same:
+        assert t == other and other == t and not t != other and not other != t
+    for other in _UNRELATED + [name, str(t.dtype), t.dtype.str]:
+        assert (t == other) is False and (other == t) is False
+        assert (t != other) is True and (other != t) is True
+    for other_name in ["float16", "int8", "uint32", "complex128"]:
+        other = getattr(jnp, other_name)
+        assert t != other and t != np.dtype(other_name) and t != getattr(np, other_name)
+    assert hash(t) == hash(t.dtype.type) and {t: 1}.get(t.dtype.type) == 1
+
+
+def test_scalar_type_reported_by_array_api_fixture_style():
+    # The array API suite's reporting fixture does `dtype == x` over arbitrary values.
+    assert (jnp.float32 == {"a": 1}) is False
+    assert (jnp.float32 == "a,b") is False
+    assert (None == jnp.float64) is False   # noqa: E711
+    assert jnp.issubdtype(jnp.float32, jnp.floating)
+    assert np.dtype("float32") == jnp.float32 and "float32" != jnp.float32
+
+
+def test_scalar_type_compared_with_an_ndarray_does_not_raise():
+    # JAX raises TypeError from NumPy here; pyjax leaves it to the ndarray (elementwise
+    # False, what JAX gives for `ndarray == jnp.float32`), as comparisons never raise.
+    assert (jnp.float32 == np.ones(3)).tolist() == [False, False, False]
+    assert (jnp.float32 != np.ones(3)).tolist() == [True, True, True]

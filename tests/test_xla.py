@@ -440,6 +440,94 @@ def test_placement_on_four_cpu_devices():
         "[10.0, 12.0, 14.0, 16.0] [0, 1, 2, 3]"]
 
 
+_STICKY_PLACEMENT = """
+    import numpy as np
+    import pyjax as jax, pyjax.numpy as jnp
+    d = jax.devices()
+    def info(name, x):
+        print(name, x.devices(), x.committed)
+    with jax.default_device(d[1]):
+        x = jnp.ones(3)
+        info("x in block", x)
+        info("scalar in block", jnp.float32(2.0))
+        a = jnp.arange(3)
+        xx = x + 1
+        info("x+1 in block", xx)
+        q = jax.device_put(jnp.zeros(2))
+        n = jnp.asarray(np.ones(2))
+        r = jax.random.normal(jax.random.PRNGKey(0), (2,))
+    info("x after", x)
+    info("x+1 made in block, after", xx)
+    info("arange after", a)
+    info("device_put in block, after", q)
+    info("asarray np after", n)
+    info("random after", r)
+    y = jnp.ones(3)
+    info("y default", y)
+    info("x + 1 after block", x + 1)
+    info("x + y after block", x + y)
+    info("y + x after block", y + x)
+    info("jit(x+y)", jax.jit(lambda a, b: a + b)(x, y))
+    info("x[0]", x[0])
+    with jax.default_device(d[2]):
+        info("x+1 in block d2", x + 1)
+        info("jit(x) in block d2", jax.jit(lambda a: a * 2)(x))
+    z = jax.device_put(jnp.ones(3), d[3])
+    info("x + z", x + z)
+"""
+
+
+def test_arrays_keep_the_device_they_were_made_on():
+    """An uncommitted array made inside `default_device(d)` stays on d after the block;
+    computations on uncommitted arrays still run on the default device of the moment and
+    a committed argument still decides. Output of the same program on JAX 0.10.2."""
+    out = run_python(_STICKY_PLACEMENT, XLA_FLAGS="--xla_force_host_platform_device_count=4")
+    assert out.splitlines() == [
+        "x in block {CpuDevice(id=1)} False",
+        "scalar in block {CpuDevice(id=1)} False",
+        "x+1 in block {CpuDevice(id=1)} False",
+        "x after {CpuDevice(id=1)} False",
+        "x+1 made in block, after {CpuDevice(id=1)} False",
+        "arange after {CpuDevice(id=1)} False",
+        "device_put in block, after {CpuDevice(id=1)} False",
+        "asarray np after {CpuDevice(id=1)} False",
+        "random after {CpuDevice(id=1)} False",
+        "y default {CpuDevice(id=0)} False",
+        "x + 1 after block {CpuDevice(id=0)} False",
+        "x + y after block {CpuDevice(id=0)} False",
+        "y + x after block {CpuDevice(id=0)} False",
+        "jit(x+y) {CpuDevice(id=0)} False",
+        "x[0] {CpuDevice(id=0)} False",
+        "x+1 in block d2 {CpuDevice(id=2)} False",
+        "jit(x) in block d2 {CpuDevice(id=2)} False",
+        "x + z {CpuDevice(id=3)} True",
+    ]
+
+
+def test_arrays_made_in_a_thread_block_stay_on_its_device():
+    """The block is per thread: an array made by another thread meanwhile stays on the
+    default device."""
+    out = run_python("""
+        import threading
+        import numpy as np
+        import pyjax as jax, pyjax.numpy as jnp
+        from pyjax._src.array import make_array
+        d = jax.devices()
+        entered, made = threading.Event(), {}
+        def other():
+            entered.wait(60)
+            made["y"] = make_array(np.ones(2))
+        t = threading.Thread(target=other)
+        t.start()
+        with jax.default_device(d[1]):
+            entered.set()
+            t.join(60)
+            x = jnp.ones(2)
+        print(x.device.id, made["y"].device.id, make_array(np.ones(2)).device.id)
+    """, XLA_FLAGS="--xla_force_host_platform_device_count=2")
+    assert out.split() == ["1", "0", "0"]
+
+
 def test_eager_ops_on_device_arrays_run_cached_one_primitive_executables(monkeypatch):
     from pyjax._src.backends import dispatch
     monkeypatch.setattr(dispatch, "runs_on_host", lambda device: False)   # as on a GPU

@@ -10,6 +10,10 @@ from pyjax._src.core.avals import ShapedArray
 from pyjax._src.backends import devices as devices_mod
 
 
+_default_device_state = devices_mod.default_device_state
+_default_device_blocks = devices_mod.default_device_blocks
+
+
 class Array:
     """A JAX array: immutable, typed by its aval, placed on a device."""
 
@@ -22,7 +26,10 @@ class Array:
         self._npy = value
         self.aval = aval if aval is not None else ShapedArray(value.shape, value.dtype,
                                                               weak_type)
-        self._device = device        # where _buffer lives; None: the default device
+        if device is None and _default_device_blocks.open:
+            # Made inside `default_device(d)`: it stays on d after the block, as in JAX.
+            device = _default_device_state.override
+        self._device = device        # where it (and _buffer) lives; None: the default device
         self.committed = committed
         self._buffer = buffer
         self._deleted = False        # or why it was deleted: "donated" / "deleted"

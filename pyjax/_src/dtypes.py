@@ -205,6 +205,9 @@ def _upper_bounds(edges):
 
 
 _UPPER_BOUNDS = _upper_bounds(_LATTICE_EDGES)
+# With x64 off no promotion forms a 64-bit type from narrower inputs: uint32 meets the
+# signed types at int32 (JAX's lattice; the result is already canonical).
+_X32_UPPER_BOUNDS = _upper_bounds({**_LATTICE_EDGES, uint32: [uint64, int32]})
 # jax_numpy_dtype_promotion='strict': only weak (Python scalar) types promote, each to the
 # types of its kind and up; two different strong dtypes never meet.
 _STRICT_EDGES = {
@@ -229,12 +232,14 @@ def _lattice_node(dtype, weak):
 
 
 def _join(nodes):
-    return _join_in(nodes, config.numpy_dtype_promotion.value == "strict")
+    return _join_in(nodes, config.numpy_dtype_promotion.value == "strict",
+                    config.enable_x64.value)
 
 
 @functools.lru_cache(maxsize=4096)
-def _join_in(nodes, strict):
-    bounds = _STRICT_UPPER_BOUNDS if strict else _UPPER_BOUNDS
+def _join_in(nodes, strict, x64):
+    bounds = (_STRICT_UPPER_BOUNDS if strict else _UPPER_BOUNDS if x64
+              else _X32_UPPER_BOUNDS)
     common = functools.reduce(frozenset.intersection, (bounds[n] for n in nodes))
     for cand in common:  # the least bound is the one every other common bound is above
         if all(other in bounds[cand] for other in common):

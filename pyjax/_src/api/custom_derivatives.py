@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import weakref
 from typing import NamedTuple
 
 from pyjax._src import dtypes, tree_util
@@ -13,7 +14,7 @@ from pyjax._src.backends import numpy_backend
 from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import get_aval
 from pyjax._src.core.trace import (NO_LOWERING, NO_TRANSPOSE, Trace, Tracer, current_trace,
-                                   define_primitive, no_samples)
+                                   define_primitive, no_samples, set_current_trace)
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import ad_util
@@ -87,6 +88,23 @@ def _as_value(x):
     return x if isinstance(x, Tracer) else as_array(x)
 
 
+def _without_tangent(x):
+    """A nondiff_argnums value as JAX passes it to the rule: never differentiated, by
+    this differentiation or an enclosing one."""
+    if isinstance(x, Tracer):
+        x = ad_util.stop_gradient(x)
+        trace = current_trace()
+        return trace.primal_of(x) if type(trace) is ad.JVPTrace else x
+    return x
+
+
+def _rule_tangents(tangents, symbolic_zeros):
+    """Tangents as a rule gets them: zeros materialised, or SymbolicZero if it asked."""
+    if symbolic_zeros:
+        return [SymbolicZero(t.aval) if type(t) is ad.Zero else t for t in tangents]
+    return [ad.instantiate_zeros(t) for t in tangents]
+
+
 def _trace_call(fun, nums, nondiff, leaves, in_tree):
     """Stages fun (with its non-differentiated arguments fixed) to a closed jaxpr of the
     flat differentiable leaves. Values fun closes over that belong to enclosing traces
@@ -121,6 +139,7 @@ class _CustomRuleFunction:
     subclass binds its call primitive (`_bind`) with that jaxpr and the user's rules."""
 
     _kind = _rule = _rule_attr = ""   # e.g. "custom_jvp", "JVP", the attribute holding it
+    _inline_unknown = False   # partial evaluation of unknown values runs fun, not the rule
 
     def __init__(self, fun, nondiff_argnums=()):
         functools.update_wrapper(self, fun)
@@ -138,14 +157,72 @@ class _CustomRuleFunction:
                                  f"using def{self._rule.lower()}.")
         args = _resolve_args(self.fun, args, kwargs)
         nums, nondiff, diff = _split_nondiff(args, self.nondiff_argnums, name)
-        if current_trace() is Trace.root:
+        trace = current_trace()
+        if trace is Trace.root:
             return self.fun(*args)
         self._check_nondiff(name, args, nums)
         leaves, in_tree = tree_util.flatten(tuple(diff))
         leaves = [_as_value(x) for x in leaves]
+        # Like JAX, each kind of trace calls what it needs and nothing more: the JVP trace
+        # only the rule, partial evaluation of known values the parent's way; the others
+        # stage fun to a jaxpr that keeps the rules for a later differentiation.
+        if type(trace) is ad.JVPTrace:
+            return self._differentiate(trace, nums, nondiff, in_tree, leaves)
+        if type(trace) is batching.BatchTrace and any(
+                trace.to_batch_info(x)[1] is not batching.not_mapped for x in leaves):
+            return self._batch(trace, nums, nondiff, in_tree, leaves)
+        if type(trace) is pe.PartialEvalTrace:
+            if not any(trace.is_unknown(x) for x in tree_util.tree_leaves(args)):
+                with set_current_trace(trace.parent):
+                    return self(*args)
+            if self._inline_unknown:
+                return self.fun(*args)
         closed, hoisted, out_tree = _trace_call(self.fun, nums, nondiff, leaves, in_tree)
         outs = self._bind(name, nums, nondiff, in_tree, out_tree, closed, hoisted, leaves)
         return tree_util.tree_unflatten(out_tree, outs)
+
+    def _differentiate(self, trace, nums, nondiff, in_tree, leaves):
+        """The call under a JVP trace: the rule runs on the parent trace with the primals
+        (concrete where the parent is eager or partial evaluation), fun is not called
+        unless the rule calls it; with no nonzero tangent, the call goes to the parent."""
+        pairs = [trace.to_primal_tangent(x) for x in leaves]
+        primals, tangents = [p for p, _ in pairs], [t for _, t in pairs]
+        nondiff = [tree_util.tree_map(_without_tangent, a) for a in nondiff]
+        if all(type(t) is ad.Zero for t in tangents):
+            args = _merge_nondiff(nums, nondiff, tree_util.tree_unflatten(in_tree, primals))
+            with set_current_trace(trace.parent):
+                return self(*args)
+        with set_current_trace(trace.parent):
+            out_tree, outs, t_outs = self._apply_rule(nums, nondiff, in_tree, primals,
+                                                      tangents)
+        return tree_util.tree_unflatten(
+            out_tree, [trace.pack(o, t) for o, t in zip(outs, t_outs)])
+
+    def _batch(self, trace, nums, nondiff, in_tree, leaves):
+        """The call under a vmap trace, as JAX makes it: the same kind of call on the
+        parent trace, of fun and rules that run per example on this trace. So each runs
+        only when and as the parent calls it (under grad: only the rule). Every output
+        comes back batched; so calls with no batched argument are staged instead (the
+        batch rule of the staged call leaves outputs that do not depend on the batch
+        unbatched, for out_axes=None)."""
+        pairs = [trace.to_batch_info(x) for x in leaves]
+        nondiff = [tree_util.tree_map(_without_tangent, a) for a in nondiff]
+        per_example = _PerExample(trace, [d is not batching.not_mapped for _, d in pairs])
+        with set_current_trace(trace.parent):
+            vals = [v if d is batching.not_mapped else batching.moveaxis(v, d, 0)
+                    for v, d in pairs]
+            outs = self._batched(per_example, nums, nondiff, in_tree)(*vals)
+        return tree_util.tree_unflatten(per_example.out_tree,
+                                        [trace.wrap(o, 0) for o in outs])
+
+    def _batched_fun(self, per_example, nums, nondiff, in_tree):
+        def fun(*vals):
+            return per_example.to_front(per_example.run(
+                lambda xs: per_example.flatten_out(
+                    self.fun(*_merge_nondiff(nums, nondiff, tree_util.tree_unflatten(
+                        in_tree, xs)))), vals))
+        fun.__name__ = _name(self.fun)
+        return fun
 
     def _check_nondiff(self, name, args, nums):
         """Raises where the nondiff_argnums arguments hold values the rules cannot take
@@ -160,6 +237,7 @@ class custom_jvp(_CustomRuleFunction):
     rule first, as they are, and are not differentiated."""
 
     _kind, _rule, _rule_attr = "custom_jvp", "JVP", "jvp"
+    _inline_unknown = True   # JAX: unknowns only occur building linear functions
 
     def __init__(self, fun, nondiff_argnums=()):
         super().__init__(fun, nondiff_argnums)
@@ -187,6 +265,33 @@ class custom_jvp(_CustomRuleFunction):
         jvp.__name__ = f"{_name(self.fun)}_jvps"
         self.defjvp(jvp)
 
+    def _batched(self, per_example, nums, nondiff, in_tree):
+        """A custom_jvp over the flat values with the batch at 0 (see _batch)."""
+        def jvp(primals, tangents):
+            def run(xs):
+                ps, ts = xs[:len(primals)], xs[len(primals):]
+                ts = [SymbolicZero(_example_aval(t.aval, b)) if isinstance(t, SymbolicZero)
+                      else x for t, x, b in zip(tangents, ts, per_example.batched)]
+                out, t_out = self.jvp(*nondiff, tree_util.tree_unflatten(in_tree, ps),
+                                      tree_util.tree_unflatten(in_tree, ts))
+                t_leaves = tree_util.tree_flatten(
+                    t_out, is_leaf=lambda x: isinstance(x, SymbolicZero))[0]
+                return per_example.flatten_out(out) + t_leaves
+            outs = per_example.run(run, [*primals, *(
+                None if isinstance(t, SymbolicZero) else t for t in tangents)],
+                per_example.batched * 2)
+            outs = per_example.to_front(outs)
+            return outs[:len(outs) // 2], outs[len(outs) // 2:]
+        jvp.__name__ = _name(self.jvp)
+        batched = custom_jvp(self._batched_fun(per_example, nums, nondiff, in_tree))
+        batched.defjvp(jvp, symbolic_zeros=self.symbolic_zeros)
+        return batched
+
+    def _apply_rule(self, nums, nondiff, in_tree, primals, tangents):
+        rule = _JVPRule(self, nondiff, in_tree)
+        outs, t_outs = rule(primals, _rule_tangents(tangents, self.symbolic_zeros), [])
+        return rule.out_tree, outs, t_outs
+
     def _bind(self, name, nums, nondiff, in_tree, out_tree, closed, hoisted, leaves):
         rule = _JVPRule(self, nondiff, in_tree, out_tree, closed.out_avals, hoisted)
         return custom_jvp_call_p.bind(*hoisted, *leaves, name=name, call_jaxpr=closed,
@@ -202,11 +307,12 @@ def _sum_tangents(*ts):
 
 
 class _JVPRule:
-    """The user's JVP rule over flat leaves, with the checks JAX makes on its output.
+    """The user's JVP rule over flat leaves, with the checks JAX makes on its output
+    (against fun's output types where fun has been traced: out_tree, out_avals).
     Traced nondiff_argnums values are among the call's hoisted consts: the rule gets their
     primal values and their tangents are dropped (JAX's semantics: never differentiated)."""
 
-    def __init__(self, cj, nondiff, in_tree, out_tree, out_avals, hoisted=()):
+    def __init__(self, cj, nondiff, in_tree, out_tree=None, out_avals=None, hoisted=()):
         self.cj, self.in_tree = cj, in_tree
         self.out_tree, self.out_avals = out_tree, out_avals
         self.__name__ = _name(cj.jvp)
@@ -232,8 +338,11 @@ class _JVPRule:
                             "pair (list or tuple of length two) representing primal and "
                             f"tangent outputs, but got {result!r:.200}.")
         p_leaves, p_tree = tree_util.flatten(result[0])
+        p_leaves = [_as_value(p) for p in p_leaves]
         t_leaves, t_tree = tree_util.tree_flatten(
             result[1], is_leaf=lambda x: isinstance(x, SymbolicZero))
+        if self.out_tree is None:   # fun has not run: the rule's output is the reference
+            self.out_tree = p_tree
         if p_tree != self.out_tree:
             raise TypeError(f"Custom JVP rule {rname} for function {fname} must produce "
                             "primal outputs with the same container (pytree) structure as "
@@ -243,8 +352,9 @@ class _JVPRule:
                             "primal and tangent outputs with equal container (pytree) "
                             f"structures, but got {p_tree} and {t_tree} respectively.")
         t_out = []
-        for i, (p, t, expected) in enumerate(zip(p_leaves, t_leaves, self.out_avals)):
+        for i, (p, t) in enumerate(zip(p_leaves, t_leaves)):
             p_aval = get_aval(p)
+            expected = p_aval if self.out_avals is None else self.out_avals[i]
             if not p_aval.same_type(expected):
                 raise TypeError(f"Custom JVP rule {rname} for function {fname} must produce "
                                 "primal outputs with the shapes and dtypes of the function's "
@@ -254,6 +364,7 @@ class _JVPRule:
             if want.dtype == dtypes.float0 or isinstance(t, SymbolicZero):
                 t_out.append(ad.Zero(want))
                 continue
+            t = _as_value(t)
             t_aval = get_aval(t)
             if t_aval.shape != want.shape or t_aval.dtype != want.dtype:
                 raise TypeError(f"Custom JVP rule {rname} for function {fname} must produce "
@@ -278,12 +389,46 @@ def _custom_jvp_call_jvp(primals, tangents, *, name, call_jaxpr, jvp_jaxpr_fun, 
     _check_closure(name, [t for i, t in enumerate(tangents[:num_consts])
                           if i not in jvp_jaxpr_fun.nondiff_consts], "custom_jvp")
     args, arg_tangents = primals[num_consts:], tangents[num_consts:]
-    if symbolic_zeros:
-        arg_tangents = [SymbolicZero(t.aval) if type(t) is ad.Zero else t
-                        for t in arg_tangents]
-    else:
-        arg_tangents = [ad.instantiate_zeros(t) for t in arg_tangents]
-    return jvp_jaxpr_fun(list(args), arg_tangents, list(primals[:num_consts]))
+    return _staged_rule(jvp_jaxpr_fun, list(args),
+                        _rule_tangents(arg_tangents, symbolic_zeros), list(primals[:num_consts]))
+
+
+# rule -> {(input types, nonzero tangents): (jaxpr of the rule, its zero tangent outputs)}
+_staged_rules = weakref.WeakKeyDictionary()
+
+
+def _staged_rule(rule, primals, tangents, consts):
+    """The rule of a staged custom_jvp call, traced to a jaxpr once per input types and
+    symbolic-zero pattern and evaluated from it afterwards, as JAX memoizes its JVP
+    thunk: differentiating the same jaxpr again (cond and scan rules, fixpoints) does not
+    call the user's rule again."""
+    nonzero = tuple(not isinstance(t, SymbolicZero) for t in tangents)
+    ins = [*primals, *(t for t, nz in zip(tangents, nonzero) if nz), *consts]
+    avals = tuple(get_aval(x) for x in ins)
+    per_rule = _staged_rules.setdefault(rule, {})
+    traced = per_rule.get((avals, nonzero))
+    if traced is None:
+        found = {}
+
+        def flat_rule(*xs):
+            it = iter(xs[len(primals):len(xs) - len(consts)])
+            ts = [next(it) if nz else t for t, nz in zip(tangents, nonzero)]
+            outs, t_outs = rule(list(xs[:len(primals)]), ts, list(xs[len(xs) - len(consts):]))
+            found["zeros"] = [t if type(t) is ad.Zero else None for t in t_outs]
+            return list(outs) + [t for t in t_outs if type(t) is not ad.Zero]
+
+        closed, hoisted = pe.trace_to_closed_jaxpr(flat_rule, list(avals),
+                                                   pe.debug_info_of(rule))
+        traced = (closed, found["zeros"])
+        if hoisted:   # it closes over values of enclosing traces: good for this call only
+            ins = hoisted + ins
+        else:
+            per_rule[(avals, nonzero)] = traced
+    closed, zeros = traced
+    outs = jx.eval_jaxpr(closed.jaxpr, closed.consts, *ins)
+    n = len(outs) - sum(z is None for z in zeros)
+    it = iter(outs[n:])
+    return outs[:n], [next(it) if z is None else z for z in zeros]
 
 
 def _custom_jvp_call_transpose(cts, *args, call_jaxpr, **params):
@@ -339,6 +484,50 @@ class custom_vjp(_CustomRuleFunction):
                     "(callables, shapes, strings); pass arrays as regular arguments and "
                     "return None as their cotangent from bwd.")
 
+    def _batched(self, per_example, nums, nondiff, in_tree):
+        """A custom_vjp over the flat values with the batch at 0 (see _batch)."""
+        found = {}
+
+        def fwd(*args):
+            symbolic = self.symbolic_zeros
+            vals = [a.value if symbolic else a for a in args]
+
+            def run(xs):
+                if symbolic:
+                    xs = [CustomVJPPrimal(x, a.perturbed) for x, a in zip(xs, args)]
+                out, res = self.fwd(*_merge_nondiff(nums, nondiff,
+                                                    tree_util.tree_unflatten(in_tree, xs)))
+                res_leaves, found["res_tree"] = tree_util.flatten(res)
+                return per_example.flatten_out(out) + res_leaves
+            outs = per_example.to_front(per_example.run(run, vals))
+            n = per_example.out_tree.num_leaves
+            return outs[:n], outs[n:]
+
+        def bwd(residuals, cts):
+            def run(xs):
+                res, cs = xs[:len(residuals)], xs[len(residuals):]
+                cs = [SymbolicZero(_example_aval(c.aval, True)) if isinstance(c, SymbolicZero)
+                      else x for c, x in zip(cts, cs)]
+                out = self.bwd(*nondiff, tree_util.tree_unflatten(found["res_tree"], res),
+                               tree_util.tree_unflatten(per_example.out_tree, cs))
+                return [None if isinstance(c, SymbolicZero) else c for c in
+                        _flat_cotangents(out, in_tree, _name(self.bwd), _name(self.fun))]
+            cts_in = per_example.run(run, [*residuals, *(
+                None if isinstance(c, SymbolicZero) else c for c in cts)],
+                [True] * (len(residuals) + len(cts)))
+            return tuple(per_example.sum_or_front(cts_in))
+
+        fwd.__name__, bwd.__name__ = _name(self.fwd), _name(self.bwd)
+        batched = custom_vjp(self._batched_fun(per_example, nums, nondiff, in_tree))
+        batched.defvjp(fwd, bwd, symbolic_zeros=self.symbolic_zeros)
+        return batched
+
+    def _apply_rule(self, nums, nondiff, in_tree, primals, tangents):
+        rule = _VJPRule(self, nums, nondiff, in_tree, None, None,
+                        [get_aval(p) for p in primals])
+        outs, t_outs = _forward_with_rule(rule.fwd, rule.bwd, primals, tangents)
+        return rule.out_tree, outs, t_outs
+
     def _bind(self, name, nums, nondiff, in_tree, out_tree, closed, hoisted, leaves):
         rule = _VJPRule(self, nums, nondiff, in_tree, out_tree, closed.out_avals,
                         [get_aval(x) for x in leaves])
@@ -348,7 +537,8 @@ class custom_vjp(_CustomRuleFunction):
 
 
 class _VJPRule:
-    """The user's fwd and bwd over flat leaves, with JAX's checks on their outputs."""
+    """The user's fwd and bwd over flat leaves, with JAX's checks on their outputs
+    (against fun's output types where fun has been traced: out_tree, out_avals)."""
 
     def __init__(self, cv, nums, nondiff, in_tree, out_tree, out_avals, in_avals):
         self.cv, self.nums, self.nondiff, self.in_tree = cv, nums, nondiff, in_tree
@@ -373,6 +563,9 @@ class _VJPRule:
                             "output of the custom_vjp-decorated function) and the second "
                             f"represents residuals, but got {result!r:.200}.")
         out_leaves, out_tree = tree_util.flatten(result[0])
+        out_leaves = [_as_value(o) for o in out_leaves]
+        if self.out_tree is None:   # fun has not run: fwd's output is the reference
+            self.out_tree, self.out_avals = out_tree, [get_aval(o) for o in out_leaves]
         if out_tree != self.out_tree:
             raise TypeError(f"Custom VJP fwd rule {_name(self.cv.fwd)} for function {fname} "
                             "must produce a pair whose first element has the container "
@@ -386,43 +579,23 @@ class _VJPRule:
                                 f"{get_aval(o).str_short()} where the function gives "
                                 f"{expected.str_short()}.")
         res_leaves, self.res_tree = tree_util.flatten(result[1])
-        for r in res_leaves:
-            get_aval(r)   # residuals must be JAX values
-        return out_leaves, res_leaves
+        return out_leaves, [_as_value(r) for r in res_leaves]   # residuals: JAX values
 
     def _bwd(self, residuals, cts):
         fname, bname = _name(self.cv.fun), _name(self.cv.bwd)
-        res = tree_util.tree_unflatten(self.res_tree, residuals)
-        if self.cv.symbolic_zeros:
-            cts = [SymbolicZero(c.aval) if type(c) is ad.Zero else c for c in cts]
-        else:
-            cts = [ad.instantiate_zeros(c) for c in cts]
+        res = tree_util.tree_unflatten(self.res_tree, [_as_value(r) for r in residuals])
+        cts = [c if type(c) is ad.Zero else _as_value(c) for c in cts]
+        cts = _rule_tangents(cts, self.cv.symbolic_zeros)
         ct_out = tree_util.tree_unflatten(self.out_tree, cts)
-        result = self.cv.bwd(*self.nondiff, res, ct_out)
-        n_args = len(self.in_tree.children())
-        if not isinstance(result, (tuple, list)) or len(result) != n_args:
-            raise TypeError(f"Custom VJP bwd rule {bname} for function {fname} must produce "
-                            "a tuple with one entry per differentiable argument of the "
-                            f"function ({n_args}), but got {result!r:.200}.")
-        leaves = []
-        for i, (entry, sub) in enumerate(zip(result, self.in_tree.children())):
-            if entry is None:
-                leaves += [None] * sub.num_leaves
-                continue
-            e_leaves, e_tree = tree_util.tree_flatten(
-                entry, is_leaf=lambda x: x is None or isinstance(x, SymbolicZero))
-            if e_tree != sub:
-                raise TypeError(f"Custom VJP bwd rule {bname} for function {fname} must "
-                                "produce an output with the same container (pytree) "
-                                "structure as the args tuple of the primal function, but at "
-                                f"output[{i}] got {e_tree} for primal input structure {sub}.")
-            leaves += e_leaves
+        leaves = _flat_cotangents(self.cv.bwd(*self.nondiff, res, ct_out), self.in_tree,
+                                  bname, fname)
         out = []
         for i, (ct, aval) in enumerate(zip(leaves, self.in_avals)):
             want = ad.tangent_aval(aval)
             if ct is None or isinstance(ct, SymbolicZero) or want.dtype == dtypes.float0:
                 out.append(ad.Zero(want))
                 continue
+            ct = _as_value(ct)
             c_aval = get_aval(ct)
             if c_aval.shape != want.shape or c_aval.dtype != want.dtype:
                 raise ValueError(f"Custom VJP bwd rule {bname} for function {fname} must "
@@ -443,11 +616,84 @@ def _custom_vjp_call_jvp(primals, tangents, *, name, call_jaxpr, fwd, bwd, num_c
     """Runs fwd on the primals; the tangents go through custom_lin, a linear primitive
     whose transpose is bwd (and which refuses to be evaluated: no forward mode)."""
     _check_closure(name, tangents[:num_consts], "custom_vjp")
-    args, arg_tangents = primals[num_consts:], tangents[num_consts:]
+    return _forward_with_rule(fwd, bwd, primals[num_consts:], tangents[num_consts:])
+
+
+def _flat_cotangents(result, in_tree, bname, fname):
+    """A bwd rule's output (one entry per argument, None for zero), checked against the
+    arguments' structure as JAX checks it, as one entry per flat leaf of the arguments:
+    a cotangent, None or a SymbolicZero."""
+    n_args = len(in_tree.children())
+    if not isinstance(result, (tuple, list)) or len(result) != n_args:
+        raise TypeError(f"Custom VJP bwd rule {bname} for function {fname} must produce "
+                        "a tuple with one entry per differentiable argument of the "
+                        f"function ({n_args}), but got {result!r:.200}.")
+    leaves = []
+    for i, (entry, sub) in enumerate(zip(result, in_tree.children())):
+        if entry is None:
+            leaves += [None] * sub.num_leaves
+            continue
+        e_leaves, e_tree = tree_util.tree_flatten(
+            entry, is_leaf=lambda x: x is None or isinstance(x, SymbolicZero))
+        if e_tree != sub:
+            raise TypeError(f"Custom VJP bwd rule {bname} for function {fname} must "
+                            "produce an output with the same container (pytree) "
+                            "structure as the args tuple of the primal function, but at "
+                            f"output[{i}] got {e_tree} for primal input structure {sub}.")
+        leaves += e_leaves
+    return leaves
+
+
+class _PerExample:
+    """Runs a user's function per example on a vmap trace for the same call one level
+    down (custom rules under vmap): the trace is lent to whichever trace is current when
+    the parent calls, as JAX makes a new trace of the same axis, so values the function
+    closes over from this vmap stay its own. Records the output structure."""
+
+    def __init__(self, trace, batched):
+        self.trace, self.batched = trace, batched
+        self.out_tree = None
+
+    def flatten_out(self, out):
+        leaves, self.out_tree = tree_util.flatten(out)
+        return leaves
+
+    def run(self, fn, vals, batched=None):
+        """fn(per-example values) -> list, under this trace; returns (value, batch dim)
+        pairs on the current trace. `vals` with the batch at 0 where `batched`; None
+        entries pass as they are."""
+        trace, batched = self.trace, self.batched if batched is None else batched
+        saved, trace.parent = trace.parent, current_trace()
+        try:
+            with batching.extend_axis_env(trace.axis.name, trace.axis.size), \
+                    set_current_trace(trace):
+                outs = fn([v if v is None else trace.wrap(v, 0 if b else batching.not_mapped)
+                           for v, b in zip(vals, batched)])
+            return [(None, None) if o is None else trace.to_batch_info(o) for o in outs]
+        finally:
+            trace.parent = saved
+
+    def to_front(self, pairs):
+        size = self.trace.axis.size
+        return [SymbolicZero(v.aval.update(shape=(size, *v.aval.shape)))
+                if isinstance(v, SymbolicZero) else batching.bdim_at_front(v, d, size)
+                for v, d in pairs]
+
+    def sum_or_front(self, pairs):
+        """Cotangents of the call's inputs: at 0 for batched ones, summed over the batch
+        for the others (each example contributed); None stays (zero)."""
+        size = self.trace.axis.size
+        return [None if v is None else
+                batching.bdim_at_front(v, d, size) if b else
+                v if d is batching.not_mapped else reductions.reduce_sum(v, (d,))
+                for (v, d), b in zip(pairs, self.batched)]
+
+
+def _forward_with_rule(fwd, bwd, args, arg_tangents):
     outs, residuals = fwd(list(args), [type(t) is not ad.Zero for t in arg_tangents])
     differentiable = tuple(ad.tangent_aval(get_aval(a)).dtype != dtypes.float0 for a in args)
     lin_in = [ad.instantiate_zeros(t) for t, d in zip(arg_tangents, differentiable) if d]
-    out_avals = tuple(ad.tangent_aval(a) for a in call_jaxpr.out_avals)
+    out_avals = tuple(ad.tangent_aval(get_aval(o)) for o in outs)
     lin_out = iter(custom_lin_p.bind(*residuals, *lin_in, num_res=len(residuals), bwd=bwd,
                                      out_avals=out_avals, differentiable=differentiable))
     return outs, [ad.Zero(a) if a.dtype == dtypes.float0 else next(lin_out)

@@ -105,6 +105,23 @@ class _DefaultDevice(threading.local):
 default_device_state = _DefaultDevice()
 
 
+class _OpenBlocks:
+    """How many `default_device` blocks are open, in all threads: a new Array reads its
+    thread's override only while one is (a thread-local read would slow every Array)."""
+
+    __slots__ = ("open", "lock")
+
+    def __init__(self):
+        self.open, self.lock = 0, threading.Lock()
+
+    def add(self, n):
+        with self.lock:
+            self.open += n
+
+
+default_device_blocks = _OpenBlocks()
+
+
 def default_device():
     """Where uncommitted computations run: the innermost `default_device(...)` context,
     else the first device of the backend."""
@@ -121,10 +138,12 @@ def default_device_context(device):
         raise TypeError(f"default_device expects a Device or None, got {device!r}")
     saved = default_device_state.override
     default_device_state.override = device
+    default_device_blocks.add(1)
     try:
         yield device
     finally:
         default_device_state.override = saved
+        default_device_blocks.add(-1)
 
 
 def common_device(arrays, where="a computation"):

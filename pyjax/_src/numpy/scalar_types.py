@@ -9,11 +9,21 @@ from pyjax._src import dtypes
 
 
 class _ScalarMeta(type):
+    # As in JAX: equal to itself and to what its NumPy scalar type equals (np.float32, and
+    # np.dtype('float32') through NumPy), never to strings or unrelated objects. Never
+    # raises: what NumPy cannot compare (an ndarray) is left to the other operand.
     def __eq__(cls, other):
-        return other is cls or np.dtype(cls.dtype) == _as_dtype(other)
+        if other is cls:
+            return True
+        try:
+            equal = cls.dtype.type == other
+        except TypeError:
+            return NotImplemented
+        return equal if type(equal) is bool else NotImplemented
 
     def __ne__(cls, other):
-        return not cls == other
+        equal = _ScalarMeta.__eq__(cls, other)
+        return equal if equal is NotImplemented else not equal
 
     def __hash__(cls):
         return hash(cls.dtype.type)
@@ -27,13 +37,6 @@ class _ScalarMeta(type):
     def __call__(cls, x):
         from pyjax._src.numpy.lax_numpy import asarray
         return asarray(x, dtype=cls.dtype)
-
-
-def _as_dtype(x):
-    try:
-        return np.dtype(x)
-    except TypeError:
-        return None
 
 
 def _make(name, dtype):

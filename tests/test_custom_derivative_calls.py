@@ -1,0 +1,310 @@
+"""custom_jvp / custom_vjp call the user's functions exactly when JAX does: the programs
+of JAX's "Custom derivative rules" notebook, with the output JAX 0.10.2 prints (recorded
+from the real JAX), eagerly and under jit, vmap and nested differentiation; rules run on
+concrete primals, so Python control flow on them works; results are Arrays."""
+import numpy as np
+import pytest
+
+import pyjax as jax
+import pyjax.numpy as jnp
+from pyjax import custom_jvp, custom_vjp, grad, jit, jvp, vjp, vmap
+from pyjax.errors import TracerBoolConversionError
+
+
+def notebook_custom_jvp():
+    @custom_jvp
+    def f(x):
+        print('called f!')  # a harmless side-effect
+        return jnp.sin(x)
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        print('called f_jvp!')  # a harmless side-effect
+        x, = primals
+        t, = tangents
+        return f(x), jnp.cos(x) * t
+
+    return f
+
+
+def notebook_custom_vjp():
+    @custom_vjp
+    def f(x):
+        print("called f!")
+        return jnp.sin(x)
+
+    def f_fwd(x):
+        print("called f_fwd!")
+        return f(x), jnp.cos(x)
+
+    def f_bwd(cos_x, y_bar):
+        print("called f_bwd!")
+        return (cos_x * y_bar,)
+
+    f.defvjp(f_fwd, f_bwd)
+    return f
+
+
+def printed(capsys, thunk):
+    capsys.readouterr()
+    thunk()
+    return capsys.readouterr().out
+
+
+def test_custom_jvp_calls_only_the_rule_when_differentiating(capsys):
+    f = notebook_custom_jvp()
+    assert printed(capsys, lambda: print(f(3.))) == "called f!\n0.14112\n"
+    assert printed(capsys, lambda: vmap(f)(jnp.arange(3.))) == "called f!\n"
+    assert printed(capsys, lambda: print(jit(f)(3.))) == "called f!\n0.14112\n"
+
+    def jvp_cell():
+        y, y_dot = jvp(f, (3.,), (1.,))
+        print(y_dot)
+    assert printed(capsys, jvp_cell) == "called f_jvp!\ncalled f!\n-0.9899925\n"
+    assert printed(capsys, lambda: print(grad(f)(3.))) == \
+        "called f_jvp!\ncalled f!\n-0.9899925\n"
+    assert printed(capsys, lambda: print(grad(grad(f))(3.))) == \
+        "called f_jvp!\ncalled f_jvp!\ncalled f!\n-0.14112\n"
+    assert printed(capsys, lambda: print(vjp(f, 3.)[1](1.))) == \
+        "called f_jvp!\ncalled f!\n(Array(-0.9899925, dtype=float32, weak_type=True),)\n"
+    # Nothing is differentiated here: f runs, the rule does not.
+    assert printed(capsys, lambda: print(grad(lambda x, y: f(y) * x)(3., 2.))) == \
+        "called f!\n0.9092974\n"
+
+
+def test_custom_jvp_calls_under_jit_and_vmap(capsys):
+    f = notebook_custom_jvp()
+    grad_f = jit(grad(f))
+    assert printed(capsys, lambda: print(grad_f(3.))) == \
+        "called f_jvp!\ncalled f!\n-0.9899925\n"
+    assert printed(capsys, lambda: print(grad_f(3.))) == "-0.9899925\n"   # cached trace
+    out = []
+    assert printed(capsys, lambda: out.append(vmap(grad(f))(jnp.arange(3.)))) == \
+        "called f_jvp!\ncalled f!\n"
+    np.testing.assert_allclose(out[0], np.cos(np.arange(3.)), rtol=1e-6)
+    jitted = jit(f)
+    assert printed(capsys, lambda: print(grad(jitted)(3.))) == \
+        "called f!\ncalled f_jvp!\ncalled f!\n-0.9899925\n"
+    assert printed(capsys, lambda: print(grad(jitted)(3.))) == "-0.9899925\n"
+
+
+def test_custom_jvp_python_control_flow_on_concrete_primals(capsys):
+    @custom_jvp
+    def f(x):
+        if x > 0:
+            return jnp.sin(x)
+        else:
+            return jnp.cos(x)
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        x, = primals
+        x_dot, = tangents
+        ans = f(x)
+        if x > 0:
+            return ans, 2 * x_dot
+        else:
+            return ans, 3 * x_dot
+
+    assert printed(capsys, lambda: (print(grad(f)(1.)), print(grad(f)(-1.)))) == \
+        "2.0\n3.0\n"
+    assert printed(capsys, lambda: print(grad(grad(f))(1.))) == "0.0\n"
+    assert printed(capsys, lambda: print(vjp(f, 1.)[1](1.))) == \
+        "(Array(2., dtype=float32, weak_type=True),)\n"
+    y, y_dot = jvp(f, (1.,), (1.,))
+    assert isinstance(y, jax.Array) and y.dtype == jnp.float32 and y.weak_type
+    np.testing.assert_allclose(y, np.sin(1.), rtol=1e-6)
+    assert float(y_dot) == 2.0
+    with pytest.raises(TracerBoolConversionError):   # abstract under jit, as in JAX
+        jit(f)(1.)
+
+
+def test_custom_vjp_calls_fwd_then_bwd(capsys):
+    f = notebook_custom_vjp()
+    assert printed(capsys, lambda: print(f(3.))) == "called f!\n0.14112\n"
+    assert printed(capsys, lambda: print(grad(f)(3.))) == \
+        "called f_fwd!\ncalled f!\ncalled f_bwd!\n-0.9899925\n"
+    results = []
+
+    def vjp_cell():
+        y, f_vjp = vjp(f, 3.)
+        print(y)
+        results.append(f_vjp)
+    assert printed(capsys, vjp_cell) == "called f_fwd!\ncalled f!\n0.14112\n"
+    assert printed(capsys, lambda: print(results[0](1.))) == \
+        "called f_bwd!\n(Array(-0.9899925, dtype=float32, weak_type=True),)\n"
+
+    def jvp_cell():
+        try:
+            jvp(f, (3.,), (1.,))
+        except TypeError as e:
+            print('ERROR! {}'.format(e))
+    assert printed(capsys, jvp_cell) == (
+        "called f_fwd!\ncalled f!\n"
+        "ERROR! can't apply forward-mode autodiff (jvp) to a custom_vjp function.\n")
+    assert printed(capsys, lambda: print(grad(grad(f))(3.))) == \
+        "called f_fwd!\ncalled f_fwd!\ncalled f!\ncalled f_bwd!\n-0.14112\n"
+
+
+def test_custom_vjp_calls_under_jit_and_vmap(capsys):
+    f = notebook_custom_vjp()
+    assert printed(capsys, lambda: print(jit(f)(3.))) == "called f!\n0.14112\n"
+    assert printed(capsys, lambda: vmap(f)(jnp.arange(3.))) == "called f!\n"
+    grad_f = jit(grad(f))
+    assert printed(capsys, lambda: print(grad_f(3.))) == \
+        "called f_fwd!\ncalled f!\ncalled f_bwd!\n-0.9899925\n"
+    assert printed(capsys, lambda: print(grad_f(3.))) == "-0.9899925\n"
+    assert printed(capsys, lambda: vmap(grad(f))(jnp.arange(3.))) == \
+        "called f_fwd!\ncalled f!\ncalled f_bwd!\n"
+
+
+def test_custom_vjp_python_control_flow_and_array_results(capsys):
+    @custom_vjp
+    def f(x):
+        if x > 0:
+            return jnp.sin(x)
+        return jnp.cos(x)
+
+    def f_fwd(x):
+        return f(x), x
+
+    def f_bwd(x, g):
+        return (2 * g if x > 0 else 3 * g,)
+
+    f.defvjp(f_fwd, f_bwd)
+    assert printed(capsys, lambda: (print(grad(f)(1.)), print(grad(f)(-1.)))) == \
+        "2.0\n3.0\n"
+
+    @custom_vjp
+    def g(x, y):
+        return jnp.sin(x) * y
+
+    def g_fwd(x, y):
+        return g(x, y), (jnp.cos(x), jnp.sin(x), y)
+
+    def g_bwd(res, ct):
+        cos_x, sin_x, y = res
+        return (cos_x * ct * y, sin_x * ct)
+
+    g.defvjp(g_fwd, g_bwd)
+    out, g_vjp = vjp(g, 2., 3.)
+    cts = g_vjp(1.)
+    assert all(isinstance(c, jax.Array) for c in cts)
+    assert repr(cts) == ("(Array(-1.2484405, dtype=float32, weak_type=True), "
+                         "Array(0.9092974, dtype=float32, weak_type=True))")
+
+
+def test_nondiff_argnums_are_not_differentiated_on_the_direct_path():
+    import functools
+
+    @functools.partial(custom_jvp, nondiff_argnums=(0,))
+    def f(c, x):
+        return c * x
+
+    @f.defjvp
+    def f_jvp(c, primals, tangents):
+        return f(c, primals[0]), c * tangents[0]
+
+    # JAX: 2.0 (c is never differentiated where it is a nondiff argument)
+    assert float(grad(lambda c: f(c, 3.) + f(2., c))(2.)) == 2.0
+    assert float(grad(lambda x: f(x, x))(2.)) == 2.0
+    assert float(grad(grad(lambda c: f(c, c) * c))(2.)) == 4.0
+
+
+def counted_rules(calls):
+    @custom_jvp
+    def f(x):
+        calls.append("f")
+        return jnp.sin(x) * x
+
+    @f.defjvp
+    def f_jvp(p, t):
+        calls.append("jvp")
+        x, = p
+        tx, = t
+        return f(x), (jnp.cos(x) * x + jnp.sin(x)) * tx
+
+    @custom_vjp
+    def g(x):
+        calls.append("g")
+        return jnp.exp(x)
+
+    def g_fwd(x):
+        calls.append("g_fwd")
+        y = g(x)
+        return y, y
+
+    def g_bwd(y, ct):
+        calls.append("g_bwd")
+        return (y * ct * 2,)
+
+    g.defvjp(g_fwd, g_bwd)
+    return f, g
+
+
+# (program, JAX 0.10.2's call sequence); f and g are fresh for each program.
+_NESTED_PROGRAMS = [
+    ("jacfwd", lambda f, g, x: jax.jacfwd(f)(x), ["jvp", "f"]),
+    ("jacrev", lambda f, g, x: jax.jacrev(f)(x), ["jvp", "f"]),
+    ("hessian", lambda f, g, x: jax.hessian(lambda x: f(x).sum())(x), ["jvp", "jvp", "f"]),
+    ("linearize", lambda f, g, x: jax.linearize(f, 2.)[1](1.), ["jvp", "f"]),
+    ("checkpoint", lambda f, g, x: grad(jax.checkpoint(lambda x: f(x).sum()))(x),
+     ["f", "jvp", "f"]),
+    ("checkpoint vjp", lambda f, g, x: grad(jax.checkpoint(lambda x: g(x).sum()))(x),
+     ["g", "g_fwd", "g", "g_bwd"]),
+    ("jacrev vjp", lambda f, g, x: jax.jacrev(g)(x), ["g_fwd", "g", "g_bwd"]),
+    ("scan", lambda f, g, x: grad(
+        lambda x: jax.lax.scan(lambda c, xi: (c + f(xi), None), 0., x)[0])(x),
+     ["f", "jvp", "f"]),
+    ("cond", lambda f, g, x: grad(lambda x: jax.lax.cond(True, f, jnp.cos, x))(2.),
+     ["f", "jvp", "f"]),
+    ("fori_loop vjp", lambda f, g, x: grad(
+        lambda x: jax.lax.fori_loop(0, 2, lambda i, c: g(c), x))(0.1),
+     ["g", "g_fwd", "g", "g_bwd"]),
+    ("jit remat vjp", lambda f, g, x: jit(grad(jax.remat(lambda x: g(x).sum())))(x),
+     ["g", "g_fwd", "g", "g_bwd"]),
+    ("vmap", lambda f, g, x: vmap(f)(x), ["f"]),
+    ("vmap vjp", lambda f, g, x: vmap(g)(x), ["g"]),
+    ("vmap, unbatched", lambda f, g, x: vmap(lambda c: f(3.), out_axes=None)(x), ["f"]),
+    ("grad of vmap", lambda f, g, x: grad(lambda x: vmap(f)(x).sum())(x), ["jvp", "f"]),
+    ("jvp of vmap", lambda f, g, x: jvp(vmap(f), (x,), (jnp.ones(3),)), ["jvp", "f"]),
+    ("vmap of grad", lambda f, g, x: vmap(grad(f))(x), ["jvp", "f"]),
+    ("grad of vmap vjp", lambda f, g, x: grad(lambda x: vmap(g)(x).sum())(x),
+     ["g_fwd", "g", "g_bwd"]),
+    ("vmap of grad vjp", lambda f, g, x: vmap(grad(g))(x), ["g_fwd", "g", "g_bwd"]),
+    ("grad of vmap of vmap", lambda f, g, x: grad(
+        lambda x: vmap(vmap(f))(x.reshape(1, 3)).sum())(x), ["jvp", "f"]),
+]
+
+
+@pytest.mark.parametrize("name, program, expected", _NESTED_PROGRAMS,
+                         ids=[p[0] for p in _NESTED_PROGRAMS])
+def test_rules_are_called_as_in_jax_under_nested_transformations(name, program, expected):
+    calls = []
+    f, g = counted_rules(calls)
+    program(f, g, jnp.arange(1., 4.))
+    assert calls == expected
+
+
+def test_rules_under_vmap_inside_differentiation_see_batch_tracers():
+    seen = []
+
+    @custom_vjp
+    def v(x, y):
+        seen.append(("v", type(x).__name__))
+        return x * y
+
+    def v_fwd(x, y):
+        seen.append(("v_fwd", type(x).__name__))
+        return v(x, y), (x, y)
+
+    def v_bwd(res, g):
+        seen.append(("v_bwd", type(g).__name__))
+        x, y = res
+        return (g * y, g * x)
+
+    v.defvjp(v_fwd, v_bwd)
+    out = grad(lambda x: vmap(v)(x, jnp.ones(3)).sum())(jnp.arange(3.))
+    # JAX 0.10.2: each rule runs once, per example, on vmap's tracers
+    assert seen == [("v_fwd", "BatchTracer"), ("v", "BatchTracer"), ("v_bwd", "BatchTracer")]
+    np.testing.assert_array_equal(out, np.ones(3))
