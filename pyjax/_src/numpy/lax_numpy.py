@@ -9,6 +9,7 @@ import numpy as np
 
 from pyjax._src import dtypes, errors
 from pyjax._src.array import Array
+from pyjax._src.basearray import Array as PublicArray
 from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.trace import Trace, Tracer, current_trace
 from pyjax._src.lax import dot as ldot
@@ -17,7 +18,7 @@ from pyjax._src.lax import structural as st
 from pyjax._src.numpy.util import check_arraylike, convert, ensure_array, promote_dtypes
 from pyjax._src.util import canonicalize_axes, canonicalize_axis, canonicalize_shape
 
-ndarray = Array
+ndarray = PublicArray
 
 
 # --- creation ---------------------------------------------------------------------------
