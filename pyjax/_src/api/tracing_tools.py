@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import functools
 
-from pyjax._src import errors, tree_util
+from pyjax._src import tree_util
 from pyjax._src.api.custom_derivatives import custom_vjp
 from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import get_aval
