@@ -16,7 +16,8 @@ LEVELS = [
     (5, ("lax",)),
     (6, ("api",)),
     (7, ("numpy", "nn", "random", "scipy", "debug", "test_util", "callbacks", "ops",
-         "flatten_util", "example_libraries", "image", "ode", "checkify", "extend")),
+         "flatten_util", "example_libraries", "image", "ode", "checkify", "extend",
+         "sparse")),
     (8, ("jax_alias", "jax_compat")),
 ]
 

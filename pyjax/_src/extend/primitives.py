@@ -201,3 +201,16 @@ primitive_batchers = RuleTable("batching.primitive_batchers", "batch")
 axis_primitive_batchers = RuleTable("batching.axis_primitive_batchers", "batch", _axis_batcher)
 fancy_primitive_batchers = RuleTable("batching.fancy_primitive_batchers", "batch",
                                      _fancy_batcher)
+
+
+def absent_primitive(name: str) -> core_trace.Primitive:
+    """A primitive of JAX's that pyjax never stages (its jaxprs have no `name` equations),
+    for libraries that name it as a key of their own rule tables; binding it says so."""
+    prim = core_trace.Primitive(name, multiple_results=True)
+
+    def abstract_eval(*avals, **params):
+        raise NotImplementedError(
+            f"Primitive '{name}' is JAX's, not pyjax's: pyjax stages function calls as "
+            "'jit' equations and never creates or runs this one.")
+    prim.abstract_eval = abstract_eval
+    return prim
