@@ -17,17 +17,19 @@ class OpaqueTraceState:
     """The current trace, compared by identity and held weakly (a token: it keeps no
     trace alive and exposes nothing about it)."""
 
-    __slots__ = ("_trace_ref",)
+    __slots__ = ("_trace_ref", "_hash")
 
     def __init__(self, trace):
+        # weakref.ref returns one shared ref per trace, so tokens of an ended trace still
+        # compare equal to each other (and to no live trace's).
         self._trace_ref = weakref.ref(trace)
+        self._hash = hash(self._trace_ref)
 
     def __eq__(self, other):
-        return (isinstance(other, OpaqueTraceState)
-                and self._trace_ref() is other._trace_ref() is not None)
+        return isinstance(other, OpaqueTraceState) and self._trace_ref == other._trace_ref
 
     def __hash__(self):
-        return id(self._trace_ref())
+        return self._hash
 
 
 def get_opaque_trace_state(convention=None) -> OpaqueTraceState:
