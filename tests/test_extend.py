@@ -20,7 +20,8 @@ scale_p.def_abstract_eval(lambda x, *, c: x)
 ad.primitive_jvps[scale_p] = lambda primals, tangents, *, c: (
     scale_p.bind(primals[0], c=c), ad.instantiate_zeros(tangents[0]) * c)
 ad.primitive_transposes[scale_p] = lambda ct, x, *, c: [scale_p.bind(ct, c=c)]
-batching.primitive_batchers[scale_p] = lambda args, dims, *, c: (scale_p.bind(args[0], c=c), dims[0])
+batching.primitive_batchers[scale_p] = lambda args, dims, *, c: (
+    scale_p.bind(args[0], c=c), dims[0])
 mlir.register_lowering(scale_p, mlir.lower_fun(lambda x, *, c: x * c, multiple_results=False))
 
 # sincos(x) -> [sin x, cos x]: multiple results, a JVP rule, an axis-aware batcher.
@@ -28,16 +29,24 @@ sincos_p = Primitive("test_sincos")
 sincos_p.multiple_results = True
 sincos_p.def_impl(lambda x: [jnp.sin(x), jnp.cos(x)])
 sincos_p.def_abstract_eval(lambda x: [x, x])
+
+
 def sincos_jvp(primals, tangents):
     (x,), (t,) = primals, tangents
     s, c = sincos_p.bind(x)
     return [s, c], [c * t, -s * t]
-ad.primitive_jvps[sincos_p] = sincos_jvp
+
+
 def sincos_batch(axis_size, axis_name, trace_type, args, dims):
-    x = jnp.moveaxis(args[0], dims[0], 0) if dims[0] is not None else jnp.broadcast_to(args[0], (axis_size,) + args[0].shape)
+    (x,), (d,) = args, dims
+    x = jnp.moveaxis(x, d, 0) if d is not None else jnp.broadcast_to(x, (axis_size,) + x.shape)
     return sincos_p.bind(x), [0, 0]
+
+
+ad.primitive_jvps[sincos_p] = sincos_jvp
 batching.axis_primitive_batchers[sincos_p] = sincos_batch
-mlir.register_lowering(sincos_p, mlir.lower_fun(lambda x: [jnp.sin(x), jnp.cos(x)], multiple_results=True))
+mlir.register_lowering(sincos_p, mlir.lower_fun(lambda x: [jnp.sin(x), jnp.cos(x)],
+                                                multiple_results=True))
 
 
 def f(x):
