@@ -51,5 +51,5 @@ def test_served_names_behave():
     assert "/some/library/" in traceback_util._exclude_paths
     assert traceback_util.api_boundary(len) is len
     with pytest.raises(AttributeError, match="chex.restrict_backends is not supported"):
-        importlib.import_module("jax._src.compiler").backend_compile_and_load
+        importlib.import_module("jax._src.compiler").backend_compile_and_load()
     assert jnp.ones(2).shape == (2,)
