@@ -35,6 +35,7 @@ from pyjax._src.basearray import Array  # noqa: F401
 from pyjax._src.config import config as _config_object
 from pyjax._src.dtypes import float0  # noqa: F401
 from pyjax._src.jax_alias import alias_jax  # noqa: F401
+from pyjax._src.state.refs import Ref, freeze, new_ref  # noqa: F401
 from pyjax._src.tree_util import (  # noqa: F401
     tree_flatten, tree_leaves, tree_map, tree_structure, tree_unflatten,
 )

@@ -169,3 +169,87 @@ def einops_and_jaxtyping():
     jax.jit(lambda z: traced_check.append(isinstance(z, Float[Array, "b c d"])) or z)(x)
     return {"rearranged_shape": list(eager.shape), "rearranged_sum": float(eager[1].sum()),
             "reduced": [float(v) for v in traced], "jaxtyping": checks + traced_check}
+
+
+def flax_linen_training(steps=10):
+    """A flax.linen MLP trained with optax under jit."""
+    import flax.linen as nn
+    import jax
+    import jax.numpy as jnp
+    import optax
+
+    class MLP(nn.Module):
+        @nn.compact
+        def __call__(self, x):
+            x = nn.tanh(nn.Dense(16)(x))
+            x = nn.LayerNorm()(x)
+            return nn.Dense(1)(x)
+
+    x, y = _regression_data()
+    model = MLP()
+    params = model.init(jax.random.PRNGKey(0), x)
+    opt = optax.sgd(0.1, momentum=0.9)
+    state = opt.init(params)
+
+    @jax.jit
+    def step(params, state):
+        value, grads = jax.value_and_grad(
+            lambda p: jnp.mean((model.apply(p, x) - y) ** 2))(params)
+        updates, state = opt.update(grads, state)
+        return optax.apply_updates(params, updates), state, value
+
+    for _ in range(steps):
+        params, state, value = step(params, state)
+    return {"last_loss": float(value), "leaves": len(jax.tree_util.tree_leaves(params))}
+
+
+def flax_nnx_training(steps=10):
+    """A flax.nnx MLP trained with nnx.Optimizer under nnx.jit."""
+    import jax.numpy as jnp
+    import optax
+    from flax import nnx
+
+    class MLP(nnx.Module):
+        def __init__(self, rngs):
+            self.hidden = nnx.Linear(4, 16, rngs=rngs)
+            self.out = nnx.Linear(16, 1, rngs=rngs)
+
+        def __call__(self, x):
+            return self.out(jnp.tanh(self.hidden(x)))
+
+    x, y = _regression_data()
+    model = MLP(nnx.Rngs(0))
+    optimizer = nnx.Optimizer(model, optax.adam(1e-2), wrt=nnx.Param)
+
+    @nnx.jit
+    def step(model, optimizer):
+        value, grads = nnx.value_and_grad(lambda m: jnp.mean((m(x) - y) ** 2))(model)
+        optimizer.update(model, grads)
+        return value
+
+    for _ in range(steps):
+        value = step(model, optimizer)
+    return {"last_loss": float(value)}
+
+
+def blackjax_nuts(num_steps=100):
+    """blackjax's NUTS kernel on a 2-D Gaussian, stepped in a lax.scan under jit."""
+    import blackjax
+    import jax
+    import jax.numpy as jnp
+
+    def logdensity(x):
+        return -0.5 * jnp.sum((x - jnp.array([1.0, -2.0])) ** 2 / jnp.array([1.0, 0.25]))
+
+    nuts = blackjax.nuts(logdensity, step_size=0.3, inverse_mass_matrix=jnp.ones(2))
+    state = nuts.init(jnp.zeros(2))
+
+    @jax.jit
+    def run(state, key):
+        def one(state, key):
+            state, info = nuts.step(key, state)
+            return state, state.position
+        return jax.lax.scan(one, state, jax.random.split(key, num_steps))
+
+    _, positions = run(state, jax.random.PRNGKey(0))
+    return {"mean": [float(v) for v in positions.mean(0)]}

@@ -1,8 +1,8 @@
-"""Libraries written for JAX (optax, equinox, numpyro, chex, einops, jaxtyping), pinned in
-pyproject's `ecosystem` group and installed by ./dev with --no-deps, run unmodified on
-pyjax through pyjax.alias_jax(). Each program (tests/ecosystem_programs.py) is compared
-with what it gave on JAX 0.10.2 with the same library versions. A test skips, saying
-why, when its library is not installed."""
+"""Libraries written for JAX (optax, flax, equinox, numpyro, blackjax, chex, einops,
+jaxtyping), pinned in pyproject's `ecosystem` group and installed by ./dev with
+--no-deps, run unmodified on pyjax through pyjax.alias_jax(). Each program
+(tests/ecosystem_programs.py) is compared with what it gave on JAX 0.10.2 with the same
+library versions. A test skips, saying why, when its library is not installed."""
 import importlib.util
 
 import ecosystem_programs as programs
@@ -12,21 +12,31 @@ import pytest
 import pyjax
 
 
-def _needs(*libraries):
-    """Aliases jax to pyjax, then skips unless each library is installed. The libraries
-    import `jax.sharding` at import time, which pyjax.sharding provides."""
-    for name in libraries:
-        if importlib.util.find_spec(name) is None:
+def _needs(*modules):
+    """Aliases jax to pyjax, then skips unless each library module is installed. The
+    libraries import `jax.sharding` at import time (flax and blackjax also names that
+    belong to pyjax's sharding support: AbstractMesh, jax.shard_map ...): while pyjax
+    lacks one, the test skips naming it."""
+    for name in modules:
+        if importlib.util.find_spec(name.split(".")[0]) is None:
             pytest.skip(f"{name} is not installed (./dev installs the `ecosystem` group)")
     if importlib.util.find_spec("pyjax.sharding") is None:
         pytest.skip("these libraries import jax.sharding, which pyjax.sharding provides")
     pyjax.alias_jax()
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except (ImportError, AttributeError) as e:
+            if "shard" not in str(e) and "Mesh" not in str(e):
+                raise
+            pytest.skip(f"{name} needs a sharding name pyjax lacks: {e}")
 
 
 def _close(got, want, rtol):
     assert got.keys() == want.keys()
     for key in want:
-        if isinstance(want[key], float):
+        floats = want[key] if isinstance(want[key], list) else [want[key]]
+        if all(isinstance(v, float) for v in floats):
             np.testing.assert_allclose(got[key], want[key], rtol=rtol, err_msg=key)
         else:
             assert got[key] == want[key], key
@@ -66,3 +76,20 @@ def test_einops_and_jaxtyping_match_jax():
            {"rearranged_shape": [4, 3, 2], "rearranged_sum": 39.0,
             "reduced": [60.0, 92.0, 124.0], "jaxtyping": [True, False, False, True]},
            rtol=1e-6)
+
+
+def test_flax_linen_training_matches_jax():
+    _needs("flax.linen", "optax")
+    _close(programs.flax_linen_training(), {"last_loss": 0.36548104882240295, "leaves": 6},
+           rtol=1e-5)
+
+
+def test_flax_nnx_training_matches_jax():
+    _needs("flax.nnx", "optax")
+    _close(programs.flax_nnx_training(), {"last_loss": 0.38161465525627136}, rtol=1e-5)
+
+
+def test_blackjax_nuts_matches_jax():
+    _needs("blackjax")
+    _close(programs.blackjax_nuts(), {"mean": [0.8436570763587952, -2.0378780364990234]},
+           rtol=1e-5)

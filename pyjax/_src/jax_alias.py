@@ -39,12 +39,12 @@ class JaxModule(types.ModuleType):
         self.__dict__["_pyjax"] = pyjax_module
         self.__path__ = []     # a package: its submodules are found by JaxAliasFinder
         self.__version__ = JAX_API_VERSION
-        self.__version_info__ = tuple(int(p) for p in JAX_API_VERSION.split("."))
+        self.__version_info__ = version_module().__version_info__
         self.__file__ = pyjax_module.__file__
 
     def __getattr__(self, name):
-        if name == "_src":     # jax._src is the compatibility package, not pyjax._src
-            return importlib.import_module("jax._src")
+        if name in ("_src", "version"):   # served by the alias, not by pyjax's own modules
+            return importlib.import_module("jax." + name)
         try:
             return getattr(self.__dict__["_pyjax"], name)
         except AttributeError:
@@ -59,6 +59,14 @@ class JaxModule(types.ModuleType):
 
     def __dir__(self):
         return sorted(set(dir(self.__dict__["_pyjax"])) | set(self.__dict__))
+
+
+def version_module() -> types.ModuleType:
+    """`jax.version` under the alias: the JAX API version pyjax implements."""
+    module = types.ModuleType("jax.version", "The JAX API version pyjax implements.")
+    module.__version__ = module._version = JAX_API_VERSION
+    module.__version_info__ = tuple(int(p) for p in JAX_API_VERSION.split("."))
+    return module
 
 
 class _ExistingModuleLoader(importlib.abc.Loader):
@@ -82,6 +90,8 @@ class JaxAliasFinder(importlib.abc.MetaPathFinder):
             return None
         if fullname == "jax":
             module = JaxModule(importlib.import_module("pyjax"))
+        elif fullname == "jax.version":
+            module = version_module()
         else:
             target_name = target_module_name(fullname)
             try:

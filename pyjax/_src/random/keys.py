@@ -40,7 +40,7 @@ class PRNGSpec:
         return hash(self.name)
 
 
-class KeyTy:
+class KeyTy(dtypes.ExtendedDType):
     """The dtype of typed key arrays, printed key<fry>."""
 
     name = f"key<{IMPL_TAG}>"
