@@ -119,3 +119,60 @@ def test_linear_util_flattens_a_wrapped_function():
     flat, out_tree = flatten_fun_nokwargs(lu.wrap_init(lambda d, y: (d["a"] * y, y)), tree)
     assert flat.call_wrapped(*leaves) == [2.0, 2.0]
     assert jax.tree_util.tree_unflatten(out_tree(), [3, 4]) == (3, 4)
+
+
+def test_partial_eval_known_and_unknown_inputs():
+    from pyjax.interpreters.partial_eval import PartialVal, trace_to_jaxpr_nounits
+    aval = jax.core.ShapedArray((2,), np.float32)
+    fun = lu.wrap_init(lambda a, b: [a * 2.0, jnp.sin(a) + b])
+    jaxpr, out_pvals, consts = trace_to_jaxpr_nounits(
+        fun, [PartialVal.known(jnp.ones(2)), PartialVal.unknown(aval)])
+    assert out_pvals[0].is_known() and not out_pvals[1].is_known()
+    close(out_pvals[0].get_known(), [2.0, 2.0])
+    assert out_pvals[1].get_aval() == aval
+    staged = jax.core.eval_jaxpr(jaxpr, consts, jnp.array([1.0, 2.0]))
+    close(staged[0], np.sin(1.0) + np.array([1.0, 2.0]))
+
+
+def test_refs_hold_mutable_arrays_eagerly():
+    from pyjax._src.state.refs import AbstractRef
+    ref = jax.new_ref(jnp.zeros(3))
+    ref[1] = 5.0
+    close(ref[...], [0.0, 5.0, 0.0])
+    assert isinstance(jax.typeof(ref), AbstractRef) and str(jax.typeof(ref)) == "Ref{f32[3]}"
+    ref[...] = jnp.ones(3)
+    close(jax.freeze(ref), [1.0, 1.0, 1.0])
+    with pytest.raises(ValueError, match="shape"):
+        ref[...] = jnp.ones(2)
+    with pytest.raises(TypeError, match="eagerly only"):
+        jax.jit(lambda x: jax.new_ref(x))(1.0)
+
+
+def test_layout_format_and_bcoo():
+    import scipy.sparse
+
+    from pyjax.experimental.layout import Format, Layout
+    from pyjax.experimental.sparse import BCOO
+    assert Format() == Format(None, None) and Layout((1, 0)) != Layout((0, 1))
+    with pytest.raises(ValueError, match="sharding is required"):
+        Format(Layout((0, 1)))
+    with pytest.raises(ValueError, match="permutation"):
+        Layout((0, 0))
+    dense = np.array([[0, 1.0, 0], [2, 0, 3], [0, 0, 4]], np.float32)
+    m = BCOO.from_scipy_sparse(scipy.sparse.csr_matrix(dense))
+    v = jnp.arange(3.0)
+    close(m @ v, dense @ np.arange(3.0))
+    close(jax.jit(lambda m, v: m @ v[:, None])(m, v)[:, 0], dense @ np.arange(3.0))
+    close((m * 2.0).todense(), 2 * dense)
+    close(m.T.todense(), dense.T)
+    assert m.nse == 4 and BCOO.fromdense(dense).nse == 4
+
+
+def test_hijax_is_declared_unsupported():
+    from pyjax.experimental import hijax
+
+    class Get(hijax.HiPrimitive):
+        pass
+
+    with pytest.raises(NotImplementedError, match="does not implement"):
+        Get("get").bind(jnp.ones(2))
