@@ -7,6 +7,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
@@ -98,3 +100,18 @@ def test_arrays_tracers_and_keys_are_jax_arrays():
     keys = jax.random.split(jax.random.key(0), 3)
     assert isinstance(keys, jax.Array) and not isinstance(1.0, jax.Array)
     assert str(jax.typeof(keys)) == "key<fry>[3]" and jax.typeof(keys).shape == (3,)
+
+
+def test_config_with_absl_reads_jax_flags_from_the_command_line():
+    pytest.importorskip("absl", reason="absl-py is installed by ./dev (ecosystem-deps)")
+    out = run_python("""
+        import sys
+        from absl import app
+        import pyjax as jax
+        jax.config.config_with_absl()
+        def main(argv):
+            print(jax.config.jax_enable_x64, jax.numpy.ones(1).dtype, argv[1:])
+        app.run(main)
+    """, "--jax_enable_x64", "rest")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "True float64 ['rest']"
