@@ -31,9 +31,11 @@ from pyjax._src.api.tracing_tools import (  # noqa: F401
 from pyjax._src.backends.devices import Device  # noqa: F401
 from pyjax._src.api.shapes import ShapeDtypeStruct, eval_shape, make_jaxpr  # noqa: F401
 from pyjax._src.api.vmap import vmap  # noqa: F401
-from pyjax._src.array import Array  # noqa: F401
+from pyjax._src.basearray import Array  # noqa: F401
 from pyjax._src.config import config as _config_object
 from pyjax._src.dtypes import float0  # noqa: F401
+from pyjax._src.jax_alias import alias_jax  # noqa: F401
+from pyjax._src.state.refs import Ref, freeze, new_ref  # noqa: F401
 from pyjax._src.tree_util import (  # noqa: F401
     tree_flatten, tree_leaves, tree_map, tree_structure, tree_unflatten,
 )
@@ -64,8 +66,9 @@ softmax_custom_jvp = _config_object._flags["jax_softmax_custom_jvp"]
 
 # Optional public submodules load on first attribute access (PEP 562) to keep import cheap;
 # `import pyjax.random` and `jax.random.key(0)` behave as if they had been imported eagerly.
-_LAZY_SUBMODULES = ("ad_checkpoint", "custom_batching", "debug", "experimental", "image", "nn",
-                    "ops", "random", "scipy", "test_util", "tree")
+_LAZY_SUBMODULES = ("ad_checkpoint", "api_util", "custom_batching", "custom_derivatives", "debug",
+                    "experimental", "extend", "image", "interpreters", "nn", "ops", "random",
+                    "scipy", "stages", "test_util", "tree", "typing")
 
 
 def __getattr__(name):

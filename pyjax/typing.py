@@ -3,7 +3,7 @@ from typing import Any, Protocol, Union
 
 import numpy as np
 
-from pyjax._src.array import Array
+from pyjax._src.basearray import Array
 
 
 class SupportsDType(Protocol):

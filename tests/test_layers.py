@@ -8,15 +8,17 @@ import sys
 SRC = pathlib.Path(__file__).resolve().parents[1] / "pyjax" / "_src"
 
 LEVELS = [
-    (0, ("util", "config", "dtypes", "errors")),
+    (0, ("util", "config", "dtypes", "errors", "layout")),
     (1, ("tree_util",)),
     (2, ("core",)),
     (3, ("interpreters",)),
-    (4, ("backends", "array")),
+    (4, ("backends", "array", "basearray")),
     (5, ("lax",)),
     (6, ("api",)),
     (7, ("numpy", "nn", "random", "scipy", "debug", "test_util", "callbacks", "ops",
-         "flatten_util", "example_libraries", "image", "ode", "checkify")),
+         "flatten_util", "example_libraries", "image", "ode", "checkify", "extend", "state",
+         "sparse")),
+    (8, ("jax_alias", "jax_compat")),
 ]
 
 

@@ -103,13 +103,32 @@ def test_ensure_compile_time_eval():
     inner = jax.make_jaxpr(f)(1.0).jaxpr.eqns[0].params["jaxpr"].jaxpr
     assert [e.primitive.name for e in inner.eqns] == ["sin"]   # the rest was folded
 
+    # An operation on a traced operand is staged as usual, as in JAX 0.10.2 (numpyro's
+    # argument checks rely on it): the result is a tracer, and the jaxpr keeps the op.
     @jax.jit
     def g(x):
         with jax.ensure_compile_time_eval():
-            return jnp.sin(x)
+            y = jnp.sin(x)
+            assert isinstance(y, jax.core.Tracer)
+            return y * 2
 
-    with pytest.raises(ConcretizationTypeError, match="ensure_compile_time_eval"):
-        g(1.0)
+    close(g(1.0), 2 * np.sin(1.0))
+    inner = jax.make_jaxpr(g)(1.0).jaxpr.eqns[0].params["jaxpr"].jaxpr
+    assert [e.primitive.name for e in inner.eqns] == ["sin", "mul"]
+
+    @jax.jit
+    def needs_value(x):
+        with jax.ensure_compile_time_eval():
+            return jnp.sin(x) if x > 0 else x
+
+    with pytest.raises(ConcretizationTypeError):
+        needs_value(1.0)
+
+    def h(x):   # under grad the tangent is kept (JAX: 1.3817732)
+        with jax.ensure_compile_time_eval():
+            return jnp.sin(x) * x
+
+    close(jax.grad(h)(1.0), 1.3817732)
     with jax.ensure_compile_time_eval():   # outside any transformation: plain eager
         close(jnp.cos(0.0), 1.0)
 

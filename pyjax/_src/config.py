@@ -114,6 +114,27 @@ class Config:
             return flags[name].value
         raise AttributeError(f"Unrecognized config option: {name!r}")
 
+    def config_with_absl(self):
+        """Registers an absl flag for each option (`--jax_enable_x64` ...); after
+        `absl.app.run` parses the command line, options given there take effect. Call it
+        before `app.run(main)`; needs absl-py."""
+        from absl import app, flags as absl_flags
+        defines = {bool: absl_flags.DEFINE_bool, int: absl_flags.DEFINE_integer,
+                   float: absl_flags.DEFINE_float}
+        for name, flag in self._flags.items():
+            if name in absl_flags.FLAGS:
+                continue
+            define = defines.get(type(flag.value), absl_flags.DEFINE_string)
+            default = flag.value if type(flag.value) in defines or flag.value is None \
+                else str(flag.value)
+            define(name, default, flag.help)
+        app.call_after_init(lambda: self._apply_absl_flags(absl_flags.FLAGS))
+
+    def _apply_absl_flags(self, absl_values):
+        for name in self._flags:
+            if name in absl_values and absl_values[name].present:
+                self.update(name, absl_values[name].value)
+
     def trace_state(self):
         """The option values that change what tracing produces: part of every jit cache key."""
         return tuple([f.value for f in self._tracing_flags])

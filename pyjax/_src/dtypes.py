@@ -2,6 +2,7 @@
 and JAX's type promotion lattice. Imports only config and numpy/ml_dtypes."""
 from __future__ import annotations
 
+import abc
 import functools
 
 import ml_dtypes
@@ -101,6 +102,20 @@ class extended(np.generic):
 
 class prng_key(extended):
     """The scalar type of typed PRNG key dtypes (key<fry>)."""
+
+
+class ExtendedDType(abc.ABC):
+    """Base class of the dtypes NumPy has no type for (typed PRNG keys): an instance is a
+    dtype; its `type` is a subclass of `extended`."""
+
+    @property
+    @abc.abstractmethod
+    def type(self) -> type: ...
+
+    _rules = None
+
+
+DType = np.dtype   # the annotation JAX's dtype helpers use for NumPy dtypes
 
 
 def issubdtype(a, b):

@@ -1,2 +1,3 @@
-"""Public jax.experimental: io_callback. Re-exports only."""
+"""Public jax.experimental: io_callback, and the checkify submodule. Re-exports only."""
 from pyjax._src.lax.callbacks import io_callback  # noqa: F401
+from pyjax.experimental import checkify  # noqa: F401

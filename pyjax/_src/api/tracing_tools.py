@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import functools
 
-from pyjax._src import errors, tree_util
+from pyjax._src import tree_util
 from pyjax._src.api.custom_derivatives import custom_vjp
 from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import get_aval
@@ -20,37 +20,29 @@ from pyjax._src.util import fun_name
 # --- ensure_compile_time_eval ---------------------------------------------------------------
 
 class _CompileTimeEvalTrace(Trace):
-    """Runs every primitive eagerly on the values of its operands; an operand whose value
-    is not known at trace time (a jit argument, say) is a ConcretizationTypeError."""
+    """Runs every primitive whose operands are all concrete eagerly, as JAX does under
+    ensure_compile_time_eval; an operation on a tracer (a jit argument, a value being
+    differentiated) is left to that tracer's own transformation, so its result is a
+    tracer too (staged, differentiated ...), not an error."""
 
     def __init__(self):
         super().__init__(Trace.root)
 
     def process_primitive(self, prim, args, params):
-        values = [self._value(x, prim) for x in args]
-        with set_current_trace(self.parent):
-            return prim.bind(*values, **params)
-
-    @staticmethod
-    def _value(x, prim):
-        if not isinstance(x, Tracer):
-            return x
-        value = x.to_concrete_value()
-        if value is None:
-            raise errors.ConcretizationTypeError(
-                x, f"Inside jax.ensure_compile_time_eval(), the operation '{prim.name}' "
-                "must be evaluated now, but this operand's value is only known when the "
-                "staged computation runs. Move that computation out of the "
-                "ensure_compile_time_eval block.\n")
-        return value
+        tracers = [x for x in args if isinstance(x, Tracer)]
+        trace = max((t._trace for t in tracers), key=lambda t: t.depth) if tracers \
+            else self.parent
+        with set_current_trace(trace):
+            return prim.bind(*args, **params)
 
 
 @contextlib.contextmanager
 def ensure_compile_time_eval():
-    """Inside this block, jax operations run eagerly even while jit (or scan, ...) is
-    tracing, so their results are concrete (usable in Python control flow, or folded into
-    the staged computation as constants). Using a value that is only known at run time
-    raises ConcretizationTypeError."""
+    """Inside this block, jax operations on concrete values run eagerly even while jit
+    (or scan, ...) is tracing, so their results are concrete (usable in Python control
+    flow, or folded into the staged computation as constants). Operations on traced values
+    are staged as usual and give tracers; using one where a concrete value is needed
+    raises the usual ConcretizationTypeError."""
     trace = _CompileTimeEvalTrace()
     try:
         with set_current_trace(trace):

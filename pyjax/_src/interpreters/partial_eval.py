@@ -40,6 +40,16 @@ def debug_info_of(fun, arg_names=None):
 _context = trace_context()
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _PACKAGE_PREFIX = _PACKAGE_DIR + os.sep
+# Frames in these files are not the user's: pyjax's own, and any a library excludes.
+_excluded_prefixes = (_PACKAGE_PREFIX,)
+
+
+def register_exclusion(path: str) -> None:
+    """Frames of files under `path` (a library wrapping jax) are skipped when staged
+    equations record their source location (jax.extend.source_info_util)."""
+    global _excluded_prefixes
+    if path not in _excluded_prefixes:
+        _excluded_prefixes = _excluded_prefixes + (path,)
 
 
 def user_frame():
@@ -54,7 +64,7 @@ def user_frame():
         if frame is marker:
             return override[0]
         filename = frame.f_code.co_filename
-        if not filename.startswith(_PACKAGE_PREFIX):
+        if not filename.startswith(_excluded_prefixes):
             where = filename, frame.f_lineno, frame.f_code.co_name
             return where + ("/".join(_context.name_stack),) if _context.name_stack else where
         frame = frame.f_back

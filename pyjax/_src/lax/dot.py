@@ -255,9 +255,11 @@ dot_general_p = define_primitive(
     transpose=_dot_general_transpose, samples=lambda: _dot_samples())
 
 
-def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
+def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None,
+                out_sharding=None):
     """General tensor contraction: dimension_numbers = ((lhs_contract, rhs_contract),
     (lhs_batch, rhs_batch)); output dims are batch, lhs free, rhs free."""
+    del out_sharding   # placement only: the values are the same wherever they live
     try:
         (lc, rc), (lb, rb) = dimension_numbers
         dims = ((tuple(operator.index(d) for d in lc), tuple(operator.index(d) for d in rc)),
@@ -273,8 +275,9 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
                               preferred_element_type=pet)
 
 
-def dot(lhs, rhs, precision=None, preferred_element_type=None):
+def dot(lhs, rhs, precision=None, preferred_element_type=None, out_sharding=None):
     """Vector/matrix products for rank 1 and 2 operands (lax.dot)."""
+    del out_sharding   # placement only: the values are the same wherever they live
     lhs_ndim, rhs_ndim = get_aval(lhs).ndim, get_aval(rhs).ndim
     if not (1 <= lhs_ndim <= 2 and 1 <= rhs_ndim <= 2):
         raise TypeError(f"lax.dot takes rank 1 or 2 operands, got ranks {lhs_ndim} and "

@@ -187,11 +187,12 @@ def _broadcast_ones(x, term, sizes):
 
 
 def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
-           preferred_element_type=None):
+           preferred_element_type=None, out_sharding=None):
     """Einstein summation over the operands per `subscripts` ("ij,jk->ik", or NumPy's
     interleaved operand/sublist form). Pairs are contracted with dot_general in the
     order `optimize` picks ('auto'/'greedy': greedy by size; False: left to right; or
     an explicit einsum_path)."""
+    del out_sharding   # placement only: the values are the same wherever they live
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.einsum is not supported.")
     if not isinstance(subscripts, str):

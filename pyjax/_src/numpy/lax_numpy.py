@@ -9,6 +9,7 @@ import numpy as np
 
 from pyjax._src import dtypes, errors
 from pyjax._src.array import Array
+from pyjax._src.basearray import Array as PublicArray
 from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.trace import Trace, Tracer, current_trace
 from pyjax._src.lax import dot as ldot
@@ -17,7 +18,7 @@ from pyjax._src.lax import structural as st
 from pyjax._src.numpy.util import check_arraylike, convert, ensure_array, promote_dtypes
 from pyjax._src.util import canonicalize_axes, canonicalize_axis, canonicalize_shape
 
-ndarray = Array
+ndarray = PublicArray
 
 
 # --- creation ---------------------------------------------------------------------------
@@ -216,8 +217,9 @@ def _concrete_scalar(x, name, arg):
     return x
 
 
-def arange(start, stop=None, step=None, dtype=None, *, device=None):
+def arange(start, stop=None, step=None, dtype=None, *, device=None, out_sharding=None):
     """Evenly spaced values in [start, stop). All arguments must be concrete."""
+    del out_sharding   # placement only: the values are the same wherever they live
     start = _concrete_scalar(start, "arange", "start")
     stop = _concrete_scalar(stop, "arange", "stop") if stop is not None else None
     step = _concrete_scalar(step, "arange", "step") if step is not None else None
@@ -623,9 +625,10 @@ def _product_args(name, a, b):
     return promote_dtypes(a, b)
 
 
-def dot(a, b, *, precision=None, preferred_element_type=None):
+def dot(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
     """NumPy's dot: scalars multiply, otherwise contract a's last axis with b's
     second-to-last (or only) axis."""
+    del out_sharding   # placement only: the values are the same wherever they live
     a, b = _product_args("dot", a, b)
     an, bn = ndim(a), ndim(b)
     if an == 0 or bn == 0:
@@ -636,8 +639,9 @@ def dot(a, b, *, precision=None, preferred_element_type=None):
                                          precision, preferred_element_type))
 
 
-def matmul(a, b, *, precision=None, preferred_element_type=None):
+def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
     """Matrix product with NumPy's broadcasting of leading (batch) dimensions."""
+    del out_sharding   # placement only: the values are the same wherever they live
     a, b = _product_args("matmul", a, b)
     an, bn = ndim(a), ndim(b)
     if an == 0 or bn == 0:

@@ -818,9 +818,11 @@ def put(a, ind, v, mode=None, *, inplace=True):
 
 # --- products ------------------------------------------------------------------------------
 
-def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
+def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None,
+              out_sharding=None):
     """Sum of products over the given axes of a and b (an int N: a's last N with b's
     first N)."""
+    del out_sharding   # placement only: the values are the same wherever they live
     check_arraylike("tensordot", a, b)
     a, b = promote_dtypes(lnp.asarray(a), lnp.asarray(b))
     na, nb = _ndim(a), _ndim(b)

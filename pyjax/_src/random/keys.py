@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 
-from pyjax._src import config, dtypes, tree_util
+from pyjax._src import basearray, config, dtypes, tree_util
 from pyjax._src.array import Array
 from pyjax._src.core.avals import get_aval
 from pyjax._src.core.trace import Tracer
@@ -40,7 +40,7 @@ class PRNGSpec:
         return hash(self.name)
 
 
-class KeyTy:
+class KeyTy(dtypes.ExtendedDType):
     """The dtype of typed key arrays, printed key<fry>."""
 
     name = f"key<{IMPL_TAG}>"
@@ -62,6 +62,32 @@ class KeyTy:
 KEY_DTYPE = KeyTy()
 
 
+class KeyAval:
+    """The abstract type of a typed key array (what jax.typeof gives): its shape and the
+    key dtype, printed key<fry>[2]."""
+
+    __slots__ = ("shape",)
+    dtype = KEY_DTYPE
+    weak_type = False
+
+    def __init__(self, shape):
+        self.shape = tuple(shape)
+
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+
+    def __eq__(self, other):
+        return isinstance(other, KeyAval) and other.shape == self.shape
+
+    def __hash__(self):
+        return hash((KeyAval, self.shape))
+
+    def str_short(self):
+        return f"{KEY_DTYPE.name}[{','.join(map(str, self.shape))}]"
+
+    __repr__ = __str__ = str_short
+
+
 class PRNGKeyArray:
     """An array of typed PRNG keys. Its shape excludes the trailing key-data dimension;
     `jax.random.key_data` gives the uint32 data."""
@@ -74,6 +100,10 @@ class PRNGKeyArray:
     @property
     def shape(self):
         return tuple(get_aval(self._base).shape[:-1])
+
+    @property
+    def aval(self):
+        return KeyAval(self.shape)
 
     dtype = KEY_DTYPE
     ndim = property(lambda self: len(self.shape))
@@ -140,6 +170,7 @@ class PRNGKeyArray:
     __str__ = __repr__
 
 
+basearray.Array.register(PRNGKeyArray)
 tree_util.register_pytree_node(PRNGKeyArray, lambda k: ((k._base,), None),
                                lambda _, children: PRNGKeyArray(children[0]))
 

@@ -1,0 +1,216 @@
+"""Primitives that libraries define through JAX's extension API (jax.extend.core.Primitive
+with def_impl/def_abstract_eval, and rules registered in the tables of
+jax.interpreters.ad/batching/mlir). Each table writes the rule, adapted to pyjax's rule
+conventions, into the primitive's slot, so an extension primitive is traced, differentiated,
+transposed, batched and compiled (through pyjax's StableHLO printer) like a built-in one.
+Imports core, interpreters, backends.stablehlo and array."""
+from __future__ import annotations
+
+import weakref
+from collections.abc import MutableMapping
+
+import numpy as np
+
+from pyjax._src.array import Array
+from pyjax._src.core import trace as core_trace
+from pyjax._src.core.avals import ShapedArray
+from pyjax._src.core.trace import Tracer, registered_primitives
+from pyjax._src.interpreters import batching
+from pyjax._src.interpreters import partial_eval as pe
+
+
+class Primitive(core_trace.Primitive):
+    """A primitive defined outside pyjax (JAX's `jax.extend.core.Primitive`). Its impl and
+    abstract evaluation are given with `def_impl`/`def_abstract_eval`; its other rules go
+    in the tables of `jax.interpreters` (ad.primitive_jvps, batching.primitive_batchers,
+    mlir.register_lowering ...)."""
+
+    def __init__(self, name: str):
+        super().__init__(name, multiple_results=False)
+        self._user_impl = None
+        _extension_primitives.add(self)
+
+    def def_impl(self, impl):
+        """`impl(*arrays, **params)` runs the primitive eagerly (on pyjax Arrays; it may
+        call jax.numpy)."""
+        self._user_impl = impl
+        self.impl = self._run_impl
+        return impl
+
+    def _run_impl(self, *values, **params):
+        args = [Array(v) if isinstance(v, np.ndarray) else v for v in values]
+        with core_trace.set_current_trace(core_trace.Trace.root):
+            out = self._user_impl(*args, **params)
+        if self.multiple_results:
+            return [np.asarray(o) for o in out]
+        return np.asarray(out)
+
+    def def_abstract_eval(self, abstract_eval):
+        """`abstract_eval(*avals, **params)` gives the output aval (a list of them with
+        multiple_results)."""
+        self.abstract_eval = abstract_eval
+        return abstract_eval
+
+    def def_effectful_abstract_eval(self, effectful_abstract_eval):
+        """Like def_abstract_eval, for a rule returning (avals, effects)."""
+        def abstract_eval(*avals, **params):
+            return effectful_abstract_eval(*avals, **params)[0]
+        self.abstract_eval = abstract_eval
+        self.effects = lambda **params: frozenset()
+        return effectful_abstract_eval
+
+    def bind_with_trace(self, trace, args, params):
+        with core_trace.set_current_trace(trace):
+            return self.bind(*args, **params)
+
+
+_extension_primitives: weakref.WeakSet = weakref.WeakSet()
+
+
+def _extension_primitive(prim, table):
+    if not isinstance(prim, Primitive):
+        raise TypeError(
+            f"{table}: {prim!r} is one of pyjax's own primitives, whose rules are fixed where "
+            "it is defined; only primitives made with jax.extend.core.Primitive take rules "
+            "from this table.")
+    return prim
+
+
+class RuleTable(MutableMapping):
+    """JAX's rule table for one kind of rule (a dict keyed by primitive), stored in the
+    primitives' own rule slots. Reading gives any primitive's rule; writing is for
+    extension primitives and adapts JAX's rule signature to pyjax's."""
+
+    def __init__(self, name: str, slot: str, adapt=lambda prim, rule: rule):
+        self.name, self.slot, self.adapt = name, slot, adapt
+
+    def _has(self, prim):
+        return isinstance(prim, core_trace.Primitive) and bool(getattr(prim, self.slot))
+
+    def __getitem__(self, prim):
+        if not self._has(prim):
+            raise KeyError(prim)
+        return getattr(prim, self.slot)
+
+    def __setitem__(self, prim, rule):
+        prim = _extension_primitive(prim, self.name)
+        setattr(prim, self.slot, self.adapt(prim, rule))
+
+    def __delitem__(self, prim):
+        setattr(_extension_primitive(prim, self.name), self.slot, core_trace.MISSING)
+
+    def _primitives(self):
+        extension = [p for p in _extension_primitives if self._has(p)]
+        return [p for p in registered_primitives().values() if self._has(p)] + extension
+
+    def __iter__(self):
+        return iter(self._primitives())
+
+    def __len__(self):
+        return len(self._primitives())
+
+    def __repr__(self):
+        return f"<{self.name}: {len(self)} rules>"
+
+
+# --- batching ---------------------------------------------------------------------------
+
+def _axis_batcher(prim, rule):
+    """JAX's axis_primitive_batchers signature: rule(axis_size, axis_name, trace_type,
+    vals, dims, **params)."""
+    def batch(axis, vals, dims, **params):
+        return rule(axis.size, axis.name, None, vals, dims, **params)
+    return batching.axis_rule(batch)
+
+
+def _fancy_batcher(prim, rule):
+    """JAX's fancy_primitive_batchers signature: rule(axis_data, vals, dims, **params)."""
+    return batching.axis_rule(rule)
+
+
+# --- lowering ---------------------------------------------------------------------------
+
+class LoweringRule:
+    """A lowering through pyjax's StableHLO printer: `fun` (JAX operations) traced at the
+    equation's input types and printed inline (what JAX's mlir.lower_fun makes)."""
+
+    def __init__(self, fun, multiple_results: bool):
+        self.fun, self.multiple_results = fun, multiple_results
+
+    def __call__(self, ctx, *values, **params):
+        def flat_fun(*args):
+            out = self.fun(*args, **params)
+            return list(out) if self.multiple_results else [out]
+        closed, hoisted = pe.trace_to_closed_jaxpr(flat_fun, list(ctx.avals_in))
+        assert not hoisted, "a lowering traced at abstract inputs closes over no tracer"
+        outs = ctx.lower_jaxpr(closed, list(values))
+        return outs if self.multiple_results else outs[0]
+
+
+def lower_fun(fun, multiple_results: bool = True) -> LoweringRule:
+    """A lowering rule that compiles `fun(*args, **params)`, written with jax operations."""
+    return LoweringRule(fun, multiple_results)
+
+
+def register_lowering(prim, rule, platform=None):
+    """Sets the lowering of an extension primitive. pyjax prints StableHLO text itself,
+    so only rules made by `lower_fun` apply; rules written against JAX's MLIR bindings
+    cannot run here, and compiling the primitive then says so."""
+    prim = _extension_primitive(prim, "mlir.register_lowering")
+    if platform not in (None, "cpu"):
+        return rule
+    if isinstance(rule, LoweringRule):
+        prim.lower = rule
+    else:
+        prim.lower = core_trace.no_lowering(
+            "its lowering is written against JAX's MLIR Python bindings, which pyjax "
+            "does not have (pyjax compiles lowerings made by mlir.lower_fun)")
+    return rule
+
+
+# --- avals ------------------------------------------------------------------------------
+
+def mapped_aval(size: int, axis, aval: ShapedArray) -> ShapedArray:
+    """The aval of one slice along `axis` (None: not mapped)."""
+    if axis is None:
+        return aval
+    shape = aval.shape
+    if shape[axis] != size:
+        raise ValueError(f"mapped_aval: axis {axis} of {aval.str_short()} is not of size {size}")
+    return aval.update(shape=shape[:axis] + shape[axis + 1:])
+
+
+def unmapped_aval(size: int, axis, aval: ShapedArray, explicit_mesh_axis=None) -> ShapedArray:
+    """The aval of `size` values of type `aval` stacked along `axis` (None: not mapped)."""
+    if axis is None:
+        return aval
+    shape = aval.shape
+    return aval.update(shape=shape[:axis] + (size,) + shape[axis:])
+
+
+def find_top_trace(xs):
+    """The innermost trace among the tracers in `xs` (the current trace if none)."""
+    traces = [x._trace for x in xs if isinstance(x, Tracer)]
+    return max(traces, key=lambda t: t.depth) if traces else core_trace.current_trace()
+
+
+# The tables of jax.interpreters.ad / batching / mlir.
+primitive_jvps = RuleTable("ad.primitive_jvps", "jvp")
+primitive_transposes = RuleTable("ad.primitive_transposes", "transpose")
+primitive_batchers = RuleTable("batching.primitive_batchers", "batch")
+axis_primitive_batchers = RuleTable("batching.axis_primitive_batchers", "batch", _axis_batcher)
+fancy_primitive_batchers = RuleTable("batching.fancy_primitive_batchers", "batch",
+                                     _fancy_batcher)
+
+
+def absent_primitive(name: str) -> core_trace.Primitive:
+    """A primitive of JAX's that pyjax never stages (its jaxprs have no `name` equations),
+    for libraries that name it as a key of their own rule tables; binding it says so."""
+    prim = core_trace.Primitive(name, multiple_results=True)
+
+    def abstract_eval(*avals, **params):
+        raise NotImplementedError(
+            f"Primitive '{name}' is JAX's, not pyjax's: pyjax stages function calls as "
+            "'jit' equations and never creates or runs this one.")
+    prim.abstract_eval = abstract_eval
+    return prim

@@ -1,0 +1,1 @@
+"""jax._src.state: mutable array references."""

@@ -1,0 +1,1 @@
+"""Mutable array references (jax.Ref): see refs.py."""

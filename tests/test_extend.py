@@ -1,0 +1,178 @@
+"""Primitives a library defines through JAX's extension API (jax.extend.core.Primitive and
+the rule tables of jax.interpreters.ad/batching/mlir, as equinox does) run eagerly, under
+jit (lowered through pyjax's StableHLO printer), grad, vmap and transposition. Values are
+JAX 0.10.2's for the same program."""
+import numpy as np
+import pytest
+
+import pyjax as jax
+import pyjax.numpy as jnp
+from pyjax import lax
+from pyjax.extend import linear_util as lu
+from pyjax.extend.core import (Primitive, get_opaque_trace_state, mapped_aval,
+                               trace_state_clean, unmapped_aval)
+from pyjax.interpreters import ad, batching, mlir
+
+# scale(x, c) = c * x: linear in x, with a transpose rule.
+scale_p = Primitive("test_scale")
+scale_p.def_impl(lambda x, *, c: x * c)
+scale_p.def_abstract_eval(lambda x, *, c: x)
+ad.primitive_jvps[scale_p] = lambda primals, tangents, *, c: (
+    scale_p.bind(primals[0], c=c), ad.instantiate_zeros(tangents[0]) * c)
+ad.primitive_transposes[scale_p] = lambda ct, x, *, c: [scale_p.bind(ct, c=c)]
+batching.primitive_batchers[scale_p] = lambda args, dims, *, c: (
+    scale_p.bind(args[0], c=c), dims[0])
+mlir.register_lowering(scale_p, mlir.lower_fun(lambda x, *, c: x * c, multiple_results=False))
+
+# sincos(x) -> [sin x, cos x]: multiple results, a JVP rule, an axis-aware batcher.
+sincos_p = Primitive("test_sincos")
+sincos_p.multiple_results = True
+sincos_p.def_impl(lambda x: [jnp.sin(x), jnp.cos(x)])
+sincos_p.def_abstract_eval(lambda x: [x, x])
+
+
+def sincos_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    s, c = sincos_p.bind(x)
+    return [s, c], [c * t, -s * t]
+
+
+def sincos_batch(axis_size, axis_name, trace_type, args, dims):
+    (x,), (d,) = args, dims
+    x = jnp.moveaxis(x, d, 0) if d is not None else jnp.broadcast_to(x, (axis_size,) + x.shape)
+    return sincos_p.bind(x), [0, 0]
+
+
+ad.primitive_jvps[sincos_p] = sincos_jvp
+batching.axis_primitive_batchers[sincos_p] = sincos_batch
+mlir.register_lowering(sincos_p, mlir.lower_fun(lambda x: [jnp.sin(x), jnp.cos(x)],
+                                                multiple_results=True))
+
+
+def f(x):
+    s, c = sincos_p.bind(scale_p.bind(x, c=3.0))
+    return jnp.sum(s * c)
+
+
+X = jnp.array([0.1, 0.2, 0.3], jnp.float32)
+
+
+def close(got, want):
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
+
+
+def test_extension_primitive_under_every_transformation():
+    close(f(X), 1.2352646589279175)
+    close(jax.jit(f)(X), 1.235264539718628)
+    close(jax.grad(f)(X), [2.4760069847106934, 1.0870732069015503, -0.6816065311431885])
+    close(jax.jit(jax.grad(f))(X), [2.4760069847106934, 1.0870733261108398, -0.6816065907478333])
+    close(jax.vmap(f)(jnp.stack([X, 2 * X])), [1.2352646589279175, 0.5824908018112183])
+    close(jax.linear_transpose(lambda v: scale_p.bind(v, c=3.0), X)(jnp.ones(3))[0], [3.0] * 3)
+    vjp = jax.jit(lambda v: jax.vjp(lambda u: scale_p.bind(u, c=2.0), v)[1](jnp.ones(3))[0])
+    close(vjp(X), [2.0] * 3)
+
+
+def test_lowering_is_printed_from_lower_fun():
+    text = jax.jit(f).lower(X).as_text()
+    assert "stablehlo.sine" in text and "stablehlo.cosine" in text
+    assert "test_sincos" in str(jax.make_jaxpr(f)(X))
+
+
+def test_lowering_written_for_jax_mlir_bindings_is_refused_clearly():
+    p = Primitive("test_mlir_only")
+    p.def_impl(lambda x: x + 1)
+    p.def_abstract_eval(lambda x: x)
+    mlir.register_lowering(p, lambda ctx, x: [x])      # JAX MLIR-bindings style rule
+    close(p.bind(jnp.ones(2)), [2.0, 2.0])            # eager still runs the impl
+    with pytest.raises(NotImplementedError, match="MLIR Python bindings"):
+        jax.jit(lambda x: p.bind(x))(jnp.ones(2))
+
+
+def test_rule_tables_read_builtin_rules_and_refuse_to_overwrite_them():
+    assert ad.primitive_jvps[scale_p] is scale_p.jvp and scale_p in ad.primitive_transposes
+    assert callable(ad.primitive_jvps[lax.sin_p]) and lax.sin_p in batching.primitive_batchers
+    with pytest.raises(TypeError, match="pyjax's own primitives"):
+        ad.primitive_jvps[lax.sin_p] = lambda primals, tangents: None
+
+
+def test_avals_and_trace_state():
+    aval = jax.core.ShapedArray((4, 3), np.float32)
+    assert mapped_aval(4, 0, aval).shape == (3,) and mapped_aval(4, None, aval) is aval
+    assert unmapped_aval(5, 1, aval).shape == (4, 5, 3)
+    assert trace_state_clean()
+    states = []
+
+    def g(x):
+        states.append(get_opaque_trace_state())
+        states.append(get_opaque_trace_state())
+        assert not trace_state_clean()
+        return x
+
+    jax.jit(g)(1.0)
+    assert states[0] == states[1] and states[0] != get_opaque_trace_state()
+
+
+def test_linear_util_flattens_a_wrapped_function():
+    from pyjax.api_util import flatten_fun_nokwargs
+    args = ({"a": 1.0}, 2.0)
+    leaves, tree = jax.tree_util.tree_flatten(args)
+    flat, out_tree = flatten_fun_nokwargs(lu.wrap_init(lambda d, y: (d["a"] * y, y)), tree)
+    assert flat.call_wrapped(*leaves) == [2.0, 2.0]
+    assert jax.tree_util.tree_unflatten(out_tree(), [3, 4]) == (3, 4)
+
+
+def test_partial_eval_known_and_unknown_inputs():
+    from pyjax.interpreters.partial_eval import PartialVal, trace_to_jaxpr_nounits
+    aval = jax.core.ShapedArray((2,), np.float32)
+    fun = lu.wrap_init(lambda a, b: [a * 2.0, jnp.sin(a) + b])
+    jaxpr, out_pvals, consts = trace_to_jaxpr_nounits(
+        fun, [PartialVal.known(jnp.ones(2)), PartialVal.unknown(aval)])
+    assert out_pvals[0].is_known() and not out_pvals[1].is_known()
+    close(out_pvals[0].get_known(), [2.0, 2.0])
+    assert out_pvals[1].get_aval() == aval
+    staged = jax.core.eval_jaxpr(jaxpr, consts, jnp.array([1.0, 2.0]))
+    close(staged[0], np.sin(1.0) + np.array([1.0, 2.0]))
+
+
+def test_refs_hold_mutable_arrays_eagerly():
+    from pyjax._src.state.refs import AbstractRef
+    ref = jax.new_ref(jnp.zeros(3))
+    ref[1] = 5.0
+    close(ref[...], [0.0, 5.0, 0.0])
+    assert isinstance(jax.typeof(ref), AbstractRef) and str(jax.typeof(ref)) == "Ref{f32[3]}"
+    ref[...] = jnp.ones(3)
+    close(jax.freeze(ref), [1.0, 1.0, 1.0])
+    with pytest.raises(ValueError, match="shape"):
+        ref[...] = jnp.ones(2)
+    with pytest.raises(TypeError, match="eagerly only"):
+        jax.jit(lambda x: jax.new_ref(x))(1.0)
+
+
+def test_layout_format_and_bcoo():
+    import scipy.sparse
+
+    from pyjax.experimental.layout import Format, Layout
+    from pyjax.experimental.sparse import BCOO
+    assert Format() == Format(None, None) and Layout((1, 0)) != Layout((0, 1))
+    with pytest.raises(ValueError, match="sharding is required"):
+        Format(Layout((0, 1)))
+    with pytest.raises(ValueError, match="permutation"):
+        Layout((0, 0))
+    dense = np.array([[0, 1.0, 0], [2, 0, 3], [0, 0, 4]], np.float32)
+    m = BCOO.from_scipy_sparse(scipy.sparse.csr_matrix(dense))
+    v = jnp.arange(3.0)
+    close(m @ v, dense @ np.arange(3.0))
+    close(jax.jit(lambda m, v: m @ v[:, None])(m, v)[:, 0], dense @ np.arange(3.0))
+    close((m * 2.0).todense(), 2 * dense)
+    close(m.T.todense(), dense.T)
+    assert m.nse == 4 and BCOO.fromdense(dense).nse == 4
+
+
+def test_hijax_is_declared_unsupported():
+    from pyjax.experimental import hijax
+
+    class Get(hijax.HiPrimitive):
+        pass
+
+    with pytest.raises(NotImplementedError, match="does not implement"):
+        Get("get").bind(jnp.ones(2))

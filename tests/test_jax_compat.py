@@ -1,0 +1,55 @@
+"""The private JAX names that libraries import (`jax._src.*`), served under the alias by
+pyjax._src.jax_compat: each with the library that needs it, and what it must be."""
+import importlib
+
+import pytest
+
+import pyjax
+import pyjax.numpy as jnp
+
+# (module under jax._src, name, library that imports it)
+PRIVATE_NAMES = [
+    ("traceback_util", "register_exclusion", "flax, equinox"),
+    ("traceback_util", "api_boundary", "flax, equinox"),
+    ("traceback_util", "include_frame", "equinox"),
+    ("traceback_util", "_exclude_paths", "flax"),
+    ("core", "ShapedArray", "equinox, flax"),
+    ("core", "trace_state_clean", "numpyro"),
+    ("core", "Tracer", "flax"),
+    ("dtypes", "ExtendedDType", "flax"),
+    ("dtypes", "TypePromotionError", "equinox"),
+    ("compiler", None, "chex (restrict_backends)"),
+    ("dispatch", "wait_for_tokens", "equinox"),
+    ("flatten_util", "ravel_pytree", "blackjax"),
+    ("tree_util", "_registry", "flax (nnx graph)"),
+    ("checkify", "checkify", "flax (nnx)"),
+]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def aliased():
+    pyjax.alias_jax()
+
+
+@pytest.mark.parametrize("module,name,library", PRIVATE_NAMES)
+def test_private_name_is_served(module, name, library):
+    mod = importlib.import_module(f"jax._src.{module}")
+    assert mod.__name__ == f"pyjax._src.jax_compat.{module}", library
+    if name is not None:
+        assert hasattr(mod, name), f"jax._src.{module}.{name} (needed by {library})"
+
+
+def test_served_names_behave():
+    from jax._src import core, dtypes, traceback_util, tree_util
+    from jax._src.dispatch import wait_for_tokens
+    assert core.ShapedArray is pyjax.core.ShapedArray and core.trace_state_clean()
+    key_dtype = pyjax.random.key(0).dtype
+    assert isinstance(key_dtype, dtypes.ExtendedDType)
+    assert pyjax.tree_util.Partial in tree_util._registry   # registered node types
+    wait_for_tokens()
+    traceback_util.register_exclusion("/some/library/")
+    assert "/some/library/" in traceback_util._exclude_paths
+    assert traceback_util.api_boundary(len) is len
+    with pytest.raises(AttributeError, match="chex.restrict_backends is not supported"):
+        importlib.import_module("jax._src.compiler").backend_compile_and_load()
+    assert jnp.ones(2).shape == (2,)
