@@ -134,7 +134,10 @@ def put(value, aval, device, copy=False):
         return _jax.batched_device_put(aval, sharding(device), [value], [device],
                                        committed=True, force_copy=copy,
                                        host_buffer_semantics=semantics,
-                                       enable_x64=config.enable_x64.value)
+                                       # a 64-bit aval with x64 off: an explicit request
+                                       # (jax_explicit_x64_dtypes=allow) that stays 64-bit
+                                       enable_x64=config.enable_x64.value
+                                       or aval.dtype.itemsize == 8)
     except _jax.JaxRuntimeError as err:
         raise errors.JaxRuntimeError(f"moving a {aval.str_short()} array to {device!r} "
                                      f"failed: {err}") from None

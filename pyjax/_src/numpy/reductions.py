@@ -46,7 +46,7 @@ def _reduction(name, lax_reduce, identity, *, bool_to_int=False, upcast=False,
         aval = get_aval(a)
         axes = _axes(a, axis)
         if dtype is not None:
-            result_dtype = dtypes.canonicalize_dtype(dtype)
+            result_dtype = dtypes.check_user_dtype(dtype, name)
         elif bool_to_int and (aval.dtype == np.bool_ or (
                 promote_integers and dtypes.is_int(aval.dtype)
                 and aval.dtype.itemsize < dtypes.default_int_dtype().itemsize)):
@@ -142,7 +142,8 @@ def _mean_dtypes(a, dtype):
     accumulate in."""
     if dtype is None:
         dtype = dtypes.to_inexact_dtype(get_aval(a).dtype)
-    dtype = dtypes.canonicalize_dtype(dtype)
+    else:
+        dtype = dtypes.check_user_dtype(dtype, "mean")
     return dtype, _upcast_small_float(dtype)
 
 
@@ -228,7 +229,7 @@ argmin = _arg_reduction("argmin", lr.argmin)
 def _cumulative_dtype(aval, dtype, promote_integers):
     """bool counts in the default int; narrow ints widen only when promote_integers."""
     if dtype is not None:
-        return dtypes.canonicalize_dtype(dtype)
+        return dtypes.check_user_dtype(dtype, "cumsum")
     if aval.dtype == np.bool_:
         return dtypes.default_int_dtype()
     if promote_integers and dtypes.is_int(aval.dtype) \
