@@ -217,8 +217,9 @@ threefry_partitionable = config.define(
     affects_tracing=True)
 default_prng_impl = config.define(
     "jax_default_prng_impl", "threefry2x32", str,
-    "The PRNG implementation of new keys (pyjax provides threefry2x32).",
-    choices=("threefry2x32",))
+    "The PRNG implementation of new keys and of raw uint32 keys: 'threefry2x32', 'rbg', "
+    "'unsafe_rbg', 'philox2x32', 'philox4x32' or 'threefry4x32'.",
+    choices=("threefry2x32", "rbg", "unsafe_rbg", "philox2x32", "philox4x32", "threefry4x32"))
 enable_checks = config.define(
     "jax_enable_checks", False, _parse_bool,
     "Type-check every traced jaxpr (check_jaxpr) as it is built.")
