@@ -220,6 +220,28 @@ default_prng_impl = config.define(
     "The PRNG implementation of new keys and of raw uint32 keys: 'threefry2x32', 'rbg', "
     "'unsafe_rbg', 'philox2x32', 'philox4x32' or 'threefry4x32'.",
     choices=("threefry2x32", "rbg", "unsafe_rbg", "philox2x32", "philox4x32", "threefry4x32"))
+enable_custom_prng = config.define(
+    "jax_enable_custom_prng", False, _parse_bool,
+    "jax.random returns typed keys (jax.random.key's kind) even for raw uint32 keys and "
+    "from PRNGKey, and warns (FutureWarning) when given a raw key.")
+random_seed_offset = config.define(
+    "jax_random_seed_offset", 0, int,
+    "Added to every seed given to jax.random.key and jax.random.PRNGKey (e.g. to give "
+    "each of several otherwise identical processes its own random stream).")
+
+
+def _refuse_key_reuse_checks(value):
+    if value:
+        config._flags["jax_debug_key_reuse"].value = False
+        raise NotImplementedError(
+            "jax_debug_key_reuse=True (checking that no PRNG key is used twice) is not "
+            "implemented in pyjax; leave it False.")
+
+
+debug_key_reuse = config.define(
+    "jax_debug_key_reuse", False, _parse_bool,
+    "Check that no typed PRNG key is consumed twice: not implemented in pyjax (setting it "
+    "to True raises NotImplementedError).", on_change=_refuse_key_reuse_checks)
 enable_checks = config.define(
     "jax_enable_checks", False, _parse_bool,
     "Type-check every traced jaxpr (check_jaxpr) as it is built.")

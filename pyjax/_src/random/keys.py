@@ -220,6 +220,10 @@ def _legacy_key_policy(name):
     """Applies jax_legacy_prng_key to a raw key passed to jax.random.`name`."""
     policy = config.legacy_prng_key.value
     if policy == "allow":
+        if config.enable_custom_prng.value:
+            warnings.warn("Raw arrays as random keys to jax.random functions are deprecated. "
+                          f"Assuming valid {default_impl().name} key for now.",
+                          FutureWarning, stacklevel=4)
         return
     if policy == "error":
         raise ValueError(f"Legacy uint32 key array passed as key to jax.random.{name}. "
@@ -231,8 +235,9 @@ def _legacy_key_policy(name):
 
 
 def rewrap(key, raw):
-    """A result key in the form the caller passed: raw key data or a typed key."""
-    return key._base if raw else key
+    """A result key in the form the caller passed: raw key data or a typed key (always
+    typed under jax_enable_custom_prng)."""
+    return key._base if raw and not config.enable_custom_prng.value else key
 
 
 def default_impl() -> PRNGImpl:
@@ -267,6 +272,9 @@ def _seed(seed, ctor, impl):
     if np.ndim(seed) if not hasattr(seed, "aval") else seed.aval.ndim:
         raise TypeError(f"{ctor} accepts a scalar seed, but was given an array of shape "
                         f"{np.shape(seed)} != (). Use jax.vmap for batching")
+    offset = config.random_seed_offset.value
+    if offset:
+        seed = seed + offset
     data = impl.seed(seed)
     return Array(data) if isinstance(data, np.ndarray) else data
 
@@ -282,7 +290,7 @@ def PRNGKey(seed, *, impl=None):
     """A raw PRNG key (uint32 key data, e.g. uint32[2]) made from an integer seed (the
     legacy form)."""
     impl = resolve_impl(impl, None, "PRNGKey")
-    return _seed(seed, "PRNGKey", impl)
+    return rewrap(PRNGKeyArray(impl, _seed(seed, "PRNGKey", impl)), True)
 
 
 def split_keys(key: PRNGKeyArray, shape) -> PRNGKeyArray:
