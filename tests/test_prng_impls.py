@@ -102,3 +102,31 @@ def test_default_impl_config_makes_raw_keys():
         jr.uniform(jnp.zeros(4, jnp.uint32))
     with pytest.raises(ValueError, match="jax_default_prng_impl"):
         jax.config.update("jax_default_prng_impl", "mersenne")
+
+
+def test_enable_custom_prng_gives_typed_keys():
+    with jax.enable_custom_prng(True):
+        k = jr.PRNGKey(0)
+        assert isinstance(k, jr.PRNGKeyArray) and str(k.dtype) == "key<fry>"
+        with pytest.warns(FutureWarning, match="Raw arrays as random keys"):
+            out = jr.split(jnp.zeros(2, jnp.uint32))
+        assert isinstance(out, jr.PRNGKeyArray)
+    assert not isinstance(jr.PRNGKey(0), jr.PRNGKeyArray)
+
+
+def test_random_seed_offset():
+    jax.config.update("jax_random_seed_offset", 3)
+    try:
+        np.testing.assert_array_equal(jr.key_data(jr.key(0)), [0, 3])
+        np.testing.assert_array_equal(jr.PRNGKey(0), [0, 3])
+        np.testing.assert_array_equal(jr.key_data(jr.key(0, impl="rbg")), [0, 3, 0, 3])
+    finally:
+        jax.config.update("jax_random_seed_offset", 0)
+
+
+def test_debug_key_reuse_checks_are_refused():
+    with jax.debug_key_reuse(False):
+        pass
+    with pytest.raises(NotImplementedError, match="jax_debug_key_reuse"):
+        jax.config.update("jax_debug_key_reuse", True)
+    assert jax.config.jax_debug_key_reuse is False
