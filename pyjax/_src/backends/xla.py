@@ -593,3 +593,13 @@ class ReplicatedExecutable:
         return [[Array(None, aval=a, device=d, committed=True, buffer=b)
                  for b, d in zip(bufs, self.devices)]
                 for a, bufs in zip(self.out_avals, per_output)]
+
+
+def hlo_text(lowered):
+    """The HLO text of a lowered StableHLO module (Lowered.as_text(dialect="hlo"))."""
+    return _jax.mlir.mlir_module_to_xla_computation(lowered.text).as_hlo_text()
+
+
+def memory_analysis(loaded):
+    """XLA's memory statistics of a compiled executable (argument, output, temp sizes)."""
+    return loaded.get_compiled_memory_stats()
