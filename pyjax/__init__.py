@@ -63,6 +63,8 @@ transfer_guard_device_to_host = _config_object._flags["jax_transfer_guard_device
 no_tracing = _config_object._flags["jax_no_tracing"]
 legacy_prng_key = _config_object._flags["jax_legacy_prng_key"]
 softmax_custom_jvp = _config_object._flags["jax_softmax_custom_jvp"]
+enable_custom_prng = _config_object._flags["jax_enable_custom_prng"]
+debug_key_reuse = _config_object._flags["jax_debug_key_reuse"]
 
 # Optional public submodules load on first attribute access (PEP 562) to keep import cheap;
 # `import pyjax.random` and `jax.random.key(0)` behave as if they had been imported eagerly.

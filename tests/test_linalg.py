@@ -352,3 +352,42 @@ def test_empty_matrices(executor):
             np.testing.assert_array_equal(x, e)
     u, s, vh = jnp.linalg.svd(np.zeros((3, 0), np.float32))
     np.testing.assert_array_equal(u, np.eye(3))
+
+
+def test_tridiagonal_solve_perturb_singular():
+    """Tiny LU pivots become eps * max|U| (the smallest normal number when U is 0): JAX
+    0.10.2's values on CPU."""
+    f = np.float32
+    solve = lax.linalg.tridiagonal_solve
+    zero = np.zeros(3, f)
+    np.testing.assert_allclose(solve(zero, zero, zero, np.ones((3, 1), f),
+                                     perturb_singular=True), np.full((3, 1), 8.507059e37, f))
+    out = pyjax.jit(lambda *a: solve(*a, perturb_singular=True))(
+        np.array([0, 1.], f), np.array([1, 3.], f), np.array([3, 0.], f),
+        np.array([[1.], [4.]], f))
+    np.testing.assert_allclose(out, [[-2.5165824e+07], [8.3886080e+06]], rtol=1e-6)
+    out = solve(np.array([0, 2., -2, 3], f), np.array([1, 4., 1, -1], f),
+                np.array([2., -1, 1, 0], f), np.array([[1.], [2], [3], [4]], f),
+                perturb_singular=True)
+    np.testing.assert_allclose(out, [[8.], [-3.5], [0.], [-4.]], atol=1e-6)
+    grad = pyjax.grad(lambda d: solve(np.array([0, 1., 1], f), d, np.array([1, 1., 0], f),
+                                      np.array([[1.], [2], [3]], f),
+                                      perturb_singular=True).sum())(np.array([3, 3., 3], f))
+    np.testing.assert_allclose(grad, [-0.06802722, -0.04081632, -0.2585034], rtol=1e-5)
+
+
+@pytest.mark.parametrize("algorithm", ["QR", "DEFAULT", "DIVIDE_AND_CONQUER"])
+def test_svd_algorithms(algorithm):
+    alg = lax.linalg.SvdAlgorithm[algorithm]
+    x = np.random.default_rng(0).normal(size=(4, 3)).astype("float32")
+    u, s, vt = pyjax.jit(lambda x: lax.linalg.svd(x, algorithm=alg, full_matrices=False))(x)
+    np.testing.assert_allclose(s, [2.2335, 0.92497, 0.33483], atol=1e-4)
+    np.testing.assert_allclose(np.abs(np.asarray(u))[0], [0.0741, 0.6696, 0.5378], atol=1e-4)
+    np.testing.assert_allclose(lax.linalg.svd(x, algorithm=alg, compute_uv=False), s,
+                               rtol=1e-5)
+
+
+def test_svd_algorithms_of_other_platforms():
+    x = np.ones((3, 3), np.float32)
+    with pytest.raises(NotImplementedError, match="Jacobi and Polar"):
+        lax.linalg.svd(x, algorithm=lax.linalg.SvdAlgorithm.JACOBI)

@@ -4,6 +4,8 @@ check is reported as its own test. Errors and the NumPy executor are also tested
 from __future__ import annotations
 
 
+import re
+
 import numpy as np
 import pytest
 
@@ -190,6 +192,27 @@ def check_compiled_module_is_replicated():
     for op in ("stablehlo.all_reduce", "stablehlo.all_gather", "stablehlo.replica_id"):
         assert op in text, (op, text)
     assert "replica_groups = dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>" in text, text
+
+
+def check_lower_compile():
+    f = jax.pmap(lambda x, s: x * s - lax.pmean(x, "i"), axis_name="i",
+                 static_broadcasted_argnums=1)
+    x = _data(N, 3)
+    lowered = f.lower(x, 2.0)
+    assert "HloModule" in lowered.as_text(dialect="hlo")
+    compiled = lowered.compile()
+    close(compiled(x), f(x, 2.0))
+    assert "flops" in compiled.cost_analysis()
+    assert compiled.memory_analysis() is not None
+    assert compiled.runtime_executable() is not None and compiled.as_text()
+    for bad, message in (([x], "input pytree does not match"),
+                         (x.astype(np.int32), "Argument 'flat_args\\[0\\]' compiled with "
+                                              "f32\\[4,3\\] and called with i32")):
+        try:
+            compiled(bad)
+            raise AssertionError("no error for " + message)
+        except TypeError as err:
+            assert re.search(message, str(err)), err
 
 
 def check_errors_with_four_devices():

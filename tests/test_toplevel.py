@@ -223,7 +223,7 @@ def test_default_prng_impl_and_legacy_keys():
     with jax.default_prng_impl("threefry2x32"):
         assert str(jax.random.key_impl(jax.random.key(0))) == "threefry2x32"
     with pytest.raises(ValueError, match="must be one of"):
-        with jax.default_prng_impl("rbg"):
+        with jax.default_prng_impl("mersenne"):
             pass
     with jax.legacy_prng_key("error"):
         with pytest.raises(ValueError, match="Legacy uint32 key"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import enum
 import os
 
 import numpy as np
@@ -43,6 +44,11 @@ class Flag:
             else:
                 raise TypeError(f"config option {self.name!r} takes a bool, got {value!r} of "
                                 f"type {type(value).__name__}.")
+        if isinstance(self.parse, enum.EnumMeta) and not isinstance(value, self.parse):
+            try:
+                value = self.parse(value)
+            except ValueError:
+                pass   # refused just below, with the choices named
         if self.choices is not None and value not in self.choices:
             raise ValueError(f"config option {self.name!r}: new value must be one of "
                              f"{list(self.choices)}, got {value!r} of type "
@@ -108,6 +114,12 @@ class Config:
     def read(self, name):
         return self._flags[name].value
 
+    _read = read   # JAX's spelling, used by code written against jax.config
+
+    @property
+    def x64_enabled(self):
+        return self._flags["jax_enable_x64"].value
+
     def __getattr__(self, name):
         flags = self.__dict__.get("_flags", {})
         if name in flags:
@@ -145,6 +157,26 @@ config = Config()
 enable_x64 = config.define(
     "jax_enable_x64", False, _parse_bool,
     "Enable 64-bit types; when off, 64-bit requests become 32-bit.", affects_tracing=True)
+
+
+class ExplicitX64Mode(enum.IntEnum):
+    """What an explicitly requested 64-bit dtype (dtype=jnp.float64, astype("int64"), ...)
+    does while jax_enable_x64 is off: WARN truncates it to 32 bits with a UserWarning,
+    ERROR raises ValueError, ALLOW keeps it (the array is 64-bit)."""
+    WARN = 1
+    ERROR = 2
+    ALLOW = 3
+
+    @classmethod
+    def _missing_(cls, value):
+        return cls.__members__.get(value.upper()) if isinstance(value, str) else None
+
+
+explicit_x64_dtypes = config.define(
+    "jax_explicit_x64_dtypes", ExplicitX64Mode.WARN, ExplicitX64Mode,
+    "What explicitly requested 64-bit dtypes do while jax_enable_x64 is off: 'warn' "
+    "(truncate to 32 bits with a warning), 'error' (raise ValueError) or 'allow' (keep "
+    "them).", affects_tracing=True, choices=tuple(ExplicitX64Mode))
 disable_jit_flag = config.define(
     "jax_disable_jit", False, _parse_bool,
     "Run jitted functions op by op (for debugging).")
@@ -224,8 +256,31 @@ threefry_partitionable = config.define(
     affects_tracing=True)
 default_prng_impl = config.define(
     "jax_default_prng_impl", "threefry2x32", str,
-    "The PRNG implementation of new keys (pyjax provides threefry2x32).",
-    choices=("threefry2x32",))
+    "The PRNG implementation of new keys and of raw uint32 keys: 'threefry2x32', 'rbg', "
+    "'unsafe_rbg', 'philox2x32', 'philox4x32' or 'threefry4x32'.",
+    choices=("threefry2x32", "rbg", "unsafe_rbg", "philox2x32", "philox4x32", "threefry4x32"))
+enable_custom_prng = config.define(
+    "jax_enable_custom_prng", False, _parse_bool,
+    "jax.random returns typed keys (jax.random.key's kind) even for raw uint32 keys and "
+    "from PRNGKey, and warns (FutureWarning) when given a raw key.")
+random_seed_offset = config.define(
+    "jax_random_seed_offset", 0, int,
+    "Added to every seed given to jax.random.key and jax.random.PRNGKey (e.g. to give "
+    "each of several otherwise identical processes its own random stream).")
+
+
+def _refuse_key_reuse_checks(value):
+    if value:
+        config._flags["jax_debug_key_reuse"].value = False
+        raise NotImplementedError(
+            "jax_debug_key_reuse=True (checking that no PRNG key is used twice) is not "
+            "implemented in pyjax; leave it False.")
+
+
+debug_key_reuse = config.define(
+    "jax_debug_key_reuse", False, _parse_bool,
+    "Check that no typed PRNG key is consumed twice: not implemented in pyjax (setting it "
+    "to True raises NotImplementedError).", on_change=_refuse_key_reuse_checks)
 enable_checks = config.define(
     "jax_enable_checks", False, _parse_bool,
     "Type-check every traced jaxpr (check_jaxpr) as it is built.")

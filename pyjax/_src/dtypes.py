@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import abc
 import functools
+import warnings
 
 import ml_dtypes
 import numpy as np
@@ -40,6 +41,8 @@ _COMPLEX = (complex64, complex128)
 supported_dtypes = (bool_,) + _SIGNED + _UNSIGNED + _FLOATS + _COMPLEX
 
 _TO_32 = {int64: int32, uint64: uint32, float64: float32, complex128: complex64}
+# What each 64-bit dtype becomes while jax_enable_x64 is off.
+X64_TO_X32 = _TO_32
 
 
 def x64_enabled():
@@ -58,6 +61,35 @@ def _canonicalize(dtype, x64):
 def canonicalize_dtype(dtype):
     """The dtype JAX actually uses for `dtype`: 64-bit becomes 32-bit when x64 is off."""
     return _canonicalize(np.dtype(dtype), config.enable_x64.value)
+
+
+_PYTHON_TYPE_DEFAULTS = {bool: lambda: bool_, int: lambda: default_int_dtype(),
+                         float: lambda: default_float_dtype(),
+                         complex: lambda: default_complex_dtype()}
+
+
+def check_user_dtype(dtype, fun_name=""):
+    """The dtype a `dtype=` argument of `fun_name` asks for, as JAX computes in it: Python
+    types give the default dtypes; a 64-bit dtype while jax_enable_x64 is off follows
+    jax_explicit_x64_dtypes (warn and truncate, raise, or keep it)."""
+    if isinstance(dtype, type) and dtype in _PYTHON_TYPE_DEFAULTS:
+        return _PYTHON_TYPE_DEFAULTS[dtype]()
+    wanted = np.dtype(dtype)
+    if wanted not in _TO_32 or config.enable_x64.value:
+        return _canonicalize(wanted, True)
+    mode = config.explicit_x64_dtypes.value
+    if mode == config.ExplicitX64Mode.ALLOW:
+        return wanted
+    where = f" requested in {fun_name}" if fun_name else ""
+    if mode == config.ExplicitX64Mode.ERROR:
+        raise ValueError(f"Explicitly requested dtype {wanted}{where} is not available. To "
+                         "enable more dtypes, set the jax_enable_x64 or "
+                         "jax_explicit_x64_dtypes configuration options.")
+    warnings.warn(f"Explicitly requested dtype {wanted}{where} is not available, and will "
+                  f"be truncated to dtype {_TO_32[wanted]}. To enable more dtypes, set the "
+                  "jax_enable_x64 configuration option or the JAX_ENABLE_X64 shell "
+                  "environment variable.", UserWarning, stacklevel=3)
+    return _TO_32[wanted]
 
 
 def default_int_dtype():
@@ -128,7 +160,16 @@ def issubdtype(a, b):
     a = np.dtype(a) if not isinstance(a, type) or not issubclass(a, np.generic) else a
     if isinstance(a, np.dtype) and a in _FLOATS and b in (np.floating, np.inexact, np.number):
         return True
+    if isinstance(a, np.dtype) and a in _NARROW_INTS and isinstance(b, type):
+        return b in (_NARROW_INTS[a], np.integer, np.number, np.generic)
     return np.issubdtype(a, b)
+
+
+# ml_dtypes' narrow integers, which NumPy files under neither kind of integer.
+_NARROW_INTS = {**{np.dtype(getattr(ml_dtypes, n)): np.signedinteger
+                   for n in ("int1", "int2", "int4") if hasattr(ml_dtypes, n)},
+                **{np.dtype(getattr(ml_dtypes, n)): np.unsignedinteger
+                   for n in ("uint1", "uint2", "uint4") if hasattr(ml_dtypes, n)}}
 
 
 def is_float(dtype):
@@ -153,10 +194,12 @@ def is_int(dtype):
 
 def itemsize_bits(dtype):
     """The bits one element of `dtype` takes (4 for int4 and float4_e2m1fn)."""
+    if dtype is None:
+        raise ValueError("dtype cannot be None.")
     d = np.dtype(dtype)
     if d in _FLOATS and d.itemsize == 1:
         return ml_dtypes.finfo(d).bits
-    if d in _SIGNED or d in _UNSIGNED:
+    if d in _SIGNED or d in _UNSIGNED or d in _NARROW_INTS:
         return ml_dtypes.iinfo(d).bits
     return d.itemsize * 8
 
@@ -290,6 +333,13 @@ def dtype_and_weak_type(x):
     return np.dtype(x), False
 
 
+def _holds_explicit_64bit(x):
+    """Whether x is an array that is 64-bit while x64 is off: one made on explicit request
+    under jax_explicit_x64_dtypes=allow, whose dtype promotion keeps."""
+    aval = getattr(x, "aval", None)
+    return aval is not None and aval.dtype in _TO_32 and not aval.weak_type
+
+
 _WEAK_DEFAULTS_64 = {_WEAK_INT: int64, _WEAK_FLOAT: float64, _WEAK_COMPLEX: complex128}
 
 
@@ -309,7 +359,9 @@ def result_type(*args, return_weak_type_flag=False):
     if not args:
         raise ValueError("at least one array or dtype is required")
     dtype, weak = _promote([dtype_and_weak_type(a) for a in args])
-    dtype = canonicalize_dtype(dtype)
+    if dtype in _TO_32 and not config.enable_x64.value and not any(
+            _holds_explicit_64bit(a) for a in args):
+        dtype = _TO_32[dtype]
     return (dtype, weak) if return_weak_type_flag else dtype
 
 

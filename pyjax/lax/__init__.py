@@ -3,6 +3,9 @@ from pyjax._src.lax.control_flow import (  # noqa: F401
     associative_scan, cond, fori_loop, map, scan, switch, while_loop,
 )
 from pyjax._src.lax.dot import dot, dot_general  # noqa: F401
+from pyjax._src.lax.ragged_dot import (  # noqa: F401
+    RaggedDotDimensionNumbers, ragged_dot, ragged_dot_general,
+)
 from pyjax._src.lax.elementwise import (  # noqa: F401
     AccuracyMode, Tolerance, abs, acos, acosh, add, asin, asinh, atan, atan2, atanh,
     bitcast_convert_type, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, cbrt, ceil,

@@ -66,18 +66,20 @@ from pyjax._src.numpy.sorting import (  # noqa: F401
     partition, percentile, quantile, searchsorted, sort, sort_complex, unique, unique_all,
     unique_counts, unique_inverse, unique_values,
 )
+from pyjax._src.numpy.ufunc_objects import (  # noqa: F401
+    add, bitwise_and, bitwise_or, bitwise_xor, logaddexp, logaddexp2, logical_and,
+    logical_or, logical_xor, maximum, minimum, multiply, negative, subtract,
+)
 from pyjax._src.numpy.ufuncs import (  # noqa: F401
-    abs, absolute, acos, acosh, add, angle, arccos, arccosh, arcsin, arcsinh, arctan,
-    arctan2, arctanh, around, asin, asinh, atan, atan2, atanh, bitwise_and,
-    bitwise_invert, bitwise_not, bitwise_or, bitwise_xor, cbrt, ceil, conj, conjugate,
-    copysign, cos, cosh, deg2rad, degrees, divide, divmod, equal, exp, exp2, expm1, fix,
-    float_power, floor, floor_divide, fmax, fmin, fmod, gcd, greater, greater_equal,
-    heaviside, hypot, imag, invert, isfinite, isinf, isnan, lcm, ldexp, left_shift, less,
-    less_equal, log, log1p, log2, log10, logaddexp, logaddexp2, logical_and, logical_not,
-    logical_or, logical_xor, maximum, minimum, mod, multiply, negative, nextafter,
+    abs, absolute, acos, acosh, angle, arccos, arccosh, arcsin, arcsinh, arctan, arctan2,
+    arctanh, around, asin, asinh, atan, atan2, atanh, bitwise_invert, bitwise_not, cbrt,
+    ceil, conj, conjugate, copysign, cos, cosh, deg2rad, degrees, divide, divmod, equal,
+    exp, exp2, expm1, fix, float_power, floor, floor_divide, fmax, fmin, fmod, gcd, greater,
+    greater_equal, heaviside, hypot, imag, invert, isfinite, isinf, isnan, lcm, ldexp,
+    left_shift, less, less_equal, log, log1p, log2, log10, logical_not, mod, nextafter,
     not_equal, positive, pow, power, rad2deg, radians, real, reciprocal, remainder,
-    right_shift, rint, round, sign, signbit, sin, sinc, sinh, sqrt, square, subtract, tan,
-    tanh, true_divide, trunc,
+    right_shift, rint, round, sign, signbit, sin, sinc, sinh, sqrt, square, tan, tanh,
+    true_divide, trunc,
 )
 
 bool = bool_

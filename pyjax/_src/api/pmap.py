@@ -467,7 +467,8 @@ class PmapWrapped:
         if entry.hoisted:
             raise ValueError(f"pmap({self._name}).lower() was called inside a "
                              "transformation; lower at top level.")
-        return PmapLowered(lower_replicated(entry.closed, self._name, self.axis_name, n))
+        return PmapLowered(lower_replicated(entry.closed, self._name, self.axis_name, n),
+                           self, args, kwargs, entry, n)
 
     # -- preparing a call ----------------------------------------------------------------
     def _prepare(self, args, kwargs):
@@ -605,16 +606,96 @@ class PmapWrapped:
 
 
 class PmapLowered:
-    """A pmap lowered for one set of argument types: its replicated StableHLO module."""
+    """A pmap lowered for one set of argument types: its replicated StableHLO module.
+    compile() gives a PmapCompiled that runs it for arguments of those types."""
 
-    def __init__(self, module):
+    def __init__(self, module, wrapped, args, kwargs, entry, n):
         self.module = module
+        self._wrapped, self._entry, self._n = wrapped, entry, n
+        nargs = len(args)
+        self._statics = {i % nargs: args[i % nargs] for i in wrapped.static_argnums
+                         if -nargs <= i < nargs}
+        dyn_args = tuple(x for i, x in enumerate(args) if i not in self._statics)
+        leaves, self.in_tree = tree_util.flatten((dyn_args, kwargs))
+        self._in_avals = [get_aval(x) for x in leaves]
 
     def as_text(self, dialect=None):
+        """The module as StableHLO (MLIR) text, or as HLO text with dialect="hlo"."""
+        if dialect == "hlo":
+            xla = devices_mod.xla_backend()
+            if xla is None:
+                raise NotImplementedError("HLO text needs the XLA executor (jaxlib).")
+            return xla.hlo_text(self.module)
         if dialect not in (None, "stablehlo", "mhlo"):
-            raise ValueError(f"as_text: unknown dialect {dialect!r}; pyjax prints "
-                             "'stablehlo'.")
+            raise ValueError(f"as_text: unknown dialect {dialect!r}; use 'stablehlo' or "
+                             "'hlo'.")
         return self.module.text
+
+    def compile(self, compiler_options=None):
+        if compiler_options:
+            raise NotImplementedError("pmap(...).lower(...).compile(compiler_options=...) is "
+                                      "not supported by pyjax.")
+        return PmapCompiled(self)
+
+    def cost_analysis(self):
+        """XLA's estimate of flops, transcendentals and bytes accessed."""
+        return self.compile().cost_analysis()
+
+
+class PmapCompiled:
+    """A compiled pmap: call it with arguments of the lowered types (without the static
+    ones); it runs the replicated executable the pmapped function runs."""
+
+    def __init__(self, lowered):
+        self._lowered = lowered
+        xla = devices_mod.xla_backend()
+        self._executable = None
+        if xla is not None:
+            w = lowered._wrapped
+            devices = _devices_for(lowered._n, w.devices, w.backend, w._name)
+            self._executable = _replicated_executable(
+                xla, lowered._entry.closed, devices, w.axis_name, w._name)
+
+    def __call__(self, *args, **kwargs):
+        low = self._lowered
+        leaves, in_tree = tree_util.flatten((args, kwargs))
+        if in_tree != low.in_tree:
+            raise TypeError("Function compiled with input pytree does not match the input "
+                            f"pytree it was called with: compiled for {low.in_tree}, called "
+                            f"with {in_tree}.")
+        mismatches = [f"Argument 'flat_args[{i}]' compiled with {e.str_short()} and called "
+                      f"with {get_aval(x).str_short()}"
+                      for i, (x, e) in enumerate(zip(leaves, low._in_avals))
+                      if not get_aval(x).strip_weak_type().same_type(e.strip_weak_type())]
+        if mismatches:
+            raise TypeError("Argument types differ from the types for which this "
+                            "computation was compiled. The mismatches are:\n" +
+                            "\n".join(mismatches))
+        full = list(args)
+        for i in sorted(low._statics):
+            full.insert(i, low._statics[i])
+        return low._wrapped(*full, **kwargs)
+
+    def _loaded(self, what):
+        if self._executable is None:
+            raise NotImplementedError(f"{what} needs the XLA executor; the NumPy executor is "
+                                      "selected or jaxlib is not installed.")
+        return self._executable.loaded
+
+    def as_text(self):
+        """The optimised HLO that XLA compiled (None with the NumPy executor)."""
+        return None if self._executable is None else \
+            self._executable.loaded.hlo_modules()[0].to_string()
+
+    def cost_analysis(self):
+        return self._loaded("cost_analysis").cost_analysis()
+
+    def memory_analysis(self):
+        return devices_mod.xla_backend().memory_analysis(self._loaded("memory_analysis"))
+
+    def runtime_executable(self):
+        """XLA's loaded executable."""
+        return self._loaded("runtime_executable")
 
 
 def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnums=(),

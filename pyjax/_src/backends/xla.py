@@ -195,7 +195,10 @@ def put(value, aval, device, copy=False):
         return _jax.batched_device_put(aval, sharding(device), [value], [device],
                                        committed=True, force_copy=copy,
                                        host_buffer_semantics=semantics,
-                                       enable_x64=config.enable_x64.value)
+                                       # a 64-bit aval with x64 off: an explicit request
+                                       # (jax_explicit_x64_dtypes=allow) that stays 64-bit
+                                       enable_x64=config.enable_x64.value
+                                       or aval.dtype.itemsize == 8)
     except _jax.JaxRuntimeError as err:
         raise errors.JaxRuntimeError(f"moving a {aval.str_short()} array to {device!r} "
                                      f"failed: {err}") from None
@@ -620,3 +623,13 @@ class ReplicatedExecutable:
         return [[Array(None, aval=a, device=d, committed=True, buffer=b)
                  for b, d in zip(bufs, self.devices)]
                 for a, bufs in zip(self.out_avals, per_output)]
+
+
+def hlo_text(lowered):
+    """The HLO text of a lowered StableHLO module (Lowered.as_text(dialect="hlo"))."""
+    return _jax.mlir.mlir_module_to_xla_computation(lowered.text).as_hlo_text()
+
+
+def memory_analysis(loaded):
+    """XLA's memory statistics of a compiled executable (argument, output, temp sizes)."""
+    return loaded.get_compiled_memory_stats()

@@ -194,7 +194,11 @@ def _mulhi_impl(x, y):
     """The high half of the double-width product, through Python integers (exact)."""
     x, y = np.broadcast_arrays(x, y)
     bits = x.dtype.itemsize * 8
-    wide = x.astype(object) * y.astype(object)
+    if bits <= 32:   # the product fits 64 bits: exact in NumPy
+        wide = np.dtype(f"{x.dtype.kind}8")
+        product = x.astype(wide) * y.astype(wide)
+        return (product >> np.array(bits, wide)).astype(x.dtype)
+    wide = np.asarray(x.astype(object) * y.astype(object))
     mask = (1 << bits) - 1
     high = [((int(v) >> bits) & mask) for v in wide.ravel()]
     if x.dtype.kind == "i":   # back to two's complement

@@ -679,9 +679,12 @@ def solve(a, b_):
     return triangular_solve(lu_, y, left_side=True, lower=False)
 
 
-def tridiagonal_solve(dl, d, du, b_):
+def tridiagonal_solve(dl, d, du, b_, *, perturb_singular=False):
     """Solves the tridiagonal systems given by sub-, main and super-diagonals (dl[0] and
-    du[-1] are ignored) for right-hand sides b_ (..., m, n)."""
+    du[-1] are ignored) for right-hand sides b_ (..., m, n). With perturb_singular, a
+    singular system gets a finite (large) solution: pivots of the partially pivoted LU
+    factorisation smaller than eps * max|U| become that size (the smallest normal number
+    when U is 0), as JAX's CPU kernel does for inverse iteration."""
     aval = get_aval(d)
     n = aval.shape[-1]
     shape = aval.shape + (n,)
@@ -695,4 +698,24 @@ def tridiagonal_solve(dl, d, du, b_):
         on_band = ew.eq(ew.add(rows, np.int32(offset)), cols)
         return ew.select(on_band, st.broadcast_in_dim(v, shape, dims), zeros)
     a = ew.add(ew.add(band(dl, -1), band(d, 0)), band(du, 1))
-    return solve(a, b_)
+    if not perturb_singular:
+        return solve(a, b_)
+    lu_, _, perm = lu_p.bind(a)
+    upper = triu(lu_)
+    real = dtypes.real_dtype(aval.dtype)
+    size = red.reduce_max(ew.abs(upper), (nd - 2, nd - 1))
+    pert = ew.mul(size, np.array(np.finfo(real).eps, real))
+    pert = ew.select(ew.eq(pert, st.full(get_aval(pert).shape, 0, real)),
+                     st.full(get_aval(pert).shape, np.finfo(real).tiny, real), pert)
+    pert = st.broadcast_in_dim(pert, aval.shape, tuple(range(nd - 2)))
+    pivots = _diagonal(lu_)
+    magnitude = ew.abs(pivots)
+    direction = ew.select(ew.eq(magnitude, st.full(aval.shape, 0, real)),
+                          st.full(aval.shape, 1, aval.dtype),
+                          ew.div(pivots, _as(magnitude, aval.dtype)))
+    perturbed = ew.select(ew.lt(magnitude, pert),
+                          ew.mul(direction, _as(pert, aval.dtype)), pivots)
+    lu_ = ew.add(ew.sub(lu_, _diag_embed(pivots)), _diag_embed(perturbed))
+    permuted = _matmul(permutation_matrix(perm, aval.dtype), b_)
+    y = triangular_solve(lu_, permuted, left_side=True, lower=True, unit_diagonal=True)
+    return triangular_solve(lu_, y, left_side=True, lower=False)

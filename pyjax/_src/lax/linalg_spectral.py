@@ -3,6 +3,8 @@ dimensions). Impls call SciPy's LAPACK; XLA runs jaxlib's LAPACK custom calls. I
 core, interpreters, backends.stablehlo and the lax families (linalg for shared helpers)."""
 from __future__ import annotations
 
+import enum
+
 import numpy as np
 
 from pyjax._src import dtypes
@@ -128,8 +130,30 @@ def eigh(x, *, lower=True, symmetrize_input=True, sort_eigenvalues=True,
 
 # --- svd ------------------------------------------------------------------------------------
 
+class SvdAlgorithm(enum.Enum):
+    """The SVD method: on CPU, QR is LAPACK's gesvd and DEFAULT and DIVIDE_AND_CONQUER its
+    gesdd; JACOBI and POLAR are GPU/TPU methods."""
+    DEFAULT = "default"
+    QR = "QR"
+    JACOBI = "Jacobi"
+    POLAR = "polar"
+    DIVIDE_AND_CONQUER = "divide_and_conquer"
+
+
+def _lapack_svd_driver(algorithm):
+    if algorithm in (None, SvdAlgorithm.DEFAULT, SvdAlgorithm.DIVIDE_AND_CONQUER):
+        return "gesdd"
+    if algorithm == SvdAlgorithm.QR:
+        return "gesvd"
+    if isinstance(algorithm, SvdAlgorithm):
+        raise NotImplementedError("The SVD Jacobi and Polar algorithms are not implemented "
+                                  "on CPU.")
+    raise TypeError(f"svd algorithm must be a lax.linalg.SvdAlgorithm or None, got "
+                    f"{algorithm!r}.")
+
 def _svd_abstract_eval(x, *, full_matrices, compute_uv, subset_by_index, algorithm=None):
     _check_matrix("svd", x)
+    _lapack_svd_driver(algorithm)
     m, n = x.shape[-2:]
     batch = x.shape[:-2]
     k = min(m, n)
@@ -148,18 +172,19 @@ def _svd_abstract_eval(x, *, full_matrices, compute_uv, subset_by_index, algorit
 
 def _svd_impl(x, *, full_matrices, compute_uv, subset_by_index, algorithm=None):
     from scipy.linalg import svd as scipy_svd
+    driver = _lapack_svd_driver(algorithm)
     m, n = x.shape[-2:]
     k = min(m, n)
     ku, kv = (m, n) if full_matrices else (k, k)
     s_template = np.empty(k, dtypes.real_dtype(x.dtype))
     if compute_uv:
         u, s, vt = host_batched(
-            lambda a: scipy_svd(a, full_matrices=full_matrices, lapack_driver="gesdd",
+            lambda a: scipy_svd(a, full_matrices=full_matrices, lapack_driver=driver,
                                 check_finite=False),
             x, [np.empty((m, ku), x.dtype), s_template, np.empty((kv, n), x.dtype)])
         outs = [s, u, vt]
     else:
-        outs = host_batched(lambda a: [scipy_svd(a, compute_uv=False, lapack_driver="gesdd",
+        outs = host_batched(lambda a: [scipy_svd(a, compute_uv=False, lapack_driver=driver,
                                                  check_finite=False)], x, [s_template])
     if subset_by_index is not None:
         lo, hi = subset_by_index
@@ -230,7 +255,7 @@ def _lower_svd(ctx, x, *, full_matrices, compute_uv, subset_by_index, algorithm=
     results = [x.aval.strip_weak_type(), ShapedArray(batch + (k,), dtypes.real_dtype(dtype)),
                ShapedArray(batch + (m, ku), dtype), ShapedArray(batch + (kv, n), dtype),
                _info_aval(x.aval)]
-    _, s, u, vt, info = lower_lapack(ctx, "gesdd", [x], results, "mmvmmv",
+    _, s, u, vt, info = lower_lapack(ctx, _lapack_svd_driver(algorithm), [x], results, "mmvmmv",
                                      mode="A" if full_matrices else "S")
     outs = [_lower_nan_unless_ok(ctx, s, info)]
     if compute_uv:

@@ -1,12 +1,14 @@
 """Gamma sampling as primitives: `random_gamma` (Marsaglia and Tsang's rejection method,
 "A simple method for generating gamma variables", 2000, run per element on its own key, as
-JAX does, so samples match JAX's) and `random_gamma_grad` (d sample / d alpha by implicit
+JAX does, so samples match JAX's; its `impl` parameter is the keys' PRNG implementation)
+and `random_gamma_grad` (d sample / d alpha by implicit
 differentiation of the CDF). Both are written once in lax ops (vectorised while loops);
 impl runs that jaxpr on the NumPy executor and the lowering inlines it. Imports core,
 interpreters, backends and the lax families."""
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 
@@ -20,9 +22,12 @@ from pyjax._src.interpreters.ad import Zero
 from pyjax._src.lax import builders as b
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import random_bits as rb
+from pyjax._src.lax.prng import rbg_prng_impl, threefry_prng_impl
 from pyjax._src.lax import reductions, slicing
 from pyjax._src.lax import structural as st
+from pyjax._src.lax.control_flow.batched import vmap_leading
 from pyjax._src.lax.control_flow.loops import while_loop
+from pyjax._src.lax.control_flow.scan import map as lax_map
 
 UINT32 = rb.UINT32
 
@@ -71,6 +76,13 @@ def _uniform_each(keys, dtype, lo=0.0, hi=1.0):
         if rng_bits != 32:
             bits = ew.convert_element_type(bits, np.dtype(f"uint{rng_bits}"))
         bits = ew.convert_element_type(bits, uint)
+    return _bits_to_uniform(bits, dtype, rng_bits, lo, hi)
+
+
+def _bits_to_uniform(bits, dtype, rng_bits, lo, hi):
+    """uniform's floats in [lo, hi) from random bits (of `dtype`'s width)."""
+    nbits, nmant = dtypes.finfo(dtype).bits, dtypes.finfo(dtype).nmant
+    uint = np.dtype(f"uint{nbits}")
     mantissa = ew.shift_right_logical(bits, np.array(rng_bits - nmant, uint))
     floats = ew.sub(ew.bitcast_convert_type(
         ew.bitwise_or(mantissa, np.array(1.0, dtype).view(uint)), dtype),
@@ -79,21 +91,53 @@ def _uniform_each(keys, dtype, lo=0.0, hi=1.0):
     return ew.max(lo, ew.add(ew.mul(floats, ew.sub(hi, lo)), lo))
 
 
-def _normal_each(keys, dtype):
-    lo = np.nextafter(np.array(-1.0, dtype), np.array(0.0, dtype), dtype=dtype)
-    u = _uniform_each(keys, dtype, lo, 1.0)
-    return ew.mul(np.array(np.sqrt(2), dtype), ew.erf_inv(u))
-
-
 def _any(mask):
     return reductions.reduce_or(mask, (0,))
 
 
 # --- sampling --------------------------------------------------------------------------------
 
-def _gamma_flat(keys, alpha, log_space):
-    """One gamma sample per (key, alpha) pair: keys (N, 2), alpha (N,)."""
+class _ThreefryOps:
+    """Per-key split and scalar uniform draws of N threefry2x32 keys (N, 2) at once."""
+    split_each = staticmethod(_split_each)
+    uniform_each = staticmethod(_uniform_each)
+
+
+class _OneKeyOps:
+    """Per-key split and scalar uniform draws of one key of any PRNG implementation,
+    held as a batch of one (1, *key_shape)."""
+
+    def __init__(self, impl):
+        self.impl = impl
+
+    def _one(self, keys):
+        return st.reshape(keys, self.impl.key_shape)
+
+    def split_each(self, keys, num):
+        both = self.impl.split(self._one(keys), (num,))
+        width = self.impl.key_shape
+        return [st.reshape(slicing.slice_in_dim(both, i, i + 1), (1, *width))
+                for i in range(num)]
+
+    def uniform_each(self, keys, dtype, lo=0.0, hi=1.0):
+        finfo = dtypes.finfo(dtype)
+        nbits, nmant = finfo.bits, finfo.nmant
+        rng_bits = nbits if nmant >= 8 else 8
+        uint = np.dtype(f"uint{nbits}")
+        bits = ew.convert_element_type(self.impl.random_bits(self._one(keys), rng_bits, (1,)),
+                                       uint)
+        return _bits_to_uniform(bits, dtype, rng_bits, lo, hi)
+
+
+def _gamma_flat(keys, alpha, log_space, ops=_ThreefryOps):
+    """One gamma sample per (key, alpha) pair: keys (N, *key_shape), alpha (N,)."""
     dtype = get_aval(alpha).dtype
+    _split_each, _uniform_each = ops.split_each, ops.uniform_each
+
+    def _normal_each(keys, dtype):
+        lo = np.nextafter(np.array(-1.0, dtype), np.array(0.0, dtype), dtype=dtype)
+        u = _uniform_each(keys, dtype, lo, 1.0)
+        return ew.mul(np.array(np.sqrt(2), dtype), ew.erf_inv(u))
 
     def c(v):
         return np.array(v, dtype)
@@ -121,7 +165,7 @@ def _gamma_flat(keys, alpha, log_space):
             k_next, sub = _split_each(k, 2)
             x_new = _normal_each(sub, dtype)
             v_new = ew.add(one, ew.mul(x_new, scale))
-            pick = st.broadcast_in_dim(active, (n, 2), (0,))
+            pick = st.broadcast_in_dim(active, get_aval(k).shape, (0,))
             return (ew.select(pick, k_next, k), ew.select(active, x_new, x),
                     ew.select(active, v_new, v))
 
@@ -134,8 +178,7 @@ def _gamma_flat(keys, alpha, log_space):
         active = rejected(X, V, U)
         k_next, x_key, u_key = _split_each(k, 3)
         x, v = draw_x(x_key)
-        n = get_aval(k).shape[0]
-        pick = st.broadcast_in_dim(active, (n, 2), (0,))
+        pick = st.broadcast_in_dim(active, get_aval(k).shape, (0,))
         return (ew.select(pick, k_next, k), ew.select(active, ew.mul(x, x), X),
                 ew.select(active, ew.mul(ew.mul(v, v), v), V),
                 ew.select(active, _uniform_each(u_key, dtype), U))
@@ -156,58 +199,73 @@ def _gamma_flat(keys, alpha, log_space):
     return ew.mul(ew.mul(d, V), boost)
 
 
-def _gamma_keys_and_alphas(key, a):
+def _gamma_keys_and_alphas(key, a, impl):
     """Each leading key split into one key per element of a's remaining dimensions."""
-    key_shape = get_aval(key).shape[:-1]
+    width = impl.key_shape
+    key_shape = get_aval(key).shape[:-len(width)]
     a_shape = get_aval(a).shape
-    n_keys = int(np.prod(key_shape, dtype=np.int64))
-    per_key = int(np.prod(a_shape[len(key_shape):], dtype=np.int64))
-    keys = _split_all(st.reshape(key, (n_keys, 2)), per_key)
-    return st.reshape(keys, (n_keys * per_key, 2)), st.reshape(a, (n_keys * per_key,))
+    n_keys = math.prod(key_shape)
+    per_key = math.prod(a_shape[len(key_shape):])
+    keys = st.reshape(key, (n_keys, *width))
+    if impl.name == "threefry2x32":
+        keys = _split_all(keys, per_key)
+    else:
+        keys = vmap_leading(lambda k: impl.split(k, (per_key,)), keys)
+    return st.reshape(keys, (n_keys * per_key, *width)), st.reshape(a, (n_keys * per_key,))
 
 
 @functools.lru_cache(maxsize=256)
-def _gamma_jaxpr(key_aval, a_aval, log_space):
+def _gamma_jaxpr(key_aval, a_aval, log_space, impl):
     def f(key, a):
         if a_aval.size == 0:
             return [a]
-        keys, alphas = _gamma_keys_and_alphas(key, a)
-        return [st.reshape(_gamma_flat(keys, alphas, log_space), a_aval.shape)]
+        keys, alphas = _gamma_keys_and_alphas(key, a, impl)
+        if impl.name == "threefry2x32":   # every key's draws at once
+            samples = _gamma_flat(keys, alphas, log_space)
+        else:   # one key at a time, as JAX does on CPU
+            ops = _OneKeyOps(impl)
+            samples = lax_map(lambda ka: st.reshape(_gamma_flat(
+                st.reshape(ka[0], (1, *impl.key_shape)), st.reshape(ka[1], (1,)),
+                log_space, ops), ()), (keys, alphas))
+        return [st.reshape(samples, a_aval.shape)]
     closed, _ = pe.trace_to_closed_jaxpr(f, [key_aval, a_aval])
     return closed
 
 
-def _gamma_abstract_eval(key, a, *, log_space):
-    if key.dtype != UINT32 or key.shape[-1:] != (2,):
-        raise TypeError(f"random_gamma needs raw uint32 keys of shape (..., 2), got {key}")
+def _gamma_abstract_eval(key, a, *, log_space, impl):
+    width = impl.key_shape
+    if key.dtype != UINT32 or key.shape[-len(width):] != width:
+        raise TypeError(f"random_gamma needs raw uint32 keys of shape (..., *{width}) for "
+                        f"{impl.name}, got {key}")
     if not dtypes.is_float(a.dtype):
         raise TypeError(f"random_gamma needs a floating alpha, got {a.dtype}")
-    if a.shape[:key.ndim - 1] != key.shape[:-1]:
+    batch = key.shape[:key.ndim - len(width)]
+    if a.shape[:len(batch)] != batch:
         raise TypeError(f"random_gamma: alpha shape {a.shape} must start with the key "
-                        f"shape {key.shape[:-1]}")
+                        f"shape {batch}")
     return a.strip_weak_type()
 
 
-def _gamma_impl(key, a, *, log_space):
-    closed = _gamma_jaxpr(get_aval(key), get_aval(a).strip_weak_type(), log_space)
+def _gamma_impl(key, a, *, log_space, impl):
+    closed = _gamma_jaxpr(get_aval(key), get_aval(a).strip_weak_type(), log_space, impl)
     return numpy_backend.execute_closed_jaxpr(closed, [key, a])[0]
 
 
-def _gamma_lower(ctx, key, a, *, log_space):
-    closed = _gamma_jaxpr(key.aval, a.aval.strip_weak_type(), log_space)
+def _gamma_lower(ctx, key, a, *, log_space, impl):
+    closed = _gamma_jaxpr(key.aval, a.aval.strip_weak_type(), log_space, impl)
     return ctx.lower_jaxpr(closed, [key, a])[0]
 
 
-def _gamma_batch(args, dims, *, log_space):
+def _gamma_batch(args, dims, *, log_space, impl):
     size = batching.axis_size_of(args, dims)
     key, a = (batching.bdim_at_front(x, d, size) for x, d in zip(args, dims))
-    return random_gamma_p.bind(key, a, log_space=log_space), 0
+    return random_gamma_p.bind(key, a, log_space=log_space, impl=impl), 0
 
 
-def _gamma_jvp(primals, tangents, *, log_space):
+def _gamma_jvp(primals, tangents, *, log_space, impl):
     key, a = primals
     _, a_dot = tangents
-    sample = random_gamma_p.bind(key, a, log_space=log_space)
+    sample = random_gamma_p.bind(key, a, log_space=log_space, impl=impl)
     if type(a_dot) is Zero:
         return sample, Zero(ad.tangent_aval(get_aval(sample)))
     if log_space:   # d log(x) = dx / x, with x = exp(log x) kept away from 0
@@ -225,9 +283,14 @@ def _gamma_samples():
     key = rb.threefry2x32_numpy(np.uint32(0), np.uint32(42), np.zeros(2, UINT32),
                                 np.arange(2, dtype=UINT32))
     raw = np.stack(key, axis=-1)
-    return [b.Sample([raw[0], np.array([0.5, 1.0, 3.5], np.float32)], {"log_space": False}),
+    fry = threefry_prng_impl
+    rbg_key = np.array([3, 1, 4, 1], UINT32)
+    return [b.Sample([raw[0], np.array([0.5, 1.0, 3.5], np.float32)],
+                     {"log_space": False, "impl": fry}),
             b.Sample([raw, np.array([[0.3, 2.0], [1.5, 7.0]], np.float32)],
-                     {"log_space": True})]
+                     {"log_space": True, "impl": fry}),
+            b.Sample([rbg_key, np.array([0.4, 2.5], np.float32)],
+                     {"log_space": False, "impl": rbg_prng_impl})]
 
 
 random_gamma_p = define_primitive(

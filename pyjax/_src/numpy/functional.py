@@ -6,16 +6,21 @@ jnp modules."""
 from __future__ import annotations
 
 import builtins
+import math
 import operator
 import re
 
 import numpy as np
 
 from pyjax._src import dtypes
+from pyjax._src.api.shapes import ShapeDtypeStruct, eval_shape
 from pyjax._src.api.vmap import vmap
 from pyjax._src.array import Array
 from pyjax._src.core.avals import get_aval
+from pyjax._src.lax.control_flow import fori_loop
 from pyjax._src.numpy import lax_numpy as lnp
+from pyjax._src.numpy.indexing import take
+from pyjax._src.numpy.lax_numpy_more import append
 from pyjax._src.numpy import ufuncs as uf
 from pyjax._src.numpy.util import check_arraylike
 from pyjax._src.util import canonicalize_axis, canonicalize_shape
@@ -146,57 +151,130 @@ def fromfunction(function, shape, *, dtype=float, **kwargs):
 
 class ufunc:
     """A universal function from a scalar function of nin arguments: broadcasting calls
-    (vectorize), and for binary ones reduce, accumulate, outer and at."""
+    (vectorize), and for binary ones reduce, accumulate, reduceat, outer and at. jnp's
+    own ufuncs (jnp.add, ...) pass faster implementations of these (call=, reduce=, ...);
+    the properties are read-only, as in JAX."""
 
-    def __init__(self, func, /, nin, nout, *, name=None, nargs=None, identity=None):
-        self._func = func
-        self.nin, self.nout = operator.index(nin), operator.index(nout)
-        self.nargs = nargs or self.nin
-        self.identity = identity
-        self.__name__ = name or getattr(func, "__name__", "ufunc")
-        self._call = vectorize(func)
+    def __init__(self, func, /, nin, nout, *, name=None, nargs=None, identity=None,
+                 call=None, reduce=None, accumulate=None, at=None, reduceat=None):
+        nin, nout = operator.index(nin), operator.index(nout)
+        object.__setattr__(self, "_props", {
+            "func": func, "nin": nin, "nout": nout, "nargs": operator.index(nargs or nin),
+            "identity": identity, "call": call or vectorize(func), "reduce": reduce,
+            "accumulate": accumulate, "at": at, "reduceat": reduceat})
+        object.__setattr__(self, "__name__", name or getattr(func, "__name__", "ufunc"))
+        object.__setattr__(self, "__doc__", getattr(func, "__doc__", None))
+
+    _func = property(lambda self: self._props["func"])
+    nin = property(lambda self: self._props["nin"])
+    nout = property(lambda self: self._props["nout"])
+    nargs = property(lambda self: self._props["nargs"])
+    identity = property(lambda self: self._props["identity"])
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"jnp.ufunc attribute {name!r} is read-only")
+
+    def __hash__(self):
+        return hash((self._func, self.__name__, self.identity, self.nin, self.nout,
+                     self.nargs))
+
+    def __eq__(self, other):
+        return isinstance(other, ufunc) and (
+            (self._func, self.__name__, self.identity, self.nin, self.nout, self.nargs) ==
+            (other._func, other.__name__, other.identity, other.nin, other.nout,
+             other.nargs))
 
     def __repr__(self):
         return f"<jnp.ufunc '{self.__name__}'>"
 
-    def __call__(self, *args):
+    def __call__(self, *args, out=None, where=None):
+        if out is not None:
+            raise NotImplementedError(f"out argument of {self}")
+        if where is not None:
+            raise NotImplementedError(f"where argument of {self}")
         if len(args) != self.nin:
             raise TypeError(f"{self.__name__}() takes {self.nin} positional arguments, got "
                             f"{len(args)}")
-        return self._call(*args)
+        return self._props["call"](*args)
 
     def _binary_only(self, method):
-        if self.nin != 2 or self.nout != 1:
-            raise ValueError(f"{method} only supported for binary ufuncs with one output; "
-                             f"{self.__name__} has nin={self.nin}, nout={self.nout}")
+        if self.nin != 2:
+            raise ValueError(f"{method} only supported for binary ufuncs")
+        if self.nout != 1:
+            raise ValueError(f"{method} only supported for functions returning a single "
+                             "value")
 
     def outer(self, A, B, /):
         self._binary_only("outer")
+        check_arraylike(f"{self.__name__}.outer", A, B)
         A, B = lnp.asarray(A), lnp.asarray(B)
         return self(lnp.reshape(A, lnp.shape(A) + (1,) * lnp.ndim(B)), B)
 
     def reduce(self, a, axis=0, dtype=None, out=None, keepdims=False, initial=None,
                where=None):
         self._binary_only("reduce")
-        if out is not None or where is not None:
-            raise NotImplementedError("ufunc.reduce: 'out' and 'where' are not supported")
-        a = lnp.asarray(a, dtype) if dtype is not None else lnp.asarray(a)
-        a, axis = lnp.axis_or_flattened(a, axis)
-        moved = lnp.moveaxis(a, axis, 0)
-        n = lnp.shape(moved)[0]
-        start = initial if initial is not None else self.identity
-        if n == 0 and start is None:
-            raise ValueError(f"zero-size reduction of {self.__name__} without identity")
-        acc = moved[0] if start is None else lnp.full(lnp.shape(moved)[1:], start,
-                                                       get_aval(moved).dtype)
-        for i in range(0 if start is not None else 1, n):
-            acc = self(acc, moved[i])
-        return lnp.expand_dims(acc, axis) if keepdims else acc
+        check_arraylike(f"{self.__name__}.reduce", a)
+        if out is not None:
+            raise NotImplementedError(f"out argument of {self.__name__}.reduce()")
+        if where is not None:
+            if self.identity is None and initial is None:
+                raise ValueError(f"reduction operation {self.__name__!r} does not have an "
+                                 "identity, so to use a where mask one has to specify "
+                                 "'initial'.")
+            if get_aval(lnp.asarray(where)).dtype != np.bool_:
+                raise ValueError("where argument must have dtype=bool; got "
+                                 f"dtype={get_aval(lnp.asarray(where)).dtype}")
+        fast = self._props["reduce"]
+        if fast is not None:
+            return fast(a, axis=axis, dtype=dtype, keepdims=keepdims, initial=initial,
+                        where=where)
+        return self._reduce_by_steps(a, axis, dtype, keepdims, initial, where)
+
+    def _result_dtype(self, *args):
+        """The dtype self gives for arguments of these arrays' dtypes."""
+        ones = [ShapeDtypeStruct((), get_aval(lnp.asarray(x)).dtype) for x in args]
+        return eval_shape(self._func, *ones).dtype
+
+    def _reduce_by_steps(self, a, axis, dtype, keepdims, initial, where):
+        """self applied along one axis element by element (a fori_loop)."""
+        a = lnp.asarray(a)
+        start = self.identity if initial is None else initial
+        dtype = self._result_dtype(a, a) if dtype is None else dtype
+        if where is not None:
+            where = lnp.broadcast_to(where, lnp.shape(a))
+        if isinstance(axis, tuple):
+            raise NotImplementedError(f"{self.__name__}.reduce over a tuple of axes")
+        if axis is None:
+            final = (1,) * lnp.ndim(a) if keepdims else ()
+            a, axis = lnp.ravel(a), 0
+            where = None if where is None else lnp.ravel(where)
+        else:
+            axis = canonicalize_axis(axis, lnp.ndim(a))
+            shape = lnp.shape(a)
+            final = shape[:axis] + ((1,) if keepdims else ()) + shape[axis + 1:]
+        a = lnp.moveaxis(a, axis, 0)
+        where = None if where is None else lnp.moveaxis(where, axis, 0)
+        if lnp.shape(a)[0] == 0:
+            if start is None:
+                raise ValueError(f"zero-size array to reduction operation {self.__name__} "
+                                 "which has no identity")
+            return lnp.full(final, start, dtype)
+
+        def step(i, acc):
+            new = self(acc, a[i].astype(dtype))
+            return new if where is None else lnp.where(where[i], new, acc)
+
+        first, acc = (1, a[0]) if start is None else (0, start)
+        acc = lnp.broadcast_to(lnp.asarray(acc).astype(dtype), lnp.shape(a)[1:])
+        return lnp.reshape(fori_loop(first, lnp.shape(a)[0], step, acc), final)
 
     def accumulate(self, a, axis=0, dtype=None, out=None):
         self._binary_only("accumulate")
         if out is not None:
-            raise NotImplementedError("ufunc.accumulate: 'out' is not supported")
+            raise NotImplementedError(f"out argument of {self.__name__}.accumulate()")
+        fast = self._props["accumulate"]
+        if fast is not None:
+            return fast(a, axis=axis, dtype=dtype)
         a = lnp.asarray(a, dtype) if dtype is not None else lnp.asarray(a)
         axis = canonicalize_axis(axis, lnp.ndim(a))
         moved = lnp.moveaxis(a, axis, 0)
@@ -207,23 +285,74 @@ class ufunc:
             outs.append(self(outs[-1], moved[i]))
         return lnp.moveaxis(lnp.stack(outs), 0, axis)
 
+    def reduceat(self, a, indices, axis=0, dtype=None, out=None):
+        """self.reduce over the slices a[indices[i]:indices[i+1]] along axis (a[i] alone
+        where indices[i] >= indices[i+1], as in NumPy)."""
+        self._binary_only("reduceat")
+        if out is not None:
+            raise NotImplementedError(f"out argument of {self.__name__}.reduceat()")
+        fast = self._props["reduceat"]
+        if fast is not None:
+            return fast(a, indices, axis=axis, dtype=dtype)
+        check_arraylike(f"{self.__name__}.reduceat", a, indices)
+        a, indices = lnp.asarray(a), lnp.asarray(indices)
+        if lnp.ndim(a) == 0:
+            raise ValueError(f"reduceat: a must have 1 or more dimension, got {a.shape=}")
+        if lnp.ndim(indices) != 1:
+            raise ValueError("reduceat: indices must be one-dimensional, got "
+                             f"{indices.shape=}")
+        if axis is None or isinstance(axis, (tuple, list)):
+            raise ValueError("reduceat requires a single integer axis.")
+        if dtype is not None:
+            a = a.astype(dtype)
+        axis = canonicalize_axis(axis, lnp.ndim(a))
+        out = take(a, indices, axis=axis)
+        # slice k runs from indices[k] to indices[k+1] (to the end for the last one)
+        bounds = append(indices, lnp.shape(a)[axis])
+        other_axes = [d for d in range(lnp.ndim(out)) if d != axis]
+        starts = lnp.expand_dims(bounds[:-1], other_axes)
+        ends = lnp.expand_dims(bounds[1:], other_axes)
+
+        def step(i, acc):
+            row = take(a, lnp.expand_dims(i, 0), axis=axis)
+            return lnp.where((i > starts) & (i < ends), self(acc, row), acc)
+
+        return fori_loop(0, lnp.shape(a)[axis], step, out)
+
     def at(self, a, indices, b=None, /, *, inplace=True):
         """A copy of a with a[indices] = self(a[indices], b), applied once per index
         (repeated indices accumulate, as NumPy's unbuffered ufunc.at does)."""
         if inplace:
             raise NotImplementedError("jnp.ufunc.at cannot modify arrays in place (JAX "
                                       "arrays are immutable); pass inplace=False.")
-        a = lnp.asarray(a)
-        idx = np.asarray(indices) if not isinstance(indices, tuple) else None
-        if idx is not None and idx.ndim == 1 and idx.dtype.kind in "iu":
-            vals = lnp.broadcast_to(lnp.asarray(b) if b is not None else 0,
-                                    (len(idx),) + lnp.shape(a)[1:])
-            for k, i in enumerate(idx):
-                update = self(a[i], vals[k]) if b is not None else self(a[i])
-                a = a.at[i].set(update)
+        fast = self._props["at"]
+        if fast is not None:
+            return fast(a, indices) if b is None else fast(a, indices, b)
+        args = () if b is None else (b,)
+        check_arraylike(f"{self.__name__}.at", a, *args)
+        dtype = self._result_dtype(a, *args)
+        a = lnp.asarray(a).astype(dtype)
+        args = tuple(lnp.asarray(x).astype(dtype) for x in args)
+        indices = indices if isinstance(indices, tuple) else (indices,)
+        if not indices:
             return a
-        update = self(a[indices], b) if b is not None else self(a[indices])
-        return a.at[indices].set(update)
+        indices = tuple(i if isinstance(i, slice) else lnp.asarray(i) for i in indices)
+        shapes = [lnp.shape(i) for i in indices if not isinstance(i, slice)]
+        shape = np.broadcast_shapes(*shapes) if shapes else ()
+        if not shape:
+            return a.at[indices].set(self(a[indices], *args))
+        n = math.prod(shape)
+        if args:   # one value per index (and whatever the indexed slices add)
+            tail = lnp.shape(args[0])[len(shape):]
+            args = (lnp.reshape(lnp.broadcast_to(args[0], (*shape, *tail)), (n, *tail)),)
+        flat = [i if isinstance(i, slice) else lnp.ravel(lnp.broadcast_to(i, shape))
+                for i in indices]
+
+        def step(k, acc):
+            idx = tuple(i if isinstance(i, slice) else i[k] for i in flat)
+            return acc.at[idx].set(self(acc[idx], *(x[k] for x in args)))
+
+        return fori_loop(0, n, step, a)
 
 
 def frompyfunc(func, /, nin, nout, *, identity=None):

@@ -48,7 +48,7 @@ def _host_array(obj, dtype):
         else:
             target = dtypes.canonicalize_dtype(value.dtype)
     else:
-        target = dtypes.canonicalize_dtype(dtype)
+        target = dtypes.check_user_dtype(dtype, "array")
     if dtypes.is_python_scalar(obj):
         _check_int_range(obj, target)
     return value.astype(target, copy=False)
@@ -67,7 +67,7 @@ def array(object, dtype=None, copy=True, order=None, ndmin=0):
     if order not in (None, "K", "C", "A"):
         raise NotImplementedError(f"jnp.array order={order!r} is not supported")
     if dtype is not None:
-        dtype = dtypes.canonicalize_dtype(dtype)
+        dtype = dtypes.check_user_dtype(dtype, "array")
     if isinstance(object, (Array, Tracer)):
         # As in JAX, a weakly typed input stays weak unless a dtype is asked for.
         weak = dtype is None and object.aval.weak_type
@@ -102,8 +102,8 @@ def array(object, dtype=None, copy=True, order=None, ndmin=0):
 
 def asarray(a, dtype=None, order=None, *, copy=None):
     """Like array, but returns `a` itself when it already is an array of that dtype."""
-    if isinstance(a, (Array, Tracer)) and (dtype is None or
-                                           dtypes.canonicalize_dtype(dtype) == a.aval.dtype):
+    if isinstance(a, (Array, Tracer)) and (
+            dtype is None or dtypes.check_user_dtype(dtype, "asarray") == a.aval.dtype):
         return a
     if isinstance(a, (np.ndarray, np.generic)) or dtypes.is_python_scalar(a):
         if dtype is None and dtypes.is_python_scalar(a):
@@ -131,20 +131,20 @@ def _shape_arg(shape, where):
     return canonicalize_shape(concrete if is_seq else concrete[0], f"jnp.{where}")
 
 
-def _default_dtype(dtype, fill=None):
+def _default_dtype(dtype, fill=None, where="full"):
     if dtype is not None:
-        return dtypes.canonicalize_dtype(dtype)
+        return dtypes.check_user_dtype(dtype, where)
     if fill is not None:
         return dtypes.result_type(asarray(fill) if isinstance(fill, (list, tuple)) else fill)
     return dtypes.default_float_dtype()
 
 
 def zeros(shape, dtype=None, *, device=None):
-    return full(shape, 0, _default_dtype(dtype))
+    return full(shape, 0, _default_dtype(dtype, where="zeros"))
 
 
 def ones(shape, dtype=None, *, device=None):
-    return full(shape, 1, _default_dtype(dtype))
+    return full(shape, 1, _default_dtype(dtype, where="ones"))
 
 
 def empty(shape, dtype=None, *, device=None):
@@ -183,7 +183,7 @@ def _like(name, fill):
         aval = get_aval(a) if not hasattr(a, "shape") or hasattr(a, "aval") or \
             isinstance(a, (np.ndarray, np.generic)) else ShapedArray(a.shape, a.dtype)
         weak = dtype is None and aval.weak_type
-        dtype = dtypes.canonicalize_dtype(dtype) if dtype is not None else aval.dtype
+        dtype = dtypes.check_user_dtype(dtype, name) if dtype is not None else aval.dtype
         target_shape = aval.shape if shape is None else _shape_arg(shape, name)
         out = full(target_shape, fill, dtype)
         return convert(out, dtype, True) if weak else out
@@ -199,7 +199,7 @@ empty_like = _like("empty_like", 0)
 def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
     aval = get_aval(a)
     weak = dtype is None and aval.weak_type
-    dtype = dtypes.canonicalize_dtype(dtype) if dtype is not None else aval.dtype
+    dtype = dtypes.check_user_dtype(dtype, "full_like") if dtype is not None else aval.dtype
     out = full(aval.shape if shape is None else shape, fill_value, dtype)
     return convert(out, dtype, True) if weak else out
 
@@ -225,7 +225,7 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None, out_sharding
     step = _concrete_scalar(step, "arange", "step") if step is not None else None
     if dtype is None:
         dtype = dtypes.result_type(*[v for v in (start, stop, step) if v is not None])
-    dtype = dtypes.canonicalize_dtype(dtype)
+    dtype = dtypes.check_user_dtype(dtype, "arange")
     if stop is None and step is None and np.dtype(dtype).kind in "iu":
         return ensure_array(st.iota(dtype, builtins.max(int(np.ceil(start)), 0)))
     if stop is None:
@@ -247,7 +247,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
     check_arraylike("linspace", start, stop)
     computation = dtypes.result_type(start, stop, dtypes.default_float_dtype())
-    out_dtype = dtypes.canonicalize_dtype(dtype) if dtype is not None else computation
+    out_dtype = dtypes.check_user_dtype(dtype, "linspace") if dtype is not None else computation
     start, stop = convert(start, computation), convert(stop, computation)
     start_aval = get_aval(start)
     bshape = np.broadcast_shapes(start_aval.shape, get_aval(stop).shape)
@@ -286,7 +286,7 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
 def eye(N, M=None, k=0, dtype=None, *, device=None):
     """Ones on the k-th diagonal of an N x M matrix."""
     N, M = _shape_arg((N, N if M is None else M), "eye")
-    dtype = _default_dtype(dtype)
+    dtype = _default_dtype(dtype, where="eye")
     rows = st.broadcasted_iota(np.int32, (N, M), 0)
     cols = st.broadcasted_iota(np.int32, (N, M), 1)
     return ensure_array(convert(ew.eq(ew.add(rows, np.int32(k)), cols), dtype))
@@ -448,7 +448,8 @@ def concatenate(arrays, axis=0, dtype=None):
         raise ValueError("Zero-dimensional arrays cannot be concatenated.")
     arrays = promote_dtypes(*arrays)
     if dtype is not None:
-        arrays = [convert(a, dtypes.canonicalize_dtype(dtype)) for a in arrays]
+        dtype = dtypes.check_user_dtype(dtype, "concatenate")
+        arrays = [convert(a, dtype) for a in arrays]
     axis = canonicalize_axis(axis, ndim(arrays[0]))
     return ensure_array(st.concatenate(arrays, axis))
 
@@ -743,7 +744,7 @@ def astype(x, dtype, /, *, copy=False, device=None):
     check_arraylike("astype", x)
     if dtype is None:
         dtype = dtypes.default_float_dtype()
-    return ensure_array(convert(x, dtypes.canonicalize_dtype(dtype)))
+    return ensure_array(convert(x, dtypes.check_user_dtype(dtype, "astype")))
 
 
 def copy(a, order=None):

@@ -46,7 +46,7 @@ def _reduction(name, lax_reduce, identity, *, bool_to_int=False, upcast=False,
         aval = get_aval(a)
         axes = _axes(a, axis)
         if dtype is not None:
-            result_dtype = dtypes.canonicalize_dtype(dtype)
+            result_dtype = dtypes.check_user_dtype(dtype, name)
         elif bool_to_int and (aval.dtype == np.bool_ or (
                 promote_integers and dtypes.is_int(aval.dtype)
                 and aval.dtype.itemsize < dtypes.default_int_dtype().itemsize)):
@@ -69,7 +69,7 @@ def _reduction(name, lax_reduce, identity, *, bool_to_int=False, upcast=False,
                 raise ValueError(f"reduction operation {name} does not have an identity, so "
                                  "to use a where mask one has to specify 'initial'")
             x = ew.select(st.broadcast_to_shape(convert(where, np.bool_), aval.shape), x,
-                          st.broadcast_in_dim(np.asarray(fill, get_aval(x).dtype),
+                          st.broadcast_in_dim(_as_value(fill, get_aval(x).dtype),
                                               aval.shape, ()))
         if builtins.any(aval.shape[i] == 0 for i in axes) and identity(compute_dtype) is None \
                 and initial is None:
@@ -77,13 +77,18 @@ def _reduction(name, lax_reduce, identity, *, bool_to_int=False, upcast=False,
                              "identity")
         out_val = reducer(x, axes)
         if initial is not None:
-            init = np.asarray(initial, get_aval(out_val).dtype)
+            init = _as_value(initial, get_aval(out_val).dtype)
             out_val = _combine(name, out_val, init)
         out_val = convert(out_val, result_dtype)
         return ensure_array(_keep(out_val, aval.shape, axes, keepdims))
     reduce.__name__ = name
     reduce.__doc__ = f"jnp.{name}: like numpy.{name}, with JAX's dtype rules."
     return reduce
+
+
+def _as_value(x, dtype):
+    """initial (or a where fill) as a value of dtype: a constant, or traced under jit."""
+    return convert(x if hasattr(x, "aval") else np.asarray(x), dtype)
 
 
 def _combine(name, value, init):
@@ -142,7 +147,8 @@ def _mean_dtypes(a, dtype):
     accumulate in."""
     if dtype is None:
         dtype = dtypes.to_inexact_dtype(get_aval(a).dtype)
-    dtype = dtypes.canonicalize_dtype(dtype)
+    else:
+        dtype = dtypes.check_user_dtype(dtype, "mean")
     return dtype, _upcast_small_float(dtype)
 
 
@@ -228,7 +234,7 @@ argmin = _arg_reduction("argmin", lr.argmin)
 def _cumulative_dtype(aval, dtype, promote_integers):
     """bool counts in the default int; narrow ints widen only when promote_integers."""
     if dtype is not None:
-        return dtypes.canonicalize_dtype(dtype)
+        return dtypes.check_user_dtype(dtype, "cumsum")
     if aval.dtype == np.bool_:
         return dtypes.default_int_dtype()
     if promote_integers and dtypes.is_int(aval.dtype) \

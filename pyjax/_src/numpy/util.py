@@ -31,7 +31,16 @@ def python_scalar_as(x, dtype):
     type (else OverflowError, as in JAX) and then wraps like a cast: uint8 gets -1 as 255."""
     if isinstance(x, int) and not isinstance(x, bool):
         x = np.asarray(x, dtypes.python_scalar_dtype(x))
-    return np.asarray(x).astype(dtype)
+    return keep_explicit_64bit(np.asarray(x).astype(dtype))
+
+
+def keep_explicit_64bit(value):
+    """A host value of a 64-bit dtype while x64 is off comes from an explicit 64-bit
+    operand (jax_explicit_x64_dtypes=allow): as an Array it keeps its dtype, where a NumPy
+    value would be canonicalised to 32 bits."""
+    if value.dtype in dtypes.X64_TO_X32 and not config.enable_x64.value:
+        return Array(value)
+    return value
 
 
 def convert(x, dtype, weak_type=False):
@@ -52,7 +61,7 @@ def convert(x, dtype, weak_type=False):
     if isinstance(x, (np.ndarray, np.generic)):
         x = np.asarray(x, dtype) if x.dtype != dtype else x
         if not weak_type:
-            return x
+            return keep_explicit_64bit(x)
         # a NumPy value cannot be weak (bool array + Python int is a weak int32 in JAX)
         return ew.convert_element_type_p.bind(x, new_dtype=dtype, weak_type=True)
     aval = x.aval

@@ -15,12 +15,11 @@ from pyjax._src import dtypes
 from pyjax._src.api.jit import jit
 from pyjax._src.core.avals import get_aval
 from pyjax._src.lax import elementwise as ew
-from pyjax._src.lax import random_bits as rb
 from pyjax._src.lax import slicing, structural
 from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy import reductions as red
 from pyjax._src.numpy import ufuncs as uf
-from pyjax._src.random.keys import PRNGKeyArray, canonical_shape, unwrap
+from pyjax._src.random.keys import canonical_shape, random_bits, split_keys, unwrap
 
 # --- argument helpers ---------------------------------------------------------------------
 
@@ -41,7 +40,7 @@ def compiled(*static_argnames):
         @functools.wraps(sampler)
         def run(key, *args, **kwargs):
             data, _ = unwrap(key, sampler.__name__)
-            bound = signature.bind(PRNGKeyArray(data), *args, **kwargs)
+            bound = signature.bind(data, *args, **kwargs)
             if bound.arguments.get("shape") is not None:
                 bound.arguments["shape"] = canonical_shape(bound.arguments["shape"],
                                                            sampler.__name__)
@@ -138,7 +137,7 @@ def uniform_raw(data, shape, dtype, minval=0., maxval=1.):
         raise TypeError(f"uniform only accepts 16-, 32- or 64-bit float dtypes, got {dtype}")
     rng_bits = nbits if nmant >= 8 else 8
     uint = np.dtype(f"uint{nbits}")
-    bits = rb.random_bits(data, rng_bits, shape)
+    bits = random_bits(data, rng_bits, shape)
     if rng_bits != nbits:
         bits = as_dtype(bits, uint)
     mantissa = ew.shift_right_logical(bits, _const(rng_bits - nmant, uint))
@@ -174,12 +173,12 @@ def _normal_real(data, shape, dtype):
 
 
 def _split2(data):
-    keys = rb.split_key(data, (2,))
+    keys = split_keys(data, (2,))
     return keys[0], keys[1]
 
 
 def split_raw(data, num):
-    keys = rb.split_key(data, (num,))
+    keys = split_keys(data, (num,))
     return [keys[i] for i in range(num)]
 
 
@@ -444,8 +443,8 @@ def randint_raw(data, shape, minval, maxval, dtype):
     maxval = broadcast_to_rank(_clip_to(maxval, dtype), len(shape))
     nbits = dtypes.iinfo(dtype).bits
     k1, k2 = _split2(data)
-    higher = rb.random_bits(k1, nbits, shape)
-    lower = rb.random_bits(k2, nbits, shape)
+    higher = random_bits(k1, nbits, shape)
+    lower = random_bits(k2, nbits, shape)
     unsigned = np.dtype(f"uint{nbits}")
     span = as_dtype(ew.sub(maxval, minval), unsigned)
     span = ew.select(ew.le(maxval, minval), lnp.full_like(span, 1), span)
@@ -498,10 +497,10 @@ def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
     if replace:
         logits_shape = list(shape[len(shape) - len(batch_shape):])
         logits_shape.insert(axis, logits.shape[axis])
-        g = gumbel(PRNGKeyArray(data), (*prefix, *logits_shape), logits.dtype, mode)
+        g = gumbel(data, (*prefix, *logits_shape), logits.dtype, mode)
         expanded = structural.reshape(logits, (1,) * len(prefix) + logits.shape)
         return red.argmax(g + expanded, axis=axis + len(prefix))
-    noisy = logits + gumbel(PRNGKeyArray(data), logits.shape, logits.dtype, mode)
+    noisy = logits + gumbel(data, logits.shape, logits.dtype, mode)
     k = math.prod(prefix)
     if k > logits.shape[axis]:
         raise ValueError(f"Number of samples without replacement ({k}) cannot exceed "
@@ -530,7 +529,7 @@ def shuffle_raw(data, x, axis):
     rounds = int(np.ceil(3 * np.log(max(1, size)) / np.log(np.iinfo(np.uint32).max)))
     for _ in range(rounds):
         data, sub = _split2(data)
-        sort_keys = rb.random_bits(sub, 32, shape_of(x))
+        sort_keys = random_bits(sub, 32, shape_of(x))
         _, x = _sorting().sort_key_val(sort_keys, x, axis)
     return x
 
@@ -604,13 +603,13 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
                 f"p has shape {p_arr.shape} and a.shape[axis] is {n_inputs}.")
         if replace:
             p_cuml = red.cumsum(p_arr)
-            r = p_cuml[-1] * (1 - uniform(PRNGKeyArray(data), shape, p_cuml.dtype))
+            r = p_cuml[-1] * (1 - uniform(data, shape, p_cuml.dtype))
             # searchsorted(p_cuml, r): how many cumulative probabilities lie below r
             below = lnp.expand_dims(p_cuml, tuple(range(len(shape)))) < \
                 lnp.expand_dims(r, -1)
             ind = red.sum(below, axis=-1, dtype=dtypes.default_int_dtype())
         else:
-            g = gumbel(PRNGKeyArray(data), (n_inputs,), p_arr.dtype, mode) + uf.log(p_arr)
+            g = gumbel(data, (n_inputs,), p_arr.dtype, mode) + uf.log(p_arr)
             ind = lnp.astype(_top_k(g, n_draws)[1], dtypes.default_int_dtype())
         result = ind if arr.ndim == 0 else _take(arr, ind, axis)
     out_shape = shape if arr.ndim == 0 else \

@@ -8,7 +8,6 @@ import numpy as np
 
 from pyjax._src import dtypes
 from pyjax._src.lax import elementwise as ew
-from pyjax._src.lax import random_bits as rb
 from pyjax._src.lax import reductions as lax_reductions
 from pyjax._src.lax.control_flow.loops import while_loop
 from pyjax._src.lax.control_flow.scan import scan
@@ -17,7 +16,7 @@ from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy import reductions as red
 from pyjax._src.numpy import ufuncs as uf
 from pyjax._src.random import distributions as dist
-from pyjax._src.random.keys import PRNGKeyArray, canonical_shape, unwrap
+from pyjax._src.random.keys import canonical_shape, split_keys, unwrap
 
 
 def _gamma_raw(data, a, shape, dtype, log_space=False):
@@ -28,7 +27,7 @@ def _gamma_raw(data, a, shape, dtype, log_space=False):
     a = dist.as_dtype(a, dtype)
     if dist.shape_of(a) != tuple(shape):
         a = lnp.broadcast_to(a, shape)
-    return random_gamma_p.bind(data, a, log_space=log_space)
+    return random_gamma_p.bind(data._base, a, log_space=log_space, impl=data._impl)
 
 
 def _shape_arg(shape, name):
@@ -338,11 +337,11 @@ def multinomial(key, n, p, *, shape=None, dtype=None, unroll=1):
     p = lnp.moveaxis(lnp.broadcast_to(p, shape), -1, 0)
     remaining = lax_reductions.cumsum(p, 0, reverse=True)
     ratios = p / lnp.where(remaining == 0, 1, remaining)
-    keys = rb.split_key(data, (ratios.shape[0],))
+    keys = split_keys(data, (ratios.shape[0],))
 
     def step(remainder, ratio_key):
         ratio, k = ratio_key
-        count = binomial(PRNGKeyArray(k), remainder, lnp.clip(ratio, 0, 1),
+        count = binomial(k, remainder, lnp.clip(ratio, 0, 1),
                          dtype=remainder.dtype)
         return remainder - count, count
 

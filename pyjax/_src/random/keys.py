@@ -1,9 +1,13 @@
 """PRNG keys for jax.random: typed key arrays (`jax.random.key`, dtype key<fry>) and raw
 uint32 keys (`jax.random.PRNGKey`), and the key operations split, fold_in, key_data,
-wrap_key_data, bits. A typed key array wraps its uint32 data (shape (..., 2)) and is a
-pytree over that data, so jit, vmap and scan carry it. Imports lax and tree_util."""
+wrap_key_data, bits, each carried out by the key's PRNG implementation (lax/prng.py). A
+typed key array wraps its uint32 data (shape (..., *key_shape)) and is a pytree over that
+data with its implementation as static data, so jit, vmap and scan carry it. A raw key
+belongs to the default implementation (jax_default_prng_impl). Imports lax and
+tree_util."""
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -12,40 +16,45 @@ from pyjax._src import basearray, config, dtypes, tree_util
 from pyjax._src.array import Array
 from pyjax._src.core.avals import get_aval
 from pyjax._src.core.trace import Tracer
-from pyjax._src.lax import random_bits as rb
 from pyjax._src.lax import structural
+from pyjax._src.lax.prng import PRNGS, PRNGImpl
 from pyjax._src.util import canonicalize_shape
-
-IMPL_NAME = "threefry2x32"
-IMPL_TAG = "fry"
-KEY_SHAPE = (2,)
 
 
 class PRNGSpec:
-    """Names the PRNG implementation of a key (only threefry2x32 is provided)."""
+    """Names the PRNG implementation of a key (jax.random.key(0, impl=PRNGSpec(...)))."""
 
-    def __init__(self, name=IMPL_NAME):
-        self.name = name
+    def __init__(self, impl):
+        self._impl = impl
+
+    name = property(lambda self: self._impl.name)
 
     def __repr__(self):
-        return f"PRNGSpec({self.name!r})"
+        return f"PRNGSpec({self._impl.name!r})"
 
     def __str__(self):
-        return self.name
+        return self._impl.name
 
     def __eq__(self, other):
-        return isinstance(other, PRNGSpec) and other.name == self.name
+        return isinstance(other, PRNGSpec) and other._impl == self._impl
 
     def __hash__(self):
-        return hash(self.name)
+        return hash(self._impl)
 
 
 class KeyTy(dtypes.ExtendedDType):
-    """The dtype of typed key arrays, printed key<fry>."""
+    """The dtype of typed key arrays of one PRNG implementation, printed key<tag>
+    (key<fry> for threefry2x32)."""
 
-    name = f"key<{IMPL_TAG}>"
-    impl = PRNGSpec()
     type = dtypes.prng_key   # so that issubdtype(key.dtype, jax.dtypes.prng_key) holds
+
+    def __init__(self, impl):
+        self._impl = impl
+
+    name = property(lambda self: f"key<{self._impl.tag}>")
+    impl = property(lambda self: PRNGSpec(self._impl))
+    # the bytes of one key: its uint32 key data
+    itemsize = property(lambda self: 4 * math.prod(self._impl.key_shape))
 
     def __repr__(self):
         return self.name
@@ -53,61 +62,64 @@ class KeyTy(dtypes.ExtendedDType):
     __str__ = __repr__
 
     def __eq__(self, other):
-        return isinstance(other, KeyTy)
+        return isinstance(other, KeyTy) and other._impl == self._impl
 
     def __hash__(self):
-        return hash(KeyTy)
-
-
-KEY_DTYPE = KeyTy()
+        return hash((KeyTy, self._impl))
 
 
 class KeyAval:
     """The abstract type of a typed key array (what jax.typeof gives): its shape and the
     key dtype, printed key<fry>[2]."""
 
-    __slots__ = ("shape",)
-    dtype = KEY_DTYPE
+    __slots__ = ("shape", "dtype")
     weak_type = False
 
-    def __init__(self, shape):
-        self.shape = tuple(shape)
+    def __init__(self, shape, dtype):
+        self.shape, self.dtype = tuple(shape), dtype
 
     ndim = property(lambda self: len(self.shape))
-    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+    size = property(lambda self: math.prod(self.shape))
 
     def __eq__(self, other):
-        return isinstance(other, KeyAval) and other.shape == self.shape
+        return (isinstance(other, KeyAval) and other.shape == self.shape
+                and other.dtype == self.dtype)
 
     def __hash__(self):
-        return hash((KeyAval, self.shape))
+        return hash((KeyAval, self.shape, self.dtype))
 
     def str_short(self):
-        return f"{KEY_DTYPE.name}[{','.join(map(str, self.shape))}]"
+        return f"{self.dtype.name}[{','.join(map(str, self.shape))}]"
 
     __repr__ = __str__ = str_short
 
 
 class PRNGKeyArray:
-    """An array of typed PRNG keys. Its shape excludes the trailing key-data dimension;
+    """An array of typed PRNG keys. Its shape excludes the trailing key-data dimensions;
     `jax.random.key_data` gives the uint32 data."""
 
-    __slots__ = ("_base",)
+    __slots__ = ("_impl", "_base")
 
-    def __init__(self, base):
+    def __init__(self, impl: PRNGImpl, base):
+        self._impl = impl
         self._base = base
 
     @property
     def shape(self):
-        return tuple(get_aval(self._base).shape[:-1])
+        return tuple(get_aval(self._base).shape[:-len(self._impl.key_shape)])
 
     @property
     def aval(self):
-        return KeyAval(self.shape)
+        return KeyAval(self.shape, self.dtype)
 
-    dtype = KEY_DTYPE
+    dtype = property(lambda self: KeyTy(self._impl))
     ndim = property(lambda self: len(self.shape))
-    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+    size = property(lambda self: math.prod(self.shape))
+    itemsize = property(lambda self: self.dtype.itemsize)
+    nbytes = property(lambda self: self.size * self.dtype.itemsize)
+
+    def _wrap(self, base):
+        return PRNGKeyArray(self._impl, base)
 
     def __len__(self):
         if not self.shape:
@@ -116,7 +128,7 @@ class PRNGKeyArray:
 
     def __getitem__(self, index):
         index = index if isinstance(index, tuple) else (index,)
-        return PRNGKeyArray(self._base[(*index, slice(None))])
+        return self._wrap(self._base[(*index, *(slice(None),) * len(self._impl.key_shape))])
 
     def __iter__(self):
         if not self.shape:
@@ -127,7 +139,7 @@ class PRNGKeyArray:
         shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) \
             else shape
         shape = _resolve_shape(tuple(shape), self.size)
-        return PRNGKeyArray(structural.reshape(self._base, (*shape, *KEY_SHAPE)))
+        return self._wrap(structural.reshape(self._base, (*shape, *self._impl.key_shape)))
 
     def ravel(self):
         return self.reshape(-1)
@@ -136,18 +148,22 @@ class PRNGKeyArray:
 
     @property
     def T(self):
-        perm = tuple(reversed(range(self.ndim))) + (self.ndim,)
-        return PRNGKeyArray(structural.transpose(self._base, perm))
+        key_dims = tuple(range(self.ndim, self.ndim + len(self._impl.key_shape)))
+        perm = tuple(reversed(range(self.ndim))) + key_dims
+        return self._wrap(structural.transpose(self._base, perm))
+
+    def _key_axes(self):
+        return tuple(range(-len(self._impl.key_shape), 0))
 
     def __eq__(self, other):
         if not isinstance(other, PRNGKeyArray):
             return NotImplemented
-        return (self._base == other._base).all(axis=-1)
+        return (self._base == other._base).all(axis=self._key_axes())
 
     def __ne__(self, other):
         if not isinstance(other, PRNGKeyArray):
             return NotImplemented
-        return (self._base != other._base).any(axis=-1)
+        return (self._base != other._base).any(axis=self._key_axes())
 
     __hash__ = None
 
@@ -157,22 +173,22 @@ class PRNGKeyArray:
         return self
 
     def __array__(self, dtype=None, copy=None):
-        raise TypeError("JAX does not support converting a typed PRNG key array to a "
-                        "NumPy array; use jax.random.key_data(keys) to get its uint32 "
-                        "data.")
+        raise TypeError("JAX array with PRNGKey dtype cannot be converted to a NumPy array. "
+                        "Use jax.random.key_data(keys) if you wish to extract the "
+                        "underlying integer array.")
 
     def __repr__(self):
+        name = self.dtype.name
         if isinstance(self._base, Tracer):
-            return f"Traced<{KEY_DTYPE.name}{list(self.shape)}>with<{self._base._trace!r}>"
-        return (f"Array({self.shape}, dtype={KEY_DTYPE.name}) overlaying:\n"
-                f"{np.asarray(self._base)}")
+            return f"Traced<{name}{list(self.shape)}>with<{self._base._trace!r}>"
+        return f"Array({self.shape}, dtype={name}) overlaying:\n{np.asarray(self._base)}"
 
     __str__ = __repr__
 
 
 basearray.Array.register(PRNGKeyArray)
-tree_util.register_pytree_node(PRNGKeyArray, lambda k: ((k._base,), None),
-                               lambda _, children: PRNGKeyArray(children[0]))
+tree_util.register_pytree_node(PRNGKeyArray, lambda k: ((k._base,), k._impl),
+                               lambda impl, children: PRNGKeyArray(impl, children[0]))
 
 
 def _resolve_shape(shape, size):
@@ -197,14 +213,15 @@ def _as_value(x):
     return np.asarray(x)
 
 
-def check_key_data(data, where="key"):
-    """Validates raw key data: uint32 with a trailing dimension of 2."""
+def check_key_data(impl, data, where="key"):
+    """Validates raw key data of `impl`: uint32 with trailing dimensions impl.key_shape."""
     aval = get_aval(data)
-    if aval.shape[-1:] != KEY_SHAPE:
+    n = len(impl.key_shape)
+    if aval.shape[-n:] != impl.key_shape or aval.ndim < n:
         raise TypeError(
             f"JAX encountered invalid PRNG key data: expected key_data.shape to end with "
-            f"(2,); got shape={aval.shape} for impl={IMPL_NAME} (in {where}). Create keys "
-            "with jax.random.key(seed) or jax.random.PRNGKey(seed).")
+            f"{impl.key_shape}; got shape={aval.shape} for impl={impl.name} (in {where}). "
+            "Create keys with jax.random.key(seed) or jax.random.PRNGKey(seed).")
     if aval.dtype != np.uint32:
         raise TypeError(f"JAX encountered invalid PRNG key data: expected key_data.dtype "
                         f"= uint32; got dtype={aval.dtype} (in {where}).")
@@ -212,26 +229,32 @@ def check_key_data(data, where="key"):
 
 
 def unwrap(key, name, allow_batched=False):
-    """(raw uint32 data, was_raw) for a typed or raw key passed to jax.random.`name`."""
+    """(typed key, was_raw) for a typed or raw key passed to jax.random.`name`; a raw key
+    becomes a typed key of the default implementation."""
     if isinstance(key, PRNGKeyArray):
-        data, raw = key._base, False
+        typed, raw = key, False
     elif isinstance(key, (Array, Tracer, np.ndarray, list, tuple)):
-        data, raw = check_key_data(_as_value(key), name), True
+        impl = default_impl()
+        typed = PRNGKeyArray(impl, check_key_data(impl, _as_value(key), name))
+        raw = True
         _legacy_key_policy(name)
     else:
         raise TypeError(f"unexpected PRNG key type {type(key)} passed to "
                         f"jax.random.{name}; create keys with jax.random.key(seed).")
-    shape = get_aval(data).shape[:-1]
-    if shape and not allow_batched:
+    if typed.shape and not allow_batched:
         raise ValueError(f"{name} accepts a single key, but was given a key array of shape "
-                         f"{shape} != (). Use jax.vmap for batching.")
-    return data, raw
+                         f"{typed.shape} != (). Use jax.vmap for batching.")
+    return typed, raw
 
 
 def _legacy_key_policy(name):
     """Applies jax_legacy_prng_key to a raw key passed to jax.random.`name`."""
     policy = config.legacy_prng_key.value
     if policy == "allow":
+        if config.enable_custom_prng.value:
+            warnings.warn("Raw arrays as random keys to jax.random functions are deprecated. "
+                          f"Assuming valid {default_impl().name} key for now.",
+                          FutureWarning, stacklevel=4)
         return
     if policy == "error":
         raise ValueError(f"Legacy uint32 key array passed as key to jax.random.{name}. "
@@ -239,61 +262,87 @@ def _legacy_key_policy(name):
                          "array was intended, set jax_legacy_prng_key='allow'.")
     warnings.warn(f"Raw arrays as random keys to jax.random functions are deprecated "
                   f"(jax.random.{name}); create keys with jax.random.key(seed). Assuming a "
-                  "valid threefry2x32 key for now.", UserWarning, stacklevel=4)
+                  f"valid {default_impl().name} key for now.", UserWarning, stacklevel=4)
 
 
-def rewrap(data, raw):
-    return data if raw else PRNGKeyArray(data)
+def rewrap(key, raw):
+    """A result key in the form the caller passed: raw key data or a typed key (always
+    typed under jax_enable_custom_prng)."""
+    return key._base if raw and not config.enable_custom_prng.value else key
 
 
-def _check_impl(impl, dtype, where):
+def default_impl() -> PRNGImpl:
+    return PRNGS[config.default_prng_impl.value]
+
+
+def resolve_impl(impl, dtype, where) -> PRNGImpl:
+    """The PRNG implementation an `impl=` or `dtype=` argument names (None: the default)."""
     if dtype is not None:
         if impl is not None:
             raise ValueError(f"Cannot specify both `impl` and `dtype` arguments to "
                              f"jax.random.{where}")
         impl = dtype
-    if impl is None or impl in (IMPL_NAME, KEY_DTYPE) or isinstance(impl, PRNGSpec):
-        if isinstance(impl, PRNGSpec) and impl.name != IMPL_NAME:
-            raise ValueError(f'unrecognized PRNG implementation "{impl.name}". Did you '
-                             f'mean one of: "{IMPL_NAME}"?')
-        return
+    if impl is None:
+        return default_impl()
+    if isinstance(impl, PRNGImpl):
+        return impl
+    if isinstance(impl, (PRNGSpec, KeyTy)):
+        return impl._impl
     if isinstance(impl, str):
-        raise ValueError(f'unrecognized PRNG implementation "{impl}". Did you mean one '
-                         f'of: "{IMPL_NAME}"? (pyjax provides threefry2x32 only)')
+        if impl in PRNGS:
+            return PRNGS[impl]
+        names = ", ".join(f'"{n}"' for n in PRNGS)
+        raise ValueError(f'unrecognized PRNG implementation "{impl}". Did you mean one of: '
+                         f'{names}?')
     raise TypeError(f"unrecognized type {type(impl)} for specifying PRNG implementation.")
 
 
-def _seed(seed, ctor):
+def _seed(seed, ctor, impl):
     if isinstance(seed, PRNGKeyArray):
         raise TypeError(f"{ctor} accepts a scalar seed, but was given a PRNG key.")
     if np.ndim(seed) if not hasattr(seed, "aval") else seed.aval.ndim:
         raise TypeError(f"{ctor} accepts a scalar seed, but was given an array of shape "
                         f"{np.shape(seed)} != (). Use jax.vmap for batching")
-    data = rb.seed_key(seed)
+    offset = config.random_seed_offset.value
+    if offset:
+        seed = seed + offset
+    data = impl.seed(seed)
     return Array(data) if isinstance(data, np.ndarray) else data
 
 
 def key(seed, *, impl=None, dtype=None):
-    """A typed PRNG key (dtype key<fry>) made from an integer seed."""
-    _check_impl(impl, dtype, "key")
-    return PRNGKeyArray(_seed(seed, "key"))
+    """A typed PRNG key (dtype key<fry> for the default threefry2x32) from an integer
+    seed."""
+    impl = resolve_impl(impl, dtype, "key")
+    return PRNGKeyArray(impl, _seed(seed, "key", impl))
 
 
 def PRNGKey(seed, *, impl=None):
-    """A raw PRNG key (uint32[2]) made from an integer seed (the legacy form)."""
-    _check_impl(impl, None, "PRNGKey")
-    return _seed(seed, "PRNGKey")
+    """A raw PRNG key (uint32 key data, e.g. uint32[2]) made from an integer seed (the
+    legacy form)."""
+    impl = resolve_impl(impl, None, "PRNGKey")
+    return rewrap(PRNGKeyArray(impl, _seed(seed, "PRNGKey", impl)), True)
+
+
+def split_keys(key: PRNGKeyArray, shape) -> PRNGKeyArray:
+    """Typed keys of `shape` derived from one typed key."""
+    return key._wrap(key._impl.split(key._base, tuple(shape)))
+
+
+def random_bits(key: PRNGKeyArray, bit_width, shape):
+    """Uniform random bits of `shape` (unsigned, `bit_width` bits) from one typed key."""
+    return key._impl.random_bits(key._base, bit_width, tuple(shape))
 
 
 def split(key, num=2):
     """Splits one key into `num` new keys (an int or a shape), as the same kind of key."""
-    data, raw = unwrap(key, "split")
-    return rewrap(rb.split_key(data, canonical_shape(num, "split")), raw)
+    typed, raw = unwrap(key, "split")
+    return rewrap(split_keys(typed, canonical_shape(num, "split")), raw)
 
 
 def fold_in(key, data):
     """A new key made from `key` and an integer (e.g. a step number)."""
-    base, raw = unwrap(key, "fold_in")
+    typed, raw = unwrap(key, "fold_in")
     if np.ndim(data) if not hasattr(data, "aval") else data.aval.ndim:
         raise TypeError(f"fold_in accepts a scalar, but was given an array of shape "
                         f"{np.shape(data)} != (). Use jax.vmap for batching.")
@@ -301,7 +350,7 @@ def fold_in(key, data):
         raise OverflowError(f"Python integer {data} out of bounds for uint32")
     if isinstance(data, (int, np.integer)):   # NumPy integers wrap, as in a cast
         data = np.uint32(int(data) % 2 ** 32)
-    return rewrap(rb.fold_in_key(base, data), raw)
+    return rewrap(typed._wrap(typed._impl.fold_in(typed._base, data)), raw)
 
 
 def clone(key):
@@ -311,41 +360,40 @@ def clone(key):
 
 def key_data(keys):
     """The uint32 data of typed keys (raw keys are returned unchanged)."""
-    data, _ = unwrap(keys, "key_data", allow_batched=True)
-    return data
+    typed, _ = unwrap(keys, "key_data", allow_batched=True)
+    return typed._base
 
 
 def wrap_key_data(key_bits_array, *, impl=None, dtype=None):
-    """Typed keys over uint32 key data of shape (..., 2)."""
-    _check_impl(impl, dtype, "wrap_key_data")
-    data = check_key_data(_as_value(key_bits_array), "wrap_key_data")
-    return PRNGKeyArray(data)
+    """Typed keys over uint32 key data of shape (..., *key_shape)."""
+    impl = resolve_impl(impl, dtype, "wrap_key_data")
+    data = check_key_data(impl, _as_value(key_bits_array), "wrap_key_data")
+    return PRNGKeyArray(impl, data)
 
 
 def key_impl(keys):
     """The name of the PRNG implementation of `keys`."""
-    unwrap(keys, "key_impl", allow_batched=True)
-    return IMPL_NAME
+    typed, _ = unwrap(keys, "key_impl", allow_batched=True)
+    return typed._impl.name
 
 
 def key_dtype(impl=None):
-    _check_impl(impl, None, "key_dtype")
-    return KEY_DTYPE
+    return KeyTy(resolve_impl(impl, None, "key_dtype"))
 
 
 def default_prng_impl():
-    return PRNGSpec()
+    return PRNGSpec(default_impl())
 
 
 def bits(key, shape=(), dtype=None):
     """Uniform random bits as unsigned integers (uint32 by default)."""
-    data, _ = unwrap(key, "bits")
+    typed, _ = unwrap(key, "bits")
     dtype = dtypes.default_uint_dtype() if dtype is None else dtypes.canonicalize_dtype(
         dtype)
     if np.dtype(dtype).kind != "u":
         raise ValueError(f"dtype argument to `bits` must be an unsigned int dtype, "
                          f"got {np.dtype(dtype)}")
-    return rb.random_bits(data, np.dtype(dtype).itemsize * 8, canonical_shape(shape, "bits"))
+    return random_bits(typed, np.dtype(dtype).itemsize * 8, canonical_shape(shape, "bits"))
 
 
 def canonical_shape(shape, where):
