@@ -22,6 +22,7 @@ from jaxlib import _jax  # noqa: E402
 
 from pyjax._src import array as array_mod  # noqa: E402
 from pyjax._src import config, errors, tree_util  # noqa: E402
+from pyjax._src import sharding as sharding_mod  # noqa: E402
 from pyjax._src.array import Array  # noqa: E402
 from pyjax._src.backends import devices as devices_mod  # noqa: E402
 from pyjax._src.backends import dispatch  # noqa: E402
@@ -162,15 +163,89 @@ def device_buffer(x, device):
 
 
 def _fetch_array(x):
+    if x._shards is not None:
+        return gather(x)
     return fetch(x._buffer)
 
 
+_public_shardings = {}
+
+
 def _sharding_of(x):
-    return sharding(x.device)
+    device = x.device
+    s = _public_shardings.get(device)
+    if s is None:
+        s = _public_shardings[device] = sharding_mod.SingleDeviceSharding(device)
+    return s
+
+
+def _shards_of(x):
+    """x's blocks as Shards, each holding a committed single-device Array."""
+    s = x.sharding
+    if x._shards is None:
+        buf = x._buffer if x._buffer is not None else device_buffer(x, x.device)
+        return [array_mod.Shard(x.device, (slice(None),) * x.ndim, 0,
+                                Array(x._npy, aval=x.aval, device=x.device, committed=True,
+                                      buffer=buf))]
+    shard_aval = x.aval.update(shape=s.shard_shape(x.shape))
+    return [array_mod.Shard(d, index, replica,
+                            Array(None, aval=shard_aval, device=d, committed=True,
+                                  buffer=buf))
+            for d, index, replica, buf in zip(s._device_assignment, s._indices(x.shape),
+                                              s.replica_ids(x.ndim), x._shards)]
 
 
 array_mod.backend_hooks.fetch = _fetch_array
 array_mod.backend_hooks.sharding_of = _sharding_of
+array_mod.backend_hooks.shards_of = _shards_of
+
+
+# --- arrays over several devices ------------------------------------------------------------
+
+def put_sharded(value, aval, sharding):
+    """One device buffer per device of the NamedSharding `sharding`, holding its block of
+    the host array `value` (copied: `value` may change later)."""
+    shard_aval = aval.update(shape=sharding.shard_shape(aval.shape))
+    value = np.asarray(value)
+    return tuple(put(np.ascontiguousarray(value[index]), shard_aval, device, copy=True)
+                 for device, index in zip(sharding._device_assignment,
+                                          sharding._indices(aval.shape)))
+
+
+def gather(x):
+    """The host value of a sharded Array: each block copied from one device holding it."""
+    s, aval = x._sharding, x.aval
+    out = np.empty(aval.shape, aval.dtype)
+    for buf, index, replica in zip(x._shards, s._indices(aval.shape), s.replica_ids(x.ndim)):
+        if replica == 0:
+            out[index] = fetch(buf)
+    out.flags.writeable = False
+    return out
+
+
+def sharded_array(value, aval, sharding):
+    return Array(None, aval=aval, committed=True, sharding=sharding,
+                 shards=put_sharded(value, aval, sharding))
+
+
+def named_sharding_from_hlo(proto, mesh, ndim):
+    """The NamedSharding over `mesh` equal to the XLA sharding `proto` (an OpSharding of
+    a program compiled with mesh's devices as its partitions, in mesh order)."""
+    hlo = xc.HloSharding.from_proto(proto)
+    if hlo.is_replicated() or ndim == 0:
+        return sharding_mod.NamedSharding(mesh, sharding_mod.PartitionSpec())
+    dims = list(hlo.tile_assignment_dimensions())
+    blocks = [None] * mesh.size
+    for position, partition in enumerate(hlo.tile_assignment_devices()):
+        blocks[partition] = np.unravel_index(position, dims)[:ndim]
+    spec = sharding_mod.spec_from_tiling(mesh, ndim, blocks) if not hlo.is_manual() \
+        else None
+    if spec is None:
+        raise NotImplementedError(
+            f"XLA chose the sharding {hlo} for an array of rank {ndim}, which no "
+            f"PartitionSpec over {mesh} expresses; give this result an explicit "
+            "out_shardings entry (or a with_sharding_constraint).")
+    return sharding_mod.NamedSharding(mesh, spec)
 
 
 # --- compiling ------------------------------------------------------------------------------
@@ -180,30 +255,40 @@ _MEMORY_CACHE_SIZE = 1024
 _MAGIC = b"pyjax-xla-executable-1\n"
 
 
-def _cache_key(text, devices, num_replicas):
+def _cache_key(text, devices, num_replicas, num_partitions):
     h = hashlib.sha256()
     for part in (JAXLIB_VERSION, str(xc._version), devices[0].platform,
                  devices[0].device_kind, ",".join(str(d.id) for d in devices),
-                 str(num_replicas), os.environ.get("XLA_FLAGS", ""), text):
+                 str(num_replicas), str(num_partitions), os.environ.get("XLA_FLAGS", ""),
+                 text):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()
 
 
-def _compile_options(devices, num_replicas):
+def _compile_options(devices, num_replicas, num_partitions=None):
     options = xc.CompileOptions()
     options.num_replicas = num_replicas
+    if num_partitions is not None:   # one SPMD program partitioned over the devices (Shardy)
+        options.num_partitions = num_partitions
+        options.device_assignment = xc.DeviceAssignment.create(
+            np.array([[d.id for d in devices]]))
+        build = options.executable_build_options
+        build.use_spmd_partitioning = True
+        build.use_shardy_partitioner = True
+        return options
     options.device_assignment = xc.DeviceAssignment.create(
         np.array([[d.id] for d in devices]))
     return options
 
 
-def compile(lowered, devices, name="main", num_replicas=1):
-    """A LoadedExecutable for a stablehlo.LoweredModule on `devices` (one per replica),
-    from the in-memory cache, the persistent cache, or XLA's compiler."""
+def compile(lowered, devices, name="main", num_replicas=1, num_partitions=None):
+    """A LoadedExecutable for a stablehlo.LoweredModule on `devices` (one per replica, or
+    one per partition), from the in-memory cache, the persistent cache, or XLA's
+    compiler."""
     if lowered.host_callbacks:   # the text does not identify the Python functions: no cache
-        return _compile_with_callbacks(lowered, devices, name, num_replicas)
-    key = _cache_key(lowered.text, devices, num_replicas)
+        return _compile_with_callbacks(lowered, devices, name, num_replicas, num_partitions)
+    key = _cache_key(lowered.text, devices, num_replicas, num_partitions)
     exe = _memory_cache.get(key)
     if exe is not None:
         _memory_cache.move_to_end(key)
@@ -213,13 +298,12 @@ def compile(lowered, devices, name="main", num_replicas=1):
         _register_lapack()
     device_list = _jax.DeviceList(tuple(devices))
     cache_dir = config.compilation_cache_dir.value
-    exe = _read_persistent(cache_dir, key, device_list, devices, num_replicas) \
-        if cache_dir else None
+    options = _compile_options(devices, num_replicas, num_partitions)
+    exe = _read_persistent(cache_dir, key, device_list, options) if cache_dir else None
     if exe is None:
         start = time.perf_counter()
         try:
-            exe = client().compile_and_load(lowered.text, device_list,
-                                            _compile_options(devices, num_replicas))
+            exe = client().compile_and_load(lowered.text, device_list, options)
         except _jax.JaxRuntimeError as err:
             raise _compile_error(err, lowered, name) from None
         stats["compiles"] += 1
@@ -253,7 +337,7 @@ def _mlir_context():
     return ctx
 
 
-def _compile_with_callbacks(lowered, devices, name, num_replicas):
+def _compile_with_callbacks(lowered, devices, name, num_replicas, num_partitions):
     """Compiles a module whose custom calls run Python (jax.debug.print, pure_callback,
     io_callback): XLA's CPU callback target calls lowered.host_callbacks[index]."""
     from jaxlib.mlir import ir
@@ -263,7 +347,8 @@ def _compile_with_callbacks(lowered, devices, name, num_replicas):
         module = ir.Module.parse(lowered.text)
     try:
         exe = client().compile_and_load(module, _jax.DeviceList(tuple(devices)),
-                                        _compile_options(devices, num_replicas),
+                                        _compile_options(devices, num_replicas,
+                                                         num_partitions),
                                         host_callbacks=lowered.host_callbacks)
     except _jax.JaxRuntimeError as err:
         raise _compile_error(err, lowered, name) from None
@@ -300,7 +385,7 @@ def _cache_path(cache_dir, key):
     return os.path.join(cache_dir, f"pyjax-{key}.xla")
 
 
-def _read_persistent(cache_dir, key, device_list, devices, num_replicas):
+def _read_persistent(cache_dir, key, device_list, options):
     """An executable from the on-disk cache; a missing, torn or corrupt entry gives None
     (and corrupt ones a warning), so the caller compiles afresh."""
     path = _cache_path(cache_dir, key)
@@ -316,8 +401,7 @@ def _read_persistent(cache_dir, key, device_list, devices, num_replicas):
                       "recompiling.", RuntimeWarning, stacklevel=2)
         return None
     try:
-        exe = client().deserialize_executable(blob, device_list,
-                                               _compile_options(devices, num_replicas))
+        exe = client().deserialize_executable(blob, device_list, options)
     except Exception as err:   # noqa: BLE001 - any failure means: compile instead
         warnings.warn(f"pyjax: could not load compilation cache entry {path} ({err}); "
                       "recompiling.", RuntimeWarning, stacklevel=2)
@@ -590,3 +674,55 @@ class ReplicatedExecutable:
         return [[Array(None, aval=a, device=d, committed=True, buffer=b)
                  for b, d in zip(bufs, self.devices)]
                 for a, bufs in zip(self.out_avals, per_output)]
+
+
+class ShardedExecutable:
+    """A module partitioned by XLA's SPMD partitioner over a mesh's devices (partition i
+    on mesh.devices.flat[i]). `in_shardings`/`out_shardings` are what XLA settled on (the
+    module's annotations, and its propagation where none was given), as NamedShardings;
+    arguments must arrive laid out as `in_shardings` say."""
+
+    def __init__(self, lowered, mesh, consts, name):
+        self.mesh, self.name = mesh, name
+        self.devices = list(mesh._flat_devices)
+        self.loaded = compile(lowered, self.devices, name, num_partitions=mesh.size)
+        self.out_avals = lowered.out_avals
+        self._device_list = _jax.DeviceList(tuple(self.devices))
+        avals = list(lowered.const_avals) + list(lowered.in_avals)
+        # (XLA reports no shardings for a program on one device: all replicated.)
+        params = self.loaded.get_parameter_shardings() or \
+            [_REPLICATED.to_proto()] * len(avals)
+        outs = self.loaded.get_output_shardings() or \
+            [_REPLICATED.to_proto()] * len(lowered.out_avals)
+        shardings = [named_sharding_from_hlo(p, mesh, a.ndim) for p, a in zip(params, avals)]
+        # Containers handing each partition its buffer (their sharding is what XLA chose).
+        self._containers = [_jax.GSPMDSharding(self._device_list, xc.HloSharding.from_proto(p))
+                            for p in params]
+        nconsts = len(lowered.const_avals)
+        self.in_shardings = shardings[nconsts:]
+        self.out_shardings = [named_sharding_from_hlo(p, mesh, a.ndim)
+                              for p, a in zip(outs, self.out_avals)]
+        self._consts = [put_sharded(np.asarray(getattr(c, "_value", c), a.dtype), a, s)
+                        for c, a, s in zip(consts, lowered.const_avals, shardings)]
+        self._const_avals = list(lowered.const_avals)
+
+    def __call__(self, args):
+        """Runs on Arrays laid out as self.in_shardings; returns sharded Arrays."""
+        inputs = [_jax.ArrayImpl(aval, container, list(shards), True, True)
+                  for shards, aval, container in zip(
+                      self._consts + [x._shards for x in args],
+                      self._const_avals + [x.aval for x in args], self._containers)]
+        try:
+            per_output = self.loaded.execute_sharded(inputs) \
+                .disassemble_into_single_device_arrays()
+        except _jax.JaxRuntimeError as err:
+            raise errors.JaxRuntimeError(f"running jit({self.name}) failed: {err}") \
+                from None
+        return [Array(None, aval=a, committed=True, sharding=s, shards=tuple(bufs))
+                for a, s, bufs in zip(self.out_avals, self.out_shardings, per_output)]
+
+    def cost_analysis(self):
+        return self.loaded.cost_analysis()
+
+    def as_text(self):
+        return self.loaded.hlo_modules()[0].to_string()
