@@ -185,8 +185,11 @@ class ModuleContext:
         self.num_replicas = num_replicas
         self.mesh = mesh              # the mesh of an SPMD-partitioned module, or None
         # ((axis name, size), ...), outermost first: replica ids number the axes' index
-        # tuples in row-major order (a single pmap: one axis, replica id = index).
-        self.axis_env = tuple(axis_env)
+        # tuples in row-major order (a single pmap: one axis, replica id = index). In a
+        # partitioned module the mesh axes number the partitions (shard_map's bodies).
+        self.axis_env = tuple(axis_env) if mesh is None else \
+            tuple(zip(mesh.axis_names, mesh.axis_sizes))
+        self._channels = itertools.count(1)
         self.functions = []          # lists of (text, origin) lines, main first
         self._names = set()
         self._lowered = {}           # id(closed jaxpr) -> (closed, function name)
@@ -216,6 +219,24 @@ class ModuleContext:
         outer = [i for i in range(len(sizes)) if i not in inner]
         return ids.transpose(outer + inner).reshape(-1, int(np.prod(
             [sizes[i] for i in inner], dtype=np.int64)))
+
+    def collective_attrs(self, names, global_ids=True):
+        """A collective's attributes: its replica groups over the axes `names`; in a
+        partitioned module also a channel (its groups then hold partition ids; ops that
+        take it say so with use_global_device_ids)."""
+        attrs = {"replica_groups": self.replica_groups(names)}
+        attrs.update(self.channel_attrs())
+        if self.mesh is not None and global_ids:
+            attrs["use_global_device_ids"] = "unit"
+        return attrs
+
+    def channel_attrs(self):
+        """In a partitioned module, a fresh channel: collectives then run between
+        partitions (without one, between replicas)."""
+        if self.mesh is None:
+            return {}
+        return {"channel_handle":
+                f"#stablehlo.channel_handle<handle = {next(self._channels)}, type = 1>"}
 
     def replica_groups(self, names):
         """replica_group_ids(names) as a dense i64 attribute."""
@@ -279,7 +300,7 @@ class FunctionContext:
             self.emit(f"}}){attr}{signature}")
         return values[0] if single else values
 
-    def region(self, arg_avals, body):
+    def region(self, arg_avals, body, terminator="stablehlo.return"):
         """A region whose block takes `arg_avals`; body(ctx, *args) returns the yields."""
         inner = FunctionContext(self.module, self.indent + "  ", self._counter)
         inner.origin = self.origin
@@ -289,7 +310,7 @@ class FunctionContext:
             inner.lines.append((self.indent + f"^bb0({params}):", self.origin))
         outs = body(inner, *args)
         outs = [outs] if isinstance(outs, Value) else list(outs)
-        inner.op("stablehlo.return", outs, [])
+        inner.op(terminator, outs, [])
         return Region(inner.lines)
 
     # -- small helpers --
