@@ -58,6 +58,8 @@ class Array:
     def __repr__(self):
         if self._deleted:
             return "Array(<deleted>)"
+        if not (self.is_fully_addressable or self.is_fully_replicated):
+            return f"Array(shape={self.shape}, dtype={self.dtype.name})"   # blocks elsewhere
         value = self._value
         tail = f"dtype={self.dtype.name}" + (", weak_type=True)" if self.weak_type else ")")
         if value.size == 0:

@@ -217,7 +217,7 @@ def _types_str(types):
 
 
 def _process_index():
-    return 0
+    return devices_mod.process_index()
 
 
 class _MeshState(threading.local):
@@ -297,6 +297,12 @@ class Sharding:
     @property
     def num_devices(self) -> int:
         return len(self._device_assignment)
+
+    @property
+    def _addressable_assignment(self) -> tuple:
+        """The devices of this process, in device-assignment order."""
+        here = _process_index()
+        return tuple(d for d in self._device_assignment if d.process_index == here)
 
     @property
     def addressable_devices(self) -> set:

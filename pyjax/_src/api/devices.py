@@ -21,12 +21,14 @@ def devices(backend=None):
 
 
 def local_devices(process_index=None, backend=None, host_id=None):
-    """The devices this process drives (all of them: pyjax runs in one process)."""
+    """The devices process `process_index` (default: this one) drives."""
     index = host_id if process_index is None else process_index
-    if index not in (None, 0):
-        raise ValueError(f"Unknown process_index {index}: pyjax runs in one process "
-                         "(process_index 0).")
-    return devices(backend)
+    if index is None:
+        index = devices_mod.process_index()
+    if not 0 <= index < devices_mod.process_count():
+        raise ValueError(f"Unknown process_index {index}: there are "
+                         f"{devices_mod.process_count()} processes.")
+    return [d for d in devices(backend) if d.process_index == index]
 
 
 def device_count(backend=None):
@@ -34,16 +36,16 @@ def device_count(backend=None):
 
 
 def local_device_count(backend=None):
-    """Equal to device_count(): pyjax runs in one process."""
-    return device_count(backend)
+    """How many devices this process drives."""
+    return len(local_devices(backend=backend))
 
 
 def process_index(backend=None):
-    return 0
+    return devices_mod.process_index()
 
 
 def process_count(backend=None):
-    return 1
+    return devices_mod.process_count()
 
 
 def default_backend():
@@ -175,10 +177,10 @@ def block_until_ready(x):
 
 def _assemble(shape, sharding, blocks, dtype, what):
     """An Array of `shape` laid out as `sharding` from per-device host or device blocks
-    (one per device of sharding._device_assignment, in that order)."""
+    (one per device of this process, in sharding._device_assignment's order)."""
     shape = tuple(int(d) for d in shape)
     expected = sharding.shard_shape(shape)
-    for device, block in zip(sharding._device_assignment, blocks):
+    for device, block in zip(sharding._addressable_assignment, blocks):
         if tuple(np.shape(block)) != expected:
             raise ValueError(f"{what}: Expected shard shape {expected} doesn't match the "
                              f"shape {tuple(np.shape(block))} of the block for {device}. "
@@ -197,7 +199,7 @@ def _assemble(shape, sharding, blocks, dtype, what):
             value[index] = np.asarray(block)
         return Array(value, aval=aval, committed=True, sharding=sharding)
     buffers = []
-    for device, block in zip(sharding._device_assignment, blocks):
+    for device, block in zip(sharding._addressable_assignment, blocks):
         if type(block) is Array:
             buffers.append(xla.device_buffer(block, device) if block.dtype == aval.dtype
                            else xla.put(np.asarray(block, aval.dtype), shard_aval, device))
@@ -223,7 +225,7 @@ def make_array_from_callback(shape, sharding, data_callback, dtype=None):
     data_callback(index) (index: a tuple of slices into the global array)."""
     sharding = _as_sharding(sharding, "make_array_from_callback")
     indices = sharding.devices_indices_map(tuple(shape))
-    blocks = [data_callback(indices[d]) for d in sharding._device_assignment]
+    blocks = [data_callback(indices[d]) for d in sharding._addressable_assignment]
     return _assemble(shape, sharding, blocks, dtype, "make_array_from_callback")
 
 
@@ -238,7 +240,7 @@ def make_array_from_single_device_arrays(shape, sharding, arrays, *, dtype=None)
             raise TypeError(f"Unsupported type for elements in `arrays`: {type(a)}. Pass "
                             "single-device jax.Arrays (e.g. jax.device_put(x, device)).")
         by_device[a.device] = a
-    devices = sharding._device_assignment
+    devices = sharding._addressable_assignment
     missing = [d for d in devices if d not in by_device]
     if missing or len(arrays) != len(devices):
         raise ValueError(f"make_array_from_single_device_arrays: {sharding} lays the array "
@@ -250,12 +252,34 @@ def make_array_from_single_device_arrays(shape, sharding, arrays, *, dtype=None)
 
 
 def make_array_from_process_local_data(sharding, local_data, global_shape=None):
-    """An Array laid out as `sharding` from the data this process holds; with one
-    process that is the whole array."""
-    local_data = np.asarray(local_data) if type(local_data) is not Array else local_data
-    shape = tuple(np.shape(local_data)) if global_shape is None else tuple(global_shape)
-    if shape != tuple(np.shape(local_data)):
-        raise ValueError(f"make_array_from_process_local_data: this process holds data of "
-                         f"shape {tuple(np.shape(local_data))}, but global_shape is "
-                         f"{shape}; with one process they must be equal.")
-    return device_put(local_data, sharding)
+    """An Array laid out as `sharding` from the data this process holds: the part of the
+    global array covering its devices' blocks (all of it with one process)."""
+    sharding = _as_sharding(sharding, "make_array_from_process_local_data")
+    local_shape = tuple(np.shape(local_data))
+    if devices_mod.process_count() == 1:
+        if global_shape is not None and tuple(global_shape) != local_shape:
+            raise ValueError(f"make_array_from_process_local_data: this process holds "
+                             f"data of shape {local_shape}, but global_shape is "
+                             f"{tuple(global_shape)}; with one process they must be "
+                             "equal.")
+        return device_put(local_data, sharding)
+    ndim = len(local_shape)
+    positions = sharding._block_positions(ndim)
+    mine = [b for d, (b, _) in zip(sharding._device_assignment, positions)
+            if d in set(sharding._addressable_assignment)]
+    pieces = [1 + max(b[k] for b, _ in positions) for k in range(ndim)]
+    first = [min(b[k] for b in mine) for k in range(ndim)]
+    held = [1 + max(b[k] for b in mine) - first[k] for k in range(ndim)]
+    if any(size % h for size, h in zip(local_shape, held)):
+        raise ValueError(f"make_array_from_process_local_data: local data of shape "
+                         f"{local_shape} does not split into this process's {held} blocks.")
+    block = [size // h for size, h in zip(local_shape, held)]
+    shape = tuple(b * p for b, p in zip(block, pieces)) if global_shape is None \
+        else tuple(global_shape)
+    local_data = np.asarray(local_data)
+    offset = [f * b for f, b in zip(first, block)]
+
+    def local_block(index):
+        return local_data[tuple(slice(i.start - o, i.stop - o) if i.start is not None
+                                else slice(None) for i, o in zip(index, offset))]
+    return make_array_from_callback(shape, sharding, local_block)

@@ -60,6 +60,13 @@ def _make_client():
         if name == "cpu":
             count = config.num_cpu_devices.value
             kwargs = {"num_devices": count} if count and count > 0 else {}
+            runtime = _state.get("distributed")
+            if runtime is not None:   # one client over every process's devices
+                kwargs.update(
+                    distributed_client=runtime["client"], node_id=runtime["process_id"],
+                    num_nodes=runtime["num_processes"],
+                    collectives=_jax.make_gloo_tcp_collectives(
+                        distributed_client=runtime["client"]))
             return xc.make_cpu_client(
                 asynchronous=bool(config.cpu_enable_async_dispatch.value), **kwargs)
     raise RuntimeError(
@@ -68,10 +75,90 @@ def _make_client():
 
 
 def devices():
+    """Every device, of every process."""
     found = _state.get("devices")
     if found is None:
         found = _state["devices"] = list(client().devices())
     return found
+
+
+def local_devices():
+    """The devices this process drives."""
+    found = _state.get("local_devices")
+    if found is None:
+        found = _state["local_devices"] = list(client().local_devices())
+    return found
+
+
+# --- several processes: jaxlib's distributed runtime ----------------------------------------
+
+def initialize_distributed(coordinator_address, num_processes, process_id,
+                           initialization_timeout, heartbeat_timeout, shutdown_timeout):
+    """Joins this process to a group of `num_processes` (process 0 also starts the
+    coordination service at `coordinator_address`); later the CPU client spans every
+    process's devices, with Gloo (over TCP) for collectives between processes."""
+    if _state.get("distributed") is not None:
+        raise RuntimeError("distributed.initialize should only be called once.")
+    if _state["client"] is not None:
+        raise RuntimeError("jax.distributed.initialize() must be called before any JAX "
+                           "computations are executed (the XLA client of this process "
+                           "already exists).")
+    service = None
+    try:
+        if process_id == 0:
+            service = _jax.get_distributed_runtime_service(
+                coordinator_address, num_processes, heartbeat_timeout=heartbeat_timeout,
+                shutdown_timeout=shutdown_timeout)
+        runtime_client = _jax.get_distributed_runtime_client(
+            coordinator_address, process_id, init_timeout=initialization_timeout,
+            use_compression=True, heartbeat_timeout=heartbeat_timeout)
+        runtime_client.connect()
+    except _jax.JaxRuntimeError as err:
+        if service is not None:
+            service.shutdown()
+        raise RuntimeError(
+            f"jax.distributed.initialize: process {process_id} of {num_processes} could "
+            f"not join the coordinator at {coordinator_address} within "
+            f"{initialization_timeout} s: {err}. Check that process 0 runs, that the "
+            "address and port are right and reachable, and that every process passes "
+            "the same num_processes.") from None
+    _state["distributed"] = {"service": service, "client": runtime_client,
+                             "process_id": process_id, "num_processes": num_processes}
+
+
+def shutdown_distributed():
+    """Leaves the group (process 0 stops the service once every process has left)."""
+    runtime = _state.pop("distributed", None)
+    if runtime is None:
+        return
+    runtime["client"].shutdown()
+    if runtime["service"] is not None:
+        runtime["service"].shutdown()
+
+
+def distributed_initialized():
+    return _state.get("distributed") is not None
+
+
+def distributed_state():
+    """(process index, process count) of this process."""
+    runtime = _state.get("distributed")
+    if runtime is None:
+        return 0, 1
+    return runtime["process_id"], runtime["num_processes"]
+
+
+def wait_at_barrier(name, timeout_seconds):
+    """Blocks until every process reached the barrier `name` (a RuntimeError after
+    timeout_seconds, or when a process died)."""
+    runtime = _state.get("distributed")
+    if runtime is None:
+        return
+    try:
+        runtime["client"].wait_at_barrier(name, int(timeout_seconds * 1000))
+    except _jax.JaxRuntimeError as err:
+        raise RuntimeError(f"sync_global_devices({name!r}): not every process reached the "
+                           f"barrier within {timeout_seconds} s: {err}") from None
 
 
 # --- shardings, transfers -------------------------------------------------------------------
@@ -180,19 +267,28 @@ def _sharding_of(x):
 
 
 def _shards_of(x):
-    """x's blocks as Shards, each holding a committed single-device Array."""
-    s = x.sharding
+    """x's blocks on this process's devices as Shards, each holding a committed
+    single-device Array."""
     if x._shards is None:
         buf = x._buffer if x._buffer is not None else device_buffer(x, x.device)
         return [array_mod.Shard(x.device, (slice(None),) * x.ndim, 0,
                                 Array(x._npy, aval=x.aval, device=x.device, committed=True,
                                       buffer=buf))]
-    shard_aval = x.aval.update(shape=s.shard_shape(x.shape))
+    shard_aval = x.aval.update(shape=x._sharding.shard_shape(x.shape))
     return [array_mod.Shard(d, index, replica,
                             Array(None, aval=shard_aval, device=d, committed=True,
                                   buffer=buf))
-            for d, index, replica, buf in zip(s._device_assignment, s._indices(x.shape),
-                                              s.replica_ids(x.ndim), x._shards)]
+            for (d, index, replica), buf in zip(local_blocks(x._sharding, x.shape),
+                                                x._shards)]
+
+
+def local_blocks(sharding, shape):
+    """(device, index, replica id) of each block of an array of `shape` laid out as
+    `sharding` that this process holds, in the sharding's device order."""
+    here = distributed_state()[0]
+    return [(d, index, replica) for d, index, replica in zip(
+        sharding._device_assignment, sharding._indices(shape),
+        sharding.replica_ids(len(shape))) if d.process_index == here]
 
 
 array_mod.backend_hooks.fetch = _fetch_array
@@ -208,17 +304,28 @@ def put_sharded(value, aval, sharding):
     shard_aval = aval.update(shape=sharding.shard_shape(aval.shape))
     value = np.asarray(value)
     return tuple(put(np.ascontiguousarray(value[index]), shard_aval, device, copy=True)
-                 for device, index in zip(sharding._device_assignment,
-                                          sharding._indices(aval.shape)))
+                 for device, index, _ in local_blocks(sharding, aval.shape))
 
 
 def gather(x):
-    """The host value of a sharded Array: each block copied from one device holding it."""
+    """The host value of a sharded Array: each block copied from one device of this
+    process holding it."""
     s, aval = x._sharding, x.aval
     out = np.empty(aval.shape, aval.dtype)
-    for buf, index, replica in zip(x._shards, s._indices(aval.shape), s.replica_ids(x.ndim)):
-        if replica == 0:
+    copied = set()
+    for buf, (_, index, _) in zip(x._shards, local_blocks(s, aval.shape)):
+        key = tuple((i.start, i.stop) for i in index)
+        if key not in copied:
+            copied.add(key)
             out[index] = fetch(buf)
+    if len(copied) != len(set(tuple((i.start, i.stop) for i in index)
+                               for index in s._indices(aval.shape))):
+        raise RuntimeError(
+            f"Fetching value for `jax.Array` that spans non-addressable (non process "
+            f"local) devices is not possible: {aval.str_short()} laid out as {s} has "
+            "blocks on other processes' devices. Use "
+            "jax.experimental.multihost_utils.process_allgather to gather it, or "
+            "x.addressable_shards for this process's blocks.")
     out.flags.writeable = False
     return out
 
