@@ -229,6 +229,24 @@ def mlp_train_step(fw):
     return out
 
 
+def sharded_mlp_step(fw):
+    """The MLP train step data-parallel over 8 CPU devices (batch split over 'data',
+    parameters replicated): one SPMD program compiled by XLA's partitioner."""
+    out = {}
+    for name, (jax, jnp) in fw.items():
+        sharding = importlib.import_module(f"{name}.sharding")
+        mesh = jax.make_mesh((8,), ("data",), axis_types=(sharding.AxisType.Auto,))
+        batch = sharding.NamedSharding(mesh, sharding.PartitionSpec("data"))
+        replicated = sharding.NamedSharding(mesh, sharding.PartitionSpec())
+        p = jax.device_put(mlp_init(jnp, [784, 512, 512, 10]), replicated)
+        x, y = jax.device_put(mlp_data(jnp), batch)
+        step = jax.jit(mlp_step_fn(jax, jnp), in_shardings=(replicated, batch, batch),
+                       out_shardings=replicated)
+        out[name] = median_time(lambda step=step, p=p, x=x, y=y: ready(
+            jax_leaves(step(p, x, y))))
+    return out
+
+
 def elementwise_chain(fw, n=10_000_000):
     out = {}
     x = np.linspace(0, 1, n, dtype=np.float32)
@@ -343,6 +361,7 @@ WORKLOADS = {
     "jit call: NumPy batch": jit_numpy_call,
     "MLP first call": mlp_first_call,
     "MLP train step": mlp_train_step,
+    "MLP step, 8 devices (data)": sharded_mlp_step,
     "elementwise chain 10M": elementwise_chain,
     "matmul 2048": matmul,
     "jit(vmap(grad)) b=128": per_example_grads,
@@ -399,7 +418,11 @@ def main():
             cmd = [sys.executable, os.path.abspath(__file__), "--child", name]
             for o in args.only or ():
                 cmd += ["--only", o]
-            out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+            # 8 CPU devices for the sharded rows (the other rows use the first one).
+            env = dict(os.environ,
+                       XLA_FLAGS="--xla_force_host_platform_device_count=8")
+            out = subprocess.run(cmd, capture_output=True, text=True, check=True,
+                                 env=env).stdout
             for title, entries in json.loads(out.splitlines()[-1]).items():
                 for entry, value in entries.items():
                     if entry == "error":

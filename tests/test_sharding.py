@@ -249,6 +249,27 @@ def check_donation_and_caching():
     assert f._cache_size() == 1
 
 
+def check_visualize_and_inspect_array_sharding():
+    import contextlib
+    import io
+    x = jax.device_put(np.arange(8.0), _named(P("y")))
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        jax.debug.visualize_array_sharding(x)
+    lines = printed.getvalue().splitlines()
+    assert lines[0] == "┌───────────────┬───────────────┐"
+    assert lines[2] == "│  CPU 0,2,4,6  │  CPU 1,3,5,7  │"
+    grid = io.StringIO()
+    with contextlib.redirect_stdout(grid):
+        jax.debug.visualize_array_sharding(jax.device_put(np.ones((8, 4)), _named(P("x", "y"))))
+    assert "│  CPU 6  │  CPU 7  │" in grid.getvalue()
+    seen = []
+    jax.debug.inspect_array_sharding({"a": x}, callback=seen.append)
+    assert seen == [x.sharding]
+    with pytest.raises(ValueError, match="1-D and 2-D"):
+        jax.debug.visualize_array_sharding(jnp.ones((2, 2, 2)))
+
+
 CHECKS = [name for name in dict(globals()) if name.startswith("check_")]
 
 
@@ -283,3 +304,20 @@ def test_mesh_needs_enough_devices():
     n = jax.device_count() * 2
     with pytest.raises(ValueError, match=f"jax_num_cpu_devices', {n}"):
         jax.make_mesh((n,), ("x",))
+
+
+def test_the_sharded_mlp_example_matches_one_device():
+    import os
+    import subprocess
+    import sys
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=repo)
+    env.pop("XLA_FLAGS", None)
+    env.pop("PYJAX_EXECUTOR", None)
+    proc = subprocess.run([sys.executable, os.path.join(repo, "examples", "sharded_mlp.py")],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    last = proc.stdout.strip().splitlines()[-1]
+    assert last.startswith("largest difference from the one-device run:")
+    assert float(last.split()[-1]) <= 1e-5
+    assert "mesh {'data': 4, 'model': 2}" in proc.stdout

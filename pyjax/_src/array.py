@@ -14,11 +14,11 @@ class Array:
     """A JAX array: immutable, typed by its aval, placed on a device."""
 
     __slots__ = ("_npy", "aval", "_device", "committed", "_buffer", "_deleted",
-                 "_sharding", "_shards", "__weakref__")
+                 "_sharding", "_global_buffer", "__weakref__")
     __array_priority__ = 100
 
     def __init__(self, value, weak_type=False, device=None, committed=False, aval=None,
-                 buffer=None, sharding=None, shards=None):
+                 buffer=None, sharding=None, global_buffer=None):
         self._npy = value
         self.aval = aval if aval is not None else ShapedArray(value.shape, value.dtype,
                                                               weak_type)
@@ -27,10 +27,10 @@ class Array:
         self._buffer = buffer
         self._deleted = False        # or why it was deleted: "donated" / "deleted"
         # An array laid out over several devices (a NamedSharding): its pyjax Sharding and
-        # one device buffer per device of sharding._device_assignment, in that order.
-        # Such arrays are committed, with no _device and no _buffer.
+        # one backend array spanning this process's devices of it. Such arrays are
+        # committed, with no _device and no _buffer.
         self._sharding = sharding
-        self._shards = shards
+        self._global_buffer = global_buffer
 
     # -- the value on the host --
     @property
@@ -141,9 +141,8 @@ class Array:
         buffer = self._buffer   # a device buffer waits for its computation; host values never
         if buffer is not None:
             buffer.block_until_ready()
-        elif self._shards is not None:
-            for shard in self._shards:
-                shard.block_until_ready()
+        elif self._global_buffer is not None:
+            self._global_buffer.block_until_ready()
         return self
 
     def copy_to_host_async(self):
@@ -156,8 +155,8 @@ class Array:
         """Whether the value is computed (block_until_ready would not wait)."""
         if self._deleted:
             raise deleted_error(self)
-        if self._shards is not None:
-            return all(shard.is_ready() for shard in self._shards)
+        if self._global_buffer is not None:
+            return self._global_buffer.is_ready()
         return self._buffer is None or self._buffer.is_ready()
 
     def on_device_size_in_bytes(self):
@@ -187,7 +186,7 @@ class Array:
         self._deleted = reason
         self._npy = None
         self._buffer = None
-        self._shards = None
+        self._global_buffer = None
 
     def devices(self):
         return self._sharding.device_set if self._sharding is not None else {self.device}

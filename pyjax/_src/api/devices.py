@@ -123,7 +123,8 @@ def _put_sharded_leaf(x, sharding):
 
 def _relabel(x, sharding):
     """x under another name for the same layout (e.g. P('x') for P('x', None))."""
-    return Array(x._npy, aval=x.aval, committed=True, sharding=sharding, shards=x._shards)
+    return Array(x._npy, aval=x.aval, committed=True, sharding=sharding,
+                 global_buffer=x._global_buffer)
 
 
 def _put_one(leaf, target):
@@ -206,7 +207,8 @@ def _assemble(shape, sharding, blocks, dtype, what):
         else:
             buffers.append(xla.put(np.asarray(block, aval.dtype), shard_aval, device,
                                    copy=True))
-    return Array(None, aval=aval, committed=True, sharding=sharding, shards=tuple(buffers))
+    return Array(None, aval=aval, committed=True, sharding=sharding,
+                 global_buffer=xla.assemble(aval, sharding, buffers))
 
 
 def _as_sharding(sharding, what):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import collections
 import hashlib
 import logging
+import math
 import os
 import re
 import tempfile
@@ -250,7 +251,7 @@ def device_buffer(x, device):
 
 
 def _fetch_array(x):
-    if x._shards is not None:
+    if x._global_buffer is not None:
         return gather(x)
     return fetch(x._buffer)
 
@@ -269,7 +270,7 @@ def _sharding_of(x):
 def _shards_of(x):
     """x's blocks on this process's devices as Shards, each holding a committed
     single-device Array."""
-    if x._shards is None:
+    if x._global_buffer is None:
         buf = x._buffer if x._buffer is not None else device_buffer(x, x.device)
         return [array_mod.Shard(x.device, (slice(None),) * x.ndim, 0,
                                 Array(x._npy, aval=x.aval, device=x.device, committed=True,
@@ -279,7 +280,13 @@ def _shards_of(x):
                             Array(None, aval=shard_aval, device=d, committed=True,
                                   buffer=buf))
             for (d, index, replica), buf in zip(local_blocks(x._sharding, x.shape),
-                                                x._shards)]
+                                                local_buffers(x))]
+
+
+def local_buffers(x):
+    """The single-device buffers of a sharded Array, one per device of this process.
+    (jaxlib tries, and fails, to import jax for each: kept off the hot paths.)"""
+    return x._global_buffer._arrays
 
 
 def local_blocks(sharding, shape):
@@ -299,12 +306,51 @@ array_mod.backend_hooks.shards_of = _shards_of
 # --- arrays over several devices ------------------------------------------------------------
 
 def put_sharded(value, aval, sharding):
-    """One device buffer per device of the NamedSharding `sharding`, holding its block of
-    the host array `value` (copied: `value` may change later)."""
+    """A backend array laid out as the NamedSharding `sharding`, each device of this
+    process holding its block of the host array `value` (copied: `value` may change
+    later)."""
     shard_aval = aval.update(shape=sharding.shard_shape(aval.shape))
     value = np.asarray(value)
-    return tuple(put(np.ascontiguousarray(value[index]), shard_aval, device, copy=True)
-                 for device, index, _ in local_blocks(sharding, aval.shape))
+    return assemble(aval, sharding, [
+        put(np.ascontiguousarray(value[index]), shard_aval, device, copy=True)
+        for device, index, _ in local_blocks(sharding, aval.shape)])
+
+
+def assemble(aval, sharding, buffers):
+    """One backend array of type `aval` from the single-device buffers of its blocks on
+    this process's devices (in the sharding's device order)."""
+    return _jax.ArrayImpl(aval, _container(sharding, aval.ndim), list(buffers), True, True)
+
+
+_containers = {}
+
+
+def _container(sharding, ndim):
+    """jaxlib's sharding object for a NamedSharding on arrays of rank `ndim`: the mesh's
+    devices in order, and the tiling as an XLA HloSharding."""
+    key = (sharding, ndim)
+    found = _containers.get(key)
+    if found is None:
+        found = _containers[key] = _jax.GSPMDSharding(
+            _jax.DeviceList(sharding._device_assignment), _hlo_sharding(sharding, ndim))
+    return found
+
+
+def _hlo_sharding(sharding, ndim):
+    """The XLA sharding of a NamedSharding: tiles per dimension (and the replicas as a
+    last tile dimension), each listing the partition (mesh position) holding it."""
+    positions = sharding._block_positions(ndim)
+    pieces = [1 + max(b[k] for b, _ in positions) for k in range(ndim)]
+    replicas = 1 + max(r for _, r in positions)
+    if math.prod(pieces) == 1:
+        return _REPLICATED
+    grid = np.zeros(pieces + [replicas], np.int64)
+    for partition, (blocks, replica) in enumerate(positions):
+        grid[tuple(blocks) + (replica,)] = partition
+    dims = pieces + [replicas] if replicas > 1 else pieces
+    text = (f"{{devices=[{','.join(map(str, dims))}]{','.join(map(str, grid.ravel()))}"
+            + (" last_tile_dim_replicate}" if replicas > 1 else "}"))
+    return xc.HloSharding.from_string(text)
 
 
 def gather(x):
@@ -313,7 +359,7 @@ def gather(x):
     s, aval = x._sharding, x.aval
     out = np.empty(aval.shape, aval.dtype)
     copied = set()
-    for buf, (_, index, _) in zip(x._shards, local_blocks(s, aval.shape)):
+    for buf, (_, index, _) in zip(local_buffers(x), local_blocks(s, aval.shape)):
         key = tuple((i.start, i.stop) for i in index)
         if key not in copied:
             copied.add(key)
@@ -332,7 +378,7 @@ def gather(x):
 
 def sharded_array(value, aval, sharding):
     return Array(None, aval=aval, committed=True, sharding=sharding,
-                 shards=put_sharded(value, aval, sharding))
+                 global_buffer=put_sharded(value, aval, sharding))
 
 
 def named_sharding_from_hlo(proto, mesh, ndim):
@@ -543,10 +589,14 @@ _FLOAT0 = np.dtype([("float0", np.void, 0)])
 
 
 def _result_handler(aval, device, committed):
+    return _result_handler_for(aval, sharding(device), committed)
+
+
+def _result_handler_for(aval, jaxlib_sharding, committed=True):
     try:
-        return _jax.array_result_handler(aval, sharding(device), committed, _skip_checks=True)
+        return _jax.array_result_handler(aval, jaxlib_sharding, committed, _skip_checks=True)
     except TypeError:   # jaxlib >= 0.12 has no _skip_checks
-        return _jax.array_result_handler(aval, sharding(device), committed)
+        return _jax.array_result_handler(aval, jaxlib_sharding, committed)
 
 
 class _ScalarSlot:
@@ -803,30 +853,28 @@ class ShardedExecutable:
             [_REPLICATED.to_proto()] * len(lowered.out_avals)
         shardings = [named_sharding_from_hlo(p, mesh, a.ndim) for p, a in zip(params, avals)]
         # Containers handing each partition its buffer (their sharding is what XLA chose).
-        self._containers = [_jax.GSPMDSharding(self._device_list, xc.HloSharding.from_proto(p))
-                            for p in params]
         nconsts = len(lowered.const_avals)
         self.in_shardings = shardings[nconsts:]
         self.out_shardings = [named_sharding_from_hlo(p, mesh, a.ndim)
                               for p, a in zip(outs, self.out_avals)]
         self._consts = [put_sharded(np.asarray(getattr(c, "_value", c), a.dtype), a, s)
                         for c, a, s in zip(consts, lowered.const_avals, shardings)]
-        self._const_avals = list(lowered.const_avals)
+        self._handlers = [
+            _result_handler_for(a, _jax.GSPMDSharding(self._device_list,
+                                                      xc.HloSharding.from_proto(p)))
+            for a, p in zip(self.out_avals, outs)]
 
     def __call__(self, args):
         """Runs on Arrays laid out as self.in_shardings; returns sharded Arrays."""
-        inputs = [_jax.ArrayImpl(aval, container, list(shards), True, True)
-                  for shards, aval, container in zip(
-                      self._consts + [x._shards for x in args],
-                      self._const_avals + [x.aval for x in args], self._containers)]
         try:
-            per_output = self.loaded.execute_sharded(inputs) \
-                .disassemble_into_single_device_arrays()
+            outs = self.loaded.execute_sharded(
+                self._consts + [x._global_buffer for x in args]).consume_with_handlers(
+                    self._handlers)
         except _jax.JaxRuntimeError as err:
             raise errors.JaxRuntimeError(f"running jit({self.name}) failed: {err}") \
                 from None
-        return [Array(None, aval=a, committed=True, sharding=s, shards=tuple(bufs))
-                for a, s, bufs in zip(self.out_avals, self.out_shardings, per_output)]
+        return [Array(None, aval=a, committed=True, sharding=s, global_buffer=o)
+                for a, s, o in zip(self.out_avals, self.out_shardings, outs)]
 
     def cost_analysis(self):
         return self.loaded.cost_analysis()
