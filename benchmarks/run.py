@@ -369,6 +369,7 @@ WORKLOADS = {
     "10k-step recurrence": recurrence,
     "import": import_cost,
 }
+EIGHT_DEVICE_WORKLOADS = {"MLP step, 8 devices (data)"}   # run with 8 CPU devices
 
 
 def fmt(seconds):
@@ -379,7 +380,7 @@ def fmt(seconds):
     return f"{seconds * 1e6:8.2f} us"
 
 
-def run_child(name, only):
+def run_child(name, only, devices):
     """Runs the workloads for one framework and prints {title: {entry: seconds}} as JSON.
     Each framework gets its own process, so two XLA clients never share one."""
     if name == "torch":
@@ -391,6 +392,8 @@ def run_child(name, only):
     results = {}
     for title, workload in workloads.items():
         if only and not any(o in title for o in only):
+            continue
+        if (title in EIGHT_DEVICE_WORKLOADS) != (devices == 8):
             continue
         try:
             entries = workload()
@@ -408,9 +411,10 @@ def main():
     parser.add_argument("--rounds", type=int, default=3,
                         help="run every framework this many times, in turn (default 3)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--devices", type=int, default=1, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        return run_child(args.child, args.only)
+        return run_child(args.child, args.only, args.devices)
     names = available_frameworks()
     rounds = {}   # title -> entry -> [seconds per round], or "error" -> message
     for _ in range(args.rounds):
@@ -418,12 +422,16 @@ def main():
             cmd = [sys.executable, os.path.abspath(__file__), "--child", name]
             for o in args.only or ():
                 cmd += ["--only", o]
-            # 8 CPU devices for the sharded rows (the other rows use the first one).
-            env = dict(os.environ,
-                       XLA_FLAGS="--xla_force_host_platform_device_count=8")
-            out = subprocess.run(cmd, capture_output=True, text=True, check=True,
-                                 env=env).stdout
-            for title, entries in json.loads(out.splitlines()[-1]).items():
+            # The sharded rows run in a child of their own with 8 CPU devices, so the
+            # other rows keep XLA's default single-device client.
+            results = {}
+            for devices in (1, 8):
+                env = dict(os.environ, XLA_FLAGS=f"--xla_force_host_platform_device_count="
+                                                 f"{devices}")
+                out = subprocess.run(cmd + ["--devices", str(devices)], capture_output=True,
+                                     text=True, check=True, env=env).stdout
+                results.update(json.loads(out.splitlines()[-1]))
+            for title, entries in results.items():
                 for entry, value in entries.items():
                     if entry == "error":
                         rounds.setdefault(title, {})[entry] = value

@@ -41,6 +41,7 @@ class Array:
             self._npy = backend_hooks.fetch(self)
         return self._npy
 
+    _committed = property(lambda self: self.committed)   # JAX's internal spelling
     shape = property(lambda self: self.aval.shape)
     dtype = property(lambda self: self.aval.dtype)
     ndim = property(lambda self: len(self.aval.shape))

@@ -136,6 +136,8 @@ class Mesh:
         if isinstance(axis_names, str):
             axis_names = (axis_names,)
         axis_names = tuple(axis_names)
+        if any(name is None for name in axis_names):
+            raise ValueError("Mesh axis names cannot be None.")
         devices = np.asarray(devices, dtype=object) if not isinstance(devices, np.ndarray) \
             else devices
         if devices.ndim != len(axis_names):
@@ -366,6 +368,10 @@ class SingleDeviceSharding(Sharding):
 
     def __repr__(self):
         return f"SingleDeviceSharding(device={self._device!r}, memory_kind=device)"
+
+
+def make_single_device_sharding(device, *, memory_kind=None):
+    return SingleDeviceSharding(device, memory_kind=memory_kind)
 
 
 class NamedSharding(Sharding):

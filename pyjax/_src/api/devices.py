@@ -183,9 +183,12 @@ def _assemble(shape, sharding, blocks, dtype, what):
     expected = sharding.shard_shape(shape)
     for device, block in zip(sharding._addressable_assignment, blocks):
         if tuple(np.shape(block)) != expected:
-            raise ValueError(f"{what}: Expected shard shape {expected} doesn't match the "
-                             f"shape {tuple(np.shape(block))} of the block for {device}. "
-                             f"The global shape is {shape} with sharding {sharding}.")
+            dtype_name = np.dtype(dtype or np.asarray(block).dtype).name
+            raise ValueError(f"Expected shard shape {expected} doesn't match the single "
+                             f"device array shape {tuple(np.shape(block))} (the block "
+                             f"for {device}, from {what}). Shape of Array is "
+                             f"{dtype_name}[{','.join(map(str, shape))}] with sharding "
+                             f"{sharding}")
     first = blocks[0]
     aval = get_aval(first).update(shape=shape, weak_type=False) if dtype is None else \
         get_aval(np.zeros((), dtype)).update(shape=shape, weak_type=False)
@@ -235,6 +238,17 @@ def make_array_from_single_device_arrays(shape, sharding, arrays, *, dtype=None)
     """An Array of `shape` laid out as `sharding` from one single-device Array per device
     (each holding that device's block)."""
     sharding = _as_sharding(sharding, "make_array_from_single_device_arrays")
+    if not isinstance(arrays, (list, tuple)):
+        raise TypeError("jax.make_array_from_single_device_arrays `arrays` argument must "
+                        f"be a list or tuple, but got {type(arrays)}.")
+    if not arrays and dtype is None:
+        raise ValueError("If the Array has no addressable shards, `dtype` must be provided "
+                         "via the `dtype` argument to "
+                         "`jax.make_array_from_single_device_arrays`.")
+    if dtype is not None and arrays and any(np.dtype(dtype) != a.dtype for a in arrays):
+        raise ValueError("If `dtype` is provided to `jax.make_array_from_single_device_"
+                         "arrays`, it must match the dtype of the addressable shards. Got "
+                         f"dtype={np.dtype(dtype)} and shards of dtype {arrays[0].dtype}.")
     arrays = list(arrays)
     by_device = {}
     for a in arrays:

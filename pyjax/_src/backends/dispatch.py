@@ -12,7 +12,7 @@ import numpy as np
 
 from pyjax._src import config
 from pyjax._src import sharding as sharding_mod
-from pyjax._src.array import Array
+from pyjax._src.array import Array, deleted_error
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import numpy_backend, stablehlo
 from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var, eval_jaxpr, sub_jaxprs
@@ -334,6 +334,8 @@ def run_sharded(closed, args, donated_invars=(), in_shardings=None, out_sharding
     exe = entry.run
     laid_out = []
     for x, s in zip(args, exe.in_shardings):
+        if x._deleted:
+            raise deleted_error(x)
         if x._sharding is None or not sharding_mod.same_layout(x._sharding, s, x.ndim):
             x = xla.sharded_array(x._value, x.aval, s)
         laid_out.append(x)
