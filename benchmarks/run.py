@@ -269,6 +269,24 @@ def mlp_train_step(fw):
     return out
 
 
+def sharded_mlp_step(fw):
+    """The MLP train step data-parallel over 8 CPU devices (batch split over 'data',
+    parameters replicated): one SPMD program compiled by XLA's partitioner."""
+    out = {}
+    for name, (jax, jnp) in fw.items():
+        sharding = importlib.import_module(f"{name}.sharding")
+        mesh = jax.make_mesh((8,), ("data",), axis_types=(sharding.AxisType.Auto,))
+        batch = sharding.NamedSharding(mesh, sharding.PartitionSpec("data"))
+        replicated = sharding.NamedSharding(mesh, sharding.PartitionSpec())
+        p = jax.device_put(mlp_init(jnp, [784, 512, 512, 10]), replicated)
+        x, y = jax.device_put(mlp_data(jnp), batch)
+        step = jax.jit(mlp_step_fn(jax, jnp), in_shardings=(replicated, batch, batch),
+                       out_shardings=replicated)
+        out[name] = median_time(lambda step=step, p=p, x=x, y=y: ready(
+            jax_leaves(step(p, x, y))))
+    return out
+
+
 def elementwise_chain(fw, n=10_000_000):
     out = {}
     x = np.linspace(0, 1, n, dtype=np.float32)
@@ -384,6 +402,7 @@ WORKLOADS = {
     "MLP first call": mlp_first_call,
     "MLP first call, new process": mlp_first_call_fresh_process,
     "MLP train step": mlp_train_step,
+    "MLP step, 8 devices (data)": sharded_mlp_step,
     "elementwise chain 10M": elementwise_chain,
     "matmul 2048": matmul,
     "jit(vmap(grad)) b=128": per_example_grads,
@@ -391,6 +410,7 @@ WORKLOADS = {
     "10k-step recurrence": recurrence,
     "import": import_cost,
 }
+EIGHT_DEVICE_WORKLOADS = {"MLP step, 8 devices (data)"}   # run with 8 CPU devices
 
 
 def fmt(seconds):
@@ -401,7 +421,7 @@ def fmt(seconds):
     return f"{seconds * 1e6:8.2f} us"
 
 
-def run_child(name, only):
+def run_child(name, only, devices):
     """Runs the workloads for one framework and prints {title: {entry: seconds}} as JSON.
     Each framework gets its own process, so two XLA clients never share one."""
     if name == "torch":
@@ -413,6 +433,8 @@ def run_child(name, only):
     results = {}
     for title, workload in workloads.items():
         if only and not any(o in title for o in only):
+            continue
+        if (title in EIGHT_DEVICE_WORKLOADS) != (devices == 8):
             continue
         try:
             entries = workload()
@@ -430,9 +452,10 @@ def main():
     parser.add_argument("--rounds", type=int, default=3,
                         help="run every framework this many times, in turn (default 3)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--devices", type=int, default=1, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        return run_child(args.child, args.only)
+        return run_child(args.child, args.only, args.devices)
     names = available_frameworks()
     rounds = {}   # title -> entry -> [seconds per round], or "error" -> message
     for _ in range(args.rounds):
@@ -440,14 +463,21 @@ def main():
             cmd = [sys.executable, os.path.abspath(__file__), "--child", name]
             for o in args.only or ():
                 cmd += ["--only", o]
-            # A fresh persistent compilation cache per child: compile timings stay cold
-            # and the user's cache is left alone.
-            with tempfile.TemporaryDirectory() as cache_dir:
-                env = dict(os.environ, PYJAX_CACHE_DIR=cache_dir)
-                env.pop("JAX_COMPILATION_CACHE_DIR", None)
-                out = subprocess.run(cmd, capture_output=True, text=True, check=True,
-                                     env=env).stdout
-            for title, entries in json.loads(out.splitlines()[-1]).items():
+            # The sharded rows run in a child of their own with 8 CPU devices, so the
+            # other rows keep XLA's default single-device client. Each child gets a fresh
+            # persistent compilation cache: compile timings stay cold and the user's cache
+            # is left alone.
+            results = {}
+            for devices in (1, 8):
+                with tempfile.TemporaryDirectory() as cache_dir:
+                    env = dict(os.environ, PYJAX_CACHE_DIR=cache_dir,
+                               XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}")
+                    env.pop("JAX_COMPILATION_CACHE_DIR", None)
+                    out = subprocess.run(cmd + ["--devices", str(devices)],
+                                         capture_output=True, text=True, check=True,
+                                         env=env).stdout
+                results.update(json.loads(out.splitlines()[-1]))
+            for title, entries in results.items():
                 for entry, value in entries.items():
                     if entry == "error":
                         rounds.setdefault(title, {})[entry] = value

@@ -21,10 +21,15 @@ from pyjax._src.api.devices import (  # noqa: F401
 )
 from pyjax._src.api.environment import (  # noqa: F401
     clear_caches, copy_to_host_async, host_count, host_id, host_ids, live_arrays,
-    make_array_from_callback, make_array_from_process_local_data,
-    make_array_from_single_device_arrays, print_environment_info, process_indices,
+    print_environment_info, process_indices,
 )
 from pyjax._src.api.pmap import pmap  # noqa: F401
+from pyjax._src.api.shard_map import shard_map  # noqa: F401
+from pyjax._src.api.devices import (  # noqa: F401
+    make_array_from_callback, make_array_from_process_local_data,
+    make_array_from_single_device_arrays)
+from pyjax._src.sharding import NamedSharding, P, make_mesh, set_mesh  # noqa: F401
+from pyjax import distributed, sharding  # noqa: F401
 from pyjax._src.api.tracing_tools import (  # noqa: F401
     custom_gradient, ensure_compile_time_eval, named_call, named_scope, typeof,
 )

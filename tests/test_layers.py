@@ -12,7 +12,7 @@ LEVELS = [
     (1, ("tree_util",)),
     (2, ("core",)),
     (3, ("interpreters",)),
-    (4, ("backends", "array", "basearray")),
+    (4, ("backends", "array", "basearray", "sharding")),
     (5, ("lax",)),
     (6, ("api",)),
     (7, ("numpy", "nn", "random", "scipy", "debug", "test_util", "callbacks", "ops",

@@ -18,11 +18,11 @@ class Array:
     """A JAX array: immutable, typed by its aval, placed on a device."""
 
     __slots__ = ("_npy", "aval", "_device", "committed", "_buffer", "_deleted",
-                 "__weakref__")
+                 "_sharding", "_global_buffer", "__weakref__")
     __array_priority__ = 100
 
     def __init__(self, value, weak_type=False, device=None, committed=False, aval=None,
-                 buffer=None):
+                 buffer=None, sharding=None, global_buffer=None):
         self._npy = value
         self.aval = aval if aval is not None else ShapedArray(value.shape, value.dtype,
                                                               weak_type)
@@ -33,6 +33,11 @@ class Array:
         self.committed = committed
         self._buffer = buffer
         self._deleted = False        # or why it was deleted: "donated" / "deleted"
+        # An array laid out over several devices (a NamedSharding): its pyjax Sharding and
+        # one backend array spanning this process's devices of it. Such arrays are
+        # committed, with no _device and no _buffer.
+        self._sharding = sharding
+        self._global_buffer = global_buffer
 
     # -- the value on the host --
     @property
@@ -43,6 +48,7 @@ class Array:
             self._npy = backend_hooks.fetch(self)
         return self._npy
 
+    _committed = property(lambda self: self.committed)   # JAX's internal spelling
     shape = property(lambda self: self.aval.shape)
     dtype = property(lambda self: self.aval.dtype)
     ndim = property(lambda self: len(self.aval.shape))
@@ -60,6 +66,8 @@ class Array:
     def __repr__(self):
         if self._deleted:
             return "Array(<deleted>)"
+        if not (self.is_fully_addressable or self.is_fully_replicated):
+            return f"Array(shape={self.shape}, dtype={self.dtype.name})"   # blocks elsewhere
         value = self._value
         tail = f"dtype={self.dtype.name}" + (", weak_type=True)" if self.weak_type else ")")
         if value.size == 0:
@@ -141,6 +149,8 @@ class Array:
         buffer = self._buffer   # a device buffer waits for its computation; host values never
         if buffer is not None:
             buffer.block_until_ready()
+        elif self._global_buffer is not None:
+            self._global_buffer.block_until_ready()
         return self
 
     def copy_to_host_async(self):
@@ -153,14 +163,20 @@ class Array:
         """Whether the value is computed (block_until_ready would not wait)."""
         if self._deleted:
             raise deleted_error(self)
+        if self._global_buffer is not None:
+            return self._global_buffer.is_ready()
         return self._buffer is None or self._buffer.is_ready()
 
     def on_device_size_in_bytes(self):
         return self.nbytes
 
-    # One device holds the whole array: every shard is addressable and a full replica.
-    is_fully_addressable = property(lambda self: True)
-    is_fully_replicated = property(lambda self: True)
+    @property
+    def is_fully_addressable(self):
+        return self._sharding is None or self._sharding.is_fully_addressable
+
+    @property
+    def is_fully_replicated(self):
+        return self._sharding is None or self._sharding.is_fully_replicated
 
     def tobytes(self, order="C"):
         return self._value.tobytes(order)
@@ -178,20 +194,33 @@ class Array:
         self._deleted = reason
         self._npy = None
         self._buffer = None
+        self._global_buffer = None
 
     def devices(self):
-        return {self.device}
+        return self._sharding.device_set if self._sharding is not None else {self.device}
 
     @property
     def device(self):
+        """The device holding the array (its Sharding when it spans several, as JAX)."""
+        if self._sharding is not None:
+            return self._sharding
         return self._device if self._device is not None else backend_hooks.default_device()
 
     @property
     def sharding(self):
+        if self._sharding is not None:
+            return self._sharding
         return backend_hooks.sharding_of(self)
 
+    @property
+    def addressable_shards(self):
+        """One Shard (device, index, replica_id, data) per device holding a block."""
+        return backend_hooks.shards_of(self)
+
+    global_shards = addressable_shards
+
     def addressable_data(self, index):
-        return self
+        return self.addressable_shards[index].data
 
     @property
     def device_buffer(self):
@@ -201,6 +230,20 @@ class Array:
 
     def __dlpack__(self, *args, **kwargs):
         return self._value.__dlpack__(*args, **kwargs)
+
+
+class Shard:
+    """A block of an array on one device: where it sits in the whole (`index`, a tuple
+    of slices), which copy of that block it is (`replica_id`), and its `data`."""
+
+    __slots__ = ("device", "index", "replica_id", "data")
+
+    def __init__(self, device, index, replica_id, data):
+        self.device, self.index, self.replica_id, self.data = device, index, replica_id, data
+
+    def __repr__(self):
+        return (f"Shard(device={self.device!r}, index={self.index}, "
+                f"replica_id={self.replica_id}, data={self.data})")
 
 
 def deleted_error(array):
@@ -234,6 +277,10 @@ class _BackendHooks:
     @staticmethod
     def sharding_of(array):
         return None
+
+    @staticmethod
+    def shards_of(array):
+        return [Shard(array.device, (slice(None),) * array.ndim, 0, array)]
 
 
 backend_hooks = _BackendHooks()

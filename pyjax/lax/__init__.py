@@ -16,6 +16,8 @@ from pyjax._src.lax.elementwise import (  # noqa: F401
     shift_right_arithmetic, shift_right_logical, sign, sin, sinh, sqrt, square, sub, tan,
     tanh, zeros_like,
 )
+from pyjax._src.lax.sharding_constraint import (  # noqa: F401
+    sharding_constraint_p, with_sharding_constraint)
 from pyjax._src.lax.parallel import (  # noqa: F401
     all_gather, axis_index, pmax, pmean, pmin, psum,
 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from pyjax._src import sharding as sharding_mod
 from pyjax._src import tree_util
 from pyjax._src.array import Array
 from pyjax._src.backends import devices as devices_mod
@@ -32,15 +33,20 @@ def args_info(in_tree, in_avals, donated):
 class Lowered:
     """A traced and lowered computation for one set of argument types."""
 
-    def __init__(self, closed, in_tree, out_tree, donated, name, device):
+    def __init__(self, closed, in_tree, out_tree, donated, name, device, plan=None):
         self._closed, self.in_tree, self.out_tree = closed, in_tree, out_tree
         self._donated, self._name, self._device = donated, name, device
+        self._plan = plan   # a dispatch.ShardingPlan when partitioned over a mesh
         self._module = None
 
     @property
     def module(self):
         if self._module is None:
-            self._module = stablehlo.lower_module(self._closed, self._name, self._donated)
+            plan = self._plan
+            self._module = stablehlo.lower_module(self._closed, self._name, self._donated) \
+                if plan is None else stablehlo.lower_module(
+                    self._closed, self._name, self._donated, mesh=plan.mesh,
+                    in_shardings=plan.in_shardings, out_shardings=plan.out_shardings)
         return self._module
 
     def as_text(self, dialect=None, *, debug_info=False):
@@ -73,10 +79,34 @@ class Compiled:
     def __init__(self, lowered):
         self._lowered = lowered
         closed = lowered._closed
-        self._executable = dispatch.executable_for(closed, lowered._donated,
-                                                   lowered._device)
+        plan = lowered._plan
+        if plan is not None and devices_mod.xla_backend() is not None:
+            self._executable = dispatch.sharded_executable(closed, lowered._donated,
+                                                           plan).run
+        else:
+            self._executable = dispatch.executable_for(closed, lowered._donated,
+                                                       lowered._device)
         self.in_tree, self.out_tree = lowered.in_tree, lowered.out_tree
         self.args_info = lowered.args_info
+
+    @property
+    def input_shardings(self):
+        """The Sharding of each argument leaf, as the (args, kwargs) pytree."""
+        return tree_util.tree_unflatten(self.in_tree, self._shardings("in"))
+
+    @property
+    def output_shardings(self):
+        return tree_util.tree_unflatten(self.out_tree, self._shardings("out"))
+
+    def _shardings(self, which):
+        plan, exe = self._lowered._plan, self._executable
+        found = getattr(exe, f"{which}_shardings", None)
+        if found is None:   # one device
+            device = self._lowered._device
+            count = self.in_tree.num_leaves if which == "in" else self.out_tree.num_leaves
+            return [sharding_mod.SingleDeviceSharding(device)] * count
+        asked = plan.in_shardings if which == "in" else plan.out_shardings
+        return [a if a is not None else s for a, s in zip(asked, found)]
 
     def __call__(self, *args, **kwargs):
         leaves, in_tree = tree_util.flatten((args, kwargs))
@@ -95,7 +125,12 @@ class Compiled:
                     "function).")
         arrays = [x if type(x) is Array else numpy_backend._wrap(
             numpy_backend.host_value(x, e), e) for x, e in zip(leaves, expected)]
-        outs = dispatch.run_closed_jaxpr(closed, arrays, self._lowered._donated)
+        plan = self._lowered._plan
+        if plan is not None:
+            outs = dispatch.run_sharded(closed, arrays, self._lowered._donated,
+                                        plan.in_shardings, plan.out_shardings)
+        else:
+            outs = dispatch.run_closed_jaxpr(closed, arrays, self._lowered._donated)
         return tree_util.tree_unflatten(self.out_tree, outs)
 
     def cost_analysis(self):
@@ -116,8 +151,13 @@ class Compiled:
         return f"<Compiled jit({self._lowered._name})>"
 
 
-def lower(closed, in_tree, out_tree, donated, name, leaves, device=None):
-    """The Lowered for a traced jaxpr and the argument leaves it was traced with."""
+def lower(closed, in_tree, out_tree, donated, name, leaves, device=None, shardings=None):
+    """The Lowered for a traced jaxpr and the argument leaves it was traced with
+    (`shardings`: per argument and result leaf, the Sharding jit asks for, or None,
+    when the program is partitioned over a mesh)."""
+    if shardings is not None:
+        plan = dispatch.sharding_plan(closed, leaves, *shardings, where=f"jit({name})")
+        return Lowered(closed, in_tree, out_tree, tuple(donated), name, None, plan)
     arrays = [x for x in leaves if type(x) is Array]
     device = device or devices_mod.common_device(arrays, f"jitted computation {name}") \
         or devices_mod.default_device()

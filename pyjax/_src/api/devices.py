@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from pyjax._src import sharding as sharding_mod
 from pyjax._src import tree_util
 from pyjax._src.array import Array
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.core.avals import get_aval
 from pyjax._src.core.trace import Tracer
+from pyjax._src.lax import sharding_constraint
 
 
 def devices(backend=None):
@@ -19,12 +21,14 @@ def devices(backend=None):
 
 
 def local_devices(process_index=None, backend=None, host_id=None):
-    """The devices this process drives (all of them: pyjax runs in one process)."""
+    """The devices process `process_index` (default: this one) drives."""
     index = host_id if process_index is None else process_index
-    if index not in (None, 0):
-        raise ValueError(f"Unknown process_index {index}: pyjax runs in one process "
-                         "(process_index 0).")
-    return devices(backend)
+    if index is None:
+        index = devices_mod.process_index()
+    if not 0 <= index < devices_mod.process_count():
+        raise ValueError(f"Unknown process_index {index}: there are "
+                         f"{devices_mod.process_count()} processes.")
+    return [d for d in devices(backend) if d.process_index == index]
 
 
 def device_count(backend=None):
@@ -32,16 +36,16 @@ def device_count(backend=None):
 
 
 def local_device_count(backend=None):
-    """Equal to device_count(): pyjax runs in one process."""
-    return device_count(backend)
+    """How many devices this process drives."""
+    return len(local_devices(backend=backend))
 
 
 def process_index(backend=None):
-    return 0
+    return devices_mod.process_index()
 
 
 def process_count(backend=None):
-    return 1
+    return devices_mod.process_count()
 
 
 def default_backend():
@@ -94,12 +98,59 @@ def _put_leaf(x, device):
     return Array(value, aval=aval, device=device, committed=device is not None)
 
 
+def _put_sharded_leaf(x, sharding):
+    """x laid out over the devices of the NamedSharding `sharding`."""
+    if isinstance(x, Tracer):
+        return sharding_constraint.with_sharding_constraint(x, sharding)
+    if type(x) is Array and x._sharding is not None and x.committed and \
+            sharding_mod.same_layout(x._sharding, sharding, x.ndim):
+        return x if x._sharding == sharding else _relabel(x, sharding)
+    try:
+        aval = x.aval if type(x) is Array else get_aval(x)
+    except TypeError:
+        raise TypeError(f"device_put: {x!r:.100} of type {type(x)} is not a valid JAX "
+                        "value (arrays, NumPy arrays and Python scalars are).") from None
+    sharding.shard_shape(aval.shape)   # an indivisible shape raises here
+    devices_mod.check_transfer("device_to_device" if type(x) is Array else "host_to_device",
+                               True, aval)
+    value = x._value if type(x) is Array else np.asarray(x, dtype=aval.dtype)
+    xla = devices_mod.xla_backend()
+    if xla is None:   # the NumPy executor: one device, the layout is only recorded
+        return Array(np.array(value, copy=True), aval=aval, committed=True,
+                     sharding=sharding)
+    return xla.sharded_array(value, aval, sharding)
+
+
+def _relabel(x, sharding):
+    """x under another name for the same layout (e.g. P('x') for P('x', None))."""
+    return Array(x._npy, aval=x.aval, committed=True, sharding=sharding,
+                 global_buffer=x._global_buffer)
+
+
+def _put_one(leaf, target):
+    if isinstance(target, sharding_mod.PartitionSpec):
+        target = sharding_mod.canonical_sharding(target, "device_put")
+    if isinstance(target, sharding_mod.NamedSharding):
+        return _put_sharded_leaf(leaf, target)
+    return _put_leaf(leaf, _as_device(target))
+
+
 def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
-    """Places every array of the pytree x on `device`, committing them to it. Without a
-    device, arrays stay where they are and other values go uncommitted to the default
-    device."""
-    device = _as_device(device)
-    return tree_util.tree_map(lambda leaf: _put_leaf(leaf, device), x)
+    """Places every array of the pytree x on `device` (a Device or a Sharding, or a
+    pytree prefix of x of them), committing them there. Without a device, arrays stay
+    where they are and other values go uncommitted to the default device."""
+    if isinstance(device, sharding_mod.PartitionSpec):
+        device = sharding_mod.canonical_sharding(device, "device_put")
+    if device is None or hasattr(device, "platform") or isinstance(
+            device, sharding_mod.Sharding):
+        if isinstance(device, sharding_mod.NamedSharding):
+            return tree_util.tree_map(lambda leaf: _put_sharded_leaf(leaf, device), x)
+        device = _as_device(device)
+        return tree_util.tree_map(lambda leaf: _put_leaf(leaf, device), x)
+    leaves, treedef = tree_util.tree_flatten(x)
+    targets = tree_util.prefix_broadcast(device, treedef, "device_put device")
+    return tree_util.tree_unflatten(treedef, [_put_one(leaf, target)
+                                              for leaf, target in zip(leaves, targets)])
 
 
 def device_get(x):
@@ -121,3 +172,130 @@ def block_until_ready(x):
         if wait is not None:
             wait()
     return x
+
+
+# --- arrays assembled from per-device blocks ------------------------------------------------
+
+def _assemble(shape, sharding, blocks, dtype, what):
+    """An Array of `shape` laid out as `sharding` from per-device host or device blocks
+    (one per device of this process, in sharding._device_assignment's order)."""
+    shape = tuple(int(d) for d in shape)
+    expected = sharding.shard_shape(shape)
+    for device, block in zip(sharding._addressable_assignment, blocks):
+        if tuple(np.shape(block)) != expected:
+            dtype_name = np.dtype(dtype or np.asarray(block).dtype).name
+            raise ValueError(f"Expected shard shape {expected} doesn't match the single "
+                             f"device array shape {tuple(np.shape(block))} (the block "
+                             f"for {device}, from {what}). Shape of Array is "
+                             f"{dtype_name}[{','.join(map(str, shape))}] with sharding "
+                             f"{sharding}")
+    first = blocks[0]
+    aval = get_aval(first).update(shape=shape, weak_type=False) if dtype is None else \
+        get_aval(np.zeros((), dtype)).update(shape=shape, weak_type=False)
+    if isinstance(sharding, sharding_mod.SingleDeviceSharding):
+        return _put_leaf(first if dtype is None else np.asarray(first, dtype),
+                         sharding.device)
+    xla = devices_mod.xla_backend()
+    shard_aval = aval.update(shape=expected)
+    if xla is None:
+        value = np.empty(shape, aval.dtype)
+        for block, index in zip(blocks, sharding._indices(shape)):
+            value[index] = np.asarray(block)
+        return Array(value, aval=aval, committed=True, sharding=sharding)
+    buffers = []
+    for device, block in zip(sharding._addressable_assignment, blocks):
+        if type(block) is Array:
+            buffers.append(xla.device_buffer(block, device) if block.dtype == aval.dtype
+                           else xla.put(np.asarray(block, aval.dtype), shard_aval, device))
+        else:
+            buffers.append(xla.put(np.asarray(block, aval.dtype), shard_aval, device,
+                                   copy=True))
+    return Array(None, aval=aval, committed=True, sharding=sharding,
+                 global_buffer=xla.assemble(aval, sharding, buffers))
+
+
+def _as_sharding(sharding, what):
+    """A Sharding from a Sharding, a Device, or a PartitionSpec on the current mesh."""
+    if hasattr(sharding, "platform"):
+        return sharding_mod.SingleDeviceSharding(sharding)
+    if isinstance(sharding, sharding_mod.PartitionSpec):
+        return sharding_mod.canonical_sharding(sharding, what)
+    if not isinstance(sharding, sharding_mod.Sharding):
+        raise TypeError(f"{what} expects a jax.sharding.Sharding, got {sharding!r}.")
+    return sharding
+
+
+def make_array_from_callback(shape, sharding, data_callback, dtype=None):
+    """An Array of `shape` laid out as `sharding`, each device's block being
+    data_callback(index) (index: a tuple of slices into the global array)."""
+    sharding = _as_sharding(sharding, "make_array_from_callback")
+    indices = sharding.devices_indices_map(tuple(shape))
+    blocks = [data_callback(indices[d]) for d in sharding._addressable_assignment]
+    return _assemble(shape, sharding, blocks, dtype, "make_array_from_callback")
+
+
+def make_array_from_single_device_arrays(shape, sharding, arrays, *, dtype=None):
+    """An Array of `shape` laid out as `sharding` from one single-device Array per device
+    (each holding that device's block)."""
+    sharding = _as_sharding(sharding, "make_array_from_single_device_arrays")
+    if not isinstance(arrays, (list, tuple)):
+        raise TypeError("jax.make_array_from_single_device_arrays `arrays` argument must "
+                        f"be a list or tuple, but got {type(arrays)}.")
+    if not arrays and dtype is None:
+        raise ValueError("If the Array has no addressable shards, `dtype` must be provided "
+                         "via the `dtype` argument to "
+                         "`jax.make_array_from_single_device_arrays`.")
+    if dtype is not None and arrays and any(np.dtype(dtype) != a.dtype for a in arrays):
+        raise ValueError("If `dtype` is provided to `jax.make_array_from_single_device_"
+                         "arrays`, it must match the dtype of the addressable shards. Got "
+                         f"dtype={np.dtype(dtype)} and shards of dtype {arrays[0].dtype}.")
+    arrays = list(arrays)
+    by_device = {}
+    for a in arrays:
+        if type(a) is not Array or a._sharding is not None:
+            raise TypeError(f"Unsupported type for elements in `arrays`: {type(a)}. Pass "
+                            "single-device jax.Arrays (e.g. jax.device_put(x, device)).")
+        by_device[a.device] = a
+    devices = sharding._addressable_assignment
+    missing = [d for d in devices if d not in by_device]
+    if missing or len(arrays) != len(devices):
+        raise ValueError(f"make_array_from_single_device_arrays: {sharding} lays the array "
+                         f"out over {len(devices)} devices, but {len(arrays)} arrays were "
+                         f"given (devices without one: {missing}). Pass one array per "
+                         "device, committed to it (e.g. x.addressable_data(i)).")
+    return _assemble(shape, sharding, [by_device[d] for d in devices], dtype,
+                     "make_array_from_single_device_arrays")
+
+
+def make_array_from_process_local_data(sharding, local_data, global_shape=None):
+    """An Array laid out as `sharding` from the data this process holds: the part of the
+    global array covering its devices' blocks (all of it with one process)."""
+    sharding = _as_sharding(sharding, "make_array_from_process_local_data")
+    local_shape = tuple(np.shape(local_data))
+    if devices_mod.process_count() == 1:
+        if global_shape is not None and tuple(global_shape) != local_shape:
+            raise ValueError(f"make_array_from_process_local_data: this process holds "
+                             f"data of shape {local_shape}, but global_shape is "
+                             f"{tuple(global_shape)}; with one process they must be "
+                             "equal.")
+        return device_put(local_data, sharding)
+    ndim = len(local_shape)
+    positions = sharding._block_positions(ndim)
+    mine = [b for d, (b, _) in zip(sharding._device_assignment, positions)
+            if d in set(sharding._addressable_assignment)]
+    pieces = [1 + max(b[k] for b, _ in positions) for k in range(ndim)]
+    first = [min(b[k] for b in mine) for k in range(ndim)]
+    held = [1 + max(b[k] for b in mine) - first[k] for k in range(ndim)]
+    if any(size % h for size, h in zip(local_shape, held)):
+        raise ValueError(f"make_array_from_process_local_data: local data of shape "
+                         f"{local_shape} does not split into this process's {held} blocks.")
+    block = [size // h for size, h in zip(local_shape, held)]
+    shape = tuple(b * p for b, p in zip(block, pieces)) if global_shape is None \
+        else tuple(global_shape)
+    local_data = np.asarray(local_data)
+    offset = [f * b for f, b in zip(first, block)]
+
+    def local_block(index):
+        return local_data[tuple(slice(i.start - o, i.stop - o) if i.start is not None
+                                else slice(None) for i, o in zip(index, offset))]
+    return make_array_from_callback(shape, sharding, local_block)

@@ -1,6 +1,6 @@
 """The process and its resources: hosts (host_count, host_id, host_ids, process_indices),
 print_environment_info, live_arrays, clear_caches, and single-device array assembly
-(make_array_from_callback, make_array_from_single_device_arrays, copy_to_host_async).
+(copy_to_host_async).
 pyjax runs as one process. Imports api siblings, backends, array and tree_util."""
 from __future__ import annotations
 
@@ -100,66 +100,6 @@ def clear_caches():
         xla._memory_cache.clear()
 
 
-def _single_device(sharding, api):
-    found = getattr(sharding, "device_set", None)
-    if found is None and hasattr(sharding, "platform"):   # a Device stands for itself
-        return sharding
-    if found is None or len(found) != 1:
-        raise ValueError(f"{api}: pyjax places arrays on one device; expected a "
-                         f"single-device sharding such as `x.sharding` or a Device, got "
-                         f"{sharding!r}.")
-    device = next(iter(found))
-    if device not in api_devices.devices():
-        raise ValueError(f"{api}: the sharding's device {device!r} is not one of "
-                         f"jax.devices() = {api_devices.devices()}.")
-    return device
-
-
-def make_array_from_callback(shape, sharding, data_callback, dtype=None):
-    """The array of `shape` on the sharding's one device whose data is
-    data_callback(index), with index the tuple of slices that covers the whole array."""
-    shape = tuple(int(d) for d in shape)
-    device = _single_device(sharding, "make_array_from_callback")
-    data = data_callback(tuple(slice(None) for _ in shape))
-    value = np.asarray(data, dtype=dtype)
-    if value.shape != shape:
-        raise ValueError(f"make_array_from_callback: the callback returned shape "
-                         f"{value.shape} for the index covering the whole array, expected "
-                         f"{shape}.")
-    return api_devices.device_put(data if dtype is None else value, device)
-
-
-def make_array_from_single_device_arrays(shape, sharding, arrays, *, dtype=None):
-    """The global array assembled from its per-device pieces: with one device, `arrays`
-    holds exactly one array of `shape`, which is placed on that device."""
-    shape = tuple(int(d) for d in shape)
-    device = _single_device(sharding, "make_array_from_single_device_arrays")
-    arrays = list(arrays)
-    if len(arrays) != 1:
-        raise ValueError(f"make_array_from_single_device_arrays: a single-device sharding "
-                         f"takes exactly one array, got {len(arrays)}.")
-    piece = arrays[0]
-    if tuple(np.shape(piece)) != shape:
-        raise ValueError(f"make_array_from_single_device_arrays: the array has shape "
-                         f"{tuple(np.shape(piece))}, expected {shape}.")
-    if dtype is not None and np.dtype(dtype) != np.asarray(piece).dtype:
-        raise ValueError(f"make_array_from_single_device_arrays: the array has dtype "
-                         f"{np.asarray(piece).dtype}, expected {np.dtype(dtype)}.")
-    return api_devices.device_put(piece, device)
-
-
-def make_array_from_process_local_data(sharding, local_data, global_shape=None):
-    """The global array from this process's data: with one process and one device, the
-    local data is the whole array, placed on the sharding's device."""
-    device = _single_device(sharding, "make_array_from_process_local_data")
-    shape = tuple(np.shape(local_data))
-    if global_shape is not None and tuple(global_shape) != shape:
-        raise ValueError(f"make_array_from_process_local_data: with one process the local "
-                         f"data is the whole array, so global_shape {tuple(global_shape)} "
-                         f"must equal its shape {shape}.")
-    return api_devices.device_put(local_data, device)
-
-
 def copy_to_host_async(x):
     """Starts copying every Array of the pytree x to the host (here the copy completes
     before returning); later reads of their values need no transfer. Returns x."""
@@ -170,6 +110,4 @@ def copy_to_host_async(x):
 
 
 __all__ = ["host_count", "host_id", "host_ids", "process_indices", "print_environment_info",
-           "live_arrays", "clear_caches", "make_array_from_callback",
-           "make_array_from_process_local_data",
-           "make_array_from_single_device_arrays", "copy_to_host_async"]
+           "live_arrays", "clear_caches", "copy_to_host_async"]

@@ -12,6 +12,7 @@ import weakref
 import numpy as np
 
 from pyjax._src import config, tree_util
+from pyjax._src import sharding as sharding_mod
 from pyjax._src.array import Array
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import dispatch
@@ -270,6 +271,7 @@ class JitWrapped:
         self.donate_argnums = frozenset(donate_argnums)
         self.donate_argnames = frozenset(donate_argnames)
         self.inline, self.keep_unused, self.device = inline, keep_unused, device
+        self.in_shardings = self.out_shardings = None   # pytree prefixes (jit sets them)
         self._cache = {}
         self._fast_paths = {}   # self._signature(args, kwargs) -> _fast_path(...)
         live_wrappers.add(self)   # for jax.clear_caches
@@ -401,6 +403,10 @@ class JitWrapped:
         if current_trace() is Trace.root and not entry.hoisted:
             arrays = [x if type(x) is Array else _to_array(x, a)
                       for x, a in zip(leaves, entry.in_avals)]
+            if self._partitioned(closed, arrays):   # one SPMD program; no fast path
+                return tree_util.tree_unflatten(entry.out_tree, dispatch.run_sharded(
+                    closed, arrays, donated, *self._leaf_shardings(args, kwargs, entry),
+                    where=f"jitted computation {self._debug_name}"))
             outs = dispatch.run_closed_jaxpr(closed, arrays, donated, self.device)
             if self.device is None and all(
                     type(x) is Array or _is_host_leaf(x) and _host_values_move_freely()
@@ -416,6 +422,35 @@ class JitWrapped:
                               donated_invars=donated_invars, inline=self.inline,
                               keep_unused=self.keep_unused)
         return tree_util.tree_unflatten(entry.out_tree, outs)
+
+    # -- shardings -------------------------------------------------------------------
+    def _partitioned(self, closed, arrays):
+        """Whether this call runs as a program partitioned over a mesh."""
+        return (self.in_shardings is not None or self.out_shardings is not None
+                or any(x._sharding is not None for x in arrays)
+                or dispatch.is_partitioned(closed))
+
+    def _leaf_shardings(self, args, kwargs, entry):
+        """(per argument leaf, per result leaf) the Sharding asked for, or None."""
+        dyn_args, dyn_kwargs, _, _ = self._split(args, kwargs)
+        given = self.in_shardings
+        if given is None or isinstance(given, (sharding_mod.Sharding,
+                                               sharding_mod.PartitionSpec)):
+            given = (given,) * len(dyn_args)
+        elif isinstance(given, list):
+            given = tuple(given)
+        if not isinstance(given, tuple) or len(given) != len(dyn_args):
+            raise ValueError(
+                f"jit({self._debug_name}): in_shardings must be a Sharding or a tuple with "
+                f"one entry (a pytree prefix) per positional argument; got {given!r} for "
+                f"{len(dyn_args)} positional arguments.")
+        in_leaves = tree_util.prefix_broadcast((given, {k: None for k in dyn_kwargs}),
+                                               entry.in_tree, "jit in_shardings")
+        out_leaves = tree_util.prefix_broadcast(self.out_shardings, entry.out_tree,
+                                                "jit out_shardings")
+        canon = lambda s, what: None if s is None else sharding_mod.canonical_sharding(s, what)
+        return ([canon(s, "jit in_shardings") for s in in_leaves],
+                [canon(s, "jit out_shardings") for s in out_leaves])
 
     # -- introspection ---------------------------------------------------------------
     def _cache_size(self):
@@ -439,9 +474,13 @@ class JitWrapped:
         if entry.hoisted:
             raise ValueError(f"jit({self._debug_name}).lower() was called inside a "
                              "transformation; lower at top level.")
+        shardings = None
+        arrays = [x for x in leaves if type(x) is Array]
+        if self._partitioned(entry.closed_jaxpr, arrays):
+            shardings = self._leaf_shardings(args, kwargs, entry)
         return aot.lower(entry.closed_jaxpr, entry.in_tree, entry.out_tree,
                          donated or (False,) * len(leaves), self._debug_name, leaves,
-                         self.device)
+                         self.device, shardings)
 
     def eval_shape(self, *args, **kwargs):
         return self.trace(*args, **kwargs).out_info
@@ -561,7 +600,8 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=N
                                  static_argnames=static_argnames,
                                  donate_argnums=donate_argnums,
                                  donate_argnames=donate_argnames, inline=inline,
-                                 keep_unused=keep_unused, device=device, backend=backend)
+                                 keep_unused=keep_unused, device=device, backend=backend,
+                                 in_shardings=in_shardings, out_shardings=out_shardings)
     if device is not None or backend is not None:
         # The FAQ calls these experimental and not recommended; JAX now deprecates them.
         warnings.warn("jit's `device` and `backend` arguments are deprecated: put the inputs "
@@ -573,5 +613,7 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=N
                             f"{device!r}")
         if backend is not None:
             devices_mod.devices(backend)     # an unknown backend raises here, not later
-    return JitWrapped(fun, static_argnums, static_argnames, donate_argnums, donate_argnames,
-                      inline, keep_unused, device)
+    wrapped = JitWrapped(fun, static_argnums, static_argnames, donate_argnums,
+                         donate_argnames, inline, keep_unused, device)
+    wrapped.in_shardings, wrapped.out_shardings = in_shardings, out_shardings
+    return wrapped

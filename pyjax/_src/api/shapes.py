@@ -30,6 +30,23 @@ class ShapeDtypeStruct:
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: int(np.prod(self.shape)))
 
+    def update(self, **changes):
+        """A copy with some of shape, dtype, sharding, weak_type replaced."""
+        fields = {"shape": self.shape, "dtype": self.dtype, "sharding": self.sharding,
+                  "weak_type": self.weak_type}
+        unknown = set(changes) - set(fields)
+        if unknown:
+            raise TypeError(f"ShapeDtypeStruct.update: unknown fields {sorted(unknown)}.")
+        fields.update(changes)
+        return ShapeDtypeStruct(**fields)
+
+    @classmethod
+    def like(cls, x):
+        """The shape, dtype (and sharding, weak type) of the array-like x."""
+        aval = abstractify(x)
+        return cls(aval.shape, aval.dtype, sharding=getattr(x, "sharding", None),
+                   weak_type=aval.weak_type)
+
     def __len__(self):
         if not self.shape:
             raise TypeError("len() of unsized object")

@@ -91,6 +91,24 @@ def devices(backend=None):
     return found
 
 
+def local_devices():
+    """The devices this process drives (all of them unless jax.distributed joined this
+    process to others)."""
+    xla = xla_backend()
+    return xla.local_devices() if xla is not None else [HOST]
+
+
+def process_index():
+    """This process's index among those jax.distributed joined (0 alone)."""
+    xla = _xla_state["module"]
+    return xla.distributed_state()[0] if xla is not None else 0
+
+
+def process_count():
+    xla = _xla_state["module"]
+    return xla.distributed_state()[1] if xla is not None else 1
+
+
 def default_backend():
     """The platform of the default device: 'cpu', 'gpu' or 'tpu'."""
     platform = devices()[0].platform
@@ -128,7 +146,7 @@ def default_device():
     device = default_device_state.override
     if device is not None:
         return device
-    return devices()[0]
+    return local_devices()[0]
 
 
 @contextlib.contextmanager

@@ -11,7 +11,8 @@ from typing import NamedTuple
 import numpy as np
 
 from pyjax._src import config
-from pyjax._src.array import Array
+from pyjax._src import sharding as sharding_mod
+from pyjax._src.array import Array, deleted_error
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import numpy_backend, stablehlo
 from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var, eval_jaxpr, sub_jaxprs
@@ -183,9 +184,13 @@ def run_closed_jaxpr(closed, args, donated_invars=(), device=None, where=None):
     share (or `device`), else on the default device. Results are committed when an
     argument was. Donated arguments are deleted."""
     committed = device is not None
+    if is_partitioned(closed):
+        return run_sharded(closed, args, donated_invars, where=where)
     if not committed:
         for x in args:
             if x.committed:
+                if any(a._sharding is not None for a in args):
+                    return run_sharded(closed, args, donated_invars, where=where)
                 device = devices_mod.common_device(args, where or _where(closed))
                 committed = True
                 break
@@ -244,6 +249,159 @@ def _where(closed):
     return f"jitted computation {_function_name(closed)}"
 
 
+# --- programs partitioned over a mesh ------------------------------------------------------
+
+class ShardingPlan(NamedTuple):
+    """How one program is partitioned: its mesh and, per argument and result, the
+    NamedSharding asked for (None: XLA's propagation chooses)."""
+    mesh: sharding_mod.Mesh
+    in_shardings: tuple
+    out_shardings: tuple
+
+
+def meshes_in(jaxpr):
+    """The meshes that equations of `jaxpr` (or of jaxprs nested in it) name in their
+    params (sharding constraints, shard_map)."""
+    found = []
+    for eqn in jaxpr.eqns:
+        for value in eqn.params.values():
+            mesh = value if isinstance(value, sharding_mod.Mesh) else \
+                getattr(value, "mesh", None) if isinstance(value, sharding_mod.NamedSharding) \
+                else None
+            if mesh is not None and mesh not in found:
+                found.append(mesh)
+        for sub in sub_jaxprs(eqn):
+            found += [m for m in meshes_in(sub) if m not in found]
+    return found
+
+
+_partitioned = weakref.WeakKeyDictionary()   # closed jaxpr -> whether it names a mesh
+
+
+def is_partitioned(closed):
+    """Whether `closed` constrains shardings inside (so it runs over that mesh)."""
+    found = _partitioned.get(closed)
+    if found is None:
+        found = _partitioned[closed] = bool(meshes_in(closed.jaxpr))
+    return found
+
+
+def sharding_plan(closed, args, in_shardings=None, out_shardings=None, where=None):
+    """The ShardingPlan for running `closed` on `args` (Arrays) with jit's per-leaf
+    in/out shardings (None entries: unconstrained), or None when nothing in the call is
+    sharded (the ordinary single-device route applies). Raises JAX's errors for
+    committed arguments that disagree with the shardings asked for."""
+    where = where or _where(closed)
+    in_shardings = tuple(in_shardings or (None,) * len(args))
+    out_shardings = tuple(out_shardings or (None,) * len(closed.out_avals))
+    meshes = []
+    for s in in_shardings + out_shardings + tuple(getattr(x, "_sharding", None)
+                                                   for x in args):
+        if isinstance(s, sharding_mod.NamedSharding) and s.mesh not in meshes:
+            meshes.append(s.mesh)
+    meshes += [m for m in meshes_in(closed.jaxpr) if m not in meshes]
+    if not meshes:
+        return None
+    mesh = meshes[0]
+    for other in meshes[1:]:
+        if other._flat_devices != mesh._flat_devices or other.axis_names != mesh.axis_names:
+            raise ValueError(
+                f"Received incompatible meshes for {where}: {mesh} and {other}. All "
+                "shardings of one computation must use the same mesh (the same devices in "
+                "the same order, with the same axis names).")
+    names = _arg_labels(closed)
+    plan_in = []
+    for i, (x, s) in enumerate(zip(args, in_shardings)):
+        held = getattr(x, "_sharding", None)
+        committed = getattr(x, "committed", False)
+        if s is not None and held is not None and committed and \
+                not sharding_mod.same_layout(s, held, x.ndim):
+            raise ValueError(
+                f"Sharding passed to jit does not match the sharding on the respective "
+                f"arg. Got jit sharding: {s},\narg sharding: {held} for arg type: "
+                f"{_jax_type_str(x.aval)}")
+        if committed and held is None and (mesh.size > 1
+                                           or x._device not in mesh._flat_devices):
+            first = next((j for j, a in enumerate(args)
+                          if getattr(a, "_sharding", None) is not None), None)
+            ids = [d.id for d in mesh._flat_devices]
+            other = (f"argument {names[first]} of {_function_name(closed)} with shape "
+                     f"{_jax_type_str(args[first].aval)} and with device ids {ids}"
+                     if first is not None else f"a sharding with device ids {ids}")
+            raise ValueError(
+                f"Received incompatible devices for jitted computation. Got {other} on "
+                f"platform CPU and argument {names[i]} of {_function_name(closed)} with "
+                f"shape {_jax_type_str(x.aval)} and with device ids [{x._device.id}] on "
+                "platform CPU")
+        plan_in.append(s if s is not None else held)
+    return ShardingPlan(mesh, tuple(plan_in), out_shardings)
+
+
+def _jax_type_str(aval):
+    """float32[8,2], as JAX's sharding errors write a type."""
+    return f"{aval.dtype.name}[{','.join(map(str, aval.shape))}]"
+
+
+def _arg_labels(closed):
+    info = closed.jaxpr.debug_info
+    names = getattr(info, "arg_names", None)
+    n = len(closed.jaxpr.invars)
+    return list(names) if names and len(names) == n else [f"args[{i}]" for i in range(n)]
+
+
+def sharded_executable(closed, donated_invars, plan):
+    """The executable of `closed` partitioned as `plan` says (cached with the jaxpr)."""
+    per_jaxpr = _executables.get(closed)
+    if per_jaxpr is None:
+        per_jaxpr = _executables[closed] = {}
+    key = (config.executor.value, tuple(donated_invars), plan)
+    entry = per_jaxpr.get(key)
+    if entry is None:
+        name = _function_name(closed)
+        lowered = stablehlo.lower_module(closed, name, donated_invars, mesh=plan.mesh,
+                                         in_shardings=plan.in_shardings,
+                                         out_shardings=plan.out_shardings)
+        if lowered.unusable_donations:
+            warnings.warn("Some donated buffers were not usable: "
+                          + ", ".join(stablehlo.layout_str(a)
+                                      for a in lowered.unusable_donations),
+                          UserWarning, stacklevel=5)
+        run = devices_mod.xla_backend().ShardedExecutable(lowered, plan.mesh, closed.consts,
+                                                          name)
+        entry = per_jaxpr[key] = _Entry(run, tuple(sorted(lowered.aliases)))
+    return entry
+
+
+def run_sharded(closed, args, donated_invars=(), in_shardings=None, out_shardings=None,
+                where=None):
+    """Runs `closed` as one SPMD program over the mesh of the shardings involved (the
+    arguments', jit's in/out_shardings, sharding constraints inside): arguments are laid
+    out as XLA expects them, results come back sharded as XLA (or out_shardings) chose."""
+    plan = sharding_plan(closed, args, in_shardings, out_shardings, where)
+    xla = devices_mod.xla_backend()
+    if plan is None:
+        return run_closed_jaxpr(closed, args, donated_invars, where=where)
+    if xla is None:   # the NumPy executor has one device: shardings change nothing
+        return NumpyExecutable(closed, None)(args)
+    entry = sharded_executable(closed, donated_invars, plan)
+    exe = entry.run
+    laid_out = []
+    for x, s in zip(args, exe.in_shardings):
+        if x._deleted:
+            raise deleted_error(x)
+        if x._sharding is None or not sharding_mod.same_layout(x._sharding, s, x.ndim):
+            x = xla.sharded_array(x._value, x.aval, s)
+        laid_out.append(x)
+    outs = exe(laid_out)
+    for out, asked in zip(outs, plan.out_shardings):
+        if asked is not None:   # the user's spelling (P('x', None) stays so)
+            out._sharding = asked
+    for i in entry.donated:
+        if type(args[i]) is Array:
+            args[i].delete("donated")
+    return outs
+
+
 # --- eager primitives on committed arrays ---------------------------------------------------
 
 _single_primitive_jaxprs = {}
@@ -254,6 +412,11 @@ def _apply_committed(trace, prim, args, params):
     views and the results are committed there; elsewhere a cached one-primitive
     executable runs on the device."""
     arrays = [x for x in args if type(x) is Array]
+    if any(x._sharding is not None for x in arrays):   # one SPMD program, XLA propagates
+        args = [x if type(x) is Array else _as_array(x) for x in args]
+        closed = _single_primitive_jaxpr(prim, [x.aval for x in args], params)
+        outs = run_sharded(closed, args, where=f"the primitive '{prim.name}'")
+        return outs if prim.multiple_results else outs[0]
     device = devices_mod.common_device(arrays, f"the primitive '{prim.name}'")
     if runs_on_host(device):
         outs = trace.run_on_host(prim, args, params)

@@ -43,6 +43,7 @@ import ml_dtypes
 import numpy as np
 
 from pyjax._src import dtypes
+from pyjax._src import sharding as sharding_mod
 from pyjax._src.core.avals import ShapedArray
 from pyjax._src.core.jaxpr import ClosedJaxpr, DropVar, Literal
 
@@ -179,12 +180,16 @@ class ModuleContext:
     """Module-wide state: its name, replica count, the named axes its replicas form, and
     the private functions printed."""
 
-    def __init__(self, name, num_replicas=1, axis_env=()):
+    def __init__(self, name, num_replicas=1, axis_env=(), mesh=None):
         self.name = name
         self.num_replicas = num_replicas
+        self.mesh = mesh              # the mesh of an SPMD-partitioned module, or None
         # ((axis name, size), ...), outermost first: replica ids number the axes' index
-        # tuples in row-major order (a single pmap: one axis, replica id = index).
-        self.axis_env = tuple(axis_env)
+        # tuples in row-major order (a single pmap: one axis, replica id = index). In a
+        # partitioned module the mesh axes number the partitions (shard_map's bodies).
+        self.axis_env = tuple(axis_env) if mesh is None else \
+            tuple(zip(mesh.axis_names, mesh.axis_sizes))
+        self._channels = itertools.count(1)
         self.functions = []          # lists of (text, origin) lines, main first
         self._names = set()
         self._lowered = {}           # id(closed jaxpr) -> (closed, function name)
@@ -214,6 +219,24 @@ class ModuleContext:
         outer = [i for i in range(len(sizes)) if i not in inner]
         return ids.transpose(outer + inner).reshape(-1, int(np.prod(
             [sizes[i] for i in inner], dtype=np.int64)))
+
+    def collective_attrs(self, names, global_ids=True):
+        """A collective's attributes: its replica groups over the axes `names`; in a
+        partitioned module also a channel (its groups then hold partition ids; ops that
+        take it say so with use_global_device_ids)."""
+        attrs = {"replica_groups": self.replica_groups(names)}
+        attrs.update(self.channel_attrs())
+        if self.mesh is not None and global_ids:
+            attrs["use_global_device_ids"] = "unit"
+        return attrs
+
+    def channel_attrs(self):
+        """In a partitioned module, a fresh channel: collectives then run between
+        partitions (without one, between replicas)."""
+        if self.mesh is None:
+            return {}
+        return {"channel_handle":
+                f"#stablehlo.channel_handle<handle = {next(self._channels)}, type = 1>"}
 
     def replica_groups(self, names):
         """replica_group_ids(names) as a dense i64 attribute."""
@@ -277,7 +300,7 @@ class FunctionContext:
             self.emit(f"}}){attr}{signature}")
         return values[0] if single else values
 
-    def region(self, arg_avals, body):
+    def region(self, arg_avals, body, terminator="stablehlo.return"):
         """A region whose block takes `arg_avals`; body(ctx, *args) returns the yields."""
         inner = FunctionContext(self.module, self.indent + "  ", self._counter)
         inner.origin = self.origin
@@ -287,7 +310,7 @@ class FunctionContext:
             inner.lines.append((self.indent + f"^bb0({params}):", self.origin))
         outs = body(inner, *args)
         outs = [outs] if isinstance(outs, Value) else list(outs)
-        inner.op("stablehlo.return", outs, [])
+        inner.op(terminator, outs, [])
         return Region(inner.lines)
 
     # -- small helpers --
@@ -455,7 +478,7 @@ def sanitize_symbol(name):
 
 
 def _lower_function(module, name, jaxpr, consts, visibility, const_args=False,
-                    arg_attrs=None):
+                    arg_attrs=None, result_attrs=None):
     """Prints one func.func. With const_args the constvars become leading arguments."""
     ctx = FunctionContext(module)
     header_slot = len(module.functions)
@@ -472,7 +495,10 @@ def _lower_function(module, name, jaxpr, consts, visibility, const_args=False,
         f"{v.name}: {v.type}" + (f" {{{arg_attrs[i]}}}" if i in arg_attrs else "")
         for i, v in enumerate(arg_values))
     out_types = ", ".join(v.type for v in outs)
-    lines = [(f"  func.func {visibility} @{name}({args_text}) -> ({out_types}) {{", None)]
+    result_attrs = result_attrs or {}
+    results_text = ", ".join(v.type + (f" {{{result_attrs[i]}}}" if i in result_attrs else "")
+                             for i, v in enumerate(outs))
+    lines = [(f"  func.func {visibility} @{name}({args_text}) -> ({results_text}) {{", None)]
     lines += ctx.lines
     if outs:
         ret = ", ".join(v.name for v in outs)
@@ -544,24 +570,42 @@ def layout_str(aval):
     return f"{aval.str_short()}{{{dims}}}"
 
 
-def lower_module(closed, name="main", donated_invars=(), num_replicas=1, axis_env=()):
+def lower_module(closed, name="main", donated_invars=(), num_replicas=1, axis_env=(),
+                 mesh=None, in_shardings=(), out_shardings=()):
     """Prints `closed` as a module whose @main takes (constants..., arguments...).
-    `axis_env` names the axes the replicas form (pmap: ((axis_name, num_replicas),))."""
+    `axis_env` names the axes the replicas form (pmap: ((axis_name, num_replicas),)).
+    With a `mesh`, the module is partitioned over its devices by XLA's SPMD partitioner
+    (Shardy): `in_shardings`/`out_shardings` (a NamedSharding or None per argument and
+    result; None leaves the choice to the partitioner) become sdy.sharding attributes."""
     jaxpr = closed.jaxpr
     prefix = "pmap" if axis_env else "jit"
-    module = ModuleContext(sanitize_symbol(f"{prefix}_{name}"), num_replicas, axis_env)
+    module = ModuleContext(sanitize_symbol(f"{prefix}_{name}"), num_replicas, axis_env,
+                           mesh)
     module._names.add("main")
     in_avals = [v.aval for v in jaxpr.invars]
     out_avals = [v.aval for v in jaxpr.outvars]
     donated = tuple(donated_invars) or (False,) * len(in_avals)
     aliases, unusable = donation_aliases(in_avals, donated, out_avals)
     nconsts = len(jaxpr.constvars)
-    arg_attrs = {nconsts + i: f"tf.aliasing_output = {k} : i32" for i, k in aliases.items()}
+    arg_attrs = {nconsts + i: [f"tf.aliasing_output = {k} : i32"]
+                 for i, k in aliases.items()}
+    result_attrs = {}
+    for i, s in enumerate(in_shardings):
+        if s is not None:
+            arg_attrs.setdefault(nconsts + i, []).append(
+                f"sdy.sharding = {s.to_shardy(in_avals[i].ndim)}")
+    for i, s in enumerate(out_shardings):
+        if s is not None:
+            result_attrs[i] = f"sdy.sharding = {s.to_shardy(out_avals[i].ndim)}"
     _lower_function(module, "main", jaxpr, (), "public", const_args=True,
-                    arg_attrs=arg_attrs)
-    head = (f"module @{module.name} attributes {{mhlo.num_partitions = 1 : i32, "
+                    arg_attrs={i: ", ".join(a) for i, a in arg_attrs.items()},
+                    result_attrs=result_attrs)
+    partitions = mesh.size if mesh is not None else 1
+    head = (f"module @{module.name} attributes {{mhlo.num_partitions = {partitions} : i32, "
             f"mhlo.num_replicas = {num_replicas} : i32}} {{")
     lines = [(head, None)]
+    if mesh is not None:
+        lines.append(("  " + sharding_mod.shardy_mesh(mesh), None))
     for function in module.functions:
         lines += function
     lines.append(("}", None))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import collections
 import logging
+import math
 import os
 import re
 import threading
@@ -20,6 +21,7 @@ from jaxlib import _jax  # noqa: E402
 
 from pyjax._src import array as array_mod  # noqa: E402
 from pyjax._src import config, errors, tree_util  # noqa: E402
+from pyjax._src import sharding as sharding_mod  # noqa: E402
 from pyjax._src.array import Array  # noqa: E402
 from pyjax._src.backends import compile_cache  # noqa: E402
 from pyjax._src.backends import devices as devices_mod  # noqa: E402
@@ -62,6 +64,13 @@ def _make_client():
         if name == "cpu":
             count = config.num_cpu_devices.value
             kwargs = {"num_devices": count} if count and count > 0 else {}
+            runtime = _state.get("distributed")
+            if runtime is not None:   # one client over every process's devices
+                kwargs.update(
+                    distributed_client=runtime["client"], node_id=runtime["process_id"],
+                    num_nodes=runtime["num_processes"],
+                    collectives=_jax.make_gloo_tcp_collectives(
+                        distributed_client=runtime["client"]))
             return xc.make_cpu_client(
                 asynchronous=bool(config.cpu_enable_async_dispatch.value), **kwargs)
         if name in ("cuda", "gpu"):
@@ -128,10 +137,90 @@ def _make_cuda_client():
 
 
 def devices():
+    """Every device, of every process."""
     found = _state.get("devices")
     if found is None:
         found = _state["devices"] = list(client().devices())
     return found
+
+
+def local_devices():
+    """The devices this process drives."""
+    found = _state.get("local_devices")
+    if found is None:
+        found = _state["local_devices"] = list(client().local_devices())
+    return found
+
+
+# --- several processes: jaxlib's distributed runtime ----------------------------------------
+
+def initialize_distributed(coordinator_address, num_processes, process_id,
+                           initialization_timeout, heartbeat_timeout, shutdown_timeout):
+    """Joins this process to a group of `num_processes` (process 0 also starts the
+    coordination service at `coordinator_address`); later the CPU client spans every
+    process's devices, with Gloo (over TCP) for collectives between processes."""
+    if _state.get("distributed") is not None:
+        raise RuntimeError("distributed.initialize should only be called once.")
+    if _state["client"] is not None:
+        raise RuntimeError("jax.distributed.initialize() must be called before any JAX "
+                           "computations are executed (the XLA client of this process "
+                           "already exists).")
+    service = None
+    try:
+        if process_id == 0:
+            service = _jax.get_distributed_runtime_service(
+                coordinator_address, num_processes, heartbeat_timeout=heartbeat_timeout,
+                shutdown_timeout=shutdown_timeout)
+        runtime_client = _jax.get_distributed_runtime_client(
+            coordinator_address, process_id, init_timeout=initialization_timeout,
+            use_compression=True, heartbeat_timeout=heartbeat_timeout)
+        runtime_client.connect()
+    except _jax.JaxRuntimeError as err:
+        if service is not None:
+            service.shutdown()
+        raise RuntimeError(
+            f"jax.distributed.initialize: process {process_id} of {num_processes} could "
+            f"not join the coordinator at {coordinator_address} within "
+            f"{initialization_timeout} s: {err}. Check that process 0 runs, that the "
+            "address and port are right and reachable, and that every process passes "
+            "the same num_processes.") from None
+    _state["distributed"] = {"service": service, "client": runtime_client,
+                             "process_id": process_id, "num_processes": num_processes}
+
+
+def shutdown_distributed():
+    """Leaves the group (process 0 stops the service once every process has left)."""
+    runtime = _state.pop("distributed", None)
+    if runtime is None:
+        return
+    runtime["client"].shutdown()
+    if runtime["service"] is not None:
+        runtime["service"].shutdown()
+
+
+def distributed_initialized():
+    return _state.get("distributed") is not None
+
+
+def distributed_state():
+    """(process index, process count) of this process."""
+    runtime = _state.get("distributed")
+    if runtime is None:
+        return 0, 1
+    return runtime["process_id"], runtime["num_processes"]
+
+
+def wait_at_barrier(name, timeout_seconds):
+    """Blocks until every process reached the barrier `name` (a RuntimeError after
+    timeout_seconds, or when a process died)."""
+    runtime = _state.get("distributed")
+    if runtime is None:
+        return
+    try:
+        runtime["client"].wait_at_barrier(name, int(timeout_seconds * 1000))
+    except _jax.JaxRuntimeError as err:
+        raise RuntimeError(f"sync_global_devices({name!r}): not every process reached the "
+                           f"barrier within {timeout_seconds} s: {err}") from None
 
 
 # --- shardings, transfers -------------------------------------------------------------------
@@ -226,15 +315,154 @@ def device_buffer(x, device):
 
 
 def _fetch_array(x):
+    if x._global_buffer is not None:
+        return gather(x)
     return fetch(x._buffer)
 
 
+_public_shardings = {}
+
+
 def _sharding_of(x):
-    return sharding(x.device)
+    device = x.device
+    s = _public_shardings.get(device)
+    if s is None:
+        s = _public_shardings[device] = sharding_mod.SingleDeviceSharding(device)
+    return s
+
+
+def _shards_of(x):
+    """x's blocks on this process's devices as Shards, each holding a committed
+    single-device Array."""
+    if x._global_buffer is None:
+        buf = x._buffer if x._buffer is not None else device_buffer(x, x.device)
+        return [array_mod.Shard(x.device, (slice(None),) * x.ndim, 0,
+                                Array(x._npy, aval=x.aval, device=x.device, committed=True,
+                                      buffer=buf))]
+    shard_aval = x.aval.update(shape=x._sharding.shard_shape(x.shape))
+    return [array_mod.Shard(d, index, replica,
+                            Array(None, aval=shard_aval, device=d, committed=True,
+                                  buffer=buf))
+            for (d, index, replica), buf in zip(local_blocks(x._sharding, x.shape),
+                                                local_buffers(x))]
+
+
+def local_buffers(x):
+    """The single-device buffers of a sharded Array, one per device of this process.
+    (jaxlib tries, and fails, to import jax for each: kept off the hot paths.)"""
+    return x._global_buffer._arrays
+
+
+def local_blocks(sharding, shape):
+    """(device, index, replica id) of each block of an array of `shape` laid out as
+    `sharding` that this process holds, in the sharding's device order."""
+    here = distributed_state()[0]
+    return [(d, index, replica) for d, index, replica in zip(
+        sharding._device_assignment, sharding._indices(shape),
+        sharding.replica_ids(len(shape))) if d.process_index == here]
 
 
 array_mod.backend_hooks.fetch = _fetch_array
 array_mod.backend_hooks.sharding_of = _sharding_of
+array_mod.backend_hooks.shards_of = _shards_of
+
+
+# --- arrays over several devices ------------------------------------------------------------
+
+def put_sharded(value, aval, sharding):
+    """A backend array laid out as the NamedSharding `sharding`, each device of this
+    process holding its block of the host array `value` (copied: `value` may change
+    later)."""
+    shard_aval = aval.update(shape=sharding.shard_shape(aval.shape))
+    value = np.asarray(value)
+    return assemble(aval, sharding, [
+        put(np.ascontiguousarray(value[index]), shard_aval, device, copy=True)
+        for device, index, _ in local_blocks(sharding, aval.shape)])
+
+
+def assemble(aval, sharding, buffers):
+    """One backend array of type `aval` from the single-device buffers of its blocks on
+    this process's devices (in the sharding's device order)."""
+    return _jax.ArrayImpl(aval, _container(sharding, aval.ndim), list(buffers), True, True)
+
+
+_containers = {}
+
+
+def _container(sharding, ndim):
+    """jaxlib's sharding object for a NamedSharding on arrays of rank `ndim`: the mesh's
+    devices in order, and the tiling as an XLA HloSharding."""
+    key = (sharding, ndim)
+    found = _containers.get(key)
+    if found is None:
+        found = _containers[key] = _jax.GSPMDSharding(
+            _jax.DeviceList(sharding._device_assignment), _hlo_sharding(sharding, ndim))
+    return found
+
+
+def _hlo_sharding(sharding, ndim):
+    """The XLA sharding of a NamedSharding: tiles per dimension (and the replicas as a
+    last tile dimension), each listing the partition (mesh position) holding it."""
+    positions = sharding._block_positions(ndim)
+    pieces = [1 + max(b[k] for b, _ in positions) for k in range(ndim)]
+    replicas = 1 + max(r for _, r in positions)
+    if math.prod(pieces) == 1:
+        return _REPLICATED
+    grid = np.zeros(pieces + [replicas], np.int64)
+    for partition, (blocks, replica) in enumerate(positions):
+        grid[tuple(blocks) + (replica,)] = partition
+    dims = pieces + [replicas] if replicas > 1 else pieces
+    text = (f"{{devices=[{','.join(map(str, dims))}]{','.join(map(str, grid.ravel()))}"
+            + (" last_tile_dim_replicate}" if replicas > 1 else "}"))
+    return xc.HloSharding.from_string(text)
+
+
+def gather(x):
+    """The host value of a sharded Array: each block copied from one device of this
+    process holding it."""
+    s, aval = x._sharding, x.aval
+    out = np.empty(aval.shape, aval.dtype)
+    copied = set()
+    for buf, (_, index, _) in zip(local_buffers(x), local_blocks(s, aval.shape)):
+        key = tuple((i.start, i.stop) for i in index)
+        if key not in copied:
+            copied.add(key)
+            out[index] = fetch(buf)
+    if len(copied) != len(set(tuple((i.start, i.stop) for i in index)
+                               for index in s._indices(aval.shape))):
+        raise RuntimeError(
+            f"Fetching value for `jax.Array` that spans non-addressable (non process "
+            f"local) devices is not possible: {aval.str_short()} laid out as {s} has "
+            "blocks on other processes' devices. Use "
+            "jax.experimental.multihost_utils.process_allgather to gather it, or "
+            "x.addressable_shards for this process's blocks.")
+    out.flags.writeable = False
+    return out
+
+
+def sharded_array(value, aval, sharding):
+    return Array(None, aval=aval, committed=True, sharding=sharding,
+                 global_buffer=put_sharded(value, aval, sharding))
+
+
+def named_sharding_from_hlo(proto, mesh, ndim):
+    """The NamedSharding over `mesh` equal to the XLA sharding `proto` (an OpSharding of
+    a program compiled with mesh's devices as its partitions, in mesh order)."""
+    hlo = xc.HloSharding.from_proto(proto)
+    if hlo.is_replicated() or ndim == 0:
+        return sharding_mod.NamedSharding(mesh, sharding_mod.PartitionSpec())
+    dims = list(hlo.tile_assignment_dimensions())
+    blocks = [None] * mesh.size
+    for position, partition in enumerate(hlo.tile_assignment_devices()):
+        blocks[partition] = np.unravel_index(position, dims)[:ndim]
+    spec = sharding_mod.spec_from_tiling(mesh, ndim, blocks) if not hlo.is_manual() \
+        else None
+    if spec is None:
+        raise NotImplementedError(
+            f"XLA chose the sharding {hlo} for an array of rank {ndim}, which no "
+            f"PartitionSpec over {mesh} expresses; give this result an explicit "
+            "out_shardings entry (or a with_sharding_constraint).")
+    return sharding_mod.NamedSharding(mesh, spec)
 
 
 # --- compiling ------------------------------------------------------------------------------
@@ -252,20 +480,29 @@ def _cache_key(text, devices, options):
         options.SerializeAsString(), text)
 
 
-def _compile_options(devices, num_replicas):
+def _compile_options(devices, num_replicas, num_partitions=None):
     options = xc.CompileOptions()
     options.num_replicas = num_replicas
+    if num_partitions is not None:   # one SPMD program partitioned over the devices (Shardy)
+        options.num_partitions = num_partitions
+        options.device_assignment = xc.DeviceAssignment.create(
+            np.array([[d.id for d in devices]]))
+        build = options.executable_build_options
+        build.use_spmd_partitioning = True
+        build.use_shardy_partitioner = True
+        return options
     options.device_assignment = xc.DeviceAssignment.create(
         np.array([[d.id] for d in devices]))
     return options
 
 
-def compile(lowered, devices, name="main", num_replicas=1):
-    """A LoadedExecutable for a stablehlo.LoweredModule on `devices` (one per replica),
-    from the in-memory cache, the persistent cache (compile_cache), or XLA's compiler."""
+def compile(lowered, devices, name="main", num_replicas=1, num_partitions=None):
+    """A LoadedExecutable for a stablehlo.LoweredModule on `devices` (one per replica, or
+    one per partition), from the in-memory cache, the persistent cache (compile_cache),
+    or XLA's compiler."""
     if lowered.host_callbacks:   # the text does not identify the Python functions: no cache
-        return _compile_with_callbacks(lowered, devices, name, num_replicas)
-    options = _compile_options(devices, num_replicas)
+        return _compile_with_callbacks(lowered, devices, name, num_replicas, num_partitions)
+    options = _compile_options(devices, num_replicas, num_partitions)
     key = _cache_key(lowered.text, devices, options)
     exe = _memory_cache.get(key)
     if exe is not None:
@@ -336,7 +573,7 @@ def _mlir_context():
     return ctx
 
 
-def _compile_with_callbacks(lowered, devices, name, num_replicas):
+def _compile_with_callbacks(lowered, devices, name, num_replicas, num_partitions):
     """Compiles a module whose custom calls run Python (jax.debug.print, pure_callback,
     io_callback): XLA's CPU callback target calls lowered.host_callbacks[index]."""
     from jaxlib.mlir import ir
@@ -346,7 +583,8 @@ def _compile_with_callbacks(lowered, devices, name, num_replicas):
         module = ir.Module.parse(lowered.text)
     try:
         exe = client().compile_and_load(module, _jax.DeviceList(tuple(devices)),
-                                        _compile_options(devices, num_replicas),
+                                        _compile_options(devices, num_replicas,
+                                                         num_partitions),
                                         host_callbacks=lowered.host_callbacks)
     except _jax.JaxRuntimeError as err:
         raise _compile_error(err, lowered, name) from None
@@ -385,10 +623,14 @@ _FLOAT0 = np.dtype([("float0", np.void, 0)])
 
 
 def _result_handler(aval, device, committed):
+    return _result_handler_for(aval, sharding(device), committed)
+
+
+def _result_handler_for(aval, jaxlib_sharding, committed=True):
     try:
-        return _jax.array_result_handler(aval, sharding(device), committed, _skip_checks=True)
+        return _jax.array_result_handler(aval, jaxlib_sharding, committed, _skip_checks=True)
     except TypeError:   # jaxlib >= 0.12 has no _skip_checks
-        return _jax.array_result_handler(aval, sharding(device), committed)
+        return _jax.array_result_handler(aval, jaxlib_sharding, committed)
 
 
 class _ScalarSlot:
@@ -633,3 +875,53 @@ def hlo_text(lowered):
 def memory_analysis(loaded):
     """XLA's memory statistics of a compiled executable (argument, output, temp sizes)."""
     return loaded.get_compiled_memory_stats()
+
+
+class ShardedExecutable:
+    """A module partitioned by XLA's SPMD partitioner over a mesh's devices (partition i
+    on mesh.devices.flat[i]). `in_shardings`/`out_shardings` are what XLA settled on (the
+    module's annotations, and its propagation where none was given), as NamedShardings;
+    arguments must arrive laid out as `in_shardings` say."""
+
+    def __init__(self, lowered, mesh, consts, name):
+        self.mesh, self.name = mesh, name
+        self.devices = list(mesh._flat_devices)
+        self.loaded = compile(lowered, self.devices, name, num_partitions=mesh.size)
+        self.out_avals = lowered.out_avals
+        self._device_list = _jax.DeviceList(tuple(self.devices))
+        avals = list(lowered.const_avals) + list(lowered.in_avals)
+        # (XLA reports no shardings for a program on one device: all replicated.)
+        params = self.loaded.get_parameter_shardings() or \
+            [_REPLICATED.to_proto()] * len(avals)
+        outs = self.loaded.get_output_shardings() or \
+            [_REPLICATED.to_proto()] * len(lowered.out_avals)
+        shardings = [named_sharding_from_hlo(p, mesh, a.ndim) for p, a in zip(params, avals)]
+        # Containers handing each partition its buffer (their sharding is what XLA chose).
+        nconsts = len(lowered.const_avals)
+        self.in_shardings = shardings[nconsts:]
+        self.out_shardings = [named_sharding_from_hlo(p, mesh, a.ndim)
+                              for p, a in zip(outs, self.out_avals)]
+        self._consts = [put_sharded(np.asarray(getattr(c, "_value", c), a.dtype), a, s)
+                        for c, a, s in zip(consts, lowered.const_avals, shardings)]
+        self._handlers = [
+            _result_handler_for(a, _jax.GSPMDSharding(self._device_list,
+                                                      xc.HloSharding.from_proto(p)))
+            for a, p in zip(self.out_avals, outs)]
+
+    def __call__(self, args):
+        """Runs on Arrays laid out as self.in_shardings; returns sharded Arrays."""
+        try:
+            outs = self.loaded.execute_sharded(
+                self._consts + [x._global_buffer for x in args]).consume_with_handlers(
+                    self._handlers)
+        except _jax.JaxRuntimeError as err:
+            raise errors.JaxRuntimeError(f"running jit({self.name}) failed: {err}") \
+                from None
+        return [Array(None, aval=a, committed=True, sharding=s, global_buffer=o)
+                for a, s, o in zip(self.out_avals, self.out_shardings, outs)]
+
+    def cost_analysis(self):
+        return self.loaded.cost_analysis()
+
+    def as_text(self):
+        return self.loaded.hlo_modules()[0].to_string()

@@ -5,4 +5,5 @@ from pyjax._src.lax import lax  # noqa: F401
 from pyjax._src.lax import conv_helpers, convolution, fft, linalg, linalg_schur  # noqa: F401
 from pyjax._src.lax import linalg_spectral  # noqa: F401
 from pyjax._src.lax import parallel_more, program, random_bits, random_gamma, rng  # noqa: F401
-from pyjax._src.lax import special, structural_more, windowed_reductions  # noqa: F401
+from pyjax._src.lax import sharding_constraint, special, structural_more  # noqa: F401
+from pyjax._src.lax import windowed_reductions  # noqa: F401

@@ -109,29 +109,28 @@ def _all_reduce_lowering(op_name):
         return hlo.max_min_body(c, a, b, op_name)
 
     def lower(ctx, *xs, axes):
-        groups = ctx.module.replica_groups(axes)
         outs = []
         for x in xs:
             if op_name != "stablehlo.add" and dtypes.is_complex(x.aval.dtype):
-                outs.append(_gathered_max_min(ctx, x, axes, groups, op_name))
+                outs.append(_gathered_max_min(ctx, x, axes, op_name))
                 continue
             scalar = ShapedArray((), x.aval.dtype)
             outs.append(ctx.op("stablehlo.all_reduce", [x], x.aval.strip_weak_type(),
-                               {"replica_groups": groups},
+                               ctx.module.collective_attrs(axes),
                                regions=[ctx.region([scalar, scalar], body)]))
         return outs
     lower.__name__ = f"lower_all_reduce_{op_name.split('.')[-1]}"
     return lower
 
 
-def _gathered_max_min(ctx, x, axes, groups, op_name):
+def _gathered_max_min(ctx, x, axes, op_name):
     """Complex pmax/pmin (XLA's all_reduce takes no complex ordering): gather the group's
     values along a new dimension, then reduce it locally."""
     size = int(np.prod([ctx.module.axis_position(name)[1] for name in axes]))
     slab = ctx.reshape(x, (1,) + x.aval.shape)
     gathered = ctx.op("stablehlo.all_gather", [slab],
                       x.aval.update(shape=(size,) + x.aval.shape, weak_type=False),
-                      {"all_gather_dim": hlo.i64_attr(0), "replica_groups": groups})
+                      {"all_gather_dim": hlo.i64_attr(0), **ctx.module.collective_attrs(axes)})
     return hlo.reduce(ctx, gathered, (0,), op_name)
 
 
@@ -255,7 +254,7 @@ def _all_gather_lower(ctx, x, *, axis_name, axis_size, all_gather_dimension, til
         x = ctx.reshape(x, shape)
     return ctx.op("stablehlo.all_gather", [x], ctx.avals_out[0].strip_weak_type(),
                   {"all_gather_dim": hlo.i64_attr(all_gather_dimension),
-                   "replica_groups": ctx.module.replica_groups((axis_name,))})
+                   **ctx.module.collective_attrs((axis_name,))})
 
 
 all_gather_p = define_primitive(
@@ -295,11 +294,15 @@ def _axis_index_batch(axis, args, dims, *, axis_name):
 
 def _axis_index_lower(ctx, *, axis_name):
     stride, size = ctx.module.axis_position(axis_name)
-    replica = ctx.op("stablehlo.replica_id", [], ShapedArray((), np.uint32))
+    # Replicas number a pmap's members; partitions a shard_map's (a partitioned module).
+    partitioned = ctx.module.mesh is not None
+    replica = ctx.op("stablehlo.partition_id" if partitioned else "stablehlo.replica_id",
+                     [], ShapedArray((), np.uint32))
     index = ctx.convert(replica, np.int32)
     if stride != 1:
         index = ctx.binary("stablehlo.divide", index, ctx.full(stride, (), np.int32))
-    if size * stride != ctx.module.num_replicas:
+    total = ctx.module.mesh.size if partitioned else ctx.module.num_replicas
+    if size * stride != total:
         index = ctx.binary("stablehlo.remainder", index, ctx.full(size, (), np.int32))
     return index
 

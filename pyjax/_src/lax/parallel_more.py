@@ -97,7 +97,7 @@ def _ppermute_lower(ctx, x, *, axis_name, perm):
     groups = ctx.module.replica_group_ids((axis_name,))
     pairs = np.array([[g[s], g[t]] for g in groups for s, t in perm], np.int64).reshape(-1, 2)
     attrs = {"source_target_pairs": hlo.dense_attr(pairs, ShapedArray(pairs.shape, np.int64))
-             if pairs.size else "dense<> : tensor<0x2xi64>"}
+             if pairs.size else "dense<> : tensor<0x2xi64>", **ctx.module.channel_attrs()}
     return ctx.op("stablehlo.collective_permute", [x], x.aval.strip_weak_type(), attrs)
 
 
@@ -186,7 +186,7 @@ def _all_to_all_lower(ctx, x, *, axis_name, split_axis, concat_axis, axis_size):
                   {"split_dimension": hlo.i64_attr(split_axis),
                    "concat_dimension": hlo.i64_attr(concat_axis),
                    "split_count": hlo.i64_attr(axis_size),
-                   "replica_groups": ctx.module.replica_groups((axis_name,))})
+                   **ctx.module.collective_attrs((axis_name,), global_ids=False)})
 
 
 all_to_all_p = define_primitive(
@@ -290,7 +290,7 @@ def _reduce_scatter_lower(ctx, x, *, axis_name, scatter_dimension, axis_size, ti
     region = ctx.region([scalar, scalar], lambda c, a, b: c.binary("stablehlo.add", a, b))
     result = ctx.op("stablehlo.reduce_scatter", [x], out.update(shape=tuple(tiled_shape)),
                     {"scatter_dimension": hlo.i64_attr(scatter_dimension),
-                     "replica_groups": ctx.module.replica_groups((axis_name,))},
+                     **ctx.module.collective_attrs((axis_name,))},
                     regions=[region])
     return ctx.reshape(result, out.shape)
 

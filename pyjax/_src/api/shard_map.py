@@ -1,0 +1,480 @@
+"""shard_map: a function written for one block of each array, run on every device of a
+mesh at once, with collectives (psum, all_gather, ppermute, ...) over the mesh's named
+axes. Imports tree_util, sharding, core, interpreters, backends and lax.
+
+Design
+------
+`shard_map(f, mesh=, in_specs=, out_specs=)(*args)` traces f once on the per-device
+blocks (each argument's shape divided as its PartitionSpec says), with the mesh axes
+bound as named axes so collectives type-check, and binds `shard_map`: a call primitive
+whose params are that per-block jaxpr, the mesh, and a PartitionSpec per operand and
+result.
+
+* Lowered (inside jit, or eagerly as a one-equation program) it is Shardy's
+  `sdy.manual_computation` over all mesh axes in a module partitioned over the mesh:
+  XLA's SPMD partitioner hands each device its block, and the collectives are XLA
+  collectives between partitions (channel handles, groups of partition ids).
+* The NumPy executor (its `impl`) runs the body under nested vmaps, one per mesh axis
+  (innermost last): the batching rules resolve the collectives, so results agree.
+* jvp, partial evaluation, transpose (so grad works), vmap and DCE have rules. An
+  output replicated over an axis (not named in its out_spec) stands for any one device's
+  value; transposing treats it as their mean, and an input replicated over an axis gets
+  the sum of the devices' cotangents.
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+
+import numpy as np
+
+from pyjax._src import sharding as sharding_mod
+from pyjax._src import tree_util
+from pyjax._src.array import Array
+from pyjax._src.backends import devices as devices_mod
+from pyjax._src.backends import dispatch, numpy_backend
+from pyjax._src.backends.stablehlo import LoweringError
+from pyjax._src.core import jaxpr as jx
+from pyjax._src.core.avals import get_aval
+from pyjax._src.core.trace import define_primitive, set_current_trace
+from pyjax._src.interpreters import ad, batching
+from pyjax._src.interpreters import partial_eval as pe
+from pyjax._src.lax import elementwise as ew
+from pyjax._src.lax import parallel
+from pyjax._src.lax import structural as st
+from pyjax._src.sharding import NamedSharding, PartitionSpec
+from pyjax._src.util import fun_name
+
+
+@contextlib.contextmanager
+def _mesh_axes(mesh):
+    """Binds every mesh axis as a named axis (outermost first) while tracing a body."""
+    with contextlib.ExitStack() as stack:
+        for name, size in zip(mesh.axis_names, mesh.axis_sizes):
+            stack.enter_context(batching.extend_axis_env(name, size))
+        yield
+
+
+def _pieces(mesh, spec, ndim):
+    """How many blocks each dimension is cut into."""
+    return [math.prod(mesh.shape[n] for n in entry) for entry in spec._normalized(ndim)]
+
+
+def _block_aval(aval, spec, mesh, where):
+    if len(spec) > aval.ndim:
+        raise ValueError(f"{where}: its PartitionSpec {spec} has {len(spec)} entries, but "
+                         f"the array has rank {aval.ndim} ({aval.str_short()}).")
+    pieces = _pieces(mesh, spec, aval.ndim)
+    for d, (size, p) in enumerate(zip(aval.shape, pieces)):
+        if size % p:
+            raise ValueError(
+                f"{where}: the spec {spec} splits dimension {d} of an array of shape "
+                f"{aval.shape} into {p} blocks, but {size} is not divisible by {p}.")
+    return aval.update(shape=tuple(s // p for s, p in zip(aval.shape, pieces)))
+
+
+def _global_aval(aval, spec, mesh):
+    pieces = _pieces(mesh, spec, aval.ndim)
+    return aval.update(shape=tuple(s * p for s, p in zip(aval.shape, pieces)))
+
+
+def _missing_axes(mesh, spec, ndim):
+    """The mesh axes (of size > 1) a spec does not name: a value is replicated over
+    them."""
+    named = {n for entry in spec._normalized(ndim) for n in entry}
+    return tuple(n for n, s in zip(mesh.axis_names, mesh.axis_sizes)
+                 if n not in named and s > 1)
+
+
+def _all_axes_spec(mesh):
+    """Dimension 0 split over every mesh axis: one row per device (residuals)."""
+    return PartitionSpec(tuple(mesh.axis_names))
+
+
+# --- the primitive ----------------------------------------------------------------------
+
+def _abstract_eval(*avals, jaxpr, mesh, in_specs, out_specs, check_vma, name):
+    for i, (aval, spec, expected) in enumerate(zip(avals, in_specs, jaxpr.in_avals)):
+        block = _block_aval(aval, spec, mesh, f"shard_map of {name}, argument {i}")
+        if not block.same_type(expected):
+            raise TypeError(f"shard_map of {name}: operand {i} has type "
+                            f"{aval.str_short()}, whose blocks ({block.str_short()}) differ "
+                            f"from what the body was traced for ({expected.str_short()}).")
+    return [_global_aval(a, s, mesh) for a, s in zip(jaxpr.out_avals, out_specs)]
+
+
+def _impl(*values, jaxpr, mesh, in_specs, out_specs, check_vma, name):
+    """The NumPy executor: every device's block at once, under one vmap per mesh axis."""
+    sizes = tuple(mesh.axis_sizes)
+    stacked = []
+    for v, spec in zip(values, in_specs):
+        v = np.asarray(v)
+        blocks = [v[index] for index in NamedSharding(mesh, spec)._indices(v.shape)]
+        stacked.append(np.stack(blocks).reshape(sizes + blocks[0].shape))
+    batched = jaxpr
+    names = list(mesh.axis_names)
+    for k in reversed(range(len(names))):   # innermost axis first, outer ones still bound
+        with contextlib.ExitStack() as stack:
+            for name_, size in zip(names[:k], sizes[:k]):
+                stack.enter_context(batching.extend_axis_env(name_, size))
+            batched, _ = batching.batch_jaxpr(batched, sizes[k], [True] * len(values), True,
+                                              names[k])
+    outs = numpy_backend.execute_closed_jaxpr(batched, stacked)
+    results = []
+    for out, aval, spec in zip(outs, jaxpr.out_avals, out_specs):
+        out = np.asarray(out).reshape((-1,) + aval.shape)
+        shape = _global_aval(aval, spec, mesh).shape
+        full = np.empty(shape, aval.dtype)
+        for block, index in zip(out, NamedSharding(mesh, spec)._indices(shape)):
+            full[index] = block
+        results.append(full)
+    return results
+
+
+def _eager(*args, **params):
+    """At top level: one SPMD program over the mesh (XLA), or the NumPy executor."""
+    if devices_mod.xla_backend() is None:
+        avals = [get_aval(x) for x in args]
+        outs = _impl(*[numpy_backend.host_value(x, a) for x, a in zip(args, avals)],
+                     **params)
+        return [numpy_backend._wrap(o, a)
+                for o, a in zip(outs, _abstract_eval(*avals, **params))]
+    arrays = [x if type(x) is Array else dispatch._as_array(x) for x in args]
+    closed = dispatch._single_primitive_jaxpr(shard_map_p, [x.aval for x in arrays], params)
+    return dispatch.run_sharded(closed, arrays, where=f"shard_map of {params['name']}")
+
+
+def _lower(ctx, *xs, jaxpr, mesh, in_specs, out_specs, check_vma, name):
+    if ctx.module.mesh != mesh:
+        raise LoweringError(f"shard_map of {name} over {mesh} inside a program partitioned "
+                            f"over {ctx.module.mesh}: one jit takes one mesh.")
+
+    def per_value(specs, avals):
+        shardings = [NamedSharding(mesh, s).to_shardy(a.ndim)[len("#sdy.sharding"):]
+                     for s, a in zip(specs, avals)]
+        return f"#sdy.sharding_per_value<[{', '.join(shardings)}]>"
+
+    axes = ", ".join(f'"{n}"' for n in mesh.axis_names)
+    attrs = {"in_shardings": per_value(in_specs, [x.aval for x in xs]),
+             "out_shardings": per_value(out_specs, ctx.avals_out),
+             "manual_axes": f"#sdy<manual_axes{{{axes}}}>"}
+    body = ctx.region(jaxpr.in_avals, lambda c, *args: c.lower_jaxpr(jaxpr, list(args)),
+                      terminator="sdy.return")
+    return ctx.op("sdy.manual_computation", list(xs),
+                  [a.strip_weak_type() for a in ctx.avals_out], attrs, regions=[body])
+
+
+def _jvp(primals, tangents, *, jaxpr, mesh, in_specs, out_specs, **params):
+    nonzeros = [type(t) is not ad.Zero for t in tangents]
+    with _mesh_axes(mesh):
+        jvp_closed, out_nonzeros = ad.jvp_jaxpr(jaxpr, nonzeros, instantiate=False)
+    outs = shard_map_p.bind(
+        *primals, *[t for t, nz in zip(tangents, nonzeros) if nz], jaxpr=jvp_closed,
+        mesh=mesh, in_specs=in_specs + tuple(s for s, nz in zip(in_specs, nonzeros) if nz),
+        out_specs=out_specs + tuple(s for s, nz in zip(out_specs, out_nonzeros) if nz),
+        **params)
+    n = len(out_specs)
+    tangent_outs = iter(outs[n:])
+    return outs[:n], [
+        next(tangent_outs) if nz else ad.Zero(ad.tangent_aval(_global_aval(a, s, mesh)))
+        for a, s, nz in zip(jaxpr.out_avals, out_specs, out_nonzeros)]
+
+
+def _trace_body(fn, avals, mesh):
+    with _mesh_axes(mesh):
+        closed, hoisted = pe.trace_to_closed_jaxpr(fn, avals)
+    assert not hoisted, "a shard_map rule's body closes over no outer tracer"
+    return closed
+
+
+def _partial_eval(trace, args, unknowns, params):
+    """The known part runs now, returning its residuals one row per device (dimension 0
+    split over every mesh axis); the unknown part, staged, takes them back."""
+    jaxpr, mesh = params["jaxpr"], params["mesh"]
+    in_specs, out_specs = params["in_specs"], params["out_specs"]
+    with _mesh_axes(mesh):
+        known, unknown, out_unknowns, num_res = pe.partial_eval_jaxpr_nounits(
+            jaxpr, unknowns, instantiate=False)
+    num_known = len(known.out_avals) - num_res
+    res_avals = known.out_avals[num_known:]
+    rows = _all_axes_spec(mesh)
+
+    def known_body(*xs):
+        outs = jx.eval_jaxpr(known.jaxpr, known.consts, *xs)
+        return outs[:num_known] + [st.reshape(r, (1,) + get_aval(r).shape)
+                                   for r in outs[num_known:]]
+
+    def unknown_body(*xs):
+        residuals = [st.reshape(r, a.shape) for r, a in zip(xs[:num_res], res_avals)]
+        return jx.eval_jaxpr(unknown.jaxpr, unknown.consts, *residuals, *xs[num_res:])
+
+    known_args = [a for a, uk in zip(args, unknowns) if not uk]
+    known_specs = tuple(s for s, uk in zip(in_specs, unknowns) if not uk)
+    known_closed = _trace_body(known_body, known.in_avals, mesh)
+    with set_current_trace(trace.parent):
+        known_outs = shard_map_p.bind(*known_args, **dict(
+            params, jaxpr=known_closed, in_specs=known_specs,
+            out_specs=tuple(s for s, uk in zip(out_specs, out_unknowns) if not uk)
+            + (rows,) * num_res))
+    residuals = known_outs[num_known:]
+    unknown_in_avals = [a.update(shape=(1,) + a.shape) for a in res_avals] + \
+        [a for a, uk in zip(jaxpr.in_avals, unknowns) if uk]
+    unknown_closed = _trace_body(unknown_body, unknown_in_avals, mesh)
+    unknown_outs = iter(trace.stage(shard_map_p, residuals + [
+        a for a, uk in zip(args, unknowns) if uk], dict(
+            params, jaxpr=unknown_closed,
+            in_specs=(rows,) * num_res + tuple(s for s, uk in zip(in_specs, unknowns) if uk),
+            out_specs=tuple(s for s, uk in zip(out_specs, out_unknowns) if uk))))
+    known_vals = iter(known_outs[:num_known])
+    return [next(unknown_outs) if uk else next(known_vals) for uk in out_unknowns]
+
+
+def _transpose(cts, *args, jaxpr, mesh, in_specs, out_specs, **params):
+    linear = [ad.is_undefined_primal(a) for a in args]
+    with _mesh_axes(mesh):
+        transposed = ad.transpose_jaxpr(jaxpr, linear)
+    nonlinear_avals = [a for a, lin in zip(jaxpr.in_avals, linear) if not lin]
+    out_avals = jaxpr.out_avals
+    linear_specs = [(s, a) for s, a, lin in zip(in_specs, jaxpr.in_avals, linear) if lin]
+
+    def body(*xs):
+        primals, cts_in = xs[:len(nonlinear_avals)], list(xs[len(nonlinear_avals):])
+        for i, (ct, spec, aval) in enumerate(zip(cts_in, out_specs, out_avals)):
+            copies = math.prod(mesh.shape[n] for n in _missing_axes(mesh, spec, aval.ndim))
+            if copies > 1 and np.issubdtype(aval.dtype, np.inexact):
+                cts_in[i] = ew.div(ct, np.array(copies, aval.dtype))   # a replicated output
+        outs = jx.eval_jaxpr(transposed.jaxpr, transposed.consts, *primals, *cts_in)
+        summed = []
+        for ct, (spec, aval) in zip(outs, linear_specs):
+            missing = _missing_axes(mesh, spec, aval.ndim)
+            summed.append(parallel.psum(ct, missing) if missing else ct)
+        return summed
+
+    closed = _trace_body(body, nonlinear_avals + list(out_avals), mesh)
+    nonlinear = [a for a, lin in zip(args, linear) if not lin]
+    outs = iter(shard_map_p.bind(
+        *nonlinear, *[ad.instantiate_zeros(ct) for ct in cts], jaxpr=closed, mesh=mesh,
+        in_specs=tuple(s for s, lin in zip(in_specs, linear) if not lin) + out_specs,
+        out_specs=tuple(s for s, _ in linear_specs), **params))
+    return [next(outs) if lin else None for lin in linear]
+
+
+@batching.axis_rule
+def _batch(axis, args, dims, *, jaxpr, mesh, in_specs, out_specs, **params):
+    """vmap of shard_map: the batch dimension (moved to 0) is not split."""
+    in_batched = [d is not None for d in dims]
+    moved = [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(args, dims)]
+    with _mesh_axes(mesh):
+        batched, _ = batching.batch_jaxpr(jaxpr, axis.size, in_batched, True, axis.name)
+    unsplit = lambda spec: PartitionSpec(None, *spec)
+    outs = shard_map_p.bind(
+        *moved, jaxpr=batched, mesh=mesh,
+        in_specs=tuple(unsplit(s) if b else s for s, b in zip(in_specs, in_batched)),
+        out_specs=tuple(unsplit(s) for s in out_specs), **params)
+    return outs, [0] * len(outs)
+
+
+def _dce(used_outputs, eqn):
+    params = eqn.params
+    closed, used_inputs = jx.prune_closed_jaxpr(params["jaxpr"], used_outputs)
+    return eqn.replace(
+        invars=[v for v, u in zip(eqn.invars, used_inputs) if u],
+        outvars=[v for v, u in zip(eqn.outvars, used_outputs) if u],
+        params=dict(params, jaxpr=closed,
+                    in_specs=tuple(s for s, u in zip(params["in_specs"], used_inputs) if u),
+                    out_specs=tuple(s for s, u in zip(params["out_specs"], used_outputs)
+                                    if u)))
+
+
+def _samples():
+    """A one-device mesh (the test process may have one device): a psum and an
+    axis_index inside, a split and a replicated operand."""
+    from pyjax._src.lax.builders import Sample, random_values
+    mesh = sharding_mod.Mesh(np.array(devices_mod.devices()[:1], dtype=object), ("i",))
+    x, y = random_values((2, 3), np.float32), random_values((2, 3), np.float32, seed=1)
+    avals = [get_aval(x), get_aval(y)]
+    closed = _trace_body(lambda a, b: [parallel.psum(ew.mul(ew.sin(a), b), "i"),
+                                       ew.cos(b)], avals, mesh)
+    return [Sample([x, y], {"jaxpr": closed, "mesh": mesh,
+                            "in_specs": (PartitionSpec("i"), PartitionSpec()),
+                            "out_specs": (PartitionSpec(), PartitionSpec()),
+                            "check_vma": True, "name": "f"})]
+
+
+shard_map_p = define_primitive(
+    "shard_map", multiple_results=True, impl=_impl, abstract_eval=_abstract_eval,
+    eager=_eager, jvp=_jvp, partial_eval=_partial_eval, transpose=_transpose,
+    batch=_batch, dce=_dce, lower=_lower,
+    effects=lambda jaxpr, **_: jaxpr.effects, samples=_samples)
+shard_map_p.is_higher_order = True
+
+
+# --- the API ------------------------------------------------------------------------------
+
+def _as_spec(spec, what):
+    if spec is None:
+        return PartitionSpec()
+    if not isinstance(spec, PartitionSpec):
+        raise TypeError(f"shard_map {what} entries must be PartitionSpecs (jax.P(...)), "
+                        f"got {spec!r} of type {type(spec)}.")
+    return spec
+
+
+def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=frozenset(),
+              check_vma=True, check_rep=None):
+    """f, written for one block of each argument, run on every device of `mesh`: each
+    argument is split as its PartitionSpec in `in_specs` says (a pytree prefix of the
+    arguments), and the results are assembled from the blocks as `out_specs` says."""
+    if f is None:
+        return lambda g: shard_map(g, out_specs=out_specs, in_specs=in_specs, mesh=mesh,
+                                   axis_names=axis_names, check_vma=check_vma,
+                                   check_rep=check_rep)
+    if not callable(f):
+        raise TypeError(f"shard_map expects a callable, got {f!r}.")
+    name = fun_name(f)
+    if check_rep is not None:
+        check_vma = check_rep
+
+    def wrapped(*args):
+        the_mesh = mesh if mesh is not None else sharding_mod.current_mesh()
+        if not isinstance(the_mesh, sharding_mod.Mesh):
+            raise ValueError(f"shard_map of {name} needs a mesh: pass mesh=jax.make_mesh"
+                             "(...) or call it inside `with jax.set_mesh(mesh):`.")
+        if axis_names and set(axis_names) != set(the_mesh.axis_names):
+            raise NotImplementedError(
+                f"shard_map of {name}: axis_names={set(axis_names)} leaves some mesh axes "
+                f"automatic; pyjax makes every axis of the mesh {the_mesh.axis_names} "
+                "manual. Drop axis_names (or name every mesh axis).")
+        leaves, in_tree = tree_util.tree_flatten(args)
+        if in_specs is None:
+            raise TypeError(f"shard_map of {name}: in_specs must be given (pyjax does not "
+                            "infer them from the arguments' shardings).")
+        specs = tuple(_as_spec(s, "in_specs") for s in tree_util.prefix_broadcast(
+            in_specs, in_tree, "shard_map in_specs"))
+        avals = [get_aval(x) for x in leaves]
+        for spec in specs:
+            NamedSharding(the_mesh, spec)   # unknown or repeated axis names raise here
+        blocks = [_block_aval(a, s, the_mesh, f"shard_map of {name}, argument {i}")
+                  for i, (a, s) in enumerate(zip(avals, specs))]
+        out_tree_box = []
+
+        def flat_body(*block_leaves):
+            out = f(*tree_util.tree_unflatten(in_tree, block_leaves))
+            out_leaves, out_tree = tree_util.tree_flatten(out)
+            out_tree_box.append(out_tree)
+            return out_leaves
+
+        with _mesh_axes(the_mesh):
+            closed, hoisted = pe.trace_to_closed_jaxpr(flat_body, blocks)
+        out_tree = out_tree_box[-1]
+        o_specs = tuple(_as_spec(s, "out_specs") for s in tree_util.prefix_broadcast(
+            out_specs, out_tree, "shard_map out_specs"))
+        for i, (spec, aval) in enumerate(zip(o_specs, closed.out_avals)):
+            NamedSharding(the_mesh, spec)
+            if len(spec) > aval.ndim:
+                raise ValueError(f"shard_map of {name}: out_specs[{i}] is {spec}, with more "
+                                 f"entries than the rank of the output ({aval.str_short()} "
+                                 "per device).")
+        if check_vma:
+            _check_replication(closed, (PartitionSpec(),) * len(hoisted) + specs, o_specs,
+                               the_mesh, name)
+        outs = shard_map_p.bind(
+            *hoisted, *leaves, jaxpr=closed, mesh=the_mesh,
+            in_specs=(PartitionSpec(),) * len(hoisted) + specs, out_specs=o_specs,
+            check_vma=bool(check_vma), name=name)
+        return tree_util.tree_unflatten(out_tree, outs)
+
+    wrapped.__name__ = getattr(f, "__name__", "shard_map")
+    wrapped.__wrapped__ = f
+    return wrapped
+
+
+# --- which values vary between devices ----------------------------------------------------
+
+def _varying_axes(jaxpr, in_axes, mesh):
+    """Per output of `jaxpr`, the mesh axes its value may differ along, given the inputs'
+    (a reduction or gather over an axis makes its result agree along it; axis_index and
+    the permuting collectives vary along theirs; control flow is followed inside)."""
+    env = {v: frozenset(a) for v, a in zip(jaxpr.invars, in_axes)}
+    read = lambda v: frozenset() if type(v) is jx.Literal else env.get(v, frozenset())
+    for eqn in jaxpr.eqns:
+        ins = [read(v) for v in eqn.invars]
+        union = frozenset().union(*ins)
+        name, params = eqn.primitive.name, eqn.params
+        if name in ("psum", "pmax", "pmin", "all_gather"):
+            outs = [union - frozenset(batching.axis_names_of(params))] * len(eqn.outvars)
+        elif name in ("axis_index", "ppermute", "all_to_all", "reduce_scatter"):
+            outs = [union | frozenset(batching.axis_names_of(params))] * len(eqn.outvars)
+        elif name == "scan":
+            outs = _scan_varying(params, ins, mesh)
+        elif name == "while":
+            outs = _while_varying(params, ins, mesh)
+        elif name == "cond":
+            outs = [ins[0]] * len(eqn.outvars)
+            for branch in params["branches"]:
+                found = _varying_axes(branch.jaxpr, ins[1:], mesh)
+                outs = [a | b for a, b in zip(outs, found)]
+        elif name in ("jit", "checkpoint"):
+            sub = params["jaxpr"]
+            outs = _varying_axes(getattr(sub, "jaxpr", sub), ins, mesh)
+        elif list(jx.sub_jaxprs(eqn)):   # other higher-order primitives: anything varies
+            outs = [frozenset(mesh.axis_names)] * len(eqn.outvars)
+        else:
+            outs = [union] * len(eqn.outvars)
+        env.update(zip(eqn.outvars, outs))
+    return [read(v) for v in jaxpr.outvars]
+
+
+def _scan_varying(params, ins, mesh):
+    body, nc, ncarry = params["jaxpr"].jaxpr, params["num_consts"], params["num_carry"]
+    consts, carry, xs = ins[:nc], ins[nc:nc + ncarry], ins[nc + ncarry:]
+    while True:   # a carry varies once any iteration can make it vary
+        outs = _varying_axes(body, consts + carry + xs, mesh)
+        grown = [a | b for a, b in zip(carry, outs[:ncarry])]
+        if grown == carry:
+            return grown + outs[ncarry:]
+        carry = grown
+
+
+def _while_varying(params, ins, mesh):
+    cond, body = params["cond_jaxpr"].jaxpr, params["body_jaxpr"].jaxpr
+    nc, nb = params["cond_nconsts"], params["body_nconsts"]
+    cond_consts, body_consts, carry = ins[:nc], ins[nc:nc + nb], ins[nc + nb:]
+    while True:
+        grown = [a | b for a, b in zip(carry, _varying_axes(body, body_consts + carry, mesh))]
+        if grown == carry:
+            break
+        carry = grown
+    (predicate,) = _varying_axes(cond, cond_consts + carry, mesh)
+    return [c | predicate for c in carry]
+
+
+def _check_replication(closed, in_specs, out_specs, mesh, name):
+    """JAX's check_vma: an out_spec that leaves an axis out claims the value agrees along
+    it; refuse what the body cannot be seen to guarantee."""
+    in_axes = [{n for entry in s._normalized(a.ndim) for n in entry}
+               for s, a in zip(in_specs, closed.in_avals)]
+    varying = _varying_axes(closed.jaxpr, in_axes, mesh)
+    for i, (axes, spec, aval) in enumerate(zip(varying, out_specs, closed.out_avals)):
+        unclaimed = [n for n in _missing_axes(mesh, spec, aval.ndim) if n in axes]
+        if unclaimed:
+            raise ValueError(
+                f"shard_map applied to the function '{name}' was given out_specs which "
+                "require replication which can't be statically inferred given the mesh:\n\n"
+                f"The mesh given has shape {mesh.axis_sizes} with corresponding axis names "
+                f"{mesh.axis_names}.\n\nout_specs[{i}] is {spec} which implies that the "
+                f"corresponding output value is replicated across mesh axis "
+                f"'{unclaimed[0]}', but it may vary along {sorted(axes)}.\n\nCheck if "
+                "these output values are meant to be replicated over those mesh axes. If "
+                "not, consider revising the corresponding out_specs entries. If so, "
+                "consider disabling the check by passing the check_vma=False argument to "
+                "`jax.shard_map`.")
+
+
+def experimental_shard_map(f, mesh, in_specs, out_specs, check_rep=True, auto=frozenset()):
+    """jax.experimental.shard_map.shard_map: the older positional spelling."""
+    if auto:
+        raise NotImplementedError("shard_map auto= (partly automatic axes) is not "
+                                  "supported; every mesh axis is manual.")
+    return shard_map(f, mesh=mesh, in_specs=in_specs, out_specs=out_specs,
+                     check_vma=check_rep)

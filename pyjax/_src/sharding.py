@@ -1,0 +1,553 @@
+"""Shardings as plain data: Mesh (a named grid of devices), PartitionSpec (which mesh axes
+split which array dimension), NamedSharding, SingleDeviceSharding, and the index
+arithmetic every layer shares (which block of an array each device holds). XLA's SPMD
+partitioner does the partitioning; this module only describes it (and prints it in
+Shardy's notation for the StableHLO text). Imports numpy, config and backends.devices."""
+from __future__ import annotations
+
+import collections
+import enum
+import functools
+import itertools
+import math
+import threading
+import warnings
+from typing import Any
+
+import numpy as np
+
+from pyjax._src.backends import devices as devices_mod
+
+
+class AxisType(enum.Enum):
+    """How a mesh axis is partitioned: by XLA's propagation (Auto), in the types
+    (Explicit), or by hand inside shard_map (Manual)."""
+    Auto = enum.auto()
+    Explicit = enum.auto()
+    Manual = enum.auto()
+
+    def __repr__(self):
+        return self.name
+
+    __str__ = __repr__
+
+
+class _Unconstrained:
+    """PartitionSpec.UNCONSTRAINED: the partitioner may choose this dimension's split."""
+
+    def __repr__(self):
+        return "UNCONSTRAINED"
+
+    def __reduce__(self):
+        return (_unconstrained, ())
+
+
+UNCONSTRAINED = _Unconstrained()
+
+
+def _unconstrained():
+    return UNCONSTRAINED
+
+
+class PartitionSpec:
+    """Per array dimension: None (not split), a mesh axis name, or a tuple of names
+    (split over their product, the first outermost). Trailing dimensions left out are
+    not split."""
+
+    __slots__ = ("_partitions", "unreduced", "reduced")
+    UNCONSTRAINED = UNCONSTRAINED
+
+    def __init__(self, *partitions, unreduced=frozenset(), reduced=frozenset()):
+        parts = []
+        for p in partitions:
+            if isinstance(p, (list, tuple)):
+                p = tuple(p)
+                if len(p) == 1:
+                    p = p[0]
+                elif not p:
+                    p = None
+            elif p is not None and p is not UNCONSTRAINED and not isinstance(p, str):
+                raise TypeError(f"PartitionSpec entries must be None, a mesh axis name "
+                                f"(str), or a tuple of names; got {p!r} of type {type(p)}.")
+            parts.append(p)
+        self._partitions = tuple(parts)
+        self.unreduced, self.reduced = frozenset(unreduced), frozenset(reduced)
+
+    def __repr__(self):
+        inner = ", ".join(repr(p) for p in self._partitions)
+        return f"P({inner})" if len(self._partitions) != 1 else f"P({inner},)"
+
+    __str__ = __repr__
+
+    def __len__(self):
+        return len(self._partitions)
+
+    def __iter__(self):
+        return iter(self._partitions)
+
+    def __getitem__(self, i):
+        return PartitionSpec(*self._partitions[i]) if isinstance(i, slice) \
+            else self._partitions[i]
+
+    def __eq__(self, other):
+        if isinstance(other, PartitionSpec):
+            return self._partitions == other._partitions and \
+                (self.unreduced, self.reduced) == (other.unreduced, other.reduced)
+        return NotImplemented
+
+    def __hash__(self):   # P('x') != P('x', None), yet they hash alike (as JAX's)
+        return hash(_strip_trailing_none(self._partitions))
+
+    def __reduce__(self):
+        return (PartitionSpec, self._partitions)
+
+    def _normalized(self, ndim):
+        """ndim entries, each a tuple of axis names (or UNCONSTRAINED)."""
+        parts = list(self._partitions) + [None] * (ndim - len(self._partitions))
+        return tuple(p if p is UNCONSTRAINED else () if p is None
+                     else (p,) if isinstance(p, str) else p for p in parts)
+
+
+P = PartitionSpec
+
+
+def _strip_trailing_none(parts):
+    parts = list(parts)
+    while parts and parts[-1] is None:
+        parts.pop()
+    return tuple(parts)
+
+
+class DuplicateSpecError(ValueError):
+    pass
+
+
+class IndivisibleError(ValueError):
+    pass
+
+
+# --- meshes ---------------------------------------------------------------------------------
+
+class Mesh:
+    """An n-dimensional array of devices with a name per axis. As a context manager
+    (deprecated in JAX for jax.set_mesh), it is the mesh bare PartitionSpecs refer to."""
+
+    def __init__(self, devices, axis_names, axis_types=None):
+        if isinstance(axis_names, str):
+            axis_names = (axis_names,)
+        axis_names = tuple(axis_names)
+        if any(name is None for name in axis_names):
+            raise ValueError("Mesh axis names cannot be None.")
+        devices = np.asarray(devices, dtype=object) if not isinstance(devices, np.ndarray) \
+            else devices
+        if devices.ndim != len(axis_names):
+            raise ValueError(f"Mesh requires the ndim of its first argument (`devices`) to "
+                             f"equal the length of its second argument (`axis_names`), "
+                             f"but got devices.ndim == {devices.ndim} and "
+                             f"len(axis_names) == {len(axis_names)}.")
+        if len(set(axis_names)) != len(axis_names):
+            raise ValueError(f"Mesh axis names must be unique, got {axis_names}.")
+        if axis_types is None:
+            axis_types = (AxisType.Auto,) * len(axis_names)
+        elif isinstance(axis_types, AxisType):
+            axis_types = (axis_types,) * len(axis_names)
+        axis_types = tuple(axis_types)
+        if len(axis_types) != len(axis_names):
+            raise ValueError(f"Number of axis_types {len(axis_types)} should match the "
+                             f"number of axis_names {len(axis_names)}.")
+        flat = list(devices.flat)
+        if len({id(d) for d in flat}) != len(flat):
+            raise ValueError(f"Mesh devices must be unique, got {devices}.")
+        self.devices = devices.copy()
+        self.devices.flags.writeable = False
+        self.axis_names, self.axis_types = axis_names, axis_types
+        self._key = (tuple(d.id for d in flat), devices.shape, axis_names, axis_types)
+
+    shape = property(lambda self: collections.OrderedDict(zip(self.axis_names,
+                                                              self.devices.shape)))
+    axis_sizes = property(lambda self: tuple(self.devices.shape))
+    shape_tuple = property(lambda self: tuple(zip(self.axis_names, self.devices.shape)))
+    size = property(lambda self: int(self.devices.size))
+    empty = property(lambda self: self.devices.size == 0)
+    device_ids = property(lambda self: np.vectorize(lambda d: d.id, otypes=[int])(
+        self.devices))
+    local_devices = property(lambda self: [d for d in self.devices.flat
+                                           if d.process_index == _process_index()])
+    local_mesh = property(lambda self: self)
+    abstract_mesh = property(lambda self: self)
+
+    @functools.cached_property
+    def _flat_devices(self):
+        return tuple(self.devices.flat)
+
+    @property
+    def device_set(self):
+        return set(self.devices.flat)
+
+    def __eq__(self, other):
+        return isinstance(other, Mesh) and self._key == other._key
+
+    def __hash__(self):
+        return hash(self._key)
+
+    def __repr__(self):
+        return (f"Mesh(axis_sizes={self.axis_sizes}, axis_names={self.axis_names}, "
+                f"axis_types={_types_str(self.axis_types)})")
+
+    def __str__(self):
+        sizes = ", ".join(f"{n!r}: {s}" for n, s in zip(self.axis_names, self.axis_sizes))
+        return f"Mesh({sizes}, axis_types={_types_str(self.axis_types)})"
+
+    def __enter__(self):
+        warnings.warn("`with mesh:` context manager has been deprecated. Please use "
+                      "`with jax.set_mesh(mesh):` instead.", DeprecationWarning,
+                      stacklevel=2)
+        _mesh_state.stack.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        _mesh_state.stack.pop()
+        return False
+
+    def _position(self, device_index):
+        """The mesh coordinates of the device at flat position device_index."""
+        return np.unravel_index(device_index, self.devices.shape)
+
+
+def _types_str(types):
+    return "(" + ", ".join(t.name for t in types) + ("," if len(types) == 1 else "") + ")"
+
+
+def _process_index():
+    return devices_mod.process_index()
+
+
+class _MeshState(threading.local):
+    def __init__(self):
+        self.stack = []
+
+
+_mesh_state = _MeshState()
+
+
+def current_mesh():
+    """The innermost mesh set with `with mesh:` or jax.set_mesh in this thread, or None."""
+    stack = _mesh_state.stack
+    return stack[-1] if stack else None
+
+
+class set_mesh:
+    """jax.set_mesh(mesh): the mesh bare PartitionSpecs refer to; a context manager, or
+    (called alone) the thread's mesh from now on."""
+
+    def __init__(self, mesh):
+        if not isinstance(mesh, Mesh):
+            raise TypeError(f"set_mesh expects a jax.sharding.Mesh, got {mesh!r}.")
+        self.mesh = mesh
+        self._previous = list(_mesh_state.stack)
+        _mesh_state.stack.append(mesh)
+
+    def __enter__(self):
+        return self.mesh
+
+    def __exit__(self, *exc):
+        _mesh_state.stack[:] = self._previous
+        return False
+
+
+def get_mesh():
+    return current_mesh()
+
+
+def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None):
+    """A Mesh of `axis_shapes` over the first prod(axis_shapes) devices (or `devices`),
+    with Explicit axes unless axis_types says otherwise (as JAX 0.10.2)."""
+    axis_shapes, axis_names = tuple(axis_shapes), tuple(axis_names)
+    if len(axis_shapes) != len(axis_names):
+        raise ValueError(f"Length of axis_shapes {axis_shapes} and axis_names "
+                         f"{axis_names} must be equal.")
+    devices = list(devices_mod.devices()) if devices is None else list(devices)
+    size = math.prod(axis_shapes)
+    if size > len(devices):
+        raise ValueError(
+            f"Number of devices {len(devices)} must be >= the product of mesh_shape "
+            f"{axis_shapes}. Ask for more CPU devices before first use with "
+            f"jax.config.update('jax_num_cpu_devices', {size}) or "
+            f"XLA_FLAGS=--xla_force_host_platform_device_count={size}.")
+    if axis_types is None:
+        axis_types = (AxisType.Explicit,) * len(axis_names)
+    grid = np.empty(size, dtype=object)
+    grid[:] = devices[:size]
+    return Mesh(grid.reshape(axis_shapes), axis_names, axis_types)
+
+
+# --- shardings ------------------------------------------------------------------------------
+
+class Sharding:
+    """How an array's blocks are laid out over devices (JAX's jax.sharding.Sharding)."""
+
+    memory_kind = None
+
+    @property
+    def _device_assignment(self) -> tuple:
+        raise NotImplementedError
+
+    @property
+    def device_set(self) -> set:
+        return set(self._device_assignment)
+
+    @property
+    def num_devices(self) -> int:
+        return len(self._device_assignment)
+
+    @property
+    def _addressable_assignment(self) -> tuple:
+        """The devices of this process, in device-assignment order."""
+        here = _process_index()
+        return tuple(d for d in self._device_assignment if d.process_index == here)
+
+    @property
+    def addressable_devices(self) -> set:
+        return {d for d in self.device_set if d.process_index == _process_index()}
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        return all(d.process_index == _process_index() for d in self._device_assignment)
+
+    def devices_indices_map(self, global_shape) -> dict:
+        """{device: the index (a tuple of slices) of the block it holds}."""
+        return dict(zip(self._device_assignment, self._indices(tuple(global_shape))))
+
+    def addressable_devices_indices_map(self, global_shape) -> dict:
+        return {d: i for d, i in self.devices_indices_map(global_shape).items()
+                if d.process_index == _process_index()}
+
+    def shard_shape(self, global_shape) -> tuple:
+        raise NotImplementedError
+
+    def is_equivalent_to(self, other, ndim) -> bool:
+        return same_layout(self, other, ndim)
+
+    def with_memory_kind(self, kind):
+        return self
+
+
+class SingleDeviceSharding(Sharding):
+    """The whole array on one device."""
+
+    def __init__(self, device, *, memory_kind=None):
+        self._device = device
+
+    device = property(lambda self: self._device)
+    _device_assignment = property(lambda self: (self._device,))
+    is_fully_replicated = property(lambda self: True)
+    spec = property(lambda self: PartitionSpec())
+    memory_kind = property(lambda self: "device")
+
+    @property
+    def mesh(self):
+        return Mesh(np.array([self._device], dtype=object), ("_single",))
+
+    def _indices(self, shape):
+        return [(slice(None),) * len(shape)]
+
+    def _block_positions(self, ndim):
+        return [((0,) * ndim, 0)]
+
+    def replica_ids(self, ndim):
+        return [0]
+
+    def shard_shape(self, global_shape):
+        return tuple(global_shape)
+
+    def __eq__(self, other):
+        return isinstance(other, SingleDeviceSharding) and other._device == self._device
+
+    def __hash__(self):
+        return hash(("SingleDeviceSharding", self._device))
+
+    def __repr__(self):
+        return f"SingleDeviceSharding(device={self._device!r}, memory_kind=device)"
+
+
+def make_single_device_sharding(device, *, memory_kind=None):
+    return SingleDeviceSharding(device, memory_kind=memory_kind)
+
+
+class NamedSharding(Sharding):
+    """Blocks of an array laid out over a Mesh by a PartitionSpec."""
+
+    def __init__(self, mesh, spec=PartitionSpec(), *, memory_kind=None):
+        if not isinstance(mesh, Mesh):
+            raise TypeError(f"NamedSharding expects a jax.sharding.Mesh as `mesh`, got "
+                            f"{mesh!r} of type {type(mesh)}.")
+        if spec is None:
+            spec = PartitionSpec()
+        elif not isinstance(spec, PartitionSpec):
+            if isinstance(spec, (tuple, list)):
+                spec = PartitionSpec(*spec)
+            else:
+                raise TypeError(f"NamedSharding expects a PartitionSpec as `spec`, got "
+                                f"{spec!r} of type {type(spec)}.")
+        if memory_kind not in (None, "device"):
+            raise ValueError(f"Could not find memory addressable by device cpu. Device "
+                             f"cpu can address the following memory kinds: device. Got "
+                             f"memory kind: {memory_kind}")
+        self.mesh, self.spec = mesh, spec
+        seen = set()
+        for entry in spec:
+            names = () if entry is None or entry is UNCONSTRAINED else \
+                (entry,) if isinstance(entry, str) else entry
+            for name in names:
+                if name not in mesh.axis_names:
+                    raise ValueError(f"Resource axis: {name} of {spec} is not found in "
+                                     f"mesh: {mesh.axis_names}.")
+                if name in seen:
+                    raise DuplicateSpecError(
+                        f"A single NamedSharding spec specification can map every mesh "
+                        f"axis to at most one positional dimension, but {spec} has "
+                        f"duplicate entries for `{name}`")
+                seen.add(name)
+
+    memory_kind = property(lambda self: "device")
+    _device_assignment = property(lambda self: self.mesh._flat_devices)
+
+    @property
+    def is_fully_replicated(self):
+        used = {n for entry in self.spec._normalized(len(self.spec))
+                if entry is not UNCONSTRAINED for n in entry}
+        return all(self.mesh.shape[n] == 1 for n in used)
+
+    def __eq__(self, other):
+        return (isinstance(other, NamedSharding) and self.spec == other.spec
+                and self.mesh == other.mesh)
+
+    def __hash__(self):
+        return hash((self.mesh, self.spec))
+
+    def __repr__(self):
+        return f"NamedSharding(mesh={self.mesh}, spec={self.spec}, memory_kind=device)"
+
+    def _entries(self, ndim):
+        if len(self.spec) > ndim:
+            raise ValueError(f"One of the arguments has a sharding {self} whose spec has "
+                             f"{len(self.spec)} entries, more than the array's rank "
+                             f"{ndim}. The PartitionSpec must have at most as many "
+                             "entries as the array has dimensions.")
+        return [() if e is UNCONSTRAINED else e for e in self.spec._normalized(ndim)]
+
+    def _tiling(self, ndim):
+        """(pieces per dimension, replica count), with size-1 axes dropped."""
+        sizes = self.mesh.shape
+        pieces = tuple(math.prod(sizes[n] for n in e) for e in self._entries(ndim))
+        return pieces, self.mesh.size // math.prod(pieces)
+
+    def shard_shape(self, global_shape):
+        global_shape = tuple(global_shape)
+        pieces, _ = self._tiling(len(global_shape))
+        check_divisible(self, global_shape, pieces)
+        return tuple(d // p for d, p in zip(global_shape, pieces))
+
+    def _block_positions(self, ndim):
+        """Per device (in mesh order): its block's position along each dimension and
+        its replica id (its position among the devices holding the same block)."""
+        sizes = self.mesh.shape
+        names = self.mesh.axis_names
+        entries = self._entries(ndim)
+        used = {n for e in entries for n in e}
+        free = [n for n in names if n not in used]
+        out = []
+        for coords in itertools.product(*[range(s) for s in self.mesh.axis_sizes]):
+            at = dict(zip(names, coords))
+            blocks = tuple(_mixed_radix([at[n] for n in e], [sizes[n] for n in e])
+                           for e in entries)
+            replica = _mixed_radix([at[n] for n in free], [sizes[n] for n in free])
+            out.append((blocks, replica))
+        return out
+
+    def _indices(self, shape):
+        pieces, _ = self._tiling(len(shape))
+        check_divisible(self, shape, pieces)
+        result = []
+        for blocks, _ in self._block_positions(len(shape)):
+            result.append(tuple(
+                slice(None) if p == 1 else slice(b * (d // p), (b + 1) * (d // p))
+                for b, p, d in zip(blocks, pieces, shape)))
+        return result
+
+    def replica_ids(self, ndim):
+        return [r for _, r in self._block_positions(ndim)]
+
+    def to_shardy(self, ndim, mesh_name="mesh"):
+        """The Shardy attribute text, e.g. #sdy.sharding<@mesh, [{"x"}, {}]>."""
+        dims = []
+        for e in self.spec._normalized(ndim):
+            if e is UNCONSTRAINED:
+                dims.append("{?}")
+            else:
+                dims.append("{" + ", ".join(f'"{n}"' for n in e) + "}")
+        return f"#sdy.sharding<@{mesh_name}, [{', '.join(dims)}]>"
+
+
+def _mixed_radix(digits, radices):
+    value = 0
+    for d, r in zip(digits, radices):
+        value = value * r + d
+    return value
+
+
+def check_divisible(sharding, shape, pieces):
+    if any(d % p for d, p in zip(shape, pieces)):
+        bad = next(i for i, (d, p) in enumerate(zip(shape, pieces)) if d % p)
+        raise IndivisibleError(
+            f"Sharding {sharding} implies that array axis {bad} is partitioned "
+            f"{pieces[bad]} times, but the dimension size is {shape[bad]} (full shape: "
+            f"{tuple(shape)}, per-dimension tiling factors: {list(pieces)} should evenly "
+            "divide the shape)")
+
+
+def shardy_mesh(mesh, name="mesh"):
+    """The module-level Shardy mesh declaration for `mesh` (devices in mesh order)."""
+    axes = ", ".join(f'"{n}"={s}' for n, s in zip(mesh.axis_names, mesh.axis_sizes))
+    return f"sdy.mesh @{name} = <[{axes}]>"
+
+
+def spec_from_tiling(mesh, ndim, tile_of_device):
+    """The PartitionSpec over `mesh` whose blocks match `tile_of_device` (per device in
+    mesh order, the block position along each dimension), or None when no spec does.
+    Used to name the shardings XLA chose for a program's outputs."""
+    names = [n for n, s in zip(mesh.axis_names, mesh.axis_sizes) if s > 1]
+    wanted = [tuple(t) for t in tile_of_device]
+    for choice in itertools.product(range(ndim + 1), repeat=len(names)):
+        groups = [[n for n, c in zip(names, choice) if c == d] for d in range(ndim)]
+        for order in itertools.product(*[list(itertools.permutations(g)) for g in groups]):
+            spec = PartitionSpec(*[tuple(g) if g else None for g in order])
+            spec = PartitionSpec(*_strip_trailing_none(spec))
+            candidate = NamedSharding(mesh, spec)
+            if [b for b, _ in candidate._block_positions(ndim)] == wanted:
+                return spec
+    return None
+
+
+def canonical_sharding(value: Any, what: str):
+    """`value` as a Sharding: a Sharding, or a bare PartitionSpec on the current mesh."""
+    if isinstance(value, Sharding):
+        return value
+    if isinstance(value, PartitionSpec):
+        mesh = current_mesh()
+        if mesh is None:
+            raise ValueError(f"{what}: a bare PartitionSpec {value} needs a mesh; pass "
+                             "NamedSharding(mesh, spec) or enter `with jax.set_mesh(mesh):` "
+                             "first.")
+        return NamedSharding(mesh, value)
+    raise TypeError(f"{what} must be a jax.sharding.Sharding (e.g. NamedSharding) or a "
+                    f"PartitionSpec, got {value!r} of type {type(value)}.")
+
+
+def same_layout(a, b, ndim):
+    """Whether shardings a and b put the same blocks on the same devices."""
+    if a == b:
+        return True
+    return (isinstance(a, Sharding) and isinstance(b, Sharding)
+            and a._device_assignment == b._device_assignment
+            and a._block_positions(ndim) == b._block_positions(ndim))
