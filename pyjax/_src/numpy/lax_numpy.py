@@ -29,8 +29,22 @@ def _check_int_range(x, dtype):
             raise OverflowError(f"Python int {x} too large to convert to {np.dtype(dtype)}")
 
 
+def _contains_none(obj):
+    if obj is None:
+        return True
+    return isinstance(obj, (list, tuple)) and builtins.any(_contains_none(o) for o in obj)
+
+
 def _host_array(obj, dtype):
-    """NumPy conversion of nested lists/scalars with JAX's canonical dtypes."""
+    """NumPy conversion of nested lists/scalars with JAX's canonical dtypes. Python ints
+    must fit the target dtype (OverflowError, as in JAX), never wrap."""
+    if _contains_none(obj):
+        raise ValueError("None is not a valid value for jnp.array: use a number, or "
+                         "jnp.nan for a missing float value")
+    if isinstance(obj, np.ndarray) and obj.dtype == object:
+        raise TypeError("jnp.array: NumPy arrays of dtype object are not supported, only "
+                        "number and bool dtypes; convert it first, e.g. "
+                        "x.astype(np.float32)")
     value = np.asarray(obj) if dtype is None else np.asarray(obj, dtype=dtype)
     if value.dtype == object and value.size and builtins.all(
             isinstance(v, int) for v in value.ravel()):
@@ -50,6 +64,9 @@ def _host_array(obj, dtype):
         target = dtypes.canonicalize_dtype(dtype)
     if dtypes.is_python_scalar(obj):
         _check_int_range(obj, target)
+    elif isinstance(obj, (list, tuple)) and target.kind in "iu" and value.dtype != target:
+        # NumPy range-checks the ints of a list converted straight to the target dtype
+        return np.asarray(obj, dtype=target)
     return value.astype(target, copy=False)
 
 
