@@ -343,13 +343,18 @@ def _inline_children(node):
     return [] if node is None else None
 
 
-def _leaf_count(node, leaf_types):
+# Trees nested deeper than this take the flatten path: inline code for them would gain
+# nothing and recurse past Python's stack limit (a list nested 500 deep).
+_INLINE_DEPTH = 16
+
+
+def _leaf_count(node, leaf_types, depth=_INLINE_DEPTH):
     if isinstance(node, leaf_types):
         return 1
     children = _inline_children(node)
-    if children is None:
+    if children is None or depth == 0:
         return None
-    counts = [_leaf_count(c, leaf_types) for c in children]
+    counts = [_leaf_count(c, leaf_types, depth - 1) for c in children]
     return None if None in counts else sum(counts)
 
 

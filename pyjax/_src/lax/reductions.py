@@ -121,8 +121,8 @@ def _sequential_sum(x, axes):
     kept_shape = tuple(x.shape[d] for d in kept)
     if axes != list(range(len(axes))):
         x = np.ascontiguousarray(x.transpose(axes + kept))
-    rows = x.reshape((-1, math.prod(kept_shape)))
-    if rows.shape[0] == 0:
+    rows = x.reshape((math.prod(x.shape[:len(axes)]), math.prod(kept_shape)))
+    if rows.size == 0:
         return np.zeros(kept_shape, x.dtype)
     if rows.shape[1] == 1:
         total = np.add.accumulate(rows[:, 0])
