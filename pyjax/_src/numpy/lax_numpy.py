@@ -368,7 +368,8 @@ def transpose(a, axes=None):
     axes = tuple(reversed(range(n))) if axes is None else \
         tuple(canonicalize_axis(x, n) for x in axes)
     if sorted(axes) != list(range(n)):
-        raise ValueError(f"axes {axes} don't match array of dimension {n}")
+        raise TypeError(f"transpose permutation isn't a permutation of operand dimensions: "
+                        f"axes {axes} don't match an array of dimension {n}")
     return ensure_array(st.transpose(a, axes))
 
 
@@ -661,10 +662,10 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
         raise ValueError("matmul: operands must not be scalars (use * instead)")
     a_contract, b_contract = an - 1, max(bn - 2, 0)
     if shape(a)[a_contract] != shape(b)[b_contract]:
-        raise ValueError(f"matmul: the contracted dimensions differ: the last axis of a "
-                         f"(shape {shape(a)}) has size {shape(a)[a_contract]}, but the "
-                         f"{'only' if bn == 1 else 'second-to-last'} axis of b (shape "
-                         f"{shape(b)}) has size {shape(b)[b_contract]}.")
+        raise TypeError(f"matmul: the contracted dimensions differ: the last axis of a "
+                        f"(shape {shape(a)}) has size {shape(a)[a_contract]}, but the "
+                        f"{'only' if bn == 1 else 'second-to-last'} axis of b (shape "
+                        f"{shape(b)}) has size {shape(b)[b_contract]}.")
     if an <= 2 and bn <= 2:   # no batch axes: the free axes of a, then of b
         return ensure_array(ldot.dot_general(a, b, (((a_contract,), (b_contract,)), ((), ())),
                                              precision, preferred_element_type))
