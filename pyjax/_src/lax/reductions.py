@@ -157,9 +157,10 @@ def _xla_order_sum(x, axis):
         x = x.astype(np.float32)
     x = _flush_subnormals(x)
     axes = sorted(axis)
-    while any(x.shape[a] > _XLA_REDUCE_WINDOW for a in axes):
-        x = _sum_windows(x, axes)
-    total = _flush_subnormals(_sequential_sum(x, axes))
+    with np.errstate(invalid="ignore", over="ignore"):   # inf - inf is NaN silently, as XLA
+        while any(x.shape[a] > _XLA_REDUCE_WINDOW for a in axes):
+            x = _sum_windows(x, axes)
+        total = _flush_subnormals(_sequential_sum(x, axes))
     return total if total.dtype == out_dtype else total.astype(out_dtype)
 
 
