@@ -242,7 +242,7 @@ def test_index_errors():
         x[[0, 1]]
     with pytest.raises(TypeError, match="integer or boolean type.*float32"):
         x[np.array([0.5])]
-    with pytest.raises(TypeError, match="Indexer must"):
+    with pytest.raises(TypeError, match="string indexing"):
         x["a"]
     with pytest.raises(IndexError, match="boolean index did not match"):
         x[np.array([True, False])]

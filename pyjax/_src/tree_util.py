@@ -238,12 +238,80 @@ def flatten(tree):
                     break
             else:
                 return leaves, td
-    leaves, spec = optree.tree_flatten(tree, None, none_is_leaf=False, namespace=_NS)
+    leaves, spec = _optree_flatten(tree, None)
     td = PyTreeDef(spec)
     if ((t is tuple or t is list or t is dict) and len(leaves) == len(tree)
             and spec.num_nodes == len(leaves) + 1):
         _learn(tree, leaves, td)
     return leaves, td
+
+
+def _optree_flatten(tree, is_leaf):
+    """optree's flatten with JAX's errors: a custom node whose flatten function returns
+    no (children, aux_data) tuple, and dict keys that cannot be sorted, are ValueErrors."""
+    try:
+        leaves, spec = optree.tree_flatten(tree, is_leaf, none_is_leaf=False, namespace=_NS)
+    except (TypeError, RuntimeError):
+        _check_custom_flattens(tree, is_leaf)
+        raise
+    try:
+        known = spec in _sortable_specs
+    except TypeError:   # unhashable aux data: check every time
+        known, cacheable = False, False
+    else:
+        cacheable = len(_sortable_specs) < _CACHE_MAX
+    if not known:
+        spec.walk([None] * spec.num_leaves, _check_dict_keys, None)
+        if cacheable:
+            _sortable_specs.add(spec)
+    return leaves, spec
+
+
+_sortable_specs = set()   # PyTreeSpecs whose dict keys are known to sort
+
+
+def _check_dict_keys(node_type, data, _):
+    if node_type is dict or node_type is collections.defaultdict:
+        keys = data if node_type is dict else data[1]
+        try:
+            sorted(keys)
+        except TypeError as err:
+            raise ValueError(
+                f"Comparator raised exception while sorting pytree dictionary keys: the "
+                f"keys {list(keys)!r:.200} cannot be ordered ({err}). A dict in a pytree "
+                "needs keys of one comparable type (e.g. all str); use an OrderedDict to "
+                "keep keys in insertion order instead.") from None
+
+
+def _check_custom_flattens(tree, is_leaf):
+    """Raises a ValueError naming the registered flatten function inside `tree` that
+    returns something other than a (children, aux_data) tuple; returns if there is none."""
+    stack = [tree]
+    while stack:
+        x = stack.pop()
+        if is_leaf is not None and is_leaf(x):
+            continue
+        t = type(x)
+        if t in _registry:
+            out = _registry[t][0](x)
+            if type(out) is not tuple or len(out) not in (2, 3):
+                raise ValueError(
+                    f"The to_iterable function for a custom PyTree node should return a "
+                    f"(children, aux_data) tuple, got {out!r:.100}: fix the flatten function "
+                    f"registered for {t.__qualname__}.")
+            try:
+                stack.extend(out[0])
+            except TypeError:
+                raise ValueError(
+                    f"The flatten function registered for {t.__qualname__} returned "
+                    f"children {out[0]!r:.100}, which is not an iterable of subtrees.") \
+                    from None
+            continue
+        try:
+            kids = optree.tree_flatten_one_level(x, none_is_leaf=False, namespace=_NS)[0]
+        except ValueError:
+            continue   # a leaf
+        stack.extend(kids)
 
 
 def unpack_source(example, leaf_types, root, no_fit):
@@ -275,13 +343,18 @@ def _inline_children(node):
     return [] if node is None else None
 
 
-def _leaf_count(node, leaf_types):
+# Trees nested deeper than this take the flatten path: inline code for them would gain
+# nothing and recurse past Python's stack limit (a list nested 500 deep).
+_INLINE_DEPTH = 16
+
+
+def _leaf_count(node, leaf_types, depth=_INLINE_DEPTH):
     if isinstance(node, leaf_types):
         return 1
     children = _inline_children(node)
-    if children is None:
+    if children is None or depth == 0:
         return None
-    counts = [_leaf_count(c, leaf_types) for c in children]
+    counts = [_leaf_count(c, leaf_types, depth - 1) for c in children]
     return None if None in counts else sum(counts)
 
 
@@ -335,7 +408,7 @@ def tree_flatten(tree, is_leaf=None):
     if not callable(is_leaf):
         raise TypeError(f"is_leaf must be a callable (a predicate on subtrees) or None, got "
                         f"{is_leaf!r}")
-    leaves, spec = optree.tree_flatten(tree, is_leaf, none_is_leaf=False, namespace=_NS)
+    leaves, spec = _optree_flatten(tree, is_leaf)
     return leaves, PyTreeDef(spec)
 
 

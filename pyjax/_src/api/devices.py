@@ -65,8 +65,8 @@ def _as_device(device):
     found = getattr(device, "device_set", None)
     if found is not None and len(found) == 1:
         return next(iter(found))
-    raise TypeError(f"Expected a Device or a single-device Sharding, got {device!r}. Use "
-                    "one of jax.devices().")
+    raise ValueError(f"Expected a Device or a single-device Sharding, got {device!r}. Use "
+                     "one of jax.devices().")
 
 
 def _put_leaf(x, device):

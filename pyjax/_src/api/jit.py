@@ -87,6 +87,19 @@ def _check_arguments_exist(params, argnums, argnames, what):
                              f"names (it takes {sorted(named)}).")
 
 
+def static_values_equal(a, b) -> bool:
+    """a == b for two static arguments of one type, as jit's caches compare them; an
+    __eq__ that raises (or returns an array) becomes a ValueError that says so."""
+    try:
+        return bool(a == b)
+    except Exception as err:
+        raise ValueError(
+            "static arguments should be comparable using __eq__. The following error was "
+            f"raised when comparing two objects of type {type(a)}: {type(err).__name__}: "
+            f"{err}. Make __eq__ return a bool for any two instances, or pass the value "
+            "as a non-static argument.") from err
+
+
 class _HashableStatic:
     """A static argument in a cache key: compared by hash and __eq__, as JAX does."""
 
@@ -108,7 +121,8 @@ class _HashableStatic:
         return self._hash
 
     def __eq__(self, other):
-        return type(self.value) is type(other.value) and bool(self.value == other.value)
+        return type(self.value) is type(other.value) and static_values_equal(self.value,
+                                                                             other.value)
 
     def __repr__(self):
         return repr(self.value)
@@ -148,7 +162,7 @@ def _call_prologue(args, kwargs, static_nums, static_names):
     if not kwargs and not static_nums:
         lines, names = tree_util.unpack_source(args, _LEAF_TYPES, "args", NO_FIT)
         return ["if kwargs:", f"    {NO_FIT}"] + lines, names
-    names = {"keywords": frozenset(kwargs)}
+    names = {"keywords": frozenset(kwargs), "static_values_equal": static_values_equal}
     lines = [f"if len(args) != {len(args)} or kwargs.keys() != keywords:",
              f"    {NO_FIT}"]
     static_nums = sorted(i for i in static_nums if i < len(args))
@@ -157,7 +171,8 @@ def _call_prologue(args, kwargs, static_nums, static_names):
     for j, (where, value) in enumerate(statics):   # equal as jit's cache compares them
         names[f"static{j}"], names[f"static{j}_type"] = value, type(value)
         lines += [f"v = {where}",
-                  f"if not (type(v) is static{j}_type and (v is static{j} or v == static{j})):",
+                  f"if not (type(v) is static{j}_type and (v is static{j} or "
+                  f"static_values_equal(v, static{j}))):",
                   f"    {NO_FIT}"]
     dyn_args = [f"args[{i}], " for i in range(len(args)) if i not in static_nums]
     dyn_kwargs = [k for k in kwargs if k not in static_names]
@@ -553,13 +568,30 @@ def _flat_arg_names(names, args, static_nums, dyn_kwargs):
     return out
 
 
+def _argument_path(path):
+    """'args[0]['a']' or 'y[1]' for a key path into jit's (args, kwargs) pair."""
+    where, first, rest = path[0], path[1], path[2:]
+    head = f"args[{first.idx}]" if where.idx == 0 else str(first.key)
+    return head + tree_util.keystr(rest)
+
+
 def _invalid_argument_error(name, leaves, in_tree):
-    bad = next(x for x in leaves if not is_valid_jax_type(x))
-    return TypeError(
-        f"Error interpreting argument to {name} as an abstract array. The problematic "
-        f"value is of type {type(bad)}: Argument '{bad!r:.100}' of type {type(bad)} is not "
-        "a valid JAX type. A jit-wrapped function was called with a non-array argument; "
-        "mark it static with the static_argnums or static_argnames parameters of jax.jit.")
+    """The TypeError for the first argument leaf that is not an array (a str, an object,
+    or a NumPy array of a dtype JAX lacks: object, str, datetime...), named by its path."""
+    for path, leaf in tree_util.tree_flatten_with_path(in_tree.unflatten(leaves))[0]:
+        try:
+            get_aval(leaf)
+        except TypeError as problem:
+            what = (f"a NumPy array of dtype {leaf.dtype}, which JAX does not support"
+                    if isinstance(leaf, np.ndarray) else f"{leaf!r:.100}")
+            return TypeError(
+                f"Error interpreting argument to {name} as an abstract array. The "
+                f"problematic value is of type {type(leaf)} and was passed to the function "
+                f"at path {_argument_path(path)}: {what} ({problem}). A jit-wrapped "
+                "function takes arrays, scalars and pytrees of them: convert the value to "
+                "a number array, or mark the argument static with the static_argnums or "
+                "static_argnames parameters of jax.jit.")
+    raise AssertionError("_invalid_argument_error: every argument is a valid array")
 
 
 def _explain_miss(wrapped, key):

@@ -37,6 +37,7 @@ regions=[ctx.region(avals, cond_body), ctx.region(avals, body)])``.
 from __future__ import annotations
 
 import itertools
+import math
 import re
 
 import ml_dtypes
@@ -82,9 +83,24 @@ def tensor_type(aval):
     key = (aval.shape, aval.dtype)
     text = _tensor_types.get(key)
     if text is None:
+        _check_addressable(aval)
         dims = "".join(f"{d}x" for d in aval.shape)
         text = _tensor_types[key] = f"tensor<{dims}{element_type(aval.dtype)}>"
     return text
+
+
+# XLA sizes buffers in int64 bytes and aborts the process on a larger one.
+_MAX_BUFFER_BYTES = 2**63 - 1
+
+
+def _check_addressable(aval):
+    nbytes = math.prod(aval.shape) * dtypes.itemsize_bits(aval.dtype) // 8
+    if nbytes > _MAX_BUFFER_BYTES:
+        raise ValueError(
+            f"The program needs an array of shape {tuple(aval.shape)} and dtype "
+            f"{np.dtype(aval.dtype).name}: {nbytes} bytes, more than XLA can address "
+            f"(2**63 - 1 bytes). Check the shapes the function builds (e.g. an outer "
+            f"product or broadcast of large arrays).")
 
 
 def i64_array(values):

@@ -30,12 +30,33 @@ def _free_dims(ndim, contract, batch):
     return [d for d in range(ndim) if d not in contract and d not in batch]
 
 
+def _precision_rank(dtype):
+    """XLA's order of 'higher precision' types (primitive_util's HigherPrecisionType):
+    complex over real, then exponent range, mantissa, bit width, signed over unsigned."""
+    real = dtypes.real_dtype(dtype)
+    info = dtypes.finfo(real) if dtypes.is_float(real) else None
+    return (dtypes.is_complex(dtype), info.maxexp if info else -1,
+            info.nmant if info else -1, 1 if real == np.bool_ else dtypes.itemsize_bits(real),
+            real.kind != "u")
+
+
+def dot_result_dtype(lhs_dtype, rhs_dtype):
+    """The dtype of a dot_general of mixed operand dtypes: the higher-precision one, as
+    JAX and XLA decide (int32 . float32 is float32, int8 . int32 is int32)."""
+    lhs_dtype, rhs_dtype = np.dtype(lhs_dtype), np.dtype(rhs_dtype)
+    if lhs_dtype == rhs_dtype:
+        return lhs_dtype
+    lhs_rank, rhs_rank = _precision_rank(lhs_dtype), _precision_rank(rhs_dtype)
+    if lhs_rank == rhs_rank:
+        raise TypeError(f"lax.dot_general argument type error: {lhs_dtype}, {rhs_dtype}")
+    return lhs_dtype if lhs_rank > rhs_rank else rhs_dtype
+
+
 def _dot_general_abstract_eval(lhs, rhs, dimension_numbers, precision=None,
                                preferred_element_type=None):
     (lc, rc), (lb, rb) = dimension_numbers
-    if preferred_element_type is None:
-        b.same_dtypes("dot_general", [lhs, rhs])
-    b.check_dtype("dot_general", lhs.dtype, NUMBER + (b.BOOL,))
+    for operand in (lhs, rhs):
+        b.check_dtype("dot_general", operand.dtype, NUMBER + (b.BOOL,))
     for name, dims, aval in (("lhs contracting", lc, lhs), ("rhs contracting", rc, rhs),
                              ("lhs batch", lb, lhs), ("rhs batch", rb, rhs)):
         if any(not 0 <= d < aval.ndim for d in dims) or len(set(dims)) != len(dims):
@@ -57,7 +78,8 @@ def _dot_general_abstract_eval(lhs, rhs, dimension_numbers, precision=None,
                 f"{dimension_numbers}")
     shape = ([lhs.shape[d] for d in lb] + [lhs.shape[d] for d in _free_dims(lhs.ndim, lc, lb)]
              + [rhs.shape[d] for d in _free_dims(rhs.ndim, rc, rb)])
-    dtype = lhs.dtype if preferred_element_type is None else preferred_element_type
+    dtype = dot_result_dtype(lhs.dtype, rhs.dtype) if preferred_element_type is None \
+        else preferred_element_type
     return ShapedArray(shape, dtype, lhs.weak_type and rhs.weak_type)
 
 
@@ -102,7 +124,7 @@ def _cast(x, dtype):
 
 def _dot_general_impl(lhs, rhs, dimension_numbers, precision=None,
                       preferred_element_type=None):
-    out_dtype = preferred_element_type or np.result_type(lhs.dtype, rhs.dtype)
+    out_dtype = preferred_element_type or dot_result_dtype(lhs.dtype, rhs.dtype)
     if not is_dot_algorithm(precision):
         return _contract(lhs, rhs, dimension_numbers, out_dtype)
     lhs_dtype, rhs_dtype, result_dtype = _algorithm_types(precision, lhs.dtype, rhs.dtype,
@@ -117,7 +139,7 @@ _quiet_matmul = quietly(np.matmul)   # inf * 0 is NaN silently, as in XLA
 
 def _contract(lhs, rhs, dimension_numbers, out_dtype):
     (lc, rc), (lb, rb) = dimension_numbers
-    compute = np.promote_types(out_dtype, np.result_type(lhs.dtype, rhs.dtype))
+    compute = np.promote_types(out_dtype, dot_result_dtype(lhs.dtype, rhs.dtype))
     if compute in (dtypes.bfloat16, dtypes.float16) or compute.kind == "b":
         compute = np.dtype(np.float32) if compute.kind != "b" else np.dtype(np.int32)
     if not lb and lhs.ndim <= 2 and rhs.ndim <= 2 and tuple(lc) == (lhs.ndim - 1,) \
@@ -234,7 +256,7 @@ def _dot_general_lower(ctx, lhs, rhs, dimension_numbers, precision=None,
     elif precision is not None:
         attrs["precision_config"] = "[" + ", ".join(
             f"#stablehlo<precision {p.name}>" for p in precision) + "]"
-    compute = np.promote_types(result_dtype, np.result_type(lhs.aval.dtype, rhs.aval.dtype))
+    compute = np.promote_types(result_dtype, dot_result_dtype(lhs.aval.dtype, rhs.aval.dtype))
     if compute == np.bool_:
         compute = np.dtype(np.int32)
     lhs, rhs = ctx.convert(lhs, compute), ctx.convert(rhs, compute)

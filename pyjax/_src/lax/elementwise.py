@@ -161,9 +161,16 @@ def _round_impl(x, rounding_method=0):
     return np.round(x)
 
 
-def _integer_pow_impl(x, y):
+def _check_integer_pow(x, y):
+    """Eager and traced calls alike: an integer to a negative power has no integer value."""
     if y < 0 and x.dtype.kind in "iu":
-        raise TypeError("integer_pow with a negative exponent needs a floating operand")
+        raise TypeError(f"Integers cannot be raised to negative powers, got "
+                        f"integer_pow({x.dtype.name}{list(x.shape)}, {y}): convert the "
+                        "operand to a float dtype first.")
+
+
+def _integer_pow_impl(x, y):
+    _check_integer_pow(x, y)
     return np.power(x, x.dtype.type(y)) if y >= 0 else np.power(x, y).astype(x.dtype)
 
 
@@ -397,6 +404,15 @@ integer_pow_p = unary_op("integer_pow", _quiet(_integer_pow_impl), NUMBER,
                          hlo="stablehlo.multiply", samples_domain=(0.5, 2),
                          lower=_integer_pow_lower,
                          jvp=defjvp(_integer_pow_jvp))
+_integer_pow_shape_rule = integer_pow_p.abstract_eval
+
+
+def _integer_pow_abstract_eval(x, *, y):
+    _check_integer_pow(x, y)
+    return _integer_pow_shape_rule(x, y=y)
+
+
+integer_pow_p.abstract_eval = _integer_pow_abstract_eval
 integer_pow_p.samples = lambda: [b.Sample([b.random_values((2, 3), np.float32, (0.5, 2))], {"y": y})
                          for y in (0, 1, 2, 3, -2)]
 

@@ -2,6 +2,8 @@
 cumulative ops along one axis (cumsum, cumprod, cummax, cummin, cumlogsumexp)."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from pyjax._src import dtypes
@@ -101,17 +103,93 @@ def _reduce_prod_jvp(primals, tangents, axes):
     return ans, reduce_sum(ew.mul(tf, others), (0,))
 
 
-def _accurate_sum(x, axis):
-    """Float sums accumulate in float64: NumPy sums non-contiguous axes sequentially,
-    which would lose more precision than XLA's compiled reductions do."""
-    if x.dtype.kind == "f" and x.dtype.itemsize < 8:
-        return np.add.reduce(x, axis=axis, dtype=np.float64)
-    if x.dtype.kind == "c" and x.dtype.itemsize < 16:
-        return np.add.reduce(x, axis=axis, dtype=np.complex128)
-    return np.add.reduce(x, axis=axis)
+# XLA:CPU's TreeReductionRewriter turns a sum over a dimension longer than this into
+# sums over windows of this many elements, then a sum of the window results.
+_XLA_REDUCE_WINDOW = 32
 
 
-reduce_sum_p = _reduction("reduce_sum", _accurate_sum, NUMBER, jvp=linear_jvp,
+def _sequential_sum(x, axes):
+    """Sums `axes` (sorted) in row-major order one element at a time in x's dtype, as
+    XLA's reduce loops do. NumPy sums the leading axis of a C-contiguous array that way
+    (row by row); along its innermost axis it sums pairwise, a different rounding."""
+    if len(axes) == x.ndim:   # a full reduction: the row-major order is x's own
+        if x.size == 0:
+            return x.dtype.type(0)
+        # adding the init value 0 last gives XLA's +0.0 for a sum of -0.0s
+        return np.add.accumulate(x.reshape(-1))[-1] + x.dtype.type(0)
+    kept = [d for d in range(x.ndim) if d not in axes]
+    kept_shape = tuple(x.shape[d] for d in kept)
+    if axes != list(range(len(axes))):
+        x = np.ascontiguousarray(x.transpose(axes + kept))
+    rows = x.reshape((math.prod(x.shape[:len(axes)]), math.prod(kept_shape)))
+    if rows.size == 0:
+        return np.zeros(kept_shape, x.dtype)
+    if rows.shape[1] == 1:
+        total = np.add.accumulate(rows[:, 0])
+        return (total[-1] + x.dtype.type(0)).reshape(kept_shape)
+    return np.add.reduce(rows, axis=0).reshape(kept_shape) + x.dtype.type(0)
+
+
+def _flush_subnormals(x):
+    """Zeroes subnormal values, as XLA:CPU's flush-to-zero / denormals-are-zero modes."""
+    tiny_or_zero = np.abs(x) < _SMALLEST_NORMAL[x.dtype]
+    if not np.count_nonzero(tiny_or_zero):
+        return x
+    x = np.array(x)
+    x[tiny_or_zero] = 0
+    return x
+
+
+_SMALLEST_NORMAL = {np.dtype(t): np.finfo(t).tiny
+                    for t in (np.float32, np.float64, np.complex64, np.complex128)}
+
+
+def _xla_order_sum(x, axis):
+    """Float sums rounded as XLA:CPU rounds them, so eager results equal jitted ones:
+    accumulation in the operand's dtype (float16/bfloat16 in float32), window by window as
+    XLA's TreeReductionRewriter splits dimensions longer than 32, and subnormals flushed to
+    zero. Reductions big enough that XLA hands them to YNNPACK (about 4096 elements and
+    up) may still differ in the last bits. Integer sums are exact in any order."""
+    if x.dtype.kind not in "fc":
+        return np.add.reduce(x, axis=axis)
+    out_dtype = x.dtype
+    if x.dtype.itemsize < 4:
+        x = x.astype(np.float32)
+    x = _flush_subnormals(x)
+    axes = sorted(axis)
+    with np.errstate(invalid="ignore", over="ignore"):   # inf - inf is NaN silently, as XLA
+        while any(x.shape[a] > _XLA_REDUCE_WINDOW for a in axes):
+            x = _sum_windows(x, axes)
+        total = _flush_subnormals(_sequential_sum(x, axes))
+    return total if total.dtype == out_dtype else total.astype(out_dtype)
+
+
+def _sum_windows(x, axes):
+    """One TreeReductionRewriter step: each reduced dimension is zero-padded ("SAME":
+    the odd element goes high) to whole windows of min(size, 32), each window summed; the
+    result keeps x's rank, with the window counts in place of the reduced sizes."""
+    padded_shape, starts, split, window_axes = [], [], [], []
+    for d, n in enumerate(x.shape):
+        if d not in axes:
+            padded_shape.append(n)
+            starts.append(0)
+            split.append(n)
+            continue
+        w = min(n, _XLA_REDUCE_WINDOW)
+        windows = -(-n // w)
+        padded_shape.append(windows * w)
+        starts.append((windows * w - n) // 2)
+        split += [windows, w]
+        window_axes.append(len(split) - 1)
+    if padded_shape == list(x.shape):
+        padded = x
+    else:
+        padded = np.zeros(padded_shape, x.dtype)
+        padded[tuple(slice(s, s + n) for s, n in zip(starts, x.shape))] = x
+    return _sequential_sum(padded.reshape(split), window_axes)
+
+
+reduce_sum_p = _reduction("reduce_sum", _xla_order_sum, NUMBER, jvp=linear_jvp,
                           transpose=_reduce_sum_transpose, identity_hlo="stablehlo.add")
 def _extreme(np_fn, lowest):
     """max/min whose empty reductions give the identity (-inf/+inf, the dtype's limit),

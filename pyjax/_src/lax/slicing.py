@@ -114,8 +114,8 @@ def index_in_dim(operand, index, axis=0, keepdims=True):
 
 def _check_indices(name, x, indices):
     if len(indices) != x.ndim:
-        raise TypeError(f"{name} needs one start index per dimension of {x.shape}, got "
-                        f"{len(indices)}")
+        raise ValueError(f"{name}: the length of the start indices must match the number "
+                         f"of operand dimensions: got {len(indices)} for shape {x.shape}")
     for i in indices:
         if i.shape or i.dtype.kind not in "iu":
             raise TypeError(f"{name} start indices must be integer scalars, got {i}")

@@ -122,9 +122,9 @@ def _squeeze(x, axis, ndim):
 
 
 def _softmax_forward(x, axis, where):
+    # no guard for an infinite max: a +inf entry makes the whole slice NaN, as in JAX
     x_max = jnp.max(x if where is None else jnp.where(where, x, -jnp.inf), axis,
                     keepdims=True)
-    x_max = jnp.where(jnp.isfinite(x_max), x_max, 0)
     unnormalized = jnp.exp(x - stop_gradient(x_max))
     if where is not None:
         unnormalized = jnp.where(where, unnormalized, 0.)
@@ -163,8 +163,7 @@ def log_softmax(x, axis=-1, where=None):
     x = _inexact(x)
     axis = _axis_tuple(axis, x.ndim)
     masked = x if where is None else jnp.where(where, x, -jnp.inf)
-    x_max = jnp.max(masked, axis, keepdims=True)
-    x_max = jnp.where(jnp.isfinite(x_max), x_max, 0)
+    x_max = jnp.max(masked, axis, keepdims=True)   # +inf gives NaN throughout, as in JAX
     shifted = x - stop_gradient(x_max)
     exp_shifted = jnp.exp(shifted)
     if where is not None:

@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import importlib
 
+import numpy as np
+
+from pyjax._src import dtypes
 from pyjax._src.array import Array
+from pyjax._src.core.avals import get_aval
 from pyjax._src.core.trace import Tracer
+from pyjax._src.lax import elementwise as ew
+from pyjax._src.lax import structural as st
 from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy import reductions as red
 from pyjax._src.numpy import ufuncs as uf
@@ -58,6 +64,49 @@ def _astype(self, dtype, copy=False, device=None):
     return lnp.astype(self, dtype)
 
 
+def _view(self, dtype=None, type=None):
+    """The same bits read as `dtype`; a wider or narrower dtype changes the size of the
+    last axis (int16 (3,) -> int8 (6,)). bool reads as a byte, complex as a (re, im) pair."""
+    if type is not None:
+        raise NotImplementedError("the `type` argument of Array.view() is not supported")
+    if dtype is None:
+        return self
+    dtype = dtypes.canonicalize_dtype(dtype)
+    aval = get_aval(self)
+    bits_in, bits_out = dtypes.itemsize_bits(aval.dtype), dtypes.itemsize_bits(dtype)
+    if aval.ndim == 0:
+        if bits_in != bits_out:
+            raise ValueError(f"view() of a 0d array is only supported if the itemsize is "
+                             f"unchanged: {aval.dtype} has {bits_in} bits, {dtype} "
+                             f"{bits_out}.")
+        return st.squeeze(_view(st.expand_dims(self, (0,)), dtype), (0,))
+    if (aval.shape[-1] * bits_in) % bits_out:
+        raise ValueError(f"When changing to a larger dtype, its size must be a divisor of "
+                         f"the total size in bytes of the last axis of the array: "
+                         f"{aval.shape[-1]} x {aval.dtype} cannot be read as {dtype}.")
+    if aval.dtype == dtype:
+        return self
+    if aval.dtype == np.bool_:
+        return _view(lnp.astype(self, np.uint8), dtype)
+    if dtypes.is_complex(aval.dtype):   # interleave (re, im) as the last axis
+        parts = lnp.stack([uf.real(self), uf.imag(self)], axis=-1)
+        return _view(st.reshape(parts, aval.shape[:-1] + (2 * aval.shape[-1],)), dtype)
+    if dtype == np.bool_:
+        return lnp.astype(_view(self, np.uint8), np.bool_)
+    if dtypes.is_complex(dtype):
+        parts = lnp.astype(_view(self, dtypes.real_dtype(dtype)), dtype)
+        return parts[..., 0::2] + 1j * parts[..., 1::2]
+    if bits_in < bits_out:   # bitcast_convert_type merges a trailing axis of `factor`
+        factor = bits_out // bits_in
+        shape = aval.shape[:-1] + (aval.shape[-1] // factor, factor)
+        return ew.bitcast_convert_type(st.reshape(self, shape), dtype)
+    out = ew.bitcast_convert_type(self, dtype)
+    if bits_in > bits_out:   # ... or splits each element into a new trailing axis
+        out_shape = get_aval(out).shape
+        out = st.reshape(out, out_shape[:-2] + (out_shape[-2] * out_shape[-1],))
+    return out
+
+
 def _getitem(self, index):
     from pyjax._src.numpy import indexing
     return indexing.getitem(self, index)
@@ -97,6 +146,7 @@ _METHODS = {
     "argmax": red.argmax, "argmin": red.argmin, "cumsum": red.cumsum,
     "cumprod": red.cumprod, "ptp": red.ptp, "copy": lnp.copy, "clone": lnp.copy,
     "to_device": _to_device, "compress": _compress, "__getitem__": _getitem,
+    "view": _view,
     **{name: _deferred("pyjax._src.numpy.sorting", name)
        for name in ("sort", "argsort", "argpartition", "searchsorted")},
     **{name: _deferred("pyjax._src.numpy.indexing", name) for name in ("take", "nonzero")},

@@ -77,9 +77,12 @@ def _classify(e, pos):
             return ("bool", bool(e)) if e.ndim == 0 else ("mask", e)
         if e.dtype.kind in "iu":
             return ("int", int(e)) if e.ndim == 0 else ("array", e)
-    else:
-        raise TypeError(f"Indexer must be an integer, slice, None, Ellipsis, boolean or "
-                        f"integer array; got {type(e).__name__} {e!r} at position {pos}.")
+    elif isinstance(e, str):
+        raise TypeError(f"JAX does not support string indexing; got idx={e!r} at position "
+                        f"{pos}.")
+    elif not isinstance(e, (float, complex)):   # numbers of the wrong type: TypeError below
+        raise IndexError(f"Indexer must be an integer, slice, None, Ellipsis, boolean or "
+                         f"integer array; got {type(e).__name__} {e!r} at position {pos}.")
     raise TypeError(f"Indexer must have integer or boolean type, got indexer with type "
                     f"{np.dtype(get_aval(e).dtype).name} at position {pos}, indexer value "
                     f"{e}")

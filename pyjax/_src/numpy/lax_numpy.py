@@ -30,8 +30,22 @@ def _check_int_range(x, dtype):
             raise OverflowError(f"Python int {x} too large to convert to {np.dtype(dtype)}")
 
 
+def _contains_none(obj):
+    if obj is None:
+        return True
+    return isinstance(obj, (list, tuple)) and builtins.any(_contains_none(o) for o in obj)
+
+
 def _host_array(obj, dtype):
-    """NumPy conversion of nested lists/scalars with JAX's canonical dtypes."""
+    """NumPy conversion of nested lists/scalars with JAX's canonical dtypes. Python ints
+    must fit the target dtype (OverflowError, as in JAX), never wrap."""
+    if _contains_none(obj):
+        raise ValueError("None is not a valid value for jnp.array: use a number, or "
+                         "jnp.nan for a missing float value")
+    if isinstance(obj, np.ndarray) and obj.dtype == object:
+        raise TypeError("jnp.array: NumPy arrays of dtype object are not supported, only "
+                        "number and bool dtypes; convert it first, e.g. "
+                        "x.astype(np.float32)")
     value = np.asarray(obj) if dtype is None else np.asarray(obj, dtype=dtype)
     if value.dtype == object and value.size and builtins.all(
             isinstance(v, int) for v in value.ravel()):
@@ -51,6 +65,9 @@ def _host_array(obj, dtype):
         target = dtypes.check_user_dtype(dtype, "array")
     if dtypes.is_python_scalar(obj):
         _check_int_range(obj, target)
+    elif isinstance(obj, (list, tuple)) and target.kind in "iu" and value.dtype != target:
+        # NumPy range-checks the ints of a list converted straight to the target dtype
+        return np.asarray(obj, dtype=target)
     return value.astype(target, copy=False)
 
 
@@ -353,7 +370,8 @@ def transpose(a, axes=None):
     axes = tuple(reversed(range(n))) if axes is None else \
         tuple(canonicalize_axis(x, n) for x in axes)
     if sorted(axes) != list(range(n)):
-        raise ValueError(f"axes {axes} don't match array of dimension {n}")
+        raise TypeError(f"transpose permutation isn't a permutation of operand dimensions: "
+                        f"axes {axes} don't match an array of dimension {n}")
     return ensure_array(st.transpose(a, axes))
 
 
@@ -649,10 +667,10 @@ def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=No
         raise ValueError("matmul: operands must not be scalars (use * instead)")
     a_contract, b_contract = an - 1, max(bn - 2, 0)
     if shape(a)[a_contract] != shape(b)[b_contract]:
-        raise ValueError(f"matmul: the contracted dimensions differ: the last axis of a "
-                         f"(shape {shape(a)}) has size {shape(a)[a_contract]}, but the "
-                         f"{'only' if bn == 1 else 'second-to-last'} axis of b (shape "
-                         f"{shape(b)}) has size {shape(b)[b_contract]}.")
+        raise TypeError(f"matmul: the contracted dimensions differ: the last axis of a "
+                        f"(shape {shape(a)}) has size {shape(a)[a_contract]}, but the "
+                        f"{'only' if bn == 1 else 'second-to-last'} axis of b (shape "
+                        f"{shape(b)}) has size {shape(b)[b_contract]}.")
     if an <= 2 and bn <= 2:   # no batch axes: the free axes of a, then of b
         return ensure_array(ldot.dot_general(a, b, (((a_contract,), (b_contract,)), ((), ())),
                                              precision, preferred_element_type))

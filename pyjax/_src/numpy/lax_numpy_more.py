@@ -368,7 +368,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
     if callable(mode):
         return _pad_with_function(x, widths, mode, kwargs)
     if mode not in _PAD_MODES:
-        raise ValueError(f"Unimplemented padding mode '{mode}' for np.pad.")
+        raise NotImplementedError(f"Unimplemented padding mode '{mode}' for np.pad.")
     allowed = {"constant": {"constant_values"}, "linear_ramp": {"end_values"},
                "reflect": {"reflect_type"}, "symmetric": {"reflect_type"},
                "maximum": {"stat_length"}, "minimum": {"stat_length"},

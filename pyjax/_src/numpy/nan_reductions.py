@@ -89,7 +89,10 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Non
     a = lnp.asarray(a)
     compute = dtypes.to_inexact_dtype(get_aval(a).dtype)
     mean = nanmean(a, axis=axis, dtype=compute, keepdims=True, where=where)
-    centered = _replace_nan(uf.subtract(lnp.asarray(a, compute), mean), 0)
+    centered = uf.subtract(lnp.asarray(a, compute), mean)
+    if dtypes.is_inexact(get_aval(a).dtype):
+        # only a's own NaNs are skipped: inf - inf (an infinite mean) stays NaN, as in JAX
+        centered = lnp.where(uf.isnan(a), lnp.zeros((), compute), centered)
     squared = uf.real(uf.multiply(centered, uf.conj(centered))) \
         if dtypes.is_complex(compute) else uf.square(centered)
     real = get_aval(squared).dtype

@@ -13,6 +13,7 @@ from pyjax._src.core.avals import get_aval
 from pyjax._src.core.trace import Tracer
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import structural as st
+from pyjax._src.lax.builders import broadcasting_shape
 from pyjax._src.lax.structural_more import full_like
 from pyjax._src.numpy.util import (KEPT_DTYPES, WEAK_SCALAR_DTYPES, check_arraylike, convert,
                                    ensure_array, promote_args, promote_args_inexact,
@@ -91,8 +92,9 @@ def _zero(x):
 
 
 def _broadcast(*xs):
-    """xs at their common shape: lax.select, unlike the arithmetic ops, needs one shape."""
-    shape = np.broadcast_shapes(*(get_aval(x).shape for x in xs))
+    """xs (of equal rank, or scalars) at their common shape: lax.select, unlike the
+    arithmetic ops, needs one shape. Mismatched sizes are lax's TypeError, as in JAX."""
+    shape = broadcasting_shape("broadcast", *(get_aval(x).shape for x in xs))
     return [st.broadcast_to_shape(x, shape) for x in xs]
 
 

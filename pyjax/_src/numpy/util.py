@@ -100,7 +100,14 @@ def promote_shapes(name, *args):
     ranks = [np.ndim(x) if not hasattr(x, "aval") else x.aval.ndim for x in args]
     top = max(ranks)
     if all(r == top or r == 0 for r in ranks):
-        return list(args)
+        return list(args)   # equal ranks: lax checks the sizes (a TypeError, as in JAX)
+    shapes = [np.shape(x) if not hasattr(x, "aval") else x.aval.shape for x in args]
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ValueError(f"Incompatible shapes for broadcasting: shapes={shapes} (in "
+                         f"{name}); each dimension must match or be 1, counted from the "
+                         "last.") from None
     if config.numpy_rank_promotion.value != "allow":
         msg = (f"Operands of {name} have ranks {ranks}; implicit rank promotion is "
                f"disabled by jax_numpy_rank_promotion={config.numpy_rank_promotion.value!r}.")

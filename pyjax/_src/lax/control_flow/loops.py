@@ -298,7 +298,8 @@ def while_loop(cond_fun, body_fun, init_val):
 
 def _plus_one(i):
     aval = get_aval(i)
-    return ew.add(i, 1 if aval.weak_type else np.array(1, aval.dtype))
+    one = np.array(1, aval.dtype)
+    return ew.add(i, one.item() if aval.weak_type else one)   # a weak index stays weak
 
 
 def _concrete_int(x):
@@ -314,22 +315,22 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     differentiable); with traced bounds it is a while loop (forward mode only)."""
     if not callable(body_fun):
         raise TypeError("lax.fori_loop: body_fun argument should be callable.")
-    lower_dtype = dtypes.canonicalize_dtype(get_aval(lower).dtype)
-    upper_dtype = dtypes.canonicalize_dtype(get_aval(upper).dtype)
-    for name, d in (("lower", lower_dtype), ("upper", upper_dtype)):
-        if d.kind not in "iu":
-            raise TypeError(f"fori_loop {name} bound must be an integer, got dtype "
-                            f"{d.name}.")
+    lower_aval, upper_aval = get_aval(lower), get_aval(upper)
+    lower_dtype = dtypes.canonicalize_dtype(lower_aval.dtype)
+    upper_dtype = dtypes.canonicalize_dtype(upper_aval.dtype)
+    dtype = lower_dtype
     if lower_dtype != upper_dtype:
-        if not (get_aval(lower).weak_type or get_aval(upper).weak_type):
+        # as in JAX, only a weak signed integer (a Python int) joins the other's type
+        signed = lower_dtype.kind == "i" and upper_dtype.kind == "i"
+        if not (signed and lower_aval.weak_type != upper_aval.weak_type):
             raise TypeError("lower and upper arguments to fori_loop must have equal types, "
                             f"got {lower_dtype.name} and {upper_dtype.name}; cast one of "
                             "them (or pass a Python int).")
-        dtype = dtypes.result_type(lower, upper)
-        lower = ew.convert_element_type(lower, dtype)
-        upper = ew.convert_element_type(upper, dtype)
+        dtype = upper_dtype if lower_aval.weak_type else lower_dtype
     lower_, upper_ = _concrete_int(lower), _concrete_int(upper)
     if lower_ is not None and upper_ is not None:
+        # Concrete bounds (floats too, truncated as int() does): a scan whose index
+        # starts as the Python int lower_, a weak int32 whatever the bounds' dtype (JAX's)
         length = max(upper_ - lower_, 0)
         if config.disable_jit_flag.value and length == 0:
             return init_val
@@ -338,9 +339,11 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
             i, x = carry
             return (_plus_one(i), body_fun(i, x)), None
 
-        (_, result), _ = scan(step, (lower, init_val), None, length=length,
+        (_, result), _ = scan(step, (lower_, init_val), None, length=length,
                               unroll=1 if unroll is None else unroll)
         return result
+    lower = ew.convert_element_type(lower, dtype) if lower_dtype != dtype else lower
+    upper = ew.convert_element_type(upper, dtype) if upper_dtype != dtype else upper
     if unroll not in (None, 1, False):
         raise ValueError("Can only use `unroll` in `fori_loop` if the loop bounds are "
                          "statically known.")
