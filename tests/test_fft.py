@@ -167,5 +167,38 @@ def test_bad_input_errors():
         jnp.fft.rfft(jnp.ones(4, jnp.complex64))
     with pytest.raises(ValueError, match="repeated axes"):
         jnp.fft.fftn(jnp.ones((2, 2)), axes=(0, 0))
-    with pytest.raises(TypeError, match="RFFT takes float32"):
+    with pytest.raises(ValueError, match="only real valued inputs supported for rfft"):
         lax.fft(jnp.ones(4, jnp.complex64), "RFFT", (4,))
+
+
+def test_jax_error_messages_and_empty_transforms():
+    """JAX 0.10.2's messages for misused axes/lengths, and an empty FFT gives zeros."""
+    x = np.ones((2, 3), np.float32)
+    with pytest.raises(ValueError, match=r"jax.numpy.fft.rfft does not support multiple "
+                       r"axes. Please use jax.numpy.fft.rfftn. Got axis = \[1, 1\]."):
+        jnp.fft.rfft(x, axis=[1, 1])
+    with pytest.raises(ValueError, match=r"jax.numpy.fft.fft2 only supports 2 axes. Got "
+                       r"axes = \[0\]."):
+        jnp.fft.fft2(x, axes=[0])
+    with pytest.raises(ValueError, match=r"The n argument of jax.numpy.fft.fftfreq only "
+                       r"takes an int. Got n = \[0, 1, 2\]."):
+        jnp.fft.fftfreq(n=[0, 1, 2])
+    with pytest.raises(ValueError, match=r"The d argument of jax.numpy.fft.rfftfreq only "
+                       r"takes a single value. Got d = \[0, 1, 2\]."):
+        jnp.fft.rfftfreq(n=10, d=[0, 1, 2])
+    with pytest.raises(ValueError, match=r"jax.numpy.fft.fftn does not support repeated "
+                       r"axes. Got axes \[1, 1\]."):
+        jnp.fft.fftn(x, axes=[1, 1])
+    with pytest.raises(ValueError, match=r"FFT input shape \(14, 15\) must have at least as "
+                       r"many input dimensions as fft_lengths \(4, 5, 6\)"):
+        lax.fft(np.ones((14, 15), np.complex64), fft_type="fft", fft_lengths=(4, 5, 6))
+    with pytest.raises(ValueError, match=r"IRFFT input shape \(2, 14, 15\) minor dimensions "
+                       r"must be equal to all except the last fft_length"):
+        lax.fft(np.ones((2, 14, 15), np.complex64), fft_type="irfft", fft_lengths=(13, 15))
+    with pytest.raises(ValueError, match="RFFT input must be float32 or float64, got "
+                       "bfloat16"):
+        lax.fft(np.ones((14, 15), jnp.bfloat16), fft_type="rfft", fft_lengths=(5, 6))
+    out = jnp.fft.fft(jnp.zeros((0,), jnp.complex64))
+    assert out.shape == (0,) and out.dtype == np.complex64
+    dev = pyjax.devices()[-1]
+    assert jnp.fft.fftfreq(4, device=dev).devices() == {dev}

@@ -38,38 +38,42 @@ def _real_of(dtype):
 def _fft_abstract_eval(x, *, fft_type, fft_lengths):
     fft_type = FftType(fft_type)
     k = len(fft_lengths)
-    if not 1 <= k <= 3 or x.ndim < k:
-        raise ValueError(f"fft takes 1 to 3 fft_lengths and an operand with at least that "
-                         f"many dimensions, got fft_lengths={fft_lengths} for shape {x.shape}")
+    lengths = tuple(fft_lengths)
+    if not 1 <= k <= 3:
+        raise ValueError(f"fft takes 1 to 3 fft_lengths, got fft_lengths={lengths}")
+    if x.ndim < k:
+        raise ValueError(f"FFT input shape {x.shape} must have at least as many input "
+                         f"dimensions as fft_lengths {lengths}.")
     wants_real = fft_type == FftType.RFFT
     if wants_real and x.dtype not in (np.float32, np.float64):
-        raise TypeError(f"fft of type RFFT takes float32 or float64 operands, got "
-                        f"{x.dtype.name}")
+        raise ValueError(f"RFFT input must be float32 or float64, got {x.dtype.name}")
     if not wants_real and x.dtype not in (np.complex64, np.complex128):
         raise TypeError(f"fft of type {fft_type.name} takes complex64 or complex128 "
                         f"operands, got {x.dtype.name}")
-    lengths = tuple(fft_lengths)
     if fft_type == FftType.RFFT:
         if x.shape[-k:] != lengths:
-            raise ValueError(f"RFFT fft_lengths {lengths} must equal the operand's trailing "
-                             f"dimensions {x.shape[-k:]}")
+            raise ValueError(f"RFFT input shape {x.shape} minor dimensions must be equal to "
+                             f"fft_lengths {lengths}")
         shape = x.shape[:-1] + (lengths[-1] // 2 + 1,)
         return ShapedArray(shape, dtypes.complex_dtype(x.dtype))
     if fft_type == FftType.IRFFT:
         expected = lengths[:-1] + (lengths[-1] // 2 + 1,)
         if x.shape[-k:] != expected:
-            raise ValueError(f"IRFFT fft_lengths {lengths} need trailing operand dimensions "
-                             f"{expected}, got {x.shape[-k:]}")
+            raise ValueError(f"IRFFT input shape {x.shape} minor dimensions must be equal to "
+                             f"all except the last fft_length, got fft_lengths={lengths}")
         return ShapedArray(x.shape[:-k] + lengths, _real_of(x.dtype))
     if x.shape[-k:] != lengths:
-        raise ValueError(f"{fft_type.name} fft_lengths {lengths} must equal the operand's "
-                         f"trailing dimensions {x.shape[-k:]}")
+        raise ValueError(f"FFT input shape {x.shape} minor dimensions must be equal to "
+                         f"fft_lengths {lengths}")
     return ShapedArray(x.shape, x.dtype)
 
 
 def _fft_impl(x, *, fft_type, fft_lengths):
     fft_type = FftType(fft_type)
     axes = tuple(range(x.ndim - len(fft_lengths), x.ndim))
+    if 0 in x.shape or 0 in fft_lengths:   # NumPy refuses empty transforms; XLA gives 0s
+        out_aval = _fft_abstract_eval(get_aval(x), fft_type=fft_type, fft_lengths=fft_lengths)
+        return np.zeros(out_aval.shape, out_aval.dtype)
     if fft_type == FftType.FFT:
         out = np.fft.fftn(x, axes=axes)
     elif fft_type == FftType.IFFT:
@@ -162,6 +166,8 @@ def fft(x, fft_type, fft_lengths):
     fft_type = FftType(fft_type)
     lengths = tuple(int(n) for n in fft_lengths)
     aval = get_aval(x)
+    if fft_type == FftType.RFFT and dtypes.is_complex(aval.dtype):
+        raise ValueError("only real valued inputs supported for rfft")
     if fft_type != FftType.RFFT and not dtypes.is_complex(aval.dtype):
         x = ew.convert_element_type(x, dtypes.complex_dtype(aval.dtype))
     return fft_p.bind(x, fft_type=fft_type, fft_lengths=lengths)

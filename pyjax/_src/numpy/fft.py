@@ -10,6 +10,7 @@ import operator
 import numpy as np
 
 from pyjax._src import dtypes
+from pyjax._src.api.devices import device_put
 from pyjax._src.core.avals import get_aval
 from pyjax._src.lax import fft as lfft
 from pyjax._src.lax.fft import FftType
@@ -53,9 +54,11 @@ def _axes_and_sizes(x, s, axes, name):
     if axes is None:
         axes = tuple(range(nd)) if s is None else tuple(range(nd - len(s), nd))
     else:
+        given = axes
         axes = tuple(canonicalize_axis(a, nd) for a in axes)
         if len(set(axes)) != len(axes):
-            raise ValueError(f"jnp.fft.{name} does not support repeated axes, got {axes}")
+            raise ValueError(f"jax.numpy.fft.{name} does not support repeated axes. Got axes "
+                             f"{given}.")
     if s is not None:
         s = tuple(operator.index(n) for n in s)
         if len(s) != len(axes):
@@ -153,9 +156,16 @@ def irfftn(a, s=None, axes=None, norm=None):
     return _normalized(_apply(x, FftType.IRFFT, axes, s), norm, s, True)
 
 
+def _check_one_axis(name, axis):
+    if isinstance(axis, (list, tuple)):
+        raise ValueError(f"jax.numpy.fft.{name} does not support multiple axes. Please use "
+                         f"jax.numpy.fft.{name}n. Got axis = {axis}.")
+
+
 def _one_axis(fn, name):
     def f(a, n=None, axis=-1, norm=None):
         check_arraylike(name, a)
+        _check_one_axis(name, axis)
         return fn(a, None if n is None else (n,), (axis,), norm)
     f.__name__ = name
     f.__doc__ = f"One-dimensional {fn.__name__[:-1]} along `axis` (length n)."
@@ -171,6 +181,8 @@ irfft = _one_axis(irfftn, "irfft")
 def _two_axes(fn, name):
     def f(a, s=None, axes=(-2, -1), norm=None):
         check_arraylike(name, a)
+        if len(axes) != 2:
+            raise ValueError(f"jax.numpy.fft.{name} only supports 2 axes. Got axes = {axes}.")
         return fn(a, s, axes, norm)
     f.__name__ = name
     f.__doc__ = f"Two-dimensional {fn.__name__[:-1]} over `axes`."
@@ -191,6 +203,7 @@ _SWAPPED_NORMS = {None: "forward", "backward": "forward", "forward": "backward",
 def hfft(a, n=None, axis=-1, norm=None):
     """FFT of a signal with Hermitian symmetry (real spectrum), given its first half."""
     check_arraylike("hfft", a)
+    _check_one_axis("hfft", axis)
     x = _complex_input(a)
     n = 2 * (_shape(x)[canonicalize_axis(axis, x.ndim)] - 1) if n is None else n
     return irfft(uf.conj(x), n, axis, _SWAPPED_NORMS.get(norm, norm))
@@ -199,30 +212,42 @@ def hfft(a, n=None, axis=-1, norm=None):
 def ihfft(a, n=None, axis=-1, norm=None):
     """Inverse of hfft: the first half of the Hermitian spectrum of a real signal."""
     check_arraylike("ihfft", a)
+    _check_one_axis("ihfft", axis)
     x = _real_input(a)
     n = _shape(x)[canonicalize_axis(axis, x.ndim)] if n is None else n
     return uf.conj(rfft(x, n, axis, _SWAPPED_NORMS.get(norm, norm)))
 
 
-def _frequencies(k, n, d, dtype):
+def _frequencies(name, k, n, d, dtype, device):
     """Frequency indices k of an n-point transform as k / (d * n), in `dtype` (the default
-    float dtype when None)."""
-    dtype = dtypes.canonicalize_dtype(dtype) if dtype is not None else \
+    float dtype when None), on `device`."""
+    dtype = dtypes.check_user_dtype(dtype, name) if dtype is not None else \
         dtypes.default_float_dtype()
-    return lnp.asarray(k, dtype) / (lnp.asarray(d, dtype) * n)
+    out = lnp.asarray(k, dtype) / (lnp.asarray(d, dtype) * n)
+    return out if device is None else device_put(out, device)
+
+
+def _frequency_args(name, n, d):
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
+        raise ValueError(f"The n argument of jax.numpy.fft.{name} only takes an int. "
+                         f"Got n = {list(n) if isinstance(n, tuple) else n}.")
+    if np.ndim(d) != 0:
+        raise ValueError(f"The d argument of jax.numpy.fft.{name} only takes a single "
+                         f"value. Got d = {list(d) if isinstance(d, tuple) else d}.")
+    return operator.index(n)
 
 
 def fftfreq(n, d=1.0, *, dtype=None, device=None):
     """Sample frequencies of an n-point FFT with sample spacing d."""
-    n = operator.index(n)
+    n = _frequency_args("fftfreq", n, d)
     k = np.concatenate([np.arange(0, (n - 1) // 2 + 1), np.arange(-(n // 2), 0)])
-    return _frequencies(k, n, d, dtype)
+    return _frequencies("fftfreq", k, n, d, dtype, device)
 
 
 def rfftfreq(n, d=1.0, *, dtype=None, device=None):
     """Sample frequencies of an n-point RFFT (non-negative only)."""
-    n = operator.index(n)
-    return _frequencies(np.arange(0, n // 2 + 1), n, d, dtype)
+    n = _frequency_args("rfftfreq", n, d)
+    return _frequencies("rfftfreq", np.arange(0, n // 2 + 1), n, d, dtype, device)
 
 
 def _half_roll(name, x, axes, direction):
