@@ -74,7 +74,7 @@ class Compiled:
         self._lowered = lowered
         closed = lowered._closed
         self._executable = dispatch.executable_for(closed, lowered._donated,
-                                                   lowered._device)
+                                                   lowered._device).run
         self.in_tree, self.out_tree = lowered.in_tree, lowered.out_tree
         self.args_info = lowered.args_info
 
