@@ -190,3 +190,55 @@ def test_no_generated_code_in_pyjax():
                     if "exec(" in f.read() and name != "debugger.py":
                         found.append(name)
     assert found == []
+
+
+# --- retrace diagnosis -----------------------------------------------------------------
+
+def _retrace_warnings(record):
+    return [str(w.message) for w in record if issubclass(w.category, api_jit.RetraceWarning)]
+
+
+def test_retrace_warning_for_a_new_jit_of_a_fresh_lambda_in_a_loop():
+    with pytest.warns(api_jit.RetraceWarning) as record:
+        for i in range(12):
+            jax.jit(lambda x: x + 1)(float(i))
+    (message,) = _retrace_warnings(record)
+    assert message.startswith(f"jit(<lambda>) at {__file__}:")
+    assert "has traced 9 times" in message and "function object is new each call" in message
+    assert "hoist jax.jit out of the loop" in message
+
+
+def test_retrace_warning_for_a_changing_static_int():
+    def scale(x, n):
+        return x * n
+
+    f = jax.jit(scale, static_argnums=1)
+    line = scale.__code__.co_firstlineno
+    with config.retrace_warning_threshold(3), pytest.warns(api_jit.RetraceWarning) as record:
+        for n in range(10):
+            f(jnp.ones(2), n)
+    (message,) = _retrace_warnings(record)   # once
+    assert message.startswith(f"jit(scale) at {__file__}:{line} has traced 4 times")
+    assert "different static arguments: (2,) vs (3,)" in message
+    assert "static_argnums" in message
+
+
+def test_retrace_warning_for_a_changing_shape():
+    f = jax.jit(lambda x: x.sum())
+    with pytest.warns(api_jit.RetraceWarning) as record:
+        for n in range(1, 12):
+            f(jnp.ones(n))
+    (message,) = _retrace_warnings(record)
+    assert "different argument types: f32[8] vs f32[9]" in message
+    assert "pad the inputs to a few fixed shapes" in message
+
+
+def test_no_retrace_warning_for_a_stable_loop_or_when_off(recwarn):
+    f = jax.jit(lambda x, n: x * n, static_argnums=1)
+    for _ in range(30):
+        f(jnp.ones(3), 2)
+        f(jnp.ones(4), 2)
+    with config.retrace_warning_threshold(0):
+        for n in range(12):
+            f(jnp.ones(3), n)
+    assert _retrace_warnings(recwarn) == []

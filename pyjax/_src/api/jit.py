@@ -237,6 +237,7 @@ class JitCache:
         self.entries = {}      # (in_tree, statics, in_avals, trace state) -> CacheEntry
         self.fast_calls = {}   # self.signature(args, kwargs) -> _FastCall
         self.latest = _no_fast_call   # the fast call tried first: the latest signature's
+        self.trace_count, self.last_key, self.warned = 0, None, False   # retrace diagnosis
         live_caches.add(self)   # for jax.clear_caches
 
     def clear(self):
@@ -340,7 +341,34 @@ class JitCache:
             if not entry.hoisted:   # jaxprs closing over outer tracers are not reusable
                 # threads that traced this key at once all use the first trace stored
                 entry = self.entries.setdefault(key, entry)
+                self.diagnose_retrace(fun, key)
         return entry, leaves, self.donated_leaves(args, dyn_kwargs, static_nums)
+
+    def diagnose_retrace(self, fun, key):
+        """Counts this cache's traces and warns once when they pass the threshold
+        (config pyjax_retrace_warning_threshold), with what differed between the last
+        two keys; for a function whose object is new each call, counts the caches that
+        traced its code."""
+        threshold = config.retrace_warning_threshold.value
+        previous, self.last_key = self.last_key, key
+        self.trace_count += 1
+        if threshold <= 0 or self.warned:
+            return
+        if self.trace_count == 1:   # a new function object: is its code traced again?
+            code = _code_of(fun)
+            if code is None:
+                return
+            with _caches_lock:
+                count = _first_traces_per_code[code] = _first_traces_per_code.get(code, 0) + 1
+            if count == threshold + 1:
+                _warn_retrace(self, count, "the function object is new each call (jit of a "
+                              "fresh lambda, closure or functools.partial, e.g. inside a "
+                              "loop), so no trace is reused",
+                              "hoist jax.jit out of the loop: jit the function once and "
+                              "call the jitted function.")
+        elif self.trace_count == threshold + 1:
+            self.warned = True
+            _warn_retrace(self, self.trace_count, *_key_difference(previous, key))
 
     # -- the call ------------------------------------------------------------------------
     def call(self, fun, args, kwargs):
@@ -549,23 +577,61 @@ def _explain_miss(cache, key):
         logger.warning("TRACING CACHE MISS for %s at %s: first call (tracing for the "
                        "first time)", name, cache.location)
         return
-    in_tree, statics, avals, state = key
-    reasons = []
-    for old_tree, old_statics, old_avals, old_state in list(cache.entries):
-        if old_tree != in_tree:
-            reasons.append(f"different input pytree structure: {old_tree} vs {in_tree}")
-        elif old_statics != statics:
-            reasons.append(f"different static arguments: {old_statics} vs {statics}")
-        elif old_avals != avals:
-            diffs = [f"{a.str_short()}{'(weak)' if a.weak_type else ''} vs "
-                     f"{b.str_short()}{'(weak)' if b.weak_type else ''}"
-                     for a, b in zip(old_avals, avals) if a != b]
-            reasons.append("different argument types: " + ", ".join(diffs))
-        elif old_state != state:
-            reasons.append("a configuration option that affects tracing changed "
-                           "(e.g. jax_enable_x64)")
+    reasons = [_key_difference(old, key)[0] for old in list(cache.entries)]
     logger.warning("TRACING CACHE MISS for %s: %s", name,
                    min(reasons, key=len) if reasons else "unknown reason")
+
+
+def _key_difference(old, new):
+    """(what differs between two jit cache keys, in jax_explain_cache_misses' words,
+    and how to avoid such retraces)."""
+    old_tree, old_statics, old_avals, old_state = old
+    in_tree, statics, avals, state = new
+    if old_tree != in_tree:
+        return (f"different input pytree structure: {old_tree} vs {in_tree}",
+                "pass arguments of one pytree structure each call (e.g. pad lists to a "
+                "fixed length), or make the varying part a static argument.")
+    if old_statics != statics:
+        return (f"different static arguments: {old_statics} vs {statics}",
+                "a static argument that changes each call retraces each time: pass it as "
+                "a traced argument (drop it from static_argnums / static_argnames), or "
+                "let it take only a few values.")
+    if old_avals != avals:
+        pairs = [(a, b) for a, b in zip(old_avals, avals) if a != b]
+        diffs = [f"{a.str_short()}{'(weak)' if a.weak_type else ''} vs "
+                 f"{b.str_short()}{'(weak)' if b.weak_type else ''}" for a, b in pairs]
+        if len(old_avals) == len(avals) and all(a.shape == b.shape for a, b in pairs):
+            fix = ("pass values of one dtype each call (a Python scalar is weakly typed: "
+                   "convert it with jnp.asarray(x, dtype)).")
+        else:
+            fix = ("pad the inputs to a few fixed shapes (bucketing), so that calls share "
+                   "traces.")
+        return "different argument types: " + ", ".join(diffs), fix
+    if old_state != state:
+        return ("a configuration option that affects tracing changed (e.g. jax_enable_x64)",
+                "set such options once, before the calls.")
+    return "unknown reason", "report this to pyjax."
+
+
+class RetraceWarning(UserWarning):
+    """One jitted function traced more often than pyjax_retrace_warning_threshold."""
+
+
+# code object of a jitted function -> how many JitCaches traced it (new function objects)
+_first_traces_per_code = weakref.WeakKeyDictionary()
+
+
+def _code_of(fun):
+    fun = fun.func if isinstance(fun, functools.partial) else fun
+    return getattr(fun, "__code__", None)
+
+
+def _warn_retrace(cache, count, reason, fix):
+    warnings.warn(
+        f"jit({cache.debug_name}) at {cache.location} has traced {count} times; the "
+        f"last TRACING CACHE MISS: {reason}. To avoid retracing: {fix} (Set "
+        "pyjax_retrace_warning_threshold to 0 to silence this warning.)",
+        RetraceWarning, stacklevel=5)
 
 
 def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=None,
