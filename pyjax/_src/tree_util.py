@@ -254,17 +254,17 @@ class StructureCheck:
     optree for the few nodes of a call's arguments; other trees are flattened by optree
     and their treedefs compared."""
 
-    __slots__ = ("steps", "treedef")
+    __slots__ = ("steps", "spec")
 
-    def __init__(self, example, treedef, leaf_types):
-        self.treedef = treedef
+    def __init__(self, example, leaf_types):
+        self.spec = flatten(example)[1]._spec
         self.steps = _walk_steps(example, leaf_types)
 
     def __call__(self, tree):
         steps = self.steps
         if steps is None:
             leaves, spec = optree.tree_flatten(tree, None, none_is_leaf=False, namespace=_NS)
-            return leaves if spec == self.treedef._spec else None
+            return leaves if spec == self.spec else None
         leaves, pending = [], [tree]
         for node_type, size, keys, leaf_children in steps:   # depth first
             node = pending.pop()

@@ -154,7 +154,7 @@ class _FastCall:
                  "static_positions", "dynamic_keywords", "leaf_args", "take_apart",
                  "runner")
 
-    def __init__(self, args, kwargs, static_nums, static_names, in_tree, runner):
+    def __init__(self, args, kwargs, static_nums, static_names, runner):
         self.root = Trace.root
         self.version, self.override = dispatch.default_route_state()
         self.nargs, self.runner = len(args), runner
@@ -167,9 +167,11 @@ class _FastCall:
         # runner's check of each leaf's kind also rules out containers.
         self.leaf_args = not kwargs and not self.statics and all(
             type(x) is Array or _is_host_leaf(x) for x in args)
-        dynamic = (tuple(x for i, x in enumerate(args) if i not in self.static_positions),
-                   {k: kwargs[k] for k in self.dynamic_keywords})
-        self.take_apart = tree_util.StructureCheck(dynamic, in_tree, _LEAF_TYPES)
+        # Without dynamic keywords the leaves of (args, {}) are those of args: walked alone.
+        dynamic = tuple(x for i, x in enumerate(args) if i not in self.static_positions)
+        if self.dynamic_keywords:
+            dynamic = (dynamic, {k: kwargs[k] for k in self.dynamic_keywords})
+        self.take_apart = tree_util.StructureCheck(dynamic, _LEAF_TYPES)
 
     def __call__(self, args, kwargs):
         if (_trace_context.trace is not self.root or _config.version != self.version
@@ -185,12 +187,14 @@ class _FastCall:
             v = kwargs[where] if type(where) is str else args[where]
             if not (type(v) is type(value) and (v is value or bool(v == value))):
                 return NO_FIT
-        dynamic_kwargs = {}
-        for k in self.dynamic_keywords:
-            dynamic_kwargs[k] = kwargs[k]
         if self.static_positions:
             args = tuple([x for i, x in enumerate(args) if i not in self.static_positions])
-        leaves = self.take_apart((args, dynamic_kwargs))
+        if self.dynamic_keywords:
+            dynamic_kwargs = {}
+            for k in self.dynamic_keywords:
+                dynamic_kwargs[k] = kwargs[k]
+            args = (args, dynamic_kwargs)
+        leaves = self.take_apart(args)
         if leaves is None:
             return NO_FIT
         return self.runner(leaves)
@@ -416,7 +420,7 @@ class JitCache:
         runner = dispatch.runner_for(executable, kinds, entry.in_avals, entry.out_tree)
         nargs = len(args)
         fast = _FastCall(args, kwargs, {i if i >= 0 else i + nargs for i in self.static_argnums},
-                         self.static_argnames, entry.in_tree, runner)
+                         self.static_argnames, runner)
         self.fast_calls[self.signature(args, kwargs)] = self.latest = fast
         return fast
 
