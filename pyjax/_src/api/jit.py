@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import inspect
 import operator
+import os
 import threading
 import warnings
 import weakref
@@ -356,12 +357,11 @@ class JitCache:
         threshold = config.retrace_warning_threshold.value
         previous, self.last_key = self.last_key, key
         self.trace_count += 1
-        if threshold <= 0 or self.warned:
-            return
+        code = _code_of(fun)
+        if (threshold <= 0 or self.warned or code is None
+                or code.co_filename.startswith(_PYJAX_SOURCE)):
+            return   # pyjax's own jitted functions (jax.random.normal, ...) retrace by design
         if self.trace_count == 1:   # a new function object: is its code traced again?
-            code = _code_of(fun)
-            if code is None:
-                return
             with _caches_lock:
                 count = _first_traces_per_code[code] = _first_traces_per_code.get(code, 0) + 1
             if count == threshold + 1:
@@ -620,6 +620,8 @@ def _key_difference(old, new):
 class RetraceWarning(UserWarning):
     """One jitted function traced more often than pyjax_retrace_warning_threshold."""
 
+
+_PYJAX_SOURCE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # pyjax/_src
 
 # code object of a jitted function -> how many JitCaches traced it (new function objects)
 _first_traces_per_code = weakref.WeakKeyDictionary()
