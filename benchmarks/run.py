@@ -116,6 +116,19 @@ def jit_tiny_call(fw):
     return out
 
 
+def jit_inline_call(fw):
+    """`jax.jit(f)(x, y)` written inline: a new jit object of one function every call
+    (JAX keys its caches on the function, so only the first call traces)."""
+    out = {}
+    for name, (jax, jnp) in fw.items():
+        def f(x, y):
+            return x * y + 1.0
+        a, b = jnp.ones(3), jnp.ones(3)
+        ready(jax.jit(f)(a, b))
+        out[name] = median_time(lambda jax=jax, f=f, a=a, b=b: ready(jax.jit(f)(a, b)))
+    return out
+
+
 def jit_numpy_call(fw):
     """A jitted call fed a NumPy batch (128x784 float32) as data loaders produce them."""
     out = {}
@@ -397,6 +410,7 @@ WORKLOADS = {
     "eager x+y n=1000": lambda fw: eager_add(fw, 1000),
     "eager ops": eager_ops,
     "jit tiny call": jit_tiny_call,
+    "jit inline jit(f)(x)": jit_inline_call,
     "jit call: pytree + static": jit_pytree_call,
     "jit call: NumPy batch": jit_numpy_call,
     "MLP first call": mlp_first_call,

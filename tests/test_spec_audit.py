@@ -183,7 +183,7 @@ def leaked():
     lambda t: jax.vmap(lambda y: y * t)(jnp.ones(2)),
 ], ids=["eager-op", "jnp", "closed-over-by-jit", "grad", "vmap"])
 def test_using_a_leaked_tracer_later_is_an_unexpected_tracer_error(leaked, use):
-    jax.jit(_store_and_double)(1.)
+    jax.jit(lambda x: _store_and_double(x))(1.)   # a new function: traced (and leaks) anew
     with pytest.raises(errors.UnexpectedTracerError) as info:
         use(leaked[0])
     message = str(info.value)

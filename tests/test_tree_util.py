@@ -521,3 +521,21 @@ def test_ravel_pytree_round_trips_leaves_in_their_dtypes():
         unravel(jnp.ones(4, jnp.int32))
     with pytest.raises(ValueError, match=r"shape \(4,\)"):
         unravel(jnp.ones(5))
+
+
+_Pair = collections.namedtuple("_Pair", "a b")
+
+
+@pytest.mark.parametrize("example", [
+    (1.0, 2), ([(1.0, 2.0), (3.0, 4.0)], 5.0), ({"w": 1.0, "b": [2.0, None]}, (), 3.0),
+    ({"z": {"y": 1.0, "x": 2.0}, "a": {"c": 3.0, "b": 4.0}},), (_Pair(1.0, 2.0), [3.0]), (),
+    ({}, [], None),
+])
+def test_structure_check_takes_trees_apart_in_flatten_order(example):
+    # what jit's cached calls run on their arguments (custom nodes: optree's flatten)
+    leaves = tu.tree_leaves(example)
+    check = tu.StructureCheck(example, (float, int))
+    assert check(example) == leaves
+    if example:   # another structure does not fit
+        assert check(example[:-1]) is None
+        assert check(list(example)) is None

@@ -17,7 +17,7 @@ import pytest
 import pyjax as jax
 import pyjax.numpy as jnp
 from pyjax import lax
-from pyjax._src import config, errors, tree_util
+from pyjax._src import config, errors
 from pyjax._src.backends import stablehlo
 from pyjax._src.core.avals import ShapedArray
 
@@ -617,7 +617,7 @@ def test_fast_path_takes_scalars_and_keeps_every_value_exact(executor):
         f = jax.jit(lambda x, y: 1.0 / x + y)
         values = [0.0, -0.0, 2.0, -0.0, 0.0, float("inf"), 2.0]
         got = [float(f(v, jnp.zeros(()))) for v in values]
-        assert len(f._fast_paths) == 1                     # one signature: (float, f32[])
+        assert len(f._jit.fast_calls) == 1                     # one signature: (float, f32[])
         assert got == [np.inf, -np.inf, 0.5, -np.inf, np.inf, 0.0, 0.5]
         assert np.isnan(float(f(float("nan"), jnp.zeros(()))))
         g = jax.jit(lambda b, i, c: (jnp.where(b, i, 0), 1.0 / jnp.imag(c)))
@@ -639,12 +639,12 @@ def test_fast_path_takes_numpy_arrays_fresh_each_call(executor):
             x[0] = k                                        # read anew on every call
             out = f(x, jnp.ones(3))
             assert out.dtype == jnp.float32 and out.tolist() == [k, 1.0, 2.0]
-        assert len(traces) == 1 and len(f._fast_paths) == 1
+        assert len(traces) == 1 and len(f._jit.fast_calls) == 1
         assert f(np.ones(2), jnp.ones(2)).tolist() == [1.0, 1.0]        # another shape
         assert f(np.ones(3, np.int32), jnp.ones(3)).dtype == jnp.float32  # another dtype
         assert len(traces) == 3
         subclass = np.ones(3).view(type("Sub", (np.ndarray,), {}))   # the general path
-        assert f(subclass, jnp.ones(3)).tolist() == [1.0] * 3 and len(f._fast_paths) == 3
+        assert f(subclass, jnp.ones(3)).tolist() == [1.0] * 3 and len(f._jit.fast_calls) == 3
         with jax.transfer_guard_host_to_device("disallow"):
             with pytest.raises(RuntimeError, match="Disallowed host-to-device"):
                 f(x, jnp.ones(3))
@@ -660,10 +660,10 @@ def test_fast_path_takes_committed_arrays_and_returns_committed_results(executor
             x = jax.device_put(jnp.full(2, float(k)), device)
             out = f(x, jnp.ones(2))                    # committed with uncommitted
             assert out.committed and out.tolist() == [k, k]
-        assert len(traces) == 1 and len(f._fast_paths) == 1
+        assert len(traces) == 1 and len(f._jit.fast_calls) == 1
         assert f(out, out).committed and f(out, out).tolist() == [4.0, 4.0]
         assert not f(jnp.ones(2), jnp.ones(2)).committed   # another signature
-        assert len(f._fast_paths) == 3
+        assert len(f._jit.fast_calls) == 3
 
 
 def test_fast_path_sends_misfits_to_the_general_path():
@@ -675,7 +675,7 @@ def test_fast_path_sends_misfits_to_the_general_path():
     assert float(f(1.5)) == 3.0                        # another type: traces again
     assert float(f(jnp.ones(()))) == 2.0
     assert float(f(2.5)) == 5.0 and int(f(5)) == 10    # alternating signatures still fast
-    assert len(traces) == 3 and len(f._fast_paths) == 3
+    assert len(traces) == 3 and len(f._jit.fast_calls) == 3
     x = jnp.ones(3)
     assert f(x).tolist() == [2, 2, 2]
     committed = jax.device_put(x, jax.devices()[0])    # committed: general path, committed result
@@ -705,16 +705,10 @@ def test_fast_path_donates_and_never_reuses_a_donated_scalar():
         total, twice = f(x, 1.0)
         assert total.tolist() == [2.0] * 4 and float(twice) == 2.0
         assert x.is_deleted()
-    assert len(f._fast_paths) == 1
+    assert len(f._jit.fast_calls) == 1
 
 
-def test_fast_path_generated_source_for_each_arity():
-    for count, donated, single in [(0, (), True), (1, (0,), False), (3, (0, 2), True)]:
-        unpack = [f"x{i} = args[{i}]" for i in range(count)]
-        source = xla._fast_call_source(unpack, count, donated, single)
-        compile(source, "<fast call>", "exec")
-        assert source.count("other_buffer(") == count
-        assert source.count(".delete('donated')") == len(donated)
+def test_fast_path_with_no_arguments_and_several_outputs():
     f0 = jax.jit(lambda: (jnp.ones(2), 3.0))
     for _ in range(2):
         a, b = f0()
@@ -722,22 +716,6 @@ def test_fast_path_generated_source_for_each_arity():
 
 
 Pair = collections.namedtuple("Pair", "a b")
-
-
-@pytest.mark.parametrize("example", [
-    (1.0, 2), ([(1.0, 2.0), (3.0, 4.0)], 5.0), ({"w": 1.0, "b": [2.0, None]}, (), 3.0),
-    ({"z": {"y": 1.0, "x": 2.0}, "a": {"c": 3.0, "b": 4.0}},), (Pair(1.0, 2.0), [3.0]), (),
-])
-def test_unpack_source_binds_the_leaves_in_flatten_order(example):
-    lines, names = tree_util.unpack_source(example, (float, int), "args", "return 'no fit'")
-    body = "\n".join("    " + line for line in lines)
-    count = len(jax.tree_util.tree_leaves(example))
-    source = f"def take(args):\n{body}\n    return [{', '.join(f'x{i}' for i in range(count))}]"
-    scope = dict(names)
-    exec(source, scope)
-    assert scope["take"](example) == jax.tree_util.tree_leaves(example)
-    if example:   # another structure does not fit
-        assert scope["take"](example[:-1]) == "no fit"
 
 
 @pytest.mark.parametrize("executor", ["xla", "numpy"])
@@ -761,14 +739,14 @@ def _check_pytree_fast_paths():
     for scale in [1.0, 2.0, 1.0]:
         out = f(params, jnp.ones((2, 3)), scale)
         assert out["out"].tolist() == [[9.0 * scale] * 3] * 2 and int(out["n"]) == 2
-    assert len(traces) == 1 and len(f._fast_paths) == 1
+    assert len(traces) == 1 and len(f._jit.fast_calls) == 1
     three = {"layers": [layer] * 3}                         # another structure: traces
     assert f(three, jnp.ones((2, 3)), 1.0)["out"].tolist() == [[27.0] * 3] * 2
     wider = {"layers": [{"w": jnp.ones((3, 3)), "b": jnp.zeros(3), "c": 1.0}] * 2}
     assert f(wider, jnp.ones((2, 3)), 1.0)["out"].tolist() == [[9.0] * 3] * 2
     as_tuple = {"layers": (layer, layer)}
     assert f(as_tuple, jnp.ones((2, 3)), 1.0)["out"].tolist() == [[9.0] * 3] * 2
-    assert len(traces) == 4 and len(f._fast_paths) == 4
+    assert len(traces) == 4 and len(f._jit.fast_calls) == 4
     for p in (params, three, wider, as_tuple):              # each signature stays fast
         f(p, jnp.ones((2, 3)), 1.0)
     assert len(traces) == 4
@@ -778,7 +756,7 @@ def _check_pytree_fast_paths():
         assert g(Pair(x, jnp.ones(2))).a.tolist() == [2.0, 2.0] and x.is_deleted()
     with pytest.warns(UserWarning, match="donated buffers were not usable: f32"):
         assert g(Pair(jnp.ones(2), 1.0)).b.tolist() == [1.0, 1.0]
-    assert len(g._fast_paths) == 2
+    assert len(g._jit.fast_calls) == 2
 
 
 @pytest.mark.parametrize("executor", ["xla", "numpy"])
@@ -809,7 +787,7 @@ def test_fast_path_checks_static_values_and_keywords(executor):
         for c in [1, 1, 2]:
             b = jnp.ones(2)
             assert g(jnp.ones(2), b=b, c=c).tolist() == [1.0 + c] * 2 and b.is_deleted()
-        assert len(g._fast_paths) == 2
+        assert len(g._jit.fast_calls) == 2
 
 
 def test_cpu_async_dispatch_option_reaches_the_cpu_client():

@@ -314,91 +314,78 @@ def _check_custom_flattens(tree, is_leaf):
         stack.extend(kids)
 
 
-def unpack_source(example, leaf_types, root, no_fit):
-    """Source lines that take the tuple in variable `root`, shaped like `example`, apart
-    into its leaves x0, x1, ... in flatten's order, and the names they use: what jit's
-    generated fast path runs. Leaves are the objects of `leaf_types`. Plain tuples, lists,
-    dicts with str keys and None are checked and taken apart inline (a few hundred ns);
-    other nodes flatten the whole tree and compare treedefs. A tree of another shape runs
-    the statement `no_fit` (a return)."""
-    lines, names = [], {}
-    count = _unpack_inline(example, root, leaf_types, lines, names, [0, 0], root, no_fit)
-    if count is None:
-        leaves, treedef = flatten(example)
-        count = len(leaves)
-        lines = [f"leaves, tree = flatten({root})", "if tree != expected_tree:",
-                 f"    {no_fit}"]
-        lines += [", ".join(f"x{i}" for i in range(count)) + ", = leaves"] if count else []
-        names = {"flatten": flatten, "expected_tree": treedef}
-    return lines, names
+class StructureCheck:
+    """Takes apart trees of one structure (an example's) into their leaves, in
+    flatten's order; returns None for a tree of another structure. What jit's cached
+    calls run on their arguments: trees of tuples, lists, dicts with str keys, None and
+    leaves of `leaf_types` are walked by a loop in Python, several times cheaper than
+    optree for the few nodes of a call's arguments; other trees are flattened by optree
+    and their treedefs compared."""
 
+    __slots__ = ("steps", "spec")
 
-def _inline_children(node):
-    """A plain container's children in flatten's order, or None for other nodes."""
-    t = type(node)
-    if t is tuple or t is list:
-        return list(node)
-    if t is dict and all(type(k) is str for k in node):
-        return [node[k] for k in sorted(node)]
-    return [] if node is None else None
+    def __init__(self, example, leaf_types):
+        self.spec = flatten(example)[1]._spec
+        self.steps = _walk_steps(example, leaf_types)
 
-
-# Trees nested deeper than this take the flatten path: inline code for them would gain
-# nothing and recurse past Python's stack limit (a list nested 500 deep).
-_INLINE_DEPTH = 16
-
-
-def _leaf_count(node, leaf_types, depth=_INLINE_DEPTH):
-    if isinstance(node, leaf_types):
-        return 1
-    children = _inline_children(node)
-    if children is None or depth == 0:
-        return None
-    counts = [_leaf_count(c, leaf_types, depth - 1) for c in children]
-    return None if None in counts else sum(counts)
-
-
-def _unpack_inline(node, name, leaf_types, lines, names, counters, root, no_fit):
-    """Appends the lines for `node` held in variable `name`; returns the number of leaves
-    so far, or None if some node has no inline form. counters: [next leaf, next node];
-    the `root` variable is known to be a tuple."""
-    children = _inline_children(node)
-    if children is None:
-        return None
-    if node is None:
-        lines += [f"if {name} is not None:", f"    {no_fit}"]
-        return counters[0]
-    t = type(node)
-    checks = [f"type({name}) is not {t.__name__}"] if name != root else []
-    if t is dict:
-        names[f"{name}_keys"] = frozenset(node)
-        checks.append(f"{name}.keys() != {name}_keys")
-    else:
-        checks.append(f"len({name}) != {len(node)}")
-    lines += [f"if {' or '.join(checks)}:", f"    {no_fit}"]
-    child_names, leaf = [], counters[0]    # leaves are numbered depth first, as flatten does
-    for child in children:
-        if isinstance(child, leaf_types):
-            child_names.append(f"x{leaf}")
-            leaf += 1
-        else:
-            count = _leaf_count(child, leaf_types)
-            if count is None:
+    def __call__(self, tree):
+        steps = self.steps
+        if steps is None:
+            leaves, spec = optree.tree_flatten(tree, None, none_is_leaf=False, namespace=_NS)
+            return leaves if spec == self.spec else None
+        leaves, pending = [], [tree]
+        for node_type, size, keys, leaf_children in steps:   # depth first
+            node = pending.pop()
+            if node_type is None:             # a leaf (the runner checks its kind)
+                leaves.append(node)
+            elif type(node) is not node_type:
                 return None
-            counters[1] += 1
-            child_names.append(f"n{counters[1]}")
-            leaf += count
-    if t is dict:
-        lines += [f"{c} = {name}[{k!r}]" for c, k in zip(child_names, sorted(node))]
-    elif child_names:
-        lines.append(f"{', '.join(child_names)}, = {name}")
-    for child, child_name in zip(children, child_names):
-        if child_name[0] == "x":
-            counters[0] += 1
+            elif keys is not None:            # a dict: children in sorted key order
+                if node.keys() != keys[0]:
+                    return None
+                if leaf_children:
+                    leaves.extend(map(node.__getitem__, keys[2]))
+                else:
+                    pending.extend(map(node.__getitem__, keys[1]))
+            elif node_type is _NoneType:
+                continue
+            elif len(node) != size:
+                return None
+            elif leaf_children:
+                leaves.extend(node)
+            else:
+                pending.extend(reversed(node))
+        return leaves
+
+
+def _walk_steps(example, leaf_types):
+    """StructureCheck's steps for trees shaped like `example`, one per node depth first
+    (a node whose children are all leaves takes them in one step):
+    (type, size, keys, leaf_children), type None for a leaf; for a dict, keys is (its
+    key set, its keys in reverse sorted order, in sorted order). None if a node is of
+    another kind."""
+    steps, pending = [], [example]
+    while pending:
+        node = pending.pop()
+        t = type(node)
+        if isinstance(node, leaf_types):
+            steps.append((None, 0, None, False))
+            continue
+        if t is dict and all(type(k) is str for k in node):
+            order = sorted(node)
+            children = [node[k] for k in order]
+            keys = (node.keys() | set(), tuple(reversed(order)), tuple(order))
+        elif t is tuple or t is list:
+            children, keys = list(node), None
+        elif node is None:
+            children, keys = [], None
         else:
-            _unpack_inline(child, child_name, leaf_types, lines, names, counters, root,
-                           no_fit)
-    return counters[0]
+            return None
+        leaf_children = bool(children) and all(isinstance(c, leaf_types) for c in children)
+        steps.append((t, len(children), keys, leaf_children))
+        if not leaf_children:
+            pending.extend(reversed(children))
+    return tuple(steps)
 
 
 def tree_flatten(tree, is_leaf=None):

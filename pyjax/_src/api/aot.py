@@ -85,7 +85,7 @@ class Compiled:
                                                            plan).run
         else:
             self._executable = dispatch.executable_for(closed, lowered._donated,
-                                                       lowered._device)
+                                                       lowered._device).run
         self.in_tree, self.out_tree = lowered.in_tree, lowered.out_tree
         self.args_info = lowered.args_info
 

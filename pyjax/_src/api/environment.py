@@ -85,8 +85,8 @@ def live_arrays(platform=None):
 def clear_caches():
     """Drops every cached trace and compiled computation: jit and pmap trace caches, the
     executables, and the jaxpr transformation caches. Later calls trace and compile again."""
-    for wrapped in list(api_jit.live_wrappers):
-        wrapped.clear_cache()
+    for cache in list(api_jit.live_caches):
+        cache.clear()
     for wrapped in list(api_pmap.live_wrappers):
         wrapped._cache.clear()
     api_pmap._executables.clear()

@@ -6,6 +6,8 @@ from __future__ import annotations
 import functools
 import inspect
 import operator
+import os
+import threading
 import warnings
 import weakref
 
@@ -16,8 +18,8 @@ from pyjax._src import sharding as sharding_mod
 from pyjax._src.array import Array
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import dispatch
-from pyjax._src.backends.dispatch import NO_FIT, CommittedKind, HostArrayKind
-from pyjax._src.core.avals import ShapedArray, get_aval, is_valid_jax_type
+from pyjax._src.backends.dispatch import NO_FIT, CommittedKind
+from pyjax._src.core.avals import get_aval, is_valid_jax_type
 from pyjax._src.core.trace import Trace, current_trace
 from pyjax._src.core.trace import _context as _trace_context
 from pyjax._src.core.jaxpr import ClosedJaxpr
@@ -129,6 +131,8 @@ class _HashableStatic:
 
 
 class CacheEntry:
+    """One trace: the jaxpr for one cache key, with its input and output structure."""
+
     __slots__ = ("closed_jaxpr", "in_tree", "out_tree", "hoisted", "in_avals")
 
     def __init__(self, closed_jaxpr, in_tree, out_tree, hoisted, in_avals):
@@ -136,133 +140,95 @@ class CacheEntry:
         self.hoisted, self.in_avals = hoisted, in_avals
 
 
-def _fast_path(wrapped, closed, donated, out_tree, args, kwargs):
-    """The fast path for calls like this one (the same positional count, keyword names,
-    static values, and pytrees of the same structure whose leaves are Arrays (committed
-    to the same device, or not), NumPy arrays and Python/NumPy scalars of the same kinds):
-    a method (self, *args, **kwargs) straight to the executable's result, which hands a
-    call it does not fit to JitWrapped._general."""
-    dyn_args, dyn_kwargs, statics, static_nums = wrapped._split(args, kwargs)
-    leaves, in_tree = tree_util.flatten((dyn_args, dyn_kwargs))
-    kinds = [_kind(x) for x in leaves]
-    committed = next((k.device for k in kinds if type(k) is CommittedKind), None)
-    run, donated, _ = dispatch.route(closed, donated, committed)
-    fast_call = getattr(run, "fast_call", None)   # XLA's lean entry, when it has one
-    entry = fast_call and fast_call(
-        _call_prologue(args, kwargs, static_nums, wrapped.static_argnames), kinds,
-        closed.in_avals, donated, out_tree, JitWrapped._general)
-    return entry or _plain_fast_path(run, wrapped._split, statics, in_tree, kinds,
-                                     closed.in_avals, donated, out_tree, committed is not None)
-
-
-def _call_prologue(args, kwargs, static_nums, static_names):
-    """Source lines (and the names they use) that check a call (args, kwargs) against
-    this one - the same positional count and keyword names, equal static values - and
-    bind the leaves of its dynamic arguments to x0, x1, ... in jit's flattening order."""
-    if not kwargs and not static_nums:
-        lines, names = tree_util.unpack_source(args, _LEAF_TYPES, "args", NO_FIT)
-        return ["if kwargs:", f"    {NO_FIT}"] + lines, names
-    names = {"keywords": frozenset(kwargs), "static_values_equal": static_values_equal}
-    lines = [f"if len(args) != {len(args)} or kwargs.keys() != keywords:",
-             f"    {NO_FIT}"]
-    static_nums = sorted(i for i in static_nums if i < len(args))
-    statics = [(f"args[{i}]", args[i]) for i in static_nums] + \
-        [(f"kwargs[{k!r}]", v) for k, v in kwargs.items() if k in static_names]
-    for j, (where, value) in enumerate(statics):   # equal as jit's cache compares them
-        names[f"static{j}"], names[f"static{j}_type"] = value, type(value)
-        lines += [f"v = {where}",
-                  f"if not (type(v) is static{j}_type and (v is static{j} or "
-                  f"static_values_equal(v, static{j}))):",
-                  f"    {NO_FIT}"]
-    dyn_args = [f"args[{i}], " for i in range(len(args)) if i not in static_nums]
-    dyn_kwargs = [k for k in kwargs if k not in static_names]
-    lines.append(f"dynamic = (({''.join(dyn_args)}), "
-                 f"{{{', '.join(f'{k!r}: kwargs[{k!r}]' for k in dyn_kwargs)}}})")
-    example = (tuple(x for i, x in enumerate(args) if i not in static_nums),
-               {k: kwargs[k] for k in dyn_kwargs})
-    unpack_lines, unpack_names = tree_util.unpack_source(example, _LEAF_TYPES, "dynamic",
-                                                         NO_FIT)
-    names.update(unpack_names)
-    return lines + unpack_lines, names
-
-
-def _plain_fast_path(run, split, statics, in_tree, kinds, in_avals, donated, out_tree,
-                     committed):
-    """The fast path for executables without a lean entry (NumPy, host callbacks)."""
-    state = dispatch.default_route_state()
-
-    def fast(self, *args, **kwargs):
-        if (_trace_context.trace is not Trace.root
-                or dispatch.default_route_state() != state):
-            return self._general(args, kwargs)
-        dyn_args, dyn_kwargs, call_statics, _ = split(args, kwargs)
-        leaves, tree = tree_util.flatten((dyn_args, dyn_kwargs))
-        if tree != in_tree or call_statics != statics:
-            return self._general(args, kwargs)
-        arrays = []
-        for x, kind, aval in zip(leaves, kinds, in_avals):
-            if not _fits(x, kind):
-                return self._general(args, kwargs)
-            arrays.append(x if type(x) is Array else _to_array(x, aval))
-        outs = run(arrays, committed)
-        for i in donated:
-            if type(leaves[i]) is Array:
-                leaves[i].delete("donated")
-        return tree_util.tree_unflatten(out_tree, outs)
-    return fast
-
-
-def _kind(x):
-    """What a fast path expects of an argument leaf: an uncommitted Array's aval, a
-    committed one's CommittedKind, a NumPy array's HostArrayKind, a scalar's type."""
-    if type(x) is Array:
-        return CommittedKind(x.aval, x._device) if x.committed else x.aval
-    if type(x) is np.ndarray:
-        return HostArrayKind(x.dtype, x.shape)
-    return type(x)
-
-
-def _fits(x, kind):
-    """Whether an argument leaf is of the kind a fast path expects."""
-    if type(kind) is ShapedArray:
-        return type(x) is Array and not x.committed and x.aval == kind
-    if type(kind) in (CommittedKind, HostArrayKind):
-        return kind.fits(x)
-    return type(x) is kind
-
+# read on every cached call
+_config = config.config
+_default_device = devices_mod.default_device_state
 
 _SCALAR_TYPES = (bool, int, float, complex, np.bool_, np.number)
 _LEAF_TYPES = (Array, np.ndarray) + _SCALAR_TYPES
 
 
 def _is_host_leaf(x):
-    """A Python/NumPy scalar or exactly a NumPy array (fast paths take no subclasses)."""
+    """A Python/NumPy scalar or exactly a NumPy array (fast calls take no subclasses)."""
     return type(x) is np.ndarray or isinstance(x, _SCALAR_TYPES)
 
 
 def _host_values_move_freely():
-    """Whether scalar and NumPy arguments may skip the transfer guard (fast paths move
+    """Whether scalar and NumPy arguments may skip the transfer guard (fast calls move
     them without asking): only when it allows implicit host-to-device transfers."""
     return devices_mod.transfer_guard_level("host_to_device") == "allow"
 
 
-live_wrappers = weakref.WeakSet()   # every JitWrapped alive
+class _FastCall:
+    """A cached call: the route of one argument signature (positional count, keyword
+    names, static values, pytree structure, leaf kinds) straight to its executable's
+    runner. Called with (args, kwargs), it returns the result, or NO_FIT when the call
+    is not of this signature, the thread is not at the root trace, or an option that
+    routing depends on (config, default device) changed since it was made."""
+
+    __slots__ = ("root", "version", "override", "nargs", "keywords", "statics",
+                 "static_positions", "dynamic_keywords", "leaf_args", "take_apart",
+                 "runner")
+
+    def __init__(self, args, kwargs, static_nums, static_names, runner):
+        self.root = Trace.root
+        self.version, self.override = dispatch.default_route_state()
+        self.nargs, self.runner = len(args), runner
+        self.keywords = frozenset(kwargs)
+        self.static_positions = tuple(i for i in sorted(static_nums) if 0 <= i < len(args))
+        self.statics = tuple([(i, args[i]) for i in self.static_positions]
+                             + [(k, v) for k, v in kwargs.items() if k in static_names])
+        self.dynamic_keywords = tuple(k for k in kwargs if k not in static_names)
+        # Positional leaves only (the common case): the arguments are the leaves, and the
+        # runner's check of each leaf's kind also rules out containers.
+        self.leaf_args = not kwargs and not self.statics and all(
+            type(x) is Array or _is_host_leaf(x) for x in args)
+        # Without dynamic keywords the leaves of (args, {}) are those of args: walked alone.
+        dynamic = tuple(x for i, x in enumerate(args) if i not in self.static_positions)
+        if self.dynamic_keywords:
+            dynamic = (dynamic, {k: kwargs[k] for k in self.dynamic_keywords})
+        self.take_apart = tree_util.StructureCheck(dynamic, _LEAF_TYPES)
+
+    def __call__(self, args, kwargs):
+        if (_trace_context.trace is not self.root or _config.version != self.version
+                or _default_device.override is not self.override):
+            return NO_FIT
+        if self.leaf_args:
+            if kwargs or len(args) != self.nargs:
+                return NO_FIT
+            return self.runner(args)
+        if len(args) != self.nargs or kwargs.keys() != self.keywords:
+            return NO_FIT
+        for where, value in self.statics:   # equal as jit's cache compares them
+            v = kwargs[where] if type(where) is str else args[where]
+            if not (type(v) is type(value) and (v is value or bool(v == value))):
+                return NO_FIT
+        if self.static_positions:
+            args = tuple([x for i, x in enumerate(args) if i not in self.static_positions])
+        if self.dynamic_keywords:
+            dynamic_kwargs = {}
+            for k in self.dynamic_keywords:
+                dynamic_kwargs[k] = kwargs[k]
+            args = (args, dynamic_kwargs)
+        leaves = self.take_apart(args)
+        if leaves is None:
+            return NO_FIT
+        return self.runner(leaves)
 
 
-class JitWrapped:
-    """The callable returned by jit(f)."""
+def _no_fast_call(args, kwargs):
+    return NO_FIT
 
-    def __new__(cls, *args, **kwargs):
-        # Each jitted function gets a class of its own, whose __call__ becomes the fast
-        # entry generated for the latest call signature: one Python frame per call.
-        return object.__new__(type(cls.__name__, (cls,), {"__module__": cls.__module__}))
 
-    def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(),
-                 donate_argnames=(), inline=False, keep_unused=False, device=None):
-        if not callable(fun):
-            raise TypeError(f"jit expects a callable, got {fun!r} of type {type(fun)}")
-        functools.update_wrapper(self, fun, updated=())
-        self.fun = fun
+class JitCache:
+    """What every jit(f, **options) of one function with equal options shares, as in JAX
+    (jit(f)(x) written inline reuses the first trace): the checked options, the traces
+    per key and the fast calls per argument signature. It holds no reference to the
+    function, so the global table (`_cache_for`) keeps nothing alive."""
+
+    def __init__(self, fun, static_argnums, static_argnames, donate_argnums,
+                 donate_argnames, inline, keep_unused, device, in_shardings=None,
+                 out_shardings=None):
         static_argnums = normalize_argnums(static_argnums)
         static_argnames = _normalize_argnames(static_argnames)
         donate_argnums = normalize_argnums(donate_argnums, "jit donate_argnums")
@@ -286,23 +252,23 @@ class JitWrapped:
         self.donate_argnums = frozenset(donate_argnums)
         self.donate_argnames = frozenset(donate_argnames)
         self.inline, self.keep_unused, self.device = inline, keep_unused, device
-        self.in_shardings = self.out_shardings = None   # pytree prefixes (jit sets them)
-        self._cache = {}
-        self._fast_paths = {}   # self._signature(args, kwargs) -> _fast_path(...)
-        live_wrappers.add(self)   # for jax.clear_caches
-        self._arg_names = _arg_names(fun)
-        self._debug_name = fun_name(fun)
+        self.arg_names = None if params is None else [p.name for p in params]
+        self.debug_name = fun_name(fun)
+        self.location = _location(fun)
+        self.in_shardings, self.out_shardings = in_shardings, out_shardings   # prefixes
+        self.entries = {}      # (in_tree, statics, in_avals, trace state) -> CacheEntry
+        self.fast_calls = {}   # self.signature(args, kwargs) -> _FastCall
+        self.latest = _no_fast_call   # the fast call tried first: the latest signature's
+        self.trace_count, self.last_key, self.warned = 0, None, False   # retrace diagnosis
+        live_caches.add(self)   # for jax.clear_caches
 
-    def __get__(self, obj, objtype=None):
-        if obj is None:
-            return self
-        return functools.partial(self, obj)
-
-    def __repr__(self):
-        return f"<PjitFunction of {self.fun!r}>"
+    def clear(self):
+        self.entries.clear()
+        self.fast_calls.clear()
+        self.latest = _no_fast_call
 
     # -- splitting arguments ---------------------------------------------------------
-    def _split(self, args, kwargs):
+    def split(self, args, kwargs):
         nargs = len(args)
         # A static argnum past the positional arguments was passed by keyword (and is
         # covered by its inferred static argname).
@@ -321,17 +287,18 @@ class JitWrapped:
                 dyn_kwargs[k] = v
         return tuple(dyn_args), dyn_kwargs, tuple(statics), static_nums
 
-    def _signature(self, args, kwargs):
-        """A call's key among the fast paths: each argument leaf's kind, after the tree
+    def signature(self, args, kwargs):
+        """A call's key among the fast calls: each argument leaf's kind, after the tree
         structure and static values when there are containers, keywords or statics."""
         if (not kwargs and not self.static_argnums
                 and all(type(x) is Array or _is_host_leaf(x) for x in args)):
-            return tuple([_kind(x) for x in args])
-        dyn_args, dyn_kwargs, statics, _ = self._split(args, kwargs)
+            return tuple([dispatch.kind_of(x) for x in args])
+        dyn_args, dyn_kwargs, statics, _ = self.split(args, kwargs)
         leaves, tree = tree_util.flatten((dyn_args, dyn_kwargs))
-        return (tree, statics, *[_kind(x) for x in leaves])
+        return (tree, statics, *[dispatch.kind_of(x) for x in leaves])
 
-    def _donated_leaves(self, args, dyn_kwargs, static_nums):
+    def donated_leaves(self, args, dyn_kwargs, static_nums):
+        """One flag per argument leaf, or () when nothing is donated."""
         if not (self.donate_argnums or self.donate_argnames):
             return ()
         flags = []
@@ -342,29 +309,29 @@ class JitWrapped:
                 flags += [i in donate] * len(tree_util.tree_leaves(x))
         for k, v in dyn_kwargs.items():
             flags += [k in self.donate_argnames] * len(tree_util.tree_leaves(v))
-        return tuple(flags)
+        return tuple(flags) if any(flags) else ()
 
-    # -- tracing ---------------------------------------------------------------------
-    def _trace(self, dyn_args, dyn_kwargs, statics, static_nums, in_avals, in_tree, args,
-               kwargs):
+    # -- 1. trace ----------------------------------------------------------------------
+    def trace(self, fun, dyn_args, dyn_kwargs, statics, static_nums, in_avals, in_tree,
+              args, kwargs):
         def flat_fun(*leaf_tracers):
             call_args, call_kwargs = tree_util.tree_unflatten(in_tree, leaf_tracers)
             full_args = _merge_static(args, call_args, static_nums)
             full_kwargs = dict(kwargs)
             full_kwargs.update(call_kwargs)
-            out = self.fun(*full_args, **full_kwargs)
+            out = fun(*full_args, **full_kwargs)
             out_leaves, out_tree = tree_util.flatten(out)
             for leaf in out_leaves:
                 if not is_valid_jax_type(leaf):
                     raise TypeError(
-                        f"{self._debug_name} returned a value of type {type(leaf)}, which "
+                        f"{self.debug_name} returned a value of type {type(leaf)}, which "
                         "is not a valid JAX type; jitted functions must return arrays "
                         "(in pytrees).")
             flat_fun.out_tree = out_tree
             return out_leaves
 
-        debug = pe.DebugInfo(self._debug_name, _location(self.fun),
-                             _flat_arg_names(self._arg_names, args, static_nums, dyn_kwargs))
+        debug = pe.DebugInfo(self.debug_name, self.location,
+                             _flat_arg_names(self.arg_names, args, static_nums, dyn_kwargs))
         closed, hoisted = pe.trace_to_closed_jaxpr(flat_fun, in_avals, debug)
         # Drop work no output needs (e.g. a forward scan's unused ys under grad) before
         # any executor sees it; effectful equations stay.
@@ -373,81 +340,109 @@ class JitWrapped:
             closed = ClosedJaxpr(jaxpr, consts)
         return CacheEntry(closed, in_tree, flat_fun.out_tree, hoisted, in_avals)
 
-    def _get_entry(self, args, kwargs):
-        dyn_args, dyn_kwargs, statics, static_nums = self._split(args, kwargs)
+    def entry_for(self, fun, args, kwargs):
+        """(the trace for this call, its argument leaves, their donation flags): from the
+        cache, or traced now."""
+        dyn_args, dyn_kwargs, statics, static_nums = self.split(args, kwargs)
         leaves, in_tree = tree_util.flatten((dyn_args, dyn_kwargs))
         try:
             in_avals = tuple(x.aval if type(x) is Array else get_aval(x) for x in leaves)
         except TypeError:
-            raise _invalid_argument_error(self._debug_name, leaves, in_tree) from None
+            raise _invalid_argument_error(self.debug_name, leaves, in_tree) from None
         key = (in_tree, statics, in_avals, config.config.trace_state())
-        entry = self._cache.get(key)
+        entry = self.entries.get(key)
         if entry is None or entry.hoisted:
             if config.no_tracing.value:
-                raise RuntimeError(f"re-tracing function {self._debug_name} for `jit`, but "
+                raise RuntimeError(f"re-tracing function {self.debug_name} for `jit`, but "
                                    "'no_tracing' is set (jax.no_tracing): a call with new "
                                    "argument types or static values needs tracing.")
             if config.explain_cache_misses.value or config.log_compiles.value:
                 _explain_miss(self, key)
-            entry = self._trace(dyn_args, dyn_kwargs, statics, static_nums, in_avals,
-                                in_tree, args, kwargs)
+            entry = self.trace(fun, dyn_args, dyn_kwargs, statics, static_nums, in_avals,
+                               in_tree, args, kwargs)
             if not entry.hoisted:   # jaxprs closing over outer tracers are not reusable
-                self._cache[key] = entry
-        return entry, leaves, self._donated_leaves(args, dyn_kwargs, static_nums)
+                # threads that traced this key at once all use the first trace stored
+                entry = self.entries.setdefault(key, entry)
+                self.diagnose_retrace(fun, key)
+        return entry, leaves, self.donated_leaves(args, dyn_kwargs, static_nums)
 
-    def __call__(self, *args, **kwargs):
-        # Until a fast entry is installed (see _general) in this function's own class.
-        return self._general(args, kwargs)
+    def diagnose_retrace(self, fun, key):
+        """Counts this cache's traces and warns once when they pass the threshold
+        (config pyjax_retrace_warning_threshold), with what differed between the last
+        two keys; for a function whose object is new each call, counts the caches that
+        traced its code."""
+        threshold = config.retrace_warning_threshold.value
+        previous, self.last_key = self.last_key, key
+        self.trace_count += 1
+        code = _code_of(fun)
+        if (threshold <= 0 or self.warned or code is None
+                or code.co_filename.startswith(_PYJAX_SOURCE)):
+            return   # pyjax's own jitted functions (jax.random.normal, ...) retrace by design
+        if self.trace_count == 1:   # a new function object: is its code traced again?
+            with _caches_lock:
+                count = _first_traces_per_code[code] = _first_traces_per_code.get(code, 0) + 1
+            if count == threshold + 1:
+                _warn_retrace(self, count, "the function object is new each call (jit of a "
+                              "fresh lambda, closure or functools.partial, e.g. inside a "
+                              "loop), so no trace is reused",
+                              "hoist jax.jit out of the loop: jit the function once and "
+                              "call the jitted function.")
+        elif self.trace_count == threshold + 1:
+            self.warned = True
+            _warn_retrace(self, self.trace_count, *_key_difference(previous, key))
 
-    def _use_fast_path(self, fast):
-        type(self).__call__ = fast   # the latest signature's entry is tried first
-
-    def _general(self, args, kwargs):
-        """A call the installed fast entry did not fit."""
-        if len(self._fast_paths) > 1:   # another signature seen before?
-            fast = self._fast_paths.get(self._signature(args, kwargs))
-            if fast is not None and type(self).__call__ is not fast:
-                # Installed, it runs the call; if that does not fit either, it comes back
-                # here and goes on below (it is now the installed one).
-                self._use_fast_path(fast)
-                return fast(self, *args, **kwargs)
+    # -- the call ------------------------------------------------------------------------
+    def call(self, fun, args, kwargs):
+        """A call the latest fast call did not take: another signature's fast call, or
+        trace (if new) -> lower and compile (if new) -> execute."""
+        if len(self.fast_calls) > 1:   # another signature seen before?
+            fast = self.fast_calls.get(self.signature(args, kwargs))
+            if fast is not None and fast is not self.latest:
+                self.latest = fast
+                out = fast(args, kwargs)
+                if out is not NO_FIT:
+                    return out
         if config.disable_jit_flag.value:
-            return self.fun(*args, **kwargs)
-        entry, leaves, donated = self._get_entry(args, kwargs)
-        closed = entry.closed_jaxpr
-        if current_trace() is Trace.root and not entry.hoisted:
-            arrays = [x if type(x) is Array else _to_array(x, a)
+            return fun(*args, **kwargs)
+        entry, leaves, donated = self.entry_for(fun, args, kwargs)
+        if current_trace() is not Trace.root or entry.hoisted:
+            # under a transformation: jit is a primitive of the enclosing trace
+            outs = jit_p.bind(*entry.hoisted, *leaves, jaxpr=entry.closed_jaxpr,
+                              name=self.debug_name,
+                              donated_invars=(False,) * len(entry.hoisted)
+                              + (donated or (False,) * len(leaves)),
+                              inline=self.inline, keep_unused=self.keep_unused)
+            return tree_util.tree_unflatten(entry.out_tree, outs)
+        if self.partitioned(entry.closed_jaxpr, leaves):   # one SPMD program; no fast call
+            arrays = [x if type(x) is Array else dispatch.host_to_array(x, a)
                       for x, a in zip(leaves, entry.in_avals)]
-            if self._partitioned(closed, arrays):   # one SPMD program; no fast path
-                return tree_util.tree_unflatten(entry.out_tree, dispatch.run_sharded(
-                    closed, arrays, donated, *self._leaf_shardings(args, kwargs, entry),
-                    where=f"jitted computation {self._debug_name}"))
-            outs = dispatch.run_closed_jaxpr(closed, arrays, donated, self.device)
-            if self.device is None and all(
-                    type(x) is Array or _is_host_leaf(x) and _host_values_move_freely()
-                    for x in leaves):
-                fast = self._fast_paths[self._signature(args, kwargs)] = _fast_path(
-                    self, closed, donated or (False,) * len(leaves), entry.out_tree, args,
-                    kwargs)
-                self._use_fast_path(fast)
-        else:
-            donated_invars = (False,) * len(entry.hoisted) + (donated or
-                                                             (False,) * len(leaves))
-            outs = jit_p.bind(*entry.hoisted, *leaves, jaxpr=closed, name=self._debug_name,
-                              donated_invars=donated_invars, inline=self.inline,
-                              keep_unused=self.keep_unused)
+            return tree_util.tree_unflatten(entry.out_tree, dispatch.run_sharded(
+                entry.closed_jaxpr, arrays, donated, *self.leaf_shardings(args, kwargs, entry),
+                where=f"jitted computation {self.debug_name}"))
+        if self.device is None and all(
+                type(x) is Array or _is_host_leaf(x) and _host_values_move_freely()
+                for x in leaves):
+            fast = self.fast_call_for(entry, leaves, donated, args, kwargs)
+            out = fast(args, kwargs)
+            if out is not NO_FIT:
+                return out
+        # arguments no runner takes (e.g. ndarray subclasses, committed to two devices):
+        # the same executable through dispatch's general entry, which explains errors
+        arrays = [x if type(x) is Array else dispatch.host_to_array(x, a)
+                  for x, a in zip(leaves, entry.in_avals)]
+        outs = dispatch.run_closed_jaxpr(entry.closed_jaxpr, arrays, donated, self.device)
         return tree_util.tree_unflatten(entry.out_tree, outs)
 
     # -- shardings -------------------------------------------------------------------
-    def _partitioned(self, closed, arrays):
+    def partitioned(self, closed, leaves):
         """Whether this call runs as a program partitioned over a mesh."""
         return (self.in_shardings is not None or self.out_shardings is not None
-                or any(x._sharding is not None for x in arrays)
+                or any(type(x) is Array and x._sharding is not None for x in leaves)
                 or dispatch.is_partitioned(closed))
 
-    def _leaf_shardings(self, args, kwargs, entry):
+    def leaf_shardings(self, args, kwargs, entry):
         """(per argument leaf, per result leaf) the Sharding asked for, or None."""
-        dyn_args, dyn_kwargs, _, _ = self._split(args, kwargs)
+        dyn_args, dyn_kwargs, _, _ = self.split(args, kwargs)
         given = self.in_shardings
         if given is None or isinstance(given, (sharding_mod.Sharding,
                                                sharding_mod.PartitionSpec)):
@@ -456,7 +451,7 @@ class JitWrapped:
             given = tuple(given)
         if not isinstance(given, tuple) or len(given) != len(dyn_args):
             raise ValueError(
-                f"jit({self._debug_name}): in_shardings must be a Sharding or a tuple with "
+                f"jit({self.debug_name}): in_shardings must be a Sharding or a tuple with "
                 f"one entry (a pytree prefix) per positional argument; got {given!r} for "
                 f"{len(dyn_args)} positional arguments.")
         in_leaves = tree_util.prefix_broadcast((given, {k: None for k in dyn_kwargs}),
@@ -467,35 +462,96 @@ class JitWrapped:
         return ([canon(s, "jit in_shardings") for s in in_leaves],
                 [canon(s, "jit out_shardings") for s in out_leaves])
 
-    # -- introspection ---------------------------------------------------------------
+    def fast_call_for(self, entry, leaves, donated, args, kwargs):
+        """Makes and installs the fast call for this call's signature: 2. lower and
+        3. compile (dispatch.executable_for, once per jaxpr, donation and device), and
+        the executable's runner for these leaf kinds."""
+        kinds = [dispatch.kind_of(x) for x in leaves]
+        device = next((k.device for k in kinds if type(k) is CommittedKind), None)
+        executable = dispatch.executable_for(entry.closed_jaxpr, donated, device)
+        runner = dispatch.runner_for(executable, kinds, entry.in_avals, entry.out_tree)
+        nargs = len(args)
+        fast = _FastCall(args, kwargs, {i if i >= 0 else i + nargs for i in self.static_argnums},
+                         self.static_argnames, runner)
+        self.fast_calls[self.signature(args, kwargs)] = self.latest = fast
+        return fast
+
+
+# Every jit's cache per function and options: fun -> {options: JitCache}, weakly keyed on
+# the function, as JAX keys its own.
+_caches = weakref.WeakKeyDictionary()
+_caches_lock = threading.Lock()
+live_caches = weakref.WeakSet()   # every JitCache alive, for jax.clear_caches
+
+
+def _cache_for(fun, options):
+    """The JitCache of `fun` with `options` (a tuple of the jit arguments)."""
+    try:
+        with _caches_lock:
+            per_fun = _caches.get(fun)
+            cache = per_fun and per_fun.get(options)
+    except TypeError:   # not weakly referenceable, unhashable function or options
+        return JitCache(fun, *options)
+    if cache is None:
+        cache = JitCache(fun, *options)   # outside the lock: it may raise or take time
+        with _caches_lock:
+            cache = _caches.setdefault(fun, {}).setdefault(options, cache)
+    return cache
+
+
+class JitWrapped:
+    """The callable returned by jit(f): a cached call runs the latest signature's fast
+    call; any other goes to JitCache.call."""
+
+    def __init__(self, fun, cache):
+        functools.update_wrapper(self, fun, updated=())
+        self.fun, self._jit = fun, cache
+
+    def __call__(self, *args, **kwargs):
+        out = self._jit.latest(args, kwargs)
+        if out is NO_FIT:
+            return self._jit.call(self.fun, args, kwargs)
+        return out
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+    def __repr__(self):
+        return f"<PjitFunction of {self.fun!r}>"
+
+    # -- options and introspection -----------------------------------------------------
+    static_argnums = property(lambda self: self._jit.static_argnums)
+    static_argnames = property(lambda self: self._jit.static_argnames)
+    donate_argnums = property(lambda self: self._jit.donate_argnums)
+    donate_argnames = property(lambda self: self._jit.donate_argnames)
+
     def _cache_size(self):
-        return len(self._cache)
+        return len(self._jit.entries)
 
     def clear_cache(self):
-        self._cache.clear()
-        self._fast_paths.clear()
-        self._use_fast_path(JitWrapped.__call__)
+        self._jit.clear()
 
     def trace(self, *args, **kwargs):
         """Traces for these arguments and returns a Traced (jaxpr, out_info, lower())."""
-        entry, _, donated = self._get_entry(args, kwargs)
+        entry, _, donated = self._jit.entry_for(self.fun, args, kwargs)
         return Traced(self, entry, args, kwargs, donated)
 
     def lower(self, *args, **kwargs):
         """Traces and lowers for these arguments: a Lowered, with as_text() (StableHLO)
         and compile()."""
         from pyjax._src.api import aot
-        entry, leaves, donated = self._get_entry(args, kwargs)
+        entry, leaves, donated = self._jit.entry_for(self.fun, args, kwargs)
         if entry.hoisted:
-            raise ValueError(f"jit({self._debug_name}).lower() was called inside a "
+            raise ValueError(f"jit({self._jit.debug_name}).lower() was called inside a "
                              "transformation; lower at top level.")
         shardings = None
-        arrays = [x for x in leaves if type(x) is Array]
-        if self._partitioned(entry.closed_jaxpr, arrays):
-            shardings = self._leaf_shardings(args, kwargs, entry)
+        if self._jit.partitioned(entry.closed_jaxpr, leaves):
+            shardings = self._jit.leaf_shardings(args, kwargs, entry)
         return aot.lower(entry.closed_jaxpr, entry.in_tree, entry.out_tree,
-                         donated or (False,) * len(leaves), self._debug_name, leaves,
-                         self.device, shardings)
+                         donated or (False,) * len(leaves), self._jit.debug_name, leaves,
+                         self._jit.device, shardings)
 
     def eval_shape(self, *args, **kwargs):
         return self.trace(*args, **kwargs).out_info
@@ -530,10 +586,13 @@ class Traced:
             for a in self._entry.closed_jaxpr.out_avals])
 
 
-def _to_array(x, aval):
-    from pyjax._src.backends.numpy_backend import _wrap, host_value
-    devices_mod.check_transfer("host_to_device", False, aval)   # an implicit transfer
-    return _wrap(host_value(x, aval), aval)
+def _hashable_prefix(tree):
+    """A shardings prefix with its lists made tuples, so that jit's options can key the
+    per-function cache (a prefix holding a dict is not hashable: that jit keeps a private
+    cache)."""
+    if isinstance(tree, (list, tuple)):
+        return tuple(_hashable_prefix(t) for t in tree)
+    return tree
 
 
 def _merge_static(args, dyn_args, static_nums):
@@ -594,32 +653,72 @@ def _invalid_argument_error(name, leaves, in_tree):
     raise AssertionError("_invalid_argument_error: every argument is a valid array")
 
 
-def _explain_miss(wrapped, key):
+def _explain_miss(cache, key):
     """Logs why jit traces again: which part of the key differs from the closest entry."""
     import logging  # only when explaining: importing it costs ~6 ms at startup
     logger = logging.getLogger("pyjax")
-    name = wrapped._debug_name
-    if not wrapped._cache:
+    name = cache.debug_name
+    if not cache.entries:
         logger.warning("TRACING CACHE MISS for %s at %s: first call (tracing for the "
-                       "first time)", name, _location(wrapped.fun))
+                       "first time)", name, cache.location)
         return
-    in_tree, statics, avals, state = key
-    reasons = []
-    for old_tree, old_statics, old_avals, old_state in wrapped._cache:
-        if old_tree != in_tree:
-            reasons.append(f"different input pytree structure: {old_tree} vs {in_tree}")
-        elif old_statics != statics:
-            reasons.append(f"different static arguments: {old_statics} vs {statics}")
-        elif old_avals != avals:
-            diffs = [f"{a.str_short()}{'(weak)' if a.weak_type else ''} vs "
-                     f"{b.str_short()}{'(weak)' if b.weak_type else ''}"
-                     for a, b in zip(old_avals, avals) if a != b]
-            reasons.append("different argument types: " + ", ".join(diffs))
-        elif old_state != state:
-            reasons.append("a configuration option that affects tracing changed "
-                           "(e.g. jax_enable_x64)")
+    reasons = [_key_difference(old, key)[0] for old in list(cache.entries)]
     logger.warning("TRACING CACHE MISS for %s: %s", name,
                    min(reasons, key=len) if reasons else "unknown reason")
+
+
+def _key_difference(old, new):
+    """(what differs between two jit cache keys, in jax_explain_cache_misses' words,
+    and how to avoid such retraces)."""
+    old_tree, old_statics, old_avals, old_state = old
+    in_tree, statics, avals, state = new
+    if old_tree != in_tree:
+        return (f"different input pytree structure: {old_tree} vs {in_tree}",
+                "pass arguments of one pytree structure each call (e.g. pad lists to a "
+                "fixed length), or make the varying part a static argument.")
+    if old_statics != statics:
+        return (f"different static arguments: {old_statics} vs {statics}",
+                "a static argument that changes each call retraces each time: pass it as "
+                "a traced argument (drop it from static_argnums / static_argnames), or "
+                "let it take only a few values.")
+    if old_avals != avals:
+        pairs = [(a, b) for a, b in zip(old_avals, avals) if a != b]
+        diffs = [f"{a.str_short()}{'(weak)' if a.weak_type else ''} vs "
+                 f"{b.str_short()}{'(weak)' if b.weak_type else ''}" for a, b in pairs]
+        if len(old_avals) == len(avals) and all(a.shape == b.shape for a, b in pairs):
+            fix = ("pass values of one dtype each call (a Python scalar is weakly typed: "
+                   "convert it with jnp.asarray(x, dtype)).")
+        else:
+            fix = ("pad the inputs to a few fixed shapes (bucketing), so that calls share "
+                   "traces.")
+        return "different argument types: " + ", ".join(diffs), fix
+    if old_state != state:
+        return ("a configuration option that affects tracing changed (e.g. jax_enable_x64)",
+                "set such options once, before the calls.")
+    return "unknown reason", "report this to pyjax."
+
+
+class RetraceWarning(UserWarning):
+    """One jitted function traced more often than pyjax_retrace_warning_threshold."""
+
+
+_PYJAX_SOURCE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # pyjax/_src
+
+# code object of a jitted function -> how many JitCaches traced it (new function objects)
+_first_traces_per_code = weakref.WeakKeyDictionary()
+
+
+def _code_of(fun):
+    fun = fun.func if isinstance(fun, functools.partial) else fun
+    return getattr(fun, "__code__", None)
+
+
+def _warn_retrace(cache, count, reason, fix):
+    warnings.warn(
+        f"jit({cache.debug_name}) at {cache.location} has traced {count} times; the "
+        f"last TRACING CACHE MISS: {reason}. To avoid retracing: {fix} (Set "
+        "pyjax_retrace_warning_threshold to 0 to silence this warning.)",
+        RetraceWarning, stacklevel=5)
 
 
 def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=None,
@@ -645,7 +744,10 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=N
                             f"{device!r}")
         if backend is not None:
             devices_mod.devices(backend)     # an unknown backend raises here, not later
-    wrapped = JitWrapped(fun, static_argnums, static_argnames, donate_argnums,
-                         donate_argnames, inline, keep_unused, device)
-    wrapped.in_shardings, wrapped.out_shardings = in_shardings, out_shardings
-    return wrapped
+    if not callable(fun):
+        raise TypeError(f"jit expects a callable, got {fun!r} of type {type(fun)}")
+    options = (normalize_argnums(static_argnums), _normalize_argnames(static_argnames),
+               normalize_argnums(donate_argnums, "jit donate_argnums"),
+               _normalize_argnames(donate_argnames), inline, keep_unused, device,
+               _hashable_prefix(in_shardings), _hashable_prefix(out_shardings))
+    return JitWrapped(fun, _cache_for(fun, options))

@@ -4,17 +4,20 @@ committed arguments choose the device. Executables are cached per jaxpr, donatio
 device; donated arguments are deleted after the call."""
 from __future__ import annotations
 
+import collections
+import threading
 import warnings
 import weakref
 from typing import NamedTuple
 
 import numpy as np
 
-from pyjax._src import config
+from pyjax._src import config, tree_util
 from pyjax._src import sharding as sharding_mod
 from pyjax._src.array import Array, deleted_error
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import numpy_backend, stablehlo
+from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var, eval_jaxpr, sub_jaxprs
 from pyjax._src.core.trace import primitive_effects
 
@@ -117,13 +120,14 @@ def runs_own_program(jaxpr):
                or any(runs_own_program(sub) for sub in sub_jaxprs(e)) for e in jaxpr.eqns)
 
 
-class _Entry:
-    """An executable and the inputs whose buffers it takes over (donation)."""
+class ExecutableEntry:
+    """The executable of one (jaxpr, donation, device), and the input positions whose
+    buffers it takes over (donation)."""
 
-    __slots__ = ("run", "donated")
+    __slots__ = ("run", "donated", "device")
 
-    def __init__(self, run, donated):
-        self.run, self.donated = run, donated
+    def __init__(self, run, donated, device):
+        self.run, self.donated, self.device = run, donated, device
 
 
 def _function_name(closed):
@@ -132,6 +136,7 @@ def _function_name(closed):
 
 
 def _make_entry(closed, donated_invars, device):
+    """Lowers and compiles `closed` (or prepares it for the NumPy executor)."""
     name = _function_name(closed)
     xla = devices_mod.xla_backend()
     if xla is None:
@@ -144,6 +149,7 @@ def _make_entry(closed, donated_invars, device):
         run = InterpretedExecutable(closed, device)
     else:
         lowered = stablehlo.lower_module(closed, name, donated_invars)
+        stats["lowerings"] += 1
         aliases, unusable = lowered.aliases, lowered.unusable_donations
         run = xla.Executable(lowered, device, closed.consts, name)
     if ((config.debug_nans.value or config.debug_infs.value)
@@ -153,30 +159,34 @@ def _make_entry(closed, donated_invars, device):
         warnings.warn("Some donated buffers were not usable: "
                       + ", ".join(stablehlo.layout_str(a) for a in unusable),
                       UserWarning, stacklevel=5)
-    return _Entry(run, tuple(sorted(aliases)))
+    return ExecutableEntry(run, tuple(sorted(aliases)), device)
 
 
-# closed jaxpr -> {(executor, donated, device): _Entry}; dies with the jaxpr.
+# How often dispatch lowered a jaxpr to StableHLO (tests count these).
+stats = collections.Counter()
+
+# closed jaxpr -> {(executor, donated, device): ExecutableEntry}; dies with the jaxpr.
 _executables = weakref.WeakKeyDictionary()
+_executables_lock = threading.Lock()
 
 
-def _entry_for(closed, donated_invars, device):
-    per_jaxpr = _executables.get(closed)
-    if per_jaxpr is None:
-        per_jaxpr = _executables[closed] = {}
-    key = (config.executor.value, donated_invars, device, config.debug_nans.value,
-           config.debug_infs.value)
-    entry = per_jaxpr.get(key)
-    if entry is None:
-        entry = per_jaxpr[key] = _make_entry(closed, donated_invars, device)
-    return entry
-
-
-def executable_for(closed, donated_invars=(), device=None):
-    """A callable (list[Array], committed=False) -> list[Array] that runs `closed` on the
-    configured executor on `device` (default: the default device)."""
+def executable_for(closed, donated_invars=(), device=None) -> ExecutableEntry:
+    """The one way to an executable: `closed` lowered and compiled for the configured
+    executor on `device` (default: the default device), cached per jaxpr. Donation flags
+    spelled out as all False and as () are one key."""
     device = devices_mod.default_device() if device is None else device
-    return _entry_for(closed, tuple(donated_invars), device).run
+    key = (config.executor.value, tuple(donated_invars) if any(donated_invars) else (),
+           device, config.debug_nans.value, config.debug_infs.value)
+    with _executables_lock:
+        per_jaxpr = _executables.get(closed)
+        if per_jaxpr is None:
+            per_jaxpr = _executables[closed] = {}
+        entry = per_jaxpr.get(key)
+    if entry is None:   # built outside the lock: compiling may take seconds
+        entry = _make_entry(closed, key[1], device)
+        with _executables_lock:   # threads that raced here all use the first one stored
+            entry = per_jaxpr.setdefault(key, entry)
+    return entry
 
 
 def run_closed_jaxpr(closed, args, donated_invars=(), device=None, where=None):
@@ -196,7 +206,7 @@ def run_closed_jaxpr(closed, args, donated_invars=(), device=None, where=None):
                 break
         else:
             device = devices_mod.default_device()
-    entry = _entry_for(closed, tuple(donated_invars), device)
+    entry = executable_for(closed, donated_invars, device)
     outs = entry.run(args, committed)
     for i in entry.donated:
         x = args[i]
@@ -205,17 +215,10 @@ def run_closed_jaxpr(closed, args, donated_invars=(), device=None, where=None):
     return outs
 
 
-def route(closed, donated_invars, device=None):
-    """(executable, donated input positions, device) for calls of `closed` whose committed
-    arguments are all on `device` (None: no argument is committed, so the default device):
-    what jit caches per argument signature for its fast path."""
-    device = devices_mod.default_device() if device is None else device
-    entry = _entry_for(closed, tuple(donated_invars), device)
-    return entry.run, entry.donated, device
-
+# --- one argument signature's runner (what jit's fast calls run) ----------------------------
 
 class CommittedKind(NamedTuple):
-    """What a jit fast path expects of a committed Array argument: its aval and device."""
+    """What a runner expects of a committed Array argument: its aval and device."""
     aval: object
     device: object
 
@@ -225,8 +228,8 @@ class CommittedKind(NamedTuple):
 
 
 class HostArrayKind(NamedTuple):
-    """What a jit fast path expects of a NumPy-array argument: exactly an ndarray of this
-    dtype and shape (the program's aval has the canonical dtype)."""
+    """What a runner expects of a NumPy-array argument: exactly an ndarray of this dtype
+    and shape (the program's aval has the canonical dtype)."""
     dtype: np.dtype
     shape: tuple
 
@@ -234,14 +237,72 @@ class HostArrayKind(NamedTuple):
         return type(x) is np.ndarray and x.shape == self.shape and x.dtype == self.dtype
 
 
-# A generated fast entry is a method (self, *args, **kwargs) of the jitted function; a
-# call it does not fit goes on to the general path, which the entry's source names `miss`.
-NO_FIT = "return miss(self, args, kwargs)"
+def kind_of(x):
+    """What a runner expects of an argument leaf like x: an uncommitted Array's aval, a
+    committed one's CommittedKind, a NumPy array's HostArrayKind, a scalar's type."""
+    if type(x) is Array:
+        return CommittedKind(x.aval, x._device) if x.committed else x.aval
+    if type(x) is np.ndarray:
+        return HostArrayKind(x.dtype, x.shape)
+    return type(x)
+
+
+def _fits(x, kind):
+    if type(kind) is ShapedArray:
+        return type(x) is Array and not x.committed and x.aval == kind
+    if type(kind) in (CommittedKind, HostArrayKind):
+        return kind.fits(x)
+    return type(x) is kind
+
+
+# What a runner returns for leaves that are not of its kinds (results may be any pytree,
+# None included).
+NO_FIT = object()
+
+
+class PlainRunner:
+    """A runner for executables without a lean entry (the NumPy executor, host callbacks,
+    float0 outputs): leaves of the expected kinds -> the result pytree, else NO_FIT."""
+
+    __slots__ = ("entry", "kinds", "in_avals", "committed", "out_tree")
+
+    def __init__(self, entry, kinds, in_avals, committed, out_tree):
+        self.entry, self.kinds, self.in_avals = entry, kinds, in_avals
+        self.committed, self.out_tree = committed, out_tree
+
+    def __call__(self, leaves):
+        arrays = []
+        for x, kind, aval in zip(leaves, self.kinds, self.in_avals):
+            if not _fits(x, kind):
+                return NO_FIT
+            arrays.append(x if type(x) is Array else host_to_array(x, aval))
+        outs = self.entry.run(arrays, self.committed)
+        for i in self.entry.donated:
+            if type(leaves[i]) is Array:
+                leaves[i].delete("donated")
+        return tree_util.tree_unflatten(self.out_tree, outs)
+
+
+def runner_for(entry, kinds, in_avals, out_tree):
+    """A callable leaves -> result (`out_tree` unflattened; committed when an argument is)
+    or NO_FIT, for argument leaves of `kinds` (see kind_of), run by `entry`: the
+    executable's lean runner when it has one, else a PlainRunner."""
+    committed = any(type(k) is CommittedKind for k in kinds)
+    lean = getattr(entry.run, "runner", None)
+    runner = lean and lean(kinds, in_avals, entry.donated, committed, out_tree)
+    return runner or PlainRunner(entry, kinds, in_avals, committed, out_tree)
+
+
+def host_to_array(x, aval):
+    """A host value (Python/NumPy scalar or array) as an Array of `aval`: an implicit
+    transfer, which the transfer guard may log or forbid."""
+    devices_mod.check_transfer("host_to_device", False, aval)
+    return numpy_backend._wrap(numpy_backend.host_value(x, aval), aval)
 
 
 def default_route_state():
-    """What the default route depends on besides the arguments: a fast entry made now
-    stays valid while this is unchanged and the thread is at the root trace."""
+    """What the default route depends on besides the arguments: a runner chosen now
+    stays right while this is unchanged and the thread is at the root trace."""
     return config.config.version, devices_mod.default_device_state.override
 
 
@@ -368,7 +429,8 @@ def sharded_executable(closed, donated_invars, plan):
                           UserWarning, stacklevel=5)
         run = devices_mod.xla_backend().ShardedExecutable(lowered, plan.mesh, closed.consts,
                                                           name)
-        entry = per_jaxpr[key] = _Entry(run, tuple(sorted(lowered.aliases)))
+        entry = per_jaxpr[key] = ExecutableEntry(run, tuple(sorted(lowered.aliases)),
+                                                  None)
     return entry
 
 
@@ -435,13 +497,12 @@ def runs_on_host(device):
 
 
 def _as_array(x):
-    from pyjax._src.core.avals import get_aval
     aval = get_aval(x)
     return numpy_backend._wrap(numpy_backend.host_value(x, aval), aval)
 
 
 def _single_primitive_jaxpr(prim, avals, params):
-    try:
+    try:   # a race here only builds an equal jaxpr twice
         key = (prim, tuple(avals), tuple(params.items()))
         closed = _single_primitive_jaxprs.get(key)
     except TypeError:   # unhashable params: build it every time

@@ -24,11 +24,8 @@ from pyjax._src import config, errors, tree_util  # noqa: E402
 from pyjax._src import sharding as sharding_mod  # noqa: E402
 from pyjax._src.array import Array  # noqa: E402
 from pyjax._src.backends import compile_cache  # noqa: E402
-from pyjax._src.backends import devices as devices_mod  # noqa: E402
 from pyjax._src.backends import dispatch  # noqa: E402
-from pyjax._src.backends.dispatch import NO_FIT  # noqa: E402
 from pyjax._src.core.avals import ShapedArray  # noqa: E402
-from pyjax._src.core.trace import Trace, trace_context  # noqa: E402
 
 logger = logging.getLogger("pyjax")
 
@@ -41,15 +38,20 @@ stats = collections.Counter()
 # --- the client ---------------------------------------------------------------------------
 
 _state = {"client": None}
-_client_lock = threading.Lock()
+# Guards the one-time set-ups below (client, devices, MLIR context, LAPACK kernels) and
+# the in-memory executable cache: threads making their first XLA call at once must share
+# one client (two clients' devices look alike but are not interchangeable).
+_lock = threading.RLock()
 
 
 def client():
-    if _state["client"] is None:
-        with _client_lock:   # threads starting at once must share one client
+    found = _state["client"]
+    if found is None:
+        with _lock:
             if _state["client"] is None:
                 _state["client"] = _make_client()
-    return _state["client"]
+            found = _state["client"]
+    return found
 
 
 def _make_client():
@@ -140,7 +142,10 @@ def devices():
     """Every device, of every process."""
     found = _state.get("devices")
     if found is None:
-        found = _state["devices"] = list(client().devices())
+        with _lock:
+            found = _state.get("devices")
+            if found is None:
+                found = _state["devices"] = list(client().devices())
     return found
 
 
@@ -268,8 +273,8 @@ _shardings = {}
 
 def sharding(device):
     s = _shardings.get(device)
-    if s is None:
-        s = _shardings[device] = SingleDeviceSharding(device)
+    if s is None:   # setdefault: threads racing here all get the first one stored
+        s = _shardings.setdefault(device, SingleDeviceSharding(device))
     return s
 
 
@@ -504,11 +509,12 @@ def compile(lowered, devices, name="main", num_replicas=1, num_partitions=None):
         return _compile_with_callbacks(lowered, devices, name, num_replicas, num_partitions)
     options = _compile_options(devices, num_replicas, num_partitions)
     key = _cache_key(lowered.text, devices, options)
-    exe = _memory_cache.get(key)
-    if exe is not None:
-        _memory_cache.move_to_end(key)
-        stats["memory_hits"] += 1
-        return exe
+    with _lock:
+        exe = _memory_cache.get(key)
+        if exe is not None:
+            _memory_cache.move_to_end(key)
+            stats["memory_hits"] += 1
+            return exe
     if "lapack_" in lowered.text:   # lax.linalg lowers to jaxlib's LAPACK custom calls
         _register_lapack()
     device_list = _jax.DeviceList(tuple(devices))
@@ -524,9 +530,10 @@ def compile(lowered, devices, name="main", num_replicas=1, num_partitions=None):
         if config.log_compiles.value:
             logger.warning("Finished XLA compilation of jit(%s) in %.4f sec", name, seconds)
         _store_persistent(key, exe, seconds)
-    _memory_cache[key] = exe
-    if len(_memory_cache) > _MEMORY_CACHE_SIZE:
-        _memory_cache.popitem(last=False)
+    with _lock:
+        _memory_cache[key] = exe
+        if len(_memory_cache) > _MEMORY_CACHE_SIZE:
+            _memory_cache.popitem(last=False)
     return exe
 
 
@@ -559,17 +566,24 @@ def _mlir_context():
     callbacks (compile_and_load takes those only with a parsed module)."""
     ctx = _state.get("mlir_context")
     if ctx is None:
-        from jaxlib.mlir import ir
-        from jaxlib.mlir._mlir_libs import _jax_mlir_ext
-        from jaxlib.mlir.dialects import chlo, stablehlo
-        registry = ir.DialectRegistry()
-        _jax_mlir_ext.register_dialects(registry)
-        ctx = ir.Context()
-        ctx.append_dialect_registry(registry)
-        ctx.load_all_available_dialects()
-        stablehlo.register_dialect(ctx)
-        chlo.register_dialect(ctx)
-        _state["mlir_context"] = ctx
+        with _lock:
+            ctx = _state.get("mlir_context")
+            if ctx is None:
+                ctx = _state["mlir_context"] = _new_mlir_context()
+    return ctx
+
+
+def _new_mlir_context():
+    from jaxlib.mlir import ir
+    from jaxlib.mlir._mlir_libs import _jax_mlir_ext
+    from jaxlib.mlir.dialects import chlo, stablehlo
+    registry = ir.DialectRegistry()
+    _jax_mlir_ext.register_dialects(registry)
+    ctx = ir.Context()
+    ctx.append_dialect_registry(registry)
+    ctx.load_all_available_dialects()
+    stablehlo.register_dialect(ctx)
+    chlo.register_dialect(ctx)
     return ctx
 
 
@@ -597,11 +611,14 @@ def _register_lapack():
     They call SciPy's LAPACK, so SciPy is imported only when a module needs them."""
     if _state.get("lapack"):
         return
-    from jaxlib.cpu import _lapack
-    _lapack.initialize()
-    for target, fn in _lapack.registrations().items():
-        xc.register_custom_call_target(target, fn, platform="cpu", api_version=1)
-    _state["lapack"] = True
+    with _lock:
+        if _state.get("lapack"):
+            return
+        from jaxlib.cpu import _lapack
+        _lapack.initialize()
+        for target, fn in _lapack.registrations().items():
+            xc.register_custom_call_target(target, fn, platform="cpu", api_version=1)
+        _state["lapack"] = True
 
 
 def _compile_error(err, lowered, name):
@@ -668,42 +685,6 @@ class _ScalarSlot:
         return buf
 
 
-def _fast_call_source(prologue, count, donated, single_output, consts=False, committed=()):
-    """The source of Executable.fast_call's method for `count` argument leaves, which
-    the `prologue` lines bind to x0, x1, ... (from args and kwargs); unrolled: an Array of
-    the expected aval and commitment (committed at the positions `committed`) whose buffer
-    is on the device passes straight through; anything else goes to other_buffer. The
-    results are committed when an argument is. Generated because this is the hot path of
-    every jitted call: each loop or extra Python frame costs several % of a tiny call."""
-    lines = ["def call(self, *args, **kwargs):",
-             "    if (context.trace is not root or config.version != version",
-             "            or default_device.override is not override):",
-             f"        {NO_FIT}"]
-    lines += ["    " + line for line in prologue]
-    for i in range(count):   # avals are interned: an equal one is the same object
-        x, negation = f"x{i}", "" if i in committed else "not "
-        lines += [f"    if not (type({x}) is Array and {negation}{x}.committed "
-                  f"and {x}.aval is s{i}",
-                  f"            and {x}._device is device and (b{i} := {x}._buffer) is not None):",
-                  f"        b{i} = other_buffer({x}, s{i}, device, {i in committed})",
-                  f"        if b{i} is None:",
-                  f"            {NO_FIT}"]
-    bufs = ", ".join(["*consts"] * consts + [f"b{i}" for i in range(count)])
-    committed_result = bool(committed)
-    lines += ["    try:",
-              f"        outs = execute([{bufs}]).consume_with_handlers(handlers)",
-              "    except runtime_error as err:",
-              "        raise failed(err) from None"]
-    lines += [f"    if type(x{i}) is Array:\n        x{i}.delete('donated')" for i in donated]
-    if single_output:   # most programs: no comprehension, no pytree
-        lines.append(f"    return Array(None, False, device, {committed_result}, out_aval, "
-                     "outs[0])")
-    else:
-        lines.append(f"    return unflatten(out_tree, [Array(None, False, device, "
-                     f"{committed_result}, a, o) for a, o in zip(out_avals, outs)])")
-    return "\n".join(lines) + "\n"
-
-
 class _HostArraySlot:
     """A jit argument passed as a NumPy array of one dtype and shape (a HostArrayKind)."""
 
@@ -736,6 +717,56 @@ def _other_buffer(x, slot, device, committed):
     return slot.buffer(x)
 
 
+class _Runner:
+    """An Executable's lean entry for one signature of argument leaves (what jit's cached
+    calls run): an Array of the expected aval and commitment whose buffer is on the device
+    passes straight through, a host value goes through its slot; the result is the output
+    pytree (committed when an argument is), or dispatch.NO_FIT when a leaf does not fit.
+    This is the hot path of every jitted call: each extra Python step costs a few % of a
+    tiny call."""
+
+    __slots__ = ("name", "device", "slots", "committed_args", "consts", "execute",
+                 "handlers", "out_avals", "donated", "committed", "out_tree",
+                 "single_output")
+
+    def __init__(self, executable, slots, committed_args, donated, committed, out_tree):
+        self.name, self.device = executable.name, executable.device
+        self.slots, self.committed_args = slots, committed_args
+        self.consts = executable._consts
+        self.execute = executable.loaded.execute_sharded
+        self.handlers = executable._handlers[committed]
+        self.out_avals, self.donated, self.committed = executable.out_avals, donated, committed
+        self.out_tree = out_tree
+        self.single_output = (len(self.out_avals) == 1
+                              and tree_util.treedef_is_leaf(out_tree))
+
+    def __call__(self, leaves):
+        device = self.device
+        bufs = [*self.consts]
+        for x, slot, committed in zip(leaves, self.slots, self.committed_args):
+            # avals are interned: an equal one is the same object
+            if (type(x) is Array and x.aval is slot and x.committed is committed
+                    and x._device is device and x._buffer is not None):
+                bufs.append(x._buffer)
+            else:
+                buf = _other_buffer(x, slot, device, committed)
+                if buf is None:
+                    return dispatch.NO_FIT
+                bufs.append(buf)
+        try:
+            outs = self.execute(bufs).consume_with_handlers(self.handlers)
+        except _jax.JaxRuntimeError as err:
+            raise errors.JaxRuntimeError(f"running jit({self.name}) failed: {err}") from None
+        for i in self.donated:
+            if type(leaves[i]) is Array:
+                leaves[i].delete("donated")
+        if self.single_output:   # most programs: no list, no pytree
+            return Array(None, False, device, self.committed, self.out_avals[0], outs[0])
+        committed = self.committed
+        return tree_util.tree_unflatten(self.out_tree, [
+            Array(None, False, device, committed, a, o) for a, o in zip(self.out_avals, outs)])
+
+
 class Executable:
     """A compiled jaxpr on one device: a callable from Arrays to Arrays."""
 
@@ -751,49 +782,29 @@ class Executable:
         self._any_float0 = any(self._float0)
         self._callbacks = bool(lowered.host_callbacks)
 
-    def fast_call(self, prologue, kinds, in_avals, donated, out_tree, miss):
-        """jit's entry for one signature of arguments (see dispatch.route): a method
-        (self, *args, **kwargs) of the jitted function -> the call's result (`out_tree`
-        unflattened, committed if an argument is); when the default route changed or the
-        arguments do not fit, it returns miss(self, args, kwargs). `prologue` (source lines
-        and the names they use) must take the arguments apart into leaves of `kinds` (the
-        aval of an uncommitted Array, a committed one's CommittedKind - on this
-        executable's device -, a NumPy array's HostArrayKind, or the type of a Python/NumPy
-        scalar). None instead of a method for programs with host callbacks or float0
-        outputs."""
+    def runner(self, kinds, in_avals, donated, committed, out_tree):
+        """The lean runner of this executable for argument leaves of `kinds` (see
+        dispatch.runner_for), or None for programs with host callbacks or float0
+        outputs (their general entry handles those)."""
         if self._callbacks or self._any_float0:
             return None
-        committed = {i for i, kind in enumerate(kinds) if type(kind) is dispatch.CommittedKind}
-        slots = [kind if type(kind) is ShapedArray
-                 else kind.aval if i in committed
-                 else _HostArraySlot(kind, aval, self.device)
-                 if type(kind) is dispatch.HostArrayKind
-                 else _ScalarSlot(kind, aval, self.device, remember=i not in donated)
-                 for i, (kind, aval) in enumerate(zip(kinds, in_avals))]
-        version, override = dispatch.default_route_state()
-        names = {"Array": Array, "device": self.device, "consts": self._consts,
-                 "execute": self.loaded.execute_sharded,
-                 "handlers": self._handlers[bool(committed)],
-                 "out_avals": self.out_avals, "out_aval": (self.out_avals or [None])[0],
-                 "runtime_error": _jax.JaxRuntimeError,
-                 "failed": lambda err: errors.JaxRuntimeError(
-                     f"running jit({self.name}) failed: {err}"),
-                 "other_buffer": _other_buffer, "miss": miss,
-                 "context": trace_context(), "root": Trace.root, "config": config.config,
-                 "version": version, "default_device": devices_mod.default_device_state,
-                 "override": override, "unflatten": tree_util.tree_unflatten,
-                 "out_tree": out_tree}
-        names.update((f"s{i}", slot) for i, slot in enumerate(slots))
-        prologue_lines, prologue_names = prologue
-        names.update(prologue_names)
-        single = tree_util.treedef_is_leaf(out_tree)
-        exec(_fast_call_source(prologue_lines, len(slots), donated, single,
-                               bool(self._consts), committed), names)
-        return names["call"]
+        slots, committed_args = [], []
+        for i, (kind, aval) in enumerate(zip(kinds, in_avals)):
+            committed_args.append(type(kind) is dispatch.CommittedKind)
+            if type(kind) is ShapedArray:
+                slots.append(kind)
+            elif type(kind) is dispatch.CommittedKind:
+                slots.append(kind.aval)
+            elif type(kind) is dispatch.HostArrayKind:
+                slots.append(_HostArraySlot(kind, aval, self.device))
+            else:
+                slots.append(_ScalarSlot(kind, aval, self.device, remember=i not in donated))
+        return _Runner(self, tuple(slots), tuple(committed_args), donated, committed,
+                       out_tree)
 
     def __call__(self, args, committed=False):
-        # The general entry (first calls, committed arguments, host callbacks, float0
-        # outputs); jit's per-signature fast path calls `fast_call`'s function.
+        # The general entry (arguments a runner does not take, host callbacks, float0
+        # outputs); jit's cached calls go through `runner`'s object.
         device = self.device
         bufs = self._consts + [
             x._buffer if x._buffer is not None and x._device is device

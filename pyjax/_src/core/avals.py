@@ -26,9 +26,12 @@ class ShapedArray:
         if aval is None:
             if len(_interned) >= _INTERNED_LIMIT:
                 _interned.clear()
-            aval = _interned[key] = object.__new__(cls)
+            aval = object.__new__(cls)
             aval.shape, aval.dtype, aval.weak_type = key
             aval._hash = hash(key)
+            # setdefault is atomic: threads building the same aval at once all get the
+            # first one stored, so identity still means equality.
+            aval = _interned.setdefault(key, aval)
         return aval
 
     def __reduce__(self):

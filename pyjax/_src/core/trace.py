@@ -119,7 +119,9 @@ def primitive_effects(prim, params):
 # --- traces -----------------------------------------------------------------------------
 
 class _Context(threading.local):
-    trace = None         # set to the eval trace when the backend is imported
+    # Class attributes are every thread's starting values: install_root_trace sets
+    # `trace` here, so each new thread starts at the root (eager) trace.
+    trace = None
     source_info = None   # (where, eval_jaxpr frame) while an equation is re-traced
     name_stack = ()      # jax.named_scope names, outermost first
 
@@ -158,10 +160,8 @@ def set_current_trace(trace):
 
 
 def install_root_trace(trace):
-    """Called once by the eager backend: the trace at the bottom of every stack, in
-    every thread (a class attribute is the default of each thread's _Context)."""
+    """Called once by the eager backend: the trace at the bottom of every thread's stack."""
     _Context.trace = trace
-    _context.trace = trace
     Trace.root = trace
 
 

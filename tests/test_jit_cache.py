@@ -1,0 +1,244 @@
+"""jit's caches, as JAX keys them: traces are shared by every jit of one function with
+equal options (so `jax.jit(f)(x)` written inline traces once), held weakly; each
+signature is lowered and compiled once; a cached call is a few plain Python frames."""
+import gc
+import os
+import sys
+import weakref
+
+import numpy as np
+import pytest
+
+import pyjax as jax
+import pyjax.numpy as jnp
+from pyjax._src import config
+from pyjax._src.api import jit as api_jit
+from pyjax._src.backends import dispatch
+
+jit = jax.jit
+
+
+# --- the Sharp Bits cells ("Pure functions"), with the output JAX 0.10.2 prints ---------
+
+def impure_print_side_effect(x):
+    print("Executing function")  # This is a side-effect
+    return x
+
+
+g = 0.
+
+
+def impure_uses_globals(x):
+    return x + g
+
+
+def test_sharp_bits_side_effect_runs_only_while_tracing(capsys):
+    # The side-effects appear during the first run
+    print("First call: ", jit(impure_print_side_effect)(4.))
+    # Subsequent runs with parameters of same type and shape may not show the side-effect
+    # This is because JAX now invokes a cached compilation of the function
+    print("Second call: ", jit(impure_print_side_effect)(5.))
+    # JAX re-runs the Python function when the type or shape of the argument changes
+    print("Third call, different type: ", jit(impure_print_side_effect)(jnp.array([5.])))
+    assert capsys.readouterr().out == (
+        "Executing function\n"
+        "First call:  4.0\n"
+        "Second call:  5.0\n"
+        "Executing function\n"
+        "Third call, different type:  [5.]\n")
+
+
+def test_sharp_bits_global_is_read_only_while_tracing(capsys):
+    global g
+    g = 0.
+    # JAX captures the value of the global during the first run
+    print("First call: ", jit(impure_uses_globals)(4.))
+    g = 10.  # Update the global
+    # Subsequent runs may silently use the cached value of the globals
+    print("Second call: ", jit(impure_uses_globals)(5.))
+    # JAX re-runs the Python function when the type or shape of the argument changes
+    # This will end up reading the latest value of the global
+    print("Third call, different type: ", jit(impure_uses_globals)(jnp.array([4.])))
+    assert capsys.readouterr().out == (
+        "First call:  4.0\n"
+        "Second call:  5.0\n"
+        "Third call, different type:  [14.]\n")
+
+
+# --- what the trace cache is keyed on ----------------------------------------------------
+
+def test_inline_jit_of_one_function_traces_once():
+    traces = []
+
+    def f(x, n):
+        traces.append(n)
+        return x * n
+
+    for _ in range(5):
+        assert jit(f, static_argnums=1)(jnp.ones(2), 3).tolist() == [3.0, 3.0]
+    assert traces == [3]
+    jit(f, static_argnums=1)(jnp.ones(2), 4)                 # a new static value
+    jit(f, static_argnames="n")(jnp.ones(2), n=3)            # other options: own cache
+    jit(f, static_argnums=[1])(jnp.ones(2), 3)               # the same options, spelled
+    jit(f, static_argnums=(1,))(jnp.ones(2), 3)              # otherwise
+    assert traces == [3, 4, 3]
+    assert jit(f, static_argnums=1)._cache_size() == 2
+
+
+def test_a_new_function_object_traces_again():
+    traces = []
+    for k in range(3):
+        jit(lambda x, k=k: traces.append(k) or x + 1)(1.0)   # a fresh lambda each time
+    assert traces == [0, 1, 2]
+
+
+def test_the_cache_does_not_keep_the_function_alive():
+    def f(x):
+        return x * 2
+
+    jit(f)(jnp.ones(2))
+    alive = weakref.ref(f)
+    del f
+    gc.collect()
+    assert alive() is None
+
+
+def test_callables_that_cannot_be_weakly_referenced_still_jit():
+    class Scale:
+        __slots__ = ()   # no __weakref__
+
+        def __call__(self, x):
+            return x * 3
+
+    assert jit(Scale())(jnp.ones(2)).tolist() == [3.0, 3.0]
+
+
+def test_clear_caches_empties_every_jit_of_the_function():
+    f = jit(impure_uses_globals)
+    f(jnp.ones(3))
+    assert jit(impure_uses_globals)._cache_size() >= 1
+    jax.clear_caches()
+    assert f._cache_size() == 0 and jit(impure_uses_globals)._cache_size() == 0
+
+
+# --- one lowering per signature ------------------------------------------------------------
+
+@pytest.mark.parametrize("donate", [False, True])
+def test_each_signature_is_lowered_once(donate):
+    lowerings = dispatch.stats["lowerings"]
+    f = jit(lambda x, y: (x * y, y), donate_argnums=(0,) if donate else ())
+    for _ in range(3):
+        f(jnp.ones(3), 2.0)
+    assert dispatch.stats["lowerings"] == lowerings + 1
+    for _ in range(3):
+        f(np.ones(3, np.float32), 2.0)                      # a NumPy argument: same program
+        f(jax.device_put(jnp.ones(3), jax.devices()[0]), 2.0)   # committed: same device
+    assert dispatch.stats["lowerings"] == lowerings + 1
+    f(jnp.ones(4), 2.0)                                     # a new shape: one more
+    assert dispatch.stats["lowerings"] == lowerings + 2
+
+
+# --- the cached call -----------------------------------------------------------------------
+
+def _pyjax_frames(call):
+    """The pyjax frames a call runs through (code in pyjax, or generated by it)."""
+    root = os.path.dirname(jax.__file__)
+    frames = []
+
+    def profile(frame, event, arg):
+        if event == "call":
+            name = frame.f_code.co_filename
+            if name.startswith(root) or name.startswith("<"):
+                frames.append(f"{os.path.relpath(name, root)}:{frame.f_code.co_name}")
+
+    sys.setprofile(profile)
+    try:
+        call()
+    finally:
+        sys.setprofile(None)
+    return frames
+
+
+@pytest.mark.parametrize("executor", ["xla", "numpy"])
+def test_a_cached_call_runs_few_plain_frames(executor):
+    with config.executor(executor):
+        tiny = jit(lambda x, y: x * y + 1.0)
+        x = jnp.ones(3)
+        tiny(x, x)
+        frames = _pyjax_frames(lambda: tiny(x, x))
+        if executor == "xla":   # the NumPy executor interprets the jaxpr: many frames
+            assert len(frames) <= 10, frames
+        assert not any(f.startswith("<") for f in frames), frames
+        pytree = jit(lambda p, x, scale=1.0: {"y": p["w"] * x * scale, "b": p["b"]},
+                     static_argnames="scale")
+        params = {"w": x, "b": x}
+        pytree(params, x, scale=2.0)
+        frames = _pyjax_frames(lambda: pytree(params, x, scale=2.0))
+        if executor == "xla":
+            assert len(frames) <= 16, frames
+        assert not any(f.startswith("<") for f in frames), frames   # no generated code
+
+
+def test_no_generated_code_in_pyjax():
+    # jax.debug.breakpoint's prompt runs the statements the user types: the one exec
+    root = os.path.dirname(api_jit.__file__.rsplit(os.sep + "api" + os.sep, 1)[0])
+    found = []
+    for folder, _, files in os.walk(os.path.join(root, "_src")):
+        for name in files:
+            if name.endswith(".py"):
+                with open(os.path.join(folder, name)) as f:
+                    if "exec(" in f.read() and name != "debugger.py":
+                        found.append(name)
+    assert found == []
+
+
+# --- retrace diagnosis -----------------------------------------------------------------
+
+def _retrace_warnings(record):
+    return [str(w.message) for w in record if issubclass(w.category, api_jit.RetraceWarning)]
+
+
+def test_retrace_warning_for_a_new_jit_of_a_fresh_lambda_in_a_loop():
+    with pytest.warns(api_jit.RetraceWarning) as record:
+        for i in range(12):
+            jax.jit(lambda x: x + 1)(float(i))
+    (message,) = _retrace_warnings(record)
+    assert message.startswith(f"jit(<lambda>) at {__file__}:")
+    assert "has traced 9 times" in message and "function object is new each call" in message
+    assert "hoist jax.jit out of the loop" in message
+
+
+def test_retrace_warning_for_a_changing_static_int():
+    def scale(x, n):
+        return x * n
+
+    f = jax.jit(scale, static_argnums=1)
+    line = scale.__code__.co_firstlineno
+    with config.retrace_warning_threshold(3), pytest.warns(api_jit.RetraceWarning) as record:
+        for n in range(10):
+            f(jnp.ones(2), n)
+    (message,) = _retrace_warnings(record)   # once
+    assert message.startswith(f"jit(scale) at {__file__}:{line} has traced 4 times")
+    assert "different static arguments: (2,) vs (3,)" in message
+    assert "static_argnums" in message
+
+
+def test_retrace_warning_for_a_changing_shape():
+    f = jax.jit(lambda x: x.sum())
+    with pytest.warns(api_jit.RetraceWarning) as record:
+        for n in range(1, 12):
+            f(jnp.ones(n))
+    (message,) = _retrace_warnings(record)
+    assert "different argument types: f32[8] vs f32[9]" in message
+    assert "pad the inputs to a few fixed shapes" in message
+
+
+def test_no_retrace_warning_for_a_stable_loop_or_when_off(recwarn):
+    f = jax.jit(lambda x, n: x * n, static_argnums=1)
+    for _ in range(30):
+        f(jnp.ones(3), 2)
+        f(jnp.ones(4), 2)
+    with config.retrace_warning_threshold(0):
+        for n in range(12):
+            f(jnp.ones(3), n)
+    assert _retrace_warnings(recwarn) == []
