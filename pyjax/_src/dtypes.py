@@ -359,6 +359,7 @@ def result_type(*args, return_weak_type_flag=False):
     if not args:
         raise ValueError("at least one array or dtype is required")
     dtype, weak = _promote([dtype_and_weak_type(a) for a in args])
+    dtype = _canonicalize(dtype, True)   # only number and bool dtypes
     if dtype in _TO_32 and not config.enable_x64.value and not any(
             _holds_explicit_64bit(a) for a in args):
         dtype = _TO_32[dtype]

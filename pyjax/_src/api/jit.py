@@ -201,7 +201,7 @@ class _FastCall:
             return NO_FIT
         for where, value in self.statics:   # equal as jit's cache compares them
             v = kwargs[where] if type(where) is str else args[where]
-            if not (type(v) is type(value) and (v is value or bool(v == value))):
+            if not (type(v) is type(value) and (v is value or static_values_equal(v, value))):
                 return NO_FIT
         if self.static_positions:
             args = tuple([x for i, x in enumerate(args) if i not in self.static_positions])
@@ -487,6 +487,7 @@ live_caches = weakref.WeakSet()   # every JitCache alive, for jax.clear_caches
 def _cache_for(fun, options):
     """The JitCache of `fun` with `options` (a tuple of the jit arguments)."""
     try:
+        hash(options)
         with _caches_lock:
             per_fun = _caches.get(fun)
             cache = per_fun and per_fun.get(options)
