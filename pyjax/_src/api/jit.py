@@ -587,15 +587,6 @@ class Traced:
             for a in self._entry.closed_jaxpr.out_avals])
 
 
-def _hashable_prefix(tree):
-    """A shardings prefix with its lists made tuples, so that jit's options can key the
-    per-function cache (a prefix holding a dict is not hashable: that jit keeps a private
-    cache)."""
-    if isinstance(tree, (list, tuple)):
-        return tuple(_hashable_prefix(t) for t in tree)
-    return tree
-
-
 def _merge_static(args, dyn_args, static_nums):
     dyn = iter(dyn_args)
     return [args[i] if i in static_nums else next(dyn) for i in range(len(args))]
@@ -750,5 +741,5 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=N
     options = (normalize_argnums(static_argnums), _normalize_argnames(static_argnames),
                normalize_argnums(donate_argnums, "jit donate_argnums"),
                _normalize_argnames(donate_argnames), inline, keep_unused, device,
-               _hashable_prefix(in_shardings), _hashable_prefix(out_shardings))
+               in_shardings, out_shardings)
     return JitWrapped(fun, _cache_for(fun, options))
