@@ -156,8 +156,8 @@ def _pow_impl(x, y):
 
 
 def _round_impl(x, rounding_method=0):
-    if rounding_method == 0:   # away from zero
-        return (np.sign(x) * np.floor(np.abs(x) + 0.5)).astype(x.dtype)
+    if rounding_method == 0:   # away from zero; copysign keeps -0 as XLA does
+        return np.copysign(np.floor(np.abs(x) + 0.5), x).astype(x.dtype)
     return np.round(x)
 
 

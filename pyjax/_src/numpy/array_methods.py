@@ -7,6 +7,7 @@ import importlib
 from pyjax._src.array import Array
 from pyjax._src.core.trace import Tracer
 from pyjax._src.numpy import lax_numpy as lnp
+from pyjax._src.numpy.array_api_metadata import __array_namespace__
 from pyjax._src.numpy import reductions as red
 from pyjax._src.numpy import ufuncs as uf
 
@@ -97,6 +98,7 @@ _METHODS = {
     "argmax": red.argmax, "argmin": red.argmin, "cumsum": red.cumsum,
     "cumprod": red.cumprod, "ptp": red.ptp, "copy": lnp.copy, "clone": lnp.copy,
     "to_device": _to_device, "compress": _compress, "__getitem__": _getitem,
+    "__array_namespace__": __array_namespace__,
     **{name: _deferred("pyjax._src.numpy.sorting", name)
        for name in ("sort", "argsort", "argpartition", "searchsorted")},
     **{name: _deferred("pyjax._src.numpy.indexing", name) for name in ("take", "nonzero")},

@@ -287,6 +287,9 @@ def eye(N, M=None, k=0, dtype=None, *, device=None):
     """Ones on the k-th diagonal of an N x M matrix."""
     N, M = _shape_arg((N, N if M is None else M), "eye")
     dtype = _default_dtype(dtype, where="eye")
+    if isinstance(k, (int, np.integer)):
+        # Any k outside [-N, M] leaves the matrix empty: clipping keeps it in int32.
+        k = builtins.max(-N, builtins.min(int(k), M))
     rows = st.broadcasted_iota(np.int32, (N, M), 0)
     cols = st.broadcasted_iota(np.int32, (N, M), 1)
     return ensure_array(convert(ew.eq(ew.add(rows, np.int32(k)), cols), dtype))
