@@ -71,7 +71,7 @@ class ArrayNamespaceInfo:
             kind if isinstance(kind, tuple) else (kind,))
         unknown = [k for k in kinds if k not in _KINDS]
         if unknown:
-            raise ValueError(f"Unknown dtype kind {unknown[0]!r}: expected one of "
+            raise KeyError(f"Unknown dtype kind {unknown[0]!r}: expected one of "
                              f"{sorted(_KINDS)} (or a tuple of them).")
         return {name: np.dtype(name) for k in kinds for name in _KINDS[k]
                 if config.enable_x64.value or name not in _X64_ONLY}

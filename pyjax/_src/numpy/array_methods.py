@@ -56,7 +56,7 @@ def _transpose_method(self, *args):
 
 
 def _astype(self, dtype, copy=False, device=None):
-    return lnp.astype(self, dtype)
+    return lnp.astype(self, dtype, copy=copy, device=device)
 
 
 def _getitem(self, index):
