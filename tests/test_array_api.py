@@ -116,3 +116,22 @@ def test_creation_functions_commit_to_device():
         assert x.committed and x.devices() == {device}
     assert not jnp.zeros(3).committed
     np.testing.assert_array_equal(made[6], [0.0, 0.5, 1.0])
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_complex_expm1_special_values(jit):
+    f = pyjax.jit(jnp.expm1) if jit else jnp.expm1
+    x = jnp.array([complex(np.inf, 0), complex(np.nan, 0), complex(-np.inf, 0),
+                   complex(1, 0), complex(0, 1e-3), complex(np.inf, 1.0)], jnp.complex64)
+    # JAX 0.10.2 (eager and jit)
+    expected = np.array([complex(np.inf, 0), complex(np.nan, 0), complex(-1, 0),
+                         complex(1.7182817, 0), complex(-5.0e-07, 9.9999993e-04),
+                         complex(np.inf, np.inf)], np.complex64)
+    np.testing.assert_allclose(f(x), expected, rtol=2e-6, atol=0)
+
+
+def test_complex_expm1_signed_zeros():
+    x = jnp.array([complex(-0.0, 0), complex(0.0, 0), complex(-0.0, -0.0)], jnp.complex64)
+    y = jnp.expm1(x)   # JAX 0.10.2: all +0 + 0j
+    assert not np.signbit(y.real).any() and not np.signbit(y.imag).any()
+    assert np.signbit(jnp.expm1(jnp.float32(-0.0)))   # the real function keeps -0
