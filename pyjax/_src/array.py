@@ -228,8 +228,15 @@ class Array:
         raise AttributeError("arr.device_buffer has been deprecated. Use "
                              "arr.addressable_data(0) (or arr.device for its device)")
 
-    def __dlpack__(self, *args, **kwargs):
-        return self._value.__dlpack__(*args, **kwargs)
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        # The host value is exported; `stream` only orders work on GPU streams, so a host
+        # buffer has nothing to wait for.
+        del stream
+        return self._value.__dlpack__(max_version=max_version, dl_device=dl_device,
+                                      copy=copy)
+
+    def __dlpack_device__(self):
+        return self._value.__dlpack_device__()
 
 
 class Shard:

@@ -3,6 +3,9 @@ pyjax._src.numpy."""
 import numpy as _np
 
 import pyjax._src.numpy.array_methods  # noqa: F401  (installs operators on arrays)
+from pyjax._src.numpy.array_api_metadata import (  # noqa: F401
+    __array_api_version__, __array_namespace_info__,
+)
 from pyjax._src.dtypes import finfo, iinfo  # noqa: F401
 from pyjax._src.numpy.indexing import (  # noqa: F401
     argwhere, flatnonzero, nonzero, put_along_axis, take, take_along_axis,

@@ -156,8 +156,8 @@ def _pow_impl(x, y):
 
 
 def _round_impl(x, rounding_method=0):
-    if rounding_method == 0:   # away from zero
-        return (np.sign(x) * np.floor(np.abs(x) + 0.5)).astype(x.dtype)
+    if rounding_method == 0:   # away from zero; copysign keeps -0 as XLA does
+        return np.copysign(np.floor(np.abs(x) + 0.5), x).astype(x.dtype)
     return np.round(x)
 
 
@@ -291,7 +291,20 @@ def _expm1_jvp(g, ans, x, accuracy=None):
     return mul(g, add(ans, _const(ans, 1)))
 
 
-expm1_p = unary_op("expm1", _ignores_accuracy(_quiet(np.expm1)), INEXACT,
+def _expm1_impl(x):
+    if x.dtype.kind != "c":
+        return np.expm1(x)
+    # As XLA: the real part is expm1(a)cos(b) - 2sin(b/2)^2 (accurate near 0) and never -0;
+    # the imaginary part exp(a)sin(b) is +0 where b is 0, so expm1(inf + 0j) is inf + 0j
+    # (NumPy gives inf + nanj).
+    a, b = x.real, x.imag
+    out = np.empty_like(x)
+    out.real = np.expm1(a) * np.cos(b) - 2 * np.sin(b / 2) ** 2 + 0.0
+    out.imag = np.where(b == 0, 0, np.exp(a) * np.sin(b))
+    return out
+
+
+expm1_p = unary_op("expm1", _ignores_accuracy(_quiet(_expm1_impl)), INEXACT,
                    hlo="stablehlo.exponential_minus_one",
                    lower=_accuracy_lowering("stablehlo.exponential_minus_one"),
                    jvp=defjvp_with_output(_expm1_jvp))

@@ -13,6 +13,7 @@ from pyjax._src.core.trace import Tracer
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import structural as st
 from pyjax._src.numpy import lax_numpy as lnp
+from pyjax._src.numpy.array_api_metadata import __array_namespace__
 from pyjax._src.numpy import reductions as red
 from pyjax._src.numpy import ufuncs as uf
 
@@ -61,7 +62,7 @@ def _transpose_method(self, *args):
 
 
 def _astype(self, dtype, copy=False, device=None):
-    return lnp.astype(self, dtype)
+    return lnp.astype(self, dtype, copy=copy, device=device)
 
 
 def _view(self, dtype=None, type=None):
@@ -147,6 +148,7 @@ _METHODS = {
     "cumprod": red.cumprod, "ptp": red.ptp, "copy": lnp.copy, "clone": lnp.copy,
     "to_device": _to_device, "compress": _compress, "__getitem__": _getitem,
     "view": _view,
+    "__array_namespace__": __array_namespace__,
     **{name: _deferred("pyjax._src.numpy.sorting", name)
        for name in ("sort", "argsort", "argpartition", "searchsorted")},
     **{name: _deferred("pyjax._src.numpy.indexing", name) for name in ("take", "nonzero")},

@@ -8,6 +8,7 @@ import operator
 import numpy as np
 
 from pyjax._src import dtypes, errors
+from pyjax._src.api.devices import device_put
 from pyjax._src.array import Array
 from pyjax._src.basearray import Array as PublicArray
 from pyjax._src.core.avals import ShapedArray, get_aval
@@ -79,7 +80,7 @@ def _contains_traced(obj):
     return False
 
 
-def array(object, dtype=None, copy=True, order=None, ndmin=0):
+def array(object, dtype=None, copy=True, order=None, ndmin=0, *, device=None):
     """A new array from an array, a scalar, or (nested) lists of them."""
     if order not in (None, "K", "C", "A"):
         raise NotImplementedError(f"jnp.array order={order!r} is not supported")
@@ -100,7 +101,7 @@ def array(object, dtype=None, copy=True, order=None, ndmin=0):
             out = st.concatenate([st.expand_dims(i, (0,)) for i in items], 0)
             out = convert(out, get_aval(out).dtype)    # a list is never weakly typed
     elif hasattr(object, "__jax_array__"):
-        return array(object.__jax_array__(), dtype, copy, order, ndmin)
+        return array(object.__jax_array__(), dtype, copy, order, ndmin, device=device)
     else:
         if isinstance(object, (list, tuple)) and builtins.any(
                 isinstance(o, (list, tuple, np.ndarray)) for o in object):
@@ -114,11 +115,19 @@ def array(object, dtype=None, copy=True, order=None, ndmin=0):
     out = ensure_array(out)
     if ndmin > out.ndim:
         out = st.reshape(out, (1,) * (ndmin - out.ndim) + out.shape)
-    return out
+    return _place(out, device)
 
 
-def asarray(a, dtype=None, order=None, *, copy=None):
+def _place(out, device):
+    """`out` committed to `device` (a Device or Sharding) when one is given, as the
+    creation functions' device= argument asks."""
+    return out if device is None else device_put(out, device)
+
+
+def asarray(a, dtype=None, order=None, *, copy=None, device=None):
     """Like array, but returns `a` itself when it already is an array of that dtype."""
+    if device is not None:
+        return _place(asarray(a, dtype, order, copy=copy), device)
     if isinstance(a, (Array, Tracer)) and (
             dtype is None or dtypes.check_user_dtype(dtype, "asarray") == a.aval.dtype):
         return a
@@ -157,19 +166,21 @@ def _default_dtype(dtype, fill=None, where="full"):
 
 
 def zeros(shape, dtype=None, *, device=None):
-    return full(shape, 0, _default_dtype(dtype, where="zeros"))
+    return full(shape, 0, _default_dtype(dtype, where="zeros"), device=device)
 
 
 def ones(shape, dtype=None, *, device=None):
-    return full(shape, 1, _default_dtype(dtype, where="ones"))
+    return full(shape, 1, _default_dtype(dtype, where="ones"), device=device)
 
 
 def empty(shape, dtype=None, *, device=None):
     """Zeros: JAX arrays are never uninitialised."""
-    return zeros(shape, dtype)
+    return zeros(shape, dtype, device=device)
 
 
 def full(shape, fill_value, dtype=None, *, device=None):
+    if device is not None:
+        return _place(full(shape, fill_value, dtype), device)
     if dtype is None and _is_weak(fill_value):   # weak in, weak out (as JAX)
         out = full(shape, fill_value, _default_dtype(None, fill_value))
         return convert(out, out.dtype, True)
@@ -203,7 +214,7 @@ def _like(name, fill):
         dtype = dtypes.check_user_dtype(dtype, name) if dtype is not None else aval.dtype
         target_shape = aval.shape if shape is None else _shape_arg(shape, name)
         out = full(target_shape, fill, dtype)
-        return convert(out, dtype, True) if weak else out
+        return _place(convert(out, dtype, True) if weak else out, device)
     fn.__name__ = name
     return fn
 
@@ -218,7 +229,7 @@ def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
     weak = dtype is None and aval.weak_type
     dtype = dtypes.check_user_dtype(dtype, "full_like") if dtype is not None else aval.dtype
     out = full(aval.shape if shape is None else shape, fill_value, dtype)
-    return convert(out, dtype, True) if weak else out
+    return _place(convert(out, dtype, True) if weak else out, device)
 
 
 def _concrete_scalar(x, name, arg):
@@ -236,7 +247,8 @@ def _concrete_scalar(x, name, arg):
 
 def arange(start, stop=None, step=None, dtype=None, *, device=None, out_sharding=None):
     """Evenly spaced values in [start, stop). All arguments must be concrete."""
-    del out_sharding   # placement only: the values are the same wherever they live
+    if device is not None or out_sharding is not None:
+        return _place(arange(start, stop, step, dtype), device or out_sharding)
     start = _concrete_scalar(start, "arange", "start")
     stop = _concrete_scalar(stop, "arange", "stop") if stop is not None else None
     step = _concrete_scalar(step, "arange", "step") if step is not None else None
@@ -256,6 +268,9 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None, out_sharding
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0,
              *, device=None):
     """num evenly spaced samples over [start, stop]; start/stop may be traced arrays."""
+    if device is not None:
+        out = linspace(start, stop, num, endpoint, retstep, dtype, axis)
+        return (_place(out[0], device), out[1]) if retstep else _place(out, device)
     try:
         num = operator.index(_concrete_scalar(num, "linspace", "num"))
     except TypeError:
@@ -304,9 +319,13 @@ def eye(N, M=None, k=0, dtype=None, *, device=None):
     """Ones on the k-th diagonal of an N x M matrix."""
     N, M = _shape_arg((N, N if M is None else M), "eye")
     dtype = _default_dtype(dtype, where="eye")
+    if isinstance(k, (int, np.integer)):
+        # Any k outside [-N, M] leaves the matrix empty: clipping keeps it in int32.
+        k = builtins.max(-N, builtins.min(int(k), M))
     rows = st.broadcasted_iota(np.int32, (N, M), 0)
     cols = st.broadcasted_iota(np.int32, (N, M), 1)
-    return ensure_array(convert(ew.eq(ew.add(rows, np.int32(k)), cols), dtype))
+    return _place(ensure_array(convert(ew.eq(ew.add(rows, np.int32(k)), cols), dtype)),
+                  device)
 
 
 def identity(n, dtype=None):
@@ -762,7 +781,7 @@ def astype(x, dtype, /, *, copy=False, device=None):
     check_arraylike("astype", x)
     if dtype is None:
         dtype = dtypes.default_float_dtype()
-    return ensure_array(convert(x, dtypes.check_user_dtype(dtype, "astype")))
+    return _place(ensure_array(convert(x, dtypes.check_user_dtype(dtype, "astype"))), device)
 
 
 def copy(a, order=None):

@@ -868,6 +868,9 @@ def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
     """sum(conj(x1) * x2) over `axis`, broadcasting the other axes."""
     check_arraylike("vecdot", x1, x2)
     x1, x2 = promote_dtypes(lnp.asarray(x1), lnp.asarray(x2))
+    shape1, shape2 = np.shape(x1), np.shape(x2)
+    if shape1[axis] != shape2[axis]:   # the contracted axis never broadcasts
+        raise ValueError(f"axes must match; got shapes {shape1} and {shape2} with {axis=}")
     x1, x2 = lnp.broadcast_arrays(x1, x2)
     axis = canonicalize_axis(axis, _ndim(x1))
     x1, x2 = lnp.moveaxis(uf.conj(x1), axis, -1), lnp.moveaxis(x2, axis, -1)
@@ -924,6 +927,8 @@ def unstack(x, /, *, axis=0):
         raise ValueError("Unstack requires arrays with rank > 0, however a scalar array "
                          "was passed.")
     axis = canonicalize_axis(axis, _ndim(x))
+    if _shape(x)[axis] == 0:   # split cannot make zero sections; there is nothing to unstack
+        return ()
     return tuple(lnp.squeeze(s, axis) for s in lnp.split(x, _shape(x)[axis], axis))
 
 
