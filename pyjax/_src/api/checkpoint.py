@@ -359,8 +359,7 @@ checkpoint_p = define_primitive(
     abstract_eval=_checkpoint_abstract_eval, jvp=_checkpoint_jvp,
     partial_eval=_checkpoint_partial_eval, transpose=_checkpoint_transpose,
     lower=_checkpoint_lower, batch=batching.call_rule, dce=_checkpoint_dce,
-    effects=lambda jaxpr, **_: jaxpr.effects, samples=_checkpoint_samples)
-checkpoint_p.is_higher_order = True
+    effects=lambda jaxpr, **_: jaxpr.effects, samples=_checkpoint_samples, is_higher_order=True)
 
 
 # --- checkpoint_name --------------------------------------------------------------------

@@ -138,7 +138,6 @@ def _linear_jvp(prim):
         if all(type(t) is Zero for t in tangents):
             return out, Zero(tangent_aval(get_aval(out)))
         return out, prim.bind(*map(instantiate_zeros, tangents), **params)
-    jvp.is_linear = True   # the completeness test requires a transpose for these
     return jvp
 
 
@@ -151,8 +150,9 @@ def _zero_jvp(prim):
     return jvp
 
 
-# The JVP of a primitive linear in all its operands: the primitive on the tangents.
-linear_jvp = RuleFactory(_linear_jvp)
+# The JVP of a primitive linear in all its operands: the primitive on the tangents (it
+# declares the primitive linear: the completeness test requires a transpose for these).
+linear_jvp = RuleFactory(_linear_jvp, declares={"is_linear": True})
 # The JVP of a piecewise-constant primitive (floor, sign, comparisons): zero.
 zero_jvp = RuleFactory(_zero_jvp)
 

@@ -8,8 +8,9 @@ Rule conventions, for the primitive rooms:
   parent trace current, so it binds lax ops normally); `dims[i]` is where args[i] carries
   the batch, or `not_mapped`. Called only when some operand is batched: otherwise the
   primitive is bound on the parent unchanged.
-- `axis_rule(f)` marks a rule `f(axis, args, dims, **params)` that also needs the vmap's
-  `AxisData(name, size)`; it is called even when no operand is batched. Collectives
+- A primitive defined with `batch_needs_axis=True` has a rule `f(axis, args, dims,
+  **params)` that also needs the vmap's `AxisData(name, size)`; it is called even when no
+  operand is batched. Collectives
   (lax.psum...) and higher-order primitives (jit, cond, scan, while) use it.
 - `batch_jaxpr(closed, axis_size, in_batched, instantiate, axis_name=None)` -> (ClosedJaxpr
   taking and returning the batch at dim 0 on batched values, out_batched list[bool]):
@@ -22,7 +23,7 @@ Rule conventions, for the primitive rooms:
   `no_operands_rule`, `call_rule` (jit-like primitives).
 - Named axes: `extend_axis_env(name, size)` (vmap and pmap bind a name while tracing),
   `axis_env_size(name)` (NameError when unbound), `jaxpr_uses_axis(closed, name)`.
-  Collective primitives set `prim.is_collective = True` and name their axes in the param
+  Collective primitives are defined with `is_collective=True` and name their axes in the param
   `axes` (a tuple) or `axis_name`.
 """
 from __future__ import annotations
@@ -103,7 +104,7 @@ def jaxpr_uses_axis(closed, name):
     jaxpr = closed.jaxpr if isinstance(closed, jx.ClosedJaxpr) else closed
     per = _uses_axis_cache.setdefault(jaxpr, {})
     if name not in per:
-        per[name] = any((getattr(e.primitive, "is_collective", False)
+        per[name] = any((e.primitive.is_collective
                          and name in axis_names_of(e.params))
                         or any(jaxpr_uses_axis(s, name) for s in jx.sub_jaxprs(e))
                         for e in jaxpr.eqns)
@@ -111,12 +112,6 @@ def jaxpr_uses_axis(closed, name):
 
 
 # --- the trace --------------------------------------------------------------------------
-
-def axis_rule(rule):
-    """Marks a batch rule that takes the vmap's AxisData first (see the module doc)."""
-    rule.needs_axis = True
-    return rule
-
 
 class BatchTracer(Tracer):
     __slots__ = ("val", "batch_dim", "_aval")
@@ -175,8 +170,7 @@ class BatchTrace(Trace):
             v, d = self.to_batch_info(x)
             vals.append(v)
             dims.append(d)
-        rule = prim.batch
-        needs_axis = getattr(rule, "needs_axis", False)
+        needs_axis = prim.batch_needs_axis
         with set_current_trace(self.parent):
             if not needs_axis and all(d is not_mapped for d in dims):
                 return prim.bind(*vals, **params)
@@ -334,7 +328,6 @@ def _make_no_operands(prim):
 
 
 def _make_call(prim):
-    @axis_rule
     def rule(axis, args, dims, *, jaxpr, **params):
         in_batched = [d is not not_mapped for d in dims]
         if not any(in_batched) and not jaxpr_uses_axis(jaxpr, axis.name):
@@ -356,7 +349,7 @@ reduction_rule = RuleFactory(_make_reduction)
 no_operands_rule = RuleFactory(_make_no_operands)
 # Call-like primitives (jit, checkpoint): param `jaxpr` maps operands to results one to
 # one; other params pass through unchanged.
-call_rule = RuleFactory(_make_call)
+call_rule = RuleFactory(_make_call, declares={"batch_needs_axis": True})
 
 
 # --- batching a jaxpr -------------------------------------------------------------------
@@ -406,7 +399,7 @@ def _batch_jaxpr(closed, axis_size, in_batched, instantiate, axis_name):
     return new, out_batched
 
 
-__all__ = ["BatchTrace", "BatchTracer", "AxisData", "not_mapped", "axis_rule",
+__all__ = ["BatchTrace", "BatchTracer", "AxisData", "not_mapped",
            "batch_jaxpr", "moveaxis", "bdim_at_front", "move_or_broadcast",
            "broadcast_batched", "expand_axis", "axis_size_of", "empty_batch",
            "elementwise_rule", "same_shape_rule", "reduction_rule", "no_operands_rule", "call_rule",

@@ -92,14 +92,12 @@ def _hlo_lowering(hlo):
 def _elementwise_op(name, arity, impl, abstract_eval, accepted, jvp, hlo, samples_domain,
                     rules):
     """Registers an elementwise primitive: vmap and lowering rules default to the
-    elementwise ones (the lowering is the op named by `hlo`)."""
+    elementwise ones (the lowering is the op named by `hlo`), samples to random operands
+    of each accepted dtype in `samples_domain`."""
     rules.setdefault("batch", batching.elementwise_rule)
     rules.setdefault("lower", _hlo_lowering(hlo))
-    prim = define_primitive(name, impl=impl, abstract_eval=abstract_eval, jvp=jvp,
-                            samples=lambda: elementwise_samples(accepted, arity, samples_domain),
-                            **rules)
-    prim.hlo = hlo
-    return prim
+    rules.setdefault("samples", lambda: elementwise_samples(accepted, arity, samples_domain))
+    return define_primitive(name, impl=impl, abstract_eval=abstract_eval, jvp=jvp, **rules)
 
 
 def unary_op(name, impl, accepted, *, jvp, hlo, result_dtype=None, samples_domain=None,

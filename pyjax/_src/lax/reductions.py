@@ -50,11 +50,9 @@ def _reduction(name, np_fn, accepted, *, jvp, transpose=None, identity_hlo):
                     b.Sample([b.random_values((2, 3), dtype)], {"axes": ()})]
         return out
 
-    prim = define_primitive(name, impl=impl, abstract_eval=abstract_eval, jvp=jvp,
+    return define_primitive(name, impl=impl, abstract_eval=abstract_eval, jvp=jvp,
                             transpose=transpose, batch=batching.reduction_rule,
                             lower=hlo.reduce_lowering(identity_hlo), samples=samples)
-    prim.hlo = identity_hlo
-    return prim
 
 
 def _reduce_sum_transpose(ct, x, axes):
@@ -129,12 +127,12 @@ def _extreme(np_fn, lowest):
     return f
 
 
-reduce_max_p = _reduction("reduce_max", _extreme(np.max, False), ANY, jvp=None,
+reduce_max_p = _reduction("reduce_max", _extreme(np.max, False), ANY,
+                          jvp=RuleFactory(_reduce_chooser_jvp),
                           identity_hlo="stablehlo.maximum")
-reduce_max_p.jvp = _reduce_chooser_jvp(reduce_max_p)
-reduce_min_p = _reduction("reduce_min", _extreme(np.min, True), ANY, jvp=None,
+reduce_min_p = _reduction("reduce_min", _extreme(np.min, True), ANY,
+                          jvp=RuleFactory(_reduce_chooser_jvp),
                           identity_hlo="stablehlo.minimum")
-reduce_min_p.jvp = _reduce_chooser_jvp(reduce_min_p)
 reduce_prod_p = _reduction("reduce_prod", np.prod, NUMBER, jvp=_reduce_prod_jvp,
                            identity_hlo="stablehlo.multiply")
 reduce_and_p = _reduction("reduce_and", np.bitwise_and.reduce, INT + (BOOL,), jvp=zero_jvp,

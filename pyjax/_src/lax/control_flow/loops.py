@@ -120,7 +120,6 @@ def _while_transpose(cts, *args, **params):
     raise ValueError(REVERSE_MODE_ERROR)
 
 
-@batching.axis_rule
 def _while_batch(axis, args, dims, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
     params = dict(cond_jaxpr=cond_jaxpr, body_jaxpr=body_jaxpr, cond_nconsts=cond_nconsts,
                   body_nconsts=body_nconsts)
@@ -237,8 +236,8 @@ while_p = define_primitive(
     "while", multiple_results=True, impl=_while_impl, abstract_eval=_while_abstract_eval,
     samples=lambda: _while_samples(),
     jvp=_while_jvp, transpose=_while_transpose, batch=_while_batch, lower=_while_lower,
-    effects=_while_effects, partial_eval=_while_partial_eval, dce=_while_dce)
-while_p.is_higher_order = True
+    effects=_while_effects, partial_eval=_while_partial_eval, dce=_while_dce,
+    is_higher_order=True, batch_needs_axis=True)
 
 REVERSE_MODE_ERROR = (
     "Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop with "

@@ -209,7 +209,6 @@ def _scan_transpose(cts, *args, jaxpr, length, reverse, num_consts, num_carry, l
             + [next(ct_xs) if lin else None for lin in x_lin])
 
 
-@batching.axis_rule
 def _scan_batch(axis, args, dims, jaxpr, length, reverse, num_consts, num_carry, linear,
                 unroll):
     params = dict(jaxpr=jaxpr, length=length, reverse=reverse, num_consts=num_consts,
@@ -319,8 +318,8 @@ scan_p = define_primitive(
     "scan", multiple_results=True, impl=_scan_impl, abstract_eval=_scan_abstract_eval,
     samples=lambda: _scan_samples(),
     jvp=_scan_jvp, transpose=_scan_transpose, batch=_scan_batch, lower=_scan_lower,
-    effects=_scan_effects, partial_eval=_scan_partial_eval, dce=_scan_dce)
-scan_p.is_higher_order = True
+    effects=_scan_effects, partial_eval=_scan_partial_eval, dce=_scan_dce,
+    is_higher_order=True, batch_needs_axis=True)
 
 
 # --- scan -------------------------------------------------------------------------------
