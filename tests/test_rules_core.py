@@ -5,11 +5,10 @@ import numpy as np
 import pytest
 
 import pyjax
-from harness import assert_close, bind_as_list, primitives_with_samples, sample_cases
+from harness import assert_close, bind_as_list, rule_gaps, sample_cases
 from pyjax._src import config
 from pyjax._src.core.avals import get_aval
 from pyjax._src.core.jaxpr import check_jaxpr, eval_jaxpr
-from pyjax._src.core.trace import MISSING, _Declared
 
 CASES = sample_cases()
 
@@ -50,17 +49,8 @@ def test_eager_and_jit_and_eval_jaxpr_agree(prim, sample):
 
 
 def test_every_primitive_has_impl_abstract_eval_and_samples():
-    incomplete = []
-    for prim, samples in primitives_with_samples():
-        for slot in ("impl", "abstract_eval"):
-            if getattr(prim, slot) is MISSING:
-                incomplete.append(f"{prim.name}: no {slot}")
-        # Collectives only run under a transformation that binds their axis name; the
-        # batching tests cover them.
-        if not samples and not prim.is_collective and \
-                not isinstance(prim.samples, _Declared):
-            incomplete.append(f"{prim.name}: no samples for the harness")
-    assert not incomplete, "\n".join(incomplete)
+    gaps = rule_gaps("impl") + rule_gaps("abstract_eval") + rule_gaps("samples")
+    assert not gaps, "\n".join(gaps)
 
 
 def test_primitives_are_declared_in_one_call():
