@@ -10,6 +10,7 @@ import sys
 import numpy as np
 
 from pyjax._src import tree_util
+from pyjax._src.version import __version__
 from pyjax._src.api import devices as api_devices
 from pyjax._src.api import jit as api_jit
 from pyjax._src.api import pmap as api_pmap
@@ -54,7 +55,6 @@ def print_environment_info(return_string=False):
     devices in use; the first thing to include in a bug report."""
     import platform
 
-    from pyjax import __version__
     found = api_devices.devices()
     lines = [f"pyjax:    {__version__}",
              f"jaxlib:   {_version('jaxlib')}",

@@ -16,6 +16,7 @@ from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import slicing
 from pyjax._src.lax import structural as st
 from pyjax._src.lax.control_flow import common
+from pyjax._src.lax.control_flow.loops import while_loop
 from pyjax._src.util import merge_lists, split_list
 
 
@@ -268,7 +269,6 @@ def _scan_lower(ctx, *args, **params):
 
 
 def _scan_as_while(args, jaxpr, length, reverse, num_consts, num_carry, linear, unroll):
-    from pyjax._src.lax.control_flow.loops import while_loop
     consts, carry, xs = split_list(args, [num_consts, num_carry])
     ys = [st.full((length,) + a.shape, np.zeros((), a.dtype))
           for a in jaxpr.out_avals[num_carry:]]
