@@ -118,13 +118,6 @@ KNOWN_CYCLES = {
     "array <-> backends": frozenset({
         "pyjax._src.array", "pyjax._src.backends.devices", "pyjax._src.backends.dispatch",
         "pyjax._src.backends.numpy_backend", "pyjax._src.backends.xla"}),
-    # The basic lax families' rules use each other's primitives (add's transpose sums with
-    # reduce_sum, broadcast_in_dim's transpose is a reduce_sum, pad's uses slice): JAX keeps
-    # them in one module; here they still reach each other through imports in functions.
-    "basic lax families": frozenset({
-        "pyjax._src.lax.control_flow.associative", "pyjax._src.lax.elementwise",
-        "pyjax._src.lax.indexing", "pyjax._src.lax.reductions", "pyjax._src.lax.slicing",
-        "pyjax._src.lax.structural"}),
 }
 
 

@@ -7,7 +7,7 @@ import numpy as np
 from pyjax._src import dtypes
 from pyjax._src.core.avals import ShapedArray
 from pyjax._src.backends import stablehlo
-from pyjax._src.core.trace import MISSING, define_primitive
+from pyjax._src.core.trace import MISSING, define_primitive, registered_primitives
 from pyjax._src.interpreters import batching
 
 # Named dtype classes for rule checks and sample generation.
@@ -77,6 +77,21 @@ _JNP_NAMES = {"sub": "subtract", "mul": "multiply", "div": "divide", "max": "max
               "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
               "eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal",
               "gt": "greater", "ge": "greater_equal", "nextafter": "nextafter"}
+
+
+_by_name = {}
+
+
+def bind_primitive(name, *args, **params):
+    """Binds the registered primitive `name`. The basic families (elementwise < structural <
+    slicing < indexing < reductions) import each other only downwards, but a few rules use
+    a primitive of a family above their own (add's transpose sums with reduce_sum,
+    broadcast_in_dim's transpose is a reduce_sum, pad's uses slice): those find it by name
+    when they run, after every family is loaded. `params` must be the primitive's own."""
+    prim = _by_name.get(name)
+    if prim is None:
+        prim = _by_name[name] = registered_primitives()[name]
+    return prim.bind(*args, **params)
 
 
 _COMPARISONS = ("EQ", "NE", "LT", "LE", "GT", "GE")

@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from pyjax._src import dtypes
+from pyjax._src.array import as_array
 from pyjax._src.util import quietly, scipy_special
 from pyjax._src.backends import stablehlo
 from pyjax._src.core.avals import ShapedArray, get_aval
@@ -33,11 +34,11 @@ def unbroadcast(aval, ct):
     ct_shape = get_aval(ct).shape
     if ct_shape == aval.shape:
         return ct
-    from pyjax._src.lax import reductions, structural
     if not aval.shape:
-        return reductions.reduce_sum(ct, tuple(range(len(ct_shape))))
+        return b.bind_primitive("reduce_sum", ct, axes=tuple(range(len(ct_shape))))
     dims = tuple(i for i, (a, c) in enumerate(zip(aval.shape, ct_shape)) if a != c)
-    return structural.reshape(reductions.reduce_sum(ct, dims), aval.shape)
+    summed = b.bind_primitive("reduce_sum", ct, axes=dims)
+    return b.bind_primitive("reshape", summed, new_sizes=aval.shape, dimensions=None)
 
 
 def _add_transpose(ct, x, y):
@@ -856,9 +857,16 @@ def _const(like, value):
 
 
 def _full_like(x, value):
-    from pyjax._src.lax import structural
-    aval = get_aval(x)
-    return structural.broadcast_in_dim(_const(x, value), aval.shape, ())
+    shape = get_aval(x).shape
+    return _broadcast_scalar(_const(x, value), shape)
+
+
+def _broadcast_scalar(c, shape):
+    """Scalar c broadcast to `shape`, as lax.broadcast_in_dim(c, shape, ()) (structural.py
+    is a family above this one)."""
+    if not shape:
+        return as_array(c)
+    return b.bind_primitive("broadcast_in_dim", c, shape=shape, broadcast_dimensions=())
 
 
 def _zeros_like(x):
@@ -867,9 +875,8 @@ def _zeros_like(x):
 
 def _broadcast_like(g, x):
     """A scalar bound's tangent, broadcast to the operand's shape (clamp's JVP)."""
-    from pyjax._src.lax import structural
     shape = get_aval(x).shape
-    return g if get_aval(g).shape == shape else structural.broadcast_in_dim(g, shape, ())
+    return g if get_aval(g).shape == shape else _broadcast_scalar(g, shape)
 
 
 def _ones_like(x):

@@ -13,6 +13,8 @@ from pyjax._src.interpreters.ad import Zero, linear_jvp, zero_jvp
 from pyjax._src.lax import builders as b
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import structural as st
+from pyjax._src.lax.control_flow.associative import associative_scan
+from pyjax._src.lax.slicing import slice_in_dim
 from pyjax._src.lax.builders import ANY, BOOL, INT, NUMBER
 from pyjax._src.util import canonicalize_axes
 
@@ -92,7 +94,6 @@ def _reduce_prod_jvp(primals, tangents, axes):
 
     xf, tf = flat(x), flat(t)
     one = st.broadcast_in_dim(np.ones((), aval.dtype), (1,) + rest, ())
-    from pyjax._src.lax.slicing import slice_in_dim
     left = st.concatenate([one, slice_in_dim(cumprod(xf, 0), 0, n - 1)], 0)
     right = st.concatenate([slice_in_dim(cumprod(xf, 0, reverse=True), 1, n), one], 0)
     others = ew.mul(left, right)
@@ -334,7 +335,6 @@ def _scan_jvp(combine):
     """The JVP of a cumulative op as the JVP of its prefix-scan formulation (an
     associative_scan of `combine`): exact at zeros (cumprod) and ties (cummax/cummin)."""
     def rule(primals, tangents, axis, reverse):
-        from pyjax._src.lax.control_flow.associative import associative_scan
         (out,), (t_out,) = ad.jvp_flat(
             lambda v: [associative_scan(combine, v, reverse=reverse, axis=axis)],
             primals, tangents)
