@@ -3,6 +3,29 @@ from __future__ import annotations
 
 import functools
 import operator
+import weakref
+from collections.abc import Callable, Hashable
+from typing import Any
+
+
+class WeakCache:
+    """Values built once per (owner, key), where the owner is an object whose lifetime
+    bounds the entries (a jaxpr, a function): they go when it is garbage collected.
+    The one get-or-build cache of pyjax's tracing machinery."""
+
+    def __init__(self) -> None:
+        self._per_owner: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    def get(self, owner: Any, key: Hashable, build: Callable[[], Any]) -> Any:
+        """The value cached for (owner, key), or build()'s, stored first."""
+        per_owner = self._per_owner.get(owner)
+        if per_owner is None:
+            per_owner = self._per_owner.setdefault(owner, {})
+        try:
+            return per_owner[key]
+        except KeyError:
+            value = per_owner[key] = build()
+            return value
 
 
 def prod(xs):

@@ -48,7 +48,7 @@ from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import reductions as red
 from pyjax._src.lax import structural as st
-from pyjax._src.util import fun_name
+from pyjax._src.util import WeakCache, fun_name
 
 
 def _mapped(aval, axis, n):
@@ -103,18 +103,15 @@ def _pmap_eager(*args, **params):
     return _run_replicated(xla, args, out_avals, **params)
 
 
-_executables = weakref.WeakKeyDictionary()   # per-device jaxpr -> {devices: executable}
+_executables = WeakCache()   # per-device jaxpr -> {(devices, axis name): executable}
 live_wrappers = weakref.WeakSet()            # every pmap-wrapped function alive
 
 
 def _replicated_executable(xla, jaxpr, devices, axis_name, name):
-    per_jaxpr = _executables.setdefault(jaxpr, {})
-    key = (tuple(devices), axis_name)
-    exe = per_jaxpr.get(key)
-    if exe is None:
+    def build():
         lowered = lower_replicated(jaxpr, name, axis_name, len(devices))
-        exe = per_jaxpr[key] = xla.ReplicatedExecutable(lowered, devices, jaxpr.consts, name)
-    return exe
+        return xla.ReplicatedExecutable(lowered, devices, jaxpr.consts, name)
+    return _executables.get(jaxpr, (tuple(devices), axis_name), build)
 
 
 def lower_replicated(jaxpr, name, axis_name, n):

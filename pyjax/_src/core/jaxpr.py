@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import itertools
 import sys
-import weakref
 
 import numpy as np
 
 from pyjax._src import dtypes
+from pyjax._src.util import WeakCache
 from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.trace import Tracer, primitive_effects, trace_context
 
@@ -234,7 +234,7 @@ def dce_jaxpr(jaxpr, used_outputs=None, keep_inputs=True):
     return new, used_inputs
 
 
-_prune_cache = weakref.WeakKeyDictionary()
+_prune_cache = WeakCache()
 
 
 def prune_closed_jaxpr(closed, used_outputs, keep_inputs=None):
@@ -244,23 +244,21 @@ def prune_closed_jaxpr(closed, used_outputs, keep_inputs=None):
     a jaxpr's identity keep hitting; the DCE rules of higher-order primitives use it."""
     key = (tuple(bool(u) for u in used_outputs),
            None if keep_inputs is None else tuple(bool(k) for k in keep_inputs))
-    per_jaxpr = _prune_cache.setdefault(closed, {})
-    result = per_jaxpr.get(key)
-    if result is None:
-        jaxpr = closed.jaxpr
-        new, used = dce_jaxpr(jaxpr, list(key[0]))
-        if keep_inputs is not None:
-            used = [u or k for u, k in zip(used, key[1])]
-        if all(used) and all(key[0]) and len(new.eqns) == len(jaxpr.eqns):
-            result = (None, used)   # unchanged (not stored: the cache must not hold `closed`)
-        else:
-            const_of = dict(zip(jaxpr.constvars, closed.consts))
-            pruned = Jaxpr(new.constvars, [v for v, u in zip(jaxpr.invars, used) if u],
-                           new.outvars, new.eqns, None, jaxpr.debug_info)
-            result = (ClosedJaxpr(pruned, [const_of[v] for v in new.constvars]), used)
-        per_jaxpr[key] = result
-    pruned, used = result
+    pruned, used = _prune_cache.get(closed, key, lambda: _prune(closed, *key))
     return (closed if pruned is None else pruned), list(used)
+
+
+def _prune(closed, used_outputs, keep_inputs):
+    jaxpr = closed.jaxpr
+    new, used = dce_jaxpr(jaxpr, list(used_outputs))
+    if keep_inputs is not None:
+        used = [u or k for u, k in zip(used, keep_inputs)]
+    if all(used) and all(used_outputs) and len(new.eqns) == len(jaxpr.eqns):
+        return None, used   # unchanged (not stored: the cache must not hold `closed`)
+    const_of = dict(zip(jaxpr.constvars, closed.consts))
+    pruned = Jaxpr(new.constvars, [v for v, u in zip(jaxpr.invars, used) if u],
+                   new.outvars, new.eqns, None, jaxpr.debug_info)
+    return ClosedJaxpr(pruned, [const_of[v] for v in new.constvars]), used
 
 
 # --- printing ---------------------------------------------------------------------------

@@ -20,11 +20,11 @@ Entry points used by the API and by higher-order primitive rules:
 The three jaxpr-level helpers cache their results per (jaxpr, flags)."""
 from __future__ import annotations
 
-import weakref
 
 import numpy as np
 
 from pyjax._src import dtypes
+from pyjax._src.util import WeakCache
 from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.trace import RuleFactory, Trace, Tracer, set_current_trace
@@ -352,26 +352,18 @@ def backward_pass(jaxpr, consts, args, cts_out):
 
 # --- jaxpr-level helpers for higher-order primitives ------------------------------------
 
-def _cached(cache, closed, key, build):
-    per_jaxpr = cache.setdefault(closed, {})
-    result = per_jaxpr.get(key)
-    if result is None:
-        result = per_jaxpr[key] = build()
-    return result
-
-
 def _flags(value, n):
     return [bool(value)] * n if isinstance(value, bool) else [bool(v) for v in value]
 
 
-_jvp_jaxpr_cache = weakref.WeakKeyDictionary()
+_jvp_jaxpr_cache = WeakCache()
 
 
 def jvp_jaxpr(closed, nonzeros, instantiate):
     """The JVP of a closed jaxpr as a closed jaxpr (see module docstring)."""
     nonzeros = [bool(nz) for nz in nonzeros]
     instantiate = _flags(instantiate, len(closed.jaxpr.outvars))
-    return _cached(_jvp_jaxpr_cache, closed, (tuple(nonzeros), tuple(instantiate)),
+    return _jvp_jaxpr_cache.get(closed, (tuple(nonzeros), tuple(instantiate)),
                    lambda: _jvp_jaxpr(closed, nonzeros, instantiate))
 
 
@@ -398,13 +390,13 @@ def _jvp_jaxpr(closed, nonzeros, instantiate):
     return jvp_closed, found["out_nonzeros"]
 
 
-_transpose_jaxpr_cache = weakref.WeakKeyDictionary()
+_transpose_jaxpr_cache = WeakCache()
 
 
 def transpose_jaxpr(closed, linear):
     """The transpose of a closed jaxpr linear in the inputs flagged `linear`."""
     linear = [bool(lin) for lin in linear]
-    return _cached(_transpose_jaxpr_cache, closed, tuple(linear),
+    return _transpose_jaxpr_cache.get(closed, tuple(linear),
                    lambda: _transpose_jaxpr(closed, linear))
 
 

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import contextlib
 import threading
-import weakref
 from typing import NamedTuple
 
 import numpy as np
@@ -40,6 +39,7 @@ from pyjax._src.core.avals import get_aval
 from pyjax._src.core.trace import (RuleFactory, Trace, Tracer, registered_primitives,
                                    set_current_trace)
 from pyjax._src.interpreters import partial_eval as pe
+from pyjax._src.util import WeakCache
 
 not_mapped = None
 
@@ -94,7 +94,7 @@ def axis_names_of(params):
     return names if isinstance(names, tuple) else (names,)
 
 
-_uses_axis_cache = weakref.WeakKeyDictionary()
+_uses_axis_cache = WeakCache()
 
 
 def jaxpr_uses_axis(closed, name):
@@ -102,13 +102,9 @@ def jaxpr_uses_axis(closed, name):
     if name is None:
         return False
     jaxpr = closed.jaxpr if isinstance(closed, jx.ClosedJaxpr) else closed
-    per = _uses_axis_cache.setdefault(jaxpr, {})
-    if name not in per:
-        per[name] = any((e.primitive.is_collective
-                         and name in axis_names_of(e.params))
-                        or any(jaxpr_uses_axis(s, name) for s in jx.sub_jaxprs(e))
-                        for e in jaxpr.eqns)
-    return per[name]
+    return _uses_axis_cache.get(jaxpr, name, lambda: any(
+        (e.primitive.is_collective and name in axis_names_of(e.params))
+        or any(jaxpr_uses_axis(s, name) for s in jx.sub_jaxprs(e)) for e in jaxpr.eqns))
 
 
 # --- the trace --------------------------------------------------------------------------
@@ -354,7 +350,7 @@ call_rule = RuleFactory(_make_call, declares={"batch_needs_axis": True})
 
 # --- batching a jaxpr -------------------------------------------------------------------
 
-_batched_jaxprs = weakref.WeakKeyDictionary()
+_batched_jaxprs = WeakCache()
 
 
 def batch_jaxpr(closed, axis_size, in_batched, instantiate, axis_name=None):
@@ -367,10 +363,8 @@ def batch_jaxpr(closed, axis_size, in_batched, instantiate, axis_name=None):
                    else tuple(bool(i) for i in instantiate))
     in_batched = tuple(bool(b) for b in in_batched)
     key = (axis_size, in_batched, instantiate, axis_name)
-    per = _batched_jaxprs.setdefault(closed, {})
-    if key not in per:
-        per[key] = _batch_jaxpr(closed, axis_size, in_batched, instantiate, axis_name)
-    return per[key]
+    return _batched_jaxprs.get(
+        closed, key, lambda: _batch_jaxpr(closed, axis_size, in_batched, instantiate, axis_name))
 
 
 def _batch_jaxpr(closed, axis_size, in_batched, instantiate, axis_name):
