@@ -15,6 +15,10 @@ class WeakCache:
 
     def __init__(self) -> None:
         self._per_owner: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        _weak_caches.add(self)
+
+    def clear(self) -> None:
+        self._per_owner.clear()
 
     def get(self, owner: Any, key: Hashable, build: Callable[[], Any]) -> Any:
         """The value cached for (owner, key), or build()'s, stored first."""
@@ -26,6 +30,15 @@ class WeakCache:
         except KeyError:
             value = per_owner[key] = build()
             return value
+
+
+_weak_caches: weakref.WeakSet = weakref.WeakSet()
+
+
+def clear_weak_caches() -> None:
+    """Empties every WeakCache (jax.clear_caches)."""
+    for cache in list(_weak_caches):
+        cache.clear()
 
 
 def prod(xs):
@@ -59,7 +72,7 @@ def canonicalize_axes(axes, ndim, name="axis"):
     return _canonicalize_axes(axes, ndim, name)
 
 
-_canonical_axes = {}
+_canonical_axes: dict[tuple, tuple[int, ...]] = {}
 
 
 def _canonicalize_axes(axes, ndim, name):
@@ -108,10 +121,6 @@ def safe_zip(*seqs):
         if len(s) != n:
             raise ValueError(f"length mismatch: {[len(s) for s in seqs]}")
     return list(zip(*seqs))
-
-
-def safe_map(f, *seqs):
-    return [f(*args) for args in safe_zip(*seqs)]
 
 
 def split_list(xs, sizes):

@@ -11,7 +11,7 @@ import numpy as np
 from pyjax._src import dtypes
 from pyjax._src.util import WeakCache
 from pyjax._src.core.avals import ShapedArray, get_aval
-from pyjax._src.core.trace import Tracer, primitive_effects, trace_context
+from pyjax._src.core.trace import Tracer, trace_context
 
 
 class Var:
@@ -99,10 +99,6 @@ class ClosedJaxpr:
         p.text(str(self))
 
 
-def closed_over_nothing(jaxpr):
-    return ClosedJaxpr(jaxpr, ())
-
-
 def convert_constvars_to_invars(jaxpr):
     """The same computation with its constvars moved to the front of its invars."""
     return Jaxpr((), jaxpr.constvars + jaxpr.invars, jaxpr.outvars, jaxpr.eqns,
@@ -141,10 +137,6 @@ def eval_jaxpr(jaxpr, consts, *args):
     finally:
         context.source_info = outer_source
     return [read(v) for v in jaxpr.outvars]
-
-
-def eval_closed_jaxpr(closed, *args):
-    return eval_jaxpr(closed.jaxpr, closed.consts, *args)
 
 
 # --- checking ---------------------------------------------------------------------------
@@ -403,14 +395,6 @@ def literalable(x):
             or np.dtype(aval.dtype).kind not in "biufc"):
         return False
     return not aval.weak_type or get_aval(np.asarray(x).item()) == aval
-
-
-def new_var(aval):
-    return Var(aval)
-
-
-def eqn_effects(prim, params):
-    return primitive_effects(prim, params)
 
 
 __all__ = ["Var", "DropVar", "Literal", "JaxprEqn", "Jaxpr", "ClosedJaxpr", "ShapedArray",

@@ -353,8 +353,6 @@ def axis_size(axis_name):
     return int(np.prod([batching.axis_env_size(n) for n in names], dtype=np.int64))
 
 
-new_collectives = (ppermute_p, all_to_all_p, reduce_scatter_p)
-
 __all__ = ["ppermute_p", "ppermute", "pshuffle", "all_to_all_p", "all_to_all", "pswapaxes",
            "reduce_scatter_p", "psum_scatter_p", "psum_scatter", "pbroadcast", "axis_size",
 ]
