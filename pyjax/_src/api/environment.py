@@ -10,6 +10,7 @@ import sys
 import numpy as np
 
 from pyjax._src import tree_util
+from pyjax._src.util import clear_weak_caches
 from pyjax._src.version import __version__
 from pyjax._src.api import devices as api_devices
 from pyjax._src.api import jit as api_jit
@@ -17,7 +18,6 @@ from pyjax._src.api import pmap as api_pmap
 from pyjax._src.array import Array
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import dispatch, numpy_backend
-from pyjax._src.interpreters import ad
 
 
 # --- processes and hosts --------------------------------------------------------------------
@@ -89,12 +89,10 @@ def clear_caches():
         wrapped.clear_cache()
     for wrapped in list(api_pmap.live_wrappers):
         wrapped._cache.clear()
-    api_pmap._executables.clear()
+    clear_weak_caches()   # jaxpr transformation caches, pmap's executables
     dispatch._executables.clear()
     dispatch._single_primitive_jaxprs.clear()
     numpy_backend._abstract_eval_cache.clear()
-    ad._jvp_jaxpr_cache.clear()
-    ad._transpose_jaxpr_cache.clear()
     xla = devices_mod._xla_state["module"]   # only if XLA was ever started
     if xla is not None:
         xla._memory_cache.clear()
