@@ -8,12 +8,15 @@ import gc
 import sys
 import threading
 import types
+from typing import Any
 
 import numpy as np
 
 from pyjax._src import errors
 from pyjax._src.config import check_tracer_leaks
 from pyjax._src.core.avals import ShapedArray
+from pyjax._src.core.rule_types import (AbstractEvalRule, AxisBatchRule, BatchRule, ImplRule,
+                                        JvpRule, LowerRule, TransposeRule)
 
 
 class _Declared:
@@ -50,7 +53,15 @@ def no_lowering(reason):
 
 class Primitive:
     """A named operation. Every rule and flag of the primitive lives in its slot, set by
-    one `define_primitive` call in the primitive's family file and not changed after."""
+    one `define_primitive` call in the primitive's family file and not changed after.
+    The rule signatures are the Protocols of core/rule_types.py."""
+
+    impl: ImplRule | _Declared
+    abstract_eval: AbstractEvalRule | _Declared
+    jvp: JvpRule | _Declared
+    transpose: TransposeRule | _Declared
+    batch: BatchRule | AxisBatchRule | _Declared
+    lower: LowerRule | _Declared
 
     def __init__(self, name: str, multiple_results: bool = False):
         self.name = name
@@ -70,13 +81,13 @@ class Primitive:
         self.batch_needs_axis = False  # the batch rule takes the vmap's AxisData first
         self.runs_own_program = False  # dispatch runs jaxprs holding it equation by equation
 
-    def bind(self, *args, **params):
+    def bind(self, *args: Any, **params: Any) -> Any:
         return _context.trace.process_primitive(self, args, params)
 
     def __repr__(self):
         return self.name
 
-    def rule(self, slot):
+    def rule(self, slot: str) -> Any:
         """The rule in `slot`, or a NotImplementedError saying why there is none."""
         rule = getattr(self, slot)
         if not rule:
@@ -96,7 +107,7 @@ class RuleFactory:
         self.declares = declares or {}
 
 
-_registry = {}
+_registry: dict[str, Primitive] = {}
 
 
 def define_primitive(name: str, *, multiple_results: bool = False, **rules) -> Primitive:
@@ -122,7 +133,7 @@ def define_primitive(name: str, *, multiple_results: bool = False, **rules) -> P
     return prim
 
 
-def registered_primitives():
+def registered_primitives() -> dict[str, Primitive]:
     return dict(_registry)
 
 
@@ -133,7 +144,7 @@ def primitive_effects(prim, params):
 # --- traces -----------------------------------------------------------------------------
 
 class _Context(threading.local):
-    trace = None         # set to the eval trace when the backend is imported
+    trace: Any = None    # set to the eval trace when the backend is imported
     source_info = None   # (where, eval_jaxpr frame) while an equation is re-traced
     name_stack = ()      # jax.named_scope names, outermost first
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -198,7 +198,7 @@ def subtrace(axis):
 
 # --- helpers for rules ------------------------------------------------------------------
 
-_prims = {}
+_prims: dict[str, Any] = {}
 
 
 def _lax(name):
