@@ -45,7 +45,7 @@ from pyjax._src.tree_util import (  # noqa: F401
     tree_flatten, tree_leaves, tree_map, tree_structure, tree_unflatten,
 )
 
-__version__ = "0.1.0"
+from pyjax._src.version import __version__  # noqa: F401
 
 enable_x64 = _config_object._flags["jax_enable_x64"]
 disable_jit = _config_object._flags["jax_disable_jit"]

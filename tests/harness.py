@@ -4,16 +4,61 @@ has a test file that iterates these), and small helpers: jit on a chosen executo
 inputs, closeness checks."""
 from __future__ import annotations
 
+import importlib
+import pkgutil
+
 import numpy as np
 
 import pyjax
-import pyjax._src.api.custom_batching  # noqa: F401  (loaded lazily, as jax.custom_batching)
-import pyjax._src.checkify.transform  # noqa: F401  (loaded lazily: jax.experimental.checkify)
-import pyjax._src.lax.all_families  # noqa: F401  (registers the families pyjax loads lazily)
 from pyjax._src import config
-from pyjax._src.core.trace import _Declared, registered_primitives
+from pyjax._src.core.trace import (MISSING, NO_BATCHING, NOT_DIFFERENTIABLE, _Declared,
+                                   registered_primitives)
 
 EXECUTORS = ["numpy", "xla"]
+
+
+def import_every_module(package):
+    """Imports `package` and every module below it, so that the primitives of families
+    pyjax loads lazily (on first use of a public name) are registered too. Returns the
+    names of the modules imported."""
+    root = importlib.import_module(package)
+    names = [package]
+    for info in pkgutil.walk_packages(root.__path__, prefix=package + "."):
+        importlib.import_module(info.name)
+        names.append(info.name)
+    return names
+
+
+SRC_MODULES = import_every_module("pyjax._src")
+
+
+def rule_gaps(slot, prims=None):
+    """Primitives (all registered ones by default) whose rule `slot` is neither written nor
+    declared absent, as readable lines: what the rule-completeness tests assert is empty.
+    `samples` and `transpose` follow their own rules: collectives run only under an axis
+    binding (the batching tests cover them), and only linear primitives need a transpose."""
+    prims = registered_primitives() if prims is None else prims
+    gaps = []
+    for name, p in sorted(prims.items()):
+        rule = getattr(p, slot)
+        if slot == "jvp":
+            gap = not callable(rule) and rule is not NOT_DIFFERENTIABLE
+        elif slot == "batch":
+            gap = not rule and rule is not NO_BATCHING
+        elif slot == "transpose":
+            gap = p.is_linear and not callable(rule)
+        elif slot == "samples":
+            gap = not p.is_collective and not isinstance(rule, _Declared) and not (
+                rule() if callable(rule) else rule)
+        else:
+            gap = rule is MISSING
+        if gap:
+            gaps.append(f"{name}: no {slot} rule (write one, or declare its absence)")
+    return gaps
+
+
+COMPLETENESS_SLOTS = ("impl", "abstract_eval", "jvp", "transpose", "batch", "lower",
+                      "samples")
 
 
 def jit_on(executor, f, **kwargs):

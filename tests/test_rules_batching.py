@@ -9,10 +9,9 @@ import numpy as np
 import pytest
 
 import pyjax
-from harness import assert_close, bind_as_list, primitives_with_samples, sample_cases
+from harness import assert_close, bind_as_list, rule_gaps, sample_cases
 from pyjax._src.core.avals import get_aval
 from pyjax._src.core.jaxpr import check_jaxpr
-from pyjax._src.core.trace import NO_BATCHING
 from pyjax._src.lax import parallel
 
 CASES = sample_cases()
@@ -140,9 +139,7 @@ def test_collective_of_unmapped_value(name):
 
 
 def test_every_primitive_has_a_batch_rule_or_a_declared_absence():
-    missing = [f"{prim.name}: batch is {prim.batch!r}"
-               for prim, _ in primitives_with_samples()
-               if not prim.batch and prim.batch is not NO_BATCHING]
-    assert not missing, "\n".join(missing)
+    gaps = rule_gaps("batch")
+    assert not gaps, "\n".join(gaps)
     # Collectives cannot run eagerly (no samples): the tests above cover each of them.
     assert {p.name for p in parallel.collective_primitives} == set(_COLLECTIVES)

@@ -5,11 +5,10 @@ import numpy as np
 import pytest
 
 import pyjax
-from harness import assert_close, bind_as_list, primitives_with_samples, sample_cases
+from harness import assert_close, bind_as_list, rule_gaps, sample_cases
 from pyjax._src import config
 from pyjax._src.core.avals import get_aval
 from pyjax._src.core.jaxpr import check_jaxpr, eval_jaxpr
-from pyjax._src.core.trace import MISSING, _Declared
 
 CASES = sample_cases()
 
@@ -50,14 +49,25 @@ def test_eager_and_jit_and_eval_jaxpr_agree(prim, sample):
 
 
 def test_every_primitive_has_impl_abstract_eval_and_samples():
-    incomplete = []
-    for prim, samples in primitives_with_samples():
-        for slot in ("impl", "abstract_eval"):
-            if getattr(prim, slot) is MISSING:
-                incomplete.append(f"{prim.name}: no {slot}")
-        # Collectives only run under a transformation that binds their axis name; the
-        # batching tests cover them.
-        if not samples and not getattr(prim, "is_collective", False) and \
-                not isinstance(prim.samples, _Declared):
-            incomplete.append(f"{prim.name}: no samples for the harness")
-    assert not incomplete, "\n".join(incomplete)
+    gaps = rule_gaps("impl") + rule_gaps("abstract_eval") + rule_gaps("samples")
+    assert not gaps, "\n".join(gaps)
+
+
+def test_primitives_are_declared_in_one_call():
+    """No rule or flag is attached to a primitive (or set on a rule function) after its
+    define_primitive call: everything a primitive is lives in that one call."""
+    import ast
+    import pathlib
+
+    from pyjax._src.core.trace import Primitive
+    fields = set(vars(Primitive("probe"))) - {"name"}
+    src = pathlib.Path(pyjax.__file__).parent / "_src"
+    found = []
+    for path in sorted(src.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            targets = node.targets if isinstance(node, ast.Assign) else []
+            for t in targets:
+                if isinstance(t, ast.Attribute) and t.attr in fields and not (
+                        isinstance(t.value, ast.Name) and t.value.id == "self"):
+                    found.append(f"{path.relative_to(src)}:{node.lineno} sets .{t.attr}")
+    assert not found, "\n".join(found)

@@ -6,11 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness import assert_close, primitives_with_samples
+from harness import assert_close, primitives_with_samples, rule_gaps
 
 import pyjax as jax
 from pyjax._src import config
-from pyjax._src.core.trace import MISSING, registered_primitives
 
 pytest.importorskip("jaxlib")
 
@@ -18,10 +17,8 @@ _CASES = [(p, s) for p, s in primitives_with_samples() if s and p.lower]
 
 
 def test_every_primitive_has_a_lowering_or_declares_none():
-    missing = sorted(name for name, p in registered_primitives().items()
-                     if p.lower is MISSING)
-    assert not missing, (f"primitives without a `lower` rule (write one, or declare "
-                         f"lower=NO_LOWERING): {missing}")
+    gaps = rule_gaps("lower")
+    assert not gaps, "\n".join(gaps) + "\n(or declare lower=NO_LOWERING)"
 
 
 @pytest.mark.parametrize("prim,samples", _CASES, ids=[p.name for p, _ in _CASES])

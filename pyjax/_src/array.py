@@ -293,13 +293,6 @@ class _BackendHooks:
 backend_hooks = _BackendHooks()
 
 
-def make_array(value, weak_type=False):
-    """Wraps a numpy value (ndarray or scalar) without copying."""
-    if type(value) is not np.ndarray:
-        value = np.asarray(value)
-    return Array(value, weak_type)
-
-
 def as_array(x):
     """x itself if it is an Array or a tracer, else a new Array of its numpy value."""
     if hasattr(x, "aval"):

@@ -3,6 +3,42 @@ from __future__ import annotations
 
 import functools
 import operator
+import weakref
+from collections.abc import Callable, Hashable
+from typing import Any
+
+
+class WeakCache:
+    """Values built once per (owner, key), where the owner is an object whose lifetime
+    bounds the entries (a jaxpr, a function): they go when it is garbage collected.
+    The one get-or-build cache of pyjax's tracing machinery."""
+
+    def __init__(self) -> None:
+        self._per_owner: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        _weak_caches.add(self)
+
+    def clear(self) -> None:
+        self._per_owner.clear()
+
+    def get(self, owner: Any, key: Hashable, build: Callable[[], Any]) -> Any:
+        """The value cached for (owner, key), or build()'s, stored first."""
+        per_owner = self._per_owner.get(owner)
+        if per_owner is None:
+            per_owner = self._per_owner.setdefault(owner, {})
+        try:
+            return per_owner[key]
+        except KeyError:
+            value = per_owner[key] = build()
+            return value
+
+
+_weak_caches: weakref.WeakSet = weakref.WeakSet()
+
+
+def clear_weak_caches() -> None:
+    """Empties every WeakCache (jax.clear_caches)."""
+    for cache in list(_weak_caches):
+        cache.clear()
 
 
 def prod(xs):
@@ -36,7 +72,7 @@ def canonicalize_axes(axes, ndim, name="axis"):
     return _canonicalize_axes(axes, ndim, name)
 
 
-_canonical_axes = {}
+_canonical_axes: dict[tuple, tuple[int, ...]] = {}
 
 
 def _canonicalize_axes(axes, ndim, name):
@@ -85,10 +121,6 @@ def safe_zip(*seqs):
         if len(s) != n:
             raise ValueError(f"length mismatch: {[len(s) for s in seqs]}")
     return list(zip(*seqs))
-
-
-def safe_map(f, *seqs):
-    return [f(*args) for args in safe_zip(*seqs)]
 
 
 def split_list(xs, sizes):

@@ -8,7 +8,7 @@ from pyjax._src.numpy.array_api_metadata import (  # noqa: F401
 )
 from pyjax._src.dtypes import finfo, iinfo  # noqa: F401
 from pyjax._src.numpy.indexing import (  # noqa: F401
-    argwhere, flatnonzero, nonzero, put_along_axis, take, take_along_axis,
+    argwhere, flatnonzero, nonzero, put_along_axis, take, take_along_axis, where,
 )
 from pyjax._src.numpy.lax_numpy import (  # noqa: F401
     arange, array, array_split, asarray, astype, atleast_1d, atleast_2d, atleast_3d,
@@ -18,7 +18,7 @@ from pyjax._src.numpy.lax_numpy import (  # noqa: F401
     iscomplexobj, isrealobj, isscalar, issubdtype, linspace, logspace, matmul,
     matrix_transpose, moveaxis, ndarray, ndim, ones, ones_like, outer, permute_dims,
     promote_types, ravel, reshape, result_type, row_stack, select, shape, size, split,
-    squeeze, stack, swapaxes, transpose, vdot, vsplit, vstack, where, zeros, zeros_like,
+    squeeze, stack, swapaxes, transpose, vdot, vsplit, vstack, zeros, zeros_like,
 )
 from pyjax._src.numpy.einsum import einsum, einsum_path  # noqa: F401
 from pyjax._src.numpy.functional import (  # noqa: F401

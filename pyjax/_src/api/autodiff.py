@@ -83,10 +83,6 @@ def _instantiate(t):
     return ad.instantiate_zeros(t)
 
 
-def _zeros_for(aval):
-    return ad.instantiate_zeros(ad.Zero(ad.tangent_aval(aval)))
-
-
 def _match_weak_type(ct, aval):
     """Cotangents of weakly typed inputs are weakly typed, like the inputs."""
     if not aval.weak_type or aval.dtype == dtypes.float0:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import functools
 import inspect
 import types
-import weakref
 
 from pyjax._src import errors, tree_util
 from pyjax._src.api.shapes import abstractify
@@ -19,7 +18,7 @@ from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import builders as b
 from pyjax._src.lax.call import jit_p
 from pyjax._src.lax.dot import dot_general_p
-from pyjax._src.util import merge_lists, split_list
+from pyjax._src.util import WeakCache, merge_lists, split_list
 
 
 # --- policies ---------------------------------------------------------------------------
@@ -208,15 +207,12 @@ class _RematSplit:
         self.saved_inputs, self.num_known_out = saved_inputs, num_known_out
 
 
-_split_cache = weakref.WeakKeyDictionary()
+_split_cache = WeakCache()
 
 
 def _remat_split(closed, unknowns, policy):
-    per_jaxpr = _split_cache.setdefault(closed, {})
-    key = (tuple(unknowns), policy)
-    if key not in per_jaxpr:
-        per_jaxpr[key] = _build_split(closed, list(unknowns), policy or nothing_saveable)
-    return per_jaxpr[key]
+    return _split_cache.get(closed, (tuple(unknowns), policy), lambda: _build_split(
+        closed, list(unknowns), policy or nothing_saveable))
 
 
 def _choose_saved(known_jaxpr, residuals, saveable):
@@ -359,8 +355,7 @@ checkpoint_p = define_primitive(
     abstract_eval=_checkpoint_abstract_eval, jvp=_checkpoint_jvp,
     partial_eval=_checkpoint_partial_eval, transpose=_checkpoint_transpose,
     lower=_checkpoint_lower, batch=batching.call_rule, dce=_checkpoint_dce,
-    effects=lambda jaxpr, **_: jaxpr.effects, samples=_checkpoint_samples)
-checkpoint_p.is_higher_order = True
+    effects=lambda jaxpr, **_: jaxpr.effects, samples=_checkpoint_samples, is_higher_order=True)
 
 
 # --- checkpoint_name --------------------------------------------------------------------

@@ -117,7 +117,6 @@ def _custom_vmap_call_jvp(primals, tangents, *, call_jaxpr, rule, num_consts):
                        list(primals), list(tangents))
 
 
-@batching.axis_rule
 def _custom_vmap_call_batch(axis, args, dims, *, call_jaxpr, rule, num_consts):
     if any(d is not None for d in dims[:num_consts]):
         raise ValueError(f"custom_vmap function {fun_name(rule.wrapped.fun)} closes over a "
@@ -148,5 +147,4 @@ custom_vmap_call_p = define_primitive(
     "custom_vmap_call", multiple_results=True, impl=_custom_vmap_call_impl,
     abstract_eval=lambda *avals, call_jaxpr, **_: call_jaxpr.out_avals,
     jvp=_custom_vmap_call_jvp, batch=_custom_vmap_call_batch, lower=_custom_vmap_call_lower,
-    samples=_samples)
-custom_vmap_call_p.is_higher_order = True
+    samples=_samples, is_higher_order=True, batch_needs_axis=True)

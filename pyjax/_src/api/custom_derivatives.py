@@ -451,14 +451,6 @@ def _custom_jvp_samples():
                            "num_consts": 0, "symbolic_zeros": False})]
 
 
-custom_jvp_call_p = define_primitive(
-    "custom_jvp_call", multiple_results=True, impl=_custom_jvp_call_impl,
-    abstract_eval=_custom_jvp_call_abstract_eval, jvp=_custom_jvp_call_jvp,
-    transpose=_custom_jvp_call_transpose, lower=_custom_call_lower,
-    samples=_custom_jvp_samples)
-custom_jvp_call_p.is_higher_order = True
-
-
 # --- custom_vjp -------------------------------------------------------------------------
 
 class custom_vjp(_CustomRuleFunction):
@@ -700,13 +692,6 @@ def _forward_with_rule(fwd, bwd, args, arg_tangents):
                   for a in out_avals]
 
 
-custom_vjp_call_p = define_primitive(
-    "custom_vjp_call", multiple_results=True, impl=_custom_vjp_call_impl,
-    abstract_eval=_custom_jvp_call_abstract_eval, jvp=_custom_vjp_call_jvp,
-    transpose=NO_TRANSPOSE, lower=_custom_call_lower)
-custom_vjp_call_p.is_higher_order = True
-
-
 def _custom_lin_abstract_eval(*avals, num_res, bwd, out_avals, differentiable):
     return [a for a in out_avals if a.dtype != dtypes.float0]
 
@@ -725,13 +710,6 @@ def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals, differentiable):
     all_cts = [ad.Zero(a) if a.dtype == dtypes.float0 else next(nz) for a in out_avals]
     cts_in = bwd(residuals, all_cts)
     return [None] * num_res + [ct for ct, d in zip(cts_in, differentiable) if d]
-
-
-custom_lin_p = define_primitive(
-    "custom_lin", multiple_results=True, impl=_custom_lin_impl,
-    abstract_eval=_custom_lin_abstract_eval, jvp=_custom_lin_jvp,
-    transpose=_custom_lin_transpose, lower=NO_LOWERING,
-    samples=no_samples("evaluating custom_lin is the documented forward-mode error"))
 
 
 # --- batching: the rules run per example under a batch trace ----------------------------
@@ -769,7 +747,6 @@ class _BatchedJVPRule:
                  else _to_front(trace, t, size) for t in t_outs])
 
 
-@batching.axis_rule
 def _custom_jvp_call_batch(axis, args, dims, *, call_jaxpr, jvp_jaxpr_fun, num_consts,
                            **params):
     in_batched = [d is not None for d in dims]
@@ -824,7 +801,6 @@ class _BatchedVJPRule:
         return out
 
 
-@batching.axis_rule
 def _custom_vjp_call_batch(axis, args, dims, *, call_jaxpr, fwd, bwd, num_consts, **params):
     in_batched = [d is not None for d in dims]
     if not any(in_batched) and not batching.jaxpr_uses_axis(call_jaxpr, axis.name):
@@ -840,12 +816,6 @@ def _custom_vjp_call_batch(axis, args, dims, *, call_jaxpr, fwd, bwd, num_consts
     return outs, [0] * len(outs)
 
 
-custom_jvp_call_p.batch = _custom_jvp_call_batch
-custom_vjp_call_p.batch = _custom_vjp_call_batch
-# custom_lin only exists to be transposed; applying it (batched or not) is forward mode.
-custom_lin_p.batch = lambda args, dims, **params: _custom_lin_impl()
-
-
 def _custom_vjp_samples():
     x = b.random_values((3,), "float32")
     cv = custom_vjp(ew.sin)
@@ -857,7 +827,27 @@ def _custom_vjp_samples():
                            "bwd": rule.bwd, "num_consts": 0, "symbolic_zeros": False})]
 
 
-custom_vjp_call_p.samples = _custom_vjp_samples
+
+# --- the primitives (defined after their batch rules and samples, which they hold) ------
+
+custom_jvp_call_p = define_primitive(
+    "custom_jvp_call", multiple_results=True, impl=_custom_jvp_call_impl,
+    abstract_eval=_custom_jvp_call_abstract_eval, jvp=_custom_jvp_call_jvp,
+    transpose=_custom_jvp_call_transpose, batch=_custom_jvp_call_batch,
+    lower=_custom_call_lower, samples=_custom_jvp_samples, is_higher_order=True,
+    batch_needs_axis=True)
+custom_vjp_call_p = define_primitive(
+    "custom_vjp_call", multiple_results=True, impl=_custom_vjp_call_impl,
+    abstract_eval=_custom_jvp_call_abstract_eval, jvp=_custom_vjp_call_jvp,
+    transpose=NO_TRANSPOSE, batch=_custom_vjp_call_batch, lower=_custom_call_lower,
+    samples=_custom_vjp_samples, is_higher_order=True, batch_needs_axis=True)
+# custom_lin only exists to be transposed; applying it (batched or not) is forward mode.
+custom_lin_p = define_primitive(
+    "custom_lin", multiple_results=True, impl=_custom_lin_impl,
+    abstract_eval=_custom_lin_abstract_eval, jvp=_custom_lin_jvp,
+    transpose=_custom_lin_transpose, batch=lambda args, dims, **params: _custom_lin_impl(),
+    lower=NO_LOWERING,
+    samples=no_samples("evaluating custom_lin is the documented forward-mode error"))
 
 
 # --- closure_convert --------------------------------------------------------------------

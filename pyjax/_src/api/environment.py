@@ -10,13 +10,14 @@ import sys
 import numpy as np
 
 from pyjax._src import tree_util
+from pyjax._src.util import clear_weak_caches
+from pyjax._src.version import __version__
 from pyjax._src.api import devices as api_devices
 from pyjax._src.api import jit as api_jit
 from pyjax._src.api import pmap as api_pmap
 from pyjax._src.array import Array
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import dispatch, numpy_backend
-from pyjax._src.interpreters import ad
 
 
 # --- processes and hosts --------------------------------------------------------------------
@@ -54,7 +55,6 @@ def print_environment_info(return_string=False):
     devices in use; the first thing to include in a bug report."""
     import platform
 
-    from pyjax import __version__
     found = api_devices.devices()
     lines = [f"pyjax:    {__version__}",
              f"jaxlib:   {_version('jaxlib')}",
@@ -89,12 +89,10 @@ def clear_caches():
         cache.clear()
     for wrapped in list(api_pmap.live_wrappers):
         wrapped._cache.clear()
-    api_pmap._executables.clear()
+    clear_weak_caches()   # jaxpr transformation caches, pmap's executables
     dispatch._executables.clear()
     dispatch._single_primitive_jaxprs.clear()
     numpy_backend._abstract_eval_cache.clear()
-    ad._jvp_jaxpr_cache.clear()
-    ad._transpose_jaxpr_cache.clear()
     xla = devices_mod._xla_state["module"]   # only if XLA was ever started
     if xla is not None:
         xla._memory_cache.clear()

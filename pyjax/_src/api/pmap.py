@@ -48,7 +48,7 @@ from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import reductions as red
 from pyjax._src.lax import structural as st
-from pyjax._src.util import fun_name
+from pyjax._src.util import WeakCache, fun_name
 
 
 def _mapped(aval, axis, n):
@@ -103,18 +103,15 @@ def _pmap_eager(*args, **params):
     return _run_replicated(xla, args, out_avals, **params)
 
 
-_executables = weakref.WeakKeyDictionary()   # per-device jaxpr -> {devices: executable}
+_executables = WeakCache()   # per-device jaxpr -> {(devices, axis name): executable}
 live_wrappers = weakref.WeakSet()            # every pmap-wrapped function alive
 
 
 def _replicated_executable(xla, jaxpr, devices, axis_name, name):
-    per_jaxpr = _executables.setdefault(jaxpr, {})
-    key = (tuple(devices), axis_name)
-    exe = per_jaxpr.get(key)
-    if exe is None:
+    def build():
         lowered = lower_replicated(jaxpr, name, axis_name, len(devices))
-        exe = per_jaxpr[key] = xla.ReplicatedExecutable(lowered, devices, jaxpr.consts, name)
-    return exe
+        return xla.ReplicatedExecutable(lowered, devices, jaxpr.consts, name)
+    return _executables.get(jaxpr, (tuple(devices), axis_name), build)
 
 
 def lower_replicated(jaxpr, name, axis_name, n):
@@ -261,7 +258,6 @@ def _on_replica_zero(ct, n):
                   ((0, n - 1, 0),) + ((0, 0, 0),) * aval.ndim)
 
 
-@batching.axis_rule
 def _pmap_batch(axis, args, dims, *, jaxpr, axis_name, axis_size, in_axes, out_axes,
                 **params):
     """vmap of pmap: each replica's body is batched (batch at dim 0 of its values); the
@@ -323,9 +319,9 @@ xla_pmap_p = define_primitive(
     transpose=_pmap_transpose, batch=_pmap_batch, dce=_pmap_dce,
     lower=no_lowering("a pmap runs its own replicated XLA program, which "
                     "cannot be nested in another module (jit runs it as a separate step)"),
-    effects=lambda jaxpr, **_: jaxpr.effects, samples=_pmap_samples)
-xla_pmap_p.is_higher_order = True
-xla_pmap_p.runs_own_program = True   # dispatch runs jaxprs holding it op by op
+    effects=lambda jaxpr, **_: jaxpr.effects, samples=_pmap_samples,
+    is_higher_order=True, batch_needs_axis=True,
+    runs_own_program=True)   # dispatch runs jaxprs holding it op by op
 
 
 # --- collectives under divergent control flow -------------------------------------------
@@ -335,7 +331,7 @@ xla_pmap_p.runs_own_program = True   # dispatch runs jaxprs holding it op by op
 
 def _communicates(jaxpr, name):
     """Whether `jaxpr` (or one nested in it) runs a collective over axis `name`."""
-    return any((getattr(e.primitive, "is_collective", False) and e.primitive.name
+    return any((e.primitive.is_collective and e.primitive.name
                 != "axis_index" and name in batching.axis_names_of(e.params))
                or any(_communicates(sub, name) for sub in jx.sub_jaxprs(e))
                for e in jaxpr.eqns)
@@ -348,7 +344,7 @@ def _check_replicas_agree(jaxpr, varying_in, name, where):
     for eqn in jaxpr.eqns:
         ins = [type(v) is not jx.Literal and v in varying for v in eqn.invars]
         prim, params = eqn.primitive, eqn.params
-        if getattr(prim, "is_collective", False) and name in batching.axis_names_of(params):
+        if prim.is_collective and name in batching.axis_names_of(params):
             outs = [prim.name == "axis_index"] * len(eqn.outvars)
         elif prim.name == "cond":
             outs = [ins[0]] * len(eqn.outvars)

@@ -4,7 +4,6 @@ errors; loads the XLA adapter lazily, so importing this never imports jaxlib."""
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 import warnings
 
@@ -181,14 +180,6 @@ def common_device(arrays, where="a computation"):
                     f"{x._device!r}. Move them to one device with "
                     "jax.device_put(x, device) first.")
     return device
-
-
-def cpu_device_count_from_env():
-    """The count requested by XLA_FLAGS=--xla_force_host_platform_device_count=N."""
-    for flag in os.environ.get("XLA_FLAGS", "").split():
-        if flag.startswith("--xla_force_host_platform_device_count="):
-            return int(flag.split("=", 1)[1])
-    return None
 
 
 # --- transfer guards ------------------------------------------------------------------------

@@ -116,7 +116,7 @@ class NanCheckedExecutable:
 def runs_own_program(jaxpr):
     """Whether a jaxpr (or one nested in it) holds a primitive that runs its own
     program (see InterpretedExecutable)."""
-    return any(getattr(e.primitive, "runs_own_program", False)
+    return any(e.primitive.runs_own_program
                or any(runs_own_program(sub) for sub in sub_jaxprs(e)) for e in jaxpr.eqns)
 
 

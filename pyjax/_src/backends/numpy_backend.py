@@ -2,6 +2,8 @@
 jaxpr interpreter over NumPy values (jit's executor when XLA is off or missing)."""
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from pyjax._src import config
@@ -11,7 +13,7 @@ from pyjax._src.core.avals import get_aval
 from pyjax._src.core.jaxpr import DropVar, Literal
 from pyjax._src.core.trace import Trace, Tracer, escaped_tracer_error, install_root_trace
 
-_abstract_eval_cache = {}
+_abstract_eval_cache: dict[tuple, Any] = {}
 
 
 def host_value(x, aval):

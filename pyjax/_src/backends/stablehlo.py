@@ -68,7 +68,7 @@ for _name, _mlir in (("float8_e4m3fn", "f8E4M3FN"), ("float8_e5m2", "f8E5M2"),
     if hasattr(ml_dtypes, _name):
         _ELEMENT_TYPES[np.dtype(getattr(ml_dtypes, _name))] = _mlir
 
-_tensor_types = {}
+_tensor_types: dict[tuple, str] = {}
 
 
 def element_type(dtype):

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import functools
 import sys
-import weakref
 
 import numpy as np
 
@@ -30,7 +29,7 @@ from pyjax._src.lax.control_flow.conditionals import cond_p
 from pyjax._src.lax.control_flow import loops
 from pyjax._src.lax.control_flow.loops import while_p
 from pyjax._src.lax.control_flow.scan import scan_p
-from pyjax._src.util import split_list
+from pyjax._src.util import WeakCache, split_list
 
 user_checks = frozenset({ce.FailedCheckError})
 nan_checks = frozenset({ce.NaNError})
@@ -142,7 +141,7 @@ def _error_leaves(error):
     return [_strong(x) for x in tree_util.tree_leaves(error)]
 
 
-_checked_cache = weakref.WeakKeyDictionary()   # sub-jaxpr -> {signature: (closed, tree)}
+_checked_cache = WeakCache()   # sub-jaxpr -> {signature: (closed, tree)}
 
 
 def _checked_jaxpr(run, error, avals, err_at, owner, tag):
@@ -155,20 +154,19 @@ def _checked_jaxpr(run, error, avals, err_at, owner, tag):
     n = len(leaves)
     err_avals = [get_aval(x).strip_weak_type() for x in leaves]
     signature = (tag, tuple(error.effects()), tuple(err_avals), tuple(avals), err_at)
-    per_owner = _checked_cache.setdefault(owner, {})
-    if signature in per_owner:
-        return per_owner[signature]
-    box = {}
+    def build():
+        box = {}
 
-    def flat(*values):
-        before, err_vals, after = split_list(list(values), [err_at, n])
-        out_err, outs = run(tree_util.tree_unflatten(tree, err_vals), before + after)
-        out_leaves, box["tree"] = tree_util.tree_flatten(out_err)
-        return [_strong(x) for x in out_leaves] + list(outs)
+        def flat(*values):
+            before, err_vals, after = split_list(list(values), [err_at, n])
+            out_err, outs = run(tree_util.tree_unflatten(tree, err_vals), before + after)
+            out_leaves, box["tree"] = tree_util.tree_flatten(out_err)
+            return [_strong(x) for x in out_leaves] + list(outs)
 
-    closed = common.trace_closed(flat, list(avals[:err_at]) + err_avals + list(avals[err_at:]))
-    per_owner[signature] = closed, box["tree"]
-    return closed, box["tree"]
+        closed = common.trace_closed(
+            flat, list(avals[:err_at]) + err_avals + list(avals[err_at:]))
+        return closed, box["tree"]
+    return _checked_cache.get(owner, signature, build)
 
 
 def _rebuild(out_tree, leaves, *metadata):

@@ -7,7 +7,7 @@ import numpy as np
 from pyjax._src import dtypes
 
 
-_interned = {}
+_interned: dict[tuple, ShapedArray] = {}
 _INTERNED_LIMIT = 100_000
 
 
@@ -86,7 +86,7 @@ class ShapedArray:
         return self.shape == other.shape and self.dtype == other.dtype
 
 
-_scalar_avals = {}
+_scalar_avals: dict[type, ShapedArray] = {}
 
 
 def get_aval(x):

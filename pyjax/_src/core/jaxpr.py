@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import itertools
 import sys
-import weakref
 
 import numpy as np
 
 from pyjax._src import dtypes
+from pyjax._src.util import WeakCache
 from pyjax._src.core.avals import ShapedArray, get_aval
-from pyjax._src.core.trace import Tracer, primitive_effects, trace_context
+from pyjax._src.core.trace import Tracer, trace_context
 
 
 class Var:
@@ -99,10 +99,6 @@ class ClosedJaxpr:
         p.text(str(self))
 
 
-def closed_over_nothing(jaxpr):
-    return ClosedJaxpr(jaxpr, ())
-
-
 def convert_constvars_to_invars(jaxpr):
     """The same computation with its constvars moved to the front of its invars."""
     return Jaxpr((), jaxpr.constvars + jaxpr.invars, jaxpr.outvars, jaxpr.eqns,
@@ -141,10 +137,6 @@ def eval_jaxpr(jaxpr, consts, *args):
     finally:
         context.source_info = outer_source
     return [read(v) for v in jaxpr.outvars]
-
-
-def eval_closed_jaxpr(closed, *args):
-    return eval_jaxpr(closed.jaxpr, closed.consts, *args)
 
 
 # --- checking ---------------------------------------------------------------------------
@@ -234,7 +226,7 @@ def dce_jaxpr(jaxpr, used_outputs=None, keep_inputs=True):
     return new, used_inputs
 
 
-_prune_cache = weakref.WeakKeyDictionary()
+_prune_cache = WeakCache()
 
 
 def prune_closed_jaxpr(closed, used_outputs, keep_inputs=None):
@@ -244,23 +236,21 @@ def prune_closed_jaxpr(closed, used_outputs, keep_inputs=None):
     a jaxpr's identity keep hitting; the DCE rules of higher-order primitives use it."""
     key = (tuple(bool(u) for u in used_outputs),
            None if keep_inputs is None else tuple(bool(k) for k in keep_inputs))
-    per_jaxpr = _prune_cache.setdefault(closed, {})
-    result = per_jaxpr.get(key)
-    if result is None:
-        jaxpr = closed.jaxpr
-        new, used = dce_jaxpr(jaxpr, list(key[0]))
-        if keep_inputs is not None:
-            used = [u or k for u, k in zip(used, key[1])]
-        if all(used) and all(key[0]) and len(new.eqns) == len(jaxpr.eqns):
-            result = (None, used)   # unchanged (not stored: the cache must not hold `closed`)
-        else:
-            const_of = dict(zip(jaxpr.constvars, closed.consts))
-            pruned = Jaxpr(new.constvars, [v for v, u in zip(jaxpr.invars, used) if u],
-                           new.outvars, new.eqns, None, jaxpr.debug_info)
-            result = (ClosedJaxpr(pruned, [const_of[v] for v in new.constvars]), used)
-        per_jaxpr[key] = result
-    pruned, used = result
+    pruned, used = _prune_cache.get(closed, key, lambda: _prune(closed, *key))
     return (closed if pruned is None else pruned), list(used)
+
+
+def _prune(closed, used_outputs, keep_inputs):
+    jaxpr = closed.jaxpr
+    new, used = dce_jaxpr(jaxpr, list(used_outputs))
+    if keep_inputs is not None:
+        used = [u or k for u, k in zip(used, keep_inputs)]
+    if all(used) and all(used_outputs) and len(new.eqns) == len(jaxpr.eqns):
+        return None, used   # unchanged (not stored: the cache must not hold `closed`)
+    const_of = dict(zip(jaxpr.constvars, closed.consts))
+    pruned = Jaxpr(new.constvars, [v for v, u in zip(jaxpr.invars, used) if u],
+                   new.outvars, new.eqns, None, jaxpr.debug_info)
+    return ClosedJaxpr(pruned, [const_of[v] for v in new.constvars]), used
 
 
 # --- printing ---------------------------------------------------------------------------
@@ -405,14 +395,6 @@ def literalable(x):
             or np.dtype(aval.dtype).kind not in "biufc"):
         return False
     return not aval.weak_type or get_aval(np.asarray(x).item()) == aval
-
-
-def new_var(aval):
-    return Var(aval)
-
-
-def eqn_effects(prim, params):
-    return primitive_effects(prim, params)
 
 
 __all__ = ["Var", "DropVar", "Literal", "JaxprEqn", "Jaxpr", "ClosedJaxpr", "ShapedArray",

@@ -8,12 +8,15 @@ import gc
 import sys
 import threading
 import types
+from typing import Any
 
 import numpy as np
 
 from pyjax._src import errors
 from pyjax._src.config import check_tracer_leaks
 from pyjax._src.core.avals import ShapedArray
+from pyjax._src.core.rule_types import (AbstractEvalRule, AxisBatchRule, BatchRule, ImplRule,
+                                        JvpRule, LowerRule, TransposeRule)
 
 
 class _Declared:
@@ -49,30 +52,42 @@ def no_lowering(reason):
 
 
 class Primitive:
-    """A named operation. Every rule of the primitive lives in its slot, set by one
-    `define_primitive` call in the primitive's family file."""
+    """A named operation. Every rule and flag of the primitive lives in its slot, set by
+    one `define_primitive` call in the primitive's family file and not changed after.
+    The rule signatures are the Protocols of core/rule_types.py."""
 
-    def __init__(self, name, multiple_results=False):
+    impl: ImplRule | _Declared
+    abstract_eval: AbstractEvalRule | _Declared
+    jvp: JvpRule | _Declared
+    transpose: TransposeRule | _Declared
+    batch: BatchRule | AxisBatchRule | _Declared
+    lower: LowerRule | _Declared
+
+    def __init__(self, name: str, multiple_results: bool = False):
         self.name = name
         self.multiple_results = multiple_results
         for slot in RULE_SLOTS:
             setattr(self, slot, MISSING)
         self.partial_eval = None      # custom known/unknown split (higher-order prims)
         self.dce = None               # (used_outputs, eqn) -> eqn pruned inside
-        self.transpose_full = None    # transpose rule that also sees non-linear operands
         self.eager = None             # eager rule taking Arrays (jit, callbacks)
         self.effects = None           # params -> frozenset of effects
         self.samples = ()             # inputs for the uniform rule tests
         self.shown_params = None      # params -> what the jaxpr printer shows (as JAX does)
-        self.is_higher_order = False
+        # Declared flags (given to define_primitive like the rules):
+        self.is_higher_order = False  # its params hold jaxprs (cond, scan, jit, ...)
+        self.is_collective = False    # names vmap/pmap axes in `axes` or `axis_name`
+        self.is_linear = False        # its jvp applies it to the tangents: needs a transpose
+        self.batch_needs_axis = False  # the batch rule takes the vmap's AxisData first
+        self.runs_own_program = False  # dispatch runs jaxprs holding it equation by equation
 
-    def bind(self, *args, **params):
+    def bind(self, *args: Any, **params: Any) -> Any:
         return _context.trace.process_primitive(self, args, params)
 
     def __repr__(self):
         return self.name
 
-    def rule(self, slot):
+    def rule(self, slot: str) -> Any:
         """The rule in `slot`, or a NotImplementedError saying why there is none."""
         rule = getattr(self, slot)
         if not rule:
@@ -83,22 +98,32 @@ class Primitive:
 
 
 class RuleFactory:
-    """A rule that needs its own primitive to be built (e.g. a JVP that re-binds it)."""
+    """A rule that needs its own primitive to be built (e.g. a JVP that re-binds it).
+    `declares`: flags the rule implies (a linear jvp declares is_linear=True), applied
+    unless the define_primitive call gives them itself."""
 
-    def __init__(self, make):
+    def __init__(self, make, declares=None):
         self.make = make
+        self.declares = declares or {}
 
 
-_registry = {}
+_registry: dict[str, Primitive] = {}
 
 
-def define_primitive(name, *, multiple_results=False, **rules):
+def define_primitive(name: str, *, multiple_results: bool = False, **rules) -> Primitive:
     """Creates and registers a primitive with its rules: impl (NumPy), abstract_eval,
-    jvp, transpose, batch, lower, samples, and optional partial_eval/dce/eager/effects."""
+    jvp, transpose, batch, lower, samples, optional partial_eval/dce/eager/effects/
+    shown_params, and its declared flags (is_higher_order, is_collective, is_linear,
+    batch_needs_axis, runs_own_program)."""
     if name in _registry:
         raise ValueError(f"primitive {name!r} is defined twice")
     prim = Primitive(name, multiple_results)
-    for key, value in rules.items():
+    declared = {}
+    for value in rules.values():
+        if isinstance(value, RuleFactory):
+            declared.update(value.declares)
+    declared.update(rules)
+    for key, value in declared.items():
         if value is None:   # left unset here: stays MISSING until someone declares it
             continue
         if not hasattr(prim, key):
@@ -108,7 +133,7 @@ def define_primitive(name, *, multiple_results=False, **rules):
     return prim
 
 
-def registered_primitives():
+def registered_primitives() -> dict[str, Primitive]:
     return dict(_registry)
 
 
@@ -121,7 +146,7 @@ def primitive_effects(prim, params):
 class _Context(threading.local):
     # Class attributes are every thread's starting values: install_root_trace sets
     # `trace` here, so each new thread starts at the root (eager) trace.
-    trace = None
+    trace: Any = None
     source_info = None   # (where, eval_jaxpr frame) while an equation is re-traced
     name_stack = ()      # jax.named_scope names, outermost first
 

@@ -21,11 +21,11 @@ The three jaxpr-level helpers cache their results per (jaxpr, flags)."""
 from __future__ import annotations
 
 import sys
-import weakref
 
 import numpy as np
 
 from pyjax._src import dtypes
+from pyjax._src.util import WeakCache
 from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.source_info import BackwardSource
@@ -140,7 +140,6 @@ def _linear_jvp(prim):
         if all(type(t) is Zero for t in tangents):
             return out, Zero(tangent_aval(get_aval(out)))
         return out, prim.bind(*map(instantiate_zeros, tangents), **params)
-    jvp.is_linear = True   # the completeness test requires a transpose for these
     return jvp
 
 
@@ -153,8 +152,9 @@ def _zero_jvp(prim):
     return jvp
 
 
-# The JVP of a primitive linear in all its operands: the primitive on the tangents.
-linear_jvp = RuleFactory(_linear_jvp)
+# The JVP of a primitive linear in all its operands: the primitive on the tangents (it
+# declares the primitive linear: the completeness test requires a transpose for these).
+linear_jvp = RuleFactory(_linear_jvp, declares={"is_linear": True})
 # The JVP of a piecewise-constant primitive (floor, sign, comparisons): zero.
 zero_jvp = RuleFactory(_zero_jvp)
 
@@ -375,26 +375,18 @@ _SELECT = "select_n"   # (lax.select_n_p; lax imports this module)
 
 # --- jaxpr-level helpers for higher-order primitives ------------------------------------
 
-def _cached(cache, closed, key, build):
-    per_jaxpr = cache.setdefault(closed, {})
-    result = per_jaxpr.get(key)
-    if result is None:
-        result = per_jaxpr[key] = build()
-    return result
-
-
 def _flags(value, n):
     return [bool(value)] * n if isinstance(value, bool) else [bool(v) for v in value]
 
 
-_jvp_jaxpr_cache = weakref.WeakKeyDictionary()
+_jvp_jaxpr_cache = WeakCache()
 
 
 def jvp_jaxpr(closed, nonzeros, instantiate):
     """The JVP of a closed jaxpr as a closed jaxpr (see module docstring)."""
     nonzeros = [bool(nz) for nz in nonzeros]
     instantiate = _flags(instantiate, len(closed.jaxpr.outvars))
-    return _cached(_jvp_jaxpr_cache, closed, (tuple(nonzeros), tuple(instantiate)),
+    return _jvp_jaxpr_cache.get(closed, (tuple(nonzeros), tuple(instantiate)),
                    lambda: _jvp_jaxpr(closed, nonzeros, instantiate))
 
 
@@ -421,13 +413,13 @@ def _jvp_jaxpr(closed, nonzeros, instantiate):
     return jvp_closed, found["out_nonzeros"]
 
 
-_transpose_jaxpr_cache = weakref.WeakKeyDictionary()
+_transpose_jaxpr_cache = WeakCache()
 
 
 def transpose_jaxpr(closed, linear):
     """The transpose of a closed jaxpr linear in the inputs flagged `linear`."""
     linear = [bool(lin) for lin in linear]
-    return _cached(_transpose_jaxpr_cache, closed, tuple(linear),
+    return _transpose_jaxpr_cache.get(closed, tuple(linear),
                    lambda: _transpose_jaxpr(closed, linear))
 
 

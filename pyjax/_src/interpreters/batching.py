@@ -8,8 +8,9 @@ Rule conventions, for the primitive rooms:
   parent trace current, so it binds lax ops normally); `dims[i]` is where args[i] carries
   the batch, or `not_mapped`. Called only when some operand is batched: otherwise the
   primitive is bound on the parent unchanged.
-- `axis_rule(f)` marks a rule `f(axis, args, dims, **params)` that also needs the vmap's
-  `AxisData(name, size)`; it is called even when no operand is batched. Collectives
+- A primitive defined with `batch_needs_axis=True` has a rule `f(axis, args, dims,
+  **params)` that also needs the vmap's `AxisData(name, size)`; it is called even when no
+  operand is batched. Collectives
   (lax.psum...) and higher-order primitives (jit, cond, scan, while) use it.
 - `batch_jaxpr(closed, axis_size, in_batched, instantiate, axis_name=None)` -> (ClosedJaxpr
   taking and returning the batch at dim 0 on batched values, out_batched list[bool]):
@@ -22,15 +23,14 @@ Rule conventions, for the primitive rooms:
   `no_operands_rule`, `call_rule` (jit-like primitives).
 - Named axes: `extend_axis_env(name, size)` (vmap and pmap bind a name while tracing),
   `axis_env_size(name)` (NameError when unbound), `jaxpr_uses_axis(closed, name)`.
-  Collective primitives set `prim.is_collective = True` and name their axes in the param
+  Collective primitives are defined with `is_collective=True` and name their axes in the param
   `axes` (a tuple) or `axis_name`.
 """
 from __future__ import annotations
 
 import contextlib
 import threading
-import weakref
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -39,6 +39,7 @@ from pyjax._src.core.avals import get_aval
 from pyjax._src.core.trace import (RuleFactory, Trace, Tracer, registered_primitives,
                                    set_current_trace)
 from pyjax._src.interpreters import partial_eval as pe
+from pyjax._src.util import WeakCache
 
 not_mapped = None
 
@@ -93,7 +94,7 @@ def axis_names_of(params):
     return names if isinstance(names, tuple) else (names,)
 
 
-_uses_axis_cache = weakref.WeakKeyDictionary()
+_uses_axis_cache = WeakCache()
 
 
 def jaxpr_uses_axis(closed, name):
@@ -101,22 +102,12 @@ def jaxpr_uses_axis(closed, name):
     if name is None:
         return False
     jaxpr = closed.jaxpr if isinstance(closed, jx.ClosedJaxpr) else closed
-    per = _uses_axis_cache.setdefault(jaxpr, {})
-    if name not in per:
-        per[name] = any((getattr(e.primitive, "is_collective", False)
-                         and name in axis_names_of(e.params))
-                        or any(jaxpr_uses_axis(s, name) for s in jx.sub_jaxprs(e))
-                        for e in jaxpr.eqns)
-    return per[name]
+    return _uses_axis_cache.get(jaxpr, name, lambda: any(
+        (e.primitive.is_collective and name in axis_names_of(e.params))
+        or any(jaxpr_uses_axis(s, name) for s in jx.sub_jaxprs(e)) for e in jaxpr.eqns))
 
 
 # --- the trace --------------------------------------------------------------------------
-
-def axis_rule(rule):
-    """Marks a batch rule that takes the vmap's AxisData first (see the module doc)."""
-    rule.needs_axis = True
-    return rule
-
 
 class BatchTracer(Tracer):
     __slots__ = ("val", "batch_dim", "_aval")
@@ -175,8 +166,7 @@ class BatchTrace(Trace):
             v, d = self.to_batch_info(x)
             vals.append(v)
             dims.append(d)
-        rule = prim.batch
-        needs_axis = getattr(rule, "needs_axis", False)
+        needs_axis = prim.batch_needs_axis
         with set_current_trace(self.parent):
             if not needs_axis and all(d is not_mapped for d in dims):
                 return prim.bind(*vals, **params)
@@ -208,7 +198,7 @@ def subtrace(axis):
 
 # --- helpers for rules ------------------------------------------------------------------
 
-_prims = {}
+_prims: dict[str, Any] = {}
 
 
 def _lax(name):
@@ -334,7 +324,6 @@ def _make_no_operands(prim):
 
 
 def _make_call(prim):
-    @axis_rule
     def rule(axis, args, dims, *, jaxpr, **params):
         in_batched = [d is not not_mapped for d in dims]
         if not any(in_batched) and not jaxpr_uses_axis(jaxpr, axis.name):
@@ -356,12 +345,12 @@ reduction_rule = RuleFactory(_make_reduction)
 no_operands_rule = RuleFactory(_make_no_operands)
 # Call-like primitives (jit, checkpoint): param `jaxpr` maps operands to results one to
 # one; other params pass through unchanged.
-call_rule = RuleFactory(_make_call)
+call_rule = RuleFactory(_make_call, declares={"batch_needs_axis": True})
 
 
 # --- batching a jaxpr -------------------------------------------------------------------
 
-_batched_jaxprs = weakref.WeakKeyDictionary()
+_batched_jaxprs = WeakCache()
 
 
 def batch_jaxpr(closed, axis_size, in_batched, instantiate, axis_name=None):
@@ -374,10 +363,8 @@ def batch_jaxpr(closed, axis_size, in_batched, instantiate, axis_name=None):
                    else tuple(bool(i) for i in instantiate))
     in_batched = tuple(bool(b) for b in in_batched)
     key = (axis_size, in_batched, instantiate, axis_name)
-    per = _batched_jaxprs.setdefault(closed, {})
-    if key not in per:
-        per[key] = _batch_jaxpr(closed, axis_size, in_batched, instantiate, axis_name)
-    return per[key]
+    return _batched_jaxprs.get(
+        closed, key, lambda: _batch_jaxpr(closed, axis_size, in_batched, instantiate, axis_name))
 
 
 def _batch_jaxpr(closed, axis_size, in_batched, instantiate, axis_name):
@@ -406,7 +393,7 @@ def _batch_jaxpr(closed, axis_size, in_batched, instantiate, axis_name):
     return new, out_batched
 
 
-__all__ = ["BatchTrace", "BatchTracer", "AxisData", "not_mapped", "axis_rule",
+__all__ = ["BatchTrace", "BatchTracer", "AxisData", "not_mapped",
            "batch_jaxpr", "moveaxis", "bdim_at_front", "move_or_broadcast",
            "broadcast_batched", "expand_axis", "axis_size_of", "empty_batch",
            "elementwise_rule", "same_shape_rule", "reduction_rule", "no_operands_rule", "call_rule",

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import sys
-import weakref
 
 import numpy as np
 
@@ -14,7 +13,7 @@ from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.trace import (Trace, Tracer, check_for_leaks, primitive_effects,
                                    set_current_trace, trace_context)
-from pyjax._src.util import partition_list
+from pyjax._src.util import WeakCache, partition_list
 
 
 class DebugInfo:
@@ -296,7 +295,7 @@ def dce_closed_jaxpr(jaxpr, consts, used_outputs):
     return new, [const_of[v] for v in new.constvars], used_inputs
 
 
-_partial_eval_cache = weakref.WeakKeyDictionary()
+_partial_eval_cache = WeakCache()
 
 
 def partial_eval_jaxpr_nounits(closed, unknowns, instantiate):
@@ -306,11 +305,8 @@ def partial_eval_jaxpr_nounits(closed, unknowns, instantiate):
                    else [bool(i) for i in instantiate])
     unknowns = [bool(u) for u in unknowns]
     key = (tuple(unknowns), tuple(instantiate))
-    per_jaxpr = _partial_eval_cache.setdefault(closed, {})
-    result = per_jaxpr.get(key)
-    if result is None:
-        result = per_jaxpr[key] = _partial_eval_jaxpr(closed, unknowns, instantiate)
-    return result
+    return _partial_eval_cache.get(
+        closed, key, lambda: _partial_eval_jaxpr(closed, unknowns, instantiate))
 
 
 def _partial_eval_jaxpr(closed, unknowns, instantiate):
@@ -343,31 +339,33 @@ def _partial_eval_jaxpr(closed, unknowns, instantiate):
     return known, staged["unknown"], staged["out_unknowns"], staged["num_res"]
 
 
-_forwarding_cache = weakref.WeakKeyDictionary()
+_forwarding_cache = WeakCache()
 
 
 def forward_input_residuals(known, num_res):
     """(known', sources) for a known jaxpr from partial_eval_jaxpr_nounits: known' no
     longer outputs the residuals that are merely its own inputs. sources[i] says where
     residual i comes from: ("in", j) is known input j, ("out", k) is output k of known'."""
-    per_jaxpr = _forwarding_cache.setdefault(known, {})
-    if num_res not in per_jaxpr:
-        jaxpr = known.jaxpr
-        n_out = len(jaxpr.outvars) - num_res
-        position = {v: i for i, v in enumerate(jaxpr.invars)}
-        kept, sources = list(jaxpr.outvars[:n_out]), []
-        for v in jaxpr.outvars[n_out:]:
-            if v in position:
-                sources.append(("in", position[v]))
-            else:
-                sources.append(("out", len(kept)))
-                kept.append(v)
-        pruned = known if len(kept) == len(jaxpr.outvars) else jx.ClosedJaxpr(
-            jx.Jaxpr(jaxpr.constvars, jaxpr.invars, kept, jaxpr.eqns, jaxpr.effects,
-                     jaxpr.debug_info), known.consts)
-        per_jaxpr[num_res] = (pruned, sources)
-    return per_jaxpr[num_res]
+    pruned, sources = _forwarding_cache.get(known, num_res,
+                                            lambda: _forward_input_residuals(known, num_res))
+    return (known if pruned is None else pruned), sources
 
+
+def _forward_input_residuals(known, num_res):
+    jaxpr = known.jaxpr
+    n_out = len(jaxpr.outvars) - num_res
+    position = {v: i for i, v in enumerate(jaxpr.invars)}
+    kept, sources = list(jaxpr.outvars[:n_out]), []
+    for v in jaxpr.outvars[n_out:]:
+        if v in position:
+            sources.append(("in", position[v]))
+        else:
+            sources.append(("out", len(kept)))
+            kept.append(v)
+    if len(kept) == len(jaxpr.outvars):
+        return None, sources   # unchanged: the cache must not hold `known` itself
+    return jx.ClosedJaxpr(jx.Jaxpr(jaxpr.constvars, jaxpr.invars, kept, jaxpr.eqns,
+                                   jaxpr.effects, jaxpr.debug_info), known.consts), sources
 
 __all__ += ["PartialEvalTrace", "PartialEvalTracer", "partial_eval_jaxpr_nounits",
             "dce_closed_jaxpr", "forward_input_residuals"]

@@ -7,7 +7,7 @@ import numpy as np
 from pyjax._src import dtypes
 from pyjax._src.core.avals import ShapedArray
 from pyjax._src.backends import stablehlo
-from pyjax._src.core.trace import MISSING, define_primitive
+from pyjax._src.core.trace import MISSING, define_primitive, registered_primitives
 from pyjax._src.interpreters import batching
 
 # Named dtype classes for rule checks and sample generation.
@@ -79,6 +79,21 @@ _JNP_NAMES = {"sub": "subtract", "mul": "multiply", "div": "divide", "max": "max
               "gt": "greater", "ge": "greater_equal", "nextafter": "nextafter"}
 
 
+_by_name = {}
+
+
+def bind_primitive(name, *args, **params):
+    """Binds the registered primitive `name`. The basic families (elementwise < structural <
+    slicing < indexing < reductions) import each other only downwards, but a few rules use
+    a primitive of a family above their own (add's transpose sums with reduce_sum,
+    broadcast_in_dim's transpose is a reduce_sum, pad's uses slice): those find it by name
+    when they run, after every family is loaded. `params` must be the primitive's own."""
+    prim = _by_name.get(name)
+    if prim is None:
+        prim = _by_name[name] = registered_primitives()[name]
+    return prim.bind(*args, **params)
+
+
 _COMPARISONS = ("EQ", "NE", "LT", "LE", "GT", "GE")
 
 
@@ -92,22 +107,23 @@ def _hlo_lowering(hlo):
 def _elementwise_op(name, arity, impl, abstract_eval, accepted, jvp, hlo, samples_domain,
                     rules):
     """Registers an elementwise primitive: vmap and lowering rules default to the
-    elementwise ones (the lowering is the op named by `hlo`)."""
+    elementwise ones (the lowering is the op named by `hlo`), samples to random operands
+    of each accepted dtype in `samples_domain`."""
     rules.setdefault("batch", batching.elementwise_rule)
     rules.setdefault("lower", _hlo_lowering(hlo))
-    prim = define_primitive(name, impl=impl, abstract_eval=abstract_eval, jvp=jvp,
-                            samples=lambda: elementwise_samples(accepted, arity, samples_domain),
-                            **rules)
-    prim.hlo = hlo
-    return prim
+    rules.setdefault("samples", lambda: elementwise_samples(accepted, arity, samples_domain))
+    return define_primitive(name, impl=impl, abstract_eval=abstract_eval, jvp=jvp, **rules)
 
 
 def unary_op(name, impl, accepted, *, jvp, hlo, result_dtype=None, samples_domain=None,
-             **rules):
-    """An elementwise primitive of one operand. `hlo` names its StableHLO/CHLO op."""
+             check=None, **rules):
+    """An elementwise primitive of one operand. `hlo` names its StableHLO/CHLO op;
+    `check(x, **params)` refuses operands beyond their dtype (eager and traced alike)."""
 
     def abstract_eval(x, **params):
         check_dtype(name, x.dtype, accepted)
+        if check is not None:
+            check(x, **params)
         dtype = x.dtype if result_dtype is None else result_dtype(x.dtype)
         return ShapedArray(x.shape, dtype, x.weak_type)
 

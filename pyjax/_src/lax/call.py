@@ -127,6 +127,5 @@ jit_p = define_primitive("jit", multiple_results=True, impl=_jit_impl,
                          transpose=_jit_transpose, batch=batching.call_rule, lower=_jit_lower,
                          dce=_jit_dce,
                          effects=lambda jaxpr, **_: jaxpr.effects,  # kept by DCE if effectful
-                         shown_params=_jit_shown_params, samples=_jit_samples)
-jit_p.is_higher_order = True
+                         shown_params=_jit_shown_params, samples=_jit_samples, is_higher_order=True)
 

@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from pyjax._src import dtypes
+from pyjax._src.array import as_array
 from pyjax._src.util import quietly, scipy_special
 from pyjax._src.backends import stablehlo
 from pyjax._src.core.avals import ShapedArray, get_aval
@@ -33,11 +34,11 @@ def unbroadcast(aval, ct):
     ct_shape = get_aval(ct).shape
     if ct_shape == aval.shape:
         return ct
-    from pyjax._src.lax import reductions, structural
     if not aval.shape:
-        return reductions.reduce_sum(ct, tuple(range(len(ct_shape))))
+        return b.bind_primitive("reduce_sum", ct, axes=tuple(range(len(ct_shape))))
     dims = tuple(i for i, (a, c) in enumerate(zip(aval.shape, ct_shape)) if a != c)
-    return structural.reshape(reductions.reduce_sum(ct, dims), aval.shape)
+    summed = b.bind_primitive("reduce_sum", ct, axes=dims)
+    return b.bind_primitive("reshape", summed, new_sizes=aval.shape, dimensions=None)
 
 
 def _add_transpose(ct, x, y):
@@ -91,12 +92,19 @@ class Tolerance:
         self.atol, self.rtol, self.ulps = atol, rtol, ulps
 
 
-def _ignores_accuracy(impl):
-    """The NumPy impl of an op that takes accuracy=: NumPy has one implementation of it,
-    which serves every requested accuracy (XLA's CPU backend does the same)."""
+def _accuracy_op(name, impl, accepted, *, samples_domain=None, **rules):
+    """A unary op that takes accuracy=. Its NumPy impl serves every requested accuracy
+    (NumPy has one implementation, as XLA's CPU backend); the harness also runs every
+    other sample with a requested accuracy."""
     def run(x, accuracy=None):
         return impl(x)
-    return run
+
+    def samples():
+        plain = b.elementwise_samples(accepted, 1, samples_domain)
+        return plain + [b.Sample(s.args, {"accuracy": accuracy}) for s in plain[::2]
+                        for accuracy in (AccuracyMode.HIGHEST, Tolerance(atol=1e-5, ulps=2))]
+    return unary_op(name, run, accepted, samples_domain=samples_domain, samples=samples,
+                    **rules)
 
 
 def _accuracy_attr(accuracy):
@@ -269,20 +277,20 @@ abs_p = unary_op("abs", np.abs, (FLOAT, "complex", SIGNED), hlo="stablehlo.abs",
                  jvp=defjvp_with_output(_abs_jvp), result_dtype=dtypes.real_dtype)
 
 # The ops below take accuracy= (their rules accept it; JVPs that depend on it do as JAX's).
-exp_p = unary_op("exp", _ignores_accuracy(_quiet(np.exp)), INEXACT,
-                 hlo="stablehlo.exponential", lower=_accuracy_lowering("stablehlo.exponential"),
-                 jvp=defjvp_with_output(lambda g, ans, x, accuracy=None: mul(g, ans)))
-exp2_p = unary_op("exp2", _ignores_accuracy(_quiet(np.exp2)), INEXACT,
-                  hlo="stablehlo.exponential", lower=_exp2_lower,
-                  jvp=defjvp_with_output(lambda g, ans, x, accuracy=None: mul(
-                      g, mul(ans, _const(x, math.log(2))))))
-log_p = unary_op("log", _ignores_accuracy(_quiet(np.log)), INEXACT, hlo="stablehlo.log",
-                 samples_domain=(0.5, 3), lower=_accuracy_lowering("stablehlo.log"),
-                 jvp=defjvp(lambda g, x, accuracy=None: div(g, x)))
-log1p_p = unary_op("log1p", _ignores_accuracy(_quiet(np.log1p)), INEXACT,
-                   hlo="stablehlo.log_plus_one", samples_domain=(0, 2),
-                   lower=_accuracy_lowering("stablehlo.log_plus_one"),
-                   jvp=defjvp(lambda g, x, accuracy=None: div(g, add(x, _const(x, 1)))))
+exp_p = _accuracy_op("exp", _quiet(np.exp), INEXACT,
+                     hlo="stablehlo.exponential", lower=_accuracy_lowering("stablehlo.exponential"),
+                     jvp=defjvp_with_output(lambda g, ans, x, accuracy=None: mul(g, ans)))
+exp2_p = _accuracy_op("exp2", _quiet(np.exp2), INEXACT,
+                      hlo="stablehlo.exponential", lower=_exp2_lower,
+                      jvp=defjvp_with_output(lambda g, ans, x, accuracy=None: mul(
+                          g, mul(ans, _const(x, math.log(2))))))
+log_p = _accuracy_op("log", _quiet(np.log), INEXACT, hlo="stablehlo.log",
+                     samples_domain=(0.5, 3), lower=_accuracy_lowering("stablehlo.log"),
+                     jvp=defjvp(lambda g, x, accuracy=None: div(g, x)))
+log1p_p = _accuracy_op("log1p", _quiet(np.log1p), INEXACT,
+                       hlo="stablehlo.log_plus_one", samples_domain=(0, 2),
+                       lower=_accuracy_lowering("stablehlo.log_plus_one"),
+                       jvp=defjvp(lambda g, x, accuracy=None: div(g, add(x, _const(x, 1)))))
 
 
 def _expm1_jvp(g, ans, x, accuracy=None):
@@ -304,10 +312,10 @@ def _expm1_impl(x):
     return out
 
 
-expm1_p = unary_op("expm1", _ignores_accuracy(_quiet(_expm1_impl)), INEXACT,
-                   hlo="stablehlo.exponential_minus_one",
-                   lower=_accuracy_lowering("stablehlo.exponential_minus_one"),
-                   jvp=defjvp_with_output(_expm1_jvp))
+expm1_p = _accuracy_op("expm1", _quiet(_expm1_impl), INEXACT,
+                       hlo="stablehlo.exponential_minus_one",
+                       lower=_accuracy_lowering("stablehlo.exponential_minus_one"),
+                       jvp=defjvp_with_output(_expm1_jvp))
 
 
 def _tanh_jvp(g, ans, x, accuracy=None):
@@ -319,8 +327,8 @@ def _tanh_jvp(g, ans, x, accuracy=None):
     return mul(add(g, mul(g, ans)), sub(_const(ans, 1), ans))
 
 
-tanh_p = unary_op("tanh", _ignores_accuracy(np.tanh), INEXACT, hlo="stablehlo.tanh",
-                  lower=_accuracy_lowering("stablehlo.tanh"), jvp=defjvp_with_output(_tanh_jvp))
+tanh_p = _accuracy_op("tanh", np.tanh, INEXACT, hlo="stablehlo.tanh",
+                      lower=_accuracy_lowering("stablehlo.tanh"), jvp=defjvp_with_output(_tanh_jvp))
 
 
 def _logistic_impl(x):
@@ -336,18 +344,18 @@ def _logistic_jvp(g, ans, x, accuracy=None):
 
 
 # As JAX, logistic lowers without the requested accuracy.
-logistic_p = unary_op("logistic", _ignores_accuracy(_quiet(_logistic_impl)), INEXACT,
-                      hlo="stablehlo.logistic", jvp=defjvp_with_output(_logistic_jvp))
-sin_p = unary_op("sin", _ignores_accuracy(_quiet(np.sin)), INEXACT, hlo="stablehlo.sine",
-                 lower=_accuracy_lowering("stablehlo.sine", real_only=True),
-                 jvp=defjvp(lambda g, x, accuracy=None: mul(g, cos(x, accuracy=accuracy))))
-cos_p = unary_op("cos", _ignores_accuracy(_quiet(np.cos)), INEXACT, hlo="stablehlo.cosine",
-                 lower=_accuracy_lowering("stablehlo.cosine", real_only=True),
-                 jvp=defjvp(lambda g, x, accuracy=None: neg(mul(g, sin(x, accuracy=accuracy)))))
-tan_p = unary_op("tan", _ignores_accuracy(_quiet(np.tan)), INEXACT, hlo="stablehlo.tan",
-                 samples_domain=(-1, 1), lower=_accuracy_lowering("stablehlo.tan"),
-                 jvp=defjvp_with_output(lambda g, ans, x, accuracy=None: mul(
-                     g, add(_const(x, 1), square(ans)))))
+logistic_p = _accuracy_op("logistic", _quiet(_logistic_impl), INEXACT,
+                          hlo="stablehlo.logistic", jvp=defjvp_with_output(_logistic_jvp))
+sin_p = _accuracy_op("sin", _quiet(np.sin), INEXACT, hlo="stablehlo.sine",
+                     lower=_accuracy_lowering("stablehlo.sine", real_only=True),
+                     jvp=defjvp(lambda g, x, accuracy=None: mul(g, cos(x, accuracy=accuracy))))
+cos_p = _accuracy_op("cos", _quiet(np.cos), INEXACT, hlo="stablehlo.cosine",
+                     lower=_accuracy_lowering("stablehlo.cosine", real_only=True),
+                     jvp=defjvp(lambda g, x, accuracy=None: neg(mul(g, sin(x, accuracy=accuracy)))))
+tan_p = _accuracy_op("tan", _quiet(np.tan), INEXACT, hlo="stablehlo.tan",
+                     samples_domain=(-1, 1), lower=_accuracy_lowering("stablehlo.tan"),
+                     jvp=defjvp_with_output(lambda g, ans, x, accuracy=None: mul(
+                         g, add(_const(x, 1), square(ans)))))
 asin_p = unary_op("asin", _quiet(np.arcsin), INEXACT, hlo="chlo.asin",
                   samples_domain=(-0.9, 0.9),
                   jvp=defjvp(lambda g, x: mul(g, rsqrt(sub(_const(x, 1), square(x))))))
@@ -373,25 +381,21 @@ def _rsqrt_impl(x):
     return (1 / np.sqrt(x)).astype(x.dtype)
 
 
-sqrt_p = unary_op("sqrt", _ignores_accuracy(_quiet(np.sqrt)), INEXACT, hlo="stablehlo.sqrt",
-                  samples_domain=(0.5, 3), lower=_accuracy_lowering("stablehlo.sqrt"),
-                  jvp=defjvp_with_output(
-                      lambda g, ans, x, accuracy=None: div(g, mul(_const(x, 2), ans))))
-rsqrt_p = unary_op("rsqrt", _ignores_accuracy(_quiet(_rsqrt_impl)), INEXACT,
-                   hlo="stablehlo.rsqrt", samples_domain=(0.5, 3),
-                   lower=_accuracy_lowering("stablehlo.rsqrt"),
-                   jvp=defjvp_with_output(lambda g, ans, x, accuracy=None: mul(
-                       g, mul(_const(x, -0.5), div(ans, x)))))
-cbrt_p = unary_op("cbrt", _ignores_accuracy(_quiet(np.cbrt)), (FLOAT,), hlo="stablehlo.cbrt",
-                  samples_domain=(0.5, 3), lower=_accuracy_lowering("stablehlo.cbrt"),
-                  jvp=defjvp_with_output(
-                      lambda g, ans, x, accuracy=None: div(g, mul(_const(x, 3), square(ans)))))
+sqrt_p = _accuracy_op("sqrt", _quiet(np.sqrt), INEXACT, hlo="stablehlo.sqrt",
+                      samples_domain=(0.5, 3), lower=_accuracy_lowering("stablehlo.sqrt"),
+                      jvp=defjvp_with_output(
+                          lambda g, ans, x, accuracy=None: div(g, mul(_const(x, 2), ans))))
+rsqrt_p = _accuracy_op("rsqrt", _quiet(_rsqrt_impl), INEXACT,
+                       hlo="stablehlo.rsqrt", samples_domain=(0.5, 3),
+                       lower=_accuracy_lowering("stablehlo.rsqrt"),
+                       jvp=defjvp_with_output(lambda g, ans, x, accuracy=None: mul(
+                           g, mul(_const(x, -0.5), div(ans, x)))))
+cbrt_p = _accuracy_op("cbrt", _quiet(np.cbrt), (FLOAT,), hlo="stablehlo.cbrt",
+                      samples_domain=(0.5, 3), lower=_accuracy_lowering("stablehlo.cbrt"),
+                      jvp=defjvp_with_output(
+                          lambda g, ans, x, accuracy=None: div(g, mul(_const(x, 3), square(ans)))))
 _ACCURACY_PRIMITIVES = (exp_p, exp2_p, log_p, log1p_p, expm1_p, tanh_p, logistic_p, sin_p,
                        cos_p, tan_p, sqrt_p, rsqrt_p, cbrt_p)
-for _prim in _ACCURACY_PRIMITIVES:   # the harness also runs each with a requested accuracy
-    _prim.samples = lambda plain=_prim.samples: plain() + [
-        b.Sample(s.args, {"accuracy": accuracy}) for s in plain()[::2]
-        for accuracy in (AccuracyMode.HIGHEST, Tolerance(atol=1e-5, ulps=2))]
 square_p = unary_op("square", _quiet(np.square), NUMBER, hlo="stablehlo.multiply",
                     lower=lambda ctx, x: ctx.binary("stablehlo.multiply", x, x),
                     jvp=defjvp(lambda g, x: mul(g, mul(_const(x, 2), x))))
@@ -414,20 +418,11 @@ def _integer_pow_lower(ctx, x, y):
 
 
 integer_pow_p = unary_op("integer_pow", _quiet(_integer_pow_impl), NUMBER,
-                         hlo="stablehlo.multiply", samples_domain=(0.5, 2),
-                         lower=_integer_pow_lower,
-                         jvp=defjvp(_integer_pow_jvp))
-_integer_pow_shape_rule = integer_pow_p.abstract_eval
-
-
-def _integer_pow_abstract_eval(x, *, y):
-    _check_integer_pow(x, y)
-    return _integer_pow_shape_rule(x, y=y)
-
-
-integer_pow_p.abstract_eval = _integer_pow_abstract_eval
-integer_pow_p.samples = lambda: [b.Sample([b.random_values((2, 3), np.float32, (0.5, 2))], {"y": y})
-                         for y in (0, 1, 2, 3, -2)]
+                         hlo="stablehlo.multiply", lower=_integer_pow_lower,
+                         jvp=defjvp(_integer_pow_jvp), check=_check_integer_pow,
+                         samples=lambda: [b.Sample([b.random_values((2, 3), np.float32,
+                                                                    (0.5, 2))], {"y": y})
+                                          for y in (0, 1, 2, 3, -2)])
 
 
 def _float_special(name):
@@ -464,11 +459,11 @@ digamma_p = unary_op("digamma", _quiet(_digamma_impl), (FLOAT,), hlo="chlo.digam
                      jvp=defjvp(lambda g, x: mul(g, polygamma(_const(x, 1), x))))
 polygamma_p = binary_op("polygamma",
                         _quiet(lambda m, x: scipy_special("polygamma")(m, x).astype(x.dtype)),
-                        (FLOAT,), hlo="chlo.polygamma", samples_domain=(0.5, 3),
+                        (FLOAT,), hlo="chlo.polygamma",
                         jvp=defjvp(None, lambda g, m, x: mul(g, polygamma(
-                            add(m, _const(m, 1)), x))))
-polygamma_p.samples = lambda: [
-    b.Sample([np.float32(n), b.random_values((3,), np.float32, (0.5, 3))]) for n in (0, 1, 2)]
+                            add(m, _const(m, 1)), x))),
+                        samples=lambda: [b.Sample([np.float32(n), b.random_values(
+                            (3,), np.float32, (0.5, 3))]) for n in (0, 1, 2)])
 
 real_p = unary_op("real", np.real, ("complex",), hlo="stablehlo.real", jvp=linear_jvp,
                   result_dtype=dtypes.real_dtype,
@@ -882,9 +877,16 @@ def _const(like, value):
 
 
 def _full_like(x, value):
-    from pyjax._src.lax import structural
-    aval = get_aval(x)
-    return structural.broadcast_in_dim(_const(x, value), aval.shape, ())
+    shape = get_aval(x).shape
+    return _broadcast_scalar(_const(x, value), shape)
+
+
+def _broadcast_scalar(c, shape):
+    """Scalar c broadcast to `shape`, as lax.broadcast_in_dim(c, shape, ()) (structural.py
+    is a family above this one)."""
+    if not shape:
+        return as_array(c)
+    return b.bind_primitive("broadcast_in_dim", c, shape=shape, broadcast_dimensions=())
 
 
 def _zeros_like(x):
@@ -893,9 +895,8 @@ def _zeros_like(x):
 
 def _broadcast_like(g, x):
     """A scalar bound's tangent, broadcast to the operand's shape (clamp's JVP)."""
-    from pyjax._src.lax import structural
     shape = get_aval(x).shape
-    return g if get_aval(g).shape == shape else structural.broadcast_in_dim(g, shape, ())
+    return g if get_aval(g).shape == shape else _broadcast_scalar(g, shape)
 
 
 def _ones_like(x):

@@ -251,13 +251,12 @@ def _unsigned_mulhi64(ctx, x, y):
     return add(add(hi_hi, hi_lo_hi), halves(cross)[0])
 
 
-mulhi_p = binary_op("mulhi", _mulhi_impl, INT, jvp=zero_jvp, hlo=None, lower=_mulhi_lower)
 # 64-bit operands need x64; tests/test_lax_more.py checks them with it on.
-mulhi_p.samples = lambda: [
-    b.Sample([np.array(v, d), np.array(w, d)]) for d, v, w in (
-        (np.int32, [7, -7, 2 ** 31 - 1, -2 ** 31], [3, 5, 2 ** 31 - 1, -2 ** 31]),
-        (np.uint32, [7, 2 ** 32 - 1, 2 ** 31, 5], [3, 2 ** 32 - 1, 4, 0]),
-        (np.int8, [100, -100, 127, -128], [100, 100, -128, -128]))]
+mulhi_p = binary_op("mulhi", _mulhi_impl, INT, jvp=zero_jvp, hlo=None, lower=_mulhi_lower,
+                    samples=lambda: [b.Sample([np.array(v, d), np.array(w, d)]) for d, v, w in (
+                        (np.int32, [7, -7, 2 ** 31 - 1, -2 ** 31], [3, 5, 2 ** 31 - 1, -2 ** 31]),
+                        (np.uint32, [7, 2 ** 32 - 1, 2 ** 31, 5], [3, 2 ** 32 - 1, 4, 0]),
+                        (np.int8, [100, -100, 127, -128], [100, 100, -128, -128]))])
 
 
 def mulhi(x, y):

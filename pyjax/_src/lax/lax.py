@@ -1,6 +1,6 @@
 """Imports the primitive families every program needs and installs the hooks that let lower
 layers (autodiff) build zeros, sums and broadcasts without importing lax. The rarer families
-load when first used; all_families.py imports every one (for code that enumerates them)."""
+load when first used (tests/harness.py imports every module, to enumerate them all)."""
 from __future__ import annotations
 
 from pyjax._src.interpreters import ad

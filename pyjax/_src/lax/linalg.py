@@ -9,7 +9,7 @@ import numpy as np
 from pyjax._src import dtypes
 from pyjax._src.backends import stablehlo as hlo
 from pyjax._src.core.avals import ShapedArray, get_aval
-from pyjax._src.core.trace import define_primitive
+from pyjax._src.core.trace import RuleFactory, define_primitive
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.lax import builders as b
 from pyjax._src.lax import dot as ldot
@@ -115,15 +115,17 @@ def _zero_tangent(aval):
 
 # --- batching and lowering helpers --------------------------------------------------------
 
-def _leading_batch_rule(prim):
-    """Every operand gets the batch in front; the primitive already maps over leading
-    dimensions."""
+def _leading_batch(prim):
     def rule(args, dims, **params):
         size = batching.axis_size_of(args, dims)
         args = [batching.bdim_at_front(x, d, size) for x, d in zip(args, dims)]
         out = prim.bind(*args, **params)
         return out, ([0] * len(out) if prim.multiple_results else 0)
     return rule
+
+
+# Every operand gets the batch in front; the primitive already maps over leading dimensions.
+_leading_batch_rule = RuleFactory(_leading_batch)
 
 
 def _layout(aval, matrix):
@@ -276,8 +278,7 @@ cholesky_p = define_primitive(
     "cholesky", impl=_cholesky_impl, abstract_eval=_cholesky_abstract_eval,
     jvp=_cholesky_jvp, lower=_lower_cholesky,
     samples=lambda: [b.Sample([_spd((3, 3), np.float32)]), b.Sample([_spd((2, 3, 3), np.float32)]),
-             b.Sample([_spd((3, 3), np.complex64)])])
-cholesky_p.batch = _leading_batch_rule(cholesky_p)
+             b.Sample([_spd((3, 3), np.complex64)])], batch=_leading_batch_rule)
 
 
 def cholesky(x, *, symmetrize_input=True):
@@ -547,8 +548,7 @@ def _lu_samples():
 
 lu_p = define_primitive("lu", multiple_results=True, impl=_lu_impl,
                         abstract_eval=_lu_abstract_eval, jvp=_lu_jvp, lower=_lower_lu,
-                        samples=lambda: _lu_samples())
-lu_p.batch = _leading_batch_rule(lu_p)
+                        samples=lambda: _lu_samples(), batch=_leading_batch_rule)
 
 
 def lu(x):
@@ -656,8 +656,7 @@ def _qr_samples():
 
 qr_p = define_primitive("qr", multiple_results=True, impl=_qr_impl,
                         abstract_eval=_qr_abstract_eval, jvp=_qr_jvp, lower=_lower_qr,
-                        samples=lambda: _qr_samples())
-qr_p.batch = _leading_batch_rule(qr_p)
+                        samples=lambda: _qr_samples(), batch=_leading_batch_rule)
 
 
 def qr(x, *, pivoting=False, full_matrices=True):

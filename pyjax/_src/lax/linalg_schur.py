@@ -57,8 +57,8 @@ def _schur_samples():
 
 schur_p = define_primitive("schur", multiple_results=True, impl=_schur_impl,
                            abstract_eval=_schur_abstract_eval, jvp=NOT_DIFFERENTIABLE,
-                           lower=_lower_schur, samples=lambda: _schur_samples())
-schur_p.batch = _leading_batch_rule(schur_p)
+                           lower=_lower_schur, samples=lambda: _schur_samples(),
+                           batch=_leading_batch_rule)
 
 
 def schur(x, *, compute_schur_vectors=True, sort_eig_vals=False, select_callable=None):

@@ -112,8 +112,8 @@ eigh_p = define_primitive(
     jvp=_eigh_jvp, lower=_lower_eigh,
     samples=lambda: [b.Sample([_sym((3, 3), np.float32)], _EIGH_DEFAULTS),
              b.Sample([_sym((2, 3, 3), np.float32)], dict(_EIGH_DEFAULTS, lower=False)),
-             b.Sample([_sym((4, 4), np.float32, seed=2)], _EIGH_DEFAULTS)])
-eigh_p.batch = _leading_batch_rule(eigh_p)
+             b.Sample([_sym((4, 4), np.float32, seed=2)], _EIGH_DEFAULTS)],
+             batch=_leading_batch_rule)
 
 
 def eigh(x, *, lower=True, symmetrize_input=True, sort_eigenvalues=True,
@@ -289,8 +289,7 @@ svd_p = define_primitive(
              b.Sample([b.random_values((3, 3), np.float32)],
                       dict(_SVD_DEFAULTS, compute_uv=False)),
              b.Sample([b.random_values((3, 3), np.float32)],
-                      dict(_SVD_DEFAULTS, full_matrices=True))])
-svd_p.batch = _leading_batch_rule(svd_p)
+                      dict(_SVD_DEFAULTS, full_matrices=True))], batch=_leading_batch_rule)
 
 
 def svd(x, *, full_matrices=True, compute_uv=True, subset_by_index=None, algorithm=None):
@@ -375,8 +374,7 @@ def _eig_samples():
 
 eig_p = define_primitive("eig", multiple_results=True, impl=_eig_impl,
                          abstract_eval=_eig_abstract_eval, jvp=_eig_jvp, lower=_lower_eig,
-                         samples=lambda: _eig_samples())
-eig_p.batch = _leading_batch_rule(eig_p)
+                         samples=lambda: _eig_samples(), batch=_leading_batch_rule)
 
 
 def eig(x, *, compute_left_eigenvectors=True, compute_right_eigenvectors=True):

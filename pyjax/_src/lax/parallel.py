@@ -4,12 +4,14 @@ by pmap (whose XLA program runs them as cross-replica collectives: the `lower` r
 Imports core, interpreters, backends.stablehlo, tree_util and the lax families."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from pyjax._src import dtypes, tree_util
 from pyjax._src.backends import stablehlo as hlo
 from pyjax._src.core.avals import ShapedArray, get_aval
-from pyjax._src.core.trace import NO_TRANSPOSE, define_primitive
+from pyjax._src.core.trace import NO_TRANSPOSE, RuleFactory, define_primitive
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters.ad import Zero
 from pyjax._src.lax import elementwise as ew
@@ -50,18 +52,23 @@ def _scaled(x, n):
 
 # --- psum, pmax, pmin -------------------------------------------------------------------
 
-def _reduction_batch(prim, reduce, unmapped):
-    @batching.axis_rule
-    def rule(axis, args, dims, *, axes):
-        if axis.name not in axes:   # an enclosing transformation's axis: the batch stays
-            return prim.bind(*args, axes=axes), list(dims)
-        outs = [unmapped(x, axis.size) if d is None else reduce(x, (d,))
-                for x, d in zip(args, dims)]
-        rest = tuple(n for n in axes if n != axis.name)
-        if rest:
-            outs = prim.bind(*outs, axes=rest)
-        return outs, [None] * len(outs)
-    return rule
+def _reduction_batch(reduce, unmapped):
+    """The batch rule of a collective reduction: `reduce` over the vmapped axis named in
+    `axes`, `unmapped(x, size)` for operands not batched along it."""
+    def make(prim):
+        return functools.partial(_reduce_over_axis, prim, reduce, unmapped)
+    return RuleFactory(make, declares={"batch_needs_axis": True})
+
+
+def _reduce_over_axis(prim, reduce, unmapped, axis, args, dims, *, axes):
+    if axis.name not in axes:   # an enclosing transformation's axis: the batch stays
+        return prim.bind(*args, axes=axes), list(dims)
+    outs = [unmapped(x, axis.size) if d is None else reduce(x, (d,))
+            for x, d in zip(args, dims)]
+    rest = tuple(n for n in axes if n != axis.name)
+    if rest:
+        outs = prim.bind(*outs, axes=rest)
+    return outs, [None] * len(outs)
 
 
 def _psum_jvp(primals, tangents, *, axes):
@@ -134,21 +141,22 @@ def _gathered_max_min(ctx, x, axes, op_name):
     return hlo.reduce(ctx, gathered, (0,), op_name)
 
 
+# Collectives' impl needs a binding transformation: they have no eager samples.
 psum_p = define_primitive("psum", multiple_results=True, impl=_unbound_impl,
                           abstract_eval=_same_avals, jvp=_psum_jvp,
                           transpose=_psum_transpose,
-                          lower=_all_reduce_lowering("stablehlo.add"))
-psum_p.batch = _reduction_batch(psum_p, red.reduce_sum, _scaled)
+                          batch=_reduction_batch(red.reduce_sum, _scaled),
+                          lower=_all_reduce_lowering("stablehlo.add"), is_collective=True)
 pmax_p = define_primitive("pmax", multiple_results=True, impl=_unbound_impl,
-                          abstract_eval=_same_avals, transpose=NO_TRANSPOSE,
-                          lower=_all_reduce_lowering("stablehlo.maximum"))
-pmax_p.batch = _reduction_batch(pmax_p, red.reduce_max, lambda x, n: x)
-pmax_p.jvp = _chooser_jvp(pmax_p)
+                          abstract_eval=_same_avals, jvp=RuleFactory(_chooser_jvp),
+                          transpose=NO_TRANSPOSE,
+                          batch=_reduction_batch(red.reduce_max, lambda x, n: x),
+                          lower=_all_reduce_lowering("stablehlo.maximum"), is_collective=True)
 pmin_p = define_primitive("pmin", multiple_results=True, impl=_unbound_impl,
-                          abstract_eval=_same_avals, transpose=NO_TRANSPOSE,
-                          lower=_all_reduce_lowering("stablehlo.minimum"))
-pmin_p.batch = _reduction_batch(pmin_p, red.reduce_min, lambda x, n: x)
-pmin_p.jvp = _chooser_jvp(pmin_p)
+                          abstract_eval=_same_avals, jvp=RuleFactory(_chooser_jvp),
+                          transpose=NO_TRANSPOSE,
+                          batch=_reduction_batch(red.reduce_min, lambda x, n: x),
+                          lower=_all_reduce_lowering("stablehlo.minimum"), is_collective=True)
 
 
 def _reduce_leaves(prim, x, axis_name):
@@ -212,7 +220,6 @@ def _all_gather_abstract_eval(x, *, axis_name, axis_size, all_gather_dimension, 
     return ShapedArray(shape, x.dtype, x.weak_type)
 
 
-@batching.axis_rule
 def _all_gather_batch(axis, args, dims, *, axis_name, axis_size, all_gather_dimension,
                       tiled):
     (x,), (d,) = args, dims
@@ -260,7 +267,7 @@ def _all_gather_lower(ctx, x, *, axis_name, axis_size, all_gather_dimension, til
 all_gather_p = define_primitive(
     "all_gather", impl=_unbound_impl, abstract_eval=_all_gather_abstract_eval,
     jvp=ad.linear_jvp, transpose=_all_gather_transpose, batch=_all_gather_batch,
-    lower=_all_gather_lower)
+    lower=_all_gather_lower, is_collective=True, batch_needs_axis=True)
 
 
 def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
@@ -285,7 +292,6 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
 
 # --- axis_index -------------------------------------------------------------------------
 
-@batching.axis_rule
 def _axis_index_batch(axis, args, dims, *, axis_name):
     if axis_name != axis.name:
         return axis_index_p.bind(axis_name=axis_name), None
@@ -310,7 +316,8 @@ def _axis_index_lower(ctx, *, axis_name):
 axis_index_p = define_primitive(
     "axis_index", impl=_unbound_impl,
     abstract_eval=lambda *, axis_name: ShapedArray((), np.int32), jvp=ad.zero_jvp,
-    transpose=NO_TRANSPOSE, batch=_axis_index_batch, lower=_axis_index_lower)
+    transpose=NO_TRANSPOSE, batch=_axis_index_batch, lower=_axis_index_lower,
+    is_collective=True, batch_needs_axis=True)
 
 
 def axis_index(axis_name):
@@ -319,5 +326,3 @@ def axis_index(axis_name):
 
 
 collective_primitives = (psum_p, pmax_p, pmin_p, all_gather_p, axis_index_p)
-for _prim in collective_primitives:
-    _prim.is_collective = True   # impl needs a binding transformation: no eager samples

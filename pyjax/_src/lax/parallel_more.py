@@ -62,7 +62,6 @@ def _ppermute_abstract_eval(x, *, axis_name, perm):
     return x
 
 
-@batching.axis_rule
 def _ppermute_batch(axis, args, dims, *, axis_name, perm):
     (x,), (d,) = args, dims
     if axis.name != axis_name:
@@ -105,7 +104,8 @@ ppermute_p = define_primitive(
     "ppermute", impl=_unbound_impl, abstract_eval=_ppermute_abstract_eval, jvp=ad.linear_jvp,
     transpose=lambda ct, x, *, axis_name, perm: [ppermute_p.bind(
         ct, axis_name=axis_name, perm=tuple((t, s) for s, t in perm))],
-    batch=_ppermute_batch, lower=_ppermute_lower, samples=_COLLECTIVE)
+    batch=_ppermute_batch, lower=_ppermute_lower, samples=_COLLECTIVE,
+    is_collective=True, batch_needs_axis=True)
 
 
 def _single_name(axis_name, what):
@@ -153,7 +153,6 @@ def _all_to_all_abstract_eval(x, *, axis_name, split_axis, concat_axis, axis_siz
     return x.update(shape=tuple(shape))
 
 
-@batching.axis_rule
 def _all_to_all_batch(axis, args, dims, *, axis_name, split_axis, concat_axis, axis_size):
     (x,), (d,) = args, dims
     params = dict(axis_name=axis_name, split_axis=split_axis, concat_axis=concat_axis,
@@ -194,7 +193,8 @@ all_to_all_p = define_primitive(
     jvp=ad.linear_jvp,
     transpose=lambda ct, x, *, split_axis, concat_axis, **p: [all_to_all_p.bind(
         ct, split_axis=concat_axis, concat_axis=split_axis, **p)],
-    batch=_all_to_all_batch, lower=_all_to_all_lower, samples=_COLLECTIVE)
+    batch=_all_to_all_batch, lower=_all_to_all_lower, samples=_COLLECTIVE,
+    is_collective=True, batch_needs_axis=True)
 
 
 def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
@@ -261,7 +261,6 @@ def _reduce_scatter_abstract_eval(x, *, axis_name, scatter_dimension, axis_size,
     return x.update(shape=tuple(shape))
 
 
-@batching.axis_rule
 def _reduce_scatter_batch(axis, args, dims, *, axis_name, scatter_dimension, axis_size,
                           tiled):
     (x,), (d,) = args, dims
@@ -304,7 +303,7 @@ def _reduce_scatter_transpose(ct, x, *, axis_name, scatter_dimension, axis_size,
 reduce_scatter_p = define_primitive(
     "reduce_scatter", impl=_unbound_impl, abstract_eval=_reduce_scatter_abstract_eval,
     jvp=ad.linear_jvp, transpose=_reduce_scatter_transpose, batch=_reduce_scatter_batch,
-    lower=_reduce_scatter_lower, samples=_COLLECTIVE)
+    lower=_reduce_scatter_lower, samples=_COLLECTIVE, is_collective=True, batch_needs_axis=True)
 psum_scatter_p = reduce_scatter_p
 
 
@@ -353,10 +352,6 @@ def axis_size(axis_name):
     names = axis_name if isinstance(axis_name, (tuple, list)) else (axis_name,)
     return int(np.prod([batching.axis_env_size(n) for n in names], dtype=np.int64))
 
-
-new_collectives = (ppermute_p, all_to_all_p, reduce_scatter_p)
-for _prim in new_collectives:
-    _prim.is_collective = True
 
 __all__ = ["ppermute_p", "ppermute", "pshuffle", "all_to_all_p", "all_to_all", "pswapaxes",
            "reduce_scatter_p", "psum_scatter_p", "psum_scatter", "pbroadcast", "axis_size",

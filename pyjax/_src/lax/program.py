@@ -28,9 +28,6 @@ def _barrier_jvp(primals, tangents):
     return outs, [t if type(t) is Zero else next(moved) for t in tangents]
 
 
-_barrier_jvp.is_linear = True
-
-
 def _barrier_transpose(cts, *args):
     linear = [ad.is_undefined_primal(a) for a in args]
     values = [ad.instantiate_zeros(ct) for ct, lin in zip(cts, linear) if lin]
@@ -50,7 +47,7 @@ optimization_barrier_p = define_primitive(
     batch=lambda args, dims: (optimization_barrier_p.bind(*args), list(dims)),
     lower=_barrier_lower,
     samples=lambda: [b.Sample([b.random_values((2, 3), np.float32), np.arange(4, dtype=np.int32)]),
-             b.Sample([b.random_values((3,), np.float32)])])
+             b.Sample([b.random_values((3,), np.float32)])], is_linear=True)
 
 
 def optimization_barrier(operand):

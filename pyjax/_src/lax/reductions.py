@@ -15,6 +15,8 @@ from pyjax._src.interpreters.ad import Zero, linear_jvp, zero_jvp
 from pyjax._src.lax import builders as b
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import structural as st
+from pyjax._src.lax.control_flow.associative import associative_scan
+from pyjax._src.lax.slicing import slice_in_dim
 from pyjax._src.lax.builders import ANY, BOOL, INT, NUMBER
 from pyjax._src.util import canonicalize_axes
 
@@ -52,11 +54,9 @@ def _reduction(name, np_fn, accepted, *, jvp, transpose=None, identity_hlo):
                     b.Sample([b.random_values((2, 3), dtype)], {"axes": ()})]
         return out
 
-    prim = define_primitive(name, impl=impl, abstract_eval=abstract_eval, jvp=jvp,
+    return define_primitive(name, impl=impl, abstract_eval=abstract_eval, jvp=jvp,
                             transpose=transpose, batch=batching.reduction_rule,
                             lower=hlo.reduce_lowering(identity_hlo), samples=samples)
-    prim.hlo = identity_hlo
-    return prim
 
 
 def _reduce_sum_transpose(ct, x, axes):
@@ -96,7 +96,6 @@ def _reduce_prod_jvp(primals, tangents, axes):
 
     xf, tf = flat(x), flat(t)
     one = st.broadcast_in_dim(np.ones((), aval.dtype), (1,) + rest, ())
-    from pyjax._src.lax.slicing import slice_in_dim
     left = st.concatenate([one, slice_in_dim(cumprod(xf, 0), 0, n - 1)], 0)
     right = st.concatenate([slice_in_dim(cumprod(xf, 0, reverse=True), 1, n), one], 0)
     others = ew.mul(left, right)
@@ -207,12 +206,12 @@ def _extreme(np_fn, lowest):
     return f
 
 
-reduce_max_p = _reduction("reduce_max", _extreme(np.max, False), ANY, jvp=None,
+reduce_max_p = _reduction("reduce_max", _extreme(np.max, False), ANY,
+                          jvp=RuleFactory(_reduce_chooser_jvp),
                           identity_hlo="stablehlo.maximum")
-reduce_max_p.jvp = _reduce_chooser_jvp(reduce_max_p)
-reduce_min_p = _reduction("reduce_min", _extreme(np.min, True), ANY, jvp=None,
+reduce_min_p = _reduction("reduce_min", _extreme(np.min, True), ANY,
+                          jvp=RuleFactory(_reduce_chooser_jvp),
                           identity_hlo="stablehlo.minimum")
-reduce_min_p.jvp = _reduce_chooser_jvp(reduce_min_p)
 reduce_prod_p = _reduction("reduce_prod", np.prod, NUMBER, jvp=_reduce_prod_jvp,
                            identity_hlo="stablehlo.multiply")
 reduce_and_p = _reduction("reduce_and", np.bitwise_and.reduce, INT + (BOOL,), jvp=zero_jvp,
@@ -414,7 +413,6 @@ def _scan_jvp(combine):
     """The JVP of a cumulative op as the JVP of its prefix-scan formulation (an
     associative_scan of `combine`): exact at zeros (cumprod) and ties (cummax/cummin)."""
     def rule(primals, tangents, axis, reverse):
-        from pyjax._src.lax.control_flow.associative import associative_scan
         (out,), (t_out,) = ad.jvp_flat(
             lambda v: [associative_scan(combine, v, reverse=reverse, axis=axis)],
             primals, tangents)

@@ -15,6 +15,7 @@ from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters.ad import Zero, linear_jvp
 from pyjax._src.lax import builders as b
 from pyjax._src.lax import elementwise as ew
+from pyjax._src.lax import indexing
 from pyjax._src.lax import structural as st
 from pyjax._src.util import canonicalize_axis
 
@@ -171,7 +172,6 @@ def _dynamic_slice_batch(args, dims, slice_sizes):
                                     {"slice_sizes": slice_sizes})
     # Per-example starts: a gather whose batching dims pair examples; CLIP clamps the
     # windows into bounds exactly as dynamic_slice does.
-    from pyjax._src.lax import indexing
     x = batching.bdim_at_front(x, xd, size)
     n = len(slice_sizes)
     dnums = indexing.GatherDimensionNumbers(
@@ -238,13 +238,12 @@ def _start_indices(name, operand, indices, allow_negative):
 
 
 def _index_scalars(indices):
-    from pyjax._src.lax.elementwise import convert_element_type
     out = []
     for i in indices:
         aval = get_aval(i)
         if aval.dtype.kind not in "iu":
             raise TypeError(f"start indices must be integers, got {aval.dtype}")
-        out.append(i if aval.dtype == np.int32 else convert_element_type(i, np.int32))
+        out.append(i if aval.dtype == np.int32 else ew.convert_element_type(i, np.int32))
     return out
 
 
@@ -316,7 +315,6 @@ def _dus_batch(args, dims):
     if all(d is None for d in index_dims):
         return dynamic_update_slice_p.bind(x, update, np.int32(0), *indices), 0
     # Per-example starts: a scatter pairing examples through batching dims (CLIP clamps).
-    from pyjax._src.lax import indexing
     n = get_aval(x).ndim - 1
     dnums = indexing.ScatterDimensionNumbers(
         update_window_dims=tuple(range(1, n + 1)), inserted_window_dims=(),

@@ -14,6 +14,7 @@ from pyjax._src.core.trace import define_primitive
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters.ad import linear_jvp
 from pyjax._src.lax import builders as b
+from pyjax._src.lax import elementwise as ew
 from pyjax._src.util import canonicalize_axis, prod
 
 
@@ -61,13 +62,12 @@ def _broadcast_in_dim_impl(x, shape, broadcast_dimensions):
 
 
 def _broadcast_in_dim_transpose(ct, x, shape, broadcast_dimensions):
-    from pyjax._src.lax.reductions import reduce_sum
     in_shape = x.aval.shape
     new_dims = tuple(d for d in range(len(shape)) if d not in broadcast_dimensions)
     stretched = tuple(d for i, d in enumerate(broadcast_dimensions)
                       if in_shape[i] == 1 and shape[d] != 1)
-    summed = reduce_sum(ct, tuple(sorted(new_dims + stretched))) if (new_dims or stretched) \
-        else ct
+    summed = b.bind_primitive("reduce_sum", ct, axes=tuple(sorted(new_dims + stretched))) \
+        if (new_dims or stretched) else ct
     return [reshape(summed, in_shape) if stretched else summed]
 
 
@@ -293,12 +293,16 @@ def _concatenate_abstract_eval(*xs, dimension):
 
 
 def _concatenate_transpose(ct, *xs, dimension):
-    from pyjax._src.lax.slicing import slice_in_dim
-    out, start = [], 0
+    out, start, shape = [], 0, get_aval(ct).shape
     for x in xs:
         size = (x.aval if ad.is_undefined_primal(x) else get_aval(x)).shape[dimension]
-        out.append(slice_in_dim(ct, start, start + size, axis=dimension)
-                   if ad.is_undefined_primal(x) else None)
+        if ad.is_undefined_primal(x):   # lax.slice_in_dim (slicing.py is above this family)
+            starts = tuple(start if d == dimension else 0 for d in range(len(shape)))
+            limits = tuple(start + size if d == dimension else n for d, n in enumerate(shape))
+            out.append(b.bind_primitive("slice", ct, start_indices=starts,
+                                        limit_indices=limits, strides=None))
+        else:
+            out.append(None)
         start += size
     return out
 
@@ -361,17 +365,16 @@ def _pad_impl(x, padding_value, padding_config):
 
 
 def _pad_transpose(ct, x, padding_value, padding_config):
-    from pyjax._src.lax.reductions import reduce_sum
-    from pyjax._src.lax.slicing import slice as lax_slice
     unpadded = pad(ct, np.array(0, get_aval(ct).dtype),
                    [(-lo, -hi, 0) for lo, hi, _ in padding_config])
     strides = tuple(it + 1 for _, _, it in padding_config)
-    x_ct = lax_slice(unpadded, (0,) * len(strides), get_aval(unpadded).shape, strides)
+    x_ct = b.bind_primitive("slice", unpadded, start_indices=(0,) * len(strides),
+                            limit_indices=get_aval(unpadded).shape,
+                            strides=None if all(s == 1 for s in strides) else strides)
     if ad.is_undefined_primal(padding_value):
-        from pyjax._src.lax.elementwise import sub
-        total = reduce_sum(ct, tuple(range(get_aval(ct).ndim)))
-        inner = reduce_sum(x_ct, tuple(range(get_aval(x_ct).ndim)))
-        return [x_ct if ad.is_undefined_primal(x) else None, sub(total, inner)]
+        total = b.bind_primitive("reduce_sum", ct, axes=tuple(range(get_aval(ct).ndim)))
+        inner = b.bind_primitive("reduce_sum", x_ct, axes=tuple(range(get_aval(x_ct).ndim)))
+        return [x_ct if ad.is_undefined_primal(x) else None, ew.sub(total, inner)]
     return [x_ct, None]
 
 
@@ -381,7 +384,6 @@ def _pad_batch(args, dims, padding_config):
         config = padding_config[:d] + ((0, 0, 0),) + padding_config[d:]
         return pad_p.bind(x, value, padding_config=config), d
     # A batched padding value: pad with zeros, then select the value where padding landed.
-    from pyjax._src.lax.elementwise import select_n
     size = batching.axis_size_of(args, dims)
     x = batching.bdim_at_front(x, d, size)
     dtype = get_aval(x).dtype
@@ -391,7 +393,7 @@ def _pad_batch(args, dims, padding_config):
     shape = get_aval(padded).shape
     in_pad = broadcast_in_dim(in_pad, shape, tuple(range(1, len(shape))))
     values = batching.broadcast_batched(value, vd, size, shape[1:])
-    return select_n(in_pad, padded, values), 0
+    return ew.select_n(in_pad, padded, values), 0
 
 
 pad_p = define_primitive(
@@ -489,9 +491,8 @@ def full(shape, fill_value, dtype=None):
         raise TypeError(f"full must be called with a scalar fill_value, got shape "
                         f"{aval.shape}")
     dtype = dtypes.canonicalize_dtype(dtype) if dtype is not None else aval.dtype
-    from pyjax._src.lax.elementwise import convert_element_type
     value = np.array(fill_value, dtype) if not hasattr(fill_value, "aval") else \
-        convert_element_type(fill_value, dtype)
+        ew.convert_element_type(fill_value, dtype)
     return broadcast_in_dim(value, shape, ())
 
 

@@ -48,9 +48,6 @@ def _split_jvp(primals, tangents, *, sizes, axis):
     return outs, split_p.bind(t, sizes=sizes, axis=axis)
 
 
-_split_jvp.is_linear = True
-
-
 def _split_transpose(cts, x, *, sizes, axis):
     pieces = [ad.instantiate_zeros(ct) for ct in cts]
     if not pieces:
@@ -75,7 +72,8 @@ split_p = define_primitive(
     jvp=_split_jvp, transpose=_split_transpose, batch=_split_batch, lower=_split_lower,
     samples=lambda: [
         b.Sample([b.random_values((4, 6), np.float32)], {"sizes": (1, 2, 3), "axis": 1}),
-        b.Sample([b.random_values((4, 3), np.int32)], {"sizes": (3, 1), "axis": 0})])
+        b.Sample([b.random_values((4, 3), np.int32)], {"sizes": (3, 1), "axis": 0})],
+        is_linear=True)
 
 
 def split(operand, sizes, axis=0):

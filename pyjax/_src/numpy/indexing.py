@@ -18,6 +18,7 @@ from pyjax._src.lax import indexing as li
 from pyjax._src.lax import reductions as red
 from pyjax._src.lax import slicing as sl
 from pyjax._src.lax import structural as st
+from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.lax.indexing import (FILL_OR_DROP, PROMISE_IN_BOUNDS,
                                      GatherDimensionNumbers, GatherScatterMode,
                                      ScatterDimensionNumbers)
@@ -43,8 +44,7 @@ def _operand(x):
     if isinstance(x, (Array, Tracer)):
         return x
     if isinstance(x, (list, tuple)):
-        from pyjax._src.numpy.lax_numpy import asarray
-        return asarray(x)
+        return lnp.asarray(x)
     return as_array(x)
 
 
@@ -56,8 +56,7 @@ def _classify(e, pos):
         return ("int", operator.index(e))
     if isinstance(e, (list, tuple)):
         if any(isinstance(i, (Array, Tracer)) for i in np.ravel(np.array(e, dtype=object))):
-            from pyjax._src.numpy.lax_numpy import asarray
-            e = asarray(e)
+            e = lnp.asarray(e)
         else:
             e = np.asarray(e) if len(e) else np.zeros((0,), np.int32)
     if isinstance(e, Array):
@@ -416,8 +415,7 @@ def _scatter(x, idx, y, prim, *, mode=None, indices_are_sorted=False, unique_ind
 def _values(y, dtype, shape):
     """Update values cast to the array's dtype and broadcast to the indexed shape."""
     if isinstance(y, (list, tuple)):
-        from pyjax._src.numpy.lax_numpy import asarray
-        y = asarray(y)
+        y = lnp.asarray(y)
     if dtypes.result_type(y, dtype) != dtype:
         warnings.warn(
             f"scatter inputs have incompatible types: cannot safely cast value from "
@@ -759,6 +757,17 @@ def _fill_scalar(fill, dtype):
     if isinstance(fill, Tracer):
         return ew.convert_element_type(fill, dtype)
     return np.array(fill if not isinstance(fill, Array) else fill._value).astype(dtype)
+
+
+def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
+    """jnp.where: elementwise x if condition else y; with only condition, the indices of
+    its nonzeros (as nonzero)."""
+    if x is None and y is None:
+        return nonzero(condition, size=size, fill_value=fill_value)
+    if x is None or y is None:
+        raise ValueError("Either both or neither of the x and y arguments should be "
+                         "provided to jax.numpy.where")
+    return lnp.where(condition, x, y)
 
 
 def nonzero(a, *, size=None, fill_value=None):

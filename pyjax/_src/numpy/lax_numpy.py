@@ -605,14 +605,9 @@ def flipud(m):
 
 # --- selection --------------------------------------------------------------------------
 
-def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
-    """Elementwise x if condition else y; with only condition, the indices of nonzeros."""
-    if x is None and y is None:
-        from pyjax._src.numpy import indexing
-        return indexing.nonzero(condition, size=size, fill_value=fill_value)
-    if x is None or y is None:
-        raise ValueError("Either both or neither of the x and y arguments should be "
-                         "provided to jax.numpy.where")
+def where(condition, x, y, /):
+    """Elementwise x if condition else y (jnp.where with one argument, the indices of the
+    nonzeros, is numpy/indexing.py's `where`)."""
     check_arraylike("where", condition, x, y)
     x, y = promote_dtypes(x, y)
     target = broadcast_shapes(shape(condition), shape(x), shape(y))

@@ -252,18 +252,6 @@ def _take_axis(x, idx, axis):
     return x[tuple(index)]
 
 
-def _reflect_indices(n, lo, hi, symmetric, odd_factor):
-    """Source indices along an axis of length n for reflect/symmetric padding."""
-    positions = np.arange(-lo, n + hi)
-    if n == 1:
-        return np.zeros_like(positions)
-    period = 2 * n if symmetric else 2 * (n - 1)
-    p = np.mod(positions, period)
-    if symmetric:
-        return np.where(p < n, p, period - 1 - p)
-    return np.where(p < n, p, period - p)
-
-
 def _pad_reflect(x, axis, lo, hi, symmetric, reflect_type):
     n = _shape(x)[axis]
     if n == 0:

@@ -157,5 +157,3 @@ def ensure_array(x):
     return as_array(x)
 
 
-def canonical_dtype_arg(dtype):
-    return None if dtype is None else dtypes.canonicalize_dtype(dtype)

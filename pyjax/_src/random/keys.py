@@ -202,10 +202,6 @@ def _resolve_shape(shape, size):
     return shape
 
 
-def is_typed_key(x):
-    return isinstance(x, PRNGKeyArray)
-
-
 def _as_value(x):
     """A numpy value or traced value for raw key data (lists become uint32 arrays)."""
     if isinstance(x, (Array, Tracer, np.ndarray)):

@@ -18,7 +18,7 @@ from pyjax._src.lax import linalg as llinalg
 from pyjax._src.lax import linalg_spectral as lspectral
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax.ad_util import stop_gradient
-from pyjax._src.lax.control_flow.loops import fori_loop
+from pyjax._src.lax.control_flow.fori import fori_loop
 from pyjax._src.lax.control_flow.solves import custom_linear_solve
 from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy import lax_numpy_more as more

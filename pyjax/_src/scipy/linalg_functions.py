@@ -16,7 +16,8 @@ from pyjax._src.lax import linalg as llinalg
 from pyjax._src.lax import linalg_schur
 from pyjax._src.lax import slicing as lsl
 from pyjax._src.lax.control_flow.conditionals import cond, switch
-from pyjax._src.lax.control_flow.loops import fori_loop, while_loop
+from pyjax._src.lax.control_flow.fori import fori_loop
+from pyjax._src.lax.control_flow.loops import while_loop
 from pyjax._src.lax.control_flow.scan import scan
 from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy import lax_numpy_more as more

@@ -8,7 +8,8 @@ import numpy as np
 
 from pyjax._src import tree_util
 from pyjax._src.flatten_util import ravel_pytree
-from pyjax._src.lax.control_flow.loops import fori_loop, while_loop
+from pyjax._src.lax.control_flow.fori import fori_loop
+from pyjax._src.lax.control_flow.loops import while_loop
 from pyjax._src.lax.control_flow.solves import custom_linear_solve
 from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy import linalg as np_linalg

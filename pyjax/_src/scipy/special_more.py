@@ -18,7 +18,7 @@ from pyjax._src import dtypes, errors
 from pyjax._src.api.custom_derivatives import custom_jvp
 from pyjax._src.core.trace import Tracer
 from pyjax._src.lax import elementwise as ew
-from pyjax._src.lax.control_flow.loops import fori_loop
+from pyjax._src.lax.control_flow.fori import fori_loop
 from pyjax._src.lax.control_flow.scan import scan
 from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy import reductions as red

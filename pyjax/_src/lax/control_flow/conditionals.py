@@ -124,7 +124,6 @@ def _cond_transpose(cts, index, *ops, branches):
     return [None] + [next(outs) if lin else None for lin in linear]
 
 
-@batching.axis_rule
 def _cond_batch(axis, args, dims, branches):
     index, *ops = args
     index_dim, *op_dims = dims
@@ -200,8 +199,8 @@ cond_p = define_primitive(
     "cond", multiple_results=True, impl=_cond_impl, abstract_eval=_cond_abstract_eval,
     samples=lambda: _cond_samples(),
     jvp=_cond_jvp, transpose=_cond_transpose, batch=_cond_batch, lower=_cond_lower,
-    effects=_cond_effects, partial_eval=_cond_partial_eval, dce=_cond_dce)
-cond_p.is_higher_order = True
+    effects=_cond_effects, partial_eval=_cond_partial_eval, dce=_cond_dce,
+    is_higher_order=True, batch_needs_axis=True)
 
 
 # --- public wrappers --------------------------------------------------------------------

@@ -1,13 +1,13 @@
-"""while_p: iterate a body jaxpr while a cond jaxpr holds, and the public `while_loop` and
-`fori_loop` (a scan when its trip count is concrete, so reverse mode works; a while loop
-otherwise). Imports core, interpreters, backends and the lax families."""
+"""while_p: iterate a body jaxpr while a cond jaxpr holds, and the public `while_loop`.
+Imports core, interpreters, backends and the lax families (fori_loop, built on both scan
+and while_loop, is in fori.py)."""
 from __future__ import annotations
 
 import weakref
 
 import numpy as np
 
-from pyjax._src import config, dtypes, errors, tree_util
+from pyjax._src import config, errors, tree_util
 from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.trace import define_primitive, set_current_trace
@@ -17,7 +17,6 @@ from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import reductions
 from pyjax._src.lax import structural as st
 from pyjax._src.lax.control_flow import common
-from pyjax._src.lax.control_flow.scan import scan
 from pyjax._src.util import merge_lists, split_list
 
 _BOOL_SCALAR = ShapedArray((), np.bool_)
@@ -120,7 +119,6 @@ def _while_transpose(cts, *args, **params):
     raise ValueError(REVERSE_MODE_ERROR)
 
 
-@batching.axis_rule
 def _while_batch(axis, args, dims, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
     params = dict(cond_jaxpr=cond_jaxpr, body_jaxpr=body_jaxpr, cond_nconsts=cond_nconsts,
                   body_nconsts=body_nconsts)
@@ -237,8 +235,8 @@ while_p = define_primitive(
     "while", multiple_results=True, impl=_while_impl, abstract_eval=_while_abstract_eval,
     samples=lambda: _while_samples(),
     jvp=_while_jvp, transpose=_while_transpose, batch=_while_batch, lower=_while_lower,
-    effects=_while_effects, partial_eval=_while_partial_eval, dce=_while_dce)
-while_p.is_higher_order = True
+    effects=_while_effects, partial_eval=_while_partial_eval, dce=_while_dce,
+    is_higher_order=True, batch_needs_axis=True)
 
 REVERSE_MODE_ERROR = (
     "Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop with "
@@ -292,69 +290,3 @@ def while_loop(cond_fun, body_fun, init_val):
                             body_jaxpr.out_avals)
     outs = _bind_while(cond_consts, body_consts, init_vals, cond_jaxpr, body_jaxpr)
     return tree_util.tree_unflatten(body_tree, outs)
-
-
-# --- fori_loop --------------------------------------------------------------------------
-
-def _plus_one(i):
-    aval = get_aval(i)
-    one = np.array(1, aval.dtype)
-    return ew.add(i, one.item() if aval.weak_type else one)   # a weak index stays weak
-
-
-def _concrete_int(x):
-    try:
-        return int(x)
-    except errors.ConcretizationTypeError:
-        return None
-
-
-def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
-    """Returns the carry after `val = body_fun(i, val)` for i in range(lower, upper).
-    With concrete bounds this is a scan of upper - lower steps (reverse-mode
-    differentiable); with traced bounds it is a while loop (forward mode only)."""
-    if not callable(body_fun):
-        raise TypeError("lax.fori_loop: body_fun argument should be callable.")
-    lower_aval, upper_aval = get_aval(lower), get_aval(upper)
-    lower_dtype = dtypes.canonicalize_dtype(lower_aval.dtype)
-    upper_dtype = dtypes.canonicalize_dtype(upper_aval.dtype)
-    dtype = lower_dtype
-    if lower_dtype != upper_dtype:
-        # as in JAX, only a weak signed integer (a Python int) joins the other's type
-        signed = lower_dtype.kind == "i" and upper_dtype.kind == "i"
-        if not (signed and lower_aval.weak_type != upper_aval.weak_type):
-            raise TypeError("lower and upper arguments to fori_loop must have equal types, "
-                            f"got {lower_dtype.name} and {upper_dtype.name}; cast one of "
-                            "them (or pass a Python int).")
-        dtype = upper_dtype if lower_aval.weak_type else lower_dtype
-    lower_, upper_ = _concrete_int(lower), _concrete_int(upper)
-    if lower_ is not None and upper_ is not None:
-        # Concrete bounds (floats too, truncated as int() does): a scan whose index
-        # starts as the Python int lower_, a weak int32 whatever the bounds' dtype (JAX's)
-        length = max(upper_ - lower_, 0)
-        if config.disable_jit_flag.value and length == 0:
-            return init_val
-
-        def step(carry, _):
-            i, x = carry
-            return (_plus_one(i), body_fun(i, x)), None
-
-        (_, result), _ = scan(step, (lower_, init_val), None, length=length,
-                              unroll=1 if unroll is None else unroll)
-        return result
-    lower = ew.convert_element_type(lower, dtype) if lower_dtype != dtype else lower
-    upper = ew.convert_element_type(upper, dtype) if upper_dtype != dtype else upper
-    if unroll not in (None, 1, False):
-        raise ValueError("Can only use `unroll` in `fori_loop` if the loop bounds are "
-                         "statically known.")
-
-    def loop_cond(carry):
-        i, stop, _ = carry
-        return ew.lt(i, stop)
-
-    def loop_body(carry):
-        i, stop, x = carry
-        return _plus_one(i), stop, body_fun(i, x)
-
-    _, _, result = while_loop(loop_cond, loop_body, (lower, upper, init_val))
-    return result

@@ -16,6 +16,7 @@ from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import slicing
 from pyjax._src.lax import structural as st
 from pyjax._src.lax.control_flow import common
+from pyjax._src.lax.control_flow.loops import while_loop
 from pyjax._src.util import merge_lists, split_list
 
 
@@ -209,7 +210,6 @@ def _scan_transpose(cts, *args, jaxpr, length, reverse, num_consts, num_carry, l
             + [next(ct_xs) if lin else None for lin in x_lin])
 
 
-@batching.axis_rule
 def _scan_batch(axis, args, dims, jaxpr, length, reverse, num_consts, num_carry, linear,
                 unroll):
     params = dict(jaxpr=jaxpr, length=length, reverse=reverse, num_consts=num_consts,
@@ -269,7 +269,6 @@ def _scan_lower(ctx, *args, **params):
 
 
 def _scan_as_while(args, jaxpr, length, reverse, num_consts, num_carry, linear, unroll):
-    from pyjax._src.lax.control_flow.loops import while_loop
     consts, carry, xs = split_list(args, [num_consts, num_carry])
     ys = [st.full((length,) + a.shape, np.zeros((), a.dtype))
           for a in jaxpr.out_avals[num_carry:]]
@@ -319,8 +318,8 @@ scan_p = define_primitive(
     "scan", multiple_results=True, impl=_scan_impl, abstract_eval=_scan_abstract_eval,
     samples=lambda: _scan_samples(),
     jvp=_scan_jvp, transpose=_scan_transpose, batch=_scan_batch, lower=_scan_lower,
-    effects=_scan_effects, partial_eval=_scan_partial_eval, dce=_scan_dce)
-scan_p.is_higher_order = True
+    effects=_scan_effects, partial_eval=_scan_partial_eval, dce=_scan_dce,
+    is_higher_order=True, batch_needs_axis=True)
 
 
 # --- scan -------------------------------------------------------------------------------

@@ -89,7 +89,6 @@ def _linear_solve_transpose(cts, *args, const_lengths, jaxprs, num_aux):
     return [None] * (n_mv + n_s + n_ts) + list(ct_b)
 
 
-@batching.axis_rule
 def _linear_solve_batch(axis, args, dims, *, const_lengths, jaxprs, num_aux):
     """The vectors are always batched (b broadcast if it is not); each piece is batched
     for the captured values that are."""
@@ -144,8 +143,8 @@ linear_solve_p = define_primitive(
     "custom_linear_solve", multiple_results=True, impl=_linear_solve_impl,
     abstract_eval=_linear_solve_abstract_eval, jvp=_linear_solve_jvp,
     transpose=_linear_solve_transpose, batch=_linear_solve_batch, lower=_linear_solve_lower,
-    effects=_linear_solve_effects, samples=_linear_solve_samples)
-linear_solve_p.is_higher_order = True
+    effects=_linear_solve_effects, samples=_linear_solve_samples,
+    is_higher_order=True, batch_needs_axis=True)
 
 
 def check_tree(api, what, tree, expected_tree, avals, expected_avals):
