@@ -116,10 +116,13 @@ def strongly_connected(graph):
 # not listed appears, and also when a listed one is gone (then delete its entry).
 KNOWN_CYCLES = {
     # The Array and the backends patch each other at import time (array.backend_hooks,
-    # numpy_backend.placement_hooks): undone by the jit/dispatch redesign (issue 15, item 1).
+    # numpy_backend.placement_hooks), and sharding.py asks backends.devices for devices
+    # while the backends place arrays by shardings: still to be undone (issue 15, item 2)
+    # by an Array that owns its buffers behind an interface the backends implement.
     "array <-> backends": frozenset({
         "pyjax._src.array", "pyjax._src.backends.devices", "pyjax._src.backends.dispatch",
-        "pyjax._src.backends.numpy_backend", "pyjax._src.backends.xla"}),
+        "pyjax._src.backends.numpy_backend", "pyjax._src.backends.xla",
+        "pyjax._src.backends.stablehlo", "pyjax._src.sharding"}),
 }
 
 

@@ -259,7 +259,6 @@ def _transpose(cts, *args, jaxpr, mesh, in_specs, out_specs, **params):
     return [next(outs) if lin else None for lin in linear]
 
 
-@batching.axis_rule
 def _batch(axis, args, dims, *, jaxpr, mesh, in_specs, out_specs, **params):
     """vmap of shard_map: the batch dimension (moved to 0) is not split."""
     in_batched = [d is not None for d in dims]
@@ -304,9 +303,8 @@ def _samples():
 shard_map_p = define_primitive(
     "shard_map", multiple_results=True, impl=_impl, abstract_eval=_abstract_eval,
     eager=_eager, jvp=_jvp, partial_eval=_partial_eval, transpose=_transpose,
-    batch=_batch, dce=_dce, lower=_lower,
+    batch=_batch, batch_needs_axis=True, dce=_dce, lower=_lower, is_higher_order=True,
     effects=lambda jaxpr, **_: jaxpr.effects, samples=_samples)
-shard_map_p.is_higher_order = True
 
 
 # --- the API ------------------------------------------------------------------------------

@@ -15,7 +15,6 @@ from pyjax._src.array import Array
 from pyjax._src.core import trace as core_trace
 from pyjax._src.core.avals import ShapedArray
 from pyjax._src.core.trace import Tracer, registered_primitives
-from pyjax._src.interpreters import batching
 from pyjax._src.interpreters import partial_eval as pe
 
 
@@ -81,8 +80,9 @@ class RuleTable(MutableMapping):
     primitives' own rule slots. Reading gives any primitive's rule; writing is for
     extension primitives and adapts JAX's rule signature to pyjax's."""
 
-    def __init__(self, name: str, slot: str, adapt=lambda prim, rule: rule):
+    def __init__(self, name: str, slot: str, adapt=lambda prim, rule: rule, flags=None):
         self.name, self.slot, self.adapt = name, slot, adapt
+        self.flags = flags or {}   # what a rule of this table implies (its signature)
 
     def _has(self, prim):
         return isinstance(prim, core_trace.Primitive) and bool(getattr(prim, self.slot))
@@ -95,6 +95,8 @@ class RuleTable(MutableMapping):
     def __setitem__(self, prim, rule):
         prim = _extension_primitive(prim, self.name)
         setattr(prim, self.slot, self.adapt(prim, rule))
+        for flag, value in self.flags.items():   # JAX's tables are mutable by design
+            setattr(prim, flag, value)
 
     def __delitem__(self, prim):
         setattr(_extension_primitive(prim, self.name), self.slot, core_trace.MISSING)
@@ -120,12 +122,12 @@ def _axis_batcher(prim, rule):
     vals, dims, **params)."""
     def batch(axis, vals, dims, **params):
         return rule(axis.size, axis.name, None, vals, dims, **params)
-    return batching.axis_rule(batch)
+    return batch
 
 
 def _fancy_batcher(prim, rule):
     """JAX's fancy_primitive_batchers signature: rule(axis_data, vals, dims, **params)."""
-    return batching.axis_rule(rule)
+    return rule
 
 
 # --- lowering ---------------------------------------------------------------------------
@@ -197,10 +199,12 @@ def find_top_trace(xs):
 # The tables of jax.interpreters.ad / batching / mlir.
 primitive_jvps = RuleTable("ad.primitive_jvps", "jvp")
 primitive_transposes = RuleTable("ad.primitive_transposes", "transpose")
-primitive_batchers = RuleTable("batching.primitive_batchers", "batch")
-axis_primitive_batchers = RuleTable("batching.axis_primitive_batchers", "batch", _axis_batcher)
+primitive_batchers = RuleTable("batching.primitive_batchers", "batch",
+                               flags={"batch_needs_axis": False})
+axis_primitive_batchers = RuleTable("batching.axis_primitive_batchers", "batch", _axis_batcher,
+                                    flags={"batch_needs_axis": True})
 fancy_primitive_batchers = RuleTable("batching.fancy_primitive_batchers", "batch",
-                                     _fancy_batcher)
+                                     _fancy_batcher, flags={"batch_needs_axis": True})
 
 
 def absent_primitive(name: str) -> core_trace.Primitive:
