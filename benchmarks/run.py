@@ -247,6 +247,37 @@ def mlp_first_call_fresh_process(fw):
     return out
 
 
+def image_sampler(jax, jnp, grid=5, code=10, pixels=28):
+    """A generative model's sampler: normal codes, a small decoder, a bernoulli draw per
+    pixel, the images tiled into a grid (the shape of examples/mnist_vae.py's
+    image_sample; the tiling reads the random draw through many slices)."""
+    def sample(key, params):
+        code_key, pixel_key = jax.random.split(key)
+        h = jax.random.normal(code_key, (grid * grid, code))
+        for i, (w, b) in enumerate(params):
+            h = h @ w + b
+            h = jnp.maximum(h, 0.0) if i < len(params) - 1 else h
+        images = jax.random.bernoulli(pixel_key, jax.nn.sigmoid(h))
+        images = images.reshape(grid * grid, pixels, pixels)
+        return jnp.vstack([jnp.hstack([images[r * grid + c].T for c in range(grid)])
+                           for r in range(grid)])
+    return jax.jit(sample)
+
+
+def random_heavy_compile(fw):
+    """The first call (trace, lower, compile, run) of a jitted sampler that draws normal
+    and bernoulli samples over a batch."""
+    out = {}
+    for name, (jax, jnp) in fw.items():
+        params = mlp_init(jnp, [10, 256, 28 * 28])
+        key = jax.random.key(0)
+        sample = image_sampler(jax, jnp)
+        start = time.perf_counter()
+        ready(sample(key, params))
+        out[name + " first call"] = time.perf_counter() - start
+    return out
+
+
 def numpy_mlp_step(params, x, y):
     hs, h = [x], x
     for w, b in params[:-1]:
@@ -417,6 +448,7 @@ WORKLOADS = {
     "MLP first call, new process": mlp_first_call_fresh_process,
     "MLP train step": mlp_train_step,
     "MLP step, 8 devices (data)": sharded_mlp_step,
+    "random-heavy compile": random_heavy_compile,
     "elementwise chain 10M": elementwise_chain,
     "matmul 2048": matmul,
     "jit(vmap(grad)) b=128": per_example_grads,

@@ -23,18 +23,14 @@ ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 KEY_PARITY = 0x1BD11BDA
 
 
-def _threefry_rounds(k1, k2, x1, x2, add, rotl, xor, const):
-    """The 20 rounds and 5 key injections, written once for NumPy and for StableHLO:
-    `add`, `rotl`, `xor` act on values; `const(i)` is the uint32 constant i."""
-    ks = (k1, k2, xor(xor(k1, k2), const(KEY_PARITY)))
-    x = [add(x1, ks[0]), add(x2, ks[1])]
-    for i in range(5):
-        for r in ROTATIONS[i % 2]:
-            x[0] = add(x[0], x[1])
-            x[1] = xor(rotl(x[1], r), x[0])
-        x[0] = add(x[0], ks[(i + 1) % 3])
-        x[1] = add(add(x[1], ks[(i + 2) % 3]), const(i + 1))
-    return x
+def _threefry_injection(x0, x1, rotations, k_a, k_b, count, add, rotl, xor):
+    """Four rounds with the rotation amounts `rotations`, then one key injection
+    (k_a into the first word, k_b + count into the second). Written once for NumPy and
+    for StableHLO: `add`, `rotl`, `xor` act on values."""
+    for r in rotations:
+        x0 = add(x0, x1)
+        x1 = xor(rotl(x1, r), x0)
+    return add(x0, k_a), add(add(x1, k_b), count)
 
 
 def threefry2x32_numpy(k1, k2, x1, x2):
@@ -47,7 +43,12 @@ def threefry2x32_numpy(k1, k2, x1, x2):
         return (v << np.uint32(r)) | (v >> np.uint32(32 - r))
 
     with np.errstate(over="ignore"):
-        y1, y2 = _threefry_rounds(k1, k2, x1, x2, np.add, rotl, np.bitwise_xor, np.uint32)
+        ks = (k1, k2, k1 ^ k2 ^ np.uint32(KEY_PARITY))
+        y1, y2 = x1 + ks[0], x2 + ks[1]
+        for i in range(5):
+            y1, y2 = _threefry_injection(y1, y2, ROTATIONS[i % 2], ks[(i + 1) % 3],
+                                         ks[(i + 2) % 3], np.uint32(i + 1), np.add, rotl,
+                                         np.bitwise_xor)
     return [y1.reshape(shape), y2.reshape(shape)]
 
 
@@ -61,27 +62,57 @@ def _threefry_abstract_eval(k1, k2, x1, x2):
 
 
 def _threefry_lower(ctx, k1, k2, x1, x2):
-    """The rounds unrolled (a rolled stablehlo.while compiled no faster here)."""
+    """A stablehlo.while over the five key injections (as JAX lowers it on CPU), with the
+    two words packed into one uint64 per element. Unrolled, the 20 rounds are elementwise
+    ops that XLA copies into every fusion reading the result: a concatenate of 100 slices
+    of one bernoulli sample then compiled for minutes. The loop computes the words once;
+    packed, each injection is one fused kernel that updates the state in place."""
     shape = ctx.avals_out[0].shape
-    k1, k2, x1, x2 = (ctx.broadcast(v, shape) for v in (k1, k2, x1, x2))
-    consts = {}
+    wide = np.dtype(np.uint64)
+    word = ShapedArray(shape, UINT32)
+    index = ShapedArray((), np.int32)
 
-    def const(i):
-        if i not in consts:
-            consts[i] = ctx.full(i, shape, UINT32)
-        return consts[i]
+    def pack(c, y1, y2):
+        high = c.binary("stablehlo.shift_left", c.convert(y1, wide), c.full(32, (), wide))
+        return c.binary("stablehlo.or", high, c.convert(y2, wide))
 
-    def add(x, y):
-        return ctx.binary("stablehlo.add", x, y)
+    def unpack(c, x):
+        high = c.binary("stablehlo.shift_right_logical", x, c.full(32, (), wide))
+        return c.convert(high, UINT32), c.convert(x, UINT32)
 
-    def xor(x, y):
-        return ctx.binary("stablehlo.xor", x, y)
+    def rotl(c, v, r):
+        left = c.binary("stablehlo.shift_left", v, r)
+        return c.binary("stablehlo.or", left, c.binary(
+            "stablehlo.shift_right_logical", v, c.binary("stablehlo.subtract",
+                                                         c.full(32, (), UINT32), r)))
 
-    def rotl(v, r):
-        return ctx.binary("stablehlo.or", ctx.binary("stablehlo.shift_left", v, const(r)),
-                          ctx.binary("stablehlo.shift_right_logical", v, const(32 - r)))
+    def cond(c, i, *state):
+        return c.compare(i, c.full(5, (), np.int32), "LT")
 
-    return _threefry_rounds(k1, k2, x1, x2, add, rotl, xor, const)
+    def body(c, i, x, k_prev, k_a, k_b):
+        # Injection i uses rotations ROTATIONS[i % 2]; the keys rotate through the state.
+        odd = c.compare(c.binary("stablehlo.and", i, c.full(1, (), np.int32)),
+                        c.full(1, (), np.int32), "EQ")
+        rotations = [c.select(odd, c.full(r1, (), UINT32), c.full(r0, (), UINT32))
+                     for r0, r1 in zip(*ROTATIONS)]
+        i = c.binary("stablehlo.add", i, c.full(1, (), np.int32))
+        y1, y2 = _threefry_injection(
+            *unpack(c, x), rotations, k_a, k_b, c.convert(i, UINT32),
+            lambda u, v: c.binary("stablehlo.add", u, v), lambda v, r: rotl(c, v, r),
+            lambda u, v: c.binary("stablehlo.xor", u, v))
+        return [i, pack(c, y1, y2), k_a, k_b, k_prev]
+
+    # Scalar keys stay scalars in the loop state; batched ones take the output shape.
+    k1, k2 = (k if k.aval.ndim == 0 else ctx.broadcast(k, shape) for k in (k1, k2))
+    k3 = ctx.binary("stablehlo.xor", ctx.binary("stablehlo.xor", k1, k2),
+                    ctx.full(KEY_PARITY, (), UINT32))
+    x1, x2 = (ctx.binary("stablehlo.add", ctx.broadcast(x, shape), k)
+              for x, k in ((x1, k1), (x2, k2)))
+    avals = [index, word.update(dtype=wide), k1.aval, k2.aval, k3.aval]
+    _, x, *_ = ctx.op("stablehlo.while", [ctx.full(0, (), np.int32), pack(ctx, x1, x2),
+                                          k1, k2, k3], avals,
+                      regions=[ctx.region(avals, cond), ctx.region(avals, body)])
+    return list(unpack(ctx, x))
 
 
 def _make_threefry_batch(prim):
