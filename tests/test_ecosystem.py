@@ -13,23 +13,14 @@ import pyjax
 
 
 def _needs(*modules):
-    """Aliases jax to pyjax, then skips unless each library module is installed. The
-    libraries import `jax.sharding` at import time (flax and blackjax also names that
-    belong to pyjax's sharding support: AbstractMesh, jax.shard_map ...): while pyjax
-    lacks one, the test skips naming it."""
+    """Skips unless each library module is installed, then aliases jax to pyjax and
+    imports them (an import failure, e.g. a jax name pyjax lacks, fails the test)."""
     for name in modules:
         if importlib.util.find_spec(name.split(".")[0]) is None:
             pytest.skip(f"{name} is not installed (./dev installs the `ecosystem` group)")
-    if importlib.util.find_spec("pyjax.sharding") is None:
-        pytest.skip("these libraries import jax.sharding, which pyjax.sharding provides")
     pyjax.alias_jax()
     for name in modules:
-        try:
-            importlib.import_module(name)
-        except (ImportError, AttributeError) as e:
-            if "shard" not in str(e) and "Mesh" not in str(e):
-                raise
-            pytest.skip(f"{name} needs a sharding name pyjax lacks: {e}")
+        importlib.import_module(name)
 
 
 def _close(got, want, rtol):

@@ -128,7 +128,100 @@ class IndivisibleError(ValueError):
 
 # --- meshes ---------------------------------------------------------------------------------
 
-class Mesh:
+class _AxesOfMesh:
+    """What Mesh and AbstractMesh share: named axes, each of a size and an AxisType."""
+
+    axis_names: tuple
+    axis_sizes: tuple
+    axis_types: tuple
+
+    shape = property(lambda self: collections.OrderedDict(zip(self.axis_names,
+                                                              self.axis_sizes)))
+    shape_tuple = property(lambda self: tuple(zip(self.axis_names, self.axis_sizes)))
+    size = property(lambda self: math.prod(self.axis_sizes))
+    empty = property(lambda self: self.size == 0 if self.axis_sizes else True)
+
+    def _axes_of_type(self, kind):
+        return tuple(n for n, t in zip(self.axis_names, self.axis_types) if t == kind)
+
+    auto_axes = property(lambda self: self._axes_of_type(AxisType.Auto))
+    explicit_axes = property(lambda self: self._axes_of_type(AxisType.Explicit))
+    manual_axes = property(lambda self: self._axes_of_type(AxisType.Manual))
+    are_all_axes_auto = property(lambda self: all(t == AxisType.Auto
+                                                  for t in self.axis_types))
+    are_all_axes_explicit = property(lambda self: all(t == AxisType.Explicit
+                                                      for t in self.axis_types))
+    are_all_axes_manual = property(lambda self: all(t == AxisType.Manual
+                                                    for t in self.axis_types))
+
+
+def _checked_axes(axis_sizes, axis_names, axis_types):
+    """(names, types) validated against sizes, types defaulting to Auto."""
+    if len(set(axis_names)) != len(axis_names):
+        raise ValueError(f"Mesh axis names must be unique, got {axis_names}.")
+    if axis_types is None:
+        axis_types = (AxisType.Auto,) * len(axis_names)
+    elif isinstance(axis_types, AxisType):
+        axis_types = (axis_types,) * len(axis_names)
+    axis_types = tuple(axis_types)
+    if len(axis_types) != len(axis_names):
+        raise ValueError(f"Number of axis_types {len(axis_types)} should match the "
+                         f"number of axis_names {len(axis_names)}.")
+    if any(not isinstance(t, AxisType) for t in axis_types):
+        raise TypeError(f"axis_types must be jax.sharding.AxisType values, got "
+                        f"{axis_types}.")
+    if axis_sizes is not None and len(axis_sizes) != len(axis_names):
+        raise ValueError(f"Number of axis_sizes {len(axis_sizes)} should match the "
+                         f"number of axis_names {len(axis_names)}.")
+    return axis_names, axis_types
+
+
+class AbstractMesh(_AxesOfMesh):
+    """A mesh's shape, names and axis types without its devices: what tracing needs
+    (jax.sharding.get_abstract_mesh). A concrete mesh's abstract mesh also records its
+    devices' kind and platform."""
+
+    def __init__(self, axis_sizes, axis_names, axis_types=None, *, abstract_device=None):
+        axis_sizes = tuple(int(s) for s in axis_sizes)
+        axis_names = (axis_names,) if isinstance(axis_names, str) else tuple(axis_names)
+        self.axis_names, self.axis_types = _checked_axes(axis_sizes, axis_names,
+                                                         axis_types)
+        self.axis_sizes = axis_sizes
+        self.abstract_device = abstract_device   # (device_kind, num_cores, platform)
+        self._key = (axis_sizes, axis_names, self.axis_types, abstract_device)
+
+    abstract_mesh = property(lambda self: self)
+
+    def update(self, axis_sizes=None, axis_names=None, axis_types=None):
+        return AbstractMesh(self.axis_sizes if axis_sizes is None else axis_sizes,
+                            self.axis_names if axis_names is None else axis_names,
+                            self.axis_types if axis_types is None else axis_types,
+                            abstract_device=self.abstract_device)
+
+    def update_axis_types(self, name_to_type: dict):
+        return self.update(axis_types=tuple(name_to_type.get(n, t) for n, t in
+                                            zip(self.axis_names, self.axis_types)))
+
+    def __eq__(self, other):
+        return isinstance(other, AbstractMesh) and self._key == other._key
+
+    def __hash__(self):
+        return hash(self._key)
+
+    def __repr__(self):
+        sizes = ", ".join(f"{n!r}: {s}" for n, s in zip(self.axis_names, self.axis_sizes))
+        device = "" if self.abstract_device is None else \
+            ", device_kind={}, num_cores={}, platform={}".format(*self.abstract_device)
+        return (f"AbstractMesh({sizes or '()'}, axis_types="
+                f"{_types_str(self.axis_types)}{device})")
+
+    __str__ = __repr__
+
+
+EMPTY_ABSTRACT_MESH = AbstractMesh((), ())
+
+
+class Mesh(_AxesOfMesh):
     """An n-dimensional array of devices with a name per axis. As a context manager
     (deprecated in JAX for jax.set_mesh), it is the mesh bare PartitionSpecs refer to."""
 
@@ -145,16 +238,7 @@ class Mesh:
                              f"equal the length of its second argument (`axis_names`), "
                              f"but got devices.ndim == {devices.ndim} and "
                              f"len(axis_names) == {len(axis_names)}.")
-        if len(set(axis_names)) != len(axis_names):
-            raise ValueError(f"Mesh axis names must be unique, got {axis_names}.")
-        if axis_types is None:
-            axis_types = (AxisType.Auto,) * len(axis_names)
-        elif isinstance(axis_types, AxisType):
-            axis_types = (axis_types,) * len(axis_names)
-        axis_types = tuple(axis_types)
-        if len(axis_types) != len(axis_names):
-            raise ValueError(f"Number of axis_types {len(axis_types)} should match the "
-                             f"number of axis_names {len(axis_names)}.")
+        axis_names, axis_types = _checked_axes(None, axis_names, axis_types)
         flat = list(devices.flat)
         if len({id(d) for d in flat}) != len(flat):
             raise ValueError(f"Mesh devices must be unique, got {devices}.")
@@ -163,18 +247,20 @@ class Mesh:
         self.axis_names, self.axis_types = axis_names, axis_types
         self._key = (tuple(d.id for d in flat), devices.shape, axis_names, axis_types)
 
-    shape = property(lambda self: collections.OrderedDict(zip(self.axis_names,
-                                                              self.devices.shape)))
     axis_sizes = property(lambda self: tuple(self.devices.shape))
-    shape_tuple = property(lambda self: tuple(zip(self.axis_names, self.devices.shape)))
-    size = property(lambda self: int(self.devices.size))
-    empty = property(lambda self: self.devices.size == 0)
     device_ids = property(lambda self: np.vectorize(lambda d: d.id, otypes=[int])(
         self.devices))
     local_devices = property(lambda self: [d for d in self.devices.flat
                                            if d.process_index == _process_index()])
     local_mesh = property(lambda self: self)
-    abstract_mesh = property(lambda self: self)
+
+    @functools.cached_property
+    def abstract_mesh(self) -> AbstractMesh:
+        first = self.devices.flat[0] if self.devices.size else None
+        device = None if first is None else (
+            getattr(first, "device_kind", first.platform), None, first.platform)
+        return AbstractMesh(self.axis_sizes, self.axis_names, self.axis_types,
+                            abstract_device=device)
 
     @functools.cached_property
     def _flat_devices(self):
@@ -257,6 +343,13 @@ class set_mesh:
 
 def get_mesh():
     return current_mesh()
+
+
+def get_abstract_mesh() -> AbstractMesh:
+    """The abstract mesh of the mesh set in this thread (jax.set_mesh or `with mesh:`),
+    or an empty AbstractMesh when none is."""
+    mesh = current_mesh()
+    return EMPTY_ABSTRACT_MESH if mesh is None else mesh.abstract_mesh
 
 
 def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None):

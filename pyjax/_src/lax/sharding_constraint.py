@@ -4,6 +4,8 @@ text). The value is unchanged; at top level it is device_put to the sharding. Im
 core, interpreters, backends and sharding."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from pyjax._src import sharding as sharding_mod
@@ -88,3 +90,82 @@ def with_sharding_constraint(x, shardings):
                              f"PartitionSpec on the current mesh), got {target}.")
         out.append(sharding_constraint_p.bind(leaf, sharding=target))
     return tree_util.tree_unflatten(tree, out)
+
+
+def reshard(xs, out_shardings):
+    """xs (a pytree) laid out as out_shardings (Shardings, or PartitionSpecs on the
+    current mesh; a pytree prefix of xs): a transfer at top level, a sharding
+    constraint under a trace."""
+    for target in tree_util.tree_leaves(
+            out_shardings, is_leaf=lambda s: isinstance(s, sharding_mod.PartitionSpec)):
+        if isinstance(target, sharding_mod.PartitionSpec) and \
+                sharding_mod.current_mesh() is None:
+            raise ValueError(
+                "Using PartitionSpec when you are not under a mesh context is not "
+                "allowed. Please pass a NamedSharding instance or enter into a mesh "
+                f"context via `jax.set_mesh`. Got {target}")
+    return with_sharding_constraint(xs, out_shardings)
+
+
+def _mesh_of(shardings, name):
+    """The mesh `name` runs on: the context mesh, or else the one of its NamedShardings
+    (they must agree); None when there is neither."""
+    meshes = {s.mesh for s in tree_util.tree_leaves(shardings)
+              if isinstance(s, sharding_mod.NamedSharding)}
+    if len(meshes) > 1:
+        raise ValueError(f"Shardings passed to {name} should have the same mesh. Got "
+                         f"meshes {sorted(map(str, meshes))}.")
+    context = sharding_mod.current_mesh()
+    if context is not None and meshes and meshes != {context}:
+        raise ValueError(f"Context mesh {context.abstract_mesh} must match the mesh "
+                         f"passed to shardings {next(iter(meshes)).abstract_mesh}. "
+                         "Recommended approach is to use `jax.set_mesh` context manager.")
+    return context if context is not None else next(iter(meshes), None)
+
+
+def _sharding_argument(given, kwargs, keyword):
+    if given is not None:
+        return given
+    if keyword not in kwargs:
+        raise TypeError(f"Missing required keyword argument: '{keyword}'")
+    return kwargs.pop(keyword)
+
+
+def auto_axes(f=None, /, *, axes=None, out_sharding=None):
+    """f run with the mesh axes `axes` (all by default) left to XLA's propagation, its
+    outputs then resharded to out_sharding (given here or as f's `out_sharding=`
+    keyword). pyjax does not type shardings, so inside f every axis already is Auto:
+    only the output reshard remains to do."""
+    if f is None:
+        return lambda g: auto_axes(g, axes=axes, out_sharding=out_sharding)
+
+    @functools.wraps(f)
+    def run(*args, **kwargs):
+        target = _sharding_argument(out_sharding, kwargs, "out_sharding")
+        mesh = _mesh_of(target, "auto_axes")
+        if mesh is None:
+            return f(*args, **kwargs)
+        names = mesh.axis_names if axes is None else \
+            (axes,) if isinstance(axes, str) else tuple(axes)
+        if set(mesh.auto_axes) == set(names):   # already Auto: nothing changes
+            return f(*args, **kwargs)
+        return reshard(f(*args, **kwargs), target)
+    return run
+
+
+def explicit_axes(f=None, /, *, axes=None, in_sharding=None):
+    """f run on its arguments resharded to in_sharding (given here or as f's
+    `in_sharding=` keyword), with the mesh axes `axes` explicit inside. Needs a mesh
+    (jax.set_mesh)."""
+    if f is None:
+        return lambda g: explicit_axes(g, axes=axes, in_sharding=in_sharding)
+
+    @functools.wraps(f)
+    def run(*args, **kwargs):
+        target = _sharding_argument(in_sharding, kwargs, "in_sharding")
+        if _mesh_of(target, "explicit_axes") is None:
+            raise ValueError("Context mesh cannot be empty. Please use `jax.set_mesh` "
+                             "API to enter into a mesh context when using "
+                             "`explicit_axes` API.")
+        return f(*reshard(args, target), **kwargs)
+    return run

@@ -1,0 +1,117 @@
+"""jax.sharding's abstract meshes and mesh-context helpers on one device:
+AbstractMesh (a mesh's shape, names and axis types without devices), get_abstract_mesh,
+reshard, auto_axes and explicit_axes. Expected reprs, values and errors are JAX 0.10.2's
+for the same programs."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pyjax as jax
+import pyjax.numpy as jnp
+from pyjax.sharding import AbstractMesh, AxisType, NamedSharding, PartitionSpec as P
+
+ONE_DEVICE_EXPLICIT = "NamedSharding(mesh=Mesh('a': 1, axis_types=(Explicit,)), spec={}, " \
+    "memory_kind=device)"
+
+
+def _mesh():
+    return jax.make_mesh((1,), ("a",))
+
+
+def test_abstract_mesh_describes_axes_like_jax():
+    m = AbstractMesh((2, 3), ("x", "y"), axis_types=(AxisType.Explicit, AxisType.Auto))
+    assert repr(m) == str(m) == "AbstractMesh('x': 2, 'y': 3, axis_types=(Explicit, Auto))"
+    assert (m.axis_sizes, m.axis_names) == ((2, 3), ("x", "y"))
+    assert m.axis_types == (AxisType.Explicit, AxisType.Auto)
+    assert (m.auto_axes, m.explicit_axes, m.manual_axes) == (("y",), ("x",), ())
+    assert not m.are_all_axes_auto and not m.are_all_axes_explicit
+    assert (m.size, m.empty, m.shape_tuple) == (6, False, (("x", 2), ("y", 3)))
+    assert dict(m.shape) == {"x": 2, "y": 3}
+    assert m.abstract_mesh is m
+    assert repr(m.update_axis_types({"y": AxisType.Manual})) == \
+        "AbstractMesh('x': 2, 'y': 3, axis_types=(Explicit, Manual))"
+    assert repr(AbstractMesh((2, 3), ("x", "y"))) == \
+        "AbstractMesh('x': 2, 'y': 3, axis_types=(Auto, Auto))"
+    assert repr(AbstractMesh((2,), ("x",), axis_types=AxisType.Explicit)) == \
+        "AbstractMesh('x': 2, axis_types=(Explicit,))"
+
+
+def test_abstract_mesh_equality_and_hash():
+    m = AbstractMesh((2, 3), ("x", "y"), axis_types=(AxisType.Explicit, AxisType.Auto))
+    assert m != AbstractMesh((2, 3), ("x", "y"))          # axis types differ
+    assert m == AbstractMesh((2, 3), ("x", "y"), (AxisType.Explicit, AxisType.Auto))
+    assert hash(AbstractMesh((4,), "x")) == hash(AbstractMesh((4,), ("x",)))
+    assert len({AbstractMesh((4,), "x"), AbstractMesh((4,), ("x",))}) == 1
+
+
+def test_abstract_mesh_rejects_mismatched_axes():
+    with pytest.raises(ValueError, match="axis_sizes 1 should match the number of "
+                                         "axis_names 2"):
+        AbstractMesh((2,), ("x", "y"))
+    with pytest.raises(ValueError, match="unique"):
+        AbstractMesh((2, 2), ("x", "x"))
+
+
+def test_mesh_abstract_mesh_records_device_kind():
+    mesh = _mesh()
+    assert repr(mesh.abstract_mesh) == ("AbstractMesh('a': 1, axis_types=(Explicit,), "
+                                        "device_kind=cpu, num_cores=None, platform=cpu)")
+    assert mesh.abstract_mesh == mesh.abstract_mesh
+    assert mesh.abstract_mesh != AbstractMesh((1,), ("a",), (AxisType.Explicit,))
+    assert mesh.are_all_axes_explicit and not mesh.empty
+    auto = jax.make_mesh((1,), ("a",), axis_types=(AxisType.Auto,))
+    assert repr(auto.abstract_mesh) == ("AbstractMesh('a': 1, axis_types=(Auto,), "
+                                        "device_kind=cpu, num_cores=None, platform=cpu)")
+
+
+def test_get_abstract_mesh_follows_the_mesh_context():
+    empty = jax.sharding.get_abstract_mesh()
+    assert repr(empty) == "AbstractMesh((), axis_types=())"
+    assert empty.empty and empty.axis_sizes == () and empty == AbstractMesh((), ())
+    mesh = _mesh()
+    with jax.set_mesh(mesh):
+        assert jax.sharding.get_abstract_mesh() == mesh.abstract_mesh
+    assert jax.sharding.get_abstract_mesh().empty
+
+
+def test_reshard_puts_and_constrains():
+    mesh = _mesh()
+    y = jax.sharding.reshard(jnp.ones(2), NamedSharding(mesh, P("a")))
+    assert repr(y.sharding) == ONE_DEVICE_EXPLICIT.format("P('a',)")
+    with jax.set_mesh(mesh):
+        y = jax.sharding.reshard(jnp.ones(4), P("a"))
+        assert repr(y.sharding) == ONE_DEVICE_EXPLICIT.format("P('a',)")
+        tree = jax.sharding.reshard({"w": jnp.ones(2)}, P("a"))
+        assert repr(tree["w"].sharding) == ONE_DEVICE_EXPLICIT.format("P('a',)")
+        y = jax.jit(lambda x: jax.sharding.reshard(x * 2, P("a")))(jnp.arange(4.))
+        np.testing.assert_array_equal(y, [0., 2., 4., 6.])
+        assert jax.make_jaxpr(lambda x: jax.sharding.reshard(x, P("a")))(
+            jnp.ones(2)).eqns[0].primitive.name == "sharding_constraint"
+    with pytest.raises(ValueError, match="Using PartitionSpec when you are not under a "
+                                         "mesh context is not allowed"):
+        jax.sharding.reshard(jnp.ones(4), P("a"))
+
+
+def test_auto_axes_reshards_the_output():
+    mesh = _mesh()
+    with jax.set_mesh(mesh):
+        out = jax.sharding.auto_axes(lambda x: x + 1, out_sharding=P(None))(jnp.ones(2))
+        assert repr(out.sharding) == ONE_DEVICE_EXPLICIT.format("P(None,)")
+        out = jax.sharding.auto_axes(lambda x: x + 1)(jnp.ones(2), out_sharding=P("a"))
+        assert repr(out.sharding) == ONE_DEVICE_EXPLICIT.format("P('a',)")
+        np.testing.assert_array_equal(out, [2., 2.])
+        with pytest.raises(TypeError, match="Missing required keyword argument: "
+                                            "'out_sharding'"):
+            jax.sharding.auto_axes(lambda x: x)(jnp.ones(2))
+    # Without a mesh anywhere, f just runs.
+    np.testing.assert_array_equal(
+        jax.sharding.auto_axes(lambda x: x + 1, out_sharding=P("a"))(jnp.ones(2)), [2., 2.])
+
+
+def test_explicit_axes_reshards_the_arguments():
+    with jax.set_mesh(_mesh()):
+        out = jax.sharding.explicit_axes(lambda x: x * 3, in_sharding=P("a"))(jnp.ones(2))
+        np.testing.assert_array_equal(out, [3., 3.])
+    with pytest.raises(ValueError, match="Context mesh cannot be empty"):
+        jax.sharding.explicit_axes(lambda x: x, in_sharding=P("a"))(jnp.ones(2))
