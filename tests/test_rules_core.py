@@ -64,6 +64,8 @@ def test_primitives_are_declared_in_one_call():
     src = pathlib.Path(pyjax.__file__).parent / "_src"
     found = []
     for path in sorted(src.rglob("*.py")):
+        if path.parent.name == "extend":
+            continue   # JAX's jax.extend API fills a user primitive's rules by assignment
         for node in ast.walk(ast.parse(path.read_text())):
             targets = node.targets if isinstance(node, ast.Assign) else []
             for t in targets:

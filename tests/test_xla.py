@@ -511,19 +511,18 @@ def test_arrays_made_in_a_thread_block_stay_on_its_device():
         import threading
         import numpy as np
         import pyjax as jax, pyjax.numpy as jnp
-        from pyjax._src.array import make_array
         d = jax.devices()
         entered, made = threading.Event(), {}
         def other():
             entered.wait(60)
-            made["y"] = make_array(np.ones(2))
+            made["y"] = jnp.ones(2)
         t = threading.Thread(target=other)
         t.start()
         with jax.default_device(d[1]):
             entered.set()
             t.join(60)
             x = jnp.ones(2)
-        print(x.device.id, made["y"].device.id, make_array(np.ones(2)).device.id)
+        print(x.device.id, made["y"].device.id, jnp.ones(2).device.id)
     """, XLA_FLAGS="--xla_force_host_platform_device_count=2")
     assert out.split() == ["1", "0", "0"]
 

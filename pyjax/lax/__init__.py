@@ -90,7 +90,7 @@ from pyjax._src.lax.dot import DotDimensionNumbers  # noqa: F401
 _LAZY_FAMILIES = {
     "conv_helpers": ("batch_matmul conv_general_dilated_local conv_general_dilated_patches "
         "conv_general_permutations conv_general_shape_tuple conv_shape_tuple "
-        "conv_transpose_shape_tuple ragged_dot reduce_window_shape_tuple"),
+        "conv_transpose_shape_tuple reduce_window_shape_tuple"),
     "convolution": ("ConvDimensionNumbers "
         "ConvGeneralDilatedDimensionNumbers=ConvDimensionNumbers conv "
         "conv_dimension_numbers conv_general_dilated conv_general_dilated_p "

@@ -1,8 +1,8 @@
 """Convolution and window helpers built on conv_general_dilated and dot_general: the shape
 arithmetic (conv_shape_tuple, conv_general_shape_tuple, conv_transpose_shape_tuple,
 conv_general_permutations, reduce_window_shape_tuple), conv_general_dilated_patches,
-conv_general_dilated_local (unshared weights), batch_matmul and ragged_dot (a matmul per
-group of rows). Imports the lax families."""
+conv_general_dilated_local (unshared weights) and batch_matmul. Imports the lax
+families."""
 from __future__ import annotations
 
 import math
@@ -204,42 +204,6 @@ def batch_matmul(lhs, rhs, precision=None):
                            precision=precision)
 
 
-def ragged_dot(lhs, rhs, group_sizes, precision=None, preferred_element_type=None,
-               group_offset=None):
-    """lhs [m, k] @ rhs[i] [k, n] for each consecutive group i of lhs rows, the groups'
-    sizes given by group_sizes [g] (integers); rows past the groups are zero. Computed as
-    every group's product masked to its rows (g times the work of one matmul)."""
-    if group_offset is not None:
-        raise NotImplementedError("ragged_dot: group_offset is not supported.")
-    lhs_aval, rhs_aval, sizes_aval = get_aval(lhs), get_aval(rhs), get_aval(group_sizes)
-    if lhs_aval.ndim != 2 or rhs_aval.ndim != 3 or sizes_aval.ndim != 1:
-        raise ValueError(f"ragged_dot expects lhs [m, k], rhs [g, k, n] and group_sizes [g], "
-                         f"got shapes {lhs_aval.shape}, {rhs_aval.shape}, "
-                         f"{sizes_aval.shape}.")
-    if sizes_aval.shape[0] != rhs_aval.shape[0] or lhs_aval.shape[1] != rhs_aval.shape[1]:
-        raise ValueError(f"ragged_dot: group_sizes {sizes_aval.shape} must have one entry per "
-                         f"rhs group and lhs {lhs_aval.shape} must share k with rhs "
-                         f"{rhs_aval.shape}.")
-    if sizes_aval.dtype.kind not in "iu":
-        raise TypeError(f"ragged_dot: group_sizes must be integers, got {sizes_aval.dtype}.")
-    from pyjax._src.lax import elementwise as ew
-    from pyjax._src.lax import reductions as red
-    m, g = lhs_aval.shape[0], rhs_aval.shape[0]
-    ends = red.cumsum(ew.convert_element_type(group_sizes, np.int32), 0)
-    rows = st.broadcasted_iota(np.int32, (m, g), 0)
-    group_of_row = red.reduce_sum(ew.convert_element_type(
-        ew.ge(rows, st.broadcast_in_dim(ends, (m, g), (1,))), np.int32), (1,))
-    mask = ew.eq(st.broadcast_in_dim(group_of_row, (m, g), (0,)),
-                 st.broadcasted_iota(np.int32, (m, g), 1))
-    every = dot.dot_general(lhs, rhs, (((1,), (1,)), ((), ())), precision=precision,
-                            preferred_element_type=preferred_element_type)   # [m, g, n]
-    dtype = get_aval(every).dtype
-    weights = st.broadcast_in_dim(ew.convert_element_type(mask, dtype), get_aval(every).shape,
-                                  (0, 1))
-    return red.reduce_sum(ew.mul(every, weights), (1,))
-
-
 __all__ = ["conv_shape_tuple", "conv_general_permutations", "conv_general_shape_tuple",
            "conv_transpose_shape_tuple", "reduce_window_shape_tuple",
-           "conv_general_dilated_patches", "conv_general_dilated_local", "batch_matmul",
-           "ragged_dot"]
+           "conv_general_dilated_patches", "conv_general_dilated_local", "batch_matmul"]
