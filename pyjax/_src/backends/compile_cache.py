@@ -31,8 +31,8 @@ _STALE_TEMP_SECONDS = 600     # a temporary file this old was left by a killed w
 _EVICT_TO = 0.8               # eviction frees down to this fraction of the limit
 
 _lock = threading.Lock()
-_warned = set()               # (directory, kind) pairs already warned about
-_sizes = {}                   # directory -> estimated bytes of entries in it
+_warned: set[tuple[str, str]] = set()   # (directory, kind) pairs already warned about
+_sizes: dict[str, int] = {}   # directory -> estimated bytes of entries in it
 
 
 def directory() -> str | None:

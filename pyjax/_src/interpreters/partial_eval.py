@@ -40,7 +40,7 @@ _context = trace_context()
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _PACKAGE_PREFIX = _PACKAGE_DIR + os.sep
 # Frames in these files are not the user's: pyjax's own, and any a library excludes.
-_excluded_prefixes = (_PACKAGE_PREFIX,)
+_excluded_prefixes: tuple[str, ...] = (_PACKAGE_PREFIX,)
 
 
 def register_exclusion(path: str) -> None:
