@@ -13,7 +13,7 @@ import enum
 import numpy as np
 
 from pyjax._src import dtypes
-from pyjax._src.lax.elementwise_more import Precision
+from pyjax._src.lax.precision_ops import Precision
 from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy import reductions as red
 from pyjax._src.numpy.indexing import take

@@ -18,7 +18,7 @@ from pyjax._src.core.avals import is_valid_jax_type
 from pyjax._src.core.trace import Tracer
 from pyjax._src.flatten_util import ravel_pytree
 from pyjax._src.lax import control_flow
-from pyjax._src.lax.elementwise_more import Precision
+from pyjax._src.lax.precision_ops import Precision
 from pyjax._src.numpy import array_methods  # noqa: F401  (operators on arrays)
 from pyjax._src.numpy import lax_numpy as jnp
 from pyjax._src.numpy import linalg, reductions, ufuncs

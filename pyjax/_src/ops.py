@@ -15,7 +15,7 @@ from pyjax._src.backends.stablehlo import reduction_identity
 from pyjax._src.lax import indexing as lax_indexing
 from pyjax._src.lax import reductions
 from pyjax._src.numpy import lax_numpy
-from pyjax._src.numpy.lax_numpy_more import pad
+from pyjax._src.numpy.array_manipulation import pad
 
 _SCATTERS = {"sum": (lax_indexing.scatter_add, "stablehlo.add", reductions.reduce_sum),
              "prod": (lax_indexing.scatter_mul, "stablehlo.multiply", reductions.reduce_prod),

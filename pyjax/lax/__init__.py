@@ -58,7 +58,7 @@ from pyjax._src.lax.elementwise import (  # noqa: F401
     shift_right_logical_p, sign_p, sin_p, sinh_p, sqrt_p, square_p, sub_p, tan_p, tanh_p,
     xor_p,
 )
-from pyjax._src.lax.elementwise_more import (  # noqa: F401
+from pyjax._src.lax.precision_ops import (  # noqa: F401
     DotAlgorithm, DotAlgorithmPreset, Precision, PrecisionLike, RoundingMethod, mulhi,
     mulhi_p, reciprocal, reduce_precision, reduce_precision_p,
 )
@@ -96,7 +96,7 @@ _LAZY_FAMILIES = {
         "conv_dimension_numbers conv_general_dilated conv_general_dilated_p "
         "conv_transpose conv_with_general_padding padtype_to_pads"),
     "fft": "FftType fft fft_p",
-    "parallel_more": ("all_to_all all_to_all_p axis_size pbroadcast ppermute ppermute_p "
+    "collective_exchange": ("all_to_all all_to_all_p axis_size pbroadcast ppermute ppermute_p "
         "pshuffle psum_scatter pswapaxes"),
     "program": ("composite dtype optimization_barrier optimization_barrier_p "
         "platform_dependent shape_as_value"),
@@ -105,7 +105,7 @@ _LAZY_FAMILIES = {
     "special": ("bessel_i0e bessel_i0e_p bessel_i1e bessel_i1e_p betainc igamma "
         "igamma_grad_a igamma_grad_a_p igamma_p igammac igammac_p "
         "regularized_incomplete_beta_p=betainc_p zeta zeta_p"),
-    "structural_more": ("broadcast_shapes broadcast_to_rank collapse empty full_like index_take "
+    "reshaping": ("broadcast_shapes broadcast_to_rank collapse empty full_like index_take "
         "split split_p stack tile tile_p unstack"),
     "windowed_reductions": ("reduce reduce_p reduce_window reduce_window_max_p reduce_window_min_p "
         "reduce_window_p reduce_window_sum_p select_and_gather_add_p "

@@ -4,7 +4,7 @@ from pyjax._src.nn.functions import (  # noqa: F401
     gelu, log_softmax, logsumexp, one_hot, relu, relu6, sigmoid, silu, soft_sign, softmax,
     softplus, swish,
 )
-from pyjax._src.nn.more_functions import (  # noqa: F401
+from pyjax._src.nn.activations import (  # noqa: F401
     celu, dot_product_attention, elu, glu, hard_sigmoid, hard_silu, hard_swish, hard_tanh,
     identity, leaky_relu, log1mexp, log_sigmoid, logmeanexp, mish, normalize, selu,
     sparse_plus, sparse_sigmoid, squareplus, standardize, tanh,

@@ -28,14 +28,14 @@ from pyjax._src.numpy.functional import (  # noqa: F401
     ogrid, printoptions, r_, ravel_multi_index, s_, save, savez, set_printoptions, ufunc,
     unravel_index, vectorize,
 )
-from pyjax._src.numpy.lax_numpy_more import (  # noqa: F401
+from pyjax._src.numpy.array_manipulation import (  # noqa: F401
     append, block, choose, compress, delete, diag, diag_indices, diag_indices_from, diagflat,
     diagonal, extract, fill_diagonal, indices, insert, ix_, kron, mask_indices, matvec,
     meshgrid, pad, piecewise, place, put, repeat, resize, roll, rollaxis, rot90, tensordot,
     tile, trace, tri, tril, tril_indices, tril_indices_from, trim_zeros, triu, triu_indices,
     triu_indices_from, unstack, vander, vecdot, vecmat,
 )
-from pyjax._src.numpy.math_more import (  # noqa: F401
+from pyjax._src.numpy.numerical import (  # noqa: F401
     allclose, array_equal, array_equiv, bartlett, bincount, bitwise_count, bitwise_left_shift,
     bitwise_right_shift, blackman, corrcoef, cov, cross, diff, ediff1d, fabs, frexp,
     geomspace, gradient, hamming, hanning, histogram, histogram2d, histogram_bin_edges,

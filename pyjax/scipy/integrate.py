@@ -1,2 +1,2 @@
 """Public jax.scipy.integrate. Re-exports only; trapezoid is jax.numpy's."""
-from pyjax._src.numpy.math_more import trapezoid  # noqa: F401
+from pyjax._src.numpy.numerical import trapezoid  # noqa: F401

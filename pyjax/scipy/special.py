@@ -1,5 +1,5 @@
 """Public jax.scipy.special. Re-exports only; the code lives in pyjax._src.scipy.special
-and pyjax._src.scipy.special_more."""
+and pyjax._src.scipy.special_bessel_fresnel."""
 from pyjax._src.scipy.special import (  # noqa: F401
     bernoulli, beta, betainc, betaln, boxcox, boxcox1p, comb, dawsn, digamma, entr, erf,
     erfc, erfcx, erfinv, exp1, expi, expit, expn, factorial, gamma, gammainc, gammaincc,
@@ -7,6 +7,6 @@ from pyjax._src.scipy.special import (  # noqa: F401
     loggamma, logit, logsumexp, multigammaln, ndtr, ndtri, poch, polygamma, rel_entr,
     softmax, spence, xlog1py, xlogy, zeta,
 )
-from pyjax._src.scipy.special_more import (  # noqa: F401
+from pyjax._src.scipy.special_bessel_fresnel import (  # noqa: F401
     bessel_jn, fresnel, owens_t, sici, sph_harm_y, wofz,
 )

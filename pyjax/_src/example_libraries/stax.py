@@ -15,7 +15,7 @@ from pyjax._src.lax import elementwise as lax_ew
 from pyjax._src.lax.windowed_reductions import reduce_window
 from pyjax._src.nn.functions import gelu, log_softmax, relu, sigmoid, softmax, softplus
 from pyjax._src.nn.initializers import glorot_normal, normal, ones, zeros
-from pyjax._src.nn.more_functions import elu, leaky_relu, selu, standardize
+from pyjax._src.nn.activations import elu, leaky_relu, selu, standardize
 from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy import ufuncs as uf
 from pyjax._src.random import distributions

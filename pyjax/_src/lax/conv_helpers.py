@@ -14,7 +14,7 @@ from pyjax._src.core.avals import get_aval
 from pyjax._src.lax import convolution as conv
 from pyjax._src.lax import dot
 from pyjax._src.lax import structural as st
-from pyjax._src.lax.elementwise_more import Precision, canonicalize_precision
+from pyjax._src.lax.precision_ops import Precision, canonicalize_precision
 
 
 def _ints(values, what):

@@ -18,7 +18,7 @@ from pyjax._src.lax import builders as b
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import structural as st
 from pyjax._src.lax.builders import NUMBER
-from pyjax._src.lax.elementwise_more import canonicalize_precision, is_dot_algorithm
+from pyjax._src.lax.precision_ops import canonicalize_precision, is_dot_algorithm
 
 
 class ConvDimensionNumbers(NamedTuple):

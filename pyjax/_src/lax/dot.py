@@ -16,7 +16,7 @@ from pyjax._src.interpreters.ad import defjvp
 from pyjax._src.lax import builders as b
 from pyjax._src.lax import structural as st
 from pyjax._src.lax.builders import NUMBER
-from pyjax._src.lax.elementwise_more import (DotAlgorithmPreset, canonicalize_precision,
+from pyjax._src.lax.precision_ops import (DotAlgorithmPreset, canonicalize_precision,
                                              is_dot_algorithm)
 from pyjax._src.util import quietly
 

@@ -7,7 +7,7 @@ from pyjax._src.interpreters import ad
 from pyjax._src.lax import call, dot, elementwise, reductions, slicing, structural  # noqa: F401
 from pyjax._src.lax import ad_util, control_flow, indexing  # noqa: F401
 from pyjax._src.lax import parallel  # noqa: F401
-from pyjax._src.lax import callbacks, elementwise_more, sorting  # noqa: F401
+from pyjax._src.lax import callbacks, precision_ops, sorting  # noqa: F401
 from pyjax._src.lax.control_flow import solves  # noqa: F401
 
 ad.lax_hooks.zeros_like_aval = structural.zeros_like_aval

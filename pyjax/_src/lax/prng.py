@@ -17,7 +17,7 @@ from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import random_bits as rb
 from pyjax._src.lax import slicing
 from pyjax._src.lax import structural as st
-from pyjax._src.lax.elementwise_more import mulhi
+from pyjax._src.lax.precision_ops import mulhi
 from pyjax._src.lax.rng import rng_bit_generator
 
 UINT32 = np.dtype(np.uint32)

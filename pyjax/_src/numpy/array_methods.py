@@ -128,7 +128,7 @@ def _deferred(module, name):
 
 
 def _compress(self, condition, axis=None, **kwargs):
-    from pyjax._src.numpy.lax_numpy_more import compress
+    from pyjax._src.numpy.array_manipulation import compress
     return compress(condition, self, axis, **kwargs)   # jnp.compress takes the mask first
 
 
@@ -152,7 +152,7 @@ _METHODS = {
     **{name: _deferred("pyjax._src.numpy.sorting", name)
        for name in ("sort", "argsort", "argpartition", "searchsorted")},
     **{name: _deferred("pyjax._src.numpy.indexing", name) for name in ("take", "nonzero")},
-    **{name: _deferred("pyjax._src.numpy.lax_numpy_more", name)
+    **{name: _deferred("pyjax._src.numpy.array_manipulation", name)
        for name in ("repeat", "diagonal", "trace", "choose")},
 }
 _PROPERTIES = {

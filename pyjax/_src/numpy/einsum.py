@@ -12,7 +12,7 @@ from pyjax._src.core.avals import get_aval
 from pyjax._src.lax import dot as ldot
 from pyjax._src.lax import reductions as lred
 from pyjax._src.numpy import lax_numpy as lnp
-from pyjax._src.numpy import lax_numpy_more as more
+from pyjax._src.numpy import array_manipulation as more
 from pyjax._src.numpy.util import check_arraylike, ensure_array, promote_dtypes
 
 _LETTERS = string.ascii_letters

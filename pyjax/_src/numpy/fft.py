@@ -16,7 +16,7 @@ from pyjax._src.lax import fft as lfft
 from pyjax._src.lax.fft import FftType
 from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy.lax_numpy import shape as _shape
-from pyjax._src.numpy import lax_numpy_more as more
+from pyjax._src.numpy import array_manipulation as more
 from pyjax._src.numpy import ufuncs as uf
 from pyjax._src.numpy.util import check_arraylike, ensure_array
 from pyjax._src.util import canonicalize_axis

@@ -20,7 +20,7 @@ from pyjax._src.core.avals import get_aval
 from pyjax._src.lax.control_flow import fori_loop
 from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy.indexing import take
-from pyjax._src.numpy.lax_numpy_more import append
+from pyjax._src.numpy.array_manipulation import append
 from pyjax._src.numpy import ufuncs as uf
 from pyjax._src.numpy.util import check_arraylike
 from pyjax._src.util import canonicalize_axis, canonicalize_shape
@@ -388,7 +388,7 @@ class _Grid:
             return lnp.zeros((0,))
         dtype = dtypes.result_type(*axes)
         axes = [lnp.asarray(x, dtype) for x in axes]
-        from pyjax._src.numpy.lax_numpy_more import meshgrid
+        from pyjax._src.numpy.array_manipulation import meshgrid
         grids = meshgrid(*axes, indexing="ij", sparse=self.sparse)
         return grids if self.sparse else lnp.stack(grids)
 
@@ -453,7 +453,7 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
         for i, d in zip(idx, dims):
             value = np.asarray(i) if isinstance(i, Array) else None
             if value is None:
-                from pyjax._src.numpy.lax_numpy_more import concrete
+                from pyjax._src.numpy.array_manipulation import concrete
                 value = concrete(i, "ravel_multi_index", "multi_index")
             if ((value < 0) | (value >= d)).any():
                 raise ValueError("invalid entry in coordinates array")

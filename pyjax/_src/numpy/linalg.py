@@ -17,7 +17,7 @@ from pyjax._src.lax import linalg as llinalg
 from pyjax._src.lax import linalg_spectral as lspectral
 from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy.lax_numpy import shape as _shape
-from pyjax._src.numpy import lax_numpy_more as more
+from pyjax._src.numpy import array_manipulation as more
 from pyjax._src.numpy import reductions as red
 from pyjax._src.numpy import ufuncs as uf
 from pyjax._src.numpy.util import check_arraylike, ensure_array, promote_dtypes_inexact
@@ -537,7 +537,7 @@ def cross(x1, x2, /, *, axis=-1):
     if _shape(x1)[axis] != 3 or _shape(x2)[axis] != 3:
         raise ValueError("jnp.linalg.cross requires both inputs to have size 3 along axis, "
                          f"got shapes {_shape(x1)} and {_shape(x2)}")
-    from pyjax._src.numpy.math_more import cross as np_cross
+    from pyjax._src.numpy.numerical import cross as np_cross
     return np_cross(x1, x2, axis=axis)
 
 

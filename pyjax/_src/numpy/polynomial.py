@@ -12,7 +12,7 @@ from pyjax._src import dtypes
 from pyjax._src.core.avals import get_aval
 from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy.lax_numpy import shape as _shape
-from pyjax._src.numpy import lax_numpy_more as more
+from pyjax._src.numpy import array_manipulation as more
 from pyjax._src.numpy import reductions as red
 from pyjax._src.numpy import ufuncs as uf
 from pyjax._src.numpy.util import check_arraylike, promote_dtypes, promote_dtypes_inexact

@@ -14,7 +14,7 @@ from pyjax._src.core.trace import Tracer
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import structural as st
 from pyjax._src.lax.builders import broadcasting_shape
-from pyjax._src.lax.structural_more import full_like
+from pyjax._src.lax.reshaping import full_like
 from pyjax._src.numpy.util import (KEPT_DTYPES, WEAK_SCALAR_DTYPES, check_arraylike, convert,
                                    ensure_array, promote_args, promote_args_inexact,
                                    promote_args_numeric, python_scalar_as)

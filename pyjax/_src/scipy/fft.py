@@ -8,7 +8,7 @@ import numpy as np
 
 from pyjax._src.numpy import fft as np_fft
 from pyjax._src.numpy import lax_numpy as lnp
-from pyjax._src.numpy import lax_numpy_more as lnp_more
+from pyjax._src.numpy import array_manipulation
 from pyjax._src.numpy import ufuncs
 from pyjax._src.numpy.util import check_arraylike, promote_dtypes_inexact
 
@@ -32,7 +32,7 @@ def _resize(x, n, axis):
         return lnp.moveaxis(lnp.moveaxis(x, axis, -1)[..., :n], -1, axis)
     pads = [(0, 0)] * x.ndim
     pads[axis] = (0, n - size)
-    return lnp_more.pad(x, pads)
+    return array_manipulation.pad(x, pads)
 
 
 def _even_odd_order(n):

@@ -21,7 +21,7 @@ from pyjax._src.lax.ad_util import stop_gradient
 from pyjax._src.lax.control_flow.fori import fori_loop
 from pyjax._src.lax.control_flow.solves import custom_linear_solve
 from pyjax._src.numpy import lax_numpy as lnp
-from pyjax._src.numpy import lax_numpy_more as more
+from pyjax._src.numpy import array_manipulation as more
 from pyjax._src.numpy import linalg as np_linalg
 from pyjax._src.numpy import reductions as red
 from pyjax._src.numpy import ufuncs as uf

@@ -20,7 +20,7 @@ from pyjax._src.lax.control_flow.fori import fori_loop
 from pyjax._src.lax.control_flow.loops import while_loop
 from pyjax._src.lax.control_flow.scan import scan
 from pyjax._src.numpy import lax_numpy as lnp
-from pyjax._src.numpy import lax_numpy_more as more
+from pyjax._src.numpy import array_manipulation as more
 from pyjax._src.numpy import linalg as np_linalg
 from pyjax._src.numpy import reductions as red
 from pyjax._src.numpy import ufuncs as uf

@@ -2,7 +2,7 @@
 distributions (norm, multivariate_normal, uniform, expon, laplace, logistic, cauchy, t,
 chi2, gamma, beta, dirichlet, poisson, bernoulli, binom, geom), each exported by a public
 module named after the distribution. Built from jax.numpy, lax and jax.scipy.special;
-its private helpers also serve stats_more.py."""
+its private helpers also serve stats_families.py."""
 from __future__ import annotations
 
 import math

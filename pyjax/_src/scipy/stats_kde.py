@@ -11,7 +11,7 @@ from pyjax._src.nn.functions import logsumexp
 from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy.einsum import einsum
 from pyjax._src.numpy import linalg as np_linalg
-from pyjax._src.numpy import math_more
+from pyjax._src.numpy import numerical
 from pyjax._src.numpy import reductions as red
 from pyjax._src.numpy import ufuncs as uf
 from pyjax._src.numpy.util import check_arraylike, promote_dtypes_inexact
@@ -62,7 +62,7 @@ class gaussian_kde:
             weights = weights / red.sum(weights)
         self._set(dataset=dataset, weights=weights, neff=1 / red.sum(weights ** 2))
         factor = self._bandwidth_factor(bw_method)
-        data_covariance = lnp.atleast_2d(math_more.cov(dataset, rowvar=True, bias=False,
+        data_covariance = lnp.atleast_2d(numerical.cov(dataset, rowvar=True, bias=False,
                                                         aweights=weights))
         self._set(covariance=data_covariance * factor ** 2,
                   inv_cov=np_linalg.inv(data_covariance) / factor ** 2)

@@ -1,4 +1,5 @@
-"""More structural ops: split (split_p) and tile (tile_p) with all their rules, and the lax
+"""Reshaping ops built on the structural family: split (split_p) and tile (tile_p) with
+all their rules, and the lax
 functions JAX builds from structural primitives: stack, unstack, collapse, full_like,
 broadcast_to_rank, broadcast_shapes, empty, index_take. Imports core, interpreters,
 backends.stablehlo and the lax families."""

@@ -1,4 +1,4 @@
-"""jax.scipy.stats beyond the first distributions (stats_more.py, stats_kde.py, and the
+"""jax.scipy.stats beyond the first distributions (stats_families.py, stats_kde.py, and the
 functions added to beta, cauchy, chi2 and poisson): values JAX 0.10.2 gives, recorded as
 literals; edge values (outside the support, invalid parameters); jit, vmap and grad;
 accuracy in the far tails against SciPy; the errors of bad input."""

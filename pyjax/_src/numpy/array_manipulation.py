@@ -1,4 +1,4 @@
-"""More of jax.numpy's array manipulation: triangles and diagonals, pad (every mode),
+"""jax.numpy's array manipulation: triangles and diagonals, pad (every mode),
 roll/rot90/tile/repeat, grids, append/insert/delete, compress/choose/piecewise, tensordot
 and kron. As in JAX, arrays are immutable, shapes are static and `size=` stands in for
 data-dependent shapes. Imports lax, the other jnp modules and dtypes."""

@@ -1,4 +1,4 @@
-"""More numerical jax.numpy functions: differences and integrals (diff, gradient,
+"""Numerical jax.numpy functions: differences and integrals (diff, gradient,
 trapezoid, unwrap, interp), statistics (cov, corrcoef, histograms, bincount, digitize),
 comparisons (isclose, array_equal), nan_to_num, i0, window functions, bit packing and
 small ufunc-like helpers. Shapes are static: bincount and histograms take `length`/bins
@@ -17,7 +17,7 @@ from pyjax._src.core.trace import Tracer
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy.lax_numpy import ndim as _ndim, shape as _shape
-from pyjax._src.numpy import lax_numpy_more as more
+from pyjax._src.numpy import array_manipulation as more
 from pyjax._src.numpy import reductions as red
 from pyjax._src.numpy import ufuncs as uf
 from pyjax._src.numpy.util import (check_arraylike, convert, ensure_array, promote_dtypes,

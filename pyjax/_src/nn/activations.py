@@ -1,4 +1,4 @@
-"""jax.nn, second part: the remaining activations (elu, selu, celu, leaky_relu, hard_*,
+"""jax.nn activations beyond functions.py's (elu, selu, celu, leaky_relu, hard_*,
 log_sigmoid, mish, glu, squareplus, sparse_*), log1mexp, logmeanexp, standardize and
 dot_product_attention (the XLA algorithm: scaled dot products, masks, softmax). Built from
 jax.numpy, lax and the first part (functions.py)."""

@@ -1,4 +1,5 @@
-"""More collectives over named axes: ppermute (ppermute_p), all_to_all (all_to_all_p) and
+"""The collectives that exchange data between members of named axes (rather than reduce
+it): ppermute (ppermute_p), all_to_all (all_to_all_p) and
 psum_scatter (reduce_scatter_p) with all their rules, and pshuffle, pswapaxes, pbroadcast
 and axis_size built from them. Under vmap the batch rules move data along the batch; under
 pmap the lowerings are XLA's cross-replica collective_permute, all_to_all and
@@ -22,7 +23,7 @@ from pyjax._src.lax import structural as st
 from pyjax._src.util import canonicalize_axis
 
 _COLLECTIVE = no_samples("a collective runs only under vmap/pmap binding its axis; "
-                         "tests/test_lax_more.py checks it under both")
+                         "tests/test_lax_ops.py checks it under both")
 
 
 def _unbound_impl(x, *, axis_name, **params):

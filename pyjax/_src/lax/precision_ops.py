@@ -1,6 +1,7 @@
-"""More elementwise lax: mulhi (mulhi_p) and reduce_precision (reduce_precision_p) with all
-their rules, reciprocal, and the option types Precision, DotAlgorithm and DotAlgorithmPreset
-(dot and conv precision=) and RoundingMethod (lax.round). Imports core, interpreters,
+"""Numeric precision: the option types Precision, DotAlgorithm and DotAlgorithmPreset
+(dot and conv precision=) and RoundingMethod (lax.round), and the ops about precision:
+mulhi (mulhi_p) and reduce_precision (reduce_precision_p) with all their rules, and
+reciprocal. Imports core, interpreters,
 backends.stablehlo and the lax families."""
 from __future__ import annotations
 
@@ -251,7 +252,7 @@ def _unsigned_mulhi64(ctx, x, y):
     return add(add(hi_hi, hi_lo_hi), halves(cross)[0])
 
 
-# 64-bit operands need x64; tests/test_lax_more.py checks them with it on.
+# 64-bit operands need x64; tests/test_lax_ops.py checks them with it on.
 mulhi_p = binary_op("mulhi", _mulhi_impl, INT, jvp=zero_jvp, hlo=None, lower=_mulhi_lower,
                     samples=lambda: [b.Sample([np.array(v, d), np.array(w, d)]) for d, v, w in (
                         (np.int32, [7, -7, 2 ** 31 - 1, -2 ** 31], [3, 5, 2 ** 31 - 1, -2 ** 31]),

@@ -1,4 +1,4 @@
-"""More of jax.scipy.special: Bessel functions J_0..J_v, the Fresnel and sine/cosine
+"""jax.scipy.special's Bessel functions J_0..J_v, the Fresnel and sine/cosine
 integrals, Owen's T, the Faddeeva function wofz and spherical harmonics. Compositions of
 jnp and lax, no new primitives: series near the origin, continued fractions away from it,
 Gauss-Legendre quadrature for Owen's T, recurrences for the Bessel and Legendre

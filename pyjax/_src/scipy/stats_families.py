@@ -1,4 +1,4 @@
-"""jax.scipy.stats, continued: the distributions betabinom, gennorm, gumbel_l, gumbel_r,
+"""jax.scipy.stats distribution families betabinom, gennorm, gumbel_l, gumbel_r,
 multinomial, nbinom, pareto, truncnorm, vonmises and wrapcauchy, and the sample statistics
 mode, rankdata and sem. Built from jax.numpy, lax and jax.scipy.special; the helpers it
 shares with the first distributions live in pyjax._src.scipy.stats."""

@@ -532,7 +532,7 @@ def check_pmap_collectives_match_vmap():
 
 
 def test_collectives_under_a_four_device_pmap():
-    results = checks_in_process("test_lax_more", N)
+    results = checks_in_process("test_lax_ops", N)
     assert results and all(v == "ok" for v in results.values()), results
 
 
