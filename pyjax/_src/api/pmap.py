@@ -285,15 +285,7 @@ def _pmap_batch(axis, args, dims, *, jaxpr, axis_name, axis_size, in_axes, out_a
 
 
 def _pmap_dce(used_outputs, eqn):
-    params = eqn.params
-    closed, used_inputs = jx.prune_closed_jaxpr(params["jaxpr"], used_outputs)
-    return eqn.replace(
-        invars=[v for v, u in zip(eqn.invars, used_inputs) if u],
-        outvars=[v for v, u in zip(eqn.outvars, used_outputs) if u],
-        params=dict(params, jaxpr=closed,
-                    in_axes=tuple(a for a, u in zip(params["in_axes"], used_inputs) if u),
-                    out_axes=tuple(a for a, u in zip(params["out_axes"], used_outputs)
-                                   if u)))
+    return jx.dce_mapped_call(used_outputs, eqn, "in_axes", "out_axes")
 
 
 def _pmap_samples():

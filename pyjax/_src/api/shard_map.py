@@ -274,15 +274,7 @@ def _batch(axis, args, dims, *, jaxpr, mesh, in_specs, out_specs, **params):
 
 
 def _dce(used_outputs, eqn):
-    params = eqn.params
-    closed, used_inputs = jx.prune_closed_jaxpr(params["jaxpr"], used_outputs)
-    return eqn.replace(
-        invars=[v for v, u in zip(eqn.invars, used_inputs) if u],
-        outvars=[v for v, u in zip(eqn.outvars, used_outputs) if u],
-        params=dict(params, jaxpr=closed,
-                    in_specs=tuple(s for s, u in zip(params["in_specs"], used_inputs) if u),
-                    out_specs=tuple(s for s, u in zip(params["out_specs"], used_outputs)
-                                    if u)))
+    return jx.dce_mapped_call(used_outputs, eqn, "in_specs", "out_specs")
 
 
 def _samples():

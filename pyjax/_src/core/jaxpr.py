@@ -240,6 +240,20 @@ def prune_closed_jaxpr(closed, used_outputs, keep_inputs=None):
     return (closed if pruned is None else pruned), list(used)
 
 
+def dce_mapped_call(used_outputs, eqn, in_param: str, out_param: str):
+    """The DCE rule of a call equation whose params hold its closed `jaxpr` and a tuple
+    with one entry per input (`in_param`) and per output (`out_param`), e.g. pmap's axes
+    or shard_map's specs: the equation computing only its used outputs."""
+    params = eqn.params
+    closed, used_inputs = prune_closed_jaxpr(params["jaxpr"], used_outputs)
+    return eqn.replace(
+        invars=[v for v, u in zip(eqn.invars, used_inputs) if u],
+        outvars=[v for v, u in zip(eqn.outvars, used_outputs) if u],
+        params=dict(params, jaxpr=closed, **{
+            in_param: tuple(a for a, u in zip(params[in_param], used_inputs) if u),
+            out_param: tuple(a for a, u in zip(params[out_param], used_outputs) if u)}))
+
+
 def _prune(closed, used_outputs, keep_inputs):
     jaxpr = closed.jaxpr
     new, used = dce_jaxpr(jaxpr, list(used_outputs))
