@@ -1,7 +1,7 @@
 """Pieces the test files share: the uniform rule harness's every registered primitive with
 its samples and tolerances per dtype (each rule family -- core, autodiff, batching, XLA --
 has a test file that iterates these), and small helpers: jit on a chosen executor, random
-inputs, closeness checks."""
+inputs, closeness checks, checks run in a fresh process."""
 from __future__ import annotations
 
 import importlib
@@ -13,6 +13,7 @@ import pyjax
 from pyjax._src import config
 from pyjax._src.core.trace import (MISSING, NO_BATCHING, NOT_DIFFERENTIABLE, _Declared,
                                    registered_primitives)
+from repo_paths import REPO_ROOT, TESTS_DIR
 
 EXECUTORS = ["numpy", "xla"]
 
@@ -143,19 +144,19 @@ def run_checks(namespace):
 
 
 def checks_in_process(module, devices):
-    """Runs the `check_*` functions of test module `module` in a fresh interpreter with
-    `devices` CPU devices (a process's device count is fixed once XLA starts). Returns
-    {check name: 'ok' | traceback}."""
+    """Runs the `check_*` functions of test module `module` (its name; test basenames are
+    unique under tests/) in a fresh interpreter with `devices` CPU devices (a process's
+    device count is fixed once XLA starts). Returns {check name: 'ok' | traceback}."""
     import json
     import os
     import subprocess
     import sys
-    tests_dir = os.path.dirname(os.path.abspath(__file__))
-    env = dict(os.environ, PYTHONPATH=os.path.dirname(tests_dir),
+    [path] = TESTS_DIR.rglob(f"{module}.py")
+    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT),
                XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}")
     env.pop("PYJAX_EXECUTOR", None)
-    code = (f"import sys; sys.path.insert(0, {tests_dir!r}); import harness, {module}; "
-            f"harness.run_checks(vars({module}))")
+    code = (f"import sys; sys.path[:0] = [{str(TESTS_DIR)!r}, {str(path.parent)!r}]; "
+            f"import harness, {module}; harness.run_checks(vars({module}))")
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                           text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-4000:]

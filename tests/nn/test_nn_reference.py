@@ -3,7 +3,6 @@
 activation and its gradient, log1mexp, logmeanexp, standardize, dot_product_attention with
 masks/bias/causality/sequence lengths/windows, and the initializers."""
 import json
-import pathlib
 
 import numpy as np
 import pytest
@@ -11,9 +10,9 @@ import pytest
 import pyjax as jax
 import pyjax.numpy as jnp
 from pyjax.nn import initializers as init
+from repo_paths import DATA_DIR
 
-REF = json.loads((pathlib.Path(__file__).parent / "data" /
-                  "jax_nn_reference.json").read_text())
+REF = json.loads((DATA_DIR / "jax_nn_reference.json").read_text())
 
 
 def check(name, got, rtol=2e-5, atol=2e-6):

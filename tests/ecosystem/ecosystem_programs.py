@@ -1,5 +1,5 @@
 """Small real programs written for JAX with libraries of its ecosystem. Each returns a few
-numbers; tests/test_ecosystem.py runs them on pyjax (through pyjax.alias_jax) and compares
+numbers; test_ecosystem.py (beside it) runs them on pyjax (through pyjax.alias_jax) and compares
 with the values the same programs gave on JAX 0.10.2 with the same library versions.
 Importing this module imports nothing; each program imports `jax` and its library."""
 

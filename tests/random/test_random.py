@@ -3,7 +3,6 @@ values recorded from JAX 0.10.2 (tests/data/jax_random_reference.json, written b
 tests/data/record_jax_random.py), typed and raw keys under jit/vmap/scan, and sample
 moments of every distribution."""
 import json
-import pathlib
 
 import numpy as np
 import pytest
@@ -15,9 +14,9 @@ import pyjax.random as jr
 from pyjax import lax
 from pyjax._src import config
 from pyjax._src.lax.random_bits import threefry2x32, threefry2x32_numpy
+from repo_paths import DATA_DIR
 
-REF = json.loads((pathlib.Path(__file__).parent / "data" /
-                  "jax_random_reference.json").read_text())
+REF = json.loads((DATA_DIR / "jax_random_reference.json").read_text())
 SEEDS = (0, 42)
 
 

@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from repo_paths import REPO_ROOT
 
 WORKER = textwrap.dedent("""
     import json, os, sys
@@ -72,7 +72,7 @@ def _free_port():
 
 
 def _start(code, *args):
-    env = dict(os.environ, PYTHONPATH=REPO, TF_CPP_MIN_LOG_LEVEL="1")
+    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT), TF_CPP_MIN_LOG_LEVEL="1")
     env.pop("XLA_FLAGS", None)
     env.pop("PYJAX_EXECUTOR", None)
     return subprocess.Popen([sys.executable, "-c", code, *map(str, args)], env=env,

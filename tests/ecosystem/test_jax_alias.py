@@ -2,18 +2,17 @@
 `jax`, `jax.numpy`, `jax.*`, with jax.__version__ at the JAX API level pyjax implements.
 Each check runs in a fresh interpreter, since the alias is process-wide."""
 import os
-import pathlib
 import subprocess
 import sys
 import textwrap
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+from repo_paths import REPO_ROOT
 
 
 def run_python(code, *args, module_args=None):
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
     argv = [sys.executable] + (module_args or ["-c", textwrap.dedent(code)]) + list(args)
     return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300)
 

@@ -2,11 +2,12 @@
 higher layer, modules import each other without cycles, pyjax/_src never imports the public
 package, and `import pyjax` stays light. Imports inside functions count like any other."""
 import ast
-import pathlib
 import subprocess
 import sys
 
-SRC = pathlib.Path(__file__).resolve().parents[1] / "pyjax" / "_src"
+from repo_paths import REPO_ROOT
+
+SRC = REPO_ROOT / "pyjax" / "_src"
 
 LEVELS = [
     (0, ("util", "config", "dtypes", "errors", "layout", "version")),

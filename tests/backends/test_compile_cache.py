@@ -23,11 +23,10 @@ import pytest
 import pyjax as jax
 import pyjax.numpy as jnp
 from pyjax._src import config
+from repo_paths import REPO_ROOT
 
 pytest.importorskip("jaxlib")
 from pyjax._src.backends import compile_cache, xla  # noqa: E402
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Prints the result, then how many compiles and persistent-cache hits it took.
 _PROGRAM = """
@@ -52,7 +51,7 @@ _CACHE_VARIABLES = ("JAX_COMPILATION_CACHE_DIR", "PYJAX_CACHE_DIR", "XDG_CACHE_H
 
 def _env(**env):
     full = {k: v for k, v in os.environ.items() if k not in _CACHE_VARIABLES}
-    full.update(PYTHONPATH=ROOT, **env)
+    full.update(PYTHONPATH=str(REPO_ROOT), **env)
     return full
 
 

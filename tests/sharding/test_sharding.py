@@ -14,6 +14,7 @@ from pyjax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec as P
 from pyjax.sharding import SingleDeviceSharding
 
 from harness import checks_in_process, close
+from repo_paths import REPO_ROOT
 
 N = 8
 AUTO = (AxisType.Auto, AxisType.Auto)
@@ -310,11 +311,10 @@ def test_the_sharded_mlp_example_matches_one_device():
     import os
     import subprocess
     import sys
-    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = dict(os.environ, PYTHONPATH=repo)
+    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
     env.pop("XLA_FLAGS", None)
     env.pop("PYJAX_EXECUTOR", None)
-    proc = subprocess.run([sys.executable, os.path.join(repo, "examples", "sharded_mlp.py")],
+    proc = subprocess.run([sys.executable, str(REPO_ROOT / "examples" / "sharded_mlp.py")],
                           env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     last = proc.stdout.strip().splitlines()[-1]

@@ -20,16 +20,15 @@ from pyjax import lax
 from pyjax._src import config, errors
 from pyjax._src.backends import stablehlo
 from pyjax._src.core.avals import ShapedArray
+from repo_paths import REPO_ROOT
 
 pytest.importorskip("jaxlib")
 from pyjax._src.backends import xla  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
 
 def run_python(code, **env):
     """Runs `code` in a fresh interpreter; returns its stdout (fails on a non-zero exit)."""
-    full_env = dict(os.environ, PYTHONPATH=ROOT, **env)
+    full_env = dict(os.environ, PYTHONPATH=str(REPO_ROOT), **env)
     full_env.pop("PYJAX_EXECUTOR", None)
     proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=full_env,
                           capture_output=True, text=True, timeout=120)
@@ -590,7 +589,7 @@ def test_environment_variable_selects_numpy():
     """
     proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], text=True,
                           capture_output=True, timeout=120,
-                          env=dict(os.environ, PYTHONPATH=ROOT, PYJAX_EXECUTOR="numpy"))
+                          env=dict(os.environ, PYTHONPATH=str(REPO_ROOT), PYJAX_EXECUTOR="numpy"))
     assert proc.stdout.strip() == "3.0 [CpuDevice(id=0)] False", proc.stderr
 
 

@@ -1,7 +1,7 @@
 """Libraries written for JAX (optax, flax, equinox, numpyro, blackjax, chex, einops,
 jaxtyping), pinned in pyproject's `ecosystem` group and installed by ./dev with
 --no-deps, run unmodified on pyjax through pyjax.alias_jax(). Each program
-(tests/ecosystem_programs.py) is compared with what it gave on JAX 0.10.2 with the same
+(tests/ecosystem/ecosystem_programs.py) is compared with what it gave on JAX 0.10.2 with the same
 library versions. A test skips, saying why, when its library is not installed."""
 import importlib.util
 

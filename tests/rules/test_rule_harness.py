@@ -12,9 +12,9 @@ import textwrap
 import harness
 import pyjax
 import pyjax.lax
+from repo_paths import DATA_DIR, TESTS_DIR
 
 SRC = pathlib.Path(pyjax.__file__).parent / "_src"
-DATA = pathlib.Path(__file__).parent / "data"
 
 
 def _module_name(path):
@@ -59,8 +59,7 @@ def test_completeness_check_fails_on_an_incomplete_lazily_imported_primitive(tmp
     package.mkdir()
     (package / "__init__.py").write_text("")
     (package / "family.py").write_text(textwrap.dedent(_INCOMPLETE_FAMILY))
-    tests_dir = pathlib.Path(__file__).parent
-    path = [str(tmp_path), str(tests_dir), str(SRC.parent.parent)]
+    path = [str(tmp_path), str(TESTS_DIR), str(SRC.parent.parent)]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(path))
     out = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True,
                          env=env, timeout=300)
@@ -78,7 +77,7 @@ def test_completeness_check_fails_on_an_incomplete_lazily_imported_primitive(tmp
 
 
 def test_lax_lazy_name_table_matches_the_modules():
-    jax_lax = set(json.loads((DATA / "jax-public-names.json").read_text())["jax.lax"])
+    jax_lax = set(json.loads((DATA_DIR / "jax-public-names.json").read_text())["jax.lax"])
     problems = []
     for public, (module, private) in pyjax.lax._LAZY_NAMES.items():
         family = importlib.import_module(f"pyjax._src.lax.{module}")
