@@ -1,13 +1,14 @@
 """Pieces the test files share: the uniform rule harness's every registered primitive with
 its samples and tolerances per dtype (each rule family -- core, autodiff, batching, XLA --
 has a test file that iterates these), and small helpers: jit on a chosen executor, random
-inputs, closeness checks, checks run in a fresh process."""
+inputs, closeness checks, the bad-input table check, checks run in a fresh process."""
 from __future__ import annotations
 
 import importlib
 import pkgutil
 
 import numpy as np
+import pytest
 
 import pyjax
 from pyjax._src import config
@@ -99,7 +100,6 @@ def primitives_with_samples():
 
 def sample_cases():
     """pytest params: one (primitive, sample) per sample, with a readable id."""
-    import pytest
     cases = []
     for prim, samples in primitives_with_samples():
         for i, sample in enumerate(samples):
@@ -126,6 +126,27 @@ def assert_close(actual, expected, dtype=None, factor=1.0):
                                else actual, expected.astype(np.float64)
                                if expected.dtype.kind != "c" else expected,
                                rtol=rtol * factor, atol=atol * factor, equal_nan=True)
+
+
+# Exception types that only ever mean "an internal bug leaked": never acceptable.
+LEAKS = (AttributeError, KeyError, AssertionError, ZeroDivisionError, UnboundLocalError)
+
+
+def bad_input_case(name, exc, match, fn):
+    """One row of a bad-input table (the `test_*_bad_input.py` files): calling `fn` must
+    raise `exc` with a message matching `match`."""
+    return pytest.param(fn, exc, match, id=name)
+
+
+def assert_named_error(fn, exc, match):
+    """fn() raises `exc` matching `match`, a builtin or pyjax exception, never one of LEAKS
+    (config's unknown-name error is an AttributeError, mirroring JAX's)."""
+    with pytest.raises(exc, match=match) as info:
+        fn()
+    if exc is not AttributeError:
+        assert not isinstance(info.value, LEAKS), repr(info.value)
+    module = type(info.value).__module__
+    assert module == "builtins" or module.startswith("pyjax"), type(info.value)
 
 
 def run_checks(namespace):

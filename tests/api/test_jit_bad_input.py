@@ -1,0 +1,99 @@
+"""Bad input to jit and tracing (static and donated arguments, arguments and results that
+are not JAX types, traced values where static ones are needed, leaked tracers, deleted and
+donated buffers, make_jaxpr, eval_shape), table-driven: each case raises a named exception
+whose message names the problem, never an internal error (see harness.assert_named_error)."""
+import warnings
+
+import numpy as np
+import pytest
+
+import pyjax as jax
+import pyjax.numpy as jnp
+from harness import assert_named_error, bad_input_case as case
+from pyjax import errors
+
+x = jnp.ones((2, 3))
+
+
+def quiet(f):
+    """Runs f with jit's `device`/`backend` deprecation warning silenced."""
+    def run():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            return f()
+    return run
+
+
+CASES = [
+    case("static_argnums_out_of_range", ValueError, r"static_argnums=\(3,\)",
+         lambda: jax.jit(lambda a: a, static_argnums=(3,))(1)),
+    case("static_argnums_string", TypeError, "static_argnums must be an int",
+         lambda: jax.jit(lambda a: a, static_argnums="a")),
+    case("static_argnums_float", TypeError, "static_argnums must be an int",
+         lambda: jax.jit(lambda a: a, static_argnums=1.5)),
+    case("static_argnames_unknown", ValueError, r"invalid argnames \['b'\]",
+         lambda: jax.jit(lambda a: a, static_argnames="b")),
+    case("donate_argnums_out_of_range", ValueError, r"donate_argnums=\(3,\)",
+         lambda: jax.jit(lambda a: a, donate_argnums=(3,))),
+    case("donate_argnames_unknown", ValueError, "donate_argnames",
+         lambda: jax.jit(lambda a: a, donate_argnames="b")),
+    case("static_and_donated", ValueError, "both static and donated",
+         lambda: jax.jit(lambda a: a, static_argnums=0, donate_argnums=0)),
+    case("unhashable_static_list", ValueError, "Non-hashable static arguments",
+         lambda: jax.jit(lambda a, b: a, static_argnums=1)(x, [1, 2])),
+    case("unhashable_static_ndarray", ValueError, "Non-hashable static arguments",
+         lambda: jax.jit(lambda a, b: a, static_argnums=1)(x, np.ones(2))),
+    case("jit_string_argument", TypeError, "not a valid JAX type",
+         lambda: jax.jit(lambda a: a)("abc")),
+    case("jit_object_argument", TypeError, "not a valid JAX type",
+         lambda: jax.jit(lambda a: a)(object())),
+    case("jit_returns_string", TypeError, "returned a value of type <class 'str'>",
+         lambda: jax.jit(lambda a: "abc")(x)),
+    case("jit_returns_object", TypeError, "not a valid JAX type",
+         lambda: jax.jit(lambda a: object())(x)),
+    case("jit_returns_function", TypeError, "not a valid JAX type",
+         lambda: jax.jit(lambda a: (lambda: 1))(x)),
+    case("jit_not_callable", TypeError, "callable", lambda: jax.jit(5)),
+    case("jit_wrong_arity", TypeError, "positional argument", lambda: jax.jit(lambda a: a)(x, x)),
+    case("jit_bad_device", TypeError, "jit device must be a Device",
+         quiet(lambda: jax.jit(lambda a: a, device="cpu"))),
+    case("jit_unknown_backend", RuntimeError, "Unknown backend 'tpu'",
+         quiet(lambda: jax.jit(lambda a: a, backend="tpu"))),
+    case("traced_value_as_shape", errors.ConcretizationTypeError, "shape argument must be",
+         lambda: jax.jit(lambda n: jnp.zeros(n))(3)),
+    case("traced_value_in_shape", errors.ConcretizationTypeError, "shape argument must be",
+         lambda: jax.jit(lambda n: jnp.zeros((n, 2)))(3)),
+    case("traced_array_as_shape", errors.ConcretizationTypeError, "shape argument must be",
+         lambda: jax.jit(lambda s: jnp.zeros(s))(jnp.array([2, 3]))),
+    case("traced_reshape", errors.ConcretizationTypeError, "new shape must be static",
+         lambda: jax.jit(lambda a, n: a.reshape(n, -1))(x, 2)),
+    case("traced_arange", errors.ConcretizationTypeError, "jnp.arange",
+         lambda: jax.jit(lambda n: jnp.arange(n))(3)),
+    case("traced_bool", errors.TracerBoolConversionError, "bool",
+         lambda: jax.jit(lambda a: 1 if a.sum() > 0 else 2)(x)),
+    case("traced_int", errors.ConcretizationTypeError, "int",
+         lambda: jax.jit(lambda a: int(a.sum()))(x)),
+    case("traced_to_numpy", errors.TracerArrayConversionError, "__array__",
+         lambda: jax.jit(lambda a: np.asarray(a))(x)),
+    case("traced_range", errors.TracerIntegerConversionError, "__index__",
+         lambda: jax.jit(lambda n: list(range(n)))(3)),
+    case("leaked_jit_tracer", errors.UnexpectedTracerError, "unexpected tracer",
+         lambda: (lambda kept: (jax.jit(lambda a: kept.append(a) or a)(x), kept[0] + 1))([])),
+    case("leaked_vmap_tracer", errors.UnexpectedTracerError, "unexpected tracer",
+         lambda: (lambda kept: (jax.vmap(lambda a: kept.append(a) or a)(x), kept[0] + 1))([])),
+    case("use_after_delete", RuntimeError, "deleted",
+         lambda: (lambda a: (a.delete(), a + 1))(jnp.ones(3))),
+    case("use_after_donation", RuntimeError, "donated",
+         lambda: (lambda a: (jax.jit(lambda b: b + 1, donate_argnums=0)(a), a + 1))(
+             jnp.ones(3))),
+    case("make_jaxpr_static_argnums", ValueError, "out of range",
+         lambda: jax.make_jaxpr(lambda a: a, static_argnums=5)(1.0)),
+    case("eval_shape_not_callable", TypeError, "callable", lambda: jax.eval_shape(5)),
+    case("eval_shape_string", TypeError, "not a valid JAX type",
+         lambda: jax.eval_shape(lambda a: a, "abc")),
+]
+
+
+@pytest.mark.parametrize("fn, exc, match", CASES)
+def test_bad_input_raises_a_named_error(fn, exc, match):
+    assert_named_error(fn, exc, match)

@@ -1,0 +1,29 @@
+"""Bad input to pmap (more shards than devices, in_axes, sizes that disagree, devices,
+axis_size, results that are not JAX types): each case raises a named exception whose
+message names the problem (see harness.assert_named_error)."""
+import pytest
+
+import pyjax as jax
+import pyjax.numpy as jnp
+from harness import assert_named_error, bad_input_case as case
+
+CASES = [
+    case("pmap_too_many_shards", ValueError, "logical devices",
+         lambda: jax.pmap(lambda a: a)(jnp.ones((100, 2)))),
+    case("pmap_scalar", ValueError, "rank 0", lambda: jax.pmap(lambda a: a)(1.0)),
+    case("pmap_in_axes", ValueError, "along axis 5",
+         lambda: jax.pmap(lambda a: a, in_axes=5)(jnp.ones((1, 2)))),
+    case("pmap_size_mismatch", ValueError, "inconsistent sizes",
+         lambda: jax.pmap(lambda a, b: a)(jnp.ones((1, 2)), jnp.ones((2, 2)))),
+    case("pmap_bad_devices", TypeError, "sequence of Devices",
+         lambda: jax.pmap(lambda a: a, devices=["cpu"])),
+    case("pmap_float_axis_size", TypeError, "axis_size must be a non-negative int",
+         lambda: jax.pmap(lambda a: a, axis_size=1.5)),
+    case("pmap_returns_string", TypeError, "not a valid JAX type",
+         lambda: jax.pmap(lambda a: "s")(jnp.ones((1, 2)))),
+]
+
+
+@pytest.mark.parametrize("fn, exc, match", CASES)
+def test_bad_input_raises_a_named_error(fn, exc, match):
+    assert_named_error(fn, exc, match)

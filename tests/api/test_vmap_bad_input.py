@@ -1,0 +1,54 @@
+"""Bad input to vmap (in_axes, out_axes, axis_size, sizes that disagree, arguments and
+results that are not JAX types) and to collectives outside their axis, table-driven: each
+case raises a named exception whose message names the problem (see
+harness.assert_named_error)."""
+import pytest
+
+import pyjax as jax
+import pyjax.numpy as jnp
+from harness import assert_named_error, bad_input_case as case
+from pyjax import lax
+
+x = jnp.ones((2, 3))
+
+CASES = [
+    case("vmap_size_mismatch", ValueError, "inconsistent sizes",
+         lambda: jax.vmap(lambda a, b: a + b)(jnp.ones(2), jnp.ones(3))),
+    case("vmap_in_axes_out_of_range", ValueError, "along axis 3",
+         lambda: jax.vmap(lambda a: a, in_axes=3)(x)),
+    case("vmap_in_axes_float", TypeError, "in_axes must be an int",
+         lambda: jax.vmap(lambda a: a, in_axes=1.5)(x)),
+    case("vmap_in_axes_length", ValueError, r"len\(in_axes\)=3",
+         lambda: jax.vmap(lambda a, b: a, in_axes=(0, 0, 0))(x, x)),
+    case("vmap_in_axes_tree", ValueError, "tree prefix",
+         lambda: jax.vmap(lambda a: a, in_axes=({"a": 0},))(x)),
+    case("vmap_out_axes_out_of_range", ValueError, "out_axes 4 is out of bounds",
+         lambda: jax.vmap(lambda a: a, out_axes=4)(x)),
+    case("vmap_out_axes_float", TypeError, "out_axes must be an int",
+         lambda: jax.vmap(lambda a: a, out_axes=1.5)(x)),
+    case("vmap_out_axes_tree", ValueError, "tree prefix",
+         lambda: jax.vmap(lambda a: (a, a), out_axes=(0, 0, 0))(x)),
+    case("vmap_out_axes_none_but_mapped", ValueError, "out_axes is None",
+         lambda: jax.vmap(lambda a: a, out_axes=None)(x)),
+    case("vmap_scalar_argument", ValueError, "rank should be at least 1",
+         lambda: jax.vmap(lambda a: a)(1.0)),
+    case("vmap_nothing_mapped", ValueError, "at least one non-None",
+         lambda: jax.vmap(lambda a: a, in_axes=None)(x)),
+    case("vmap_axis_size_mismatch", ValueError, "axis_size was given as 5",
+         lambda: jax.vmap(lambda a: a, axis_size=5)(x)),
+    case("vmap_axis_size_negative", ValueError, "non-negative",
+         lambda: jax.vmap(lambda: 1.0, axis_size=-1)()),
+    case("vmap_returns_string", TypeError, "not a valid JAX type",
+         lambda: jax.vmap(lambda a: "s")(x)),
+    case("vmap_string_argument", TypeError, "not a valid JAX type",
+         lambda: jax.vmap(lambda a: a)("abc")),
+    case("vmap_not_callable", TypeError, "callable", lambda: jax.vmap(5)),
+    case("collective_unbound_name", NameError, "unbound axis name: j",
+         lambda: jax.vmap(lambda a: lax.psum(a, "j"), axis_name="i")(x)),
+    case("collective_outside_map", NameError, "unbound axis name", lambda: lax.psum(x, "i")),
+]
+
+
+@pytest.mark.parametrize("fn, exc, match", CASES)
+def test_bad_input_raises_a_named_error(fn, exc, match):
+    assert_named_error(fn, exc, match)
