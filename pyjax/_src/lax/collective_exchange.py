@@ -23,7 +23,7 @@ from pyjax._src.lax import structural as st
 from pyjax._src.util import canonicalize_axis
 
 _COLLECTIVE = no_samples("a collective runs only under vmap/pmap binding its axis; "
-                         "tests/test_lax_ops.py checks it under both")
+                         "tests/lax/test_lax_ops.py checks it under both")
 
 
 def _unbound_impl(x, *, axis_name, **params):

@@ -252,7 +252,7 @@ def _unsigned_mulhi64(ctx, x, y):
     return add(add(hi_hi, hi_lo_hi), halves(cross)[0])
 
 
-# 64-bit operands need x64; tests/test_lax_ops.py checks them with it on.
+# 64-bit operands need x64; tests/lax/test_lax_ops.py checks them with it on.
 mulhi_p = binary_op("mulhi", _mulhi_impl, INT, jvp=zero_jvp, hlo=None, lower=_mulhi_lower,
                     samples=lambda: [b.Sample([np.array(v, d), np.array(w, d)]) for d, v, w in (
                         (np.int32, [7, -7, 2 ** 31 - 1, -2 ** 31], [3, 5, 2 ** 31 - 1, -2 ** 31]),

@@ -126,7 +126,7 @@ def _linear_solve_effects(const_lengths, jaxprs, num_aux):
 def _linear_solve_samples():
     """The matrix is part of each piece (the harness perturbs operands one at a time, and
     the solution's derivative in a solver's own captured values is zero by design);
-    tests/test_lax_ops.py differentiates through captured values."""
+    tests/lax/test_lax_ops.py differentiates through captured values."""
     from pyjax._src.lax import dot
     from pyjax._src.lax.builders import Sample
     a = np.array([[4.0, 1.0], [1.0, 3.0]], np.float32)
