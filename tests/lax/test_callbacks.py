@@ -12,15 +12,6 @@ from pyjax._src import config
 from pyjax.errors import TracerArrayConversionError
 from pyjax.experimental import io_callback
 
-EXECUTORS = ["xla", "numpy"] if config.executor.value == "xla" else ["numpy"]
-
-
-@pytest.fixture(params=EXECUTORS)
-def executor(request):
-    with config.executor(request.param):
-        yield request.param
-
-
 def lines(capsys):
     return capsys.readouterr().out.splitlines()
 

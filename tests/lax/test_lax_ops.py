@@ -14,19 +14,9 @@ import scipy.special
 import pyjax as jax
 import pyjax.numpy as jnp
 from pyjax import lax
-from pyjax._src import config
 from pyjax._src.core.trace import Primitive, registered_primitives
 
 from harness import checks_in_process, close
-
-EXECUTORS = ["xla", "numpy"] if config.executor.value == "xla" else ["numpy"]
-
-
-@pytest.fixture(params=EXECUTORS)
-def executor(request):
-    with config.executor(request.param):
-        yield request.param
-
 
 def _rand(*shape, seed=0):
     return np.random.RandomState(seed).randn(*shape).astype(np.float32)
