@@ -110,7 +110,7 @@ _LAZY_FAMILIES = {
         "index_take split split_p stack stack_p tile tile_p unstack unstack_p"),
     "windowed_reductions": ("reduce reduce_p reduce_window reduce_window_max_p reduce_window_min_p "
         "reduce_window_p reduce_window_sum_p select_and_gather_add_p "
-        "select_and_scatter_add_p"),
+        "select_and_scatter_add_p select_and_scatter_p"),
 }
 _LAZY_NAMES = {public: (module, private) for module, names in _LAZY_FAMILIES.items()
                for public, _, private in (n.partition("=") for n in names.split())}
