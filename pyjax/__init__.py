@@ -40,7 +40,10 @@ from pyjax._src.basearray import Array  # noqa: F401
 from pyjax._src.config import config as _config_object
 from pyjax._src.dtypes import float0  # noqa: F401
 from pyjax._src.jax_alias import alias_jax  # noqa: F401
-from pyjax._src.state.refs import Ref, freeze, new_ref  # noqa: F401
+from pyjax._src.state.refs import Ref, empty_ref, free_ref, freeze, new_ref  # noqa: F401
+from pyjax._src.numpy.indexing import ds  # noqa: F401
+from pyjax._src.array import Shard  # noqa: F401
+from pyjax._src.lax.sharding_constraint import reshard  # noqa: F401
 from pyjax._src.tree_util import (  # noqa: F401
     tree_flatten, tree_leaves, tree_map, tree_structure, tree_unflatten,
 )
@@ -73,9 +76,9 @@ debug_key_reuse = _config_object._flags["jax_debug_key_reuse"]
 
 # Optional public submodules load on first attribute access (PEP 562) to keep import cheap;
 # `import pyjax.random` and `jax.random.key(0)` behave as if they had been imported eagerly.
-_LAZY_SUBMODULES = ("ad_checkpoint", "api_util", "custom_batching", "custom_derivatives", "debug",
-                    "experimental", "extend", "image", "interpreters", "nn", "ops", "random",
-                    "scipy", "stages", "test_util", "tree", "typing")
+_LAZY_SUBMODULES = ("ad", "ad_checkpoint", "api_util", "custom_batching", "custom_derivatives",
+                    "debug", "experimental", "extend", "image", "interpreters", "memory",
+                    "nn", "ops", "random", "scipy", "stages", "test_util", "tree", "typing")
 
 
 def __getattr__(name):

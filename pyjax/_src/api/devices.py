@@ -10,7 +10,7 @@ from pyjax._src import sharding as sharding_mod
 from pyjax._src import tree_util
 from pyjax._src.array import Array
 from pyjax._src.backends import devices as devices_mod
-from pyjax._src.core.avals import get_aval
+from pyjax._src.core.avals import MemorySpace, get_aval
 from pyjax._src.core.trace import Tracer
 from pyjax._src.lax import sharding_constraint, transfers
 
@@ -142,6 +142,13 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
     where they are and other values go uncommitted to the default device."""
     if isinstance(device, sharding_mod.PartitionSpec):
         device = sharding_mod.canonical_sharding(device, "device_put")
+    if isinstance(device, MemorySpace):
+        if device is not MemorySpace.Device:
+            raise NotImplementedError(
+                f"device_put to {device!r}: pyjax keeps every array in device memory "
+                "(no host memory kinds such as pinned_host); use MemorySpace.Device or "
+                "jax.device_get for a host copy.")
+        device = None    # device memory of the device each array is on
     if device is None or hasattr(device, "platform") or isinstance(
             device, sharding_mod.Sharding):
         if isinstance(device, sharding_mod.NamedSharding):
