@@ -24,7 +24,7 @@ from pyjax._src.api.environment import (  # noqa: F401
     print_environment_info, process_indices,
 )
 from pyjax._src.api.pmap import pmap  # noqa: F401
-from pyjax._src.api.shard_map import shard_map  # noqa: F401
+from pyjax._src.api.shard_map import shard_map, smap  # noqa: F401
 from pyjax._src.api.devices import (  # noqa: F401
     make_array_from_callback, make_array_from_process_local_data,
     make_array_from_single_device_arrays)
