@@ -87,7 +87,8 @@ thread_guard = _config_object._flags["jax_thread_guard"]
 # `import pyjax.random` and `jax.random.key(0)` behave as if they had been imported eagerly.
 _LAZY_SUBMODULES = ("ad", "ad_checkpoint", "api_util", "custom_batching", "custom_derivatives",
                     "debug", "experimental", "extend", "image", "interpreters", "memory",
-                    "nn", "ops", "random", "scipy", "stages", "test_util", "tree", "typing")
+                    "nn", "ops", "profiler", "random", "scipy", "stages", "test_util", "tree",
+                    "typing")
 
 
 def __getattr__(name):
