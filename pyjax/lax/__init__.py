@@ -19,7 +19,7 @@ from pyjax._src.lax.elementwise import (  # noqa: F401
 from pyjax._src.lax.sharding_constraint import (  # noqa: F401
     sharding_constraint_p, with_sharding_constraint)
 from pyjax._src.lax.parallel import (  # noqa: F401
-    all_gather, axis_index, pmax, pmean, pmin, psum,
+    all_gather, axis_index, pcast, pmax, pmean, pmin, psum,
 )
 from pyjax._src.lax.ad_util import stop_gradient  # noqa: F401
 from pyjax._src.lax.indexing import (  # noqa: F401
@@ -107,6 +107,7 @@ _LAZY_FAMILIES = {
     "special": ("bessel_i0e bessel_i0e_p bessel_i1e bessel_i1e_p betainc igamma "
         "igamma_grad_a igamma_grad_a_p igamma_p igammac igammac_p "
         "regularized_incomplete_beta_p=betainc_p zeta zeta_p"),
+    "scaled_dot": "scaled_dot",
     "reshaping": ("broadcast_like broadcast_shapes broadcast_to_rank collapse empty full_like "
         "index_take split split_p stack stack_p tile tile_p unstack unstack_p"),
     "windowed_reductions": ("reduce reduce_p reduce_window reduce_window_max_p reduce_window_min_p "
