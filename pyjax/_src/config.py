@@ -84,6 +84,13 @@ def _optional_str(text):
     return text or None
 
 
+# Options JAX had and removed, with what to do instead (JAX 0.10.2 refuses them too).
+_REMOVED_OPTIONS = {
+    "jax_dynamic_shapes": "JAX removed dynamic shapes (jax_dynamic_shapes) and pyjax has "
+                          "static shapes only: pad to a fixed size, or retrace per shape. ",
+}
+
+
 class Config:
     def __init__(self):
         self._flags = {}
@@ -103,8 +110,9 @@ class Config:
         try:
             flag = self._flags[name]
         except KeyError:
+            why = _REMOVED_OPTIONS.get(name, "")
             raise AttributeError(
-                f"Unrecognized config option: {name!r}. Known options: "
+                f"Unrecognized config option: {name!r}. {why}Known options: "
                 f"{', '.join(sorted(self._flags))}") from None
         if isinstance(value, str):
             try:
