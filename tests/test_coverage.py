@@ -24,8 +24,7 @@ EXCLUDED: dict[tuple[str, str], str] = {}
 
 # Public names still missing, with why: each is work to do, not a decision. JAX's XLA
 # tokens (an abstract token type through tracing, lowering and execution) are not in
-# pyjax yet; psend/precv need them (and JAX runs them on GPU only); ragged_all_to_all
-# is a collective pyjax has not written.
+# pyjax yet; psend/precv need them (and JAX runs them on GPU only).
 MISSING: dict[tuple[str, str], str] = {
     ("jax.lax", "create_token"): "needs XLA tokens",
     ("jax.lax", "create_token_p"): "needs XLA tokens",
@@ -33,8 +32,6 @@ MISSING: dict[tuple[str, str], str] = {
     ("jax.lax", "after_all_p"): "needs XLA tokens",
     ("jax.lax", "psend"): "needs XLA tokens (JAX: GPU only)",
     ("jax.lax", "precv"): "needs XLA tokens (JAX: GPU only)",
-    ("jax.lax", "ragged_all_to_all"): "collective not written yet",
-    ("jax.lax", "ragged_all_to_all_p"): "collective not written yet",
 }
 
 

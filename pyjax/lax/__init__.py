@@ -108,6 +108,7 @@ _LAZY_FAMILIES = {
         "igamma_grad_a igamma_grad_a_p igamma_p igammac igammac_p "
         "regularized_incomplete_beta_p=betainc_p zeta zeta_p"),
     "scaled_dot": "scaled_dot",
+    "ragged_collectives": "ragged_all_to_all ragged_all_to_all_p",
     "reshaping": ("broadcast_like broadcast_shapes broadcast_to_rank collapse empty full_like "
         "index_take split split_p stack stack_p tile tile_p unstack unstack_p"),
     "windowed_reductions": ("reduce reduce_p reduce_window reduce_window_max_p reduce_window_min_p "
