@@ -24,7 +24,7 @@ from pyjax._src.api.environment import (  # noqa: F401
     print_environment_info, process_indices,
 )
 from pyjax._src.api.pmap import pmap  # noqa: F401
-from pyjax._src.api.shard_map import shard_map  # noqa: F401
+from pyjax._src.api.shard_map import shard_map, smap  # noqa: F401
 from pyjax._src.api.devices import (  # noqa: F401
     make_array_from_callback, make_array_from_process_local_data,
     make_array_from_single_device_arrays)
@@ -38,9 +38,13 @@ from pyjax._src.api.shapes import ShapeDtypeStruct, eval_shape, make_jaxpr  # no
 from pyjax._src.api.vmap import vmap  # noqa: F401
 from pyjax._src.basearray import Array  # noqa: F401
 from pyjax._src.config import config as _config_object
+from pyjax._src.config import make_user_context  # noqa: F401
 from pyjax._src.dtypes import float0  # noqa: F401
 from pyjax._src.jax_alias import alias_jax  # noqa: F401
-from pyjax._src.state.refs import Ref, freeze, new_ref  # noqa: F401
+from pyjax._src.state.refs import Ref, empty_ref, free_ref, freeze, new_ref  # noqa: F401
+from pyjax._src.numpy.indexing import ds  # noqa: F401
+from pyjax._src.array import Shard  # noqa: F401
+from pyjax._src.lax.sharding_constraint import reshard  # noqa: F401
 from pyjax._src.tree_util import (  # noqa: F401
     tree_flatten, tree_leaves, tree_map, tree_structure, tree_unflatten,
 )
@@ -70,12 +74,21 @@ legacy_prng_key = _config_object._flags["jax_legacy_prng_key"]
 softmax_custom_jvp = _config_object._flags["jax_softmax_custom_jvp"]
 enable_custom_prng = _config_object._flags["jax_enable_custom_prng"]
 debug_key_reuse = _config_object._flags["jax_debug_key_reuse"]
+allow_f16_reductions = _config_object._flags["jax_allow_f16_reductions"]
+array_garbage_collection_guard = _config_object._flags["jax_array_garbage_collection_guard"]
+auto_pcast = _config_object._flags["jax_auto_pcast"]
+jax2tf_associative_scan_reductions = _config_object._flags["jax2tf_associative_scan_reductions"]
+no_execution = _config_object._flags["jax_no_execution"]
+remove_size_one_mesh_axis_from_type = _config_object._flags[
+    "jax_remove_size_one_mesh_axis_from_type"]
+thread_guard = _config_object._flags["jax_thread_guard"]
 
 # Optional public submodules load on first attribute access (PEP 562) to keep import cheap;
 # `import pyjax.random` and `jax.random.key(0)` behave as if they had been imported eagerly.
-_LAZY_SUBMODULES = ("ad_checkpoint", "api_util", "custom_batching", "custom_derivatives", "debug",
-                    "experimental", "extend", "image", "interpreters", "nn", "ops", "random",
-                    "scipy", "stages", "test_util", "tree", "typing")
+_LAZY_SUBMODULES = ("ad", "ad_checkpoint", "api_util", "custom_batching", "custom_derivatives",
+                    "debug", "experimental", "extend", "image", "interpreters", "memory",
+                    "nn", "ops", "profiler", "random", "scipy", "stages", "test_util", "tree",
+                    "typing")
 
 
 def __getattr__(name):

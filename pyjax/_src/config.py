@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import logging
 import os
+import threading
 
 import numpy as np
 
@@ -82,6 +84,13 @@ def _optional_str(text):
     return text or None
 
 
+# Options JAX had and removed, with what to do instead (JAX 0.10.2 refuses them too).
+_REMOVED_OPTIONS = {
+    "jax_dynamic_shapes": "JAX removed dynamic shapes (jax_dynamic_shapes) and pyjax has "
+                          "static shapes only: pad to a fixed size, or retrace per shape. ",
+}
+
+
 class Config:
     def __init__(self):
         self._flags = {}
@@ -101,8 +110,9 @@ class Config:
         try:
             flag = self._flags[name]
         except KeyError:
+            why = _REMOVED_OPTIONS.get(name, "")
             raise AttributeError(
-                f"Unrecognized config option: {name!r}. Known options: "
+                f"Unrecognized config option: {name!r}. {why}Known options: "
                 f"{', '.join(sorted(self._flags))}") from None
         if isinstance(value, str):
             try:
@@ -324,3 +334,260 @@ softmax_custom_jvp = config.define(
     "jax_softmax_custom_jvp", True, _parse_bool,
     "jax.nn.softmax differentiates with its custom JVP rule (y * (t - sum(y * t))); off, "
     "autodiff goes through the stable forward computation instead.", affects_tracing=True)
+allow_f16_reductions = config.define(
+    "jax_allow_f16_reductions", True, _parse_bool,
+    "If False, reduce_sum over float16 or bfloat16 operands (along any axis longer than "
+    "1) raises ValueError.", affects_tracing=True)
+no_execution = config.define(
+    "jax_no_execution", False, _parse_bool,
+    "Disallow executing compiled programs: calling a jitted or AOT-compiled function "
+    "raises RuntimeError (tracing, lowering and compiling still work).")
+
+
+class _GuardingThread:
+    ident = None   # the thread that turned jax_thread_guard on
+
+
+_guarding_thread = _GuardingThread()
+
+
+def _record_guarding_thread(value):
+    _guarding_thread.ident = threading.get_ident() if value else None
+
+
+thread_guard = config.define(
+    "jax_thread_guard", False, _parse_bool,
+    "If True, a multi-process operation (a program over devices of several processes) "
+    "called from a thread other than the one that set the guard raises RuntimeError.",
+    on_change=_record_guarding_thread)
+
+
+def check_thread_guard(where):
+    """Raises if jax_thread_guard is on and this thread is not the one that set it."""
+    owner = _guarding_thread.ident
+    if thread_guard.value and owner is not None and owner != threading.get_ident():
+        raise RuntimeError(
+            f"{where}: a multi-process operation was called from a thread other than the "
+            "one that set jax_thread_guard; run multi-process programs from that thread "
+            "(threads may otherwise schedule them in different orders in each process).")
+
+
+class UserContext:
+    """A value jit's caches key on (jax.make_user_context): when it changes, jitted
+    functions trace, lower and compile again. `with ctx(v):` sets it for a block."""
+
+    def __init__(self, default_value=None):
+        self.value = default_value
+        config._tracing_flags.append(self)
+
+    def get_global(self):
+        return self.value
+
+    def set_global(self, new_value):
+        self.value = new_value
+        config.version += 1
+
+    @contextlib.contextmanager
+    def __call__(self, new_value):
+        old = self.value
+        self.set_global(new_value)
+        try:
+            yield
+        finally:
+            self.set_global(old)
+
+    def __repr__(self):
+        return f"UserContext({self.value!r})"
+
+
+def make_user_context(default_value=None):
+    """A new jit-cache-sensitive context (see UserContext); make them at import time,
+    not concurrently with other calls."""
+    return UserContext(default_value)
+
+
+
+def _refuse_other_collectives(value):
+    if value not in (None, "gloo"):
+        config._flags["jax_cpu_collectives_implementation"].value = "gloo"
+        raise NotImplementedError(
+            f"jax_cpu_collectives_implementation={value!r}: pyjax runs collectives between "
+            "processes with Gloo only; leave it 'gloo'.")
+
+
+cpu_collectives_implementation = config.define(
+    "jax_cpu_collectives_implementation", "gloo", _optional_str,
+    "Collectives between processes on CPU: pyjax uses Gloo ('mpi' and 'megascale' are "
+    "refused).", choices=(None, "gloo", "mpi", "megascale"),
+    on_change=_refuse_other_collectives)
+
+
+def _pyjax_logger_name(module):
+    """JAX's module names (jax._src.dispatch) name pyjax's loggers (pyjax._src...)."""
+    return "pyjax" + module[3:] if module == "jax" or module.startswith("jax.") else module
+
+
+def _set_logging_level(level):
+    if level not in (None, "NOTSET"):
+        logging.getLogger("pyjax").setLevel(level)
+    else:
+        logging.getLogger("pyjax").setLevel(logging.NOTSET)
+
+
+logging_level = config.define(
+    "jax_logging_level", "NOTSET", _optional_str,
+    "The level of pyjax's loggers ('pyjax' and below).", on_change=_set_logging_level,
+    choices=(None, "NOTSET", "DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"))
+_debug_handler = logging.StreamHandler()
+
+
+def _enable_debug_logging(modules):
+    for module in filter(None, (m.strip() for m in (modules or "").split(","))):
+        logger = logging.getLogger(_pyjax_logger_name(module))
+        logger.setLevel(logging.DEBUG)
+        if _debug_handler not in logger.handlers:
+            logger.addHandler(_debug_handler)
+
+
+debug_log_modules = config.define(
+    "jax_debug_log_modules", "", str,
+    "Comma-separated module names (e.g. 'jax' or 'pyjax._src.api.jit') whose loggers log "
+    "at DEBUG level to stderr.", on_change=_enable_debug_logging)
+platform_name = config.define(
+    "jax_platform_name", "", str,
+    "Deprecated spelling of jax_platforms: setting it sets jax_platforms.",
+    on_change=lambda value: config.update("jax_platforms", value or None))
+
+# --- JAX's other options ------------------------------------------------------------------
+# pyjax accepts every option of JAX 0.10.2 (tests/data/jax-config-options.json lists them).
+# These have no effect in pyjax, for the reason given; docs/config.md has the table.
+_INTERNAL = "chooses between JAX-internal implementations; pyjax has one"
+_XLA_TUNING = "tunes XLA's compiler or compilation cache in ways pyjax does not pass on"
+_NO_PLATFORM = "concerns a platform or service pyjax does not drive (GPU, TPU, Pallas, ...)"
+_NO_FEATURE = "concerns a JAX feature pyjax does not have"
+
+
+def _levels(*names):
+    return dict(parse=str, choices=names)
+
+
+_NO_EFFECT_OPTIONS = [
+    # (name, default, why, how to parse / the accepted values)
+    ("check_vma", False, _INTERNAL, {}),
+    ("eager_constant_folding", False, _INTERNAL, {}),
+    ("jax2tf_associative_scan_reductions", False,
+     _INTERNAL + " (cumulative reductions lower one way)", {}),
+    ("jax_auto_pcast", True, _INTERNAL + " (pyjax does not type varying manual axes)", {}),
+    ("jax_remove_size_one_mesh_axis_from_type", False,
+     _INTERNAL + " (pyjax does not put mesh axes in types)", {}),
+    ("jax_custom_vjp3", False, _INTERNAL, {}),
+    ("jax_remat3", False, _INTERNAL, {}),
+    ("jax_scan3", False, _INTERNAL, {}),
+    ("jax_use_direct_linearize", True, _INTERNAL, {}),
+    ("jax_use_simplified_jaxpr_constants", False, _INTERNAL, {}),
+    ("jax_use_shardy_partitioner", True, _INTERNAL + " (pyjax prints GSPMD shardings)", {}),
+    ("jax_use_emit_pipeline_primitive", False, _INTERNAL, {}),
+    ("jax_disable_vmap_shmap_error", False, _INTERNAL, {}),
+    ("jax_mutable_array_checks", True, _INTERNAL + " (pyjax runs refs eagerly only)", {}),
+    ("jax_refs_to_pins", False, _INTERNAL, {}),
+    ("jax_disable_bwd_checks", False, _INTERNAL, {}),
+    ("jax_embedded_constants_max_bytes", 32, _INTERNAL, dict(parse=int)),
+    ("jax_include_full_tracebacks_in_locations", True, _INTERNAL, {}),
+    ("jax_traceback_in_locations_limit", 100, _INTERNAL, dict(parse=int)),
+    ("jax_hlo_source_file_canonicalization_regex", None, _INTERNAL,
+     dict(parse=_optional_str)),
+    ("jax_send_traceback_to_runtime", "off", _INTERNAL, _levels("off", "on", "full")),
+    ("jax_threefry_gpu_kernel_lowering", False, _NO_PLATFORM, {}),
+    ("jax_ragged_dot_use_ragged_dot_instruction", True, _NO_PLATFORM, {}),
+    ("jax_ragged_dot_use_gpu_pallas_triton_lowering", False, _NO_PLATFORM, {}),
+    ("jax_bcoo_cusparse_lowering", False, _NO_PLATFORM, {}),
+    ("jax_use_magma", "auto", _NO_PLATFORM, _levels("off", "on", "auto")),
+    ("jax_cuda_visible_devices", "all", _NO_PLATFORM, dict(parse=str)),
+    ("jax_rocm_visible_devices", "all", _NO_PLATFORM, dict(parse=str)),
+    ("jax_oneapi_visible_devices", "all", _NO_PLATFORM, dict(parse=str)),
+    ("jax_mock_gpu_topology", "", _NO_PLATFORM, dict(parse=str)),
+    ("mock_num_gpu_processes", 0, _NO_PLATFORM, dict(parse=int)),
+    ("jax_pallas_enable_debug_checks", False, _NO_PLATFORM, {}),
+    ("jax_pallas_poison_buffers", False, _NO_PLATFORM, {}),
+    ("jax_pallas_use_mosaic_gpu", True, _NO_PLATFORM, {}),
+    ("jax_pallas_verbose_errors", False, _NO_PLATFORM, {}),
+    ("jax_mosaic_allow_hlo", False, _NO_PLATFORM, {}),
+    ("jax_enable_preemption_service", True, _NO_PLATFORM, {}),
+    ("jax_enable_recoverability", False, _NO_PLATFORM, {}),
+    ("jax_backend_target", "", _NO_PLATFORM, dict(parse=str)),
+    ("jax_xla_backend", "", _NO_PLATFORM, dict(parse=str)),
+    ("jax_pjrt_client_create_options", None, _NO_PLATFORM, dict(parse=_optional_str)),
+    ("jax_cross_host_transfer_socket_address", "", _NO_PLATFORM, dict(parse=str)),
+    ("jax_cross_host_transfer_timeout_seconds", None, _NO_PLATFORM,
+     dict(parse=_optional_str)),
+    ("jax_cross_host_transfer_transfer_size", None, _NO_PLATFORM, dict(parse=_optional_str)),
+    ("jax_cross_host_transport_addresses", "", _NO_PLATFORM, dict(parse=str)),
+    ("jax_force_dcn_cross_host_transfers", False, _NO_PLATFORM, {}),
+    ("jax_cpu_get_global_topology_timeout_minutes", 5, _NO_PLATFORM, dict(parse=int)),
+    ("jax_cpu_get_local_topology_timeout_minutes", 2, _NO_PLATFORM, dict(parse=int)),
+    ("jax_check_proxy_envs", True, _NO_PLATFORM, {}),
+    ("jax_sort_devices_by_process_index", True, _NO_PLATFORM, {}),
+    ("jax_debug_leaked_clients_on_clear_backends", False, _NO_PLATFORM, {}),
+    ("jax_compiler_enable_remat_pass", True, _XLA_TUNING, {}),
+    ("jax_exec_time_optimization_effort", 0.0, _XLA_TUNING, dict(parse=float)),
+    ("jax_memory_fitting_effort", 0.0, _XLA_TUNING, dict(parse=float)),
+    ("jax_memory_fitting_level", "O2", _XLA_TUNING,
+     _levels("UNKNOWN", "O0", "O1", "O2", "O3")),
+    ("jax_optimization_level", "UNKNOWN", _XLA_TUNING,
+     _levels("UNKNOWN", "O0", "O1", "O2", "O3")),
+    ("jax_disable_most_optimizations", False, _XLA_TUNING, {}),
+    ("jax_xla_profile_version", 0, _XLA_TUNING, dict(parse=int)),
+    ("jax_enable_pgle", False, _XLA_TUNING, {}),
+    ("jax_pgle_profiling_runs", 3, _XLA_TUNING, dict(parse=int)),
+    ("jax_pgle_aggregation_percentile", 90, _XLA_TUNING, dict(parse=int)),
+    ("jax_compilation_cache_expect_pgle", False, _XLA_TUNING, {}),
+    ("jax_compilation_cache_include_metadata_in_key", False, _XLA_TUNING, {}),
+    ("jax_compilation_cache_check_contents", False, _XLA_TUNING, {}),
+    ("jax_raise_persistent_cache_errors", False, _XLA_TUNING, {}),
+    ("jax_remove_custom_partitioning_ptr_from_cache_key", False, _XLA_TUNING, {}),
+    ("jax_persistent_cache_enable_xla_caches", "xla_gpu_per_fusion_autotune_cache_dir",
+     _XLA_TUNING, dict(parse=_optional_str)),
+    ("jax_share_binary_between_hosts", False, _XLA_TUNING, {}),
+    ("jax_share_binary_between_hosts_timeout_ms", 1200000, _XLA_TUNING, dict(parse=int)),
+    ("jax_compiler_detailed_logging_min_ops", 10, _XLA_TUNING, dict(parse=int)),
+    ("jax2tf_default_native_serialization", True, _NO_FEATURE + " (jax2tf)", {}),
+    ("jax_export_calling_convention_version", 10, _NO_FEATURE + " (jax.export)",
+     dict(parse=int)),
+    ("jax_export_ignore_forward_compatibility", False, _NO_FEATURE + " (jax.export)", {}),
+    ("jax_serialization_version", 0, _NO_FEATURE + " (jax.export)", dict(parse=int)),
+    ("jax_experimental_unsafe_xla_runtime_errors", False,
+     _NO_FEATURE + " (XLA runtime errors for checkify)", {}),
+    ("jax_error_checking_behavior_divide", "ignore",
+     _NO_FEATURE + " (jax.experimental.error_check)", _levels("ignore", "raise")),
+    ("jax_error_checking_behavior_nan", "ignore",
+     _NO_FEATURE + " (jax.experimental.error_check)", _levels("ignore", "raise")),
+    ("jax_error_checking_behavior_oob", "ignore",
+     _NO_FEATURE + " (jax.experimental.error_check)", _levels("ignore", "raise")),
+    ("jax_source_url_schema", None, _NO_FEATURE + " (HTML jaxpr dumps)",
+     dict(parse=_optional_str)),
+    ("jax_include_debug_info_in_dumps", True, _NO_FEATURE + " (IR dumps)", {}),
+    ("jax_dump_ir_to", "", _NO_FEATURE + " (IR dumps; use jit(f).lower(...).as_text())",
+     dict(parse=str)),
+    ("jax_dump_ir_modes", "stablehlo", _NO_FEATURE + " (IR dumps)", dict(parse=str)),
+    ("jax_pprint_use_color", True, _NO_FEATURE + " (colored pretty-printing)", {}),
+    ("jax_distributed_debug", False, _NO_FEATURE + " (distributed debug logging)", {}),
+    ("jax_traceback_filtering", "auto", _NO_FEATURE + " (pyjax does not filter tracebacks)",
+     _levels("off", "tracebackhide", "remove_frames", "quiet_remove_frames", "auto")),
+    ("jax_tracer_error_num_traceback_frames", 5, _NO_FEATURE, dict(parse=int)),
+    ("jax_captured_constants_report_frames", 0,
+     _NO_FEATURE + " (captured-constant reports)", dict(parse=int)),
+    ("jax_captured_constants_warn_bytes", 2000000000,
+     _NO_FEATURE + " (captured-constant warnings)", dict(parse=int)),
+    ("jax_check_static_indices", False, _NO_FEATURE + " (static index bounds checks)", {}),
+    ("jax_log_checkpoint_residuals", False, _NO_FEATURE + " (residual logging)", {}),
+    ("jax_high_dynamic_range_gumbel", False, _NO_FEATURE + " (two-sample gumbel)", {}),
+    ("jax_disallow_mesh_context_manager", False, _NO_FEATURE, {}),
+    ("jax_array_garbage_collection_guard", None, _NO_FEATURE + " (array GC guards)",
+     dict(parse=_optional_str, choices=(None, "allow", "log", "fatal"))),
+]
+NO_EFFECT = {}   # option name -> why it has no effect in pyjax
+for _name, _default, _why, _how in _NO_EFFECT_OPTIONS:
+    NO_EFFECT[_name] = _why
+    config.define(_name, _default, _how.get("parse", _parse_bool),
+                  f"Accepted for compatibility with JAX; no effect in pyjax: it {_why}.",
+                  choices=_how.get("choices"))

@@ -19,7 +19,7 @@ from pyjax._src.lax.elementwise import (  # noqa: F401
 from pyjax._src.lax.sharding_constraint import (  # noqa: F401
     sharding_constraint_p, with_sharding_constraint)
 from pyjax._src.lax.parallel import (  # noqa: F401
-    all_gather, axis_index, pmax, pmean, pmin, psum,
+    all_gather, axis_index, pcast, pmax, pmean, pmin, psum,
 )
 from pyjax._src.lax.ad_util import stop_gradient  # noqa: F401
 from pyjax._src.lax.indexing import (  # noqa: F401
@@ -35,7 +35,7 @@ from pyjax._src.lax.slicing import (  # noqa: F401
     dynamic_update_slice, dynamic_update_slice_in_dim, index_in_dim, slice, slice_in_dim,
 )
 from pyjax._src.lax.sorting import (  # noqa: F401
-    approx_max_k, approx_min_k, sort, sort_key_val, sort_p, top_k, top_k_p,
+    approx_max_k, approx_min_k, approx_top_k_p, sort, sort_key_val, sort_p, top_k, top_k_p,
 )
 from pyjax._src.lax.structural import (  # noqa: F401
     broadcast, broadcast_in_dim, broadcasted_iota, concatenate, expand_dims, full, iota,
@@ -50,7 +50,8 @@ from pyjax._src.lax.dot import dot_general_p  # noqa: F401
 from pyjax._src.lax.elementwise import (  # noqa: F401
     abs_p, acos_p, acosh_p, add_p, and_p, asin_p, asinh_p, atan2_p, atan_p, atanh_p,
     bitcast_convert_type_p, cbrt_p, ceil_p, clamp_p, clz_p, complex_p, conj_p,
-    convert_element_type_p, copy_p, cos_p, cosh_p, digamma_p, div_p, eq_p, erf_inv_p, erf_p,
+    convert_element_type_p, copy_p, cos_p, cosh_p, digamma_p, div_p, eq_p, eq_to_p, erf_inv_p,
+    erf_p, le_to_p, lt_to_p,
     erfc_p, exp2_p, exp_p, expm1_p, floor_p, ge_p, gt_p, imag_p, integer_pow_p,
     is_finite_p, le_p, lgamma_p, log1p_p, log_p, logistic_p, lt_p, max_p, min_p, mul_p,
     ne_p, neg_p, nextafter_p, not_p, or_p, polygamma_p, population_count_p, pow_p, real_p,
@@ -98,18 +99,21 @@ _LAZY_FAMILIES = {
     "fft": "FftType fft fft_p",
     "collective_exchange": ("all_to_all all_to_all_p axis_size pbroadcast ppermute ppermute_p "
         "pshuffle psum_scatter pswapaxes"),
-    "program": ("composite dtype optimization_barrier optimization_barrier_p "
-        "platform_dependent shape_as_value"),
+    "program": ("composite dce_sink dce_sink_p dtype optimization_barrier optimization_barrier_p "
+        "platform_dependent shape_as_value stage stage_p"),
     "random_gamma": "random_gamma_grad",
+    "transfers": "device_put_p",
     "rng": "RandomAlgorithm rng_bit_generator rng_bit_generator_p rng_uniform rng_uniform_p",
     "special": ("bessel_i0e bessel_i0e_p bessel_i1e bessel_i1e_p betainc igamma "
         "igamma_grad_a igamma_grad_a_p igamma_p igammac igammac_p "
         "regularized_incomplete_beta_p=betainc_p zeta zeta_p"),
-    "reshaping": ("broadcast_shapes broadcast_to_rank collapse empty full_like index_take "
-        "split split_p stack tile tile_p unstack"),
+    "scaled_dot": "scaled_dot",
+    "ragged_collectives": "ragged_all_to_all ragged_all_to_all_p",
+    "reshaping": ("broadcast_like broadcast_shapes broadcast_to_rank collapse empty full_like "
+        "index_take split split_p stack stack_p tile tile_p unstack unstack_p"),
     "windowed_reductions": ("reduce reduce_p reduce_window reduce_window_max_p reduce_window_min_p "
         "reduce_window_p reduce_window_sum_p select_and_gather_add_p "
-        "select_and_scatter_add_p"),
+        "select_and_scatter_add_p select_and_scatter_p"),
 }
 _LAZY_NAMES = {public: (module, private) for module, names in _LAZY_FAMILIES.items()
                for public, _, private in (n.partition("=") for n in names.split())}

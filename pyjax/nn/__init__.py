@@ -9,4 +9,7 @@ from pyjax._src.nn.activations import (  # noqa: F401
     identity, leaky_relu, log1mexp, log_sigmoid, logmeanexp, mish, normalize, selu,
     sparse_plus, sparse_sigmoid, squareplus, standardize, tanh,
 )
+from pyjax._src.nn.scaled_matmul import (  # noqa: F401
+    get_scaled_dot_general_config, scaled_dot_general, scaled_matmul,
+)
 from pyjax.nn import initializers  # noqa: F401

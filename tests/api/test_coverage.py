@@ -1,8 +1,7 @@
-"""Coverage of JAX's public API: how many names of jax.numpy (and its linalg and fft),
-jax.lax, jax, jax.debug, jax.nn, jax.random, jax.scipy.special and jax.tree_util (JAX
-0.10.2, listed in jax-public-names.json) pyjax provides. Prints the counts; fails if a
-count drops below its recorded floor (raise the floors as coverage grows, never lower
-them)."""
+"""Coverage of JAX's public API: every name of jax.numpy (and its linalg and fft), jax.lax,
+jax, jax.debug, jax.nn (and its initializers), jax.random, jax.scipy.special and
+jax.tree_util (JAX 0.10.2, listed in jax-public-names.json) exists in pyjax, unless the
+tables below list it with the reason. Prints the counts per module."""
 import json
 
 import pytest
@@ -15,20 +14,36 @@ from repo_paths import DATA_DIR
 # JAX 0.10.2's public names, recorded once into the repository (tests read nothing outside).
 _NAMES = DATA_DIR / "jax-public-names.json"
 
-FLOORS = {"jax.numpy": 414, "jax.numpy.linalg": 31, "jax.numpy.fft": 18, "jax.lax": 344,
-          "jax": 77, "jax.debug": 6, "jax.nn": 32, "jax.random": 48,
-          "jax.scipy.special": 53, "jax.tree_util": 36}
 MODULES = {"jax.numpy": jnp, "jax.numpy.linalg": jnp.linalg, "jax.numpy.fft": jnp.fft,
            "jax.lax": pyjax.lax, "jax": pyjax, "jax.debug": pyjax.debug, "jax.nn": pyjax.nn,
-           "jax.random": pyjax.random, "jax.scipy.special": pyjax.scipy.special,
-           "jax.tree_util": pyjax.tree_util}
+           "jax.nn.initializers": pyjax.nn.initializers, "jax.random": pyjax.random,
+           "jax.scipy.special": pyjax.scipy.special, "jax.tree_util": pyjax.tree_util}
+
+# Names JAX deprecates in 0.10.2 (warn on access) that pyjax leaves out: none today.
+EXCLUDED: dict[tuple[str, str], str] = {}
+
+# Public names still missing, with why: each is work to do, not a decision. JAX's XLA
+# tokens (an abstract token type through tracing, lowering and execution) are not in
+# pyjax yet; psend/precv need them (and JAX runs them on GPU only).
+MISSING: dict[tuple[str, str], str] = {
+    ("jax.lax", "create_token"): "needs XLA tokens",
+    ("jax.lax", "create_token_p"): "needs XLA tokens",
+    ("jax.lax", "after_all"): "needs XLA tokens",
+    ("jax.lax", "after_all_p"): "needs XLA tokens",
+    ("jax.lax", "psend"): "needs XLA tokens (JAX: GPU only)",
+    ("jax.lax", "precv"): "needs XLA tokens (JAX: GPU only)",
+}
 
 
 def _names():
     return json.loads(_NAMES.read_text())
 
 
-@pytest.mark.parametrize("module", sorted(FLOORS))
+def test_every_module_of_the_names_file_is_checked():
+    assert set(_names()) == set(MODULES)
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
 def test_public_names_coverage(module, capsys):
     names = _names()[module]
     present = [n for n in names if hasattr(MODULES[module], n)]
@@ -36,9 +51,10 @@ def test_public_names_coverage(module, capsys):
     with capsys.disabled():
         print(f"\n{module}: {len(present)} of {len(names)} names"
               + (f"; missing: {', '.join(missing)}" if missing else ""))
-    assert len(present) >= FLOORS[module], (
-        f"{module} coverage fell to {len(present)} (floor {FLOORS[module]}); missing: "
-        f"{missing}")
+    unexplained = [n for n in missing if (module, n) not in EXCLUDED | MISSING]
+    assert not unexplained, f"{module} lacks JAX's public names {unexplained}"
+    stale = [n for (m, n) in EXCLUDED | MISSING if m == module and n in present]
+    assert not stale, f"{module}: {stale} exist now; remove them from the tables"
 
 
 def test_names_are_callables_or_types_not_placeholders():

@@ -123,6 +123,7 @@ class Compiled:
                     f"compiled: argument {i} is {a.str_short()}, expected {e.str_short()}. "
                     "Lower and compile again for the new types (or just call the jitted "
                     "function).")
+        dispatch.check_execution_allowed(self._lowered._name)
         arrays = [x if type(x) is Array else numpy_backend._wrap(
             numpy_backend.host_value(x, e), e) for x, e in zip(leaves, expected)]
         plan = self._lowered._plan

@@ -3,6 +3,7 @@ value_and_grad, jacfwd, jacrev, hessian, linear_transpose. Built on interpreters
 trace, linearize by partial evaluation, transposition); imports api siblings and below."""
 from __future__ import annotations
 
+import dataclasses
 import functools
 import operator
 
@@ -229,6 +230,52 @@ class _Pullback:
         cts_in = self.linear.vjp(cts)
         leaves = [_match_weak_type(_instantiate(c), a) for c, a in zip(cts_in, self.in_avals)]
         return tree_util.tree_unflatten(self.in_tree, leaves)
+
+    def with_refs(self, *maybe_ct_refs):
+        """This pullback with a choice per primal leaf (a pytree like the primals): its
+        cotangent returned (jax.ad.GradValue()), not wanted (jax.ad.DontWant(): the
+        result holds jax.ad.DidntWant()), or added into a jax.Ref given in its place (the
+        result holds jax.ad.GradRef())."""
+        targets, tree = tree_util.tree_flatten(maybe_ct_refs)
+        if tree != self.in_tree:
+            raise ValueError(f"vjp with_refs: expected one entry per primal leaf, in the "
+                             f"structure {self.in_tree}, got {tree}.")
+
+        def pullback(ct):
+            grads = tree_util.tree_leaves(self(ct))
+            out = []
+            for target, grad in zip(targets, grads):
+                if isinstance(target, GradValue):
+                    out.append(grad)
+                elif isinstance(target, DontWant):
+                    out.append(DidntWant())
+                else:   # a mutable reference: the cotangent accumulates into it
+                    target[...] = target[...] + grad
+                    out.append(GradRef())
+            return tree_util.tree_unflatten(self.in_tree, out)
+        return pullback
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class GradValue:
+    """vjp with_refs: return this primal's cotangent (the default)."""
+
+
+@tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True, slots=True)
+class GradRef:
+    """In with_refs' result: this cotangent was added into the Ref given for it."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class DontWant:
+    """vjp with_refs: this primal's cotangent is not wanted."""
+
+
+@tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True, slots=True)
+class DidntWant:
+    """In with_refs' result: the cotangent asked for with DontWant()."""
 
 
 def _flatten_pullback(pullback):

@@ -10,9 +10,9 @@ from pyjax._src import sharding as sharding_mod
 from pyjax._src import tree_util
 from pyjax._src.array import Array
 from pyjax._src.backends import devices as devices_mod
-from pyjax._src.core.avals import get_aval
+from pyjax._src.core.avals import MemorySpace, get_aval
 from pyjax._src.core.trace import Tracer
-from pyjax._src.lax import sharding_constraint
+from pyjax._src.lax import sharding_constraint, transfers
 
 
 def devices(backend=None):
@@ -69,9 +69,10 @@ def _as_device(device):
                      "one of jax.devices().")
 
 
-def _put_leaf(x, device):
-    if isinstance(x, Tracer):
-        return x
+def _put_leaf(x, device, src=None, semantics=transfers.ArrayCopySemantics.REUSE_INPUT):
+    if isinstance(x, Tracer):   # recorded in the traced program, as JAX does
+        return transfers.device_put_p.bind(x, devices=(device,), srcs=(src,),
+                                           copy_semantics=(semantics,))[0]
     xla = devices_mod.xla_backend()
     if type(x) is Array:
         if device is None or (x.committed and x._device is device):
@@ -141,12 +142,20 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
     where they are and other values go uncommitted to the default device."""
     if isinstance(device, sharding_mod.PartitionSpec):
         device = sharding_mod.canonical_sharding(device, "device_put")
+    if isinstance(device, MemorySpace):
+        if device is not MemorySpace.Device:
+            raise NotImplementedError(
+                f"device_put to {device!r}: pyjax keeps every array in device memory "
+                "(no host memory kinds such as pinned_host); use MemorySpace.Device or "
+                "jax.device_get for a host copy.")
+        device = None    # device memory of the device each array is on
     if device is None or hasattr(device, "platform") or isinstance(
             device, sharding_mod.Sharding):
         if isinstance(device, sharding_mod.NamedSharding):
             return tree_util.tree_map(lambda leaf: _put_sharded_leaf(leaf, device), x)
         device = _as_device(device)
-        return tree_util.tree_map(lambda leaf: _put_leaf(leaf, device), x)
+        semantics = transfers.copy_semantics(donate, may_alias)
+        return tree_util.tree_map(lambda leaf: _put_leaf(leaf, device, src, semantics), x)
     leaves, treedef = tree_util.tree_flatten(x)
     targets = tree_util.prefix_broadcast(device, treedef, "device_put device")
     return tree_util.tree_unflatten(treedef, [_put_one(leaf, target)

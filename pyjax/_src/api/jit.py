@@ -413,6 +413,7 @@ class JitCache:
                               + (donated or (False,) * len(leaves)),
                               inline=self.inline, keep_unused=self.keep_unused)
             return tree_util.tree_unflatten(entry.out_tree, outs)
+        dispatch.check_execution_allowed(self.debug_name)
         if self.partitioned(entry.closed_jaxpr, leaves):   # one SPMD program; no fast call
             arrays = [x if type(x) is Array else dispatch.host_to_array(x, a)
                       for x, a in zip(leaves, entry.in_avals)]

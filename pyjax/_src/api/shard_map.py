@@ -379,6 +379,62 @@ def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=froz
     return wrapped
 
 
+# --- smap: shard_map over one mesh axis ----------------------------------------------------
+
+class _InferFromArgs:
+    """smap's default in_axes: infer them from the arguments' shardings."""
+
+    def __repr__(self):
+        return "jax.sharding.Infer"
+
+
+Infer = _InferFromArgs()
+
+
+def smap(f=None, /, *, in_axes=Infer, out_axes, axis_name):
+    """shard_map over the one mesh axis `axis_name` of the context mesh (jax.set_mesh),
+    with vmap-style axes: in_axes/out_axes say which array dimension is split over that
+    axis (None: not split; the value is the same on every device)."""
+    if isinstance(axis_name, (list, tuple)):
+        raise TypeError(f"smap axis_name should be a `str` or a `Hashable`, but got "
+                        f"{axis_name}")
+    if in_axes is not None and in_axes is not Infer and not isinstance(in_axes, (int, tuple)):
+        raise TypeError("smap in_axes must be an int, None, jax.sharding.Infer, or a tuple "
+                        "of entries corresponding to the positional arguments passed to "
+                        f"the function, but got {in_axes}.")
+    is_axis = lambda a: a is None or isinstance(a, int)   # noqa: E731
+    if in_axes is not Infer and not all(isinstance(a, int) for a in tree_util.tree_leaves(
+            in_axes)):
+        raise TypeError("smap in_axes must be an int, None, jax.sharding.Infer, or (nested) "
+                        f"container with those types as leaves, but got {in_axes}.")
+    if not all(isinstance(a, int) for a in tree_util.tree_leaves(out_axes)):
+        raise TypeError("smap out_axes must be an int, None, or (nested) container with "
+                        f"those types as leaves, but got {out_axes}.")
+    if f is None:
+        return lambda g: smap(g, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name)
+
+    def spec(axis):
+        return PartitionSpec() if axis is None else PartitionSpec(*[None] * axis, axis_name)
+
+    def wrapped(*args):
+        mesh = sharding_mod.current_mesh()
+        if mesh is None:
+            raise ValueError("The context mesh cannot be empty. Use `jax.set_mesh(mesh)` to "
+                             "enter into a mesh context")
+        if in_axes is Infer:
+            raise TypeError(f"in_axes was not specified when axis_name={axis_name!r}: "
+                            "pyjax does not infer smap's in_axes from the arguments' "
+                            "shardings; give in_axes.")
+        in_specs = tree_util.tree_map(spec, in_axes, is_leaf=is_axis)
+        out_specs = tree_util.tree_map(spec, out_axes, is_leaf=is_axis)
+        return shard_map(f, mesh=mesh, in_specs=in_specs, out_specs=out_specs,
+                         axis_names=frozenset({axis_name}))(*args)
+
+    wrapped.__name__ = getattr(f, "__name__", "smap")
+    wrapped.__wrapped__ = f
+    return wrapped
+
+
 # --- which values vary between devices ----------------------------------------------------
 
 def _varying_axes(jaxpr, in_axes, mesh):

@@ -122,6 +122,23 @@ class _DefaultDevice(threading.local):
 default_device_state = _DefaultDevice()
 
 
+def _set_global_default_device(device):
+    """jax_default_device: the default device of every thread not inside a
+    `default_device(...)` block (a Device, a platform name such as 'cpu', or None)."""
+    if isinstance(device, str):
+        device = devices(device)[0]
+    elif device is not None and not hasattr(device, "platform"):
+        raise TypeError(f"jax_default_device expects a Device, a platform name or None, "
+                        f"got {device!r}")
+    _DefaultDevice.override = device
+
+
+config.config.define(
+    "jax_default_device", None, str,
+    "The device uncommitted arrays and computations go to (a Device or a platform name; "
+    "None: the first device).", on_change=_set_global_default_device)
+
+
 class _OpenBlocks:
     """How many `default_device` blocks are open, in all threads: a new Array reads its
     thread's override only while one is (a thread-local read would slow every Array)."""
@@ -148,18 +165,25 @@ def default_device():
     return local_devices()[0]
 
 
+_FOLLOW_GLOBAL = object()
+
+
 @contextlib.contextmanager
 def default_device_context(device):
     """Within the block, uncommitted arrays and computations go to `device`."""
     if device is not None and not hasattr(device, "platform"):
         raise TypeError(f"default_device expects a Device or None, got {device!r}")
-    saved = default_device_state.override
+    # The thread's own setting, if any: without one it follows jax_default_device.
+    saved = vars(default_device_state).get("override", _FOLLOW_GLOBAL)
     default_device_state.override = device
     default_device_blocks.add(1)
     try:
         yield device
     finally:
-        default_device_state.override = saved
+        if saved is _FOLLOW_GLOBAL:
+            del default_device_state.override
+        else:
+            default_device_state.override = saved
         default_device_blocks.add(-1)
 
 

@@ -189,6 +189,13 @@ def executable_for(closed, donated_invars=(), device=None) -> ExecutableEntry:
     return entry
 
 
+def check_execution_allowed(name):
+    """jax_no_execution: compiled programs may be traced, lowered and compiled, not run."""
+    if config.no_execution.value:
+        raise RuntimeError(f"JAX tried to execute function {name}, but the no_execution "
+                           "config option is set")
+
+
 def run_closed_jaxpr(closed, args, donated_invars=(), device=None, where=None):
     """Runs `closed` on Arrays where the data is: on the device the committed arguments
     share (or `device`), else on the default device. Results are committed when an
@@ -441,6 +448,8 @@ def run_sharded(closed, args, donated_invars=(), in_shardings=None, out_sharding
     out as XLA expects them, results come back sharded as XLA (or out_shardings) chose."""
     plan = sharding_plan(closed, args, in_shardings, out_shardings, where)
     xla = devices_mod.xla_backend()
+    if devices_mod.process_count() > 1:
+        config.check_thread_guard(where or "a sharded computation")
     if plan is None:
         return run_closed_jaxpr(closed, args, donated_invars, where=where)
     if xla is None:   # the NumPy executor has one device: shardings change nothing

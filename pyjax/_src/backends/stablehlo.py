@@ -64,7 +64,9 @@ _ELEMENT_TYPES = {
 }
 for _name, _mlir in (("float8_e4m3fn", "f8E4M3FN"), ("float8_e5m2", "f8E5M2"),
                      ("float8_e4m3fnuz", "f8E4M3FNUZ"), ("float8_e5m2fnuz", "f8E5M2FNUZ"),
-                     ("float8_e4m3b11fnuz", "f8E4M3B11FNUZ")):
+                     ("float8_e4m3b11fnuz", "f8E4M3B11FNUZ"), ("float8_e4m3", "f8E4M3"),
+                     ("float8_e3m4", "f8E3M4"), ("float8_e8m0fnu", "f8E8M0FNU"),
+                     ("float4_e2m1fn", "f4E2M1FN")):
     if hasattr(ml_dtypes, _name):
         _ELEMENT_TYPES[np.dtype(getattr(ml_dtypes, _name))] = _mlir
 
@@ -380,12 +382,16 @@ class FunctionContext:
             return self.compare(x, self.full(0, (), x.aval.dtype), "NE")
         return self.unary("stablehlo.convert", x, dtype)
 
-    def compare(self, x, y, direction):
+    def compare(self, x, y, direction, total_order=False):
+        """x <direction> y; total_order orders floats as IEEE totalOrder does (-0 < +0,
+        NaNs by sign and payload) instead of by value."""
         shape = x.aval.shape if x.aval.ndim >= y.aval.ndim else y.aval.shape
         x, y = self.broadcast(x, shape), self.broadcast(y, shape)
+        kind = comparison_type(x.aval.dtype)
+        if total_order and kind == "FLOAT":
+            kind = "TOTALORDER"
         attrs = {"comparison_direction": f"#stablehlo<comparison_direction {direction}>",
-                 "compare_type": f"#stablehlo<comparison_type "
-                                 f"{comparison_type(x.aval.dtype)}>"}
+                 "compare_type": f"#stablehlo<comparison_type {kind}>"}
         return self.op("stablehlo.compare", [x, y], ShapedArray(shape, np.bool_), attrs)
 
     def select(self, pred, on_true, on_false):
@@ -643,15 +649,15 @@ def elementwise_lowering(op_name):
     return lower
 
 
-def compare_lowering(direction):
+def compare_lowering(direction, total_order=False):
     """stablehlo.compare; complex orderings compare (real, imag) lexicographically."""
     def lower(ctx, x, y):
         shape = ctx.avals_out[0].shape    # size-1 dims of either operand stretch
         x, y = ctx.broadcast(x, shape), ctx.broadcast(y, shape)
         if dtypes.is_complex(x.aval.dtype) and direction not in ("EQ", "NE"):
             return complex_order(ctx, x, y, direction)
-        return ctx.compare(x, y, direction)
-    lower.__name__ = f"lower_compare_{direction.lower()}"
+        return ctx.compare(x, y, direction, total_order)
+    lower.__name__ = f"lower_compare_{direction.lower()}{'_to' if total_order else ''}"
     return lower
 
 

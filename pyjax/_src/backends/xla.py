@@ -18,6 +18,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")   # XLA's start-up log lines
 import jaxlib  # noqa: E402
 import jaxlib.xla_client as xc  # noqa: E402
 from jaxlib import _jax  # noqa: E402
+from jaxlib import _profiler  # noqa: E402
 
 from pyjax._src import array as array_mod  # noqa: E402
 from pyjax._src import config, errors, tree_util  # noqa: E402
@@ -522,7 +523,8 @@ def compile(lowered, devices, name="main", num_replicas=1, num_partitions=None):
     if exe is None:
         start = time.perf_counter()
         try:
-            exe = client().compile_and_load(lowered.text, device_list, options)
+            with TraceMe(f"pyjax compile jit({name})"):   # named in profiler traces
+                exe = client().compile_and_load(lowered.text, device_list, options)
         except _jax.JaxRuntimeError as err:
             raise _compile_error(err, lowered, name) from None
         seconds = time.perf_counter() - start
@@ -936,3 +938,39 @@ class ShardedExecutable:
 
     def as_text(self):
         return self.loaded.hlo_modules()[0].to_string()
+
+
+# --- profiling (jax.profiler) -------------------------------------------------------------
+# jaxlib's profiler records XLA's own events (compiles, executions, transfers), the
+# Python tracer's and TraceMe annotations; a session exports them as XSpace
+# (<host>.xplane.pb) and Chrome trace-event JSON (<host>.trace.json.gz), the files
+# TensorBoard's profile plugin and Perfetto read.
+
+ProfileOptions = _profiler.ProfileOptions
+TraceMe = _profiler.TraceMe
+
+
+def start_profiler_session(options):
+    client()   # the backend exists before the session, so its tracers are included
+    return _profiler.ProfilerSession(options)
+
+
+def set_profiler_metadata(key, value):
+    _profiler.set_metadata(key, value)
+
+
+def clear_profiler_metadata():
+    _profiler.clear_metadata()
+
+
+def start_profiler_server(port):
+    return _profiler.start_server(port)
+
+
+def register_profiler_subprocess(pid, port):
+    return _profiler.register_subprocess(pid, port)
+
+
+def heap_profile():
+    """The client's live buffers and executables as a pprof protocol buffer."""
+    return client().heap_profile()

@@ -2,6 +2,8 @@
 get_aval maps any valid JAX value to it. Imports level 0 only."""
 from __future__ import annotations
 
+import enum
+
 import numpy as np
 
 from pyjax._src import dtypes
@@ -120,3 +122,16 @@ def to_numpy(x, aval=None):
         return value
     aval = aval or get_aval(x)
     return np.asarray(x, dtype=aval.dtype)
+
+
+class MemorySpace(enum.Enum):
+    """Where an array's buffer lives (jax.memory.Space): device memory, host memory, or
+    any. pyjax keeps every array in device memory."""
+    Device = enum.auto()
+    Host = enum.auto()
+    Any = enum.auto()
+
+    def __repr__(self):
+        return f"MemorySpace.{self.name}"
+
+    __hash__ = object.__hash__

@@ -500,6 +500,29 @@ le_p = binary_op("le", np.less_equal, ANY, jvp=zero_jvp, hlo="LE", result_dtype=
 gt_p = binary_op("gt", np.greater, ANY, jvp=zero_jvp, hlo="GT", result_dtype=_to_bool)
 ge_p = binary_op("ge", np.greater_equal, ANY, jvp=zero_jvp, hlo="GE", result_dtype=_to_bool)
 
+
+def _total_order_key(x):
+    """Integers ordered as IEEE totalOrder orders the floats x (-NaN < -inf < ... < -0 <
+    +0 < ... < +inf < +NaN); integer and bool operands are their own keys."""
+    if not dtypes.is_float(x.dtype):
+        return x
+    signed = x.view(np.dtype(f"i{x.dtype.itemsize}"))
+    magnitude_bits = np.iinfo(signed.dtype).max
+    return signed ^ ((signed >> (8 * x.dtype.itemsize - 1)) & magnitude_bits)
+
+
+def _total_order_comparison(name, compare, direction, accepted):
+    """JAX's eq_to/le_to/lt_to: comparisons under the total order (stablehlo TOTALORDER)."""
+    return binary_op(name, lambda x, y: compare(_total_order_key(x), _total_order_key(y)),
+                     accepted, jvp=zero_jvp, hlo=None, result_dtype=_to_bool,
+                     lower=stablehlo.compare_lowering(direction, total_order=True))
+
+
+_ORDERED = (FLOAT, BOOL) + INT
+eq_to_p = _total_order_comparison("eq_to", np.equal, "EQ", _ORDERED)
+le_to_p = _total_order_comparison("le_to", np.less_equal, "LE", _ORDERED)
+lt_to_p = _total_order_comparison("lt_to", np.less, "LT", _ORDERED)
+
 _BITS = INT + (BOOL,)
 not_p = unary_op("not", np.invert, _BITS, jvp=zero_jvp, hlo="stablehlo.not")
 and_p = binary_op("and", np.bitwise_and, _BITS, jvp=zero_jvp, hlo="stablehlo.and")

@@ -326,3 +326,25 @@ def axis_index(axis_name):
 
 
 collective_primitives = (psum_p, pmax_p, pmin_p, all_gather_p, axis_index_p)
+
+
+_PCAST_TARGETS = ("varying", "reduced", "unreduced")
+
+
+def pcast(x, axis_name, *, to: str):
+    """Casts x (a pytree) to vary along the manual axes `axis_name` (to="varying"), as
+    shard_map's typing of varying values asks. The values are unchanged: pyjax does not
+    type which manual axes a value varies along, so the cast only checks that the axes
+    are bound. "reduced"/"unreduced" (sharding-in-types casts) are not supported."""
+    if isinstance(axis_name, (set, frozenset)):
+        raise TypeError(f"axis_name={axis_name!r} must be a tuple or a str. Got {axis_name}")
+    if not axis_name:
+        return x
+    if to not in _PCAST_TARGETS:
+        raise ValueError("Got unexpected `to` value. Allowed `to` values are: "
+                         f"{set(_PCAST_TARGETS)}")
+    _names(axis_name)
+    if to != "varying":
+        raise NotImplementedError(f"lax.pcast(to={to!r}): pyjax does not type reduced or "
+                                  "unreduced values (sharding in types).")
+    return x

@@ -1,5 +1,6 @@
 """lax operations about the program more than the values: optimization_barrier
-(optimization_barrier_p, XLA's barrier against moving work across it), platform_dependent
+(optimization_barrier_p, XLA's barrier against moving work across it), stage (lifts a
+value into the active trace), dce_sink (keeps a value's computation), platform_dependent
 (the branch for the platform the code runs on), composite (a named decomposition),
 shape_as_value and dtype. Imports core, interpreters, backends and the lax families."""
 from __future__ import annotations
@@ -10,13 +11,14 @@ import operator
 import numpy as np
 
 from pyjax._src import dtypes, tree_util
-from pyjax._src.array import Array
+from pyjax._src.array import Array, as_array
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.core.avals import get_aval
-from pyjax._src.core.trace import define_primitive
-from pyjax._src.interpreters import ad
+from pyjax._src.core.trace import Trace, current_trace, define_primitive
+from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters.ad import Zero
 from pyjax._src.lax import builders as b
+from pyjax._src.lax.callbacks import Effect
 
 
 # --- optimization_barrier -----------------------------------------------------------------
@@ -55,6 +57,53 @@ def optimization_barrier(operand):
     across this point (e.g. to stop rematerialized work from being merged back)."""
     leaves, tree = tree_util.tree_flatten(operand)
     return tree_util.tree_unflatten(tree, optimization_barrier_p.bind(*leaves))
+
+
+# --- stage ---------------------------------------------------------------------------------
+
+stage_p = define_primitive(
+    "stage", impl=np.asarray, abstract_eval=lambda x: x, jvp=ad.linear_jvp,
+    transpose=lambda ct, x: [ct], batch=batching.same_shape_rule,
+    lower=lambda ctx, x: x,
+    samples=lambda: [b.Sample([b.random_values((2, 3), np.float32)]),
+                     b.Sample([np.arange(4, dtype=np.int32)])])
+
+
+def stage(x, /):
+    """Lifts x (a Python scalar, NumPy array or Array) into the active trace: logically
+    the identity. Outside any trace it returns an Array; inside one, a value of that
+    trace with no equation recorded (a constant stays a literal of the jaxpr)."""
+    trace = current_trace()
+    if trace is Trace.root:
+        return stage_p.bind(as_array(x))
+    return trace.own_or_lift(as_array(x))
+
+
+# --- dce_sink ---------------------------------------------------------------------------
+
+class NoDCEEffect(Effect):
+    """Marks an equation that dead-code elimination must keep."""
+    name = "NoDCE"
+
+
+no_dce_effect = NoDCEEffect()
+dce_sink_p = define_primitive(
+    "dce_sink", multiple_results=True, impl=lambda x, **_: [],
+    abstract_eval=lambda x, **_: [], effects=lambda **_: frozenset({no_dce_effect}),
+    jvp=lambda primals, tangents, **params: (dce_sink_p.bind(*primals, **params), []),
+    transpose=lambda cts, x, **_: [None], is_linear=True,
+    batch=lambda args, dims, **params: (dce_sink_p.bind(*args, **params), []),
+    lower=lambda ctx, x, **_: [],
+    samples=lambda: [b.Sample([b.random_values((2, 3), np.float32)],
+                              {"prevent_mlir_dce": False})])
+
+
+def dce_sink(val, *, prevent_mlir_dce: bool = False):
+    """Marks every leaf of val as used, so jaxpr dead-code elimination keeps the
+    computation that produces it. Returns nothing. (XLA may still remove it: pyjax
+    lowers no side-effecting custom call for prevent_mlir_dce=True.)"""
+    for leaf in tree_util.tree_leaves(val):
+        dce_sink_p.bind(leaf, prevent_mlir_dce=bool(prevent_mlir_dce))
 
 
 # --- platform_dependent ---------------------------------------------------------------------
@@ -137,5 +186,6 @@ def dtype(x, *, canonicalize=False):
     return dtypes.canonicalize_dtype(found) if canonicalize else found
 
 
-__all__ = ["optimization_barrier_p", "optimization_barrier", "platform_dependent",
+__all__ = ["optimization_barrier_p", "optimization_barrier", "stage_p", "stage", "dce_sink_p",
+           "dce_sink", "platform_dependent",
            "composite", "shape_as_value", "dtype"]

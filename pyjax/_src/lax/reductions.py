@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from pyjax._src import dtypes
+from pyjax._src import config, dtypes
 from pyjax._src.backends import stablehlo as hlo
 from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.trace import RuleFactory, define_primitive
@@ -36,13 +36,19 @@ def _check_axes(name, x, axes):
         raise TypeError(f"{name}: axes {axes} are invalid for an operand of shape {x.shape}")
 
 
-def _reduction(name, np_fn, accepted, *, jvp, transpose=None, identity_hlo):
+def _reduction(name, np_fn, accepted, *, jvp, transpose=None, identity_hlo, check=None):
+    """`check(x, axes)` refuses operands (given avals when tracing, arrays when eager:
+    eager abstract evaluations are memoised, so a check reading config runs in impl too)."""
     def abstract_eval(x, axes):
         _check_axes(name, x, axes)
         b.check_dtype(name, x.dtype, accepted)
+        if check is not None:
+            check(x, axes)
         return ShapedArray(_reduced_shape(x.shape, axes), x.dtype, x.weak_type)
 
     def impl(x, axes):
+        if check is not None:
+            check(x, axes)
         return np.asarray(np_fn(x, axis=axes)).astype(x.dtype, copy=False)
 
     def samples():
@@ -197,8 +203,19 @@ def _sum_windows(x, axes):
     return _sequential_sum(padded.reshape(split), window_axes)
 
 
+def _check_f16_sum(x, axes):
+    """jax_allow_f16_reductions=False refuses half-precision sums (that lose precision)."""
+    if (not config.allow_f16_reductions.value
+            and x.dtype in (np.float16, dtypes.bfloat16)
+            and not all(x.shape[a] == 1 for a in axes)):
+        operand = ShapedArray(x.shape, x.dtype).str_short()
+        raise ValueError(f"reduce_sum on operand {operand} is not allowed when "
+                         "jax_allow_f16_reductions=False.")
+
+
 reduce_sum_p = _reduction("reduce_sum", _xla_order_sum, NUMBER, jvp=linear_jvp,
-                          transpose=_reduce_sum_transpose, identity_hlo="stablehlo.add")
+                          transpose=_reduce_sum_transpose, identity_hlo="stablehlo.add",
+                          check=_check_f16_sum)
 def _extreme(np_fn, lowest):
     """max/min whose empty reductions give the identity (-inf/+inf, the dtype's limit),
     as XLA's do, where NumPy raises."""

@@ -1,6 +1,6 @@
-"""Reshaping ops built on the structural family: split (split_p) and tile (tile_p) with
-all their rules, and the lax
-functions JAX builds from structural primitives: stack, unstack, collapse, full_like,
+"""Reshaping ops built on the structural family: split, tile, stack and unstack (their
+primitives with all their rules), and the lax functions JAX builds from structural
+primitives: broadcast_like, collapse, full_like,
 broadcast_to_rank, broadcast_shapes, empty, index_take. Imports core, interpreters,
 backends.stablehlo and the lax families."""
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pyjax._src import dtypes
 from pyjax._src.backends import stablehlo as hlo
 from pyjax._src.core.avals import get_aval
 from pyjax._src.core.trace import define_primitive
-from pyjax._src.interpreters import ad
+from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters.ad import Zero
 from pyjax._src.lax import builders as b
 from pyjax._src.lax import elementwise as ew
@@ -135,19 +135,94 @@ def tile(operand, reps):
     return tile_p.bind(operand, reps=tuple(operator.index(r) for r in reps))
 
 
-# --- compositions -------------------------------------------------------------------------
+# --- stack and unstack -------------------------------------------------------------------
+
+def _stack_abstract_eval(*xs, axis):
+    if not xs:
+        raise ValueError("lax.stack requires at least one operand.")
+    if len({x.shape for x in xs}) != 1:
+        raise ValueError("lax.stack: all input arrays must have the same shape, got "
+                         f"{', '.join(str(x.shape) for x in xs)}.")
+    b.same_dtypes("stack", xs)
+    shape = xs[0].shape
+    return xs[0].update(shape=shape[:axis] + (len(xs),) + shape[axis:],
+                        weak_type=all(x.weak_type for x in xs))
+
+
+def _stack_transpose(ct, *xs, axis):
+    pieces = unstack_p.bind(ad.instantiate_zeros(ct), axis=axis)
+    return [p if ad.is_undefined_primal(x) else None for p, x in zip(pieces, xs)]
+
+
+def _stack_batch(args, dims, *, axis):
+    size = batching.axis_size_of(args, dims)
+    xs = [batching.bdim_at_front(x, d, size) for x, d in zip(args, dims)]
+    return stack_p.bind(*xs, axis=axis + 1), 0
+
+
+def _stack_lower(ctx, *xs, axis):
+    out = ctx.avals_out[0]
+    piece = out.shape[:axis] + (1,) + out.shape[axis + 1:]
+    return ctx.concatenate([ctx.reshape(x, piece) for x in xs], axis)
+
+
+stack_p = define_primitive(
+    "stack", impl=lambda *xs, axis: np.stack(xs, axis), abstract_eval=_stack_abstract_eval,
+    jvp=ad.linear_jvp, transpose=_stack_transpose, batch=_stack_batch, lower=_stack_lower,
+    samples=lambda: [
+        b.Sample([b.random_values((2, 3), np.float32, seed=i) for i in range(3)],
+                 {"axis": 1}),
+        b.Sample([b.random_values((4,), np.int32, seed=i) for i in range(2)], {"axis": 0})])
+
+
+def _unstack_abstract_eval(x, *, axis):
+    if not 0 <= axis < x.ndim:
+        raise ValueError(f"lax.unstack: axis {axis} is out of bounds for an operand of "
+                         f"rank {x.ndim}.")
+    return [x.update(shape=x.shape[:axis] + x.shape[axis + 1:])] * x.shape[axis]
+
+
+def _unstack_jvp(primals, tangents, *, axis):
+    (x,), (t,) = primals, tangents
+    outs = unstack_p.bind(x, axis=axis)
+    if type(t) is Zero:
+        return outs, [Zero(ad.tangent_aval(get_aval(o))) for o in outs]
+    return outs, unstack_p.bind(t, axis=axis)
+
+
+def _unstack_transpose(cts, x, *, axis):
+    if not cts:
+        return [st.zeros_like_aval(x.aval)]
+    return [stack_p.bind(*map(ad.instantiate_zeros, cts), axis=axis)]
+
+
+def _unstack_batch(args, dims, *, axis):
+    (x,), (d,) = args, dims
+    outs = unstack_p.bind(x, axis=axis + (d <= axis))
+    return outs, [d - (d > axis)] * len(outs)
+
+
+def _unstack_lower(ctx, x, *, axis):
+    shape = ctx.avals_out[0].shape if ctx.avals_out else ()
+    return [ctx.reshape(ctx.slice_in_dim(x, i, i + 1, axis), shape)
+            for i in range(x.aval.shape[axis])]
+
+
+unstack_p = define_primitive(
+    "unstack", multiple_results=True, impl=lambda x, *, axis: list(np.moveaxis(x, axis, 0)),
+    abstract_eval=_unstack_abstract_eval, jvp=_unstack_jvp, transpose=_unstack_transpose,
+    batch=_unstack_batch, lower=_unstack_lower, is_linear=True,
+    samples=lambda: [b.Sample([b.random_values((3, 2), np.float32)], {"axis": 0}),
+                     b.Sample([b.random_values((2, 3, 2), np.int32)], {"axis": 1})])
+
 
 def stack(operands, axis=0):
-    """Joins arrays of one shape along a new dimension `axis`."""
+    """Joins arrays of one shape and dtype along a new dimension `axis`."""
     operands = list(operands)
     if not operands:
         raise ValueError("lax.stack requires at least one operand.")
-    shapes = {get_aval(x).shape for x in operands}
-    if len(shapes) != 1:
-        raise ValueError(f"lax.stack: all operands must have the same shape, got "
-                         f"{[get_aval(x).shape for x in operands]}.")
-    axis = canonicalize_axis(axis, len(shapes.pop()) + 1)
-    return st.concatenate([st.expand_dims(x, (axis,)) for x in operands], axis)
+    axis = canonicalize_axis(axis, get_aval(operands[0]).ndim + 1)
+    return stack_p.bind(*operands, axis=axis)
 
 
 def unstack(x, axis=0):
@@ -155,9 +230,20 @@ def unstack(x, axis=0):
     aval = get_aval(x)
     if aval.ndim == 0:
         raise ValueError("lax.unstack requires an operand of rank >= 1.")
-    axis = canonicalize_axis(axis, aval.ndim)
-    pieces = split(x, (1,) * aval.shape[axis], axis)
-    return tuple(st.squeeze(p, (axis,)) for p in pieces)
+    return tuple(unstack_p.bind(x, axis=canonicalize_axis(axis, aval.ndim)))
+
+
+def broadcast_like(arr, like_arr):
+    """arr broadcast (NumPy-style, trailing dimensions aligned) to the shape of like_arr."""
+    aval, like = get_aval(arr), get_aval(like_arr)
+    shape, like_shape = aval.shape, like.shape
+    if len(shape) > len(like_shape) or any(
+            d not in (1, n) for d, n in zip(shape[::-1], like_shape[::-1])):
+        typ = lambda a: f"{a.dtype.name}[{','.join(map(str, a.shape))}]"  # noqa: E731
+        raise ValueError(f"Incompatible types for broadcasting: input type={typ(aval)} and "
+                         f"requested type={typ(like.update(dtype=aval.dtype))}")
+    lead = len(like_shape) - len(shape)
+    return st.broadcast_in_dim(arr, like_shape, tuple(range(lead, len(like_shape))))
 
 
 def collapse(operand, start_dimension, stop_dimension=None):
@@ -239,5 +325,6 @@ def index_take(src, idxs, axes):
     return indexing.gather(src, indices, dnums, slice_sizes)
 
 
-__all__ = ["split_p", "split", "tile_p", "tile", "stack", "unstack", "collapse", "full_like",
+__all__ = ["split_p", "split", "tile_p", "tile", "stack_p", "stack", "unstack_p", "unstack",
+           "broadcast_like", "collapse", "full_like",
            "broadcast_to_rank", "broadcast_shapes", "empty", "index_take"]

@@ -1,8 +1,10 @@
 """Sorting: sort (several operands ordered by the first num_keys, lexicographically, NaNs
 last) and top_k, with their rules, and the lax wrappers sort, sort_key_val, top_k and
-approx_max_k/approx_min_k. Imports core, interpreters, backends.stablehlo and lax families."""
+approx_max_k/approx_min_k (approx_top_k_p). Imports core, interpreters, backends.stablehlo
+and lax families."""
 from __future__ import annotations
 
+import math
 import operator
 
 import numpy as np
@@ -288,35 +290,141 @@ def top_k(operand, k):
     return values, indices
 
 
+# --- approx_top_k -------------------------------------------------------------------------
+
+def _approx_output_size(n, rank, k, recall_target, aggregate_to_topk, input_size_override):
+    """XLA's ApproxTopKReductionOutputSize: how many candidates along the reduced
+    dimension the approximate (TPU) algorithm keeps; pyjax returns that many of the
+    best, in order."""
+    if aggregate_to_topk:
+        return k
+    tiling = 1024 if rank == 1 else 128
+    if n <= tiling or recall_target >= 1.0:
+        return n
+    logical = input_size_override if input_size_override >= 0 else n
+    windows = min(max(int((1.0 - k) / math.log(recall_target)), tiling), logical)
+    log2_reduction = (logical // windows).bit_length() - 1
+    if log2_reduction <= 0:
+        return n
+    log2_reduction = min(log2_reduction, (-(-n // tiling) - 1).bit_length())
+    block = tiling << log2_reduction
+    return (-(-n // block) * block) >> log2_reduction
+
+
+def _approx_top_k_abstract_eval(x, *, k, reduction_dimension, recall_target, is_max_k,
+                                reduction_input_size_override, aggregate_to_topk):
+    if k <= 0:
+        raise ValueError(f"k must be positive, got {k}")
+    if x.ndim == 0:
+        raise TypeError(f"approx_top_k operand must have >= 1 dimension, got {x.shape}")
+    n = x.shape[reduction_dimension]
+    if n < k:
+        raise ValueError(f"k must be smaller than the size of reduction_dim {n}, got {k}")
+    if not dtypes.is_float(x.dtype):
+        raise ValueError("operand must be a floating type")
+    size = _approx_output_size(n, x.ndim, k, recall_target, aggregate_to_topk,
+                               reduction_input_size_override)
+    shape = x.shape[:reduction_dimension] + (size,) + x.shape[reduction_dimension + 1:]
+    return [x.update(shape=shape), ShapedArray(shape, np.int32)]
+
+
+def _approx_top_k_impl(x, *, k, reduction_dimension, is_max_k, **params):
+    size = _approx_top_k_abstract_eval(get_aval(x), k=k, reduction_dimension=reduction_dimension,
+                                       is_max_k=is_max_k, **params)[1].shape[reduction_dimension]
+    last = np.moveaxis(x, reduction_dimension, -1)
+    values, indices = _top_k_impl(last if is_max_k else -last, k=size)
+    values = values if is_max_k else -values
+    return [np.moveaxis(values, -1, reduction_dimension),
+            np.moveaxis(indices, -1, reduction_dimension)]
+
+
+def _approx_top_k_jvp(primals, tangents, *, reduction_dimension, **params):
+    (x,), (t,) = primals, tangents
+    values, indices = approx_top_k_p.bind(x, reduction_dimension=reduction_dimension, **params)
+    if type(t) is Zero:
+        t_out = Zero(ad.tangent_aval(get_aval(values)))
+    else:
+        last = get_aval(x).ndim - 1
+        picked = _pick_along_last(batching.moveaxis(t, reduction_dimension, last),
+                                  batching.moveaxis(indices, reduction_dimension, last))
+        t_out = batching.moveaxis(picked, last, reduction_dimension)
+    return [values, indices], [t_out, Zero(ad.tangent_aval(get_aval(indices)))]
+
+
+def _approx_top_k_batch(args, dims, *, reduction_dimension, **params):
+    (x,), (d,) = args, dims
+    outs = approx_top_k_p.bind(x, reduction_dimension=reduction_dimension
+                               + (d <= reduction_dimension), **params)
+    return outs, [d, d]
+
+
+def _approx_top_k_lower(ctx, x, *, reduction_dimension, is_max_k, **params):
+    """The exact answer (as XLA's CPU/GPU fallback gives): top_k over the reduced
+    dimension moved last (of -x for the smallest)."""
+    values, indices = ctx.avals_out
+    last = x.aval.ndim - 1
+    perm = list(range(x.aval.ndim))
+    perm[reduction_dimension], perm[last] = last, reduction_dimension
+    moved = _swap_lower(ctx, x, perm)
+    if not is_max_k:
+        moved = ctx.unary("stablehlo.negate", moved, moved.aval.dtype)
+    shape = tuple(values.shape[p] for p in perm)
+    best, where = ctx.op("chlo.top_k", [moved],
+                         [values.update(shape=shape).strip_weak_type(),
+                          indices.update(shape=shape)],
+                         {"k": hlo.i64_attr(shape[-1])})
+    if not is_max_k:
+        best = ctx.unary("stablehlo.negate", best, best.aval.dtype)
+    return [_swap_lower(ctx, best, perm), _swap_lower(ctx, where, perm)]
+
+
+def _swap_lower(ctx, x, perm):
+    """x with two dimensions swapped (perm is its own inverse)."""
+    shape = tuple(x.aval.shape[p] for p in perm)
+    return ctx.op("stablehlo.transpose", [x], x.aval.update(shape=shape),
+                  {"permutation": hlo.i64_array(perm)})
+
+
+approx_top_k_p = define_primitive(
+    "approx_top_k", multiple_results=True, impl=_approx_top_k_impl,
+    abstract_eval=_approx_top_k_abstract_eval, jvp=_approx_top_k_jvp, transpose=NO_TRANSPOSE,
+    batch=_approx_top_k_batch, lower=_approx_top_k_lower,
+    samples=lambda: [
+        b.Sample([b.random_values((3, 6), np.float32)], dict(
+            k=2, reduction_dimension=1, recall_target=0.95, is_max_k=True,
+            reduction_input_size_override=-1, aggregate_to_topk=True)),
+        b.Sample([b.random_values((5, 2), np.float32, seed=1)], dict(
+            k=3, reduction_dimension=0, recall_target=0.95, is_max_k=False,
+            reduction_input_size_override=-1, aggregate_to_topk=True))])
+
+
+def _approx_k(operand, k, reduction_dimension, recall_target, is_max_k,
+              reduction_input_size_override, aggregate_to_topk):
+    ndim = get_aval(operand).ndim
+    dimension = canonicalize_axis(reduction_dimension, ndim, "reduction_dimension") \
+        if ndim else reduction_dimension
+    return tuple(approx_top_k_p.bind(
+        operand, k=operator.index(k), reduction_dimension=dimension,
+        recall_target=float(recall_target), is_max_k=is_max_k,
+        reduction_input_size_override=operator.index(reduction_input_size_override),
+        aggregate_to_topk=bool(aggregate_to_topk)))
+
+
 def approx_max_k(operand, k, reduction_dimension=-1, recall_target=0.95,
                  reduction_input_size_override=-1, aggregate_to_topk=True):
-    """The k largest entries along reduction_dimension. Computed exactly (recall 1), which
-    meets any recall_target."""
-    return _exact_k(operand, k, reduction_dimension, largest=True)
+    """The k largest entries along reduction_dimension and their indices. Computed
+    exactly (recall 1, as XLA's CPU fallback does), which meets any recall_target; with
+    aggregate_to_topk=False, as many of the best as TPU's approximate pass would keep."""
+    return _approx_k(operand, k, reduction_dimension, recall_target, True,
+                     reduction_input_size_override, aggregate_to_topk)
 
 
 def approx_min_k(operand, k, reduction_dimension=-1, recall_target=0.95,
                  reduction_input_size_override=-1, aggregate_to_topk=True):
     """The k smallest entries along reduction_dimension, computed exactly."""
-    return _exact_k(operand, k, reduction_dimension, largest=False)
+    return _approx_k(operand, k, reduction_dimension, recall_target, False,
+                     reduction_input_size_override, aggregate_to_topk)
 
 
-def _exact_k(operand, k, dimension, largest):
-    ndim = get_aval(operand).ndim
-    dimension = canonicalize_axis(dimension, ndim, "reduction_dimension")
-    x = batching.moveaxis(operand, dimension, ndim - 1)
-    if largest:
-        values, indices = top_k(x, k)
-    else:
-        n = get_aval(x).shape[-1]
-        iota = st.broadcasted_iota(np.int32, get_aval(x).shape, ndim - 1)
-        values, indices = sort_key_val(x, iota, ndim - 1)
-        from pyjax._src.lax.slicing import slice_in_dim
-        values = slice_in_dim(values, 0, min(k, n), axis=ndim - 1)
-        indices = slice_in_dim(indices, 0, min(k, n), axis=ndim - 1)
-    return (batching.moveaxis(values, ndim - 1, dimension),
-            batching.moveaxis(indices, ndim - 1, dimension))
-
-
-__all__ = ["sort_p", "top_k_p", "sort", "sort_key_val", "top_k", "approx_max_k",
+__all__ = ["sort_p", "top_k_p", "approx_top_k_p", "sort", "sort_key_val", "top_k", "approx_max_k",
            "approx_min_k"]

@@ -12,7 +12,8 @@ from pyjax._src.backends import numpy_backend
 from pyjax._src.backends import stablehlo as hlo
 from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import ShapedArray, get_aval
-from pyjax._src.core.trace import NO_TRANSPOSE, RuleFactory, Tracer, define_primitive
+from pyjax._src.core.trace import (NO_TRANSPOSE, NOT_DIFFERENTIABLE, RuleFactory, Tracer,
+                                   define_primitive)
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.interpreters.ad import Zero, linear_jvp
@@ -408,6 +409,140 @@ select_and_scatter_add_p = define_primitive(
     "select_and_scatter_add", impl=_ssa_impl, abstract_eval=_ssa_abstract_eval,
     jvp=RuleFactory(_linear_in_first_jvp), transpose=_ssa_transpose, batch=_ssa_batch,
     lower=_ssa_lower, samples=lambda: _ssa_samples())
+
+
+# --- select_and_scatter: the general form, with traced select and scatter computations ----
+
+def _sas_abstract_eval(operand, source, init_value, *, select_jaxpr, select_consts,
+                       scatter_jaxpr, scatter_consts, window_dimensions, window_strides,
+                       padding):
+    if len(window_dimensions) != len(window_strides):
+        raise TypeError("select_and_scatter got inconsistent window_strides and "
+                        f"window_dimensions: got window_strides {window_strides} and "
+                        f"window_dimensions {window_dimensions}.")
+    shape = _window_out_shape("select_and_scatter", operand.shape, window_dimensions,
+                              window_strides, padding, (1,) * operand.ndim,
+                              (1,) * operand.ndim)
+    if source.shape != shape:
+        raise TypeError(f"select_and_scatter: source shape {source.shape} must be the "
+                        f"windowed shape {shape} of operand {operand.shape}")
+    if init_value.shape != () or len({operand.dtype, source.dtype, init_value.dtype}) != 1:
+        raise TypeError("select_and_scatter: operand, source and a scalar init_value must "
+                        f"share one dtype, got {operand.str_short()}, {source.str_short()} "
+                        f"and {init_value.str_short()}")
+    return ShapedArray(operand.shape, operand.dtype)
+
+
+def _sas_impl(operand, source, init_value, *, select_jaxpr, select_consts, scatter_jaxpr,
+              scatter_consts, window_dimensions, window_strides, padding):
+    """XLA's SelectAndScatter: in each window (padding positions are skipped) keep the
+    first element e unless select(kept, e) is false; then fold each window's source
+    value into init_value at its kept position with scatter, windows in row-major order."""
+    run = numpy_backend.execute_closed_jaxpr
+    grid = np.indices(source.shape)
+    best = np.zeros(source.shape, operand.dtype)
+    where = np.zeros((operand.ndim,) + source.shape, np.intp)
+    found = np.zeros(source.shape, bool)
+    for offset in np.ndindex(*window_dimensions):
+        coords = [g * s + o - lo for g, s, o, (lo, _) in zip(grid, window_strides, offset,
+                                                             padding)]
+        inside = np.ones(source.shape, bool)
+        for c, n in zip(coords, operand.shape):
+            inside &= (c >= 0) & (c < n)
+        value = operand[tuple(np.clip(c, 0, max(n - 1, 0))
+                              for c, n in zip(coords, operand.shape))] if operand.size \
+            else best
+        keep, = run(select_jaxpr, [best, value]) if found.any() else [True]
+        take = inside & (~found | ~np.asarray(keep, bool))
+        best = np.where(take, value, best)
+        where = np.where(take, np.stack(coords) if coords else where, where)
+        found |= inside
+    out = np.full(operand.shape, init_value, operand.dtype)
+    for window in zip(*np.nonzero(found)):
+        at = tuple(where[(d,) + window] for d in range(operand.ndim))
+        out[at], = run(scatter_jaxpr, [out[at], source[window]])
+    return out
+
+
+def _sas_batch(args, dims, **params):
+    size = batching.axis_size_of(args, dims)
+    operand, source = (batching.bdim_at_front(x, d, size) for x, d in zip(args[:2], dims))
+    init_value = args[2]
+    if dims[2] is not None:   # one init value per example: no single op takes that
+        init_value = batching.bdim_at_front(init_value, dims[2], size)
+        shape = get_aval(operand).shape[1:]
+        examples = [st.expand_dims(select_and_scatter_p.bind(
+            slicing.index_in_dim(operand, i, 0, keepdims=False),
+            slicing.index_in_dim(source, i, 0, keepdims=False),
+            slicing.index_in_dim(init_value, i, 0, keepdims=False), **params), (0,))
+            for i in range(size)]
+        return (st.concatenate(examples, 0) if examples else
+                st.full((0,) + shape, 0, get_aval(operand).dtype)), 0
+    return select_and_scatter_p.bind(
+        operand, source, init_value, **dict(
+            params, window_dimensions=(1,) + tuple(params["window_dimensions"]),
+            window_strides=(1,) + tuple(params["window_strides"]),
+            padding=((0, 0),) + tuple(params["padding"]))), 0
+
+
+def _sas_lower(ctx, operand, source, init_value, *, select_jaxpr, select_consts,
+               scatter_jaxpr, scatter_consts, window_dimensions, window_strides, padding):
+    scalar = ShapedArray((), operand.aval.dtype)
+    select = ctx.region([scalar, scalar], lambda c, a, y: c.lower_jaxpr(select_jaxpr, [a, y]))
+    scatter = ctx.region([scalar, scalar],
+                         lambda c, a, y: c.lower_jaxpr(scatter_jaxpr, [a, y]))
+    pads = np.array(padding, np.int64).reshape(len(padding), 2)
+    attrs = {"window_dimensions": hlo.i64_array(window_dimensions),
+             "window_strides": hlo.i64_array(window_strides)}
+    if pads.size:
+        attrs["padding"] = hlo.dense_attr(pads, ShapedArray(pads.shape, np.int64))
+    return ctx.op("stablehlo.select_and_scatter", [operand, source, init_value],
+                  ctx.avals_out[0], attrs, regions=[select, scatter])
+
+
+def _scalar_computation(name, fun, dtype):
+    """fun of two scalars of `dtype`, traced to a ClosedJaxpr."""
+    scalar = ShapedArray((), np.dtype(dtype))
+    closed, hoisted = pe.trace_to_closed_jaxpr(lambda a, y: [fun(a, y)], [scalar, scalar])
+    if hoisted:
+        raise NotImplementedError(f"select_and_scatter: the {name} computation closes over "
+                                  "traced values; compute them outside instead.")
+    return closed
+
+
+def _sas_samples():
+    ge = _scalar_computation("select", ew.ge, np.float32)
+    add = _scalar_computation("scatter", ew.add, np.float32)
+    out = []
+    for shape, params in [((3, 4), {"window_dimensions": (2, 2), "window_strides": (1, 2),
+                                    "padding": ((0, 0), (0, 0))}),
+                          ((3,), {"window_dimensions": (3,), "window_strides": (1,),
+                                  "padding": ((2, 2),)})]:
+        out_shape = _window_out_shape("", shape, **_no_dilation(params))
+        out.append(b.Sample([b.random_values(shape, np.float32),
+                             b.random_values(out_shape, np.float32, seed=3), np.float32(1)],
+                            dict(params, select_jaxpr=ge, select_consts=(),
+                                 scatter_jaxpr=add, scatter_consts=())))
+    return out
+
+
+select_and_scatter_p = define_primitive(
+    "select_and_scatter", impl=_sas_impl, abstract_eval=_sas_abstract_eval,
+    jvp=NOT_DIFFERENTIABLE, transpose=NO_TRANSPOSE, batch=_sas_batch, lower=_sas_lower,
+    samples=_sas_samples)
+
+
+def _select_and_scatter(operand, select, window_dimensions, window_strides, padding, source,
+                        init_value, scatter):
+    """JAX's internal lax.windowed_reductions._select_and_scatter: binds
+    select_and_scatter_p with select(a, b) -> bool and scatter(a, b) traced on scalars."""
+    dtype = get_aval(operand).dtype
+    return select_and_scatter_p.bind(
+        operand, source, init_value,
+        select_jaxpr=_scalar_computation("select", select, dtype), select_consts=(),
+        scatter_jaxpr=_scalar_computation("scatter", scatter, dtype), scatter_consts=(),
+        window_dimensions=tuple(window_dimensions), window_strides=tuple(window_strides),
+        padding=tuple(tuple(p) for p in padding))
 
 
 # --- reducers traced from user computations ---------------------------------------------------
@@ -829,4 +964,4 @@ def reduce(operands, init_values, computation, dimensions):
 
 __all__ = ["reduce_window", "reduce", "reduce_window_p", "reduce_p", "reduce_window_sum_p",
            "reduce_window_max_p", "reduce_window_min_p", "select_and_gather_add_p",
-           "select_and_scatter_add_p"]
+           "select_and_scatter_add_p", "select_and_scatter_p"]

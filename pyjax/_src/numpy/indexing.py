@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 
-from pyjax._src import dtypes, errors
+from pyjax._src import dtypes, errors, tree_util
 from pyjax._src.array import Array, as_array
 from pyjax._src.core.avals import get_aval
 from pyjax._src.core.trace import Tracer
@@ -310,6 +310,101 @@ def _place_host(value, axes, batch):
     return np.broadcast_to(value.reshape(expanded), batch)
 
 
+# --- jax.ds: dynamic slices ---------------------------------------------------------------
+
+@tree_util.register_pytree_node_class
+class Slice:
+    """`jax.ds(start, size, stride)`: `size` elements from `start` (static or traced),
+    `stride` apart. As an index it reads like `x[start:start + size*stride:stride]`, with
+    a start that may be traced; like lax.dynamic_slice, the start is clamped so the
+    elements lie inside the array."""
+
+    __slots__ = ("start", "size", "stride")
+
+    def __init__(self, start, size, stride=1):
+        if stride < 0:
+            raise ValueError("`stride` must be >= 0.")
+        self.start, self.size, self.stride = start, size, stride
+
+    def __repr__(self):
+        return f"Slice(start={self.start!r}, size={self.size!r}, stride={self.stride!r})"
+
+    def __eq__(self, other):
+        return type(other) is Slice and (self.start, self.size, self.stride) == (
+            other.start, other.size, other.stride)
+
+    __hash__ = None
+
+    def tree_flatten(self):   # a static start is aux data, a traced one a child
+        static = isinstance(self.start, (int, np.integer))
+        return ((None if static else self.start,),
+                (self.start if static else None, self.size, self.stride))
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        start, size, stride = aux
+        return cls(children[0] if start is None else start, size, stride)
+
+    @classmethod
+    def from_slice(cls, slc: slice, size: int):
+        start, stop, step = slc.indices(size)
+        if step < 1:
+            raise ValueError(f"slice must have a step >= 1 (found: {step})")
+        return cls(start, max(0, -(-(stop - start) // step)), step)
+
+
+def ds(start, size=None, stride=None):
+    """A dynamic slice index, read like the builtin slice: ds(None) is `:`, ds(j) is
+    `:j`, ds(i, j) is `i:i+j` and ds(i, j, stride) is `i:i+j:stride`; i may be traced."""
+    if start is None:
+        return slice(None)
+    stride = 1 if stride is None else stride
+    if not isinstance(stride, int):
+        raise ValueError("Non-static stride in `dslice`")
+    if size is None:
+        start, size = 0, start
+    return Slice(start, operator.index(size), stride)
+
+
+def _axes_taken(entry, ndim_left):
+    """How many operand dimensions one index entry consumes."""
+    if entry is None:
+        return 0
+    if entry is Ellipsis:
+        return ndim_left
+    if isinstance(entry, (bool, np.bool_)):
+        return 0
+    dtype = getattr(entry, "dtype", None)
+    return np.ndim(entry) if dtype is not None and np.dtype(dtype) == np.bool_ else 1
+
+
+def _split_dynamic_slices(x, idx):
+    """For an index holding jax.ds Slices: the window of x they lie in (dynamic_slice
+    starts and sizes, over all of x's dimensions) and idx with each Slice replaced by the
+    strided slice of that window. None when idx holds no Slice."""
+    items = idx if isinstance(idx, tuple) else (idx,)
+    if not any(type(e) is Slice for e in items):
+        return None
+    shape = get_aval(x).shape
+    explicit = sum(_axes_taken(e, 0) for e in items if e is not Ellipsis)
+    starts, sizes, rest, axis = [0] * len(shape), list(shape), [], 0
+    for e in items:
+        if type(e) is Slice:
+            if axis >= len(shape):
+                raise IndexError(f"Too many indices: {len(shape)}-dimensional array "
+                                 "indexed with more indices")
+            span = 0 if e.size == 0 else (e.size - 1) * e.stride + 1
+            if span > shape[axis]:
+                raise IndexError(f"jax.ds: {e!r} needs {span} elements of a dimension "
+                                 f"of size {shape[axis]}")
+            starts[axis], sizes[axis] = e.start, span
+            rest.append(slice(None, None, max(e.stride, 1)))
+        else:
+            rest.append(e)
+        axis += _axes_taken(e, len(shape) - explicit)
+    return starts, sizes, tuple(rest)
+
+
 # --- x[idx] and x.at[idx].get() ---------------------------------------------------------
 
 def getitem(x, idx):
@@ -317,8 +412,16 @@ def getitem(x, idx):
     return _take(x, idx)
 
 
-def _take(x, idx, *, mode=None, fill_value=None, indices_are_sorted=False,
-          unique_indices=False):
+def _take(x, idx, **options):
+    split = _split_dynamic_slices(x, idx)
+    if split is None:
+        return _take_static(x, idx, **options)
+    starts, sizes, rest = split
+    return _take_static(sl.dynamic_slice(_operand(x), starts, sizes), rest, **options)
+
+
+def _take_static(x, idx, *, mode=None, fill_value=None, indices_are_sorted=False,
+                 unique_indices=False):
     x, entries = _prepare(x, idx)
     shape = x.aval.shape
     mode = PROMISE_IN_BOUNDS if mode is None else GatherScatterMode.from_any(mode)
@@ -396,8 +499,18 @@ def _basic_take(x, shape, entries, clip=False):
 
 # --- x.at[idx].set(...) and friends -----------------------------------------------------
 
-def _scatter(x, idx, y, prim, *, mode=None, indices_are_sorted=False, unique_indices=False,
-             **extra):
+def _scatter(x, idx, y, prim, **options):
+    split = _split_dynamic_slices(x, idx)
+    if split is None:
+        return _scatter_static(x, idx, y, prim, **options)
+    starts, sizes, rest = split
+    x = _operand(x)
+    window = _scatter_static(sl.dynamic_slice(x, starts, sizes), rest, y, prim, **options)
+    return sl.dynamic_update_slice(x, window, starts)
+
+
+def _scatter_static(x, idx, y, prim, *, mode=None, indices_are_sorted=False,
+                    unique_indices=False, **extra):
     original = _operand(x)
     x, entries = _prepare(original, idx)
     ix = _Indexer(x.aval.shape, entries)

@@ -36,10 +36,25 @@ class AbstractRef:
 class Ref:
     """A mutable reference to an array (make one with `jax.new_ref(value)`)."""
 
-    __slots__ = ("_value", "__weakref__")
+    __slots__ = ("_stored", "__weakref__")
 
     def __init__(self, value):
-        self._value = value
+        self._stored = value
+
+    def _check_live(self):
+        if self._stored is None:
+            raise ValueError("Ref: this reference was freed (jax.free_ref) and can no longer "
+                             "be read or written.")
+
+    @property
+    def _value(self):
+        self._check_live()
+        return self._stored
+
+    @_value.setter
+    def _value(self, value):
+        self._check_live()
+        self._stored = value
 
     @property
     def aval(self) -> AbstractRef:
@@ -67,7 +82,7 @@ class Ref:
             self._value = self._value.at[index].set(value)
 
     def __repr__(self):
-        return f"Ref({self._value!r})"
+        return "Ref(<freed>)" if self._stored is None else f"Ref({self._value!r})"
 
 
 
@@ -77,6 +92,28 @@ def new_ref(init_val, *, memory_space=None, kind=None) -> Ref:
         raise TypeError("jax.new_ref: pyjax creates mutable references eagerly only, not "
                         "inside jit, grad, vmap or other transformations.")
     return Ref(jnp.array(init_val))
+
+
+def empty_ref(ty, memory_space=None) -> Ref:
+    """A new mutable reference of the type `ty` (a ShapeDtypeStruct, an array or an aval)
+    whose contents are unspecified until written (pyjax fills it with zeros)."""
+    if isinstance(ty, Tracer):
+        ty = ty.aval
+    try:
+        shape, dtype = tuple(ty.shape), ty.dtype
+    except AttributeError:
+        raise TypeError(f"jax.empty_ref: expected a type with .shape and .dtype (e.g. "
+                        f"jax.ShapeDtypeStruct), got {ty!r}") from None
+    return Ref(jnp.zeros(shape, dtype))
+
+
+def free_ref(ref: Ref):
+    """Invalidates `ref`: reading or writing it afterwards raises. Returns ()."""
+    if not isinstance(ref, Ref):
+        raise TypeError(f"jax.free_ref: expected a Ref, got {type(ref).__name__}")
+    ref._check_live()
+    ref._stored = None
+    return ()
 
 
 def freeze(ref: Ref):

@@ -1,0 +1,150 @@
+"""jax.config covers JAX 0.10.2's options (recorded in data/jax-config-options.json): every
+one is accepted with JAX's default, the ones that only concern JAX-internal choices or
+missing features are documented in docs/config.md, unknown names raise, and the options
+that take effect do what JAX's do."""
+import json
+import logging
+import pathlib
+import threading
+
+import pytest
+
+import pyjax as jax
+import pyjax.numpy as jnp
+from pyjax import lax
+from pyjax._src import config as config_mod
+
+_HERE = pathlib.Path(__file__).resolve().parent
+JAX_OPTIONS = json.loads((_HERE / "data" / "jax-config-options.json").read_text())["options"]
+# pyjax's defaults that differ from JAX's on purpose (docs/config.md says why).
+DIFFERENT_DEFAULTS = {
+    "jax_compilation_cache_max_size": 256 * 2**20,   # JAX: -1 (no limit)
+    "jax_persistent_cache_min_compile_time_secs": 0.0,   # JAX: 1.0
+    "jax_softmax_custom_jvp": True,   # JAX: False
+    "jax_transfer_guard": "allow", "jax_transfer_guard_host_to_device": "allow",
+    "jax_transfer_guard_device_to_device": "allow",
+    "jax_transfer_guard_device_to_host": "allow",   # JAX: None, which means allow
+}
+
+
+# Set by the environment this suite runs in (conftest.py), not by pyjax.
+SET_BY_THE_TESTS = {"jax_compilation_cache_dir"}
+
+
+@pytest.mark.parametrize("name", sorted(JAX_OPTIONS))
+def test_every_jax_option_is_accepted_with_jax_default(name):
+    assert name in jax.config._flags, f"JAX 0.10.2's option {name} is missing"
+    value = getattr(jax.config, name)
+    if name in SET_BY_THE_TESTS:
+        return
+    assert value == DIFFERENT_DEFAULTS.get(name, JAX_OPTIONS[name])
+
+
+def test_no_effect_options_are_documented():
+    docs = (_HERE.parent / "docs" / "config.md").read_text()
+    assert set(config_mod.NO_EFFECT) <= set(JAX_OPTIONS)
+    for name, why in config_mod.NO_EFFECT.items():
+        assert f"| `{name}` |" in docs and why in docs, name
+        assert "no effect in pyjax" in jax.config._flags[name].help
+    effective = set(JAX_OPTIONS) - set(config_mod.NO_EFFECT)
+    assert {"jax_numpy_rank_promotion", "jax_default_matmul_precision",
+            "jax_persistent_cache_min_compile_time_secs", "jax_no_execution",
+            "jax_allow_f16_reductions"} <= effective
+
+
+def test_unknown_and_removed_options_raise():
+    with pytest.raises(AttributeError, match="Unrecognized config option: 'jax_no_such'"):
+        jax.config.update("jax_no_such", 1)
+    with pytest.raises(AttributeError, match="JAX removed dynamic shapes"):
+        jax.config.update("jax_dynamic_shapes", True)
+    with pytest.raises(ValueError, match="must be one of"):
+        jax.config.update("jax_optimization_level", "O7")
+
+
+def test_allow_f16_reductions():
+    with jax.allow_f16_reductions(False):
+        with pytest.raises(ValueError, match=r"reduce_sum on operand f16\[4\] is not allowed "
+                                             "when jax_allow_f16_reductions=False."):
+            lax.reduce_sum(jnp.ones(4, jnp.float16), (0,))
+        with pytest.raises(ValueError, match="jax_allow_f16_reductions"):
+            jax.jit(lambda a: lax.reduce_sum(a, (0,)))(jnp.ones(4, jnp.bfloat16))
+        assert lax.reduce_sum(jnp.ones((4, 1), jnp.float16), (1,)).tolist() == [1.0] * 4
+        assert jnp.ones(4, jnp.float16).sum() == 4.0   # jnp.sum accumulates in float32
+    assert lax.reduce_sum(jnp.ones(4, jnp.float16), (0,)) == 4.0
+
+
+def test_no_execution():
+    f = jax.jit(lambda a: a + 1)
+    assert f(1.0) == 2.0
+    with jax.no_execution(True):
+        with pytest.raises(RuntimeError, match="JAX tried to execute function <lambda>, but "
+                                               "the no_execution config option is set"):
+            f(1.0)
+        compiled = f.lower(1.0).compile()   # tracing, lowering and compiling still work
+        with pytest.raises(RuntimeError, match="no_execution"):
+            compiled(1.0)
+    assert f(1.0) == 2.0
+
+
+def test_user_context_keys_jit_caches():
+    ctx = jax.make_user_context(0)
+    traces = []
+
+    @jax.jit
+    def g(a):
+        traces.append(ctx.value)
+        return a * 2
+    g(1.0)
+    with ctx(1):
+        g(1.0)
+    g(1.0)
+    assert traces == [0, 1]
+
+
+def test_thread_guard():
+    with jax.thread_guard(True):
+        config_mod.check_thread_guard("here")   # the thread that set it
+        errors = []
+
+        def other():
+            try:
+                config_mod.check_thread_guard("a multi-process program")
+            except RuntimeError as e:
+                errors.append(str(e))
+        t = threading.Thread(target=other)
+        t.start()
+        t.join()
+    assert errors and "thread other than the one that set jax_thread_guard" in errors[0]
+
+
+def test_logging_and_platform_options():
+    logger = logging.getLogger("pyjax")
+    old = logger.level
+    try:
+        jax.config.update("jax_logging_level", "DEBUG")
+        assert logger.level == logging.DEBUG
+    finally:
+        jax.config.update("jax_logging_level", "NOTSET")
+        logger.setLevel(old)
+    with pytest.raises(NotImplementedError, match="Gloo only"):
+        jax.config.update("jax_cpu_collectives_implementation", "mpi")
+    assert jax.config.jax_cpu_collectives_implementation == "gloo"
+
+
+def test_default_device_option():
+    device = jax.devices()[0]
+    try:
+        jax.config.update("jax_default_device", device)
+        assert (jnp.ones(2) + 1).devices() == {device}
+        jax.config.update("jax_default_device", "cpu")
+        assert (jnp.ones(2) + 1).devices() == {device}
+    finally:
+        jax.config.update("jax_default_device", None)
+
+
+def test_no_effect_options_keep_their_values():
+    with jax.auto_pcast(False):
+        assert jax.config.jax_auto_pcast is False
+    assert jax.config.jax_auto_pcast is True
+    for name in ("jax2tf_associative_scan_reductions", "jax_remove_size_one_mesh_axis_from_type"):
+        assert getattr(jax, name.removeprefix("jax_")).value is False

@@ -1,0 +1,49 @@
+"""jax.smap: shard_map over one mesh axis with vmap-style in_axes/out_axes, on 4 CPU
+devices (a subprocess); expected values recorded from JAX 0.10.2 (mesh of Auto axes)."""
+import numpy as np
+import pytest
+
+import pyjax as jax
+import pyjax.numpy as jnp
+from pyjax import lax
+
+from harness import checks_in_process
+
+
+def check_smap_split_and_replicated_axes():
+    mesh = jax.make_mesh((4,), ("i",))
+    x = jnp.arange(8.0).reshape(4, 2)
+    with jax.set_mesh(mesh):
+        f = jax.smap(lambda a: a * lax.axis_index("i"), in_axes=0, out_axes=0, axis_name="i")
+        assert f(x).tolist() == [[0, 0], [2, 3], [8, 10], [18, 21]]
+        g = jax.smap(lambda a, b: a.sum(0, keepdims=True) + b, in_axes=(1, None),
+                     out_axes=1, axis_name="i")
+        assert g(x.T, 1.0).tolist() == [[2.0, 6.0, 10.0, 14.0]]
+        h = jax.smap(lambda a: lax.psum(a, "i"), in_axes=0, out_axes=None, axis_name="i")
+        assert h(jnp.ones(4)).tolist() == [4.0]
+        with pytest.raises(TypeError, match="in_axes was not specified"):
+            jax.smap(lambda a: a, out_axes=0, axis_name="i")(x)
+
+
+CHECKS = [name for name in dict(globals()) if name.startswith("check_")]
+
+
+@pytest.fixture(scope="module")
+def four_device_results():
+    return checks_in_process("test_smap", 4)
+
+
+@pytest.mark.parametrize("name", CHECKS)
+def test_on_four_devices(four_device_results, name):
+    assert four_device_results[name] == "ok", four_device_results[name]
+
+
+def test_smap_argument_errors():
+    with pytest.raises(TypeError, match="axis_name should be a `str`"):
+        jax.smap(lambda a: a, axis_name=("i",), out_axes=0)
+    with pytest.raises(TypeError, match="in_axes must be an int, None"):
+        jax.smap(lambda a: a, axis_name="i", in_axes=[0], out_axes=0)
+    with pytest.raises(TypeError, match="out_axes must be an int, None"):
+        jax.smap(lambda a: a, axis_name="i", out_axes="a")
+    with pytest.raises(ValueError, match="context mesh cannot be empty"):
+        jax.smap(lambda a: a, in_axes=0, out_axes=0, axis_name="i")(np.ones(2))
