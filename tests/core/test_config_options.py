@@ -4,7 +4,6 @@ missing features are documented in docs/config.md, unknown names raise, and the 
 that take effect do what JAX's do."""
 import json
 import logging
-import pathlib
 import threading
 
 import pytest
@@ -13,9 +12,9 @@ import pyjax as jax
 import pyjax.numpy as jnp
 from pyjax import lax
 from pyjax._src import config as config_mod
+from repo_paths import DATA_DIR, REPO_ROOT
 
-_HERE = pathlib.Path(__file__).resolve().parent
-JAX_OPTIONS = json.loads((_HERE / "data" / "jax-config-options.json").read_text())["options"]
+JAX_OPTIONS = json.loads((DATA_DIR / "jax-config-options.json").read_text())["options"]
 # pyjax's defaults that differ from JAX's on purpose (docs/config.md says why).
 DIFFERENT_DEFAULTS = {
     "jax_compilation_cache_max_size": 256 * 2**20,   # JAX: -1 (no limit)
@@ -41,7 +40,7 @@ def test_every_jax_option_is_accepted_with_jax_default(name):
 
 
 def test_no_effect_options_are_documented():
-    docs = (_HERE.parent / "docs" / "config.md").read_text()
+    docs = (REPO_ROOT / "docs" / "config.md").read_text()
     assert set(config_mod.NO_EFFECT) <= set(JAX_OPTIONS)
     for name, why in config_mod.NO_EFFECT.items():
         assert f"| `{name}` |" in docs and why in docs, name
