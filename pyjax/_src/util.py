@@ -87,11 +87,12 @@ def _canonicalize_axes(axes, ndim, name):
     return out
 
 
-def canonicalize_shape(shape, where, nonnegative=True):
+def canonicalize_shape(shape, where, nonnegative=True, negative_error=TypeError):
     """A shape argument (an int or a sequence of ints) as a tuple of Python ints
     (non-negative unless told otherwise, e.g. for reshape's -1); anything else raises
-    TypeError/ValueError naming `where`. Traced sizes raise the tracer's own conversion
-    error, which explains static shapes."""
+    TypeError naming `where` (a negative size raises `negative_error`: TypeError, as
+    JAX's shape checks do). Traced sizes raise the tracer's own conversion error, which
+    explains static shapes."""
     if hasattr(shape, "__index__") and getattr(shape, "ndim", 0) == 0:
         shape = (shape,)
     elif hasattr(shape, "tolist") and getattr(shape, "ndim", None) == 1 and \
@@ -110,8 +111,8 @@ def canonicalize_shape(shape, where, nonnegative=True):
                             "static with `static_argnums`.")
         out.append(operator.index(d))
     if nonnegative and any(d < 0 for d in out):
-        raise ValueError(f"{where}: negative dimensions are not allowed, got shape "
-                         f"{tuple(out)}.")
+        raise negative_error(f"{where}: negative dimensions are not allowed, got shape "
+                             f"{tuple(out)}.")
     return tuple(out)
 
 
