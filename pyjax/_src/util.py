@@ -1,4 +1,4 @@
-"""Small helpers shared by every layer (level 0): imports nothing from pyjax."""
+"""Small helpers shared by every layer (level 0): imports only pyjax._src.errors."""
 from __future__ import annotations
 
 import functools
@@ -6,6 +6,8 @@ import operator
 import weakref
 from collections.abc import Callable, Hashable
 from typing import Any
+
+from pyjax._src.errors import AxisError
 
 
 class WeakCache:
@@ -53,7 +55,7 @@ def canonicalize_axis(axis, ndim, name="axis"):
         raise TypeError(f"{name} must be an integer, got {axis!r} of type "
                         f"{type(axis).__name__}") from None
     if not -ndim <= axis < ndim:
-        raise ValueError(f"{name} {axis} is out of bounds for array of dimension {ndim}")
+        raise AxisError(f"{name} {axis} is out of bounds for array of dimension {ndim}")
     return axis + ndim if axis < 0 else axis
 
 
