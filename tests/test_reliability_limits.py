@@ -124,18 +124,19 @@ def small_segments(monkeypatch):
 
 
 def test_programs_in_parts_compute_what_whole_ones_do(small_segments):
-    const = np.arange(3.0, dtype=np.float32)
+    const = jnp.arange(3.0)   # a constant of the jaxpr
 
     def f(t):
-        xs = [a * 2 + const.sum() for a in t["a"]]              # reads a constant
+        xs = [a * 2 + const.sum() for a in t["a"]]              # reads the constant
         chain = sum(t["b"])                                      # crosses every cut
         return {"x": xs, "b": t["b"], "again": t["b"][0], "lit": 1.0, "chain": chain,
-                "late": xs[0] * chain, "m": t["m"] @ t["m"].T, "none": None}
+                "late": xs[0] * chain, "m": t["m"] @ t["m"].T, "none": None,
+                "const": const}
     tree = {"a": [np.float32(i) for i in range(20)], "b": [np.int32(i) for i in range(20)],
             "m": jnp.ones((2, 3))}
     whole = f(tree)
     closed = jax.jit(f).trace(tree).jaxpr
-    assert segmented.should_segment(closed)
+    assert segmented.should_segment(closed) and closed.jaxpr.constvars
     assert len(segmented._cut(closed.jaxpr, segmented.SEGMENT_SIZE)) > 10
     parts = jax.jit(f)(tree)
     assert jax.tree_util.tree_structure(parts) == jax.tree_util.tree_structure(whole)

@@ -149,7 +149,11 @@ def _make_entry(closed, donated_invars, device):
         run = InterpretedExecutable(closed, device)
     elif segmented.should_segment(closed):   # 100k leaves: linear compile, no donation
         aliases, unusable = {}, []
-        run = segmented.SegmentedExecutable(closed, device, name, xla)
+        # one module name for every part: parts of equal text (a tree_map over leaves
+        # of one type) compile once, the others are cache hits
+        run = segmented.SegmentedExecutable(closed, lambda part, i: xla.Executable(
+            stablehlo.lower_module(part, f"{name}_part", ()), device, part.consts,
+            f"{name} (part {i})"))
     else:
         lowered = stablehlo.lower_module(closed, name, donated_invars)
         stats["lowerings"] += 1

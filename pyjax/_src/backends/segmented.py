@@ -10,8 +10,9 @@ stay on the device between the pieces; only fusion across a cut is lost, which i
 ordinary programs (under MIN_LEAVES inputs + outputs) are left whole."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr, Literal
-from pyjax._src.backends import numpy_backend, stablehlo
 
 MIN_LEAVES = 4096     # inputs + outputs from which a program is cut into segments
 SEGMENT_SIZE = 512    # inputs + equations (or outputs passed through) per segment
@@ -29,11 +30,11 @@ class _Segment:
     """One piece: its program, the vars it reads and defines, and those no later piece
     reads (dropped after it runs, so intermediates do not pile up)."""
 
-    __slots__ = ("eqns", "inputs", "outputs", "dead_after", "jaxpr", "run")
+    __slots__ = ("eqns", "inputs", "outputs", "dead_after", "run")
 
     def __init__(self, eqns, inputs, outputs):
         self.eqns, self.inputs, self.outputs = eqns, inputs, outputs
-        self.dead_after, self.jaxpr, self.run = [], None, None
+        self.dead_after, self.run = [], None
 
 
 def _cut(jaxpr: Jaxpr, size: int) -> list[_Segment]:
@@ -82,35 +83,34 @@ def _cut(jaxpr: Jaxpr, size: int) -> list[_Segment]:
     for v, i in last_read.items():
         if v not in final:
             segments[i].dead_after.append(v)
-    for segment in segments:
-        segment.jaxpr = Jaxpr((), segment.inputs, segment.outputs, segment.eqns)
     return segments
 
 
 class SegmentedExecutable:
     """A jaxpr compiled as consecutive XLA programs (see the module docstring), with the
-    calling convention of xla.Executable: Arrays in, Arrays out."""
+    calling convention of xla.Executable: Arrays in, Arrays out. `compile_part(closed,
+    index)` compiles one part (dispatch lowers it and builds an xla.Executable)."""
 
-    def __init__(self, closed: ClosedJaxpr, device, name: str, xla):
+    def __init__(self, closed: ClosedJaxpr, compile_part: Callable):
         jaxpr = closed.jaxpr
         self.invars, self.outvars = jaxpr.invars, jaxpr.outvars
         self.out_avals = closed.out_avals
-        self.consts = {v: numpy_backend._wrap(numpy_backend.host_value(c, v.aval), v.aval)
-                       for v, c in zip(jaxpr.constvars, closed.consts)}
+        const_values = dict(zip(jaxpr.constvars, closed.consts))
         self.segments = _cut(jaxpr, SEGMENT_SIZE)
         for i, segment in enumerate(self.segments):
-            piece = ClosedJaxpr(segment.jaxpr, ())
-            # one module name for every part: parts of equal text (a tree_map over
-            # leaves of one type) compile once, the rest are cache hits
-            lowered = stablehlo.lower_module(piece, f"{name}_part", ())
-            segment.run = xla.Executable(lowered, device, (), f"{name} (part {i})")
+            # the constants a part reads are its own (its executable puts them once)
+            consts = [v for v in segment.inputs if v in const_values]
+            inputs = [v for v in segment.inputs if v not in const_values]
+            segment.inputs = inputs
+            piece = Jaxpr(consts, inputs, segment.outputs, segment.eqns)
+            segment.run = compile_part(ClosedJaxpr(piece, [const_values[v] for v in consts]),
+                                       i)
 
     def __call__(self, args, committed=False):
-        env = dict(self.consts)
-        env.update(zip(self.invars, args))
+        env = dict(zip(self.invars, args))
         for segment in self.segments:
             outs = segment.run([env[v] for v in segment.inputs], committed)
             env.update(zip(segment.outputs, outs))
             for v in segment.dead_after:
-                del env[v]
+                env.pop(v, None)   # constants are never in env
         return [env[v] for v in self.outvars]
