@@ -1,6 +1,8 @@
 """The exceptions a user can meet (level 0). Messages say what happened, where the value
-came from (tracers describe their own origin), and what to do. Imports nothing from pyjax."""
+came from (tracers describe their own origin), and what to do. Imports only NumPy."""
 from __future__ import annotations
+
+import numpy as np
 
 _FAQ = "See the pyjax/JAX FAQ section on"
 
@@ -12,6 +14,12 @@ def _origin(tracer):
 
 class JAXTypeError(TypeError):
     pass
+
+
+class AxisError(np.exceptions.AxisError):
+    """An axis argument out of bounds for the array's rank. Like NumPy's AxisError it is
+    both a ValueError (what most JAX functions raise) and an IndexError (what jnp.mean,
+    argmax, split and swapaxes raise in JAX), so code catching either class works."""
 
 
 class JAXIndexError(IndexError):

@@ -1,4 +1,4 @@
-"""Small helpers shared by every layer (level 0): imports nothing from pyjax."""
+"""Small helpers shared by every layer (level 0): imports only pyjax._src.errors."""
 from __future__ import annotations
 
 import functools
@@ -6,6 +6,8 @@ import operator
 import weakref
 from collections.abc import Callable, Hashable
 from typing import Any
+
+from pyjax._src.errors import AxisError
 
 
 class WeakCache:
@@ -53,7 +55,7 @@ def canonicalize_axis(axis, ndim, name="axis"):
         raise TypeError(f"{name} must be an integer, got {axis!r} of type "
                         f"{type(axis).__name__}") from None
     if not -ndim <= axis < ndim:
-        raise ValueError(f"{name} {axis} is out of bounds for array of dimension {ndim}")
+        raise AxisError(f"{name} {axis} is out of bounds for array of dimension {ndim}")
     return axis + ndim if axis < 0 else axis
 
 
@@ -87,11 +89,12 @@ def _canonicalize_axes(axes, ndim, name):
     return out
 
 
-def canonicalize_shape(shape, where, nonnegative=True):
+def canonicalize_shape(shape, where, nonnegative=True, negative_error=TypeError):
     """A shape argument (an int or a sequence of ints) as a tuple of Python ints
     (non-negative unless told otherwise, e.g. for reshape's -1); anything else raises
-    TypeError/ValueError naming `where`. Traced sizes raise the tracer's own conversion
-    error, which explains static shapes."""
+    TypeError naming `where` (a negative size raises `negative_error`: TypeError, as
+    JAX's shape checks do). Traced sizes raise the tracer's own conversion error, which
+    explains static shapes."""
     if hasattr(shape, "__index__") and getattr(shape, "ndim", 0) == 0:
         shape = (shape,)
     elif hasattr(shape, "tolist") and getattr(shape, "ndim", None) == 1 and \
@@ -110,8 +113,8 @@ def canonicalize_shape(shape, where, nonnegative=True):
                             "static with `static_argnums`.")
         out.append(operator.index(d))
     if nonnegative and any(d < 0 for d in out):
-        raise ValueError(f"{where}: negative dimensions are not allowed, got shape "
-                         f"{tuple(out)}.")
+        raise negative_error(f"{where}: negative dimensions are not allowed, got shape "
+                             f"{tuple(out)}.")
     return tuple(out)
 
 

@@ -16,7 +16,7 @@ from pyjax._src import config, tree_util
 from pyjax._src import sharding as sharding_mod
 from pyjax._src.array import Array, deleted_error
 from pyjax._src.backends import devices as devices_mod
-from pyjax._src.backends import numpy_backend, stablehlo
+from pyjax._src.backends import numpy_backend, segmented, stablehlo
 from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var, eval_jaxpr, sub_jaxprs
 from pyjax._src.core.trace import primitive_effects
@@ -147,6 +147,13 @@ def _make_entry(closed, donated_invars, device):
     elif runs_own_program(closed.jaxpr):
         aliases, unusable = {}, []     # no buffers to alias: donated inputs stay alive
         run = InterpretedExecutable(closed, device)
+    elif segmented.should_segment(closed):   # 100k leaves: linear compile, no donation
+        aliases, unusable = {}, []
+        # one module name for every part: parts of equal text (a tree_map over leaves
+        # of one type) compile once, the others are cache hits
+        run = segmented.SegmentedExecutable(closed, lambda part, i: xla.Executable(
+            stablehlo.lower_module(part, f"{name}_part", ()), device, part.consts,
+            f"{name} (part {i})"))
     else:
         lowered = stablehlo.lower_module(closed, name, donated_invars)
         stats["lowerings"] += 1

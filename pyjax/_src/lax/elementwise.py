@@ -869,6 +869,11 @@ def select_n(which, *cases):
 
 def select(pred, on_true, on_false):
     """Elementwise pred ? on_true : on_false."""
+    true_dtype, false_dtype = get_aval(on_true).dtype, get_aval(on_false).dtype
+    if true_dtype != false_dtype:   # select_n's own error would name select_n
+        raise TypeError(f"lax.select requires arguments to have the same dtypes, got "
+                        f"{false_dtype}, {true_dtype}. (Tip: jnp.where is a similar "
+                        "function that does automatic type promotion on inputs).")
     return select_n_p.bind(pred, on_false, on_true)
 
 

@@ -23,7 +23,7 @@ from pyjax._src.numpy import reductions as red
 from pyjax._src.numpy import ufuncs as uf
 from pyjax._src.numpy.util import (check_arraylike, convert, ensure_array, promote_dtypes,
                                    promote_dtypes_numeric)
-from pyjax._src.util import canonicalize_axes, canonicalize_axis
+from pyjax._src.util import canonicalize_axes, canonicalize_axis, canonicalize_shape
 
 
 def concrete(x, name, arg):
@@ -673,8 +673,7 @@ def insert(arr, obj, values, axis=None):
 def resize(a, new_shape):
     """An array of new_shape filled with a's flattened elements, cycled."""
     a = lnp.ravel(lnp.asarray(a))
-    new_shape = (operator.index(new_shape),) if np.ndim(new_shape) == 0 else \
-        tuple(operator.index(d) for d in new_shape)
+    new_shape = canonicalize_shape(new_shape, "jnp.resize", negative_error=ValueError)
     size = int(np.prod(new_shape))
     n = _shape(a)[0]
     if n == 0 or size == 0:

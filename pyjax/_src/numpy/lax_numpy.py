@@ -143,7 +143,7 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None):
     return array(a, dtype=dtype, copy=False)
 
 
-def _shape_arg(shape, where):
+def _shape_arg(shape, where, negative_error=TypeError):
     is_seq = isinstance(shape, (tuple, list))
     concrete = []
     for d in shape if is_seq else (shape,):
@@ -154,7 +154,8 @@ def _shape_arg(shape, where):
                     d, f"The error arose in jnp.{where}: the shape argument must be static.\n")
             d = value
         concrete.append(d)
-    return canonicalize_shape(concrete if is_seq else concrete[0], f"jnp.{where}")
+    return canonicalize_shape(concrete if is_seq else concrete[0], f"jnp.{where}",
+                              negative_error=negative_error)
 
 
 def _default_dtype(dtype, fill=None, where="full"):
@@ -317,7 +318,7 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
 
 def eye(N, M=None, k=0, dtype=None, *, device=None):
     """Ones on the k-th diagonal of an N x M matrix."""
-    N, M = _shape_arg((N, N if M is None else M), "eye")
+    N, M = _shape_arg((N, N if M is None else M), "eye", ValueError)   # JAX's class
     dtype = _default_dtype(dtype, where="eye")
     if isinstance(k, (int, np.integer)):
         # Any k outside [-N, M] leaves the matrix empty: clipping keeps it in int32.
