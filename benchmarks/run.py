@@ -28,24 +28,30 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
+# What median_time reads: wall time, or with --cpu-time the CPU time of the process (all
+# its threads, XLA's included), which time spent descheduled on a loaded machine does not
+# inflate.
+clock = time.perf_counter
+
+
 def median_time(fn, *, repeat=7, min_batch_seconds=0.05, max_number=100_000):
     """Median seconds per call over `repeat` batches sized to run >= min_batch_seconds."""
     fn()
     number, elapsed = 1, 0.0
     while number < max_number:
-        start = time.perf_counter()
+        start = clock()
         for _ in range(number):
             fn()
-        elapsed = time.perf_counter() - start
+        elapsed = clock() - start
         if elapsed >= min_batch_seconds:
             break
         number *= 4
     times = []
     for _ in range(repeat):
-        start = time.perf_counter()
+        start = clock()
         for _ in range(number):
             fn()
-        times.append((time.perf_counter() - start) / number)
+        times.append((clock() - start) / number)
     return statistics.median(times)
 
 
@@ -313,6 +319,67 @@ def mlp_train_step(fw):
     return out
 
 
+def deep_mlp_init(jnp, layers=25, width=16, seed=0):
+    """A parameter pytree of 2 * layers small leaves: a list of {"w", "b"} dicts."""
+    rng = np.random.default_rng(seed)
+    return [{"w": jnp.asarray(rng.normal(0, 1 / np.sqrt(width), (width, width))
+                              .astype(np.float32)),
+             "b": jnp.asarray(np.zeros(width, np.float32))} for _ in range(layers)]
+
+
+def deep_mlp_steps(jax, jnp):
+    """(sgd, adam): jitted train steps over deep_mlp_init's parameters. sgd takes
+    (params, x, y) and returns (new params, loss); adam takes (params, (m, v), x, y) and
+    returns (new params, new (m, v), loss), as optax's update + apply_updates do."""
+    def loss(params, x, y):
+        for layer in params:
+            x = jnp.tanh(x @ layer["w"] + layer["b"])
+        return jnp.mean((x - y) ** 2)
+
+    def sgd(params, x, y):
+        value, grads = jax.value_and_grad(loss)(params, x, y)
+        return jax.tree_util.tree_map(lambda p, g: p - 0.01 * g, params, grads), value
+
+    def adam(params, state, x, y):
+        value, grads = jax.value_and_grad(loss)(params, x, y)
+        m, v = state
+        tree_map = jax.tree_util.tree_map
+        m = tree_map(lambda m, g: 0.9 * m + 0.1 * g, m, grads)
+        v = tree_map(lambda v, g: 0.999 * v + 0.001 * g * g, v, grads)
+        params = tree_map(lambda p, m, v: p - 1e-3 * m / (jnp.sqrt(v) + 1e-8), params, m, v)
+        return params, (m, v), value
+    return jax.jit(sgd), jax.jit(adam)
+
+
+def deep_mlp_train_step(fw):
+    """A dispatch-bound train step, as a training loop runs it (each step's outputs are
+    the next one's inputs): 25 small dense layers, 50 parameter leaves in, 50 and a loss
+    out for SGD; with Adam's two moment trees, 150 in and 151 out. Each step waits for
+    its loss (all outputs of one execution are ready together)."""
+    out = {}
+    rng = np.random.default_rng(1)
+    x_host = rng.normal(size=(8, 16)).astype(np.float32)
+    y_host = rng.normal(size=(8, 16)).astype(np.float32)
+    for name, (jax, jnp) in fw.items():
+        params = deep_mlp_init(jnp)
+        moments = [jax.tree_util.tree_map(jnp.zeros_like, params) for _ in range(2)]
+        x, y = jnp.asarray(x_host), jnp.asarray(y_host)
+        sgd, adam = deep_mlp_steps(jax, jnp)
+        sgd_state = [params]
+        adam_state = [params, tuple(moments)]
+
+        def sgd_step(state=sgd_state, sgd=sgd, x=x, y=y):
+            state[0], loss = sgd(state[0], x, y)
+            loss.block_until_ready()
+
+        def adam_step(state=adam_state, adam=adam, x=x, y=y):
+            state[0], state[1], loss = adam(state[0], state[1], x, y)
+            loss.block_until_ready()
+        out[name + " sgd"] = median_time(sgd_step)
+        out[name + " adam"] = median_time(adam_step)
+    return out
+
+
 def sharded_mlp_step(fw):
     """The MLP train step data-parallel over 8 CPU devices (batch split over 'data',
     parameters replicated): one SPMD program compiled by XLA's partitioner."""
@@ -447,6 +514,7 @@ WORKLOADS = {
     "MLP first call": mlp_first_call,
     "MLP first call, new process": mlp_first_call_fresh_process,
     "MLP train step": mlp_train_step,
+    "jit train step, 50 leaves": deep_mlp_train_step,
     "MLP step, 8 devices (data)": sharded_mlp_step,
     "random-heavy compile": random_heavy_compile,
     "elementwise chain 10M": elementwise_chain,
@@ -467,9 +535,12 @@ def fmt(seconds):
     return f"{seconds * 1e6:8.2f} us"
 
 
-def run_child(name, only, devices):
+def run_child(name, only, devices, cpu_time):
     """Runs the workloads for one framework and prints {title: {entry: seconds}} as JSON.
     Each framework gets its own process, so two XLA clients never share one."""
+    global clock
+    if cpu_time:
+        clock = time.process_time
     if name == "torch":
         from torch_workloads import torch_workloads
         workloads = torch_workloads(sys.modules[__name__])
@@ -497,11 +568,14 @@ def main():
                         help="run only the workloads whose title contains this")
     parser.add_argument("--rounds", type=int, default=3,
                         help="run every framework this many times, in turn (default 3)")
+    parser.add_argument("--cpu-time", action="store_true",
+                        help="time repeated calls by the process's CPU time, not wall time "
+                             "(fairer on a loaded machine; first-call rows stay wall time)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--devices", type=int, default=1, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        return run_child(args.child, args.only, args.devices)
+        return run_child(args.child, args.only, args.devices, args.cpu_time)
     names = available_frameworks()
     rounds = {}   # title -> entry -> [seconds per round], or "error" -> message
     for _ in range(args.rounds):
@@ -509,6 +583,8 @@ def main():
             cmd = [sys.executable, os.path.abspath(__file__), "--child", name]
             for o in args.only or ():
                 cmd += ["--only", o]
+            if args.cpu_time:
+                cmd.append("--cpu-time")
             # The sharded rows run in a child of their own with 8 CPU devices, so the
             # other rows keep XLA's default single-device client. Each child gets a fresh
             # persistent compilation cache: compile timings stay cold and the user's cache
@@ -533,7 +609,8 @@ def main():
                       for entry, v in rounds[title].items()}
               for title in WORKLOADS if title in rounds}
     print(f"frameworks: {', '.join(names)} (one process each, {args.rounds} rounds); "
-          f"threads: OMP={os.environ.get('OMP_NUM_THREADS')}")
+          f"threads: OMP={os.environ.get('OMP_NUM_THREADS')}; clock: "
+          f"{'CPU time' if args.cpu_time else 'wall time'}")
     print(f"{'workload':28s} {'entry':34s} {'median':>12s}  ratio pyjax/other")
     for title, results in merged.items():
         for entry, value in results.items():

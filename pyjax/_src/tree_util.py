@@ -317,10 +317,11 @@ def _check_custom_flattens(tree, is_leaf):
 class StructureCheck:
     """Takes apart trees of one structure (an example's) into their leaves, in
     flatten's order; returns None for a tree of another structure. What jit's cached
-    calls run on their arguments: trees of tuples, lists, dicts with str keys, None and
-    leaves of `leaf_types` are walked by a loop in Python, several times cheaper than
-    optree for the few nodes of a call's arguments; other trees are flattened by optree
-    and their treedefs compared."""
+    calls run on their arguments, so per-node Python work here is paid on every call:
+    trees of tuples, lists, namedtuples, dicts with str keys, None, registered custom
+    nodes and leaves of `leaf_types` are walked by a loop over precomputed steps (optree
+    costs about 1 us a leaf, this loop a fraction of it); trees holding other nodes
+    (OrderedDict, structseq, ...) are flattened by optree and their treedefs compared."""
 
     __slots__ = ("steps", "spec")
 
@@ -334,55 +335,89 @@ class StructureCheck:
             leaves, spec = optree.tree_flatten(tree, None, none_is_leaf=False, namespace=_NS)
             return leaves if spec == self.spec else None
         leaves, pending = [], [tree]
-        for node_type, size, keys, leaf_children in steps:   # depth first
+        for node_type, size, select, aux, leaf_children in steps:   # depth first
             node = pending.pop()
             if node_type is None:             # a leaf (the runner checks its kind)
                 leaves.append(node)
-            elif type(node) is not node_type:
-                return None
-            elif keys is not None:            # a dict: children in sorted key order
-                if node.keys() != keys[0]:
-                    return None
-                if leaf_children:
-                    leaves.extend(map(node.__getitem__, keys[2]))
-                else:
-                    pending.extend(map(node.__getitem__, keys[1]))
-            elif node_type is _NoneType:
                 continue
-            elif len(node) != size:
+            if type(node) is not node_type:
                 return None
-            elif leaf_children:
-                leaves.extend(node)
+            if select is None:                # a tuple, list or namedtuple; None
+                if node is None:
+                    continue
+                children = node
+            elif node_type is dict:           # its values in sorted key order
+                if len(node) != size:
+                    return None
+                try:
+                    children = select(node)
+                except KeyError:
+                    return None
+            else:                             # a registered node: its flatten function
+                children = _custom_children(node, select, aux)
+                if children is None:
+                    return None
+            if len(children) != size:
+                return None
+            if leaf_children:
+                leaves.extend(children)
             else:
-                pending.extend(reversed(node))
+                pending.extend(reversed(children))
         return leaves
+
+
+def _custom_children(node, flatten_func, aux):
+    """The children of a registered node, or None when its aux data differ from `aux`
+    (or its flatten function fails: jit's general path then raises the error)."""
+    try:
+        children, node_aux = flatten_func(node)[:2]
+        if node_aux is aux or node_aux == aux:
+            return tuple(children)
+    except Exception:
+        pass
+    return None
+
+
+def _item_getter(keys):
+    """A function dict -> its values at `keys`, as a tuple (itemgetter returns a bare
+    value for one key and refuses none)."""
+    if not keys:
+        return lambda d: ()
+    if len(keys) == 1:
+        key = keys[0]
+        return lambda d: (d[key],)
+    return operator.itemgetter(*keys)
 
 
 def _walk_steps(example, leaf_types):
     """StructureCheck's steps for trees shaped like `example`, one per node depth first
     (a node whose children are all leaves takes them in one step):
-    (type, size, keys, leaf_children), type None for a leaf; for a dict, keys is (its
-    key set, its keys in reverse sorted order, in sorted order). None if a node is of
-    another kind."""
+    (type, size, select, aux, leaf_children), type None for a leaf; select is None for a
+    tuple, list, namedtuple or None, the getter of its values in sorted key order for a
+    dict, the flatten function of a registered node (whose aux data must equal `aux`).
+    None if a node is of another kind."""
     steps, pending = [], [example]
     while pending:
         node = pending.pop()
         t = type(node)
+        select = aux = None
         if isinstance(node, leaf_types):
-            steps.append((None, 0, None, False))
+            steps.append((None, 0, None, None, False))
             continue
-        if t is dict and all(type(k) is str for k in node):
+        if t in _registry:
+            children, aux = _registry[t][0](node)[:2]
+            select, children = _registry[t][0], list(children)
+        elif t is dict and all(type(k) is str for k in node):
             order = sorted(node)
-            children = [node[k] for k in order]
-            keys = (node.keys() | set(), tuple(reversed(order)), tuple(order))
-        elif t is tuple or t is list:
-            children, keys = list(node), None
+            children, select = [node[k] for k in order], _item_getter(order)
+        elif t is tuple or t is list or optree.is_namedtuple_class(t):
+            children = list(node)
         elif node is None:
-            children, keys = [], None
+            children = []
         else:
             return None
         leaf_children = bool(children) and all(isinstance(c, leaf_types) for c in children)
-        steps.append((t, len(children), keys, leaf_children))
+        steps.append((t, len(children), select, aux, leaf_children))
         if not leaf_children:
             pending.extend(reversed(children))
     return tuple(steps)

@@ -532,10 +532,33 @@ _Pair = collections.namedtuple("_Pair", "a b")
     ({}, [], None),
 ])
 def test_structure_check_takes_trees_apart_in_flatten_order(example):
-    # what jit's cached calls run on their arguments (custom nodes: optree's flatten)
+    # what jit's cached calls run on their arguments
     leaves = tu.tree_leaves(example)
     check = tu.StructureCheck(example, (float, int))
     assert check(example) == leaves
     if example:   # another structure does not fit
         assert check(example[:-1]) is None
         assert check(list(example)) is None
+
+
+class _Box:
+    """A registered node whose aux data (its label) is part of the structure."""
+
+    def __init__(self, label, *items):
+        self.label, self.items = label, items
+
+
+tu.register_pytree_node(_Box, lambda b: (b.items, b.label), lambda aux, kids: _Box(aux, *kids))
+
+
+def test_structure_check_walks_registered_nodes_and_compares_their_aux_data():
+    example = [_Box("a", 1.0, {"k": 2.0}), _Pair(3.0, _Box("b"))]
+    check = tu.StructureCheck(example, (float,))
+    assert check.steps is not None   # walked in Python, not flattened by optree
+    assert check(example) == tu.tree_leaves(example) == [1.0, 2.0, 3.0]
+    assert check([_Box("a", 4.0, {"k": 5.0}), _Pair(6.0, _Box("b"))]) == [4.0, 5.0, 6.0]
+    assert check([_Box("other", 1.0, {"k": 2.0}), _Pair(3.0, _Box("b"))]) is None
+    assert check([_Box("a", 1.0), _Pair(3.0, _Box("b"))]) is None
+    assert check([_Box("a", 1.0, {"j": 2.0}), _Pair(3.0, _Box("b"))]) is None
+    assert check([_Box("a", 1.0, {"k": 2.0, "j": 0.0}), _Pair(3.0, _Box("b"))]) is None
+    assert check([_Box("a", 1.0, {"k": 2.0}), (3.0, _Box("b"))]) is None   # not the namedtuple

@@ -10,8 +10,10 @@ def _regression_data():
     return x, jnp.sin(x.sum(1, keepdims=True))
 
 
-def optax_mlp_training(steps=10, layers=8):
-    """Adam with gradient clipping on an MLP (2 leaves a layer: 25 layers are 50 leaves)."""
+def optax_mlp_step(layers=8):
+    """One jitted step of Adam with gradient clipping on an MLP (2 leaves a layer: 25
+    layers are 50 leaves), as a callable that carries the parameters and optimizer state
+    from call to call and returns the loss; `.leaves` counts the parameters."""
     import jax
     import jax.numpy as jnp
     import optax
@@ -32,7 +34,7 @@ def optax_mlp_training(steps=10, layers=8):
     x, y = _regression_data()
     params = init(jax.random.PRNGKey(0), [4] + [8] * (layers - 1) + [1])
     opt = optax.chain(optax.clip_by_global_norm(1.0), optax.adam(1e-2))
-    state = opt.init(params)
+    carry = [params, opt.init(params)]
 
     @jax.jit
     def step(params, state):
@@ -40,22 +42,29 @@ def optax_mlp_training(steps=10, layers=8):
         updates, state = opt.update(grads, state, params)
         return optax.apply_updates(params, updates), state, value
 
-    losses = []
-    for _ in range(steps):
-        params, state, value = step(params, state)
-        losses.append(float(value))
-    return {"first_loss": losses[0], "last_loss": losses[-1],
-            "leaves": len(jax.tree_util.tree_leaves(params))}
+    def one_step():
+        carry[0], carry[1], value = step(*carry)
+        return value
+    one_step.leaves = len(jax.tree_util.tree_leaves(params))
+    return one_step
 
 
-def equinox_mlp_training(steps=10):
-    """eqx.nn.MLP trained with filter_jit / filter_value_and_grad; error_if and
-    unvmap_any run equinox's own primitives (jvp, batching and lowering rules)."""
+def optax_mlp_training(steps=10, layers=8):
+    """optax_mlp_step's losses over a few steps."""
+    step = optax_mlp_step(layers)
+    losses = [float(step()) for _ in range(steps)]
+    return {"first_loss": losses[0], "last_loss": losses[-1], "leaves": step.leaves}
+
+
+def equinox_mlp_step():
+    """One step of an eqx.nn.MLP trained with filter_jit / filter_value_and_grad (the
+    model carried from call to call), returning the loss; error_if runs equinox's own
+    primitives."""
     import equinox as eqx
     import jax
     import jax.numpy as jnp
 
-    model = eqx.nn.MLP(4, 1, 16, 2, key=jax.random.PRNGKey(0))
+    carry = [eqx.nn.MLP(4, 1, 16, 2, key=jax.random.PRNGKey(0))]
     x, y = _regression_data()
 
     def loss(m, x, y):
@@ -67,8 +76,22 @@ def equinox_mlp_training(steps=10):
         m = eqx.apply_updates(m, jax.tree_util.tree_map(lambda g: -0.1 * g, grads))
         return eqx.error_if(m, ~jnp.isfinite(value), "non-finite loss"), value
 
+    def one_step():
+        carry[0], value = step(carry[0])
+        return value
+    return one_step
+
+
+def equinox_mlp_training(steps=10):
+    """equinox_mlp_step over a few steps; error_if and unvmap_any run equinox's own
+    primitives (jvp, batching and lowering rules)."""
+    import equinox as eqx
+    import jax
+    import jax.numpy as jnp
+
+    step = equinox_mlp_step()
     for _ in range(steps):
-        model, value = step(model)
+        value = step()
     checked = eqx.filter_jit(lambda a: eqx.error_if(a, a < 0, "negative"))
     try:
         checked(jnp.array(-1.0))
@@ -80,15 +103,11 @@ def equinox_mlp_training(steps=10):
             "unvmap_any": [bool(b) for b in batched_any]}
 
 
-def numpyro_regression(num_warmup=50, num_samples=50, svi_steps=100):
-    """NUTS and SVI (AutoNormal, Adam) on a small Bayesian linear regression."""
-    import jax
+def _numpyro_regression_model():
+    """(model, x, y): a small Bayesian linear regression."""
     import jax.numpy as jnp
     import numpyro
     import numpyro.distributions as dist
-    import numpyro.optim
-    from numpyro.infer import MCMC, NUTS, SVI, Trace_ELBO
-    from numpyro.infer.autoguide import AutoNormal
 
     x = jnp.linspace(-1, 1, 50)
     y = 0.5 + 2.0 * x + 0.3 * jnp.sin(7 * x)
@@ -98,15 +117,60 @@ def numpyro_regression(num_warmup=50, num_samples=50, svi_steps=100):
         b = numpyro.sample("b", dist.Normal(0, 5))
         s = numpyro.sample("s", dist.HalfNormal(1.0))
         numpyro.sample("obs", dist.Normal(a + b * x, s), obs=y)
+    return model, x, y
 
+
+def numpyro_svi_step():
+    """One jitted SVI update (AutoNormal guide, Adam) of the regression, its state
+    carried from call to call, returning the loss."""
+    import jax
+    import numpyro.optim
+    from numpyro.infer import SVI, Trace_ELBO
+    from numpyro.infer.autoguide import AutoNormal
+
+    model, x, y = _numpyro_regression_model()
+    svi = SVI(model, AutoNormal(model), numpyro.optim.Adam(0.05), Trace_ELBO())
+    update = jax.jit(svi.update)
+    carry = [svi.init(jax.random.PRNGKey(1), x, y)]
+
+    def one_step():
+        carry[0], loss = update(carry[0], x, y)
+        return loss
+    return one_step
+
+
+def numpyro_regression(num_warmup=50, num_samples=50, svi_steps=100):
+    """NUTS and SVI (AutoNormal, Adam) on a small Bayesian linear regression."""
+    import jax
+    from numpyro.infer import MCMC, NUTS
+
+    model, x, y = _numpyro_regression_model()
     mcmc = MCMC(NUTS(model), num_warmup=num_warmup, num_samples=num_samples,
                 progress_bar=False)
     mcmc.run(jax.random.PRNGKey(0), x, y)
     samples = mcmc.get_samples()
-    svi = SVI(model, AutoNormal(model), numpyro.optim.Adam(0.05), Trace_ELBO())
-    result = svi.run(jax.random.PRNGKey(1), svi_steps, x, y, progress_bar=False)
+    svi_step = numpyro_svi_step()
+    for _ in range(svi_steps):
+        loss = svi_step()
     return {"nuts_mean_a": float(samples["a"].mean()), "nuts_mean_b": float(samples["b"].mean()),
-            "svi_last_loss": float(result.losses[-1])}
+            "svi_last_loss": float(loss)}
+
+
+def chex_jitted_call():
+    """A callable calling a jitted function that makes chex's static assertions while
+    tracing, on a (3, 4) array."""
+    import chex
+    import jax
+    import jax.numpy as jnp
+
+    @jax.jit
+    def double(a):
+        chex.assert_shape(a, (3, 4))
+        chex.assert_rank(a, 2)
+        return a * 2
+
+    x = jnp.ones((3, 4))
+    return lambda: double(x)
 
 
 def chex_assertions():
@@ -120,12 +184,7 @@ def chex_assertions():
     chex.assert_shape(x, (3, 4))
     chex.assert_type(x, jnp.float32)
     chex.assert_trees_all_close({"a": x}, {"a": x + 1e-7})
-
-    @jax.jit
-    def double(a):
-        chex.assert_shape(a, (3, 4))
-        chex.assert_rank(a, 2)
-        return a * 2
+    double = chex_jitted_call()
 
     try:
         chex.assert_shape(x, (4, 3))
@@ -147,9 +206,20 @@ def chex_assertions():
         finite_error = False
     except AssertionError:
         finite_error = True
-    return {"jit_sum": float(double(x).sum()), "shape_error": shape_error,
+    return {"jit_sum": float(double().sum()), "shape_error": shape_error,
             "dataclass_shapes": [list(shapes.w), list(shapes.b)], "chexify_sum": total,
             "finite_error": finite_error}
+
+
+def einops_jitted_call():
+    """A callable calling a jitted einops.reduce on a (2, 3, 4) array."""
+    import einops
+    import jax
+    import jax.numpy as jnp
+
+    x = jnp.arange(24.0).reshape(2, 3, 4)
+    reduce = jax.jit(lambda z: einops.reduce(z, "b c d -> c", "sum"))
+    return lambda: reduce(x)
 
 
 def einops_and_jaxtyping():
@@ -162,7 +232,7 @@ def einops_and_jaxtyping():
 
     x = jnp.arange(24.0).reshape(2, 3, 4)
     eager = einops.rearrange(x, "b c (h w) -> (b h) c w", h=2)
-    traced = jax.jit(lambda z: einops.reduce(z, "b c d -> c", "sum"))(x)
+    traced = einops_jitted_call()()
     checks = [isinstance(x, Float[Array, "2 3 4"]), isinstance(x, Int[Array, "..."]),
               isinstance(x, Float[Array, "2 3"])]
     traced_check = []
@@ -171,8 +241,10 @@ def einops_and_jaxtyping():
             "reduced": [float(v) for v in traced], "jaxtyping": checks + traced_check}
 
 
-def flax_linen_training(steps=10):
-    """A flax.linen MLP trained with optax under jit."""
+def flax_linen_step():
+    """One jitted step of a flax.linen MLP trained with optax's SGD with momentum (the
+    parameters and optimizer state carried from call to call), returning the loss;
+    `.leaves` counts the parameters."""
     import flax.linen as nn
     import jax
     import jax.numpy as jnp
@@ -189,7 +261,7 @@ def flax_linen_training(steps=10):
     model = MLP()
     params = model.init(jax.random.PRNGKey(0), x)
     opt = optax.sgd(0.1, momentum=0.9)
-    state = opt.init(params)
+    carry = [params, opt.init(params)]
 
     @jax.jit
     def step(params, state):
@@ -198,13 +270,24 @@ def flax_linen_training(steps=10):
         updates, state = opt.update(grads, state)
         return optax.apply_updates(params, updates), state, value
 
+    def one_step():
+        carry[0], carry[1], value = step(*carry)
+        return value
+    one_step.leaves = len(jax.tree_util.tree_leaves(params))
+    return one_step
+
+
+def flax_linen_training(steps=10):
+    """flax_linen_step over a few steps."""
+    step = flax_linen_step()
     for _ in range(steps):
-        params, state, value = step(params, state)
-    return {"last_loss": float(value), "leaves": len(jax.tree_util.tree_leaves(params))}
+        value = step()
+    return {"last_loss": float(value), "leaves": step.leaves}
 
 
-def flax_nnx_training(steps=10):
-    """A flax.nnx MLP trained with nnx.Optimizer under nnx.jit."""
+def flax_nnx_step():
+    """One step of a flax.nnx MLP trained with nnx.Optimizer under nnx.jit (the model and
+    optimizer updated in place), returning the loss."""
     import jax.numpy as jnp
     import optax
     from flax import nnx
@@ -227,13 +310,21 @@ def flax_nnx_training(steps=10):
         optimizer.update(model, grads)
         return value
 
+    return lambda: step(model, optimizer)
+
+
+def flax_nnx_training(steps=10):
+    """flax_nnx_step over a few steps."""
+    step = flax_nnx_step()
     for _ in range(steps):
-        value = step(model, optimizer)
+        value = step()
     return {"last_loss": float(value)}
 
 
-def blackjax_nuts(num_steps=100):
-    """blackjax's NUTS kernel on a 2-D Gaussian, stepped in a lax.scan under jit."""
+def blackjax_nuts_run(num_steps=100):
+    """A callable running blackjax's NUTS kernel on a 2-D Gaussian for num_steps steps
+    in a lax.scan under jit, from the same state and key each call; it returns the
+    positions."""
     import blackjax
     import jax
     import jax.numpy as jnp
@@ -251,5 +342,11 @@ def blackjax_nuts(num_steps=100):
             return state, state.position
         return jax.lax.scan(one, state, jax.random.split(key, num_steps))
 
-    _, positions = run(state, jax.random.PRNGKey(0))
+    key = jax.random.PRNGKey(0)
+    return lambda: run(state, key)[1]
+
+
+def blackjax_nuts(num_steps=100):
+    """blackjax_nuts_run's positions, averaged."""
+    positions = blackjax_nuts_run(num_steps)()
     return {"mean": [float(v) for v in positions.mean(0)]}

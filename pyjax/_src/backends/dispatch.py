@@ -275,8 +275,9 @@ NO_FIT = object()
 
 
 class PlainRunner:
-    """A runner for executables without a lean entry (the NumPy executor, host callbacks,
-    float0 outputs): leaves of the expected kinds -> the result pytree, else NO_FIT."""
+    """A runner for executables without a lean entry (the NumPy executor, programs run
+    equation by equation, float0 outputs): leaves of the expected kinds -> the result
+    pytree, else NO_FIT."""
 
     __slots__ = ("entry", "kinds", "in_avals", "committed", "out_tree")
 

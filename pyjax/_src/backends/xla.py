@@ -729,7 +729,7 @@ class _Runner:
 
     __slots__ = ("name", "device", "slots", "committed_args", "consts", "execute",
                  "handlers", "out_avals", "donated", "committed", "out_tree",
-                 "single_output")
+                 "single_output", "callbacks")
 
     def __init__(self, executable, slots, committed_args, donated, committed, out_tree):
         self.name, self.device = executable.name, executable.device
@@ -741,6 +741,7 @@ class _Runner:
         self.out_tree = out_tree
         self.single_output = (len(self.out_avals) == 1
                               and tree_util.treedef_is_leaf(out_tree))
+        self.callbacks = executable._callbacks
 
     def __call__(self, leaves):
         device = self.device
@@ -756,7 +757,10 @@ class _Runner:
                     return dispatch.NO_FIT
                 bufs.append(buf)
         try:
-            outs = self.execute(bufs).consume_with_handlers(self.handlers)
+            if self.callbacks:
+                outs = _execute_and_wait(self.execute, bufs, self.handlers)
+            else:
+                outs = self.execute(bufs).consume_with_handlers(self.handlers)
         except _jax.JaxRuntimeError as err:
             raise errors.JaxRuntimeError(f"running jit({self.name}) failed: {err}") from None
         for i in self.donated:
@@ -767,6 +771,16 @@ class _Runner:
         committed = self.committed
         return tree_util.tree_unflatten(self.out_tree, [
             Array(None, False, device, committed, a, o) for a, o in zip(self.out_avals, outs)])
+
+
+def _execute_and_wait(execute_sharded, bufs, handlers):
+    """Runs a program with host callbacks and waits for them, so their effects (prints,
+    writes) happen in call order and before the call returns; its output arrays."""
+    done = execute_sharded(bufs, with_tokens=True)
+    token = done.consume_token()
+    outs = done.consume_with_handlers(handlers)
+    token.block_until_ready()
+    return outs
 
 
 class Executable:
@@ -786,9 +800,9 @@ class Executable:
 
     def runner(self, kinds, in_avals, donated, committed, out_tree):
         """The lean runner of this executable for argument leaves of `kinds` (see
-        dispatch.runner_for), or None for programs with host callbacks or float0
-        outputs (their general entry handles those)."""
-        if self._callbacks or self._any_float0:
+        dispatch.runner_for), or None for programs with float0 outputs (the general
+        entry handles those)."""
+        if self._any_float0:
             return None
         slots, committed_args = [], []
         for i, (kind, aval) in enumerate(zip(kinds, in_avals)):
@@ -813,12 +827,8 @@ class Executable:
             else device_buffer(x, device) for x in args]
         try:
             if self._callbacks:
-                # Wait for the callbacks, so their effects (prints, writes) happen in call
-                # order and before this call returns.
-                done = self.loaded.execute_sharded(bufs, with_tokens=True)
-                token = done.consume_token()
-                outs = done.consume_with_handlers(self._handlers[committed])
-                token.block_until_ready()
+                outs = _execute_and_wait(self.loaded.execute_sharded, bufs,
+                                         self._handlers[committed])
             else:
                 outs = self.loaded.execute_sharded(bufs).consume_with_handlers(
                     self._handlers[committed])
