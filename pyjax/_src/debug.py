@@ -16,29 +16,87 @@ from pyjax._src.lax.callbacks import (  # noqa: F401  (re-exported effect types)
 )
 
 
+class _FormatChecker(string.Formatter):
+    """Formats nothing; fails on missing and on unused arguments, as JAX checks them."""
+
+    def get_value(self, key, args, kwargs):
+        try:
+            return super().get_value(key, args, kwargs)
+        except (KeyError, IndexError):
+            # JAX lets the KeyError/IndexError out; a ValueError says what is wrong
+            raise ValueError(f"jax.debug.print: the format string refers to a missing "
+                             f"argument ({key!r}); pass one value per placeholder.") from None
+
+    def format_field(self, value, format_spec):
+        return ""
+
+    def check_unused_args(self, used_args, args, kwargs):
+        unused_args = [arg for i, arg in enumerate(args) if i not in used_args]
+        unused_kwargs = [k for k in kwargs if k not in used_args]
+        if unused_args:
+            raise ValueError(f"Unused positional arguments to `jax.debug.print`: "
+                             f"{unused_args}")
+        if unused_kwargs:
+            raise ValueError(f"Unused keyword arguments to `jax.debug.print`: "
+                             f"{unused_kwargs}. You may be passing an f-string (i.e, "
+                             "`f\"{x}\"`) into `jax.debug.print` and instead should pass in a "
+                             "regular string.")
+
+
 def _check_format(fmt, args, kwargs):
-    """Fails now, not when the computation runs, on a format string that does not fit."""
+    """Fails now, not when the computation runs, on a format string that does not fit
+    its arguments: a missing or an unused one."""
     if not isinstance(fmt, str):
         raise TypeError(f"jax.debug.print expects a format string first, got {fmt!r}")
-    try:
-        string.Formatter().vformat(fmt, tuple(range(len(args))), dict.fromkeys(kwargs, 0))
-    except (IndexError, KeyError) as err:
-        raise ValueError(f"jax.debug.print: the format string {fmt!r} refers to a missing "
-                         f"argument ({err!r}); pass one value per placeholder.") from None
+    _FormatChecker().format(fmt, *args, **kwargs)
 
 
-def print(fmt, *args, ordered=False, **kwargs):  # noqa: A001  (mirrors jax.debug.print)
+def _check_options(name, partitioned):
+    if partitioned:
+        raise NotImplementedError(
+            f"jax.debug.{name}(partitioned=True) (each device's local shards) is not "
+            "supported by pyjax; leave it False to see the logical (global) values.")
+
+
+def _formatted(fmt, args, kwargs, np_printoptions, skip_format_check):
+    if not skip_format_check:
+        _check_format(fmt, args, kwargs)
+    has_placeholders = any(field is not None for _, field, _, _ in
+                           string.Formatter().parse(fmt))
+
+    def text(*values, **named):
+        with np.printoptions(**np_printoptions):
+            if has_placeholders:
+                return fmt.format(*values, **named)
+            return " ".join((fmt, *(str(v) for v in values)))
+    return text
+
+
+def _two_call_form(name, first, args, kwargs, call):
+    """jax.debug.X(first, *args, **kwargs) runs now; jax.debug.X(**options) returns the
+    function to call with the arguments (JAX's recommended two-call form)."""
+    if first is not None:
+        call(first, *args, **kwargs)
+        return None
+    if args or kwargs:
+        raise TypeError(f"debug_{name} received unexpected arguments in the two-call form:"
+                        f" {args=} {kwargs=}")
+    return call
+
+
+def print(fmt=None, *args, ordered=False, partitioned=False,  # noqa: A001  (jax.debug.print)
+          skip_format_check=False, **kwargs):
     """Prints `fmt.format(*args, **kwargs)` with the actual values when the computation
     runs, also inside jit, vmap (once per example) and loops; ordered=True keeps prints in
-    program order. Plain `print` inside jit shows tracers instead."""
-    _check_format(fmt, args, kwargs)
-    np_printoptions = kwargs.pop("np_printoptions", None)
+    program order. Plain `print` inside jit shows tracers instead. Called with options
+    only, returns the print function to call with the format and values."""
+    _check_options("print", partitioned)
 
-    def emit(*values, **named):
-        with np.printoptions(**(np_printoptions or {})):
-            sys.stdout.write(fmt.format(*values, **named) + "\n")
-
-    debug_callback(emit, *args, ordered=ordered, **kwargs)
+    def print_now(fmt, *args, **kwargs):
+        text = _formatted(fmt, args, kwargs, np.get_printoptions(), skip_format_check)
+        debug_callback(lambda *v, **k: sys.stdout.write(text(*v, **k) + "\n"), *args,
+                       ordered=ordered, **kwargs)
+    return _two_call_form("print", fmt, args, kwargs, print_now)
 
 
 _logger = logging.getLogger("pyjax.debug")
@@ -48,22 +106,27 @@ def log(fmt, *args, ordered=False, level=logging.INFO, **kwargs):
     """Logs `fmt.format(*args, **kwargs)` with the actual values, through the `logging`
     module (logger 'pyjax.debug', at `level`), when the computation runs: like
     jax.debug.print, also inside jit, vmap and loops."""
-    _check_format(fmt, args, kwargs)
     if not isinstance(level, int):
         raise TypeError(f"jax.debug.log: level must be a logging level (an int such as "
                         f"logging.INFO), got {level!r}")
+    text = _formatted(fmt, args, kwargs, np.get_printoptions(), False)
 
     def emit(*values, **named):
         if _logger.isEnabledFor(level):
-            _logger.log(level, fmt.format(*values, **named))
+            _logger.log(level, text(*values, **named))
 
     debug_callback(emit, *args, ordered=ordered, **kwargs)
 
 
-def callback(callback, *args, ordered=False, **kwargs):
+def callback(callback=None, *args, ordered=False, partitioned=False, **kwargs):
     """Calls `callback(*args, **kwargs)` with concrete arrays when the computation runs;
-    its return value is ignored."""
-    debug_callback(callback, *args, ordered=ordered, **kwargs)
+    its return value is ignored. Called with options only, returns the function to call
+    with the callback and its arguments."""
+    _check_options("callback", partitioned)
+
+    def call_now(callback, *args, **kwargs):
+        debug_callback(callback, *args, ordered=ordered, **kwargs)
+    return _two_call_form("callback", callback, args, kwargs, call_now)
 
 
 # --- shardings ------------------------------------------------------------------------------

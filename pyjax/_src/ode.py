@@ -76,9 +76,11 @@ def _interpolant(y0, y1, stages, dt):
 
 
 def _error_ratio(error, rtol, atol, y0, y1):
-    """RMS of the error relative to the tolerance: a step is accepted when it is <= 1."""
+    """RMS of the error relative to the tolerance (real for complex y too): a step is
+    accepted when it is <= 1."""
     tolerance = atol + rtol * ufuncs.maximum(ufuncs.abs(y0), ufuncs.abs(y1))
-    return ufuncs.sqrt(reductions.mean((error / tolerance.astype(error.dtype)) ** 2))
+    ratio = error / tolerance.astype(error.dtype)
+    return ufuncs.sqrt(reductions.mean(ufuncs.real(ratio * ufuncs.conjugate(ratio))))
 
 
 def _next_step(dt, ratio, safety=0.9, max_growth=10.0, max_shrink=0.2, order=5.0):
@@ -135,7 +137,9 @@ def _integrate(func, rtol, atol, mxstep, hmax, y0, ts, *args):
 
 
 def _integrate_fwd(func, rtol, atol, mxstep, hmax, y0, ts, *args):
-    ys = _integrate(func, rtol, atol, mxstep, hmax, y0, ts, *args)
+    # the differentiable solver, so that differentiating this forward pass (second-order
+    # gradients) uses the adjoint rule again rather than the solver's while_loop
+    ys = _integrate_with_adjoint(func, rtol, atol, mxstep, hmax, y0, ts, *args)
     return ys, (ys, ts, args)
 
 
@@ -151,7 +155,8 @@ def _integrate_bwd(func, rtol, atol, mxstep, hmax, residuals, ys_bar):
 
     def back_one_interval(carry, i):
         y_bar, t0_bar, args_bar = carry
-        t_bar = jnp.dot(func(ys[i], ts[i], *args), ys_bar[i])   # moving output time i
+        # moving output time i (time is real, even where y is complex)
+        t_bar = ufuncs.real(jnp.dot(func(ys[i], ts[i], *args), ys_bar[i]))
         start = (ys[i], y_bar, t0_bar - t_bar, args_bar)
         _, y_bar, t0_bar, args_bar = tree_util.tree_map(
             lambda x: x[1], odeint(adjoint_dynamics, start, jnp.stack([-ts[i], -ts[i - 1]]),

@@ -4,6 +4,6 @@ from pyjax._src.lax.linalg import (  # noqa: F401
     triangular_solve_p, tridiagonal_solve,
 )
 from pyjax._src.lax.linalg_spectral import (  # noqa: F401
-    SvdAlgorithm, eig, eig_p, eigh, eigh_p, svd, svd_p,
+    EigImplementation, SvdAlgorithm, eig, eig_p, eigh, eigh_p, svd, svd_p,
 )
 from pyjax._src.lax.linalg_schur import schur, schur_p  # noqa: F401

@@ -319,6 +319,8 @@ class Tracer:
     ndim = property(lambda self: self.aval.ndim)
     size = property(lambda self: self.aval.size)
     weak_type = property(lambda self: self.aval.weak_type)
+    itemsize = property(lambda self: self.aval.dtype.itemsize)
+    nbytes = property(lambda self: self.aval.size * self.aval.dtype.itemsize)
 
     def to_concrete_value(self):
         """The value as a numpy array when this tracer knows it (e.g. a JVP tracer over a
@@ -370,6 +372,10 @@ class Tracer:
         return self._concrete_scalar(lambda v: np.asarray(v).tolist(),
                                      _value_method_error("tolist"))
 
+    def tobytes(self, order="C"):
+        return self._concrete_scalar(lambda v: np.asarray(v).tobytes(order),
+                                     _value_method_error("tobytes"))
+
     def __array__(self, dtype=None, copy=None):
         value = self.to_concrete_value()
         if value is None:
@@ -393,10 +399,12 @@ class Tracer:
 
 def _value_method_error(name):
     def make(tracer):
+        shape = f"{tracer.aval.dtype.name}[{','.join(map(str, tracer.aval.shape))}]"
         return errors.ConcretizationTypeError(
-            tracer, f"The problem arose with the `{name}()` method, which returns the "
-            "array's values as Python objects: they are not known while tracing. Keep "
-            "working with the array itself, or use `jax.debug.print` to see it.\n")
+            tracer, f"The {name}() method was called on traced array with shape {shape}. "
+            "It returns the array's values as Python objects: they are not known while "
+            "tracing. Keep working with the array itself, or use `jax.debug.print` to see "
+            "it.\n")
     return make
 
 

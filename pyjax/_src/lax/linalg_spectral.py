@@ -4,6 +4,7 @@ core, interpreters, backends.stablehlo and the lax families (linalg for shared h
 from __future__ import annotations
 
 import enum
+import warnings
 
 import numpy as np
 
@@ -13,6 +14,7 @@ from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.trace import define_primitive
 from pyjax._src.lax import builders as b
 from pyjax._src.lax import elementwise as ew
+from pyjax._src.lax import reductions as red
 from pyjax._src.lax import structural as st
 from pyjax._src.lax.linalg import (
     _H, _as, _check_matrix, _diag_embed, _diagonal, _eye, _hermitian_from_triangle,
@@ -306,8 +308,18 @@ def svd(x, *, full_matrices=True, compute_uv=True, subset_by_index=None, algorit
 
 # --- eig ------------------------------------------------------------------------------------
 
-def _eig_abstract_eval(x, *, compute_left_eigenvectors, compute_right_eigenvectors):
+class EigImplementation(enum.Enum):
+    """The eig algorithm; on CPU only LAPACK (None picks it)."""
+    CUSOLVER = "cusolver"
+    MAGMA = "magma"
+    LAPACK = "lapack"
+
+
+def _eig_abstract_eval(x, *, compute_left_eigenvectors, compute_right_eigenvectors,
+                       enable_eigvec_derivs, implementation):
     _check_matrix("eig", x, square=True)
+    if implementation not in (None, EigImplementation.LAPACK):
+        raise ValueError("Only the lapack implementation is supported on CPU.")
     dtype = dtypes.complex_dtype(x.dtype)
     n = x.shape[-1]
     outs = [ShapedArray(x.shape[:-2] + (n,), dtype)]
@@ -316,7 +328,7 @@ def _eig_abstract_eval(x, *, compute_left_eigenvectors, compute_right_eigenvecto
     return outs
 
 
-def _eig_impl(x, *, compute_left_eigenvectors, compute_right_eigenvectors):
+def _eig_impl(x, *, compute_left_eigenvectors, compute_right_eigenvectors, **_):
     from scipy.linalg import eig as scipy_eig
     dtype = dtypes.complex_dtype(x.dtype)
     n = x.shape[-1]
@@ -329,20 +341,58 @@ def _eig_impl(x, *, compute_left_eigenvectors, compute_right_eigenvectors):
     return host_batched(one, x, templates)
 
 
-def _eig_jvp(primals, tangents, *, compute_left_eigenvectors, compute_right_eigenvectors):
-    if compute_left_eigenvectors or compute_right_eigenvectors:
+def _eigenvector_jvp(w, v, dx):
+    """Tangents (dw, dv) of A v_j = w_j v_j for distinct eigenvalues, with v_j fixed as
+    LAPACK's geev fixes it: unit 2-norm and a real largest-magnitude component.
+    With P = V^-1 dA V, dw = diag(P) and dv_j = sum_i v_i P_ij / (w_j - w_i) + c_j v_j,
+    where the free c_j is what keeps both normalisations."""
+    shape = get_aval(v).shape
+    eye = _eye(shape, get_aval(w).dtype)
+    gaps = ew.sub(st.expand_dims(w, (len(shape) - 2,)), st.expand_dims(w, (len(shape) - 1,)))
+    inverse_gaps = ew.sub(ew.div(ew._ones_like(gaps), ew.add(gaps, eye)), eye)   # 0 on diag
+    p = solve(v, _matmul(dx, v))
+    u = _matmul(v, ew.mul(inverse_gaps, p))
+    # Re(v_j^H dv_j) = 0 for the unit norm; Im(dv_kj) = 0 at the largest component k
+    largest = red.argmax(ew.abs(v), len(shape) - 2, np.int32)
+    rows = st.broadcasted_iota(np.int32, shape, len(shape) - 2)
+    at_largest = ew.convert_element_type(
+        ew.eq(rows, st.expand_dims(largest, (len(shape) - 2,))), get_aval(v).dtype)
+    along_columns = (len(shape) - 2,)
+    c = ew.complex(
+        ew.neg(ew.real(red.reduce_sum(ew.mul(ew.conj(v), u), along_columns))),
+        ew.div(ew.neg(ew.imag(red.reduce_sum(ew.mul(at_largest, u), along_columns))),
+               ew.real(red.reduce_sum(ew.mul(at_largest, v), along_columns))))
+    return _diagonal(p), ew.add(u, ew.mul(v, st.expand_dims(c, along_columns)))
+
+
+def _eig_jvp(primals, tangents, *, compute_left_eigenvectors, compute_right_eigenvectors,
+             enable_eigvec_derivs, implementation):
+    if (compute_left_eigenvectors or compute_right_eigenvectors) and \
+            not enable_eigvec_derivs:
         raise NotImplementedError(
-            "The derivatives of eigenvectors are not implemented, only of eigenvalues: "
-            "differentiate jnp.linalg.eigvals, or eig with compute_left_eigenvectors="
-            "compute_right_eigenvectors=False.")
+            "Derivatives of non-symmetric eigenvectors are only valid under assumptions "
+            "on the input that JAX cannot check (see the enable_eigvec_derivs argument "
+            "to jax.lax.linalg.eig). Pass enable_eigvec_derivs=True to "
+            "jax.lax.linalg.eig to opt in, or differentiate jnp.linalg.eigvals.")
     (x,), (dx,) = primals, tangents
-    w, v = eig_p.bind(x, compute_left_eigenvectors=False, compute_right_eigenvectors=True)
-    # dw_i = (V^-1 dx V)_ii (eigenvalues are simple).
-    dtype = get_aval(w).dtype
-    return [w], [_diagonal(solve(v, _matmul(_as(dx, dtype), v)))]
+    outs = eig_p.bind(x, compute_left_eigenvectors=compute_left_eigenvectors,
+                      compute_right_eigenvectors=True,
+                      enable_eigvec_derivs=enable_eigvec_derivs,
+                      implementation=implementation)
+    w, vr = outs[0], outs[-1]
+    dx = _as(dx, get_aval(w).dtype)
+    dw, dvr = _eigenvector_jvp(w, vr, dx)
+    primal_out, tangent_out = [w], [dw]
+    if compute_left_eigenvectors:   # left eigenvectors are right ones of A^H, at conj(w)
+        primal_out.append(outs[1])
+        tangent_out.append(_eigenvector_jvp(ew.conj(w), outs[1], _H(dx))[1])
+    if compute_right_eigenvectors:
+        primal_out.append(vr)
+        tangent_out.append(dvr)
+    return primal_out, tangent_out
 
 
-def _lower_eig(ctx, x, *, compute_left_eigenvectors, compute_right_eigenvectors):
+def _lower_eig(ctx, x, *, compute_left_eigenvectors, compute_right_eigenvectors, **_):
     batch, n = x.aval.shape[:-2], x.aval.shape[-1]
     dtype = x.aval.dtype
     cdtype = dtypes.complex_dtype(dtype)
@@ -367,7 +417,8 @@ def _eig_samples():
     f = np.float32
     real = np.array([[2.0, 1.0, 0.0], [0.5, -1.0, 0.3], [0.2, 0.1, 3.5]], f)
     rotation = np.array([[0.0, -2.0, 0.1], [1.0, 0.0, 0.2], [0.0, 0.3, 1.5]], f)
-    none = {"compute_left_eigenvectors": False, "compute_right_eigenvectors": False}
+    none = {"compute_left_eigenvectors": False, "compute_right_eigenvectors": False,
+            "enable_eigvec_derivs": False, "implementation": None}
     return [b.Sample([real], none), b.Sample([rotation], none),
             b.Sample([np.stack([real, real.T.copy()])], none)]
 
@@ -377,8 +428,21 @@ eig_p = define_primitive("eig", multiple_results=True, impl=_eig_impl,
                          samples=lambda: _eig_samples(), batch=_leading_batch_rule)
 
 
-def eig(x, *, compute_left_eigenvectors=True, compute_right_eigenvectors=True):
+def eig(x, *, compute_left_eigenvectors=True, compute_right_eigenvectors=True,
+        enable_eigvec_derivs=False, implementation=None, use_magma=None):
     """Eigenvalues (complex) and optionally left/right eigenvectors of square matrices:
-    [w, vl, vr] with the eigenvectors asked for. Runs on CPU only, as in JAX."""
+    [w, vl, vr] with the eigenvectors asked for. Runs on CPU only, as in JAX. The
+    eigenvectors are differentiable only with enable_eigvec_derivs=True: their derivative
+    assumes distinct eigenvalues, which cannot be checked."""
+    if use_magma is not None:
+        warnings.warn("use_magma is deprecated, please use "
+                      "implementation=EigImplementation.MAGMA instead.", DeprecationWarning,
+                      stacklevel=2)
+        implementation = EigImplementation.MAGMA if use_magma else EigImplementation.LAPACK
+    if implementation is not None and not isinstance(implementation, EigImplementation):
+        raise TypeError(f"eig implementation must be an EigImplementation or None, got "
+                        f"{implementation!r}")
     return eig_p.bind(x, compute_left_eigenvectors=bool(compute_left_eigenvectors),
-                      compute_right_eigenvectors=bool(compute_right_eigenvectors))
+                      compute_right_eigenvectors=bool(compute_right_eigenvectors),
+                      enable_eigvec_derivs=bool(enable_eigvec_derivs),
+                      implementation=implementation)

@@ -54,7 +54,7 @@ def tri(N, M=None, k=0, dtype=None):
         dtypes.default_float_dtype()
     rows = st.broadcasted_iota(np.int32, (N, M), 0)
     cols = st.broadcasted_iota(np.int32, (N, M), 1)
-    return ensure_array(convert(ew.ge(ew.add(rows, np.int32(operator.index(k))), cols),
+    return ensure_array(convert(ew.ge(ew.add(rows, lnp.diagonal_offset(k, (N, M))), cols),
                                 dtype))
 
 

@@ -48,6 +48,13 @@ def _operand(x):
     return as_array(x)
 
 
+def _holds_jax_values(seq):
+    """Whether a (nested) list or tuple index holds Arrays or tracers (NumPy cannot look
+    inside it for them: it would ask a tracer for its value)."""
+    return any(_holds_jax_values(i) if isinstance(i, (list, tuple))
+               else isinstance(i, (Array, Tracer)) for i in seq)
+
+
 def _classify(e, pos):
     """One index item -> ("int", i) | ("bool", b) | ("mask", array) | ("array", array)."""
     if isinstance(e, (bool, np.bool_)):
@@ -55,7 +62,7 @@ def _classify(e, pos):
     if isinstance(e, (int, np.integer)):
         return ("int", operator.index(e))
     if isinstance(e, (list, tuple)):
-        if any(isinstance(i, (Array, Tracer)) for i in np.ravel(np.array(e, dtype=object))):
+        if _holds_jax_values(e):
             e = lnp.asarray(e)
         else:
             e = np.asarray(e) if len(e) else np.zeros((0,), np.int32)

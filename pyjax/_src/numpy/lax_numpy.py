@@ -325,8 +325,18 @@ def eye(N, M=None, k=0, dtype=None, *, device=None):
         k = builtins.max(-N, builtins.min(int(k), M))
     rows = st.broadcasted_iota(np.int32, (N, M), 0)
     cols = st.broadcasted_iota(np.int32, (N, M), 1)
-    return _place(ensure_array(convert(ew.eq(ew.add(rows, np.int32(k)), cols), dtype)),
-                  device)
+    return _place(ensure_array(convert(ew.eq(ew.add(rows, diagonal_offset(k, (N, M))),
+                                             cols), dtype)), device)
+
+
+def diagonal_offset(k, shape):
+    """The diagonal offset k of eye/tri as int32 to add to the row index: a static k
+    stays a scalar constant, a traced one is broadcast to the matrix shape."""
+    if isinstance(k, (Tracer, Array)):
+        if builtins.getattr(k, "ndim", 0) != 0 or k.dtype.kind not in "iu":
+            raise TypeError(f"the diagonal offset k must be an integer scalar, got {k!r}")
+        return st.broadcast_in_dim(convert(k, np.int32), shape, ())
+    return np.int32(operator.index(k))
 
 
 def identity(n, dtype=None):

@@ -278,20 +278,28 @@ def _pinv(a, rtol):
     return lnp.matmul(_H(vh) * lnp.asarray(s_inv, _dtype(a))[..., None, :], _H(u))
 
 
+def _product_of_three(x, y, z):
+    """x @ y @ z, multiplied in the order with the smaller intermediate product."""
+    (rx, _), (ry, cy), (_, cz) = _shape(x)[-2:], _shape(y)[-2:], _shape(z)[-2:]
+    if rx * cy <= ry * cz:
+        return lnp.matmul(lnp.matmul(x, y), z)
+    return lnp.matmul(x, lnp.matmul(y, z))
+
+
 @_pinv.defjvp
 def _pinv_jvp(primals, tangents):
     # The derivative of the pseudo-inverse p of a (Golub & Pereyra):
-    # dp = -p da p + p p^H da^H (I - a p) + (I - p a) da^H p^H p.
+    # dp = -p da p + p p^H da^H (I - a p) + (I - p a) da^H p^H p, multiplied out without
+    # the identities and in an order that keeps intermediates small: for a tall or wide
+    # a, m x m or n x n products would not fit in memory.
     a, rtol = primals
     da = tangents[0]
     p = _pinv(a, rtol)
-    m, n = _shape(a)[-2:]
-    eye_m = lnp.eye(m, dtype=_dtype(a))
-    eye_n = lnp.eye(n, dtype=_dtype(a))
     da_h = _H(da)
-    dp = -lnp.matmul(lnp.matmul(p, da), p)
-    dp = dp + lnp.matmul(lnp.matmul(lnp.matmul(p, _H(p)), da_h), eye_m - lnp.matmul(a, p))
-    dp = dp + lnp.matmul(lnp.matmul(eye_n - lnp.matmul(p, a), da_h), lnp.matmul(_H(p), p))
+    x = _product_of_three(p, _H(p), da_h)
+    y = _product_of_three(da_h, _H(p), p)
+    dp = (x - _product_of_three(x, a, p) - _product_of_three(p, da, p)
+          + y - _product_of_three(p, a, y))
     return p, dp
 
 
@@ -300,6 +308,8 @@ def pinv(a, rtol=None, hermitian=False, *, rcond=None):
     are dropped (rtol defaults to 10 * max(m, n) * eps)."""
     a = _matrices("pinv", a)
     if rcond is not None:
+        if rtol is not None:
+            raise ValueError("pinv: only one of rtol and rcond may be specified.")
         rtol = rcond
     m, n = _shape(a)[-2:]
     real = get_aval(uf.abs(lnp.zeros((), _dtype(a)))).dtype
@@ -370,21 +380,25 @@ def matrix_power(a, n):
     return result
 
 
-def matrix_rank(M, rtol=None, *, tol=None):
-    """Number of singular values above rtol * max(s) (default max(m, n) * eps), or above
-    the absolute tol."""
+def matrix_rank(M, rtol=None, *, hermitian=False, tol=None):
+    """Number of singular values above a cutoff: rtol (tol is its older name) is, as in
+    JAX, an absolute cutoff, one per matrix; the default is max(s) * max(m, n) * eps.
+    `hermitian` selects an algorithm in NumPy; the SVD gives the same rank."""
+    if tol is not None:
+        if rtol is not None:
+            raise ValueError("matrix_rank: only one of tol or rtol may be specified.")
+        rtol = tol
     (M,) = _inexact("matrix_rank", M)
     if get_aval(M).ndim < 2:
-        return lnp.asarray(red.any(M != 0), dtypes.default_int_dtype())
-    s = svd(M, compute_uv=False)
-    if tol is not None:
-        cutoff = lnp.asarray(tol)[..., None] if np.ndim(tol) else tol
+        return lnp.asarray(red.any(M != 0), np.int32)
+    s = svd(M, compute_uv=False, hermitian=hermitian)
+    real = _dtype(s)
+    if rtol is None:
+        cutoff = red.max(s, axis=-1) * lnp.asarray(
+            builtins.max(_shape(M)[-2:]) * float(np.finfo(real).eps), real)
     else:
-        real = _dtype(s)
-        if rtol is None:
-            rtol = builtins.max(_shape(M)[-2:]) * float(np.finfo(real).eps)
-        cutoff = lnp.asarray(rtol, real) * red.max(s, axis=-1, keepdims=True)
-    return red.sum(s > cutoff, axis=-1)
+        cutoff = lnp.asarray(rtol)
+    return red.sum(s > lnp.expand_dims(cutoff, np.ndim(cutoff)), axis=-1)
 
 
 def cond(x, p=None):

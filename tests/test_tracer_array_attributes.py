@@ -1,0 +1,30 @@
+"""Array attributes and methods on traced arrays as JAX 0.10.2 has them: itemsize and
+nbytes are static, round() is jnp.round, and tobytes()/tolist() name themselves and the
+traced shape in their ConcretizationTypeError."""
+import numpy as np
+import pytest
+
+import pyjax as jax
+import pyjax.numpy as jnp
+from pyjax import errors
+
+X = np.arange(12, dtype=np.int16).reshape(3, 4)
+
+
+def test_itemsize_and_nbytes_of_a_traced_array():
+    assert jax.jit(lambda x: x.itemsize)(X) == 2
+    assert jax.jit(lambda x: x.nbytes)(X) == 24
+
+
+def test_round_of_an_array_is_jnp_round():
+    np.testing.assert_allclose(jax.jit(round, static_argnums=1)(jnp.float32(1.234), 2), 1.23)
+    np.testing.assert_allclose(round(jnp.array(7.5, jnp.float32), 1), 7.5)
+    assert float(round(jnp.float32(1.6))) == 2.0
+
+
+@pytest.mark.parametrize("method", ["tobytes", "tolist"])
+def test_value_methods_name_the_traced_shape(method):
+    with pytest.raises(errors.ConcretizationTypeError,
+                       match=rf"The {method}\(\) method was called on traced array with "
+                             r"shape int16\[3,4\]"):
+        jax.jit(lambda x: getattr(x, method)())(X)
