@@ -249,6 +249,22 @@ def check_donation_and_caching():
     assert f._cache_size() == 1
 
 
+def check_bare_specs_follow_the_current_mesh():
+    # jit keeps its leaf shardings per trace and per current mesh: the same jitted
+    # function under another mesh lays its arguments out over that mesh.
+    f = jax.jit(lambda a: a * 2, in_shardings=P("x"), out_shardings=P("x"))
+    wide = jax.make_mesh((8,), ("x",), axis_types=(AxisType.Auto,))
+    reversed_mesh = jax.make_mesh((8,), ("x",), axis_types=(AxisType.Auto,),
+                                  devices=jax.devices()[::-1])
+    for mesh in (_mesh(), wide, reversed_mesh, _mesh()):
+        with jax.set_mesh(mesh):
+            out = f(np.arange(16.0))
+        assert out.sharding == NamedSharding(mesh, P("x")), (out.sharding, mesh)
+        assert [s.device.id for s in out.addressable_shards] == \
+            [d.id for d in mesh.devices.flat]
+        np.testing.assert_array_equal(np.asarray(out), np.arange(16.0) * 2)
+
+
 def check_visualize_and_inspect_array_sharding():
     import contextlib
     import io

@@ -246,6 +246,7 @@ class Mesh(_AxesOfMesh):
         self.devices.flags.writeable = False
         self.axis_names, self.axis_types = axis_names, axis_types
         self._key = (tuple(d.id for d in flat), devices.shape, axis_names, axis_types)
+        self._hash = hash(self._key)   # hashed on every sharded call (cache keys)
 
     axis_sizes = property(lambda self: tuple(self.devices.shape))
     device_ids = property(lambda self: np.vectorize(lambda d: d.id, otypes=[int])(
@@ -271,10 +272,10 @@ class Mesh(_AxesOfMesh):
         return set(self.devices.flat)
 
     def __eq__(self, other):
-        return isinstance(other, Mesh) and self._key == other._key
+        return self is other or isinstance(other, Mesh) and self._key == other._key
 
     def __hash__(self):
-        return hash(self._key)
+        return self._hash
 
     def __repr__(self):
         return (f"Mesh(axis_sizes={self.axis_sizes}, axis_names={self.axis_names}, "
@@ -512,8 +513,8 @@ class NamedSharding(Sharding):
         return all(self.mesh.shape[n] == 1 for n in used)
 
     def __eq__(self, other):
-        return (isinstance(other, NamedSharding) and self.spec == other.spec
-                and self.mesh == other.mesh)
+        return self is other or (isinstance(other, NamedSharding) and
+                                 self.spec == other.spec and self.mesh == other.mesh)
 
     def __hash__(self):
         return hash((self.mesh, self.spec))
@@ -639,7 +640,7 @@ def canonical_sharding(value: Any, what: str):
 
 def same_layout(a, b, ndim):
     """Whether shardings a and b put the same blocks on the same devices."""
-    if a == b:
+    if a is b or a == b:
         return True
     return (isinstance(a, Sharding) and isinstance(b, Sharding)
             and a._device_assignment == b._device_assignment

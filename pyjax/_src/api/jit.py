@@ -133,11 +133,13 @@ class _HashableStatic:
 class CacheEntry:
     """One trace: the jaxpr for one cache key, with its input and output structure."""
 
-    __slots__ = ("closed_jaxpr", "in_tree", "out_tree", "hoisted", "in_avals")
+    __slots__ = ("closed_jaxpr", "in_tree", "out_tree", "hoisted", "in_avals",
+                 "leaf_shardings")
 
     def __init__(self, closed_jaxpr, in_tree, out_tree, hoisted, in_avals):
         self.closed_jaxpr, self.in_tree, self.out_tree = closed_jaxpr, in_tree, out_tree
         self.hoisted, self.in_avals = hoisted, in_avals
+        self.leaf_shardings = {}   # current mesh -> JitCache.leaf_shardings' answer
 
 
 # read on every cached call
@@ -441,7 +443,16 @@ class JitCache:
                 or dispatch.is_partitioned(closed))
 
     def leaf_shardings(self, args, kwargs, entry):
-        """(per argument leaf, per result leaf) the Sharding asked for, or None."""
+        """(per argument leaf, per result leaf) the Sharding asked for, or None. They
+        depend only on the trace (its argument structure) and the current mesh (the one
+        bare PartitionSpecs name), so each entry keeps them per mesh."""
+        mesh = sharding_mod.current_mesh()
+        found = entry.leaf_shardings.get(mesh)
+        if found is None:
+            found = entry.leaf_shardings[mesh] = self._leaf_shardings(args, kwargs, entry)
+        return found
+
+    def _leaf_shardings(self, args, kwargs, entry):
         dyn_args, dyn_kwargs, _, _ = self.split(args, kwargs)
         given = self.in_shardings
         if given is None or isinstance(given, (sharding_mod.Sharding,
@@ -459,8 +470,8 @@ class JitCache:
         out_leaves = tree_util.prefix_broadcast(self.out_shardings, entry.out_tree,
                                                 "jit out_shardings")
         canon = lambda s, what: None if s is None else sharding_mod.canonical_sharding(s, what)
-        return ([canon(s, "jit in_shardings") for s in in_leaves],
-                [canon(s, "jit out_shardings") for s in out_leaves])
+        return (tuple(canon(s, "jit in_shardings") for s in in_leaves),
+                tuple(canon(s, "jit out_shardings") for s in out_leaves))
 
     def fast_call_for(self, entry, leaves, donated, args, kwargs):
         """Makes and installs the fast call for this call's signature: 2. lower and

@@ -336,15 +336,20 @@ def meshes_in(jaxpr):
     return found
 
 
-_partitioned = weakref.WeakKeyDictionary()   # closed jaxpr -> whether it names a mesh
+_meshes_named = weakref.WeakKeyDictionary()   # closed jaxpr -> meshes_in(its jaxpr)
+
+
+def meshes_named_in(closed) -> tuple:
+    """meshes_in(closed.jaxpr), computed once per closed jaxpr (every sharded call asks)."""
+    found = _meshes_named.get(closed)
+    if found is None:
+        found = _meshes_named[closed] = tuple(meshes_in(closed.jaxpr))
+    return found
 
 
 def is_partitioned(closed):
     """Whether `closed` constrains shardings inside (so it runs over that mesh)."""
-    found = _partitioned.get(closed)
-    if found is None:
-        found = _partitioned[closed] = bool(meshes_in(closed.jaxpr))
-    return found
+    return bool(meshes_named_in(closed))
 
 
 def sharding_plan(closed, args, in_shardings=None, out_shardings=None, where=None):
@@ -360,7 +365,7 @@ def sharding_plan(closed, args, in_shardings=None, out_shardings=None, where=Non
                                                    for x in args):
         if isinstance(s, sharding_mod.NamedSharding) and s.mesh not in meshes:
             meshes.append(s.mesh)
-    meshes += [m for m in meshes_in(closed.jaxpr) if m not in meshes]
+    meshes += [m for m in meshes_named_in(closed) if m not in meshes]
     if not meshes:
         return None
     mesh = meshes[0]
