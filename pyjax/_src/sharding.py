@@ -6,6 +6,7 @@ Shardy's notation for the StableHLO text). Imports numpy, config and backends.de
 from __future__ import annotations
 
 import collections
+import contextlib
 import enum
 import functools
 import itertools
@@ -312,6 +313,7 @@ def _process_index():
 class _MeshState(threading.local):
     def __init__(self):
         self.stack = []
+        self.manual = []   # (mesh, manual axes) per shard_map body being traced, innermost last
 
 
 _mesh_state = _MeshState()
@@ -348,9 +350,32 @@ def get_mesh():
 
 def get_abstract_mesh() -> AbstractMesh:
     """The abstract mesh of the mesh set in this thread (jax.set_mesh or `with mesh:`),
-    or an empty AbstractMesh when none is."""
+    or an empty AbstractMesh when none is. Inside a shard_map body it is that shard_map's
+    mesh with its manual axes typed Manual."""
+    manual = current_manual()
+    if manual is not None:
+        mesh, axes = manual
+        return mesh.abstract_mesh.update_axis_types({n: AxisType.Manual for n in axes})
     mesh = current_mesh()
     return EMPTY_ABSTRACT_MESH if mesh is None else mesh.abstract_mesh
+
+
+def current_manual():
+    """(mesh, the axes made manual so far) of the innermost shard_map body being traced
+    in this thread, or None outside any."""
+    manual = _mesh_state.manual
+    return manual[-1] if manual else None
+
+
+@contextlib.contextmanager
+def manual_axes(mesh, axes):
+    """While tracing a shard_map body over `mesh`: `axes` (with those of the shard_maps
+    around it) are manual."""
+    _mesh_state.manual.append((mesh, tuple(axes)))
+    try:
+        yield
+    finally:
+        _mesh_state.manual.pop()
 
 
 def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None):
@@ -572,14 +597,17 @@ class NamedSharding(Sharding):
     def replica_ids(self, ndim):
         return [r for _, r in self._block_positions(ndim)]
 
-    def to_shardy(self, ndim, mesh_name="mesh"):
-        """The Shardy attribute text, e.g. #sdy.sharding<@mesh, [{"x"}, {}]>."""
+    def to_shardy(self, ndim, mesh_name="mesh", open_dims=False):
+        """The Shardy attribute text, e.g. #sdy.sharding<@mesh, [{"x"}, {}]>. With
+        `open_dims`, the partitioner may split every dimension further (over the axes
+        the spec leaves out): #sdy.sharding<@mesh, [{"x", ?}, {?}]>."""
         dims = []
         for e in self.spec._normalized(ndim):
             if e is UNCONSTRAINED:
                 dims.append("{?}")
             else:
-                dims.append("{" + ", ".join(f'"{n}"' for n in e) + "}")
+                names = [f'"{n}"' for n in e] + (["?"] if open_dims else [])
+                dims.append("{" + ", ".join(names) + "}")
         return f"#sdy.sharding<@{mesh_name}, [{', '.join(dims)}]>"
 
 

@@ -20,6 +20,14 @@ from pyjax._src.lax import builders as b
 
 
 def _abstract_eval(aval, *, sharding):
+    around = sharding_mod.current_manual()   # inside a shard_map body being traced
+    manual = around[1] if around is not None else ()
+    if any(n in manual for entry in sharding.spec._normalized(aval.ndim)
+           if entry is not sharding_mod.UNCONSTRAINED for n in entry):
+        raise ValueError(
+            f"pspec {sharding.spec} contains a manual axes {manual} of mesh which is not "
+            "allowed. If you are using a with_sharding_constraint under a shard_map, only "
+            "use the mesh axis in PartitionSpec which are not manual.")
     sharding.shard_shape(aval.shape)   # IndivisibleError / a too long spec raise here
     return aval
 
