@@ -265,6 +265,33 @@ def check_bare_specs_follow_the_current_mesh():
         np.testing.assert_array_equal(np.asarray(out), np.arange(16.0) * 2)
 
 
+def check_lower_from_shape_dtype_structs_like_jax():
+    # A ShapeDtypeStruct's sharding is the argument's; one without is uncommitted. The
+    # shardings below are what JAX 0.10.2 gives for the same program.
+    s = _named(P("x", "y"))
+    sds = jax.ShapeDtypeStruct((8, 2), np.int32, sharding=s)
+    assert repr(sds) == ("ShapeDtypeStruct(shape=(8, 2), dtype=int32, sharding=NamedSharding("
+                         "mesh=Mesh('x': 4, 'y': 2, axis_types=(Auto, Auto)), spec=P('x', "
+                         "'y'), memory_kind=device))")
+    assert sds != jax.ShapeDtypeStruct((8, 2), np.int32)
+    lowered = jax.jit(lambda a, b: (a * 2, b * 2)).lower(
+        sds, jax.ShapeDtypeStruct((8, 2), np.int32))
+    assert 'sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>' in lowered.as_text()
+    assert lowered.out_info[0].sharding is None
+    compiled = lowered.compile()
+    data = np.arange(16, dtype=np.int32).reshape(8, 2)
+    a, b = compiled(jax.device_put(data, s), data)
+    assert a.sharding == s and b.sharding == _named(P())
+    close(a, data * 2)
+    close(b, data * 2)
+    assert compiled.out_info[0].sharding == s and compiled.out_info[1].shape == (8, 2)
+    traced = jax.jit(lambda v, w: v).trace(np.arange(3.0), w=np.int32(1))
+    assert repr(traced.in_avals) == \
+        "((ShapedArray(float32[3]),), {'w': ShapedArray(int32[])})"
+    with pytest.raises(TypeError, match="ShapeDtypeStruct"):   # calls need values
+        jax.jit(lambda v: v)(sds)
+
+
 def check_visualize_and_inspect_array_sharding():
     import contextlib
     import io

@@ -18,6 +18,7 @@ from pyjax._src import sharding as sharding_mod
 from pyjax._src.array import Array
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import dispatch
+from pyjax._src.api import shapes
 from pyjax._src.backends.dispatch import NO_FIT, CommittedKind
 from pyjax._src.core.avals import get_aval, is_valid_jax_type
 from pyjax._src.core.trace import Trace, current_trace
@@ -342,13 +343,17 @@ class JitCache:
             closed = ClosedJaxpr(jaxpr, consts)
         return CacheEntry(closed, in_tree, flat_fun.out_tree, hoisted, in_avals)
 
-    def entry_for(self, fun, args, kwargs):
+    def entry_for(self, fun, args, kwargs, abstract=False):
         """(the trace for this call, its argument leaves, their donation flags): from the
-        cache, or traced now."""
+        cache, or traced now. With `abstract` (trace and lower), ShapeDtypeStructs may
+        stand in for arrays."""
         dyn_args, dyn_kwargs, statics, static_nums = self.split(args, kwargs)
         leaves, in_tree = tree_util.flatten((dyn_args, dyn_kwargs))
         try:
-            in_avals = tuple(x.aval if type(x) is Array else get_aval(x) for x in leaves)
+            if abstract:
+                in_avals = tuple(shapes.abstractify(x) for x in leaves)
+            else:
+                in_avals = tuple(x.aval if type(x) is Array else get_aval(x) for x in leaves)
         except TypeError:
             raise _invalid_argument_error(self.debug_name, leaves, in_tree) from None
         key = (in_tree, statics, in_avals, config.config.trace_state())
@@ -547,20 +552,24 @@ class JitWrapped:
 
     def trace(self, *args, **kwargs):
         """Traces for these arguments and returns a Traced (jaxpr, out_info, lower())."""
-        entry, _, donated = self._jit.entry_for(self.fun, args, kwargs)
+        entry, _, donated = self._jit.entry_for(self.fun, args, kwargs, abstract=True)
         return Traced(self, entry, args, kwargs, donated)
 
     def lower(self, *args, **kwargs):
         """Traces and lowers for these arguments: a Lowered, with as_text() (StableHLO)
         and compile()."""
         from pyjax._src.api import aot
-        entry, leaves, donated = self._jit.entry_for(self.fun, args, kwargs)
+        entry, leaves, donated = self._jit.entry_for(self.fun, args, kwargs, abstract=True)
         if entry.hoisted:
             raise ValueError(f"jit({self._jit.debug_name}).lower() was called inside a "
                              "transformation; lower at top level.")
+        # A ShapeDtypeStruct's sharding stands for that of the array it describes.
+        described = [_described_sharding(x) for x in leaves]
         shardings = None
-        if self._jit.partitioned(entry.closed_jaxpr, leaves):
-            shardings = self._jit.leaf_shardings(args, kwargs, entry)
+        if self._jit.partitioned(entry.closed_jaxpr, leaves) or any(described):
+            given, outs = self._jit.leaf_shardings(args, kwargs, entry)
+            shardings = (tuple(s if s is not None else d for s, d in zip(given, described)),
+                         outs)
         return aot.lower(entry.closed_jaxpr, entry.in_tree, entry.out_tree,
                          donated or (False,) * len(leaves), self._jit.debug_name, leaves,
                          self._jit.device, shardings)
@@ -591,11 +600,23 @@ class Traced:
         return self._wrapped.lower(*self._args, **self._kwargs)
 
     @property
+    def in_avals(self):
+        """The dynamic arguments' avals, as the ((args...), {kwargs}) pytree."""
+        return tree_util.tree_unflatten(self._entry.in_tree, self._entry.in_avals)
+
+    @property
     def out_info(self):
-        from pyjax._src.api.shapes import ShapeDtypeStruct
         return tree_util.tree_unflatten(self._entry.out_tree, [
-            ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+            shapes.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
             for a in self._entry.closed_jaxpr.out_avals])
+
+
+def _described_sharding(leaf):
+    """The NamedSharding a ShapeDtypeStruct argument of lower() gives, or None."""
+    if not isinstance(leaf, shapes.ShapeDtypeStruct) or leaf.sharding is None:
+        return None
+    found = sharding_mod.canonical_sharding(leaf.sharding, "ShapeDtypeStruct sharding")
+    return found if isinstance(found, sharding_mod.NamedSharding) else None
 
 
 def _merge_static(args, dyn_args, static_nums):

@@ -53,15 +53,17 @@ class ShapeDtypeStruct:
         return self.shape[0]
 
     def __repr__(self):
+        sharding = "" if self.sharding is None else f", sharding={self.sharding}"
         weak = ", weak_type=True" if self.weak_type else ""
-        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{sharding}{weak})"
 
     def __eq__(self, other):
-        return (isinstance(other, ShapeDtypeStruct) and self.shape == other.shape
-                and self.dtype == other.dtype and self.weak_type == other.weak_type)
+        return (isinstance(other, ShapeDtypeStruct) and
+                (self.shape, self.dtype, self.sharding, self.weak_type) ==
+                (other.shape, other.dtype, other.sharding, other.weak_type))
 
     def __hash__(self):
-        return hash((self.shape, self.dtype, self.weak_type))
+        return hash((self.shape, self.dtype, self.sharding, self.weak_type))
 
 
 def abstractify(x):
