@@ -274,7 +274,7 @@ def _batch(axis, args, dims, *, jaxpr, mesh, manual_axes, in_specs, out_specs, *
     moved = [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(args, dims)]
     with _mesh_axes(mesh, manual_axes):
         batched, _ = batching.batch_jaxpr(jaxpr, axis.size, in_batched, True, axis.name)
-    unsplit = lambda spec: PartitionSpec(None, *spec)
+    unsplit = lambda spec: spec.update(partitions=(None,) + spec.partitions)
     outs = shard_map_p.bind(
         *moved, jaxpr=batched, mesh=mesh, manual_axes=manual_axes,
         in_specs=tuple(unsplit(s) if b else s for s, b in zip(in_specs, in_batched)),
@@ -421,7 +421,7 @@ def _check_specs(prefix, specs, manual_axes, mesh):
             specs, is_leaf=lambda x: x is None or isinstance(x, PartitionSpec))[0]:
         if not isinstance(spec, PartitionSpec):
             continue
-        for entry in spec:
+        for entry in spec.partitions:
             for n in (() if entry is None or entry is sharding_mod.UNCONSTRAINED else
                       (entry,) if isinstance(entry, str) else entry):
                 if n not in manual_axes:

@@ -53,9 +53,10 @@ def _batch(args, dims, *, sharding):
     (x,), (d,) = args, dims
     if d is None:
         return sharding_constraint_p.bind(x, sharding=sharding), None
-    entries = list(sharding.spec) + [None] * (get_aval(x).ndim - 1 - len(sharding.spec))
+    spec = sharding.spec
+    entries = list(spec.partitions) + [None] * (get_aval(x).ndim - 1 - len(spec))
     entries.insert(d, None)   # the batch dimension is not split
-    spec = sharding_mod.PartitionSpec(*entries)
+    spec = spec.update(partitions=entries)
     return sharding_constraint_p.bind(
         x, sharding=sharding_mod.NamedSharding(sharding.mesh, spec)), d
 
