@@ -292,6 +292,36 @@ def check_lower_from_shape_dtype_structs_like_jax():
         jax.jit(lambda v: v)(sds)
 
 
+def check_sharding_argument_errors_match_jax():
+    mesh = _mesh()
+    with pytest.raises(ValueError, match="Unconstrained dims are not allowed when passed "
+                                         "to jit's in_shardings"):
+        jax.jit(lambda v: v, in_shardings=NamedSharding(mesh, P(P.UNCONSTRAINED, "x")))
+    with pytest.raises(ValueError, match="Unconstrained dims are not allowed"):
+        jax.jit(lambda v: v, out_shardings=P(P.UNCONSTRAINED))
+    with pytest.raises(TypeError, match="Unexpected None"):
+        NamedSharding(mesh, None)
+    with pytest.raises(ValueError, match="only valid for values of rank at least 3, but "
+                                         "was applied to a value of rank 2"):
+        jax.ShapeDtypeStruct((8, 8), np.float32, sharding=P(None, "x", None))
+    sds = jax.ShapeDtypeStruct((8, 2), np.float32, sharding=P("x"))
+    with jax.set_mesh(mesh):   # a bare spec names the mesh where it is read
+        assert sds.sharding == NamedSharding(mesh, P("x"))
+    with pytest.raises(TypeError, match="the context mesh cannot be empty"):
+        assert sds.sharding is None   # raises
+    # eager with_sharding_constraint onto other devices than x's (JAX's message)
+    first_two = jax.sharding.Mesh(jax.devices()[:2], "x")
+    swapped = jax.sharding.Mesh([jax.devices()[1], jax.devices()[0]], "x")
+    x = jax.device_put(np.arange(8), NamedSharding(first_two, P()))
+    with pytest.raises(ValueError, match=r"Received incompatible devices for jitted "
+                       r"computation. Got argument x of with_sharding_constraint with shape "
+                       r"int32\[8\] and with device ids \[0, 1\] on platform CPU and "
+                       r"explicit output sharding with device ids \[1, 0\]"):
+        jax.lax.with_sharding_constraint(x, NamedSharding(swapped, P("x")))
+    moved = jax.lax.with_sharding_constraint(np.arange(8), NamedSharding(swapped, P("x")))
+    assert [s.device.id for s in moved.addressable_shards] == [1, 0]
+
+
 def check_visualize_and_inspect_array_sharding():
     import contextlib
     import io

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from pyjax._src import tree_util
 from pyjax._src.backends import devices as devices_mod
 
 
@@ -604,8 +605,9 @@ class NamedSharding(Sharding):
             raise TypeError(f"NamedSharding expects a jax.sharding.Mesh as `mesh`, got "
                             f"{mesh!r} of type {type(mesh)}.")
         if spec is None:
-            spec = PartitionSpec()
-        elif not isinstance(spec, PartitionSpec):
+            raise TypeError("NamedSharding: Unexpected None for `spec`; pass a "
+                            "PartitionSpec (P() for a replicated array).")
+        if not isinstance(spec, PartitionSpec):
             if isinstance(spec, (tuple, list)):
                 spec = PartitionSpec(*spec)
             else:
@@ -770,6 +772,19 @@ def spec_from_tiling(mesh, ndim, tile_of_device):
             if [b for b, _ in candidate._block_positions(ndim)] == wanted:
                 return spec
     return None
+
+
+def check_constrained(shardings, what):
+    """JAX's error for a pytree of shardings (jit's in/out_shardings) in which a
+    dimension is PartitionSpec.UNCONSTRAINED: only sharding constraints may leave one
+    to the partitioner."""
+    is_leaf = lambda x: x is None or isinstance(x, (Sharding, PartitionSpec))
+    leaves = [] if shardings is None else tree_util.tree_leaves(shardings, is_leaf=is_leaf)
+    for leaf in leaves:
+        spec = leaf.spec if isinstance(leaf, NamedSharding) else leaf
+        if isinstance(spec, PartitionSpec) and UNCONSTRAINED in spec.partitions:
+            raise ValueError(f"Unconstrained dims are not allowed when passed to {what}: "
+                             f"{leaf}")
 
 
 def canonical_sharding(value: Any, what: str):

@@ -258,6 +258,9 @@ class JitCache:
         self.arg_names = None if params is None else [p.name for p in params]
         self.debug_name = fun_name(fun)
         self.location = _location(fun)
+        for shardings, what in ((in_shardings, "in_shardings"),
+                                (out_shardings, "out_shardings")):
+            sharding_mod.check_constrained(shardings, f"jit's {what}")
         self.in_shardings, self.out_shardings = in_shardings, out_shardings   # prefixes
         self.entries = {}      # (in_tree, statics, in_avals, trace state) -> CacheEntry
         self.fast_calls = {}   # self.signature(args, kwargs) -> _FastCall
@@ -613,9 +616,9 @@ class Traced:
 
 def _described_sharding(leaf):
     """The NamedSharding a ShapeDtypeStruct argument of lower() gives, or None."""
-    if not isinstance(leaf, shapes.ShapeDtypeStruct) or leaf.sharding is None:
+    if not isinstance(leaf, shapes.ShapeDtypeStruct):
         return None
-    found = sharding_mod.canonical_sharding(leaf.sharding, "ShapeDtypeStruct sharding")
+    found = leaf.sharding
     return found if isinstance(found, sharding_mod.NamedSharding) else None
 
 

@@ -12,6 +12,7 @@ from pyjax._src import sharding as sharding_mod
 from pyjax._src import tree_util
 from pyjax._src.array import Array
 from pyjax._src.backends import devices as devices_mod
+from pyjax._src.backends import dispatch
 from pyjax._src.backends.stablehlo import LoweringError
 from pyjax._src.core.avals import get_aval
 from pyjax._src.core.trace import define_primitive
@@ -33,8 +34,18 @@ def _abstract_eval(aval, *, sharding):
 
 
 def _eager(x, *, sharding):
-    """At top level the constraint is a transfer: x laid out as `sharding`."""
+    """At top level the constraint is a transfer: x laid out as `sharding`, which must
+    use the devices (in their order) that x is committed to, as in JAX."""
     aval = _abstract_eval(get_aval(x), sharding=sharding)
+    if type(x) is Array and x.committed:
+        held = x._sharding._device_assignment if x._sharding is not None else (x._device,)
+        if held != sharding._device_assignment:
+            raise ValueError(
+                f"Received incompatible devices for jitted computation. Got argument x of "
+                f"with_sharding_constraint with shape {dispatch.jax_type_str(aval)} and with "
+                f"device ids {[d.id for d in held]} on platform CPU and explicit output sharding "
+                f"with device ids {[d.id for d in sharding._device_assignment]} on "
+                "platform CPU")
     if type(x) is Array and x._sharding is not None and \
             sharding_mod.same_layout(x._sharding, sharding, aval.ndim):
         return x
