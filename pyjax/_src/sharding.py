@@ -718,7 +718,9 @@ class NamedSharding(Sharding):
 
 
 def _check_reduced_axes(mesh, spec):
-    """JAX's checks of a spec's unreduced/reduced axes; pyjax computes with neither."""
+    """JAX's checks of a spec's unreduced/reduced axes. A value reduced over an axis
+    agrees along it (it is laid out as replicated there); pyjax does not compute with
+    unreduced values (partial sums still to be added)."""
     for name, axes in (("Unreduced", spec.unreduced), ("Reduced", spec.reduced)):
         for u in axes:
             if u not in mesh.axis_names:
@@ -728,10 +730,10 @@ def _check_reduced_axes(mesh, spec):
                 raise ValueError(f"{name} axes can only refer to mesh axes that is of type "
                                  f"`Explicit`. Got {name.lower()} axes: {axes} and mesh: "
                                  f"{mesh}")
-    if spec.unreduced or spec.reduced:
+    if spec.unreduced:
         raise NotImplementedError(
-            f"NamedSharding with {spec}: unreduced and reduced axes (values still to be "
-            "summed over an axis) are not supported by pyjax; use a spec without them.")
+            f"NamedSharding with {spec}: unreduced axes (values still to be summed over "
+            "an axis) are not supported by pyjax; use a spec without them.")
 
 
 def _mixed_radix(digits, radices):
