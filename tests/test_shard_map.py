@@ -225,6 +225,33 @@ def check_partial_auto_nested_matches_jax():
     close(_on_both_executors(index), np.arange(4).reshape(4, 1))
 
 
+def check_callbacks_in_partitioned_programs():
+    # Inside a shard_map over every axis a callback runs on each device with its block;
+    # in a partitioned jit it runs once, on the first device, whose result lives there
+    # (JAX's maximal sharding); a shard_map leaving axes automatic refuses it, as JAX.
+    mesh, x = _mesh(), np.arange(8.0, dtype=np.float32)
+    seen = []
+
+    def f(v):
+        jax.debug.callback(lambda b: seen.append(np.asarray(b).tolist()), v)
+        return jax.pure_callback(lambda b: np.asarray(b) * 2,
+                                 jax.ShapeDtypeStruct(v.shape, v.dtype), v)
+
+    out = jax.jit(jax.shard_map(f, mesh=mesh, in_specs=P("x"), out_specs=P("x"),
+                                check_vma=False))(x)
+    close(out, x * 2)
+    assert sorted(seen) == sorted([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0], [6.0, 7.0]] * 2)
+    once = jax.jit(f, in_shardings=NamedSharding(mesh, P("x")))(x)
+    close(once, x * 2)
+    assert repr(once.sharding) == \
+        "SingleDeviceSharding(device=CpuDevice(id=0), memory_kind=device)"
+    partial = jax.shard_map(f, mesh=mesh, in_specs=P("x"), out_specs=P("x"),
+                            axis_names={"x"})
+    with pytest.raises(NotImplementedError, match="all mesh axes are partitioned "
+                                                  "manually"):
+        jax.jit(partial)(x)
+
+
 CHECKS = [name for name in dict(globals()) if name.startswith("check_")]
 
 

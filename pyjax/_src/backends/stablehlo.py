@@ -206,6 +206,7 @@ class ModuleContext:
         self.axis_env = tuple(axis_env) if mesh is None else \
             tuple(zip(mesh.axis_names, mesh.axis_sizes))
         self.manual_axes = ()         # mesh axes manual where lowering is (shard_map bodies)
+        self.extra_meshes = {}        # Shardy mesh name -> its value, besides @mesh
         self._channels = itertools.count(1)
         self.functions = []          # lists of (text, origin) lines, main first
         self._names = set()
@@ -223,6 +224,11 @@ class ModuleContext:
             f"a collective refers to axis {name!r}, which no pmap being compiled here "
             f"binds (axes of this module: {[n for n, _ in self.axis_env] or 'none'}). "
             "Collectives inside jit need an enclosing pmap or vmap with that axis_name.")
+
+    def declare_mesh(self, name, value):
+        """Declares a module-level Shardy mesh `name` (e.g. "<[]>") and returns it."""
+        self.extra_meshes[name] = value
+        return name
 
     def replica_group_ids(self, names):
         """The replica groups of a collective over the axes `names` as an integer array
@@ -651,6 +657,8 @@ def lower_module(closed, name="main", donated_invars=(), num_replicas=1, axis_en
     lines = [(head, None)]
     if mesh is not None:
         lines.append(("  " + sharding_mod.shardy_mesh(mesh), None))
+        lines += [(f"  sdy.mesh @{name} = {value}", None)
+                  for name, value in module.extra_meshes.items()]
     for function in module.functions:
         lines += function
     lines.append(("}", None))
