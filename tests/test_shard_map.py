@@ -225,6 +225,20 @@ def check_partial_auto_nested_matches_jax():
     close(_on_both_executors(index), np.arange(4).reshape(4, 1))
 
 
+def check_axis_index_over_several_axes_like_jax():
+    # The position in the product of the axes, the first outermost (JAX 0.10.2's values).
+    mesh = _mesh()
+    f = jax.shard_map(lambda: lax.axis_index(("x", "y")).reshape(1), mesh=mesh,
+                      in_specs=(), out_specs=P(("x", "y")))
+    assert np.asarray(_on_both_executors(f)).tolist() == list(range(8))
+    g = jax.shard_map(lambda: lax.axis_index(("y", "x")).reshape(1, 1), mesh=mesh,
+                      in_specs=(), out_specs=P("x", "y"))
+    assert np.asarray(jax.jit(g)()).tolist() == [[0, 4], [1, 5], [2, 6], [3, 7]]
+    nested = jax.vmap(jax.vmap(lambda v: lax.axis_index(("a", "b")), axis_name="b"),
+                      axis_name="a")
+    assert np.asarray(nested(np.ones((2, 3)))).tolist() == [[0, 1, 2], [3, 4, 5]]
+
+
 def check_callbacks_in_partitioned_programs():
     # Inside a shard_map over every axis a callback runs on each device with its block;
     # in a partitioned jit it runs once, on the first device, whose result lives there

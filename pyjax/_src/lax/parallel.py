@@ -331,8 +331,15 @@ axis_index_p = define_primitive(
 
 
 def axis_index(axis_name):
-    """This member's position (int32) along the named axis."""
-    return axis_index_p.bind(axis_name=_single_name(axis_name, "axis_index"))
+    """This member's position (int32) along the named axis; for a tuple of axes, its
+    position in their product, the first axis outermost (as JAX numbers it)."""
+    names = _names(axis_name)
+    index = None
+    for name in names:
+        position = axis_index_p.bind(axis_name=name)
+        index = position if index is None else ew.add(
+            ew.mul(index, np.int32(batching.axis_env_size(name))), position)
+    return index if index is not None else np.int32(0)
 
 
 collective_primitives = (psum_p, pmax_p, pmin_p, all_gather_p, axis_index_p)
