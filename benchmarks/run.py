@@ -17,6 +17,7 @@ import importlib
 import importlib.util
 import json
 import os
+import socket
 import statistics
 import subprocess
 import sys
@@ -398,6 +399,72 @@ def sharded_mlp_step(fw):
     return out
 
 
+_TWO_PROCESS_PROGRAM = """
+import statistics, sys, time
+sys.path.insert(0, {here!r})
+import numpy as np
+import run
+name, pid, port = {name!r}, int(sys.argv[1]), sys.argv[2]
+jax, jnp = run.load_framework(name)[name]
+sharding = run.importlib.import_module(name + ".sharding")
+jax.config.update("jax_num_cpu_devices", 4)
+if name == "jax":   # JAX's CPU collectives between processes (pyjax always uses Gloo)
+    jax.config.update("jax_cpu_collectives_implementation", "gloo")
+jax.distributed.initialize(f"127.0.0.1:{{port}}", 2, pid, initialization_timeout=120)
+mesh = jax.make_mesh((8,), ("data",), axis_types=(sharding.AxisType.Auto,))
+batch = sharding.NamedSharding(mesh, sharding.PartitionSpec("data"))
+replicated = sharding.NamedSharding(mesh, sharding.PartitionSpec())
+place = lambda value, s: jax.make_array_from_callback(value.shape, s, lambda i: value[i])
+p = [(place(w, replicated), place(b, replicated))
+     for w, b in run.mlp_init(np, [784, 512, 512, 10])]
+x, y = (place(v, batch) for v in run.mlp_data(np))
+step = jax.jit(run.mlp_step_fn(jax, jnp), in_shardings=(replicated, batch, batch),
+               out_shardings=replicated)
+run_step = lambda: run.ready(run.jax_leaves(step(p, x, y)))
+# Both processes must run the same number of steps (each step is a collective), so the
+# batches have a fixed size rather than median_time's adaptive one.
+for _ in range(3):
+    run_step()
+times = []
+for _ in range({repeat}):
+    start = time.perf_counter()
+    for _ in range({number}):
+        run_step()
+    times.append((time.perf_counter() - start) / {number})
+jax.distributed.shutdown()
+print(statistics.median(times))
+"""
+
+
+def two_process_mlp_step(fw, repeat=7, number=4):
+    """The data-parallel MLP step over 2 processes x 4 CPU devices on loopback (the batch
+    split over all 8 devices; XLA's collectives cross the processes over Gloo). Each
+    process times its steps; the row is process 0's median seconds per step."""
+    out = {}
+    here = os.path.dirname(os.path.abspath(__file__))
+    for name in fw:
+        code = _TWO_PROCESS_PROGRAM.format(here=here, name=name, repeat=repeat,
+                                           number=number)
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        env = dict(os.environ)
+        env.pop("XLA_FLAGS", None)
+        workers = [subprocess.Popen([sys.executable, "-c", code, str(pid), str(port)],
+                                    env=env, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True) for pid in (0, 1)]
+        try:
+            results = [w.communicate(timeout=600) for w in workers]
+        finally:
+            for w in workers:
+                w.kill()
+        for w, (_, stderr) in zip(workers, results):
+            if w.returncode:
+                raise RuntimeError(f"a {name} process failed: {stderr.strip()[-500:]}")
+        out[name] = float(results[0][0].split()[-1])
+    return out
+
+
 def elementwise_chain(fw, n=10_000_000):
     out = {}
     x = np.linspace(0, 1, n, dtype=np.float32)
@@ -516,6 +583,7 @@ WORKLOADS = {
     "MLP train step": mlp_train_step,
     "jit train step, 50 leaves": deep_mlp_train_step,
     "MLP step, 8 devices (data)": sharded_mlp_step,
+    "MLP step, 2 processes x 4": two_process_mlp_step,
     "random-heavy compile": random_heavy_compile,
     "elementwise chain 10M": elementwise_chain,
     "matmul 2048": matmul,

@@ -6,16 +6,19 @@ Shardy's notation for the StableHLO text). Imports numpy, config and backends.de
 from __future__ import annotations
 
 import collections
+import contextlib
 import enum
 import functools
 import itertools
 import math
 import threading
 import warnings
+import weakref
 from typing import Any
 
 import numpy as np
 
+from pyjax._src import tree_util
 from pyjax._src.backends import devices as devices_mod
 
 
@@ -52,60 +55,143 @@ def _unconstrained():
 class PartitionSpec:
     """Per array dimension: None (not split), a mesh axis name, or a tuple of names
     (split over their product, the first outermost). Trailing dimensions left out are
-    not split."""
+    not split. `unreduced`/`reduced`: mesh axes over which the value is a partial sum
+    still to be reduced / a value already reduced. Equal specs are one object (as in
+    JAX, which interns them)."""
 
-    __slots__ = ("_partitions", "unreduced", "reduced")
+    __slots__ = ("_partitions", "unreduced", "reduced", "__weakref__")
     UNCONSTRAINED = UNCONSTRAINED
+    _interned: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+    _interning = threading.Lock()
 
-    def __init__(self, *partitions, unreduced=frozenset(), reduced=frozenset()):
-        parts = []
-        for p in partitions:
-            if isinstance(p, (list, tuple)):
-                p = tuple(p)
-                if len(p) == 1:
-                    p = p[0]
-                elif not p:
-                    p = None
-            elif p is not None and p is not UNCONSTRAINED and not isinstance(p, str):
-                raise TypeError(f"PartitionSpec entries must be None, a mesh axis name "
-                                f"(str), or a tuple of names; got {p!r} of type {type(p)}.")
-            parts.append(p)
-        self._partitions = tuple(parts)
-        self.unreduced, self.reduced = frozenset(unreduced), frozenset(reduced)
+    def __new__(cls, *partitions, unreduced=frozenset(), reduced=frozenset()):
+        key = (tuple(_canonical_partition(p) for p in partitions),
+               _axis_set("unreduced", unreduced), _axis_set("reduced", reduced))
+        with PartitionSpec._interning:
+            found = PartitionSpec._interned.get(key)
+            if found is None:
+                _check_reductions(*key)
+                found = object.__new__(PartitionSpec)
+                found._partitions, found.unreduced, found.reduced = key
+                PartitionSpec._interned[key] = found
+        return found
+
+    def __init_subclass__(cls, *args, **kwargs):
+        raise TypeError("Subclassing `jax.P` is prohibited.")
+
+    partitions = property(lambda self: self._partitions)
 
     def __repr__(self):
-        inner = ", ".join(repr(p) for p in self._partitions)
-        return f"P({inner})" if len(self._partitions) != 1 else f"P({inner},)"
+        inner = repr(self._partitions)[1:-1]
+        if not self.unreduced and not self.reduced:
+            return f"P({inner})"
+        if inner:
+            inner += " " if inner.endswith(",") else ", "
+        sets = [f"{name}={set(axes)!r}" for name, axes in
+                (("unreduced", self.unreduced), ("reduced", self.reduced)) if axes]
+        return f"P({inner}{', '.join(sets)})"
 
     __str__ = __repr__
 
     def __len__(self):
         return len(self._partitions)
 
+    def _plain(self, what):
+        if self.unreduced or self.reduced:
+            raise ValueError(f"Using {what} is dangerous when PartitionSpec has non-empty "
+                             "unreduced/reduced set. Please use spec.partitions instead.")
+        return self._partitions
+
     def __iter__(self):
-        return iter(self._partitions)
+        return iter(self._plain("*pspec"))
 
     def __getitem__(self, i):
-        return PartitionSpec(*self._partitions[i]) if isinstance(i, slice) \
-            else self._partitions[i]
+        return self._plain("pspec[...]")[i]
+
+    def __add__(self, other):
+        if isinstance(other, PartitionSpec):
+            return PartitionSpec(*self._partitions, *other._partitions,
+                                 unreduced=self.unreduced | other.unreduced,
+                                 reduced=self.reduced | other.reduced)
+        if isinstance(other, tuple):
+            return PartitionSpec(*self._plain("pspec + tuple"), *other)
+        return NotImplemented
+
+    def __radd__(self, other):
+        if isinstance(other, tuple):
+            return PartitionSpec(*other, *self._plain("tuple + pspec"))
+        return NotImplemented
+
+    def index(self, value):
+        return self._partitions.index(_canonical_partition(value))
+
+    def count(self, value):
+        return self._partitions.count(_canonical_partition(value))
+
+    def update(self, partitions=None, unreduced=None, reduced=None):
+        return PartitionSpec(*(self._partitions if partitions is None else partitions),
+                             unreduced=self.unreduced if unreduced is None else unreduced,
+                             reduced=self.reduced if reduced is None else reduced)
 
     def __eq__(self, other):
         if isinstance(other, PartitionSpec):
-            return self._partitions == other._partitions and \
-                (self.unreduced, self.reduced) == (other.unreduced, other.reduced)
+            return self is other
         return NotImplemented
 
     def __hash__(self):   # P('x') != P('x', None), yet they hash alike (as JAX's)
         return hash(_strip_trailing_none(self._partitions))
 
     def __reduce__(self):
-        return (PartitionSpec, self._partitions)
+        return (_rebuild_spec, (self._partitions, self.unreduced, self.reduced))
 
     def _normalized(self, ndim):
         """ndim entries, each a tuple of axis names (or UNCONSTRAINED)."""
         parts = list(self._partitions) + [None] * (ndim - len(self._partitions))
         return tuple(p if p is UNCONSTRAINED else () if p is None
                      else (p,) if isinstance(p, str) else p for p in parts)
+
+
+def _rebuild_spec(partitions, unreduced, reduced):
+    return PartitionSpec(*partitions, unreduced=unreduced, reduced=reduced)
+
+
+def _canonical_partition(p):
+    """One PartitionSpec entry: None, UNCONSTRAINED, an axis name, or a tuple of names
+    (one name and the empty tuple normalize to the name and None)."""
+    if isinstance(p, (list, tuple)):
+        if any(isinstance(n, (list, tuple)) for n in p):
+            raise ValueError(f"A tuple inside PartitionSpec cannot contain a nested tuple. "
+                             f"Got {p}.")
+        p = tuple(p)
+        return None if not p else p[0] if len(p) == 1 else p
+    if p is not None and p is not UNCONSTRAINED and not isinstance(p, str):
+        raise TypeError(f"PartitionSpec entries must be None, a mesh axis name (str), or a "
+                        f"tuple of names; got {p!r} of type {type(p)}.")
+    return p
+
+
+def _axis_set(name, axes):
+    if not isinstance(axes, (set, frozenset)):
+        raise TypeError(f"{name} argument of PartitionSpec should of type `frozenset` or "
+                        f"`set`. Got type {type(axes)}")
+    return frozenset(axes)
+
+
+def _check_reductions(partitions, unreduced, reduced):
+    for name, axes in (("unreduced", unreduced), ("reduced", reduced)):
+        if None in axes:
+            raise ValueError(f"{name} cannot contain None. All elements in {name} should "
+                             "refer to the mesh axes.")
+    if unreduced & reduced:
+        raise ValueError("`unreduced` and `reduced` argument to PartitionSpec cannot "
+                         f"overlap. Got unreduced: {unreduced} and reduced: {reduced}")
+    for entry in partitions:
+        for n in entry if isinstance(entry, tuple) else (entry,):
+            for name, axes in (("unreduced", unreduced), ("reduced", reduced)):
+                if n in axes:
+                    raise ValueError(f"partitions cannot overlap with {name} axes passed "
+                                     f"to PartitionSpec. Got partitions: {partitions} and "
+                                     f"{name} axes: {axes}")
 
 
 P = PartitionSpec
@@ -138,8 +224,8 @@ class _AxesOfMesh:
     shape = property(lambda self: collections.OrderedDict(zip(self.axis_names,
                                                               self.axis_sizes)))
     shape_tuple = property(lambda self: tuple(zip(self.axis_names, self.axis_sizes)))
-    size = property(lambda self: math.prod(self.axis_sizes))
-    empty = property(lambda self: self.size == 0 if self.axis_sizes else True)
+    size = property(lambda self: math.prod(self.axis_sizes) if self.axis_names else 0)
+    empty = property(lambda self: self.size == 0)
 
     def _axes_of_type(self, kind):
         return tuple(n for n, t in zip(self.axis_names, self.axis_types) if t == kind)
@@ -155,21 +241,23 @@ class _AxesOfMesh:
                                                     for t in self.axis_types))
 
 
-def _checked_axes(axis_sizes, axis_names, axis_types):
-    """(names, types) validated against sizes, types defaulting to Auto."""
+def _checked_axes(axis_sizes, axis_names, axis_types, what):
+    """(names, types) validated against sizes, types defaulting to Auto (a single
+    AxisType is the type of a single axis, as in JAX)."""
     if len(set(axis_names)) != len(axis_names):
         raise ValueError(f"Mesh axis names must be unique, got {axis_names}.")
     if axis_types is None:
         axis_types = (AxisType.Auto,) * len(axis_names)
-    elif isinstance(axis_types, AxisType):
-        axis_types = (axis_types,) * len(axis_names)
+    elif not isinstance(axis_types, (tuple, list)):
+        axis_types = (axis_types,)
     axis_types = tuple(axis_types)
-    if len(axis_types) != len(axis_names):
-        raise ValueError(f"Number of axis_types {len(axis_types)} should match the "
-                         f"number of axis_names {len(axis_names)}.")
     if any(not isinstance(t, AxisType) for t in axis_types):
-        raise TypeError(f"axis_types must be jax.sharding.AxisType values, got "
-                        f"{axis_types}.")
+        raise TypeError(f"axis_types passed to {what} must be of type "
+                        f"`jax.sharding.AxisType`. Got {axis_types} of type "
+                        f"{tuple(type(t) for t in axis_types)}")
+    if len(axis_types) != len(axis_names):
+        raise ValueError(f"Number of axis names should match the number of axis_types. "
+                         f"Got axis_names={axis_names} and axis_types={axis_types}")
     if axis_sizes is not None and len(axis_sizes) != len(axis_names):
         raise ValueError(f"Number of axis_sizes {len(axis_sizes)} should match the "
                          f"number of axis_names {len(axis_names)}.")
@@ -185,7 +273,7 @@ class AbstractMesh(_AxesOfMesh):
         axis_sizes = tuple(int(s) for s in axis_sizes)
         axis_names = (axis_names,) if isinstance(axis_names, str) else tuple(axis_names)
         self.axis_names, self.axis_types = _checked_axes(axis_sizes, axis_names,
-                                                         axis_types)
+                                                         axis_types, "AbstractMesh")
         self.axis_sizes = axis_sizes
         self.abstract_device = abstract_device   # (device_kind, num_cores, platform)
         self._key = (axis_sizes, axis_names, self.axis_types, abstract_device)
@@ -225,12 +313,16 @@ class Mesh(_AxesOfMesh):
     """An n-dimensional array of devices with a name per axis. As a context manager
     (deprecated in JAX for jax.set_mesh), it is the mesh bare PartitionSpecs refer to."""
 
-    def __init__(self, devices, axis_names, axis_types=None):
+    _interned: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+    _interning = threading.Lock()
+
+    def __new__(cls, devices, axis_names, axis_types=None):
+        """Equal meshes are one object (as in JAX, which interns them)."""
         if isinstance(axis_names, str):
             axis_names = (axis_names,)
         axis_names = tuple(axis_names)
         if any(name is None for name in axis_names):
-            raise ValueError("Mesh axis names cannot be None.")
+            raise ValueError(f"Mesh axis names cannot be None. Got: {axis_names}")
         devices = np.asarray(devices, dtype=object) if not isinstance(devices, np.ndarray) \
             else devices
         if devices.ndim != len(axis_names):
@@ -238,15 +330,29 @@ class Mesh(_AxesOfMesh):
                              f"equal the length of its second argument (`axis_names`), "
                              f"but got devices.ndim == {devices.ndim} and "
                              f"len(axis_names) == {len(axis_names)}.")
-        axis_names, axis_types = _checked_axes(None, axis_names, axis_types)
+        axis_names, axis_types = _checked_axes(None, axis_names, axis_types, "Mesh")
         flat = list(devices.flat)
-        if len({id(d) for d in flat}) != len(flat):
+        empty = not axis_names and flat[0] is None   # Mesh(np.empty((), object), ())
+        if not empty and len({id(d) for d in flat}) != len(flat):
             raise ValueError(f"Mesh devices must be unique, got {devices}.")
-        self.devices = devices.copy()
-        self.devices.flags.writeable = False
-        self.axis_names, self.axis_types = axis_names, axis_types
-        self._key = (tuple(d.id for d in flat), devices.shape, axis_names, axis_types)
+        key = (() if empty else tuple(d.id for d in flat), devices.shape, axis_names,
+               axis_types)
+        with Mesh._interning:
+            mesh = Mesh._interned.get(key)
+            if mesh is None:
+                mesh = object.__new__(cls)
+                mesh.devices = devices.copy()
+                mesh.devices.flags.writeable = False
+                mesh.axis_names, mesh.axis_types = axis_names, axis_types
+                mesh._empty = empty
+                mesh._key, mesh._hash = key, hash(key)   # hashed on every sharded call
+                Mesh._interned[key] = mesh
+        return mesh
 
+    def __reduce__(self):
+        return (Mesh, (self.devices, self.axis_names, self.axis_types))
+
+    size = property(lambda self: 0 if self._empty else math.prod(self.axis_sizes))
     axis_sizes = property(lambda self: tuple(self.devices.shape))
     device_ids = property(lambda self: np.vectorize(lambda d: d.id, otypes=[int])(
         self.devices))
@@ -256,7 +362,7 @@ class Mesh(_AxesOfMesh):
 
     @functools.cached_property
     def abstract_mesh(self) -> AbstractMesh:
-        first = self.devices.flat[0] if self.devices.size else None
+        first = self.devices.flat[0] if self.size else None
         device = None if first is None else (
             getattr(first, "device_kind", first.platform), None, first.platform)
         return AbstractMesh(self.axis_sizes, self.axis_names, self.axis_types,
@@ -271,10 +377,10 @@ class Mesh(_AxesOfMesh):
         return set(self.devices.flat)
 
     def __eq__(self, other):
-        return isinstance(other, Mesh) and self._key == other._key
+        return self is other or isinstance(other, Mesh) and self._key == other._key
 
     def __hash__(self):
-        return hash(self._key)
+        return self._hash
 
     def __repr__(self):
         return (f"Mesh(axis_sizes={self.axis_sizes}, axis_names={self.axis_names}, "
@@ -311,6 +417,7 @@ def _process_index():
 class _MeshState(threading.local):
     def __init__(self):
         self.stack = []
+        self.manual = []   # (mesh, manual axes) per shard_map body being traced, innermost last
 
 
 _mesh_state = _MeshState()
@@ -347,9 +454,32 @@ def get_mesh():
 
 def get_abstract_mesh() -> AbstractMesh:
     """The abstract mesh of the mesh set in this thread (jax.set_mesh or `with mesh:`),
-    or an empty AbstractMesh when none is."""
+    or an empty AbstractMesh when none is. Inside a shard_map body it is that shard_map's
+    mesh with its manual axes typed Manual."""
+    manual = current_manual()
+    if manual is not None:
+        mesh, axes = manual
+        return mesh.abstract_mesh.update_axis_types({n: AxisType.Manual for n in axes})
     mesh = current_mesh()
     return EMPTY_ABSTRACT_MESH if mesh is None else mesh.abstract_mesh
+
+
+def current_manual():
+    """(mesh, the axes made manual so far) of the innermost shard_map body being traced
+    in this thread, or None outside any."""
+    manual = _mesh_state.manual
+    return manual[-1] if manual else None
+
+
+@contextlib.contextmanager
+def manual_axes(mesh, axes):
+    """While tracing a shard_map body over `mesh`: `axes` (with those of the shard_maps
+    around it) are manual."""
+    _mesh_state.manual.append((mesh, tuple(axes)))
+    try:
+        yield
+    finally:
+        _mesh_state.manual.pop()
 
 
 def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None):
@@ -475,8 +605,9 @@ class NamedSharding(Sharding):
             raise TypeError(f"NamedSharding expects a jax.sharding.Mesh as `mesh`, got "
                             f"{mesh!r} of type {type(mesh)}.")
         if spec is None:
-            spec = PartitionSpec()
-        elif not isinstance(spec, PartitionSpec):
+            raise TypeError("NamedSharding: Unexpected None for `spec`; pass a "
+                            "PartitionSpec (P() for a replicated array).")
+        if not isinstance(spec, PartitionSpec):
             if isinstance(spec, (tuple, list)):
                 spec = PartitionSpec(*spec)
             else:
@@ -487,8 +618,9 @@ class NamedSharding(Sharding):
                              f"cpu can address the following memory kinds: device. Got "
                              f"memory kind: {memory_kind}")
         self.mesh, self.spec = mesh, spec
+        _check_reduced_axes(mesh, spec)
         seen = set()
-        for entry in spec:
+        for entry in spec.partitions:
             names = () if entry is None or entry is UNCONSTRAINED else \
                 (entry,) if isinstance(entry, str) else entry
             for name in names:
@@ -512,8 +644,8 @@ class NamedSharding(Sharding):
         return all(self.mesh.shape[n] == 1 for n in used)
 
     def __eq__(self, other):
-        return (isinstance(other, NamedSharding) and self.spec == other.spec
-                and self.mesh == other.mesh)
+        return self is other or (isinstance(other, NamedSharding) and
+                                 self.spec == other.spec and self.mesh == other.mesh)
 
     def __hash__(self):
         return hash((self.mesh, self.spec))
@@ -571,15 +703,37 @@ class NamedSharding(Sharding):
     def replica_ids(self, ndim):
         return [r for _, r in self._block_positions(ndim)]
 
-    def to_shardy(self, ndim, mesh_name="mesh"):
-        """The Shardy attribute text, e.g. #sdy.sharding<@mesh, [{"x"}, {}]>."""
+    def to_shardy(self, ndim, mesh_name="mesh", open_dims=False):
+        """The Shardy attribute text, e.g. #sdy.sharding<@mesh, [{"x"}, {}]>. With
+        `open_dims`, the partitioner may split every dimension further (over the axes
+        the spec leaves out): #sdy.sharding<@mesh, [{"x", ?}, {?}]>."""
         dims = []
         for e in self.spec._normalized(ndim):
             if e is UNCONSTRAINED:
                 dims.append("{?}")
             else:
-                dims.append("{" + ", ".join(f'"{n}"' for n in e) + "}")
+                names = [f'"{n}"' for n in e] + (["?"] if open_dims else [])
+                dims.append("{" + ", ".join(names) + "}")
         return f"#sdy.sharding<@{mesh_name}, [{', '.join(dims)}]>"
+
+
+def _check_reduced_axes(mesh, spec):
+    """JAX's checks of a spec's unreduced/reduced axes. A value reduced over an axis
+    agrees along it (it is laid out as replicated there); pyjax does not compute with
+    unreduced values (partial sums still to be added)."""
+    for name, axes in (("Unreduced", spec.unreduced), ("Reduced", spec.reduced)):
+        for u in axes:
+            if u not in mesh.axis_names:
+                raise ValueError(f"{name} axes {u} is not found in "
+                                 f"mesh.axis_names={mesh.axis_names}. Got pspec={spec}")
+            if mesh.axis_types[mesh.axis_names.index(u)] != AxisType.Explicit:
+                raise ValueError(f"{name} axes can only refer to mesh axes that is of type "
+                                 f"`Explicit`. Got {name.lower()} axes: {axes} and mesh: "
+                                 f"{mesh}")
+    if spec.unreduced:
+        raise NotImplementedError(
+            f"NamedSharding with {spec}: unreduced axes (values still to be summed over "
+            "an axis) are not supported by pyjax; use a spec without them.")
 
 
 def _mixed_radix(digits, radices):
@@ -622,6 +776,19 @@ def spec_from_tiling(mesh, ndim, tile_of_device):
     return None
 
 
+def check_constrained(shardings, what):
+    """JAX's error for a pytree of shardings (jit's in/out_shardings) in which a
+    dimension is PartitionSpec.UNCONSTRAINED: only sharding constraints may leave one
+    to the partitioner."""
+    is_leaf = lambda x: x is None or isinstance(x, (Sharding, PartitionSpec))
+    leaves = [] if shardings is None else tree_util.tree_leaves(shardings, is_leaf=is_leaf)
+    for leaf in leaves:
+        spec = leaf.spec if isinstance(leaf, NamedSharding) else leaf
+        if isinstance(spec, PartitionSpec) and UNCONSTRAINED in spec.partitions:
+            raise ValueError(f"Unconstrained dims are not allowed when passed to {what}: "
+                             f"{leaf}")
+
+
 def canonical_sharding(value: Any, what: str):
     """`value` as a Sharding: a Sharding, or a bare PartitionSpec on the current mesh."""
     if isinstance(value, Sharding):
@@ -639,7 +806,7 @@ def canonical_sharding(value: Any, what: str):
 
 def same_layout(a, b, ndim):
     """Whether shardings a and b put the same blocks on the same devices."""
-    if a == b:
+    if a is b or a == b:
         return True
     return (isinstance(a, Sharding) and isinstance(b, Sharding)
             and a._device_assignment == b._device_assignment

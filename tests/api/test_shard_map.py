@@ -178,6 +178,94 @@ def check_with_mesh_context():
         close(f(x), x.reshape(4, 2, 2, 2).sum((0, 2)))
 
 
+def check_partial_auto_nested_matches_jax():
+    # The outer shard_map makes 'x' manual and leaves 'y' to the partitioner; the inner
+    # one (no mesh, no axis_names) takes the rest. Values, the output's sharding and the
+    # abstract meshes seen inside are JAX 0.10.2's for the same program.
+    mesh = _mesh()
+    seen = []
+
+    def inner(b):
+        seen.append(repr(jax.sharding.get_abstract_mesh()))
+        return b * lax.axis_index("y").astype(b.dtype)
+
+    def outer(a):
+        seen.append(repr(jax.sharding.get_abstract_mesh()))
+        out = jax.shard_map(inner, in_specs=P(None, "y"), out_specs=P(None, "y"))(jnp.sin(a))
+        return out + lax.axis_index("x").astype(out.dtype)
+
+    f = jax.shard_map(outer, mesh=mesh, in_specs=P("x"), out_specs=P("x"),
+                      axis_names={"x"})
+    x = np.arange(32, dtype=np.float32).reshape(8, 4) / 10
+    with jax.set_mesh(mesh):
+        out = jax.jit(f)(x)
+        grad = jax.grad(lambda v: jax.jit(f)(v).sum())(x)
+    assert seen == [
+        "AbstractMesh('x': 4, 'y': 2, axis_types=(Manual, Auto), device_kind=cpu, "
+        "num_cores=None, platform=cpu)",
+        "AbstractMesh('x': 4, 'y': 2, axis_types=(Manual, Manual), device_kind=cpu, "
+        "num_cores=None, platform=cpu)"]
+    assert repr(out.sharding) == ("NamedSharding(mesh=Mesh('x': 4, 'y': 2, axis_types=(Auto, "
+                                  "Auto)), spec=P('x', 'y'), memory_kind=device)")
+    expected = np.sin(x) * (np.arange(4) >= 2) + np.arange(8)[:, None] // 2
+    close(out, expected)
+    close(grad, np.cos(x) * (np.arange(4) >= 2))
+    with pytest.raises(ValueError, match="in_specs refers to 'y'"):
+        jax.shard_map(lambda a: a, mesh=mesh, in_specs=P("y"), out_specs=P("y"),
+                      axis_names={"x"})(x)
+    # a sharding constraint inside may not name a manual axis (JAX's message)
+    pinned = jax.shard_map(
+        lambda a: lax.with_sharding_constraint(a, NamedSharding(mesh, P("x", "y"))),
+        mesh=mesh, in_specs=P("x"), out_specs=P("x"), axis_names={"x"})
+    with pytest.raises(ValueError, match="contains a manual axes"):
+        jax.jit(pinned)(x)
+    # axis_index over a manual axis while others stay automatic, eagerly and on NumPy
+    index = jax.shard_map(lambda: lax.axis_index("x").reshape(1, 1), mesh=mesh,
+                          in_specs=(), out_specs=P("x", None), axis_names={"x"})
+    close(_on_both_executors(index), np.arange(4).reshape(4, 1))
+
+
+def check_axis_index_over_several_axes_like_jax():
+    # The position in the product of the axes, the first outermost (JAX 0.10.2's values).
+    mesh = _mesh()
+    f = jax.shard_map(lambda: lax.axis_index(("x", "y")).reshape(1), mesh=mesh,
+                      in_specs=(), out_specs=P(("x", "y")))
+    assert np.asarray(_on_both_executors(f)).tolist() == list(range(8))
+    g = jax.shard_map(lambda: lax.axis_index(("y", "x")).reshape(1, 1), mesh=mesh,
+                      in_specs=(), out_specs=P("x", "y"))
+    assert np.asarray(jax.jit(g)()).tolist() == [[0, 4], [1, 5], [2, 6], [3, 7]]
+    nested = jax.vmap(jax.vmap(lambda v: lax.axis_index(("a", "b")), axis_name="b"),
+                      axis_name="a")
+    assert np.asarray(nested(np.ones((2, 3)))).tolist() == [[0, 1, 2], [3, 4, 5]]
+
+
+def check_callbacks_in_partitioned_programs():
+    # Inside a shard_map over every axis a callback runs on each device with its block;
+    # in a partitioned jit it runs once, on the first device, whose result lives there
+    # (JAX's maximal sharding); a shard_map leaving axes automatic refuses it, as JAX.
+    mesh, x = _mesh(), np.arange(8.0, dtype=np.float32)
+    seen = []
+
+    def f(v):
+        jax.debug.callback(lambda b: seen.append(np.asarray(b).tolist()), v)
+        return jax.pure_callback(lambda b: np.asarray(b) * 2,
+                                 jax.ShapeDtypeStruct(v.shape, v.dtype), v)
+
+    out = jax.jit(jax.shard_map(f, mesh=mesh, in_specs=P("x"), out_specs=P("x"),
+                                check_vma=False))(x)
+    close(out, x * 2)
+    assert sorted(seen) == sorted([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0], [6.0, 7.0]] * 2)
+    once = jax.jit(f, in_shardings=NamedSharding(mesh, P("x")))(x)
+    close(once, x * 2)
+    assert repr(once.sharding) == \
+        "SingleDeviceSharding(device=CpuDevice(id=0), memory_kind=device)"
+    partial = jax.shard_map(f, mesh=mesh, in_specs=P("x"), out_specs=P("x"),
+                            axis_names={"x"})
+    with pytest.raises(NotImplementedError, match="all mesh axes are partitioned "
+                                                  "manually"):
+        jax.jit(partial)(x)
+
+
 CHECKS = [name for name in dict(globals()) if name.startswith("check_")]
 
 

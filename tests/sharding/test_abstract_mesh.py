@@ -115,3 +115,35 @@ def test_explicit_axes_reshards_the_arguments():
         np.testing.assert_array_equal(out, [3., 3.])
     with pytest.raises(ValueError, match="Context mesh cannot be empty"):
         jax.sharding.explicit_axes(lambda x: x, in_sharding=P("a"))(jnp.ones(2))
+
+
+def test_partition_specs_and_meshes_are_interned_like_jax():
+    # Equal specs and meshes are one object; messages and reprs are JAX 0.10.2's.
+    assert P(None, "x") is P((), "x") and P("x", "y", "z").index("z") == 2
+    assert repr(P("a", "b", None, unreduced={"c"}, reduced={"d"})) == \
+        "P('a', 'b', None, unreduced={'c'}, reduced={'d'})"
+    assert P("x", unreduced={"z"}) + P("a", unreduced={"b"}) == \
+        P("x", "a", unreduced={"z", "b"})
+    assert P("x") + ("y",) == P("x", "y")
+    with pytest.raises(ValueError, match="cannot contain a nested tuple"):
+        P("x", ("z", ("a",)))
+    with pytest.raises(TypeError, match="Subclassing `jax.P` is prohibited"):
+        type("MyP", (P,), {})
+    with pytest.raises(ValueError, match="unreduced cannot contain None"):
+        P("x", unreduced={"y", None})
+    mesh = jax.make_mesh((1, 1), ("x", "y"))
+    assert jax.sharding.Mesh(mesh.devices, ("x", "y"), mesh.axis_types) is mesh
+    with pytest.raises(ValueError, match="Unreduced axes a is not found in mesh"):
+        NamedSharding(mesh, P("x", unreduced={"a"}))
+    with pytest.raises(NotImplementedError, match="unreduced axes"):
+        NamedSharding(mesh, P("x", unreduced={"y"}))
+    reduced = NamedSharding(mesh, P("x", reduced={"y"}))   # laid out as replicated on y
+    assert reduced.shard_shape((4, 2)) == (4, 2) and reduced != NamedSharding(mesh, P("x"))
+    with pytest.raises(ValueError, match="Number of axis names should match the number "
+                                         "of axis_types"):
+        jax.make_mesh((1, 1), ("data", "model"), axis_types=AxisType.Explicit)
+    with pytest.raises(TypeError, match="axis_types passed to AbstractMesh must be of type"):
+        AbstractMesh((2,), ("x",), axis_types="explicit")
+    empty = jax.sharding.Mesh(np.empty((), dtype=object), ())
+    assert empty.empty and empty.size == 0 and empty.abstract_mesh.empty
+    assert AbstractMesh((), ()).size == 0

@@ -250,6 +250,79 @@ def check_donation_and_caching():
     assert f._cache_size() == 1
 
 
+def check_bare_specs_follow_the_current_mesh():
+    # jit keeps its leaf shardings per trace and per current mesh: the same jitted
+    # function under another mesh lays its arguments out over that mesh.
+    f = jax.jit(lambda a: a * 2, in_shardings=P("x"), out_shardings=P("x"))
+    wide = jax.make_mesh((8,), ("x",), axis_types=(AxisType.Auto,))
+    reversed_mesh = jax.make_mesh((8,), ("x",), axis_types=(AxisType.Auto,),
+                                  devices=jax.devices()[::-1])
+    for mesh in (_mesh(), wide, reversed_mesh, _mesh()):
+        with jax.set_mesh(mesh):
+            out = f(np.arange(16.0))
+        assert out.sharding == NamedSharding(mesh, P("x")), (out.sharding, mesh)
+        assert [s.device.id for s in out.addressable_shards] == \
+            [d.id for d in mesh.devices.flat]
+        np.testing.assert_array_equal(np.asarray(out), np.arange(16.0) * 2)
+
+
+def check_lower_from_shape_dtype_structs_like_jax():
+    # A ShapeDtypeStruct's sharding is the argument's; one without is uncommitted. The
+    # shardings below are what JAX 0.10.2 gives for the same program.
+    s = _named(P("x", "y"))
+    sds = jax.ShapeDtypeStruct((8, 2), np.int32, sharding=s)
+    assert repr(sds) == ("ShapeDtypeStruct(shape=(8, 2), dtype=int32, sharding=NamedSharding("
+                         "mesh=Mesh('x': 4, 'y': 2, axis_types=(Auto, Auto)), spec=P('x', "
+                         "'y'), memory_kind=device))")
+    assert sds != jax.ShapeDtypeStruct((8, 2), np.int32)
+    lowered = jax.jit(lambda a, b: (a * 2, b * 2)).lower(
+        sds, jax.ShapeDtypeStruct((8, 2), np.int32))
+    assert 'sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>' in lowered.as_text()
+    assert lowered.out_info[0].sharding is None
+    compiled = lowered.compile()
+    data = np.arange(16, dtype=np.int32).reshape(8, 2)
+    a, b = compiled(jax.device_put(data, s), data)
+    assert a.sharding == s and b.sharding == _named(P())
+    close(a, data * 2)
+    close(b, data * 2)
+    assert compiled.out_info[0].sharding == s and compiled.out_info[1].shape == (8, 2)
+    traced = jax.jit(lambda v, w: v).trace(np.arange(3.0), w=np.int32(1))
+    assert repr(traced.in_avals) == \
+        "((ShapedArray(float32[3]),), {'w': ShapedArray(int32[])})"
+    with pytest.raises(TypeError, match="ShapeDtypeStruct"):   # calls need values
+        jax.jit(lambda v: v)(sds)
+
+
+def check_sharding_argument_errors_match_jax():
+    mesh = _mesh()
+    with pytest.raises(ValueError, match="Unconstrained dims are not allowed when passed "
+                                         "to jit's in_shardings"):
+        jax.jit(lambda v: v, in_shardings=NamedSharding(mesh, P(P.UNCONSTRAINED, "x")))
+    with pytest.raises(ValueError, match="Unconstrained dims are not allowed"):
+        jax.jit(lambda v: v, out_shardings=P(P.UNCONSTRAINED))
+    with pytest.raises(TypeError, match="Unexpected None"):
+        NamedSharding(mesh, None)
+    with pytest.raises(ValueError, match="only valid for values of rank at least 3, but "
+                                         "was applied to a value of rank 2"):
+        jax.ShapeDtypeStruct((8, 8), np.float32, sharding=P(None, "x", None))
+    sds = jax.ShapeDtypeStruct((8, 2), np.float32, sharding=P("x"))
+    with jax.set_mesh(mesh):   # a bare spec names the mesh where it is read
+        assert sds.sharding == NamedSharding(mesh, P("x"))
+    with pytest.raises(TypeError, match="the context mesh cannot be empty"):
+        assert sds.sharding is None   # raises
+    # eager with_sharding_constraint onto other devices than x's (JAX's message)
+    first_two = jax.sharding.Mesh(jax.devices()[:2], "x")
+    swapped = jax.sharding.Mesh([jax.devices()[1], jax.devices()[0]], "x")
+    x = jax.device_put(np.arange(8), NamedSharding(first_two, P()))
+    with pytest.raises(ValueError, match=r"Received incompatible devices for jitted "
+                       r"computation. Got argument x of with_sharding_constraint with shape "
+                       r"int32\[8\] and with device ids \[0, 1\] on platform CPU and "
+                       r"explicit output sharding with device ids \[1, 0\]"):
+        jax.lax.with_sharding_constraint(x, NamedSharding(swapped, P("x")))
+    moved = jax.lax.with_sharding_constraint(np.arange(8), NamedSharding(swapped, P("x")))
+    assert [s.device.id for s in moved.addressable_shards] == [1, 0]
+
+
 def check_visualize_and_inspect_array_sharding():
     import contextlib
     import io

@@ -7,6 +7,7 @@ import dataclasses
 
 from pyjax._src import sharding as sharding_mod
 from pyjax._src import tree_util
+from pyjax._src.api import shapes
 from pyjax._src.array import Array
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import dispatch, numpy_backend, stablehlo
@@ -22,6 +23,13 @@ class ArgInfo:
 
     shape = property(lambda self: self._aval.shape)
     dtype = property(lambda self: self._aval.dtype)
+
+
+def _out_info(out_tree, avals, shardings):
+    """The outputs as a pytree of ShapeDtypeStructs (with their shardings)."""
+    return tree_util.tree_unflatten(out_tree, [
+        shapes.ShapeDtypeStruct(a.shape, a.dtype, sharding=s, weak_type=a.weak_type)
+        for a, s in zip(avals, shardings)])
 
 
 def args_info(in_tree, in_avals, donated):
@@ -60,6 +68,12 @@ class Lowered:
     def args_info(self):
         return args_info(self.in_tree, self._closed.in_avals, self._donated)
 
+    @property
+    def out_info(self):
+        """The outputs' shapes and dtypes (their shardings are known once compiled)."""
+        avals = self._closed.out_avals
+        return _out_info(self.out_tree, avals, [None] * len(avals))
+
     def compile(self):
         """Compiles now (or fetches from the caches) and returns a Compiled."""
         return Compiled(self)
@@ -97,6 +111,12 @@ class Compiled:
     @property
     def output_shardings(self):
         return tree_util.tree_unflatten(self.out_tree, self._shardings("out"))
+
+    @property
+    def out_info(self):
+        """The outputs' shapes, dtypes and shardings."""
+        return _out_info(self.out_tree, self._lowered._closed.out_avals,
+                         self._shardings("out"))
 
     def _shardings(self, which):
         plan, exe = self._lowered._plan, self._executable

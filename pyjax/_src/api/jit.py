@@ -18,6 +18,7 @@ from pyjax._src import sharding as sharding_mod
 from pyjax._src.array import Array
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import dispatch
+from pyjax._src.api import shapes
 from pyjax._src.backends.dispatch import NO_FIT, CommittedKind
 from pyjax._src.core.avals import get_aval, is_valid_jax_type
 from pyjax._src.core.trace import Trace, current_trace
@@ -133,11 +134,13 @@ class _HashableStatic:
 class CacheEntry:
     """One trace: the jaxpr for one cache key, with its input and output structure."""
 
-    __slots__ = ("closed_jaxpr", "in_tree", "out_tree", "hoisted", "in_avals")
+    __slots__ = ("closed_jaxpr", "in_tree", "out_tree", "hoisted", "in_avals",
+                 "leaf_shardings")
 
     def __init__(self, closed_jaxpr, in_tree, out_tree, hoisted, in_avals):
         self.closed_jaxpr, self.in_tree, self.out_tree = closed_jaxpr, in_tree, out_tree
         self.hoisted, self.in_avals = hoisted, in_avals
+        self.leaf_shardings = {}   # current mesh -> JitCache.leaf_shardings' answer
 
 
 # read on every cached call
@@ -255,6 +258,9 @@ class JitCache:
         self.arg_names = None if params is None else [p.name for p in params]
         self.debug_name = fun_name(fun)
         self.location = _location(fun)
+        for shardings, what in ((in_shardings, "in_shardings"),
+                                (out_shardings, "out_shardings")):
+            sharding_mod.check_constrained(shardings, f"jit's {what}")
         self.in_shardings, self.out_shardings = in_shardings, out_shardings   # prefixes
         self.entries = {}      # (in_tree, statics, in_avals, trace state) -> CacheEntry
         self.fast_calls = {}   # self.signature(args, kwargs) -> _FastCall
@@ -340,13 +346,17 @@ class JitCache:
             closed = ClosedJaxpr(jaxpr, consts)
         return CacheEntry(closed, in_tree, flat_fun.out_tree, hoisted, in_avals)
 
-    def entry_for(self, fun, args, kwargs):
+    def entry_for(self, fun, args, kwargs, abstract=False):
         """(the trace for this call, its argument leaves, their donation flags): from the
-        cache, or traced now."""
+        cache, or traced now. With `abstract` (trace and lower), ShapeDtypeStructs may
+        stand in for arrays."""
         dyn_args, dyn_kwargs, statics, static_nums = self.split(args, kwargs)
         leaves, in_tree = tree_util.flatten((dyn_args, dyn_kwargs))
         try:
-            in_avals = tuple(x.aval if type(x) is Array else get_aval(x) for x in leaves)
+            if abstract:
+                in_avals = tuple(shapes.abstractify(x) for x in leaves)
+            else:
+                in_avals = tuple(x.aval if type(x) is Array else get_aval(x) for x in leaves)
         except TypeError:
             raise _invalid_argument_error(self.debug_name, leaves, in_tree) from None
         key = (in_tree, statics, in_avals, config.config.trace_state())
@@ -442,7 +452,16 @@ class JitCache:
                 or dispatch.is_partitioned(closed))
 
     def leaf_shardings(self, args, kwargs, entry):
-        """(per argument leaf, per result leaf) the Sharding asked for, or None."""
+        """(per argument leaf, per result leaf) the Sharding asked for, or None. They
+        depend only on the trace (its argument structure) and the current mesh (the one
+        bare PartitionSpecs name), so each entry keeps them per mesh."""
+        mesh = sharding_mod.current_mesh()
+        found = entry.leaf_shardings.get(mesh)
+        if found is None:
+            found = entry.leaf_shardings[mesh] = self._leaf_shardings(args, kwargs, entry)
+        return found
+
+    def _leaf_shardings(self, args, kwargs, entry):
         dyn_args, dyn_kwargs, _, _ = self.split(args, kwargs)
         given = self.in_shardings
         if given is None or isinstance(given, (sharding_mod.Sharding,
@@ -460,8 +479,8 @@ class JitCache:
         out_leaves = tree_util.prefix_broadcast(self.out_shardings, entry.out_tree,
                                                 "jit out_shardings")
         canon = lambda s, what: None if s is None else sharding_mod.canonical_sharding(s, what)
-        return ([canon(s, "jit in_shardings") for s in in_leaves],
-                [canon(s, "jit out_shardings") for s in out_leaves])
+        return (tuple(canon(s, "jit in_shardings") for s in in_leaves),
+                tuple(canon(s, "jit out_shardings") for s in out_leaves))
 
     def fast_call_for(self, entry, leaves, donated, args, kwargs):
         """Makes and installs the fast call for this call's signature: 2. lower and
@@ -537,20 +556,24 @@ class JitWrapped:
 
     def trace(self, *args, **kwargs):
         """Traces for these arguments and returns a Traced (jaxpr, out_info, lower())."""
-        entry, _, donated = self._jit.entry_for(self.fun, args, kwargs)
+        entry, _, donated = self._jit.entry_for(self.fun, args, kwargs, abstract=True)
         return Traced(self, entry, args, kwargs, donated)
 
     def lower(self, *args, **kwargs):
         """Traces and lowers for these arguments: a Lowered, with as_text() (StableHLO)
         and compile()."""
         from pyjax._src.api import aot
-        entry, leaves, donated = self._jit.entry_for(self.fun, args, kwargs)
+        entry, leaves, donated = self._jit.entry_for(self.fun, args, kwargs, abstract=True)
         if entry.hoisted:
             raise ValueError(f"jit({self._jit.debug_name}).lower() was called inside a "
                              "transformation; lower at top level.")
+        # A ShapeDtypeStruct's sharding stands for that of the array it describes.
+        described = [_described_sharding(x) for x in leaves]
         shardings = None
-        if self._jit.partitioned(entry.closed_jaxpr, leaves):
-            shardings = self._jit.leaf_shardings(args, kwargs, entry)
+        if self._jit.partitioned(entry.closed_jaxpr, leaves) or any(described):
+            given, outs = self._jit.leaf_shardings(args, kwargs, entry)
+            shardings = (tuple(s if s is not None else d for s, d in zip(given, described)),
+                         outs)
         return aot.lower(entry.closed_jaxpr, entry.in_tree, entry.out_tree,
                          donated or (False,) * len(leaves), self._jit.debug_name, leaves,
                          self._jit.device, shardings)
@@ -581,11 +604,23 @@ class Traced:
         return self._wrapped.lower(*self._args, **self._kwargs)
 
     @property
+    def in_avals(self):
+        """The dynamic arguments' avals, as the ((args...), {kwargs}) pytree."""
+        return tree_util.tree_unflatten(self._entry.in_tree, self._entry.in_avals)
+
+    @property
     def out_info(self):
-        from pyjax._src.api.shapes import ShapeDtypeStruct
         return tree_util.tree_unflatten(self._entry.out_tree, [
-            ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+            shapes.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
             for a in self._entry.closed_jaxpr.out_avals])
+
+
+def _described_sharding(leaf):
+    """The NamedSharding a ShapeDtypeStruct argument of lower() gives, or None."""
+    if not isinstance(leaf, shapes.ShapeDtypeStruct):
+        return None
+    found = leaf.sharding
+    return found if isinstance(found, sharding_mod.NamedSharding) else None
 
 
 def _merge_static(args, dyn_args, static_nums):

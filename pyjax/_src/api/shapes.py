@@ -8,6 +8,7 @@ import functools
 import numpy as np
 
 from pyjax._src import dtypes, tree_util
+from pyjax._src import sharding as sharding_mod
 from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.interpreters import batching
 from pyjax._src.interpreters import partial_eval as pe
@@ -17,7 +18,7 @@ from pyjax._src.util import canonicalize_shape
 class ShapeDtypeStruct:
     """A shape and dtype with no data: an abstract argument for eval_shape, trace, lower."""
 
-    __slots__ = ("shape", "dtype", "weak_type", "sharding")
+    __slots__ = ("shape", "dtype", "weak_type", "_sharding")
 
     def __init__(self, shape, dtype, sharding=None, weak_type=False):
         if dtype is None:   # np.dtype(None) would silently be float64
@@ -25,14 +26,34 @@ class ShapeDtypeStruct:
         self.shape = tuple(shape)
         self.dtype = np.dtype(dtype)
         self.weak_type = weak_type
-        self.sharding = sharding
+        spec = sharding.spec if isinstance(sharding, sharding_mod.NamedSharding) else \
+            sharding
+        if isinstance(spec, sharding_mod.PartitionSpec) and len(spec) > len(self.shape):
+            scalar = " For scalars the PartitionSpec should be P()" if not self.shape else ""
+            raise ValueError(f"PartitionSpec {spec} is only valid for values of rank at "
+                             f"least {len(spec)}, but was applied to a value of rank "
+                             f"{len(self.shape)}.{scalar}")
+        self._sharding = sharding
+
+    @property
+    def sharding(self):
+        """The sharding given; a bare PartitionSpec names the mesh of the context where
+        it is read (jax.set_mesh)."""
+        if not isinstance(self._sharding, sharding_mod.PartitionSpec):
+            return self._sharding
+        mesh = sharding_mod.current_mesh()
+        if mesh is None:
+            raise TypeError("When specifying PartitionSpec to `ShapeDtypeStruct`, the "
+                            "context mesh cannot be empty. Please use `jax.set_mesh` to "
+                            "set the mesh context.")
+        return sharding_mod.NamedSharding(mesh, self._sharding)
 
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: int(np.prod(self.shape)))
 
     def update(self, **changes):
         """A copy with some of shape, dtype, sharding, weak_type replaced."""
-        fields = {"shape": self.shape, "dtype": self.dtype, "sharding": self.sharding,
+        fields = {"shape": self.shape, "dtype": self.dtype, "sharding": self._sharding,
                   "weak_type": self.weak_type}
         unknown = set(changes) - set(fields)
         if unknown:
@@ -53,15 +74,17 @@ class ShapeDtypeStruct:
         return self.shape[0]
 
     def __repr__(self):
+        sharding = "" if self._sharding is None else f", sharding={self._sharding}"
         weak = ", weak_type=True" if self.weak_type else ""
-        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{sharding}{weak})"
 
     def __eq__(self, other):
-        return (isinstance(other, ShapeDtypeStruct) and self.shape == other.shape
-                and self.dtype == other.dtype and self.weak_type == other.weak_type)
+        return (isinstance(other, ShapeDtypeStruct) and
+                (self.shape, self.dtype, self._sharding, self.weak_type) ==
+                (other.shape, other.dtype, other._sharding, other.weak_type))
 
     def __hash__(self):
-        return hash((self.shape, self.dtype, self.weak_type))
+        return hash((self.shape, self.dtype, self._sharding, self.weak_type))
 
 
 def abstractify(x):

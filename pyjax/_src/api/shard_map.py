@@ -47,11 +47,18 @@ from pyjax._src.util import fun_name
 
 
 @contextlib.contextmanager
-def _mesh_axes(mesh):
-    """Binds every mesh axis as a named axis (outermost first) while tracing a body."""
+def _mesh_axes(mesh, manual_axes):
+    """While tracing a body: binds the axes this shard_map makes manual as named axes
+    (outermost first), and marks them manual together with those of the shard_maps
+    around it (jax.sharding.get_abstract_mesh inside says so)."""
+    around = sharding_mod.current_manual()
+    before = around[1] if around is not None and around[0] == mesh else ()
     with contextlib.ExitStack() as stack:
         for name, size in zip(mesh.axis_names, mesh.axis_sizes):
-            stack.enter_context(batching.extend_axis_env(name, size))
+            if name in manual_axes:
+                stack.enter_context(batching.extend_axis_env(name, size))
+        stack.enter_context(sharding_mod.manual_axes(
+            mesh, [n for n in mesh.axis_names if n in before or n in manual_axes]))
         yield
 
 
@@ -78,22 +85,31 @@ def _global_aval(aval, spec, mesh):
     return aval.update(shape=tuple(s * p for s, p in zip(aval.shape, pieces)))
 
 
-def _missing_axes(mesh, spec, ndim):
-    """The mesh axes (of size > 1) a spec does not name: a value is replicated over
+def _missing_axes(mesh, manual_axes, spec, ndim):
+    """The manual axes (of size > 1) a spec does not name: a value is replicated over
     them."""
     named = {n for entry in spec._normalized(ndim) for n in entry}
     return tuple(n for n, s in zip(mesh.axis_names, mesh.axis_sizes)
-                 if n not in named and s > 1)
+                 if n in manual_axes and n not in named and s > 1)
 
 
-def _all_axes_spec(mesh):
-    """Dimension 0 split over every mesh axis: one row per device (residuals)."""
-    return PartitionSpec(tuple(mesh.axis_names))
+def _all_axes_spec(manual_axes):
+    """Dimension 0 split over every manual axis: one row per block (residuals)."""
+    return PartitionSpec(tuple(manual_axes))
+
+
+def _manual_mesh(mesh, manual_axes):
+    """The mesh of the manual axes alone (one device along each automatic axis): its
+    devices hold a shard_map's blocks, whatever the automatic axes do with them."""
+    keep = tuple(slice(None) if n in manual_axes else 0 for n in mesh.axis_names)
+    return sharding_mod.Mesh(mesh.devices[keep],
+                             [n for n in mesh.axis_names if n in manual_axes])
 
 
 # --- the primitive ----------------------------------------------------------------------
 
-def _abstract_eval(*avals, jaxpr, mesh, in_specs, out_specs, check_vma, name):
+def _abstract_eval(*avals, jaxpr, mesh, manual_axes, in_specs, out_specs, check_vma,
+                   name):
     for i, (aval, spec, expected) in enumerate(zip(avals, in_specs, jaxpr.in_avals)):
         block = _block_aval(aval, spec, mesh, f"shard_map of {name}, argument {i}")
         if not block.same_type(expected):
@@ -103,8 +119,9 @@ def _abstract_eval(*avals, jaxpr, mesh, in_specs, out_specs, check_vma, name):
     return [_global_aval(a, s, mesh) for a, s in zip(jaxpr.out_avals, out_specs)]
 
 
-def _impl(*values, jaxpr, mesh, in_specs, out_specs, check_vma, name):
-    """The NumPy executor: every device's block at once, under one vmap per mesh axis."""
+def _impl(*values, jaxpr, mesh, manual_axes, in_specs, out_specs, check_vma, name):
+    """The NumPy executor: every block at once, under one vmap per manual axis."""
+    mesh = _manual_mesh(mesh, manual_axes)
     sizes = tuple(mesh.axis_sizes)
     stacked = []
     for v, spec in zip(values, in_specs):
@@ -144,33 +161,23 @@ def _eager(*args, **params):
     return dispatch.run_sharded(closed, arrays, where=f"shard_map of {params['name']}")
 
 
-def _lower(ctx, *xs, jaxpr, mesh, in_specs, out_specs, check_vma, name):
+def _lower(ctx, *xs, jaxpr, mesh, manual_axes, in_specs, out_specs, check_vma, name):
     if ctx.module.mesh != mesh:
         raise LoweringError(f"shard_map of {name} over {mesh} inside a program partitioned "
                             f"over {ctx.module.mesh}: one jit takes one mesh.")
-
-    def per_value(specs, avals):
-        shardings = [NamedSharding(mesh, s).to_shardy(a.ndim)[len("#sdy.sharding"):]
-                     for s, a in zip(specs, avals)]
-        return f"#sdy.sharding_per_value<[{', '.join(shardings)}]>"
-
-    axes = ", ".join(f'"{n}"' for n in mesh.axis_names)
-    attrs = {"in_shardings": per_value(in_specs, [x.aval for x in xs]),
-             "out_shardings": per_value(out_specs, ctx.avals_out),
-             "manual_axes": f"#sdy<manual_axes{{{axes}}}>"}
-    body = ctx.region(jaxpr.in_avals, lambda c, *args: c.lower_jaxpr(jaxpr, list(args)),
-                      terminator="sdy.return")
-    return ctx.op("sdy.manual_computation", list(xs),
-                  [a.strip_weak_type() for a in ctx.avals_out], attrs, regions=[body])
+    return ctx.manual_computation(manual_axes, list(xs), in_specs, jaxpr.in_avals,
+                                  ctx.avals_out, out_specs,
+                                  lambda c, *args: c.lower_jaxpr(jaxpr, list(args)))
 
 
-def _jvp(primals, tangents, *, jaxpr, mesh, in_specs, out_specs, **params):
+def _jvp(primals, tangents, *, jaxpr, mesh, manual_axes, in_specs, out_specs, **params):
     nonzeros = [type(t) is not ad.Zero for t in tangents]
-    with _mesh_axes(mesh):
+    with _mesh_axes(mesh, manual_axes):
         jvp_closed, out_nonzeros = ad.jvp_jaxpr(jaxpr, nonzeros, instantiate=False)
     outs = shard_map_p.bind(
         *primals, *[t for t, nz in zip(tangents, nonzeros) if nz], jaxpr=jvp_closed,
-        mesh=mesh, in_specs=in_specs + tuple(s for s, nz in zip(in_specs, nonzeros) if nz),
+        mesh=mesh, manual_axes=manual_axes,
+        in_specs=in_specs + tuple(s for s, nz in zip(in_specs, nonzeros) if nz),
         out_specs=out_specs + tuple(s for s, nz in zip(out_specs, out_nonzeros) if nz),
         **params)
     n = len(out_specs)
@@ -180,8 +187,8 @@ def _jvp(primals, tangents, *, jaxpr, mesh, in_specs, out_specs, **params):
         for a, s, nz in zip(jaxpr.out_avals, out_specs, out_nonzeros)]
 
 
-def _trace_body(fn, avals, mesh):
-    with _mesh_axes(mesh):
+def _trace_body(fn, avals, mesh, manual_axes):
+    with _mesh_axes(mesh, manual_axes):
         closed, hoisted = pe.trace_to_closed_jaxpr(fn, avals)
     assert not hoisted, "a shard_map rule's body closes over no outer tracer"
     return closed
@@ -190,14 +197,14 @@ def _trace_body(fn, avals, mesh):
 def _partial_eval(trace, args, unknowns, params):
     """The known part runs now, returning its residuals one row per device (dimension 0
     split over every mesh axis); the unknown part, staged, takes them back."""
-    jaxpr, mesh = params["jaxpr"], params["mesh"]
+    jaxpr, mesh, manual = params["jaxpr"], params["mesh"], params["manual_axes"]
     in_specs, out_specs = params["in_specs"], params["out_specs"]
-    with _mesh_axes(mesh):
+    with _mesh_axes(mesh, manual):
         known, unknown, out_unknowns, num_res = pe.partial_eval_jaxpr_nounits(
             jaxpr, unknowns, instantiate=False)
     num_known = len(known.out_avals) - num_res
     res_avals = known.out_avals[num_known:]
-    rows = _all_axes_spec(mesh)
+    rows = _all_axes_spec(manual)
 
     def known_body(*xs):
         outs = jx.eval_jaxpr(known.jaxpr, known.consts, *xs)
@@ -210,7 +217,7 @@ def _partial_eval(trace, args, unknowns, params):
 
     known_args = [a for a, uk in zip(args, unknowns) if not uk]
     known_specs = tuple(s for s, uk in zip(in_specs, unknowns) if not uk)
-    known_closed = _trace_body(known_body, known.in_avals, mesh)
+    known_closed = _trace_body(known_body, known.in_avals, mesh, manual)
     with set_current_trace(trace.parent):
         known_outs = shard_map_p.bind(*known_args, **dict(
             params, jaxpr=known_closed, in_specs=known_specs,
@@ -219,7 +226,7 @@ def _partial_eval(trace, args, unknowns, params):
     residuals = known_outs[num_known:]
     unknown_in_avals = [a.update(shape=(1,) + a.shape) for a in res_avals] + \
         [a for a, uk in zip(jaxpr.in_avals, unknowns) if uk]
-    unknown_closed = _trace_body(unknown_body, unknown_in_avals, mesh)
+    unknown_closed = _trace_body(unknown_body, unknown_in_avals, mesh, manual)
     unknown_outs = iter(trace.stage(shard_map_p, residuals + [
         a for a, uk in zip(args, unknowns) if uk], dict(
             params, jaxpr=unknown_closed,
@@ -229,9 +236,9 @@ def _partial_eval(trace, args, unknowns, params):
     return [next(unknown_outs) if uk else next(known_vals) for uk in out_unknowns]
 
 
-def _transpose(cts, *args, jaxpr, mesh, in_specs, out_specs, **params):
+def _transpose(cts, *args, jaxpr, mesh, manual_axes, in_specs, out_specs, **params):
     linear = [ad.is_undefined_primal(a) for a in args]
-    with _mesh_axes(mesh):
+    with _mesh_axes(mesh, manual_axes):
         transposed = ad.transpose_jaxpr(jaxpr, linear)
     nonlinear_avals = [a for a, lin in zip(jaxpr.in_avals, linear) if not lin]
     out_avals = jaxpr.out_avals
@@ -240,34 +247,36 @@ def _transpose(cts, *args, jaxpr, mesh, in_specs, out_specs, **params):
     def body(*xs):
         primals, cts_in = xs[:len(nonlinear_avals)], list(xs[len(nonlinear_avals):])
         for i, (ct, spec, aval) in enumerate(zip(cts_in, out_specs, out_avals)):
-            copies = math.prod(mesh.shape[n] for n in _missing_axes(mesh, spec, aval.ndim))
+            copies = math.prod(mesh.shape[n] for n in
+                               _missing_axes(mesh, manual_axes, spec, aval.ndim))
             if copies > 1 and np.issubdtype(aval.dtype, np.inexact):
                 cts_in[i] = ew.div(ct, np.array(copies, aval.dtype))   # a replicated output
         outs = jx.eval_jaxpr(transposed.jaxpr, transposed.consts, *primals, *cts_in)
         summed = []
         for ct, (spec, aval) in zip(outs, linear_specs):
-            missing = _missing_axes(mesh, spec, aval.ndim)
+            missing = _missing_axes(mesh, manual_axes, spec, aval.ndim)
             summed.append(parallel.psum(ct, missing) if missing else ct)
         return summed
 
-    closed = _trace_body(body, nonlinear_avals + list(out_avals), mesh)
+    closed = _trace_body(body, nonlinear_avals + list(out_avals), mesh, manual_axes)
     nonlinear = [a for a, lin in zip(args, linear) if not lin]
     outs = iter(shard_map_p.bind(
         *nonlinear, *[ad.instantiate_zeros(ct) for ct in cts], jaxpr=closed, mesh=mesh,
+        manual_axes=manual_axes,
         in_specs=tuple(s for s, lin in zip(in_specs, linear) if not lin) + out_specs,
         out_specs=tuple(s for s, _ in linear_specs), **params))
     return [next(outs) if lin else None for lin in linear]
 
 
-def _batch(axis, args, dims, *, jaxpr, mesh, in_specs, out_specs, **params):
+def _batch(axis, args, dims, *, jaxpr, mesh, manual_axes, in_specs, out_specs, **params):
     """vmap of shard_map: the batch dimension (moved to 0) is not split."""
     in_batched = [d is not None for d in dims]
     moved = [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(args, dims)]
-    with _mesh_axes(mesh):
+    with _mesh_axes(mesh, manual_axes):
         batched, _ = batching.batch_jaxpr(jaxpr, axis.size, in_batched, True, axis.name)
-    unsplit = lambda spec: PartitionSpec(None, *spec)
+    unsplit = lambda spec: spec.update(partitions=(None,) + spec.partitions)
     outs = shard_map_p.bind(
-        *moved, jaxpr=batched, mesh=mesh,
+        *moved, jaxpr=batched, mesh=mesh, manual_axes=manual_axes,
         in_specs=tuple(unsplit(s) if b else s for s, b in zip(in_specs, in_batched)),
         out_specs=tuple(unsplit(s) for s in out_specs), **params)
     return outs, [0] * len(outs)
@@ -285,8 +294,8 @@ def _samples():
     x, y = random_values((2, 3), np.float32), random_values((2, 3), np.float32, seed=1)
     avals = [get_aval(x), get_aval(y)]
     closed = _trace_body(lambda a, b: [parallel.psum(ew.mul(ew.sin(a), b), "i"),
-                                       ew.cos(b)], avals, mesh)
-    return [Sample([x, y], {"jaxpr": closed, "mesh": mesh,
+                                       ew.cos(b)], avals, mesh, ("i",))
+    return [Sample([x, y], {"jaxpr": closed, "mesh": mesh, "manual_axes": ("i",),
                             "in_specs": (PartitionSpec("i"), PartitionSpec()),
                             "out_specs": (PartitionSpec(), PartitionSpec()),
                             "check_vma": True, "name": "f"})]
@@ -326,19 +335,13 @@ def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=froz
         check_vma = check_rep
 
     def wrapped(*args):
-        the_mesh = mesh if mesh is not None else sharding_mod.current_mesh()
-        if not isinstance(the_mesh, sharding_mod.Mesh):
-            raise ValueError(f"shard_map of {name} needs a mesh: pass mesh=jax.make_mesh"
-                             "(...) or call it inside `with jax.set_mesh(mesh):`.")
-        if axis_names and set(axis_names) != set(the_mesh.axis_names):
-            raise NotImplementedError(
-                f"shard_map of {name}: axis_names={set(axis_names)} leaves some mesh axes "
-                f"automatic; pyjax makes every axis of the mesh {the_mesh.axis_names} "
-                "manual. Drop axis_names (or name every mesh axis).")
+        the_mesh, manual = _mesh_and_manual_axes(mesh, axis_names, name)
         leaves, in_tree = tree_util.tree_flatten(args)
         if in_specs is None:
             raise TypeError(f"shard_map of {name}: in_specs must be given (pyjax does not "
                             "infer them from the arguments' shardings).")
+        _check_specs("in", in_specs, manual, the_mesh)
+        _check_specs("out", out_specs, manual, the_mesh)
         specs = tuple(_as_spec(s, "in_specs") for s in tree_util.prefix_broadcast(
             in_specs, in_tree, "shard_map in_specs"))
         avals = [get_aval(x) for x in leaves]
@@ -354,7 +357,7 @@ def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=froz
             out_tree_box.append(out_tree)
             return out_leaves
 
-        with _mesh_axes(the_mesh):
+        with _mesh_axes(the_mesh, manual):
             closed, hoisted = pe.trace_to_closed_jaxpr(flat_body, blocks)
         out_tree = out_tree_box[-1]
         o_specs = tuple(_as_spec(s, "out_specs") for s in tree_util.prefix_broadcast(
@@ -367,9 +370,9 @@ def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=froz
                                  "per device).")
         if check_vma:
             _check_replication(closed, (PartitionSpec(),) * len(hoisted) + specs, o_specs,
-                               the_mesh, name)
+                               the_mesh, manual, name)
         outs = shard_map_p.bind(
-            *hoisted, *leaves, jaxpr=closed, mesh=the_mesh,
+            *hoisted, *leaves, jaxpr=closed, mesh=the_mesh, manual_axes=manual,
             in_specs=(PartitionSpec(),) * len(hoisted) + specs, out_specs=o_specs,
             check_vma=bool(check_vma), name=name)
         return tree_util.tree_unflatten(out_tree, outs)
@@ -377,6 +380,58 @@ def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=froz
     wrapped.__name__ = getattr(f, "__name__", "shard_map")
     wrapped.__wrapped__ = f
     return wrapped
+
+
+def _mesh_and_manual_axes(mesh, axis_names, name):
+    """The mesh a shard_map runs over (`mesh`, or the one of the shard_map or context
+    around it) and the axes it makes manual, in mesh order: `axis_names` (default: every
+    axis not already manual); the others stay automatic, for XLA to partition."""
+    around = sharding_mod.current_manual()
+    if mesh is None:
+        mesh = around[0] if around is not None else sharding_mod.current_mesh()
+        if mesh is None:
+            raise ValueError(f"shard_map of {name} needs a mesh: the context mesh cannot "
+                             "be empty. "
+                             "Use `jax.set_mesh(mesh)` to enter into a mesh context, or "
+                             "pass mesh=jax.make_mesh(...).")
+    else:
+        context = sharding_mod.get_abstract_mesh()
+        if not isinstance(mesh, sharding_mod.Mesh):
+            raise TypeError(f"shard_map requires a `jax.sharding.Mesh` instance for its "
+                            f"mesh argument, but got {mesh} of type {type(mesh)}.")
+        if not context.empty and mesh.abstract_mesh != context:
+            raise ValueError(f"The context mesh {context} should match the mesh passed "
+                             f"to shard_map {mesh}")
+    if not isinstance(axis_names, (set, frozenset)):
+        raise TypeError("`axis_names` argument of shard_map should be of type "
+                        f"`frozenset` or `set`. Got type: {type(axis_names)}")
+    already = around[1] if around is not None and around[0] == mesh else ()
+    available = frozenset(mesh.axis_names) - frozenset(already)
+    axis_names = frozenset(axis_names) or available
+    if not axis_names <= available:
+        raise ValueError(f"jax.shard_map requires axis_names={set(axis_names)} to be a "
+                         f"subset of mesh.axis_names={set(available)}")
+    return mesh, tuple(n for n in mesh.axis_names if n in axis_names)
+
+
+def _check_specs(prefix, specs, manual_axes, mesh):
+    """Specs may split dimensions over the manual axes only (JAX's message)."""
+    found = []
+    for path, spec in tree_util.tree_flatten_with_path(
+            specs, is_leaf=lambda x: x is None or isinstance(x, PartitionSpec))[0]:
+        if not isinstance(spec, PartitionSpec):
+            continue
+        for entry in spec.partitions:
+            for n in (() if entry is None or entry is sharding_mod.UNCONSTRAINED else
+                      (entry,) if isinstance(entry, str) else entry):
+                if n not in manual_axes:
+                    found.append(f"  {prefix}_specs{tree_util.keystr(path)} refers to "
+                                 f"{n!r}")
+    if found:
+        raise ValueError(
+            f"shard_map {prefix}_specs argument must refer to an axis marked as manual "
+            f"({set(manual_axes)}), but:\n\n" + "\n\n".join(found) +
+            f"\n\nCheck the {prefix}_specs values passed to shard_map.")
 
 
 # --- smap: shard_map over one mesh axis ----------------------------------------------------
@@ -460,6 +515,8 @@ def _varying_axes(jaxpr, in_axes, mesh):
             for branch in params["branches"]:
                 found = _varying_axes(branch.jaxpr, ins[1:], mesh)
                 outs = [a | b for a, b in zip(outs, found)]
+        elif name == "shard_map":   # its axes are not manual here; it maps these alike
+            outs = [union] * len(eqn.outvars)
         elif name in ("jit", "checkpoint"):
             sub = params["jaxpr"]
             outs = _varying_axes(getattr(sub, "jaxpr", sub), ins, mesh)
@@ -495,14 +552,15 @@ def _while_varying(params, ins, mesh):
     return [c | predicate for c in carry]
 
 
-def _check_replication(closed, in_specs, out_specs, mesh, name):
+def _check_replication(closed, in_specs, out_specs, mesh, manual_axes, name):
     """JAX's check_vma: an out_spec that leaves an axis out claims the value agrees along
     it; refuse what the body cannot be seen to guarantee."""
     in_axes = [{n for entry in s._normalized(a.ndim) for n in entry}
                for s, a in zip(in_specs, closed.in_avals)]
     varying = _varying_axes(closed.jaxpr, in_axes, mesh)
     for i, (axes, spec, aval) in enumerate(zip(varying, out_specs, closed.out_avals)):
-        unclaimed = [n for n in _missing_axes(mesh, spec, aval.ndim) if n in axes]
+        unclaimed = [n for n in _missing_axes(mesh, manual_axes, spec, aval.ndim)
+                     if n in axes]
         if unclaimed:
             raise ValueError(
                 f"shard_map applied to the function '{name}' was given out_specs which "
@@ -518,9 +576,8 @@ def _check_replication(closed, in_specs, out_specs, mesh, name):
 
 
 def experimental_shard_map(f, mesh, in_specs, out_specs, check_rep=True, auto=frozenset()):
-    """jax.experimental.shard_map.shard_map: the older positional spelling."""
-    if auto:
-        raise NotImplementedError("shard_map auto= (partly automatic axes) is not "
-                                  "supported; every mesh axis is manual.")
+    """jax.experimental.shard_map.shard_map: the older positional spelling (`auto`: the
+    mesh axes left automatic)."""
     return shard_map(f, mesh=mesh, in_specs=in_specs, out_specs=out_specs,
-                     check_vma=check_rep)
+                     check_vma=check_rep,
+                     axis_names=frozenset(mesh.axis_names) - frozenset(auto))

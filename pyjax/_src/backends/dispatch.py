@@ -351,15 +351,20 @@ def meshes_in(jaxpr):
     return found
 
 
-_partitioned = weakref.WeakKeyDictionary()   # closed jaxpr -> whether it names a mesh
+_meshes_named = weakref.WeakKeyDictionary()   # closed jaxpr -> meshes_in(its jaxpr)
+
+
+def meshes_named_in(closed) -> tuple:
+    """meshes_in(closed.jaxpr), computed once per closed jaxpr (every sharded call asks)."""
+    found = _meshes_named.get(closed)
+    if found is None:
+        found = _meshes_named[closed] = tuple(meshes_in(closed.jaxpr))
+    return found
 
 
 def is_partitioned(closed):
     """Whether `closed` constrains shardings inside (so it runs over that mesh)."""
-    found = _partitioned.get(closed)
-    if found is None:
-        found = _partitioned[closed] = bool(meshes_in(closed.jaxpr))
-    return found
+    return bool(meshes_named_in(closed))
 
 
 def sharding_plan(closed, args, in_shardings=None, out_shardings=None, where=None):
@@ -375,7 +380,7 @@ def sharding_plan(closed, args, in_shardings=None, out_shardings=None, where=Non
                                                    for x in args):
         if isinstance(s, sharding_mod.NamedSharding) and s.mesh not in meshes:
             meshes.append(s.mesh)
-    meshes += [m for m in meshes_in(closed.jaxpr) if m not in meshes]
+    meshes += [m for m in meshes_named_in(closed) if m not in meshes]
     if not meshes:
         return None
     mesh = meshes[0]
@@ -395,25 +400,25 @@ def sharding_plan(closed, args, in_shardings=None, out_shardings=None, where=Non
             raise ValueError(
                 f"Sharding passed to jit does not match the sharding on the respective "
                 f"arg. Got jit sharding: {s},\narg sharding: {held} for arg type: "
-                f"{_jax_type_str(x.aval)}")
+                f"{jax_type_str(x.aval)}")
         if committed and held is None and (mesh.size > 1
                                            or x._device not in mesh._flat_devices):
             first = next((j for j, a in enumerate(args)
                           if getattr(a, "_sharding", None) is not None), None)
             ids = [d.id for d in mesh._flat_devices]
             other = (f"argument {names[first]} of {_function_name(closed)} with shape "
-                     f"{_jax_type_str(args[first].aval)} and with device ids {ids}"
+                     f"{jax_type_str(args[first].aval)} and with device ids {ids}"
                      if first is not None else f"a sharding with device ids {ids}")
             raise ValueError(
                 f"Received incompatible devices for jitted computation. Got {other} on "
                 f"platform CPU and argument {names[i]} of {_function_name(closed)} with "
-                f"shape {_jax_type_str(x.aval)} and with device ids [{x._device.id}] on "
+                f"shape {jax_type_str(x.aval)} and with device ids [{x._device.id}] on "
                 "platform CPU")
         plan_in.append(s if s is not None else held)
     return ShardingPlan(mesh, tuple(plan_in), out_shardings)
 
 
-def _jax_type_str(aval):
+def jax_type_str(aval):
     """float32[8,2], as JAX's sharding errors write a type."""
     return f"{aval.dtype.name}[{','.join(map(str, aval.shape))}]"
 

@@ -207,6 +207,8 @@ class ModuleContext:
         # partitioned module the mesh axes number the partitions (shard_map's bodies).
         self.axis_env = tuple(axis_env) if mesh is None else \
             tuple(zip(mesh.axis_names, mesh.axis_sizes))
+        self.manual_axes = ()         # mesh axes manual where lowering is (shard_map bodies)
+        self.extra_meshes = {}        # Shardy mesh name -> its value, besides @mesh
         self._channels = itertools.count(1)
         self.functions = []          # lists of (text, origin) lines, main first
         self._names = set()
@@ -224,6 +226,11 @@ class ModuleContext:
             f"a collective refers to axis {name!r}, which no pmap being compiled here "
             f"binds (axes of this module: {[n for n, _ in self.axis_env] or 'none'}). "
             "Collectives inside jit need an enclosing pmap or vmap with that axis_name.")
+
+    def declare_mesh(self, name, value):
+        """Declares a module-level Shardy mesh `name` (e.g. "<[]>") and returns it."""
+        self.extra_meshes[name] = value
+        return name
 
     def replica_group_ids(self, names):
         """The replica groups of a collective over the axes `names` as an integer array
@@ -330,6 +337,34 @@ class FunctionContext:
         outs = [outs] if isinstance(outs, Value) else list(outs)
         inner.op(terminator, outs, [])
         return Region(inner.lines)
+
+    def manual_computation(self, axes, operands, in_specs, block_avals, out_avals,
+                           out_specs, body):
+        """Shardy's sdy.manual_computation: the mesh axes `axes` become manual (besides
+        those already manual here). Operands and results are split over them as the
+        PartitionSpecs say; body(ctx, *blocks) returns the per-device results, lowered
+        with those axes manual (collectives and axis_index read it)."""
+        mesh = self.module.mesh
+        # Where some axes stay automatic, the partitioner may split blocks over them.
+        partial = len(self.module.manual_axes) + len(axes) < len(mesh.axis_names)
+
+        def per_value(specs, avals):
+            texts = [sharding_mod.NamedSharding(mesh, s).to_shardy(a.ndim, open_dims=partial)
+                     [len("#sdy.sharding"):] for s, a in zip(specs, avals)]
+            return f"#sdy.sharding_per_value<[{', '.join(texts)}]>"
+
+        names = ", ".join(f'"{n}"' for n in axes)
+        attrs = {"in_shardings": per_value(in_specs, [x.aval for x in operands]),
+                 "out_shardings": per_value(out_specs, out_avals),
+                 "manual_axes": f"#sdy<manual_axes{{{names}}}>"}
+        before = self.module.manual_axes
+        self.module.manual_axes = before + tuple(axes)
+        try:
+            region = self.region(block_avals, body, terminator="sdy.return")
+        finally:
+            self.module.manual_axes = before
+        return self.op("sdy.manual_computation", list(operands),
+                       [a.strip_weak_type() for a in out_avals], attrs, regions=[region])
 
     # -- small helpers --
     def constant(self, value, aval=None):
@@ -628,6 +663,8 @@ def lower_module(closed, name="main", donated_invars=(), num_replicas=1, axis_en
     lines = [(head, None)]
     if mesh is not None:
         lines.append(("  " + sharding_mod.shardy_mesh(mesh), None))
+        lines += [(f"  sdy.mesh @{name} = {value}", None)
+                  for name, value in module.extra_meshes.items()]
     for function in module.functions:
         lines += function
     lines.append(("}", None))

@@ -451,6 +451,16 @@ def sharded_array(value, aval, sharding):
                  global_buffer=put_sharded(value, aval, sharding))
 
 
+def _result_sharding(proto, mesh, ndim):
+    """A result's sharding: on one device where XLA placed it there alone (a host
+    callback's result, as JAX's maximal sharding), else its NamedSharding."""
+    hlo = xc.HloSharding.from_proto(proto)
+    if hlo.is_maximal() and not hlo.is_replicated():   # (XLA counts replicated as maximal)
+        return sharding_mod.SingleDeviceSharding(
+            mesh._flat_devices[hlo.tile_assignment_devices()[0]])
+    return named_sharding_from_hlo(proto, mesh, ndim)
+
+
 def named_sharding_from_hlo(proto, mesh, ndim):
     """The NamedSharding over `mesh` equal to the XLA sharding `proto` (an OpSharding of
     a program compiled with mesh's devices as its partitions, in mesh order)."""
@@ -578,7 +588,7 @@ def _mlir_context():
 def _new_mlir_context():
     from jaxlib.mlir import ir
     from jaxlib.mlir._mlir_libs import _jax_mlir_ext
-    from jaxlib.mlir.dialects import chlo, stablehlo
+    from jaxlib.mlir.dialects import chlo, sdy, stablehlo
     registry = ir.DialectRegistry()
     _jax_mlir_ext.register_dialects(registry)
     ctx = ir.Context()
@@ -586,6 +596,7 @@ def _new_mlir_context():
     ctx.load_all_available_dialects()
     stablehlo.register_dialect(ctx)
     chlo.register_dialect(ctx)
+    sdy.register_dialect(ctx)   # partitioned modules (shard_map, shardings) use Shardy
     return ctx
 
 
@@ -922,7 +933,7 @@ class ShardedExecutable:
         # Containers handing each partition its buffer (their sharding is what XLA chose).
         nconsts = len(lowered.const_avals)
         self.in_shardings = shardings[nconsts:]
-        self.out_shardings = [named_sharding_from_hlo(p, mesh, a.ndim)
+        self.out_shardings = [_result_sharding(p, mesh, a.ndim)
                               for p, a in zip(outs, self.out_avals)]
         self._consts = [put_sharded(np.asarray(getattr(c, "_value", c), a.dtype), a, s)
                         for c, a, s in zip(consts, lowered.const_avals, shardings)]
@@ -940,7 +951,9 @@ class ShardedExecutable:
         except _jax.JaxRuntimeError as err:
             raise errors.JaxRuntimeError(f"running jit({self.name}) failed: {err}") \
                 from None
-        return [Array(None, aval=a, committed=True, sharding=s, global_buffer=o)
+        return [Array(None, aval=a, committed=True, device=s.device, buffer=o)
+                if type(s) is sharding_mod.SingleDeviceSharding else
+                Array(None, aval=a, committed=True, sharding=s, global_buffer=o)
                 for a, s, o in zip(self.out_avals, self.out_shardings, outs)]
 
     def cost_analysis(self):

@@ -149,11 +149,31 @@ def _lower_host_call(ctx, args, callback, result_avals, api, side_effect):
              "api_version": "4 : i32",
              "has_side_effect": "true" if side_effect else "false",
              "backend_config": f"{{index = {len(callbacks) - 1} : ui64}}"}
+    if ctx.module.mesh is not None:
+        attrs["sdy.sharding"] = _callback_sharding(ctx.module, out_avals)
     outs = ctx.op("stablehlo.custom_call", operands, out_avals, attrs)
     if side_effect:
         ctx._callback_chain = outs[-1]
         outs = outs[:-1]
     return outs
+
+
+def _callback_sharding(module, out_avals):
+    """Where a callback runs in a partitioned program (as JAX places it): inside a
+    shard_map over every mesh axis, on each device with its block; elsewhere once, on
+    the program's first device."""
+    mesh, manual = module.mesh, module.manual_axes
+    if manual and len(manual) < len(mesh.axis_names):
+        raise NotImplementedError(
+            "callbacks are only supported in spmd computations when all mesh axes are "
+            "partitioned manually (no partial automatic sharding).")
+    if manual:
+        name = module.declare_mesh("empty_mesh", "<[]>")
+        per_value = [f"<@{name}, [{', '.join(['{}'] * a.ndim)}]>" for a in out_avals]
+    else:
+        name = module.declare_mesh("maximal_mesh_0", "<[], device_ids=[0]>")
+        per_value = [f"<@{name}, []>"] * len(out_avals)
+    return f"#sdy.sharding_per_value<[{', '.join(per_value or [f'<@{name}, []>'])}]>"
 
 
 def host_lowering(prim):

@@ -18,6 +18,7 @@ from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import reductions as red
 from pyjax._src.lax import slicing
 from pyjax._src.lax import structural as st
+from pyjax._src.sharding import PartitionSpec
 
 
 def _names(axis_name):
@@ -299,6 +300,15 @@ def _axis_index_batch(axis, args, dims, *, axis_name):
 
 
 def _axis_index_lower(ctx, *, axis_name):
+    mesh, manual = ctx.module.mesh, ctx.module.manual_axes
+    if mesh is not None and manual and len(manual) < len(mesh.axis_names):
+        # Inside a shard_map whose other axes stay automatic, partition ids are not the
+        # device's own: read it where every axis is manual (as JAX does).
+        rest = [n for n in mesh.axis_names if n not in manual]
+        index = ShapedArray((), np.int32)
+        return ctx.manual_computation(
+            rest, [], [], [], [index], [PartitionSpec()],
+            lambda inner: [_axis_index_lower(inner, axis_name=axis_name)])[0]
     stride, size = ctx.module.axis_position(axis_name)
     # Replicas number a pmap's members; partitions a shard_map's (a partitioned module).
     partitioned = ctx.module.mesh is not None
@@ -321,8 +331,15 @@ axis_index_p = define_primitive(
 
 
 def axis_index(axis_name):
-    """This member's position (int32) along the named axis."""
-    return axis_index_p.bind(axis_name=_single_name(axis_name, "axis_index"))
+    """This member's position (int32) along the named axis; for a tuple of axes, its
+    position in their product, the first axis outermost (as JAX numbers it)."""
+    names = _names(axis_name)
+    index = None
+    for name in names:
+        position = axis_index_p.bind(axis_name=name)
+        index = position if index is None else ew.add(
+            ew.mul(index, np.int32(batching.axis_env_size(name))), position)
+    return index if index is not None else np.int32(0)
 
 
 collective_primitives = (psum_p, pmax_p, pmin_p, all_gather_p, axis_index_p)

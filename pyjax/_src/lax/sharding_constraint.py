@@ -12,6 +12,7 @@ from pyjax._src import sharding as sharding_mod
 from pyjax._src import tree_util
 from pyjax._src.array import Array
 from pyjax._src.backends import devices as devices_mod
+from pyjax._src.backends import dispatch
 from pyjax._src.backends.stablehlo import LoweringError
 from pyjax._src.core.avals import get_aval
 from pyjax._src.core.trace import define_primitive
@@ -20,13 +21,31 @@ from pyjax._src.lax import builders as b
 
 
 def _abstract_eval(aval, *, sharding):
+    around = sharding_mod.current_manual()   # inside a shard_map body being traced
+    manual = around[1] if around is not None else ()
+    if any(n in manual for entry in sharding.spec._normalized(aval.ndim)
+           if entry is not sharding_mod.UNCONSTRAINED for n in entry):
+        raise ValueError(
+            f"pspec {sharding.spec} contains a manual axes {manual} of mesh which is not "
+            "allowed. If you are using a with_sharding_constraint under a shard_map, only "
+            "use the mesh axis in PartitionSpec which are not manual.")
     sharding.shard_shape(aval.shape)   # IndivisibleError / a too long spec raise here
     return aval
 
 
 def _eager(x, *, sharding):
-    """At top level the constraint is a transfer: x laid out as `sharding`."""
+    """At top level the constraint is a transfer: x laid out as `sharding`, which must
+    use the devices (in their order) that x is committed to, as in JAX."""
     aval = _abstract_eval(get_aval(x), sharding=sharding)
+    if type(x) is Array and x.committed:
+        held = x._sharding._device_assignment if x._sharding is not None else (x._device,)
+        if held != sharding._device_assignment:
+            raise ValueError(
+                f"Received incompatible devices for jitted computation. Got argument x of "
+                f"with_sharding_constraint with shape {dispatch.jax_type_str(aval)} and with "
+                f"device ids {[d.id for d in held]} on platform CPU and explicit output sharding "
+                f"with device ids {[d.id for d in sharding._device_assignment]} on "
+                "platform CPU")
     if type(x) is Array and x._sharding is not None and \
             sharding_mod.same_layout(x._sharding, sharding, aval.ndim):
         return x
@@ -45,9 +64,10 @@ def _batch(args, dims, *, sharding):
     (x,), (d,) = args, dims
     if d is None:
         return sharding_constraint_p.bind(x, sharding=sharding), None
-    entries = list(sharding.spec) + [None] * (get_aval(x).ndim - 1 - len(sharding.spec))
+    spec = sharding.spec
+    entries = list(spec.partitions) + [None] * (get_aval(x).ndim - 1 - len(spec))
     entries.insert(d, None)   # the batch dimension is not split
-    spec = sharding_mod.PartitionSpec(*entries)
+    spec = spec.update(partitions=entries)
     return sharding_constraint_p.bind(
         x, sharding=sharding_mod.NamedSharding(sharding.mesh, spec)), d
 
