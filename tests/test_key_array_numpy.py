@@ -80,3 +80,8 @@ def test_buffer_attributes_are_the_key_data_s():
     assert keys.copy_to_host_async() is None
     keys.delete()
     assert keys.is_deleted()
+
+
+def test_eval_shape_of_functions_returning_keys():
+    assert jax.eval_shape(lambda seed: random.key(seed), 28).shape == ()
+    assert jax.eval_shape(lambda k: random.split(k), random.key(1)).shape == (2,)

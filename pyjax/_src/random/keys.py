@@ -115,7 +115,8 @@ class PRNGKeyArray:
 
     @property
     def shape(self):
-        return tuple(get_aval(self._base).shape[:-len(self._impl.key_shape)])
+        # the data's own shape: it may be a ShapeDtypeStruct (eval_shape's output)
+        return tuple(self._base.shape[:-len(self._impl.key_shape)])
 
     @property
     def aval(self):
