@@ -146,6 +146,20 @@ class ExtendedDType(abc.ABC):
 
     _rules = None
 
+    # How jnp's structural functions (reshape, concatenate, indexing, ...) handle arrays
+    # of this dtype: on their physical data, whose shape is the array's shape followed
+    # by `physical_shape` (the data of one element).
+    physical_shape: tuple = ()
+    physical_dtype = None
+
+    def to_physical(self, x):
+        """The physical data of an array `x` of this dtype."""
+        raise NotImplementedError
+
+    def from_physical(self, data):
+        """The array of this dtype over physical data `data`."""
+        raise NotImplementedError
+
 
 DType = np.dtype   # the annotation JAX's dtype helpers use for NumPy dtypes
 
@@ -158,10 +172,12 @@ def issubdtype(a, b):
             and issubclass(kind, extended):
         return issubclass(kind, b) if isinstance(b, type) else a == b
     a = np.dtype(a) if not isinstance(a, type) or not issubclass(a, np.generic) else a
+    if isinstance(b, type) and not issubclass(b, np.generic) and hasattr(b, "dtype"):
+        b = np.dtype(b.dtype)   # a jnp scalar type (jnp.int4) stands for its dtype
     if isinstance(a, np.dtype) and a in _FLOATS and b in (np.floating, np.inexact, np.number):
         return True
     if isinstance(a, np.dtype) and a in _NARROW_INTS and isinstance(b, type):
-        return b in (_NARROW_INTS[a], np.integer, np.number, np.generic)
+        return b in (a.type, _NARROW_INTS[a], np.integer, np.number, np.generic)
     return np.issubdtype(a, b)
 
 
@@ -308,9 +324,15 @@ def _join_in(nodes, strict, x64):
             f"Input dtypes {names} have no available implicit dtype promotion path when "
             "jax_numpy_dtype_promotion=strict. Try explicitly casting inputs to the "
             "desired output type, or set jax_numpy_dtype_promotion=standard.")
+    narrow = sorted({ml_dtypes.finfo(n).bits for n in nodes
+                     if isinstance(n, np.dtype) and n in _FLOATS and n.itemsize == 1},
+                    reverse=True)
+    why = (f" To avoid unintended promotion, {narrow[0]}-bit floats do not support "
+           "implicit promotion." if narrow else "")
     raise TypePromotionError(
-        f"Input dtypes {names} have no available implicit dtype promotion path. "
-        "Convert one of them explicitly with .astype() to the dtype you want.")
+        f"Input dtypes {names} have no available implicit dtype promotion path.{why} "
+        "Convert one of them explicitly with .astype() to the dtype you want (e.g. "
+        "x.astype('float32')).")
 
 
 _WEAK_DEFAULTS = {_WEAK_INT: default_int_dtype, _WEAK_FLOAT: default_float_dtype,

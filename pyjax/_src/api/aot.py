@@ -58,10 +58,18 @@ class Lowered:
         return self._module
 
     def as_text(self, dialect=None, *, debug_info=False):
-        """The StableHLO module pyjax prints for this computation (MLIR text)."""
-        if dialect not in (None, "stablehlo", "mhlo"):
-            raise ValueError(f"Lowered.as_text: unknown dialect {dialect!r}; pyjax prints "
-                             "'stablehlo'.")
+        """The StableHLO module pyjax prints for this computation (MLIR text), or with
+        dialect="hlo" XLA's HLO text of it (before XLA's optimizations)."""
+        if dialect not in (None, "stablehlo", "mhlo", "hlo"):
+            raise ValueError(f"Lowered.as_text: unknown dialect {dialect!r}; use "
+                             "'stablehlo' (the default) or 'hlo'.")
+        if dialect == "hlo":
+            xla = devices_mod.xla_backend()
+            if xla is None:
+                raise RuntimeError("Lowered.as_text(dialect='hlo') needs XLA (jaxlib) as "
+                                   "the executor; the StableHLO text (the default dialect) "
+                                   "needs no compiler.")
+            return xla.hlo_text(self.module)
         return self.module.text
 
     @property

@@ -22,7 +22,7 @@ from pyjax._src.api import shapes
 from pyjax._src.backends.dispatch import NO_FIT, CommittedKind
 from pyjax._src.core.avals import get_aval, is_valid_jax_type
 from pyjax._src.core.trace import Trace, current_trace
-from pyjax._src.core.trace import _context as _trace_context
+from pyjax._src.core.trace import EMPTY_EQN_CONTEXT, _context as _trace_context
 from pyjax._src.core.jaxpr import ClosedJaxpr
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax.call import jit_p
@@ -194,7 +194,8 @@ class _FastCall:
 
     def __call__(self, args, kwargs):
         if (_trace_context.trace is not self.root or _config.version != self.version
-                or _default_device.override is not self.override):
+                or _default_device.override is not self.override
+                or _trace_context.eqn_ctx is not EMPTY_EQN_CONTEXT):
             return NO_FIT
         if self.leaf_args:
             if kwargs or len(args) != self.nargs:
@@ -359,7 +360,9 @@ class JitCache:
                 in_avals = tuple(x.aval if type(x) is Array else get_aval(x) for x in leaves)
         except TypeError:
             raise _invalid_argument_error(self.debug_name, leaves, in_tree) from None
-        key = (in_tree, statics, in_avals, config.config.trace_state())
+        # set_xla_metadata's context changes what tracing stages, as a tracing option does
+        key = (in_tree, statics, in_avals,
+               (config.config.trace_state(), _trace_context.eqn_ctx))
         entry = self.entries.get(key)
         if entry is None or entry.hoisted:
             if config.no_tracing.value:
@@ -721,7 +724,8 @@ def _key_difference(old, new):
                    "traces.")
         return "different argument types: " + ", ".join(diffs), fix
     if old_state != state:
-        return ("a configuration option that affects tracing changed (e.g. jax_enable_x64)",
+        return ("a configuration option that affects tracing changed (e.g. jax_enable_x64), "
+                "or the XLA metadata of set_xla_metadata",
                 "set such options once, before the calls.")
     return "unknown reason", "report this to pyjax."
 

@@ -279,6 +279,34 @@ class ModuleContext:
         return name
 
 
+def _attr_text(attrs, metadata=None):
+    """An op's attribute dictionary; XLA metadata becomes its mhlo.frontend_attributes."""
+    items = [f"{k} = {v}" for k, v in (attrs or {}).items()]
+    if metadata:
+        items.append(f"mhlo.frontend_attributes = {frontend_attributes(metadata)}")
+    return (" {" + ", ".join(items) + "}") if items else ""
+
+
+def _attr_string(value):
+    """How XLA metadata values print: bools as true/false, the rest as str()."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+_BARE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*\Z")
+
+
+def _quote(text):
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def frontend_attributes(metadata):
+    """The mhlo.frontend_attributes dictionary for XLA metadata {name: value}, sorted by
+    name as MLIR prints dictionaries."""
+    entries = sorted((str(k), _attr_string(v)) for k, v in metadata.items())
+    return "{" + ", ".join(f"{k if _BARE_NAME.match(k) else _quote(k)} = {_quote(v)}"
+                           for k, v in entries) + "}"
+
+
 class FunctionContext:
     """Emits the ops of one function body (or of a region inside it)."""
 
@@ -289,6 +317,9 @@ class FunctionContext:
         self._counter = itertools.count() if counter is None else counter
         self.avals_in, self.avals_out = (), ()
         self.origin = None           # the equation being lowered, for error messages
+        # result name -> (line index, text before the attributes, attributes, text after,
+        # XLA metadata), so that tag_defining_op can add metadata to the op defining a value
+        self._defs = {}
 
     def fresh(self):
         return f"%{next(self._counter)}"
@@ -308,22 +339,40 @@ class FunctionContext:
             values = [Value(f"{res}#{i}", a) for i, a in enumerate(outs)]
             lhs = f"{res}:{len(outs)} = " if outs else ""
         args = ", ".join(v.name for v in operands)
-        attr = (" {" + ", ".join(f"{k} = {v}" for k, v in attrs.items()) + "}") if attrs \
-            else ""
+        metadata = self.origin.ctx.xla_metadata if self.origin is not None \
+            and name != "stablehlo.return" else None
         in_types = ", ".join(v.type for v in operands)
         out_types = tensor_type(outs[0]) if len(outs) == 1 else \
             "(" + ", ".join(tensor_type(a) for a in outs) + ")"
         signature = f" : ({in_types}) -> {out_types}"
         if not regions:
-            self.emit(f'{lhs}"{name}"({args}){attr}{signature}')
+            self._emit_op(res, f'{lhs}"{name}"({args})', attrs, signature, metadata)
         else:
             self.emit(f'{lhs}"{name}"({args}) ({{')
             for i, region in enumerate(regions):
                 if i:
                     self.emit("}, {")
                 self.lines.extend(region.lines)
-            self.emit(f"}}){attr}{signature}")
+            self._emit_op(res, "})", attrs, signature, metadata)
         return values[0] if single else values
+
+    def _emit_op(self, result, head, attrs, tail, metadata):
+        if result:
+            self._defs[result] = (len(self.lines), head, attrs, tail, metadata)
+        self.emit(head + _attr_text(attrs, metadata) + tail)
+
+    def tag_defining_op(self, value, metadata):
+        """Adds `metadata` to the frontend attributes of the op in this function body
+        that defines `value` (attributes it has already win); a block argument or a value
+        of an enclosing body is left as is."""
+        entry = self._defs.get(value.name.split("#")[0])
+        if entry is None or not metadata:
+            return
+        index, head, attrs, tail, existing = entry
+        merged = {**metadata, **(existing or {})}
+        self._defs[value.name.split("#")[0]] = (index, head, attrs, tail, merged)
+        self.lines[index] = (self.indent + head + _attr_text(attrs, merged) + tail,
+                             self.lines[index][1])
 
     def region(self, arg_avals, body, terminator="stablehlo.return"):
         """A region whose block takes `arg_avals`; body(ctx, *args) returns the yields."""
@@ -521,7 +570,9 @@ class FunctionContext:
         out_types = ", ".join(tensor_type(a) for a in out_avals)
         lhs = f"{res} = " if len(out_avals) == 1 else f"{res}:{len(out_avals)} = " \
             if out_avals else ""
-        self.emit(f"{lhs}func.call @{fname}({arg_text}) : ({in_types}) -> ({out_types})")
+        metadata = self.origin.ctx.xla_metadata if self.origin is not None else None
+        self._emit_op(res if out_avals else "", f"{lhs}func.call @{fname}({arg_text})",
+                      {}, f" : ({in_types}) -> ({out_types})", metadata)
         if len(out_avals) == 1:
             return [Value(res, out_avals[0])]
         return [Value(f"{res}#{i}", a) for i, a in enumerate(out_avals)]

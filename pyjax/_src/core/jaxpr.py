@@ -11,7 +11,7 @@ import numpy as np
 from pyjax._src import dtypes
 from pyjax._src.util import WeakCache
 from pyjax._src.core.avals import ShapedArray, get_aval
-from pyjax._src.core.trace import Tracer, trace_context
+from pyjax._src.core.trace import EMPTY_EQN_CONTEXT, Tracer, trace_context
 
 
 class Var:
@@ -41,13 +41,15 @@ class Literal:
 
 
 class JaxprEqn:
-    __slots__ = ("invars", "outvars", "primitive", "params", "effects", "source_info")
+    __slots__ = ("invars", "outvars", "primitive", "params", "effects", "source_info",
+                 "ctx")
 
     def __init__(self, invars, outvars, primitive, params, effects=frozenset(),
-                 source_info=None):
+                 source_info=None, ctx=EMPTY_EQN_CONTEXT):
         self.invars, self.outvars = list(invars), list(outvars)
         self.primitive, self.params = primitive, params
         self.effects, self.source_info = effects, source_info
+        self.ctx = ctx   # EqnContext: the XLA metadata its lowered ops carry
 
     def replace(self, **changes):
         fields = {k: getattr(self, k) for k in self.__slots__}
@@ -124,10 +126,11 @@ def eval_jaxpr(jaxpr, consts, *args):
     # Equations staged while re-tracing keep the source line of the one they came from
     # (unless user code runs below this frame: see partial_eval.user_frame).
     context = trace_context()
-    outer_source, here = context.source_info, sys._getframe()
+    outer_source, outer_ctx, here = context.source_info, context.eqn_ctx, sys._getframe()
     try:
         for eqn in jaxpr.eqns:
             context.source_info = (eqn.source_info, here) if eqn.source_info else outer_source
+            context.eqn_ctx = eqn.ctx
             outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
             if not eqn.primitive.multiple_results:
                 outs = (outs,)
@@ -135,7 +138,7 @@ def eval_jaxpr(jaxpr, consts, *args):
                 if type(v) is not DropVar:
                     env[v] = x
     finally:
-        context.source_info = outer_source
+        context.source_info, context.eqn_ctx = outer_source, outer_ctx
     return [read(v) for v in jaxpr.outvars]
 
 

@@ -143,12 +143,42 @@ def primitive_effects(prim, params):
 
 # --- traces -----------------------------------------------------------------------------
 
+class EqnContext:
+    """What the context of a staged equation adds to it: the XLA metadata
+    (jax.experimental.xla_metadata.set_xla_metadata) its ops are tagged with when lowered,
+    as a dict {name: value}. Equal contexts compare and hash equal (jit keys on them)."""
+
+    __slots__ = ("xla_metadata", "_key")
+
+    def __init__(self, xla_metadata):
+        self.xla_metadata = dict(xla_metadata)
+        self._key = tuple(sorted(self.xla_metadata.items(), key=lambda kv: kv[0]))
+
+    def updated(self, changes):
+        """This context with `changes` applied; a value of None removes that name."""
+        merged = {**self.xla_metadata, **changes}
+        return EqnContext({k: v for k, v in merged.items() if v is not None})
+
+    def __eq__(self, other):
+        return isinstance(other, EqnContext) and other._key == self._key
+
+    def __hash__(self):
+        return hash(self._key)
+
+    def __repr__(self):
+        return f"EqnContext(xla_metadata={self.xla_metadata})"
+
+
+EMPTY_EQN_CONTEXT = EqnContext({})
+
+
 class _Context(threading.local):
     # Class attributes are every thread's starting values: install_root_trace sets
     # `trace` here, so each new thread starts at the root (eager) trace.
     trace: Any = None
     source_info = None   # (where, eval_jaxpr frame) while an equation is re-traced
     name_stack = ()      # jax.named_scope names, outermost first
+    eqn_ctx = EMPTY_EQN_CONTEXT   # what equations staged now carry (set_xla_metadata)
 
 
 @contextlib.contextmanager

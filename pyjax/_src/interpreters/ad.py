@@ -321,7 +321,7 @@ def backward_pass(jaxpr, consts, args, cts_out):
         else:
             env[v] = a
     context = trace_context()
-    outer_source, here = context.source_info, sys._getframe()
+    outer_source, outer_ctx, here = context.source_info, context.eqn_ctx, sys._getframe()
     try:
         linear_eqns = []
         for eqn in jaxpr.eqns:
@@ -330,6 +330,7 @@ def backward_pass(jaxpr, consts, args, cts_out):
                 linear.update(eqn.outvars)
                 continue
             context.source_info = (eqn.source_info, here) if eqn.source_info else outer_source
+            context.eqn_ctx = eqn.ctx
             outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
             for v, x in zip(eqn.outvars, outs if eqn.primitive.multiple_results else (outs,)):
                 env[v] = x
@@ -357,6 +358,7 @@ def backward_pass(jaxpr, consts, args, cts_out):
             mask = next((masked[v] for v in eqn.outvars if v in masked), None)
             context.source_info = ((BackwardSource(eqn.source_info, mask), here)
                                    if eqn.source_info else outer_source)
+            context.eqn_ctx = eqn.ctx   # the backward pass of an op keeps its metadata
             cts_in = eqn.primitive.rule("transpose")(ct, *invals, **eqn.params)
             if eqn.primitive.name == _SELECT:   # each case's cotangent is zero elsewhere
                 mask = eqn.source_info
@@ -365,7 +367,7 @@ def backward_pass(jaxpr, consts, args, cts_out):
                 if mask is not None and v in linear:
                     masked.setdefault(v, mask)
     finally:
-        context.source_info = outer_source
+        context.source_info, context.eqn_ctx = outer_source, outer_ctx
     return [ct_env.get(v, Zero(v.aval)) if type(a) is UndefinedPrimal else None
             for v, a in zip(jaxpr.invars, args)]
 

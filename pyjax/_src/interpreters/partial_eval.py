@@ -124,7 +124,7 @@ class DynamicJaxprTrace(Trace):
         outvars = [jx.Var(a) for a in out_avals]
         effects = primitive_effects(prim, params)
         eqn = jx.JaxprEqn([t.var for t in tracers], outvars, prim, params, effects,
-                          user_frame())
+                          user_frame(), _context.eqn_ctx)
         self.eqns.append(eqn)
         if effects:
             self.effects.update(effects)

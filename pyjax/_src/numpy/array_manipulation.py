@@ -21,8 +21,8 @@ from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy.lax_numpy import ndim as _ndim, shape as _shape
 from pyjax._src.numpy import reductions as red
 from pyjax._src.numpy import ufuncs as uf
-from pyjax._src.numpy.util import (check_arraylike, convert, ensure_array, promote_dtypes,
-                                   promote_dtypes_numeric)
+from pyjax._src.numpy.util import (check_arraylike, convert, ensure_array, extended_dtype,
+                                   promote_dtypes, promote_dtypes_numeric)
 from pyjax._src.util import canonicalize_axes, canonicalize_axis, canonicalize_shape
 
 
@@ -488,10 +488,17 @@ def rot90(m, k=1, axes=(0, 1)):
 
 def tile(A, reps):
     """A repeated reps times along each axis (reps is static)."""
-    check_arraylike("tile", A)
-    A = lnp.asarray(A)
     reps = (operator.index(reps),) if np.ndim(reps) == 0 else \
         tuple(operator.index(r) for r in reps)
+    keys_dtype = extended_dtype(A)
+    if keys_dtype is not None:   # tile the key data, never across one key's words
+        nd = builtins.max(len(reps), A.ndim)
+        data = lnp.reshape(keys_dtype.to_physical(A), (1,) * (nd - A.ndim) + A.shape
+                           + keys_dtype.physical_shape)
+        reps = (1,) * (nd - len(reps)) + reps + (1,) * len(keys_dtype.physical_shape)
+        return keys_dtype.from_physical(tile(data, reps))
+    check_arraylike("tile", A)
+    A = lnp.asarray(A)
     nd = builtins.max(len(reps), _ndim(A))
     reps = (1,) * (nd - len(reps)) + tuple(reps)
     shape = (1,) * (nd - _ndim(A)) + _shape(A)

@@ -16,7 +16,8 @@ from pyjax._src.core.trace import Trace, Tracer, current_trace
 from pyjax._src.lax import dot as ldot
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import structural as st
-from pyjax._src.numpy.util import check_arraylike, convert, ensure_array, promote_dtypes
+from pyjax._src.numpy.util import (check_arraylike, convert, ensure_array, extended_dtype,
+                                   promote_dtypes)
 from pyjax._src.util import canonicalize_axes, canonicalize_axis, canonicalize_shape
 
 ndarray = PublicArray
@@ -84,6 +85,11 @@ def array(object, dtype=None, copy=True, order=None, ndmin=0, *, device=None):
     """A new array from an array, a scalar, or (nested) lists of them."""
     if order not in (None, "K", "C", "A"):
         raise NotImplementedError(f"jnp.array order={order!r} is not supported")
+    keys_dtype = extended_dtype(object)
+    if keys_dtype is not None:
+        _check_same_extended(keys_dtype, dtype, "array")
+        data = array(keys_dtype.to_physical(object), copy=copy, ndmin=ndmin, device=device)
+        return keys_dtype.from_physical(data)
     if dtype is not None:
         dtype = dtypes.check_user_dtype(dtype, "array")
     if isinstance(object, (Array, Tracer)):
@@ -118,6 +124,12 @@ def array(object, dtype=None, copy=True, order=None, ndmin=0, *, device=None):
     return _place(out, device)
 
 
+def _check_same_extended(keys_dtype, dtype, where):
+    if dtype is not None and dtype != keys_dtype:
+        raise TypeError(f"jnp.{where}: an array of dtype {keys_dtype} cannot be converted "
+                        f"to {dtype}; use jax.random.key_data for the key data.")
+
+
 def _place(out, device):
     """`out` committed to `device` (a Device or Sharding) when one is given, as the
     creation functions' device= argument asks."""
@@ -128,6 +140,10 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None):
     """Like array, but returns `a` itself when it already is an array of that dtype."""
     if device is not None:
         return _place(asarray(a, dtype, order, copy=copy), device)
+    keys_dtype = extended_dtype(a)
+    if keys_dtype is not None:
+        _check_same_extended(keys_dtype, dtype, "asarray")
+        return a
     if isinstance(a, (Array, Tracer)) and (
             dtype is None or dtypes.check_user_dtype(dtype, "asarray") == a.aval.dtype):
         return a
@@ -159,6 +175,8 @@ def _shape_arg(shape, where, negative_error=TypeError):
 
 
 def _default_dtype(dtype, fill=None, where="full"):
+    if isinstance(dtype, dtypes.ExtendedDType):
+        return dtype
     if dtype is not None:
         return dtypes.check_user_dtype(dtype, where)
     if fill is not None:
@@ -182,6 +200,10 @@ def empty(shape, dtype=None, *, device=None):
 def full(shape, fill_value, dtype=None, *, device=None):
     if device is not None:
         return _place(full(shape, fill_value, dtype), device)
+    keys_dtype = extended_dtype(fill_value) or (
+        dtype if isinstance(dtype, dtypes.ExtendedDType) else None)
+    if keys_dtype is not None:
+        return _full_extended(keys_dtype, _shape_arg(shape, "full"), fill_value, dtype)
     if dtype is None and _is_weak(fill_value):   # weak in, weak out (as JAX)
         out = full(shape, fill_value, _default_dtype(None, fill_value))
         return convert(out, out.dtype, True)
@@ -203,12 +225,27 @@ def full(shape, fill_value, dtype=None, *, device=None):
     return ensure_array(st.broadcast_in_dim(convert(fill_value, dtype), shape, ()))
 
 
+def _full_extended(keys_dtype, shape, fill_value, dtype):
+    """An array of an extended dtype (typed keys) filled with a key, or whose key data is
+    filled with an integer."""
+    _check_same_extended(keys_dtype, dtype, "full")
+    physical = keys_dtype.physical_shape
+    if extended_dtype(fill_value) is not None:
+        fill = keys_dtype.to_physical(fill_value)
+        data = st.broadcast_to_shape(fill, (*shape, *physical))
+    else:
+        data = full((*shape, *physical), fill_value, keys_dtype.physical_dtype)
+    return keys_dtype.from_physical(ensure_array(data))
+
+
 def _is_weak(x):
     return (dtypes.is_python_scalar(x) or hasattr(x, "aval")) and get_aval(x).weak_type
 
 
 def _like(name, fill):
     def fn(a, dtype=None, shape=None, *, device=None):
+        if extended_dtype(a) is not None or isinstance(dtype, dtypes.ExtendedDType):
+            return full_like(a, fill, dtype, shape, device=device)
         aval = get_aval(a) if not hasattr(a, "shape") or hasattr(a, "aval") or \
             isinstance(a, (np.ndarray, np.generic)) else ShapedArray(a.shape, a.dtype)
         weak = dtype is None and aval.weak_type
@@ -226,6 +263,10 @@ empty_like = _like("empty_like", 0)
 
 
 def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
+    keys_dtype = extended_dtype(a)
+    if keys_dtype is not None or isinstance(dtype, dtypes.ExtendedDType):
+        target = a.shape if shape is None else shape
+        return _place(full(target, fill_value, dtype or keys_dtype), device)
     aval = get_aval(a)
     weak = dtype is None and aval.weak_type
     dtype = dtypes.check_user_dtype(dtype, "full_like") if dtype is not None else aval.dtype
@@ -363,6 +404,12 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     to compute them from other shapes)."""
     if newshape is not None:
         shape = newshape
+    keys_dtype = extended_dtype(a)
+    if keys_dtype is not None:
+        dims = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+        data = keys_dtype.to_physical(a)
+        return keys_dtype.from_physical(
+            reshape(data, (*dims, *keys_dtype.physical_shape), order))
     check_arraylike("reshape", a)
     if order not in ("C", "F", "A"):
         raise ValueError(f"reshape order must be 'C' or 'F', got {order!r}")
@@ -452,8 +499,12 @@ def squeeze(a, axis=None):
 
 
 def expand_dims(a, axis):
-    check_arraylike("expand_dims", a)
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    keys_dtype = extended_dtype(a)
+    if keys_dtype is not None:   # the key data's own dimensions stay last
+        axes = canonicalize_axes(axes, a.ndim + len(axes))
+        return keys_dtype.from_physical(expand_dims(keys_dtype.to_physical(a), axes))
+    check_arraylike("expand_dims", a)
     return ensure_array(st.expand_dims(a, axes))
 
 
@@ -488,6 +539,13 @@ def concatenate(arrays, axis=0, dtype=None):
         arrays = list(arrays)
     if not arrays:
         raise ValueError("Need at least one array to concatenate.")
+    keys_dtype = _common_extended_dtype(arrays, "concatenate")
+    if keys_dtype is not None:
+        if axis is None:
+            arrays, axis = [ravel(a) for a in arrays], 0
+        axis = canonicalize_axis(axis, arrays[0].ndim)
+        return keys_dtype.from_physical(
+            concatenate([keys_dtype.to_physical(a) for a in arrays], axis))
     check_arraylike("concatenate", *arrays)
     arrays = [asarray(a) for a in arrays]
     if axis is None:
@@ -505,9 +563,28 @@ def concatenate(arrays, axis=0, dtype=None):
 concat = concatenate
 
 
+def _common_extended_dtype(arrays, where):
+    """The extended dtype of `arrays` when one of them has one (all must share it)."""
+    found = [extended_dtype(a) for a in arrays]
+    if all(d is None for d in found):
+        return None
+    if len(set(found)) > 1:
+        names = [str(d or get_aval(a).dtype) for a, d in zip(arrays, found)]
+        raise TypeError(f"jnp.{where} does not accept mixed dtypes {names}: arrays of "
+                        "typed PRNG keys combine only with keys of the same kind.")
+    return found[0]
+
+
 def stack(arrays, axis=0, out=None, dtype=None):
     if not len(arrays):
         raise ValueError("Need at least one array to stack.")
+    if extended_dtype(arrays) is not None:   # a key array: its leading axis
+        arrays = list(arrays)
+    keys_dtype = _common_extended_dtype(arrays, "stack")
+    if keys_dtype is not None:
+        axis = canonicalize_axis(axis, arrays[0].ndim + 1)
+        return keys_dtype.from_physical(
+            stack([keys_dtype.to_physical(a) for a in arrays], axis))
     arrays = [asarray(a) for a in arrays]
     shapes = {shape(a) for a in arrays}
     if len(shapes) != 1:
@@ -590,13 +667,19 @@ def broadcast_shapes(*shapes):
 
 
 def broadcast_to(array, shape):
+    keys_dtype = extended_dtype(array)
+    if keys_dtype is not None:
+        shape = _shape_arg(shape, "broadcast_to")
+        return keys_dtype.from_physical(broadcast_to(
+            keys_dtype.to_physical(array), (*shape, *keys_dtype.physical_shape)))
     check_arraylike("broadcast_to", array)
     shape = _shape_arg(shape, "broadcast_to")
     return ensure_array(st.broadcast_to_shape(array, shape))
 
 
 def broadcast_arrays(*args):
-    target = broadcast_shapes(*[get_aval(a).shape for a in args])
+    target = broadcast_shapes(*[a.shape if extended_dtype(a) is not None
+                                else get_aval(a).shape for a in args])
     return [broadcast_to(a, target) for a in args]
 
 
@@ -762,6 +845,13 @@ def outer(a, b, out=None):
 # --- dtype helpers ------------------------------------------------------------------------
 
 def result_type(*args):
+    found = {extended_dtype(a) if not isinstance(a, dtypes.ExtendedDType) else a
+             for a in args}
+    if found != {None}:
+        if len(found) == 1:
+            return found.pop()
+        raise TypeError(f"jnp.result_type: arrays of typed PRNG keys do not combine with "
+                        f"other dtypes, got {[getattr(a, 'dtype', a) for a in args]}")
     return dtypes.result_type(*args)
 
 

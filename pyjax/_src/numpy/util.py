@@ -16,6 +16,14 @@ def is_arraylike(x):
         dtypes.is_python_scalar(x)
 
 
+def extended_dtype(x):
+    """The extended dtype (e.g. key<fry>) of an array of one (a typed PRNG key array),
+    else None. jnp's structural functions work on such arrays through their physical
+    data (dtypes.ExtendedDType.to_physical)."""
+    dtype = getattr(x, "dtype", None)
+    return dtype if isinstance(dtype, dtypes.ExtendedDType) else None
+
+
 def check_arraylike(name, *args):
     """jnp functions take arrays and scalars, not lists or tuples (as in JAX)."""
     for i, x in enumerate(args):

@@ -56,6 +56,15 @@ class KeyTy(dtypes.ExtendedDType):
     # the bytes of one key: its uint32 key data
     itemsize = property(lambda self: 4 * math.prod(self._impl.key_shape))
 
+    physical_shape = property(lambda self: self._impl.key_shape)
+    physical_dtype = np.dtype(np.uint32)
+
+    def to_physical(self, x):
+        return x._base
+
+    def from_physical(self, data):
+        return PRNGKeyArray(self._impl, data)
+
     def __repr__(self):
         return self.name
 
@@ -106,7 +115,8 @@ class PRNGKeyArray:
 
     @property
     def shape(self):
-        return tuple(get_aval(self._base).shape[:-len(self._impl.key_shape)])
+        # the data's own shape: it may be a ShapeDtypeStruct (eval_shape's output)
+        return tuple(self._base.shape[:-len(self._impl.key_shape)])
 
     @property
     def aval(self):
@@ -129,6 +139,12 @@ class PRNGKeyArray:
     def __getitem__(self, index):
         index = index if isinstance(index, tuple) else (index,)
         return self._wrap(self._base[(*index, *(slice(None),) * len(self._impl.key_shape))])
+
+    @property
+    def at(self):
+        """Indexed reads and updates (keys.at[idx].get(), .set(other_keys)), carried out
+        on the key data."""
+        return _KeyIndexer(self)
 
     def __iter__(self):
         if not self.shape:
@@ -172,6 +188,50 @@ class PRNGKeyArray:
             self._base.block_until_ready()
         return self
 
+    # -- what a key array shares with its uint32 data (placement, buffers, lifetime) --
+    _base_array = property(lambda self: self._base)
+    device = property(lambda self: self._base.device)
+    sharding = property(lambda self: self._base.sharding)
+    is_fully_addressable = property(lambda self: self._base.is_fully_addressable)
+    is_fully_replicated = property(lambda self: self._base.is_fully_replicated)
+
+    def devices(self):
+        return self._base.devices()
+
+    def is_deleted(self):
+        return self._base.is_deleted()
+
+    def delete(self):
+        self._base.delete()
+
+    def copy_to_host_async(self):
+        self._base.copy_to_host_async()
+
+    def on_device_size_in_bytes(self):
+        return self._base.on_device_size_in_bytes()
+
+    def unsafe_buffer_pointer(self):
+        return self._base.unsafe_buffer_pointer()
+
+    def addressable_data(self, index):
+        return self._wrap(self._base.addressable_data(index))
+
+    @property
+    def addressable_shards(self):
+        return self._base.addressable_shards
+
+    @property
+    def global_shards(self):
+        return self._base.global_shards
+
+    def copy(self):
+        return self._wrap(self._base.copy() if hasattr(self._base, "copy") else self._base)
+
+    __copy__ = copy
+
+    def __deepcopy__(self, memo):
+        return self.copy()
+
     def __array__(self, dtype=None, copy=None):
         raise TypeError("JAX array with PRNGKey dtype cannot be converted to a NumPy array. "
                         "Use jax.random.key_data(keys) if you wish to extract the "
@@ -184,6 +244,37 @@ class PRNGKeyArray:
         return f"Array({self.shape}, dtype={name}) overlaying:\n{np.asarray(self._base)}"
 
     __str__ = __repr__
+
+
+class _KeyIndexer:
+    __slots__ = ("_keys",)
+
+    def __init__(self, keys):
+        self._keys = keys
+
+    def __getitem__(self, index):
+        return _KeyIndexed(self._keys, index)
+
+
+class _KeyIndexed:
+    __slots__ = ("_keys", "_index")
+
+    def __init__(self, keys, index):
+        self._keys = keys
+        index = index if isinstance(index, tuple) else (index,)
+        self._index = (*index, *(slice(None),) * len(keys._impl.key_shape))
+
+    def get(self, **kwargs):
+        """The indexed keys; out-of-bounds indices follow `mode` as for arrays (with
+        mode='fill' a key of all-ones data)."""
+        return self._keys._wrap(self._keys._base.at[self._index].get(**kwargs))
+
+    def set(self, values, **kwargs):
+        """The keys with the indexed ones replaced by `values` (keys of the same kind)."""
+        if not isinstance(values, PRNGKeyArray) or values.dtype != self._keys.dtype:
+            raise TypeError(f"key array .at[].set() takes keys of dtype "
+                            f"{self._keys.dtype}, got {getattr(values, 'dtype', values)}.")
+        return self._keys._wrap(self._keys._base.at[self._index].set(values._base, **kwargs))
 
 
 basearray.Array.register(PRNGKeyArray)
@@ -384,8 +475,8 @@ def default_prng_impl():
 def bits(key, shape=(), dtype=None):
     """Uniform random bits as unsigned integers (uint32 by default)."""
     typed, _ = unwrap(key, "bits")
-    dtype = dtypes.default_uint_dtype() if dtype is None else dtypes.canonicalize_dtype(
-        dtype)
+    dtype = dtypes.default_uint_dtype() if dtype is None else dtypes.check_user_dtype(
+        dtype, "bits")
     if np.dtype(dtype).kind != "u":
         raise ValueError(f"dtype argument to `bits` must be an unsigned int dtype, "
                          f"got {np.dtype(dtype)}")

@@ -1,0 +1,87 @@
+"""Typed PRNG key arrays (jax.random.key) through jnp's structural functions, indexing
+and .at, and the key arrays' buffer attributes; expected key data recorded from JAX
+0.10.2."""
+import copy
+
+import numpy as np
+import pytest
+
+import pyjax as jax
+import pyjax.numpy as jnp
+from pyjax import random
+
+kd = random.key_data
+SPLIT4 = [[969380169, 3408994049], [2095235069, 2959038751], [1896456402, 4081828428],
+          [1653257682, 785867247]]
+
+
+def keys4():
+    return random.split(random.key(123), 4)
+
+
+def test_split_data_matches_jax():
+    assert kd(keys4()).tolist() == SPLIT4
+
+
+def test_structural_functions_act_on_whole_keys():
+    key, keys = random.key(123), keys4()
+    assert kd(jnp.tile(key, 3)).tolist() == [[0, 123]] * 3
+    assert kd(jnp.concatenate([keys[:2], keys[3:]])).tolist() == [SPLIT4[0], SPLIT4[1],
+                                                                  SPLIT4[3]]
+    assert jnp.expand_dims(keys.reshape(2, 2), -1).shape == (2, 2, 1)
+    assert kd(jnp.expand_dims(keys.reshape(2, 2), -1)).shape == (2, 2, 1, 2)
+    assert jnp.stack([keys, keys], axis=-1).shape == (4, 2)
+    assert kd(jnp.append(keys, key)).tolist() == SPLIT4 + [[0, 123]]
+    assert kd(jnp.broadcast_arrays(key, keys)[0]).tolist() == [[0, 123]] * 4
+    assert jnp.broadcast_to(key, (3,)).shape == (3,)
+    assert jnp.ravel(keys.reshape(2, 2)).shape == (4,)
+    assert kd(jax.jit(lambda k: jnp.reshape(k, (2, 2)))(keys)).tolist() == [SPLIT4[:2],
+                                                                           SPLIT4[2:]]
+    assert jnp.result_type(key) == key.dtype
+    assert jnp.array(key).dtype == key.dtype and jnp.asarray(key, dtype=key.dtype) is key
+
+
+def test_indexed_reads_and_updates():
+    key, keys = random.key(123), keys4()
+    mask = np.array([False, True, True, False])
+    assert kd(keys.at[mask].get()).tolist() == SPLIT4[1:3]
+    # out of bounds with mode='fill': a key of all-ones data, as in JAX
+    filled = jax.jit(lambda k: k.at[100].get(mode="fill"))(keys)
+    assert kd(filled).tolist() == [4294967295, 4294967295]
+    assert (key == keys.at[1:3].set(key)).tolist() == [False, True, True, False]
+    with pytest.raises(TypeError, match="takes keys of dtype key<fry>"):
+        keys.at[0].set(1)
+
+
+def test_filled_key_arrays():
+    key, keys = random.key(123), keys4()
+    assert kd(jnp.full_like(keys, 100)).tolist() == [[100, 100]] * 4
+    assert kd(jnp.zeros_like(keys)).tolist() == [[0, 0]] * 4
+    assert kd(jnp.zeros((2,), dtype=keys.dtype)).tolist() == [[0, 0]] * 2
+    assert kd(jnp.full((2,), key, dtype=keys.dtype)).tolist() == [[0, 123]] * 2
+    assert kd(jnp.full_like(keys[:2], key)).tolist() == [[0, 123]] * 2
+
+
+def test_mixing_keys_and_numbers_is_refused():
+    with pytest.raises(TypeError, match="does not accept mixed dtypes"):
+        jnp.concatenate([keys4(), jnp.zeros((2,), jnp.uint32)])
+
+
+def test_buffer_attributes_are_the_key_data_s():
+    keys = keys4()
+    assert keys.device == kd(keys).device
+    assert keys.devices() == kd(keys).devices()
+    assert keys.is_fully_addressable and keys.is_fully_replicated
+    assert keys.on_device_size_in_bytes() == kd(keys).on_device_size_in_bytes()
+    assert len(keys.addressable_shards) == 1
+    for clone in (keys.copy(), copy.copy(keys), copy.deepcopy(keys),
+                  jax.jit(lambda k: k.copy())(keys)):
+        assert clone.dtype == keys.dtype and kd(clone).tolist() == SPLIT4
+    assert keys.copy_to_host_async() is None
+    keys.delete()
+    assert keys.is_deleted()
+
+
+def test_eval_shape_of_functions_returning_keys():
+    assert jax.eval_shape(lambda seed: random.key(seed), 28).shape == ()
+    assert jax.eval_shape(lambda k: random.split(k), random.key(1)).shape == (2,)
