@@ -80,7 +80,7 @@ class Compiled:
         self._lowered = lowered
         closed = lowered._closed
         plan = lowered._plan
-        if plan is not None and devices_mod.xla_backend() is not None:
+        if plan is not None and devices_mod.xla_runtime() is not None:
             self._executable = dispatch.sharded_executable(closed, lowered._donated,
                                                            plan).run
         else:
@@ -123,7 +123,7 @@ class Compiled:
                     f"compiled: argument {i} is {a.str_short()}, expected {e.str_short()}. "
                     "Lower and compile again for the new types (or just call the jitted "
                     "function).")
-        arrays = [x if type(x) is Array else numpy_backend._wrap(
+        arrays = [x if type(x) is Array else numpy_backend.wrap(
             numpy_backend.host_value(x, e), e) for x, e in zip(leaves, expected)]
         plan = self._lowered._plan
         if plan is not None:

@@ -14,9 +14,10 @@ import numpy as np
 
 from pyjax._src import config, tree_util
 from pyjax._src import sharding as sharding_mod
-from pyjax._src.array import Array, deleted_error
+from pyjax._src.array import Array, deleted_error, sharded_array
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import numpy_backend, stablehlo
+from pyjax._src.backends.argument_kinds import NO_FIT, CommittedKind, HostArrayKind
 from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var, eval_jaxpr, sub_jaxprs
 from pyjax._src.core.trace import primitive_effects
@@ -35,7 +36,7 @@ class NumpyExecutable:
         jaxpr = self.jaxpr
         values = [numpy_backend.host_value(x, v.aval) for x, v in zip(args, jaxpr.invars)]
         outs = numpy_backend.execute_jaxpr(jaxpr, self.consts, values)
-        results = [numpy_backend._wrap(o, a) for o, a in zip(outs, self.out_avals)]
+        results = [numpy_backend.wrap(o, a) for o, a in zip(outs, self.out_avals)]
         if committed:
             for r in results:
                 r._device, r.committed = self.device, True
@@ -57,7 +58,7 @@ class InterpretedExecutable:
         results = []
         for x, aval in zip(outs, self.out_avals):
             if type(x) is not Array or committed:   # fresh Arrays: inputs stay as they are
-                x = numpy_backend._wrap(numpy_backend.host_value(x, aval), aval)
+                x = numpy_backend.wrap(numpy_backend.host_value(x, aval), aval)
             if committed:
                 x._device, x.committed = self.device, True
             results.append(x)
@@ -135,10 +136,32 @@ def _function_name(closed):
     return getattr(info, "func_name", None) or "main"
 
 
+def xla_backend():
+    """The XLA executor (backends/xla.py) when XLA runs jitted code, else None (the NumPy
+    executor is chosen, or jaxlib does not import). Imported here, on first use, so that
+    `import pyjax` never loads jaxlib."""
+    return None if devices_mod.xla_runtime() is None else _xla_module()
+
+
+def _xla_module():
+    # Imported on first use, here only: `import pyjax` must not load jaxlib.
+    from pyjax._src.backends import xla
+    return xla
+
+
+def clear_caches():
+    """Forgets every executable (and, once XLA was started, its compiled programs)."""
+    with _executables_lock:
+        _executables.clear()
+    _single_primitive_jaxprs.clear()
+    if devices_mod.buffer_runtime() is not None:
+        _xla_module().clear_memory_cache()
+
+
 def _make_entry(closed, donated_invars, device):
     """Lowers and compiles `closed` (or prepares it for the NumPy executor)."""
     name = _function_name(closed)
-    xla = devices_mod.xla_backend()
+    xla = xla_backend()
     if xla is None:
         aliases, unusable = stablehlo.donation_aliases(
             closed.in_avals, donated_invars or (False,) * len(closed.in_avals),
@@ -163,10 +186,10 @@ def _make_entry(closed, donated_invars, device):
 
 
 # How often dispatch lowered a jaxpr to StableHLO (tests count these).
-stats = collections.Counter()
+stats: collections.Counter[str] = collections.Counter()
 
 # closed jaxpr -> {(executor, donated, device): ExecutableEntry}; dies with the jaxpr.
-_executables = weakref.WeakKeyDictionary()
+_executables: weakref.WeakKeyDictionary[ClosedJaxpr, dict] = weakref.WeakKeyDictionary()
 _executables_lock = threading.Lock()
 
 
@@ -217,26 +240,6 @@ def run_closed_jaxpr(closed, args, donated_invars=(), device=None, where=None):
 
 # --- one argument signature's runner (what jit's fast calls run) ----------------------------
 
-class CommittedKind(NamedTuple):
-    """What a runner expects of a committed Array argument: its aval and device."""
-    aval: object
-    device: object
-
-    def fits(self, x):
-        return (type(x) is Array and x.committed and x._device is self.device
-                and x.aval == self.aval)
-
-
-class HostArrayKind(NamedTuple):
-    """What a runner expects of a NumPy-array argument: exactly an ndarray of this dtype
-    and shape (the program's aval has the canonical dtype)."""
-    dtype: np.dtype
-    shape: tuple
-
-    def fits(self, x):
-        return type(x) is np.ndarray and x.shape == self.shape and x.dtype == self.dtype
-
-
 def kind_of(x):
     """What a runner expects of an argument leaf like x: an uncommitted Array's aval, a
     committed one's CommittedKind, a NumPy array's HostArrayKind, a scalar's type."""
@@ -253,11 +256,6 @@ def _fits(x, kind):
     if type(kind) in (CommittedKind, HostArrayKind):
         return kind.fits(x)
     return type(x) is kind
-
-
-# What a runner returns for leaves that are not of its kinds (results may be any pytree,
-# None included).
-NO_FIT = object()
 
 
 class PlainRunner:
@@ -297,7 +295,7 @@ def host_to_array(x, aval):
     """A host value (Python/NumPy scalar or array) as an Array of `aval`: an implicit
     transfer, which the transfer guard may log or forbid."""
     devices_mod.check_transfer("host_to_device", False, aval)
-    return numpy_backend._wrap(numpy_backend.host_value(x, aval), aval)
+    return numpy_backend.wrap(numpy_backend.host_value(x, aval), aval)
 
 
 def default_route_state():
@@ -336,7 +334,8 @@ def meshes_in(jaxpr):
     return found
 
 
-_partitioned = weakref.WeakKeyDictionary()   # closed jaxpr -> whether it names a mesh
+# closed jaxpr -> whether it names a mesh
+_partitioned: weakref.WeakKeyDictionary[ClosedJaxpr, bool] = weakref.WeakKeyDictionary()
 
 
 def is_partitioned(closed):
@@ -427,8 +426,7 @@ def sharded_executable(closed, donated_invars, plan):
                           + ", ".join(stablehlo.layout_str(a)
                                       for a in lowered.unusable_donations),
                           UserWarning, stacklevel=5)
-        run = devices_mod.xla_backend().ShardedExecutable(lowered, plan.mesh, closed.consts,
-                                                          name)
+        run = xla_backend().ShardedExecutable(lowered, plan.mesh, closed.consts, name)
         entry = per_jaxpr[key] = ExecutableEntry(run, tuple(sorted(lowered.aliases)),
                                                   None)
     return entry
@@ -440,10 +438,9 @@ def run_sharded(closed, args, donated_invars=(), in_shardings=None, out_sharding
     arguments', jit's in/out_shardings, sharding constraints inside): arguments are laid
     out as XLA expects them, results come back sharded as XLA (or out_shardings) chose."""
     plan = sharding_plan(closed, args, in_shardings, out_shardings, where)
-    xla = devices_mod.xla_backend()
     if plan is None:
         return run_closed_jaxpr(closed, args, donated_invars, where=where)
-    if xla is None:   # the NumPy executor has one device: shardings change nothing
+    if devices_mod.xla_runtime() is None:   # one device (NumPy): shardings change nothing
         return NumpyExecutable(closed, None)(args)
     entry = sharded_executable(closed, donated_invars, plan)
     exe = entry.run
@@ -452,7 +449,7 @@ def run_sharded(closed, args, donated_invars=(), in_shardings=None, out_sharding
         if x._deleted:
             raise deleted_error(x)
         if x._sharding is None or not sharding_mod.same_layout(x._sharding, s, x.ndim):
-            x = xla.sharded_array(x._value, x.aval, s)
+            x = sharded_array(x._value, x.aval, s)
         laid_out.append(x)
     outs = exe(laid_out)
     for out, asked in zip(outs, plan.out_shardings):
@@ -466,10 +463,10 @@ def run_sharded(closed, args, donated_invars=(), in_shardings=None, out_sharding
 
 # --- eager primitives on committed arrays ---------------------------------------------------
 
-_single_primitive_jaxprs = {}
+_single_primitive_jaxprs: dict[tuple, ClosedJaxpr] = {}
 
 
-def _apply_committed(trace, prim, args, params):
+def apply_committed(trace, prim, args, params):
     """Eager op with a committed argument: on CPU devices the NumPy impl runs on host
     views and the results are committed there; elsewhere a cached one-primitive
     executable runs on the device."""
@@ -498,7 +495,7 @@ def runs_on_host(device):
 
 def _as_array(x):
     aval = get_aval(x)
-    return numpy_backend._wrap(numpy_backend.host_value(x, aval), aval)
+    return numpy_backend.wrap(numpy_backend.host_value(x, aval), aval)
 
 
 def _single_primitive_jaxpr(prim, avals, params):
@@ -518,8 +515,6 @@ def _single_primitive_jaxpr(prim, avals, params):
             _single_primitive_jaxprs[key] = closed
     return closed
 
-
-numpy_backend.placement_hooks.apply_committed = _apply_committed
 
 
 def is_array(x):
