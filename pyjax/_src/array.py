@@ -6,6 +6,8 @@ implements); it knows nothing of programs. Operators, methods and `.at[]` are in
 jax.numpy at import (an upward hook)."""
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from pyjax._src import errors
@@ -52,23 +54,23 @@ class Array:
             self._npy = self._fetch()
         return self._npy
 
-    def _fetch(self):
+    def _fetch(self) -> np.ndarray:
         """The host value of the device buffer(s)."""
         runtime = devices_mod.buffer_runtime()
+        if runtime is None or (self._buffer is None and self._global_buffer is None):
+            raise errors.InvalidDonatedBufferError("Array has no host value and no buffer")
         if self._global_buffer is not None:
             return runtime.gather(self._global_buffer, self._sharding, self.aval)
-        if self._buffer is None or runtime is None:
-            raise errors.InvalidDonatedBufferError("Array has no host value and no buffer")
         return runtime.fetch(self._buffer)
 
-    def buffer_on(self, device):
+    def buffer_on(self, device: Any) -> Any:
         """The array's device buffer on `device`, transferred there if it is elsewhere
         (and kept, when the array lives there)."""
         buf = self._buffer
         if buf is not None and self._device is device:
             return buf
         value = self._value              # raises if the array was donated or deleted
-        buf = devices_mod.buffer_runtime().put(value, self.aval, device)
+        buf = _device_runtime().put(value, self.aval, device)
         if self._buffer is None and (self._device is None or self._device is device):
             self._buffer, self._device = buf, device
         return buf
@@ -238,7 +240,7 @@ class Array:
         return sharding_mod.single_device_sharding(self.device)
 
     @property
-    def addressable_shards(self):
+    def addressable_shards(self) -> list[Shard]:
         """One Shard (device, index, replica_id, data) per device of this process holding
         a block; each block's data is a committed single-device Array."""
         whole = (slice(None),) * self.ndim
@@ -309,11 +311,20 @@ def _rebuild(value, weak_type):
     return Array(np.asarray(value), weak_type)
 
 
-def sharded_array(value, aval, sharding):
+def _device_runtime() -> devices_mod.DeviceRuntime:
+    """The runtime that puts values on devices (asked only where XLA runs)."""
+    runtime = devices_mod.buffer_runtime()
+    if runtime is None:
+        raise RuntimeError("Placing an array on a device needs XLA: jaxlib and the 'xla' "
+                           "executor (config pyjax_executor / PYJAX_EXECUTOR).")
+    return runtime
+
+
+def sharded_array(value: np.ndarray, aval: ShapedArray, sharding: Any) -> Array:
     """An Array of type `aval` holding the host value `value` (copied) laid out over XLA's
     devices as the NamedSharding `sharding`."""
     return Array(None, aval=aval, committed=True, sharding=sharding,
-                 global_buffer=devices_mod.buffer_runtime().put_sharded(value, aval, sharding))
+                 global_buffer=_device_runtime().put_sharded(value, aval, sharding))
 
 
 def as_array(x):

@@ -139,8 +139,8 @@ def _eager(*args, **params):
                      **params)
         return [numpy_backend.wrap(o, a)
                 for o, a in zip(outs, _abstract_eval(*avals, **params))]
-    arrays = [x if type(x) is Array else dispatch._as_array(x) for x in args]
-    closed = dispatch._single_primitive_jaxpr(shard_map_p, [x.aval for x in arrays], params)
+    arrays = [x if type(x) is Array else dispatch.as_host_array(x) for x in args]
+    closed = dispatch.single_primitive_jaxpr(shard_map_p, [x.aval for x in arrays], params)
     return dispatch.run_sharded(closed, arrays, where=f"shard_map of {params['name']}")
 
 

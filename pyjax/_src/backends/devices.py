@@ -90,8 +90,9 @@ class DeviceRuntime(Protocol):
         """One buffer spanning the devices of the NamedSharding `sharding`, each of this
         process's devices holding its block of `value`."""
 
-    def gather(self, global_buffer: Any, sharding: Any, aval: Any) -> np.ndarray:
-        """The host value of a buffer made by put_sharded (or a sharded program)."""
+    def gather(self, global_buffer: Any, s: Any, aval: Any) -> np.ndarray:
+        """The host value of a buffer laid out as the NamedSharding `s` (made by
+        put_sharded or by a program partitioned over several devices)."""
 
     def local_buffers(self, global_buffer: Any) -> list:
         """The single-device buffers of a spanning buffer, one per device here."""

@@ -472,8 +472,8 @@ def apply_committed(trace, prim, args, params):
     executable runs on the device."""
     arrays = [x for x in args if type(x) is Array]
     if any(x._sharding is not None for x in arrays):   # one SPMD program, XLA propagates
-        args = [x if type(x) is Array else _as_array(x) for x in args]
-        closed = _single_primitive_jaxpr(prim, [x.aval for x in args], params)
+        args = [x if type(x) is Array else as_host_array(x) for x in args]
+        closed = single_primitive_jaxpr(prim, [x.aval for x in args], params)
         outs = run_sharded(closed, args, where=f"the primitive '{prim.name}'")
         return outs if prim.multiple_results else outs[0]
     device = devices_mod.common_device(arrays, f"the primitive '{prim.name}'")
@@ -482,8 +482,8 @@ def apply_committed(trace, prim, args, params):
         for r in (outs if prim.multiple_results else [outs]):
             r._device, r.committed = device, True
         return outs
-    args = [x if type(x) is Array else _as_array(x) for x in args]
-    closed = _single_primitive_jaxpr(prim, [x.aval for x in args], params)
+    args = [x if type(x) is Array else as_host_array(x) for x in args]
+    closed = single_primitive_jaxpr(prim, [x.aval for x in args], params)
     outs = run_closed_jaxpr(closed, args, device=device)
     return outs if prim.multiple_results else outs[0]
 
@@ -493,12 +493,14 @@ def runs_on_host(device):
     return device.platform == "cpu"
 
 
-def _as_array(x):
+def as_host_array(x):
+    """A Python or NumPy value as an (uncommitted) Array."""
     aval = get_aval(x)
     return numpy_backend.wrap(numpy_backend.host_value(x, aval), aval)
 
 
-def _single_primitive_jaxpr(prim, avals, params):
+def single_primitive_jaxpr(prim, avals, params):
+    """A closed jaxpr of one equation binding `prim` to inputs of `avals` (cached)."""
     try:   # a race here only builds an equal jaxpr twice
         key = (prim, tuple(avals), tuple(params.items()))
         closed = _single_primitive_jaxprs.get(key)

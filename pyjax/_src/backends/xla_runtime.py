@@ -19,6 +19,7 @@ import jaxlib.xla_client as xc  # noqa: E402
 from jaxlib import _jax  # type: ignore[attr-defined]  # noqa: E402
 
 from pyjax._src import config, errors  # noqa: E402
+from pyjax._src.core.avals import ShapedArray  # noqa: E402
 
 # --- the client ---------------------------------------------------------------------------
 
@@ -29,7 +30,7 @@ _state: dict[str, Any] = {"client": None}
 _lock = threading.RLock()
 
 
-def client():
+def client() -> Any:
     found = _state["client"]
     if found is None:
         with _lock:
@@ -123,7 +124,7 @@ def _make_cuda_client():
     return "No CUDA plugin is installed (pip install jax-cuda13-pjrt==<jaxlib's version>)."
 
 
-def devices():
+def devices() -> list:
     """Every device, of every process."""
     found = _state.get("devices")
     if found is None:
@@ -134,7 +135,7 @@ def devices():
     return found
 
 
-def local_devices():
+def local_devices() -> list:
     """The devices this process drives."""
     found = _state.get("local_devices")
     if found is None:
@@ -144,8 +145,9 @@ def local_devices():
 
 # --- several processes: jaxlib's distributed runtime ----------------------------------------
 
-def initialize_distributed(coordinator_address, num_processes, process_id,
-                           initialization_timeout, heartbeat_timeout, shutdown_timeout):
+def initialize_distributed(coordinator_address: str, num_processes: int, process_id: int,
+                           initialization_timeout: int, heartbeat_timeout: int,
+                           shutdown_timeout: int) -> None:
     """Joins this process to a group of `num_processes` (process 0 also starts the
     coordination service at `coordinator_address`); later the CPU client spans every
     process's devices, with Gloo (over TCP) for collectives between processes."""
@@ -178,7 +180,7 @@ def initialize_distributed(coordinator_address, num_processes, process_id,
                              "process_id": process_id, "num_processes": num_processes}
 
 
-def shutdown_distributed():
+def shutdown_distributed() -> None:
     """Leaves the group (process 0 stops the service once every process has left)."""
     runtime = _state.pop("distributed", None)
     if runtime is None:
@@ -188,11 +190,11 @@ def shutdown_distributed():
         runtime["service"].shutdown()
 
 
-def distributed_initialized():
+def distributed_initialized() -> bool:
     return _state.get("distributed") is not None
 
 
-def distributed_state():
+def distributed_state() -> tuple[int, int]:
     """(process index, process count) of this process."""
     runtime = _state.get("distributed")
     if runtime is None:
@@ -200,7 +202,7 @@ def distributed_state():
     return runtime["process_id"], runtime["num_processes"]
 
 
-def wait_at_barrier(name, timeout_seconds):
+def wait_at_barrier(name: str, timeout_seconds: float) -> None:
     """Blocks until every process reached the barrier `name` (a RuntimeError after
     timeout_seconds, or when a process died)."""
     runtime = _state.get("distributed")
@@ -258,14 +260,14 @@ class SingleDeviceSharding(_jax.SingleDeviceSharding):
 _shardings: dict[Any, SingleDeviceSharding] = {}
 
 
-def sharding(device):
+def sharding(device: Any) -> SingleDeviceSharding:
     s = _shardings.get(device)
     if s is None:   # setdefault: threads racing here all get the first one stored
         s = _shardings.setdefault(device, SingleDeviceSharding(device))
     return s
 
 
-def put(value, aval, device, copy=False):
+def put(value: np.ndarray, aval: ShapedArray, device: Any, copy: bool = False) -> Any:
     """A device buffer holding `value` (a numpy array of aval's dtype). Without `copy` the
     buffer may alias `value` (XLA does so for 64-byte aligned memory)."""
     semantics = (xc.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL if copy
@@ -285,7 +287,7 @@ def put(value, aval, device, copy=False):
                                      f"failed: {err}") from None
 
 
-def fetch(buffer):
+def fetch(buffer: Any) -> np.ndarray:
     """The host value of a device buffer: a read-only view when XLA allows it."""
     to_host = getattr(buffer, "_single_device_array_to_np_array_did_copy", None)
     if to_host is not None:
@@ -293,14 +295,14 @@ def fetch(buffer):
     return np.asarray(buffer)
 
 
-def local_buffers(global_buffer):
+def local_buffers(global_buffer: Any) -> list:
     """The single-device buffers of an array laid out over several devices, one per
     device of this process. (jaxlib tries, and fails, to import jax for each: kept off
     the hot paths.)"""
     return global_buffer._arrays
 
 
-def local_blocks(sharding, shape):
+def local_blocks(sharding: Any, shape: tuple) -> list:
     """(device, index, replica id) of each block of an array of `shape` laid out as
     `sharding` that this process holds, in the sharding's device order."""
     here = distributed_state()[0]
@@ -310,7 +312,7 @@ def local_blocks(sharding, shape):
 
 # --- arrays over several devices ------------------------------------------------------------
 
-def put_sharded(value, aval, sharding):
+def put_sharded(value: np.ndarray, aval: ShapedArray, sharding: Any) -> Any:
     """A backend array laid out as the NamedSharding `sharding`, each device of this
     process holding its block of the host array `value` (copied: `value` may change
     later)."""
@@ -321,7 +323,7 @@ def put_sharded(value, aval, sharding):
         for device, index, _ in local_blocks(sharding, aval.shape)])
 
 
-def assemble(aval, sharding, buffers):
+def assemble(aval: ShapedArray, sharding: Any, buffers: list) -> Any:
     """One backend array of type `aval` from the single-device buffers of its blocks on
     this process's devices (in the sharding's device order)."""
     return _jax.ArrayImpl(aval, _container(sharding, aval.ndim), list(buffers), True, True)
@@ -358,7 +360,7 @@ def _hlo_sharding(sharding, ndim):
     return xc.HloSharding.from_string(text)
 
 
-def gather(global_buffer, s, aval):
+def gather(global_buffer: Any, s: Any, aval: ShapedArray) -> np.ndarray:
     """The host value of an array of type `aval` laid out as the NamedSharding `s`: each
     block copied from one device of this process holding it."""
     out = np.empty(aval.shape, aval.dtype)
