@@ -138,8 +138,7 @@ def _function_name(closed):
 
 def xla_backend():
     """The XLA executor (backends/xla.py) when XLA runs jitted code, else None (the NumPy
-    executor is chosen, or jaxlib does not import). Imported here, on first use, so that
-    `import pyjax` never loads jaxlib."""
+    executor is chosen, or jaxlib does not import)."""
     return None if devices_mod.xla_runtime() is None else _xla_module()
 
 

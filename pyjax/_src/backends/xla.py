@@ -14,6 +14,10 @@ from typing import Any
 
 import numpy as np
 
+# First: it sets XLA's log level before jaxlib loads.
+from pyjax._src.backends.xla_runtime import FLOAT0, REPLICATED, client, put, put_sharded
+from pyjax._src.backends.xla_runtime import sharding as single_device_sharding
+
 import jaxlib
 import jaxlib.xla_client as xc
 from jaxlib import _jax  # type: ignore[attr-defined]
@@ -23,8 +27,6 @@ from pyjax._src import sharding as sharding_mod
 from pyjax._src.array import Array
 from pyjax._src.backends import compile_cache
 from pyjax._src.backends.argument_kinds import NO_FIT, CommittedKind, HostArrayKind
-from pyjax._src.backends.xla_runtime import FLOAT0, REPLICATED, client, put, put_sharded
-from pyjax._src.backends.xla_runtime import sharding as single_device_sharding
 from pyjax._src.core.avals import ShapedArray
 
 logger = logging.getLogger("pyjax")
