@@ -244,20 +244,21 @@ class Array:
         """One Shard (device, index, replica_id, data) per device of this process holding
         a block; each block's data is a committed single-device Array."""
         whole = (slice(None),) * self.ndim
-        runtime = devices_mod.buffer_runtime()
-        if runtime is None:   # host values only: the array is its one block
-            return [Shard(self.device, whole, 0, self)]
-        if self._global_buffer is None:
-            device = self.device
-            return [Shard(device, whole, 0, Array(self._npy, aval=self.aval, device=device,
-                                                  committed=True,
-                                                  buffer=self.buffer_on(device)))]
-        shard_aval = self.aval.update(shape=self._sharding.shard_shape(self.shape))
-        return [Shard(d, index, replica, Array(None, aval=shard_aval, device=d,
-                                               committed=True, buffer=buf))
-                for (d, index, replica), buf in zip(
-                    runtime.local_blocks(self._sharding, self.shape),
-                    runtime.local_buffers(self._global_buffer))]
+        if self._global_buffer is not None:   # a block on each device of this process
+            runtime = _device_runtime()
+            shard_aval = self.aval.update(shape=self._sharding.shard_shape(self.shape))
+            return [Shard(d, index, replica, Array(None, aval=shard_aval, device=d,
+                                                   committed=True, buffer=buf))
+                    for (d, index, replica), buf in zip(
+                        runtime.local_blocks(self._sharding, self.shape),
+                        runtime.local_buffers(self._global_buffer))]
+        if self._buffer is None and devices_mod.xla_runtime() is None:
+            # host values on the NumPy executor: the array is its one block
+            device = self._device if self._device is not None else devices_mod.default_device()
+            return [Shard(device, whole, 0, self)]
+        device = self.device
+        return [Shard(device, whole, 0, Array(self._npy, aval=self.aval, device=device,
+                                              committed=True, buffer=self.buffer_on(device)))]
 
     global_shards = addressable_shards
 
