@@ -1,7 +1,7 @@
 """pyjax: JAX's programming model rebuilt in Python. `import pyjax as jax` and
 `import pyjax.numpy as jnp` give composable transformations (jit, grad, vmap, ...) over a
 NumPy-style API on immutable arrays. Re-exports only; the machinery is in pyjax._src."""
-from pyjax._src.backends import numpy_backend as _numpy_backend  # noqa: F401  (eval trace)
+from pyjax._src.backends import eager as _eager  # noqa: F401  (installs the root trace)
 from pyjax._src.lax import lax as _lax_families  # noqa: F401  (registers primitives)
 
 from pyjax import config, core, dtypes, errors, lax, numpy, tree_util  # noqa: F401  (public)

@@ -1,13 +1,19 @@
-"""The immutable Array type. An Array owns a host NumPy value (the eager fast path) and,
-once XLA has touched it, a device buffer. Operators, methods and `.at[]` are installed by
-jax.numpy at import (an upward hook); this module knows only avals and numpy."""
+"""The immutable Array type. An Array owns its data: a host NumPy value (the eager fast
+path) and, once XLA has touched it, a device buffer (or, laid out over several devices,
+one buffer spanning them). It reads, moves and splits its buffers through the device
+runtime interface of backends/devices.py (`DeviceRuntime`, which XLA's runtime
+implements); it knows nothing of programs. Operators, methods and `.at[]` are installed by
+jax.numpy at import (an upward hook)."""
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 
 from pyjax._src import errors
-from pyjax._src.core.avals import ShapedArray
+from pyjax._src import sharding as sharding_mod
 from pyjax._src.backends import devices as devices_mod
+from pyjax._src.core.avals import ShapedArray, get_aval
 
 
 _default_device_state = devices_mod.default_device_state
@@ -45,8 +51,29 @@ class Array:
         if self._npy is None:
             if self._deleted:
                 raise deleted_error(self)
-            self._npy = backend_hooks.fetch(self)
+            self._npy = self._fetch()
         return self._npy
+
+    def _fetch(self) -> np.ndarray:
+        """The host value of the device buffer(s)."""
+        runtime = devices_mod.buffer_runtime()
+        if runtime is None or (self._buffer is None and self._global_buffer is None):
+            raise errors.InvalidDonatedBufferError("Array has no host value and no buffer")
+        if self._global_buffer is not None:
+            return runtime.gather(self._global_buffer, self._sharding, self.aval)
+        return runtime.fetch(self._buffer)
+
+    def buffer_on(self, device: Any) -> Any:
+        """The array's device buffer on `device`, transferred there if it is elsewhere
+        (and kept, when the array lives there)."""
+        buf = self._buffer
+        if buf is not None and self._device is device:
+            return buf
+        value = self._value              # raises if the array was donated or deleted
+        buf = _device_runtime().put(value, self.aval, device)
+        if self._buffer is None and (self._device is None or self._device is device):
+            self._buffer, self._device = buf, device
+        return buf
 
     _committed = property(lambda self: self.committed)   # JAX's internal spelling
     shape = property(lambda self: self.aval.shape)
@@ -157,7 +184,7 @@ class Array:
         """Copies the value to the host (synchronously here): later reads need no
         transfer."""
         if self._npy is None and not self._deleted:
-            self._npy = backend_hooks.fetch(self)
+            self._npy = self._fetch()
 
     def is_ready(self):
         """Whether the value is computed (block_until_ready would not wait)."""
@@ -204,18 +231,34 @@ class Array:
         """The device holding the array (its Sharding when it spans several, as JAX)."""
         if self._sharding is not None:
             return self._sharding
-        return self._device if self._device is not None else backend_hooks.default_device()
+        return self._device if self._device is not None else devices_mod.default_device()
 
     @property
     def sharding(self):
         if self._sharding is not None:
             return self._sharding
-        return backend_hooks.sharding_of(self)
+        return sharding_mod.single_device_sharding(self.device)
 
     @property
-    def addressable_shards(self):
-        """One Shard (device, index, replica_id, data) per device holding a block."""
-        return backend_hooks.shards_of(self)
+    def addressable_shards(self) -> list[Shard]:
+        """One Shard (device, index, replica_id, data) per device of this process holding
+        a block; each block's data is a committed single-device Array."""
+        whole = (slice(None),) * self.ndim
+        if self._global_buffer is not None:   # a block on each device of this process
+            runtime = _device_runtime()
+            shard_aval = self.aval.update(shape=self._sharding.shard_shape(self.shape))
+            return [Shard(d, index, replica, Array(None, aval=shard_aval, device=d,
+                                                   committed=True, buffer=buf))
+                    for (d, index, replica), buf in zip(
+                        runtime.local_blocks(self._sharding, self.shape),
+                        runtime.local_buffers(self._global_buffer))]
+        if self._buffer is None and devices_mod.xla_runtime() is None:
+            # host values on the NumPy executor: the array is its one block
+            device = self._device if self._device is not None else devices_mod.default_device()
+            return [Shard(device, whole, 0, self)]
+        device = self.device
+        return [Shard(device, whole, 0, Array(self._npy, aval=self.aval, device=device,
+                                              committed=True, buffer=self.buffer_on(device)))]
 
     global_shards = addressable_shards
 
@@ -269,34 +312,25 @@ def _rebuild(value, weak_type):
     return Array(np.asarray(value), weak_type)
 
 
-class _BackendHooks:
-    """What an Array asks of whichever backend owns its buffer. The XLA adapter replaces
-    these when it starts; the defaults describe pure host arrays."""
-
-    @staticmethod
-    def fetch(array):
-        raise errors.InvalidDonatedBufferError("Array has no host value and no buffer")
-
-    @staticmethod
-    def default_device():
-        return devices_mod.default_device()
-
-    @staticmethod
-    def sharding_of(array):
-        return None
-
-    @staticmethod
-    def shards_of(array):
-        return [Shard(array.device, (slice(None),) * array.ndim, 0, array)]
+def _device_runtime() -> devices_mod.DeviceRuntime:
+    """The runtime that puts values on devices (asked only where XLA runs)."""
+    runtime = devices_mod.buffer_runtime()
+    if runtime is None:
+        raise RuntimeError("Placing an array on a device needs XLA: jaxlib and the 'xla' "
+                           "executor (config pyjax_executor / PYJAX_EXECUTOR).")
+    return runtime
 
 
-backend_hooks = _BackendHooks()
+def sharded_array(value: np.ndarray, aval: ShapedArray, sharding: Any) -> Array:
+    """An Array of type `aval` holding the host value `value` (copied) laid out over XLA's
+    devices as the NamedSharding `sharding`."""
+    return Array(None, aval=aval, committed=True, sharding=sharding,
+                 global_buffer=_device_runtime().put_sharded(value, aval, sharding))
 
 
 def as_array(x):
     """x itself if it is an Array or a tracer, else a new Array of its numpy value."""
     if hasattr(x, "aval"):
         return x
-    from pyjax._src.core.avals import get_aval
     aval = get_aval(x)
     return Array(np.asarray(x, aval.dtype), aval=aval)

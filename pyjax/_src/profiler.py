@@ -14,11 +14,12 @@ import pathlib
 import threading
 
 from pyjax._src.backends import devices as devices_mod
+from pyjax._src.backends import dispatch
 from pyjax._src.version import __version__
 
 
 def _xla(what):
-    xla = devices_mod.xla_backend()
+    xla = dispatch.xla_backend()
     if xla is None:
         raise RuntimeError(f"jax.profiler.{what} needs the XLA backend (jaxlib); pyjax is "
                            "running on the NumPy executor.")
@@ -129,7 +130,7 @@ class TraceAnnotation:
         self._scopes = threading.local()
 
     def __enter__(self):
-        xla = devices_mod.xla_backend()
+        xla = dispatch.xla_backend()
         scope = None if xla is None else xla.TraceMe(self.name, **self.kwargs)
         stack = self._scopes.__dict__.setdefault("stack", [])
         stack.append(scope)

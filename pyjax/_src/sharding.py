@@ -597,6 +597,17 @@ def make_single_device_sharding(device, *, memory_kind=None):
     return SingleDeviceSharding(device, memory_kind=memory_kind)
 
 
+_single_device_shardings: dict[Any, SingleDeviceSharding] = {}
+
+
+def single_device_sharding(device):
+    """The SingleDeviceSharding of `device`, made once (every Array's .sharding asks)."""
+    s = _single_device_shardings.get(device)
+    if s is None:   # setdefault: threads racing here all get the first one stored
+        s = _single_device_shardings.setdefault(device, SingleDeviceSharding(device))
+    return s
+
+
 class NamedSharding(Sharding):
     """Blocks of an array laid out over a Mesh by a PartitionSpec."""
 

@@ -10,7 +10,7 @@ import pyjax as jax
 import pyjax.numpy as jnp
 from pyjax._src.backends import devices as devices_mod
 
-pytestmark = pytest.mark.skipif(devices_mod.xla_backend() is None,
+pytestmark = pytest.mark.skipif(devices_mod.xla_runtime() is None,
                                 reason="the profiler is jaxlib's")
 
 

@@ -21,6 +21,7 @@ from pyjax._src import config, errors
 from pyjax._src.backends import stablehlo
 from pyjax._src.core.avals import ShapedArray
 from repo_paths import REPO_ROOT
+from pyjax.sharding import SingleDeviceSharding
 
 pytest.importorskip("jaxlib")
 from pyjax._src.backends import xla  # noqa: E402
@@ -591,6 +592,36 @@ def test_environment_variable_selects_numpy():
                           capture_output=True, timeout=120,
                           env=dict(os.environ, PYTHONPATH=str(REPO_ROOT), PYJAX_EXECUTOR="numpy"))
     assert proc.stdout.strip() == "3.0 [CpuDevice(id=0)] False", proc.stderr
+
+
+def test_the_numpy_executor_places_arrays_without_jaxlib():
+    # Only device buffers need XLA's runtime: on the NumPy executor arrays still have
+    # JAX's sharding and shards, and arrays committed to its device compute there.
+    code = """
+        import sys
+        import pyjax as jax
+        import pyjax.numpy as jnp
+        y = jax.device_put(jnp.arange(3.0), jax.devices()[0]) * 2
+        (shard,) = y.addressable_shards
+        print(y.sharding, repr(shard.device), shard.data, y.committed,
+              any(m.startswith("jaxlib") for m in sys.modules))
+    """
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], text=True,
+                          capture_output=True, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=str(REPO_ROOT), PYJAX_EXECUTOR="numpy"))
+    assert proc.stdout.strip() == ("SingleDeviceSharding(device=CpuDevice(id=0), memory_kind="
+                                   "device) CpuDevice(id=0) [0. 2. 4.] True False"), proc.stderr
+
+
+def test_arrays_of_either_executor_have_shards_after_a_switch():
+    on_device = jax.jit(lambda a: a + 1)(jnp.arange(3.0))
+    with config.executor("numpy"):
+        host = jnp.arange(3.0)
+        (shard,) = host.addressable_shards   # a host array: no device buffer is made
+        assert shard.data is host and host.sharding == SingleDeviceSharding(host.device)
+        (shard,) = on_device.addressable_shards
+        assert shard.device == on_device.device and shard.data.committed
+        np.testing.assert_array_equal(shard.data, [1.0, 2.0, 3.0])
 
 
 def test_missing_jaxlib_falls_back_to_numpy_with_one_warning():

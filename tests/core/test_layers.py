@@ -113,33 +113,13 @@ def strongly_connected(graph):
     return found
 
 
-# Cycles not broken yet, each with why. The list may only shrink: the test fails when a cycle
-# not listed appears, and also when a listed one is gone (then delete its entry).
-KNOWN_CYCLES = {
-    # The Array and the backends patch each other at import time (array.backend_hooks,
-    # numpy_backend.placement_hooks), and sharding.py asks backends.devices for devices
-    # while the backends place arrays by shardings: still to be undone (issue 15, item 2)
-    # by an Array that owns its buffers behind an interface the backends implement.
-    "array <-> backends": frozenset({
-        "pyjax._src.array", "pyjax._src.backends.devices", "pyjax._src.backends.dispatch",
-        "pyjax._src.backends.numpy_backend", "pyjax._src.backends.xla",
-        "pyjax._src.backends.stablehlo", "pyjax._src.sharding"}),
-}
-
-
-def test_no_import_cycles_beyond_the_known_ones():
+def test_no_import_cycles():
     graph = import_graph()
-    cycles = strongly_connected(graph)
-    known = set(KNOWN_CYCLES.values())
     report = []
-    for cycle in sorted(cycles, key=sorted):
-        if cycle not in known:
-            edges = [f"    {a}:{graph[a][b]} imports {b}" for a in sorted(cycle)
-                     for b in sorted(graph[a]) if b in cycle]
-            report.append("new import cycle:\n" + "\n".join(edges))
-    for name, cycle in KNOWN_CYCLES.items():
-        if cycle not in cycles:
-            report.append(f"known cycle {name!r} changed or is gone: update KNOWN_CYCLES")
+    for cycle in sorted(strongly_connected(graph), key=sorted):
+        edges = [f"    {a}:{graph[a][b]} imports {b}" for a in sorted(cycle)
+                 for b in sorted(graph[a]) if b in cycle]
+        report.append("import cycle:\n" + "\n".join(edges))
     assert not report, "\n".join(report)
 
 

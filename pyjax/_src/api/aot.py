@@ -64,7 +64,7 @@ class Lowered:
             raise ValueError(f"Lowered.as_text: unknown dialect {dialect!r}; use "
                              "'stablehlo' (the default) or 'hlo'.")
         if dialect == "hlo":
-            xla = devices_mod.xla_backend()
+            xla = dispatch.xla_backend()
             if xla is None:
                 raise RuntimeError("Lowered.as_text(dialect='hlo') needs XLA (jaxlib) as "
                                    "the executor; the StableHLO text (the default dialect) "
@@ -102,7 +102,7 @@ class Compiled:
         self._lowered = lowered
         closed = lowered._closed
         plan = lowered._plan
-        if plan is not None and devices_mod.xla_backend() is not None:
+        if plan is not None and devices_mod.xla_runtime() is not None:
             self._executable = dispatch.sharded_executable(closed, lowered._donated,
                                                            plan).run
         else:
@@ -152,7 +152,7 @@ class Compiled:
                     "Lower and compile again for the new types (or just call the jitted "
                     "function).")
         dispatch.check_execution_allowed(self._lowered._name)
-        arrays = [x if type(x) is Array else numpy_backend._wrap(
+        arrays = [x if type(x) is Array else numpy_backend.wrap(
             numpy_backend.host_value(x, e), e) for x, e in zip(leaves, expected)]
         plan = self._lowered._plan
         if plan is not None:

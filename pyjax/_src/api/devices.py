@@ -8,7 +8,7 @@ import numpy as np
 
 from pyjax._src import sharding as sharding_mod
 from pyjax._src import tree_util
-from pyjax._src.array import Array
+from pyjax._src.array import Array, sharded_array
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.core.avals import MemorySpace, get_aval
 from pyjax._src.core.trace import Tracer
@@ -73,17 +73,17 @@ def _put_leaf(x, device, src=None, semantics=transfers.ArrayCopySemantics.REUSE_
     if isinstance(x, Tracer):   # recorded in the traced program, as JAX does
         return transfers.device_put_p.bind(x, devices=(device,), srcs=(src,),
                                            copy_semantics=(semantics,))[0]
-    xla = devices_mod.xla_backend()
+    xla = devices_mod.xla_runtime()
     if type(x) is Array:
         if device is None or (x.committed and x._device is device):
             return x
-        out = Array(x._npy, aval=x.aval, device=device, committed=True)
+        buffer = None
         if xla is not None:
             if x._device is not None and x._device is not device:
                 devices_mod.check_transfer("device_to_device", True, x.aval)
-            out._buffer = x._buffer if x._device is device and x._buffer is not None \
+            buffer = x._buffer if x._device is device and x._buffer is not None \
                 else xla.put(x._value, x.aval, device)
-        return out
+        return Array(x._npy, aval=x.aval, device=device, committed=True, buffer=buffer)
     try:
         aval = get_aval(x)
     except TypeError:
@@ -115,11 +115,10 @@ def _put_sharded_leaf(x, sharding):
     devices_mod.check_transfer("device_to_device" if type(x) is Array else "host_to_device",
                                True, aval)
     value = x._value if type(x) is Array else np.asarray(x, dtype=aval.dtype)
-    xla = devices_mod.xla_backend()
-    if xla is None:   # the NumPy executor: one device, the layout is only recorded
+    if devices_mod.xla_runtime() is None:   # NumPy: one device, the layout only recorded
         return Array(np.array(value, copy=True), aval=aval, committed=True,
                      sharding=sharding)
-    return xla.sharded_array(value, aval, sharding)
+    return sharded_array(value, aval, sharding)
 
 
 def _relabel(x, sharding):
@@ -204,7 +203,7 @@ def _assemble(shape, sharding, blocks, dtype, what):
     if isinstance(sharding, sharding_mod.SingleDeviceSharding):
         return _put_leaf(first if dtype is None else np.asarray(first, dtype),
                          sharding.device)
-    xla = devices_mod.xla_backend()
+    xla = devices_mod.xla_runtime()
     shard_aval = aval.update(shape=expected)
     if xla is None:
         value = np.empty(shape, aval.dtype)
@@ -214,7 +213,7 @@ def _assemble(shape, sharding, blocks, dtype, what):
     buffers = []
     for device, block in zip(sharding._addressable_assignment, blocks):
         if type(block) is Array:
-            buffers.append(xla.device_buffer(block, device) if block.dtype == aval.dtype
+            buffers.append(block.buffer_on(device) if block.dtype == aval.dtype
                            else xla.put(np.asarray(block, aval.dtype), shard_aval, device))
         else:
             buffers.append(xla.put(np.asarray(block, aval.dtype), shard_aval, device,

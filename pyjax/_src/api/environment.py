@@ -17,7 +17,7 @@ from pyjax._src.api import jit as api_jit
 from pyjax._src.api import pmap as api_pmap
 from pyjax._src.array import Array
 from pyjax._src.backends import devices as devices_mod
-from pyjax._src.backends import dispatch, numpy_backend
+from pyjax._src.backends import dispatch, eager
 
 
 # --- processes and hosts --------------------------------------------------------------------
@@ -90,12 +90,8 @@ def clear_caches():
     for wrapped in list(api_pmap.live_wrappers):
         wrapped._cache.clear()
     clear_weak_caches()   # jaxpr transformation caches, pmap's executables
-    dispatch._executables.clear()
-    dispatch._single_primitive_jaxprs.clear()
-    numpy_backend._abstract_eval_cache.clear()
-    xla = devices_mod._xla_state["module"]   # only if XLA was ever started
-    if xla is not None:
-        xla._memory_cache.clear()
+    dispatch.clear_caches()
+    eager.abstract_eval_cache.clear()
 
 
 def copy_to_host_async(x):

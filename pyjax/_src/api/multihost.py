@@ -83,6 +83,6 @@ def broadcast_one_to_all(in_tree, is_source=None):
 
 def sync_global_devices(name, timeout_seconds=300):
     """Blocks until every process has called sync_global_devices(name)."""
-    xla = devices_mod.xla_backend()
+    xla = devices_mod.xla_runtime()
     if xla is not None:
         xla.wait_at_barrier(f"sync_global_devices_{name}", timeout_seconds)

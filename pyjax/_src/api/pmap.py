@@ -39,7 +39,7 @@ from pyjax._src.api.jit import (_HashableStatic, _arg_names, _flat_arg_names, _l
                                  normalize_argnums)
 from pyjax._src.array import Array
 from pyjax._src.backends import devices as devices_mod
-from pyjax._src.backends import numpy_backend, stablehlo
+from pyjax._src.backends import dispatch, numpy_backend, stablehlo
 from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import get_aval, is_valid_jax_type
 from pyjax._src.core.trace import (Trace, current_trace, define_primitive, no_lowering,
@@ -95,10 +95,10 @@ def _pmap_impl(*values, jaxpr, axis_name, axis_size, in_axes, out_axes, devices,
 def _pmap_eager(*args, **params):
     avals = [get_aval(x) for x in args]
     out_avals = _pmap_abstract_eval(*avals, **params)
-    xla = devices_mod.xla_backend()
+    xla = dispatch.xla_backend()
     if xla is None:
         values = [numpy_backend.host_value(x, a) for x, a in zip(args, avals)]
-        return [numpy_backend._wrap(o, a)
+        return [numpy_backend.wrap(o, a)
                 for o, a in zip(_pmap_impl(*values, **params), out_avals)]
     return _run_replicated(xla, args, out_avals, **params)
 
@@ -127,7 +127,7 @@ def _run_replicated(xla, args, out_avals, *, jaxpr, axis_name, axis_size, in_axe
     per_argument = []
     for x, axis, aval in zip(args, in_axes, jaxpr.in_avals):
         if axis is None:
-            x = x if type(x) is Array else numpy_backend._wrap(
+            x = x if type(x) is Array else numpy_backend.wrap(
                 numpy_backend.host_value(x, aval), aval)
             per_argument.append([x] * n)
         else:
@@ -477,7 +477,7 @@ class PmapWrapped:
         leaves, in_tree = tree_util.flatten((dyn_args, kwargs))
         axes = self._leaf_axes(args, statics, dyn_args, kwargs)
         n, axes = self._axis_size(leaves, axes)
-        if devices_mod.xla_backend() is not None or self.devices is not None:
+        if devices_mod.xla_runtime() is not None or self.devices is not None:
             _devices_for(n, self.devices, self.backend, self._name)
         full_avals = tuple(get_aval(x) for x in leaves)
         key = (in_tree, static_key, full_avals, axes, n, config.config.trace_state())
@@ -610,7 +610,7 @@ class PmapLowered:
     def as_text(self, dialect=None):
         """The module as StableHLO (MLIR) text, or as HLO text with dialect="hlo"."""
         if dialect == "hlo":
-            xla = devices_mod.xla_backend()
+            xla = dispatch.xla_backend()
             if xla is None:
                 raise NotImplementedError("HLO text needs the XLA executor (jaxlib).")
             return xla.hlo_text(self.module)
@@ -636,7 +636,7 @@ class PmapCompiled:
 
     def __init__(self, lowered):
         self._lowered = lowered
-        xla = devices_mod.xla_backend()
+        xla = dispatch.xla_backend()
         self._executable = None
         if xla is not None:
             w = lowered._wrapped
@@ -679,7 +679,7 @@ class PmapCompiled:
         return self._loaded("cost_analysis").cost_analysis()
 
     def memory_analysis(self):
-        return devices_mod.xla_backend().memory_analysis(self._loaded("memory_analysis"))
+        return dispatch.xla_backend().memory_analysis(self._loaded("memory_analysis"))
 
     def runtime_executable(self):
         """XLA's loaded executable."""

@@ -150,14 +150,14 @@ def _impl(*values, jaxpr, mesh, manual_axes, in_specs, out_specs, check_vma, nam
 
 def _eager(*args, **params):
     """At top level: one SPMD program over the mesh (XLA), or the NumPy executor."""
-    if devices_mod.xla_backend() is None:
+    if devices_mod.xla_runtime() is None:
         avals = [get_aval(x) for x in args]
         outs = _impl(*[numpy_backend.host_value(x, a) for x, a in zip(args, avals)],
                      **params)
-        return [numpy_backend._wrap(o, a)
+        return [numpy_backend.wrap(o, a)
                 for o, a in zip(outs, _abstract_eval(*avals, **params))]
-    arrays = [x if type(x) is Array else dispatch._as_array(x) for x in args]
-    closed = dispatch._single_primitive_jaxpr(shard_map_p, [x.aval for x in arrays], params)
+    arrays = [x if type(x) is Array else dispatch.as_host_array(x) for x in args]
+    closed = dispatch.single_primitive_jaxpr(shard_map_p, [x.aval for x in arrays], params)
     return dispatch.run_sharded(closed, arrays, where=f"shard_map of {params['name']}")
 
 

@@ -1,11 +1,15 @@
 """Devices and the default device. With XLA (jaxlib importable and the 'xla' executor
-selected) the devices are XLA's; otherwise there is one host CPU device. Imports config and
-errors; loads the XLA adapter lazily, so importing this never imports jaxlib."""
+selected) the devices are XLA's; otherwise there is one host CPU device. Imports config;
+loads XLA's runtime (backends/xla_runtime.py) on first use, so importing this never
+imports jaxlib."""
 from __future__ import annotations
 
 import contextlib
 import threading
 import warnings
+from typing import Any, Protocol, TypedDict
+
+import numpy as np
 
 from pyjax._src import config
 
@@ -46,19 +50,76 @@ class HostCpuDevice:
 
 HOST = HostCpuDevice()
 
-_xla_state = {"module": None, "failed": None}
+
+class DeviceRuntime(Protocol):
+    """What pyjax asks of a runtime that holds arrays on devices (backends/xla_runtime.py
+    implements it for XLA; the NumPy executor has none: its arrays live on the host).
+    Buffers are the runtime's own objects; an Array holds them and asks this to read,
+    place and split them."""
+
+    def devices(self) -> list:
+        """Every device, of every process."""
+
+    def local_devices(self) -> list:
+        """The devices this process drives."""
+
+    def initialize_distributed(self, coordinator_address: str, num_processes: int,
+                               process_id: int, initialization_timeout: int,
+                               heartbeat_timeout: int, shutdown_timeout: int) -> None:
+        """Joins this process to a group of processes (before any computation)."""
+
+    def shutdown_distributed(self) -> None:
+        """Leaves the group."""
+
+    def distributed_initialized(self) -> bool:
+        """Whether this process joined a group."""
+
+    def distributed_state(self) -> tuple[int, int]:
+        """(process index, process count) of this process."""
+
+    def wait_at_barrier(self, name: str, timeout_seconds: float) -> None:
+        """Blocks until every process of the group reached the barrier `name`."""
+
+    def put(self, value: np.ndarray, aval: Any, device: Any, copy: bool = False) -> Any:
+        """A buffer on `device` holding `value` (an ndarray of aval's dtype)."""
+
+    def fetch(self, buffer: Any) -> np.ndarray:
+        """The host value of a single-device buffer."""
+
+    def put_sharded(self, value: np.ndarray, aval: Any, sharding: Any) -> Any:
+        """One buffer spanning the devices of the NamedSharding `sharding`, each of this
+        process's devices holding its block of `value`."""
+
+    def gather(self, global_buffer: Any, s: Any, aval: Any) -> np.ndarray:
+        """The host value of a buffer laid out as the NamedSharding `s` (made by
+        put_sharded or by a program partitioned over several devices)."""
+
+    def local_buffers(self, global_buffer: Any) -> list:
+        """The single-device buffers of a spanning buffer, one per device here."""
+
+    def local_blocks(self, sharding: Any, shape: tuple) -> list:
+        """(device, index, replica id) of each block this process holds."""
 
 
-def xla_backend():
-    """The XLA adapter module when XLA is the selected executor and jaxlib imports, else
-    None. A failed import warns once and the NumPy executor takes over."""
+class _XlaState(TypedDict):
+    module: DeviceRuntime | None
+    failed: ImportError | None
+
+
+_xla_state: _XlaState = {"module": None, "failed": None}
+
+
+def xla_runtime() -> DeviceRuntime | None:
+    """XLA's runtime (backends/xla_runtime.py) when XLA is the selected executor and
+    jaxlib imports, else None. A failed import warns once and the NumPy executor takes
+    over."""
     if config.executor.value != "xla":
         return None
     module = _xla_state["module"]
     if module is not None or _xla_state["failed"]:
         return module
     try:
-        from pyjax._src.backends import xla as module
+        from pyjax._src.backends import xla_runtime as xla_module
     except ImportError as err:
         _xla_state["failed"] = err
         warnings.warn(
@@ -67,18 +128,25 @@ def xla_backend():
             "XLA, or set PYJAX_EXECUTOR=numpy to choose the NumPy executor and silence "
             "this warning.", RuntimeWarning, stacklevel=3)
         return None
-    _xla_state["module"] = module
-    return module
+    runtime: DeviceRuntime = xla_module   # the module implements the protocol
+    _xla_state["module"] = runtime
+    return runtime
+
+
+def buffer_runtime() -> DeviceRuntime | None:
+    """The runtime holding the device buffers that exist: XLA's once it has been loaded,
+    whichever executor is selected now (None while there are none)."""
+    return _xla_state["module"]
 
 
 def backend_name():
     """'xla' or 'numpy': which executor runs jitted code right now."""
-    return "xla" if xla_backend() is not None else "numpy"
+    return "xla" if xla_runtime() is not None else "numpy"
 
 
 def devices(backend=None):
     """All devices of the backend (or of the platform named by `backend`)."""
-    xla = xla_backend()
+    xla = xla_runtime()
     found = xla.devices() if xla is not None else [HOST]
     if backend is not None:
         wanted = {"gpu": "cuda"}.get(backend, backend)
@@ -93,7 +161,7 @@ def devices(backend=None):
 def local_devices():
     """The devices this process drives (all of them unless jax.distributed joined this
     process to others)."""
-    xla = xla_backend()
+    xla = xla_runtime()
     return xla.local_devices() if xla is not None else [HOST]
 
 

@@ -14,9 +14,10 @@ import numpy as np
 
 from pyjax._src import config, tree_util
 from pyjax._src import sharding as sharding_mod
-from pyjax._src.array import Array, deleted_error
+from pyjax._src.array import Array, deleted_error, sharded_array
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import numpy_backend, segmented, stablehlo
+from pyjax._src.backends.argument_kinds import NO_FIT, CommittedKind, HostArrayKind
 from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var, eval_jaxpr, sub_jaxprs
 from pyjax._src.core.trace import primitive_effects
@@ -35,7 +36,7 @@ class NumpyExecutable:
         jaxpr = self.jaxpr
         values = [numpy_backend.host_value(x, v.aval) for x, v in zip(args, jaxpr.invars)]
         outs = numpy_backend.execute_jaxpr(jaxpr, self.consts, values)
-        results = [numpy_backend._wrap(o, a) for o, a in zip(outs, self.out_avals)]
+        results = [numpy_backend.wrap(o, a) for o, a in zip(outs, self.out_avals)]
         if committed:
             for r in results:
                 r._device, r.committed = self.device, True
@@ -57,7 +58,7 @@ class InterpretedExecutable:
         results = []
         for x, aval in zip(outs, self.out_avals):
             if type(x) is not Array or committed:   # fresh Arrays: inputs stay as they are
-                x = numpy_backend._wrap(numpy_backend.host_value(x, aval), aval)
+                x = numpy_backend.wrap(numpy_backend.host_value(x, aval), aval)
             if committed:
                 x._device, x.committed = self.device, True
             results.append(x)
@@ -135,10 +136,31 @@ def _function_name(closed):
     return getattr(info, "func_name", None) or "main"
 
 
+def xla_backend():
+    """The XLA executor (backends/xla.py) when XLA runs jitted code, else None (the NumPy
+    executor is chosen, or jaxlib does not import)."""
+    return None if devices_mod.xla_runtime() is None else _xla_module()
+
+
+def _xla_module():
+    # Imported on first use, here only: `import pyjax` must not load jaxlib.
+    from pyjax._src.backends import xla
+    return xla
+
+
+def clear_caches():
+    """Forgets every executable (and, once XLA was started, its compiled programs)."""
+    with _executables_lock:
+        _executables.clear()
+    _single_primitive_jaxprs.clear()
+    if devices_mod.buffer_runtime() is not None:
+        _xla_module().clear_memory_cache()
+
+
 def _make_entry(closed, donated_invars, device):
     """Lowers and compiles `closed` (or prepares it for the NumPy executor)."""
     name = _function_name(closed)
-    xla = devices_mod.xla_backend()
+    xla = xla_backend()
     if xla is None:
         aliases, unusable = stablehlo.donation_aliases(
             closed.in_avals, donated_invars or (False,) * len(closed.in_avals),
@@ -170,10 +192,10 @@ def _make_entry(closed, donated_invars, device):
 
 
 # How often dispatch lowered a jaxpr to StableHLO (tests count these).
-stats = collections.Counter()
+stats: collections.Counter[str] = collections.Counter()
 
 # closed jaxpr -> {(executor, donated, device): ExecutableEntry}; dies with the jaxpr.
-_executables = weakref.WeakKeyDictionary()
+_executables: weakref.WeakKeyDictionary[ClosedJaxpr, dict] = weakref.WeakKeyDictionary()
 _executables_lock = threading.Lock()
 
 
@@ -231,26 +253,6 @@ def run_closed_jaxpr(closed, args, donated_invars=(), device=None, where=None):
 
 # --- one argument signature's runner (what jit's fast calls run) ----------------------------
 
-class CommittedKind(NamedTuple):
-    """What a runner expects of a committed Array argument: its aval and device."""
-    aval: object
-    device: object
-
-    def fits(self, x):
-        return (type(x) is Array and x.committed and x._device is self.device
-                and x.aval == self.aval)
-
-
-class HostArrayKind(NamedTuple):
-    """What a runner expects of a NumPy-array argument: exactly an ndarray of this dtype
-    and shape (the program's aval has the canonical dtype)."""
-    dtype: np.dtype
-    shape: tuple
-
-    def fits(self, x):
-        return type(x) is np.ndarray and x.shape == self.shape and x.dtype == self.dtype
-
-
 def kind_of(x):
     """What a runner expects of an argument leaf like x: an uncommitted Array's aval, a
     committed one's CommittedKind, a NumPy array's HostArrayKind, a scalar's type."""
@@ -267,11 +269,6 @@ def _fits(x, kind):
     if type(kind) in (CommittedKind, HostArrayKind):
         return kind.fits(x)
     return type(x) is kind
-
-
-# What a runner returns for leaves that are not of its kinds (results may be any pytree,
-# None included).
-NO_FIT = object()
 
 
 class PlainRunner:
@@ -312,7 +309,7 @@ def host_to_array(x, aval):
     """A host value (Python/NumPy scalar or array) as an Array of `aval`: an implicit
     transfer, which the transfer guard may log or forbid."""
     devices_mod.check_transfer("host_to_device", False, aval)
-    return numpy_backend._wrap(numpy_backend.host_value(x, aval), aval)
+    return numpy_backend.wrap(numpy_backend.host_value(x, aval), aval)
 
 
 def default_route_state():
@@ -351,7 +348,8 @@ def meshes_in(jaxpr):
     return found
 
 
-_meshes_named = weakref.WeakKeyDictionary()   # closed jaxpr -> meshes_in(its jaxpr)
+# closed jaxpr -> meshes_in(its jaxpr)
+_meshes_named: weakref.WeakKeyDictionary[ClosedJaxpr, tuple] = weakref.WeakKeyDictionary()
 
 
 def meshes_named_in(closed) -> tuple:
@@ -447,8 +445,7 @@ def sharded_executable(closed, donated_invars, plan):
                           + ", ".join(stablehlo.layout_str(a)
                                       for a in lowered.unusable_donations),
                           UserWarning, stacklevel=5)
-        run = devices_mod.xla_backend().ShardedExecutable(lowered, plan.mesh, closed.consts,
-                                                          name)
+        run = xla_backend().ShardedExecutable(lowered, plan.mesh, closed.consts, name)
         entry = per_jaxpr[key] = ExecutableEntry(run, tuple(sorted(lowered.aliases)),
                                                   None)
     return entry
@@ -460,12 +457,11 @@ def run_sharded(closed, args, donated_invars=(), in_shardings=None, out_sharding
     arguments', jit's in/out_shardings, sharding constraints inside): arguments are laid
     out as XLA expects them, results come back sharded as XLA (or out_shardings) chose."""
     plan = sharding_plan(closed, args, in_shardings, out_shardings, where)
-    xla = devices_mod.xla_backend()
     if devices_mod.process_count() > 1:
         config.check_thread_guard(where or "a sharded computation")
     if plan is None:
         return run_closed_jaxpr(closed, args, donated_invars, where=where)
-    if xla is None:   # the NumPy executor has one device: shardings change nothing
+    if devices_mod.xla_runtime() is None:   # one device (NumPy): shardings change nothing
         return NumpyExecutable(closed, None)(args)
     entry = sharded_executable(closed, donated_invars, plan)
     exe = entry.run
@@ -474,7 +470,7 @@ def run_sharded(closed, args, donated_invars=(), in_shardings=None, out_sharding
         if x._deleted:
             raise deleted_error(x)
         if x._sharding is None or not sharding_mod.same_layout(x._sharding, s, x.ndim):
-            x = xla.sharded_array(x._value, x.aval, s)
+            x = sharded_array(x._value, x.aval, s)
         laid_out.append(x)
     outs = exe(laid_out)
     for out, asked in zip(outs, plan.out_shardings):
@@ -488,17 +484,17 @@ def run_sharded(closed, args, donated_invars=(), in_shardings=None, out_sharding
 
 # --- eager primitives on committed arrays ---------------------------------------------------
 
-_single_primitive_jaxprs = {}
+_single_primitive_jaxprs: dict[tuple, ClosedJaxpr] = {}
 
 
-def _apply_committed(trace, prim, args, params):
+def apply_committed(trace, prim, args, params):
     """Eager op with a committed argument: on CPU devices the NumPy impl runs on host
     views and the results are committed there; elsewhere a cached one-primitive
     executable runs on the device."""
     arrays = [x for x in args if type(x) is Array]
     if any(x._sharding is not None for x in arrays):   # one SPMD program, XLA propagates
-        args = [x if type(x) is Array else _as_array(x) for x in args]
-        closed = _single_primitive_jaxpr(prim, [x.aval for x in args], params)
+        args = [x if type(x) is Array else as_host_array(x) for x in args]
+        closed = single_primitive_jaxpr(prim, [x.aval for x in args], params)
         outs = run_sharded(closed, args, where=f"the primitive '{prim.name}'")
         return outs if prim.multiple_results else outs[0]
     device = devices_mod.common_device(arrays, f"the primitive '{prim.name}'")
@@ -507,8 +503,8 @@ def _apply_committed(trace, prim, args, params):
         for r in (outs if prim.multiple_results else [outs]):
             r._device, r.committed = device, True
         return outs
-    args = [x if type(x) is Array else _as_array(x) for x in args]
-    closed = _single_primitive_jaxpr(prim, [x.aval for x in args], params)
+    args = [x if type(x) is Array else as_host_array(x) for x in args]
+    closed = single_primitive_jaxpr(prim, [x.aval for x in args], params)
     outs = run_closed_jaxpr(closed, args, device=device)
     return outs if prim.multiple_results else outs[0]
 
@@ -518,12 +514,14 @@ def runs_on_host(device):
     return device.platform == "cpu"
 
 
-def _as_array(x):
+def as_host_array(x):
+    """A Python or NumPy value as an (uncommitted) Array."""
     aval = get_aval(x)
-    return numpy_backend._wrap(numpy_backend.host_value(x, aval), aval)
+    return numpy_backend.wrap(numpy_backend.host_value(x, aval), aval)
 
 
-def _single_primitive_jaxpr(prim, avals, params):
+def single_primitive_jaxpr(prim, avals, params):
+    """A closed jaxpr of one equation binding `prim` to inputs of `avals` (cached)."""
     try:   # a race here only builds an equal jaxpr twice
         key = (prim, tuple(avals), tuple(params.items()))
         closed = _single_primitive_jaxprs.get(key)
@@ -540,8 +538,6 @@ def _single_primitive_jaxpr(prim, avals, params):
             _single_primitive_jaxprs[key] = closed
     return closed
 
-
-numpy_backend.placement_hooks.apply_committed = _apply_committed
 
 
 def is_array(x):

@@ -37,7 +37,7 @@ def initialize(coordinator_address=None, num_processes=None, process_id=None,
             "jax.distributed.initialize: local_device_ids selects among a host's "
             "accelerators; CPU processes get their devices from jax_num_cpu_devices "
             "(or --xla_force_host_platform_device_count).")
-    xla = devices_mod.xla_backend()
+    xla = devices_mod.xla_runtime()
     if xla is None:
         raise RuntimeError("jax.distributed.initialize needs the XLA executor (jaxlib); "
                            "the NumPy executor runs in one process.")
@@ -51,11 +51,11 @@ def initialize(coordinator_address=None, num_processes=None, process_id=None,
 
 def shutdown():
     """Leaves the group; a later initialize may join another."""
-    xla = devices_mod.xla_backend()
+    xla = devices_mod.xla_runtime()
     if xla is not None:
         xla.shutdown_distributed()
 
 
 def is_initialized():
-    xla = devices_mod.xla_backend()
+    xla = devices_mod.xla_runtime()
     return xla is not None and xla.distributed_initialized()

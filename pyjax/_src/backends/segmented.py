@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr, Literal
+from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 
 MIN_LEAVES = 4096     # inputs + outputs from which a program is cut into segments
 SEGMENT_SIZE = 512    # inputs + equations (or outputs passed through) per segment
@@ -41,7 +41,10 @@ def _cut(jaxpr: Jaxpr, size: int) -> list[_Segment]:
     """jaxpr's equations cut in order into segments of at most `size` equations + outside
     inputs (one equation with more inputs is a segment of its own), then its outputs that
     no equation defines (inputs, constants, literals) in segments of `size`."""
-    groups, current, defined, outside = [], [], set(), set()
+    groups: list[list[JaxprEqn]] = []
+    current: list[JaxprEqn] = []
+    defined: set[Var] = set()
+    outside: set[Var] = set()
     for eqn in jaxpr.eqns:
         reads = {v for v in eqn.invars if type(v) is not Literal and v not in defined}
         if current and len(current) + len(outside) + len(reads - outside) + 1 > size:

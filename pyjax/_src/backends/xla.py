@@ -1,455 +1,49 @@
-"""The XLA adapter, the only module that imports jaxlib: a lazily created client, compiling
-StableHLO text (in-memory and on-disk caches), host<->device transfers, execution, and
-runtime errors as Python exceptions. Imports backends, array, config, errors and jaxlib."""
+"""The XLA executor: compiling StableHLO text (in-memory and on-disk caches) and running
+the programs, whose results are Arrays holding device buffers, with runtime errors as
+Python exceptions. The client, devices and buffers come from backends/xla_runtime.py; with
+it, the only importer of jaxlib. Loaded on first use (dispatch.xla_backend)."""
 from __future__ import annotations
 
 import collections
 import logging
-import math
 import os
 import re
 import threading
 import time
+from typing import Any
 
 import numpy as np
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")   # XLA's start-up log lines
+# First: it sets XLA's log level before jaxlib loads.
+from pyjax._src.backends.xla_runtime import FLOAT0, REPLICATED, client, put, put_sharded
+from pyjax._src.backends.xla_runtime import sharding as single_device_sharding
 
-import jaxlib  # noqa: E402
-import jaxlib.xla_client as xc  # noqa: E402
-from jaxlib import _jax  # noqa: E402
-from jaxlib import _profiler  # noqa: E402
+import jaxlib
+import jaxlib.xla_client as xc
+from jaxlib import _jax  # type: ignore[attr-defined]
+from jaxlib import _profiler  # type: ignore[attr-defined]
 
-from pyjax._src import array as array_mod  # noqa: E402
-from pyjax._src import config, errors, tree_util  # noqa: E402
-from pyjax._src import sharding as sharding_mod  # noqa: E402
-from pyjax._src.array import Array  # noqa: E402
-from pyjax._src.backends import compile_cache  # noqa: E402
-from pyjax._src.backends import dispatch  # noqa: E402
-from pyjax._src.core.avals import ShapedArray  # noqa: E402
+from pyjax._src import config, errors, tree_util
+from pyjax._src import sharding as sharding_mod
+from pyjax._src.array import Array
+from pyjax._src.backends import compile_cache
+from pyjax._src.backends.argument_kinds import NO_FIT, CommittedKind, HostArrayKind
+from pyjax._src.core.avals import ShapedArray
 
 logger = logging.getLogger("pyjax")
 
 JAXLIB_VERSION = getattr(getattr(jaxlib, "version", None), "__version__", "unknown")
 
 # How often each route to an executable was taken (tests and benchmarks read these).
-stats = collections.Counter()
+stats: collections.Counter[str] = collections.Counter()
 
-
-# --- the client ---------------------------------------------------------------------------
-
-_state = {"client": None}
-# Guards the one-time set-ups below (client, devices, MLIR context, LAPACK kernels) and
-# the in-memory executable cache: threads making their first XLA call at once must share
-# one client (two clients' devices look alike but are not interchangeable).
+_state: dict[str, Any] = {}
+# Guards the one-time set-ups below (MLIR context, LAPACK kernels) and the in-memory
+# executable cache.
 _lock = threading.RLock()
 
 
-def client():
-    found = _state["client"]
-    if found is None:
-        with _lock:
-            if _state["client"] is None:
-                _state["client"] = _make_client()
-            found = _state["client"]
-    return found
-
-
-def _make_client():
-    # jaxlib records the Python stack on every array and executable it makes, for JAX's
-    # messages; pyjax never reads those stacks, and taking one costs ~0.5 us a jit call.
-    if hasattr(_jax, "set_tracebacks_enabled"):
-        _jax.set_tracebacks_enabled(False)
-    requested = config.platforms.value
-    names = [p.strip().lower() for p in requested.split(",")] if requested else ["cpu"]
-    problems = []
-    for name in names:
-        if name == "cpu":
-            count = config.num_cpu_devices.value
-            kwargs = {"num_devices": count} if count and count > 0 else {}
-            runtime = _state.get("distributed")
-            if runtime is not None:   # one client over every process's devices
-                kwargs.update(
-                    distributed_client=runtime["client"], node_id=runtime["process_id"],
-                    num_nodes=runtime["num_processes"],
-                    collectives=_jax.make_gloo_tcp_collectives(
-                        distributed_client=runtime["client"]))
-            return xc.make_cpu_client(
-                asynchronous=bool(config.cpu_enable_async_dispatch.value), **kwargs)
-        if name in ("cuda", "gpu"):
-            made = _make_cuda_client()
-            if not isinstance(made, str):
-                return made
-            problems.append(made)
-    raise RuntimeError(
-        f"Unable to initialize backend {requested!r} (from jax_platforms / JAX_PLATFORMS): "
-        + " ".join(problems) + " pyjax drives XLA's CPU client ('cpu') and, when the "
-        "jax-cuda13-pjrt or jax-cuda12-pjrt wheel is installed, its CUDA plugin ('cuda').")
-
-
-# The PJRT plugin packages of JAX's CUDA wheels, newest first, with the NVIDIA libraries
-# (pip packages under nvidia/) the plugin expects to find already loaded.
-_CUDA_PLUGINS = (
-    ("xla_cuda13", ("cu13/lib/libcudart.so.13", "cu13/lib/libnvrtc.so.13",
-                    "cu13/lib/libcublasLt.so.13", "cu13/lib/libcublas.so.13",
-                    "cu13/lib/libcusparse.so.12", "cu13/lib/libcusolver.so.12",
-                    "cu13/lib/libcufft.so.12", "cu13/lib/libcupti.so.13",
-                    "nccl/lib/libnccl.so.2", "cudnn/lib/libcudnn.so.9")),
-    ("xla_cuda12", ("cuda_runtime/lib/libcudart.so.12", "cuda_nvrtc/lib/libnvrtc.so.12",
-                    "cublas/lib/libcublasLt.so.12", "cublas/lib/libcublas.so.12",
-                    "cusparse/lib/libcusparse.so.12", "cusolver/lib/libcusolver.so.11",
-                    "cufft/lib/libcufft.so.11", "cuda_cupti/lib/libcupti.so.12",
-                    "nccl/lib/libnccl.so.2", "cudnn/lib/libcudnn.so.9")),
-)
-
-
-def _make_cuda_client():
-    """XLA's CUDA client through the PJRT plugin library that JAX's CUDA wheels install
-    (found by its path: importing their Python package would import jax). Returns the
-    client, or a sentence saying why there is none."""
-    import ctypes
-    import importlib.util
-    try:
-        nvidia_dirs = list(importlib.util.find_spec("nvidia").submodule_search_locations)
-    except (ImportError, AttributeError):
-        nvidia_dirs = []
-    for package, libraries in _CUDA_PLUGINS:
-        try:
-            spec = importlib.util.find_spec(f"jax_plugins.{package}")
-        except ImportError:
-            spec = None
-        if spec is None or not spec.submodule_search_locations:
-            continue
-        plugin = os.path.join(spec.submodule_search_locations[0], "xla_cuda_plugin.so")
-        if not os.path.exists(plugin):
-            continue
-        for library in libraries:   # missing ones are left to the system's search path
-            for folder in nvidia_dirs:
-                path = os.path.join(folder, library)
-                if os.path.exists(path):
-                    ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
-                    break
-        try:
-            xc.load_pjrt_plugin_dynamically("cuda", plugin)
-            if not xc.pjrt_plugin_initialized("cuda"):
-                xc.initialize_pjrt_plugin("cuda")
-            return xc.make_c_api_client("cuda", xc.generate_pjrt_gpu_plugin_options())
-        except (_jax.JaxRuntimeError, RuntimeError) as err:
-            return f"The CUDA plugin {plugin} did not start: {err}."
-    return "No CUDA plugin is installed (pip install jax-cuda13-pjrt==<jaxlib's version>)."
-
-
-def devices():
-    """Every device, of every process."""
-    found = _state.get("devices")
-    if found is None:
-        with _lock:
-            found = _state.get("devices")
-            if found is None:
-                found = _state["devices"] = list(client().devices())
-    return found
-
-
-def local_devices():
-    """The devices this process drives."""
-    found = _state.get("local_devices")
-    if found is None:
-        found = _state["local_devices"] = list(client().local_devices())
-    return found
-
-
-# --- several processes: jaxlib's distributed runtime ----------------------------------------
-
-def initialize_distributed(coordinator_address, num_processes, process_id,
-                           initialization_timeout, heartbeat_timeout, shutdown_timeout):
-    """Joins this process to a group of `num_processes` (process 0 also starts the
-    coordination service at `coordinator_address`); later the CPU client spans every
-    process's devices, with Gloo (over TCP) for collectives between processes."""
-    if _state.get("distributed") is not None:
-        raise RuntimeError("distributed.initialize should only be called once.")
-    if _state["client"] is not None:
-        raise RuntimeError("jax.distributed.initialize() must be called before any JAX "
-                           "computations are executed (the XLA client of this process "
-                           "already exists).")
-    service = None
-    try:
-        if process_id == 0:
-            service = _jax.get_distributed_runtime_service(
-                coordinator_address, num_processes, heartbeat_timeout=heartbeat_timeout,
-                shutdown_timeout=shutdown_timeout)
-        runtime_client = _jax.get_distributed_runtime_client(
-            coordinator_address, process_id, init_timeout=initialization_timeout,
-            use_compression=True, heartbeat_timeout=heartbeat_timeout)
-        runtime_client.connect()
-    except _jax.JaxRuntimeError as err:
-        if service is not None:
-            service.shutdown()
-        raise RuntimeError(
-            f"jax.distributed.initialize: process {process_id} of {num_processes} could "
-            f"not join the coordinator at {coordinator_address} within "
-            f"{initialization_timeout} s: {err}. Check that process 0 runs, that the "
-            "address and port are right and reachable, and that every process passes "
-            "the same num_processes.") from None
-    _state["distributed"] = {"service": service, "client": runtime_client,
-                             "process_id": process_id, "num_processes": num_processes}
-
-
-def shutdown_distributed():
-    """Leaves the group (process 0 stops the service once every process has left)."""
-    runtime = _state.pop("distributed", None)
-    if runtime is None:
-        return
-    runtime["client"].shutdown()
-    if runtime["service"] is not None:
-        runtime["service"].shutdown()
-
-
-def distributed_initialized():
-    return _state.get("distributed") is not None
-
-
-def distributed_state():
-    """(process index, process count) of this process."""
-    runtime = _state.get("distributed")
-    if runtime is None:
-        return 0, 1
-    return runtime["process_id"], runtime["num_processes"]
-
-
-def wait_at_barrier(name, timeout_seconds):
-    """Blocks until every process reached the barrier `name` (a RuntimeError after
-    timeout_seconds, or when a process died)."""
-    runtime = _state.get("distributed")
-    if runtime is None:
-        return
-    try:
-        runtime["client"].wait_at_barrier(name, int(timeout_seconds * 1000))
-    except _jax.JaxRuntimeError as err:
-        raise RuntimeError(f"sync_global_devices({name!r}): not every process reached the "
-                           f"barrier within {timeout_seconds} s: {err}") from None
-
-
-# --- shardings, transfers -------------------------------------------------------------------
-
-_REPLICATED = xc.HloSharding.replicate()   # asked for on every transfer: made once
-
-
-class SingleDeviceSharding(_jax.SingleDeviceSharding):
-    """An array placed whole on one device. jaxlib's C++ class needs these Python-side
-    members, which JAX itself would normally add."""
-
-    def _to_xla_hlo_sharding(self, ndim):
-        return _REPLICATED
-
-    @property
-    def device(self):
-        return self._device
-
-    @property
-    def memory_kind(self):
-        return None
-
-    @property
-    def _device_assignment(self):
-        return (self._device,)
-
-    @property
-    def device_set(self):
-        return {self._device}
-
-    @property
-    def num_devices(self):
-        return 1
-
-    @property
-    def is_fully_replicated(self):
-        return True
-
-    def __repr__(self):
-        return f"SingleDeviceSharding(device={self._device!r}, memory_kind=device)"
-
-
-_shardings = {}
-
-
-def sharding(device):
-    s = _shardings.get(device)
-    if s is None:   # setdefault: threads racing here all get the first one stored
-        s = _shardings.setdefault(device, SingleDeviceSharding(device))
-    return s
-
-
-def put(value, aval, device, copy=False):
-    """A device buffer holding `value` (a numpy array of aval's dtype). Without `copy` the
-    buffer may alias `value` (XLA does so for 64-byte aligned memory)."""
-    semantics = (xc.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL if copy
-                 else xc.HostBufferSemantics.ZERO_COPY)
-    if aval.dtype == _FLOAT0:
-        value = np.zeros(aval.shape, np.bool_)
-    try:
-        return _jax.batched_device_put(aval, sharding(device), [value], [device],
-                                       committed=True, force_copy=copy,
-                                       host_buffer_semantics=semantics,
-                                       # a 64-bit aval with x64 off: an explicit request
-                                       # (jax_explicit_x64_dtypes=allow) that stays 64-bit
-                                       enable_x64=config.enable_x64.value
-                                       or aval.dtype.itemsize == 8)
-    except _jax.JaxRuntimeError as err:
-        raise errors.JaxRuntimeError(f"moving a {aval.str_short()} array to {device!r} "
-                                     f"failed: {err}") from None
-
-
-def fetch(buffer):
-    """The host value of a device buffer: a read-only view when XLA allows it."""
-    to_host = getattr(buffer, "_single_device_array_to_np_array_did_copy", None)
-    if to_host is not None:
-        return to_host()[0]
-    return np.asarray(buffer)
-
-
-def device_buffer(x, device):
-    """x's buffer on `device`, transferring (and remembering, when x lives there) if
-    needed."""
-    buf = x._buffer
-    if buf is not None and x._device is device:
-        return buf
-    value = x._value              # raises if x was donated or deleted
-    buf = put(value, x.aval, device)
-    if x._buffer is None and (x._device is None or x._device is device):
-        x._buffer, x._device = buf, device
-    return buf
-
-
-def _fetch_array(x):
-    if x._global_buffer is not None:
-        return gather(x)
-    return fetch(x._buffer)
-
-
-_public_shardings = {}
-
-
-def _sharding_of(x):
-    device = x.device
-    s = _public_shardings.get(device)
-    if s is None:
-        s = _public_shardings[device] = sharding_mod.SingleDeviceSharding(device)
-    return s
-
-
-def _shards_of(x):
-    """x's blocks on this process's devices as Shards, each holding a committed
-    single-device Array."""
-    if x._global_buffer is None:
-        buf = x._buffer if x._buffer is not None else device_buffer(x, x.device)
-        return [array_mod.Shard(x.device, (slice(None),) * x.ndim, 0,
-                                Array(x._npy, aval=x.aval, device=x.device, committed=True,
-                                      buffer=buf))]
-    shard_aval = x.aval.update(shape=x._sharding.shard_shape(x.shape))
-    return [array_mod.Shard(d, index, replica,
-                            Array(None, aval=shard_aval, device=d, committed=True,
-                                  buffer=buf))
-            for (d, index, replica), buf in zip(local_blocks(x._sharding, x.shape),
-                                                local_buffers(x))]
-
-
-def local_buffers(x):
-    """The single-device buffers of a sharded Array, one per device of this process.
-    (jaxlib tries, and fails, to import jax for each: kept off the hot paths.)"""
-    return x._global_buffer._arrays
-
-
-def local_blocks(sharding, shape):
-    """(device, index, replica id) of each block of an array of `shape` laid out as
-    `sharding` that this process holds, in the sharding's device order."""
-    here = distributed_state()[0]
-    return [(d, index, replica) for d, index, replica in zip(
-        sharding._device_assignment, sharding._indices(shape),
-        sharding.replica_ids(len(shape))) if d.process_index == here]
-
-
-array_mod.backend_hooks.fetch = _fetch_array
-array_mod.backend_hooks.sharding_of = _sharding_of
-array_mod.backend_hooks.shards_of = _shards_of
-
-
-# --- arrays over several devices ------------------------------------------------------------
-
-def put_sharded(value, aval, sharding):
-    """A backend array laid out as the NamedSharding `sharding`, each device of this
-    process holding its block of the host array `value` (copied: `value` may change
-    later)."""
-    shard_aval = aval.update(shape=sharding.shard_shape(aval.shape))
-    value = np.asarray(value)
-    return assemble(aval, sharding, [
-        put(np.ascontiguousarray(value[index]), shard_aval, device, copy=True)
-        for device, index, _ in local_blocks(sharding, aval.shape)])
-
-
-def assemble(aval, sharding, buffers):
-    """One backend array of type `aval` from the single-device buffers of its blocks on
-    this process's devices (in the sharding's device order)."""
-    return _jax.ArrayImpl(aval, _container(sharding, aval.ndim), list(buffers), True, True)
-
-
-_containers = {}
-
-
-def _container(sharding, ndim):
-    """jaxlib's sharding object for a NamedSharding on arrays of rank `ndim`: the mesh's
-    devices in order, and the tiling as an XLA HloSharding."""
-    key = (sharding, ndim)
-    found = _containers.get(key)
-    if found is None:
-        found = _containers[key] = _jax.GSPMDSharding(
-            _jax.DeviceList(sharding._device_assignment), _hlo_sharding(sharding, ndim))
-    return found
-
-
-def _hlo_sharding(sharding, ndim):
-    """The XLA sharding of a NamedSharding: tiles per dimension (and the replicas as a
-    last tile dimension), each listing the partition (mesh position) holding it."""
-    positions = sharding._block_positions(ndim)
-    pieces = [1 + max(b[k] for b, _ in positions) for k in range(ndim)]
-    replicas = 1 + max(r for _, r in positions)
-    if math.prod(pieces) == 1:
-        return _REPLICATED
-    grid = np.zeros(pieces + [replicas], np.int64)
-    for partition, (blocks, replica) in enumerate(positions):
-        grid[tuple(blocks) + (replica,)] = partition
-    dims = pieces + [replicas] if replicas > 1 else pieces
-    text = (f"{{devices=[{','.join(map(str, dims))}]{','.join(map(str, grid.ravel()))}"
-            + (" last_tile_dim_replicate}" if replicas > 1 else "}"))
-    return xc.HloSharding.from_string(text)
-
-
-def gather(x):
-    """The host value of a sharded Array: each block copied from one device of this
-    process holding it."""
-    s, aval = x._sharding, x.aval
-    out = np.empty(aval.shape, aval.dtype)
-    copied = set()
-    for buf, (_, index, _) in zip(local_buffers(x), local_blocks(s, aval.shape)):
-        key = tuple((i.start, i.stop) for i in index)
-        if key not in copied:
-            copied.add(key)
-            out[index] = fetch(buf)
-    if len(copied) != len(set(tuple((i.start, i.stop) for i in index)
-                               for index in s._indices(aval.shape))):
-        raise RuntimeError(
-            f"Fetching value for `jax.Array` that spans non-addressable (non process "
-            f"local) devices is not possible: {aval.str_short()} laid out as {s} has "
-            "blocks on other processes' devices. Use "
-            "jax.experimental.multihost_utils.process_allgather to gather it, or "
-            "x.addressable_shards for this process's blocks.")
-    out.flags.writeable = False
-    return out
-
-
-def sharded_array(value, aval, sharding):
-    return Array(None, aval=aval, committed=True, sharding=sharding,
-                 global_buffer=put_sharded(value, aval, sharding))
-
+# --- shardings XLA chose --------------------------------------------------------------------
 
 def _result_sharding(proto, mesh, ndim):
     """A result's sharding: on one device where XLA placed it there alone (a host
@@ -483,8 +77,13 @@ def named_sharding_from_hlo(proto, mesh, ndim):
 
 # --- compiling ------------------------------------------------------------------------------
 
-_memory_cache = collections.OrderedDict()
+_memory_cache: collections.OrderedDict[str, Any] = collections.OrderedDict()
 _MEMORY_CACHE_SIZE = 1024
+
+
+def clear_memory_cache():
+    with _lock:
+        _memory_cache.clear()
 
 
 def _cache_key(text, devices, options):
@@ -649,11 +248,8 @@ def _compile_error(err, lowered, name):
 
 # --- executing ------------------------------------------------------------------------------
 
-_FLOAT0 = np.dtype([("float0", np.void, 0)])
-
-
 def _result_handler(aval, device, committed):
-    return _result_handler_for(aval, sharding(device), committed)
+    return _result_handler_for(aval, single_device_sharding(device), committed)
 
 
 def _result_handler_for(aval, jaxlib_sharding, committed=True):
@@ -724,7 +320,7 @@ def _other_buffer(x, slot, device, committed):
         if x.committed != committed or x.aval != slot or (
                 committed and x._device is not device):
             return None
-        return device_buffer(x, device)
+        return x.buffer_on(device)
     if type(slot) is ShapedArray:
         return None
     return slot.buffer(x)
@@ -734,7 +330,7 @@ class _Runner:
     """An Executable's lean entry for one signature of argument leaves (what jit's cached
     calls run): an Array of the expected aval and commitment whose buffer is on the device
     passes straight through, a host value goes through its slot; the result is the output
-    pytree (committed when an argument is), or dispatch.NO_FIT when a leaf does not fit.
+    pytree (committed when an argument is), or NO_FIT when a leaf does not fit.
     This is the hot path of every jitted call: each extra Python step costs a few % of a
     tiny call."""
 
@@ -765,7 +361,7 @@ class _Runner:
             else:
                 buf = _other_buffer(x, slot, device, committed)
                 if buf is None:
-                    return dispatch.NO_FIT
+                    return NO_FIT
                 bufs.append(buf)
         try:
             if self.callbacks:
@@ -805,7 +401,7 @@ class Executable:
                         for c, a in zip(consts, lowered.const_avals)]
         self._handlers = {c: [_result_handler(a, device, c) for a in self.out_avals]
                           for c in (False, True)}
-        self._float0 = [a.dtype == _FLOAT0 for a in self.out_avals]
+        self._float0 = [a.dtype == FLOAT0 for a in self.out_avals]
         self._any_float0 = any(self._float0)
         self._callbacks = bool(lowered.host_callbacks)
 
@@ -817,12 +413,12 @@ class Executable:
             return None
         slots, committed_args = [], []
         for i, (kind, aval) in enumerate(zip(kinds, in_avals)):
-            committed_args.append(type(kind) is dispatch.CommittedKind)
+            committed_args.append(type(kind) is CommittedKind)
             if type(kind) is ShapedArray:
                 slots.append(kind)
-            elif type(kind) is dispatch.CommittedKind:
+            elif type(kind) is CommittedKind:
                 slots.append(kind.aval)
-            elif type(kind) is dispatch.HostArrayKind:
+            elif type(kind) is HostArrayKind:
                 slots.append(_HostArraySlot(kind, aval, self.device))
             else:
                 slots.append(_ScalarSlot(kind, aval, self.device, remember=i not in donated))
@@ -835,7 +431,7 @@ class Executable:
         device = self.device
         bufs = self._consts + [
             x._buffer if x._buffer is not None and x._device is device
-            else device_buffer(x, device) for x in args]
+            else x.buffer_on(device) for x in args]
         try:
             if self._callbacks:
                 outs = _execute_and_wait(self.loaded.execute_sharded, bufs,
@@ -848,7 +444,7 @@ class Executable:
         results = [Array(None, False, device, committed, a, o)
                    for a, o in zip(self.out_avals, outs)]
         if self._any_float0:
-            results = [Array(np.zeros(a.shape, _FLOAT0), aval=a, device=device,
+            results = [Array(np.zeros(a.shape, FLOAT0), aval=a, device=device,
                              committed=committed) if z else r
                        for r, a, z in zip(results, self.out_avals, self._float0)]
         return results
@@ -886,7 +482,7 @@ class ReplicatedExecutable:
             if len(shards) != len(self.devices):
                 raise ValueError(f"pmapped {self.name} needs one value per device "
                                  f"({len(self.devices)}), got {len(shards)}")
-            bufs = [device_buffer(x, d) for x, d in zip(shards, self.devices)]
+            bufs = [x.buffer_on(d) for x, d in zip(shards, self.devices)]
             aval = shards[0].aval
             arrays.append(_jax.ArrayImpl(aval.update(shape=(len(bufs),) + aval.shape),
                                          self._spread, bufs, True, True))
@@ -926,9 +522,9 @@ class ShardedExecutable:
         avals = list(lowered.const_avals) + list(lowered.in_avals)
         # (XLA reports no shardings for a program on one device: all replicated.)
         params = self.loaded.get_parameter_shardings() or \
-            [_REPLICATED.to_proto()] * len(avals)
+            [REPLICATED.to_proto()] * len(avals)
         outs = self.loaded.get_output_shardings() or \
-            [_REPLICATED.to_proto()] * len(lowered.out_avals)
+            [REPLICATED.to_proto()] * len(lowered.out_avals)
         shardings = [named_sharding_from_hlo(p, mesh, a.ndim) for p, a in zip(params, avals)]
         # Containers handing each partition its buffer (their sharding is what XLA chose).
         nconsts = len(lowered.const_avals)

@@ -18,6 +18,10 @@ class ShapedArray:
     (came from a Python scalar and yields to the other operand's dtype in jnp)."""
 
     __slots__ = ("shape", "dtype", "weak_type", "_hash")
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    weak_type: bool
+    _hash: int
 
     def __new__(cls, shape, dtype, weak_type=False):
         # Interned: equal avals are one object, so the checks on every jitted call and

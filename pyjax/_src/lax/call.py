@@ -24,7 +24,7 @@ def _jit_impl(*values, jaxpr, name, donated_invars, inline, keep_unused):
 
 
 def _jit_eager(*args, jaxpr, name, donated_invars, inline, keep_unused):
-    arrays = [numpy_backend._wrap(numpy_backend.host_value(x, v.aval), v.aval)
+    arrays = [numpy_backend.wrap(numpy_backend.host_value(x, v.aval), v.aval)
               if not dispatch.is_array(x) else x
               for x, v in zip(args, jaxpr.jaxpr.invars)]
     return dispatch.run_closed_jaxpr(jaxpr, arrays, donated_invars)

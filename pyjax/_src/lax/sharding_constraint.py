@@ -10,7 +10,7 @@ import numpy as np
 
 from pyjax._src import sharding as sharding_mod
 from pyjax._src import tree_util
-from pyjax._src.array import Array
+from pyjax._src.array import Array, sharded_array
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import dispatch
 from pyjax._src.backends.stablehlo import LoweringError
@@ -50,10 +50,9 @@ def _eager(x, *, sharding):
             sharding_mod.same_layout(x._sharding, sharding, aval.ndim):
         return x
     value = x._value if type(x) is Array else np.asarray(x, aval.dtype)
-    xla = devices_mod.xla_backend()
-    if xla is None:
+    if devices_mod.xla_runtime() is None:
         return Array(np.asarray(value), aval=aval, committed=True, sharding=sharding)
-    return xla.sharded_array(value, aval, sharding)
+    return sharded_array(value, aval, sharding)
 
 
 def _transpose(ct, x, *, sharding):

@@ -41,7 +41,7 @@ def _place(x, device):
     if device is None or not hasattr(device, "platform"):
         return x
     value = np.asarray(x)
-    xla = devices_mod.xla_backend()
+    xla = devices_mod.xla_runtime()
     buffer = None if xla is None else xla.put(value, x.aval, device)
     return Array(None if buffer is not None else value, aval=x.aval, device=device,
                  committed=True, buffer=buffer)
