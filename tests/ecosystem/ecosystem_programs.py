@@ -42,10 +42,19 @@ def optax_mlp_step(layers=8):
         updates, state = opt.update(grads, state, params)
         return optax.apply_updates(params, updates), state, value
 
+    return _params_and_state_stepper(step, carry)
+
+
+def _params_and_state_stepper(step, carry):
+    """A step factory's result for `step(params, state) -> (params, state, loss)`: each
+    call runs one step on `carry` ([params, state], updated in place) and returns the
+    loss; `.leaves` counts the parameter leaves."""
+    import jax
+
     def one_step():
         carry[0], carry[1], value = step(*carry)
         return value
-    one_step.leaves = len(jax.tree_util.tree_leaves(params))
+    one_step.leaves = len(jax.tree_util.tree_leaves(carry[0]))
     return one_step
 
 
@@ -270,11 +279,7 @@ def flax_linen_step():
         updates, state = opt.update(grads, state)
         return optax.apply_updates(params, updates), state, value
 
-    def one_step():
-        carry[0], carry[1], value = step(*carry)
-        return value
-    one_step.leaves = len(jax.tree_util.tree_leaves(params))
-    return one_step
+    return _params_and_state_stepper(step, carry)
 
 
 def flax_linen_training(steps=10):

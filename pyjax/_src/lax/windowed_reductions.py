@@ -382,6 +382,14 @@ def _ssa_lower(ctx, source, operand, *, select_prim, window_dimensions, window_s
     direction = "GE" if select_prim is ew.ge_p else "LE"
     select = ctx.region([scalar, scalar], lambda c, a, y: c.compare(a, y, direction))
     scatter = ctx.region([scalar, scalar], lambda c, a, y: c.binary("stablehlo.add", a, y))
+    return _emit_select_and_scatter(ctx, operand, source, init, select, scatter,
+                                    window_dimensions, window_strides, padding)
+
+
+def _emit_select_and_scatter(ctx, operand, source, init, select, scatter,
+                             window_dimensions, window_strides, padding):
+    """One stablehlo.select_and_scatter op: select_and_scatter_add and the general
+    select_and_scatter_p differ only in their two regions."""
     pads = np.array(padding, np.int64).reshape(len(padding), 2)
     attrs = {"window_dimensions": hlo.i64_array(window_dimensions),
              "window_strides": hlo.i64_array(window_strides)}
@@ -491,13 +499,8 @@ def _sas_lower(ctx, operand, source, init_value, *, select_jaxpr, select_consts,
     select = ctx.region([scalar, scalar], lambda c, a, y: c.lower_jaxpr(select_jaxpr, [a, y]))
     scatter = ctx.region([scalar, scalar],
                          lambda c, a, y: c.lower_jaxpr(scatter_jaxpr, [a, y]))
-    pads = np.array(padding, np.int64).reshape(len(padding), 2)
-    attrs = {"window_dimensions": hlo.i64_array(window_dimensions),
-             "window_strides": hlo.i64_array(window_strides)}
-    if pads.size:
-        attrs["padding"] = hlo.dense_attr(pads, ShapedArray(pads.shape, np.int64))
-    return ctx.op("stablehlo.select_and_scatter", [operand, source, init_value],
-                  ctx.avals_out[0], attrs, regions=[select, scatter])
+    return _emit_select_and_scatter(ctx, operand, source, init_value, select, scatter,
+                                    window_dimensions, window_strides, padding)
 
 
 def _scalar_computation(name, fun, dtype):
