@@ -112,7 +112,7 @@ ragged_all_to_all_p = define_primitive(
     lower=no_lowering("XLA:CPU has no ragged-all-to-all instruction (JAX fails there too); "
                       "it runs under vmap"),
     samples=no_samples("a collective runs only under a transformation binding its axis; "
-                       "tests/test_ragged_all_to_all.py checks it"),
+                       "tests/lax/test_ragged_all_to_all.py checks it"),
     is_collective=True, batch_needs_axis=True)
 
 
