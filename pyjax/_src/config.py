@@ -331,9 +331,10 @@ legacy_prng_key = config.define(
     "'error' (typed keys from jax.random.key are always accepted).",
     choices=("allow", "warn", "error"))
 softmax_custom_jvp = config.define(
-    "jax_softmax_custom_jvp", True, _parse_bool,
-    "jax.nn.softmax differentiates with its custom JVP rule (y * (t - sum(y * t))); off, "
-    "autodiff goes through the stable forward computation instead.", affects_tracing=True)
+    "jax_softmax_custom_jvp", False, _parse_bool,
+    "jax.nn.softmax differentiates with its custom JVP rule (y * (t - sum(y * t))); off "
+    "(JAX's default), autodiff goes through the stable forward computation instead.",
+    affects_tracing=True)
 allow_f16_reductions = config.define(
     "jax_allow_f16_reductions", True, _parse_bool,
     "If False, reduce_sum over float16 or bfloat16 operands (along any axis longer than "

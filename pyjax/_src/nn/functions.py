@@ -145,8 +145,9 @@ def _softmax_jvp(axis, primals, tangents):
 
 
 def softmax(x, axis=-1, where=None):
-    """exp(x) / sum(exp(x)) along axis, computed stably; its JVP is y * (t - sum(y * t))
-    (a custom rule, as in JAX, so the gradient is exact where exp would overflow)."""
+    """exp(x) / sum(exp(x)) along axis, computed stably. With jax_softmax_custom_jvp on,
+    its JVP is the custom rule y * (t - sum(y * t)); off (JAX's default), autodiff goes
+    through the forward computation, whose max is behind stop_gradient."""
     x = _inexact(x)
     fun = _softmax if config.softmax_custom_jvp.value else _softmax_forward
     return fun(x, _axis_tuple(axis, x.ndim), None if where is None else jnp.asarray(where))
