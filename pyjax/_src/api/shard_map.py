@@ -170,21 +170,11 @@ def _lower(ctx, *xs, jaxpr, mesh, manual_axes, in_specs, out_specs, check_vma, n
                                   lambda c, *args: c.lower_jaxpr(jaxpr, list(args)))
 
 
-def _jvp(primals, tangents, *, jaxpr, mesh, manual_axes, in_specs, out_specs, **params):
-    nonzeros = [type(t) is not ad.Zero for t in tangents]
-    with _mesh_axes(mesh, manual_axes):
-        jvp_closed, out_nonzeros = ad.jvp_jaxpr(jaxpr, nonzeros, instantiate=False)
-    outs = shard_map_p.bind(
-        *primals, *[t for t, nz in zip(tangents, nonzeros) if nz], jaxpr=jvp_closed,
-        mesh=mesh, manual_axes=manual_axes,
-        in_specs=in_specs + tuple(s for s, nz in zip(in_specs, nonzeros) if nz),
-        out_specs=out_specs + tuple(s for s, nz in zip(out_specs, out_nonzeros) if nz),
-        **params)
-    n = len(out_specs)
-    tangent_outs = iter(outs[n:])
-    return outs[:n], [
-        next(tangent_outs) if nz else ad.Zero(ad.tangent_aval(_global_aval(a, s, mesh)))
-        for a, s, nz in zip(jaxpr.out_avals, out_specs, out_nonzeros)]
+def _jvp(primals, tangents, **params):
+    mesh, manual_axes = params["mesh"], params["manual_axes"]
+    return ad.jvp_mapped_call(shard_map_p, primals, tangents, params, "in_specs",
+                              "out_specs", lambda: _mesh_axes(mesh, manual_axes),
+                              lambda aval, spec: _global_aval(aval, spec, mesh))
 
 
 def _trace_body(fn, avals, mesh, manual_axes):
