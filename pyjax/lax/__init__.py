@@ -19,7 +19,7 @@ from pyjax._src.lax.elementwise import (  # noqa: F401
 from pyjax._src.lax.sharding_constraint import (  # noqa: F401
     sharding_constraint_p, with_sharding_constraint)
 from pyjax._src.lax.parallel import (  # noqa: F401
-    all_gather, axis_index, pcast, pmax, pmean, pmin, psum,
+    axis_index, pcast, pmax, pmean, pmin, psum,
 )
 from pyjax._src.lax.ad_util import stop_gradient  # noqa: F401
 from pyjax._src.lax.indexing import (  # noqa: F401
@@ -68,7 +68,7 @@ from pyjax._src.lax.indexing import (  # noqa: F401
     scatter_sub, scatter_sub_p,
 )
 from pyjax._src.lax.parallel import (  # noqa: F401
-    all_gather_p, axis_index_p, pmax_p, pmin_p, psum_p,
+    axis_index_p, pmax_p, pmin_p, psum_p,
 )
 from pyjax._src.lax.reductions import (  # noqa: F401
     argmax_p, argmin_p, cumlogsumexp_p, cummax_p, cummin_p, cumprod_p, cumsum_p,
@@ -97,8 +97,8 @@ _LAZY_FAMILIES = {
         "conv_dimension_numbers conv_general_dilated conv_general_dilated_p "
         "conv_transpose conv_with_general_padding padtype_to_pads"),
     "fft": "FftType fft fft_p",
-    "collective_exchange": ("all_to_all all_to_all_p axis_size pbroadcast ppermute ppermute_p "
-        "pshuffle psum_scatter pswapaxes"),
+    "collective_exchange": ("all_gather all_gather_p all_to_all all_to_all_p axis_size "
+        "pbroadcast ppermute ppermute_p pshuffle psum_scatter pswapaxes"),
     "program": ("composite dce_sink dce_sink_p dtype optimization_barrier optimization_barrier_p "
         "platform_dependent shape_as_value stage stage_p"),
     "random_gamma": "random_gamma_grad",

@@ -72,20 +72,27 @@ def extend_axis_env(name, size):
         _axis_env.frames.pop()
 
 
-def axis_env_size(name):
-    """The size of the innermost axis called `name`; NameError when nothing binds it."""
+def axis_env_size(name, api="the collective"):
+    """The size of the innermost axis called `name`; NameError when nothing binds it
+    (`api` names the caller in the message)."""
     for bound, size in reversed(_axis_env.frames):
         if bound == name:
             return size
-    raise unbound_axis_error(name)
+    raise unbound_axis_error(name, api)
 
 
-def unbound_axis_error(name):
+def in_binding_order(names):
+    """The bound axis names `names`, outermost binding first."""
+    bound = [n for n, _ in _axis_env.frames]
+    return tuple(sorted(names, key=bound.index))
+
+
+def unbound_axis_error(name, api="the collective"):
     bound = [n for n, _ in _axis_env.frames]
     return NameError(
-        f"unbound axis name: {name}. Collectives (psum, pmean, all_gather, axis_index, ...) "
-        f"refer to an axis bound by an enclosing vmap(..., axis_name={name!r}) or "
-        f"pmap(..., axis_name={name!r}); names bound here: {bound or 'none'}.")
+        f"Found an unbound axis name: {name}. To fix this, please call {api} under "
+        f"`jax.shard_map` (or an enclosing vmap/pmap with axis_name={name!r}); names "
+        f"bound here: {bound or 'none'}.")
 
 
 def axis_names_of(params):
