@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import pyjax as jax
+import pyjax.numpy as jnp
 from pyjax import lax
 from pyjax._src import config
 from pyjax.sharding import AxisType, NamedSharding, PartitionSpec as P
@@ -128,6 +129,30 @@ def check_errors_are_jaxs():
     with pytest.raises(ValueError, match="axis_index_groups must cover all indices"):
         jax.shard_map(lambda b: lax.all_gather(b, "x", axis_index_groups=((0, 1), (1, 2))),
                       mesh=mesh, in_specs=P("x"), out_specs=P("x"))(x)
+
+
+def check_replication_is_typed_as_jax_types_it():
+    # A cond's result varies as its branches' do (its predicate does not count), and a
+    # custom_vjp function's as its primal body: JAX accepts these out_specs.
+    mesh = jax.make_mesh((2, 2), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
+    x = np.arange(4.0)
+
+    def f(a, b):
+        return lax.cond(jnp.any(b > 0), lambda a, b: a, lambda a, b: a + 1, a, b)
+
+    close(jax.shard_map(f, mesh=mesh, in_specs=(P("x"), P("y")), out_specs=P("x"))(x, x),
+          x)
+    with pytest.raises(ValueError, match="require replication"):
+        jax.shard_map(f, mesh=mesh, in_specs=(P("x"), P("y")), out_specs=P())(x, x)
+
+    @jax.custom_vjp
+    def g(a):
+        return jnp.tan(a)
+
+    g.defvjp(lambda a: (lax.psum(a, "x"), (a,)), lambda res, ct: (jnp.cos(res[0]) * ct,))
+    h = jax.jit(jax.shard_map(lambda a: jax.remat(g)(a) ** 2, mesh=mesh, in_specs=P(),
+                              out_specs=P()))
+    close(h(x), np.tan(x) ** 2)
 
 
 CHECKS = [name for name in dict(globals()) if name.startswith("check_")]

@@ -642,15 +642,15 @@ def _varying_axes(jaxpr, in_axes, mesh):
             outs = _scan_varying(params, ins, mesh)
         elif name == "while":
             outs = _while_varying(params, ins, mesh)
-        elif name == "cond":
-            outs = [ins[0]] * len(eqn.outvars)
+        elif name == "cond":   # as JAX types it: by its branches, not its predicate
+            outs = [frozenset()] * len(eqn.outvars)
             for branch in params["branches"]:
                 found = _varying_axes(branch.jaxpr, ins[1:], mesh)
                 outs = [a | b for a, b in zip(outs, found)]
         elif name == "shard_map":   # its axes are not manual here; it maps these alike
             outs = [union] * len(eqn.outvars)
-        elif name in ("jit", "checkpoint"):
-            sub = params["jaxpr"]
+        elif name in ("jit", "checkpoint", "custom_jvp_call", "custom_vjp_call"):
+            sub = params.get("jaxpr", params.get("call_jaxpr"))
             outs = _varying_axes(getattr(sub, "jaxpr", sub), ins, mesh)
         elif list(jx.sub_jaxprs(eqn)):   # other higher-order primitives: anything varies
             outs = [frozenset(mesh.axis_names)] * len(eqn.outvars)
