@@ -155,6 +155,23 @@ def check_replication_is_typed_as_jax_types_it():
     close(h(x), np.tan(x) ** 2)
 
 
+def check_pcast_outside_shard_map():
+    # As JAX 0.10.2: eagerly a ValueError, traced an unbound axis (NameError), unless
+    # jax_remove_size_one_mesh_axis_from_type drops the size-1 axis from the cast.
+    mesh = jax.make_mesh((2,), ("x",), axis_types=(AxisType.Explicit,))
+    vary = lambda v: lax.pcast(v, "x", to="varying")   # noqa: E731
+    with jax.set_mesh(mesh):
+        out = jax.shard_map(vary, in_specs=P(), out_specs=P("x"))(np.arange(4.0))
+        close(out, np.concatenate([np.arange(4.0)] * 2))
+        with pytest.raises(ValueError, match="pvary should be called under jax.shard_map"):
+            vary(np.arange(4.0))
+    with jax.set_mesh(jax.make_mesh((1,), ("x",), axis_types=(AxisType.Explicit,))):
+        with pytest.raises(NameError, match="Found an unbound axis name: x"):
+            jax.jit(vary)(np.arange(4.0))
+        with config.remove_size_one_mesh_axis_from_type(True):
+            close(jax.jit(vary)(np.arange(4.0)), np.arange(4.0))
+
+
 CHECKS = [name for name in dict(globals()) if name.startswith("check_")]
 
 

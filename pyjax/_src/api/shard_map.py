@@ -159,7 +159,13 @@ def _eager(*args, **params):
                 for o, a in zip(outs, _abstract_eval(*avals, **params))]
     arrays = [x if type(x) is Array else dispatch.as_host_array(x) for x in args]
     closed = dispatch.single_primitive_jaxpr(shard_map_p, [x.aval for x in arrays], params)
-    return dispatch.run_sharded(closed, arrays, where=f"shard_map of {params['name']}")
+    mesh = params["mesh"]
+    # Fully manual, the results are laid out as out_specs say (as JAX, size-1 axes kept);
+    # automatic axes are left to the partitioner.
+    out_shardings = ([NamedSharding(mesh, s) for s in params["out_specs"]]
+                     if len(params["manual_axes"]) == len(mesh.axis_names) else None)
+    return dispatch.run_sharded(closed, arrays, out_shardings=out_shardings,
+                                where=f"shard_map of {params['name']}")
 
 
 def _lower(ctx, *xs, jaxpr, mesh, manual_axes, in_specs, out_specs, check_vma, name):

@@ -81,6 +81,11 @@ def axis_env_size(name, api="the collective"):
     raise unbound_axis_error(name, api)
 
 
+def is_bound(name):
+    """Whether a vmap, pmap or shard_map being traced binds the axis `name`."""
+    return any(bound == name for bound, _ in _axis_env.frames)
+
+
 def in_binding_order(names):
     """The bound axis names `names`, outermost binding first."""
     bound = [n for n, _ in _axis_env.frames]

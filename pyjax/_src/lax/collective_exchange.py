@@ -250,15 +250,15 @@ all_gather_p = define_primitive(
     batch=_exchange_batch(_all_gather_stacked, ("all_gather_dimension",)),
     lower=_all_gather_lower, samples=_COLLECTIVE, is_collective=True)
 
-_GATHER_TARGETS = ("varying", "invarying")
+_GATHER_TARGETS = ("varying", "reduced", "invarying")
 
 
 def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False,
                to="varying"):
     """Every member gets the values of all members of the named axis (or axes, or of its
     axis_index_group), stacked along a new dimension `axis` (or concatenated along
-    `axis` when tiled). `to` types the result as varying or not across the axes (the
-    values are the same either way)."""
+    `axis` when tiled). `to` types the result as varying, reduced or invarying across
+    the axes in JAX (the values are the same either way)."""
     if to not in _GATHER_TARGETS:
         raise ValueError(f"all_gather: `to` must be one of {_GATHER_TARGETS}, got {to!r}.")
     names = parallel.axis_names(axis_name, "all_gather")

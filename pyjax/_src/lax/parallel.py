@@ -9,15 +9,16 @@ import functools
 
 import numpy as np
 
-from pyjax._src import dtypes, tree_util
+from pyjax._src import config, dtypes, tree_util
 from pyjax._src.backends import stablehlo as hlo
 from pyjax._src.core.avals import ShapedArray, get_aval
-from pyjax._src.core.trace import NO_TRANSPOSE, RuleFactory, define_primitive
+from pyjax._src.core.trace import NO_TRANSPOSE, RuleFactory, Tracer, define_primitive
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters.ad import Zero
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import reductions as red
 from pyjax._src.lax import structural as st
+from pyjax._src import sharding as sharding_mod
 from pyjax._src.sharding import PartitionSpec
 
 
@@ -273,8 +274,17 @@ def pcast(x, axis_name, *, to: str):
     if to not in _PCAST_TARGETS:
         raise ValueError("Got unexpected `to` value. Allowed `to` values are: "
                          f"{set(_PCAST_TARGETS)}")
-    axis_names(axis_name, "pvary")
     if to != "varying":
         raise NotImplementedError(f"lax.pcast(to={to!r}): pyjax does not type reduced or "
                                   "unreduced values (sharding in types).")
+    names = axis_name if isinstance(axis_name, tuple) else (axis_name,)
+    mesh = sharding_mod.get_abstract_mesh()
+    if config.remove_size_one_mesh_axis_from_type.value and not mesh.empty:
+        names = tuple(n for n in names if n not in mesh.shape or mesh.shape[n] != 1)
+    if not names:
+        return x
+    if any(not isinstance(v, Tracer) for v in tree_util.tree_leaves(x)) and not all(
+            batching.is_bound(n) for n in names):
+        raise ValueError("pvary should be called under jax.shard_map.")
+    axis_names(names, "pvary")
     return x
