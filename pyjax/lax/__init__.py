@@ -38,8 +38,8 @@ from pyjax._src.lax.sorting import (  # noqa: F401
     approx_max_k, approx_min_k, approx_top_k_p, sort, sort_key_val, sort_p, top_k, top_k_p,
 )
 from pyjax._src.lax.structural import (  # noqa: F401
-    broadcast, broadcast_in_dim, broadcasted_iota, concatenate, expand_dims, full, iota,
-    pad, reshape, rev, squeeze, transpose,
+    broadcast, broadcast_in_dim, broadcasted_iota, concatenate, expand_dims, iota, pad,
+    reshape, rev, squeeze, transpose,
 )
 from pyjax._src.lax.ad_util import stop_gradient_p  # noqa: F401
 from pyjax._src.lax.control_flow import cond_p, scan_p, while_p  # noqa: F401
@@ -109,8 +109,8 @@ _LAZY_FAMILIES = {
         "regularized_incomplete_beta_p=betainc_p zeta zeta_p"),
     "scaled_dot": "scaled_dot",
     "ragged_collectives": "ragged_all_to_all ragged_all_to_all_p",
-    "reshaping": ("broadcast_like broadcast_shapes broadcast_to_rank collapse empty full_like "
-        "index_take split split_p stack stack_p tile tile_p unstack unstack_p"),
+    "reshaping": ("broadcast_like broadcast_shapes broadcast_to_rank collapse empty full "
+        "full_like index_take split split_p stack stack_p tile tile_p unstack unstack_p"),
     "windowed_reductions": ("reduce reduce_p reduce_window reduce_window_max_p reduce_window_min_p "
         "reduce_window_p reduce_window_sum_p select_and_gather_add_p "
         "select_and_scatter_add_p select_and_scatter_p"),
