@@ -172,6 +172,25 @@ def check_pcast_outside_shard_map():
             close(jax.jit(vary)(np.arange(4.0)), np.arange(4.0))
 
 
+def check_vmap_spmd_axis_name_splits_the_batch():
+    # As JAX: the batch dimension is split over spmd_axis_name's mesh axes in the
+    # shard_map's specs, and the values are those of the plain vmap.
+    mesh = jax.make_mesh((2, 2), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
+    f = jax.shard_map(lambda a: jnp.sin(a) * lax.axis_index("x"), mesh=mesh,
+                      in_specs=P("x"), out_specs=P("x"))
+    xs = np.arange(16.0).reshape(4, 4)
+    eqn, = jax.make_jaxpr(jax.vmap(f, spmd_axis_name="y"))(xs).jaxpr.eqns
+    assert eqn.params["in_specs"] == (P("y", "x"),)
+    assert eqn.params["out_specs"] == (P("y", "x"),)
+    eqn, = jax.make_jaxpr(jax.vmap(f, spmd_axis_name=("y",)))(xs).jaxpr.eqns
+    assert eqn.params["in_specs"] == (P("y", "x"),)
+    expected = jax.vmap(f)(xs)
+    close(jax.vmap(f, spmd_axis_name="y")(xs), expected)
+    close(jax.jit(jax.vmap(f, spmd_axis_name="y"))(xs), expected)
+    grad = jax.vmap(jax.grad(lambda a: f(a).sum()), spmd_axis_name="y")(xs)
+    close(grad, jax.vmap(jax.grad(lambda a: f(a).sum()))(xs))
+
+
 CHECKS = [name for name in dict(globals()) if name.startswith("check_")]
 
 

@@ -266,16 +266,31 @@ def _transpose(cts, *args, jaxpr, mesh, manual_axes, in_specs, out_specs, **para
 
 
 def _batch(axis, args, dims, *, jaxpr, mesh, manual_axes, in_specs, out_specs, **params):
-    """vmap of shard_map: the batch dimension (moved to 0) is not split."""
+    """vmap of shard_map: the batch dimension (moved to 0) is split over the mesh axes
+    of vmap's spmd_axis_name (each device maps its slice), or not split: without one,
+    or where a spec already uses those axes (JAX refuses such user specs; pyjax's own
+    residual specs name every manual axis, so it keeps the batch whole then)."""
     in_batched = [d is not None for d in dims]
     moved = [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(args, dims)]
+    size, entry = axis.size, None
+    spmd = axis.spmd_name
+    if spmd is not None and not any(
+            n in spmd for spec in in_specs + out_specs for part in spec.partitions
+            if isinstance(part, (str, tuple))
+            for n in ((part,) if isinstance(part, str) else part)):
+        pieces = math.prod(mesh.shape[n] for n in spmd)
+        if size % pieces:
+            raise ValueError(f"vmap of size {size} with spmd_axis_name={spmd}: the "
+                             f"{pieces} devices of those mesh axes must divide the batch.")
+        size //= pieces
+        entry = spmd if len(spmd) > 1 else spmd[0]
     with _mesh_axes(mesh, manual_axes):
-        batched, _ = batching.batch_jaxpr(jaxpr, axis.size, in_batched, True, axis.name)
-    unsplit = lambda spec: spec.update(partitions=(None,) + spec.partitions)
+        batched, _ = batching.batch_jaxpr(jaxpr, size, in_batched, True, axis.name)
+    split = lambda spec: spec.update(partitions=(entry,) + spec.partitions)  # noqa: E731
     outs = shard_map_p.bind(
         *moved, jaxpr=batched, mesh=mesh, manual_axes=manual_axes,
-        in_specs=tuple(unsplit(s) if b else s for s, b in zip(in_specs, in_batched)),
-        out_specs=tuple(unsplit(s) for s in out_specs), **params)
+        in_specs=tuple(split(s) if b else s for s, b in zip(in_specs, in_batched)),
+        out_specs=tuple(split(s) for s in out_specs), **params)
     return outs, [0] * len(outs)
 
 

@@ -47,6 +47,7 @@ not_mapped = None
 class AxisData(NamedTuple):
     name: object      # the axis_name given to vmap, or None
     size: int
+    spmd_name: tuple | None = None   # vmap's spmd_axis_name: mesh axes the batch spans
 
 
 # --- named axes -------------------------------------------------------------------------
@@ -154,9 +155,9 @@ class BatchTracer(Tracer):
 class BatchTrace(Trace):
     """Runs each primitive's batch rule on values that carry a batch dimension."""
 
-    def __init__(self, axis_size, axis_name=None, parent=None):
+    def __init__(self, axis_size, axis_name=None, parent=None, spmd_name=None):
         super().__init__(parent)
-        self.axis = AxisData(axis_name, axis_size)
+        self.axis = AxisData(axis_name, axis_size, spmd_name)
 
     def lift(self, x):
         return BatchTracer(self, x, not_mapped)
@@ -200,7 +201,7 @@ def subtrace(axis):
     """A new BatchTrace of `axis` as the current trace, for rules that run user functions
     (custom derivative rules) on batched values: wrap inputs with `trace.wrap`, read
     results back with `trace.to_batch_info` after the block."""
-    trace = BatchTrace(axis.size, axis.name)
+    trace = BatchTrace(axis.size, axis.name, spmd_name=axis.spmd_name)
     try:
         with extend_axis_env(axis.name, axis.size), set_current_trace(trace):
             yield trace
