@@ -200,6 +200,11 @@ numpy_rank_promotion = config.define(
     "jax_numpy_rank_promotion", "allow", str,
     "What jnp does on implicit rank promotion: allow, warn or raise.", affects_tracing=True,
     choices=("allow", "warn", "raise"))
+remove_size_one_mesh_axis_from_type = config.define(
+    "jax_remove_size_one_mesh_axis_from_type", False, _parse_bool,
+    "Treat mesh axes of size 1 as absent where values are typed by axes: e.g. "
+    "lax.pcast(x, name, to='varying') over such an axis is no cast at all.",
+    affects_tracing=True)
 check_tracer_leaks = config.define(
     "jax_check_tracer_leaks", False, _parse_bool,
     "Check, when a trace ends, that none of its tracers escaped.")
@@ -479,8 +484,6 @@ _NO_EFFECT_OPTIONS = [
     ("jax2tf_associative_scan_reductions", False,
      _INTERNAL + " (cumulative reductions lower one way)", {}),
     ("jax_auto_pcast", True, _INTERNAL + " (pyjax does not type varying manual axes)", {}),
-    ("jax_remove_size_one_mesh_axis_from_type", False,
-     _INTERNAL + " (pyjax does not put mesh axes in types)", {}),
     ("jax_custom_vjp3", False, _INTERNAL, {}),
     ("jax_remat3", False, _INTERNAL, {}),
     ("jax_scan3", False, _INTERNAL, {}),

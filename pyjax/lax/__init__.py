@@ -19,7 +19,7 @@ from pyjax._src.lax.elementwise import (  # noqa: F401
 from pyjax._src.lax.sharding_constraint import (  # noqa: F401
     sharding_constraint_p, with_sharding_constraint)
 from pyjax._src.lax.parallel import (  # noqa: F401
-    all_gather, axis_index, pcast, pmax, pmean, pmin, psum,
+    axis_index, pcast, pmax, pmean, pmin, psum,
 )
 from pyjax._src.lax.ad_util import stop_gradient  # noqa: F401
 from pyjax._src.lax.indexing import (  # noqa: F401
@@ -38,8 +38,8 @@ from pyjax._src.lax.sorting import (  # noqa: F401
     approx_max_k, approx_min_k, approx_top_k_p, sort, sort_key_val, sort_p, top_k, top_k_p,
 )
 from pyjax._src.lax.structural import (  # noqa: F401
-    broadcast, broadcast_in_dim, broadcasted_iota, concatenate, expand_dims, full, iota,
-    pad, reshape, rev, squeeze, transpose,
+    broadcast, broadcast_in_dim, broadcasted_iota, concatenate, expand_dims, iota, pad,
+    reshape, rev, squeeze, transpose,
 )
 from pyjax._src.lax.ad_util import stop_gradient_p  # noqa: F401
 from pyjax._src.lax.control_flow import cond_p, scan_p, while_p  # noqa: F401
@@ -68,7 +68,7 @@ from pyjax._src.lax.indexing import (  # noqa: F401
     scatter_sub, scatter_sub_p,
 )
 from pyjax._src.lax.parallel import (  # noqa: F401
-    all_gather_p, axis_index_p, pmax_p, pmin_p, psum_p,
+    axis_index_p, pmax_p, pmin_p, psum_p,
 )
 from pyjax._src.lax.reductions import (  # noqa: F401
     argmax_p, argmin_p, cumlogsumexp_p, cummax_p, cummin_p, cumprod_p, cumsum_p,
@@ -97,8 +97,8 @@ _LAZY_FAMILIES = {
         "conv_dimension_numbers conv_general_dilated conv_general_dilated_p "
         "conv_transpose conv_with_general_padding padtype_to_pads"),
     "fft": "FftType fft fft_p",
-    "collective_exchange": ("all_to_all all_to_all_p axis_size pbroadcast ppermute ppermute_p "
-        "pshuffle psum_scatter pswapaxes"),
+    "collective_exchange": ("all_gather all_gather_p all_to_all all_to_all_p axis_size "
+        "pbroadcast ppermute ppermute_p pshuffle psum_scatter pswapaxes"),
     "program": ("composite dce_sink dce_sink_p dtype optimization_barrier optimization_barrier_p "
         "platform_dependent shape_as_value stage stage_p"),
     "random_gamma": "random_gamma_grad",
@@ -109,8 +109,8 @@ _LAZY_FAMILIES = {
         "regularized_incomplete_beta_p=betainc_p zeta zeta_p"),
     "scaled_dot": "scaled_dot",
     "ragged_collectives": "ragged_all_to_all ragged_all_to_all_p",
-    "reshaping": ("broadcast_like broadcast_shapes broadcast_to_rank collapse empty full_like "
-        "index_take split split_p stack stack_p tile tile_p unstack unstack_p"),
+    "reshaping": ("broadcast_like broadcast_shapes broadcast_to_rank collapse empty full "
+        "full_like index_take split split_p stack stack_p tile tile_p unstack unstack_p"),
     "windowed_reductions": ("reduce reduce_p reduce_window reduce_window_max_p reduce_window_min_p "
         "reduce_window_p reduce_window_sum_p select_and_gather_add_p "
         "select_and_scatter_add_p select_and_scatter_p"),

@@ -411,11 +411,11 @@ def test_placement_on_four_cpu_devices():
         try:
             f(a, jax.device_put(x, d[1]))
         except ValueError as err:
-            print("error", "CpuDevice(id=2)" in str(err), "CpuDevice(id=1)" in str(err))
+            print("error", "device ids [2]" in str(err), "device ids [1]" in str(err))
         try:
             a + jax.device_put(x, d[3])
         except ValueError as err:
-            print("eager-error", "CpuDevice(id=3)" in str(err))
+            print("eager-error", "device ids [3]" in str(err))
         with jax.default_device(d[3]):
             w = f(x, x)
             p = jax.device_put(np.ones(2))

@@ -160,5 +160,7 @@ def test_pcast():
         jax.vmap(lambda a: lax.pcast(a, "i", to="bad"), axis_name="i")(x)
     with pytest.raises(TypeError, match="must be a tuple or a str"):
         lax.pcast(x, {"i"}, to="varying")
-    with pytest.raises(NameError):
-        lax.pcast(x, "i", to="varying")
+    with pytest.raises(ValueError, match="pvary should be called under jax.shard_map"):
+        lax.pcast(x, "i", to="varying")   # eagerly, as JAX 0.10.2
+    with pytest.raises(NameError, match="Found an unbound axis name: i"):
+        jax.jit(lambda a: lax.pcast(a, "i", to="varying"))(x)

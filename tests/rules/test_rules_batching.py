@@ -12,7 +12,7 @@ import pyjax
 from harness import assert_close, bind_as_list, rule_gaps, sample_cases
 from pyjax._src.core.avals import get_aval
 from pyjax._src.core.jaxpr import check_jaxpr
-from pyjax._src.lax import parallel
+from pyjax._src.lax import collective_exchange, parallel
 
 CASES = sample_cases()
 # Primitives whose vmap rule JAX defines other than as a loop (the value is the reason);
@@ -142,4 +142,5 @@ def test_every_primitive_has_a_batch_rule_or_a_declared_absence():
     gaps = rule_gaps("batch")
     assert not gaps, "\n".join(gaps)
     # Collectives cannot run eagerly (no samples): the tests above cover each of them.
-    assert {p.name for p in parallel.collective_primitives} == set(_COLLECTIVES)
+    covered = (*parallel.collective_primitives, collective_exchange.all_gather_p)
+    assert {p.name for p in covered} == set(_COLLECTIVES)

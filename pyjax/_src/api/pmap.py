@@ -168,23 +168,12 @@ def _devices_for(n, devices, backend, name):
     return list(available[:n])
 
 
-def _pmap_jvp(primals, tangents, *, jaxpr, axis_name, axis_size, in_axes, out_axes,
-              **params):
+def _pmap_jvp(primals, tangents, **params):
     """A pmap of the body's JVP: tangents are mapped like their primals."""
-    nonzeros = [type(t) is not ad.Zero for t in tangents]
-    with batching.extend_axis_env(axis_name, axis_size):
-        jvp_closed, out_nonzeros = ad.jvp_jaxpr(jaxpr, nonzeros, instantiate=False)
-    nz_tangents = [t for t, nz in zip(tangents, nonzeros) if nz]
-    outs = xla_pmap_p.bind(
-        *primals, *nz_tangents, jaxpr=jvp_closed, axis_name=axis_name, axis_size=axis_size,
-        in_axes=in_axes + tuple(a for a, nz in zip(in_axes, nonzeros) if nz),
-        out_axes=out_axes + tuple(a for a, nz in zip(out_axes, out_nonzeros) if nz),
-        **params)
-    n = len(out_axes)
-    tangent_outs = iter(outs[n:])
-    return outs[:n], [
-        next(tangent_outs) if nz else ad.Zero(ad.tangent_aval(_mapped(a, ax, axis_size)))
-        for a, ax, nz in zip(jaxpr.out_avals, out_axes, out_nonzeros)]
+    name, size = params["axis_name"], params["axis_size"]
+    return ad.jvp_mapped_call(xla_pmap_p, primals, tangents, params, "in_axes", "out_axes",
+                              lambda: batching.extend_axis_env(name, size),
+                              lambda aval, axis: _mapped(aval, axis, size))
 
 
 def _pmap_partial_eval(trace, args, unknowns, params):

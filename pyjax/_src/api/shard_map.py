@@ -24,6 +24,7 @@ result.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import math
 
 import numpy as np
@@ -158,7 +159,13 @@ def _eager(*args, **params):
                 for o, a in zip(outs, _abstract_eval(*avals, **params))]
     arrays = [x if type(x) is Array else dispatch.as_host_array(x) for x in args]
     closed = dispatch.single_primitive_jaxpr(shard_map_p, [x.aval for x in arrays], params)
-    return dispatch.run_sharded(closed, arrays, where=f"shard_map of {params['name']}")
+    mesh = params["mesh"]
+    # Fully manual, the results are laid out as out_specs say (as JAX, size-1 axes kept);
+    # automatic axes are left to the partitioner.
+    out_shardings = ([NamedSharding(mesh, s) for s in params["out_specs"]]
+                     if len(params["manual_axes"]) == len(mesh.axis_names) else None)
+    return dispatch.run_sharded(closed, arrays, out_shardings=out_shardings,
+                                where=f"shard_map of {params['name']}")
 
 
 def _lower(ctx, *xs, jaxpr, mesh, manual_axes, in_specs, out_specs, check_vma, name):
@@ -170,21 +177,11 @@ def _lower(ctx, *xs, jaxpr, mesh, manual_axes, in_specs, out_specs, check_vma, n
                                   lambda c, *args: c.lower_jaxpr(jaxpr, list(args)))
 
 
-def _jvp(primals, tangents, *, jaxpr, mesh, manual_axes, in_specs, out_specs, **params):
-    nonzeros = [type(t) is not ad.Zero for t in tangents]
-    with _mesh_axes(mesh, manual_axes):
-        jvp_closed, out_nonzeros = ad.jvp_jaxpr(jaxpr, nonzeros, instantiate=False)
-    outs = shard_map_p.bind(
-        *primals, *[t for t, nz in zip(tangents, nonzeros) if nz], jaxpr=jvp_closed,
-        mesh=mesh, manual_axes=manual_axes,
-        in_specs=in_specs + tuple(s for s, nz in zip(in_specs, nonzeros) if nz),
-        out_specs=out_specs + tuple(s for s, nz in zip(out_specs, out_nonzeros) if nz),
-        **params)
-    n = len(out_specs)
-    tangent_outs = iter(outs[n:])
-    return outs[:n], [
-        next(tangent_outs) if nz else ad.Zero(ad.tangent_aval(_global_aval(a, s, mesh)))
-        for a, s, nz in zip(jaxpr.out_avals, out_specs, out_nonzeros)]
+def _jvp(primals, tangents, **params):
+    mesh, manual_axes = params["mesh"], params["manual_axes"]
+    return ad.jvp_mapped_call(shard_map_p, primals, tangents, params, "in_specs",
+                              "out_specs", lambda: _mesh_axes(mesh, manual_axes),
+                              lambda aval, spec: _global_aval(aval, spec, mesh))
 
 
 def _trace_body(fn, avals, mesh, manual_axes):
@@ -269,16 +266,31 @@ def _transpose(cts, *args, jaxpr, mesh, manual_axes, in_specs, out_specs, **para
 
 
 def _batch(axis, args, dims, *, jaxpr, mesh, manual_axes, in_specs, out_specs, **params):
-    """vmap of shard_map: the batch dimension (moved to 0) is not split."""
+    """vmap of shard_map: the batch dimension (moved to 0) is split over the mesh axes
+    of vmap's spmd_axis_name (each device maps its slice), or not split: without one,
+    or where a spec already uses those axes (JAX refuses such user specs; pyjax's own
+    residual specs name every manual axis, so it keeps the batch whole then)."""
     in_batched = [d is not None for d in dims]
     moved = [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(args, dims)]
+    size, entry = axis.size, None
+    spmd = axis.spmd_name
+    if spmd is not None and not any(
+            n in spmd for spec in in_specs + out_specs for part in spec.partitions
+            if isinstance(part, (str, tuple))
+            for n in ((part,) if isinstance(part, str) else part)):
+        pieces = math.prod(mesh.shape[n] for n in spmd)
+        if size % pieces:
+            raise ValueError(f"vmap of size {size} with spmd_axis_name={spmd}: the "
+                             f"{pieces} devices of those mesh axes must divide the batch.")
+        size //= pieces
+        entry = spmd if len(spmd) > 1 else spmd[0]
     with _mesh_axes(mesh, manual_axes):
-        batched, _ = batching.batch_jaxpr(jaxpr, axis.size, in_batched, True, axis.name)
-    unsplit = lambda spec: spec.update(partitions=(None,) + spec.partitions)
+        batched, _ = batching.batch_jaxpr(jaxpr, size, in_batched, True, axis.name)
+    split = lambda spec: spec.update(partitions=(entry,) + spec.partitions)  # noqa: E731
     outs = shard_map_p.bind(
         *moved, jaxpr=batched, mesh=mesh, manual_axes=manual_axes,
-        in_specs=tuple(unsplit(s) if b else s for s, b in zip(in_specs, in_batched)),
-        out_specs=tuple(unsplit(s) for s in out_specs), **params)
+        in_specs=tuple(split(s) if b else s for s, b in zip(in_specs, in_batched)),
+        out_specs=tuple(split(s) for s in out_specs), **params)
     return outs, [0] * len(outs)
 
 
@@ -310,6 +322,17 @@ shard_map_p = define_primitive(
 
 # --- the API ------------------------------------------------------------------------------
 
+class _InferFromArgs:
+    """shard_map's and smap's default in_specs/in_axes: taken from the arguments'
+    shardings (over Explicit mesh axes)."""
+
+    def __repr__(self):
+        return "jax.sharding.Infer"
+
+
+Infer = _InferFromArgs()
+
+
 def _as_spec(spec, what):
     if spec is None:
         return PartitionSpec()
@@ -319,60 +342,86 @@ def _as_spec(spec, what):
     return spec
 
 
-def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=frozenset(),
+def _is_spec_leaf(x):
+    return x is None or isinstance(x, PartitionSpec)
+
+
+def _leaf_specs(specs, tree, what):
+    """Per leaf of `tree`: (the key path of its entry in the prefix `specs`, the entry)."""
+    entries, spec_tree = tree_util.tree_flatten_with_path(specs, is_leaf=_is_spec_leaf)
+    positions = tree_util.prefix_broadcast(
+        tree_util.tree_unflatten(spec_tree, list(range(len(entries)))), tree, what)
+    return [entries[i] for i in positions]
+
+
+def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=frozenset(),
               check_vma=True, check_rep=None):
     """f, written for one block of each argument, run on every device of `mesh`: each
     argument is split as its PartitionSpec in `in_specs` says (a pytree prefix of the
-    arguments), and the results are assembled from the blocks as `out_specs` says."""
+    arguments; None marks a static, non-array argument; by default each argument's
+    sharding over Explicit mesh axes), and the results are assembled from the blocks as
+    `out_specs` says."""
     if f is None:
         return lambda g: shard_map(g, out_specs=out_specs, in_specs=in_specs, mesh=mesh,
                                    axis_names=axis_names, check_vma=check_vma,
                                    check_rep=check_rep)
     if not callable(f):
-        raise TypeError(f"shard_map expects a callable, got {f!r}.")
+        raise TypeError(f"shard_map requires a callable for its first argument, but got "
+                        f"{f} of type {type(f)}.")
     name = fun_name(f)
     if check_rep is not None:
         check_vma = check_rep
 
     def wrapped(*args):
         the_mesh, manual = _mesh_and_manual_axes(mesh, axis_names, name)
-        leaves, in_tree = tree_util.tree_flatten(args)
-        if in_specs is None:
-            raise TypeError(f"shard_map of {name}: in_specs must be given (pyjax does not "
-                            "infer them from the arguments' shardings).")
-        _check_specs("in", in_specs, manual, the_mesh)
+        if in_specs is Infer:
+            _check_explicit(the_mesh, manual, "shard_map")
+        else:
+            _check_specs("in", in_specs, manual, the_mesh)
         _check_specs("out", out_specs, manual, the_mesh)
-        specs = tuple(_as_spec(s, "in_specs") for s in tree_util.prefix_broadcast(
-            in_specs, in_tree, "shard_map in_specs"))
-        avals = [get_aval(x) for x in leaves]
+        leaf_paths, in_tree = tree_util.tree_flatten_with_path(args)
+        leaves = [x for _, x in leaf_paths]
+        if in_specs is Infer:
+            entries = [((), _inferred_spec(x, the_mesh, manual, name)) for x in leaves]
+        else:
+            entries = _leaf_specs(in_specs, in_tree, "shard_map in_specs")
+        dynamic = [spec is not None for _, spec in entries]
+        specs = tuple(_as_spec(s, "in_specs") for (_, s), d in zip(entries, dynamic) if d)
+        dyn_leaves = [x for x, d in zip(leaves, dynamic) if d]
+        avals = [get_aval(x) for x in dyn_leaves]
         for spec in specs:
             NamedSharding(the_mesh, spec)   # unknown or repeated axis names raise here
+        in_fails = [(path, aval, key) for (key, spec), (path, _), d, aval in zip(
+            entries, leaf_paths, dynamic, _spread(avals, dynamic)) if d]
+        _check_in_ranks(f, name, in_fails, specs)
+        _check_divisible(f, name, the_mesh, in_fails, specs)
         blocks = [_block_aval(a, s, the_mesh, f"shard_map of {name}, argument {i}")
                   for i, (a, s) in enumerate(zip(avals, specs))]
         out_tree_box = []
 
         def flat_body(*block_leaves):
-            out = f(*tree_util.tree_unflatten(in_tree, block_leaves))
-            out_leaves, out_tree = tree_util.tree_flatten(out)
-            out_tree_box.append(out_tree)
-            return out_leaves
+            blocks = iter(block_leaves)
+            full = [next(blocks) if d else x for x, d in zip(leaves, dynamic)]
+            out = f(*tree_util.tree_unflatten(in_tree, full))
+            out_paths, out_tree = tree_util.tree_flatten_with_path(out)
+            out_tree_box.append((out_paths, out_tree))
+            return [x for _, x in out_paths]
 
         with _mesh_axes(the_mesh, manual):
             closed, hoisted = pe.trace_to_closed_jaxpr(flat_body, blocks)
-        out_tree = out_tree_box[-1]
-        o_specs = tuple(_as_spec(s, "out_specs") for s in tree_util.prefix_broadcast(
-            out_specs, out_tree, "shard_map out_specs"))
-        for i, (spec, aval) in enumerate(zip(o_specs, closed.out_avals)):
+        out_paths, out_tree = out_tree_box[-1]
+        out_entries = _leaf_specs(out_specs, out_tree, "shard_map out_specs")
+        o_specs = tuple(_as_spec(s, "out_specs") for _, s in out_entries)
+        for spec in o_specs:
             NamedSharding(the_mesh, spec)
-            if len(spec) > aval.ndim:
-                raise ValueError(f"shard_map of {name}: out_specs[{i}] is {spec}, with more "
-                                 f"entries than the rank of the output ({aval.str_short()} "
-                                 "per device).")
+        out_fails = [(path, aval, key) for (key, _), (path, _), aval in zip(
+            out_entries, out_paths, closed.out_avals)]
+        _check_out_ranks(name, out_fails, o_specs)
         if check_vma:
             _check_replication(closed, (PartitionSpec(),) * len(hoisted) + specs, o_specs,
-                               the_mesh, manual, name)
+                               [key for key, _ in out_entries], the_mesh, manual, name)
         outs = shard_map_p.bind(
-            *hoisted, *leaves, jaxpr=closed, mesh=the_mesh, manual_axes=manual,
+            *hoisted, *dyn_leaves, jaxpr=closed, mesh=the_mesh, manual_axes=manual,
             in_specs=(PartitionSpec(),) * len(hoisted) + specs, out_specs=o_specs,
             check_vma=bool(check_vma), name=name)
         return tree_util.tree_unflatten(out_tree, outs)
@@ -380,6 +429,122 @@ def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=froz
     wrapped.__name__ = getattr(f, "__name__", "shard_map")
     wrapped.__wrapped__ = f
     return wrapped
+
+
+def _spread(values, flags):
+    """`values` placed at the True positions of `flags` (None elsewhere)."""
+    it = iter(values)
+    return [next(it) if flag else None for flag in flags]
+
+
+def _check_explicit(mesh, manual_axes, api):
+    """Specs can be inferred from the arguments only over Explicit axes (JAX's message)."""
+    types = dict(zip(mesh.axis_names, mesh.axis_types))
+    if all(types[n] == sharding_mod.AxisType.Explicit for n in manual_axes):
+        return
+    names = frozenset(manual_axes)
+    kinds = ", ".join(f"AxisType.{types[n].name}" for n in manual_axes)
+    if api == "smap":
+        raise TypeError(f"in_axes was not specified when axis_name={names} was of "
+                        f"type {kinds}")
+    raise TypeError("shard_map in_specs argument must be a pytree of "
+                    "`jax.sharding.PartitionSpec` instances, but it was `None` when "
+                    f"axis_names={names} are of type {kinds}")
+
+
+def _inferred_spec(x, mesh, manual_axes, name):
+    """An argument's own spec, restricted to the manual axes (in_specs=Infer)."""
+    sharding = getattr(x, "sharding", None) if type(x) is Array else None
+    if not isinstance(sharding, NamedSharding):
+        raise NotImplementedError(
+            f"shard_map of {name}: in_specs are inferred from the arguments' shardings, "
+            f"but {get_aval(x).str_short()} has none pyjax can read (inside a traced "
+            "function arguments carry no sharding yet); pass in_specs.")
+    parts = []
+    for entry in sharding.spec.partitions:
+        names = () if entry is None else (entry,) if isinstance(entry, str) else entry
+        kept = tuple(n for n in names if n in manual_axes)
+        parts.append(None if not kept else kept[0] if len(kept) == 1 else kept)
+    return PartitionSpec(*parts)
+
+
+def _arg_where(f, path):
+    """For messages: which parameter of f the argument at `path` (into args) binds."""
+    name = fun_name(f)
+    try:
+        params = [p for p in inspect.signature(f).parameters.values()
+                  if p.kind not in (p.KEYWORD_ONLY, p.VAR_KEYWORD)]
+    except (TypeError, ValueError):
+        return ""
+    index = path[0].idx
+    if index < len(params) and params[index].kind != params[index].VAR_POSITIONAL:
+        return f", where args{path[0]} is bound to {name}'s parameter '{params[index].name}',"
+    if params and params[-1].kind == params[-1].VAR_POSITIONAL:
+        return (f", where args{path[0]} is the index {index - len(params) + 1} component "
+                f"of {name}'s varargs parameter '{params[-1].name}',")
+    return ""   # f cannot take these arguments: its call will say so
+
+
+def _rank_error(name, prefix, base, fails):
+    msgs = [f"* {prefix}_specs{tree_util.keystr(key)} is {spec} which has length "
+            f"{len(spec)}, but {base}{tree_util.keystr(path)}{where} has shape "
+            f"{aval._dtype_and_shape()}, which has rank {aval.ndim} (and {aval.ndim} < {len(spec)})"
+            for path, aval, key, spec, where in fails]
+    msg = (f"shard_map applied to the function '{name}' was given an {prefix}_specs entry "
+           "which is too long to be compatible with the corresponding "
+           f"{prefix}put value from the function:\n\n" + _bullets(msgs) + "\n\n"
+           f"Entries in {prefix}_specs must be of length no greater than the number of "
+           f"axes in the corresponding {prefix}put value.\n\nEither revise the spec to be "
+           f"shorter, or modify '{name}' so that its {prefix}puts have sufficient rank.")
+    if any(aval.ndim == 0 for _, aval, *_ in fails):
+        msg += (f"\n\nFor scalar values (rank 0), consider using an {prefix}_specs entry "
+                "of `P()`, where `P = jax.sharding.PartitionSpec`.")
+    return ValueError(msg)
+
+
+def _bullets(msgs):
+    return msgs[0][2:] if len(msgs) == 1 else "\n\n".join(msgs)
+
+
+def _check_in_ranks(f, name, fails, specs):
+    bad = [(path, aval, key, spec, _arg_where(f, path))
+           for (path, aval, key), spec in zip(fails, specs) if len(spec) > aval.ndim]
+    if bad:
+        raise _rank_error(name, "in", "the passed args", bad)
+
+
+def _check_out_ranks(name, fails, specs):
+    bad = [(path, aval, key, spec, "")
+           for (path, aval, key), spec in zip(fails, specs) if len(spec) > aval.ndim]
+    if bad:
+        raise _rank_error(name, "out", f"{name}(*args)", bad)
+
+
+def _check_divisible(f, name, mesh, fails, specs):
+    msgs = []
+    for (path, aval, key), spec in zip(fails, specs):
+        for d, names in enumerate(spec._normalized(aval.ndim)):
+            size = math.prod(mesh.shape[n] for n in names)
+            if aval.shape[d] % size:
+                axis = f"axes {names}" if len(names) > 1 else f"axis '{names[0]}'"
+                total = "total " if len(names) > 1 else ""
+                msgs.append(
+                    f"* the passed args{tree_util.keystr(path)} of shape "
+                    f"{aval._dtype_and_shape()}{_arg_where(f, path)} corresponds to "
+                    f"in_specs{tree_util.keystr(key)} of value {spec}, which maps array "
+                    f"axis {d} (of size {aval.shape[d]}) to mesh {axis} (of {total}size "
+                    f"{size}), but {size} does not evenly divide {aval.shape[d]}")
+    if msgs:
+        raise ValueError(
+            f"shard_map applied to the function '{name}' was given argument arrays with "
+            "axis sizes that are not evenly divisible by the corresponding mesh axis "
+            f"sizes:\n\nThe mesh given has shape {tuple(mesh.axis_sizes)} with "
+            f"corresponding axis names {mesh.axis_names}.\n\n" + _bullets(msgs) +
+            "\n\nArray arguments' axis sizes must be evenly divisible by the mesh axis or "
+            "axes indicated by the corresponding elements of the argument's in_specs "
+            "entry. Consider checking that in_specs are correct, and if so consider "
+            f"changing the mesh axis sizes or else padding the input and adapting '{name}' "
+            "appropriately.")
 
 
 def _mesh_and_manual_axes(mesh, axis_names, name):
@@ -390,10 +555,9 @@ def _mesh_and_manual_axes(mesh, axis_names, name):
     if mesh is None:
         mesh = around[0] if around is not None else sharding_mod.current_mesh()
         if mesh is None:
-            raise ValueError(f"shard_map of {name} needs a mesh: the context mesh cannot "
-                             "be empty. "
-                             "Use `jax.set_mesh(mesh)` to enter into a mesh context, or "
-                             "pass mesh=jax.make_mesh(...).")
+            raise ValueError("The context mesh cannot be empty. Use `jax.set_mesh(mesh)` "
+                             f"to enter into a mesh context (shard_map of {name}), or pass "
+                             "mesh=jax.make_mesh(...).")
     else:
         context = sharding_mod.get_abstract_mesh()
         if not isinstance(mesh, sharding_mod.Mesh):
@@ -436,16 +600,6 @@ def _check_specs(prefix, specs, manual_axes, mesh):
 
 # --- smap: shard_map over one mesh axis ----------------------------------------------------
 
-class _InferFromArgs:
-    """smap's default in_axes: infer them from the arguments' shardings."""
-
-    def __repr__(self):
-        return "jax.sharding.Infer"
-
-
-Infer = _InferFromArgs()
-
-
 def smap(f=None, /, *, in_axes=Infer, out_axes, axis_name):
     """shard_map over the one mesh axis `axis_name` of the context mesh (jax.set_mesh),
     with vmap-style axes: in_axes/out_axes say which array dimension is split over that
@@ -477,10 +631,9 @@ def smap(f=None, /, *, in_axes=Infer, out_axes, axis_name):
             raise ValueError("The context mesh cannot be empty. Use `jax.set_mesh(mesh)` to "
                              "enter into a mesh context")
         if in_axes is Infer:
-            raise TypeError(f"in_axes was not specified when axis_name={axis_name!r}: "
-                            "pyjax does not infer smap's in_axes from the arguments' "
-                            "shardings; give in_axes.")
-        in_specs = tree_util.tree_map(spec, in_axes, is_leaf=is_axis)
+            _check_explicit(mesh, (axis_name,), "smap")
+        in_specs = Infer if in_axes is Infer else tree_util.tree_map(spec, in_axes,
+                                                                     is_leaf=is_axis)
         out_specs = tree_util.tree_map(spec, out_axes, is_leaf=is_axis)
         return shard_map(f, mesh=mesh, in_specs=in_specs, out_specs=out_specs,
                          axis_names=frozenset({axis_name}))(*args)
@@ -510,15 +663,15 @@ def _varying_axes(jaxpr, in_axes, mesh):
             outs = _scan_varying(params, ins, mesh)
         elif name == "while":
             outs = _while_varying(params, ins, mesh)
-        elif name == "cond":
-            outs = [ins[0]] * len(eqn.outvars)
+        elif name == "cond":   # as JAX types it: by its branches, not its predicate
+            outs = [frozenset()] * len(eqn.outvars)
             for branch in params["branches"]:
                 found = _varying_axes(branch.jaxpr, ins[1:], mesh)
                 outs = [a | b for a, b in zip(outs, found)]
         elif name == "shard_map":   # its axes are not manual here; it maps these alike
             outs = [union] * len(eqn.outvars)
-        elif name in ("jit", "checkpoint"):
-            sub = params["jaxpr"]
+        elif name in ("jit", "checkpoint", "custom_jvp_call", "custom_vjp_call"):
+            sub = params.get("jaxpr", params.get("call_jaxpr"))
             outs = _varying_axes(getattr(sub, "jaxpr", sub), ins, mesh)
         elif list(jx.sub_jaxprs(eqn)):   # other higher-order primitives: anything varies
             outs = [frozenset(mesh.axis_names)] * len(eqn.outvars)
@@ -552,27 +705,40 @@ def _while_varying(params, ins, mesh):
     return [c | predicate for c in carry]
 
 
-def _check_replication(closed, in_specs, out_specs, mesh, manual_axes, name):
+def _check_replication(closed, in_specs, out_specs, out_keys, mesh, manual_axes, name):
     """JAX's check_vma: an out_spec that leaves an axis out claims the value agrees along
-    it; refuse what the body cannot be seen to guarantee."""
+    it; refuse what the body cannot be seen to guarantee (JAX's message)."""
     in_axes = [{n for entry in s._normalized(a.ndim) for n in entry}
                for s, a in zip(in_specs, closed.in_avals)]
     varying = _varying_axes(closed.jaxpr, in_axes, mesh)
-    for i, (axes, spec, aval) in enumerate(zip(varying, out_specs, closed.out_avals)):
-        unclaimed = [n for n in _missing_axes(mesh, manual_axes, spec, aval.ndim)
-                     if n in axes]
-        if unclaimed:
-            raise ValueError(
-                f"shard_map applied to the function '{name}' was given out_specs which "
-                "require replication which can't be statically inferred given the mesh:\n\n"
-                f"The mesh given has shape {mesh.axis_sizes} with corresponding axis names "
-                f"{mesh.axis_names}.\n\nout_specs[{i}] is {spec} which implies that the "
-                f"corresponding output value is replicated across mesh axis "
-                f"'{unclaimed[0]}', but it may vary along {sorted(axes)}.\n\nCheck if "
-                "these output values are meant to be replicated over those mesh axes. If "
-                "not, consider revising the corresponding out_specs entries. If so, "
-                "consider disabling the check by passing the check_vma=False argument to "
-                "`jax.shard_map`.")
+    in_mesh_order = lambda axes: ",".join(n for n in mesh.axis_names if n in axes)  # noqa: E731
+    msgs = []
+    for axes, spec, key, aval in zip(varying, out_specs, out_keys, closed.out_avals):
+        if not any(n in axes for n in _missing_axes(mesh, manual_axes, spec, aval.ndim)):
+            continue
+        named = {n for entry in spec._normalized(aval.ndim) for n in entry}
+        unmentioned = [n for n in manual_axes if n not in named]
+        where = f"* out_specs{tree_util.keystr(key)} is {spec} which implies that the "
+        if len(unmentioned) > 1:
+            msgs.append(
+                f"{where}corresponding output value is only varying across mesh axes "
+                f"{{{in_mesh_order(named)}}} and not "
+                f"{{{in_mesh_order([n for n in unmentioned if n in axes])}}}, but it was "
+                f"inferred to be possibly varying over {{{in_mesh_order(axes)}}}")
+        else:
+            msgs.append(f"{where}corresponding output value is replicated across mesh "
+                        f"axis '{unmentioned[0]}', but could not infer replication over "
+                        "any axes")
+    if msgs:
+        raise ValueError(
+            f"shard_map applied to the function '{name}' was given out_specs which "
+            "require replication which can't be statically inferred given the mesh:\n\n"
+            f"The mesh given has shape {tuple(mesh.axis_sizes)} with corresponding axis "
+            f"names {mesh.axis_names}.\n\n" + _bullets(msgs) + "\n\nCheck if these "
+            "output values are meant to be replicated over those mesh axes. If not, "
+            "consider revising the corresponding out_specs entries. If so, consider "
+            "disabling the check by passing the check_vma=False argument to "
+            "`jax.shard_map`.")
 
 
 def experimental_shard_map(f, mesh, in_specs, out_specs, check_rep=True, auto=frozenset()):

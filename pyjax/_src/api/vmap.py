@@ -30,9 +30,9 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
     """Vectorizes `fun` over one axis: argument leaves are mapped along their `in_axes`
     entry (None: not mapped; keyword arguments along axis 0), and results carry the mapped
     axis at `out_axes`. `axis_name` names the axis for collectives (lax.psum, ...);
-    `axis_size` gives the size when no argument is mapped. `spmd_axis_name` is ignored:
-    it only places the mapped axis on a device mesh, and pyjax runs on one device (JAX
-    ignores it too outside a mesh)."""
+    `axis_size` gives the size when no argument is mapped. `spmd_axis_name` (mesh axis
+    names) splits the mapped axis over those mesh axes where the function runs a
+    shard_map (its specs gain them); elsewhere it changes nothing."""
     if not callable(fun):
         raise TypeError(f"vmap expects a callable as its first argument, got {fun!r} of "
                         f"type {type(fun).__name__}.")
@@ -48,14 +48,17 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         if axis_size < 0:
             raise ValueError(f"vmap axis_size must be non-negative, got {axis_size}")
 
+    spmd_name = (None if spmd_axis_name is None else tuple(spmd_axis_name)
+                 if isinstance(spmd_axis_name, (tuple, list)) else (spmd_axis_name,))
+
     @functools.wraps(fun)
     def vmapped(*args, **kwargs):
-        return _call(fun, in_axes, out_axes, axis_name, axis_size, args, kwargs)
+        return _call(fun, in_axes, out_axes, axis_name, axis_size, args, kwargs, spmd_name)
 
     return vmapped
 
 
-def _call(fun, in_axes, out_axes, axis_name, axis_size, args, kwargs):
+def _call(fun, in_axes, out_axes, axis_name, axis_size, args, kwargs, spmd_name=None):
     if isinstance(in_axes, tuple) and len(in_axes) != len(args):
         raise ValueError(f"vmap in_axes must be an int, None, or a tuple of entries "
                          f"corresponding to the positional arguments passed to the "
@@ -66,7 +69,7 @@ def _call(fun, in_axes, out_axes, axis_name, axis_size, args, kwargs):
     leaves = arg_leaves + kw_leaves
     axes = tree_util.prefix_broadcast(in_axes, arg_tree, "vmap in_axes") + [0] * len(kw_leaves)
     size, axes = _mapped_size(fun, args, kwargs, leaves, axes, axis_size)
-    trace = batching.BatchTrace(size, axis_name)
+    trace = batching.BatchTrace(size, axis_name, spmd_name=spmd_name)
     ins = [x if ax is None else batching.BatchTracer(trace, x, ax)
            for x, ax in zip(leaves, axes)]
     call_args = tree_util.tree_unflatten(arg_tree, ins[:len(arg_leaves)])

@@ -257,7 +257,8 @@ def default_device_context(device):
 
 def common_device(arrays, where="a computation"):
     """The device that committed `arrays` agree on, or None when none is committed.
-    Committed arrays on two devices are an error that names both."""
+    Committed arrays on two devices are an error (JAX's) naming both and `where`, what
+    they are passed to."""
     device, first = None, None
     for i, x in enumerate(arrays):
         if getattr(x, "committed", False):
@@ -266,12 +267,16 @@ def common_device(arrays, where="a computation"):
             elif x._device is not device and x._device != device:
                 j, y = first
                 raise ValueError(
-                    f"Received incompatible devices for {where}. Got argument {j} of "
-                    f"shape {y.aval.str_short()} committed to device {device!r} and "
-                    f"argument {i} of shape {x.aval.str_short()} committed to device "
-                    f"{x._device!r}. Move them to one device with "
-                    "jax.device_put(x, device) first.")
+                    "Received incompatible devices for jitted computation. Got "
+                    f"{_placed_argument(j, y, where)} and {_placed_argument(i, x, where)}. "
+                    "Move them to one device with jax.device_put(x, device) first.")
     return device
+
+
+def _placed_argument(i, x, where):
+    """An argument and its device as JAX's message names them."""
+    return (f"argument {i} of {where} with shape {x.aval._dtype_and_shape()} and with "
+            f"device ids [{x._device.id}] on platform {x._device.platform.upper()}")
 
 
 # --- transfer guards ------------------------------------------------------------------------

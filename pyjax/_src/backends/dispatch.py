@@ -497,7 +497,7 @@ def apply_committed(trace, prim, args, params):
         closed = single_primitive_jaxpr(prim, [x.aval for x in args], params)
         outs = run_sharded(closed, args, where=f"the primitive '{prim.name}'")
         return outs if prim.multiple_results else outs[0]
-    device = devices_mod.common_device(arrays, f"the primitive '{prim.name}'")
+    device = devices_mod.common_device(arrays, prim.name)
     if runs_on_host(device):
         outs = trace.run_on_host(prim, args, params)
         for r in (outs if prim.multiple_results else [outs]):

@@ -232,24 +232,30 @@ class ModuleContext:
         self.extra_meshes[name] = value
         return name
 
-    def replica_group_ids(self, names):
+    def replica_group_ids(self, names, index_groups=None):
         """The replica groups of a collective over the axes `names` as an integer array
-        (one row per group, ordered by index along those axes): replicas that differ
-        only in their index along those axes."""
+        (one row per group, ordered by the index along those axes, the first name
+        outermost): replicas that differ only in their index along those axes.
+        `index_groups` (axis_index_groups) splits each row into groups of those indices."""
+        axis_names = [n for n, _ in self.axis_env]
         for name in names:
             self.axis_position(name)
         sizes = [size for _, size in self.axis_env]
         ids = np.arange(int(np.prod(sizes, dtype=np.int64))).reshape(sizes)
-        inner = [i for i, (n, _) in enumerate(self.axis_env) if n in names]
+        inner = [axis_names.index(n) for n in names]
         outer = [i for i in range(len(sizes)) if i not in inner]
-        return ids.transpose(outer + inner).reshape(-1, int(np.prod(
+        rows = ids.transpose(outer + inner).reshape(-1, int(np.prod(
             [sizes[i] for i in inner], dtype=np.int64)))
+        if index_groups is None:
+            return rows
+        return np.array([[row[i] for i in group] for row in rows for group in index_groups],
+                        np.int64)
 
-    def collective_attrs(self, names, global_ids=True):
-        """A collective's attributes: its replica groups over the axes `names`; in a
-        partitioned module also a channel (its groups then hold partition ids; ops that
-        take it say so with use_global_device_ids)."""
-        attrs = {"replica_groups": self.replica_groups(names)}
+    def collective_attrs(self, names, global_ids=True, index_groups=None):
+        """A collective's attributes: its replica groups over the axes `names` (split by
+        `index_groups`); in a partitioned module also a channel (its groups then hold
+        partition ids; ops that take it say so with use_global_device_ids)."""
+        attrs = {"replica_groups": self.replica_groups(names, index_groups)}
         attrs.update(self.channel_attrs())
         if self.mesh is not None and global_ids:
             attrs["use_global_device_ids"] = "unit"
@@ -263,9 +269,9 @@ class ModuleContext:
         return {"channel_handle":
                 f"#stablehlo.channel_handle<handle = {next(self._channels)}, type = 1>"}
 
-    def replica_groups(self, names):
-        """replica_group_ids(names) as a dense i64 attribute."""
-        groups = self.replica_group_ids(names)
+    def replica_groups(self, names, index_groups=None):
+        """replica_group_ids(names, index_groups) as a dense i64 attribute."""
+        groups = self.replica_group_ids(names, index_groups)
         rows = ", ".join("[" + ", ".join(map(str, g)) + "]" for g in groups)
         return f"dense<[{rows}]> : tensor<{groups.shape[0]}x{groups.shape[1]}xi64>"
 

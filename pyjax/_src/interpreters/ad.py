@@ -415,6 +415,29 @@ def _jvp_jaxpr(closed, nonzeros, instantiate):
     return jvp_closed, found["out_nonzeros"]
 
 
+def jvp_mapped_call(primitive, primals, tangents, params, in_param: str, out_param: str,
+                    body_axes, full_aval):
+    """The JVP rule of a call primitive that maps its closed `jaxpr` over named axes
+    (pmap, shard_map): the same primitive over the body's JVP, each tangent mapped like
+    its primal. `in_param`/`out_param` name the params holding one entry per input and
+    output (axes or specs); `body_axes()` binds the named axes while tracing the body;
+    `full_aval(aval, entry)` is the caller-side aval of a body output."""
+    closed, ins, outs = params["jaxpr"], params[in_param], params[out_param]
+    nonzeros = [type(t) is not Zero for t in tangents]
+    with body_axes():
+        jvp_closed, out_nonzeros = jvp_jaxpr(closed, nonzeros, instantiate=False)
+    results = primitive.bind(
+        *primals, *[t for t, nz in zip(tangents, nonzeros) if nz], **dict(
+            params, jaxpr=jvp_closed,
+            **{in_param: ins + tuple(e for e, nz in zip(ins, nonzeros) if nz),
+               out_param: outs + tuple(e for e, nz in zip(outs, out_nonzeros) if nz)}))
+    n = len(outs)
+    tangents_out = iter(results[n:])
+    return results[:n], [
+        next(tangents_out) if nz else Zero(tangent_aval(full_aval(a, e)))
+        for a, e, nz in zip(closed.out_avals, outs, out_nonzeros)]
+
+
 _transpose_jaxpr_cache = WeakCache()
 
 

@@ -47,6 +47,7 @@ not_mapped = None
 class AxisData(NamedTuple):
     name: object      # the axis_name given to vmap, or None
     size: int
+    spmd_name: tuple | None = None   # vmap's spmd_axis_name: mesh axes the batch spans
 
 
 # --- named axes -------------------------------------------------------------------------
@@ -72,20 +73,32 @@ def extend_axis_env(name, size):
         _axis_env.frames.pop()
 
 
-def axis_env_size(name):
-    """The size of the innermost axis called `name`; NameError when nothing binds it."""
+def axis_env_size(name, api="the collective"):
+    """The size of the innermost axis called `name`; NameError when nothing binds it
+    (`api` names the caller in the message)."""
     for bound, size in reversed(_axis_env.frames):
         if bound == name:
             return size
-    raise unbound_axis_error(name)
+    raise unbound_axis_error(name, api)
 
 
-def unbound_axis_error(name):
+def is_bound(name):
+    """Whether a vmap, pmap or shard_map being traced binds the axis `name`."""
+    return any(bound == name for bound, _ in _axis_env.frames)
+
+
+def in_binding_order(names):
+    """The bound axis names `names`, outermost binding first."""
+    bound = [n for n, _ in _axis_env.frames]
+    return tuple(sorted(names, key=bound.index))
+
+
+def unbound_axis_error(name, api="the collective"):
     bound = [n for n, _ in _axis_env.frames]
     return NameError(
-        f"unbound axis name: {name}. Collectives (psum, pmean, all_gather, axis_index, ...) "
-        f"refer to an axis bound by an enclosing vmap(..., axis_name={name!r}) or "
-        f"pmap(..., axis_name={name!r}); names bound here: {bound or 'none'}.")
+        f"Found an unbound axis name: {name}. To fix this, please call {api} under "
+        f"`jax.shard_map` (or an enclosing vmap/pmap with axis_name={name!r}); names "
+        f"bound here: {bound or 'none'}.")
 
 
 def axis_names_of(params):
@@ -142,9 +155,9 @@ class BatchTracer(Tracer):
 class BatchTrace(Trace):
     """Runs each primitive's batch rule on values that carry a batch dimension."""
 
-    def __init__(self, axis_size, axis_name=None, parent=None):
+    def __init__(self, axis_size, axis_name=None, parent=None, spmd_name=None):
         super().__init__(parent)
-        self.axis = AxisData(axis_name, axis_size)
+        self.axis = AxisData(axis_name, axis_size, spmd_name)
 
     def lift(self, x):
         return BatchTracer(self, x, not_mapped)
@@ -188,7 +201,7 @@ def subtrace(axis):
     """A new BatchTrace of `axis` as the current trace, for rules that run user functions
     (custom derivative rules) on batched values: wrap inputs with `trace.wrap`, read
     results back with `trace.to_batch_info` after the block."""
-    trace = BatchTrace(axis.size, axis.name)
+    trace = BatchTrace(axis.size, axis.name, spmd_name=axis.spmd_name)
     try:
         with extend_axis_env(axis.name, axis.size), set_current_trace(trace):
             yield trace

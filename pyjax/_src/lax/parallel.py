@@ -1,4 +1,5 @@
-"""Collectives over named axes: psum, pmax, pmin, pmean, all_gather, axis_index. A name is
+"""Collectives over named axes that reduce: psum, pmax, pmin, pmean; and axis_index
+(collective_exchange.py has those that move data). A name is
 bound by vmap(axis_name=...) (whose batch rules below reduce or gather over the batch) or
 by pmap (whose XLA program runs them as cross-replica collectives: the `lower` rules).
 Imports core, interpreters, backends.stablehlo, tree_util and the lax families."""
@@ -8,32 +9,26 @@ import functools
 
 import numpy as np
 
-from pyjax._src import dtypes, tree_util
+from pyjax._src import config, dtypes, tree_util
 from pyjax._src.backends import stablehlo as hlo
 from pyjax._src.core.avals import ShapedArray, get_aval
-from pyjax._src.core.trace import NO_TRANSPOSE, RuleFactory, define_primitive
+from pyjax._src.core.trace import NO_TRANSPOSE, RuleFactory, Tracer, define_primitive
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters.ad import Zero
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import reductions as red
-from pyjax._src.lax import slicing
 from pyjax._src.lax import structural as st
+from pyjax._src import sharding as sharding_mod
 from pyjax._src.sharding import PartitionSpec
 
 
-def _names(axis_name):
+def axis_names(axis_name, api):
+    """The named axes a collective called `api` runs over, as a tuple; NameError (JAX's
+    message) when nothing binds one of them."""
     names = tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
     for name in names:
-        batching.axis_env_size(name)    # NameError when no vmap/pmap binds it
+        batching.axis_env_size(name, api)
     return names
-
-
-def _single_name(axis_name, what):
-    names = _names(axis_name)
-    if len(names) != 1:
-        raise NotImplementedError(f"{what} over several axes at once ({axis_name}) is not "
-                                  "supported; nest the calls, one axis each.")
-    return names[0]
 
 
 def _unbound_impl(*args, **params):
@@ -161,7 +156,7 @@ pmin_p = define_primitive("pmin", multiple_results=True, impl=_unbound_impl,
 
 
 def _reduce_leaves(prim, x, axis_name):
-    names = _names(axis_name)
+    names = axis_names(axis_name, prim.name)
     leaves, tree = tree_util.tree_flatten(x)
     if not leaves:
         return x
@@ -210,87 +205,6 @@ def _no_groups(axis_index_groups):
         raise NotImplementedError("axis_index_groups is not supported.")
 
 
-# --- all_gather -------------------------------------------------------------------------
-
-def _all_gather_abstract_eval(x, *, axis_name, axis_size, all_gather_dimension, tiled):
-    shape = list(x.shape)
-    if tiled:
-        shape[all_gather_dimension] *= axis_size
-    else:
-        shape.insert(all_gather_dimension, axis_size)
-    return ShapedArray(shape, x.dtype, x.weak_type)
-
-
-def _all_gather_batch(axis, args, dims, *, axis_name, axis_size, all_gather_dimension,
-                      tiled):
-    (x,), (d,) = args, dims
-    params = dict(axis_name=axis_name, axis_size=axis_size, tiled=tiled)
-    if axis_name != axis.name:   # an enclosing axis: gather around our batch dim
-        if d is None:
-            return all_gather_p.bind(x, all_gather_dimension=all_gather_dimension,
-                                     **params), None
-        return all_gather_p.bind(batching.moveaxis(x, d, 0),
-                                 all_gather_dimension=all_gather_dimension + 1,
-                                 **params), 0
-    # Every member gets the stack of all members' values: the batch, unbatched.
-    out = batching.move_or_broadcast(x, d, all_gather_dimension, axis.size)
-    if tiled:
-        shape = list(get_aval(out).shape)
-        shape[all_gather_dimension:all_gather_dimension + 2] = [
-            shape[all_gather_dimension] * shape[all_gather_dimension + 1]]
-        out = st.reshape(out, shape)
-    return out, None
-
-
-def _all_gather_transpose(ct, x, *, axis_name, axis_size, all_gather_dimension, tiled):
-    # Sum the cotangents of all members, then keep this member's slice (psum_scatter).
-    (summed,) = psum_p.bind(ct, axes=(axis_name,))
-    index = axis_index_p.bind(axis_name=axis_name)
-    if tiled:
-        n = x.aval.shape[all_gather_dimension]
-        return [slicing.dynamic_slice_in_dim(summed, ew.mul(index, np.int32(n)), n,
-                                             all_gather_dimension,
-                                             allow_negative_indices=False)]
-    return [slicing.dynamic_index_in_dim(summed, index, all_gather_dimension,
-                                         keepdims=False, allow_negative_indices=False)]
-
-
-def _all_gather_lower(ctx, x, *, axis_name, axis_size, all_gather_dimension, tiled):
-    if not tiled:   # gather size-1 slabs along a new dimension
-        shape = list(x.aval.shape)
-        shape.insert(all_gather_dimension, 1)
-        x = ctx.reshape(x, shape)
-    return ctx.op("stablehlo.all_gather", [x], ctx.avals_out[0].strip_weak_type(),
-                  {"all_gather_dim": hlo.i64_attr(all_gather_dimension),
-                   **ctx.module.collective_attrs((axis_name,))})
-
-
-all_gather_p = define_primitive(
-    "all_gather", impl=_unbound_impl, abstract_eval=_all_gather_abstract_eval,
-    jvp=ad.linear_jvp, transpose=_all_gather_transpose, batch=_all_gather_batch,
-    lower=_all_gather_lower, is_collective=True, batch_needs_axis=True)
-
-
-def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
-    """Every member gets the values of all members of the named axis, stacked along a new
-    dimension `axis` (or concatenated along `axis` when tiled)."""
-    _no_groups(axis_index_groups)
-    name = _single_name(axis_name, "all_gather")
-    size = batching.axis_env_size(name)
-
-    def gather(v):
-        ndim = get_aval(v).ndim
-        bound = ndim if tiled else ndim + 1
-        if not -bound <= axis < bound:
-            raise ValueError(f"all_gather axis {axis} is out of bounds for an operand of "
-                             f"rank {ndim} (tiled={tiled}).")
-        if tiled and ndim == 0:
-            raise ValueError("all_gather with tiled=True needs operands of rank >= 1.")
-        return all_gather_p.bind(v, axis_name=name, axis_size=size,
-                                 all_gather_dimension=axis % bound, tiled=bool(tiled))
-    return tree_util.tree_map(gather, x)
-
-
 # --- axis_index -------------------------------------------------------------------------
 
 def _axis_index_batch(axis, args, dims, *, axis_name):
@@ -333,7 +247,7 @@ axis_index_p = define_primitive(
 def axis_index(axis_name):
     """This member's position (int32) along the named axis; for a tuple of axes, its
     position in their product, the first axis outermost (as JAX numbers it)."""
-    names = _names(axis_name)
+    names = axis_names(axis_name, "axis_index")
     index = None
     for name in names:
         position = axis_index_p.bind(axis_name=name)
@@ -342,7 +256,7 @@ def axis_index(axis_name):
     return index if index is not None else np.int32(0)
 
 
-collective_primitives = (psum_p, pmax_p, pmin_p, all_gather_p, axis_index_p)
+collective_primitives = (psum_p, pmax_p, pmin_p, axis_index_p)
 
 
 _PCAST_TARGETS = ("varying", "reduced", "unreduced")
@@ -360,8 +274,17 @@ def pcast(x, axis_name, *, to: str):
     if to not in _PCAST_TARGETS:
         raise ValueError("Got unexpected `to` value. Allowed `to` values are: "
                          f"{set(_PCAST_TARGETS)}")
-    _names(axis_name)
     if to != "varying":
         raise NotImplementedError(f"lax.pcast(to={to!r}): pyjax does not type reduced or "
                                   "unreduced values (sharding in types).")
+    names = axis_name if isinstance(axis_name, tuple) else (axis_name,)
+    mesh = sharding_mod.get_abstract_mesh()
+    if config.remove_size_one_mesh_axis_from_type.value and not mesh.empty:
+        names = tuple(n for n in names if n not in mesh.shape or mesh.shape[n] != 1)
+    if not names:
+        return x
+    if any(not isinstance(v, Tracer) for v in tree_util.tree_leaves(x)) and not all(
+            batching.is_bound(n) for n in names):
+        raise ValueError("pvary should be called under jax.shard_map.")
+    axis_names(names, "pvary")
     return x

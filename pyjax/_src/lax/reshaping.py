@@ -10,15 +10,17 @@ import operator
 import numpy as np
 
 from pyjax._src import dtypes
+from pyjax._src.array import Array
 from pyjax._src.backends import stablehlo as hlo
 from pyjax._src.core.avals import get_aval
-from pyjax._src.core.trace import define_primitive
+from pyjax._src.core.trace import Tracer, define_primitive
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters.ad import Zero
 from pyjax._src.lax import builders as b
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import reductions as red
 from pyjax._src.lax import structural as st
+from pyjax._src.lax import transfers
 from pyjax._src.util import canonicalize_axis
 
 
@@ -257,14 +259,28 @@ def collapse(operand, start_dimension, stop_dimension=None):
     return st.reshape(operand, shape[:lo] + (size,) + shape[hi:])
 
 
+def full(shape, fill_value, dtype=None, *, sharding=None):
+    """An array of `shape` filled with fill_value (a scalar), laid out as `sharding`
+    when one is given (outside jit; inside, as JAX, it is ignored)."""
+    out = st.full(shape, fill_value, dtype)
+    return out if sharding is None or isinstance(out, Tracer) else \
+        transfers.place(out, sharding)
+
+
 def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
     """An array shaped like x (or `shape`) filled with fill_value, in x's dtype unless
-    `dtype` is given; weak-typed when x is and no dtype is given."""
+    `dtype` is given; weak-typed when x is and no dtype is given. Placed as `sharding`
+    says, or (as JAX) as a committed, not weak-typed x is when the shape is x's or x is
+    replicated."""
     aval = get_aval(x)
     out_dtype = aval.dtype if dtype is None else dtypes.canonicalize_dtype(dtype)
     out_shape = aval.shape if shape is None else tuple(shape)
-    out = st.full(out_shape, fill_value, out_dtype)
-    if dtype is None and aval.weak_type:
+    weak = dtype is None and aval.weak_type
+    if (sharding is None and type(x) is Array and x.committed and not weak
+            and (out_shape == aval.shape or x.sharding.is_fully_replicated)):
+        sharding = x.sharding
+    out = full(out_shape, fill_value, out_dtype, sharding=sharding)
+    if weak:
         out = ew.convert_element_type_p.bind(out, new_dtype=out_dtype, weak_type=True)
     return out
 

@@ -8,7 +8,8 @@ import enum
 
 import numpy as np
 
-from pyjax._src.array import Array, as_array
+from pyjax._src import sharding as sharding_mod
+from pyjax._src.array import Array, as_array, sharded_array
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.core.avals import get_aval
 from pyjax._src.core.trace import define_primitive
@@ -45,6 +46,18 @@ def _place(x, device):
     buffer = None if xla is None else xla.put(value, x.aval, device)
     return Array(None if buffer is not None else value, aval=x.aval, device=device,
                  committed=True, buffer=buffer)
+
+
+def place(x, sharding):
+    """x (a concrete value) committed where `sharding` says: on its one device, or laid
+    out over the devices of a NamedSharding's mesh."""
+    if isinstance(sharding, sharding_mod.SingleDeviceSharding):
+        return _place(x, sharding.device)
+    x = as_array(x)
+    value = np.asarray(x)
+    if devices_mod.xla_runtime() is None:   # the NumPy executor: one host value
+        return Array(value, aval=x.aval, committed=True, sharding=sharding)
+    return sharded_array(value, x.aval, sharding)
 
 
 def _device_put_jvp(primals, tangents, *, devices, srcs, copy_semantics):
