@@ -25,7 +25,7 @@ from jaxlib import _profiler  # type: ignore[attr-defined]
 
 from pyjax._src import config, errors, tree_util
 from pyjax._src import sharding as sharding_mod
-from pyjax._src.array import Array
+from pyjax._src.array import Array, device_results
 from pyjax._src.backends import compile_cache
 from pyjax._src.backends.argument_kinds import NO_FIT, CommittedKind, HostArrayKind
 from pyjax._src.core.avals import ShapedArray
@@ -373,11 +373,10 @@ class _Runner:
         for i in self.donated:
             if type(leaves[i]) is Array:
                 leaves[i].delete("donated")
-        if self.single_output:   # most programs: no list, no pytree
-            return Array(None, False, device, self.committed, self.out_avals[0], outs[0])
-        committed = self.committed
-        return tree_util.tree_unflatten(self.out_tree, [
-            Array(None, False, device, committed, a, o) for a, o in zip(self.out_avals, outs)])
+        results = device_results(self.out_avals, outs, device, self.committed)
+        if self.single_output:   # most programs: no pytree
+            return results[0]
+        return self.out_tree.unflatten(results)
 
 
 def _execute_and_wait(execute_sharded, bufs, handlers):
