@@ -440,8 +440,7 @@ class Executable:
                     self._handlers[committed])
         except _jax.JaxRuntimeError as err:
             raise errors.JaxRuntimeError(f"running jit({self.name}) failed: {err}") from None
-        results = [Array(None, False, device, committed, a, o)
-                   for a, o in zip(self.out_avals, outs)]
+        results = device_results(self.out_avals, outs, device, committed)
         if self._any_float0:
             results = [Array(np.zeros(a.shape, FLOAT0), aval=a, device=device,
                              committed=committed) if z else r
