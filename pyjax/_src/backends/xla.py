@@ -373,10 +373,10 @@ class _Runner:
         for i in self.donated:
             if type(leaves[i]) is Array:
                 leaves[i].delete("donated")
-        results = device_results(self.out_avals, outs, device, self.committed)
-        if self.single_output:   # most programs: no pytree
-            return results[0]
-        return self.out_tree.unflatten(results)
+        if self.single_output:   # most programs: no list, no pytree
+            return Array(None, False, device, self.committed, self.out_avals[0], outs[0])
+        return self.out_tree.unflatten(
+            device_results(self.out_avals, outs, device, self.committed))
 
 
 def _execute_and_wait(execute_sharded, bufs, handlers):
