@@ -45,7 +45,7 @@ PROGRAMS = {
 def run_child(framework, only, cpu_time):
     """Runs every program and times its step in this process; prints {row: {"result":
     ..., "step": seconds} or {"error": message}} as JSON."""
-    sys.path[:0] = [HERE, os.path.join(ROOT, "tests")]
+    sys.path[:0] = [HERE, os.path.join(ROOT, "tests", "ecosystem")]
     if framework == "pyjax":
         import pyjax
         pyjax.alias_jax()

@@ -263,6 +263,9 @@ class JitCache:
                                 (out_shardings, "out_shardings")):
             sharding_mod.check_constrained(shardings, f"jit's {what}")
         self.in_shardings, self.out_shardings = in_shardings, out_shardings   # prefixes
+        # Prefixes of only Nones (flax's nnx.jit passes such) leave every placement to
+        # XLA, as no prefix does: such calls take the fast path, not a partitioned one.
+        self.places = _asks_placement(in_shardings) or _asks_placement(out_shardings)
         self.entries = {}      # (in_tree, statics, in_avals, trace state) -> CacheEntry
         self.fast_calls = {}   # self.signature(args, kwargs) -> _FastCall
         self.latest = _no_fast_call   # the fast call tried first: the latest signature's
@@ -427,6 +430,9 @@ class JitCache:
                               inline=self.inline, keep_unused=self.keep_unused)
             return tree_util.tree_unflatten(entry.out_tree, outs)
         dispatch.check_execution_allowed(self.debug_name)
+        if not self.places and (self.in_shardings is not None
+                                or self.out_shardings is not None):
+            self.leaf_shardings(args, kwargs, entry)   # its prefixes must fit, as JAX checks
         if self.partitioned(entry.closed_jaxpr, leaves):   # one SPMD program; no fast call
             arrays = [x if type(x) is Array else dispatch.host_to_array(x, a)
                       for x, a in zip(leaves, entry.in_avals)]
@@ -450,7 +456,7 @@ class JitCache:
     # -- shardings -------------------------------------------------------------------
     def partitioned(self, closed, leaves):
         """Whether this call runs as a program partitioned over a mesh."""
-        return (self.in_shardings is not None or self.out_shardings is not None
+        return (self.places
                 or any(type(x) is Array and x._sharding is not None for x in leaves)
                 or dispatch.is_partitioned(closed))
 
@@ -616,6 +622,13 @@ class Traced:
         return tree_util.tree_unflatten(self._entry.out_tree, [
             shapes.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
             for a in self._entry.closed_jaxpr.out_avals])
+
+
+def _asks_placement(shardings) -> bool:
+    """Whether a jit in_shardings/out_shardings prefix names any Sharding or PartitionSpec
+    (None entries leave the placement to XLA)."""
+    is_leaf = lambda x: isinstance(x, (sharding_mod.Sharding, sharding_mod.PartitionSpec))
+    return bool(tree_util.tree_leaves(shardings, is_leaf=is_leaf))
 
 
 def _described_sharding(leaf):

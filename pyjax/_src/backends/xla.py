@@ -25,7 +25,7 @@ from jaxlib import _profiler  # type: ignore[attr-defined]
 
 from pyjax._src import config, errors, tree_util
 from pyjax._src import sharding as sharding_mod
-from pyjax._src.array import Array
+from pyjax._src.array import Array, device_results
 from pyjax._src.backends import compile_cache
 from pyjax._src.backends.argument_kinds import NO_FIT, CommittedKind, HostArrayKind
 from pyjax._src.core.avals import ShapedArray
@@ -375,9 +375,8 @@ class _Runner:
                 leaves[i].delete("donated")
         if self.single_output:   # most programs: no list, no pytree
             return Array(None, False, device, self.committed, self.out_avals[0], outs[0])
-        committed = self.committed
-        return tree_util.tree_unflatten(self.out_tree, [
-            Array(None, False, device, committed, a, o) for a, o in zip(self.out_avals, outs)])
+        return self.out_tree.unflatten(
+            device_results(self.out_avals, outs, device, self.committed))
 
 
 def _execute_and_wait(execute_sharded, bufs, handlers):
@@ -441,8 +440,7 @@ class Executable:
                     self._handlers[committed])
         except _jax.JaxRuntimeError as err:
             raise errors.JaxRuntimeError(f"running jit({self.name}) failed: {err}") from None
-        results = [Array(None, False, device, committed, a, o)
-                   for a, o in zip(self.out_avals, outs)]
+        results = device_results(self.out_avals, outs, device, committed)
         if self._any_float0:
             results = [Array(np.zeros(a.shape, FLOAT0), aval=a, device=device,
                              committed=committed) if z else r

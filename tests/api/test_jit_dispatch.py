@@ -1,0 +1,106 @@
+"""What jit's cached calls return and which path they take: results built by the lean
+runner are ordinary Arrays, and shardings prefixes of only None (flax's nnx.jit passes
+`out_shardings=(None, [None])`) leave calls on the fast path, as no prefix does, with
+JAX's results (uncommitted outputs of uncommitted inputs) and JAX's prefix errors."""
+import threading
+
+import numpy as np
+import pytest
+
+import pyjax as jax
+import pyjax.numpy as jnp
+from pyjax._src.array import Array
+from pyjax._src.backends import dispatch
+
+
+def _step(params, x):
+    new = jax.tree_util.tree_map(lambda p: p - 0.5 * x, params)
+    return new, jnp.sum(x)
+
+
+def test_runner_results_are_complete_arrays():
+    params = [{"w": jnp.ones((2, 2)), "b": jnp.zeros(2)} for _ in range(3)]
+    f = jax.jit(_step)
+    for _ in range(3):   # the later calls run the cached fast call
+        params, total = f(params, jnp.float32(1.0))
+    assert len(f._jit.fast_calls) == 1
+    for leaf in jax.tree_util.tree_leaves(params):
+        assert type(leaf) is Array and isinstance(leaf, jax.Array)
+        assert not leaf.committed and not leaf.is_deleted()
+        assert leaf.sharding == jax.sharding.SingleDeviceSharding(jax.devices()[0])
+        assert leaf.block_until_ready() is leaf and leaf.is_ready()
+    np.testing.assert_array_equal(params[0]["w"], np.full((2, 2), -0.5, np.float32))
+    np.testing.assert_array_equal(params[2]["b"], np.full(2, -1.5, np.float32))
+    assert float(total) == 1.0 and total.shape == () and not total.weak_type
+    weak = jax.jit(lambda x: x * 2)(3.0)   # a Python float in: a weakly typed result
+    assert weak.weak_type and weak.dtype == np.float32 and float(weak) == 6.0
+    # results are values: deleting one leaves its neighbours alone
+    first, second = params[0]["w"], params[0]["b"]
+    first.delete()
+    assert first.is_deleted() and not second.is_deleted()
+    np.testing.assert_array_equal(second, np.full(2, -1.5, np.float32))
+
+
+def test_committed_inputs_give_committed_results():
+    x = jax.device_put(jnp.arange(3.0), jax.devices()[0])
+    f = jax.jit(lambda v: (v + 1, v * 2))
+    for _ in range(2):
+        a, b = f(x)
+    assert a.committed and b.committed
+    assert a.device == b.device == jax.devices()[0]
+
+
+def test_donated_argument_is_deleted_on_the_fast_path():
+    f = jax.jit(lambda v: v + 1, donate_argnums=0)
+    x = jnp.arange(4.0)
+    for _ in range(3):
+        x = f(x)
+    old = jnp.arange(4.0)
+    f(old)
+    assert old.is_deleted()
+    np.testing.assert_array_equal(x, np.arange(4.0) + 3)
+
+
+def test_shardings_of_only_none_take_the_fast_path(monkeypatch):
+    partitioned = []
+    run_sharded = dispatch.run_sharded
+    monkeypatch.setattr(dispatch, "run_sharded",
+                        lambda *a, **k: partitioned.append(1) or run_sharded(*a, **k))
+    f = jax.jit(lambda x: (x + 1, [x * 2]), in_shardings=None,
+                out_shardings=(None, [None]))
+    for _ in range(3):
+        out = f(jnp.ones(2))
+    assert len(f._jit.fast_calls) == 1 and not partitioned
+    # as in JAX 0.10.2: (Array([2., 2.], dtype=float32), [Array([2., 2.], ...)]), and
+    # out[0]._committed is False
+    assert not out[0].committed and not out[1][0].committed
+    np.testing.assert_array_equal(out[1][0], [2.0, 2.0])
+
+
+def test_shardings_of_only_none_still_check_the_prefix():
+    g = jax.jit(lambda x: (x + 1, x * 2), out_shardings=(None, None, None))
+    # JAX 0.10.2: ValueError ... "different lengths of tuple at key path pjit out_shardings"
+    with pytest.raises(ValueError, match="out_shardings"):
+        g(jnp.ones(2))
+
+
+def test_fast_calls_from_threads():
+    f = jax.jit(_step)
+    params = [{"w": jnp.ones((2, 2)), "b": jnp.zeros(2)} for _ in range(2)]
+    f(params, jnp.float32(1.0))
+    results, errors = [], []
+
+    def worker():
+        try:
+            p = params
+            for _ in range(20):
+                p, _ = f(p, jnp.float32(1.0))
+            results.append(float(p[1]["w"][0, 0]))
+        except Exception as err:   # noqa: BLE001 - reported below
+            errors.append(err)
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and results == [-9.0] * 4
