@@ -222,7 +222,7 @@ def test_split_and_tile(executor):
     close(lax.tile(x, (2, 1)), np.tile(x, (2, 1)))
     close(jax.jit(lambda v: lax.tile(v, (1, 3)))(x), np.tile(x, (1, 3)))
     assert lax.tile(np.array([[1], [2]]), (1, 3)).tolist() == [[1, 1, 1], [2, 2, 2]]
-    with pytest.raises(ValueError, match="sum to 5"):
+    with pytest.raises(ValueError, match="Sum of sizes 5 must be equal"):
         lax.split(x, (2, 3), axis=1)
     with pytest.raises(ValueError, match="one entry per operand dimension"):
         lax.tile(x, (2,))

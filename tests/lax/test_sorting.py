@@ -115,7 +115,7 @@ def test_lax_sort_errors():
         lax.sort((jnp.ones(3), jnp.ones(4)))
     with pytest.raises(ValueError, match="num_keys"):
         lax.sort((jnp.ones(3), jnp.ones(3)), num_keys=3)
-    with pytest.raises(ValueError, match="must be no larger than minor dimension"):
+    with pytest.raises(ValueError, match="must be no larger than size along axis"):
         lax.top_k(jnp.ones(3), 4)
     with pytest.raises(ValueError, match="nonnegative"):
         lax.top_k(jnp.ones(3), -1)

@@ -515,7 +515,8 @@ def _int_tuple(values, n, what, default=1):
         return (default,) * n
     values = tuple(operator.index(v) for v in values)
     if len(values) != n:
-        raise ValueError(f"{what} {values} must have one entry per spatial dimension ({n})")
+        raise ValueError(f"conv_general_dilated window and {what} must have the same number "
+                         f"of dimensions, but got {n} and {len(values)}")
     return values
 
 
@@ -523,8 +524,8 @@ def _explicit_padding(padding, nsp):
     try:
         pads = tuple((operator.index(lo), operator.index(hi)) for lo, hi in padding)
     except (TypeError, ValueError):
-        raise TypeError(f"padding must be 'SAME', 'SAME_LOWER', 'VALID' or a sequence of "
-                        f"(low, high) integer pairs, got {padding!r}") from None
+        raise ValueError(f"padding argument to conv_general_dilated should be a string or a "
+                         f"sequence of (low, high) pairs, got {padding!r}") from None
     if len(pads) != nsp:
         raise ValueError(f"padding {padding} must have one (low, high) pair per spatial "
                          f"dimension ({nsp})")

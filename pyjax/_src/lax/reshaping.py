@@ -29,11 +29,10 @@ def _split_abstract_eval(x, *, sizes, axis):
         raise ValueError(f"lax.split: axis {axis} is out of bounds for an operand of rank "
                          f"{x.ndim}.")
     if any(s < 0 for s in sizes):
-        raise ValueError(f"lax.split: sizes must be nonnegative, got {sizes}.")
+        raise ValueError(f"Sizes passed to split must be nonnegative, got {list(sizes)}")
     if sum(sizes) != x.shape[axis]:
-        raise ValueError(f"lax.split: the sizes {sizes} sum to {sum(sizes)}, but dimension "
-                         f"{axis} of the operand shape {x.shape} is {x.shape[axis]}; they "
-                         "must be equal.")
+        raise ValueError(f"Sum of sizes {sum(sizes)} must be equal to dimension {axis} of "
+                         f"the operand shape {list(x.shape)}")
     return [x.update(shape=x.shape[:axis] + (s,) + x.shape[axis + 1:]) for s in sizes]
 
 
