@@ -95,7 +95,7 @@ def padtype_to_pads(in_shape, window_shape, window_strides, padding):
     pads = []
     for size, window, stride in zip(in_shape, window_shape, window_strides):
         out = -(-size // stride)
-        total = max((out - 1) * stride + window - size, 0)
+        total = int(max((out - 1) * stride + window - size, 0))   # Python ints, as JAX's
         small, big = total // 2, total - total // 2
         pads.append((small, big) if kind == "SAME" else (big, small))
     return pads
@@ -587,11 +587,14 @@ def conv_with_general_padding(lhs, rhs, window_strides, padding, lhs_dilation, r
 
 
 def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numbers=None,
-                   transpose_kernel=False, precision=None, preferred_element_type=None):
+                   transpose_kernel=False, precision=None, preferred_element_type=None,
+                   use_consistent_padding=False):
     """The 'deconvolution': a convolution over the input dilated by `strides`, padded so
     that the output grows by the stride ('SAME') or by the kernel overhang ('VALID').
     transpose_kernel flips the kernel's spatial dims and swaps its I/O roles, giving the
-    gradient of conv_general_dilated with respect to its input."""
+    gradient of conv_general_dilated with respect to its input. Explicit (low, high)
+    pairs pad the dilated input, unless use_consistent_padding: then they are the forward
+    convolution's padding, as the strings are (PyTorch's convention)."""
     lhs_aval, rhs_aval = get_aval(lhs), get_aval(rhs)
     nsp = lhs_aval.ndim - 2
     if dimension_numbers is None:   # TensorFlow's layouts, as JAX defaults to here
@@ -619,6 +622,9 @@ def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numb
                 total, before = k + s - 2 + max(k - s, 0), k - 1
             pads.append((before, total - before))
         padding = pads
+    elif use_consistent_padding:
+        padding = [(k - 1 - lo, k - 1 - hi)
+                   for k, (lo, hi) in zip(kernel, _explicit_padding(padding, nsp))]
     if transpose_kernel:
         rhs = st.rev(rhs, tuple(dnums.rhs_spec[2:]))
         dnums = dnums._replace(rhs_spec=_swap_roles(dnums.rhs_spec))
