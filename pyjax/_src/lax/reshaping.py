@@ -281,7 +281,17 @@ def broadcast_to_rank(x, rank):
 
 def broadcast_shapes(*shapes):
     """The NumPy-style broadcast of shapes (trailing alignment; size-1 dims stretch)."""
-    shapes = [tuple(operator.index(d) for d in s) for s in shapes]
+    try:
+        shapes = [tuple(operator.index(d) for d in s) for s in shapes]
+    except TypeError:
+        bad = next((s for s in shapes if not hasattr(s, "__iter__")
+                    or not all(hasattr(d, "__index__") for d in s)), shapes)
+        raise TypeError(f"Shapes must be 1D sequences of concrete values of integer type, "
+                        f"got {bad}.") from None
+    for s in shapes:
+        if any(d < 0 for d in s):
+            raise TypeError(f"Only non-negative indices are allowed when broadcasting "
+                            f"static shapes, but got shape {s}.")
     if not shapes:
         return ()
     rank = max(len(s) for s in shapes)
