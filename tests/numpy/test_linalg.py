@@ -391,3 +391,29 @@ def test_svd_algorithms_of_other_platforms():
     x = np.ones((3, 3), np.float32)
     with pytest.raises(NotImplementedError, match="Jacobi and Polar"):
         lax.linalg.svd(x, algorithm=lax.linalg.SvdAlgorithm.JACOBI)
+
+
+def test_det_gradient_of_singular_matrices_matches_jax():
+    """d det = tr(adj(a) da), finite where a is singular (JAX 0.10.2's values)."""
+    np.testing.assert_array_equal(pyjax.grad(jnp.linalg.det)(np.zeros((2, 2), np.float32)),
+                                  np.zeros((2, 2)))
+    corank1 = np.array([[1.0, 2.0], [2.0, 4.0]], np.float32)
+    np.testing.assert_allclose(pyjax.grad(jnp.linalg.det)(corank1), [[4, -2], [-2, 1]])
+    hessian = pyjax.jacfwd(pyjax.grad(jnp.linalg.det))(np.eye(2, dtype=np.float32))
+    np.testing.assert_allclose(hessian, [[[[0, 0], [0, 1]], [[0, 0], [-1, 0]]],
+                                         [[[0, -1], [0, 0]], [[1, 0], [0, 0]]]])
+
+
+def test_lstsq_of_a_zero_matrix_matches_numpy():
+    x, resid, rank, s = jnp.linalg.lstsq(np.zeros((2, 2)), np.ones((2, 2)), numpy_resid=True)
+    np.testing.assert_array_equal(x, np.zeros((2, 2)))
+    assert resid.shape == (0,) and int(rank) == 0
+    _, resid, rank, _ = jnp.linalg.lstsq(np.zeros((2, 1)), np.ones((2, 1)), numpy_resid=True)
+    assert resid.shape == (0,) and int(rank) == 0
+
+
+def test_vecdot_axis_is_each_operands_own():
+    x = np.arange(8.0).reshape(2, 2, 2).astype(np.float32)
+    y = np.arange(4.0).reshape(2, 2).astype(np.float32) + 1
+    assert jnp.linalg.vecdot(x, y, axis=0).tolist() == [[12, 22], [20, 34]]
+    assert jnp.linalg.vecdot(x, y, axis=1).tolist() == [[4, 15], [16, 43]]
