@@ -417,3 +417,30 @@ def test_vecdot_axis_is_each_operands_own():
     y = np.arange(4.0).reshape(2, 2).astype(np.float32) + 1
     assert jnp.linalg.vecdot(x, y, axis=0).tolist() == [[12, 22], [20, 34]]
     assert jnp.linalg.vecdot(x, y, axis=1).tolist() == [[4, 15], [16, 43]]
+
+
+def test_householder_product_matches_jax():
+    """Q from Householder reflectors, as LAPACK's orgqr (values from JAX 0.10.2)."""
+    r = np.random.RandomState(0)
+    a = r.randn(2, 5, 3).astype(np.float32)
+    taus = r.randn(2, 2).astype(np.float32)
+    q = lax.linalg.householder_product(a, taus)
+    assert q.shape == (2, 5, 3)
+    np.testing.assert_allclose(np.asarray(q)[1, :2],
+                               [[1.8878, -4.4875, -3.5391], [0.2779, 1.5759, 0.6043]],
+                               atol=1e-4)
+    with pytest.raises(ValueError, match="k <= n <= m"):
+        lax.linalg.householder_product(a, np.ones((2, 4), np.float32))
+
+
+def test_symmetric_product():
+    r = np.random.RandomState(0)
+    a = r.randn(3, 4, 2).astype(np.float32)
+    c = r.randn(3, 4, 4).astype(np.float32)
+    c = c + np.swapaxes(c, -1, -2)
+    full = lax.linalg.symmetric_product(a, c, alpha=2.0, beta=0.5, symmetrize_output=True)
+    np.testing.assert_allclose(full, 2 * np.einsum("bij,bkj->bik", a, a) + 0.5 * c,
+                               rtol=1e-5, atol=1e-5)
+    batched = pyjax.vmap(lambda a, c: lax.linalg.symmetric_product(a, c))(a, c)
+    np.testing.assert_allclose(np.tril(batched), np.tril(np.einsum("bij,bkj->bik", a, a)),
+                               rtol=1e-5, atol=1e-5)
