@@ -134,6 +134,13 @@ CASES = [
          lambda: lax.reduce_window(x, 0.0, lax.add, (2, 2), (1, 1), "FOO")),
     case("fft_bad_type", ValueError, "fft_type 'FOO'", lambda: lax.fft(x, "FOO", (3,))),
     # --- convolution ------------------------------------------------------------------------------
+    case("conv_ranks_given_dimension_numbers", ValueError,
+         "lhs and rhs must have the same number of dimensions",
+         lambda: lax.conv_general_dilated(
+             jnp.ones((1, 1, 1)), jnp.ones((1, 1, 1, 1)), (1,), ((0, 0),),
+             dimension_numbers=lax.ConvDimensionNumbers((0, 1, 2), (0, 1, 2), (0, 1, 2)))),
+    case("reduce_repeated_dimensions", ValueError, "duplicate value in 'axes' of reduction",
+         lambda: lax.reduce(jnp.arange(3), 0, lax.add, (0, 0))),
     case("conv_ranks", TypeError, "ndim to be equal",
          lambda: lax.conv(jnp.ones((1, 1, 4)), jnp.ones((1, 1, 2, 2)), (1, 1), "VALID")),
     case("conv_scalars", TypeError, "batch .*and a feature dimension",

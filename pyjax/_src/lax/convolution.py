@@ -49,6 +49,10 @@ def conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers):
     tuple of three layout strings such as ('NHWC', 'HWIO', 'NHWC')."""
     ndim = len(lhs_shape)
     if len(rhs_shape) != ndim:
+        if isinstance(dimension_numbers, ConvDimensionNumbers):   # JAX's shape rule says it
+            raise ValueError(f"conv_general_dilated lhs and rhs must have the same number of "
+                             f"dimensions, but got {tuple(lhs_shape)} and "
+                             f"{tuple(rhs_shape)}.")
         raise TypeError(f"convolution requires lhs and rhs ndim to be equal, got "
                         f"{len(lhs_shape)} and {len(rhs_shape)}.")
     if dimension_numbers is None:

@@ -956,6 +956,8 @@ def reduce(operands, init_values, computation, dimensions):
     flat_ops, inits, tree = _flat_args("reduce", operands, init_values)
     ndim = get_aval(flat_ops[0]).ndim
     from pyjax._src.util import canonicalize_axes
+    if len(set(dimensions)) != len(tuple(dimensions)):
+        raise ValueError(f"duplicate value in 'axes' of reduction: {tuple(dimensions)}")
     dims = canonicalize_axes(tuple(dimensions), ndim, "dimension")
     avals = [ShapedArray((), get_aval(x).dtype) for x in flat_ops]
     closed = _trace_reducer("reduce", computation, tree, avals)
