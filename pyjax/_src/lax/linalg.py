@@ -51,10 +51,12 @@ def _H(x):
 
 
 def _matmul(a, b_):
-    """a @ b_ for operands of equal rank and equal batch dimensions."""
+    """a @ b_ for operands of equal rank and equal batch dimensions, at the highest
+    precision (as JAX's linear-algebra rules compute theirs)."""
     n = get_aval(a).ndim
     batch = tuple(range(n - 2))
-    return ldot.dot_general(a, b_, (((n - 1,), (n - 2,)), (batch, batch)))
+    return ldot.dot_general(a, b_, (((n - 1,), (n - 2,)), (batch, batch)),
+                            precision="highest")
 
 
 def _mask(x, keep):
@@ -698,7 +700,7 @@ def householder_product(a, taus):
     for i in reversed(range(k)):   # Q = H_1 (H_2 (... (H_k I)))
         v = sl.slice_in_dim(reflectors, i, i + 1, axis=a_aval.ndim - 1)        # (..., m, 1)
         w = ldot.dot_general(_conj(v), q, (((a_aval.ndim - 2,), (a_aval.ndim - 2,)),
-                                           (batch, batch)))                     # (..., 1, n)
+                                           (batch, batch)), precision="highest")  # (..., 1, n)
         tau = st.expand_dims(sl.slice_in_dim(taus, i, i + 1, axis=t_aval.ndim - 1),
                              (t_aval.ndim,))                                    # (..., 1, 1)
         q = ew.sub(q, ew.mul(tau, _matmul(v, w)))
