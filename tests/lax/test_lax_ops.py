@@ -678,3 +678,21 @@ def test_dynamic_slice_negative_starts_count_from_the_end():
         lax.dynamic_slice(x, (-1,), (2,), allow_negative_indices=False)
     # jnp indexing normalises once, then clamps (x[-7] is x[0], as in JAX)
     assert int(x[-7]) == 0 and int(jax.jit(lambda x, i: x[i])(x, -7)) == 0
+
+
+def test_mul_out_dtype_converts_the_operands_first():
+    """lax.mul(out_dtype=) as in JAX 0.10.2: int8 2 * 100 is 200 in int32."""
+    x, y = np.full(2, 2, np.int8), np.full(2, 100, np.int8)
+    for f in (lax.mul, jax.jit(lax.mul, static_argnames="out_dtype")):
+        out = f(x, y, out_dtype=np.int32)
+        assert out.dtype == np.int32 and out.tolist() == [200, 200]
+    out = lax.mul(np.ones(2, np.float16) * 3, np.ones(2, np.float16) * 2, out_dtype=np.float32)
+    assert out.dtype == np.float32 and out.tolist() == [6.0, 6.0]
+
+
+def test_broadcast_in_dim_takes_unsorted_dimensions():
+    """Operand dimensions may land in any order (JAX 0.10.2's result)."""
+    x = np.arange(6.0).reshape(2, 3)
+    expected = [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]
+    assert lax.broadcast_in_dim(x, (3, 2), (1, 0)).tolist() == expected
+    assert jax.jit(lambda x: lax.broadcast_in_dim(x, (3, 2), (1, 0)))(x).tolist() == expected
