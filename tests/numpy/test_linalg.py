@@ -444,3 +444,10 @@ def test_symmetric_product():
     batched = pyjax.vmap(lambda a, c: lax.linalg.symmetric_product(a, c))(a, c)
     np.testing.assert_allclose(np.tril(batched), np.tril(np.einsum("bij,bkj->bik", a, a)),
                                rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [(0, 2), (2, 0), (0, 0)])
+@pytest.mark.parametrize("ord", [1, 2, np.inf, "fro", "nuc"])
+def test_norms_of_empty_matrices_are_zero(shape, ord):
+    """As in JAX 0.10.2 (its min-based orders still raise for a missing row or column)."""
+    assert float(jnp.linalg.matrix_norm(jnp.zeros(shape), ord=ord)) == 0.0

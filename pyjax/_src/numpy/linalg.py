@@ -484,6 +484,11 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     return norm(x, ord=ord, axis=(-2, -1), keepdims=keepdims)
 
 
+def _largest(values, axis, keepdims):
+    """The largest of nonnegative values: 0 for none (the norm of an empty matrix)."""
+    return red.max(values, axis=axis, keepdims=keepdims, initial=0)
+
+
 def norm(x, ord=None, axis=None, keepdims=False):
     """Vector or matrix norm, as numpy.linalg.norm: ord None/'fro'/'nuc'/inf/-inf/1/-1/
     2/-2 for matrices, any order for vectors."""
@@ -510,19 +515,19 @@ def norm(x, ord=None, axis=None, keepdims=False):
         out = uf.sqrt(red.sum(a * a, axis=axes, keepdims=keepdims))
     elif ord in (1, -1):
         colsum = red.sum(a, axis=r, keepdims=True)
-        pick = red.max if ord == 1 else red.min
-        out = pick(colsum, axis=axes, keepdims=keepdims)
+        out = _largest(colsum, axes, keepdims) if ord == 1 else \
+            red.min(colsum, axis=axes, keepdims=keepdims)
     elif ord in (np.inf, -np.inf):
         rowsum = red.sum(a, axis=c, keepdims=True)
-        pick = red.max if ord == np.inf else red.min
-        out = pick(rowsum, axis=axes, keepdims=keepdims)
+        out = _largest(rowsum, axes, keepdims) if ord == np.inf else \
+            red.min(rowsum, axis=axes, keepdims=keepdims)
     elif ord in (2, -2, "nuc"):
         moved = lnp.moveaxis(x, axes, (-2, -1))
         s = svd(moved, compute_uv=False)
         if ord == "nuc":
             out = red.sum(s, axis=-1)
         else:
-            out = s[..., 0] if ord == 2 else s[..., -1]
+            out = _largest(s, -1, False) if ord == 2 else red.min(s, axis=-1)
         if keepdims:
             out = lnp.expand_dims(out, sorted(axes))
     else:
