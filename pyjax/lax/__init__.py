@@ -102,6 +102,7 @@ _LAZY_FAMILIES = {
     "program": ("composite dce_sink dce_sink_p dtype optimization_barrier optimization_barrier_p "
         "platform_dependent shape_as_value stage stage_p"),
     "random_gamma": "random_gamma_grad",
+    "tokens": "after_all after_all_p create_token create_token_p precv psend",
     "transfers": "device_put_p",
     "rng": "RandomAlgorithm rng_bit_generator rng_bit_generator_p rng_uniform rng_uniform_p",
     "special": ("bessel_i0e bessel_i0e_p bessel_i1e bessel_i1e_p betainc igamma "

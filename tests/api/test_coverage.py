@@ -22,17 +22,8 @@ MODULES = {"jax.numpy": jnp, "jax.numpy.linalg": jnp.linalg, "jax.numpy.fft": jn
 # Names JAX deprecates in 0.10.2 (warn on access) that pyjax leaves out: none today.
 EXCLUDED: dict[tuple[str, str], str] = {}
 
-# Public names still missing, with why: each is work to do, not a decision. JAX's XLA
-# tokens (an abstract token type through tracing, lowering and execution) are not in
-# pyjax yet; psend/precv need them (and JAX runs them on GPU only).
-MISSING: dict[tuple[str, str], str] = {
-    ("jax.lax", "create_token"): "needs XLA tokens",
-    ("jax.lax", "create_token_p"): "needs XLA tokens",
-    ("jax.lax", "after_all"): "needs XLA tokens",
-    ("jax.lax", "after_all_p"): "needs XLA tokens",
-    ("jax.lax", "psend"): "needs XLA tokens (JAX: GPU only)",
-    ("jax.lax", "precv"): "needs XLA tokens (JAX: GPU only)",
-}
+# Public names still missing, with why: each is work to do, not a decision. None today.
+MISSING: dict[tuple[str, str], str] = {}
 
 
 def _names():

@@ -168,6 +168,19 @@ def test_conv_transpose_is_the_input_gradient(padding, strides):
     np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4)
 
 
+def test_conv_transpose_consistent_padding_matches_jax():
+    """use_consistent_padding reads explicit pairs as the forward conv's padding (values
+    from JAX 0.10.2)."""
+    r = np.random.RandomState(0)
+    x = r.randn(1, 5, 4, 2).astype(np.float32)
+    k = r.randn(3, 2, 2, 3).astype(np.float32)
+    out = lax.conv_transpose(x, k, (2, 1), [(1, 0), (0, 1)], use_consistent_padding=True)
+    assert out.shape == (1, 10, 4, 3)
+    np.testing.assert_allclose(np.asarray(out)[0, :3, :2, 0],
+                               [[-1.2629, -2.1562], [-2.8774, -4.2910], [-0.0822, -0.3857]],
+                               atol=1e-4)
+
+
 def test_conv_transpose_output_shapes():
     x, k = rand((1, 5, 4, 2)), rand((3, 3, 2, 6), 1)   # NHWC, HWIO (TF defaults)
     assert lax.conv_transpose(x, k, (2, 2), "SAME").shape == (1, 10, 8, 6)

@@ -222,7 +222,7 @@ def test_split_and_tile(executor):
     close(lax.tile(x, (2, 1)), np.tile(x, (2, 1)))
     close(jax.jit(lambda v: lax.tile(v, (1, 3)))(x), np.tile(x, (1, 3)))
     assert lax.tile(np.array([[1], [2]]), (1, 3)).tolist() == [[1, 1, 1], [2, 2, 2]]
-    with pytest.raises(ValueError, match="sum to 5"):
+    with pytest.raises(ValueError, match="Sum of sizes 5 must be equal"):
         lax.split(x, (2, 3), axis=1)
     with pytest.raises(ValueError, match="one entry per operand dimension"):
         lax.tile(x, (2,))
@@ -678,3 +678,21 @@ def test_dynamic_slice_negative_starts_count_from_the_end():
         lax.dynamic_slice(x, (-1,), (2,), allow_negative_indices=False)
     # jnp indexing normalises once, then clamps (x[-7] is x[0], as in JAX)
     assert int(x[-7]) == 0 and int(jax.jit(lambda x, i: x[i])(x, -7)) == 0
+
+
+def test_mul_out_dtype_converts_the_operands_first():
+    """lax.mul(out_dtype=) as in JAX 0.10.2: int8 2 * 100 is 200 in int32."""
+    x, y = np.full(2, 2, np.int8), np.full(2, 100, np.int8)
+    for f in (lax.mul, jax.jit(lax.mul, static_argnames="out_dtype")):
+        out = f(x, y, out_dtype=np.int32)
+        assert out.dtype == np.int32 and out.tolist() == [200, 200]
+    out = lax.mul(np.ones(2, np.float16) * 3, np.ones(2, np.float16) * 2, out_dtype=np.float32)
+    assert out.dtype == np.float32 and out.tolist() == [6.0, 6.0]
+
+
+def test_broadcast_in_dim_takes_unsorted_dimensions():
+    """Operand dimensions may land in any order (JAX 0.10.2's result)."""
+    x = np.arange(6.0).reshape(2, 3)
+    expected = [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]
+    assert lax.broadcast_in_dim(x, (3, 2), (1, 0)).tolist() == expected
+    assert jax.jit(lambda x: lax.broadcast_in_dim(x, (3, 2), (1, 0)))(x).tolist() == expected

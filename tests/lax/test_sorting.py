@@ -115,7 +115,7 @@ def test_lax_sort_errors():
         lax.sort((jnp.ones(3), jnp.ones(4)))
     with pytest.raises(ValueError, match="num_keys"):
         lax.sort((jnp.ones(3), jnp.ones(3)), num_keys=3)
-    with pytest.raises(ValueError, match="must be no larger than minor dimension"):
+    with pytest.raises(ValueError, match="must be no larger than size along axis"):
         lax.top_k(jnp.ones(3), 4)
     with pytest.raises(ValueError, match="nonnegative"):
         lax.top_k(jnp.ones(3), -1)
@@ -329,3 +329,14 @@ def test_quantile_errors():
         jnp.median(np.ones(3, np.complex64))
     with pytest.raises(NotImplementedError, match="'out'"):
         jnp.median(Y, out=np.zeros(()))
+
+
+def test_top_k_along_an_axis_matches_jax():
+    x = np.array([[3.0, 1, 2], [0, 5, 4]], np.float32)
+    for f in (lax.top_k, jax.jit(lax.top_k, static_argnames=("k", "axis"))):
+        values, indices = f(x, k=1, axis=0)
+        assert values.tolist() == [[3.0, 5.0, 4.0]] and indices.tolist() == [[0, 1, 1]]
+    grad = jax.grad(lambda x: lax.top_k(x, 1, axis=0)[0].sum())(x)
+    assert grad.tolist() == [[1.0, 0.0, 0.0], [0.0, 1.0, 1.0]]
+    batched = jax.vmap(lambda r: lax.top_k(r, 2, axis=0)[0], in_axes=1)(x)
+    assert batched.tolist() == [[3.0, 0.0], [5.0, 1.0], [4.0, 2.0]]

@@ -391,3 +391,63 @@ def test_svd_algorithms_of_other_platforms():
     x = np.ones((3, 3), np.float32)
     with pytest.raises(NotImplementedError, match="Jacobi and Polar"):
         lax.linalg.svd(x, algorithm=lax.linalg.SvdAlgorithm.JACOBI)
+
+
+def test_det_gradient_of_singular_matrices_matches_jax():
+    """d det = tr(adj(a) da), finite where a is singular (JAX 0.10.2's values)."""
+    np.testing.assert_array_equal(pyjax.grad(jnp.linalg.det)(np.zeros((2, 2), np.float32)),
+                                  np.zeros((2, 2)))
+    corank1 = np.array([[1.0, 2.0], [2.0, 4.0]], np.float32)
+    np.testing.assert_allclose(pyjax.grad(jnp.linalg.det)(corank1), [[4, -2], [-2, 1]])
+    hessian = pyjax.jacfwd(pyjax.grad(jnp.linalg.det))(np.eye(2, dtype=np.float32))
+    np.testing.assert_allclose(hessian, [[[[0, 0], [0, 1]], [[0, 0], [-1, 0]]],
+                                         [[[0, -1], [0, 0]], [[1, 0], [0, 0]]]])
+
+
+def test_lstsq_of_a_zero_matrix_matches_numpy():
+    x, resid, rank, s = jnp.linalg.lstsq(np.zeros((2, 2)), np.ones((2, 2)), numpy_resid=True)
+    np.testing.assert_array_equal(x, np.zeros((2, 2)))
+    assert resid.shape == (0,) and int(rank) == 0
+    _, resid, rank, _ = jnp.linalg.lstsq(np.zeros((2, 1)), np.ones((2, 1)), numpy_resid=True)
+    assert resid.shape == (0,) and int(rank) == 0
+
+
+def test_vecdot_axis_is_each_operands_own():
+    x = np.arange(8.0).reshape(2, 2, 2).astype(np.float32)
+    y = np.arange(4.0).reshape(2, 2).astype(np.float32) + 1
+    assert jnp.linalg.vecdot(x, y, axis=0).tolist() == [[12, 22], [20, 34]]
+    assert jnp.linalg.vecdot(x, y, axis=1).tolist() == [[4, 15], [16, 43]]
+
+
+def test_householder_product_matches_jax():
+    """Q from Householder reflectors, as LAPACK's orgqr (values from JAX 0.10.2)."""
+    r = np.random.RandomState(0)
+    a = r.randn(2, 5, 3).astype(np.float32)
+    taus = r.randn(2, 2).astype(np.float32)
+    q = lax.linalg.householder_product(a, taus)
+    assert q.shape == (2, 5, 3)
+    np.testing.assert_allclose(np.asarray(q)[1, :2],
+                               [[1.8878, -4.4875, -3.5391], [0.2779, 1.5759, 0.6043]],
+                               atol=1e-4)
+    with pytest.raises(ValueError, match="k <= n <= m"):
+        lax.linalg.householder_product(a, np.ones((2, 4), np.float32))
+
+
+def test_symmetric_product():
+    r = np.random.RandomState(0)
+    a = r.randn(3, 4, 2).astype(np.float32)
+    c = r.randn(3, 4, 4).astype(np.float32)
+    c = c + np.swapaxes(c, -1, -2)
+    full = lax.linalg.symmetric_product(a, c, alpha=2.0, beta=0.5, symmetrize_output=True)
+    np.testing.assert_allclose(full, 2 * np.einsum("bij,bkj->bik", a, a) + 0.5 * c,
+                               rtol=1e-5, atol=1e-5)
+    batched = pyjax.vmap(lambda a, c: lax.linalg.symmetric_product(a, c))(a, c)
+    np.testing.assert_allclose(np.tril(batched), np.tril(np.einsum("bij,bkj->bik", a, a)),
+                               rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [(0, 2), (2, 0), (0, 0)])
+@pytest.mark.parametrize("ord", [1, 2, np.inf, "fro", "nuc"])
+def test_norms_of_empty_matrices_are_zero(shape, ord):
+    """As in JAX 0.10.2 (its min-based orders still raise for a missing row or column)."""
+    assert float(jnp.linalg.matrix_norm(jnp.zeros(shape), ord=ord)) == 0.0

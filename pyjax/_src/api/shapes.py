@@ -10,6 +10,7 @@ import numpy as np
 from pyjax._src import dtypes, tree_util
 from pyjax._src import sharding as sharding_mod
 from pyjax._src.core.avals import ShapedArray, get_aval
+from pyjax._src.core.tokens import AbstractToken
 from pyjax._src.interpreters import batching
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.util import canonicalize_shape
@@ -150,4 +151,6 @@ def eval_shape(fun, *args, **kwargs):
     """The output shapes and dtypes of fun(*args), computed by tracing only."""
     jaxpr, _, out_tree = _trace_flat(fun, args, kwargs)
     return tree_util.tree_unflatten(out_tree, [
-        ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in jaxpr.out_avals])
+        a if type(a) is AbstractToken   # a token has no shape: JAX gives its aval
+        else ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+        for a in jaxpr.out_avals])

@@ -20,6 +20,7 @@ from pyjax._src.backends import numpy_backend, segmented, stablehlo
 from pyjax._src.backends.argument_kinds import NO_FIT, CommittedKind, HostArrayKind
 from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var, eval_jaxpr, sub_jaxprs
+from pyjax._src.core.tokens import Token
 from pyjax._src.core.trace import primitive_effects
 
 
@@ -234,8 +235,8 @@ def run_closed_jaxpr(closed, args, donated_invars=(), device=None, where=None):
         return run_sharded(closed, args, donated_invars, where=where)
     if not committed:
         for x in args:
-            if x.committed:
-                if any(a._sharding is not None for a in args):
+            if type(x) is Array and x.committed:   # (tokens are never committed)
+                if any(type(a) is Array and a._sharding is not None for a in args):
                     return run_sharded(closed, args, donated_invars, where=where)
                 device = devices_mod.common_device(args, where or _where(closed))
                 committed = True
@@ -307,7 +308,9 @@ def runner_for(entry, kinds, in_avals, out_tree):
 
 def host_to_array(x, aval):
     """A host value (Python/NumPy scalar or array) as an Array of `aval`: an implicit
-    transfer, which the transfer guard may log or forbid."""
+    transfer, which the transfer guard may log or forbid. A token stays as it is."""
+    if type(x) is Token:
+        return x
     devices_mod.check_transfer("host_to_device", False, aval)
     return numpy_backend.wrap(numpy_backend.host_value(x, aval), aval)
 

@@ -47,6 +47,7 @@ from pyjax._src import dtypes
 from pyjax._src import sharding as sharding_mod
 from pyjax._src.core.avals import ShapedArray
 from pyjax._src.core.jaxpr import ClosedJaxpr, DropVar, Literal
+from pyjax._src.core.tokens import AbstractToken
 
 
 class LoweringError(NotImplementedError):
@@ -81,7 +82,10 @@ def element_type(dtype):
 
 
 def tensor_type(aval):
-    """MLIR type of an aval: tensor<2x3xf32>, tensor<i1> for a scalar bool."""
+    """MLIR type of an aval: tensor<2x3xf32>, tensor<i1> for a scalar bool, and
+    !stablehlo.token for a token."""
+    if type(aval) is AbstractToken:
+        return "!stablehlo.token"
     key = (aval.shape, aval.dtype)
     text = _tensor_types.get(key)
     if text is None:
@@ -335,7 +339,7 @@ class FunctionContext:
 
     # -- ops --
     def op(self, name, operands, result, attrs=None, regions=()):
-        single = isinstance(result, ShapedArray)
+        single = isinstance(result, (ShapedArray, AbstractToken))
         outs = [result] if single else list(result)
         res = self.fresh() if outs else ""
         if len(outs) == 1:

@@ -29,6 +29,7 @@ from pyjax._src.array import Array, device_results
 from pyjax._src.backends import compile_cache
 from pyjax._src.backends.argument_kinds import NO_FIT, CommittedKind, HostArrayKind
 from pyjax._src.core.avals import ShapedArray
+from pyjax._src.core.tokens import AbstractToken, Token
 
 logger = logging.getLogger("pyjax")
 
@@ -389,6 +390,18 @@ def _execute_and_wait(execute_sharded, bufs, handlers):
     return outs
 
 
+_TOKEN_BUFFER = ShapedArray((0,), np.dtype(np.bool_))
+_token_buffers: dict[Any, Any] = {}
+
+
+def _token_buffer(device):
+    """The empty buffer XLA takes for a token argument on `device`."""
+    buf = _token_buffers.get(device)
+    if buf is None:
+        buf = _token_buffers[device] = put(np.zeros((0,), np.bool_), _TOKEN_BUFFER, device)
+    return buf
+
+
 class Executable:
     """A compiled jaxpr on one device: a callable from Arrays to Arrays."""
 
@@ -398,17 +411,22 @@ class Executable:
         self.out_avals = lowered.out_avals
         self._consts = [put(np.asarray(getattr(c, "_value", c), a.dtype), a, device)
                         for c, a in zip(consts, lowered.const_avals)]
-        self._handlers = {c: [_result_handler(a, device, c) for a in self.out_avals]
+        # XLA passes tokens as empty buffers: outputs come back as such and become Tokens
+        self._handlers = {c: [_result_handler(_TOKEN_BUFFER if type(a) is AbstractToken
+                                              else a, device, c) for a in self.out_avals]
                           for c in (False, True)}
-        self._float0 = [a.dtype == FLOAT0 for a in self.out_avals]
+        self._float0 = [type(a) is not AbstractToken and a.dtype == FLOAT0
+                        for a in self.out_avals]
+        self._tokens = any(type(a) is AbstractToken
+                           for a in (*lowered.in_avals, *self.out_avals))
         self._any_float0 = any(self._float0)
         self._callbacks = bool(lowered.host_callbacks)
 
     def runner(self, kinds, in_avals, donated, committed, out_tree):
         """The lean runner of this executable for argument leaves of `kinds` (see
-        dispatch.runner_for), or None for programs with float0 outputs (the general
-        entry handles those)."""
-        if self._any_float0:
+        dispatch.runner_for), or None for programs with float0 outputs or tokens (the
+        general entry handles those)."""
+        if self._any_float0 or self._tokens:
             return None
         slots, committed_args = [], []
         for i, (kind, aval) in enumerate(zip(kinds, in_avals)):
@@ -429,7 +447,8 @@ class Executable:
         # outputs); jit's cached calls go through `runner`'s object.
         device = self.device
         bufs = self._consts + [
-            x._buffer if x._buffer is not None and x._device is device
+            _token_buffer(device) if type(x) is Token
+            else x._buffer if x._buffer is not None and x._device is device
             else x.buffer_on(device) for x in args]
         try:
             if self._callbacks:
@@ -441,6 +460,9 @@ class Executable:
         except _jax.JaxRuntimeError as err:
             raise errors.JaxRuntimeError(f"running jit({self.name}) failed: {err}") from None
         results = device_results(self.out_avals, outs, device, committed)
+        if self._tokens:
+            results = [Token() if type(a) is AbstractToken else r
+                       for r, a in zip(results, self.out_avals)]
         if self._any_float0:
             results = [Array(np.zeros(a.shape, FLOAT0), aval=a, device=device,
                              committed=committed) if z else r

@@ -49,6 +49,10 @@ def conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers):
     tuple of three layout strings such as ('NHWC', 'HWIO', 'NHWC')."""
     ndim = len(lhs_shape)
     if len(rhs_shape) != ndim:
+        if isinstance(dimension_numbers, ConvDimensionNumbers):   # JAX's shape rule says it
+            raise ValueError(f"conv_general_dilated lhs and rhs must have the same number of "
+                             f"dimensions, but got {tuple(lhs_shape)} and "
+                             f"{tuple(rhs_shape)}.")
         raise TypeError(f"convolution requires lhs and rhs ndim to be equal, got "
                         f"{len(lhs_shape)} and {len(rhs_shape)}.")
     if dimension_numbers is None:
@@ -95,7 +99,7 @@ def padtype_to_pads(in_shape, window_shape, window_strides, padding):
     pads = []
     for size, window, stride in zip(in_shape, window_shape, window_strides):
         out = -(-size // stride)
-        total = max((out - 1) * stride + window - size, 0)
+        total = int(max((out - 1) * stride + window - size, 0))   # Python ints, as JAX's
         small, big = total // 2, total - total // 2
         pads.append((small, big) if kind == "SAME" else (big, small))
     return pads
@@ -515,7 +519,8 @@ def _int_tuple(values, n, what, default=1):
         return (default,) * n
     values = tuple(operator.index(v) for v in values)
     if len(values) != n:
-        raise ValueError(f"{what} {values} must have one entry per spatial dimension ({n})")
+        raise ValueError(f"conv_general_dilated window and {what} must have the same number "
+                         f"of dimensions, but got {n} and {len(values)}")
     return values
 
 
@@ -523,8 +528,8 @@ def _explicit_padding(padding, nsp):
     try:
         pads = tuple((operator.index(lo), operator.index(hi)) for lo, hi in padding)
     except (TypeError, ValueError):
-        raise TypeError(f"padding must be 'SAME', 'SAME_LOWER', 'VALID' or a sequence of "
-                        f"(low, high) integer pairs, got {padding!r}") from None
+        raise ValueError(f"padding argument to conv_general_dilated should be a string or a "
+                         f"sequence of (low, high) pairs, got {padding!r}") from None
     if len(pads) != nsp:
         raise ValueError(f"padding {padding} must have one (low, high) pair per spatial "
                          f"dimension ({nsp})")
@@ -586,11 +591,14 @@ def conv_with_general_padding(lhs, rhs, window_strides, padding, lhs_dilation, r
 
 
 def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numbers=None,
-                   transpose_kernel=False, precision=None, preferred_element_type=None):
+                   transpose_kernel=False, precision=None, preferred_element_type=None,
+                   use_consistent_padding=False):
     """The 'deconvolution': a convolution over the input dilated by `strides`, padded so
     that the output grows by the stride ('SAME') or by the kernel overhang ('VALID').
     transpose_kernel flips the kernel's spatial dims and swaps its I/O roles, giving the
-    gradient of conv_general_dilated with respect to its input."""
+    gradient of conv_general_dilated with respect to its input. Explicit (low, high)
+    pairs pad the dilated input, unless use_consistent_padding: then they are the forward
+    convolution's padding, as the strings are (PyTorch's convention)."""
     lhs_aval, rhs_aval = get_aval(lhs), get_aval(rhs)
     nsp = lhs_aval.ndim - 2
     if dimension_numbers is None:   # TensorFlow's layouts, as JAX defaults to here
@@ -618,6 +626,9 @@ def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numb
                 total, before = k + s - 2 + max(k - s, 0), k - 1
             pads.append((before, total - before))
         padding = pads
+    elif use_consistent_padding:
+        padding = [(k - 1 - lo, k - 1 - hi)
+                   for k, (lo, hi) in zip(kernel, _explicit_padding(padding, nsp))]
     if transpose_kernel:
         rhs = st.rev(rhs, tuple(dnums.rhs_spec[2:]))
         dnums = dnums._replace(rhs_spec=_swap_roles(dnums.rhs_spec))

@@ -829,8 +829,17 @@ def _binary(prim):
     return op
 
 
-add, sub, mul, div, rem, pow, max, min, atan2, nextafter = map(_binary, (
-    add_p, sub_p, mul_p, div_p, rem_p, pow_p, max_p, min_p, atan2_p, nextafter_p))
+add, sub, div, rem, pow, max, min, atan2, nextafter = map(_binary, (
+    add_p, sub_p, div_p, rem_p, pow_p, max_p, min_p, atan2_p, nextafter_p))
+
+
+def mul(x, y, *, out_dtype=None):
+    """Elementwise product; operands must share a dtype (lax is strict) unless out_dtype
+    is given: then both are converted to out_dtype first, as XLA does on CPU."""
+    if out_dtype is not None:
+        out_dtype = dtypes.canonicalize_dtype(out_dtype)
+        x, y = convert_element_type(x, out_dtype), convert_element_type(y, out_dtype)
+    return mul_p.bind(x, y)
 eq, ne, lt, le, gt, ge = map(_binary, (eq_p, ne_p, lt_p, le_p, gt_p, ge_p))
 bitwise_and, bitwise_or, bitwise_xor = map(_binary, (and_p, or_p, xor_p))
 shift_left, shift_right_logical, shift_right_arithmetic = map(_binary, (

@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 from pyjax._src import dtypes
+from pyjax._src.array import as_array
 from pyjax._src.backends import stablehlo as hlo
 from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.trace import define_primitive
@@ -174,6 +175,8 @@ def fft(x, fft_type, fft_lengths):
         raise ValueError("only real valued inputs supported for rfft")
     if fft_type != FftType.RFFT and not dtypes.is_complex(aval.dtype):
         x = ew.convert_element_type(x, dtypes.complex_dtype(aval.dtype))
+    if not lengths:   # a transform over no dimensions is the identity, as in JAX
+        return as_array(x)
     return fft_p.bind(x, fft_type=fft_type, fft_lengths=lengths)
 
 

@@ -93,51 +93,177 @@ def _canonical_dnums(cls, dnums):
 
 
 # --- shape checks shared by gather and scatter ------------------------------------------
+# They follow XLA's shape inference (the order of its checks and its wording), as JAX's
+# do, so that a malformed dimension_numbers gets the message a JAX user knows.
 
-def _check_dims(name, label, dims, bound, sort=True):
-    if any(not 0 <= d < bound for d in dims):
-        raise TypeError(f"{name}: {label} {dims} must be in the range [0, {bound}).")
+def _check_sorted(op, label, dims):
+    if list(dims) != sorted(dims):
+        raise TypeError(f"{label} in {op} op must be sorted; got {dims}")
+
+
+def _check_unique(op, label, dims):
     if len(set(dims)) != len(dims):
-        raise TypeError(f"{name}: {label} {dims} must not repeat a dimension.")
-    if sort and list(dims) != sorted(dims):
-        raise TypeError(f"{name}: {label} {dims} must be sorted.")
+        raise TypeError(f"{label} in {op} op must not repeat; got: {dims}.")
 
 
-def _check_indices_and_batching(name, operand, indices, index_map, op_batch, idx_batch,
-                                index_map_label, idx_batch_label, removed, removed_label):
+def _check_in_range(op, label, dims, rank):
+    for d in dims:
+        if not 0 <= d < rank:
+            raise TypeError(f"Invalid {label} set in {op} op; valid range is [0, {rank}); "
+                            f"got: {d}.")
+
+
+def _check_disjoint(op, label1, dims1, label2, dims2):
+    if set(dims1) & set(dims2):
+        raise TypeError(f"{label1} and {label2} in {op} op must be disjoint; got: {dims1} "
+                        f"and {dims2}.")
+
+
+def _check_indices(op, indices):
     if indices.dtype.kind not in "iu":
-        raise TypeError(f"{name}: indices must have an integer dtype, got {indices.dtype}.")
+        raise TypeError(f"{op}: indices must have an integer dtype, got {indices.dtype}.")
     if indices.ndim < 1:
-        raise TypeError(f"{name}: indices must have rank >= 1 (the last dimension holds the "
+        raise TypeError(f"{op}: indices must have rank >= 1 (the last dimension holds the "
                         f"index vectors), got shape {indices.shape}.")
-    n = operand.ndim
-    _check_dims(name, removed_label, removed, n)
-    _check_dims(name, "operand_batching_dims", op_batch, n)
-    _check_dims(name, index_map_label, index_map, n, sort=False)
-    _check_dims(name, idx_batch_label, idx_batch, indices.ndim - 1, sort=False)
-    if set(removed) & set(op_batch):
-        raise TypeError(f"{name}: {removed_label} {removed} and operand_batching_dims "
-                        f"{op_batch} must be disjoint.")
-    if set(index_map) & set(op_batch):
-        raise TypeError(f"{name}: {index_map_label} {index_map} and operand_batching_dims "
-                        f"{op_batch} must be disjoint.")
-    if len(index_map) != indices.shape[-1]:
-        raise TypeError(f"{name}: {index_map_label} {index_map} needs one entry per element "
-                        f"of the index vectors (the last dimension of indices, of size "
-                        f"{indices.shape[-1]}).")
+
+
+def _check_batching(op, operand, indices, removed_label, removed, index_map_label,
+                    index_map, op_batch, idx_batch_label, idx_batch):
+    """The checks of the operand and indices batching dimensions, common to both ops."""
+    title = op.capitalize()
+    _check_unique(op, "operand_batching_dims", op_batch)
+    _check_sorted(op, "operand_batching_dims", op_batch)
+    _check_in_range(op, "operand_batching_dims", op_batch, operand.ndim)
+    _check_disjoint(op, removed_label, removed, "operand_batching_dims", op_batch)
+    _check_disjoint(op, index_map_label, index_map, "operand_batching_dims", op_batch)
+    _check_unique(op, idx_batch_label, idx_batch)
+    _check_in_range(op, idx_batch_label, idx_batch, indices.ndim)
+    if indices.ndim - 1 in idx_batch:
+        raise TypeError(f"{title} op cannot have the index vector dimension as a batching "
+                        f"dimension; got {idx_batch}.")
     if len(op_batch) != len(idx_batch):
-        raise TypeError(f"{name}: operand_batching_dims {op_batch} and {idx_batch_label} "
-                        f"{idx_batch} must have the same length.")
-    for od, idd in zip(op_batch, idx_batch):
-        if operand.shape[od] != indices.shape[idd]:
-            raise TypeError(f"{name}: operand batching dimension {od} (size "
-                            f"{operand.shape[od]}) and indices batching dimension {idd} "
-                            f"(size {indices.shape[idd]}) must have equal sizes.")
+        raise TypeError(f"{title} op requires equal numbers of operand_batching_dims and "
+                        f"{idx_batch_label}, got {op_batch} and {idx_batch}.")
+    operand_batch = tuple(operand.shape[i] for i in op_batch)
+    indices_batch = tuple(indices.shape[i] for i in idx_batch)
+    if operand_batch != indices_batch:
+        raise TypeError(f"{title} op requires operand batching dimensions and indices "
+                        f"batching dimensions to have the same shape, got {operand_batch} "
+                        f"and {indices_batch}.")
+    return operand_batch
 
 
 def _window_dims(ndim, removed, op_batch):
     """Operand dimensions that the window (the offset/update window dims) spans."""
     return [d for d in range(ndim) if d not in removed and d not in op_batch]
+
+
+def _check_gather_shapes(operand, indices, d, slice_sizes):
+    _check_indices("gather", indices)
+    index_vector_size = indices.shape[-1]
+    out_rank = len(d.offset_dims) + indices.ndim - 1
+    _check_sorted("gather", "offset_dims", d.offset_dims)
+    _check_unique("gather", "offset_dims", d.offset_dims)
+    for i, dim in enumerate(d.offset_dims):
+        if not 0 <= dim < out_rank:
+            raise TypeError(f"Offset dimension {i} in gather op is out of bounds; got {dim}, "
+                            f"but should have been in [0, {out_rank})")
+    if len(d.start_index_map) != index_vector_size:
+        raise TypeError(f"Gather op has {len(d.start_index_map)} elements in start_index_map "
+                        f"and the bound of dimension index_vector_dim={indices.ndim - 1} of "
+                        f"indices is {index_vector_size}. These two numbers must be equal.")
+    for i, dim in enumerate(d.start_index_map):
+        if not 0 <= dim < operand.ndim:
+            raise TypeError(f"Invalid start_index_map; domain is [0, {operand.ndim}), got: "
+                            f"{i}->{dim}.")
+    _check_unique("gather", "start_index_map", d.start_index_map)
+    _check_sorted("gather", "collapsed_slice_dims", d.collapsed_slice_dims)
+    _check_in_range("gather", "collapsed_slice_dims", d.collapsed_slice_dims, operand.ndim)
+    _check_unique("gather", "collapsed_slice_dims", d.collapsed_slice_dims)
+    _check_batching("gather", operand, indices, "collapsed_slice_dims",
+                    d.collapsed_slice_dims, "start_index_map", d.start_index_map,
+                    d.operand_batching_dims, "start_indices_batching_dims",
+                    d.start_indices_batching_dims)
+    if len(slice_sizes) != operand.ndim:
+        raise TypeError(f"Gather op must have one slice size for every input dimension; "
+                        f"got: len(slice_sizes)={len(slice_sizes)}, "
+                        f"input_shape.rank={operand.ndim}")
+    if len(slice_sizes) != (len(d.offset_dims) + len(d.collapsed_slice_dims)
+                            + len(d.operand_batching_dims)):
+        raise TypeError(
+            f"All components of the offset index in a gather op must either be a offset "
+            f"dimension or explicitly collapsed/batching; got len(slice_sizes)="
+            f"{len(slice_sizes)}, output_slice_sizes={d.offset_dims}, collapsed_slice_dims="
+            f"{d.collapsed_slice_dims}, operand_batching_dims={d.operand_batching_dims}.")
+    if indices.size:
+        for i, (size, bound) in enumerate(zip(slice_sizes, operand.shape)):
+            if not 0 <= size <= bound:
+                raise TypeError(f"Slice size at index {i} in gather op is out of range, "
+                                f"must be within [0, {bound} + 1), got {size}.")
+    for i, dim in enumerate(d.collapsed_slice_dims):
+        if slice_sizes[dim] != 1:
+            raise TypeError(f"Gather op can only collapse slice dims with bound 1, but bound "
+                            f"is {slice_sizes[dim]} for index {dim} at position {i}.")
+    for i, dim in enumerate(d.operand_batching_dims):
+        if slice_sizes[dim] > 1:
+            raise TypeError(f"Gather op can only have operand batching dims with bound 0/1, "
+                            f"but bound is {slice_sizes[dim]} for index {dim} at position "
+                            f"{i}.")
+
+
+def _check_scatter_shapes(operand, indices, updates, d):
+    _check_indices("scatter", indices)
+    index_vector_dim = indices.ndim - 1
+    updates_rank = index_vector_dim + len(d.update_window_dims)
+    if updates.ndim != updates_rank:
+        raise TypeError(f"Updates tensor must be of rank {updates_rank}; got {updates.ndim}.")
+    for label, dims, rank in (("update_window_dims", d.update_window_dims, updates.ndim),
+                              ("inserted_window_dims", d.inserted_window_dims, operand.ndim)):
+        _check_sorted("scatter", label, dims)
+        _check_unique("scatter", label, dims)
+        _check_in_range("scatter", label, dims, rank)
+    operand_batch = _check_batching(
+        "scatter", operand, indices, "inserted_window_dims", d.inserted_window_dims,
+        "scatter_dims_to_operand_dims", d.scatter_dims_to_operand_dims,
+        d.operand_batching_dims, "scatter_indices_batching_dims",
+        d.scatter_indices_batching_dims)
+    # The updates dimensions outside the window follow the indices dimensions in order.
+    updates_scatter_dims = [i for i in range(updates.ndim) if i not in d.update_window_dims]
+    updates_batch = tuple(updates.shape[updates_scatter_dims[i]]
+                          for i in d.scatter_indices_batching_dims)
+    if operand_batch != updates_batch:
+        raise TypeError(f"Scatter op requires operand batching dimensions and updates "
+                        f"batching dimensions to have the same shape, got {operand_batch} "
+                        f"and {updates_batch}.")
+    window_size = (len(d.update_window_dims) + len(d.inserted_window_dims)
+                   + len(d.operand_batching_dims))
+    if window_size != operand.ndim:
+        raise TypeError(f"Scatter op has window of size {window_size}; doesn't match operand "
+                        f"of rank {operand.ndim}.")
+    index_map = d.scatter_dims_to_operand_dims
+    if len(index_map) != indices.shape[-1]:
+        raise TypeError(f"Scatter op has {len(index_map)} elements in "
+                        f"scatter_dims_to_operand_dims and the bound of dimension "
+                        f"index_vector_dim={index_vector_dim} of indices is "
+                        f"{indices.shape[-1]}. These two numbers must be equal")
+    for i, dim in enumerate(index_map):
+        if not 0 <= dim < operand.ndim:
+            raise TypeError(f"Invalid scatter_dims_to_operand_dims mapping; domain is "
+                            f"[0, {operand.ndim}), got: {i}->{dim}.")
+    _check_unique("scatter", "scatter_dims_to_operand_dims", index_map)
+    window = _window_dims(operand.ndim, d.inserted_window_dims, d.operand_batching_dims)
+    for od, ud in zip(window, d.update_window_dims):
+        if updates.shape[ud] > operand.shape[od]:
+            raise TypeError(f"Bounds of the window dimensions of updates must not exceed the "
+                            f"bounds of the corresponding dimensions of operand. For "
+                            f"dimension {ud}, updates bound is {updates.shape[ud]}, operand "
+                            f"bound is {operand.shape[od]}.")
+    for ud, bound in zip(updates_scatter_dims, indices.shape[:-1]):
+        if updates.shape[ud] != bound:
+            raise TypeError(f"Bounds of the scatter dimensions of updates must be the same "
+                            f"as the bounds of the corresponding dimensions of scatter "
+                            f"indices. For scatter dimension {ud}, updates bound is "
+                            f"{updates.shape[ud]}, indices bound is {bound}.")
 
 
 # --- NumPy implementation helpers -------------------------------------------------------
@@ -180,32 +306,10 @@ def default_fill_value(dtype):
 def _gather_abstract_eval(operand, indices, *, dimension_numbers, fill_value,
                           indices_are_sorted, mode, slice_sizes, unique_indices):
     d = dimension_numbers
-    _check_indices_and_batching("gather", operand, indices, d.start_index_map,
-                                d.operand_batching_dims, d.start_indices_batching_dims,
-                                "start_index_map", "start_indices_batching_dims",
-                                d.collapsed_slice_dims, "collapsed_slice_dims")
-    if len(slice_sizes) != operand.ndim:
-        raise TypeError(f"gather: slice_sizes {slice_sizes} must have one entry per operand "
-                        f"dimension (operand shape {operand.shape}).")
-    for i, (s, n) in enumerate(zip(slice_sizes, operand.shape)):
-        if not 0 <= s <= n:
-            raise TypeError(f"gather: slice_sizes[{i}] = {s} must be between 0 and the "
-                            f"operand dimension size {n} (operand shape {operand.shape}).")
-    for label, dims in (("collapsed_slice_dims", d.collapsed_slice_dims),
-                        ("operand_batching_dims", d.operand_batching_dims)):
-        if any(slice_sizes[i] != 1 for i in dims):
-            raise TypeError(f"gather: the slice size of each of {label} {dims} must be 1, "
-                            f"got slice_sizes {slice_sizes}.")
+    _check_gather_shapes(operand, indices, d, slice_sizes)
     window = _window_dims(operand.ndim, d.collapsed_slice_dims, d.operand_batching_dims)
-    if len(window) != len(d.offset_dims):
-        raise TypeError(
-            f"gather: offset_dims {d.offset_dims} must have one entry per operand dimension "
-            f"that is neither collapsed nor batched ({len(window)} for operand shape "
-            f"{operand.shape}, collapsed_slice_dims {d.collapsed_slice_dims}, "
-            f"operand_batching_dims {d.operand_batching_dims}).")
     batch_shape = indices.shape[:-1]
     out_rank = len(batch_shape) + len(window)
-    _check_dims("gather", "offset_dims", d.offset_dims, out_rank)
     offsets, batches = iter(slice_sizes[i] for i in window), iter(batch_shape)
     shape = [next(offsets) if i in d.offset_dims else next(batches) for i in range(out_rank)]
     return ShapedArray(shape, operand.dtype, operand.weak_type)
@@ -427,37 +531,7 @@ def _scatter_abstract_eval(name):
                       mode, unique_indices, update_jaxpr=None):
         d = dimension_numbers
         b.same_dtypes(name, [operand, updates])
-        _check_indices_and_batching(name, operand, indices, d.scatter_dims_to_operand_dims,
-                                    d.operand_batching_dims, d.scatter_indices_batching_dims,
-                                    "scatter_dims_to_operand_dims",
-                                    "scatter_indices_batching_dims", d.inserted_window_dims,
-                                    "inserted_window_dims")
-        _check_dims(name, "update_window_dims", d.update_window_dims, updates.ndim)
-        window = _window_dims(operand.ndim, d.inserted_window_dims, d.operand_batching_dims)
-        if len(window) != len(d.update_window_dims):
-            raise TypeError(
-                f"{name}: update_window_dims {d.update_window_dims} must have one entry per "
-                f"operand dimension that is neither inserted nor batched ({len(window)} for "
-                f"operand shape {operand.shape}, inserted_window_dims "
-                f"{d.inserted_window_dims}, operand_batching_dims "
-                f"{d.operand_batching_dims}).")
-        batch_shape = indices.shape[:-1]
-        if updates.ndim != len(batch_shape) + len(window):
-            raise TypeError(f"{name}: updates must have rank {len(batch_shape) + len(window)}"
-                            f" (indices batch shape {batch_shape} plus {len(window)} window "
-                            f"dimensions), got shape {updates.shape}.")
-        scatter_sizes = tuple(s for i, s in enumerate(updates.shape)
-                              if i not in d.update_window_dims)
-        if scatter_sizes != batch_shape:
-            raise TypeError(f"{name}: the updates dimensions outside update_window_dims "
-                            f"{scatter_sizes} must equal the indices batch shape "
-                            f"{batch_shape}.")
-        for k, od in enumerate(window):
-            size = updates.shape[d.update_window_dims[k]]
-            if size > operand.shape[od]:
-                raise TypeError(f"{name}: the window size {size} of updates dimension "
-                                f"{d.update_window_dims[k]} exceeds operand dimension {od} "
-                                f"(size {operand.shape[od]}).")
+        _check_scatter_shapes(operand, indices, updates, d)
         return ShapedArray(operand.shape, operand.dtype, operand.weak_type)
     return abstract_eval
 

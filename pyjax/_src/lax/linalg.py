@@ -51,10 +51,12 @@ def _H(x):
 
 
 def _matmul(a, b_):
-    """a @ b_ for operands of equal rank and equal batch dimensions."""
+    """a @ b_ for operands of equal rank and equal batch dimensions, at the highest
+    precision (as JAX's linear-algebra rules compute theirs)."""
     n = get_aval(a).ndim
     batch = tuple(range(n - 2))
-    return ldot.dot_general(a, b_, (((n - 1,), (n - 2,)), (batch, batch)))
+    return ldot.dot_general(a, b_, (((n - 1,), (n - 2,)), (batch, batch)),
+                            precision="highest")
 
 
 def _mask(x, keep):
@@ -676,6 +678,47 @@ def solve(a, b_):
     permuted = _matmul(permutation_matrix(perm, get_aval(a).dtype), b_)
     y = triangular_solve(lu_, permuted, left_side=True, lower=True, unit_diagonal=True)
     return triangular_solve(lu_, y, left_side=True, lower=False)
+
+
+def householder_product(a, taus):
+    """The first n columns of Q = H_1 ... H_k (LAPACK's orgqr/ungqr) for a (..., m, n) and
+    taus (..., k), k <= n <= m: H_i = I - taus[i] v_i v_i^H, where v_i is 0 above row i, 1
+    at row i and a's column i below it."""
+    a_aval, t_aval = get_aval(a), get_aval(taus)
+    m, n = a_aval.shape[-2:]
+    k = t_aval.shape[-1]
+    if a_aval.ndim < 2 or not k <= n <= m or t_aval.shape[:-1] != a_aval.shape[:-2]:
+        raise ValueError(f"householder_product takes a (..., m, n) and taus (..., k) with "
+                         f"k <= n <= m and equal batch dimensions, got a of shape "
+                         f"{a_aval.shape} and taus of shape {t_aval.shape}")
+    if t_aval.dtype != a_aval.dtype:
+        raise TypeError(f"householder_product: a ({a_aval.dtype}) and taus "
+                        f"({t_aval.dtype}) must have the same dtype")
+    reflectors = ew.add(tril(a, -1), _eye(a_aval.shape, a_aval.dtype))   # v_i in column i
+    q = _eye(a_aval.shape, a_aval.dtype)
+    batch = tuple(range(a_aval.ndim - 2))
+    for i in reversed(range(k)):   # Q = H_1 (H_2 (... (H_k I)))
+        v = sl.slice_in_dim(reflectors, i, i + 1, axis=a_aval.ndim - 1)        # (..., m, 1)
+        w = ldot.dot_general(_conj(v), q, (((a_aval.ndim - 2,), (a_aval.ndim - 2,)),
+                                           (batch, batch)), precision="highest")  # (..., 1, n)
+        tau = st.expand_dims(sl.slice_in_dim(taus, i, i + 1, axis=t_aval.ndim - 1),
+                             (t_aval.ndim,))                                    # (..., 1, 1)
+        q = ew.sub(q, ew.mul(tau, _matmul(v, w)))
+    return q
+
+
+def symmetric_product(a_matrix, c_matrix, *, alpha=1., beta=0., symmetrize_output=False):
+    """alpha a a^T + beta c for a (..., m, n) and a symmetric c (..., m, m). Only the lower
+    triangle is guaranteed (as in JAX); symmetrize_output mirrors it into the upper one."""
+    dtype = get_aval(a_matrix).dtype
+    product = ldot.dot_general(a_matrix, a_matrix, (
+        ((get_aval(a_matrix).ndim - 1,), (get_aval(a_matrix).ndim - 1,)),
+        (tuple(range(get_aval(a_matrix).ndim - 2)),) * 2), precision="highest")
+    result = ew.add(ew.mul(np.array(alpha, dtype), product),
+                    ew.mul(np.array(beta, dtype), c_matrix))
+    if symmetrize_output:
+        result = ew.add(tril(result), _T(tril(result, -1)))
+    return result
 
 
 def tridiagonal_solve(dl, d, du, b_, *, perturb_singular=False):

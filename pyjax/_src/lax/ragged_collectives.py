@@ -10,10 +10,12 @@ import numpy as np
 
 from pyjax._src import dtypes
 from pyjax._src.core.avals import get_aval
-from pyjax._src.core.trace import NO_TRANSPOSE, define_primitive, no_lowering, no_samples
+from pyjax._src.core.trace import define_primitive, no_lowering, no_samples
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters.ad import Zero
+from pyjax._src.lax import collective_exchange
 from pyjax._src.lax import elementwise as ew
+from pyjax._src.lax import reductions
 from pyjax._src.lax import slicing
 from pyjax._src.lax import structural as st
 from pyjax._src.lax.reshaping import index_take
@@ -106,9 +108,38 @@ def _jvp(primals, tangents, **params):
                                          ad.instantiate_zeros(t_output), *offsets, **params)
 
 
+def _transpose(ct, operand, output, input_offsets, send_sizes, output_offsets, recv_sizes,
+               *, axis_name, axis_index_groups):
+    """The exchange run backwards: each member sends back, from its cotangent, the regions
+    it received (offsets swapped with its senders' by an all_to_all), into zeros shaped as
+    the operand; the output's cotangent is the cotangent outside those regions."""
+    ct_operand = ct_output = None
+    if type(ct) is Zero:
+        return [None] * 6
+    received_at = collective_exchange.all_to_all(output_offsets, axis_name, 0, 0, tiled=True)
+    if ad.is_undefined_primal(operand):
+        aval = operand.aval
+        sent_from = collective_exchange.all_to_all(input_offsets, axis_name, 0, 0, tiled=True)
+        ct_operand = ragged_all_to_all_p.bind(
+            ct, st.full(aval.shape, np.zeros((), aval.dtype)), received_at, recv_sizes,
+            sent_from, send_sizes, axis_name=axis_name, axis_index_groups=axis_index_groups)
+    if ad.is_undefined_primal(output):
+        ct_aval = get_aval(ct)
+        index_dtype = get_aval(received_at).dtype
+        n = get_aval(received_at).shape[0]
+        pos = st.broadcasted_iota(index_dtype, (ct_aval.shape[0], n), 0)
+        start = st.broadcast_in_dim(received_at, (ct_aval.shape[0], n), (1,))
+        end = st.broadcast_in_dim(ew.add(received_at, recv_sizes), (ct_aval.shape[0], n), (1,))
+        overwritten = reductions.reduce_or(
+            ew.bitwise_and(ew.ge(pos, start), ew.lt(pos, end)), (1,))
+        mask = st.broadcast_in_dim(overwritten, ct_aval.shape, (0,))
+        ct_output = ew.select(mask, st.full(ct_aval.shape, np.zeros((), ct_aval.dtype)), ct)
+    return [ct_operand, ct_output, None, None, None, None]
+
+
 ragged_all_to_all_p = define_primitive(
     "ragged_all_to_all", impl=_unbound_impl, abstract_eval=_abstract_eval, jvp=_jvp,
-    transpose=NO_TRANSPOSE, batch=_batch,
+    transpose=_transpose, batch=_batch,
     lower=no_lowering("XLA:CPU has no ragged-all-to-all instruction (JAX fails there too); "
                       "it runs under vmap"),
     samples=no_samples("a collective runs only under a transformation binding its axis; "

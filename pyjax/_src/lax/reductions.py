@@ -3,6 +3,7 @@ cumulative ops along one axis (cumsum, cumprod, cummax, cummin, cumlogsumexp).""
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
@@ -273,10 +274,10 @@ def _arg_abstract_eval(name):
         if len(axes) != 1:
             raise TypeError(f"{name} takes exactly one axis, got {axes}")
         if x.shape[axes[0]] == 0:
-            raise ValueError(f"{name} of an empty axis (shape {x.shape}, axis {axes[0]})")
+            raise ValueError(f"argmin and argmax require non-empty reduced dimension. "
+                             f"operand.shape={x.shape} axis={axes[0]}")
         if not dtypes.is_int(index_dtype):
-            raise TypeError(f"{name} index_dtype must be an integer dtype, got "
-                            f"{index_dtype}")
+            raise TypeError(f"index_dtype must be an integer type, but got {index_dtype}")
         return ShapedArray(_reduced_shape(x.shape, axes), index_dtype)
     return rule
 
@@ -352,15 +353,24 @@ argmin_p = define_primitive("argmin", impl=_arg_impl(np.argmin, _first_nan_min),
                             samples=lambda: _arg_samples())
 
 
+def _arg_axes(operand, axis):
+    """lax's argmin/argmax take one non-negative axis, as JAX's do (jnp's normalise)."""
+    shape = get_aval(operand).shape
+    axis = operator.index(axis)
+    if not 0 <= axis < len(shape):
+        raise ValueError(f"Invalid axis {axis} for operand shape {shape}")
+    return (axis,)
+
+
 def argmax(operand, axis, index_dtype):
-    axes = _axes_arg(operand, axis)
-    return argmax_p.bind(operand, axes=axes,
+    """The index of the largest element along `axis` (the first one on ties or NaN)."""
+    return argmax_p.bind(operand, axes=_arg_axes(operand, axis),
                          index_dtype=dtypes.canonicalize_dtype(index_dtype))
 
 
 def argmin(operand, axis, index_dtype):
-    axes = _axes_arg(operand, axis)
-    return argmin_p.bind(operand, axes=axes,
+    """The index of the smallest element along `axis` (the first one on ties or NaN)."""
+    return argmin_p.bind(operand, axes=_arg_axes(operand, axis),
                          index_dtype=dtypes.canonicalize_dtype(index_dtype))
 
 

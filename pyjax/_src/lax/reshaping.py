@@ -31,11 +31,10 @@ def _split_abstract_eval(x, *, sizes, axis):
         raise ValueError(f"lax.split: axis {axis} is out of bounds for an operand of rank "
                          f"{x.ndim}.")
     if any(s < 0 for s in sizes):
-        raise ValueError(f"lax.split: sizes must be nonnegative, got {sizes}.")
+        raise ValueError(f"Sizes passed to split must be nonnegative, got {list(sizes)}")
     if sum(sizes) != x.shape[axis]:
-        raise ValueError(f"lax.split: the sizes {sizes} sum to {sum(sizes)}, but dimension "
-                         f"{axis} of the operand shape {x.shape} is {x.shape[axis]}; they "
-                         "must be equal.")
+        raise ValueError(f"Sum of sizes {sum(sizes)} must be equal to dimension {axis} of "
+                         f"the operand shape {list(x.shape)}")
     return [x.update(shape=x.shape[:axis] + (s,) + x.shape[axis + 1:]) for s in sizes]
 
 
@@ -298,7 +297,17 @@ def broadcast_to_rank(x, rank):
 
 def broadcast_shapes(*shapes):
     """The NumPy-style broadcast of shapes (trailing alignment; size-1 dims stretch)."""
-    shapes = [tuple(operator.index(d) for d in s) for s in shapes]
+    try:
+        shapes = [tuple(operator.index(d) for d in s) for s in shapes]
+    except TypeError:
+        bad = next((s for s in shapes if not hasattr(s, "__iter__")
+                    or not all(hasattr(d, "__index__") for d in s)), shapes)
+        raise TypeError(f"Shapes must be 1D sequences of concrete values of integer type, "
+                        f"got {bad}.") from None
+    for s in shapes:
+        if any(d < 0 for d in s):
+            raise TypeError(f"Only non-negative indices are allowed when broadcasting "
+                            f"static shapes, but got shape {s}.")
     if not shapes:
         return ()
     rank = max(len(s) for s in shapes)

@@ -197,16 +197,27 @@ def sort_key_val(keys, values, dimension=-1, is_stable=True):
 
 # --- top_k --------------------------------------------------------------------------------
 
-def _top_k_abstract_eval(operand, *, k):
+def _top_k_abstract_eval(operand, *, k, axis):
+    if dtypes.is_complex(operand.dtype):
+        raise ValueError("top_k is not compatible with complex inputs.")
     if k < 0:
         raise ValueError(f"k argument to top_k must be nonnegative, got {k}")
     if operand.ndim == 0:
         raise TypeError("top_k operand must have >= 1 dimension, got a scalar")
-    if operand.shape[-1] < k:
-        raise ValueError(f"k argument to top_k must be no larger than minor dimension; "
-                         f"{k} vs {operand.shape}")
+    if not 0 <= axis < operand.ndim:
+        raise ValueError(f"axis argument out of range: axis={axis} for "
+                         f"operand.shape={operand.shape}")
+    shape = list(operand.shape)
+    if shape[axis] < k:
+        raise ValueError(f"k argument to top_k must be no larger than size along axis; got "
+                         f"k={k} with shape={shape} and axis={axis}")
+    int32_max = np.iinfo(np.int32).max
+    if shape[axis] > int32_max + 1:
+        raise ValueError(f"top_k returns int32 indices, which will overflow for array "
+                         f"dimensions larger than the maximum int32 ({int32_max}). Got "
+                         f"operand.shape={operand.shape}")
     b.check_dtype("top_k", operand.dtype, (b.FLOAT,) + b.INT)
-    shape = operand.shape[:-1] + (k,)
+    shape[axis] = k
     return [ShapedArray(shape, operand.dtype, operand.weak_type),
             ShapedArray(shape, np.dtype(np.int32))]
 
@@ -228,9 +239,11 @@ def _descending_order(x):
     return (n - 1 - ascending)[..., ::-1]
 
 
-def _top_k_impl(operand, *, k):
-    order = _descending_order(operand)[..., :k]
-    return [np.take_along_axis(operand, order, -1), order.astype(np.int32)]
+def _top_k_impl(operand, *, k, axis):
+    last = np.moveaxis(operand, axis, -1)
+    order = _descending_order(last)[..., :k]
+    values = np.take_along_axis(last, order, -1)
+    return [np.moveaxis(values, -1, axis), np.moveaxis(order.astype(np.int32), -1, axis)]
 
 
 def _pick_along_last(t, indices):
@@ -245,48 +258,70 @@ def _pick_along_last(t, indices):
     return dot.dot_general(one_hot, t, (((nb + 1,), (nb,)), (batch, batch)))
 
 
-def _top_k_jvp(primals, tangents, *, k):
+def _pick_along(t, indices, axis):
+    """t's entries at `indices` along `axis` (linear in t)."""
+    last = get_aval(t).ndim - 1
+    picked = _pick_along_last(batching.moveaxis(t, axis, last),
+                              batching.moveaxis(indices, axis, last))
+    return batching.moveaxis(picked, last, axis)
+
+
+def _top_k_jvp(primals, tangents, *, k, axis):
     (x,), (t,) = primals, tangents
-    values, indices = top_k_p.bind(x, k=k)
+    values, indices = top_k_p.bind(x, axis=axis, k=k)
     if type(t) is Zero:
         t_out = Zero(ad.tangent_aval(get_aval(values)))
     else:
-        t_out = _pick_along_last(t, indices)
+        t_out = _pick_along(t, indices, axis)
     return [values, indices], [t_out, Zero(ad.tangent_aval(get_aval(indices)))]
 
 
-def _top_k_batch(args, dims, *, k):
+def _top_k_batch(args, dims, *, k, axis):
     (x,), (d,) = args, dims
-    if d == get_aval(x).ndim - 1:   # the batch may not sit in the sorted axis
-        x, d = batching.moveaxis(x, d, 0), 0
-    outs = top_k_p.bind(x, k=k)
-    return outs, [d, d]
+    axis = axis + 1 if d <= axis else axis
+    return top_k_p.bind(x, axis=axis, k=k), [d, d]
 
 
-def _top_k_lower(ctx, x, *, k):
+def _top_k_lower(ctx, x, *, k, axis):
     values, indices = ctx.avals_out
-    return ctx.op("chlo.top_k", [x], [values.strip_weak_type(), indices],
-                  {"k": hlo.i64_attr(k)})
+    return _lower_top_k_along(ctx, x, axis, values.strip_weak_type(), indices)
+
+
+def _lower_top_k_along(ctx, x, axis, values, indices):
+    """chlo.top_k works on the last axis: swap `axis` there and back."""
+    last = x.aval.ndim - 1
+    perm = list(range(last + 1))
+    perm[axis], perm[last] = last, axis
+    if axis != last:
+        x = _swap_lower(ctx, x, perm)
+    shape = tuple(values.shape[p] for p in perm)
+    outs = ctx.op("chlo.top_k", [x], [values.update(shape=shape), indices.update(shape=shape)],
+                  {"k": hlo.i64_attr(shape[-1])})
+    return outs if axis == last else [_swap_lower(ctx, o, perm) for o in outs]
 
 
 top_k_p = define_primitive(
     "top_k", multiple_results=True, impl=_top_k_impl, abstract_eval=_top_k_abstract_eval,
     jvp=_top_k_jvp, transpose=NO_TRANSPOSE, batch=_top_k_batch, lower=_top_k_lower,
-    samples=lambda: [b.Sample([b.random_values((3, 6), np.float32)], {"k": 3}),
-             b.Sample([np.array([3, 1, 3, 2, 1], np.int32)], {"k": 4}),
-             b.Sample([b.random_values((2, 2, 4), np.float32, seed=1)], {"k": 1}),
+    samples=lambda: [b.Sample([b.random_values((3, 6), np.float32)], {"k": 3, "axis": 1}),
+             b.Sample([np.array([3, 1, 3, 2, 1], np.int32)], {"k": 4, "axis": 0}),
+             b.Sample([b.random_values((2, 2, 4), np.float32, seed=1)], {"k": 1, "axis": 2}),
+             b.Sample([b.random_values((4, 3, 2), np.float32, seed=2)], {"k": 2, "axis": 0}),
              b.Sample([np.array([1.0, np.nan, -0.0, 0.0, -np.inf, 2.0, np.nan, 1.0], np.float32)],
-                      {"k": 8})])
+                      {"k": 8, "axis": 0})])
 
 
-def top_k(operand, k):
-    """The k largest entries along the last axis, in descending order (equal values in
-    index order), and their indices."""
+def top_k(operand, k, *, axis=-1):
+    """The k largest entries along `axis` (the last by default), in descending order
+    (equal values in index order), and their indices."""
     try:
         k = operator.index(k)
     except TypeError:
         raise TypeError(f"top_k: k must be a static integer, got {k!r}") from None
-    values, indices = top_k_p.bind(operand, k=k)
+    if k < 0:
+        raise ValueError(f"k argument to top_k must be nonnegative, got {k}")
+    axis = canonicalize_axis(axis, get_aval(operand).ndim)
+    values, indices = top_k_p.bind(operand, axis=axis, k=k)
     return values, indices
 
 
@@ -331,11 +366,8 @@ def _approx_top_k_abstract_eval(x, *, k, reduction_dimension, recall_target, is_
 def _approx_top_k_impl(x, *, k, reduction_dimension, is_max_k, **params):
     size = _approx_top_k_abstract_eval(get_aval(x), k=k, reduction_dimension=reduction_dimension,
                                        is_max_k=is_max_k, **params)[1].shape[reduction_dimension]
-    last = np.moveaxis(x, reduction_dimension, -1)
-    values, indices = _top_k_impl(last if is_max_k else -last, k=size)
-    values = values if is_max_k else -values
-    return [np.moveaxis(values, -1, reduction_dimension),
-            np.moveaxis(indices, -1, reduction_dimension)]
+    values, indices = _top_k_impl(x if is_max_k else -x, k=size, axis=reduction_dimension)
+    return [values if is_max_k else -values, indices]
 
 
 def _approx_top_k_jvp(primals, tangents, *, reduction_dimension, **params):
@@ -344,10 +376,7 @@ def _approx_top_k_jvp(primals, tangents, *, reduction_dimension, **params):
     if type(t) is Zero:
         t_out = Zero(ad.tangent_aval(get_aval(values)))
     else:
-        last = get_aval(x).ndim - 1
-        picked = _pick_along_last(batching.moveaxis(t, reduction_dimension, last),
-                                  batching.moveaxis(indices, reduction_dimension, last))
-        t_out = batching.moveaxis(picked, last, reduction_dimension)
+        t_out = _pick_along(t, indices, reduction_dimension)
     return [values, indices], [t_out, Zero(ad.tangent_aval(get_aval(indices)))]
 
 
@@ -360,22 +389,15 @@ def _approx_top_k_batch(args, dims, *, reduction_dimension, **params):
 
 def _approx_top_k_lower(ctx, x, *, reduction_dimension, is_max_k, **params):
     """The exact answer (as XLA's CPU/GPU fallback gives): top_k over the reduced
-    dimension moved last (of -x for the smallest)."""
+    dimension (of -x for the smallest)."""
     values, indices = ctx.avals_out
-    last = x.aval.ndim - 1
-    perm = list(range(x.aval.ndim))
-    perm[reduction_dimension], perm[last] = last, reduction_dimension
-    moved = _swap_lower(ctx, x, perm)
     if not is_max_k:
-        moved = ctx.unary("stablehlo.negate", moved, moved.aval.dtype)
-    shape = tuple(values.shape[p] for p in perm)
-    best, where = ctx.op("chlo.top_k", [moved],
-                         [values.update(shape=shape).strip_weak_type(),
-                          indices.update(shape=shape)],
-                         {"k": hlo.i64_attr(shape[-1])})
+        x = ctx.unary("stablehlo.negate", x, x.aval.dtype)
+    best, where = _lower_top_k_along(ctx, x, reduction_dimension, values.strip_weak_type(),
+                                     indices)
     if not is_max_k:
         best = ctx.unary("stablehlo.negate", best, best.aval.dtype)
-    return [_swap_lower(ctx, best, perm), _swap_lower(ctx, where, perm)]
+    return [best, where]
 
 
 def _swap_lower(ctx, x, perm):

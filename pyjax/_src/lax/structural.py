@@ -29,8 +29,8 @@ def _static_shape(shape, where, allow_infer=False):
             raise errors.ConcretizationTypeError(
                 bad, f"The error arose in {where}: shapes must be static Python integers.\n"
             ) from None
-        raise TypeError(f"{where}: shape must be a sequence of integers, got {shape}") \
-            from err
+        raise TypeError(f"{where}: Shapes must be 1D sequences of concrete values of "
+                        f"integer type, got {shape}.") from err
     if any(d < 0 and not (allow_infer and d == -1) for d in out):
         raise TypeError(f"{where} shape must have every element be nonnegative, got {out}.")
     return out
@@ -39,16 +39,30 @@ def _static_shape(shape, where, allow_infer=False):
 # --- broadcast_in_dim -------------------------------------------------------------------
 
 def _broadcast_in_dim_abstract_eval(x, shape, broadcast_dimensions):
-    if len(broadcast_dimensions) != x.ndim:
-        raise TypeError(f"broadcast_in_dim broadcast_dimensions {broadcast_dimensions} must "
-                        f"have one entry per operand dimension ({x.shape})")
-    for i, d in enumerate(broadcast_dimensions):
-        if not 0 <= d < len(shape) or x.shape[i] not in (1, shape[d]):
-            raise TypeError(f"broadcast_in_dim cannot broadcast operand shape {x.shape} to "
-                            f"{shape} with broadcast_dimensions={broadcast_dimensions}")
-    if list(broadcast_dimensions) != sorted(set(broadcast_dimensions)):
-        raise TypeError("broadcast_in_dim broadcast_dimensions must be strictly increasing, "
-                        f"got {broadcast_dimensions}")
+    dims = broadcast_dimensions
+    if len(dims) != x.ndim:
+        raise TypeError(f"broadcast_in_dim broadcast_dimensions must have length equal to "
+                        f"operand ndim; got broadcast_dimensions {dims} for operand ndim "
+                        f"{x.ndim}.")
+    if len(shape) < x.ndim:
+        raise TypeError(f"broadcast_in_dim target broadcast shape must have equal or higher "
+                        f"rank to the operand shape; got operand ndim {x.ndim} and target "
+                        f"broadcast ndim {len(shape)}.")
+    if any(not 0 <= d < len(shape) for d in dims):
+        raise TypeError(f"broadcast_in_dim broadcast_dimensions must be a subset of output "
+                        f"dimensions, got {dims} for operand ndim {x.ndim} and shape {shape}.")
+    if any(n not in (1, shape[d]) for n, d in zip(x.shape, dims)):
+        raise TypeError(f"broadcast_in_dim operand dimension sizes must either be 1, or be "
+                        f"equal to their corresponding dimensions in the target broadcast "
+                        f"shape; got operand of shape {x.shape}, target broadcast shape "
+                        f"{shape}, broadcast_dimensions {dims}")
+    if len(set(dims)) != len(dims):
+        raise TypeError(f"broadcast_in_dim broadcast_dimensions must not contain duplicates, "
+                        f"got broadcast_dimensions {dims}")
+    # The wrapper sorts the dimensions (transposing the operand), so rules may rely on it.
+    if list(dims) != sorted(dims):
+        raise TypeError(f"the broadcast_in_dim primitive takes increasing "
+                        f"broadcast_dimensions, got {dims}; call lax.broadcast_in_dim")
     return ShapedArray(shape, x.dtype, x.weak_type)
 
 
@@ -102,6 +116,16 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions):
     aval = get_aval(operand)
     if aval.shape == shape and broadcast_dimensions == tuple(range(len(shape))):
         return as_array(operand)
+    if (len(broadcast_dimensions) == aval.ndim
+            and len(set(broadcast_dimensions)) == aval.ndim
+            and list(broadcast_dimensions) != sorted(broadcast_dimensions)
+            and all(0 <= d < len(shape) and n in (1, shape[d])
+                    for n, d in zip(aval.shape, broadcast_dimensions))):
+        # Operand dimensions may land in any order: put them in output order first (bad
+        # dimensions go to the primitive as given, for its error to name them).
+        order = tuple(int(i) for i in np.argsort(broadcast_dimensions))
+        operand = transpose(operand, order)
+        broadcast_dimensions = tuple(sorted(broadcast_dimensions))
     return broadcast_in_dim_p.bind(operand, shape=shape,
                                    broadcast_dimensions=broadcast_dimensions)
 
@@ -232,9 +256,11 @@ def transpose(operand, permutation):
 # --- squeeze / expand_dims ----------------------------------------------------------------
 
 def _squeeze_abstract_eval(x, dimensions):
+    if len(set(dimensions)) != len(dimensions):
+        raise ValueError(f"dimensions are not unique: {dimensions}")
     for d in dimensions:
         if x.shape[d] != 1:
-            raise TypeError(f"cannot select an axis to squeeze out which has size not equal "
+            raise ValueError(f"cannot select an axis to squeeze out which has size not equal "
                             f"to one, got shape={x.shape} and dimensions={dimensions}")
     return ShapedArray(tuple(s for i, s in enumerate(x.shape) if i not in dimensions),
                        x.dtype, x.weak_type)
@@ -256,7 +282,8 @@ squeeze_p = define_primitive(
 
 def squeeze(array, dimensions):
     aval = get_aval(array)
-    dims = tuple(sorted(canonicalize_axis(d, aval.ndim) for d in dimensions))
+    dims = tuple(sorted(canonicalize_axis(operator.index(d), aval.ndim)
+                        for d in dimensions))
     return squeeze_p.bind(array, dimensions=dims) if dims else array
 
 
@@ -336,19 +363,21 @@ def concatenate(operands, dimension):
 def _pad_abstract_eval(x, padding_value, padding_config):
     b.same_dtypes("pad", [x, padding_value])
     if padding_value.shape:
-        raise TypeError("pad padding_value must be a scalar")
+        raise ValueError(f"padding_value must be a scalar; got np.shape(padding_value)="
+                         f"{padding_value.shape}")
     if len(padding_config) != x.ndim:
-        raise TypeError(f"pad padding_config {padding_config} needs one (lo, hi, interior) "
-                        f"triple per dimension of {x.shape}")
-    shape = []
-    for d, (lo, hi, interior) in zip(x.shape, padding_config):
-        if interior < 0:
-            raise TypeError("pad interior padding must be non-negative")
-        size = lo + hi + d + max(d - 1, 0) * interior
-        if size < 0:
-            raise TypeError(f"pad would give a negative dimension for {x.shape} with "
-                            f"{padding_config}")
-        shape.append(size)
+        raise ValueError(f"length of padding_config must equal the number of axes of "
+                         f"operand, got padding_config {padding_config} for operand shape "
+                         f"{x.shape}")
+    if any(interior < 0 for _, _, interior in padding_config):
+        raise ValueError(f"interior padding in padding_config must be nonnegative, got "
+                         f"padding_config {padding_config}")
+    shape = tuple(lo + hi + d + max(d - 1, 0) * interior
+                  for d, (lo, hi, interior) in zip(x.shape, padding_config))
+    if any(d < 0 for d in shape):
+        raise ValueError(f"Dimension size after padding is not at least 0, got result shape "
+                         f"{shape}, for padding_config {padding_config} and operand shape "
+                         f"{x.shape}")
     return ShapedArray(shape, x.dtype, x.weak_type)
 
 

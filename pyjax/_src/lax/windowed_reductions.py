@@ -43,7 +43,8 @@ def _window_out_shape(name, shape, window_dimensions, window_strides, padding,
                          ("base_dilation", base_dilation),
                          ("window_dilation", window_dilation)):
         if any(v <= 0 for v in values):
-            raise TypeError(f"{name}: {what} must be positive, got {tuple(values)}")
+            raise TypeError(f"{name} {what} must have every element be strictly "
+                            f"positive, got {tuple(values)}.")
     out = []
     for n, w, s, (lo, hi), bd, wd in zip(shape, window_dimensions, window_strides, padding,
                                          base_dilation, window_dilation):
@@ -695,9 +696,13 @@ def _check_variadic(name, args):
     if rem or n == 0:
         raise TypeError(f"{name} takes operands followed by as many init values")
     operands, inits = args[:n], args[n:]
+    shapes = [init.shape for init in inits]
+    if any(shapes):   # JAX's two ops word (and type) this error differently
+        if name == "reduce":
+            raise ValueError(f"reduce found non-scalar initial value: {shapes}")
+        raise TypeError(f"{name} expected init_values to be scalars but init_values have "
+                        f"shapes {shapes}.")
     for x, init in zip(operands, inits):
-        if init.shape != ():
-            raise TypeError(f"{name}: init values must be scalars, got {init.str_short()}")
         if init.dtype != x.dtype:
             raise TypeError(f"{name}: init value dtype {init.dtype.name} does not match "
                             f"operand dtype {x.dtype.name}")
@@ -879,8 +884,8 @@ def _flat_args(api_name, operands, init_values):
     flat_ops, tree = tree_util.tree_flatten(operands)
     flat_inits, init_tree = tree_util.tree_flatten(init_values)
     if tree != init_tree:
-        raise TypeError(f"{api_name}: operands {tree} and init_values {init_tree} must have "
-                        "the same structure")
+        raise ValueError(f"{api_name}: Operands must have the same tree structure as "
+                         f"init_values: {tree} vs. {init_tree}")
     inits = []
     for x, init in zip(flat_ops, flat_inits):
         dtype = get_aval(x).dtype
@@ -951,6 +956,8 @@ def reduce(operands, init_values, computation, dimensions):
     flat_ops, inits, tree = _flat_args("reduce", operands, init_values)
     ndim = get_aval(flat_ops[0]).ndim
     from pyjax._src.util import canonicalize_axes
+    if len(set(dimensions)) != len(tuple(dimensions)):
+        raise ValueError(f"duplicate value in 'axes' of reduction: {tuple(dimensions)}")
     dims = canonicalize_axes(tuple(dimensions), ndim, "dimension")
     avals = [ShapedArray((), get_aval(x).dtype) for x in flat_ops]
     closed = _trace_reducer("reduce", computation, tree, avals)

@@ -865,9 +865,9 @@ def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
     shape1, shape2 = np.shape(x1), np.shape(x2)
     if shape1[axis] != shape2[axis]:   # the contracted axis never broadcasts
         raise ValueError(f"axes must match; got shapes {shape1} and {shape2} with {axis=}")
-    x1, x2 = lnp.broadcast_arrays(x1, x2)
-    axis = canonicalize_axis(axis, _ndim(x1))
+    # `axis` names each operand's own axis (as in JAX and NumPy); the others broadcast
     x1, x2 = lnp.moveaxis(uf.conj(x1), axis, -1), lnp.moveaxis(x2, axis, -1)
+    x1, x2 = lnp.broadcast_arrays(x1, x2)
     n = _ndim(x1)
     batch = tuple(range(n - 1))
     return ensure_array(ldot.dot_general(x1, x2, (((n - 1,), (n - 1,)), (batch, batch)),

@@ -18,6 +18,7 @@ from pyjax._src.lax import linalg_spectral as lspectral
 from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy.lax_numpy import shape as _shape
 from pyjax._src.numpy import array_manipulation as more
+from pyjax._src.numpy import indexing
 from pyjax._src.numpy import reductions as red
 from pyjax._src.numpy import ufuncs as uf
 from pyjax._src.numpy.util import check_arraylike, ensure_array, promote_dtypes_inexact
@@ -200,10 +201,39 @@ def det(a):
 def _det_jvp(primals, tangents):
     (a,), (da,) = primals, tangents
     a = _matrices("det", a, square=True)
-    y = det(a)
-    # d det = det(a) * tr(a^-1 da)
-    z = more.trace(solve(a, lnp.asarray(da, _dtype(a))), axis1=-2, axis2=-1)
-    return y, y * z
+    # d det = tr(adj(a) da): the adjugate, unlike det(a) a^-1, exists for singular a
+    y, adj_da = _det_and_adjugate_times(a, lnp.asarray(da, _dtype(a)))
+    return y, more.trace(adj_da, axis1=-2, axis2=-1)
+
+
+def _det_and_adjugate_times(a, b):
+    """(det(a), adj(a) @ b) from a's LU factors p a = l u. adj(a) b = det(a) u^-1 l^-1 p b,
+    and solving u y = det(a) x divides by no last pivot when that pivot is replaced by
+    1 / (the determinant of the others) and the last row of x is not scaled: right for a
+    matrix of rank n - 1 whose zero pivot comes last. When another pivot is zero the
+    product is taken as 0 (as JAX does)."""
+    n = _shape(a)[-1]
+    lu, pivots, permutation = llinalg.lu(a)
+    diag = more.diagonal(lu, axis1=-2, axis2=-1)
+    swaps = red.sum(pivots != np.arange(n, dtype=np.int32), axis=-1)
+    sign = lnp.where(uf.remainder(swaps, 2) == 1, lnp.asarray(-1, _dtype(a)),
+                     lnp.asarray(1, _dtype(a)))
+    partial = red.cumprod(diag, axis=-1) * sign[..., None]
+    y = partial[..., -1]
+    if n == 1:   # adj of a 1x1 matrix is [[1]]
+        return y, b
+    lu = lu.at[..., -1, -1].set(1 / partial[..., -2])
+    probe = llinalg.triangular_solve(lu, lnp.ones(_shape(b)[:-1] + (1,), _dtype(a)),
+                                     left_side=True, lower=False)
+    unusable = red.any(~uf.isfinite(probe), axis=(-2, -1))[..., None, None]
+    # solve with the identity there instead: a 0 * inf would poison the transposed solves
+    lu = lnp.where(unusable, lnp.eye(n, dtype=_dtype(a)), lu)
+    x = indexing.take_along_axis(b, lnp.broadcast_to(permutation[..., :, None], _shape(b)),
+                            axis=-2)
+    x = llinalg.triangular_solve(lu, x, left_side=True, lower=True, unit_diagonal=True)
+    x = lnp.concatenate([x[..., :-1, :] * y[..., None, None], x[..., -1:, :]], axis=-2)
+    x = llinalg.triangular_solve(lu, x, left_side=True, lower=False)
+    return y, lnp.where(unusable, lnp.zeros((), _dtype(a)), x)
 
 
 def slogdet(a, *, method=None):
@@ -252,7 +282,10 @@ def lstsq(a, b, rcond=None, *, numpy_resid=False):
     if rcond is None:
         rcond = float(np.finfo(real).eps) * builtins.max(m, n)
     u, s, vh = svd(a, full_matrices=False)
-    mask = s >= lnp.asarray(rcond, real) * s[0] if min(m, n) else s > 0
+    # zero singular values never count (a zero matrix has rank 0 and solution 0)
+    mask = s > 0
+    if min(m, n):
+        mask = mask & (s >= lnp.asarray(rcond, real) * s[0])
     rank = red.sum(mask)
     safe_s = lnp.where(mask, s, lnp.ones((), real))
     s_inv = lnp.where(mask, 1 / safe_s, lnp.zeros((), real))[:, None]
@@ -260,7 +293,9 @@ def lstsq(a, b, rcond=None, *, numpy_resid=False):
     x = lnp.matmul(_H(vh), lnp.asarray(s_inv, dtype) * uTb)
     b_est = lnp.matmul(a, x)
     resid = red.sum(uf.abs(b - b_est) ** 2, axis=0)
-    if numpy_resid and (min(m, n) < n or m <= n):
+    # NumPy's residuals are empty for a rank-deficient a: this needs a concrete rank, so
+    # numpy_resid=True does not trace under jit (as in JAX)
+    if numpy_resid and (m <= n or int(rank) < n):
         resid = lnp.zeros((0,), real)
     if vector:
         x = x[:, 0]
@@ -449,6 +484,11 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     return norm(x, ord=ord, axis=(-2, -1), keepdims=keepdims)
 
 
+def _largest(values, axis, keepdims):
+    """The largest of nonnegative values: 0 for none (the norm of an empty matrix)."""
+    return red.max(values, axis=axis, keepdims=keepdims, initial=0)
+
+
 def norm(x, ord=None, axis=None, keepdims=False):
     """Vector or matrix norm, as numpy.linalg.norm: ord None/'fro'/'nuc'/inf/-inf/1/-1/
     2/-2 for matrices, any order for vectors."""
@@ -475,19 +515,19 @@ def norm(x, ord=None, axis=None, keepdims=False):
         out = uf.sqrt(red.sum(a * a, axis=axes, keepdims=keepdims))
     elif ord in (1, -1):
         colsum = red.sum(a, axis=r, keepdims=True)
-        pick = red.max if ord == 1 else red.min
-        out = pick(colsum, axis=axes, keepdims=keepdims)
+        out = _largest(colsum, axes, keepdims) if ord == 1 else \
+            red.min(colsum, axis=axes, keepdims=keepdims)
     elif ord in (np.inf, -np.inf):
         rowsum = red.sum(a, axis=c, keepdims=True)
-        pick = red.max if ord == np.inf else red.min
-        out = pick(rowsum, axis=axes, keepdims=keepdims)
+        out = _largest(rowsum, axes, keepdims) if ord == np.inf else \
+            red.min(rowsum, axis=axes, keepdims=keepdims)
     elif ord in (2, -2, "nuc"):
         moved = lnp.moveaxis(x, axes, (-2, -1))
         s = svd(moved, compute_uv=False)
         if ord == "nuc":
             out = red.sum(s, axis=-1)
         else:
-            out = s[..., 0] if ord == 2 else s[..., -1]
+            out = _largest(s, -1, False) if ord == 2 else red.min(s, axis=-1)
         if keepdims:
             out = lnp.expand_dims(out, sorted(axes))
     else:
