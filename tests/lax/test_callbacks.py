@@ -237,3 +237,28 @@ def test_io_callback_results_and_vmap():
         jax.vmap(g)(jnp.arange(3.0))
     with pytest.raises(ValueError, match="IO callbacks do not support JVP"):
         jax.grad(g)(1.0)
+
+
+# --- sub-byte integers through XLA and host callbacks ------------------------------------------
+
+# JAX 0.10.2: x * 2 + 1 on arange(24) of each dtype (wrapping), under jit.
+_SUBBYTE_AFFINE = {
+    "int4": [1, 3, 5, 7, -7, -5, -3, -1],
+    "int2": [1, -1, 1, -1, 1, -1, 1, -1],
+    "uint4": [1, 3, 5, 7, 9, 11, 13, 15],
+    "uint2": [1, 3, 1, 3, 1, 3, 1, 3],
+}
+
+
+@pytest.mark.parametrize("dtype", sorted(_SUBBYTE_AFFINE))
+def test_subbyte_integers_compile_and_cross_callbacks(dtype):
+    x = jnp.arange(24, dtype=dtype).reshape(2, 3, 4)
+    out = jax.jit(lambda x: x * 2 + jnp.asarray(1, dtype))(x)
+    assert out.dtype == np.dtype(dtype)
+    assert out.ravel()[:8].tolist() == _SUBBYTE_AFFINE[dtype]
+    echoed = jax.jit(lambda x: jax.pure_callback(
+        np.asfortranarray, jax.ShapeDtypeStruct.like(x), x))(x)
+    np.testing.assert_array_equal(echoed, np.arange(24, dtype=dtype).reshape(2, 3, 4))
+    made = jax.jit(lambda: jax.pure_callback(
+        lambda: np.arange(8, dtype=dtype), jax.ShapeDtypeStruct((8,), dtype)))()
+    np.testing.assert_array_equal(made, np.arange(8, dtype=dtype))

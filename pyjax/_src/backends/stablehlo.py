@@ -66,7 +66,8 @@ for _name, _mlir in (("float8_e4m3fn", "f8E4M3FN"), ("float8_e5m2", "f8E5M2"),
                      ("float8_e4m3fnuz", "f8E4M3FNUZ"), ("float8_e5m2fnuz", "f8E5M2FNUZ"),
                      ("float8_e4m3b11fnuz", "f8E4M3B11FNUZ"), ("float8_e4m3", "f8E4M3"),
                      ("float8_e3m4", "f8E3M4"), ("float8_e8m0fnu", "f8E8M0FNU"),
-                     ("float4_e2m1fn", "f4E2M1FN")):
+                     ("float4_e2m1fn", "f4E2M1FN"), ("int4", "i4"), ("uint4", "ui4"),
+                     ("int2", "i2"), ("uint2", "ui2")):
     if hasattr(ml_dtypes, _name):
         _ELEMENT_TYPES[np.dtype(getattr(ml_dtypes, _name))] = _mlir
 
