@@ -13,6 +13,7 @@ import pyjax as jax
 import pyjax.numpy as jnp
 from pyjax import lax
 from pyjax._src import config
+from pyjax.experimental import io_callback
 
 from harness import checks_in_process, close
 
@@ -247,6 +248,29 @@ def check_donation_deletes_arguments():
     y = jax.pmap(lambda v: v + 1, donate_argnums=0)(x)
     close(y, np.full((N, 3), 2.0))
     assert x.is_deleted()
+
+
+def check_io_callbacks_finish_before_the_call_returns():
+    # Results unused: the call must still have run the callbacks when it returns, on
+    # the replicated (pmap) and the partitioned (sharded jit) paths.
+    seen = []
+
+    def record(v):
+        seen.append(int(np.asarray(v).sum()))
+
+    def body(v):
+        io_callback(record, None, v, ordered=False)
+        return v
+
+    jax.pmap(body, axis_name="i")(np.arange(N, dtype=np.int32))
+    assert sorted(seen) == list(range(N)), seen
+    seen.clear()
+    mesh = jax.make_mesh((N,), ("d",), axis_types=(jax.sharding.AxisType.Auto,))
+    sharded = jax.jit(body, in_shardings=jax.NamedSharding(mesh, jax.P("d")),
+                      out_shardings=jax.NamedSharding(mesh, jax.P()))
+    sharded(jnp.arange(N))
+    sharded(jnp.arange(N) + 1)
+    assert seen == [6, 10], seen
 
 
 CHECKS = sorted(name for name in dict(globals()) if name.startswith("check_"))

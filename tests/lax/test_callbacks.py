@@ -262,3 +262,56 @@ def test_subbyte_integers_compile_and_cross_callbacks(dtype):
     made = jax.jit(lambda: jax.pure_callback(
         lambda: np.arange(8, dtype=dtype), jax.ShapeDtypeStruct((8,), dtype)))()
     np.testing.assert_array_equal(made, np.arange(8, dtype=dtype))
+
+
+# --- io_callback where its effect would run the wrong number of times ----------------------
+
+def test_io_callback_refused_under_vmap_of_cond_with_batched_predicate():
+    def f(pred):
+        return lax.cond(pred, lambda: io_callback(lambda: None, None),
+                        lambda: io_callback(lambda: None, None))
+    with pytest.raises(NotImplementedError, match="IO effect not supported in vmap-of-cond"):
+        jax.vmap(f)(jnp.array([True, False]))
+
+
+def test_io_callback_refused_under_vmap_of_while_with_batched_predicate():
+    def f(i):
+        def body(i):
+            io_callback(lambda v: None, None, i)
+            return i + 1
+        return lax.while_loop(lambda i: i < 5, body, i)
+    with pytest.raises(NotImplementedError,
+                       match="not supported in while_loop with batched predicate"):
+        jax.vmap(f)(jnp.array([0, 4]))
+
+
+def test_io_callback_refused_in_partial_eval_of_checkpoint():
+    @jax.grad
+    @jax.checkpoint
+    def f(x, y):
+        io_callback(lambda v: v, y, y)
+        return x
+    with pytest.raises(NotImplementedError,
+                       match="Effects not supported in partial-eval of `checkpoint`"):
+        f(2., 3.)
+
+
+@pytest.mark.parametrize("api", ["pure_callback", "io_callback", "debug.callback"])
+def test_failing_callback_is_logged_with_its_traceback(api, caplog):
+    def fail(x):
+        raise RuntimeError("Ooops")
+
+    call = {"pure_callback": lambda x: jax.pure_callback(fail, x, x),
+            "io_callback": lambda x: io_callback(fail, x, x),
+            "debug.callback": lambda x: jax.debug.callback(fail, x) or x}[api]
+    with caplog.at_level("ERROR"), pytest.raises(jax.errors.JaxRuntimeError, match="Ooops"):
+        jax.jit(call)(jnp.float32(0)).block_until_ready()
+    assert f"jax.{api} failed" in caplog.text
+    assert "Traceback (most recent call last)" in caplog.text and "Ooops" in caplog.text
+
+
+def test_experimental_pjit_is_jit_with_a_deprecation_warning():
+    from pyjax.experimental import pjit
+    with pytest.warns(DeprecationWarning, match="Please use `jax.jit` instead"):
+        pjit_fn = pjit.pjit
+    assert pjit_fn(lambda x: x + 1, None, None)(1) == 2

@@ -380,12 +380,14 @@ class _Runner:
             Array(None, False, device, committed, a, o) for a, o in zip(self.out_avals, outs)])
 
 
-def _execute_and_wait(execute_sharded, bufs, handlers):
+def _execute_and_wait(execute_sharded, bufs, handlers=None):
     """Runs a program with host callbacks and waits for them, so their effects (prints,
-    writes) happen in call order and before the call returns; its output arrays."""
+    writes) happen in call order and before the call returns; its output arrays (with
+    handlers None: per output, its per-device buffers)."""
     done = execute_sharded(bufs, with_tokens=True)
     token = done.consume_token()
-    outs = done.consume_with_handlers(handlers)
+    outs = done.disassemble_into_single_device_arrays() if handlers is None else \
+        done.consume_with_handlers(handlers)
     token.block_until_ready()
     return outs
 
@@ -466,6 +468,7 @@ class ReplicatedExecutable:
         self.devices, self.name = list(devices), name
         self.loaded = compile(lowered, self.devices, name, num_replicas=len(self.devices))
         self.out_avals = lowered.out_avals
+        self._callbacks = bool(lowered.host_callbacks)
         # A container that hands shard i to replica i (the ArrayImpl's sharding and shape
         # are not consulted beyond that).
         self._spread = _jax.GSPMDSharding(_jax.DeviceList(tuple(self.devices)),
@@ -487,8 +490,11 @@ class ReplicatedExecutable:
             arrays.append(_jax.ArrayImpl(aval.update(shape=(len(bufs),) + aval.shape),
                                          self._spread, bufs, True, True))
         try:
-            per_output = self.loaded.execute_sharded(arrays) \
-                .disassemble_into_single_device_arrays()
+            if self._callbacks:
+                per_output = _execute_and_wait(self.loaded.execute_sharded, arrays)
+            else:
+                per_output = self.loaded.execute_sharded(arrays) \
+                    .disassemble_into_single_device_arrays()
         except _jax.JaxRuntimeError as err:
             raise errors.JaxRuntimeError(f"running pmap({self.name}) failed: {err}") \
                 from None
@@ -518,6 +524,7 @@ class ShardedExecutable:
         self.devices = list(mesh._flat_devices)
         self.loaded = compile(lowered, self.devices, name, num_partitions=mesh.size)
         self.out_avals = lowered.out_avals
+        self._callbacks = bool(lowered.host_callbacks)
         self._device_list = _jax.DeviceList(tuple(self.devices))
         avals = list(lowered.const_avals) + list(lowered.in_avals)
         # (XLA reports no shardings for a program on one device: all replicated.)
@@ -540,9 +547,12 @@ class ShardedExecutable:
 
     def __call__(self, args):
         """Runs on Arrays laid out as self.in_shardings; returns sharded Arrays."""
+        bufs = self._consts + [x._global_buffer for x in args]
         try:
-            outs = self.loaded.execute_sharded(
-                self._consts + [x._global_buffer for x in args]).consume_with_handlers(
+            if self._callbacks:
+                outs = _execute_and_wait(self.loaded.execute_sharded, bufs, self._handlers)
+            else:
+                outs = self.loaded.execute_sharded(bufs).consume_with_handlers(
                     self._handlers)
         except _jax.JaxRuntimeError as err:
             raise errors.JaxRuntimeError(f"running jit({self.name}) failed: {err}") \

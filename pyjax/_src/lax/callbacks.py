@@ -6,6 +6,8 @@ Also the user functions pure_callback and io_callback. Imports core, interpreter
 backends and the lax families."""
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 
 from pyjax._src import dtypes, tree_util
@@ -18,6 +20,8 @@ from pyjax._src.lax import builders as b
 from pyjax._src.lax import slicing
 from pyjax._src.util import fun_name
 
+_logger = logging.getLogger(__name__)
+
 # --- effects --------------------------------------------------------------------------------
 
 
@@ -27,6 +31,7 @@ class Effect:
 
     name = "Effect"
     ordered = False
+    io = False     # an io_callback's: vmap of a batched cond/while and remat refuse it
 
     def __repr__(self):
         return self.name
@@ -45,11 +50,13 @@ class OrderedDebugEffect(Effect):
 
 class IOEffect(Effect):
     name = "IO"
+    io = True
 
 
 class OrderedIOEffect(Effect):
     name = "OrderedIO"
     ordered = True
+    io = True
 
 
 debug_effect, ordered_debug_effect = DebugEffect(), OrderedDebugEffect()
@@ -80,12 +87,17 @@ class FlatCallback:
         return hash((id(self.fun), self.in_tree))
 
 
-def call_on_host(callback, values):
+def call_on_host(callback, values, api):
     """Runs `callback` on host values, as Arrays, outside any transformation (XLA may call
-    from one of its own threads, where no trace is current yet)."""
+    from one of its own threads, where no trace is current yet). A failure is logged with
+    its traceback, as JAX does: inside XLA the exception reaches the caller reworded."""
     arrays = [x if isinstance(x, Array) else Array(np.asarray(x)) for x in values]
     with set_current_trace(Trace.root):
-        return callback(*arrays)
+        try:
+            return callback(*arrays)
+        except BaseException:
+            _logger.exception("%s failed", api)
+            raise
 
 
 def check_results(results, result_avals, api):
@@ -122,7 +134,7 @@ class HostCall:
     def __call__(self, *buffers):
         if self.chained:
             buffers = buffers[1:]
-        results = call_on_host(self.callback, buffers)
+        results = call_on_host(self.callback, buffers, self.api)
         outs = [] if self.result_avals is None else \
             check_results(results, self.result_avals, self.api)
         return tuple(outs) + ((np.zeros((), np.uint8),) if self.chained else ())
@@ -206,7 +218,7 @@ class _HostImpl:
 # --- debug_callback ---------------------------------------------------------------------------
 
 def _debug_impl(*args, callback, effect):
-    call_on_host(callback, args)
+    call_on_host(callback, args, "jax.debug.callback")
     return []
 
 
@@ -262,7 +274,8 @@ def debug_callback(callback, *args, ordered=False, **kwargs):
 # --- pure_callback ----------------------------------------------------------------------------
 
 def _pure_impl(*args, callback, result_avals, vmap_method):
-    return check_results(call_on_host(callback, args), result_avals, "jax.pure_callback")
+    return check_results(call_on_host(callback, args, "jax.pure_callback"), result_avals,
+                         "jax.pure_callback")
 
 
 def _pure_jvp(primals, tangents, **params):
@@ -372,7 +385,8 @@ def pure_callback(callback, result_shape_dtypes, *args, sharding=None, vmap_meth
 # --- io_callback ------------------------------------------------------------------------------
 
 def _io_impl(*args, callback, result_avals, ordered):
-    return check_results(call_on_host(callback, args), result_avals, "io_callback")
+    return check_results(call_on_host(callback, args, "jax.io_callback"), result_avals,
+                         "jax.io_callback")
 
 
 def _io_jvp(primals, tangents, **params):
@@ -391,7 +405,7 @@ def _io_batch(args, dims, *, callback, result_avals, ordered):
 
 
 def _io_lower(ctx, *args, callback, result_avals, ordered):
-    return _lower_host_call(ctx, args, callback, result_avals, "io_callback", True)
+    return _lower_host_call(ctx, args, callback, result_avals, "jax.io_callback", True)
 
 
 io_callback_p = define_primitive(
