@@ -5,6 +5,7 @@ import pytest
 
 import pyjax as jax
 import pyjax.numpy as jnp
+from pyjax import lax
 from harness import assert_named_error, bad_input_case as case
 
 CASES = [
@@ -21,6 +22,17 @@ CASES = [
          lambda: jax.pmap(lambda a: a, axis_size=1.5)),
     case("pmap_returns_string", TypeError, "not a valid JAX type",
          lambda: jax.pmap(lambda a: "s")(jnp.ones((1, 2)))),
+    case("axis_index_groups_miss_an_index", ValueError, "exactly once",
+         lambda: jax.pmap(lambda a: lax.psum(a, "i", axis_index_groups=[[1]]),
+                          axis_name="i")(jnp.ones((1, 2)))),
+    case("axis_index_groups_not_integers", TypeError, "lists of integer indices",
+         lambda: jax.pmap(lambda a: lax.psum(a, "i", axis_index_groups=[["a"]]),
+                          axis_name="i")(jnp.ones((1, 2)))),
+    # JAX's message: vmap runs no collective over subgroups of its axis.
+    case("axis_index_groups_under_vmap", NotImplementedError,
+         "axis_index_groups not supported in vmap collectives",
+         lambda: jax.vmap(lambda a: lax.psum(a, "i", axis_index_groups=[[0, 1]]),
+                          axis_name="i")(jnp.ones(2))),
 ]
 
 

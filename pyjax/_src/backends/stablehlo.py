@@ -233,10 +233,17 @@ class ModuleContext:
         self.extra_meshes[name] = value
         return name
 
-    def replica_group_ids(self, names):
+    def replica_group_ids(self, names, index_groups=None):
         """The replica groups of a collective over the axes `names` as an integer array
         (one row per group, ordered by index along those axes): replicas that differ
-        only in their index along those axes."""
+        only in their index along those axes. `index_groups` (lax's axis_index_groups:
+        lists of indices along the axes) splits each such group into those subgroups;
+        shorter subgroups are padded with -1, as XLA reads uneven groups."""
+        if index_groups is not None:
+            width = max(len(g) for g in index_groups)
+            return np.array([[row[i] for i in g] + [-1] * (width - len(g))
+                             for row in self.replica_group_ids(names)
+                             for g in index_groups], dtype=np.int64)
         for name in names:
             self.axis_position(name)
         sizes = [size for _, size in self.axis_env]
@@ -246,11 +253,12 @@ class ModuleContext:
         return ids.transpose(outer + inner).reshape(-1, int(np.prod(
             [sizes[i] for i in inner], dtype=np.int64)))
 
-    def collective_attrs(self, names, global_ids=True):
-        """A collective's attributes: its replica groups over the axes `names`; in a
-        partitioned module also a channel (its groups then hold partition ids; ops that
-        take it say so with use_global_device_ids)."""
-        attrs = {"replica_groups": self.replica_groups(names)}
+    def collective_attrs(self, names, global_ids=True, index_groups=None):
+        """A collective's attributes: its replica groups over the axes `names` (split by
+        `index_groups`, see replica_group_ids); in a partitioned module also a channel
+        (its groups then hold partition ids; ops that take it say so with
+        use_global_device_ids)."""
+        attrs = {"replica_groups": self.replica_groups(names, index_groups)}
         attrs.update(self.channel_attrs())
         if self.mesh is not None and global_ids:
             attrs["use_global_device_ids"] = "unit"
@@ -264,9 +272,9 @@ class ModuleContext:
         return {"channel_handle":
                 f"#stablehlo.channel_handle<handle = {next(self._channels)}, type = 1>"}
 
-    def replica_groups(self, names):
-        """replica_group_ids(names) as a dense i64 attribute."""
-        groups = self.replica_group_ids(names)
+    def replica_groups(self, names, index_groups=None):
+        """replica_group_ids(names, index_groups) as a dense i64 attribute."""
+        groups = self.replica_group_ids(names, index_groups)
         rows = ", ".join("[" + ", ".join(map(str, g)) + "]" for g in groups)
         return f"dense<[{rows}]> : tensor<{groups.shape[0]}x{groups.shape[1]}xi64>"
 

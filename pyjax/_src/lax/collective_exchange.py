@@ -143,7 +143,8 @@ def pshuffle(x, axis_name, perm):
 
 # --- all_to_all ---------------------------------------------------------------------------
 
-def _all_to_all_abstract_eval(x, *, axis_name, split_axis, concat_axis, axis_size):
+def _all_to_all_abstract_eval(x, *, axis_name, split_axis, concat_axis, axis_size,
+                              axis_index_groups):
     if x.shape[split_axis] % axis_size:
         raise ValueError(f"all_to_all: dimension {split_axis} (size {x.shape[split_axis]}) "
                          f"must divide evenly among the {axis_size} members of axis "
@@ -154,15 +155,17 @@ def _all_to_all_abstract_eval(x, *, axis_name, split_axis, concat_axis, axis_siz
     return x.update(shape=tuple(shape))
 
 
-def _all_to_all_batch(axis, args, dims, *, axis_name, split_axis, concat_axis, axis_size):
+def _all_to_all_batch(axis, args, dims, *, axis_name, split_axis, concat_axis, axis_size,
+                      axis_index_groups):
     (x,), (d,) = args, dims
     params = dict(axis_name=axis_name, split_axis=split_axis, concat_axis=concat_axis,
-                  axis_size=axis_size)
+                  axis_size=axis_size, axis_index_groups=axis_index_groups)
     if axis.name != axis_name:
         if d is None:
             return all_to_all_p.bind(x, **params), None
         return _shifted_rule(all_to_all_p, ("split_axis", "concat_axis"))(
             x, d, axis.size, params)
+    parallel.no_grouped_vmap(axis_index_groups)
     n = axis.size
     x = _front(x, d, n)
     shape = get_aval(x).shape[1:]
@@ -181,12 +184,14 @@ def _all_to_all_batch(axis, args, dims, *, axis_name, split_axis, concat_axis, a
     return st.reshape(moved, (n,) + tuple(out_shape)), 0
 
 
-def _all_to_all_lower(ctx, x, *, axis_name, split_axis, concat_axis, axis_size):
+def _all_to_all_lower(ctx, x, *, axis_name, split_axis, concat_axis, axis_size,
+                      axis_index_groups):
     return ctx.op("stablehlo.all_to_all", [x], ctx.avals_out[0].strip_weak_type(),
                   {"split_dimension": hlo.i64_attr(split_axis),
                    "concat_dimension": hlo.i64_attr(concat_axis),
                    "split_count": hlo.i64_attr(axis_size),
-                   **ctx.module.collective_attrs((axis_name,), global_ids=False)})
+                   **ctx.module.collective_attrs((axis_name,), global_ids=False,
+                                                 index_groups=axis_index_groups)})
 
 
 all_to_all_p = define_primitive(
@@ -204,9 +209,9 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
     sends chunk j to member j, and joins what each member receives along concat_axis.
     Untiled, split_axis must have the axis's size; it disappears and the members' chunks
     form a new dimension at concat_axis. Tiled, the chunks are concatenated."""
-    parallel._no_groups(axis_index_groups)
     name = _single_name(axis_name, "all_to_all")
-    n = batching.axis_env_size(name)
+    groups = parallel.index_groups(axis_index_groups, (name,), "all_to_all")
+    n = batching.axis_env_size(name) if groups is None else len(groups[0])
 
     def one(v):
         ndim = get_aval(v).ndim
@@ -219,7 +224,8 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
                                  f"which the {n} members of axis {name!r} cannot share "
                                  "evenly.")
             return all_to_all_p.bind(v, axis_name=name, split_axis=split,
-                                     concat_axis=concat, axis_size=n)
+                                     concat_axis=concat, axis_size=n,
+                                     axis_index_groups=groups)
         concat = canonicalize_axis(concat_axis, ndim, "concat_axis")
         if size != n:
             raise ValueError(f"all_to_all requires the size of the mapped axis {name!r} "
@@ -232,7 +238,7 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
             v = st.expand_dims(v, (concat,))
             split += 1
         out = all_to_all_p.bind(v, axis_name=name, split_axis=split, concat_axis=concat,
-                                axis_size=n)
+                                axis_size=n, axis_index_groups=groups)
         return out if split == concat else st.squeeze(out, (split,))
     return tree_util.tree_map(one, x)
 
@@ -244,7 +250,8 @@ def pswapaxes(x, axis_name, axis, *, axis_index_groups=None):
 
 # --- psum_scatter ---------------------------------------------------------------------------
 
-def _reduce_scatter_abstract_eval(x, *, axis_name, scatter_dimension, axis_size, tiled):
+def _reduce_scatter_abstract_eval(x, *, axis_name, scatter_dimension, axis_size, tiled,
+                                  axis_index_groups):
     shape = list(x.shape)
     if tiled:
         if shape[scatter_dimension] % axis_size:
@@ -263,15 +270,16 @@ def _reduce_scatter_abstract_eval(x, *, axis_name, scatter_dimension, axis_size,
 
 
 def _reduce_scatter_batch(axis, args, dims, *, axis_name, scatter_dimension, axis_size,
-                          tiled):
+                          tiled, axis_index_groups):
     (x,), (d,) = args, dims
     params = dict(axis_name=axis_name, scatter_dimension=scatter_dimension,
-                  axis_size=axis_size, tiled=tiled)
+                  axis_size=axis_size, tiled=tiled, axis_index_groups=axis_index_groups)
     if axis.name != axis_name:
         if d is None:
             return reduce_scatter_p.bind(x, **params), None
         return _shifted_rule(reduce_scatter_p, ("scatter_dimension",))(
             x, d, axis.size, params)
+    parallel.no_grouped_vmap(axis_index_groups)
     n = axis.size
     total = red.reduce_sum(x, (d,)) if d is not None else parallel._scaled(x, n)
     shape = get_aval(total).shape
@@ -282,7 +290,8 @@ def _reduce_scatter_batch(axis, args, dims, *, axis_name, scatter_dimension, axi
     return batching.moveaxis(total, scatter_dimension, 0), 0
 
 
-def _reduce_scatter_lower(ctx, x, *, axis_name, scatter_dimension, axis_size, tiled):
+def _reduce_scatter_lower(ctx, x, *, axis_name, scatter_dimension, axis_size, tiled,
+                          axis_index_groups):
     out = ctx.avals_out[0].strip_weak_type()
     tiled_shape = list(x.aval.shape)
     tiled_shape[scatter_dimension] //= axis_size
@@ -290,15 +299,17 @@ def _reduce_scatter_lower(ctx, x, *, axis_name, scatter_dimension, axis_size, ti
     region = ctx.region([scalar, scalar], lambda c, a, b: c.binary("stablehlo.add", a, b))
     result = ctx.op("stablehlo.reduce_scatter", [x], out.update(shape=tuple(tiled_shape)),
                     {"scatter_dimension": hlo.i64_attr(scatter_dimension),
-                     **ctx.module.collective_attrs((axis_name,))},
+                     **ctx.module.collective_attrs((axis_name,),
+                                                   index_groups=axis_index_groups)},
                     regions=[region])
     return ctx.reshape(result, out.shape)
 
 
-def _reduce_scatter_transpose(ct, x, *, axis_name, scatter_dimension, axis_size, tiled):
+def _reduce_scatter_transpose(ct, x, *, axis_name, scatter_dimension, axis_size, tiled,
+                              axis_index_groups):
     return [parallel.all_gather_p.bind(ct, axis_name=axis_name, axis_size=axis_size,
                                        all_gather_dimension=scatter_dimension,
-                                       tiled=tiled)]
+                                       tiled=tiled, axis_index_groups=axis_index_groups)]
 
 
 reduce_scatter_p = define_primitive(
@@ -313,15 +324,16 @@ def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None,
     """Sums x (a pytree) over the members of the named axis and gives member i only the
     i-th chunk of the sum along scatter_dimension: untiled that dimension must have the
     axis's size and disappears; tiled it is split into equal chunks."""
-    parallel._no_groups(axis_index_groups)
     name = _single_name(axis_name, "psum_scatter")
-    n = batching.axis_env_size(name)
+    groups = parallel.index_groups(axis_index_groups, (name,), "psum_scatter")
+    n = batching.axis_env_size(name) if groups is None else len(groups[0])
 
     def one(v):
         if get_aval(v).dtype == np.bool_:
             v = ew.convert_element_type(v, np.int32)
         dim = canonicalize_axis(scatter_dimension, get_aval(v).ndim, "scatter_dimension")
-        params = dict(axis_name=name, scatter_dimension=dim, axis_size=n, tiled=bool(tiled))
+        params = dict(axis_name=name, scatter_dimension=dim, axis_size=n, tiled=bool(tiled),
+                      axis_index_groups=groups)
         _reduce_scatter_abstract_eval(get_aval(v), **params)   # batch rules do not check
         return reduce_scatter_p.bind(v, **params)
     return tree_util.tree_map(one, x)
