@@ -132,7 +132,7 @@ def test_debug_callback_and_format_errors(capsys):
     jax.jit(lambda x: jax.debug.callback(lambda v: seen.append(np.asarray(v)), x))(
         jnp.ones(2))
     np.testing.assert_array_equal(seen[0], np.ones(2))
-    with pytest.raises(ValueError, match="missing argument"):
+    with pytest.raises(IndexError, match="tuple index out of range"):   # as in JAX
         jax.debug.print("{} {}", 1.0)
     with pytest.raises(TypeError, match="format string"):
         jax.debug.print(3)
