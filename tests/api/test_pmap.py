@@ -208,12 +208,34 @@ def check_lower_compile():
     assert compiled.runtime_executable() is not None and compiled.as_text()
     for bad, message in (([x], "input pytree does not match"),
                          (x.astype(np.int32), "Argument 'flat_args\\[0\\]' compiled with "
-                                              "f32\\[4,3\\] and called with i32")):
+                                              "float32\\[4,3\\] and called with int32")):
         try:
             compiled(bad)
             raise AssertionError("no error for " + message)
         except TypeError as err:
             assert re.search(message, str(err)), err
+    # As JAX's stages: the argument types, compiler IR, and XLA's compiler options.
+    ((aval,), kwargs) = lowered.in_avals
+    assert aval.shape == (N, 3) and kwargs == {} and not lowered._no_kwargs
+    ((info,), _) = lowered.args_info
+    assert info.shape == (N, 3) and not info.donated
+    assert "stablehlo.all_reduce" in str(lowered.compiler_ir())
+    assert "all-reduce" in lowered.compiler_ir(dialect="hlo").as_hlo_text()
+    tuned = lowered.compile(compiler_options={"xla_embed_ir_in_executable": True})
+    assert tuned is not compiled
+    close(tuned(x), f(x, 2.0))
+    for options, message in (({"invalid_key": 1}, "No such compile option: 'invalid_key'"),
+                             ({"xla_embed_ir_in_executable": "maybe"},
+                              "is not a valid bool value")):
+        try:
+            lowered.compile(compiler_options=options)
+            raise AssertionError("no error for " + message)
+        except jax.errors.JaxRuntimeError as err:
+            assert message in str(err), err
+    g = jax.pmap(lambda v: v - lax.pmean(v, "i"), axis_name="i")
+    for spec in (jax.ShapeDtypeStruct((N, 3), np.float32),
+                 jax.core.ShapedArray((N, 3), np.dtype(np.float32))):
+        close(g.lower(spec).compile()(x), g(x))
 
 
 def check_errors_with_four_devices():
