@@ -3,6 +3,7 @@ one subprocess with four CPU devices (the device count is fixed when XLA starts)
 check is reported as its own test. Errors and the NumPy executor are also tested here."""
 from __future__ import annotations
 
+import functools
 
 import re
 
@@ -375,6 +376,17 @@ def test_argument_errors():
         jax.pmap(lambda a: a, out_axes=3)(np.zeros((1, 2)))
     with pytest.raises(TypeError, match="not a valid JAX type"):
         jax.pmap(lambda a: "text")(np.zeros((1, 2)))
+
+
+def test_pmapped_method_binds_its_instance():
+    class Model:
+        scale = 3.0
+
+        @functools.partial(jax.pmap, static_broadcasted_argnums=0)
+        def apply(self, x):
+            return x * self.scale
+
+    close(Model().apply(np.ones((1, 2), np.float32)), np.full((1, 2), 3.0))
 
 
 def test_numpy_executor_simulates_any_number_of_replicas():

@@ -399,6 +399,13 @@ def _divergence_error(what, name, where):
 
 # --- the user-facing wrapper ------------------------------------------------------------
 
+_KWARGS_NOTE = (
+    "\n\nWhen some arguments are passed by keyword to the pmapped function, they are not "
+    "included in the comparison to `in_axes`. Instead, each argument passed by keyword is "
+    "mapped over its leading axis. See the description of `in_axes` in the `pmap` "
+    "docstring.")
+
+
 class _Nesting(threading.local):
     depth = 0    # pmap bodies being traced
 
@@ -434,6 +441,11 @@ class PmapWrapped:
 
     def __repr__(self):
         return f"<PmapFunction of {self.fun!r}>"
+
+    def __get__(self, obj, objtype=None):   # a pmapped method binds like a function
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
 
     def _cache_size(self):
         return len(self._cache)
@@ -508,17 +520,17 @@ class PmapWrapped:
                 raise ValueError(
                     f"pmap in_axes must be an int, None, or a tuple of entries "
                     f"corresponding to the positional arguments passed to the function, "
-                    f"but got len(in_axes)={len(in_axes)}, len(args)={len(args)}")
+                    f"but got len(in_axes)={len(in_axes)}, len(args)={len(args)}"
+                    + (_KWARGS_NOTE if kwargs else ""))
             in_axes = tuple(a for i, a in enumerate(in_axes) if i not in statics)
         leaves = tree_util.tree_leaves(in_axes, is_leaf=lambda x: x is None)
         if not all(a is None or type(a) is int for a in leaves):
             raise TypeError(f"pmap in_axes must be an int, None, or (nested) container "
                             f"with those types as leaves, but got {self.in_axes}.")
-        arg_tree = tree_util.flatten(dyn_args)[1]
-        kw_count = len(tree_util.tree_leaves(kwargs))
-        # Keyword arguments are always mapped over axis 0, as in JAX.
-        return tree_util.prefix_broadcast(in_axes, arg_tree, "pmap in_axes") + \
-            [0] * kw_count
+        # Keyword arguments are always mapped over axis 0, as in JAX (whose errors name
+        # the positional ones "pmap in_axes[0]..." for that reason).
+        full_tree = tree_util.flatten((dyn_args, kwargs))[1]
+        return tree_util.prefix_broadcast((in_axes, 0), full_tree, "pmap in_axes")
 
     def _axis_size(self, leaves, axes, abstract=False):
         canonical, sizes = [], set()
@@ -750,6 +762,8 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
     if global_arg_shapes is not None:
         raise NotImplementedError("pmap(global_arg_shapes=...) is for multi-process "
                                   "programs, which pyjax does not support.")
+    if devices is not None and not len(devices):
+        raise ValueError("'devices' argument to pmap must be non-empty, or None.")
     if devices is not None and not all(hasattr(d, "platform") for d in devices):
         raise TypeError(f"pmap devices must be a sequence of Devices (from jax.devices()), "
                         f"got {devices!r}")

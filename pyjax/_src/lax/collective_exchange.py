@@ -136,8 +136,8 @@ def pshuffle(x, axis_name, perm):
     name = _single_name(axis_name, "pshuffle")
     perm = [operator.index(p) for p in perm]
     if sorted(perm) != list(range(batching.axis_env_size(name))):
-        raise ValueError(f"pshuffle: perm {perm} is not a permutation of the indices of "
-                         f"axis {name!r} (size {batching.axis_env_size(name)}).")
+        raise ValueError(f"`perm` does not represent a permutation: {perm} (pshuffle over "
+                         f"axis {name!r} of size {batching.axis_env_size(name)}).")
     return ppermute(x, name, list(zip(perm, range(len(perm)))))
 
 
