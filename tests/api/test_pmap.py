@@ -315,6 +315,11 @@ def check_io_callbacks_finish_before_the_call_returns():
 
     jax.pmap(body, axis_name="i")(np.arange(N, dtype=np.int32))
     assert sorted(seen) == list(range(N)), seen
+    try:   # replicas run in no order among themselves (JAX's error)
+        jax.pmap(lambda v: jax.debug.print("{}", v, ordered=True))(np.arange(N))
+        raise AssertionError("ordered print in a pmap over several devices ran")
+    except ValueError as err:
+        assert "ordered effects are not supported for more than 1 device" in str(err)
     seen.clear()
     mesh = jax.make_mesh((N,), ("d",), axis_types=(jax.sharding.AxisType.Auto,))
     sharded = jax.jit(body, in_shardings=jax.NamedSharding(mesh, jax.P("d")),

@@ -109,6 +109,12 @@ live_wrappers = weakref.WeakSet()            # every pmap-wrapped function alive
 
 
 def _replicated_executable(xla, jaxpr, devices, axis_name, name):
+    ordered = sorted(str(e) for e in jaxpr.effects if getattr(e, "ordered", False))
+    if ordered and len(devices) > 1:   # replicas have no order among themselves (as JAX)
+        raise ValueError("The following ordered effects are not supported for more than 1 "
+                         f"device: {ordered}. pmap of {name}: use ordered=False, or run "
+                         "the ordered callback outside the pmap.")
+
     def build():
         lowered = lower_replicated(jaxpr, name, axis_name, len(devices))
         return xla.ReplicatedExecutable(lowered, devices, jaxpr.consts, name)

@@ -13,7 +13,7 @@ import numpy as np
 from pyjax._src import dtypes, tree_util
 from pyjax._src.array import Array
 from pyjax._src.backends import stablehlo as hlo
-from pyjax._src.core.avals import ShapedArray
+from pyjax._src.core.avals import ShapedArray, is_valid_jax_type
 from pyjax._src.core.trace import Trace, define_primitive, set_current_trace
 from pyjax._src.interpreters import batching
 from pyjax._src.lax import builders as b
@@ -66,25 +66,30 @@ io_effect, ordered_io_effect = IOEffect(), OrderedIOEffect()
 # --- calling Python -------------------------------------------------------------------------
 
 class FlatCallback:
-    """A user callback taking flat arguments, rebuilt into (args, kwargs) by `in_tree`.
-    Equal for the same function and argument structure, so jit caches stay warm."""
+    """A user callback taking flat arguments, rebuilt into (args, kwargs) by `in_tree`;
+    `statics` are (position, value) leaves that are no JAX values (a dtype, a string),
+    passed as they are. Equal for the same function, argument structure and statics, so
+    jit caches stay warm."""
 
-    __slots__ = ("fun", "in_tree", "__name__")
+    __slots__ = ("fun", "in_tree", "statics", "__name__")
 
-    def __init__(self, fun, in_tree):
-        self.fun, self.in_tree = fun, in_tree
+    def __init__(self, fun, in_tree, statics=()):
+        self.fun, self.in_tree, self.statics = fun, in_tree, statics
         self.__name__ = fun_name(fun)
 
     def __call__(self, *flat_args):
+        flat_args = list(flat_args)
+        for i, value in self.statics:
+            flat_args.insert(i, value)
         args, kwargs = tree_util.tree_unflatten(self.in_tree, flat_args)
         return self.fun(*args, **kwargs)
 
     def __eq__(self, other):
         return (type(other) is FlatCallback and self.fun is other.fun
-                and self.in_tree == other.in_tree)
+                and self.in_tree == other.in_tree and self.statics == other.statics)
 
     def __hash__(self):
-        return hash((id(self.fun), self.in_tree))
+        return hash((id(self.fun), self.in_tree, tuple(i for i, _ in self.statics)))
 
 
 def call_on_host(callback, values, api):
@@ -266,8 +271,11 @@ def debug_callback(callback, *args, ordered=False, **kwargs):
     if not callable(callback):
         raise TypeError(f"jax.debug.callback expects a callable, got {callback!r}")
     flat_args, in_tree = tree_util.tree_flatten((args, kwargs))
+    # As JAX: leaves that are no JAX values (a dtype, a string) reach the callback as is.
+    statics = tuple((i, a) for i, a in enumerate(flat_args) if not is_valid_jax_type(a))
+    dynamic = [a for a in flat_args if is_valid_jax_type(a)]
     effect = ordered_debug_effect if ordered else debug_effect
-    debug_callback_p.bind(*flat_args, callback=FlatCallback(callback, in_tree),
+    debug_callback_p.bind(*dynamic, callback=FlatCallback(callback, in_tree, statics),
                           effect=effect)
 
 
