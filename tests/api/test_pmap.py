@@ -327,6 +327,14 @@ def check_io_callbacks_finish_before_the_call_returns():
     sharded(jnp.arange(N))
     sharded(jnp.arange(N) + 1)
     assert seen == [6, 10], seen
+    # sharding= names the device the callback runs on (JAX's maximal sharding).
+    last = jax.sharding.SingleDeviceSharding(jax.devices()[-1])
+    blocks = jax.NamedSharding(mesh, jax.P("d"))
+    on_last = jax.jit(lambda v: jax.pure_callback(lambda a: a * 2, v, v, sharding=last),
+                      in_shardings=blocks, out_shardings=blocks)
+    assert np.asarray(on_last(jnp.arange(float(N)))).tolist() == [0, 2, 4, 6]
+    text = on_last.lower(jnp.arange(float(N))).as_text()
+    assert f"sdy.mesh @maximal_mesh_{N - 1} = <[], device_ids=[{N - 1}]>" in text, text
 
 
 CHECKS = sorted(name for name in dict(globals()) if name.startswith("check_"))
