@@ -91,10 +91,23 @@ _LAZY_SUBMODULES = ("ad", "ad_checkpoint", "api_util", "custom_batching", "custo
                     "typing")
 
 
+# Names JAX 0.10.2 removed, with the AttributeError message JAX gives for them.
+_REMOVED = {
+    "device_put_replicated": "jax.device_put_replicated is deprecated; use jax.device_put "
+                             "instead. See https://docs.jax.dev/en/latest/migrate_pmap.html"
+                             "#drop-in-replacements for a drop-in replacement.",
+    "device_put_sharded": "jax.device_put_sharded is deprecated; use jax.device_put instead."
+                          " See https://docs.jax.dev/en/latest/migrate_pmap.html"
+                          "#drop-in-replacements for a drop-in replacement.",
+}
+
+
 def __getattr__(name):
     if name in _LAZY_SUBMODULES:
         import importlib
         return importlib.import_module(f"pyjax.{name}")
+    if name in _REMOVED:
+        raise AttributeError(_REMOVED[name])
     raise AttributeError(f"module 'pyjax' has no attribute {name!r}")
 
 

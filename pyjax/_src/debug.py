@@ -17,15 +17,8 @@ from pyjax._src.lax.callbacks import (  # noqa: F401  (re-exported effect types)
 
 
 class _FormatChecker(string.Formatter):
-    """Formats nothing; fails on missing and on unused arguments, as JAX checks them."""
-
-    def get_value(self, key, args, kwargs):
-        try:
-            return super().get_value(key, args, kwargs)
-        except (KeyError, IndexError):
-            # JAX lets the KeyError/IndexError out; a ValueError says what is wrong
-            raise ValueError(f"jax.debug.print: the format string refers to a missing "
-                             f"argument ({key!r}); pass one value per placeholder.") from None
+    """Formats nothing; fails on missing arguments (str.format's own KeyError or
+    IndexError, as in JAX) and on unused ones, as JAX checks them."""
 
     def format_field(self, value, format_spec):
         return ""

@@ -682,12 +682,36 @@ def prefix_broadcast(prefix_tree, full_treedef, name):
     try:
         out = optree.broadcast_prefix(prefix, dummy, none_is_leaf=False, namespace=_NS)
     except ValueError:
-        errs = optree.prefix_errors(prefix, dummy, none_is_leaf=False, namespace=_NS)
-        detail = f"\n{errs[0](name)}" if errs else ""
+        detail = _sequence_mismatch(prefix, dummy, name, ())
+        if detail is None:
+            errs = optree.prefix_errors(prefix, dummy, none_is_leaf=False, namespace=_NS)
+            detail = str(errs[0](name)) if errs else ""
         raise ValueError(f"{name} specification must be a tree prefix of the corresponding "
                          f"value, got specification {prefix_tree!r} for value tree "
-                         f"{full_treedef}.{detail}") from None
+                         f"{full_treedef}.\n{detail}") from None
     return [None if x is _NONE_PROXY else x for x in out]
+
+
+def _sequence_mismatch(prefix, full, name, path):
+    """JAX's wording for the first place where a prefix tuple or list differs from the
+    full tree in type or length (None elsewhere: optree's message then serves)."""
+    if type(prefix) not in (tuple, list):
+        return None
+    where = f"at key path\n    {name}{keystr(path)}\nAt that key path, the prefix pytree {name}"
+    if type(full) is not type(prefix):
+        return (f"pytree structure error: different types {where} has a subtree of type\n"
+                f"    {type(prefix)}\nbut at the same key path the full pytree has a "
+                f"subtree of different type\n    {type(full)}.")
+    if len(full) != len(prefix):
+        kind = type(prefix).__name__
+        return (f"pytree structure error: different lengths of {kind} {where} has a "
+                f"subtree of type {kind} of length {len(prefix)}, but the full pytree has "
+                f"a subtree of the same type but of length {len(full)}.")
+    for i, (p, f) in enumerate(zip(prefix, full)):
+        found = _sequence_mismatch(p, f, name, path + (SequenceKey(i),))
+        if found is not None:
+            return found
+    return None
 
 
 # ---------------------------------------------------------------- key paths

@@ -3,6 +3,7 @@ one subprocess with four CPU devices (the device count is fixed when XLA starts)
 check is reported as its own test. Errors and the NumPy executor are also tested here."""
 from __future__ import annotations
 
+import functools
 
 import re
 
@@ -13,6 +14,7 @@ import pyjax as jax
 import pyjax.numpy as jnp
 from pyjax import lax
 from pyjax._src import config
+from pyjax.experimental import io_callback
 
 from harness import checks_in_process, close
 
@@ -207,12 +209,34 @@ def check_lower_compile():
     assert compiled.runtime_executable() is not None and compiled.as_text()
     for bad, message in (([x], "input pytree does not match"),
                          (x.astype(np.int32), "Argument 'flat_args\\[0\\]' compiled with "
-                                              "f32\\[4,3\\] and called with i32")):
+                                              "float32\\[4,3\\] and called with int32")):
         try:
             compiled(bad)
             raise AssertionError("no error for " + message)
         except TypeError as err:
             assert re.search(message, str(err)), err
+    # As JAX's stages: the argument types, compiler IR, and XLA's compiler options.
+    ((aval,), kwargs) = lowered.in_avals
+    assert aval.shape == (N, 3) and kwargs == {} and not lowered._no_kwargs
+    ((info,), _) = lowered.args_info
+    assert info.shape == (N, 3) and not info.donated
+    assert "stablehlo.all_reduce" in str(lowered.compiler_ir())
+    assert "all-reduce" in lowered.compiler_ir(dialect="hlo").as_hlo_text()
+    tuned = lowered.compile(compiler_options={"xla_embed_ir_in_executable": True})
+    assert tuned is not compiled
+    close(tuned(x), f(x, 2.0))
+    for options, message in (({"invalid_key": 1}, "No such compile option: 'invalid_key'"),
+                             ({"xla_embed_ir_in_executable": "maybe"},
+                              "is not a valid bool value")):
+        try:
+            lowered.compile(compiler_options=options)
+            raise AssertionError("no error for " + message)
+        except jax.errors.JaxRuntimeError as err:
+            assert message in str(err), err
+    g = jax.pmap(lambda v: v - lax.pmean(v, "i"), axis_name="i")
+    for spec in (jax.ShapeDtypeStruct((N, 3), np.float32),
+                 jax.core.ShapedArray((N, 3), np.dtype(np.float32))):
+        close(g.lower(spec).compile()(x), g(x))
 
 
 def check_errors_with_four_devices():
@@ -247,6 +271,70 @@ def check_donation_deletes_arguments():
     y = jax.pmap(lambda v: v + 1, donate_argnums=0)(x)
     close(y, np.full((N, 3), 2.0))
     assert x.is_deleted()
+
+
+def check_axis_index_groups_match_jax():
+    # Expected values: JAX 0.10.2 on four CPU devices, same program.
+    x = np.arange(8, dtype=np.float32).reshape(4, 2)
+    f = jax.pmap(lambda v: (
+        lax.psum(v, "i", axis_index_groups=[[0, 1], [2, 3]]),
+        lax.psum(v, "i", axis_index_groups=[[0], [1, 2, 3]]),     # uneven groups
+        lax.pmax(v, "i", axis_index_groups=[[0, 3], [1, 2]]),
+        lax.pmean(v, "i", axis_index_groups=[[0, 1], [2, 3]]),
+        lax.all_gather(v, "i", axis_index_groups=[[0, 2], [1, 3]]),
+        lax.all_to_all(v, "i", 0, 0, axis_index_groups=[[0, 2], [1, 3]]),
+        lax.psum_scatter(v, "i", axis_index_groups=[[0, 2], [1, 3]], tiled=True)),
+        axis_name="i")
+    expected = [
+        [[2, 4], [2, 4], [10, 12], [10, 12]],
+        [[0, 1], [12, 15], [12, 15], [12, 15]],
+        [[6, 7], [4, 5], [4, 5], [6, 7]],
+        [[1, 2], [1, 2], [5, 6], [5, 6]],
+        [[[0, 1], [4, 5]], [[2, 3], [6, 7]], [[0, 1], [4, 5]], [[2, 3], [6, 7]]],
+        [[0, 4], [2, 6], [1, 5], [3, 7]],
+        [[4], [8], [6], [10]]]
+    for got, want in zip(f(x), expected):
+        assert np.asarray(got).tolist() == want
+    g = jax.pmap(jax.grad(lambda v, w: (lax.all_gather(
+        v, "i", axis_index_groups=[[0, 1], [2, 3]]) * w).sum()), axis_name="i")
+    assert np.asarray(g(x, np.arange(16, dtype=np.float32).reshape(4, 2, 2))).tolist() == \
+        [[4, 6], [8, 10], [20, 22], [24, 26]]
+
+
+def check_io_callbacks_finish_before_the_call_returns():
+    # Results unused: the call must still have run the callbacks when it returns, on
+    # the replicated (pmap) and the partitioned (sharded jit) paths.
+    seen = []
+
+    def record(v):
+        seen.append(int(np.asarray(v).sum()))
+
+    def body(v):
+        io_callback(record, None, v, ordered=False)
+        return v
+
+    jax.pmap(body, axis_name="i")(np.arange(N, dtype=np.int32))
+    assert sorted(seen) == list(range(N)), seen
+    try:   # replicas run in no order among themselves (JAX's error)
+        jax.pmap(lambda v: jax.debug.print("{}", v, ordered=True))(np.arange(N))
+        raise AssertionError("ordered print in a pmap over several devices ran")
+    except ValueError as err:
+        assert "ordered effects are not supported for more than 1 device" in str(err)
+    seen.clear()
+    mesh = jax.make_mesh((N,), ("d",), axis_types=(jax.sharding.AxisType.Auto,))
+    sharded = jax.jit(body, in_shardings=jax.NamedSharding(mesh, jax.P("d")),
+                      out_shardings=jax.NamedSharding(mesh, jax.P()))
+    sharded(jnp.arange(N))
+    sharded(jnp.arange(N) + 1)
+    assert seen == [6, 10], seen
+    # sharding= names the device the callback runs on (JAX's maximal sharding).
+    last = jax.sharding.SingleDeviceSharding(jax.devices()[-1])
+    blocks = jax.NamedSharding(mesh, jax.P("d"))
+    on_last = jax.jit(lambda v: jax.pure_callback(lambda a: a * 2, v, v, sharding=last),
+                      in_shardings=blocks, out_shardings=blocks)
+    assert np.asarray(on_last(jnp.arange(float(N)))).tolist() == [0, 2, 4, 6]
+    text = on_last.lower(jnp.arange(float(N))).as_text()
+    assert f"sdy.mesh @maximal_mesh_{N - 1} = <[], device_ids=[{N - 1}]>" in text, text
 
 
 CHECKS = sorted(name for name in dict(globals()) if name.startswith("check_"))
@@ -303,6 +391,17 @@ def test_argument_errors():
         jax.pmap(lambda a: "text")(np.zeros((1, 2)))
 
 
+def test_pmapped_method_binds_its_instance():
+    class Model:
+        scale = 3.0
+
+        @functools.partial(jax.pmap, static_broadcasted_argnums=0)
+        def apply(self, x):
+            return x * self.scale
+
+    close(Model().apply(np.ones((1, 2), np.float32)), np.full((1, 2), 3.0))
+
+
 def test_numpy_executor_simulates_any_number_of_replicas():
     x = _data(6, 2)
     with config.executor("numpy"):
@@ -315,4 +414,4 @@ def test_jaxpr_shows_one_pmap_equation():
     text = str(jax.make_jaxpr(jax.pmap(lambda v: lax.psum(v, "i") * 2, axis_name="i"))(
         np.zeros((1, 3), np.float32)))
     assert "xla_pmap[\n      axis_name=i\n      axis_size=1" in text, text
-    assert "psum[axes=('i',)]" in text, text
+    assert "psum[axes=('i',) axis_index_groups=None]" in text, text   # as JAX prints it

@@ -166,7 +166,10 @@ def test_error_sets():
     with pytest.raises(TypeError, match="no error categories"):
         checkify.checkify(neg, errors={ValueError})
     with pytest.raises(TypeError, match="must be a set"):
-        checkify.checkify(neg, errors=[checkify.NaNError])
+        checkify.checkify(neg, errors="nan")
+    # Any collection of categories serves, as in JAX.
+    err, _ = checkify.checkify(neg, errors=list(checkify.nan_checks))(jnp.float32(-1.0))
+    assert err.get() is None   # the user check is not among the enabled categories
 
 
 # --- user checks and automatic checks ---------------------------------------------------
@@ -625,3 +628,19 @@ def test_deeper_composition(name):
     assert len(got) == len(values)
     for g, v in zip(got, values):
         np.testing.assert_allclose(g, v, rtol=1e-4, atol=1e-4)
+
+
+def test_jaxpr_pretty_print_takes_jax_options():
+    closed = jax.make_jaxpr(lambda: checkify.check(False, "hi"))()
+    text = closed.pretty_print(source_info=True, name_stack=True, print_shapes=True)
+    assert text == str(closed) and "check[" in text
+    assert closed.jaxpr.pretty_print(print_effects=True) == str(closed)
+
+
+@pytest.mark.parametrize("errors", [{}, [], ()])
+def test_empty_collections_of_error_categories_enable_no_checks(errors):
+    def f(x):
+        checkify.debug_check(jnp.all(x != x), "{x} cannot be {x}", x=x)
+        return x
+    err, out = checkify.checkify(f, errors=errors)(jnp.ones((1,)))
+    assert err.get() is None and out.tolist() == [1.0]

@@ -132,7 +132,7 @@ def test_debug_callback_and_format_errors(capsys):
     jax.jit(lambda x: jax.debug.callback(lambda v: seen.append(np.asarray(v)), x))(
         jnp.ones(2))
     np.testing.assert_array_equal(seen[0], np.ones(2))
-    with pytest.raises(ValueError, match="missing argument"):
+    with pytest.raises(IndexError, match="tuple index out of range"):   # as in JAX
         jax.debug.print("{} {}", 1.0)
     with pytest.raises(TypeError, match="format string"):
         jax.debug.print(3)
@@ -237,3 +237,81 @@ def test_io_callback_results_and_vmap():
         jax.vmap(g)(jnp.arange(3.0))
     with pytest.raises(ValueError, match="IO callbacks do not support JVP"):
         jax.grad(g)(1.0)
+
+
+# --- sub-byte integers through XLA and host callbacks ------------------------------------------
+
+# JAX 0.10.2: x * 2 + 1 on arange(24) of each dtype (wrapping), under jit.
+_SUBBYTE_AFFINE = {
+    "int4": [1, 3, 5, 7, -7, -5, -3, -1],
+    "int2": [1, -1, 1, -1, 1, -1, 1, -1],
+    "uint4": [1, 3, 5, 7, 9, 11, 13, 15],
+    "uint2": [1, 3, 1, 3, 1, 3, 1, 3],
+}
+
+
+@pytest.mark.parametrize("dtype", sorted(_SUBBYTE_AFFINE))
+def test_subbyte_integers_compile_and_cross_callbacks(dtype):
+    x = jnp.arange(24, dtype=dtype).reshape(2, 3, 4)
+    out = jax.jit(lambda x: x * 2 + jnp.asarray(1, dtype))(x)
+    assert out.dtype == np.dtype(dtype)
+    assert out.ravel()[:8].tolist() == _SUBBYTE_AFFINE[dtype]
+    echoed = jax.jit(lambda x: jax.pure_callback(
+        np.asfortranarray, jax.ShapeDtypeStruct.like(x), x))(x)
+    np.testing.assert_array_equal(echoed, np.arange(24, dtype=dtype).reshape(2, 3, 4))
+    made = jax.jit(lambda: jax.pure_callback(
+        lambda: np.arange(8, dtype=dtype), jax.ShapeDtypeStruct((8,), dtype)))()
+    np.testing.assert_array_equal(made, np.arange(8, dtype=dtype))
+
+
+# --- io_callback where its effect would run the wrong number of times ----------------------
+
+def test_io_callback_refused_under_vmap_of_cond_with_batched_predicate():
+    def f(pred):
+        return lax.cond(pred, lambda: io_callback(lambda: None, None),
+                        lambda: io_callback(lambda: None, None))
+    with pytest.raises(NotImplementedError, match="IO effect not supported in vmap-of-cond"):
+        jax.vmap(f)(jnp.array([True, False]))
+
+
+def test_io_callback_refused_under_vmap_of_while_with_batched_predicate():
+    def f(i):
+        def body(i):
+            io_callback(lambda v: None, None, i)
+            return i + 1
+        return lax.while_loop(lambda i: i < 5, body, i)
+    with pytest.raises(NotImplementedError,
+                       match="not supported in while_loop with batched predicate"):
+        jax.vmap(f)(jnp.array([0, 4]))
+
+
+def test_io_callback_refused_in_partial_eval_of_checkpoint():
+    @jax.grad
+    @jax.checkpoint
+    def f(x, y):
+        io_callback(lambda v: v, y, y)
+        return x
+    with pytest.raises(NotImplementedError,
+                       match="Effects not supported in partial-eval of `checkpoint`"):
+        f(2., 3.)
+
+
+@pytest.mark.parametrize("api", ["pure_callback", "io_callback", "debug.callback"])
+def test_failing_callback_is_logged_with_its_traceback(api, caplog):
+    def fail(x):
+        raise RuntimeError("Ooops")
+
+    call = {"pure_callback": lambda x: jax.pure_callback(fail, x, x),
+            "io_callback": lambda x: io_callback(fail, x, x),
+            "debug.callback": lambda x: jax.debug.callback(fail, x) or x}[api]
+    with caplog.at_level("ERROR"), pytest.raises(jax.errors.JaxRuntimeError, match="Ooops"):
+        jax.jit(call)(jnp.float32(0)).block_until_ready()
+    assert f"jax.{api} failed" in caplog.text
+    assert "Traceback (most recent call last)" in caplog.text and "Ooops" in caplog.text
+
+
+def test_experimental_pjit_is_jit_with_a_deprecation_warning():
+    from pyjax.experimental import pjit
+    with pytest.warns(DeprecationWarning, match="Please use `jax.jit` instead"):
+        pjit_fn = pjit.pjit
+    assert pjit_fn(lambda x: x + 1, None, None)(1) == 2

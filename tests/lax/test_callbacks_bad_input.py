@@ -19,8 +19,15 @@ CASES = [
                                    jax.ShapeDtypeStruct((2,), jnp.float32), x)),
     case("pure_callback_result_spec", TypeError, "result_shape_dtypes",
          lambda: jax.pure_callback(lambda: 1.0, 5)),
-    case("debug_print_missing_argument", ValueError, "missing argument",
+    case("pure_callback_sharding_not_one_device", NotImplementedError,
+         "takes a SingleDeviceSharding",
+         lambda: jax.pure_callback(lambda a: a, x, x, sharding=jax.sharding.NamedSharding(
+             jax.make_mesh((1,), ("d",)), jax.P("d")))),
+    # As in JAX: str.format's own errors for a placeholder without a value.
+    case("debug_print_missing_keyword", KeyError, "y",
          lambda: jax.debug.print("{x} {y}", x=x)),
+    case("debug_print_missing_positional", IndexError, "out of range",
+         lambda: jax.debug.print("{} {}", x)),
 ]
 
 

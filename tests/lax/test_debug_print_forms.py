@@ -46,3 +46,16 @@ def test_print_uses_numpy_print_options_of_the_call(capsys):
         jax.jit(lambda x: jax.debug.print("{}", x))(jnp.array([1.2345, 1e-7]))
         jax.effects_barrier()
     assert capsys.readouterr().out == "[1.23 0.  ]\n"
+
+
+def test_values_that_are_not_arrays_are_printed_as_they_are(capsys):
+    # JAX passes leaves that are no JAX values (a dtype, a string) to the callback as is.
+    @jax.jit
+    def f(arr):
+        jax.debug.print("arr {array}, dtype: {dtype}, arr {array2} {s}",
+                        array=arr, dtype=arr.dtype, array2=arr, s="text")
+    f(jnp.array([1, 2, 3], dtype=jnp.float32))
+    jax.vmap(lambda x: jax.debug.print("{} {}", x, "lane"))(jnp.arange(2))
+    jax.effects_barrier()
+    assert capsys.readouterr().out == ("arr [1. 2. 3.], dtype: float32, arr [1. 2. 3.] text\n"
+                                       "0 lane\n1 lane\n")

@@ -17,6 +17,7 @@ from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import builders as b
 from pyjax._src.lax.call import jit_p
+from pyjax._src.lax.control_flow.common import has_io_effect
 from pyjax._src.lax.dot import dot_general_p
 from pyjax._src.util import WeakCache, merge_lists, split_list
 
@@ -294,6 +295,10 @@ def _checkpoint_partial_eval(trace, args, unknowns, params):
     """Known outputs and the residuals the policy saves are computed now (by a known
     checkpoint); the unknown outputs are staged as a checkpoint of the saved values and
     the unknown inputs, which recomputes the residuals that were not saved."""
+    if has_io_effect(params["jaxpr"]):   # recomputing would repeat the callback
+        raise NotImplementedError(
+            "Effects not supported in partial-eval of `checkpoint`/`remat`: "
+            f"{sorted(map(str, params['jaxpr'].effects))}")
     if all(unknowns):
         return trace.stage(checkpoint_p, args, params)
     split = _remat_split(params["jaxpr"], unknowns, params["policy"])

@@ -35,13 +35,14 @@ import weakref
 import numpy as np
 
 from pyjax._src import config, dtypes, tree_util
+from pyjax._src.api import aot, shapes
 from pyjax._src.api.jit import (_HashableStatic, _arg_names, _flat_arg_names, _location,
                                  normalize_argnums)
 from pyjax._src.array import Array
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import dispatch, numpy_backend, stablehlo
 from pyjax._src.core import jaxpr as jx
-from pyjax._src.core.avals import get_aval, is_valid_jax_type
+from pyjax._src.core.avals import ShapedArray, get_aval, is_valid_jax_type
 from pyjax._src.core.trace import (Trace, current_trace, define_primitive, no_lowering,
                                    set_current_trace)
 from pyjax._src.interpreters import ad, batching
@@ -108,6 +109,12 @@ live_wrappers = weakref.WeakSet()            # every pmap-wrapped function alive
 
 
 def _replicated_executable(xla, jaxpr, devices, axis_name, name):
+    ordered = sorted(str(e) for e in jaxpr.effects if getattr(e, "ordered", False))
+    if ordered and len(devices) > 1:   # replicas have no order among themselves (as JAX)
+        raise ValueError("The following ordered effects are not supported for more than 1 "
+                         f"device: {ordered}. pmap of {name}: use ordered=False, or run "
+                         "the ordered callback outside the pmap.")
+
     def build():
         lowered = lower_replicated(jaxpr, name, axis_name, len(devices))
         return xla.ReplicatedExecutable(lowered, devices, jaxpr.consts, name)
@@ -120,10 +127,11 @@ def lower_replicated(jaxpr, name, axis_name, n):
 
 
 def _run_replicated(xla, args, out_avals, *, jaxpr, axis_name, axis_size, in_axes,
-                    out_axes, devices, backend, name):
+                    out_axes, devices, backend, name, executable=None):
+    """Runs the replicated program (`executable`, else the cached one for jaxpr)."""
     n = axis_size
     devices = _devices_for(n, devices, backend, name)
-    exe = _replicated_executable(xla, jaxpr, devices, axis_name, name)
+    exe = executable or _replicated_executable(xla, jaxpr, devices, axis_name, name)
     per_argument = []
     for x, axis, aval in zip(args, in_axes, jaxpr.in_avals):
         if axis is None:
@@ -386,6 +394,13 @@ def _divergence_error(what, name, where):
 
 # --- the user-facing wrapper ------------------------------------------------------------
 
+_KWARGS_NOTE = (
+    "\n\nWhen some arguments are passed by keyword to the pmapped function, they are not "
+    "included in the comparison to `in_axes`. Instead, each argument passed by keyword is "
+    "mapped over its leading axis. See the description of `in_axes` in the `pmap` "
+    "docstring.")
+
+
 class _Nesting(threading.local):
     depth = 0    # pmap bodies being traced
 
@@ -394,11 +409,11 @@ _nesting = _Nesting()
 
 
 class _Entry:
-    __slots__ = ("closed", "out_tree", "out_axes", "hoisted")
+    __slots__ = ("closed", "in_tree", "full_avals", "out_tree", "out_axes", "hoisted")
 
-    def __init__(self, closed, out_tree, out_axes, hoisted):
-        self.closed, self.out_tree, self.out_axes, self.hoisted = (closed, out_tree,
-                                                                   out_axes, hoisted)
+    def __init__(self, closed, in_tree, full_avals, out_tree, out_axes, hoisted):
+        self.closed, self.in_tree, self.full_avals = closed, in_tree, full_avals
+        self.out_tree, self.out_axes, self.hoisted = out_tree, out_axes, hoisted
 
 
 class PmapWrapped:
@@ -422,33 +437,44 @@ class PmapWrapped:
     def __repr__(self):
         return f"<PmapFunction of {self.fun!r}>"
 
+    def __get__(self, obj, objtype=None):   # a pmapped method binds like a function
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
     def _cache_size(self):
         return len(self._cache)
 
     def __call__(self, *args, **kwargs):
         entry, leaves, in_axes, n, donated = self._prepare(args, kwargs)
-        outs = xla_pmap_p.bind(
-            *entry.hoisted, *leaves, axis_name=self.axis_name, axis_size=n,
-            in_axes=(None,) * len(entry.hoisted) + in_axes, out_axes=entry.out_axes,
-            devices=self.devices, backend=self.backend, name=self._name,
-            jaxpr=entry.closed)
+        outs = xla_pmap_p.bind(*entry.hoisted, *leaves, **self._params(entry, in_axes, n))
         if current_trace() is Trace.root:
             for x in donated:
                 if type(x) is Array:
                     x.delete("donated")
         return tree_util.tree_unflatten(entry.out_tree, outs)
 
+    def _params(self, entry, in_axes, n):
+        """xla_pmap's params for a call prepared as `entry`."""
+        return dict(axis_name=self.axis_name, axis_size=n,
+                    in_axes=(None,) * len(entry.hoisted) + in_axes, out_axes=entry.out_axes,
+                    devices=self.devices, backend=self.backend, name=self._name,
+                    jaxpr=entry.closed)
+
     def lower(self, *args, **kwargs):
-        """The replicated StableHLO module for these arguments (`.as_text()`)."""
-        entry, _, _, n, _ = self._prepare(args, kwargs)
+        """The replicated StableHLO module for these arguments (`.as_text()`); arguments
+        may also be ShapeDtypeStructs or ShapedArrays."""
+        entry, leaves, in_axes, n, donated = self._prepare(args, kwargs, abstract=True)
         if entry.hoisted:
             raise ValueError(f"pmap({self._name}).lower() was called inside a "
                              "transformation; lower at top level.")
+        donated_ids = {id(x) for x in donated}
         return PmapLowered(lower_replicated(entry.closed, self._name, self.axis_name, n),
-                           self, args, kwargs, entry, n)
+                           self, args, entry, self._params(entry, in_axes, n),
+                           [id(x) in donated_ids for x in leaves])
 
     # -- preparing a call ----------------------------------------------------------------
-    def _prepare(self, args, kwargs):
+    def _prepare(self, args, kwargs, abstract=False):
         if _nesting.depth:
             raise NotImplementedError(
                 f"nested pmap is not supported: pmap({self._name}) was called inside the "
@@ -465,10 +491,10 @@ class PmapWrapped:
                            for i in sorted(statics))
         leaves, in_tree = tree_util.flatten((dyn_args, kwargs))
         axes = self._leaf_axes(args, statics, dyn_args, kwargs)
-        n, axes = self._axis_size(leaves, axes)
+        n, axes = self._axis_size(leaves, axes, abstract)
         if devices_mod.xla_runtime() is not None or self.devices is not None:
             _devices_for(n, self.devices, self.backend, self._name)
-        full_avals = tuple(get_aval(x) for x in leaves)
+        full_avals = tuple((shapes.abstractify if abstract else get_aval)(x) for x in leaves)
         key = (in_tree, static_key, full_avals, axes, n, config.config.trace_state())
         entry = self._cache.get(key)
         if entry is None:
@@ -489,30 +515,33 @@ class PmapWrapped:
                 raise ValueError(
                     f"pmap in_axes must be an int, None, or a tuple of entries "
                     f"corresponding to the positional arguments passed to the function, "
-                    f"but got len(in_axes)={len(in_axes)}, len(args)={len(args)}")
+                    f"but got len(in_axes)={len(in_axes)}, len(args)={len(args)}"
+                    + (_KWARGS_NOTE if kwargs else ""))
             in_axes = tuple(a for i, a in enumerate(in_axes) if i not in statics)
         leaves = tree_util.tree_leaves(in_axes, is_leaf=lambda x: x is None)
         if not all(a is None or type(a) is int for a in leaves):
             raise TypeError(f"pmap in_axes must be an int, None, or (nested) container "
                             f"with those types as leaves, but got {self.in_axes}.")
-        arg_tree = tree_util.flatten(dyn_args)[1]
-        kw_count = len(tree_util.tree_leaves(kwargs))
-        # Keyword arguments are always mapped over axis 0, as in JAX.
-        return tree_util.prefix_broadcast(in_axes, arg_tree, "pmap in_axes") + \
-            [0] * kw_count
+        # Keyword arguments are always mapped over axis 0, as in JAX (whose errors name
+        # the positional ones "pmap in_axes[0]..." for that reason).
+        full_tree = tree_util.flatten((dyn_args, kwargs))[1]
+        return tree_util.prefix_broadcast((in_axes, 0), full_tree, "pmap in_axes")
 
-    def _axis_size(self, leaves, axes):
+    def _axis_size(self, leaves, axes, abstract=False):
         canonical, sizes = [], set()
         for i, (x, axis) in enumerate(zip(leaves, axes)):
             if axis is None:
                 canonical.append(None)
                 continue
-            if not is_valid_jax_type(x):
+            if abstract and isinstance(x, (ShapedArray, shapes.ShapeDtypeStruct)):
+                aval = shapes.abstractify(x)   # lower() takes types in place of values
+            elif not is_valid_jax_type(x):
                 raise TypeError(f"pmap of {self._name}: argument leaf {i} of type "
                                 f"{type(x).__name__} is not a valid JAX type; mapped "
                                 "arguments must be arrays. Pass it with in_axes None, mark "
                                 "it static (static_broadcasted_argnums), or close over it.")
-            aval = get_aval(x)
+            else:
+                aval = get_aval(x)
             if not -aval.ndim <= axis < aval.ndim:
                 raise ValueError(
                     f"pmap of {self._name} was requested to map argument leaf {i} of "
@@ -579,59 +608,93 @@ class PmapWrapped:
                                  f"rank {aval.ndim + 1} (with the mapped axis) of "
                                  f"{self._name}.")
             out_axes.append(None if axis is None else axis % (aval.ndim + 1))
-        return _Entry(closed, out["tree"], tuple(out_axes), hoisted)
+        return _Entry(closed, in_tree, full_avals, out["tree"], tuple(out_axes), hoisted)
 
 
 class PmapLowered:
     """A pmap lowered for one set of argument types: its replicated StableHLO module.
     compile() gives a PmapCompiled that runs it for arguments of those types."""
 
-    def __init__(self, module, wrapped, args, kwargs, entry, n):
+    _no_kwargs = False   # keyword arguments are accepted (mapped over axis 0), as in JAX
+
+    def __init__(self, module, wrapped, args, entry, params, donated):
         self.module = module
-        self._wrapped, self._entry, self._n = wrapped, entry, n
+        self._wrapped, self._entry, self._params = wrapped, entry, params
         nargs = len(args)
         self._statics = {i % nargs: args[i % nargs] for i in wrapped.static_argnums
                          if -nargs <= i < nargs}
-        dyn_args = tuple(x for i, x in enumerate(args) if i not in self._statics)
-        leaves, self.in_tree = tree_util.flatten((dyn_args, kwargs))
-        self._in_avals = [get_aval(x) for x in leaves]
+        self.in_tree = entry.in_tree
+        self._in_avals = list(entry.full_avals)
+        self._donated = donated
+
+    @property
+    def in_avals(self):
+        """The dynamic arguments' avals (with the mapped axis), as ((args...), {kwargs})."""
+        return tree_util.tree_unflatten(self.in_tree, self._in_avals)
+
+    @property
+    def args_info(self):
+        """The dynamic arguments as a ((args...), {kwargs}) pytree of ArgInfo."""
+        return aot.args_info(self.in_tree, self._in_avals, self._donated)
 
     def as_text(self, dialect=None):
         """The module as StableHLO (MLIR) text, or as HLO text with dialect="hlo"."""
         if dialect == "hlo":
-            xla = dispatch.xla_backend()
-            if xla is None:
-                raise NotImplementedError("HLO text needs the XLA executor (jaxlib).")
-            return xla.hlo_text(self.module)
+            return _xla("HLO text").hlo_text(self.module)
         if dialect not in (None, "stablehlo", "mhlo"):
             raise ValueError(f"as_text: unknown dialect {dialect!r}; use 'stablehlo' or "
                              "'hlo'.")
         return self.module.text
 
+    def compiler_ir(self, dialect=None):
+        """The module as an MLIR module (dialect "stablehlo", the default) or as XLA's HLO
+        computation (dialect "hlo")."""
+        if dialect == "hlo":
+            return _xla("compiler_ir(dialect='hlo')").xla_computation(self.module)
+        if dialect not in (None, "stablehlo"):
+            raise ValueError(f"compiler_ir: unknown dialect {dialect!r}; use 'stablehlo' "
+                             "or 'hlo'.")
+        return _xla("compiler_ir()").mlir_module(self.module)
+
     def compile(self, compiler_options=None):
-        if compiler_options:
-            raise NotImplementedError("pmap(...).lower(...).compile(compiler_options=...) is "
-                                      "not supported by pyjax.")
-        return PmapCompiled(self)
+        """Compiles the module; `compiler_options` are XLA's (name -> value), checked by
+        XLA (an unknown name or a bad value raises JaxRuntimeError)."""
+        return PmapCompiled(self, compiler_options)
 
     def cost_analysis(self):
         """XLA's estimate of flops, transcendentals and bytes accessed."""
         return self.compile().cost_analysis()
 
 
+def _xla(what):
+    xla = dispatch.xla_backend()
+    if xla is None:
+        raise NotImplementedError(f"{what} needs the XLA executor (jaxlib); the NumPy "
+                                  "executor is selected or jaxlib is not installed.")
+    return xla
+
+
 class PmapCompiled:
     """A compiled pmap: call it with arguments of the lowered types (without the static
-    ones); it runs the replicated executable the pmapped function runs."""
+    ones); it runs its own replicated executable (with the NumPy executor, the pmap)."""
 
-    def __init__(self, lowered):
+    _no_kwargs = False
+
+    def __init__(self, lowered, compiler_options=None):
         self._lowered = lowered
+        self.in_tree, self.in_avals = lowered.in_tree, lowered.in_avals
         xla = dispatch.xla_backend()
         self._executable = None
         if xla is not None:
-            w = lowered._wrapped
-            devices = _devices_for(lowered._n, w.devices, w.backend, w._name)
-            self._executable = _replicated_executable(
-                xla, lowered._entry.closed, devices, w.axis_name, w._name)
+            w, closed = lowered._wrapped, lowered._entry.closed
+            devices = _devices_for(lowered._params["axis_size"], w.devices, w.backend,
+                                   w._name)
+            if compiler_options:
+                self._executable = xla.ReplicatedExecutable(
+                    lowered.module, devices, closed.consts, w._name, compiler_options)
+            else:
+                self._executable = _replicated_executable(xla, closed, devices,
+                                                          w.axis_name, w._name)
 
     def __call__(self, *args, **kwargs):
         low = self._lowered
@@ -640,18 +703,23 @@ class PmapCompiled:
             raise TypeError("Function compiled with input pytree does not match the input "
                             f"pytree it was called with: compiled for {low.in_tree}, called "
                             f"with {in_tree}.")
-        mismatches = [f"Argument 'flat_args[{i}]' compiled with {e.str_short()} and called "
-                      f"with {get_aval(x).str_short()}"
+        mismatches = [f"Argument 'flat_args[{i}]' compiled with {e._dtype_and_shape()} and "
+                      f"called with {get_aval(x)._dtype_and_shape()}"
                       for i, (x, e) in enumerate(zip(leaves, low._in_avals))
                       if not get_aval(x).strip_weak_type().same_type(e.strip_weak_type())]
         if mismatches:
             raise TypeError("Argument types differ from the types for which this "
                             "computation was compiled. The mismatches are:\n" +
                             "\n".join(mismatches))
-        full = list(args)
-        for i in sorted(low._statics):
-            full.insert(i, low._statics[i])
-        return low._wrapped(*full, **kwargs)
+        if self._executable is None or current_trace() is not Trace.root:
+            full = list(args)
+            for i in sorted(low._statics):
+                full.insert(i, low._statics[i])
+            return low._wrapped(*full, **kwargs)
+        outs = _run_replicated(dispatch.xla_backend(), leaves,
+                               _pmap_abstract_eval(*map(get_aval, leaves), **low._params),
+                               executable=self._executable, **low._params)
+        return tree_util.tree_unflatten(low._entry.out_tree, outs)
 
     def _loaded(self, what):
         if self._executable is None:
@@ -689,6 +757,8 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
     if global_arg_shapes is not None:
         raise NotImplementedError("pmap(global_arg_shapes=...) is for multi-process "
                                   "programs, which pyjax does not support.")
+    if devices is not None and not len(devices):
+        raise ValueError("'devices' argument to pmap must be non-empty, or None.")
     if devices is not None and not all(hasattr(d, "platform") for d in devices):
         raise TypeError(f"pmap devices must be a sequence of Devices (from jax.devices()), "
                         f"got {devices!r}")

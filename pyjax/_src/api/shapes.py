@@ -93,6 +93,8 @@ def abstractify(x):
     if isinstance(x, ShapeDtypeStruct):
         shape = canonicalize_shape(x.shape, f"argument {x}")
         return ShapedArray(shape, dtypes.canonicalize_dtype(x.dtype), x.weak_type)
+    if isinstance(x, ShapedArray):   # an aval stands for itself (as in JAX's lower)
+        return x
     return get_aval(x)
 
 

@@ -67,7 +67,8 @@ for _name, _mlir in (("float8_e4m3fn", "f8E4M3FN"), ("float8_e5m2", "f8E5M2"),
                      ("float8_e4m3fnuz", "f8E4M3FNUZ"), ("float8_e5m2fnuz", "f8E5M2FNUZ"),
                      ("float8_e4m3b11fnuz", "f8E4M3B11FNUZ"), ("float8_e4m3", "f8E4M3"),
                      ("float8_e3m4", "f8E3M4"), ("float8_e8m0fnu", "f8E8M0FNU"),
-                     ("float4_e2m1fn", "f4E2M1FN")):
+                     ("float4_e2m1fn", "f4E2M1FN"), ("int4", "i4"), ("uint4", "ui4"),
+                     ("int2", "i2"), ("uint2", "ui2")):
     if hasattr(ml_dtypes, _name):
         _ELEMENT_TYPES[np.dtype(getattr(ml_dtypes, _name))] = _mlir
 
@@ -240,7 +241,9 @@ class ModuleContext:
         """The replica groups of a collective over the axes `names` as an integer array
         (one row per group, ordered by the index along those axes, the first name
         outermost): replicas that differ only in their index along those axes.
-        `index_groups` (axis_index_groups) splits each row into groups of those indices."""
+        `index_groups` (lax's axis_index_groups: lists of indices along the axes) splits
+        each row into those subgroups; shorter subgroups are padded with -1, as XLA reads
+        uneven groups."""
         axis_names = [n for n, _ in self.axis_env]
         for name in names:
             self.axis_position(name)
@@ -252,13 +255,15 @@ class ModuleContext:
             [sizes[i] for i in inner], dtype=np.int64)))
         if index_groups is None:
             return rows
-        return np.array([[row[i] for i in group] for row in rows for group in index_groups],
-                        np.int64)
+        width = max(len(g) for g in index_groups)
+        return np.array([[row[i] for i in g] + [-1] * (width - len(g))
+                         for row in rows for g in index_groups], np.int64)
 
     def collective_attrs(self, names, global_ids=True, index_groups=None):
         """A collective's attributes: its replica groups over the axes `names` (split by
-        `index_groups`); in a partitioned module also a channel (its groups then hold
-        partition ids; ops that take it say so with use_global_device_ids)."""
+        `index_groups`, see replica_group_ids); in a partitioned module also a channel
+        (its groups then hold partition ids; ops that take it say so with
+        use_global_device_ids)."""
         attrs = {"replica_groups": self.replica_groups(names, index_groups)}
         attrs.update(self.channel_attrs())
         if self.mesh is not None and global_ids:

@@ -96,9 +96,20 @@ def _cache_key(text, devices, options):
         options.SerializeAsString(), text)
 
 
-def _compile_options(devices, num_replicas, num_partitions=None):
+# compiler_options that XLA reads from the build options rather than as overrides (as JAX).
+_BUILD_OPTIONS = ("exec_time_optimization_effort", "memory_fitting_effort",
+                  "optimization_level", "memory_fitting_level")
+
+
+def _compile_options(devices, num_replicas, num_partitions=None, compiler_options=None):
     options = xc.CompileOptions()
     options.num_replicas = num_replicas
+    if compiler_options:   # XLA checks names and values when it compiles
+        overrides = dict(compiler_options)
+        for name in _BUILD_OPTIONS:
+            if name in overrides:
+                setattr(options.executable_build_options, name, overrides.pop(name))
+        options.env_option_overrides = list(overrides.items())
     if num_partitions is not None:   # one SPMD program partitioned over the devices (Shardy)
         options.num_partitions = num_partitions
         options.device_assignment = xc.DeviceAssignment.create(
@@ -112,13 +123,15 @@ def _compile_options(devices, num_replicas, num_partitions=None):
     return options
 
 
-def compile(lowered, devices, name="main", num_replicas=1, num_partitions=None):
+def compile(lowered, devices, name="main", num_replicas=1, num_partitions=None,
+            compiler_options=None):
     """A LoadedExecutable for a stablehlo.LoweredModule on `devices` (one per replica, or
     one per partition), from the in-memory cache, the persistent cache (compile_cache),
-    or XLA's compiler."""
+    or XLA's compiler. `compiler_options` are XLA's (name -> value), as
+    Lowered.compile(compiler_options=...) takes them."""
+    options = _compile_options(devices, num_replicas, num_partitions, compiler_options)
     if lowered.host_callbacks:   # the text does not identify the Python functions: no cache
-        return _compile_with_callbacks(lowered, devices, name, num_replicas, num_partitions)
-    options = _compile_options(devices, num_replicas, num_partitions)
+        return _compile_with_callbacks(lowered, devices, name, options)
     key = _cache_key(lowered.text, devices, options)
     with _lock:
         exe = _memory_cache.get(key)
@@ -200,18 +213,14 @@ def _new_mlir_context():
     return ctx
 
 
-def _compile_with_callbacks(lowered, devices, name, num_replicas, num_partitions):
+def _compile_with_callbacks(lowered, devices, name, options):
     """Compiles a module whose custom calls run Python (jax.debug.print, pure_callback,
     io_callback): XLA's CPU callback target calls lowered.host_callbacks[index]."""
-    from jaxlib.mlir import ir
     if "lapack_" in lowered.text:
         _register_lapack()
-    with _mlir_context():
-        module = ir.Module.parse(lowered.text)
+    module = mlir_module(lowered)
     try:
-        exe = client().compile_and_load(module, _jax.DeviceList(tuple(devices)),
-                                        _compile_options(devices, num_replicas,
-                                                         num_partitions),
+        exe = client().compile_and_load(module, _jax.DeviceList(tuple(devices)), options,
                                         host_callbacks=lowered.host_callbacks)
     except _jax.JaxRuntimeError as err:
         raise _compile_error(err, lowered, name) from None
@@ -380,12 +389,14 @@ class _Runner:
             device_results(self.out_avals, outs, device, self.committed))
 
 
-def _execute_and_wait(execute_sharded, bufs, handlers):
+def _execute_and_wait(execute_sharded, bufs, handlers=None):
     """Runs a program with host callbacks and waits for them, so their effects (prints,
-    writes) happen in call order and before the call returns; its output arrays."""
+    writes) happen in call order and before the call returns; its output arrays (with
+    handlers None: per output, its per-device buffers)."""
     done = execute_sharded(bufs, with_tokens=True)
     token = done.consume_token()
-    outs = done.consume_with_handlers(handlers)
+    outs = done.disassemble_into_single_device_arrays() if handlers is None else \
+        done.consume_with_handlers(handlers)
     token.block_until_ready()
     return outs
 
@@ -482,10 +493,12 @@ class ReplicatedExecutable:
     mhlo.num_replicas = len(devices)). Called with, per argument, one Array per device;
     returns, per output, one Array per device, committed there."""
 
-    def __init__(self, lowered, devices, consts, name):
+    def __init__(self, lowered, devices, consts, name, compiler_options=None):
         self.devices, self.name = list(devices), name
-        self.loaded = compile(lowered, self.devices, name, num_replicas=len(self.devices))
+        self.loaded = compile(lowered, self.devices, name, num_replicas=len(self.devices),
+                              compiler_options=compiler_options)
         self.out_avals = lowered.out_avals
+        self._callbacks = bool(lowered.host_callbacks)
         # A container that hands shard i to replica i (the ArrayImpl's sharding and shape
         # are not consulted beyond that).
         self._spread = _jax.GSPMDSharding(_jax.DeviceList(tuple(self.devices)),
@@ -507,8 +520,11 @@ class ReplicatedExecutable:
             arrays.append(_jax.ArrayImpl(aval.update(shape=(len(bufs),) + aval.shape),
                                          self._spread, bufs, True, True))
         try:
-            per_output = self.loaded.execute_sharded(arrays) \
-                .disassemble_into_single_device_arrays()
+            if self._callbacks:
+                per_output = _execute_and_wait(self.loaded.execute_sharded, arrays)
+            else:
+                per_output = self.loaded.execute_sharded(arrays) \
+                    .disassemble_into_single_device_arrays()
         except _jax.JaxRuntimeError as err:
             raise errors.JaxRuntimeError(f"running pmap({self.name}) failed: {err}") \
                 from None
@@ -519,7 +535,19 @@ class ReplicatedExecutable:
 
 def hlo_text(lowered):
     """The HLO text of a lowered StableHLO module (Lowered.as_text(dialect="hlo"))."""
-    return _jax.mlir.mlir_module_to_xla_computation(lowered.text).as_hlo_text()
+    return xla_computation(lowered).as_hlo_text()
+
+
+def xla_computation(lowered):
+    """A lowered StableHLO module as XLA's HLO computation (compiler_ir("hlo"))."""
+    return _jax.mlir.mlir_module_to_xla_computation(lowered.text)
+
+
+def mlir_module(lowered):
+    """A lowered StableHLO module parsed into an MLIR module (compiler_ir())."""
+    from jaxlib.mlir import ir
+    with _mlir_context():
+        return ir.Module.parse(lowered.text)
 
 
 def memory_analysis(loaded):
@@ -538,6 +566,7 @@ class ShardedExecutable:
         self.devices = list(mesh._flat_devices)
         self.loaded = compile(lowered, self.devices, name, num_partitions=mesh.size)
         self.out_avals = lowered.out_avals
+        self._callbacks = bool(lowered.host_callbacks)
         self._device_list = _jax.DeviceList(tuple(self.devices))
         avals = list(lowered.const_avals) + list(lowered.in_avals)
         # (XLA reports no shardings for a program on one device: all replicated.)
@@ -560,9 +589,12 @@ class ShardedExecutable:
 
     def __call__(self, args):
         """Runs on Arrays laid out as self.in_shardings; returns sharded Arrays."""
+        bufs = self._consts + [x._global_buffer for x in args]
         try:
-            outs = self.loaded.execute_sharded(
-                self._consts + [x._global_buffer for x in args]).consume_with_handlers(
+            if self._callbacks:
+                outs = _execute_and_wait(self.loaded.execute_sharded, bufs, self._handlers)
+            else:
+                outs = self.loaded.execute_sharded(bufs).consume_with_handlers(
                     self._handlers)
         except _jax.JaxRuntimeError as err:
             raise errors.JaxRuntimeError(f"running jit({self.name}) failed: {err}") \

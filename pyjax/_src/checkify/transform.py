@@ -5,6 +5,8 @@ indices) add to it, and higher-order primitives carry it through checkified sub-
 Level 7: imports core, interpreters, lax and api (the primitives it has rules for)."""
 from __future__ import annotations
 
+import collections.abc
+
 import functools
 import sys
 
@@ -41,7 +43,8 @@ all_checks = automatic_checks | user_checks
 
 
 def _enabled_set(errors):
-    if not isinstance(errors, (set, frozenset)):
+    # Any collection of categories, as JAX takes them (an empty dict or list: none).
+    if isinstance(errors, (str, bytes)) or not isinstance(errors, collections.abc.Iterable):
         raise TypeError("checkify's `errors` must be a set of error categories (e.g. "
                         "checkify.user_checks | checkify.nan_checks), got "
                         f"{errors!r} of type {type(errors)}")

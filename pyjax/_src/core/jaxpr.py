@@ -79,6 +79,12 @@ class Jaxpr:
 
     __repr__ = __str__
 
+    def pretty_print(self, *, source_info=False, print_shapes=True, name_stack=False,
+                     custom_pp_eqn_rules=True, print_effects=False, **kwargs):
+        """The jaxpr's text (JAX's signature; pyjax's printer has no source-location or
+        name-stack annotations, so those options add nothing)."""
+        return pp_jaxpr(self)
+
 
 class ClosedJaxpr:
     """A jaxpr with values for its constvars. Hashed by identity: params hold them."""
@@ -96,6 +102,10 @@ class ClosedJaxpr:
         return pp_jaxpr(self.jaxpr)
 
     __repr__ = __str__
+
+    def pretty_print(self, **options):
+        """The jaxpr's text (see Jaxpr.pretty_print)."""
+        return self.jaxpr.pretty_print(**options)
 
     def _repr_pretty_(self, p, cycle):
         p.text(str(self))

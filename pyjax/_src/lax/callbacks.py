@@ -6,17 +6,22 @@ Also the user functions pure_callback and io_callback. Imports core, interpreter
 backends and the lax families."""
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 
 from pyjax._src import dtypes, tree_util
 from pyjax._src.array import Array
 from pyjax._src.backends import stablehlo as hlo
-from pyjax._src.core.avals import ShapedArray
+from pyjax._src.core.avals import ShapedArray, is_valid_jax_type
 from pyjax._src.core.trace import Trace, define_primitive, set_current_trace
 from pyjax._src.interpreters import batching
 from pyjax._src.lax import builders as b
 from pyjax._src.lax import slicing
+from pyjax._src.sharding import SingleDeviceSharding
 from pyjax._src.util import fun_name
+
+_logger = logging.getLogger(__name__)
 
 # --- effects --------------------------------------------------------------------------------
 
@@ -27,6 +32,7 @@ class Effect:
 
     name = "Effect"
     ordered = False
+    io = False     # an io_callback's: vmap of a batched cond/while and remat refuse it
 
     def __repr__(self):
         return self.name
@@ -45,11 +51,13 @@ class OrderedDebugEffect(Effect):
 
 class IOEffect(Effect):
     name = "IO"
+    io = True
 
 
 class OrderedIOEffect(Effect):
     name = "OrderedIO"
     ordered = True
+    io = True
 
 
 debug_effect, ordered_debug_effect = DebugEffect(), OrderedDebugEffect()
@@ -59,33 +67,43 @@ io_effect, ordered_io_effect = IOEffect(), OrderedIOEffect()
 # --- calling Python -------------------------------------------------------------------------
 
 class FlatCallback:
-    """A user callback taking flat arguments, rebuilt into (args, kwargs) by `in_tree`.
-    Equal for the same function and argument structure, so jit caches stay warm."""
+    """A user callback taking flat arguments, rebuilt into (args, kwargs) by `in_tree`;
+    `statics` are (position, value) leaves that are no JAX values (a dtype, a string),
+    passed as they are. Equal for the same function, argument structure and statics, so
+    jit caches stay warm."""
 
-    __slots__ = ("fun", "in_tree", "__name__")
+    __slots__ = ("fun", "in_tree", "statics", "__name__")
 
-    def __init__(self, fun, in_tree):
-        self.fun, self.in_tree = fun, in_tree
+    def __init__(self, fun, in_tree, statics=()):
+        self.fun, self.in_tree, self.statics = fun, in_tree, statics
         self.__name__ = fun_name(fun)
 
     def __call__(self, *flat_args):
+        flat_args = list(flat_args)
+        for i, value in self.statics:
+            flat_args.insert(i, value)
         args, kwargs = tree_util.tree_unflatten(self.in_tree, flat_args)
         return self.fun(*args, **kwargs)
 
     def __eq__(self, other):
         return (type(other) is FlatCallback and self.fun is other.fun
-                and self.in_tree == other.in_tree)
+                and self.in_tree == other.in_tree and self.statics == other.statics)
 
     def __hash__(self):
-        return hash((id(self.fun), self.in_tree))
+        return hash((id(self.fun), self.in_tree, tuple(i for i, _ in self.statics)))
 
 
-def call_on_host(callback, values):
+def call_on_host(callback, values, api):
     """Runs `callback` on host values, as Arrays, outside any transformation (XLA may call
-    from one of its own threads, where no trace is current yet)."""
+    from one of its own threads, where no trace is current yet). A failure is logged with
+    its traceback, as JAX does: inside XLA the exception reaches the caller reworded."""
     arrays = [x if isinstance(x, Array) else Array(np.asarray(x)) for x in values]
     with set_current_trace(Trace.root):
-        return callback(*arrays)
+        try:
+            return callback(*arrays)
+        except BaseException:
+            _logger.exception("%s failed", api)
+            raise
 
 
 def check_results(results, result_avals, api):
@@ -122,7 +140,7 @@ class HostCall:
     def __call__(self, *buffers):
         if self.chained:
             buffers = buffers[1:]
-        results = call_on_host(self.callback, buffers)
+        results = call_on_host(self.callback, buffers, self.api)
         outs = [] if self.result_avals is None else \
             check_results(results, self.result_avals, self.api)
         return tuple(outs) + ((np.zeros((), np.uint8),) if self.chained else ())
@@ -131,7 +149,7 @@ class HostCall:
 _CHAIN = ShapedArray((), np.dtype(np.uint8))
 
 
-def _lower_host_call(ctx, args, callback, result_avals, api, side_effect):
+def _lower_host_call(ctx, args, callback, result_avals, api, side_effect, sharding=None):
     """A stablehlo.custom_call of XLA's CPU Python callback target. Side-effecting calls
     in one function are chained by a dummy operand, so they run in program order."""
     callbacks = getattr(ctx.module, "host_callbacks", None)
@@ -150,7 +168,7 @@ def _lower_host_call(ctx, args, callback, result_avals, api, side_effect):
              "has_side_effect": "true" if side_effect else "false",
              "backend_config": f"{{index = {len(callbacks) - 1} : ui64}}"}
     if ctx.module.mesh is not None:
-        attrs["sdy.sharding"] = _callback_sharding(ctx.module, out_avals)
+        attrs["sdy.sharding"] = _callback_sharding(ctx.module, out_avals, sharding)
     outs = ctx.op("stablehlo.custom_call", operands, out_avals, attrs)
     if side_effect:
         ctx._callback_chain = outs[-1]
@@ -158,10 +176,19 @@ def _lower_host_call(ctx, args, callback, result_avals, api, side_effect):
     return outs
 
 
-def _callback_sharding(module, out_avals):
+def _device_sharding(sharding, api):
+    """A callback's `sharding`: None, or the SingleDeviceSharding of the device it runs on
+    in a partitioned program (as JAX takes it)."""
+    if sharding is None or isinstance(sharding, SingleDeviceSharding):
+        return sharding
+    raise NotImplementedError(f"{api}(sharding=...) takes a SingleDeviceSharding (the "
+                              f"device to run the callback on), got {sharding!r}.")
+
+
+def _callback_sharding(module, out_avals, sharding=None):
     """Where a callback runs in a partitioned program (as JAX places it): inside a
     shard_map over every mesh axis, on each device with its block; elsewhere once, on
-    the program's first device."""
+    the device of `sharding` (by default the program's first device)."""
     mesh, manual = module.mesh, module.manual_axes
     if manual and len(manual) < len(mesh.axis_names):
         raise NotImplementedError(
@@ -171,7 +198,14 @@ def _callback_sharding(module, out_avals):
         name = module.declare_mesh("empty_mesh", "<[]>")
         per_value = [f"<@{name}, [{', '.join(['{}'] * a.ndim)}]>" for a in out_avals]
     else:
-        name = module.declare_mesh("maximal_mesh_0", "<[], device_ids=[0]>")
+        index = 0
+        if sharding is not None:
+            ids = [d.id for d in mesh.devices.flat]
+            if sharding.device.id not in ids:
+                raise ValueError(f"a callback's sharding puts it on {sharding.device}, "
+                                 f"which is not among the program's devices {ids}.")
+            index = ids.index(sharding.device.id)
+        name = module.declare_mesh(f"maximal_mesh_{index}", f"<[], device_ids=[{index}]>")
         per_value = [f"<@{name}, []>"] * len(out_avals)
     return f"#sdy.sharding_per_value<[{', '.join(per_value or [f'<@{name}, []>'])}]>"
 
@@ -206,7 +240,7 @@ class _HostImpl:
 # --- debug_callback ---------------------------------------------------------------------------
 
 def _debug_impl(*args, callback, effect):
-    call_on_host(callback, args)
+    call_on_host(callback, args, "jax.debug.callback")
     return []
 
 
@@ -254,15 +288,19 @@ def debug_callback(callback, *args, ordered=False, **kwargs):
     if not callable(callback):
         raise TypeError(f"jax.debug.callback expects a callable, got {callback!r}")
     flat_args, in_tree = tree_util.tree_flatten((args, kwargs))
+    # As JAX: leaves that are no JAX values (a dtype, a string) reach the callback as is.
+    statics = tuple((i, a) for i, a in enumerate(flat_args) if not is_valid_jax_type(a))
+    dynamic = [a for a in flat_args if is_valid_jax_type(a)]
     effect = ordered_debug_effect if ordered else debug_effect
-    debug_callback_p.bind(*flat_args, callback=FlatCallback(callback, in_tree),
+    debug_callback_p.bind(*dynamic, callback=FlatCallback(callback, in_tree, statics),
                           effect=effect)
 
 
 # --- pure_callback ----------------------------------------------------------------------------
 
-def _pure_impl(*args, callback, result_avals, vmap_method):
-    return check_results(call_on_host(callback, args), result_avals, "jax.pure_callback")
+def _pure_impl(*args, callback, result_avals, vmap_method, sharding):
+    return check_results(call_on_host(callback, args, "jax.pure_callback"), result_avals,
+                         "jax.pure_callback")
 
 
 def _pure_jvp(primals, tangents, **params):
@@ -291,8 +329,9 @@ def _sequential(prim, args, dims, params):
     return outs, [0] * len(outs)
 
 
-def _pure_batch(args, dims, *, callback, result_avals, vmap_method):
-    params = dict(callback=callback, result_avals=result_avals, vmap_method=vmap_method)
+def _pure_batch(args, dims, *, callback, result_avals, vmap_method, sharding):
+    params = dict(callback=callback, result_avals=result_avals, vmap_method=vmap_method,
+                  sharding=sharding)
     size = batching.axis_size_of(args, dims)
     if vmap_method in ("sequential", "sequential_unrolled"):
         return _sequential(pure_callback_p, args, dims, params)
@@ -309,12 +348,13 @@ def _pure_batch(args, dims, *, callback, result_avals, vmap_method):
             "'legacy_vectorized'. Pass vmap_method=... to jax.pure_callback to say how the "
             "callback handles a batch.")
     outs = pure_callback_p.bind(*moved, callback=callback, result_avals=batched_avals,
-                                vmap_method=vmap_method)
+                                vmap_method=vmap_method, sharding=sharding)
     return outs, [0] * len(outs)
 
 
-def _pure_lower(ctx, *args, callback, result_avals, vmap_method):
-    return _lower_host_call(ctx, args, callback, result_avals, "jax.pure_callback", False)
+def _pure_lower(ctx, *args, callback, result_avals, vmap_method, sharding):
+    return _lower_host_call(ctx, args, callback, result_avals, "jax.pure_callback", False,
+                            sharding)
 
 
 def _square_host(x):
@@ -325,12 +365,13 @@ _SAMPLE_TREE = tree_util.tree_structure(((0,), {}))
 
 pure_callback_p = define_primitive(
     "pure_callback", multiple_results=True, impl=_pure_impl,
-    abstract_eval=lambda *avals, callback, result_avals, vmap_method: list(result_avals),
+    abstract_eval=lambda *avals, callback, result_avals, vmap_method, sharding: list(
+        result_avals),
     jvp=_pure_jvp, transpose=_pure_transpose, batch=_pure_batch, lower=_pure_lower,
     samples=lambda: [b.Sample([b.random_values((2, 3), np.float32)],
                       {"callback": FlatCallback(_square_host, _SAMPLE_TREE),
                        "result_avals": (ShapedArray((2, 3), np.dtype(np.float32)),),
-                       "vmap_method": "expand_dims"})])
+                       "vmap_method": "expand_dims", "sharding": None})])
 
 _VMAP_METHODS = ("sequential", "sequential_unrolled", "expand_dims", "broadcast_all",
                  "legacy_vectorized", None)
@@ -365,14 +406,16 @@ def pure_callback(callback, result_shape_dtypes, *args, sharding=None, vmap_meth
     flat_args, in_tree = tree_util.tree_flatten((args, kwargs))
     avals, out_tree = _result_avals(result_shape_dtypes, "jax.pure_callback")
     outs = pure_callback_p.bind(*flat_args, callback=FlatCallback(callback, in_tree),
-                                result_avals=avals, vmap_method=vmap_method)
+                                result_avals=avals, vmap_method=vmap_method,
+                                sharding=_device_sharding(sharding, "jax.pure_callback"))
     return tree_util.tree_unflatten(out_tree, outs)
 
 
 # --- io_callback ------------------------------------------------------------------------------
 
-def _io_impl(*args, callback, result_avals, ordered):
-    return check_results(call_on_host(callback, args), result_avals, "io_callback")
+def _io_impl(*args, callback, result_avals, ordered, sharding):
+    return check_results(call_on_host(callback, args, "jax.io_callback"), result_avals,
+                         "jax.io_callback")
 
 
 def _io_jvp(primals, tangents, **params):
@@ -383,27 +426,30 @@ def _io_transpose(cts, *args, **params):
     raise ValueError("IO callbacks do not support transpose.")
 
 
-def _io_batch(args, dims, *, callback, result_avals, ordered):
+def _io_batch(args, dims, *, callback, result_avals, ordered, sharding):
     if ordered:
         raise ValueError("Cannot `vmap` ordered IO callback.")
     return _sequential(io_callback_p, args, dims,
-                       dict(callback=callback, result_avals=result_avals, ordered=False))
+                       dict(callback=callback, result_avals=result_avals, ordered=False,
+                            sharding=sharding))
 
 
-def _io_lower(ctx, *args, callback, result_avals, ordered):
-    return _lower_host_call(ctx, args, callback, result_avals, "io_callback", True)
+def _io_lower(ctx, *args, callback, result_avals, ordered, sharding):
+    return _lower_host_call(ctx, args, callback, result_avals, "jax.io_callback", True,
+                            sharding)
 
 
 io_callback_p = define_primitive(
     "io_callback", multiple_results=True, impl=_io_impl,
-    abstract_eval=lambda *avals, callback, result_avals, ordered: list(result_avals),
-    effects=lambda callback, result_avals, ordered: frozenset(
+    abstract_eval=lambda *avals, callback, result_avals, ordered, sharding: list(
+        result_avals),
+    effects=lambda callback, result_avals, ordered, sharding: frozenset(
         {ordered_io_effect if ordered else io_effect}),
     jvp=_io_jvp, transpose=_io_transpose, batch=_io_batch, lower=_io_lower,
     samples=lambda: [b.Sample([b.random_values((3,), np.float32)],
                       {"callback": FlatCallback(_square_host, _SAMPLE_TREE),
                        "result_avals": (ShapedArray((3,), np.dtype(np.float32)),),
-                       "ordered": False})])
+                       "ordered": False, "sharding": None})])
 
 
 def io_callback(callback, result_shape_dtypes, *args, sharding=None, ordered=False,
@@ -416,7 +462,8 @@ def io_callback(callback, result_shape_dtypes, *args, sharding=None, ordered=Fal
     flat_args, in_tree = tree_util.tree_flatten((args, kwargs))
     avals, out_tree = _result_avals(result_shape_dtypes, "io_callback")
     outs = io_callback_p.bind(*flat_args, callback=FlatCallback(callback, in_tree),
-                              result_avals=avals, ordered=bool(ordered))
+                              result_avals=avals, ordered=bool(ordered),
+                              sharding=_device_sharding(sharding, "io_callback"))
     return tree_util.tree_unflatten(out_tree, outs)
 
 

@@ -35,24 +35,9 @@ def _unbound_impl(x, *, axis_name, **params):
     raise batching.unbound_axis_error(axis_name[0])
 
 
-def _checked_groups(groups, size, api):
-    """axis_index_groups as a tuple of tuples, each of one size, covering the members
-    0..size-1 of the named axes once (JAX's checks)."""
-    if groups is None:
-        return None
-    groups = tuple(tuple(operator.index(i) for i in g) for g in groups)
-    if len({len(g) for g in groups}) > 1:
-        raise ValueError(f"{api}: axis_index_groups must all be the same size, got "
-                         f"{groups}.")
-    if sorted(i for g in groups for i in g) != list(range(size)):
-        raise ValueError(f"{api}: axis_index_groups must cover all indices exactly once "
-                         f"(0..{size - 1}), got {groups}.")
-    return groups
-
-
 def _group_size(names, groups, api):
     size = math.prod(batching.axis_env_size(n, api) for n in names)
-    return size, _checked_groups(groups, size, api)
+    return size, parallel.index_groups(groups, names, api)
 
 
 # --- batching: every member's value at once ----------------------------------------------
@@ -203,8 +188,8 @@ def pshuffle(x, axis_name, perm):
     size = _group_size(parallel.axis_names(axis_name, "pshuffle"), None, "pshuffle")[0]
     perm = [operator.index(p) for p in perm]
     if sorted(perm) != list(range(size)):
-        raise ValueError(f"pshuffle: perm {perm} is not a permutation of the indices of "
-                         f"axis {axis_name!r} (size {size}).")
+        raise ValueError(f"`perm` does not represent a permutation: {perm} (pshuffle over "
+                         f"axis {axis_name!r} of size {size}).")
     return ppermute(x, axis_name, list(zip(perm, range(len(perm)))))
 
 

@@ -6,6 +6,8 @@ Imports core, interpreters, backends.stablehlo, tree_util and the lax families."
 from __future__ import annotations
 
 import functools
+import math
+import operator
 
 import numpy as np
 
@@ -56,50 +58,59 @@ def _reduction_batch(reduce, unmapped):
     return RuleFactory(make, declares={"batch_needs_axis": True})
 
 
-def _reduce_over_axis(prim, reduce, unmapped, axis, args, dims, *, axes):
+def _reduce_over_axis(prim, reduce, unmapped, axis, args, dims, *, axes,
+                      axis_index_groups):
     if axis.name not in axes:   # an enclosing transformation's axis: the batch stays
-        return prim.bind(*args, axes=axes), list(dims)
+        return prim.bind(*args, axes=axes, axis_index_groups=axis_index_groups), list(dims)
+    no_grouped_vmap(axis_index_groups)
     outs = [unmapped(x, axis.size) if d is None else reduce(x, (d,))
             for x, d in zip(args, dims)]
     rest = tuple(n for n in axes if n != axis.name)
     if rest:
-        outs = prim.bind(*outs, axes=rest)
+        outs = prim.bind(*outs, axes=rest, axis_index_groups=None)
     return outs, [None] * len(outs)
 
 
-def _psum_jvp(primals, tangents, *, axes):
-    out = psum_p.bind(*primals, axes=axes)
+def no_grouped_vmap(axis_index_groups):
+    """vmap runs no collective over subgroups of its axis (as in JAX)."""
+    if axis_index_groups is not None:
+        raise NotImplementedError("axis_index_groups not supported in vmap collectives. "
+                                  "Please open a feature request!")
+
+
+def _psum_jvp(primals, tangents, **params):
+    out = psum_p.bind(*primals, **params)
     nonzero = [t for t in tangents if type(t) is not Zero]
-    summed = iter(psum_p.bind(*nonzero, axes=axes))
+    summed = iter(psum_p.bind(*nonzero, **params))
     return out, [t if type(t) is Zero else next(summed) for t in tangents]
 
 
-def _psum_transpose(cts, *args, axes):
+def _psum_transpose(cts, *args, **params):
     # As in JAX under vmap and pmap: the transpose of psum is psum.
     linear = [ad.is_undefined_primal(a) for a in args]
     cts = [ad.instantiate_zeros(ct) for ct, lin in zip(cts, linear) if lin]
-    summed = iter(psum_p.bind(*cts, axes=axes))
+    summed = iter(psum_p.bind(*cts, **params))
     return [next(summed) if lin else None for lin in linear]
 
 
 def _chooser_jvp(prim):
     """The tangent of the members holding the extreme, averaged over ties."""
-    def jvp(primals, tangents, *, axes):
-        outs = prim.bind(*primals, axes=axes)
+    def jvp(primals, tangents, **params):
+        outs = prim.bind(*primals, **params)
         tangent_outs = []
         for x, t, out in zip(primals, tangents, outs):
             if type(t) is Zero:
                 tangent_outs.append(Zero(ad.tangent_aval(get_aval(out))))
                 continue
             wins = ew.convert_element_type(ew.eq(x, out), get_aval(t).dtype)
-            (count,) = psum_p.bind(wins, axes=axes)   # apart: primal work, not tangent
-            (total,) = psum_p.bind(ew.mul(t, wins), axes=axes)
+            (count,) = psum_p.bind(wins, **params)   # apart: primal work, not tangent
+            (total,) = psum_p.bind(ew.mul(t, wins), **params)
             tangent_outs.append(ew.div(total, count))
         return outs, tangent_outs
     return jvp
 
 
-def _same_avals(*avals, axes):
+def _same_avals(*avals, axes, axis_index_groups):
     return list(avals)
 
 
@@ -111,29 +122,35 @@ def _all_reduce_lowering(op_name):
             return c.binary(op_name, a, b)
         return hlo.max_min_body(c, a, b, op_name)
 
-    def lower(ctx, *xs, axes):
+    def lower(ctx, *xs, axes, axis_index_groups):
         outs = []
         for x in xs:
             if op_name != "stablehlo.add" and dtypes.is_complex(x.aval.dtype):
-                outs.append(_gathered_max_min(ctx, x, axes, op_name))
+                outs.append(_gathered_max_min(ctx, x, axes, axis_index_groups, op_name))
                 continue
             scalar = ShapedArray((), x.aval.dtype)
             outs.append(ctx.op("stablehlo.all_reduce", [x], x.aval.strip_weak_type(),
-                               ctx.module.collective_attrs(axes),
+                               ctx.module.collective_attrs(axes,
+                                                           index_groups=axis_index_groups),
                                regions=[ctx.region([scalar, scalar], body)]))
         return outs
     lower.__name__ = f"lower_all_reduce_{op_name.split('.')[-1]}"
     return lower
 
 
-def _gathered_max_min(ctx, x, axes, op_name):
+def _gathered_max_min(ctx, x, axes, axis_index_groups, op_name):
     """Complex pmax/pmin (XLA's all_reduce takes no complex ordering): gather the group's
     values along a new dimension, then reduce it locally."""
-    size = int(np.prod([ctx.module.axis_position(name)[1] for name in axes]))
+    if axis_index_groups is not None and len({len(g) for g in axis_index_groups}) > 1:
+        raise hlo.LoweringError("complex pmax/pmin over axis_index_groups of different "
+                                "sizes is not supported.")
+    size = len(axis_index_groups[0]) if axis_index_groups is not None else \
+        int(np.prod([ctx.module.axis_position(name)[1] for name in axes]))
     slab = ctx.reshape(x, (1,) + x.aval.shape)
     gathered = ctx.op("stablehlo.all_gather", [slab],
                       x.aval.update(shape=(size,) + x.aval.shape, weak_type=False),
-                      {"all_gather_dim": hlo.i64_attr(0), **ctx.module.collective_attrs(axes)})
+                      {"all_gather_dim": hlo.i64_attr(0),
+                       **ctx.module.collective_attrs(axes, index_groups=axis_index_groups)})
     return hlo.reduce(ctx, gathered, (0,), op_name)
 
 
@@ -155,41 +172,44 @@ pmin_p = define_primitive("pmin", multiple_results=True, impl=_unbound_impl,
                           lower=_all_reduce_lowering("stablehlo.minimum"), is_collective=True)
 
 
-def _reduce_leaves(prim, x, axis_name):
+def _reduce_leaves(prim, x, axis_name, axis_index_groups):
     names = axis_names(axis_name, prim.name)
+    if axis_index_groups is not None and len(names) != 1:
+        raise NotImplementedError(f"{prim.name} with axis_index_groups over several axes "
+                                  f"at once ({names}) is not supported; use one axis name.")
+    groups = index_groups(axis_index_groups, names, prim.name, same_sizes=False)
     leaves, tree = tree_util.tree_flatten(x)
     if not leaves:
         return x
     leaves = [ew.convert_element_type(v, np.int32) if get_aval(v).dtype == np.bool_ else v
               for v in leaves]
-    return tree_util.tree_unflatten(tree, prim.bind(*leaves, axes=names))
+    return tree_util.tree_unflatten(
+        tree, prim.bind(*leaves, axes=names, axis_index_groups=groups))
 
 
 def psum(x, axis_name, *, axis_index_groups=None):
     """The sum of x (a pytree) over the members of the named axis (or axes); every member
-    gets the total. Inside vmap the members are the batch elements."""
-    _no_groups(axis_index_groups)
-    return _reduce_leaves(psum_p, x, axis_name)
+    gets the total. Inside vmap the members are the batch elements. With
+    axis_index_groups (lists of indices along the axis, each index in one list), the sum
+    is over the member's own group."""
+    return _reduce_leaves(psum_p, x, axis_name, axis_index_groups)
 
 
 def pmax(x, axis_name, *, axis_index_groups=None):
     """The maximum of x (a pytree) over the members of the named axis (or axes)."""
-    _no_groups(axis_index_groups)
-    return _reduce_leaves(pmax_p, x, axis_name)
+    return _reduce_leaves(pmax_p, x, axis_name, axis_index_groups)
 
 
 def pmin(x, axis_name, *, axis_index_groups=None):
     """The minimum of x (a pytree) over the members of the named axis (or axes)."""
-    _no_groups(axis_index_groups)
-    return _reduce_leaves(pmin_p, x, axis_name)
+    return _reduce_leaves(pmin_p, x, axis_name, axis_index_groups)
 
 
 def pmean(x, axis_name, *, axis_index_groups=None):
     """The mean of x (a pytree) over the members of the named axis (or axes); integer
     inputs give floats, as x / n does in jnp."""
-    _no_groups(axis_index_groups)
-    n = psum(1, axis_name)
-    summed = _reduce_leaves(psum_p, x, axis_name)
+    n = psum(1, axis_name, axis_index_groups=axis_index_groups)
+    summed = _reduce_leaves(psum_p, x, axis_name, axis_index_groups)
 
     def mean(v):
         dtype = get_aval(v).dtype
@@ -200,9 +220,26 @@ def pmean(x, axis_name, *, axis_index_groups=None):
     return tree_util.tree_map(mean, summed)
 
 
-def _no_groups(axis_index_groups):
-    if axis_index_groups is not None:
-        raise NotImplementedError("axis_index_groups is not supported.")
+def index_groups(axis_index_groups, names, what, same_sizes=True):
+    """axis_index_groups as a tuple of tuples of ints (None stays None), checked as JAX
+    does: every member of the named axes (numbered with the first name outermost) in
+    exactly one group and, where `same_sizes`, groups of one size (the collective's
+    result shape depends on it)."""
+    if axis_index_groups is None:
+        return None
+    try:
+        groups = tuple(tuple(operator.index(i) for i in g) for g in axis_index_groups)
+    except TypeError:
+        raise TypeError(f"{what}: axis_index_groups must be a list of lists of integer "
+                        f"indices, got {axis_index_groups!r}.") from None
+    size = math.prod(batching.axis_env_size(n, what) for n in names)
+    if same_sizes and len({len(g) for g in groups}) > 1:
+        raise ValueError(f"{what}: axis_index_groups must all be the same size, got "
+                         f"{[list(g) for g in groups]}.")
+    if sorted(i for g in groups for i in g) != list(range(size)):
+        raise ValueError(f"{what}: axis_index_groups must cover all indices exactly once "
+                         f"(0..{size - 1} over {names}), got {[list(g) for g in groups]}.")
+    return groups
 
 
 # --- axis_index -------------------------------------------------------------------------

@@ -259,3 +259,8 @@ def instantiate_cts(cts, avals):
     """Cotangents (None or symbolic zeros allowed) as values of the tangent avals."""
     return [ad.instantiate_zeros(ad.Zero(ad.tangent_aval(a)) if ct is None else ct)
             for ct, a in zip(cts, avals)]
+
+
+def has_io_effect(*closed_jaxprs):
+    """Whether one of the jaxprs runs an io_callback (an effect marked `io`)."""
+    return any(getattr(e, "io", False) for j in closed_jaxprs for e in j.effects)

@@ -132,7 +132,10 @@ def _cond_batch(axis, args, dims, branches):
             batching.jaxpr_uses_axis(b, axis.name) for b in branches):
         return cond_p.bind(*args, branches=branches), [batching.not_mapped] * n_out
     if index_dim is not batching.not_mapped:
-        # A per-example index: run every branch on every example, then select.
+        # A per-example index: run every branch on every example, then select. An
+        # io_callback would then run in branches the example did not take (JAX refuses).
+        if common.has_io_effect(*branches):
+            raise NotImplementedError("IO effect not supported in vmap-of-cond.")
         ops = [batching.bdim_at_front(x, d, axis.size) for x, d in zip(ops, op_dims)]
         index = batching.moveaxis(index, index_dim, 0)
         results = []

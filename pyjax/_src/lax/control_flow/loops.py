@@ -135,7 +135,11 @@ def _while_batch(axis, args, dims, cond_jaxpr, body_jaxpr, cond_nconsts, body_nc
     pred_b = batching.batch_jaxpr(cond_jaxpr, size, cond_b + carry_b, False, name)[1][0]
     if pred_b:
         # Lanes finish at different trips: every carry is per-lane, the loop runs while
-        # any lane's predicate holds, and finished lanes keep their carry.
+        # any lane's predicate holds, and finished lanes keep their carry. Finished lanes
+        # would still run an io_callback's effect (JAX refuses).
+        if common.has_io_effect(cond_jaxpr, body_jaxpr):
+            raise NotImplementedError(
+                "IO effect not supported in while_loop with batched predicate.")
         carry_b = [True] * len(carry_b)
     cond_consts, body_consts, init = split_list(
         [batching.moveaxis(x, d, 0) if b else x for x, d, b in zip(args, dims, batched)],
