@@ -278,8 +278,8 @@ class _KeyIndexed:
 
 
 basearray.Array.register(PRNGKeyArray)
-tree_util.register_pytree_node(PRNGKeyArray, lambda k: ((k._base,), k._impl),
-                               lambda impl, children: PRNGKeyArray(impl, children[0]))
+tree_util.register_array_node(PRNGKeyArray, lambda k: ((k._base,), k._impl),
+                             lambda impl, children: PRNGKeyArray(impl, children[0]))
 
 
 def _resolve_shape(shape, size):
