@@ -864,6 +864,17 @@ def integer_pow(x, y):
 
 def select_n(which, *cases):
     """Picks, per element, the case numbered by `which` (bool: False=0, True=1)."""
+    keys = getattr(cases[0], "dtype", None) if cases else None
+    if isinstance(keys, dtypes.ExtendedDType):   # typed keys: pick whole keys' data
+        if any(getattr(c, "dtype", None) != keys for c in cases):
+            raise TypeError(f"select_n cases must all have the same dtype, got "
+                            f"{[str(getattr(c, 'dtype', type(c))) for c in cases]}.")
+        data = [keys.to_physical(c) for c in cases]
+        which_aval, shape = get_aval(which), get_aval(data[0]).shape
+        if which_aval.ndim:   # one choice per key: the same for all of its data
+            which = b.bind_primitive("broadcast_in_dim", which, shape=shape,
+                                     broadcast_dimensions=tuple(range(which_aval.ndim)))
+        return keys.from_physical(select_n_p.bind(which, *data))
     return select_n_p.bind(which, *cases)
 
 
@@ -874,7 +885,7 @@ def select(pred, on_true, on_false):
         raise TypeError(f"lax.select requires arguments to have the same dtypes, got "
                         f"{false_dtype}, {true_dtype}. (Tip: jnp.where is a similar "
                         "function that does automatic type promotion on inputs).")
-    return select_n_p.bind(pred, on_false, on_true)
+    return select_n(pred, on_false, on_true)
 
 
 def clamp(min, x, max):
