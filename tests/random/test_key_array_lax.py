@@ -45,3 +45,32 @@ def test_select_whole_keys():
     assert kd(out).tolist() == [[K0[0], K2[1]], K1, [K0[0], K2[1]]]
     assert kd(lax.select(True, keys(), keys()[::-1])).tolist() == [K0, K1, K2]
     assert kd(jax.vmap(lambda c, k: lax.select(c, k, k))(cs[:, 0], keys())).shape == (3, 2, 2)
+
+
+@pytest.mark.parametrize("op, message", [
+    (lambda k: jnp.add(k, 1), "add does not accept dtypes key<fry>, int32."),
+    (lambda k: k + 1, "add does not accept dtypes key<fry>, int32."),
+    (lambda k: 1 + k, "add does not accept dtypes int32, key<fry>."),
+    (lambda k: jnp.multiply(k, 2.0), "multiply does not accept dtypes key<fry>, float32."),
+    (lambda k: jnp.add(k, k), "add does not accept dtype key<fry>"),
+    (lambda k: k * k, "mul does not accept dtype key<fry>"),
+    (lambda k: -k, "neg does not accept dtype key<fry>"),
+    (lambda k: jnp.negative(k), "neg does not accept dtype key<fry>"),
+])
+def test_arithmetic_on_keys_raises_jax_errors(op, message):
+    with pytest.raises(TypeError, match=message.replace("<", ".").replace(">", ".")):
+        op(random.key(123))
+
+
+def test_no_casts_to_or_from_keys():
+    key = random.key(0)
+    with pytest.raises(ValueError, match="Cannot convert_element_type from key<fry> to int32"):
+        lax.convert_element_type(key, int)
+    with pytest.raises(ValueError, match="Cannot convert_element_type from int32 to key<fry>"):
+        lax.convert_element_type(np.int32(0), key.dtype)
+
+
+def test_wrap_key_data_of_numpy_data_is_on_the_device():
+    key = random.wrap_key_data(np.array([42, 173], dtype=np.uint32), impl="threefry2x32")
+    assert isinstance(key._base_array, jax.Array)
+    assert key.device == key._base_array.device == jax.devices()[0]

@@ -895,8 +895,15 @@ def clamp(min, x, max):
 
 def convert_element_type(operand, new_dtype):
     """Casts operand to new_dtype (canonicalised: float64 is float32 when x64 is off)."""
-    new_dtype = dtypes.canonicalize_dtype(new_dtype)
     aval = get_aval(operand)
+    if isinstance(new_dtype, dtypes.ExtendedDType) or \
+            isinstance(aval.dtype, dtypes.ExtendedDType):   # typed keys have no casts
+        target = new_dtype if isinstance(new_dtype, dtypes.ExtendedDType) else \
+            dtypes.canonicalize_dtype(new_dtype)
+        raise ValueError(f"Cannot convert_element_type from {aval.dtype} to {target}: "
+                         "key arrays convert to and from their integer data with "
+                         "jax.random.key_data and jax.random.wrap_key_data.")
+    new_dtype = dtypes.canonicalize_dtype(new_dtype)
     if aval.dtype == new_dtype and not aval.weak_type:
         return operand
     return convert_element_type_p.bind(operand, new_dtype=new_dtype, weak_type=False)

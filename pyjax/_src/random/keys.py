@@ -18,6 +18,7 @@ from pyjax._src.core.avals import get_aval
 from pyjax._src.core.trace import Tracer
 from pyjax._src.lax import structural
 from pyjax._src.lax.prng import PRNGS, PRNGImpl
+from pyjax._src.numpy import ufuncs as uf
 from pyjax._src.util import canonicalize_shape
 
 
@@ -182,6 +183,15 @@ class PRNGKeyArray:
         return (self._base != other._base).any(axis=self._key_axes())
 
     __hash__ = None
+
+    # Arithmetic raises jnp's TypeError for keys ("add does not accept dtype key<fry>").
+    __add__ = lambda self, other: uf.add(self, other)
+    __radd__ = lambda self, other: uf.add(other, self)
+    __sub__ = lambda self, other: uf.subtract(self, other)
+    __rsub__ = lambda self, other: uf.subtract(other, self)
+    __mul__ = lambda self, other: uf.multiply(self, other)
+    __rmul__ = lambda self, other: uf.multiply(other, self)
+    __neg__ = lambda self: uf.negative(self)
 
     def block_until_ready(self):
         if hasattr(self._base, "block_until_ready"):
@@ -455,7 +465,7 @@ def wrap_key_data(key_bits_array, *, impl=None, dtype=None):
     """Typed keys over uint32 key data of shape (..., *key_shape)."""
     impl = resolve_impl(impl, dtype, "wrap_key_data")
     data = check_key_data(impl, _as_value(key_bits_array), "wrap_key_data")
-    return PRNGKeyArray(impl, data)
+    return PRNGKeyArray(impl, Array(data) if isinstance(data, np.ndarray) else data)
 
 
 def key_impl(keys):
