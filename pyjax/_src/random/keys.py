@@ -347,19 +347,17 @@ def unwrap(key, name, allow_batched=False):
 def _legacy_key_policy(name):
     """Applies jax_legacy_prng_key to a raw key passed to jax.random.`name`."""
     policy = config.legacy_prng_key.value
-    if policy == "allow":
-        if config.enable_custom_prng.value:
-            warnings.warn("Raw arrays as random keys to jax.random functions are deprecated. "
-                          f"Assuming valid {default_impl().name} key for now.",
-                          FutureWarning, stacklevel=4)
-        return
-    if policy == "error":
-        raise ValueError(f"Legacy uint32 key array passed as key to jax.random.{name}. "
-                         "Please create keys using jax.random.key(). If use of a raw key "
-                         "array was intended, set jax_legacy_prng_key='allow'.")
-    warnings.warn(f"Raw arrays as random keys to jax.random functions are deprecated "
-                  f"(jax.random.{name}); create keys with jax.random.key(seed). Assuming a "
-                  f"valid {default_impl().name} key for now.", UserWarning, stacklevel=4)
+    if policy in ("error", "warn"):
+        message = (f"Legacy uint32 key array passed as key to jax.random function (here "
+                   f"jax.random.{name}). Please create keys using jax.random.key(). If use "
+                   "of a raw key array was intended, set jax_legacy_prng_key='allow'.")
+        if policy == "error":
+            raise ValueError(message)
+        warnings.warn(message, UserWarning, stacklevel=4)
+    elif config.enable_custom_prng.value:
+        warnings.warn("Raw arrays as random keys to jax.random functions are deprecated. "
+                      f"Assuming valid {default_impl().name} key for now.",
+                      FutureWarning, stacklevel=4)
 
 
 def rewrap(key, raw):
