@@ -46,7 +46,11 @@ from pyjax._src.numpy.indexing import ds  # noqa: F401
 from pyjax._src.array import Shard  # noqa: F401
 from pyjax._src.lax.sharding_constraint import reshard  # noqa: F401
 from pyjax._src.tree_util import (  # noqa: F401
-    tree_flatten, tree_leaves, tree_map, tree_structure, tree_unflatten,
+    tree_unflatten,
+    user_tree_flatten as tree_flatten,
+    user_tree_leaves as tree_leaves,
+    user_tree_map as tree_map,
+    user_tree_structure as tree_structure,
 )
 
 from pyjax._src.version import __version__  # noqa: F401

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import itertools
 import logging
 import os
 import threading
@@ -21,8 +22,15 @@ def _parse_bool(text):
                      "on/off")
 
 
+# The values that `with flag(value):` blocks give options, per thread (as in JAX, a
+# context manager changes an option for its own thread only): name -> stack of values.
+_thread_contexts = threading.local()
+_contexts_lock = threading.Lock()
+
+
 class Flag:
-    """One option. `.value` is read on hot paths, so it is a plain attribute."""
+    """One option. `.value` is read on hot paths: the global value, unless some thread is
+    inside a `with flag(value):` block (then that thread's innermost value)."""
 
     def __init__(self, name, default, parse, help, affects_tracing=False, on_change=None,
                  choices=None):
@@ -30,8 +38,21 @@ class Flag:
         self.affects_tracing = affects_tracing
         self.on_change = on_change
         self.choices = choices
+        self._contexts = 0   # `with flag(value):` blocks open, in all threads
         env = os.environ.get(name.upper())
-        self.value = self._checked(parse(env)) if env is not None else default
+        self.global_value = self._checked(parse(env)) if env is not None else default
+
+    @property
+    def value(self):
+        if self._contexts:
+            stack = _thread_contexts.__dict__.get(self.name)
+            if stack:
+                return stack[-1]
+        return self.global_value
+
+    @value.setter
+    def value(self, value):
+        self.global_value = value
 
     def _checked(self, value):
         # A bad value would otherwise be stored and misread far from here.
@@ -58,20 +79,32 @@ class Flag:
         return value
 
     def set(self, value):
-        self.value = self._checked(value)
-        config.version += 1
+        """Sets the global value (a thread's open `with` blocks still override it there)."""
+        self.global_value = self._checked(value)
+        config.changed()
         if self.on_change:
-            self.on_change(value)
+            self.on_change(self.value)
 
     @contextlib.contextmanager
     def __call__(self, value=True):
-        """Use as `with config.enable_x64(True): ...`; restores the old value on exit."""
-        old = self.value
-        self.set(value)
+        """Use as `with config.enable_x64(True): ...`: the option has `value` in this
+        thread until the block ends; other threads keep theirs."""
+        stack = _thread_contexts.__dict__.setdefault(self.name, [])
+        stack.append(self._checked(value))
+        self._enter_or_leave(+1)
         try:
             yield
         finally:
-            self.set(old)
+            stack.pop()
+            self._enter_or_leave(-1)
+
+    def _enter_or_leave(self, step):
+        with _contexts_lock:
+            self._contexts += step
+            config.thread_contexts += step
+        _thread_contexts.version = config.changed()
+        if self.on_change:
+            self.on_change(self.value)
 
     def __bool__(self):
         return bool(self.value)
@@ -94,8 +127,9 @@ _REMOVED_OPTIONS = {
 class Config:
     def __init__(self):
         self._flags = {}
-        # Bumped on every change of any option: fast paths cache against it.
-        self.version = 0
+        self._changes = itertools.count(1)
+        self.global_version = 0
+        self.thread_contexts = 0     # `with flag(value):` blocks open, in all threads
         self._tracing_flags = []     # read on every jit call: kept as a list
 
     def define(self, name, default, parse, help, **kwargs):
@@ -123,6 +157,20 @@ class Config:
 
     def read(self, name):
         return self._flags[name].value
+
+    @property
+    def version(self):
+        """Changes whenever an option's value may have changed in this thread: fast
+        paths cache against it. An int while no thread is inside a `with flag(value):`
+        block, else (global changes, this thread's last block entered or left)."""
+        if not self.thread_contexts:
+            return self.global_version
+        return self.global_version, getattr(_thread_contexts, "version", 0)
+
+    def changed(self):
+        """Records a change of some option; returns its number."""
+        n = self.global_version = next(self._changes)
+        return n
 
     _read = read   # JAX's spelling, used by code written against jax.config
 
@@ -370,8 +418,8 @@ thread_guard = config.define(
 
 def check_thread_guard(where):
     """Raises if jax_thread_guard is on and this thread is not the one that set it."""
-    owner = _guarding_thread.ident
-    if thread_guard.value and owner is not None and owner != threading.get_ident():
+    owner = _guarding_thread.ident   # set while the guard is on in its own thread
+    if owner is not None and owner != threading.get_ident():
         raise RuntimeError(
             f"{where}: a multi-process operation was called from a thread other than the "
             "one that set jax_thread_guard; run multi-process programs from that thread "
@@ -391,7 +439,7 @@ class UserContext:
 
     def set_global(self, new_value):
         self.value = new_value
-        config.version += 1
+        config.changed()
 
     @contextlib.contextmanager
     def __call__(self, new_value):

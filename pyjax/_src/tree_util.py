@@ -466,15 +466,15 @@ def treedef_is_leaf(treedef):
 
 def all_leaves(iterable, is_leaf=None):
     """True when every element of `iterable` is a leaf (not a pytree node)."""
-    if is_leaf is None:
-        return optree.all_leaves(iterable, none_is_leaf=False, namespace=_NS)
     items = list(iterable)
-    leaves = tree_leaves(items, is_leaf)
+    leaves = user_tree_leaves(items, is_leaf)
     return len(leaves) == len(items) and all(a is b for a, b in zip(items, leaves))
 
 
 def is_tree_node(typ):
     """True when instances of `typ` are pytree nodes (builtin, namedtuple or registered)."""
+    if typ in _array_nodes:
+        return False
     return (typ in _BUILTIN_NODES or typ in _registry or optree.is_namedtuple_class(typ)
             or optree.is_structseq_class(typ))
 
@@ -610,7 +610,12 @@ def register_static(cls):
 
 def tree_map(f, tree, *rest, is_leaf=None):
     """f applied leafwise; every tree in `rest` must have `tree`'s structure as a prefix."""
-    leaves, treedef = tree_flatten(tree, is_leaf)
+    return _map_flat(f, tree_flatten(tree, is_leaf), tree, rest, is_leaf)
+
+
+def _map_flat(f, flat, tree, rest, is_leaf):
+    """tree_map's result from (leaves, treedef) of `tree`."""
+    leaves, treedef = flat
     if not rest:
         return treedef._spec.unflatten([f(x) for x in leaves])
     columns = [leaves] + [_flatten_up_to("tree_map", treedef, tree, r, i, is_leaf)
@@ -622,7 +627,7 @@ _NO_INIT = object()  # tree_reduce's "no initializer"
 
 
 def tree_reduce(function, tree, initializer=_NO_INIT, is_leaf=None):
-    leaves = tree_leaves(tree, is_leaf)
+    leaves = user_tree_leaves(tree, is_leaf)
     if initializer is _NO_INIT:
         return functools.reduce(function, leaves)
     return functools.reduce(function, leaves, initializer)
@@ -640,18 +645,19 @@ def tree_reduce_associative(operation, tree, *, identity=_NO_INIT, is_leaf=None)
             return xs[0]
         mid = len(xs) // 2
         return operation(reduce(xs[:mid]), reduce(xs[mid:]))
-    return reduce(tree_leaves(tree, is_leaf))
+    return reduce(user_tree_leaves(tree, is_leaf))
 
 
 def tree_all(tree, *, is_leaf=None):
-    return all(tree_leaves(tree, is_leaf))
+    return all(user_tree_leaves(tree, is_leaf))
 
 
 def tree_transpose(outer_treedef, inner_treedef, pytree_to_transpose):
     """Turns a tree of structure outer(inner) into one of structure inner(outer)."""
-    flat, treedef = tree_flatten(pytree_to_transpose)
+    flat, treedef = user_tree_flatten(pytree_to_transpose)
     if inner_treedef is None:
-        inner_treedef = tree_structure(outer_treedef.flatten_up_to(pytree_to_transpose)[0])
+        inner_treedef = user_tree_structure(
+            outer_treedef.flatten_up_to(pytree_to_transpose)[0])
     n_in, n_out = inner_treedef.num_leaves, outer_treedef.num_leaves
     if treedef.num_leaves != n_in * n_out:
         raise TypeError(f"Mismatch\n{treedef}\n != \n{outer_treedef.compose(inner_treedef)}")
@@ -662,9 +668,9 @@ def tree_transpose(outer_treedef, inner_treedef, pytree_to_transpose):
 def tree_broadcast(prefix_tree, full_tree, is_leaf=None):
     """Repeats each leaf of `prefix_tree` over the matching subtree of `full_tree`."""
     out = []
-    add = lambda x, sub: out.extend([x] * tree_structure(sub).num_leaves)
-    tree_map(add, prefix_tree, full_tree, is_leaf=is_leaf)
-    return tree_structure(full_tree).unflatten(out)
+    add = lambda x, sub: out.extend([x] * user_tree_structure(sub).num_leaves)
+    user_tree_map(add, prefix_tree, full_tree, is_leaf=is_leaf)
+    return user_tree_structure(full_tree).unflatten(out)
 
 
 _NONE_PROXY, _SLOT = object(), object()  # plain objects are leaves
@@ -743,6 +749,8 @@ def _key_children(x):
 
 def flatten_one_level(tree):
     """(children, aux_data) of the root node; ValueError for a leaf."""
+    if type(tree) in _array_nodes:
+        raise ValueError(f"can't tree-flatten type: {type(tree)}")
     try:
         kids, data, _, _ = optree.tree_flatten_one_level(tree, none_is_leaf=False,
                                                          namespace=_NS)
@@ -754,7 +762,7 @@ def flatten_one_level(tree):
 
 
 def flatten_one_level_with_keys(tree):
-    pairs = _key_children(tree)
+    pairs = None if type(tree) in _array_nodes else _key_children(tree)
     if pairs is None:
         raise ValueError(f"can't tree-flatten type: {type(tree)}")
     return pairs, flatten_one_level(tree)[1]
@@ -789,13 +797,13 @@ def tree_flatten_with_path(tree, is_leaf=None, is_leaf_takes_path=False):
 
 
 def tree_leaves_with_path(tree, is_leaf=None, is_leaf_takes_path=False):
-    return tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)[0]
+    return user_tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)[0]
 
 
 def tree_map_with_path(f, tree, *rest, is_leaf=None, is_leaf_takes_path=False):
     """Like tree_map, with f(key_path, leaf, *rest_leaves)."""
-    pairs, treedef = tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)
-    plain_is_leaf = None if is_leaf_takes_path else is_leaf
+    pairs, treedef = user_tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)
+    plain_is_leaf = _with_array_leaves(None if is_leaf_takes_path else is_leaf)
     columns = [[p for p, _ in pairs], [x for _, x in pairs]]
     columns += [_flatten_up_to("tree_map_with_path", treedef, tree, r, i, plain_is_leaf)
                 for i, r in enumerate(rest)]
@@ -812,6 +820,81 @@ def _flatten_up_to(fn, treedef, tree, other, i, is_leaf):
         raise ValueError(f"{fn}: rest[{i}] must have the structure of the first tree as a "
                          f"prefix.\n{detail}\n  first tree: {treedef}\n  rest[{i}]:    "
                          f"{tree_structure(other, is_leaf)}") from None
+
+
+# ---------------------------------------------------------------- the users' view
+
+# Types that are arrays to users but pytree nodes to pyjax's own code: a typed PRNG key
+# array is a jax.Array leaf in JAX, and here a node over its uint32 data, so that jit,
+# vmap, grad, scan and every other transformation carry that data like any leaf. The
+# tree functions users call (jax.tree_util, jax.tree: the user_* functions, and those
+# pyjax's own code never calls) see these types as leaves.
+_array_nodes = set()
+_array_node_defs = {}   # PyTreeDef -> whether it holds a node of _array_nodes
+
+
+def register_array_node(nodetype, flatten_func, unflatten_func):
+    """Registers `nodetype` as a node for pyjax's transformations that users' tree
+    functions treat as a leaf."""
+    register_pytree_node(nodetype, flatten_func, unflatten_func)
+    _array_nodes.add(nodetype)
+    _array_node_defs.clear()
+
+
+def _holds_array_node(treedef) -> bool:
+    try:   # keyed on the PyTreeDef, whose hash is cached (its PyTreeSpec's is not)
+        return _array_node_defs[treedef]
+    except KeyError:
+        cacheable = len(_array_node_defs) < _CACHE_MAX
+    except TypeError:   # unhashable aux data
+        cacheable = False
+    spec = treedef._spec
+    found = spec.walk([False] * spec.num_leaves,
+                      lambda t, _, kids: t in _array_nodes or any(kids), None)
+    if cacheable:
+        _array_node_defs[treedef] = found
+    return found
+
+
+def _is_array_node(x):
+    return type(x) in _array_nodes
+
+
+def _with_array_leaves(is_leaf, takes_path=False):
+    """`is_leaf` that also takes the array nodes for leaves."""
+    if is_leaf is None:
+        return (lambda _, x: type(x) in _array_nodes) if takes_path else _is_array_node
+    if takes_path:
+        return lambda path, x: type(x) in _array_nodes or is_leaf(path, x)
+    return lambda x: type(x) in _array_nodes or is_leaf(x)
+
+
+def user_tree_flatten(tree, is_leaf=None):
+    """jax.tree_util.tree_flatten: tree_flatten with array nodes as leaves."""
+    leaves, treedef = tree_flatten(tree, is_leaf)
+    if not _holds_array_node(treedef):
+        return leaves, treedef
+    return tree_flatten(tree, _with_array_leaves(is_leaf))
+
+
+def user_tree_leaves(tree, is_leaf=None):
+    return user_tree_flatten(tree, is_leaf)[0]
+
+
+def user_tree_structure(tree, is_leaf=None):
+    return user_tree_flatten(tree, is_leaf)[1]
+
+
+def user_tree_map(f, tree, *rest, is_leaf=None):
+    """jax.tree_util.tree_map: tree_map with array nodes as leaves."""
+    return _map_flat(f, user_tree_flatten(tree, is_leaf), tree, rest,
+                     _with_array_leaves(is_leaf))
+
+
+def user_tree_flatten_with_path(tree, is_leaf=None, is_leaf_takes_path=False):
+    """jax.tree_util.tree_flatten_with_path: with array nodes as leaves."""
+    return tree_flatten_with_path(tree, _with_array_leaves(is_leaf, is_leaf_takes_path),
+                                  is_leaf_takes_path)
 
 
 # ---------------------------------------------------------------- Partial
@@ -855,5 +938,6 @@ register_pytree_node(Partial, lambda p: ((p.args, p.keywords), p.func),
 
 # JAX exposes its registry object; ours forwards to the functions above.
 default_registry = types.SimpleNamespace(
-    flatten=tree_flatten, register_node=register_pytree_node, is_node=is_tree_node,
-    flatten_one_level=lambda x: None if _key_children(x) is None else flatten_one_level(x))
+    flatten=user_tree_flatten, register_node=register_pytree_node, is_node=is_tree_node,
+    flatten_one_level=lambda x: None if _is_array_node(x) or _key_children(x) is None
+    else flatten_one_level(x))

@@ -93,8 +93,8 @@ def canonicalize_shape(shape, where, nonnegative=True, negative_error=TypeError)
     """A shape argument (an int or a sequence of ints) as a tuple of Python ints
     (non-negative unless told otherwise, e.g. for reshape's -1); anything else raises
     TypeError naming `where` (a negative size raises `negative_error`: TypeError, as
-    JAX's shape checks do). Traced sizes raise the tracer's own conversion error, which
-    explains static shapes."""
+    JAX's shape checks do). A traced size raises JAX's TypeError, followed by the
+    tracer's own conversion error, which explains static shapes."""
     if hasattr(shape, "__index__") and getattr(shape, "ndim", 0) == 0:
         shape = (shape,)
     elif hasattr(shape, "tolist") and getattr(shape, "ndim", None) == 1 and \
@@ -111,7 +111,11 @@ def canonicalize_shape(shape, where, nonnegative=True, negative_error=TypeError)
                             f"integer type, got {tuple(shape)!r}. Use Python ints (e.g. "
                             "`int(n)` or `x.shape[0]`); under jit, mark size arguments "
                             "static with `static_argnums`.")
-        out.append(operator.index(d))
+        try:
+            out.append(operator.index(d))
+        except TypeError as err:   # a traced size
+            raise TypeError(f"Shapes must be 1D sequences of concrete values of integer "
+                            f"type, got {tuple(shape)} (in {where}).\n{err}") from err
     if nonnegative and any(d < 0 for d in out):
         raise negative_error(f"{where}: negative dimensions are not allowed, got shape "
                              f"{tuple(out)}.")

@@ -3,9 +3,11 @@ parameters), table-driven: each case raises a named exception whose message name
 problem (see harness.assert_named_error)."""
 import pytest
 
+import pyjax as jax
 import pyjax.numpy as jnp
 from harness import assert_named_error, bad_input_case as case
 from pyjax import random
+from pyjax.errors import ConcretizationTypeError
 
 x = jnp.ones((2, 3))
 
@@ -49,6 +51,12 @@ CASES = [
          lambda: random.categorical(key(), x, axis=5)),
     case("permutation_axis", ValueError, "out of bounds",
          lambda: random.permutation(key(), x, axis=5)),
+    case("permutation_int_axis", ValueError, "axis 3 is out of bounds",
+         lambda: random.permutation(key(), 10, axis=3)),
+    case("permutation_traced_int", ConcretizationTypeError, "argument x of jax.random",
+         lambda: jax.jit(random.permutation)(key(), 10)),
+    case("traced_shape", TypeError, r"Shapes must be 1D sequences .*\n.*__index__",
+         lambda: jax.jit(lambda n: random.normal(key(), (n, 2)))(3)),
     case("uniform_parameter_shape", ValueError, "broadcast-compatible",
          lambda: random.uniform(key(), (2,), minval=jnp.zeros(3))),
     case("multivariate_normal_cov", ValueError, "cov.shape",
@@ -59,3 +67,17 @@ CASES = [
 @pytest.mark.parametrize("fn, exc, match", CASES)
 def test_bad_input_raises_a_named_error(fn, exc, match):
     assert_named_error(fn, exc, match)
+
+
+def test_ball_takes_a_traced_p():
+    # JAX 0.10.2's values: p is traced under jit, only d is static
+    b = jax.jit(lambda k, p: random.ball(k, 3, p, (2,)))(random.key(123), 1.5)
+    assert b.tolist() == [[0.7449297308921814, 0.33324432373046875, 0.04611147195100784],
+                          [0.4355982542037964, -0.26391923427581787, 0.6529917120933533]]
+
+
+def test_orthogonal_complex():
+    q = random.orthogonal(random.key(0), 3, (), jnp.complex64)
+    assert q.dtype == jnp.complex64
+    assert abs(complex(q[0, 0]) - (0.3126 - 0.7606j)) < 1e-4   # JAX 0.10.2's value
+    assert float(jnp.abs(jnp.conj(q).T @ q - jnp.eye(3)).max()) < 1e-5

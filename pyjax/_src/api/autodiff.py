@@ -13,7 +13,7 @@ from pyjax._src import dtypes, tree_util
 from pyjax._src.api.jit import jit
 from pyjax._src.api.shapes import abstractify
 from pyjax._src.api.vmap import vmap
-from pyjax._src.array import as_array
+from pyjax._src.array import Array, as_array
 from pyjax._src.core.avals import get_aval
 from pyjax._src.core.trace import Tracer
 from pyjax._src.interpreters import ad
@@ -448,12 +448,14 @@ def _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, name):
 def _ones_like_output(ans):
     """The seed cotangent 1, weakly typed like a weakly typed output (so the gradient of
     a function of a Python scalar is weakly typed, as in JAX). An array, not a Python
-    scalar: it is the gradient itself when fun returns an input unchanged."""
+    scalar: it is the gradient itself when fun returns an input unchanged. Of the
+    output's own dtype even where that is not canonical now (a float64 output computed
+    inside `with enable_x64():`)."""
     aval = get_aval(ans)
     one = 1.0 if dtypes.is_float(aval.dtype) else 1.0 + 0j
     if aval.weak_type and get_aval(one).dtype == aval.dtype:
         return as_array(one)
-    return np.ones((), aval.dtype)
+    return Array(np.ones((), aval.dtype))
 
 
 def _grad_doc(fun, name):

@@ -91,7 +91,7 @@ def checkify_jaxpr(jaxpr, consts, enabled, error, args):
     env = {}
 
     def read(v):
-        return v.val if type(v) is jx.Literal else env[v]
+        return v.value() if type(v) is jx.Literal else env[v]
 
     env.update(zip(jaxpr.constvars, consts))
     env.update(zip(jaxpr.invars, args))

@@ -29,12 +29,26 @@ class DropVar(Var):
     __slots__ = ()
 
 
+# (value, aval) -> a 0-d Array of exactly that aval: installed by pyjax._src.array when
+# it is imported (an upward hook, see DESIGN.md).
+typed_constant = None
+
+
 class Literal:
     """A scalar constant written inline in the jaxpr."""
     __slots__ = ("val", "aval")
 
     def __init__(self, val, aval):
         self.val, self.aval = val, aval
+
+    def value(self):
+        """The constant, as a value that binds with this literal's aval: a jaxpr traced
+        inside `with enable_x64():` may run outside it (a backward pass), where the
+        Python scalar 0.5 would be a float32."""
+        val = self.val
+        if get_aval(val) == self.aval:
+            return val
+        return typed_constant(val, self.aval)
 
     def __repr__(self):
         return f"Literal({self.val})"
@@ -125,7 +139,7 @@ def eval_jaxpr(jaxpr, consts, *args):
     env = {}
 
     def read(v):
-        return v.val if type(v) is Literal else env[v]
+        return v.value() if type(v) is Literal else env[v]
 
     for v, x in zip(jaxpr.constvars, consts):
         env[v] = x

@@ -311,7 +311,7 @@ def backward_pass(jaxpr, consts, args, cts_out):
     linear = set()
 
     def read(v):
-        return v.val if type(v) is jx.Literal else env[v]
+        return v.value() if type(v) is jx.Literal else env[v]
 
     for v, c in zip(jaxpr.constvars, consts):
         env[v] = c

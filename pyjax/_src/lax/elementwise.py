@@ -873,6 +873,17 @@ def integer_pow(x, y):
 
 def select_n(which, *cases):
     """Picks, per element, the case numbered by `which` (bool: False=0, True=1)."""
+    keys = getattr(cases[0], "dtype", None) if cases else None
+    if isinstance(keys, dtypes.ExtendedDType):   # typed keys: pick whole keys' data
+        if any(getattr(c, "dtype", None) != keys for c in cases):
+            raise TypeError(f"select_n cases must all have the same dtype, got "
+                            f"{[str(getattr(c, 'dtype', type(c))) for c in cases]}.")
+        data = [keys.to_physical(c) for c in cases]
+        which_aval, shape = get_aval(which), get_aval(data[0]).shape
+        if which_aval.ndim:   # one choice per key: the same for all of its data
+            which = b.bind_primitive("broadcast_in_dim", which, shape=shape,
+                                     broadcast_dimensions=tuple(range(which_aval.ndim)))
+        return keys.from_physical(select_n_p.bind(which, *data))
     return select_n_p.bind(which, *cases)
 
 
@@ -883,7 +894,7 @@ def select(pred, on_true, on_false):
         raise TypeError(f"lax.select requires arguments to have the same dtypes, got "
                         f"{false_dtype}, {true_dtype}. (Tip: jnp.where is a similar "
                         "function that does automatic type promotion on inputs).")
-    return select_n_p.bind(pred, on_false, on_true)
+    return select_n(pred, on_false, on_true)
 
 
 def clamp(min, x, max):
@@ -893,8 +904,15 @@ def clamp(min, x, max):
 
 def convert_element_type(operand, new_dtype):
     """Casts operand to new_dtype (canonicalised: float64 is float32 when x64 is off)."""
-    new_dtype = dtypes.canonicalize_dtype(new_dtype)
     aval = get_aval(operand)
+    if isinstance(new_dtype, dtypes.ExtendedDType) or \
+            isinstance(aval.dtype, dtypes.ExtendedDType):   # typed keys have no casts
+        target = new_dtype if isinstance(new_dtype, dtypes.ExtendedDType) else \
+            dtypes.canonicalize_dtype(new_dtype)
+        raise ValueError(f"Cannot convert_element_type from {aval.dtype} to {target}: "
+                         "key arrays convert to and from their integer data with "
+                         "jax.random.key_data and jax.random.wrap_key_data.")
+    new_dtype = dtypes.canonicalize_dtype(new_dtype)
     if aval.dtype == new_dtype and not aval.weak_type:
         return operand
     return convert_element_type_p.bind(operand, new_dtype=new_dtype, weak_type=False)

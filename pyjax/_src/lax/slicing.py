@@ -8,6 +8,7 @@ import operator
 
 import numpy as np
 
+from pyjax._src import dtypes
 from pyjax._src.backends import stablehlo as hlo
 from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.trace import define_primitive
@@ -78,7 +79,22 @@ slice_p = define_primitive(
                       {"start_indices": (1,), "limit_indices": (6,), "strides": (2,)})])
 
 
+def _extended_dtype(x):
+    """The extended dtype of a typed key array `x`, else None: lax's slicing functions
+    act on such an array's physical data, whose trailing dimensions (one key's data)
+    they take whole."""
+    dtype = getattr(x, "dtype", None)
+    return dtype if isinstance(dtype, dtypes.ExtendedDType) else None
+
+
 def slice(operand, start_indices, limit_indices, strides=None):
+    keys = _extended_dtype(operand)
+    if keys is not None:
+        n = len(keys.physical_shape)
+        return keys.from_physical(slice(
+            keys.to_physical(operand), (*start_indices, *(0,) * n),
+            (*limit_indices, *keys.physical_shape),
+            None if strides is None else (*strides, *(1,) * n)))
     start = tuple(operator.index(i) for i in start_indices)
     limit = tuple(operator.index(i) for i in limit_indices)
     strides = None if strides is None or all(s == 1 for s in strides) else \
@@ -207,6 +223,12 @@ def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices
 def clamped_dynamic_slice(operand, start_indices, slice_sizes):
     """dynamic_slice with the starts taken as they are (negative ones clamp to 0), for
     callers that have already normalised their indices."""
+    keys = _extended_dtype(operand)
+    if keys is not None:
+        n = len(keys.physical_shape)
+        return keys.from_physical(clamped_dynamic_slice(
+            keys.to_physical(operand), (*start_indices, *[np.int32(0)] * n),
+            (*slice_sizes, *keys.physical_shape)))
     sizes = tuple(operator.index(s) for s in slice_sizes)
     return dynamic_slice_p.bind(operand, *_index_scalars(start_indices), slice_sizes=sizes)
 
@@ -340,6 +362,15 @@ def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indic
     """operand with update written at the starts (negative ones as in dynamic_slice)."""
     starts = _start_indices("dynamic_update_slice", operand, start_indices,
                             allow_negative_indices)
+    keys = _extended_dtype(operand)
+    if keys is not None:
+        if _extended_dtype(update) != keys:
+            raise TypeError(f"dynamic_update_slice requires an update of the operand's dtype "
+                            f"{keys}, got {getattr(update, 'dtype', type(update))}.")
+        n = len(keys.physical_shape)
+        return keys.from_physical(dynamic_update_slice(
+            keys.to_physical(operand), keys.to_physical(update),
+            (*starts, *[np.int32(0)] * n)))
     return dynamic_update_slice_p.bind(operand, update, *_index_scalars(starts))
 
 

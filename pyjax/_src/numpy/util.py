@@ -28,10 +28,30 @@ def check_arraylike(name, *args):
     """jnp functions take arrays and scalars, not lists or tuples (as in JAX)."""
     for i, x in enumerate(args):
         if not is_arraylike(x):
+            if extended_dtype(x) is not None:
+                _refuse_extended(name, args)
             hint = (" Use jnp.array(x) or jnp.asarray(x) to convert a list or tuple."
                     if isinstance(x, (list, tuple)) else "")
             raise TypeError(f"{name} requires ndarray or scalar arguments, got {type(x)} at "
                             f"position {i}.{hint}")
+
+
+# The lax operations jnp functions of other names run (JAX's errors name the operation).
+_LAX_NAMES = {"negative": "neg", "subtract": "sub", "multiply": "mul", "divide": "div",
+              "true_divide": "div", "maximum": "max", "minimum": "min", "power": "pow",
+              "remainder": "rem", "absolute": "abs", "less": "lt", "greater": "gt",
+              "less_equal": "le", "greater_equal": "ge", "equal": "eq", "not_equal": "ne"}
+
+
+def _refuse_extended(name, args):
+    """JAX's TypeError for arithmetic on arrays of an extended dtype (typed keys)."""
+    found = [extended_dtype(x) or dtypes.dtype_and_weak_type(x)[0] if
+             dtypes.is_python_scalar(x) else getattr(x, "dtype", type(x)) for x in args]
+    if len(set(found)) > 1:
+        raise TypeError(f"{name} does not accept dtypes {', '.join(map(str, found))}.")
+    raise TypeError(f"{_LAX_NAMES.get(name, name)} does not accept dtype {found[0]}: "
+                    "arrays of keys support no arithmetic. Use jax.random.key_data(keys) "
+                    "for their integer data.")
 
 
 def python_scalar_as(x, dtype):

@@ -11,9 +11,10 @@ import math
 
 import numpy as np
 
-from pyjax._src import dtypes
+from pyjax._src import dtypes, errors
 from pyjax._src.api.jit import jit
 from pyjax._src.core.avals import get_aval
+from pyjax._src.core.trace import Tracer
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import slicing, structural
 from pyjax._src.numpy import lax_numpy as lnp
@@ -544,7 +545,14 @@ def permutation_raw(data, x, axis=0, independent=False):
     if not lnp.ndim(x):
         if not dtypes.issubdtype(get_aval(x).dtype, np.integer):
             raise TypeError("x must be an integer or at least 1-dimensional")
-        return shuffle_raw(data, lnp.arange(int(x)), 0)
+        _canonical_axis(axis, 1, "permutation")   # of arange(x)
+        n = x.to_concrete_value() if isinstance(x, Tracer) else x
+        if n is None:
+            raise errors.ConcretizationTypeError(
+                x, "The error arose in argument x of jax.random.permutation(): an integer x "
+                "decides the shape of the result, so it must be static (e.g. a "
+                "static_argnums argument of jit).\n")
+        return shuffle_raw(data, lnp.arange(int(n)), 0)
     x = lnp.asarray(x)
     axis = _canonical_axis(axis, x.ndim, "permutation")
     if independent or x.ndim == 1:

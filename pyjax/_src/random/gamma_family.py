@@ -144,7 +144,7 @@ def _generalized_normal_raw(data, p, shape, dtype):
     return r * g ** (1 / p)
 
 
-@dist.compiled("d", "p")
+@dist.compiled("d")
 def ball(key, d, p=2, shape=(), dtype=None):
     """Points uniform in the unit p-norm ball of dimension d."""
     data, _ = unwrap(key, "ball")
@@ -396,7 +396,7 @@ def orthogonal(key, n, shape=(), dtype=None, m=None):
     Haar measure."""
     from pyjax._src.numpy import linalg
     data, _ = unwrap(key, "orthogonal")
-    dtype = dist.float_dtype(dtype, "orthogonal")
+    dtype = dist.float_dtype(dtype, "orthogonal", allow_complex=True)
     shape = canonical_shape(shape, "orthogonal")
     n = int(n)
     m = n if m is None else int(m)

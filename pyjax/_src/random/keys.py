@@ -18,6 +18,7 @@ from pyjax._src.core.avals import get_aval
 from pyjax._src.core.trace import Tracer
 from pyjax._src.lax import structural
 from pyjax._src.lax.prng import PRNGS, PRNGImpl
+from pyjax._src.numpy import ufuncs as uf
 from pyjax._src.util import canonicalize_shape
 
 
@@ -183,6 +184,15 @@ class PRNGKeyArray:
 
     __hash__ = None
 
+    # Arithmetic raises jnp's TypeError for keys ("add does not accept dtype key<fry>").
+    __add__ = lambda self, other: uf.add(self, other)
+    __radd__ = lambda self, other: uf.add(other, self)
+    __sub__ = lambda self, other: uf.subtract(self, other)
+    __rsub__ = lambda self, other: uf.subtract(other, self)
+    __mul__ = lambda self, other: uf.multiply(self, other)
+    __rmul__ = lambda self, other: uf.multiply(other, self)
+    __neg__ = lambda self: uf.negative(self)
+
     def block_until_ready(self):
         if hasattr(self._base, "block_until_ready"):
             self._base.block_until_ready()
@@ -278,8 +288,8 @@ class _KeyIndexed:
 
 
 basearray.Array.register(PRNGKeyArray)
-tree_util.register_pytree_node(PRNGKeyArray, lambda k: ((k._base,), k._impl),
-                               lambda impl, children: PRNGKeyArray(impl, children[0]))
+tree_util.register_array_node(PRNGKeyArray, lambda k: ((k._base,), k._impl),
+                             lambda impl, children: PRNGKeyArray(impl, children[0]))
 
 
 def _resolve_shape(shape, size):
@@ -337,19 +347,17 @@ def unwrap(key, name, allow_batched=False):
 def _legacy_key_policy(name):
     """Applies jax_legacy_prng_key to a raw key passed to jax.random.`name`."""
     policy = config.legacy_prng_key.value
-    if policy == "allow":
-        if config.enable_custom_prng.value:
-            warnings.warn("Raw arrays as random keys to jax.random functions are deprecated. "
-                          f"Assuming valid {default_impl().name} key for now.",
-                          FutureWarning, stacklevel=4)
-        return
-    if policy == "error":
-        raise ValueError(f"Legacy uint32 key array passed as key to jax.random.{name}. "
-                         "Please create keys using jax.random.key(). If use of a raw key "
-                         "array was intended, set jax_legacy_prng_key='allow'.")
-    warnings.warn(f"Raw arrays as random keys to jax.random functions are deprecated "
-                  f"(jax.random.{name}); create keys with jax.random.key(seed). Assuming a "
-                  f"valid {default_impl().name} key for now.", UserWarning, stacklevel=4)
+    if policy in ("error", "warn"):
+        message = (f"Legacy uint32 key array passed as key to jax.random function (here "
+                   f"jax.random.{name}). Please create keys using jax.random.key(). If use "
+                   "of a raw key array was intended, set jax_legacy_prng_key='allow'.")
+        if policy == "error":
+            raise ValueError(message)
+        warnings.warn(message, UserWarning, stacklevel=4)
+    elif config.enable_custom_prng.value:
+        warnings.warn("Raw arrays as random keys to jax.random functions are deprecated. "
+                      f"Assuming valid {default_impl().name} key for now.",
+                      FutureWarning, stacklevel=4)
 
 
 def rewrap(key, raw):
@@ -455,7 +463,7 @@ def wrap_key_data(key_bits_array, *, impl=None, dtype=None):
     """Typed keys over uint32 key data of shape (..., *key_shape)."""
     impl = resolve_impl(impl, dtype, "wrap_key_data")
     data = check_key_data(impl, _as_value(key_bits_array), "wrap_key_data")
-    return PRNGKeyArray(impl, data)
+    return PRNGKeyArray(impl, Array(data) if isinstance(data, np.ndarray) else data)
 
 
 def key_impl(keys):
