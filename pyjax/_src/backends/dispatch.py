@@ -413,6 +413,12 @@ def sharding_plan(closed, args, in_shardings=None, out_shardings=None, where=Non
                 f"shape {jax_type_str(x.aval)} and with device ids [{x._device.id}] on "
                 "platform CPU")
         plan_in.append(s if s is not None else held)
+    # Results split over Explicit axes in their types are laid out as their types say.
+    out_shardings = tuple(
+        s if s is not None or a._sharding is None
+        or a._sharding.mesh.axis_names != mesh.axis_names
+        else sharding_mod.concrete_sharding(a._sharding, mesh)
+        for s, a in zip(out_shardings, closed.out_avals))
     return ShardingPlan(mesh, tuple(plan_in), out_shardings)
 
 
@@ -476,6 +482,7 @@ def run_sharded(closed, args, donated_invars=(), in_shardings=None, out_sharding
     for out, asked in zip(outs, plan.out_shardings):
         if asked is not None:   # the user's spelling (P('x', None) stays so)
             out._sharding = asked
+            out.aval = sharding_mod.typed_aval(out.aval, asked)
     for i in entry.donated:
         if type(args[i]) is Array:
             args[i].delete("donated")

@@ -14,6 +14,7 @@ from pyjax._src.core.trace import define_primitive
 from pyjax._src.interpreters import ad
 from pyjax._src.interpreters.ad import defjvp
 from pyjax._src.lax import builders as b
+from pyjax._src.lax import sharding_rules
 from pyjax._src.lax import structural as st
 from pyjax._src.lax.builders import NUMBER
 from pyjax._src.lax.precision_ops import (DotAlgorithmPreset, canonicalize_precision,
@@ -270,7 +271,8 @@ def _dot_general_lower(ctx, lhs, rhs, dimension_numbers, precision=None,
 
 
 dot_general_p = define_primitive(
-    "dot_general", impl=_dot_general_impl, abstract_eval=_dot_general_abstract_eval,
+    "dot_general", impl=_dot_general_impl, abstract_eval=sharding_rules.typed(
+        _dot_general_abstract_eval, sharding_rules.dot_general),
     batch=_dot_general_batch, lower=_dot_general_lower,
     jvp=defjvp(lambda g, x, y, **p: dot_general_p.bind(g, y, **p),
                lambda g, x, y, **p: dot_general_p.bind(x, g, **p)),

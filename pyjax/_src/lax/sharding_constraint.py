@@ -30,7 +30,9 @@ def _abstract_eval(aval, *, sharding):
             "allowed. If you are using a with_sharding_constraint under a shard_map, only "
             "use the mesh axis in PartitionSpec which are not manual.")
     sharding.shard_shape(aval.shape)   # IndivisibleError / a too long spec raise here
-    return aval
+    # Over a mesh with Explicit axes the value's type takes the new sharding (reshard).
+    typed = sharding_mod.type_sharding(sharding, aval.ndim)
+    return aval if typed is None else aval.update(sharding=typed)
 
 
 def _eager(x, *, sharding):
@@ -89,7 +91,7 @@ def _samples():
 sharding_constraint_p = define_primitive(
     "sharding_constraint", impl=lambda x, *, sharding: x, abstract_eval=_abstract_eval,
     jvp=ad.linear_jvp, transpose=_transpose, batch=_batch, lower=_lower, eager=_eager,
-    samples=_samples)
+    samples=_samples, lowers_own_sharding=True)
 
 
 def with_sharding_constraint(x, shardings):

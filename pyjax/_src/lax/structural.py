@@ -14,6 +14,7 @@ from pyjax._src.core.trace import define_primitive
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters.ad import linear_jvp
 from pyjax._src.lax import builders as b
+from pyjax._src.lax import sharding_rules
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.util import canonicalize_axis, prod
 
@@ -83,7 +84,8 @@ def _broadcast_in_dim_batch(args, dims, shape, broadcast_dimensions):
 
 broadcast_in_dim_p = define_primitive(
     "broadcast_in_dim", impl=_broadcast_in_dim_impl,
-    abstract_eval=_broadcast_in_dim_abstract_eval, jvp=linear_jvp,
+    abstract_eval=sharding_rules.typed(
+        _broadcast_in_dim_abstract_eval, sharding_rules.broadcast_in_dim), jvp=linear_jvp,
     transpose=_broadcast_in_dim_transpose, batch=_broadcast_in_dim_batch,
     lower=lambda ctx, x, shape, broadcast_dimensions: ctx.op(
         "stablehlo.broadcast_in_dim", [x], ctx.avals_out[0],
@@ -165,7 +167,8 @@ def _reshape_lower(ctx, x, new_sizes, dimensions=None):
 
 
 reshape_p = define_primitive(
-    "reshape", impl=_reshape_impl, abstract_eval=_reshape_abstract_eval, jvp=linear_jvp,
+    "reshape", impl=_reshape_impl, abstract_eval=sharding_rules.typed(
+        _reshape_abstract_eval, sharding_rules.reshape), jvp=linear_jvp,
     transpose=_reshape_transpose, batch=_reshape_batch, lower=_reshape_lower,
     samples=lambda: [b.Sample([b.random_values((2, 3), np.float32)], {"new_sizes": (3, 2)}),
              b.Sample([b.random_values((2, 3), np.float32)], {"new_sizes": (6,),
@@ -215,7 +218,8 @@ def _transpose_lower(ctx, x, permutation):
 
 transpose_p = define_primitive(
     "transpose", impl=lambda x, permutation: np.transpose(x, permutation),
-    abstract_eval=_transpose_abstract_eval, jvp=linear_jvp, batch=_transpose_batch,
+    abstract_eval=sharding_rules.typed(
+        _transpose_abstract_eval, sharding_rules.transpose), jvp=linear_jvp, batch=_transpose_batch,
     lower=_transpose_lower,
     transpose=lambda ct, x, permutation: [transpose(ct, tuple(np.argsort(permutation)))],
     samples=lambda: [b.Sample([b.random_values((2, 3, 4), np.float32)],
@@ -248,7 +252,8 @@ def _squeeze_batch(args, dims, dimensions):
 
 squeeze_p = define_primitive(
     "squeeze", impl=lambda x, dimensions: np.squeeze(x, dimensions),
-    abstract_eval=_squeeze_abstract_eval, jvp=linear_jvp, batch=_squeeze_batch,
+    abstract_eval=sharding_rules.typed(
+        _squeeze_abstract_eval, sharding_rules.squeeze), jvp=linear_jvp, batch=_squeeze_batch,
     lower=lambda ctx, x, dimensions: ctx.reshape(x, ctx.avals_out[0].shape),
     transpose=lambda ct, x, dimensions: [reshape(ct, x.aval.shape)],
     samples=lambda: [b.Sample([b.random_values((2, 1, 3), np.float32)], {"dimensions": (1,)})])
@@ -315,7 +320,8 @@ def _concatenate_batch(args, dims, dimension):
 
 concatenate_p = define_primitive(
     "concatenate", impl=lambda *xs, dimension: np.concatenate(xs, dimension),
-    abstract_eval=_concatenate_abstract_eval, jvp=linear_jvp,
+    abstract_eval=sharding_rules.typed(
+        _concatenate_abstract_eval, sharding_rules.concatenate), jvp=linear_jvp,
     transpose=_concatenate_transpose, batch=_concatenate_batch,
     lower=lambda ctx, *xs, dimension: ctx.op("stablehlo.concatenate", list(xs),
                                              ctx.avals_out[0],
@@ -436,7 +442,8 @@ def _rev_batch(args, dims, dimensions):
 
 rev_p = define_primitive(
     "rev", impl=lambda x, dimensions: np.flip(x, dimensions) if dimensions else x,
-    abstract_eval=_rev_abstract_eval, jvp=linear_jvp, batch=_rev_batch,
+    abstract_eval=sharding_rules.typed(
+        _rev_abstract_eval, sharding_rules.same), jvp=linear_jvp, batch=_rev_batch,
     lower=lambda ctx, x, dimensions: ctx.op("stablehlo.reverse", [x], x.aval, {
         "dimensions": hlo.i64_array(dimensions)}) if dimensions else x,
     transpose=lambda ct, x, dimensions: [rev(ct, dimensions)],
