@@ -341,7 +341,8 @@ def meshes_in(jaxpr):
             mesh = value if isinstance(value, sharding_mod.Mesh) else \
                 getattr(value, "mesh", None) if isinstance(value, sharding_mod.NamedSharding) \
                 else None
-            if mesh is not None and mesh not in found:
+            # (a type's sharding in a param names an AbstractMesh: no devices to run on)
+            if isinstance(mesh, sharding_mod.Mesh) and mesh not in found:
                 found.append(mesh)
         for sub in sub_jaxprs(eqn):
             found += [m for m in meshes_in(sub) if m not in found]

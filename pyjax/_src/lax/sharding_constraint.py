@@ -58,6 +58,11 @@ def _eager(x, *, sharding):
 
 
 def _transpose(ct, x, *, sharding):
+    """The cotangent goes back to the split of x's type (a reshard's inverse), or, for
+    an untyped x, keeps the constraint."""
+    typed = x.aval._sharding
+    if typed is not None and isinstance(sharding.mesh, sharding_mod.Mesh):
+        sharding = sharding_mod.concrete_sharding(typed, sharding.mesh)
     return [sharding_constraint_p.bind(ad.instantiate_zeros(ct), sharding=sharding)]
 
 
@@ -111,6 +116,32 @@ def with_sharding_constraint(x, shardings):
                              f"PartitionSpec on the current mesh), got {target}.")
         out.append(sharding_constraint_p.bind(leaf, sharding=target))
     return tree_util.tree_unflatten(tree, out)
+
+
+def out_sharding_for(out_sharding, ndim, what):
+    """What a function's `out_sharding=` argument (a Sharding, or a PartitionSpec on the
+    current mesh) asks of its result of rank `ndim`: (the sharding its type takes, over
+    the mesh's Explicit axes, or None; the sharding to constrain it to, where the mesh
+    has no Explicit axes, or None)."""
+    if out_sharding is None:
+        return None, None
+    if isinstance(out_sharding, sharding_mod.PartitionSpec) and \
+            sharding_mod.current_mesh() is None:
+        raise ValueError(
+            "Using PartitionSpec when you are not under a mesh context is not allowed. "
+            "Please pass a NamedSharding instance or enter into a mesh context via "
+            f"`jax.set_mesh`. Got {out_sharding}")
+    given = sharding_mod.canonical_sharding(out_sharding, what)
+    typed = sharding_mod.type_sharding(given, ndim)
+    return (typed, None) if typed is not None else (None, given)
+
+
+def apply_out_sharding(x, out_sharding, what):
+    """x laid out as a function's `out_sharding=` argument asks (None: as it is)."""
+    if out_sharding is None:
+        return x
+    _, placed = out_sharding_for(out_sharding, get_aval(x).ndim, what)
+    return reshard(x, out_sharding if placed is None else placed)
 
 
 def reshard(xs, out_shardings):

@@ -31,6 +31,9 @@ def typed(shape_rule, sharding_rule):
 
     def abstract_eval(*avals, **params):
         out = shape_rule(*avals, **params)
+        asked = params.get("out_sharding") or params.get("sharding")
+        if asked is not None and asked.mesh.explicit_axes:
+            return out.update(sharding=asked)
         for a in avals:
             if getattr(a, "_sharding", None) is not None:
                 break
@@ -42,6 +45,17 @@ def typed(shape_rule, sharding_rule):
             found = sharding_mod.NamedSharding(mesh, sharding_mod.PartitionSpec(*found))
         return out.update(sharding=found)
     return abstract_eval
+
+
+def with_entries(sharding, parts):
+    """`sharding` (a type's) with the spec entries `parts`."""
+    return sharding_mod.NamedSharding(sharding.mesh, sharding_mod.PartitionSpec(*parts))
+
+
+def hide_unset(*names):
+    """A shown_params rule: the jaxpr printer leaves out these params while None."""
+    return lambda params: {k: v for k, v in params.items()
+                           if not (k in names and v is None)}
 
 
 def entries(aval):

@@ -16,6 +16,7 @@ from pyjax._src.interpreters.ad import linear_jvp
 from pyjax._src.lax import builders as b
 from pyjax._src.lax import sharding_rules
 from pyjax._src.lax import elementwise as ew
+from pyjax._src.lax.sharding_constraint import out_sharding_for, with_sharding_constraint
 from pyjax._src.util import canonicalize_axis, prod
 
 
@@ -131,36 +132,38 @@ def broadcast_to_shape(x, shape):
 
 # --- reshape ----------------------------------------------------------------------------
 
-def _reshape_abstract_eval(x, new_sizes, dimensions=None):
+def _reshape_abstract_eval(x, new_sizes, dimensions=None, sharding=None):
     if prod(new_sizes) != x.size or any(d < 0 for d in new_sizes):
         raise TypeError(f"reshape total size must be unchanged, got new_sizes {new_sizes} "
                         f"for shape {x.shape}.")
     return ShapedArray(new_sizes, x.dtype, x.weak_type)
 
 
-def _reshape_impl(x, new_sizes, dimensions=None):
+def _reshape_impl(x, new_sizes, dimensions=None, sharding=None):
     if dimensions is not None:
         x = np.transpose(x, dimensions)
     return np.reshape(x, new_sizes)
 
 
-def _reshape_transpose(ct, x, new_sizes, dimensions=None):
-    out = reshape(ct, x.aval.shape) if dimensions is None else None
-    if dimensions is not None:
-        shape_before = tuple(x.aval.shape[d] for d in dimensions)
-        out = transpose(reshape(ct, shape_before), tuple(np.argsort(dimensions)))
-    return [out]
+def _reshape_transpose(ct, x, new_sizes, dimensions=None, sharding=None):
+    if dimensions is None:   # back to x's shape and to the split of x's type
+        return [reshape_p.bind(ct, new_sizes=x.aval.shape, dimensions=None,
+                               sharding=x.aval._sharding)]
+    shape_before = tuple(x.aval.shape[d] for d in dimensions)
+    return [transpose(reshape(ct, shape_before), tuple(np.argsort(dimensions)))]
 
 
-def _reshape_batch(args, dims, new_sizes, dimensions=None):
+def _reshape_batch(args, dims, new_sizes, dimensions=None, sharding=None):
     (x,), (d,) = args, dims
     x = batching.moveaxis(x, d, 0)
     dims_after = None if dimensions is None else (0,) + tuple(i + 1 for i in dimensions)
+    if sharding is not None:   # the batch dimension is not split
+        sharding = sharding_rules.with_entries(sharding, (None,) + sharding.spec.partitions)
     return reshape_p.bind(x, new_sizes=(get_aval(x).shape[0],) + tuple(new_sizes),
-                          dimensions=dims_after), 0
+                          dimensions=dims_after, sharding=sharding), 0
 
 
-def _reshape_lower(ctx, x, new_sizes, dimensions=None):
+def _reshape_lower(ctx, x, new_sizes, dimensions=None, sharding=None):
     if dimensions is not None:
         x = _transpose_lower(ctx, x, dimensions)
     return ctx.reshape(x, new_sizes)
@@ -170,13 +173,16 @@ reshape_p = define_primitive(
     "reshape", impl=_reshape_impl, abstract_eval=sharding_rules.typed(
         _reshape_abstract_eval, sharding_rules.reshape), jvp=linear_jvp,
     transpose=_reshape_transpose, batch=_reshape_batch, lower=_reshape_lower,
+    shown_params=sharding_rules.hide_unset("sharding"),
     samples=lambda: [b.Sample([b.random_values((2, 3), np.float32)], {"new_sizes": (3, 2)}),
              b.Sample([b.random_values((2, 3), np.float32)], {"new_sizes": (6,),
                                                               "dimensions": (1, 0)})])
 
 
-def reshape(operand, new_sizes, dimensions=None):
-    """Reshapes operand (optionally transposing by `dimensions` first). -1 infers a size."""
+def reshape(operand, new_sizes, dimensions=None, *, out_sharding=None):
+    """Reshapes operand (optionally transposing by `dimensions` first). -1 infers a size.
+    out_sharding: how the result is split (a Sharding, or a PartitionSpec on the current
+    mesh)."""
     new_sizes = _static_shape(new_sizes if isinstance(new_sizes, (tuple, list))
                               else (new_sizes,), "reshape", allow_infer=True)
     aval = get_aval(operand)
@@ -189,9 +195,11 @@ def reshape(operand, new_sizes, dimensions=None):
         new_sizes = tuple(aval.size // known if d == -1 else d for d in new_sizes)
     dims = None if dimensions is None or tuple(dimensions) == tuple(range(aval.ndim)) \
         else tuple(int(d) for d in dimensions)
-    if dims is None and new_sizes == aval.shape:
+    typed, placed = out_sharding_for(out_sharding, len(new_sizes), "reshape")
+    if dims is None and new_sizes == aval.shape and out_sharding is None:
         return as_array(operand)
-    return reshape_p.bind(operand, new_sizes=new_sizes, dimensions=dims)
+    out = reshape_p.bind(operand, new_sizes=new_sizes, dimensions=dims, sharding=typed)
+    return out if placed is None else with_sharding_constraint(out, placed)
 
 
 # --- transpose --------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from pyjax._src.core.trace import Trace, Tracer, current_trace
 from pyjax._src.lax import dot as ldot
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import structural as st
+from pyjax._src.lax.sharding_constraint import apply_out_sharding
 from pyjax._src.numpy.util import (check_arraylike, convert, ensure_array, extended_dtype,
                                    promote_dtypes)
 from pyjax._src.util import canonicalize_axes, canonicalize_axis, canonicalize_shape
@@ -399,9 +400,9 @@ def size(a, axis=None):
     return aval.size if axis is None else aval.shape[axis]
 
 
-def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
+def reshape(a, shape=None, order="C", *, newshape=None, copy=None, out_sharding=None):
     """Gives `a` a new shape; -1 infers one size. Shapes must be static (use np, not jnp,
-    to compute them from other shapes)."""
+    to compute them from other shapes). out_sharding: how the result is split."""
     if newshape is not None:
         shape = newshape
     keys_dtype = extended_dtype(a)
@@ -425,8 +426,9 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
         aval = get_aval(a)
         rev_in = st.transpose(a, tuple(reversed(range(aval.ndim))))
         out = st.reshape(rev_in, tuple(reversed(dims)))
-        return ensure_array(st.transpose(out, tuple(reversed(range(len(dims))))))
-    return ensure_array(st.reshape(a, dims))
+        out = st.transpose(out, tuple(reversed(range(len(dims)))))
+        return ensure_array(apply_out_sharding(out, out_sharding, "jnp.reshape"))
+    return ensure_array(st.reshape(a, dims, out_sharding=out_sharding))
 
 
 def ravel(a, order="C"):
