@@ -419,6 +419,7 @@ class _MeshState(threading.local):
     def __init__(self):
         self.stack = []
         self.manual = []   # (mesh, manual axes) per shard_map body being traced, innermost last
+        self.abstract = []   # meshes set with use_abstract_mesh, innermost last
 
 
 _mesh_state = _MeshState()
@@ -461,8 +462,24 @@ def get_abstract_mesh() -> AbstractMesh:
     if manual is not None:
         mesh, axes = manual
         return mesh.abstract_mesh.update_axis_types({n: AxisType.Manual for n in axes})
+    if _mesh_state.abstract:
+        return _mesh_state.abstract[-1]
     mesh = current_mesh()
     return EMPTY_ABSTRACT_MESH if mesh is None else mesh.abstract_mesh
+
+
+@contextlib.contextmanager
+def use_abstract_mesh(mesh: AbstractMesh):
+    """jax.sharding.use_abstract_mesh: inside, get_abstract_mesh() is `mesh` (the shape,
+    names and axis types tracing sees), without devices to run on."""
+    if not isinstance(mesh, AbstractMesh):
+        raise ValueError(f"Expected mesh of type `jax.sharding.AbstractMesh`. Got "
+                         f"{type(mesh)}")
+    _mesh_state.abstract.append(mesh)
+    try:
+        yield mesh
+    finally:
+        _mesh_state.abstract.pop()
 
 
 def current_manual():

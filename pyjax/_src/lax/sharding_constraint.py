@@ -5,6 +5,7 @@ core, interpreters, backends and sharding."""
 from __future__ import annotations
 
 import functools
+import inspect
 
 import numpy as np
 
@@ -142,6 +143,22 @@ def apply_out_sharding(x, out_sharding, what):
         return x
     _, placed = out_sharding_for(out_sharding, get_aval(x).ndim, what)
     return reshard(x, out_sharding if placed is None else placed)
+
+
+def takes_out_sharding(fn):
+    """`fn` with JAX's keyword `out_sharding=` (a Sharding, or a PartitionSpec on the
+    current mesh): its result laid out as asked."""
+    what = fn.__name__
+
+    @functools.wraps(fn)
+    def run(*args, out_sharding=None, **kwargs):
+        return apply_out_sharding(fn(*args, **kwargs), out_sharding, what)
+
+    signature = inspect.signature(fn)
+    run.__signature__ = signature.replace(parameters=[
+        *signature.parameters.values(),
+        inspect.Parameter("out_sharding", inspect.Parameter.KEYWORD_ONLY, default=None)])
+    return run
 
 
 def reshard(xs, out_shardings):

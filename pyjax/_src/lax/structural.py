@@ -18,6 +18,7 @@ from pyjax._src.lax import sharding_rules
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax.sharding_constraint import out_sharding_for, with_sharding_constraint
 from pyjax._src.util import canonicalize_axis, prod
+from pyjax._src.lax.sharding_constraint import takes_out_sharding
 
 
 def _static_shape(shape, where, allow_infer=False):
@@ -98,6 +99,7 @@ broadcast_in_dim_p = define_primitive(
              b.Sample([np.float32(2.0)], {"shape": (2, 2), "broadcast_dimensions": ()})])
 
 
+@takes_out_sharding
 def broadcast_in_dim(operand, shape, broadcast_dimensions):
     """Broadcasts operand to `shape`, operand dim i landing on broadcast_dimensions[i]."""
     shape = _static_shape(shape, "broadcast_in_dim")
@@ -109,6 +111,7 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions):
                                    broadcast_dimensions=broadcast_dimensions)
 
 
+@takes_out_sharding
 def broadcast(operand, sizes):
     """Adds leading dimensions of the given sizes."""
     aval = get_aval(operand)
@@ -493,11 +496,13 @@ def iota(dtype, size):
     return broadcasted_iota(dtype, (size,), 0)
 
 
+@takes_out_sharding
 def broadcasted_iota(dtype, shape, dimension):
     return iota_p.bind(dtype=dtypes.canonicalize_dtype(dtype),
                        shape=_static_shape(shape, "iota"), dimension=int(dimension))
 
 
+@takes_out_sharding
 def full(shape, fill_value, dtype=None):
     """An array of `shape` filled with fill_value (a scalar), as one broadcast."""
     shape = _static_shape(shape if isinstance(shape, (tuple, list)) else (shape,), "full")
