@@ -52,6 +52,29 @@ def set_unsharded_sharding_factory(factory):
     _unsharded.clear()
 
 
+def _checked_type_sharding(shape, sharding):
+    """`sharding` (a NamedSharding) with its spec padded to the rank of `shape`; a
+    ValueError where a split does not divide its dimension."""
+    parts = tuple(sharding.spec.partitions)
+    if len(parts) < len(shape):
+        spec = type(sharding.spec)(*parts, *[None] * (len(shape) - len(parts)),
+                                   unreduced=sharding.spec.unreduced,
+                                   reduced=sharding.spec.reduced)
+        sharding = type(sharding)(sharding.mesh, spec)
+    sizes = dict(zip(sharding.mesh.axis_names, sharding.mesh.axis_sizes))
+    for i, (d, entry) in enumerate(zip(shape, sharding.spec.partitions)):
+        names = () if entry is None else (entry,) if isinstance(entry, str) else entry
+        pieces = 1
+        for n in names:
+            pieces *= sizes.get(n, 1)
+        if d % pieces:
+            raise ValueError(
+                f"Sharding spec {tuple(names)} implies that array axis {i} is partitioned "
+                f"{pieces} times, but does not evenly divide the dimension size {d}. Got "
+                f"shape: {tuple(shape)} and sharding {sharding}")
+    return sharding
+
+
 class ShapedArray:
     """What tracing knows about an array: its shape, dtype, whether its dtype is weak
     (came from a Python scalar and yields to the other operand's dtype in jnp), its
@@ -77,6 +100,9 @@ class ShapedArray:
         key = (tuple(shape), np.dtype(dtype), bool(weak_type), sharding, mat)
         aval = _interned.get(key)
         if aval is None:
+            if sharding is not None:
+                sharding = _checked_type_sharding(key[0], sharding)
+                key = key[:3] + (sharding, mat)
             if len(_interned) >= _INTERNED_LIMIT:
                 _interned.clear()
             aval = object.__new__(cls)

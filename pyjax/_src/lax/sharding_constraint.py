@@ -142,7 +142,8 @@ def apply_out_sharding(x, out_sharding, what):
     if out_sharding is None:
         return x
     _, placed = out_sharding_for(out_sharding, get_aval(x).ndim, what)
-    return reshard(x, out_sharding if placed is None else placed)
+    return reshard(x, out_sharding) if placed is None else \
+        with_sharding_constraint(x, placed)
 
 
 def takes_out_sharding(fn):
@@ -164,7 +165,7 @@ def takes_out_sharding(fn):
 def reshard(xs, out_shardings):
     """xs (a pytree) laid out as out_shardings (Shardings, or PartitionSpecs on the
     current mesh; a pytree prefix of xs): a transfer at top level, a sharding
-    constraint under a trace."""
+    constraint under a trace. Only a mesh's Explicit axes may be named."""
     for target in tree_util.tree_leaves(
             out_shardings, is_leaf=lambda s: isinstance(s, sharding_mod.PartitionSpec)):
         if isinstance(target, sharding_mod.PartitionSpec) and \
@@ -173,6 +174,18 @@ def reshard(xs, out_shardings):
                 "Using PartitionSpec when you are not under a mesh context is not "
                 "allowed. Please pass a NamedSharding instance or enter into a mesh "
                 f"context via `jax.set_mesh`. Got {target}")
+        if isinstance(target, sharding_mod.NamedSharding):
+            mesh = target.mesh
+            for entry in target.spec.partitions:
+                for name in () if entry is None or entry is sharding_mod.UNCONSTRAINED \
+                        else (entry,) if isinstance(entry, str) else entry:
+                    kind = mesh.axis_types[mesh.axis_names.index(name)]
+                    if kind != sharding_mod.AxisType.Explicit:
+                        raise ValueError(
+                            "PartitionSpec passed to reshard cannot contain axis names "
+                            "that are of type Auto or Manual. Got PartitionSpec: "
+                            f"{target.spec} with axis name: {name} of type: "
+                            f"AxisType.{kind.name}.")
     return with_sharding_constraint(xs, out_shardings)
 
 

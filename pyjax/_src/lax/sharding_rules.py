@@ -159,7 +159,16 @@ def dot_general(out, lhs, rhs, *, dimension_numbers, **params):
             f"parameter. Got {lhs_contracting_spec=} and {rhs_contracting_spec=}")
     lhs_free = tuple(e for i, e in enumerate(lp) if i not in set(lc) | set(lb))
     rhs_free = tuple(e for i, e in enumerate(rp) if i not in set(rc) | set(rb))
-    return lhs_batch + lhs_free + rhs_free
+    result = lhs_batch + lhs_free + rhs_free
+    used = [n for e in result for n in _names(e)]
+    if len(used) != len(set(used)):   # one mesh axis would split two dimensions
+        shown = ",".join(str(d) if e is None else f"{d}@{e}" if isinstance(e, str)
+                         else f"{d}@({','.join(e)})" for d, e in zip(out.shape, result))
+        raise ShardingTypeError(
+            f"dot_general operation with inputs: {lhs.str_short()}, {rhs.str_short()} "
+            f"produces an illegally sharded result: "
+            f"{out.str_short().split('[')[0]}[{shown}]")
+    return result
 
 
 def sliced(name):
