@@ -216,8 +216,8 @@ def _sharding_argument(given, kwargs, keyword):
 def auto_axes(f=None, /, *, axes=None, out_sharding=None):
     """f run with the mesh axes `axes` (all by default) left to XLA's propagation, its
     outputs then resharded to out_sharding (given here or as f's `out_sharding=`
-    keyword). pyjax does not type shardings, so inside f every axis already is Auto:
-    only the output reshard remains to do."""
+    keyword). pyjax does not retype f's operands: inside f they keep the splits of
+    their types (JAX drops them from the types there); the output is then resharded."""
     if f is None:
         return lambda g: auto_axes(g, axes=axes, out_sharding=out_sharding)
 
