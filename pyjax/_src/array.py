@@ -45,6 +45,8 @@ class Array:
         # committed, with no _device and no _buffer.
         self._sharding = sharding
         self._global_buffer = global_buffer
+        if sharding is not None:   # a mesh's Explicit axes are part of the array's type
+            self.aval = sharding_mod.typed_aval(self.aval, sharding)
 
     # -- the value on the host --
     @property

@@ -26,6 +26,12 @@ class JAXIndexError(IndexError):
     pass
 
 
+class ShardingTypeError(Exception):
+    """Operands whose shardings in their types (over a mesh's Explicit axes) do not
+    determine the result's: say it with the operation's out_sharding argument, or
+    jax.reshard an operand first."""
+
+
 class ConcretizationTypeError(JAXTypeError):
     """A concrete Python value was needed from an abstract (traced) array."""
 

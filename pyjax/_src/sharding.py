@@ -20,6 +20,7 @@ import numpy as np
 
 from pyjax._src import tree_util
 from pyjax._src.backends import devices as devices_mod
+from pyjax._src.core import avals
 
 
 class AxisType(enum.Enum):
@@ -418,6 +419,7 @@ class _MeshState(threading.local):
     def __init__(self):
         self.stack = []
         self.manual = []   # (mesh, manual axes) per shard_map body being traced, innermost last
+        self.abstract = []   # meshes set with use_abstract_mesh, innermost last
 
 
 _mesh_state = _MeshState()
@@ -460,8 +462,24 @@ def get_abstract_mesh() -> AbstractMesh:
     if manual is not None:
         mesh, axes = manual
         return mesh.abstract_mesh.update_axis_types({n: AxisType.Manual for n in axes})
+    if _mesh_state.abstract:
+        return _mesh_state.abstract[-1]
     mesh = current_mesh()
     return EMPTY_ABSTRACT_MESH if mesh is None else mesh.abstract_mesh
+
+
+@contextlib.contextmanager
+def use_abstract_mesh(mesh: AbstractMesh):
+    """jax.sharding.use_abstract_mesh: inside, get_abstract_mesh() is `mesh` (the shape,
+    names and axis types tracing sees), without devices to run on."""
+    if not isinstance(mesh, AbstractMesh):
+        raise ValueError(f"Expected mesh of type `jax.sharding.AbstractMesh`. Got "
+                         f"{type(mesh)}")
+    _mesh_state.abstract.append(mesh)
+    try:
+        yield mesh
+    finally:
+        _mesh_state.abstract.pop()
 
 
 def current_manual():
@@ -612,9 +630,9 @@ class NamedSharding(Sharding):
     """Blocks of an array laid out over a Mesh by a PartitionSpec."""
 
     def __init__(self, mesh, spec=PartitionSpec(), *, memory_kind=None):
-        if not isinstance(mesh, Mesh):
-            raise TypeError(f"NamedSharding expects a jax.sharding.Mesh as `mesh`, got "
-                            f"{mesh!r} of type {type(mesh)}.")
+        if not isinstance(mesh, (Mesh, AbstractMesh)):
+            raise TypeError(f"NamedSharding expects a jax.sharding.Mesh or AbstractMesh "
+                            f"as `mesh`, got {mesh!r} of type {type(mesh)}.")
         if spec is None:
             raise TypeError("NamedSharding: Unexpected None for `spec`; pass a "
                             "PartitionSpec (P() for a replicated array).")
@@ -646,7 +664,13 @@ class NamedSharding(Sharding):
                 seen.add(name)
 
     memory_kind = property(lambda self: "device")
-    _device_assignment = property(lambda self: self.mesh._flat_devices)
+
+    @property
+    def _device_assignment(self):
+        if isinstance(self.mesh, AbstractMesh):
+            raise ValueError(f"{self} is over an AbstractMesh, which has no devices; use "
+                             "a NamedSharding over a concrete jax.sharding.Mesh.")
+        return self.mesh._flat_devices
 
     @property
     def is_fully_replicated(self):
@@ -662,6 +686,8 @@ class NamedSharding(Sharding):
         return hash((self.mesh, self.spec))
 
     def __repr__(self):
+        if isinstance(self.mesh, AbstractMesh):   # a type's sharding: no memory
+            return f"NamedSharding(mesh={self.mesh}, spec={self.spec})"
         return f"NamedSharding(mesh={self.mesh}, spec={self.spec}, memory_kind=device)"
 
     def _entries(self, ndim):
@@ -822,3 +848,47 @@ def same_layout(a, b, ndim):
     return (isinstance(a, Sharding) and isinstance(b, Sharding)
             and a._device_assignment == b._device_assignment
             and a._block_positions(ndim) == b._block_positions(ndim))
+
+
+# --- sharding in types ----------------------------------------------------------------------
+
+def _unsharded_type_sharding(ndim):
+    return NamedSharding(EMPTY_ABSTRACT_MESH, PartitionSpec(*[None] * ndim))
+
+
+avals.set_unsharded_sharding_factory(_unsharded_type_sharding)
+
+
+def type_sharding(sharding, ndim):
+    """The sharding an array laid out as `sharding` carries in its type (aval), or None
+    for none: over the abstract mesh, the spec padded to ndim with only the mesh's
+    Explicit axes kept (Auto axes are XLA's business, not the type's)."""
+    if not isinstance(sharding, NamedSharding):
+        return None
+    mesh = sharding.mesh.abstract_mesh
+    explicit = set(mesh.explicit_axes)
+    if not explicit:
+        return None
+    entries = []
+    for entry in sharding.spec._normalized(ndim):
+        names = () if entry is UNCONSTRAINED else tuple(n for n in entry if n in explicit)
+        entries.append(None if not names else names[0] if len(names) == 1 else names)
+    if all(e is None for e in entries) and not sharding.spec.unreduced \
+            and not sharding.spec.reduced:
+        spec = PartitionSpec(*entries)
+    else:
+        spec = PartitionSpec(*entries, unreduced=sharding.spec.unreduced & explicit,
+                             reduced=sharding.spec.reduced & explicit)
+    return NamedSharding(mesh, spec)
+
+
+def typed_aval(aval, sharding):
+    """`aval` carrying the type-level sharding of an array laid out as `sharding`."""
+    found = type_sharding(sharding, len(aval.shape))
+    return aval if found is aval._sharding or found == aval._sharding else \
+        aval.update(sharding=found)
+
+
+def concrete_sharding(type_sharding_, mesh):
+    """The NamedSharding over the concrete `mesh` that a type's sharding names."""
+    return NamedSharding(mesh, type_sharding_.spec)

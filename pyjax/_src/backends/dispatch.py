@@ -344,7 +344,8 @@ def meshes_in(jaxpr):
             mesh = value if isinstance(value, sharding_mod.Mesh) else \
                 getattr(value, "mesh", None) if isinstance(value, sharding_mod.NamedSharding) \
                 else None
-            if mesh is not None and mesh not in found:
+            # (a type's sharding in a param names an AbstractMesh: no devices to run on)
+            if isinstance(mesh, sharding_mod.Mesh) and mesh not in found:
                 found.append(mesh)
         for sub in sub_jaxprs(eqn):
             found += [m for m in meshes_in(sub) if m not in found]
@@ -416,6 +417,12 @@ def sharding_plan(closed, args, in_shardings=None, out_shardings=None, where=Non
                 f"shape {jax_type_str(x.aval)} and with device ids [{x._device.id}] on "
                 "platform CPU")
         plan_in.append(s if s is not None else held)
+    # Results split over Explicit axes in their types are laid out as their types say.
+    out_shardings = tuple(
+        s if s is not None or a._sharding is None
+        or a._sharding.mesh.axis_names != mesh.axis_names
+        else sharding_mod.concrete_sharding(a._sharding, mesh)
+        for s, a in zip(out_shardings, closed.out_avals))
     return ShardingPlan(mesh, tuple(plan_in), out_shardings)
 
 
@@ -479,6 +486,7 @@ def run_sharded(closed, args, donated_invars=(), in_shardings=None, out_sharding
     for out, asked in zip(outs, plan.out_shardings):
         if asked is not None:   # the user's spelling (P('x', None) stays so)
             out._sharding = asked
+            out.aval = sharding_mod.typed_aval(out.aval, asked)
     for i in entry.donated:
         if type(args[i]) is Array:
             args[i].delete("donated")

@@ -569,7 +569,19 @@ class FunctionContext:
             raise LoweringError(
                 f"lowering of '{prim.name}' returned {outs}, expected values of types "
                 f"{[v.aval.str_short() for v in eqn.outvars]}")
+        if not (prim.is_higher_order or prim.lowers_own_sharding) \
+                and self.module.mesh is not None and not self.module.manual_axes:
+            outs = [self._constrain_to_type(o, v.aval) for o, v in zip(outs, eqn.outvars)]
         return outs
+
+    def _constrain_to_type(self, value, aval):
+        """A value whose type is split over the mesh's Explicit axes is constrained to
+        that split (as JAX does), so XLA's partitioner lays it out as the type says."""
+        typed = aval._sharding
+        if typed is None or typed.mesh.axis_names != self.module.mesh.axis_names:
+            return value
+        attr = sharding_mod.NamedSharding(self.module.mesh, typed.spec).to_shardy(aval.ndim)
+        return self.op("sdy.sharding_constraint", [value], value.aval, {"sharding": attr})
 
     def call(self, closed, args, name):
         """Calls `closed` as a private function (printed once per jaxpr per module)."""

@@ -1,5 +1,5 @@
-"""Abstract values: ShapedArray(shape, dtype, weak_type) is the one aval class, and
-get_aval maps any valid JAX value to it. Imports level 0 only."""
+"""Abstract values: ShapedArray(shape, dtype, weak_type, sharding, mat) is the one aval
+class, and get_aval maps any valid JAX value to it. Imports level 0 only."""
 from __future__ import annotations
 
 import enum
@@ -10,30 +10,103 @@ from pyjax._src import dtypes
 
 
 _interned: dict[tuple, ShapedArray] = {}
+_KEEP = object()   # update(): leave this field as it is
 _INTERNED_LIMIT = 100_000
 
 
-class ShapedArray:
-    """What tracing knows about an array: its shape, dtype, and whether its dtype is weak
-    (came from a Python scalar and yields to the other operand's dtype in jnp)."""
+class ManualAxisType:
+    """How a value inside a shard_map body relates to its manual mesh axes (JAX's
+    aval.mat): the axes along which it varies from device to device, and those over
+    which it is a partial sum still to be reduced / a value already reduced."""
 
-    __slots__ = ("shape", "dtype", "weak_type", "_hash")
+    __slots__ = ("varying", "unreduced", "reduced", "_key")
+
+    def __init__(self, varying=frozenset(), unreduced=frozenset(), reduced=frozenset()):
+        self.varying, self.unreduced, self.reduced = (
+            frozenset(varying), frozenset(unreduced), frozenset(reduced))
+        self._key = (self.varying, self.unreduced, self.reduced)
+
+    def __eq__(self, other):
+        return isinstance(other, ManualAxisType) and self._key == other._key
+
+    def __hash__(self):
+        return hash(self._key)
+
+    def __repr__(self):
+        return (f"ManualAxisType(varying={self.varying}, unreduced={self.unreduced}, "
+                f"reduced={self.reduced})")
+
+
+NO_MANUAL_AXES = ManualAxisType()
+
+# ndim -> the sharding of an aval placed by no mesh: NamedSharding(AbstractMesh((), ()),
+# P(None, ...)). The sharding module (a higher layer) provides it.
+_unsharded: dict[int, object] = {}
+_unsharded_factory = None
+
+
+def set_unsharded_sharding_factory(factory):
+    """Called once by the sharding module: `factory(ndim)` makes the unsharded sharding."""
+    global _unsharded_factory
+    _unsharded_factory = factory
+    _unsharded.clear()
+
+
+def _checked_type_sharding(shape, sharding):
+    """`sharding` (a NamedSharding) with its spec padded to the rank of `shape`; a
+    ValueError where a split does not divide its dimension."""
+    parts = tuple(sharding.spec.partitions)
+    if len(parts) < len(shape):
+        spec = type(sharding.spec)(*parts, *[None] * (len(shape) - len(parts)),
+                                   unreduced=sharding.spec.unreduced,
+                                   reduced=sharding.spec.reduced)
+        sharding = type(sharding)(sharding.mesh, spec)
+    sizes = dict(zip(sharding.mesh.axis_names, sharding.mesh.axis_sizes))
+    for i, (d, entry) in enumerate(zip(shape, sharding.spec.partitions)):
+        names = () if entry is None else (entry,) if isinstance(entry, str) else entry
+        pieces = 1
+        for n in names:
+            pieces *= sizes.get(n, 1)
+        if d % pieces:
+            raise ValueError(
+                f"Sharding spec {tuple(names)} implies that array axis {i} is partitioned "
+                f"{pieces} times, but does not evenly divide the dimension size {d}. Got "
+                f"shape: {tuple(shape)} and sharding {sharding}")
+    return sharding
+
+
+class ShapedArray:
+    """What tracing knows about an array: its shape, dtype, whether its dtype is weak
+    (came from a Python scalar and yields to the other operand's dtype in jnp), its
+    sharding in the types (a NamedSharding over an AbstractMesh with Explicit axes; None
+    stored for an unsharded value) and, inside shard_map, its ManualAxisType (None
+    stored for none)."""
+
+    __slots__ = ("shape", "dtype", "weak_type", "_sharding", "_mat", "_hash")
     shape: tuple[int, ...]
     dtype: np.dtype
     weak_type: bool
+    _sharding: object
+    _mat: ManualAxisType | None
     _hash: int
 
-    def __new__(cls, shape, dtype, weak_type=False):
+    def __new__(cls, shape, dtype, weak_type=False, sharding=None, mat=None):
         # Interned: equal avals are one object, so the checks on every jitted call and
         # eager op are identity tests. The table is only an accelerator: dropping it when
         # it grows large (shapes that never repeat) costs nothing but later misses.
-        key = (tuple(shape), np.dtype(dtype), bool(weak_type))
+        # Unsharded values store None, so the common case costs nothing more.
+        if mat is not None and mat == NO_MANUAL_AXES:
+            mat = None
+        key = (tuple(shape), np.dtype(dtype), bool(weak_type), sharding, mat)
         aval = _interned.get(key)
         if aval is None:
+            if sharding is not None:
+                sharding = _checked_type_sharding(key[0], sharding)
+                key = key[:3] + (sharding, mat)
             if len(_interned) >= _INTERNED_LIMIT:
                 _interned.clear()
             aval = object.__new__(cls)
-            aval.shape, aval.dtype, aval.weak_type = key
+            aval.shape, aval.dtype, aval.weak_type, aval._sharding, aval._mat = key
             aval._hash = hash(key)
             # setdefault is atomic: threads building the same aval at once all get the
             # first one stored, so identity still means equality.
@@ -41,7 +114,28 @@ class ShapedArray:
         return aval
 
     def __reduce__(self):
-        return ShapedArray, (self.shape, self.dtype, self.weak_type)
+        return ShapedArray, (self.shape, self.dtype, self.weak_type, self._sharding,
+                             self._mat)
+
+    @property
+    def sharding(self):
+        """The NamedSharding in this type (JAX's aval.sharding)."""
+        if self._sharding is not None:
+            return self._sharding
+        ndim = len(self.shape)
+        found = _unsharded.get(ndim)
+        if found is None:
+            found = _unsharded.setdefault(ndim, _unsharded_factory(ndim))
+        return found
+
+    @property
+    def mat(self) -> ManualAxisType:
+        return NO_MANUAL_AXES if self._mat is None else self._mat
+
+    @property
+    def vma(self) -> frozenset:
+        """The manual axes this value varies along (shard_map's check_vma)."""
+        return self.mat.varying
 
     def __copy__(self):
         return self
@@ -60,25 +154,42 @@ class ShapedArray:
 
     def __eq__(self, other):
         return self is other or (type(other) is ShapedArray and self.shape == other.shape
-                and self.dtype == other.dtype and self.weak_type == other.weak_type)
+                and self.dtype == other.dtype and self.weak_type == other.weak_type
+                and self._sharding == other._sharding and self._mat == other._mat)
 
     def __hash__(self):
         return self._hash
 
-    def update(self, shape=None, dtype=None, weak_type=None):
+    def update(self, shape=None, dtype=None, weak_type=None, sharding=_KEEP, mat=_KEEP):
+        """This aval with the given fields replaced. A new shape drops the sharding
+        unless one is given with it (the old one names other dimensions)."""
+        if sharding is _KEEP:
+            sharding = self._sharding if shape is None else None
         return ShapedArray(self.shape if shape is None else shape,
                            self.dtype if dtype is None else dtype,
-                           self.weak_type if weak_type is None else weak_type)
+                           self.weak_type if weak_type is None else weak_type,
+                           sharding, self._mat if mat is _KEEP else mat)
 
     def strip_weak_type(self):
-        return self if not self.weak_type else ShapedArray(self.shape, self.dtype, False)
+        return self if not self.weak_type else self.update(weak_type=False)
+
+    def _dims(self):
+        """3,4 or, for dimensions split over mesh axes, 8@x,4@(x,y)."""
+        if self._sharding is None:
+            return ",".join(map(str, self.shape))
+        dims = []
+        for d, entry in zip(self.shape, self._sharding.spec._normalized(len(self.shape))):
+            names = () if not isinstance(entry, tuple) else entry
+            dims.append(str(d) if not names else f"{d}@{names[0]}" if len(names) == 1
+                        else f"{d}@({','.join(names)})")
+        return ",".join(dims)
 
     def str_short(self):
         """Compact form used in jaxprs: f32[3,4]."""
-        return f"{dtypes.dtype_name(self.dtype)}[{','.join(map(str, self.shape))}]"
+        return f"{dtypes.dtype_name(self.dtype)}[{self._dims()}]"
 
     def _dtype_and_shape(self):
-        return f"{self.dtype.name}[{','.join(map(str, self.shape))}]"
+        return f"{self.dtype.name}[{self._dims()}]"
 
     def __str__(self):   # as JAX: float32[3], ~float32[] for a weak type
         return ("~" if self.weak_type else "") + self._dtype_and_shape()

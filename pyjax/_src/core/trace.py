@@ -80,6 +80,7 @@ class Primitive:
         self.is_linear = False        # its jvp applies it to the tangents: needs a transpose
         self.batch_needs_axis = False  # the batch rule takes the vmap's AxisData first
         self.runs_own_program = False  # dispatch runs jaxprs holding it equation by equation
+        self.lowers_own_sharding = False  # its lowering constrains its output's sharding
 
     def bind(self, *args: Any, **params: Any) -> Any:
         return _context.trace.process_primitive(self, args, params)
@@ -114,7 +115,7 @@ def define_primitive(name: str, *, multiple_results: bool = False, **rules) -> P
     """Creates and registers a primitive with its rules: impl (NumPy), abstract_eval,
     jvp, transpose, batch, lower, samples, optional partial_eval/dce/eager/effects/
     shown_params, and its declared flags (is_higher_order, is_collective, is_linear,
-    batch_needs_axis, runs_own_program)."""
+    batch_needs_axis, runs_own_program, lowers_own_sharding)."""
     if name in _registry:
         raise ValueError(f"primitive {name!r} is defined twice")
     prim = Primitive(name, multiple_results)

@@ -9,6 +9,7 @@ from pyjax._src.core.avals import ShapedArray
 from pyjax._src.backends import stablehlo
 from pyjax._src.core.trace import MISSING, define_primitive, registered_primitives
 from pyjax._src.interpreters import batching
+from pyjax._src.lax import sharding_rules
 
 # Named dtype classes for rule checks and sample generation.
 FLOAT = "float"
@@ -112,6 +113,7 @@ def _elementwise_op(name, arity, impl, abstract_eval, accepted, jvp, hlo, sample
     rules.setdefault("batch", batching.elementwise_rule)
     rules.setdefault("lower", _hlo_lowering(hlo))
     rules.setdefault("samples", lambda: elementwise_samples(accepted, arity, samples_domain))
+    abstract_eval = sharding_rules.typed(abstract_eval, sharding_rules.elementwise(name))
     return define_primitive(name, impl=impl, abstract_eval=abstract_eval, jvp=jvp, **rules)
 
 

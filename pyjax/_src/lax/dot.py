@@ -14,8 +14,10 @@ from pyjax._src.core.trace import define_primitive
 from pyjax._src.interpreters import ad
 from pyjax._src.interpreters.ad import defjvp
 from pyjax._src.lax import builders as b
+from pyjax._src.lax import sharding_rules
 from pyjax._src.lax import structural as st
 from pyjax._src.lax.builders import NUMBER
+from pyjax._src.lax.sharding_constraint import out_sharding_for, with_sharding_constraint
 from pyjax._src.lax.precision_ops import (DotAlgorithmPreset, canonicalize_precision,
                                              is_dot_algorithm)
 from pyjax._src.util import quietly
@@ -53,7 +55,7 @@ def dot_result_dtype(lhs_dtype, rhs_dtype):
 
 
 def _dot_general_abstract_eval(lhs, rhs, dimension_numbers, precision=None,
-                               preferred_element_type=None):
+                               preferred_element_type=None, out_sharding=None):
     (lc, rc), (lb, rb) = dimension_numbers
     for operand in (lhs, rhs):
         b.check_dtype("dot_general", operand.dtype, NUMBER + (b.BOOL,))
@@ -123,7 +125,7 @@ def _cast(x, dtype):
 
 
 def _dot_general_impl(lhs, rhs, dimension_numbers, precision=None,
-                      preferred_element_type=None):
+                      preferred_element_type=None, out_sharding=None):
     out_dtype = preferred_element_type or dot_result_dtype(lhs.dtype, rhs.dtype)
     if not is_dot_algorithm(precision):
         return _contract(lhs, rhs, dimension_numbers, out_dtype)
@@ -169,6 +171,8 @@ def _ranges_like(*lists):
 
 def _transpose_lhs(ct, x_aval, y, dimension_numbers, precision, preferred_element_type,
                    swap_ans=False):
+    """The cotangent of x, split as x's type is (the contraction is over the result's
+    split dimensions, which would be ambiguous)."""
     (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
     y_ndim = get_aval(y).ndim
     x_kept = _free_dims(x_aval.ndim, x_contract, x_batch)
@@ -180,7 +184,16 @@ def _transpose_lhs(ct, x_aval, y, dimension_numbers, precision, preferred_elemen
     dims = ((tuple(ans_y), tuple(y_kept)), (tuple(ans_batch), tuple(y_batch)))
     x_contract_sorted_by_y = [x_contract[i] for i in np.argsort(y_contract)]
     out_axes = np.argsort(list(x_batch) + x_kept + x_contract_sorted_by_y)
-    out = dot_general(ct, y, dims, precision, preferred_element_type)
+    out_sharding = None
+    if x_aval._sharding is not None:
+        x_spec = sharding_rules.entries(x_aval)
+        order = list(x_batch) + x_kept + x_contract_sorted_by_y
+        out_sharding = sharding_rules.with_entries(x_aval._sharding,
+                                                   [x_spec[d] for d in order])
+    out = dot_general_p.bind(ct, y, dimension_numbers=dims,
+                             precision=canonicalize_precision(precision),
+                             preferred_element_type=preferred_element_type,
+                             out_sharding=out_sharding)
     out = st.transpose(out, tuple(int(a) for a in out_axes))
     from pyjax._src.lax.elementwise import convert_element_type
     return convert_element_type(out, x_aval.dtype) if get_aval(out).dtype != x_aval.dtype \
@@ -188,7 +201,7 @@ def _transpose_lhs(ct, x_aval, y, dimension_numbers, precision, preferred_elemen
 
 
 def _dot_general_transpose(ct, lhs, rhs, dimension_numbers, precision=None,
-                           preferred_element_type=None):
+                           preferred_element_type=None, out_sharding=None):
     (lc, rc), (lb, rb) = dimension_numbers
     if ad.is_undefined_primal(lhs) and ad.is_undefined_primal(rhs):
         raise ValueError("dot_general is not linear in both operands at once")
@@ -218,7 +231,7 @@ def _dot_samples():
 
 
 def _dot_general_batch(args, dims, dimension_numbers, precision=None,
-                       preferred_element_type=None):
+                       preferred_element_type=None, out_sharding=None):
     """Both operands batched: the batch becomes a leading dot batch dimension; one
     batched: it becomes a free dimension of that side. Nothing moves or broadcasts."""
     (lhs, rhs), (ld, rd) = args, dims
@@ -235,12 +248,17 @@ def _dot_general_batch(args, dims, dimension_numbers, precision=None,
         else:
             out_dim = (len(lb) + len(lhs_free) +
                        _free_dims(get_aval(rhs).ndim, rc, rb).index(rd))
+    if out_sharding is not None:   # the batch dimension is not split
+        parts = list(out_sharding.spec.partitions)
+        out_sharding = sharding_rules.with_entries(
+            out_sharding, parts[:out_dim] + [None] + parts[out_dim:])
     return dot_general_p.bind(lhs, rhs, dimension_numbers=dims_out, precision=precision,
-                              preferred_element_type=preferred_element_type), out_dim
+                              preferred_element_type=preferred_element_type,
+                              out_sharding=out_sharding), out_dim
 
 
 def _dot_general_lower(ctx, lhs, rhs, dimension_numbers, precision=None,
-                       preferred_element_type=None):
+                       preferred_element_type=None, out_sharding=None):
     """One stablehlo.dot_general in the dtype the impl computes in; booleans multiply
     as int32 and compare with zero. A dot algorithm first casts the operands to its
     types and rides along as an attribute."""
@@ -270,18 +288,20 @@ def _dot_general_lower(ctx, lhs, rhs, dimension_numbers, precision=None,
 
 
 dot_general_p = define_primitive(
-    "dot_general", impl=_dot_general_impl, abstract_eval=_dot_general_abstract_eval,
+    "dot_general", impl=_dot_general_impl, abstract_eval=sharding_rules.typed(
+        _dot_general_abstract_eval, sharding_rules.dot_general),
     batch=_dot_general_batch, lower=_dot_general_lower,
     jvp=defjvp(lambda g, x, y, **p: dot_general_p.bind(g, y, **p),
                lambda g, x, y, **p: dot_general_p.bind(x, g, **p)),
-    transpose=_dot_general_transpose, samples=lambda: _dot_samples())
+    transpose=_dot_general_transpose, samples=lambda: _dot_samples(),
+    shown_params=sharding_rules.hide_unset("out_sharding"))
 
 
 def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None,
                 out_sharding=None):
     """General tensor contraction: dimension_numbers = ((lhs_contract, rhs_contract),
-    (lhs_batch, rhs_batch)); output dims are batch, lhs free, rhs free."""
-    del out_sharding   # placement only: the values are the same wherever they live
+    (lhs_batch, rhs_batch)); output dims are batch, lhs free, rhs free. out_sharding:
+    how the result is split (a Sharding, or a PartitionSpec on the current mesh)."""
     try:
         (lc, rc), (lb, rb) = dimension_numbers
         dims = ((tuple(operator.index(d) for d in lc), tuple(operator.index(d) for d in rc)),
@@ -292,17 +312,20 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
                         f"got {dimension_numbers!r}") from None
     pet = None if preferred_element_type is None else \
         dtypes.canonicalize_dtype(preferred_element_type)
-    return dot_general_p.bind(lhs, rhs, dimension_numbers=dims,
-                              precision=canonicalize_precision(precision),
-                              preferred_element_type=pet)
+    out_ndim = (get_aval(lhs).ndim + get_aval(rhs).ndim - 2 * len(dims[0][0])
+                - len(dims[1][0]))
+    typed, placed = out_sharding_for(out_sharding, out_ndim, "dot_general")
+    out = dot_general_p.bind(lhs, rhs, dimension_numbers=dims,
+                             precision=canonicalize_precision(precision),
+                             preferred_element_type=pet, out_sharding=typed)
+    return out if placed is None else with_sharding_constraint(out, placed)
 
 
 def dot(lhs, rhs, precision=None, preferred_element_type=None, out_sharding=None):
     """Vector/matrix products for rank 1 and 2 operands (lax.dot)."""
-    del out_sharding   # placement only: the values are the same wherever they live
     lhs_ndim, rhs_ndim = get_aval(lhs).ndim, get_aval(rhs).ndim
     if not (1 <= lhs_ndim <= 2 and 1 <= rhs_ndim <= 2):
         raise TypeError(f"lax.dot takes rank 1 or 2 operands, got ranks {lhs_ndim} and "
                         f"{rhs_ndim}; use dot_general")
     return dot_general(lhs, rhs, (((lhs_ndim - 1,), (0,)), ((), ())), precision,
-                       preferred_element_type)
+                       preferred_element_type, out_sharding)

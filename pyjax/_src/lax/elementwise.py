@@ -18,6 +18,7 @@ from pyjax._src.core.trace import NOT_DIFFERENTIABLE, define_primitive
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters.ad import Zero, defjvp, defjvp_with_output, linear_jvp, zero_jvp
 from pyjax._src.lax import builders as b
+from pyjax._src.lax import sharding_rules
 from pyjax._src.lax.builders import (ANY, BOOL, FLOAT, INEXACT, INT, NUMBER, SIGNED,
                                      binary_op, unary_op)
 
@@ -671,7 +672,8 @@ def _select_n_lower(ctx, which, *cases):
 
 
 select_n_p = define_primitive(
-    "select_n", impl=_select_n_impl, abstract_eval=_select_n_abstract_eval,
+    "select_n", impl=_select_n_impl, abstract_eval=sharding_rules.typed(
+        _select_n_abstract_eval, sharding_rules.elementwise("select_n")),
     jvp=_select_n_jvp, transpose=_select_n_transpose, batch=_select_n_batch,
     lower=_select_n_lower, samples=lambda: _select_n_samples())
 
@@ -699,7 +701,8 @@ def _clamp_batch(args, dims):
 
 clamp_p = define_primitive(
     "clamp", impl=lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi),
-    abstract_eval=_clamp_abstract_eval, batch=_clamp_batch,
+    abstract_eval=sharding_rules.typed(
+        _clamp_abstract_eval, sharding_rules.elementwise("clamp")), batch=_clamp_batch,
     lower=lambda ctx, lo, x, hi: ctx.op("stablehlo.clamp", [lo, x, hi], x.aval),
     jvp=defjvp(lambda g, lo, x, hi: select(bitwise_and(gt(lo, x), lt(lo, hi)),
                                            _broadcast_like(g, x), _zeros_like(x)),
@@ -748,7 +751,8 @@ def _convert_transpose(ct, x, new_dtype, weak_type=False):
 
 convert_element_type_p = define_primitive(
     "convert_element_type", impl=_quiet(_convert_impl),
-    abstract_eval=_convert_abstract_eval, jvp=_convert_jvp, transpose=_convert_transpose,
+    abstract_eval=sharding_rules.typed(_convert_abstract_eval, sharding_rules.same),
+    jvp=_convert_jvp, transpose=_convert_transpose,
     batch=batching.elementwise_rule,
     lower=lambda ctx, x, new_dtype, weak_type=False: ctx.convert(x, new_dtype),
     samples=lambda: [b.Sample([b.random_values((2, 3), np.float32)], {"new_dtype": np.dtype(d)})

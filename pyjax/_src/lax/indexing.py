@@ -16,6 +16,7 @@ from pyjax._src.core.trace import NO_TRANSPOSE, RuleFactory, Tracer, define_prim
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters.ad import Zero
 from pyjax._src.lax import builders as b
+from pyjax._src.lax import sharding_rules
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import structural as st
 from pyjax._src.util import prod
@@ -883,7 +884,8 @@ def _define_scatter(name, combine, lower_combine, *, jvp, transpose, replace=Fal
     update into the operand; shape rules, vmap and samples are shared by the family."""
     return define_primitive(
         name, impl=_scatter_impl(combine),
-        abstract_eval=_scatter_abstract_eval(name.replace("-", "_")),
+        abstract_eval=sharding_rules.typed(_scatter_abstract_eval(name.replace("-", "_")),
+                                           sharding_rules.same),   # split as the operand
         lower=_scatter_lower(lower_combine), jvp=jvp, transpose=transpose,
         batch=RuleFactory(_scatter_batch), samples=lambda: _scatter_samples(replace=replace))
 

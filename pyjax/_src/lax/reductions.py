@@ -14,6 +14,7 @@ from pyjax._src.core.trace import RuleFactory, define_primitive
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters.ad import Zero, linear_jvp, zero_jvp
 from pyjax._src.lax import builders as b
+from pyjax._src.lax import sharding_rules
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import structural as st
 from pyjax._src.lax.control_flow.associative import associative_scan
@@ -61,6 +62,7 @@ def _reduction(name, np_fn, accepted, *, jvp, transpose=None, identity_hlo, chec
                     b.Sample([b.random_values((2, 3), dtype)], {"axes": ()})]
         return out
 
+    abstract_eval = sharding_rules.typed(abstract_eval, sharding_rules.reduction)
     return define_primitive(name, impl=impl, abstract_eval=abstract_eval, jvp=jvp,
                             transpose=transpose, batch=batching.reduction_rule,
                             lower=hlo.reduce_lowering(identity_hlo), samples=samples)
@@ -344,11 +346,15 @@ def _arg_lowering(direction):
 
 
 argmax_p = define_primitive("argmax", impl=_arg_impl(np.argmax, _first_nan),
-                            abstract_eval=_arg_abstract_eval("argmax"), jvp=zero_jvp,
+                            abstract_eval=sharding_rules.typed(
+                                _arg_abstract_eval("argmax"), sharding_rules.reduction),
+                            jvp=zero_jvp,
                             batch=batching.reduction_rule, lower=_arg_lowering("GT"),
                             samples=lambda: _arg_samples())
 argmin_p = define_primitive("argmin", impl=_arg_impl(np.argmin, _first_nan_min),
-                            abstract_eval=_arg_abstract_eval("argmin"), jvp=zero_jvp,
+                            abstract_eval=sharding_rules.typed(
+                                _arg_abstract_eval("argmin"), sharding_rules.reduction),
+                            jvp=zero_jvp,
                             batch=batching.reduction_rule, lower=_arg_lowering("LT"),
                             samples=lambda: _arg_samples())
 
@@ -429,6 +435,7 @@ def _cumulative(name, np_fn, accepted, *, jvp, combine, transpose=None):
     def samples():
         return [b.Sample([b.random_values((3, 4), np.float32, (0.5, 1.5))],
                          {"axis": ax, "reverse": rev}) for ax in (0, 1) for rev in (False, True)]
+    abstract_eval = sharding_rules.typed(abstract_eval, sharding_rules.same)
     return define_primitive(name, impl=impl, abstract_eval=abstract_eval, jvp=jvp,
                             transpose=transpose, batch=RuleFactory(_cumulative_batch),
                             lower=_scan_lowering(combine), samples=samples)

@@ -5,6 +5,7 @@ core, interpreters, backends and sharding."""
 from __future__ import annotations
 
 import functools
+import inspect
 
 import numpy as np
 
@@ -30,7 +31,9 @@ def _abstract_eval(aval, *, sharding):
             "allowed. If you are using a with_sharding_constraint under a shard_map, only "
             "use the mesh axis in PartitionSpec which are not manual.")
     sharding.shard_shape(aval.shape)   # IndivisibleError / a too long spec raise here
-    return aval
+    # Over a mesh with Explicit axes the value's type takes the new sharding (reshard).
+    typed = sharding_mod.type_sharding(sharding, aval.ndim)
+    return aval if typed is None else aval.update(sharding=typed)
 
 
 def _eager(x, *, sharding):
@@ -56,6 +59,11 @@ def _eager(x, *, sharding):
 
 
 def _transpose(ct, x, *, sharding):
+    """The cotangent goes back to the split of x's type (a reshard's inverse), or, for
+    an untyped x, keeps the constraint."""
+    typed = x.aval._sharding
+    if typed is not None and isinstance(sharding.mesh, sharding_mod.Mesh):
+        sharding = sharding_mod.concrete_sharding(typed, sharding.mesh)
     return [sharding_constraint_p.bind(ad.instantiate_zeros(ct), sharding=sharding)]
 
 
@@ -89,7 +97,7 @@ def _samples():
 sharding_constraint_p = define_primitive(
     "sharding_constraint", impl=lambda x, *, sharding: x, abstract_eval=_abstract_eval,
     jvp=ad.linear_jvp, transpose=_transpose, batch=_batch, lower=_lower, eager=_eager,
-    samples=_samples)
+    samples=_samples, lowers_own_sharding=True)
 
 
 def with_sharding_constraint(x, shardings):
@@ -111,10 +119,53 @@ def with_sharding_constraint(x, shardings):
     return tree_util.tree_unflatten(tree, out)
 
 
+def out_sharding_for(out_sharding, ndim, what):
+    """What a function's `out_sharding=` argument (a Sharding, or a PartitionSpec on the
+    current mesh) asks of its result of rank `ndim`: (the sharding its type takes, over
+    the mesh's Explicit axes, or None; the sharding to constrain it to, where the mesh
+    has no Explicit axes, or None)."""
+    if out_sharding is None:
+        return None, None
+    if isinstance(out_sharding, sharding_mod.PartitionSpec) and \
+            sharding_mod.current_mesh() is None:
+        raise ValueError(
+            "Using PartitionSpec when you are not under a mesh context is not allowed. "
+            "Please pass a NamedSharding instance or enter into a mesh context via "
+            f"`jax.set_mesh`. Got {out_sharding}")
+    given = sharding_mod.canonical_sharding(out_sharding, what)
+    typed = sharding_mod.type_sharding(given, ndim)
+    return (typed, None) if typed is not None else (None, given)
+
+
+def apply_out_sharding(x, out_sharding, what):
+    """x laid out as a function's `out_sharding=` argument asks (None: as it is)."""
+    if out_sharding is None:
+        return x
+    _, placed = out_sharding_for(out_sharding, get_aval(x).ndim, what)
+    return reshard(x, out_sharding) if placed is None else \
+        with_sharding_constraint(x, placed)
+
+
+def takes_out_sharding(fn):
+    """`fn` with JAX's keyword `out_sharding=` (a Sharding, or a PartitionSpec on the
+    current mesh): its result laid out as asked."""
+    what = fn.__name__
+
+    @functools.wraps(fn)
+    def run(*args, out_sharding=None, **kwargs):
+        return apply_out_sharding(fn(*args, **kwargs), out_sharding, what)
+
+    signature = inspect.signature(fn)
+    run.__signature__ = signature.replace(parameters=[
+        *signature.parameters.values(),
+        inspect.Parameter("out_sharding", inspect.Parameter.KEYWORD_ONLY, default=None)])
+    return run
+
+
 def reshard(xs, out_shardings):
     """xs (a pytree) laid out as out_shardings (Shardings, or PartitionSpecs on the
     current mesh; a pytree prefix of xs): a transfer at top level, a sharding
-    constraint under a trace."""
+    constraint under a trace. Only a mesh's Explicit axes may be named."""
     for target in tree_util.tree_leaves(
             out_shardings, is_leaf=lambda s: isinstance(s, sharding_mod.PartitionSpec)):
         if isinstance(target, sharding_mod.PartitionSpec) and \
@@ -123,6 +174,18 @@ def reshard(xs, out_shardings):
                 "Using PartitionSpec when you are not under a mesh context is not "
                 "allowed. Please pass a NamedSharding instance or enter into a mesh "
                 f"context via `jax.set_mesh`. Got {target}")
+        if isinstance(target, sharding_mod.NamedSharding):
+            mesh = target.mesh
+            for entry in target.spec.partitions:
+                for name in () if entry is None or entry is sharding_mod.UNCONSTRAINED \
+                        else (entry,) if isinstance(entry, str) else entry:
+                    kind = mesh.axis_types[mesh.axis_names.index(name)]
+                    if kind != sharding_mod.AxisType.Explicit:
+                        raise ValueError(
+                            "PartitionSpec passed to reshard cannot contain axis names "
+                            "that are of type Auto or Manual. Got PartitionSpec: "
+                            f"{target.spec} with axis name: {name} of type: "
+                            f"AxisType.{kind.name}.")
     return with_sharding_constraint(xs, out_shardings)
 
 
@@ -153,8 +216,8 @@ def _sharding_argument(given, kwargs, keyword):
 def auto_axes(f=None, /, *, axes=None, out_sharding=None):
     """f run with the mesh axes `axes` (all by default) left to XLA's propagation, its
     outputs then resharded to out_sharding (given here or as f's `out_sharding=`
-    keyword). pyjax does not type shardings, so inside f every axis already is Auto:
-    only the output reshard remains to do."""
+    keyword). pyjax does not retype f's operands: inside f they keep the splits of
+    their types (JAX drops them from the types there); the output is then resharded."""
     if f is None:
         return lambda g: auto_axes(g, axes=axes, out_sharding=out_sharding)
 

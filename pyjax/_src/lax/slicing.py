@@ -15,6 +15,7 @@ from pyjax._src.core.trace import define_primitive
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters.ad import Zero, linear_jvp
 from pyjax._src.lax import builders as b
+from pyjax._src.lax import sharding_rules
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import indexing
 from pyjax._src.lax import structural as st
@@ -66,7 +67,8 @@ def _slice_batch(args, dims, start_indices, limit_indices, strides):
 
 
 slice_p = define_primitive(
-    "slice", impl=_slice_impl, abstract_eval=_slice_abstract_eval, jvp=linear_jvp,
+    "slice", impl=_slice_impl, abstract_eval=sharding_rules.typed(
+        _slice_abstract_eval, sharding_rules.sliced("slicing")), jvp=linear_jvp,
     transpose=_slice_transpose, batch=_slice_batch,
     lower=lambda ctx, x, start_indices, limit_indices, strides: ctx.op(
         "stablehlo.slice", [x], ctx.avals_out[0],
@@ -201,7 +203,8 @@ def _dynamic_slice_batch(args, dims, slice_sizes):
 
 
 dynamic_slice_p = define_primitive(
-    "dynamic_slice", impl=_dynamic_slice_impl, abstract_eval=_dynamic_slice_abstract_eval,
+    "dynamic_slice", impl=_dynamic_slice_impl, abstract_eval=sharding_rules.typed(
+        _dynamic_slice_abstract_eval, sharding_rules.sliced("dynamic_slice")),
     jvp=_dynamic_slice_jvp, transpose=_dynamic_slice_transpose, batch=_dynamic_slice_batch,
     lower=lambda ctx, x, *indices, slice_sizes: ctx.op(
         "stablehlo.dynamic_slice", [x, *indices], ctx.avals_out[0],
@@ -349,7 +352,8 @@ def _dus_batch(args, dims):
 
 
 dynamic_update_slice_p = define_primitive(
-    "dynamic_update_slice", impl=_dus_impl, abstract_eval=_dus_abstract_eval, jvp=_dus_jvp,
+    "dynamic_update_slice", impl=_dus_impl, abstract_eval=sharding_rules.typed(
+        _dus_abstract_eval, sharding_rules.same), jvp=_dus_jvp,
     transpose=_dus_transpose, batch=_dus_batch,
     lower=lambda ctx, x, update, *indices: ctx.op(
         "stablehlo.dynamic_update_slice", [x, update, *indices], ctx.avals_out[0]),

@@ -14,8 +14,11 @@ from pyjax._src.core.trace import define_primitive
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters.ad import linear_jvp
 from pyjax._src.lax import builders as b
+from pyjax._src.lax import sharding_rules
 from pyjax._src.lax import elementwise as ew
+from pyjax._src.lax.sharding_constraint import out_sharding_for, with_sharding_constraint
 from pyjax._src.util import canonicalize_axis, prod
+from pyjax._src.lax.sharding_constraint import takes_out_sharding
 
 
 def _static_shape(shape, where, allow_infer=False):
@@ -97,7 +100,8 @@ def _broadcast_in_dim_batch(args, dims, shape, broadcast_dimensions):
 
 broadcast_in_dim_p = define_primitive(
     "broadcast_in_dim", impl=_broadcast_in_dim_impl,
-    abstract_eval=_broadcast_in_dim_abstract_eval, jvp=linear_jvp,
+    abstract_eval=sharding_rules.typed(
+        _broadcast_in_dim_abstract_eval, sharding_rules.broadcast_in_dim), jvp=linear_jvp,
     transpose=_broadcast_in_dim_transpose, batch=_broadcast_in_dim_batch,
     lower=lambda ctx, x, shape, broadcast_dimensions: ctx.op(
         "stablehlo.broadcast_in_dim", [x], ctx.avals_out[0],
@@ -109,6 +113,7 @@ broadcast_in_dim_p = define_primitive(
              b.Sample([np.float32(2.0)], {"shape": (2, 2), "broadcast_dimensions": ()})])
 
 
+@takes_out_sharding
 def broadcast_in_dim(operand, shape, broadcast_dimensions):
     """Broadcasts operand to `shape`, operand dim i landing on broadcast_dimensions[i]."""
     shape = _static_shape(shape, "broadcast_in_dim")
@@ -130,6 +135,7 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions):
                                    broadcast_dimensions=broadcast_dimensions)
 
 
+@takes_out_sharding
 def broadcast(operand, sizes):
     """Adds leading dimensions of the given sizes."""
     aval = get_aval(operand)
@@ -153,51 +159,57 @@ def broadcast_to_shape(x, shape):
 
 # --- reshape ----------------------------------------------------------------------------
 
-def _reshape_abstract_eval(x, new_sizes, dimensions=None):
+def _reshape_abstract_eval(x, new_sizes, dimensions=None, sharding=None):
     if prod(new_sizes) != x.size or any(d < 0 for d in new_sizes):
         raise TypeError(f"reshape total size must be unchanged, got new_sizes {new_sizes} "
                         f"for shape {x.shape}.")
     return ShapedArray(new_sizes, x.dtype, x.weak_type)
 
 
-def _reshape_impl(x, new_sizes, dimensions=None):
+def _reshape_impl(x, new_sizes, dimensions=None, sharding=None):
     if dimensions is not None:
         x = np.transpose(x, dimensions)
     return np.reshape(x, new_sizes)
 
 
-def _reshape_transpose(ct, x, new_sizes, dimensions=None):
-    out = reshape(ct, x.aval.shape) if dimensions is None else None
-    if dimensions is not None:
-        shape_before = tuple(x.aval.shape[d] for d in dimensions)
-        out = transpose(reshape(ct, shape_before), tuple(np.argsort(dimensions)))
-    return [out]
+def _reshape_transpose(ct, x, new_sizes, dimensions=None, sharding=None):
+    if dimensions is None:   # back to x's shape and to the split of x's type
+        return [reshape_p.bind(ct, new_sizes=x.aval.shape, dimensions=None,
+                               sharding=x.aval._sharding)]
+    shape_before = tuple(x.aval.shape[d] for d in dimensions)
+    return [transpose(reshape(ct, shape_before), tuple(np.argsort(dimensions)))]
 
 
-def _reshape_batch(args, dims, new_sizes, dimensions=None):
+def _reshape_batch(args, dims, new_sizes, dimensions=None, sharding=None):
     (x,), (d,) = args, dims
     x = batching.moveaxis(x, d, 0)
     dims_after = None if dimensions is None else (0,) + tuple(i + 1 for i in dimensions)
+    if sharding is not None:   # the batch dimension is not split
+        sharding = sharding_rules.with_entries(sharding, (None,) + sharding.spec.partitions)
     return reshape_p.bind(x, new_sizes=(get_aval(x).shape[0],) + tuple(new_sizes),
-                          dimensions=dims_after), 0
+                          dimensions=dims_after, sharding=sharding), 0
 
 
-def _reshape_lower(ctx, x, new_sizes, dimensions=None):
+def _reshape_lower(ctx, x, new_sizes, dimensions=None, sharding=None):
     if dimensions is not None:
         x = _transpose_lower(ctx, x, dimensions)
     return ctx.reshape(x, new_sizes)
 
 
 reshape_p = define_primitive(
-    "reshape", impl=_reshape_impl, abstract_eval=_reshape_abstract_eval, jvp=linear_jvp,
+    "reshape", impl=_reshape_impl, abstract_eval=sharding_rules.typed(
+        _reshape_abstract_eval, sharding_rules.reshape), jvp=linear_jvp,
     transpose=_reshape_transpose, batch=_reshape_batch, lower=_reshape_lower,
+    shown_params=sharding_rules.hide_unset("sharding"),
     samples=lambda: [b.Sample([b.random_values((2, 3), np.float32)], {"new_sizes": (3, 2)}),
              b.Sample([b.random_values((2, 3), np.float32)], {"new_sizes": (6,),
                                                               "dimensions": (1, 0)})])
 
 
-def reshape(operand, new_sizes, dimensions=None):
-    """Reshapes operand (optionally transposing by `dimensions` first). -1 infers a size."""
+def reshape(operand, new_sizes, dimensions=None, *, out_sharding=None):
+    """Reshapes operand (optionally transposing by `dimensions` first). -1 infers a size.
+    out_sharding: how the result is split (a Sharding, or a PartitionSpec on the current
+    mesh)."""
     new_sizes = _static_shape(new_sizes if isinstance(new_sizes, (tuple, list))
                               else (new_sizes,), "reshape", allow_infer=True)
     aval = get_aval(operand)
@@ -210,9 +222,11 @@ def reshape(operand, new_sizes, dimensions=None):
         new_sizes = tuple(aval.size // known if d == -1 else d for d in new_sizes)
     dims = None if dimensions is None or tuple(dimensions) == tuple(range(aval.ndim)) \
         else tuple(int(d) for d in dimensions)
-    if dims is None and new_sizes == aval.shape:
+    typed, placed = out_sharding_for(out_sharding, len(new_sizes), "reshape")
+    if dims is None and new_sizes == aval.shape and out_sharding is None:
         return as_array(operand)
-    return reshape_p.bind(operand, new_sizes=new_sizes, dimensions=dims)
+    out = reshape_p.bind(operand, new_sizes=new_sizes, dimensions=dims, sharding=typed)
+    return out if placed is None else with_sharding_constraint(out, placed)
 
 
 # --- transpose --------------------------------------------------------------------------
@@ -239,7 +253,8 @@ def _transpose_lower(ctx, x, permutation):
 
 transpose_p = define_primitive(
     "transpose", impl=lambda x, permutation: np.transpose(x, permutation),
-    abstract_eval=_transpose_abstract_eval, jvp=linear_jvp, batch=_transpose_batch,
+    abstract_eval=sharding_rules.typed(
+        _transpose_abstract_eval, sharding_rules.transpose), jvp=linear_jvp, batch=_transpose_batch,
     lower=_transpose_lower,
     transpose=lambda ct, x, permutation: [transpose(ct, tuple(np.argsort(permutation)))],
     samples=lambda: [b.Sample([b.random_values((2, 3, 4), np.float32)],
@@ -274,7 +289,8 @@ def _squeeze_batch(args, dims, dimensions):
 
 squeeze_p = define_primitive(
     "squeeze", impl=lambda x, dimensions: np.squeeze(x, dimensions),
-    abstract_eval=_squeeze_abstract_eval, jvp=linear_jvp, batch=_squeeze_batch,
+    abstract_eval=sharding_rules.typed(
+        _squeeze_abstract_eval, sharding_rules.squeeze), jvp=linear_jvp, batch=_squeeze_batch,
     lower=lambda ctx, x, dimensions: ctx.reshape(x, ctx.avals_out[0].shape),
     transpose=lambda ct, x, dimensions: [reshape(ct, x.aval.shape)],
     samples=lambda: [b.Sample([b.random_values((2, 1, 3), np.float32)], {"dimensions": (1,)})])
@@ -342,7 +358,8 @@ def _concatenate_batch(args, dims, dimension):
 
 concatenate_p = define_primitive(
     "concatenate", impl=lambda *xs, dimension: np.concatenate(xs, dimension),
-    abstract_eval=_concatenate_abstract_eval, jvp=linear_jvp,
+    abstract_eval=sharding_rules.typed(
+        _concatenate_abstract_eval, sharding_rules.concatenate), jvp=linear_jvp,
     transpose=_concatenate_transpose, batch=_concatenate_batch,
     lower=lambda ctx, *xs, dimension: ctx.op("stablehlo.concatenate", list(xs),
                                              ctx.avals_out[0],
@@ -465,7 +482,8 @@ def _rev_batch(args, dims, dimensions):
 
 rev_p = define_primitive(
     "rev", impl=lambda x, dimensions: np.flip(x, dimensions) if dimensions else x,
-    abstract_eval=_rev_abstract_eval, jvp=linear_jvp, batch=_rev_batch,
+    abstract_eval=sharding_rules.typed(
+        _rev_abstract_eval, sharding_rules.same), jvp=linear_jvp, batch=_rev_batch,
     lower=lambda ctx, x, dimensions: ctx.op("stablehlo.reverse", [x], x.aval, {
         "dimensions": hlo.i64_array(dimensions)}) if dimensions else x,
     transpose=lambda ct, x, dimensions: [rev(ct, dimensions)],
@@ -507,11 +525,13 @@ def iota(dtype, size):
     return broadcasted_iota(dtype, (size,), 0)
 
 
+@takes_out_sharding
 def broadcasted_iota(dtype, shape, dimension):
     return iota_p.bind(dtype=dtypes.canonicalize_dtype(dtype),
                        shape=_static_shape(shape, "iota"), dimension=int(dimension))
 
 
+@takes_out_sharding
 def full(shape, fill_value, dtype=None):
     """An array of `shape` filled with fill_value (a scalar), as one broadcast."""
     shape = _static_shape(shape if isinstance(shape, (tuple, list)) else (shape,), "full")

@@ -24,6 +24,7 @@ from pyjax._src.numpy import ufuncs as uf
 from pyjax._src.numpy.util import (check_arraylike, convert, ensure_array, extended_dtype,
                                    promote_dtypes, promote_dtypes_numeric)
 from pyjax._src.util import canonicalize_axes, canonicalize_axis, canonicalize_shape
+from pyjax._src.lax.sharding_constraint import takes_out_sharding
 
 
 def concrete(x, name, arg):
@@ -511,6 +512,7 @@ def tile(A, reps):
     return ensure_array(st.reshape(out, tuple(r * d for r, d in zip(reps, shape))))
 
 
+@takes_out_sharding
 def repeat(a, repeats, axis=None, *, total_repeat_length=None):
     """Each element repeated; array `repeats` must be concrete unless total_repeat_length
     gives the static output length (as in JAX)."""
@@ -815,8 +817,7 @@ def put(a, ind, v, mode=None, *, inplace=True):
 def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None,
               out_sharding=None):
     """Sum of products over the given axes of a and b (an int N: a's last N with b's
-    first N)."""
-    del out_sharding   # placement only: the values are the same wherever they live
+    first N). out_sharding: how the result is split."""
     check_arraylike("tensordot", a, b)
     a, b = promote_dtypes(lnp.asarray(a), lnp.asarray(b))
     na, nb = _ndim(a), _ndim(b)
@@ -842,7 +843,7 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None,
             raise TypeError(f"tensordot requires contracted dimensions to match, got shapes "
                             f"{_shape(a)} and {_shape(b)} with axes {(ca, cb)}")
     return ensure_array(ldot.dot_general(a, b, ((ca, cb), ((), ())), precision,
-                                         preferred_element_type))
+                                         preferred_element_type, out_sharding))
 
 
 def kron(a, b):

@@ -49,9 +49,9 @@ _COMPARE = {"eq": uf.equal, "ne": uf.not_equal, "lt": uf.less, "le": uf.less_equ
 _UNARY = {"neg": uf.negative, "pos": uf.positive, "abs": uf.absolute, "invert": uf.invert}
 
 
-def _reshape_method(self, *args, order="C"):
+def _reshape_method(self, *args, order="C", out_sharding=None):
     shape = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
-    return lnp.reshape(self, shape, order)
+    return lnp.reshape(self, shape, order, out_sharding=out_sharding)
 
 
 def _transpose_method(self, *args):

@@ -9,8 +9,11 @@ import string
 import numpy as np
 
 from pyjax._src.core.avals import get_aval
+from pyjax._src.sharding import NamedSharding, canonical_sharding
+from pyjax._src.sharding import PartitionSpec as P
 from pyjax._src.lax import dot as ldot
 from pyjax._src.lax import reductions as lred
+from pyjax._src.lax.sharding_constraint import apply_out_sharding
 from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy import array_manipulation as more
 from pyjax._src.numpy.util import check_arraylike, ensure_array, promote_dtypes
@@ -163,9 +166,11 @@ def _reduce_alone(x, term, keep):
     return x, term
 
 
-def _contract_pair(x, tx, y, ty, keep, sizes, precision, preferred_element_type):
+def _contract_pair(x, tx, y, ty, keep, sizes, precision, preferred_element_type,
+                   split=None):
     """One dot_general: shared labels kept are batch dims, shared ones dropped are
-    contracted; the result's labels are batch + x's free + y's free."""
+    contracted; the result's labels are batch + x's free + y's free. `split`: (a mesh,
+    {label: how the final result splits it}) for the last contraction."""
     x = _broadcast_ones(x, tx, sizes)
     y = _broadcast_ones(y, ty, sizes)
     shared = [c for c in tx if c in ty]
@@ -173,10 +178,15 @@ def _contract_pair(x, tx, y, ty, keep, sizes, precision, preferred_element_type)
     contract = [c for c in shared if c not in keep]
     dims = ((tuple(tx.index(c) for c in contract), tuple(ty.index(c) for c in contract)),
             (tuple(tx.index(c) for c in batch), tuple(ty.index(c) for c in batch)))
-    out = ldot.dot_general(x, y, dims, precision, preferred_element_type)
     free_x = [c for c in tx if c not in shared]
     free_y = [c for c in ty if c not in shared]
-    return out, "".join(batch + free_x + free_y)
+    labels = batch + free_x + free_y
+    out_sharding = None
+    if split is not None:
+        mesh, by_label = split
+        out_sharding = NamedSharding(mesh, P(*[by_label.get(c) for c in labels]))
+    out = ldot.dot_general(x, y, dims, precision, preferred_element_type, out_sharding)
+    return out, "".join(labels)
 
 
 def _broadcast_ones(x, term, sizes):
@@ -191,8 +201,7 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
     """Einstein summation over the operands per `subscripts` ("ij,jk->ik", or NumPy's
     interleaved operand/sublist form). Pairs are contracted with dot_general in the
     order `optimize` picks ('auto'/'greedy': greedy by size; False: left to right; or
-    an explicit einsum_path)."""
-    del out_sharding   # placement only: the values are the same wherever they live
+    an explicit einsum_path). out_sharding: how the result is split."""
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.einsum is not supported.")
     if not isinstance(subscripts, str):
@@ -211,10 +220,16 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
     for k in range(len(ops)):
         x, t = ops[k]
         ops[k] = _reduce_alone(x, t, needed({k}))
-    for i, j in path:
+    split = None
+    if out_sharding is not None:
+        target = canonical_sharding(out_sharding, "jnp.einsum")
+        parts = target.spec.partitions + (None,) * (len(output) - len(target.spec))
+        split = (target.mesh, dict(zip(output, parts)))
+    for n, (i, j) in enumerate(path):
         keep = needed({i, j})
         (x, tx), (y, ty) = ops[i], ops[j]
-        res = _contract_pair(x, tx, y, ty, keep, sizes, precision, preferred_element_type)
+        res = _contract_pair(x, tx, y, ty, keep, sizes, precision, preferred_element_type,
+                             split if n == len(path) - 1 else None)
         ops = [o for k, o in enumerate(ops) if k not in (i, j)] + [res]
         k = len(ops) - 1
         ops[k] = _reduce_alone(ops[k][0], ops[k][1], needed({k}))
@@ -225,4 +240,4 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
     result = lnp.transpose(x, perm) if perm != tuple(range(len(perm))) else x
     if preferred_element_type is not None:
         result = lnp.asarray(result, preferred_element_type)
-    return ensure_array(result)
+    return ensure_array(apply_out_sharding(result, out_sharding, "jnp.einsum"))

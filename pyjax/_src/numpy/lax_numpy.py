@@ -16,9 +16,11 @@ from pyjax._src.core.trace import Trace, Tracer, current_trace
 from pyjax._src.lax import dot as ldot
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import structural as st
+from pyjax._src.lax.sharding_constraint import apply_out_sharding
 from pyjax._src.numpy.util import (check_arraylike, convert, ensure_array, extended_dtype,
                                    promote_dtypes)
 from pyjax._src.util import canonicalize_axes, canonicalize_axis, canonicalize_shape
+from pyjax._src.lax.sharding_constraint import takes_out_sharding
 
 ndarray = PublicArray
 
@@ -81,6 +83,7 @@ def _contains_traced(obj):
     return False
 
 
+@takes_out_sharding
 def array(object, dtype=None, copy=True, order=None, ndmin=0, *, device=None):
     """A new array from an array, a scalar, or (nested) lists of them."""
     if order not in (None, "K", "C", "A"):
@@ -136,6 +139,7 @@ def _place(out, device):
     return out if device is None else device_put(out, device)
 
 
+@takes_out_sharding
 def asarray(a, dtype=None, order=None, *, copy=None, device=None):
     """Like array, but returns `a` itself when it already is an array of that dtype."""
     if device is not None:
@@ -184,19 +188,23 @@ def _default_dtype(dtype, fill=None, where="full"):
     return dtypes.default_float_dtype()
 
 
+@takes_out_sharding
 def zeros(shape, dtype=None, *, device=None):
     return full(shape, 0, _default_dtype(dtype, where="zeros"), device=device)
 
 
+@takes_out_sharding
 def ones(shape, dtype=None, *, device=None):
     return full(shape, 1, _default_dtype(dtype, where="ones"), device=device)
 
 
+@takes_out_sharding
 def empty(shape, dtype=None, *, device=None):
     """Zeros: JAX arrays are never uninitialised."""
     return zeros(shape, dtype, device=device)
 
 
+@takes_out_sharding
 def full(shape, fill_value, dtype=None, *, device=None):
     if device is not None:
         return _place(full(shape, fill_value, dtype), device)
@@ -257,11 +265,12 @@ def _like(name, fill):
     return fn
 
 
-zeros_like = _like("zeros_like", 0)
-ones_like = _like("ones_like", 1)
+zeros_like = takes_out_sharding(_like("zeros_like", 0))
+ones_like = takes_out_sharding(_like("ones_like", 1))
 empty_like = _like("empty_like", 0)
 
 
+@takes_out_sharding
 def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
     keys_dtype = extended_dtype(a)
     if keys_dtype is not None or isinstance(dtype, dtypes.ExtendedDType):
@@ -399,9 +408,9 @@ def size(a, axis=None):
     return aval.size if axis is None else aval.shape[axis]
 
 
-def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
+def reshape(a, shape=None, order="C", *, newshape=None, copy=None, out_sharding=None):
     """Gives `a` a new shape; -1 infers one size. Shapes must be static (use np, not jnp,
-    to compute them from other shapes)."""
+    to compute them from other shapes). out_sharding: how the result is split."""
     if newshape is not None:
         shape = newshape
     keys_dtype = extended_dtype(a)
@@ -425,10 +434,12 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
         aval = get_aval(a)
         rev_in = st.transpose(a, tuple(reversed(range(aval.ndim))))
         out = st.reshape(rev_in, tuple(reversed(dims)))
-        return ensure_array(st.transpose(out, tuple(reversed(range(len(dims))))))
-    return ensure_array(st.reshape(a, dims))
+        out = st.transpose(out, tuple(reversed(range(len(dims)))))
+        return ensure_array(apply_out_sharding(out, out_sharding, "jnp.reshape"))
+    return ensure_array(st.reshape(a, dims, out_sharding=out_sharding))
 
 
+@takes_out_sharding
 def ravel(a, order="C"):
     return reshape(a, (-1,), order)
 
@@ -666,6 +677,7 @@ def broadcast_shapes(*shapes):
         raise ValueError(f"Incompatible shapes for broadcasting: {shapes}") from None
 
 
+@takes_out_sharding
 def broadcast_to(array, shape):
     keys_dtype = extended_dtype(array)
     if keys_dtype is not None:
@@ -754,21 +766,20 @@ def _product_args(name, a, b):
 
 def dot(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
     """NumPy's dot: scalars multiply, otherwise contract a's last axis with b's
-    second-to-last (or only) axis."""
-    del out_sharding   # placement only: the values are the same wherever they live
+    second-to-last (or only) axis. out_sharding: how the result is split."""
     a, b = _product_args("dot", a, b)
     an, bn = ndim(a), ndim(b)
     if an == 0 or bn == 0:
         from pyjax._src.numpy.ufuncs import multiply
-        return multiply(a, b)
+        return apply_out_sharding(multiply(a, b), out_sharding, "jnp.dot")
     contract_b = 0 if bn == 1 else bn - 2
     return ensure_array(ldot.dot_general(a, b, (((an - 1,), (contract_b,)), ((), ())),
-                                         precision, preferred_element_type))
+                                         precision, preferred_element_type, out_sharding))
 
 
 def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
-    """Matrix product with NumPy's broadcasting of leading (batch) dimensions."""
-    del out_sharding   # placement only: the values are the same wherever they live
+    """Matrix product with NumPy's broadcasting of leading (batch) dimensions.
+    out_sharding: how the result is split."""
     a, b = _product_args("matmul", a, b)
     an, bn = ndim(a), ndim(b)
     if an == 0 or bn == 0:
@@ -781,7 +792,7 @@ def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=No
                         f"{shape(b)}) has size {shape(b)[b_contract]}.")
     if an <= 2 and bn <= 2:   # no batch axes: the free axes of a, then of b
         return ensure_array(ldot.dot_general(a, b, (((a_contract,), (b_contract,)), ((), ())),
-                                             precision, preferred_element_type))
+                                             precision, preferred_element_type, out_sharding))
     a_batch, b_batch = shape(a)[:max(an - 2, 0)], shape(b)[:b_contract]
     try:
         batch = broadcast_shapes(a_batch, b_batch)

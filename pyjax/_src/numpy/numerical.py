@@ -23,6 +23,7 @@ from pyjax._src.numpy import ufuncs as uf
 from pyjax._src.numpy.util import (check_arraylike, convert, ensure_array, promote_dtypes,
                                    promote_dtypes_inexact)
 from pyjax._src.util import canonicalize_axis
+from pyjax._src.lax.sharding_constraint import takes_out_sharding
 
 
 def _dtype(x):
@@ -259,6 +260,7 @@ def corrcoef(x, y=None, rowvar=True):
     return c
 
 
+@takes_out_sharding
 def bincount(x, weights=None, minlength=0, *, length=None):
     """Counts (or summed weights) of each non-negative integer in x. The output length is
     max(x) + 1 (at least minlength), which must be known statically: under jit pass

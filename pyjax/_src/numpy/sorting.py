@@ -21,6 +21,7 @@ from pyjax._src.numpy import reductions as red
 from pyjax._src.numpy import ufuncs
 from pyjax._src.numpy import util
 from pyjax._src.util import canonicalize_axes, canonicalize_axis
+from pyjax._src.lax.sharding_constraint import takes_out_sharding
 
 
 def _array(name, a):
@@ -509,6 +510,7 @@ def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear
     return _quantile(a, q, axis, interpolation or method, keepdims, True, "nanquantile")
 
 
+@takes_out_sharding
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                keepdims=False, *, interpolation=None):
     """The q-th percentiles (q in [0, 100]) of a along axis."""

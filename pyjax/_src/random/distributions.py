@@ -21,6 +21,7 @@ from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy import reductions as red
 from pyjax._src.numpy import ufuncs as uf
 from pyjax._src.random.keys import canonical_shape, random_bits, split_keys, unwrap
+from pyjax._src.lax.sharding_constraint import takes_out_sharding
 
 # --- argument helpers ---------------------------------------------------------------------
 
@@ -118,6 +119,7 @@ def _const(value, dtype):
 
 # --- uniform and its transforms -------------------------------------------------------------
 
+@takes_out_sharding
 @compiled()
 def uniform(key, shape=(), dtype=None, minval=0., maxval=1.):
     """Uniform floats in [minval, maxval)."""
@@ -148,6 +150,7 @@ def uniform_raw(data, shape, dtype, minval=0., maxval=1.):
     return ew.max(minval, ew.add(ew.mul(floats, ew.sub(maxval, minval)), minval))
 
 
+@takes_out_sharding
 @compiled()
 def normal(key, shape=(), dtype=None):
     """Standard normal samples (complex dtypes: independent real and imaginary parts of
@@ -183,6 +186,7 @@ def split_raw(data, num):
     return [keys[i] for i in range(num)]
 
 
+@takes_out_sharding
 @compiled()
 def truncated_normal(key, lower, upper, shape=None, dtype=None):
     """Standard normal samples conditioned on lower < x < upper."""
@@ -199,6 +203,7 @@ def truncated_normal(key, lower, upper, shape=None, dtype=None):
                     uf.nextafter(upper, _const(-np.inf, dtype)))
 
 
+@takes_out_sharding
 @compiled()
 def exponential(key, shape=(), dtype=None):
     """Exponential samples of rate 1."""
@@ -212,6 +217,7 @@ def exponential_raw(data, shape, dtype):
     return ew.neg(ew.log1p(ew.neg(u)))
 
 
+@takes_out_sharding
 @compiled("mode")
 def gumbel(key, shape=(), dtype=None, mode=None):
     """Standard Gumbel samples. mode="high" spends two uniforms per sample for more
@@ -236,6 +242,7 @@ def gumbel_raw(data, shape, dtype, mode="low"):
     return ew.neg(ew.log(ew.neg(ew.log1p(ew.neg(x)))))
 
 
+@takes_out_sharding
 @compiled()
 def laplace(key, shape=(), dtype=None):
     """Laplace samples of scale 1."""
@@ -246,6 +253,7 @@ def laplace(key, shape=(), dtype=None):
     return ew.mul(ew.sign(u), ew.log1p(ew.neg(ew.abs(u))))
 
 
+@takes_out_sharding
 @compiled()
 def logistic(key, shape=(), dtype=None):
     """Standard logistic samples."""
@@ -256,6 +264,7 @@ def logistic(key, shape=(), dtype=None):
     return ew.sub(ew.log(x), ew.log1p(ew.neg(x)))
 
 
+@takes_out_sharding
 @compiled()
 def cauchy(key, shape=(), dtype=None):
     """Standard Cauchy samples."""
@@ -266,6 +275,7 @@ def cauchy(key, shape=(), dtype=None):
     return ew.tan(ew.mul(_const(np.pi, dtype), ew.sub(u, _const(0.5, dtype))))
 
 
+@takes_out_sharding
 @compiled()
 def pareto(key, b, shape=None, dtype=None):
     """Pareto samples of shape parameter b (support [1, inf))."""
@@ -276,6 +286,7 @@ def pareto(key, b, shape=None, dtype=None):
     return uf.exp(e / as_dtype(b, dtype))
 
 
+@takes_out_sharding
 @compiled()
 def rademacher(key, shape=(), dtype=None):
     """Random signs, -1 or +1 with equal probability."""
@@ -294,6 +305,7 @@ def weibull_min(key, scale, concentration, shape=(), dtype=None):
     return uf.power(-uf.log1p(-u), 1.0 / lnp.asarray(concentration)) * scale
 
 
+@takes_out_sharding
 @compiled()
 def rayleigh(key, scale, shape=None, dtype=None):
     """Rayleigh samples with the given scale."""
@@ -305,6 +317,7 @@ def rayleigh(key, scale, shape=None, dtype=None):
     return ew.mul(scale, ew.sqrt(ew.mul(ew.log(u), _const(-2, dtype))))
 
 
+@takes_out_sharding
 @compiled()
 def wald(key, mean, shape=None, dtype=None):
     """Wald (inverse Gaussian) samples with the given mean."""
@@ -323,6 +336,7 @@ def wald(key, mean, shape=None, dtype=None):
     return ew.select(ew.le(z, mean / (mean + x)), x, mean_sq / x)
 
 
+@takes_out_sharding
 @compiled()
 def geometric(key, p, shape=None, dtype=None):
     """Number of Bernoulli(p) trials up to and including the first success."""
@@ -344,6 +358,7 @@ def _to_inexact(x):
     return x
 
 
+@takes_out_sharding
 @compiled()
 def triangular(key, left, mode, right, shape=None, dtype=None):
     """Samples of the triangular distribution on [left, right] peaking at mode."""
@@ -358,6 +373,7 @@ def triangular(key, left, mode, right, shape=None, dtype=None):
     return ew.select(u < fc, out1, out2)
 
 
+@takes_out_sharding
 @compiled()
 def lognormal(key, sigma=np.float32(1), shape=None, dtype=None):
     """exp(sigma * N(0, 1))."""
@@ -367,6 +383,7 @@ def lognormal(key, sigma=np.float32(1), shape=None, dtype=None):
     return uf.exp(normal_raw(data, shape, dtype) * as_dtype(sigma, dtype))
 
 
+@takes_out_sharding
 @compiled()
 def maxwell(key, shape=(), dtype=None):
     """Maxwell samples: the norm of a 3-vector of standard normals."""
@@ -411,6 +428,7 @@ def _clip_to(val, dtype):
     return lnp.astype(lnp.clip(val, lo, hi), dtype)
 
 
+@takes_out_sharding
 def randint(key, shape, minval, maxval, dtype=None):
     """Uniform integers in [minval, maxval)."""
     data, _ = unwrap(key, "randint")
@@ -459,6 +477,7 @@ def randint_raw(data, shape, minval, maxval, dtype):
     return ew.add(minval, as_dtype(offset, dtype))
 
 
+@takes_out_sharding
 @compiled("mode")
 def bernoulli(key, p=0.5, shape=None, mode="low"):
     """Booleans that are True with probability p."""
@@ -478,6 +497,7 @@ def bernoulli(key, p=0.5, shape=None, mode="low"):
     return uniform_raw(data, shape, dtype) < p
 
 
+@takes_out_sharding
 def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
     """Indices sampled with probabilities softmax(logits) along `axis` (Gumbel-max)."""
     data, _ = unwrap(key, "categorical")
@@ -535,6 +555,7 @@ def shuffle_raw(data, x, axis):
     return x
 
 
+@takes_out_sharding
 def permutation(key, x, axis=0, independent=False):
     """A random permutation of arange(x) (x an int) or of x along `axis`."""
     data, _ = unwrap(key, "permutation")

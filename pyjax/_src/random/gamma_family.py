@@ -17,6 +17,7 @@ from pyjax._src.numpy import reductions as red
 from pyjax._src.numpy import ufuncs as uf
 from pyjax._src.random import distributions as dist
 from pyjax._src.random.keys import canonical_shape, split_keys, unwrap
+from pyjax._src.lax.sharding_constraint import takes_out_sharding
 
 
 def _gamma_raw(data, a, shape, dtype, log_space=False):
@@ -34,6 +35,7 @@ def _shape_arg(shape, name):
     return None if shape is None else canonical_shape(shape, name)
 
 
+@takes_out_sharding
 @dist.compiled()
 def gamma(key, a, shape=None, dtype=None):
     """Gamma samples of shape parameter a and scale 1."""
@@ -42,6 +44,7 @@ def gamma(key, a, shape=None, dtype=None):
     return _gamma_raw(data, a, _shape_arg(shape, "gamma"), dtype)
 
 
+@takes_out_sharding
 @dist.compiled()
 def loggamma(key, a, shape=None, dtype=None):
     """log of gamma samples, computed in log space (accurate for small a)."""
@@ -50,6 +53,7 @@ def loggamma(key, a, shape=None, dtype=None):
     return _gamma_raw(data, a, _shape_arg(shape, "loggamma"), dtype, log_space=True)
 
 
+@takes_out_sharding
 @dist.compiled()
 def beta(key, a, b, shape=None, dtype=None):
     """Beta(a, b) samples, as G_a / (G_a + G_b) of gamma samples (in log space)."""
@@ -66,6 +70,7 @@ def beta(key, a, b, shape=None, dtype=None):
     return ga / (ga + gb)
 
 
+@takes_out_sharding
 @dist.compiled()
 def dirichlet(key, alpha, shape=None, dtype=None):
     """Dirichlet(alpha) samples over alpha's last axis."""
@@ -86,6 +91,7 @@ def dirichlet(key, alpha, shape=None, dtype=None):
     return softmax(log_g, -1)
 
 
+@takes_out_sharding
 @dist.compiled()
 def t(key, df, shape=None, dtype=None):
     """Student's t samples with df degrees of freedom."""
@@ -107,6 +113,7 @@ def _chisquare_raw(data, df, shape, dtype):
     return ew.mul(uf.exp(log_g), np.array(2, dtype))
 
 
+@takes_out_sharding
 @dist.compiled()
 def chisquare(key, df, shape=None, dtype=None):
     """Chi-square samples with df degrees of freedom."""
@@ -115,6 +122,7 @@ def chisquare(key, df, shape=None, dtype=None):
     return _chisquare_raw(data, df, dist.sample_shape("chisquare", shape, df), dtype)
 
 
+@takes_out_sharding
 @dist.compiled()
 def f(key, dfnum, dfden, shape=None, dtype=None):
     """F-distribution samples: (chi2(dfnum)/dfnum) / (chi2(dfden)/dfden)."""
@@ -128,6 +136,7 @@ def f(key, dfnum, dfden, shape=None, dtype=None):
     return ew.div(num, den)
 
 
+@takes_out_sharding
 @dist.compiled()
 def generalized_normal(key, p, shape=(), dtype=None):
     """Samples with density proportional to exp(-|x|^p)."""
@@ -144,6 +153,7 @@ def _generalized_normal_raw(data, p, shape, dtype):
     return r * g ** (1 / p)
 
 
+@takes_out_sharding
 @dist.compiled("d")
 def ball(key, d, p=2, shape=(), dtype=None):
     """Points uniform in the unit p-norm ball of dimension d."""
@@ -210,6 +220,7 @@ def _poisson_rejection(data, lam, shape, dtype, max_iters):
     return lnp.astype(k, dtype)
 
 
+@takes_out_sharding
 @dist.compiled()
 def poisson(key, lam, shape=None, dtype=None):
     """Poisson samples of rate lam."""
@@ -351,6 +362,7 @@ def multinomial(key, n, p, *, shape=None, dtype=None, unroll=1):
 
 # --- multivariate -----------------------------------------------------------------------------
 
+@takes_out_sharding
 @dist.compiled("method")
 def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky"):
     """Samples of N(mean, cov) over the last axis; cov is factored by cholesky, eigh or
@@ -390,6 +402,7 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky
     return mean + red.sum(factor * z[..., None, :], axis=-1)
 
 
+@takes_out_sharding
 @dist.compiled("n", "m")
 def orthogonal(key, n, shape=(), dtype=None, m=None):
     """Random n x m matrices with orthonormal columns (rows when n < m), uniform in the

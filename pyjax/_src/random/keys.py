@@ -20,6 +20,7 @@ from pyjax._src.lax import structural
 from pyjax._src.lax.prng import PRNGS, PRNGImpl
 from pyjax._src.numpy import ufuncs as uf
 from pyjax._src.util import canonicalize_shape
+from pyjax._src.lax.sharding_constraint import takes_out_sharding
 
 
 class PRNGSpec:
@@ -480,6 +481,7 @@ def default_prng_impl():
     return PRNGSpec(default_impl())
 
 
+@takes_out_sharding
 def bits(key, shape=(), dtype=None):
     """Uniform random bits as unsigned integers (uint32 by default)."""
     typed, _ = unwrap(key, "bits")
