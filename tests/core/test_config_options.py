@@ -19,7 +19,6 @@ JAX_OPTIONS = json.loads((DATA_DIR / "jax-config-options.json").read_text())["op
 DIFFERENT_DEFAULTS = {
     "jax_compilation_cache_max_size": 256 * 2**20,   # JAX: -1 (no limit)
     "jax_persistent_cache_min_compile_time_secs": 0.0,   # JAX: 1.0
-    "jax_softmax_custom_jvp": True,   # JAX: False
     "jax_transfer_guard": "allow", "jax_transfer_guard_host_to_device": "allow",
     "jax_transfer_guard_device_to_device": "allow",
     "jax_transfer_guard_device_to_host": "allow",   # JAX: None, which means allow
