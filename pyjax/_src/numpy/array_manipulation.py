@@ -26,16 +26,17 @@ from pyjax._src.numpy.util import (check_arraylike, convert, ensure_array, exten
 from pyjax._src.util import canonicalize_axes, canonicalize_axis, canonicalize_shape
 
 
-def concrete(x, name, arg):
+def concrete(x, name, arg, why=None):
     """x as a NumPy value, or ConcretizationTypeError when it is traced: `arg` of
-    jnp.`name` decides the shape of the result, so it must be static."""
+    jnp.`name` decides the shape of the result (or `why` says what else needs it), so it
+    must be static."""
     if isinstance(x, Tracer):
         value = x.to_concrete_value()
         if value is None:
-            raise errors.ConcretizationTypeError(
-                x, f"The error arose in jnp.{name}: argument '{arg}' must be concrete "
+            raise errors.ConcretizationTypeError(x, why or (
+                f"The error arose in jnp.{name}: argument '{arg}' must be concrete "
                 "because it decides the shape of the result. Pass a NumPy value or a "
-                f"static argument, or use the size= argument where jnp.{name} has one.\n")
+                f"static argument, or use the size= argument where jnp.{name} has one.\n"))
         return np.asarray(value)
     if isinstance(x, Array):
         return np.asarray(x._value)
@@ -937,13 +938,22 @@ def vander(x, N=None, increasing=False):
     return uf.power(x[:, None], lnp.asarray(powers, _dtype(x)))
 
 
-def trim_zeros(filt, trim="fb"):
-    """filt without its leading ('f') and/or trailing ('b') zeros (filt must be
-    concrete: the result's length depends on its values)."""
+def trim_zeros(filt, trim="fb", axis=None):
+    """filt without its leading ('f') and/or trailing ('b') all-zero slices along `axis`
+    (None: every axis). filt must be concrete: the result's shape depends on its
+    values."""
+    check_arraylike("trim_zeros", filt)
     values = concrete(filt, "trim_zeros", "filt")
-    nz = np.nonzero(values)[0]
-    if not len(nz):
-        return lnp.asarray(values[:0])
-    start = nz[0] if "f" in trim.lower() else 0
-    stop = nz[-1] + 1 if "b" in trim.lower() else len(values)
-    return lnp.asarray(filt)[start:stop]
+    axes = set(canonicalize_axes(tuple(range(values.ndim)) if axis is None else axis,
+                                 values.ndim))
+    front, back = "f" in trim.lower(), "b" in trim.lower()
+
+    def kept(ax):
+        if ax not in axes:
+            return slice(None)
+        nonzero = np.flatnonzero(values.any(axis=tuple(i for i in range(values.ndim)
+                                                       if i != ax)))
+        if not len(nonzero):
+            return slice(0, 0)
+        return slice(nonzero[0] if front else None, nonzero[-1] + 1 if back else None)
+    return lnp.asarray(filt)[tuple(kept(ax) for ax in range(values.ndim))]

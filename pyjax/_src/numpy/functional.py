@@ -15,12 +15,11 @@ import numpy as np
 from pyjax._src import dtypes
 from pyjax._src.api.shapes import ShapeDtypeStruct, eval_shape
 from pyjax._src.api.vmap import vmap
-from pyjax._src.array import Array
 from pyjax._src.core.avals import get_aval
 from pyjax._src.lax.control_flow import fori_loop
 from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy.indexing import take
-from pyjax._src.numpy.array_manipulation import append
+from pyjax._src.numpy.array_manipulation import append, concrete
 from pyjax._src.numpy import ufuncs as uf
 from pyjax._src.numpy.util import check_arraylike
 from pyjax._src.util import canonicalize_axis, canonicalize_shape
@@ -438,36 +437,53 @@ r_ = _Concatenator(0, 1, -1)
 c_ = _Concatenator(-1, 2, 0)
 
 
-def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
-    """Flat indices of the index tuples in multi_index into an array of shape dims."""
+def ravel_multi_index(multi_index, dims, mode="raise", order="C", *, dtype=None):
+    """Flat indices of the index tuples in multi_index into an array of shape dims, in
+    `dtype` (by default the indices' own integer dtype). mode "raise" checks the indices
+    (so they must be concrete), "wrap" and "clip" bring them in bounds, "ignore" trusts
+    them."""
     dims = tuple(operator.index(d) for d in dims)
     if len(multi_index) != len(dims):
         raise ValueError(f"parameter multi_index must be a sequence of length {len(dims)}")
-    if order not in ("C", "F"):
-        raise ValueError(f"invalid order={order!r}; expected 'C' or 'F'")
+    check_arraylike("ravel_multi_index", *multi_index)
     idx = [lnp.asarray(i) for i in multi_index]
+    if dtype is None:
+        dtype = dtypes.result_type(int, *idx)
+    else:
+        dtype = dtypes.check_user_dtype(dtype, "ravel_multi_index")
+    if not dtypes.is_int(dtype):
+        raise ValueError(f"dtype={np.dtype(dtype)} is not an integer type.")
+    if math.prod(dims) - 1 > np.iinfo(dtype).max:
+        raise ValueError(f"jnp.ravel_multi_index: dtype={np.dtype(dtype)} not large enough "
+                         f"to hold flattened index for dims={dims}. Use the dtype argument "
+                         "to pass a suitable dtype (e.g. dtype=np.min_scalar_type("
+                         "prod(dims))).")
     for i in idx:
         if not dtypes.is_int(get_aval(i).dtype):
             raise TypeError(f"only int indices permitted, got {get_aval(i).dtype}")
     if mode == "raise":
         for i, d in zip(idx, dims):
-            value = np.asarray(i) if isinstance(i, Array) else None
-            if value is None:
-                from pyjax._src.numpy.array_manipulation import concrete
-                value = concrete(i, "ravel_multi_index", "multi_index")
+            value = concrete(i, "ravel_multi_index", "multi_index",
+                             "The error occurred because ravel_multi_index was jit-compiled "
+                             "with mode='raise'. Use mode='wrap' or mode='clip' instead.\n")
             if ((value < 0) | (value >= d)).any():
                 raise ValueError("invalid entry in coordinates array")
     elif mode == "wrap":
         idx = [uf.remainder(i, d) for i, d in zip(idx, dims)]
     elif mode == "clip":
         idx = [lnp.clip(i, 0, d - 1) for i, d in zip(idx, dims)]
+    elif mode != "ignore":
+        raise ValueError(f"invalid mode={mode!r}. Expected 'raise', 'wrap', 'clip', or "
+                         "'ignore'.")
+    if order == "F":
+        strides = np.cumprod((1,) + dims[:-1])
+    elif order == "C":
+        strides = np.cumprod((1,) + dims[1:][::-1])[::-1]
     else:
-        raise ValueError(f"invalid mode={mode!r}; expected 'raise', 'wrap' or 'clip'")
-    strides = np.cumprod((1,) + dims[::-1][:-1])[::-1] if order == "C" else \
-        np.cumprod((1,) + dims[:-1])
-    total = lnp.zeros((), dtypes.default_int_dtype())
-    for i, s in zip(idx, strides):
-        total = total + lnp.asarray(i, dtypes.default_int_dtype()) * int(s)
+        raise ValueError(f"invalid order={order!r}. Expected 'C' or 'F'")
+    total = lnp.zeros((), dtype)
+    for i, stride in zip(idx, strides):
+        total = total + lnp.asarray(i, dtype) * int(stride)
     return total
 
 
@@ -533,8 +549,8 @@ def save(file, arr, allow_pickle=True):
     np.save(file, np.asarray(arr), allow_pickle=allow_pickle)
 
 
-def savez(file, *args, **kwds):
-    np.savez(file, *[np.asarray(a) for a in args],
+def savez(file, *args, allow_pickle=True, **kwds):
+    np.savez(file, *[np.asarray(a) for a in args], allow_pickle=allow_pickle,
              **{k: np.asarray(v) for k, v in kwds.items()})
 
 
@@ -548,6 +564,9 @@ def array_str(a, max_line_width=None, precision=None, suppress_small=None):
 
 
 get_printoptions = np.get_printoptions
-set_printoptions = np.set_printoptions
+def set_printoptions(*args, **kwargs):
+    """NumPy's print options, which jax.numpy arrays print with."""
+    return np.set_printoptions(*args, **kwargs)
+
 printoptions = np.printoptions
 

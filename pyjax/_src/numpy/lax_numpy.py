@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import operator
+import warnings
 
 import numpy as np
 
@@ -81,10 +82,14 @@ def _contains_traced(obj):
     return False
 
 
-def array(object, dtype=None, copy=True, order=None, ndmin=0, *, device=None):
-    """A new array from an array, a scalar, or (nested) lists of them."""
-    if order not in (None, "K", "C", "A"):
-        raise NotImplementedError(f"jnp.array order={order!r} is not supported")
+def array(object, dtype=None, *args, copy=True, order="K", ndmin=0, device=None):
+    """A new array from an array, a scalar, or (nested) lists of them. copy, order and
+    ndmin passed positionally still work, with JAX's deprecation warning."""
+    if args:
+        copy, order, ndmin = _positional_array_args(args, copy, order, ndmin)
+    if order is not None and order != "K":
+        raise NotImplementedError("jnp.array: only order='K' is implemented, got "
+                                  f"order={order!r}")
     keys_dtype = extended_dtype(object)
     if keys_dtype is not None:
         _check_same_extended(keys_dtype, dtype, "array")
@@ -107,7 +112,8 @@ def array(object, dtype=None, copy=True, order=None, ndmin=0, *, device=None):
             out = st.concatenate([st.expand_dims(i, (0,)) for i in items], 0)
             out = convert(out, get_aval(out).dtype)    # a list is never weakly typed
     elif hasattr(object, "__jax_array__"):
-        return array(object.__jax_array__(), dtype, copy, order, ndmin, device=device)
+        return array(object.__jax_array__(), dtype, copy=copy, order=order, ndmin=ndmin,
+                     device=device)
     else:
         if isinstance(object, (list, tuple)) and builtins.any(
                 isinstance(o, (list, tuple, np.ndarray)) for o in object):
@@ -122,6 +128,20 @@ def array(object, dtype=None, copy=True, order=None, ndmin=0, *, device=None):
     if ndmin > out.ndim:
         out = st.reshape(out, (1,) * (ndmin - out.ndim) + out.shape)
     return _place(out, device)
+
+
+def _positional_array_args(args, copy, order, ndmin):
+    if len(args) > 3:
+        raise TypeError(f"array() takes at most 5 positional arguments but {len(args) + 2} "
+                        "were given")
+    given = [copy, order, ndmin]
+    for i, name in enumerate(["copy", "order", "ndmin"]):
+        if i < len(args) and given[i] != [True, "K", 0][i]:
+            raise TypeError(f"array() got multiple values for argument '{name}'")
+    warnings.warn("Passing the copy, order, and ndmin arguments to jnp.array positionally "
+                  "is deprecated. Use keyword arguments instead.", DeprecationWarning,
+                  stacklevel=3)
+    return (list(args) + given[len(args):])[:3]
 
 
 def _check_same_extended(keys_dtype, dtype, where):
@@ -259,7 +279,12 @@ def _like(name, fill):
 
 zeros_like = _like("zeros_like", 0)
 ones_like = _like("ones_like", 1)
-empty_like = _like("empty_like", 0)
+_empty_like = _like("empty_like", 0)
+
+
+def empty_like(prototype, dtype=None, shape=None, *, device=None):
+    """zeros_like: XLA has no uninitialized memory."""
+    return _empty_like(prototype, dtype, shape, device=device)
 
 
 def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
@@ -279,7 +304,7 @@ def _concrete_scalar(x, name, arg):
         value = x.to_concrete_value()
         if value is None:
             raise errors.ConcretizationTypeError(
-                x, f"The error arose in jnp.{name} argument '{arg}': it must be static "
+                x, f"It arose in the jnp.{name} argument '{arg}': it must be static "
                 "because it decides the shape of the result.\n")
         return value.item()
     if isinstance(x, Array):
@@ -288,23 +313,40 @@ def _concrete_scalar(x, name, arg):
 
 
 def arange(start, stop=None, step=None, dtype=None, *, device=None, out_sharding=None):
-    """Evenly spaced values in [start, stop). All arguments must be concrete."""
+    """Evenly spaced values in [start, stop): start + step * iota, computed in the result
+    dtype (float32 for narrower floats) as JAX does. All arguments must be concrete."""
     if device is not None or out_sharding is not None:
         return _place(arange(start, stop, step, dtype), device or out_sharding)
-    start = _concrete_scalar(start, "arange", "start")
+    if dtype is not None:
+        dtype = dtypes.check_user_dtype(dtype, "arange")
+    start_name = "stop" if stop is None and step is None else "start"
+    start = _concrete_scalar(start, "arange", start_name)
     stop = _concrete_scalar(stop, "arange", "stop") if stop is not None else None
     step = _concrete_scalar(step, "arange", "step") if step is not None else None
+    for name, value in ((start_name, start), ("stop", stop), ("step", step)):
+        if value is not None and np.ndim(value) != 0:
+            raise ValueError(f"jax.numpy.arange: arguments must be scalars; got "
+                             f"{name}={value}")
     if dtype is None:
         dtype = dtypes.result_type(*[v for v in (start, stop, step) if v is not None])
-    dtype = dtypes.check_user_dtype(dtype, "arange")
-    if stop is None and step is None and np.dtype(dtype).kind in "iu":
-        return ensure_array(st.iota(dtype, builtins.max(int(np.ceil(start)), 0)))
+    if builtins.any(np.iscomplexobj(v) for v in (start, stop, step)):
+        raise ValueError("Passing complex start/stop/step to jnp.arange is no longer "
+                         "supported starting in JAX v0.10.0.")
     if stop is None:
         start, stop = 0, start
-    if step is not None and step == 0:
-        raise ValueError("jnp.arange: step must not be zero.")
-    values = np.arange(start, stop, 1 if step is None else step)
-    return Array(values.astype(dtype))
+    if step is not None:
+        if step == 0:
+            raise ValueError("jnp.arange: step must not be zero.")
+        working = np.dtype(np.float32) if (dtypes.is_float(dtype)
+                                           and np.dtype(dtype).itemsize < 4) else dtype
+        size = builtins.max(0, int(np.ceil((stop - start) / step)))
+        values = ew.add(convert(start, working),
+                        ew.mul(convert(step, working), st.iota(working, size)))
+        return ensure_array(convert(values, dtype))
+    size = builtins.max(0, int(np.ceil(stop - start)))
+    if start == 0:
+        return ensure_array(st.iota(dtype, size))
+    return ensure_array(ew.add(convert(start, dtype), st.iota(dtype, size)))
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0,
@@ -399,11 +441,9 @@ def size(a, axis=None):
     return aval.size if axis is None else aval.shape[axis]
 
 
-def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
+def reshape(a, shape, order="C", *, copy=None):
     """Gives `a` a new shape; -1 infers one size. Shapes must be static (use np, not jnp,
     to compute them from other shapes)."""
-    if newshape is not None:
-        shape = newshape
     keys_dtype = extended_dtype(a)
     if keys_dtype is not None:
         dims = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
@@ -452,11 +492,11 @@ def transpose(a, axes=None):
     return ensure_array(st.transpose(a, axes))
 
 
-def permute_dims(a, axes):
+def permute_dims(a, /, axes):
     return transpose(a, axes)
 
 
-def matrix_transpose(x):
+def matrix_transpose(x, /):
     n = ndim(x)
     if n < 2:
         raise ValueError(f"matrix_transpose requires at least 2 dimensions, got {n}")
@@ -560,7 +600,10 @@ def concatenate(arrays, axis=0, dtype=None):
     return ensure_array(st.concatenate(arrays, axis))
 
 
-concat = concatenate
+def concat(arrays, /, *, axis=0):
+    """The array API's concatenate."""
+    check_arraylike("concat", *arrays)
+    return concatenate(arrays, axis=axis)
 
 
 def _common_extended_dtype(arrays, where):
@@ -603,7 +646,6 @@ def vstack(tup, dtype=None):
     return concatenate(arrs, 0, dtype)
 
 
-row_stack = vstack
 
 
 def dstack(tup, dtype=None):
@@ -654,7 +696,11 @@ def _split_family(axis):
     return fn
 
 
-hsplit = lambda ary, s: split(ary, s, 1 if ndim(ary) > 1 else 0)  # noqa: E731
+def hsplit(ary, indices_or_sections):
+    """split along axis 1 (axis 0 for 1-D input)."""
+    return split(ary, indices_or_sections, 1 if ndim(ary) > 1 else 0)
+
+
 vsplit = _split_family(0)
 dsplit = _split_family(2)
 
@@ -716,12 +762,18 @@ def _truthy(c):
     return c if aval.dtype == np.bool_ else ew.ne(c, np.zeros((), aval.dtype))
 
 
-def clip(arr=None, /, min=None, max=None, *, a=None, a_min=None, a_max=None):
-    """Limits values to [min, max]; either bound may be None."""
-    arr = a if arr is None else arr
-    min = a_min if min is None else min
-    max = a_max if max is None else max
+def clip(arr=None, /, min=None, max=None):
+    """Limits values to [min, max]; either bound may be None. Complex values have no
+    order, so they are refused."""
+    if arr is None:
+        raise ValueError("No input was provided to the clip function.")
     check_arraylike("clip", arr)
+    if builtins.any(iscomplexobj(t) for t in (arr, min, max)):
+        raise ValueError("Clip received a complex value either through the input or the "
+                         "min/max keywords. Complex values have no ordering and cannot be "
+                         "clipped. Please convert to a real value or array by taking the "
+                         "real or imaginary components via jax.numpy.real/imag "
+                         "respectively.")
     from pyjax._src.numpy.ufuncs import maximum, minimum
     out = asarray(arr)
     if min is not None:
@@ -891,8 +943,12 @@ def isscalar(element):
 
 
 def iscomplexobj(x):
-    return dtypes.is_complex(get_aval(x).dtype) if not isinstance(x, (list, tuple)) else \
-        np.iscomplexobj(x)
+    """Whether x has a complex dtype, read off x.dtype or off x as a host array (no
+    transfer to a device). None is not complex."""
+    if x is None:
+        return False
+    dtype = getattr(x, "dtype", None)
+    return dtypes.is_complex(np.asarray(x).dtype if dtype is None else dtype)
 
 
 def isrealobj(x):

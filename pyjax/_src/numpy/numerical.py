@@ -203,60 +203,89 @@ def interp(x, xp, fp, left=None, right=None, period=None):
 
 # --- statistics -------------------------------------------------------------------------
 
-def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None):
-    """Covariance matrix of the variables (rows, or columns when rowvar is False)."""
-    check_arraylike("cov", m)
-    m = lnp.asarray(m)
+def _cov_weights(name, weights, n):
+    weights = lnp.asarray(weights)
+    if _ndim(weights) > 1:
+        raise RuntimeError(f"cannot handle multidimensional {name}")
+    if _shape(weights)[0] != n:
+        raise RuntimeError(f"incompatible numbers of samples and {name}")
+    return uf.abs(weights)   # NumPy refuses negative weights; JAX takes their size
+
+
+def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None,
+        dtype=None):
+    """Covariance matrix of the variables (rows, or columns when rowvar is False),
+    squeezed as in NumPy 2.2: one variable gives a scalar."""
+    if y is not None:
+        check_arraylike("cov", m, y)
+        m, y = promote_dtypes_inexact(m, y)
+        if _ndim(y) > 2:
+            raise ValueError("y has more than 2 dimensions")
+    else:
+        check_arraylike("cov", m)
+        (m,) = promote_dtypes_inexact(m)
     if _ndim(m) > 2:
         raise ValueError("m has more than 2 dimensions")
+    if dtype is not None and not dtypes.is_inexact(dtypes.check_user_dtype(dtype, "cov")):
+        raise ValueError(f"cov: dtype must be a subclass of float or complex; got "
+                         f"dtype={np.dtype(dtype)}")
     x = lnp.atleast_2d(m)
-    if not rowvar and _shape(x)[0] != 1:
+    if not rowvar and _ndim(m) != 1:
         x = x.T
+    if _shape(x)[0] == 0:
+        return lnp.reshape(lnp.array([]), (0, 0))
     if y is not None:
-        y = lnp.atleast_2d(lnp.asarray(y))
+        y = lnp.atleast_2d(y)
         if not rowvar and _shape(y)[0] != 1:
             y = y.T
         x = lnp.concatenate([x, y], 0)
-    (x,) = promote_dtypes_inexact(x)
+    rows, n = _shape(x)
+    if n == 0:
+        return lnp.full(() if rows == 1 else (rows, rows), np.nan, _dtype(x))
     if ddof is None:
         ddof = 0 if bias else 1
-    n = _shape(x)[1]
     w = None
     if fweights is not None:
-        w = lnp.asarray(fweights, _dtype(x))
+        if not dtypes.is_int(_dtype(lnp.asarray(fweights))):
+            raise TypeError("fweights must be integer.")
+        w = _cov_weights("fweights", fweights, n)
     if aweights is not None:
-        aw = lnp.asarray(aweights, _dtype(x))
-        w = aw if w is None else w * aw
+        aweights = _cov_weights("aweights", aweights, n)
+        w = aweights if w is None else w * aweights
+    if dtype is not None:
+        x = lnp.asarray(x, dtype)
+        w = None if w is None else lnp.asarray(w, dtype)
+    avg, w_sum = red.average(x, axis=1, weights=w, returned=True)
+    w_sum = w_sum[0]
     if w is None:
-        avg = red.mean(x, axis=1)
-        w_sum = lnp.asarray(n, _dtype(x))
+        fact = n - ddof
+    elif ddof == 0:
+        fact = w_sum
+    elif aweights is None:
         fact = w_sum - ddof
     else:
-        w_sum = red.sum(w)
-        avg = red.sum(x * w, axis=1) / w_sum
-        if ddof == 0:
-            fact = w_sum
-        elif aweights is None:
-            fact = w_sum - ddof
-        else:
-            fact = w_sum - ddof * red.sum(w * lnp.asarray(aweights, _dtype(x))) / w_sum
+        fact = w_sum - ddof * red.sum(w * aweights) / w_sum
     centered = x - avg[:, None]
     weighted = centered if w is None else centered * w
-    c = lnp.matmul(weighted, uf.conj(centered).T) / fact
-    return lnp.squeeze(c) if _ndim(m) < 2 and y is None else c
+    return lnp.squeeze(uf.true_divide(lnp.dot(centered, uf.conj(weighted).T), fact))
 
 
-def corrcoef(x, y=None, rowvar=True):
-    """Pearson correlation coefficients (clipped to [-1, 1] for real inputs)."""
-    c = cov(x, y, rowvar)
+def corrcoef(x, y=None, rowvar=True, dtype=None):
+    """Pearson correlation coefficients (real and imaginary parts clipped to [-1, 1])."""
+    check_arraylike("corrcoef", x)
+    if dtype is not None and not dtypes.is_inexact(dtypes.check_user_dtype(dtype,
+                                                                            "corrcoef")):
+        raise ValueError(f"corrcoef: dtype must be a subclass of float or complex; got "
+                         f"dtype={np.dtype(dtype)}")
+    c = cov(x, y, rowvar, dtype=dtype)
     if _ndim(c) == 0:
-        return c / c
-    d = more.diagonal(c)
-    stddev = uf.sqrt(uf.real(d))
+        return uf.divide(c, c)   # nan for nan, inf or 0 variance, else 1
+    stddev = lnp.asarray(uf.sqrt(uf.real(more.diagonal(c))), _dtype(c))
     c = c / stddev[:, None] / stddev[None, :]
+    real = lnp.clip(uf.real(c), -1, 1)
     if not dtypes.is_complex(_dtype(c)):
-        c = lnp.clip(c, -1, 1)
-    return c
+        return real
+    return ew.complex(real, lnp.clip(uf.imag(c), -1, 1))
 
 
 def bincount(x, weights=None, minlength=0, *, length=None):

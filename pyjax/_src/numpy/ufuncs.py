@@ -2,6 +2,7 @@
 Integer division and remainder follow NumPy (floor semantics), not lax's truncation."""
 from __future__ import annotations
 
+import inspect
 import math
 import operator
 
@@ -20,8 +21,9 @@ from pyjax._src.numpy.util import (KEPT_DTYPES, WEAK_SCALAR_DTYPES, check_arrayl
                                    promote_args_numeric, python_scalar_as)
 
 
-def _binary(name, lax_fn, promote=promote_args, bool_fn=None):
-    """A jnp binary function; bool_fn replaces lax_fn on booleans (add -> or)."""
+def _binary(name, lax_fn, promote=promote_args, bool_fn=None, arg_names=("x1", "x2")):
+    """A jnp binary function; bool_fn replaces lax_fn on booleans (add -> or). Its
+    (positional-only) parameters are called arg_names in its signature, as JAX's are."""
     kept = KEPT_DTYPES.get(promote, frozenset())
     # Per Python scalar type, the strong array dtypes that stay as they are beside it.
     beside_scalar = {t: kept & dts for t, dts in WEAK_SCALAR_DTYPES.items()}
@@ -48,6 +50,9 @@ def _binary(name, lax_fn, promote=promote_args, bool_fn=None):
         return ensure_array(lax_fn(x1, x2))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise {name} with JAX's type promotion (like numpy.{name})."
+    if arg_names != ("x1", "x2"):
+        fn.__signature__ = inspect.Signature(
+            [inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY) for n in arg_names])
     return fn
 
 
@@ -98,6 +103,7 @@ def _broadcast(*xs):
     return [st.broadcast_to_shape(x, shape) for x in xs]
 
 
+_XY = ("x", "y")   # JAX's names for the operands of comparisons, nextafter, left_shift
 add = _binary("add", ew.add_p.bind, bool_fn=ew.or_p.bind)
 subtract = _binary("subtract", ew.sub_p.bind)
 multiply = _binary("multiply", ew.mul_p.bind, bool_fn=ew.and_p.bind)
@@ -114,17 +120,17 @@ def _atan2(y, x):
 
 
 arctan2 = _binary("arctan2", _atan2, promote_args_inexact)
-nextafter = _binary("nextafter", ew.nextafter, promote_args_inexact)
-equal = _binary("equal", ew.eq)
-not_equal = _binary("not_equal", ew.ne)
-less = _binary("less", ew.lt)
-less_equal = _binary("less_equal", ew.le)
-greater = _binary("greater", ew.gt)
-greater_equal = _binary("greater_equal", ew.ge)
+nextafter = _binary("nextafter", ew.nextafter, promote_args_inexact, arg_names=_XY)
+equal = _binary("equal", ew.eq, arg_names=_XY)
+not_equal = _binary("not_equal", ew.ne, arg_names=_XY)
+less = _binary("less", ew.lt, arg_names=_XY)
+less_equal = _binary("less_equal", ew.le, arg_names=_XY)
+greater = _binary("greater", ew.gt, arg_names=_XY)
+greater_equal = _binary("greater_equal", ew.ge, arg_names=_XY)
 bitwise_and = _binary("bitwise_and", ew.bitwise_and)
 bitwise_or = _binary("bitwise_or", ew.bitwise_or)
 bitwise_xor = _binary("bitwise_xor", ew.bitwise_xor)
-left_shift = _binary("left_shift", ew.shift_left, promote_args_numeric)
+left_shift = _binary("left_shift", ew.shift_left, promote_args_numeric, arg_names=_XY)
 
 
 def _right_shift(a, b):
@@ -243,9 +249,9 @@ def power(x1, x2, /):
 pow = power
 
 
-def float_power(x1, x2, /):
-    x1, x2 = promote_args_inexact("float_power", x1, x2)
-    return ensure_array(ew.pow(x1, x2))
+def float_power(x, y, /):
+    x, y = promote_args_inexact("float_power", x, y)
+    return ensure_array(ew.pow(x, y))
 
 
 negative = _unary("negative", ew.neg)
@@ -253,9 +259,13 @@ positive = _unary("positive", lambda x: x)
 sign = _unary("sign", ew.sign)
 floor = _unary("floor", lambda x: x if _is_int(x) or _is_bool(x) else ew.floor(x))
 ceil = _unary("ceil", lambda x: x if _is_int(x) or _is_bool(x) else ew.ceil(x))
-trunc = _unary("trunc", lambda x: x if _is_int(x) or _is_bool(x) else ew.select(
+_trunc = _unary("trunc", lambda x: x if _is_int(x) or _is_bool(x) else ew.select(
     ew.lt(x, _zero(x)), ew.ceil(x), ew.floor(x)))
-fix = trunc
+
+
+def trunc(x):
+    """Rounds toward zero; integers and bools stay as they are."""
+    return _trunc(x)
 
 
 def rint(x, /):
@@ -478,13 +488,13 @@ def sinc(x, /):
     return ensure_array(ew.select(is_zero, one, ew.div(ew.sin(safe), safe)))
 
 
-def fmax(x1, x2, /):
+def fmax(x1, x2):
     x1, x2 = _broadcast(*promote_args("fmax", x1, x2))
     return ensure_array(ew.select(ew.ne(x1, x1), x2, ew.select(ew.ne(x2, x2), x1,
                                                                ew.max(x1, x2))))
 
 
-def fmin(x1, x2, /):
+def fmin(x1, x2):
     x1, x2 = _broadcast(*promote_args("fmin", x1, x2))
     return ensure_array(ew.select(ew.ne(x1, x1), x2, ew.select(ew.ne(x2, x2), x1,
                                                                ew.min(x1, x2))))
@@ -534,7 +544,7 @@ def ldexp(x1, x2, /):
     return ensure_array(ew.select(*_broadcast(keep, x1, out)))
 
 
-def gcd(x1, x2, /):
+def gcd(x1, x2):
     x1, x2 = _broadcast(*promote_args("gcd", x1, x2))
     if not _is_int(x1):
         raise ValueError("Arguments to jnp.gcd must be integers.")
@@ -549,7 +559,7 @@ def gcd(x1, x2, /):
     return ensure_array(convert(a, aval.dtype, aval.weak_type and aval.ndim == 0))
 
 
-def lcm(x1, x2, /):
+def lcm(x1, x2):
     x1, x2 = _broadcast(*promote_args("lcm", x1, x2))
     if not _is_int(x1):
         raise ValueError("Arguments to jnp.lcm must be integers.")
