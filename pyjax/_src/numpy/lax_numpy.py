@@ -3,6 +3,7 @@ inner, outer) for jax.numpy. Shapes and axes must be static; values may be trace
 from __future__ import annotations
 
 import builtins
+import math
 import operator
 import warnings
 
@@ -18,7 +19,7 @@ from pyjax._src.lax import dot as ldot
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import structural as st
 from pyjax._src.numpy.util import (check_arraylike, convert, ensure_array, extended_dtype,
-                                   promote_dtypes)
+                                   is_arraylike, promote_dtypes)
 from pyjax._src.util import canonicalize_axes, canonicalize_axis, canonicalize_shape
 
 ndarray = PublicArray
@@ -204,16 +205,28 @@ def _default_dtype(dtype, fill=None, where="full"):
     return dtypes.default_float_dtype()
 
 
+def _check_shape_tuple(name, shape, dtype):
+    """jnp.ones(2, 3) means jnp.ones((2, 3)) more often than an int dtype; say so."""
+    if isinstance(dtype, int) and isinstance(shape, int):
+        raise TypeError(f"Cannot interpret '{dtype}' as a data type.\n\nDid you "
+                        f"accidentally write `jax.numpy.{name}({shape}, {dtype})` when you "
+                        f"meant `jax.numpy.{name}(({shape}, {dtype}))`, i.e. with a single "
+                        "tuple argument for the shape?")
+
+
 def zeros(shape, dtype=None, *, device=None):
+    _check_shape_tuple("zeros", shape, dtype)
     return full(shape, 0, _default_dtype(dtype, where="zeros"), device=device)
 
 
 def ones(shape, dtype=None, *, device=None):
+    _check_shape_tuple("ones", shape, dtype)
     return full(shape, 1, _default_dtype(dtype, where="ones"), device=device)
 
 
 def empty(shape, dtype=None, *, device=None):
     """Zeros: JAX arrays are never uninitialised."""
+    _check_shape_tuple("empty", shape, dtype)
     return zeros(shape, dtype, device=device)
 
 
@@ -262,40 +275,38 @@ def _is_weak(x):
     return (dtypes.is_python_scalar(x) or hasattr(x, "aval")) and get_aval(x).weak_type
 
 
-def _like(name, fill):
-    def fn(a, dtype=None, shape=None, *, device=None):
-        if extended_dtype(a) is not None or isinstance(dtype, dtypes.ExtendedDType):
-            return full_like(a, fill, dtype, shape, device=device)
-        aval = get_aval(a) if not hasattr(a, "shape") or hasattr(a, "aval") or \
-            isinstance(a, (np.ndarray, np.generic)) else ShapedArray(a.shape, a.dtype)
-        weak = dtype is None and aval.weak_type
-        dtype = dtypes.check_user_dtype(dtype, name) if dtype is not None else aval.dtype
-        target_shape = aval.shape if shape is None else _shape_arg(shape, name)
-        out = full(target_shape, fill, dtype)
-        return _place(convert(out, dtype, True) if weak else out, device)
-    fn.__name__ = name
-    return fn
+def zeros_like(a, dtype=None, shape=None, *, device=None):
+    return _full_like("zeros_like", a, 0, dtype, shape, device)
 
 
-zeros_like = _like("zeros_like", 0)
-ones_like = _like("ones_like", 1)
-_empty_like = _like("empty_like", 0)
+def ones_like(a, dtype=None, shape=None, *, device=None):
+    return _full_like("ones_like", a, 1, dtype, shape, device)
 
 
 def empty_like(prototype, dtype=None, shape=None, *, device=None):
     """zeros_like: XLA has no uninitialized memory."""
-    return _empty_like(prototype, dtype, shape, device=device)
+    return _full_like("empty_like", prototype, 0, dtype, shape, device)
 
 
 def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
+    return _full_like("full_like", a, fill_value, dtype, shape, device)
+
+
+def _full_like(name, a, fill_value, dtype, shape, device):
+    """An array like `a` (an array, or anything with shape and dtype) filled with
+    fill_value: a's dtype (weak if a is) and shape unless given, and a's placement when a
+    is committed to a device and no shape or device is given, as in JAX."""
+    if device is None and shape is None and isinstance(a, Array) and a.committed:
+        device = a.sharding
     keys_dtype = extended_dtype(a)
     if keys_dtype is not None or isinstance(dtype, dtypes.ExtendedDType):
         target = a.shape if shape is None else shape
         return _place(full(target, fill_value, dtype or keys_dtype), device)
-    aval = get_aval(a)
+    aval = get_aval(a) if not hasattr(a, "shape") or hasattr(a, "aval") or \
+        isinstance(a, (np.ndarray, np.generic)) else ShapedArray(a.shape, a.dtype)
     weak = dtype is None and aval.weak_type
-    dtype = dtypes.check_user_dtype(dtype, "full_like") if dtype is not None else aval.dtype
-    out = full(aval.shape if shape is None else shape, fill_value, dtype)
+    dtype = dtypes.check_user_dtype(dtype, name) if dtype is not None else aval.dtype
+    out = full(aval.shape if shape is None else _shape_arg(shape, name), fill_value, dtype)
     return _place(convert(out, dtype, True) if weak else out, device)
 
 
@@ -428,17 +439,37 @@ def identity(n, dtype=None):
 
 # --- shape manipulation -----------------------------------------------------------------
 
+def _warn_if_not_arraylike(name, a):
+    """A list or other non-array argument still works (through NumPy), with JAX's
+    deprecation warning."""
+    if not is_arraylike(a) and getattr(a, "__jax_array__", None) is None:
+        warnings.warn(f"{name} requires ndarray or scalar arguments, got {type(a)} at "
+                      "position 0. In a future JAX release this will be an error.",
+                      DeprecationWarning, stacklevel=3)
+
+
 def shape(a):
-    return get_aval(a).shape
+    """a.shape, for arrays, scalars and anything with a shape attribute."""
+    if hasattr(a, "shape"):
+        return tuple(a.shape)
+    _warn_if_not_arraylike("shape", a)
+    return np.shape(a.__jax_array__() if hasattr(a, "__jax_array__") else a)
 
 
 def ndim(a):
-    return get_aval(a).ndim
+    if hasattr(a, "ndim"):
+        return a.ndim
+    _warn_if_not_arraylike("ndim", a)
+    return np.ndim(a.__jax_array__() if hasattr(a, "__jax_array__") else a)
 
 
 def size(a, axis=None):
-    aval = get_aval(a)
-    return aval.size if axis is None else aval.shape[axis]
+    """The number of elements of a, or along the axis (or axes) given."""
+    if axis is None and hasattr(a, "size"):
+        return a.size
+    _warn_if_not_arraylike("size", a)
+    dims = shape(a)
+    return math.prod(dims[i] for i in canonicalize_axes(axis, len(dims)))
 
 
 def reshape(a, shape, order="C", *, copy=None):
@@ -937,9 +968,14 @@ def copy(a, order=None):
 
 
 def isscalar(element):
-    if isinstance(element, (Array, Tracer)):
-        return element.aval.ndim == 0
-    return np.isscalar(element) or dtypes.is_python_scalar(element)
+    """True for scalars and 0-d arrays (NumPy's too, unlike np.isscalar)."""
+    if np.isscalar(element) or dtypes.is_python_scalar(element):
+        return True
+    if isinstance(element, (Array, Tracer, np.ndarray)):
+        return element.ndim == 0
+    if getattr(element, "__jax_array__", None) is not None:
+        return asarray(element).ndim == 0
+    return False
 
 
 def iscomplexobj(x):

@@ -517,27 +517,6 @@ def modf(x, /, out=None):
     return x - whole, whole
 
 
-def frexp(x, /):
-    """(mantissa in [0.5, 1), integer exponent) with x == mantissa * 2**exponent."""
-    (x,) = promote_dtypes_inexact(lnp.asarray(x))
-    if dtypes.is_complex(_dtype(x)):
-        raise TypeError("frexp does not support complex-valued inputs")
-    special = (x == 0) | uf.isinf(x) | uf.isnan(x)
-    safe = lnp.where(special, lnp.ones((), _dtype(x)), uf.abs(x))
-    exponent = lnp.asarray(uf.floor(uf.log2(safe)), np.int32) + 1
-    # by 2**exponent in two halves: 2**exponent alone overflows for the largest finite x
-    one, half = lnp.ones((), _dtype(x)), exponent // 2
-    mantissa = x / uf.ldexp(one, half) / uf.ldexp(one, exponent - half)
-    # log2 rounding can be off by one at powers of two
-    too_big = uf.abs(mantissa) >= 1
-    exponent = lnp.where(too_big, exponent + 1, exponent)
-    mantissa = lnp.where(too_big, mantissa / 2, mantissa)
-    too_small = (uf.abs(mantissa) < 0.5) & ~special
-    exponent = lnp.where(too_small, exponent - 1, exponent)
-    mantissa = lnp.where(too_small, mantissa * 2, mantissa)
-    return lnp.where(special, x, mantissa), lnp.where(special, 0, exponent)
-
-
 def spacing(x, /):
     """Distance from x to the next representable value away from zero (toward +inf for
     float16, as NumPy and JAX do)."""
@@ -700,25 +679,21 @@ def unpackbits(a, axis=None, count=None, bitorder="big"):
 # --- creation -------------------------------------------------------------------------------
 
 def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
-    """num numbers spaced evenly on a log scale from start to stop (signs kept)."""
+    """num numbers spaced evenly on a log scale from start to stop: sign(start) times a
+    logspace of |start| to stop / sign(start), as JAX computes it (for complex input too,
+    with sign(z) = z / |z|)."""
     check_arraylike("geomspace", start, stop)
-    start, stop = promote_dtypes_inexact(lnp.asarray(start), lnp.asarray(stop))
-    if dtypes.is_complex(_dtype(start)):
-        out = uf.exp(lnp.linspace(uf.log(start), uf.log(stop), num, endpoint, axis=axis))
+    num = operator.index(num)
+    if dtype is None:
+        dtype = dtypes.to_inexact_dtype(dtypes.result_type(start, stop))
     else:
-        sign = uf.sign(start)
-        out = sign * uf.power(10.0, lnp.linspace(uf.log10(start * sign),
-                                                 uf.log10(stop * sign), num, endpoint,
-                                                 axis=axis))
-        # make the end points exact
-        if num:
-            idx = [slice(None)] * _ndim(out)
-            idx[canonicalize_axis(axis, _ndim(out))] = 0
-            out = out.at[tuple(idx)].set(start)
-            if endpoint and num > 1:
-                idx[canonicalize_axis(axis, _ndim(out))] = -1
-                out = out.at[tuple(idx)].set(stop)
-    return out if dtype is None else lnp.asarray(out, dtype)
+        dtype = dtypes.check_user_dtype(dtype, "geomspace")
+    compute = dtypes.to_inexact_dtype(dtype)
+    start, stop = lnp.asarray(start, compute), lnp.asarray(stop, compute)
+    sign = uf.sign(start)
+    out = sign * lnp.logspace(uf.log10(start / sign), uf.log10(stop / sign), num,
+                              endpoint=endpoint, base=10.0, dtype=compute, axis=0)
+    return lnp.asarray(lnp.moveaxis(out, 0, canonicalize_axis(axis, _ndim(out))), dtype)
 
 
 def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):

@@ -2,6 +2,7 @@
 Integer division and remainder follow NumPy (floor semantics), not lax's truncation."""
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 import operator
@@ -9,6 +10,7 @@ import operator
 import numpy as np
 
 from pyjax._src import dtypes
+from pyjax._src.api.custom_derivatives import custom_jvp
 from pyjax._src.array import Array
 from pyjax._src.core.avals import get_aval
 from pyjax._src.core.trace import Tracer
@@ -480,12 +482,27 @@ def heaviside(x1, x2, /):
 
 
 def sinc(x, /):
+    """sin(pi x) / (pi x), 1 at 0; its derivatives of every order at 0 are those of the
+    Maclaurin series (as in JAX), not the 0 / 0 of differentiating the quotient."""
     (x,) = promote_args_inexact("sinc", x)
     pi_x = ew.mul(x, _const(x, math.pi))
     is_zero = ew.eq(x, _zero(x))
-    one = ew.add(ew.mul(x, _zero(x)), _const(x, 1))
-    safe = ew.select(is_zero, one, pi_x)
-    return ensure_array(ew.select(is_zero, one, ew.div(ew.sin(safe), safe)))
+    safe = ew.select(is_zero, ew.add(ew.mul(x, _zero(x)), _const(x, 1)), pi_x)
+    return ensure_array(ew.select(is_zero, _sinc_maclaurin(0, pi_x),
+                                  ew.div(ew.sin(safe), safe)))
+
+
+@functools.partial(custom_jvp, nondiff_argnums=(0,))
+def _sinc_maclaurin(k, x):
+    """The k-th derivative of sin(x) / x at x = 0 (shaped like x)."""
+    zero = ew.mul(x, _zero(x))
+    return zero if k % 2 else ew.add(zero, _const(x, (-1) ** (k // 2) / (k + 1)))
+
+
+@_sinc_maclaurin.defjvp
+def _sinc_maclaurin_jvp(k, primals, tangents):
+    (x,), (t,) = primals, tangents
+    return _sinc_maclaurin(k, x), ew.mul(_sinc_maclaurin(k + 1, x), t)
 
 
 def fmax(x1, x2):
@@ -533,15 +550,53 @@ around = round
 
 
 def ldexp(x1, x2, /):
+    """x1 * 2**x2, as JAX computes it: x1's exponent is split off first (frexp), so a
+    small x1 with a large x2 (or the reverse) neither overflows nor underflows on the
+    way."""
     check_arraylike("ldexp", x1, x2)
     if dtypes.is_complex(_dtype(x1)) or dtypes.is_inexact(_dtype(x2)):
         raise ValueError(f"ldexp not supported for input types {(_dtype(x1), _dtype(x2))}: "
                          "x1 must be real and x2 an integer or bool.")
     (x1,) = promote_args_inexact("ldexp", x1)
-    out = multiply(x1, exp2(x2).astype(_dtype(x1)))
-    # 0 and inf scale to themselves (not 0 * inf = nan when 2**x2 overflows or underflows)
+    x2 = convert(x2, _dtype(x1))
+    mantissa, exponent = frexp(x1)
+    exponent = add(convert(exponent, _dtype(x1)), x2)   # (checks rank promotion)
+    shape = get_aval(exponent).shape
+    x1, mantissa = st.broadcast_to_shape(x1, shape), st.broadcast_to_shape(mantissa, shape)
+    # the exponent may overflow by 1 and still give a finite result
+    positive = greater(exponent, 0)
+    mantissa = ew.select(*_broadcast(positive, multiply(mantissa, 2), mantissa))
+    exponent = ew.select(*_broadcast(positive, subtract(exponent, 1), exponent))
+    out = multiply(mantissa, power(np.array(2, _dtype(x1)), exponent))   # exact, unlike exp2
     keep = ew.bitwise_or(isinf(x1), ew.eq(x1, _zero(x1)))
     return ensure_array(ew.select(*_broadcast(keep, x1, out)))
+
+
+def frexp(x, /):
+    """(mantissa in [0.5, 1), integer exponent) with x == mantissa * 2**exponent, read
+    off x's bits (subnormals scaled up first); 0, inf and nan give (x, 0)."""
+    check_arraylike("frexp", x)
+    (x,) = promote_args_inexact("frexp", x)
+    dtype = _dtype(x)
+    if dtypes.is_complex(dtype):
+        raise TypeError("frexp does not support complex-valued inputs")
+    info = dtypes.finfo(dtype)
+    int_dtype = np.dtype(f"int{info.bits}")
+    mask = (1 << info.nexp) - 1
+    bias = 1 - info.minexp
+    subnormal = less(absolute(x), np.array(info.tiny, dtype))
+    scaled = ew.select(*_broadcast(subnormal, multiply(x, np.array(1 << info.nmant, dtype)),
+                                   x))
+    bits = ew.bitcast_convert_type(scaled, int_dtype)
+    exponent = ew.select(*_broadcast(subnormal, np.array(-info.nmant, int_dtype),
+                                     np.zeros((), int_dtype)))
+    exponent = exponent + ((bits >> info.nmant) & mask) - (bias - 1)
+    bits = (bits & ~(mask << info.nmant)) | ((bias - 1) << info.nmant)
+    mantissa = ew.bitcast_convert_type(bits, dtype)
+    special = ew.bitwise_or(ew.bitwise_or(isinf(x), isnan(x)), ew.eq(x, _zero(x)))
+    return (ensure_array(ew.select(special, x, mantissa)),
+            ensure_array(convert(ew.select(*_broadcast(special, np.zeros((), int_dtype),
+                                                       exponent)), np.int32)))
 
 
 def gcd(x1, x2):
