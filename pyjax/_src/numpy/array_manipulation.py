@@ -425,19 +425,28 @@ def _pad_with_function(x, widths, func, kwargs):
 # --- rolling, rotating, tiling, repeating -------------------------------------------------
 
 def roll(a, shift, axis=None):
-    """Elements shifted along axis (cyclically); the shift may be traced."""
+    """Elements shifted along axis (cyclically); shift and axis are scalars or 1-D and
+    broadcast against each other, and the shift may be traced."""
     check_arraylike("roll", a)
     a = lnp.asarray(a)
     if axis is None:
         return lnp.reshape(roll(lnp.ravel(a), shift, 0), _shape(a))
-    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
-    shifts = shift if isinstance(shift, (tuple, list)) else (shift,) * len(axes)
-    if len(shifts) == 1 and len(axes) > 1:
-        shifts = tuple(shifts) * len(axes)
-    if len(shifts) != len(axes):
-        raise ValueError("jnp.roll: shift and axis must have the same length")
-    for s, ax in zip(shifts, axes):
-        a = _roll_one(a, s, canonicalize_axis(ax, _ndim(a)))
+    axes = np.array([canonicalize_axis(ax, _ndim(a)) for ax in np.atleast_1d(axis)])
+    if isinstance(shift, Tracer) and shift.to_concrete_value() is None:
+        shifts = lnp.asarray(shift)
+        shape = np.broadcast_shapes(_shape(shifts), axes.shape)
+        if len(shape) != 1:
+            raise ValueError("'shift' and 'axis' arguments to roll must be scalars or 1D "
+                             "arrays")
+        shifts = lnp.broadcast_to(shifts, shape)
+        for i, ax in enumerate(np.broadcast_to(axes, shape)):
+            a = _roll_one(a, shifts[i], int(ax))
+        return a
+    shifts = np.atleast_1d(concrete(shift, "roll", "shift"))
+    if shifts.ndim > 1:
+        raise ValueError("'shift' and 'axis' arguments to roll must be scalars or 1D arrays")
+    for ax, s in zip(*np.broadcast_arrays(axes, shifts)):
+        a = _roll_one(a, int(s), int(ax))
     return a
 
 

@@ -5,7 +5,6 @@ dtypes, errors and the jnp ufuncs."""
 from __future__ import annotations
 
 import operator
-import string
 import warnings
 
 import numpy as np
@@ -15,13 +14,11 @@ from pyjax._src.array import Array, as_array
 from pyjax._src.core.avals import get_aval
 from pyjax._src.core.trace import Tracer
 from pyjax._src.lax import elementwise as ew
-from pyjax._src.lax.precision_ops import Precision
 from pyjax._src.lax import indexing as li
 from pyjax._src.lax import reductions as red
 from pyjax._src.lax import slicing as sl
 from pyjax._src.lax import structural as st
 from pyjax._src.numpy import lax_numpy as lnp
-from pyjax._src.numpy.einsum import einsum
 from pyjax._src.lax.indexing import (FILL_OR_DROP, PROMISE_IN_BOUNDS,
                                      GatherDimensionNumbers, GatherScatterMode,
                                      ScatterDimensionNumbers)
@@ -829,20 +826,21 @@ def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None, *,
 
 
 def _take_along_axis_one_hot(arr, indices, axis):
-    """take_along_axis as a product with a one-hot matrix (indices[..., None] == iota):
-    an out-of-bounds index selects nothing and gives 0."""
+    """take_along_axis as a product with a one-hot matrix (indices[..., None] == iota)
+    summed over arr's axis: an out-of-bounds index selects nothing and gives 0."""
     n = arr.aval.shape[axis]
-    hot = ew.eq(st.expand_dims(indices, (indices.aval.ndim,)),
-                st.broadcasted_iota(indices.aval.dtype, indices.aval.shape + (n,),
-                                    indices.aval.ndim))
-    if arr.aval.ndim == 1:
-        return einsum("...b,b->...", hot, arr, preferred_element_type=arr.aval.dtype)
-    if axis > len(string.ascii_letters) - 2:
-        raise ValueError("One Hot indexing is only supported for up to 50 leading "
-                         "dimensions.")
-    lead = string.ascii_letters[:axis]
-    return einsum(f"{lead}y...z,{lead}z...->{lead}y...", hot, arr,
-                  precision=Precision.HIGHEST, preferred_element_type=arr.aval.dtype)
+    i_ndim = indices.aval.ndim
+    hot = ew.eq(st.expand_dims(indices, (i_ndim,)),
+                st.broadcasted_iota(indices.aval.dtype, indices.aval.shape + (n,), i_ndim))
+    # arr's axis moves last and a size-1 axis takes its place, facing indices' axis
+    moved = st.expand_dims(lnp.moveaxis(arr, axis, -1), (axis,))
+    return red.reduce_sum(ew.mul(*_broadcast_same(ew.convert_element_type(
+        hot, arr.aval.dtype), moved)), (i_ndim,))
+
+
+def _broadcast_same(*xs):
+    shape = tuple(np.broadcast_shapes(*(x.aval.shape for x in xs)))
+    return [st.broadcast_to_shape(x, shape) for x in xs]
 
 
 def put_along_axis(arr, indices, values, axis, inplace=True, *, mode=None):
