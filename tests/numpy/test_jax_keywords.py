@@ -1,7 +1,9 @@
 """Keyword arguments and behaviours of jax.numpy and jax.scipy functions that JAX 0.10.2
 has (weighted quantiles, var(mean=), take_along_axis(mode="one_hot",
-wrap_negative_indices=), .at[](wrap_negative_indices=), argsort(dtype=), ...), checked
-against JAX's own results, recorded here as literals (dtype, values)."""
+wrap_negative_indices=), .at[](wrap_negative_indices=), argsort(dtype=), ...) and traced
+arguments JAX takes (roll's shifts, delete's unique indices, insert's index, place's
+mask, unravel_index's shape), checked against JAX's own results, recorded here as
+literals (dtype, values)."""
 import math
 
 import numpy as np
@@ -154,6 +156,30 @@ CASES = {
         ('jax.grad(jax.grad(jax.grad(jax.grad(jnp.sinc))))(0.)', ('float32', 19.481821)),
     'size_axes':
         ('jnp.size(jnp.zeros((2, 3, 4)), (0, 2))', ('int64', 8.0)),
+    'roll_traced_shifts':
+        ('jax.jit(lambda s: jnp.roll(jnp.arange(24).reshape(2, 3, 4), s, (0, '
+         '-1)))(jnp.array([1, 2]))',
+         ('int32',
+          [[[14.0, 15.0, 12.0, 13.0], [18.0, 19.0, 16.0, 17.0], [22.0, 23.0, 20.0, 21.0]],
+           [[2.0, 3.0, 0.0, 1.0], [6.0, 7.0, 4.0, 5.0], [10.0, 11.0, 8.0, 9.0]]])),
+    'delete_traced_unique':
+        ('jax.jit(lambda i: jnp.delete(jnp.arange(12).reshape(3, 4), i, axis=1, '
+         'assume_unique_indices=True))(jnp.array([3, -4]))',
+         ('int32', [[1.0, 2.0], [5.0, 6.0], [9.0, 10.0]])),
+    'insert_scalar_axis1':
+        ('jnp.insert(np.array([[1, 1], [2, 2], [3, 3]]), np.array(1), np.array(5), 1)',
+         ('int32', [[1.0, 5.0, 1.0], [2.0, 5.0, 2.0], [3.0, 5.0, 3.0]])),
+    'insert_traced_index':
+        ('jax.jit(lambda i, v: jnp.insert(jnp.arange(6.).reshape(3, 2), i, v, '
+         'axis=0))(jnp.int32(-1), 7.)',
+         ('float32', [[0.0, 1.0], [2.0, 3.0], [7.0, 7.0], [4.0, 5.0]])),
+    'place_traced_mask':
+        ('jax.jit(lambda m: jnp.place(jnp.arange(6), m, jnp.array([10, 20]), '
+         'inplace=False))(jnp.array([True, False, True, True, False, False]))',
+         ('int32', [10.0, 1.0, 20.0, 10.0, 4.0, 5.0])),
+    'unravel_index_traced_shape':
+        ('jax.jit(jnp.unravel_index)(jnp.array([-20, -3, 0, 5, 11, 30]), (3, 4))',
+         (('int32', [0.0, 2.0, 0.0, 1.0, 2.0, 2.0]), ('int32', [0.0, 1.0, 0.0, 1.0, 3.0, 3.0]))),
 }
 
 

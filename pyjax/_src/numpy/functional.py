@@ -22,7 +22,7 @@ from pyjax._src.numpy.indexing import take
 from pyjax._src.numpy.array_manipulation import append, concrete
 from pyjax._src.numpy import ufuncs as uf
 from pyjax._src.numpy.util import check_arraylike
-from pyjax._src.util import canonicalize_axis, canonicalize_shape
+from pyjax._src.util import canonicalize_axis
 
 # --- vectorize ------------------------------------------------------------------------------
 
@@ -488,20 +488,24 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C", *, dtype=None)
 
 
 def unravel_index(indices, shape):
-    """The index tuples of the flat indices into an array of `shape` (negative indices
-    count from the end; out-of-range ones are clipped, as in JAX)."""
-    shape = canonicalize_shape(shape, "jnp.unravel_index")
+    """The index tuples of the flat indices into an array of `shape` (whose sizes may be
+    traced); as in JAX, out-of-range indices are clipped and negative ones count from the
+    end."""
+    check_arraylike("unravel_index", indices)
     indices = lnp.asarray(indices)
-    if not dtypes.is_int(get_aval(indices).dtype):
-        raise TypeError("only int indices permitted")
-    total = int(np.prod(shape))
-    indices = lnp.where(indices < 0, indices + total, indices)
-    indices = lnp.clip(indices, 0, builtins.max(total - 1, 0))
-    out = []
-    for d in reversed(shape):
-        out.append(uf.remainder(indices, d) if d else indices)
-        indices = uf.floor_divide(indices, d) if d else indices
-    return tuple(reversed(out))
+    shape = list(shape) if isinstance(shape, (tuple, list)) or hasattr(shape, "__len__") \
+        else [shape]
+    if builtins.any(np.ndim(s) != 0 for s in shape):
+        raise ValueError("unravel_index: shape should be a scalar or 1D sequence.")
+    if builtins.any(isinstance(s, (int, np.integer)) and s < 0 for s in shape):
+        raise TypeError(f"jnp.unravel_index: shape {tuple(shape)} has negative dimensions.")
+    out = [0] * len(shape)
+    for i, size in reversed(list(enumerate(shape))):
+        indices, out[i] = uf.divmod(indices, size)
+    too_big = indices > 0
+    too_small = lnp.asarray(False) if get_aval(indices).dtype.kind == "u" else indices < -1
+    return tuple(lnp.where(too_big, size - 1, lnp.where(too_small, 0, i))
+                 for size, i in zip(shape, out))
 
 
 # --- creation from buffers, I/O and printing ------------------------------------------------
