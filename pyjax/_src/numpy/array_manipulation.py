@@ -143,7 +143,8 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
     n = _ndim(a)
     axis1, axis2 = canonicalize_axis(axis1, n), canonicalize_axis(axis2, n)
     if axis1 == axis2:
-        raise ValueError("diagonal requires distinct axis1 and axis2")
+        raise ValueError("axis1 and axis2 can not be same: the diagonal needs two distinct "
+                         f"axes, got {axis1} twice.")
     a = lnp.moveaxis(a, (axis1, axis2), (-2, -1))
     rows, cols = _shape(a)[-2:]
     offset = operator.index(offset)
@@ -483,6 +484,10 @@ def rot90(m, k=1, axes=(0, 1)):
     """m rotated by 90 degrees k times in the plane of `axes`."""
     check_arraylike("rot90", m)
     m = lnp.asarray(m)
+    if _ndim(m) < 2:
+        raise ValueError("rot90 requires its first argument to have ndim at least two, but "
+                         f"got first argument of shape {_shape(m)}, which has ndim "
+                         f"{_ndim(m)}")
     ax1, ax2 = (canonicalize_axis(ax, _ndim(m)) for ax in axes)
     if ax1 == ax2:
         raise ValueError("Axes must be different")

@@ -184,12 +184,8 @@ def _shape_arg(shape, where, negative_error=TypeError):
     is_seq = isinstance(shape, (tuple, list))
     concrete = []
     for d in shape if is_seq else (shape,):
-        if isinstance(d, Tracer):
-            value = d.to_concrete_value()
-            if value is None:
-                raise errors.ConcretizationTypeError(
-                    d, f"The error arose in jnp.{where}: the shape argument must be static.\n")
-            d = value
+        if isinstance(d, Tracer) and d.to_concrete_value() is not None:
+            d = d.to_concrete_value()   # (a traced size is refused by canonicalize_shape)
         concrete.append(d)
     return canonicalize_shape(concrete if is_seq else concrete[0], f"jnp.{where}",
                               negative_error=negative_error)
@@ -751,6 +747,9 @@ def broadcast_to(array, shape):
             keys_dtype.to_physical(array), (*shape, *keys_dtype.physical_shape)))
     check_arraylike("broadcast_to", array)
     shape = _shape_arg(shape, "broadcast_to")
+    if len(shape) < ndim(array):
+        raise ValueError(f"Cannot broadcast to shape with fewer dimensions: arr_shape="
+                         f"{np.shape(array)} shape={shape}")
     return ensure_array(st.broadcast_to_shape(array, shape))
 
 

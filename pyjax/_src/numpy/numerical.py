@@ -15,10 +15,12 @@ from pyjax._src import dtypes
 from pyjax._src.core.avals import get_aval
 from pyjax._src.core.trace import Tracer
 from pyjax._src.lax import elementwise as ew
+from pyjax._src.lax import sorting as lax_sort
 from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy.lax_numpy import ndim as _ndim, shape as _shape
 from pyjax._src.numpy import array_manipulation as more
 from pyjax._src.numpy import reductions as red
+from pyjax._src.numpy import sorting
 from pyjax._src.numpy import ufuncs as uf
 from pyjax._src.numpy.util import (check_arraylike, convert, ensure_array, promote_dtypes,
                                    promote_dtypes_inexact)
@@ -170,35 +172,42 @@ def _count_le(edges, x, strict=False):
 
 
 def interp(x, xp, fp, left=None, right=None, period=None):
-    """One-dimensional piecewise-linear interpolation of (xp, fp) at x; xp increasing."""
+    """One-dimensional piecewise-linear interpolation of (xp, fp) at x; xp increasing.
+    Outside xp the ends' values (or left/right) hold, or the end segments extend with
+    left/right='extrapolate'; with a period, x and xp wrap around (left/right unused)."""
     check_arraylike("interp", x, xp, fp)
-    x, xp, fp = promote_dtypes_inexact(lnp.asarray(x), lnp.asarray(xp), lnp.asarray(fp))
-    if _ndim(xp) != 1 or _ndim(fp) != 1 or _shape(xp) != _shape(fp):
+    if _shape(xp) != _shape(fp) or _ndim(xp) != 1:
         raise ValueError("xp and fp must be one-dimensional arrays of equal size")
+    x, xp = promote_dtypes_inexact(lnp.asarray(x), lnp.asarray(xp))
+    (fp,) = promote_dtypes_inexact(lnp.asarray(fp))
+    extrapolate = []
+    for name, end in (("left", left), ("right", right)):
+        if isinstance(end, str) and end != "extrapolate":
+            raise ValueError(f"the only valid string value of `{name}` is 'extrapolate', "
+                             f"but got: {end!r}")
+        extrapolate.append(isinstance(end, str))
+    if dtypes.is_complex(_dtype(x)):
+        raise ValueError("jnp.interp: complex x values not supported.")
     if period is not None:
-        if left is not None or right is not None:
-            raise ValueError("jnp.interp: left/right cannot be used with period")
-        period = uf.abs(lnp.asarray(period, _dtype(xp)))
-        x = uf.remainder(x, period)
-        xp = uf.remainder(xp, period)
-        order = np.argsort(more.concrete(xp, "interp", "xp"), kind="stable")
-        xp, fp = xp[order], fp[order]
+        if np.ndim(period) != 0:
+            raise ValueError(f"period must be a scalar; got {period}")
+        period = uf.abs(period)
+        x, xp = uf.remainder(x, period), uf.remainder(xp, period)
+        xp, fp = lax_sort.sort_key_val(xp, fp, 0)
         xp = lnp.concatenate([xp[-1:] - period, xp, xp[:1] + period])
         fp = lnp.concatenate([fp[-1:], fp, fp[:1]])
-    n = _shape(xp)[0]
-    flat = lnp.ravel(x)
-    i = lnp.clip(_count_le(xp, flat), 1, n - 1)
-    x0, x1, f0, f1 = xp[i - 1], xp[i], fp[i - 1], fp[i]
-    dx = x1 - x0
-    safe = lnp.where(dx == 0, lnp.ones((), _dtype(dx)), dx)
-    t = (flat - x0) / safe
-    out = lnp.where(dx == 0, f1, f0 + t * (f1 - f0))
+    i = lnp.clip(sorting.searchsorted(xp, x, side="right"), 1, _shape(xp)[0] - 1)
+    df = fp[i] - fp[i - 1]
+    dx = xp[i] - xp[i - 1]
+    delta = x - xp[i - 1]
+    flat = uf.abs(dx) <= np.spacing(np.finfo(_dtype(xp)).eps)   # no NaN gradients there
+    f = lnp.where(flat, fp[i - 1], fp[i - 1] + (delta / lnp.where(flat, 1, dx)) * df)
     if period is None:
-        lo = fp[0] if left is None else lnp.asarray(left, _dtype(fp))
-        hi = fp[-1] if right is None else lnp.asarray(right, _dtype(fp))
-        out = lnp.where(flat < xp[0], lo, out)
-        out = lnp.where(flat > xp[-1], hi, out)
-    return lnp.reshape(out, _shape(x))
+        if not extrapolate[0]:
+            f = lnp.where(x < xp[0], fp[0] if left is None else left, f)
+        if not extrapolate[1]:
+            f = lnp.where(x > xp[-1], fp[-1] if right is None else right, f)
+    return f
 
 
 # --- statistics -------------------------------------------------------------------------

@@ -372,7 +372,7 @@ logical_xor = _logical("logical_xor", ew.bitwise_xor)
 def _reject_complex(name, *xs, error=ValueError):
     for x in xs:
         if dtypes.is_complex(_dtype(x)):
-            raise error(f"jnp.{name} is not well defined for complex inputs (got "
+            raise error(f"jnp.{name} is not well defined for complex-valued inputs (got "
                         f"{_dtype(x)}); convert to real values first, e.g. with abs(x).")
 
 
