@@ -348,12 +348,13 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None, out_sharding
                                            and np.dtype(dtype).itemsize < 4) else dtype
         size = builtins.max(0, int(np.ceil((stop - start) / step)))
         values = ew.add(convert(start, working),
-                        ew.mul(convert(step, working), st.iota(working, size)))
+                        ew.mul(convert(step, working), convert(st.iota(working, size),
+                                                               working)))
         return ensure_array(convert(values, dtype))
     size = builtins.max(0, int(np.ceil(stop - start)))
-    if start == 0:
-        return ensure_array(st.iota(dtype, size))
-    return ensure_array(ew.add(convert(start, dtype), st.iota(dtype, size)))
+    # (convert keeps an explicitly requested 64-bit dtype, which iota canonicalizes)
+    iota = convert(st.iota(dtype, size), dtype)
+    return ensure_array(iota if start == 0 else ew.add(convert(start, dtype), iota))
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0,
