@@ -278,8 +278,11 @@ class Array:
         # The host value is exported; `stream` only orders work on GPU streams, so a host
         # buffer has nothing to wait for.
         del stream
-        return self._value.__dlpack__(max_version=max_version, dl_device=dl_device,
-                                      copy=copy)
+        value = self._value
+        if not value.flags.writeable and copy is not False and (
+                max_version is None or tuple(max_version) < (1, 0)):
+            value = value.copy()   # DLPack before 1.0 cannot mark a buffer read-only
+        return value.__dlpack__(max_version=max_version, dl_device=dl_device, copy=copy)
 
     def __dlpack_device__(self):
         return self._value.__dlpack_device__()

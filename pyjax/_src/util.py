@@ -99,23 +99,31 @@ def canonicalize_shape(shape, where, nonnegative=True, negative_error=TypeError)
         shape = (shape,)
     elif hasattr(shape, "tolist") and getattr(shape, "ndim", None) == 1 and \
             getattr(shape, "dtype", None) is not None and shape.dtype.kind in "iu":
-        shape = shape.tolist()      # a concrete integer array (tracers raise on tolist)
+        try:
+            shape = shape.tolist()      # a concrete integer array
+        except TypeError as e:          # a traced one
+            raise TypeError(f"{where}: Shapes must be 1D sequences of concrete values of "
+                            f"integer type, got {shape}.\nIf using `jit`, try using "
+                            "`static_argnums` or applying `jit` to smaller subfunctions.") \
+                from e
     if isinstance(shape, str) or not hasattr(shape, "__iter__"):
-        raise TypeError(f"{where}: shapes must be an int or a 1D sequence of integers, "
-                        f"got {shape!r}.")
+        raise TypeError(f"{where}: Shapes must be 1D sequences of concrete values of integer "
+                        f"type (or an int), got {shape!r}.")
     out = []
     for d in shape:
         if getattr(d, "ndim", 0) != 0 or isinstance(d, (bool, float, complex, str)) or \
                 not hasattr(d, "__index__"):
-            raise TypeError(f"{where}: shapes must be 1D sequences of concrete values of "
+            raise TypeError(f"{where}: Shapes must be 1D sequences of concrete values of "
                             f"integer type, got {tuple(shape)!r}. Use Python ints (e.g. "
                             "`int(n)` or `x.shape[0]`); under jit, mark size arguments "
                             "static with `static_argnums`.")
         try:
             out.append(operator.index(d))
-        except TypeError as err:   # a traced size
-            raise TypeError(f"Shapes must be 1D sequences of concrete values of integer "
-                            f"type, got {tuple(shape)} (in {where}).\n{err}") from err
+        except TypeError as e:   # a traced size: JAX's message, then the tracer's own
+            raise TypeError(f"{where}: Shapes must be 1D sequences of concrete values of "
+                            f"integer type, got {tuple(shape)}.\nIf using `jit`, try using "
+                            "`static_argnums` or applying `jit` to smaller subfunctions.\n"
+                            f"{e}") from e
     if nonnegative and any(d < 0 for d in out):
         raise negative_error(f"{where}: negative dimensions are not allowed, got shape "
                              f"{tuple(out)}.")

@@ -17,7 +17,7 @@ from pyjax._src.numpy.lax_numpy import (  # noqa: F401
     fliplr, flipud, full, full_like, hsplit, hstack, identity, inner, isdtype,
     iscomplexobj, isrealobj, isscalar, issubdtype, linspace, logspace, matmul,
     matrix_transpose, moveaxis, ndarray, ndim, ones, ones_like, outer, permute_dims,
-    promote_types, ravel, reshape, result_type, row_stack, select, shape, size, split,
+    promote_types, ravel, reshape, result_type, select, shape, size, split,
     squeeze, stack, swapaxes, transpose, vdot, vsplit, vstack, zeros, zeros_like,
 )
 from pyjax._src.numpy.einsum import einsum, einsum_path  # noqa: F401
@@ -37,7 +37,7 @@ from pyjax._src.numpy.array_manipulation import (  # noqa: F401
 )
 from pyjax._src.numpy.numerical import (  # noqa: F401
     allclose, array_equal, array_equiv, bartlett, bincount, bitwise_count, bitwise_left_shift,
-    bitwise_right_shift, blackman, corrcoef, cov, cross, diff, ediff1d, fabs, frexp,
+    bitwise_right_shift, blackman, corrcoef, cov, cross, diff, ediff1d, fabs,
     geomspace, gradient, hamming, hanning, histogram, histogram2d, histogram_bin_edges,
     histogramdd, i0, interp, isclose, iscomplex, isneginf, isposinf, isreal, iterable, kaiser,
     modf, nan_to_num, packbits, spacing, trapezoid, unpackbits, unwrap,
@@ -77,7 +77,8 @@ from pyjax._src.numpy.ufuncs import (  # noqa: F401
     abs, absolute, acos, acosh, angle, arccos, arccosh, arcsin, arcsinh, arctan, arctan2,
     arctanh, around, asin, asinh, atan, atan2, atanh, bitwise_invert, bitwise_not, cbrt,
     ceil, conj, conjugate, copysign, cos, cosh, deg2rad, degrees, divide, divmod, equal,
-    exp, exp2, expm1, fix, float_power, floor, floor_divide, fmax, fmin, fmod, gcd, greater,
+    exp, exp2, expm1, float_power, floor, floor_divide, fmax, fmin, fmod, frexp, gcd,
+    greater,
     greater_equal, heaviside, hypot, imag, invert, isfinite, isinf, isnan, lcm, ldexp,
     left_shift, less, less_equal, log, log1p, log2, log10, logical_not, mod, nextafter,
     not_equal, positive, pow, power, rad2deg, radians, real, reciprocal, remainder,

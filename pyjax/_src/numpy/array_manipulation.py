@@ -17,9 +17,11 @@ from pyjax._src.lax import dot as ldot
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import slicing as sl
 from pyjax._src.lax import structural as st
+from pyjax._src.numpy import indexing
 from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy.lax_numpy import ndim as _ndim, shape as _shape
 from pyjax._src.numpy import reductions as red
+from pyjax._src.numpy import sorting
 from pyjax._src.numpy import ufuncs as uf
 from pyjax._src.numpy.util import (check_arraylike, convert, ensure_array, extended_dtype,
                                    promote_dtypes, promote_dtypes_numeric)
@@ -27,16 +29,17 @@ from pyjax._src.util import canonicalize_axes, canonicalize_axis, canonicalize_s
 from pyjax._src.lax.sharding_constraint import takes_out_sharding
 
 
-def concrete(x, name, arg):
+def concrete(x, name, arg, why=None):
     """x as a NumPy value, or ConcretizationTypeError when it is traced: `arg` of
-    jnp.`name` decides the shape of the result, so it must be static."""
+    jnp.`name` decides the shape of the result (or `why` says what else needs it), so it
+    must be static."""
     if isinstance(x, Tracer):
         value = x.to_concrete_value()
         if value is None:
-            raise errors.ConcretizationTypeError(
-                x, f"The error arose in jnp.{name}: argument '{arg}' must be concrete "
+            raise errors.ConcretizationTypeError(x, why or (
+                f"The error arose in jnp.{name}: argument '{arg}' must be concrete "
                 "because it decides the shape of the result. Pass a NumPy value or a "
-                f"static argument, or use the size= argument where jnp.{name} has one.\n")
+                f"static argument, or use the size= argument where jnp.{name} has one.\n"))
         return np.asarray(value)
     if isinstance(x, Array):
         return np.asarray(x._value)
@@ -141,7 +144,8 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
     n = _ndim(a)
     axis1, axis2 = canonicalize_axis(axis1, n), canonicalize_axis(axis2, n)
     if axis1 == axis2:
-        raise ValueError("diagonal requires distinct axis1 and axis2")
+        raise ValueError("axis1 and axis2 can not be same: the diagonal needs two distinct "
+                         f"axes, got {axis1} twice.")
     a = lnp.moveaxis(a, (axis1, axis2), (-2, -1))
     rows, cols = _shape(a)[-2:]
     offset = operator.index(offset)
@@ -379,7 +383,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
         return x
     if mode in ("maximum", "minimum", "mean", "median"):
         if mode == "median":
-            from pyjax._src.numpy.sorting import median as func   # jnp.median's home
+            func = sorting.median
         else:
             func = {"maximum": red.max, "minimum": red.min, "mean": red.mean}[mode]
         stat = kwargs.get("stat_length")
@@ -425,19 +429,28 @@ def _pad_with_function(x, widths, func, kwargs):
 # --- rolling, rotating, tiling, repeating -------------------------------------------------
 
 def roll(a, shift, axis=None):
-    """Elements shifted along axis (cyclically); the shift may be traced."""
+    """Elements shifted along axis (cyclically); shift and axis are scalars or 1-D and
+    broadcast against each other, and the shift may be traced."""
     check_arraylike("roll", a)
     a = lnp.asarray(a)
     if axis is None:
         return lnp.reshape(roll(lnp.ravel(a), shift, 0), _shape(a))
-    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
-    shifts = shift if isinstance(shift, (tuple, list)) else (shift,) * len(axes)
-    if len(shifts) == 1 and len(axes) > 1:
-        shifts = tuple(shifts) * len(axes)
-    if len(shifts) != len(axes):
-        raise ValueError("jnp.roll: shift and axis must have the same length")
-    for s, ax in zip(shifts, axes):
-        a = _roll_one(a, s, canonicalize_axis(ax, _ndim(a)))
+    axes = np.array([canonicalize_axis(ax, _ndim(a)) for ax in np.atleast_1d(axis)])
+    if isinstance(shift, Tracer) and shift.to_concrete_value() is None:
+        shifts = lnp.asarray(shift)
+        shape = np.broadcast_shapes(_shape(shifts), axes.shape)
+        if len(shape) != 1:
+            raise ValueError("'shift' and 'axis' arguments to roll must be scalars or 1D "
+                             "arrays")
+        shifts = lnp.broadcast_to(shifts, shape)
+        for i, ax in enumerate(np.broadcast_to(axes, shape)):
+            a = _roll_one(a, shifts[i], int(ax))
+        return a
+    shifts = np.atleast_1d(concrete(shift, "roll", "shift"))
+    if shifts.ndim > 1:
+        raise ValueError("'shift' and 'axis' arguments to roll must be scalars or 1D arrays")
+    for ax, s in zip(*np.broadcast_arrays(axes, shifts)):
+        a = _roll_one(a, int(s), int(ax))
     return a
 
 
@@ -472,6 +485,10 @@ def rot90(m, k=1, axes=(0, 1)):
     """m rotated by 90 degrees k times in the plane of `axes`."""
     check_arraylike("rot90", m)
     m = lnp.asarray(m)
+    if _ndim(m) < 2:
+        raise ValueError("rot90 requires its first argument to have ndim at least two, but "
+                         f"got first argument of shape {_shape(m)}, which has ndim "
+                         f"{_ndim(m)}")
     ax1, ax2 = (canonicalize_axis(ax, _ndim(m)) for ax in axes)
     if ax1 == ax2:
         raise ValueError("Axes must be different")
@@ -619,64 +636,82 @@ def append(arr, values, axis=None):
     return lnp.concatenate([lnp.asarray(arr), lnp.asarray(values)], axis)
 
 
-def _index_array(obj, n, name):
-    """obj (an int, slice or sequence of ints/bools) as concrete non-negative indices."""
-    if isinstance(obj, slice):
-        return np.arange(n)[obj], False
-    idx = concrete(obj, name, "obj")
-    if idx.dtype == np.bool_:
-        if idx.shape != (n,):
-            raise ValueError(f"jnp.{name}: boolean obj must have length {n}")
-        return np.nonzero(idx)[0], False
-    if idx.dtype.kind not in "iu" and idx.size:
-        raise IndexError(f"jnp.{name}: obj must be integers, got {idx.dtype}")
-    return idx.astype(np.int64), np.ndim(idx) == 0
-
-
 def delete(arr, obj, axis=None, *, assume_unique_indices=False):
-    """A copy of arr without the entries at obj along axis (obj must be concrete)."""
+    """A copy of arr without the entries at obj (an int, slice, integer or boolean array)
+    along axis. obj must be concrete, unless it is integer and assume_unique_indices
+    promises no repeats: then it may be traced (negative indices count from the end)."""
     check_arraylike("delete", arr)
     a = lnp.asarray(arr)
     a, axis = lnp.axis_or_flattened(a, axis)
     n = _shape(a)[axis]
-    idx, _ = _index_array(obj, n, "delete")
-    if ((idx < -n) | (idx >= n)).any():
-        raise IndexError(f"jnp.delete: index out of bounds for axis {axis} of size {n}")
-    keep = np.ones(n, bool)
-    keep[np.mod(idx, n) if n else idx] = False
-    return _take_axis(a, np.nonzero(keep)[0], axis)
+    before = (slice(None),) * axis
+    try:
+        obj = canonicalize_axis(operator.index(obj), n)
+    except TypeError:
+        pass
+    else:
+        return lnp.concatenate([a[before + (slice(0, obj),)], a[before + (slice(obj + 1, None),)]],
+                               axis)
+    if isinstance(obj, slice):
+        obj, assume_unique_indices = np.arange(n)[obj], True
+    check_arraylike("delete", a, obj)
+    if dtypes.is_int(_dtype(lnp.asarray(obj))) and assume_unique_indices:
+        # the kept positions i: each skips as many deleted positions as lie at or before it
+        gone = lnp.ravel(lnp.asarray(obj))
+        gone = sorting.sort(lnp.clip(lnp.where(gone < 0, gone + n, gone), 0, n))
+        gone = gone - lnp.arange(_shape(gone)[0], dtype=_dtype(gone))
+        i = lnp.arange(n - _shape(gone)[0], dtype=_dtype(gone))
+        i = i + red.sum(i[None, :] >= gone[:, None], 0, dtype=_dtype(i))
+        return a[before + (i,)]
+    idx = concrete(obj, "delete", "obj")
+    if idx.dtype == np.bool_:
+        if idx.shape != (n,):
+            raise ValueError("np.delete(arr, obj): for boolean indices, obj must be "
+                             "one-dimensional with length matching specified axis.")
+        keep = ~idx
+    elif idx.dtype.kind in "iu" or not idx.size:
+        keep = np.ones(n, bool)
+        keep[idx.astype(np.int64)] = False
+    else:
+        raise ValueError(f"np.delete(arr, obj): got obj.dtype={idx.dtype}; must be integer "
+                         "or bool.")
+    return a[before + (keep,)]
 
 
 def insert(arr, obj, values, axis=None):
-    """A copy of arr with values inserted before the indices obj along axis."""
-    check_arraylike("insert", arr)
+    """A copy of arr with values inserted before the indices obj (an int, slice or 1-D
+    integer array, which may be traced) along axis, as JAX computes it: the new positions
+    of the values are scattered into an array of the new size, arr fills the rest."""
+    check_arraylike("insert", arr, 0 if isinstance(obj, slice) else obj, values)
     a = lnp.asarray(arr)
     a, axis = lnp.axis_or_flattened(a, axis)
-    n = _shape(a)[axis]
-    idx, scalar = _index_array(obj, n + 1, "insert")
-    if ((idx < -n) | (idx > n)).any():
-        raise IndexError(f"jnp.insert: index out of bounds for axis {axis} of size {n}")
-    idx = np.where(idx < 0, idx + n, idx)
-    values = lnp.asarray(values, _dtype(a))
-    if scalar:
-        values = lnp.moveaxis(values, 0, axis) if _ndim(values) == _ndim(a) else \
-            lnp.expand_dims(values, axis) if _ndim(values) < _ndim(a) else values
-        count = _shape(values)[axis] if _ndim(values) == _ndim(a) else 1
-        idx = np.full(count, idx)
-    count = len(idx)
-    target = list(_shape(a))
-    target[axis] = count
-    values = lnp.broadcast_to(values, tuple(target))
-    order = np.argsort(idx, kind="stable")
-    new_pos = idx[order] + np.arange(count)
-    total = n + count
-    is_new = np.zeros(total, bool)
-    is_new[new_pos] = True
-    src = np.empty(total, np.int64)
-    src[~is_new] = np.arange(n)
-    src[new_pos] = n + order
-    joined = lnp.concatenate([a, values], axis)
-    return _take_axis(joined, src, axis)
+    n_input = _shape(a)[axis]
+    indices = lnp.arange(*obj.indices(n_input)) if isinstance(obj, slice) else lnp.asarray(obj)
+    if _ndim(indices) > 1:
+        raise ValueError("jnp.insert(): obj must be a slice, a one-dimensional array, or a "
+                         f"scalar; got {obj}")
+    if not dtypes.is_int(_dtype(indices)):
+        if lnp.size(indices) == 0 and not isinstance(obj, (Array, Tracer)):
+            indices = lnp.asarray(indices, dtypes.default_int_dtype())
+        else:
+            raise ValueError(f"jnp.insert(): index array must be integer typed; got {obj}")
+    values = lnp.array(values, ndmin=_ndim(a), dtype=_dtype(a), copy=False)
+    if lnp.size(indices) == 1:
+        index = lnp.ravel(indices)[0]
+        if _ndim(indices) == 0:
+            values = lnp.moveaxis(values, 0, axis)
+        indices = lnp.full(_shape(values)[axis], index)
+    n_insert = np.broadcast_shapes(_shape(indices), (_shape(values)[axis],))[0]
+    out_shape = list(_shape(a))
+    out_shape[axis] += n_insert
+    indices = lnp.clip(lnp.where(indices < 0, indices + n_input, indices), 0, n_input)
+    values_at = indices.at[sorting.argsort(indices)].add(
+        lnp.arange(n_insert, dtype=_dtype(indices)))
+    arr_mask = lnp.ones(n_input + n_insert, bool).at[values_at].set(False)
+    arr_at = indexing.nonzero(arr_mask, size=n_input)[0]
+    before = (slice(None),) * axis
+    out = lnp.zeros_like(a, shape=tuple(out_shape))
+    return out.at[before + (values_at,)].set(values).at[before + (arr_at,)].set(a)
 
 
 def resize(a, new_shape):
@@ -703,7 +738,6 @@ def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
     n = _shape(a)[axis]
     if _shape(cond)[0] > n:
         raise ValueError("jnp.compress: condition is longer than the array axis")
-    from pyjax._src.numpy import indexing
     if size is None and not (isinstance(cond, Tracer) and cond.to_concrete_value() is None):
         idx = np.nonzero(concrete(cond, "compress", "condition"))[0]
         return _take_axis(a, idx, axis)
@@ -772,19 +806,24 @@ def piecewise(x, condlist, funclist, *args, **kw):
 
 
 def place(arr, mask, vals, *, inplace=True):
-    """A copy of arr with its entries where mask is true replaced by vals, cycled.
-    JAX arrays are immutable: pass inplace=False."""
+    """A copy of arr with its entries where mask is true replaced by vals, cycled; mask
+    may be traced. JAX arrays are immutable: pass inplace=False."""
+    check_arraylike("place", arr, mask, vals)
+    data, mask, vals = lnp.asarray(arr), lnp.asarray(mask), lnp.ravel(lnp.asarray(vals))
     if inplace:
-        raise ValueError("jnp.place cannot modify arrays in place (JAX arrays are "
-                         "immutable): call it with inplace=False; it returns the new array.")
-    arr = lnp.asarray(arr)
-    m = concrete(mask, "place", "mask").astype(bool).reshape(-1)
-    idx = np.nonzero(m)[0]
-    vals = lnp.ravel(lnp.asarray(vals, _dtype(arr)))
-    if not len(idx):
-        return arr
-    picked = vals[np.arange(len(idx)) % _shape(vals)[0]]
-    return lnp.reshape(lnp.ravel(arr).at[idx].set(picked), _shape(arr))
+        raise ValueError("jax.numpy.place cannot modify arrays in-place, because JAX arrays "
+                         "are immutable. Pass inplace=False to instead return an updated "
+                         "array.")
+    if lnp.size(data) != lnp.size(mask):
+        raise ValueError("place: arr and mask must be the same size")
+    if not lnp.size(vals):
+        raise ValueError("Cannot place values from an empty array")
+    if not lnp.size(data):
+        return data
+    size = lnp.size(mask)
+    (where,) = indexing.nonzero(lnp.ravel(mask), size=size, fill_value=size)
+    cycled = vals[np.arange(size) % lnp.size(vals)]
+    return lnp.reshape(lnp.ravel(data).at[where].set(cycled, mode="drop"), _shape(data))
 
 
 def put(a, ind, v, mode=None, *, inplace=True):
@@ -938,13 +977,22 @@ def vander(x, N=None, increasing=False):
     return uf.power(x[:, None], lnp.asarray(powers, _dtype(x)))
 
 
-def trim_zeros(filt, trim="fb"):
-    """filt without its leading ('f') and/or trailing ('b') zeros (filt must be
-    concrete: the result's length depends on its values)."""
+def trim_zeros(filt, trim="fb", axis=None):
+    """filt without its leading ('f') and/or trailing ('b') all-zero slices along `axis`
+    (None: every axis). filt must be concrete: the result's shape depends on its
+    values."""
+    check_arraylike("trim_zeros", filt)
     values = concrete(filt, "trim_zeros", "filt")
-    nz = np.nonzero(values)[0]
-    if not len(nz):
-        return lnp.asarray(values[:0])
-    start = nz[0] if "f" in trim.lower() else 0
-    stop = nz[-1] + 1 if "b" in trim.lower() else len(values)
-    return lnp.asarray(filt)[start:stop]
+    axes = set(canonicalize_axes(tuple(range(values.ndim)) if axis is None else axis,
+                                 values.ndim))
+    front, back = "f" in trim.lower(), "b" in trim.lower()
+
+    def kept(ax):
+        if ax not in axes:
+            return slice(None)
+        nonzero = np.flatnonzero(values.any(axis=tuple(i for i in range(values.ndim)
+                                                       if i != ax)))
+        if not len(nonzero):
+            return slice(0, 0)
+        return slice(nonzero[0] if front else None, nonzero[-1] + 1 if back else None)
+    return lnp.asarray(filt)[tuple(kept(ax) for ax in range(values.ndim))]

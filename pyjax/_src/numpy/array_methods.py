@@ -2,8 +2,6 @@
 of DESIGN.md: lower layers define the types, jax.numpy gives them NumPy's behaviour)."""
 from __future__ import annotations
 
-import importlib
-
 import numpy as np
 
 from pyjax._src import dtypes
@@ -12,7 +10,10 @@ from pyjax._src.core.avals import get_aval
 from pyjax._src.core.trace import Tracer
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import structural as st
+from pyjax._src.numpy import array_manipulation as am
+from pyjax._src.numpy import indexing
 from pyjax._src.numpy import lax_numpy as lnp
+from pyjax._src.numpy import sorting
 from pyjax._src.numpy.array_api_metadata import __array_namespace__
 from pyjax._src.numpy import reductions as red
 from pyjax._src.numpy import ufuncs as uf
@@ -109,32 +110,59 @@ def _view(self, dtype=None, type=None):
 
 
 def _getitem(self, index):
-    from pyjax._src.numpy import indexing
     return indexing.getitem(self, index)
 
 
 def _at(self):
-    from pyjax._src.numpy import indexing
     return indexing.IndexUpdateHelper(self)
 
 
-def _deferred(module, name):
-    """The method x.name(...) = jnp.name(x, ...), its module imported on first use (these
-    modules stay out of `import pyjax`)."""
-    def method(self, *args, **kwargs):
-        return getattr(importlib.import_module(module), name)(self, *args, **kwargs)
-    method.__name__ = name
-    return method
-
-
-def _compress(self, condition, axis=None, **kwargs):
-    from pyjax._src.numpy.array_manipulation import compress
-    return compress(condition, self, axis, **kwargs)   # jnp.compress takes the mask first
+def _compress(self, condition, axis=None, *, out=None, size=None, fill_value=0):
+    return am.compress(condition, self, axis, size=size, fill_value=fill_value, out=out)
 
 
 def _to_device(self, device, *, stream=None):
     from pyjax._src.api.devices import device_put
     return device_put(self, device)
+
+
+def _argsort(self, axis=-1, *, kind=None, order=None, stable=True, descending=False):
+    return sorting.argsort(self, axis, kind=kind, order=order, stable=stable,
+                           descending=descending)
+
+
+def _nonzero(self, *, fill_value=None, size=None):
+    return indexing.nonzero(self, size=size, fill_value=fill_value)
+
+
+def _var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
+         correction=None):
+    return red.var(self, axis, dtype, out, ddof, keepdims, where=where,
+                   correction=correction)
+
+
+def _std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
+         correction=None):
+    return red.std(self, axis, dtype, out, ddof, keepdims, where=where,
+                   correction=correction)
+
+
+def _copy(self):
+    return lnp.copy(self)
+
+
+def _byteswap(self):
+    """The array with the bytes of each element reversed (of the real and imaginary parts
+    apart for complex, as NumPy's byteswap; the dtype stays, so the values change unless
+    read back big-endian)."""
+    dtype = get_aval(self).dtype
+    if dtypes.is_complex(dtype):
+        return ew.complex(_byteswap(uf.real(self)), _byteswap(uf.imag(self)))
+    if np.dtype(dtype).itemsize == 1:
+        return self
+    as_bytes = _view(lnp.expand_dims(self, -1), np.uint8)   # (..., 1) -> (..., itemsize)
+    return lnp.squeeze(_view(st.rev(as_bytes, (as_bytes.ndim - 1,)), get_aval(self).dtype),
+                       -1)
 
 
 _METHODS = {
@@ -144,17 +172,15 @@ _METHODS = {
     "round": uf.round, "__round__": uf.round, "dot": lnp.dot, "conj": uf.conjugate,
     "conjugate": uf.conjugate,
     "sum": red.sum, "prod": red.prod, "max": red.max, "min": red.min, "mean": red.mean,
-    "var": red.var, "std": red.std, "any": red.any, "all": red.all,
+    "var": _var, "std": _std, "any": red.any, "all": red.all,
     "argmax": red.argmax, "argmin": red.argmin, "cumsum": red.cumsum,
-    "cumprod": red.cumprod, "ptp": red.ptp, "copy": lnp.copy, "clone": lnp.copy,
+    "cumprod": red.cumprod, "ptp": red.ptp, "copy": _copy, "clone": _copy,
     "to_device": _to_device, "compress": _compress, "__getitem__": _getitem,
-    "view": _view,
+    "view": _view, "byteswap": _byteswap,
     "__array_namespace__": __array_namespace__,
-    **{name: _deferred("pyjax._src.numpy.sorting", name)
-       for name in ("sort", "argsort", "argpartition", "searchsorted")},
-    **{name: _deferred("pyjax._src.numpy.indexing", name) for name in ("take", "nonzero")},
-    **{name: _deferred("pyjax._src.numpy.array_manipulation", name)
-       for name in ("repeat", "diagonal", "trace", "choose")},
+    "sort": sorting.sort, "argsort": _argsort, "argpartition": sorting.argpartition,
+    "searchsorted": sorting.searchsorted, "take": indexing.take, "nonzero": _nonzero,
+    "repeat": am.repeat, "diagonal": am.diagonal, "trace": am.trace, "choose": am.choose,
 }
 _PROPERTIES = {
     "T": lambda self: lnp.transpose(self),

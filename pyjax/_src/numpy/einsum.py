@@ -124,9 +124,10 @@ def _greedy_path(terms, output, sizes):
     return path
 
 
-def einsum_path(subscripts, *operands, optimize="greedy", einsum_call=False):
+def einsum_path(subscripts, /, *operands, optimize="auto"):
     """The contraction order einsum would use, as (path, description); the path is a
-    list of operand-index pairs in numpy's format ('einsum_path' first)."""
+    list of operand-index pairs, as opt_einsum (and so JAX) gives it, which einsum's
+    optimize= takes back."""
     if not isinstance(subscripts, str):
         subscripts, operands = _parse_sublist((subscripts,) + operands)
     shapes = [np.shape(o) if not hasattr(o, "aval") else get_aval(o).shape
@@ -136,12 +137,12 @@ def einsum_path(subscripts, *operands, optimize="greedy", einsum_call=False):
     path = _choose_path(terms, output, sizes, optimize)
     lines = [f"  Complete contraction:  {','.join(terms)}->{output}",
              f"  Naive scaling:  {len(sizes)}"]
-    return ["einsum_path"] + path, "\n".join(lines)
+    return path, "\n".join(lines)
 
 
 def _choose_path(terms, output, sizes, optimize):
-    if isinstance(optimize, (list, tuple)) and optimize and optimize[0] == "einsum_path":
-        return [tuple(p) for p in optimize[1:]]
+    if isinstance(optimize, (list, tuple)):   # an explicit path, in numpy's form or not
+        return [tuple(p) for p in optimize if p != "einsum_path"]
     if optimize in (False, None, "no-optimize") or len(terms) < 2:
         return [(0, 1)] * max(len(terms) - 1, 0) if len(terms) > 1 else []
     if optimize in (True, "greedy", "optimal", "auto", "dp", "branch-2", "branch-all"):

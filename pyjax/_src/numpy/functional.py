@@ -15,15 +15,14 @@ import numpy as np
 from pyjax._src import dtypes
 from pyjax._src.api.shapes import ShapeDtypeStruct, eval_shape
 from pyjax._src.api.vmap import vmap
-from pyjax._src.array import Array
 from pyjax._src.core.avals import get_aval
 from pyjax._src.lax.control_flow import fori_loop
 from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy.indexing import take
-from pyjax._src.numpy.array_manipulation import append
+from pyjax._src.numpy.array_manipulation import append, concrete
 from pyjax._src.numpy import ufuncs as uf
 from pyjax._src.numpy.util import check_arraylike
-from pyjax._src.util import canonicalize_axis, canonicalize_shape
+from pyjax._src.util import canonicalize_axis
 
 # --- vectorize ------------------------------------------------------------------------------
 
@@ -438,54 +437,75 @@ r_ = _Concatenator(0, 1, -1)
 c_ = _Concatenator(-1, 2, 0)
 
 
-def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
-    """Flat indices of the index tuples in multi_index into an array of shape dims."""
+def ravel_multi_index(multi_index, dims, mode="raise", order="C", *, dtype=None):
+    """Flat indices of the index tuples in multi_index into an array of shape dims, in
+    `dtype` (by default the indices' own integer dtype). mode "raise" checks the indices
+    (so they must be concrete), "wrap" and "clip" bring them in bounds, "ignore" trusts
+    them."""
     dims = tuple(operator.index(d) for d in dims)
     if len(multi_index) != len(dims):
         raise ValueError(f"parameter multi_index must be a sequence of length {len(dims)}")
-    if order not in ("C", "F"):
-        raise ValueError(f"invalid order={order!r}; expected 'C' or 'F'")
+    check_arraylike("ravel_multi_index", *multi_index)
     idx = [lnp.asarray(i) for i in multi_index]
+    if dtype is None:
+        dtype = dtypes.result_type(int, *idx)
+    else:
+        dtype = dtypes.check_user_dtype(dtype, "ravel_multi_index")
+    if not dtypes.is_int(dtype):
+        raise ValueError(f"dtype={np.dtype(dtype)} is not an integer type.")
+    if math.prod(dims) - 1 > np.iinfo(dtype).max:
+        raise ValueError(f"jnp.ravel_multi_index: dtype={np.dtype(dtype)} not large enough "
+                         f"to hold flattened index for dims={dims}. Use the dtype argument "
+                         "to pass a suitable dtype (e.g. dtype=np.min_scalar_type("
+                         "prod(dims))).")
     for i in idx:
         if not dtypes.is_int(get_aval(i).dtype):
             raise TypeError(f"only int indices permitted, got {get_aval(i).dtype}")
     if mode == "raise":
         for i, d in zip(idx, dims):
-            value = np.asarray(i) if isinstance(i, Array) else None
-            if value is None:
-                from pyjax._src.numpy.array_manipulation import concrete
-                value = concrete(i, "ravel_multi_index", "multi_index")
+            value = concrete(i, "ravel_multi_index", "multi_index",
+                             "The error occurred because ravel_multi_index was jit-compiled "
+                             "with mode='raise'. Use mode='wrap' or mode='clip' instead.\n")
             if ((value < 0) | (value >= d)).any():
                 raise ValueError("invalid entry in coordinates array")
     elif mode == "wrap":
         idx = [uf.remainder(i, d) for i, d in zip(idx, dims)]
     elif mode == "clip":
         idx = [lnp.clip(i, 0, d - 1) for i, d in zip(idx, dims)]
+    elif mode != "ignore":
+        raise ValueError(f"invalid mode={mode!r}. Expected 'raise', 'wrap', 'clip', or "
+                         "'ignore'.")
+    if order == "F":
+        strides = np.cumprod((1,) + dims[:-1])
+    elif order == "C":
+        strides = np.cumprod((1,) + dims[1:][::-1])[::-1]
     else:
-        raise ValueError(f"invalid mode={mode!r}; expected 'raise', 'wrap' or 'clip'")
-    strides = np.cumprod((1,) + dims[::-1][:-1])[::-1] if order == "C" else \
-        np.cumprod((1,) + dims[:-1])
-    total = lnp.zeros((), dtypes.default_int_dtype())
-    for i, s in zip(idx, strides):
-        total = total + lnp.asarray(i, dtypes.default_int_dtype()) * int(s)
+        raise ValueError(f"invalid order={order!r}. Expected 'C' or 'F'")
+    total = lnp.zeros((), dtype)
+    for i, stride in zip(idx, strides):
+        total = total + lnp.asarray(i, dtype) * int(stride)
     return total
 
 
 def unravel_index(indices, shape):
-    """The index tuples of the flat indices into an array of `shape` (negative indices
-    count from the end; out-of-range ones are clipped, as in JAX)."""
-    shape = canonicalize_shape(shape, "jnp.unravel_index")
+    """The index tuples of the flat indices into an array of `shape` (whose sizes may be
+    traced); as in JAX, out-of-range indices are clipped and negative ones count from the
+    end."""
+    check_arraylike("unravel_index", indices)
     indices = lnp.asarray(indices)
-    if not dtypes.is_int(get_aval(indices).dtype):
-        raise TypeError("only int indices permitted")
-    total = int(np.prod(shape))
-    indices = lnp.where(indices < 0, indices + total, indices)
-    indices = lnp.clip(indices, 0, builtins.max(total - 1, 0))
-    out = []
-    for d in reversed(shape):
-        out.append(uf.remainder(indices, d) if d else indices)
-        indices = uf.floor_divide(indices, d) if d else indices
-    return tuple(reversed(out))
+    shape = list(shape) if isinstance(shape, (tuple, list)) or hasattr(shape, "__len__") \
+        else [shape]
+    if builtins.any(np.ndim(s) != 0 for s in shape):
+        raise ValueError("unravel_index: shape should be a scalar or 1D sequence.")
+    if builtins.any(isinstance(s, (int, np.integer)) and s < 0 for s in shape):
+        raise TypeError(f"jnp.unravel_index: shape {tuple(shape)} has negative dimensions.")
+    out = [0] * len(shape)
+    for i, size in reversed(list(enumerate(shape))):
+        indices, out[i] = uf.divmod(indices, size)
+    too_big = indices > 0
+    too_small = lnp.asarray(False) if get_aval(indices).dtype.kind == "u" else indices < -1
+    return tuple(lnp.where(too_big, size - 1, lnp.where(too_small, 0, i))
+                 for size, i in zip(shape, out))
 
 
 # --- creation from buffers, I/O and printing ------------------------------------------------
@@ -533,8 +553,8 @@ def save(file, arr, allow_pickle=True):
     np.save(file, np.asarray(arr), allow_pickle=allow_pickle)
 
 
-def savez(file, *args, **kwds):
-    np.savez(file, *[np.asarray(a) for a in args],
+def savez(file, *args, allow_pickle=True, **kwds):
+    np.savez(file, *[np.asarray(a) for a in args], allow_pickle=allow_pickle,
              **{k: np.asarray(v) for k, v in kwds.items()})
 
 
@@ -548,6 +568,9 @@ def array_str(a, max_line_width=None, precision=None, suppress_small=None):
 
 
 get_printoptions = np.get_printoptions
-set_printoptions = np.set_printoptions
+def set_printoptions(*args, **kwargs):
+    """NumPy's print options, which jax.numpy arrays print with."""
+    return np.set_printoptions(*args, **kwargs)
+
 printoptions = np.printoptions
 

@@ -227,7 +227,7 @@ class _Indexer:
     """An index as XLA gather/scatter operands: `indices` (NumPy or traced), dimension
     numbers, slice sizes, and the shapes with and without the new (None) axes."""
 
-    def __init__(self, shape, entries):
+    def __init__(self, shape, entries, wrap_negative=True):
         adv = [(k, e) for k, e in enumerate(entries) if e[0] == "adv"]
         try:
             adv_shape = tuple(np.broadcast_shapes(*[_shape_of(e[2]) for _, e in adv]))
@@ -260,8 +260,8 @@ class _Indexer:
                 batch += adv_shape
                 for _, (_, dim, value) in adv:
                     collapsed.append(dim)
-                    columns.append((dim, _normalize(value, shape[dim]),
-                                    axes[len(axes) - len(_shape_of(value)):]))
+                    columns.append((dim, _normalize(value, shape[dim]) if wrap_negative
+                                    else value, axes[len(axes) - len(_shape_of(value)):]))
                 continue
             _, dim, start, step, length = item
             if step == 1:
@@ -428,15 +428,17 @@ def _take(x, idx, **options):
 
 
 def _take_static(x, idx, *, mode=None, fill_value=None, indices_are_sorted=False,
-                 unique_indices=False):
+                 unique_indices=False, wrap_negative_indices=True):
     x, entries = _prepare(x, idx)
     shape = x.aval.shape
     mode = PROMISE_IN_BOUNDS if mode is None else GatherScatterMode.from_any(mode)
     adv = [e for e in entries if e[0] == "adv"]
-    if all(_shape_of(e[2]) == () for e in adv) and (mode is not FILL_OR_DROP or all(
-            isinstance(e[2], int) and -shape[e[1]] <= e[2] < shape[e[1]] for e in adv)):
+    if wrap_negative_indices and all(_shape_of(e[2]) == () for e in adv) and (
+            mode is not FILL_OR_DROP or all(isinstance(e[2], int)
+                                            and -shape[e[1]] <= e[2] < shape[e[1]]
+                                            for e in adv)):
         return _basic_take(x, shape, entries, clip=mode is GatherScatterMode.CLIP)
-    ix = _Indexer(shape, entries)
+    ix = _Indexer(shape, entries, wrap_negative_indices)
     if ix.empty:
         return st.full(ix.final_shape, np.zeros((), x.aval.dtype))
     out = li.gather(x, ix.indices, ix.dnums, ix.slice_sizes, mode=mode,
@@ -517,10 +519,10 @@ def _scatter(x, idx, y, prim, **options):
 
 
 def _scatter_static(x, idx, y, prim, *, mode=None, indices_are_sorted=False,
-                    unique_indices=False, **extra):
+                    unique_indices=False, wrap_negative_indices=True, **extra):
     original = _operand(x)
     x, entries = _prepare(original, idx)
-    ix = _Indexer(x.aval.shape, entries)
+    ix = _Indexer(x.aval.shape, entries, wrap_negative_indices)
     y = _values(y, x.aval.dtype, ix.final_shape)
     if ix.empty:
         return original
@@ -577,7 +579,8 @@ IndexUpdateHelper = _IndexUpdateHelper
 class _IndexUpdateRef:
     """`x.at[idx]`: functional versions of `x[idx] = y`, `x[idx] += y`, ... Each returns a
     new array. `mode` ("promise_in_bounds", "clip", "drop", "fill") says what out-of-bounds
-    indices do; updates default to dropping them, `get` to clamping them."""
+    indices do; updates default to dropping them, `get` to clamping them. Negative indices
+    count from the end unless wrap_negative_indices=False (then they are out of bounds)."""
 
     __slots__ = ("array", "index")
 
@@ -588,74 +591,88 @@ class _IndexUpdateRef:
         return f"_IndexUpdateRef({self.array!r}, {self.index!r})"
 
     def get(self, *, indices_are_sorted=False, unique_indices=False, mode=None,
-            fill_value=None, out_sharding=None):
+            fill_value=None, out_sharding=None, wrap_negative_indices=True):
         """x[idx], with an out-of-bounds `mode` and `fill_value` for mode="fill"."""
         return _take(self.array, self.index, mode=mode, fill_value=fill_value,
-                     indices_are_sorted=indices_are_sorted, unique_indices=unique_indices)
+                     indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+                     wrap_negative_indices=wrap_negative_indices)
 
-    def _update(self, prim, values, indices_are_sorted, unique_indices, mode, **extra):
+    def _update(self, prim, values, indices_are_sorted, unique_indices, mode,
+                wrap_negative_indices, **extra):
         return _scatter(self.array, self.index, values, prim, mode=mode,
                         indices_are_sorted=indices_are_sorted,
-                        unique_indices=unique_indices, **extra)
+                        unique_indices=unique_indices,
+                        wrap_negative_indices=wrap_negative_indices, **extra)
 
-    def set(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+    def set(self, values, *, indices_are_sorted=False, unique_indices=False,
+            mode=None, wrap_negative_indices=True):
         """x[idx] = values."""
         return self._update(li.scatter_p, values, indices_are_sorted, unique_indices, mode,
-                            update_jaxpr=None)
+                            wrap_negative_indices, update_jaxpr=None)
 
-    def add(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+    def add(self, values, *, indices_are_sorted=False, unique_indices=False,
+            mode=None, wrap_negative_indices=True):
         """x[idx] += values (repeated indices accumulate)."""
         return self._update(li.scatter_add_p, values, indices_are_sorted, unique_indices,
-                            mode)
+                            mode, wrap_negative_indices)
 
     def subtract(self, values, *, indices_are_sorted=False, unique_indices=False,
-                 mode=None):
+                 mode=None, wrap_negative_indices=True):
         """x[idx] -= values (repeated indices accumulate)."""
         from pyjax._src.numpy.ufuncs import negative
         return self._update(li.scatter_add_p, negative(values), indices_are_sorted,
-                            unique_indices, mode)
+                            unique_indices, mode, wrap_negative_indices)
 
     def multiply(self, values, *, indices_are_sorted=False, unique_indices=False,
-                 mode=None):
+                 mode=None, wrap_negative_indices=True):
         """x[idx] *= values (repeated indices accumulate)."""
         return self._update(li.scatter_mul_p, values, indices_are_sorted, unique_indices,
-                            mode)
+                            mode, wrap_negative_indices)
 
     mul = multiply
 
-    def divide(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+    def divide(self, values, *, indices_are_sorted=False, unique_indices=False,
+            mode=None, wrap_negative_indices=True):
         """x[idx] /= values (true division: integer arrays become floating)."""
         from pyjax._src.numpy.ufuncs import divide
         return divide(self.array, self._ones_updated(values, indices_are_sorted,
-                                                     unique_indices, mode))
+                                                     unique_indices, mode,
+                                                     wrap_negative_indices))
 
-    def power(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+    def power(self, values, *, indices_are_sorted=False, unique_indices=False,
+            mode=None, wrap_negative_indices=True):
         """x[idx] **= values."""
         from pyjax._src.numpy.ufuncs import power
         return power(self.array, self._ones_updated(values, indices_are_sorted,
-                                                    unique_indices, mode))
+                                                    unique_indices, mode,
+                                                    wrap_negative_indices))
 
-    def _ones_updated(self, values, indices_are_sorted, unique_indices, mode):
+    def _ones_updated(self, values, indices_are_sorted, unique_indices, mode,
+                      wrap_negative_indices):
         x = _operand(self.array)
         ones = st.full(x.aval.shape, np.ones((), x.aval.dtype))
         return _scatter(ones, self.index, values, li.scatter_mul_p, mode=mode,
-                        indices_are_sorted=indices_are_sorted, unique_indices=unique_indices)
+                        indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+                        wrap_negative_indices=wrap_negative_indices)
 
-    def min(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+    def min(self, values, *, indices_are_sorted=False, unique_indices=False,
+            mode=None, wrap_negative_indices=True):
         """x[idx] = minimum(x[idx], values)."""
         return self._update(li.scatter_min_p, values, indices_are_sorted, unique_indices,
-                            mode)
+                            mode, wrap_negative_indices)
 
-    def max(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+    def max(self, values, *, indices_are_sorted=False, unique_indices=False,
+            mode=None, wrap_negative_indices=True):
         """x[idx] = maximum(x[idx], values)."""
         return self._update(li.scatter_max_p, values, indices_are_sorted, unique_indices,
-                            mode)
+                            mode, wrap_negative_indices)
 
-    def apply(self, func, *, indices_are_sorted=False, unique_indices=False, mode=None):
+    def apply(self, func, *, indices_are_sorted=False, unique_indices=False,
+            mode=None, wrap_negative_indices=True):
         """x[idx] = func(x[idx]) for a scalar function `func` (like ufunc.at)."""
         original = _operand(self.array)
         x, entries = _prepare(original, self.index)
-        ix = _Indexer(x.aval.shape, entries)
+        ix = _Indexer(x.aval.shape, entries, wrap_negative_indices)
         if ix.empty:
             return original
         out = li.scatter_apply(x, ix.indices, func, ix.scatter_dnums,
@@ -670,7 +687,7 @@ class _IndexUpdateRef:
 def _int_indices(indices, name):
     indices = _operand(indices)
     if indices.aval.dtype.kind not in "iu":
-        raise TypeError(f"{name}: indices must be integers, got {indices.aval.dtype}")
+        raise TypeError(f"{name} indices must be of integer type, got {indices.aval.dtype}")
     return indices
 
 
@@ -762,11 +779,23 @@ def _batched_dnums(ndim, axis):
     return dict(collapsed=(axis,), index_map=(axis,), batching=others)
 
 
-def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
+def _index_dtype_for(n):
+    """The signed int dtype that holds every index (and negative index + n) of an axis of
+    size n."""
+    return np.dtype(np.int32) if n <= np.iinfo(np.int32).max else np.dtype(np.int64)
+
+
+def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None, *,
+                    wrap_negative_indices=None):
     """out[..., j, ...] = arr[..., indices[..., j, ...], ...] along `axis`; other
-    dimensions broadcast. mode as in jnp.take (default "fill")."""
+    dimensions broadcast. mode as in jnp.take (default "fill"), or "one_hot" (a one-hot
+    matrix product instead of a gather). Negative indices count from the end unless
+    wrap_negative_indices=False (by default they do, except with "promise_in_bounds")."""
     arr, indices, axis = _along_axis("take_along_axis", arr, indices, axis)
-    gmode = _take_mode(mode, "take_along_axis")
+    if mode == "wrap":
+        raise ValueError('Unknown gather mode "wrap" for jnp.take_along_axis; expected '
+                         "'fill', 'clip', 'promise_in_bounds' or 'one_hot'.")
+    gmode = mode if mode == "one_hot" else _take_mode(mode, "take_along_axis")
     a_shape, i_shape = arr.aval.shape, indices.aval.shape
     try:
         common = [d if k == axis else np.broadcast_shapes((d,), (i,))[0]
@@ -774,16 +803,19 @@ def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
     except ValueError:
         raise ValueError(f"jnp.take_along_axis: arr shape {a_shape} and indices shape "
                          f"{i_shape} do not broadcast outside axis {axis}") from None
-    arr = st.broadcast_to_shape(arr, tuple(common))
     i_common = list(common)
     i_common[axis] = i_shape[axis]
-    indices = st.broadcast_to_shape(indices, tuple(i_common))
     n = common[axis]
-    empty = _take_without_gather("take_along_axis", i_common, n, arr.aval.dtype, gmode,
-                                 fill_value)
-    if empty is not None:
-        return empty
-    indices, gmode = _wrap_or_normalize(indices, n, gmode)
+    if n == 0 or prod(i_common) == 0:   # nothing to gather: zeros, as in JAX
+        return st.full(tuple(i_common), np.zeros((), arr.aval.dtype))
+    if wrap_negative_indices is None:
+        wrap_negative_indices = mode != "promise_in_bounds"
+    if wrap_negative_indices:   # in a dtype wide enough for index + n
+        indices = _normalize(ew.convert_element_type(indices, _index_dtype_for(n)), n)
+    if gmode == "one_hot":
+        return _take_along_axis_one_hot(arr, indices, axis)
+    arr = st.broadcast_to_shape(arr, tuple(common))
+    indices = st.broadcast_to_shape(indices, tuple(i_common))
     d = _batched_dnums(len(common), axis)
     dnums = GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=d["collapsed"],
                                    start_index_map=d["index_map"],
@@ -791,6 +823,24 @@ def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
                                    start_indices_batching_dims=d["batching"])
     return li.gather(arr, st.expand_dims(indices, (len(common),)), dnums,
                      (1,) * len(common), mode=gmode, fill_value=fill_value)
+
+
+def _take_along_axis_one_hot(arr, indices, axis):
+    """take_along_axis as a product with a one-hot matrix (indices[..., None] == iota)
+    summed over arr's axis: an out-of-bounds index selects nothing and gives 0."""
+    n = arr.aval.shape[axis]
+    i_ndim = indices.aval.ndim
+    hot = ew.eq(st.expand_dims(indices, (i_ndim,)),
+                st.broadcasted_iota(indices.aval.dtype, indices.aval.shape + (n,), i_ndim))
+    # arr's axis moves last and a size-1 axis takes its place, facing indices' axis
+    moved = st.expand_dims(lnp.moveaxis(arr, axis, -1), (axis,))
+    return red.reduce_sum(ew.mul(*_broadcast_same(ew.convert_element_type(
+        hot, arr.aval.dtype), moved)), (i_ndim,))
+
+
+def _broadcast_same(*xs):
+    shape = tuple(np.broadcast_shapes(*(x.aval.shape for x in xs)))
+    return [st.broadcast_to_shape(x, shape) for x in xs]
 
 
 def put_along_axis(arr, indices, values, axis, inplace=True, *, mode=None):

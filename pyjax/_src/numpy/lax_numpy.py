@@ -3,7 +3,9 @@ inner, outer) for jax.numpy. Shapes and axes must be static; values may be trace
 from __future__ import annotations
 
 import builtins
+import math
 import operator
+import warnings
 
 import numpy as np
 
@@ -18,7 +20,7 @@ from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import structural as st
 from pyjax._src.lax.sharding_constraint import apply_out_sharding
 from pyjax._src.numpy.util import (check_arraylike, convert, ensure_array, extended_dtype,
-                                   promote_dtypes)
+                                   is_arraylike, promote_dtypes)
 from pyjax._src.util import canonicalize_axes, canonicalize_axis, canonicalize_shape
 from pyjax._src.lax.sharding_constraint import takes_out_sharding
 
@@ -84,10 +86,14 @@ def _contains_traced(obj):
 
 
 @takes_out_sharding
-def array(object, dtype=None, copy=True, order=None, ndmin=0, *, device=None):
-    """A new array from an array, a scalar, or (nested) lists of them."""
-    if order not in (None, "K", "C", "A"):
-        raise NotImplementedError(f"jnp.array order={order!r} is not supported")
+def array(object, dtype=None, *args, copy=True, order="K", ndmin=0, device=None):
+    """A new array from an array, a scalar, or (nested) lists of them. copy, order and
+    ndmin passed positionally still work, with JAX's deprecation warning."""
+    if args:
+        copy, order, ndmin = _positional_array_args(args, copy, order, ndmin)
+    if order is not None and order != "K":
+        raise NotImplementedError("jnp.array: only order='K' is implemented, got "
+                                  f"order={order!r}")
     keys_dtype = extended_dtype(object)
     if keys_dtype is not None:
         _check_same_extended(keys_dtype, dtype, "array")
@@ -110,7 +116,8 @@ def array(object, dtype=None, copy=True, order=None, ndmin=0, *, device=None):
             out = st.concatenate([st.expand_dims(i, (0,)) for i in items], 0)
             out = convert(out, get_aval(out).dtype)    # a list is never weakly typed
     elif hasattr(object, "__jax_array__"):
-        return array(object.__jax_array__(), dtype, copy, order, ndmin, device=device)
+        return array(object.__jax_array__(), dtype, copy=copy, order=order, ndmin=ndmin,
+                     device=device)
     else:
         if isinstance(object, (list, tuple)) and builtins.any(
                 isinstance(o, (list, tuple, np.ndarray)) for o in object):
@@ -125,6 +132,20 @@ def array(object, dtype=None, copy=True, order=None, ndmin=0, *, device=None):
     if ndmin > out.ndim:
         out = st.reshape(out, (1,) * (ndmin - out.ndim) + out.shape)
     return _place(out, device)
+
+
+def _positional_array_args(args, copy, order, ndmin):
+    if len(args) > 3:
+        raise TypeError(f"array() takes at most 5 positional arguments but {len(args) + 2} "
+                        "were given")
+    given = [copy, order, ndmin]
+    for i, name in enumerate(["copy", "order", "ndmin"]):
+        if i < len(args) and given[i] != [True, "K", 0][i]:
+            raise TypeError(f"array() got multiple values for argument '{name}'")
+    warnings.warn("Passing the copy, order, and ndmin arguments to jnp.array positionally "
+                  "is deprecated. Use keyword arguments instead.", DeprecationWarning,
+                  stacklevel=3)
+    return (list(args) + given[len(args):])[:3]
 
 
 def _check_same_extended(keys_dtype, dtype, where):
@@ -167,12 +188,8 @@ def _shape_arg(shape, where, negative_error=TypeError):
     is_seq = isinstance(shape, (tuple, list))
     concrete = []
     for d in shape if is_seq else (shape,):
-        if isinstance(d, Tracer):
-            value = d.to_concrete_value()
-            if value is None:
-                raise errors.ConcretizationTypeError(
-                    d, f"The error arose in jnp.{where}: the shape argument must be static.\n")
-            d = value
+        if isinstance(d, Tracer) and d.to_concrete_value() is not None:
+            d = d.to_concrete_value()   # (a traced size is refused by canonicalize_shape)
         concrete.append(d)
     return canonicalize_shape(concrete if is_seq else concrete[0], f"jnp.{where}",
                               negative_error=negative_error)
@@ -188,19 +205,31 @@ def _default_dtype(dtype, fill=None, where="full"):
     return dtypes.default_float_dtype()
 
 
+def _check_shape_tuple(name, shape, dtype):
+    """jnp.ones(2, 3) means jnp.ones((2, 3)) more often than an int dtype; say so."""
+    if isinstance(dtype, int) and isinstance(shape, int):
+        raise TypeError(f"Cannot interpret '{dtype}' as a data type.\n\nDid you "
+                        f"accidentally write `jax.numpy.{name}({shape}, {dtype})` when you "
+                        f"meant `jax.numpy.{name}(({shape}, {dtype}))`, i.e. with a single "
+                        "tuple argument for the shape?")
+
+
 @takes_out_sharding
 def zeros(shape, dtype=None, *, device=None):
+    _check_shape_tuple("zeros", shape, dtype)
     return full(shape, 0, _default_dtype(dtype, where="zeros"), device=device)
 
 
 @takes_out_sharding
 def ones(shape, dtype=None, *, device=None):
+    _check_shape_tuple("ones", shape, dtype)
     return full(shape, 1, _default_dtype(dtype, where="ones"), device=device)
 
 
 @takes_out_sharding
 def empty(shape, dtype=None, *, device=None):
     """Zeros: JAX arrays are never uninitialised."""
+    _check_shape_tuple("empty", shape, dtype)
     return zeros(shape, dtype, device=device)
 
 
@@ -250,36 +279,41 @@ def _is_weak(x):
     return (dtypes.is_python_scalar(x) or hasattr(x, "aval")) and get_aval(x).weak_type
 
 
-def _like(name, fill):
-    def fn(a, dtype=None, shape=None, *, device=None):
-        if extended_dtype(a) is not None or isinstance(dtype, dtypes.ExtendedDType):
-            return full_like(a, fill, dtype, shape, device=device)
-        aval = get_aval(a) if not hasattr(a, "shape") or hasattr(a, "aval") or \
-            isinstance(a, (np.ndarray, np.generic)) else ShapedArray(a.shape, a.dtype)
-        weak = dtype is None and aval.weak_type
-        dtype = dtypes.check_user_dtype(dtype, name) if dtype is not None else aval.dtype
-        target_shape = aval.shape if shape is None else _shape_arg(shape, name)
-        out = full(target_shape, fill, dtype)
-        return _place(convert(out, dtype, True) if weak else out, device)
-    fn.__name__ = name
-    return fn
+@takes_out_sharding
+def zeros_like(a, dtype=None, shape=None, *, device=None):
+    return _full_like("zeros_like", a, 0, dtype, shape, device)
 
 
-zeros_like = takes_out_sharding(_like("zeros_like", 0))
-ones_like = takes_out_sharding(_like("ones_like", 1))
-empty_like = _like("empty_like", 0)
+@takes_out_sharding
+def ones_like(a, dtype=None, shape=None, *, device=None):
+    return _full_like("ones_like", a, 1, dtype, shape, device)
+
+
+def empty_like(prototype, dtype=None, shape=None, *, device=None):
+    """zeros_like: XLA has no uninitialized memory."""
+    return _full_like("empty_like", prototype, 0, dtype, shape, device)
 
 
 @takes_out_sharding
 def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
+    return _full_like("full_like", a, fill_value, dtype, shape, device)
+
+
+def _full_like(name, a, fill_value, dtype, shape, device):
+    """An array like `a` (an array, or anything with shape and dtype) filled with
+    fill_value: a's dtype (weak if a is) and shape unless given, and a's placement when a
+    is committed to a device and no shape or device is given, as in JAX."""
+    if device is None and shape is None and isinstance(a, Array) and a.committed:
+        device = a.sharding
     keys_dtype = extended_dtype(a)
     if keys_dtype is not None or isinstance(dtype, dtypes.ExtendedDType):
         target = a.shape if shape is None else shape
         return _place(full(target, fill_value, dtype or keys_dtype), device)
-    aval = get_aval(a)
+    aval = get_aval(a) if not hasattr(a, "shape") or hasattr(a, "aval") or \
+        isinstance(a, (np.ndarray, np.generic)) else ShapedArray(a.shape, a.dtype)
     weak = dtype is None and aval.weak_type
-    dtype = dtypes.check_user_dtype(dtype, "full_like") if dtype is not None else aval.dtype
-    out = full(aval.shape if shape is None else shape, fill_value, dtype)
+    dtype = dtypes.check_user_dtype(dtype, name) if dtype is not None else aval.dtype
+    out = full(aval.shape if shape is None else _shape_arg(shape, name), fill_value, dtype)
     return _place(convert(out, dtype, True) if weak else out, device)
 
 
@@ -288,7 +322,7 @@ def _concrete_scalar(x, name, arg):
         value = x.to_concrete_value()
         if value is None:
             raise errors.ConcretizationTypeError(
-                x, f"The error arose in jnp.{name} argument '{arg}': it must be static "
+                x, f"It arose in the jnp.{name} argument '{arg}': it must be static "
                 "because it decides the shape of the result.\n")
         return value.item()
     if isinstance(x, Array):
@@ -297,23 +331,41 @@ def _concrete_scalar(x, name, arg):
 
 
 def arange(start, stop=None, step=None, dtype=None, *, device=None, out_sharding=None):
-    """Evenly spaced values in [start, stop). All arguments must be concrete."""
+    """Evenly spaced values in [start, stop): start + step * iota, computed in the result
+    dtype (float32 for narrower floats) as JAX does. All arguments must be concrete."""
     if device is not None or out_sharding is not None:
         return _place(arange(start, stop, step, dtype), device or out_sharding)
-    start = _concrete_scalar(start, "arange", "start")
+    if dtype is not None:
+        dtype = dtypes.check_user_dtype(dtype, "arange")
+    start_name = "stop" if stop is None and step is None else "start"
+    start = _concrete_scalar(start, "arange", start_name)
     stop = _concrete_scalar(stop, "arange", "stop") if stop is not None else None
     step = _concrete_scalar(step, "arange", "step") if step is not None else None
+    for name, value in ((start_name, start), ("stop", stop), ("step", step)):
+        if value is not None and np.ndim(value) != 0:
+            raise ValueError(f"jax.numpy.arange: arguments must be scalars; got "
+                             f"{name}={value}")
     if dtype is None:
         dtype = dtypes.result_type(*[v for v in (start, stop, step) if v is not None])
-    dtype = dtypes.check_user_dtype(dtype, "arange")
-    if stop is None and step is None and np.dtype(dtype).kind in "iu":
-        return ensure_array(st.iota(dtype, builtins.max(int(np.ceil(start)), 0)))
+    if builtins.any(np.iscomplexobj(v) for v in (start, stop, step)):
+        raise ValueError("Passing complex start/stop/step to jnp.arange is no longer "
+                         "supported starting in JAX v0.10.0.")
     if stop is None:
         start, stop = 0, start
-    if step is not None and step == 0:
-        raise ValueError("jnp.arange: step must not be zero.")
-    values = np.arange(start, stop, 1 if step is None else step)
-    return Array(values.astype(dtype))
+    if step is not None:
+        if step == 0:
+            raise ValueError("jnp.arange: step must not be zero.")
+        working = np.dtype(np.float32) if (dtypes.is_float(dtype)
+                                           and np.dtype(dtype).itemsize < 4) else dtype
+        size = builtins.max(0, int(np.ceil((stop - start) / step)))
+        values = ew.add(convert(start, working),
+                        ew.mul(convert(step, working), convert(st.iota(working, size),
+                                                               working)))
+        return ensure_array(convert(values, dtype))
+    size = builtins.max(0, int(np.ceil(stop - start)))
+    # (convert keeps an explicitly requested 64-bit dtype, which iota canonicalizes)
+    iota = convert(st.iota(dtype, size), dtype)
+    return ensure_array(iota if start == 0 else ew.add(convert(start, dtype), iota))
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0,
@@ -395,24 +447,42 @@ def identity(n, dtype=None):
 
 # --- shape manipulation -----------------------------------------------------------------
 
+def _warn_if_not_arraylike(name, a):
+    """A list or other non-array argument still works (through NumPy), with JAX's
+    deprecation warning."""
+    if not is_arraylike(a) and getattr(a, "__jax_array__", None) is None:
+        warnings.warn(f"{name} requires ndarray or scalar arguments, got {type(a)} at "
+                      "position 0. In a future JAX release this will be an error.",
+                      DeprecationWarning, stacklevel=3)
+
+
 def shape(a):
-    return get_aval(a).shape
+    """a.shape, for arrays, scalars and anything with a shape attribute."""
+    if hasattr(a, "shape"):
+        return tuple(a.shape)
+    _warn_if_not_arraylike("shape", a)
+    return np.shape(a.__jax_array__() if hasattr(a, "__jax_array__") else a)
 
 
 def ndim(a):
-    return get_aval(a).ndim
+    if hasattr(a, "ndim"):
+        return a.ndim
+    _warn_if_not_arraylike("ndim", a)
+    return np.ndim(a.__jax_array__() if hasattr(a, "__jax_array__") else a)
 
 
 def size(a, axis=None):
-    aval = get_aval(a)
-    return aval.size if axis is None else aval.shape[axis]
+    """The number of elements of a, or along the axis (or axes) given."""
+    if axis is None and hasattr(a, "size"):
+        return a.size
+    _warn_if_not_arraylike("size", a)
+    dims = shape(a)
+    return math.prod(dims[i] for i in canonicalize_axes(axis, len(dims)))
 
 
-def reshape(a, shape=None, order="C", *, newshape=None, copy=None, out_sharding=None):
+def reshape(a, shape, order="C", *, copy=None, out_sharding=None):
     """Gives `a` a new shape; -1 infers one size. Shapes must be static (use np, not jnp,
     to compute them from other shapes). out_sharding: how the result is split."""
-    if newshape is not None:
-        shape = newshape
     keys_dtype = extended_dtype(a)
     if keys_dtype is not None:
         dims = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
@@ -463,11 +533,11 @@ def transpose(a, axes=None):
     return ensure_array(st.transpose(a, axes))
 
 
-def permute_dims(a, axes):
+def permute_dims(a, /, axes):
     return transpose(a, axes)
 
 
-def matrix_transpose(x):
+def matrix_transpose(x, /):
     n = ndim(x)
     if n < 2:
         raise ValueError(f"matrix_transpose requires at least 2 dimensions, got {n}")
@@ -571,7 +641,10 @@ def concatenate(arrays, axis=0, dtype=None):
     return ensure_array(st.concatenate(arrays, axis))
 
 
-concat = concatenate
+def concat(arrays, /, *, axis=0):
+    """The array API's concatenate."""
+    check_arraylike("concat", *arrays)
+    return concatenate(arrays, axis=axis)
 
 
 def _common_extended_dtype(arrays, where):
@@ -614,7 +687,6 @@ def vstack(tup, dtype=None):
     return concatenate(arrs, 0, dtype)
 
 
-row_stack = vstack
 
 
 def dstack(tup, dtype=None):
@@ -665,7 +737,11 @@ def _split_family(axis):
     return fn
 
 
-hsplit = lambda ary, s: split(ary, s, 1 if ndim(ary) > 1 else 0)  # noqa: E731
+def hsplit(ary, indices_or_sections):
+    """split along axis 1 (axis 0 for 1-D input)."""
+    return split(ary, indices_or_sections, 1 if ndim(ary) > 1 else 0)
+
+
 vsplit = _split_family(0)
 dsplit = _split_family(2)
 
@@ -686,6 +762,9 @@ def broadcast_to(array, shape):
             keys_dtype.to_physical(array), (*shape, *keys_dtype.physical_shape)))
     check_arraylike("broadcast_to", array)
     shape = _shape_arg(shape, "broadcast_to")
+    if len(shape) < ndim(array):
+        raise ValueError(f"Cannot broadcast to shape with fewer dimensions: arr_shape="
+                         f"{np.shape(array)} shape={shape}")
     return ensure_array(st.broadcast_to_shape(array, shape))
 
 
@@ -728,12 +807,18 @@ def _truthy(c):
     return c if aval.dtype == np.bool_ else ew.ne(c, np.zeros((), aval.dtype))
 
 
-def clip(arr=None, /, min=None, max=None, *, a=None, a_min=None, a_max=None):
-    """Limits values to [min, max]; either bound may be None."""
-    arr = a if arr is None else arr
-    min = a_min if min is None else min
-    max = a_max if max is None else max
+def clip(arr=None, /, min=None, max=None):
+    """Limits values to [min, max]; either bound may be None. Complex values have no
+    order, so they are refused."""
+    if arr is None:
+        raise ValueError("No input was provided to the clip function.")
     check_arraylike("clip", arr)
+    if builtins.any(iscomplexobj(t) for t in (arr, min, max)):
+        raise ValueError("Clip received a complex value either through the input or the "
+                         "min/max keywords. Complex values have no ordering and cannot be "
+                         "clipped. Please convert to a real value or array by taking the "
+                         "real or imaginary components via jax.numpy.real/imag "
+                         "respectively.")
     from pyjax._src.numpy.ufuncs import maximum, minimum
     out = asarray(arr)
     if min is not None:
@@ -896,14 +981,23 @@ def copy(a, order=None):
 
 
 def isscalar(element):
-    if isinstance(element, (Array, Tracer)):
-        return element.aval.ndim == 0
-    return np.isscalar(element) or dtypes.is_python_scalar(element)
+    """True for scalars and 0-d arrays (NumPy's too, unlike np.isscalar)."""
+    if np.isscalar(element) or dtypes.is_python_scalar(element):
+        return True
+    if isinstance(element, (Array, Tracer, np.ndarray)):
+        return element.ndim == 0
+    if getattr(element, "__jax_array__", None) is not None:
+        return asarray(element).ndim == 0
+    return False
 
 
 def iscomplexobj(x):
-    return dtypes.is_complex(get_aval(x).dtype) if not isinstance(x, (list, tuple)) else \
-        np.iscomplexobj(x)
+    """Whether x has a complex dtype, read off x.dtype or off x as a host array (no
+    transfer to a device). None is not complex."""
+    if x is None:
+        return False
+    dtype = getattr(x, "dtype", None)
+    return dtypes.is_complex(np.asarray(x).dtype if dtype is None else dtype)
 
 
 def isrealobj(x):

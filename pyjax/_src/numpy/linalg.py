@@ -614,7 +614,19 @@ def diagonal(x, /, *, offset=0):
     return more.diagonal(x, offset, axis1=-2, axis2=-1)
 
 
-matmul = lnp.matmul
+def matmul(x1, x2, /, *, precision=None, preferred_element_type=None):
+    """jnp.matmul in the array API's form (positional operands)."""
+    return lnp.matmul(x1, x2, precision=precision,
+                      preferred_element_type=preferred_element_type)
+
+
+def tensordot(x1, x2, /, *, axes=2, precision=None, preferred_element_type=None,
+              out_sharding=None):
+    """jnp.tensordot in the array API's form (positional operands, keyword axes)."""
+    return more.tensordot(x1, x2, axes, precision=precision,
+                          preferred_element_type=preferred_element_type,
+                          out_sharding=out_sharding)
+
+
 matrix_transpose = lnp.matrix_transpose
-tensordot = more.tensordot
 vecdot = more.vecdot

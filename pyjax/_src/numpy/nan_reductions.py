@@ -82,14 +82,19 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
     return uf.divide(total, count)
 
 
-def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
-    """Variance of the non-NaN elements."""
+def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None,
+           mean=None):
+    """Variance of the non-NaN elements; `mean`, when given, is their mean along `axis`
+    computed beforehand (broadcastable against a), used instead of computing it again."""
     check_arraylike("nanvar", a)
     _no_out("nanvar", out)
     a = lnp.asarray(a)
     compute = dtypes.to_inexact_dtype(get_aval(a).dtype)
-    mean = nanmean(a, axis=axis, dtype=compute, keepdims=True, where=where)
-    centered = uf.subtract(lnp.asarray(a, compute), mean)
+    if mean is None:
+        mean = nanmean(a, axis=axis, dtype=compute, keepdims=True, where=where)
+    else:
+        check_arraylike("nanvar", mean)
+    centered = uf.subtract(lnp.asarray(a, compute), lnp.asarray(mean, compute))
     if dtypes.is_inexact(get_aval(a).dtype):
         # only a's own NaNs are skipped: inf - inf (an infinite mean) stays NaN, as in JAX
         centered = lnp.where(uf.isnan(a), lnp.zeros((), compute), centered)
@@ -105,11 +110,12 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Non
     return result if dtype is None else lnp.asarray(result, dtype)
 
 
-def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
+def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None,
+           mean=None):
     """Standard deviation of the non-NaN elements."""
     _no_out("nanstd", out)
     return uf.sqrt(nanvar(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims,
-                          where=where))
+                          where=where, mean=mean))
 
 
 def _nan_arg(name, arg, fill):

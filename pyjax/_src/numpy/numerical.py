@@ -15,10 +15,12 @@ from pyjax._src import dtypes
 from pyjax._src.core.avals import get_aval
 from pyjax._src.core.trace import Tracer
 from pyjax._src.lax import elementwise as ew
+from pyjax._src.lax import sorting as lax_sort
 from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy.lax_numpy import ndim as _ndim, shape as _shape
 from pyjax._src.numpy import array_manipulation as more
 from pyjax._src.numpy import reductions as red
+from pyjax._src.numpy import sorting
 from pyjax._src.numpy import ufuncs as uf
 from pyjax._src.numpy.util import (check_arraylike, convert, ensure_array, promote_dtypes,
                                    promote_dtypes_inexact)
@@ -171,93 +173,129 @@ def _count_le(edges, x, strict=False):
 
 
 def interp(x, xp, fp, left=None, right=None, period=None):
-    """One-dimensional piecewise-linear interpolation of (xp, fp) at x; xp increasing."""
+    """One-dimensional piecewise-linear interpolation of (xp, fp) at x; xp increasing.
+    Outside xp the ends' values (or left/right) hold, or the end segments extend with
+    left/right='extrapolate'; with a period, x and xp wrap around (left/right unused)."""
     check_arraylike("interp", x, xp, fp)
-    x, xp, fp = promote_dtypes_inexact(lnp.asarray(x), lnp.asarray(xp), lnp.asarray(fp))
-    if _ndim(xp) != 1 or _ndim(fp) != 1 or _shape(xp) != _shape(fp):
+    if _shape(xp) != _shape(fp) or _ndim(xp) != 1:
         raise ValueError("xp and fp must be one-dimensional arrays of equal size")
+    x, xp = promote_dtypes_inexact(lnp.asarray(x), lnp.asarray(xp))
+    (fp,) = promote_dtypes_inexact(lnp.asarray(fp))
+    extrapolate = []
+    for name, end in (("left", left), ("right", right)):
+        if isinstance(end, str) and end != "extrapolate":
+            raise ValueError(f"the only valid string value of `{name}` is 'extrapolate', "
+                             f"but got: {end!r}")
+        extrapolate.append(isinstance(end, str))
+    if dtypes.is_complex(_dtype(x)):
+        raise ValueError("jnp.interp: complex x values not supported.")
     if period is not None:
-        if left is not None or right is not None:
-            raise ValueError("jnp.interp: left/right cannot be used with period")
-        period = uf.abs(lnp.asarray(period, _dtype(xp)))
-        x = uf.remainder(x, period)
-        xp = uf.remainder(xp, period)
-        order = np.argsort(more.concrete(xp, "interp", "xp"), kind="stable")
-        xp, fp = xp[order], fp[order]
+        if np.ndim(period) != 0:
+            raise ValueError(f"period must be a scalar; got {period}")
+        period = uf.abs(period)
+        x, xp = uf.remainder(x, period), uf.remainder(xp, period)
+        xp, fp = lax_sort.sort_key_val(xp, fp, 0)
         xp = lnp.concatenate([xp[-1:] - period, xp, xp[:1] + period])
         fp = lnp.concatenate([fp[-1:], fp, fp[:1]])
-    n = _shape(xp)[0]
-    flat = lnp.ravel(x)
-    i = lnp.clip(_count_le(xp, flat), 1, n - 1)
-    x0, x1, f0, f1 = xp[i - 1], xp[i], fp[i - 1], fp[i]
-    dx = x1 - x0
-    safe = lnp.where(dx == 0, lnp.ones((), _dtype(dx)), dx)
-    t = (flat - x0) / safe
-    out = lnp.where(dx == 0, f1, f0 + t * (f1 - f0))
+    i = lnp.clip(sorting.searchsorted(xp, x, side="right"), 1, _shape(xp)[0] - 1)
+    df = fp[i] - fp[i - 1]
+    dx = xp[i] - xp[i - 1]
+    delta = x - xp[i - 1]
+    flat = uf.abs(dx) <= np.spacing(np.finfo(_dtype(xp)).eps)   # no NaN gradients there
+    f = lnp.where(flat, fp[i - 1], fp[i - 1] + (delta / lnp.where(flat, 1, dx)) * df)
     if period is None:
-        lo = fp[0] if left is None else lnp.asarray(left, _dtype(fp))
-        hi = fp[-1] if right is None else lnp.asarray(right, _dtype(fp))
-        out = lnp.where(flat < xp[0], lo, out)
-        out = lnp.where(flat > xp[-1], hi, out)
-    return lnp.reshape(out, _shape(x))
+        if not extrapolate[0]:
+            f = lnp.where(x < xp[0], fp[0] if left is None else left, f)
+        if not extrapolate[1]:
+            f = lnp.where(x > xp[-1], fp[-1] if right is None else right, f)
+    return f
 
 
 # --- statistics -------------------------------------------------------------------------
 
-def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None):
-    """Covariance matrix of the variables (rows, or columns when rowvar is False)."""
-    check_arraylike("cov", m)
-    m = lnp.asarray(m)
+def _cov_weights(name, weights, n):
+    weights = lnp.asarray(weights)
+    if _ndim(weights) > 1:
+        raise RuntimeError(f"cannot handle multidimensional {name}")
+    if _shape(weights)[0] != n:
+        raise RuntimeError(f"incompatible numbers of samples and {name}")
+    return uf.abs(weights)   # NumPy refuses negative weights; JAX takes their size
+
+
+def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None,
+        dtype=None):
+    """Covariance matrix of the variables (rows, or columns when rowvar is False),
+    squeezed as in NumPy 2.2: one variable gives a scalar."""
+    if y is not None:
+        check_arraylike("cov", m, y)
+        m, y = promote_dtypes_inexact(m, y)
+        if _ndim(y) > 2:
+            raise ValueError("y has more than 2 dimensions")
+    else:
+        check_arraylike("cov", m)
+        (m,) = promote_dtypes_inexact(m)
     if _ndim(m) > 2:
         raise ValueError("m has more than 2 dimensions")
+    if dtype is not None and not dtypes.is_inexact(dtypes.check_user_dtype(dtype, "cov")):
+        raise ValueError(f"cov: dtype must be a subclass of float or complex; got "
+                         f"dtype={np.dtype(dtype)}")
     x = lnp.atleast_2d(m)
-    if not rowvar and _shape(x)[0] != 1:
+    if not rowvar and _ndim(m) != 1:
         x = x.T
+    if _shape(x)[0] == 0:
+        return lnp.reshape(lnp.array([]), (0, 0))
     if y is not None:
-        y = lnp.atleast_2d(lnp.asarray(y))
+        y = lnp.atleast_2d(y)
         if not rowvar and _shape(y)[0] != 1:
             y = y.T
         x = lnp.concatenate([x, y], 0)
-    (x,) = promote_dtypes_inexact(x)
+    rows, n = _shape(x)
+    if n == 0:
+        return lnp.full(() if rows == 1 else (rows, rows), np.nan, _dtype(x))
     if ddof is None:
         ddof = 0 if bias else 1
-    n = _shape(x)[1]
     w = None
     if fweights is not None:
-        w = lnp.asarray(fweights, _dtype(x))
+        if not dtypes.is_int(_dtype(lnp.asarray(fweights))):
+            raise TypeError("fweights must be integer.")
+        w = _cov_weights("fweights", fweights, n)
     if aweights is not None:
-        aw = lnp.asarray(aweights, _dtype(x))
-        w = aw if w is None else w * aw
+        aweights = _cov_weights("aweights", aweights, n)
+        w = aweights if w is None else w * aweights
+    if dtype is not None:
+        x = lnp.asarray(x, dtype)
+        w = None if w is None else lnp.asarray(w, dtype)
+    avg, w_sum = red.average(x, axis=1, weights=w, returned=True)
+    w_sum = w_sum[0]
     if w is None:
-        avg = red.mean(x, axis=1)
-        w_sum = lnp.asarray(n, _dtype(x))
+        fact = n - ddof
+    elif ddof == 0:
+        fact = w_sum
+    elif aweights is None:
         fact = w_sum - ddof
     else:
-        w_sum = red.sum(w)
-        avg = red.sum(x * w, axis=1) / w_sum
-        if ddof == 0:
-            fact = w_sum
-        elif aweights is None:
-            fact = w_sum - ddof
-        else:
-            fact = w_sum - ddof * red.sum(w * lnp.asarray(aweights, _dtype(x))) / w_sum
+        fact = w_sum - ddof * red.sum(w * aweights) / w_sum
     centered = x - avg[:, None]
     weighted = centered if w is None else centered * w
-    c = lnp.matmul(weighted, uf.conj(centered).T) / fact
-    return lnp.squeeze(c) if _ndim(m) < 2 and y is None else c
+    return lnp.squeeze(uf.true_divide(lnp.dot(centered, uf.conj(weighted).T), fact))
 
 
-def corrcoef(x, y=None, rowvar=True):
-    """Pearson correlation coefficients (clipped to [-1, 1] for real inputs)."""
-    c = cov(x, y, rowvar)
+def corrcoef(x, y=None, rowvar=True, dtype=None):
+    """Pearson correlation coefficients (real and imaginary parts clipped to [-1, 1])."""
+    check_arraylike("corrcoef", x)
+    if dtype is not None and not dtypes.is_inexact(dtypes.check_user_dtype(dtype,
+                                                                            "corrcoef")):
+        raise ValueError(f"corrcoef: dtype must be a subclass of float or complex; got "
+                         f"dtype={np.dtype(dtype)}")
+    c = cov(x, y, rowvar, dtype=dtype)
     if _ndim(c) == 0:
-        return c / c
-    d = more.diagonal(c)
-    stddev = uf.sqrt(uf.real(d))
+        return uf.divide(c, c)   # nan for nan, inf or 0 variance, else 1
+    stddev = lnp.asarray(uf.sqrt(uf.real(more.diagonal(c))), _dtype(c))
     c = c / stddev[:, None] / stddev[None, :]
+    real = lnp.clip(uf.real(c), -1, 1)
     if not dtypes.is_complex(_dtype(c)):
-        c = lnp.clip(c, -1, 1)
-    return c
+        return real
+    return ew.complex(real, lnp.clip(uf.imag(c), -1, 1))
 
 
 @takes_out_sharding
@@ -490,27 +528,6 @@ def modf(x, /, out=None):
     return x - whole, whole
 
 
-def frexp(x, /):
-    """(mantissa in [0.5, 1), integer exponent) with x == mantissa * 2**exponent."""
-    (x,) = promote_dtypes_inexact(lnp.asarray(x))
-    if dtypes.is_complex(_dtype(x)):
-        raise TypeError("frexp does not support complex-valued inputs")
-    special = (x == 0) | uf.isinf(x) | uf.isnan(x)
-    safe = lnp.where(special, lnp.ones((), _dtype(x)), uf.abs(x))
-    exponent = lnp.asarray(uf.floor(uf.log2(safe)), np.int32) + 1
-    # by 2**exponent in two halves: 2**exponent alone overflows for the largest finite x
-    one, half = lnp.ones((), _dtype(x)), exponent // 2
-    mantissa = x / uf.ldexp(one, half) / uf.ldexp(one, exponent - half)
-    # log2 rounding can be off by one at powers of two
-    too_big = uf.abs(mantissa) >= 1
-    exponent = lnp.where(too_big, exponent + 1, exponent)
-    mantissa = lnp.where(too_big, mantissa / 2, mantissa)
-    too_small = (uf.abs(mantissa) < 0.5) & ~special
-    exponent = lnp.where(too_small, exponent - 1, exponent)
-    mantissa = lnp.where(too_small, mantissa * 2, mantissa)
-    return lnp.where(special, x, mantissa), lnp.where(special, 0, exponent)
-
-
 def spacing(x, /):
     """Distance from x to the next representable value away from zero (toward +inf for
     float16, as NumPy and JAX do)."""
@@ -673,25 +690,21 @@ def unpackbits(a, axis=None, count=None, bitorder="big"):
 # --- creation -------------------------------------------------------------------------------
 
 def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
-    """num numbers spaced evenly on a log scale from start to stop (signs kept)."""
+    """num numbers spaced evenly on a log scale from start to stop: sign(start) times a
+    logspace of |start| to stop / sign(start), as JAX computes it (for complex input too,
+    with sign(z) = z / |z|)."""
     check_arraylike("geomspace", start, stop)
-    start, stop = promote_dtypes_inexact(lnp.asarray(start), lnp.asarray(stop))
-    if dtypes.is_complex(_dtype(start)):
-        out = uf.exp(lnp.linspace(uf.log(start), uf.log(stop), num, endpoint, axis=axis))
+    num = operator.index(num)
+    if dtype is None:
+        dtype = dtypes.to_inexact_dtype(dtypes.result_type(start, stop))
     else:
-        sign = uf.sign(start)
-        out = sign * uf.power(10.0, lnp.linspace(uf.log10(start * sign),
-                                                 uf.log10(stop * sign), num, endpoint,
-                                                 axis=axis))
-        # make the end points exact
-        if num:
-            idx = [slice(None)] * _ndim(out)
-            idx[canonicalize_axis(axis, _ndim(out))] = 0
-            out = out.at[tuple(idx)].set(start)
-            if endpoint and num > 1:
-                idx[canonicalize_axis(axis, _ndim(out))] = -1
-                out = out.at[tuple(idx)].set(stop)
-    return out if dtype is None else lnp.asarray(out, dtype)
+        dtype = dtypes.check_user_dtype(dtype, "geomspace")
+    compute = dtypes.to_inexact_dtype(dtype)
+    start, stop = lnp.asarray(start, compute), lnp.asarray(stop, compute)
+    sign = uf.sign(start)
+    out = sign * lnp.logspace(uf.log10(start / sign), uf.log10(stop / sign), num,
+                              endpoint=endpoint, base=10.0, dtype=compute, axis=0)
+    return lnp.asarray(lnp.moveaxis(out, 0, canonicalize_axis(axis, _ndim(out))), dtype)
 
 
 def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):

@@ -14,6 +14,7 @@ from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy.lax_numpy import shape as _shape
 from pyjax._src.numpy import array_manipulation as more
 from pyjax._src.numpy import reductions as red
+from pyjax._src.numpy import signal
 from pyjax._src.numpy import ufuncs as uf
 from pyjax._src.numpy.util import check_arraylike, promote_dtypes, promote_dtypes_inexact
 
@@ -75,12 +76,17 @@ def _convolve_full(a, b):
 
 
 def polymul(a1, a2, *, trim_leading_zeros=False):
-    """Product of two polynomials."""
-    a1, a2 = promote_dtypes(*_coeffs("polymul", a1, a2))
+    """Product of two polynomials (in an inexact dtype): their full convolution, as JAX
+    computes it."""
+    a1, a2 = promote_dtypes_inexact(*_coeffs("polymul", a1, a2))
     if trim_leading_zeros:
         a1 = _trim_leading_zeros(a1, "polymul")
         a2 = _trim_leading_zeros(a2, "polymul")
-    return _convolve_full(a1, a2)
+    if _shape(a1)[0] == 0:
+        a1 = lnp.zeros(1, get_aval(a2).dtype)
+    if _shape(a2)[0] == 0:
+        a2 = lnp.zeros(1, get_aval(a1).dtype)
+    return signal.convolve(a1, a2, mode="full")
 
 
 def polydiv(u, v, *, trim_leading_zeros=False):
@@ -116,15 +122,24 @@ def polyder(p, m=1):
 
 
 def polyint(p, m=1, k=None):
-    """The m-th antiderivative of p with integration constants k (default zeros)."""
-    (p,) = _coeffs("polyint", p)
+    """The m-th antiderivative of p with integration constants k (a scalar, or one per
+    order; default zeros), in an inexact dtype."""
     m = operator.index(m)
+    check_arraylike("polyint", p, 0 if k is None else k)
+    p, k = promote_dtypes_inexact(lnp.asarray(p), lnp.asarray(0 if k is None else k))
     if m < 0:
-        raise ValueError("Order of integral must be positive (see polyder for inverse)")
+        raise ValueError("Order of integral must be positive (see polyder)")
+    k = lnp.atleast_1d(k)
+    if _shape(k)[0] == 1:
+        k = lnp.full((m,), k[0])
+    if _shape(k) != (m,):
+        raise ValueError("k must be a scalar or a rank-1 array of length 1 or m.")
     if m == 0:
-        if k is not None:
-            raise ValueError("k must be None if m = 0")
         return p
+    # the coefficient of x**j picks up (j + 1)(j + 2)...(j + m) from m integrations
+    dtype = get_aval(p).dtype
+    grid = lnp.arange(_shape(p)[0] + m, dtype=dtype)[None] - lnp.arange(m, dtype=dtype)[:, None]
+    return uf.true_divide(lnp.concatenate((p, k)), red.prod(uf.maximum(1, grid), 0)[::-1])
     (p,) = promote_dtypes_inexact(p)
     consts = lnp.zeros((m,), get_aval(p).dtype) if k is None else \
         lnp.ravel(lnp.asarray(k, get_aval(p).dtype))

@@ -106,8 +106,21 @@ def _one(dtype):
 sum = _reduction("sum", lr.reduce_sum, _zero, bool_to_int=True, upcast=True,
                  bool_op=None)
 prod = _reduction("prod", lr.reduce_prod, _one, bool_to_int=True, upcast=True)
-max = _reduction("max", lr.reduce_max, lambda d: None, bool_op=lr.reduce_or)
-min = _reduction("min", lr.reduce_min, lambda d: None, bool_op=lr.reduce_and)
+# max and min with a dtype argument: jnp.maximum.reduce and jnp.minimum.reduce
+reduce_max = _reduction("max", lr.reduce_max, lambda d: None, bool_op=lr.reduce_or)
+reduce_min = _reduction("min", lr.reduce_min, lambda d: None, bool_op=lr.reduce_and)
+
+
+def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    """jnp.max: like numpy.max; the result keeps a's dtype (no dtype argument, as in JAX)."""
+    return reduce_max(a, axis, None, out, keepdims, initial, where)
+
+
+def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    """jnp.min: like numpy.min; the result keeps a's dtype (no dtype argument, as in JAX)."""
+    return reduce_min(a, axis, None, out, keepdims, initial, where)
+
+
 amax, amin = max, min
 
 
@@ -168,16 +181,33 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     return ensure_array(convert(result, dtype))
 
 
+_mean = mean  # var's `mean=` parameter shadows the function there
+
+
+def _ddof(ddof, correction):
+    """`correction` is the array API's name for ddof; only one of them may be given."""
+    if correction is None:
+        return ddof
+    if not isinstance(ddof, int) or ddof != 0:
+        raise ValueError("ddof and correction can't be provided simultaneously.")
+    return correction
+
+
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
-        correction=None):
-    """Variance: mean(|a - mean(a)|**2) scaled by n / (n - ddof)."""
+        mean=None, correction=None):
+    """Variance: mean(|a - mean(a)|**2) scaled by n / (n - ddof). `mean`, when given, is
+    a's mean along `axis` computed beforehand (broadcastable against a, e.g. with
+    keepdims=True), used instead of computing it again."""
     check_arraylike("var", a)
-    if correction is not None:
-        ddof = correction
+    ddof = _ddof(ddof, correction)
     axes = _axes(a, axis)
     dtype, compute = _mean_dtypes(a, dtype)
     x = convert(a, compute)
-    centered = ew.sub(x, mean(x, axis=axes, dtype=compute, keepdims=True, where=where))
+    if mean is None:
+        mean = _mean(x, axis=axes, dtype=compute, keepdims=True, where=where)
+    else:
+        check_arraylike("var", mean)
+    centered = ew.sub(x, convert(mean, compute))
     sq = ew.real(ew.mul(centered, ew.conj(centered))) if dtypes.is_complex(compute) \
         else ew.square(centered)
     total = sum(sq, axis=axes, dtype=get_aval(sq).dtype, keepdims=keepdims, where=where)
@@ -201,15 +231,15 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
-        correction=None):
+        mean=None, correction=None):
     if dtype is not None and not dtypes.is_inexact(dtypes.canonicalize_dtype(dtype)):
         raise ValueError(f"dtype argument to jnp.std must be inexact; got {np.dtype(dtype)}")
     return ensure_array(ew.sqrt(var(a, axis, dtype, out, ddof, keepdims, where=where,
-                                    correction=correction)))
+                                    mean=mean, correction=correction)))
 
 
 def _arg_reduction(name, lax_fn):
-    def reduce(a, axis=None, out=None, keepdims=False):
+    def reduce(a, axis=None, out=None, keepdims=None):
         check_arraylike(name, a)
         aval = get_aval(a)
         if axis is None:

@@ -54,15 +54,19 @@ def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
     return st.rev(out, (axis,)) if descending else out
 
 
-def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
-    """Indices that sort a along axis. Stable by default: equal elements keep their order,
-    also when descending."""
+def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False,
+            dtype=None):
+    """Indices (of `dtype`, by default the default int) that sort a along axis. Stable by
+    default: equal elements keep their order, also when descending."""
     arr = _array("argsort", a)
     _unsupported_order("argsort", order)
+    index_dtype = _index_dtype() if dtype is None else dtypes.check_user_dtype(dtype,
+                                                                                 "argsort")
     arr, axis = lnp.axis_or_flattened(arr, axis)
     if descending:    # sort the reversed axis ascending, then undo both reversals
         arr = st.rev(arr, (axis,))
-    _, indices = lax_sort.sort_key_val(arr, _iota(arr.shape, axis), axis, is_stable=stable)
+    _, indices = lax_sort.sort_key_val(arr, _iota(arr.shape, axis, index_dtype), axis,
+                                       is_stable=stable)
     if descending:
         last = np.array(arr.shape[axis] - 1, indices.dtype)
         indices = st.rev(ew.sub(last, indices), (axis,))
@@ -408,7 +412,7 @@ def unique_all(x, /, *, size=None, fill_value=None):
 
 # --- quantiles ------------------------------------------------------------------------------
 
-_METHODS = ("linear", "lower", "higher", "midpoint", "nearest")
+_METHODS = ("linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf")
 
 
 def _check_q_range(q, name, scale):
@@ -418,7 +422,40 @@ def _check_q_range(q, name, scale):
         raise ValueError(f"jnp.{name}: {what} must be in the range [0, {scale}]")
 
 
-def _quantile(a, q, axis, method, keepdims, squash_nans, name, scale=1):
+def _quantile_weights(name, a, weights, axis, method):
+    """weights broadcast to a's shape: they have a's shape, or that of the reduced axes."""
+    util.check_arraylike(name, weights)
+    weights = lnp.asarray(weights)
+    if dtypes.is_complex(weights.dtype):
+        raise ValueError(f"jnp.{name}: weights cannot be complex.")
+    if method != "inverted_cdf":
+        raise NotImplementedError(f"jnp.{name}: method={method!r} does not support weights; "
+                                  "only method='inverted_cdf' does.")
+    if weights.shape == a.shape:
+        return weights
+    if axis is None:
+        raise ValueError(f"jnp.{name}: the weights' shape {weights.shape} must match a's "
+                         f"shape {a.shape} when axis is None.")
+    axes = canonicalize_axes(axis, a.ndim)
+    if weights.shape != tuple(a.shape[d] for d in axes):
+        raise ValueError(f"jnp.{name}: the weights' shape {weights.shape} must match a's "
+                         f"shape {a.shape} or that of the reduction axes "
+                         f"{tuple(a.shape[d] for d in axes)}.")
+    return st.broadcast_in_dim(weights, a.shape, axes)
+
+
+def _reduced_last(x, axis):
+    """x with the axes to reduce moved last and merged into one."""
+    if axis is None:
+        return lnp.ravel(x)
+    axes = canonicalize_axes(axis, x.ndim)
+    rest = [d for d in range(x.ndim) if d not in axes]
+    x_t = lnp.transpose(x, rest + list(axes))
+    return lnp.reshape(x_t, tuple(x.shape[d] for d in rest)
+                       + (math.prod(x.shape[d] for d in axes),))
+
+
+def _quantile(a, q, axis, method, keepdims, squash_nans, name, scale=1, weights=None):
     util.check_arraylike(name, a, q)
     if method not in _METHODS:
         raise ValueError(f"jnp.{name}: method={method!r} is not supported; use one of "
@@ -426,116 +463,156 @@ def _quantile(a, q, axis, method, keepdims, squash_nans, name, scale=1):
     a, q = lnp.asarray(a), lnp.asarray(q)
     if dtypes.is_complex(a.dtype) or dtypes.is_complex(q.dtype):
         raise ValueError(f"jnp.{name} does not support complex input")
+    if q.ndim > 1:
+        raise ValueError(f"jnp.{name}: q must have rank <= 1, got shape {q.shape}")
     _check_q_range(q, name, scale)
     # As in JAX, a's dtype (made inexact) decides: q takes it, and the result is strong.
-    a = util.convert(a, dtypes.to_inexact_dtype(a.dtype))
+    inexact = dtypes.to_inexact_dtype(a.dtype)
+    if weights is not None:
+        weights = _quantile_weights(name, a, weights, axis, method)
+        inexact = dtypes.result_type(inexact, dtypes.to_inexact_dtype(weights.dtype))
+    a = util.convert(a, inexact)
     q = util.convert(q, a.dtype)
     if scale != 1:
         q = ufuncs.divide(q, np.array(scale, q.dtype))
     if axis is None:
-        x, kept_shape = lnp.ravel(a), (1,) * max(a.ndim, 1)
+        kept_shape = (1,) * max(a.ndim, 1)
     else:
         axes = canonicalize_axes(axis, a.ndim)
-        rest = [d for d in range(a.ndim) if d not in axes]
-        x = lnp.transpose(a, rest + list(axes))
-        reduced_size = math.prod(a.shape[d] for d in axes)
-        x = lnp.reshape(x, tuple(a.shape[d] for d in rest) + (reduced_size,))
         kept_shape = tuple(1 if d in axes else a.shape[d] for d in range(a.ndim))
+    x = _reduced_last(a, axis)
     n = x.shape[-1]
     lanes = x.shape[:-1]
-    ordered = sort(x, -1)                                  # NaNs last
     nans = ufuncs.isnan(x)
     if squash_nans:
         count = red.sum(ufuncs.logical_not(nans), axis=-1, dtype=a.dtype)
     else:
         count = lnp.full(lanes, n, a.dtype)
     q_shape = q.shape
-    qb = lnp.reshape(q, q_shape + (1,) * len(lanes))
-    pos = ufuncs.multiply(qb, ufuncs.subtract(count, 1))   # shape q_shape + lanes
-    top = max(n - 1, 0)
-    low = lnp.clip(ufuncs.floor(pos), 0, top)
-    high = lnp.clip(ufuncs.ceil(pos), 0, top)
-    if method == "nearest":
-        low = high = lnp.clip(ufuncs.rint(pos), 0, top)
-    elif method == "lower":
-        high = low
-    elif method == "higher":
-        low = high
     out_shape = q_shape + lanes
-    if n == 0:
-        result = lnp.full(out_shape, np.nan, a.dtype)
-    else:
-        from pyjax._src.numpy.indexing import take_along_axis
-        spread = lnp.broadcast_to(ordered, out_shape + (n,))
-
-        def pick(index):
-            index = lnp.expand_dims(lnp.asarray(index, _index_dtype()), -1)
-            return lnp.squeeze(take_along_axis(spread, index, axis=-1), -1)
-        low_value, high_value = pick(low), pick(high)
-        if method == "midpoint":
-            result = ufuncs.multiply(ufuncs.add(low_value, high_value), 0.5)
-        elif method == "linear":
-            frac = ufuncs.subtract(pos, low)
-            result = ufuncs.add(ufuncs.multiply(low_value, ufuncs.subtract(1, frac)),
-                                ufuncs.multiply(high_value, frac))
-        else:
-            result = low_value
-        result = lnp.where(ufuncs.equal(low, high), low_value, result)
     empty = ufuncs.equal(count, 0)
     if not squash_nans:
         empty = ufuncs.logical_or(empty, red.any(nans, axis=-1))
+    if n == 0:
+        result = lnp.full(out_shape, np.nan, a.dtype)
+    elif method == "inverted_cdf":
+        result, bad_weights = _inverted_cdf(x, q, count, _weights_like(x, weights, axis))
+        empty = ufuncs.logical_or(empty, bad_weights)
+    else:
+        result = _interpolated_quantile(sort(x, -1), q, count, method)
     result = lnp.where(empty, np.nan, result)
     if keepdims:
         result = lnp.reshape(result, q_shape + kept_shape)
     return result
 
 
-def _no_out(name, out, overwrite_input=False):
-    if out is not None:
-        raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported.")
+def _weights_like(x, weights, axis):
+    """The weights laid out like x (reduced axes last); ones when there are none."""
+    if weights is None:
+        return lnp.ones(x.shape, x.dtype)
+    return util.convert(_reduced_last(weights, axis), x.dtype)
+
+
+def _take_last(x, index, q_shape):
+    """x[..., index] per lane, for index of shape q_shape + lanes."""
+    from pyjax._src.numpy.indexing import take_along_axis
+    spread = lnp.broadcast_to(x, q_shape + x.shape)
+    index = lnp.expand_dims(lnp.asarray(index, _index_dtype()), -1)
+    return lnp.squeeze(take_along_axis(spread, index, axis=-1), -1)
+
+
+def _interpolated_quantile(ordered, q, count, method):
+    """The quantiles of sorted lanes (NaNs last, `count` values each) by interpolating
+    between the two order statistics around position q * (count - 1)."""
+    n = ordered.shape[-1]
+    qb = lnp.reshape(q, q.shape + (1,) * (ordered.ndim - 1))
+    pos = ufuncs.multiply(qb, ufuncs.subtract(count, 1))   # shape q_shape + lanes
+    low = lnp.clip(ufuncs.floor(pos), 0, n - 1)
+    high = lnp.clip(ufuncs.ceil(pos), 0, n - 1)
+    frac = ufuncs.subtract(pos, ufuncs.floor(pos))
+    if method == "nearest":   # halfway goes down, as in JAX
+        low = high = lnp.where(ufuncs.less_equal(frac, 0.5), low, high)
+    elif method == "lower":
+        high = low
+    elif method == "higher":
+        low = high
+    low_value, high_value = _take_last(ordered, low, q.shape), _take_last(ordered, high,
+                                                                          q.shape)
+    if method == "midpoint":
+        result = ufuncs.multiply(ufuncs.add(low_value, high_value), 0.5)
+    elif method == "linear":
+        result = ufuncs.add(ufuncs.multiply(low_value, ufuncs.subtract(1, frac)),
+                            ufuncs.multiply(high_value, frac))
+    else:
+        result = low_value
+    return lnp.where(ufuncs.equal(low, high), low_value, result)
+
+
+def _inverted_cdf(x, q, count, weights):
+    """The weighted quantiles of the lanes of x: the first value, in sorted order, whose
+    cumulative weight reaches q times the total. NaN values weigh nothing; a negative or
+    NaN weight makes the lane's result NaN (returned as the mask `bad_weights`)."""
+    ordered, weights = lax_sort.sort_key_val(x, weights, x.ndim - 1)
+    bad = ufuncs.logical_or(ufuncs.less(weights, 0), ufuncs.isnan(weights))
+    clean = lnp.where(ufuncs.logical_or(bad, ufuncs.isnan(ordered)), 0, weights)
+    cumulative = red.cumsum(clean, axis=-1)
+    qb = lnp.reshape(q, q.shape + (1,) * (x.ndim - 1))
+    target = ufuncs.multiply(qb, cumulative[..., -1])       # shape q_shape + lanes
+    below = ufuncs.less(cumulative, lnp.expand_dims(target, -1))
+    index = red.sum(below, axis=-1, dtype=_index_dtype())
+    last = lnp.asarray(ufuncs.subtract(count, 1), _index_dtype())
+    index = ufuncs.maximum(0, ufuncs.minimum(index, last))
+    return _take_last(ordered, index, q.shape), red.any(bad, axis=-1)
+
+
+def _no_out(name, out, overwrite_input):
+    if out is not None or overwrite_input:
+        raise ValueError(f"jax.numpy.{name} does not support overwrite_input=True or "
+                         "out != None")
 
 
 def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
-             keepdims=False, *, interpolation=None):
+             keepdims=False, *, weights=None):
     """The q-th quantiles (q in [0, 1]) of a along axis; the result has q's dimensions
-    first. A NaN in a slice makes its quantiles NaN."""
-    _no_out("quantile", out)
-    return _quantile(a, q, axis, interpolation or method, keepdims, False, "quantile")
+    first. A NaN in a slice makes its quantiles NaN. `weights` (a's shape, or that of the
+    reduced axes) need method='inverted_cdf'."""
+    _no_out("quantile", out, overwrite_input)
+    return _quantile(a, q, axis, method, keepdims, False, "quantile", weights=weights)
 
 
 def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
-                keepdims=False, *, interpolation=None):
+                keepdims=False, *, weights=None):
     """quantile ignoring NaNs (all-NaN slices give NaN)."""
-    _no_out("nanquantile", out)
-    return _quantile(a, q, axis, interpolation or method, keepdims, True, "nanquantile")
+    _no_out("nanquantile", out, overwrite_input)
+    return _quantile(a, q, axis, method, keepdims, True, "nanquantile", weights=weights)
 
 
 @takes_out_sharding
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
-               keepdims=False, *, interpolation=None):
+               keepdims=False, *, weights=None):
     """The q-th percentiles (q in [0, 100]) of a along axis."""
-    _no_out("percentile", out)
-    return _quantile(a, q, axis, interpolation or method, keepdims, False, "percentile",
-                     scale=100)
+    _no_out("percentile", out, overwrite_input)
+    return _quantile(a, q, axis, method, keepdims, False, "percentile", scale=100,
+                     weights=weights)
 
 
 def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
-                  keepdims=False, *, interpolation=None):
+                  keepdims=False, *, weights=None):
     """percentile ignoring NaNs."""
-    _no_out("nanpercentile", out)
-    return _quantile(a, q, axis, interpolation or method, keepdims, True, "nanpercentile",
-                     scale=100)
+    _no_out("nanpercentile", out, overwrite_input)
+    return _quantile(a, q, axis, method, keepdims, True, "nanpercentile", scale=100,
+                     weights=weights)
 
 
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """The median along axis (the mean of the two middle values for even counts)."""
-    _no_out("median", out)
+    _no_out("median", out, overwrite_input)
     return _quantile(a, 0.5, axis, "midpoint", keepdims, False, "median")
 
 
 def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """median ignoring NaNs."""
-    _no_out("nanmedian", out)
+    _no_out("nanmedian", out, overwrite_input)
     return _quantile(a, 0.5, axis, "midpoint", keepdims, True, "nanmedian")
 
 

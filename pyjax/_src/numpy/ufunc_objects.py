@@ -79,8 +79,8 @@ def _binary(fn, identity, **methods):
 add = _binary(uf.add, 0, reduce=red.sum, accumulate=red.cumsum, at=_add_at)
 multiply = _binary(uf.multiply, 1, reduce=red.prod, accumulate=red.cumprod, at=_multiply_at)
 subtract = _binary(uf.subtract, None, at=_subtract_at)
-maximum = _binary(uf.maximum, None, reduce=red.max)
-minimum = _binary(uf.minimum, None, reduce=red.min)
+maximum = _binary(uf.maximum, None, reduce=red.reduce_max)
+minimum = _binary(uf.minimum, None, reduce=red.reduce_min)
 bitwise_and = _binary(uf.bitwise_and, -1,
                       reduce=_lax_reduce("bitwise_and", lr.reduce_and, -1))
 bitwise_or = _binary(uf.bitwise_or, 0, reduce=_lax_reduce("bitwise_or", lr.reduce_or, 0))

@@ -2,12 +2,15 @@
 Integer division and remainder follow NumPy (floor semantics), not lax's truncation."""
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import operator
 
 import numpy as np
 
 from pyjax._src import dtypes
+from pyjax._src.api.custom_derivatives import custom_jvp
 from pyjax._src.array import Array
 from pyjax._src.core.avals import get_aval
 from pyjax._src.core.trace import Tracer
@@ -20,8 +23,9 @@ from pyjax._src.numpy.util import (KEPT_DTYPES, WEAK_SCALAR_DTYPES, check_arrayl
                                    promote_args_numeric, python_scalar_as)
 
 
-def _binary(name, lax_fn, promote=promote_args, bool_fn=None):
-    """A jnp binary function; bool_fn replaces lax_fn on booleans (add -> or)."""
+def _binary(name, lax_fn, promote=promote_args, bool_fn=None, arg_names=("x1", "x2")):
+    """A jnp binary function; bool_fn replaces lax_fn on booleans (add -> or). Its
+    (positional-only) parameters are called arg_names in its signature, as JAX's are."""
     kept = KEPT_DTYPES.get(promote, frozenset())
     # Per Python scalar type, the strong array dtypes that stay as they are beside it.
     beside_scalar = {t: kept & dts for t, dts in WEAK_SCALAR_DTYPES.items()}
@@ -48,6 +52,9 @@ def _binary(name, lax_fn, promote=promote_args, bool_fn=None):
         return ensure_array(lax_fn(x1, x2))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise {name} with JAX's type promotion (like numpy.{name})."
+    if arg_names != ("x1", "x2"):
+        fn.__signature__ = inspect.Signature(
+            [inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY) for n in arg_names])
     return fn
 
 
@@ -98,6 +105,7 @@ def _broadcast(*xs):
     return [st.broadcast_to_shape(x, shape) for x in xs]
 
 
+_XY = ("x", "y")   # JAX's names for the operands of comparisons, nextafter, left_shift
 add = _binary("add", ew.add_p.bind, bool_fn=ew.or_p.bind)
 subtract = _binary("subtract", ew.sub_p.bind)
 multiply = _binary("multiply", ew.mul_p.bind, bool_fn=ew.and_p.bind)
@@ -114,17 +122,17 @@ def _atan2(y, x):
 
 
 arctan2 = _binary("arctan2", _atan2, promote_args_inexact)
-nextafter = _binary("nextafter", ew.nextafter, promote_args_inexact)
-equal = _binary("equal", ew.eq)
-not_equal = _binary("not_equal", ew.ne)
-less = _binary("less", ew.lt)
-less_equal = _binary("less_equal", ew.le)
-greater = _binary("greater", ew.gt)
-greater_equal = _binary("greater_equal", ew.ge)
+nextafter = _binary("nextafter", ew.nextafter, promote_args_inexact, arg_names=_XY)
+equal = _binary("equal", ew.eq, arg_names=_XY)
+not_equal = _binary("not_equal", ew.ne, arg_names=_XY)
+less = _binary("less", ew.lt, arg_names=_XY)
+less_equal = _binary("less_equal", ew.le, arg_names=_XY)
+greater = _binary("greater", ew.gt, arg_names=_XY)
+greater_equal = _binary("greater_equal", ew.ge, arg_names=_XY)
 bitwise_and = _binary("bitwise_and", ew.bitwise_and)
 bitwise_or = _binary("bitwise_or", ew.bitwise_or)
 bitwise_xor = _binary("bitwise_xor", ew.bitwise_xor)
-left_shift = _binary("left_shift", ew.shift_left, promote_args_numeric)
+left_shift = _binary("left_shift", ew.shift_left, promote_args_numeric, arg_names=_XY)
 
 
 def _right_shift(a, b):
@@ -243,9 +251,9 @@ def power(x1, x2, /):
 pow = power
 
 
-def float_power(x1, x2, /):
-    x1, x2 = promote_args_inexact("float_power", x1, x2)
-    return ensure_array(ew.pow(x1, x2))
+def float_power(x, y, /):
+    x, y = promote_args_inexact("float_power", x, y)
+    return ensure_array(ew.pow(x, y))
 
 
 negative = _unary("negative", ew.neg)
@@ -253,9 +261,13 @@ positive = _unary("positive", lambda x: x)
 sign = _unary("sign", ew.sign)
 floor = _unary("floor", lambda x: x if _is_int(x) or _is_bool(x) else ew.floor(x))
 ceil = _unary("ceil", lambda x: x if _is_int(x) or _is_bool(x) else ew.ceil(x))
-trunc = _unary("trunc", lambda x: x if _is_int(x) or _is_bool(x) else ew.select(
+_trunc = _unary("trunc", lambda x: x if _is_int(x) or _is_bool(x) else ew.select(
     ew.lt(x, _zero(x)), ew.ceil(x), ew.floor(x)))
-fix = trunc
+
+
+def trunc(x):
+    """Rounds toward zero; integers and bools stay as they are."""
+    return _trunc(x)
 
 
 def rint(x, /):
@@ -360,7 +372,7 @@ logical_xor = _logical("logical_xor", ew.bitwise_xor)
 def _reject_complex(name, *xs, error=ValueError):
     for x in xs:
         if dtypes.is_complex(_dtype(x)):
-            raise error(f"jnp.{name} is not well defined for complex inputs (got "
+            raise error(f"jnp.{name} is not well defined for complex-valued inputs (got "
                         f"{_dtype(x)}); convert to real values first, e.g. with abs(x).")
 
 
@@ -470,21 +482,36 @@ def heaviside(x1, x2, /):
 
 
 def sinc(x, /):
+    """sin(pi x) / (pi x), 1 at 0; its derivatives of every order at 0 are those of the
+    Maclaurin series (as in JAX), not the 0 / 0 of differentiating the quotient."""
     (x,) = promote_args_inexact("sinc", x)
     pi_x = ew.mul(x, _const(x, math.pi))
     is_zero = ew.eq(x, _zero(x))
-    one = ew.add(ew.mul(x, _zero(x)), _const(x, 1))
-    safe = ew.select(is_zero, one, pi_x)
-    return ensure_array(ew.select(is_zero, one, ew.div(ew.sin(safe), safe)))
+    safe = ew.select(is_zero, ew.add(ew.mul(x, _zero(x)), _const(x, 1)), pi_x)
+    return ensure_array(ew.select(is_zero, _sinc_maclaurin(0, pi_x),
+                                  ew.div(ew.sin(safe), safe)))
 
 
-def fmax(x1, x2, /):
+@functools.partial(custom_jvp, nondiff_argnums=(0,))
+def _sinc_maclaurin(k, x):
+    """The k-th derivative of sin(x) / x at x = 0 (shaped like x)."""
+    zero = ew.mul(x, _zero(x))
+    return zero if k % 2 else ew.add(zero, _const(x, (-1) ** (k // 2) / (k + 1)))
+
+
+@_sinc_maclaurin.defjvp
+def _sinc_maclaurin_jvp(k, primals, tangents):
+    (x,), (t,) = primals, tangents
+    return _sinc_maclaurin(k, x), ew.mul(_sinc_maclaurin(k + 1, x), t)
+
+
+def fmax(x1, x2):
     x1, x2 = _broadcast(*promote_args("fmax", x1, x2))
     return ensure_array(ew.select(ew.ne(x1, x1), x2, ew.select(ew.ne(x2, x2), x1,
                                                                ew.max(x1, x2))))
 
 
-def fmin(x1, x2, /):
+def fmin(x1, x2):
     x1, x2 = _broadcast(*promote_args("fmin", x1, x2))
     return ensure_array(ew.select(ew.ne(x1, x1), x2, ew.select(ew.ne(x2, x2), x1,
                                                                ew.min(x1, x2))))
@@ -523,18 +550,56 @@ around = round
 
 
 def ldexp(x1, x2, /):
+    """x1 * 2**x2, as JAX computes it: x1's exponent is split off first (frexp), so a
+    small x1 with a large x2 (or the reverse) neither overflows nor underflows on the
+    way."""
     check_arraylike("ldexp", x1, x2)
     if dtypes.is_complex(_dtype(x1)) or dtypes.is_inexact(_dtype(x2)):
         raise ValueError(f"ldexp not supported for input types {(_dtype(x1), _dtype(x2))}: "
                          "x1 must be real and x2 an integer or bool.")
     (x1,) = promote_args_inexact("ldexp", x1)
-    out = multiply(x1, exp2(x2).astype(_dtype(x1)))
-    # 0 and inf scale to themselves (not 0 * inf = nan when 2**x2 overflows or underflows)
+    x2 = convert(x2, _dtype(x1))
+    mantissa, exponent = frexp(x1)
+    exponent = add(convert(exponent, _dtype(x1)), x2)   # (checks rank promotion)
+    shape = get_aval(exponent).shape
+    x1, mantissa = st.broadcast_to_shape(x1, shape), st.broadcast_to_shape(mantissa, shape)
+    # the exponent may overflow by 1 and still give a finite result
+    positive = greater(exponent, 0)
+    mantissa = ew.select(*_broadcast(positive, multiply(mantissa, 2), mantissa))
+    exponent = ew.select(*_broadcast(positive, subtract(exponent, 1), exponent))
+    out = multiply(mantissa, power(np.array(2, _dtype(x1)), exponent))   # exact, unlike exp2
     keep = ew.bitwise_or(isinf(x1), ew.eq(x1, _zero(x1)))
     return ensure_array(ew.select(*_broadcast(keep, x1, out)))
 
 
-def gcd(x1, x2, /):
+def frexp(x, /):
+    """(mantissa in [0.5, 1), integer exponent) with x == mantissa * 2**exponent, read
+    off x's bits (subnormals scaled up first); 0, inf and nan give (x, 0)."""
+    check_arraylike("frexp", x)
+    (x,) = promote_args_inexact("frexp", x)
+    dtype = _dtype(x)
+    if dtypes.is_complex(dtype):
+        raise TypeError("frexp does not support complex-valued inputs")
+    info = dtypes.finfo(dtype)
+    int_dtype = np.dtype(f"int{info.bits}")
+    mask = (1 << info.nexp) - 1
+    bias = 1 - info.minexp
+    subnormal = less(absolute(x), np.array(info.tiny, dtype))
+    scaled = ew.select(*_broadcast(subnormal, multiply(x, np.array(1 << info.nmant, dtype)),
+                                   x))
+    bits = ew.bitcast_convert_type(scaled, int_dtype)
+    exponent = ew.select(*_broadcast(subnormal, np.array(-info.nmant, int_dtype),
+                                     np.zeros((), int_dtype)))
+    exponent = exponent + ((bits >> info.nmant) & mask) - (bias - 1)
+    bits = (bits & ~(mask << info.nmant)) | ((bias - 1) << info.nmant)
+    mantissa = ew.bitcast_convert_type(bits, dtype)
+    special = ew.bitwise_or(ew.bitwise_or(isinf(x), isnan(x)), ew.eq(x, _zero(x)))
+    return (ensure_array(ew.select(special, x, mantissa)),
+            ensure_array(convert(ew.select(*_broadcast(special, np.zeros((), int_dtype),
+                                                       exponent)), np.int32)))
+
+
+def gcd(x1, x2):
     x1, x2 = _broadcast(*promote_args("gcd", x1, x2))
     if not _is_int(x1):
         raise ValueError("Arguments to jnp.gcd must be integers.")
@@ -549,7 +614,7 @@ def gcd(x1, x2, /):
     return ensure_array(convert(a, aval.dtype, aval.weak_type and aval.ndim == 0))
 
 
-def lcm(x1, x2, /):
+def lcm(x1, x2):
     x1, x2 = _broadcast(*promote_args("lcm", x1, x2))
     if not _is_int(x1):
         raise ValueError("Arguments to jnp.lcm must be integers.")

@@ -12,7 +12,8 @@ from pyjax._src import dtypes
 from pyjax._src.api.custom_derivatives import custom_jvp
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import special as ls
-from pyjax._src.nn.functions import log_softmax, logsumexp, softmax  # noqa: F401
+from pyjax._src.nn import functions as nn
+from pyjax._src.nn.functions import logsumexp  # noqa: F401
 from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy import ufuncs as uf
 from pyjax._src.numpy.util import promote_args_inexact
@@ -103,15 +104,26 @@ def factorial(n, exact=False):
     return lnp.where(n < 0, 0.0, uf.exp(ew.lgamma(n + 1))).astype(n.dtype)
 
 
-def comb(N, k, exact=False, repetition=False):
-    """The number of combinations of N things taken k at a time."""
-    if exact:
-        raise NotImplementedError("comb with exact=True is not supported (as in JAX)")
+def comb(N, k, *, repetition=False):
+    """The number of combinations of N things taken k at a time (with repetition: of
+    N + k - 1, and 1 for k == 0); 0 outside 0 <= k <= N."""
     N, k = inexact_arrays("comb", N, k)
     if repetition:
-        N = N + k - 1
-    log_comb = ew.lgamma(N + 1) - ew.lgamma(k + 1) - ew.lgamma(N - k + 1)
-    return lnp.where((k < 0) | (k > N), 0.0, uf.exp(log_comb)).astype(N.dtype)
+        return lnp.where((k == 0) & (N >= 0), 1.0, comb(N + k - 1, k)).astype(N.dtype)
+    valid = (k <= N) & (N >= 0) & (k >= 0)
+    safe_N, safe_k = lnp.where(valid, N, 0.0), lnp.where(valid, k, 0.0)
+    log_comb = ew.lgamma(safe_N + 1) - ew.lgamma(safe_k + 1) - ew.lgamma(safe_N + 1 - safe_k)
+    return lnp.where(valid, uf.exp(log_comb), 0.0).astype(N.dtype)
+
+
+def softmax(x, /, *, axis=None):
+    """scipy.special.softmax: over all axes unless `axis` is given."""
+    return nn.softmax(x, axis=axis)
+
+
+def log_softmax(x, /, *, axis=None):
+    """scipy.special.log_softmax: over all axes unless `axis` is given."""
+    return nn.log_softmax(x, axis=axis)
 
 
 def poch(z, m):

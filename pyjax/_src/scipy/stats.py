@@ -212,14 +212,14 @@ def logistic_sf(x, loc=0, scale=1):
     return sc.expit(-z)
 
 
-def logistic_ppf(q, loc=0, scale=1):
-    q, loc, scale = sc.inexact_arrays("logistic.ppf", q, loc, scale)
-    return sc.logit(q) * scale + loc
+def logistic_ppf(x, loc=0, scale=1):
+    x, loc, scale = sc.inexact_arrays("logistic.ppf", x, loc, scale)
+    return sc.logit(x) * scale + loc
 
 
-def logistic_isf(q, loc=0, scale=1):
-    q, loc, scale = sc.inexact_arrays("logistic.isf", q, loc, scale)
-    return -sc.logit(q) * scale + loc
+def logistic_isf(x, loc=0, scale=1):
+    x, loc, scale = sc.inexact_arrays("logistic.isf", x, loc, scale)
+    return -sc.logit(x) * scale + loc
 
 
 def cauchy_logpdf(x, loc=0, scale=1):
@@ -446,10 +446,12 @@ def bernoulli_pmf(k, p, loc=0):
     return uf.exp(bernoulli_logpmf(k, p, loc))
 
 
-def bernoulli_cdf(k, p, loc=0):
-    k, p, loc = sc.inexact_arrays("bernoulli.cdf", k, p, loc)
-    x = k - loc
-    return _like(lnp.where(x < 0, 0.0, lnp.where(x < 1, 1 - p, 1.0)), k)
+def bernoulli_cdf(k, p):
+    """P(X <= k); NaN for a NaN input or p outside [0, 1]."""
+    k, p = sc.inexact_arrays("bernoulli.cdf", k, p)
+    invalid = uf.isnan(k) | uf.isnan(p) | (p < 0) | (p > 1)
+    return _like(lnp.where(invalid, np.nan,
+                           lnp.where(k < 0, 0.0, lnp.where(k < 1, 1 - p, 1.0))), k)
 
 
 def bernoulli_ppf(q, p):
