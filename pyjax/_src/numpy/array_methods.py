@@ -165,11 +165,21 @@ def _byteswap(self):
                        -1)
 
 
+def _flatten(self, order="C", *, out_sharding=None):
+    return lnp.ravel(self, order, out_sharding=out_sharding)
+
+
+def _dot(self, b, *, precision=None, preferred_element_type=None):
+    """x.dot(b): jnp.dot, without jnp.dot's out_sharding (JAX's method has none)."""
+    return lnp.dot(self, b, precision=precision,
+                   preferred_element_type=preferred_element_type)
+
+
 _METHODS = {
     "reshape": _reshape_method, "transpose": _transpose_method, "astype": _astype,
-    "ravel": lnp.ravel, "flatten": lambda self, order="C": lnp.ravel(self, order),
+    "ravel": lnp.ravel, "flatten": _flatten,
     "squeeze": lnp.squeeze, "swapaxes": lnp.swapaxes, "clip": lnp.clip,
-    "round": uf.round, "__round__": uf.round, "dot": lnp.dot, "conj": uf.conjugate,
+    "round": uf.round, "__round__": uf.round, "dot": _dot, "conj": uf.conjugate,
     "conjugate": uf.conjugate,
     "sum": red.sum, "prod": red.prod, "max": red.max, "min": red.min, "mean": red.mean,
     "var": _var, "std": _std, "any": red.any, "all": red.all,

@@ -18,6 +18,7 @@ from pyjax._src.lax import indexing as li
 from pyjax._src.lax import reductions as red
 from pyjax._src.lax import slicing as sl
 from pyjax._src.lax import structural as st
+from pyjax._src.lax.sharding_constraint import apply_out_sharding
 from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.lax.indexing import (FILL_OR_DROP, PROMISE_IN_BOUNDS,
                                      GatherDimensionNumbers, GatherScatterMode,
@@ -593,59 +594,63 @@ class _IndexUpdateRef:
     def get(self, *, indices_are_sorted=False, unique_indices=False, mode=None,
             fill_value=None, out_sharding=None, wrap_negative_indices=True):
         """x[idx], with an out-of-bounds `mode` and `fill_value` for mode="fill"."""
-        return _take(self.array, self.index, mode=mode, fill_value=fill_value,
-                     indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
-                     wrap_negative_indices=wrap_negative_indices)
+        out = _take(self.array, self.index, mode=mode, fill_value=fill_value,
+                    indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+                    wrap_negative_indices=wrap_negative_indices)
+        return apply_out_sharding(out, out_sharding, "x.at[].get")
 
     def _update(self, prim, values, indices_are_sorted, unique_indices, mode,
-                wrap_negative_indices, **extra):
-        return _scatter(self.array, self.index, values, prim, mode=mode,
-                        indices_are_sorted=indices_are_sorted,
-                        unique_indices=unique_indices,
-                        wrap_negative_indices=wrap_negative_indices, **extra)
+                wrap_negative_indices, out_sharding, **extra):
+        out = _scatter(self.array, self.index, values, prim, mode=mode,
+                       indices_are_sorted=indices_are_sorted,
+                       unique_indices=unique_indices,
+                       wrap_negative_indices=wrap_negative_indices, **extra)
+        return apply_out_sharding(out, out_sharding, f"x.at[] ({prim.name})")
 
     def set(self, values, *, indices_are_sorted=False, unique_indices=False,
-            mode=None, wrap_negative_indices=True):
+            mode=None, out_sharding=None, wrap_negative_indices=True):
         """x[idx] = values."""
         return self._update(li.scatter_p, values, indices_are_sorted, unique_indices, mode,
-                            wrap_negative_indices, update_jaxpr=None)
+                            wrap_negative_indices, out_sharding, update_jaxpr=None)
 
     def add(self, values, *, indices_are_sorted=False, unique_indices=False,
-            mode=None, wrap_negative_indices=True):
+            mode=None, out_sharding=None, wrap_negative_indices=True):
         """x[idx] += values (repeated indices accumulate)."""
         return self._update(li.scatter_add_p, values, indices_are_sorted, unique_indices,
-                            mode, wrap_negative_indices)
+                            mode, wrap_negative_indices, out_sharding)
 
     def subtract(self, values, *, indices_are_sorted=False, unique_indices=False,
-                 mode=None, wrap_negative_indices=True):
+                 mode=None, out_sharding=None, wrap_negative_indices=True):
         """x[idx] -= values (repeated indices accumulate)."""
         from pyjax._src.numpy.ufuncs import negative
         return self._update(li.scatter_add_p, negative(values), indices_are_sorted,
-                            unique_indices, mode, wrap_negative_indices)
+                            unique_indices, mode, wrap_negative_indices, out_sharding)
 
     def multiply(self, values, *, indices_are_sorted=False, unique_indices=False,
-                 mode=None, wrap_negative_indices=True):
+                 mode=None, out_sharding=None, wrap_negative_indices=True):
         """x[idx] *= values (repeated indices accumulate)."""
         return self._update(li.scatter_mul_p, values, indices_are_sorted, unique_indices,
-                            mode, wrap_negative_indices)
+                            mode, wrap_negative_indices, out_sharding)
 
     mul = multiply
 
     def divide(self, values, *, indices_are_sorted=False, unique_indices=False,
-            mode=None, wrap_negative_indices=True):
+            mode=None, out_sharding=None, wrap_negative_indices=True):
         """x[idx] /= values (true division: integer arrays become floating)."""
         from pyjax._src.numpy.ufuncs import divide
-        return divide(self.array, self._ones_updated(values, indices_are_sorted,
-                                                     unique_indices, mode,
-                                                     wrap_negative_indices))
-
-    def power(self, values, *, indices_are_sorted=False, unique_indices=False,
-            mode=None, wrap_negative_indices=True):
-        """x[idx] **= values."""
-        from pyjax._src.numpy.ufuncs import power
-        return power(self.array, self._ones_updated(values, indices_are_sorted,
+        out = divide(self.array, self._ones_updated(values, indices_are_sorted,
                                                     unique_indices, mode,
                                                     wrap_negative_indices))
+        return apply_out_sharding(out, out_sharding, "x.at[].divide")
+
+    def power(self, values, *, indices_are_sorted=False, unique_indices=False,
+            mode=None, out_sharding=None, wrap_negative_indices=True):
+        """x[idx] **= values."""
+        from pyjax._src.numpy.ufuncs import power
+        out = power(self.array, self._ones_updated(values, indices_are_sorted,
+                                                   unique_indices, mode,
+                                                   wrap_negative_indices))
+        return apply_out_sharding(out, out_sharding, "x.at[].power")
 
     def _ones_updated(self, values, indices_are_sorted, unique_indices, mode,
                       wrap_negative_indices):
@@ -656,16 +661,16 @@ class _IndexUpdateRef:
                         wrap_negative_indices=wrap_negative_indices)
 
     def min(self, values, *, indices_are_sorted=False, unique_indices=False,
-            mode=None, wrap_negative_indices=True):
+            mode=None, out_sharding=None, wrap_negative_indices=True):
         """x[idx] = minimum(x[idx], values)."""
         return self._update(li.scatter_min_p, values, indices_are_sorted, unique_indices,
-                            mode, wrap_negative_indices)
+                            mode, wrap_negative_indices, out_sharding)
 
     def max(self, values, *, indices_are_sorted=False, unique_indices=False,
-            mode=None, wrap_negative_indices=True):
+            mode=None, out_sharding=None, wrap_negative_indices=True):
         """x[idx] = maximum(x[idx], values)."""
         return self._update(li.scatter_max_p, values, indices_are_sorted, unique_indices,
-                            mode, wrap_negative_indices)
+                            mode, wrap_negative_indices, out_sharding)
 
     def apply(self, func, *, indices_are_sorted=False, unique_indices=False,
             mode=None, wrap_negative_indices=True):
