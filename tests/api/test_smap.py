@@ -21,6 +21,16 @@ def check_smap_split_and_replicated_axes():
         assert g(x.T, 1.0).tolist() == [[2.0, 6.0, 10.0, 14.0]]
         h = jax.smap(lambda a: lax.psum(a, "i"), in_axes=0, out_axes=None, axis_name="i")
         assert h(jnp.ones(4)).tolist() == [4.0]
+        # in_axes left out over an Explicit axis: inferred from the argument's type, so
+        # an unsharded x is replicated and every member returns all of it (as in JAX).
+        assert jax.smap(lambda a: a, out_axes=0, axis_name="i")(x).shape == (16, 2)
+        y = jax.device_put(x, jax.P("i"))
+        doubled = [[0.0, 2.0], [4.0, 6.0], [8.0, 10.0], [12.0, 14.0]]
+        assert jax.smap(lambda a: a * 2, out_axes=0, axis_name="i")(y).tolist() == doubled
+        assert jax.jit(jax.smap(lambda a: a * 2, out_axes=0, axis_name="i"))(
+            y).tolist() == doubled
+        auto = jax.make_mesh((4,), ("i",), axis_types=(jax.sharding.AxisType.Auto,))
+    with jax.set_mesh(auto):
         with pytest.raises(TypeError, match="in_axes was not specified"):
             jax.smap(lambda a: a, out_axes=0, axis_name="i")(x)
 

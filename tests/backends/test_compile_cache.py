@@ -281,8 +281,10 @@ def test_threads_compile_and_store_at_once(cache):
     results, errors = {}, []
 
     def work(k):
+        # Config contexts are per-thread (as in JAX): each thread enters the fixture's.
         try:
-            results[k] = run_fresh(float(k + 10))
+            with config.compilation_cache_dir(str(cache)), config.executor("xla"):
+                results[k] = run_fresh(float(k + 10))
         except Exception as err:   # noqa: BLE001 - reported below
             errors.append(err)
 

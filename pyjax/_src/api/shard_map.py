@@ -453,13 +453,9 @@ def _check_explicit(mesh, manual_axes, api):
 
 
 def _inferred_spec(x, mesh, manual_axes, name):
-    """An argument's own spec, restricted to the manual axes (in_specs=Infer)."""
-    sharding = getattr(x, "sharding", None) if type(x) is Array else None
-    if not isinstance(sharding, NamedSharding):
-        raise NotImplementedError(
-            f"shard_map of {name}: in_specs are inferred from the arguments' shardings, "
-            f"but {get_aval(x).str_short()} has none pyjax can read (inside a traced "
-            "function arguments carry no sharding yet); pass in_specs.")
+    """An argument's own spec, restricted to the manual axes (in_specs=Infer): its type's
+    sharding, so an unsharded value is replicated, eagerly and under a trace alike."""
+    sharding = get_aval(x).sharding
     parts = []
     for entry in sharding.spec.partitions:
         names = () if entry is None else (entry,) if isinstance(entry, str) else entry
