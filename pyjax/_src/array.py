@@ -13,7 +13,6 @@ import numpy as np
 from pyjax._src import errors
 from pyjax._src import sharding as sharding_mod
 from pyjax._src.backends import devices as devices_mod
-from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import ShapedArray, get_aval
 
 
@@ -358,8 +357,3 @@ def as_array(x):
     return Array(np.asarray(x, aval.dtype), aval=aval)
 
 
-def _typed_constant(value, aval):
-    return Array(np.asarray(value, aval.dtype), aval=aval)
-
-
-jx.typed_constant = _typed_constant   # how jaxprs read literals of a non-canonical type

@@ -25,6 +25,9 @@ class EvalTrace(Trace):
     def lift(self, x):
         return x
 
+    def typed_constant(self, value, aval):
+        return Array(np.asarray(value, aval.dtype), aval=aval)
+
     def process_primitive(self, prim, args, params):
         if prim.eager is not None:
             return prim.eager(*args, **params)

@@ -11,7 +11,7 @@ import numpy as np
 from pyjax._src import dtypes
 from pyjax._src.util import WeakCache
 from pyjax._src.core.avals import ShapedArray, get_aval
-from pyjax._src.core.trace import EMPTY_EQN_CONTEXT, Tracer, trace_context
+from pyjax._src.core.trace import EMPTY_EQN_CONTEXT, Trace, Tracer, trace_context
 
 
 class Var:
@@ -29,11 +29,6 @@ class DropVar(Var):
     __slots__ = ()
 
 
-# (value, aval) -> a 0-d Array of exactly that aval: installed by pyjax._src.array when
-# it is imported (an upward hook, see DESIGN.md).
-typed_constant = None
-
-
 class Literal:
     """A scalar constant written inline in the jaxpr."""
     __slots__ = ("val", "aval")
@@ -48,7 +43,7 @@ class Literal:
         val = self.val
         if get_aval(val) == self.aval:
             return val
-        return typed_constant(val, self.aval)
+        return Trace.root.typed_constant(val, self.aval)
 
     def __repr__(self):
         return f"Literal({self.val})"

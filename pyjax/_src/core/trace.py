@@ -235,6 +235,11 @@ class Trace:
     def process_primitive(self, prim, args, params):
         raise NotImplementedError
 
+    def typed_constant(self, value, aval):
+        """`value` (a scalar) as a constant of exactly `aval`, whatever the config says
+        now: the root trace implements it (its values are what every trace lifts)."""
+        raise NotImplementedError
+
     def is_ancestor_of(self, other):
         t = other.parent
         while t is not None:
