@@ -119,6 +119,16 @@ def with_sharding_constraint(x, shardings):
     return tree_util.tree_unflatten(tree, out)
 
 
+def _check_spec_has_mesh(target):
+    """A bare PartitionSpec names axes of the current mesh: without one, JAX's error."""
+    if isinstance(target, sharding_mod.PartitionSpec) and \
+            sharding_mod.current_mesh() is None:
+        raise ValueError(
+            "Using PartitionSpec when you are not under a mesh context is not allowed. "
+            "Please pass a NamedSharding instance or enter into a mesh context via "
+            f"`jax.set_mesh`. Got {target}")
+
+
 def out_sharding_for(out_sharding, ndim, what):
     """What a function's `out_sharding=` argument (a Sharding, or a PartitionSpec on the
     current mesh) asks of its result of rank `ndim`: (the sharding its type takes, over
@@ -126,12 +136,7 @@ def out_sharding_for(out_sharding, ndim, what):
     has no Explicit axes, or None)."""
     if out_sharding is None:
         return None, None
-    if isinstance(out_sharding, sharding_mod.PartitionSpec) and \
-            sharding_mod.current_mesh() is None:
-        raise ValueError(
-            "Using PartitionSpec when you are not under a mesh context is not allowed. "
-            "Please pass a NamedSharding instance or enter into a mesh context via "
-            f"`jax.set_mesh`. Got {out_sharding}")
+    _check_spec_has_mesh(out_sharding)
     given = sharding_mod.canonical_sharding(out_sharding, what)
     typed = sharding_mod.type_sharding(given, ndim)
     return (typed, None) if typed is not None else (None, given)
@@ -168,12 +173,7 @@ def reshard(xs, out_shardings):
     constraint under a trace. Only a mesh's Explicit axes may be named."""
     for target in tree_util.tree_leaves(
             out_shardings, is_leaf=lambda s: isinstance(s, sharding_mod.PartitionSpec)):
-        if isinstance(target, sharding_mod.PartitionSpec) and \
-                sharding_mod.current_mesh() is None:
-            raise ValueError(
-                "Using PartitionSpec when you are not under a mesh context is not "
-                "allowed. Please pass a NamedSharding instance or enter into a mesh "
-                f"context via `jax.set_mesh`. Got {target}")
+        _check_spec_has_mesh(target)
         if isinstance(target, sharding_mod.NamedSharding):
             mesh = target.mesh
             for entry in target.spec.partitions:
