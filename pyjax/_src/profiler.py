@@ -19,11 +19,7 @@ from pyjax._src.version import __version__
 
 
 def _xla(what):
-    xla = dispatch.xla_backend()
-    if xla is None:
-        raise RuntimeError(f"jax.profiler.{what} needs the XLA backend (jaxlib); pyjax is "
-                           "running on the NumPy executor.")
-    return xla
+    return dispatch.required_xla_backend(f"jax.profiler.{what}", RuntimeError)
 
 
 def ProfileOptions():   # noqa: N802  (JAX's class name; jaxlib's options object)

@@ -667,11 +667,7 @@ class PmapLowered:
 
 
 def _xla(what):
-    xla = dispatch.xla_backend()
-    if xla is None:
-        raise NotImplementedError(f"{what} needs the XLA executor (jaxlib); the NumPy "
-                                  "executor is selected or jaxlib is not installed.")
-    return xla
+    return dispatch.required_xla_backend(what)
 
 
 class PmapCompiled:

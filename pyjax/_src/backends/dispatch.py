@@ -143,6 +143,16 @@ def xla_backend():
     return None if devices_mod.xla_runtime() is None else _xla_module()
 
 
+def required_xla_backend(what: str, error: type[Exception] = NotImplementedError):
+    """xla_backend(), or `error` saying that `what` needs it (for the features only XLA
+    has: profiling, HLO text, compiler IR)."""
+    xla = xla_backend()
+    if xla is None:
+        raise error(f"{what} needs the XLA executor (jaxlib); the NumPy executor is "
+                    "selected (pyjax_executor / PYJAX_EXECUTOR) or jaxlib is not installed.")
+    return xla
+
+
 def _xla_module():
     # Imported on first use, here only: `import pyjax` must not load jaxlib.
     from pyjax._src.backends import xla
