@@ -118,7 +118,7 @@ CASES = [
                             lax.GatherDimensionNumbers((0,), (0,), (0,)), (1,))),
     case("gather_not_dimension_numbers", TypeError, "GatherDimensionNumbers",
          lambda: lax.gather(x, jnp.zeros((1, 1), jnp.int32), 5, (1, 1))),
-    case("gather_float_indices", TypeError, "integer dtype",
+    case("gather_float_indices", ValueError, "indices must have an integer type",
          lambda: lax.gather(x, jnp.zeros((1, 1)), GATHER_DN, (1, 3))),
     case("gather_slice_too_big", TypeError, "Slice size at index 1 in gather op is out of range",
          lambda: lax.gather(x, jnp.zeros((1, 1), jnp.int32), GATHER_DN, (1, 4))),

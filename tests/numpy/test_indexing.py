@@ -270,7 +270,7 @@ def test_lax_gather_scatter_shape_errors_are_clear():
         li.gather(x, jnp.array([[1]]), dnums, (2, 4))
     with pytest.raises(TypeError, match="start_index_map"):
         li.gather(x, jnp.array([[1, 2]]), dnums, (1, 4))
-    with pytest.raises(TypeError, match="integer dtype"):
+    with pytest.raises(ValueError, match="indices must have an integer type"):
         li.gather(x, jnp.array([[1.0]]), dnums, (1, 4))
     with pytest.raises(TypeError, match="GatherDimensionNumbers"):
         li.gather(x, jnp.array([[1]]), ((1,), (0,), (0,)), (1, 4))

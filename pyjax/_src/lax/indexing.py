@@ -122,7 +122,8 @@ def _check_disjoint(op, label1, dims1, label2, dims2):
 
 def _check_indices(op, indices):
     if indices.dtype.kind not in "iu":
-        raise TypeError(f"{op}: indices must have an integer dtype, got {indices.dtype}.")
+        # ValueError, as in JAX
+        raise ValueError(f"{op}: indices must have an integer type, got {indices.dtype}.")
     if indices.ndim < 1:
         raise TypeError(f"{op}: indices must have rank >= 1 (the last dimension holds the "
                         f"index vectors), got shape {indices.shape}.")
