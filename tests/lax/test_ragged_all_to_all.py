@@ -39,26 +39,9 @@ def _reference(operand, output, input_offsets, send_sizes, output_offsets, recv_
 
 @pytest.mark.parametrize("seed", range(4))
 def test_random_exchanges_match_the_documented_semantics(seed):
-    rng = np.random.RandomState(seed)
-    members, per, rows, width = 3, 2, 10, 2
-    n = members * per
-    send = rng.randint(0, 3, size=(members, n)).astype(np.int32)
-    input_offsets = np.zeros_like(send)
-    for s in range(members):
-        input_offsets[s] = np.concatenate([[0], np.cumsum(send[s])[:-1]])
-    recv = np.zeros_like(send)   # what r receives from s's k-th slice for it
-    output_offsets = np.zeros_like(send)
-    for r in range(members):
-        at = 0
-        for s in range(members):
-            for k in range(per):
-                size = send[s, r * per + k]
-                recv[r, s * per + k] = size
-                output_offsets[s, r * per + k] = at
-                at += size
-    operand = rng.randn(members, rows, width).astype(np.float32)
-    output = np.full((members, 3 * n, width), -1.0, np.float32)
-    args = (operand, output, input_offsets, send, output_offsets, recv)
+    operand, output, *offsets = _random_exchange(np.random.RandomState(seed))
+    output = np.full_like(output, -1.0)   # untouched rows must stay as they were
+    args = (operand, output, *offsets)
     np.testing.assert_array_equal(_vmapped(*args), _reference(*args))
 
 
