@@ -11,6 +11,7 @@ from pyjax._src.core.tokens import AbstractToken, Token, abstract_token
 from pyjax._src.core.trace import (NO_BATCHING, NO_TRANSPOSE, NOT_DIFFERENTIABLE,
                                    define_primitive, no_samples)
 from pyjax._src.interpreters import batching
+from pyjax._src.lax import parallel
 
 _NOT_ARRAYS = no_samples("tokens are not arrays: the harness compares array values; "
                          "tests/lax/test_tokens.py covers them")
@@ -91,15 +92,13 @@ precv_p = define_primitive(
 
 
 def _axis_and_perm(name, axis_name, perm):
-    names = axis_name if isinstance(axis_name, (tuple, list)) else (axis_name,)
-    for n in names:
-        batching.axis_env_size(n)   # NameError outside the shard_map binding it
+    names = parallel.axis_names(axis_name, name)   # NameError outside its shard_map
     try:
         perm = tuple((operator.index(s), operator.index(t)) for s, t in perm)
     except (TypeError, ValueError):
         raise TypeError(f"{name}: perm must be a sequence of (source, destination) integer "
                         f"pairs, got {perm!r}.") from None
-    return tuple(names), perm
+    return names, perm
 
 
 def psend(x, axis_name, perm):
