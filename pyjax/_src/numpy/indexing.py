@@ -20,6 +20,7 @@ from pyjax._src.lax import slicing as sl
 from pyjax._src.lax import structural as st
 from pyjax._src.lax.sharding_constraint import apply_out_sharding
 from pyjax._src.numpy import lax_numpy as lnp
+from pyjax._src.numpy import ufuncs
 from pyjax._src.lax.indexing import (FILL_OR_DROP, PROMISE_IN_BOUNDS,
                                      GatherDimensionNumbers, GatherScatterMode,
                                      ScatterDimensionNumbers)
@@ -622,8 +623,7 @@ class _IndexUpdateRef:
     def subtract(self, values, *, indices_are_sorted=False, unique_indices=False,
                  mode=None, out_sharding=None, wrap_negative_indices=True):
         """x[idx] -= values (repeated indices accumulate)."""
-        from pyjax._src.numpy.ufuncs import negative
-        return self._update(li.scatter_add_p, negative(values), indices_are_sorted,
+        return self._update(li.scatter_add_p, ufuncs.negative(values), indices_are_sorted,
                             unique_indices, mode, wrap_negative_indices, out_sharding)
 
     def multiply(self, values, *, indices_are_sorted=False, unique_indices=False,
@@ -637,8 +637,7 @@ class _IndexUpdateRef:
     def divide(self, values, *, indices_are_sorted=False, unique_indices=False,
             mode=None, out_sharding=None, wrap_negative_indices=True):
         """x[idx] /= values (true division: integer arrays become floating)."""
-        from pyjax._src.numpy.ufuncs import divide
-        out = divide(self.array, self._ones_updated(values, indices_are_sorted,
+        out = ufuncs.divide(self.array, self._ones_updated(values, indices_are_sorted,
                                                     unique_indices, mode,
                                                     wrap_negative_indices))
         return apply_out_sharding(out, out_sharding, "x.at[].divide")
@@ -646,8 +645,7 @@ class _IndexUpdateRef:
     def power(self, values, *, indices_are_sorted=False, unique_indices=False,
             mode=None, out_sharding=None, wrap_negative_indices=True):
         """x[idx] **= values."""
-        from pyjax._src.numpy.ufuncs import power
-        out = power(self.array, self._ones_updated(values, indices_are_sorted,
+        out = ufuncs.power(self.array, self._ones_updated(values, indices_are_sorted,
                                                    unique_indices, mode,
                                                    wrap_negative_indices))
         return apply_out_sharding(out, out_sharding, "x.at[].power")

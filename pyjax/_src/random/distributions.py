@@ -16,7 +16,8 @@ from pyjax._src.api.jit import jit
 from pyjax._src.core.avals import get_aval
 from pyjax._src.core.trace import Tracer
 from pyjax._src.lax import elementwise as ew
-from pyjax._src.lax import slicing, structural
+from pyjax._src.lax import slicing, sorting, structural
+from pyjax._src.numpy import indexing
 from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy import reductions as red
 from pyjax._src.numpy import ufuncs as uf
@@ -534,13 +535,8 @@ def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
 
 # --- indices: permutation and choice --------------------------------------------------------
 
-def _sorting():
-    from pyjax._src.lax import sorting
-    return sorting
-
-
 def _top_k(x, k):
-    return _sorting().top_k(x, k)
+    return sorting.top_k(x, k)
 
 
 def shuffle_raw(data, x, axis):
@@ -551,7 +547,7 @@ def shuffle_raw(data, x, axis):
     for _ in range(rounds):
         data, sub = _split2(data)
         sort_keys = random_bits(sub, 32, shape_of(x))
-        _, x = _sorting().sort_key_val(sort_keys, x, axis)
+        _, x = sorting.sort_key_val(sort_keys, x, axis)
     return x
 
 
@@ -590,7 +586,6 @@ def _canonical_axis(axis, ndim, where):
 
 
 def _take(x, indices, axis):
-    from pyjax._src.numpy import indexing
     return indexing.take(x, indices, axis=axis)
 
 

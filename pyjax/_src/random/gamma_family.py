@@ -12,7 +12,9 @@ from pyjax._src.lax import reductions as lax_reductions
 from pyjax._src.lax.control_flow.loops import while_loop
 from pyjax._src.lax.control_flow.scan import scan
 from pyjax._src.lax.random_gamma import random_gamma_p
+from pyjax._src.nn.functions import softmax
 from pyjax._src.numpy import lax_numpy as lnp
+from pyjax._src.numpy import linalg
 from pyjax._src.numpy import reductions as red
 from pyjax._src.numpy import ufuncs as uf
 from pyjax._src.random import distributions as dist
@@ -74,7 +76,6 @@ def beta(key, a, b, shape=None, dtype=None):
 @dist.compiled()
 def dirichlet(key, alpha, shape=None, dtype=None):
     """Dirichlet(alpha) samples over alpha's last axis."""
-    from pyjax._src.nn.functions import softmax
     data, _ = unwrap(key, "dirichlet")
     dtype = dist.float_dtype(dtype, "dirichlet")
     alpha_shape = dist.shape_of(alpha)
@@ -367,7 +368,6 @@ def multinomial(key, n, p, *, shape=None, dtype=None, unroll=1):
 def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky"):
     """Samples of N(mean, cov) over the last axis; cov is factored by cholesky, eigh or
     svd."""
-    from pyjax._src.numpy import linalg
     data, _ = unwrap(key, "multivariate_normal")
     if method not in ("svd", "eigh", "cholesky"):
         raise ValueError("method must be one of {'svd', 'eigh', 'cholesky'}")
@@ -407,7 +407,6 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky
 def orthogonal(key, n, shape=(), dtype=None, m=None):
     """Random n x m matrices with orthonormal columns (rows when n < m), uniform in the
     Haar measure."""
-    from pyjax._src.numpy import linalg
     data, _ = unwrap(key, "orthogonal")
     dtype = dist.float_dtype(dtype, "orthogonal", allow_complex=True)
     shape = canonical_shape(shape, "orthogonal")
