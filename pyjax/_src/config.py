@@ -426,29 +426,25 @@ def check_thread_guard(where):
             "(threads may otherwise schedule them in different orders in each process).")
 
 
-class UserContext:
+class UserContext(Flag):
     """A value jit's caches key on (jax.make_user_context): when it changes, jitted
-    functions trace, lower and compile again. `with ctx(v):` sets it for a block."""
+    functions trace, lower and compile again. `with ctx(v):` sets it for a block, in this
+    thread only (as JAX's contexts and every other option's)."""
+
+    _made = itertools.count()
 
     def __init__(self, default_value=None):
-        self.value = default_value
+        # The name only identifies it in per-thread stacks; no environment variable is
+        # spelled like it.
+        super().__init__(f"make_user_context#{next(self._made)}", default_value,
+                         lambda value: value, "jax.make_user_context", affects_tracing=True)
         config._tracing_flags.append(self)
 
     def get_global(self):
-        return self.value
+        return self.global_value
 
     def set_global(self, new_value):
-        self.value = new_value
-        config.changed()
-
-    @contextlib.contextmanager
-    def __call__(self, new_value):
-        old = self.value
-        self.set_global(new_value)
-        try:
-            yield
-        finally:
-            self.set_global(old)
+        self.set(new_value)
 
     def __repr__(self):
         return f"UserContext({self.value!r})"

@@ -99,6 +99,26 @@ def test_user_context_keys_jit_caches():
     assert traces == [0, 1]
 
 
+def test_user_context_block_holds_in_its_own_thread_only():
+    # Recorded from JAX 0.10.2: another thread reads 0 while this one reads 5.
+    ctx = jax.make_user_context(0)
+    seen = []
+    asked, answered = threading.Event(), threading.Event()
+
+    def other():
+        asked.wait()
+        seen.append(ctx.value)
+        answered.set()
+    t = threading.Thread(target=other)
+    t.start()
+    with ctx(5):
+        asked.set()
+        answered.wait()
+        seen.append(ctx.value)
+    t.join()
+    assert seen == [0, 5] and ctx.value == 0
+
+
 def test_thread_guard():
     with jax.thread_guard(True):
         config_mod.check_thread_guard("here")   # the thread that set it
