@@ -696,3 +696,26 @@ def test_broadcast_in_dim_takes_unsorted_dimensions():
     expected = [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]
     assert lax.broadcast_in_dim(x, (3, 2), (1, 0)).tolist() == expected
     assert jax.jit(lambda x: lax.broadcast_in_dim(x, (3, 2), (1, 0)))(x).tolist() == expected
+
+
+# Recorded from JAX 0.10.2: Python scalars are converted on the host (NumPy's casts).
+@pytest.mark.parametrize("value, dtype, expected", [
+    (2**32, np.int32, 0), (2**31, np.int32, -2**31), (-2**40, np.int32, 0),
+    (2**63, np.int32, 0), (2**32 + 1, np.uint8, 1), (-1, np.uint32, 2**32 - 1),
+    (2**32, np.float32, 4294967296.0), (2**32, np.bool_, True), (True, np.int32, 1),
+])
+def test_convert_element_type_of_python_scalars_wraps_like_jax(value, dtype, expected):
+    out = lax.convert_element_type(value, dtype)
+    assert isinstance(out, jax.Array) and out.dtype == dtype and not out.weak_type
+    assert np.asarray(out) == expected
+
+
+def test_convert_element_type_python_scalar_is_a_constant_and_huge_ints_overflow():
+    assert str(jax.make_jaxpr(lambda: lax.convert_element_type(2**32, np.int32))()) == \
+        "{ lambda ; . let  in (0:i32[],) }"
+    assert str(jax.make_jaxpr(lambda: lax.convert_element_type(3, np.float32))()) == \
+        "{ lambda ; . let  in (3.0:f32[],) }"
+    with pytest.raises(OverflowError):
+        lax.convert_element_type(2**70, np.int32)
+    same = lax.convert_element_type(np.arange(3, dtype=np.int32), np.int32)
+    assert isinstance(same, jax.Array)

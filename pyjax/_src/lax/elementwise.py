@@ -917,8 +917,15 @@ def convert_element_type(operand, new_dtype):
                          "key arrays convert to and from their integer data with "
                          "jax.random.key_data and jax.random.wrap_key_data.")
     new_dtype = dtypes.canonicalize_dtype(new_dtype)
+    if type(operand) in (bool, int, float, complex):
+        # As JAX: a Python scalar is converted on the host, so it becomes a constant and
+        # an int wraps modulo the target's range (2**32 -> 0 in int32) where its
+        # weak-typed aval would refuse it; past 64 bits NumPy raises OverflowError.
+        with np.errstate(all="ignore"):
+            operand = np.asarray(operand).astype(new_dtype)
+        aval = get_aval(operand)
     if aval.dtype == new_dtype and not aval.weak_type:
-        return operand
+        return as_array(operand)
     return convert_element_type_p.bind(operand, new_dtype=new_dtype, weak_type=False)
 
 
