@@ -380,6 +380,13 @@ def test_mesh_needs_enough_devices():
         jax.make_mesh((n,), ("x",))
 
 
+def test_make_mesh_takes_one_axis_name_as_a_string():
+    # as Mesh does (JAX 0.10.2 prints the same)
+    mesh = jax.make_mesh((1,), "data", (AxisType.Auto,))
+    assert mesh.axis_names == ("data",)
+    assert str(mesh) == "Mesh('data': 1, axis_types=(Auto,))"
+
+
 def test_the_sharded_mlp_example_matches_one_device():
     import os
     import subprocess

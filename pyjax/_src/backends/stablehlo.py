@@ -583,8 +583,9 @@ class FunctionContext:
         attr = sharding_mod.NamedSharding(self.module.mesh, typed.spec).to_shardy(aval.ndim)
         return self.op("sdy.sharding_constraint", [value], value.aval, {"sharding": attr})
 
-    def call(self, closed, args, name):
-        """Calls `closed` as a private function (printed once per jaxpr per module)."""
+    def call(self, closed, args, name, call_metadata=None):
+        """Calls `closed` as a private function (printed once per jaxpr per module); the
+        call op carries the equation's XLA metadata and `call_metadata`."""
         fname = self.module._lowered.get(id(closed), (None, None))[1]
         if fname is None:
             fname = self.module.unique_name(name)
@@ -598,6 +599,8 @@ class FunctionContext:
         lhs = f"{res} = " if len(out_avals) == 1 else f"{res}:{len(out_avals)} = " \
             if out_avals else ""
         metadata = self.origin.ctx.xla_metadata if self.origin is not None else None
+        if call_metadata:
+            metadata = {**(metadata or {}), **call_metadata}
         self._emit_op(res if out_avals else "", f"{lhs}func.call @{fname}({arg_text})",
                       {}, f" : ({in_types}) -> ({out_types})", metadata)
         if len(out_avals) == 1:
