@@ -10,6 +10,7 @@ import numpy as np
 
 from pyjax._src import tree_util
 from pyjax._src.core.trace import Tracer
+from pyjax._src.sharding_diagram import sharding_diagram
 
 from pyjax._src.lax.callbacks import (  # noqa: F401  (re-exported effect types)
     DebugEffect, OrderedDebugEffect, debug_callback,
@@ -142,33 +143,10 @@ def visualize_array_sharding(arr, **kwargs):
                                                                       **kwargs))
 
 
-def visualize_sharding(shape, sharding, *, use_color=False, scale=1.0, min_width=9,
+def visualize_sharding(shape, sharding, *, use_color=True, scale=1.0, min_width=9,
                        max_width=80, color_map=None):
     """Prints a grid of the blocks `sharding` cuts an array of `shape` into (1-D or 2-D),
-    each labelled with the devices holding it."""
-    if len(shape) not in (1, 2):
-        raise ValueError(f"visualize_sharding only supports 1-D and 2-D arrays; got shape "
-                         f"{tuple(shape)}.")
-    shape2 = (1, shape[0]) if len(shape) == 1 else tuple(shape)
-    holders = {}
-    for device, index in sharding.devices_indices_map(tuple(shape)).items():
-        index = ((slice(None),) + tuple(index)) if len(shape) == 1 else tuple(index)
-        key = tuple(s.indices(n)[:2] for s, n in zip(index, shape2))
-        holders.setdefault(key, []).append(device)
-    rows = sorted({k[0] for k in holders})
-    cols = sorted({k[1] for k in holders})
-    labels = {k: f"{ds[0].platform.upper()} " + ",".join(str(d.id) for d in sorted(
-        ds, key=lambda d: d.id)) for k, ds in holders.items()}
-    width = max(min_width, max(len(t) for t in labels.values()) + 4)
-    width = min(width, max(min_width, int(max_width * scale) // max(len(cols), 1)))
-
-    def rule(left, mid, right):
-        return left + mid.join("─" * width for _ in cols) + right
-
-    lines = [rule("┌", "┬", "┐")]
-    for r, row in enumerate(rows):
-        blank = "│" + "│".join(" " * width for _ in cols) + "│"
-        text = "│" + "│".join(labels[(row, col)].center(width)[:width] for col in cols) + "│"
-        lines += [blank, text, blank]
-        lines.append(rule("├", "┼", "┤") if r < len(rows) - 1 else rule("└", "┴", "┘"))
+    each labelled with the devices holding it, laid out as JAX draws it."""
+    lines = sharding_diagram(shape, sharding, use_color=use_color, scale=scale,
+                             min_width=min_width, max_width=max_width, color_map=color_map)
     sys.stdout.write("\n".join(lines) + "\n")

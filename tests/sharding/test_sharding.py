@@ -330,17 +330,18 @@ def check_visualize_and_inspect_array_sharding():
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
         jax.debug.visualize_array_sharding(x)
-    lines = printed.getvalue().splitlines()
-    assert lines[0] == "┌───────────────┬───────────────┐"
-    assert lines[2] == "│  CPU 0,2,4,6  │  CPU 1,3,5,7  │"
+    # JAX 0.10.2 prints these diagrams
+    assert printed.getvalue() == ("┌───────────┬───────────┐\n"
+                                  "│CPU 0,2,4,6│CPU 1,3,5,7│\n"
+                                  "└───────────┴───────────┘\n")
     grid = io.StringIO()
     with contextlib.redirect_stdout(grid):
         jax.debug.visualize_array_sharding(jax.device_put(np.ones((8, 4)), _named(P("x", "y"))))
-    assert "│  CPU 6  │  CPU 7  │" in grid.getvalue()
+    assert grid.getvalue().splitlines()[-2:] == ["│ CPU 6 │ CPU 7 │", "└───────┴───────┘"]
     seen = []
     jax.debug.inspect_array_sharding({"a": x}, callback=seen.append)
     assert seen == [x.sharding]
-    with pytest.raises(ValueError, match="1-D and 2-D"):
+    with pytest.raises(ValueError, match="1 and 2 dimensions"):
         jax.debug.visualize_array_sharding(jnp.ones((2, 2, 2)))
 
 
