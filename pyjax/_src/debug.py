@@ -9,11 +9,10 @@ import sys
 import numpy as np
 
 from pyjax._src import tree_util
-from pyjax._src.core.trace import Tracer
 from pyjax._src.sharding_diagram import sharding_diagram
 
 from pyjax._src.lax.callbacks import (  # noqa: F401  (re-exported effect types)
-    DebugEffect, OrderedDebugEffect, debug_callback,
+    DebugEffect, OrderedDebugEffect, debug_callback, inspect_sharding_p,
 )
 
 
@@ -126,15 +125,11 @@ def callback(callback=None, *args, ordered=False, partitioned=False, **kwargs):
 # --- shardings ------------------------------------------------------------------------------
 
 def inspect_array_sharding(value, *, callback):
-    """Calls callback(sharding) for every array of the pytree `value` (at top level,
-    with each array's sharding)."""
+    """Calls callback(sharding) for every array of the pytree `value`: now for arrays,
+    and inside jit as the function compiles, with the sharding XLA's partitioner chose
+    for that value (once per compilation, as in JAX)."""
     for leaf in tree_util.tree_leaves(value):
-        if isinstance(leaf, Tracer):
-            raise NotImplementedError(
-                "jax.debug.inspect_array_sharding inside jit: pyjax cannot report the "
-                "sharding XLA's partitioner chooses while tracing; call it on the jitted "
-                "function's outputs (or read x.sharding) instead.")
-        callback(leaf.sharding)
+        inspect_sharding_p.bind(leaf, callback=callback)
 
 
 def visualize_array_sharding(arr, **kwargs):

@@ -345,6 +345,38 @@ def check_visualize_and_inspect_array_sharding():
         jax.debug.visualize_array_sharding(jnp.ones((2, 2, 2)))
 
 
+def check_inspect_array_sharding_inside_jit():
+    # the shardings XLA's partitioner chose, as JAX 0.10.2 reports them for this program
+    mesh = _mesh()
+    seen = []
+
+    def f(x):
+        jax.debug.inspect_array_sharding(x, callback=seen.append)
+        y = jnp.sin(x) @ x.T
+        jax.debug.inspect_array_sharding(y, callback=seen.append)
+        return y
+
+    x = jax.device_put(np.ones((8, 4), np.float32), NamedSharding(mesh, P("x", "y")))
+    jax.jit(f)(x)
+    assert [s.spec for s in seen] == [P("x", "y"), P("x")] and seen[0].mesh == mesh
+    seen.clear()
+    jax.jit(jax.grad(lambda x: f(x).sum()))(x)
+    assert [s.spec for s in seen] == [P("x", "y"), P("x")]
+    seen.clear()
+    batch = jax.device_put(np.ones((2, 8, 4), np.float32), NamedSharding(mesh, P(None, "x", "y")))
+    jax.jit(jax.vmap(f))(batch)
+    assert [s.spec for s in seen] == [P(None, "x", "y"), P(None, "x")]
+    seen.clear()
+    body = jax.shard_map(f, mesh=mesh, in_specs=P("x", "y"), out_specs=P("x", None),
+                         check_vma=False)
+    jax.jit(body)(x)    # manual values: P() over the mesh
+    assert [(s.spec, s.mesh) for s in seen] == [(P(), mesh)] * 2
+    seen.clear()
+    on_three = jax.device_put(np.ones((8, 4), np.float32), jax.devices()[3])
+    jax.jit(f)(on_three)
+    assert [s.device_set for s in seen] == [{jax.devices()[3]}] * 2
+
+
 CHECKS = [name for name in dict(globals()) if name.startswith("check_")]
 
 

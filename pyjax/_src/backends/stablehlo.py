@@ -199,6 +199,10 @@ class Region:
         self.lines = lines
 
 
+# The backend_config of an InspectSharding custom call until compiling fills in the key
+INSPECT_SHARDING_SLOT = "pyjax.inspect_sharding.{}"
+
+
 class ModuleContext:
     """Module-wide state: its name, replica count, the named axes its replicas form, and
     the private functions printed."""
@@ -219,6 +223,19 @@ class ModuleContext:
         self._names = set()
         self._lowered = {}           # id(closed jaxpr) -> (closed, function name)
         self.host_callbacks = []     # Python callables of the module's custom calls
+        # jax.debug.inspect_array_sharding's (callback, rank, placeholder or None)
+        self.sharding_inspections = []
+
+    def inspect_sharding(self, callback, ndim):
+        """Registers a callback to call with the sharding of a value of rank `ndim` when
+        the module compiles. Returns None on one device (the callback gets that device's
+        sharding), else the backend_config placeholder of the value's InspectSharding
+        custom call, which compiling replaces with the key of XLA's partitioner callback."""
+        partitioned = self.mesh is not None and self.mesh.size > 1
+        placeholder = INSPECT_SHARDING_SLOT.format(len(self.sharding_inspections)) \
+            if partitioned else None
+        self.sharding_inspections.append((callback, ndim, placeholder))
+        return placeholder
 
     def axis_position(self, name):
         """(stride, size) of axis `name` in the replica numbering."""
@@ -665,12 +682,17 @@ class LoweredModule:
     first), input-output aliases from donation, and each line's source equation."""
 
     def __init__(self, text, origins, const_avals, in_avals, out_avals, aliases,
-                 unusable_donations, host_callbacks=()):
+                 unusable_donations, host_callbacks=(), sharding_inspections=(),
+                 mesh=None):
         self.text, self.origins = text, origins
         self.const_avals, self.in_avals, self.out_avals = const_avals, in_avals, out_avals
         self.aliases, self.unusable_donations = aliases, unusable_donations
         # Python functions that custom calls to XLA's CPU callback target invoke, by index
         self.host_callbacks = list(host_callbacks)
+        # (callback, rank, placeholder) to call with shardings as it compiles (see
+        # ModuleContext.inspect_sharding), and the mesh it is partitioned over
+        self.sharding_inspections = list(sharding_inspections)
+        self.mesh = mesh
 
     def describe_line(self, lineno):
         """The text of line `lineno` (1-based) and the equation it came from."""
@@ -751,7 +773,8 @@ def lower_module(closed, name="main", donated_invars=(), num_replicas=1, axis_en
     lines.append(("}", None))
     text = "\n".join(line for line, _ in lines) + "\n"
     return LoweredModule(text, [o for _, o in lines], [v.aval for v in jaxpr.constvars],
-                         in_avals, out_avals, aliases, unusable, module.host_callbacks)
+                         in_avals, out_avals, aliases, unusable, module.host_callbacks,
+                         module.sharding_inspections, mesh)
 
 
 # --- generic lowerings used by the builders -----------------------------------------------

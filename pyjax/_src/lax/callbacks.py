@@ -2,8 +2,9 @@
 results), `pure_callback` (results, no effects: removed when unused) and `io_callback`
 (results and an IO effect: never removed; ordered on request). The NumPy executor calls
 them directly; XLA calls them through a custom call into Python (see `_lower_host_call`).
-Also the user functions pure_callback and io_callback. Imports core, interpreters,
-backends and the lax families."""
+Also `inspect_sharding` (jax.debug.inspect_array_sharding), called back as the program
+compiles, and the user functions pure_callback and io_callback. Imports core,
+interpreters, backends and the lax families."""
 from __future__ import annotations
 
 import logging
@@ -12,6 +13,7 @@ import numpy as np
 
 from pyjax._src import dtypes, tree_util
 from pyjax._src.array import Array
+from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import stablehlo as hlo
 from pyjax._src.core.avals import ShapedArray, is_valid_jax_type
 from pyjax._src.core.trace import Trace, define_primitive, set_current_trace
@@ -294,6 +296,55 @@ def debug_callback(callback, *args, ordered=False, **kwargs):
     effect = ordered_debug_effect if ordered else debug_effect
     debug_callback_p.bind(*dynamic, callback=FlatCallback(callback, in_tree, statics),
                           effect=effect)
+
+
+# --- inspect_sharding ---------------------------------------------------------------------------
+
+def _inspect_impl(x, *, callback):
+    """On the NumPy executor every value lives on the default device."""
+    callback(SingleDeviceSharding(devices_mod.default_device()))
+    return []
+
+
+def _inspect_eager(x, *, callback):
+    callback(x.sharding if isinstance(x, Array) else
+             SingleDeviceSharding(devices_mod.default_device()))
+    return []
+
+
+def _inspect_jvp(primals, tangents, *, callback):
+    return inspect_sharding_p.bind(*primals, callback=callback), []
+
+
+def _inspect_batch(args, dims, *, callback):
+    """The batched value's sharding, as JAX reports it."""
+    inspect_sharding_p.bind(*args, callback=callback)
+    return [], []
+
+
+def _inspect_lower(ctx, x, *, callback):
+    """On one device the callback gets that device's sharding as the module compiles;
+    over a mesh an InspectSharding custom call (jaxlib's) calls it back from XLA's SPMD
+    partitioner with the sharding the partitioner chose for x."""
+    if ctx.module.num_replicas > 1:
+        raise NotImplementedError("jax.debug.inspect_array_sharding is not supported "
+                                  "inside pmap (as in JAX); use jit over a mesh, or "
+                                  "shard_map, instead.")
+    placeholder = ctx.module.inspect_sharding(callback, x.aval.ndim)
+    if placeholder is not None:
+        ctx.op("stablehlo.custom_call", [x], x.aval.strip_weak_type(),
+               {"call_target_name": '"InspectSharding"', "has_side_effect": "true",
+                "backend_config": f'"{placeholder}"'})
+    return []
+
+
+inspect_sharding_p = define_primitive(
+    "inspect_sharding", multiple_results=True, impl=_inspect_impl, eager=_inspect_eager,
+    abstract_eval=lambda aval, *, callback: [],
+    effects=lambda callback: frozenset({debug_effect}),   # kept although it has no results
+    jvp=_inspect_jvp, transpose=lambda cts, x, *, callback: [None], batch=_inspect_batch,
+    lower=_inspect_lower,
+    samples=lambda: [b.Sample([b.random_values((3,), np.float32)], {"callback": _noop})])
 
 
 # --- pure_callback ----------------------------------------------------------------------------
