@@ -44,13 +44,6 @@ def _check_format(fmt, args, kwargs):
     _FormatChecker().format(fmt, *args, **kwargs)
 
 
-def _check_options(name, partitioned):
-    if partitioned:
-        raise NotImplementedError(
-            f"jax.debug.{name}(partitioned=True) (each device's local shards) is not "
-            "supported by pyjax; leave it False to see the logical (global) values.")
-
-
 def _formatted(fmt, args, kwargs, np_printoptions, skip_format_check):
     if not skip_format_check:
         _check_format(fmt, args, kwargs)
@@ -83,12 +76,10 @@ def print(fmt=None, *args, ordered=False, partitioned=False,  # noqa: A001  (jax
     runs, also inside jit, vmap (once per example) and loops; ordered=True keeps prints in
     program order. Plain `print` inside jit shows tracers instead. Called with options
     only, returns the print function to call with the format and values."""
-    _check_options("print", partitioned)
-
     def print_now(fmt, *args, **kwargs):
         text = _formatted(fmt, args, kwargs, np.get_printoptions(), skip_format_check)
         debug_callback(lambda *v, **k: sys.stdout.write(text(*v, **k) + "\n"), *args,
-                       ordered=ordered, **kwargs)
+                       ordered=ordered, partitioned=partitioned, **kwargs)
     return _two_call_form("print", fmt, args, kwargs, print_now)
 
 
@@ -115,10 +106,8 @@ def callback(callback=None, *args, ordered=False, partitioned=False, **kwargs):
     """Calls `callback(*args, **kwargs)` with concrete arrays when the computation runs;
     its return value is ignored. Called with options only, returns the function to call
     with the callback and its arguments."""
-    _check_options("callback", partitioned)
-
     def call_now(callback, *args, **kwargs):
-        debug_callback(callback, *args, ordered=ordered, **kwargs)
+        debug_callback(callback, *args, ordered=ordered, partitioned=partitioned, **kwargs)
     return _two_call_form("callback", callback, args, kwargs, call_now)
 
 

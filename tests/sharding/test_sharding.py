@@ -377,6 +377,35 @@ def check_inspect_array_sharding_inside_jit():
     assert [s.device_set for s in seen] == [{jax.devices()[3]}] * 2
 
 
+def check_partitioned_debug_print_shows_each_devices_block():
+    import contextlib
+    import io
+    mesh = jax.make_mesh((2,), ("z",), axis_types=(AxisType.Auto,))
+    x = jax.device_put(np.arange(24).reshape(2, 3, 4), NamedSharding(mesh, P(None, None, "z")))
+
+    def show(f, *args):
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            f(*args)
+            jax.effects_barrier()
+        return printed.getvalue()
+
+    # JAX 0.10.2: one print per device with its (2, 3, 2) block, in either order
+    out = show(jax.jit(lambda x: jax.debug.print("b: {}", x[0], partitioned=True)), x)
+    assert sorted(out.split("b: ")[1:]) == ["[[ 2  3]\n [ 6  7]\n [10 11]]\n",
+                                           "[[0 1]\n [4 5]\n [8 9]]\n"]
+    # vmapped: once per example and device
+    out = show(jax.jit(jax.vmap(lambda r: jax.debug.print("r: {}", r[0], partitioned=True))), x)
+    assert sorted(out.splitlines()) == ["r: [0 1]", "r: [12 13]", "r: [14 15]", "r: [2 3]"]
+    # outside jit the whole value, as without partitioned
+    assert show(lambda: jax.debug.print("e: {}", x[0, 0], partitioned=True)) == "e: [0 1 2 3]\n"
+    seen = []
+    jax.jit(lambda x: jax.debug.callback(lambda v: seen.append(v.shape), x,
+                                         partitioned=True))(x)
+    jax.effects_barrier()
+    assert seen == [(2, 3, 2)] * 2
+
+
 CHECKS = [name for name in dict(globals()) if name.startswith("check_")]
 
 
