@@ -406,6 +406,23 @@ def check_partitioned_debug_print_shows_each_devices_block():
     assert seen == [(2, 3, 2)] * 2
 
 
+def check_shard_map_over_one_device_runs_callbacks():
+    # manual axes of size 1 need no manual computation (as in JAX, whose module has none)
+    from pyjax.experimental import io_callback
+    mesh = Mesh(np.array(jax.devices()[:1]), ("x",))
+    seen = []
+
+    def body(ids, x):
+        io_callback(lambda i, v: seen.append((int(i[0]), v.tolist())), None, ids, x,
+                    ordered=True)
+        return x * 2
+
+    f = jax.shard_map(body, mesh=mesh, in_specs=P("x"), out_specs=P("x"))
+    out = jax.jit(f)(jnp.arange(1), jnp.arange(4))
+    jax.effects_barrier()
+    assert out.tolist() == [0, 2, 4, 6] and seen == [(0, [0, 1, 2, 3])]
+
+
 CHECKS = [name for name in dict(globals()) if name.startswith("check_")]
 
 

@@ -426,6 +426,15 @@ class FunctionContext:
         PartitionSpecs say; body(ctx, *blocks) returns the per-device results, lowered
         with those axes manual (collectives and axis_index read it)."""
         mesh = self.module.mesh
+        before = self.module.manual_axes
+        if math.prod(mesh.shape[a] for a in axes) == 1:
+            # blocks are whole values: the body is lowered in place, as JAX does (a
+            # manual computation on one partition leaves custom calls XLA cannot run)
+            self.module.manual_axes = before + tuple(axes)
+            try:
+                return body(self, *operands)
+            finally:
+                self.module.manual_axes = before
         # Where some axes stay automatic, the partitioner may split blocks over them.
         partial = len(self.module.manual_axes) + len(axes) < len(mesh.axis_names)
 
@@ -438,7 +447,6 @@ class FunctionContext:
         attrs = {"in_shardings": per_value(in_specs, [x.aval for x in operands]),
                  "out_shardings": per_value(out_specs, out_avals),
                  "manual_axes": f"#sdy<manual_axes{{{names}}}>"}
-        before = self.module.manual_axes
         self.module.manual_axes = before + tuple(axes)
         try:
             region = self.region(block_avals, body, terminator="sdy.return")
