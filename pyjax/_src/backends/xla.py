@@ -448,9 +448,9 @@ def _token_buffer(device):
 class Executable:
     """A compiled jaxpr on one device: a callable from Arrays to Arrays."""
 
-    def __init__(self, lowered, device, consts, name):
+    def __init__(self, lowered, device, consts, name, compiler_options=None):
         self.lowered, self.device, self.name = lowered, device, name
-        self.loaded = compile(lowered, [device], name)
+        self.loaded = compile(lowered, [device], name, compiler_options=compiler_options)
         self.out_avals = lowered.out_avals
         self._consts = [put(np.asarray(getattr(c, "_value", c), a.dtype), a, device)
                         for c, a in zip(consts, lowered.const_avals)]
@@ -597,10 +597,11 @@ class ShardedExecutable:
     module's annotations, and its propagation where none was given), as NamedShardings;
     arguments must arrive laid out as `in_shardings` say."""
 
-    def __init__(self, lowered, mesh, consts, name):
+    def __init__(self, lowered, mesh, consts, name, compiler_options=None):
         self.mesh, self.name = mesh, name
         self.devices = list(mesh._flat_devices)
-        self.loaded = compile(lowered, self.devices, name, num_partitions=mesh.size)
+        self.loaded = compile(lowered, self.devices, name, num_partitions=mesh.size,
+                              compiler_options=compiler_options)
         self.out_avals = lowered.out_avals
         self._callbacks = bool(lowered.host_callbacks)
         self._device_list = _jax.DeviceList(tuple(self.devices))
