@@ -423,6 +423,24 @@ def check_shard_map_over_one_device_runs_callbacks():
     assert out.tolist() == [0, 2, 4, 6] and seen == [(0, [0, 1, 2, 3])]
 
 
+def check_host_local_and_global_arrays_in_one_process():
+    from pyjax.experimental import multihost_utils
+    mesh = _mesh()
+    local = np.arange(16.0).reshape(8, 2)
+    tree = multihost_utils.host_local_array_to_global_array(
+        {"a": local, "b": [local]}, mesh, P("x"))
+    # JAX 0.10.2: {'a': ((8, 2), P('x',)), 'b': [((8, 2), P('x',))]}
+    assert jax.tree.map(lambda v: (v.shape, v.sharding.spec), tree) == \
+        {"a": ((8, 2), P("x")), "b": [((8, 2), P("x"))]}
+    np.testing.assert_array_equal(tree["b"][0], local)
+    arr = jax.device_put(local, NamedSharding(mesh, P("x", "y")))
+    assert multihost_utils.global_array_to_host_local_array(arr, mesh, P("x", "y")) is arr
+    moved = multihost_utils.global_array_to_host_local_array(arr, mesh, P())
+    assert moved.sharding.spec == P() and np.array_equal(moved, local)
+    with pytest.raises(ValueError, match="not found in mesh"):
+        multihost_utils.host_local_array_to_global_array(local, mesh, P("z"))
+
+
 CHECKS = [name for name in dict(globals()) if name.startswith("check_")]
 
 
