@@ -608,14 +608,20 @@ class FunctionContext:
         attr = sharding_mod.NamedSharding(self.module.mesh, typed.spec).to_shardy(aval.ndim)
         return self.op("sdy.sharding_constraint", [value], value.aval, {"sharding": attr})
 
-    def call(self, closed, args, name, call_metadata=None):
-        """Calls `closed` as a private function (printed once per jaxpr per module); the
-        call op carries the equation's XLA metadata and `call_metadata`."""
+    def function(self, closed, name):
+        """The symbol of `closed` lowered as a private function named after `name`
+        (printed once per jaxpr per module)."""
         fname = self.module._lowered.get(id(closed), (None, None))[1]
         if fname is None:
             fname = self.module.unique_name(name)
             self.module._lowered[id(closed)] = (closed, fname)
             _lower_function(self.module, fname, closed.jaxpr, closed.consts, "private")
+        return fname
+
+    def call(self, closed, args, name, call_metadata=None):
+        """Calls `closed` as a private function (printed once per jaxpr per module); the
+        call op carries the equation's XLA metadata and `call_metadata`."""
+        fname = self.function(closed, name)
         out_avals = closed.out_avals
         res = self.fresh()
         arg_text = ", ".join(v.name for v in args)
