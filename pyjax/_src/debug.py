@@ -9,10 +9,10 @@ import sys
 import numpy as np
 
 from pyjax._src import tree_util
-from pyjax._src.core.trace import Tracer
+from pyjax._src.sharding_diagram import sharding_diagram
 
 from pyjax._src.lax.callbacks import (  # noqa: F401  (re-exported effect types)
-    DebugEffect, OrderedDebugEffect, debug_callback,
+    DebugEffect, OrderedDebugEffect, debug_callback, inspect_sharding_p,
 )
 
 
@@ -42,13 +42,6 @@ def _check_format(fmt, args, kwargs):
     if not isinstance(fmt, str):
         raise TypeError(f"jax.debug.print expects a format string first, got {fmt!r}")
     _FormatChecker().format(fmt, *args, **kwargs)
-
-
-def _check_options(name, partitioned):
-    if partitioned:
-        raise NotImplementedError(
-            f"jax.debug.{name}(partitioned=True) (each device's local shards) is not "
-            "supported by pyjax; leave it False to see the logical (global) values.")
 
 
 def _formatted(fmt, args, kwargs, np_printoptions, skip_format_check):
@@ -83,12 +76,10 @@ def print(fmt=None, *args, ordered=False, partitioned=False,  # noqa: A001  (jax
     runs, also inside jit, vmap (once per example) and loops; ordered=True keeps prints in
     program order. Plain `print` inside jit shows tracers instead. Called with options
     only, returns the print function to call with the format and values."""
-    _check_options("print", partitioned)
-
     def print_now(fmt, *args, **kwargs):
         text = _formatted(fmt, args, kwargs, np.get_printoptions(), skip_format_check)
         debug_callback(lambda *v, **k: sys.stdout.write(text(*v, **k) + "\n"), *args,
-                       ordered=ordered, **kwargs)
+                       ordered=ordered, partitioned=partitioned, **kwargs)
     return _two_call_form("print", fmt, args, kwargs, print_now)
 
 
@@ -115,25 +106,19 @@ def callback(callback=None, *args, ordered=False, partitioned=False, **kwargs):
     """Calls `callback(*args, **kwargs)` with concrete arrays when the computation runs;
     its return value is ignored. Called with options only, returns the function to call
     with the callback and its arguments."""
-    _check_options("callback", partitioned)
-
     def call_now(callback, *args, **kwargs):
-        debug_callback(callback, *args, ordered=ordered, **kwargs)
+        debug_callback(callback, *args, ordered=ordered, partitioned=partitioned, **kwargs)
     return _two_call_form("callback", callback, args, kwargs, call_now)
 
 
 # --- shardings ------------------------------------------------------------------------------
 
 def inspect_array_sharding(value, *, callback):
-    """Calls callback(sharding) for every array of the pytree `value` (at top level,
-    with each array's sharding)."""
+    """Calls callback(sharding) for every array of the pytree `value`: now for arrays,
+    and inside jit as the function compiles, with the sharding XLA's partitioner chose
+    for that value (once per compilation, as in JAX)."""
     for leaf in tree_util.tree_leaves(value):
-        if isinstance(leaf, Tracer):
-            raise NotImplementedError(
-                "jax.debug.inspect_array_sharding inside jit: pyjax cannot report the "
-                "sharding XLA's partitioner chooses while tracing; call it on the jitted "
-                "function's outputs (or read x.sharding) instead.")
-        callback(leaf.sharding)
+        inspect_sharding_p.bind(leaf, callback=callback)
 
 
 def visualize_array_sharding(arr, **kwargs):
@@ -142,33 +127,10 @@ def visualize_array_sharding(arr, **kwargs):
                                                                       **kwargs))
 
 
-def visualize_sharding(shape, sharding, *, use_color=False, scale=1.0, min_width=9,
+def visualize_sharding(shape, sharding, *, use_color=True, scale=1.0, min_width=9,
                        max_width=80, color_map=None):
     """Prints a grid of the blocks `sharding` cuts an array of `shape` into (1-D or 2-D),
-    each labelled with the devices holding it."""
-    if len(shape) not in (1, 2):
-        raise ValueError(f"visualize_sharding only supports 1-D and 2-D arrays; got shape "
-                         f"{tuple(shape)}.")
-    shape2 = (1, shape[0]) if len(shape) == 1 else tuple(shape)
-    holders = {}
-    for device, index in sharding.devices_indices_map(tuple(shape)).items():
-        index = ((slice(None),) + tuple(index)) if len(shape) == 1 else tuple(index)
-        key = tuple(s.indices(n)[:2] for s, n in zip(index, shape2))
-        holders.setdefault(key, []).append(device)
-    rows = sorted({k[0] for k in holders})
-    cols = sorted({k[1] for k in holders})
-    labels = {k: f"{ds[0].platform.upper()} " + ",".join(str(d.id) for d in sorted(
-        ds, key=lambda d: d.id)) for k, ds in holders.items()}
-    width = max(min_width, max(len(t) for t in labels.values()) + 4)
-    width = min(width, max(min_width, int(max_width * scale) // max(len(cols), 1)))
-
-    def rule(left, mid, right):
-        return left + mid.join("─" * width for _ in cols) + right
-
-    lines = [rule("┌", "┬", "┐")]
-    for r, row in enumerate(rows):
-        blank = "│" + "│".join(" " * width for _ in cols) + "│"
-        text = "│" + "│".join(labels[(row, col)].center(width)[:width] for col in cols) + "│"
-        lines += [blank, text, blank]
-        lines.append(rule("├", "┼", "┤") if r < len(rows) - 1 else rule("└", "┴", "┘"))
+    each labelled with the devices holding it, laid out as JAX draws it."""
+    lines = sharding_diagram(shape, sharding, use_color=use_color, scale=scale,
+                             min_width=min_width, max_width=max_width, color_map=color_map)
     sys.stdout.write("\n".join(lines) + "\n")

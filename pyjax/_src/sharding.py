@@ -502,7 +502,10 @@ def manual_axes(mesh, axes):
 
 def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None):
     """A Mesh of `axis_shapes` over the first prod(axis_shapes) devices (or `devices`),
-    with Explicit axes unless axis_types says otherwise (as JAX 0.10.2)."""
+    with Explicit axes unless axis_types says otherwise (as JAX 0.10.2). One axis may be
+    named by a bare string, as Mesh allows."""
+    if isinstance(axis_names, str):
+        axis_names = (axis_names,)
     axis_shapes, axis_names = tuple(axis_shapes), tuple(axis_names)
     if len(axis_shapes) != len(axis_names):
         raise ValueError(f"Length of axis_shapes {axis_shapes} and axis_names "

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import types
 
 import ml_dtypes
 import numpy as np
@@ -291,6 +292,39 @@ def test_lower_compile_cost_analysis_and_trace():
         compiled(np.ones((2, 3), np.int32), b)
     assert f.trace(a, b).lower().as_text() == lowered.as_text()
     assert "sine" in compiled.as_text()
+
+
+def test_compiler_ir_and_compiler_options():
+    f = jax.jit(lambda x: x * 2)
+    lowered = f.lower(jnp.arange(4))
+    assert "stablehlo.multiply" in str(lowered.compiler_ir())   # an MLIR module
+    assert "multiply" in lowered.compiler_ir(dialect="hlo").as_hlo_text()
+    with pytest.raises(ValueError, match="unknown dialect"):
+        lowered.compiler_ir("tosa")
+    # XLA checks the options (JAX 0.10.2: "No such compile option: 'invalid_key'")
+    with pytest.raises(jax.errors.JaxRuntimeError, match="No such compile option"):
+        lowered.compile({"invalid_key": "x"})
+    compiled = lowered.compile({"xla_embed_ir_in_executable": True},
+                               device_assignment=(jax.devices()[0],))
+    np.testing.assert_array_equal(compiled(jnp.arange(4)), [0, 2, 4, 6])
+    with pytest.raises(ValueError, match="device_assignment passed to `.compile` must match"):
+        lowered.compile(device_assignment=(types.SimpleNamespace(id=99),))
+    bad = jax.jit(lambda x: x * 2, compiler_options={"invalid_key": "invalid_value"})
+    with pytest.raises(jax.errors.JaxRuntimeError, match="No such compile option"):
+        bad(jnp.arange(4))
+    with pytest.raises(ValueError, match="can only be passed to top-level `jax.jit`"):
+        jax.jit(lambda x: bad(x + 2))(jnp.arange(4))
+    good = jax.jit(lambda x: x * 2, compiler_options={"xla_embed_ir_in_executable": True})
+    np.testing.assert_array_equal(good(jnp.arange(4)), [0, 2, 4, 6])
+    np.testing.assert_array_equal(good.lower(jnp.arange(4)).compile()(jnp.arange(4)),
+                                  [0, 2, 4, 6])
+
+
+def test_closed_jaxpr_forwards_its_variables():
+    closed = jax.make_jaxpr(lambda x, y: x + y)(1.0, 2.0)
+    assert closed.invars == closed.jaxpr.invars and closed.constvars == []
+    assert closed.outvars == closed.jaxpr.outvars
+    assert float(jax.core.eval_jaxpr(closed, (), 1.0, 2.0)[0]) == 3.0   # as in JAX
 
 
 def test_static_arguments_are_left_out_of_compiled_calls():

@@ -1,10 +1,15 @@
 """jax.experimental.xla_metadata.set_xla_metadata: metadata attached to the staged
 equations (eqn.ctx.xla_metadata) and printed on the lowered ops as
-mhlo.frontend_attributes (HLO frontend_attributes), as in JAX 0.10.2."""
+mhlo.frontend_attributes (HLO frontend_attributes), as in JAX 0.10.2; and
+jax.experimental.scheduling_groups.xla_metadata_call, which puts it on one call op."""
 import threading
+
+import numpy as np
+import pytest
 
 import pyjax as jax
 import pyjax.numpy as jnp
+from pyjax.experimental.scheduling_groups import scheduling_group, xla_metadata_call
 from pyjax.experimental.xla_metadata import set_xla_metadata
 
 
@@ -98,3 +103,50 @@ def test_context_is_per_thread():
         release.set()
         worker.join()
     assert "frontend_attributes" not in seen["text"]
+
+
+def test_xla_metadata_call_tags_the_call_op():
+    @jax.jit
+    def f(x):
+        y = x + 2
+        # closes over a tracer of the enclosing jit: it becomes an argument of the call
+        return xla_metadata_call(lambda a: a * y, inlineable="false")(x)
+
+    np.testing.assert_array_equal(f(jnp.arange(8)), [0, 3, 8, 15, 24, 35, 48, 63])
+    inner, = [e for e in f.trace(jnp.arange(8)).jaxpr.eqns
+              if e.primitive.name == "xla_metadata_call"]
+    assert inner.params["inlineable"] == "false" and len(inner.invars) == 2
+    # JAX 0.10.2: ROOT ... call(add.1, x.1), to_apply=..., frontend_attributes={inlineable="false"}
+    hlo = f.lower(jnp.arange(8)).as_text("hlo")
+    call_line, = [line for line in hlo.splitlines() if " call(" in line]
+    assert 'frontend_attributes={inlineable="false"}' in call_line
+
+
+def test_xla_metadata_call_under_grad_and_vmap():
+    @xla_metadata_call(inlineable="false")
+    @jax.jit
+    def body(x):
+        return jax.nn.gelu(x)
+
+    g = jax.jit(jax.grad(lambda x: body(x).sum()))
+    # JAX 0.10.2's values; its module calls the metadata call twice (forward, backward)
+    np.testing.assert_allclose(g(jnp.array([2.3, 4.5])), [1.0550891, 1.0000291], rtol=1e-6)
+    text = g.lower(jnp.array([2.3, 4.5])).as_text()
+    assert text.count('mhlo.frontend_attributes = {inlineable = "false"}') == 2
+    pair = jax.vmap(xla_metadata_call(lambda x, y: (x * y, x + 1), k="v"))
+    out = pair(jnp.arange(3.0), jnp.full(3, 2.0))
+    np.testing.assert_array_equal(out[0], [0.0, 2.0, 4.0])
+    np.testing.assert_array_equal(out[1], [1.0, 2.0, 3.0])
+    transposed = jax.linear_transpose(xla_metadata_call(lambda x: 3.0 * x, k="v"), 1.0)
+    assert float(transposed(1.0)[0]) == 3.0
+
+
+def test_scheduling_group_and_non_string_metadata():
+    g = scheduling_group("grp")(lambda x: x * 2)
+    assert float(g(1.0)) == 2.0
+    assert 'mhlo.frontend_attributes = {scheduling_group = "grp"}' in \
+        jax.jit(g).lower(1.0).as_text()
+    h = xla_metadata_call(lambda x: x * 2, c=3)
+    jax.make_jaxpr(h)(1.0)     # traces, as in JAX; only lowering needs strings
+    with pytest.raises(NotImplementedError, match="strings"):
+        jax.jit(h).lower(1.0).as_text()

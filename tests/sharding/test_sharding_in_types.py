@@ -173,6 +173,19 @@ def test_unsharded_types_as_jax_prints_them():
     assert ShapedArray((2, 3), np.float32) is aval                    # still interned
 
 
+def test_manual_axis_types_are_interned_and_immutable():
+    import copy
+    import pickle
+    mat = jax.sharding.ManualAxisType(varying={"x"}, unreduced={"y"}, reduced={"z"})
+    assert jax.sharding.ManualAxisType(varying=["x"], unreduced=("y",), reduced={"z"}) is mat
+    assert pickle.loads(pickle.dumps(mat)) is mat and copy.deepcopy(mat) is mat
+    with pytest.raises(AttributeError):
+        mat.varying = frozenset()
+    with pytest.raises(AttributeError):
+        del mat.reduced
+    assert jax.typeof(1.0).mat is jax.sharding.ManualAxisType()
+
+
 def test_a_split_must_divide_its_dimension():
     mesh = AbstractMesh((2,), ("x",), axis_types=AxisType.Explicit)
     with pytest.raises(ValueError, match="does not evenly divide the dimension size 5"):

@@ -32,6 +32,18 @@ def _out_info(out_tree, avals, shardings):
         for a, s in zip(avals, shardings)])
 
 
+def compiler_ir(module, dialect=None):
+    """A lowered module as an MLIR module (dialect "stablehlo", the default) or as XLA's
+    HLO computation (dialect "hlo"): Lowered.compiler_ir of jit and pmap."""
+    if dialect == "hlo":
+        return dispatch.required_xla_backend(
+            "compiler_ir(dialect='hlo')").xla_computation(module)
+    if dialect not in (None, "stablehlo"):
+        raise ValueError(f"compiler_ir: unknown dialect {dialect!r}; use 'stablehlo' or "
+                         "'hlo'.")
+    return dispatch.required_xla_backend("compiler_ir()").mlir_module(module)
+
+
 def args_info(in_tree, in_avals, donated):
     """The pytree ((args...), {kwargs}) of ArgInfo for a computation's dynamic arguments."""
     return tree_util.tree_unflatten(in_tree, [ArgInfo(a, bool(d))
@@ -41,10 +53,12 @@ def args_info(in_tree, in_avals, donated):
 class Lowered:
     """A traced and lowered computation for one set of argument types."""
 
-    def __init__(self, closed, in_tree, out_tree, donated, name, device, plan=None):
+    def __init__(self, closed, in_tree, out_tree, donated, name, device, plan=None,
+                 compiler_options=None):
         self._closed, self.in_tree, self.out_tree = closed, in_tree, out_tree
         self._donated, self._name, self._device = donated, name, device
         self._plan = plan   # a dispatch.ShardingPlan when partitioned over a mesh
+        self._compiler_options = compiler_options   # jit's, as (name, value) pairs
         self._module = None
 
     @property
@@ -72,6 +86,10 @@ class Lowered:
             return xla.hlo_text(self.module)
         return self.module.text
 
+    def compiler_ir(self, dialect=None):
+        """The module as an MLIR module, or with dialect="hlo" as XLA's HLO computation."""
+        return compiler_ir(self.module, dialect)
+
     @property
     def args_info(self):
         return args_info(self.in_tree, self._closed.in_avals, self._donated)
@@ -82,9 +100,24 @@ class Lowered:
         avals = self._closed.out_avals
         return _out_info(self.out_tree, avals, [None] * len(avals))
 
-    def compile(self):
-        """Compiles now (or fetches from the caches) and returns a Compiled."""
-        return Compiled(self)
+    def compile(self, compiler_options=None, *, device_assignment=None):
+        """Compiles now (or fetches from the caches) and returns a Compiled.
+        `compiler_options` are XLA's (name -> value; XLA checks them), added to jit's;
+        `device_assignment`, if given, must be the devices the computation was lowered
+        for."""
+        if device_assignment is not None:
+            devices = list(self._plan.mesh._flat_devices) if self._plan is not None \
+                else [self._device]
+            if [d.id for d in device_assignment] != [d.id for d in devices]:
+                raise ValueError(
+                    "device_assignment passed to `.compile` must match the "
+                    "device_assignment calculated from array shardings and out_shardings. "
+                    f"Got device ids passed to compile: {[d.id for d in device_assignment]}"
+                    " and devices ids calculated from array shardings and out_shardings: "
+                    f"{[d.id for d in devices]}")
+        options = dict(self._compiler_options or ())
+        options.update(compiler_options or {})
+        return Compiled(self, options_key(options))
 
     def cost_analysis(self):
         """XLA's estimate of flops, transcendentals and bytes accessed."""
@@ -98,16 +131,17 @@ class Compiled:
     """A compiled computation; call it with arguments of the lowered types (without the
     static ones)."""
 
-    def __init__(self, lowered):
-        self._lowered = lowered
+    def __init__(self, lowered, compiler_options=None):
+        self._lowered, self._compiler_options = lowered, compiler_options
         closed = lowered._closed
         plan = lowered._plan
         if plan is not None and devices_mod.xla_runtime() is not None:
             self._executable = dispatch.sharded_executable(closed, lowered._donated,
-                                                           plan).run
+                                                           plan, compiler_options).run
         else:
             self._executable = dispatch.executable_for(closed, lowered._donated,
-                                                       lowered._device).run
+                                                       lowered._device,
+                                                       compiler_options).run
         self.in_tree, self.out_tree = lowered.in_tree, lowered.out_tree
         self.args_info = lowered.args_info
 
@@ -157,9 +191,11 @@ class Compiled:
         plan = self._lowered._plan
         if plan is not None:
             outs = dispatch.run_sharded(closed, arrays, self._lowered._donated,
-                                        plan.in_shardings, plan.out_shardings)
+                                        plan.in_shardings, plan.out_shardings,
+                                        compiler_options=self._compiler_options)
         else:
-            outs = dispatch.run_closed_jaxpr(closed, arrays, self._lowered._donated)
+            outs = dispatch.run_closed_jaxpr(closed, arrays, self._lowered._donated,
+                                             compiler_options=self._compiler_options)
         return tree_util.tree_unflatten(self.out_tree, outs)
 
     def cost_analysis(self):
@@ -180,14 +216,23 @@ class Compiled:
         return f"<Compiled jit({self._lowered._name})>"
 
 
-def lower(closed, in_tree, out_tree, donated, name, leaves, device=None, shardings=None):
+def options_key(compiler_options):
+    """XLA compiler options (a dict) as the hashable (name, value) pairs caches key on,
+    or None for none."""
+    return tuple(sorted(compiler_options.items())) if compiler_options else None
+
+
+def lower(closed, in_tree, out_tree, donated, name, leaves, device=None, shardings=None,
+          compiler_options=None):
     """The Lowered for a traced jaxpr and the argument leaves it was traced with
     (`shardings`: per argument and result leaf, the Sharding jit asks for, or None,
-    when the program is partitioned over a mesh)."""
+    when the program is partitioned over a mesh; `compiler_options`: jit's)."""
     if shardings is not None:
         plan = dispatch.sharding_plan(closed, leaves, *shardings, where=f"jit({name})")
-        return Lowered(closed, in_tree, out_tree, tuple(donated), name, None, plan)
+        return Lowered(closed, in_tree, out_tree, tuple(donated), name, None, plan,
+                       compiler_options)
     arrays = [x for x in leaves if type(x) is Array]
     device = device or devices_mod.common_device(arrays, f"jitted computation {name}") \
         or devices_mod.default_device()
-    return Lowered(closed, in_tree, out_tree, tuple(donated), name, device)
+    return Lowered(closed, in_tree, out_tree, tuple(donated), name, device,
+                   compiler_options=compiler_options)

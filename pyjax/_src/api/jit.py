@@ -232,7 +232,7 @@ class JitCache:
 
     def __init__(self, fun, static_argnums, static_argnames, donate_argnums,
                  donate_argnames, inline, keep_unused, device, in_shardings=None,
-                 out_shardings=None):
+                 out_shardings=None, compiler_options=None):
         static_argnums = normalize_argnums(static_argnums)
         static_argnames = _normalize_argnames(static_argnames)
         donate_argnums = normalize_argnums(donate_argnums, "jit donate_argnums")
@@ -256,6 +256,7 @@ class JitCache:
         self.donate_argnums = frozenset(donate_argnums)
         self.donate_argnames = frozenset(donate_argnames)
         self.inline, self.keep_unused, self.device = inline, keep_unused, device
+        self.compiler_options = compiler_options   # XLA's, as (name, value) pairs
         self.arg_names = None if params is None else [p.name for p in params]
         self.debug_name = fun_name(fun)
         self.location = _location(fun)
@@ -423,6 +424,11 @@ class JitCache:
         entry, leaves, donated = self.entry_for(fun, args, kwargs)
         if current_trace() is not Trace.root or entry.hoisted:
             # under a transformation: jit is a primitive of the enclosing trace
+            if self.compiler_options:
+                raise ValueError(
+                    "`compiler_options` can only be passed to top-level `jax.jit`. Got "
+                    f"compiler_options={dict(self.compiler_options)} specified on a nested "
+                    f"jit with name: {self.debug_name} and source info: {self.location}")
             outs = jit_p.bind(*entry.hoisted, *leaves, jaxpr=entry.closed_jaxpr,
                               name=self.debug_name,
                               donated_invars=(False,) * len(entry.hoisted)
@@ -438,8 +444,9 @@ class JitCache:
                       for x, a in zip(leaves, entry.in_avals)]
             return tree_util.tree_unflatten(entry.out_tree, dispatch.run_sharded(
                 entry.closed_jaxpr, arrays, donated, *self.leaf_shardings(args, kwargs, entry),
-                where=f"jitted computation {self.debug_name}"))
-        if self.device is None and all(
+                where=f"jitted computation {self.debug_name}",
+                compiler_options=self.compiler_options))
+        if self.device is None and not self.compiler_options and all(
                 type(x) is Array or _is_host_leaf(x) and _host_values_move_freely()
                 for x in leaves):
             fast = self.fast_call_for(entry, leaves, donated, args, kwargs)
@@ -450,7 +457,8 @@ class JitCache:
         # the same executable through dispatch's general entry, which explains errors
         arrays = [x if type(x) is Array else dispatch.host_to_array(x, a)
                   for x, a in zip(leaves, entry.in_avals)]
-        outs = dispatch.run_closed_jaxpr(entry.closed_jaxpr, arrays, donated, self.device)
+        outs = dispatch.run_closed_jaxpr(entry.closed_jaxpr, arrays, donated, self.device,
+                                         compiler_options=self.compiler_options)
         return tree_util.tree_unflatten(entry.out_tree, outs)
 
     # -- shardings -------------------------------------------------------------------
@@ -585,7 +593,7 @@ class JitWrapped:
                          outs)
         return aot.lower(entry.closed_jaxpr, entry.in_tree, entry.out_tree,
                          donated or (False,) * len(leaves), self._jit.debug_name, leaves,
-                         self._jit.device, shardings)
+                         self._jit.device, shardings, self._jit.compiler_options)
 
     def eval_shape(self, *args, **kwargs):
         return self.trace(*args, **kwargs).out_info
@@ -768,16 +776,18 @@ def _warn_retrace(cache, count, reason, fix):
 
 def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=None,
         donate_argnames=None, inline=False, keep_unused=False, device=None, backend=None,
-        in_shardings=None, out_shardings=None, abstracted_axes=None):
+        in_shardings=None, out_shardings=None, abstracted_axes=None, compiler_options=None):
     """Compiles `fun` with tracing: it runs once per new combination of argument types
-    and static values, and later calls reuse the compiled computation."""
+    and static values, and later calls reuse the compiled computation.
+    `compiler_options` (XLA's, name -> value) apply to a top-level jit's compilations."""
     if fun is None:
         return functools.partial(jit, static_argnums=static_argnums,
                                  static_argnames=static_argnames,
                                  donate_argnums=donate_argnums,
                                  donate_argnames=donate_argnames, inline=inline,
                                  keep_unused=keep_unused, device=device, backend=backend,
-                                 in_shardings=in_shardings, out_shardings=out_shardings)
+                                 in_shardings=in_shardings, out_shardings=out_shardings,
+                                 compiler_options=compiler_options)
     if device is not None or backend is not None:
         # The FAQ calls these experimental and not recommended; JAX now deprecates them.
         warnings.warn("jit's `device` and `backend` arguments are deprecated: put the inputs "
@@ -791,8 +801,9 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=N
             devices_mod.devices(backend)     # an unknown backend raises here, not later
     if not callable(fun):
         raise TypeError(f"jit expects a callable, got {fun!r} of type {type(fun)}")
+    from pyjax._src.api import aot
     options = (normalize_argnums(static_argnums), _normalize_argnames(static_argnames),
                normalize_argnums(donate_argnums, "jit donate_argnums"),
                _normalize_argnames(donate_argnames), inline, keep_unused, device,
-               in_shardings, out_shardings)
+               in_shardings, out_shardings, aot.options_key(compiler_options or {}))
     return JitWrapped(fun, _cache_for(fun, options))

@@ -649,12 +649,7 @@ class PmapLowered:
     def compiler_ir(self, dialect=None):
         """The module as an MLIR module (dialect "stablehlo", the default) or as XLA's HLO
         computation (dialect "hlo")."""
-        if dialect == "hlo":
-            return _xla("compiler_ir(dialect='hlo')").xla_computation(self.module)
-        if dialect not in (None, "stablehlo"):
-            raise ValueError(f"compiler_ir: unknown dialect {dialect!r}; use 'stablehlo' "
-                             "or 'hlo'.")
-        return _xla("compiler_ir()").mlir_module(self.module)
+        return aot.compiler_ir(self.module, dialect)
 
     def compile(self, compiler_options=None):
         """Compiles the module; `compiler_options` are XLA's (name -> value), checked by

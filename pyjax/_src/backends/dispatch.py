@@ -168,8 +168,9 @@ def clear_caches():
         _xla_module().clear_memory_cache()
 
 
-def _make_entry(closed, donated_invars, device):
-    """Lowers and compiles `closed` (or prepares it for the NumPy executor)."""
+def _make_entry(closed, donated_invars, device, compiler_options=None):
+    """Lowers and compiles `closed` (or prepares it for the NumPy executor), with XLA's
+    `compiler_options` ((name, value) pairs)."""
     name = _function_name(closed)
     xla = xla_backend()
     if xla is None:
@@ -191,7 +192,7 @@ def _make_entry(closed, donated_invars, device):
         lowered = stablehlo.lower_module(closed, name, donated_invars)
         stats["lowerings"] += 1
         aliases, unusable = lowered.aliases, lowered.unusable_donations
-        run = xla.Executable(lowered, device, closed.consts, name)
+        run = xla.Executable(lowered, device, closed.consts, name, compiler_options)
     if ((config.debug_nans.value or config.debug_infs.value)
             and type(run) is not InterpretedExecutable):   # that one checks as it goes
         run = NanCheckedExecutable(run, closed)
@@ -210,20 +211,22 @@ _executables: weakref.WeakKeyDictionary[ClosedJaxpr, dict] = weakref.WeakKeyDict
 _executables_lock = threading.Lock()
 
 
-def executable_for(closed, donated_invars=(), device=None) -> ExecutableEntry:
+def executable_for(closed, donated_invars=(), device=None,
+                   compiler_options=None) -> ExecutableEntry:
     """The one way to an executable: `closed` lowered and compiled for the configured
-    executor on `device` (default: the default device), cached per jaxpr. Donation flags
-    spelled out as all False and as () are one key."""
+    executor on `device` (default: the default device), cached per jaxpr and XLA's
+    `compiler_options` ((name, value) pairs). Donation flags spelled out as all False
+    and as () are one key."""
     device = devices_mod.default_device() if device is None else device
     key = (config.executor.value, tuple(donated_invars) if any(donated_invars) else (),
-           device, config.debug_nans.value, config.debug_infs.value)
+           device, config.debug_nans.value, config.debug_infs.value, compiler_options)
     with _executables_lock:
         per_jaxpr = _executables.get(closed)
         if per_jaxpr is None:
             per_jaxpr = _executables[closed] = {}
         entry = per_jaxpr.get(key)
     if entry is None:   # built outside the lock: compiling may take seconds
-        entry = _make_entry(closed, key[1], device)
+        entry = _make_entry(closed, key[1], device, compiler_options)
         with _executables_lock:   # threads that raced here all use the first one stored
             entry = per_jaxpr.setdefault(key, entry)
     return entry
@@ -236,24 +239,28 @@ def check_execution_allowed(name):
                            "config option is set")
 
 
-def run_closed_jaxpr(closed, args, donated_invars=(), device=None, where=None):
+def run_closed_jaxpr(closed, args, donated_invars=(), device=None, where=None,
+                     compiler_options=None):
     """Runs `closed` on Arrays where the data is: on the device the committed arguments
     share (or `device`), else on the default device. Results are committed when an
-    argument was. Donated arguments are deleted."""
+    argument was. Donated arguments are deleted. `compiler_options`: XLA's, as (name,
+    value) pairs."""
     committed = device is not None
     if is_partitioned(closed):
-        return run_sharded(closed, args, donated_invars, where=where)
+        return run_sharded(closed, args, donated_invars, where=where,
+                           compiler_options=compiler_options)
     if not committed:
         for x in args:
             if type(x) is Array and x.committed:   # (tokens are never committed)
                 if any(type(a) is Array and a._sharding is not None for a in args):
-                    return run_sharded(closed, args, donated_invars, where=where)
+                    return run_sharded(closed, args, donated_invars, where=where,
+                                       compiler_options=compiler_options)
                 device = devices_mod.common_device(args, where or _where(closed))
                 committed = True
                 break
         else:
             device = devices_mod.default_device()
-    entry = executable_for(closed, donated_invars, device)
+    entry = executable_for(closed, donated_invars, device, compiler_options)
     outs = entry.run(args, committed)
     for i in entry.donated:
         x = args[i]
@@ -448,12 +455,12 @@ def _arg_labels(closed):
     return list(names) if names and len(names) == n else [f"args[{i}]" for i in range(n)]
 
 
-def sharded_executable(closed, donated_invars, plan):
+def sharded_executable(closed, donated_invars, plan, compiler_options=None):
     """The executable of `closed` partitioned as `plan` says (cached with the jaxpr)."""
     per_jaxpr = _executables.get(closed)
     if per_jaxpr is None:
         per_jaxpr = _executables[closed] = {}
-    key = (config.executor.value, tuple(donated_invars), plan)
+    key = (config.executor.value, tuple(donated_invars), plan, compiler_options)
     entry = per_jaxpr.get(key)
     if entry is None:
         name = _function_name(closed)
@@ -465,14 +472,15 @@ def sharded_executable(closed, donated_invars, plan):
                           + ", ".join(stablehlo.layout_str(a)
                                       for a in lowered.unusable_donations),
                           UserWarning, stacklevel=5)
-        run = xla_backend().ShardedExecutable(lowered, plan.mesh, closed.consts, name)
+        run = xla_backend().ShardedExecutable(lowered, plan.mesh, closed.consts, name,
+                                              compiler_options)
         entry = per_jaxpr[key] = ExecutableEntry(run, tuple(sorted(lowered.aliases)),
                                                   None)
     return entry
 
 
 def run_sharded(closed, args, donated_invars=(), in_shardings=None, out_shardings=None,
-                where=None):
+                where=None, compiler_options=None):
     """Runs `closed` as one SPMD program over the mesh of the shardings involved (the
     arguments', jit's in/out_shardings, sharding constraints inside): arguments are laid
     out as XLA expects them, results come back sharded as XLA (or out_shardings) chose."""
@@ -480,10 +488,11 @@ def run_sharded(closed, args, donated_invars=(), in_shardings=None, out_sharding
     if devices_mod.process_count() > 1:
         config.check_thread_guard(where or "a sharded computation")
     if plan is None:
-        return run_closed_jaxpr(closed, args, donated_invars, where=where)
+        return run_closed_jaxpr(closed, args, donated_invars, where=where,
+                                compiler_options=compiler_options)
     if devices_mod.xla_runtime() is None:   # one device (NumPy): shardings change nothing
         return NumpyExecutable(closed, None)(args)
-    entry = sharded_executable(closed, donated_invars, plan)
+    entry = sharded_executable(closed, donated_invars, plan, compiler_options)
     exe = entry.run
     laid_out = []
     for x, s in zip(args, exe.in_shardings):

@@ -199,6 +199,10 @@ class Region:
         self.lines = lines
 
 
+# The backend_config of an InspectSharding custom call until compiling fills in the key
+INSPECT_SHARDING_SLOT = "pyjax.inspect_sharding.{}"
+
+
 class ModuleContext:
     """Module-wide state: its name, replica count, the named axes its replicas form, and
     the private functions printed."""
@@ -219,6 +223,19 @@ class ModuleContext:
         self._names = set()
         self._lowered = {}           # id(closed jaxpr) -> (closed, function name)
         self.host_callbacks = []     # Python callables of the module's custom calls
+        # jax.debug.inspect_array_sharding's (callback, rank, placeholder or None)
+        self.sharding_inspections = []
+
+    def inspect_sharding(self, callback, ndim):
+        """Registers a callback to call with the sharding of a value of rank `ndim` when
+        the module compiles. Returns None on one device (the callback gets that device's
+        sharding), else the backend_config placeholder of the value's InspectSharding
+        custom call, which compiling replaces with the key of XLA's partitioner callback."""
+        partitioned = self.mesh is not None and self.mesh.size > 1
+        placeholder = INSPECT_SHARDING_SLOT.format(len(self.sharding_inspections)) \
+            if partitioned else None
+        self.sharding_inspections.append((callback, ndim, placeholder))
+        return placeholder
 
     def axis_position(self, name):
         """(stride, size) of axis `name` in the replica numbering."""
@@ -409,6 +426,15 @@ class FunctionContext:
         PartitionSpecs say; body(ctx, *blocks) returns the per-device results, lowered
         with those axes manual (collectives and axis_index read it)."""
         mesh = self.module.mesh
+        before = self.module.manual_axes
+        if math.prod(mesh.shape[a] for a in axes) == 1:
+            # blocks are whole values: the body is lowered in place, as JAX does (a
+            # manual computation on one partition leaves custom calls XLA cannot run)
+            self.module.manual_axes = before + tuple(axes)
+            try:
+                return body(self, *operands)
+            finally:
+                self.module.manual_axes = before
         # Where some axes stay automatic, the partitioner may split blocks over them.
         partial = len(self.module.manual_axes) + len(axes) < len(mesh.axis_names)
 
@@ -421,7 +447,6 @@ class FunctionContext:
         attrs = {"in_shardings": per_value(in_specs, [x.aval for x in operands]),
                  "out_shardings": per_value(out_specs, out_avals),
                  "manual_axes": f"#sdy<manual_axes{{{names}}}>"}
-        before = self.module.manual_axes
         self.module.manual_axes = before + tuple(axes)
         try:
             region = self.region(block_avals, body, terminator="sdy.return")
@@ -583,13 +608,20 @@ class FunctionContext:
         attr = sharding_mod.NamedSharding(self.module.mesh, typed.spec).to_shardy(aval.ndim)
         return self.op("sdy.sharding_constraint", [value], value.aval, {"sharding": attr})
 
-    def call(self, closed, args, name):
-        """Calls `closed` as a private function (printed once per jaxpr per module)."""
+    def function(self, closed, name):
+        """The symbol of `closed` lowered as a private function named after `name`
+        (printed once per jaxpr per module)."""
         fname = self.module._lowered.get(id(closed), (None, None))[1]
         if fname is None:
             fname = self.module.unique_name(name)
             self.module._lowered[id(closed)] = (closed, fname)
             _lower_function(self.module, fname, closed.jaxpr, closed.consts, "private")
+        return fname
+
+    def call(self, closed, args, name, call_metadata=None):
+        """Calls `closed` as a private function (printed once per jaxpr per module); the
+        call op carries the equation's XLA metadata and `call_metadata`."""
+        fname = self.function(closed, name)
         out_avals = closed.out_avals
         res = self.fresh()
         arg_text = ", ".join(v.name for v in args)
@@ -598,6 +630,8 @@ class FunctionContext:
         lhs = f"{res} = " if len(out_avals) == 1 else f"{res}:{len(out_avals)} = " \
             if out_avals else ""
         metadata = self.origin.ctx.xla_metadata if self.origin is not None else None
+        if call_metadata:
+            metadata = {**(metadata or {}), **call_metadata}
         self._emit_op(res if out_avals else "", f"{lhs}func.call @{fname}({arg_text})",
                       {}, f" : ({in_types}) -> ({out_types})", metadata)
         if len(out_avals) == 1:
@@ -662,12 +696,17 @@ class LoweredModule:
     first), input-output aliases from donation, and each line's source equation."""
 
     def __init__(self, text, origins, const_avals, in_avals, out_avals, aliases,
-                 unusable_donations, host_callbacks=()):
+                 unusable_donations, host_callbacks=(), sharding_inspections=(),
+                 mesh=None):
         self.text, self.origins = text, origins
         self.const_avals, self.in_avals, self.out_avals = const_avals, in_avals, out_avals
         self.aliases, self.unusable_donations = aliases, unusable_donations
         # Python functions that custom calls to XLA's CPU callback target invoke, by index
         self.host_callbacks = list(host_callbacks)
+        # (callback, rank, placeholder) to call with shardings as it compiles (see
+        # ModuleContext.inspect_sharding), and the mesh it is partitioned over
+        self.sharding_inspections = list(sharding_inspections)
+        self.mesh = mesh
 
     def describe_line(self, lineno):
         """The text of line `lineno` (1-based) and the equation it came from."""
@@ -748,7 +787,8 @@ def lower_module(closed, name="main", donated_invars=(), num_replicas=1, axis_en
     lines.append(("}", None))
     text = "\n".join(line for line, _ in lines) + "\n"
     return LoweredModule(text, [o for _, o in lines], [v.aval for v in jaxpr.constvars],
-                         in_avals, out_avals, aliases, unusable, module.host_callbacks)
+                         in_avals, out_avals, aliases, unusable, module.host_callbacks,
+                         module.sharding_inspections, mesh)
 
 
 # --- generic lowerings used by the builders -----------------------------------------------

@@ -130,6 +130,8 @@ def compile(lowered, devices, name="main", num_replicas=1, num_partitions=None,
     or XLA's compiler. `compiler_options` are XLA's (name -> value), as
     Lowered.compile(compiler_options=...) takes them."""
     options = _compile_options(devices, num_replicas, num_partitions, compiler_options)
+    if lowered.sharding_inspections:   # its callbacks run as it compiles: never cached
+        return _compile_inspecting(lowered, devices, name, options)
     if lowered.host_callbacks:   # the text does not identify the Python functions: no cache
         return _compile_with_callbacks(lowered, devices, name, options)
     key = _cache_key(lowered.text, devices, options)
@@ -213,12 +215,42 @@ def _new_mlir_context():
     return ctx
 
 
-def _compile_with_callbacks(lowered, devices, name, options):
+def _compile_inspecting(lowered, devices, name, options):
+    """Compiles a module with jax.debug.inspect_array_sharding callbacks: on one device
+    each gets that device's sharding now; over a mesh each InspectSharding custom call
+    gets the key of a function that XLA's SPMD partitioner calls with the sharding it
+    chose, which the callback receives as a NamedSharding over the mesh."""
+    text, keep_alive = lowered.text, []
+    for callback, ndim, placeholder in lowered.sharding_inspections:
+        if placeholder is None:
+            callback(sharding_mod.NamedSharding(lowered.mesh, sharding_mod.PartitionSpec())
+                     if lowered.mesh is not None
+                     else sharding_mod.SingleDeviceSharding(devices[0]))
+            continue
+
+        def report(hlo, callback=callback, ndim=ndim):
+            callback(sharding_mod.NamedSharding(lowered.mesh, sharding_mod.PartitionSpec())
+                     if hlo.is_manual()   # inside shard_map, as JAX reports it
+                     else named_sharding_from_hlo(hlo.to_proto(), lowered.mesh, ndim))
+        keep_alive.append(report)   # XLA holds only its address until compiling ends
+        key = _mlir_string(_jax.encode_inspect_sharding_callback(report))
+        text = text.replace(f'"{placeholder}"', key, 1)
+    return _compile_with_callbacks(lowered, devices, name, options, text)
+
+
+def _mlir_string(data):
+    """Bytes as an MLIR string literal (printable ASCII kept, the rest \\XX escaped)."""
+    return '"' + "".join(chr(c) if 32 <= c < 127 and c not in (34, 92) else f"\\{c:02X}"
+                         for c in data) + '"'
+
+
+def _compile_with_callbacks(lowered, devices, name, options, text=None):
     """Compiles a module whose custom calls run Python (jax.debug.print, pure_callback,
-    io_callback): XLA's CPU callback target calls lowered.host_callbacks[index]."""
+    io_callback): XLA's CPU callback target calls lowered.host_callbacks[index]. `text`
+    replaces the module's text (with the keys of sharding inspections filled in)."""
     if "lapack_" in lowered.text:
         _register_lapack()
-    module = mlir_module(lowered)
+    module = _parse(lowered.text if text is None else text)
     try:
         exe = client().compile_and_load(module, _jax.DeviceList(tuple(devices)), options,
                                         host_callbacks=lowered.host_callbacks)
@@ -416,9 +448,9 @@ def _token_buffer(device):
 class Executable:
     """A compiled jaxpr on one device: a callable from Arrays to Arrays."""
 
-    def __init__(self, lowered, device, consts, name):
+    def __init__(self, lowered, device, consts, name, compiler_options=None):
         self.lowered, self.device, self.name = lowered, device, name
-        self.loaded = compile(lowered, [device], name)
+        self.loaded = compile(lowered, [device], name, compiler_options=compiler_options)
         self.out_avals = lowered.out_avals
         self._consts = [put(np.asarray(getattr(c, "_value", c), a.dtype), a, device)
                         for c, a in zip(consts, lowered.const_avals)]
@@ -545,9 +577,13 @@ def xla_computation(lowered):
 
 def mlir_module(lowered):
     """A lowered StableHLO module parsed into an MLIR module (compiler_ir())."""
+    return _parse(lowered.text)
+
+
+def _parse(text):
     from jaxlib.mlir import ir
     with _mlir_context():
-        return ir.Module.parse(lowered.text)
+        return ir.Module.parse(text)
 
 
 def memory_analysis(loaded):
@@ -561,10 +597,11 @@ class ShardedExecutable:
     module's annotations, and its propagation where none was given), as NamedShardings;
     arguments must arrive laid out as `in_shardings` say."""
 
-    def __init__(self, lowered, mesh, consts, name):
+    def __init__(self, lowered, mesh, consts, name, compiler_options=None):
         self.mesh, self.name = mesh, name
         self.devices = list(mesh._flat_devices)
-        self.loaded = compile(lowered, self.devices, name, num_partitions=mesh.size)
+        self.loaded = compile(lowered, self.devices, name, num_partitions=mesh.size,
+                              compiler_options=compiler_options)
         self.out_avals = lowered.out_avals
         self._callbacks = bool(lowered.host_callbacks)
         self._device_list = _jax.DeviceList(tuple(self.devices))

@@ -488,15 +488,18 @@ _RULES["while"] = _while_rule
 
 
 # Custom derivative functions: the primal function is checkified; the user's rules are
-# not (as in JAX), so under differentiation the error entering the call passes through.
+# not (as in JAX), so under differentiation the error entering the call passes through,
+# and the call adds no checks (`ran` says a rule ran instead of the checked function).
 
 class _ErrorForwardingJVP:
     def __init__(self, rule, num_errors):
         self.rule, self.n = rule, num_errors
         self.nondiff_consts = rule.nondiff_consts
         self.__name__ = getattr(rule, "__name__", "jvp")
+        self.ran = False
 
     def __call__(self, primals, tangents, consts):
+        self.ran = True
         errs, args = primals[:self.n], primals[self.n:]
         outs, t_outs = self.rule(list(args), list(tangents[self.n:]), consts)
         zeros = [ad.Zero(ad.tangent_aval(get_aval(e))) for e in errs]
@@ -510,8 +513,10 @@ class _ErrorForwardingVJP:
         self.fwd.__name__ = getattr(fwd, "__name__", "fwd")
         self.bwd = functools.partial(_ErrorForwardingVJP._run_bwd, self)
         self.bwd.__name__ = getattr(bwd, "__name__", "bwd")
+        self.ran = False
 
     def _run_fwd(self, primals, perturbed):
+        self.ran = True
         outs, residuals = self._fwd(list(primals[self.n:]), list(perturbed[self.n:]))
         return list(primals[:self.n]) + list(outs), residuals
 
@@ -528,19 +533,26 @@ def _custom_call_rule(prim, rules):
         checked, out_tree = _checked_jaxpr(run, error, closed.in_avals, nc, closed, enabled)
         leaves = _error_leaves(error)
         consts, rest = split_list(args, [nc])
-        new_params = dict(params, call_jaxpr=checked, **rules(params, leaves))
-        outs = prim.bind(*consts, *leaves, *rest, **new_params)
+        user_rules, forwarding = rules(params, leaves)
+        outs = prim.bind(*consts, *leaves, *rest,
+                         **dict(params, call_jaxpr=checked, **user_rules))
         n = len(leaves)
+        if forwarding.ran:   # the entering error passed through; no check of ours ran
+            return _rebuild(tree_util.tree_structure(error), outs[:n]), outs[n:]
         return _rebuild(out_tree, outs[:n], error._metadata), outs[n:]
     return rule
+
+
+def _jvp_rules(params, leaves):
+    wrapped = _ErrorForwardingJVP(params["jvp_jaxpr_fun"], len(leaves))
+    return {"jvp_jaxpr_fun": wrapped}, wrapped
 
 
 def _vjp_rules(params, leaves):
     wrapped = _ErrorForwardingVJP(params["fwd"], params["bwd"], len(leaves),
                                   [get_aval(x) for x in leaves])
-    return {"fwd": wrapped.fwd, "bwd": wrapped.bwd}
+    return {"fwd": wrapped.fwd, "bwd": wrapped.bwd}, wrapped
 
 
-_RULES["custom_jvp_call"] = _custom_call_rule(cd.custom_jvp_call_p, lambda params, leaves: {
-    "jvp_jaxpr_fun": _ErrorForwardingJVP(params["jvp_jaxpr_fun"], len(leaves))})
+_RULES["custom_jvp_call"] = _custom_call_rule(cd.custom_jvp_call_p, _jvp_rules)
 _RULES["custom_vjp_call"] = _custom_call_rule(cd.custom_vjp_call_p, _vjp_rules)

@@ -3,6 +3,8 @@ class, and get_aval maps any valid JAX value to it. Imports level 0 only."""
 from __future__ import annotations
 
 import enum
+import threading
+import weakref
 
 import numpy as np
 
@@ -17,14 +19,39 @@ _INTERNED_LIMIT = 100_000
 class ManualAxisType:
     """How a value inside a shard_map body relates to its manual mesh axes (JAX's
     aval.mat): the axes along which it varies from device to device, and those over
-    which it is a partial sum still to be reduced / a value already reduced."""
+    which it is a partial sum still to be reduced / a value already reduced. Interned
+    and immutable, as in JAX: equal ones are one object (also through pickle and copy)."""
 
-    __slots__ = ("varying", "unreduced", "reduced", "_key")
+    __slots__ = ("varying", "unreduced", "reduced", "_key", "__weakref__")
+    _instances: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+    _lock = threading.Lock()
 
-    def __init__(self, varying=frozenset(), unreduced=frozenset(), reduced=frozenset()):
-        self.varying, self.unreduced, self.reduced = (
-            frozenset(varying), frozenset(unreduced), frozenset(reduced))
-        self._key = (self.varying, self.unreduced, self.reduced)
+    def __new__(cls, varying=frozenset(), unreduced=frozenset(), reduced=frozenset()):
+        key = (frozenset(varying), frozenset(unreduced), frozenset(reduced))
+        with cls._lock:
+            found = cls._instances.get(key)
+            if found is None:
+                found = object.__new__(cls)
+                for name, value in zip(("varying", "unreduced", "reduced"), key):
+                    object.__setattr__(found, name, value)
+                object.__setattr__(found, "_key", key)
+                cls._instances[key] = found
+        return found
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"ManualAxisType is immutable: cannot set {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"ManualAxisType is immutable: cannot delete {name!r}")
+
+    def __reduce__(self):
+        return ManualAxisType, self._key
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
 
     def __eq__(self, other):
         return isinstance(other, ManualAxisType) and self._key == other._key

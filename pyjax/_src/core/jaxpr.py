@@ -106,6 +106,11 @@ class ClosedJaxpr:
     out_avals = property(lambda self: self.jaxpr.out_avals)
     effects = property(lambda self: self.jaxpr.effects)
     eqns = property(lambda self: self.jaxpr.eqns)
+    # the jaxpr's variables, as JAX's ClosedJaxpr forwards them
+    constvars = property(lambda self: self.jaxpr.constvars)
+    invars = property(lambda self: self.jaxpr.invars)
+    outvars = property(lambda self: self.jaxpr.outvars)
+    debug_info = property(lambda self: self.jaxpr.debug_info)
 
     def __str__(self):
         return pp_jaxpr(self.jaxpr)

@@ -2,8 +2,9 @@
 results), `pure_callback` (results, no effects: removed when unused) and `io_callback`
 (results and an IO effect: never removed; ordered on request). The NumPy executor calls
 them directly; XLA calls them through a custom call into Python (see `_lower_host_call`).
-Also the user functions pure_callback and io_callback. Imports core, interpreters,
-backends and the lax families."""
+Also `inspect_sharding` (jax.debug.inspect_array_sharding), called back as the program
+compiles, and the user functions pure_callback and io_callback. Imports core,
+interpreters, backends and the lax families."""
 from __future__ import annotations
 
 import logging
@@ -12,8 +13,10 @@ import numpy as np
 
 from pyjax._src import dtypes, tree_util
 from pyjax._src.array import Array
+from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import stablehlo as hlo
-from pyjax._src.core.avals import ShapedArray, is_valid_jax_type
+from pyjax._src.backends.numpy_backend import host_value
+from pyjax._src.core.avals import ShapedArray, get_aval, is_valid_jax_type
 from pyjax._src.core.trace import Trace, define_primitive, set_current_trace
 from pyjax._src.interpreters import batching
 from pyjax._src.lax import builders as b
@@ -149,31 +152,45 @@ class HostCall:
 _CHAIN = ShapedArray((), np.dtype(np.uint8))
 
 
-def _lower_host_call(ctx, args, callback, result_avals, api, side_effect, sharding=None):
+def _lower_host_call(ctx, args, callback, result_avals, api, side_effect, sharding=None,
+                     partitioned=False):
     """A stablehlo.custom_call of XLA's CPU Python callback target. Side-effecting calls
-    in one function are chained by a dummy operand, so they run in program order."""
+    in one function are chained by a dummy operand, so they run in program order. A
+    partitioned call (no results, not chained) goes to the partitioned target, which
+    XLA's partitioner leaves on every device with that device's blocks of the operands."""
     callbacks = getattr(ctx.module, "host_callbacks", None)
     if callbacks is None:
         raise hlo.LoweringError(f"{api} needs a module that can hold host callbacks")
-    call = HostCall(callback, result_avals, api, chained=side_effect)
+    chained = side_effect and not partitioned
+    call = HostCall(callback, result_avals, api, chained=chained)
     operands = list(args)
     out_avals = [a.strip_weak_type() for a in result_avals or ()]
-    if side_effect:
+    if chained:
         previous = getattr(ctx, "_callback_chain", None)
         operands.insert(0, previous if previous is not None else ctx.full(0, (), np.uint8))
         out_avals.append(_CHAIN)
     callbacks.append(call)
-    attrs = {"call_target_name": '"xla_ffi_python_cpu_callback"',
+    target = "xla_ffi_partitioned_python_cpu_callback" if partitioned \
+        else "xla_ffi_python_cpu_callback"
+    attrs = {"call_target_name": f'"{target}"',
              "api_version": "4 : i32",
              "has_side_effect": "true" if side_effect else "false",
              "backend_config": f"{{index = {len(callbacks) - 1} : ui64}}"}
+    if partitioned:   # its partitioner needs the layouts given (row-major, as JAX's)
+        attrs["operand_layouts"] = "[" + ", ".join(_row_major(v.aval.ndim) for v in operands) + "]"
+        attrs["result_layouts"] = "[]"
     if ctx.module.mesh is not None:
         attrs["sdy.sharding"] = _callback_sharding(ctx.module, out_avals, sharding)
     outs = ctx.op("stablehlo.custom_call", operands, out_avals, attrs)
-    if side_effect:
+    if chained:
         ctx._callback_chain = outs[-1]
         outs = outs[:-1]
     return outs
+
+
+def _row_major(ndim):
+    dims = ", ".join(str(d) for d in reversed(range(ndim)))
+    return f"dense<[{dims}]> : tensor<{ndim}xindex>" if ndim else "dense<> : tensor<0xindex>"
 
 
 def _device_sharding(sharding, api):
@@ -239,32 +256,40 @@ class _HostImpl:
 
 # --- debug_callback ---------------------------------------------------------------------------
 
-def _debug_impl(*args, callback, effect):
+def _debug_impl(*args, callback, effect, partitioned):
     call_on_host(callback, args, "jax.debug.callback")
     return []
 
 
-def _debug_jvp(primals, tangents, *, callback, effect):
-    return debug_callback_p.bind(*primals, callback=callback, effect=effect), []
+def _debug_eager(*args, callback, effect, partitioned):
+    """Outside jit the callback sees whole arrays (sharded ones gathered), partitioned
+    or not, as in JAX."""
+    call_on_host(callback, [host_value(x, get_aval(x)) for x in args], "jax.debug.callback")
+    return []
 
 
-def _debug_transpose(cts, *args, callback, effect):
+def _debug_jvp(primals, tangents, **params):
+    return debug_callback_p.bind(*primals, **params), []
+
+
+def _debug_transpose(cts, *args, **params):
     raise ValueError("Transpose doesn't support debugging callbacks (jax.debug.print / "
                      "jax.debug.callback on values being transposed).")
 
 
-def _debug_batch(args, dims, *, callback, effect):
+def _debug_batch(args, dims, **params):
     """One call per example, in order (the callback sees unbatched values)."""
     size = batching.axis_size_of(args, dims)
     for i in range(size):
         sliced = [x if d is None else slicing.index_in_dim(x, i, d, keepdims=False)
                   for x, d in zip(args, dims)]
-        debug_callback_p.bind(*sliced, callback=callback, effect=effect)
+        debug_callback_p.bind(*sliced, **params)
     return [], []
 
 
-def _debug_lower(ctx, *args, callback, effect):
-    return _lower_host_call(ctx, args, callback, None, "jax.debug.callback", True)
+def _debug_lower(ctx, *args, callback, effect, partitioned):
+    return _lower_host_call(ctx, args, callback, None, "jax.debug.callback", True,
+                            partitioned=partitioned)
 
 
 def _noop(*args):
@@ -272,19 +297,21 @@ def _noop(*args):
 
 
 debug_callback_p = define_primitive(
-    "debug_callback", multiple_results=True, impl=_debug_impl,
-    abstract_eval=lambda *avals, callback, effect: [],
-    effects=lambda callback, effect: frozenset({effect}),
+    "debug_callback", multiple_results=True, impl=_debug_impl, eager=_debug_eager,
+    abstract_eval=lambda *avals, callback, effect, partitioned: [],
+    effects=lambda callback, effect, partitioned: frozenset({effect}),
     jvp=_debug_jvp, transpose=_debug_transpose, batch=_debug_batch, lower=_debug_lower,
     samples=lambda: [b.Sample([b.random_values((3,), np.float32)],
                       {"callback": FlatCallback(_noop, tree_util.tree_structure(
-                          ((0,), {}))), "effect": debug_effect})])
+                          ((0,), {}))), "effect": debug_effect, "partitioned": p})
+                     for p in (False, True)])
 
 
-def debug_callback(callback, *args, ordered=False, **kwargs):
+def debug_callback(callback, *args, ordered=False, partitioned=False, **kwargs):
     """Calls `callback(*args, **kwargs)` on the host with concrete arrays when the
     computation runs (at every call of a jitted function, per example under vmap), and
-    not while tracing. ordered=True keeps calls in program order."""
+    not while tracing. ordered=True keeps calls in program order; partitioned=True calls
+    it on each device with that device's blocks of the arrays (no gathering first)."""
     if not callable(callback):
         raise TypeError(f"jax.debug.callback expects a callable, got {callback!r}")
     flat_args, in_tree = tree_util.tree_flatten((args, kwargs))
@@ -293,7 +320,56 @@ def debug_callback(callback, *args, ordered=False, **kwargs):
     dynamic = [a for a in flat_args if is_valid_jax_type(a)]
     effect = ordered_debug_effect if ordered else debug_effect
     debug_callback_p.bind(*dynamic, callback=FlatCallback(callback, in_tree, statics),
-                          effect=effect)
+                          effect=effect, partitioned=bool(partitioned))
+
+
+# --- inspect_sharding ---------------------------------------------------------------------------
+
+def _inspect_impl(x, *, callback):
+    """On the NumPy executor every value lives on the default device."""
+    callback(SingleDeviceSharding(devices_mod.default_device()))
+    return []
+
+
+def _inspect_eager(x, *, callback):
+    callback(x.sharding if isinstance(x, Array) else
+             SingleDeviceSharding(devices_mod.default_device()))
+    return []
+
+
+def _inspect_jvp(primals, tangents, *, callback):
+    return inspect_sharding_p.bind(*primals, callback=callback), []
+
+
+def _inspect_batch(args, dims, *, callback):
+    """The batched value's sharding, as JAX reports it."""
+    inspect_sharding_p.bind(*args, callback=callback)
+    return [], []
+
+
+def _inspect_lower(ctx, x, *, callback):
+    """On one device the callback gets that device's sharding as the module compiles;
+    over a mesh an InspectSharding custom call (jaxlib's) calls it back from XLA's SPMD
+    partitioner with the sharding the partitioner chose for x."""
+    if ctx.module.num_replicas > 1:
+        raise NotImplementedError("jax.debug.inspect_array_sharding is not supported "
+                                  "inside pmap (as in JAX); use jit over a mesh, or "
+                                  "shard_map, instead.")
+    placeholder = ctx.module.inspect_sharding(callback, x.aval.ndim)
+    if placeholder is not None:
+        ctx.op("stablehlo.custom_call", [x], x.aval.strip_weak_type(),
+               {"call_target_name": '"InspectSharding"', "has_side_effect": "true",
+                "backend_config": f'"{placeholder}"'})
+    return []
+
+
+inspect_sharding_p = define_primitive(
+    "inspect_sharding", multiple_results=True, impl=_inspect_impl, eager=_inspect_eager,
+    abstract_eval=lambda aval, *, callback: [],
+    effects=lambda callback: frozenset({debug_effect}),   # kept although it has no results
+    jvp=_inspect_jvp, transpose=lambda cts, x, *, callback: [None], batch=_inspect_batch,
+    lower=_inspect_lower,
+    samples=lambda: [b.Sample([b.random_values((3,), np.float32)], {"callback": _noop})])
 
 
 # --- pure_callback ----------------------------------------------------------------------------

@@ -13,9 +13,14 @@ import numpy as np
 from pyjax._src import dtypes, tree_util
 from pyjax._src.array import Array, as_array
 from pyjax._src.backends import devices as devices_mod
+from pyjax._src.backends import numpy_backend
+from pyjax._src.backends import stablehlo as hlo
+from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import get_aval
-from pyjax._src.core.trace import Trace, current_trace, define_primitive
+from pyjax._src.core.trace import Trace, Tracer, current_trace, define_primitive
+from pyjax._src.errors import UnexpectedTracerError
 from pyjax._src.interpreters import ad, batching
+from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.interpreters.ad import Zero
 from pyjax._src.lax import builders as b
 from pyjax._src.lax.callbacks import Effect
@@ -135,9 +140,11 @@ def platform_dependent(*args, default=None, **per_platform):
 # --- composite --------------------------------------------------------------------------------
 
 def composite(decomposition, name, version=0):
-    """Marks `decomposition` as the composite operation `name` (version `version`): the
-    returned function calls the decomposition; pyjax keeps no separate kernel for it, so
-    the name and version are metadata (available as `.name` and `.version`)."""
+    """`decomposition` as the composite operation `name` (version `version`): one
+    composite_p equation, lowered to stablehlo.composite whose decomposition is a private
+    function, so a compiler that knows `name` may emit its own kernel. Positional
+    arguments are the operands; keyword arguments are attributes (static: Python
+    scalars, strings, dtypes, NumPy arrays; None leaves one out)."""
     if not callable(decomposition):
         raise TypeError(f"composite expects a callable decomposition, got {decomposition!r}.")
     if not isinstance(name, str) or not name:
@@ -148,9 +155,96 @@ def composite(decomposition, name, version=0):
 
     @functools.wraps(decomposition)
     def composite_fun(*args, **kwargs):
-        return decomposition(*args, **kwargs)
-    composite_fun.name, composite_fun.version = name, version
+        if any(isinstance(v, Tracer) for v in tree_util.tree_leaves(kwargs)):
+            raise UnexpectedTracerError(
+                "Found a JAX Tracer as an attribute in the decomposition for the composite "
+                f"op '{name}'. This means that the decomposition function closes over a "
+                "value that is involved in a JAX transformation. Any values that aren't "
+                "explicitly known at compile time must be explicitly passed as arguments "
+                "to the composite.\n\nNote: If you are passing jax arrays as attributes, "
+                "use numpy arrays instead.")
+        leaves, in_tree = tree_util.tree_flatten(args)
+        found = {}
+
+        def flat(*xs):
+            out = decomposition(*tree_util.tree_unflatten(in_tree, xs), **kwargs)
+            out_leaves, found["tree"] = tree_util.tree_flatten(out)
+            return out_leaves
+
+        jaxpr, consts = pe.trace_to_jaxpr(flat, [get_aval(x) for x in leaves],
+                                          pe.debug_info_of(decomposition))
+        if any(isinstance(c, Tracer) for c in consts):
+            raise UnexpectedTracerError(
+                "Found a JAX Tracer as a constant in the decomposition for the composite "
+                f"op '{name}'. This means that the decomposition function closes over a "
+                "value that is involved in a JAX transformation. Any values that aren't "
+                "explicitly known at compile time must be explicitly passed as arguments "
+                "to the composite.")
+        # constants are the decomposition's leading arguments, as JAX lowers them
+        closed = jx.ClosedJaxpr(jx.convert_constvars_to_invars(jaxpr))
+        outs = composite_p.bind(*consts, *leaves, name=name, version=version, jaxpr=closed,
+                                attributes=tuple(kwargs.items()))
+        return tree_util.tree_unflatten(found["tree"], outs)
     return composite_fun
+
+
+def _no_derivative(which, *args, **params):
+    raise ValueError(f"{which} rule for composite not implemented. You can use "
+                     "`jax.custom_jvp` to add support. See "
+                     "https://docs.jax.dev/en/latest/_autosummary/jax.custom_jvp.html")
+
+
+def _attribute_text(value, where):
+    """An attribute value as MLIR prints it (as JAX's ir_attribute converts it)."""
+    if isinstance(value, (bool, np.bool_)):
+        return "true" if value else "false"
+    if isinstance(value, (int, np.integer)):
+        return f"{int(value)} : i64"
+    if isinstance(value, (float, np.floating)):
+        return f"{float(value):.6e} : f64"
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, np.dtype) or (isinstance(value, type) and issubclass(value,
+                                                                             np.generic)):
+        return hlo.element_type(value)
+    if isinstance(value, (np.ndarray, Array)):
+        value = np.asarray(value)
+        return hlo.dense_attr(value, get_aval(value))
+    raise TypeError(f"composite {where}: attribute values must be Python scalars, strings, "
+                    f"dtypes or NumPy arrays, got {type(value).__name__} {value!r}.")
+
+
+def _composite_lower(ctx, *args, name, version, jaxpr, attributes):
+    fname = ctx.function(jaxpr, name)
+    attrs = {"name": f'"{name}"'}
+    shown = {k: _attribute_text(v, name) for k, v in attributes if v is not None}
+    if shown:
+        attrs["composite_attributes"] = "{" + ", ".join(
+            f"{k} = {v}" for k, v in sorted(shown.items())) + "}"
+    attrs["decomposition"] = f"@{fname}"
+    if version:
+        attrs["version"] = f"{version} : i32"
+    return ctx.op("stablehlo.composite", list(args),
+                  [a.strip_weak_type() for a in jaxpr.out_avals], attrs)
+
+
+def _composite_samples():
+    from pyjax._src.lax import elementwise as ew
+    x = b.random_values((2, 3), np.float32)
+    jaxpr, _ = pe.trace_to_jaxpr(lambda a: [ew.mul(a, a)], [get_aval(x)])
+    return [b.Sample([x], {"name": "my.square", "version": 1, "jaxpr": jx.ClosedJaxpr(jaxpr),
+                           "attributes": (("k", 3), ("tag", "t"))})]
+
+
+composite_p = define_primitive(
+    "composite", multiple_results=True,
+    impl=lambda *args, jaxpr, **_: numpy_backend.execute_closed_jaxpr(jaxpr, list(args)),
+    abstract_eval=lambda *avals, jaxpr, **_: jaxpr.out_avals,
+    jvp=functools.partial(_no_derivative, "JVP"),
+    transpose=functools.partial(_no_derivative, "Transpose"),
+    batch=batching.call_rule, lower=_composite_lower, samples=_composite_samples,
+    shown_params=lambda params: dict(sorted(params.items())),   # JAX prints them sorted
+    is_higher_order=True)
 
 
 # --- values from shapes and dtypes ----------------------------------------------------------
@@ -188,4 +282,4 @@ def dtype(x, *, canonicalize=False):
 
 __all__ = ["optimization_barrier_p", "optimization_barrier", "stage_p", "stage", "dce_sink_p",
            "dce_sink", "platform_dependent",
-           "composite", "shape_as_value", "dtype"]
+           "composite_p", "composite", "shape_as_value", "dtype"]

@@ -2,8 +2,11 @@
 the lowered ops carry as `mhlo.frontend_attributes`, for XLA passes and profilers to read.
 As a context manager (or decorator) it sets the metadata of every equation staged inside,
 merged with the enclosing context's (a value of None removes a name); given a value, it
-tags the op that computes that value (xla_metadata_value_p, an identity). Imports core,
-interpreters and tree_util."""
+tags the op that computes that value (xla_metadata_value_p, an identity).
+xla_metadata_call(f, **metadata) instead stages f as one call (xla_metadata_call_p) that
+lowers to a private function whose `call` op carries the metadata, under every
+transformation (XLA reads e.g. inlineable="false" or a scheduling group there). Imports
+core, interpreters, backends and tree_util."""
 from __future__ import annotations
 
 import functools
@@ -12,8 +15,12 @@ import threading
 import numpy as np
 
 from pyjax._src import tree_util
-from pyjax._src.core.trace import define_primitive, trace_context
-from pyjax._src.interpreters import batching
+from pyjax._src.backends import numpy_backend
+from pyjax._src.core import jaxpr as jx
+from pyjax._src.core.avals import get_aval
+from pyjax._src.core.trace import define_primitive, set_current_trace, trace_context
+from pyjax._src.interpreters import ad, batching
+from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.interpreters.ad import linear_jvp
 from pyjax._src.lax import builders as b
 
@@ -86,4 +93,114 @@ def set_xla_metadata(x=None, **metadata):
     return tree_util.tree_map(lambda v: xla_metadata_value_p.bind(v, xla_metadata_kvs=kvs), x)
 
 
-__all__ = ["set_xla_metadata", "xla_metadata_value_p", "XlaMetadataContext"]
+def xla_metadata_call(f=None, **metadata):
+    """f staged as one call whose op carries `metadata` (string values) as its XLA
+    frontend attributes; without f, a decorator doing so."""
+    if f is None:
+        return lambda g: _metadata_call(g, metadata)
+    return _metadata_call(f, metadata)
+
+
+def scheduling_group(name):
+    """A decorator putting a function's ops in the XLA scheduling group `name`."""
+    return xla_metadata_call(scheduling_group=name)
+
+
+def _metadata_call(fun, metadata):
+    def wrapped(*args, **kwargs):
+        leaves, in_tree = tree_util.flatten((args, kwargs))
+        found = {}
+
+        def flat_fun(*xs):
+            call_args, call_kwargs = tree_util.tree_unflatten(in_tree, xs)
+            out_leaves, found["out_tree"] = tree_util.flatten(fun(*call_args, **call_kwargs))
+            return out_leaves
+
+        # values fun closes over that are tracers of an enclosing trace become arguments
+        closed, hoisted = pe.trace_to_closed_jaxpr(
+            flat_fun, [get_aval(x) for x in leaves], pe.debug_info_of(fun))
+        outs = xla_metadata_call_p.bind(*hoisted, *leaves, jaxpr=closed, **metadata)
+        return tree_util.tree_unflatten(found["out_tree"], outs)
+    return wrapped
+
+
+def _call_impl(*args, jaxpr, **metadata):
+    return numpy_backend.execute_closed_jaxpr(jaxpr, list(args))
+
+
+def _call_jvp(primals, tangents, *, jaxpr, **metadata):
+    """One call computing the primals and the nonzero tangents together."""
+    nonzeros = [type(t) is not ad.Zero for t in tangents]
+    jvp_closed, out_nonzeros = ad.jvp_jaxpr(jaxpr, nonzeros, instantiate=False)
+    nz_tangents = [t for t in tangents if type(t) is not ad.Zero]
+    outs = xla_metadata_call_p.bind(*primals, *nz_tangents, jaxpr=jvp_closed, **metadata)
+    n = len(jaxpr.out_avals)
+    nz_out = iter(outs[n:])
+    return outs[:n], [next(nz_out) if nz else ad.Zero(ad.tangent_aval(a))
+                      for a, nz in zip(jaxpr.out_avals, out_nonzeros)]
+
+
+def _call_partial_eval(trace, args, unknowns, params):
+    """The known part runs now as a call (returning residuals), the rest is staged as a
+    call of residuals and unknown inputs: both carry the metadata."""
+    known, unknown, out_unknowns, num_res = pe.partial_eval_jaxpr_nounits(
+        params["jaxpr"], unknowns, instantiate=False)
+    known, sources = pe.forward_input_residuals(known, num_res)
+    known_args = [a for a, uk in zip(args, unknowns) if not uk]
+    known_outs = []
+    if known.out_avals:
+        with set_current_trace(trace.parent):
+            known_outs = xla_metadata_call_p.bind(*known_args, **dict(params, jaxpr=known))
+    residuals = [known_args[i] if kind == "in" else known_outs[i] for kind, i in sources]
+    unknown_args = residuals + [a for a, uk in zip(args, unknowns) if uk]
+    unknown_outs = iter(trace.stage(xla_metadata_call_p, unknown_args,
+                                    dict(params, jaxpr=unknown)))
+    known_vals = iter(known_outs)
+    return [next(unknown_outs) if uk else next(known_vals) for uk in out_unknowns]
+
+
+def _call_transpose(cts, *args, jaxpr, **metadata):
+    linear = [ad.is_undefined_primal(a) for a in args]
+    transposed = ad.transpose_jaxpr(jaxpr, linear)
+    nonlinear = [a for a, lin in zip(args, linear) if not lin]
+    cts = [ad.instantiate_zeros(ct) for ct in cts]
+    outs = iter(xla_metadata_call_p.bind(*nonlinear, *cts, jaxpr=transposed, **metadata))
+    return [next(outs) if lin else None for lin in linear]
+
+
+def _call_dce(used_outputs, eqn):
+    closed, used_inputs = jx.prune_closed_jaxpr(eqn.params["jaxpr"], used_outputs)
+    return eqn.replace(invars=[v for v, u in zip(eqn.invars, used_inputs) if u],
+                       outvars=[v for v, u in zip(eqn.outvars, used_outputs) if u],
+                       params=dict(eqn.params, jaxpr=closed))
+
+
+def _call_lower(ctx, *args, jaxpr, **metadata):
+    not_text = {k: type(v).__name__ for k, v in metadata.items() if not isinstance(v, str)}
+    if not_text:
+        raise NotImplementedError(
+            f"xla_metadata_call: XLA frontend attributes are strings, but {not_text} "
+            "are not; pass each metadata value as a str (e.g. inlineable='false').")
+    return ctx.call(jaxpr, list(args), "xla_metadata_call", metadata)
+
+
+def _call_samples():
+    from pyjax._src.lax import elementwise as ew
+    x = b.random_values((2, 3), np.float32)
+    closed, _ = pe.trace_to_closed_jaxpr(lambda a, c: [ew.mul(ew.sin(a), c), ew.cos(c)],
+                                         [get_aval(x), get_aval(x)])
+    return [b.Sample([x, b.random_values((2, 3), np.float32, seed=1)],
+                     {"jaxpr": closed, "inlineable": "false"})]
+
+
+xla_metadata_call_p = define_primitive(
+    "xla_metadata_call", multiple_results=True, impl=_call_impl,
+    abstract_eval=lambda *avals, jaxpr, **metadata: jaxpr.out_avals, jvp=_call_jvp,
+    partial_eval=_call_partial_eval, transpose=_call_transpose, batch=batching.call_rule,
+    lower=_call_lower, dce=_call_dce, effects=lambda jaxpr, **_: jaxpr.effects,
+    shown_params=lambda params: dict(sorted(params.items())),  # JAX prints them sorted
+    samples=_call_samples, is_higher_order=True)
+
+
+__all__ = ["set_xla_metadata", "xla_metadata_value_p", "XlaMetadataContext",
+           "xla_metadata_call", "scheduling_group", "xla_metadata_call_p"]
