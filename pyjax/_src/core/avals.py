@@ -184,12 +184,30 @@ class ShapedArray:
                         else f"{d}@({','.join(names)})")
         return ",".join(dims)
 
+    def _axes_suffix(self):
+        """JAX's {U:y, R:(x,z)}: the mesh axes over which the value is a partial sum
+        still to be reduced, or is already reduced (in mesh order)."""
+        spec = self._sharding.spec if self._sharding is not None else None
+        mat = self._mat if self._mat is not None else NO_MANUAL_AXES
+        groups = (("U", mat.unreduced | (spec.unreduced if spec is not None else frozenset())),
+                  ("R", mat.reduced | (spec.reduced if spec is not None else frozenset())))
+        if not any(axes for _, axes in groups):
+            return ""
+        order = self._sharding.mesh.axis_names if self._sharding is not None else ()
+        parts = []
+        for prefix, axes in groups:
+            if axes:
+                names = [n for n in order if n in axes] + sorted(axes - set(order))
+                parts.append(f"{prefix}:{names[0]}" if len(names) == 1
+                             else f"{prefix}:({','.join(names)})")
+        return "{" + ", ".join(parts) + "}"
+
     def str_short(self):
-        """Compact form used in jaxprs: f32[3,4]."""
-        return f"{dtypes.dtype_name(self.dtype)}[{self._dims()}]"
+        """Compact form used in jaxprs: f32[3,4], f32[8@x,8]{U:y}."""
+        return f"{dtypes.dtype_name(self.dtype)}[{self._dims()}]{self._axes_suffix()}"
 
     def _dtype_and_shape(self):
-        return f"{self.dtype.name}[{self._dims()}]"
+        return f"{self.dtype.name}[{self._dims()}]{self._axes_suffix()}"
 
     def __str__(self):   # as JAX: float32[3], ~float32[] for a weak type
         return ("~" if self.weak_type else "") + self._dtype_and_shape()

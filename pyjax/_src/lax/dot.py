@@ -289,7 +289,8 @@ def _dot_general_lower(ctx, lhs, rhs, dimension_numbers, precision=None,
 
 dot_general_p = define_primitive(
     "dot_general", impl=_dot_general_impl, abstract_eval=sharding_rules.typed(
-        _dot_general_abstract_eval, sharding_rules.dot_general),
+        _dot_general_abstract_eval, sharding_rules.dot_general,
+        sharding_rules.dot_general_ur),
     batch=_dot_general_batch, lower=_dot_general_lower,
     jvp=defjvp(lambda g, x, y, **p: dot_general_p.bind(g, y, **p),
                lambda g, x, y, **p: dot_general_p.bind(x, g, **p)),

@@ -38,9 +38,11 @@ def _check_axes(name, x, axes):
         raise TypeError(f"{name}: axes {axes} are invalid for an operand of shape {x.shape}")
 
 
-def _reduction(name, np_fn, accepted, *, jvp, transpose=None, identity_hlo, check=None):
+def _reduction(name, np_fn, accepted, *, jvp, transpose=None, identity_hlo, check=None,
+               ur_rule=None):
     """`check(x, axes)` refuses operands (given avals when tracing, arrays when eager:
-    eager abstract evaluations are memoised, so a check reading config runs in impl too)."""
+    eager abstract evaluations are memoised, so a check reading config runs in impl too).
+    `ur_rule` types unreduced/reduced results (by default: reduced operands only)."""
     def abstract_eval(x, axes):
         _check_axes(name, x, axes)
         b.check_dtype(name, x.dtype, accepted)
@@ -62,7 +64,8 @@ def _reduction(name, np_fn, accepted, *, jvp, transpose=None, identity_hlo, chec
                     b.Sample([b.random_values((2, 3), dtype)], {"axes": ()})]
         return out
 
-    abstract_eval = sharding_rules.typed(abstract_eval, sharding_rules.reduction)
+    abstract_eval = sharding_rules.typed(abstract_eval, sharding_rules.reduction,
+                                         ur_rule or sharding_rules.nary_ur(name))
     return define_primitive(name, impl=impl, abstract_eval=abstract_eval, jvp=jvp,
                             transpose=transpose, batch=batching.reduction_rule,
                             lower=hlo.reduce_lowering(identity_hlo), samples=samples)
@@ -218,7 +221,9 @@ def _check_f16_sum(x, axes):
 
 reduce_sum_p = _reduction("reduce_sum", _xla_order_sum, NUMBER, jvp=linear_jvp,
                           transpose=_reduce_sum_transpose, identity_hlo="stablehlo.add",
-                          check=_check_f16_sum)
+                          check=_check_f16_sum, ur_rule=sharding_rules.reduce_sum_ur)
+
+
 def _extreme(np_fn, lowest):
     """max/min whose empty reductions give the identity (-inf/+inf, the dtype's limit),
     as XLA's do, where NumPy raises."""

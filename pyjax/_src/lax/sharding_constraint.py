@@ -146,7 +146,9 @@ def apply_out_sharding(x, out_sharding, what):
     """x laid out as a function's `out_sharding=` argument asks (None: as it is)."""
     if out_sharding is None:
         return x
-    _, placed = out_sharding_for(out_sharding, get_aval(x).ndim, what)
+    typed, placed = out_sharding_for(out_sharding, get_aval(x).ndim, what)
+    if typed is not None and get_aval(x)._sharding == typed:
+        return x   # already of that type (a partial sum stays one)
     return reshard(x, out_sharding) if placed is None else \
         with_sharding_constraint(x, placed)
 

@@ -184,8 +184,9 @@ def _contract_pair(x, tx, y, ty, keep, sizes, precision, preferred_element_type,
     labels = batch + free_x + free_y
     out_sharding = None
     if split is not None:
-        mesh, by_label = split
-        out_sharding = NamedSharding(mesh, P(*[by_label.get(c) for c in labels]))
+        mesh, by_label, unreduced = split
+        out_sharding = NamedSharding(mesh, P(*[by_label.get(c) for c in labels],
+                                             unreduced=unreduced))
     out = ldot.dot_general(x, y, dims, precision, preferred_element_type, out_sharding)
     return out, "".join(labels)
 
@@ -225,7 +226,7 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
     if out_sharding is not None:
         target = canonical_sharding(out_sharding, "jnp.einsum")
         parts = target.spec.partitions + (None,) * (len(output) - len(target.spec))
-        split = (target.mesh, dict(zip(output, parts)))
+        split = (target.mesh, dict(zip(output, parts)), target.spec.unreduced)
     for n, (i, j) in enumerate(path):
         keep = needed({i, j})
         (x, tx), (y, ty) = ops[i], ops[j]
