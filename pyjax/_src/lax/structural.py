@@ -199,7 +199,8 @@ def _reshape_lower(ctx, x, new_sizes, dimensions=None, sharding=None):
 
 reshape_p = define_primitive(
     "reshape", impl=_reshape_impl, abstract_eval=sharding_rules.typed(
-        _reshape_abstract_eval, sharding_rules.reshape, sharding_rules.reshape_ur), jvp=linear_jvp,
+        _reshape_abstract_eval, sharding_rules.reshape,
+        sharding_rules.reshape_ur), jvp=linear_jvp,
     transpose=_reshape_transpose, batch=_reshape_batch, lower=_reshape_lower,
     shown_params=sharding_rules.hide_unset("sharding"),
     samples=lambda: [b.Sample([b.random_values((2, 3), np.float32)], {"new_sizes": (3, 2)}),
@@ -255,7 +256,8 @@ def _transpose_lower(ctx, x, permutation):
 transpose_p = define_primitive(
     "transpose", impl=lambda x, permutation: np.transpose(x, permutation),
     abstract_eval=sharding_rules.typed(
-        _transpose_abstract_eval, sharding_rules.transpose, sharding_rules.operand_ur), jvp=linear_jvp, batch=_transpose_batch,
+        _transpose_abstract_eval, sharding_rules.transpose,
+        sharding_rules.operand_ur), jvp=linear_jvp, batch=_transpose_batch,
     lower=_transpose_lower,
     transpose=lambda ct, x, permutation: [transpose(ct, tuple(np.argsort(permutation)))],
     samples=lambda: [b.Sample([b.random_values((2, 3, 4), np.float32)],
@@ -291,7 +293,8 @@ def _squeeze_batch(args, dims, dimensions):
 squeeze_p = define_primitive(
     "squeeze", impl=lambda x, dimensions: np.squeeze(x, dimensions),
     abstract_eval=sharding_rules.typed(
-        _squeeze_abstract_eval, sharding_rules.squeeze, sharding_rules.operand_ur), jvp=linear_jvp, batch=_squeeze_batch,
+        _squeeze_abstract_eval, sharding_rules.squeeze,
+        sharding_rules.operand_ur), jvp=linear_jvp, batch=_squeeze_batch,
     lower=lambda ctx, x, dimensions: ctx.reshape(x, ctx.avals_out[0].shape),
     transpose=lambda ct, x, dimensions: [reshape(ct, x.aval.shape)],
     samples=lambda: [b.Sample([b.random_values((2, 1, 3), np.float32)], {"dimensions": (1,)})])
@@ -360,7 +363,8 @@ def _concatenate_batch(args, dims, dimension):
 concatenate_p = define_primitive(
     "concatenate", impl=lambda *xs, dimension: np.concatenate(xs, dimension),
     abstract_eval=sharding_rules.typed(
-        _concatenate_abstract_eval, sharding_rules.concatenate, sharding_rules.same_ur), jvp=linear_jvp,
+        _concatenate_abstract_eval, sharding_rules.concatenate,
+        sharding_rules.same_ur), jvp=linear_jvp,
     transpose=_concatenate_transpose, batch=_concatenate_batch,
     lower=lambda ctx, *xs, dimension: ctx.op("stablehlo.concatenate", list(xs),
                                              ctx.avals_out[0],
@@ -484,7 +488,8 @@ def _rev_batch(args, dims, dimensions):
 rev_p = define_primitive(
     "rev", impl=lambda x, dimensions: np.flip(x, dimensions) if dimensions else x,
     abstract_eval=sharding_rules.typed(
-        _rev_abstract_eval, sharding_rules.same, sharding_rules.operand_ur), jvp=linear_jvp, batch=_rev_batch,
+        _rev_abstract_eval, sharding_rules.same,
+        sharding_rules.operand_ur), jvp=linear_jvp, batch=_rev_batch,
     lower=lambda ctx, x, dimensions: ctx.op("stablehlo.reverse", [x], x.aval, {
         "dimensions": hlo.i64_array(dimensions)}) if dimensions else x,
     transpose=lambda ct, x, dimensions: [rev(ct, dimensions)],
