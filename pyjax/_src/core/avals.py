@@ -52,6 +52,17 @@ def set_unsharded_sharding_factory(factory):
     _unsharded.clear()
 
 
+def cotangent_sharding(sharding):
+    """The type sharding of a cotangent of a value typed `sharding` (a NamedSharding):
+    the cotangent of a value reduced (equal on every device) over a mesh axis is a
+    partial sum over it, and that of a partial sum is reduced (JAX's to_ct_spec)."""
+    spec = sharding.spec
+    if not spec.unreduced and not spec.reduced:
+        return sharding
+    return type(sharding)(sharding.mesh, spec.update(unreduced=spec.reduced,
+                                                     reduced=spec.unreduced))
+
+
 def _checked_type_sharding(shape, sharding):
     """`sharding` (a NamedSharding) with its spec padded to the rank of `shape`; a
     ValueError where a split does not divide its dimension."""

@@ -190,6 +190,13 @@ def _transpose_lhs(ct, x_aval, y, dimension_numbers, precision, preferred_elemen
         order = list(x_batch) + x_kept + x_contract_sorted_by_y
         out_sharding = sharding_rules.with_entries(x_aval._sharding,
                                                    [x_spec[d] for d in order])
+        # x reduced over the mesh axes the contraction sums over: its cotangent is
+        # left a partial sum there (no all-reduce).
+        ct_spec = sharding_rules.entries(get_aval(ct))
+        summed = {n for d in dims[0][0] for n in sharding_rules.axes_of(ct_spec[d])}
+        if summed and summed == x_aval._sharding.spec.reduced:
+            out_sharding = sharding_rules.with_entries(
+                x_aval._sharding, [x_spec[d] for d in order], unreduced=frozenset(summed))
     out = dot_general_p.bind(ct, y, dimension_numbers=dims,
                              precision=canonicalize_precision(precision),
                              preferred_element_type=preferred_element_type,

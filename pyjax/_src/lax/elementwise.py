@@ -240,7 +240,8 @@ nextafter_p = binary_op("nextafter", _quiet(np.nextafter), (FLOAT,), jvp=NOT_DIF
                         hlo="chlo.next_after")
 # add_any accumulates tangents and cotangents; it is add without the dtype ceremony.
 add_any_p = binary_op("add_any", _quiet(np.add), NUMBER, jvp=linear_jvp,
-                      hlo="stablehlo.add", transpose=_add_transpose)
+                      hlo="stablehlo.add", transpose=_add_transpose,
+                      ur_rule=sharding_rules.add_ur)
 
 neg_p = unary_op("neg", _quiet(np.negative), NUMBER, jvp=linear_jvp, hlo="stablehlo.negate",
                  transpose=_unary_linear_transpose(lambda ct: neg(ct)))

@@ -15,7 +15,7 @@ from pyjax._src.array import Array, sharded_array
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import dispatch
 from pyjax._src.backends.stablehlo import LoweringError
-from pyjax._src.core.avals import get_aval
+from pyjax._src.core.avals import cotangent_sharding, get_aval
 from pyjax._src.core.trace import define_primitive
 from pyjax._src.interpreters import ad
 from pyjax._src.lax import builders as b
@@ -59,12 +59,29 @@ def _eager(x, *, sharding):
 
 
 def _transpose(ct, x, *, sharding):
-    """The cotangent goes back to the split of x's type (a reshard's inverse), or, for
-    an untyped x, keeps the constraint."""
+    """The cotangent goes back to the split of x's cotangent type (a reshard's inverse:
+    reduced -> sharded transposes to sharded -> unreduced), or, for an untyped x, keeps
+    the constraint."""
     typed = x.aval._sharding
     if typed is not None and isinstance(sharding.mesh, sharding_mod.Mesh):
-        sharding = sharding_mod.concrete_sharding(typed, sharding.mesh)
+        sharding = sharding_mod.concrete_sharding(
+            cotangent_sharding(typed), sharding.mesh)
     return [sharding_constraint_p.bind(ad.instantiate_zeros(ct), sharding=sharding)]
+
+
+def as_cotangent_of(ct, aval):
+    """ct (a cotangent of a value of type `aval`) cast to aval's cotangent type where
+    that type is partial (unreduced) or reduced and ct is not of it yet: a replicated
+    value becomes a partial sum held by the first devices along those axes."""
+    typed = aval._sharding
+    if typed is None or not (typed.spec.unreduced or typed.spec.reduced):
+        return ct
+    wanted = cotangent_sharding(typed)
+    held = get_aval(ct)._sharding
+    mesh = sharding_mod.current_mesh()
+    if held == wanted or mesh is None or mesh.abstract_mesh != wanted.mesh:
+        return ct
+    return sharding_constraint_p.bind(ct, sharding=sharding_mod.concrete_sharding(wanted, mesh))
 
 
 def _batch(args, dims, *, sharding):

@@ -90,7 +90,7 @@ def _replicated_axes(aval):
     s = aval._sharding
     if s is None:
         return frozenset()
-    split = {n for e in s.spec.partitions for n in _names(e)}
+    split = {n for e in s.spec.partitions for n in axes_of(e)}
     return frozenset(s.mesh.axis_names) - split - s.spec.unreduced - s.spec.reduced
 
 
@@ -108,7 +108,7 @@ def nary_reduced(*avals):
                 raise ShardingTypeError(
                     "Inputs cannot be replicated on the same axes that another input is "
                     f"reduced on. Got input type: {a} and reduced spec: {reduced}")
-            if {n for e in entries(a) for n in _names(e)} & reduced:
+            if {n for e in entries(a) for n in axes_of(e)} & reduced:
                 raise ShardingTypeError(
                     "Inputs cannot be sharded/varying on the same axes that another "
                     "input is reduced on. Reshard the input which is reduced to be "
@@ -217,7 +217,7 @@ def dot_general_ur(lhs, rhs, *, dimension_numbers, out_sharding=None, **params):
             "lhs and rhs contracting dims should be sharded identically when out_sharding "
             "provided to dot_general mentions unreduced_axes. Got "
             f"lhs_contracting_spec={lspec}, rhs_contracting_spec={rspec}")
-    if out_sharding.spec.unreduced != {n for e in lspec for n in _names(e)}:
+    if out_sharding.spec.unreduced != {n for e in lspec for n in axes_of(e)}:
         raise ShardingTypeError(
             "out_sharding's unreduced axes should be equal to the contracting specs. Got "
             f"unreduced axes={out_sharding.spec.unreduced} and contracting spec={lspec}")
@@ -229,7 +229,7 @@ def reduce_sum_ur(x, *, axes, out_sharding=None, **params):
     if out_sharding is None or not out_sharding.spec.unreduced:
         return getu(x), getr(x)
     parts = entries(x)
-    summed = {n for i in axes for n in _names(parts[i])} | getu(x)
+    summed = {n for i in axes for n in axes_of(parts[i])} | getu(x)
     if not out_sharding.spec.unreduced <= summed:
         raise ShardingTypeError(
             "out_sharding's unreduced axes should be in operand's specs that were summed "
@@ -238,9 +238,10 @@ def reduce_sum_ur(x, *, axes, out_sharding=None, **params):
     return out_sharding.spec.unreduced, getr(x)
 
 
-def with_entries(sharding, parts):
-    """`sharding` (a type's) with the spec entries `parts`."""
-    return sharding_mod.NamedSharding(sharding.mesh, sharding_mod.PartitionSpec(*parts))
+def with_entries(sharding, parts, unreduced=frozenset()):
+    """`sharding` (a type's) with the spec entries `parts` (and `unreduced` axes)."""
+    return sharding_mod.NamedSharding(
+        sharding.mesh, sharding_mod.PartitionSpec(*parts, unreduced=unreduced))
 
 
 def hide_unset(*names):
@@ -258,7 +259,8 @@ def entries(aval):
     return tuple(parts) + (None,) * (len(aval.shape) - len(parts))
 
 
-def _names(entry):
+def axes_of(entry):
+    """The mesh axes of one spec entry, as a tuple."""
     return () if entry is None else (entry,) if isinstance(entry, str) else tuple(entry)
 
 
@@ -291,7 +293,7 @@ def elementwise(name):
                                             f"broadcasting: {_spec_str(specs)}.")
                 chosen = entry
             result.append(chosen)
-        used = [n for e in result for n in _names(e)]
+        used = [n for e in result for n in axes_of(e)]
         if len(used) != len(set(used)):
             raise ShardingTypeError(f"{name} got incompatible shardings for "
                                     f"broadcasting: {_spec_str(specs)}.")
@@ -351,7 +353,7 @@ def dot_general(out, lhs, rhs, *, dimension_numbers, **params):
     lhs_free = tuple(e for i, e in enumerate(lp) if i not in set(lc) | set(lb))
     rhs_free = tuple(e for i, e in enumerate(rp) if i not in set(rc) | set(rb))
     result = lhs_batch + lhs_free + rhs_free
-    used = [n for e in result for n in _names(e)]
+    used = [n for e in result for n in axes_of(e)]
     if len(used) != len(set(used)):   # one mesh axis would split two dimensions
         shown = ",".join(str(d) if e is None else f"{d}@{e}" if isinstance(e, str)
                          else f"{d}@({','.join(e)})" for d, e in zip(out.shape, result))
@@ -372,7 +374,7 @@ def sliced(name):
         if not out.shape or all(d == 1 for d in out.shape):
             return (None,) * len(out.shape)
         for d_in, d_out, e in zip(x.shape, out.shape, parts):
-            size = math.prod(mesh.shape[n] for n in _names(e))
+            size = math.prod(mesh.shape[n] for n in axes_of(e))
             if d_in != d_out and e is not None and d_out % size:
                 raise ShardingTypeError(
                     f"{name} on sharded dims where out dim ({d_out}) is not divisible by "
@@ -460,14 +462,14 @@ def reshape(out, x, *, new_sizes, dimensions, **params):
             elif e is None:
                 spec += [None] * len(group)
             else:
-                spec += _split_axes(mesh, _names(e), group, x, new_sizes)
+                spec += _split_axes(mesh, axes_of(e), group, x, new_sizes)
     else:
         it = iter(kept)
         for size, group in zip([n for n in new_sizes if n != 1], merged):
             if not isinstance(group, list):
                 spec.append(next(it))
                 continue
-            names = [_names(next(it)) for _ in group]
+            names = [axes_of(next(it)) for _ in group]
             while names and not names[-1]:
                 names.pop()
             if any(not n for n in names):
