@@ -9,7 +9,7 @@ import numpy as np
 
 from pyjax._src import config, dtypes
 from pyjax._src.backends import stablehlo as hlo
-from pyjax._src.core.avals import ShapedArray, get_aval
+from pyjax._src.core.avals import ShapedArray, cotangent_sharding, get_aval
 from pyjax._src.core.trace import RuleFactory, define_primitive
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters.ad import Zero, linear_jvp, zero_jvp
@@ -18,7 +18,8 @@ from pyjax._src.lax import sharding_rules
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import structural as st
 from pyjax._src.lax.control_flow.associative import associative_scan
-from pyjax._src.lax.sharding_constraint import out_sharding_for, with_sharding_constraint
+from pyjax._src.lax.sharding_constraint import (as_type, out_sharding_for,
+                                                with_sharding_constraint)
 from pyjax._src.lax.slicing import slice_in_dim
 from pyjax._src.lax.builders import ANY, BOOL, INT, NUMBER
 from pyjax._src.util import canonicalize_axes
@@ -78,7 +79,10 @@ def _reduction(name, np_fn, accepted, *, jvp, transpose=None, identity_hlo, chec
 
 
 def _reduce_sum_transpose(ct, x, axes, out_sharding=None):
-    return [_expand_reduced(ct, x.aval.shape, axes)]
+    """The cotangent broadcast back, of x's cotangent type (split as x is)."""
+    out = _expand_reduced(ct, x.aval.shape, axes)
+    typed = x.aval._sharding
+    return [out if typed is None else as_type(out, cotangent_sharding(typed))]
 
 
 def _reduce_sum_batch(args, dims, axes, out_sharding=None):

@@ -76,12 +76,16 @@ def as_cotangent_of(ct, aval):
     typed = aval._sharding
     if typed is None or not (typed.spec.unreduced or typed.spec.reduced):
         return ct
-    wanted = cotangent_sharding(typed)
-    held = get_aval(ct)._sharding
+    return as_type(ct, cotangent_sharding(typed))
+
+
+def as_type(x, wanted):
+    """x cast to the type sharding `wanted` (over the current mesh), where it is not of
+    it yet; x itself where no current mesh is the one `wanted` names."""
     mesh = sharding_mod.current_mesh()
-    if held == wanted or mesh is None or mesh.abstract_mesh != wanted.mesh:
-        return ct
-    return sharding_constraint_p.bind(ct, sharding=sharding_mod.concrete_sharding(wanted, mesh))
+    if get_aval(x)._sharding == wanted or mesh is None or mesh.abstract_mesh != wanted.mesh:
+        return x
+    return sharding_constraint_p.bind(x, sharding=sharding_mod.concrete_sharding(wanted, mesh))
 
 
 def _batch(args, dims, *, sharding):

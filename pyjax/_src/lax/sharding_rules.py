@@ -87,8 +87,10 @@ def getr(aval):
 
 
 def _replicated_axes(aval):
+    """The mesh axes aval is replicated over; none for a scalar (one value everywhere is
+    reduced over any axis: JAX casts such scalars to reduced)."""
     s = aval._sharding
-    if s is None:
+    if s is None or not aval.shape:
         return frozenset()
     split = {n for e in s.spec.partitions for n in axes_of(e)}
     return frozenset(s.mesh.axis_names) - split - s.spec.unreduced - s.spec.reduced
@@ -156,14 +158,22 @@ def mul_ur(x, y, **params):
     if xu and yu:
         raise ShardingTypeError("lhs and rhs to `mul` cannot be unreduced since mul is "
                                 f"bilinear. Got lhs={xu}, rhs={yu}")
-    if xu and xu != getr(y):
+    if xu and xu != _reduced_or_scalar(y, xu):
         raise ShardingTypeError("RHS should be reduced along the same axes LHS is "
                                 f"unreduced on. Got lhs={x} and rhs={y}")
-    if yu and yu != getr(x):
+    if yu and yu != _reduced_or_scalar(x, yu):
         raise ShardingTypeError("LHS should be reduced along the same axes RHS is "
                                 f"unreduced on. Got lhs={x} and rhs={y}")
     unreduced = xu or yu
     return unreduced, frozenset() if unreduced else reduced
+
+
+def _reduced_or_scalar(aval, axes):
+    """aval's reduced axes; `axes` for a replicated scalar (the same value on every
+    device, which JAX casts to reduced where it meets a partial sum)."""
+    if not aval.shape and not getu(aval) and all(e is None for e in entries(aval)):
+        return getr(aval) or axes
+    return getr(aval)
 
 
 def operand_ur(x, *rest, **params):

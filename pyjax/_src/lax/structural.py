@@ -9,7 +9,7 @@ import numpy as np
 from pyjax._src import dtypes
 from pyjax._src.array import as_array
 from pyjax._src.backends import stablehlo as hlo
-from pyjax._src.core.avals import ShapedArray, get_aval
+from pyjax._src.core.avals import ShapedArray, cotangent_sharding, get_aval
 from pyjax._src.core.trace import define_primitive
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters.ad import linear_jvp
@@ -174,9 +174,10 @@ def _reshape_impl(x, new_sizes, dimensions=None, sharding=None):
 
 
 def _reshape_transpose(ct, x, new_sizes, dimensions=None, sharding=None):
-    if dimensions is None:   # back to x's shape and to the split of x's type
+    if dimensions is None:   # back to x's shape and to the split of x's cotangent type
+        typed = x.aval._sharding
         return [reshape_p.bind(ct, new_sizes=x.aval.shape, dimensions=None,
-                               sharding=x.aval._sharding)]
+                               sharding=None if typed is None else cotangent_sharding(typed))]
     shape_before = tuple(x.aval.shape[d] for d in dimensions)
     return [transpose(reshape(ct, shape_before), tuple(np.argsort(dimensions)))]
 
