@@ -326,10 +326,10 @@ def put_sharded(value: np.ndarray, aval: ShapedArray, sharding: Any) -> Any:
                                        sharding._partial_positions()) if u == 0}
         zeros = np.zeros(shard_aval.shape, aval.dtype)
         return assemble(aval, sharding, [
-            put(np.ascontiguousarray(value[index]) if device in lead else zeros,
+            put(np.asarray(value[index], order="C") if device in lead else zeros,
                 shard_aval, device, copy=True) for device, index, _ in blocks])
     return assemble(aval, sharding, [
-        put(np.ascontiguousarray(value[index]), shard_aval, device, copy=True)
+        put(np.asarray(value[index], order="C"), shard_aval, device, copy=True)
         for device, index, _ in blocks])
 
 

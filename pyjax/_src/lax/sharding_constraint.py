@@ -140,7 +140,7 @@ def with_sharding_constraint(x, shardings):
     return tree_util.tree_unflatten(tree, out)
 
 
-def _check_spec_has_mesh(target):
+def check_spec_has_mesh(target):
     """A bare PartitionSpec names axes of the current mesh: without one, JAX's error."""
     if isinstance(target, sharding_mod.PartitionSpec) and \
             sharding_mod.current_mesh() is None:
@@ -157,7 +157,7 @@ def out_sharding_for(out_sharding, ndim, what):
     has no Explicit axes, or None)."""
     if out_sharding is None:
         return None, None
-    _check_spec_has_mesh(out_sharding)
+    check_spec_has_mesh(out_sharding)
     given = sharding_mod.canonical_sharding(out_sharding, what)
     typed = sharding_mod.type_sharding(given, ndim)
     return (typed, None) if typed is not None else (None, given)
@@ -196,7 +196,7 @@ def reshard(xs, out_shardings):
     constraint under a trace. Only a mesh's Explicit axes may be named."""
     for target in tree_util.tree_leaves(
             out_shardings, is_leaf=lambda s: isinstance(s, sharding_mod.PartitionSpec)):
-        _check_spec_has_mesh(target)
+        check_spec_has_mesh(target)
         if isinstance(target, sharding_mod.NamedSharding):
             mesh = target.mesh
             for entry in target.spec.partitions:
