@@ -185,7 +185,13 @@ def _transpose_lhs(ct, x_aval, y, dimension_numbers, precision, preferred_elemen
     x_contract_sorted_by_y = [x_contract[i] for i in np.argsort(y_contract)]
     out_axes = np.argsort(list(x_batch) + x_kept + x_contract_sorted_by_y)
     out_sharding = None
-    if x_aval._sharding is not None:
+    if x_aval._sharding is None:
+        # An operand of no type over the mesh: its cotangent is summed over whatever
+        # split the contraction has (not left ambiguous), as JAX's typed cotangent says.
+        typed = get_aval(ct)._sharding or get_aval(y)._sharding
+        if typed is not None and typed.mesh.explicit_axes:
+            out_sharding = sharding_rules.with_entries(typed, [None] * x_aval.ndim)
+    else:
         x_spec = sharding_rules.entries(x_aval)
         order = list(x_batch) + x_kept + x_contract_sorted_by_y
         out_sharding = sharding_rules.with_entries(x_aval._sharding,
