@@ -679,6 +679,8 @@ class NamedSharding(Sharding):
     def is_fully_replicated(self):
         used = {n for entry in self.spec._normalized(len(self.spec))
                 if entry is not UNCONSTRAINED for n in entry}
+        if self.mesh.size > 1 and self.spec.unreduced:   # partial sums differ (as JAX)
+            return False
         return all(self.mesh.shape[n] == 1 for n in used)
 
     def __eq__(self, other):
@@ -730,7 +732,31 @@ class NamedSharding(Sharding):
             out.append((blocks, replica))
         return out
 
+    def _partial_positions(self):
+        """Per device (in mesh order): its position along the spec's unreduced axes
+        (mixed radix, mesh order; 0 on the devices that hold a placed value whole) and
+        its replica id among the devices holding the same block and partial."""
+        sizes = self.mesh.shape
+        names = self.mesh.axis_names
+        used = {n for e in self._entries(len(self.spec)) for n in e}
+        unreduced = [n for n in names if n in self.spec.unreduced]
+        free = [n for n in names if n not in used and n not in self.spec.unreduced]
+        out = []
+        for coords in itertools.product(*[range(s) for s in self.mesh.axis_sizes]):
+            at = dict(zip(names, coords))
+            out.append((_mixed_radix([at[n] for n in unreduced], [sizes[n] for n in unreduced]),
+                        _mixed_radix([at[n] for n in free], [sizes[n] for n in free])))
+        return out
+
     def _indices(self, shape):
+        if self.spec.unreduced:
+            raise NotImplementedError(
+                "device_indices_map doesn't work with unreduced. Please file a bug at "
+                "https://github.com/jax-ml/jax/issues")
+        return self._block_indices(shape)
+
+    def _block_indices(self, shape):
+        """Per device, the slices of its block (an unreduced axis splits nothing)."""
         pieces, _ = self._tiling(len(shape))
         check_divisible(self, shape, pieces)
         result = []
@@ -754,13 +780,17 @@ class NamedSharding(Sharding):
             else:
                 names = [f'"{n}"' for n in e] + (["?"] if open_dims else [])
                 dims.append("{" + ", ".join(names) + "}")
-        return f"#sdy.sharding<@{mesh_name}, [{', '.join(dims)}]>"
+        unreduced = "".join(
+            f', unreduced={{{", ".join(f"{chr(34)}{n}{chr(34)}" for n in names)}}}'
+            for names in [[n for n in self.mesh.axis_names if n in self.spec.unreduced]]
+            if names)
+        return f"#sdy.sharding<@{mesh_name}, [{', '.join(dims)}]{unreduced}>"
 
 
 def _check_reduced_axes(mesh, spec):
     """JAX's checks of a spec's unreduced/reduced axes. A value reduced over an axis
-    agrees along it (it is laid out as replicated there); pyjax does not compute with
-    unreduced values (partial sums still to be added)."""
+    agrees along it (it is laid out as replicated there); a value unreduced over an axis
+    is the sum of the partial values its devices along that axis hold."""
     for name, axes in (("Unreduced", spec.unreduced), ("Reduced", spec.reduced)):
         for u in axes:
             if u not in mesh.axis_names:
@@ -770,10 +800,6 @@ def _check_reduced_axes(mesh, spec):
                 raise ValueError(f"{name} axes can only refer to mesh axes that is of type "
                                  f"`Explicit`. Got {name.lower()} axes: {axes} and mesh: "
                                  f"{mesh}")
-    if spec.unreduced:
-        raise NotImplementedError(
-            f"NamedSharding with {spec}: unreduced axes (values still to be summed over "
-            "an axis) are not supported by pyjax; use a spec without them.")
 
 
 def _mixed_radix(digits, radices):
@@ -816,6 +842,20 @@ def spec_from_tiling(mesh, ndim, tile_of_device):
     return None
 
 
+def unreduced_spec_from_partials(mesh, spec, partials):
+    """`spec` made unreduced over the mesh axes (among those it leaves unsplit) whose
+    coordinates number the partial sums as `partials` does (per device, mesh order);
+    None when no such axes do."""
+    used = {n for e in spec._normalized(len(spec)) for n in e}
+    free = [n for n, s in zip(mesh.axis_names, mesh.axis_sizes) if s > 1 and n not in used]
+    for k in range(1, len(free) + 1):
+        for axes in itertools.combinations(free, k):
+            candidate = NamedSharding(mesh, spec.update(unreduced=frozenset(axes)))
+            if [u for u, _ in candidate._partial_positions()] == list(partials):
+                return candidate.spec
+    return None
+
+
 def check_constrained(shardings, what):
     """JAX's error for a pytree of shardings (jit's in/out_shardings) in which a
     dimension is PartitionSpec.UNCONSTRAINED: only sharding constraints may leave one
@@ -848,6 +888,9 @@ def same_layout(a, b, ndim):
     """Whether shardings a and b put the same blocks on the same devices."""
     if a is b or a == b:
         return True
+    if getattr(getattr(a, "spec", None), "unreduced", frozenset()) != \
+            getattr(getattr(b, "spec", None), "unreduced", frozenset()):
+        return False   # partial sums and whole values are laid out alike, yet differ
     return (isinstance(a, Sharding) and isinstance(b, Sharding)
             and a._device_assignment == b._device_assignment
             and a._block_positions(ndim) == b._block_positions(ndim))

@@ -135,8 +135,8 @@ def test_partition_specs_and_meshes_are_interned_like_jax():
     assert jax.sharding.Mesh(mesh.devices, ("x", "y"), mesh.axis_types) is mesh
     with pytest.raises(ValueError, match="Unreduced axes a is not found in mesh"):
         NamedSharding(mesh, P("x", unreduced={"a"}))
-    with pytest.raises(NotImplementedError, match="unreduced axes"):
-        NamedSharding(mesh, P("x", unreduced={"y"}))
+    unreduced = NamedSharding(mesh, P("x", unreduced={"y"}))   # partial sums over y
+    assert unreduced.shard_shape((4, 2)) == (4, 2) and unreduced != NamedSharding(mesh, P("x"))
     reduced = NamedSharding(mesh, P("x", reduced={"y"}))   # laid out as replicated on y
     assert reduced.shard_shape((4, 2)) == (4, 2) and reduced != NamedSharding(mesh, P("x"))
     with pytest.raises(ValueError, match="Number of axis names should match the number "

@@ -20,6 +20,7 @@ from pyjax._src.interpreters import ad
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import structural as st
+from pyjax._src.lax.sharding_constraint import as_cotangent_of
 from pyjax._src.lax.slicing import slice_in_dim
 
 
@@ -226,9 +227,11 @@ class _Pullback:
         for c, p_aval in zip(ct_leaves, self.out_avals):
             _check_cotangent(c, p_aval)
             ct_aval = ad.tangent_aval(p_aval)
-            cts.append(ad.Zero(ct_aval) if ct_aval.dtype == dtypes.float0 else c)
+            cts.append(ad.Zero(ct_aval) if ct_aval.dtype == dtypes.float0
+                       else as_cotangent_of(c, p_aval))
         cts_in = self.linear.vjp(cts)
-        leaves = [_match_weak_type(_instantiate(c), a) for c, a in zip(cts_in, self.in_avals)]
+        leaves = [_match_weak_type(as_cotangent_of(_instantiate(c), a), a)
+                  for c, a in zip(cts_in, self.in_avals)]
         return tree_util.tree_unflatten(self.in_tree, leaves)
 
     def with_refs(self, *maybe_ct_refs):

@@ -82,16 +82,32 @@ def _block_aval(aval, spec, mesh, where):
 
 
 def _global_aval(aval, spec, mesh):
+    """The whole array of blocks `aval` laid out as `spec`. Over a mesh of Explicit axes
+    its type carries that layout, partial sums and reduced values included (as JAX's)."""
     pieces = _pieces(mesh, spec, aval.ndim)
-    return aval.update(shape=tuple(s * p for s, p in zip(aval.shape, pieces)))
+    shape = tuple(s * p for s, p in zip(aval.shape, pieces))
+    if mesh.axis_names and all(t == sharding_mod.AxisType.Explicit for t in mesh.axis_types):
+        typed = sharding_mod.type_sharding(NamedSharding(mesh, spec), aval.ndim)
+        return aval.update(shape=shape, sharding=typed)
+    return aval.update(shape=shape)
 
 
 def _missing_axes(mesh, manual_axes, spec, ndim):
     """The manual axes (of size > 1) a spec does not name: a value is replicated over
-    them."""
+    them. (Over its unreduced axes the blocks are partial sums, and over its reduced
+    ones a value reduced there, whose cotangents are partial sums: no copies.)"""
     named = {n for entry in spec._normalized(ndim) for n in entry}
+    named |= spec.unreduced | spec.reduced
     return tuple(n for n, s in zip(mesh.axis_names, mesh.axis_sizes)
                  if n in manual_axes and n not in named and s > 1)
+
+
+def _cotangent_spec(spec):
+    """The spec of a cotangent of a value laid out as `spec` (reduced and unreduced
+    axes swap, as JAX's to_ct_spec)."""
+    if not spec.unreduced and not spec.reduced:
+        return spec
+    return spec.update(unreduced=spec.reduced, reduced=spec.unreduced)
 
 
 def _all_axes_spec(manual_axes):
@@ -260,8 +276,9 @@ def _transpose(cts, *args, jaxpr, mesh, manual_axes, in_specs, out_specs, **para
     outs = iter(shard_map_p.bind(
         *nonlinear, *[ad.instantiate_zeros(ct) for ct in cts], jaxpr=closed, mesh=mesh,
         manual_axes=manual_axes,
-        in_specs=tuple(s for s, lin in zip(in_specs, linear) if not lin) + out_specs,
-        out_specs=tuple(s for s, _ in linear_specs), **params))
+        in_specs=tuple(s for s, lin in zip(in_specs, linear) if not lin)
+        + tuple(_cotangent_spec(s) for s in out_specs),
+        out_specs=tuple(_cotangent_spec(s) for s, _ in linear_specs), **params))
     return [next(outs) if lin else None for lin in linear]
 
 
@@ -378,7 +395,9 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
             _check_explicit(the_mesh, manual, "shard_map")
         else:
             _check_specs("in", in_specs, manual, the_mesh)
+            _check_reductions("in", the_mesh, manual, in_specs)
         _check_specs("out", out_specs, manual, the_mesh)
+        _check_reductions("out", the_mesh, manual, out_specs)
         leaf_paths, in_tree = tree_util.tree_flatten_with_path(args)
         leaves = [x for _, x in leaf_paths]
         if in_specs is Infer:
@@ -389,8 +408,9 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
         specs = tuple(_as_spec(s, "in_specs") for (_, s), d in zip(entries, dynamic) if d)
         dyn_leaves = [x for x, d in zip(leaves, dynamic) if d]
         avals = [get_aval(x) for x in dyn_leaves]
-        for spec in specs:
+        for spec, aval in zip(specs, avals):
             NamedSharding(the_mesh, spec)   # unknown or repeated axis names raise here
+            _check_reductions_match(spec, aval)
         in_fails = [(path, aval, key) for (key, spec), (path, _), d, aval in zip(
             entries, leaf_paths, dynamic, _spread(avals, dynamic)) if d]
         _check_in_ranks(f, name, in_fails, specs)
@@ -454,14 +474,49 @@ def _check_explicit(mesh, manual_axes, api):
 
 def _inferred_spec(x, mesh, manual_axes, name):
     """An argument's own spec, restricted to the manual axes (in_specs=Infer): its type's
-    sharding, so an unsharded value is replicated, eagerly and under a trace alike."""
+    sharding (partial sums and reduced values included), so an unsharded value is
+    replicated, eagerly and under a trace alike."""
     sharding = get_aval(x).sharding
     parts = []
     for entry in sharding.spec.partitions:
         names = () if entry is None else (entry,) if isinstance(entry, str) else entry
         kept = tuple(n for n in names if n in manual_axes)
         parts.append(None if not kept else kept[0] if len(kept) == 1 else kept)
-    return PartitionSpec(*parts)
+    spec = PartitionSpec(*parts, unreduced=sharding.spec.unreduced,
+                         reduced=sharding.spec.reduced)
+    _check_reductions("in", mesh, manual_axes, [spec])
+    return spec
+
+
+def _check_reductions_match(spec, aval):
+    """An in_spec names the partial sums / reduced axes its argument's type has."""
+    typed = aval._sharding
+    for what in ("unreduced", "reduced"):
+        held = getattr(typed.spec, what) if typed is not None else frozenset()
+        if getattr(spec, what) != held:
+            raise ValueError(f"in_specs containing {what} {spec} passed to shard_map should "
+                             f"be equal to the {what} present on the in_aval "
+                             f"{aval.str_short()}")
+
+
+def _check_reductions(prefix, mesh, manual_axes, specs):
+    """JAX's checks of unreduced/reduced axes in shard_map specs."""
+    types = dict(zip(mesh.axis_names, mesh.axis_types))
+    for s in tree_util.tree_leaves(specs, is_leaf=lambda x: isinstance(x, PartitionSpec)):
+        if not isinstance(s, PartitionSpec) or not (s.unreduced or s.reduced):
+            continue
+        if frozenset(mesh.axis_names) != frozenset(manual_axes):
+            raise NotImplementedError(
+                f"unreduced/reduced can only be passed to {prefix}_specs when shard_map is "
+                f"in full manual mode. Got mesh axis names {mesh.axis_names}, manual_axes: "
+                f"{frozenset(manual_axes)}, specs: {s}. Please file a bug at "
+                "https://github.com/jax-ml/jax/issues.")
+        for what, axes in (("unreduced", s.unreduced), ("reduced", s.reduced)):
+            if any(types[n] != sharding_mod.AxisType.Explicit for n in axes):
+                raise ValueError(
+                    f"{what} in {prefix}_specs {s} can only be used when the mesh passed "
+                    "to shard_map contains axis names all of type `Explicit`. Got mesh "
+                    f"{mesh}")
 
 
 def _arg_where(f, path):
@@ -710,7 +765,8 @@ def _check_replication(closed, in_specs, out_specs, out_keys, mesh, manual_axes,
     in_mesh_order = lambda axes: ",".join(n for n in mesh.axis_names if n in axes)  # noqa: E731
     msgs = []
     for axes, spec, key, aval in zip(varying, out_specs, out_keys, closed.out_avals):
-        if not any(n in axes for n in _missing_axes(mesh, manual_axes, spec, aval.ndim)):
+        agreeing = _missing_axes(mesh, manual_axes, spec, aval.ndim) + tuple(spec.reduced)
+        if not any(n in axes for n in agreeing):
             continue
         named = {n for entry in spec._normalized(aval.ndim) for n in entry}
         unmentioned = [n for n in manual_axes if n not in named]

@@ -60,14 +60,26 @@ def named_sharding_from_hlo(proto, mesh, ndim):
     """The NamedSharding over `mesh` equal to the XLA sharding `proto` (an OpSharding of
     a program compiled with mesh's devices as its partitions, in mesh order)."""
     hlo = xc.HloSharding.from_proto(proto)
-    if hlo.is_replicated() or ndim == 0:
+    if hlo.is_unreduced():   # partial sums over every (non-trivial) mesh axis
+        return sharding_mod.NamedSharding(mesh, sharding_mod.PartitionSpec(
+            unreduced=frozenset(n for n, s in zip(mesh.axis_names, mesh.axis_sizes)
+                                if s > 1)))
+    groups = list(hlo.subgroup_types())
+    if hlo.is_replicated() or (ndim == 0 and xc.OpSharding.Type.UNREDUCED not in groups):
         return sharding_mod.NamedSharding(mesh, sharding_mod.PartitionSpec())
     dims = list(hlo.tile_assignment_dimensions())
-    blocks = [None] * mesh.size
+    blocks, partials = [None] * mesh.size, [0] * mesh.size
+    partial_dim = len(dims) - len(groups) + groups.index(xc.OpSharding.Type.UNREDUCED) \
+        if xc.OpSharding.Type.UNREDUCED in groups else None
     for position, partition in enumerate(hlo.tile_assignment_devices()):
-        blocks[partition] = np.unravel_index(position, dims)[:ndim]
+        coords = np.unravel_index(position, dims)
+        blocks[partition] = coords[:ndim]
+        if partial_dim is not None:
+            partials[partition] = int(coords[partial_dim])
     spec = sharding_mod.spec_from_tiling(mesh, ndim, blocks) if not hlo.is_manual() \
         else None
+    if spec is not None and partial_dim is not None:
+        spec = sharding_mod.unreduced_spec_from_partials(mesh, spec, partials)
     if spec is None:
         raise NotImplementedError(
             f"XLA chose the sharding {hlo} for an array of rank {ndim}, which no "

@@ -307,7 +307,7 @@ def local_blocks(sharding: Any, shape: tuple) -> list:
     `sharding` that this process holds, in the sharding's device order."""
     here = distributed_state()[0]
     return [(d, index, replica) for d, index, replica in zip(
-        sharding._device_assignment, sharding._indices(shape),
+        sharding._device_assignment, sharding._block_indices(shape),
         sharding.replica_ids(len(shape))) if d.process_index == here]
 
 # --- arrays over several devices ------------------------------------------------------------
@@ -318,9 +318,19 @@ def put_sharded(value: np.ndarray, aval: ShapedArray, sharding: Any) -> Any:
     later)."""
     shard_aval = aval.update(shape=sharding.shard_shape(aval.shape))
     value = np.asarray(value)
+    blocks = local_blocks(sharding, aval.shape)
+    if getattr(sharding.spec, "unreduced", None):
+        # Partial sums of `value`: the devices first along the unreduced axes hold it,
+        # the others zeros (as JAX casts a value to unreduced).
+        lead = {d for d, (u, _) in zip(sharding._device_assignment,
+                                       sharding._partial_positions()) if u == 0}
+        zeros = np.zeros(shard_aval.shape, aval.dtype)
+        return assemble(aval, sharding, [
+            put(np.asarray(value[index], order="C") if device in lead else zeros,
+                shard_aval, device, copy=True) for device, index, _ in blocks])
     return assemble(aval, sharding, [
-        put(np.ascontiguousarray(value[index]), shard_aval, device, copy=True)
-        for device, index, _ in local_blocks(sharding, aval.shape)])
+        put(np.asarray(value[index], order="C"), shard_aval, device, copy=True)
+        for device, index, _ in blocks])
 
 
 def assemble(aval: ShapedArray, sharding: Any, buffers: list) -> Any:
@@ -349,6 +359,8 @@ def _hlo_sharding(sharding, ndim):
     positions = sharding._block_positions(ndim)
     pieces = [1 + max(b[k] for b, _ in positions) for k in range(ndim)]
     replicas = 1 + max(r for _, r in positions)
+    if getattr(sharding.spec, "unreduced", None):
+        return _unreduced_hlo_sharding(sharding, positions, pieces)
     if math.prod(pieces) == 1:
         return REPLICATED
     grid = np.zeros(pieces + [replicas], np.int64)
@@ -360,26 +372,61 @@ def _hlo_sharding(sharding, ndim):
     return xc.HloSharding.from_string(text)
 
 
+def _unreduced_hlo_sharding(sharding, positions, pieces):
+    """XLA's sharding of partial sums: tiles, then the unreduced axes, then the
+    replicas as last tile dimensions (as JAX's named_sharding_to_xla_hlo_sharding)."""
+    partials = sharding._partial_positions()
+    groups = [1 + max(u for u, _ in partials), 1 + max(r for _, r in partials)]
+    grid = np.zeros(pieces + groups, np.int64)
+    for partition, ((blocks, _), (u, r)) in enumerate(zip(positions, partials)):
+        grid[tuple(blocks) + (u, r)] = partition
+    dims = ",".join(map(str, pieces + groups))
+    return xc.HloSharding.from_string(
+        f"{{devices=[{dims}]{','.join(map(str, grid.ravel()))} "
+        "last_tile_dims={unreduced, replicated}}")
+
+
 def gather(global_buffer: Any, s: Any, aval: ShapedArray) -> np.ndarray:
     """The host value of an array of type `aval` laid out as the NamedSharding `s`: each
-    block copied from one device of this process holding it."""
+    block copied from one device of this process holding it (for partial sums over
+    unreduced axes, their sum)."""
+    blocks = local_blocks(s, aval.shape)
+    if getattr(s.spec, "unreduced", None):
+        return _gather_partials(global_buffer, s, aval, blocks)
     out = np.empty(aval.shape, aval.dtype)
     copied = set()
-    for buf, (_, index, _) in zip(local_buffers(global_buffer),
-                                  local_blocks(s, aval.shape)):
+    for buf, (_, index, _) in zip(local_buffers(global_buffer), blocks):
         key = tuple((i.start, i.stop) for i in index)
         if key not in copied:
             copied.add(key)
             out[index] = fetch(buf)
     if len(copied) != len(set(tuple((i.start, i.stop) for i in index)
-                               for index in s._indices(aval.shape))):
-        raise RuntimeError(
-            f"Fetching value for `jax.Array` that spans non-addressable (non process "
-            f"local) devices is not possible: {aval.str_short()} laid out as {s} has "
-            "blocks on other processes' devices. Use "
-            "jax.experimental.multihost_utils.process_allgather to gather it, or "
-            "x.addressable_shards for this process's blocks.")
+                               for index in s._block_indices(aval.shape))):
+        _raise_not_addressable(s, aval)
     out.flags.writeable = False
     return out
+
+
+def _gather_partials(global_buffer, s, aval, blocks):
+    """The sum of the partial values an unreduced array's devices hold (one copy of
+    each: the devices that replicate a partial hold the same one)."""
+    if len(blocks) != len(s._device_assignment):
+        _raise_not_addressable(s, aval)
+    out = np.zeros(aval.shape, aval.dtype)
+    for buf, (_, index, _), (_, replica) in zip(local_buffers(global_buffer), blocks,
+                                                 s._partial_positions()):
+        if replica == 0:
+            out[index] += fetch(buf)
+    out.flags.writeable = False
+    return out
+
+
+def _raise_not_addressable(s, aval):
+    raise RuntimeError(
+        f"Fetching value for `jax.Array` that spans non-addressable (non process "
+        f"local) devices is not possible: {aval.str_short()} laid out as {s} has "
+        "blocks on other processes' devices. Use "
+        "jax.experimental.multihost_utils.process_allgather to gather it, or "
+        "x.addressable_shards for this process's blocks.")
 
 

@@ -79,6 +79,17 @@ def set_unsharded_sharding_factory(factory):
     _unsharded.clear()
 
 
+def cotangent_sharding(sharding):
+    """The type sharding of a cotangent of a value typed `sharding` (a NamedSharding):
+    the cotangent of a value reduced (equal on every device) over a mesh axis is a
+    partial sum over it, and that of a partial sum is reduced (JAX's to_ct_spec)."""
+    spec = sharding.spec
+    if not spec.unreduced and not spec.reduced:
+        return sharding
+    return type(sharding)(sharding.mesh, spec.update(unreduced=spec.reduced,
+                                                     reduced=spec.unreduced))
+
+
 def _checked_type_sharding(shape, sharding):
     """`sharding` (a NamedSharding) with its spec padded to the rank of `shape`; a
     ValueError where a split does not divide its dimension."""
@@ -211,12 +222,30 @@ class ShapedArray:
                         else f"{d}@({','.join(names)})")
         return ",".join(dims)
 
+    def _axes_suffix(self):
+        """JAX's {U:y, R:(x,z)}: the mesh axes over which the value is a partial sum
+        still to be reduced, or is already reduced (in mesh order)."""
+        spec = self._sharding.spec if self._sharding is not None else None
+        mat = self._mat if self._mat is not None else NO_MANUAL_AXES
+        groups = (("U", mat.unreduced | (spec.unreduced if spec is not None else frozenset())),
+                  ("R", mat.reduced | (spec.reduced if spec is not None else frozenset())))
+        if not any(axes for _, axes in groups):
+            return ""
+        order = self._sharding.mesh.axis_names if self._sharding is not None else ()
+        parts = []
+        for prefix, axes in groups:
+            if axes:
+                names = [n for n in order if n in axes] + sorted(axes - set(order))
+                parts.append(f"{prefix}:{names[0]}" if len(names) == 1
+                             else f"{prefix}:({','.join(names)})")
+        return "{" + ", ".join(parts) + "}"
+
     def str_short(self):
-        """Compact form used in jaxprs: f32[3,4]."""
-        return f"{dtypes.dtype_name(self.dtype)}[{self._dims()}]"
+        """Compact form used in jaxprs: f32[3,4], f32[8@x,8]{U:y}."""
+        return f"{dtypes.dtype_name(self.dtype)}[{self._dims()}]{self._axes_suffix()}"
 
     def _dtype_and_shape(self):
-        return f"{self.dtype.name}[{self._dims()}]"
+        return f"{self.dtype.name}[{self._dims()}]{self._axes_suffix()}"
 
     def __str__(self):   # as JAX: float32[3], ~float32[] for a weak type
         return ("~" if self.weak_type else "") + self._dtype_and_shape()

@@ -27,7 +27,7 @@ import numpy as np
 from pyjax._src import dtypes
 from pyjax._src.util import WeakCache
 from pyjax._src.core import jaxpr as jx
-from pyjax._src.core.avals import ShapedArray, get_aval
+from pyjax._src.core.avals import ShapedArray, cotangent_sharding, get_aval
 from pyjax._src.core.source_info import BackwardSource
 from pyjax._src.core.trace import RuleFactory, Trace, Tracer, set_current_trace, trace_context
 from pyjax._src.interpreters import partial_eval as pe
@@ -55,6 +55,15 @@ def tangent_aval(aval):
     if dtypes.is_inexact(aval.dtype):
         return aval
     return ShapedArray(aval.shape, dtypes.float0)
+
+
+def cotangent_aval(aval):
+    """The type of a cotangent of a value of type `aval`: its tangent type, with the
+    mesh axes it is reduced and unreduced over swapped."""
+    t = tangent_aval(aval)
+    if t is aval and aval._sharding is not None:
+        return aval.update(sharding=cotangent_sharding(aval._sharding))
+    return t
 
 
 class UndefinedPrimal:
@@ -451,7 +460,7 @@ def transpose_jaxpr(closed, linear):
 def _transpose_jaxpr(closed, linear):
     in_avals = closed.in_avals
     nonlinear_avals = [a for a, lin in zip(in_avals, linear) if not lin]
-    ct_avals = [tangent_aval(a) for a in closed.out_avals]
+    ct_avals = [cotangent_aval(a) for a in closed.out_avals]
     n = len(nonlinear_avals)
 
     def fun(*args):

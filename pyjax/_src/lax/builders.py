@@ -109,11 +109,14 @@ def _elementwise_op(name, arity, impl, abstract_eval, accepted, jvp, hlo, sample
                     rules):
     """Registers an elementwise primitive: vmap and lowering rules default to the
     elementwise ones (the lowering is the op named by `hlo`), samples to random operands
-    of each accepted dtype in `samples_domain`."""
+    of each accepted dtype in `samples_domain`. `ur_rule` (in rules) types unreduced and
+    reduced results; by default only reduced operands pass (as JAX's nary rule)."""
     rules.setdefault("batch", batching.elementwise_rule)
     rules.setdefault("lower", _hlo_lowering(hlo))
     rules.setdefault("samples", lambda: elementwise_samples(accepted, arity, samples_domain))
-    abstract_eval = sharding_rules.typed(abstract_eval, sharding_rules.elementwise(name))
+    ur_rule = rules.pop("ur_rule", None) or sharding_rules.nary_ur(name)
+    abstract_eval = sharding_rules.typed(abstract_eval, sharding_rules.elementwise(name),
+                                         ur_rule)
     return define_primitive(name, impl=impl, abstract_eval=abstract_eval, jvp=jvp, **rules)
 
 

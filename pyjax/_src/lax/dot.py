@@ -185,11 +185,24 @@ def _transpose_lhs(ct, x_aval, y, dimension_numbers, precision, preferred_elemen
     x_contract_sorted_by_y = [x_contract[i] for i in np.argsort(y_contract)]
     out_axes = np.argsort(list(x_batch) + x_kept + x_contract_sorted_by_y)
     out_sharding = None
-    if x_aval._sharding is not None:
+    if x_aval._sharding is None:
+        # An operand of no type over the mesh: its cotangent is summed over whatever
+        # split the contraction has (not left ambiguous), as JAX's typed cotangent says.
+        typed = get_aval(ct)._sharding or get_aval(y)._sharding
+        if typed is not None and typed.mesh.explicit_axes:
+            out_sharding = sharding_rules.with_entries(typed, [None] * x_aval.ndim)
+    else:
         x_spec = sharding_rules.entries(x_aval)
         order = list(x_batch) + x_kept + x_contract_sorted_by_y
         out_sharding = sharding_rules.with_entries(x_aval._sharding,
                                                    [x_spec[d] for d in order])
+        # x reduced over the mesh axes the contraction sums over: its cotangent is
+        # left a partial sum there (no all-reduce).
+        ct_spec = sharding_rules.entries(get_aval(ct))
+        summed = {n for d in dims[0][0] for n in sharding_rules.axes_of(ct_spec[d])}
+        if summed and summed == x_aval._sharding.spec.reduced:
+            out_sharding = sharding_rules.with_entries(
+                x_aval._sharding, [x_spec[d] for d in order], unreduced=frozenset(summed))
     out = dot_general_p.bind(ct, y, dimension_numbers=dims,
                              precision=canonicalize_precision(precision),
                              preferred_element_type=preferred_element_type,
@@ -289,7 +302,8 @@ def _dot_general_lower(ctx, lhs, rhs, dimension_numbers, precision=None,
 
 dot_general_p = define_primitive(
     "dot_general", impl=_dot_general_impl, abstract_eval=sharding_rules.typed(
-        _dot_general_abstract_eval, sharding_rules.dot_general),
+        _dot_general_abstract_eval, sharding_rules.dot_general,
+        sharding_rules.dot_general_ur),
     batch=_dot_general_batch, lower=_dot_general_lower,
     jvp=defjvp(lambda g, x, y, **p: dot_general_p.bind(g, y, **p),
                lambda g, x, y, **p: dot_general_p.bind(x, g, **p)),

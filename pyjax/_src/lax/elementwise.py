@@ -190,12 +190,13 @@ def _integer_pow_jvp(g, x, y):
 
 
 add_p = binary_op("add", _quiet(np.add), NUMBER, jvp=linear_jvp, hlo="stablehlo.add",
-                  transpose=_add_transpose)
+                  transpose=_add_transpose, ur_rule=sharding_rules.add_ur)
 sub_p = binary_op("sub", _quiet(np.subtract), NUMBER, jvp=linear_jvp,
                   hlo="stablehlo.subtract", transpose=_sub_transpose)
 mul_p = binary_op("mul", _quiet(np.multiply), NUMBER,
                   jvp=defjvp(lambda g, x, y: mul(g, y), lambda g, x, y: mul(x, g)),
-                  hlo="stablehlo.multiply", transpose=_mul_transpose)
+                  hlo="stablehlo.multiply", transpose=_mul_transpose,
+                  ur_rule=sharding_rules.mul_ur)
 div_p = binary_op("div", _quiet(_div_impl), NUMBER, samples_domain=(1.0, 3.0),
                   jvp=defjvp(lambda g, x, y: div(g, y),
                              lambda g, x, y: mul(mul(neg(g), x), integer_pow(y, -2))),
@@ -239,7 +240,8 @@ nextafter_p = binary_op("nextafter", _quiet(np.nextafter), (FLOAT,), jvp=NOT_DIF
                         hlo="chlo.next_after")
 # add_any accumulates tangents and cotangents; it is add without the dtype ceremony.
 add_any_p = binary_op("add_any", _quiet(np.add), NUMBER, jvp=linear_jvp,
-                      hlo="stablehlo.add", transpose=_add_transpose)
+                      hlo="stablehlo.add", transpose=_add_transpose,
+                      ur_rule=sharding_rules.add_ur)
 
 neg_p = unary_op("neg", _quiet(np.negative), NUMBER, jvp=linear_jvp, hlo="stablehlo.negate",
                  transpose=_unary_linear_transpose(lambda ct: neg(ct)))
@@ -673,7 +675,8 @@ def _select_n_lower(ctx, which, *cases):
 
 select_n_p = define_primitive(
     "select_n", impl=_select_n_impl, abstract_eval=sharding_rules.typed(
-        _select_n_abstract_eval, sharding_rules.elementwise("select_n")),
+        _select_n_abstract_eval, sharding_rules.elementwise("select_n"),
+        sharding_rules.select_ur),
     jvp=_select_n_jvp, transpose=_select_n_transpose, batch=_select_n_batch,
     lower=_select_n_lower, samples=lambda: _select_n_samples())
 
@@ -702,7 +705,8 @@ def _clamp_batch(args, dims):
 clamp_p = define_primitive(
     "clamp", impl=lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi),
     abstract_eval=sharding_rules.typed(
-        _clamp_abstract_eval, sharding_rules.elementwise("clamp")), batch=_clamp_batch,
+        _clamp_abstract_eval, sharding_rules.elementwise("clamp"),
+        sharding_rules.nary_ur("clamp")), batch=_clamp_batch,
     lower=lambda ctx, lo, x, hi: ctx.op("stablehlo.clamp", [lo, x, hi], x.aval),
     jvp=defjvp(lambda g, lo, x, hi: select(bitwise_and(gt(lo, x), lt(lo, hi)),
                                            _broadcast_like(g, x), _zeros_like(x)),
@@ -751,7 +755,8 @@ def _convert_transpose(ct, x, new_dtype, weak_type=False):
 
 convert_element_type_p = define_primitive(
     "convert_element_type", impl=_quiet(_convert_impl),
-    abstract_eval=sharding_rules.typed(_convert_abstract_eval, sharding_rules.same),
+    abstract_eval=sharding_rules.typed(_convert_abstract_eval, sharding_rules.same,
+                                        sharding_rules.operand_ur),
     jvp=_convert_jvp, transpose=_convert_transpose,
     batch=batching.elementwise_rule,
     lower=lambda ctx, x, new_dtype, weak_type=False: ctx.convert(x, new_dtype),

@@ -300,10 +300,12 @@ _PCAST_TARGETS = ("varying", "reduced", "unreduced")
 
 
 def pcast(x, axis_name, *, to: str):
-    """Casts x (a pytree) to vary along the manual axes `axis_name` (to="varying"), as
-    shard_map's typing of varying values asks. The values are unchanged: pyjax does not
-    type which manual axes a value varies along, so the cast only checks that the axes
-    are bound. "reduced"/"unreduced" (sharding-in-types casts) are not supported."""
+    """Casts x (a pytree) inside shard_map to vary along the manual axes `axis_name`
+    (to="varying"), to be the partial sums of a value over them (to="unreduced": each
+    device's block is its partial sum, reduced where a shard_map out_spec or psum says),
+    or to a value reduced over them (to="reduced"). The blocks are unchanged by any of
+    these casts: pyjax does not type the manual axes inside the body, so the cast only
+    checks that the axes are bound."""
     if isinstance(axis_name, (set, frozenset)):
         raise TypeError(f"axis_name={axis_name!r} must be a tuple or a str. Got {axis_name}")
     if not axis_name:
@@ -311,9 +313,6 @@ def pcast(x, axis_name, *, to: str):
     if to not in _PCAST_TARGETS:
         raise ValueError("Got unexpected `to` value. Allowed `to` values are: "
                          f"{set(_PCAST_TARGETS)}")
-    if to != "varying":
-        raise NotImplementedError(f"lax.pcast(to={to!r}): pyjax does not type reduced or "
-                                  "unreduced values (sharding in types).")
     names = axis_name if isinstance(axis_name, tuple) else (axis_name,)
     mesh = sharding_mod.get_abstract_mesh()
     if config.remove_size_one_mesh_axis_from_type.value and not mesh.empty:

@@ -9,7 +9,7 @@ import numpy as np
 
 from pyjax._src import config, dtypes
 from pyjax._src.backends import stablehlo as hlo
-from pyjax._src.core.avals import ShapedArray, get_aval
+from pyjax._src.core.avals import ShapedArray, cotangent_sharding, get_aval
 from pyjax._src.core.trace import RuleFactory, define_primitive
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters.ad import Zero, linear_jvp, zero_jvp
@@ -18,6 +18,8 @@ from pyjax._src.lax import sharding_rules
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import structural as st
 from pyjax._src.lax.control_flow.associative import associative_scan
+from pyjax._src.lax.sharding_constraint import (as_type, out_sharding_for,
+                                                with_sharding_constraint)
 from pyjax._src.lax.slicing import slice_in_dim
 from pyjax._src.lax.builders import ANY, BOOL, INT, NUMBER
 from pyjax._src.util import canonicalize_axes
@@ -38,17 +40,20 @@ def _check_axes(name, x, axes):
         raise TypeError(f"{name}: axes {axes} are invalid for an operand of shape {x.shape}")
 
 
-def _reduction(name, np_fn, accepted, *, jvp, transpose=None, identity_hlo, check=None):
+def _reduction(name, np_fn, accepted, *, jvp, transpose=None, identity_hlo, check=None,
+               ur_rule=None, batch=batching.reduction_rule):
     """`check(x, axes)` refuses operands (given avals when tracing, arrays when eager:
-    eager abstract evaluations are memoised, so a check reading config runs in impl too)."""
-    def abstract_eval(x, axes):
+    eager abstract evaluations are memoised, so a check reading config runs in impl too).
+    `ur_rule` types unreduced/reduced results (by default: reduced operands only). A
+    reduction may be given an `out_sharding` (its result's type over the mesh)."""
+    def abstract_eval(x, axes, out_sharding=None):
         _check_axes(name, x, axes)
         b.check_dtype(name, x.dtype, accepted)
         if check is not None:
             check(x, axes)
         return ShapedArray(_reduced_shape(x.shape, axes), x.dtype, x.weak_type)
 
-    def impl(x, axes):
+    def impl(x, axes, out_sharding=None):
         if check is not None:
             check(x, axes)
         return np.asarray(np_fn(x, axis=axes)).astype(x.dtype, copy=False)
@@ -62,14 +67,36 @@ def _reduction(name, np_fn, accepted, *, jvp, transpose=None, identity_hlo, chec
                     b.Sample([b.random_values((2, 3), dtype)], {"axes": ()})]
         return out
 
-    abstract_eval = sharding_rules.typed(abstract_eval, sharding_rules.reduction)
+    abstract_eval = sharding_rules.typed(abstract_eval, sharding_rules.reduction,
+                                         ur_rule or sharding_rules.nary_ur(name))
+    lower_reduce = hlo.reduce_lowering(identity_hlo)
     return define_primitive(name, impl=impl, abstract_eval=abstract_eval, jvp=jvp,
-                            transpose=transpose, batch=batching.reduction_rule,
-                            lower=hlo.reduce_lowering(identity_hlo), samples=samples)
+                            transpose=transpose, batch=batch,
+                            lower=lambda ctx, x, axes, out_sharding=None:
+                                lower_reduce(ctx, x, axes),
+                            samples=samples,
+                            shown_params=sharding_rules.hide_unset("out_sharding"))
 
 
-def _reduce_sum_transpose(ct, x, axes):
-    return [_expand_reduced(ct, x.aval.shape, axes)]
+def _reduce_sum_transpose(ct, x, axes, out_sharding=None):
+    """The cotangent broadcast back, of x's cotangent type (split as x is)."""
+    out = _expand_reduced(ct, x.aval.shape, axes)
+    typed = x.aval._sharding
+    return [out if typed is None else as_type(out, cotangent_sharding(typed))]
+
+
+def _reduce_sum_batch(args, dims, axes, out_sharding=None):
+    """The batch dimension is summed over by no one and split over no mesh axis."""
+    (x,), (d,) = args, dims
+    physical = tuple(a + (a >= d) for a in axes)
+    out_dim = d - sum(a < d for a in axes)
+    if out_sharding is not None:
+        parts = list(out_sharding.spec.partitions)
+        parts += [None] * (get_aval(x).ndim - 1 - len(axes) - len(parts))
+        out_sharding = sharding_rules.with_entries(
+            out_sharding, parts[:out_dim] + [None] + parts[out_dim:],
+            unreduced=out_sharding.spec.unreduced)
+    return reduce_sum_p.bind(x, axes=physical, out_sharding=out_sharding), out_dim
 
 
 def _reduce_chooser_jvp(prim):
@@ -218,7 +245,10 @@ def _check_f16_sum(x, axes):
 
 reduce_sum_p = _reduction("reduce_sum", _xla_order_sum, NUMBER, jvp=linear_jvp,
                           transpose=_reduce_sum_transpose, identity_hlo="stablehlo.add",
-                          check=_check_f16_sum)
+                          check=_check_f16_sum, ur_rule=sharding_rules.reduce_sum_ur,
+                          batch=_reduce_sum_batch)
+
+
 def _extreme(np_fn, lowest):
     """max/min whose empty reductions give the identity (-inf/+inf, the dtype's limit),
     as XLA's do, where NumPy raises."""
@@ -263,9 +293,21 @@ def _reducer(prim):
     return reduce
 
 
-reduce_sum, reduce_max, reduce_min, reduce_prod, reduce_and, reduce_or, reduce_xor = map(
-    _reducer, (reduce_sum_p, reduce_max_p, reduce_min_p, reduce_prod_p, reduce_and_p,
-               reduce_or_p, reduce_xor_p))
+def reduce_sum(operand, axes, *, out_sharding=None):
+    """reduce_sum of `operand` over `axes`; out_sharding: the result's sharding (over a
+    mesh's Explicit axes it may leave partial sums, unreduced over the summed axes)."""
+    axes = _axes_arg(operand, axes)
+    if out_sharding is None:
+        return reduce_sum_p.bind(operand, axes=axes)
+    ndim = get_aval(operand).ndim - len(axes)
+    typed, placed = out_sharding_for(out_sharding, ndim, "reduce_sum")
+    out = reduce_sum_p.bind(operand, axes=axes, out_sharding=typed)
+    return out if placed is None else with_sharding_constraint(out, placed)
+
+
+reduce_max, reduce_min, reduce_prod, reduce_and, reduce_or, reduce_xor = map(
+    _reducer, (reduce_max_p, reduce_min_p, reduce_prod_p, reduce_and_p, reduce_or_p,
+               reduce_xor_p))
 
 
 # --- argmax / argmin --------------------------------------------------------------------

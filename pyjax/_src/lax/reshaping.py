@@ -19,6 +19,7 @@ from pyjax._src.interpreters.ad import Zero
 from pyjax._src.lax import builders as b
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import reductions as red
+from pyjax._src.lax import sharding_rules
 from pyjax._src.lax import structural as st
 from pyjax._src.lax import transfers
 from pyjax._src.util import canonicalize_axis
@@ -35,7 +36,12 @@ def _split_abstract_eval(x, *, sizes, axis):
     if sum(sizes) != x.shape[axis]:
         raise ValueError(f"Sum of sizes {sum(sizes)} must be equal to dimension {axis} of "
                          f"the operand shape {list(x.shape)}")
-    return [x.update(shape=x.shape[:axis] + (s,) + x.shape[axis + 1:]) for s in sizes]
+    # Pieces along an unsplit dimension keep x's type sharding (partial sums, reduced
+    # values included).
+    kept = x._sharding if x._sharding is not None and \
+        sharding_rules.entries(x)[axis] is None else None
+    return [x.update(shape=x.shape[:axis] + (s,) + x.shape[axis + 1:], sharding=kept)
+            for s in sizes]
 
 
 def _split_impl(x, *, sizes, axis):

@@ -15,7 +15,7 @@ from pyjax._src.array import Array, sharded_array
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import dispatch
 from pyjax._src.backends.stablehlo import LoweringError
-from pyjax._src.core.avals import get_aval
+from pyjax._src.core.avals import cotangent_sharding, get_aval
 from pyjax._src.core.trace import define_primitive
 from pyjax._src.interpreters import ad
 from pyjax._src.lax import builders as b
@@ -59,12 +59,33 @@ def _eager(x, *, sharding):
 
 
 def _transpose(ct, x, *, sharding):
-    """The cotangent goes back to the split of x's type (a reshard's inverse), or, for
-    an untyped x, keeps the constraint."""
+    """The cotangent goes back to the split of x's cotangent type (a reshard's inverse:
+    reduced -> sharded transposes to sharded -> unreduced), or, for an untyped x, keeps
+    the constraint."""
     typed = x.aval._sharding
     if typed is not None and isinstance(sharding.mesh, sharding_mod.Mesh):
-        sharding = sharding_mod.concrete_sharding(typed, sharding.mesh)
+        sharding = sharding_mod.concrete_sharding(
+            cotangent_sharding(typed), sharding.mesh)
     return [sharding_constraint_p.bind(ad.instantiate_zeros(ct), sharding=sharding)]
+
+
+def as_cotangent_of(ct, aval):
+    """ct (a cotangent of a value of type `aval`) cast to aval's cotangent type where
+    that type is partial (unreduced) or reduced and ct is not of it yet: a replicated
+    value becomes a partial sum held by the first devices along those axes."""
+    typed = aval._sharding
+    if typed is None or not (typed.spec.unreduced or typed.spec.reduced):
+        return ct
+    return as_type(ct, cotangent_sharding(typed))
+
+
+def as_type(x, wanted):
+    """x cast to the type sharding `wanted` (over the current mesh), where it is not of
+    it yet; x itself where no current mesh is the one `wanted` names."""
+    mesh = sharding_mod.current_mesh()
+    if get_aval(x)._sharding == wanted or mesh is None or mesh.abstract_mesh != wanted.mesh:
+        return x
+    return sharding_constraint_p.bind(x, sharding=sharding_mod.concrete_sharding(wanted, mesh))
 
 
 def _batch(args, dims, *, sharding):
@@ -119,7 +140,7 @@ def with_sharding_constraint(x, shardings):
     return tree_util.tree_unflatten(tree, out)
 
 
-def _check_spec_has_mesh(target):
+def check_spec_has_mesh(target):
     """A bare PartitionSpec names axes of the current mesh: without one, JAX's error."""
     if isinstance(target, sharding_mod.PartitionSpec) and \
             sharding_mod.current_mesh() is None:
@@ -136,7 +157,7 @@ def out_sharding_for(out_sharding, ndim, what):
     has no Explicit axes, or None)."""
     if out_sharding is None:
         return None, None
-    _check_spec_has_mesh(out_sharding)
+    check_spec_has_mesh(out_sharding)
     given = sharding_mod.canonical_sharding(out_sharding, what)
     typed = sharding_mod.type_sharding(given, ndim)
     return (typed, None) if typed is not None else (None, given)
@@ -146,7 +167,9 @@ def apply_out_sharding(x, out_sharding, what):
     """x laid out as a function's `out_sharding=` argument asks (None: as it is)."""
     if out_sharding is None:
         return x
-    _, placed = out_sharding_for(out_sharding, get_aval(x).ndim, what)
+    typed, placed = out_sharding_for(out_sharding, get_aval(x).ndim, what)
+    if typed is not None and get_aval(x)._sharding == typed:
+        return x   # already of that type (a partial sum stays one)
     return reshard(x, out_sharding) if placed is None else \
         with_sharding_constraint(x, placed)
 
@@ -173,7 +196,7 @@ def reshard(xs, out_shardings):
     constraint under a trace. Only a mesh's Explicit axes may be named."""
     for target in tree_util.tree_leaves(
             out_shardings, is_leaf=lambda s: isinstance(s, sharding_mod.PartitionSpec)):
-        _check_spec_has_mesh(target)
+        check_spec_has_mesh(target)
         if isinstance(target, sharding_mod.NamedSharding):
             mesh = target.mesh
             for entry in target.spec.partitions:

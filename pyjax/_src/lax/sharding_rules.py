@@ -24,16 +24,22 @@ def _mesh_of(avals):
     return mesh
 
 
-def typed(shape_rule, sharding_rule):
+def typed(shape_rule, sharding_rule, ur_rule=None):
     """An abstract_eval: `shape_rule`'s aval, carrying the sharding that
     `sharding_rule(out_aval, *avals, **params)` gives (a tuple of spec entries, or a
-    NamedSharding given by an out_sharding parameter) when an operand is sharded."""
+    NamedSharding given by an out_sharding parameter) when an operand is sharded.
+    `ur_rule(*avals, **params)` gives the result's (unreduced, reduced) mesh axes;
+    without one, unreduced or reduced operands are refused."""
 
     def abstract_eval(*avals, **params):
         out = shape_rule(*avals, **params)
         asked = params.get("out_sharding") or params.get("sharding")
         if asked is not None and asked.mesh.explicit_axes:
-            return out.update(sharding=asked)
+            if ur_rule is None:
+                _refuse(asked, avals)
+                return out.update(sharding=asked)
+            unreduced, reduced = ur_rule(*avals, **params)
+            return out.update(sharding=_with_reductions(asked, unreduced, reduced))
         for a in avals:
             if getattr(a, "_sharding", None) is not None:
                 break
@@ -43,13 +49,209 @@ def typed(shape_rule, sharding_rule):
         found = sharding_rule(out, *avals, **params)
         if not isinstance(found, sharding_mod.NamedSharding):
             found = sharding_mod.NamedSharding(mesh, sharding_mod.PartitionSpec(*found))
+        if ur_rule is None:
+            _refuse(None, avals)
+        elif any(getu(a) or getr(a) for a in avals):
+            found = _with_reductions(found, *ur_rule(*avals, **params))
         return out.update(sharding=found)
     return abstract_eval
 
 
-def with_entries(sharding, parts):
-    """`sharding` (a type's) with the spec entries `parts`."""
-    return sharding_mod.NamedSharding(sharding.mesh, sharding_mod.PartitionSpec(*parts))
+def _with_reductions(sharding, unreduced, reduced):
+    spec = sharding.spec
+    if spec.unreduced == unreduced and spec.reduced == reduced:
+        return sharding
+    return sharding_mod.NamedSharding(
+        sharding.mesh, spec.update(unreduced=unreduced, reduced=reduced))
+
+
+def _refuse(asked, avals):
+    """JAX's error for an operation with no rule for unreduced/reduced values."""
+    if any(getu(a) or getr(a) for a in avals) or (
+            asked is not None and (asked.spec.unreduced or asked.spec.reduced)):
+        raise NotImplementedError(
+            "unreduced/reduced rule for this operation is not implemented. Please file "
+            "an issue at https://github.com/jax-ml/jax/issues")
+
+
+def getu(aval):
+    """The mesh axes over which aval's value is a partial sum (its type's unreduced)."""
+    s = getattr(aval, "_sharding", None)
+    return s.spec.unreduced if s is not None else frozenset()
+
+
+def getr(aval):
+    """The mesh axes over which aval's value is reduced (its type's reduced)."""
+    s = getattr(aval, "_sharding", None)
+    return s.spec.reduced if s is not None else frozenset()
+
+
+def _replicated_axes(aval):
+    """The mesh axes aval is replicated over; none for a scalar (one value everywhere is
+    reduced over any axis: JAX casts such scalars to reduced)."""
+    s = aval._sharding
+    if s is None or not aval.shape:
+        return frozenset()
+    split = {n for e in s.spec.partitions for n in axes_of(e)}
+    return frozenset(s.mesh.axis_names) - split - s.spec.unreduced - s.spec.reduced
+
+
+def nary_reduced(*avals):
+    """JAX's default_nary_reduced_rule: the operands' common reduced axes, which no
+    other operand may be replicated or split over."""
+    found = {r for a in avals if (r := getr(a))}
+    if len(found) > 1:
+        raise ShardingTypeError(f"All inputs should be reduced across the same mesh axes. "
+                                f"Got specs: {found}")
+    reduced = found.pop() if found else frozenset()
+    if reduced:
+        for a in avals:
+            if _replicated_axes(a) & reduced:
+                raise ShardingTypeError(
+                    "Inputs cannot be replicated on the same axes that another input is "
+                    f"reduced on. Got input type: {a} and reduced spec: {reduced}")
+            if {n for e in entries(a) for n in axes_of(e)} & reduced:
+                raise ShardingTypeError(
+                    "Inputs cannot be sharded/varying on the same axes that another "
+                    "input is reduced on. Reshard the input which is reduced to be "
+                    "sharded on the mesh axes it is reduced on via "
+                    f"`jax.sharding.reshard(inp, jax.P(...))`. Got input type: {a} and "
+                    f"reduced spec: {reduced}")
+    return reduced
+
+
+def nary_ur(name):
+    """Elementwise ops: reduced operands give a reduced result; partial sums cannot go
+    through a nonlinear op."""
+
+    def rule(*avals, **params):
+        reduced = nary_reduced(*avals)
+        if any(getu(a) for a in avals):
+            raise NotImplementedError(f"unreduced rule for {name} is not implemented. "
+                                      "Please file an issue at "
+                                      "https://github.com/jax-ml/jax/issues")
+        return frozenset(), reduced
+    return rule
+
+
+def add_ur(x, y, **params):
+    """Partial sums add up when both are partial over the same axes."""
+    reduced = nary_reduced(x, y)
+    xu, yu = getu(x), getu(y)
+    if xu and yu and xu != yu:
+        raise ShardingTypeError("lhs and rhs to `add` must be unreduced along the same "
+                                f"mesh axes. Got lhs={xu}, rhs={yu}")
+    if bool(xu) != bool(yu):
+        lhs, rhs = ("lhs", "rhs") if xu else ("rhs", "lhs")
+        raise ShardingTypeError(
+            f"{lhs} is unreduced while {rhs} is not. `add` operation does not allow this "
+            "because there will be implicit communication. Please reduce "
+            f"{lhs} via `reshard` before calling `add`.")
+    return xu, reduced
+
+
+def mul_ur(x, y, **params):
+    """A partial sum times a value reduced (equal on every device) over the same axes
+    is a partial sum."""
+    reduced = nary_reduced(x, y)
+    xu, yu = getu(x), getu(y)
+    if xu and yu:
+        raise ShardingTypeError("lhs and rhs to `mul` cannot be unreduced since mul is "
+                                f"bilinear. Got lhs={xu}, rhs={yu}")
+    if xu and xu != _reduced_or_scalar(y, xu):
+        raise ShardingTypeError("RHS should be reduced along the same axes LHS is "
+                                f"unreduced on. Got lhs={x} and rhs={y}")
+    if yu and yu != _reduced_or_scalar(x, yu):
+        raise ShardingTypeError("LHS should be reduced along the same axes RHS is "
+                                f"unreduced on. Got lhs={x} and rhs={y}")
+    unreduced = xu or yu
+    return unreduced, frozenset() if unreduced else reduced
+
+
+def _reduced_or_scalar(aval, axes):
+    """aval's reduced axes; `axes` for a replicated scalar (the same value on every
+    device, which JAX casts to reduced where it meets a partial sum)."""
+    if not aval.shape and not getu(aval) and all(e is None for e in entries(aval)):
+        return getr(aval) or axes
+    return getr(aval)
+
+
+def operand_ur(x, *rest, **params):
+    """Moving or casting elements keeps partial sums partial and reduced values
+    reduced (the first operand's)."""
+    return getu(x), getr(x)
+
+
+def same_ur(*avals, **params):
+    """Joining operands (concatenate): all alike unreduced and alike reduced."""
+    for get, what in ((getu, "unreduced"), (getr, "reduced")):
+        found = {s for a in avals if (s := get(a))}
+        if len(found) > 1:
+            raise ShardingTypeError(f"All operands should be {what} along the same mesh "
+                                    f"axes. Got {what} specs: {found}")
+    return (next((u for a in avals if (u := getu(a))), frozenset()),
+            next((r for a in avals if (r := getr(a))), frozenset()))
+
+
+def select_ur(which, *cases, **params):
+    """select_n picks among cases alike unreduced/reduced."""
+    return same_ur(*cases)
+
+
+def reshape_ur(x, *, sharding=None, **params):
+    """A reshape keeps partial sums and reduced values; an out_sharding must agree."""
+    for get, what in ((getu, "unreduced"), (getr, "reduced")):
+        if get(x) and sharding is not None and get(x) != getattr(sharding.spec, what):
+            raise ValueError(f"out_sharding passed to reshape must be {what} over the same "
+                             f"mesh axes as operand. Got out_sharding: {sharding.spec} and "
+                             f"operand type: {x.str_short()}")
+        if not get(x) and sharding is not None and getattr(sharding.spec, what):
+            raise ValueError(f"out_sharding passed to `reshape` cannot contain {what} "
+                             f"axes. Got {sharding}")
+    return getu(x), getr(x)
+
+
+def dot_general_ur(lhs, rhs, *, dimension_numbers, out_sharding=None, **params):
+    """A contraction over split dimensions leaves partial sums when out_sharding asks
+    for them unreduced over exactly those mesh axes."""
+    if getu(lhs) or getu(rhs):
+        raise ShardingTypeError(f"lhs or rhs passed to dot_general cannot be unreduced. "
+                                f"Got lhs={lhs} and rhs={rhs}")
+    if out_sharding is None or not out_sharding.spec.unreduced:
+        return frozenset(), frozenset()
+    (lc, rc), _ = dimension_numbers
+    lspec = tuple(entries(lhs)[i] for i in lc)
+    rspec = tuple(entries(rhs)[i] for i in rc)
+    if lspec != rspec:
+        raise ShardingTypeError(
+            "lhs and rhs contracting dims should be sharded identically when out_sharding "
+            "provided to dot_general mentions unreduced_axes. Got "
+            f"lhs_contracting_spec={lspec}, rhs_contracting_spec={rspec}")
+    if out_sharding.spec.unreduced != {n for e in lspec for n in axes_of(e)}:
+        raise ShardingTypeError(
+            "out_sharding's unreduced axes should be equal to the contracting specs. Got "
+            f"unreduced axes={out_sharding.spec.unreduced} and contracting spec={lspec}")
+    return out_sharding.spec.unreduced, frozenset()
+
+
+def reduce_sum_ur(x, *, axes, out_sharding=None, **params):
+    """Summing over split dimensions may leave partial sums over their mesh axes."""
+    if out_sharding is None or not out_sharding.spec.unreduced:
+        return getu(x), getr(x)
+    parts = entries(x)
+    summed = {n for i in axes for n in axes_of(parts[i])} | getu(x)
+    if not out_sharding.spec.unreduced <= summed:
+        raise ShardingTypeError(
+            "out_sharding's unreduced axes should be in operand's specs that were summed "
+            f"over. Got operand={x}, axes={tuple(axes)}, "
+            f"unreduced_spec={out_sharding.spec.unreduced}")
+    return out_sharding.spec.unreduced, getr(x)
+
+
+def with_entries(sharding, parts, unreduced=frozenset()):
+    """`sharding` (a type's) with the spec entries `parts` (and `unreduced` axes)."""
+    return sharding_mod.NamedSharding(
+        sharding.mesh, sharding_mod.PartitionSpec(*parts, unreduced=unreduced))
 
 
 def hide_unset(*names):
@@ -67,7 +269,8 @@ def entries(aval):
     return tuple(parts) + (None,) * (len(aval.shape) - len(parts))
 
 
-def _names(entry):
+def axes_of(entry):
+    """The mesh axes of one spec entry, as a tuple."""
     return () if entry is None else (entry,) if isinstance(entry, str) else tuple(entry)
 
 
@@ -100,7 +303,7 @@ def elementwise(name):
                                             f"broadcasting: {_spec_str(specs)}.")
                 chosen = entry
             result.append(chosen)
-        used = [n for e in result for n in _names(e)]
+        used = [n for e in result for n in axes_of(e)]
         if len(used) != len(set(used)):
             raise ShardingTypeError(f"{name} got incompatible shardings for "
                                     f"broadcasting: {_spec_str(specs)}.")
@@ -160,7 +363,7 @@ def dot_general(out, lhs, rhs, *, dimension_numbers, **params):
     lhs_free = tuple(e for i, e in enumerate(lp) if i not in set(lc) | set(lb))
     rhs_free = tuple(e for i, e in enumerate(rp) if i not in set(rc) | set(rb))
     result = lhs_batch + lhs_free + rhs_free
-    used = [n for e in result for n in _names(e)]
+    used = [n for e in result for n in axes_of(e)]
     if len(used) != len(set(used)):   # one mesh axis would split two dimensions
         shown = ",".join(str(d) if e is None else f"{d}@{e}" if isinstance(e, str)
                          else f"{d}@({','.join(e)})" for d, e in zip(out.shape, result))
@@ -181,7 +384,7 @@ def sliced(name):
         if not out.shape or all(d == 1 for d in out.shape):
             return (None,) * len(out.shape)
         for d_in, d_out, e in zip(x.shape, out.shape, parts):
-            size = math.prod(mesh.shape[n] for n in _names(e))
+            size = math.prod(mesh.shape[n] for n in axes_of(e))
             if d_in != d_out and e is not None and d_out % size:
                 raise ShardingTypeError(
                     f"{name} on sharded dims where out dim ({d_out}) is not divisible by "
@@ -269,14 +472,14 @@ def reshape(out, x, *, new_sizes, dimensions, **params):
             elif e is None:
                 spec += [None] * len(group)
             else:
-                spec += _split_axes(mesh, _names(e), group, x, new_sizes)
+                spec += _split_axes(mesh, axes_of(e), group, x, new_sizes)
     else:
         it = iter(kept)
         for size, group in zip([n for n in new_sizes if n != 1], merged):
             if not isinstance(group, list):
                 spec.append(next(it))
                 continue
-            names = [_names(next(it)) for _ in group]
+            names = [axes_of(next(it)) for _ in group]
             while names and not names[-1]:
                 names.pop()
             if any(not n for n in names):

@@ -68,7 +68,8 @@ def _slice_batch(args, dims, start_indices, limit_indices, strides):
 
 slice_p = define_primitive(
     "slice", impl=_slice_impl, abstract_eval=sharding_rules.typed(
-        _slice_abstract_eval, sharding_rules.sliced("slicing")), jvp=linear_jvp,
+        _slice_abstract_eval, sharding_rules.sliced("slicing"),
+        sharding_rules.operand_ur), jvp=linear_jvp,
     transpose=_slice_transpose, batch=_slice_batch,
     lower=lambda ctx, x, start_indices, limit_indices, strides: ctx.op(
         "stablehlo.slice", [x], ctx.avals_out[0],
@@ -353,7 +354,8 @@ def _dus_batch(args, dims):
 
 dynamic_update_slice_p = define_primitive(
     "dynamic_update_slice", impl=_dus_impl, abstract_eval=sharding_rules.typed(
-        _dus_abstract_eval, sharding_rules.same), jvp=_dus_jvp,
+        _dus_abstract_eval, sharding_rules.same,
+        sharding_rules.same_ur), jvp=_dus_jvp,
     transpose=_dus_transpose, batch=_dus_batch,
     lower=lambda ctx, x, update, *indices: ctx.op(
         "stablehlo.dynamic_update_slice", [x, update, *indices], ctx.avals_out[0]),

@@ -9,7 +9,7 @@ import numpy as np
 from pyjax._src import dtypes
 from pyjax._src.array import as_array
 from pyjax._src.backends import stablehlo as hlo
-from pyjax._src.core.avals import ShapedArray, get_aval
+from pyjax._src.core.avals import ShapedArray, cotangent_sharding, get_aval
 from pyjax._src.core.trace import define_primitive
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters.ad import linear_jvp
@@ -101,7 +101,8 @@ def _broadcast_in_dim_batch(args, dims, shape, broadcast_dimensions):
 broadcast_in_dim_p = define_primitive(
     "broadcast_in_dim", impl=_broadcast_in_dim_impl,
     abstract_eval=sharding_rules.typed(
-        _broadcast_in_dim_abstract_eval, sharding_rules.broadcast_in_dim), jvp=linear_jvp,
+        _broadcast_in_dim_abstract_eval, sharding_rules.broadcast_in_dim,
+        sharding_rules.operand_ur), jvp=linear_jvp,
     transpose=_broadcast_in_dim_transpose, batch=_broadcast_in_dim_batch,
     lower=lambda ctx, x, shape, broadcast_dimensions: ctx.op(
         "stablehlo.broadcast_in_dim", [x], ctx.avals_out[0],
@@ -173,9 +174,10 @@ def _reshape_impl(x, new_sizes, dimensions=None, sharding=None):
 
 
 def _reshape_transpose(ct, x, new_sizes, dimensions=None, sharding=None):
-    if dimensions is None:   # back to x's shape and to the split of x's type
+    if dimensions is None:   # back to x's shape and to the split of x's cotangent type
+        typed = x.aval._sharding
         return [reshape_p.bind(ct, new_sizes=x.aval.shape, dimensions=None,
-                               sharding=x.aval._sharding)]
+                               sharding=None if typed is None else cotangent_sharding(typed))]
     shape_before = tuple(x.aval.shape[d] for d in dimensions)
     return [transpose(reshape(ct, shape_before), tuple(np.argsort(dimensions)))]
 
@@ -198,7 +200,8 @@ def _reshape_lower(ctx, x, new_sizes, dimensions=None, sharding=None):
 
 reshape_p = define_primitive(
     "reshape", impl=_reshape_impl, abstract_eval=sharding_rules.typed(
-        _reshape_abstract_eval, sharding_rules.reshape), jvp=linear_jvp,
+        _reshape_abstract_eval, sharding_rules.reshape,
+        sharding_rules.reshape_ur), jvp=linear_jvp,
     transpose=_reshape_transpose, batch=_reshape_batch, lower=_reshape_lower,
     shown_params=sharding_rules.hide_unset("sharding"),
     samples=lambda: [b.Sample([b.random_values((2, 3), np.float32)], {"new_sizes": (3, 2)}),
@@ -254,7 +257,8 @@ def _transpose_lower(ctx, x, permutation):
 transpose_p = define_primitive(
     "transpose", impl=lambda x, permutation: np.transpose(x, permutation),
     abstract_eval=sharding_rules.typed(
-        _transpose_abstract_eval, sharding_rules.transpose), jvp=linear_jvp, batch=_transpose_batch,
+        _transpose_abstract_eval, sharding_rules.transpose,
+        sharding_rules.operand_ur), jvp=linear_jvp, batch=_transpose_batch,
     lower=_transpose_lower,
     transpose=lambda ct, x, permutation: [transpose(ct, tuple(np.argsort(permutation)))],
     samples=lambda: [b.Sample([b.random_values((2, 3, 4), np.float32)],
@@ -290,7 +294,8 @@ def _squeeze_batch(args, dims, dimensions):
 squeeze_p = define_primitive(
     "squeeze", impl=lambda x, dimensions: np.squeeze(x, dimensions),
     abstract_eval=sharding_rules.typed(
-        _squeeze_abstract_eval, sharding_rules.squeeze), jvp=linear_jvp, batch=_squeeze_batch,
+        _squeeze_abstract_eval, sharding_rules.squeeze,
+        sharding_rules.operand_ur), jvp=linear_jvp, batch=_squeeze_batch,
     lower=lambda ctx, x, dimensions: ctx.reshape(x, ctx.avals_out[0].shape),
     transpose=lambda ct, x, dimensions: [reshape(ct, x.aval.shape)],
     samples=lambda: [b.Sample([b.random_values((2, 1, 3), np.float32)], {"dimensions": (1,)})])
@@ -359,7 +364,8 @@ def _concatenate_batch(args, dims, dimension):
 concatenate_p = define_primitive(
     "concatenate", impl=lambda *xs, dimension: np.concatenate(xs, dimension),
     abstract_eval=sharding_rules.typed(
-        _concatenate_abstract_eval, sharding_rules.concatenate), jvp=linear_jvp,
+        _concatenate_abstract_eval, sharding_rules.concatenate,
+        sharding_rules.same_ur), jvp=linear_jvp,
     transpose=_concatenate_transpose, batch=_concatenate_batch,
     lower=lambda ctx, *xs, dimension: ctx.op("stablehlo.concatenate", list(xs),
                                              ctx.avals_out[0],
@@ -483,7 +489,8 @@ def _rev_batch(args, dims, dimensions):
 rev_p = define_primitive(
     "rev", impl=lambda x, dimensions: np.flip(x, dimensions) if dimensions else x,
     abstract_eval=sharding_rules.typed(
-        _rev_abstract_eval, sharding_rules.same), jvp=linear_jvp, batch=_rev_batch,
+        _rev_abstract_eval, sharding_rules.same,
+        sharding_rules.operand_ur), jvp=linear_jvp, batch=_rev_batch,
     lower=lambda ctx, x, dimensions: ctx.op("stablehlo.reverse", [x], x.aval, {
         "dimensions": hlo.i64_array(dimensions)}) if dimensions else x,
     transpose=lambda ct, x, dimensions: [rev(ct, dimensions)],

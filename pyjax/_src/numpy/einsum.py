@@ -13,7 +13,7 @@ from pyjax._src.sharding import NamedSharding, canonical_sharding
 from pyjax._src.sharding import PartitionSpec as P
 from pyjax._src.lax import dot as ldot
 from pyjax._src.lax import reductions as lred
-from pyjax._src.lax.sharding_constraint import apply_out_sharding
+from pyjax._src.lax.sharding_constraint import apply_out_sharding, check_spec_has_mesh
 from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy import array_manipulation as more
 from pyjax._src.numpy.util import check_arraylike, ensure_array, promote_dtypes
@@ -150,9 +150,10 @@ def _choose_path(terms, output, sizes, optimize):
     raise ValueError(f"einsum: unknown optimize={optimize!r}")
 
 
-def _reduce_alone(x, term, keep):
+def _reduce_alone(x, term, keep, split=None):
     """Sums away labels of x that no one else needs, and takes diagonals of repeated
-    labels, before any contraction."""
+    labels, before any contraction. `split`: as in _contract_pair, for a sum that gives
+    the final result."""
     # repeated labels: take the diagonal
     while len(set(term)) != len(term):
         c = next(c for c in term if term.count(c) > 1)
@@ -162,8 +163,13 @@ def _reduce_alone(x, term, keep):
         term = term[:i] + term[i + 1:j] + term[j + 1:] + c
     drop = [k for k, c in enumerate(term) if c not in keep]
     if drop:
-        x = lred.reduce_sum(x, tuple(drop))
         term = "".join(c for c in term if c in keep)
+        out_sharding = None
+        if split is not None:
+            mesh, by_label, unreduced = split
+            out_sharding = NamedSharding(mesh, P(*[by_label.get(c) for c in term],
+                                                 unreduced=unreduced))
+        x = lred.reduce_sum(x, tuple(drop), out_sharding=out_sharding)
     return x, term
 
 
@@ -184,8 +190,9 @@ def _contract_pair(x, tx, y, ty, keep, sizes, precision, preferred_element_type,
     labels = batch + free_x + free_y
     out_sharding = None
     if split is not None:
-        mesh, by_label = split
-        out_sharding = NamedSharding(mesh, P(*[by_label.get(c) for c in labels]))
+        mesh, by_label, unreduced = split
+        out_sharding = NamedSharding(mesh, P(*[by_label.get(c) for c in labels],
+                                             unreduced=unreduced))
     out = ldot.dot_general(x, y, dims, precision, preferred_element_type, out_sharding)
     return out, "".join(labels)
 
@@ -218,14 +225,15 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
 
     def needed(exclude):
         return set(output).union(*[t for k, (_, t) in enumerate(ops) if k not in exclude])
-    for k in range(len(ops)):
-        x, t = ops[k]
-        ops[k] = _reduce_alone(x, t, needed({k}))
     split = None
     if out_sharding is not None:
+        check_spec_has_mesh(out_sharding)
         target = canonical_sharding(out_sharding, "jnp.einsum")
         parts = target.spec.partitions + (None,) * (len(output) - len(target.spec))
-        split = (target.mesh, dict(zip(output, parts)))
+        split = (target.mesh, dict(zip(output, parts)), target.spec.unreduced)
+    for k in range(len(ops)):
+        x, t = ops[k]
+        ops[k] = _reduce_alone(x, t, needed({k}), split if len(ops) == 1 else None)
     for n, (i, j) in enumerate(path):
         keep = needed({i, j})
         (x, tx), (y, ty) = ops[i], ops[j]

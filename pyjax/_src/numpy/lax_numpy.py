@@ -18,11 +18,12 @@ from pyjax._src.core.trace import Trace, Tracer, current_trace
 from pyjax._src.lax import dot as ldot
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import structural as st
-from pyjax._src.lax.sharding_constraint import apply_out_sharding
+from pyjax._src.lax.sharding_constraint import apply_out_sharding, check_spec_has_mesh
 from pyjax._src.numpy.util import (check_arraylike, convert, ensure_array, extended_dtype,
                                    is_arraylike, promote_dtypes)
 from pyjax._src.util import canonicalize_axes, canonicalize_axis, canonicalize_shape
 from pyjax._src.lax.sharding_constraint import takes_out_sharding
+from pyjax._src.sharding import NamedSharding, canonical_sharding
 
 ndarray = PublicArray
 
@@ -909,11 +910,18 @@ def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=No
 
     def squeezed_dims(dims, squeezed):
         return tuple(d - sum(s < d for s in squeezed) for d in dims)
+    dot_sharding = None
+    if out_sharding is not None:   # the result's split, in dot_general's axis order
+        check_spec_has_mesh(out_sharding)
+        target = canonical_sharding(out_sharding, "jnp.matmul")
+        parts = target.spec.partitions + (None,) * (len(labels) - len(target.spec))
+        dot_sharding = NamedSharding(target.mesh, target.spec.update(
+            partitions=[parts[k] for k in labels]))
     out = ldot.dot_general(
         st.squeeze(a, a_squeezed), st.squeeze(b, b_squeezed),
         ((squeezed_dims([a_contract], a_squeezed), squeezed_dims([b_contract], b_squeezed)),
          (squeezed_dims(a_batch_dims, a_squeezed), squeezed_dims(b_batch_dims, b_squeezed))),
-        precision, preferred_element_type)
+        precision, preferred_element_type, dot_sharding)
     return ensure_array(st.transpose(out, tuple(np.argsort(labels))))
 
 
