@@ -124,7 +124,7 @@ PLANE = (_AXIS[:, None] + 1j * _AXIS).ravel()
 PLANE = PLANE[np.abs(sp.wofz(PLANE)) < 1e30]   # what float32 holds
 DEGREES, ORDERS = (a.ravel() for a in np.meshgrid(np.arange(7), np.arange(-7, 8)))
 ATOL = {False: 3e-7, True: 1e-15}
-POLAR = np.linspace(0, np.pi, DEGREES.size)
+POLAR = np.linspace(-np.pi, np.pi, DEGREES.size)   # P_n^m(cos t) carries |sin t|
 AZIMUTH = np.linspace(2 * np.pi, 0, DEGREES.size)
 
 # (name, ours, SciPy's, arguments, (rtol in float32, in float64)); atol is ATOL
@@ -375,3 +375,50 @@ def test_nan_propagates_through_xlogy_and_kl_div():
     np.testing.assert_array_equal(
         jsp.kl_div(np.array([nan, 1., 0., -1.]), np.array([1., nan, nan, nan])), [nan] * 4)
     assert jsp.xlogy(np.float32(0), np.float32(0)) == 0
+
+
+def test_entr_derivative_at_zero_is_infinite():
+    """JAX differentiates x log x as log x + 1, so entr'(0) = inf (not xlogy's nan)."""
+    assert float(jax.jacfwd(jsp.entr)(0.0)) == np.inf
+    assert float(jax.jacrev(jsp.entr)(0.0)) == np.inf
+    np.testing.assert_allclose(jax.grad(jsp.entr)(2.0), -1.6931472, rtol=1e-6)
+    with pytest.raises(ValueError, match="complex"):
+        jsp.entr(1j)
+
+
+def test_betaln_keeps_accuracy_for_large_arguments():
+    """cdflib's Stirling-series difference once the larger argument is >= 8 (values and
+    derivatives from JAX 0.10.2)."""
+    a = np.array([1., 1., 3., 0.5, 20.], np.float32)
+    b = np.array([1e4, 1e20, 8, 1e7, 1e5], np.float32)
+    np.testing.assert_allclose(jsp.betaln(a, b),
+                               [-9.2103405, -46.0517, -5.8861027, -7.486683, -190.92052],
+                               rtol=1e-6)
+    da, db = jax.vmap(jax.grad(jsp.betaln, (0, 1)))(a, b)
+    np.testing.assert_allclose(da, [-9.787606, -46.628918, -1.4289684, -18.081606,
+                                    -8.542597], rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(db)[[0, 2, 3, 4]],
+                               [-1e-4, -0.3361116, -5e-8, -1.99981e-4], rtol=1e-5)
+    xs = np.geomspace(1, 1e30, 200).astype(np.float32)   # betaln(x, 1) = -log x
+    values, slopes = jax.jvp(jsp.betaln, (xs, np.float32(1)), (np.ones_like(xs),
+                                                                np.float32(0)))
+    np.testing.assert_allclose(values, -np.log(xs), atol=1e-5)
+    np.testing.assert_allclose(slopes, -1 / xs, atol=1e-5)
+    assert jsp.betaln(1.0, 20.0).weak_type
+
+
+def test_logsumexp_of_complex_matches_jax():
+    """The max is taken over real parts; the result is the complex log, or with
+    return_sign a real log-magnitude and a complex sign (values from JAX 0.10.2)."""
+    x = np.array([1 + 1j, 2 - 1j, -2 + 3j], np.complex64)
+    out = jsp.logsumexp(x)
+    assert out.dtype == np.complex64
+    np.testing.assert_allclose(out, 1.8883877 - 0.6333258j, rtol=1e-6)
+    magnitude, sign = jsp.logsumexp(x, return_sign=True)
+    assert magnitude.dtype == np.float32 and sign.dtype == np.complex64
+    np.testing.assert_allclose(magnitude, 1.8883878, rtol=1e-6)
+    np.testing.assert_allclose(sign, 0.8060636 - 0.59182876j, rtol=1e-6)
+    scaled = jsp.logsumexp(np.array([[0.5 + 2j, -1j], [3, 1 - 1j]], np.complex64), axis=1,
+                           b=np.array([2., -1.], np.float32))
+    np.testing.assert_allclose(scaled, [1.4562302 + 2.0329027j, 3.6576445 + 0.05903248j],
+                               rtol=1e-6)

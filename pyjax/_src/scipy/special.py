@@ -75,9 +75,45 @@ def polygamma(n, x):
 
 
 def betaln(a, b):
-    """log |B(a, b)| = gammaln(a) + gammaln(b) - gammaln(a + b)."""
+    """log |B(a, b)| = gammaln(a) + gammaln(b) - gammaln(a + b), as cdflib's betaln (which
+    SciPy and JAX use): with a <= b, once b >= 8 the difference gammaln(b) -
+    gammaln(a + b) comes from Stirling's series, which keeps its accuracy for large b
+    where the difference of two large lgammas cancels."""
     a, b = inexact_arrays("betaln", a, b)
-    return ew.lgamma(a) + ew.lgamma(b) - ew.lgamma(a + b)
+    a, b = uf.minimum(a, b), uf.maximum(a, b)
+    small_b = ew.lgamma(a) + (ew.lgamma(b) - ew.lgamma(a + b))
+    large_b = ew.lgamma(a) + _lgamma_difference(a, lnp.where(b < 8, 8, b))
+    return lnp.where(b < 8, small_b, large_b)
+
+
+# Stirling-series coefficients of del(x) = lgamma(x) - ((x - 1/2) log x - x + log(2 pi)/2)
+# ~ sum_k c_k / x^(2k+1), as fitted in cdflib's algdiv.
+_STIRLING_CORRECTION = (0.833333333333333e-01, -0.277777777760991e-02,
+                        0.793650666825390e-03, -0.595202931351870e-03,
+                        0.837308034031215e-03, -0.165322962780713e-02)
+
+
+def _lgamma_difference(a, b):
+    """lgamma(b) - lgamma(a + b) for 0 < a <= b, b >= 8 (cdflib's algdiv).
+
+    Written as del(b) - del(a + b) - (a + b - 1/2) log1p(a / b) - a (log b - 1); the
+    correction difference sum_k c_k (1/b^(2k+1) - 1/(a+b)^(2k+1)) is evaluated as
+    (c / b) sum_k c_k s_(2k+1) / b^(2k) with x = a / (a + b), c = x and
+    s_n = (1 - x^n) / (1 - x), which has no cancellation."""
+    x = (a / b) / (1 + a / b)
+    x2 = x * x
+    s = [lnp.ones_like(x)]                   # s_1, s_3, s_5, ...: s_(n+2) = 1 + x + x^2 s_n
+    for _ in _STIRLING_CORRECTION[1:]:
+        s.append(1 + (x + x2 * s[-1]))
+    t = (1 / b) ** 2
+    w = _STIRLING_CORRECTION[-1] * s[-1]
+    for coefficient, s_n in zip(_STIRLING_CORRECTION[-2::-1], s[-2::-1]):
+        w = w * t + coefficient * s_n
+    w = w * (x / b)
+    u = (b + (a - 0.5)) * uf.log1p(a / b)
+    v = a * (uf.log(b) - 1)
+    # subtract the smaller of u, v first, for accuracy
+    return lnp.where(u <= v, (w - v) - u, (w - u) - v)
 
 
 def beta(a, b):
@@ -233,10 +269,25 @@ def _xlog1py_jvp(primals, tangents):
     return out, (x_dot * uf.log1p(y) + y_dot * x / (1 + y)).astype(out.dtype)
 
 
+@custom_jvp
+def _xlogx(x):
+    return xlogy(x, x)
+
+
+@_xlogx.defjvp
+def _xlogx_jvp(primals, tangents):
+    # d/dx x log x = log x + 1 (-inf at 0, as JAX has it); xlogy's rule would give the
+    # y-derivative x / x = nan there
+    (x,), (x_dot,) = primals, tangents
+    return _xlogx(x), x_dot * (uf.log(x) + 1)
+
+
 def entr(x):
     """-x log x for x > 0, -0 at 0, -inf for x < 0 (nan stays nan)."""
     x = _one("entr", x)
-    return lnp.where(x < 0, -np.inf, -xlogy(x, x)).astype(x.dtype)
+    if dtypes.issubdtype(x.dtype, np.complexfloating):
+        raise ValueError("entr does not support complex-valued inputs.")
+    return lnp.where(x < 0, -np.inf, -_xlogx(x)).astype(x.dtype)
 
 
 def rel_entr(p, q):

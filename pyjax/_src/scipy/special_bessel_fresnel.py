@@ -409,7 +409,8 @@ def sph_harm_y(n, m, theta, phi, diff_n=None, n_max=None):
     n, m, theta, phi = lnp.broadcast_arrays(n, m, theta, phi)
     degree = lnp.astype(uf.minimum(n, n_max), theta.dtype)
     order = lnp.astype(uf.abs(m), theta.dtype)
-    cos_t, sin_t = uf.cos(theta), uf.sin(theta)
+    # P_n^m(x) carries sqrt(1 - x^2) = |sin(theta)|, so negative angles keep their sign
+    cos_t, sin_t = uf.cos(theta), uf.abs(uf.sin(theta))
 
     def diagonal(k, p):
         # normalised P_k^k = -sqrt((2k + 1) / (2k)) sin(theta) P_{k-1}^{k-1}, up to |m|
