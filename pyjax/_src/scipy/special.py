@@ -5,16 +5,20 @@ Built from lax (incl. lax.special's SciPy-backed primitives) and jax.numpy."""
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
 from pyjax._src import dtypes
+from pyjax._src.api.autodiff import jvp
 from pyjax._src.api.custom_derivatives import custom_jvp
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import special as ls
+from pyjax._src.lax.control_flow.loops import while_loop
 from pyjax._src.nn import functions as nn
 from pyjax._src.nn.functions import logsumexp  # noqa: F401
 from pyjax._src.numpy import lax_numpy as lnp
+from pyjax._src.numpy import reductions as red
 from pyjax._src.numpy import ufuncs as uf
 from pyjax._src.numpy.util import promote_args_inexact
 
@@ -354,7 +358,51 @@ def zeta(x, q=None):
     if q is None:
         x = _one("zeta", x)
         q = lnp.ones_like(x)
-    return ls.zeta(*inexact_arrays("zeta", x, q))
+    return _zeta(*lnp.broadcast_arrays(*inexact_arrays("zeta", x, q)))
+
+
+@custom_jvp
+def _zeta(x, q):
+    return ls.zeta(x, q)
+
+
+@_zeta.defjvp
+def _zeta_jvp(primals, tangents):
+    # d/dq is -x zeta(x + 1, q); d/dx has no closed form, so (as JAX) it is the derivative
+    # of the Euler-Maclaurin expansion
+    (x, q), (x_dot, q_dot) = primals, tangents
+    _, along_x = jvp(lambda s: _zeta_euler_maclaurin(s, q), (x,), (x_dot,))
+    return _zeta(x, q), along_x - x * _zeta(x + 1, q) * q_dot
+
+
+def _bernoulli_over_factorial(count):
+    """B_2j / (2j)! for j = 1 .. count, from the recurrence
+    B_m = -sum_(k<m) C(m + 1, k) B_k / (m + 1)."""
+    numbers = [Fraction(1)]
+    for m in range(1, 2 * count + 1):
+        numbers.append(-sum(math.comb(m + 1, k) * numbers[k] for k in range(m)) / (m + 1))
+    return np.array([float(numbers[2 * j] / math.factorial(2 * j))
+                     for j in range(1, count + 1)])
+
+
+_EULER_MACLAURIN_TERMS = {np.dtype(np.float32): 8, np.dtype(np.float64): 16}
+_BERNOULLI_OVER_FACTORIAL = _bernoulli_over_factorial(16)
+
+
+def _zeta_euler_maclaurin(s, a):
+    """zeta(s, a) = sum_(k<N) (a + k)^-s + (a + N)^(1-s) / (s - 1) + (a + N)^-s (1/2 +
+    sum_(j=1..M) B_2j / (2j)! s (s + 1) ... (s + 2j - 2) / (a + N)^(2j - 1))
+    (Johansson 2015, eq. 5), with N = M = 8 in float32 and 16 in float64."""
+    n = _EULER_MACLAURIN_TERMS.get(np.dtype(a.dtype), 16)
+    head = red.sum((a[..., None] + np.arange(n, dtype=a.dtype)) ** -s[..., None], axis=-1)
+    shifted = a + n
+    integral = shifted ** (1 - s) / (s - 1)
+    # s / A, s (s + 1) (s + 2) / A^3, ...: every other partial product of (s + m) / A
+    rising = red.cumprod((s[..., None] + np.arange(2 * n, dtype=s.dtype))
+                         / shifted[..., None], axis=-1)[..., ::2]
+    rising = uf.minimum(rising, dtypes.finfo(s.dtype).max)
+    corrections = red.sum(rising * _BERNOULLI_OVER_FACTORIAL[:n].astype(s.dtype), axis=-1)
+    return head + integral + shifted ** -s * (0.5 + corrections)
 
 
 def expi(x):
@@ -384,12 +432,76 @@ def spence(x):
 
 def hyp1f1(a, b, x):
     """Kummer's confluent hypergeometric function 1F1(a; b; x)."""
-    return ls.hyp1f1(*inexact_arrays("hyp1f1", a, b, x))
+    return _hyp1f1(*lnp.broadcast_arrays(*inexact_arrays("hyp1f1", a, b, x)))
+
+
+@custom_jvp
+def _hyp1f1(a, b, x):
+    return ls.hyp1f1(a, b, x)
+
+
+@_hyp1f1.defjvp
+def _hyp1f1_jvp(primals, tangents):
+    (a, b, x), (a_dot, b_dot, x_dot) = primals, tangents
+    slope_a, slope_b = _hypergeometric_parameter_slopes((a,), (b,), x)
+    slope_x = a / b * _hyp1f1(a + 1, b + 1, x)
+    return _hyp1f1(a, b, x), slope_a * a_dot + slope_b * b_dot + slope_x * x_dot
 
 
 def hyp2f1(a, b, c, x):
     """The Gauss hypergeometric function 2F1(a, b; c; x)."""
-    return ls.hyp2f1(*inexact_arrays("hyp2f1", a, b, c, x))
+    return _hyp2f1(*lnp.broadcast_arrays(*inexact_arrays("hyp2f1", a, b, c, x)))
+
+
+@custom_jvp
+def _hyp2f1(a, b, c, x):
+    return ls.hyp2f1(a, b, c, x)
+
+
+@_hyp2f1.defjvp
+def _hyp2f1_jvp(primals, tangents):
+    (a, b, c, x), (a_dot, b_dot, c_dot, x_dot) = primals, tangents
+    slope_a, slope_b, slope_c = _hypergeometric_parameter_slopes((a, b), (c,), x)
+    slope_x = a * b / c * _hyp2f1(a + 1, b + 1, c + 1, x)
+    return (_hyp2f1(a, b, c, x),
+            slope_a * a_dot + slope_b * b_dot + slope_c * c_dot + slope_x * x_dot)
+
+
+def _hypergeometric_parameter_slopes(upper, lower, x):
+    """The derivatives of pFq(upper; lower; x) = sum_k t_k, t_k = prod (u)_k / prod (l)_k
+    x^k / k!, in each parameter (upper ones first), summed term by term:
+    dt_k/du = t_k sum_(j<k) 1 / (u + j) and dt_k/dl = -t_k sum_(j<k) 1 / (l + j). As
+    JAX's series, it stops once every term is below the dtype's resolution of its sum,
+    or after 250 terms. All arguments have one shape."""
+    params = (*upper, *lower)
+    eps = dtypes.finfo(x.dtype).eps
+
+    def cond(state):
+        k, term, harmonics, slopes = state
+        growing = [uf.abs(term * h) > eps * uf.abs(s) for h, s in zip(harmonics, slopes)]
+        return (k < 250) & red.any(lnp.stack(growing))
+
+    def body(state):
+        k, term, harmonics, slopes = state
+        slopes = tuple(s + term * h for s, h in zip(slopes, harmonics))
+        k_float = lnp.astype(k, x.dtype)
+        ratio = x / (k_float + 1)
+        for u in upper:
+            ratio = ratio * (u + k_float)
+        for low in lower:
+            ratio = ratio / (low + k_float)
+        harmonics = tuple(h + 1 / (p + k_float) for h, p in zip(harmonics, params))
+        return k + 1, term * ratio, harmonics, slopes
+
+    first = x
+    for u in upper:
+        first = first * u
+    for low in lower:
+        first = first / low
+    state = (lnp.asarray(1, np.int32), first, tuple(1 / p for p in params),
+             tuple(lnp.zeros_like(x) for _ in params))
+    slopes = while_loop(cond, body, state)[-1]
+    return (*slopes[:len(upper)], *(-s for s in slopes[len(upper):]))
 
 
 def bernoulli(n):
