@@ -464,3 +464,32 @@ def test_hypergeometric_and_zeta_derivatives_match_jax():
 def test_sici_refuses_complex_with_jax_message():
     with pytest.raises(ValueError, match=r"Argument `x` to sici must be real-valued\."):
         jsp.sici(np.ones(3, np.complex64))
+
+
+def test_complex_gamma_loggamma_erfcx_match_jax():
+    """Complex arguments (values from JAX 0.10.2): gamma by Lanczos with reflection,
+    loggamma on SciPy's principal branch, erfcx(z) = w(iz); poles give nan+nanj."""
+    z = np.array([-0.5, -1.5, 0.5 + 1j, -2.5 + 1e-12j, -2.5 - 1e-12j, 3.3 - 2j,
+                  -7.2 + 0.3j, 20 + 5j, 0, -5, complex(np.nan, 1)], np.complex64)
+    for f in (jsp.gamma, jax.jit(jsp.gamma)):
+        got = f(z)
+        assert got.dtype == np.complex64
+        np.testing.assert_allclose(got[:8], [
+            -3.5449064 - 3.0990554e-07j, 2.3632708, 0.30069476 - 0.42496783j,
+            -0.9453088 - 8.264152e-08j, -0.9453088 + 8.264152e-08j,
+            -0.83441639 - 1.1105491j, 5.5833454e-05 + 3.3317742e-04j,
+            -4.4879406e+16 + 4.6361088e+16j], rtol=2e-6)
+        assert np.isnan(np.real(got[8:])).all() and np.isnan(np.imag(got[8:])).all()
+    got = jsp.loggamma(z)
+    np.testing.assert_allclose(got[:8], [
+        1.2655125 - 3.1415927j, 0.86004734 - 6.2831855j, -0.65279055 - 0.9550074j,
+        -0.05624342 - 9.424778j, -0.05624342 + 9.424778j, 0.32864857 - 2.215164j,
+        -7.9929867 - 23.72798j, 38.705833 + 14.906325j], rtol=1e-6)
+    assert np.isnan(np.imag(got[8:])).all()
+    got = jsp.erfcx(z)
+    np.testing.assert_allclose(got[:8], [
+        1.9523605, 18.653887, 0.35490033 - 0.34287176j, 1035.8148 - 5.1802025e-09j,
+        1035.8148 + 5.1802025e-09j, 0.12496404 + 0.07111685j,
+        -2.2818233e+22 + 5.5136467e+22j, 0.02652625 - 0.006616042j], rtol=2e-6)
+    slope = jax.grad(lambda x: jsp.erfcx(x).real)(np.complex64(0.3 + 0.4j))
+    np.testing.assert_allclose(slope, -0.5323428 + 0.3720277j, rtol=1e-6)

@@ -21,6 +21,7 @@ from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy import reductions as red
 from pyjax._src.numpy import ufuncs as uf
 from pyjax._src.numpy.util import promote_args_inexact
+from pyjax._src.scipy.special_bessel_fresnel import _wofz as faddeeva
 
 
 def inexact_arrays(name, *xs):
@@ -53,15 +54,77 @@ def gammasgn(x):
 
 
 def gamma(x):
-    """The gamma function, as gammasgn(x) * exp(gammaln(x))."""
+    """The gamma function: gammasgn(x) * exp(gammaln(x)) for real x; for complex x
+    Lanczos' approximation with the reflection formula, nan+nanj at the poles."""
     x = _one("gamma", x)
+    if dtypes.issubdtype(x.dtype, np.complexfloating):
+        return _complex_gamma(x)
     return gammasgn(x) * uf.exp(ew.lgamma(x))
 
 
 def loggamma(x):
-    """log Gamma(x) for real x > 0 (nan for x <= 0, as JAX gives for real input)."""
+    """log Gamma(x): for real x, for x > 0 (nan for x <= 0, as JAX); for complex x the
+    principal branch (one cut, along the negative real axis, as SciPy), nan+nanj at the
+    poles."""
     x = _one("loggamma", x)
+    if dtypes.issubdtype(x.dtype, np.complexfloating):
+        return _complex_loggamma(x)
     return lnp.where(x <= 0, np.nan, ew.lgamma(x)).astype(x.dtype)
+
+
+# Lanczos' approximation with g = 7 and 9 coefficients (GSL's lanczos_7_c, as JAX uses)
+_LANCZOS_G = 7.0
+_LANCZOS_COEFFICIENTS = (0.99999999999980993, 676.5203681218851, -1259.1392167224028,
+                         771.32342877765313, -176.61502916214059, 12.507343278686905,
+                         -0.13857109526572012, 9.9843695780195716e-6,
+                         1.5056327351493116e-7)
+
+
+def _lanczos_loggamma(z):
+    """log Gamma(z) for complex z with Re z >= 1/2, where the approximation holds and
+    its logarithms stay on the principal branch."""
+    w = z - 1
+    series = _LANCZOS_COEFFICIENTS[0] + sum(
+        c / (w + k) for k, c in enumerate(_LANCZOS_COEFFICIENTS[1:], start=1))
+    t = w + (_LANCZOS_G + 0.5)
+    return 0.5 * math.log(2 * math.pi) + (w + 0.5) * uf.log(t) - t + uf.log(series)
+
+
+def _complex_poles(z):
+    """Where complex z is nan or a pole of Gamma (0, -1, -2, ... on the real axis)."""
+    re = uf.real(z)
+    return ((uf.imag(z) == 0) & (re <= 0) & (re == uf.floor(re))) | uf.isnan(z)
+
+
+def _complex_gamma(z):
+    pole = _complex_poles(z)
+    z = lnp.where(pole, 1, z)      # a finite stand-in, so no nan reaches the gradients
+    reflect = uf.real(z) < 0.5
+    log_gamma = _lanczos_loggamma(lnp.where(reflect, 1 - z, z))
+    # Gamma(z) = pi / (sin(pi z) Gamma(1 - z)) for Re z < 1/2
+    sine = uf.sin(np.pi * lnp.where(reflect, z, 0.5))
+    reflected = math.log(math.pi) - uf.log(sine) - log_gamma
+    out = uf.exp(lnp.where(reflect, reflected, log_gamma))
+    return lnp.where(pole, complex(np.nan, np.nan), out).astype(z.dtype)
+
+
+def _complex_loggamma(z):
+    """Principal-branch log Gamma: for Re z < 1/2, z is shifted right by n =
+    ceil(1/2 - Re z) with log Gamma(z) = log Gamma(z + n) - sum_(k<n) log(z + k); the
+    sum of principal logs is continuous off the negative real axis, as SciPy's branch."""
+    pole = _complex_poles(z)
+    z = lnp.where(pole, 1, z)
+    shift = uf.maximum(uf.ceil(0.5 - uf.real(z)), 0)
+
+    def add_log(state):
+        k, total = state
+        active = k < shift
+        return k + 1, total + lnp.where(active, uf.log(lnp.where(active, z + k, 1)), 0)
+
+    _, logs = while_loop(lambda state: red.any(state[0] < shift), add_log,
+                         (lnp.zeros((), shift.dtype), lnp.zeros_like(z)))
+    out = _lanczos_loggamma(z + shift) - logs
+    return lnp.where(pole, complex(np.nan, np.nan), out).astype(z.dtype)
 
 
 def digamma(x):
@@ -202,8 +265,11 @@ def erfinv(x):
 
 
 def erfcx(x):
-    """exp(x^2) * erfc(x), without overflow."""
-    return ls.erfcx(_one("erfcx", x))
+    """exp(x^2) * erfc(x), without overflow; for complex x, the Faddeeva function w(ix)."""
+    x = _one("erfcx", x)
+    if dtypes.issubdtype(x.dtype, np.complexfloating):
+        return faddeeva(ew.complex(-uf.imag(x), uf.real(x)))
+    return ls.erfcx(x)
 
 
 def ndtr(x):
