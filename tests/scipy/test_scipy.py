@@ -493,3 +493,17 @@ def test_complex_gamma_loggamma_erfcx_match_jax():
         -2.2818233e+22 + 5.5136467e+22j, 0.02652625 - 0.006616042j], rtol=2e-6)
     slope = jax.grad(lambda x: jsp.erfcx(x).real)(np.complex64(0.3 + 0.4j))
     np.testing.assert_allclose(slope, -0.5323428 + 0.3720277j, rtol=1e-6)
+
+
+def test_stats_domain_edges_match_jax():
+    """beta is nan unless a, b and scale are positive; gamma below loc is -inf without a
+    nan on the way (debug_nans); poisson.entropy broadcasts against loc (JAX 0.10.2)."""
+    x = np.array([0., 0.5, 1.], np.float32)
+    assert np.isnan(jst.beta.pdf(x, -1.1, -1.1)).all()
+    assert np.isnan(jst.beta.pdf(x, 1., 1., 0, -1)).all()
+    np.testing.assert_allclose(jst.beta.logpdf(np.float32(2.), 2., 3.), -np.inf)
+    with jax.debug_nans(True):
+        assert float(jst.gamma.pdf(0.0, 1.0, 1.0)) == 0.0
+    entropy = jst.poisson.entropy(np.ones((1, 3, 1), np.float32), np.ones((2, 3, 4)))
+    assert entropy.shape == (2, 3, 4)
+    np.testing.assert_allclose(entropy, 1.3048419, rtol=1e-6)
