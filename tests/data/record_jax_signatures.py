@@ -17,7 +17,7 @@ from signature_text import signature_text  # noqa: E402
 MODULES = [
     "numpy", "numpy.linalg", "numpy.fft", "image", "scipy.special", "scipy.linalg",
     "scipy.stats", "scipy.signal", "scipy.fft", "scipy.ndimage", "scipy.integrate",
-    "scipy.optimize", "scipy.sparse.linalg",
+    "scipy.optimize", "scipy.sparse.linalg", "scipy.cluster.vq",
     *(f"scipy.stats.{d}" for d in [
         "bernoulli", "beta", "betabinom", "binom", "cauchy", "chi2", "dirichlet", "expon",
         "gamma", "gennorm", "geom", "gumbel_l", "gumbel_r", "laplace", "logistic",

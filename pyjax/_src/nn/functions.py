@@ -90,7 +90,9 @@ def gelu(x, approximate=True):
 
 def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=None):
     """log(sum(b * exp(a))) over axis, computed stably (the max is subtracted first and
-    does not take part in differentiation)."""
+    does not take part in differentiation). For complex a the max is taken over the real
+    parts; the result is the complex log unless return_sign, which gives log|sum| (real)
+    and the complex sign sum / |sum|."""
     a = _inexact(a)
     if b is not None:
         dtype = dtypes.result_type(a, b)   # a and b promote together, as in JAX
@@ -98,15 +100,18 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
         a = jnp.where(b != 0, a, -jnp.inf)
     if where is not None:
         a = jnp.where(where, a, -jnp.inf)
-    amax = jnp.max(a, axis=axis, keepdims=True, initial=-jnp.inf)   # -inf when empty
+    is_complex = dtypes.issubdtype(a.dtype, np.complexfloating)
+    amax = jnp.max(a.real, axis=axis, keepdims=True, initial=-jnp.inf)   # -inf when empty
     amax = stop_gradient(jnp.where(jnp.isfinite(amax), amax, 0))
-    exp_a = jnp.exp(a - amax)
+    exp_a = jnp.exp(a - amax.astype(a.dtype))
     if b is not None:
         exp_a = exp_a * b
     summed = jnp.sum(exp_a, axis=axis, keepdims=True)
     sign = jnp.sign(summed)
-    out = jnp.log(jnp.abs(summed)) + amax
-    if not return_sign:
+    if return_sign or not is_complex:
+        summed = jnp.abs(summed)
+    out = jnp.log(summed) + amax.astype(summed.dtype)
+    if not return_sign and not is_complex:
         out = jnp.where(sign < 0, jnp.nan, out)
     if not keepdims:
         out = _squeeze(out, axis, a.ndim)

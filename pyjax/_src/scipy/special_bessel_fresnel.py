@@ -29,13 +29,15 @@ _EULER_GAMMA = 0.5772156649015329
 _SQRT_PI = math.sqrt(math.pi)
 
 
-def _real_operands(name, *xs, complex_error=ValueError):
-    """xs promoted to one real float dtype, broadcast, as strong arrays of the dtype to
-    compute in (float32 for narrower floats), and the promoted dtype."""
+def _real_operands(name, arguments, *xs, complex_error=ValueError):
+    """xs (the arguments named in the string `arguments`) promoted to one real float
+    dtype, broadcast, as strong arrays of the dtype to compute in (float32 for narrower
+    floats), and the promoted dtype."""
     xs = [lnp.asarray(x) for x in promote_args_inexact(name, *xs)]
     dtype = xs[0].dtype
     if dtypes.is_complex(dtype):
-        raise complex_error(f"{name}: argument must be real-valued, got dtype {dtype}")
+        raise complex_error(f"Argument {arguments} to {name} must be real-valued. Got "
+                            f"dtype {dtype}.")
     work = np.promote_types(dtype, np.float32)
     return [lnp.astype(x, work) for x in lnp.broadcast_arrays(*xs)], dtype
 
@@ -208,7 +210,7 @@ def _fresnel_jvp(primals, tangents):
 def fresnel(x):
     """The Fresnel integrals (S(x), C(x)): the integrals from 0 to x of sin(pi t^2 / 2)
     and cos(pi t^2 / 2). Real x only."""
-    (x,), dtype = _real_operands("fresnel", x, complex_error=NotImplementedError)
+    (x,), dtype = _real_operands("fresnel", "`x`", x, complex_error=NotImplementedError)
     s, c = _fresnel(x)
     return lnp.astype(s, dtype), lnp.astype(c, dtype)
 
@@ -269,7 +271,7 @@ def sici(x):
     """The sine and cosine integrals (Si(x), Ci(x)): Si is the integral from 0 to x of
     sin(t)/t, Ci(x) = gamma + log|x| + the integral from 0 to x of (cos(t) - 1)/t (its real
     part for x < 0, as SciPy). Real x only."""
-    (x,), dtype = _real_operands("sici", x)
+    (x,), dtype = _real_operands("sici", "`x`", x)
     si, ci = _sici(x)
     return lnp.astype(si, dtype), lnp.astype(ci, dtype)
 
@@ -330,7 +332,7 @@ def _owens_t_jvp(primals, tangents):
 def owens_t(h, a):
     """Owen's T function: the integral from 0 to a of exp(-h^2 (1 + x^2) / 2) / (1 + x^2),
     over 2 pi. The result is at least float32 (as in JAX)."""
-    (h, a), _ = _real_operands("owens_t", h, a)
+    (h, a), _ = _real_operands("owens_t", "`h` or `a`", h, a)
     return _owens_t(h, a)
 
 
@@ -357,7 +359,7 @@ def bessel_jn(z, *, v, n_iter=50):
     if v < 0 or n_iter < 0:
         raise ValueError(f"bessel_jn: v and n_iter must be non-negative, got v={v}, "
                          f"n_iter={n_iter}")
-    (z,), dtype = _real_operands("bessel_jn", z)
+    (z,), dtype = _real_operands("bessel_jn", "`z`", z)
     top = v + n_iter
     orders = np.arange(top, 0, -1)
 
@@ -405,11 +407,13 @@ def sph_harm_y(n, m, theta, phi, diff_n=None, n_max=None):
                 "statically to use it under jit or other transformations.\n")
         n_max = int(np.max(np.asarray(concrete), initial=0))
     n_max = _static_int("sph_harm_y", "n_max", n_max)
-    (theta, phi), _ = _real_operands("sph_harm_y", theta, phi, complex_error=TypeError)
+    (theta, phi), _ = _real_operands("sph_harm_y", "`theta` or `phi`", theta, phi,
+                                     complex_error=TypeError)
     n, m, theta, phi = lnp.broadcast_arrays(n, m, theta, phi)
     degree = lnp.astype(uf.minimum(n, n_max), theta.dtype)
     order = lnp.astype(uf.abs(m), theta.dtype)
-    cos_t, sin_t = uf.cos(theta), uf.sin(theta)
+    # P_n^m(x) carries sqrt(1 - x^2) = |sin(theta)|, so negative angles keep their sign
+    cos_t, sin_t = uf.cos(theta), uf.abs(uf.sin(theta))
 
     def diagonal(k, p):
         # normalised P_k^k = -sqrt((2k + 1) / (2k)) sin(theta) P_{k-1}^{k-1}, up to |m|

@@ -276,9 +276,11 @@ def t_pdf(x, df, loc=0, scale=1):
 
 def gamma_logpdf(x, a, loc=0, scale=1):
     x, a, loc, scale = sc.inexact_arrays("gamma.logpdf", x, a, loc, scale)
-    y = (x - loc) / scale
+    below = x < loc
+    # a stand-in y below the support keeps log(y) from making a nan (jax.debug_nans)
+    y = lnp.where(below, 1, (x - loc) / scale)
     log_prob = sc.xlogy(a - 1, y) - y - ew.lgamma(a) - uf.log(scale)
-    return _outside(y < 0, log_prob, -np.inf)
+    return _outside(below, log_prob, -np.inf)
 
 
 def gamma_pdf(x, a, loc=0, scale=1):
@@ -336,7 +338,9 @@ def beta_logpdf(x, a, b, loc=0, scale=1):
     x, a, b, loc, scale = sc.inexact_arrays("beta.logpdf", x, a, b, loc, scale)
     y = (x - loc) / scale
     log_prob = sc.xlogy(a - 1, y) + sc.xlog1py(b - 1, -y) - sc.betaln(a, b) - uf.log(scale)
-    return _outside((y < 0) | (y > 1), log_prob, -np.inf)
+    log_prob = _outside((x < loc) | (x > loc + scale), log_prob, -np.inf)
+    # the distribution is undefined unless a, b and scale are positive (nan, as JAX)
+    return _outside((a <= 0) | (b <= 0) | (scale <= 0), log_prob, np.nan)
 
 
 def beta_pdf(x, a, b, loc=0, scale=1):
@@ -416,7 +420,8 @@ _POISSON_TERMS = 100
 
 
 def poisson_entropy(mu, loc=0):
-    mu, _ = sc.inexact_arrays("poisson.entropy", mu, loc)
+    mu, loc = sc.inexact_arrays("poisson.entropy", mu, loc)
+    shape = np.broadcast_shapes(mu.shape, loc.shape)   # loc moves nothing, but broadcasts
     mu = convert(mu, mu.dtype)   # strongly typed, as JAX returns it
     small = mu < _POISSON_SERIES_FROM
     # each branch sees a safe mean where the other is taken, so neither feeds a nan or an
@@ -432,7 +437,7 @@ def poisson_entropy(mu, loc=0):
     series = 0.5 * uf.log(_like(2 * np.pi * np.e, m) * m) - inv * (
         _like(1 / 12, m) + inv * (_like(1 / 24, m) + inv * _like(19 / 360, m)))
     value = lnp.where(mu == 0, 0.0, lnp.where(small, summed, series))
-    return _like(lnp.where(mu < 0, np.nan, value), mu)
+    return lnp.broadcast_to(_like(lnp.where(mu < 0, np.nan, value), mu), shape)
 
 
 def bernoulli_logpmf(k, p, loc=0):
