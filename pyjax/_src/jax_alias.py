@@ -31,8 +31,10 @@ def target_module_name(fullname: str) -> str:
 
 class JaxModule(types.ModuleType):
     """The top-level `jax` module under the alias: pyjax's namespace, reporting the JAX API
-    version pyjax implements. Attributes are read through to `pyjax` (so lazily imported
-    submodules and later additions are seen); assignments stay on this module."""
+    version pyjax implements. An attribute is read through to `pyjax` on first use (so
+    lazily imported submodules and later additions are seen) and then kept on this module,
+    since libraries look up `jax.<name>` on every call and a module's own attributes are
+    found without calling __getattr__; assignments stay on this module."""
 
     def __init__(self, pyjax_module: types.ModuleType):
         super().__init__("jax", pyjax_module.__doc__)
@@ -46,9 +48,12 @@ class JaxModule(types.ModuleType):
         if name in ("_src", "version"):   # served by the alias, not by pyjax's own modules
             return importlib.import_module("jax." + name)
         try:
-            return getattr(self.__dict__["_pyjax"], name)
+            value = getattr(self.__dict__["_pyjax"], name)
         except AttributeError:
             pass
+        else:
+            self.__dict__[name] = value
+            return value
         # JAX imports its public submodules eagerly, so `jax.sharding` works after a bare
         # `import jax`; here they load on first access.
         if not name.startswith("_") and importlib.util.find_spec("pyjax." + name) is not None:

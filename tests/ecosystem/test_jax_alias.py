@@ -28,6 +28,9 @@ def test_alias_maps_jax_modules_to_pyjax():
         assert jax.jit is pyjax.jit and jax.scipy.special is pyjax.scipy.special
         assert jax.__version__ == "0.10.2" and jax.__version_info__ == (0, 10, 2)
         assert jax.typing.ArrayLike is pyjax.typing.ArrayLike   # lazily loaded submodule
+        # read through once, then a plain module attribute (libraries look names up on
+        # every call)
+        assert vars(jax)["jit"] is pyjax.jit and vars(jax)["typing"] is pyjax.typing
         print(float(jax.jit(lambda x: jnp.sin(x) * 2)(1.0)))
         try:
             import jax.no_such_module
