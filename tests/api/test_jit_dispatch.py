@@ -29,6 +29,10 @@ def test_runner_results_are_complete_arrays():
         assert not leaf.committed and not leaf.is_deleted()
         assert leaf.sharding == jax.sharding.SingleDeviceSharding(jax.devices()[0])
         assert leaf.block_until_ready() is leaf and leaf.is_ready()
+    # jax.block_until_ready returns what it is given: one Array, or the whole pytree
+    fresh = f(params, jnp.float32(2.0))[1]
+    assert jax.block_until_ready(fresh) is fresh and fresh.is_ready() and float(fresh) == 2
+    assert jax.block_until_ready(params) is params
     np.testing.assert_array_equal(params[0]["w"], np.full((2, 2), -0.5, np.float32))
     np.testing.assert_array_equal(params[2]["b"], np.full(2, -1.5, np.float32))
     assert float(total) == 1.0 and total.shape == () and not total.weak_type

@@ -175,6 +175,8 @@ def device_get(x):
 
 def block_until_ready(x):
     """Waits until every array in the pytree x is computed; returns x."""
+    if type(x) is Array:   # the common case (a step's result): no pytree walk
+        return x.block_until_ready()
     for leaf in tree_util.tree_leaves(x):
         wait = getattr(leaf, "block_until_ready", None)
         if wait is not None:
