@@ -889,6 +889,14 @@ def typed_aval(aval, sharding):
         aval.update(sharding=found)
 
 
+def concrete_mesh_of(abstract_mesh, context):
+    """The concrete mesh an AbstractMesh stands for: `context` (a Mesh, or None) when it
+    has the abstract mesh's axis names and sizes, else None."""
+    if context is not None and context.shape_tuple == abstract_mesh.shape_tuple:
+        return context
+    return None
+
+
 def concrete_sharding(type_sharding_, mesh):
     """The NamedSharding over the concrete `mesh` that a type's sharding names."""
     return NamedSharding(mesh, type_sharding_.spec)

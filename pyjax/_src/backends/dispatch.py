@@ -345,32 +345,40 @@ class ShardingPlan(NamedTuple):
     out_shardings: tuple
 
 
-def meshes_in(jaxpr):
+def meshes_in(jaxpr, context=None):
     """The meshes that equations of `jaxpr` (or of jaxprs nested in it) name in their
-    params (sharding constraints, shard_map)."""
+    params (sharding constraints, shard_map, out_sharding). A sharding over an
+    AbstractMesh (a type's, or a bare PartitionSpec's under jax.set_mesh) names the
+    `context` mesh when that mesh has its shape and names."""
     found = []
     for eqn in jaxpr.eqns:
         for value in eqn.params.values():
             mesh = value if isinstance(value, sharding_mod.Mesh) else \
                 getattr(value, "mesh", None) if isinstance(value, sharding_mod.NamedSharding) \
                 else None
-            # (a type's sharding in a param names an AbstractMesh: no devices to run on)
-            if isinstance(mesh, sharding_mod.Mesh) and mesh not in found:
+            if isinstance(mesh, sharding_mod.AbstractMesh):
+                mesh = sharding_mod.concrete_mesh_of(mesh, context)
+            if mesh is not None and mesh not in found:
                 found.append(mesh)
         for sub in sub_jaxprs(eqn):
-            found += [m for m in meshes_in(sub) if m not in found]
+            found += [m for m in meshes_in(sub, context) if m not in found]
     return found
 
 
-# closed jaxpr -> meshes_in(its jaxpr)
-_meshes_named: weakref.WeakKeyDictionary[ClosedJaxpr, tuple] = weakref.WeakKeyDictionary()
+# closed jaxpr -> {context mesh: meshes_in(its jaxpr, context mesh)}
+_meshes_named: weakref.WeakKeyDictionary[ClosedJaxpr, dict] = weakref.WeakKeyDictionary()
 
 
 def meshes_named_in(closed) -> tuple:
-    """meshes_in(closed.jaxpr), computed once per closed jaxpr (every sharded call asks)."""
-    found = _meshes_named.get(closed)
+    """meshes_in(closed.jaxpr) under this thread's context mesh, computed once per closed
+    jaxpr and context mesh (every sharded call asks)."""
+    context = sharding_mod.current_mesh()
+    per_context = _meshes_named.get(closed)
+    if per_context is None:
+        per_context = _meshes_named.setdefault(closed, {})
+    found = per_context.get(context)
     if found is None:
-        found = _meshes_named[closed] = tuple(meshes_in(closed.jaxpr))
+        found = per_context[context] = tuple(meshes_in(closed.jaxpr, context))
     return found
 
 
@@ -434,6 +442,17 @@ def sharding_plan(closed, args, in_shardings=None, out_shardings=None, where=Non
         else sharding_mod.concrete_sharding(a._sharding, mesh)
         for s, a in zip(out_shardings, closed.out_avals))
     return ShardingPlan(mesh, tuple(plan_in), out_shardings)
+
+
+def laid_out_as_typed(x):
+    """An eager result whose type splits it over a mesh's Explicit axes (e.g. from an
+    out_sharding=), laid out so on the context mesh (jax.set_mesh) that the type names;
+    as it is without one."""
+    mesh = sharding_mod.concrete_mesh_of(x.aval._sharding.mesh, sharding_mod.current_mesh())
+    if mesh is None or devices_mod.xla_runtime() is None:
+        return x
+    return sharded_array(x._value, x.aval,
+                         sharding_mod.concrete_sharding(x.aval._sharding, mesh))
 
 
 def jax_type_str(aval):

@@ -16,7 +16,7 @@ from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import dispatch
 from pyjax._src.backends.stablehlo import LoweringError
 from pyjax._src.core.avals import get_aval
-from pyjax._src.core.trace import define_primitive
+from pyjax._src.core.trace import Tracer, define_primitive
 from pyjax._src.interpreters import ad
 from pyjax._src.lax import builders as b
 
@@ -38,7 +38,10 @@ def _abstract_eval(aval, *, sharding):
 
 def _eager(x, *, sharding):
     """At top level the constraint is a transfer: x laid out as `sharding`, which must
-    use the devices (in their order) that x is committed to, as in JAX."""
+    use the devices (in their order) that x is committed to, as in JAX. A sharding over
+    an AbstractMesh names the mesh x is laid out over."""
+    if isinstance(sharding.mesh, sharding_mod.AbstractMesh):
+        sharding = _on_mesh_of(x, sharding)
     aval = _abstract_eval(get_aval(x), sharding=sharding)
     if type(x) is Array and x.committed:
         held = x._sharding._device_assignment if x._sharding is not None else (x._device,)
@@ -53,9 +56,48 @@ def _eager(x, *, sharding):
             sharding_mod.same_layout(x._sharding, sharding, aval.ndim):
         return x
     value = x._value if type(x) is Array else np.asarray(x, aval.dtype)
+    if aval._sharding is not None:   # JAX names the result's layout by its type: P('x', None)
+        sharding = sharding_mod.NamedSharding(sharding.mesh, sharding.spec.update(
+            partitions=sharding.spec.partitions
+            + (None,) * (aval.ndim - len(sharding.spec.partitions))))
     if devices_mod.xla_runtime() is None:
         return Array(np.asarray(value), aval=aval, committed=True, sharding=sharding)
     return sharded_array(value, aval, sharding)
+
+
+def _on_device(x, device):
+    """At top level, a constraint to one device is a transfer there (committed)."""
+    aval = get_aval(x)
+    if type(x) is Array and x.committed:
+        held = x._sharding._device_assignment if x._sharding is not None else (x._device,)
+        if held != (device,):
+            raise ValueError(
+                f"Received incompatible devices for jitted computation. Got argument x of "
+                f"with_sharding_constraint with shape {dispatch.jax_type_str(aval)} and with "
+                f"device ids {[d.id for d in held]} on platform CPU and explicit output "
+                f"sharding with device ids [{device.id}] on platform CPU")
+    value = x._value if type(x) is Array else np.asarray(x, aval.dtype)
+    return Array(np.asarray(value), device=device, committed=True, aval=aval)
+
+
+def _on_mesh_of(x, sharding):
+    """`sharding` (over an AbstractMesh) over the concrete mesh that x is laid out over;
+    JAX's errors where x has none or it has another shape."""
+    shape = dispatch.jax_type_str(get_aval(x))
+    if type(x) is not Array:
+        raise ValueError("Target sharding contains a `jax.sharding.AbstractMesh` which "
+                         "requires the input passed should be a `jax.Array`. Got "
+                         f"{type(x)} with shape {shape}")
+    if not isinstance(x._sharding, sharding_mod.NamedSharding):
+        raise TypeError("The sharding on the input must be a `NamedSharding` since the "
+                        "target sharding has an `AbstractMesh` in it. Got sharding type "
+                        f"{type(x.sharding)} for shape {shape}")
+    mesh = sharding_mod.concrete_mesh_of(sharding.mesh, x._sharding.mesh)
+    if mesh is None:
+        raise ValueError(f"Mesh shape of the input {x._sharding.mesh.shape_tuple} does not "
+                         "match the mesh shape of the target sharding "
+                         f"{sharding.mesh.shape_tuple} for shape {shape}")
+    return sharding_mod.NamedSharding(mesh, sharding.spec)
 
 
 def _transpose(ct, x, *, sharding):
@@ -80,7 +122,10 @@ def _batch(args, dims, *, sharding):
 
 
 def _lower(ctx, x, *, sharding):
-    if ctx.module.mesh is None or ctx.module.mesh != sharding.mesh:
+    mesh = ctx.module.mesh
+    if isinstance(sharding.mesh, sharding_mod.AbstractMesh):   # names the program's mesh
+        mesh = sharding_mod.concrete_mesh_of(sharding.mesh, mesh)
+    if mesh is None or ctx.module.mesh != mesh:
         raise LoweringError(
             f"with_sharding_constraint to {sharding} in a program partitioned over "
             f"{ctx.module.mesh}: every sharding in one jit must use the same mesh.")
@@ -111,10 +156,18 @@ def with_sharding_constraint(x, shardings):
                                              "shardings")
     out = []
     for leaf, target in zip(leaves, targets):
+        if target is None:
+            raise ValueError("One of with_sharding_constraint arguments got sharding None "
+                             "which is not allowed. Please only pass "
+                             "`jax.sharding.Sharding` instances.")
         target = sharding_mod.canonical_sharding(target, "with_sharding_constraint")
         if isinstance(target, sharding_mod.SingleDeviceSharding):
-            raise ValueError(f"with_sharding_constraint needs a NamedSharding (or a "
-                             f"PartitionSpec on the current mesh), got {target}.")
+            if isinstance(leaf, Tracer):
+                raise ValueError(f"with_sharding_constraint inside a traced function needs "
+                                 f"a NamedSharding (or a PartitionSpec on the current "
+                                 f"mesh), got {target}.")
+            out.append(_on_device(leaf, target.device))
+            continue
         out.append(sharding_constraint_p.bind(leaf, sharding=target))
     return tree_util.tree_unflatten(tree, out)
 
