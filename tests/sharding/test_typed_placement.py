@@ -104,6 +104,26 @@ def check_constraint_to_one_device_or_none():
         "Please only pass `jax.sharding.Sharding` instances.")
 
 
+def check_xla_chosen_results_are_named_as_an_argument_laid_out_alike():
+    mesh = jax.make_mesh((2, 2), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
+    short = jax.device_put(np.arange(16.).reshape(8, 2), NamedSharding(mesh, P("x")))
+    full = jax.device_put(np.arange(16.).reshape(8, 2), NamedSharding(mesh, P("x", None)))
+    specs = [jax.jit(lambda x: x * 2)(short).sharding.spec,
+             jax.jit(lambda x: x * 2)(full).sharding.spec,
+             jax.jit(lambda x: x.T)(short).sharding.spec,
+             jax.jit(lambda x: x @ x.T)(short).sharding.spec,
+             jax.jit(lambda x, y: x @ y)(full, full.T).sharding.spec,
+             jax.jit(jnp.sum)(short).sharding.spec]
+    assert specs == [P("x"), P("x", None), P(None, "x"), P("x"), P("x", None), P()], specs
+
+
+def check_constraint_of_a_scalar():
+    mesh = jax.make_mesh((2,), ("x",))
+    out = with_sharding_constraint(1., NamedSharding(mesh, P()))
+    assert float(out) == 1.0 and out.shape == () and out.weak_type
+    assert out.sharding == NamedSharding(mesh, P())
+
+
 CHECKS = [name for name in dict(globals()) if name.startswith("check_")]
 
 

@@ -513,6 +513,8 @@ def run_sharded(closed, args, donated_invars=(), in_shardings=None, out_sharding
         laid_out.append(x)
     outs = exe(laid_out)
     for out, asked in zip(outs, plan.out_shardings):
+        if asked is None:   # XLA's choice: named as an argument laid out alike, as JAX does
+            asked = _argument_spelling(out, plan.in_shardings)
         if asked is not None:   # the user's spelling (P('x', None) stays so)
             out._sharding = asked
             out.aval = sharding_mod.typed_aval(out.aval, asked)
@@ -520,6 +522,20 @@ def run_sharded(closed, args, donated_invars=(), in_shardings=None, out_sharding
         if type(args[i]) is Array:
             args[i].delete("donated")
     return outs
+
+
+def _argument_spelling(out, in_shardings):
+    """The first of the arguments' shardings that lays `out` out as XLA chose (JAX names
+    such a result by it: P('x', None) stays so), or None."""
+    held = out._sharding
+    if not isinstance(held, sharding_mod.NamedSharding):
+        return None
+    for s in in_shardings:
+        if s is held or (isinstance(s, sharding_mod.NamedSharding) and s.mesh is held.mesh
+                         and len(s.spec) <= out.ndim and not s.spec.unreduced
+                         and sharding_mod.same_layout(s, held, out.ndim)):
+            return s
+    return None
 
 
 # --- eager primitives on committed arrays ---------------------------------------------------
