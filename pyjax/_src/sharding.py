@@ -438,6 +438,10 @@ class set_mesh:
     def __init__(self, mesh):
         if not isinstance(mesh, Mesh):
             raise TypeError(f"set_mesh expects a jax.sharding.Mesh, got {mesh!r}.")
+        if mesh.manual_axes:
+            raise ValueError(f"mesh {mesh} contains manual axes which is not allowed when "
+                             "using `jax.set_mesh`. Please use `jax.shard_map` to enter "
+                             "into `Manual` mode instead.")
         self.mesh = mesh
         self._previous = list(_mesh_state.stack)
         _mesh_state.stack.append(mesh)
@@ -833,9 +837,13 @@ def canonical_sharding(value: Any, what: str):
     if isinstance(value, PartitionSpec):
         mesh = current_mesh()
         if mesh is None:
-            raise ValueError(f"{what}: a bare PartitionSpec {value} needs a mesh; pass "
-                             "NamedSharding(mesh, spec) or enter `with jax.set_mesh(mesh):` "
-                             "first.")
+            if what == "device_put":   # JAX's words, per API
+                raise ValueError("Please set a mesh via `jax.set_mesh` if a PartitionSpec "
+                                 "is passed to device_put")
+            raise ValueError("Using PartitionSpec when you are not under a mesh context is "
+                             "not allowed. Please pass a NamedSharding instance or enter "
+                             f"into a mesh context via `jax.set_mesh`. Got {value} (passed "
+                             f"to {what})")
         return NamedSharding(mesh, value)
     raise TypeError(f"{what} must be a jax.sharding.Sharding (e.g. NamedSharding) or a "
                     f"PartitionSpec, got {value!r} of type {type(value)}.")

@@ -124,6 +124,23 @@ def check_constraint_of_a_scalar():
     assert out.sharding == NamedSharding(mesh, P())
 
 
+def check_api_errors_as_jax_words_them():
+    auto = jax.make_mesh((2, 2), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
+    x = jax.device_put(np.ones((8, 2)), NamedSharding(auto, P("x", "y")))
+    assert _raises(ValueError, lambda: jnp.einsum(
+        "xy,yz->xz", x, x.T, out_sharding=NamedSharding(auto, P("x", "y")))) == (
+        "PartitionSpec passed to einsum cannot contain axis names that are of type Auto or "
+        "Manual. Got PartitionSpec: P('x', 'y') with axis name: x of type: AxisType.Auto.")
+    assert _raises(ValueError, lambda: jnp.einsum(
+        "xy,yz->xz", x, x.T, out_sharding=P("x", "y"))).startswith(
+        "Using PartitionSpec when you are not under a mesh context is not allowed.")
+    assert _raises(ValueError, lambda: jax.device_put(np.arange(8), P("x"))) == (
+        "Please set a mesh via `jax.set_mesh` if a PartitionSpec is passed to device_put")
+    manual = jax.sharding.Mesh(jax.devices(), "x", (AxisType.Manual,))
+    assert "contains manual axes which is not allowed when using `jax.set_mesh`" in \
+        _raises(ValueError, lambda: jax.set_mesh(manual))
+
+
 CHECKS = [name for name in dict(globals()) if name.startswith("check_")]
 
 

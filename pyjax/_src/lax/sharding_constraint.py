@@ -191,6 +191,7 @@ def out_sharding_for(out_sharding, ndim, what):
         return None, None
     _check_spec_has_mesh(out_sharding)
     given = sharding_mod.canonical_sharding(out_sharding, what)
+    check_explicit_axes(given, what)
     typed = sharding_mod.type_sharding(given, ndim)
     return (typed, None) if typed is not None else (None, given)
 
@@ -220,6 +221,23 @@ def takes_out_sharding(fn):
     return run
 
 
+def check_explicit_axes(target, what):
+    """JAX's error for a sharding that names Auto or Manual mesh axes where only
+    Explicit ones may be named (a function's out_sharding=, reshard)."""
+    if not isinstance(target, sharding_mod.NamedSharding):
+        return
+    mesh, spec = target.mesh, target.spec
+    for entry in spec.partitions:
+        for name in () if entry is None or entry is sharding_mod.UNCONSTRAINED \
+                else (entry,) if isinstance(entry, str) else entry:
+            kind = mesh.axis_types[mesh.axis_names.index(name)]
+            if kind != sharding_mod.AxisType.Explicit:
+                raise ValueError(
+                    f"PartitionSpec passed to {what} cannot contain axis names that are "
+                    f"of type Auto or Manual. Got PartitionSpec: {spec} with axis name: "
+                    f"{name} of type: AxisType.{kind.name}.")
+
+
 def reshard(xs, out_shardings):
     """xs (a pytree) laid out as out_shardings (Shardings, or PartitionSpecs on the
     current mesh; a pytree prefix of xs): a transfer at top level, a sharding
@@ -227,18 +245,7 @@ def reshard(xs, out_shardings):
     for target in tree_util.tree_leaves(
             out_shardings, is_leaf=lambda s: isinstance(s, sharding_mod.PartitionSpec)):
         _check_spec_has_mesh(target)
-        if isinstance(target, sharding_mod.NamedSharding):
-            mesh = target.mesh
-            for entry in target.spec.partitions:
-                for name in () if entry is None or entry is sharding_mod.UNCONSTRAINED \
-                        else (entry,) if isinstance(entry, str) else entry:
-                    kind = mesh.axis_types[mesh.axis_names.index(name)]
-                    if kind != sharding_mod.AxisType.Explicit:
-                        raise ValueError(
-                            "PartitionSpec passed to reshard cannot contain axis names "
-                            "that are of type Auto or Manual. Got PartitionSpec: "
-                            f"{target.spec} with axis name: {name} of type: "
-                            f"AxisType.{kind.name}.")
+        check_explicit_axes(target, "reshard")
     return with_sharding_constraint(xs, out_shardings)
 
 
