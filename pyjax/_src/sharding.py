@@ -11,6 +11,7 @@ import enum
 import functools
 import itertools
 import math
+import operator
 import threading
 import warnings
 import weakref
@@ -234,12 +235,12 @@ class _AxesOfMesh:
     auto_axes = property(lambda self: self._axes_of_type(AxisType.Auto))
     explicit_axes = property(lambda self: self._axes_of_type(AxisType.Explicit))
     manual_axes = property(lambda self: self._axes_of_type(AxisType.Manual))
-    are_all_axes_auto = property(lambda self: all(t == AxisType.Auto
-                                                  for t in self.axis_types))
-    are_all_axes_explicit = property(lambda self: all(t == AxisType.Explicit
-                                                      for t in self.axis_types))
-    are_all_axes_manual = property(lambda self: all(t == AxisType.Manual
-                                                    for t in self.axis_types))
+    def _all_axes_of_type(self, kind):   # (False for a mesh without axes, as in JAX)
+        return bool(self.axis_types) and all(t == kind for t in self.axis_types)
+
+    are_all_axes_auto = property(lambda self: self._all_axes_of_type(AxisType.Auto))
+    are_all_axes_explicit = property(lambda self: self._all_axes_of_type(AxisType.Explicit))
+    are_all_axes_manual = property(lambda self: self._all_axes_of_type(AxisType.Manual))
 
 
 def _checked_axes(axis_sizes, axis_names, axis_types, what):
@@ -507,7 +508,12 @@ def manual_axes(mesh, axes):
 def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None):
     """A Mesh of `axis_shapes` over the first prod(axis_shapes) devices (or `devices`),
     with Explicit axes unless axis_types says otherwise (as JAX 0.10.2)."""
-    axis_shapes, axis_names = tuple(axis_shapes), tuple(axis_names)
+    try:
+        axis_shapes = tuple(operator.index(s) for s in axis_shapes)
+    except TypeError:
+        raise ValueError("`axis_shapes` passed to `make_mesh` should be a sequence of "
+                         f"ints. Got {axis_shapes}") from None
+    axis_names = tuple(axis_names)
     if len(axis_shapes) != len(axis_names):
         raise ValueError(f"Length of axis_shapes {axis_shapes} and axis_names "
                          f"{axis_names} must be equal.")
@@ -666,6 +672,10 @@ class NamedSharding(Sharding):
                         f"axis to at most one positional dimension, but {spec} has "
                         f"duplicate entries for `{name}`")
                 seen.add(name)
+        if UNCONSTRAINED in spec.partitions and AxisType.Auto not in mesh.axis_types:
+            raise ValueError(f"{spec} cannot contain `P.UNCONSTRAINED` when no mesh "
+                             f"axis_types are `Auto`. Got mesh axis_types: "
+                             f"{_types_str(mesh.axis_types)}")
 
     memory_kind = property(lambda self: "device")
 

@@ -141,6 +141,39 @@ def check_api_errors_as_jax_words_them():
         _raises(ValueError, lambda: jax.set_mesh(manual))
 
 
+def check_constraint_asserts_the_type_under_an_explicit_mesh():
+    mesh = jax.make_mesh((2,), ("x",), axis_types=(AxisType.Explicit,))
+    with jax.set_mesh(mesh):
+        f = jax.jit(lambda x: with_sharding_constraint(x, P("x")))
+        assert _raises(AssertionError, lambda: f(jax.device_put(np.arange(8), P()))) == (
+            "`with_sharding_constraint` acts as an assert when all axes of mesh are of "
+            "type `Explicit`. The array sharding: P(None,) did not match the sharding "
+            "provided: P('x',). Please use `jax.sharding.reshard` to shard your input to "
+            "the sharding you want.")
+        same = f(jax.device_put(np.arange(8), P("x")))
+        assert same.sharding == NamedSharding(mesh, P("x"))
+    assert _raises(ValueError, lambda: NamedSharding(mesh, P(P.UNCONSTRAINED))).startswith(
+        "P(UNCONSTRAINED,) cannot contain `P.UNCONSTRAINED` when no mesh axis_types are "
+        "`Auto`.")
+
+
+def check_mesh_and_placement_arguments():
+    assert _raises(ValueError, lambda: jax.make_mesh(((4,), 4), ("x", "y"))).startswith(
+        "`axis_shapes` passed to `make_mesh` should be a sequence of ints.")
+    assert jax.make_mesh((1, np.int32(1), np.int64(1)), ("x", "y", "z")).axis_sizes == \
+        (1, 1, 1)
+    one = SingleDeviceSharding(jax.devices()[1])
+    out = jax.jit(lambda x: x, out_shardings=one)(jnp.arange(10))
+    assert out.committed and out.sharding == one
+    mesh = jax.make_mesh((2,), ("x",), axis_types=(AxisType.Explicit,))
+    sds = jax.ShapeDtypeStruct((32,), np.float32,
+                               sharding=NamedSharding(mesh.abstract_mesh, P("x")))
+    with jax.set_mesh(mesh):
+        assert jnp.zeros_like(sds).sharding == NamedSharding(mesh, P("x"))
+    sds = jax.ShapeDtypeStruct((4, 4), np.float32, sharding=NamedSharding(mesh, P("x")))
+    assert jnp.zeros_like(sds).sharding == NamedSharding(mesh, P("x"))
+
+
 CHECKS = [name for name in dict(globals()) if name.startswith("check_")]
 
 

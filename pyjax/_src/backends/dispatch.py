@@ -498,8 +498,10 @@ def run_sharded(closed, args, donated_invars=(), in_shardings=None, out_sharding
     plan = sharding_plan(closed, args, in_shardings, out_shardings, where)
     if devices_mod.process_count() > 1:
         config.check_thread_guard(where or "a sharded computation")
-    if plan is None:
-        return run_closed_jaxpr(closed, args, donated_invars, where=where)
+    if plan is None:   # on one device: the one a SingleDeviceSharding names, committed
+        device = next((s.device for s in tuple(in_shardings or ()) + tuple(out_shardings or ())
+                       if isinstance(s, sharding_mod.SingleDeviceSharding)), None)
+        return run_closed_jaxpr(closed, args, donated_invars, device, where=where)
     if devices_mod.xla_runtime() is None:   # one device (NumPy): shardings change nothing
         return NumpyExecutable(closed, None)(args)
     entry = sharded_executable(closed, donated_invars, plan)

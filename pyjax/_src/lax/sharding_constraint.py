@@ -147,7 +147,13 @@ sharding_constraint_p = define_primitive(
 
 def with_sharding_constraint(x, shardings):
     """x (a pytree) with each leaf constrained to its sharding (a Sharding, or a
-    PartitionSpec on the current mesh; a pytree prefix of x)."""
+    PartitionSpec on the current mesh; a pytree prefix of x). Under a context mesh whose
+    axes are all Explicit, the split is in the types: the constraint asserts it."""
+    return _constrain(x, shardings,
+                      sharding_mod.get_abstract_mesh().are_all_axes_explicit)
+
+
+def _constrain(x, shardings, assert_typed):
     leaves, tree = tree_util.tree_flatten(x)
     if isinstance(shardings, (sharding_mod.Sharding, sharding_mod.PartitionSpec)):
         targets = [shardings] * len(leaves)
@@ -168,8 +174,26 @@ def with_sharding_constraint(x, shardings):
                                  f"mesh), got {target}.")
             out.append(_on_device(leaf, target.device))
             continue
+        if assert_typed:
+            _assert_typed_as(get_aval(leaf), target)
+            out.append(leaf)
+            continue
         out.append(sharding_constraint_p.bind(leaf, sharding=target))
     return tree_util.tree_unflatten(tree, out)
+
+
+def _assert_typed_as(aval, target):
+    """JAX's check that a value's type is split as `target` says (dimensions left
+    UNCONSTRAINED match any split)."""
+    have = sharding_mod.PartitionSpec(*aval.sharding.spec._normalized(aval.ndim))
+    want = sharding_mod.PartitionSpec(*target.spec._normalized(aval.ndim))
+    if any(w is not sharding_mod.UNCONSTRAINED and h != w
+           for h, w in zip(have.partitions, want.partitions)):
+        raise AssertionError(
+            "`with_sharding_constraint` acts as an assert when all axes of mesh are of "
+            f"type `Explicit`. The array sharding: {aval.sharding.spec} did not match the "
+            f"sharding provided: {target.spec}. Please use `jax.sharding.reshard` to "
+            "shard your input to the sharding you want.")
 
 
 def _check_spec_has_mesh(target):
@@ -246,7 +270,7 @@ def reshard(xs, out_shardings):
             out_shardings, is_leaf=lambda s: isinstance(s, sharding_mod.PartitionSpec)):
         _check_spec_has_mesh(target)
         check_explicit_axes(target, "reshard")
-    return with_sharding_constraint(xs, out_shardings)
+    return _constrain(xs, out_shardings, assert_typed=False)
 
 
 def _mesh_of(shardings, name):
