@@ -149,11 +149,14 @@ def with_sharding_constraint(x, shardings):
     """x (a pytree) with each leaf constrained to its sharding (a Sharding, or a
     PartitionSpec on the current mesh; a pytree prefix of x). Under a context mesh whose
     axes are all Explicit, the split is in the types: the constraint asserts it."""
-    return _constrain(x, shardings,
-                      sharding_mod.get_abstract_mesh().are_all_axes_explicit)
+    return constrain(x, shardings,
+                     sharding_mod.get_abstract_mesh().are_all_axes_explicit)
 
 
-def _constrain(x, shardings, assert_typed):
+def constrain(x, shardings, assert_typed=False):
+    """x (a pytree) laid out as `shardings` (a prefix): the constraint, which retypes a
+    value split over Explicit axes (reshard, device_put under a trace); with
+    `assert_typed`, a check that the types already say so."""
     leaves, tree = tree_util.tree_flatten(x)
     if isinstance(shardings, (sharding_mod.Sharding, sharding_mod.PartitionSpec)):
         targets = [shardings] * len(leaves)
@@ -226,7 +229,7 @@ def apply_out_sharding(x, out_sharding, what):
         return x
     _, placed = out_sharding_for(out_sharding, get_aval(x).ndim, what)
     return reshard(x, out_sharding) if placed is None else \
-        with_sharding_constraint(x, placed)
+        constrain(x, placed)
 
 
 def takes_out_sharding(fn):
@@ -270,7 +273,7 @@ def reshard(xs, out_shardings):
             out_shardings, is_leaf=lambda s: isinstance(s, sharding_mod.PartitionSpec)):
         _check_spec_has_mesh(target)
         check_explicit_axes(target, "reshard")
-    return _constrain(xs, out_shardings, assert_typed=False)
+    return constrain(xs, out_shardings)
 
 
 def _mesh_of(shardings, name):
