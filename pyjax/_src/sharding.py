@@ -11,6 +11,7 @@ import enum
 import functools
 import itertools
 import math
+import operator
 import threading
 import warnings
 import weakref
@@ -234,12 +235,12 @@ class _AxesOfMesh:
     auto_axes = property(lambda self: self._axes_of_type(AxisType.Auto))
     explicit_axes = property(lambda self: self._axes_of_type(AxisType.Explicit))
     manual_axes = property(lambda self: self._axes_of_type(AxisType.Manual))
-    are_all_axes_auto = property(lambda self: all(t == AxisType.Auto
-                                                  for t in self.axis_types))
-    are_all_axes_explicit = property(lambda self: all(t == AxisType.Explicit
-                                                      for t in self.axis_types))
-    are_all_axes_manual = property(lambda self: all(t == AxisType.Manual
-                                                    for t in self.axis_types))
+    def _all_axes_of_type(self, kind):   # (False for a mesh without axes, as in JAX)
+        return bool(self.axis_types) and all(t == kind for t in self.axis_types)
+
+    are_all_axes_auto = property(lambda self: self._all_axes_of_type(AxisType.Auto))
+    are_all_axes_explicit = property(lambda self: self._all_axes_of_type(AxisType.Explicit))
+    are_all_axes_manual = property(lambda self: self._all_axes_of_type(AxisType.Manual))
 
 
 def _checked_axes(axis_sizes, axis_names, axis_types, what):
@@ -438,6 +439,10 @@ class set_mesh:
     def __init__(self, mesh):
         if not isinstance(mesh, Mesh):
             raise TypeError(f"set_mesh expects a jax.sharding.Mesh, got {mesh!r}.")
+        if mesh.manual_axes:
+            raise ValueError(f"mesh {mesh} contains manual axes which is not allowed when "
+                             "using `jax.set_mesh`. Please use `jax.shard_map` to enter "
+                             "into `Manual` mode instead.")
         self.mesh = mesh
         self._previous = list(_mesh_state.stack)
         _mesh_state.stack.append(mesh)
@@ -506,7 +511,12 @@ def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None):
     named by a bare string, as Mesh allows."""
     if isinstance(axis_names, str):
         axis_names = (axis_names,)
-    axis_shapes, axis_names = tuple(axis_shapes), tuple(axis_names)
+    try:
+        axis_shapes = tuple(operator.index(s) for s in axis_shapes)
+    except TypeError:
+        raise ValueError("`axis_shapes` passed to `make_mesh` should be a sequence of "
+                         f"ints. Got {axis_shapes}") from None
+    axis_names = tuple(axis_names)
     if len(axis_shapes) != len(axis_names):
         raise ValueError(f"Length of axis_shapes {axis_shapes} and axis_names "
                          f"{axis_names} must be equal.")
@@ -665,6 +675,10 @@ class NamedSharding(Sharding):
                         f"axis to at most one positional dimension, but {spec} has "
                         f"duplicate entries for `{name}`")
                 seen.add(name)
+        if UNCONSTRAINED in spec.partitions and AxisType.Auto not in mesh.axis_types:
+            raise ValueError(f"{spec} cannot contain `P.UNCONSTRAINED` when no mesh "
+                             f"axis_types are `Auto`. Got mesh axis_types: "
+                             f"{_types_str(mesh.axis_types)}")
 
     memory_kind = property(lambda self: "device")
 
@@ -876,9 +890,13 @@ def canonical_sharding(value: Any, what: str):
     if isinstance(value, PartitionSpec):
         mesh = current_mesh()
         if mesh is None:
-            raise ValueError(f"{what}: a bare PartitionSpec {value} needs a mesh; pass "
-                             "NamedSharding(mesh, spec) or enter `with jax.set_mesh(mesh):` "
-                             "first.")
+            if what == "device_put":   # JAX's words, per API
+                raise ValueError("Please set a mesh via `jax.set_mesh` if a PartitionSpec "
+                                 "is passed to device_put")
+            raise ValueError("Using PartitionSpec when you are not under a mesh context is "
+                             "not allowed. Please pass a NamedSharding instance or enter "
+                             f"into a mesh context via `jax.set_mesh`. Got {value} (passed "
+                             f"to {what})")
         return NamedSharding(mesh, value)
     raise TypeError(f"{what} must be a jax.sharding.Sharding (e.g. NamedSharding) or a "
                     f"PartitionSpec, got {value!r} of type {type(value)}.")
@@ -933,6 +951,14 @@ def typed_aval(aval, sharding):
     found = type_sharding(sharding, len(aval.shape))
     return aval if found is aval._sharding or found == aval._sharding else \
         aval.update(sharding=found)
+
+
+def concrete_mesh_of(abstract_mesh, context):
+    """The concrete mesh an AbstractMesh stands for: `context` (a Mesh, or None) when it
+    has the abstract mesh's axis names and sizes, else None."""
+    if context is not None and context.shape_tuple == abstract_mesh.shape_tuple:
+        return context
+    return None
 
 
 def concrete_sharding(type_sharding_, mesh):

@@ -467,8 +467,11 @@ def test_partition_spec_is_jax_like():
 
 
 def test_bare_spec_needs_a_mesh():
-    with pytest.raises(ValueError, match="needs a mesh"):
+    with pytest.raises(ValueError, match="not under a mesh context is not allowed"):
         jax.lax.with_sharding_constraint(np.ones(2), P("x"))
+    with pytest.raises(ValueError, match="Please set a mesh via `jax.set_mesh` if a "
+                       "PartitionSpec is passed to device_put"):
+        jax.device_put(np.arange(8), P("x"))
 
 
 def test_mesh_needs_enough_devices():

@@ -101,8 +101,8 @@ def _put_leaf(x, device, src=None, semantics=transfers.ArrayCopySemantics.REUSE_
 
 def _put_sharded_leaf(x, sharding):
     """x laid out over the devices of the NamedSharding `sharding`."""
-    if isinstance(x, Tracer):
-        return sharding_constraint.with_sharding_constraint(x, sharding)
+    if isinstance(x, Tracer):   # retypes x (no assert, as with_sharding_constraint)
+        return sharding_constraint.constrain(x, sharding)
     if type(x) is Array and x._sharding is not None and x.committed and \
             sharding_mod.same_layout(x._sharding, sharding, x.ndim):
         return x if x._sharding == sharding else _relabel(x, sharding)

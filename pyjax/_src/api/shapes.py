@@ -92,7 +92,9 @@ def abstractify(x):
     """The aval of an argument that may be a ShapeDtypeStruct or anything array-like."""
     if isinstance(x, ShapeDtypeStruct):
         shape = canonicalize_shape(x.shape, f"argument {x}")
-        return ShapedArray(shape, dtypes.canonicalize_dtype(x.dtype), x.weak_type)
+        aval = ShapedArray(shape, dtypes.canonicalize_dtype(x.dtype), x.weak_type)
+        # split over Explicit mesh axes, the array it describes has them in its type
+        return aval if x._sharding is None else sharding_mod.typed_aval(aval, x.sharding)
     if isinstance(x, ShapedArray):   # an aval stands for itself (as in JAX's lower)
         return x
     return get_aval(x)

@@ -352,32 +352,40 @@ class ShardingPlan(NamedTuple):
     out_shardings: tuple
 
 
-def meshes_in(jaxpr):
+def meshes_in(jaxpr, context=None):
     """The meshes that equations of `jaxpr` (or of jaxprs nested in it) name in their
-    params (sharding constraints, shard_map)."""
+    params (sharding constraints, shard_map, out_sharding). A sharding over an
+    AbstractMesh (a type's, or a bare PartitionSpec's under jax.set_mesh) names the
+    `context` mesh when that mesh has its shape and names."""
     found = []
     for eqn in jaxpr.eqns:
         for value in eqn.params.values():
             mesh = value if isinstance(value, sharding_mod.Mesh) else \
                 getattr(value, "mesh", None) if isinstance(value, sharding_mod.NamedSharding) \
                 else None
-            # (a type's sharding in a param names an AbstractMesh: no devices to run on)
-            if isinstance(mesh, sharding_mod.Mesh) and mesh not in found:
+            if isinstance(mesh, sharding_mod.AbstractMesh):
+                mesh = sharding_mod.concrete_mesh_of(mesh, context)
+            if mesh is not None and mesh not in found:
                 found.append(mesh)
         for sub in sub_jaxprs(eqn):
-            found += [m for m in meshes_in(sub) if m not in found]
+            found += [m for m in meshes_in(sub, context) if m not in found]
     return found
 
 
-# closed jaxpr -> meshes_in(its jaxpr)
-_meshes_named: weakref.WeakKeyDictionary[ClosedJaxpr, tuple] = weakref.WeakKeyDictionary()
+# closed jaxpr -> {context mesh: meshes_in(its jaxpr, context mesh)}
+_meshes_named: weakref.WeakKeyDictionary[ClosedJaxpr, dict] = weakref.WeakKeyDictionary()
 
 
 def meshes_named_in(closed) -> tuple:
-    """meshes_in(closed.jaxpr), computed once per closed jaxpr (every sharded call asks)."""
-    found = _meshes_named.get(closed)
+    """meshes_in(closed.jaxpr) under this thread's context mesh, computed once per closed
+    jaxpr and context mesh (every sharded call asks)."""
+    context = sharding_mod.current_mesh()
+    per_context = _meshes_named.get(closed)
+    if per_context is None:
+        per_context = _meshes_named.setdefault(closed, {})
+    found = per_context.get(context)
     if found is None:
-        found = _meshes_named[closed] = tuple(meshes_in(closed.jaxpr))
+        found = per_context[context] = tuple(meshes_in(closed.jaxpr, context))
     return found
 
 
@@ -443,6 +451,17 @@ def sharding_plan(closed, args, in_shardings=None, out_shardings=None, where=Non
     return ShardingPlan(mesh, tuple(plan_in), out_shardings)
 
 
+def laid_out_as_typed(x):
+    """An eager result whose type splits it over a mesh's Explicit axes (e.g. from an
+    out_sharding=), laid out so on the context mesh (jax.set_mesh) that the type names;
+    as it is without one."""
+    mesh = sharding_mod.concrete_mesh_of(x.aval._sharding.mesh, sharding_mod.current_mesh())
+    if mesh is None or devices_mod.xla_runtime() is None:
+        return x
+    return sharded_array(x._value, x.aval,
+                         sharding_mod.concrete_sharding(x.aval._sharding, mesh))
+
+
 def jax_type_str(aval):
     """float32[8,2], as JAX's sharding errors write a type."""
     return f"{aval.dtype.name}[{','.join(map(str, aval.shape))}]"
@@ -487,8 +506,10 @@ def run_sharded(closed, args, donated_invars=(), in_shardings=None, out_sharding
     plan = sharding_plan(closed, args, in_shardings, out_shardings, where)
     if devices_mod.process_count() > 1:
         config.check_thread_guard(where or "a sharded computation")
-    if plan is None:
-        return run_closed_jaxpr(closed, args, donated_invars, where=where,
+    if plan is None:   # on one device: the one a SingleDeviceSharding names, committed
+        device = next((s.device for s in tuple(in_shardings or ()) + tuple(out_shardings or ())
+                       if isinstance(s, sharding_mod.SingleDeviceSharding)), None)
+        return run_closed_jaxpr(closed, args, donated_invars, device, where=where,
                                 compiler_options=compiler_options)
     if devices_mod.xla_runtime() is None:   # one device (NumPy): shardings change nothing
         return NumpyExecutable(closed, None)(args)
@@ -503,6 +524,8 @@ def run_sharded(closed, args, donated_invars=(), in_shardings=None, out_sharding
         laid_out.append(x)
     outs = exe(laid_out)
     for out, asked in zip(outs, plan.out_shardings):
+        if asked is None:   # XLA's choice: named as an argument laid out alike, as JAX does
+            asked = _argument_spelling(out, plan.in_shardings)
         if asked is not None:   # the user's spelling (P('x', None) stays so)
             out._sharding = asked
             out.aval = sharding_mod.typed_aval(out.aval, asked)
@@ -510,6 +533,20 @@ def run_sharded(closed, args, donated_invars=(), in_shardings=None, out_sharding
         if type(args[i]) is Array:
             args[i].delete("donated")
     return outs
+
+
+def _argument_spelling(out, in_shardings):
+    """The first of the arguments' shardings that lays `out` out as XLA chose (JAX names
+    such a result by it: P('x', None) stays so), or None."""
+    held = out._sharding
+    if not isinstance(held, sharding_mod.NamedSharding):
+        return None
+    for s in in_shardings:
+        if s is held or (isinstance(s, sharding_mod.NamedSharding) and s.mesh is held.mesh
+                         and len(s.spec) <= out.ndim and not s.spec.unreduced
+                         and sharding_mod.same_layout(s, held, out.ndim)):
+            return s
+    return None
 
 
 # --- eager primitives on committed arrays ---------------------------------------------------

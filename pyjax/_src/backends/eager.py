@@ -56,12 +56,15 @@ class EvalTrace(Trace):
             outs = [wrap(v, a) for v, a in zip(out, out_aval)]
             if config.debug_nans.value or config.debug_infs.value:
                 check_nans(prim.name, [o._value for o in outs], values)
-            return outs
+            return [o if o.aval._sharding is None else dispatch.laid_out_as_typed(o)
+                    for o in outs]
         if type(out) is not np.ndarray or out.dtype != out_aval.dtype:
             out = np.asarray(out).astype(out_aval.dtype, copy=False)
         result = Array(out, False, None, False, out_aval)
         if config.debug_nans.value or config.debug_infs.value:
             check_nans(prim.name, [out], values)
+        if out_aval._sharding is not None:   # split over Explicit mesh axes by its type
+            return dispatch.laid_out_as_typed(result)
         return result
 
     def run_on_host(self, prim, args, params):

@@ -485,6 +485,15 @@ class FunctionContext:
         aval = x.aval if out_dtype is None else x.aval.update(dtype=out_dtype)
         return self.op(name, [x, y], aval)
 
+    def typed_broadcast(self, x, shape):
+        """An operand of an elementwise op broadcast to its result's shape, constrained
+        to the split of the result's type (as JAX does) in a partitioned module."""
+        out = self.broadcast(x, shape)
+        if out is x or self.module.mesh is None or self.module.manual_axes \
+                or len(self.avals_out) != 1 or self.avals_out[0].shape != out.aval.shape:
+            return out
+        return self._constrain_to_type(out, self.avals_out[0])
+
     def broadcast(self, x, shape):
         """x broadcast to `shape` (x is rank 0 or has the same rank with 1s to stretch)."""
         shape = tuple(shape)
@@ -798,7 +807,7 @@ def elementwise_lowering(op_name):
     operands are broadcast to the result shape."""
     def lower(ctx, *xs, **params):
         out = ctx.avals_out[0]
-        xs = [ctx.broadcast(x, out.shape) for x in xs]
+        xs = [ctx.typed_broadcast(x, out.shape) for x in xs]
         return ctx.op(op_name, xs, out.strip_weak_type())
     lower.__name__ = f"lower_{op_name.split('.')[-1]}"
     return lower
@@ -808,7 +817,7 @@ def compare_lowering(direction, total_order=False):
     """stablehlo.compare; complex orderings compare (real, imag) lexicographically."""
     def lower(ctx, x, y):
         shape = ctx.avals_out[0].shape    # size-1 dims of either operand stretch
-        x, y = ctx.broadcast(x, shape), ctx.broadcast(y, shape)
+        x, y = ctx.typed_broadcast(x, shape), ctx.typed_broadcast(y, shape)
         if dtypes.is_complex(x.aval.dtype) and direction not in ("EQ", "NE"):
             return complex_order(ctx, x, y, direction)
         return ctx.compare(x, y, direction, total_order)

@@ -17,7 +17,7 @@ from pyjax._src.lax import builders as b
 from pyjax._src.lax import sharding_rules
 from pyjax._src.lax import structural as st
 from pyjax._src.lax.builders import NUMBER
-from pyjax._src.lax.sharding_constraint import out_sharding_for, with_sharding_constraint
+from pyjax._src.lax.sharding_constraint import constrain, out_sharding_for
 from pyjax._src.lax.precision_ops import (DotAlgorithmPreset, canonicalize_precision,
                                              is_dot_algorithm)
 from pyjax._src.util import quietly
@@ -332,7 +332,7 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     out = dot_general_p.bind(lhs, rhs, dimension_numbers=dims,
                              precision=canonicalize_precision(precision),
                              preferred_element_type=pet, out_sharding=typed)
-    return out if placed is None else with_sharding_constraint(out, placed)
+    return out if placed is None else constrain(out, placed)
 
 
 def dot(lhs, rhs, precision=None, preferred_element_type=None, out_sharding=None):

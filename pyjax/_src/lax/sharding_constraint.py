@@ -16,7 +16,7 @@ from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import dispatch
 from pyjax._src.backends.stablehlo import LoweringError
 from pyjax._src.core.avals import cotangent_sharding, get_aval
-from pyjax._src.core.trace import define_primitive
+from pyjax._src.core.trace import Tracer, define_primitive
 from pyjax._src.interpreters import ad
 from pyjax._src.lax import builders as b
 
@@ -38,7 +38,10 @@ def _abstract_eval(aval, *, sharding):
 
 def _eager(x, *, sharding):
     """At top level the constraint is a transfer: x laid out as `sharding`, which must
-    use the devices (in their order) that x is committed to, as in JAX."""
+    use the devices (in their order) that x is committed to, as in JAX. A sharding over
+    an AbstractMesh names the mesh x is laid out over."""
+    if isinstance(sharding.mesh, sharding_mod.AbstractMesh):
+        sharding = _on_mesh_of(x, sharding)
     aval = _abstract_eval(get_aval(x), sharding=sharding)
     if type(x) is Array and x.committed:
         held = x._sharding._device_assignment if x._sharding is not None else (x._device,)
@@ -53,9 +56,48 @@ def _eager(x, *, sharding):
             sharding_mod.same_layout(x._sharding, sharding, aval.ndim):
         return x
     value = x._value if type(x) is Array else np.asarray(x, aval.dtype)
+    if aval._sharding is not None:   # JAX names the result's layout by its type: P('x', None)
+        sharding = sharding_mod.NamedSharding(sharding.mesh, sharding.spec.update(
+            partitions=sharding.spec.partitions
+            + (None,) * (aval.ndim - len(sharding.spec.partitions))))
     if devices_mod.xla_runtime() is None:
         return Array(np.asarray(value), aval=aval, committed=True, sharding=sharding)
     return sharded_array(value, aval, sharding)
+
+
+def _on_device(x, device):
+    """At top level, a constraint to one device is a transfer there (committed)."""
+    aval = get_aval(x)
+    if type(x) is Array and x.committed:
+        held = x._sharding._device_assignment if x._sharding is not None else (x._device,)
+        if held != (device,):
+            raise ValueError(
+                f"Received incompatible devices for jitted computation. Got argument x of "
+                f"with_sharding_constraint with shape {dispatch.jax_type_str(aval)} and with "
+                f"device ids {[d.id for d in held]} on platform CPU and explicit output "
+                f"sharding with device ids [{device.id}] on platform CPU")
+    value = x._value if type(x) is Array else np.asarray(x, aval.dtype)
+    return Array(np.asarray(value), device=device, committed=True, aval=aval)
+
+
+def _on_mesh_of(x, sharding):
+    """`sharding` (over an AbstractMesh) over the concrete mesh that x is laid out over;
+    JAX's errors where x has none or it has another shape."""
+    shape = dispatch.jax_type_str(get_aval(x))
+    if type(x) is not Array:
+        raise ValueError("Target sharding contains a `jax.sharding.AbstractMesh` which "
+                         "requires the input passed should be a `jax.Array`. Got "
+                         f"{type(x)} with shape {shape}")
+    if not isinstance(x._sharding, sharding_mod.NamedSharding):
+        raise TypeError("The sharding on the input must be a `NamedSharding` since the "
+                        "target sharding has an `AbstractMesh` in it. Got sharding type "
+                        f"{type(x.sharding)} for shape {shape}")
+    mesh = sharding_mod.concrete_mesh_of(sharding.mesh, x._sharding.mesh)
+    if mesh is None:
+        raise ValueError(f"Mesh shape of the input {x._sharding.mesh.shape_tuple} does not "
+                         "match the mesh shape of the target sharding "
+                         f"{sharding.mesh.shape_tuple} for shape {shape}")
+    return sharding_mod.NamedSharding(mesh, sharding.spec)
 
 
 def _transpose(ct, x, *, sharding):
@@ -101,7 +143,10 @@ def _batch(args, dims, *, sharding):
 
 
 def _lower(ctx, x, *, sharding):
-    if ctx.module.mesh is None or ctx.module.mesh != sharding.mesh:
+    mesh = ctx.module.mesh
+    if isinstance(sharding.mesh, sharding_mod.AbstractMesh):   # names the program's mesh
+        mesh = sharding_mod.concrete_mesh_of(sharding.mesh, mesh)
+    if mesh is None or ctx.module.mesh != mesh:
         raise LoweringError(
             f"with_sharding_constraint to {sharding} in a program partitioned over "
             f"{ctx.module.mesh}: every sharding in one jit must use the same mesh.")
@@ -123,7 +168,16 @@ sharding_constraint_p = define_primitive(
 
 def with_sharding_constraint(x, shardings):
     """x (a pytree) with each leaf constrained to its sharding (a Sharding, or a
-    PartitionSpec on the current mesh; a pytree prefix of x)."""
+    PartitionSpec on the current mesh; a pytree prefix of x). Under a context mesh whose
+    axes are all Explicit, the split is in the types: the constraint asserts it."""
+    return constrain(x, shardings,
+                     sharding_mod.get_abstract_mesh().are_all_axes_explicit)
+
+
+def constrain(x, shardings, assert_typed=False):
+    """x (a pytree) laid out as `shardings` (a prefix): the constraint, which retypes a
+    value split over Explicit axes (reshard, device_put under a trace); with
+    `assert_typed`, a check that the types already say so."""
     leaves, tree = tree_util.tree_flatten(x)
     if isinstance(shardings, (sharding_mod.Sharding, sharding_mod.PartitionSpec)):
         targets = [shardings] * len(leaves)
@@ -132,12 +186,38 @@ def with_sharding_constraint(x, shardings):
                                              "shardings")
     out = []
     for leaf, target in zip(leaves, targets):
+        if target is None:
+            raise ValueError("One of with_sharding_constraint arguments got sharding None "
+                             "which is not allowed. Please only pass "
+                             "`jax.sharding.Sharding` instances.")
         target = sharding_mod.canonical_sharding(target, "with_sharding_constraint")
         if isinstance(target, sharding_mod.SingleDeviceSharding):
-            raise ValueError(f"with_sharding_constraint needs a NamedSharding (or a "
-                             f"PartitionSpec on the current mesh), got {target}.")
+            if isinstance(leaf, Tracer):
+                raise ValueError(f"with_sharding_constraint inside a traced function needs "
+                                 f"a NamedSharding (or a PartitionSpec on the current "
+                                 f"mesh), got {target}.")
+            out.append(_on_device(leaf, target.device))
+            continue
+        if assert_typed:
+            _assert_typed_as(get_aval(leaf), target)
+            out.append(leaf)
+            continue
         out.append(sharding_constraint_p.bind(leaf, sharding=target))
     return tree_util.tree_unflatten(tree, out)
+
+
+def _assert_typed_as(aval, target):
+    """JAX's check that a value's type is split as `target` says (dimensions left
+    UNCONSTRAINED match any split)."""
+    have = sharding_mod.PartitionSpec(*aval.sharding.spec._normalized(aval.ndim))
+    want = sharding_mod.PartitionSpec(*target.spec._normalized(aval.ndim))
+    if any(w is not sharding_mod.UNCONSTRAINED and h != w
+           for h, w in zip(have.partitions, want.partitions)):
+        raise AssertionError(
+            "`with_sharding_constraint` acts as an assert when all axes of mesh are of "
+            f"type `Explicit`. The array sharding: {aval.sharding.spec} did not match the "
+            f"sharding provided: {target.spec}. Please use `jax.sharding.reshard` to "
+            "shard your input to the sharding you want.")
 
 
 def check_spec_has_mesh(target):
@@ -159,6 +239,7 @@ def out_sharding_for(out_sharding, ndim, what):
         return None, None
     check_spec_has_mesh(out_sharding)
     given = sharding_mod.canonical_sharding(out_sharding, what)
+    check_explicit_axes(given, what)
     typed = sharding_mod.type_sharding(given, ndim)
     return (typed, None) if typed is not None else (None, given)
 
@@ -171,7 +252,7 @@ def apply_out_sharding(x, out_sharding, what):
     if typed is not None and get_aval(x)._sharding == typed:
         return x   # already of that type (a partial sum stays one)
     return reshard(x, out_sharding) if placed is None else \
-        with_sharding_constraint(x, placed)
+        constrain(x, placed)
 
 
 def takes_out_sharding(fn):
@@ -190,6 +271,23 @@ def takes_out_sharding(fn):
     return run
 
 
+def check_explicit_axes(target, what):
+    """JAX's error for a sharding that names Auto or Manual mesh axes where only
+    Explicit ones may be named (a function's out_sharding=, reshard)."""
+    if not isinstance(target, sharding_mod.NamedSharding):
+        return
+    mesh, spec = target.mesh, target.spec
+    for entry in spec.partitions:
+        for name in () if entry is None or entry is sharding_mod.UNCONSTRAINED \
+                else (entry,) if isinstance(entry, str) else entry:
+            kind = mesh.axis_types[mesh.axis_names.index(name)]
+            if kind != sharding_mod.AxisType.Explicit:
+                raise ValueError(
+                    f"PartitionSpec passed to {what} cannot contain axis names that are "
+                    f"of type Auto or Manual. Got PartitionSpec: {spec} with axis name: "
+                    f"{name} of type: AxisType.{kind.name}.")
+
+
 def reshard(xs, out_shardings):
     """xs (a pytree) laid out as out_shardings (Shardings, or PartitionSpecs on the
     current mesh; a pytree prefix of xs): a transfer at top level, a sharding
@@ -197,19 +295,8 @@ def reshard(xs, out_shardings):
     for target in tree_util.tree_leaves(
             out_shardings, is_leaf=lambda s: isinstance(s, sharding_mod.PartitionSpec)):
         check_spec_has_mesh(target)
-        if isinstance(target, sharding_mod.NamedSharding):
-            mesh = target.mesh
-            for entry in target.spec.partitions:
-                for name in () if entry is None or entry is sharding_mod.UNCONSTRAINED \
-                        else (entry,) if isinstance(entry, str) else entry:
-                    kind = mesh.axis_types[mesh.axis_names.index(name)]
-                    if kind != sharding_mod.AxisType.Explicit:
-                        raise ValueError(
-                            "PartitionSpec passed to reshard cannot contain axis names "
-                            "that are of type Auto or Manual. Got PartitionSpec: "
-                            f"{target.spec} with axis name: {name} of type: "
-                            f"AxisType.{kind.name}.")
-    return with_sharding_constraint(xs, out_shardings)
+        check_explicit_axes(target, "reshard")
+    return constrain(xs, out_shardings)
 
 
 def _mesh_of(shardings, name):

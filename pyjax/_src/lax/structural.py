@@ -16,7 +16,7 @@ from pyjax._src.interpreters.ad import linear_jvp
 from pyjax._src.lax import builders as b
 from pyjax._src.lax import sharding_rules
 from pyjax._src.lax import elementwise as ew
-from pyjax._src.lax.sharding_constraint import out_sharding_for, with_sharding_constraint
+from pyjax._src.lax.sharding_constraint import constrain, out_sharding_for
 from pyjax._src.util import canonicalize_axis, prod
 from pyjax._src.lax.sharding_constraint import takes_out_sharding
 
@@ -229,7 +229,7 @@ def reshape(operand, new_sizes, dimensions=None, *, out_sharding=None):
     if dims is None and new_sizes == aval.shape and out_sharding is None:
         return as_array(operand)
     out = reshape_p.bind(operand, new_sizes=new_sizes, dimensions=dims, sharding=typed)
-    return out if placed is None else with_sharding_constraint(out, placed)
+    return out if placed is None else constrain(out, placed)
 
 
 # --- transpose --------------------------------------------------------------------------

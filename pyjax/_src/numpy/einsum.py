@@ -13,7 +13,8 @@ from pyjax._src.sharding import NamedSharding, canonical_sharding
 from pyjax._src.sharding import PartitionSpec as P
 from pyjax._src.lax import dot as ldot
 from pyjax._src.lax import reductions as lred
-from pyjax._src.lax.sharding_constraint import apply_out_sharding, check_spec_has_mesh
+from pyjax._src.lax.sharding_constraint import (apply_out_sharding, check_explicit_axes,
+                                                check_spec_has_mesh)
 from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy import array_manipulation as more
 from pyjax._src.numpy.util import check_arraylike, ensure_array, promote_dtypes
@@ -229,6 +230,7 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
     if out_sharding is not None:
         check_spec_has_mesh(out_sharding)
         target = canonical_sharding(out_sharding, "jnp.einsum")
+        check_explicit_axes(target, "einsum")
         parts = target.spec.partitions + (None,) * (len(output) - len(target.spec))
         split = (target.mesh, dict(zip(output, parts)), target.spec.unreduced)
     for k in range(len(ops)):
@@ -249,4 +251,4 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
     result = lnp.transpose(x, perm) if perm != tuple(range(len(perm))) else x
     if preferred_element_type is not None:
         result = lnp.asarray(result, preferred_element_type)
-    return ensure_array(apply_out_sharding(result, out_sharding, "jnp.einsum"))
+    return ensure_array(apply_out_sharding(result, out_sharding, "einsum"))

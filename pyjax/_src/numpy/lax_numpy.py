@@ -11,6 +11,8 @@ import numpy as np
 
 from pyjax._src import dtypes, errors
 from pyjax._src.api.devices import device_put
+from pyjax._src.api.shapes import ShapeDtypeStruct
+from pyjax._src.sharding import AbstractMesh, NamedSharding, concrete_mesh_of, current_mesh
 from pyjax._src.array import Array
 from pyjax._src.basearray import Array as PublicArray
 from pyjax._src.core.avals import ShapedArray, get_aval
@@ -23,7 +25,7 @@ from pyjax._src.numpy.util import (check_arraylike, convert, ensure_array, exten
                                    is_arraylike, promote_dtypes)
 from pyjax._src.util import canonicalize_axes, canonicalize_axis, canonicalize_shape
 from pyjax._src.lax.sharding_constraint import takes_out_sharding
-from pyjax._src.sharding import NamedSharding, canonical_sharding
+from pyjax._src.sharding import canonical_sharding
 
 ndarray = PublicArray
 
@@ -306,6 +308,8 @@ def _full_like(name, a, fill_value, dtype, shape, device):
     is committed to a device and no shape or device is given, as in JAX."""
     if device is None and shape is None and isinstance(a, Array) and a.committed:
         device = a.sharding
+    if device is None and shape is None and isinstance(a, ShapeDtypeStruct):
+        device = _described_placement(a)
     keys_dtype = extended_dtype(a)
     if keys_dtype is not None or isinstance(dtype, dtypes.ExtendedDType):
         target = a.shape if shape is None else shape
@@ -316,6 +320,16 @@ def _full_like(name, a, fill_value, dtype, shape, device):
     dtype = dtypes.check_user_dtype(dtype, name) if dtype is not None else aval.dtype
     out = full(aval.shape if shape is None else _shape_arg(shape, name), fill_value, dtype)
     return _place(convert(out, dtype, True) if weak else out, device)
+
+
+def _described_placement(sds):
+    """Where the array a ShapeDtypeStruct describes lies: its NamedSharding (one over an
+    AbstractMesh names the context mesh of its shape), or None."""
+    found = sds.sharding if isinstance(sds.sharding, NamedSharding) else None
+    if found is not None and isinstance(found.mesh, AbstractMesh):
+        mesh = concrete_mesh_of(found.mesh, current_mesh())
+        found = None if mesh is None else NamedSharding(mesh, found.spec)
+    return found
 
 
 def _concrete_scalar(x, name, arg):
