@@ -19,12 +19,33 @@ class ManualAxisType:
     aval.mat): the axes along which it varies from device to device, and those over
     which it is a partial sum still to be reduced / a value already reduced."""
 
-    __slots__ = ("varying", "unreduced", "reduced", "_key")
+    __slots__ = ("varying", "unreduced", "reduced", "_key", "_order")
 
     def __init__(self, varying=frozenset(), unreduced=frozenset(), reduced=frozenset()):
         self.varying, self.unreduced, self.reduced = (
             frozenset(varying), frozenset(unreduced), frozenset(reduced))
         self._key = (self.varying, self.unreduced, self.reduced)
+        # How types print the varying axes: in the order given (creators pass mesh
+        # order), or sorted when given as a set.
+        self._order = (tuple(varying) if isinstance(varying, (tuple, list))
+                       else tuple(sorted(self.varying, key=str)))
+
+    def update(self, **changes) -> ManualAxisType:
+        """This type with the given fields (varying, unreduced, reduced) replaced."""
+        fields = dict(varying=self._order, unreduced=self.unreduced, reduced=self.reduced)
+        fields.update(changes)
+        return ManualAxisType(**fields)
+
+    def invarying(self, mesh) -> frozenset:
+        """The manual axes of `mesh` along which the value is the same on every device."""
+        return frozenset(mesh.manual_axes) - (self.varying | self.unreduced | self.reduced)
+
+    def varying_str(self) -> str:
+        """{V:x} or {V:(x,y)} (as JAX prints a type), '' when varying along none."""
+        if not self.varying:
+            return ""
+        names = ",".join(map(str, self._order))
+        return f"{{V:{names if len(self._order) == 1 else f'({names})'}}}"
 
     def __eq__(self, other):
         return isinstance(other, ManualAxisType) and self._key == other._key
@@ -185,11 +206,14 @@ class ShapedArray:
         return ",".join(dims)
 
     def str_short(self):
-        """Compact form used in jaxprs: f32[3,4]."""
-        return f"{dtypes.dtype_name(self.dtype)}[{self._dims()}]"
+        """Compact form used in jaxprs: f32[3,4], f32[3]{V:i} inside shard_map."""
+        return f"{dtypes.dtype_name(self.dtype)}[{self._dims()}]{self._vma_str()}"
 
     def _dtype_and_shape(self):
-        return f"{self.dtype.name}[{self._dims()}]"
+        return f"{self.dtype.name}[{self._dims()}]{self._vma_str()}"
+
+    def _vma_str(self):
+        return "" if self._mat is None else self._mat.varying_str()
 
     def __str__(self):   # as JAX: float32[3], ~float32[] for a weak type
         return ("~" if self.weak_type else "") + self._dtype_and_shape()

@@ -180,7 +180,8 @@ def ppermute(x, axis_name, perm):
         raise TypeError(f"ppermute: perm must be a sequence of (source, destination) integer "
                         f"pairs, got {perm!r}.") from None
     _check_perm(perm, _group_size(names, None, "ppermute")[0], axis_name)
-    return tree_util.tree_map(lambda v: ppermute_p.bind(v, axis_name=names, perm=perm), x)
+    return tree_util.tree_map(lambda v: ppermute_p.bind(
+        parallel.vary_along(v, names), axis_name=names, perm=perm), x)
 
 
 def pshuffle(x, axis_name, perm):
@@ -202,7 +203,7 @@ def _all_gather_abstract_eval(x, *, axis_name, axis_size, all_gather_dimension, 
         shape[all_gather_dimension] *= axis_size
     else:
         shape.insert(all_gather_dimension, axis_size)
-    return ShapedArray(shape, x.dtype, x.weak_type)
+    return x.update(shape=tuple(shape))
 
 
 def _all_gather_stacked(x, n, *, all_gather_dimension, tiled, **_):
@@ -259,7 +260,8 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False,
                              f"rank {ndim} (tiled={tiled}).")
         if tiled and ndim == 0:
             raise ValueError("all_gather with tiled=True needs operands of rank >= 1.")
-        return all_gather_p.bind(v, axis_name=names, axis_size=size,
+        return all_gather_p.bind(parallel.vary_along(v, names), axis_name=names,
+                                 axis_size=size,
                                  all_gather_dimension=axis % bound, tiled=bool(tiled),
                                  axis_index_groups=groups)
     return tree_util.tree_map(gather, x)
@@ -327,6 +329,7 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
     params = dict(axis_name=names, axis_size=n, axis_index_groups=groups)
 
     def one(v):
+        v = parallel.vary_along(v, names)
         ndim = get_aval(v).ndim
         split = canonicalize_axis(split_axis, ndim, "split_axis")
         concat = canonicalize_axis(concat_axis, ndim, "concat_axis")
@@ -425,6 +428,7 @@ def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None,
     def one(v):
         if get_aval(v).dtype == np.bool_:
             v = ew.convert_element_type(v, np.int32)
+        v = parallel.vary_along(v, names)
         dim = canonicalize_axis(scatter_dimension, get_aval(v).ndim, "scatter_dimension")
         params = dict(axis_name=names, scatter_dimension=dim, axis_size=n, tiled=bool(tiled),
                       axis_index_groups=groups)
