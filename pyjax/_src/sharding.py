@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from pyjax._src import tree_util
+from pyjax._src import config, tree_util
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.core import avals
 
@@ -492,10 +492,16 @@ def current_manual():
 
 def vma_axes() -> tuple:
     """The manual axes whose variation values' types record (their `vma`), in mesh order:
-    those of the innermost shard_map body being traced with check_vma=True; () outside
-    any, or in a body with check_vma=False."""
+    those of the innermost shard_map body being traced with check_vma=True (but for
+    size-1 axes under jax_remove_size_one_mesh_axis_from_type); () outside any, or in a
+    body with check_vma=False."""
     state = _mesh_state
-    return state.manual[-1][1] if state.vma_typed and state.vma_typed[-1] else ()
+    if not (state.vma_typed and state.vma_typed[-1]):
+        return ()
+    mesh, axes = state.manual[-1]
+    if config.remove_size_one_mesh_axis_from_type.value:
+        return tuple(n for n in axes if mesh.shape[n] != 1)
+    return axes
 
 
 def order_wrt_mesh(names) -> tuple:

@@ -96,15 +96,16 @@ def _spec_axes(spec, ndim):
     return {n for entry in spec._normalized(ndim) for n in entry}
 
 
-def _vma_block_aval(aval, spec, mesh, where, check_vma):
-    """A body's argument: a block of `aval`, typed (check_vma) as varying along the axes
-    its spec splits it over, and along those it varied along outside."""
+def _vma_block_aval(aval, spec, mesh, where):
+    """A body's argument (traced inside _mesh_axes): a block of `aval`, typed (check_vma)
+    as varying along the axes its spec splits it over and those it varied along outside."""
     block = _block_aval(aval, spec, mesh, where)
-    if not check_vma:
+    typed = sharding_mod.vma_axes()
+    if not typed:
         return block
     axes = _spec_axes(spec, aval.ndim) | aval.vma
     return block.update(mat=block.mat.update(
-        varying=[n for n in mesh.axis_names if n in axes]))
+        varying=[n for n in mesh.axis_names if n in axes and n in typed]))
 
 
 def _missing_axes(mesh, manual_axes, spec, ndim):
@@ -422,8 +423,6 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
             entries, leaf_paths, dynamic, _spread(avals, dynamic)) if d]
         _check_in_ranks(f, name, in_fails, specs)
         _check_divisible(f, name, the_mesh, in_fails, specs)
-        blocks = [_vma_block_aval(a, s, the_mesh, f"shard_map of {name}, argument {i}",
-                                  check_vma) for i, (a, s) in enumerate(zip(avals, specs))]
         out_box = []
 
         def flat_body(*block_leaves):
@@ -443,6 +442,8 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
                     else x for x, (_, spec) in zip(outs, out_entries)]
 
         with _mesh_axes(the_mesh, manual, check_vma):
+            blocks = [_vma_block_aval(a, s, the_mesh, f"shard_map of {name}, argument {i}")
+                      for i, (a, s) in enumerate(zip(avals, specs))]
             closed, hoisted = pe.trace_to_closed_jaxpr(flat_body, blocks)
         out_paths, out_tree, out_entries = out_box[-1]
         o_specs = tuple(_as_spec(s, "out_specs") for _, s in out_entries)
@@ -665,7 +666,8 @@ def smap(f=None, /, *, in_axes=Infer, out_axes, axis_name):
         in_specs = Infer if in_axes is Infer else tree_util.tree_map(spec, in_axes,
                                                                      is_leaf=is_axis)
         out_specs = tree_util.tree_map(spec, out_axes, is_leaf=is_axis)
-        return shard_map(f, mesh=mesh, in_specs=in_specs, out_specs=out_specs,
+        # The context's mesh (inside a shard_map body, with its manual axes), as JAX.
+        return shard_map(f, in_specs=in_specs, out_specs=out_specs,
                          axis_names=frozenset({axis_name}))(*args)
 
     wrapped.__name__ = getattr(f, "__name__", "smap")
