@@ -120,9 +120,11 @@ class DynamicJaxprTrace(Trace):
     def process_primitive(self, prim, args, params):
         tracers = [self.own_or_lift(x) for x in args]
         vma = None
-        if not (prim.is_collective or prim.is_higher_order) and any(
-                t.aval.vma for t in tracers):
-            tracers, vma = self._match_varying(prim, tracers)
+        if not (prim.is_collective or prim.is_higher_order):   # they type vma themselves
+            for t in tracers:
+                if t.aval._mat is not None:   # (cheap test: no manual axis types at all)
+                    tracers, vma = self._match_varying(prim, tracers)
+                    break
         out_aval = prim.abstract_eval(*[t.aval for t in tracers], **params)
         out_avals = out_aval if prim.multiple_results else [out_aval]
         if vma is not None:
