@@ -253,6 +253,11 @@ remove_size_one_mesh_axis_from_type = config.define(
     "Treat mesh axes of size 1 as absent where values are typed by axes: e.g. "
     "lax.pcast(x, name, to='varying') over such an axis is no cast at all.",
     affects_tracing=True)
+auto_pcast = config.define(
+    "jax_auto_pcast", True, _parse_bool,
+    "Inside shard_map (check_vma=True), cast operands that vary along fewer manual axes "
+    "than the others to vary along them too (an implicit pvary), instead of raising.",
+    affects_tracing=True)
 check_tracer_leaks = config.define(
     "jax_check_tracer_leaks", False, _parse_bool,
     "Check, when a trace ends, that none of its tracers escaped.")
@@ -527,7 +532,6 @@ _NO_EFFECT_OPTIONS = [
     ("eager_constant_folding", False, _INTERNAL, {}),
     ("jax2tf_associative_scan_reductions", False,
      _INTERNAL + " (cumulative reductions lower one way)", {}),
-    ("jax_auto_pcast", True, _INTERNAL + " (pyjax does not type varying manual axes)", {}),
     ("jax_custom_vjp3", False, _INTERNAL, {}),
     ("jax_remat3", False, _INTERNAL, {}),
     ("jax_scan3", False, _INTERNAL, {}),

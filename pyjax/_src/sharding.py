@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from pyjax._src import tree_util
+from pyjax._src import config, tree_util
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.core import avals
 
@@ -420,6 +420,7 @@ class _MeshState(threading.local):
     def __init__(self):
         self.stack = []
         self.manual = []   # (mesh, manual axes) per shard_map body being traced, innermost last
+        self.vma_typed = []   # per body in `manual`: whether its values' types carry vma
         self.abstract = []   # meshes set with use_abstract_mesh, innermost last
 
 
@@ -494,15 +495,40 @@ def current_manual():
     return manual[-1] if manual else None
 
 
+def vma_axes() -> tuple:
+    """The manual axes whose variation values' types record (their `vma`), in mesh order:
+    those of the innermost shard_map body being traced with check_vma=True (but for
+    size-1 axes under jax_remove_size_one_mesh_axis_from_type); () outside any, or in a
+    body with check_vma=False."""
+    state = _mesh_state
+    if not (state.vma_typed and state.vma_typed[-1]):
+        return ()
+    mesh, axes = state.manual[-1]
+    if config.remove_size_one_mesh_axis_from_type.value:
+        return tuple(n for n in axes if mesh.shape[n] != 1)
+    return axes
+
+
+def order_wrt_mesh(names) -> tuple:
+    """`names` (manual axis names) in the order of the innermost shard_map's mesh."""
+    manual = current_manual()
+    order = manual[0].axis_names if manual is not None else ()
+    return tuple(n for n in order if n in names) + tuple(
+        sorted((n for n in names if n not in order), key=str))
+
+
 @contextlib.contextmanager
-def manual_axes(mesh, axes):
+def manual_axes(mesh, axes, vma_typed=False):
     """While tracing a shard_map body over `mesh`: `axes` (with those of the shard_maps
-    around it) are manual."""
+    around it) are manual; with `vma_typed` (check_vma) values' types record the manual
+    axes they vary along."""
     _mesh_state.manual.append((mesh, tuple(axes)))
+    _mesh_state.vma_typed.append(vma_typed)
     try:
         yield
     finally:
         _mesh_state.manual.pop()
+        _mesh_state.vma_typed.pop()
 
 
 def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None):

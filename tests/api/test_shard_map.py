@@ -143,10 +143,11 @@ def check_vmap_and_scan_through_shard_map():
     got = jax.vmap(f)(stacked)
     close(got, np.stack([s.reshape(4, 2, 4).sum(0) for s in stacked]))
 
-    def body(a):
+    def body(a):   # the carry varies along 'y' (JAX's TypeError without the pcast)
         def step(carry, row):
             return carry + lax.psum(row, "x"), carry
-        return lax.scan(step, jnp.zeros(a.shape[1:]), a)[0]
+        init = lax.pcast(jnp.zeros(a.shape[1:]), "y", to="varying")
+        return lax.scan(step, init, a)[0]
 
     g = jax.shard_map(body, mesh=mesh, in_specs=P("x", "y"), out_specs=P("y"))
     close(_on_both_executors(g, x), x.sum(0))

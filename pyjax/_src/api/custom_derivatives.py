@@ -595,6 +595,16 @@ class _VJPRule:
                                  "tuple of the primal function, but at flattened output "
                                  f"{i} the bwd rule produced {c_aval.str_short()} "
                                  f"corresponding to an input of type {aval.str_short()}.")
+            if want.vma - c_aval.vma:   # inside shard_map: agrees where the input varies
+                path = tree_util.keystr(tree_util.tree_flatten_with_path(
+                    tree_util.tree_unflatten(self.in_tree, range(len(leaves))))[0][i][0])
+                raise ValueError(
+                    "Custom VJP bwd rule must produce an output with the same type as the "
+                    f"args tuple of the primal function, but at output{path} the bwd rule "
+                    f"produced an output of type {c_aval._dtype_and_shape()} corresponding "
+                    f"to an input of type {aval._dtype_and_shape()}, so the manual axis "
+                    "types do not "
+                    "match")
             out.append(ct)
         return out
 

@@ -48,10 +48,11 @@ from pyjax._src.util import fun_name
 
 
 @contextlib.contextmanager
-def _mesh_axes(mesh, manual_axes):
+def _mesh_axes(mesh, manual_axes, check_vma):
     """While tracing a body: binds the axes this shard_map makes manual as named axes
     (outermost first), and marks them manual together with those of the shard_maps
-    around it (jax.sharding.get_abstract_mesh inside says so)."""
+    around it (jax.sharding.get_abstract_mesh inside says so); with check_vma, values'
+    types record the manual axes they vary along."""
     around = sharding_mod.current_manual()
     before = around[1] if around is not None and around[0] == mesh else ()
     with contextlib.ExitStack() as stack:
@@ -59,7 +60,8 @@ def _mesh_axes(mesh, manual_axes):
             if name in manual_axes:
                 stack.enter_context(batching.extend_axis_env(name, size))
         stack.enter_context(sharding_mod.manual_axes(
-            mesh, [n for n in mesh.axis_names if n in before or n in manual_axes]))
+            mesh, [n for n in mesh.axis_names if n in before or n in manual_axes],
+            vma_typed=check_vma))
         yield
 
 
@@ -81,15 +83,35 @@ def _block_aval(aval, spec, mesh, where):
     return aval.update(shape=tuple(s // p for s, p in zip(aval.shape, pieces)))
 
 
-def _global_aval(aval, spec, mesh):
-    """The whole array of blocks `aval` laid out as `spec`. Over a mesh of Explicit axes
-    its type carries that layout, partial sums and reduced values included (as JAX's)."""
+def _global_aval(aval, spec, mesh, manual_axes):
+    """The whole array of blocks `aval` laid out as `spec`: it no longer varies along
+    this shard_map's axes as a value inside it (only along those of shard_maps around
+    it). Over a mesh of Explicit axes its type carries that layout, partial sums and
+    reduced values included (as JAX's)."""
     pieces = _pieces(mesh, spec, aval.ndim)
     shape = tuple(s * p for s, p in zip(aval.shape, pieces))
+    mat = aval.mat.update(varying=[n for n in aval.mat.varying_order if n not in manual_axes])
     if mesh.axis_names and all(t == sharding_mod.AxisType.Explicit for t in mesh.axis_types):
         typed = sharding_mod.type_sharding(NamedSharding(mesh, spec), aval.ndim)
-        return aval.update(shape=shape, sharding=typed)
-    return aval.update(shape=shape)
+        return aval.update(shape=shape, sharding=typed, mat=mat)
+    return aval.update(shape=shape, mat=mat)
+
+
+def _spec_axes(spec, ndim):
+    """The mesh axes a PartitionSpec splits some dimension over."""
+    return {n for entry in spec._normalized(ndim) for n in entry}
+
+
+def _vma_block_aval(aval, spec, mesh, where):
+    """A body's argument (traced inside _mesh_axes): a block of `aval`, typed (check_vma)
+    as varying along the axes its spec splits it over and those it varied along outside."""
+    block = _block_aval(aval, spec, mesh, where)
+    typed = sharding_mod.vma_axes()
+    if not typed:
+        return block
+    axes = _spec_axes(spec, aval.ndim) | aval.vma
+    return block.update(mat=block.mat.update(
+        varying=[n for n in mesh.axis_names if n in axes and n in typed]))
 
 
 def _missing_axes(mesh, manual_axes, spec, ndim):
@@ -133,7 +155,8 @@ def _abstract_eval(*avals, jaxpr, mesh, manual_axes, in_specs, out_specs, check_
             raise TypeError(f"shard_map of {name}: operand {i} has type "
                             f"{aval.str_short()}, whose blocks ({block.str_short()}) differ "
                             f"from what the body was traced for ({expected.str_short()}).")
-    return [_global_aval(a, s, mesh) for a, s in zip(jaxpr.out_avals, out_specs)]
+    return [_global_aval(a, s, mesh, manual_axes) for a, s in zip(jaxpr.out_avals,
+                                                                  out_specs)]
 
 
 def _impl(*values, jaxpr, mesh, manual_axes, in_specs, out_specs, check_vma, name):
@@ -157,7 +180,7 @@ def _impl(*values, jaxpr, mesh, manual_axes, in_specs, out_specs, check_vma, nam
     results = []
     for out, aval, spec in zip(outs, jaxpr.out_avals, out_specs):
         out = np.asarray(out).reshape((-1,) + aval.shape)
-        shape = _global_aval(aval, spec, mesh).shape
+        shape = _global_aval(aval, spec, mesh, manual_axes).shape
         full = np.empty(shape, aval.dtype)
         for block, index in zip(out, NamedSharding(mesh, spec)._indices(shape)):
             full[index] = block
@@ -195,13 +218,14 @@ def _lower(ctx, *xs, jaxpr, mesh, manual_axes, in_specs, out_specs, check_vma, n
 
 def _jvp(primals, tangents, **params):
     mesh, manual_axes = params["mesh"], params["manual_axes"]
-    return ad.jvp_mapped_call(shard_map_p, primals, tangents, params, "in_specs",
-                              "out_specs", lambda: _mesh_axes(mesh, manual_axes),
-                              lambda aval, spec: _global_aval(aval, spec, mesh))
+    return ad.jvp_mapped_call(
+        shard_map_p, primals, tangents, params, "in_specs", "out_specs",
+        lambda: _mesh_axes(mesh, manual_axes, params["check_vma"]),
+        lambda aval, spec: _global_aval(aval, spec, mesh, manual_axes))
 
 
-def _trace_body(fn, avals, mesh, manual_axes):
-    with _mesh_axes(mesh, manual_axes):
+def _trace_body(fn, avals, mesh, manual_axes, check_vma):
+    with _mesh_axes(mesh, manual_axes, check_vma):
         closed, hoisted = pe.trace_to_closed_jaxpr(fn, avals)
     assert not hoisted, "a shard_map rule's body closes over no outer tracer"
     return closed
@@ -212,7 +236,8 @@ def _partial_eval(trace, args, unknowns, params):
     split over every mesh axis); the unknown part, staged, takes them back."""
     jaxpr, mesh, manual = params["jaxpr"], params["mesh"], params["manual_axes"]
     in_specs, out_specs = params["in_specs"], params["out_specs"]
-    with _mesh_axes(mesh, manual):
+    check_vma = params["check_vma"]
+    with _mesh_axes(mesh, manual, check_vma):
         known, unknown, out_unknowns, num_res = pe.partial_eval_jaxpr_nounits(
             jaxpr, unknowns, instantiate=False)
     num_known = len(known.out_avals) - num_res
@@ -230,7 +255,7 @@ def _partial_eval(trace, args, unknowns, params):
 
     known_args = [a for a, uk in zip(args, unknowns) if not uk]
     known_specs = tuple(s for s, uk in zip(in_specs, unknowns) if not uk)
-    known_closed = _trace_body(known_body, known.in_avals, mesh, manual)
+    known_closed = _trace_body(known_body, known.in_avals, mesh, manual, check_vma)
     with set_current_trace(trace.parent):
         known_outs = shard_map_p.bind(*known_args, **dict(
             params, jaxpr=known_closed, in_specs=known_specs,
@@ -239,7 +264,7 @@ def _partial_eval(trace, args, unknowns, params):
     residuals = known_outs[num_known:]
     unknown_in_avals = [a.update(shape=(1,) + a.shape) for a in res_avals] + \
         [a for a, uk in zip(jaxpr.in_avals, unknowns) if uk]
-    unknown_closed = _trace_body(unknown_body, unknown_in_avals, mesh, manual)
+    unknown_closed = _trace_body(unknown_body, unknown_in_avals, mesh, manual, check_vma)
     unknown_outs = iter(trace.stage(shard_map_p, residuals + [
         a for a, uk in zip(args, unknowns) if uk], dict(
             params, jaxpr=unknown_closed,
@@ -249,9 +274,10 @@ def _partial_eval(trace, args, unknowns, params):
     return [next(unknown_outs) if uk else next(known_vals) for uk in out_unknowns]
 
 
-def _transpose(cts, *args, jaxpr, mesh, manual_axes, in_specs, out_specs, **params):
+def _transpose(cts, *args, jaxpr, mesh, manual_axes, in_specs, out_specs, check_vma,
+               **params):
     linear = [ad.is_undefined_primal(a) for a in args]
-    with _mesh_axes(mesh, manual_axes):
+    with _mesh_axes(mesh, manual_axes, check_vma):
         transposed = ad.transpose_jaxpr(jaxpr, linear)
     nonlinear_avals = [a for a, lin in zip(jaxpr.in_avals, linear) if not lin]
     out_avals = jaxpr.out_avals
@@ -271,18 +297,21 @@ def _transpose(cts, *args, jaxpr, mesh, manual_axes, in_specs, out_specs, **para
             summed.append(parallel.psum(ct, missing) if missing else ct)
         return summed
 
-    closed = _trace_body(body, nonlinear_avals + list(out_avals), mesh, manual_axes)
+    closed = _trace_body(body, nonlinear_avals + list(out_avals), mesh, manual_axes,
+                         check_vma)
     nonlinear = [a for a, lin in zip(args, linear) if not lin]
     outs = iter(shard_map_p.bind(
         *nonlinear, *[ad.instantiate_zeros(ct) for ct in cts], jaxpr=closed, mesh=mesh,
         manual_axes=manual_axes,
         in_specs=tuple(s for s, lin in zip(in_specs, linear) if not lin)
         + tuple(_cotangent_spec(s) for s in out_specs),
-        out_specs=tuple(_cotangent_spec(s) for s, _ in linear_specs), **params))
+        out_specs=tuple(_cotangent_spec(s) for s, _ in linear_specs), check_vma=check_vma,
+        **params))
     return [next(outs) if lin else None for lin in linear]
 
 
-def _batch(axis, args, dims, *, jaxpr, mesh, manual_axes, in_specs, out_specs, **params):
+def _batch(axis, args, dims, *, jaxpr, mesh, manual_axes, in_specs, out_specs, check_vma,
+           **params):
     """vmap of shard_map: the batch dimension (moved to 0) is split over the mesh axes
     of vmap's spmd_axis_name (each device maps its slice), or not split: without one,
     or where a spec already uses those axes (JAX refuses such user specs; pyjax's own
@@ -301,13 +330,13 @@ def _batch(axis, args, dims, *, jaxpr, mesh, manual_axes, in_specs, out_specs, *
                              f"{pieces} devices of those mesh axes must divide the batch.")
         size //= pieces
         entry = spmd if len(spmd) > 1 else spmd[0]
-    with _mesh_axes(mesh, manual_axes):
+    with _mesh_axes(mesh, manual_axes, check_vma):
         batched, _ = batching.batch_jaxpr(jaxpr, size, in_batched, True, axis.name)
     split = lambda spec: spec.update(partitions=(entry,) + spec.partitions)  # noqa: E731
     outs = shard_map_p.bind(
         *moved, jaxpr=batched, mesh=mesh, manual_axes=manual_axes,
         in_specs=tuple(split(s) if b else s for s, b in zip(in_specs, in_batched)),
-        out_specs=tuple(split(s) for s in out_specs), **params)
+        out_specs=tuple(split(s) for s in out_specs), check_vma=check_vma, **params)
     return outs, [0] * len(outs)
 
 
@@ -323,7 +352,7 @@ def _samples():
     x, y = random_values((2, 3), np.float32), random_values((2, 3), np.float32, seed=1)
     avals = [get_aval(x), get_aval(y)]
     closed = _trace_body(lambda a, b: [parallel.psum(ew.mul(ew.sin(a), b), "i"),
-                                       ew.cos(b)], avals, mesh, ("i",))
+                                       ew.cos(b)], avals, mesh, ("i",), True)
     return [Sample([x, y], {"jaxpr": closed, "mesh": mesh, "manual_axes": ("i",),
                             "in_specs": (PartitionSpec("i"), PartitionSpec()),
                             "out_specs": (PartitionSpec(), PartitionSpec()),
@@ -415,22 +444,29 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
             entries, leaf_paths, dynamic, _spread(avals, dynamic)) if d]
         _check_in_ranks(f, name, in_fails, specs)
         _check_divisible(f, name, the_mesh, in_fails, specs)
-        blocks = [_block_aval(a, s, the_mesh, f"shard_map of {name}, argument {i}")
-                  for i, (a, s) in enumerate(zip(avals, specs))]
-        out_tree_box = []
+        out_box = []
 
         def flat_body(*block_leaves):
             blocks = iter(block_leaves)
             full = [next(blocks) if d else x for x, d in zip(leaves, dynamic)]
             out = f(*tree_util.tree_unflatten(in_tree, full))
             out_paths, out_tree = tree_util.tree_flatten_with_path(out)
-            out_tree_box.append((out_paths, out_tree))
-            return [x for _, x in out_paths]
+            out_entries = _leaf_specs(out_specs, out_tree, "shard_map out_specs")
+            out_box.append((out_paths, out_tree, out_entries))
+            outs = [x for _, x in out_paths]
+            if not check_vma:
+                return outs
+            # An output its out_spec splits over an axis it does not vary along is
+            # cast to vary (an implicit pvary, as JAX inserts one).
+            return [parallel.vary_along(x, _spec_axes(spec, get_aval(x).ndim))
+                    if isinstance(spec, PartitionSpec) and len(spec) <= get_aval(x).ndim
+                    else x for x, (_, spec) in zip(outs, out_entries)]
 
-        with _mesh_axes(the_mesh, manual):
+        with _mesh_axes(the_mesh, manual, check_vma):
+            blocks = [_vma_block_aval(a, s, the_mesh, f"shard_map of {name}, argument {i}")
+                      for i, (a, s) in enumerate(zip(avals, specs))]
             closed, hoisted = pe.trace_to_closed_jaxpr(flat_body, blocks)
-        out_paths, out_tree = out_tree_box[-1]
-        out_entries = _leaf_specs(out_specs, out_tree, "shard_map out_specs")
+        out_paths, out_tree, out_entries = out_box[-1]
         o_specs = tuple(_as_spec(s, "out_specs") for _, s in out_entries)
         for spec in o_specs:
             NamedSharding(the_mesh, spec)
@@ -438,8 +474,8 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
             out_entries, out_paths, closed.out_avals)]
         _check_out_ranks(name, out_fails, o_specs)
         if check_vma:
-            _check_replication(closed, (PartitionSpec(),) * len(hoisted) + specs, o_specs,
-                               [key for key, _ in out_entries], the_mesh, manual, name)
+            _check_replication(closed.out_avals, o_specs, [key for key, _ in out_entries],
+                               the_mesh, manual, name)
         outs = shard_map_p.bind(
             *hoisted, *dyn_leaves, jaxpr=closed, mesh=the_mesh, manual_axes=manual,
             in_specs=(PartitionSpec(),) * len(hoisted) + specs, out_specs=o_specs,
@@ -686,7 +722,8 @@ def smap(f=None, /, *, in_axes=Infer, out_axes, axis_name):
         in_specs = Infer if in_axes is Infer else tree_util.tree_map(spec, in_axes,
                                                                      is_leaf=is_axis)
         out_specs = tree_util.tree_map(spec, out_axes, is_leaf=is_axis)
-        return shard_map(f, mesh=mesh, in_specs=in_specs, out_specs=out_specs,
+        # The context's mesh (inside a shard_map body, with its manual axes), as JAX.
+        return shard_map(f, in_specs=in_specs, out_specs=out_specs,
                          axis_names=frozenset({axis_name}))(*args)
 
     wrapped.__name__ = getattr(f, "__name__", "smap")
@@ -694,81 +731,19 @@ def smap(f=None, /, *, in_axes=Infer, out_axes, axis_name):
     return wrapped
 
 
-# --- which values vary between devices ----------------------------------------------------
+# --- check_vma: out_specs against the types ---------------------------------------------
 
-def _varying_axes(jaxpr, in_axes, mesh):
-    """Per output of `jaxpr`, the mesh axes its value may differ along, given the inputs'
-    (a reduction or gather over an axis makes its result agree along it; axis_index and
-    the permuting collectives vary along theirs; control flow is followed inside)."""
-    env = {v: frozenset(a) for v, a in zip(jaxpr.invars, in_axes)}
-    read = lambda v: frozenset() if type(v) is jx.Literal else env.get(v, frozenset())
-    for eqn in jaxpr.eqns:
-        ins = [read(v) for v in eqn.invars]
-        union = frozenset().union(*ins)
-        name, params = eqn.primitive.name, eqn.params
-        if name in ("psum", "pmax", "pmin", "all_gather"):
-            outs = [union - frozenset(batching.axis_names_of(params))] * len(eqn.outvars)
-        elif name in ("axis_index", "ppermute", "all_to_all", "reduce_scatter"):
-            outs = [union | frozenset(batching.axis_names_of(params))] * len(eqn.outvars)
-        elif name == "scan":
-            outs = _scan_varying(params, ins, mesh)
-        elif name == "while":
-            outs = _while_varying(params, ins, mesh)
-        elif name == "cond":   # as JAX types it: by its branches, not its predicate
-            outs = [frozenset()] * len(eqn.outvars)
-            for branch in params["branches"]:
-                found = _varying_axes(branch.jaxpr, ins[1:], mesh)
-                outs = [a | b for a, b in zip(outs, found)]
-        elif name == "shard_map":   # its axes are not manual here; it maps these alike
-            outs = [union] * len(eqn.outvars)
-        elif name in ("jit", "checkpoint", "custom_jvp_call", "custom_vjp_call"):
-            sub = params.get("jaxpr", params.get("call_jaxpr"))
-            outs = _varying_axes(getattr(sub, "jaxpr", sub), ins, mesh)
-        elif list(jx.sub_jaxprs(eqn)):   # other higher-order primitives: anything varies
-            outs = [frozenset(mesh.axis_names)] * len(eqn.outvars)
-        else:
-            outs = [union] * len(eqn.outvars)
-        env.update(zip(eqn.outvars, outs))
-    return [read(v) for v in jaxpr.outvars]
-
-
-def _scan_varying(params, ins, mesh):
-    body, nc, ncarry = params["jaxpr"].jaxpr, params["num_consts"], params["num_carry"]
-    consts, carry, xs = ins[:nc], ins[nc:nc + ncarry], ins[nc + ncarry:]
-    while True:   # a carry varies once any iteration can make it vary
-        outs = _varying_axes(body, consts + carry + xs, mesh)
-        grown = [a | b for a, b in zip(carry, outs[:ncarry])]
-        if grown == carry:
-            return grown + outs[ncarry:]
-        carry = grown
-
-
-def _while_varying(params, ins, mesh):
-    cond, body = params["cond_jaxpr"].jaxpr, params["body_jaxpr"].jaxpr
-    nc, nb = params["cond_nconsts"], params["body_nconsts"]
-    cond_consts, body_consts, carry = ins[:nc], ins[nc:nc + nb], ins[nc + nb:]
-    while True:
-        grown = [a | b for a, b in zip(carry, _varying_axes(body, body_consts + carry, mesh))]
-        if grown == carry:
-            break
-        carry = grown
-    (predicate,) = _varying_axes(cond, cond_consts + carry, mesh)
-    return [c | predicate for c in carry]
-
-
-def _check_replication(closed, in_specs, out_specs, out_keys, mesh, manual_axes, name):
-    """JAX's check_vma: an out_spec that leaves an axis out claims the value agrees along
-    it; refuse what the body cannot be seen to guarantee (JAX's message)."""
-    in_axes = [{n for entry in s._normalized(a.ndim) for n in entry}
-               for s, a in zip(in_specs, closed.in_avals)]
-    varying = _varying_axes(closed.jaxpr, in_axes, mesh)
+def _check_replication(out_avals, out_specs, out_keys, mesh, manual_axes, name):
+    """JAX's check_vma: an out_spec that leaves a manual axis out claims the value agrees
+    along it; refuse a value whose type says it may vary there (JAX's message)."""
     in_mesh_order = lambda axes: ",".join(n for n in mesh.axis_names if n in axes)  # noqa: E731
     msgs = []
-    for axes, spec, key, aval in zip(varying, out_specs, out_keys, closed.out_avals):
-        agreeing = _missing_axes(mesh, manual_axes, spec, aval.ndim) + tuple(spec.reduced)
+    for aval, spec, key in zip(out_avals, out_specs, out_keys):
+        named = _spec_axes(spec, aval.ndim)
+        axes = aval.vma
+        agreeing = [n for n in manual_axes if n not in named] + list(spec.reduced)
         if not any(n in axes for n in agreeing):
             continue
-        named = {n for entry in spec._normalized(aval.ndim) for n in entry}
         unmentioned = [n for n in manual_axes if n not in named]
         where = f"* out_specs{tree_util.keystr(key)} is {spec} which implies that the "
         if len(unmentioned) > 1:

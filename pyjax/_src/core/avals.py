@@ -22,20 +22,25 @@ class ManualAxisType:
     which it is a partial sum still to be reduced / a value already reduced. Interned
     and immutable, as in JAX: equal ones are one object (also through pickle and copy)."""
 
-    __slots__ = ("varying", "unreduced", "reduced", "_key", "__weakref__")
+    __slots__ = ("varying", "unreduced", "reduced", "varying_order", "_key", "__weakref__")
     _instances: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
     _lock = threading.Lock()
 
     def __new__(cls, varying=frozenset(), unreduced=frozenset(), reduced=frozenset()):
+        # `varying_order`: how types print the varying axes: in the order given
+        # (creators pass mesh order), or sorted when given as a set.
+        order = (tuple(varying) if isinstance(varying, (tuple, list))
+                 else tuple(sorted(varying, key=str)))
         key = (frozenset(varying), frozenset(unreduced), frozenset(reduced))
         with cls._lock:
-            found = cls._instances.get(key)
+            found = cls._instances.get((order, *key[1:]))
             if found is None:
                 found = object.__new__(cls)
                 for name, value in zip(("varying", "unreduced", "reduced"), key):
                     object.__setattr__(found, name, value)
+                object.__setattr__(found, "varying_order", order)
                 object.__setattr__(found, "_key", key)
-                cls._instances[key] = found
+                cls._instances[(order, *key[1:])] = found
         return found
 
     def __setattr__(self, name, value):
@@ -45,13 +50,24 @@ class ManualAxisType:
         raise AttributeError(f"ManualAxisType is immutable: cannot delete {name!r}")
 
     def __reduce__(self):
-        return ManualAxisType, self._key
+        return ManualAxisType, (self.varying_order, self.unreduced, self.reduced)
 
     def __copy__(self):
         return self
 
     def __deepcopy__(self, memo):
         return self
+
+    def update(self, **changes) -> ManualAxisType:
+        """This type with the given fields (varying, unreduced, reduced) replaced."""
+        fields = dict(varying=self.varying_order, unreduced=self.unreduced,
+                      reduced=self.reduced)
+        fields.update(changes)
+        return ManualAxisType(**fields)
+
+    def invarying(self, mesh) -> frozenset:
+        """The manual axes of `mesh` along which the value is the same on every device."""
+        return frozenset(mesh.manual_axes) - (self.varying | self.unreduced | self.reduced)
 
     def __eq__(self, other):
         return isinstance(other, ManualAxisType) and self._key == other._key
@@ -223,25 +239,29 @@ class ShapedArray:
         return ",".join(dims)
 
     def _axes_suffix(self):
-        """JAX's {U:y, R:(x,z)}: the mesh axes over which the value is a partial sum
-        still to be reduced, or is already reduced (in mesh order)."""
+        """JAX's {V:x, U:y, R:(x,z)}: the manual axes along which the value varies, and
+        the mesh axes over which it is a partial sum still to be reduced, or is already
+        reduced (in mesh order)."""
         spec = self._sharding.spec if self._sharding is not None else None
         mat = self._mat if self._mat is not None else NO_MANUAL_AXES
-        groups = (("U", mat.unreduced | (spec.unreduced if spec is not None else frozenset())),
-                  ("R", mat.reduced | (spec.reduced if spec is not None else frozenset())))
-        if not any(axes for _, axes in groups):
+        unreduced = mat.unreduced | (spec.unreduced if spec is not None else frozenset())
+        reduced = mat.reduced | (spec.reduced if spec is not None else frozenset())
+        if not (mat.varying or unreduced or reduced):
             return ""
         order = self._sharding.mesh.axis_names if self._sharding is not None else ()
         parts = []
-        for prefix, axes in groups:
-            if axes:
-                names = [n for n in order if n in axes] + sorted(axes - set(order))
+        for prefix, names in (
+                ("V", list(mat.varying_order)),
+                ("U", [n for n in order if n in unreduced] + sorted(unreduced - set(order))),
+                ("R", [n for n in order if n in reduced] + sorted(reduced - set(order)))):
+            if names:
                 parts.append(f"{prefix}:{names[0]}" if len(names) == 1
-                             else f"{prefix}:({','.join(names)})")
+                             else f"{prefix}:({','.join(map(str, names))})")
         return "{" + ", ".join(parts) + "}"
 
     def str_short(self):
-        """Compact form used in jaxprs: f32[3,4], f32[8@x,8]{U:y}."""
+        """Compact form used in jaxprs: f32[3,4], f32[8@x,8]{U:y}, f32[3]{V:i} inside
+        shard_map."""
         return f"{dtypes.dtype_name(self.dtype)}[{self._dims()}]{self._axes_suffix()}"
 
     def _dtype_and_shape(self):

@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 
-from pyjax._src.config import enable_checks
+from pyjax._src.config import auto_pcast, enable_checks
 from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.trace import (Trace, Tracer, check_for_leaks, primitive_effects,
@@ -119,8 +119,16 @@ class DynamicJaxprTrace(Trace):
 
     def process_primitive(self, prim, args, params):
         tracers = [self.own_or_lift(x) for x in args]
+        vma = None
+        if not (prim.is_collective or prim.is_higher_order):   # they type vma themselves
+            for t in tracers:
+                if t.aval._mat is not None:   # (cheap test: no manual axis types at all)
+                    tracers, vma = self._match_varying(prim, tracers)
+                    break
         out_aval = prim.abstract_eval(*[t.aval for t in tracers], **params)
         out_avals = out_aval if prim.multiple_results else [out_aval]
+        if vma is not None:
+            out_avals = [a.update(mat=a.mat.update(varying=vma)) for a in out_avals]
         outvars = [jx.Var(a) for a in out_avals]
         effects = primitive_effects(prim, params)
         eqn = jx.JaxprEqn([t.var for t in tracers], outvars, prim, params, effects,
@@ -130,6 +138,24 @@ class DynamicJaxprTrace(Trace):
             self.effects.update(effects)
         outs = [DynamicJaxprTracer(self, v.aval, v, eqn) for v in outvars]
         return outs if prim.multiple_results else outs[0]
+
+    def _match_varying(self, prim, tracers):
+        """Inside shard_map (check_vma): a primitive's result varies along the union of
+        its operands' manual axes; operands varying along fewer are cast (an implicit
+        pvary, as JAX inserts one) or, with jax_auto_pcast off, refused (JAX's message)."""
+        vmas = [t.aval.vma for t in tracers]
+        union = frozenset().union(*vmas)
+        if all(v == union for v in vmas):
+            return tracers, union
+        if not auto_pcast.value:
+            raise ValueError(
+                f"Primitive {prim.name} requires varying manual axes to match, but got "
+                f"{vmas}. Please open an issue at https://github.com/jax-ml/jax/issues and "
+                "as a temporary workaround pass the check_vma=False argument to "
+                "`jax.shard_map`")
+        with set_current_trace(self):
+            return [t if v == union else _implicit_pvary(t, union - v)
+                    for t, v in zip(tracers, vmas)], union
 
     def to_jaxpr(self, in_tracers, out_tracers):
         constvars, consts = [], []
@@ -141,6 +167,23 @@ class DynamicJaxprTrace(Trace):
         jaxpr = jx.Jaxpr(constvars, invars, outvars, self.eqns, frozenset(self.effects),
                          self.debug_info)
         return jaxpr, consts
+
+
+_implicit_pvary = None   # (value, axis names) -> the value varying along them too
+
+
+def set_implicit_pvary(cast):
+    """Called once by lax/parallel.py, which defines pvary: the cast staged where
+    operands of one primitive vary along different manual axes."""
+    global _implicit_pvary
+    _implicit_pvary = cast
+
+
+def vary_like(x, aval):
+    """x typed to vary along the manual axes `aval` varies along too (where a rule
+    re-traces a body and makes new values, e.g. a loop's output buffers)."""
+    missing = aval.vma - get_aval(x).vma
+    return _implicit_pvary(x, missing) if missing else x
 
 
 def trace_to_jaxpr(flat_fun, in_avals, debug_info=None):

@@ -180,7 +180,8 @@ def ppermute(x, axis_name, perm):
         raise TypeError(f"ppermute: perm must be a sequence of (source, destination) integer "
                         f"pairs, got {perm!r}.") from None
     _check_perm(perm, _group_size(names, None, "ppermute")[0], axis_name)
-    return tree_util.tree_map(lambda v: ppermute_p.bind(v, axis_name=names, perm=perm), x)
+    return tree_util.tree_map(lambda v: ppermute_p.bind(
+        parallel.vary_along(v, names), axis_name=names, perm=perm), x)
 
 
 def pshuffle(x, axis_name, perm):
@@ -202,7 +203,7 @@ def _all_gather_abstract_eval(x, *, axis_name, axis_size, all_gather_dimension, 
         shape[all_gather_dimension] *= axis_size
     else:
         shape.insert(all_gather_dimension, axis_size)
-    return ShapedArray(shape, x.dtype, x.weak_type)
+    return x.update(shape=tuple(shape))
 
 
 def _all_gather_stacked(x, n, *, all_gather_dimension, tiled, **_):
@@ -226,14 +227,27 @@ def _all_gather_lower(ctx, x, **params):
                    **_collective_attrs(ctx, params)})
 
 
-all_gather_p = define_primitive(
-    "all_gather", impl=_unbound_impl, abstract_eval=_all_gather_abstract_eval,
-    jvp=ad.linear_jvp,
-    # Every member's slice of the summed cotangents: psum_scatter.
-    transpose=lambda ct, x, *, all_gather_dimension, **p: [reduce_scatter_p.bind(
-        ct, scatter_dimension=all_gather_dimension, **p)],
-    batch=_exchange_batch(_all_gather_stacked, ("all_gather_dimension",)),
-    lower=_all_gather_lower, samples=_COLLECTIVE, is_collective=True)
+def _all_gather_invariant_abstract_eval(x, **params):
+    """all_gather(to='invarying'): the same values, typed (inside shard_map) as agreeing
+    along the gathered axes."""
+    out = _all_gather_abstract_eval(x, **params)
+    return out.update(mat=out.mat.update(
+        varying=[n for n in out.mat.varying_order if n not in params["axis_name"]]))
+
+
+def _define_all_gather(name, abstract_eval):
+    return define_primitive(
+        name, impl=_unbound_impl, abstract_eval=abstract_eval, jvp=ad.linear_jvp,
+        # Every member's slice of the summed cotangents: psum_scatter.
+        transpose=lambda ct, x, *, all_gather_dimension, **p: [reduce_scatter_p.bind(
+            ct, scatter_dimension=all_gather_dimension, **p)],
+        batch=_exchange_batch(_all_gather_stacked, ("all_gather_dimension",)),
+        lower=_all_gather_lower, samples=_COLLECTIVE, is_collective=True)
+
+
+all_gather_p = _define_all_gather("all_gather", _all_gather_abstract_eval)
+all_gather_invariant_p = _define_all_gather("all_gather_invariant",
+                                            _all_gather_invariant_abstract_eval)
 
 _GATHER_TARGETS = ("varying", "reduced", "invarying")
 
@@ -242,8 +256,9 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False,
                to="varying"):
     """Every member gets the values of all members of the named axis (or axes, or of its
     axis_index_group), stacked along a new dimension `axis` (or concatenated along
-    `axis` when tiled). `to` types the result as varying, reduced or invarying across
-    the axes in JAX (the values are the same either way)."""
+    `axis` when tiled). Inside shard_map (check_vma) the result is typed as varying
+    along the axes (to="varying") or not ("invarying"; "reduced", whose reduced typing
+    pyjax does not have, likewise); the values are the same either way."""
     if to not in _GATHER_TARGETS:
         raise ValueError(f"all_gather: `to` must be one of {_GATHER_TARGETS}, got {to!r}.")
     names = parallel.axis_names(axis_name, "all_gather")
@@ -259,9 +274,10 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False,
                              f"rank {ndim} (tiled={tiled}).")
         if tiled and ndim == 0:
             raise ValueError("all_gather with tiled=True needs operands of rank >= 1.")
-        return all_gather_p.bind(v, axis_name=names, axis_size=size,
-                                 all_gather_dimension=axis % bound, tiled=bool(tiled),
-                                 axis_index_groups=groups)
+        prim = all_gather_p if to == "varying" else all_gather_invariant_p
+        return prim.bind(parallel.vary_along(v, names), axis_name=names, axis_size=size,
+                         all_gather_dimension=axis % bound, tiled=bool(tiled),
+                         axis_index_groups=groups)
     return tree_util.tree_map(gather, x)
 
 
@@ -327,6 +343,7 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
     params = dict(axis_name=names, axis_size=n, axis_index_groups=groups)
 
     def one(v):
+        v = parallel.vary_along(v, names)
         ndim = get_aval(v).ndim
         split = canonicalize_axis(split_axis, ndim, "split_axis")
         concat = canonicalize_axis(concat_axis, ndim, "concat_axis")
@@ -425,6 +442,7 @@ def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None,
     def one(v):
         if get_aval(v).dtype == np.bool_:
             v = ew.convert_element_type(v, np.int32)
+        v = parallel.vary_along(v, names)
         dim = canonicalize_axis(scatter_dimension, get_aval(v).ndim, "scatter_dimension")
         params = dict(axis_name=names, scatter_dimension=dim, axis_size=n, tiled=bool(tiled),
                       axis_index_groups=groups)
@@ -460,6 +478,7 @@ def axis_size(axis_name):
     return int(np.prod([batching.axis_env_size(n) for n in names], dtype=np.int64))
 
 
-__all__ = ["ppermute_p", "ppermute", "pshuffle", "all_gather_p", "all_gather", "all_to_all_p",
+__all__ = ["ppermute_p", "ppermute", "pshuffle", "all_gather_p", "all_gather_invariant_p",
+           "all_gather", "all_to_all_p",
            "all_to_all", "pswapaxes", "reduce_scatter_p", "psum_scatter_p", "psum_scatter",
            "pbroadcast", "axis_size"]

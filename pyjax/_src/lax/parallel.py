@@ -13,9 +13,10 @@ import numpy as np
 
 from pyjax._src import config, dtypes, tree_util
 from pyjax._src.backends import stablehlo as hlo
-from pyjax._src.core.avals import ShapedArray, get_aval
+from pyjax._src.core.avals import ManualAxisType, ShapedArray, get_aval
 from pyjax._src.core.trace import NO_TRANSPOSE, RuleFactory, Tracer, define_primitive
 from pyjax._src.interpreters import ad, batching
+from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.interpreters.ad import Zero
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import reductions as red
@@ -110,8 +111,10 @@ def _chooser_jvp(prim):
     return jvp
 
 
-def _same_avals(*avals, axes, axis_index_groups):
-    return list(avals)
+def _reduced_avals(*avals, axes, axis_index_groups):
+    """A reduction's results agree along the reduced axes (shard_map's vma types)."""
+    return [a.update(mat=a.mat.update(varying=[n for n in a.mat.varying_order if n not in axes]))
+            if a.vma else a for a in avals]
 
 
 # --- lowerings: cross-replica collectives over the replicas of the pmap being compiled ---
@@ -156,17 +159,17 @@ def _gathered_max_min(ctx, x, axes, axis_index_groups, op_name):
 
 # Collectives' impl needs a binding transformation: they have no eager samples.
 psum_p = define_primitive("psum", multiple_results=True, impl=_unbound_impl,
-                          abstract_eval=_same_avals, jvp=_psum_jvp,
+                          abstract_eval=_reduced_avals, jvp=_psum_jvp,
                           transpose=_psum_transpose,
                           batch=_reduction_batch(red.reduce_sum, _scaled),
                           lower=_all_reduce_lowering("stablehlo.add"), is_collective=True)
 pmax_p = define_primitive("pmax", multiple_results=True, impl=_unbound_impl,
-                          abstract_eval=_same_avals, jvp=RuleFactory(_chooser_jvp),
+                          abstract_eval=_reduced_avals, jvp=RuleFactory(_chooser_jvp),
                           transpose=NO_TRANSPOSE,
                           batch=_reduction_batch(red.reduce_max, lambda x, n: x),
                           lower=_all_reduce_lowering("stablehlo.maximum"), is_collective=True)
 pmin_p = define_primitive("pmin", multiple_results=True, impl=_unbound_impl,
-                          abstract_eval=_same_avals, jvp=RuleFactory(_chooser_jvp),
+                          abstract_eval=_reduced_avals, jvp=RuleFactory(_chooser_jvp),
                           transpose=NO_TRANSPOSE,
                           batch=_reduction_batch(red.reduce_min, lambda x, n: x),
                           lower=_all_reduce_lowering("stablehlo.minimum"), is_collective=True)
@@ -181,8 +184,8 @@ def _reduce_leaves(prim, x, axis_name, axis_index_groups):
     leaves, tree = tree_util.tree_flatten(x)
     if not leaves:
         return x
-    leaves = [ew.convert_element_type(v, np.int32) if get_aval(v).dtype == np.bool_ else v
-              for v in leaves]
+    leaves = [vary_along(ew.convert_element_type(v, np.int32)
+                         if get_aval(v).dtype == np.bool_ else v, names) for v in leaves]
     return tree_util.tree_unflatten(
         tree, prim.bind(*leaves, axes=names, axis_index_groups=groups))
 
@@ -274,9 +277,16 @@ def _axis_index_lower(ctx, *, axis_name):
     return index
 
 
+def _axis_index_abstract_eval(*, axis_name):
+    """Inside shard_map (check_vma) a device's index varies along its manual axis."""
+    if axis_name in sharding_mod.vma_axes():
+        return ShapedArray((), np.int32, mat=ManualAxisType(varying=(axis_name,)))
+    return ShapedArray((), np.int32)
+
+
 axis_index_p = define_primitive(
     "axis_index", impl=_unbound_impl,
-    abstract_eval=lambda *, axis_name: ShapedArray((), np.int32), jvp=ad.zero_jvp,
+    abstract_eval=_axis_index_abstract_eval, jvp=ad.zero_jvp,
     transpose=NO_TRANSPOSE, batch=_axis_index_batch, lower=_axis_index_lower,
     is_collective=True, batch_needs_axis=True)
 
@@ -296,16 +306,60 @@ def axis_index(axis_name):
 collective_primitives = (psum_p, pmax_p, pmin_p, axis_index_p)
 
 
+# --- pvary: a value typed as varying along more manual axes ------------------------------
+
+def _pvary_abstract_eval(aval, *, axes):
+    if set(axes) & aval.vma:
+        raise ValueError(
+            "pvary is a invariant->variant collective. This means that the axis names "
+            "mentioned in `axes` passed to `pvary` must not be present in "
+            f"`jax.typeof(inp).mat.varying`. Got axes={axes} and jax.typeof(inp)={aval}")
+    return aval.update(mat=aval.mat.update(
+        varying=sharding_mod.order_wrt_mesh(aval.vma | set(axes))))
+
+
+def _pvary_batch(axis, args, dims, *, axes):
+    """Under the vmap of one of its axes every member already holds its own value."""
+    (x,), (d,) = args, dims
+    rest = tuple(n for n in axes if n != axis.name)
+    return (pvary_p.bind(x, axes=rest) if rest else x), d
+
+
+# A cast of the type only: every device keeps its value (also where the NumPy executor
+# runs a body's blocks under vmap, which leaves a cast of an unbatched value in place).
+# Cotangents of values that agree along an axis are per-device shares that shard_map's
+# transpose sums where they leave the body (psum's transpose is psum), so the cast
+# transposes to itself: no new sum.
+pvary_p = define_primitive(
+    "pvary", impl=lambda x, *, axes: x, abstract_eval=_pvary_abstract_eval, jvp=ad.linear_jvp,
+    transpose=lambda ct, x, *, axes: [ad.instantiate_zeros(ct)],
+    batch=_pvary_batch, batch_needs_axis=True,
+    lower=lambda ctx, x, *, axes: hlo.Value(x.name, ctx.avals_out[0]),
+    is_collective=True)
+
+
+def vary_along(x, names):
+    """x (one array) cast to vary along those of the manual axes `names` it does not
+    vary along yet, inside a shard_map body typed with check_vma (as JAX does before a
+    collective); x itself elsewhere."""
+    typed = sharding_mod.vma_axes()
+    missing = [n for n in names if n in typed and n not in get_aval(x).vma]
+    return pvary_p.bind(x, axes=sharding_mod.order_wrt_mesh(missing)) if missing else x
+
+
+pe.set_implicit_pvary(lambda x, names: pvary_p.bind(
+    x, axes=sharding_mod.order_wrt_mesh(names)))
+
+
 _PCAST_TARGETS = ("varying", "reduced", "unreduced")
 
 
 def pcast(x, axis_name, *, to: str):
     """Casts x (a pytree) inside shard_map to vary along the manual axes `axis_name`
-    (to="varying"), to be the partial sums of a value over them (to="unreduced": each
-    device's block is its partial sum, reduced where a shard_map out_spec or psum says),
-    or to a value reduced over them (to="reduced"). The blocks are unchanged by any of
-    these casts: pyjax does not type the manual axes inside the body, so the cast only
-    checks that the axes are bound."""
+    (to="varying": with check_vma=True its type then records them, a pvary), to be the
+    partial sums of a value over them (to="unreduced": each device's block is its
+    partial sum, reduced where a shard_map out_spec or psum says), or to a value reduced
+    over them (to="reduced"). The blocks are unchanged by any of these casts."""
     if isinstance(axis_name, (set, frozenset)):
         raise TypeError(f"axis_name={axis_name!r} must be a tuple or a str. Got {axis_name}")
     if not axis_name:
@@ -323,4 +377,7 @@ def pcast(x, axis_name, *, to: str):
             batching.is_bound(n) for n in names):
         raise ValueError("pvary should be called under jax.shard_map.")
     axis_names(names, "pvary")
-    return x
+    if to != "varying" or not all(n in sharding_mod.vma_axes() for n in names):
+        return x   # check_vma=False, or vmap's axes: types record no variation
+    names = sharding_mod.order_wrt_mesh(names)
+    return tree_util.tree_map(lambda v: pvary_p.bind(v, axes=names), x)

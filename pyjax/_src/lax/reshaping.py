@@ -15,6 +15,7 @@ from pyjax._src.backends import stablehlo as hlo
 from pyjax._src.core.avals import get_aval
 from pyjax._src.core.trace import Tracer, define_primitive
 from pyjax._src.interpreters import ad, batching
+from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.interpreters.ad import Zero
 from pyjax._src.lax import builders as b
 from pyjax._src.lax import elementwise as ew
@@ -287,7 +288,13 @@ def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
     out = full(out_shape, fill_value, out_dtype, sharding=sharding)
     if weak:
         out = ew.convert_element_type_p.bind(out, new_dtype=out_dtype, weak_type=True)
-    return out
+    return vary_like(out, aval)
+
+
+def vary_like(out, aval):
+    """`out` made from `aval`'s shape (full_like and the like): inside shard_map it
+    varies along the manual axes x does, as JAX types it."""
+    return pe.vary_like(out, aval)
 
 
 def broadcast_to_rank(x, rank):

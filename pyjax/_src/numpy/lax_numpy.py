@@ -19,6 +19,7 @@ from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.trace import Trace, Tracer, current_trace
 from pyjax._src.lax import dot as ldot
 from pyjax._src.lax import elementwise as ew
+from pyjax._src.lax import reshaping
 from pyjax._src.lax import structural as st
 from pyjax._src.lax.sharding_constraint import apply_out_sharding, check_spec_has_mesh
 from pyjax._src.numpy.util import (check_arraylike, convert, ensure_array, extended_dtype,
@@ -319,7 +320,8 @@ def _full_like(name, a, fill_value, dtype, shape, device):
     weak = dtype is None and aval.weak_type
     dtype = dtypes.check_user_dtype(dtype, name) if dtype is not None else aval.dtype
     out = full(aval.shape if shape is None else _shape_arg(shape, name), fill_value, dtype)
-    return _place(convert(out, dtype, True) if weak else out, device)
+    return _place(reshaping.vary_like(convert(out, dtype, True) if weak else out, aval),
+                  device)
 
 
 def _described_placement(sds):

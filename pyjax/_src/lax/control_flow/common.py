@@ -85,13 +85,33 @@ def _capitalize(s):
     return s[:1].upper() + s[1:]
 
 
+def _typematch(a, b):
+    """Equal shapes and dtypes and, inside shard_map, equal varying manual axes."""
+    return a.same_type(b) and a.vma == b.vma
+
+
 def _mismatch_detail(a, b):
     parts = []
     if a.dtype != b.dtype:
         parts.append("the dtypes do not match")
     if a.shape != b.shape:
         parts.append("the shapes do not match")
+    if a.vma != b.vma:
+        parts.append("the manual axis types do not match")
     return (", so " + " and also ".join(parts)) if parts else ""
+
+
+def _pvary_hint(applications, joiner):
+    """JAX's advice where values differ only in the manual axes they vary along."""
+    if not applications:
+        return ""
+    if len(applications) == 1:
+        hint = f"This might be fixed by {applications[0]}.\n"
+    else:
+        hint = ("This might be fixed by:\n" + joiner.join(
+            f"  * {d};" for d in applications[:-1]) + f"{joiner}  * {applications[-1]}.\n")
+    return hint + ("See https://docs.jax.dev/en/latest/notebooks/shard_map.html#scan-vma "
+                   "for more information.\n\n")
 
 
 def _bulleted(diffs):
@@ -124,15 +144,23 @@ def check_branch_outputs(api_name, names, funs, trees, out_avals):
                 f"output of {name} has structure {tree}.\n\nRevise {name0} and/or {name} "
                 "so that they have the same pytree structure.")
         paths = _paths(tree0, avals0)
-        diffs = [f"the output of {name0}{' at path ' + p if p else ''} has type "
+        where = lambda p: f" at path {p}" if p else ""   # noqa: E731
+        diffs = [f"the output of {name0}{where(p)} has type "
                  f"{a.str_short()} but the corresponding output of {name} has type "
                  f"{b.str_short()}{_mismatch_detail(a, b)}"
-                 for p, a, b in zip(paths, avals0, avals) if not a.same_type(b)]
+                 for p, a, b in zip(paths, avals0, avals) if not _typematch(a, b)]
+        # As JAX words it: the axes the other branch varies along, for each branch
+        # varying along some the other does not.
+        hints = [f"applying `jax.lax.pcast(..., {tuple(other.vma - mine.vma)}, "
+                 f"to='varying')` to the output of {n}{where(p)}"
+                 for p, a, b in zip(paths, avals0, avals) if not _typematch(a, b)
+                 for n, other, mine in ((name0, b, a), (name, a, b))
+                 if a.vma != b.vma and mine.vma - other.vma]
         if diffs:
             raise TypeError(
                 f"{api_name} branches must have equal output types but they differ.\n\n"
-                f"{header}{_bulleted(diffs)}\nRevise {name0} and/or {name} so that all "
-                "output types match.")
+                f"{header}{_bulleted(diffs)}\n{_pvary_hint(hints, chr(10))}Revise "
+                f"{name0} and/or {name} so that all output types match.")
 
 
 def check_carry_type(what, body_fun, in_carry_tree, in_avals, out_tree, out_avals):
@@ -159,13 +187,16 @@ def check_carry_type(what, body_fun, in_carry_tree, in_avals, out_tree, out_aval
     paths = _paths(in_carry_tree, in_avals)
     diffs = [f"{component(p)} has type {a.str_short()} but the corresponding output carry "
              f"component has type {b.str_short()}{_mismatch_detail(a, b)}"
-             for p, a, b in zip(paths, in_avals, out_avals) if not a.same_type(b)]
+             for p, a, b in zip(paths, in_avals, out_avals) if not _typematch(a, b)]
+    hints = [f"applying `jax.lax.pcast(..., {tuple(b.vma - a.vma)}, to='varying')`, to "
+             f"the initial carry value corresponding to {component(p)}"
+             for p, a, b in zip(paths, in_avals, out_avals) if b.vma - a.vma]
     if diffs:
         raise TypeError(
             f"{what} function carry input and carry output must have equal types (e.g. "
             f"shapes and dtypes of arrays), but they differ:\n\n{_bulleted(diffs)}\n"
-            "Revise the function so that all output types (e.g. shapes and dtypes) match "
-            "the corresponding input types.")
+            f"{_pvary_hint(hints, chr(10) + chr(10))}Revise the function so that all "
+            "output types (e.g. shapes and dtypes) match the corresponding input types.")
 
 
 def promote_weak_carry(values, in_avals, out_avals):

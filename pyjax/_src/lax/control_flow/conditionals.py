@@ -36,8 +36,8 @@ def _cond_abstract_eval(index, *ops, branches):
             raise TypeError(f"cond branches 0 and {i} have different output types: "
                             f"{[a.str_short() for a in first]} and "
                             f"{[a.str_short() for a in outs]}")
-    return [ShapedArray(a.shape, a.dtype, all(b.out_avals[k].weak_type for b in branches))
-            for k, a in enumerate(first)]
+    return [ShapedArray(a.shape, a.dtype, all(b.out_avals[k].weak_type for b in branches),
+                        mat=a.mat) for k, a in enumerate(first)]
 
 
 def _cond_impl(index, *ops, branches):
