@@ -741,7 +741,7 @@ def _check_replication(out_avals, out_specs, out_keys, mesh, manual_axes, name):
     for aval, spec, key in zip(out_avals, out_specs, out_keys):
         named = _spec_axes(spec, aval.ndim)
         axes = aval.vma
-        agreeing = [n for n in manual_axes if n not in named] + list(spec.reduced)
+        agreeing = _missing_axes(mesh, manual_axes, spec, aval.ndim) + tuple(spec.reduced)
         if not any(n in axes for n in agreeing):
             continue
         unmentioned = [n for n in manual_axes if n not in named]
