@@ -17,9 +17,9 @@ LEVELS = [
     (4, ("backends", "array", "basearray", "sharding")),
     (5, ("lax",)),
     (6, ("api",)),
-    (7, ("numpy", "nn", "random", "scipy", "debug", "test_util", "callbacks", "ops",
-         "flatten_util", "example_libraries", "image", "ode", "checkify", "extend", "state",
-         "sparse", "profiler")),
+    (7, ("numpy", "nn", "random", "scipy", "debug", "sharding_diagram", "test_util",
+         "callbacks", "ops", "flatten_util", "example_libraries", "image", "ode", "checkify",
+         "extend", "state", "sparse", "profiler")),
     (8, ("jax_alias", "jax_compat")),
 ]
 
