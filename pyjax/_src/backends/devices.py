@@ -86,6 +86,9 @@ class DeviceRuntime(Protocol):
     def fetch(self, buffer: Any) -> np.ndarray:
         """The host value of a single-device buffer."""
 
+    def buffer_pointer(self, buffer: Any) -> int:
+        """The device address of a single-device buffer's data."""
+
     def put_sharded(self, value: np.ndarray, aval: Any, sharding: Any) -> Any:
         """One buffer spanning the devices of the NamedSharding `sharding`, each of this
         process's devices holding its block of `value`."""

@@ -295,6 +295,10 @@ def fetch(buffer: Any) -> np.ndarray:
     return np.asarray(buffer)
 
 
+def buffer_pointer(buffer: Any) -> int:
+    return buffer.unsafe_buffer_pointer()
+
+
 def local_buffers(global_buffer: Any) -> list:
     """The single-device buffers of an array laid out over several devices, one per
     device of this process. (jaxlib tries, and fails, to import jax for each: kept off
