@@ -323,7 +323,7 @@ def put_sharded(value: np.ndarray, aval: ShapedArray, sharding: Any) -> Any:
     shard_aval = aval.update(shape=sharding.shard_shape(aval.shape))
     value = np.asarray(value)
     return assemble(aval, sharding, [
-        put(np.ascontiguousarray(value[index]), shard_aval, device, copy=True)
+        put(np.asarray(value[index], order="C"), shard_aval, device, copy=True)
         for device, index, _ in local_blocks(sharding, aval.shape)])
 
 

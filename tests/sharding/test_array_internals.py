@@ -1,0 +1,148 @@
+"""The Array members JAX's own tests and libraries reach for (`_npy_value`, `_arrays`,
+`_check_if_deleted`, `unsafe_buffer_pointer`, `_fully_replicated_shard`), where pmap's
+results live, and the sharding checks JAX offers (`check_compatible_aval`). The checks run
+in one subprocess with eight CPU devices; expected values are JAX 0.10.2's for the same
+programs."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import pyjax as jax
+import pyjax.numpy as jnp
+from pyjax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+from harness import checks_in_process
+
+N = 8
+
+
+def _sharded(spec, shape=(8, 2)):
+    mesh = jax.make_mesh((4, 2), ("x", "y"))
+    value = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+    return jax.device_put(value, NamedSharding(mesh, spec)), value
+
+
+# --- checks run with eight devices --------------------------------------------------------
+
+def check_deleted_arrays_drop_their_values():
+    for x in (_sharded(P("x", "y"))[0], jax.device_put(np.arange(3), jax.devices()[0])):
+        x.delete()
+        with pytest.raises(RuntimeError, match=r"Array has been deleted with shape="):
+            x._check_if_deleted()
+        assert x._npy_value is None and x._arrays is None
+
+
+def check_arrays_are_the_blocks():
+    x, value = _sharded(P("x"))
+    blocks = x._arrays
+    assert len(blocks) == N
+    for block, shard in zip(blocks, x.addressable_shards):
+        assert block.devices() == {shard.device}
+        np.testing.assert_array_equal(block, value[shard.index])
+
+
+def check_fully_replicated_shard():
+    x, value = _sharded(P())
+    one = x._fully_replicated_shard()
+    assert one.shape == (8, 2) and one.sharding.num_devices == 1
+    np.testing.assert_array_equal(one, value)
+    with pytest.raises(ValueError, match="not fully replicated"):
+        _sharded(P("x"))[0]._fully_replicated_shard()
+
+
+def check_buffer_pointers():
+    x = jnp.arange(3)
+    assert isinstance(x.unsafe_buffer_pointer(), int)
+    sharded, _ = _sharded(P("x"))
+    with pytest.raises(jax.errors.JaxRuntimeError, match="only for unsharded arrays"):
+        sharded.unsafe_buffer_pointer()
+    pointers = {s.data.unsafe_buffer_pointer() for s in sharded.addressable_shards}
+    assert len(pointers) == N
+
+
+def check_shards_keep_commitment():
+    x = jnp.array([1, 2, 3])
+    assert [s.data._committed for s in x.addressable_shards] == [False]
+    y = jax.device_put(x, jax.devices()[1])
+    assert [s.data._committed for s in y.addressable_shards] == [True]
+
+
+def check_copies_stay_where_the_array_is():
+    x, _ = _sharded(P("x", "y"))
+    copy = jnp.array(x, copy=True)
+    assert copy._committed and copy.sharding == x.sharding
+    for a, c in zip(x.addressable_shards, copy.addressable_shards):
+        assert (a.device, a.index) == (c.device, c.index)
+        assert a.data.unsafe_buffer_pointer() != c.data.unsafe_buffer_pointer()
+    on_one = jax.device_put(jnp.arange(3.0), jax.devices()[2])
+    assert jnp.copy(on_one).devices() == {jax.devices()[2]} and jnp.copy(on_one)._committed
+
+
+def check_scalars_go_on_a_mesh():
+    mesh = jax.make_mesh((8,), ("x",))
+    x = jax.device_put(np.float32(3), NamedSharding(mesh, P()))
+    assert float(x) == 3.0 and float(x + 1) == 4.0
+
+
+def check_pmap_results_are_sharded_over_the_replicas():
+    # JAX: NamedSharding(mesh=Mesh('x': n), spec=P('x',)) whatever the out axis's position
+    for shape, axis, n in [((4, 2), 0, 4), ((4, 2), 1, 2), ((4, 2, 4), 2, 4)]:
+        out = jax.pmap(lambda v: v, in_axes=axis, axis_name="x")(
+            jnp.arange(np.prod(shape)).reshape(shape))
+        assert out.sharding == NamedSharding(Mesh(jax.devices()[:n], "x"), P("x"))
+    x = np.arange(64, dtype=np.float32).reshape(8, 8)
+    moved = jax.pmap(lambda v: v, out_axes=1, axis_name="x")(x)
+    assert moved.sharding.spec == P(None, "x") and moved.shape == (8, 8)
+    np.testing.assert_array_equal(moved, x.T)
+    unmapped = jax.pmap(lambda v: v, out_axes=None, axis_name="x")(x)
+    assert unmapped.sharding == NamedSharding(Mesh(jax.devices(), "x"), P())
+    # each device keeps its own replica's value, as in JAX
+    assert [np.asarray(s.data).tolist() for s in unmapped.addressable_shards] == x.tolist()
+    anonymous = jax.pmap(lambda v: v)(np.zeros(3))
+    assert repr(anonymous.sharding.spec) == "P('_internal_pmap_axis_name',)"
+    f = jax.pmap(lambda v: v)
+    assert f(f(np.zeros(8))).sharding is f(np.zeros(8)).sharding
+
+
+def check_jit_of_pmap_takes_sharded_arguments():
+    foo = jax.jit(jax.pmap(lambda v: v + v))
+    x = np.ones((2, 2, 2), np.float32)
+    for _ in range(3):
+        x = foo(x)
+    np.testing.assert_array_equal(x, np.full((2, 2, 2), 8.0))
+    assert x.sharding.spec == P("_internal_pmap_axis_name")
+
+
+CHECKS = sorted(name for name in dict(globals()) if name.startswith("check_"))
+
+
+@pytest.fixture(scope="module")
+def eight_device_results():
+    return checks_in_process("test_array_internals", N)
+
+
+@pytest.mark.parametrize("name", CHECKS)
+def test_on_eight_devices(eight_device_results, name):
+    result = eight_device_results[name]
+    assert result == "ok", result
+
+
+# --- in this process ---------------------------------------------------------------------
+
+def test_host_values_and_deletion():
+    x = jnp.arange(4.0)
+    np.asarray(x)
+    assert x._npy_value is None or np.array_equal(x._npy_value, np.arange(4.0))
+    x.delete()
+    assert x._npy_value is None and x._arrays is None
+
+
+def test_dtype_of_an_array_is_deprecated():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert np.dtype(jnp.arange(3)) == np.dtype("int32")
+    assert [w.category for w in caught] == [DeprecationWarning]
+    assert "Implicit conversion of an array to a dtype is deprecated" in str(caught[0].message)
