@@ -116,6 +116,37 @@ def check_jit_of_pmap_takes_sharded_arguments():
     assert x.sharding.spec == P("_internal_pmap_axis_name")
 
 
+def check_xla_sharding_of_a_named_sharding():
+    mesh = jax.make_mesh((4, 2), ("x", "y"))
+    hlo = NamedSharding(mesh, P("y", "x"))._to_xla_hlo_sharding(2)
+    assert hlo.is_tiled()
+    assert hlo.tile_assignment_dimensions() == [2, 4]
+    assert hlo.tile_assignment_devices() == [0, 2, 4, 6, 1, 3, 5, 7]
+    assert mesh._flat_devices_tuple == tuple(jax.devices())
+
+
+def check_single_device_arrays_must_be_blocks():
+    mesh = jax.make_mesh((2,), ("x",))
+    s = NamedSharding(mesh, P("x"))
+    x = jax.device_put(jnp.arange(10), s)
+    with pytest.raises(ValueError, match=r"must have one shard each. An argument array "
+                                         r"had 2 shard\(s\)"):
+        jax.make_array_from_single_device_arrays(x.shape, s, [x, x])
+    one = jnp.arange(10)
+    with pytest.raises(ValueError, match="requires a list of concrete arrays"):
+        jax.jit(lambda v: jax.make_array_from_single_device_arrays(
+            v.shape, one.sharding, [v]))(one)
+
+
+def check_callbacks_of_traced_values_are_refused():
+    mesh = jax.make_mesh((2,), ("x",))
+    s = NamedSharding(mesh, P("x"))
+    with pytest.raises(jax.errors.UnexpectedTracerError,
+                       match="cannot be called within a traced context"):
+        jax.jit(lambda v: jax.make_array_from_callback(v.shape, s, lambda i: v[i]))(
+            jnp.arange(4))
+
+
 CHECKS = sorted(name for name in dict(globals()) if name.startswith("check_"))
 
 
@@ -146,3 +177,57 @@ def test_dtype_of_an_array_is_deprecated():
         assert np.dtype(jnp.arange(3)) == np.dtype("int32")
     assert [w.category for w in caught] == [DeprecationWarning]
     assert "Implicit conversion of an array to a dtype is deprecated" in str(caught[0].message)
+
+
+def test_check_compatible_aval():
+    mesh = jax.make_mesh((1, 1, 1), ("replica", "data", "mdl"))
+    NamedSharding(mesh, P("mdl")).check_compatible_aval((8, 2))
+    with pytest.raises(ValueError, match=r"is only valid for values of rank at least 4, "
+                                         r"but was applied to a value of rank 2\.$"):
+        NamedSharding(mesh, P(None, ("mdl",), None, None)).check_compatible_aval((8, 2))
+    with pytest.raises(ValueError, match=r"For scalars the PartitionSpec should be P\(\)"):
+        NamedSharding(mesh, P("mdl")).check_compatible_aval(())
+    jax.sharding.SingleDeviceSharding(jax.devices()[0]).check_compatible_aval((1, 2, 3))
+
+
+def test_process_local_data_is_a_pytree():
+    data = {"a": np.arange(10).reshape(2, 5)}
+    for global_shape in (None, (2, 5), {"a": (2, 5)}):
+        out = jax.make_array_from_process_local_data(jax.devices()[0], data, global_shape)
+        np.testing.assert_array_equal(out["a"], data["a"])
+    for global_shape in ((2, 8), {"a": (2, 6)}, {"a": (2, 5), "b": (3, 5)}):
+        with pytest.raises(ValueError):
+            jax.make_array_from_process_local_data(jax.devices()[0], data, global_shape)
+
+
+def test_abstract_shardings_name_a_memory():
+    mesh = jax.sharding.AbstractMesh((2,), ("x",))
+    assert NamedSharding(mesh, P()).memory_kind is None
+    pinned = NamedSharding(mesh, P(), memory_kind="pinned_host")
+    assert pinned.memory_kind == "pinned_host" and pinned != NamedSharding(mesh, P())
+    assert repr(pinned) == ("NamedSharding(mesh=AbstractMesh('x': 2, axis_types=(Auto,)), "
+                            "spec=P(), memory_kind=pinned_host)")
+    with pytest.raises(ValueError, match="Got invalid memory kind: weird_device. Valid "
+                                         "memory kinds are: device, pinned_host"):
+        NamedSharding(mesh, P(), memory_kind="weird_device")
+
+
+def test_types_keep_only_explicit_axes():
+    A = jax.sharding.AxisType
+    mesh = jax.sharding.AbstractMesh((2, 2, 2, 2), ("a", "b", "c", "d"),
+                                     axis_types=(A.Explicit, A.Explicit, A.Auto, A.Manual))
+    aval = jax.core.ShapedArray((16, 8, 4, 2), np.float32)
+    # JAX 0.10.2's specs for the same updates
+    for spec, typed in [(P(("a", "b", "c"), "d"), P(("a", "b"), None, None, None)),
+                        (P(("a", "c"), "b", "d"), P("a", "b", None, None)),
+                        (P(("c", "a"), None, "b"), P("a", None, "b", None)),
+                        (P("c"), P(None, None, None, None))]:
+        assert aval.update(sharding=NamedSharding(mesh, spec)).sharding.spec == typed
+
+
+def test_manual_axis_types_are_frozen():
+    from pyjax._src.core.avals import ManualAxisType
+    mat = ManualAxisType(varying={"x"})
+    with pytest.raises(AttributeError):
+        mat.varying = {"y"}
+    assert mat == ManualAxisType(varying=("x",)) and mat.varying == {"x"}

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pyjax._src import errors
 from pyjax._src import sharding as sharding_mod
 from pyjax._src import tree_util
 from pyjax._src.array import Array, sharded_array
@@ -239,6 +240,11 @@ def make_array_from_callback(shape, sharding, data_callback, dtype=None):
     sharding = _as_sharding(sharding, "make_array_from_callback")
     indices = sharding.devices_indices_map(tuple(shape))
     blocks = [data_callback(indices[d]) for d in sharding._addressable_assignment]
+    if any(isinstance(b, Tracer) for b in blocks):
+        raise errors.UnexpectedTracerError(
+            "jax.make_array_from_callback cannot be called within a traced context: its "
+            "callback returned a traced value. Call it outside jit and other "
+            "transformations, or use jax.lax.with_sharding_constraint inside them.")
     return _assemble(shape, sharding, blocks, dtype, "make_array_from_callback")
 
 
@@ -258,12 +264,22 @@ def make_array_from_single_device_arrays(shape, sharding, arrays, *, dtype=None)
                          "arrays`, it must match the dtype of the addressable shards. Got "
                          f"dtype={np.dtype(dtype)} and shards of dtype {arrays[0].dtype}.")
     arrays = list(arrays)
+    traced = {type(a) for a in arrays if isinstance(a, Tracer)}
+    if traced:
+        raise ValueError("jax.make_array_from_single_device_arrays requires a list of "
+                         f"concrete arrays as input, but got types {traced}. Call it "
+                         "outside jit and other transformations.")
     by_device = {}
     for a in arrays:
-        if type(a) is not Array or a._sharding is not None:
+        if type(a) is not Array:
             raise TypeError(f"Unsupported type for elements in `arrays`: {type(a)}. Pass "
                             "single-device jax.Arrays (e.g. jax.device_put(x, device)).")
-        by_device[a.device] = a
+        if a._sharding is not None and a._sharding.num_devices > 1:
+            raise ValueError("When making an array from single-device arrays the input "
+                             "arrays must have one shard each. An argument array had "
+                             f"{a._sharding.num_devices} shard(s). Pass its blocks "
+                             "(x.addressable_data(i)) instead.")
+        by_device[a.device if a._sharding is None else a._sharding._device_assignment[0]] = a
     devices = sharding._addressable_assignment
     missing = [d for d in devices if d not in by_device]
     if missing or len(arrays) != len(devices):
@@ -276,8 +292,19 @@ def make_array_from_single_device_arrays(shape, sharding, arrays, *, dtype=None)
 
 
 def make_array_from_process_local_data(sharding, local_data, global_shape=None):
-    """An Array laid out as `sharding` from the data this process holds: the part of the
-    global array covering its devices' blocks (all of it with one process)."""
+    """Arrays laid out as `sharding` from the data this process holds: for each leaf of
+    the pytree `local_data`, the part of the global array covering this process's
+    devices' blocks (all of it with one process). `sharding` and `global_shape` (a shape,
+    None, or a pytree of them) are prefixes of `local_data`'s tree."""
+    leaves, treedef = tree_util.tree_flatten(local_data)
+    shardings = treedef.flatten_up_to(tree_util.tree_broadcast(sharding, local_data))
+    shapes = treedef.flatten_up_to(tree_util.tree_broadcast(
+        global_shape, local_data, is_leaf=lambda x: x is None or isinstance(x, tuple)))
+    return treedef.unflatten([_from_process_local_data(s, data, shape)
+                              for s, data, shape in zip(shardings, leaves, shapes)])
+
+
+def _from_process_local_data(sharding, local_data, global_shape):
     sharding = _as_sharding(sharding, "make_array_from_process_local_data")
     local_shape = tuple(np.shape(local_data))
     if devices_mod.process_count() == 1:

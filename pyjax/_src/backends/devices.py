@@ -103,6 +103,9 @@ class DeviceRuntime(Protocol):
     def local_blocks(self, sharding: Any, shape: tuple) -> list:
         """(device, index, replica id) of each block this process holds."""
 
+    def hlo_sharding(self, sharding: Any, ndim: int) -> Any:
+        """XLA's HloSharding of a NamedSharding for arrays of rank `ndim`."""
+
 
 class _XlaState(TypedDict):
     module: DeviceRuntime | None

@@ -343,11 +343,11 @@ def _container(sharding, ndim):
     found = _containers.get(key)
     if found is None:
         found = _containers[key] = _jax.GSPMDSharding(
-            _jax.DeviceList(sharding._device_assignment), _hlo_sharding(sharding, ndim))
+            _jax.DeviceList(sharding._device_assignment), hlo_sharding(sharding, ndim))
     return found
 
 
-def _hlo_sharding(sharding, ndim):
+def hlo_sharding(sharding: Any, ndim: int) -> Any:
     """The XLA sharding of a NamedSharding: tiles per dimension (and the replicas as a
     last tile dimension), each listing the partition (mesh position) holding it."""
     positions = sharding._block_positions(ndim)

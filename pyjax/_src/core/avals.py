@@ -22,9 +22,13 @@ class ManualAxisType:
     __slots__ = ("varying", "unreduced", "reduced", "_key")
 
     def __init__(self, varying=frozenset(), unreduced=frozenset(), reduced=frozenset()):
-        self.varying, self.unreduced, self.reduced = (
-            frozenset(varying), frozenset(unreduced), frozenset(reduced))
-        self._key = (self.varying, self.unreduced, self.reduced)
+        key = (frozenset(varying), frozenset(unreduced), frozenset(reduced))
+        for name, value in zip(("varying", "unreduced", "reduced", "_key"), (*key, key)):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name, value):   # a type: frozen, as JAX's dataclass
+        raise AttributeError(f"cannot assign to field {name!r}: ManualAxisType is "
+                             "immutable; make a new one.")
 
     def __eq__(self, other):
         return isinstance(other, ManualAxisType) and self._key == other._key
@@ -53,8 +57,16 @@ def set_unsharded_sharding_factory(factory):
 
 
 def _checked_type_sharding(shape, sharding):
-    """`sharding` (a NamedSharding) with its spec padded to the rank of `shape`; a
-    ValueError where a split does not divide its dimension."""
+    """`sharding` (a NamedSharding) with its spec padded to the rank of `shape` and only
+    its mesh's Explicit axes kept (as JAX's types: Auto and Manual axes are not part of
+    one); a ValueError where a split does not divide its dimension."""
+    explicit = frozenset(sharding.mesh.explicit_axes)
+    if len(explicit) < len(sharding.mesh.axis_names):
+        spec = sharding.spec
+        kept = [tuple(n for n in ((e,) if isinstance(e, str) else e) if n in explicit)
+                if isinstance(e, (str, tuple)) else e for e in spec.partitions]
+        sharding = type(sharding)(sharding.mesh, type(spec)(
+            *kept, unreduced=spec.unreduced & explicit, reduced=spec.reduced & explicit))
     parts = tuple(sharding.spec.partitions)
     if len(parts) < len(shape):
         spec = type(sharding.spec)(*parts, *[None] * (len(shape) - len(parts)),
