@@ -172,6 +172,17 @@ class Array:
         if not self.aval.shape:
             raise TypeError("iteration over a 0-d array")
         value, weak = self._value, self.weak_type
+        s = self._sharding
+        if s is not None and (s.num_devices == 1 or s.is_fully_replicated):
+            # rows stay where the whole is, as JAX's (blocks split otherwise: rows of
+            # those come uncommitted, as in JAX)
+            row_sharding = sharding_mod.NamedSharding(
+                s.mesh, sharding_mod.PartitionSpec(*s.spec.partitions[1:]))
+            row_aval = self.aval.update(shape=self.shape[1:])
+            return (sharded_array(row, row_aval, row_sharding) for row in value)
+        if s is None and self.committed:
+            return (Array(np.asarray(row), weak, device=self._device, committed=True)
+                    for row in value)
         return (Array(np.asarray(row), weak) for row in value)
 
     def __reduce__(self):
@@ -402,9 +413,14 @@ def copied(x: Array) -> Array:
 
 def sharded_array(value: np.ndarray, aval: ShapedArray, sharding: Any) -> Array:
     """An Array of type `aval` holding the host value `value` (copied) laid out over XLA's
-    devices as the NamedSharding `sharding`."""
+    devices as the NamedSharding `sharding` (on the NumPy executor, one host value: the
+    layout is only recorded)."""
+    runtime = devices_mod.buffer_runtime()
+    if runtime is None:
+        return Array(np.array(value, aval.dtype), aval=aval, committed=True,
+                     sharding=sharding)
     return Array(None, aval=aval, committed=True, sharding=sharding,
-                 global_buffer=_device_runtime().put_sharded(value, aval, sharding))
+                 global_buffer=runtime.put_sharded(value, aval, sharding))
 
 
 def as_array(x):

@@ -116,9 +116,6 @@ def _put_sharded_leaf(x, sharding):
     devices_mod.check_transfer("device_to_device" if type(x) is Array else "host_to_device",
                                True, aval)
     value = x._value if type(x) is Array else np.asarray(x, dtype=aval.dtype)
-    if devices_mod.xla_runtime() is None:   # NumPy: one device, the layout only recorded
-        return Array(np.array(value, copy=True), aval=aval, committed=True,
-                     sharding=sharding)
     return sharded_array(value, aval, sharding)
 
 

@@ -66,8 +66,12 @@ class ShapeDtypeStruct:
     def like(cls, x):
         """The shape, dtype (and sharding, weak type) of the array-like x."""
         aval = abstractify(x)
-        return cls(aval.shape, aval.dtype, sharding=getattr(x, "sharding", None),
-                   weak_type=aval.weak_type)
+        in_type = None if aval.sharding.mesh.empty else aval.sharding
+        # As JAX: an uncommitted array's place is not part of what it is like; a
+        # tracer (which has no .sharding) gives the sharding in its type.
+        sharding = getattr(x, "sharding", in_type) if getattr(x, "_committed", True) \
+            else None
+        return cls(aval.shape, aval.dtype, sharding=sharding, weak_type=aval.weak_type)
 
     def __len__(self):
         if not self.shape:

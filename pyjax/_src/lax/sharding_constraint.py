@@ -53,8 +53,6 @@ def _eager(x, *, sharding):
             sharding_mod.same_layout(x._sharding, sharding, aval.ndim):
         return x
     value = x._value if type(x) is Array else np.asarray(x, aval.dtype)
-    if devices_mod.xla_runtime() is None:
-        return Array(np.asarray(value), aval=aval, committed=True, sharding=sharding)
     return sharded_array(value, aval, sharding)
 
 
