@@ -147,6 +147,41 @@ def check_callbacks_of_traced_values_are_refused():
             jnp.arange(4))
 
 
+def check_rows_stay_where_the_array_is():
+    # JAX: rows of a committed array are committed to its device; on a one-device (or
+    # replicated) mesh they stay on it; rows of split blocks come uncommitted.
+    x = jax.device_put(np.arange(6).reshape(3, 2), jax.devices()[1])
+    assert all(r._committed and r.devices() == {jax.devices()[1]} for r in x)
+    assert [r._committed for r in jnp.arange(6).reshape(3, 2)] == [False] * 3
+    one = Mesh(np.array(jax.devices()[1:2]), ("x",))
+    y = jax.device_put(np.arange(16).reshape(8, 2), NamedSharding(one, P("x")))
+    rows = list(y)
+    assert all(r._committed and r.devices() == {jax.devices()[1]} for r in rows)
+    np.testing.assert_array_equal(rows[3], [6, 7])
+    split, _ = _sharded(P("x", "y"))
+    assert [r._committed for r in split] == [False] * 8
+
+
+def check_shape_dtype_struct_like():
+    assert jax.ShapeDtypeStruct.like(jnp.arange(8)).sharding is None   # uncommitted
+    on_zero = jax.device_put(jnp.arange(8), jax.devices()[0])
+    assert jax.ShapeDtypeStruct.like(on_zero).sharding == \
+        jax.sharding.SingleDeviceSharding(jax.devices()[0])
+    mesh = jax.make_mesh((2,), ("x",), axis_types=(jax.sharding.AxisType.Explicit,))
+    x = jax.device_put(jnp.arange(8), NamedSharding(mesh, P("x")))
+    assert jax.ShapeDtypeStruct.like(x).sharding == NamedSharding(mesh, P("x"))
+
+    @jax.jit
+    def ones_like_it(a):
+        sds = jax.ShapeDtypeStruct.like(a)   # the type's sharding, on the abstract mesh
+        assert sds.sharding.spec == P("x")
+        return jnp.ones(sds.shape, sds.dtype, out_sharding=sds.sharding)
+    with jax.set_mesh(mesh):
+        out = ones_like_it(x)
+    assert out.sharding == NamedSharding(mesh, P("x"))
+    np.testing.assert_array_equal(out, np.ones(8))
+
+
 CHECKS = sorted(name for name in dict(globals()) if name.startswith("check_"))
 
 

@@ -78,7 +78,8 @@ def _batch(args, dims, *, sharding):
 
 
 def _lower(ctx, x, *, sharding):
-    if ctx.module.mesh is None or ctx.module.mesh != sharding.mesh:
+    mesh = ctx.module.mesh   # (a type's sharding names the mesh's abstract mesh)
+    if mesh is None or sharding.mesh not in (mesh, mesh.abstract_mesh):
         raise LoweringError(
             f"with_sharding_constraint to {sharding} in a program partitioned over "
             f"{ctx.module.mesh}: every sharding in one jit must use the same mesh.")
