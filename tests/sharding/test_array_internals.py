@@ -182,6 +182,21 @@ def check_shape_dtype_struct_like():
     np.testing.assert_array_equal(out, np.ones(8))
 
 
+def check_cotangents_of_device_put_go_back_to_the_source():
+    d0, d1 = jax.devices()[:2]
+    x = jax.device_put(2.0, d0)
+    y, x_bar = jax.value_and_grad(lambda v: jax.device_put(v, d1))(x)
+    assert y.devices() == {d1} and y._committed
+    assert x_bar.devices() == {d0} and x_bar._committed and float(x_bar) == 1.0
+
+
+def check_empty_index_results_stay_on_device():
+    d1 = jax.devices()[1]
+    x = jnp.asarray([1], device=d1)
+    for empty in (x[jnp.asarray([False], device=d1)], x[1:1]):
+        assert empty.shape == (0,) and empty.device == d1 and empty._committed
+
+
 CHECKS = sorted(name for name in dict(globals()) if name.startswith("check_"))
 
 

@@ -13,6 +13,7 @@ from pyjax._src.array import Array, sharded_array
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.core.avals import MemorySpace, get_aval
 from pyjax._src.core.trace import Tracer
+from pyjax._src.interpreters import ad
 from pyjax._src.lax import sharding_constraint, transfers
 
 
@@ -70,8 +71,18 @@ def _as_device(device):
                      "one of jax.devices().")
 
 
+def _source_device(x):
+    """The device a traced value's concrete primal is committed to (None if it has no
+    such primal): as JAX infers device_put's src, so that a cotangent goes back there."""
+    while isinstance(x, ad.JVPTracer):
+        x = x.primal
+    return x._device if type(x) is Array and x.committed and x._sharding is None else None
+
+
 def _put_leaf(x, device, src=None, semantics=transfers.ArrayCopySemantics.REUSE_INPUT):
     if isinstance(x, Tracer):   # recorded in the traced program, as JAX does
+        if src is None:
+            src = _source_device(x)
         return transfers.device_put_p.bind(x, devices=(device,), srcs=(src,),
                                            copy_semantics=(semantics,))[0]
     xla = devices_mod.xla_runtime()
