@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 
 from pyjax._src import basearray, config, dtypes, tree_util
+from pyjax._src.api.custom_derivatives import SymbolicZero
 from pyjax._src.array import Array
 from pyjax._src.core.avals import get_aval
 from pyjax._src.core.trace import Tracer
@@ -289,8 +290,21 @@ class _KeyIndexed:
 
 
 basearray.Array.register(PRNGKeyArray)
+def _key_array_of(impl, children):
+    """A key array around its data. Transformations hand tangents and cotangents back
+    through the same tree: for keys those come as float0 data, and are float0 of the
+    keys' own shape (a SymbolicZero stays one), as in JAX, never a key array."""
+    (base,) = children
+    if getattr(base, "dtype", None) != dtypes.float0:
+        return PRNGKeyArray(impl, base)
+    shape = tuple(base.shape[:len(base.shape) - len(impl.key_shape)])
+    if isinstance(base, SymbolicZero):
+        return SymbolicZero(base.aval.update(shape=shape))
+    return np.zeros(shape, dtypes.float0)   # float0 values hold no data
+
+
 tree_util.register_array_node(PRNGKeyArray, lambda k: ((k._base,), k._impl),
-                             lambda impl, children: PRNGKeyArray(impl, children[0]))
+                             _key_array_of)
 
 
 def _resolve_shape(shape, size):
