@@ -73,3 +73,13 @@ def test_symbolic_zeros_fwd_gets_one_record_per_key_array():
     f.defvjp(fwd, bwd, symbolic_zeros=True)
     state = (8.0, random.key(123))
     assert jax.grad(lambda theta: f(theta, state)[0])(3.0) == 1.0
+
+
+def test_shape_dtype_structs_of_keys():
+    key = random.key(1701)
+    sds = jax.ShapeDtypeStruct.like(key)
+    assert repr(sds) == "ShapeDtypeStruct(shape=(), dtype=key<fry>)"   # uncommitted: JAX's
+    assert jax.eval_shape(lambda k: k, sds) == sds
+    assert repr(jax.eval_shape(lambda k: (random.normal(k, (2,)), random.split(k, 3)),
+                               sds)) == ("(ShapeDtypeStruct(shape=(2,), dtype=float32), "
+                                         "ShapeDtypeStruct(shape=(3,), dtype=key<fry>))")

@@ -197,6 +197,18 @@ def check_empty_index_results_stay_on_device():
         assert empty.shape == (0,) and empty.device == d1 and empty._committed
 
 
+def check_key_arrays_from_blocks():
+    mesh = jax.make_mesh((N,), ("x",))
+    s = NamedSharding(mesh, P("x"))
+    keys = jax.random.split(jax.random.key(0), N)
+    blocks = [jax.device_put(keys[i:i + 1], d) for i, d in enumerate(jax.devices())]
+    made = jax.make_array_from_single_device_arrays((N,), s, blocks)
+    assert made.dtype == keys.dtype and made.sharding == s
+    np.testing.assert_array_equal(jax.random.key_data(made), jax.random.key_data(keys))
+    called = jax.make_array_from_callback((N,), s, lambda index: keys[index])
+    np.testing.assert_array_equal(jax.random.key_data(called), jax.random.key_data(keys))
+
+
 CHECKS = sorted(name for name in dict(globals()) if name.startswith("check_"))
 
 

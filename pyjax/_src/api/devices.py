@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pyjax._src import errors
+from pyjax._src import dtypes, errors
 from pyjax._src import sharding as sharding_mod
 from pyjax._src import tree_util
 from pyjax._src.array import Array, sharded_array
@@ -197,6 +197,11 @@ def _assemble(shape, sharding, blocks, dtype, what):
     """An Array of `shape` laid out as `sharding` from per-device host or device blocks
     (one per device of this process, in sharding._device_assignment's order)."""
     shape = tuple(int(d) for d in shape)
+    keys = _extended_dtype(blocks)
+    if keys is not None:   # key arrays: assembled from their data (trailing dims whole)
+        data = [keys.to_physical(block) for block in blocks]
+        extra = tuple(np.shape(data[0])[len(np.shape(blocks[0])):])
+        return keys.from_physical(_assemble(shape + extra, sharding, data, None, what))
     expected = sharding.shard_shape(shape)
     for device, block in zip(sharding._addressable_assignment, blocks):
         if tuple(np.shape(block)) != expected:
@@ -229,6 +234,12 @@ def _assemble(shape, sharding, blocks, dtype, what):
                                    copy=True))
     return Array(None, aval=aval, committed=True, sharding=sharding,
                  global_buffer=xla.assemble(aval, sharding, buffers))
+
+
+def _extended_dtype(arrays):
+    """The extended dtype (key<fry>) of a list of key arrays, else None."""
+    dtype = getattr(arrays[0], "dtype", None) if arrays else None
+    return dtype if isinstance(dtype, dtypes.ExtendedDType) else None
 
 
 def _as_sharding(sharding, what):
@@ -272,6 +283,12 @@ def make_array_from_single_device_arrays(shape, sharding, arrays, *, dtype=None)
                          "arrays`, it must match the dtype of the addressable shards. Got "
                          f"dtype={np.dtype(dtype)} and shards of dtype {arrays[0].dtype}.")
     arrays = list(arrays)
+    keys = _extended_dtype(arrays)
+    if keys is not None:   # key arrays: made from their data (trailing dims whole)
+        data = [keys.to_physical(a) for a in arrays]
+        extra = tuple(np.shape(data[0])[len(np.shape(arrays[0])):])
+        return keys.from_physical(make_array_from_single_device_arrays(
+            tuple(shape) + extra, sharding, data))
     traced = {type(a) for a in arrays if isinstance(a, Tracer)}
     if traced:
         raise ValueError("jax.make_array_from_single_device_arrays requires a list of "

@@ -56,6 +56,14 @@ def set_unsharded_sharding_factory(factory):
     _unsharded.clear()
 
 
+def unsharded_sharding(ndim):
+    """The sharding in the type of a value of rank `ndim` placed by no mesh."""
+    found = _unsharded.get(ndim)
+    if found is None:
+        found = _unsharded.setdefault(ndim, _unsharded_factory(ndim))
+    return found
+
+
 def _checked_type_sharding(shape, sharding):
     """`sharding` (a NamedSharding) with its spec padded to the rank of `shape` and only
     its mesh's Explicit axes kept (as JAX's types: Auto and Manual axes are not part of
@@ -134,11 +142,7 @@ class ShapedArray:
         """The NamedSharding in this type (JAX's aval.sharding)."""
         if self._sharding is not None:
             return self._sharding
-        ndim = len(self.shape)
-        found = _unsharded.get(ndim)
-        if found is None:
-            found = _unsharded.setdefault(ndim, _unsharded_factory(ndim))
-        return found
+        return unsharded_sharding(len(self.shape))
 
     @property
     def mat(self) -> ManualAxisType:

@@ -15,7 +15,7 @@ import numpy as np
 from pyjax._src import basearray, config, dtypes, tree_util
 from pyjax._src.api.custom_derivatives import SymbolicZero
 from pyjax._src.array import Array
-from pyjax._src.core.avals import get_aval
+from pyjax._src.core.avals import get_aval, unsharded_sharding
 from pyjax._src.core.trace import Tracer
 from pyjax._src.lax import structural
 from pyjax._src.lax.prng import PRNGS, PRNGImpl
@@ -92,6 +92,8 @@ class KeyAval:
 
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: math.prod(self.shape))
+    # keys are placed by no mesh in their type (pyjax does not split key arrays' types)
+    sharding = property(lambda self: unsharded_sharding(len(self.shape)))
 
     def __eq__(self, other):
         return (isinstance(other, KeyAval) and other.shape == self.shape
@@ -204,6 +206,7 @@ class PRNGKeyArray:
     _base_array = property(lambda self: self._base)
     device = property(lambda self: self._base.device)
     sharding = property(lambda self: self._base.sharding)
+    _committed = property(lambda self: getattr(self._base, "_committed", False))
     is_fully_addressable = property(lambda self: self._base.is_fully_addressable)
     is_fully_replicated = property(lambda self: self._base.is_fully_replicated)
 
