@@ -107,6 +107,14 @@ def check_pmap_results_are_sharded_over_the_replicas():
     assert f(f(np.zeros(8))).sharding is f(np.zeros(8)).sharding
 
 
+def check_pmap_passes_float0_values():
+    from pyjax._src import dtypes
+    same = jax.pmap(lambda v: v)(np.zeros(N, dtypes.float0))
+    assert same.dtype == dtypes.float0 and same.shape == (N,)
+    made = jax.pmap(lambda v: jnp.array(b"", dtype=dtypes.float0))(np.ones(N))
+    assert made.dtype == dtypes.float0 and made.shape == (N,)
+
+
 def check_jit_of_pmap_takes_sharded_arguments():
     foo = jax.jit(jax.pmap(lambda v: v + v))
     x = np.ones((2, 2, 2), np.float32)

@@ -272,8 +272,8 @@ def put(value: np.ndarray, aval: ShapedArray, device: Any, copy: bool = False) -
     buffer may alias `value` (XLA does so for 64-byte aligned memory)."""
     semantics = (xc.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL if copy
                  else xc.HostBufferSemantics.ZERO_COPY)
-    if aval.dtype == FLOAT0:
-        value = np.zeros(aval.shape, np.bool_)
+    if aval.dtype == FLOAT0:   # XLA has no float0: its buffers hold bools
+        value, aval = np.zeros(aval.shape, np.bool_), aval.update(dtype=np.bool_)
     try:
         return _jax.batched_device_put(aval, sharding(device), [value], [device],
                                        committed=True, force_copy=copy,
