@@ -20,6 +20,10 @@ class ManualAxisType:
     which it is a partial sum still to be reduced / a value already reduced."""
 
     __slots__ = ("varying", "unreduced", "reduced", "_key")
+    varying: frozenset
+    unreduced: frozenset
+    reduced: frozenset
+    _key: tuple
 
     def __init__(self, varying=frozenset(), unreduced=frozenset(), reduced=frozenset()):
         key = (frozenset(varying), frozenset(unreduced), frozenset(reduced))
