@@ -6,6 +6,7 @@ implements); it knows nothing of programs. Operators, methods and `.at[]` are in
 jax.numpy at import (an upward hook)."""
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -56,6 +57,15 @@ class Array:
             self._npy = self._fetch()
         return self._npy
 
+    @property
+    def _npy_value(self) -> np.ndarray | None:
+        """The host copy of the value if one is held (None once deleted), as JAX's."""
+        return self._npy
+
+    def _check_if_deleted(self) -> None:
+        if self._deleted:
+            raise deleted_error(self)
+
     def _fetch(self) -> np.ndarray:
         """The host value of the device buffer(s)."""
         runtime = devices_mod.buffer_runtime()
@@ -91,6 +101,14 @@ class Array:
         if copy:
             return np.array(value, dtype=dtype)
         return value if dtype is None else value.astype(dtype, copy=False)
+
+    @property
+    def __numpy_dtype__(self):
+        # np.dtype(x) asks for this (NumPy >= 2.4); JAX deprecates the conversion.
+        warnings.warn("Implicit conversion of an array to a dtype is deprecated; rather "
+                      "than dtype=arr use dtype=arr.dtype. In the future this will result "
+                      "in an error.", DeprecationWarning, stacklevel=2)
+        return self.dtype
 
     def __repr__(self):
         if self._deleted:
@@ -154,6 +172,17 @@ class Array:
         if not self.aval.shape:
             raise TypeError("iteration over a 0-d array")
         value, weak = self._value, self.weak_type
+        s = self._sharding
+        if s is not None and (s.num_devices == 1 or s.is_fully_replicated):
+            # rows stay where the whole is, as JAX's (blocks split otherwise: rows of
+            # those come uncommitted, as in JAX)
+            row_sharding = sharding_mod.NamedSharding(
+                s.mesh, sharding_mod.PartitionSpec(*s.spec.partitions[1:]))
+            row_aval = self.aval.update(shape=self.shape[1:])
+            return (sharded_array(row, row_aval, row_sharding) for row in value)
+        if s is None and self.committed:
+            return (Array(np.asarray(row), weak, device=self._device, committed=True)
+                    for row in value)
         return (Array(np.asarray(row), weak) for row in value)
 
     def __reduce__(self):
@@ -260,9 +289,40 @@ class Array:
             return [Shard(device, whole, 0, self)]
         device = self.device
         return [Shard(device, whole, 0, Array(self._npy, aval=self.aval, device=device,
-                                              committed=True, buffer=self.buffer_on(device)))]
+                                              committed=self.committed,
+                                              buffer=self.buffer_on(device)))]
 
     global_shards = addressable_shards
+
+    @property
+    def _arrays(self) -> list[Array] | None:
+        """The single-device Arrays of this process's blocks (None once deleted)."""
+        if self._deleted:
+            return None
+        return [shard.data for shard in self.addressable_shards]
+
+    def _fully_replicated_shard(self) -> Array:
+        """One device's copy of a fully replicated array, as a single-device Array."""
+        if not self.is_fully_replicated:
+            raise ValueError(f"_fully_replicated_shard: the array is laid out as "
+                             f"{self.sharding}, which is not fully replicated.")
+        return self.addressable_data(0)
+
+    def unsafe_buffer_pointer(self) -> int:
+        """The address of the array's data: its device buffer, or (on the NumPy
+        executor) its host value."""
+        self._check_if_deleted()
+        if self._global_buffer is not None:
+            buffers = _device_runtime().local_buffers(self._global_buffer)
+            if len(buffers) != 1:
+                raise errors.JaxRuntimeError(
+                    "INVALID_ARGUMENT: UnsafeBufferPointer() is supported only for "
+                    f"unsharded arrays; this one spans {len(buffers)} devices. Use "
+                    "x.addressable_data(i).unsafe_buffer_pointer() for one block.")
+            return _device_runtime().buffer_pointer(buffers[0])
+        if self._buffer is None and devices_mod.xla_runtime() is None:
+            return self._value.ctypes.data
+        return _device_runtime().buffer_pointer(self.buffer_on(self.device))
 
     def addressable_data(self, index):
         return self.addressable_shards[index].data
@@ -342,11 +402,25 @@ def device_results(avals, buffers, device: Any, committed: bool) -> list[Array]:
     return results
 
 
+def copied(x: Array) -> Array:
+    """A new Array holding a copy of x's value where x is: same device (or sharding) and
+    commitment, as JAX's copies."""
+    value = np.array(x._value)
+    if x._sharding is not None:
+        return sharded_array(value, x.aval, x._sharding)
+    return Array(value, aval=x.aval, device=x._device, committed=x.committed)
+
+
 def sharded_array(value: np.ndarray, aval: ShapedArray, sharding: Any) -> Array:
     """An Array of type `aval` holding the host value `value` (copied) laid out over XLA's
-    devices as the NamedSharding `sharding`."""
+    devices as the NamedSharding `sharding` (on the NumPy executor, one host value: the
+    layout is only recorded)."""
+    runtime = devices_mod.buffer_runtime()
+    if runtime is None:
+        return Array(np.array(value, aval.dtype), aval=aval, committed=True,
+                     sharding=sharding)
     return Array(None, aval=aval, committed=True, sharding=sharding,
-                 global_buffer=_device_runtime().put_sharded(value, aval, sharding))
+                 global_buffer=runtime.put_sharded(value, aval, sharding))
 
 
 def as_array(x):

@@ -374,6 +374,8 @@ class Mesh(_AxesOfMesh):
     def _flat_devices(self):
         return tuple(self.devices.flat)
 
+    _flat_devices_tuple = property(lambda self: self._flat_devices)   # JAX's spelling
+
     @property
     def device_set(self):
         return set(self.devices.flat)
@@ -640,6 +642,9 @@ class SingleDeviceSharding(Sharding):
     def shard_shape(self, global_shape):
         return tuple(global_shape)
 
+    def check_compatible_aval(self, aval_shape) -> None:
+        """Every shape fits on one device whole."""
+
     def __eq__(self, other):
         return isinstance(other, SingleDeviceSharding) and other._device == self._device
 
@@ -665,6 +670,9 @@ def single_device_sharding(device):
     return s
 
 
+MEMORY_KINDS = ("device", "pinned_host", "unpinned_host")   # what JAX's CPU names
+
+
 class NamedSharding(Sharding):
     """Blocks of an array laid out over a Mesh by a PartitionSpec."""
 
@@ -681,10 +689,16 @@ class NamedSharding(Sharding):
             else:
                 raise TypeError(f"NamedSharding expects a PartitionSpec as `spec`, got "
                                 f"{spec!r} of type {type(spec)}.")
-        if memory_kind not in (None, "device"):
+        abstract = isinstance(mesh, AbstractMesh)
+        if abstract and memory_kind not in (None, *MEMORY_KINDS):
+            raise ValueError(f"Got invalid memory kind: {memory_kind}. Valid memory kinds "
+                             f"are: {', '.join(MEMORY_KINDS)}")
+        if not abstract and memory_kind not in (None, "device"):
             raise ValueError(f"Could not find memory addressable by device cpu. Device "
                              f"cpu can address the following memory kinds: device. Got "
                              f"memory kind: {memory_kind}")
+        # An AbstractMesh's sharding (a type) only names a memory; arrays live in "device"
+        self._memory_kind = memory_kind if abstract else "device"
         self.mesh, self.spec = mesh, spec
         _check_reduced_axes(mesh, spec)
         seen = set()
@@ -706,7 +720,7 @@ class NamedSharding(Sharding):
                              f"axis_types are `Auto`. Got mesh axis_types: "
                              f"{_types_str(mesh.axis_types)}")
 
-    memory_kind = property(lambda self: "device")
+    memory_kind = property(lambda self: self._memory_kind)
 
     @property
     def _device_assignment(self):
@@ -725,15 +739,33 @@ class NamedSharding(Sharding):
 
     def __eq__(self, other):
         return self is other or (isinstance(other, NamedSharding) and
-                                 self.spec == other.spec and self.mesh == other.mesh)
+                                 self.spec == other.spec and self.mesh == other.mesh
+                                 and self._memory_kind == other._memory_kind)
 
     def __hash__(self):
         return hash((self.mesh, self.spec))
 
     def __repr__(self):
-        if isinstance(self.mesh, AbstractMesh):   # a type's sharding: no memory
-            return f"NamedSharding(mesh={self.mesh}, spec={self.spec})"
+        if isinstance(self.mesh, AbstractMesh):   # a type's sharding: a memory if named
+            memory = "" if self._memory_kind is None else f", memory_kind={self._memory_kind}"
+            return f"NamedSharding(mesh={self.mesh}, spec={self.spec}{memory})"
         return f"NamedSharding(mesh={self.mesh}, spec={self.spec}, memory_kind=device)"
+
+    def check_compatible_aval(self, aval_shape) -> None:
+        """Raises ValueError when the spec names more dimensions than `aval_shape` has."""
+        if len(aval_shape) < len(self.spec):
+            scalar = " For scalars the PartitionSpec should be P()" if not aval_shape else ""
+            raise ValueError(f"Sharding {self} is only valid for values of rank at least "
+                             f"{len(self.spec)}, but was applied to a value of rank "
+                             f"{len(aval_shape)}.{scalar}")
+
+    def _to_xla_hlo_sharding(self, ndim):
+        """XLA's HloSharding of this layout for arrays of rank `ndim` (needs XLA)."""
+        runtime = devices_mod.xla_runtime()
+        if runtime is None:
+            raise RuntimeError("NamedSharding._to_xla_hlo_sharding needs XLA: jaxlib and "
+                               "the 'xla' executor (config pyjax_executor).")
+        return runtime.hlo_sharding(self, ndim)
 
     def _entries(self, ndim):
         if len(self.spec) > ndim:

@@ -654,7 +654,8 @@ def test_arrays_of_either_executor_have_shards_after_a_switch():
         (shard,) = host.addressable_shards   # a host array: no device buffer is made
         assert shard.data is host and host.sharding == SingleDeviceSharding(host.device)
         (shard,) = on_device.addressable_shards
-        assert shard.device == on_device.device and shard.data.committed
+        # an uncommitted array's shard is uncommitted too (JAX 0.10.2)
+        assert shard.device == on_device.device and not shard.data.committed
         np.testing.assert_array_equal(shard.data, [1.0, 2.0, 3.0])
 
 

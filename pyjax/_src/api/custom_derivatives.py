@@ -3,10 +3,10 @@ jaxprs as the custom_jvp_call / custom_vjp_call primitives so that jit(f) and gr
 still use the rules; and closure_convert. Imports api siblings and below."""
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import weakref
-from typing import NamedTuple
 
 from pyjax._src import dtypes, tree_util
 from pyjax._src.array import as_array
@@ -45,11 +45,23 @@ class SymbolicZero:
         return f"SymbolicZero({self.aval.str_short()})"
 
 
-class CustomVJPPrimal(NamedTuple):
+@dataclasses.dataclass(slots=True)
+class CustomVJPPrimal:
     """What a custom_vjp fwd rule defined with symbolic_zeros=True gets for each primal:
-    the value, and whether it is perturbed (has a nonzero tangent)."""
+    the value, and whether it is perturbed (has a nonzero tangent). A record, not a
+    pytree node (as JAX's): tree functions see it as one leaf."""
     value: object
     perturbed: bool
+
+
+def _primal_records(in_tree, values, perturbed):
+    """The arguments as a symbolic_zeros fwd rule gets them: each leaf as users see trees
+    (a key array is one) a CustomVJPPrimal of its value and whether it is perturbed."""
+    leaves, tree = tree_util.user_tree_flatten(tree_util.tree_unflatten(in_tree, values))
+    flags = iter(perturbed)
+    return tree.unflatten([CustomVJPPrimal(x, any([next(flags) for _ in
+                                                   tree_util.flatten(x)[0]]))
+                           for x in leaves])
 
 
 def _resolve_args(fun, args, kwargs):
@@ -485,10 +497,9 @@ class custom_vjp(_CustomRuleFunction):
             vals = [a.value if symbolic else a for a in args]
 
             def run(xs):
-                if symbolic:
-                    xs = [CustomVJPPrimal(x, a.perturbed) for x, a in zip(xs, args)]
-                out, res = self.fwd(*_merge_nondiff(nums, nondiff,
-                                                    tree_util.tree_unflatten(in_tree, xs)))
+                diff = _primal_records(in_tree, xs, [a.perturbed for a in args]) \
+                    if symbolic else tree_util.tree_unflatten(in_tree, xs)
+                out, res = self.fwd(*_merge_nondiff(nums, nondiff, diff))
                 res_leaves, found["res_tree"] = tree_util.flatten(res)
                 return per_example.flatten_out(out) + res_leaves
             outs = per_example.to_front(per_example.run(run, vals))
@@ -544,9 +555,8 @@ class _VJPRule:
 
     def _fwd(self, primals, perturbed):
         fname = _name(self.cv.fun)
-        if self.cv.symbolic_zeros:
-            primals = [CustomVJPPrimal(p, z) for p, z in zip(primals, perturbed)]
-        diff = tree_util.tree_unflatten(self.in_tree, primals)
+        diff = _primal_records(self.in_tree, primals, perturbed) \
+            if self.cv.symbolic_zeros else tree_util.tree_unflatten(self.in_tree, primals)
         result = self.cv.fwd(*_merge_nondiff(self.nums, self.nondiff, diff))
         if not (isinstance(result, (tuple, list)) and len(result) == 2):
             raise TypeError(f"Custom VJP fwd rule {_name(self.cv.fwd)} for function {fname} "
@@ -635,15 +645,28 @@ def _flat_cotangents(result, in_tree, bname, fname):
         if entry is None:
             leaves += [None] * sub.num_leaves
             continue
-        e_leaves, e_tree = tree_util.tree_flatten(
+        # compared as users see trees: a key array is one leaf, its cotangent float0
+        e_leaves, e_tree = tree_util.user_tree_flatten(
             entry, is_leaf=lambda x: x is None or isinstance(x, SymbolicZero))
-        if e_tree != sub:
+        p_leaves, p_tree = tree_util.user_tree_flatten(
+            sub.unflatten([_ARGUMENT] * sub.num_leaves))
+        if e_tree != p_tree:
             raise TypeError(f"Custom VJP bwd rule {bname} for function {fname} must "
                             "produce an output with the same container (pytree) "
                             "structure as the args tuple of the primal function, but at "
-                            f"output[{i}] got {e_tree} for primal input structure {sub}.")
-        leaves += e_leaves
+                            f"output[{i}] got {e_tree} for primal input structure "
+                            f"{p_tree}.")
+        for ct, primal in zip(e_leaves, p_leaves):
+            if primal is _ARGUMENT:
+                leaves.append(ct)
+            else:   # an array node (keys): float0 cotangents are zeros of its leaves
+                n = len(tree_util.flatten(primal)[0])
+                zero = ct is None or getattr(ct, "dtype", None) == dtypes.float0
+                leaves += [None] * n if zero else tree_util.flatten(ct)[0]
     return leaves
+
+
+_ARGUMENT = object()   # a placeholder for one flat leaf of the arguments
 
 
 class _PerExample:

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from pyjax._src import dtypes, errors
 from pyjax._src import sharding as sharding_mod
 from pyjax._src import tree_util
 from pyjax._src.array import Array, sharded_array
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.core.avals import MemorySpace, get_aval
 from pyjax._src.core.trace import Tracer
+from pyjax._src.interpreters import ad
 from pyjax._src.lax import sharding_constraint, transfers
 
 
@@ -69,8 +71,18 @@ def _as_device(device):
                      "one of jax.devices().")
 
 
+def _source_device(x):
+    """The device a traced value's concrete primal is committed to (None if it has no
+    such primal): as JAX infers device_put's src, so that a cotangent goes back there."""
+    while isinstance(x, ad.JVPTracer):
+        x = x.primal
+    return x._device if type(x) is Array and x.committed and x._sharding is None else None
+
+
 def _put_leaf(x, device, src=None, semantics=transfers.ArrayCopySemantics.REUSE_INPUT):
     if isinstance(x, Tracer):   # recorded in the traced program, as JAX does
+        if src is None:
+            src = _source_device(x)
         return transfers.device_put_p.bind(x, devices=(device,), srcs=(src,),
                                            copy_semantics=(semantics,))[0]
     xla = devices_mod.xla_runtime()
@@ -115,9 +127,6 @@ def _put_sharded_leaf(x, sharding):
     devices_mod.check_transfer("device_to_device" if type(x) is Array else "host_to_device",
                                True, aval)
     value = x._value if type(x) is Array else np.asarray(x, dtype=aval.dtype)
-    if devices_mod.xla_runtime() is None:   # NumPy: one device, the layout only recorded
-        return Array(np.array(value, copy=True), aval=aval, committed=True,
-                     sharding=sharding)
     return sharded_array(value, aval, sharding)
 
 
@@ -190,6 +199,11 @@ def _assemble(shape, sharding, blocks, dtype, what):
     """An Array of `shape` laid out as `sharding` from per-device host or device blocks
     (one per device of this process, in sharding._device_assignment's order)."""
     shape = tuple(int(d) for d in shape)
+    keys = _extended_dtype(blocks)
+    if keys is not None:   # key arrays: assembled from their data (trailing dims whole)
+        data = [keys.to_physical(block) for block in blocks]
+        extra = tuple(np.shape(data[0])[len(np.shape(blocks[0])):])
+        return keys.from_physical(_assemble(shape + extra, sharding, data, None, what))
     expected = sharding.shard_shape(shape)
     for device, block in zip(sharding._addressable_assignment, blocks):
         if tuple(np.shape(block)) != expected:
@@ -224,6 +238,12 @@ def _assemble(shape, sharding, blocks, dtype, what):
                  global_buffer=xla.assemble(aval, sharding, buffers))
 
 
+def _extended_dtype(arrays):
+    """The extended dtype (key<fry>) of a list of key arrays, else None."""
+    dtype = getattr(arrays[0], "dtype", None) if arrays else None
+    return dtype if isinstance(dtype, dtypes.ExtendedDType) else None
+
+
 def _as_sharding(sharding, what):
     """A Sharding from a Sharding, a Device, or a PartitionSpec on the current mesh."""
     if hasattr(sharding, "platform"):
@@ -241,6 +261,11 @@ def make_array_from_callback(shape, sharding, data_callback, dtype=None):
     sharding = _as_sharding(sharding, "make_array_from_callback")
     indices = sharding.devices_indices_map(tuple(shape))
     blocks = [data_callback(indices[d]) for d in sharding._addressable_assignment]
+    if any(isinstance(b, Tracer) for b in blocks):
+        raise errors.UnexpectedTracerError(
+            "jax.make_array_from_callback cannot be called within a traced context: its "
+            "callback returned a traced value. Call it outside jit and other "
+            "transformations, or use jax.lax.with_sharding_constraint inside them.")
     return _assemble(shape, sharding, blocks, dtype, "make_array_from_callback")
 
 
@@ -260,12 +285,28 @@ def make_array_from_single_device_arrays(shape, sharding, arrays, *, dtype=None)
                          "arrays`, it must match the dtype of the addressable shards. Got "
                          f"dtype={np.dtype(dtype)} and shards of dtype {arrays[0].dtype}.")
     arrays = list(arrays)
+    keys = _extended_dtype(arrays)
+    if keys is not None:   # key arrays: made from their data (trailing dims whole)
+        data = [keys.to_physical(a) for a in arrays]
+        extra = tuple(np.shape(data[0])[len(np.shape(arrays[0])):])
+        return keys.from_physical(make_array_from_single_device_arrays(
+            tuple(shape) + extra, sharding, data))
+    traced = {type(a) for a in arrays if isinstance(a, Tracer)}
+    if traced:
+        raise ValueError("jax.make_array_from_single_device_arrays requires a list of "
+                         f"concrete arrays as input, but got types {traced}. Call it "
+                         "outside jit and other transformations.")
     by_device = {}
     for a in arrays:
-        if type(a) is not Array or a._sharding is not None:
+        if type(a) is not Array:
             raise TypeError(f"Unsupported type for elements in `arrays`: {type(a)}. Pass "
                             "single-device jax.Arrays (e.g. jax.device_put(x, device)).")
-        by_device[a.device] = a
+        if a._sharding is not None and a._sharding.num_devices > 1:
+            raise ValueError("When making an array from single-device arrays the input "
+                             "arrays must have one shard each. An argument array had "
+                             f"{a._sharding.num_devices} shard(s). Pass its blocks "
+                             "(x.addressable_data(i)) instead.")
+        by_device[a.device if a._sharding is None else a._sharding._device_assignment[0]] = a
     devices = sharding._addressable_assignment
     missing = [d for d in devices if d not in by_device]
     if missing or len(arrays) != len(devices):
@@ -278,8 +319,19 @@ def make_array_from_single_device_arrays(shape, sharding, arrays, *, dtype=None)
 
 
 def make_array_from_process_local_data(sharding, local_data, global_shape=None):
-    """An Array laid out as `sharding` from the data this process holds: the part of the
-    global array covering its devices' blocks (all of it with one process)."""
+    """Arrays laid out as `sharding` from the data this process holds: for each leaf of
+    the pytree `local_data`, the part of the global array covering this process's
+    devices' blocks (all of it with one process). `sharding` and `global_shape` (a shape,
+    None, or a pytree of them) are prefixes of `local_data`'s tree."""
+    leaves, treedef = tree_util.tree_flatten(local_data)
+    shardings = treedef.flatten_up_to(tree_util.tree_broadcast(sharding, local_data))
+    shapes = treedef.flatten_up_to(tree_util.tree_broadcast(
+        global_shape, local_data, is_leaf=lambda x: x is None or isinstance(x, tuple)))
+    return treedef.unflatten([_from_process_local_data(s, data, shape)
+                              for s, data, shape in zip(shardings, leaves, shapes)])
+
+
+def _from_process_local_data(sharding, local_data, global_shape):
     sharding = _as_sharding(sharding, "make_array_from_process_local_data")
     local_shape = tuple(np.shape(local_data))
     if devices_mod.process_count() == 1:

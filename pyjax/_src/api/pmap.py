@@ -38,7 +38,8 @@ from pyjax._src import config, dtypes, tree_util
 from pyjax._src.api import aot, shapes
 from pyjax._src.api.jit import (_HashableStatic, _arg_names, _flat_arg_names, _location,
                                  normalize_argnums)
-from pyjax._src.array import Array
+from pyjax._src.api.devices import make_array_from_single_device_arrays
+from pyjax._src.array import Array, sharded_array
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import dispatch, numpy_backend, stablehlo
 from pyjax._src.core import jaxpr as jx
@@ -49,6 +50,7 @@ from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import reductions as red
 from pyjax._src.lax import structural as st
+from pyjax._src.sharding import Mesh, NamedSharding, PartitionSpec
 from pyjax._src.util import WeakCache, fun_name
 
 
@@ -144,14 +146,27 @@ def _run_replicated(xla, args, out_avals, *, jaxpr, axis_name, axis_size, in_axe
                                  for i in range(n)])
     results = []
     for shards, axis, aval in zip(exe(per_argument), out_axes, out_avals):
-        if aval.dtype == dtypes.float0:
-            value = np.zeros(aval.shape, dtypes.float0)
-        elif axis is None:
-            value = shards[0]._value
+        if aval.dtype == dtypes.float0:   # XLA holds no float0 buffers: a host value
+            results.append(Array(np.zeros(aval.shape, dtypes.float0), aval=aval))
+            continue
+        sharding = _result_sharding(tuple(devices), axis_name, axis)
+        if axis is None:   # each replica keeps its own copy, as JAX's
+            results.append(make_array_from_single_device_arrays(aval.shape, sharding,
+                                                                shards))
         else:
             value = np.stack([s._value for s in shards], axis=axis)
-        results.append(Array(value, aval=aval))
+            results.append(sharded_array(value, aval, sharding))
     return results
+
+
+@functools.lru_cache(maxsize=512)   # one object per layout, as JAX's (cheap to compare)
+def _result_sharding(devices, axis_name, out_axis):
+    """Where a pmap result lives, as in JAX: on a 1-D mesh of the replicas' devices,
+    split along its out axis (replicated when out_axes is None)."""
+    name = axis_name if isinstance(axis_name, str) else "_internal_pmap_axis_name"
+    mesh = Mesh(np.array(devices), (name,))
+    spec = PartitionSpec() if out_axis is None else PartitionSpec(*[None] * out_axis, name)
+    return NamedSharding(mesh, spec)
 
 
 def _devices_for(n, devices, backend, name):

@@ -25,7 +25,7 @@ class ShapeDtypeStruct:
         if dtype is None:   # np.dtype(None) would silently be float64
             raise ValueError("ShapeDtypeStruct: dtype must be specified.")
         self.shape = tuple(shape)
-        self.dtype = np.dtype(dtype)
+        self.dtype = dtype if isinstance(dtype, dtypes.ExtendedDType) else np.dtype(dtype)
         self.weak_type = weak_type
         spec = sharding.spec if isinstance(sharding, sharding_mod.NamedSharding) else \
             sharding
@@ -66,8 +66,12 @@ class ShapeDtypeStruct:
     def like(cls, x):
         """The shape, dtype (and sharding, weak type) of the array-like x."""
         aval = abstractify(x)
-        return cls(aval.shape, aval.dtype, sharding=getattr(x, "sharding", None),
-                   weak_type=aval.weak_type)
+        in_type = None if aval.sharding.mesh.empty else aval.sharding
+        # As JAX: an uncommitted array's place is not part of what it is like; a
+        # tracer (which has no .sharding) gives the sharding in its type.
+        sharding = getattr(x, "sharding", in_type) if getattr(x, "_committed", True) \
+            else None
+        return cls(aval.shape, aval.dtype, sharding=sharding, weak_type=aval.weak_type)
 
     def __len__(self):
         if not self.shape:
@@ -100,6 +104,23 @@ def abstractify(x):
     return get_aval(x)
 
 
+def _is_extended(x):
+    return isinstance(x, ShapeDtypeStruct) and isinstance(x.dtype, dtypes.ExtendedDType)
+
+
+def _as_physical(sds):
+    """A ShapeDtypeStruct of keys as a key array over its data's ShapeDtypeStruct."""
+    dtype = sds.dtype
+    return dtype.from_physical(ShapeDtypeStruct(sds.shape + tuple(dtype.physical_shape),
+                                                dtype.physical_dtype))
+
+
+def _as_struct(x):
+    """eval_shape's output leaf: key arrays (over data structs) as structs of keys."""
+    return ShapeDtypeStruct(x.shape, x.dtype) \
+        if isinstance(getattr(x, "dtype", None), dtypes.ExtendedDType) else x
+
+
 def _trace_flat(fun, args, kwargs, static_argnums=()):
     if not callable(fun):
         raise TypeError(f"expected a callable to trace, got {fun!r} of type "
@@ -113,6 +134,9 @@ def _trace_flat(fun, args, kwargs, static_argnums=()):
     static_argnums = {i % len(args) for i in static_argnums}
     dyn_args = [a for i, a in enumerate(args) if i not in static_argnums]
     leaves, in_tree = tree_util.flatten((dyn_args, kwargs))
+    if any(_is_extended(x) for x in leaves):   # keys: traced as key arrays of their data
+        leaves, in_tree = tree_util.flatten(tree_util.tree_unflatten(
+            in_tree, [_as_physical(x) if _is_extended(x) else x for x in leaves]))
     in_avals = [abstractify(x) for x in leaves]
 
     def flat_fun(*tracers):
@@ -154,7 +178,7 @@ def _closed(jaxpr, consts):
 def eval_shape(fun, *args, **kwargs):
     """The output shapes and dtypes of fun(*args), computed by tracing only."""
     jaxpr, _, out_tree = _trace_flat(fun, args, kwargs)
-    return tree_util.tree_unflatten(out_tree, [
+    return tree_util.user_tree_map(_as_struct, tree_util.tree_unflatten(out_tree, [
         a if type(a) is AbstractToken   # a token has no shape: JAX gives its aval
         else ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
-        for a in jaxpr.out_avals])
+        for a in jaxpr.out_avals]))

@@ -86,6 +86,9 @@ class DeviceRuntime(Protocol):
     def fetch(self, buffer: Any) -> np.ndarray:
         """The host value of a single-device buffer."""
 
+    def buffer_pointer(self, buffer: Any) -> int:
+        """The device address of a single-device buffer's data."""
+
     def put_sharded(self, value: np.ndarray, aval: Any, sharding: Any) -> Any:
         """One buffer spanning the devices of the NamedSharding `sharding`, each of this
         process's devices holding its block of `value`."""
@@ -99,6 +102,9 @@ class DeviceRuntime(Protocol):
 
     def local_blocks(self, sharding: Any, shape: tuple) -> list:
         """(device, index, replica id) of each block this process holds."""
+
+    def hlo_sharding(self, sharding: Any, ndim: int) -> Any:
+        """XLA's HloSharding of a NamedSharding for arrays of rank `ndim`."""
 
 
 class _XlaState(TypedDict):

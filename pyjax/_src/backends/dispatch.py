@@ -503,6 +503,10 @@ def run_sharded(closed, args, donated_invars=(), in_shardings=None, out_sharding
     """Runs `closed` as one SPMD program over the mesh of the shardings involved (the
     arguments', jit's in/out_shardings, sharding constraints inside): arguments are laid
     out as XLA expects them, results come back sharded as XLA (or out_shardings) chose."""
+    asked = [s for s in (*(in_shardings or ()), *(out_shardings or ())) if s is not None]
+    if not asked and runs_own_program(closed.jaxpr):
+        # a pmap inside (its results are sharded): each equation runs its own program
+        return InterpretedExecutable(closed, None)(args)
     plan = sharding_plan(closed, args, in_shardings, out_shardings, where)
     if devices_mod.process_count() > 1:
         config.check_thread_guard(where or "a sharded computation")

@@ -561,6 +561,8 @@ class ReplicatedExecutable:
                                  f"({len(self.devices)}), got {len(shards)}")
             bufs = [x.buffer_on(d) for x, d in zip(shards, self.devices)]
             aval = shards[0].aval
+            if aval.dtype == FLOAT0:   # its buffers hold bools (see put)
+                aval = aval.update(dtype=np.bool_)
             arrays.append(_jax.ArrayImpl(aval.update(shape=(len(bufs),) + aval.shape),
                                          self._spread, bufs, True, True))
         try:

@@ -272,8 +272,8 @@ def put(value: np.ndarray, aval: ShapedArray, device: Any, copy: bool = False) -
     buffer may alias `value` (XLA does so for 64-byte aligned memory)."""
     semantics = (xc.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL if copy
                  else xc.HostBufferSemantics.ZERO_COPY)
-    if aval.dtype == FLOAT0:
-        value = np.zeros(aval.shape, np.bool_)
+    if aval.dtype == FLOAT0:   # XLA has no float0: its buffers hold bools
+        value, aval = np.zeros(aval.shape, np.bool_), aval.update(dtype=np.bool_)
     try:
         return _jax.batched_device_put(aval, sharding(device), [value], [device],
                                        committed=True, force_copy=copy,
@@ -293,6 +293,10 @@ def fetch(buffer: Any) -> np.ndarray:
     if to_host is not None:
         return to_host()[0]
     return np.asarray(buffer)
+
+
+def buffer_pointer(buffer: Any) -> int:
+    return buffer.unsafe_buffer_pointer()
 
 
 def local_buffers(global_buffer: Any) -> list:
@@ -349,11 +353,11 @@ def _container(sharding, ndim):
     found = _containers.get(key)
     if found is None:
         found = _containers[key] = _jax.GSPMDSharding(
-            _jax.DeviceList(sharding._device_assignment), _hlo_sharding(sharding, ndim))
+            _jax.DeviceList(sharding._device_assignment), hlo_sharding(sharding, ndim))
     return found
 
 
-def _hlo_sharding(sharding, ndim):
+def hlo_sharding(sharding: Any, ndim: int) -> Any:
     """The XLA sharding of a NamedSharding: tiles per dimension (and the replicas as a
     last tile dimension), each listing the partition (mesh position) holding it."""
     positions = sharding._block_positions(ndim)

@@ -104,11 +104,25 @@ def cotangent_sharding(sharding):
         return sharding
     return type(sharding)(sharding.mesh, spec.update(unreduced=spec.reduced,
                                                      reduced=spec.unreduced))
+def unsharded_sharding(ndim):
+    """The sharding in the type of a value of rank `ndim` placed by no mesh."""
+    found = _unsharded.get(ndim)
+    if found is None:
+        found = _unsharded.setdefault(ndim, _unsharded_factory(ndim))
+    return found
 
 
 def _checked_type_sharding(shape, sharding):
-    """`sharding` (a NamedSharding) with its spec padded to the rank of `shape`; a
-    ValueError where a split does not divide its dimension."""
+    """`sharding` (a NamedSharding) with its spec padded to the rank of `shape` and only
+    its mesh's Explicit axes kept (as JAX's types: Auto and Manual axes are not part of
+    one); a ValueError where a split does not divide its dimension."""
+    explicit = frozenset(sharding.mesh.explicit_axes)
+    if len(explicit) < len(sharding.mesh.axis_names):
+        spec = sharding.spec
+        kept = [tuple(n for n in ((e,) if isinstance(e, str) else e) if n in explicit)
+                if isinstance(e, (str, tuple)) else e for e in spec.partitions]
+        sharding = type(sharding)(sharding.mesh, type(spec)(
+            *kept, unreduced=spec.unreduced & explicit, reduced=spec.reduced & explicit))
     parts = tuple(sharding.spec.partitions)
     if len(parts) < len(shape):
         spec = type(sharding.spec)(*parts, *[None] * (len(shape) - len(parts)),
@@ -176,11 +190,7 @@ class ShapedArray:
         """The NamedSharding in this type (JAX's aval.sharding)."""
         if self._sharding is not None:
             return self._sharding
-        ndim = len(self.shape)
-        found = _unsharded.get(ndim)
-        if found is None:
-            found = _unsharded.setdefault(ndim, _unsharded_factory(ndim))
-        return found
+        return unsharded_sharding(len(self.shape))
 
     @property
     def mat(self) -> ManualAxisType:

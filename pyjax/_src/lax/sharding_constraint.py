@@ -60,8 +60,6 @@ def _eager(x, *, sharding):
         sharding = sharding_mod.NamedSharding(sharding.mesh, sharding.spec.update(
             partitions=sharding.spec.partitions
             + (None,) * (aval.ndim - len(sharding.spec.partitions))))
-    if devices_mod.xla_runtime() is None:
-        return Array(np.asarray(value), aval=aval, committed=True, sharding=sharding)
     return sharded_array(value, aval, sharding)
 
 

@@ -54,10 +54,7 @@ def place(x, sharding):
     if isinstance(sharding, sharding_mod.SingleDeviceSharding):
         return _place(x, sharding.device)
     x = as_array(x)
-    value = np.asarray(x)
-    if devices_mod.xla_runtime() is None:   # the NumPy executor: one host value
-        return Array(value, aval=x.aval, committed=True, sharding=sharding)
-    return sharded_array(value, x.aval, sharding)
+    return sharded_array(np.asarray(x), x.aval, sharding)
 
 
 def _device_put_jvp(primals, tangents, *, devices, srcs, copy_semantics):

@@ -166,6 +166,13 @@ def _parse(shape, idx):
     return entries
 
 
+def _empty_result(x, shape):
+    """An empty result of indexing x, computed from x so that it is placed where x is
+    (committed to x's device, as JAX's)."""
+    flat = st.reshape(x, (x.aval.size,))
+    return st.reshape(sl.slice(flat, (0,), (0,)), shape)
+
+
 def _resolve_bools(shape, entries):
     """NumPy's rule for 0-d booleans: each is an advanced index of shape (1,) (True) or
     (0,) (False) over a new size-1 axis. Returns the entries and the operand shape they
@@ -442,7 +449,7 @@ def _take_static(x, idx, *, mode=None, fill_value=None, indices_are_sorted=False
         return _basic_take(x, shape, entries, clip=mode is GatherScatterMode.CLIP)
     ix = _Indexer(shape, entries, wrap_negative_indices)
     if ix.empty:
-        return st.full(ix.final_shape, np.zeros((), x.aval.dtype))
+        return _empty_result(x, ix.final_shape)
     out = li.gather(x, ix.indices, ix.dnums, ix.slice_sizes, mode=mode,
                     fill_value=fill_value, indices_are_sorted=indices_are_sorted,
                     unique_indices=unique_indices)
@@ -488,7 +495,7 @@ def _basic_take(x, shape, entries, clip=False):
             else:   # traced or out of bounds: dynamic_slice clamps (checkify sees it, as JAX)
                 dynamic[dim] = _normalize(value, shape[dim])
     if prod(final) == 0:
-        return st.full(final, np.zeros((), x.aval.dtype))
+        return _empty_result(x, final)
     y = x
     if starts != [0] * ndim or limits != list(shape) or strides != [1] * ndim:
         y = sl.slice(y, starts, limits, strides)

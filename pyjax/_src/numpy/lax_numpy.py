@@ -13,7 +13,7 @@ from pyjax._src import dtypes, errors
 from pyjax._src.api.devices import device_put
 from pyjax._src.api.shapes import ShapeDtypeStruct
 from pyjax._src.sharding import AbstractMesh, NamedSharding, concrete_mesh_of, current_mesh
-from pyjax._src.array import Array
+from pyjax._src.array import Array, copied
 from pyjax._src.basearray import Array as PublicArray
 from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.trace import Trace, Tracer, current_trace
@@ -110,7 +110,7 @@ def array(object, dtype=None, *args, copy=True, order="K", ndmin=0, device=None)
         weak = dtype is None and object.aval.weak_type
         out = convert(object, dtype or object.aval.dtype, weak)
         if isinstance(out, Array) and copy and out is object:
-            out = Array(np.array(object._value), aval=object.aval)
+            out = copied(object)
     elif isinstance(object, (list, tuple)) and _contains_traced(object):
         if len(object) == 0:
             out = ensure_array(_host_array(object, dtype))

@@ -13,8 +13,9 @@ import warnings
 import numpy as np
 
 from pyjax._src import basearray, config, dtypes, tree_util
+from pyjax._src.api.custom_derivatives import SymbolicZero
 from pyjax._src.array import Array
-from pyjax._src.core.avals import get_aval
+from pyjax._src.core.avals import get_aval, unsharded_sharding
 from pyjax._src.core.trace import Tracer
 from pyjax._src.lax import structural
 from pyjax._src.lax.prng import PRNGS, PRNGImpl
@@ -91,6 +92,8 @@ class KeyAval:
 
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: math.prod(self.shape))
+    # keys are placed by no mesh in their type (pyjax does not split key arrays' types)
+    sharding = property(lambda self: unsharded_sharding(len(self.shape)))
 
     def __eq__(self, other):
         return (isinstance(other, KeyAval) and other.shape == self.shape
@@ -203,6 +206,7 @@ class PRNGKeyArray:
     _base_array = property(lambda self: self._base)
     device = property(lambda self: self._base.device)
     sharding = property(lambda self: self._base.sharding)
+    _committed = property(lambda self: getattr(self._base, "_committed", False))
     is_fully_addressable = property(lambda self: self._base.is_fully_addressable)
     is_fully_replicated = property(lambda self: self._base.is_fully_replicated)
 
@@ -289,8 +293,21 @@ class _KeyIndexed:
 
 
 basearray.Array.register(PRNGKeyArray)
+def _key_array_of(impl, children):
+    """A key array around its data. Transformations hand tangents and cotangents back
+    through the same tree: for keys those come as float0 data, and are float0 of the
+    keys' own shape (a SymbolicZero stays one), as in JAX, never a key array."""
+    (base,) = children
+    if getattr(base, "dtype", None) != dtypes.float0:
+        return PRNGKeyArray(impl, base)
+    shape = tuple(base.shape[:len(base.shape) - len(impl.key_shape)])
+    if isinstance(base, SymbolicZero):
+        return SymbolicZero(base.aval.update(shape=shape))
+    return np.zeros(shape, dtypes.float0)   # float0 values hold no data
+
+
 tree_util.register_array_node(PRNGKeyArray, lambda k: ((k._base,), k._impl),
-                             lambda impl, children: PRNGKeyArray(impl, children[0]))
+                             _key_array_of)
 
 
 def _resolve_shape(shape, size):
