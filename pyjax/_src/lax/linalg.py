@@ -26,8 +26,12 @@ _LAPACK_DTYPES = {np.dtype(np.float32): "s", np.dtype(np.float64): "d",
 
 def _check_matrix(name, x, square=False):
     if np.dtype(x.dtype) not in _LAPACK_DTYPES:
-        raise TypeError(f"{name} takes float32, float64, complex64 or complex128 arrays, "
-                        f"got {x.dtype.name}. Convert with x.astype(jnp.float32) first.")
+        # a narrower float is a dtype the kernels lack (NotImplementedError, as JAX); any
+        # other dtype is a type error
+        error = NotImplementedError if dtypes.is_inexact(x.dtype) else TypeError
+        raise error(f"Unsupported dtype {x.dtype.name}: {name} takes float32, float64, "
+                    "complex64 or complex128 arrays. Convert with x.astype(jnp.float32) "
+                    "first.")
     if x.ndim < 2:
         raise ValueError(f"{name} takes arrays of rank >= 2 (leading dimensions are batch "
                          f"dimensions), got shape {x.shape}")
