@@ -196,8 +196,13 @@ def test_bad_input_errors():
         jnp.linalg.inv(jnp.ones((2, 3)))
     with pytest.raises(ValueError, match="at least 2 dimensions"):
         jnp.linalg.det(jnp.ones(3))
-    with pytest.raises(TypeError, match="float32, float64, complex64 or complex128"):
+    # a float the kernels lack is NotImplementedError (as JAX), other dtypes TypeError
+    with pytest.raises(NotImplementedError, match="Unsupported dtype float16"):
         lax.linalg.cholesky(jnp.ones((2, 2), jnp.float16))
+    with pytest.raises(NotImplementedError, match="Unsupported dtype float16"):
+        jnp.linalg.qr(jnp.ones((5, 6), jnp.float16))
+    with pytest.raises(TypeError, match="float32, float64, complex64 or complex128"):
+        lax.linalg.cholesky(jnp.ones((2, 2), jnp.int32))
     with pytest.raises(ValueError, match="Unsupported QR"):
         jnp.linalg.qr(jnp.ones((2, 2)), mode="economic")
     with pytest.raises(ValueError, match="does not match"):

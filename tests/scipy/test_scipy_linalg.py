@@ -738,3 +738,39 @@ def test_eigh_tridiagonal_vmap():
     close(w[0], TRI_W)
     close(v[0], np.reshape(TRI_V, (4, 4)))
     close(v[1], L.eigh_tridiagonal(d[1], e[1])[1])
+
+
+def test_integer_matrices_are_exact_under_jit_and_eagerly():
+    """pascal, invpascal and invhilbert are integer matrices: computed exactly and
+    rounded once, so jit and eager agree bit for bit and match SciPy's exact values."""
+    for n in (0, 1, 5, 20):
+        for kind in ("symmetric", "lower", "upper"):
+            got = jax.scipy.linalg.pascal(n, kind)
+            assert got.dtype == np.float32 and got.shape == (n, n)
+            np.testing.assert_array_equal(got, jax.jit(
+                lambda kind=kind, n=n: jax.scipy.linalg.pascal(n, kind))())
+            np.testing.assert_array_equal(
+                got, sla.pascal(n, kind, exact=True).astype(np.float32))
+            np.testing.assert_array_equal(
+                jax.scipy.linalg.invpascal(min(n, 9), kind),
+                sla.invpascal(min(n, 9), kind, exact=True).astype(np.float32))
+    for n in (0, 3, 8):
+        got = jax.scipy.linalg.invhilbert(n)
+        np.testing.assert_array_equal(got, jax.jit(lambda n=n: jax.scipy.linalg.invhilbert(n))())
+        np.testing.assert_array_equal(
+            got, sla.invhilbert(n, exact=True).astype(np.float32))
+
+
+def test_triangular_solve_of_a_vector():
+    """A b of one rank less than a is a column (left_side) or a row (values from JAX)."""
+    a = jnp.tril(jnp.ones((4, 4)) + 4 * jnp.eye(4))
+    b = jnp.arange(4.)
+    solve = jax.lax.linalg.triangular_solve
+    np.testing.assert_allclose(solve(a, b, left_side=True, lower=True),
+                               [0., 0.2, 0.36, 0.488], rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(solve(a, b, left_side=False, lower=True),
+                               [-0.1808, 0.024, 0.28, 0.6], rtol=1e-5)
+    grad_b = jax.grad(lambda b: solve(a, b, left_side=True, lower=True).sum())(b)
+    np.testing.assert_allclose(grad_b, [0.1024, 0.128, 0.16, 0.2], rtol=1e-6)
+    with pytest.raises(ValueError):
+        solve(a, jnp.ones(3))

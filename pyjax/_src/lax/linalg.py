@@ -26,8 +26,12 @@ _LAPACK_DTYPES = {np.dtype(np.float32): "s", np.dtype(np.float64): "d",
 
 def _check_matrix(name, x, square=False):
     if np.dtype(x.dtype) not in _LAPACK_DTYPES:
-        raise TypeError(f"{name} takes float32, float64, complex64 or complex128 arrays, "
-                        f"got {x.dtype.name}. Convert with x.astype(jnp.float32) first.")
+        # a narrower float is a dtype the kernels lack (NotImplementedError, as JAX); any
+        # other dtype is a type error
+        error = NotImplementedError if dtypes.is_inexact(x.dtype) else TypeError
+        raise error(f"Unsupported dtype {x.dtype.name}: {name} takes float32, float64, "
+                    "complex64 or complex128 arrays. Convert with x.astype(jnp.float32) "
+                    "first.")
     if x.ndim < 2:
         raise ValueError(f"{name} takes arrays of rank >= 2 (leading dimensions are batch "
                          f"dimensions), got shape {x.shape}")
@@ -399,11 +403,17 @@ triangular_solve_p = define_primitive(
 def triangular_solve(a, b, *, left_side=False, lower=False, transpose_a=False,
                      conjugate_a=False, unit_diagonal=False):
     """Solves op(a) x = b (left_side) or x op(a) = b for x, a triangular; op is chosen by
-    transpose_a/conjugate_a. Only the `lower` (or upper) triangle of a is read."""
-    return triangular_solve_p.bind(a, b, left_side=bool(left_side), lower=bool(lower),
-                                   transpose_a=bool(transpose_a),
-                                   conjugate_a=bool(conjugate_a),
-                                   unit_diagonal=bool(unit_diagonal))
+    transpose_a/conjugate_a. Only the `lower` (or upper) triangle of a is read. A b of
+    one rank less than a is a vector: a column (left_side) or a row, as in JAX."""
+    a_rank, b_rank = np.ndim(a), np.ndim(b)
+    vector = b_rank == a_rank - 1
+    if vector:
+        b = st.expand_dims(b, (b_rank if left_side else b_rank - 1,))
+    out = triangular_solve_p.bind(a, b, left_side=bool(left_side), lower=bool(lower),
+                                  transpose_a=bool(transpose_a),
+                                  conjugate_a=bool(conjugate_a),
+                                  unit_diagonal=bool(unit_diagonal))
+    return st.squeeze(out, (b_rank if left_side else b_rank - 1,)) if vector else out
 
 
 # --- lu -------------------------------------------------------------------------------------

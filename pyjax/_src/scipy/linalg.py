@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import math
 import operator
+import sys
 import warnings
 
 import numpy as np
@@ -16,7 +17,6 @@ from pyjax._src.api.vmap import vmap
 from pyjax._src.core.avals import get_aval
 from pyjax._src.lax import linalg as llinalg
 from pyjax._src.lax import linalg_spectral as lspectral
-from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax.ad_util import stop_gradient
 from pyjax._src.lax.control_flow.fori import fori_loop
 from pyjax._src.lax.control_flow.solves import custom_linear_solve
@@ -30,7 +30,6 @@ from pyjax._src.numpy.util import (
     check_arraylike, ensure_array, promote_args_inexact, promote_dtypes,
     promote_dtypes_inexact,
 )
-from pyjax._src.scipy.special import comb
 
 
 def _shape(x):
@@ -636,18 +635,26 @@ def hilbert(n):
 
 
 def invhilbert(n):
-    """The inverse of the n x n Hilbert matrix (exact formula in binomials)."""
+    """The inverse of the n x n Hilbert matrix, from its closed form in binomials,
+    (-1)^(i+j) (i+j+1) C(n+i, n-j-1) C(n+j, n-i-1) C(i+j, i)^2."""
     n = _check_order("invhilbert", n)
-    a = lnp.arange(n, dtype=dtypes.default_float_dtype())
-    i, j = a[:, None], a[None, :]
-    s = i + j
-    sign = lnp.where(s % 2 == 0, 1.0, -1.0).astype(get_aval(a).dtype)
-    return sign * (s + 1) * comb(n + i, n - j - 1) * comb(n + j, n - i - 1) * comb(s, i) ** 2
+
+    def entry(i, j):
+        return ((-1) ** (i + j) * (i + j + 1) * math.comb(n + i, n - j - 1)
+                * math.comb(n + j, n - i - 1) * math.comb(i + j, i) ** 2)
+    return _integer_matrix(n, entry, dtypes.default_float_dtype())
 
 
-def _binomial(n, k):
-    return uf.exp(ew.lgamma(n + 1.0) - ew.lgamma(n - k + 1.0)
-                  - ew.lgamma(k + 1.0))
+def _integer_matrix(n, entry, dtype):
+    """The n x n matrix of the integers entry(i, j), computed exactly on the host and
+    rounded once to dtype (inf beyond its range): exact wherever dtype holds the values,
+    and the same under jit as eagerly."""
+    def rounded(v):
+        return float(v) if abs(v) <= sys.float_info.max else math.copysign(math.inf, v)
+    values = np.array([[rounded(entry(i, j)) for j in range(n)] for i in range(n)],
+                      np.float64).reshape(n, n)
+    with np.errstate(over="ignore"):
+        return lnp.asarray(values.astype(dtype))
 
 
 def _check_kind(kind):
@@ -659,32 +666,26 @@ def _check_kind(kind):
 
 
 def pascal(n, kind=None):
-    """The n x n Pascal matrix: 'symmetric' (default), or its 'lower'/'upper' Cholesky
-    factor of binomial coefficients. float32 whatever the x64 setting, as in JAX."""
+    """The n x n Pascal matrix: 'symmetric' (default) C(i + j, i), or its 'lower'/'upper'
+    Cholesky factor C(i, j) / C(j, i). float32 whatever the x64 setting, as in JAX."""
     n = _check_order("pascal", n)
     kind = _check_kind(kind)
-    a = lnp.arange(n, dtype=np.float32)
-    lower = _binomial(a[:, None], a[None, :])
-    if kind == "lower":
-        return lower
-    if kind == "upper":
-        return lower.T
-    return lnp.matmul(lower, lower.T)
+    entry = {"symmetric": lambda i, j: math.comb(i + j, i),
+             "lower": math.comb, "upper": lambda i, j: math.comb(j, i)}[kind]
+    return _integer_matrix(n, entry, np.float32)
 
 
 def invpascal(n, kind=None):
-    """The inverse of pascal(n, kind)."""
+    """The inverse of pascal(n, kind): lower factor (-1)^(i-j) C(i, j), its transpose
+    ('upper'), or their product ('symmetric'), computed exactly."""
     n = _check_order("invpascal", n)
     kind = _check_kind(kind)
-    a = lnp.arange(n, dtype=dtypes.default_float_dtype())
-    i, j = a[:, None], a[None, :]
-    sign = lnp.where((i - j) % 2 == 0, 1.0, -1.0).astype(get_aval(a).dtype)
-    lower = sign * _binomial(i, j)
-    if kind == "lower":
-        return lower
-    if kind == "upper":
-        return lower.T
-    return lnp.matmul(lower.T, lower)
+
+    def lower(i, j):
+        return (-1) ** (i - j) * math.comb(i, j)
+    entry = {"lower": lower, "upper": lambda i, j: lower(j, i),
+             "symmetric": lambda i, j: sum(lower(k, i) * lower(k, j) for k in range(n))}[kind]
+    return _integer_matrix(n, entry, dtypes.default_float_dtype())
 
 
 def helmert(n, full=False):
