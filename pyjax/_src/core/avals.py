@@ -23,6 +23,11 @@ class ManualAxisType:
     and immutable, as in JAX: equal ones are one object (also through pickle and copy)."""
 
     __slots__ = ("varying", "unreduced", "reduced", "varying_order", "_key", "__weakref__")
+    varying: frozenset
+    unreduced: frozenset
+    reduced: frozenset
+    varying_order: tuple
+    _key: tuple
     _instances: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
     _lock = threading.Lock()
 
