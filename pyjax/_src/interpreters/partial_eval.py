@@ -122,7 +122,8 @@ class DynamicJaxprTrace(Trace):
         vma = None
         if not (prim.is_collective or prim.is_higher_order):   # they type vma themselves
             for t in tracers:
-                if t.aval._mat is not None:   # (cheap test: no manual axis types at all)
+                # (cheap test: no manual axis types at all; tokens and refs have none)
+                if getattr(t.aval, "_mat", None) is not None:
                     tracers, vma = self._match_varying(prim, tracers)
                     break
         out_aval = prim.abstract_eval(*[t.aval for t in tracers], **params)
@@ -143,7 +144,7 @@ class DynamicJaxprTrace(Trace):
         """Inside shard_map (check_vma): a primitive's result varies along the union of
         its operands' manual axes; operands varying along fewer are cast (an implicit
         pvary, as JAX inserts one) or, with jax_auto_pcast off, refused (JAX's message)."""
-        vmas = [t.aval.vma for t in tracers]
+        vmas = [getattr(t.aval, "vma", frozenset()) for t in tracers]
         union = frozenset().union(*vmas)
         if all(v == union for v in vmas):
             return tracers, union

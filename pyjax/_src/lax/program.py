@@ -194,14 +194,17 @@ def _no_derivative(which, *args, **params):
                      "https://docs.jax.dev/en/latest/_autosummary/jax.custom_jvp.html")
 
 
-def _attribute_text(value, where):
-    """An attribute value as MLIR prints it (as JAX's ir_attribute converts it)."""
+def _attribute_text(value, where, in_array=False):
+    """An attribute value as MLIR prints it (as JAX's ir_attribute converts it). Inside
+    an array attribute (a tuple or list) MLIR leaves out the default i64/f64 types."""
     if isinstance(value, (bool, np.bool_)):
         return "true" if value else "false"
     if isinstance(value, (int, np.integer)):
-        return f"{int(value)} : i64"
+        return f"{int(value)}" + ("" if in_array else " : i64")
     if isinstance(value, (float, np.floating)):
-        return f"{float(value):.6e} : f64"
+        return f"{float(value):.6e}" + ("" if in_array else " : f64")
+    if isinstance(value, (tuple, list)):
+        return "[" + ", ".join(_attribute_text(v, where, True) for v in value) + "]"
     if isinstance(value, str):
         return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
     if isinstance(value, np.dtype) or (isinstance(value, type) and issubclass(value,
@@ -211,7 +214,8 @@ def _attribute_text(value, where):
         value = np.asarray(value)
         return hlo.dense_attr(value, get_aval(value))
     raise TypeError(f"composite {where}: attribute values must be Python scalars, strings, "
-                    f"dtypes or NumPy arrays, got {type(value).__name__} {value!r}.")
+                    f"dtypes, NumPy arrays or sequences of them, got "
+                    f"{type(value).__name__} {value!r}.")
 
 
 def _composite_lower(ctx, *args, name, version, jaxpr, attributes):

@@ -77,7 +77,7 @@ def _decomposition(lhs, rhs, lhs_scale, rhs_scale, *, dimension_numbers,
         return ew.mul(ew.convert_element_type(x, bf16), ew.convert_element_type(scale, bf16))
     return dot.dot_general(scaled(lhs, lhs_scale, lc), scaled(rhs, rhs_scale, rc),
                            dimension_numbers,
-                           preferred_element_type=preferred_element_type or bf16)
+                           preferred_element_type=preferred_element_type)
 
 
 _E8M0 = np.dtype(ml_dtypes.float8_e8m0fnu)   # the default (unit) scales' dtype
@@ -106,8 +106,8 @@ def scaled_dot(lhs, rhs, *, lhs_scale=None, rhs_scale=None, dimension_numbers=No
     lhs_scale = ones_scale(lhs_aval, lc) if lhs_scale is None else lhs_scale
     rhs_scale = ones_scale(rhs_aval, rc) if rhs_scale is None else rhs_scale
     _check(lhs_aval, rhs_aval, get_aval(lhs_scale), get_aval(rhs_scale), dimension_numbers)
-    if preferred_element_type is not None:
-        preferred_element_type = dtypes.canonicalize_dtype(preferred_element_type)
+    preferred_element_type = (np.dtype(dtypes.bfloat16) if preferred_element_type is None
+                              else dtypes.canonicalize_dtype(preferred_element_type))
     return _scaled_dot(lhs, rhs, lhs_scale, rhs_scale, dimension_numbers=dimension_numbers,
                        preferred_element_type=preferred_element_type)
 
