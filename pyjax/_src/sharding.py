@@ -399,10 +399,12 @@ class Mesh(_AxesOfMesh):
                       "`with jax.set_mesh(mesh):` instead.", DeprecationWarning,
                       stacklevel=2)
         _mesh_state.stack.append(self)
+        config.config.changed()
         return self
 
     def __exit__(self, *exc):
         _mesh_state.stack.pop()
+        config.config.changed()
         return False
 
     def _position(self, device_index):
@@ -449,12 +451,14 @@ class set_mesh:
         self.mesh = mesh
         self._previous = list(_mesh_state.stack)
         _mesh_state.stack.append(mesh)
+        config.config.changed()   # jit's cache keys on the context mesh: fast calls recheck
 
     def __enter__(self):
         return self.mesh
 
     def __exit__(self, *exc):
         _mesh_state.stack[:] = self._previous
+        config.config.changed()
         return False
 
 
@@ -484,10 +488,12 @@ def use_abstract_mesh(mesh: AbstractMesh):
         raise ValueError(f"Expected mesh of type `jax.sharding.AbstractMesh`. Got "
                          f"{type(mesh)}")
     _mesh_state.abstract.append(mesh)
+    config.config.changed()
     try:
         yield mesh
     finally:
         _mesh_state.abstract.pop()
+        config.config.changed()
 
 
 def current_manual():

@@ -42,6 +42,27 @@ def check_eager_reshape_out_sharding_is_laid_out_on_the_mesh():
         np.testing.assert_array_equal(np.asarray(out), np.arange(16.).reshape(8, 2))
 
 
+def check_jit_traces_again_under_another_context_mesh():
+    # Recorded from JAX 0.10.2: two traces, each result laid out on its own context mesh.
+    m1 = jax.make_mesh((8,), ("x",), axis_types=(AxisType.Explicit,))
+    m2 = jax.make_mesh((4, 2), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
+    traces = []
+
+    @jax.jit
+    def f(a):
+        traces.append(1)
+        return jnp.zeros((8, 4), out_sharding=P("x"))
+    with jax.set_mesh(m1):
+        r1 = f(1.)
+    with jax.set_mesh(m2):
+        r2 = f(1.)
+    with jax.set_mesh(m1):
+        r3 = f(1.)
+    assert len(traces) == 2, traces
+    assert r1.sharding.mesh == m1 and r3.sharding.mesh == m1 and r2.sharding.mesh == m2
+    assert r2.sharding.spec == P("x", None)
+
+
 def check_eager_reshard_names_its_result_by_the_type():
     mesh = jax.make_mesh((2,), ("x",), axis_types=(AxisType.Explicit,))
     with jax.set_mesh(mesh):
@@ -186,3 +207,4 @@ def eight_device_results():
 def test_on_eight_devices(eight_device_results, name):
     result = eight_device_results[name]
     assert result == "ok", result
+

@@ -364,9 +364,11 @@ class JitCache:
                 in_avals = tuple(x.aval if type(x) is Array else get_aval(x) for x in leaves)
         except TypeError:
             raise _invalid_argument_error(self.debug_name, leaves, in_tree) from None
-        # set_xla_metadata's context changes what tracing stages, as a tracing option does
+        # set_xla_metadata's context and the context mesh (which types results, e.g.
+        # out_sharding=P('x')) change what tracing stages, as a tracing option does
         key = (in_tree, statics, in_avals,
-               (config.config.trace_state(), _trace_context.eqn_ctx))
+               (config.config.trace_state(), _trace_context.eqn_ctx,
+                sharding_mod.get_abstract_mesh()))
         entry = self.entries.get(key)
         if entry is None or entry.hoisted:
             if config.no_tracing.value:
@@ -744,6 +746,9 @@ def _key_difference(old, new):
             fix = ("pad the inputs to a few fixed shapes (bucketing), so that calls share "
                    "traces.")
         return "different argument types: " + ", ".join(diffs), fix
+    if old_state[2] != state[2]:
+        return (f"a different context mesh: {old_state[2]} vs {state[2]} (jax.set_mesh)",
+                "call it under one mesh, or jit one function per mesh.")
     if old_state != state:
         return ("a configuration option that affects tracing changed (e.g. jax_enable_x64), "
                 "or the XLA metadata of set_xla_metadata",
