@@ -184,15 +184,8 @@ def _checkpoint_abstract_eval(*avals, jaxpr, **params):
     return jaxpr.out_avals
 
 
-def _checkpoint_jvp(primals, tangents, *, jaxpr, **params):
-    nonzeros = [type(t) is not ad.Zero for t in tangents]
-    jvp_closed, out_nonzeros = ad.jvp_jaxpr(jaxpr, nonzeros, instantiate=False)
-    nz_tangents = [t for t in tangents if type(t) is not ad.Zero]
-    outs = checkpoint_p.bind(*primals, *nz_tangents, jaxpr=jvp_closed, **params)
-    n = len(jaxpr.out_avals)
-    nz_out = iter(outs[n:])
-    return outs[:n], [next(nz_out) if nz else ad.Zero(ad.tangent_aval(a))
-                      for a, nz in zip(jaxpr.out_avals, out_nonzeros)]
+def _checkpoint_jvp(primals, tangents, **params):
+    return ad.call_jvp(checkpoint_p, primals, tangents, params)
 
 
 class _RematSplit:
@@ -317,16 +310,11 @@ def _checkpoint_partial_eval(trace, args, unknowns, params):
     return merge_lists(split.out_unknowns, known_vals, unknown_outs)
 
 
-def _checkpoint_transpose(cts, *args, jaxpr, prevent_cse, differentiated, policy):
+def _checkpoint_transpose(cts, *args, **params):
     """A checkpoint of the transposed jaxpr: the recomputation of the non-linear part
     happens inside it (where prevent_cse guards it) in the backward pass."""
-    linear = [ad.is_undefined_primal(a) for a in args]
-    transposed = ad.transpose_jaxpr(jaxpr, linear)
-    nonlinear = [a for a, lin in zip(args, linear) if not lin]
-    cts = [ad.instantiate_zeros(ct) for ct in cts]
-    outs = iter(checkpoint_p.bind(*nonlinear, *cts, jaxpr=transposed, prevent_cse=prevent_cse,
-                                  differentiated=True, policy=policy))
-    return [next(outs) if lin else None for lin in linear]
+    return ad.call_transpose(checkpoint_p, cts, args, params, lambda params, jaxpr, n: dict(
+        params, jaxpr=jaxpr, differentiated=True))
 
 
 def _checkpoint_dce(used_outputs, eqn):

@@ -424,6 +424,36 @@ def _jvp_jaxpr(closed, nonzeros, instantiate):
     return jvp_closed, found["out_nonzeros"]
 
 
+def _with_jaxpr(params, jaxpr, num_args):
+    return dict(params, jaxpr=jaxpr)
+
+
+def call_jvp(primitive, primals, tangents, params, params_for=_with_jaxpr):
+    """The JVP rule of a call primitive (jit, checkpoint, ...) whose closed `jaxpr` param
+    runs its operands: one call of the jaxpr's JVP computing the primals and the nonzero
+    tangents together. params_for(params, jaxpr, number of operands) gives its params."""
+    jaxpr = params["jaxpr"]
+    nonzeros = [type(t) is not Zero for t in tangents]
+    jvp_closed, out_nonzeros = jvp_jaxpr(jaxpr, nonzeros, instantiate=False)
+    operands = [*primals, *[t for t in tangents if type(t) is not Zero]]
+    outs = primitive.bind(*operands, **params_for(params, jvp_closed, len(operands)))
+    n = len(jaxpr.out_avals)
+    nz_out = iter(outs[n:])
+    return outs[:n], [next(nz_out) if nz else Zero(tangent_aval(a))
+                      for a, nz in zip(jaxpr.out_avals, out_nonzeros)]
+
+
+def call_transpose(primitive, cts, args, params, params_for=_with_jaxpr):
+    """The transpose rule of a call primitive: one call of the transposed jaxpr, taking
+    the non-linear operands and the cotangents."""
+    linear = [is_undefined_primal(a) for a in args]
+    transposed = transpose_jaxpr(params["jaxpr"], linear)
+    operands = [a for a, lin in zip(args, linear) if not lin] + [
+        instantiate_zeros(ct) for ct in cts]
+    outs = iter(primitive.bind(*operands, **params_for(params, transposed, len(operands))))
+    return [next(outs) if lin else None for lin in linear]
+
+
 def jvp_mapped_call(primitive, primals, tangents, params, in_param: str, out_param: str,
                     body_axes, full_aval):
     """The JVP rule of a call primitive that maps its closed `jaxpr` over named axes

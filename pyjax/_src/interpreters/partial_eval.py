@@ -386,6 +386,29 @@ def _partial_eval_jaxpr(closed, unknowns, instantiate):
 _forwarding_cache = WeakCache()
 
 
+def call_partial_eval(primitive, trace, args, unknowns, params,
+                      params_for=lambda params, jaxpr, num_args: dict(params, jaxpr=jaxpr)):
+    """The partial-eval rule of a call primitive whose closed `jaxpr` param runs its
+    operands: the known part runs now as a call (returning residuals); the rest is staged
+    as a call of the residuals and the unknown operands. params_for(params, jaxpr, number
+    of operands) gives each call's params."""
+    known, unknown, out_unknowns, num_res = partial_eval_jaxpr_nounits(
+        params["jaxpr"], unknowns, instantiate=False)
+    known, sources = forward_input_residuals(known, num_res)
+    known_args = [a for a, uk in zip(args, unknowns) if not uk]
+    known_outs = []
+    if known.out_avals:
+        with set_current_trace(trace.parent):
+            known_outs = primitive.bind(*known_args,
+                                        **params_for(params, known, len(known_args)))
+    residuals = [known_args[i] if kind == "in" else known_outs[i] for kind, i in sources]
+    unknown_args = residuals + [a for a, uk in zip(args, unknowns) if uk]
+    unknown_outs = iter(trace.stage(primitive, unknown_args,
+                                    params_for(params, unknown, len(unknown_args))))
+    known_vals = iter(known_outs)
+    return [next(unknown_outs) if uk else next(known_vals) for uk in out_unknowns]
+
+
 def forward_input_residuals(known, num_res):
     """(known', sources) for a known jaxpr from partial_eval_jaxpr_nounits: known' no
     longer outputs the residuals that are merely its own inputs. sources[i] says where

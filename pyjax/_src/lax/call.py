@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pyjax._src.backends import dispatch, numpy_backend
 from pyjax._src.core import jaxpr as jx
-from pyjax._src.core.trace import define_primitive, set_current_trace
+from pyjax._src.core.trace import define_primitive
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters import partial_eval as pe
 
@@ -30,49 +30,25 @@ def _jit_eager(*args, jaxpr, name, donated_invars, inline, keep_unused):
     return dispatch.run_closed_jaxpr(jaxpr, arrays, donated_invars)
 
 
-def _jit_jvp(primals, tangents, *, jaxpr, name, donated_invars, inline, keep_unused):
+def _jit_params(params, jaxpr, num_args):
+    """A jit call made by a rule (JVP, partial eval): nothing of it is donated."""
+    return dict(params, jaxpr=jaxpr, donated_invars=(False,) * num_args)
+
+
+def _jit_jvp(primals, tangents, **params):
     """One jit computing primals and the nonzero tangents together."""
-    nonzeros = [type(t) is not ad.Zero for t in tangents]
-    jvp_closed, out_nonzeros = ad.jvp_jaxpr(jaxpr, nonzeros, instantiate=False)
-    nz_tangents = [t for t in tangents if type(t) is not ad.Zero]
-    outs = jit_p.bind(*primals, *nz_tangents, jaxpr=jvp_closed, name=name,
-                      donated_invars=(False,) * (len(primals) + len(nz_tangents)),
-                      inline=inline, keep_unused=keep_unused)
-    n = len(jaxpr.out_avals)
-    nz_out = iter(outs[n:])
-    return outs[:n], [next(nz_out) if nz else ad.Zero(ad.tangent_aval(a))
-                      for a, nz in zip(jaxpr.out_avals, out_nonzeros)]
+    return ad.call_jvp(jit_p, primals, tangents, params, _jit_params)
 
 
 def _jit_partial_eval(trace, args, unknowns, params):
     """Known inputs run a known jit now (returning residuals); the rest is staged as an
     unknown jit of residuals and unknown inputs."""
-    known, unknown, out_unknowns, num_res = pe.partial_eval_jaxpr_nounits(
-        params["jaxpr"], unknowns, instantiate=False)
-    known, sources = pe.forward_input_residuals(known, num_res)
-    known_args = [a for a, uk in zip(args, unknowns) if not uk]
-    known_outs = []
-    if known.out_avals:
-        with set_current_trace(trace.parent):
-            known_outs = jit_p.bind(*known_args, **dict(
-                params, jaxpr=known, donated_invars=(False,) * len(known_args)))
-    residuals = [known_args[i] if kind == "in" else known_outs[i] for kind, i in sources]
-    unknown_args = residuals + [a for a, uk in zip(args, unknowns) if uk]
-    unknown_outs = iter(trace.stage(jit_p, unknown_args, dict(
-        params, jaxpr=unknown, donated_invars=(False,) * len(unknown_args))))
-    known_vals = iter(known_outs)
-    return [next(unknown_outs) if uk else next(known_vals) for uk in out_unknowns]
+    return pe.call_partial_eval(jit_p, trace, args, unknowns, params, _jit_params)
 
 
-def _jit_transpose(cts, *args, jaxpr, name, donated_invars, inline, keep_unused):
-    linear = [ad.is_undefined_primal(a) for a in args]
-    transposed = ad.transpose_jaxpr(jaxpr, linear)
-    nonlinear = [a for a, lin in zip(args, linear) if not lin]
-    cts = [ad.instantiate_zeros(ct) for ct in cts]
-    outs = iter(jit_p.bind(*nonlinear, *cts, jaxpr=transposed, name=f"transpose({name})",
-                           donated_invars=(False,) * (len(nonlinear) + len(cts)),
-                           inline=inline, keep_unused=keep_unused))
-    return [next(outs) if lin else None for lin in linear]
+def _jit_transpose(cts, *args, **params):
+    return ad.call_transpose(jit_p, cts, args, params, lambda params, jaxpr, n: dict(
+        _jit_params(params, jaxpr, n), name=f"transpose({params['name']})"))
 
 
 def _jit_dce(used_outputs, eqn):

@@ -18,7 +18,7 @@ from pyjax._src import tree_util
 from pyjax._src.backends import numpy_backend
 from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import get_aval
-from pyjax._src.core.trace import define_primitive, set_current_trace, trace_context
+from pyjax._src.core.trace import define_primitive, trace_context
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.interpreters.ad import linear_jvp
@@ -128,44 +128,18 @@ def _call_impl(*args, jaxpr, **metadata):
     return numpy_backend.execute_closed_jaxpr(jaxpr, list(args))
 
 
-def _call_jvp(primals, tangents, *, jaxpr, **metadata):
+def _call_jvp(primals, tangents, **params):
     """One call computing the primals and the nonzero tangents together."""
-    nonzeros = [type(t) is not ad.Zero for t in tangents]
-    jvp_closed, out_nonzeros = ad.jvp_jaxpr(jaxpr, nonzeros, instantiate=False)
-    nz_tangents = [t for t in tangents if type(t) is not ad.Zero]
-    outs = xla_metadata_call_p.bind(*primals, *nz_tangents, jaxpr=jvp_closed, **metadata)
-    n = len(jaxpr.out_avals)
-    nz_out = iter(outs[n:])
-    return outs[:n], [next(nz_out) if nz else ad.Zero(ad.tangent_aval(a))
-                      for a, nz in zip(jaxpr.out_avals, out_nonzeros)]
+    return ad.call_jvp(xla_metadata_call_p, primals, tangents, params)
 
 
 def _call_partial_eval(trace, args, unknowns, params):
-    """The known part runs now as a call (returning residuals), the rest is staged as a
-    call of residuals and unknown inputs: both carry the metadata."""
-    known, unknown, out_unknowns, num_res = pe.partial_eval_jaxpr_nounits(
-        params["jaxpr"], unknowns, instantiate=False)
-    known, sources = pe.forward_input_residuals(known, num_res)
-    known_args = [a for a, uk in zip(args, unknowns) if not uk]
-    known_outs = []
-    if known.out_avals:
-        with set_current_trace(trace.parent):
-            known_outs = xla_metadata_call_p.bind(*known_args, **dict(params, jaxpr=known))
-    residuals = [known_args[i] if kind == "in" else known_outs[i] for kind, i in sources]
-    unknown_args = residuals + [a for a, uk in zip(args, unknowns) if uk]
-    unknown_outs = iter(trace.stage(xla_metadata_call_p, unknown_args,
-                                    dict(params, jaxpr=unknown)))
-    known_vals = iter(known_outs)
-    return [next(unknown_outs) if uk else next(known_vals) for uk in out_unknowns]
+    """Both the known call and the staged one carry the metadata."""
+    return pe.call_partial_eval(xla_metadata_call_p, trace, args, unknowns, params)
 
 
-def _call_transpose(cts, *args, jaxpr, **metadata):
-    linear = [ad.is_undefined_primal(a) for a in args]
-    transposed = ad.transpose_jaxpr(jaxpr, linear)
-    nonlinear = [a for a, lin in zip(args, linear) if not lin]
-    cts = [ad.instantiate_zeros(ct) for ct in cts]
-    outs = iter(xla_metadata_call_p.bind(*nonlinear, *cts, jaxpr=transposed, **metadata))
-    return [next(outs) if lin else None for lin in linear]
+def _call_transpose(cts, *args, **params):
+    return ad.call_transpose(xla_metadata_call_p, cts, args, params)
 
 
 def _call_dce(used_outputs, eqn):
