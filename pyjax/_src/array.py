@@ -204,6 +204,8 @@ class Array:
         return self._value
 
     def block_until_ready(self):
+        if self._deleted:   # as JAX, which refuses to wait on a deleted or donated buffer
+            raise deleted_error(self)
         buffer = self._buffer   # a device buffer waits for its computation; host values never
         if buffer is not None:
             buffer.block_until_ready()

@@ -239,6 +239,12 @@ def test_host_values_and_deletion():
     assert x._npy_value is None or np.array_equal(x._npy_value, np.arange(4.0))
     x.delete()
     assert x._npy_value is None and x._arrays is None
+    # JAX 0.10.2 refuses to wait on it: "BlockHostUntilReady() called on deleted or donated
+    # buffer" (a RuntimeError), from the method and from jax.block_until_ready alike.
+    for wait in (x.block_until_ready, lambda: jax.block_until_ready(x),
+                 lambda: jax.block_until_ready([x])):
+        with pytest.raises(RuntimeError, match="Array has been deleted"):
+            wait()
 
 
 def test_dtype_of_an_array_is_deprecated():
