@@ -422,7 +422,8 @@ def _process_index():
 
 class _MeshState(threading.local):
     def __init__(self):
-        self.stack = []
+        self.stack = []   # `with mesh:` and jax.set_mesh meshes, innermost last
+        self.context = []   # jax.set_mesh meshes only (JAX's concrete context mesh)
         self.manual = []   # (mesh, manual axes) per shard_map body being traced, innermost last
         self.vma_typed = []   # per body in `manual`: whether its values' types carry vma
         self.abstract = []   # meshes set with use_abstract_mesh, innermost last
@@ -432,9 +433,24 @@ _mesh_state = _MeshState()
 
 
 def current_mesh():
-    """The innermost mesh set with `with mesh:` or jax.set_mesh in this thread, or None."""
+    """The innermost mesh set with `with mesh:` or jax.set_mesh in this thread, or None:
+    the mesh bare PartitionSpecs name."""
     stack = _mesh_state.stack
     return stack[-1] if stack else None
+
+
+def context_mesh():
+    """The innermost mesh set with jax.set_mesh in this thread, or None: the mesh values
+    with no sharded input are placed on (the deprecated `with mesh:` places nothing)."""
+    context = _mesh_state.context
+    return context[-1] if context else None
+
+
+def mesh_context_set() -> bool:
+    """Whether a mesh (jax.set_mesh, use_abstract_mesh or a shard_map body) may type the
+    values made now; False costs three thread-local reads."""
+    state = _mesh_state
+    return bool(state.context or state.abstract or state.manual)
 
 
 class set_mesh:
@@ -449,15 +465,16 @@ class set_mesh:
                              "using `jax.set_mesh`. Please use `jax.shard_map` to enter "
                              "into `Manual` mode instead.")
         self.mesh = mesh
-        self._previous = list(_mesh_state.stack)
+        self._previous = list(_mesh_state.stack), list(_mesh_state.context)
         _mesh_state.stack.append(mesh)
+        _mesh_state.context.append(mesh)
         config.config.changed()   # jit's cache keys on the context mesh: fast calls recheck
 
     def __enter__(self):
         return self.mesh
 
     def __exit__(self, *exc):
-        _mesh_state.stack[:] = self._previous
+        _mesh_state.stack[:], _mesh_state.context[:] = self._previous
         config.config.changed()
         return False
 
@@ -467,16 +484,16 @@ def get_mesh():
 
 
 def get_abstract_mesh() -> AbstractMesh:
-    """The abstract mesh of the mesh set in this thread (jax.set_mesh or `with mesh:`),
-    or an empty AbstractMesh when none is. Inside a shard_map body it is that shard_map's
-    mesh with its manual axes typed Manual."""
+    """The abstract mesh of the mesh set in this thread with jax.set_mesh (or
+    use_abstract_mesh), or an empty AbstractMesh when none is. Inside a shard_map body it
+    is that shard_map's mesh with its manual axes typed Manual."""
     manual = current_manual()
     if manual is not None:
         mesh, axes = manual
         return mesh.abstract_mesh.update_axis_types({n: AxisType.Manual for n in axes})
     if _mesh_state.abstract:
         return _mesh_state.abstract[-1]
-    mesh = current_mesh()
+    mesh = context_mesh()
     return EMPTY_ABSTRACT_MESH if mesh is None else mesh.abstract_mesh
 
 
@@ -1008,6 +1025,37 @@ def type_sharding(sharding, ndim):
         spec = PartitionSpec(*entries, unreduced=sharding.spec.unreduced & explicit,
                              reduced=sharding.spec.reduced & explicit)
     return NamedSharding(mesh, spec)
+
+
+_context_type_shardings: dict[tuple, NamedSharding] = {}
+
+
+def context_type_sharding(ndim):
+    """The sharding in the type of a value of rank `ndim` made now from no sharded
+    operand: split nowhere over the context's abstract mesh (jax.set_mesh,
+    use_abstract_mesh), as JAX types it; None without one (and in shard_map bodies,
+    whose values shard_map types itself)."""
+    if not mesh_context_set() or _mesh_state.manual:
+        return None
+    mesh = get_abstract_mesh()
+    key = (mesh, ndim)
+    found = _context_type_shardings.get(key)
+    if found is None:
+        found = _context_type_shardings.setdefault(
+            key, NamedSharding(mesh, PartitionSpec(*[None] * ndim)))
+    return found
+
+
+def context_placement(mesh, type_sharding_, ndim):
+    """Where a value typed `type_sharding_` (or untyped: None) with no sharded input is
+    laid out on the context `mesh`: as its type splits it over Explicit axes, else whole
+    on every device, spelled P(None, ...) when the mesh has Explicit axes and P() when
+    XLA places everything (all axes Auto), as JAX spells it."""
+    if not mesh.explicit_axes:
+        return NamedSharding(mesh, PartitionSpec())
+    if type_sharding_ is None:
+        return NamedSharding(mesh, PartitionSpec(*[None] * ndim))
+    return NamedSharding(mesh, type_sharding_.spec)
 
 
 def typed_aval(aval, sharding):

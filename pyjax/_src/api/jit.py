@@ -465,8 +465,9 @@ class JitCache:
 
     # -- shardings -------------------------------------------------------------------
     def partitioned(self, closed, leaves):
-        """Whether this call runs as a program partitioned over a mesh."""
-        return (self.places
+        """Whether this call runs as a program partitioned over a mesh (the context
+        mesh's, under jax.set_mesh)."""
+        return (self.places or sharding_mod.context_mesh() is not None
                 or any(type(x) is Array and x._sharding is not None for x in leaves)
                 or dispatch.is_partitioned(closed))
 

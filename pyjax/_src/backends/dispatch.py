@@ -408,8 +408,11 @@ def sharding_plan(closed, args, in_shardings=None, out_shardings=None, where=Non
         if isinstance(s, sharding_mod.NamedSharding) and s.mesh not in meshes:
             meshes.append(s.mesh)
     meshes += [m for m in meshes_named_in(closed) if m not in meshes]
+    context = sharding_mod.context_mesh()
     if not meshes:
-        return None
+        if context is None or not _placed_by_context(args):
+            return None
+        meshes = [context]
     mesh = meshes[0]
     for other in meshes[1:]:
         if other._flat_devices != mesh._flat_devices or other.axis_names != mesh.axis_names:
@@ -442,24 +445,47 @@ def sharding_plan(closed, args, in_shardings=None, out_shardings=None, where=Non
                 f"shape {jax_type_str(x.aval)} and with device ids [{x._device.id}] on "
                 "platform CPU")
         plan_in.append(s if s is not None else held)
-    # Results split over Explicit axes in their types are laid out as their types say.
+    # Results split over Explicit axes in their types are laid out as their types say;
+    # on the context mesh, so are those typed by no mesh (whole on every device).
     out_shardings = tuple(
-        s if s is not None or a._sharding is None
-        or a._sharding.mesh.axis_names != mesh.axis_names
-        else sharding_mod.concrete_sharding(a._sharding, mesh)
+        s if s is not None else _typed_layout(a, mesh, mesh is context)
         for s, a in zip(out_shardings, closed.out_avals))
     return ShardingPlan(mesh, tuple(plan_in), out_shardings)
 
 
-def laid_out_as_typed(x):
-    """An eager result whose type splits it over a mesh's Explicit axes (e.g. from an
-    out_sharding=), laid out so on the context mesh (jax.set_mesh) that the type names;
-    as it is without one."""
-    mesh = sharding_mod.concrete_mesh_of(x.aval._sharding.mesh, sharding_mod.current_mesh())
+def _placed_by_context(args):
+    """Whether a call of these arguments runs on the context mesh: none is committed to
+    one device (such a call stays there)."""
+    return not any(getattr(x, "committed", False) and x._sharding is None for x in args)
+
+
+def _typed_layout(aval, mesh, on_context):
+    """The layout a result's type asks for on `mesh`: its split over Explicit axes, or,
+    on the context mesh, whole on every device when it is typed by no mesh; None
+    (XLA's propagation chooses) otherwise."""
+    typed = aval._sharding
+    if not mesh.explicit_axes:
+        return None
+    if typed is None:
+        return sharding_mod.context_placement(mesh, None, len(aval.shape)) if on_context \
+            else None
+    if typed.mesh.axis_names != mesh.axis_names:
+        return None
+    return sharding_mod.concrete_sharding(typed, mesh)
+
+
+def laid_out_in_context(x):
+    """An eager result made from no sharded operand, laid out on the context mesh
+    (jax.set_mesh) as its type says (e.g. split by an out_sharding=), else whole on every
+    device, as JAX places it; as it is without a context mesh, or when its type names
+    another mesh."""
+    typed = x.aval._sharding
+    context = sharding_mod.context_mesh()
+    mesh = context if typed is None else sharding_mod.concrete_mesh_of(typed.mesh, context)
     if mesh is None or devices_mod.xla_runtime() is None:
         return x
-    return sharded_array(x._value, x.aval,
-                         sharding_mod.concrete_sharding(x.aval._sharding, mesh))
+    placed = sharding_mod.context_placement(mesh, typed, x.ndim)
+    return sharded_array(x._value, sharding_mod.typed_aval(x.aval, placed), placed)
 
 
 def jax_type_str(aval):

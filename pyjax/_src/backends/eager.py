@@ -14,6 +14,7 @@ from pyjax._src.backends.debug_nans import check_nans
 from pyjax._src.backends.numpy_backend import host_value, wrap
 from pyjax._src.core.avals import get_aval
 from pyjax._src.core.trace import Trace, Tracer, escaped_tracer_error, install_root_trace
+from pyjax._src.sharding import _mesh_state, mesh_context_set
 
 # (primitive, avals, params) -> the result's aval(s)
 abstract_eval_cache: dict[tuple, Any] = {}
@@ -44,27 +45,31 @@ class EvalTrace(Trace):
                 aval = get_aval(x)
                 avals.append(aval)
                 values.append(host_value(x, aval))
-        try:   # abstract_eval validates inputs; memoised since eager ops repeat types
-            key = (prim, *avals, *params.items()) if params else (prim, *avals)
-            out_aval = abstract_eval_cache[key]
-        except KeyError:
-            out_aval = abstract_eval_cache[key] = prim.abstract_eval(*avals, **params)
-        except TypeError:   # an unhashable param
+        if mesh_context_set():   # the context mesh types the result: not memoised
             out_aval = prim.abstract_eval(*avals, **params)
+        else:
+            try:   # abstract_eval validates inputs; memoised since eager ops repeat types
+                key = (prim, *avals, *params.items()) if params else (prim, *avals)
+                out_aval = abstract_eval_cache[key]
+            except KeyError:
+                out_aval = abstract_eval_cache[key] = prim.abstract_eval(*avals, **params)
+            except TypeError:   # an unhashable param
+                out_aval = prim.abstract_eval(*avals, **params)
         out = prim.impl(*values, **params)
         if prim.multiple_results:
             outs = [wrap(v, a) for v, a in zip(out, out_aval)]
             if config.debug_nans.value or config.debug_infs.value:
                 check_nans(prim.name, [o._value for o in outs], values)
-            return [o if o.aval._sharding is None else dispatch.laid_out_as_typed(o)
-                    for o in outs]
+            if _mesh_state.context or any(o.aval._sharding is not None for o in outs):
+                return [dispatch.laid_out_in_context(o) for o in outs]
+            return outs
         if type(out) is not np.ndarray or out.dtype != out_aval.dtype:
             out = np.asarray(out).astype(out_aval.dtype, copy=False)
         result = Array(out, False, None, False, out_aval)
         if config.debug_nans.value or config.debug_infs.value:
             check_nans(prim.name, [out], values)
-        if out_aval._sharding is not None:   # split over Explicit mesh axes by its type
-            return dispatch.laid_out_as_typed(result)
+        if out_aval._sharding is not None or _mesh_state.context:   # placed by a mesh
+            return dispatch.laid_out_in_context(result)
         return result
 
     def run_on_host(self, prim, args, params):

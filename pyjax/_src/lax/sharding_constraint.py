@@ -52,9 +52,9 @@ def _eager(x, *, sharding):
                 f"device ids {[d.id for d in held]} on platform CPU and explicit output sharding "
                 f"with device ids {[d.id for d in sharding._device_assignment]} on "
                 "platform CPU")
-    if type(x) is Array and x._sharding is not None and \
+    if type(x) is Array and x._sharding is not None and x.aval is aval and \
             sharding_mod.same_layout(x._sharding, sharding, aval.ndim):
-        return x
+        return x   # (a new type, e.g. split over a size-1 axis, makes a new Array)
     value = x._value if type(x) is Array else np.asarray(x, aval.dtype)
     if aval._sharding is not None:   # JAX names the result's layout by its type: P('x', None)
         sharding = sharding_mod.NamedSharding(sharding.mesh, sharding.spec.update(
@@ -260,13 +260,25 @@ def takes_out_sharding(fn):
 
     @functools.wraps(fn)
     def run(*args, out_sharding=None, **kwargs):
-        return apply_out_sharding(fn(*args, **kwargs), out_sharding, what)
+        out = fn(*args, **kwargs)
+        if out_sharding is None:
+            return placed_in_context(out) if sharding_mod.context_mesh() is not None \
+                else out
+        return apply_out_sharding(out, out_sharding, what)
 
     signature = inspect.signature(fn)
     run.__signature__ = signature.replace(parameters=[
         *signature.parameters.values(),
         inspect.Parameter("out_sharding", inspect.Parameter.KEYWORD_ONLY, default=None)])
     return run
+
+
+def placed_in_context(out):
+    """`out` (a pytree) with each Array made on the host, not yet placed, laid out on
+    the context mesh (jax.set_mesh) as JAX places the values it makes there."""
+    return tree_util.tree_map(
+        lambda x: dispatch.laid_out_in_context(x) if type(x) is Array and not x.committed
+        and x._sharding is None else x, out)
 
 
 def check_explicit_axes(target, what):

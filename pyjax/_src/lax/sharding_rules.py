@@ -43,8 +43,9 @@ def typed(shape_rule, sharding_rule, ur_rule=None):
         for a in avals:
             if getattr(a, "_sharding", None) is not None:
                 break
-        else:
-            return out
+        else:   # from no sharded operand: typed by the context mesh, if one is set
+            context = sharding_mod.context_type_sharding(len(out.shape))
+            return out if context is None else out.update(sharding=context)
         mesh = _mesh_of(avals)
         found = sharding_rule(out, *avals, **params)
         if not isinstance(found, sharding_mod.NamedSharding):
