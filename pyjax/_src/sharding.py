@@ -1007,13 +1007,14 @@ avals.set_unsharded_sharding_factory(_unsharded_type_sharding)
 def type_sharding(sharding, ndim):
     """The sharding an array laid out as `sharding` carries in its type (aval), or None
     for none: over the abstract mesh, the spec padded to ndim with only the mesh's
-    Explicit axes kept (Auto axes are XLA's business, not the type's)."""
+    Explicit axes kept (Auto axes are XLA's business, not the type's: over a mesh of
+    Auto axes the type names the mesh alone, as JAX's)."""
     if not isinstance(sharding, NamedSharding):
         return None
     mesh = sharding.mesh.abstract_mesh
-    explicit = set(mesh.explicit_axes)
-    if not explicit:
+    if mesh.empty:
         return None
+    explicit = set(mesh.explicit_axes)
     entries = []
     for entry in sharding.spec._normalized(ndim):
         names = () if entry is UNCONSTRAINED else tuple(n for n in entry if n in explicit)

@@ -612,8 +612,9 @@ class FunctionContext:
         """A value whose type is split over the mesh's Explicit axes is constrained to
         that split (as JAX does), so XLA's partitioner lays it out as the type says."""
         typed = aval._sharding
-        if typed is None or typed.mesh.axis_names != self.module.mesh.axis_names:
-            return value
+        if typed is None or not typed.mesh.explicit_axes \
+                or typed.mesh.axis_names != self.module.mesh.axis_names:
+            return value   # (a type over Auto axes leaves the layout to XLA)
         attr = sharding_mod.NamedSharding(self.module.mesh, typed.spec).to_shardy(aval.ndim)
         return self.op("sdy.sharding_constraint", [value], value.aval, {"sharding": attr})
 

@@ -56,7 +56,7 @@ def _eager(x, *, sharding):
             sharding_mod.same_layout(x._sharding, sharding, aval.ndim):
         return x   # (a new type, e.g. split over a size-1 axis, makes a new Array)
     value = x._value if type(x) is Array else np.asarray(x, aval.dtype)
-    if aval._sharding is not None:   # JAX names the result's layout by its type: P('x', None)
+    if aval._sharding is not None and aval._sharding.mesh.explicit_axes:   # named by type
         sharding = sharding_mod.NamedSharding(sharding.mesh, sharding.spec.update(
             partitions=sharding.spec.partitions
             + (None,) * (aval.ndim - len(sharding.spec.partitions))))
