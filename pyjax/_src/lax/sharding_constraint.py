@@ -79,22 +79,31 @@ def _on_device(x, device):
 
 
 def _on_mesh_of(x, sharding):
-    """`sharding` (over an AbstractMesh) over the concrete mesh that x is laid out over;
-    JAX's errors where x has none or it has another shape."""
+    """`sharding` (over an AbstractMesh) over the concrete mesh that x is laid out over
+    (or, for a value on no mesh, the context mesh), with the abstract mesh's axis types
+    (auto_axes and explicit_axes retype values so); JAX's errors where there is none or
+    it has another shape."""
     shape = dispatch.jax_type_str(get_aval(x))
-    if type(x) is not Array:
+    placed = x._sharding if type(x) is Array else None
+    context = sharding_mod.context_mesh()
+    if placed is None and context is not None and not (type(x) is Array and x.committed):
+        mesh = context
+    elif type(x) is not Array:
         raise ValueError("Target sharding contains a `jax.sharding.AbstractMesh` which "
                          "requires the input passed should be a `jax.Array`. Got "
                          f"{type(x)} with shape {shape}")
-    if not isinstance(x._sharding, sharding_mod.NamedSharding):
+    elif not isinstance(placed, sharding_mod.NamedSharding):
         raise TypeError("The sharding on the input must be a `NamedSharding` since the "
                         "target sharding has an `AbstractMesh` in it. Got sharding type "
                         f"{type(x.sharding)} for shape {shape}")
-    mesh = sharding_mod.concrete_mesh_of(sharding.mesh, x._sharding.mesh)
-    if mesh is None:
-        raise ValueError(f"Mesh shape of the input {x._sharding.mesh.shape_tuple} does not "
+    else:
+        mesh = placed.mesh
+    if sharding_mod.concrete_mesh_of(sharding.mesh, mesh) is None:
+        raise ValueError(f"Mesh shape of the input {mesh.shape_tuple} does not "
                          "match the mesh shape of the target sharding "
                          f"{sharding.mesh.shape_tuple} for shape {shape}")
+    if mesh.axis_types != sharding.mesh.axis_types:
+        mesh = sharding_mod.Mesh(mesh.devices, mesh.axis_names, sharding.mesh.axis_types)
     return sharding_mod.NamedSharding(mesh, sharding.spec)
 
 
@@ -172,10 +181,12 @@ def with_sharding_constraint(x, shardings):
                      sharding_mod.get_abstract_mesh().are_all_axes_explicit)
 
 
-def constrain(x, shardings, assert_typed=False):
+def constrain(x, shardings, assert_typed=False, cast=False):
     """x (a pytree) laid out as `shardings` (a prefix): the constraint, which retypes a
     value split over Explicit axes (reshard, device_put under a trace); with
-    `assert_typed`, a check that the types already say so."""
+    `assert_typed`, a check that the types already say so. With `cast` (reshard), a
+    dimension split over no Explicit axis of a mesh with Auto axes is left to the
+    partitioner (as JAX lowers a reshard: only the type is cast)."""
     leaves, tree = tree_util.tree_flatten(x)
     if isinstance(shardings, (sharding_mod.Sharding, sharding_mod.PartitionSpec)):
         targets = [shardings] * len(leaves)
@@ -200,8 +211,20 @@ def constrain(x, shardings, assert_typed=False):
             _assert_typed_as(get_aval(leaf), target)
             out.append(leaf)
             continue
+        if cast and isinstance(leaf, Tracer):
+            target = _open_unsplit(target, get_aval(leaf).ndim)
         out.append(sharding_constraint_p.bind(leaf, sharding=target))
     return tree_util.tree_unflatten(tree, out)
+
+
+def _open_unsplit(target, ndim):
+    """`target` with its unsplit dimensions UNCONSTRAINED where its mesh has Auto axes."""
+    if not (isinstance(target, sharding_mod.NamedSharding) and target.mesh.auto_axes):
+        return target
+    spec = target.spec
+    entries = [sharding_mod.UNCONSTRAINED if e is None else e
+               for e in tuple(spec.partitions) + (None,) * (ndim - len(spec))]
+    return sharding_mod.NamedSharding(target.mesh, spec.update(partitions=entries))
 
 
 def _assert_typed_as(aval, target):
@@ -221,7 +244,8 @@ def _assert_typed_as(aval, target):
 def check_spec_has_mesh(target):
     """A bare PartitionSpec names axes of the current mesh: without one, JAX's error."""
     if isinstance(target, sharding_mod.PartitionSpec) and \
-            sharding_mod.current_mesh() is None:
+            sharding_mod.current_mesh() is None and \
+            sharding_mod.get_abstract_mesh().empty:
         raise ValueError(
             "Using PartitionSpec when you are not under a mesh context is not allowed. "
             "Please pass a NamedSharding instance or enter into a mesh context via "
@@ -306,23 +330,41 @@ def reshard(xs, out_shardings):
             out_shardings, is_leaf=lambda s: isinstance(s, sharding_mod.PartitionSpec)):
         check_spec_has_mesh(target)
         check_explicit_axes(target, "reshard")
-    return constrain(xs, out_shardings)
+    return constrain(xs, out_shardings, cast=True)
 
 
-def _mesh_of(shardings, name):
-    """The mesh `name` runs on: the context mesh, or else the one of its NamedShardings
-    (they must agree); None when there is neither."""
-    meshes = {s.mesh for s in tree_util.tree_leaves(shardings)
+def _retyped_mesh(axes, axis_type, name, shardings=None):
+    """(the abstract mesh auto_axes/explicit_axes start from: the context's, or that
+    of `shardings`; it with `axes` (all by default) made `axis_type`; those axes), or
+    None when there is no mesh. JAX's errors for meshes that disagree."""
+    context = sharding_mod.get_abstract_mesh()
+    meshes = {s.mesh.abstract_mesh for s in tree_util.tree_leaves(shardings)
               if isinstance(s, sharding_mod.NamedSharding)}
     if len(meshes) > 1:
         raise ValueError(f"Shardings passed to {name} should have the same mesh. Got "
                          f"meshes {sorted(map(str, meshes))}.")
-    context = sharding_mod.current_mesh()
-    if context is not None and meshes and meshes != {context}:
-        raise ValueError(f"Context mesh {context.abstract_mesh} must match the mesh "
-                         f"passed to shardings {next(iter(meshes)).abstract_mesh}. "
-                         "Recommended approach is to use `jax.set_mesh` context manager.")
-    return context if context is not None else next(iter(meshes), None)
+    given = next(iter(meshes), None)
+    if given is not None and not context.empty and given != context:
+        raise ValueError(f"Context mesh {context} must match the mesh passed to shardings "
+                         f"{given}. Recommended approach is to use `jax.set_mesh` context "
+                         "manager.")
+    mesh = context if not context.empty else given
+    if mesh is None:
+        return None
+    axes = mesh.axis_names if axes is None else (axes,) if isinstance(axes, str) \
+        else tuple(axes)
+    if any(mesh.axis_types[mesh.axis_names.index(a)] == sharding_mod.AxisType.Manual
+           for a in axes):
+        raise NotImplementedError(
+            "Going from `Manual` AxisType to `Auto` or `Explicit` AxisType is not allowed. "
+            "Please file a bug at https://github.com/jax-ml/jax/issues with your use case")
+    return mesh, mesh.update_axis_types({a: axis_type for a in axes}), axes
+
+
+def _explicit_spec(x, mesh):
+    """The spec of x's type with only the Explicit axes of `mesh` kept."""
+    return sharding_mod.type_sharding(
+        sharding_mod.NamedSharding(mesh, get_aval(x).sharding.spec), get_aval(x).ndim).spec
 
 
 def _sharding_argument(given, kwargs, keyword):
@@ -334,30 +376,33 @@ def _sharding_argument(given, kwargs, keyword):
 
 
 def auto_axes(f=None, /, *, axes=None, out_sharding=None):
-    """f run with the mesh axes `axes` (all by default) left to XLA's propagation, its
-    outputs then resharded to out_sharding (given here or as f's `out_sharding=`
-    keyword). pyjax does not retype f's operands: inside f they keep the splits of
-    their types (JAX drops them from the types there); the output is then resharded."""
+    """f run with the mesh axes `axes` (all by default) made Auto (left to XLA's
+    propagation, gone from the types: its arguments are retyped so), its outputs then
+    resharded to out_sharding (given here or as f's `out_sharding=` keyword)."""
     if f is None:
         return lambda g: auto_axes(g, axes=axes, out_sharding=out_sharding)
 
     @functools.wraps(f)
     def run(*args, **kwargs):
         target = _sharding_argument(out_sharding, kwargs, "out_sharding")
-        mesh = _mesh_of(target, "auto_axes")
-        if mesh is None:
+        found = _retyped_mesh(axes, sharding_mod.AxisType.Auto, "auto_axes", target)
+        if found is None:
             return f(*args, **kwargs)
-        names = mesh.axis_names if axes is None else \
-            (axes,) if isinstance(axes, str) else tuple(axes)
+        mesh, auto_mesh, names = found
         if set(mesh.auto_axes) == set(names):   # already Auto: nothing changes
             return f(*args, **kwargs)
-        return reshard(f(*args, **kwargs), target)
+        with sharding_mod.use_abstract_mesh(auto_mesh):
+            args = reshard(args, tree_util.tree_map(
+                lambda x: _explicit_spec(x, auto_mesh), args))
+            out = f(*args, **kwargs)
+        return reshard(out, target)
     return run
 
 
 def explicit_axes(f=None, /, *, axes=None, in_sharding=None):
-    """f run on its arguments resharded to in_sharding (given here or as f's
-    `in_sharding=` keyword), with the mesh axes `axes` explicit inside. Needs a mesh
+    """f run with the mesh axes `axes` (all by default) made Explicit, on its arguments
+    resharded to in_sharding (given here or as f's `in_sharding=` keyword); its outputs
+    are then retyped back, the axes gone from their types. Needs a mesh
     (jax.set_mesh)."""
     if f is None:
         return lambda g: explicit_axes(g, axes=axes, in_sharding=in_sharding)
@@ -365,9 +410,14 @@ def explicit_axes(f=None, /, *, axes=None, in_sharding=None):
     @functools.wraps(f)
     def run(*args, **kwargs):
         target = _sharding_argument(in_sharding, kwargs, "in_sharding")
-        if _mesh_of(target, "explicit_axes") is None:
+        found = _retyped_mesh(axes, sharding_mod.AxisType.Explicit, "explicit_axes")
+        if found is None:
             raise ValueError("Context mesh cannot be empty. Please use `jax.set_mesh` "
                              "API to enter into a mesh context when using "
                              "`explicit_axes` API.")
-        return f(*reshard(args, target), **kwargs)
+        mesh, explicit_mesh, _ = found
+        with sharding_mod.use_abstract_mesh(explicit_mesh):
+            out = f(*reshard(args, target), **kwargs)
+        with sharding_mod.use_abstract_mesh(mesh):
+            return reshard(out, tree_util.tree_map(lambda x: _explicit_spec(x, mesh), out))
     return run
