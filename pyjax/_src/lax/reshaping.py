@@ -21,6 +21,7 @@ from pyjax._src.lax import builders as b
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import reductions as red
 from pyjax._src.lax import sharding_rules
+from pyjax._src.lax.sharding_constraint import apply_out_sharding
 from pyjax._src.lax import structural as st
 from pyjax._src.lax import transfers
 from pyjax._src.util import canonicalize_axis
@@ -242,16 +243,23 @@ def unstack(x, axis=0):
 
 
 def broadcast_like(arr, like_arr):
-    """arr broadcast (NumPy-style, trailing dimensions aligned) to the shape of like_arr."""
+    """arr broadcast (NumPy-style, trailing dimensions aligned) to the shape of like_arr,
+    split as like_arr's type is (over Explicit mesh axes)."""
     aval, like = get_aval(arr), get_aval(like_arr)
     shape, like_shape = aval.shape, like.shape
+    lead = len(like_shape) - len(shape)
+    split = lambda a: a._sharding.spec.partitions if a._sharding is not None \
+        else (None,) * a.ndim   # noqa: E731
     if len(shape) > len(like_shape) or any(
-            d not in (1, n) for d, n in zip(shape[::-1], like_shape[::-1])):
-        typ = lambda a: f"{a.dtype.name}[{','.join(map(str, a.shape))}]"  # noqa: E731
+            d not in (1, n) for d, n in zip(shape[::-1], like_shape[::-1])) or any(
+            s is not None and s != t for s, t in zip(split(aval), split(like)[lead:])):
+        typ = lambda a: f"{a.dtype.name}[{a._dims()}]"  # noqa: E731
         raise ValueError(f"Incompatible types for broadcasting: input type={typ(aval)} and "
                          f"requested type={typ(like.update(dtype=aval.dtype))}")
-    lead = len(like_shape) - len(shape)
-    return st.broadcast_in_dim(arr, like_shape, tuple(range(lead, len(like_shape))))
+    out = st.broadcast_in_dim(arr, like_shape, tuple(range(lead, len(like_shape))))
+    if like._sharding is None or not like._sharding.mesh.explicit_axes:
+        return out
+    return apply_out_sharding(out, like._sharding, "broadcast_like")
 
 
 def collapse(operand, start_dimension, stop_dimension=None):
