@@ -354,6 +354,16 @@ class Mesh(_AxesOfMesh):
     def __reduce__(self):
         return (Mesh, (self.devices, self.axis_names, self.axis_types))
 
+    def update(self, devices=None, axis_names=None, axis_types=None):
+        """This mesh with its devices, axis names or axis types replaced."""
+        return Mesh(self.devices if devices is None else devices,
+                    self.axis_names if axis_names is None else axis_names,
+                    self.axis_types if axis_types is None else axis_types)
+
+    def update_axis_types(self, name_to_type: dict):
+        return self.update(axis_types=tuple(name_to_type.get(n, t) for n, t in
+                                            zip(self.axis_names, self.axis_types)))
+
     size = property(lambda self: 0 if self._empty else math.prod(self.axis_sizes))
     axis_sizes = property(lambda self: tuple(self.devices.shape))
     device_ids = property(lambda self: np.vectorize(lambda d: d.id, otypes=[int])(
@@ -1016,6 +1026,8 @@ def type_sharding(sharding, ndim):
     if mesh.empty:
         return None
     explicit = set(mesh.explicit_axes)
+    if config.remove_size_one_mesh_axis_from_type.value:   # such an axis splits nothing
+        explicit = {n for n in explicit if mesh.shape[n] != 1}
     entries = []
     for entry in sharding.spec._normalized(ndim):
         names = () if entry is UNCONSTRAINED else tuple(n for n in entry if n in explicit)

@@ -95,7 +95,9 @@ def _put_leaf(x, device, src=None, semantics=transfers.ArrayCopySemantics.REUSE_
                 devices_mod.check_transfer("device_to_device", True, x.aval)
             buffer = x._buffer if x._device is device and x._buffer is not None \
                 else xla.put(x._value, x.aval, device)
-        return Array(x._npy, aval=x.aval, device=device, committed=True, buffer=buffer)
+        # on one device, the value's type names no mesh (as in JAX)
+        return Array(x._npy, aval=sharding_mod.typed_aval(x.aval, None), device=device,
+                     committed=True, buffer=buffer)
     try:
         aval = get_aval(x)
     except TypeError:

@@ -631,8 +631,7 @@ class Traced:
     @property
     def out_info(self):
         return tree_util.tree_unflatten(self._entry.out_tree, [
-            shapes.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
-            for a in self._entry.closed_jaxpr.out_avals])
+            shapes.ShapeDtypeStruct.of_result(a) for a in self._entry.closed_jaxpr.out_avals])
 
 
 def _asks_placement(shardings) -> bool:

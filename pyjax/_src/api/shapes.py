@@ -73,6 +73,15 @@ class ShapeDtypeStruct:
             else None
         return cls(aval.shape, aval.dtype, sharding=sharding, weak_type=aval.weak_type)
 
+    @classmethod
+    def of_result(cls, aval):
+        """What tracing says of a result of type `aval`: its shape, dtype, weak type and,
+        where its type splits it over a mesh with Explicit axes, that sharding (as JAX's
+        eval_shape and out_info)."""
+        typed = aval._sharding
+        sharding = typed if typed is not None and typed.mesh.explicit_axes else None
+        return cls(aval.shape, aval.dtype, sharding=sharding, weak_type=aval.weak_type)
+
     def __len__(self):
         if not self.shape:
             raise TypeError("len() of unsized object")
@@ -180,5 +189,4 @@ def eval_shape(fun, *args, **kwargs):
     jaxpr, _, out_tree = _trace_flat(fun, args, kwargs)
     return tree_util.user_tree_map(_as_struct, tree_util.tree_unflatten(out_tree, [
         a if type(a) is AbstractToken   # a token has no shape: JAX gives its aval
-        else ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
-        for a in jaxpr.out_avals]))
+        else ShapeDtypeStruct.of_result(a) for a in jaxpr.out_avals]))

@@ -553,16 +553,31 @@ def run_sharded(closed, args, donated_invars=(), in_shardings=None, out_sharding
             x = sharded_array(x._value, x.aval, s)
         laid_out.append(x)
     outs = exe(laid_out)
-    for out, asked in zip(outs, plan.out_shardings):
+    for out, asked, aval in zip(outs, plan.out_shardings, closed.out_avals):
         if asked is None:   # XLA's choice: named as an argument laid out alike, as JAX does
             asked = _argument_spelling(out, plan.in_shardings)
         if asked is not None:   # the user's spelling (P('x', None) stays so)
             out._sharding = asked
-            out.aval = sharding_mod.typed_aval(out.aval, asked)
+        out._sharding = _on_typed_axes(out._sharding, aval._sharding)
+        out.aval = sharding_mod.typed_aval(out.aval, out._sharding)
     for i in entry.donated:
         if type(args[i]) is Array:
             args[i].delete("donated")
     return outs
+
+
+def _on_typed_axes(sharding, typed):
+    """`sharding` over its mesh with the axis types of the mesh its result's type names
+    (a result typed over Auto axes, e.g. by auto_axes or an argument on such a mesh,
+    lies on a mesh of Auto axes, as in JAX)."""
+    if typed is None or not isinstance(sharding, sharding_mod.NamedSharding):
+        return sharding
+    mesh = sharding.mesh
+    if typed.mesh.axis_types == mesh.axis_types or \
+            typed.mesh.shape_tuple != mesh.shape_tuple:
+        return sharding
+    return sharding_mod.NamedSharding(mesh.update(axis_types=typed.mesh.axis_types),
+                                      sharding.spec)
 
 
 def _argument_spelling(out, in_shardings):

@@ -12,7 +12,7 @@ import numpy as np
 from pyjax._src import dtypes
 from pyjax._src.array import Array
 from pyjax._src.backends import stablehlo as hlo
-from pyjax._src.core.avals import get_aval
+from pyjax._src.core.avals import ShapedArray, get_aval, is_valid_jax_type
 from pyjax._src.core.trace import Tracer, define_primitive
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters import partial_eval as pe
@@ -285,8 +285,8 @@ def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
     """An array shaped like x (or `shape`) filled with fill_value, in x's dtype unless
     `dtype` is given; weak-typed when x is and no dtype is given. Placed as `sharding`
     says, or (as JAX) as a committed, not weak-typed x is when the shape is x's or x is
-    replicated."""
-    aval = get_aval(x)
+    replicated. x may be anything with a shape and a dtype (a ShapeDtypeStruct)."""
+    aval = get_aval(x) if is_valid_jax_type(x) else ShapedArray(x.shape, x.dtype)
     out_dtype = aval.dtype if dtype is None else dtypes.canonicalize_dtype(dtype)
     out_shape = aval.shape if shape is None else tuple(shape)
     weak = dtype is None and aval.weak_type

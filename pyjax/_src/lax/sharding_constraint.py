@@ -231,7 +231,11 @@ def _assert_typed_as(aval, target):
     """JAX's check that a value's type is split as `target` says (dimensions left
     UNCONSTRAINED match any split)."""
     have = sharding_mod.PartitionSpec(*aval.sharding.spec._normalized(aval.ndim))
-    want = sharding_mod.PartitionSpec(*target.spec._normalized(aval.ndim))
+    typed = sharding_mod.type_sharding(target, aval.ndim)   # (as types name axes)
+    want = sharding_mod.PartitionSpec(*[
+        sharding_mod.UNCONSTRAINED if t is sharding_mod.UNCONSTRAINED else w
+        for t, w in zip(target.spec._normalized(aval.ndim),
+                        typed.spec._normalized(aval.ndim))])
     if any(w is not sharding_mod.UNCONSTRAINED and h != w
            for h, w in zip(have.partitions, want.partitions)):
         raise AssertionError(

@@ -326,11 +326,14 @@ def _full_like(name, a, fill_value, dtype, shape, device):
 
 def _described_placement(sds):
     """Where the array a ShapeDtypeStruct describes lies: its NamedSharding (one over an
-    AbstractMesh names the context mesh of its shape), or None."""
+    AbstractMesh names the context mesh of its shape, and, under a trace, types the
+    value even without one), or None."""
     found = sds.sharding if isinstance(sds.sharding, NamedSharding) else None
     if found is not None and isinstance(found.mesh, AbstractMesh):
         mesh = concrete_mesh_of(found.mesh, current_mesh())
-        found = None if mesh is None else NamedSharding(mesh, found.spec)
+        if mesh is not None:
+            return NamedSharding(mesh, found.spec)
+        return found if current_trace() is not Trace.root else None
     return found
 
 
