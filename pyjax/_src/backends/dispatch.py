@@ -408,8 +408,9 @@ def sharding_plan(closed, args, in_shardings=None, out_shardings=None, where=Non
         if isinstance(s, sharding_mod.NamedSharding) and s.mesh not in meshes:
             meshes.append(s.mesh)
     meshes += [m for m in meshes_named_in(closed) if m not in meshes]
-    context = sharding_mod.context_mesh()
-    if not meshes:
+    from_context = not meshes   # nothing sharded: the context mesh places everything
+    if from_context:
+        context = sharding_mod.context_mesh()
         if context is None or not _placed_by_context(args):
             return None
         meshes = [context]
@@ -446,9 +447,10 @@ def sharding_plan(closed, args, in_shardings=None, out_shardings=None, where=Non
                 "platform CPU")
         plan_in.append(s if s is not None else held)
     # Results split over Explicit axes in their types are laid out as their types say;
-    # on the context mesh, so are those typed by no mesh (whole on every device).
+    # in a call placed by the context mesh alone, so are those typed by no mesh (whole
+    # on every device).
     out_shardings = tuple(
-        s if s is not None else _typed_layout(a, mesh, mesh is context)
+        s if s is not None else _typed_layout(a, mesh, from_context)
         for s, a in zip(out_shardings, closed.out_avals))
     return ShardingPlan(mesh, tuple(plan_in), out_shardings)
 
@@ -459,16 +461,16 @@ def _placed_by_context(args):
     return not any(getattr(x, "committed", False) and x._sharding is None for x in args)
 
 
-def _typed_layout(aval, mesh, on_context):
+def _typed_layout(aval, mesh, from_context):
     """The layout a result's type asks for on `mesh`: its split over Explicit axes, or,
-    on the context mesh, whole on every device when it is typed by no mesh; None
-    (XLA's propagation chooses) otherwise."""
+    in a call placed by the context mesh alone, whole on every device when it is typed
+    by no mesh; None (XLA's propagation chooses) otherwise."""
     typed = aval._sharding
     if not mesh.explicit_axes:
         return None
     if typed is None:
-        return sharding_mod.context_placement(mesh, None, len(aval.shape)) if on_context \
-            else None
+        return sharding_mod.context_placement(mesh, None, len(aval.shape)) \
+            if from_context else None
     if typed.mesh.axis_names != mesh.axis_names:
         return None
     return sharding_mod.concrete_sharding(typed, mesh)

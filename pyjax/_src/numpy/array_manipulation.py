@@ -241,14 +241,26 @@ def _per_axis(values, ndim, name, dtype=None):
 def _pad_axis_constant(x, axis, lo, hi, lo_val, hi_val):
     parts = []
     shape = list(_shape(x))
+    split = _split_of(x)   # the padding is split as x is, so that the parts join
     if lo:
         shape[axis] = lo
-        parts.append(lnp.full(tuple(shape), lnp.asarray(lo_val, _dtype(x))))
+        parts.append(lnp.full(tuple(shape), lnp.asarray(lo_val, _dtype(x)),
+                              out_sharding=split))
     parts.append(x)
     if hi:
         shape[axis] = hi
-        parts.append(lnp.full(tuple(shape), lnp.asarray(hi_val, _dtype(x))))
+        parts.append(lnp.full(tuple(shape), lnp.asarray(hi_val, _dtype(x)),
+                              out_sharding=split))
     return lnp.concatenate(parts, axis) if len(parts) > 1 else x
+
+
+def _split_of(x):
+    """x's sharding where its type splits it over Explicit mesh axes (its layout for an
+    Array, its type under a trace), else None."""
+    typed = get_aval(x)._sharding
+    if typed is None or not typed.mesh.explicit_axes:
+        return None
+    return x.sharding if type(x) is Array else typed
 
 
 def _take_axis(x, idx, axis):
