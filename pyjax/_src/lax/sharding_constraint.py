@@ -40,6 +40,8 @@ def _eager(x, *, sharding):
     """At top level the constraint is a transfer: x laid out as `sharding`, which must
     use the devices (in their order) that x is committed to, as in JAX. A sharding over
     an AbstractMesh names the mesh x is laid out over."""
+    if sharding_mod.UNCONSTRAINED in sharding.spec.partitions:
+        sharding = _kept_where_open(x, sharding)
     if isinstance(sharding.mesh, sharding_mod.AbstractMesh):
         sharding = _on_mesh_of(x, sharding)
     aval = _abstract_eval(get_aval(x), sharding=sharding)
@@ -61,6 +63,20 @@ def _eager(x, *, sharding):
             partitions=sharding.spec.partitions
             + (None,) * (aval.ndim - len(sharding.spec.partitions))))
     return sharded_array(value, aval, sharding)
+
+
+def _kept_where_open(x, sharding):
+    """`sharding` with each UNCONSTRAINED dimension split as x already is (over a mesh of
+    its shape), else unsplit: a top-level cast moves no data it need not move."""
+    held = x._sharding if type(x) is Array else None
+    ndim = get_aval(x).ndim
+    kept = held.spec._normalized(ndim) if isinstance(held, sharding_mod.NamedSharding) \
+        and held.mesh.shape_tuple == sharding.mesh.shape_tuple else ((),) * ndim
+    entries = [(k if k else None) if e is sharding_mod.UNCONSTRAINED else e
+               for e, k in zip(tuple(sharding.spec.partitions)
+                               + (None,) * (ndim - len(sharding.spec)), kept)]
+    return sharding_mod.NamedSharding(sharding.mesh, sharding.spec.update(
+        partitions=sharding_mod._strip_trailing_none(entries)))
 
 
 def _on_device(x, device):
@@ -211,7 +227,7 @@ def constrain(x, shardings, assert_typed=False, cast=False):
             _assert_typed_as(get_aval(leaf), target)
             out.append(leaf)
             continue
-        if cast and isinstance(leaf, Tracer):
+        if cast:
             target = _open_unsplit(target, get_aval(leaf).ndim)
         out.append(sharding_constraint_p.bind(leaf, sharding=target))
     return tree_util.tree_unflatten(tree, out)

@@ -12,15 +12,22 @@ from pyjax._src.errors import ShardingTypeError
 
 
 def _mesh_of(avals):
-    """The abstract mesh the sharded operands share (ShardingTypeError if they differ)."""
+    """The abstract mesh the sharded operands share (ShardingTypeError if they differ).
+    An operand split nowhere (e.g. made under a context mesh whose axis types another
+    operand's cast changed) joins the mesh of a split one when it has its shape."""
+    typed = [a._sharding for a in avals if getattr(a, "_sharding", None) is not None]
+    split = [s for s in typed if any(p is not None for p in s.spec.partitions)
+             or s.spec.unreduced or s.spec.reduced]
     mesh = None
-    for a in avals:
-        s = getattr(a, "_sharding", None)
-        if s is not None:
-            if mesh is not None and s.mesh != mesh:
-                raise ShardingTypeError(f"Mesh for all inputs should be equal. Got one "
-                                        f"mesh: {mesh} and another mesh: {s.mesh}")
-            mesh = s.mesh
+    for s in split or typed:
+        if mesh is not None and s.mesh != mesh:
+            raise ShardingTypeError(f"Mesh for all inputs should be equal. Got one "
+                                    f"mesh: {mesh} and another mesh: {s.mesh}")
+        mesh = s.mesh
+    for s in typed:
+        if s.mesh.shape_tuple != mesh.shape_tuple:
+            raise ShardingTypeError(f"Mesh for all inputs should be equal. Got one "
+                                    f"mesh: {mesh} and another mesh: {s.mesh}")
     return mesh
 
 
@@ -335,8 +342,11 @@ def squeeze(out, x, *, dimensions):
 
 
 def concatenate(out, *operands, **params):
-    """Operands split alike (the concatenated dimension unsplit) keep that split."""
+    """Operands split alike (the concatenated dimension unsplit) keep that split; an
+    operand split nowhere (e.g. a block made under the context mesh) joins any."""
     specs = {entries(o) for o in operands if o._sharding is not None}
+    if len(specs) > 1:
+        specs.discard((None,) * out.ndim)
     if len(specs) > 1:
         raise ShardingTypeError("All operands should have the same sharding. Got "
                                 "shardings " + ", ".join(str(o.sharding) for o in operands))
@@ -380,10 +390,10 @@ def sliced(name):
     its mesh axes."""
 
     def rule(out, x, *rest, **params):
-        mesh = x._sharding.mesh
         parts = entries(x)
-        if not out.shape or all(d == 1 for d in out.shape):
+        if x._sharding is None or not out.shape or all(d == 1 for d in out.shape):
             return (None,) * len(out.shape)
+        mesh = x._sharding.mesh
         for d_in, d_out, e in zip(x.shape, out.shape, parts):
             size = math.prod(mesh.shape[n] for n in axes_of(e))
             if d_in != d_out and e is not None and d_out % size:
