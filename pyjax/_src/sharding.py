@@ -360,10 +360,6 @@ class Mesh(_AxesOfMesh):
                     self.axis_names if axis_names is None else axis_names,
                     self.axis_types if axis_types is None else axis_types)
 
-    def update_axis_types(self, name_to_type: dict):
-        return self.update(axis_types=tuple(name_to_type.get(n, t) for n, t in
-                                            zip(self.axis_names, self.axis_types)))
-
     size = property(lambda self: 0 if self._empty else math.prod(self.axis_sizes))
     axis_sizes = property(lambda self: tuple(self.devices.shape))
     device_ids = property(lambda self: np.vectorize(lambda d: d.id, otypes=[int])(

@@ -1,7 +1,9 @@
 """Values made under a context mesh (jax.set_mesh) from no sharded input: where they are
 laid out and how they are typed, eagerly and in jit; arrays on an Auto mesh typed by
 that mesh; auto_axes/explicit_axes retyping their operands; broadcast_like taking its
-model's split. The checks run in one subprocess with eight devices; the expected
+model's split; results keeping the axis types their types name; types on one device,
+without size-one axes, in eval_shape and out_info; pad and loops under an Explicit
+context. The checks run in one subprocess with eight devices; the expected
 shardings, types and messages are JAX 0.10.2's for the same programs."""
 from __future__ import annotations
 
@@ -184,6 +186,77 @@ def check_broadcast_like_takes_the_split_of_its_model():
         assert str(err.value) == ("Incompatible types for broadcasting: input "
                                   "type=int32[2@x] and requested type=int32[8@x,2]")
 
+
+
+def check_results_keep_the_axis_types_their_types_name():
+    explicit = _mesh(AxisType.Explicit)
+    arr = jax.device_put(np.arange(16).reshape(8, 2), NamedSharding(explicit, P("x")))
+    auto = _mesh(AxisType.Auto)
+    with jax.set_mesh(auto):
+        arr2 = jnp.ones(8)
+    out1, out2 = jax.jit(lambda x, y: (x, y))(arr, arr2)
+    assert out1.sharding.mesh.axis_types == (AxisType.Explicit,)
+    assert out2.sharding.mesh.axis_types == (AxisType.Auto,)
+    renamed = explicit.update(axis_names=("a",))
+    assert renamed.axis_names == ("a",) and renamed.devices.tolist() == \
+        explicit.devices.tolist()
+
+
+def check_device_put_to_one_device_drops_the_mesh_from_the_type():
+    mesh = _mesh(AxisType.Explicit)
+    with jax.set_mesh(mesh):
+        array = jnp.zeros(8)
+        assert repr(jax.typeof(array).sharding) == (
+            f"NamedSharding(mesh={EXPLICIT_X2}, spec=P(None,))")
+        array = jax.device_put(array, jax.sharding.SingleDeviceSharding(jax.devices()[0]))
+        assert jax.typeof(array).sharding.mesh.empty
+
+
+def check_size_one_axes_leave_types_when_asked():
+    mesh = jax.make_mesh((2, 1), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
+    seen = []
+    jax.config.update("jax_remove_size_one_mesh_axis_from_type", True)
+    try:
+        with jax.set_mesh(mesh):
+            arr = jax.device_put(np.arange(16).reshape(8, 2), P("x", "y"))
+
+            @jax.jit
+            def f(x):
+                seen.append(x.aval.sharding.spec)
+                return jax.lax.with_sharding_constraint(x * 2, P("x", "y"))
+
+            out = f(arr)
+    finally:
+        jax.config.update("jax_remove_size_one_mesh_axis_from_type", False)
+    assert seen == [P("x", None)]
+    assert out.sharding == NamedSharding(mesh, P("x", None))
+
+
+def check_eval_shape_and_out_info_carry_explicit_splits():
+    mesh = jax.make_mesh((2, 2), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
+    with jax.set_mesh(mesh):
+        arr = jax.device_put(np.arange(16).reshape(8, 2), P("x", "y"))
+        f = jax.jit(lambda x: x * 2)
+        assert jax.eval_shape(f, arr).sharding == NamedSharding(mesh.abstract_mesh,
+                                                                P("x", "y"))
+        assert f.trace(arr).out_info.sharding == NamedSharding(mesh.abstract_mesh,
+                                                               P("x", "y"))
+    auto = _mesh(AxisType.Auto)
+    with jax.set_mesh(auto):
+        assert jax.jit(lambda: jnp.ones(2)).trace().out_info.sharding is None
+
+
+def check_pad_and_loops_under_an_explicit_context():
+    mesh = _mesh(AxisType.Explicit)
+    with jax.set_mesh(mesh):
+        arr = jax.device_put(np.arange(16.).reshape(8, 2), P("x"))
+        padded = jax.jit(lambda a: jnp.pad(a, ((0, 0), (2, 1))))(arr)
+        assert padded.sharding == NamedSharding(mesh, P("x", None))
+        np.testing.assert_array_equal(padded, np.pad(np.arange(16.).reshape(8, 2),
+                                                     ((0, 0), (2, 1))))
+        total = jax.jit(lambda a: jax.lax.fori_loop(0, 3, lambda i, c: c + a, a))(arr)
+        assert total.sharding == NamedSharding(mesh, P("x", None))
+        np.testing.assert_array_equal(total, 4 * np.arange(16.).reshape(8, 2))
 
 CHECKS = [name for name in dict(globals()) if name.startswith("check_")]
 
