@@ -17,7 +17,7 @@ from pyjax._src.backends import dispatch
 from pyjax._src.backends.stablehlo import LoweringError
 from pyjax._src.core.avals import cotangent_sharding, get_aval
 from pyjax._src.core.trace import Tracer, define_primitive
-from pyjax._src.interpreters import ad
+from pyjax._src.interpreters import ad, batching
 from pyjax._src.lax import builders as b
 
 
@@ -132,12 +132,18 @@ def _batch(args, dims, *, sharding):
     (x,), (d,) = args, dims
     if d is None:
         return sharding_constraint_p.bind(x, sharding=sharding), None
-    spec = sharding.spec
-    entries = list(spec.partitions) + [None] * (get_aval(x).ndim - 1 - len(spec))
-    entries.insert(d, None)   # the batch dimension is not split
-    spec = spec.update(partitions=entries)
-    return sharding_constraint_p.bind(
-        x, sharding=sharding_mod.NamedSharding(sharding.mesh, spec)), d
+    axis = batching.current_axis()
+    if axis.spmd_name is not None:   # the batch splits over vmap's spmd_axis_name
+        used = {n for e in sharding.spec._normalized(get_aval(x).ndim - 1)
+                if e is not sharding_mod.UNCONSTRAINED for n in e}
+        if used & set(axis.spmd_name):
+            raise ValueError(f"vmap spmd_axis_name {axis.spmd_name} cannot appear in "
+                             f"with_sharding_constraint spec, but got spec {sharding.spec}")
+        spmd = axis.spmd_name[0] if len(axis.spmd_name) == 1 else axis.spmd_name
+        axis = axis._replace(batch_sharding=sharding_mod.NamedSharding(
+            sharding.mesh, sharding_mod.PartitionSpec(spmd)))
+    return sharding_constraint_p.bind(x, sharding=batching.batched_sharding(
+        sharding, d, axis, get_aval(x).ndim - 1)), d
 
 
 def _lower(ctx, x, *, sharding):

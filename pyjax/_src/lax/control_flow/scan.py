@@ -219,13 +219,13 @@ def _scan_batch(axis, args, dims, jaxpr, length, reverse, num_consts, num_carry,
     if all(d is batching.not_mapped for d in dims) and not batching.jaxpr_uses_axis(
             jaxpr, axis.name):
         return scan_p.bind(*args, **params), [batching.not_mapped] * (nk + ny)
-    size, name = axis.size, axis.name
+    size = axis.size
     const_b, init_b, xs_b = split_list([d is not batching.not_mapped for d in dims], [nc, nk])
     carry_b = common.carry_fixpoint(
-        lambda c: batching.batch_jaxpr(jaxpr, size, const_b + c + xs_b, c + [False] * ny,
-                                       name)[1], init_b)
-    batched, out_b = batching.batch_jaxpr(jaxpr, size, const_b + carry_b + xs_b,
-                                          carry_b + [False] * ny, name)
+        lambda c: batching.batch_jaxpr(jaxpr, axis, const_b + c + xs_b, c + [False] * ny)[1],
+        init_b)
+    batched, out_b = batching.batch_jaxpr(jaxpr, axis, const_b + carry_b + xs_b,
+                                          carry_b + [False] * ny)
     consts, init, xs = split_list(args, [nc, nk])
     const_d, init_d, xs_d = split_list(dims, [nc, nk])
     consts = [batching.moveaxis(x, d, 0) if b else x
