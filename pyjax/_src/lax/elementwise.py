@@ -31,15 +31,33 @@ def _quiet(f):
 # --- transposition helpers for broadcasting binary ops ----------------------------------
 
 def unbroadcast(aval, ct):
-    """Sums a cotangent back to the shape of an operand that was broadcast."""
-    ct_shape = get_aval(ct).shape
-    if ct_shape == aval.shape:
+    """Sums a cotangent back to the shape of an operand that was broadcast, split over
+    the mesh as the operand's type (a cotangent split where its operand is not is
+    gathered, as in JAX)."""
+    ct_aval = get_aval(ct)
+    target = _split_as(aval, ct_aval)
+    if ct_aval.shape == aval.shape and target is None:
         return ct
     if not aval.shape:
-        return b.bind_primitive("reduce_sum", ct, axes=tuple(range(len(ct_shape))))
-    dims = tuple(i for i, (a, c) in enumerate(zip(aval.shape, ct_shape)) if a != c)
-    summed = b.bind_primitive("reduce_sum", ct, axes=dims)
-    return b.bind_primitive("reshape", summed, new_sizes=aval.shape, dimensions=None)
+        return b.bind_primitive("reduce_sum", ct, axes=tuple(range(len(ct_aval.shape))))
+    dims = tuple(i for i, (a, c) in enumerate(zip(aval.shape, ct_aval.shape)) if a != c)
+    summed = b.bind_primitive("reduce_sum", ct, axes=dims) if dims else ct
+    return b.bind_primitive("reshape", summed, new_sizes=aval.shape, dimensions=None,
+                            sharding=target)
+
+
+def _split_as(aval, ct_aval):
+    """The type sharding a cotangent of `ct_aval` takes to be split as `aval` (keeping
+    its own unreduced/reduced axes), or None where it already is."""
+    have = ct_aval._sharding
+    if have is None or not aval.shape:
+        return None
+    want = aval._sharding
+    parts = (want.spec.padded(aval.ndim).partitions if want is not None
+             else (None,) * aval.ndim)
+    if tuple(have.spec.padded(aval.ndim).partitions) == tuple(parts):
+        return None
+    return type(have)(have.mesh, have.spec.update(partitions=parts))
 
 
 def _add_transpose(ct, x, y):

@@ -557,4 +557,10 @@ def full(shape, fill_value, dtype=None):
 
 
 def zeros_like_aval(aval):
-    return broadcast_in_dim(np.zeros((), aval.dtype), aval.shape, ())
+    """Zeros of `aval`'s shape and dtype, split over the mesh as its type says."""
+    typed = aval._sharding
+    if typed is not None and (typed.spec.unreduced or typed.spec.reduced):
+        typed = type(typed)(typed.mesh, typed.spec.update(unreduced=frozenset(),
+                                                          reduced=frozenset()))
+    return broadcast_in_dim_p.bind(np.zeros((), aval.dtype), shape=aval.shape,
+                                   broadcast_dimensions=(), sharding=typed)
