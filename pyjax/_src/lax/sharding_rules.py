@@ -488,3 +488,27 @@ def reshape(out, x, *, new_sizes, dimensions, **params):
             spec += _split_axes(mesh, flat, [size], x, new_sizes) if flat else [None]
     it = iter(spec)
     return tuple(None if n == 1 else next(it) for n in new_sizes)
+
+
+def gather(out, operand, indices, *, dimension_numbers, slice_sizes, **params):
+    """JAX's gather rule: window dimensions keep the operand's split where the slice is
+    full or the dimension unsplit; batch dimensions take the indices' split (operand and
+    indices batching dimensions must agree). Where that is ambiguous (JAX raises and
+    asks for out_sharding) the result is replicated; an out_sharding reshards it."""
+    d = dimension_numbers
+    op, ix = entries(operand), list(entries(indices))
+    pairs = list(zip(d.operand_batching_dims, d.start_indices_batching_dims))
+    unambiguous = (
+        all(slice_sizes[i] == operand.shape[i] or op[i] is None for i in d.start_index_map)
+        and all(ix[j] == op[i] or op[i] is None or ix[j] is None for i, j in pairs)
+        and all(e is None for j, e in enumerate(ix)
+                if j not in d.start_indices_batching_dims))
+    if not unambiguous:
+        return (None,) * len(out.shape)
+    for i, j in pairs:
+        ix[j] = ix[j] or op[i]
+    window = iter(i for i in range(operand.ndim)
+                  if i not in d.collapsed_slice_dims and i not in d.operand_batching_dims)
+    batch = iter(ix)
+    return tuple(op[next(window)] if i in d.offset_dims else next(batch)
+                 for i in range(len(out.shape)))
