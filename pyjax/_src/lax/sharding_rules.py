@@ -29,10 +29,14 @@ def typed(shape_rule, sharding_rule, ur_rule=None):
     `sharding_rule(out_aval, *avals, **params)` gives (a tuple of spec entries, or a
     NamedSharding given by an out_sharding parameter) when an operand is sharded.
     `ur_rule(*avals, **params)` gives the result's (unreduced, reduced) mesh axes;
-    without one, unreduced or reduced operands are refused."""
+    without one, unreduced or reduced operands are refused. For a primitive with
+    several results the rule gives one sharding per result (and no ur_rule)."""
 
     def abstract_eval(*avals, **params):
         out = shape_rule(*avals, **params)
+        if isinstance(out, (list, tuple)):
+            return _typed_results(out, avals, sharding_rule(out, *avals, **params)
+                                  if _any_sharded(avals) else None)
         asked = params.get("out_sharding") or params.get("sharding")
         if asked is not None and asked.mesh.explicit_axes:
             if ur_rule is None:
@@ -55,6 +59,23 @@ def typed(shape_rule, sharding_rule, ur_rule=None):
             found = _with_reductions(found, *ur_rule(*avals, **params))
         return out.update(sharding=found)
     return abstract_eval
+
+
+def _any_sharded(avals):
+    return any(getattr(a, "_sharding", None) is not None for a in avals)
+
+
+def _typed_results(outs, avals, found):
+    """The results `outs` of a multiple-results primitive typed as `found` (one spec
+    tuple or NamedSharding per result; None: no operand is sharded)."""
+    if found is None:
+        return outs
+    _refuse(None, avals)
+    mesh = _mesh_of(avals)
+    return type(outs)(
+        o.update(sharding=f if isinstance(f, sharding_mod.NamedSharding)
+                 else sharding_mod.NamedSharding(mesh, sharding_mod.PartitionSpec(*f)))
+        for o, f in zip(outs, found))
 
 
 def _with_reductions(sharding, unreduced, reduced):
@@ -512,3 +533,30 @@ def gather(out, operand, indices, *, dimension_numbers, slice_sizes, **params):
     batch = iter(ix)
     return tuple(op[next(window)] if i in d.offset_dims else next(batch)
                  for i in range(len(out.shape)))
+
+
+def top_k(outs, x, *, axis=-1, **params):
+    """Both results split as the operand, which must not be split along the axis."""
+    parts = entries(x)
+    if parts[axis] is not None:
+        raise ShardingTypeError("The input should be unsharded over the axis along which "
+                                f"to compute the top_k values. Got input type={x} and "
+                                f"axis={axis % x.ndim}")
+    return [parts] * len(outs)
+
+
+def varying_shape(name):
+    """Results split as their (first) operand, each of whose split dimensions still
+    divides over its mesh axes (reduce_window and other windowed results)."""
+    rule = sliced(name)
+
+    def results(outs, x, *rest, **params):
+        return [rule(o, x) for o in outs]
+    return results
+
+
+def bitcast_convert_type(out, x, *, new_dtype):
+    """Equal widths keep the split; a narrower result gains an unsplit last dimension; a
+    wider one loses the operand's last."""
+    parts = entries(x)
+    return parts + (None,) * (out.ndim - x.ndim) if out.ndim >= x.ndim else parts[:-1]
