@@ -31,9 +31,13 @@ def _abstract_eval(aval, *, sharding):
             "allowed. If you are using a with_sharding_constraint under a shard_map, only "
             "use the mesh axis in PartitionSpec which are not manual.")
     sharding.shard_shape(aval.shape)   # IndivisibleError / a too long spec raise here
-    # Over a mesh with Explicit axes the value's type takes the new sharding (reshard).
+    # Over a mesh with Explicit axes the value's type takes the new sharding (reshard);
+    # over its own mesh with those axes made Auto (auto_axes), it leaves the type.
     typed = sharding_mod.type_sharding(sharding, aval.ndim)
-    return aval if typed is None else aval.update(sharding=typed)
+    if typed is None and not (aval._sharding is not None and
+                              aval._sharding.mesh.axis_names == sharding.mesh.axis_names):
+        return aval
+    return aval.update(sharding=typed)
 
 
 def _eager(x, *, sharding):
@@ -52,7 +56,7 @@ def _eager(x, *, sharding):
                 f"device ids {[d.id for d in held]} on platform CPU and explicit output sharding "
                 f"with device ids {[d.id for d in sharding._device_assignment]} on "
                 "platform CPU")
-    if type(x) is Array and x._sharding is not None and \
+    if type(x) is Array and x._sharding is not None and x.aval == aval and \
             sharding_mod.same_layout(x._sharding, sharding, aval.ndim):
         return x
     value = x._value if type(x) is Array else np.asarray(x, aval.dtype)
@@ -330,8 +334,8 @@ def _sharding_argument(given, kwargs, keyword):
 def auto_axes(f=None, /, *, axes=None, out_sharding=None):
     """f run with the mesh axes `axes` (all by default) left to XLA's propagation, its
     outputs then resharded to out_sharding (given here or as f's `out_sharding=`
-    keyword). pyjax does not retype f's operands: inside f they keep the splits of
-    their types (JAX drops them from the types there); the output is then resharded."""
+    keyword). Inside f those axes are Auto (get_abstract_mesh says so) and the
+    operands' types drop their splits over them; the output is then resharded."""
     if f is None:
         return lambda g: auto_axes(g, axes=axes, out_sharding=out_sharding)
 
@@ -345,8 +349,23 @@ def auto_axes(f=None, /, *, axes=None, out_sharding=None):
             (axes,) if isinstance(axes, str) else tuple(axes)
         if set(mesh.auto_axes) == set(names):   # already Auto: nothing changes
             return f(*args, **kwargs)
-        return reshard(f(*args, **kwargs), target)
+        auto = mesh.abstract_mesh.update_axis_types(
+            {n: sharding_mod.AxisType.Auto for n in names})
+        with sharding_mod.use_abstract_mesh(auto):
+            args = tree_util.tree_map(lambda a: _untyped_over(a, auto), args)
+            out = f(*args, **kwargs)
+        return reshard(out, target)
     return run
+
+
+def _untyped_over(x, mesh):
+    """x, laid out as it is, typed over `mesh` (its own, with some axes made Auto): the
+    type keeps only the splits over mesh axes still Explicit."""
+    typed = get_aval(x)._sharding if isinstance(x, (Array, Tracer)) else None
+    if typed is None:
+        return x
+    return sharding_constraint_p.bind(x, sharding=sharding_mod.NamedSharding(
+        mesh, typed.spec.update(unreduced=frozenset(), reduced=frozenset())))
 
 
 def explicit_axes(f=None, /, *, axes=None, in_sharding=None):
