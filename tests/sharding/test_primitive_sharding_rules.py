@@ -1,6 +1,7 @@
-"""Sharding rules of gather, dynamic_slice, top_k, reduce_window, bitcast_convert_type
-and the cotangents of slices and broadcasts, and out_sharding= on segment reductions
-and nn initializers, on eight CPU devices. Expected specs, values and errors are JAX
+"""Sharding rules of gather, dynamic_slice, top_k, reduce_window, bitcast_convert_type,
+scan and the cotangents of slices, broadcasts and reshards, einsum's Auto-mode
+contractions, and out_sharding= on segment reductions and nn initializers, on eight
+CPU devices. Expected specs, values and errors are JAX
 0.10.2's for the same programs."""
 from __future__ import annotations
 
@@ -78,6 +79,44 @@ def check_out_sharding_of_segment_ops_and_initializers():
         assert init.sharding.spec == P("x", "y")
         with pytest.raises(NotImplementedError):
             jax.nn.initializers.orthogonal()(jax.random.key(0), (8, 4), out_sharding=P("x"))
+
+
+def check_scan_slices_and_stacks_keep_their_split():
+    with jax.set_mesh(jax.make_mesh((2, 2), ("x", "y"))):
+        carry = jax.device_put(np.arange(16.).reshape(2, 8), P(None, "x"))
+        xs = jax.device_put(np.arange(128.).reshape(8, 8, 2), P(None, "x", "y"))
+
+        def body(c, x):
+            assert jax.typeof(x).sharding.spec == P("x", "y")
+            y = jnp.einsum("ab,bc->ac", c, x, out_sharding=P(None, "y"))
+            return jnp.einsum("ab,bc->ac", y, x.T, out_sharding=P(None, "x")), y
+
+        f = jax.jit(lambda c, x: lax.scan(body, c, x))
+        last, ys = f(carry, xs)
+        assert last.sharding.spec == P(None, "x")
+        assert ys.sharding.spec == P(None, None, "y")
+        with pytest.raises(ValueError, match="0th dimension of all xs should be replicated"):
+            f(carry, jax.device_put(xs, P("x", None, None)))
+        with pytest.raises(TypeError, match="carry input and carry output must have equal "
+                                            "types"):
+            jax.jit(lambda v: lax.scan(lambda c, _: (jax.sharding.reshard(c, P()), None),
+                                       v, None, length=1)[0])(
+                jax.device_put(np.arange(4.), P("x")))
+
+
+def check_reshard_and_auto_axes_cotangents():
+    with jax.set_mesh(jax.make_mesh((2,), ("x",))):
+        f = jax.jit(lambda v: lax.broadcast_in_dim(v, (4, 2), [0, 1], out_sharding=P("x")))
+        arr = jnp.arange(8.).reshape(4, 2)
+        assert f(arr).sharding.spec == P("x", None)
+        assert jax.jit(jax.grad(lambda v: f(v).sum()))(arr).sharding.spec == P(None, None)
+    with jax.set_mesh(jax.make_mesh((4,), ("data",))):
+        a = jax.device_put(np.ones((8, 32, 1, 16)), P(None, None, None, "data"))
+        b = jax.device_put(np.ones((8, 32, 1, 16)), P("data"))
+        c = jax.device_put(np.ones((8, 32, 1, 8)), P("data"))
+        out = jax.jit(lambda x, y, z: jnp.einsum("bthD, bthi, bthj->ijD", x, y, z,
+                                                 out_sharding=P("data", None, None)))(a, b, c)
+        assert out.sharding.spec == P("data", None, None)
 
 
 CHECKS = [name for name in dict(globals()) if name.startswith("check_")]

@@ -104,12 +104,15 @@ def _on_mesh_of(x, sharding):
 
 def _transpose(ct, x, *, sharding):
     """The cotangent goes back to the split of x's cotangent type (a reshard's inverse:
-    reduced -> sharded transposes to sharded -> unreduced), or, for an untyped x, keeps
-    the constraint."""
+    reduced -> sharded transposes to sharded -> unreduced; replicated for an x of no
+    type over the mesh), or, for a constraint that types nothing, keeps it."""
     typed = x.aval._sharding
     if typed is not None and isinstance(sharding.mesh, sharding_mod.Mesh):
         sharding = sharding_mod.concrete_sharding(
             cotangent_sharding(typed), sharding.mesh)
+    elif sharding_mod.type_sharding(sharding, x.aval.ndim) is not None:
+        # a reshard of a value of no type over the mesh: its cotangent is replicated
+        sharding = sharding_mod.NamedSharding(sharding.mesh, sharding_mod.PartitionSpec())
     return [sharding_constraint_p.bind(ad.instantiate_zeros(ct), sharding=sharding)]
 
 

@@ -32,14 +32,14 @@ def _scan_abstract_eval(*args, jaxpr, length, reverse, num_consts, num_carry, li
         if not x.shape or x.shape[0] != length:
             raise TypeError(f"scan operand {x.str_short()} must have a leading axis of the "
                             f"scan length {length}")
-    x_avals = [x.update(shape=x.shape[1:]) for x in xs]
+    x_avals = [batching.mapped_aval(x, 0) for x in xs]
     common.check_operands("scan body", jaxpr, consts + init + x_avals)
     carry_out, ys = split_list(jaxpr.out_avals, [num_carry])
     if any(not a.same_type(b) for a, b in zip(init, carry_out)):
         raise TypeError(f"scan body carry output types {[a.str_short() for a in carry_out]} "
                         f"differ from the carry types {[a.str_short() for a in init]}")
     return ([b.update(weak_type=a.weak_type and b.weak_type) for a, b in zip(init, carry_out)]
-            + [y.update(shape=(length,) + y.shape) for y in ys])
+            + [batching.unmapped_aval(y, 0, batching.AxisData(None, length)) for y in ys])
 
 
 def _scan_impl(*args, jaxpr, length, reverse, num_consts, num_carry, linear, unroll):
@@ -68,8 +68,7 @@ def _bind_scan(consts, init, xs, jaxpr, length, reverse, linear, unroll):
 
 def _slice_aval(x):
     """The aval of one iteration's slice of a scanned array."""
-    aval = get_aval(x)
-    return aval.update(shape=aval.shape[1:])
+    return batching.mapped_aval(get_aval(x), 0)
 
 
 def _ranges(*sizes):
@@ -396,6 +395,10 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
         raise TypeError("lax.scan: f argument should be a callable.")
     xs_flat, xs_tree = tree_util.flatten(xs)
     length = _scan_length(xs_flat, length)
+    specs = [get_aval(x).sharding.spec for x in xs_flat]
+    if any(spec.partitions[:1] not in ((), (None,)) for spec in specs):
+        raise ValueError("0th dimension of all xs should be replicated. Got "
+                         + ", ".join(str(spec) for spec in specs))
     if config.disable_jit_flag.value:
         return _python_scan(f, init, xs_flat, xs_tree, length, reverse)
     x_avals = [_slice_aval(x) for x in xs_flat]
