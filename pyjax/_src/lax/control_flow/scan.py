@@ -455,11 +455,11 @@ def _batched_map(f, xs, batch_size):
     batches, rest = divmod(n, batch_size)
     if n == 0:
         return map(f, xs)
-    head = [slicing.slice_in_dim(x, 0, batches * batch_size) for x in leaves]
     tail = [slicing.slice_in_dim(x, batches * batch_size, n) for x in leaves]
-    chunks = [st.reshape(x, (batches, batch_size) + get_aval(x).shape[1:]) for x in head]
     ys = None
     if batches:
+        head = [slicing.slice_in_dim(x, 0, batches * batch_size) for x in leaves]
+        chunks = [st.reshape(x, (batches, batch_size) + get_aval(x).shape[1:]) for x in head]
         _, ys = scan(lambda _, x: ((), vmap_leading(f, x)), (),
                      tree_util.tree_unflatten(tree, chunks))
         ys = tree_util.tree_map(
