@@ -484,7 +484,8 @@ def _gather_lower(ctx, operand, indices, *, dimension_numbers, fill_value,
 
 gather_p = define_primitive(
     "gather", impl=_gather_impl, abstract_eval=sharding_rules.typed(
-        _gather_abstract_eval, sharding_rules.gather), jvp=_gather_jvp,
+        _gather_abstract_eval, sharding_rules.gather, sharding_rules.gather_ur),
+    jvp=_gather_jvp,
     transpose=_gather_transpose, batch=_gather_batch, lower=_gather_lower,
     samples=lambda: _gather_samples())
 

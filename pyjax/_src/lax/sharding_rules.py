@@ -511,6 +511,15 @@ def reshape(out, x, *, new_sizes, dimensions, **params):
     return tuple(None if n == 1 else next(it) for n in new_sizes)
 
 
+def gather_ur(operand, indices, **params):
+    """A gathered value is whole on every device that holds it: an operand reduced
+    over some mesh axes gives a result that is not; partial sums are refused."""
+    if getu(operand) or getu(indices):
+        raise NotImplementedError("unreduced rule for gather is not implemented. Please "
+                                  "file an issue at https://github.com/jax-ml/jax/issues")
+    return frozenset(), frozenset()
+
+
 def gather(out, operand, indices, *, dimension_numbers, slice_sizes, **params):
     """JAX's gather rule: window dimensions keep the operand's split where the slice is
     full or the dimension unsplit; batch dimensions take the indices' split (operand and
