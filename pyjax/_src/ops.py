@@ -14,6 +14,8 @@ from pyjax._src.array import Array
 from pyjax._src.backends.stablehlo import reduction_identity
 from pyjax._src.lax import indexing as lax_indexing
 from pyjax._src.lax import reductions
+from pyjax._src.lax.sharding_constraint import apply_out_sharding
+from pyjax._src.sharding import canonical_sharding
 from pyjax._src.numpy import lax_numpy
 from pyjax._src.numpy.array_manipulation import pad
 
@@ -87,15 +89,23 @@ def _make(kind, verb):
     name = f"segment_{kind}"
 
     def segment_op(data, segment_ids, num_segments=None, indices_are_sorted=False,
-                   unique_indices=False, bucket_size=None, mode=None):
-        return _segment(kind, name, data, segment_ids, num_segments, indices_are_sorted,
-                        unique_indices, bucket_size, mode)
+                   unique_indices=False, bucket_size=None, mode=None, out_sharding=None):
+        if out_sharding is not None:
+            target = canonical_sharding(out_sharding, name)
+            if kind != "sum" and target.spec.unreduced:
+                raise NotImplementedError(f"unreduced for {kind} is not yet supported.")
+            if bucket_size is not None:
+                raise NotImplementedError(f"{name} with both bucket_size and out_sharding")
+        out = _segment(kind, name, data, segment_ids, num_segments, indices_are_sorted,
+                       unique_indices, bucket_size, mode)
+        return apply_out_sharding(out, out_sharding, name)
     segment_op.__name__ = segment_op.__qualname__ = name
     segment_op.__doc__ = (f"The {verb} of the rows of `data` in each segment: out[s] combines "
                           "data[i] for every i with segment_ids[i] == s (empty segments "
                           "hold the identity). num_segments (a Python int) fixes the "
                           "result's length; without it, max(segment_ids) + 1 (not under "
-                          "jit). Ids out of range are dropped, or clamped with mode='clip'.")
+                          "jit). Ids out of range are dropped, or clamped with mode='clip'. "
+                          "out_sharding: how the result is laid out.")
     return segment_op
 
 

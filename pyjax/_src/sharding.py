@@ -135,6 +135,12 @@ class PartitionSpec:
                              unreduced=self.unreduced if unreduced is None else unreduced,
                              reduced=self.reduced if reduced is None else reduced)
 
+    def padded(self, ndim):
+        """This spec with unsplit (None) entries appended up to rank `ndim`."""
+        missing = ndim - len(self._partitions)
+        return self if missing <= 0 else self.update(
+            partitions=self._partitions + (None,) * missing)
+
     def __eq__(self, other):
         if isinstance(other, PartitionSpec):
             return self is other

@@ -788,7 +788,7 @@ def _custom_jvp_call_batch(axis, args, dims, *, call_jaxpr, jvp_jaxpr_fun, num_c
                                       num_consts=num_consts, **params)
         return outs, [None] * len(outs)
     args = [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(args, dims)]
-    batched, _ = batching.batch_jaxpr(call_jaxpr, axis.size, in_batched, True, axis.name)
+    batched, _ = batching.batch_jaxpr(call_jaxpr, axis, in_batched, True)
     outs = custom_jvp_call_p.bind(
         *args, call_jaxpr=batched, num_consts=num_consts,
         jvp_jaxpr_fun=_BatchedJVPRule(jvp_jaxpr_fun, axis, in_batched[num_consts:],
@@ -841,7 +841,7 @@ def _custom_vjp_call_batch(axis, args, dims, *, call_jaxpr, fwd, bwd, num_consts
                                       num_consts=num_consts, **params)
         return outs, [None] * len(outs)
     args = [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(args, dims)]
-    batched, _ = batching.batch_jaxpr(call_jaxpr, axis.size, in_batched, True, axis.name)
+    batched, _ = batching.batch_jaxpr(call_jaxpr, axis, in_batched, True)
     rule = _BatchedVJPRule(fwd, bwd, axis, in_batched[num_consts:],
                            [get_aval(a) for a in args[num_consts:]])
     outs = custom_vjp_call_p.bind(*args, call_jaxpr=batched, fwd=rule.fwd, bwd=rule.bwd,

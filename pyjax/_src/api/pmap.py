@@ -288,7 +288,7 @@ def _pmap_batch(axis, args, dims, *, jaxpr, axis_name, axis_size, in_axes, out_a
             moved.append(batching.moveaxis(x, d, 0))
             new_in_axes.append(None if a is None else a + 1)
     with batching.extend_axis_env(axis_name, axis_size):
-        batched, _ = batching.batch_jaxpr(jaxpr, axis.size, in_batched, True, axis.name)
+        batched, _ = batching.batch_jaxpr(jaxpr, axis, in_batched, True)
     outs = xla_pmap_p.bind(*moved, jaxpr=batched, axis_name=axis_name, axis_size=axis_size,
                            in_axes=tuple(new_in_axes),
                            out_axes=tuple(None if a is None else a + 1 for a in out_axes),

@@ -6,7 +6,7 @@ import functools
 import inspect
 import operator
 
-from pyjax._src import tree_util
+from pyjax._src import config, tree_util
 from pyjax._src.array import as_array
 from pyjax._src.core.avals import get_aval, is_valid_jax_type
 from pyjax._src.core.trace import check_for_leaks, set_current_trace
@@ -69,7 +69,11 @@ def _call(fun, in_axes, out_axes, axis_name, axis_size, args, kwargs, spmd_name=
     leaves = arg_leaves + kw_leaves
     axes = tree_util.prefix_broadcast(in_axes, arg_tree, "vmap in_axes") + [0] * len(kw_leaves)
     size, axes = _mapped_size(fun, args, kwargs, leaves, axes, axis_size)
-    trace = batching.BatchTrace(size, axis_name, spmd_name=spmd_name)
+    split = _batch_sharding(leaves, axes)
+    if split is not None and spmd_name is not None:
+        spmd_name = _spmd_name_for(spmd_name, split)
+    axis = batching.AxisData(axis_name, size, spmd_name, split)
+    trace = batching.BatchTrace(axis)
     ins = [x if ax is None else batching.BatchTracer(trace, x, ax)
            for x, ax in zip(leaves, axes)]
     call_args = tree_util.tree_unflatten(arg_tree, ins[:len(arg_leaves)])
@@ -101,8 +105,54 @@ def _call(fun, in_axes, out_axes, axis_name, axis_size, args, kwargs, spmd_name=
         if not -ndim <= out_axis < ndim:
             raise ValueError(f"vmap out_axes {out_axis} is out of bounds for an output of "
                              f"rank {ndim} (with the mapped axis) of {_name(fun)}.")
-        results.append(as_array(batching.move_or_broadcast(val, dim, out_axis % ndim, size)))
+        with batching.rule_axis(axis):
+            results.append(as_array(batching.move_or_broadcast(val, dim, out_axis % ndim,
+                                                               size)))
     return tree_util.tree_unflatten(out_tree, results)
+
+
+def _batch_sharding(leaves, axes):
+    """How the mapped arguments split the mapped dimension over Explicit mesh axes (a
+    NamedSharding of rank 1), or None where they do not; JAX's ValueErrors where they
+    split it differently, or an unmapped argument is split over those mesh axes."""
+    mapped = [(get_aval(x)._sharding if is_valid_jax_type(x) else None, ax)
+              for x, ax in zip(leaves, axes) if ax is not None]
+    specs = [s.spec.padded(ax + 1).partitions[ax] if s is not None else None
+             for s, ax in mapped]
+    for e in specs[1:]:
+        if e != specs[0]:
+            raise ValueError("Mapped away dimension of inputs passed to vmap should be "
+                             "sharded the same. Got inconsistent axis specs: "
+                             f"{specs[0]} vs {e}")
+    entry = specs[0] if specs else None
+    if entry is None:
+        return None
+    names = (entry,) if isinstance(entry, str) else tuple(entry)
+    for x, ax in zip(leaves, axes):
+        s = get_aval(x)._sharding if ax is None and is_valid_jax_type(x) else None
+        used = {n for e in (s.spec.partitions if s is not None else ())
+                for n in ((e,) if isinstance(e, str) else e or ())}
+        if used & set(names):
+            raise ValueError("Unmapped values passed to vmap cannot be sharded along the "
+                             f"mesh axis you are vmapping over. Got type: "
+                             f"{get_aval(x).str_short()}, in_axes: {ax} and vmapped mesh "
+                             f"axis: {names}")
+    found = mapped[0][0]
+    return type(found)(found.mesh, type(found.spec)(entry))
+
+
+def _spmd_name_for(spmd_name, split):
+    """vmap's spmd_axis_name where the mapped arguments already split the batch over
+    Explicit mesh axes: it must name those axes (then it adds nothing)."""
+    names = split.spec.partitions[0]
+    names = (names,) if isinstance(names, str) else tuple(names)
+    if config.remove_size_one_mesh_axis_from_type.value:
+        spmd_name = tuple(n for n in spmd_name if split.mesh.shape[n] != 1)
+    if spmd_name != names:
+        raise ValueError("Only one of spmd_axis_name or arrays sharded on `Explicit` mesh "
+                         f"axis type is allowed. Got spmd_axis_name={spmd_name} and arrays "
+                         f"sharded on explicit_mesh_axis={names}")
+    return None
 
 
 def _mapped_size(fun, args, kwargs, leaves, axes, axis_size):

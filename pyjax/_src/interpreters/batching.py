@@ -12,7 +12,7 @@ Rule conventions, for the primitive rooms:
   **params)` that also needs the vmap's `AxisData(name, size)`; it is called even when no
   operand is batched. Collectives
   (lax.psum...) and higher-order primitives (jit, cond, scan, while) use it.
-- `batch_jaxpr(closed, axis_size, in_batched, instantiate, axis_name=None)` -> (ClosedJaxpr
+- `batch_jaxpr(closed, axis, in_batched, instantiate)` -> (ClosedJaxpr
   taking and returning the batch at dim 0 on batched values, out_batched list[bool]):
   what higher-order rules apply to their sub-jaxprs. `instantiate` (bool or per-output)
   forces outputs to be batched. Results are cached per (jaxpr, arguments).
@@ -48,6 +48,15 @@ class AxisData(NamedTuple):
     name: object      # the axis_name given to vmap, or None
     size: int
     spmd_name: tuple | None = None   # vmap's spmd_axis_name: mesh axes the batch spans
+    # How the mapped arguments split the batch over Explicit mesh axes (JAX's
+    # explicit_mesh_axis), as a NamedSharding of rank 1; None where they do not.
+    batch_sharding: Any = None
+
+    @property
+    def batch_entry(self):
+        """The spec entry of the batch dimension (None: not split)."""
+        s = self.batch_sharding
+        return None if s is None else s.spec.partitions[0]
 
 
 # --- named axes -------------------------------------------------------------------------
@@ -120,6 +129,29 @@ def jaxpr_uses_axis(closed, name):
         or any(jaxpr_uses_axis(s, name) for s in jx.sub_jaxprs(e)) for e in jaxpr.eqns))
 
 
+class _RuleAxis(threading.local):
+    axis: AxisData | None = None   # the vmap whose batch rule (or result) is being built
+
+
+_rule_axis = _RuleAxis()
+
+
+@contextlib.contextmanager
+def rule_axis(axis):
+    """While building values of vmap `axis` outside its trace (its results, a batched
+    jaxpr's outputs), the helpers below split new batch dimensions as its arguments."""
+    saved, _rule_axis.axis = _rule_axis.axis, axis
+    try:
+        yield
+    finally:
+        _rule_axis.axis = saved
+
+
+def current_axis():
+    """The AxisData of the vmap whose batch rule runs in this thread, or None."""
+    return _rule_axis.axis
+
+
 # --- the trace --------------------------------------------------------------------------
 
 class BatchTracer(Tracer):
@@ -132,10 +164,7 @@ class BatchTracer(Tracer):
     def aval(self):
         if self._aval is None:
             aval = get_aval(self.val)
-            if self.batch_dim is not None:
-                shape = aval.shape[:self.batch_dim] + aval.shape[self.batch_dim + 1:]
-                aval = aval.update(shape=shape)
-            self._aval = aval
+            self._aval = aval if self.batch_dim is None else mapped_aval(aval, self.batch_dim)
         return self._aval
 
     def to_concrete_value(self):
@@ -155,9 +184,9 @@ class BatchTracer(Tracer):
 class BatchTrace(Trace):
     """Runs each primitive's batch rule on values that carry a batch dimension."""
 
-    def __init__(self, axis_size, axis_name=None, parent=None, spmd_name=None):
+    def __init__(self, axis: AxisData, parent=None):
         super().__init__(parent)
-        self.axis = AxisData(axis_name, axis_size, spmd_name)
+        self.axis = axis
 
     def lift(self, x):
         return BatchTracer(self, x, not_mapped)
@@ -184,10 +213,14 @@ class BatchTrace(Trace):
             if not needs_axis and all(d is not_mapped for d in dims):
                 return prim.bind(*vals, **params)
             rule = prim.rule("batch")
-            if needs_axis:
-                out, out_dims = rule(self.axis, vals, dims, **params)
-            else:
-                out, out_dims = rule(vals, dims, **params)
+            saved, _rule_axis.axis = _rule_axis.axis, self.axis
+            try:
+                if needs_axis:
+                    out, out_dims = rule(self.axis, vals, dims, **params)
+                else:
+                    out, out_dims = rule(vals, dims, **params)
+            finally:
+                _rule_axis.axis = saved
         if prim.multiple_results:
             return [self.wrap(o, d) for o, d in zip(out, out_dims)]
         return self.wrap(out, out_dims)
@@ -201,7 +234,7 @@ def subtrace(axis):
     """A new BatchTrace of `axis` as the current trace, for rules that run user functions
     (custom derivative rules) on batched values: wrap inputs with `trace.wrap`, read
     results back with `trace.to_batch_info` after the block."""
-    trace = BatchTrace(axis.size, axis.name, spmd_name=axis.spmd_name)
+    trace = BatchTrace(axis)
     try:
         with extend_axis_env(axis.name, axis.size), set_current_trace(trace):
             yield trace
@@ -238,10 +271,58 @@ def moveaxis(x, src, dst):
     return _lax("transpose").bind(x, permutation=tuple(perm))
 
 
-def _broadcast_in_dim(x, shape, dims):
+def mapped_aval(aval, dim):
+    """The aval of one example of a value of `aval` batched at `dim`: that dimension
+    (and its entry in the sharding) dropped."""
+    shape = aval.shape[:dim] + aval.shape[dim + 1:]
+    s = aval._sharding
+    if s is None:
+        return aval.update(shape=shape)
+    parts = list(s.spec.padded(aval.ndim).partitions)
+    del parts[dim]
+    return aval.update(shape=shape, sharding=type(s)(s.mesh, s.spec.update(partitions=parts)))
+
+
+def unmapped_aval(aval, dim, axis):
+    """The aval of a batch of vmap `axis` (at `dim`) of values of `aval`: the batch
+    dimension split as the vmap's mapped arguments split it."""
+    shape = aval.shape[:dim] + (axis.size,) + aval.shape[dim:]
+    return aval.update(shape=shape, sharding=batched_sharding(aval._sharding, dim, axis,
+                                                              aval.ndim))
+
+
+def batched_sharding(sharding, dim, axis=None, ndim=None):
+    """`sharding` (a NamedSharding naming per-example dimensions, or None) with the
+    batch dimension of vmap `axis` (default: the one whose rule runs) inserted at `dim`,
+    split as the vmap's mapped arguments split it."""
+    axis = axis or _rule_axis.axis
+    split = axis.batch_sharding if axis is not None else None
+    if sharding is None:
+        if split is None:
+            return None
+        sharding = type(split)(split.mesh, type(split.spec)())
+    spec = sharding.spec
+    parts = list(spec.padded(len(spec) if ndim is None else ndim).partitions)
+    parts.insert(dim, None if split is None else split.spec.partitions[0])
+    return type(sharding)(sharding.mesh, spec.update(partitions=parts))
+
+
+def _broadcast_in_dim(x, shape, dims, batch_at=None):
+    """x broadcast to `shape`; `batch_at`: the new dimension that is the batch of the
+    vmap whose rule runs (split as its mapped arguments)."""
     if get_aval(x).shape == tuple(shape) and dims == tuple(range(len(shape))):
         return x
-    return _lax("broadcast_in_dim").bind(x, shape=tuple(shape), broadcast_dimensions=dims)
+    sharding = None
+    split = _rule_axis.axis.batch_sharding if _rule_axis.axis is not None else None
+    if batch_at is not None and split is not None:
+        aval = get_aval(x)
+        s = aval._sharding
+        parts = iter(s.spec.padded(aval.ndim).partitions if s is not None else ())
+        entries = [next(parts, None) if i in dims else None for i in range(len(shape))]
+        entries[batch_at] = split.spec.partitions[0]
+        sharding = type(split)(split.mesh, type(split.spec)(*entries))
+    return _lax("broadcast_in_dim").bind(x, shape=tuple(shape), broadcast_dimensions=dims,
+                                         sharding=sharding)
 
 
 def expand_axis(x, dst):
@@ -257,7 +338,7 @@ def move_or_broadcast(x, bdim, dst, size):
         return moveaxis(x, bdim, dst)
     shape = list(get_aval(x).shape)
     shape.insert(dst, size)
-    return _broadcast_in_dim(x, shape, tuple(i for i in range(len(shape)) if i != dst))
+    return _broadcast_in_dim(x, shape, tuple(i for i in range(len(shape)) if i != dst), dst)
 
 
 def bdim_at_front(x, bdim, size):
@@ -271,7 +352,7 @@ def broadcast_batched(x, bdim, size, shape, dst=0):
     out_shape.insert(dst, size)
     rest = tuple(i for i in range(len(out_shape)) if i != dst)
     if bdim is not_mapped:
-        return _broadcast_in_dim(x, out_shape, rest if get_aval(x).ndim else ())
+        return _broadcast_in_dim(x, out_shape, rest if get_aval(x).ndim else (), dst)
     x = moveaxis(x, bdim, dst)
     dims = tuple(range(len(out_shape))) if get_aval(x).ndim > 1 else (dst,)
     return _broadcast_in_dim(x, out_shape, dims)
@@ -342,7 +423,7 @@ def _make_call(prim):
         if not any(in_batched) and not jaxpr_uses_axis(jaxpr, axis.name):
             return prim.bind(*args, jaxpr=jaxpr, **params), [not_mapped] * len(jaxpr.out_avals)
         args = [x if d is not_mapped else moveaxis(x, d, 0) for x, d in zip(args, dims)]
-        batched, out_batched = batch_jaxpr(jaxpr, axis.size, in_batched, False, axis.name)
+        batched, out_batched = batch_jaxpr(jaxpr, axis, in_batched, False)
         return (prim.bind(*args, jaxpr=batched, **params),
                 [0 if b else not_mapped for b in out_batched])
     return rule
@@ -366,37 +447,41 @@ call_rule = RuleFactory(_make_call, declares={"batch_needs_axis": True})
 _batched_jaxprs = WeakCache()
 
 
-def batch_jaxpr(closed, axis_size, in_batched, instantiate, axis_name=None):
-    """`closed` batched over `axis_size` examples: inputs flagged in `in_batched` (and the
-    outputs in the returned out_batched) carry the batch at dim 0. `instantiate` (a bool
-    or one per output) forces outputs to be batched even when they do not depend on the
-    batch. Returns (ClosedJaxpr, out_batched)."""
+def batch_jaxpr(closed, axis, in_batched, instantiate, axis_name=None):
+    """`closed` batched over vmap `axis` (an AxisData, or just the batch size, with
+    `axis_name`): inputs flagged in `in_batched` (and the outputs in the returned
+    out_batched) carry the batch at dim 0. `instantiate` (a bool or one per output)
+    forces outputs to be batched even when they do not depend on the batch. Returns
+    (ClosedJaxpr, out_batched)."""
+    if not isinstance(axis, AxisData):
+        axis = AxisData(axis_name, axis)
     n_out = len(closed.jaxpr.outvars)
     instantiate = ((bool(instantiate),) * n_out if isinstance(instantiate, bool)
                    else tuple(bool(i) for i in instantiate))
     in_batched = tuple(bool(b) for b in in_batched)
-    key = (axis_size, in_batched, instantiate, axis_name)
+    key = (axis, in_batched, instantiate)
     return _batched_jaxprs.get(
-        closed, key, lambda: _batch_jaxpr(closed, axis_size, in_batched, instantiate, axis_name))
+        closed, key, lambda: _batch_jaxpr(closed, axis, in_batched, instantiate))
 
 
-def _batch_jaxpr(closed, axis_size, in_batched, instantiate, axis_name):
+def _batch_jaxpr(closed, axis, in_batched, instantiate):
     out_batched = []
 
     def batched_fun(*args):
-        with subtrace(AxisData(axis_name, axis_size)) as trace:
+        with subtrace(axis) as trace:
             outs = jx.eval_jaxpr(closed.jaxpr, closed.consts,
                                  *[trace.wrap(x, 0 if b else not_mapped)
                                    for x, b in zip(args, in_batched)])
         infos = [trace.to_batch_info(o) for o in outs]
         results = []
-        for (val, dim), inst in zip(infos, instantiate):
-            out_batched.append(dim is not not_mapped or inst)
-            results.append(val if dim is not_mapped and not inst
-                           else bdim_at_front(val, dim, axis_size))
+        with rule_axis(axis):
+            for (val, dim), inst in zip(infos, instantiate):
+                out_batched.append(dim is not not_mapped or inst)
+                results.append(val if dim is not_mapped and not inst
+                               else bdim_at_front(val, dim, axis.size))
         return results
 
-    in_avals = [a.update(shape=(axis_size,) + a.shape) if b else a
+    in_avals = [unmapped_aval(a, 0, axis) if b else a
                 for a, b in zip(closed.in_avals, in_batched)]
     jaxpr, consts = pe.trace_to_jaxpr(batched_fun, in_avals, closed.jaxpr.debug_info)
     new, hoisted = pe.close_over_concrete(jaxpr, consts)
@@ -407,7 +492,8 @@ def _batch_jaxpr(closed, axis_size, in_batched, instantiate, axis_name):
 
 
 __all__ = ["BatchTrace", "BatchTracer", "AxisData", "not_mapped",
-           "batch_jaxpr", "moveaxis", "bdim_at_front", "move_or_broadcast",
+           "batch_jaxpr", "mapped_aval", "unmapped_aval", "batched_sharding",
+           "rule_axis", "current_axis", "moveaxis", "bdim_at_front", "move_or_broadcast",
            "broadcast_batched", "expand_axis", "axis_size_of", "empty_batch",
            "elementwise_rule", "same_shape_rule", "reduction_rule", "no_operands_rule", "call_rule",
            "subtrace", "extend_axis_env", "axis_env_size",

@@ -18,6 +18,7 @@ from pyjax._src.lax import builders as b
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import structural as st
 from pyjax._src.lax.builders import NUMBER
+from pyjax._src.lax.sharding_constraint import takes_out_sharding
 from pyjax._src.lax.precision_ops import canonicalize_precision, is_dot_algorithm
 
 
@@ -536,6 +537,7 @@ def _explicit_padding(padding, nsp):
     return pads
 
 
+@takes_out_sharding
 def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
                          rhs_dilation=None, dimension_numbers=None, feature_group_count=1,
                          batch_group_count=1, precision=None, preferred_element_type=None):

@@ -11,7 +11,7 @@ import numpy as np
 from pyjax._src import dtypes
 from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.trace import define_primitive
-from pyjax._src.interpreters import ad
+from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters.ad import defjvp
 from pyjax._src.lax import builders as b
 from pyjax._src.lax import sharding_rules
@@ -261,10 +261,10 @@ def _dot_general_batch(args, dims, dimension_numbers, precision=None,
         else:
             out_dim = (len(lb) + len(lhs_free) +
                        _free_dims(get_aval(rhs).ndim, rc, rb).index(rd))
-    if out_sharding is not None:   # the batch dimension is not split
-        parts = list(out_sharding.spec.partitions)
-        out_sharding = sharding_rules.with_entries(
-            out_sharding, parts[:out_dim] + [None] + parts[out_dim:])
+    if out_sharding is not None:
+        out_ndim = (get_aval(lhs).ndim + get_aval(rhs).ndim - 2 * len(dims_out[0][0])
+                    - len(dims_out[1][0]))
+        out_sharding = batching.batched_sharding(out_sharding, out_dim, ndim=out_ndim - 1)
     return dot_general_p.bind(lhs, rhs, dimension_numbers=dims_out, precision=precision,
                               preferred_element_type=preferred_element_type,
                               out_sharding=out_sharding), out_dim

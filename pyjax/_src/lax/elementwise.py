@@ -31,15 +31,33 @@ def _quiet(f):
 # --- transposition helpers for broadcasting binary ops ----------------------------------
 
 def unbroadcast(aval, ct):
-    """Sums a cotangent back to the shape of an operand that was broadcast."""
-    ct_shape = get_aval(ct).shape
-    if ct_shape == aval.shape:
+    """Sums a cotangent back to the shape of an operand that was broadcast, split over
+    the mesh as the operand's type (a cotangent split where its operand is not is
+    gathered, as in JAX)."""
+    ct_aval = get_aval(ct)
+    target = _split_as(aval, ct_aval)
+    if ct_aval.shape == aval.shape and target is None:
         return ct
     if not aval.shape:
-        return b.bind_primitive("reduce_sum", ct, axes=tuple(range(len(ct_shape))))
-    dims = tuple(i for i, (a, c) in enumerate(zip(aval.shape, ct_shape)) if a != c)
-    summed = b.bind_primitive("reduce_sum", ct, axes=dims)
-    return b.bind_primitive("reshape", summed, new_sizes=aval.shape, dimensions=None)
+        return b.bind_primitive("reduce_sum", ct, axes=tuple(range(len(ct_aval.shape))))
+    dims = tuple(i for i, (a, c) in enumerate(zip(aval.shape, ct_aval.shape)) if a != c)
+    summed = b.bind_primitive("reduce_sum", ct, axes=dims) if dims else ct
+    return b.bind_primitive("reshape", summed, new_sizes=aval.shape, dimensions=None,
+                            sharding=target)
+
+
+def _split_as(aval, ct_aval):
+    """The type sharding a cotangent of `ct_aval` takes to be split as `aval` (keeping
+    its own unreduced/reduced axes), or None where it already is."""
+    have = ct_aval._sharding
+    if have is None or not aval.shape:
+        return None
+    want = aval._sharding
+    parts = (want.spec.padded(aval.ndim).partitions if want is not None
+             else (None,) * aval.ndim)
+    if tuple(have.spec.padded(aval.ndim).partitions) == tuple(parts):
+        return None
+    return type(have)(have.mesh, have.spec.update(partitions=parts))
 
 
 def _add_transpose(ct, x, y):
@@ -766,7 +784,7 @@ convert_element_type_p = define_primitive(
 
 
 def _bitcast_abstract_eval(x, new_dtype):
-    old, new = x.dtype.itemsize, np.dtype(new_dtype).itemsize
+    old, new = dtypes.itemsize_bits(x.dtype), dtypes.itemsize_bits(new_dtype)
     if old == new:
         shape = x.shape
     elif old > new:
@@ -779,26 +797,53 @@ def _bitcast_abstract_eval(x, new_dtype):
     return ShapedArray(shape, new_dtype)
 
 
+def _bit_patterns(x):
+    """Each element's bits, as uint64 (sub-byte types: their low bits)."""
+    nbits = dtypes.itemsize_bits(x.dtype)
+    if nbits < 8:
+        return x.astype(np.int64).astype(np.uint64) & np.uint64((1 << nbits) - 1)
+    flat = np.ascontiguousarray(x).reshape(-1).view(np.dtype(f"uint{nbits}"))
+    return flat.astype(np.uint64).reshape(x.shape)
+
+
+def _from_bit_patterns(bits, dtype):
+    nbits = dtypes.itemsize_bits(dtype)
+    if nbits < 8:
+        values = bits.astype(np.int64)
+        if dtypes.issubdtype(dtype, np.signedinteger):
+            values = np.where(values >= 1 << (nbits - 1), values - (1 << nbits), values)
+        return values.astype(dtype)
+    flat = bits.reshape(-1).astype(np.dtype(f"uint{nbits}")).view(dtype)
+    return flat.reshape(bits.shape)
+
+
 def _bitcast_impl(x, new_dtype):
+    """As XLA's BitcastConvert on a little-endian machine: a wider element is made of
+    the narrower ones along the last dimension, the first in its lowest bits."""
     new_dtype = np.dtype(new_dtype)
-    out = np.ascontiguousarray(x).view(new_dtype)
-    if x.dtype.itemsize > new_dtype.itemsize:
-        return out.reshape(x.shape + (x.dtype.itemsize // new_dtype.itemsize,))
-    if x.dtype.itemsize < new_dtype.itemsize:
-        return out.reshape(x.shape[:-1])
-    return out.reshape(x.shape)   # ascontiguousarray makes a 0-d array 1-d
+    old, new = dtypes.itemsize_bits(x.dtype), dtypes.itemsize_bits(new_dtype)
+    bits = _bit_patterns(np.asarray(x))
+    if old > new:
+        shifts = np.arange(old // new, dtype=np.uint64) * np.uint64(new)
+        bits = (bits[..., None] >> shifts) & np.uint64((1 << new) - 1)
+    elif old < new:
+        shifts = np.arange(new // old, dtype=np.uint64) * np.uint64(old)
+        bits = np.bitwise_or.reduce(bits << shifts, axis=-1)
+    return _from_bit_patterns(np.asarray(bits, np.uint64), new_dtype)
 
 
 def _bitcast_batch(args, dims, new_dtype):
     (x,), (d,) = args, dims
     aval = get_aval(x)
-    if np.dtype(new_dtype).itemsize > aval.dtype.itemsize and d == aval.ndim - 1:
+    if dtypes.itemsize_bits(new_dtype) > dtypes.itemsize_bits(aval.dtype) \
+            and d == aval.ndim - 1:
         x, d = batching.moveaxis(x, d, 0), 0   # the last dim is consumed by the cast
     return bitcast_convert_type_p.bind(x, new_dtype=new_dtype), d
 
 
 bitcast_convert_type_p = define_primitive(
-    "bitcast_convert_type", impl=_bitcast_impl, abstract_eval=_bitcast_abstract_eval,
+    "bitcast_convert_type", impl=_bitcast_impl, abstract_eval=sharding_rules.typed(
+        _bitcast_abstract_eval, sharding_rules.bitcast_convert_type),
     jvp=zero_jvp, batch=_bitcast_batch,
     lower=lambda ctx, x, new_dtype: ctx.op("stablehlo.bitcast_convert", [x],
                                            ctx.avals_out[0]),

@@ -356,7 +356,7 @@ def _gather_transpose(ct, operand, indices, *, dimension_numbers, fill_value,
         raise ValueError("gather is not linear in its indices")
     aval = operand.aval
     d = dimension_numbers
-    zeros = st.full(aval.shape, np.zeros((), aval.dtype))
+    zeros = st.zeros_like_aval(aval)
     dnums = ScatterDimensionNumbers(
         update_window_dims=d.offset_dims, inserted_window_dims=d.collapsed_slice_dims,
         scatter_dims_to_operand_dims=d.start_index_map,
@@ -483,7 +483,9 @@ def _gather_lower(ctx, operand, indices, *, dimension_numbers, fill_value,
 
 
 gather_p = define_primitive(
-    "gather", impl=_gather_impl, abstract_eval=_gather_abstract_eval, jvp=_gather_jvp,
+    "gather", impl=_gather_impl, abstract_eval=sharding_rules.typed(
+        _gather_abstract_eval, sharding_rules.gather, sharding_rules.gather_ur),
+    jvp=_gather_jvp,
     transpose=_gather_transpose, batch=_gather_batch, lower=_gather_lower,
     samples=lambda: _gather_samples())
 
@@ -580,7 +582,8 @@ def _ufunc_at(ufunc):
 
 
 def _zeros(aval, dtype=None):
-    return st.full(aval.shape, np.zeros((), dtype or aval.dtype))
+    """Zeros like `aval` (in `dtype`), split as its type."""
+    return st.zeros_like_aval(aval.update(dtype=dtype or aval.dtype))
 
 
 def _tangent_zero(out):

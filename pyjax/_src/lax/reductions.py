@@ -86,16 +86,14 @@ def _reduce_sum_transpose(ct, x, axes, out_sharding=None):
 
 
 def _reduce_sum_batch(args, dims, axes, out_sharding=None):
-    """The batch dimension is summed over by no one and split over no mesh axis."""
+    """The batch dimension is summed over by no one and stays split as vmap's
+    arguments split it."""
     (x,), (d,) = args, dims
     physical = tuple(a + (a >= d) for a in axes)
     out_dim = d - sum(a < d for a in axes)
     if out_sharding is not None:
-        parts = list(out_sharding.spec.partitions)
-        parts += [None] * (get_aval(x).ndim - 1 - len(axes) - len(parts))
-        out_sharding = sharding_rules.with_entries(
-            out_sharding, parts[:out_dim] + [None] + parts[out_dim:],
-            unreduced=out_sharding.spec.unreduced)
+        out_sharding = batching.batched_sharding(out_sharding, out_dim,
+                                                 ndim=get_aval(x).ndim - 1 - len(axes))
     return reduce_sum_p.bind(x, axes=physical, out_sharding=out_sharding), out_dim
 
 

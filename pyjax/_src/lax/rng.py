@@ -17,6 +17,7 @@ from pyjax._src.interpreters import batching
 from pyjax._src.lax import builders as b
 from pyjax._src.lax import slicing, structural
 from pyjax._src.lax.random_bits import threefry2x32_numpy
+from pyjax._src.lax.sharding_constraint import apply_out_sharding
 from pyjax._src.util import canonicalize_shape
 
 UINT32, UINT64 = np.dtype(np.uint32), np.dtype(np.uint64)
@@ -195,7 +196,6 @@ def rng_bit_generator(key, shape, dtype=np.uint32, algorithm=RandomAlgorithm.RNG
     """Random bits of `shape` and unsigned `dtype` from `key` (uint32[4], or uint64[2]
     with x64), by XLA's RngBitGenerator: returns (new_key, bits). jax.random is the
     stable, portable API; this one exposes the XLA operation."""
-    del out_sharding   # one device: every array is where it needs to be
     shape = canonicalize_shape(shape, "rng_bit_generator")
     dtype = dtypes.canonicalize_dtype(dtype)   # the abstract eval checks it is unsigned
     try:
@@ -203,7 +203,9 @@ def rng_bit_generator(key, shape, dtype=np.uint32, algorithm=RandomAlgorithm.RNG
     except ValueError:
         raise ValueError(f"rng_bit_generator: algorithm must be a lax.RandomAlgorithm, got "
                          f"{algorithm!r}.") from None
-    return tuple(rng_bit_generator_p.bind(key, shape=shape, dtype=dtype, algorithm=algorithm))
+    new_key, bits = rng_bit_generator_p.bind(key, shape=shape, dtype=dtype,
+                                             algorithm=algorithm)
+    return new_key, apply_out_sharding(bits, out_sharding, "rng_bit_generator")
 
 
 # --- rng_uniform -----------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from pyjax._src.backends import dispatch
 from pyjax._src.backends.stablehlo import LoweringError
 from pyjax._src.core.avals import cotangent_sharding, get_aval
 from pyjax._src.core.trace import Tracer, define_primitive
-from pyjax._src.interpreters import ad
+from pyjax._src.interpreters import ad, batching
 from pyjax._src.lax import builders as b
 
 
@@ -31,9 +31,13 @@ def _abstract_eval(aval, *, sharding):
             "allowed. If you are using a with_sharding_constraint under a shard_map, only "
             "use the mesh axis in PartitionSpec which are not manual.")
     sharding.shard_shape(aval.shape)   # IndivisibleError / a too long spec raise here
-    # Over a mesh with Explicit axes the value's type takes the new sharding (reshard).
+    # Over a mesh with Explicit axes the value's type takes the new sharding (reshard);
+    # over its own mesh with those axes made Auto (auto_axes), it leaves the type.
     typed = sharding_mod.type_sharding(sharding, aval.ndim)
-    return aval if typed is None else aval.update(sharding=typed)
+    if typed is None and not (aval._sharding is not None and
+                              aval._sharding.mesh.axis_names == sharding.mesh.axis_names):
+        return aval
+    return aval.update(sharding=typed)
 
 
 def _eager(x, *, sharding):
@@ -125,12 +129,15 @@ def _on_mesh_of(x, sharding):
 
 def _transpose(ct, x, *, sharding):
     """The cotangent goes back to the split of x's cotangent type (a reshard's inverse:
-    reduced -> sharded transposes to sharded -> unreduced), or, for an untyped x, keeps
-    the constraint."""
+    reduced -> sharded transposes to sharded -> unreduced; replicated for an x of no
+    type over the mesh), or, for a constraint that types nothing, keeps it."""
     typed = x.aval._sharding
     if typed is not None and isinstance(sharding.mesh, sharding_mod.Mesh):
         sharding = sharding_mod.concrete_sharding(
             cotangent_sharding(typed), sharding.mesh)
+    elif sharding_mod.type_sharding(sharding, x.aval.ndim) is not None:
+        # a reshard of a value of no type over the mesh: its cotangent is replicated
+        sharding = sharding_mod.NamedSharding(sharding.mesh, sharding_mod.PartitionSpec())
     return [sharding_constraint_p.bind(ad.instantiate_zeros(ct), sharding=sharding)]
 
 
@@ -157,12 +164,18 @@ def _batch(args, dims, *, sharding):
     (x,), (d,) = args, dims
     if d is None:
         return sharding_constraint_p.bind(x, sharding=sharding), None
-    spec = sharding.spec
-    entries = list(spec.partitions) + [None] * (get_aval(x).ndim - 1 - len(spec))
-    entries.insert(d, None)   # the batch dimension is not split
-    spec = spec.update(partitions=entries)
-    return sharding_constraint_p.bind(
-        x, sharding=sharding_mod.NamedSharding(sharding.mesh, spec)), d
+    axis = batching.current_axis()
+    if axis.spmd_name is not None:   # the batch splits over vmap's spmd_axis_name
+        used = {n for e in sharding.spec._normalized(get_aval(x).ndim - 1)
+                if e is not sharding_mod.UNCONSTRAINED for n in e}
+        if used & set(axis.spmd_name):
+            raise ValueError(f"vmap spmd_axis_name {axis.spmd_name} cannot appear in "
+                             f"with_sharding_constraint spec, but got spec {sharding.spec}")
+        spmd = axis.spmd_name[0] if len(axis.spmd_name) == 1 else axis.spmd_name
+        axis = axis._replace(batch_sharding=sharding_mod.NamedSharding(
+            sharding.mesh, sharding_mod.PartitionSpec(spmd)))
+    return sharding_constraint_p.bind(x, sharding=batching.batched_sharding(
+        sharding, d, axis, get_aval(x).ndim - 1)), d
 
 
 def _lower(ctx, x, *, sharding):

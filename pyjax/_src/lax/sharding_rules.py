@@ -36,10 +36,14 @@ def typed(shape_rule, sharding_rule, ur_rule=None):
     `sharding_rule(out_aval, *avals, **params)` gives (a tuple of spec entries, or a
     NamedSharding given by an out_sharding parameter) when an operand is sharded.
     `ur_rule(*avals, **params)` gives the result's (unreduced, reduced) mesh axes;
-    without one, unreduced or reduced operands are refused."""
+    without one, unreduced or reduced operands are refused. For a primitive with
+    several results the rule gives one sharding per result (and no ur_rule)."""
 
     def abstract_eval(*avals, **params):
         out = shape_rule(*avals, **params)
+        if isinstance(out, (list, tuple)):
+            return _typed_results(out, avals, sharding_rule(out, *avals, **params)
+                                  if _any_sharded(avals) else None)
         asked = params.get("out_sharding") or params.get("sharding")
         if asked is not None and asked.mesh.explicit_axes:
             if ur_rule is None:
@@ -63,6 +67,23 @@ def typed(shape_rule, sharding_rule, ur_rule=None):
             found = _with_reductions(found, *ur_rule(*avals, **params))
         return out.update(sharding=found)
     return abstract_eval
+
+
+def _any_sharded(avals):
+    return any(getattr(a, "_sharding", None) is not None for a in avals)
+
+
+def _typed_results(outs, avals, found):
+    """The results `outs` of a multiple-results primitive typed as `found` (one spec
+    tuple or NamedSharding per result; None: no operand is sharded)."""
+    if found is None:
+        return outs
+    _refuse(None, avals)
+    mesh = _mesh_of(avals)
+    return type(outs)(
+        o.update(sharding=f if isinstance(f, sharding_mod.NamedSharding)
+                 else sharding_mod.NamedSharding(mesh, sharding_mod.PartitionSpec(*f)))
+        for o, f in zip(outs, found))
 
 
 def _with_reductions(sharding, unreduced, reduced):
@@ -499,3 +520,63 @@ def reshape(out, x, *, new_sizes, dimensions, **params):
             spec += _split_axes(mesh, flat, [size], x, new_sizes) if flat else [None]
     it = iter(spec)
     return tuple(None if n == 1 else next(it) for n in new_sizes)
+
+
+def gather_ur(operand, indices, **params):
+    """A gathered value is whole on every device that holds it: an operand reduced
+    over some mesh axes gives a result that is not; partial sums are refused."""
+    if getu(operand) or getu(indices):
+        raise NotImplementedError("unreduced rule for gather is not implemented. Please "
+                                  "file an issue at https://github.com/jax-ml/jax/issues")
+    return frozenset(), frozenset()
+
+
+def gather(out, operand, indices, *, dimension_numbers, slice_sizes, **params):
+    """JAX's gather rule: window dimensions keep the operand's split where the slice is
+    full or the dimension unsplit; batch dimensions take the indices' split (operand and
+    indices batching dimensions must agree). Where that is ambiguous (JAX raises and
+    asks for out_sharding) the result is replicated; an out_sharding reshards it."""
+    d = dimension_numbers
+    op, ix = entries(operand), list(entries(indices))
+    pairs = list(zip(d.operand_batching_dims, d.start_indices_batching_dims))
+    unambiguous = (
+        all(slice_sizes[i] == operand.shape[i] or op[i] is None for i in d.start_index_map)
+        and all(ix[j] == op[i] or op[i] is None or ix[j] is None for i, j in pairs)
+        and all(e is None for j, e in enumerate(ix)
+                if j not in d.start_indices_batching_dims))
+    if not unambiguous:
+        return (None,) * len(out.shape)
+    for i, j in pairs:
+        ix[j] = ix[j] or op[i]
+    window = iter(i for i in range(operand.ndim)
+                  if i not in d.collapsed_slice_dims and i not in d.operand_batching_dims)
+    batch = iter(ix)
+    return tuple(op[next(window)] if i in d.offset_dims else next(batch)
+                 for i in range(len(out.shape)))
+
+
+def top_k(outs, x, *, axis=-1, **params):
+    """Both results split as the operand, which must not be split along the axis."""
+    parts = entries(x)
+    if parts[axis] is not None:
+        raise ShardingTypeError("The input should be unsharded over the axis along which "
+                                f"to compute the top_k values. Got input type={x} and "
+                                f"axis={axis % x.ndim}")
+    return [parts] * len(outs)
+
+
+def varying_shape(name):
+    """Results split as their (first) operand, each of whose split dimensions still
+    divides over its mesh axes (reduce_window and other windowed results)."""
+    rule = sliced(name)
+
+    def results(outs, x, *rest, **params):
+        return [rule(o, x) for o in outs]
+    return results
+
+
+def bitcast_convert_type(out, x, *, new_dtype):
+    """Equal widths keep the split; a narrower result gains an unsplit last dimension; a
+    wider one loses the operand's last."""
+    parts = entries(x)
+    return parts + (None,) * (out.ndim - x.ndim) if out.ndim >= x.ndim else parts[:-1]

@@ -168,7 +168,7 @@ def _dynamic_slice_jvp(primals, tangents, slice_sizes):
 
 
 def _dynamic_slice_transpose(ct, x, *indices, slice_sizes):
-    zeros = st.full(x.aval.shape, np.zeros((), x.aval.dtype))
+    zeros = st.zeros_like_aval(x.aval)
     return [dynamic_update_slice_p.bind(zeros, ct, *indices)] + [None] * len(indices)
 
 
@@ -326,7 +326,7 @@ def _dus_transpose(ct, x, update, *indices):
     update_aval = update.aval if ad.is_undefined_primal(update) else get_aval(update)
     ct_x = ct_update = None
     if ad.is_undefined_primal(x):
-        zeros = st.full(update_aval.shape, np.zeros((), update_aval.dtype))
+        zeros = st.zeros_like_aval(update_aval)
         ct_x = dynamic_update_slice_p.bind(ct, zeros, *indices)
     if ad.is_undefined_primal(update):
         ct_update = dynamic_slice_p.bind(ct, *indices, slice_sizes=update_aval.shape)

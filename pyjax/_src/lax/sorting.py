@@ -18,6 +18,7 @@ from pyjax._src.interpreters.ad import Zero
 from pyjax._src.lax import builders as b
 from pyjax._src.lax import dot
 from pyjax._src.lax import elementwise as ew
+from pyjax._src.lax import sharding_rules
 from pyjax._src.lax import structural as st
 from pyjax._src.util import canonicalize_axis
 
@@ -301,7 +302,8 @@ def _lower_top_k_along(ctx, x, axis, values, indices):
 
 
 top_k_p = define_primitive(
-    "top_k", multiple_results=True, impl=_top_k_impl, abstract_eval=_top_k_abstract_eval,
+    "top_k", multiple_results=True, impl=_top_k_impl,
+    abstract_eval=sharding_rules.typed(_top_k_abstract_eval, sharding_rules.top_k),
     jvp=_top_k_jvp, transpose=NO_TRANSPOSE, batch=_top_k_batch, lower=_top_k_lower,
     samples=lambda: [b.Sample([b.random_values((3, 6), np.float32)], {"k": 3, "axis": 1}),
              b.Sample([np.array([3, 1, 3, 2, 1], np.int32)], {"k": 4, "axis": 0}),

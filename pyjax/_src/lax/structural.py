@@ -41,7 +41,7 @@ def _static_shape(shape, where, allow_infer=False):
 
 # --- broadcast_in_dim -------------------------------------------------------------------
 
-def _broadcast_in_dim_abstract_eval(x, shape, broadcast_dimensions):
+def _broadcast_in_dim_abstract_eval(x, shape, broadcast_dimensions, sharding=None):
     dims = broadcast_dimensions
     if len(dims) != x.ndim:
         raise TypeError(f"broadcast_in_dim broadcast_dimensions must have length equal to "
@@ -69,7 +69,7 @@ def _broadcast_in_dim_abstract_eval(x, shape, broadcast_dimensions):
     return ShapedArray(shape, x.dtype, x.weak_type)
 
 
-def _broadcast_in_dim_impl(x, shape, broadcast_dimensions):
+def _broadcast_in_dim_impl(x, shape, broadcast_dimensions, sharding=None):
     if x.ndim == 0 and prod(shape) <= 4096:   # filling a small array beats making a view
         return np.full(shape, x)
     expanded = [1] * len(shape)
@@ -78,7 +78,7 @@ def _broadcast_in_dim_impl(x, shape, broadcast_dimensions):
     return np.broadcast_to(np.reshape(x, expanded), shape)
 
 
-def _broadcast_in_dim_transpose(ct, x, shape, broadcast_dimensions):
+def _broadcast_in_dim_transpose(ct, x, shape, broadcast_dimensions, sharding=None):
     in_shape = x.aval.shape
     new_dims = tuple(d for d in range(len(shape)) if d not in broadcast_dimensions)
     stretched = tuple(d for i, d in enumerate(broadcast_dimensions)
@@ -88,14 +88,17 @@ def _broadcast_in_dim_transpose(ct, x, shape, broadcast_dimensions):
     return [reshape(summed, in_shape) if stretched else summed]
 
 
-def _broadcast_in_dim_batch(args, dims, shape, broadcast_dimensions):
+def _broadcast_in_dim_batch(args, dims, shape, broadcast_dimensions, sharding=None):
     (x,), (d,) = args, dims
     # The batch lands just after the output dim of the operand dim before it: no transpose.
     at = broadcast_dimensions[d - 1] + 1 if d > 0 else 0
     moved = tuple(bd if i < d else bd + 1 for i, bd in enumerate(broadcast_dimensions))
     out_shape = shape[:at] + (get_aval(x).shape[d],) + shape[at:]
+    if sharding is not None:
+        sharding = batching.batched_sharding(sharding, at, ndim=len(shape))
     return broadcast_in_dim_p.bind(x, shape=out_shape,
-                                   broadcast_dimensions=moved[:d] + (at,) + moved[d:]), at
+                                   broadcast_dimensions=moved[:d] + (at,) + moved[d:],
+                                   sharding=sharding), at
 
 
 broadcast_in_dim_p = define_primitive(
@@ -104,7 +107,8 @@ broadcast_in_dim_p = define_primitive(
         _broadcast_in_dim_abstract_eval, sharding_rules.broadcast_in_dim,
         sharding_rules.operand_ur), jvp=linear_jvp,
     transpose=_broadcast_in_dim_transpose, batch=_broadcast_in_dim_batch,
-    lower=lambda ctx, x, shape, broadcast_dimensions: ctx.op(
+    shown_params=sharding_rules.hide_unset("sharding"),
+    lower=lambda ctx, x, shape, broadcast_dimensions, sharding=None: ctx.op(
         "stablehlo.broadcast_in_dim", [x], ctx.avals_out[0],
         {"broadcast_dimensions": hlo.i64_array(broadcast_dimensions)}),
     samples=lambda: [b.Sample([b.random_values((3,), np.float32)],
@@ -186,8 +190,8 @@ def _reshape_batch(args, dims, new_sizes, dimensions=None, sharding=None):
     (x,), (d,) = args, dims
     x = batching.moveaxis(x, d, 0)
     dims_after = None if dimensions is None else (0,) + tuple(i + 1 for i in dimensions)
-    if sharding is not None:   # the batch dimension is not split
-        sharding = sharding_rules.with_entries(sharding, (None,) + sharding.spec.partitions)
+    if sharding is not None:
+        sharding = batching.batched_sharding(sharding, 0, ndim=len(new_sizes))
     return reshape_p.bind(x, new_sizes=(get_aval(x).shape[0],) + tuple(new_sizes),
                           dimensions=dims_after, sharding=sharding), 0
 
@@ -553,4 +557,10 @@ def full(shape, fill_value, dtype=None):
 
 
 def zeros_like_aval(aval):
-    return broadcast_in_dim(np.zeros((), aval.dtype), aval.shape, ())
+    """Zeros of `aval`'s shape and dtype, split over the mesh as its type says."""
+    typed = aval._sharding
+    if typed is not None and (typed.spec.unreduced or typed.spec.reduced):
+        typed = type(typed)(typed.mesh, typed.spec.update(unreduced=frozenset(),
+                                                          reduced=frozenset()))
+    return broadcast_in_dim_p.bind(np.zeros((), aval.dtype), shape=aval.shape,
+                                   broadcast_dimensions=(), sharding=typed)

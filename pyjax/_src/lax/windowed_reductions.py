@@ -20,6 +20,7 @@ from pyjax._src.interpreters.ad import Zero, linear_jvp
 from pyjax._src.lax import builders as b
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import reductions as red
+from pyjax._src.lax import sharding_rules
 from pyjax._src.lax import slicing
 from pyjax._src.lax import structural as st
 from pyjax._src.lax.builders import ANY, NUMBER
@@ -169,7 +170,8 @@ def _monoid_window(kind, np_fn, accepted, *, jvp, transpose=None):
                      {"window_dimensions": (2, 2), "window_strides": (1, 1),
                       "padding": ((0, 1), (1, 0)), "base_dilation": (1, 1),
                       "window_dilation": (1, 1)})]
-    prim = define_primitive(name, impl=impl, abstract_eval=abstract_eval, jvp=jvp,
+    prim = define_primitive(name, impl=impl, abstract_eval=sharding_rules.typed(
+        abstract_eval, sharding_rules.sliced(name)), jvp=jvp,
                             transpose=transpose, batch=batch, lower=lower, samples=samples)
     return prim
 
@@ -802,7 +804,9 @@ def _rw_samples():
 
 
 reduce_window_p = define_primitive(
-    "reduce_window", multiple_results=True, impl=_rw_impl, abstract_eval=_rw_abstract_eval,
+    "reduce_window", multiple_results=True, impl=_rw_impl,
+    abstract_eval=sharding_rules.typed(_rw_abstract_eval,
+                                       sharding_rules.varying_shape("reduce_window")),
     jvp=RuleFactory(lambda prim: _expansion_jvp(prim, _rw_expand)), transpose=NO_TRANSPOSE,
     batch=_rw_batch, lower=_rw_lower, samples=_rw_samples)
 

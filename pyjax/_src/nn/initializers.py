@@ -10,6 +10,7 @@ from typing import Protocol
 import numpy as np
 
 from pyjax._src import dtypes
+from pyjax._src.lax.sharding_constraint import takes_out_sharding
 from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy import linalg
 from pyjax._src.numpy import ufuncs as uf
@@ -18,9 +19,10 @@ from pyjax._src.random import keys as rkeys
 
 
 class Initializer(Protocol):
-    """What every initializer is: a function of a PRNG key, a shape and a dtype."""
+    """What every initializer is: a function of a PRNG key, a shape, a dtype and how
+    the result is laid out (out_sharding)."""
 
-    def __call__(self, key, shape, dtype=None):
+    def __call__(self, key, shape, dtype=None, out_sharding=None):
         ...
 
 
@@ -33,11 +35,13 @@ def _shape(shape):
     return rkeys.canonical_shape(shape, "initializer")
 
 
+@takes_out_sharding
 def zeros(key, shape, dtype=None):
     """An initializer of zeros."""
     return lnp.zeros(_shape(shape), _dtype(dtype))
 
 
+@takes_out_sharding
 def ones(key, shape, dtype=None):
     """An initializer of ones."""
     return lnp.ones(_shape(shape), _dtype(dtype))
@@ -45,6 +49,7 @@ def ones(key, shape, dtype=None):
 
 def constant(value, dtype=None):
     """An initializer that fills with `value`."""
+    @takes_out_sharding
     def init(key, shape, dtype=dtype):
         return lnp.full(_shape(shape), value, _dtype(dtype))
     return init
@@ -52,6 +57,7 @@ def constant(value, dtype=None):
 
 def normal(stddev=1e-2, dtype=None):
     """An initializer of N(0, stddev^2) samples."""
+    @takes_out_sharding
     def init(key, shape, dtype=dtype):
         dtype = _dtype(dtype)
         return dist.normal(key, _shape(shape), dtype) * np.asarray(stddev, dtype)
@@ -60,6 +66,7 @@ def normal(stddev=1e-2, dtype=None):
 
 def uniform(scale=1e-2, dtype=None):
     """An initializer of uniform samples in [0, scale)."""
+    @takes_out_sharding
     def init(key, shape, dtype=dtype):
         dtype = _dtype(dtype)
         return dist.uniform(key, _shape(shape), dtype) * np.asarray(scale, dtype)
@@ -69,6 +76,7 @@ def uniform(scale=1e-2, dtype=None):
 def truncated_normal(stddev=1e-2, dtype=None, lower=-2.0, upper=2.0):
     """An initializer of normal samples truncated to [lower, upper] standard deviations,
     then scaled by stddev."""
+    @takes_out_sharding
     def init(key, shape, dtype=dtype):
         dtype = _dtype(dtype)
         return dist.truncated_normal(key, lower, upper, _shape(shape), dtype) * \
@@ -123,6 +131,7 @@ def variance_scaling(scale, mode, distribution, in_axis=-2, out_axis=-1, batch_a
         raise ValueError(f"invalid distribution for variance scaling initializer: "
                          f"{distribution}")
 
+    @takes_out_sharding
     def init(key, shape, dtype=dtype):
         shape, dtype = _shape(shape), _dtype(dtype)
         fan_in, fan_out = compute_fans(shape, in_axis, out_axis, batch_axis)
@@ -170,7 +179,9 @@ kaiming_uniform, kaiming_normal = he_uniform, he_normal
 def orthogonal(scale=1.0, column_axis=-1, dtype=None):
     """Uniformly random orthogonal matrices (reshaped to `shape`, the columns along
     column_axis), times scale."""
-    def init(key, shape, dtype=dtype):
+    def init(key, shape, dtype=dtype, out_sharding=None):
+        if out_sharding is not None:
+            raise NotImplementedError("orthogonal initializer does not take out_sharding")
         shape, dtype = _shape(shape), _dtype(dtype)
         if len(shape) < 2:
             raise ValueError("orthogonal initializer requires at least a 2D shape")
@@ -190,7 +201,10 @@ def orthogonal(scale=1.0, column_axis=-1, dtype=None):
 def delta_orthogonal(scale=1.0, column_axis=-1, dtype=None):
     """For convolution kernels of rank 3-5: zero except an orthogonal matrix at the
     spatial centre (Xiao et al., 2018)."""
-    def init(key, shape, dtype=dtype):
+    def init(key, shape, dtype=dtype, out_sharding=None):
+        if out_sharding is not None:
+            raise NotImplementedError("delta_orthogonal initializer does not take "
+                                      "out_sharding")
         shape, dtype = _shape(shape), _dtype(dtype)
         if len(shape) not in (3, 4, 5):
             raise ValueError("Delta orthogonal initializer requires a 3D, 4D or 5D shape.")

@@ -13,7 +13,8 @@ from pyjax._src.sharding import NamedSharding, canonical_sharding
 from pyjax._src.sharding import PartitionSpec as P
 from pyjax._src.lax import dot as ldot
 from pyjax._src.lax import reductions as lred
-from pyjax._src.lax.sharding_constraint import (apply_out_sharding, check_explicit_axes,
+from pyjax._src.lax.sharding_constraint import (apply_out_sharding, auto_axes,
+                                                check_explicit_axes,
                                                 check_spec_has_mesh)
 from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy import array_manipulation as more
@@ -231,6 +232,11 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
         check_spec_has_mesh(out_sharding)
         target = canonical_sharding(out_sharding, "jnp.einsum")
         check_explicit_axes(target, "einsum")
+        if len(path) > 1:   # as JAX: the contractions run in Auto mode, then reshard
+            return auto_axes(
+                lambda *xs: einsum(subscripts, *xs, optimize=path, precision=precision,
+                                   preferred_element_type=preferred_element_type),
+                axes=target.mesh.explicit_axes, out_sharding=target)(*operands)
         parts = target.spec.partitions + (None,) * (len(output) - len(target.spec))
         split = (target.mesh, dict(zip(output, parts)), target.spec.unreduced)
     for k in range(len(ops)):

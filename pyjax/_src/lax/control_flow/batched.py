@@ -13,7 +13,7 @@ def vmap_leading(f, xs):
     """f applied to every slice of xs along axis 0, as one batched computation."""
     leaves, in_tree = tree_util.flatten((xs,))
     size = get_aval(leaves[0]).shape[0]
-    slice_avals = [get_aval(x).update(shape=get_aval(x).shape[1:]) for x in leaves]
+    slice_avals = [batching.mapped_aval(get_aval(x), 0) for x in leaves]
     closed, consts, out_tree = common.trace_fun(f, in_tree, slice_avals, "lax.map")
     batched, _ = batching.batch_jaxpr(closed, size, [False] * len(consts) + [True] * len(leaves),
                                       True)

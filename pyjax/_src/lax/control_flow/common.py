@@ -86,8 +86,15 @@ def _capitalize(s):
 
 
 def _typematch(a, b):
-    """Equal shapes and dtypes and, inside shard_map, equal varying manual axes."""
-    return a.same_type(b) and a.vma == b.vma
+    """Equal shapes, dtypes and splits over the mesh and, inside shard_map, equal
+    varying manual axes."""
+    return a.same_type(b) and a.vma == b.vma and _split(a) == _split(b)
+
+
+def _split(aval):
+    """aval's spec entries, one per dimension (None: not split)."""
+    s = aval._sharding
+    return (None,) * aval.ndim if s is None else s.spec.padded(aval.ndim).partitions
 
 
 def _mismatch_detail(a, b):
@@ -98,6 +105,8 @@ def _mismatch_detail(a, b):
         parts.append("the shapes do not match")
     if a.vma != b.vma:
         parts.append("the manual axis types do not match")
+    if a.same_type(b) and _split(a) != _split(b):
+        parts.append("the shardings do not match")
     return (", so " + " and also ".join(parts)) if parts else ""
 
 

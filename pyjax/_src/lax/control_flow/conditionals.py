@@ -140,8 +140,7 @@ def _cond_batch(axis, args, dims, branches):
         index = batching.moveaxis(index, index_dim, 0)
         results = []
         for b in branches:
-            batched, _ = batching.batch_jaxpr(b, axis.size, [True] * len(ops), True,
-                                              axis.name)
+            batched, _ = batching.batch_jaxpr(b, axis, [True] * len(ops), True)
             results.append(jx.eval_jaxpr(batched.jaxpr, batched.consts, *ops))
         outs = [ew.select_n(_broadcast_index(index, get_aval(cases[0]).shape), *cases)
                 for cases in zip(*results)]
@@ -149,9 +148,9 @@ def _cond_batch(axis, args, dims, branches):
     in_batched = [d is not batching.not_mapped for d in op_dims]
     ops = [batching.moveaxis(x, d, 0) if b else x for x, d, b in zip(ops, op_dims, in_batched)]
     out_batched = [any(flags) for flags in zip(*(
-        batching.batch_jaxpr(b, axis.size, in_batched, False, axis.name)[1]
+        batching.batch_jaxpr(b, axis, in_batched, False)[1]
         for b in branches))]
-    batched = tuple(batching.batch_jaxpr(b, axis.size, in_batched, out_batched, axis.name)[0]
+    batched = tuple(batching.batch_jaxpr(b, axis, in_batched, out_batched)[0]
                     for b in branches)
     outs = cond_p.bind(index, *ops, branches=batched)
     return outs, [0 if b else batching.not_mapped for b in out_batched]

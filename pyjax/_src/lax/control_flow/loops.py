@@ -127,12 +127,12 @@ def _while_batch(axis, args, dims, cond_jaxpr, body_jaxpr, cond_nconsts, body_nc
             or batching.jaxpr_uses_axis(body_jaxpr, axis.name)):
         return while_p.bind(*args, **params), [batching.not_mapped] * (
             len(args) - cond_nconsts - body_nconsts)
-    size, name = axis.size, axis.name
+    size = axis.size
     batched = [d is not batching.not_mapped for d in dims]
     cond_b, body_b, init_b = split_list(batched, [cond_nconsts, body_nconsts])
     carry_b = common.carry_fixpoint(
-        lambda b: batching.batch_jaxpr(body_jaxpr, size, body_b + b, b, name)[1], init_b)
-    pred_b = batching.batch_jaxpr(cond_jaxpr, size, cond_b + carry_b, False, name)[1][0]
+        lambda b: batching.batch_jaxpr(body_jaxpr, axis, body_b + b, b)[1], init_b)
+    pred_b = batching.batch_jaxpr(cond_jaxpr, axis, cond_b + carry_b, False)[1][0]
     if pred_b:
         # Lanes finish at different trips: every carry is per-lane, the loop runs while
         # any lane's predicate holds, and finished lanes keep their carry. Finished lanes
@@ -146,8 +146,8 @@ def _while_batch(axis, args, dims, cond_jaxpr, body_jaxpr, cond_nconsts, body_nc
         [cond_nconsts, body_nconsts])
     init = [batching.bdim_at_front(x, d, size) if b and d is batching.not_mapped
             else x for x, d, b in zip(init, dims[cond_nconsts + body_nconsts:], carry_b)]
-    cond_bj, _ = batching.batch_jaxpr(cond_jaxpr, size, cond_b + carry_b, pred_b, name)
-    body_bj, _ = batching.batch_jaxpr(body_jaxpr, size, body_b + carry_b, carry_b, name)
+    cond_bj, _ = batching.batch_jaxpr(cond_jaxpr, axis, cond_b + carry_b, pred_b)
+    body_bj, _ = batching.batch_jaxpr(body_jaxpr, axis, body_b + carry_b, carry_b)
     if not pred_b:
         outs = _bind_while(cond_consts, body_consts, init, cond_bj, body_bj)
         return outs, [0 if b else batching.not_mapped for b in carry_b]

@@ -32,14 +32,14 @@ def _scan_abstract_eval(*args, jaxpr, length, reverse, num_consts, num_carry, li
         if not x.shape or x.shape[0] != length:
             raise TypeError(f"scan operand {x.str_short()} must have a leading axis of the "
                             f"scan length {length}")
-    x_avals = [x.update(shape=x.shape[1:]) for x in xs]
+    x_avals = [batching.mapped_aval(x, 0) for x in xs]
     common.check_operands("scan body", jaxpr, consts + init + x_avals)
     carry_out, ys = split_list(jaxpr.out_avals, [num_carry])
     if any(not a.same_type(b) for a, b in zip(init, carry_out)):
         raise TypeError(f"scan body carry output types {[a.str_short() for a in carry_out]} "
                         f"differ from the carry types {[a.str_short() for a in init]}")
     return ([b.update(weak_type=a.weak_type and b.weak_type) for a, b in zip(init, carry_out)]
-            + [y.update(shape=(length,) + y.shape) for y in ys])
+            + [batching.unmapped_aval(y, 0, batching.AxisData(None, length)) for y in ys])
 
 
 def _scan_impl(*args, jaxpr, length, reverse, num_consts, num_carry, linear, unroll):
@@ -68,8 +68,7 @@ def _bind_scan(consts, init, xs, jaxpr, length, reverse, linear, unroll):
 
 def _slice_aval(x):
     """The aval of one iteration's slice of a scanned array."""
-    aval = get_aval(x)
-    return aval.update(shape=aval.shape[1:])
+    return batching.mapped_aval(get_aval(x), 0)
 
 
 def _ranges(*sizes):
@@ -219,13 +218,13 @@ def _scan_batch(axis, args, dims, jaxpr, length, reverse, num_consts, num_carry,
     if all(d is batching.not_mapped for d in dims) and not batching.jaxpr_uses_axis(
             jaxpr, axis.name):
         return scan_p.bind(*args, **params), [batching.not_mapped] * (nk + ny)
-    size, name = axis.size, axis.name
+    size = axis.size
     const_b, init_b, xs_b = split_list([d is not batching.not_mapped for d in dims], [nc, nk])
     carry_b = common.carry_fixpoint(
-        lambda c: batching.batch_jaxpr(jaxpr, size, const_b + c + xs_b, c + [False] * ny,
-                                       name)[1], init_b)
-    batched, out_b = batching.batch_jaxpr(jaxpr, size, const_b + carry_b + xs_b,
-                                          carry_b + [False] * ny, name)
+        lambda c: batching.batch_jaxpr(jaxpr, axis, const_b + c + xs_b, c + [False] * ny)[1],
+        init_b)
+    batched, out_b = batching.batch_jaxpr(jaxpr, axis, const_b + carry_b + xs_b,
+                                          carry_b + [False] * ny)
     consts, init, xs = split_list(args, [nc, nk])
     const_d, init_d, xs_d = split_list(dims, [nc, nk])
     consts = [batching.moveaxis(x, d, 0) if b else x
@@ -396,6 +395,10 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
         raise TypeError("lax.scan: f argument should be a callable.")
     xs_flat, xs_tree = tree_util.flatten(xs)
     length = _scan_length(xs_flat, length)
+    specs = [get_aval(x).sharding.spec for x in xs_flat]
+    if any(spec.partitions[:1] not in ((), (None,)) for spec in specs):
+        raise ValueError("0th dimension of all xs should be replicated. Got "
+                         + ", ".join(str(spec) for spec in specs))
     if config.disable_jit_flag.value:
         return _python_scan(f, init, xs_flat, xs_tree, length, reverse)
     x_avals = [_slice_aval(x) for x in xs_flat]
@@ -452,11 +455,11 @@ def _batched_map(f, xs, batch_size):
     batches, rest = divmod(n, batch_size)
     if n == 0:
         return map(f, xs)
-    head = [slicing.slice_in_dim(x, 0, batches * batch_size) for x in leaves]
     tail = [slicing.slice_in_dim(x, batches * batch_size, n) for x in leaves]
-    chunks = [st.reshape(x, (batches, batch_size) + get_aval(x).shape[1:]) for x in head]
     ys = None
     if batches:
+        head = [slicing.slice_in_dim(x, 0, batches * batch_size) for x in leaves]
+        chunks = [st.reshape(x, (batches, batch_size) + get_aval(x).shape[1:]) for x in head]
         _, ys = scan(lambda _, x: ((), vmap_leading(f, x)), (),
                      tree_util.tree_unflatten(tree, chunks))
         ys = tree_util.tree_map(

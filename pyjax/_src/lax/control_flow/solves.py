@@ -106,7 +106,7 @@ def _linear_solve_batch(axis, args, dims, *, const_lengths, jaxprs, num_aux):
     def batched(closed, const_flags):
         if closed is None:
             return None
-        return batching.batch_jaxpr(closed, size, const_flags + vec, True, axis.name)[0]
+        return batching.batch_jaxpr(closed, axis, const_flags + vec, True)[0]
     new = SolveJaxprs(batched(jaxprs.matvec, mv_f), batched(jaxprs.vecmat, mv_f),
                       batched(jaxprs.solve, s_f), batched(jaxprs.transpose_solve, ts_f))
     outs = linear_solve_p.bind(*mv_c, *s_c, *ts_c, *b, const_lengths=const_lengths,

@@ -1,0 +1,133 @@
+"""Sharding rules of gather, dynamic_slice, top_k, reduce_window, bitcast_convert_type,
+scan and the cotangents of slices, broadcasts and reshards, einsum's Auto-mode
+contractions, and out_sharding= on segment reductions and nn initializers, on eight
+CPU devices. Expected specs, values and errors are JAX
+0.10.2's for the same programs."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pyjax as jax
+import pyjax.numpy as jnp
+from pyjax import lax
+from pyjax.core import ShardingTypeError
+from pyjax.sharding import PartitionSpec as P
+
+from harness import checks_in_process
+
+
+def _mesh():
+    return jax.make_mesh((2, 4), ("x", "y"))   # Explicit axes
+
+
+def check_gather_keeps_full_slices_split():
+    with jax.set_mesh(_mesh()):
+        embed = jax.device_put(jnp.arange(64 * 16.).reshape(64, 16), P("x", None))
+        tok = jax.device_put(jnp.arange(8 * 4).reshape(8, 4) % 16, P())
+        gather = jax.jit(lambda e, t: e.at[:, t].get())
+        assert gather(embed, tok).sharding.spec == P("x", None, None)
+        grad = jax.jit(jax.grad(lambda e, t: gather(e, t).sum()))(embed, tok)
+        assert grad.sharding.spec == P("x", None)
+
+
+def check_slice_and_broadcast_cotangents_take_their_operands_split():
+    with jax.set_mesh(_mesh()):
+        v = jax.device_put(np.arange(16.), P("x"))
+        ds = jax.jit(lambda u: lax.dynamic_slice_in_dim(u, jnp.int32(2), 4))
+        assert ds(v).sharding.spec == P("x")
+        assert jax.jit(jax.grad(lambda u: ds(u).sum()))(v).sharding.spec == P("x")
+        rep = jax.device_put(np.arange(16.), P())
+        grads = jax.jit(jax.grad(lambda p, q: (p + q).sum(), argnums=(0, 1)))(rep, v)
+        assert grads[0].sharding.spec == P(None)
+        assert grads[1].sharding.spec == P("x")
+
+
+def check_top_k_and_reduce_window():
+    with jax.set_mesh(_mesh()):
+        t = jax.device_put(np.arange(4 * 8 * 6.).reshape(4, 8, 6), P("x", "y", None))
+        assert jax.jit(lambda u: lax.top_k(u, 3)[1])(t).sharding.spec == P("x", "y", None)
+        with pytest.raises(ShardingTypeError, match="should be unsharded over the axis"):
+            jax.jit(lambda u: lax.top_k(u, 3, axis=1))(t)
+        window = jax.jit(lambda u: lax.reduce_window(u, 0., lax.add, (1, 1, 2), (1, 1, 2),
+                                                     "VALID"))(t)
+        assert window.sharding.spec == P("x", "y", None)
+
+
+def check_bitcast_convert_type_of_sub_byte_types():
+    with jax.set_mesh(_mesh()):
+        i4 = jax.device_put(np.array([[1, -2, 3, 7]] * 2, np.dtype("int4")), P("x"))
+        out = jax.jit(lambda u: lax.bitcast_convert_type(u, jnp.float16))(i4)
+        assert out.sharding.spec == P("x")
+        assert np.asarray(out).tolist() == [16136.0, 16136.0]
+    assert np.asarray(lax.bitcast_convert_type(
+        np.array([1, -2, 3, 7], np.dtype("int4")), np.dtype("uint4"))).tolist() == [1, 14, 3, 7]
+
+
+def check_out_sharding_of_segment_ops_and_initializers():
+    with jax.set_mesh(_mesh()):
+        data = jax.device_put(jnp.arange(8.), P("x"))
+        ids = jax.device_put(jnp.array([0, 0, 1, 1, 1, 2, 2, 3]), P("x"))
+        out = jax.ops.segment_max(data, ids, num_segments=4, out_sharding=P("x"))
+        assert out.sharding.spec == P("x")
+        assert np.asarray(out).tolist() == [1.0, 4.0, 6.0, 7.0]
+        with pytest.raises(NotImplementedError):
+            jax.ops.segment_prod(data, ids, num_segments=4,
+                                 out_sharding=P(unreduced={"x"}))
+        init = jax.nn.initializers.glorot_uniform()(jax.random.key(0), (8, 4),
+                                                     out_sharding=P("x", "y"))
+        assert init.sharding.spec == P("x", "y")
+        with pytest.raises(NotImplementedError):
+            jax.nn.initializers.orthogonal()(jax.random.key(0), (8, 4), out_sharding=P("x"))
+
+
+def check_scan_slices_and_stacks_keep_their_split():
+    with jax.set_mesh(jax.make_mesh((2, 2), ("x", "y"))):
+        carry = jax.device_put(np.arange(16.).reshape(2, 8), P(None, "x"))
+        xs = jax.device_put(np.arange(128.).reshape(8, 8, 2), P(None, "x", "y"))
+
+        def body(c, x):
+            assert jax.typeof(x).sharding.spec == P("x", "y")
+            y = jnp.einsum("ab,bc->ac", c, x, out_sharding=P(None, "y"))
+            return jnp.einsum("ab,bc->ac", y, x.T, out_sharding=P(None, "x")), y
+
+        f = jax.jit(lambda c, x: lax.scan(body, c, x))
+        last, ys = f(carry, xs)
+        assert last.sharding.spec == P(None, "x")
+        assert ys.sharding.spec == P(None, None, "y")
+        with pytest.raises(ValueError, match="0th dimension of all xs should be replicated"):
+            f(carry, jax.device_put(xs, P("x", None, None)))
+        with pytest.raises(TypeError, match="carry input and carry output must have equal "
+                                            "types"):
+            jax.jit(lambda v: lax.scan(lambda c, _: (jax.sharding.reshard(c, P()), None),
+                                       v, None, length=1)[0])(
+                jax.device_put(np.arange(4.), P("x")))
+
+
+def check_reshard_and_auto_axes_cotangents():
+    with jax.set_mesh(jax.make_mesh((2,), ("x",))):
+        f = jax.jit(lambda v: lax.broadcast_in_dim(v, (4, 2), [0, 1], out_sharding=P("x")))
+        arr = jnp.arange(8.).reshape(4, 2)
+        assert f(arr).sharding.spec == P("x", None)
+        assert jax.jit(jax.grad(lambda v: f(v).sum()))(arr).sharding.spec == P(None, None)
+    with jax.set_mesh(jax.make_mesh((4,), ("data",))):
+        a = jax.device_put(np.ones((8, 32, 1, 16)), P(None, None, None, "data"))
+        b = jax.device_put(np.ones((8, 32, 1, 16)), P("data"))
+        c = jax.device_put(np.ones((8, 32, 1, 8)), P("data"))
+        out = jax.jit(lambda x, y, z: jnp.einsum("bthD, bthi, bthj->ijD", x, y, z,
+                                                 out_sharding=P("data", None, None)))(a, b, c)
+        assert out.sharding.spec == P("data", None, None)
+
+
+CHECKS = [name for name in dict(globals()) if name.startswith("check_")]
+
+
+@pytest.fixture(scope="module")
+def eight_device_results():
+    return checks_in_process("test_primitive_sharding_rules", 8)
+
+
+@pytest.mark.parametrize("name", CHECKS)
+def test_on_eight_devices(eight_device_results, name):
+    result = eight_device_results[name]
+    assert result == "ok", result
