@@ -581,6 +581,9 @@ class JitWrapped:
     def lower(self, *args, **kwargs):
         """Traces and lowers for these arguments: a Lowered, with as_text() (StableHLO)
         and compile()."""
+        return self._lower(args, kwargs)
+
+    def _lower(self, args, kwargs, lowering_platforms=None):
         from pyjax._src.api import aot
         entry, leaves, donated = self._jit.entry_for(self.fun, args, kwargs, abstract=True)
         if entry.hoisted:
@@ -595,7 +598,8 @@ class JitWrapped:
                          outs)
         return aot.lower(entry.closed_jaxpr, entry.in_tree, entry.out_tree,
                          donated or (False,) * len(leaves), self._jit.debug_name, leaves,
-                         self._jit.device, shardings, self._jit.compiler_options)
+                         self._jit.device, shardings, self._jit.compiler_options,
+                         lowering_platforms)
 
     def eval_shape(self, *args, **kwargs):
         return self.trace(*args, **kwargs).out_info
@@ -619,8 +623,13 @@ class Traced:
         return aot.args_info(entry.in_tree, entry.in_avals,
                              self._donated or (False,) * len(entry.in_avals))
 
-    def lower(self):
-        return self._wrapped.lower(*self._args, **self._kwargs)
+    def lower(self, *, lowering_platforms=None):
+        """Lowers the trace: a Lowered. `lowering_platforms` (e.g. ("cpu",)) lowers for
+        those platforms without devices: shardings over an AbstractMesh alone then need
+        devices only at compile(device_assignment=...)."""
+        if lowering_platforms is not None:
+            lowering_platforms = _checked_platforms(lowering_platforms)
+        return self._wrapped._lower(self._args, self._kwargs, lowering_platforms)
 
     @property
     def in_avals(self):
@@ -632,6 +641,21 @@ class Traced:
         return tree_util.tree_unflatten(self._entry.out_tree, [
             shapes.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
             for a in self._entry.closed_jaxpr.out_avals])
+
+
+_PLATFORMS = ("cpu", "cuda", "rocm", "tpu")
+
+
+def _checked_platforms(platforms) -> tuple:
+    """lowering_platforms as a tuple of JAX's platform names."""
+    if isinstance(platforms, str) or not all(isinstance(p, str) for p in platforms):
+        raise TypeError(f"lowering_platforms must be a tuple of platform names (e.g. "
+                        f"('cpu',)), got {platforms!r}.")
+    unknown = [p for p in platforms if p not in _PLATFORMS]
+    if unknown or not platforms:
+        raise ValueError(f"lowering_platforms {tuple(platforms)!r}: each must be one of "
+                         f"{_PLATFORMS}, and at least one must be given.")
+    return tuple(platforms)
 
 
 def _asks_placement(shardings) -> bool:

@@ -394,11 +394,15 @@ def is_partitioned(closed):
     return bool(meshes_named_in(closed))
 
 
-def sharding_plan(closed, args, in_shardings=None, out_shardings=None, where=None):
+def sharding_plan(closed, args, in_shardings=None, out_shardings=None, where=None,
+                  abstract_ok=False):
     """The ShardingPlan for running `closed` on `args` (Arrays) with jit's per-leaf
     in/out shardings (None entries: unconstrained), or None when nothing in the call is
     sharded (the ordinary single-device route applies). Raises JAX's errors for
-    committed arguments that disagree with the shardings asked for."""
+    committed arguments that disagree with the shardings asked for. Shardings over an
+    AbstractMesh take the devices of the concrete mesh involved (or the context mesh);
+    with none, the plan is over the AbstractMesh when `abstract_ok` (lowering for named
+    platforms: devices come at compile time)."""
     where = where or _where(closed)
     in_shardings = tuple(in_shardings or (None,) * len(args))
     out_shardings = tuple(out_shardings or (None,) * len(closed.out_avals))
@@ -410,13 +414,20 @@ def sharding_plan(closed, args, in_shardings=None, out_shardings=None, where=Non
     meshes += [m for m in meshes_named_in(closed) if m not in meshes]
     if not meshes:
         return None
+    devices = _device_assignment(meshes, abstract_ok)
+    if devices is None:   # only abstract meshes: the plan stays abstract until compile
+        return ShardingPlan(meshes[0], in_shardings, out_shardings)
+    in_shardings, out_shardings = (
+        tuple(sharding_mod.concretize_sharding(s, devices) for s in shardings)
+        for shardings in (in_shardings, out_shardings))
+    meshes = [sharding_mod.concretize_mesh(m, devices) for m in meshes]
     mesh = meshes[0]
-    for other in meshes[1:]:
-        if other._flat_devices != mesh._flat_devices or other.axis_names != mesh.axis_names:
+    for other in meshes[1:]:   # (axis names may differ, as in JAX: Shardy names each)
+        if other._flat_devices != mesh._flat_devices:
             raise ValueError(
                 f"Received incompatible meshes for {where}: {mesh} and {other}. All "
-                "shardings of one computation must use the same mesh (the same devices in "
-                "the same order, with the same axis names).")
+                "shardings of one computation must use the same devices in the same "
+                "order.")
     names = _arg_labels(closed)
     plan_in = []
     for i, (x, s) in enumerate(zip(args, in_shardings)):
@@ -449,6 +460,30 @@ def sharding_plan(closed, args, in_shardings=None, out_shardings=None, where=Non
         else sharding_mod.concrete_sharding(a._sharding, mesh)
         for s, a in zip(out_shardings, closed.out_avals))
     return ShardingPlan(mesh, tuple(plan_in), out_shardings)
+
+
+def _device_assignment(meshes, abstract_ok):
+    """The devices that the shardings over `meshes` of one computation run on (those of
+    its concrete meshes, else of the context mesh), as JAX checks them, or None for only
+    abstract meshes and no context mesh when `abstract_ok`."""
+    abstract = [m for m in meshes if isinstance(m, sharding_mod.AbstractMesh)]
+    concrete = [m for m in meshes if isinstance(m, sharding_mod.Mesh)]
+    for other in abstract[1:]:
+        if other.size != abstract[0].size:
+            raise ValueError("AbstractMesh should be of the same size across all "
+                             f"shardings. Got {abstract[0]} and {other}")
+    context = sharding_mod.current_mesh()
+    devices = concrete[0]._flat_devices if concrete else \
+        context._flat_devices if context is not None and context.size else None
+    if abstract and devices is None and not abstract_ok:
+        raise ValueError(
+            "Passing lowering_platforms via jax.export or jit(f).trace(*args).lower("
+            "lowering_platforms=...) is required when only AbstractMesh exists in a jitted "
+            f"computation. Got context mesh: {context or 'Mesh()'}")
+    if abstract and devices is not None and len(devices) != abstract[0].size:
+        raise ValueError(f"AbstractMesh size: {abstract[0].size} does not match the device "
+                         f"assignment size: {len(devices)}")
+    return devices
 
 
 def laid_out_as_typed(x):

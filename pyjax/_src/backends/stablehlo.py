@@ -773,13 +773,22 @@ def lower_module(closed, name="main", donated_invars=(), num_replicas=1, axis_en
     arg_attrs = {nconsts + i: [f"tf.aliasing_output = {k} : i32"]
                  for i, k in aliases.items()}
     result_attrs = {}
+
+    def attribute(sharding, ndim):   # a sharding over another mesh names its own, as JAX
+        name = "mesh"
+        if sharding.mesh.shape_tuple != mesh.shape_tuple:
+            value = sharding_mod.shardy_mesh(sharding.mesh)
+            named = {v: k for k, v in module.extra_meshes.items()}
+            name = named.get(value) or module.declare_mesh(
+                f"mesh_{len(module.extra_meshes)}", value)
+        return f"sdy.sharding = {sharding.to_shardy(ndim, mesh_name=name)}"
+
     for i, s in enumerate(in_shardings):
         if s is not None:
-            arg_attrs.setdefault(nconsts + i, []).append(
-                f"sdy.sharding = {s.to_shardy(in_avals[i].ndim)}")
+            arg_attrs.setdefault(nconsts + i, []).append(attribute(s, in_avals[i].ndim))
     for i, s in enumerate(out_shardings):
         if s is not None:
-            result_attrs[i] = f"sdy.sharding = {s.to_shardy(out_avals[i].ndim)}"
+            result_attrs[i] = attribute(s, out_avals[i].ndim)
     _lower_function(module, "main", jaxpr, (), "public", const_args=True,
                     arg_attrs={i: ", ".join(a) for i, a in arg_attrs.items()},
                     result_attrs=result_attrs)
@@ -788,7 +797,7 @@ def lower_module(closed, name="main", donated_invars=(), num_replicas=1, axis_en
             f"mhlo.num_replicas = {num_replicas} : i32}} {{")
     lines = [(head, None)]
     if mesh is not None:
-        lines.append(("  " + sharding_mod.shardy_mesh(mesh), None))
+        lines.append((f"  sdy.mesh @mesh = {sharding_mod.shardy_mesh(mesh)}", None))
         lines += [(f"  sdy.mesh @{name} = {value}", None)
                   for name, value in module.extra_meshes.items()]
     for function in module.functions:
