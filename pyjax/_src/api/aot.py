@@ -189,17 +189,19 @@ class Compiled:
         leaves, in_tree = tree_util.flatten((args, kwargs))
         closed = self._lowered._closed
         if in_tree != self.in_tree:
-            raise TypeError(f"Compiled function called with input structure {in_tree}, "
-                            f"but it was compiled for {self.in_tree}.")
+            raise TypeError(_tree_mismatch(in_tree, self.in_tree))
         avals = [get_aval(x) for x in leaves]
         expected = closed.in_avals
-        for i, (a, e) in enumerate(zip(avals, expected)):
-            if not a.same_type(e):
-                raise TypeError(
-                    f"Argument types differ from the types for which this computation was "
-                    f"compiled: argument {i} is {a.str_short()}, expected {e.str_short()}. "
-                    "Lower and compile again for the new types (or just call the jitted "
-                    "function).")
+        wrong = [i for i, (a, e) in enumerate(zip(avals, expected)) if not a.same_type(e)]
+        if wrong:
+            names = dispatch.arg_labels(closed)
+            raise TypeError(
+                "Argument types differ from the types for which this computation was "
+                "compiled. Perhaps you are calling the compiled executable with a different "
+                "enable_x64 mode than when it was AOT compiled? The mismatches are:\n"
+                + "\n".join(f"Argument '{names[i]}' compiled with "
+                            f"{dispatch.jax_type_str(expected[i])} and called with "
+                            f"{dispatch.jax_type_str(avals[i])}" for i in wrong))
         dispatch.check_execution_allowed(self._lowered._name)
         arrays = [x if type(x) is Array else numpy_backend.wrap(
             numpy_backend.host_value(x, e), e) for x, e in zip(leaves, expected)]
@@ -229,6 +231,18 @@ class Compiled:
 
     def __repr__(self):
         return f"<Compiled jit({self._lowered._name})>"
+
+
+def _tree_mismatch(given, compiled):
+    """JAX's message for a compiled function called with arguments of another structure."""
+    errors = list(tree_util.equality_errors_pytreedef(given, compiled))
+    lines = [f"Function compiled with input pytree does not match the input pytree it was "
+             f"called with. There are {len(errors)} mismatches, including:"]
+    for (where, *path), now, seen, why in errors:
+        base = ("args", "kwargs")[where.idx]
+        lines.append(f"    * at {base}{tree_util.keystr(tuple(path))}, seen {seen} but now "
+                     f"given {now}, so {why}")
+    return "\n".join(lines)
 
 
 def options_key(compiler_options):

@@ -333,6 +333,10 @@ class JitCache:
             out = fun(*full_args, **full_kwargs)
             out_leaves, out_tree = tree_util.flatten(out)
             for leaf in out_leaves:
+                if isinstance(leaf, shapes.ShapeDtypeStruct):
+                    raise TypeError("A ShapeDtypeStruct does not have a value and cannot be "
+                                    f"used as a constant in a JAX function: {self.debug_name}"
+                                    f" returned {leaf}. Return an array instead.")
                 if not is_valid_jax_type(leaf):
                     raise TypeError(
                         f"{self.debug_name} returned a value of type {type(leaf)}, which "
@@ -363,7 +367,8 @@ class JitCache:
             else:
                 in_avals = tuple(x.aval if type(x) is Array else get_aval(x) for x in leaves)
         except TypeError:
-            raise _invalid_argument_error(self.debug_name, leaves, in_tree) from None
+            names = _flat_arg_names(self.arg_names, args, static_nums, dyn_kwargs)
+            raise _invalid_argument_error(self.debug_name, leaves, in_tree, names) from None
         # set_xla_metadata's context and the context mesh (which types results, e.g.
         # out_sharding=P('x')) change what tracing stages, as a tracing option does
         key = (in_tree, statics, in_avals,
@@ -712,19 +717,29 @@ def _argument_path(path):
     return head + tree_util.keystr(rest)
 
 
-def _invalid_argument_error(name, leaves, in_tree):
+def _invalid_argument_error(name, leaves, in_tree, arg_names=None):
     """The TypeError for the first argument leaf that is not an array (a str, an object,
-    or a NumPy array of a dtype JAX lacks: object, str, datetime...), named by its path."""
-    for path, leaf in tree_util.tree_flatten_with_path(in_tree.unflatten(leaves))[0]:
+    a ShapeDtypeStruct, or a NumPy array of a dtype JAX lacks: object, str, datetime...),
+    named by its path (`arg_names`: per leaf, as the parameters name it)."""
+    paths = tree_util.tree_flatten_with_path(in_tree.unflatten(leaves))[0]
+    for i, (path, leaf) in enumerate(paths):
         try:
             get_aval(leaf)
         except TypeError as problem:
+            where = arg_names[i] if arg_names else _argument_path(path)
+            if isinstance(leaf, shapes.ShapeDtypeStruct):
+                return TypeError(
+                    f"Argument '{where}' of shape {leaf.dtype.name}"
+                    f"[{','.join(map(str, leaf.shape))}] of type {type(leaf)} is not a "
+                    "valid JAX type. A ShapeDtypeStruct describes an array without its "
+                    "value: call the jitted function with an array, or pass "
+                    "ShapeDtypeStructs to its .trace(), .lower() or jax.eval_shape.")
             what = (f"a NumPy array of dtype {leaf.dtype}, which JAX does not support"
                     if isinstance(leaf, np.ndarray) else f"{leaf!r:.100}")
             return TypeError(
                 f"Error interpreting argument to {name} as an abstract array. The "
                 f"problematic value is of type {type(leaf)} and was passed to the function "
-                f"at path {_argument_path(path)}: {what} ({problem}). A jit-wrapped "
+                f"at path {where}: {what} ({problem}). A jit-wrapped "
                 "function takes arrays, scalars and pytrees of them: convert the value to "
                 "a number array, or mark the argument static with the static_argnums or "
                 "static_argnames parameters of jax.jit.")

@@ -428,7 +428,7 @@ def sharding_plan(closed, args, in_shardings=None, out_shardings=None, where=Non
                 f"Received incompatible meshes for {where}: {mesh} and {other}. All "
                 "shardings of one computation must use the same devices in the same "
                 "order.")
-    names = _arg_labels(closed)
+    names = arg_labels(closed)
     plan_in = []
     for i, (x, s) in enumerate(zip(args, in_shardings)):
         held = getattr(x, "_sharding", None)
@@ -502,7 +502,7 @@ def jax_type_str(aval):
     return f"{aval.dtype.name}[{','.join(map(str, aval.shape))}]"
 
 
-def _arg_labels(closed):
+def arg_labels(closed):
     info = closed.jaxpr.debug_info
     names = getattr(info, "arg_names", None)
     n = len(closed.jaxpr.invars)
