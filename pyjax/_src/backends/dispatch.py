@@ -173,16 +173,17 @@ def _make_entry(closed, donated_invars, device, compiler_options=None):
     `compiler_options` ((name, value) pairs)."""
     name = _function_name(closed)
     xla = xla_backend()
+    no_donation = stablehlo.Donation({}, (), [])
     if xla is None:
-        aliases, unusable = stablehlo.donation_aliases(
+        donation = stablehlo.donation_aliases(
             closed.in_avals, donated_invars or (False,) * len(closed.in_avals),
             closed.out_avals)
         run = NumpyExecutable(closed, device)
     elif runs_own_program(closed.jaxpr):
-        aliases, unusable = {}, []     # no buffers to alias: donated inputs stay alive
+        donation = no_donation     # no buffers to alias: donated inputs stay alive
         run = InterpretedExecutable(closed, device)
     elif segmented.should_segment(closed):   # 100k leaves: linear compile, no donation
-        aliases, unusable = {}, []
+        donation = no_donation
         # one module name for every part: parts of equal text (a tree_map over leaves
         # of one type) compile once, the others are cache hits
         run = segmented.SegmentedExecutable(closed, lambda part, i: xla.Executable(
@@ -191,16 +192,21 @@ def _make_entry(closed, donated_invars, device, compiler_options=None):
     else:
         lowered = stablehlo.lower_module(closed, name, donated_invars)
         stats["lowerings"] += 1
-        aliases, unusable = lowered.aliases, lowered.unusable_donations
+        donation = lowered.donation
         run = xla.Executable(lowered, device, closed.consts, name, compiler_options)
     if ((config.debug_nans.value or config.debug_infs.value)
             and type(run) is not InterpretedExecutable):   # that one checks as it goes
         run = NanCheckedExecutable(run, closed)
-    if unusable:
+    warn_unusable(donation)
+    return ExecutableEntry(run, donation.consumed, device)
+
+
+def warn_unusable(donation):
+    """JAX's warning for donated inputs that no output can use."""
+    if donation.unusable:
         warnings.warn("Some donated buffers were not usable: "
-                      + ", ".join(stablehlo.layout_str(a) for a in unusable),
-                      UserWarning, stacklevel=5)
-    return ExecutableEntry(run, tuple(sorted(aliases)), device)
+                      + ", ".join(stablehlo.layout_str(a) for a in donation.unusable),
+                      UserWarning, stacklevel=6)
 
 
 # How often dispatch lowered a jaxpr to StableHLO (tests count these).
@@ -521,14 +527,10 @@ def sharded_executable(closed, donated_invars, plan, compiler_options=None):
         lowered = stablehlo.lower_module(closed, name, donated_invars, mesh=plan.mesh,
                                          in_shardings=plan.in_shardings,
                                          out_shardings=plan.out_shardings)
-        if lowered.unusable_donations:
-            warnings.warn("Some donated buffers were not usable: "
-                          + ", ".join(stablehlo.layout_str(a)
-                                      for a in lowered.unusable_donations),
-                          UserWarning, stacklevel=5)
+        warn_unusable(lowered.donation)
         run = xla_backend().ShardedExecutable(lowered, plan.mesh, closed.consts, name,
                                               compiler_options)
-        entry = per_jaxpr[key] = ExecutableEntry(run, tuple(sorted(lowered.aliases)),
+        entry = per_jaxpr[key] = ExecutableEntry(run, lowered.donation.consumed,
                                                   None)
     return entry
 
