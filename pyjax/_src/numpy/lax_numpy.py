@@ -539,11 +539,21 @@ def axis_or_flattened(a, axis):
     return a, canonicalize_axis(axis, ndim(a))
 
 
+def _on_key_data(keys_dtype, keys, fn):
+    """fn applied to the data of the key array `keys` (whose own dimensions are last and
+    stay so): jnp's structural functions on typed keys."""
+    return keys_dtype.from_physical(fn(keys_dtype.to_physical(keys)))
+
+
 def transpose(a, axes=None):
-    check_arraylike("transpose", a)
-    n = ndim(a)
+    keys_dtype = extended_dtype(a)
+    n = a.ndim if keys_dtype is not None else ndim(a)
     axes = tuple(reversed(range(n))) if axes is None else \
         tuple(canonicalize_axis(x, n) for x in axes)
+    if keys_dtype is not None:
+        return _on_key_data(keys_dtype, a, lambda data: transpose(
+            data, (*axes, *range(n, data.ndim))))
+    check_arraylike("transpose", a)
     if sorted(axes) != list(range(n)):
         raise TypeError(f"transpose permutation isn't a permutation of operand dimensions: "
                         f"axes {axes} don't match an array of dimension {n}")
@@ -575,15 +585,19 @@ def moveaxis(a, source, destination):
 
 
 def swapaxes(a, axis1, axis2):
-    n = ndim(a)
-    perm = list(range(n))
+    keys_dtype = extended_dtype(a)
+    n = a.ndim if keys_dtype is not None else ndim(a)
     i, j = canonicalize_axis(axis1, n), canonicalize_axis(axis2, n)
+    if keys_dtype is not None:
+        return _on_key_data(keys_dtype, a, lambda data: swapaxes(data, i, j))
+    perm = list(range(n))
     perm[i], perm[j] = perm[j], perm[i]
     return ensure_array(st.transpose(a, tuple(perm)))
 
 
 def squeeze(a, axis=None):
-    aval = get_aval(a)
+    keys_dtype = extended_dtype(a)
+    aval = a.aval if keys_dtype is not None else get_aval(a)
     if axis is None:
         axes = tuple(i for i, d in enumerate(aval.shape) if d == 1)
     else:
@@ -593,6 +607,8 @@ def squeeze(a, axis=None):
                 raise ValueError("cannot select an axis to squeeze out which has size not "
                                  f"equal to one, got shape={aval.shape} and dimensions="
                                  f"{axes}")
+    if keys_dtype is not None:
+        return _on_key_data(keys_dtype, a, lambda data: squeeze(data, axes))
     return ensure_array(st.squeeze(a, axes))
 
 
@@ -810,6 +826,14 @@ def flipud(m):
 def where(condition, x, y, /):
     """Elementwise x if condition else y (jnp.where with one argument, the indices of the
     nonzeros, is numpy/indexing.py's `where`)."""
+    keys_dtype = extended_dtype(x)
+    if keys_dtype is not None and extended_dtype(y) == keys_dtype:   # keys of one kind
+        target = broadcast_shapes(shape(condition), x.shape, y.shape)
+        key_dims = tuple(keys_dtype.physical_shape)
+        cond = broadcast_to(expand_dims(condition, tuple(range(-len(key_dims), 0))),
+                            target + key_dims)
+        data = [broadcast_to(keys_dtype.to_physical(k), target + key_dims) for k in (x, y)]
+        return keys_dtype.from_physical(where(cond, *data))
     check_arraylike("where", condition, x, y)
     x, y = promote_dtypes(x, y)
     target = broadcast_shapes(shape(condition), shape(x), shape(y))
