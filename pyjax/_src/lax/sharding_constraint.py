@@ -17,7 +17,7 @@ from pyjax._src.backends import dispatch
 from pyjax._src.backends.stablehlo import LoweringError
 from pyjax._src.core.avals import cotangent_sharding, get_aval
 from pyjax._src.core.trace import Tracer, define_primitive
-from pyjax._src.interpreters import ad
+from pyjax._src.interpreters import ad, batching
 from pyjax._src.lax import builders as b
 
 
@@ -128,13 +128,21 @@ def as_type(x, wanted):
     return sharding_constraint_p.bind(x, sharding=sharding_mod.concrete_sharding(wanted, mesh))
 
 
-def _batch(args, dims, *, sharding):
+def _batch(axis, args, dims, *, sharding):
+    """The batch dimension is split over vmap's spmd_axis_name (mesh axes the spec must
+    not use already), else not split, as JAX's rule does."""
     (x,), (d,) = args, dims
     if d is None:
         return sharding_constraint_p.bind(x, sharding=sharding), None
+    spmd = axis.spmd_name
     spec = sharding.spec
+    used = {n for entry in spec.partitions if isinstance(entry, (str, tuple))
+            for n in ((entry,) if isinstance(entry, str) else entry)}
+    if spmd is not None and used & set(spmd):
+        raise ValueError(f"vmap spmd_axis_name {spmd} cannot appear in "
+                         f"with_sharding_constraint spec, but got spec {spec}")
     entries = list(spec.partitions) + [None] * (get_aval(x).ndim - 1 - len(spec))
-    entries.insert(d, None)   # the batch dimension is not split
+    entries.insert(d, None if spmd is None else spmd[0] if len(spmd) == 1 else spmd)
     spec = spec.update(partitions=entries)
     return sharding_constraint_p.bind(
         x, sharding=sharding_mod.NamedSharding(sharding.mesh, spec)), d
@@ -160,8 +168,8 @@ def _samples():
 
 sharding_constraint_p = define_primitive(
     "sharding_constraint", impl=lambda x, *, sharding: x, abstract_eval=_abstract_eval,
-    jvp=ad.linear_jvp, transpose=_transpose, batch=_batch, lower=_lower, eager=_eager,
-    samples=_samples, lowers_own_sharding=True)
+    jvp=ad.linear_jvp, transpose=_transpose, batch=_batch, batch_needs_axis=True,
+    lower=_lower, eager=_eager, samples=_samples, lowers_own_sharding=True)
 
 
 def with_sharding_constraint(x, shardings):
@@ -190,6 +198,14 @@ def constrain(x, shardings, assert_typed=False):
                              "`jax.sharding.Sharding` instances.")
         target = sharding_mod.canonical_sharding(target, "with_sharding_constraint")
         if isinstance(target, sharding_mod.SingleDeviceSharding):
+            if _spmd_batched(leaf):   # JAX's vmap rule takes only NamedShardings
+                raise ValueError(
+                    "If you are using spmd_axis_name parameter of jax.vmap, please make "
+                    "sure to run your jitted function inside the mesh context manager. "
+                    "Only `jax.lax.with_sharding_constraint` with "
+                    "`jax.sharding.NamedSharding` as an input can be transformed with "
+                    "spmd_axis_name batching rules outside of an explicit mesh context "
+                    f"manager scope{target!r}")
             if isinstance(leaf, Tracer):
                 raise ValueError(f"with_sharding_constraint inside a traced function needs "
                                  f"a NamedSharding (or a PartitionSpec on the current "
@@ -202,6 +218,12 @@ def constrain(x, shardings, assert_typed=False):
             continue
         out.append(sharding_constraint_p.bind(leaf, sharding=target))
     return tree_util.tree_unflatten(tree, out)
+
+
+def _spmd_batched(x) -> bool:
+    """Whether x is mapped by a vmap with spmd_axis_name."""
+    return isinstance(x, batching.BatchTracer) and x.batch_dim is not None and \
+        x._trace.axis.spmd_name is not None
 
 
 def _assert_typed_as(aval, target):
