@@ -10,6 +10,7 @@ import pytest
 
 import pyjax as jax
 import pyjax.numpy as jnp
+from pyjax.experimental.layout import Format, Layout
 from pyjax.sharding import AxisType, NamedSharding, PartitionSpec as P
 
 from harness import checks_in_process
@@ -94,6 +95,29 @@ def check_in_avals_carry_the_in_shardings_types():
         compiled = lowered.compile()
         assert compiled.in_avals[0][0].sharding == NamedSharding(mesh.abstract_mesh, P("x"))
         np.testing.assert_array_equal(compiled(np.arange(8)), np.arange(8) * 2)
+
+
+def test_shape_dtype_struct_takes_a_format():
+    # JAX 0.10.2: the Format's sharding is the struct's, its layout the struct's format
+    mesh = jax.make_mesh((1,), ("x",), axis_types=(AxisType.Auto,))
+    sh = NamedSharding(mesh, P())
+    s = jax.ShapeDtypeStruct((2, 2), jnp.int32, sharding=Format(Layout((0, 1)), sh))
+    assert s.sharding == sh and s.format == Format(Layout((0, 1)), sh)
+    assert repr(s).endswith(f"sharding={sh}, format={Layout((0, 1))})")
+    new = Format(Layout((1, 0)), NamedSharding(mesh, P("x")))
+    updated = s.update(sharding=new)
+    assert updated.sharding == new.sharding and updated.format == new
+    assert s.update(shape=(4, 2)).format == Format(Layout((0, 1)), sh)
+    with pytest.raises(ValueError, match="You are updating ShapeDtypeStruct with a "
+                       ".*NamedSharding.* when the original ShapeDtypeStruct had a "
+                       "concrete layout"):
+        s.update(sharding=NamedSharding(mesh, P("x")))
+    assert s == jax.ShapeDtypeStruct((2, 2), jnp.int32, sharding=Format(Layout((0, 1)), sh))
+    assert s != jax.ShapeDtypeStruct((2, 2), jnp.int32, sharding=sh)
+    assert jax.ShapeDtypeStruct((2,), jnp.int32).format == Format(None, None)
+    with pytest.raises(TypeError, match="`Layout.AUTO` cannot be used in place of a "
+                       "device-local layout in a `ShapeDtypeStruct`"):
+        jax.ShapeDtypeStruct((2,), jnp.int32, sharding=Format(Layout.AUTO))
 
 
 CHECKS = [name for name in dict(globals()) if name.startswith("check_")]
