@@ -18,6 +18,7 @@ from pyjax._src import sharding as sharding_mod
 from pyjax._src.array import Array
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import dispatch
+from pyjax._src.api import devices as devices_api
 from pyjax._src.api import shapes
 from pyjax._src.backends.dispatch import NO_FIT, CommittedKind
 from pyjax._src.core.avals import get_aval, is_valid_jax_type
@@ -443,6 +444,8 @@ class JitCache:
                               inline=self.inline, keep_unused=self.keep_unused)
             return tree_util.tree_unflatten(entry.out_tree, outs)
         dispatch.check_execution_allowed(self.debug_name)
+        if self.device is not None:
+            leaves = self._on_jit_device(entry.closed_jaxpr, leaves)
         if not self.places and (self.in_shardings is not None
                                 or self.out_shardings is not None):
             self.leaf_shardings(args, kwargs, entry)   # its prefixes must fit, as JAX checks
@@ -467,6 +470,22 @@ class JitCache:
         outs = dispatch.run_closed_jaxpr(entry.closed_jaxpr, arrays, donated, self.device,
                                          compiler_options=self.compiler_options)
         return tree_util.tree_unflatten(entry.out_tree, outs)
+
+    def _on_jit_device(self, closed, leaves):
+        """jit(device=d) runs on d, as JAX's in/out_shardings of SingleDeviceSharding(d):
+        sharded arguments move there; a sharding constraint inside over other devices is
+        JAX's error."""
+        for mesh in dispatch.meshes_named_in(closed):
+            if mesh._flat_devices != (self.device,):
+                raise ValueError(
+                    "Received incompatible devices for jitted computation. Got explicit "
+                    f"output sharding with device ids [{self.device.id}] on platform "
+                    f"{self.device.platform.upper()} and sharding_constraint inside jit with "
+                    f"device ids {[d.id for d in mesh._flat_devices]} on platform "
+                    f"{mesh._flat_devices[0].platform.upper()} ({self.debug_name}). Drop "
+                    "jit's `device` or constrain to shardings over that device.")
+        return [devices_api.device_put(x, self.device)
+                if type(x) is Array and x._sharding is not None else x for x in leaves]
 
     # -- shardings -------------------------------------------------------------------
     def partitioned(self, closed, leaves):
