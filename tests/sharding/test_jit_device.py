@@ -1,6 +1,7 @@
 """jit(device=d) with sharded arguments and sharding constraints on 8 CPU devices: as
 JAX 0.10.2, the computation runs on d (sharded arguments move there) and a constraint
-over other devices inside is an error."""
+over other devices inside is an error; so is jnp.array(x, device=) of an array committed
+to other devices."""
 from __future__ import annotations
 
 import warnings
@@ -40,6 +41,19 @@ def check_constraint_over_other_devices_is_refused():
                        r"on platform CPU and sharding_constraint inside jit with device "
                        r"ids \[0, 1, 2, 3\]"):
         f((16, 8))
+
+
+def check_jnp_array_of_a_committed_array_keeps_its_devices():
+    # JAX 0.10.2: converting onto other devices is a jitted computation's device error
+    d0, d1 = jax.devices()[:2]
+    x = jax.device_put(np.arange(8), d0)
+    for convert in (jnp.array, jnp.asarray):
+        with pytest.raises(ValueError, match=r"Received incompatible devices for jitted "
+                           r"computation. Got argument args\[0\] of convert_element_type "
+                           r"with shape int32\[8\] and with device ids \[0\]"):
+            convert(x, device=d1)
+        assert convert(x, device=d0).devices() == {d0}
+    assert jnp.array(np.arange(8), device=d1).devices() == {d1}
 
 
 CHECKS = [name for name in dict(globals()) if name.startswith("check_")]

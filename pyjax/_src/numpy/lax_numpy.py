@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 
 from pyjax._src import dtypes, errors
+from pyjax._src import sharding as sharding_mod
 from pyjax._src.api.devices import device_put
 from pyjax._src.api.shapes import ShapeDtypeStruct
 from pyjax._src.sharding import AbstractMesh, NamedSharding, concrete_mesh_of, current_mesh
@@ -106,6 +107,7 @@ def array(object, dtype=None, *args, copy=True, order="K", ndmin=0, device=None)
     if dtype is not None:
         dtype = dtypes.check_user_dtype(dtype, "array")
     if isinstance(object, (Array, Tracer)):
+        _check_same_devices(object, device)
         # As in JAX, a weakly typed input stays weak unless a dtype is asked for.
         weak = dtype is None and object.aval.weak_type
         out = convert(object, dtype or object.aval.dtype, weak)
@@ -158,6 +160,24 @@ def _check_same_extended(keys_dtype, dtype, where):
                         f"to {dtype}; use jax.random.key_data for the key data.")
 
 
+def _check_same_devices(x, device):
+    """JAX converts an array onto `device` inside a computation, so an array committed
+    to other devices is its incompatible-devices error."""
+    if device is None or type(x) is not Array or not x.committed:
+        return
+    target = device if isinstance(device, sharding_mod.Sharding) else \
+        sharding_mod.SingleDeviceSharding(device) if hasattr(device, "platform") else None
+    held = x._sharding._device_assignment if x._sharding is not None else (x._device,)
+    if target is not None and tuple(target._device_assignment) != tuple(held):
+        raise ValueError(
+            "Received incompatible devices for jitted computation. Got argument args[0] of "
+            f"convert_element_type with shape {x.dtype.name}[{','.join(map(str, x.shape))}] "
+            f"and with device ids {[d.id for d in held]} on platform CPU and "
+            f"sharding_constraint inside jit with device ids "
+            f"{[d.id for d in target._device_assignment]} on platform CPU. Move the array "
+            "with jax.device_put instead.")
+
+
 def _place(out, device):
     """`out` committed to `device` (a Device or Sharding) when one is given, as the
     creation functions' device= argument asks."""
@@ -168,6 +188,7 @@ def _place(out, device):
 def asarray(a, dtype=None, order=None, *, copy=None, device=None):
     """Like array, but returns `a` itself when it already is an array of that dtype."""
     if device is not None:
+        _check_same_devices(a, device)
         return _place(asarray(a, dtype, order, copy=copy), device)
     keys_dtype = extended_dtype(a)
     if keys_dtype is not None:
