@@ -89,6 +89,21 @@ def check_device_put_to_the_same_sharding_copies_unless_it_may_alias():
         assert y is not x and not x.is_deleted() and y.sharding == s
 
 
+def check_device_put_to_unreduced_keeps_each_device_s_block():
+    # JAX 0.10.2: a sharded array becomes partial sums where each device keeps its own
+    # block (zeros elsewhere); a replicated one is held by the first device
+    mesh = jax.make_mesh((2,), ("x",), axis_types=(AxisType.Explicit,),
+                         devices=jax.devices()[:2])
+    with jax.set_mesh(mesh):
+        shards = lambda a: [np.asarray(s.data).tolist() for s in a.addressable_shards]
+        sharded = jax.device_put(np.arange(4), P("x"))
+        out = jax.device_put(sharded, P(unreduced={"x"}))
+        assert out.sharding == NamedSharding(mesh, P(unreduced={"x"}))
+        assert shards(out) == [[0, 1, 0, 0], [0, 0, 2, 3]]
+        assert shards(jax.device_put(jnp.arange(4), P(unreduced={"x"}))) == [
+            [0, 1, 2, 3], [0, 0, 0, 0]]
+
+
 CHECKS = [name for name in dict(globals()) if name.startswith("check_")]
 
 

@@ -11,6 +11,8 @@ from pyjax._src import sharding as sharding_mod
 from pyjax._src import tree_util
 from pyjax._src.array import Array, sharded_array
 from pyjax._src.backends import devices as devices_mod
+from pyjax._src.backends import dispatch
+from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr, Var
 from pyjax._src.core.avals import MemorySpace, get_aval
 from pyjax._src.core.trace import Tracer
 from pyjax._src.interpreters import ad
@@ -132,10 +134,20 @@ def _put_sharded_leaf(x, sharding, semantics=transfers.ArrayCopySemantics.REUSE_
         raise TypeError(f"device_put: {x!r:.100} of type {type(x)} is not a valid JAX "
                         "value (arrays, NumPy arrays and Python scalars are).") from None
     sharding.shard_shape(aval.shape)   # an indivisible shape raises here
+    if sharding.spec.unreduced and type(x) is Array and x._sharding is not None:
+        # partial sums of x as it is laid out (each device keeps its block), as JAX's
+        # reshard computation gives them
+        return dispatch.run_sharded(_identity_jaxpr(aval), [x], out_shardings=(sharding,),
+                                    where="device_put")[0]
     devices_mod.check_transfer("device_to_device" if type(x) is Array else "host_to_device",
                                True, aval)
     value = x._value if type(x) is Array else np.asarray(x, dtype=aval.dtype)
     return sharded_array(value, aval, sharding)
+
+
+def _identity_jaxpr(aval):
+    var = Var(aval)
+    return ClosedJaxpr(Jaxpr((), [var], [var], []), ())
 
 
 def _relabel(x, sharding):
