@@ -926,10 +926,11 @@ def check_divisible(sharding, shape, pieces):
             "divide the shape)")
 
 
-def shardy_mesh(mesh, name="mesh"):
-    """The module-level Shardy mesh declaration for `mesh` (devices in mesh order)."""
+def shardy_mesh(mesh):
+    """The value of a module-level Shardy mesh declaration for `mesh` (devices in mesh
+    order): <["x"=2, "y"=4]>."""
     axes = ", ".join(f'"{n}"={s}' for n, s in zip(mesh.axis_names, mesh.axis_sizes))
-    return f"sdy.mesh @{name} = <[{axes}]>"
+    return f"<[{axes}]>"
 
 
 def spec_from_tiling(mesh, ndim, tile_of_device):
@@ -1087,6 +1088,28 @@ def concrete_mesh_of(abstract_mesh, context):
     if context is not None and context.shape_tuple == abstract_mesh.shape_tuple:
         return context
     return None
+
+
+def concretize_mesh(mesh, devices):
+    """An AbstractMesh laid over `devices` (in order; as many as the mesh has): the
+    concrete Mesh it stands for once a computation's devices are known. A Mesh stays."""
+    if not isinstance(mesh, AbstractMesh):
+        return mesh
+    grid = np.empty(len(devices), dtype=object)
+    grid[:] = list(devices)
+    return Mesh(grid.reshape(mesh.axis_sizes), mesh.axis_names, mesh.axis_types)
+
+
+def concretize_sharding(sharding, devices):
+    """A NamedSharding over an AbstractMesh laid over `devices` (JAX's error when their
+    number differs); any other sharding (or None) stays."""
+    if not (isinstance(sharding, NamedSharding) and isinstance(sharding.mesh, AbstractMesh)):
+        return sharding
+    if sharding.mesh.size != len(devices):
+        raise ValueError(f"The size of abstract mesh {sharding.mesh.size} in {sharding} "
+                         f"must match the length of device assignment: {len(devices)}")
+    return NamedSharding(concretize_mesh(sharding.mesh, devices), sharding.spec,
+                         memory_kind=sharding.memory_kind)
 
 
 def concrete_sharding(type_sharding_, mesh):

@@ -688,13 +688,15 @@ def prefix_broadcast(prefix_tree, full_treedef, name):
     try:
         out = optree.broadcast_prefix(prefix, dummy, none_is_leaf=False, namespace=_NS)
     except ValueError:
-        detail = _sequence_mismatch(prefix, dummy, name, ())
-        if detail is None:
-            errs = optree.prefix_errors(prefix, dummy, none_is_leaf=False, namespace=_NS)
-            detail = str(errs[0](name)) if errs else ""
+        found = _sequence_mismatch(prefix, dummy, name, ())
+        details = [found] if found is not None else [str(err(name)) for err in
+                                                     optree.prefix_errors(
+                                                         prefix, dummy, none_is_leaf=False,
+                                                         namespace=_NS)]
         raise ValueError(f"{name} specification must be a tree prefix of the corresponding "
                          f"value, got specification {prefix_tree!r} for value tree "
-                         f"{full_treedef}.\n{detail}") from None
+                         f"{full_treedef}.\nMismatch details ({len(details)} found):\n"
+                         + "\n".join(details)) from None
     return [None if x is _NONE_PROXY else x for x in out]
 
 
@@ -718,6 +720,53 @@ def _sequence_mismatch(prefix, full, name, path):
         if found is not None:
             return found
     return None
+
+
+class _StructureLeaf:
+    """The leaf equality_errors_pytreedef fills tree structures with."""
+
+    def __repr__(self):
+        return "pytree leaf"
+
+
+_STRUCTURE_LEAF = _StructureLeaf()
+
+
+def equality_errors_pytreedef(tree1, tree2):
+    """For each place where two tree structures differ: (key path, what tree1 has there,
+    what tree2 has, why they differ), in JAX's words (as jax.tree_util's)."""
+    return _equality_errors((), tree1.unflatten([_STRUCTURE_LEAF] * tree1.num_leaves),
+                            tree2.unflatten([_STRUCTURE_LEAF] * tree2.num_leaves))
+
+
+def _equality_errors(path, t1, t2):
+    if t1 is _STRUCTURE_LEAF and t2 is _STRUCTURE_LEAF:
+        return
+    if type(t1) is not type(t2):
+        kind = lambda t: "pytree leaf" if t is _STRUCTURE_LEAF else str(type(t))
+        yield path, kind(t1), kind(t2), "their Python types differ"
+        return
+    if isinstance(t1, (list, tuple)) and len(t1) != len(t2):
+        yield (path, f"{type(t1).__name__} of length {len(t1)}",
+               f"{type(t2).__name__} of length {len(t2)}", "the lengths do not match")
+        return
+    (kids1, meta1), (kids2, meta2) = (flatten_one_level_with_keys(t) for t in (t1, t2))
+    if len(kids1) != len(kids2):
+        extra = set(k for k, _ in kids1) ^ set(k for k, _ in kids2)
+        diff = " ".join(sorted(repr(k.key) for k in extra)) \
+            if all(type(k) is DictKey for k in extra) else ""
+        count = lambda kids: f"{type(t1)} with {len(kids)} child" + \
+            ("ren" if len(kids) > 1 else "")
+        yield (path, count(kids1), count(kids2), "the numbers of children do not match"
+               + (f", with the symmetric difference of key sets: {{{diff}}}" if diff else ""))
+        return
+    if meta1 != meta2:
+        yield (path, f"{type(t1)} with pytree metadata {meta1}",
+               f"{type(t2)} with pytree metadata {meta2}",
+               "the pytree node metadata does not match")
+        return
+    for (key, c1), (_, c2) in zip(kids1, kids2):
+        yield from _equality_errors(path + (key,), c1, c2)
 
 
 # ---------------------------------------------------------------- key paths

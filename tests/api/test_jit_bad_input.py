@@ -54,6 +54,37 @@ CASES = [
     case("jit_returns_function", TypeError, "not a valid JAX type",
          lambda: jax.jit(lambda a: (lambda: 1))(x)),
     case("jit_not_callable", TypeError, "callable", lambda: jax.jit(5)),
+    # JAX 0.10.2's messages for ShapeDtypeStructs where values are needed
+    case("jit_shape_dtype_struct_argument", TypeError,
+         r"Argument 'x\['b'\]\['c'\]' of shape int32\[4,2\] of type .*ShapeDtypeStruct.* "
+         "is not a valid JAX type.",
+         lambda: jax.jit(lambda x: x)({"a": 1, "b": {"c": jax.ShapeDtypeStruct((4, 2),
+                                                                            np.int32)}})),
+    case("jit_returns_shape_dtype_struct", TypeError,
+         "A ShapeDtypeStruct does not have a value and cannot be used as a constant",
+         lambda: jax.jit(lambda a: (a, jax.ShapeDtypeStruct((8,), jnp.int32)))(x)),
+    case("jit_string_in_a_tree", TypeError, r"at path x\['b'\]: 'abc'",
+         lambda: jax.jit(lambda x: x)({"a": 1, "b": "abc"})),
+    # JAX 0.10.2: "Function compiled with input pytree does not match ... There are 1
+    # mismatches, including:\n    * at args[0], seen <class 'dict'> with 1 child but now
+    # given <class 'dict'> with 2 children, so the numbers of children do not match, with
+    # the symmetric difference of key sets: {'c'}"
+    case("compiled_other_tree", TypeError,
+         r"There are 1 mismatches, including:\n    \* at args\[0\], seen <class 'dict'> "
+         "with 1 child but now given <class 'dict'> with 2 children, so the numbers of "
+         "children do not match, with the symmetric difference of key sets: {'c'}",
+         lambda: jax.jit(lambda t: t).lower({"a": {"c": 5, "d": 6}}).compile()(
+             {"a": 1, "c": {"b": 5, "e": 7}})),
+    case("compiled_other_leaf_type", TypeError,
+         r"The mismatches are:\nArgument 'tree\['a'\]\['d'\]' compiled with int32\[\] "
+         r"and called with float32\[\]",
+         lambda: jax.jit(lambda tree: tree).lower({"a": {"c": 5, "d": 6}}).compile()(
+             {"a": {"c": 5, "d": 6.0}})),
+    case("out_shardings_not_a_prefix", ValueError,
+         r"Mismatch details \(2 found\):\npytree structure error: different types at key "
+         r"path\n    jit out_shardings\['a'\]",
+         lambda: jax.jit(lambda t: t, out_shardings={"a": [None, None], "b": (None, None)})(
+             {"a": x, "b": x})),
     case("jit_wrong_arity", TypeError, "positional argument", lambda: jax.jit(lambda a: a)(x, x)),
     case("jit_bad_device", TypeError, "jit device must be a Device",
          quiet(lambda: jax.jit(lambda a: a, device="cpu"))),

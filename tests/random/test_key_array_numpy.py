@@ -85,3 +85,36 @@ def test_buffer_attributes_are_the_key_data_s():
 def test_eval_shape_of_functions_returning_keys():
     assert jax.eval_shape(lambda seed: random.key(seed), 28).shape == ()
     assert jax.eval_shape(lambda k: random.split(k), random.key(1)).shape == (2,)
+
+
+def test_key_arrays_have_jax_s_structural_methods():
+    # JAX 0.10.2: PRNGKeyArray has squeeze, swapaxes, take and transpose (sums of the
+    # key data recorded from it)
+    k = random.split(random.key(0), 6).reshape(2, 1, 3)
+    total = 2293874216
+    cases = [(k.squeeze(1), (2, 3), total), (k.squeeze(), (2, 3), total),
+             (jnp.squeeze(k, -2), (2, 3), total), (k.swapaxes(0, 2), (3, 1, 2), total),
+             (k.transpose(), (3, 1, 2), total), (k.transpose(2, 0, 1), (3, 2, 1), total),
+             (k.transpose((1, 0, 2)), (1, 2, 3), total),
+             (k.take(jnp.array([1, 0]), axis=2), (2, 1, 2), 606839939),
+             (k.take(jnp.array([4])), (1,), 2719728695)]
+    for keys, shape, data_sum in cases:
+        assert keys.shape == shape and int(kd(keys).astype(np.uint32).sum()) == data_sum
+    assert jax.jit(lambda k: k.squeeze(1).T)(k).shape == (3, 2)
+    assert kd(k.transpose(2, 0, 1)).tolist() == np.transpose(
+        np.asarray(kd(k)), (2, 0, 1, 3)).tolist()
+    with pytest.raises(ValueError, match="cannot select an axis to squeeze out"):
+        k.squeeze(0)
+
+
+def test_where_selects_whole_keys():
+    k = random.split(random.key(0), 6).reshape(2, 1, 3)
+    picked = jnp.where(jnp.array([True, False, True]), k, k[::-1])
+    assert picked.shape == (2, 1, 3)
+    assert kd(picked).tolist() == np.where(np.array([True, False, True])[:, None],
+                                           np.asarray(kd(k)),
+                                           np.asarray(kd(k))[::-1]).tolist()
+    c = jnp.array([[[True, False, True]], [[False, True, False]]])
+    mixed = jnp.where(c, k, random.key(5))   # JAX 0.10.2: data sum 1076077511
+    assert int(kd(mixed).astype(np.uint32).sum()) == 1076077511
+    assert kd(mixed)[0, 0, 1].tolist() == kd(random.key(5)).tolist()

@@ -396,17 +396,18 @@ def test_object_numpy_array_is_a_type_error():
 ])
 def test_jit_of_unsupported_numpy_dtype_names_the_argument(value, dtype_text):
     f = jax.jit(lambda a: a)
-    with pytest.raises(TypeError, match=f"path args\\[0\\]: a NumPy array of {dtype_text}"):
+    with pytest.raises(TypeError, match=f"path a: a NumPy array of {dtype_text}"):
         f(value)
 
 
 def test_jit_invalid_argument_path_inside_pytrees_and_keywords():
     bad = np.array([1], dtype=object)
-    with pytest.raises(TypeError, match=r"path args\[0\]\['a'\]\[1\]"):
+    # JAX 0.10.2 names the path by the parameter: "at path d['a'][1]"
+    with pytest.raises(TypeError, match=r"path d\['a'\]\[1\]"):
         jax.jit(lambda d: d["a"][1])({"a": [1, bad]})
     with pytest.raises(TypeError, match="path y:"):
         jax.jit(lambda a, y: a)(1, y=bad)
-    with pytest.raises(TypeError, match="path args\\[0\\]: 'abc'"):
+    with pytest.raises(TypeError, match="path a: 'abc'"):
         jax.jit(lambda a: a)("abc")
 
 

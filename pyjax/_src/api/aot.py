@@ -95,6 +95,12 @@ class Lowered:
         return args_info(self.in_tree, self._closed.in_avals, self._donated)
 
     @property
+    def in_avals(self):
+        """The arguments' avals as the ((args...), {kwargs}) pytree, each carrying the
+        type-level sharding of the layout it is compiled for (as JAX's)."""
+        return in_avals(self.in_tree, self._closed.in_avals, self._plan)
+
+    @property
     def out_info(self):
         """The outputs' shapes and dtypes (their shardings are known once compiled)."""
         avals = self._closed.out_avals
@@ -104,8 +110,16 @@ class Lowered:
         """Compiles now (or fetches from the caches) and returns a Compiled.
         `compiler_options` are XLA's (name -> value; XLA checks them), added to jit's;
         `device_assignment`, if given, must be the devices the computation was lowered
-        for."""
-        if device_assignment is not None:
+        for; for one lowered over an AbstractMesh (for named platforms), it is required
+        and gives the devices."""
+        plan = self._plan
+        if plan is not None and isinstance(plan.mesh, sharding_mod.AbstractMesh):
+            if device_assignment is None:
+                raise RuntimeError("device_assignment cannot be `None` during compilation. "
+                                   "Please pass a tuple of devices to "
+                                   "`.compile(device_assignment=)`")
+            plan = concrete_plan(plan, tuple(device_assignment))
+        elif device_assignment is not None:
             devices = list(self._plan.mesh._flat_devices) if self._plan is not None \
                 else [self._device]
             if [d.id for d in device_assignment] != [d.id for d in devices]:
@@ -117,7 +131,7 @@ class Lowered:
                     f"{[d.id for d in devices]}")
         options = dict(self._compiler_options or ())
         options.update(compiler_options or {})
-        return Compiled(self, options_key(options))
+        return Compiled(self, plan, options_key(options))
 
     def cost_analysis(self):
         """XLA's estimate of flops, transcendentals and bytes accessed."""
@@ -131,10 +145,10 @@ class Compiled:
     """A compiled computation; call it with arguments of the lowered types (without the
     static ones)."""
 
-    def __init__(self, lowered, compiler_options=None):
-        self._lowered, self._compiler_options = lowered, compiler_options
+    def __init__(self, lowered, plan, compiler_options=None):
+        self._lowered, self._plan = lowered, plan   # the plan over concrete devices
+        self._compiler_options = compiler_options
         closed = lowered._closed
-        plan = lowered._plan
         if plan is not None and devices_mod.xla_runtime() is not None:
             self._executable = dispatch.sharded_executable(closed, lowered._donated,
                                                            plan, compiler_options).run
@@ -144,6 +158,7 @@ class Compiled:
                                                        compiler_options).run
         self.in_tree, self.out_tree = lowered.in_tree, lowered.out_tree
         self.args_info = lowered.args_info
+        self.in_avals = lowered.in_avals
 
     @property
     def input_shardings(self):
@@ -161,7 +176,7 @@ class Compiled:
                          self._shardings("out"))
 
     def _shardings(self, which):
-        plan, exe = self._lowered._plan, self._executable
+        plan, exe = self._plan, self._executable
         found = getattr(exe, f"{which}_shardings", None)
         if found is None:   # one device
             device = self._lowered._device
@@ -174,21 +189,23 @@ class Compiled:
         leaves, in_tree = tree_util.flatten((args, kwargs))
         closed = self._lowered._closed
         if in_tree != self.in_tree:
-            raise TypeError(f"Compiled function called with input structure {in_tree}, "
-                            f"but it was compiled for {self.in_tree}.")
+            raise TypeError(_tree_mismatch(in_tree, self.in_tree))
         avals = [get_aval(x) for x in leaves]
         expected = closed.in_avals
-        for i, (a, e) in enumerate(zip(avals, expected)):
-            if not a.same_type(e):
-                raise TypeError(
-                    f"Argument types differ from the types for which this computation was "
-                    f"compiled: argument {i} is {a.str_short()}, expected {e.str_short()}. "
-                    "Lower and compile again for the new types (or just call the jitted "
-                    "function).")
+        wrong = [i for i, (a, e) in enumerate(zip(avals, expected)) if not a.same_type(e)]
+        if wrong:
+            names = dispatch.arg_labels(closed)
+            raise TypeError(
+                "Argument types differ from the types for which this computation was "
+                "compiled. Perhaps you are calling the compiled executable with a different "
+                "enable_x64 mode than when it was AOT compiled? The mismatches are:\n"
+                + "\n".join(f"Argument '{names[i]}' compiled with "
+                            f"{dispatch.jax_type_str(expected[i])} and called with "
+                            f"{dispatch.jax_type_str(avals[i])}" for i in wrong))
         dispatch.check_execution_allowed(self._lowered._name)
         arrays = [x if type(x) is Array else numpy_backend.wrap(
             numpy_backend.host_value(x, e), e) for x, e in zip(leaves, expected)]
-        plan = self._lowered._plan
+        plan = self._plan
         if plan is not None:
             outs = dispatch.run_sharded(closed, arrays, self._lowered._donated,
                                         plan.in_shardings, plan.out_shardings,
@@ -216,19 +233,54 @@ class Compiled:
         return f"<Compiled jit({self._lowered._name})>"
 
 
+def _tree_mismatch(given, compiled):
+    """JAX's message for a compiled function called with arguments of another structure."""
+    errors = list(tree_util.equality_errors_pytreedef(given, compiled))
+    lines = [f"Function compiled with input pytree does not match the input pytree it was "
+             f"called with. There are {len(errors)} mismatches, including:"]
+    for (where, *path), now, seen, why in errors:
+        base = ("args", "kwargs")[where.idx]
+        lines.append(f"    * at {base}{tree_util.keystr(tuple(path))}, seen {seen} but now "
+                     f"given {now}, so {why}")
+    return "\n".join(lines)
+
+
 def options_key(compiler_options):
     """XLA compiler options (a dict) as the hashable (name, value) pairs caches key on,
     or None for none."""
     return tuple(sorted(compiler_options.items())) if compiler_options else None
 
 
+def in_avals(in_tree, avals, plan):
+    """The ((args...), {kwargs}) pytree of argument avals typed as `plan` lays them out."""
+    if plan is not None:
+        avals = [a if s is None else sharding_mod.typed_aval(a, s)
+                 for a, s in zip(avals, plan.in_shardings)]
+    return tree_util.tree_unflatten(in_tree, avals)
+
+
+def concrete_plan(plan, devices):
+    """A ShardingPlan over an AbstractMesh laid over `devices` (JAX's errors when their
+    number differs from a sharding's mesh)."""
+    in_shardings, out_shardings = (
+        tuple(sharding_mod.concretize_sharding(s, devices) for s in shardings)
+        for shardings in (plan.in_shardings, plan.out_shardings))
+    if plan.mesh.size != len(devices):
+        raise ValueError(f"The size of abstract mesh {plan.mesh.size} must match the "
+                         f"length of device assignment: {len(devices)}")
+    return dispatch.ShardingPlan(sharding_mod.concretize_mesh(plan.mesh, devices),
+                                 in_shardings, out_shardings)
+
+
 def lower(closed, in_tree, out_tree, donated, name, leaves, device=None, shardings=None,
-          compiler_options=None):
+          compiler_options=None, lowering_platforms=None):
     """The Lowered for a traced jaxpr and the argument leaves it was traced with
     (`shardings`: per argument and result leaf, the Sharding jit asks for, or None,
-    when the program is partitioned over a mesh; `compiler_options`: jit's)."""
+    when the program is partitioned over a mesh; `compiler_options`: jit's). With
+    `lowering_platforms`, shardings over an AbstractMesh alone lower without devices."""
     if shardings is not None:
-        plan = dispatch.sharding_plan(closed, leaves, *shardings, where=f"jit({name})")
+        plan = dispatch.sharding_plan(closed, leaves, *shardings, where=f"jit({name})",
+                                      abstract_ok=lowering_platforms is not None)
         return Lowered(closed, in_tree, out_tree, tuple(donated), name, None, plan,
                        compiler_options)
     arrays = [x for x in leaves if type(x) is Array]

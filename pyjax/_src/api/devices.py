@@ -11,6 +11,8 @@ from pyjax._src import sharding as sharding_mod
 from pyjax._src import tree_util
 from pyjax._src.array import Array, sharded_array
 from pyjax._src.backends import devices as devices_mod
+from pyjax._src.backends import dispatch
+from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr, Var
 from pyjax._src.core.avals import MemorySpace, get_aval
 from pyjax._src.core.trace import Tracer
 from pyjax._src.interpreters import ad
@@ -87,17 +89,22 @@ def _put_leaf(x, device, src=None, semantics=transfers.ArrayCopySemantics.REUSE_
                                            copy_semantics=(semantics,))[0]
     xla = devices_mod.xla_runtime()
     if type(x) is Array:
-        if device is None or (x.committed and x._device is device):
+        reuse = semantics is transfers.ArrayCopySemantics.REUSE_INPUT
+        if reuse and (device is None or (x.committed and x._device is device)):
             return x
+        # Otherwise a new Array; without may_alias, one with a buffer of its own (that
+        # donating x later leaves alive), as JAX's copy semantics say.
+        committed = x.committed if device is None else True
+        device = device or x._device
         buffer = None
-        if xla is not None:
+        if xla is not None and device is not None:
             if x._device is not None and x._device is not device:
                 devices_mod.check_transfer("device_to_device", True, x.aval)
-            buffer = x._buffer if x._device is device and x._buffer is not None \
-                else xla.put(x._value, x.aval, device)
+            buffer = x._buffer if reuse and x._device is device and x._buffer is not None \
+                else xla.put(x._value, x.aval, device, copy=True)
         # on one device, the value's type names no mesh (as in JAX)
         return Array(x._npy, aval=sharding_mod.typed_aval(x.aval, None), device=device,
-                     committed=True, buffer=buffer)
+                     committed=committed, buffer=buffer)
     try:
         aval = get_aval(x)
     except TypeError:
@@ -113,11 +120,13 @@ def _put_leaf(x, device, src=None, semantics=transfers.ArrayCopySemantics.REUSE_
     return Array(value, aval=aval, device=device, committed=device is not None)
 
 
-def _put_sharded_leaf(x, sharding):
-    """x laid out over the devices of the NamedSharding `sharding`."""
+def _put_sharded_leaf(x, sharding, semantics=transfers.ArrayCopySemantics.REUSE_INPUT):
+    """x laid out over the devices of the NamedSharding `sharding` (in new buffers
+    unless `semantics` lets an array already laid out so be reused)."""
     if isinstance(x, Tracer):   # retypes x (no assert, as with_sharding_constraint)
         return sharding_constraint.constrain(x, sharding)
     if type(x) is Array and x._sharding is not None and x.committed and \
+            semantics is transfers.ArrayCopySemantics.REUSE_INPUT and \
             sharding_mod.same_layout(x._sharding, sharding, x.ndim):
         return x if x._sharding == sharding else _relabel(x, sharding)
     try:
@@ -126,10 +135,20 @@ def _put_sharded_leaf(x, sharding):
         raise TypeError(f"device_put: {x!r:.100} of type {type(x)} is not a valid JAX "
                         "value (arrays, NumPy arrays and Python scalars are).") from None
     sharding.shard_shape(aval.shape)   # an indivisible shape raises here
+    if sharding.spec.unreduced and type(x) is Array and x._sharding is not None:
+        # partial sums of x as it is laid out (each device keeps its block), as JAX's
+        # reshard computation gives them
+        return dispatch.run_sharded(_identity_jaxpr(aval), [x], out_shardings=(sharding,),
+                                    where="device_put")[0]
     devices_mod.check_transfer("device_to_device" if type(x) is Array else "host_to_device",
                                True, aval)
     value = x._value if type(x) is Array else np.asarray(x, dtype=aval.dtype)
     return sharded_array(value, aval, sharding)
+
+
+def _identity_jaxpr(aval):
+    var = Var(aval)
+    return ClosedJaxpr(Jaxpr((), [var], [var], []), ())
 
 
 def _relabel(x, sharding):
@@ -161,15 +180,30 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
         device = None    # device memory of the device each array is on
     if device is None or hasattr(device, "platform") or isinstance(
             device, sharding_mod.Sharding):
+        leaves, treedef = tree_util.tree_flatten(x)
+        semantics = _copy_semantics(donate, may_alias, treedef)
         if isinstance(device, sharding_mod.NamedSharding):
-            return tree_util.tree_map(lambda leaf: _put_sharded_leaf(leaf, device), x)
+            return tree_util.tree_unflatten(treedef, [
+                _put_sharded_leaf(leaf, device, how) for leaf, how in zip(leaves, semantics)])
         device = _as_device(device)
-        semantics = transfers.copy_semantics(donate, may_alias)
-        return tree_util.tree_map(lambda leaf: _put_leaf(leaf, device, src, semantics), x)
+        return tree_util.tree_unflatten(treedef, [_put_leaf(leaf, device, src, how)
+                                                  for leaf, how in zip(leaves, semantics)])
     leaves, treedef = tree_util.tree_flatten(x)
     targets = tree_util.prefix_broadcast(device, treedef, "device_put device")
     return tree_util.tree_unflatten(treedef, [_put_one(leaf, target)
                                               for leaf, target in zip(leaves, targets)])
+
+
+def _copy_semantics(donate, may_alias, treedef):
+    """Per leaf of `treedef`, what device_put may do with its buffer: from `donate` and
+    `may_alias` (each a bool, or a pytree prefix of bools), as JAX decides."""
+    donate = tree_util.prefix_broadcast(donate, treedef, "device_put donate") \
+        if not isinstance(donate, bool) else [donate] * treedef.num_leaves
+    may_alias = tree_util.prefix_broadcast(may_alias, treedef, "device_put may_alias") \
+        if not isinstance(may_alias, bool) else [may_alias] * treedef.num_leaves
+    if any(d and m for d, m in zip(donate, may_alias)):
+        raise ValueError("may_alias and donate cannot be True at the same time.")
+    return [transfers.copy_semantics(d, m) for d, m in zip(donate, may_alias)]
 
 
 def device_get(x):

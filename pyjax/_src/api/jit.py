@@ -18,6 +18,7 @@ from pyjax._src import sharding as sharding_mod
 from pyjax._src.array import Array
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import dispatch
+from pyjax._src.api import devices as devices_api
 from pyjax._src.api import shapes
 from pyjax._src.backends.dispatch import NO_FIT, CommittedKind
 from pyjax._src.core.avals import get_aval, is_valid_jax_type
@@ -333,6 +334,10 @@ class JitCache:
             out = fun(*full_args, **full_kwargs)
             out_leaves, out_tree = tree_util.flatten(out)
             for leaf in out_leaves:
+                if isinstance(leaf, shapes.ShapeDtypeStruct):
+                    raise TypeError("A ShapeDtypeStruct does not have a value and cannot be "
+                                    f"used as a constant in a JAX function: {self.debug_name}"
+                                    f" returned {leaf}. Return an array instead.")
                 if not is_valid_jax_type(leaf):
                     raise TypeError(
                         f"{self.debug_name} returned a value of type {type(leaf)}, which "
@@ -363,7 +368,8 @@ class JitCache:
             else:
                 in_avals = tuple(x.aval if type(x) is Array else get_aval(x) for x in leaves)
         except TypeError:
-            raise _invalid_argument_error(self.debug_name, leaves, in_tree) from None
+            names = _flat_arg_names(self.arg_names, args, static_nums, dyn_kwargs)
+            raise _invalid_argument_error(self.debug_name, leaves, in_tree, names) from None
         # set_xla_metadata's context and the context mesh (which types results, e.g.
         # out_sharding=P('x')) change what tracing stages, as a tracing option does
         key = (in_tree, statics, in_avals,
@@ -438,6 +444,8 @@ class JitCache:
                               inline=self.inline, keep_unused=self.keep_unused)
             return tree_util.tree_unflatten(entry.out_tree, outs)
         dispatch.check_execution_allowed(self.debug_name)
+        if self.device is not None:
+            leaves = self._on_jit_device(entry.closed_jaxpr, leaves)
         if not self.places and (self.in_shardings is not None
                                 or self.out_shardings is not None):
             self.leaf_shardings(args, kwargs, entry)   # its prefixes must fit, as JAX checks
@@ -462,6 +470,22 @@ class JitCache:
         outs = dispatch.run_closed_jaxpr(entry.closed_jaxpr, arrays, donated, self.device,
                                          compiler_options=self.compiler_options)
         return tree_util.tree_unflatten(entry.out_tree, outs)
+
+    def _on_jit_device(self, closed, leaves):
+        """jit(device=d) runs on d, as JAX's in/out_shardings of SingleDeviceSharding(d):
+        sharded arguments move there; a sharding constraint inside over other devices is
+        JAX's error."""
+        for mesh in dispatch.meshes_named_in(closed):
+            if mesh._flat_devices != (self.device,):
+                raise ValueError(
+                    "Received incompatible devices for jitted computation. Got explicit "
+                    f"output sharding with device ids [{self.device.id}] on platform "
+                    f"{self.device.platform.upper()} and sharding_constraint inside jit with "
+                    f"device ids {[d.id for d in mesh._flat_devices]} on platform "
+                    f"{mesh._flat_devices[0].platform.upper()} ({self.debug_name}). Drop "
+                    "jit's `device` or constrain to shardings over that device.")
+        return [devices_api.device_put(x, self.device)
+                if type(x) is Array and x._sharding is not None else x for x in leaves]
 
     # -- shardings -------------------------------------------------------------------
     def partitioned(self, closed, leaves):
@@ -582,6 +606,9 @@ class JitWrapped:
     def lower(self, *args, **kwargs):
         """Traces and lowers for these arguments: a Lowered, with as_text() (StableHLO)
         and compile()."""
+        return self._lower(args, kwargs)
+
+    def _lower(self, args, kwargs, lowering_platforms=None):
         from pyjax._src.api import aot
         entry, leaves, donated = self._jit.entry_for(self.fun, args, kwargs, abstract=True)
         if entry.hoisted:
@@ -596,7 +623,8 @@ class JitWrapped:
                          outs)
         return aot.lower(entry.closed_jaxpr, entry.in_tree, entry.out_tree,
                          donated or (False,) * len(leaves), self._jit.debug_name, leaves,
-                         self._jit.device, shardings, self._jit.compiler_options)
+                         self._jit.device, shardings, self._jit.compiler_options,
+                         lowering_platforms)
 
     def eval_shape(self, *args, **kwargs):
         return self.trace(*args, **kwargs).out_info
@@ -620,8 +648,13 @@ class Traced:
         return aot.args_info(entry.in_tree, entry.in_avals,
                              self._donated or (False,) * len(entry.in_avals))
 
-    def lower(self):
-        return self._wrapped.lower(*self._args, **self._kwargs)
+    def lower(self, *, lowering_platforms=None):
+        """Lowers the trace: a Lowered. `lowering_platforms` (e.g. ("cpu",)) lowers for
+        those platforms without devices: shardings over an AbstractMesh alone then need
+        devices only at compile(device_assignment=...)."""
+        if lowering_platforms is not None:
+            lowering_platforms = _checked_platforms(lowering_platforms)
+        return self._wrapped._lower(self._args, self._kwargs, lowering_platforms)
 
     @property
     def in_avals(self):
@@ -632,6 +665,21 @@ class Traced:
     def out_info(self):
         return tree_util.tree_unflatten(self._entry.out_tree, [
             shapes.ShapeDtypeStruct.of_result(a) for a in self._entry.closed_jaxpr.out_avals])
+
+
+_PLATFORMS = ("cpu", "cuda", "rocm", "tpu")
+
+
+def _checked_platforms(platforms) -> tuple:
+    """lowering_platforms as a tuple of JAX's platform names."""
+    if isinstance(platforms, str) or not all(isinstance(p, str) for p in platforms):
+        raise TypeError(f"lowering_platforms must be a tuple of platform names (e.g. "
+                        f"('cpu',)), got {platforms!r}.")
+    unknown = [p for p in platforms if p not in _PLATFORMS]
+    if unknown or not platforms:
+        raise ValueError(f"lowering_platforms {tuple(platforms)!r}: each must be one of "
+                         f"{_PLATFORMS}, and at least one must be given.")
+    return tuple(platforms)
 
 
 def _asks_placement(shardings) -> bool:
@@ -688,19 +736,29 @@ def _argument_path(path):
     return head + tree_util.keystr(rest)
 
 
-def _invalid_argument_error(name, leaves, in_tree):
+def _invalid_argument_error(name, leaves, in_tree, arg_names=None):
     """The TypeError for the first argument leaf that is not an array (a str, an object,
-    or a NumPy array of a dtype JAX lacks: object, str, datetime...), named by its path."""
-    for path, leaf in tree_util.tree_flatten_with_path(in_tree.unflatten(leaves))[0]:
+    a ShapeDtypeStruct, or a NumPy array of a dtype JAX lacks: object, str, datetime...),
+    named by its path (`arg_names`: per leaf, as the parameters name it)."""
+    paths = tree_util.tree_flatten_with_path(in_tree.unflatten(leaves))[0]
+    for i, (path, leaf) in enumerate(paths):
         try:
             get_aval(leaf)
         except TypeError as problem:
+            where = arg_names[i] if arg_names else _argument_path(path)
+            if isinstance(leaf, shapes.ShapeDtypeStruct):
+                return TypeError(
+                    f"Argument '{where}' of shape {leaf.dtype.name}"
+                    f"[{','.join(map(str, leaf.shape))}] of type {type(leaf)} is not a "
+                    "valid JAX type. A ShapeDtypeStruct describes an array without its "
+                    "value: call the jitted function with an array, or pass "
+                    "ShapeDtypeStructs to its .trace(), .lower() or jax.eval_shape.")
             what = (f"a NumPy array of dtype {leaf.dtype}, which JAX does not support"
                     if isinstance(leaf, np.ndarray) else f"{leaf!r:.100}")
             return TypeError(
                 f"Error interpreting argument to {name} as an abstract array. The "
                 f"problematic value is of type {type(leaf)} and was passed to the function "
-                f"at path {_argument_path(path)}: {what} ({problem}). A jit-wrapped "
+                f"at path {where}: {what} ({problem}). A jit-wrapped "
                 "function takes arrays, scalars and pytrees of them: convert the value to "
                 "a number array, or mark the argument static with the static_argnums or "
                 "static_argnames parameters of jax.jit.")

@@ -8,6 +8,7 @@ import functools
 import numpy as np
 
 from pyjax._src import dtypes, tree_util
+from pyjax._src import layout as layout_mod
 from pyjax._src import sharding as sharding_mod
 from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.tokens import AbstractToken
@@ -19,11 +20,18 @@ from pyjax._src.util import canonicalize_shape
 class ShapeDtypeStruct:
     """A shape and dtype with no data: an abstract argument for eval_shape, trace, lower."""
 
-    __slots__ = ("shape", "dtype", "weak_type", "_sharding")
+    __slots__ = ("shape", "dtype", "weak_type", "_sharding", "_layout")
 
     def __init__(self, shape, dtype, sharding=None, weak_type=False):
         if dtype is None:   # np.dtype(None) would silently be float64
             raise ValueError("ShapeDtypeStruct: dtype must be specified.")
+        self._layout = None   # a device-local Layout, from a Format given as `sharding`
+        if isinstance(sharding, layout_mod.Format):
+            if isinstance(sharding.layout, layout_mod.AutoLayout):
+                raise TypeError("`Layout.AUTO` cannot be used in place of a device-local "
+                                "layout in a `ShapeDtypeStruct`. Got "
+                                f"{sharding!r}")
+            self._layout, sharding = sharding.layout, sharding.sharding
         self.shape = tuple(shape)
         self.dtype = dtype if isinstance(dtype, dtypes.ExtendedDType) else np.dtype(dtype)
         self.weak_type = weak_type
@@ -52,9 +60,22 @@ class ShapeDtypeStruct:
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: int(np.prod(self.shape)))
 
+    @property
+    def format(self):
+        """The layout and sharding described, as a jax.layout.Format."""
+        return layout_mod.Format(self._layout, self.sharding)
+
     def update(self, **changes):
-        """A copy with some of shape, dtype, sharding, weak_type replaced."""
-        fields = {"shape": self.shape, "dtype": self.dtype, "sharding": self._sharding,
+        """A copy with some of shape, dtype, sharding (or a Format), weak_type replaced."""
+        given = changes.get("sharding")
+        if self._layout is not None and isinstance(given, sharding_mod.Sharding):
+            raise ValueError(f"You are updating ShapeDtypeStruct with a {type(given)} when "
+                             f"the original ShapeDtypeStruct had a concrete layout "
+                             f"{self.format}. This might lead to bugs. If you want to do "
+                             "this, create a new ShapeDtypeStruct via the constructor.")
+        kept = self._sharding if self._layout is None else \
+            layout_mod.Format(self._layout, self._sharding)
+        fields = {"shape": self.shape, "dtype": self.dtype, "sharding": kept,
                   "weak_type": self.weak_type}
         unknown = set(changes) - set(fields)
         if unknown:
@@ -89,16 +110,19 @@ class ShapeDtypeStruct:
 
     def __repr__(self):
         sharding = "" if self._sharding is None else f", sharding={self._sharding}"
+        layout = "" if self._layout is None else f", format={self._layout}"
         weak = ", weak_type=True" if self.weak_type else ""
-        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{sharding}{weak})"
+        return (f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{sharding}"
+                f"{layout}{weak})")
+
+    def _key(self):
+        return (self.shape, self.dtype, self._sharding, self._layout, self.weak_type)
 
     def __eq__(self, other):
-        return (isinstance(other, ShapeDtypeStruct) and
-                (self.shape, self.dtype, self._sharding, self.weak_type) ==
-                (other.shape, other.dtype, other._sharding, other.weak_type))
+        return isinstance(other, ShapeDtypeStruct) and self._key() == other._key()
 
     def __hash__(self):
-        return hash((self.shape, self.dtype, self._sharding, self.weak_type))
+        return hash(self._key())
 
 
 def abstractify(x):

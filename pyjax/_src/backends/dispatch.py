@@ -173,16 +173,17 @@ def _make_entry(closed, donated_invars, device, compiler_options=None):
     `compiler_options` ((name, value) pairs)."""
     name = _function_name(closed)
     xla = xla_backend()
+    no_donation = stablehlo.Donation({}, (), [])
     if xla is None:
-        aliases, unusable = stablehlo.donation_aliases(
+        donation = stablehlo.donation_aliases(
             closed.in_avals, donated_invars or (False,) * len(closed.in_avals),
             closed.out_avals)
         run = NumpyExecutable(closed, device)
     elif runs_own_program(closed.jaxpr):
-        aliases, unusable = {}, []     # no buffers to alias: donated inputs stay alive
+        donation = no_donation     # no buffers to alias: donated inputs stay alive
         run = InterpretedExecutable(closed, device)
     elif segmented.should_segment(closed):   # 100k leaves: linear compile, no donation
-        aliases, unusable = {}, []
+        donation = no_donation
         # one module name for every part: parts of equal text (a tree_map over leaves
         # of one type) compile once, the others are cache hits
         run = segmented.SegmentedExecutable(closed, lambda part, i: xla.Executable(
@@ -191,16 +192,21 @@ def _make_entry(closed, donated_invars, device, compiler_options=None):
     else:
         lowered = stablehlo.lower_module(closed, name, donated_invars)
         stats["lowerings"] += 1
-        aliases, unusable = lowered.aliases, lowered.unusable_donations
+        donation = lowered.donation
         run = xla.Executable(lowered, device, closed.consts, name, compiler_options)
     if ((config.debug_nans.value or config.debug_infs.value)
             and type(run) is not InterpretedExecutable):   # that one checks as it goes
         run = NanCheckedExecutable(run, closed)
-    if unusable:
+    warn_unusable(donation)
+    return ExecutableEntry(run, donation.consumed, device)
+
+
+def warn_unusable(donation):
+    """JAX's warning for donated inputs that no output can use."""
+    if donation.unusable:
         warnings.warn("Some donated buffers were not usable: "
-                      + ", ".join(stablehlo.layout_str(a) for a in unusable),
-                      UserWarning, stacklevel=5)
-    return ExecutableEntry(run, tuple(sorted(aliases)), device)
+                      + ", ".join(stablehlo.layout_str(a) for a in donation.unusable),
+                      UserWarning, stacklevel=6)
 
 
 # How often dispatch lowered a jaxpr to StableHLO (tests count these).
@@ -394,11 +400,15 @@ def is_partitioned(closed):
     return bool(meshes_named_in(closed))
 
 
-def sharding_plan(closed, args, in_shardings=None, out_shardings=None, where=None):
+def sharding_plan(closed, args, in_shardings=None, out_shardings=None, where=None,
+                  abstract_ok=False):
     """The ShardingPlan for running `closed` on `args` (Arrays) with jit's per-leaf
     in/out shardings (None entries: unconstrained), or None when nothing in the call is
     sharded (the ordinary single-device route applies). Raises JAX's errors for
-    committed arguments that disagree with the shardings asked for."""
+    committed arguments that disagree with the shardings asked for. Shardings over an
+    AbstractMesh take the devices of the concrete mesh involved (or the context mesh);
+    with none, the plan is over the AbstractMesh when `abstract_ok` (lowering for named
+    platforms: devices come at compile time)."""
     where = where or _where(closed)
     in_shardings = tuple(in_shardings or (None,) * len(args))
     out_shardings = tuple(out_shardings or (None,) * len(closed.out_avals))
@@ -414,14 +424,21 @@ def sharding_plan(closed, args, in_shardings=None, out_shardings=None, where=Non
         if context is None or not _placed_by_context(args):
             return None
         meshes = [context]
+    devices = _device_assignment(meshes, abstract_ok)
+    if devices is None:   # only abstract meshes: the plan stays abstract until compile
+        return ShardingPlan(meshes[0], in_shardings, out_shardings)
+    in_shardings, out_shardings = (
+        tuple(sharding_mod.concretize_sharding(s, devices) for s in shardings)
+        for shardings in (in_shardings, out_shardings))
+    meshes = [sharding_mod.concretize_mesh(m, devices) for m in meshes]
     mesh = meshes[0]
-    for other in meshes[1:]:
-        if other._flat_devices != mesh._flat_devices or other.axis_names != mesh.axis_names:
+    for other in meshes[1:]:   # (axis names may differ, as in JAX: Shardy names each)
+        if other._flat_devices != mesh._flat_devices:
             raise ValueError(
                 f"Received incompatible meshes for {where}: {mesh} and {other}. All "
-                "shardings of one computation must use the same mesh (the same devices in "
-                "the same order, with the same axis names).")
-    names = _arg_labels(closed)
+                "shardings of one computation must use the same devices in the same "
+                "order.")
+    names = arg_labels(closed)
     plan_in = []
     for i, (x, s) in enumerate(zip(args, in_shardings)):
         held = getattr(x, "_sharding", None)
@@ -453,6 +470,30 @@ def sharding_plan(closed, args, in_shardings=None, out_shardings=None, where=Non
         s if s is not None else _typed_layout(a, mesh, from_context)
         for s, a in zip(out_shardings, closed.out_avals))
     return ShardingPlan(mesh, tuple(plan_in), out_shardings)
+
+
+def _device_assignment(meshes, abstract_ok):
+    """The devices that the shardings over `meshes` of one computation run on (those of
+    its concrete meshes, else of the context mesh), as JAX checks them, or None for only
+    abstract meshes and no context mesh when `abstract_ok`."""
+    abstract = [m for m in meshes if isinstance(m, sharding_mod.AbstractMesh)]
+    concrete = [m for m in meshes if isinstance(m, sharding_mod.Mesh)]
+    for other in abstract[1:]:
+        if other.size != abstract[0].size:
+            raise ValueError("AbstractMesh should be of the same size across all "
+                             f"shardings. Got {abstract[0]} and {other}")
+    context = sharding_mod.current_mesh()
+    devices = concrete[0]._flat_devices if concrete else \
+        context._flat_devices if context is not None and context.size else None
+    if abstract and devices is None and not abstract_ok:
+        raise ValueError(
+            "Passing lowering_platforms via jax.export or jit(f).trace(*args).lower("
+            "lowering_platforms=...) is required when only AbstractMesh exists in a jitted "
+            f"computation. Got context mesh: {context or 'Mesh()'}")
+    if abstract and devices is not None and len(devices) != abstract[0].size:
+        raise ValueError(f"AbstractMesh size: {abstract[0].size} does not match the device "
+                         f"assignment size: {len(devices)}")
+    return devices
 
 
 def _placed_by_context(args):
@@ -495,7 +536,7 @@ def jax_type_str(aval):
     return f"{aval.dtype.name}[{','.join(map(str, aval.shape))}]"
 
 
-def _arg_labels(closed):
+def arg_labels(closed):
     info = closed.jaxpr.debug_info
     names = getattr(info, "arg_names", None)
     n = len(closed.jaxpr.invars)
@@ -514,14 +555,10 @@ def sharded_executable(closed, donated_invars, plan, compiler_options=None):
         lowered = stablehlo.lower_module(closed, name, donated_invars, mesh=plan.mesh,
                                          in_shardings=plan.in_shardings,
                                          out_shardings=plan.out_shardings)
-        if lowered.unusable_donations:
-            warnings.warn("Some donated buffers were not usable: "
-                          + ", ".join(stablehlo.layout_str(a)
-                                      for a in lowered.unusable_donations),
-                          UserWarning, stacklevel=5)
+        warn_unusable(lowered.donation)
         run = xla_backend().ShardedExecutable(lowered, plan.mesh, closed.consts, name,
                                               compiler_options)
-        entry = per_jaxpr[key] = ExecutableEntry(run, tuple(sorted(lowered.aliases)),
+        entry = per_jaxpr[key] = ExecutableEntry(run, lowered.donation.consumed,
                                                   None)
     return entry
 

@@ -39,6 +39,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
+from typing import NamedTuple
 
 import ml_dtypes
 import numpy as np
@@ -705,12 +706,11 @@ class LoweredModule:
     """The printed module and what running it needs: the argument layout (constants
     first), input-output aliases from donation, and each line's source equation."""
 
-    def __init__(self, text, origins, const_avals, in_avals, out_avals, aliases,
-                 unusable_donations, host_callbacks=(), sharding_inspections=(),
-                 mesh=None):
+    def __init__(self, text, origins, const_avals, in_avals, out_avals, donation,
+                 host_callbacks=(), sharding_inspections=(), mesh=None):
         self.text, self.origins = text, origins
         self.const_avals, self.in_avals, self.out_avals = const_avals, in_avals, out_avals
-        self.aliases, self.unusable_donations = aliases, unusable_donations
+        self.donation = donation   # a Donation
         # Python functions that custom calls to XLA's CPU callback target invoke, by index
         self.host_callbacks = list(host_callbacks)
         # (callback, rank, placeholder) to call with shardings as it compiles (see
@@ -731,21 +731,48 @@ class LoweredModule:
         return f"{text}\n  (lowered from the '{eqn.primitive.name}' equation{place})"
 
 
-def donation_aliases(in_avals, donated, out_avals):
+class Donation(NamedTuple):
+    """What becomes of a computation's donated inputs (by input index), as JAX decides:
+    `aliases` maps an input to the output of its shape and dtype that reuses its buffer;
+    `donors` are given to XLA to reuse as it can (an output of as many elements, or any
+    output in a program partitioned with results XLA places); both are consumed by a
+    run. `unusable` are the avals of the donations nothing can use (they stay alive)."""
+    aliases: dict
+    donors: tuple
+    unusable: list
+
+    @property
+    def consumed(self) -> tuple:
+        """The inputs whose buffers a run takes over (deleted after it), in order."""
+        return tuple(sorted((*self.aliases, *self.donors)))
+
+
+def donation_aliases(in_avals, donated, out_avals, donate_rest=False) -> Donation:
     """Pairs each donated input with the first unclaimed output of the same shape and
-    dtype. Returns ({input index: output index}, [avals of donations nothing can use])."""
+    dtype, then each one left with the first unclaimed output of as many elements (with
+    `donate_rest`, every one left is given to XLA)."""
     free = list(range(len(out_avals)))
-    aliases, unusable = {}, []
+    aliases, left = {}, []
     for i, (aval, d) in enumerate(zip(in_avals, donated)):
         if not d:
             continue
         match = next((k for k in free if out_avals[k].same_type(aval)), None)
         if match is None:
-            unusable.append(aval)
+            left.append(i)
         else:
             free.remove(match)
             aliases[i] = match
-    return aliases, unusable
+    donors, unusable = [], []
+    for i in left:
+        size = math.prod(in_avals[i].shape)
+        match = next((k for k in free if math.prod(out_avals[k].shape) == size), None)
+        if match is not None:
+            free.remove(match)
+        if match is not None or donate_rest:
+            donors.append(i)
+        else:
+            unusable.append(in_avals[i])
+    return Donation(aliases, tuple(donors), unusable)
 
 
 def layout_str(aval):
@@ -769,18 +796,32 @@ def lower_module(closed, name="main", donated_invars=(), num_replicas=1, axis_en
     in_avals = [v.aval for v in jaxpr.invars]
     out_avals = [v.aval for v in jaxpr.outvars]
     donated = tuple(donated_invars) or (False,) * len(in_avals)
-    aliases, unusable = donation_aliases(in_avals, donated, out_avals)
+    # partitioned with results XLA places: XLA may reuse any donated buffer (as JAX)
+    donate_rest = mesh is not None and mesh.size > 1 and (
+        len(out_shardings) < len(out_avals) or None in out_shardings)
+    donation = donation_aliases(in_avals, donated, out_avals, donate_rest)
     nconsts = len(jaxpr.constvars)
     arg_attrs = {nconsts + i: [f"tf.aliasing_output = {k} : i32"]
-                 for i, k in aliases.items()}
+                 for i, k in donation.aliases.items()}
+    for i in donation.donors:
+        arg_attrs[nconsts + i] = ["jax.buffer_donor = true"]
     result_attrs = {}
+
+    def attribute(sharding, ndim):   # a sharding over another mesh names its own, as JAX
+        name = "mesh"
+        if sharding.mesh.shape_tuple != mesh.shape_tuple:
+            value = sharding_mod.shardy_mesh(sharding.mesh)
+            named = {v: k for k, v in module.extra_meshes.items()}
+            name = named.get(value) or module.declare_mesh(
+                f"mesh_{len(module.extra_meshes)}", value)
+        return f"sdy.sharding = {sharding.to_shardy(ndim, mesh_name=name)}"
+
     for i, s in enumerate(in_shardings):
         if s is not None:
-            arg_attrs.setdefault(nconsts + i, []).append(
-                f"sdy.sharding = {s.to_shardy(in_avals[i].ndim)}")
+            arg_attrs.setdefault(nconsts + i, []).append(attribute(s, in_avals[i].ndim))
     for i, s in enumerate(out_shardings):
         if s is not None:
-            result_attrs[i] = f"sdy.sharding = {s.to_shardy(out_avals[i].ndim)}"
+            result_attrs[i] = attribute(s, out_avals[i].ndim)
     _lower_function(module, "main", jaxpr, (), "public", const_args=True,
                     arg_attrs={i: ", ".join(a) for i, a in arg_attrs.items()},
                     result_attrs=result_attrs)
@@ -789,7 +830,7 @@ def lower_module(closed, name="main", donated_invars=(), num_replicas=1, axis_en
             f"mhlo.num_replicas = {num_replicas} : i32}} {{")
     lines = [(head, None)]
     if mesh is not None:
-        lines.append(("  " + sharding_mod.shardy_mesh(mesh), None))
+        lines.append((f"  sdy.mesh @mesh = {sharding_mod.shardy_mesh(mesh)}", None))
         lines += [(f"  sdy.mesh @{name} = {value}", None)
                   for name, value in module.extra_meshes.items()]
     for function in module.functions:
@@ -797,7 +838,7 @@ def lower_module(closed, name="main", donated_invars=(), num_replicas=1, axis_en
     lines.append(("}", None))
     text = "\n".join(line for line, _ in lines) + "\n"
     return LoweredModule(text, [o for _, o in lines], [v.aval for v in jaxpr.constvars],
-                         in_avals, out_avals, aliases, unusable, module.host_callbacks,
+                         in_avals, out_avals, donation, module.host_callbacks,
                          module.sharding_inspections, mesh)
 
 

@@ -160,7 +160,9 @@ def as_type(x, wanted):
     return sharding_constraint_p.bind(x, sharding=sharding_mod.concrete_sharding(wanted, mesh))
 
 
-def _batch(args, dims, *, sharding):
+def _batch(axis, args, dims, *, sharding):
+    """The batch dimension is split over vmap's spmd_axis_name (mesh axes the spec must
+    not use already), else not split, as JAX's rule does."""
     (x,), (d,) = args, dims
     if d is None:
         return sharding_constraint_p.bind(x, sharding=sharding), None
@@ -198,8 +200,8 @@ def _samples():
 
 sharding_constraint_p = define_primitive(
     "sharding_constraint", impl=lambda x, *, sharding: x, abstract_eval=_abstract_eval,
-    jvp=ad.linear_jvp, transpose=_transpose, batch=_batch, lower=_lower, eager=_eager,
-    samples=_samples, lowers_own_sharding=True)
+    jvp=ad.linear_jvp, transpose=_transpose, batch=_batch, batch_needs_axis=True,
+    lower=_lower, eager=_eager, samples=_samples, lowers_own_sharding=True)
 
 
 def with_sharding_constraint(x, shardings):
@@ -230,6 +232,14 @@ def constrain(x, shardings, assert_typed=False, cast=False):
                              "`jax.sharding.Sharding` instances.")
         target = sharding_mod.canonical_sharding(target, "with_sharding_constraint")
         if isinstance(target, sharding_mod.SingleDeviceSharding):
+            if _spmd_batched(leaf):   # JAX's vmap rule takes only NamedShardings
+                raise ValueError(
+                    "If you are using spmd_axis_name parameter of jax.vmap, please make "
+                    "sure to run your jitted function inside the mesh context manager. "
+                    "Only `jax.lax.with_sharding_constraint` with "
+                    "`jax.sharding.NamedSharding` as an input can be transformed with "
+                    "spmd_axis_name batching rules outside of an explicit mesh context "
+                    f"manager scope{target!r}")
             if isinstance(leaf, Tracer):
                 raise ValueError(f"with_sharding_constraint inside a traced function needs "
                                  f"a NamedSharding (or a PartitionSpec on the current "
@@ -254,6 +264,10 @@ def _open_unsplit(target, ndim):
     entries = [sharding_mod.UNCONSTRAINED if e is None else e
                for e in tuple(spec.partitions) + (None,) * (ndim - len(spec))]
     return sharding_mod.NamedSharding(target.mesh, spec.update(partitions=entries))
+def _spmd_batched(x) -> bool:
+    """Whether x is mapped by a vmap with spmd_axis_name."""
+    return isinstance(x, batching.BatchTracer) and x.batch_dim is not None and \
+        x._trace.axis.spmd_name is not None
 
 
 def _assert_typed_as(aval, target):

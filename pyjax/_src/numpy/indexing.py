@@ -21,6 +21,7 @@ from pyjax._src.lax import structural as st
 from pyjax._src.lax.sharding_constraint import apply_out_sharding
 from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy import ufuncs
+from pyjax._src.numpy.util import extended_dtype
 from pyjax._src.lax.indexing import (FILL_OR_DROP, PROMISE_IN_BOUNDS,
                                      GatherDimensionNumbers, GatherScatterMode,
                                      ScatterDimensionNumbers)
@@ -747,6 +748,15 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
     "clip", "wrap" or "promise_in_bounds"."""
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.take is not supported.")
+    keys_dtype = extended_dtype(a)
+    if keys_dtype is not None:   # typed keys: taken from their data (its dims last)
+        if axis is None:
+            a, axis = a.ravel(), 0
+        axis = canonicalize_axis(axis, a.ndim)
+        return keys_dtype.from_physical(take(
+            keys_dtype.to_physical(a), indices, axis, mode=mode,
+            unique_indices=unique_indices, indices_are_sorted=indices_are_sorted,
+            fill_value=fill_value))
     a = _operand(a)
     indices = _int_indices(indices, "take")
     if axis is None:

@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 
 from pyjax._src import dtypes, errors
+from pyjax._src import sharding as sharding_mod
 from pyjax._src.api.devices import device_put
 from pyjax._src.api.shapes import ShapeDtypeStruct
 from pyjax._src.sharding import AbstractMesh, NamedSharding, concrete_mesh_of, current_mesh
@@ -106,6 +107,7 @@ def array(object, dtype=None, *args, copy=True, order="K", ndmin=0, device=None)
     if dtype is not None:
         dtype = dtypes.check_user_dtype(dtype, "array")
     if isinstance(object, (Array, Tracer)):
+        _check_same_devices(object, device)
         # As in JAX, a weakly typed input stays weak unless a dtype is asked for.
         weak = dtype is None and object.aval.weak_type
         out = convert(object, dtype or object.aval.dtype, weak)
@@ -158,6 +160,24 @@ def _check_same_extended(keys_dtype, dtype, where):
                         f"to {dtype}; use jax.random.key_data for the key data.")
 
 
+def _check_same_devices(x, device):
+    """JAX converts an array onto `device` inside a computation, so an array committed
+    to other devices is its incompatible-devices error."""
+    if device is None or type(x) is not Array or not x.committed:
+        return
+    target = device if isinstance(device, sharding_mod.Sharding) else \
+        sharding_mod.SingleDeviceSharding(device) if hasattr(device, "platform") else None
+    held = x._sharding._device_assignment if x._sharding is not None else (x._device,)
+    if target is not None and tuple(target._device_assignment) != tuple(held):
+        raise ValueError(
+            "Received incompatible devices for jitted computation. Got argument args[0] of "
+            f"convert_element_type with shape {x.dtype.name}[{','.join(map(str, x.shape))}] "
+            f"and with device ids {[d.id for d in held]} on platform CPU and "
+            f"sharding_constraint inside jit with device ids "
+            f"{[d.id for d in target._device_assignment]} on platform CPU. Move the array "
+            "with jax.device_put instead.")
+
+
 def _place(out, device):
     """`out` committed to `device` (a Device or Sharding) when one is given, as the
     creation functions' device= argument asks."""
@@ -168,6 +188,7 @@ def _place(out, device):
 def asarray(a, dtype=None, order=None, *, copy=None, device=None):
     """Like array, but returns `a` itself when it already is an array of that dtype."""
     if device is not None:
+        _check_same_devices(a, device)
         return _place(asarray(a, dtype, order, copy=copy), device)
     keys_dtype = extended_dtype(a)
     if keys_dtype is not None:
@@ -542,11 +563,21 @@ def axis_or_flattened(a, axis):
     return a, canonicalize_axis(axis, ndim(a))
 
 
+def _on_key_data(keys_dtype, keys, fn):
+    """fn applied to the data of the key array `keys` (whose own dimensions are last and
+    stay so): jnp's structural functions on typed keys."""
+    return keys_dtype.from_physical(fn(keys_dtype.to_physical(keys)))
+
+
 def transpose(a, axes=None):
-    check_arraylike("transpose", a)
-    n = ndim(a)
+    keys_dtype = extended_dtype(a)
+    n = a.ndim if keys_dtype is not None else ndim(a)
     axes = tuple(reversed(range(n))) if axes is None else \
         tuple(canonicalize_axis(x, n) for x in axes)
+    if keys_dtype is not None:
+        return _on_key_data(keys_dtype, a, lambda data: transpose(
+            data, (*axes, *range(n, data.ndim))))
+    check_arraylike("transpose", a)
     if sorted(axes) != list(range(n)):
         raise TypeError(f"transpose permutation isn't a permutation of operand dimensions: "
                         f"axes {axes} don't match an array of dimension {n}")
@@ -578,15 +609,19 @@ def moveaxis(a, source, destination):
 
 
 def swapaxes(a, axis1, axis2):
-    n = ndim(a)
-    perm = list(range(n))
+    keys_dtype = extended_dtype(a)
+    n = a.ndim if keys_dtype is not None else ndim(a)
     i, j = canonicalize_axis(axis1, n), canonicalize_axis(axis2, n)
+    if keys_dtype is not None:
+        return _on_key_data(keys_dtype, a, lambda data: swapaxes(data, i, j))
+    perm = list(range(n))
     perm[i], perm[j] = perm[j], perm[i]
     return ensure_array(st.transpose(a, tuple(perm)))
 
 
 def squeeze(a, axis=None):
-    aval = get_aval(a)
+    keys_dtype = extended_dtype(a)
+    aval = a.aval if keys_dtype is not None else get_aval(a)
     if axis is None:
         axes = tuple(i for i, d in enumerate(aval.shape) if d == 1)
     else:
@@ -596,6 +631,8 @@ def squeeze(a, axis=None):
                 raise ValueError("cannot select an axis to squeeze out which has size not "
                                  f"equal to one, got shape={aval.shape} and dimensions="
                                  f"{axes}")
+    if keys_dtype is not None:
+        return _on_key_data(keys_dtype, a, lambda data: squeeze(data, axes))
     return ensure_array(st.squeeze(a, axes))
 
 
@@ -813,6 +850,14 @@ def flipud(m):
 def where(condition, x, y, /):
     """Elementwise x if condition else y (jnp.where with one argument, the indices of the
     nonzeros, is numpy/indexing.py's `where`)."""
+    keys_dtype = extended_dtype(x)
+    if keys_dtype is not None and extended_dtype(y) == keys_dtype:   # keys of one kind
+        target = broadcast_shapes(shape(condition), x.shape, y.shape)
+        key_dims = tuple(keys_dtype.physical_shape)
+        cond = broadcast_to(expand_dims(condition, tuple(range(-len(key_dims), 0))),
+                            target + key_dims)
+        data = [broadcast_to(keys_dtype.to_physical(k), target + key_dims) for k in (x, y)]
+        return keys_dtype.from_physical(where(cond, *data))
     check_arraylike("where", condition, x, y)
     x, y = promote_dtypes(x, y)
     target = broadcast_shapes(shape(condition), shape(x), shape(y))

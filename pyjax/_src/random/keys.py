@@ -19,6 +19,8 @@ from pyjax._src.core.avals import get_aval, unsharded_sharding
 from pyjax._src.core.trace import Tracer
 from pyjax._src.lax import structural
 from pyjax._src.lax.prng import PRNGS, PRNGImpl
+from pyjax._src.numpy import indexing as jnp_indexing
+from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy import ufuncs as uf
 from pyjax._src.util import canonicalize_shape
 from pyjax._src.lax.sharding_constraint import takes_out_sharding
@@ -166,6 +168,22 @@ class PRNGKeyArray:
         return self.reshape(-1)
 
     flatten = ravel
+
+    # jnp's structural functions, which work on key arrays through their data
+    def squeeze(self, axis=None):
+        return lnp.squeeze(self, axis)
+
+    def swapaxes(self, axis1, axis2):
+        return lnp.swapaxes(self, axis1, axis2)
+
+    def transpose(self, *axes):
+        return lnp.transpose(self, axes[0] if len(axes) == 1 and not isinstance(
+            axes[0], int) else (axes or None))
+
+    def take(self, indices, axis=None, out=None, mode=None, unique_indices=False,
+             indices_are_sorted=False, fill_value=None):
+        return jnp_indexing.take(self, indices, axis, out, mode, unique_indices,
+                                 indices_are_sorted, fill_value)
 
     @property
     def T(self):

@@ -4,6 +4,7 @@ from pyjax._src.core.avals import ShapedArray, get_aval  # noqa: F401
 from pyjax._src.core.jaxpr import (  # noqa: F401
     ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var, eval_jaxpr,
 )
+from pyjax._src.core.tokens import AbstractToken, Token  # noqa: F401
 from pyjax._src.core.trace import Trace, Tracer  # noqa: F401
 from pyjax._src.extend.primitives import (  # noqa: F401
     Primitive, find_top_trace, mapped_aval, unmapped_aval,
