@@ -65,7 +65,7 @@ def test_dot_general_and_conv_accept_precision():
         .jaxpr.eqns[0].params
     assert params["precision"] == (lax.Precision.HIGHEST,) * 2
     text = jax.jit(lambda u, v: lax.dot(u, v, precision="high")).lower(a, b).as_text()
-    assert "#stablehlo<precision HIGH>" in text
+    assert "precision = [HIGH, HIGH]" in text   # as JAX prints it
     with pytest.raises(ValueError, match="Precision"):
         lax.dot(a, b, precision=3.5)
     with pytest.raises(ValueError, match="Unknown precision"):
@@ -135,7 +135,8 @@ def test_dot_algorithm_in_jaxprs_programs_and_derivatives():
     f = lambda u, v: lax.dot(u, v, precision="F16_F16_F16")   # noqa: E731
     assert "precision=F16_F16_F16" in str(jax.make_jaxpr(f)(a, b))
     text = jax.jit(f).lower(a, b).as_text()
-    assert "#stablehlo.dot_algorithm<lhs_precision_type = f16" in text
+    assert "algorithm = <lhs_precision_type = f16, rhs_precision_type = f16, " \
+        "accumulation_type = f16" in text
     assert "dot_algorithm" not in jax.jit(
         lambda u, v: lax.dot(u, v, precision="DEFAULT")).lower(a, b).as_text()
     # Transposes keep the algorithm, so gradients round like the forward product.
