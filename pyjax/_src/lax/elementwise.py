@@ -496,12 +496,13 @@ copy_p = unary_op("copy", np.copy, ANY, hlo=None, jvp=linear_jvp, lower=lambda c
 # --- comparison, logical and bitwise ------------------------------------------------------
 
 _to_bool = lambda d: dtypes.bool_   # noqa: E731
+_ORDERED = (FLOAT, BOOL) + INT   # complex numbers have no order
 eq_p = binary_op("eq", np.equal, ANY, jvp=zero_jvp, hlo="EQ", result_dtype=_to_bool)
 ne_p = binary_op("ne", np.not_equal, ANY, jvp=zero_jvp, hlo="NE", result_dtype=_to_bool)
-lt_p = binary_op("lt", np.less, ANY, jvp=zero_jvp, hlo="LT", result_dtype=_to_bool)
-le_p = binary_op("le", np.less_equal, ANY, jvp=zero_jvp, hlo="LE", result_dtype=_to_bool)
-gt_p = binary_op("gt", np.greater, ANY, jvp=zero_jvp, hlo="GT", result_dtype=_to_bool)
-ge_p = binary_op("ge", np.greater_equal, ANY, jvp=zero_jvp, hlo="GE", result_dtype=_to_bool)
+lt_p = binary_op("lt", np.less, _ORDERED, jvp=zero_jvp, hlo="LT", result_dtype=_to_bool)
+le_p = binary_op("le", np.less_equal, _ORDERED, jvp=zero_jvp, hlo="LE", result_dtype=_to_bool)
+gt_p = binary_op("gt", np.greater, _ORDERED, jvp=zero_jvp, hlo="GT", result_dtype=_to_bool)
+ge_p = binary_op("ge", np.greater_equal, _ORDERED, jvp=zero_jvp, hlo="GE", result_dtype=_to_bool)
 
 
 def _total_order_key(x):
@@ -521,7 +522,6 @@ def _total_order_comparison(name, compare, direction, accepted):
                      lower=stablehlo.compare_lowering(direction, total_order=True))
 
 
-_ORDERED = (FLOAT, BOOL) + INT
 eq_to_p = _total_order_comparison("eq_to", np.equal, "EQ", _ORDERED)
 le_to_p = _total_order_comparison("le_to", np.less_equal, "LE", _ORDERED)
 lt_to_p = _total_order_comparison("lt_to", np.less, "LT", _ORDERED)
