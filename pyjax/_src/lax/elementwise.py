@@ -4,6 +4,7 @@ share one dtype; rank-0 operands broadcast. Transcendental ops take a requested 
 (AccuracyMode or Tolerance) as JAX's do."""
 from __future__ import annotations
 
+import builtins
 import enum
 import math
 
@@ -475,8 +476,30 @@ imag_p = unary_op("imag", np.imag, ("complex",), hlo="stablehlo.imag", jvp=linea
                   result_dtype=dtypes.real_dtype,
                   transpose=_unary_linear_transpose(
                       lambda ct: neg(complex(_zeros_like(ct), ct))))
-conj_p = unary_op("conj", np.conj, INEXACT, hlo="chlo.conj", jvp=linear_jvp,
-                  transpose=_unary_linear_transpose(lambda ct: conj(ct)))
+
+
+def _check_conj(x, input_dtype):
+    if x.dtype.kind == "f" and x.dtype not in (np.float32, np.float64):
+        raise TypeError(f"conj does not accept dtype {x.dtype.name}. Accepted dtypes are "
+                        "subtypes of float32, complexfloating, float64.")
+
+
+def _conj_lowering(ctx, x, input_dtype):
+    if dtypes.is_complex(input_dtype):
+        return ctx.unary("chlo.conj", x)
+    return ctx.convert(x, ctx.avals_out[0].dtype)
+
+
+# As in JAX, the conjugate of a real operand is complex (its transpose takes the real
+# part back).
+conj_p = unary_op(
+    "conj", lambda x, input_dtype: np.conj(x).astype(dtypes.complex_dtype(x.dtype)),
+    INEXACT, hlo=None, jvp=linear_jvp, check=_check_conj, lower=_conj_lowering,
+    result_dtype=dtypes.complex_dtype,
+    transpose=lambda ct, x, input_dtype: [
+        conj(ct) if dtypes.is_complex(input_dtype) else real(ct)],
+    samples=lambda: [b.Sample([b.random_values((2, 3), d)], {"input_dtype": np.dtype(d)})
+                     for d in (np.float32, np.complex64)])
 def _complex_impl(x, y):
     """x + iy, set part by part: x + 1j * y would turn an infinite y into nan + inf j."""
     out = np.empty(np.broadcast_shapes(np.shape(x), np.shape(y)), dtypes.complex_dtype(x.dtype))
@@ -766,7 +789,7 @@ convert_element_type_p = define_primitive(
 
 
 def _bitcast_abstract_eval(x, new_dtype):
-    old, new = x.dtype.itemsize, np.dtype(new_dtype).itemsize
+    old, new = dtypes.itemsize_bits(x.dtype), dtypes.itemsize_bits(new_dtype)
     if old == new:
         shape = x.shape
     elif old > new:
@@ -781,18 +804,45 @@ def _bitcast_abstract_eval(x, new_dtype):
 
 def _bitcast_impl(x, new_dtype):
     new_dtype = np.dtype(new_dtype)
+    old, new = dtypes.itemsize_bits(x.dtype), dtypes.itemsize_bits(new_dtype)
+    if min(old, new) < 8:
+        return _bitcast_sub_byte(x, new_dtype, old, new)
     out = np.ascontiguousarray(x).view(new_dtype)
-    if x.dtype.itemsize > new_dtype.itemsize:
-        return out.reshape(x.shape + (x.dtype.itemsize // new_dtype.itemsize,))
-    if x.dtype.itemsize < new_dtype.itemsize:
+    if old > new:
+        return out.reshape(x.shape + (old // new,))
+    if old < new:
         return out.reshape(x.shape[:-1])
     return out.reshape(x.shape)   # ascontiguousarray makes a 0-d array 1-d
+
+
+def _bit_codes(x, bits):
+    """Each element's bits as an unsigned integer (a sub-byte type's are the low bits of
+    the byte ml_dtypes stores it in)."""
+    if bits < 8:
+        return np.ascontiguousarray(x).view(np.uint8) & np.uint8((1 << bits) - 1)
+    return np.ascontiguousarray(x).view(np.dtype(f"u{bits // 8}")).reshape(x.shape)
+
+
+def _bitcast_sub_byte(x, new_dtype, old, new):
+    """bitcast_convert_type where 2 or 4-bit types are involved: elements split into or
+    joined from narrower ones in little-endian order, as XLA does."""
+    codes = _bit_codes(x, old)
+    wide = np.dtype(f"u{builtins.max(old, new, 8) // 8}")
+    if old > new:
+        shifts = np.arange(old // new, dtype=wide) * wide.type(new)
+        codes = (codes[..., None].astype(wide) >> shifts) & wide.type((1 << new) - 1)
+    elif old < new:
+        shifts = np.arange(new // old, dtype=wide) * wide.type(old)
+        codes = np.bitwise_or.reduce(codes.astype(wide) << shifts, axis=-1)
+    storage = np.uint8 if new < 8 else np.dtype(f"u{new // 8}")
+    return np.asarray(codes, storage).view(new_dtype)
 
 
 def _bitcast_batch(args, dims, new_dtype):
     (x,), (d,) = args, dims
     aval = get_aval(x)
-    if np.dtype(new_dtype).itemsize > aval.dtype.itemsize and d == aval.ndim - 1:
+    if dtypes.itemsize_bits(new_dtype) > dtypes.itemsize_bits(aval.dtype) and \
+            d == aval.ndim - 1:
         x, d = batching.moveaxis(x, d, 0), 0   # the last dim is consumed by the cast
     return bitcast_convert_type_p.bind(x, new_dtype=new_dtype), d
 
@@ -855,13 +905,18 @@ shift_left, shift_right_logical, shift_right_arithmetic = map(_binary, (
     shift_left_p, shift_right_logical_p, shift_right_arithmetic_p))
 complex, polygamma = _binary(complex_p), _binary(polygamma_p)
 (neg, sign, floor, ceil, is_finite, abs, asin, acos, atan, sinh, cosh, asinh, acosh, atanh,
- square, erf, erfc, erf_inv, lgamma, digamma, real, imag, conj, population_count, clz) = map(
+ square, erf, erfc, erf_inv, lgamma, digamma, real, imag, population_count, clz) = map(
     _unary, (neg_p, sign_p, floor_p, ceil_p, is_finite_p, abs_p, asin_p, acos_p, atan_p,
              sinh_p, cosh_p, asinh_p, acosh_p, atanh_p, square_p, erf_p, erfc_p, erf_inv_p,
-             lgamma_p, digamma_p, real_p, imag_p, conj_p, population_count_p, clz_p))
+             lgamma_p, digamma_p, real_p, imag_p, population_count_p, clz_p))
 (exp, exp2, log, log1p, expm1, tanh, logistic, sin, cos, tan, sqrt, rsqrt, cbrt) = map(
     _unary_with_accuracy, _ACCURACY_PRIMITIVES)
 bitwise_not = _unary(not_p)
+
+
+def conj(x):
+    """Complex conjugate; a real operand gives its complex value (as JAX's lax.conj)."""
+    return conj_p.bind(x, input_dtype=get_aval(x).dtype)
 
 
 def round(x, rounding_method=0):
