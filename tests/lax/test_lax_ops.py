@@ -14,6 +14,7 @@ import scipy.special
 import pyjax as jax
 import pyjax.numpy as jnp
 from pyjax import lax
+from pyjax._src import config
 from pyjax._src.core.trace import Primitive, registered_primitives
 
 from harness import checks_in_process, close
@@ -65,7 +66,7 @@ def test_dot_general_and_conv_accept_precision():
         .jaxpr.eqns[0].params
     assert params["precision"] == (lax.Precision.HIGHEST,) * 2
     text = jax.jit(lambda u, v: lax.dot(u, v, precision="high")).lower(a, b).as_text()
-    assert "#stablehlo<precision HIGH>" in text
+    assert "precision = [HIGH, HIGH]" in text   # as JAX prints it
     with pytest.raises(ValueError, match="Precision"):
         lax.dot(a, b, precision=3.5)
     with pytest.raises(ValueError, match="Unknown precision"):
@@ -135,7 +136,8 @@ def test_dot_algorithm_in_jaxprs_programs_and_derivatives():
     f = lambda u, v: lax.dot(u, v, precision="F16_F16_F16")   # noqa: E731
     assert "precision=F16_F16_F16" in str(jax.make_jaxpr(f)(a, b))
     text = jax.jit(f).lower(a, b).as_text()
-    assert "#stablehlo.dot_algorithm<lhs_precision_type = f16" in text
+    assert "algorithm = <lhs_precision_type = f16, rhs_precision_type = f16, " \
+        "accumulation_type = f16" in text
     assert "dot_algorithm" not in jax.jit(
         lambda u, v: lax.dot(u, v, precision="DEFAULT")).lower(a, b).as_text()
     # Transposes keep the algorithm, so gradients round like the forward product.
@@ -678,6 +680,56 @@ def test_dynamic_slice_negative_starts_count_from_the_end():
     assert int(x[-7]) == 0 and int(jax.jit(lambda x, i: x[i])(x, -7)) == 0
 
 
+def test_dynamic_slice_indices_keep_their_dtype():
+    """As in JAX 0.10.2: the start indices share one integer dtype (a Python int is the
+    default int), unsigned ones are not normalised, and int16 ones stay int16."""
+    x = np.arange(12.0).reshape(3, 4)
+    with pytest.raises(TypeError, match="index arguments to dynamic_slice must be integers "
+                                        "of the same type, got: int32, int16"):
+        lax.dynamic_slice(x, (np.int32(1), np.int16(2)), (2, 2))
+    with pytest.raises(TypeError, match="same type, got: int16, int32"):
+        lax.dynamic_slice(x, (np.int16(1), 2), (2, 2))
+    with pytest.raises(TypeError, match="index arguments to dynamic_update_slice must be"):
+        lax.dynamic_update_slice(x, np.zeros((2, 2)), (np.int32(1), np.int16(2)))
+    jaxpr = jax.make_jaxpr(lambda x, i: lax.dynamic_slice(x, [i], [1]))(
+        np.arange(200), np.uint32(128))
+    assert [e.primitive for e in jaxpr.eqns] == [lax.dynamic_slice_p]
+    assert [str(e.primitive) for e in jax.make_jaxpr(lambda x, i: lax.dynamic_slice_in_dim(
+        x, i, 2, 1))(x, np.int16(1)).eqns] == ["lt", "add", "select_n", "dynamic_slice"]
+    assert lax.dynamic_slice(x, (np.int16(1), np.int16(-2)), (2, 2)).tolist() == \
+        [[6.0, 7.0], [10.0, 11.0]]
+    assert lax.dynamic_update_slice_in_dim(x, np.ones((3, 1)), np.uint8(2), 1)[:, 2] \
+        .tolist() == [1.0, 1.0, 1.0]
+    assert jax.vmap(lambda i: lax.dynamic_slice(x, (i, i), (2, 2)))(
+        np.array([0, 1], np.int16)).tolist() == [[[0.0, 1.0], [4.0, 5.0]],
+                                                 [[5.0, 6.0], [9.0, 10.0]]]
+    assert jax.vmap(lambda y: lax.dynamic_update_slice(y, np.ones(2), (np.uint8(1),)))(x) \
+        .tolist() == [[0.0, 1.0, 1.0, 3.0], [4.0, 1.0, 1.0, 7.0], [8.0, 1.0, 1.0, 11.0]]
+    assert jax.jit(lambda y, i: lax.dynamic_slice(y, (i, i), (2, 2)))(x, np.uint8(200)) \
+        .tolist() == [[6.0, 7.0], [10.0, 11.0]]
+
+
+@pytest.mark.parametrize("executor", ["xla", "numpy"])
+def test_bitcast_convert_type_splits_and_joins_4_bit_types(executor):
+    """4-bit types take 4 bits (little-endian nibbles); values are JAX 0.10.2's."""
+    cases = [(np.float32(-1.5), "uint4", [0, 0, 0, 0, 0, 12, 15, 11]),
+             (np.float32(-1.5), "int4", [0, 0, 0, 0, 0, -4, -1, -5]),
+             (np.array([1, 2, 3, -4], "int4"), np.float16, -3.564453125),
+             (np.array([1, -2], "int4"), np.uint8, 225),
+             (np.array([1, -2], "int4"), "uint4", [1, 14]),
+             (np.array([7, 200], np.uint8), "int4", [[7, 0], [-8, -4]]),
+             (np.array([7, 200], np.uint8), "float4_e2m1fn", [[6.0, 0.0], [-0.0, -2.0]])]
+    with config.executor(executor):
+        for x, dtype, expected in cases:
+            for f in (lax.bitcast_convert_type, jax.jit(lax.bitcast_convert_type,
+                                                        static_argnums=1)):
+                out = f(x, dtype)
+                assert out.dtype == np.dtype(dtype)
+                np.testing.assert_array_equal(np.asarray(out, np.float32), expected)
+    with pytest.raises(TypeError, match="needs a last dimension of 4, got shape"):
+        lax.bitcast_convert_type(np.zeros(2, "int4"), np.float16)
+
+
 def test_mul_out_dtype_converts_the_operands_first():
     """lax.mul(out_dtype=) as in JAX 0.10.2: int8 2 * 100 is 200 in int32."""
     x, y = np.full(2, 2, np.int8), np.full(2, 100, np.int8)
@@ -717,3 +769,26 @@ def test_convert_element_type_python_scalar_is_a_constant_and_huge_ints_overflow
         lax.convert_element_type(2**70, np.int32)
     same = lax.convert_element_type(np.arange(3, dtype=np.int32), np.int32)
     assert isinstance(same, jax.Array)
+
+
+def test_conj_of_a_real_operand_is_complex():
+    """As JAX 0.10.2's lax.conj: conj[input_dtype=float32] gives c64; float16 is refused."""
+    x = np.array([1.5, -2.0], np.float32)
+    for f in (lax.conj, jax.jit(lax.conj)):
+        out = f(x)
+        assert out.dtype == np.complex64 and out.tolist() == [1.5 + 0j, -2.0 + 0j]
+    assert str(jax.make_jaxpr(lax.conj)(x)) == \
+        "{ lambda ; a:f32[2]. let b:c64[2] = conj[input_dtype=float32] a in (b,) }"
+    assert jax.grad(lambda v: lax.conj(v).real.sum())(x).tolist() == [1.0, 1.0]
+    assert lax.conj(np.array([1 + 2j], np.complex64)).tolist() == [1 - 2j]
+    with pytest.raises(TypeError, match="conj does not accept dtype float16"):
+        lax.conj(np.float16(1))
+
+
+def test_dce_sink_prevent_mlir_dce_keeps_the_value_in_xla():
+    def f(x):
+        lax.dce_sink(x + 1, prevent_mlir_dce=True)
+        return x
+    hlo = jax.jit(f).lower(1.0).compile().as_text()
+    assert 'custom_call_target="dce_sink"' in hlo and "add" in hlo   # as in JAX
+    assert float(jax.jit(f)(2.0)) == 2.0

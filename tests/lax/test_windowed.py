@@ -154,8 +154,13 @@ def test_reduce_window_errors():
         lax.reduce_window(x, 0.0, lax.add, (2,), (1, 1), "VALID")
     with pytest.raises(TypeError, match="init value dtype"):
         lax.reduce_window(x, np.int32(0), lax.add, (2, 2), (1, 1), "VALID")
-    with pytest.raises(TypeError, match="structure of its operands"):
+    with pytest.raises(ValueError, match="same tree structure as the operands"):
         lax.reduce_window(x, 0.0, lambda a, b: (a, b), (2, 2), (1, 1), "VALID")
+    with pytest.raises(ValueError, match="reduce_window output must have the same tree "
+                                         r"structure as the operands PyTreeDef\(\*\) vs"):
+        lax.reduce_window(x, 0.0, lambda a, b: [a + b], (2, 2), (1, 1), "VALID")
+    # lax.reduce takes any container of one value per operand, as JAX's does
+    assert lax.reduce(x, 0.0, lambda a, b: [a + b], (0,)).shape == (4,)
     with pytest.raises(ValueError, match="Unknown padding type"):
         lax.reduce_window(x, 0.0, lax.add, (2, 2), (1, 1), "CAUSAL")
 

@@ -534,3 +534,14 @@ def test_numpy_operand_promoted_with_python_scalar_is_weak_as_in_jax():
 def test_copysign_broadcasts_a_scalar_against_an_array():
     assert jnp.copysign(1.0, jnp.array([-1.0, 2.0])).tolist() == [-1.0, 1.0]
     assert jnp.copysign(jnp.array([-1.0, 2.0]), -1.0).tolist() == [-1.0, -2.0]
+
+
+def test_order_comparisons_of_complex_numbers_are_lexicographic():
+    # lax's lt/le/gt/ge refuse complex operands; jnp orders by (real, imag) as JAX does
+    a = jnp.array([1 + 2j, 1 + 1j, 2 - 5j, 0j])
+    b = jnp.array([1 + 3j, 1 + 1j, 1 + 9j, -0.0 + 1j])
+    assert jnp.less(a, b).tolist() == [True, False, False, True]       # JAX 0.10.2's
+    assert jnp.less_equal(a, b).tolist() == [True, True, False, True]
+    assert jnp.greater(a, b).tolist() == [False, False, True, False]
+    assert jnp.greater_equal(a, b).tolist() == [False, True, True, False]
+    assert pyjax.jit(lambda u, v: u < v)(a, b).tolist() == [True, False, False, True]

@@ -44,6 +44,13 @@ def compiler_ir(module, dialect=None):
     return dispatch.required_xla_backend("compiler_ir()").mlir_module(module)
 
 
+def stablehlo_text(module, debug_info=False):
+    """A lowered module's StableHLO text as jaxlib's MLIR prints it (as JAX shows it);
+    pyjax's own generic-form text where the NumPy executor is selected."""
+    xla = dispatch.xla_backend()
+    return module.text if xla is None else xla.mlir_text(module, debug_info)
+
+
 def args_info(in_tree, in_avals, donated):
     """The pytree ((args...), {kwargs}) of ArgInfo for a computation's dynamic arguments."""
     return tree_util.tree_unflatten(in_tree, [ArgInfo(a, bool(d))
@@ -84,7 +91,7 @@ class Lowered:
                                    "the executor; the StableHLO text (the default dialect) "
                                    "needs no compiler.")
             return xla.hlo_text(self.module)
-        return self.module.text
+        return stablehlo_text(self.module, debug_info)
 
     def compiler_ir(self, dialect=None):
         """The module as an MLIR module, or with dialect="hlo" as XLA's HLO computation."""

@@ -659,7 +659,7 @@ class PmapLowered:
         if dialect not in (None, "stablehlo", "mhlo"):
             raise ValueError(f"as_text: unknown dialect {dialect!r}; use 'stablehlo' or "
                              "'hlo'.")
-        return self.module.text
+        return aot.stablehlo_text(self.module)
 
     def compiler_ir(self, dialect=None):
         """The module as an MLIR module (dialect "stablehlo", the default) or as XLA's HLO

@@ -594,6 +594,12 @@ def mlir_module(lowered):
     return _parse(lowered.text)
 
 
+def mlir_text(lowered, debug_info=False):
+    """A lowered module as MLIR prints it (the custom assembly forms JAX's as_text shows,
+    e.g. `stablehlo.add %arg0, %arg1 : tensor<f32>`), with locations if debug_info."""
+    return _parse(lowered.text).operation.get_asm(enable_debug_info=debug_info)
+
+
 def _parse(text):
     from jaxlib.mlir import ir
     with _mlir_context():

@@ -335,11 +335,18 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     return out if placed is None else constrain(out, placed)
 
 
-def dot(lhs, rhs, precision=None, preferred_element_type=None, out_sharding=None):
-    """Vector/matrix products for rank 1 and 2 operands (lax.dot)."""
-    lhs_ndim, rhs_ndim = get_aval(lhs).ndim, get_aval(rhs).ndim
-    if not (1 <= lhs_ndim <= 2 and 1 <= rhs_ndim <= 2):
-        raise TypeError(f"lax.dot takes rank 1 or 2 operands, got ranks {lhs_ndim} and "
-                        f"{rhs_ndim}; use dot_general")
-    return dot_general(lhs, rhs, (((lhs_ndim - 1,), (0,)), ((), ())), precision,
-                       preferred_element_type, out_sharding)
+def dot(lhs, rhs, *, dimension_numbers=None, precision=None, preferred_element_type=None,
+        out_sharding=None):
+    """dot_general with `dimension_numbers` defaulting to the vector/matrix product of
+    rank 1 and 2 operands (lax.dot)."""
+    if dimension_numbers is None:
+        lhs_shape, rhs_shape = get_aval(lhs).shape, get_aval(rhs).shape
+        if not (1 <= len(lhs_shape) <= 2 and 1 <= len(rhs_shape) <= 2
+                and lhs_shape[-1] == rhs_shape[0]):
+            raise ValueError(
+                "jax.lax.dot: dimension_numbers must be specified when not performing "
+                "simple un-batched matrix-matrix, matrix-vector, or vector-vector "
+                f"products; got lhs_shape={lhs_shape} rhs_shape={rhs_shape}")
+        dimension_numbers = (((len(lhs_shape) - 1,), (0,)), ((), ()))
+    return dot_general(lhs, rhs, dimension_numbers, precision, preferred_element_type,
+                       out_sharding)

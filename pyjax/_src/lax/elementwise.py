@@ -4,6 +4,7 @@ share one dtype; rank-0 operands broadcast. Transcendental ops take a requested 
 (AccuracyMode or Tolerance) as JAX's do."""
 from __future__ import annotations
 
+import builtins
 import enum
 import math
 
@@ -493,8 +494,30 @@ imag_p = unary_op("imag", np.imag, ("complex",), hlo="stablehlo.imag", jvp=linea
                   result_dtype=dtypes.real_dtype,
                   transpose=_unary_linear_transpose(
                       lambda ct: neg(complex(_zeros_like(ct), ct))))
-conj_p = unary_op("conj", np.conj, INEXACT, hlo="chlo.conj", jvp=linear_jvp,
-                  transpose=_unary_linear_transpose(lambda ct: conj(ct)))
+
+
+def _check_conj(x, input_dtype):
+    if x.dtype.kind == "f" and x.dtype not in (np.float32, np.float64):
+        raise TypeError(f"conj does not accept dtype {x.dtype.name}. Accepted dtypes are "
+                        "subtypes of float32, complexfloating, float64.")
+
+
+def _conj_lowering(ctx, x, input_dtype):
+    if dtypes.is_complex(input_dtype):
+        return ctx.unary("chlo.conj", x)
+    return ctx.convert(x, ctx.avals_out[0].dtype)
+
+
+# As in JAX, the conjugate of a real operand is complex (its transpose takes the real
+# part back).
+conj_p = unary_op(
+    "conj", lambda x, input_dtype: np.conj(x).astype(dtypes.complex_dtype(x.dtype)),
+    INEXACT, hlo=None, jvp=linear_jvp, check=_check_conj, lower=_conj_lowering,
+    result_dtype=dtypes.complex_dtype,
+    transpose=lambda ct, x, input_dtype: [
+        conj(ct) if dtypes.is_complex(input_dtype) else real(ct)],
+    samples=lambda: [b.Sample([b.random_values((2, 3), d)], {"input_dtype": np.dtype(d)})
+                     for d in (np.float32, np.complex64)])
 def _complex_impl(x, y):
     """x + iy, set part by part: x + 1j * y would turn an infinite y into nan + inf j."""
     out = np.empty(np.broadcast_shapes(np.shape(x), np.shape(y)), dtypes.complex_dtype(x.dtype))
@@ -514,12 +537,13 @@ copy_p = unary_op("copy", np.copy, ANY, hlo=None, jvp=linear_jvp, lower=lambda c
 # --- comparison, logical and bitwise ------------------------------------------------------
 
 _to_bool = lambda d: dtypes.bool_   # noqa: E731
+_ORDERED = (FLOAT, BOOL) + INT   # complex numbers have no order
 eq_p = binary_op("eq", np.equal, ANY, jvp=zero_jvp, hlo="EQ", result_dtype=_to_bool)
 ne_p = binary_op("ne", np.not_equal, ANY, jvp=zero_jvp, hlo="NE", result_dtype=_to_bool)
-lt_p = binary_op("lt", np.less, ANY, jvp=zero_jvp, hlo="LT", result_dtype=_to_bool)
-le_p = binary_op("le", np.less_equal, ANY, jvp=zero_jvp, hlo="LE", result_dtype=_to_bool)
-gt_p = binary_op("gt", np.greater, ANY, jvp=zero_jvp, hlo="GT", result_dtype=_to_bool)
-ge_p = binary_op("ge", np.greater_equal, ANY, jvp=zero_jvp, hlo="GE", result_dtype=_to_bool)
+lt_p = binary_op("lt", np.less, _ORDERED, jvp=zero_jvp, hlo="LT", result_dtype=_to_bool)
+le_p = binary_op("le", np.less_equal, _ORDERED, jvp=zero_jvp, hlo="LE", result_dtype=_to_bool)
+gt_p = binary_op("gt", np.greater, _ORDERED, jvp=zero_jvp, hlo="GT", result_dtype=_to_bool)
+ge_p = binary_op("ge", np.greater_equal, _ORDERED, jvp=zero_jvp, hlo="GE", result_dtype=_to_bool)
 
 
 def _total_order_key(x):
@@ -539,7 +563,6 @@ def _total_order_comparison(name, compare, direction, accepted):
                      lower=stablehlo.compare_lowering(direction, total_order=True))
 
 
-_ORDERED = (FLOAT, BOOL) + INT
 eq_to_p = _total_order_comparison("eq_to", np.equal, "EQ", _ORDERED)
 le_to_p = _total_order_comparison("le_to", np.less_equal, "LE", _ORDERED)
 lt_to_p = _total_order_comparison("lt_to", np.less, "LT", _ORDERED)
@@ -797,39 +820,42 @@ def _bitcast_abstract_eval(x, new_dtype):
     return ShapedArray(shape, new_dtype)
 
 
-def _bit_patterns(x):
-    """Each element's bits, as uint64 (sub-byte types: their low bits)."""
-    nbits = dtypes.itemsize_bits(x.dtype)
-    if nbits < 8:
-        return x.astype(np.int64).astype(np.uint64) & np.uint64((1 << nbits) - 1)
-    flat = np.ascontiguousarray(x).reshape(-1).view(np.dtype(f"uint{nbits}"))
-    return flat.astype(np.uint64).reshape(x.shape)
-
-
-def _from_bit_patterns(bits, dtype):
-    nbits = dtypes.itemsize_bits(dtype)
-    if nbits < 8:
-        values = bits.astype(np.int64)
-        if dtypes.issubdtype(dtype, np.signedinteger):
-            values = np.where(values >= 1 << (nbits - 1), values - (1 << nbits), values)
-        return values.astype(dtype)
-    flat = bits.reshape(-1).astype(np.dtype(f"uint{nbits}")).view(dtype)
-    return flat.reshape(bits.shape)
-
-
 def _bitcast_impl(x, new_dtype):
     """As XLA's BitcastConvert on a little-endian machine: a wider element is made of
     the narrower ones along the last dimension, the first in its lowest bits."""
     new_dtype = np.dtype(new_dtype)
     old, new = dtypes.itemsize_bits(x.dtype), dtypes.itemsize_bits(new_dtype)
-    bits = _bit_patterns(np.asarray(x))
+    if min(old, new) < 8:
+        return _bitcast_sub_byte(x, new_dtype, old, new)
+    out = np.ascontiguousarray(x).view(new_dtype)
     if old > new:
-        shifts = np.arange(old // new, dtype=np.uint64) * np.uint64(new)
-        bits = (bits[..., None] >> shifts) & np.uint64((1 << new) - 1)
+        return out.reshape(x.shape + (old // new,))
+    if old < new:
+        return out.reshape(x.shape[:-1])
+    return out.reshape(x.shape)   # ascontiguousarray makes a 0-d array 1-d
+
+
+def _bit_codes(x, bits):
+    """Each element's bits as an unsigned integer (a sub-byte type's are the low bits of
+    the byte ml_dtypes stores it in)."""
+    if bits < 8:
+        return np.ascontiguousarray(x).view(np.uint8) & np.uint8((1 << bits) - 1)
+    return np.ascontiguousarray(x).view(np.dtype(f"u{bits // 8}")).reshape(x.shape)
+
+
+def _bitcast_sub_byte(x, new_dtype, old, new):
+    """bitcast_convert_type where 2 or 4-bit types are involved: elements split into or
+    joined from narrower ones in little-endian order, as XLA does."""
+    codes = _bit_codes(x, old)
+    wide = np.dtype(f"u{builtins.max(old, new, 8) // 8}")
+    if old > new:
+        shifts = np.arange(old // new, dtype=wide) * wide.type(new)
+        codes = (codes[..., None].astype(wide) >> shifts) & wide.type((1 << new) - 1)
     elif old < new:
-        shifts = np.arange(new // old, dtype=np.uint64) * np.uint64(old)
-        bits = np.bitwise_or.reduce(bits << shifts, axis=-1)
-    return _from_bit_patterns(np.asarray(bits, np.uint64), new_dtype)
+        shifts = np.arange(new // old, dtype=wide) * wide.type(old)
+        codes = np.bitwise_or.reduce(codes.astype(wide) << shifts, axis=-1)
+    storage = np.uint8 if new < 8 else np.dtype(f"u{new // 8}")
+    return np.asarray(codes, storage).view(new_dtype)
 
 
 def _bitcast_batch(args, dims, new_dtype):
@@ -900,13 +926,18 @@ shift_left, shift_right_logical, shift_right_arithmetic = map(_binary, (
     shift_left_p, shift_right_logical_p, shift_right_arithmetic_p))
 complex, polygamma = _binary(complex_p), _binary(polygamma_p)
 (neg, sign, floor, ceil, is_finite, abs, asin, acos, atan, sinh, cosh, asinh, acosh, atanh,
- square, erf, erfc, erf_inv, lgamma, digamma, real, imag, conj, population_count, clz) = map(
+ square, erf, erfc, erf_inv, lgamma, digamma, real, imag, population_count, clz) = map(
     _unary, (neg_p, sign_p, floor_p, ceil_p, is_finite_p, abs_p, asin_p, acos_p, atan_p,
              sinh_p, cosh_p, asinh_p, acosh_p, atanh_p, square_p, erf_p, erfc_p, erf_inv_p,
-             lgamma_p, digamma_p, real_p, imag_p, conj_p, population_count_p, clz_p))
+             lgamma_p, digamma_p, real_p, imag_p, population_count_p, clz_p))
 (exp, exp2, log, log1p, expm1, tanh, logistic, sin, cos, tan, sqrt, rsqrt, cbrt) = map(
     _unary_with_accuracy, _ACCURACY_PRIMITIVES)
 bitwise_not = _unary(not_p)
+
+
+def conj(x):
+    """Complex conjugate; a real operand gives its complex value (as JAX's lax.conj)."""
+    return conj_p.bind(x, input_dtype=get_aval(x).dtype)
 
 
 def round(x, rounding_method=0):

@@ -92,21 +92,31 @@ class NoDCEEffect(Effect):
 
 
 no_dce_effect = NoDCEEffect()
+
+
+def _dce_sink_lowering(ctx, x, *, prevent_mlir_dce):
+    if prevent_mlir_dce:   # a side-effecting call of jaxlib's no-op target: XLA keeps it
+        ctx.op("stablehlo.custom_call", [x], [],
+               {"call_target_name": '"dce_sink"', "api_version": "4 : i32",
+                "has_side_effect": "true", "backend_config": "{}"})
+    return []
+
+
 dce_sink_p = define_primitive(
     "dce_sink", multiple_results=True, impl=lambda x, **_: [],
     abstract_eval=lambda x, **_: [], effects=lambda **_: frozenset({no_dce_effect}),
     jvp=lambda primals, tangents, **params: (dce_sink_p.bind(*primals, **params), []),
     transpose=lambda cts, x, **_: [None], is_linear=True,
     batch=lambda args, dims, **params: (dce_sink_p.bind(*args, **params), []),
-    lower=lambda ctx, x, **_: [],
+    lower=_dce_sink_lowering,
     samples=lambda: [b.Sample([b.random_values((2, 3), np.float32)],
-                              {"prevent_mlir_dce": False})])
+                              {"prevent_mlir_dce": p}) for p in (False, True)])
 
 
 def dce_sink(val, *, prevent_mlir_dce: bool = False):
     """Marks every leaf of val as used, so jaxpr dead-code elimination keeps the
-    computation that produces it. Returns nothing. (XLA may still remove it: pyjax
-    lowers no side-effecting custom call for prevent_mlir_dce=True.)"""
+    computation that produces it. Returns nothing. With prevent_mlir_dce, XLA keeps it
+    too (a side-effecting custom call consumes the value)."""
     for leaf in tree_util.tree_leaves(val):
         dce_sink_p.bind(leaf, prevent_mlir_dce=bool(prevent_mlir_dce))
 

@@ -139,6 +139,9 @@ def _check_indices(name, x, indices):
     for i in indices:
         if i.shape or i.dtype.kind not in "iu":
             raise TypeError(f"{name} start indices must be integer scalars, got {i}")
+    if any(i.dtype != indices[0].dtype for i in indices):
+        raise TypeError(f"index arguments to {name} must be integers of the same type, got: "
+                        + ", ".join(i.dtype.name for i in indices))
 
 
 def _dynamic_slice_abstract_eval(x, *indices, slice_sizes):
@@ -172,6 +175,13 @@ def _dynamic_slice_transpose(ct, x, *indices, slice_sizes):
     return [dynamic_update_slice_p.bind(zeros, ct, *indices)] + [None] * len(indices)
 
 
+def _zero_index(indices):
+    """A start index 0 of the dtype of the others (the primitives take one index dtype)."""
+    if not indices:
+        return np.int32(0)
+    return 0 if type(indices[0]) is int else np.zeros((), get_aval(indices[0]).dtype)
+
+
 def _batched_starts(indices, dims, size):
     """The start indices as one (batch, ndim) int32 array: gather/scatter index vectors."""
     columns = [batching.bdim_at_front(ew.convert_element_type(i, np.int32), d, size)
@@ -183,7 +193,7 @@ def _dynamic_slice_batch(args, dims, slice_sizes):
     (x, *indices), (xd, *index_dims) = args, dims
     size = batching.axis_size_of(args, dims)
     if all(d is None for d in index_dims):
-        return dynamic_slice_p.bind(x, *indices[:xd], np.int32(0), *indices[xd:],
+        return dynamic_slice_p.bind(x, *indices[:xd], _zero_index(indices), *indices[xd:],
                                     slice_sizes=slice_sizes[:xd] + (size,) +
                                     slice_sizes[xd:]), xd
     if size == 0:
@@ -231,15 +241,18 @@ def clamped_dynamic_slice(operand, start_indices, slice_sizes):
     if keys is not None:
         n = len(keys.physical_shape)
         return keys.from_physical(clamped_dynamic_slice(
-            keys.to_physical(operand), (*start_indices, *[np.int32(0)] * n),
+            keys.to_physical(operand), (*start_indices, *[_zero_index(start_indices)] * n),
             (*slice_sizes, *keys.physical_shape)))
     sizes = tuple(operator.index(s) for s in slice_sizes)
     return dynamic_slice_p.bind(operand, *_index_scalars(start_indices), slice_sizes=sizes)
 
 
 def _start_indices(name, operand, indices, allow_negative):
-    """The start indices, a negative one moved up by its dimension's size where allowed."""
-    indices = list(indices)
+    """The start indices as scalars of their own integer dtype (a Python int of the default
+    one, as in JAX), a negative one moved up by its dimension's size where allowed (an
+    unsigned one cannot be negative)."""
+    indices = [np.asarray(i, dtypes.default_int_dtype()) if type(i) is int else i
+               for i in indices]
     shape = get_aval(operand).shape
     allows = [allow_negative] * len(indices) if isinstance(allow_negative, (bool, np.bool_)) \
         else list(allow_negative)
@@ -248,36 +261,47 @@ def _start_indices(name, operand, indices, allow_negative):
             raise ValueError(f"{name}: allow_negative_indices has {len(allows)} entries for "
                              f"{len(indices)} start indices; pass one bool or one per index.")
         return indices   # the primitive reports the wrong number of indices
+    index_dtypes = [get_aval(i).dtype for i in indices]
+    if any(d.kind not in "iu" or d != index_dtypes[0] for d in index_dtypes):
+        raise TypeError(f"index arguments to {name} must be integers of the same type, got: "
+                        + ", ".join(d.name for d in index_dtypes))
     out = []
-    for i, size, allow in zip(_index_scalars(indices), shape, allows):
-        if isinstance(i, (int, np.integer)):
+    for i, size, allow in zip(indices, shape, allows):
+        dtype = get_aval(i).dtype
+        if dtype.kind != "i":   # unsigned (or not an integer: the primitive says so)
+            out.append(i)
+        elif isinstance(i, (np.integer, np.ndarray)):
             if i < 0 and not allow:
                 raise ValueError(f"{name}: start index {i} is negative for a dimension of size "
                                  f"{size} while allow_negative_indices is False; pass a start "
                                  f"in [0, {size}) or allow negative indices.")
-            out.append(i + size if i < 0 else i)
-        elif allow:   # traced or on the device: chosen at run time
-            out.append(ew.select_n(ew.lt(i, np.int32(0)), i, ew.add(i, np.int32(size))))
+            out.append(np.asarray(i + size if i < 0 else i, dtype))
+        elif allow:   # traced: chosen at run time
+            out.append(ew.select_n(ew.lt(i, np.zeros((), dtype)), i,
+                                   ew.add(i, np.asarray(size, dtype))))
         else:
             out.append(i)
     return out
 
 
 def _index_scalars(indices):
-    out = []
-    for i in indices:
-        aval = get_aval(i)
-        if aval.dtype.kind not in "iu":
-            raise TypeError(f"start indices must be integers, got {aval.dtype}")
-        out.append(i if aval.dtype == np.int32 else ew.convert_element_type(i, np.int32))
-    return out
+    """The start indices as they are where they share an integer dtype (the primitives
+    take one), else as int32."""
+    index_dtypes = [get_aval(i).dtype for i in indices]
+    for d in index_dtypes:
+        if d.kind not in "iu":
+            raise TypeError(f"start indices must be integers, got {d}")
+    if all(d == index_dtypes[0] for d in index_dtypes):
+        return list(indices)
+    return [i if d == np.int32 else ew.convert_element_type(i, np.int32)
+            for i, d in zip(indices, index_dtypes)]
 
 
 def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0, *,
                          allow_negative_indices=True):
     aval = get_aval(operand)
     axis = canonicalize_axis(axis, aval.ndim)
-    starts = [np.int32(0)] * aval.ndim
+    starts = [_zero_index([start_index])] * aval.ndim   # of start_index's dtype, as in JAX
     starts[axis] = start_index
     sizes = list(aval.shape)
     sizes[axis] = slice_size
@@ -339,7 +363,7 @@ def _dus_batch(args, dims):
     x = batching.bdim_at_front(x, xd, size)
     update = batching.bdim_at_front(update, ud, size)
     if all(d is None for d in index_dims):
-        return dynamic_update_slice_p.bind(x, update, np.int32(0), *indices), 0
+        return dynamic_update_slice_p.bind(x, update, _zero_index(indices), *indices), 0
     # Per-example starts: a scatter pairing examples through batching dims (CLIP clamps).
     n = get_aval(x).ndim - 1
     dnums = indexing.ScatterDimensionNumbers(
@@ -376,7 +400,7 @@ def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indic
         n = len(keys.physical_shape)
         return keys.from_physical(dynamic_update_slice(
             keys.to_physical(operand), keys.to_physical(update),
-            (*starts, *[np.int32(0)] * n)))
+            (*starts, *[_zero_index(starts)] * n)))
     return dynamic_update_slice_p.bind(operand, update, *_index_scalars(starts))
 
 
@@ -384,7 +408,7 @@ def dynamic_update_slice_in_dim(operand, update, start_index, axis, *,
                                 allow_negative_indices=True):
     aval = get_aval(operand)
     axis = canonicalize_axis(axis, aval.ndim)
-    starts = [np.int32(0)] * aval.ndim
+    starts = [_zero_index([start_index])] * aval.ndim   # of start_index's dtype, as in JAX
     starts[axis] = start_index
     return dynamic_update_slice(operand, update, starts,
                                 allow_negative_indices=allow_negative_indices)

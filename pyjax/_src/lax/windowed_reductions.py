@@ -566,9 +566,11 @@ def _trace_reducer(api_name, computation, in_tree, avals):
         acc = tree_util.tree_unflatten(in_tree, list(args[:n]))
         val = tree_util.tree_unflatten(in_tree, list(args[n:]))
         leaves, out_tree = tree_util.tree_flatten(computation(acc, val))
-        if out_tree != in_tree:
-            raise TypeError(f"{api_name}: the computation must return the structure of its "
-                            f"operands ({in_tree}), got {out_tree}")
+        # JAX's reduce takes any container of one value per operand; reduce_window
+        # wants the operands' own structure.
+        if len(leaves) != n or (api_name == "reduce_window" and out_tree != in_tree):
+            raise ValueError(f"{api_name} output must have the same tree structure as the "
+                             f"operands {in_tree} vs. {out_tree}")
         return leaves
 
     closed, hoisted = pe.trace_to_closed_jaxpr(flat, list(avals) * 2)

@@ -125,10 +125,23 @@ arctan2 = _binary("arctan2", _atan2, promote_args_inexact)
 nextafter = _binary("nextafter", ew.nextafter, promote_args_inexact, arg_names=_XY)
 equal = _binary("equal", ew.eq, arg_names=_XY)
 not_equal = _binary("not_equal", ew.ne, arg_names=_XY)
-less = _binary("less", ew.lt, arg_names=_XY)
-less_equal = _binary("less_equal", ew.le, arg_names=_XY)
-greater = _binary("greater", ew.gt, arg_names=_XY)
-greater_equal = _binary("greater_equal", ew.ge, arg_names=_XY)
+
+
+def _ordering(compare):
+    """An order comparison that orders complex numbers by (real, imag), as JAX's jnp does
+    (lax's comparisons refuse complex operands)."""
+    def fn(x1, x2):
+        if not dtypes.is_complex(get_aval(x1).dtype):
+            return compare(x1, x2)
+        r1, r2 = ew.real(x1), ew.real(x2)
+        return ew.select(ew.eq(r1, r2), compare(ew.imag(x1), ew.imag(x2)), compare(r1, r2))
+    return fn
+
+
+less = _binary("less", _ordering(ew.lt), arg_names=_XY)
+less_equal = _binary("less_equal", _ordering(ew.le), arg_names=_XY)
+greater = _binary("greater", _ordering(ew.gt), arg_names=_XY)
+greater_equal = _binary("greater_equal", _ordering(ew.ge), arg_names=_XY)
 bitwise_and = _binary("bitwise_and", ew.bitwise_and)
 bitwise_or = _binary("bitwise_or", ew.bitwise_or)
 bitwise_xor = _binary("bitwise_xor", ew.bitwise_xor)
