@@ -12,7 +12,9 @@ from pyjax._src.errors import ShardingTypeError
 
 
 def _mesh_of(avals):
-    """The abstract mesh the sharded operands share (ShardingTypeError if they differ).
+    """The abstract mesh the sharded operands share (ShardingTypeError if they differ;
+    None when they lie on two meshes of Auto axes only, whose results JAX leaves
+    untyped).
     An operand split nowhere (e.g. made under a context mesh whose axis types another
     operand's cast changed) joins the mesh of a split one when it has its shape."""
     typed = [a._sharding for a in avals if getattr(a, "_sharding", None) is not None]
@@ -21,6 +23,8 @@ def _mesh_of(avals):
     mesh = None
     for s in split or typed:
         if mesh is not None and s.mesh != mesh:
+            if not mesh.explicit_axes and not s.mesh.explicit_axes:
+                return None   # as JAX: operands on two all-Auto meshes give no mesh
             raise ShardingTypeError(f"Mesh for all inputs should be equal. Got one "
                                     f"mesh: {mesh} and another mesh: {s.mesh}")
         mesh = s.mesh
@@ -51,13 +55,10 @@ def typed(shape_rule, sharding_rule, ur_rule=None):
                 return out.update(sharding=asked)
             unreduced, reduced = ur_rule(*avals, **params)
             return out.update(sharding=_with_reductions(asked, unreduced, reduced))
-        for a in avals:
-            if getattr(a, "_sharding", None) is not None:
-                break
-        else:   # from no sharded operand: typed by the context mesh, if one is set
+        mesh = _mesh_of(avals) if _any_sharded(avals) else None
+        if mesh is None:   # no sharded operand: typed by the context mesh, if one is set
             context = sharding_mod.context_type_sharding(len(out.shape))
             return out if context is None else out.update(sharding=context)
-        mesh = _mesh_of(avals)
         found = sharding_rule(out, *avals, **params)
         if not isinstance(found, sharding_mod.NamedSharding):
             found = sharding_mod.NamedSharding(mesh, sharding_mod.PartitionSpec(*found))
@@ -80,6 +81,8 @@ def _typed_results(outs, avals, found):
         return outs
     _refuse(None, avals)
     mesh = _mesh_of(avals)
+    if mesh is None:
+        return outs
     return type(outs)(
         o.update(sharding=f if isinstance(f, sharding_mod.NamedSharding)
                  else sharding_mod.NamedSharding(mesh, sharding_mod.PartitionSpec(*f)))
