@@ -1,10 +1,13 @@
 """shard_map bodies typed with check_vma: collectives and casts whose transposes follow the
 types (psum_invariant <-> pvary, all_gather(to='invarying') -> each member's slice), and
 partial sums / reduced values in the body's types (U:x, R:x: unreduced_psum, preduced,
-unreduced_reduce_scatter, all_gather_reduced and the casts between them). Expected
+unreduced_reduce_scatter, all_gather_reduced and the casts between them). Loops and
+linearize check carries and tangents against the types. Expected
 jaxprs, types, values and shardings are JAX 0.10.2's for the same programs (recorded in
 a scratch install). The checks run in one subprocess with eight devices."""
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pytest
@@ -138,6 +141,51 @@ def check_reduced_operand_cast_to_vary():
             P("x", "y"), P("y", None, unreduced={"x"}))
         close(g1, [[15.0, 51.0]] * 4)
         close(jax.sharding.reshard(g2, P()), [[12.0] * 6, [16.0] * 6])
+
+
+def check_loops_and_linearize_follow_types():
+    mesh = jax.make_mesh((4,), ("x",), axis_types=(AxisType.Auto,))
+
+    def powers(x):   # a loop whose predicate varies from device to device
+        n = jax.lax.axis_index("x") + 1
+        return jax.lax.while_loop(lambda s: s[0] < n, lambda s: (s[0] + 1, s[1] * x),
+                                  (jnp.int32(0), jnp.ones_like(x)))[1]
+
+    f = jax.shard_map(powers, mesh=mesh, in_specs=P("x"), out_specs=P("x"))
+    expected = [1.0, 2.0, 9.0, 16.0, 125.0, 216.0, 2401.0, 4096.0]
+    close(f(jnp.arange(1.0, 9.0)), expected)
+    close(jax.jit(f)(jnp.arange(1.0, 9.0)), expected)
+
+    # Samplers' loops start from carries varying as their keys and parameters do.
+    g = jax.shard_map(lambda k, a: jax.random.beta(jax.lax.pcast(k, "x", to="varying"), a, a),
+                      mesh=mesh, in_specs=(P(), P("x")), out_specs=P("x"))
+    out = np.asarray(g(jax.random.key(0), jnp.full((8,), 2.0)))
+    close(out[:2], out[2:4])   # the same key on every device
+
+    def carries_swapped(x, y):
+        return jax.lax.scan(lambda c, _: ((c[1], c[0]), ()), (x, y), (), length=2)[0]
+
+    tiny = jax.make_mesh((1, 1), ("i", "j"), axis_types=(AxisType.Auto,) * 2)
+    with pytest.raises(TypeError, match=re.escape(
+            "This might be fixed by applying `jax.lax.pcast(..., ('i',), to='varying')`, "
+            "to the initial carry value corresponding to the input carry component c[1]")):
+        jax.shard_map(carries_swapped, mesh=tiny, in_specs=(P("i"), P()),
+                      out_specs=P("i"))(jnp.arange(3.0), jnp.arange(3.0))
+    out = jax.shard_map(lambda x, y: carries_swapped(x, jax.lax.pcast(y, "i", to="varying")),
+                        mesh=tiny, in_specs=(P("i"), P()), out_specs=P("i"))(
+        jnp.arange(3.0), jnp.arange(3.0) + 1)
+    close(out[0], np.arange(3.0))
+
+    def tangent_of_invariant_primal(t):
+        _, f_jvp = jax.linearize(lambda x: jnp.mean(x ** 2), jnp.array([1.0]))
+        return f_jvp(t)
+
+    with pytest.raises(ValueError, match=re.escape(
+            "Got tangent aval float32[1]{V:x} for primal aval float32[1] but expected "
+            "float32[1]. \nThis might be fixed by:\n  * applying `jax.lax.pcast(..., "
+            "('x',), to='varying')` to the primal value passed to `jax.linearize`;")):
+        jax.shard_map(tangent_of_invariant_primal, mesh=mesh, in_specs=P("x"),
+                      out_specs=P("x"))(jnp.ones((4,)))
 
 
 CHECKS = [name for name in dict(globals()) if name.startswith("check_")]

@@ -32,7 +32,7 @@ def _while_abstract_eval(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncons
     cond_consts, body_consts, init = split_list(args, [cond_nconsts, body_nconsts])
     common.check_operands("while_loop cond_fun", cond_jaxpr, cond_consts + init)
     common.check_operands("while_loop body_fun", body_jaxpr, body_consts + init)
-    if [a.strip_weak_type() for a in cond_jaxpr.out_avals] != [_BOOL_SCALAR]:
+    if len(cond_jaxpr.out_avals) != 1 or not cond_jaxpr.out_avals[0].same_type(_BOOL_SCALAR):
         raise TypeError("cond_fun must return a boolean scalar, but got output type(s) "
                         f"{cond_jaxpr.out_avals}.")
     outs = body_jaxpr.out_avals
@@ -259,7 +259,7 @@ def _trace_while(cond_fun, body_fun, init_val):
                                                           "lax.while_loop")
     if not tree_util.treedef_is_leaf(cond_tree) or len(cond_jaxpr.out_avals) != 1:
         raise TypeError(f"cond_fun must return a boolean scalar, but got pytree {cond_tree}.")
-    if cond_jaxpr.out_avals[0].strip_weak_type() != _BOOL_SCALAR:
+    if not cond_jaxpr.out_avals[0].same_type(_BOOL_SCALAR):   # (it may vary in shard_map)
         raise TypeError("cond_fun must return a boolean scalar, but got output type(s) "
                         f"{cond_jaxpr.out_avals}.")
     return (init_vals, init_avals, in_tree.children()[0], cond_jaxpr, cond_consts,
