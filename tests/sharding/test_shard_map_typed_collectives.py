@@ -2,7 +2,8 @@
 types (psum_invariant <-> pvary, all_gather(to='invarying') -> each member's slice), and
 partial sums / reduced values in the body's types (U:x, R:x: unreduced_psum, preduced,
 unreduced_reduce_scatter, all_gather_reduced and the casts between them). Loops and
-linearize check carries and tangents against the types. Expected
+linearize check carries and tangents against the types; eager shard_maps follow JAX's
+rules for eager bodies. Expected
 jaxprs, types, values and shardings are JAX 0.10.2's for the same programs (recorded in
 a scratch install). The checks run in one subprocess with eight devices."""
 from __future__ import annotations
@@ -186,6 +187,33 @@ def check_loops_and_linearize_follow_types():
             "('x',), to='varying')` to the primal value passed to `jax.linearize`;")):
         jax.shard_map(tangent_of_invariant_primal, mesh=mesh, in_specs=P("x"),
                       out_specs=P("x"))(jnp.ones((4,)))
+
+
+def check_eager_shard_map_programs():
+    from pyjax.extend.core import Primitive
+    mesh = jax.make_mesh((4,), ("i",), axis_types=(AxisType.Auto,))
+    # Dead work in an eager body is not compiled (as jit drops it): a primitive with
+    # no lowering and no used results runs nowhere.
+    nothing = Primitive("does_nothing")
+    nothing.multiple_results = True
+    nothing.def_impl(lambda: [])
+    nothing.def_abstract_eval(lambda: [])
+    f = jax.shard_map(lambda: nothing.bind(), mesh=mesh, in_specs=(), out_specs=None,
+                      check_vma=False)
+    f()
+    jax.jit(f)()
+
+    # An eager body may not place values on one device; under jit placements are the
+    # program's business (JAX's rule).
+    g = jax.shard_map(lambda x: x + jax.device_put(1, jax.devices()[0]), mesh=mesh,
+                      in_specs=P("i"), out_specs=P("i"))
+    with pytest.raises(ValueError, match="device_put with explicit device not allowed "
+                       "within shard_map-decorated functions, but got device"):
+        g(jnp.arange(8.0))
+    close(jax.jit(g)(jnp.arange(8.0)), np.arange(1.0, 9.0))
+    h = jax.shard_map(lambda x: x + jax.device_put(1), mesh=mesh, in_specs=P("i"),
+                      out_specs=P("i"))
+    close(h(jnp.arange(8.0)), np.arange(1.0, 9.0))
 
 
 CHECKS = [name for name in dict(globals()) if name.startswith("check_")]

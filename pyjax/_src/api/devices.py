@@ -161,6 +161,10 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
             device, sharding_mod.Sharding):
         if isinstance(device, sharding_mod.NamedSharding):
             return tree_util.tree_map(lambda leaf: _put_sharded_leaf(leaf, device), x)
+        if device is not None and sharding_mod.in_eager_shard_map():
+            # (under jit, placements inside a program are left to it, as in JAX)
+            raise ValueError("device_put with explicit device not allowed within "
+                             f"shard_map-decorated functions, but got device {device}")
         device = _as_device(device)
         semantics = transfers.copy_semantics(donate, may_alias)
         return tree_util.tree_map(lambda leaf: _put_leaf(leaf, device, src, semantics), x)

@@ -37,7 +37,7 @@ from pyjax._src.backends import dispatch, numpy_backend
 from pyjax._src.backends.stablehlo import LoweringError
 from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import ManualAxisType, get_aval
-from pyjax._src.core.trace import define_primitive, set_current_trace
+from pyjax._src.core.trace import Trace, current_trace, define_primitive, set_current_trace
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import elementwise as ew
@@ -48,11 +48,12 @@ from pyjax._src.util import fun_name
 
 
 @contextlib.contextmanager
-def _mesh_axes(mesh, manual_axes, check_vma):
+def _mesh_axes(mesh, manual_axes, check_vma, eager=False):
     """While tracing a body: binds the axes this shard_map makes manual as named axes
     (outermost first), and marks them manual together with those of the shard_maps
     around it (jax.sharding.get_abstract_mesh inside says so); with check_vma, values'
-    types record the manual axes they vary along."""
+    types record the manual axes they vary along; `eager`: the shard_map is called
+    outside any transformation."""
     around = sharding_mod.current_manual()
     before = around[1] if around is not None and around[0] == mesh else ()
     with contextlib.ExitStack() as stack:
@@ -61,7 +62,7 @@ def _mesh_axes(mesh, manual_axes, check_vma):
                 stack.enter_context(batching.extend_axis_env(name, size))
         stack.enter_context(sharding_mod.manual_axes(
             mesh, [n for n in mesh.axis_names if n in before or n in manual_axes],
-            vma_typed=check_vma))
+            vma_typed=check_vma, eager=eager))
         yield
 
 
@@ -199,7 +200,12 @@ def _eager(*args, **params):
         return [numpy_backend.wrap(o, a)
                 for o, a in zip(outs, _abstract_eval(*avals, **params))]
     arrays = [x if type(x) is Array else dispatch.as_host_array(x) for x in args]
-    closed = dispatch.single_primitive_jaxpr(shard_map_p, [x.aval for x in arrays], params)
+    # The program computes what the results need, as jit's would (dead work in the body,
+    # e.g. of a primitive with no lowering, is not compiled).
+    body, _ = jx.prune_closed_jaxpr(params["jaxpr"], [True] * len(params["out_specs"]),
+                                    [True] * len(args))
+    closed = dispatch.single_primitive_jaxpr(shard_map_p, [x.aval for x in arrays],
+                                             dict(params, jaxpr=body))
     mesh = params["mesh"]
     # Fully manual, the results are laid out as out_specs say (as JAX, size-1 axes kept);
     # automatic axes are left to the partitioner.
@@ -464,7 +470,7 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
                 return outs
             return [_cast_to_spec(x, spec) for x, (_, spec) in zip(outs, out_entries)]
 
-        with _mesh_axes(the_mesh, manual, check_vma):
+        with _mesh_axes(the_mesh, manual, check_vma, current_trace() is Trace.root):
             blocks = [_vma_block_aval(a, s, the_mesh, f"shard_map of {name}, argument {i}")
                       for i, (a, s) in enumerate(zip(avals, specs))]
             closed, hoisted = pe.trace_to_closed_jaxpr(flat_body, blocks)
