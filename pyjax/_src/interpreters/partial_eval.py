@@ -13,7 +13,6 @@ from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import ManualAxisType, ShapedArray, get_aval
 from pyjax._src.core.trace import (Trace, Tracer, check_for_leaks, primitive_effects,
                                    primitive_named, set_current_trace, trace_context)
-from pyjax._src.sharding import order_wrt_mesh
 from pyjax._src.util import WeakCache, partition_list
 
 
@@ -180,7 +179,7 @@ def _vary(x, names):
     for name, wanted in (("reduced_vary_cast", names & aval.mat.reduced),
                          ("pvary", names - aval.mat.reduced)):
         if wanted:
-            x = primitive_named(name).bind(x, axes=order_wrt_mesh(wanted))
+            x = primitive_named(name).bind(x, axes=tuple(sorted(wanted, key=str)))
     return x
 
 
@@ -205,7 +204,7 @@ def _result_mat(prim, avals, vma):
             raise NotImplementedError(
                 f"unreduced rule for {prim.name} is not implemented. Please file an issue "
                 "at https://github.com/jax-ml/jax/issues")
-    return ManualAxisType(varying=order_wrt_mesh(vma), unreduced=unreduced,
+    return ManualAxisType(varying=vma, unreduced=unreduced,
                           reduced=reduced - unreduced)
 
 
