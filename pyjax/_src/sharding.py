@@ -438,6 +438,7 @@ class _MeshState(threading.local):
         self.context = []   # jax.set_mesh meshes only (JAX's concrete context mesh)
         self.manual = []   # (mesh, manual axes) per shard_map body being traced, innermost last
         self.vma_typed = []   # per body in `manual`: whether its values' types carry vma
+        self.eager = []       # per body in `manual`: whether its shard_map runs eagerly
         self.abstract = []   # meshes set with use_abstract_mesh, innermost last
 
 
@@ -555,17 +556,25 @@ def order_wrt_mesh(names) -> tuple:
 
 
 @contextlib.contextmanager
-def manual_axes(mesh, axes, vma_typed=False):
+def manual_axes(mesh, axes, vma_typed=False, eager=False):
     """While tracing a shard_map body over `mesh`: `axes` (with those of the shard_maps
     around it) are manual; with `vma_typed` (check_vma) values' types record the manual
-    axes they vary along."""
+    axes they vary along; `eager`: the shard_map is called outside any transformation."""
     _mesh_state.manual.append((mesh, tuple(axes)))
     _mesh_state.vma_typed.append(vma_typed)
+    _mesh_state.eager.append(eager)
     try:
         yield
     finally:
         _mesh_state.manual.pop()
         _mesh_state.vma_typed.pop()
+        _mesh_state.eager.pop()
+
+
+def in_eager_shard_map() -> bool:
+    """Whether the innermost shard_map body being traced belongs to a shard_map called
+    eagerly (outside jit and every other transformation)."""
+    return bool(_mesh_state.eager) and _mesh_state.eager[-1]
 
 
 def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None):

@@ -122,12 +122,34 @@ def _check_tangent(primal, tangent, where):
                          f"primal shape {p_aval.shape} and tangent shape as {t_aval.shape}")
 
 
+def _check_linearized_varying(primal, tangent):
+    """Inside shard_map, a linearized function takes tangents varying along the manual
+    axes its primal did (JAX's message)."""
+    if primal.vma == tangent.vma:
+        return
+    expected = ad.tangent_aval(primal)
+    fixes = []
+    if left := tangent.vma - primal.vma:
+        fixes.append(f"applying `jax.lax.pcast(..., {tuple(sorted(left))}, to='varying')` to "
+                     "the primal value passed to `jax.linearize`")
+    if left := primal.vma - tangent.vma:
+        fixes.append(f"applying `jax.lax.pcast(..., {tuple(sorted(left))}, to='varying')` to "
+                     "the tangent value passed to the callable `f_jvp` returned by "
+                     "`jax.linearize`")
+    raise ValueError("linearized function called on tangent values inconsistent with the "
+                     f"original primal values:\nGot tangent aval {tangent} for primal aval "
+                     f"{primal} but expected {expected}. \nThis might be fixed by:\n"
+                     + "\n".join(f"  * {d};" for d in fixes))
+
+
 def _tangents_in(primals, tangents, where):
     """jvp's tangents of weakly typed primals are weakly typed too, as in JAX (whose
     linearized functions keep the tangents' own types)."""
     out = []
     for p, t in zip(primals, tangents):
         _check_tangent(p, t, where)
+        if where != "jax.jvp":
+            _check_linearized_varying(get_aval(p), get_aval(t))
         if get_aval(t).dtype == dtypes.float0:
             out.append(ad.Zero(ad.tangent_aval(get_aval(p))))
         elif where == "jax.jvp":

@@ -185,6 +185,10 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
         if isinstance(device, sharding_mod.NamedSharding):
             return tree_util.tree_unflatten(treedef, [
                 _put_sharded_leaf(leaf, device, how) for leaf, how in zip(leaves, semantics)])
+        if device is not None and sharding_mod.in_eager_shard_map():
+            # (under jit, placements inside a program are left to it, as in JAX)
+            raise ValueError("device_put with explicit device not allowed within "
+                             f"shard_map-decorated functions, but got device {device}")
         device = _as_device(device)
         return tree_util.tree_unflatten(treedef, [_put_leaf(leaf, device, src, how)
                                                   for leaf, how in zip(leaves, semantics)])

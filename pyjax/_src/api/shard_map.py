@@ -36,8 +36,8 @@ from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import dispatch, numpy_backend
 from pyjax._src.backends.stablehlo import LoweringError
 from pyjax._src.core import jaxpr as jx
-from pyjax._src.core.avals import get_aval
-from pyjax._src.core.trace import define_primitive, set_current_trace
+from pyjax._src.core.avals import ManualAxisType, get_aval
+from pyjax._src.core.trace import Trace, current_trace, define_primitive, set_current_trace
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import elementwise as ew
@@ -48,11 +48,12 @@ from pyjax._src.util import fun_name
 
 
 @contextlib.contextmanager
-def _mesh_axes(mesh, manual_axes, check_vma):
+def _mesh_axes(mesh, manual_axes, check_vma, eager=False):
     """While tracing a body: binds the axes this shard_map makes manual as named axes
     (outermost first), and marks them manual together with those of the shard_maps
     around it (jax.sharding.get_abstract_mesh inside says so); with check_vma, values'
-    types record the manual axes they vary along."""
+    types record the manual axes they vary along; `eager`: the shard_map is called
+    outside any transformation."""
     around = sharding_mod.current_manual()
     before = around[1] if around is not None and around[0] == mesh else ()
     with contextlib.ExitStack() as stack:
@@ -61,7 +62,7 @@ def _mesh_axes(mesh, manual_axes, check_vma):
                 stack.enter_context(batching.extend_axis_env(name, size))
         stack.enter_context(sharding_mod.manual_axes(
             mesh, [n for n in mesh.axis_names if n in before or n in manual_axes],
-            vma_typed=check_vma))
+            vma_typed=check_vma, eager=eager))
         yield
 
 
@@ -90,7 +91,8 @@ def _global_aval(aval, spec, mesh, manual_axes):
     reduced values included (as JAX's)."""
     pieces = _pieces(mesh, spec, aval.ndim)
     shape = tuple(s * p for s, p in zip(aval.shape, pieces))
-    mat = aval.mat.update(varying=[n for n in aval.mat.varying_order if n not in manual_axes])
+    # (Partial sums and reduced values show in the sharding of the type, if anywhere.)
+    mat = ManualAxisType(varying=[n for n in aval.mat.varying_order if n not in manual_axes])
     if mesh.axis_names and all(t == sharding_mod.AxisType.Explicit for t in mesh.axis_types):
         typed = sharding_mod.type_sharding(NamedSharding(mesh, spec), aval.ndim)
         return aval.update(shape=shape, sharding=typed, mat=mat)
@@ -111,7 +113,8 @@ def _vma_block_aval(aval, spec, mesh, where):
         return block
     axes = _spec_axes(spec, aval.ndim) | aval.vma
     return block.update(mat=block.mat.update(
-        varying=[n for n in mesh.axis_names if n in axes and n in typed]))
+        varying=[n for n in mesh.axis_names if n in axes and n in typed],
+        unreduced=spec.unreduced, reduced=spec.reduced))
 
 
 def _missing_axes(mesh, manual_axes, spec, ndim):
@@ -197,7 +200,12 @@ def _eager(*args, **params):
         return [numpy_backend.wrap(o, a)
                 for o, a in zip(outs, _abstract_eval(*avals, **params))]
     arrays = [x if type(x) is Array else dispatch.as_host_array(x) for x in args]
-    closed = dispatch.single_primitive_jaxpr(shard_map_p, [x.aval for x in arrays], params)
+    # The program computes what the results need, as jit's would (dead work in the body,
+    # e.g. of a primitive with no lowering, is not compiled).
+    body, _ = jx.prune_closed_jaxpr(params["jaxpr"], [True] * len(params["out_specs"]),
+                                    [True] * len(args))
+    closed = dispatch.single_primitive_jaxpr(shard_map_p, [x.aval for x in arrays],
+                                             dict(params, jaxpr=body))
     mesh = params["mesh"]
     # Fully manual, the results are laid out as out_specs say (as JAX, size-1 axes kept);
     # automatic axes are left to the partitioner.
@@ -285,6 +293,10 @@ def _transpose(cts, *args, jaxpr, mesh, manual_axes, in_specs, out_specs, check_
 
     def body(*xs):
         primals, cts_in = xs[:len(nonlinear_avals)], list(xs[len(nonlinear_avals):])
+        if check_vma:   # the types place the sums (pvary transposes to psum_invariant)
+            return jx.eval_jaxpr(transposed.jaxpr, transposed.consts, *primals, *cts_in)
+        # Untyped (as JAX's check_vma=False): a replicated output's cotangent is shared
+        # among its copies, and a replicated input's is the sum of the devices' shares.
         for i, (ct, spec, aval) in enumerate(zip(cts_in, out_specs, out_avals)):
             copies = math.prod(mesh.shape[n] for n in
                                _missing_axes(mesh, manual_axes, spec, aval.ndim))
@@ -297,8 +309,8 @@ def _transpose(cts, *args, jaxpr, mesh, manual_axes, in_specs, out_specs, check_
             summed.append(parallel.psum(ct, missing) if missing else ct)
         return summed
 
-    closed = _trace_body(body, nonlinear_avals + list(out_avals), mesh, manual_axes,
-                         check_vma)
+    closed = _trace_body(body, nonlinear_avals + [ad.cotangent_aval(a) for a in out_avals],
+                         mesh, manual_axes, check_vma)
     nonlinear = [a for a, lin in zip(args, linear) if not lin]
     outs = iter(shard_map_p.bind(
         *nonlinear, *[ad.instantiate_zeros(ct) for ct in cts], jaxpr=closed, mesh=mesh,
@@ -456,13 +468,9 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
             outs = [x for _, x in out_paths]
             if not check_vma:
                 return outs
-            # An output its out_spec splits over an axis it does not vary along is
-            # cast to vary (an implicit pvary, as JAX inserts one).
-            return [parallel.vary_along(x, _spec_axes(spec, get_aval(x).ndim))
-                    if isinstance(spec, PartitionSpec) and len(spec) <= get_aval(x).ndim
-                    else x for x, (_, spec) in zip(outs, out_entries)]
+            return [_cast_to_spec(x, spec) for x, (_, spec) in zip(outs, out_entries)]
 
-        with _mesh_axes(the_mesh, manual, check_vma):
+        with _mesh_axes(the_mesh, manual, check_vma, current_trace() is Trace.root):
             blocks = [_vma_block_aval(a, s, the_mesh, f"shard_map of {name}, argument {i}")
                       for i, (a, s) in enumerate(zip(avals, specs))]
             closed, hoisted = pe.trace_to_closed_jaxpr(flat_body, blocks)
@@ -485,6 +493,20 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
     wrapped.__name__ = getattr(f, "__name__", "shard_map")
     wrapped.__wrapped__ = f
     return wrapped
+
+
+def _cast_to_spec(x, spec):
+    """A body's output as its out_spec types it (as JAX casts it): varying along the axes
+    the spec splits it over (an implicit pvary), and partial sums over the spec's
+    unreduced axes it varies along."""
+    if not isinstance(spec, PartitionSpec) or len(spec) > get_aval(x).ndim:
+        return x   # (its spec is refused after tracing)
+    x = parallel.vary_along(x, _spec_axes(spec, get_aval(x).ndim))
+    unreduced = spec.unreduced - get_aval(x).mat.unreduced
+    if unreduced:
+        x = parallel.vary_unreduced_cast_p.bind(
+            x, axes=sharding_mod.order_wrt_mesh(unreduced))
+    return x
 
 
 def _spread(values, flags):

@@ -432,8 +432,8 @@ class FunctionContext:
             # blocks are whole values: the body is lowered in place, as JAX does (a
             # manual computation on one partition leaves custom calls XLA cannot run)
             self.module.manual_axes = before + tuple(axes)
-            try:
-                return body(self, *operands)
+            try:   # (typed as the body's blocks: rules read their manual axis types)
+                return body(self, *[Value(x.name, a) for x, a in zip(operands, block_avals)])
             finally:
                 self.module.manual_axes = before
         # Where some axes stay automatic, the partitioner may split blocks over them.

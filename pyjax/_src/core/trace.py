@@ -138,6 +138,12 @@ def registered_primitives() -> dict[str, Primitive]:
     return dict(_registry)
 
 
+def primitive_named(name: str) -> Primitive:
+    """The registered primitive called `name` (for rules of a lower layer that stage a
+    primitive a higher one defines)."""
+    return _registry[name]
+
+
 def primitive_effects(prim, params):
     return prim.effects(**params) if prim.effects else frozenset()
 
@@ -355,6 +361,7 @@ class Tracer:
     ndim = property(lambda self: self.aval.ndim)
     size = property(lambda self: self.aval.size)
     weak_type = property(lambda self: self.aval.weak_type)
+    mat = property(lambda self: self.aval.mat)   # inside shard_map: its manual axis type
     itemsize = property(lambda self: self.aval.dtype.itemsize)
     nbytes = property(lambda self: self.aval.size * self.aval.dtype.itemsize)
 

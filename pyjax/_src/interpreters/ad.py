@@ -62,7 +62,10 @@ def cotangent_aval(aval):
     mesh axes it is reduced and unreduced over swapped."""
     t = tangent_aval(aval)
     if t is aval and aval._sharding is not None:
-        return aval.update(sharding=cotangent_sharding(aval._sharding))
+        t = aval.update(sharding=cotangent_sharding(aval._sharding))
+    mat = getattr(t, "_mat", None)   # (likewise inside shard_map: its manual axis type)
+    if mat is not None and (mat.unreduced or mat.reduced):
+        t = t.update(mat=mat.update(unreduced=mat.reduced, reduced=mat.unreduced))
     return t
 
 

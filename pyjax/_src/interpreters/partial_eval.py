@@ -10,9 +10,9 @@ import numpy as np
 
 from pyjax._src.config import auto_pcast, enable_checks
 from pyjax._src.core import jaxpr as jx
-from pyjax._src.core.avals import ShapedArray, get_aval
+from pyjax._src.core.avals import ManualAxisType, ShapedArray, get_aval
 from pyjax._src.core.trace import (Trace, Tracer, check_for_leaks, primitive_effects,
-                                   set_current_trace, trace_context)
+                                   primitive_named, set_current_trace, trace_context)
 from pyjax._src.util import WeakCache, partition_list
 
 
@@ -129,7 +129,8 @@ class DynamicJaxprTrace(Trace):
         out_aval = prim.abstract_eval(*[t.aval for t in tracers], **params)
         out_avals = out_aval if prim.multiple_results else [out_aval]
         if vma is not None:
-            out_avals = [a.update(mat=a.mat.update(varying=vma)) for a in out_avals]
+            mat = _result_mat(prim, [t.aval for t in tracers], vma)
+            out_avals = [a.update(mat=mat) for a in out_avals]
         outvars = [jx.Var(a) for a in out_avals]
         effects = primitive_effects(prim, params)
         eqn = jx.JaxprEqn([t.var for t in tracers], outvars, prim, params, effects,
@@ -155,7 +156,7 @@ class DynamicJaxprTrace(Trace):
                 "as a temporary workaround pass the check_vma=False argument to "
                 "`jax.shard_map`")
         with set_current_trace(self):
-            return [t if v == union else _implicit_pvary(t, union - v)
+            return [t if v == union else _vary(t, union - v)
                     for t, v in zip(tracers, vmas)], union
 
     def to_jaxpr(self, in_tracers, out_tracers):
@@ -170,21 +171,48 @@ class DynamicJaxprTrace(Trace):
         return jaxpr, consts
 
 
-_implicit_pvary = None   # (value, axis names) -> the value varying along them too
+def _vary(x, names):
+    """x cast to vary along the manual axes `names` too (as JAX inserts one): from
+    invarying by pvary, from reduced (equal everywhere, cotangents partial sums) by
+    reduced_vary_cast."""
+    aval = get_aval(x)
+    for name, wanted in (("reduced_vary_cast", names & aval.mat.reduced),
+                         ("pvary", names - aval.mat.reduced)):
+        if wanted:
+            x = primitive_named(name).bind(x, axes=tuple(sorted(wanted, key=str)))
+    return x
 
 
-def set_implicit_pvary(cast):
-    """Called once by lax/parallel.py, which defines pvary: the cast staged where
-    operands of one primitive vary along different manual axes."""
-    global _implicit_pvary
-    _implicit_pvary = cast
+# Primitives whose result is linear in each operand taken alone: a partial sum times
+# a whole value is a partial sum of the product.
+_MULTILINEAR = frozenset({"mul", "dot_general"})
+
+
+def _result_mat(prim, avals, vma):
+    """The manual axis type of a primitive's result inside a typed shard_map body: it
+    varies along `vma` (its operands' union), is a partial sum where a linear operation
+    takes partial sums alike (or a multilinear one takes one of them), and reduced where
+    every operand is (as JAX's rules); other operations on partial sums are refused."""
+    mats = [a.mat for a in avals if isinstance(a, ShapedArray)]
+    unreduced = frozenset().union(*(m.unreduced for m in mats))
+    reduced = frozenset.intersection(*(m.reduced for m in mats)) if mats else frozenset()
+    if unreduced:
+        alike = all(m.unreduced == unreduced for m in mats)
+        single = sum(bool(m.unreduced) for m in mats) == 1
+        if not ((prim.is_linear and alike) or (prim.name in _MULTILINEAR and single)
+                or (prim.name == "convert_element_type" and alike)):
+            raise NotImplementedError(
+                f"unreduced rule for {prim.name} is not implemented. Please file an issue "
+                "at https://github.com/jax-ml/jax/issues")
+    return ManualAxisType(varying=vma, unreduced=unreduced,
+                          reduced=reduced - unreduced)
 
 
 def vary_like(x, aval):
     """x typed to vary along the manual axes `aval` varies along too (where a rule
     re-traces a body and makes new values, e.g. a loop's output buffers)."""
     missing = aval.vma - get_aval(x).vma
-    return _implicit_pvary(x, missing) if missing else x
+    return _vary(x, missing) if missing else x
 
 
 def trace_to_jaxpr(flat_fun, in_avals, debug_info=None):

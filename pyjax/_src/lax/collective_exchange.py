@@ -14,6 +14,7 @@ import operator
 
 import numpy as np
 
+from pyjax._src import sharding as sharding_mod
 from pyjax._src import tree_util
 from pyjax._src.backends import stablehlo as hlo
 from pyjax._src.core.avals import ShapedArray, get_aval
@@ -235,19 +236,45 @@ def _all_gather_invariant_abstract_eval(x, **params):
         varying=[n for n in out.mat.varying_order if n not in params["axis_name"]]))
 
 
-def _define_all_gather(name, abstract_eval):
+def _all_gather_invariant_transpose(ct, x, *, all_gather_dimension, axis_name, axis_size,
+                                    tiled, axis_index_groups):
+    """The gathered value is the same on every member, and so is its cotangent: each
+    member's share is its own slice of it (as JAX's)."""
+    ct = ad.instantiate_zeros(ct)
+    size = get_aval(ct).shape[all_gather_dimension] // axis_size
+    start = ew.mul(parallel.axis_index(axis_name), np.int32(size))
+    out = slicing.dynamic_slice_in_dim(ct, start, size, all_gather_dimension)
+    return [out if tiled else st.squeeze(out, (all_gather_dimension,))]
+
+
+def _define_all_gather(name, abstract_eval, transpose):
     return define_primitive(
         name, impl=_unbound_impl, abstract_eval=abstract_eval, jvp=ad.linear_jvp,
-        # Every member's slice of the summed cotangents: psum_scatter.
-        transpose=lambda ct, x, *, all_gather_dimension, **p: [reduce_scatter_p.bind(
-            ct, scatter_dimension=all_gather_dimension, **p)],
+        transpose=transpose,
         batch=_exchange_batch(_all_gather_stacked, ("all_gather_dimension",)),
         lower=_all_gather_lower, samples=_COLLECTIVE, is_collective=True)
 
 
-all_gather_p = _define_all_gather("all_gather", _all_gather_abstract_eval)
+def _all_gather_reduced_abstract_eval(x, **params):
+    """all_gather(to='reduced') in a typed body: the gathered value, reduced along the
+    axes (its cotangents are partial sums)."""
+    moved = parallel.moved_along("all_gather_reduced", "varying", "reduced")
+    return moved(_all_gather_abstract_eval(x, **params), axes=params["axis_name"])
+
+
+all_gather_p = _define_all_gather(
+    "all_gather", _all_gather_abstract_eval,
+    # Every member's slice of the summed cotangents: psum_scatter.
+    lambda ct, x, *, all_gather_dimension, **p: [reduce_scatter_p.bind(
+        ct, scatter_dimension=all_gather_dimension, **p)])
 all_gather_invariant_p = _define_all_gather("all_gather_invariant",
-                                            _all_gather_invariant_abstract_eval)
+                                            _all_gather_invariant_abstract_eval,
+                                            _all_gather_invariant_transpose)
+# Its cotangent is a partial sum: each member's slice of it, summed over the members.
+all_gather_reduced_p = _define_all_gather(
+    "all_gather_reduced", _all_gather_reduced_abstract_eval,
+    lambda ct, x, *, all_gather_dimension, **p: [unreduced_reduce_scatter_p.bind(
+        ad.instantiate_zeros(ct), scatter_dimension=all_gather_dimension, **p)])
 
 _GATHER_TARGETS = ("varying", "reduced", "invarying")
 
@@ -262,6 +289,9 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False,
     if to not in _GATHER_TARGETS:
         raise ValueError(f"all_gather: `to` must be one of {_GATHER_TARGETS}, got {to!r}.")
     names = parallel.axis_names(axis_name, "all_gather")
+    if to != "varying" and axis_index_groups is not None:
+        raise NotImplementedError(f"all_gather(to={to!r}) takes no axis_index_groups (as "
+                                  "in JAX); gather to='varying' within groups.")
     size, groups = _group_size(names, axis_index_groups, "all_gather")
     if groups is not None:
         size = len(groups[0])
@@ -275,6 +305,8 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False,
         if tiled and ndim == 0:
             raise ValueError("all_gather with tiled=True needs operands of rank >= 1.")
         prim = all_gather_p if to == "varying" else all_gather_invariant_p
+        if to == "reduced" and all(n in sharding_mod.vma_axes() for n in names):
+            prim = all_gather_reduced_p   # typed as reduced (else as invarying)
         return prim.bind(parallel.vary_along(v, names), axis_name=names, axis_size=size,
                          all_gather_dimension=axis % bound, tiled=bool(tiled),
                          axis_index_groups=groups)
@@ -418,14 +450,27 @@ def _reduce_scatter_lower(ctx, x, **params):
     return ctx.reshape(result, out.shape)
 
 
-reduce_scatter_p = define_primitive(
-    "reduce_scatter", impl=_unbound_impl, abstract_eval=_reduce_scatter_abstract_eval,
-    jvp=ad.linear_jvp,
-    transpose=lambda ct, x, *, scatter_dimension, **p: [all_gather_p.bind(
-        ct, all_gather_dimension=scatter_dimension, **p)],
-    batch=_exchange_batch(_reduce_scatter_stacked, ("scatter_dimension",)),
-    lower=_reduce_scatter_lower, samples=_COLLECTIVE, is_collective=True)
+def _define_reduce_scatter(name, abstract_eval, gather):
+    return define_primitive(
+        name, impl=_unbound_impl, abstract_eval=abstract_eval, jvp=ad.linear_jvp,
+        transpose=lambda ct, x, *, scatter_dimension, **p: [gather().bind(
+            ad.instantiate_zeros(ct), all_gather_dimension=scatter_dimension, **p)],
+        batch=_exchange_batch(_reduce_scatter_stacked, ("scatter_dimension",)),
+        lower=_reduce_scatter_lower, samples=_COLLECTIVE, is_collective=True)
+
+
+def _unreduced_reduce_scatter_abstract_eval(x, **params):
+    """psum_scatter of partial sums in a typed body: each member's block of the sum."""
+    moved = parallel.moved_along("unreduced_reduce_scatter", "unreduced", "varying")
+    return moved(_reduce_scatter_abstract_eval(x, **params), axes=params["axis_name"])
+
+
+reduce_scatter_p = _define_reduce_scatter("reduce_scatter", _reduce_scatter_abstract_eval,
+                                          lambda: all_gather_p)
 psum_scatter_p = reduce_scatter_p
+unreduced_reduce_scatter_p = _define_reduce_scatter(
+    "unreduced_reduce_scatter", _unreduced_reduce_scatter_abstract_eval,
+    lambda: all_gather_reduced_p)
 
 
 def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None,
@@ -442,12 +487,17 @@ def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None,
     def one(v):
         if get_aval(v).dtype == np.bool_:
             v = ew.convert_element_type(v, np.int32)
-        v = parallel.vary_along(v, names)
+        prim = reduce_scatter_p
+        if all(n in sharding_mod.vma_axes() for n in names) and parallel.state_along(
+                get_aval(v), names, "jax.lax.psum_scatter") == "unreduced":
+            prim = unreduced_reduce_scatter_p   # partial sums: no cast to varying first
+        else:
+            v = parallel.vary_along(v, names)
         dim = canonicalize_axis(scatter_dimension, get_aval(v).ndim, "scatter_dimension")
         params = dict(axis_name=names, scatter_dimension=dim, axis_size=n, tiled=bool(tiled),
                       axis_index_groups=groups)
         _reduce_scatter_abstract_eval(get_aval(v), **params)   # batch rules do not check
-        return reduce_scatter_p.bind(v, **params)
+        return prim.bind(v, **params)
     return tree_util.tree_map(one, x)
 
 

@@ -16,7 +16,6 @@ from pyjax._src.backends import stablehlo as hlo
 from pyjax._src.core.avals import ManualAxisType, ShapedArray, get_aval
 from pyjax._src.core.trace import NO_TRANSPOSE, RuleFactory, Tracer, define_primitive
 from pyjax._src.interpreters import ad, batching
-from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.interpreters.ad import Zero
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import reductions as red
@@ -104,8 +103,10 @@ def _chooser_jvp(prim):
                 tangent_outs.append(Zero(ad.tangent_aval(get_aval(out))))
                 continue
             wins = ew.convert_element_type(ew.eq(x, out), get_aval(t).dtype)
-            (count,) = psum_p.bind(wins, **params)   # apart: primal work, not tangent
-            (total,) = psum_p.bind(ew.mul(t, wins), **params)
+            # (apart: the count is primal work, not tangent)
+            count = psum(wins, params["axes"], axis_index_groups=params["axis_index_groups"])
+            total = psum(ew.mul(t, wins), params["axes"],
+                         axis_index_groups=params["axis_index_groups"])
             tangent_outs.append(ew.div(total, count))
         return outs, tangent_outs
     return jvp
@@ -194,8 +195,24 @@ def psum(x, axis_name, *, axis_index_groups=None):
     """The sum of x (a pytree) over the members of the named axis (or axes); every member
     gets the total. Inside vmap the members are the batch elements. With
     axis_index_groups (lists of indices along the axis, each index in one list), the sum
-    is over the member's own group."""
+    is over the member's own group. Inside a shard_map body typed with check_vma it is
+    psum_invariant (as JAX's): a value varying along the axes becomes invariant."""
+    typed = sharding_mod.vma_axes()
+    if typed and axis_index_groups is None:
+        names = axis_names(axis_name, "psum")
+        if any(n in typed for n in names):
+            return tree_util.tree_map(lambda v: _typed_psum(v, names), x)
     return _reduce_leaves(psum_p, x, axis_name, axis_index_groups)
+
+
+def _typed_psum(v, names):
+    """psum of one array in a typed body: partial sums add up into a value no longer
+    unreduced (unreduced_psum); others are cast to vary first (psum_invariant)."""
+    if get_aval(v).dtype == np.bool_:
+        v = ew.convert_element_type(v, np.int32)
+    if state_along(get_aval(v), names, "jax.lax.psum") == "unreduced":
+        return unreduced_psum_p.bind(v, axes=names)
+    return psum_invariant_p.bind(vary_along(v, names), axes=names)
 
 
 def pmax(x, axis_name, *, axis_index_groups=None):
@@ -306,6 +323,41 @@ def axis_index(axis_name):
 collective_primitives = (psum_p, pmax_p, pmin_p, axis_index_p)
 
 
+# --- psum_invariant: the psum of shard_map bodies typed with check_vma -------------------
+
+def _psum_invariant_abstract_eval(aval, *, axes):
+    if not set(axes) & aval.vma:
+        raise ValueError(
+            "psum is a variant->invariant collective. This means that the axis names "
+            "mentioned in `axes` passed to `psum` must be present in "
+            f"`jax.typeof(inp).mat.varying`. Got axes={axes} and "
+            f"jax.typeof(inp).mat.varying={aval.vma}")
+    return aval.update(mat=aval.mat.update(
+        varying=[n for n in aval.mat.varying_order if n not in axes]))
+
+
+def _psum_invariant_batch(axis, args, dims, *, axes):
+    (x,), (d,) = args, dims
+    if axis.name not in axes:   # an enclosing transformation's axis: the batch stays
+        return psum_invariant_p.bind(x, axes=axes), d
+    out = _scaled(x, axis.size) if d is None else red.reduce_sum(x, (d,))
+    rest = tuple(n for n in axes if n != axis.name)
+    return (psum_invariant_p.bind(out, axes=rest) if rest else out), None
+
+
+_lower_psum = _all_reduce_lowering("stablehlo.add")
+
+# Typed sums transpose into typed casts and back (as JAX's): the cotangent of a value
+# made invariant is invariant, and goes back to every device that added its share.
+psum_invariant_p = define_primitive(
+    "psum_invariant", impl=_unbound_impl, abstract_eval=_psum_invariant_abstract_eval,
+    jvp=ad.linear_jvp,
+    transpose=lambda ct, x, *, axes: [pvary_p.bind(ad.instantiate_zeros(ct), axes=axes)],
+    batch=_psum_invariant_batch, batch_needs_axis=True,
+    lower=lambda ctx, x, *, axes: _lower_psum(ctx, x, axes=axes, axis_index_groups=None)[0],
+    is_collective=True)
+
+
 # --- pvary: a value typed as varying along more manual axes ------------------------------
 
 def _pvary_abstract_eval(aval, *, axes):
@@ -318,22 +370,24 @@ def _pvary_abstract_eval(aval, *, axes):
         varying=sharding_mod.order_wrt_mesh(aval.vma | set(axes))))
 
 
-def _pvary_batch(axis, args, dims, *, axes):
-    """Under the vmap of one of its axes every member already holds its own value."""
-    (x,), (d,) = args, dims
-    rest = tuple(n for n in axes if n != axis.name)
-    return (pvary_p.bind(x, axes=rest) if rest else x), d
+def _cast_batch(prim):
+    """A cast of the type only, under the vmap of one of its axes: every member already
+    holds its own value."""
+    def batch(axis, args, dims, *, axes):
+        (x,), (d,) = args, dims
+        rest = tuple(n for n in axes if n != axis.name)
+        return (prim.bind(x, axes=rest) if rest else x), d
+    return batch
 
 
 # A cast of the type only: every device keeps its value (also where the NumPy executor
 # runs a body's blocks under vmap, which leaves a cast of an unbatched value in place).
-# Cotangents of values that agree along an axis are per-device shares that shard_map's
-# transpose sums where they leave the body (psum's transpose is psum), so the cast
-# transposes to itself: no new sum.
+# Its cotangent varies along the axes: the devices' shares add up (psum_invariant).
 pvary_p = define_primitive(
     "pvary", impl=lambda x, *, axes: x, abstract_eval=_pvary_abstract_eval, jvp=ad.linear_jvp,
-    transpose=lambda ct, x, *, axes: [ad.instantiate_zeros(ct)],
-    batch=_pvary_batch, batch_needs_axis=True,
+    transpose=lambda ct, x, *, axes: [
+        psum_invariant_p.bind(ad.instantiate_zeros(ct), axes=axes)],
+    batch=RuleFactory(_cast_batch), batch_needs_axis=True,
     lower=lambda ctx, x, *, axes: hlo.Value(x.name, ctx.avals_out[0]),
     is_collective=True)
 
@@ -347,11 +401,88 @@ def vary_along(x, names):
     return pvary_p.bind(x, axes=sharding_mod.order_wrt_mesh(missing)) if missing else x
 
 
-pe.set_implicit_pvary(lambda x, names: pvary_p.bind(
-    x, axes=sharding_mod.order_wrt_mesh(names)))
+
+
+# --- partial sums and reduced values in shard_map bodies typed with check_vma ------------
+# Along a manual axis a value varies from device to device, is unreduced (each device
+# holds a partial sum of it), reduced (the whole value, equal everywhere, whose
+# cotangents are partial sums) or invarying (equal everywhere). Casts between these
+# states change types only; unreduced_psum adds partial sums up (as JAX's).
+
+def state_along(aval, axes, name):
+    """The state of `aval` along the manual axes `axes`: one of "varying",
+    "unreduced", "reduced", "invarying" (JAX's _get_from); ValueError if they differ."""
+    mat = aval.mat
+    found = {"varying" if a in mat.varying else "unreduced" if a in mat.unreduced
+             else "reduced" if a in mat.reduced else "invarying" for a in axes}
+    if len(found) > 1:
+        raise ValueError(f"{name} can only accept axis_name which corresponds to one of "
+                         "varying, unreduced, reduced or invarying state of the input. Got "
+                         f"input type: {aval}, axes: {axes} and input state: {found}")
+    return found.pop()
+
+
+def moved_along(name, source, target):
+    """The abstract eval of a collective taking values from state `source` to `target`
+    along its axes."""
+    def abstract_eval(aval, *, axes):
+        if state_along(aval, axes, name) != source:
+            raise ValueError(f"{name} is a {source.capitalize()}->{target.capitalize()} "
+                             f"collective: the axes {axes} passed to it must be {source} "
+                             f"in the input's type. Got jax.typeof(x)={aval}")
+        fields = {"varying": aval.mat.varying, "unreduced": aval.mat.unreduced,
+                  "reduced": aval.mat.reduced, "invarying": frozenset()}
+        fields[source] = fields[source] - set(axes)
+        fields[target] = fields[target] | set(axes)
+        return aval.update(mat=ManualAxisType(
+            varying=sharding_mod.order_wrt_mesh(fields["varying"]),
+            unreduced=fields["unreduced"], reduced=fields["reduced"]))
+    return abstract_eval
+
+
+def _define_cast(name, source, target, transpose):
+    """A cast between states: the value is unchanged on every device."""
+    return define_primitive(
+        name, impl=lambda x, *, axes: x, abstract_eval=moved_along(name, source, target),
+        jvp=ad.linear_jvp, transpose=transpose, batch=RuleFactory(_cast_batch),
+        batch_needs_axis=True, lower=lambda ctx, x, *, axes: hlo.Value(x.name, ctx.avals_out[0]),
+        is_collective=True)
+
+
+# The cotangent of a reduced value is a partial sum, which unreduced_psum adds up.
+preduced_p = _define_cast("preduced", "invarying", "reduced", lambda ct, x, *, axes: [
+    unreduced_psum_p.bind(ad.instantiate_zeros(ct), axes=axes)])
+vary_unreduced_cast_p = _define_cast(
+    "vary_unreduced_cast", "varying", "unreduced",
+    lambda ct, x, *, axes: [reduced_vary_cast_p.bind(ad.instantiate_zeros(ct), axes=axes)])
+reduced_vary_cast_p = _define_cast(
+    "reduced_vary_cast", "reduced", "varying",
+    lambda ct, x, *, axes: [vary_unreduced_cast_p.bind(ad.instantiate_zeros(ct), axes=axes)])
+
+
+def _unreduced_psum_batch(axis, args, dims, *, axes):
+    (x,), (d,) = args, dims
+    if axis.name not in axes:
+        return unreduced_psum_p.bind(x, axes=axes), d
+    out = _scaled(x, axis.size) if d is None else red.reduce_sum(x, (d,))
+    rest = tuple(n for n in axes if n != axis.name)
+    return (unreduced_psum_p.bind(out, axes=rest) if rest else out), None
+
+
+unreduced_psum_p = define_primitive(
+    "unreduced_psum", impl=_unbound_impl,
+    abstract_eval=moved_along("unreduced_psum", "unreduced", "invarying"),
+    jvp=ad.linear_jvp,
+    transpose=lambda ct, x, *, axes: [preduced_p.bind(ad.instantiate_zeros(ct), axes=axes)],
+    batch=_unreduced_psum_batch, batch_needs_axis=True,
+    lower=lambda ctx, x, *, axes: _lower_psum(ctx, x, axes=axes, axis_index_groups=None)[0],
+    is_collective=True)
 
 
 _PCAST_TARGETS = ("varying", "reduced", "unreduced")
+_PCASTS = {("invarying", "varying"): pvary_p, ("invarying", "reduced"): preduced_p,
+           ("varying", "unreduced"): vary_unreduced_cast_p,
+           ("reduced", "varying"): reduced_vary_cast_p}
 
 
 def pcast(x, axis_name, *, to: str):
@@ -377,7 +508,14 @@ def pcast(x, axis_name, *, to: str):
             batching.is_bound(n) for n in names):
         raise ValueError("pvary should be called under jax.shard_map.")
     axis_names(names, "pvary")
-    if to != "varying" or not all(n in sharding_mod.vma_axes() for n in names):
+    if not all(n in sharding_mod.vma_axes() for n in names):
         return x   # check_vma=False, or vmap's axes: types record no variation
     names = sharding_mod.order_wrt_mesh(names)
-    return tree_util.tree_map(lambda v: pvary_p.bind(v, axes=names), x)
+
+    def cast(v):
+        source = state_along(get_aval(v), names, "jax.lax.pcast")
+        prim = _PCASTS.get((source, to))
+        if prim is None:
+            raise ValueError(f"Unsupported pcast from={source}, to={to!r}")
+        return prim.bind(v, axes=names)
+    return tree_util.tree_map(cast, x)

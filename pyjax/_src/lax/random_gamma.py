@@ -149,6 +149,14 @@ def _gamma_flat(keys, alpha, log_space, ops=_ThreefryOps):
     d = ew.sub(alpha, c(1 / 3))
     scale = ew.div(c(1 / 3), ew.sqrt(d))
 
+    def filled(value, *sources):
+        """A loop's initial carry: `value` everywhere, varying (inside shard_map) along
+        the manual axes its sources vary along, as the loop body's results do."""
+        out = st.full((get_aval(keys).shape[0],), value, dtype)
+        for source in sources:
+            out = pe.vary_like(out, get_aval(source))
+        return out
+
     def rejected(X, V, U):
         squeeze = ew.ge(U, ew.sub(one, ew.mul(c(0.0331), ew.mul(X, X))))
         log_test = ew.ge(ew.log(U), ew.add(ew.mul(X, c(0.5)), ew.mul(
@@ -157,7 +165,6 @@ def _gamma_flat(keys, alpha, log_space, ops=_ThreefryOps):
 
     def draw_x(key):
         """Normal draws x until v = 1 + x * scale > 0, per element."""
-        n = get_aval(key).shape[0]
 
         def body(state):
             k, x, v = state
@@ -169,7 +176,7 @@ def _gamma_flat(keys, alpha, log_space, ops=_ThreefryOps):
             return (ew.select(pick, k_next, k), ew.select(active, x_new, x),
                     ew.select(active, v_new, v))
 
-        init = (key, st.full((n,), 0, dtype), st.full((n,), -1, dtype))
+        init = (key, filled(0, key, scale), filled(-1, key, scale))
         _, x, v = while_loop(lambda s: _any(ew.le(s[2], zero)), body, init)
         return x, v
 
@@ -185,7 +192,7 @@ def _gamma_flat(keys, alpha, log_space, ops=_ThreefryOps):
 
     n = get_aval(keys).shape[0]
     key, subkey = _split_each(keys, 2)
-    init = (key, st.full((n,), 0, dtype), st.full((n,), 1, dtype), st.full((n,), 2, dtype))
+    init = (key, filled(0, key, d), filled(1, key, d), filled(2, key, d))
     _, _, V, _ = while_loop(lambda s: _any(rejected(*s[1:])), outer_body, init)
     if log_space:
         log_samples = ew.log1p(ew.neg(_uniform_each(subkey, dtype)))

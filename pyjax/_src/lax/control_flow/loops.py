@@ -259,7 +259,7 @@ def _trace_while(cond_fun, body_fun, init_val):
                                                           "lax.while_loop")
     if not tree_util.treedef_is_leaf(cond_tree) or len(cond_jaxpr.out_avals) != 1:
         raise TypeError(f"cond_fun must return a boolean scalar, but got pytree {cond_tree}.")
-    if not cond_jaxpr.out_avals[0].same_type(_BOOL_SCALAR):   # (on any mesh)
+    if not cond_jaxpr.out_avals[0].same_type(_BOOL_SCALAR):   # (any mesh; may vary)
         raise TypeError("cond_fun must return a boolean scalar, but got output type(s) "
                         f"{cond_jaxpr.out_avals}.")
     return (init_vals, init_avals, in_tree.children()[0], cond_jaxpr, cond_consts,
