@@ -398,8 +398,15 @@ def device_results(avals, buffers, device: Any, committed: bool) -> list[Array]:
     results = []
     for aval, buffer in zip(avals, buffers):
         x = _new_object(Array)
-        x._npy, x.aval, x._device, x.committed, x._buffer = None, aval, device, committed, buffer
-        x._deleted, x._sharding, x._global_buffer = False, None, None
+        # one store a statement: tuple assignments build and unpack a tuple (~15% slower)
+        x._npy = None
+        x.aval = aval
+        x._device = device
+        x.committed = committed
+        x._buffer = buffer
+        x._deleted = False
+        x._sharding = None
+        x._global_buffer = None
         results.append(x)
     return results
 

@@ -531,10 +531,11 @@ _Pair = collections.namedtuple("_Pair", "a b")
     ({"z": {"y": 1.0, "x": 2.0}, "a": {"c": 3.0, "b": 4.0}},), (_Pair(1.0, 2.0), [3.0]), (),
     ({}, [], None),
 ])
-def test_structure_check_takes_trees_apart_in_flatten_order(example):
+@pytest.mark.parametrize("generated", [True, False])
+def test_structure_check_takes_trees_apart_in_flatten_order(example, generated):
     # what jit's cached calls run on their arguments
     leaves = tu.tree_leaves(example)
-    check = tu.StructureCheck(example, (float, int))
+    check = tu.structure_check(example, (float, int), generated)
     assert check(example) == leaves
     if example:   # another structure does not fit
         assert check(example[:-1]) is None
@@ -547,14 +548,21 @@ class _Box:
     def __init__(self, label, *items):
         self.label, self.items = label, items
 
+    def __repr__(self):
+        return f"_Box({self.label!r}, *{self.items!r})"
+
 
 tu.register_pytree_node(_Box, lambda b: (b.items, b.label), lambda aux, kids: _Box(aux, *kids))
 
 
-def test_structure_check_walks_registered_nodes_and_compares_their_aux_data():
+@pytest.mark.parametrize("generated", [True, False])
+def test_structure_check_walks_registered_nodes_and_compares_their_aux_data(generated):
     example = [_Box("a", 1.0, {"k": 2.0}), _Pair(3.0, _Box("b"))]
-    check = tu.StructureCheck(example, (float,))
-    assert check.steps is not None   # walked in Python, not flattened by optree
+    check = tu.structure_check(example, (float,), generated)
+    if generated:
+        assert check.__name__ == "take_apart"   # generated code, not flattened by optree
+    else:
+        assert check.steps is not None   # walked in a loop, not flattened by optree
     assert check(example) == tu.tree_leaves(example) == [1.0, 2.0, 3.0]
     assert check([_Box("a", 4.0, {"k": 5.0}), _Pair(6.0, _Box("b"))]) == [4.0, 5.0, 6.0]
     assert check([_Box("other", 1.0, {"k": 2.0}), _Pair(3.0, _Box("b"))]) is None
@@ -562,3 +570,57 @@ def test_structure_check_walks_registered_nodes_and_compares_their_aux_data():
     assert check([_Box("a", 1.0, {"j": 2.0}), _Pair(3.0, _Box("b"))]) is None
     assert check([_Box("a", 1.0, {"k": 2.0, "j": 0.0}), _Pair(3.0, _Box("b"))]) is None
     assert check([_Box("a", 1.0, {"k": 2.0}), (3.0, _Box("b"))]) is None   # not the namedtuple
+
+
+def test_structure_check_leaves_other_nodes_and_deep_trees_to_optree():
+    example = (collections.OrderedDict(b=1.0, a=2.0), [3.0])
+    check = tu.structure_check(example, (float,))
+    assert check.__name__ == "flatten_and_compare"
+    assert check(example) == [1.0, 2.0, 3.0]
+    assert check((collections.OrderedDict(a=2.0, b=1.0), [3.0])) is None   # other order
+    deep = 1.0
+    for _ in range(990):   # deeper than Python's recursion limit lets a walk go
+        deep = [deep]
+    check = tu.structure_check(deep, (float,))
+    assert check(deep) == [1.0]
+    assert check([[2.0]]) is None
+    assert check(deep[0]) is None
+
+
+class _Checked(collections.namedtuple("_Checked", "a b")):
+    """A namedtuple whose constructor runs: unflatten calls it, so the builder must."""
+    made = 0
+
+    def __new__(cls, a, b):
+        _Checked.made += 1
+        return super().__new__(cls, a, b)
+
+
+@pytest.mark.parametrize("tree", [
+    1.0, None, (), [], {}, (1.0,), {"b": 1.0, "a": {"z": 2.0, "y": [3.0, None, ()]}},
+    {2: 1.0, 1: 2.0}, {(1, 2): 1.0, (0, 5): 2.0},
+    _Pair(1.0, [2.0, _Pair(3.0, None)]), [_Box("a", 1.0, {"k": 2.0}), _Box("b")],
+    collections.OrderedDict(b=1.0, a=2.0), collections.deque([1.0, (2.0,)]),
+    collections.defaultdict(list, {"y": 1.0, "x": [2.0]}),
+])
+def test_tree_builder_rebuilds_trees_as_unflatten_does(tree):
+    leaves, treedef = tu.tree_flatten(tree)
+    new_leaves = [object() for _ in leaves]
+    built, want = tu.tree_builder(treedef)(new_leaves), treedef.unflatten(new_leaves)
+    assert type(built) is type(want)
+    assert tu.tree_structure(built) == treedef
+    assert tu.tree_leaves(built) == new_leaves   # objects are leaves
+    assert repr(tu.tree_map(id, built)) == repr(tu.tree_map(id, want))   # same key order
+
+
+def test_tree_builder_calls_constructors_and_handles_deep_trees():
+    treedef = tu.tree_structure(_Checked(1.0, 2.0))
+    before = _Checked.made
+    assert tu.tree_builder(treedef)([3.0, 4.0]) == _Checked(3.0, 4.0)
+    assert _Checked.made == before + 2
+    deep = 1.0
+    for _ in range(990):
+        deep = (deep,)
+    treedef = tu.tree_structure(deep)
+    built = tu.tree_builder(treedef)([2.0])
+    assert tu.tree_structure(built) == treedef and tu.tree_leaves(built) == [2.0]

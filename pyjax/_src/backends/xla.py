@@ -389,7 +389,7 @@ class _Runner:
     tiny call."""
 
     __slots__ = ("name", "device", "slots", "committed_args", "consts", "execute",
-                 "handlers", "out_avals", "donated", "committed", "out_tree",
+                 "handlers", "out_avals", "donated", "committed", "build",
                  "single_output", "callbacks")
 
     def __init__(self, executable, slots, committed_args, donated, committed, out_tree):
@@ -399,9 +399,10 @@ class _Runner:
         self.execute = executable.loaded.execute_sharded
         self.handlers = executable._handlers[committed]
         self.out_avals, self.donated, self.committed = executable.out_avals, donated, committed
-        self.out_tree = out_tree
         self.single_output = (len(self.out_avals) == 1
                               and tree_util.treedef_is_leaf(out_tree))
+        # the result tree from its leaves
+        self.build = tree_util.tree_builder(out_tree, config.generated_tree_code.value)
         self.callbacks = executable._callbacks
 
     def __call__(self, leaves):
@@ -429,8 +430,7 @@ class _Runner:
                 leaves[i].delete("donated")
         if self.single_output:   # most programs: no list, no pytree
             return Array(None, False, device, self.committed, self.out_avals[0], outs[0])
-        return self.out_tree.unflatten(
-            device_results(self.out_avals, outs, device, self.committed))
+        return self.build(device_results(self.out_avals, outs, device, self.committed))
 
 
 def _execute_and_wait(execute_sharded, bufs, handlers=None):
