@@ -109,8 +109,8 @@ def array(object, dtype=None, *args, copy=True, order="K", ndmin=0, device=None)
         # As in JAX, a weakly typed input stays weak unless a dtype is asked for.
         weak = dtype is None and object.aval.weak_type
         out = convert(object, dtype or object.aval.dtype, weak)
-        if isinstance(out, Array) and copy and out is object:
-            out = copied(object)
+        if copy and out is object:
+            out = _array_copy(object)
     elif isinstance(object, (list, tuple)) and _contains_traced(object):
         if len(object) == 0:
             out = ensure_array(_host_array(object, dtype))
@@ -136,6 +136,12 @@ def array(object, dtype=None, *args, copy=True, order="K", ndmin=0, device=None)
     if ndmin > out.ndim:
         out = st.reshape(out, (1,) * (ndmin - out.ndim) + out.shape)
     return _place(out, device)
+
+
+def _array_copy(x):
+    """A new array of x's value: a new buffer on x's device (sharding) for an Array, a
+    `copy` equation under a transformation, so that the result is never x itself."""
+    return copied(x) if isinstance(x, Array) else ew.copy_p.bind(x)
 
 
 def _positional_array_args(args, copy, order, ndmin):
@@ -994,10 +1000,18 @@ def isdtype(dtype, kind):
 
 
 def astype(x, dtype, /, *, copy=False, device=None):
+    """x as `dtype`; a new array when copy=True even if the dtype is x's already."""
     check_arraylike("astype", x)
-    if dtype is None:
-        dtype = dtypes.default_float_dtype()
-    return _place(ensure_array(convert(x, dtypes.check_user_dtype(dtype, "astype"))), device)
+    dtype = dtypes.default_float_dtype() if dtype is None else \
+        dtypes.check_user_dtype(dtype, "astype")
+    if dtypes.is_complex(dtypes.dtype_and_weak_type(x)[0]) and np.dtype(dtype).kind in "iuf":
+        warnings.warn("Casting from complex to real dtypes will soon raise a ValueError. "
+                      "Please first use jnp.real or jnp.imag to take the real/imaginary "
+                      "component of your input.", DeprecationWarning, stacklevel=2)
+    out = ensure_array(convert(x, dtype))
+    if copy and out is x:
+        out = _array_copy(out)
+    return _place(out, device)
 
 
 def copy(a, order=None):
