@@ -69,6 +69,8 @@ def _host_array(obj, dtype):
             target = dtypes.python_scalar_dtype(obj)
         elif value.dtype.kind in "U S":
             raise TypeError(f"JAX does not support string arrays, got dtype {value.dtype}")
+        elif isinstance(obj, (list, tuple)) and value.size:
+            target = _list_dtype(obj, value.dtype)
         else:
             target = dtypes.canonicalize_dtype(value.dtype)
     else:
@@ -79,6 +81,22 @@ def _host_array(obj, dtype):
         # NumPy range-checks the ints of a list converted straight to the target dtype
         return np.asarray(obj, dtype=target)
     return value.astype(target, copy=False)
+
+
+def _list_dtype(obj, numpy_dtype):
+    """The dtype of a nested list: JAX's promotion of its leaves, where Python scalars are
+    weak ([0, np.int16(1)] is int16, not NumPy's int64); NumPy's dtype for leaves JAX's
+    promotion does not know."""
+    leaves, todo = [], [obj]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, (list, tuple)):
+            todo.extend(item)
+        elif dtypes.is_python_scalar(item) or isinstance(item, (np.ndarray, np.generic)):
+            leaves.append(item)
+        else:
+            return dtypes.canonicalize_dtype(numpy_dtype)
+    return dtypes.result_type(*leaves)
 
 
 def _contains_traced(obj):
@@ -179,10 +197,13 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None):
     if keys_dtype is not None:
         _check_same_extended(keys_dtype, dtype, "asarray")
         return a
-    if isinstance(a, (Array, Tracer)) and (
-            dtype is None or dtypes.check_user_dtype(dtype, "asarray") == a.aval.dtype):
+    if isinstance(a, (Array, Tracer)) and (dtype is None or (
+            dtypes.check_user_dtype(dtype, "asarray") == a.aval.dtype
+            and not a.aval.weak_type)):   # a dtype asked for makes a weak type strong
         return a
     if isinstance(a, (np.ndarray, np.generic)) or dtypes.is_python_scalar(a):
+        if not copy:
+            get_aval(a)   # refuses a masked array, which only a copy may strip
         if dtype is None and dtypes.is_python_scalar(a):
             aval = get_aval(a)
             _check_int_range(a, aval.dtype)
