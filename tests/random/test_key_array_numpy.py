@@ -85,3 +85,15 @@ def test_buffer_attributes_are_the_key_data_s():
 def test_eval_shape_of_functions_returning_keys():
     assert jax.eval_shape(lambda seed: random.key(seed), 28).shape == ()
     assert jax.eval_shape(lambda k: random.split(k), random.key(1)).shape == (2,)
+
+
+def test_equality_of_keys():
+    keys, key = random.split(random.key(0), 3), random.key(0)
+    assert jnp.equal(key, key) and jnp.isclose(key, key)
+    assert (keys == keys[0]).tolist() == [True, False, False]
+    assert jnp.isclose(keys, keys[1]).tolist() == [False, True, False]
+    assert jnp.not_equal(keys, keys[0]).tolist() == [False, True, True]
+    assert jax.jit(jnp.isclose)(keys, keys[2]).tolist() == [False, False, True]
+    for name in ["isclose", "equal"]:
+        with pytest.raises(TypeError, match=f"{name} does not accept dtypes key<fry>, int"):
+            getattr(jnp, name)(key, 1)

@@ -21,10 +21,12 @@ from pyjax._src.numpy import ufuncs as uf
 
 def _defer_to_unrecognized(binary):
     """Return NotImplemented for operands jnp does not know, so Python tries the other
-    side (e.g. a user class with __radd__)."""
+    side (e.g. a user class with __radd__); an object with __jax_array__ is that array."""
     def op(self, other):
         if type(other) is not Array and not _is_operand(other):
-            return NotImplemented
+            if not hasattr(other, "__jax_array__"):
+                return NotImplemented
+            other = other.__jax_array__()
         return binary(self, other)
     return op
 

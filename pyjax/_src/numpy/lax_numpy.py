@@ -445,7 +445,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
             out = st.concatenate([slice_in_dim(out, 0, num - 1), st.expand_dims(stop, (0,))],
                                  0)
     else:
-        step = ew.mul(delta, np.array(np.nan, computation))
+        step = np.array(np.nan, computation)   # a scalar, whatever the endpoints' shape
         out = expand(start) if num else st.broadcast_in_dim(start, iota_shape,
                                                             tuple(range(1, 1 + len(bshape))))
     out = moveaxis(out, 0, canonicalize_axis(axis, len(iota_shape)))
@@ -1052,11 +1052,14 @@ def isscalar(element):
 
 def iscomplexobj(x):
     """Whether x has a complex dtype, read off x.dtype or off x as a host array (no
-    transfer to a device). None is not complex."""
+    transfer to a device; a list holding traced values is traced). None is not
+    complex."""
     if x is None:
         return False
     dtype = getattr(x, "dtype", None)
-    return dtypes.is_complex(np.asarray(x).dtype if dtype is None else dtype)
+    if dtype is None:
+        dtype = asarray(x).dtype if _contains_traced(x) else np.asarray(x).dtype
+    return dtypes.is_complex(dtype)
 
 
 def isrealobj(x):

@@ -22,8 +22,8 @@ from pyjax._src.numpy import array_manipulation as more
 from pyjax._src.numpy import reductions as red
 from pyjax._src.numpy import sorting
 from pyjax._src.numpy import ufuncs as uf
-from pyjax._src.numpy.util import (check_arraylike, convert, ensure_array, promote_dtypes,
-                                   promote_dtypes_inexact)
+from pyjax._src.numpy.util import (check_arraylike, compare_keys, convert, ensure_array,
+                                   extended_dtype, promote_dtypes, promote_dtypes_inexact)
 from pyjax._src.util import canonicalize_axis
 from pyjax._src.lax.sharding_constraint import takes_out_sharding
 
@@ -376,8 +376,8 @@ def histogramdd(sample, bins=10, range=None, weights=None, density=None):
     if _ndim(sample) == 1:
         sample = sample[:, None]
     n_dim = _shape(sample)[1]
-    if isinstance(bins, (int, np.integer)) or (np.ndim(bins) == 0 and
-                                               not isinstance(bins, (list, tuple))):
+    # a list is one entry per dimension (np.ndim of edges of unequal lengths would fail)
+    if not isinstance(bins, (list, tuple)) and np.ndim(bins) == 0:
         bins = [bins] * n_dim
     if len(bins) != n_dim:
         raise ValueError("The dimension of bins must be equal to the dimension of the "
@@ -424,7 +424,10 @@ def histogram2d(x, y, bins=10, range=None, weights=None, density=None):
 # --- comparisons ----------------------------------------------------------------------------
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
-    """|a - b| <= atol + rtol * |b| elementwise, with infinities equal to themselves."""
+    """|a - b| <= atol + rtol * |b| elementwise, with infinities equal to themselves
+    (typed keys: equality)."""
+    if extended_dtype(a) is not None or extended_dtype(b) is not None:
+        return compare_keys("isclose", a, b, operator.eq)
     check_arraylike("isclose", a, b)
     a, b = promote_dtypes(lnp.asarray(a), lnp.asarray(b))
     if not dtypes.is_inexact(_dtype(a)):
