@@ -52,8 +52,7 @@ def concrete(x, name, arg, why=None):
 
 def tri(N, M=None, k=0, dtype=None):
     """Ones at and below the k-th diagonal of an N x M matrix, zeros elsewhere."""
-    N = operator.index(N)
-    M = N if M is None else operator.index(M)
+    N, M = canonicalize_shape((N, N if M is None else M), "jnp.tri")
     dtype = dtypes.canonicalize_dtype(dtype) if dtype is not None else \
         dtypes.default_float_dtype()
     rows = st.broadcasted_iota(np.int32, (N, M), 0)
@@ -836,7 +835,9 @@ def put(a, ind, v, mode=None, *, inplace=True):
     ind = lnp.ravel(lnp.asarray(ind))
     v = lnp.ravel(lnp.asarray(v, _dtype(a)))
     count = _shape(ind)[0]
-    if count and _shape(v)[0] != count:
+    if not (count and _shape(v)[0] and _shape(flat)[0]):
+        return a   # nothing to put, or nowhere to put it (JAX's)
+    if _shape(v)[0] != count:
         v = v[np.arange(count) % _shape(v)[0]]
     size = _shape(flat)[0]
     if mode in (None, "fill", "raise"):
@@ -863,20 +864,23 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None,
     if isinstance(axes, (int, np.integer)):
         n = operator.index(axes)
         if n < 0 or n > builtins.min(na, nb):
-            raise ValueError(f"Number of tensordot axes (axes={n}) exceeds input ranks "
-                             f"({na} and {nb})")
+            raise TypeError(f"Number of tensordot axes (axes {n}) exceeds input ranks "
+                            f"({_shape(a)} and {_shape(b)})")
         ca, cb = tuple(range(na - n, na)), tuple(range(n))
-    else:
-        if len(axes) != 2:
-            raise TypeError("tensordot axes argument must be an int or a pair of sequences, "
-                            f"got {axes}")
+    elif isinstance(axes, (tuple, list)) and len(axes) == 2:
         ax_a, ax_b = axes
-        ax_a = (ax_a,) if isinstance(ax_a, (int, np.integer)) else tuple(ax_a)
-        ax_b = (ax_b,) if isinstance(ax_b, (int, np.integer)) else tuple(ax_b)
+        if isinstance(ax_a, (int, np.integer)) and isinstance(ax_b, (int, np.integer)):
+            ax_a, ax_b = (ax_a,), (ax_b,)
+        elif not (isinstance(ax_a, (tuple, list)) and isinstance(ax_b, (tuple, list))):
+            raise TypeError("tensordot requires both axes lists to be either ints, tuples or "
+                            f"lists, got {ax_a} and {ax_b}")
         if len(ax_a) != len(ax_b):
             raise TypeError("tensordot requires axes lists to have equal length, got "
-                            f"{ax_a} and {ax_b}")
+                            f"{ax_a} and {ax_b}.")
         ca, cb = canonicalize_axes(ax_a, na), canonicalize_axes(ax_b, nb)
+    else:
+        raise TypeError("tensordot axes argument must be an int, a pair of ints, or a pair "
+                        f"of lists/tuples of ints, got {axes!r}.")
     for i, j in zip(ca, cb):
         if _shape(a)[i] != _shape(b)[j]:
             raise TypeError(f"tensordot requires contracted dimensions to match, got shapes "

@@ -756,8 +756,9 @@ def _split(name, ary, sections, axis, strict):
     ary = asarray(ary)
     axis = canonicalize_axis(operator.index(_concrete_scalar(axis, name, "axis")), ndim(ary))
     size_along = shape(ary)[axis]
-    if isinstance(sections, (Array, Tracer)) and ndim(sections) == 0:
-        sections = operator.index(_concrete_scalar(sections, name, "indices_or_sections"))
+    if not isinstance(sections, (tuple, list)) and np.ndim(sections) == 0:
+        # a number of sections: any concrete number, as int() takes it (JAX's)
+        sections = int(_concrete_scalar(sections, name, "indices_or_sections"))
     if isinstance(sections, (int, np.integer)):
         n = int(sections)
         if n <= 0:

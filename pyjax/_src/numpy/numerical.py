@@ -147,18 +147,23 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
 
 def unwrap(p, discont=None, axis=-1, period=2 * math.pi):
     """p with jumps larger than discont (default period/2) along axis corrected by
-    multiples of period."""
+    multiples of period. p and period are promoted together, so integer inputs with an
+    integer period stay integers (JAX's)."""
     check_arraylike("unwrap", p)
-    (p,) = promote_dtypes_inexact(lnp.asarray(p))
+    p, period = promote_dtypes(lnp.asarray(p), period)
+    if dtypes.is_complex(_dtype(p)):
+        raise ValueError("jnp.unwrap does not support complex inputs.")
     axis = canonicalize_axis(axis, _ndim(p))
+    if _shape(p)[axis] == 0:
+        return p
     if discont is None:
         discont = period / 2
+    half = lnp.asarray(period // 2 if dtypes.is_int(_dtype(p)) else period / 2)
     dd = diff(p, axis=axis)
-    half = period / 2
-    ddmod = uf.remainder(dd + half, lnp.asarray(period, _dtype(p))) - half
+    ddmod = uf.remainder(dd + half, period) - half
     # a jump of exactly +period/2 stays positive (NumPy's boundary rule)
-    ddmod = lnp.where((ddmod == -half) & (dd > 0), lnp.asarray(half, _dtype(p)), ddmod)
-    correction = lnp.where(uf.abs(dd) < discont, lnp.zeros((), _dtype(p)), ddmod - dd)
+    ddmod = lnp.where((ddmod == -half) & (dd > 0), half, ddmod)
+    correction = lnp.where(uf.abs(dd) < discont, 0, ddmod - dd)
     cumulative = red.cumsum(correction, axis=axis)
     first = _slice_axis(p, axis, 0, 1)
     rest = _slice_axis(p, axis, 1, None) + cumulative
