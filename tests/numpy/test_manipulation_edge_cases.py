@@ -46,3 +46,21 @@ def test_unwrap_promotes_with_the_period(dtype, period, out_dtype, expected):
     out = jnp.unwrap(x, period=period)
     assert out.dtype == out_dtype
     np.testing.assert_allclose(np.asarray(out, np.float64), expected, atol=1e-3)
+
+
+def test_piecewise_traces_its_functions_once():
+    def g(v):
+        g.traces += 1
+        return v
+    g.traces = 0
+    x = jnp.arange(10.0)
+    for _ in range(5):
+        out = jnp.piecewise(x, [x < 0], [g, 0.0])
+    assert g.traces == 1 and out.tolist() == [0.0] * 10
+    x = jnp.arange(-3, 4)
+    assert jnp.piecewise(x, [x < 0, x > 1], [lambda v: -v, lambda v: v * 3, 7]).tolist() == \
+        [3, 2, 1, 7, 7, 6, 9]
+    assert jnp.piecewise(x, [x < 0], [lambda v, k=1: v * k], k=5).tolist() == \
+        [-15, -10, -5, 0, 0, 0, 0]
+    grad = jax.grad(lambda v: jnp.piecewise(v, [v < 0], [jnp.sin, jnp.cos]).sum())
+    np.testing.assert_allclose(grad(jnp.array([-1.0, 1.0])), [0.540302, -0.841471], rtol=1e-5)

@@ -22,3 +22,15 @@ def test_histogram2d_bins_of_unequal_lengths():
         counts, x_edges, y_edges = jnp.histogram2d(x, y, bins=bins, range=range_)
         assert counts.tolist() == [[1, 0, 0, 0], [1, 1, 0, 0], [0, 0, 1, 1]]
         assert x_edges.tolist() == [0, 1, 3, 5] and y_edges.tolist() == [0, 2, 3, 4, 6]
+
+
+def test_trapezoid_with_array_spacing():
+    y = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
+    assert jnp.trapezoid(y, dx=np.arange(1, 6, dtype=np.float32), axis=1).tolist() == [
+        [22.5, 51.0, 85.5, 126.0, 172.5], [82.5, 171.0, 265.5, 366.0, 472.5],
+        [142.5, 291.0, 445.5, 606.0, 772.5]]
+    # spacing that varies along the integration axis, laid out like y
+    assert jnp.trapezoid(y, dx=np.ones((2, 4, 5), np.float32), axis=0).tolist()[0] == \
+        [40.0, 42.0, 44.0, 46.0, 48.0]
+    assert jnp.trapezoid(y, dx=np.full((3, 3, 5), 0.5, np.float32), axis=1).tolist()[0] == \
+        [11.25, 12.75, 14.25, 15.75, 17.25]

@@ -767,7 +767,8 @@ convert_element_type_p = define_primitive(
 
 
 def _bitcast_abstract_eval(x, new_dtype):
-    old, new = x.dtype.itemsize, np.dtype(new_dtype).itemsize
+    # widths in bits: int4 packs two to a byte
+    old, new = dtypes.itemsize_bits(x.dtype), dtypes.itemsize_bits(new_dtype)
     if old == new:
         shape = x.shape
     elif old > new:
@@ -780,20 +781,34 @@ def _bitcast_abstract_eval(x, new_dtype):
     return ShapedArray(shape, new_dtype)
 
 
+def _bit_storage(dtype):
+    """The unsigned NumPy dtype that stores one element of `dtype` (a byte for int4)."""
+    return np.dtype(f"uint{8 * np.dtype(dtype).itemsize}")
+
+
 def _bitcast_impl(x, new_dtype):
+    """The bits of x's elements (little-endian: the first of several narrow elements are
+    the low bits of a wide one) read as new_dtype. NumPy stores a sub-byte element in the
+    low bits of a byte, so those are packed and unpacked by shifts."""
     new_dtype = np.dtype(new_dtype)
-    out = np.ascontiguousarray(x).view(new_dtype)
-    if x.dtype.itemsize > new_dtype.itemsize:
-        return out.reshape(x.shape + (x.dtype.itemsize // new_dtype.itemsize,))
-    if x.dtype.itemsize < new_dtype.itemsize:
-        return out.reshape(x.shape[:-1])
-    return out.reshape(x.shape)   # ascontiguousarray makes a 0-d array 1-d
+    old_bits, new_bits = dtypes.itemsize_bits(x.dtype), dtypes.itemsize_bits(new_dtype)
+    bits = np.ascontiguousarray(x).view(_bit_storage(x.dtype)).reshape(x.shape)
+    if old_bits < 8:
+        bits = bits & ((1 << old_bits) - 1)
+    if old_bits > new_bits:     # each element splits into a new trailing axis
+        shifts = np.arange(0, old_bits, new_bits, dtype=bits.dtype)
+        bits = (bits[..., None] >> shifts) & ((1 << new_bits) - 1)
+    elif old_bits < new_bits:   # the trailing axis merges into one element
+        shifts = np.arange(0, new_bits, old_bits, dtype=np.uint64)
+        bits = np.bitwise_or.reduce(bits.astype(np.uint64) << shifts, axis=-1)
+    return bits.astype(_bit_storage(new_dtype)).view(new_dtype)
 
 
 def _bitcast_batch(args, dims, new_dtype):
     (x,), (d,) = args, dims
     aval = get_aval(x)
-    if np.dtype(new_dtype).itemsize > aval.dtype.itemsize and d == aval.ndim - 1:
+    if dtypes.itemsize_bits(new_dtype) > dtypes.itemsize_bits(aval.dtype) and \
+            d == aval.ndim - 1:
         x, d = batching.moveaxis(x, d, 0), 0   # the last dim is consumed by the cast
     return bitcast_convert_type_p.bind(x, new_dtype=new_dtype), d
 

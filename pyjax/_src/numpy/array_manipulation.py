@@ -5,11 +5,13 @@ data-dependent shapes. Imports lax, the other jnp modules and dtypes."""
 from __future__ import annotations
 
 import builtins
+import functools
 import operator
 
 import numpy as np
 
 from pyjax._src import dtypes, errors
+from pyjax._src.api.jit import jit
 from pyjax._src.array import Array
 from pyjax._src.core.avals import get_aval
 from pyjax._src.core.trace import Tracer
@@ -781,7 +783,8 @@ def choose(a, choices, out=None, mode="raise"):
 
 def piecewise(x, condlist, funclist, *args, **kw):
     """funclist[i] (a function or a constant) where condlist[i] holds; an extra trailing
-    function or value applies where no condition holds."""
+    function or value applies where no condition holds. As in JAX, the functions are
+    static arguments of one jitted computation, so a repeated call traces them once."""
     check_arraylike("piecewise", x)
     x = lnp.asarray(x)
     if isinstance(condlist, (Array, Tracer, np.ndarray)) and np.ndim(condlist) == _ndim(x):
@@ -795,13 +798,21 @@ def piecewise(x, condlist, funclist, *args, **kw):
         funclist = [0] + list(funclist)
     else:
         funclist = [funclist[-1]] + list(funclist[:-1])
+    consts = {i: f for i, f in enumerate(funclist) if not callable(f)}
+    funcs = frozenset((i, f) for i, f in enumerate(funclist) if callable(f))
+    return _piecewise(x, conds, consts, funcs, *args, **kw)
+
+
+@functools.partial(jit, static_argnames=("funcs",))
+def _piecewise(x, conds, consts, funcs, *args, **kw):
     # the index of the last true condition decides (later conditions win, as in NumPy)
     which = lnp.zeros(_shape(x), np.int32)
     for i, c in enumerate(conds):
         which = lnp.where(c, np.int32(i + 1), which)
-    outs = [lnp.asarray(f(x, *args, **kw) if callable(f) else f) for f in funclist]
-    outs = [lnp.broadcast_to(lnp.asarray(o, _dtype(x)), _shape(x)) for o in outs]
-    return ensure_array(ew.select_n(which, *outs))
+    pieces = {**consts, **{i: f(x, *args, **kw) for i, f in funcs}}
+    outs = [lnp.broadcast_to(lnp.asarray(pieces[i], _dtype(x)), _shape(x))
+            for i in range(len(pieces))]
+    return ew.select_n(which, *outs)
 
 
 def place(arr, mask, vals, *, inplace=True):
@@ -858,8 +869,7 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None,
               out_sharding=None):
     """Sum of products over the given axes of a and b (an int N: a's last N with b's
     first N). out_sharding: how the result is split."""
-    check_arraylike("tensordot", a, b)
-    a, b = promote_dtypes(lnp.asarray(a), lnp.asarray(b))
+    a, b, dtype, weak = lnp.product_args("tensordot", a, b, preferred_element_type)
     na, nb = _ndim(a), _ndim(b)
     if isinstance(axes, (int, np.integer)):
         n = operator.index(axes)
@@ -885,8 +895,8 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None,
         if _shape(a)[i] != _shape(b)[j]:
             raise TypeError(f"tensordot requires contracted dimensions to match, got shapes "
                             f"{_shape(a)} and {_shape(b)} with axes {(ca, cb)}")
-    return ensure_array(ldot.dot_general(a, b, ((ca, cb), ((), ())), precision,
-                                         preferred_element_type, out_sharding))
+    out = ldot.dot_general(a, b, ((ca, cb), ((), ())), precision, dtype, out_sharding)
+    return ensure_array(convert(out, dtype, weak))
 
 
 def kron(a, b):
@@ -904,8 +914,7 @@ def kron(a, b):
 
 def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
     """sum(conj(x1) * x2) over `axis`, broadcasting the other axes."""
-    check_arraylike("vecdot", x1, x2)
-    x1, x2 = promote_dtypes(lnp.asarray(x1), lnp.asarray(x2))
+    x1, x2, dtype, weak = lnp.product_args("vecdot", x1, x2, preferred_element_type)
     shape1, shape2 = np.shape(x1), np.shape(x2)
     if shape1[axis] != shape2[axis]:   # the contracted axis never broadcasts
         raise ValueError(f"axes must match; got shapes {shape1} and {shape2} with {axis=}")
@@ -914,8 +923,8 @@ def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
     x1, x2 = lnp.broadcast_arrays(x1, x2)
     n = _ndim(x1)
     batch = tuple(range(n - 1))
-    return ensure_array(ldot.dot_general(x1, x2, (((n - 1,), (n - 1,)), (batch, batch)),
-                                         precision, preferred_element_type))
+    out = ldot.dot_general(x1, x2, (((n - 1,), (n - 1,)), (batch, batch)), precision, dtype)
+    return ensure_array(convert(out, dtype, weak))
 
 
 def matvec(x1, x2, /):

@@ -886,31 +886,39 @@ def select(condlist, choicelist, default=0):
 
 # --- products ---------------------------------------------------------------------------
 
-def _product_args(name, a, b):
-    if type(a) is Array and type(b) is Array and a.aval.dtype == b.aval.dtype \
-            and a.aval.weak_type == b.aval.weak_type:
-        return a, b   # promotion would return them unchanged
+def product_args(name, a, b, preferred_element_type):
+    """The operands of a product as arrays of their own dtypes, and the dtype and weak
+    type of the result. As in JAX, operands of mixed dtypes are not converted: the
+    contraction multiplies them in `preferred_element_type`, by default their promoted
+    type (so a jaxpr holds one dot_general, not converts of its inputs)."""
     check_arraylike(name, a, b)
-    return promote_dtypes(a, b)
+    a, b = asarray(a), asarray(b)
+    if preferred_element_type is None:
+        dtype, weak = dtypes.result_type(a, b, return_weak_type_flag=True)
+    else:
+        dtype, weak = dtypes.check_user_dtype(preferred_element_type, name), False
+    return a, b, np.dtype(dtype), weak
 
 
 def dot(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
     """NumPy's dot: scalars multiply, otherwise contract a's last axis with b's
     second-to-last (or only) axis. out_sharding: how the result is split."""
-    a, b = _product_args("dot", a, b)
+    a, b, dtype, weak = product_args("dot", a, b, preferred_element_type)
     an, bn = ndim(a), ndim(b)
     if an == 0 or bn == 0:
         from pyjax._src.numpy.ufuncs import multiply
-        return apply_out_sharding(multiply(a, b), out_sharding, "jnp.dot")
-    contract_b = 0 if bn == 1 else bn - 2
-    return ensure_array(ldot.dot_general(a, b, (((an - 1,), (contract_b,)), ((), ())),
-                                         precision, preferred_element_type, out_sharding))
+        out = apply_out_sharding(multiply(a, b), out_sharding, "jnp.dot")
+    else:
+        contract_b = 0 if bn == 1 else bn - 2
+        out = ldot.dot_general(a, b, (((an - 1,), (contract_b,)), ((), ())), precision,
+                               dtype, out_sharding)
+    return ensure_array(convert(out, dtype, weak))
 
 
 def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
     """Matrix product with NumPy's broadcasting of leading (batch) dimensions.
     out_sharding: how the result is split."""
-    a, b = _product_args("matmul", a, b)
+    a, b, dtype, weak = product_args("matmul", a, b, preferred_element_type)
     an, bn = ndim(a), ndim(b)
     if an == 0 or bn == 0:
         raise ValueError("matmul: operands must not be scalars (use * instead)")
@@ -921,8 +929,9 @@ def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=No
                         f"{'only' if bn == 1 else 'second-to-last'} axis of b (shape "
                         f"{shape(b)}) has size {shape(b)[b_contract]}.")
     if an <= 2 and bn <= 2:   # no batch axes: the free axes of a, then of b
-        return ensure_array(ldot.dot_general(a, b, (((a_contract,), (b_contract,)), ((), ())),
-                                             precision, preferred_element_type, out_sharding))
+        out = ldot.dot_general(a, b, (((a_contract,), (b_contract,)), ((), ())), precision,
+                               dtype, out_sharding)
+        return ensure_array(convert(out, dtype, weak))
     a_batch, b_batch = shape(a)[:max(an - 2, 0)], shape(b)[:b_contract]
     try:
         batch = broadcast_shapes(a_batch, b_batch)
@@ -932,14 +941,19 @@ def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=No
     # No operand is broadcast or reshaped to a matrix (that would put copies and extra
     # residuals in the program): a batch axis both operands have in full is a batch
     # dimension of dot_general, one only a single operand has in full is a free dimension
-    # of that operand (the other's size-1 axis, if any, is squeezed), and a vector
-    # contributes only its contracted axis. `labels` name dot_general's output axes.
+    # of that operand (the other's size-1 axis, if any, is squeezed), one of size 1 in
+    # both is squeezed from both (and restored in the result), and a vector contributes
+    # only its contracted axis. `labels` name dot_general's output axes.
     a_squeezed, b_squeezed, a_batch_dims, b_batch_dims = [], [], [], []
-    shared, a_free, b_free = [], [], []
+    shared, a_free, b_free, both_squeezed = [], [], [], []
     for i, size in enumerate(batch):
         ai, bi = i - len(batch) + len(a_batch), i - len(batch) + len(b_batch)
         in_a, in_b = ai >= 0 and a_batch[ai] == size, bi >= 0 and b_batch[bi] == size
-        if in_a and in_b:
+        if in_a and in_b and size == 1:
+            a_squeezed.append(ai)
+            b_squeezed.append(bi)
+            both_squeezed.append(i)
+        elif in_a and in_b:
             a_batch_dims.append(ai)
             b_batch_dims.append(bi)
             shared.append(i)
@@ -965,8 +979,11 @@ def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=No
         st.squeeze(a, a_squeezed), st.squeeze(b, b_squeezed),
         ((squeezed_dims([a_contract], a_squeezed), squeezed_dims([b_contract], b_squeezed)),
          (squeezed_dims(a_batch_dims, a_squeezed), squeezed_dims(b_batch_dims, b_squeezed))),
-        precision, preferred_element_type, dot_sharding)
-    return ensure_array(st.transpose(out, tuple(np.argsort(labels))))
+        precision, dtype, dot_sharding)
+    out = st.transpose(out, tuple(np.argsort(labels)))
+    if both_squeezed:
+        out = st.expand_dims(out, tuple(both_squeezed))
+    return ensure_array(convert(out, dtype, weak))
 
 
 def vdot(a, b, *, precision=None, preferred_element_type=None):
@@ -976,12 +993,14 @@ def vdot(a, b, *, precision=None, preferred_element_type=None):
 
 
 def inner(a, b, *, precision=None, preferred_element_type=None):
-    a, b = _product_args("inner", a, b)
+    a, b, dtype, weak = product_args("inner", a, b, preferred_element_type)
     if ndim(a) == 0 or ndim(b) == 0:
         from pyjax._src.numpy.ufuncs import multiply
-        return multiply(a, b)
-    return ensure_array(ldot.dot_general(a, b, (((ndim(a) - 1,), (ndim(b) - 1,)), ((), ())),
-                                         precision, preferred_element_type))
+        out = multiply(a, b)
+    else:
+        out = ldot.dot_general(a, b, (((ndim(a) - 1,), (ndim(b) - 1,)), ((), ())),
+                               precision, dtype)
+    return ensure_array(convert(out, dtype, weak))
 
 
 def outer(a, b, out=None):

@@ -131,18 +131,21 @@ def gradient(f, *varargs, axis=None, edge_order=None):
 
 
 def trapezoid(y, x=None, dx=1.0, axis=-1):
-    """Integral of y along axis by the trapezoidal rule."""
+    """Integral of y along axis by the trapezoidal rule. The spacing is diff(x), else dx:
+    a scalar, or an array laid out like y (leading axes may be missing) whose size along
+    axis is 1 or one less than y's."""
     check_arraylike("trapezoid", y)
     if x is None:
         (y,) = promote_dtypes_inexact(lnp.asarray(y))
-        spacing = lnp.asarray(dx, _dtype(y))
+        spacing = lnp.asarray(dx)
+        if _ndim(spacing) > 0:
+            spacing = lnp.expand_dims(spacing, tuple(range(_ndim(y) - _ndim(spacing))))
+            spacing = lnp.moveaxis(spacing, axis, -1)
     else:
         y, x = promote_dtypes_inexact(lnp.asarray(y), lnp.asarray(x))
-        spacing = diff(x, axis=axis if _ndim(x) > 1 else -1)
+        spacing = diff(x) if _ndim(x) == 1 else lnp.moveaxis(diff(x, axis=axis), axis, -1)
     y = lnp.moveaxis(y, axis, -1)
-    if x is not None and _ndim(spacing) > 1:
-        spacing = lnp.moveaxis(spacing, axis, -1)
-    return red.sum(spacing * (y[..., 1:] + y[..., :-1]), axis=-1) * 0.5
+    return 0.5 * red.sum(spacing * (y[..., 1:] + y[..., :-1]), axis=-1)
 
 
 def unwrap(p, discont=None, axis=-1, period=2 * math.pi):

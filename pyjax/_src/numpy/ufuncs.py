@@ -586,6 +586,12 @@ def frexp(x, /):
     dtype = _dtype(x)
     if dtypes.is_complex(dtype):
         raise TypeError("frexp does not support complex-valued inputs")
+    return _frexp(x)
+
+
+@custom_jvp
+def _frexp(x):
+    dtype = _dtype(x)
     info = dtypes.finfo(dtype)
     int_dtype = np.dtype(f"int{info.bits}")
     mask = (1 << info.nexp) - 1
@@ -603,6 +609,17 @@ def frexp(x, /):
     return (ensure_array(ew.select(special, x, mantissa)),
             ensure_array(convert(ew.select(*_broadcast(special, np.zeros((), int_dtype),
                                                        exponent)), np.int32)))
+
+
+@_frexp.defjvp
+def _frexp_jvp(primals, tangents):
+    """The mantissa x * 2**-e moves with x at the rate 2**-e (JAX's rule; the bit
+    manipulation itself has no derivative); the integer exponent has none."""
+    (x,), (t,) = primals, tangents
+    mantissa, exponent = _frexp(x)
+    mantissa_dot = multiply(t, exp2(negative(convert(exponent, _dtype(t)))))
+    return (mantissa, exponent), (mantissa_dot, np.zeros(get_aval(exponent).shape,
+                                                         dtypes.float0))
 
 
 def gcd(x1, x2):
