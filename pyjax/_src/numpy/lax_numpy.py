@@ -891,6 +891,9 @@ def product_args(name, a, b, preferred_element_type):
     type of the result. As in JAX, operands of mixed dtypes are not converted: the
     contraction multiplies them in `preferred_element_type`, by default their promoted
     type (so a jaxpr holds one dot_general, not converts of its inputs)."""
+    if preferred_element_type is None and type(a) is Array and type(b) is Array and \
+            a.aval.dtype == b.aval.dtype and a.aval.weak_type == b.aval.weak_type:
+        return a, b, a.aval.dtype, a.aval.weak_type   # the common eager case, first
     check_arraylike(name, a, b)
     a, b = asarray(a), asarray(b)
     if preferred_element_type is None:
