@@ -188,12 +188,6 @@ class Array:
     def __reduce__(self):
         return (_rebuild, (self._value, self.weak_type))
 
-    def __copy__(self):
-        return self
-
-    def __deepcopy__(self, memo):
-        return Array(self._value.copy(), self.weak_type)
-
     def item(self, *args):
         return self._value.item(*args)
 

@@ -54,7 +54,7 @@ def _canonicalize(dtype, x64):
     if dtype == float0:
         return dtype
     if dtype not in supported_dtypes:
-        raise TypeError(f"JAX only supports number and bool dtypes, got dtype {dtype}")
+        raise TypeError(f"JAX only supports number, bool, and string dtypes, got dtype {dtype}")
     return dtype if x64 else _TO_32.get(dtype, dtype)
 
 

@@ -44,7 +44,7 @@ def test_table_has_types_sources_and_nested_jaxprs(capsys):
     assert [_cells(line) for line in lines[2:-2]] == [
         ["step", "defines", "operation", "source"],
         ["----", "-" * 22, "-" * 60, "------"],
-        ["1", "c: f32[2,4]", "dot_general a b", layer],
+        ["1", "c: f32[2,4]", "dot_general[preferred_element_type=float32] a b", layer],
         ["2", "d: f32[2,4]", "tanh c", layer],
         ["3", "e: ~i32[], f: f32[2,4]",
          "scan[length=3 linear=(False, False) num_carry=2 num_const...",

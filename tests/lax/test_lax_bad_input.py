@@ -106,7 +106,7 @@ CASES = [
          lambda: lax.clamp(jnp.ones(4), x, x)),
     case("convert_bad_dtype", TypeError, "not understood",
          lambda: lax.convert_element_type(x, "foo")),
-    case("convert_to_object", TypeError, "number and bool dtypes",
+    case("convert_to_object", TypeError, "number, bool, and string dtypes",
          lambda: lax.convert_element_type(x, object)),
     case("reduce_sum_axes", ValueError, "out of bounds", lambda: lax.reduce_sum(x, (3,))),
     case("reduce_max_repeated", ValueError, "repeated", lambda: lax.reduce_max(x, (0, 0))),

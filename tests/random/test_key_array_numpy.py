@@ -118,3 +118,13 @@ def test_where_selects_whole_keys():
     mixed = jnp.where(c, k, random.key(5))   # JAX 0.10.2: data sum 1076077511
     assert int(kd(mixed).astype(np.uint32).sum()) == 1076077511
     assert kd(mixed)[0, 0, 1].tolist() == kd(random.key(5)).tolist()
+def test_equality_of_keys():
+    keys, key = random.split(random.key(0), 3), random.key(0)
+    assert jnp.equal(key, key) and jnp.isclose(key, key)
+    assert (keys == keys[0]).tolist() == [True, False, False]
+    assert jnp.isclose(keys, keys[1]).tolist() == [False, True, False]
+    assert jnp.not_equal(keys, keys[0]).tolist() == [False, True, True]
+    assert jax.jit(jnp.isclose)(keys, keys[2]).tolist() == [False, False, True]
+    for name in ["isclose", "equal"]:
+        with pytest.raises(TypeError, match=f"{name} does not accept dtypes key<fry>, int"):
+            getattr(jnp, name)(key, 1)

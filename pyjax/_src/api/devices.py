@@ -58,7 +58,11 @@ def default_backend():
 
 
 def default_device(device):
-    """Context manager: uncommitted arrays and computations go to `device` inside it."""
+    """Context manager: uncommitted arrays and computations go to `device` inside it (a
+    Device, a single-device sharding, or a platform name such as 'cpu': its first local
+    device)."""
+    if isinstance(device, str):
+        device = local_devices(backend=device)[0]
     return devices_mod.default_device_context(_as_device(device))
 
 

@@ -477,11 +477,15 @@ class FunctionContext:
         aval = x.aval if out_dtype is None else x.aval.update(dtype=out_dtype)
         return self.op(name, [x], aval)
 
-    def binary(self, name, x, y, out_dtype=None):
-        # lax's rule: equal ranks whose dims agree or are 1, or a rank-0 operand.
+    @staticmethod
+    def _elementwise_shape(x, y):
+        """lax's rule: equal ranks whose dims agree or are 1, or a rank-0 operand."""
         xs, ys = x.aval.shape, y.aval.shape
-        shape = (tuple(a if b == 1 else b for a, b in zip(xs, ys)) if len(xs) == len(ys)
-                 else (xs if xs else ys))
+        return (tuple(a if b == 1 else b for a, b in zip(xs, ys)) if len(xs) == len(ys)
+                else (xs if xs else ys))
+
+    def binary(self, name, x, y, out_dtype=None):
+        shape = self._elementwise_shape(x, y)
         x, y = self.broadcast(x, shape), self.broadcast(y, shape)
         aval = x.aval if out_dtype is None else x.aval.update(dtype=out_dtype)
         return self.op(name, [x, y], aval)
@@ -519,7 +523,7 @@ class FunctionContext:
     def compare(self, x, y, direction, total_order=False):
         """x <direction> y; total_order orders floats as IEEE totalOrder does (-0 < +0,
         NaNs by sign and payload) instead of by value."""
-        shape = x.aval.shape if x.aval.ndim >= y.aval.ndim else y.aval.shape
+        shape = self._elementwise_shape(x, y)
         x, y = self.broadcast(x, shape), self.broadcast(y, shape)
         kind = comparison_type(x.aval.dtype)
         if total_order and kind == "FLOAT":

@@ -303,6 +303,10 @@ def get_aval(x):
     if aval is not None:
         return aval
     if isinstance(x, np.ndarray):
+        if type(x) is not np.ndarray and isinstance(x, np.ma.MaskedArray):
+            raise ValueError("numpy masked arrays are not supported as direct inputs to JAX "
+                             "functions. Use arr.filled() to convert the value to a "
+                             "standard numpy array.")
         return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype))
     if isinstance(x, np.generic):
         return ShapedArray((), dtypes.canonicalize_dtype(x.dtype))

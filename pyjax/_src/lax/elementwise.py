@@ -531,8 +531,9 @@ complex_p = binary_op("complex", _complex_impl, (FLOAT,), hlo="stablehlo.complex
     transpose=lambda ct, x, y: [
         unbroadcast(x.aval, real(ct)) if ad.is_undefined_primal(x) else None,
         unbroadcast(y.aval, imag(neg(ct))) if ad.is_undefined_primal(y) else None])
+# The transpose copies too, so that a cotangent is never the caller's own array (JAX's).
 copy_p = unary_op("copy", np.copy, ANY, hlo=None, jvp=linear_jvp, lower=lambda ctx, x: x,
-                  transpose=_unary_linear_transpose(lambda ct: ct))
+                  transpose=_unary_linear_transpose(lambda ct: copy_p.bind(ct)))
 
 # --- comparison, logical and bitwise ------------------------------------------------------
 

@@ -5,11 +5,13 @@ data-dependent shapes. Imports lax, the other jnp modules and dtypes."""
 from __future__ import annotations
 
 import builtins
+import functools
 import operator
 
 import numpy as np
 
 from pyjax._src import dtypes, errors
+from pyjax._src.api.jit import jit
 from pyjax._src.array import Array
 from pyjax._src.core.avals import get_aval
 from pyjax._src.core.trace import Tracer
@@ -52,8 +54,7 @@ def concrete(x, name, arg, why=None):
 
 def tri(N, M=None, k=0, dtype=None):
     """Ones at and below the k-th diagonal of an N x M matrix, zeros elsewhere."""
-    N = operator.index(N)
-    M = N if M is None else operator.index(M)
+    N, M = canonicalize_shape((N, N if M is None else M), "jnp.tri")
     dtype = dtypes.canonicalize_dtype(dtype) if dtype is not None else \
         dtypes.default_float_dtype()
     rows = st.broadcasted_iota(np.int32, (N, M), 0)
@@ -794,7 +795,8 @@ def choose(a, choices, out=None, mode="raise"):
 
 def piecewise(x, condlist, funclist, *args, **kw):
     """funclist[i] (a function or a constant) where condlist[i] holds; an extra trailing
-    function or value applies where no condition holds."""
+    function or value applies where no condition holds. As in JAX, the functions are
+    static arguments of one jitted computation, so a repeated call traces them once."""
     check_arraylike("piecewise", x)
     x = lnp.asarray(x)
     if isinstance(condlist, (Array, Tracer, np.ndarray)) and np.ndim(condlist) == _ndim(x):
@@ -808,13 +810,21 @@ def piecewise(x, condlist, funclist, *args, **kw):
         funclist = [0] + list(funclist)
     else:
         funclist = [funclist[-1]] + list(funclist[:-1])
+    consts = {i: f for i, f in enumerate(funclist) if not callable(f)}
+    funcs = frozenset((i, f) for i, f in enumerate(funclist) if callable(f))
+    return _piecewise(x, conds, consts, funcs, *args, **kw)
+
+
+@functools.partial(jit, static_argnames=("funcs",))
+def _piecewise(x, conds, consts, funcs, *args, **kw):
     # the index of the last true condition decides (later conditions win, as in NumPy)
     which = lnp.zeros(_shape(x), np.int32)
     for i, c in enumerate(conds):
         which = lnp.where(c, np.int32(i + 1), which)
-    outs = [lnp.asarray(f(x, *args, **kw) if callable(f) else f) for f in funclist]
-    outs = [lnp.broadcast_to(lnp.asarray(o, _dtype(x)), _shape(x)) for o in outs]
-    return ensure_array(ew.select_n(which, *outs))
+    pieces = {**consts, **{i: f(x, *args, **kw) for i, f in funcs}}
+    outs = [lnp.broadcast_to(lnp.asarray(pieces[i], _dtype(x)), _shape(x))
+            for i in range(len(pieces))]
+    return ew.select_n(which, *outs)
 
 
 def place(arr, mask, vals, *, inplace=True):
@@ -848,7 +858,9 @@ def put(a, ind, v, mode=None, *, inplace=True):
     ind = lnp.ravel(lnp.asarray(ind))
     v = lnp.ravel(lnp.asarray(v, _dtype(a)))
     count = _shape(ind)[0]
-    if count and _shape(v)[0] != count:
+    if not (count and _shape(v)[0] and _shape(flat)[0]):
+        return a   # nothing to put, or nowhere to put it (JAX's)
+    if _shape(v)[0] != count:
         v = v[np.arange(count) % _shape(v)[0]]
     size = _shape(flat)[0]
     if mode in (None, "fill", "raise"):
@@ -869,32 +881,34 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None,
               out_sharding=None):
     """Sum of products over the given axes of a and b (an int N: a's last N with b's
     first N). out_sharding: how the result is split."""
-    check_arraylike("tensordot", a, b)
-    a, b = promote_dtypes(lnp.asarray(a), lnp.asarray(b))
+    a, b, dtype, weak = lnp.product_args("tensordot", a, b, preferred_element_type)
     na, nb = _ndim(a), _ndim(b)
     if isinstance(axes, (int, np.integer)):
         n = operator.index(axes)
         if n < 0 or n > builtins.min(na, nb):
-            raise ValueError(f"Number of tensordot axes (axes={n}) exceeds input ranks "
-                             f"({na} and {nb})")
+            raise TypeError(f"Number of tensordot axes (axes {n}) exceeds input ranks "
+                            f"({_shape(a)} and {_shape(b)})")
         ca, cb = tuple(range(na - n, na)), tuple(range(n))
-    else:
-        if len(axes) != 2:
-            raise TypeError("tensordot axes argument must be an int or a pair of sequences, "
-                            f"got {axes}")
+    elif isinstance(axes, (tuple, list)) and len(axes) == 2:
         ax_a, ax_b = axes
-        ax_a = (ax_a,) if isinstance(ax_a, (int, np.integer)) else tuple(ax_a)
-        ax_b = (ax_b,) if isinstance(ax_b, (int, np.integer)) else tuple(ax_b)
+        if isinstance(ax_a, (int, np.integer)) and isinstance(ax_b, (int, np.integer)):
+            ax_a, ax_b = (ax_a,), (ax_b,)
+        elif not (isinstance(ax_a, (tuple, list)) and isinstance(ax_b, (tuple, list))):
+            raise TypeError("tensordot requires both axes lists to be either ints, tuples or "
+                            f"lists, got {ax_a} and {ax_b}")
         if len(ax_a) != len(ax_b):
             raise TypeError("tensordot requires axes lists to have equal length, got "
-                            f"{ax_a} and {ax_b}")
+                            f"{ax_a} and {ax_b}.")
         ca, cb = canonicalize_axes(ax_a, na), canonicalize_axes(ax_b, nb)
+    else:
+        raise TypeError("tensordot axes argument must be an int, a pair of ints, or a pair "
+                        f"of lists/tuples of ints, got {axes!r}.")
     for i, j in zip(ca, cb):
         if _shape(a)[i] != _shape(b)[j]:
             raise TypeError(f"tensordot requires contracted dimensions to match, got shapes "
                             f"{_shape(a)} and {_shape(b)} with axes {(ca, cb)}")
-    return ensure_array(ldot.dot_general(a, b, ((ca, cb), ((), ())), precision,
-                                         preferred_element_type, out_sharding))
+    out = ldot.dot_general(a, b, ((ca, cb), ((), ())), precision, dtype, out_sharding)
+    return ensure_array(convert(out, dtype, weak))
 
 
 def kron(a, b):
@@ -912,8 +926,7 @@ def kron(a, b):
 
 def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
     """sum(conj(x1) * x2) over `axis`, broadcasting the other axes."""
-    check_arraylike("vecdot", x1, x2)
-    x1, x2 = promote_dtypes(lnp.asarray(x1), lnp.asarray(x2))
+    x1, x2, dtype, weak = lnp.product_args("vecdot", x1, x2, preferred_element_type)
     shape1, shape2 = np.shape(x1), np.shape(x2)
     if shape1[axis] != shape2[axis]:   # the contracted axis never broadcasts
         raise ValueError(f"axes must match; got shapes {shape1} and {shape2} with {axis=}")
@@ -922,8 +935,8 @@ def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
     x1, x2 = lnp.broadcast_arrays(x1, x2)
     n = _ndim(x1)
     batch = tuple(range(n - 1))
-    return ensure_array(ldot.dot_general(x1, x2, (((n - 1,), (n - 1,)), (batch, batch)),
-                                         precision, preferred_element_type))
+    out = ldot.dot_general(x1, x2, (((n - 1,), (n - 1,)), (batch, batch)), precision, dtype)
+    return ensure_array(convert(out, dtype, weak))
 
 
 def matvec(x1, x2, /):

@@ -21,10 +21,12 @@ from pyjax._src.numpy import ufuncs as uf
 
 def _defer_to_unrecognized(binary):
     """Return NotImplemented for operands jnp does not know, so Python tries the other
-    side (e.g. a user class with __radd__)."""
+    side (e.g. a user class with __radd__); an object with __jax_array__ is that array."""
     def op(self, other):
         if type(other) is not Array and not _is_operand(other):
-            return NotImplemented
+            if not hasattr(other, "__jax_array__"):
+                return NotImplemented
+            other = other.__jax_array__()
         return binary(self, other)
     return op
 
@@ -151,6 +153,10 @@ def _copy(self):
     return lnp.copy(self)
 
 
+def _deepcopy(self, memo):
+    return lnp.copy(self)
+
+
 def _byteswap(self):
     """The array with the bytes of each element reversed (of the real and imaginary parts
     apart for complex, as NumPy's byteswap; the dtype stays, so the values change unless
@@ -169,6 +175,20 @@ def _flatten(self, order="C", *, out_sharding=None):
     return lnp.ravel(self, order, out_sharding=out_sharding)
 
 
+def _contains(self, query):
+    """`query in x`: as JAX, only a scalar searched in a 1-d array (NumPy's general rule
+    has surprising results), and a string or None is a TypeError, not False."""
+    if query is None or isinstance(query, str) or not _is_operand(query):
+        raise TypeError(f"Array.__contains__: unsupported operand type {type(query)}.")
+    if self.ndim != 1:
+        raise ValueError("Array.__contains__: search array must be one-dimensional, got "
+                         f"arr.shape={self.shape}.")
+    if np.ndim(query) != 0:
+        raise ValueError("Array.__contains__: query value must be a scalar, got "
+                         f"query.shape={np.shape(query)}")
+    return red.any(uf.equal(self, query))
+
+
 def _dot(self, b, *, precision=None, preferred_element_type=None):
     """x.dot(b): jnp.dot, without jnp.dot's out_sharding (JAX's method has none)."""
     return lnp.dot(self, b, precision=precision,
@@ -185,8 +205,9 @@ _METHODS = {
     "var": _var, "std": _std, "any": red.any, "all": red.all,
     "argmax": red.argmax, "argmin": red.argmin, "cumsum": red.cumsum,
     "cumprod": red.cumprod, "ptp": red.ptp, "copy": _copy, "clone": _copy,
+    "__copy__": _copy, "__deepcopy__": _deepcopy,
     "to_device": _to_device, "compress": _compress, "__getitem__": _getitem,
-    "view": _view, "byteswap": _byteswap,
+    "view": _view, "byteswap": _byteswap, "__contains__": _contains,
     "__array_namespace__": __array_namespace__,
     "sort": sorting.sort, "argsort": _argsort, "argpartition": sorting.argpartition,
     "searchsorted": sorting.searchsorted, "take": indexing.take, "nonzero": _nonzero,

@@ -12,16 +12,17 @@ import re
 
 import numpy as np
 
-from pyjax._src import dtypes
+from pyjax._src import config, dtypes
 from pyjax._src.api.shapes import ShapeDtypeStruct, eval_shape
 from pyjax._src.api.vmap import vmap
 from pyjax._src.core.avals import get_aval
+from pyjax._src.core.trace import Tracer
 from pyjax._src.lax.control_flow import fori_loop
 from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy.indexing import take
-from pyjax._src.numpy.array_manipulation import append, concrete
+from pyjax._src.numpy.array_manipulation import append, concrete, meshgrid
 from pyjax._src.numpy import ufuncs as uf
-from pyjax._src.numpy.util import check_arraylike
+from pyjax._src.numpy.util import check_arraylike, promote_dtypes
 from pyjax._src.util import canonicalize_axis
 
 # --- vectorize ------------------------------------------------------------------------------
@@ -365,31 +366,47 @@ s_ = np.s_
 index_exp = np.index_exp
 
 
-def _slice_values(s):
-    """The values a slice stands for in r_/mgrid: arange, or linspace for an imaginary
-    step (its magnitude is the number of points, end inclusive)."""
-    start = 0 if s.start is None else s.start
-    step = 1 if s.step is None else s.step
-    if isinstance(step, complex):
-        return lnp.linspace(start, s.stop, int(builtins.abs(step)))
-    return lnp.arange(start, s.stop, step)
+def _slice_bound(value, what, op_name):
+    """A start, stop or step of a slice given to jnp.`op_name`: it decides the length of
+    the result, so a traced one must have a concrete value."""
+    if isinstance(value, Tracer):
+        why = (f"The {what} of jnp.{op_name} must be concrete: it decides the shape of "
+               "the result.\n")
+        return concrete(value, op_name, what, why).item()
+    return value
+
+
+def _slice_values(s, op_name):
+    """The values a slice stands for in r_/c_/mgrid/ogrid: arange, or linspace for an
+    imaginary step (its magnitude is the number of points, end inclusive)."""
+    start = _slice_bound(s.start, "slice start", op_name)
+    stop = _slice_bound(s.stop, "slice stop", op_name)
+    step = _slice_bound(s.step, "slice step", op_name)
+    start = 0 if start is None else start
+    step = 1 if step is None else step
+    if np.iscomplex(step):
+        return lnp.linspace(start, stop, int(builtins.abs(step)))
+    return lnp.arange(start, stop, step)
 
 
 class _Grid:
+    """mgrid (dense) and ogrid (sparse): the ij-meshgrid of the slices' values, promoted
+    to one dtype."""
+
     def __init__(self, sparse):
         self.sparse = sparse
+        self.op_name = "ogrid" if sparse else "mgrid"
 
     def __getitem__(self, key):
         if isinstance(key, slice):
-            return _slice_values(key)
-        axes = [_slice_values(k) for k in key]
-        if not axes:
-            return lnp.zeros((0,))
-        dtype = dtypes.result_type(*axes)
-        axes = [lnp.asarray(x, dtype) for x in axes]
-        from pyjax._src.numpy.array_manipulation import meshgrid
+            return _slice_values(key, self.op_name)
+        axes = [_slice_values(k, self.op_name) for k in key]
+        with config.numpy_dtype_promotion("standard"):
+            axes = promote_dtypes(*axes)
         grids = meshgrid(*axes, indexing="ij", sparse=self.sparse)
-        return grids if self.sparse else lnp.stack(grids)
+        if self.sparse:
+            return grids
+        return lnp.stack(grids) if grids else lnp.arange(0)
 
 
 mgrid = _Grid(sparse=False)
@@ -397,44 +414,54 @@ ogrid = _Grid(sparse=True)
 
 
 class _Concatenator:
-    """r_ and c_: concatenation along an axis of arrays, scalars and slices."""
+    """r_ and c_: concatenation along an axis of arrays, scalars and slices. A leading
+    string sets the axis, the minimum rank and where a lower-rank piece's axes go among
+    those (NumPy's 'axis,ndmin,trans1d'), or asks for a row ('r') or column ('c') matrix
+    of a 1-d result."""
 
-    def __init__(self, axis, ndmin, trans1d):
-        self.axis, self.ndmin, self.trans1d = axis, ndmin, trans1d
+    def __init__(self, axis, ndmin, trans1d, op_name):
+        self.axis, self.ndmin, self.trans1d, self.op_name = axis, ndmin, trans1d, op_name
+
+    def _directive(self, directive):
+        """(axis, ndmin, trans1d, matrix axis or -1) of a directive string."""
+        defaults = [self.axis, self.ndmin, self.trans1d]
+        if directive in ("r", "c"):
+            return (*defaults, 0 if directive == "r" else 1)
+        parts = directive.split(",")[:3]   # NumPy ignores anything after three ints
+        try:
+            values = [int(p) for p in parts]
+        except ValueError as err:
+            raise ValueError(f"could not understand directive {directive!r}") from err
+        return (*values, *defaults[len(values):], -1)
 
     def __getitem__(self, key):
         key = key if isinstance(key, tuple) else (key,)
-        axis, ndmin, trans1d = self.axis, self.ndmin, self.trans1d
+        axis, ndmin, trans1d, matrix = self.axis, self.ndmin, self.trans1d, -1
+        if key and isinstance(key[0], str):
+            (axis, ndmin, trans1d, matrix), key = self._directive(key[0]), key[1:]
         pieces = []
         for k in key:
             if isinstance(k, str):
-                if pieces:
-                    raise ValueError("r_/c_ directive strings must come first")
-                if k in ("r", "c"):
-                    raise NotImplementedError("jnp.r_/c_ do not support the matrix "
-                                              "directives 'r' and 'c'")
-                parts = [int(p) for p in k.split(",")]
-                axis = parts[0]
-                ndmin = parts[1] if len(parts) > 1 else ndmin
-                trans1d = parts[2] if len(parts) > 2 else trans1d
-                continue
-            x = _slice_values(k) if isinstance(k, slice) else lnp.asarray(k)
-            if lnp.ndim(x) < ndmin:   # place x's dims at trans1d among ndmin dims
-                shape = lnp.shape(x)
-                pos = trans1d + ndmin if trans1d < 0 else trans1d
-                start = builtins.min(pos, ndmin - len(shape))
-                new = [1] * ndmin
-                new[start:start + len(shape)] = shape
-                x = lnp.reshape(x, tuple(new))
+                raise ValueError("string directive must be placed at the beginning")
+            x = _slice_values(k, self.op_name) if isinstance(k, slice) else lnp.asarray(k)
+            rank = 0 if isinstance(k, slice) else lnp.ndim(x)
+            x = lnp.array(x, copy=False, ndmin=ndmin)
+            if trans1d != -1 and ndmin > rank:
+                # x's own axes (now last) move to start at trans1d: a rotation of the axes
+                shift = ndmin - builtins.abs(ndmin + trans1d + 1) % ndmin
+                x = lnp.transpose(x, tuple(range(ndmin))[shift:] + tuple(range(shift)))
             pieces.append(x)
-        if not pieces:
-            return lnp.zeros((0,))
-        pieces = [lnp.atleast_1d(p) for p in pieces]
-        return lnp.concatenate(pieces, axis)
+        out = lnp.concatenate(pieces, axis)
+        if matrix != -1 and out.ndim == 1:
+            out = lnp.expand_dims(out, matrix)
+        return out
+
+    def __len__(self):
+        return 0
 
 
-r_ = _Concatenator(0, 1, -1)
-c_ = _Concatenator(-1, 2, 0)
+r_ = _Concatenator(0, 1, -1, "r_")
+c_ = _Concatenator(-1, 2, 0, "c_")
 
 
 def ravel_multi_index(multi_index, dims, mode="raise", order="C", *, dtype=None):
@@ -546,7 +573,11 @@ def fromiter(*args, **kwargs):
 def load(file, *args, **kwargs):
     """numpy.load, with arrays (not archives) returned as JAX arrays."""
     out = np.load(file, *args, **kwargs)
-    return lnp.asarray(out) if isinstance(out, np.ndarray) and out.dtype != object else out
+    if not isinstance(out, np.ndarray) or out.dtype == object:
+        return out
+    if out.dtype == "V2":   # NumPy saves bfloat16, a dtype it does not know, as 2-byte voids
+        out = out.view(dtypes.bfloat16)
+    return lnp.asarray(out)
 
 
 def save(file, arr, allow_pickle=True):

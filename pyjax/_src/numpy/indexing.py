@@ -728,16 +728,13 @@ def _wrap_or_normalize(indices, n, mode):
             if r.aval.dtype.kind == "i" else r), PROMISE_IN_BOUNDS
 
 
-def _take_without_gather(name, out_shape, n, dtype, mode, fill_value):
-    """The result of a take that gathers nothing (an empty result, or an empty axis to
-    fill from), else None."""
+def _take_without_gather(out_shape, n, dtype):
+    """The result of a take that gathers nothing (an empty result), else None; taking
+    from an empty axis is an IndexError in every mode, as in JAX."""
     if prod(out_shape) == 0:
         return st.full(out_shape, np.zeros((), dtype))
     if n == 0:
-        if mode is FILL_OR_DROP:
-            fill = li.default_fill_value(dtype) if fill_value is None else fill_value
-            return st.full(out_shape, np.array(fill).astype(dtype))
-        raise IndexError(f"Cannot do a non-empty jnp.{name}() from an empty axis.")
+        raise IndexError("Cannot do a non-empty jnp.take() from an empty axis.")
     return None
 
 
@@ -766,7 +763,7 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
     n = a.aval.shape[axis]
     idx_shape = indices.aval.shape
     out_shape = a.aval.shape[:axis] + idx_shape + a.aval.shape[axis + 1:]
-    empty = _take_without_gather("take", out_shape, n, a.aval.dtype, gmode, fill_value)
+    empty = _take_without_gather(out_shape, n, a.aval.dtype)
     if empty is not None:
         return empty
     if mode != "clip":   # as in NumPy and JAX, "clip" clamps a negative index to 0

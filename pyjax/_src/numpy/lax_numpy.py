@@ -70,6 +70,8 @@ def _host_array(obj, dtype):
             target = dtypes.python_scalar_dtype(obj)
         elif value.dtype.kind in "U S":
             raise TypeError(f"JAX does not support string arrays, got dtype {value.dtype}")
+        elif isinstance(obj, (list, tuple)) and value.size:
+            target = _list_dtype(obj, value.dtype)
         else:
             target = dtypes.canonicalize_dtype(value.dtype)
     else:
@@ -80,6 +82,22 @@ def _host_array(obj, dtype):
         # NumPy range-checks the ints of a list converted straight to the target dtype
         return np.asarray(obj, dtype=target)
     return value.astype(target, copy=False)
+
+
+def _list_dtype(obj, numpy_dtype):
+    """The dtype of a nested list: JAX's promotion of its leaves, where Python scalars are
+    weak ([0, np.int16(1)] is int16, not NumPy's int64); NumPy's dtype for leaves JAX's
+    promotion does not know."""
+    leaves, todo = [], [obj]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, (list, tuple)):
+            todo.extend(item)
+        elif dtypes.is_python_scalar(item) or isinstance(item, (np.ndarray, np.generic)):
+            leaves.append(item)
+        else:
+            return dtypes.canonicalize_dtype(numpy_dtype)
+    return dtypes.result_type(*leaves)
 
 
 def _contains_traced(obj):
@@ -111,8 +129,8 @@ def array(object, dtype=None, *args, copy=True, order="K", ndmin=0, device=None)
         # As in JAX, a weakly typed input stays weak unless a dtype is asked for.
         weak = dtype is None and object.aval.weak_type
         out = convert(object, dtype or object.aval.dtype, weak)
-        if isinstance(out, Array) and copy and out is object:
-            out = copied(object)
+        if copy and out is object:
+            out = _array_copy(object)
     elif isinstance(object, (list, tuple)) and _contains_traced(object):
         if len(object) == 0:
             out = ensure_array(_host_array(object, dtype))
@@ -138,6 +156,12 @@ def array(object, dtype=None, *args, copy=True, order="K", ndmin=0, device=None)
     if ndmin > out.ndim:
         out = st.reshape(out, (1,) * (ndmin - out.ndim) + out.shape)
     return _place(out, device)
+
+
+def _array_copy(x):
+    """A new array of x's value: a new buffer on x's device (sharding) for an Array, a
+    `copy` equation under a transformation, so that the result is never x itself."""
+    return copied(x) if isinstance(x, Array) else ew.copy_p.bind(x)
 
 
 def _positional_array_args(args, copy, order, ndmin):
@@ -194,10 +218,13 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None):
     if keys_dtype is not None:
         _check_same_extended(keys_dtype, dtype, "asarray")
         return a
-    if isinstance(a, (Array, Tracer)) and (
-            dtype is None or dtypes.check_user_dtype(dtype, "asarray") == a.aval.dtype):
+    if isinstance(a, (Array, Tracer)) and (dtype is None or (
+            dtypes.check_user_dtype(dtype, "asarray") == a.aval.dtype
+            and not a.aval.weak_type)):   # a dtype asked for makes a weak type strong
         return a
     if isinstance(a, (np.ndarray, np.generic)) or dtypes.is_python_scalar(a):
+        if not copy:
+            get_aval(a)   # refuses a masked array, which only a copy may strip
         if dtype is None and dtypes.is_python_scalar(a):
             aval = get_aval(a)
             _check_int_range(a, aval.dtype)
@@ -442,7 +469,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
             out = st.concatenate([slice_in_dim(out, 0, num - 1), st.expand_dims(stop, (0,))],
                                  0)
     else:
-        step = ew.mul(delta, np.array(np.nan, computation))
+        step = np.array(np.nan, computation)   # a scalar, whatever the endpoints' shape
         out = expand(start) if num else st.broadcast_in_dim(start, iota_shape,
                                                             tuple(range(1, 1 + len(bshape))))
     out = moveaxis(out, 0, canonicalize_axis(axis, len(iota_shape)))
@@ -769,8 +796,9 @@ def _split(name, ary, sections, axis, strict):
     ary = asarray(ary)
     axis = canonicalize_axis(operator.index(_concrete_scalar(axis, name, "axis")), ndim(ary))
     size_along = shape(ary)[axis]
-    if isinstance(sections, (Array, Tracer)) and ndim(sections) == 0:
-        sections = operator.index(_concrete_scalar(sections, name, "indices_or_sections"))
+    if not isinstance(sections, (tuple, list)) and np.ndim(sections) == 0:
+        # a number of sections: any concrete number, as int() takes it (JAX's)
+        sections = int(_concrete_scalar(sections, name, "indices_or_sections"))
     if isinstance(sections, (int, np.integer)):
         n = int(sections)
         if n <= 0:
@@ -906,31 +934,42 @@ def select(condlist, choicelist, default=0):
 
 # --- products ---------------------------------------------------------------------------
 
-def _product_args(name, a, b):
-    if type(a) is Array and type(b) is Array and a.aval.dtype == b.aval.dtype \
-            and a.aval.weak_type == b.aval.weak_type:
-        return a, b   # promotion would return them unchanged
+def product_args(name, a, b, preferred_element_type):
+    """The operands of a product as arrays of their own dtypes, and the dtype and weak
+    type of the result. As in JAX, operands of mixed dtypes are not converted: the
+    contraction multiplies them in `preferred_element_type`, by default their promoted
+    type (so a jaxpr holds one dot_general, not converts of its inputs)."""
+    if preferred_element_type is None and type(a) is Array and type(b) is Array and \
+            a.aval.dtype == b.aval.dtype and a.aval.weak_type == b.aval.weak_type:
+        return a, b, a.aval.dtype, a.aval.weak_type   # the common eager case, first
     check_arraylike(name, a, b)
-    return promote_dtypes(a, b)
+    a, b = asarray(a), asarray(b)
+    if preferred_element_type is None:
+        dtype, weak = dtypes.result_type(a, b, return_weak_type_flag=True)
+    else:
+        dtype, weak = dtypes.check_user_dtype(preferred_element_type, name), False
+    return a, b, np.dtype(dtype), weak
 
 
 def dot(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
     """NumPy's dot: scalars multiply, otherwise contract a's last axis with b's
     second-to-last (or only) axis. out_sharding: how the result is split."""
-    a, b = _product_args("dot", a, b)
+    a, b, dtype, weak = product_args("dot", a, b, preferred_element_type)
     an, bn = ndim(a), ndim(b)
     if an == 0 or bn == 0:
         from pyjax._src.numpy.ufuncs import multiply
-        return apply_out_sharding(multiply(a, b), out_sharding, "jnp.dot")
-    contract_b = 0 if bn == 1 else bn - 2
-    return ensure_array(ldot.dot_general(a, b, (((an - 1,), (contract_b,)), ((), ())),
-                                         precision, preferred_element_type, out_sharding))
+        out = apply_out_sharding(multiply(a, b), out_sharding, "jnp.dot")
+    else:
+        contract_b = 0 if bn == 1 else bn - 2
+        out = ldot.dot_general(a, b, (((an - 1,), (contract_b,)), ((), ())), precision,
+                               dtype, out_sharding)
+    return ensure_array(convert(out, dtype, weak))
 
 
 def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
     """Matrix product with NumPy's broadcasting of leading (batch) dimensions.
     out_sharding: how the result is split."""
-    a, b = _product_args("matmul", a, b)
+    a, b, dtype, weak = product_args("matmul", a, b, preferred_element_type)
     an, bn = ndim(a), ndim(b)
     if an == 0 or bn == 0:
         raise ValueError("matmul: operands must not be scalars (use * instead)")
@@ -941,8 +980,9 @@ def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=No
                         f"{'only' if bn == 1 else 'second-to-last'} axis of b (shape "
                         f"{shape(b)}) has size {shape(b)[b_contract]}.")
     if an <= 2 and bn <= 2:   # no batch axes: the free axes of a, then of b
-        return ensure_array(ldot.dot_general(a, b, (((a_contract,), (b_contract,)), ((), ())),
-                                             precision, preferred_element_type, out_sharding))
+        out = ldot.dot_general(a, b, (((a_contract,), (b_contract,)), ((), ())), precision,
+                               dtype, out_sharding)
+        return ensure_array(convert(out, dtype, weak))
     a_batch, b_batch = shape(a)[:max(an - 2, 0)], shape(b)[:b_contract]
     try:
         batch = broadcast_shapes(a_batch, b_batch)
@@ -952,14 +992,19 @@ def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=No
     # No operand is broadcast or reshaped to a matrix (that would put copies and extra
     # residuals in the program): a batch axis both operands have in full is a batch
     # dimension of dot_general, one only a single operand has in full is a free dimension
-    # of that operand (the other's size-1 axis, if any, is squeezed), and a vector
-    # contributes only its contracted axis. `labels` name dot_general's output axes.
+    # of that operand (the other's size-1 axis, if any, is squeezed), one of size 1 in
+    # both is squeezed from both (and restored in the result), and a vector contributes
+    # only its contracted axis. `labels` name dot_general's output axes.
     a_squeezed, b_squeezed, a_batch_dims, b_batch_dims = [], [], [], []
-    shared, a_free, b_free = [], [], []
+    shared, a_free, b_free, both_squeezed = [], [], [], []
     for i, size in enumerate(batch):
         ai, bi = i - len(batch) + len(a_batch), i - len(batch) + len(b_batch)
         in_a, in_b = ai >= 0 and a_batch[ai] == size, bi >= 0 and b_batch[bi] == size
-        if in_a and in_b:
+        if in_a and in_b and size == 1:
+            a_squeezed.append(ai)
+            b_squeezed.append(bi)
+            both_squeezed.append(i)
+        elif in_a and in_b:
             a_batch_dims.append(ai)
             b_batch_dims.append(bi)
             shared.append(i)
@@ -985,8 +1030,11 @@ def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=No
         st.squeeze(a, a_squeezed), st.squeeze(b, b_squeezed),
         ((squeezed_dims([a_contract], a_squeezed), squeezed_dims([b_contract], b_squeezed)),
          (squeezed_dims(a_batch_dims, a_squeezed), squeezed_dims(b_batch_dims, b_squeezed))),
-        precision, preferred_element_type, dot_sharding)
-    return ensure_array(st.transpose(out, tuple(np.argsort(labels))))
+        precision, dtype, dot_sharding)
+    out = st.transpose(out, tuple(np.argsort(labels)))
+    if both_squeezed:
+        out = st.expand_dims(out, tuple(both_squeezed))
+    return ensure_array(convert(out, dtype, weak))
 
 
 def vdot(a, b, *, precision=None, preferred_element_type=None):
@@ -996,12 +1044,14 @@ def vdot(a, b, *, precision=None, preferred_element_type=None):
 
 
 def inner(a, b, *, precision=None, preferred_element_type=None):
-    a, b = _product_args("inner", a, b)
+    a, b, dtype, weak = product_args("inner", a, b, preferred_element_type)
     if ndim(a) == 0 or ndim(b) == 0:
         from pyjax._src.numpy.ufuncs import multiply
-        return multiply(a, b)
-    return ensure_array(ldot.dot_general(a, b, (((ndim(a) - 1,), (ndim(b) - 1,)), ((), ())),
-                                         precision, preferred_element_type))
+        out = multiply(a, b)
+    else:
+        out = ldot.dot_general(a, b, (((ndim(a) - 1,), (ndim(b) - 1,)), ((), ())),
+                               precision, dtype)
+    return ensure_array(convert(out, dtype, weak))
 
 
 def outer(a, b, out=None):
@@ -1042,10 +1092,18 @@ def isdtype(dtype, kind):
 
 
 def astype(x, dtype, /, *, copy=False, device=None):
+    """x as `dtype`; a new array when copy=True even if the dtype is x's already."""
     check_arraylike("astype", x)
-    if dtype is None:
-        dtype = dtypes.default_float_dtype()
-    return _place(ensure_array(convert(x, dtypes.check_user_dtype(dtype, "astype"))), device)
+    dtype = dtypes.default_float_dtype() if dtype is None else \
+        dtypes.check_user_dtype(dtype, "astype")
+    if dtypes.is_complex(dtypes.dtype_and_weak_type(x)[0]) and np.dtype(dtype).kind in "iuf":
+        warnings.warn("Casting from complex to real dtypes will soon raise a ValueError. "
+                      "Please first use jnp.real or jnp.imag to take the real/imaginary "
+                      "component of your input.", DeprecationWarning, stacklevel=2)
+    out = ensure_array(convert(x, dtype))
+    if copy and out is x:
+        out = _array_copy(out)
+    return _place(out, device)
 
 
 def copy(a, order=None):
@@ -1065,11 +1123,14 @@ def isscalar(element):
 
 def iscomplexobj(x):
     """Whether x has a complex dtype, read off x.dtype or off x as a host array (no
-    transfer to a device). None is not complex."""
+    transfer to a device; a list holding traced values is traced). None is not
+    complex."""
     if x is None:
         return False
     dtype = getattr(x, "dtype", None)
-    return dtypes.is_complex(np.asarray(x).dtype if dtype is None else dtype)
+    if dtype is None:
+        dtype = asarray(x).dtype if _contains_traced(x) else np.asarray(x).dtype
+    return dtypes.is_complex(dtype)
 
 
 def isrealobj(x):

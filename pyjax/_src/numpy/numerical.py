@@ -22,8 +22,8 @@ from pyjax._src.numpy import array_manipulation as more
 from pyjax._src.numpy import reductions as red
 from pyjax._src.numpy import sorting
 from pyjax._src.numpy import ufuncs as uf
-from pyjax._src.numpy.util import (check_arraylike, convert, ensure_array, promote_dtypes,
-                                   promote_dtypes_inexact)
+from pyjax._src.numpy.util import (check_arraylike, compare_keys, convert, ensure_array,
+                                   extended_dtype, promote_dtypes, promote_dtypes_inexact)
 from pyjax._src.util import canonicalize_axis
 from pyjax._src.lax.sharding_constraint import takes_out_sharding
 
@@ -131,34 +131,42 @@ def gradient(f, *varargs, axis=None, edge_order=None):
 
 
 def trapezoid(y, x=None, dx=1.0, axis=-1):
-    """Integral of y along axis by the trapezoidal rule."""
+    """Integral of y along axis by the trapezoidal rule. The spacing is diff(x), else dx:
+    a scalar, or an array laid out like y (leading axes may be missing) whose size along
+    axis is 1 or one less than y's."""
     check_arraylike("trapezoid", y)
     if x is None:
         (y,) = promote_dtypes_inexact(lnp.asarray(y))
-        spacing = lnp.asarray(dx, _dtype(y))
+        spacing = lnp.asarray(dx)
+        if _ndim(spacing) > 0:
+            spacing = lnp.expand_dims(spacing, tuple(range(_ndim(y) - _ndim(spacing))))
+            spacing = lnp.moveaxis(spacing, axis, -1)
     else:
         y, x = promote_dtypes_inexact(lnp.asarray(y), lnp.asarray(x))
-        spacing = diff(x, axis=axis if _ndim(x) > 1 else -1)
+        spacing = diff(x) if _ndim(x) == 1 else lnp.moveaxis(diff(x, axis=axis), axis, -1)
     y = lnp.moveaxis(y, axis, -1)
-    if x is not None and _ndim(spacing) > 1:
-        spacing = lnp.moveaxis(spacing, axis, -1)
-    return red.sum(spacing * (y[..., 1:] + y[..., :-1]), axis=-1) * 0.5
+    return 0.5 * red.sum(spacing * (y[..., 1:] + y[..., :-1]), axis=-1)
 
 
 def unwrap(p, discont=None, axis=-1, period=2 * math.pi):
     """p with jumps larger than discont (default period/2) along axis corrected by
-    multiples of period."""
+    multiples of period. p and period are promoted together, so integer inputs with an
+    integer period stay integers (JAX's)."""
     check_arraylike("unwrap", p)
-    (p,) = promote_dtypes_inexact(lnp.asarray(p))
+    p, period = promote_dtypes(lnp.asarray(p), period)
+    if dtypes.is_complex(_dtype(p)):
+        raise ValueError("jnp.unwrap does not support complex inputs.")
     axis = canonicalize_axis(axis, _ndim(p))
+    if _shape(p)[axis] == 0:
+        return p
     if discont is None:
         discont = period / 2
+    half = lnp.asarray(period // 2 if dtypes.is_int(_dtype(p)) else period / 2)
     dd = diff(p, axis=axis)
-    half = period / 2
-    ddmod = uf.remainder(dd + half, lnp.asarray(period, _dtype(p))) - half
+    ddmod = uf.remainder(dd + half, period) - half
     # a jump of exactly +period/2 stays positive (NumPy's boundary rule)
-    ddmod = lnp.where((ddmod == -half) & (dd > 0), lnp.asarray(half, _dtype(p)), ddmod)
-    correction = lnp.where(uf.abs(dd) < discont, lnp.zeros((), _dtype(p)), ddmod - dd)
+    ddmod = lnp.where((ddmod == -half) & (dd > 0), half, ddmod)
+    correction = lnp.where(uf.abs(dd) < discont, 0, ddmod - dd)
     cumulative = red.cumsum(correction, axis=axis)
     first = _slice_axis(p, axis, 0, 1)
     rest = _slice_axis(p, axis, 1, None) + cumulative
@@ -376,8 +384,8 @@ def histogramdd(sample, bins=10, range=None, weights=None, density=None):
     if _ndim(sample) == 1:
         sample = sample[:, None]
     n_dim = _shape(sample)[1]
-    if isinstance(bins, (int, np.integer)) or (np.ndim(bins) == 0 and
-                                               not isinstance(bins, (list, tuple))):
+    # a list is one entry per dimension (np.ndim of edges of unequal lengths would fail)
+    if not isinstance(bins, (list, tuple)) and np.ndim(bins) == 0:
         bins = [bins] * n_dim
     if len(bins) != n_dim:
         raise ValueError("The dimension of bins must be equal to the dimension of the "
@@ -424,7 +432,10 @@ def histogram2d(x, y, bins=10, range=None, weights=None, density=None):
 # --- comparisons ----------------------------------------------------------------------------
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
-    """|a - b| <= atol + rtol * |b| elementwise, with infinities equal to themselves."""
+    """|a - b| <= atol + rtol * |b| elementwise, with infinities equal to themselves
+    (typed keys: equality)."""
+    if extended_dtype(a) is not None or extended_dtype(b) is not None:
+        return compare_keys("isclose", a, b, operator.eq)
     check_arraylike("isclose", a, b)
     a, b = promote_dtypes(lnp.asarray(a), lnp.asarray(b))
     if not dtypes.is_inexact(_dtype(a)):

@@ -33,6 +33,18 @@ def _index_dtype():
     return dtypes.default_int_dtype()
 
 
+def _search_index_dtype(n):
+    """JAX's dtype of searchsorted's indices into n elements: int32 when they fit (with
+    x64 too), else int64, which without x64 warns and is truncated: then too small."""
+    if n <= np.iinfo(np.int32).max:
+        return np.dtype(np.int32)
+    dtype = dtypes.check_user_dtype(np.int64, "searchsorted")
+    if n > np.iinfo(dtype).max:
+        raise OverflowError(f"Python integer {n} out of bounds for {dtype}: searchsorted "
+                            f"into {n} elements needs int64 indices (set jax_enable_x64).")
+    return dtype
+
+
 def _iota(shape, axis, dtype=None):
     return st.broadcasted_iota(dtype or _index_dtype(), shape, axis)
 
@@ -233,7 +245,7 @@ def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
         from pyjax._src.numpy.indexing import take
         a = take(a, sorter)
     a, v = util.promote_dtypes(a, v)
-    dtype = _index_dtype()
+    dtype = _search_index_dtype(a.shape[0])
     if a.shape[0] == 0:
         return lnp.zeros(v.shape, dtype)
     if method == "compare_all":

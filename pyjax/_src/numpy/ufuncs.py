@@ -18,14 +18,17 @@ from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import structural as st
 from pyjax._src.lax.builders import broadcasting_shape
 from pyjax._src.lax.reshaping import full_like
-from pyjax._src.numpy.util import (KEPT_DTYPES, WEAK_SCALAR_DTYPES, check_arraylike, convert,
-                                   ensure_array, promote_args, promote_args_inexact,
+from pyjax._src.numpy.util import (KEPT_DTYPES, WEAK_SCALAR_DTYPES, check_arraylike,
+                                   compare_keys, convert, ensure_array, extended_dtype,
+                                   promote_args, promote_args_inexact,
                                    promote_args_numeric, python_scalar_as)
 
 
-def _binary(name, lax_fn, promote=promote_args, bool_fn=None, arg_names=("x1", "x2")):
+def _binary(name, lax_fn, promote=promote_args, bool_fn=None, arg_names=("x1", "x2"),
+            key_op=None):
     """A jnp binary function; bool_fn replaces lax_fn on booleans (add -> or). Its
-    (positional-only) parameters are called arg_names in its signature, as JAX's are."""
+    (positional-only) parameters are called arg_names in its signature, as JAX's are.
+    key_op (operator.eq or ne) compares typed key arrays, which others refuse."""
     kept = KEPT_DTYPES.get(promote, frozenset())
     # Per Python scalar type, the strong array dtypes that stay as they are beside it.
     beside_scalar = {t: kept & dts for t, dts in WEAK_SCALAR_DTYPES.items()}
@@ -46,6 +49,9 @@ def _binary(name, lax_fn, promote=promote_args, bool_fn=None, arg_names=("x1", "
         elif type(x2) is Array and type(x1) in beside_scalar and not x2.aval.weak_type and \
                 x2.aval.dtype in beside_scalar[type(x1)]:
             return lax_fn(python_scalar_as(x1, x2.aval.dtype), x2)
+        if key_op is not None and (extended_dtype(x1) is not None
+                                   or extended_dtype(x2) is not None):
+            return compare_keys(name, x1, x2, key_op)
         x1, x2 = promote(name, x1, x2)
         if bool_fn is not None and _is_bool(x1):
             return ensure_array(bool_fn(x1, x2))
@@ -123,8 +129,8 @@ def _atan2(y, x):
 
 arctan2 = _binary("arctan2", _atan2, promote_args_inexact)
 nextafter = _binary("nextafter", ew.nextafter, promote_args_inexact, arg_names=_XY)
-equal = _binary("equal", ew.eq, arg_names=_XY)
-not_equal = _binary("not_equal", ew.ne, arg_names=_XY)
+equal = _binary("equal", ew.eq, arg_names=_XY, key_op=operator.eq)
+not_equal = _binary("not_equal", ew.ne, arg_names=_XY, key_op=operator.ne)
 
 
 def _ordering(compare):
@@ -593,6 +599,12 @@ def frexp(x, /):
     dtype = _dtype(x)
     if dtypes.is_complex(dtype):
         raise TypeError("frexp does not support complex-valued inputs")
+    return _frexp(x)
+
+
+@custom_jvp
+def _frexp(x):
+    dtype = _dtype(x)
     info = dtypes.finfo(dtype)
     int_dtype = np.dtype(f"int{info.bits}")
     mask = (1 << info.nexp) - 1
@@ -610,6 +622,17 @@ def frexp(x, /):
     return (ensure_array(ew.select(special, x, mantissa)),
             ensure_array(convert(ew.select(*_broadcast(special, np.zeros((), int_dtype),
                                                        exponent)), np.int32)))
+
+
+@_frexp.defjvp
+def _frexp_jvp(primals, tangents):
+    """The mantissa x * 2**-e moves with x at the rate 2**-e (JAX's rule; the bit
+    manipulation itself has no derivative); the integer exponent has none."""
+    (x,), (t,) = primals, tangents
+    mantissa, exponent = _frexp(x)
+    mantissa_dot = multiply(t, exp2(negative(convert(exponent, _dtype(t)))))
+    return (mantissa, exponent), (mantissa_dot, np.zeros(get_aval(exponent).shape,
+                                                         dtypes.float0))
 
 
 def gcd(x1, x2):

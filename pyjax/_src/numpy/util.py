@@ -2,6 +2,8 @@
 scalars yield), NumPy-style rank promotion for lax's equal-rank operations."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from pyjax._src import config, dtypes
@@ -29,7 +31,7 @@ def check_arraylike(name, *args):
     for i, x in enumerate(args):
         if not is_arraylike(x):
             if extended_dtype(x) is not None:
-                _refuse_extended(name, args)
+                refuse_extended(name, args)
             hint = (" Use jnp.array(x) or jnp.asarray(x) to convert a list or tuple."
                     if isinstance(x, (list, tuple)) else "")
             raise TypeError(f"{name} requires ndarray or scalar arguments, got {type(x)} at "
@@ -43,7 +45,7 @@ _LAX_NAMES = {"negative": "neg", "subtract": "sub", "multiply": "mul", "divide":
               "less_equal": "le", "greater_equal": "ge", "equal": "eq", "not_equal": "ne"}
 
 
-def _refuse_extended(name, args):
+def refuse_extended(name, args):
     """JAX's TypeError for arithmetic on arrays of an extended dtype (typed keys)."""
     found = [extended_dtype(x) or dtypes.dtype_and_weak_type(x)[0] if
              dtypes.is_python_scalar(x) else getattr(x, "dtype", type(x)) for x in args]
@@ -52,6 +54,15 @@ def _refuse_extended(name, args):
     raise TypeError(f"{_LAX_NAMES.get(name, name)} does not accept dtype {found[0]}: "
                     "arrays of keys support no arithmetic. Use jax.random.key_data(keys) "
                     "for their integer data.")
+
+
+def compare_keys(name, x1, x2, op):
+    """`op` (operator.eq or ne) of typed key arrays, key by key (as JAX's jnp.equal and
+    not_equal); both must hold keys of one implementation."""
+    keys_dtype = extended_dtype(x1)
+    if keys_dtype is None or extended_dtype(x2) != keys_dtype:
+        refuse_extended(name, (x1, x2))
+    return op(x1, x2)
 
 
 def python_scalar_as(x, dtype):
@@ -121,6 +132,10 @@ def promote_dtypes_numeric(*args):
     return [convert(x, dtype, weak) for x in args]
 
 
+_RANK_PROMOTION_DOC = ("For more information, see "
+                       "https://docs.jax.dev/en/latest/rank_promotion_warning.html.")
+
+
 def promote_shapes(name, *args):
     """Left-pads ranks with size-1 dims so lax's equal-rank broadcasting applies."""
     if len(args) < 2:
@@ -136,13 +151,17 @@ def promote_shapes(name, *args):
         raise ValueError(f"Incompatible shapes for broadcasting: shapes={shapes} (in "
                          f"{name}); each dimension must match or be 1, counted from the "
                          "last.") from None
-    if config.numpy_rank_promotion.value != "allow":
-        msg = (f"Operands of {name} have ranks {ranks}; implicit rank promotion is "
-               f"disabled by jax_numpy_rank_promotion={config.numpy_rank_promotion.value!r}.")
-        if config.numpy_rank_promotion.value == "raise":
-            raise ValueError(msg)
-        import warnings
-        warnings.warn(msg, stacklevel=3)
+    mode = config.numpy_rank_promotion.value
+    if mode != "allow":
+        shown = " ".join(map(str, shapes))
+        if mode == "raise":
+            raise ValueError(f"Operands could not be broadcast together for {name} on shapes "
+                             f"{shown} and with the config option "
+                             f"jax_numpy_rank_promotion='raise'. {_RANK_PROMOTION_DOC}")
+        warnings.warn(f"Following NumPy automatic rank promotion for {name} on shapes "
+                      f"{shown}. Set the jax_numpy_rank_promotion config option to 'allow' "
+                      f"to disable this warning; {_RANK_PROMOTION_DOC[0].lower()}"
+                      f"{_RANK_PROMOTION_DOC[1:]}", stacklevel=3)
     out = []
     for x, r in zip(args, ranks):
         if r in (0, top):

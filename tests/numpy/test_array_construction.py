@@ -1,0 +1,63 @@
+"""jnp.array/asarray/load: the dtype of lists, weak types under a requested dtype, masked
+and structured inputs, bfloat16 files, default_device by platform name (values observed
+on JAX 0.10.2)."""
+import io
+
+import numpy as np
+import pytest
+
+import pyjax as jax
+import pyjax.numpy as jnp
+
+
+@pytest.mark.parametrize("obj,dtype", [
+    ([0, np.int16(1)], "int16"), ([0.0, np.float16(1)], "float16"), ([1], "int32"),
+    ([True, 1], "int32"), ([np.array(1, np.int8), 1], "int8"),
+    ([[np.float16(1)], [2]], "float16"), ([[1, 2], [3, 4.5]], "float32")])
+def test_list_dtype_is_jax_promotion_of_leaves(obj, dtype):
+    assert jnp.array(obj).dtype == dtype
+    assert jax.jit(jnp.array)(obj).dtype == dtype
+    assert not jnp.array(obj).weak_type
+
+
+def test_list_int_out_of_range_overflows():
+    with pytest.raises(OverflowError, match="out of bounds for uint8"):
+        jnp.array([np.uint8(3), -1])
+
+
+def test_requested_dtype_makes_weak_input_strong():
+    jaxpr = jax.make_jaxpr(jnp.int32)(0)
+    assert [e.primitive.name for e in jaxpr.eqns] == ["convert_element_type"]
+    assert not jnp.asarray(jnp.array(1.0), jnp.float32).weak_type
+
+
+def test_masked_arrays():
+    masked = np.ma.array([1, 2], mask=[True, False])
+    assert jnp.array(masked).tolist() == [1, 2]   # a copy strips the mask, as NumPy's
+    assert jnp.asarray(masked, copy=True).tolist() == [1, 2]
+    for refuse in [lambda: jnp.asarray(masked), lambda: jax.jit(jnp.asarray)(masked),
+                   lambda: jax.device_put(masked)]:
+        with pytest.raises(ValueError, match="numpy masked arrays are not supported"):
+            refuse()
+
+
+def test_structured_dtype_refused():
+    with pytest.raises(TypeError, match="JAX only supports number, bool, and string dtypes"):
+        jnp.array(3, [("a", "<i4"), ("b", "<i4")])
+
+
+def test_load_bfloat16():
+    f = io.BytesIO()
+    jnp.save(f, jnp.arange(3, dtype=jnp.bfloat16))
+    f.seek(0)
+    out = jnp.load(f)
+    assert out.dtype == jnp.bfloat16 and out.tolist() == [0, 1, 2]
+
+
+def test_default_device_by_platform_name():
+    with jax.default_device("cpu"):
+        out = jnp.asarray(np.arange(4), copy=False)
+        assert not out.committed and out.tolist() == [0, 1, 2, 3]
+    with pytest.raises(RuntimeError, match="Unknown backend"):
+        with jax.default_device("nonexistent"):
+            pass
