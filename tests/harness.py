@@ -184,3 +184,23 @@ def checks_in_process(module, devices):
                           text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-4000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def checks_on_devices(namespace, devices):
+    """The test of a module whose checks (its `check_*` functions, in `namespace`) need
+    `devices` CPU devices: one case per check, all run in one fresh interpreter
+    (checks_in_process) when the first case runs. Assign it to a `test_*` name after
+    the checks."""
+    module = namespace["__name__"].rsplit(".", 1)[-1]
+    names = [n for n in namespace if n.startswith("check_")]
+    results = {}
+
+    @pytest.mark.parametrize("name", names)
+    def test(name):
+        if not results:
+            try:
+                results.update(checks_in_process(module, devices))
+            except AssertionError as failure:   # the interpreter failed: so does each check
+                results.update(dict.fromkeys(names, str(failure)))
+        assert results[name] == "ok", results[name]
+    return test

@@ -7,7 +7,7 @@ import pyjax as jax
 import pyjax.numpy as jnp
 from pyjax import lax
 
-from harness import checks_in_process
+from harness import checks_on_devices
 
 
 def check_smap_split_and_replicated_axes():
@@ -35,19 +35,7 @@ def check_smap_split_and_replicated_axes():
             jax.smap(lambda a: a, out_axes=0, axis_name="i")(x)
 
 
-CHECKS = [name for name in dict(globals()) if name.startswith("check_")]
-
-
-@pytest.fixture(scope="module")
-def four_device_results():
-    return checks_in_process("test_smap", 4)
-
-
-@pytest.mark.parametrize("name", CHECKS)
-def test_on_four_devices(four_device_results, name):
-    assert four_device_results[name] == "ok", four_device_results[name]
-
-
+test_on_four_devices = checks_on_devices(globals(), 4)
 def test_smap_argument_errors():
     with pytest.raises(TypeError, match="axis_name should be a `str`"):
         jax.smap(lambda a: a, axis_name=("i",), out_axes=0)

@@ -13,7 +13,7 @@ import pyjax.numpy as jnp
 from pyjax.experimental.layout import Format, Layout
 from pyjax.sharding import AxisType, NamedSharding, PartitionSpec as P
 
-from harness import checks_in_process
+from harness import checks_on_devices
 
 
 def _mesh(shape, names, kind=AxisType.Auto):
@@ -120,15 +120,4 @@ def test_shape_dtype_struct_takes_a_format():
         jax.ShapeDtypeStruct((2,), jnp.int32, sharding=Format(Layout.AUTO))
 
 
-CHECKS = [name for name in dict(globals()) if name.startswith("check_")]
-
-
-@pytest.fixture(scope="module")
-def eight_device_results():
-    return checks_in_process("test_aot_sharding", 8)
-
-
-@pytest.mark.parametrize("name", CHECKS)
-def test_on_eight_devices(eight_device_results, name):
-    result = eight_device_results[name]
-    assert result == "ok", result
+test_on_eight_devices = checks_on_devices(globals(), 8)

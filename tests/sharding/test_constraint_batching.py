@@ -11,7 +11,7 @@ import pyjax.numpy as jnp
 from pyjax.sharding import AxisType, NamedSharding, PartitionSpec as P
 from pyjax.sharding import SingleDeviceSharding
 
-from harness import checks_in_process
+from harness import checks_on_devices
 
 
 def _mesh():
@@ -52,15 +52,4 @@ def check_spmd_axis_name_errors():
                          spmd_axis_name="x"))(jax.device_put(np.arange(8), s))
 
 
-CHECKS = [name for name in dict(globals()) if name.startswith("check_")]
-
-
-@pytest.fixture(scope="module")
-def eight_device_results():
-    return checks_in_process("test_constraint_batching", 8)
-
-
-@pytest.mark.parametrize("name", CHECKS)
-def test_on_eight_devices(eight_device_results, name):
-    result = eight_device_results[name]
-    assert result == "ok", result
+test_on_eight_devices = checks_on_devices(globals(), 8)

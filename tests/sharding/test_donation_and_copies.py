@@ -13,7 +13,7 @@ import pyjax as jax
 import pyjax.numpy as jnp
 from pyjax.sharding import AxisType, NamedSharding, PartitionSpec as P
 
-from harness import checks_in_process
+from harness import checks_on_devices
 
 
 def test_a_donation_goes_to_an_output_of_as_many_elements():
@@ -104,15 +104,4 @@ def check_device_put_to_unreduced_keeps_each_device_s_block():
             [0, 1, 2, 3], [0, 0, 0, 0]]
 
 
-CHECKS = [name for name in dict(globals()) if name.startswith("check_")]
-
-
-@pytest.fixture(scope="module")
-def eight_device_results():
-    return checks_in_process("test_donation_and_copies", 8)
-
-
-@pytest.mark.parametrize("name", CHECKS)
-def test_on_eight_devices(eight_device_results, name):
-    result = eight_device_results[name]
-    assert result == "ok", result
+test_on_eight_devices = checks_on_devices(globals(), 8)

@@ -13,7 +13,7 @@ import pyjax as jax
 import pyjax.numpy as jnp
 from pyjax.sharding import AxisType, NamedSharding, PartitionSpec as P
 
-from harness import checks_in_process
+from harness import checks_on_devices
 
 
 def _jit_on(device, fun, **kwargs):
@@ -56,15 +56,4 @@ def check_jnp_array_of_a_committed_array_keeps_its_devices():
     assert jnp.array(np.arange(8), device=d1).devices() == {d1}
 
 
-CHECKS = [name for name in dict(globals()) if name.startswith("check_")]
-
-
-@pytest.fixture(scope="module")
-def eight_device_results():
-    return checks_in_process("test_jit_device", 8)
-
-
-@pytest.mark.parametrize("name", CHECKS)
-def test_on_eight_devices(eight_device_results, name):
-    result = eight_device_results[name]
-    assert result == "ok", result
+test_on_eight_devices = checks_on_devices(globals(), 8)

@@ -14,7 +14,7 @@ from pyjax import lax
 from pyjax.core import ShardingTypeError
 from pyjax.sharding import PartitionSpec as P
 
-from harness import checks_in_process
+from harness import checks_on_devices
 
 
 def _mesh():
@@ -119,15 +119,4 @@ def check_reshard_and_auto_axes_cotangents():
         assert out.sharding.spec == P("data", None, None)
 
 
-CHECKS = [name for name in dict(globals()) if name.startswith("check_")]
-
-
-@pytest.fixture(scope="module")
-def eight_device_results():
-    return checks_in_process("test_primitive_sharding_rules", 8)
-
-
-@pytest.mark.parametrize("name", CHECKS)
-def test_on_eight_devices(eight_device_results, name):
-    result = eight_device_results[name]
-    assert result == "ok", result
+test_on_eight_devices = checks_on_devices(globals(), 8)

@@ -12,7 +12,7 @@ from pyjax.core import ShardingTypeError
 from pyjax.sharding import AxisType, NamedSharding, reshard
 from pyjax.sharding import PartitionSpec as P
 
-from harness import checks_in_process
+from harness import checks_on_devices
 
 
 def _mesh(shape, names):
@@ -153,15 +153,4 @@ def check_shard_map_partial_sums_in_and_out():
             jax.shard_map(lambda x: x, in_specs=P(), out_specs=P())(partial)
 
 
-CHECKS = [name for name in dict(globals()) if name.startswith("check_")]
-
-
-@pytest.fixture(scope="module")
-def eight_device_results():
-    return checks_in_process("test_unreduced", 8)
-
-
-@pytest.mark.parametrize("name", CHECKS)
-def test_on_eight_devices(eight_device_results, name):
-    result = eight_device_results[name]
-    assert result == "ok", result
+test_on_eight_devices = checks_on_devices(globals(), 8)

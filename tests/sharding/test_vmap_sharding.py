@@ -13,7 +13,7 @@ import pyjax as jax
 import pyjax.numpy as jnp
 from pyjax.sharding import PartitionSpec as P
 
-from harness import checks_in_process
+from harness import checks_on_devices
 
 
 def _mesh():
@@ -81,15 +81,4 @@ def check_vmap_errors():
         assert same.sharding.spec == P("x", "y")
 
 
-CHECKS = [name for name in dict(globals()) if name.startswith("check_")]
-
-
-@pytest.fixture(scope="module")
-def eight_device_results():
-    return checks_in_process("test_vmap_sharding", 8)
-
-
-@pytest.mark.parametrize("name", CHECKS)
-def test_on_eight_devices(eight_device_results, name):
-    result = eight_device_results[name]
-    assert result == "ok", result
+test_on_eight_devices = checks_on_devices(globals(), 8)
