@@ -148,6 +148,15 @@ def check_grad_and_jvp_of_pmap():
     close(tangent, np.broadcast_to(np.cos(x).sum(0), x.shape))
 
 
+def check_remat_of_pmap_on_arrays_placed_by_a_context_mesh():
+    # jnp.ones under set_mesh is laid out on the mesh; remat's eager call of a pmap then
+    # recursed (each run of its one-equation program bound it again)
+    mesh = jax.make_mesh((2,), ("x",), axis_types=(jax.sharding.AxisType.Explicit,))
+    with jax.set_mesh(mesh):
+        g = jax.grad(lambda x: jax.remat(jax.pmap(jnp.sin))(x).sum())(jnp.ones(N))
+    close(g, np.full(N, np.cos(1.0)))
+
+
 def check_vmap_and_jit_compose():
     x = _data(2, N, 3)
     vp = jax.vmap(jax.pmap(lambda v: lax.psum(v, "i"), axis_name="i"))(x)

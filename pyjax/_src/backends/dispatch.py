@@ -638,6 +638,14 @@ def _argument_spelling(out, in_shardings):
 _single_primitive_jaxprs: dict[tuple, ClosedJaxpr] = {}
 
 
+def _run_impl(prim, closed, args, params):
+    """The results of prim's impl on `args`, as Arrays of the types `closed` gives."""
+    outs = prim.impl(*args, **params)
+    outs = [x if type(x) is Array else numpy_backend.wrap(numpy_backend.host_value(x, a), a)
+            for x, a in zip(outs if prim.multiple_results else [outs], closed.out_avals)]
+    return outs if prim.multiple_results else outs[0]
+
+
 def apply_committed(trace, prim, args, params):
     """Eager op with a committed argument: on CPU devices the NumPy impl runs on host
     views and the results are committed there; elsewhere a cached one-primitive
@@ -646,6 +654,8 @@ def apply_committed(trace, prim, args, params):
     if any(x._sharding is not None for x in arrays):   # one SPMD program, XLA propagates
         args = [x if type(x) is Array else as_host_array(x) for x in args]
         closed = single_primitive_jaxpr(prim, [x.aval for x in args], params)
+        if runs_own_program(closed.jaxpr):   # (e.g. remat of a pmap) run as a jaxpr, it
+            return _run_impl(prim, closed, args, params)   # would come back here
         outs = run_sharded(closed, args, where=f"the primitive '{prim.name}'")
         return outs if prim.multiple_results else outs[0]
     device = devices_mod.common_device(arrays, prim.name)
