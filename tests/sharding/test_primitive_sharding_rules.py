@@ -119,4 +119,19 @@ def check_reshard_and_auto_axes_cotangents():
         assert out.sharding.spec == P("data", None, None)
 
 
+def check_matmul_out_sharding_of_size_one_batch_axes():
+    # JAX 0.10.2: P('x', None, None), eagerly and under jit (a size-1 batch axis both
+    # operands have keeps the split out_sharding asks for)
+    mesh = jax.make_mesh((1, 2), ("x", "y"))
+    with jax.set_mesh(mesh):
+        x = jax.reshard(jnp.ones((1, 1, 4)), P("x", None, "y"))
+        y = jax.reshard(jnp.ones((1, 4, 2)), P("x", "y", None))
+
+        def f(a, b):
+            return jnp.matmul(a, b, out_sharding=P("x"))
+        for z in (f(x, y), jax.jit(f)(x, y)):
+            assert z.sharding == jax.sharding.NamedSharding(mesh, P("x", None, None))
+            np.testing.assert_array_equal(z, np.full((1, 1, 2), 4.0))
+
+
 test_on_eight_devices = checks_on_devices(globals(), 8)

@@ -1000,7 +1000,7 @@ def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=No
     for i, size in enumerate(batch):
         ai, bi = i - len(batch) + len(a_batch), i - len(batch) + len(b_batch)
         in_a, in_b = ai >= 0 and a_batch[ai] == size, bi >= 0 and b_batch[bi] == size
-        if in_a and in_b and size == 1:
+        if in_a and in_b and size == 1 and out_sharding is None:   # (a split stays)
             a_squeezed.append(ai)
             b_squeezed.append(bi)
             both_squeezed.append(i)
