@@ -134,4 +134,15 @@ def check_matmul_out_sharding_of_size_one_batch_axes():
             np.testing.assert_array_equal(z, np.full((1, 1, 2), 4.0))
 
 
+def check_key_arrays_report_their_own_rank_of_spec():
+    # JAX 0.10.2: a key's sharding spans the key array's dimensions, not its data's
+    mesh = jax.make_mesh((2,), ("x",))
+    with jax.set_mesh(mesh):
+        key = jax.device_put(jax.random.key(72), jax.sharding.NamedSharding(mesh, P()))
+        assert jax.jit(lambda k: jax.random.fold_in(k, 1))(key).sharding.spec == P()
+        keys = jax.device_put(jax.random.split(jax.random.key(0), 8),
+                              jax.sharding.NamedSharding(mesh, P("x")))
+        assert keys.sharding.spec == jax.jit(lambda k: k)(keys).sharding.spec == P("x")
+
+
 test_on_eight_devices = checks_on_devices(globals(), 8)

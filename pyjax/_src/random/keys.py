@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 
 from pyjax._src import basearray, config, dtypes, tree_util
+from pyjax._src import sharding as sharding_mod
 from pyjax._src.api.custom_derivatives import SymbolicZero
 from pyjax._src.array import Array
 from pyjax._src.core.avals import get_aval, unsharded_sharding
@@ -223,7 +224,16 @@ class PRNGKeyArray:
     # -- what a key array shares with its uint32 data (placement, buffers, lifetime) --
     _base_array = property(lambda self: self._base)
     device = property(lambda self: self._base.device)
-    sharding = property(lambda self: self._base.sharding)
+    @property
+    def sharding(self):
+        """The data's sharding, its spec over the key array's own dimensions (the key
+        data's trailing dimension is never split), as JAX reports a key's sharding."""
+        s = self._base.sharding
+        if isinstance(s, sharding_mod.NamedSharding) and len(s.spec) > self.ndim:
+            return sharding_mod.NamedSharding(
+                s.mesh, s.spec.update(partitions=s.spec.partitions[:self.ndim]))
+        return s
+
     _committed = property(lambda self: getattr(self._base, "_committed", False))
     is_fully_addressable = property(lambda self: self._base.is_fully_addressable)
     is_fully_replicated = property(lambda self: self._base.is_fully_replicated)
