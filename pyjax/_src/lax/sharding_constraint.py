@@ -63,9 +63,8 @@ def _eager(x, *, sharding):
         return x   # (a new type, e.g. split over a size-1 axis, makes a new Array)
     value = x._value if type(x) is Array else np.asarray(x, aval.dtype)
     if aval._sharding is not None and aval._sharding.mesh.explicit_axes:   # named by type
-        sharding = sharding_mod.NamedSharding(sharding.mesh, sharding.spec.update(
-            partitions=sharding.spec.partitions
-            + (None,) * (aval.ndim - len(sharding.spec.partitions))))
+        sharding = sharding_mod.NamedSharding(sharding.mesh,
+                                              sharding.spec.padded(aval.ndim))
     return sharded_array(value, aval, sharding)
 
 

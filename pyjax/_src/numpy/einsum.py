@@ -237,7 +237,7 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
                 lambda *xs: einsum(subscripts, *xs, optimize=path, precision=precision,
                                    preferred_element_type=preferred_element_type),
                 axes=target.mesh.explicit_axes, out_sharding=target)(*operands)
-        parts = target.spec.partitions + (None,) * (len(output) - len(target.spec))
+        parts = target.spec.padded(len(output)).partitions
         split = (target.mesh, dict(zip(output, parts)), target.spec.unreduced)
     for k in range(len(ops)):
         x, t = ops[k]

@@ -1023,7 +1023,7 @@ def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=No
     if out_sharding is not None:   # the result's split, in dot_general's axis order
         check_spec_has_mesh(out_sharding)
         target = canonical_sharding(out_sharding, "jnp.matmul")
-        parts = target.spec.partitions + (None,) * (len(labels) - len(target.spec))
+        parts = target.spec.padded(len(labels)).partitions
         dot_sharding = NamedSharding(target.mesh, target.spec.update(
             partitions=[parts[k] for k in labels]))
     out = ldot.dot_general(
