@@ -207,9 +207,6 @@ def test_bad_input_errors():
         jnp.linalg.qr(jnp.ones((2, 2)), mode="economic")
     with pytest.raises(ValueError, match="does not match"):
         jnp.linalg.solve(jnp.eye(3), jnp.ones(4))
-    with pytest.raises(NotImplementedError, match="reduced"):
-        pyjax.jvp(lambda x: jnp.linalg.qr(x, mode="complete")[0], (np.ones((3, 2)),),
-                  (np.ones((3, 2)),))
 
 
 # --- derivatives ----------------------------------------------------------------------------
@@ -225,6 +222,8 @@ GRAD_CASES = {
              _rand, (3, 3)),
     "svd": (lambda a: jnp.linalg.svd(a, full_matrices=False), _rand, (4, 3)),
     "qr": (lambda a: jnp.linalg.qr(a), _rand, (4, 3)),
+    "qr_complete_tall": (lambda a: jnp.linalg.qr(a, mode="complete"), _rand, (4, 2)),
+    "qr_wide": (lambda a: jnp.linalg.qr(a), _rand, (2, 3)),
     "pinv": (lambda a: jnp.linalg.pinv(a), _rand, (4, 3)),
     "lstsq": (lambda a: jnp.linalg.lstsq(a, jnp.ones((4, 2)))[0], _rand, (4, 3)),
     "norm_nuc": (lambda a: jnp.linalg.norm(a, "nuc"), _rand, (4, 3)),
@@ -243,6 +242,35 @@ def test_grads(name):
         a = make(shape, np.float64)
         order = 1 if name in ("eigvals", "eigh") else 2
         check_grads(fn, (a,), order, eps=1e-6)
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_complete_and_wide_qr_tangents_match_jax(jit):
+    """JAX's rules for Q's extra columns (arXiv:2409.13374) and R's extra columns (values
+    from JAX 0.10.2)."""
+    a = np.arange(8.0).reshape(4, 2) ** 1.5 - 3
+    t = np.cos(np.arange(8.0)).reshape(4, 2)
+    complete = lambda x: jnp.linalg.qr(x, mode="complete")
+    if jit:
+        complete = pyjax.jit(complete)
+    with config.enable_x64(True):
+        _, (dq, dr) = pyjax.jvp(complete, (a,), (t,))
+        _, (dq_wide, dr_wide) = pyjax.jvp(complete, (a.T[:, :3],), (t.T[:, :3],))
+    np.testing.assert_allclose(dq, [
+        [0.08326898299527717, 0.17733112156868244, -0.08728903918424413, 0.1786894624493896],
+        [-0.03145093173787899, 0.07508499309001745, -0.26951914838216334, 0.29289852479879425],
+        [-0.06127933283790266, -0.3450127029438098, -0.17672773555458204, -0.00641097951328973],
+        [0.04708988496662624, 0.1921260652373183, 0.07497231555457506, -0.0762992305407292]],
+        rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(dr, [[0.38514894114161363, 0.6661038698596006],
+                                    [0, 0.2452888858227024], [0, 0], [0, 0]],
+                               rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(dq_wide, [[0.01617561593788125, -0.0242634239068218],
+                                         [-0.02426342390682173, -0.01617561593788119]],
+                               rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(dr_wide, [
+        [-1.1317560894238443, 0.8393426558309955, 0.26891192249063],
+        [0, -0.6242479890250034, 0.34495829386598587]], rtol=1e-10, atol=1e-12)
 
 
 def test_complex_eigh_derivative_up_to_phase():

@@ -612,26 +612,59 @@ def _qr_impl(x, *, full_matrices):
                         [np.empty((m, k), x.dtype), np.empty((k, n), x.dtype)])
 
 
-def _qr_jvp(primals, tangents, *, full_matrices):
-    (x,), (dx,) = primals, tangents
-    q, r = qr_p.bind(x, full_matrices=full_matrices)
-    m, n = get_aval(x).shape[-2:]
-    if m < n or (full_matrices and m != n):
-        raise NotImplementedError(
-            "The derivative of qr is implemented for matrices with at least as many rows as "
-            f"columns and reduced outputs; got shape {get_aval(x).shape} with "
-            f"full_matrices={full_matrices}. Use mode='reduced' (full_matrices=False).")
+def _thin_qr_jvp(q, r, dx):
+    """Tangents of q (..., m, n) and r (..., n, n) of a reduced QR decomposition with
+    m >= n (j-towns.github.io/papers/qr-derivative.pdf)."""
     dx_rinv = triangular_solve(r, dx, left_side=False, lower=False)
     qt_dx_rinv = _matmul(_H(q), dx_rinv)
     low = tril(qt_dx_rinv, -1)
     omega = ew.sub(low, _H(low))   # skew-Hermitian part that keeps q orthonormal
-    if dtypes.is_complex(get_aval(x).dtype):   # the free imaginary diagonal of dq
+    if dtypes.is_complex(get_aval(q).dtype):   # the free imaginary diagonal of dq
         diag = _diagonal(qt_dx_rinv)
         imag = ew.sub(diag, _as(ew.real(diag), get_aval(diag).dtype))
         omega = ew.add(omega, _diag_embed(imag))
     dq = ew.add(_matmul(q, ew.sub(omega, qt_dx_rinv)), dx_rinv)
     dr = _matmul(ew.sub(qt_dx_rinv, omega), r)
-    return [q, r], [dq, dr]
+    return dq, dr
+
+
+def _columns(x, start, stop):
+    return sl.slice_in_dim(x, start, stop, axis=get_aval(x).ndim - 1)
+
+
+def _rows(x, start, stop):
+    return sl.slice_in_dim(x, start, stop, axis=get_aval(x).ndim - 2)
+
+
+def _qr_jvp(primals, tangents, *, full_matrices):
+    (x,), (dx,) = primals, tangents
+    q, r = qr_p.bind(x, full_matrices=full_matrices)
+    m, n = get_aval(x).shape[-2:]
+    last = get_aval(x).ndim - 1
+    if m < n:
+        # x = [x1 x2] with x1 square: x1 = q r1 is a square QR decomposition and
+        # r2 = q^H x2, so dr2 = dq^H x2 + q^H dx2.
+        dq, dr1 = _thin_qr_jvp(q, _columns(r, 0, m), _columns(dx, 0, m))
+        dr2 = ew.add(_matmul(_H(dq), _columns(x, m, n)), _matmul(_H(q), _columns(dx, m, n)))
+        return [q, r], [dq, st.concatenate([dr1, dr2], last)]
+    if not full_matrices or m == n:
+        dq, dr = _thin_qr_jvp(q, r, dx)
+        return [q, r], [dq, dr]
+    # Complete q of a tall x: the first n columns follow the reduced rule, the other
+    # m - n ones arXiv:2409.13374 eqs. 32-33, and the zero rows of r stay zero.
+    q_mn, q_mp = _columns(q, 0, n), _columns(q, n, m)
+    dq_mn, dr = _thin_qr_jvp(q_mn, _rows(r, 0, n), dx)
+    q_nn, q_pn = _rows(q_mn, 0, n), _rows(q_mn, n, m)
+    dq_nn, dq_pn = _rows(dq_mn, 0, n), _rows(dq_mn, n, m)
+    eye = _eye(get_aval(q_nn).shape, get_aval(q_nn).dtype)
+    z_pn_h = solve(_H(ew.sub(q_nn, eye)), _H(q_pn))   # z_pn = q_pn (q_nn - I)^-1
+    z_pn = _H(z_pn_h)
+    dq_mp = ew.sub(_matmul(dq_mn, z_pn_h),
+                   _matmul(ew.add(q_mn, _matmul(q_mp, z_pn)),
+                           _H(ew.sub(dq_pn, _matmul(z_pn, dq_nn)))))
+    zeros = st.full(get_aval(x).shape[:-2] + (m - n, n), 0, get_aval(x).dtype)
+    return [q, r], [st.concatenate([dq_mn, dq_mp], last),
+                    st.concatenate([dr, zeros], last - 1)]
 
 
 def _lower_qr(ctx, x, *, full_matrices):
