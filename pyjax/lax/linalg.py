@@ -6,4 +6,5 @@ from pyjax._src.lax.linalg import (  # noqa: F401
 from pyjax._src.lax.linalg_spectral import (  # noqa: F401
     EigImplementation, SvdAlgorithm, eig, eig_p, eigh, eigh_p, svd, svd_p,
 )
+from pyjax._src.lax.linalg_condensed import tridiagonal, tridiagonal_p  # noqa: F401
 from pyjax._src.lax.linalg_schur import schur, schur_p  # noqa: F401

@@ -466,6 +466,42 @@ def test_householder_product_matches_jax():
         lax.linalg.householder_product(a, np.ones((2, 4), np.float32))
 
 
+@pytest.mark.parametrize("jit", [False, True])
+def test_tridiagonal_matches_jax(jit):
+    """LAPACK sytrd/hetrd's reduction, one triangle read (values from JAX 0.10.2)."""
+    tridiagonal = pyjax.jit(lax.linalg.tridiagonal, static_argnames="lower") if jit \
+        else lax.linalg.tridiagonal
+    a = np.array([[4., 1, -2], [1, 2, 0], [-2, 0, 3]])
+    with config.enable_x64(True):
+        arr, d, e, taus = tridiagonal(a, lower=True)
+        np.testing.assert_allclose(arr, [[4, 1, -2], [-2.23606797749979, 2.8, 0],
+                                         [-0.6180339887498948, 0.4000000000000002, 2.2]],
+                                   rtol=1e-13)
+        np.testing.assert_allclose(d, [4, 2.8, 2.2], rtol=1e-13)
+        np.testing.assert_allclose(e, [-2.23606797749979, 0.4000000000000002], rtol=1e-13)
+        np.testing.assert_allclose(taus, [1.4472135954999579, 0], rtol=1e-13)
+        arr, d, e, taus = tridiagonal(np.triu(a) + 7 * np.tril(a, -1), lower=False)
+        np.testing.assert_array_equal(np.triu(arr), [[2, 1, -1], [0, 4, -2], [0, 0, 3]])
+        np.testing.assert_array_equal(d, [2, 4, 3])
+        np.testing.assert_array_equal(e, [1, -2])
+        np.testing.assert_array_equal(taus, [0, 1])
+    c = np.array([[2, 1 - 1j, 0.5j], [1 + 1j, 3, 2], [-0.5j, 2, 1]], np.complex64)
+    arr, d, e, taus = tridiagonal(c, lower=True)
+    assert (d.dtype, e.dtype, taus.dtype) == (np.float32, np.float32, np.complex64)
+    np.testing.assert_allclose(d, [2, 1.8888893, 2.1111107], rtol=1e-5)
+    np.testing.assert_allclose(e, [-1.5, 2.233306], rtol=1e-5)
+    np.testing.assert_allclose(taus, [1.6666666 + 0.6666667j, 1.6141781 + 0.7891674j],
+                               rtol=1e-5)
+    np.testing.assert_allclose(arr[2, 0], -0.06896552 - 0.17241378j, rtol=1e-5)
+    batch = np.stack([c, c.T])
+    for got, one in zip(pyjax.vmap(tridiagonal)(batch), tridiagonal(batch[1])):
+        np.testing.assert_array_equal(got[1], one)
+    with pytest.raises(ValueError, match="square matri"):
+        tridiagonal(np.zeros((0, 0), np.float32))
+    with pytest.raises(NotImplementedError, match="tridiagonal"):
+        pyjax.grad(lambda x: tridiagonal(x)[1].sum())(np.eye(2, dtype=np.float32))
+
+
 def test_symmetric_product():
     r = np.random.RandomState(0)
     a = r.randn(3, 4, 2).astype(np.float32)
