@@ -717,6 +717,21 @@ def test_solve_sylvester():
         L.solve_sylvester(A, S, A, method="x")
 
 
+def test_loop_built_functions_round_the_same_eagerly_and_jitted():
+    """JAX compiles solve_sylvester and rsf2csf whole, so eager calls equal jitted ones
+    to the bit; op-by-op NumPy rounding would drift over their loops (1e-5 at 50x50)."""
+    r = np.random.RandomState(0)
+    a, b = r.randn(30, 30).astype(np.float32), r.randn(7, 7).astype(np.float32)
+    c = r.randn(30, 7).astype(np.float32)
+    for method in ("schur", "eigen"):
+        np.testing.assert_array_equal(
+            L.solve_sylvester(a, b, c, method=method),
+            jax.jit(L.solve_sylvester, static_argnames="method")(a, b, c, method=method))
+    t, z = (r.randn(30, 30) + 1j * r.randn(30, 30)).astype(np.complex64), a
+    for eager, jitted in zip(L.rsf2csf(t, z), jax.jit(L.rsf2csf)(t, z)):
+        np.testing.assert_array_equal(eager, jitted)
+
+
 @pytest.mark.parametrize("name", ["polar", "hessenberg", "sqrtm", "funm", "rsf2csf", "qr_pivoting",
                                   "expm_frechet"])
 def test_vmap_equals_loop(name):

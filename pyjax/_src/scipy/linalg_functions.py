@@ -11,6 +11,7 @@ import numpy as np
 
 from pyjax._src import dtypes
 from pyjax._src.api.autodiff import jvp
+from pyjax._src.api.jit import jit
 from pyjax._src.core.avals import get_aval
 from pyjax._src.lax import linalg as llinalg
 from pyjax._src.lax import linalg_schur
@@ -498,6 +499,8 @@ def _rsf2csf_2d(T, Z):
     return fori_loop(1, n, step, (T, Z))
 
 
+# Compiled whole, as JAX does: eager calls then round exactly as jitted ones.
+@functools.partial(jit, static_argnames=("check_finite",))
 def rsf2csf(T, Z, check_finite=True):
     """The complex Schur form (T, Z) from the real one (2x2 diagonal blocks are split by
     Givens rotations), as scipy.linalg.rsf2csf."""
@@ -638,6 +641,7 @@ def _sylvester_2d(A, B, C, method, tol):
     return lnp.where(red.any(uf.abs(sums) < tol), np.nan, X).astype(_dtype(X))
 
 
+@functools.partial(jit, static_argnames=("method",))
 def solve_sylvester(A, B, C, *, method="schur", tol=1e-8):
     """X with A X + X B = C (Bartels-Stewart through Schur forms, or through
     eigendecompositions with method 'eigen'); NaNs when eigenvalues of A and -B come
