@@ -248,3 +248,26 @@ def test_cumlogsumexp_is_stable_and_its_gradient_finite():
     np.testing.assert_allclose(jac, w, atol=1e-6)
     jac = jax.jacrev(lax.cumlogsumexp)(np.array([-np.inf, 0.0, 1.0], np.float32))
     assert np.isfinite(jac).all()
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_non_associative_reducer_folds_in_window_order_skipping_padding(jit):
+    """XLA folds acc = f(acc, x) from the init value over each window in row-major order,
+    skipping padding and base-dilation holes; eager and the JVP do the same (values from
+    JAX 0.10.2)."""
+    def reduce(x):
+        return lax.reduce_window(x, np.float32(1), lambda a, y: a * 2 - y * y, (1, 2), (1, 1),
+                                 [(0, 0), (1, 1)], (1, 2))
+    if jit:
+        reduce = jax.jit(reduce)
+    x = np.arange(1., 7., dtype=np.float32).reshape(2, 3) / 4
+    out, tangent = jax.jvp(reduce, (x,), (np.ones_like(x),))
+    np.testing.assert_array_equal(reduce(x), [[1.9375, 1.9375, 1.75, 1.75, 1.4375, 1.4375],
+                                              [1, 1, 0.4375, 0.4375, -0.25, -0.25]])
+    np.testing.assert_array_equal(out, reduce(x))
+    np.testing.assert_array_equal(tangent, [[-0.5, -0.5, -1, -1, -1.5, -1.5],
+                                            [-2, -2, -2.5, -2.5, -3, -3]])
+    subtract = lambda x: lax.reduce_window(x, np.float32(1), lambda a, y: a - y, (3,), (1,),  # noqa: E731
+                                           [(1, 1)])
+    np.testing.assert_array_equal(subtract(np.arange(1., 5., dtype=np.float32)),
+                                  [-2, -5, -8, -6])

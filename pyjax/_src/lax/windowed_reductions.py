@@ -733,14 +733,29 @@ def _rw_abstract_eval(*args, jaxpr, **params):
     return [ShapedArray(shape, x.dtype) for x in operands]
 
 
+def _window_taps_valid(shape, params):
+    """For each window offset (row-major), which outputs' windows hold an operand element
+    there rather than padding or a base-dilation hole: (out_shape + (taps,)) booleans."""
+    view = _windows(np.ones(shape, bool), False, **params)
+    return view.reshape(view.shape[:len(shape)] + (int(np.prod(params["window_dimensions"])),))
+
+
 def _rw_impl(*args, jaxpr, **params):
     n = len(args) // 2
     operands, inits = args[:n], args[n:]
     ndim = operands[0].ndim
-    views = [_windows(x, i, **params) for x, i in zip(operands, inits)]
-    shape = views[0].shape[:ndim]
-    flat = [v.reshape(shape + (int(np.prod(params["window_dimensions"])),)) for v in views]
-    return _fold_last_axis(jaxpr, inits, flat, [get_aval(i) for i in inits])
+    valid = _window_taps_valid(operands[0].shape, params)
+    shape = valid.shape[:ndim]
+    taps = [_windows(x, i, **params).reshape(valid.shape) for x, i in zip(operands, inits)]
+    avals = [get_aval(i) for i in inits]
+    # As XLA: acc = init, then acc = f(acc, x) over the window in row-major order,
+    # skipping padding and holes (this order matters to a non-associative reducer).
+    acc = [np.full(shape, i, a.dtype) for i, a in zip(inits, avals)]
+    for k in range(valid.shape[-1]):
+        new = _run_reducer(jaxpr, acc + [t[..., k] for t in taps], shape, avals)
+        acc = new if valid[..., k].all() else [np.where(valid[..., k], v, a)
+                                                for v, a in zip(new, acc)]
+    return acc
 
 
 def _rw_batch(args, dims, *, jaxpr, **params):
@@ -763,24 +778,32 @@ def _rw_lower(ctx, *args, jaxpr, **params):
                   regions=[region])
 
 
-def _rw_expand(operands, inits, *, jaxpr, window_dimensions, window_strides, padding,
-               base_dilation, window_dilation):
-    """reduce_window as pad + one strided slice per window offset + a pairwise fold."""
-    shape = _window_out_shape("reduce_window", get_aval(operands[0]).shape, window_dimensions,
-                              window_strides, padding, base_dilation, window_dilation)
+def _rw_expand(operands, inits, *, jaxpr, **params):
+    """reduce_window as pad + one strided slice per window offset, folded in the order
+    of _rw_impl."""
+    window_dimensions, window_strides = params["window_dimensions"], params["window_strides"]
+    in_shape = get_aval(operands[0]).shape
+    shape = _window_out_shape("reduce_window", in_shape, **params)
     m = int(np.prod(shape))
-    stacks = []
+    acc = [st.broadcast_in_dim(i, (m,), ()) for i in inits]
+    if m == 0:
+        return [st.reshape(a, shape) for a in acc]
+    valid = _window_taps_valid(in_shape, params).reshape(m, -1)
+    taps = []
     for x, init in zip(operands, inits):
-        padded = st.pad(x, init, [(lo, hi, d - 1) for (lo, hi), d in zip(padding,
-                                                                        base_dilation)])
-        taps = []
+        padded = st.pad(x, init, [(lo, hi, d - 1) for (lo, hi), d in
+                                  zip(params["padding"], params["base_dilation"])])
+        taps.append([])
         for offset in np.ndindex(*window_dimensions):
-            start = [o * d for o, d in zip(offset, window_dilation)]
+            start = [o * d for o, d in zip(offset, params["window_dilation"])]
             limit = [a + (n - 1) * s + 1 for a, n, s in zip(start, shape, window_strides)]
-            tap = slicing.slice(padded, start, limit, window_strides)
-            taps.append(st.reshape(tap, (1, m)))
-        stacks.append(st.concatenate(taps, 0))
-    return [st.reshape(o, shape) for o in _lax_fold(jaxpr, inits, stacks)]
+            taps[-1].append(st.reshape(slicing.slice(padded, start, limit, window_strides),
+                                       (m,)))
+    for k in range(valid.shape[-1]):
+        new = _apply_reducer(jaxpr, acc + [t[k] for t in taps])
+        acc = new if valid[:, k].all() else [ew.select(valid[:, k], v, a)
+                                              for v, a in zip(new, acc)]
+    return [st.reshape(a, shape) for a in acc]
 
 
 def _rw_samples():
