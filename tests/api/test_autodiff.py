@@ -443,6 +443,22 @@ def test_custom_vjp():
         jax.jvp(lambda x: f(x, 2.), (1.,), (1.,))
 
 
+def test_custom_vjp_bwd_may_give_a_float_input_another_float_dtype():
+    """JAX's (temporary) exception: the cotangent keeps the bwd rule's dtype, through the
+    transpose of a gather too; the shape must still match."""
+    f = jax.custom_vjp(lambda x: x)
+    f.defvjp(lambda x: (x, None), lambda res, g: (g.astype(jnp.bfloat16),))
+
+    def sort_then_f(x):
+        return f(x.at[jnp.argsort(x)].get())
+    x = jnp.arange(8, dtype=jnp.float8_e4m3fn)
+    for vjp in (lambda x, c: jax.vjp(sort_then_f, x)[1](c),
+                jax.jit(lambda x, c: jax.vjp(sort_then_f, x)[1](c))):
+        (ct,) = vjp(x, jnp.ones(8, jnp.float8_e4m3fn))
+        assert ct.dtype == jnp.bfloat16
+        np.testing.assert_array_equal(ct, np.ones(8))
+
+
 def test_custom_vjp_errors_and_closure_convert():
     f = jax.custom_vjp(lambda x: x)
     with pytest.raises(AttributeError, match="No VJP defined"):

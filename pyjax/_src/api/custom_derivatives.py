@@ -599,7 +599,9 @@ class _VJPRule:
                 continue
             ct = _as_value(ct)
             c_aval = get_aval(ct)
-            if c_aval.shape != want.shape or c_aval.dtype != want.dtype:
+            # JAX (for now) lets a float input take a cotangent of another dtype
+            dtype_ok = c_aval.dtype == want.dtype or dtypes.is_inexact(want.dtype)
+            if c_aval.shape != want.shape or not dtype_ok:
                 raise ValueError(f"Custom VJP bwd rule {bname} for function {fname} must "
                                  "produce an output with the same shape/dtypes as the args "
                                  "tuple of the primal function, but at flattened output "

@@ -354,9 +354,10 @@ def _gather_transpose(ct, operand, indices, *, dimension_numbers, fill_value,
                       indices_are_sorted, mode, slice_sizes, unique_indices):
     if ad.is_undefined_primal(indices):
         raise ValueError("gather is not linear in its indices")
-    aval = operand.aval
+    # zeros of the cotangent's dtype, as JAX: a custom_vjp bwd rule may hand a float
+    # input a cotangent of another float dtype
+    zeros = st.zeros_like_aval(operand.aval.update(dtype=get_aval(ct).dtype))
     d = dimension_numbers
-    zeros = st.zeros_like_aval(aval)
     dnums = ScatterDimensionNumbers(
         update_window_dims=d.offset_dims, inserted_window_dims=d.collapsed_slice_dims,
         scatter_dims_to_operand_dims=d.start_index_map,
