@@ -792,3 +792,45 @@ def test_dce_sink_prevent_mlir_dce_keeps_the_value_in_xla():
     hlo = jax.jit(f).lower(1.0).compile().as_text()
     assert 'custom_call_target="dce_sink"' in hlo and "add" in hlo   # as in JAX
     assert float(jax.jit(f)(2.0)) == 2.0
+
+
+# complex64 then complex128 results of JAX 0.10.2 (its eager path is XLA's)
+COMPLEX_FUNCTIONS_AS_JAX = {
+    "log1p": ([1e-5, 1e-3 + 2e-3j, -1e-30 - 1e-46j, 0.5 - 0.25j], [
+        [9.999949725170154e-06, 0.0010014964500442147 + 0.001997999381273985j,
+         -1.0000000031710769e-30, 0.41916459798812866 - 0.16514867544174194j],
+        [9.999950000333332e-06, 0.0010014963350915137 + 0.0019979993393257262j,
+         -1e-30 - 1e-46j, 0.4191645952022216 - 0.16514867741462683j]]),
+    # on the branch cuts XLA ignores the sign of a zero part (NumPy does not)
+    "sqrt": ([-3 - 0j, -3 + 0j], [[1.7320507764816284j] * 2, [1.7320508075688772j] * 2]),
+    "asin": ([-3 - 0j], [[-1.5707963267948966 + 1.762747174039086j]] * 2),
+    "acos": ([3 - 0j], [[-1.762747174039086j]] * 2),
+    "asinh": ([-0.0 - 3j], [[1.762747174039086 - 1.5707963267948966j]] * 2),
+    "acosh": ([-1 - 0j, -1e-30 - 0j], [[3.141592653589793j, 1.5707963267948966j]] * 2),
+    "logistic": ([-1e5 - 1e-11j, 2 + 1j], [
+        [0, 0.9214832186698914 + 0.09778866916894913j],
+        [0, 0.9214831024228914 + 0.09778865503296699j]]),
+    "sin": ([-1e-30j, 1e-8 + 2e-20j, 1 + 1j], [
+        [-1.0000000031710769e-30j, 9.99999993922529e-09 + 1.999999936531045e-20j,
+         1.2984575033187866 + 0.634963870048523j],
+        [-1e-30j, 1e-08 + 2e-20j, 1.2984575814159773 + 0.6349639147847362j]]),
+    "cos": ([1e-8 - 1e-24j, 1 + 1j], [[1 + 1.000000023742228e-32j,
+                                       0.8337299227714539 - 0.9888976812362671j],
+                                      [1 + 9.999999999999999e-33j,
+                                       0.8337300251311492 - 0.9888977057628652j]]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMPLEX_FUNCTIONS_AS_JAX))
+@pytest.mark.parametrize("jit", [False, True])
+def test_complex_functions_match_jax_near_zero_and_on_branch_cuts(name, jit):
+    args, expected = COMPLEX_FUNCTIONS_AS_JAX[name]
+    f = getattr(lax, name)
+    for dtype, want in zip((np.complex64, np.complex128), expected):
+        with config.enable_x64(dtype == np.complex128):
+            got = np.asarray((jax.jit(f) if jit else f)(np.array(args, dtype)))
+        # a few ulps, relative to each part (each part is accurate on its own)
+        eps = np.finfo(dtype).eps
+        for part in (np.real, np.imag):
+            np.testing.assert_allclose(part(got), part(np.array(want, dtype)), rtol=4 * eps,
+                                       atol=0)

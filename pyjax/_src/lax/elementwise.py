@@ -309,7 +309,24 @@ exp2_p = _accuracy_op("exp2", _quiet(np.exp2), INEXACT,
 log_p = _accuracy_op("log", _quiet(np.log), INEXACT, hlo="stablehlo.log",
                      samples_domain=(0.5, 3), lower=_accuracy_lowering("stablehlo.log"),
                      jvp=defjvp(lambda g, x, accuracy=None: div(g, x)))
-log1p_p = _accuracy_op("log1p", _quiet(np.log1p), INEXACT,
+def _log1p_impl(x):
+    if x.dtype.kind != "c":
+        return np.log1p(x)
+    # NumPy computes log(1 + z), which loses every digit of a small z. log|1 + z| is
+    # log1p(a(2 + a) + b^2)/2 where |1 + z| is near 1, else log(hypot(1 + a, b)); complex64
+    # runs in float64, so its result is correctly rounded nearly everywhere.
+    a, b = x.real.astype(np.float64), x.imag.astype(np.float64)
+    shifted = 1 + a
+    size = np.hypot(shifted, b)
+    near_one = (size > 0.7) & (size < 1.4)
+    re = np.where(near_one, 0.5 * np.log1p(np.where(near_one, a * (2 + a) + b * b, 0)),
+                  np.log(size))
+    out = np.empty_like(x)
+    out.real, out.imag = re, np.arctan2(b, shifted)
+    return out
+
+
+log1p_p = _accuracy_op("log1p", _quiet(_log1p_impl), INEXACT,
                        hlo="stablehlo.log_plus_one", samples_domain=(0, 2),
                        lower=_accuracy_lowering("stablehlo.log_plus_one"),
                        jvp=defjvp(lambda g, x, accuracy=None: div(g, add(x, _const(x, 1)))))
@@ -354,8 +371,9 @@ tanh_p = _accuracy_op("tanh", np.tanh, INEXACT, hlo="stablehlo.tanh",
 
 
 def _logistic_impl(x):
-    if x.dtype.kind == "c":
-        return (1 / (1 + np.exp(-x))).astype(x.dtype)
+    if x.dtype.kind == "c":   # 0 where exp(-x) overflows, not 1 / inf = nan
+        e = np.exp(-x)
+        return np.where(np.isinf(e), 0, 1 / (1 + e)).astype(x.dtype)
     return scipy_special("expit")(x).astype(x.dtype)
 
 
@@ -368,20 +386,66 @@ def _logistic_jvp(g, ans, x, accuracy=None):
 # As JAX, logistic lowers without the requested accuracy.
 logistic_p = _accuracy_op("logistic", _quiet(_logistic_impl), INEXACT,
                           hlo="stablehlo.logistic", jvp=defjvp_with_output(_logistic_jvp))
+def _unsigned_zeros(f):
+    """f of complex operands whose zero parts are +0: XLA's complex sqrt, asin, acos,
+    asinh and acosh ignore the sign of zero, so that (-3 - 0j) is on the branch cut's
+    upper side, where NumPy (C99) puts it on the lower one."""
+    def impl(x):
+        return f(x + np.zeros((), x.dtype)) if x.dtype.kind == "c" else f(x)
+    return impl
+
+
+def _sin_cos_lowering(hlo, sine):
+    """Real operands: `hlo` with the requested accuracy. Complex ones: JAX's formula
+    sin(a + bi) = sin(a)cosh(b) + i cos(a)sinh(b) (cos(a + bi) = cos(a)cosh(b) - i
+    sin(a)sinh(b)) with sinh and cosh from expm1, accurate where b is tiny, and an exact
+    zero for the part that vanishes when a is 0."""
+    real_lower = _accuracy_lowering(hlo)
+
+    def lower(ctx, x, accuracy=None):
+        if not dtypes.is_complex(x.aval.dtype):
+            return real_lower(ctx, x, accuracy)
+        part = dtypes.real_dtype(x.aval.dtype)
+        a = ctx.unary("stablehlo.real", x, part)
+        b = ctx.unary("stablehlo.imag", x, part)
+        two = ctx.full(2, (), part)
+        up = ctx.unary("stablehlo.exponential_minus_one", b)
+        down = ctx.unary("stablehlo.exponential_minus_one", ctx.unary("stablehlo.negate", b))
+        sinh_b = ctx.binary("stablehlo.divide", ctx.binary("stablehlo.subtract", up, down),
+                            two)
+        cosh_b = ctx.binary("stablehlo.divide", ctx.binary(
+            "stablehlo.add", ctx.binary("stablehlo.add", up, down), two), two)
+        sin_a, cos_a = ctx.unary("stablehlo.sine", a), ctx.unary("stablehlo.cosine", a)
+        if sine:
+            re, im = ctx.binary("stablehlo.multiply", sin_a, cosh_b), \
+                ctx.binary("stablehlo.multiply", cos_a, sinh_b)
+        else:
+            re, im = ctx.binary("stablehlo.multiply", cos_a, cosh_b), ctx.unary(
+                "stablehlo.negate", ctx.binary("stablehlo.multiply", sin_a, sinh_b))
+        a_is_zero = ctx.compare(a, ctx.full(0, a.aval.shape, part), "EQ")
+        zero = ctx.full(0, a.aval.shape, part)
+        if sine:
+            re = ctx.select(a_is_zero, zero, re)
+        else:
+            im = ctx.select(a_is_zero, zero, im)
+        return ctx.binary("stablehlo.complex", re, im, x.aval.dtype)
+    return lower
+
+
 sin_p = _accuracy_op("sin", _quiet(np.sin), INEXACT, hlo="stablehlo.sine",
-                     lower=_accuracy_lowering("stablehlo.sine", real_only=True),
+                     lower=_sin_cos_lowering("stablehlo.sine", sine=True),
                      jvp=defjvp(lambda g, x, accuracy=None: mul(g, cos(x, accuracy=accuracy))))
 cos_p = _accuracy_op("cos", _quiet(np.cos), INEXACT, hlo="stablehlo.cosine",
-                     lower=_accuracy_lowering("stablehlo.cosine", real_only=True),
+                     lower=_sin_cos_lowering("stablehlo.cosine", sine=False),
                      jvp=defjvp(lambda g, x, accuracy=None: neg(mul(g, sin(x, accuracy=accuracy)))))
 tan_p = _accuracy_op("tan", _quiet(np.tan), INEXACT, hlo="stablehlo.tan",
                      samples_domain=(-1, 1), lower=_accuracy_lowering("stablehlo.tan"),
                      jvp=defjvp_with_output(lambda g, ans, x, accuracy=None: mul(
                          g, add(_const(x, 1), square(ans)))))
-asin_p = unary_op("asin", _quiet(np.arcsin), INEXACT, hlo="chlo.asin",
+asin_p = unary_op("asin", _quiet(_unsigned_zeros(np.arcsin)), INEXACT, hlo="chlo.asin",
                   samples_domain=(-0.9, 0.9),
                   jvp=defjvp(lambda g, x: mul(g, rsqrt(sub(_const(x, 1), square(x))))))
-acos_p = unary_op("acos", _quiet(np.arccos), INEXACT, hlo="chlo.acos",
+acos_p = unary_op("acos", _quiet(_unsigned_zeros(np.arccos)), INEXACT, hlo="chlo.acos",
                   samples_domain=(-0.9, 0.9),
                   jvp=defjvp(lambda g, x: neg(mul(g, rsqrt(sub(_const(x, 1), square(x)))))))
 atan_p = unary_op("atan", np.arctan, INEXACT, hlo="chlo.atan",
@@ -390,20 +454,20 @@ sinh_p = unary_op("sinh", _quiet(np.sinh), INEXACT, hlo="chlo.sinh",
                   jvp=defjvp(lambda g, x: mul(g, cosh(x))))
 cosh_p = unary_op("cosh", _quiet(np.cosh), INEXACT, hlo="chlo.cosh",
                   jvp=defjvp(lambda g, x: mul(g, sinh(x))))
-asinh_p = unary_op("asinh", np.arcsinh, INEXACT, hlo="chlo.asinh",
+asinh_p = unary_op("asinh", _unsigned_zeros(np.arcsinh), INEXACT, hlo="chlo.asinh",
                    jvp=defjvp(lambda g, x: mul(g, rsqrt(add(square(x), _const(x, 1))))))
-acosh_p = unary_op("acosh", _quiet(np.arccosh), INEXACT, hlo="chlo.acosh",
+acosh_p = unary_op("acosh", _quiet(_unsigned_zeros(np.arccosh)), INEXACT, hlo="chlo.acosh",
                    samples_domain=(1.5, 3),
                    jvp=defjvp(lambda g, x: mul(g, rsqrt(mul(sub(x, _const(x, 1)),
                                                             add(x, _const(x, 1)))))))
 atanh_p = unary_op("atanh", _quiet(np.arctanh), INEXACT, hlo="chlo.atanh",
                    samples_domain=(-0.9, 0.9),
                    jvp=defjvp(lambda g, x: div(g, sub(_const(x, 1), square(x)))))
-def _rsqrt_impl(x):
+def _rsqrt_impl(x):   # XLA's complex rsqrt, unlike its sqrt, keeps the sign of zero
     return (1 / np.sqrt(x)).astype(x.dtype)
 
 
-sqrt_p = _accuracy_op("sqrt", _quiet(np.sqrt), INEXACT, hlo="stablehlo.sqrt",
+sqrt_p = _accuracy_op("sqrt", _quiet(_unsigned_zeros(np.sqrt)), INEXACT, hlo="stablehlo.sqrt",
                       samples_domain=(0.5, 3), lower=_accuracy_lowering("stablehlo.sqrt"),
                       jvp=defjvp_with_output(
                           lambda g, ans, x, accuracy=None: div(g, mul(_const(x, 2), ans))))
