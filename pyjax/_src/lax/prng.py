@@ -152,8 +152,7 @@ def _bits_of_words(words, bit_width):
     check_bit_width(bit_width)
     dtype = UINT_DTYPES[bit_width]
     if bit_width == 64:
-        hi, lo = (ew.convert_element_type(w, dtype) for w in words)
-        return ew.bitwise_or(ew.shift_left(hi, np.uint64(32)), lo)
+        return rb.join_words(*words)
     mixed = words[0]
     for w in words[1:]:
         mixed = ew.bitwise_xor(mixed, w)

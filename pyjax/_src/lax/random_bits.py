@@ -229,6 +229,19 @@ def fold_in_key(key, data):
     return threefry_hash(key, seed_key(ew.convert_element_type(data, UINT32)))
 
 
+def join_words(high, low):
+    """high << 32 | low as uint64: 64-bit random bits, which need jax_enable_x64 or
+    jax_explicit_x64_dtypes='allow' (then they stay 64-bit without x64, as in JAX)."""
+    wide = np.dtype(np.uint64)
+    if dtypes.canonicalize_dtype(wide) != wide and \
+            config.explicit_x64_dtypes.value != config.ExplicitX64Mode.ALLOW:
+        raise TypeError("64-bit random bits need 64-bit types: enable them with "
+                        "jax.config.update('jax_enable_x64', True).")
+    high, low, shift = (ew.convert_element_type_p.bind(w, new_dtype=wide, weak_type=False)
+                        for w in (high, low, np.uint32(32)))
+    return ew.bitwise_or(ew.shift_left(high, shift), low)
+
+
 def random_bits(key, bit_width, shape):
     """Uniform random bits of `shape` as unsigned integers of `bit_width` bits."""
     if bit_width not in (8, 16, 32, 64):
@@ -240,12 +253,7 @@ def random_bits(key, bit_width, shape):
     hi, lo = iota_2x32(tuple(shape))
     y1, y2 = threefry2x32_p.bind(k1, k2, hi, lo)
     if bit_width == 64:
-        wide = np.dtype(np.uint64)
-        if dtypes.canonicalize_dtype(wide) != wide:
-            raise TypeError("64-bit random bits need 64-bit types: enable them with "
-                            "jax.config.update('jax_enable_x64', True).")
-        y1, y2 = (ew.convert_element_type(y, wide) for y in (y1, y2))
-        return ew.bitwise_or(ew.shift_left(y1, np.uint64(32)), y2)
+        return join_words(y1, y2)
     bits = ew.bitwise_xor(y1, y2)
     if bit_width == 32:
         return bits
@@ -263,14 +271,9 @@ def _original_random_bits(key, bit_width, shape):
     bits = threefry_hash(key, structural.iota(UINT32, words)) if words else \
         structural.full((0,), 0, UINT32)
     if bit_width == 64:
-        wide = np.dtype(np.uint64)
-        if dtypes.canonicalize_dtype(wide) != wide:
-            raise TypeError("64-bit random bits need 64-bit types: enable them with "
-                            "jax.config.update('jax_enable_x64', True).")
         half = words // 2
-        high, low = (ew.convert_element_type(slicing.slice(bits, (a,), (b_,)), wide)
-                     for a, b_ in ((0, half), (half, words)))
-        bits = ew.bitwise_or(ew.shift_left(high, np.uint64(32)), low)
+        bits = join_words(slicing.slice(bits, (0,), (half,)),
+                          slicing.slice(bits, (half,), (words,)))
     elif bit_width < 32:   # each word gives 32 // bit_width values, low bits first
         per = 32 // bit_width
         shifts = structural.broadcasted_iota(UINT32, (per, 1), 0)

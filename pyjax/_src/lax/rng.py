@@ -197,7 +197,9 @@ def rng_bit_generator(key, shape, dtype=np.uint32, algorithm=RandomAlgorithm.RNG
     with x64), by XLA's RngBitGenerator: returns (new_key, bits). jax.random is the
     stable, portable API; this one exposes the XLA operation."""
     shape = canonicalize_shape(shape, "rng_bit_generator")
-    dtype = dtypes.canonicalize_dtype(dtype)   # the abstract eval checks it is unsigned
+    # 64-bit without x64: warn and truncate, raise or keep, as jax_explicit_x64_dtypes
+    # says (the abstract eval checks it is unsigned)
+    dtype = dtypes.check_user_dtype(dtype, "rng_bit_generator")
     try:
         algorithm = RandomAlgorithm(algorithm)
     except ValueError:
