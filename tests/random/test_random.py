@@ -13,6 +13,7 @@ import pyjax.numpy as jnp
 import pyjax.random as jr
 from pyjax import lax
 from pyjax._src import config
+from pyjax._src.lax import elementwise, random_bits
 from pyjax._src.lax.random_bits import threefry2x32, threefry2x32_numpy
 from repo_paths import DATA_DIR
 
@@ -402,3 +403,27 @@ def test_bernoulli_default_p_is_a_python_float():
                                       [True, True, False, True, False, False, False, True])
         np.testing.assert_array_equal(jr.bernoulli(jr.key(4), np.float32(0.5), (8,)),
                                       [False, False, True, False, False, False, True, False])
+
+
+def test_random_arrays_of_2_to_the_32_elements_or_more_trace_and_lower():
+    """Their element indices need 64 bits (two uint32 words), as in JAX; only traced and
+    lowered here, since the arrays would take tens of GB."""
+    out = jax.eval_shape(lambda s: jax.random.normal(jax.random.key(s), (10 ** 12,)), 0)
+    assert (out.shape, out.dtype) == ((10 ** 12,), jnp.float32)
+    text = jax.jit(lambda: jax.random.uniform(jax.random.key(3), (308000000, 128),
+                                              dtype=jnp.bfloat16)).lower().as_text()
+    assert "ui64" in text
+
+
+@pytest.mark.parametrize("shape", [(3, 4), (2, 3, 5)])
+def test_wide_element_indices_match_the_narrow_ones(shape):
+    for f in (random_bits.wide_iota_2x32, jax.jit(random_bits.wide_iota_2x32,
+                                                  static_argnums=0)):
+        high, low = f(shape)
+        np.testing.assert_array_equal(high, np.zeros(shape, np.uint32))
+        np.testing.assert_array_equal(low, np.arange(np.prod(shape)).reshape(shape))
+    # strides past 2**32 carry into the high word
+    big = 3 * 2 ** 32 + 7
+    product = elementwise.mul(random_bits._uint64(np.arange(5, dtype=np.uint32)),
+                                 random_bits._uint64_constant(big))
+    np.testing.assert_array_equal(product, np.arange(5, dtype=np.uint64) * np.uint64(big))

@@ -196,17 +196,40 @@ def threefry_hash(key, count):
     return slicing.slice(out, (0,), (n,)) if n % 2 else out
 
 
+def _uint64(x):
+    """x as uint64, also while x64 is off (the index arithmetic of huge arrays needs it,
+    as JAX computes it)."""
+    return ew.convert_element_type_p.bind(x, new_dtype=np.dtype(np.uint64), weak_type=False)
+
+
+def _uint64_constant(value):
+    high, low = divmod(value, 2 ** 32)
+    return ew.bitwise_or(ew.shift_left(_uint64(np.uint32(high)), _uint64(np.uint32(32))),
+                         _uint64(np.uint32(low)))
+
+
 def iota_2x32(shape):
     """The row-major index of every element of `shape`, as (high, low) uint32 words."""
     size = math.prod(shape)
-    if size >= 2 ** 32:
-        raise NotImplementedError(f"random arrays of {size} >= 2**32 elements are not "
-                                  "supported; generate them in pieces with split keys.")
     if not shape:
         zero = np.zeros((), UINT32)
         return zero, zero
-    low = structural.reshape(structural.iota(UINT32, size), tuple(shape))
-    return structural.full(shape, 0, UINT32), low
+    if size < 2 ** 32:
+        low = structural.reshape(structural.iota(UINT32, size), tuple(shape))
+        return structural.full(shape, 0, UINT32), low
+    return wide_iota_2x32(shape)
+
+
+def wide_iota_2x32(shape):
+    """iota_2x32 for 2**32 elements or more: each dimension's index times its stride,
+    summed in 64 bits."""
+    index = None
+    for dim in range(len(shape)):
+        term = ew.mul(_uint64(structural.broadcasted_iota(UINT32, shape, dim)),
+                      _uint64_constant(math.prod(shape[dim + 1:])))
+        index = term if index is None else ew.add(index, term)
+    high = ew.shift_right_logical(index, _uint64_constant(32))
+    return (ew.convert_element_type(high, UINT32), ew.convert_element_type(index, UINT32))
 
 
 def split_key(key, shape):
