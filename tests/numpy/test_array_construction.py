@@ -35,8 +35,14 @@ def test_masked_arrays():
     masked = np.ma.array([1, 2], mask=[True, False])
     assert jnp.array(masked).tolist() == [1, 2]   # a copy strips the mask, as NumPy's
     assert jnp.asarray(masked, copy=True).tolist() == [1, 2]
+    # every function that would convert it (and drop the mask) refuses it, as JAX does
     for refuse in [lambda: jnp.asarray(masked), lambda: jax.jit(jnp.asarray)(masked),
-                   lambda: jax.device_put(masked)]:
+                   lambda: jax.device_put(masked), lambda: jnp.sin(masked),
+                   lambda: jnp.add(masked, 1), lambda: jnp.ones(2) + masked,
+                   lambda: jnp.sum(masked), lambda: jnp.where(masked > 0, masked, 0),
+                   lambda: jnp.zeros(2).at[:].set(masked),
+                   lambda: jnp.zeros(4)[masked.astype(int)], lambda: jnp.astype(masked, int),
+                   lambda: jax.tree.map(jnp.sin, [masked])]:
         with pytest.raises(ValueError, match="numpy masked arrays are not supported"):
             refuse()
 

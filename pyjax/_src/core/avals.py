@@ -297,16 +297,21 @@ class ShapedArray:
 _scalar_avals: dict[type, ShapedArray] = {}
 
 
+def refuse_masked(x):
+    """JAX's ValueError for a NumPy masked array, whose mask converting it would drop."""
+    if type(x) is not np.ndarray and isinstance(x, np.ma.MaskedArray):
+        raise ValueError("numpy masked arrays are not supported as direct inputs to JAX "
+                         "functions. Use arr.filled() to convert the value to a standard "
+                         "numpy array.")
+
+
 def get_aval(x):
     """The ShapedArray of any valid JAX value; TypeError for anything else."""
     aval = getattr(x, "aval", None)
     if aval is not None:
         return aval
     if isinstance(x, np.ndarray):
-        if type(x) is not np.ndarray and isinstance(x, np.ma.MaskedArray):
-            raise ValueError("numpy masked arrays are not supported as direct inputs to JAX "
-                             "functions. Use arr.filled() to convert the value to a "
-                             "standard numpy array.")
+        refuse_masked(x)
         return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype))
     if isinstance(x, np.generic):
         return ShapedArray((), dtypes.canonicalize_dtype(x.dtype))

@@ -11,7 +11,7 @@ import numpy as np
 
 from pyjax._src import dtypes, errors, tree_util
 from pyjax._src.array import Array, as_array
-from pyjax._src.core.avals import get_aval
+from pyjax._src.core.avals import get_aval, refuse_masked
 from pyjax._src.core.trace import Tracer
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import indexing as li
@@ -81,6 +81,7 @@ def _classify(e, pos):
         if kind.kind in "iu":
             return ("array", e)
     elif isinstance(e, (np.ndarray, np.generic)):
+        refuse_masked(e)
         e = np.asarray(e)
         if e.dtype == np.bool_:
             return ("bool", bool(e)) if e.ndim == 0 else ("mask", e)
@@ -548,6 +549,7 @@ def _values(y, dtype, shape):
     """Update values cast to the array's dtype and broadcast to the indexed shape."""
     if isinstance(y, (list, tuple)):
         y = lnp.asarray(y)
+    refuse_masked(y)
     if dtypes.result_type(y, dtype) != dtype:
         warnings.warn(
             f"scatter inputs have incompatible types: cannot safely cast value from "

@@ -8,6 +8,7 @@ import numpy as np
 
 from pyjax._src import config, dtypes
 from pyjax._src.array import Array, as_array
+from pyjax._src.core.avals import refuse_masked
 from pyjax._src.core.trace import Tracer
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import structural as st
@@ -36,6 +37,7 @@ def check_arraylike(name, *args):
                     if isinstance(x, (list, tuple)) else "")
             raise TypeError(f"{name} requires ndarray or scalar arguments, got {type(x)} at "
                             f"position {i}.{hint}")
+        refuse_masked(x)
 
 
 # The lax operations jnp functions of other names run (JAX's errors name the operation).
