@@ -778,6 +778,10 @@ def _convert_impl(x, new_dtype, weak_type=False):
         inside = np.where(high | low | np.isnan(t), 0, t).astype(new_dtype)
         return np.where(high, np.array(info.max, new_dtype),
                         np.where(low, np.array(info.min, new_dtype), inside))
+    if x.dtype == np.bool_ and new_dtype == np.uint8:
+        # XLA keeps a bool's byte as it is (a bool made from other bytes, by a view of
+        # them, reads back unchanged through Array.view); NumPy's cast makes it 0 or 1
+        return np.asarray(x).view(np.uint8).copy()
     return np.asarray(x).astype(new_dtype)
 
 
