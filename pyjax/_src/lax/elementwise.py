@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from pyjax._src import dtypes
-from pyjax._src.array import as_array
+from pyjax._src.array import Array, as_array
 from pyjax._src.util import quietly, scipy_special
 from pyjax._src.backends import stablehlo
 from pyjax._src.core.avals import ShapedArray, get_aval
@@ -1029,8 +1029,13 @@ def _const(like, value):
 
 
 def _full_like(x, value):
-    shape = get_aval(x).shape
-    return _broadcast_scalar(_const(x, value), shape)
+    """`value` in x's shape and dtype, weakly typed when x is (as lax.full_like): a rule's
+    zeros or ones keep a weakly typed gradient weak."""
+    aval = get_aval(x)
+    c = _const(x, value)
+    if aval.weak_type:
+        c = Array(c, aval=ShapedArray((), c.dtype, weak_type=True))
+    return _broadcast_scalar(c, aval.shape)
 
 
 def _broadcast_scalar(c, shape):
