@@ -110,9 +110,18 @@ class Array:
                       "in an error.", DeprecationWarning, stacklevel=2)
         return self.dtype
 
+    def _is_unreduced(self):
+        """A partial sum awaiting its reduction (JAX prints its type, not its values)."""
+        return (not self._deleted and type(self.sharding) is sharding_mod.NamedSharding
+                and bool(self.sharding.spec.unreduced))
+
     def __repr__(self):
         if self._deleted:
             return "Array(<deleted>)"
+        if self._is_unreduced():
+            weak = ", weak_type=True" if self.weak_type else ""
+            return (f"Array(shape={self.shape}, dtype={self.dtype.name}{weak}, "
+                    f"sharding={self.sharding})")
         if not (self.is_fully_addressable or self.is_fully_replicated):
             return f"Array(shape={self.shape}, dtype={self.dtype.name})"   # blocks elsewhere
         value = self._value
@@ -129,9 +138,11 @@ class Array:
         return f"Array({body},{gap}{tail}"
 
     def __str__(self):
-        return str(self._value)
+        return repr(self) if self._is_unreduced() else str(self._value)
 
     def __format__(self, spec):
+        if self._is_unreduced():
+            return repr(self)
         return format(self._value.item() if self.ndim == 0 else self._value, spec) \
             if spec else str(self)
 

@@ -79,7 +79,7 @@ def test_print_inside_jit_shows_a_tracer_and_the_result_is_correct(capsys):
     res = jax.jit(func)(0.)
     assert float(res) == 1.0
     assert capsys.readouterr().out == (
-        "Traced<ShapedArray(float32[], weak_type=True)>with<DynamicJaxprTrace(level=0/1)>\n")
+        "JitTracer(~float32[])\n")
 
 
 def test_shape_of_a_tracer_is_a_regular_value():

@@ -1,5 +1,6 @@
 """Array methods that mirror jnp functions, and the Array's buffer queries (values observed
 from JAX 0.10.2)."""
+import numpy as np
 import pytest
 
 import pyjax as jax
@@ -35,3 +36,15 @@ def test_buffer_queries():
     a.delete()
     with pytest.raises(RuntimeError, match="deleted"):
         a.is_ready()
+
+
+def test_view_keeps_the_byte_of_a_bool_made_from_other_bytes(executor):
+    # NumPy's bool view of byte 96 is a non-canonical True; JAX (XLA) reads it back as 96
+    # through view(uint8/int8) and astype(uint8), and as 1 through other conversions.
+    a = jnp.array(np.array([96, 1, 0], np.uint8).view(np.bool_))
+    for f in (lambda v: v.view(np.int8), lambda v: v.view(np.uint8),
+              lambda v: v.astype(np.uint8)):
+        assert f(a).tolist() == [96, 1, 0]
+        assert jax.jit(f)(a).tolist() == [96, 1, 0]
+    assert a.astype(np.int8).tolist() == [1, 1, 0]
+    assert a.astype(np.float32).tolist() == [1.0, 1.0, 0.0]

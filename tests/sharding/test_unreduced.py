@@ -84,6 +84,10 @@ def check_reduce_sum_out_sharding_leaves_partial_sums():
         out = f(x)
         assert out.sharding == NamedSharding(mesh, P(unreduced={"x"}))
         assert _shards(out) == [6.0, 22.0]
+        # a partial sum prints its type, never one shard's value (as JAX)
+        text = ("Array(shape=(), dtype=float32, sharding=NamedSharding(mesh=Mesh('x': 2, "
+                "axis_types=(Explicit,)), spec=P(unreduced={'x'}), memory_kind=device))")
+        assert repr(out) == str(out) == f"{out}" == text
         assert float(reshard(out, P())) == 28.0
         assert jax.jit(jax.grad(f))(x).sharding == NamedSharding(mesh, P("x"))
 

@@ -581,8 +581,8 @@ def _jacobian_tree(out_tree, in_tree, blocks):
 
 def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
     """The Jacobian of fun by forward mode: the JVP pushed forward along every input basis
-    vector at once (vmap over the linearized function). Each block has shape output shape
-    + input shape."""
+    vector at once (vmap over jvp, as JAX: fun sees JVP tracers with batched tangents).
+    Each block has shape output shape + input shape."""
     _check_callable(fun, "jacfwd")
     argnums = _normalize_argnums(argnums)
 
@@ -592,13 +592,18 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
         for x in in_leaves:
             _check_input_dtype_fwd("jacfwd", holomorphic, x)
         f = _partial_fun(fun, args, kwargs, nums)
-        result = linearize(f, *tree_util.tree_unflatten(in_tree, in_leaves), has_aux=has_aux)
-        out, f_jvp = result[0], result[1]
+        primals = tree_util.tree_unflatten(in_tree, in_leaves)
+
+        def pushforward(*tangents):
+            return jvp(f, primals, tangents, has_aux=has_aux)
+        basis = tree_util.tree_unflatten(in_tree, _std_basis(in_leaves))
+        result = vmap(pushforward, out_axes=(None, 0, None) if has_aux else (None, 0))(
+            *basis)
+        out = result[0]
         out_leaves, out_tree = tree_util.flatten(out)
         for y in out_leaves:
             _check_output_dtype_fwd("jacfwd", holomorphic, y)
-        basis = tree_util.tree_unflatten(in_tree, _std_basis(in_leaves))
-        stacked = tree_util.tree_leaves(vmap(f_jvp)(*basis))
+        stacked = tree_util.tree_leaves(result[1])
         blocks = [[_float0_as_zeros(b, y) for b in
                    _split_stacked(col, get_aval(y).shape, in_leaves, front=True)]
                   for col, y in zip(stacked, out_leaves)]

@@ -420,7 +420,7 @@ class _Runner:
                 bufs.append(buf)
         try:
             if self.callbacks:
-                outs = _execute_and_wait(self.execute, bufs, self.handlers)
+                outs = _execute_and_wait(self.execute, bufs, self.callbacks, self.handlers)
             else:
                 outs = self.execute(bufs).consume_with_handlers(self.handlers)
         except _jax.JaxRuntimeError as err:
@@ -433,15 +433,23 @@ class _Runner:
         return self.build(device_results(self.out_avals, outs, device, self.committed))
 
 
-def _execute_and_wait(execute_sharded, bufs, handlers=None):
+def _execute_and_wait(execute_sharded, bufs, host_calls, handlers=None):
     """Runs a program with host callbacks and waits for them, so their effects (prints,
     writes) happen in call order and before the call returns; its output arrays (with
-    handlers None: per output, its per-device buffers)."""
+    handlers None: per output, its per-device buffers). A failure the callbacks of a
+    multi-device program kept in their `errors` (lax/callbacks.py's HostCall) is raised
+    here, once every device has finished, as XLA words it."""
     done = execute_sharded(bufs, with_tokens=True)
     token = done.consume_token()
     outs = done.disassemble_into_single_device_arrays() if handlers is None else \
         done.consume_with_handlers(handlers)
     token.block_until_ready()
+    failures = [failure for call in host_calls for failure in call.errors]
+    if failures:
+        for call in host_calls:
+            call.errors.clear()
+        raise _jax.JaxRuntimeError(
+            f"INTERNAL: CpuCallback error calling callback: {failures[0]}")
     return outs
 
 
@@ -475,7 +483,7 @@ class Executable:
         self._tokens = any(type(a) is AbstractToken
                            for a in (*lowered.in_avals, *self.out_avals))
         self._any_float0 = any(self._float0)
-        self._callbacks = bool(lowered.host_callbacks)
+        self._callbacks = tuple(lowered.host_callbacks)
 
     def runner(self, kinds, in_avals, donated, committed, out_tree):
         """The lean runner of this executable for argument leaves of `kinds` (see
@@ -507,7 +515,7 @@ class Executable:
             else x.buffer_on(device) for x in args]
         try:
             if self._callbacks:
-                outs = _execute_and_wait(self.loaded.execute_sharded, bufs,
+                outs = _execute_and_wait(self.loaded.execute_sharded, bufs, self._callbacks,
                                          self._handlers[committed])
             else:
                 outs = self.loaded.execute_sharded(bufs).consume_with_handlers(
@@ -542,7 +550,7 @@ class ReplicatedExecutable:
         self.loaded = compile(lowered, self.devices, name, num_replicas=len(self.devices),
                               compiler_options=compiler_options)
         self.out_avals = lowered.out_avals
-        self._callbacks = bool(lowered.host_callbacks)
+        self._callbacks = tuple(lowered.host_callbacks)
         # A container that hands shard i to replica i (the ArrayImpl's sharding and shape
         # are not consulted beyond that).
         self._spread = _jax.GSPMDSharding(_jax.DeviceList(tuple(self.devices)),
@@ -567,7 +575,7 @@ class ReplicatedExecutable:
                                          self._spread, bufs, True, True))
         try:
             if self._callbacks:
-                per_output = _execute_and_wait(self.loaded.execute_sharded, arrays)
+                per_output = _execute_and_wait(self.loaded.execute_sharded, arrays, self._callbacks)
             else:
                 per_output = self.loaded.execute_sharded(arrays) \
                     .disassemble_into_single_device_arrays()
@@ -623,7 +631,7 @@ class ShardedExecutable:
         self.loaded = compile(lowered, self.devices, name, num_partitions=mesh.size,
                               compiler_options=compiler_options)
         self.out_avals = lowered.out_avals
-        self._callbacks = bool(lowered.host_callbacks)
+        self._callbacks = tuple(lowered.host_callbacks)
         self._device_list = _jax.DeviceList(tuple(self.devices))
         avals = list(lowered.const_avals) + list(lowered.in_avals)
         # (XLA reports no shardings for a program on one device: all replicated.)
@@ -649,7 +657,8 @@ class ShardedExecutable:
         bufs = self._consts + [x._global_buffer for x in args]
         try:
             if self._callbacks:
-                outs = _execute_and_wait(self.loaded.execute_sharded, bufs, self._handlers)
+                outs = _execute_and_wait(self.loaded.execute_sharded, bufs, self._callbacks,
+                                         self._handlers)
             else:
                 outs = self.loaded.execute_sharded(bufs).consume_with_handlers(
                     self._handlers)

@@ -193,9 +193,11 @@ class JVPTracer(Tracer):
         describe = getattr(self.primal, "_origin_description", None)
         return describe() if describe else ""
 
-    def __repr__(self):
-        return (f"Traced<{self.aval!r}>with<{self._trace!r}> with\n  primal = "
-                f"{self.primal!r}\n  tangent = {self.tangent!r}")
+    def __repr__(self):   # as JAX's: under grad/vjp/linearize the tangent is staged
+        if isinstance(self._trace.parent, pe.PartialEvalTrace):
+            return (f"GradTracer(primal={self.primal}, "
+                    f"typeof(tangent)={get_aval(self.tangent).str_short()})")
+        return f"JVPTracer(primal={self.primal}, tangent={self.tangent})"
 
 
 class JVPTrace(Trace):

@@ -167,6 +167,9 @@ class BatchTracer(Tracer):
             self._aval = aval if self.batch_dim is None else mapped_aval(aval, self.batch_dim)
         return self._aval
 
+    def __repr__(self):   # as JAX's: one example's type and the batched value's
+        return f"VmapTracer(aval={self.aval}, batched={get_aval(self.val)})"
+
     def to_concrete_value(self):
         if self.batch_dim is not None:
             return None

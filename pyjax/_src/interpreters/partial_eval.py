@@ -76,6 +76,9 @@ class DynamicJaxprTracer(Tracer):
     def __init__(self, trace, aval, var, origin):
         self._trace, self.aval, self.var, self.origin = trace, aval, var, origin
 
+    def __repr__(self):   # as JAX's: JitTracer(float32[3]), JitTracer(~int32[]) if weak
+        return f"JitTracer({self.aval})"
+
     def _origin_description(self):
         trace, origin = self._trace, self.origin
         head = (f"While tracing the function {trace.debug_info.describe()}, "

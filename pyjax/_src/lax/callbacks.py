@@ -8,6 +8,7 @@ interpreters, backends and the lax families."""
 from __future__ import annotations
 
 import logging
+import traceback
 
 import numpy as np
 
@@ -134,19 +135,33 @@ def check_results(results, result_avals, api):
 class HostCall:
     """What an XLA custom call runs: the callback on numpy buffers, results checked
     (result_avals None: results ignored, as for debug callbacks). Chained calls take and
-    give one extra uint8 scalar that orders them."""
+    give one extra uint8 scalar that orders them.
 
-    def __init__(self, callback, result_avals, api, chained):
+    In a program over several devices (`defer_errors`), a failure must not stop the
+    device running the call: the others would wait for it at the next collective until
+    XLA aborts the whole process. The call then gives zeros, keeps the failure's
+    traceback in `errors`, and the executable raises it once the program has ended
+    (backends/xla.py's `_execute_and_wait`)."""
+
+    def __init__(self, callback, result_avals, api, chained, defer_errors=False):
         self.callback, self.result_avals = callback, result_avals
-        self.api, self.chained = api, chained
+        self.api, self.chained, self.defer_errors = api, chained, defer_errors
+        self.errors: list[str] = []
 
     def __call__(self, *buffers):
         if self.chained:
             buffers = buffers[1:]
-        results = call_on_host(self.callback, buffers, self.api)
-        outs = [] if self.result_avals is None else \
-            check_results(results, self.result_avals, self.api)
+        try:
+            results = call_on_host(self.callback, buffers, self.api)
+            outs = [] if self.result_avals is None else \
+                check_results(results, self.result_avals, self.api)
+        except Exception:
+            if not self.defer_errors:
+                raise   # XLA stops the program and reports it
+            self.errors.append(traceback.format_exc())
+            outs = [np.zeros(a.shape, a.dtype) for a in self.result_avals or ()]
         return tuple(outs) + ((np.zeros((), np.uint8),) if self.chained else ())
+
 
 
 _CHAIN = ShapedArray((), np.dtype(np.uint8))
@@ -162,7 +177,8 @@ def _lower_host_call(ctx, args, callback, result_avals, api, side_effect, shardi
     if callbacks is None:
         raise hlo.LoweringError(f"{api} needs a module that can hold host callbacks")
     chained = side_effect and not partitioned
-    call = HostCall(callback, result_avals, api, chained=chained)
+    multi_device = ctx.module.num_replicas > 1 or ctx.module.mesh is not None
+    call = HostCall(callback, result_avals, api, chained=chained, defer_errors=multi_device)
     operands = list(args)
     out_avals = [a.strip_weak_type() for a in result_avals or ()]
     if chained:

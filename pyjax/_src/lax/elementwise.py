@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from pyjax._src import dtypes
-from pyjax._src.array import as_array
+from pyjax._src.array import Array, as_array
 from pyjax._src.util import quietly, scipy_special
 from pyjax._src.backends import stablehlo
 from pyjax._src.core.avals import ShapedArray, get_aval
@@ -842,6 +842,10 @@ def _convert_impl(x, new_dtype, weak_type=False):
         inside = np.where(high | low | np.isnan(t), 0, t).astype(new_dtype)
         return np.where(high, np.array(info.max, new_dtype),
                         np.where(low, np.array(info.min, new_dtype), inside))
+    if x.dtype == np.bool_ and new_dtype == np.uint8:
+        # XLA keeps a bool's byte as it is (a bool made from other bytes, by a view of
+        # them, reads back unchanged through Array.view); NumPy's cast makes it 0 or 1
+        return np.asarray(x).view(np.uint8).copy()
     return np.asarray(x).astype(new_dtype)
 
 
@@ -1089,8 +1093,13 @@ def _const(like, value):
 
 
 def _full_like(x, value):
-    shape = get_aval(x).shape
-    return _broadcast_scalar(_const(x, value), shape)
+    """`value` in x's shape and dtype, weakly typed when x is (as lax.full_like): a rule's
+    zeros or ones keep a weakly typed gradient weak."""
+    aval = get_aval(x)
+    c = _const(x, value)
+    if aval.weak_type:
+        c = Array(c, aval=ShapedArray((), c.dtype, weak_type=True))
+    return _broadcast_scalar(c, aval.shape)
 
 
 def _broadcast_scalar(c, shape):

@@ -4,12 +4,14 @@ become slices (small jaxprs); integer arrays become one gather or scatter. Impor
 dtypes, errors and the jnp ufuncs."""
 from __future__ import annotations
 
+import functools
 import operator
 import warnings
 
 import numpy as np
 
 from pyjax._src import dtypes, errors, tree_util
+from pyjax._src.api.jit import jit
 from pyjax._src.array import Array, as_array
 from pyjax._src.core.avals import get_aval, refuse_masked
 from pyjax._src.core.trace import Tracer
@@ -804,6 +806,9 @@ def _index_dtype_for(n):
     return np.dtype(np.int32) if n <= np.iinfo(np.int32).max else np.dtype(np.int64)
 
 
+# jitted as in JAX (its jaxpr holds one `jit` equation named take_along_axis)
+@functools.partial(jit, static_argnames=("axis", "mode", "fill_value",
+                                         "wrap_negative_indices"))
 def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None, *,
                     wrap_negative_indices=None):
     """out[..., j, ...] = arr[..., indices[..., j, ...], ...] along `axis`; other

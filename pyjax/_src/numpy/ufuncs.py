@@ -11,6 +11,7 @@ import numpy as np
 
 from pyjax._src import dtypes
 from pyjax._src.api.custom_derivatives import custom_jvp
+from pyjax._src.api.jit import jit
 from pyjax._src.array import Array
 from pyjax._src.core.avals import get_aval
 from pyjax._src.core.trace import Tracer
@@ -500,6 +501,7 @@ def heaviside(x1, x2, /):
                                             ew.select(ew.ne(x1, x1), x1, x2))))
 
 
+@jit   # as JAX's (its HLO is one call of a sinc function)
 def sinc(x, /):
     """sin(pi x) / (pi x), 1 at 0; its derivatives of every order at 0 are those of the
     Maclaurin series (as in JAX), not the 0 / 0 of differentiating the quotient."""
