@@ -565,7 +565,7 @@ def _cache_for(fun, options):
     return cache
 
 
-class JitWrapped:
+class PjitFunction:
     """The callable returned by jit(f): a cached call runs the latest signature's fast
     call; any other goes to JitCache.call."""
 
@@ -870,4 +870,4 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=N
                normalize_argnums(donate_argnums, "jit donate_argnums"),
                _normalize_argnames(donate_argnames), inline, keep_unused, device,
                in_shardings, out_shardings, aot.options_key(compiler_options or {}))
-    return JitWrapped(fun, _cache_for(fun, options))
+    return PjitFunction(fun, _cache_for(fun, options))
