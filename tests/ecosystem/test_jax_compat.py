@@ -1,6 +1,7 @@
 """The private JAX names that libraries import (`jax._src.*`), served under the alias by
 pyjax._src.jax_compat: each with the library that needs it, and what it must be."""
 import importlib
+import inspect
 
 import pytest
 
@@ -76,3 +77,12 @@ def test_xla_bridge_backends_are_the_clients_made():
 def test_jitted_function_type_is_named_as_in_jax():
     # chex.assert_max_traces refuses to wrap a jitted function, found by this type name.
     assert type(pyjax.jit(lambda x: x)).__name__ == "PjitFunction"
+
+
+def test_jitted_function_has_the_signature_of_its_function():
+    # chex.fake_pmap reads inspect.signature(fn, follow_wrapped=False) of a jitted fn.
+    def f(a, b=1, *, c):
+        return a
+
+    assert str(inspect.signature(pyjax.jit(f, static_argnums=1),
+                                 follow_wrapped=False)) == "(a, b=1, *, c)"

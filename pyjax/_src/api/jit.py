@@ -593,6 +593,12 @@ class PjitFunction:
     donate_argnums = property(lambda self: self._jit.donate_argnums)
     donate_argnames = property(lambda self: self._jit.donate_argnames)
 
+    @property
+    def __signature__(self):
+        # The wrapped function's, as JAX's PjitFunction reports it: __get__ makes this
+        # object look like a builtin to inspect, which then finds no signature.
+        return inspect.signature(self.fun)
+
     def _cache_size(self):
         return len(self._jit.entries)
 
