@@ -39,6 +39,7 @@ from pyjax._src.api.vmap import vmap  # noqa: F401
 from pyjax._src.basearray import Array  # noqa: F401
 from pyjax._src.config import config as _config_object
 from pyjax._src.config import make_user_context  # noqa: F401
+from pyjax._src.config import disable_jit  # noqa: F401
 from pyjax._src.dtypes import float0  # noqa: F401
 from pyjax._src.jax_alias import alias_jax  # noqa: F401
 from pyjax._src.state.refs import Ref, empty_ref, free_ref, freeze, new_ref  # noqa: F401
@@ -56,7 +57,6 @@ from pyjax._src.tree_util import (  # noqa: F401
 from pyjax._src.version import __version__  # noqa: F401
 
 enable_x64 = _config_object._flags["jax_enable_x64"]
-disable_jit = _config_object._flags["jax_disable_jit"]
 debug_nans = _config_object._flags["jax_debug_nans"]
 debug_infs = _config_object._flags["jax_debug_infs"]
 checking_leaks = _config_object._flags["jax_check_tracer_leaks"]

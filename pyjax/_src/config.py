@@ -86,11 +86,11 @@ class Flag:
             self.on_change(self.value)
 
     @contextlib.contextmanager
-    def __call__(self, value=True):
-        """Use as `with config.enable_x64(True): ...`: the option has `value` in this
+    def __call__(self, new_val=True):
+        """Use as `with config.enable_x64(True): ...`: the option has `new_val` in this
         thread until the block ends; other threads keep theirs."""
         stack = _thread_contexts.__dict__.setdefault(self.name, [])
-        stack.append(self._checked(value))
+        stack.append(self._checked(new_val))
         self._enter_or_leave(+1)
         try:
             yield
@@ -238,6 +238,13 @@ explicit_x64_dtypes = config.define(
 disable_jit_flag = config.define(
     "jax_disable_jit", False, _parse_bool,
     "Run jitted functions op by op (for debugging).")
+
+
+def disable_jit(disable: bool = True):
+    """`with jax.disable_jit(): ...`: jitted functions run op by op in this thread."""
+    return disable_jit_flag(disable)
+
+
 debug_nans = config.define(
     "jax_debug_nans", False, _parse_bool,
     "Raise FloatingPointError when an operation produces a NaN.", affects_tracing=True)

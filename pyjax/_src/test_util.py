@@ -126,7 +126,7 @@ def check_vjp(f, f_vjp, args, atol=None, rtol=None, eps=EPS, err_msg=""):
     central differences (cotangents conjugated: JAX's convention for complex values)."""
     v_out, pullback = f_vjp(*args)
     check_close(v_out, f(*args), atol, rtol, f"{err_msg} primal" if err_msg else "primal")
-    rng = np.random.RandomState(1)
+    rng = np.random.RandomState(0)   # JAX's directions: the same checks pass and fail
     tangent = _rand_like(rng, args)
     tangent_out = numerical_jvp(f, args, tangent, eps)
     cotangent = _rand_like(rng, v_out)

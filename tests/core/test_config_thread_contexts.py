@@ -61,3 +61,16 @@ def test_custom_jvp_inside_enable_x64():
     assert jax.grad(g)(5.).dtype == np.float32
     assert jax.grad(jax.grad(g))(5.).dtype == np.float32
     np.testing.assert_allclose(jax.grad(g)(5.), np.sin(5.), rtol=1e-6)
+
+
+def test_context_managers_take_jax_keyword_names():
+    # JAX: disable_jit(disable=True) (chex.fake_pmap passes disable=); States take new_val.
+    traced = []
+    f = jax.jit(lambda x: traced.append(type(x).__name__) or x)
+    with jax.disable_jit(disable=True):
+        f(1.0)
+    with jax.disable_jit(disable=False):
+        f(2.0)
+    assert traced[0] == "float" and traced[1] != "float"
+    with jax.enable_x64(new_val=True):
+        assert jnp.ones(1).dtype == np.float64

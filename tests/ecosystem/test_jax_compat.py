@@ -1,6 +1,7 @@
 """The private JAX names that libraries import (`jax._src.*`), served under the alias by
 pyjax._src.jax_compat: each with the library that needs it, and what it must be."""
 import importlib
+import inspect
 
 import pytest
 
@@ -23,6 +24,8 @@ PRIVATE_NAMES = [
     ("flatten_util", "ravel_pytree", "blackjax"),
     ("tree_util", "_registry", "flax (nnx graph)"),
     ("checkify", "checkify", "flax (nnx)"),
+    ("xla_bridge", "_backends", "chex (set_n_cpu_devices)"),
+    ("xla_bridge", "backends", "chex"),
 ]
 
 
@@ -53,3 +56,33 @@ def test_served_names_behave():
     with pytest.raises(AttributeError, match="chex.restrict_backends is not supported"):
         importlib.import_module("jax._src.compiler").backend_compile_and_load()
     assert jnp.ones(2).shape == (2,)
+
+
+def test_src_modules_are_attributes_of_jax():
+    # JAX imports its _src modules eagerly: chex reads jax._src.xla_bridge._backends
+    # after a bare `import jax`.
+    import jax
+    assert jax._src.xla_bridge.__name__ == "pyjax._src.jax_compat.xla_bridge"
+    with pytest.raises(AttributeError, match="does not serve it"):
+        _ = jax._src.no_such_module
+
+
+def test_xla_bridge_backends_are_the_clients_made():
+    from jax._src import xla_bridge
+    made = xla_bridge.backends()            # makes the client, as in JAX
+    assert list(made) == [pyjax.devices()[0].client.platform] == ["cpu"]
+    assert xla_bridge._backends == made     # read live, not a snapshot
+
+
+def test_jitted_function_type_is_named_as_in_jax():
+    # chex.assert_max_traces refuses to wrap a jitted function, found by this type name.
+    assert type(pyjax.jit(lambda x: x)).__name__ == "PjitFunction"
+
+
+def test_jitted_function_has_the_signature_of_its_function():
+    # chex.fake_pmap reads inspect.signature(fn, follow_wrapped=False) of a jitted fn.
+    def f(a, b=1, *, c):
+        return a
+
+    assert str(inspect.signature(pyjax.jit(f, static_argnums=1),
+                                 follow_wrapped=False)) == "(a, b=1, *, c)"

@@ -565,7 +565,7 @@ def _cache_for(fun, options):
     return cache
 
 
-class JitWrapped:
+class PjitFunction:
     """The callable returned by jit(f): a cached call runs the latest signature's fast
     call; any other goes to JitCache.call."""
 
@@ -592,6 +592,12 @@ class JitWrapped:
     static_argnames = property(lambda self: self._jit.static_argnames)
     donate_argnums = property(lambda self: self._jit.donate_argnums)
     donate_argnames = property(lambda self: self._jit.donate_argnames)
+
+    @property
+    def __signature__(self):
+        # The wrapped function's, as JAX's PjitFunction reports it: __get__ makes this
+        # object look like a builtin to inspect, which then finds no signature.
+        return inspect.signature(self.fun)
 
     def _cache_size(self):
         return len(self._jit.entries)
@@ -870,4 +876,4 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=N
                normalize_argnums(donate_argnums, "jit donate_argnums"),
                _normalize_argnames(donate_argnames), inline, keep_unused, device,
                in_shardings, out_shardings, aot.options_key(compiler_options or {}))
-    return JitWrapped(fun, _cache_for(fun, options))
+    return PjitFunction(fun, _cache_for(fun, options))

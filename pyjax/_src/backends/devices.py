@@ -63,6 +63,9 @@ class DeviceRuntime(Protocol):
     def local_devices(self) -> list:
         """The devices this process drives."""
 
+    def made_client(self) -> Any:
+        """The runtime's client (XLA's PjRt client) if one has been made, else None."""
+
     def initialize_distributed(self, coordinator_address: str, num_processes: int,
                                process_id: int, initialization_timeout: int,
                                heartbeat_timeout: int, shutdown_timeout: int) -> None:

@@ -40,6 +40,11 @@ def client() -> Any:
     return found
 
 
+def made_client() -> Any:
+    """The XLA client if one has been made, else None (never makes one)."""
+    return _state["client"]
+
+
 def _make_client():
     # jaxlib records the Python stack on every array and executable it makes, for JAX's
     # messages; pyjax never reads those stacks, and taking one costs ~0.5 us a jit call.

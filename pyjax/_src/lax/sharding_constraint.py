@@ -302,8 +302,10 @@ def out_sharding_for(out_sharding, ndim, what):
     """What a function's `out_sharding=` argument (a Sharding, or a PartitionSpec on the
     current mesh) asks of its result of rank `ndim`: (the sharding its type takes, over
     the mesh's Explicit axes, or None; the sharding to constrain it to, where the mesh
-    has no Explicit axes, or None)."""
-    if out_sharding is None:
+    has no Explicit axes, or None). A NamedSharding over the empty mesh (the sharding
+    of a value's type outside any mesh, `jax.typeof(x).sharding`) asks nothing, as in JAX."""
+    if out_sharding is None or (isinstance(out_sharding, sharding_mod.NamedSharding)
+                                and out_sharding.mesh.empty):
         return None, None
     check_spec_has_mesh(out_sharding)
     given = sharding_mod.canonical_sharding(out_sharding, what)
@@ -314,9 +316,9 @@ def out_sharding_for(out_sharding, ndim, what):
 
 def apply_out_sharding(x, out_sharding, what):
     """x laid out as a function's `out_sharding=` argument asks (None: as it is)."""
-    if out_sharding is None:
-        return x
     typed, placed = out_sharding_for(out_sharding, get_aval(x).ndim, what)
+    if typed is None and placed is None:
+        return x
     if typed is not None and get_aval(x)._sharding == typed:
         return x   # already of that type (a partial sum stays one)
     return reshard(x, out_sharding) if placed is None else \
