@@ -191,8 +191,7 @@ class _FastCall:
         dynamic = tuple(x for i, x in enumerate(args) if i not in self.static_positions)
         if self.dynamic_keywords:
             dynamic = (dynamic, {k: kwargs[k] for k in self.dynamic_keywords})
-        self.take_apart = tree_util.structure_check(dynamic, _LEAF_TYPES,
-                                                    config.generated_tree_code.value)
+        self.take_apart = tree_util.StructureCheck(dynamic, _LEAF_TYPES)
 
     def __call__(self, args, kwargs):
         if (_trace_context.trace is not self.root or _config.version != self.version
