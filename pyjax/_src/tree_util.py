@@ -833,22 +833,20 @@ def flatten_one_level_with_keys(tree):
 def tree_flatten_with_path(tree, is_leaf=None, is_leaf_takes_path=False):
     """Like tree_flatten, but each leaf comes as (key_path, leaf)."""
     out, decisions = [], []
-
-    def visit(path, x):
+    pending = [((), tree)]   # a loop, not a recursive closure (a reference cycle)
+    while pending:   # pre-order, children in order
+        path, x = pending.pop()
         if is_leaf is not None:
             leaf = bool(is_leaf(path, x) if is_leaf_takes_path else is_leaf(x))
             decisions.append(leaf)
             if leaf:
                 out.append((path, x))
-                return
+                continue
         pairs = _key_children(x)
         if pairs is None:
             out.append((path, x))
         else:
-            for k, c in pairs:
-                visit((*path, k), c)
-
-    visit((), tree)
+            pending.extend([((*path, k), c) for k, c in pairs][::-1])
     if is_leaf is None:
         return out, flatten(tree)[1]
     # Replay our decisions: optree asks is_leaf in the same pre-order we visited in.
