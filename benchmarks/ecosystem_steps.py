@@ -10,7 +10,9 @@ time on pyjax and on JAX.
 The pyjax side runs with `pyjax.alias_jax()` in an interpreter that has the libraries
 (./dev installs them with --no-deps); the JAX side in one that has JAX 0.10.2 and the
 same library versions. Each framework runs in its own process, in turn, for N rounds
-(3 by default); a step time is the median over the rounds of run.py's median_time."""
+(3 by default); a step time is the median over the rounds of run.py's median_time, and
+the last column gives the median and range of the rounds' own pyjax / JAX ratios (on a
+loaded machine use --cpu-time and 7 or more rounds)."""
 from __future__ import annotations
 
 import argparse
@@ -114,8 +116,9 @@ def main():
     clock = "CPU time" if args.cpu_time else "wall time"
     print(f"{args.rounds} rounds, step time: median ({clock}); load average "
           f"{os.getloadavg()[0]:.1f}\n")
-    print("| library program | runs | matches JAX | step pyjax | step JAX | pyjax / JAX |")
-    print("|---|---|---|---|---|---|")
+    print("| library program | runs | matches JAX | step pyjax | step JAX | pyjax / JAX | "
+          "rounds' ratios |")
+    print("|---|---|---|---|---|---|---|")
     for row in runs["pyjax"][0]:
         mine, theirs = runs["pyjax"][0][row], runs["jax"][0].get(row, {})
         if "error" in mine:
@@ -125,10 +128,14 @@ def main():
             print(f"| {row} | yes | JAX failed: {theirs['error']} | | | |")
             continue
         step = {f: statistics.median(r[row]["step"] for r in runs[f]) for f in runs}
+        # each round's two children ran back to back, under about the same load: their
+        # ratio drifts less with the machine's load than either time
+        ratios = sorted(p[row]["step"] / j[row]["step"] for p, j in zip(*runs.values()))
         same = "yes" if _matches(mine["result"], theirs["result"]) else (
             f"no: {mine['result']} vs {theirs['result']}")
         print(f"| {row} | yes | {same} | {step['pyjax'] * 1e6:.1f} us | "
-              f"{step['jax'] * 1e6:.1f} us | {step['pyjax'] / step['jax']:.2f}x |")
+              f"{step['jax'] * 1e6:.1f} us | {step['pyjax'] / step['jax']:.2f}x | median "
+              f"{statistics.median(ratios):.2f}x, {ratios[0]:.2f}x-{ratios[-1]:.2f}x |")
 
 
 if __name__ == "__main__":

@@ -310,12 +310,6 @@ log_compiles = config.define(
 explain_cache_misses = config.define(
     "jax_explain_cache_misses", False, _parse_bool,
     "Explain, on each jit retrace, what changed since the closest earlier call.")
-generated_tree_code = config.define(
-    "pyjax_generated_tree_code", True, _parse_bool,
-    "jit's cached calls take their argument pytrees apart and build their result pytrees "
-    "with Python code generated once per structure (tree_util.structure_check and "
-    "tree_builder: a few times faster than walking the trees); False: a plain loop and "
-    "optree (tracebacks then show no generated code).")
 retrace_warning_threshold = config.define(
     "pyjax_retrace_warning_threshold", 8, int,
     "Warn once when one jitted function has traced more than this many times, saying what "

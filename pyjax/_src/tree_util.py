@@ -321,9 +321,10 @@ class StructureCheck:
     flatten's order; returns None for a tree of another structure. What jit's cached
     calls run on their arguments, so per-node Python work here is paid on every call:
     trees of tuples, lists, namedtuples, dicts with str keys, None, registered custom
-    nodes and leaves of `leaf_types` are walked by a loop over precomputed steps (optree
-    costs about 1 us a leaf, this loop a fraction of it); trees holding other nodes
-    (OrderedDict, structseq, ...) are flattened by optree and their treedefs compared."""
+    nodes and leaves of `leaf_types` are walked by a loop over precomputed steps (optree's
+    flatten builds a new treespec each call, about 1 us a node; this loop a fraction of
+    it); trees holding other nodes (OrderedDict, structseq, ...) are flattened by optree
+    and their treedefs compared. Plain objects only: no generated code, no cycles."""
 
     __slots__ = ("steps", "spec")
 
@@ -336,35 +337,38 @@ class StructureCheck:
         if steps is None:
             leaves, spec = optree.tree_flatten(tree, None, none_is_leaf=False, namespace=_NS)
             return leaves if spec == self.spec else None
-        leaves, pending = [], [tree]
+        leaves = []
+        take_leaf, take_leaves = leaves.append, leaves.extend
+        pending = [tree]
+        next_node, push_children = pending.pop, pending.extend
         for node_type, size, select, aux, leaf_children in steps:   # depth first
-            node = pending.pop()
+            node = next_node()
             if node_type is None:             # a leaf (the runner checks its kind)
-                leaves.append(node)
+                take_leaf(node)
                 continue
             if type(node) is not node_type:
                 return None
-            if select is None:                # a tuple, list or namedtuple; None
-                if node is None:
-                    continue
-                children = node
-            elif node_type is dict:           # its values in sorted key order
+            if node_type is dict:             # its values in sorted key order
                 if len(node) != size:
                     return None
                 try:
                     children = select(node)
                 except KeyError:
                     return None
+            elif select is None:              # a tuple, list or namedtuple; None
+                if node is None:
+                    continue
+                if len(node) != size:
+                    return None
+                children = node
             else:                             # a registered node: its flatten function
                 children = _custom_children(node, select, aux)
-                if children is None:
+                if children is None or len(children) != size:
                     return None
-            if len(children) != size:
-                return None
             if leaf_children:
-                leaves.extend(children)
+                take_leaves(children)
             else:
-                pending.extend(reversed(children))
+                push_children(children[::-1])
         return leaves
 
 
@@ -425,154 +429,11 @@ def _walk_steps(example, leaf_types):
     return tuple(steps)
 
 
-# ---------------------------------------------------------------- per-structure code
-# jit's cached calls take their arguments apart and build their results on every call,
-# always for the same few structures: for each, pyjax compiles a function of straight-line
-# code (as namedtuple and dataclasses make theirs), which costs a fraction of walking the
-# tree in a loop (StructureCheck) or through optree. The option pyjax_generated_tree_code
-# switches it off (jit passes `generated`); this is pyjax's one place of generated code.
-
-def _compiled(name, body, namespace):
-    """The function `name(tree)` whose body is the source lines `body`, with `namespace`'s
-    names (types, flatten functions, aux data) as its globals."""
-    source = f"def {name}(tree):\n" + "".join(f"    {line}\n" for line in body)
-    exec(compile(source, f"<pyjax {name}>", "exec"), namespace)   # noqa: S102
-    return namespace[name]
-
-
-def structure_check(example, leaf_types, generated=True):
-    """A function that takes trees of `example`'s structure apart into their leaves, in
-    flatten's order, and returns None for a tree of another structure: what jit's cached
-    calls run on their arguments. Generated code for trees of tuples, lists, namedtuples,
-    dicts with str keys, None, registered nodes (whose aux data must equal the example's)
-    and leaves of `leaf_types`; trees holding other nodes (OrderedDict, structseq...) are
-    flattened by optree and their treedefs compared. `generated` False: a StructureCheck."""
-    if not generated:
-        return StructureCheck(example, leaf_types)
-    namespace = {}
-    body = []
-    try:
-        leaves = _take_apart_lines(example, "tree", leaf_types, body, namespace)
-    except (_OtherNode, RecursionError):
-        spec = flatten(example)[1]._spec
-
-        def flatten_and_compare(tree):
-            found, found_spec = optree.tree_flatten(tree, None, none_is_leaf=False,
-                                                    namespace=_NS)
-            return found if found_spec == spec else None
-        return flatten_and_compare
-    body = ["try:", *[f"    {line}" for line in body],
-            f"    return [{', '.join(leaves)}]",
-            # any misfit (a length, a missing key, a failing flatten function) is another
-            # structure: jit's general path then takes the call, or raises its error
-            "except Exception:", "    return None"]
-    return _compiled("take_apart", body, namespace)
-
-
-class _OtherNode(Exception):
-    """A node structure_check leaves to optree."""
-
-
-def _take_apart_lines(node, name, leaf_types, body, namespace):
-    """Appends to `body` the lines that check the subtree `node` of the example (held in
-    the variable `name`); returns the expressions of its leaves, in flatten's order."""
-    if isinstance(node, leaf_types):
-        return [name]
-    t = type(node)
-    if t in _registry:
-        children, aux = _registry[t][0](node)[:2]
-        children = list(children)
-        kids = [f"{name}_{i}" for i in range(len(children))]
-        here, flat = _global(t, namespace), _global(_registry[t][0], namespace)
-        data = _global(aux, namespace)
-        body += [f"if type({name}) is not {here}: return None",
-                 f"{name}_c, {name}_a = {flat}({name})[:2]",
-                 f"if not ({name}_a is {data} or {name}_a == {data}): return None",
-                 f"[{', '.join(kids)}] = {name}_c"]
-    elif t is dict and all(type(k) is str for k in node):
-        order = sorted(node)
-        children = [node[k] for k in order]
-        kids = [f"{name}[{k!r}]" if isinstance(c, leaf_types) else f"{name}_{i}"
-                for i, (k, c) in enumerate(zip(order, children))]
-        body.append(f"if type({name}) is not dict or len({name}) != {len(order)}: "
-                    "return None")
-        body += [f"{kid} = {name}[{k!r}]" for kid, k, c in zip(kids, order, children)
-                 if not isinstance(c, leaf_types)]
-    elif t is tuple or t is list or optree.is_namedtuple_class(t):
-        children = list(node)
-        kids = [f"{name}_{i}" for i in range(len(children))]
-        body += [f"if type({name}) is not {_global(t, namespace)}: return None",
-                 f"[{', '.join(kids)}] = {name}"]
-    elif node is None:
-        body.append(f"if {name} is not None: return None")
-        return []
-    else:
-        raise _OtherNode
-    leaves = []
-    for kid, child in zip(kids, children):
-        leaves += _take_apart_lines(child, kid, leaf_types, body, namespace)
-    return leaves
-
-
-def _global(value, namespace):
-    """A new name in `namespace` for `value` (a type, a flatten function, aux data)."""
-    name = f"G{len(namespace)}"
-    namespace[name] = value
-    return name
-
-
-def _constant(value, namespace):
-    """An expression of `value` (a dict key) in compiled code: a literal for a str or an
-    int, else a name in `namespace`."""
-    if type(value) is str or type(value) is int:
-        return repr(value)
-    return _global(value, namespace)
-
-
-def tree_builder(treedef, generated=True):
-    """A function that builds the tree of structure `treedef` from a list of its leaves
-    (as treedef.unflatten does): what jit's cached calls run on their results. `generated`
-    False: treedef.unflatten itself."""
-    if not generated:
-        return treedef.unflatten
-    namespace = {}
-    body = []
-    spec = treedef._spec
-    leaves = [f"r{i}" for i in range(spec.num_leaves)]
-    body.append(f"[{', '.join(leaves)}] = tree")
-    try:
-        result = _build_lines(spec, iter(leaves), body, namespace)
-    except RecursionError:   # a tree too deep to walk recursively
-        return treedef.unflatten
-    return _compiled("build", [*body, f"return {result}"], namespace)
-
-
-def _build_lines(spec, leaves, body, namespace):
-    """Appends to `body` the lines that build the subtree of `spec` from the variables
-    `leaves` (an iterator over its leaves' names); returns the expression of the subtree
-    (each node is built by a line of its own, so deep trees nest no expressions)."""
-    kind = spec.kind
-    if kind == optree.PyTreeKind.LEAF:
-        return next(leaves)
-    if kind == optree.PyTreeKind.NONE:
-        return "None"
-    kids = [_build_lines(child, leaves, body, namespace) for child in spec.children()]
-    node = f"n{len(body)}"
-    if kind == optree.PyTreeKind.TUPLE:
-        body.append(f"{node} = ({''.join(k + ', ' for k in kids)})")
-    elif kind == optree.PyTreeKind.LIST:
-        body.append(f"{node} = [{', '.join(kids)}]")
-    elif kind == optree.PyTreeKind.DICT:
-        # optree rebuilds a dict in its original key order: learn it from one rebuild
-        ordered = spec.one_level().unflatten(list(range(len(kids))))
-        items = [f"{_constant(key, namespace)}: {kids[i]}" for key, i in ordered.items()]
-        body.append(f"{node} = {{{', '.join(items)}}}")
-    elif kind == optree.PyTreeKind.NAMEDTUPLE:
-        body.append(f"{node} = {_global(spec.type, namespace)}({', '.join(kids)})")
-    else:   # a registered node, OrderedDict, defaultdict, deque, structseq: optree's own
-        one_level = _global(spec.one_level(), namespace)
-        body.append(f"{node} = {one_level}.unflatten([{', '.join(kids)}])")
-    return node
+def tree_builder(treedef):
+    """The function that builds a tree of structure `treedef` from a list of exactly its
+    number of leaves: optree's own unflatten, in C (what jit's cached calls run on their
+    results; PyTreeDef.unflatten's checks and messages are for users' lists)."""
+    return treedef._spec.unflatten
 
 
 def tree_flatten(tree, is_leaf=None):
@@ -972,22 +833,20 @@ def flatten_one_level_with_keys(tree):
 def tree_flatten_with_path(tree, is_leaf=None, is_leaf_takes_path=False):
     """Like tree_flatten, but each leaf comes as (key_path, leaf)."""
     out, decisions = [], []
-
-    def visit(path, x):
+    pending = [((), tree)]   # a loop, not a recursive closure (a reference cycle)
+    while pending:   # pre-order, children in order
+        path, x = pending.pop()
         if is_leaf is not None:
             leaf = bool(is_leaf(path, x) if is_leaf_takes_path else is_leaf(x))
             decisions.append(leaf)
             if leaf:
                 out.append((path, x))
-                return
+                continue
         pairs = _key_children(x)
         if pairs is None:
             out.append((path, x))
         else:
-            for k, c in pairs:
-                visit((*path, k), c)
-
-    visit((), tree)
+            pending.extend([((*path, k), c) for k, c in pairs][::-1])
     if is_leaf is None:
         return out, flatten(tree)[1]
     # Replay our decisions: optree asks is_leaf in the same pre-order we visited in.

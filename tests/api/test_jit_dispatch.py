@@ -122,26 +122,22 @@ jax.tree_util.register_pytree_node(_Scaled, lambda s: ((s.value,), s.scale),
                                    lambda scale, kids: _Scaled(scale, *kids))
 
 
-@pytest.mark.parametrize("generated", [True, False])
-def test_cached_calls_take_apart_and_build_pytrees_with_either_tree_code(generated):
-    # pyjax_generated_tree_code: generated per-structure code or the plain loop and optree
-    from pyjax._src import config
+def test_cached_calls_take_apart_and_build_pytrees():
     Pair = collections.namedtuple("Pair", "a b")
 
     def step(params, state):
         new = {"w": params["w"] - state.a, "b": params["b"] * 2.0}   # not sorted order
         return new, Pair(state.a + 1.0, _Scaled(state.b.scale, state.b.value * 3.0)), None
 
-    with config.generated_tree_code(generated):
-        f = jax.jit(step)
-        params, state = {"b": jnp.ones(2), "w": jnp.ones(3)}, Pair(jnp.float32(1), _Scaled(
-            "s", jnp.arange(2.0)))
-        for _ in range(3):   # the first call traces; later ones take the fast call
-            params, state, none = f(params, state)
-        assert list(params) == ["w", "b"] and none is None
-        np.testing.assert_allclose(params["w"], -5.0)   # 1 - 1 - 2 - 3
-        np.testing.assert_allclose(params["b"], 8.0)
-        assert type(state) is Pair and type(state.b) is _Scaled and state.b.scale == "s"
-        np.testing.assert_allclose(state.b.value, [0.0, 27.0])
-        assert f(params, state._replace(b=_Scaled("t", state.b.value)))[1].b.scale == "t"
-        assert f._cache_size() == 2   # another aux: another structure, traced again
+    f = jax.jit(step)
+    params, state = {"b": jnp.ones(2), "w": jnp.ones(3)}, Pair(jnp.float32(1), _Scaled(
+        "s", jnp.arange(2.0)))
+    for _ in range(3):   # the first call traces; later ones take the fast call
+        params, state, none = f(params, state)
+    assert list(params) == ["w", "b"] and none is None
+    np.testing.assert_allclose(params["w"], -5.0)   # 1 - 1 - 2 - 3
+    np.testing.assert_allclose(params["b"], 8.0)
+    assert type(state) is Pair and type(state.b) is _Scaled and state.b.scale == "s"
+    np.testing.assert_allclose(state.b.value, [0.0, 27.0])
+    assert f(params, state._replace(b=_Scaled("t", state.b.value)))[1].b.scale == "t"
+    assert f._cache_size() == 2   # another aux: another structure, traced again

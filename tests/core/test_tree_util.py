@@ -531,11 +531,10 @@ _Pair = collections.namedtuple("_Pair", "a b")
     ({"z": {"y": 1.0, "x": 2.0}, "a": {"c": 3.0, "b": 4.0}},), (_Pair(1.0, 2.0), [3.0]), (),
     ({}, [], None),
 ])
-@pytest.mark.parametrize("generated", [True, False])
-def test_structure_check_takes_trees_apart_in_flatten_order(example, generated):
+def test_structure_check_takes_trees_apart_in_flatten_order(example):
     # what jit's cached calls run on their arguments
     leaves = tu.tree_leaves(example)
-    check = tu.structure_check(example, (float, int), generated)
+    check = tu.StructureCheck(example, (float, int))
     assert check(example) == leaves
     if example:   # another structure does not fit
         assert check(example[:-1]) is None
@@ -555,14 +554,10 @@ class _Box:
 tu.register_pytree_node(_Box, lambda b: (b.items, b.label), lambda aux, kids: _Box(aux, *kids))
 
 
-@pytest.mark.parametrize("generated", [True, False])
-def test_structure_check_walks_registered_nodes_and_compares_their_aux_data(generated):
+def test_structure_check_walks_registered_nodes_and_compares_their_aux_data():
     example = [_Box("a", 1.0, {"k": 2.0}), _Pair(3.0, _Box("b"))]
-    check = tu.structure_check(example, (float,), generated)
-    if generated:
-        assert check.__name__ == "take_apart"   # generated code, not flattened by optree
-    else:
-        assert check.steps is not None   # walked in a loop, not flattened by optree
+    check = tu.StructureCheck(example, (float,))
+    assert check.steps is not None   # walked in a loop, not flattened by optree
     assert check(example) == tu.tree_leaves(example) == [1.0, 2.0, 3.0]
     assert check([_Box("a", 4.0, {"k": 5.0}), _Pair(6.0, _Box("b"))]) == [4.0, 5.0, 6.0]
     assert check([_Box("other", 1.0, {"k": 2.0}), _Pair(3.0, _Box("b"))]) is None
@@ -572,16 +567,16 @@ def test_structure_check_walks_registered_nodes_and_compares_their_aux_data(gene
     assert check([_Box("a", 1.0, {"k": 2.0}), (3.0, _Box("b"))]) is None   # not the namedtuple
 
 
-def test_structure_check_leaves_other_nodes_and_deep_trees_to_optree():
+def test_structure_check_leaves_other_nodes_to_optree_and_walks_deep_trees():
     example = (collections.OrderedDict(b=1.0, a=2.0), [3.0])
-    check = tu.structure_check(example, (float,))
-    assert check.__name__ == "flatten_and_compare"
+    check = tu.StructureCheck(example, (float,))
+    assert check.steps is None   # flattened by optree
     assert check(example) == [1.0, 2.0, 3.0]
     assert check((collections.OrderedDict(a=2.0, b=1.0), [3.0])) is None   # other order
     deep = 1.0
     for _ in range(990):   # deeper than Python's recursion limit lets a walk go
         deep = [deep]
-    check = tu.structure_check(deep, (float,))
+    check = tu.StructureCheck(deep, (float,))
     assert check(deep) == [1.0]
     assert check([[2.0]]) is None
     assert check(deep[0]) is None

@@ -67,18 +67,24 @@ def _split_aux(out, has_aux):
     return out[0], out[1]
 
 
-def _flat_fun(fun, in_tree, has_aux, name):
-    """fun over pytrees -> a function of leaves returning output leaves (and aux leaves);
-    the output and aux treedefs are stored on the returned function."""
+class _FlatFun:
+    """fun over pytrees as a function of leaves returning output leaves (and aux leaves);
+    a call stores the output and aux treedefs on it. An object rather than a closure that
+    stores them on itself: that would be a reference cycle, garbage left for the gc."""
 
-    def flat(*leaves):
-        out, aux = _split_aux(fun(*tree_util.tree_unflatten(in_tree, leaves)), has_aux)
-        out_leaves, flat.out_tree = _flatten_outputs(out, name)
-        if not has_aux:
+    __slots__ = ("fun", "in_tree", "has_aux", "name", "out_tree", "aux_tree")
+
+    def __init__(self, fun, in_tree, has_aux, name):
+        self.fun, self.in_tree, self.has_aux, self.name = fun, in_tree, has_aux, name
+
+    def __call__(self, *leaves):
+        out, aux = _split_aux(self.fun(*tree_util.tree_unflatten(self.in_tree, leaves)),
+                              self.has_aux)
+        out_leaves, self.out_tree = _flatten_outputs(out, self.name)
+        if not self.has_aux:
             return out_leaves
-        aux_leaves, flat.aux_tree = tree_util.flatten(aux)
+        aux_leaves, self.aux_tree = tree_util.flatten(aux)
         return out_leaves, aux_leaves
-    return flat
 
 
 def _instantiate(t):
@@ -173,7 +179,7 @@ def jvp(fun, primals, tangents, has_aux=False):
         raise TypeError("primal and tangent arguments to jax.jvp must have the same tree "
                         f"structure; primals have tree structure {p_tree} whereas tangents "
                         f"have tree structure {t_tree}.")
-    flat = _flat_fun(lambda *a: fun(*a), p_tree, has_aux, "jvp")
+    flat = _FlatFun(lambda *a: fun(*a), p_tree, has_aux, "jvp")
     result = ad.jvp_flat(flat, p_leaves, _tangents_in(p_leaves, t_leaves, "jax.jvp"),
                          has_aux)
     out_p, out_t = result[0], [_instantiate(t) for t in result[1]]
@@ -189,7 +195,7 @@ def linearize(fun, *primals, has_aux=False):
     re-running fun: the tangent computation was staged into a linear jaxpr."""
     _check_callable(fun, "linearize")
     p_leaves, p_tree = _flatten_args(primals)
-    flat = _flat_fun(fun, p_tree, has_aux, "linearize")
+    flat = _FlatFun(fun, p_tree, has_aux, "linearize")
     result = ad.linearize_flat(flat, p_leaves, has_aux)
     out_p, linear = result[0], result[1]
     out_tree = flat.out_tree
@@ -326,7 +332,7 @@ def vjp(fun, *primals, has_aux=False):
     cotangent per primal: the transposed linearization of fun at primals."""
     _check_callable(fun, "vjp")
     p_leaves, p_tree = _flatten_args(primals)
-    flat = _flat_fun(fun, p_tree, has_aux, "vjp")
+    flat = _FlatFun(fun, p_tree, has_aux, "vjp")
     result = ad.linearize_flat(flat, p_leaves, has_aux)
     out_p, linear = result[0], result[1]
     pullback = _Pullback(linear, map(get_aval, p_leaves), p_tree, map(get_aval, out_p),
@@ -668,7 +674,7 @@ def linear_transpose(fun, *primals, reduce_axes=()):
     _check_callable(fun, "linear_transpose")
     leaves, in_tree = tree_util.flatten(primals)
     in_avals = [abstractify(x) for x in leaves]
-    flat = _flat_fun(fun, in_tree, False, "linear_transpose")
+    flat = _FlatFun(fun, in_tree, False, "linear_transpose")
     jaxpr, consts = pe.trace_to_jaxpr(flat, in_avals)
     in_dtypes = [a.dtype for a in in_avals]
     out_dtypes = [a.dtype for a in jaxpr.out_avals]

@@ -191,8 +191,7 @@ class _FastCall:
         dynamic = tuple(x for i, x in enumerate(args) if i not in self.static_positions)
         if self.dynamic_keywords:
             dynamic = (dynamic, {k: kwargs[k] for k in self.dynamic_keywords})
-        self.take_apart = tree_util.structure_check(dynamic, _LEAF_TYPES,
-                                                    config.generated_tree_code.value)
+        self.take_apart = tree_util.StructureCheck(dynamic, _LEAF_TYPES)
 
     def __call__(self, args, kwargs):
         if (_trace_context.trace is not self.root or _config.version != self.version
@@ -327,6 +326,9 @@ class JitCache:
     # -- 1. trace ----------------------------------------------------------------------
     def trace(self, fun, dyn_args, dyn_kwargs, statics, static_nums, in_avals, in_tree,
               args, kwargs):
+        traced = {}   # the output treedef (kept off flat_fun: a closure that refers to
+        # itself is a reference cycle)
+
         def flat_fun(*leaf_tracers):
             call_args, call_kwargs = tree_util.tree_unflatten(in_tree, leaf_tracers)
             full_args = _merge_static(args, call_args, static_nums)
@@ -344,7 +346,7 @@ class JitCache:
                         f"{self.debug_name} returned a value of type {type(leaf)}, which "
                         "is not a valid JAX type; jitted functions must return arrays "
                         "(in pytrees).")
-            flat_fun.out_tree = out_tree
+            traced["out_tree"] = out_tree
             return out_leaves
 
         debug = pe.DebugInfo(self.debug_name, self.location,
@@ -355,7 +357,7 @@ class JitCache:
         jaxpr, consts, _ = pe.dce_closed_jaxpr(closed.jaxpr, closed.consts, None)
         if len(jaxpr.eqns) != len(closed.jaxpr.eqns):
             closed = ClosedJaxpr(jaxpr, consts)
-        return CacheEntry(closed, in_tree, flat_fun.out_tree, hoisted, in_avals)
+        return CacheEntry(closed, in_tree, traced["out_tree"], hoisted, in_avals)
 
     def entry_for(self, fun, args, kwargs, abstract=False):
         """(the trace for this call, its argument leaves, their donation flags): from the

@@ -171,17 +171,18 @@ def _trace_flat(fun, args, kwargs, static_argnums=()):
         leaves, in_tree = tree_util.flatten(tree_util.tree_unflatten(
             in_tree, [_as_physical(x) if _is_extended(x) else x for x in leaves]))
     in_avals = [abstractify(x) for x in leaves]
+    traced = {}   # not on flat_fun: a closure that refers to itself is a reference cycle
 
     def flat_fun(*tracers):
         call_args, call_kwargs = tree_util.tree_unflatten(in_tree, tracers)
         it = iter(call_args)
         full = [args[i] if i in static_argnums else next(it) for i in range(len(args))]
         out = fun(*full, **call_kwargs)
-        out_leaves, flat_fun.out_tree = tree_util.flatten(out)
+        out_leaves, traced["out_tree"] = tree_util.flatten(out)
         return out_leaves
 
     jaxpr, consts = pe.trace_to_jaxpr(flat_fun, in_avals, pe.debug_info_of(fun))
-    return jaxpr, consts, flat_fun.out_tree
+    return jaxpr, consts, traced["out_tree"]
 
 
 def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False,

@@ -402,7 +402,7 @@ class _Runner:
         self.single_output = (len(self.out_avals) == 1
                               and tree_util.treedef_is_leaf(out_tree))
         # the result tree from its leaves
-        self.build = tree_util.tree_builder(out_tree, config.generated_tree_code.value)
+        self.build = tree_util.tree_builder(out_tree)
         self.callbacks = executable._callbacks
 
     def __call__(self, leaves):

@@ -115,6 +115,7 @@ def checkify_jaxpr(jaxpr, consts, enabled, error, args):
                     env[v] = x
     finally:
         context.source_info = outer_source
+        del here   # this frame, held by its own local: a reference cycle
     return error, [_as_value(read(v), v.aval) for v in jaxpr.outvars]
 
 

@@ -163,6 +163,7 @@ def eval_jaxpr(jaxpr, consts, *args):
                     env[v] = x
     finally:
         context.source_info, context.eqn_ctx = outer_source, outer_ctx
+        del here   # this frame, held by its own local: a reference cycle
     return [read(v) for v in jaxpr.outvars]
 
 

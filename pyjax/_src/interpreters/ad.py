@@ -382,6 +382,7 @@ def backward_pass(jaxpr, consts, args, cts_out):
                     masked.setdefault(v, mask)
     finally:
         context.source_info, context.eqn_ctx = outer_source, outer_ctx
+        del here   # this frame, held by its own local: a reference cycle
     return [ct_env.get(v, Zero(v.aval)) if type(a) is UndefinedPrimal else None
             for v, a in zip(jaxpr.invars, args)]
 

@@ -20,10 +20,11 @@ from pyjax._src.interpreters import partial_eval as pe
 def trace_fun(fun, in_tree, in_avals, api_name):
     """Traces fun(*tree_unflatten(in_tree, args)) once. Returns (ClosedJaxpr with no consts
     whose leading invars stand for the captured values, those values, out treedef)."""
+    traced = {}   # not on flat_fun: a closure that refers to itself is a reference cycle
 
     def flat_fun(*args):
         out = fun(*tree_util.tree_unflatten(in_tree, args))
-        leaves, flat_fun.out_tree = tree_util.flatten(out)
+        leaves, traced["out_tree"] = tree_util.flatten(out)
         for leaf in leaves:
             if not is_valid_jax_type(leaf):
                 raise TypeError(
@@ -34,7 +35,7 @@ def trace_fun(fun, in_tree, in_avals, api_name):
 
     jaxpr, consts = pe.trace_to_jaxpr(flat_fun, list(in_avals), pe.debug_info_of(fun))
     closed = jx.ClosedJaxpr(jx.convert_constvars_to_invars(jaxpr), ())
-    return closed, list(consts), flat_fun.out_tree
+    return closed, list(consts), traced["out_tree"]
 
 
 def trace_branches(funs, in_tree, in_avals, api_name):
