@@ -1059,9 +1059,9 @@ _context_type_shardings: dict[tuple, NamedSharding] = {}
 def context_type_sharding(ndim):
     """The sharding in the type of a value of rank `ndim` made now from no sharded
     operand: split nowhere over the context's abstract mesh (jax.set_mesh,
-    use_abstract_mesh), as JAX types it; None without one (and in shard_map bodies,
-    whose values shard_map types itself)."""
-    if not mesh_context_set() or _mesh_state.manual:
+    use_abstract_mesh, or a shard_map body's mesh with its manual axes), as JAX types
+    it; None without one."""
+    if not mesh_context_set():
         return None
     mesh = get_abstract_mesh()
     key = (mesh, ndim)

@@ -87,16 +87,43 @@ def _block_aval(aval, spec, mesh, where):
 def _global_aval(aval, spec, mesh, manual_axes):
     """The whole array of blocks `aval` laid out as `spec`: it no longer varies along
     this shard_map's axes as a value inside it (only along those of shard_maps around
-    it). Over a mesh of Explicit axes its type carries that layout, partial sums and
-    reduced values included (as JAX's)."""
+    it). Where the mesh has Explicit axes its type carries that layout: the spec's split
+    over the manual axes, then the blocks' own split over the Explicit axes left
+    automatic, partial sums and reduced values included (as JAX's)."""
     pieces = _pieces(mesh, spec, aval.ndim)
     shape = tuple(s * p for s, p in zip(aval.shape, pieces))
     # (Partial sums and reduced values show in the sharding of the type, if anywhere.)
     mat = ManualAxisType(varying=[n for n in aval.mat.varying_order if n not in manual_axes])
-    if mesh.axis_names and all(t == sharding_mod.AxisType.Explicit for t in mesh.axis_types):
-        typed = sharding_mod.type_sharding(NamedSharding(mesh, spec), aval.ndim)
-        return aval.update(shape=shape, sharding=typed, mat=mat)
-    return aval.update(shape=shape, mat=mat)
+    if not mesh.explicit_axes:
+        return aval.update(shape=shape, mat=mat)
+    inner = aval._sharding
+    # The mesh around this shard_map: the body's, with this shard_map's axes restored.
+    types = dict(zip(mesh.axis_names, mesh.axis_types))
+    outer = mesh.abstract_mesh if inner is None else inner.mesh.update_axis_types(
+        {n: types[n] for n in manual_axes})
+    block = inner.spec._normalized(aval.ndim) if inner is not None else [()] * aval.ndim
+    entries = [_entry(tuple(m) + tuple(b))
+               for m, b in zip(spec._normalized(aval.ndim), block)]
+    typed = sharding_mod.type_sharding(NamedSharding(outer, PartitionSpec(
+        *entries, unreduced=spec.unreduced, reduced=spec.reduced)), aval.ndim)
+    return aval.update(shape=shape, sharding=typed, mat=mat)
+
+
+def _entry(names):
+    """A PartitionSpec entry splitting a dimension over the mesh axes `names`."""
+    return None if not names else names[0] if len(names) == 1 else names
+
+
+def _body_sharding(aval, manual_axes, ndim):
+    """The type sharding of a block, inside the body (traced within _mesh_axes): over
+    the body's mesh (its manual axes typed Manual), split as the argument `aval` is over
+    the Explicit axes that stay automatic (as JAX types it)."""
+    mesh = sharding_mod.get_abstract_mesh()
+    outer = aval._sharding
+    free = set(mesh.explicit_axes) - set(manual_axes)
+    block = outer.spec._normalized(ndim) if outer is not None else [()] * ndim
+    return NamedSharding(mesh, PartitionSpec(
+        *[_entry(tuple(n for n in names if n in free)) for names in block]))
 
 
 def _spec_axes(spec, ndim):
@@ -108,6 +135,8 @@ def _vma_block_aval(aval, spec, mesh, where):
     """A body's argument (traced inside _mesh_axes): a block of `aval`, typed (check_vma)
     as varying along the axes its spec splits it over and those it varied along outside."""
     block = _block_aval(aval, spec, mesh, where)
+    block = block.update(sharding=_body_sharding(aval, sharding_mod.current_manual()[1],
+                                                 aval.ndim))
     typed = sharding_mod.vma_axes()
     if not typed:
         return block
