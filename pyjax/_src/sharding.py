@@ -988,11 +988,14 @@ def check_constrained(shardings, what):
 
 def canonical_sharding(value: Any, what: str):
     """`value` as a Sharding: a Sharding, or a bare PartitionSpec on the current mesh
-    (the abstract one use_abstract_mesh sets, which auto_axes/explicit_axes retype)."""
+    (the abstract one use_abstract_mesh sets, which auto_axes/explicit_axes retype; in a
+    shard_map body, the shard_map's)."""
     if isinstance(value, Sharding):
         return value
     if isinstance(value, PartitionSpec):
-        mesh = _mesh_state.abstract[-1] if _mesh_state.abstract else current_mesh()
+        state = _mesh_state
+        mesh = (state.abstract[-1] if state.abstract else
+                state.manual[-1][0] if state.manual else current_mesh())
         if mesh is None:
             if what == "device_put":   # JAX's words, per API
                 raise ValueError("Please set a mesh via `jax.set_mesh` if a PartitionSpec "

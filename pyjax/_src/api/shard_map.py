@@ -361,24 +361,39 @@ def _batch(axis, args, dims, *, jaxpr, mesh, manual_axes, in_specs, out_specs, c
     moved = [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(args, dims)]
     size, entry = axis.size, None
     spmd = axis.spmd_name
-    if spmd is not None and not any(
-            n in spmd for spec in in_specs + out_specs for part in spec.partitions
-            if isinstance(part, (str, tuple))
-            for n in ((part,) if isinstance(part, str) else part)):
+    if spmd is not None and not _uses_axes(in_specs + out_specs, spmd):
         pieces = math.prod(mesh.shape[n] for n in spmd)
         if size % pieces:
             raise ValueError(f"vmap of size {size} with spmd_axis_name={spmd}: the "
                              f"{pieces} devices of those mesh axes must divide the batch.")
         size //= pieces
         entry = spmd if len(spmd) > 1 else spmd[0]
+    body_axis = batching.AxisData(axis.name, size)
     with _mesh_axes(mesh, manual_axes, check_vma):
-        batched, _ = batching.batch_jaxpr(jaxpr, size, in_batched, True, axis.name)
+        explicit = axis.batch_entry
+        if explicit is not None:
+            # The batch splits over Explicit axes left automatic: inside the body too.
+            names = (explicit,) if isinstance(explicit, str) else explicit
+            if _uses_axes(in_specs, names):
+                raise ValueError("vmapped away explicit mesh axis cannot appear in "
+                                 "shard_map in_specs")
+            if not set(names) & set(manual_axes):
+                body_axis = body_axis._replace(batch_sharding=NamedSharding(
+                    sharding_mod.get_abstract_mesh(), PartitionSpec(explicit)))
+        batched, _ = batching.batch_jaxpr(jaxpr, body_axis, in_batched, True)
     split = lambda spec: spec.update(partitions=(entry,) + spec.partitions)  # noqa: E731
     outs = shard_map_p.bind(
         *moved, jaxpr=batched, mesh=mesh, manual_axes=manual_axes,
         in_specs=tuple(split(s) if b else s for s, b in zip(in_specs, in_batched)),
         out_specs=tuple(split(s) for s in out_specs), check_vma=check_vma, **params)
     return outs, [0] * len(outs)
+
+
+def _uses_axes(specs, names):
+    """Whether one of the PartitionSpecs `specs` splits a dimension over one of `names`."""
+    return any(n in names for spec in specs for part in spec.partitions
+               if isinstance(part, (str, tuple))
+               for n in ((part,) if isinstance(part, str) else part))
 
 
 def _dce(used_outputs, eqn):
@@ -708,7 +723,9 @@ def _mesh_and_manual_axes(mesh, axis_names, name):
         raise TypeError("`axis_names` argument of shard_map should be of type "
                         f"`frozenset` or `set`. Got type: {type(axis_names)}")
     already = around[1] if around is not None and around[0] == mesh else ()
-    available = frozenset(mesh.axis_names) - frozenset(already)
+    # (The Explicit axes a vmap around maps over are its batch's, not the body's.)
+    available = frozenset(mesh.axis_names) - frozenset(already) - \
+        batching.mapped_mesh_axes()
     axis_names = frozenset(axis_names) or available
     if not axis_names <= available:
         raise ValueError(f"jax.shard_map requires axis_names={set(axis_names)} to be a "

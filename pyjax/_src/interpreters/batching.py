@@ -64,9 +64,27 @@ class AxisData(NamedTuple):
 class _AxisEnv(threading.local):
     def __init__(self):
         self.frames = []     # [(name, size)], innermost last
+        self.mesh_axes = []  # per vmap being traced: the Explicit mesh axes it maps over
 
 
 _axis_env = _AxisEnv()
+
+
+@contextlib.contextmanager
+def map_over_mesh_axes(names):
+    """While a vmap whose batch is split over the Explicit mesh axes `names` traces its
+    function: those axes are taken by the batch (a shard_map inside makes the others
+    manual, as JAX's explicit_mesh_axis_names)."""
+    _axis_env.mesh_axes.append(tuple(names))
+    try:
+        yield
+    finally:
+        _axis_env.mesh_axes.pop()
+
+
+def mapped_mesh_axes() -> frozenset:
+    """The Explicit mesh axes the vmaps being traced in this thread map over."""
+    return frozenset(n for names in _axis_env.mesh_axes for n in names)
 
 
 @contextlib.contextmanager
