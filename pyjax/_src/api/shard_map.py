@@ -29,6 +29,7 @@ import math
 
 import numpy as np
 
+from pyjax._src import config
 from pyjax._src import sharding as sharding_mod
 from pyjax._src import tree_util
 from pyjax._src.array import Array
@@ -483,6 +484,7 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
             _check_reductions("in", the_mesh, manual, in_specs)
         _check_specs("out", out_specs, manual, the_mesh)
         _check_reductions("out", the_mesh, manual, out_specs)
+        _check_spmd_names("in", in_specs)
         leaf_paths, in_tree = tree_util.tree_flatten_with_path(args)
         leaves = [x for _, x in leaf_paths]
         if in_specs is Infer:
@@ -522,6 +524,7 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
         o_specs = tuple(_as_spec(s, "out_specs") for _, s in out_entries)
         for spec in o_specs:
             NamedSharding(the_mesh, spec)
+        _check_spmd_names("out", o_specs)
         out_fails = [(path, aval, key) for (key, _), (path, _), aval in zip(
             out_entries, out_paths, closed.out_avals)]
         _check_out_ranks(name, out_fails, o_specs)
@@ -537,6 +540,18 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
     wrapped.__name__ = getattr(f, "__name__", "shard_map")
     wrapped.__wrapped__ = f
     return wrapped
+
+
+def _check_spmd_names(prefix, specs):
+    """A vmap around with spmd_axis_name splits its batch over those mesh axes: the specs
+    may not name them (JAX's error; jax_disable_vmap_shmap_error lets them, the batch
+    then staying whole)."""
+    spmd = batching.spmd_mesh_axes()
+    if not spmd or config.disable_vmap_shmap_error.value:
+        return
+    leaves = tree_util.tree_leaves(specs, is_leaf=lambda x: isinstance(x, PartitionSpec))
+    if _uses_axes([s for s in leaves if isinstance(s, PartitionSpec)], spmd):
+        raise ValueError(f"vmap spmd_axis_name cannot appear in shard_map {prefix}_specs")
 
 
 def _cast_to_spec(x, spec):

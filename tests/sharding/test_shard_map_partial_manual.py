@@ -1,0 +1,175 @@
+"""shard_map bodies typed over the body's mesh (its manual axes Manual, the others as the
+mesh has them): partial-manual bodies over Explicit axes, vmap of shard_map over
+Explicit axes, bare PartitionSpecs inside a body, and JAX's errors for spmd_axis_name in
+specs and for closing over Explicit-sharded values. Expected specs, values and messages
+are JAX 0.10.2's for the same programs (recorded in a scratch install). The checks run
+in one subprocess with eight devices; each is reported as its own test."""
+from __future__ import annotations
+
+import numpy as np
+
+import pyjax as jax
+import pyjax.numpy as jnp
+from pyjax._src import config
+from pyjax.sharding import AxisType, NamedSharding, PartitionSpec as P
+
+from harness import checks_on_devices
+
+
+def _explicit(shape, names):
+    return jax.make_mesh(shape, names, axis_types=(AxisType.Explicit,) * len(names))
+
+
+def _raises(exc, fragment, fn, *args):
+    try:
+        fn(*args)
+    except exc as e:
+        assert fragment in str(e), str(e)
+    else:
+        raise AssertionError(f"{exc.__name__} not raised")
+
+
+def check_partial_manual_body_over_explicit_axes():
+    mesh = _explicit((2, 2), ("i", "j"))
+    seen = {}
+
+    def g(x):
+        seen["types"] = x.aval.sharding.mesh.axis_types
+        seen["in"] = x.aval.sharding.spec
+        out = x * x
+        seen["out"] = out.aval.sharding.spec
+        seen["context"] = jax.sharding.get_abstract_mesh().axis_types
+        return out
+
+    @jax.jit
+    def f(x):
+        y = jax.shard_map(g, mesh=mesh, in_specs=P("i", None), out_specs=P("i", None),
+                          axis_names=frozenset({"i"}))(x)
+        seen["result"] = y.aval.sharding.spec
+        return y
+
+    v = jax.device_put(jnp.arange(32.).reshape(4, 8), NamedSharding(mesh, P("i", "j")))
+    out = f(v)
+    assert seen["types"] == (AxisType.Manual, AxisType.Explicit), seen
+    assert seen["context"] == (AxisType.Manual, AxisType.Explicit), seen
+    assert seen["in"] == P(None, "j") and seen["out"] == P(None, "j"), seen
+    assert seen["result"] == P("i", "j"), seen
+    assert out.sharding == NamedSharding(mesh, P("i", "j")), out.sharding
+    np.testing.assert_array_equal(np.asarray(out), np.arange(32.).reshape(4, 8) ** 2)
+    # Inside the manual computation the Explicit split is a constraint, as JAX's.
+    assert 'sdy.sharding_constraint %1 <@mesh, [{}, {"j"}]>' in f.lower(v).as_text()
+    grads = jax.jit(jax.grad(lambda x: jnp.sum(f(x))))(v)
+    np.testing.assert_array_equal(np.asarray(grads), 2 * np.arange(32.).reshape(4, 8))
+
+
+def check_two_manual_two_explicit_axes():
+    mesh = _explicit((2, 1, 2, 2), ("i", "j", "k", "l"))
+    seen = {}
+
+    def g(x):
+        seen["in"] = x.aval.sharding.spec
+        out = x.T
+        seen["out"] = out.aval.sharding.spec
+        return out
+
+    with jax.set_mesh(mesh):
+        v = jax.device_put(jnp.arange(64.).reshape(4, 2, 2, 4), P("i", "j", "k", "l"))
+        out = jax.jit(jax.shard_map(g, out_specs=P("i", "j", None, None),
+                                    axis_names=frozenset({"i", "j"})))(v)
+    assert seen["in"] == P(None, None, "k", "l"), seen
+    assert seen["out"] == P("l", "k", None, None), seen
+    assert out.sharding == NamedSharding(mesh, P(("i", "l"), ("j", "k"), None, None))
+
+
+def check_bare_spec_in_partial_auto_body():
+    mesh = jax.make_mesh((2, 2), ("i", "j"), axis_types=(AxisType.Auto,) * 2)
+    seen = {}
+
+    def g(x):
+        seen["types"] = x.aval.sharding.mesh.axis_types
+        return jax.lax.with_sharding_constraint(x, P(None, "j")) ** 2
+
+    @jax.jit
+    def f(x):
+        return jax.shard_map(g, mesh=mesh, in_specs=P("i", None), out_specs=P("i", None),
+                             axis_names=frozenset({"i"}))(x)
+
+    v = jax.device_put(jnp.arange(32.).reshape(4, 8), NamedSharding(mesh, P("i", "j")))
+    np.testing.assert_array_equal(np.asarray(f(v)), np.arange(32.).reshape(4, 8) ** 2)
+    assert seen["types"] == (AxisType.Manual, AxisType.Auto), seen
+    text = f.lower(v).as_text()
+    assert 'manual_axes={"i"}' in text and '<@mesh, [{}, {"j"}]>' in text, text
+
+
+def check_vmap_over_explicit_axes_keeps_their_split():
+    mesh = _explicit((1, 2, 2), ("z", "x", "y"))
+
+    @jax.shard_map(mesh=mesh, in_specs=P("y"), out_specs=P("y"))
+    def f(x):
+        return x
+
+    s = NamedSharding(mesh, P(("z", "x"), "y"))
+    x = jax.device_put(jnp.arange(16).reshape(4, 4), s)
+    jaxpr = str(jax.make_jaxpr(jax.vmap(f))(x))
+    assert "manual_axes=('y',)" in jaxpr and "c:i32[4@(z,x),2]{V:y}" in jaxpr, jaxpr
+    out = jax.jit(jax.vmap(f))(x)
+    assert out.sharding == s, out.sharding
+    np.testing.assert_array_equal(np.asarray(out), np.arange(16).reshape(4, 4))
+
+    mesh = _explicit((2, 2), ("x", "y"))
+    with jax.set_mesh(mesh):
+        arr = jax.device_put(jnp.arange(16).reshape(2, 8), P("x", "y"))
+        g = jax.shard_map(lambda x: jax.lax.psum(x, "y"), in_specs=P("y"),
+                          out_specs=P(None))
+        for out in (jax.vmap(g)(arr), jax.jit(jax.vmap(g))(arr)):
+            assert out.sharding == NamedSharding(mesh, P("x", None)), out.sharding
+            np.testing.assert_array_equal(np.asarray(out), [[4, 6, 8, 10], [20, 22, 24, 26]])
+
+
+def check_vmap_over_explicit_axes_errors():
+    mesh = _explicit((2, 2), ("x", "y"))
+    f = jax.shard_map(lambda x: x, mesh=mesh, in_specs=P("x"), out_specs=P("x"),
+                      axis_names={"x", "y"})
+    x = jax.device_put(jnp.arange(16).reshape(4, 4), NamedSharding(mesh, P("x", "y")))
+    _raises(ValueError, "jax.shard_map requires axis_names", jax.jit(jax.vmap(f)), x)
+    _raises(ValueError, "Only one of spmd_axis_name or arrays sharded on `Explicit`",
+            jax.jit(jax.vmap(f, spmd_axis_name="y")), x)
+
+
+def check_spmd_axis_name_in_specs():
+    mesh = jax.make_mesh((4, 2), ("i", "j"), axis_types=(AxisType.Auto,) * 2)
+    xs = jnp.arange(4 * 16.).reshape(4, 16)
+    f = jax.shard_map(jnp.sin, mesh=mesh, in_specs=P("i"), out_specs=P("i"))
+    _raises(ValueError, "vmap spmd_axis_name cannot appear in shard_map in_specs",
+            jax.vmap(f, spmd_axis_name="i"), xs)
+    g = jax.shard_map(jnp.sin, mesh=mesh, in_specs=P("j"), out_specs=P(("i", "j")),
+                      check_vma=False)
+    _raises(ValueError, "vmap spmd_axis_name cannot appear in shard_map out_specs",
+            jax.vmap(g, spmd_axis_name="i"), xs)
+    mesh = jax.make_mesh((2,), ("i",), axis_types=(AxisType.Auto,))
+    h = jax.shard_map(lambda x, y: x + jax.lax.all_gather(y, "i", tiled=True), mesh=mesh,
+                      in_specs=(P(None), P("i")), out_specs=P(None), check_vma=False)
+    xs, y = jnp.arange(32).reshape(4, 8), jnp.arange(8)
+    _raises(ValueError, "vmap spmd_axis_name cannot appear in shard_map in_specs",
+            jax.vmap(h, in_axes=(0, None), spmd_axis_name="i"), xs, y)
+    with config.disable_vmap_shmap_error(True):
+        out = jax.vmap(h, in_axes=(0, None), spmd_axis_name="i")(xs, y)
+    np.testing.assert_array_equal(np.asarray(out), np.arange(32).reshape(4, 8) +
+                                  np.arange(8))
+
+
+def check_closing_over_explicit_sharded_value():
+    mesh = _explicit((2,), ("x",))
+    with jax.set_mesh(mesh):
+        w = jnp.ones((2, 4), dtype=np.float32)
+        x = jax.device_put(jnp.ones((4, 4), dtype=np.float32), P("x"))
+        out = jax.shard_map(lambda w, x: jnp.sum(w * x, axis=-1), in_specs=(P(), P("x")),
+                            out_specs=P("x"))(w, x)
+        np.testing.assert_array_equal(np.asarray(out), [4., 4., 4., 4.])
+        _raises(NotImplementedError, "Closing over inputs to shard_map where the input "
+                "is sharded on `Explicit` axes is not implemented",
+                jax.shard_map(lambda xi: jnp.sum(w * xi, axis=-1), in_specs=P("x"),
+                              out_specs=P("x")), x)
+
+
+test_on_eight_devices = checks_on_devices(globals(), 8)
