@@ -1,9 +1,10 @@
 """shard_map bodies typed over the body's mesh (its manual axes Manual, the others as the
 mesh has them): partial-manual bodies over Explicit axes, vmap of shard_map over
-Explicit axes, bare PartitionSpecs inside a body, and JAX's errors for spmd_axis_name in
-specs and for closing over Explicit-sharded values. Expected specs, values and messages
-are JAX 0.10.2's for the same programs (recorded in a scratch install). The checks run
-in one subprocess with eight devices; each is reported as its own test."""
+Explicit axes, bare PartitionSpecs inside a body, an AbstractMesh as the mesh, and JAX's
+errors for spmd_axis_name in specs and for closing over Explicit-sharded values.
+Expected specs, values and messages are JAX 0.10.2's for the same programs (recorded in
+a scratch install). The checks run in one subprocess with eight devices; each is
+reported as its own test."""
 from __future__ import annotations
 
 import numpy as np
@@ -170,6 +171,33 @@ def check_closing_over_explicit_sharded_value():
                 "is sharded on `Explicit` axes is not implemented",
                 jax.shard_map(lambda xi: jnp.sum(w * xi, axis=-1), in_specs=P("x"),
                               out_specs=P("x")), x)
+
+
+def check_abstract_mesh_argument():
+    mesh = jax.make_mesh((2, 2), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
+    np_inp = np.arange(16).reshape(8, 2)
+    arr = jax.device_put(np_inp, NamedSharding(mesh, P("x", "y")))
+
+    def f(x):
+        return jax.shard_map(lambda x: x, mesh=mesh.abstract_mesh, in_specs=P("x"),
+                             out_specs=P("x"))(x)
+
+    for out in (jax.jit(f)(arr), f(arr)) + jax.shard_map(
+            lambda x, y: (x, y), mesh=mesh.abstract_mesh, in_specs=P("x"),
+            out_specs=P("x"))(np_inp, arr):
+        np.testing.assert_array_equal(np.asarray(out), np_inp)
+        assert out.sharding == NamedSharding(mesh, P("x")), out.sharding
+
+    mesh = jax.make_mesh((2,), ("x",), axis_types=(AxisType.Auto,))
+    identity = jax.shard_map(lambda x: x, mesh=mesh.abstract_mesh, in_specs=P("x"),
+                             out_specs=P("x"))
+    for x in (jnp.arange(8), np.arange(8)):
+        _raises(ValueError, "Please pass `jax.Array`s with a `NamedSharding` as input to "
+                "`shard_map` when passing `AbstractMesh` to the mesh argument.", identity, x)
+    other = jax.make_mesh((2,), ("y",), axis_types=(AxisType.Auto,))
+    on_other = jax.device_put(np.arange(8), NamedSharding(other, P("y")))
+    _raises(ValueError, "Mesh shape of the input (('y', 2),) does not match the mesh "
+            "shape passed to shard_map (('x', 2),) for shape int32[8]", identity, on_other)
 
 
 test_on_eight_devices = checks_on_devices(globals(), 8)

@@ -172,7 +172,11 @@ def _all_axes_spec(manual_axes):
 
 def _manual_mesh(mesh, manual_axes):
     """The mesh of the manual axes alone (one device along each automatic axis): its
-    devices hold a shard_map's blocks, whatever the automatic axes do with them."""
+    devices hold a shard_map's blocks, whatever the automatic axes do with them. (An
+    AbstractMesh is laid over the first devices: the NumPy executor needs the blocks
+    only.)"""
+    if isinstance(mesh, sharding_mod.AbstractMesh):
+        mesh = sharding_mod.concretize_mesh(mesh, devices_mod.devices()[:mesh.size])
     keep = tuple(slice(None) if n in manual_axes else 0 for n in mesh.axis_names)
     return sharding_mod.Mesh(mesh.devices[keep],
                              [n for n in mesh.axis_names if n in manual_axes])
@@ -246,7 +250,8 @@ def _eager(*args, **params):
 
 
 def _lower(ctx, *xs, jaxpr, mesh, manual_axes, in_specs, out_specs, check_vma, name):
-    if ctx.module.mesh != mesh:
+    if ctx.module.mesh != mesh and not (isinstance(mesh, sharding_mod.AbstractMesh) and
+                                        ctx.module.mesh.abstract_mesh == mesh):
         raise LoweringError(f"shard_map of {name} over {mesh} inside a program partitioned "
                             f"over {ctx.module.mesh}: one jit takes one mesh.")
     return ctx.manual_computation(manual_axes, list(xs), in_specs, jaxpr.in_avals,
@@ -502,6 +507,9 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
             entries, leaf_paths, dynamic, _spread(avals, dynamic)) if d]
         _check_in_ranks(f, name, in_fails, specs)
         _check_divisible(f, name, the_mesh, in_fails, specs)
+        if isinstance(the_mesh, sharding_mod.AbstractMesh) and \
+                current_trace() is Trace.root:
+            the_mesh = _concrete_mesh(the_mesh, dyn_leaves)
         out_box = []
 
         def flat_body(*block_leaves):
@@ -540,6 +548,26 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
     wrapped.__name__ = getattr(f, "__name__", "shard_map")
     wrapped.__wrapped__ = f
     return wrapped
+
+
+def _concrete_mesh(mesh, args):
+    """The devices an eager shard_map over the AbstractMesh `mesh` runs on: those of the
+    context mesh, or of the mesh its arguments are laid out over (JAX's errors where
+    they are not laid out over a mesh of its shape)."""
+    found = sharding_mod.concrete_mesh_of(mesh, sharding_mod.current_mesh())
+    for x in args:
+        held = getattr(x, "_sharding", None) if type(x) is Array else None
+        if isinstance(held, NamedSharding) and held.mesh.size > 1:
+            if held.mesh.shape_tuple != mesh.shape_tuple:
+                raise ValueError(
+                    f"Mesh shape of the input {held.mesh.shape_tuple} does not match the "
+                    f"mesh shape passed to shard_map {mesh.shape_tuple} for shape "
+                    f"{x.aval._dtype_and_shape()}")
+            found = held.mesh
+    if found is None:
+        raise ValueError("Please pass `jax.Array`s with a `NamedSharding` as input to "
+                         "`shard_map` when passing `AbstractMesh` to the mesh argument.")
+    return found
 
 
 def _check_spmd_names(prefix, specs):
@@ -728,9 +756,10 @@ def _mesh_and_manual_axes(mesh, axis_names, name):
                              "mesh=jax.make_mesh(...).")
     else:
         context = sharding_mod.get_abstract_mesh()
-        if not isinstance(mesh, sharding_mod.Mesh):
-            raise TypeError(f"shard_map requires a `jax.sharding.Mesh` instance for its "
-                            f"mesh argument, but got {mesh} of type {type(mesh)}.")
+        if not isinstance(mesh, (sharding_mod.Mesh, sharding_mod.AbstractMesh)):
+            raise TypeError(f"shard_map requires a `jax.sharding.Mesh` or a "
+                            f"`jax.sharding.AbstractMesh` instance for its second "
+                            f"argument, but got {mesh} of type {type(mesh)}.")
         if not context.empty and mesh.abstract_mesh != context:
             raise ValueError(f"The context mesh {context} should match the mesh passed "
                              f"to shard_map {mesh}")
