@@ -200,4 +200,17 @@ def check_abstract_mesh_argument():
             "shape passed to shard_map (('x', 2),) for shape int32[8]", identity, on_other)
 
 
+def check_float0_result_of_a_sharded_program():
+    # An integer input's cotangent (float0) comes out of a program over a mesh (JAX's).
+    mesh = jax.make_mesh((4,), ("x",), axis_types=(AxisType.Auto,))
+    f = jax.shard_map(lambda x, y: jax.lax.psum((x * y.astype(x.dtype)).sum(), "x"),
+                      mesh=mesh, in_specs=(P("x"), P("x")), out_specs=P())
+    grad = jax.jit(jax.grad(f, argnums=(0, 1), allow_int=True),
+                   in_shardings=NamedSharding(mesh, P(None, "x")),
+                   out_shardings=NamedSharding(mesh, P()))
+    dx, dy = grad(np.ones((8, 16), np.float32), np.full((8, 16), 3, np.int32))
+    assert dy.dtype == jax.dtypes.float0 and dy.shape == (8, 16), dy
+    np.testing.assert_array_equal(np.asarray(dx), np.full((8, 16), 3.))
+
+
 test_on_eight_devices = checks_on_devices(globals(), 8)
