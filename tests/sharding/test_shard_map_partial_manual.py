@@ -213,4 +213,20 @@ def check_float0_result_of_a_sharded_program():
     np.testing.assert_array_equal(np.asarray(dx), np.full((8, 16), 3.))
 
 
+def check_unchecked_transpose_sums_a_partial_sum_inputs_cotangent():
+    # check_vma=False: the cotangent of an unreduced input is reduced, summed over the
+    # devices (JAX's psum on the backward pass).
+    mesh = _explicit((2,), ("x",))
+    with jax.set_mesh(mesh):
+        arr = jax.device_put(jnp.arange(8, dtype=np.float32), P(unreduced={"x"}))
+        f = jax.jit(jax.shard_map(lambda x: jax.lax.psum_scatter(x, "x", tiled=True),
+                                  in_specs=P(unreduced={"x"}), out_specs=P("x"),
+                                  check_vma=False))
+        grad = jax.jit(jax.grad(lambda x: f(x).sum()))
+        assert "psum" in str(grad.trace(arr).jaxpr)
+        out = grad(arr)
+    assert out.sharding == NamedSharding(mesh, P(None, reduced={"x"})), out.sharding
+    np.testing.assert_array_equal(np.asarray(out), np.full(8, 2.))
+
+
 test_on_eight_devices = checks_on_devices(globals(), 8)

@@ -157,6 +157,17 @@ def _missing_axes(mesh, manual_axes, spec, ndim):
                  if n in manual_axes and n not in named and s > 1)
 
 
+def _untyped_sum_axes(mesh, manual_axes, spec, ndim):
+    """The manual axes (of size > 1) over which check_vma=False's transpose shares (and
+    then sums) the cotangent of a value laid out as `spec`: those its cotangent's spec
+    neither splits it over nor holds partial sums over (as JAX: a cotangent reduced
+    over an axis, of a partial-sum input, is summed over it too)."""
+    ct = _cotangent_spec(spec)
+    named = _spec_axes(ct, ndim) | ct.unreduced
+    return tuple(n for n, size in zip(mesh.axis_names, mesh.axis_sizes)
+                 if n in manual_axes and n not in named and size > 1)
+
+
 def _cotangent_spec(spec):
     """The spec of a cotangent of a value laid out as `spec` (reduced and unreduced
     axes swap, as JAX's to_ct_spec)."""
@@ -334,13 +345,13 @@ def _transpose(cts, *args, jaxpr, mesh, manual_axes, in_specs, out_specs, check_
         # among its copies, and a replicated input's is the sum of the devices' shares.
         for i, (ct, spec, aval) in enumerate(zip(cts_in, out_specs, out_avals)):
             copies = math.prod(mesh.shape[n] for n in
-                               _missing_axes(mesh, manual_axes, spec, aval.ndim))
+                               _untyped_sum_axes(mesh, manual_axes, spec, aval.ndim))
             if copies > 1 and np.issubdtype(aval.dtype, np.inexact):
                 cts_in[i] = ew.div(ct, np.array(copies, aval.dtype))   # a replicated output
         outs = jx.eval_jaxpr(transposed.jaxpr, transposed.consts, *primals, *cts_in)
         summed = []
         for ct, (spec, aval) in zip(outs, linear_specs):
-            missing = _missing_axes(mesh, manual_axes, spec, aval.ndim)
+            missing = _untyped_sum_axes(mesh, manual_axes, spec, aval.ndim)
             summed.append(parallel.psum(ct, missing) if missing else ct)
         return summed
 
