@@ -229,4 +229,16 @@ def check_unchecked_transpose_sums_a_partial_sum_inputs_cotangent():
     np.testing.assert_array_equal(np.asarray(out), np.full(8, 2.))
 
 
+def check_out_of_bounds_slice_of_an_explicit_sharded_array():
+    # An empty slice keeps the type's split (JAX's), in and out of a shard_map.
+    mesh = _explicit((2,), ("x",))
+    with jax.set_mesh(mesh):
+        arr = jax.device_put(jnp.ones((32, 32)), P(None, "x"))
+        for f in (jax.shard_map(lambda x: x[:, 100:116], in_specs=P(None, "x"),
+                                out_specs=P(None, "x")), lambda x: x[:, 100:116]):
+            out = jax.jit(f)(arr)
+            assert out.shape == (32, 0), out.shape
+            assert out.sharding == NamedSharding(mesh, P(None, "x")), out.sharding
+
+
 test_on_eight_devices = checks_on_devices(globals(), 8)
