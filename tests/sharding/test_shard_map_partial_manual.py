@@ -241,4 +241,19 @@ def check_out_of_bounds_slice_of_an_explicit_sharded_array():
             assert out.sharding == NamedSharding(mesh, P(None, "x")), out.sharding
 
 
+def check_eval_shape_in_a_body_keeps_the_varying_axes():
+    mesh = jax.make_mesh((2,), ("x",), axis_types=(AxisType.Auto,))
+    seen = {}
+
+    def body(x):
+        struct = jax.eval_shape(jnp.sum, x)
+        seen["struct"] = jax.typeof(struct).mat.varying
+        seen["ones"] = jax.typeof(jax.lax.full_like(struct, 1)).mat.varying
+        return x
+
+    jax.shard_map(body, mesh=mesh, in_specs=P("x"), out_specs=P("x"))(jnp.arange(4.))
+    assert seen == {"struct": frozenset({"x"}), "ones": frozenset({"x"})}, seen
+    assert str(jax.typeof(jax.ShapeDtypeStruct((2,), np.float32))) == "float32[2]"
+
+
 test_on_eight_devices = checks_on_devices(globals(), 8)
