@@ -256,4 +256,30 @@ def check_eval_shape_in_a_body_keeps_the_varying_axes():
     assert str(jax.typeof(jax.ShapeDtypeStruct((2,), np.float32))) == "float32[2]"
 
 
+def check_constants_and_loops_in_a_body_over_explicit_axes():
+    # Constants made in a body belong to it (not to the context mesh), also where a
+    # rule traces while lowering (lax.map's loop): JAX's test_eval_shape_vma program.
+    mesh = _explicit((2,), ("x",))
+    with jax.set_mesh(mesh):
+        p = jax.device_put(jnp.arange(5.), P())
+        x = jax.device_put(jnp.arange(20.).reshape(4, 5), P("x"))
+
+        def f(p, x):
+            return jnp.einsum("i, i->", x, p)
+
+        @jax.shard_map(in_specs=(P(), P("x")), out_specs=P("x"))
+        def g(p, x):
+            def grad(x):
+                _, vjp = jax.vjp(f, p, x)
+                return vjp(jax.lax.full_like(jax.eval_shape(f, p, x), 1))
+            return jax.lax.map(grad, x)
+
+        # (JAX spells the layout P('x') eagerly and P('x', None) from jit.)
+        for (dp, dx), spec in zip((g(p, x), jax.jit(g)(p, x)), (P("x"), P("x", None))):
+            np.testing.assert_array_equal(np.asarray(dp), [[10., 12., 14., 16., 18.],
+                                                          [20., 22., 24., 26., 28.]] * 2)
+            np.testing.assert_array_equal(np.asarray(dx), np.tile(np.arange(5.), (4, 1)))
+            assert dx.sharding == NamedSharding(mesh, spec), dx.sharding
+
+
 test_on_eight_devices = checks_on_devices(globals(), 8)

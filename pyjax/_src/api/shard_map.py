@@ -88,14 +88,14 @@ def _block_aval(aval, spec, mesh, where):
 def _global_aval(aval, spec, mesh, manual_axes):
     """The whole array of blocks `aval` laid out as `spec`: it no longer varies along
     this shard_map's axes as a value inside it (only along those of shard_maps around
-    it). Where the mesh has Explicit axes its type carries that layout: the spec's split
+    it). Over a mesh of Explicit axes its type carries that layout: the spec's split
     over the manual axes, then the blocks' own split over the Explicit axes left
     automatic, partial sums and reduced values included (as JAX's)."""
     pieces = _pieces(mesh, spec, aval.ndim)
     shape = tuple(s * p for s, p in zip(aval.shape, pieces))
     # (Partial sums and reduced values show in the sharding of the type, if anywhere.)
     mat = ManualAxisType(varying=[n for n in aval.mat.varying_order if n not in manual_axes])
-    if not mesh.explicit_axes:
+    if not mesh.are_all_axes_explicit:   # (Auto axes: the layout is XLA's, or out_specs')
         return aval.update(shape=shape, mat=mat)
     inner = aval._sharding
     # The mesh around this shard_map: the body's, with this shard_map's axes restored.
@@ -265,9 +265,11 @@ def _lower(ctx, *xs, jaxpr, mesh, manual_axes, in_specs, out_specs, check_vma, n
                                         ctx.module.mesh.abstract_mesh == mesh):
         raise LoweringError(f"shard_map of {name} over {mesh} inside a program partitioned "
                             f"over {ctx.module.mesh}: one jit takes one mesh.")
-    return ctx.manual_computation(manual_axes, list(xs), in_specs, jaxpr.in_avals,
-                                  ctx.avals_out, out_specs,
-                                  lambda c, *args: c.lower_jaxpr(jaxpr, list(args)))
+    # (Rules that trace while lowering the body, e.g. scan's, see the body's mesh.)
+    with _mesh_axes(mesh, manual_axes, check_vma):
+        return ctx.manual_computation(manual_axes, list(xs), in_specs, jaxpr.in_avals,
+                                      ctx.avals_out, out_specs,
+                                      lambda c, *args: c.lower_jaxpr(jaxpr, list(args)))
 
 
 def _jvp(primals, tangents, **params):
