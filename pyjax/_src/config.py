@@ -260,6 +260,11 @@ remove_size_one_mesh_axis_from_type = config.define(
     "Treat mesh axes of size 1 as absent where values are typed by axes: e.g. "
     "lax.pcast(x, name, to='varying') over such an axis is no cast at all.",
     affects_tracing=True)
+disable_vmap_shmap_error = config.define(
+    "jax_disable_vmap_shmap_error", False, _parse_bool,
+    "Let a shard_map under vmap(spmd_axis_name=...) name those mesh axes in its specs "
+    "(the batch then stays whole on each device) instead of raising.",
+    affects_tracing=True)
 auto_pcast = config.define(
     "jax_auto_pcast", True, _parse_bool,
     "Inside shard_map (check_vma=True), cast operands that vary along fewer manual axes "
@@ -546,7 +551,6 @@ _NO_EFFECT_OPTIONS = [
     ("jax_use_simplified_jaxpr_constants", False, _INTERNAL, {}),
     ("jax_use_shardy_partitioner", True, _INTERNAL + " (pyjax prints GSPMD shardings)", {}),
     ("jax_use_emit_pipeline_primitive", False, _INTERNAL, {}),
-    ("jax_disable_vmap_shmap_error", False, _INTERNAL, {}),
     ("jax_mutable_array_checks", True, _INTERNAL + " (pyjax runs refs eagerly only)", {}),
     ("jax_refs_to_pins", False, _INTERNAL, {}),
     ("jax_disable_bwd_checks", False, _INTERNAL, {}),

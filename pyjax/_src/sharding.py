@@ -988,11 +988,14 @@ def check_constrained(shardings, what):
 
 def canonical_sharding(value: Any, what: str):
     """`value` as a Sharding: a Sharding, or a bare PartitionSpec on the current mesh
-    (the abstract one use_abstract_mesh sets, which auto_axes/explicit_axes retype)."""
+    (the abstract one use_abstract_mesh sets, which auto_axes/explicit_axes retype; in a
+    shard_map body, the shard_map's)."""
     if isinstance(value, Sharding):
         return value
     if isinstance(value, PartitionSpec):
-        mesh = _mesh_state.abstract[-1] if _mesh_state.abstract else current_mesh()
+        state = _mesh_state
+        mesh = (state.abstract[-1] if state.abstract else
+                state.manual[-1][0] if state.manual else current_mesh())
         if mesh is None:
             if what == "device_put":   # JAX's words, per API
                 raise ValueError("Please set a mesh via `jax.set_mesh` if a PartitionSpec "
@@ -1059,9 +1062,9 @@ _context_type_shardings: dict[tuple, NamedSharding] = {}
 def context_type_sharding(ndim):
     """The sharding in the type of a value of rank `ndim` made now from no sharded
     operand: split nowhere over the context's abstract mesh (jax.set_mesh,
-    use_abstract_mesh), as JAX types it; None without one (and in shard_map bodies,
-    whose values shard_map types itself)."""
-    if not mesh_context_set() or _mesh_state.manual:
+    use_abstract_mesh, or a shard_map body's mesh with its manual axes), as JAX types
+    it; None without one."""
+    if not mesh_context_set():
         return None
     mesh = get_abstract_mesh()
     key = (mesh, ndim)

@@ -20,9 +20,10 @@ from pyjax._src.util import canonicalize_shape
 class ShapeDtypeStruct:
     """A shape and dtype with no data: an abstract argument for eval_shape, trace, lower."""
 
-    __slots__ = ("shape", "dtype", "weak_type", "_sharding", "_layout")
+    __slots__ = ("shape", "dtype", "weak_type", "_sharding", "_layout", "manual_axis_type")
 
-    def __init__(self, shape, dtype, sharding=None, weak_type=False):
+    def __init__(self, shape, dtype, sharding=None, weak_type=False, *,
+                 manual_axis_type=None):
         if dtype is None:   # np.dtype(None) would silently be float64
             raise ValueError("ShapeDtypeStruct: dtype must be specified.")
         self._layout = None   # a device-local Layout, from a Format given as `sharding`
@@ -43,6 +44,8 @@ class ShapeDtypeStruct:
                              f"least {len(spec)}, but was applied to a value of rank "
                              f"{len(self.shape)}.{scalar}")
         self._sharding = sharding
+        # Inside shard_map: the manual axes the described value varies along (its vma).
+        self.manual_axis_type = manual_axis_type
 
     @property
     def sharding(self):
@@ -76,7 +79,7 @@ class ShapeDtypeStruct:
         kept = self._sharding if self._layout is None else \
             layout_mod.Format(self._layout, self._sharding)
         fields = {"shape": self.shape, "dtype": self.dtype, "sharding": kept,
-                  "weak_type": self.weak_type}
+                  "weak_type": self.weak_type, "manual_axis_type": self.manual_axis_type}
         unknown = set(changes) - set(fields)
         if unknown:
             raise TypeError(f"ShapeDtypeStruct.update: unknown fields {sorted(unknown)}.")
@@ -101,7 +104,10 @@ class ShapeDtypeStruct:
         eval_shape and out_info)."""
         typed = aval._sharding
         sharding = typed if typed is not None and typed.mesh.explicit_axes else None
-        return cls(aval.shape, aval.dtype, sharding=sharding, weak_type=aval.weak_type)
+        mat = aval.mat
+        return cls(aval.shape, aval.dtype, sharding=sharding, weak_type=aval.weak_type,
+                   manual_axis_type=mat if mat.varying or mat.unreduced or mat.reduced
+                   else None)
 
     def __len__(self):
         if not self.shape:
@@ -112,11 +118,14 @@ class ShapeDtypeStruct:
         sharding = "" if self._sharding is None else f", sharding={self._sharding}"
         layout = "" if self._layout is None else f", format={self._layout}"
         weak = ", weak_type=True" if self.weak_type else ""
+        mat = "" if self.manual_axis_type is None else \
+            f", manual_axis_type={self.manual_axis_type}"
         return (f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{sharding}"
-                f"{layout}{weak})")
+                f"{layout}{weak}{mat})")
 
     def _key(self):
-        return (self.shape, self.dtype, self._sharding, self._layout, self.weak_type)
+        return (self.shape, self.dtype, self._sharding, self._layout, self.weak_type,
+                self.manual_axis_type)
 
     def __eq__(self, other):
         return isinstance(other, ShapeDtypeStruct) and self._key() == other._key()
@@ -129,7 +138,8 @@ def abstractify(x):
     """The aval of an argument that may be a ShapeDtypeStruct or anything array-like."""
     if isinstance(x, ShapeDtypeStruct):
         shape = canonicalize_shape(x.shape, f"argument {x}")
-        aval = ShapedArray(shape, dtypes.canonicalize_dtype(x.dtype), x.weak_type)
+        aval = ShapedArray(shape, dtypes.canonicalize_dtype(x.dtype), x.weak_type,
+                           mat=x.manual_axis_type)
         # split over Explicit mesh axes, the array it describes has them in its type
         return aval if x._sharding is None else sharding_mod.typed_aval(aval, x.sharding)
     if isinstance(x, ShapedArray):   # an aval stands for itself (as in JAX's lower)

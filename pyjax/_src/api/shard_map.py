@@ -29,6 +29,7 @@ import math
 
 import numpy as np
 
+from pyjax._src import config
 from pyjax._src import sharding as sharding_mod
 from pyjax._src import tree_util
 from pyjax._src.array import Array
@@ -87,16 +88,43 @@ def _block_aval(aval, spec, mesh, where):
 def _global_aval(aval, spec, mesh, manual_axes):
     """The whole array of blocks `aval` laid out as `spec`: it no longer varies along
     this shard_map's axes as a value inside it (only along those of shard_maps around
-    it). Over a mesh of Explicit axes its type carries that layout, partial sums and
-    reduced values included (as JAX's)."""
+    it). Over a mesh of Explicit axes its type carries that layout: the spec's split
+    over the manual axes, then the blocks' own split over the Explicit axes left
+    automatic, partial sums and reduced values included (as JAX's)."""
     pieces = _pieces(mesh, spec, aval.ndim)
     shape = tuple(s * p for s, p in zip(aval.shape, pieces))
     # (Partial sums and reduced values show in the sharding of the type, if anywhere.)
     mat = ManualAxisType(varying=[n for n in aval.mat.varying_order if n not in manual_axes])
-    if mesh.axis_names and all(t == sharding_mod.AxisType.Explicit for t in mesh.axis_types):
-        typed = sharding_mod.type_sharding(NamedSharding(mesh, spec), aval.ndim)
-        return aval.update(shape=shape, sharding=typed, mat=mat)
-    return aval.update(shape=shape, mat=mat)
+    if not mesh.are_all_axes_explicit:   # (Auto axes: the layout is XLA's, or out_specs')
+        return aval.update(shape=shape, mat=mat)
+    inner = aval._sharding
+    # The mesh around this shard_map: the body's, with this shard_map's axes restored.
+    types = dict(zip(mesh.axis_names, mesh.axis_types))
+    outer = mesh.abstract_mesh if inner is None else inner.mesh.update_axis_types(
+        {n: types[n] for n in manual_axes})
+    block = inner.spec._normalized(aval.ndim) if inner is not None else [()] * aval.ndim
+    entries = [_entry(tuple(m) + tuple(b))
+               for m, b in zip(spec._normalized(aval.ndim), block)]
+    typed = sharding_mod.type_sharding(NamedSharding(outer, PartitionSpec(
+        *entries, unreduced=spec.unreduced, reduced=spec.reduced)), aval.ndim)
+    return aval.update(shape=shape, sharding=typed, mat=mat)
+
+
+def _entry(names):
+    """A PartitionSpec entry splitting a dimension over the mesh axes `names`."""
+    return None if not names else names[0] if len(names) == 1 else names
+
+
+def _body_sharding(aval, manual_axes, ndim):
+    """The type sharding of a block, inside the body (traced within _mesh_axes): over
+    the body's mesh (its manual axes typed Manual), split as the argument `aval` is over
+    the Explicit axes that stay automatic (as JAX types it)."""
+    mesh = sharding_mod.get_abstract_mesh()
+    outer = aval._sharding
+    free = set(mesh.explicit_axes) - set(manual_axes)
+    block = outer.spec._normalized(ndim) if outer is not None else [()] * ndim
+    return NamedSharding(mesh, PartitionSpec(
+        *[_entry(tuple(n for n in names if n in free)) for names in block]))
 
 
 def _spec_axes(spec, ndim):
@@ -108,6 +136,8 @@ def _vma_block_aval(aval, spec, mesh, where):
     """A body's argument (traced inside _mesh_axes): a block of `aval`, typed (check_vma)
     as varying along the axes its spec splits it over and those it varied along outside."""
     block = _block_aval(aval, spec, mesh, where)
+    block = block.update(sharding=_body_sharding(aval, sharding_mod.current_manual()[1],
+                                                 aval.ndim))
     typed = sharding_mod.vma_axes()
     if not typed:
         return block
@@ -127,6 +157,17 @@ def _missing_axes(mesh, manual_axes, spec, ndim):
                  if n in manual_axes and n not in named and s > 1)
 
 
+def _untyped_sum_axes(mesh, manual_axes, spec, ndim):
+    """The manual axes (of size > 1) over which check_vma=False's transpose shares (and
+    then sums) the cotangent of a value laid out as `spec`: those its cotangent's spec
+    neither splits it over nor holds partial sums over (as JAX: a cotangent reduced
+    over an axis, of a partial-sum input, is summed over it too)."""
+    ct = _cotangent_spec(spec)
+    named = _spec_axes(ct, ndim) | ct.unreduced
+    return tuple(n for n, size in zip(mesh.axis_names, mesh.axis_sizes)
+                 if n in manual_axes and n not in named and size > 1)
+
+
 def _cotangent_spec(spec):
     """The spec of a cotangent of a value laid out as `spec` (reduced and unreduced
     axes swap, as JAX's to_ct_spec)."""
@@ -142,7 +183,11 @@ def _all_axes_spec(manual_axes):
 
 def _manual_mesh(mesh, manual_axes):
     """The mesh of the manual axes alone (one device along each automatic axis): its
-    devices hold a shard_map's blocks, whatever the automatic axes do with them."""
+    devices hold a shard_map's blocks, whatever the automatic axes do with them. (An
+    AbstractMesh is laid over the first devices: the NumPy executor needs the blocks
+    only.)"""
+    if isinstance(mesh, sharding_mod.AbstractMesh):
+        mesh = sharding_mod.concretize_mesh(mesh, devices_mod.devices()[:mesh.size])
     keep = tuple(slice(None) if n in manual_axes else 0 for n in mesh.axis_names)
     return sharding_mod.Mesh(mesh.devices[keep],
                              [n for n in mesh.axis_names if n in manual_axes])
@@ -216,12 +261,15 @@ def _eager(*args, **params):
 
 
 def _lower(ctx, *xs, jaxpr, mesh, manual_axes, in_specs, out_specs, check_vma, name):
-    if ctx.module.mesh != mesh:
+    if ctx.module.mesh != mesh and not (isinstance(mesh, sharding_mod.AbstractMesh) and
+                                        ctx.module.mesh.abstract_mesh == mesh):
         raise LoweringError(f"shard_map of {name} over {mesh} inside a program partitioned "
                             f"over {ctx.module.mesh}: one jit takes one mesh.")
-    return ctx.manual_computation(manual_axes, list(xs), in_specs, jaxpr.in_avals,
-                                  ctx.avals_out, out_specs,
-                                  lambda c, *args: c.lower_jaxpr(jaxpr, list(args)))
+    # (Rules that trace while lowering the body, e.g. scan's, see the body's mesh.)
+    with _mesh_axes(mesh, manual_axes, check_vma):
+        return ctx.manual_computation(manual_axes, list(xs), in_specs, jaxpr.in_avals,
+                                      ctx.avals_out, out_specs,
+                                      lambda c, *args: c.lower_jaxpr(jaxpr, list(args)))
 
 
 def _jvp(primals, tangents, **params):
@@ -299,13 +347,13 @@ def _transpose(cts, *args, jaxpr, mesh, manual_axes, in_specs, out_specs, check_
         # among its copies, and a replicated input's is the sum of the devices' shares.
         for i, (ct, spec, aval) in enumerate(zip(cts_in, out_specs, out_avals)):
             copies = math.prod(mesh.shape[n] for n in
-                               _missing_axes(mesh, manual_axes, spec, aval.ndim))
+                               _untyped_sum_axes(mesh, manual_axes, spec, aval.ndim))
             if copies > 1 and np.issubdtype(aval.dtype, np.inexact):
                 cts_in[i] = ew.div(ct, np.array(copies, aval.dtype))   # a replicated output
         outs = jx.eval_jaxpr(transposed.jaxpr, transposed.consts, *primals, *cts_in)
         summed = []
         for ct, (spec, aval) in zip(outs, linear_specs):
-            missing = _missing_axes(mesh, manual_axes, spec, aval.ndim)
+            missing = _untyped_sum_axes(mesh, manual_axes, spec, aval.ndim)
             summed.append(parallel.psum(ct, missing) if missing else ct)
         return summed
 
@@ -332,24 +380,39 @@ def _batch(axis, args, dims, *, jaxpr, mesh, manual_axes, in_specs, out_specs, c
     moved = [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(args, dims)]
     size, entry = axis.size, None
     spmd = axis.spmd_name
-    if spmd is not None and not any(
-            n in spmd for spec in in_specs + out_specs for part in spec.partitions
-            if isinstance(part, (str, tuple))
-            for n in ((part,) if isinstance(part, str) else part)):
+    if spmd is not None and not _uses_axes(in_specs + out_specs, spmd):
         pieces = math.prod(mesh.shape[n] for n in spmd)
         if size % pieces:
             raise ValueError(f"vmap of size {size} with spmd_axis_name={spmd}: the "
                              f"{pieces} devices of those mesh axes must divide the batch.")
         size //= pieces
         entry = spmd if len(spmd) > 1 else spmd[0]
+    body_axis = batching.AxisData(axis.name, size)
     with _mesh_axes(mesh, manual_axes, check_vma):
-        batched, _ = batching.batch_jaxpr(jaxpr, size, in_batched, True, axis.name)
+        explicit = axis.batch_entry
+        if explicit is not None:
+            # The batch splits over Explicit axes left automatic: inside the body too.
+            names = (explicit,) if isinstance(explicit, str) else explicit
+            if _uses_axes(in_specs, names):
+                raise ValueError("vmapped away explicit mesh axis cannot appear in "
+                                 "shard_map in_specs")
+            if not set(names) & set(manual_axes):
+                body_axis = body_axis._replace(batch_sharding=NamedSharding(
+                    sharding_mod.get_abstract_mesh(), PartitionSpec(explicit)))
+        batched, _ = batching.batch_jaxpr(jaxpr, body_axis, in_batched, True)
     split = lambda spec: spec.update(partitions=(entry,) + spec.partitions)  # noqa: E731
     outs = shard_map_p.bind(
         *moved, jaxpr=batched, mesh=mesh, manual_axes=manual_axes,
         in_specs=tuple(split(s) if b else s for s, b in zip(in_specs, in_batched)),
         out_specs=tuple(split(s) for s in out_specs), check_vma=check_vma, **params)
     return outs, [0] * len(outs)
+
+
+def _uses_axes(specs, names):
+    """Whether one of the PartitionSpecs `specs` splits a dimension over one of `names`."""
+    return any(n in names for spec in specs for part in spec.partitions
+               if isinstance(part, (str, tuple))
+               for n in ((part,) if isinstance(part, str) else part))
 
 
 def _dce(used_outputs, eqn):
@@ -439,6 +502,7 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
             _check_reductions("in", the_mesh, manual, in_specs)
         _check_specs("out", out_specs, manual, the_mesh)
         _check_reductions("out", the_mesh, manual, out_specs)
+        _check_spmd_names("in", in_specs)
         leaf_paths, in_tree = tree_util.tree_flatten_with_path(args)
         leaves = [x for _, x in leaf_paths]
         if in_specs is Infer:
@@ -456,6 +520,9 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
             entries, leaf_paths, dynamic, _spread(avals, dynamic)) if d]
         _check_in_ranks(f, name, in_fails, specs)
         _check_divisible(f, name, the_mesh, in_fails, specs)
+        if isinstance(the_mesh, sharding_mod.AbstractMesh) and \
+                current_trace() is Trace.root:
+            the_mesh = _concrete_mesh(the_mesh, dyn_leaves)
         out_box = []
 
         def flat_body(*block_leaves):
@@ -478,6 +545,7 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
         o_specs = tuple(_as_spec(s, "out_specs") for _, s in out_entries)
         for spec in o_specs:
             NamedSharding(the_mesh, spec)
+        _check_spmd_names("out", o_specs)
         out_fails = [(path, aval, key) for (key, _), (path, _), aval in zip(
             out_entries, out_paths, closed.out_avals)]
         _check_out_ranks(name, out_fails, o_specs)
@@ -493,6 +561,38 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
     wrapped.__name__ = getattr(f, "__name__", "shard_map")
     wrapped.__wrapped__ = f
     return wrapped
+
+
+def _concrete_mesh(mesh, args):
+    """The devices an eager shard_map over the AbstractMesh `mesh` runs on: those of the
+    context mesh, or of the mesh its arguments are laid out over (JAX's errors where
+    they are not laid out over a mesh of its shape)."""
+    found = sharding_mod.concrete_mesh_of(mesh, sharding_mod.current_mesh())
+    for x in args:
+        held = getattr(x, "_sharding", None) if type(x) is Array else None
+        if isinstance(held, NamedSharding) and held.mesh.size > 1:
+            if held.mesh.shape_tuple != mesh.shape_tuple:
+                raise ValueError(
+                    f"Mesh shape of the input {held.mesh.shape_tuple} does not match the "
+                    f"mesh shape passed to shard_map {mesh.shape_tuple} for shape "
+                    f"{x.aval._dtype_and_shape()}")
+            found = held.mesh
+    if found is None:
+        raise ValueError("Please pass `jax.Array`s with a `NamedSharding` as input to "
+                         "`shard_map` when passing `AbstractMesh` to the mesh argument.")
+    return found
+
+
+def _check_spmd_names(prefix, specs):
+    """A vmap around with spmd_axis_name splits its batch over those mesh axes: the specs
+    may not name them (JAX's error; jax_disable_vmap_shmap_error lets them, the batch
+    then staying whole)."""
+    spmd = batching.spmd_mesh_axes()
+    if not spmd or config.disable_vmap_shmap_error.value:
+        return
+    leaves = tree_util.tree_leaves(specs, is_leaf=lambda x: isinstance(x, PartitionSpec))
+    if _uses_axes([s for s in leaves if isinstance(s, PartitionSpec)], spmd):
+        raise ValueError(f"vmap spmd_axis_name cannot appear in shard_map {prefix}_specs")
 
 
 def _cast_to_spec(x, spec):
@@ -669,9 +769,10 @@ def _mesh_and_manual_axes(mesh, axis_names, name):
                              "mesh=jax.make_mesh(...).")
     else:
         context = sharding_mod.get_abstract_mesh()
-        if not isinstance(mesh, sharding_mod.Mesh):
-            raise TypeError(f"shard_map requires a `jax.sharding.Mesh` instance for its "
-                            f"mesh argument, but got {mesh} of type {type(mesh)}.")
+        if not isinstance(mesh, (sharding_mod.Mesh, sharding_mod.AbstractMesh)):
+            raise TypeError(f"shard_map requires a `jax.sharding.Mesh` or a "
+                            f"`jax.sharding.AbstractMesh` instance for its second "
+                            f"argument, but got {mesh} of type {type(mesh)}.")
         if not context.empty and mesh.abstract_mesh != context:
             raise ValueError(f"The context mesh {context} should match the mesh passed "
                              f"to shard_map {mesh}")
@@ -679,7 +780,9 @@ def _mesh_and_manual_axes(mesh, axis_names, name):
         raise TypeError("`axis_names` argument of shard_map should be of type "
                         f"`frozenset` or `set`. Got type: {type(axis_names)}")
     already = around[1] if around is not None and around[0] == mesh else ()
-    available = frozenset(mesh.axis_names) - frozenset(already)
+    # (The Explicit axes a vmap around maps over are its batch's, not the body's.)
+    available = frozenset(mesh.axis_names) - frozenset(already) - \
+        batching.mapped_mesh_axes()
     axis_names = frozenset(axis_names) or available
     if not axis_names <= available:
         raise ValueError(f"jax.shard_map requires axis_names={set(axis_names)} to be a "

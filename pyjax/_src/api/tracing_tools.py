@@ -8,6 +8,7 @@ import contextlib
 import functools
 
 from pyjax._src import tree_util
+from pyjax._src.api import shapes
 from pyjax._src.api.custom_derivatives import custom_vjp
 from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import get_aval
@@ -80,9 +81,9 @@ def named_call(fun, *, name=None):
 # --- typeof ---------------------------------------------------------------------------------------
 
 def typeof(x):
-    """The abstract type (a ShapedArray: shape, dtype, weak type) of an array, a tracer
-    or a Python or NumPy scalar."""
-    return get_aval(x)
+    """The abstract type (a ShapedArray: shape, dtype, weak type) of an array, a tracer,
+    a ShapeDtypeStruct or a Python or NumPy scalar."""
+    return shapes.abstractify(x)
 
 
 # --- custom_gradient ------------------------------------------------------------------------------

@@ -79,7 +79,10 @@ def _call(fun, in_axes, out_axes, axis_name, axis_size, args, kwargs, spmd_name=
     call_args = tree_util.tree_unflatten(arg_tree, ins[:len(arg_leaves)])
     call_kwargs = tree_util.tree_unflatten(kw_tree, ins[len(arg_leaves):])
     try:
-        with batching.extend_axis_env(axis_name, size), set_current_trace(trace):
+        entry = () if split is None else split.spec.partitions[0]
+        with batching.extend_axis_env(axis_name, size), set_current_trace(trace), \
+                batching.map_over_mesh_axes((entry,) if isinstance(entry, str) else entry,
+                                            spmd_name):
             out = fun(*call_args, **call_kwargs)
         out_leaves, out_tree = tree_util.flatten(out)
         infos = [trace.to_batch_info(x) for x in out_leaves]

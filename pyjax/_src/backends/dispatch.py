@@ -522,6 +522,8 @@ def laid_out_in_context(x):
     (jax.set_mesh) as its type says (e.g. split by an out_sharding=), else whole on every
     device, as JAX places it; as it is without a context mesh, or when its type names
     another mesh."""
+    if sharding_mod.current_manual() is not None:
+        return x   # a constant made in a shard_map body: the body's, not the context's
     typed = x.aval._sharding
     context = sharding_mod.context_mesh()
     mesh = context if typed is None else sharding_mod.concrete_mesh_of(typed.mesh, context)

@@ -609,7 +609,7 @@ class FunctionContext:
                 f"lowering of '{prim.name}' returned {outs}, expected values of types "
                 f"{[v.aval.str_short() for v in eqn.outvars]}")
         if not (prim.is_higher_order or prim.lowers_own_sharding) \
-                and self.module.mesh is not None and not self.module.manual_axes:
+                and self.module.mesh is not None:
             outs = [self._constrain_to_type(o, v.aval) for o, v in zip(outs, eqn.outvars)]
         return outs
 

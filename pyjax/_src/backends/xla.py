@@ -648,8 +648,9 @@ class ShardedExecutable:
         self._consts = [put_sharded(np.asarray(getattr(c, "_value", c), a.dtype), a, s)
                         for c, a, s in zip(consts, lowered.const_avals, shardings)]
         self._handlers = [
-            _result_handler_for(a, _jax.GSPMDSharding(self._device_list,
-                                                      xc.HloSharding.from_proto(p)))
+            _result_handler_for(a.update(dtype=np.bool_) if a.dtype == FLOAT0 else a,
+                                _jax.GSPMDSharding(self._device_list,
+                                                   xc.HloSharding.from_proto(p)))
             for a, p in zip(self.out_avals, outs)]
 
     def __call__(self, args):
@@ -665,7 +666,10 @@ class ShardedExecutable:
         except _jax.JaxRuntimeError as err:
             raise errors.JaxRuntimeError(f"running jit({self.name}) failed: {err}") \
                 from None
-        return [Array(None, aval=a, committed=True, device=s.device, buffer=o)
+        # (XLA's float0 results are bools: the values are float0 zeros.)
+        return [Array(np.zeros(a.shape, FLOAT0), aval=a, committed=True,
+                      device=self.devices[0]) if a.dtype == FLOAT0 else
+                Array(None, aval=a, committed=True, device=s.device, buffer=o)
                 if type(s) is sharding_mod.SingleDeviceSharding else
                 Array(None, aval=a, committed=True, sharding=s, global_buffer=o)
                 for a, s, o in zip(self.out_avals, self.out_shardings, outs)]

@@ -345,6 +345,8 @@ def put_sharded(value: np.ndarray, aval: ShapedArray, sharding: Any) -> Any:
 def assemble(aval: ShapedArray, sharding: Any, buffers: list) -> Any:
     """One backend array of type `aval` from the single-device buffers of its blocks on
     this process's devices (in the sharding's device order)."""
+    if aval.dtype == FLOAT0:   # its buffers hold bools (see put)
+        aval = aval.update(dtype=np.bool_)
     return _jax.ArrayImpl(aval, _container(sharding, aval.ndim), list(buffers), True, True)
 
 

@@ -64,9 +64,35 @@ class AxisData(NamedTuple):
 class _AxisEnv(threading.local):
     def __init__(self):
         self.frames = []     # [(name, size)], innermost last
+        # per vmap being traced: (the Explicit mesh axes its batch is split over, those
+        # of its spmd_axis_name)
+        self.mesh_axes = []
 
 
 _axis_env = _AxisEnv()
+
+
+@contextlib.contextmanager
+def map_over_mesh_axes(explicit, spmd):
+    """While a vmap traces its function: its batch is split over the Explicit mesh axes
+    `explicit` (a shard_map inside makes only the others manual, as JAX's
+    explicit_mesh_axis_names) or over those of its spmd_axis_name `spmd` (which a
+    shard_map inside may not name)."""
+    _axis_env.mesh_axes.append((tuple(explicit), tuple(spmd or ())))
+    try:
+        yield
+    finally:
+        _axis_env.mesh_axes.pop()
+
+
+def mapped_mesh_axes() -> frozenset:
+    """The Explicit mesh axes the vmaps being traced in this thread map over."""
+    return frozenset(n for names, _ in _axis_env.mesh_axes for n in names)
+
+
+def spmd_mesh_axes() -> frozenset:
+    """The mesh axes named by the spmd_axis_name of the vmaps being traced."""
+    return frozenset(n for _, names in _axis_env.mesh_axes for n in names)
 
 
 @contextlib.contextmanager

@@ -25,6 +25,7 @@ def _mesh_of(avals):
         if mesh is not None and s.mesh != mesh:
             if not mesh.explicit_axes and not s.mesh.explicit_axes:
                 return None   # as JAX: operands on two all-Auto meshes give no mesh
+            _refuse_closed_over_explicit(avals)
             raise ShardingTypeError(f"Mesh for all inputs should be equal. Got one "
                                     f"mesh: {mesh} and another mesh: {s.mesh}")
         mesh = s.mesh
@@ -33,6 +34,21 @@ def _mesh_of(avals):
             raise ShardingTypeError(f"Mesh for all inputs should be equal. Got one "
                                     f"mesh: {mesh} and another mesh: {s.mesh}")
     return mesh
+
+
+def _refuse_closed_over_explicit(avals):
+    """In a shard_map body over Manual and Auto axes, an operand typed over another mesh
+    with Explicit axes was closed over from outside (JAX's NotImplementedError)."""
+    here = sharding_mod.get_abstract_mesh()
+    if not here.manual_axes or here.explicit_axes:
+        return
+    for a in avals:
+        s = getattr(a, "_sharding", None)
+        if s is not None and s.mesh != here and s.mesh.explicit_axes:
+            raise NotImplementedError(
+                "Closing over inputs to shard_map where the input is sharded on `Explicit` "
+                "axes is not implemented. As a workaround, please pass those inputs as an "
+                f"argument to shard_map. Got input with shape {a.str_short()}")
 
 
 def typed(shape_rule, sharding_rule, ur_rule=None):

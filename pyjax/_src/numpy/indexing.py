@@ -498,7 +498,9 @@ def _basic_take(x, shape, entries, clip=False):
                 starts[dim], limits[dim] = i, i + 1
             else:   # traced or out of bounds: dynamic_slice clamps (checkify sees it, as JAX)
                 dynamic[dim] = _normalize(value, shape[dim])
-    if prod(final) == 0:
+    # (Empty slices alone slice x, keeping its type's sharding, as JAX's.)
+    if prod(final) == 0 and (int_dims or reversed_dims or any(
+            e[0] == "new" and not e[1] for e in entries)):
         return _empty_result(x, final)
     y = x
     if starts != [0] * ndim or limits != list(shape) or strides != [1] * ndim:
