@@ -885,10 +885,18 @@ class NamedSharding(Sharding):
     def replica_ids(self, ndim):
         return [r for _, r in self._block_positions(ndim)]
 
-    def to_shardy(self, ndim, mesh_name="mesh", open_dims=False):
+    def to_shardy(self, ndim, mesh_name="mesh", open_dims=False, as_type=False):
         """The Shardy attribute text, e.g. #sdy.sharding<@mesh, [{"x"}, {}]>. With
         `open_dims`, the partitioner may split every dimension further (over the axes
-        the spec leaves out): #sdy.sharding<@mesh, [{"x", ?}, {?}]>."""
+        the spec leaves out): #sdy.sharding<@mesh, [{"x", ?}, {?}]>. With `as_type`,
+        as JAX lowers a type's sharding: on a mesh with Auto axes every dimension is
+        open to them, and the Explicit axes the type leaves out are kept replicated."""
+        replicated = []
+        if as_type and self.mesh.auto_axes:
+            open_dims = True
+            used = {n for e in self.spec._normalized(ndim) if e is not UNCONSTRAINED
+                    for n in e} | self.spec.unreduced | self.spec.reduced
+            replicated = [n for n in self.mesh.explicit_axes if n not in used]
         dims = []
         for e in self.spec._normalized(ndim):
             if e is UNCONSTRAINED:
@@ -896,11 +904,16 @@ class NamedSharding(Sharding):
             else:
                 names = [f'"{n}"' for n in e] + (["?"] if open_dims else [])
                 dims.append("{" + ", ".join(names) + "}")
-        unreduced = "".join(
-            f', unreduced={{{", ".join(f"{chr(34)}{n}{chr(34)}" for n in names)}}}'
-            for names in [[n for n in self.mesh.axis_names if n in self.spec.unreduced]]
-            if names)
-        return f"#sdy.sharding<@{mesh_name}, [{', '.join(dims)}]{unreduced}>"
+        unreduced = [n for n in self.mesh.axis_names if n in self.spec.unreduced]
+        return (f"#sdy.sharding<@{mesh_name}, [{', '.join(dims)}]"
+                f"{_shardy_axes('replicated', replicated)}"
+                f"{_shardy_axes('unreduced', unreduced)}>")
+
+
+def _shardy_axes(label, names):
+    """`, label={"a", "b"}` of a Shardy sharding attribute; nothing for no names."""
+    quoted = ", ".join(f'"{n}"' for n in names)
+    return f", {label}={{{quoted}}}" if names else ""
 
 
 def _check_reduced_axes(mesh, spec):

@@ -620,7 +620,7 @@ class FunctionContext:
         if typed is None or not typed.mesh.explicit_axes \
                 or typed.mesh.axis_names != self.module.mesh.axis_names:
             return value   # (a type over Auto axes leaves the layout to XLA)
-        attr = sharding_mod.NamedSharding(self.module.mesh, typed.spec).to_shardy(aval.ndim)
+        attr = typed.to_shardy(aval.ndim, as_type=True)   # (over the type's axis types)
         return self.op("sdy.sharding_constraint", [value], value.aval, {"sharding": attr})
 
     def function(self, closed, name):
@@ -785,6 +785,13 @@ def layout_str(aval):
     return f"{aval.str_short()}{{{dims}}}"
 
 
+def _left_open(sharding):
+    """Whether a result with this sharding (None, or one with P.UNCONSTRAINED
+    dimensions) is laid out as XLA's partitioner chooses (no attribute, as in JAX)."""
+    return sharding is None or (isinstance(sharding, sharding_mod.NamedSharding) and
+                                sharding_mod.UNCONSTRAINED in sharding.spec.partitions)
+
+
 def lower_module(closed, name="main", donated_invars=(), num_replicas=1, axis_env=(),
                  mesh=None, in_shardings=(), out_shardings=()):
     """Prints `closed` as a module whose @main takes (constants..., arguments...).
@@ -802,7 +809,7 @@ def lower_module(closed, name="main", donated_invars=(), num_replicas=1, axis_en
     donated = tuple(donated_invars) or (False,) * len(in_avals)
     # partitioned with results XLA places: XLA may reuse any donated buffer (as JAX)
     donate_rest = mesh is not None and mesh.size > 1 and (
-        len(out_shardings) < len(out_avals) or None in out_shardings)
+        len(out_shardings) < len(out_avals) or any(map(_left_open, out_shardings)))
     donation = donation_aliases(in_avals, donated, out_avals, donate_rest)
     nconsts = len(jaxpr.constvars)
     arg_attrs = {nconsts + i: [f"tf.aliasing_output = {k} : i32"]
@@ -824,7 +831,7 @@ def lower_module(closed, name="main", donated_invars=(), num_replicas=1, axis_en
         if s is not None:
             arg_attrs.setdefault(nconsts + i, []).append(attribute(s, in_avals[i].ndim))
     for i, s in enumerate(out_shardings):
-        if s is not None:
+        if not _left_open(s):
             result_attrs[i] = attribute(s, out_avals[i].ndim)
     _lower_function(module, "main", jaxpr, (), "public", const_args=True,
                     arg_attrs={i: ", ".join(a) for i, a in arg_attrs.items()},

@@ -1,0 +1,61 @@
+"""Meshes mixing Explicit and Auto axes (JAX 0.10.2's sharding in types): types carry
+only the Explicit axes, lowering leaves every dimension open to the Auto ones, and a
+result's layout is what XLA's partitioner chose. Expected values are JAX 0.10.2's for
+the same programs, run on eight CPU devices."""
+from __future__ import annotations
+
+import numpy as np
+
+import pyjax as jax
+from pyjax.sharding import AxisType, NamedSharding, PartitionSpec as P
+
+from harness import checks_on_devices
+
+
+def _mesh():
+    return jax.make_mesh((2, 2), ("x", "y"), axis_types=(AxisType.Explicit, AxisType.Auto))
+
+
+def check_types_lower_open_to_auto_axes():
+    mesh = _mesh()
+    with jax.set_mesh(mesh):
+        whole = jax.device_put(np.arange(16).reshape(8, 2), P(None, None))
+        split = jax.device_put(np.arange(16).reshape(8, 2), P("x", None))
+
+        @jax.jit
+        def f(x, y):
+            return x * 2, y + 1
+
+        text = f.lower(whole, split).as_text()
+        # JAX: the type constraints are open, an unused Explicit axis stays replicated
+        assert text.count('<@mesh, [{?}, {?}], replicated={"x"}>') == 2
+        assert text.count('<@mesh, [{"x", ?}, {?}]>') == 2
+        # and the results carry no sharding: XLA's partitioner lays them out
+        signature = text[text.index("func.func public @main"):]
+        assert "sdy.sharding" not in signature[signature.index("->"):].split("\n")[0]
+        out = f(whole, split)
+        assert [o.sharding.spec for o in out] == [P(None, None), P("x", None)]
+        assert [o.aval.sharding.spec for o in out] == [P(None, None), P("x", None)]
+
+
+def check_result_laid_out_as_xla_chose():
+    mesh = _mesh()
+    with jax.set_mesh(mesh):
+        arr = jax.device_put(np.arange(16).reshape(8, 2), P(("x", "y"), None))
+        assert arr.aval.sharding.spec == P("x", None)
+
+        @jax.jit
+        def f(x):
+            return x * 2
+
+        out = f(arr)
+        # the type says P('x', None); XLA kept the argument's split over y too
+        assert out.aval.sharding.spec == P("x", None)
+        assert out.sharding == NamedSharding(mesh, P(("x", "y")))
+        assert out.sharding.spec == P(("x", "y"),)
+        np.testing.assert_array_equal(np.asarray(out), np.arange(16).reshape(8, 2) * 2)
+        compiled = f.lower(arr).compile()
+        assert compiled.output_shardings.spec == P(("x", "y"),)
+
+
+test_on_eight_devices = checks_on_devices(globals(), 8)
