@@ -22,6 +22,7 @@ import numpy as np
 from pyjax._src import config, tree_util
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.core import avals
+from pyjax._src.core.trace import trace_context
 
 
 class AxisType(enum.Enum):
@@ -439,7 +440,6 @@ class _MeshState(threading.local):
         self.manual = []   # (mesh, manual axes) per shard_map body being traced, innermost last
         self.vma_typed = []   # per body in `manual`: whether its values' types carry vma
         self.eager = []       # per body in `manual`: whether its shard_map runs eagerly
-        self.abstract = []   # meshes set with use_abstract_mesh, innermost last
 
 
 _mesh_state = _MeshState()
@@ -463,7 +463,7 @@ def mesh_context_set() -> bool:
     """Whether a mesh (jax.set_mesh, use_abstract_mesh or a shard_map body) may type the
     values made now; False costs three thread-local reads."""
     state = _mesh_state
-    return bool(state.context or state.abstract or state.manual)
+    return bool(state.context or state.manual or _abstract_override() is not None)
 
 
 class set_mesh:
@@ -504,8 +504,9 @@ def get_abstract_mesh() -> AbstractMesh:
     if manual is not None:
         mesh, axes = manual
         return mesh.abstract_mesh.update_axis_types({n: AxisType.Manual for n in axes})
-    if _mesh_state.abstract:
-        return _mesh_state.abstract[-1]
+    abstract = _abstract_override()
+    if abstract is not None:
+        return abstract
     mesh = context_mesh()
     return EMPTY_ABSTRACT_MESH if mesh is None else mesh.abstract_mesh
 
@@ -517,13 +518,22 @@ def use_abstract_mesh(mesh: AbstractMesh):
     if not isinstance(mesh, AbstractMesh):
         raise ValueError(f"Expected mesh of type `jax.sharding.AbstractMesh`. Got "
                          f"{type(mesh)}")
-    _mesh_state.abstract.append(mesh)
+    # (kept in the tracing context: equations staged inside record it)
+    context = trace_context()
+    saved = context.eqn_ctx
+    context.eqn_ctx = saved.with_abstract_mesh(mesh)
     config.config.changed()
     try:
         yield mesh
     finally:
-        _mesh_state.abstract.pop()
+        context.eqn_ctx = saved
         config.config.changed()
+
+
+def _abstract_override():
+    """The mesh use_abstract_mesh sets here (or that of the equation being re-traced),
+    or None."""
+    return trace_context().eqn_ctx.abstract_mesh
 
 
 def current_manual():
@@ -1005,7 +1015,8 @@ def canonical_sharding(value: Any, what: str):
     if isinstance(value, Sharding):
         return value
     if isinstance(value, PartitionSpec):
-        mesh = _mesh_state.abstract[-1] if _mesh_state.abstract else current_mesh()
+        mesh = _abstract_override()
+        mesh = current_mesh() if mesh is None else mesh
         if mesh is None:
             if what == "device_put":   # JAX's words, per API
                 raise ValueError("Please set a mesh via `jax.set_mesh` if a PartitionSpec "

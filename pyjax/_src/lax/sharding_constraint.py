@@ -131,12 +131,16 @@ def _transpose(ct, x, *, sharding):
     reduced -> sharded transposes to sharded -> unreduced; replicated for an x of no
     type over the mesh), or, for a constraint that types nothing, keeps it."""
     typed = x.aval._sharding
-    if typed is not None and isinstance(sharding.mesh, sharding_mod.Mesh):
-        sharding = sharding_mod.concrete_sharding(
-            cotangent_sharding(typed), sharding.mesh)
-    elif sharding_mod.type_sharding(sharding, x.aval.ndim) is not None:
+    if sharding_mod.type_sharding(sharding, x.aval.ndim) is None:
+        pass
+    elif typed is None or typed.mesh.empty:
         # a reshard of a value of no type over the mesh: its cotangent is replicated
         sharding = sharding_mod.NamedSharding(sharding.mesh, sharding_mod.PartitionSpec())
+    elif isinstance(sharding.mesh, sharding_mod.Mesh) and \
+            sharding.mesh.axis_types == typed.mesh.axis_types:
+        sharding = sharding_mod.concrete_sharding(cotangent_sharding(typed), sharding.mesh)
+    else:   # x's own type, over its axis types (e.g. the Auto axes auto_axes made)
+        sharding = cotangent_sharding(typed)
     return [sharding_constraint_p.bind(ad.instantiate_zeros(ct), sharding=sharding)]
 
 
@@ -307,6 +311,7 @@ def out_sharding_for(out_sharding, ndim, what):
         return None, None
     check_spec_has_mesh(out_sharding)
     given = sharding_mod.canonical_sharding(out_sharding, what)
+    check_context_mesh(given, what)
     check_explicit_axes(given, what)
     typed = sharding_mod.type_sharding(given, ndim)
     return (typed, None) if typed is not None else (None, given)
@@ -349,6 +354,18 @@ def placed_in_context(out):
     return tree_util.tree_map(
         lambda x: dispatch.laid_out_in_context(x) if type(x) is Array and not x.committed
         and x._sharding is None else x, out)
+
+
+def check_context_mesh(target, what):
+    """JAX's error for a function's out_sharding= over another mesh than the context's
+    (unless both have only Auto axes)."""
+    context = sharding_mod.get_abstract_mesh()
+    if not isinstance(target, sharding_mod.NamedSharding) or context.empty:
+        return
+    mesh = target.mesh.abstract_mesh
+    if mesh != context and not (mesh.are_all_axes_auto and context.are_all_axes_auto):
+        raise ValueError(f"Context mesh {context} should match the mesh of sharding {mesh} "
+                         f"passed to {what}.")
 
 
 def check_explicit_axes(target, what):
