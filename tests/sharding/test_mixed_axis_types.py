@@ -5,8 +5,10 @@ the same programs, run on eight CPU devices."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import pyjax as jax
+import pyjax.numpy as jnp
 from pyjax.sharding import AxisType, NamedSharding, PartitionSpec as P
 
 from harness import checks_on_devices
@@ -56,6 +58,58 @@ def check_result_laid_out_as_xla_chose():
         np.testing.assert_array_equal(np.asarray(out), np.arange(16).reshape(8, 2) * 2)
         compiled = f.lower(arr).compile()
         assert compiled.output_shardings.spec == P(("x", "y"),)
+
+
+def check_operands_typed_over_another_mesh_are_refused():
+    mesh = jax.make_mesh((2, 1), ("x", "y"))
+    with jax.set_mesh(mesh):
+        arr = jax.device_put(np.arange(16.).reshape(8, 2), P("x", "y"))
+
+        @jax.jit
+        def f(x, y):
+            with jax.sharding.use_abstract_mesh(
+                    mesh.abstract_mesh.update_axis_types({"x": AxisType.Auto})):
+                return x @ y
+
+        with pytest.raises(ValueError, match="For primitive dot_general, context mesh"
+                           ".*should match the aval mesh"):
+            f(arr, arr.T)
+
+        auto = jax.make_mesh((2, 1), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
+
+        @jax.jit
+        def g(x, y):
+            return jnp.einsum("ab,bc->ac", x, y,
+                              out_sharding=NamedSharding(auto.abstract_mesh, P()))
+
+        with pytest.raises(ValueError, match="Context mesh .* should match the mesh of "
+                           "sharding .* passed to einsum"):
+            g(arr, arr.T)
+
+
+def check_auto_axes_inside_scan_differentiates():
+    with jax.set_mesh(jax.make_mesh((2,), ("x",))):
+        def f(params, x):
+            @jax.sharding.auto_axes(out_sharding=P())
+            def model(x):
+                return params * x
+
+            return jax.lax.scan(lambda c, _: (model(c), ()), x, None, length=3)[0]
+
+        assert float(jax.jit(jax.grad(f))(1., 2.)) == 6.0   # JAX's value
+
+
+def check_vmap_over_auto_axes_keeps_the_batch_split():
+    mesh = jax.make_mesh((2, 2), ("x", "y"))
+    with jax.set_mesh(mesh):
+        xs = jax.device_put(jnp.ones((20, 2)), P(("x", "y"), None))
+
+        @jax.sharding.auto_axes(out_sharding=P())
+        def f(x):
+            return jnp.where(x, jnp.ones(2), x)
+
+        out = jax.jit(jax.vmap(f))(xs)
+        assert out.sharding == NamedSharding(mesh, P(("x", "y"), None))
 
 
 test_on_eight_devices = checks_on_devices(globals(), 8)
