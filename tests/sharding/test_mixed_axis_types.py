@@ -112,4 +112,32 @@ def check_vmap_over_auto_axes_keeps_the_batch_split():
         assert out.sharding == NamedSharding(mesh, P(("x", "y"), None))
 
 
+def check_operands_typed_otherwise_are_constrained_to_the_result():
+    with jax.set_mesh(jax.make_mesh((2,), ("x",))):
+        arr = jax.device_put(np.arange(16).reshape(8, 2), P("x"))
+
+        @jax.jit
+        def f(x):
+            return x * jnp.broadcast_to(2, x.shape)
+
+        # JAX: the unsplit operand is constrained to the product's split before mul
+        assert f.lower(arr).as_text().count('<@mesh, [{"x"}, {}]>') == 2
+
+
+def check_cond_results_keep_and_lower_their_types():
+    mesh = jax.make_mesh((2,), ("x",))
+    with jax.set_mesh(mesh):
+        a = jax.device_put(np.arange(8), P("x"))
+
+        @jax.jit
+        def f(x, y):
+            out = jax.lax.cond(True, lambda x, y: x, lambda x, y: y, x, y)
+            assert out.aval.sharding.spec == P("x")
+            return out * 2
+
+        # JAX: the case's result, the broadcast 2 and the product are constrained
+        assert f.lower(a, a).as_text().count("sdy.sharding_constraint") == 3
+        assert f(a, a).sharding == NamedSharding(mesh, P("x"))
+
+
 test_on_eight_devices = checks_on_devices(globals(), 8)

@@ -492,10 +492,15 @@ class FunctionContext:
 
     def typed_broadcast(self, x, shape):
         """An operand of an elementwise op broadcast to its result's shape, constrained
-        to the split of the result's type (as JAX does) in a partitioned module."""
+        to the split of the result's type (as JAX does) in a partitioned module when it
+        is typed otherwise (and is not a partial sum or reduced)."""
         out = self.broadcast(x, shape)
-        if out is x or self.module.mesh is None or self.module.manual_axes \
+        if self.module.mesh is None or self.module.manual_axes \
                 or len(self.avals_out) != 1 or self.avals_out[0].shape != out.aval.shape:
+            return out
+        typed = x.aval._sharding
+        if out is x and (typed == self.avals_out[0]._sharding or (typed is not None and (
+                typed.spec.unreduced or typed.spec.reduced))):
             return out
         return self._constrain_to_type(out, self.avals_out[0])
 
@@ -608,10 +613,17 @@ class FunctionContext:
             raise LoweringError(
                 f"lowering of '{prim.name}' returned {outs}, expected values of types "
                 f"{[v.aval.str_short() for v in eqn.outvars]}")
-        if not (prim.is_higher_order or prim.lowers_own_sharding) \
-                and self.module.mesh is not None and not self.module.manual_axes:
-            outs = [self._constrain_to_type(o, v.aval) for o, v in zip(outs, eqn.outvars)]
+        if not (prim.is_higher_order or prim.lowers_own_sharding):
+            outs = self.constrained_to_types(outs, [v.aval for v in eqn.outvars])
         return outs
+
+    def constrained_to_types(self, values, avals):
+        """`values` each constrained to the split its type `avals` says, in a module
+        partitioned by XLA (as JAX lowers every typed result: ops', and cond's and
+        while's)."""
+        if self.module.mesh is None or self.module.manual_axes:
+            return values
+        return [self._constrain_to_type(v, a) for v, a in zip(values, avals)]
 
     def _constrain_to_type(self, value, aval):
         """A value whose type is split over the mesh's Explicit axes is constrained to
