@@ -16,7 +16,7 @@ from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import dispatch
 from pyjax._src.backends.stablehlo import LoweringError
 from pyjax._src.core.avals import cotangent_sharding, get_aval
-from pyjax._src.core.trace import Tracer, define_primitive
+from pyjax._src.core.trace import RuleFactory, Tracer, define_primitive
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.lax import builders as b
 
@@ -126,7 +126,7 @@ def _on_mesh_of(x, sharding):
     return sharding_mod.NamedSharding(mesh, sharding.spec)
 
 
-def _transpose(ct, x, *, sharding):
+def _transpose(prim, ct, x, *, sharding):
     """The cotangent goes back to the split of x's cotangent type (a reshard's inverse:
     reduced -> sharded transposes to sharded -> unreduced; replicated for an x of no
     type over the mesh), or, for a constraint that types nothing, keeps it."""
@@ -141,7 +141,7 @@ def _transpose(ct, x, *, sharding):
         sharding = sharding_mod.concrete_sharding(cotangent_sharding(typed), sharding.mesh)
     else:   # x's own type, over its axis types (e.g. the Auto axes auto_axes made)
         sharding = cotangent_sharding(typed)
-    return [sharding_constraint_p.bind(ad.instantiate_zeros(ct), sharding=sharding)]
+    return [prim.bind(ad.instantiate_zeros(ct), sharding=sharding)]
 
 
 def as_cotangent_of(ct, aval):
@@ -163,12 +163,12 @@ def as_type(x, wanted):
     return sharding_constraint_p.bind(x, sharding=sharding_mod.concrete_sharding(wanted, mesh))
 
 
-def _batch(axis, args, dims, *, sharding):
+def _batch(prim, axis, args, dims, *, sharding):
     """The batch dimension is split over vmap's spmd_axis_name (mesh axes the spec must
     not use already), else not split, as JAX's rule does."""
     (x,), (d,) = args, dims
     if d is None:
-        return sharding_constraint_p.bind(x, sharding=sharding), None
+        return prim.bind(x, sharding=sharding), None
     axis = batching.current_axis()
     if axis.spmd_name is not None:   # the batch splits over vmap's spmd_axis_name
         used = {n for e in sharding.spec._normalized(get_aval(x).ndim - 1)
@@ -179,7 +179,7 @@ def _batch(axis, args, dims, *, sharding):
         spmd = axis.spmd_name[0] if len(axis.spmd_name) == 1 else axis.spmd_name
         axis = axis._replace(batch_sharding=sharding_mod.NamedSharding(
             sharding.mesh, sharding_mod.PartitionSpec(spmd)))
-    return sharding_constraint_p.bind(x, sharding=batching.batched_sharding(
+    return prim.bind(x, sharding=batching.batched_sharding(
         sharding, d, axis, get_aval(x).ndim - 1)), d
 
 
@@ -201,10 +201,18 @@ def _samples():
                      {"sharding": sharding_mod.NamedSharding(mesh, sharding_mod.P("x"))})]
 
 
-sharding_constraint_p = define_primitive(
-    "sharding_constraint", impl=lambda x, *, sharding: x, abstract_eval=_abstract_eval,
-    jvp=ad.linear_jvp, transpose=_transpose, batch=_batch, batch_needs_axis=True,
-    lower=_lower, eager=_eager, samples=_samples, lowers_own_sharding=True)
+def _rules():
+    """The rules of a sharding constraint, and of a reshard (JAX's reshard_p, which
+    reshard and auto_axes/explicit_axes bind): one operation, two names in jaxprs."""
+    binding = lambda rule: RuleFactory(lambda prim: functools.partial(rule, prim))
+    return dict(impl=lambda x, *, sharding: x, abstract_eval=_abstract_eval,
+                jvp=ad.linear_jvp, transpose=binding(_transpose), batch=binding(_batch),
+                batch_needs_axis=True, lower=_lower, eager=_eager, samples=_samples,
+                lowers_own_sharding=True)
+
+
+sharding_constraint_p = define_primitive("sharding_constraint", **_rules())
+reshard_p = define_primitive("reshard", **_rules())
 
 
 def with_sharding_constraint(x, shardings):
@@ -255,7 +263,7 @@ def constrain(x, shardings, assert_typed=False, cast=False):
             continue
         if cast:
             target = _open_unsplit(target, get_aval(leaf).ndim)
-        out.append(sharding_constraint_p.bind(leaf, sharding=target))
+        out.append((reshard_p if cast else sharding_constraint_p).bind(leaf, sharding=target))
     return tree_util.tree_unflatten(tree, out)
 
 
