@@ -22,6 +22,7 @@ import numpy as np
 from pyjax._src import config, tree_util
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.core import avals
+from pyjax._src.core.trace import trace_context
 
 
 class AxisType(enum.Enum):
@@ -439,7 +440,6 @@ class _MeshState(threading.local):
         self.manual = []   # (mesh, manual axes) per shard_map body being traced, innermost last
         self.vma_typed = []   # per body in `manual`: whether its values' types carry vma
         self.eager = []       # per body in `manual`: whether its shard_map runs eagerly
-        self.abstract = []   # meshes set with use_abstract_mesh, innermost last
 
 
 _mesh_state = _MeshState()
@@ -463,7 +463,7 @@ def mesh_context_set() -> bool:
     """Whether a mesh (jax.set_mesh, use_abstract_mesh or a shard_map body) may type the
     values made now; False costs three thread-local reads."""
     state = _mesh_state
-    return bool(state.context or state.abstract or state.manual)
+    return bool(state.context or state.manual or _abstract_override() is not None)
 
 
 class set_mesh:
@@ -504,8 +504,9 @@ def get_abstract_mesh() -> AbstractMesh:
     if manual is not None:
         mesh, axes = manual
         return mesh.abstract_mesh.update_axis_types({n: AxisType.Manual for n in axes})
-    if _mesh_state.abstract:
-        return _mesh_state.abstract[-1]
+    abstract = _abstract_override()
+    if abstract is not None:
+        return abstract
     mesh = context_mesh()
     return EMPTY_ABSTRACT_MESH if mesh is None else mesh.abstract_mesh
 
@@ -517,13 +518,22 @@ def use_abstract_mesh(mesh: AbstractMesh):
     if not isinstance(mesh, AbstractMesh):
         raise ValueError(f"Expected mesh of type `jax.sharding.AbstractMesh`. Got "
                          f"{type(mesh)}")
-    _mesh_state.abstract.append(mesh)
+    # (kept in the tracing context: equations staged inside record it)
+    context = trace_context()
+    saved = context.eqn_ctx
+    context.eqn_ctx = saved.with_abstract_mesh(mesh)
     config.config.changed()
     try:
         yield mesh
     finally:
-        _mesh_state.abstract.pop()
+        context.eqn_ctx = saved
         config.config.changed()
+
+
+def _abstract_override():
+    """The mesh use_abstract_mesh sets here (or that of the equation being re-traced),
+    or None."""
+    return trace_context().eqn_ctx.abstract_mesh
 
 
 def current_manual():
@@ -885,10 +895,18 @@ class NamedSharding(Sharding):
     def replica_ids(self, ndim):
         return [r for _, r in self._block_positions(ndim)]
 
-    def to_shardy(self, ndim, mesh_name="mesh", open_dims=False):
+    def to_shardy(self, ndim, mesh_name="mesh", open_dims=False, as_type=False):
         """The Shardy attribute text, e.g. #sdy.sharding<@mesh, [{"x"}, {}]>. With
         `open_dims`, the partitioner may split every dimension further (over the axes
-        the spec leaves out): #sdy.sharding<@mesh, [{"x", ?}, {?}]>."""
+        the spec leaves out): #sdy.sharding<@mesh, [{"x", ?}, {?}]>. With `as_type`,
+        as JAX lowers a type's sharding: on a mesh with Auto axes every dimension is
+        open to them, and the Explicit axes the type leaves out are kept replicated."""
+        replicated = []
+        if as_type and self.mesh.auto_axes:
+            open_dims = True
+            used = {n for e in self.spec._normalized(ndim) if e is not UNCONSTRAINED
+                    for n in e} | self.spec.unreduced | self.spec.reduced
+            replicated = [n for n in self.mesh.explicit_axes if n not in used]
         dims = []
         for e in self.spec._normalized(ndim):
             if e is UNCONSTRAINED:
@@ -896,11 +914,16 @@ class NamedSharding(Sharding):
             else:
                 names = [f'"{n}"' for n in e] + (["?"] if open_dims else [])
                 dims.append("{" + ", ".join(names) + "}")
-        unreduced = "".join(
-            f', unreduced={{{", ".join(f"{chr(34)}{n}{chr(34)}" for n in names)}}}'
-            for names in [[n for n in self.mesh.axis_names if n in self.spec.unreduced]]
-            if names)
-        return f"#sdy.sharding<@{mesh_name}, [{', '.join(dims)}]{unreduced}>"
+        unreduced = [n for n in self.mesh.axis_names if n in self.spec.unreduced]
+        return (f"#sdy.sharding<@{mesh_name}, [{', '.join(dims)}]"
+                f"{_shardy_axes('replicated', replicated)}"
+                f"{_shardy_axes('unreduced', unreduced)}>")
+
+
+def _shardy_axes(label, names):
+    """`, label={"a", "b"}` of a Shardy sharding attribute; nothing for no names."""
+    quoted = ", ".join(f'"{n}"' for n in names)
+    return f", {label}={{{quoted}}}" if names else ""
 
 
 def _check_reduced_axes(mesh, spec):
@@ -993,9 +1016,10 @@ def canonical_sharding(value: Any, what: str):
     if isinstance(value, Sharding):
         return value
     if isinstance(value, PartitionSpec):
-        state = _mesh_state
-        mesh = (state.abstract[-1] if state.abstract else
-                state.manual[-1][0] if state.manual else current_mesh())
+        mesh = _abstract_override()
+        if mesh is None:
+            manual = current_manual()
+            mesh = manual[0] if manual else current_mesh()
         if mesh is None:
             if what == "device_put":   # JAX's words, per API
                 raise ValueError("Please set a mesh via `jax.set_mesh` if a PartitionSpec "

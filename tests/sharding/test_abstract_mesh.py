@@ -87,7 +87,7 @@ def test_reshard_puts_and_constrains():
         y = jax.jit(lambda x: jax.sharding.reshard(x * 2, P("a")))(jnp.arange(4.))
         np.testing.assert_array_equal(y, [0., 2., 4., 6.])
         assert jax.make_jaxpr(lambda x: jax.sharding.reshard(x, P("a")))(
-            jnp.ones(2)).eqns[0].primitive.name == "sharding_constraint"
+            jnp.ones(2)).eqns[0].primitive.name == "reshard"
     with pytest.raises(ValueError, match="Using PartitionSpec when you are not under a "
                                          "mesh context is not allowed"):
         jax.sharding.reshard(jnp.ones(4), P("a"))

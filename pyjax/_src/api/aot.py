@@ -189,8 +189,10 @@ class Compiled:
             device = self._lowered._device
             count = self.in_tree.num_leaves if which == "in" else self.out_tree.num_leaves
             return [sharding_mod.SingleDeviceSharding(device)] * count
-        asked = plan.in_shardings if which == "in" else plan.out_shardings
-        return [a if a is not None else s for a, s in zip(asked, found)]
+        if which == "in":
+            return [a if a is not None else s for a, s in zip(plan.in_shardings, found)]
+        return [dispatch.settled_sharding(a, s, v) if a is not None else s
+                for a, s, v in zip(plan.out_shardings, found, self._lowered._closed.out_avals)]
 
     def __call__(self, *args, **kwargs):
         leaves, in_tree = tree_util.flatten((args, kwargs))

@@ -514,7 +514,28 @@ def _typed_layout(aval, mesh, from_context):
             if from_context else None
     if typed.mesh.axis_names != mesh.axis_names:
         return None
+    if typed.mesh.auto_axes and typed.mesh.explicit_axes:
+        # as JAX: the Auto axes are XLA's to add, so the dimensions the type leaves
+        # unsplit are open (P.UNCONSTRAINED) and the result is laid out as XLA chose
+        spec = typed.spec.padded(len(aval.shape))
+        return sharding_mod.NamedSharding(
+            mesh.update(axis_types=typed.mesh.axis_types), spec.update(partitions=[
+                sharding_mod.UNCONSTRAINED if e is None else e for e in spec.partitions]))
     return sharding_mod.concrete_sharding(typed, mesh)
+
+
+def settled_sharding(asked, chosen, aval):
+    """The sharding a result comes back with: `asked` (jit's or its type's), or, where
+    that leaves dimensions open (P.UNCONSTRAINED), XLA's `chosen`, spelled as the type
+    when it lays the result out alike, as JAX names it."""
+    if asked is None or sharding_mod.UNCONSTRAINED not in asked.spec.partitions:
+        return asked
+    typed = aval._sharding
+    if typed is not None and isinstance(chosen, sharding_mod.NamedSharding):
+        spelled = sharding_mod.NamedSharding(chosen.mesh, typed.spec)
+        if sharding_mod.same_layout(spelled, chosen, len(aval.shape)):
+            return spelled
+    return chosen
 
 
 def laid_out_in_context(x):
@@ -597,6 +618,7 @@ def run_sharded(closed, args, donated_invars=(), in_shardings=None, out_sharding
     for out, asked, aval in zip(outs, plan.out_shardings, closed.out_avals):
         if asked is None:   # XLA's choice: named as an argument laid out alike, as JAX does
             asked = _argument_spelling(out, plan.in_shardings)
+        asked = settled_sharding(asked, out._sharding, aval)
         if asked is not None:   # the user's spelling (P('x', None) stays so)
             out._sharding = asked
         out._sharding = _on_typed_axes(out._sharding, aval._sharding)

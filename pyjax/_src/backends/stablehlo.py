@@ -492,10 +492,15 @@ class FunctionContext:
 
     def typed_broadcast(self, x, shape):
         """An operand of an elementwise op broadcast to its result's shape, constrained
-        to the split of the result's type (as JAX does) in a partitioned module."""
+        to the split of the result's type (as JAX does) in a partitioned module when it
+        is typed otherwise (and is not a partial sum or reduced)."""
         out = self.broadcast(x, shape)
-        if out is x or self.module.mesh is None or self.module.manual_axes \
+        if self.module.mesh is None or self.module.manual_axes \
                 or len(self.avals_out) != 1 or self.avals_out[0].shape != out.aval.shape:
+            return out
+        typed = x.aval._sharding
+        if out is x and (typed == self.avals_out[0]._sharding or (typed is not None and (
+                typed.spec.unreduced or typed.spec.reduced))):
             return out
         return self._constrain_to_type(out, self.avals_out[0])
 
@@ -608,10 +613,17 @@ class FunctionContext:
             raise LoweringError(
                 f"lowering of '{prim.name}' returned {outs}, expected values of types "
                 f"{[v.aval.str_short() for v in eqn.outvars]}")
-        if not (prim.is_higher_order or prim.lowers_own_sharding) \
-                and self.module.mesh is not None:
-            outs = [self._constrain_to_type(o, v.aval) for o, v in zip(outs, eqn.outvars)]
+        if not (prim.is_higher_order or prim.lowers_own_sharding):
+            outs = self.constrained_to_types(outs, [v.aval for v in eqn.outvars])
         return outs
+
+    def constrained_to_types(self, values, avals):
+        """`values` each constrained to the split its type `avals` says, in a module
+        partitioned by XLA (as JAX lowers every typed result: ops', and cond's and
+        while's)."""
+        if self.module.mesh is None:
+            return values
+        return [self._constrain_to_type(v, a) for v, a in zip(values, avals)]
 
     def _constrain_to_type(self, value, aval):
         """A value whose type is split over the mesh's Explicit axes is constrained to
@@ -620,7 +632,7 @@ class FunctionContext:
         if typed is None or not typed.mesh.explicit_axes \
                 or typed.mesh.axis_names != self.module.mesh.axis_names:
             return value   # (a type over Auto axes leaves the layout to XLA)
-        attr = sharding_mod.NamedSharding(self.module.mesh, typed.spec).to_shardy(aval.ndim)
+        attr = typed.to_shardy(aval.ndim, as_type=True)   # (over the type's axis types)
         return self.op("sdy.sharding_constraint", [value], value.aval, {"sharding": attr})
 
     def function(self, closed, name):
@@ -785,6 +797,13 @@ def layout_str(aval):
     return f"{aval.str_short()}{{{dims}}}"
 
 
+def _left_open(sharding):
+    """Whether a result with this sharding (None, or one with P.UNCONSTRAINED
+    dimensions) is laid out as XLA's partitioner chooses (no attribute, as in JAX)."""
+    return sharding is None or (isinstance(sharding, sharding_mod.NamedSharding) and
+                                sharding_mod.UNCONSTRAINED in sharding.spec.partitions)
+
+
 def lower_module(closed, name="main", donated_invars=(), num_replicas=1, axis_env=(),
                  mesh=None, in_shardings=(), out_shardings=()):
     """Prints `closed` as a module whose @main takes (constants..., arguments...).
@@ -802,7 +821,7 @@ def lower_module(closed, name="main", donated_invars=(), num_replicas=1, axis_en
     donated = tuple(donated_invars) or (False,) * len(in_avals)
     # partitioned with results XLA places: XLA may reuse any donated buffer (as JAX)
     donate_rest = mesh is not None and mesh.size > 1 and (
-        len(out_shardings) < len(out_avals) or None in out_shardings)
+        len(out_shardings) < len(out_avals) or any(map(_left_open, out_shardings)))
     donation = donation_aliases(in_avals, donated, out_avals, donate_rest)
     nconsts = len(jaxpr.constvars)
     arg_attrs = {nconsts + i: [f"tf.aliasing_output = {k} : i32"]
@@ -824,7 +843,7 @@ def lower_module(closed, name="main", donated_invars=(), num_replicas=1, axis_en
         if s is not None:
             arg_attrs.setdefault(nconsts + i, []).append(attribute(s, in_avals[i].ndim))
     for i, s in enumerate(out_shardings):
-        if s is not None:
+        if not _left_open(s):
             result_attrs[i] = attribute(s, out_avals[i].ndim)
     _lower_function(module, "main", jaxpr, (), "public", const_args=True,
                     arg_attrs={i: ", ".join(a) for i, a in arg_attrs.items()},

@@ -153,18 +153,26 @@ def primitive_effects(prim, params):
 class EqnContext:
     """What the context of a staged equation adds to it: the XLA metadata
     (jax.experimental.xla_metadata.set_xla_metadata) its ops are tagged with when lowered,
-    as a dict {name: value}. Equal contexts compare and hash equal (jit keys on them)."""
+    as a dict {name: value}, and the abstract mesh set with use_abstract_mesh (None: none
+    is), which its rules see again when the equation is re-traced (e.g. transposed), as
+    in JAX. Equal contexts compare and hash equal (jit keys on them)."""
 
-    __slots__ = ("xla_metadata", "_key")
+    __slots__ = ("xla_metadata", "abstract_mesh", "_key")
 
-    def __init__(self, xla_metadata):
+    def __init__(self, xla_metadata, abstract_mesh=None):
         self.xla_metadata = dict(xla_metadata)
-        self._key = tuple(sorted(self.xla_metadata.items(), key=lambda kv: kv[0]))
+        self.abstract_mesh = abstract_mesh
+        self._key = (tuple(sorted(self.xla_metadata.items(), key=lambda kv: kv[0])),
+                     abstract_mesh)
 
     def updated(self, changes):
         """This context with `changes` applied; a value of None removes that name."""
         merged = {**self.xla_metadata, **changes}
-        return EqnContext({k: v for k, v in merged.items() if v is not None})
+        return EqnContext({k: v for k, v in merged.items() if v is not None},
+                          self.abstract_mesh)
+
+    def with_abstract_mesh(self, mesh):
+        return EqnContext(self.xla_metadata, mesh)
 
     def __eq__(self, other):
         return isinstance(other, EqnContext) and other._key == self._key
@@ -173,7 +181,8 @@ class EqnContext:
         return hash(self._key)
 
     def __repr__(self):
-        return f"EqnContext(xla_metadata={self.xla_metadata})"
+        return (f"EqnContext(xla_metadata={self.xla_metadata}, "
+                f"abstract_mesh={self.abstract_mesh})")
 
 
 EMPTY_EQN_CONTEXT = EqnContext({})

@@ -37,7 +37,7 @@ import numpy as np
 from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import get_aval
 from pyjax._src.core.trace import (RuleFactory, Trace, Tracer, registered_primitives,
-                                   set_current_trace)
+                                   set_current_trace, trace_context)
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.util import WeakCache
 
@@ -349,7 +349,11 @@ def _broadcast_in_dim(x, shape, dims, batch_at=None):
         parts = iter(s.spec.padded(aval.ndim).partitions if s is not None else ())
         entries = [next(parts, None) if i in dims else None for i in range(len(shape))]
         entries[batch_at] = split.spec.partitions[0]
-        sharding = type(split)(split.mesh, type(split.spec)(*entries))
+        # over the axis types use_abstract_mesh sets (auto_axes leaves the batch to XLA)
+        context = trace_context().eqn_ctx.abstract_mesh
+        mesh = context if context is not None and \
+            context.shape_tuple == split.mesh.shape_tuple else split.mesh
+        sharding = type(split)(mesh, type(split.spec)(*entries))
     return _lax("broadcast_in_dim").bind(x, shape=tuple(shape), broadcast_dimensions=dims,
                                          sharding=sharding)
 

@@ -115,8 +115,9 @@ def _elementwise_op(name, arity, impl, abstract_eval, accepted, jvp, hlo, sample
     rules.setdefault("lower", _hlo_lowering(hlo))
     rules.setdefault("samples", lambda: elementwise_samples(accepted, arity, samples_domain))
     ur_rule = rules.pop("ur_rule", None) or sharding_rules.nary_ur(name)
-    abstract_eval = sharding_rules.typed(abstract_eval, sharding_rules.elementwise(name),
-                                         ur_rule)
+    sharding_rule = rules.pop("sharding_rule", None) or sharding_rules.elementwise(name)
+    abstract_eval = sharding_rules.typed(abstract_eval, sharding_rule, ur_rule,
+                                         rules.pop("checks_meshes", True))
     return define_primitive(name, impl=impl, abstract_eval=abstract_eval, jvp=jvp, **rules)
 
 

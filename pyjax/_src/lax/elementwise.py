@@ -260,7 +260,8 @@ nextafter_p = binary_op("nextafter", _quiet(np.nextafter), (FLOAT,), jvp=NOT_DIF
 # add_any accumulates tangents and cotangents; it is add without the dtype ceremony.
 add_any_p = binary_op("add_any", _quiet(np.add), NUMBER, jvp=linear_jvp,
                       hlo="stablehlo.add", transpose=_add_transpose,
-                      ur_rule=sharding_rules.add_ur)
+                      ur_rule=sharding_rules.add_ur, sharding_rule=sharding_rules.add_any,
+                      checks_meshes=False)
 
 neg_p = unary_op("neg", _quiet(np.negative), NUMBER, jvp=linear_jvp, hlo="stablehlo.negate",
                  transpose=_unary_linear_transpose(lambda ct: neg(ct)))

@@ -16,7 +16,7 @@ from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import dispatch
 from pyjax._src.backends.stablehlo import LoweringError
 from pyjax._src.core.avals import cotangent_sharding, get_aval
-from pyjax._src.core.trace import Tracer, define_primitive
+from pyjax._src.core.trace import RuleFactory, Tracer, define_primitive
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.lax import builders as b
 
@@ -126,18 +126,22 @@ def _on_mesh_of(x, sharding):
     return sharding_mod.NamedSharding(mesh, sharding.spec)
 
 
-def _transpose(ct, x, *, sharding):
+def _transpose(prim, ct, x, *, sharding):
     """The cotangent goes back to the split of x's cotangent type (a reshard's inverse:
     reduced -> sharded transposes to sharded -> unreduced; replicated for an x of no
     type over the mesh), or, for a constraint that types nothing, keeps it."""
     typed = x.aval._sharding
-    if typed is not None and isinstance(sharding.mesh, sharding_mod.Mesh):
-        sharding = sharding_mod.concrete_sharding(
-            cotangent_sharding(typed), sharding.mesh)
-    elif sharding_mod.type_sharding(sharding, x.aval.ndim) is not None:
+    if sharding_mod.type_sharding(sharding, x.aval.ndim) is None:
+        pass
+    elif typed is None or typed.mesh.empty:
         # a reshard of a value of no type over the mesh: its cotangent is replicated
         sharding = sharding_mod.NamedSharding(sharding.mesh, sharding_mod.PartitionSpec())
-    return [sharding_constraint_p.bind(ad.instantiate_zeros(ct), sharding=sharding)]
+    elif isinstance(sharding.mesh, sharding_mod.Mesh) and \
+            sharding.mesh.axis_types == typed.mesh.axis_types:
+        sharding = sharding_mod.concrete_sharding(cotangent_sharding(typed), sharding.mesh)
+    else:   # x's own type, over its axis types (e.g. the Auto axes auto_axes made)
+        sharding = cotangent_sharding(typed)
+    return [prim.bind(ad.instantiate_zeros(ct), sharding=sharding)]
 
 
 def as_cotangent_of(ct, aval):
@@ -159,12 +163,12 @@ def as_type(x, wanted):
     return sharding_constraint_p.bind(x, sharding=sharding_mod.concrete_sharding(wanted, mesh))
 
 
-def _batch(axis, args, dims, *, sharding):
+def _batch(prim, axis, args, dims, *, sharding):
     """The batch dimension is split over vmap's spmd_axis_name (mesh axes the spec must
     not use already), else not split, as JAX's rule does."""
     (x,), (d,) = args, dims
     if d is None:
-        return sharding_constraint_p.bind(x, sharding=sharding), None
+        return prim.bind(x, sharding=sharding), None
     axis = batching.current_axis()
     if axis.spmd_name is not None:   # the batch splits over vmap's spmd_axis_name
         used = {n for e in sharding.spec._normalized(get_aval(x).ndim - 1)
@@ -175,7 +179,7 @@ def _batch(axis, args, dims, *, sharding):
         spmd = axis.spmd_name[0] if len(axis.spmd_name) == 1 else axis.spmd_name
         axis = axis._replace(batch_sharding=sharding_mod.NamedSharding(
             sharding.mesh, sharding_mod.PartitionSpec(spmd)))
-    return sharding_constraint_p.bind(x, sharding=batching.batched_sharding(
+    return prim.bind(x, sharding=batching.batched_sharding(
         sharding, d, axis, get_aval(x).ndim - 1)), d
 
 
@@ -197,10 +201,18 @@ def _samples():
                      {"sharding": sharding_mod.NamedSharding(mesh, sharding_mod.P("x"))})]
 
 
-sharding_constraint_p = define_primitive(
-    "sharding_constraint", impl=lambda x, *, sharding: x, abstract_eval=_abstract_eval,
-    jvp=ad.linear_jvp, transpose=_transpose, batch=_batch, batch_needs_axis=True,
-    lower=_lower, eager=_eager, samples=_samples, lowers_own_sharding=True)
+def _rules():
+    """The rules of a sharding constraint, and of a reshard (JAX's reshard_p, which
+    reshard and auto_axes/explicit_axes bind): one operation, two names in jaxprs."""
+    binding = lambda rule: RuleFactory(lambda prim: functools.partial(rule, prim))
+    return dict(impl=lambda x, *, sharding: x, abstract_eval=_abstract_eval,
+                jvp=ad.linear_jvp, transpose=binding(_transpose), batch=binding(_batch),
+                batch_needs_axis=True, lower=_lower, eager=_eager, samples=_samples,
+                lowers_own_sharding=True)
+
+
+sharding_constraint_p = define_primitive("sharding_constraint", **_rules())
+reshard_p = define_primitive("reshard", **_rules())
 
 
 def with_sharding_constraint(x, shardings):
@@ -251,7 +263,7 @@ def constrain(x, shardings, assert_typed=False, cast=False):
             continue
         if cast:
             target = _open_unsplit(target, get_aval(leaf).ndim)
-        out.append(sharding_constraint_p.bind(leaf, sharding=target))
+        out.append((reshard_p if cast else sharding_constraint_p).bind(leaf, sharding=target))
     return tree_util.tree_unflatten(tree, out)
 
 
@@ -309,6 +321,7 @@ def out_sharding_for(out_sharding, ndim, what):
         return None, None
     check_spec_has_mesh(out_sharding)
     given = sharding_mod.canonical_sharding(out_sharding, what)
+    check_context_mesh(given, what)
     check_explicit_axes(given, what)
     typed = sharding_mod.type_sharding(given, ndim)
     return (typed, None) if typed is not None else (None, given)
@@ -351,6 +364,18 @@ def placed_in_context(out):
     return tree_util.tree_map(
         lambda x: dispatch.laid_out_in_context(x) if type(x) is Array and not x.committed
         and x._sharding is None else x, out)
+
+
+def check_context_mesh(target, what):
+    """JAX's error for a function's out_sharding= over another mesh than the context's
+    (unless both have only Auto axes)."""
+    context = sharding_mod.get_abstract_mesh()
+    if not isinstance(target, sharding_mod.NamedSharding) or context.empty:
+        return
+    mesh = target.mesh.abstract_mesh
+    if mesh != context and not (mesh.are_all_axes_auto and context.are_all_axes_auto):
+        raise ValueError(f"Context mesh {context} should match the mesh of sharding {mesh} "
+                         f"passed to {what}.")
 
 
 def check_explicit_axes(target, what):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 
 from pyjax._src import sharding as sharding_mod
+from pyjax._src.core.trace import RuleFactory
 from pyjax._src.errors import ShardingTypeError
 
 
@@ -16,12 +17,14 @@ def _mesh_of(avals):
     None when they lie on two meshes of Auto axes only, whose results JAX leaves
     untyped).
     An operand split nowhere (e.g. made under a context mesh whose axis types another
-    operand's cast changed) joins the mesh of a split one when it has its shape."""
+    operand's cast changed) joins the mesh of a split one when it has its shape; so does
+    a scalar (one value everywhere) join that of an array."""
     typed = [a._sharding for a in avals if getattr(a, "_sharding", None) is not None]
-    split = [s for s in typed if any(p is not None for p in s.spec.partitions)
-             or s.spec.unreduced or s.spec.reduced]
+    split = [s for s in typed if _is_split(s)]
+    arrays = [a._sharding for a in avals
+              if getattr(a, "_sharding", None) is not None and a.shape]
     mesh = None
-    for s in split or typed:
+    for s in split or arrays or typed:
         if mesh is not None and s.mesh != mesh:
             if not mesh.explicit_axes and not s.mesh.explicit_axes:
                 return None   # as JAX: operands on two all-Auto meshes give no mesh
@@ -51,27 +54,51 @@ def _refuse_closed_over_explicit(avals):
                 f"argument to shard_map. Got input with shape {a.str_short()}")
 
 
-def typed(shape_rule, sharding_rule, ur_rule=None):
-    """An abstract_eval: `shape_rule`'s aval, carrying the sharding that
+def _is_split(sharding):
+    """Whether a type's sharding splits its value (or leaves it partial or reduced)."""
+    return sharding is not None and (any(p is not None for p in sharding.spec.partitions)
+                                     or sharding.spec.unreduced or sharding.spec.reduced)
+
+
+def typed(shape_rule, sharding_rule, ur_rule=None, checks_meshes=True):
+    """An abstract_eval rule: `shape_rule`'s aval, carrying the sharding that
     `sharding_rule(out_aval, *avals, **params)` gives (a tuple of spec entries, or a
     NamedSharding given by an out_sharding parameter) when an operand is sharded.
     `ur_rule(*avals, **params)` gives the result's (unreduced, reduced) mesh axes;
     without one, unreduced or reduced operands are refused. For a primitive with
-    several results the rule gives one sharding per result (and no ur_rule)."""
+    several results the rule gives one sharding per result (and no ur_rule). Operands
+    must be typed over the context mesh and one another's (JAX's checks), but without
+    `checks_meshes`: then the rule picks an operand's type (a sharding, or None)."""
+    return RuleFactory(lambda prim: _typed_abstract_eval(
+        prim.name if checks_meshes else None, shape_rule, sharding_rule, ur_rule))
 
+
+def _typed_abstract_eval(checked_name, shape_rule, sharding_rule, ur_rule):
     def abstract_eval(*avals, **params):
         out = shape_rule(*avals, **params)
+        sharded = _any_sharded(avals)
+        if sharded and checked_name is None:
+            found = sharding_rule(out, *avals, **params)
+            if found is not None and any(getu(a) or getr(a) for a in avals):
+                found = _with_reductions(found, *ur_rule(*avals, **params))
+            return out if found is None else out.update(sharding=found)
+        if sharded:
+            _check_context_mesh(avals, checked_name)
         if isinstance(out, (list, tuple)):
             return _typed_results(out, avals, sharding_rule(out, *avals, **params)
-                                  if _any_sharded(avals) else None)
+                                  if sharded else None)
         asked = params.get("out_sharding") or params.get("sharding")
+        if asked is not None and not asked.mesh.explicit_axes and not asked.mesh.empty:
+            # over a mesh of Auto axes only: typed over it, the split left to XLA
+            _refuse(asked, avals)
+            return out.update(sharding=sharding_mod.type_sharding(asked, len(out.shape)))
         if asked is not None and asked.mesh.explicit_axes:
             if ur_rule is None:
                 _refuse(asked, avals)
                 return out.update(sharding=asked)
             unreduced, reduced = ur_rule(*avals, **params)
             return out.update(sharding=_with_reductions(asked, unreduced, reduced))
-        mesh = _mesh_of(avals) if _any_sharded(avals) else None
+        mesh = _mesh_of(avals) if sharded else None
         if mesh is None:   # no sharded operand: typed by the context mesh, if one is set
             context = sharding_mod.context_type_sharding(len(out.shape))
             return out if context is None else out.update(sharding=context)
@@ -84,6 +111,23 @@ def typed(shape_rule, sharding_rule, ur_rule=None):
             found = _with_reductions(found, *ur_rule(*avals, **params))
         return out.update(sharding=found)
     return abstract_eval
+
+
+def _check_context_mesh(avals, name):
+    """JAX's error for an operand typed over Explicit axes of another mesh than the
+    context's. (JAX also refuses one typed over a mesh of Auto axes only under another
+    context mesh; pyjax lets it be, as it re-traces such values outside the auto_axes
+    they came from, e.g. when scan's loop is built. Shard_map bodies type their values
+    themselves.)"""
+    context = sharding_mod.get_abstract_mesh()
+    if context.empty or sharding_mod.current_manual() is not None:
+        return
+    for a in avals:
+        s = a._sharding
+        if s is None or not s.mesh.explicit_axes or s.mesh == context:
+            continue
+        raise ValueError(f"For primitive {name}, context mesh {context} should match the "
+                         f"aval mesh {s.mesh} for shape {a.str_short()}.")
 
 
 def _any_sharded(avals):
@@ -357,6 +401,14 @@ def elementwise(name):
                                     f"broadcasting: {_spec_str(specs)}.")
         return tuple(result)
     return rule
+
+
+def add_any(out, x, y):
+    """A sum of (co)tangents is typed as its first operand, as JAX's add_any (JAX adds
+    values of one type, but for meshes of no Explicit axes, e.g. auto_axes'); as the
+    second where only that one is split (the first, e.g. a zero pyjax made, is not)."""
+    return y._sharding if _is_split(y._sharding) and not _is_split(x._sharding) \
+        else x._sharding
 
 
 def reduction(out, x, *rest, axes, **params):

@@ -14,6 +14,7 @@ from pyjax._src.sharding import PartitionSpec as P
 from pyjax._src.lax import dot as ldot
 from pyjax._src.lax import reductions as lred
 from pyjax._src.lax.sharding_constraint import (apply_out_sharding, auto_axes,
+                                                check_context_mesh,
                                                 check_explicit_axes,
                                                 check_spec_has_mesh)
 from pyjax._src.numpy import lax_numpy as lnp
@@ -231,6 +232,7 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
     if out_sharding is not None:
         check_spec_has_mesh(out_sharding)
         target = canonical_sharding(out_sharding, "jnp.einsum")
+        check_context_mesh(target, "einsum")
         check_explicit_axes(target, "einsum")
         if len(path) > 1:   # as JAX: the contractions run in Auto mode, then reshard
             return auto_axes(

@@ -36,8 +36,8 @@ def _cond_abstract_eval(index, *ops, branches):
             raise TypeError(f"cond branches 0 and {i} have different output types: "
                             f"{[a.str_short() for a in first]} and "
                             f"{[a.str_short() for a in outs]}")
-    return [ShapedArray(a.shape, a.dtype, all(b.out_avals[k].weak_type for b in branches),
-                        mat=a.mat) for k, a in enumerate(first)]
+    return [a.update(weak_type=all(b.out_avals[k].weak_type for b in branches))
+            for k, a in enumerate(first)]
 
 
 def _cond_impl(index, *ops, branches):
@@ -177,11 +177,13 @@ def _cond_lower(ctx, index, *ops, branches):
     an out-of-range index to the last branch, so clamp it as the impl does."""
     if len(branches) == 1:
         return ctx.lower_jaxpr(branches[0], list(ops))
+    avals_out = ctx.avals_out
     lo, hi = ctx.full(0, (), np.int32), ctx.full(len(branches) - 1, (), np.int32)
     index = ctx.op("stablehlo.clamp", [lo, index, hi], index.aval.strip_weak_type())
     regions = [ctx.region([], lambda c, b=b: c.lower_jaxpr(b, list(ops))) for b in branches]
-    return ctx.op("stablehlo.case", [index], [a.strip_weak_type() for a in ctx.avals_out],
+    outs = ctx.op("stablehlo.case", [index], [a.strip_weak_type() for a in avals_out],
                   regions=regions)
+    return ctx.constrained_to_types(outs, avals_out)
 
 
 def _cond_samples():

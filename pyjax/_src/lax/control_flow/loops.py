@@ -208,6 +208,7 @@ def _while_lower(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts)
     regions read nothing from the enclosing scope."""
     avals = [a.strip_weak_type() for a in (v.aval for v in args)]
     n_consts = cond_nconsts + body_nconsts
+    avals_out = ctx.avals_out
 
     def cond_region(c, *state):
         cond_consts, _, carry = split_list(state, [cond_nconsts, body_nconsts])
@@ -220,7 +221,7 @@ def _while_lower(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts)
 
     outs = ctx.op("stablehlo.while", list(args), avals,
                   regions=[ctx.region(avals, cond_region), ctx.region(avals, body_region)])
-    return outs[n_consts:]
+    return ctx.constrained_to_types(outs[n_consts:], avals_out)
 
 
 def _while_samples():

@@ -269,7 +269,8 @@ def _scan_lower(ctx, *args, **params):
 
 def _scan_as_while(args, jaxpr, length, reverse, num_consts, num_carry, linear, unroll):
     consts, carry, xs = split_list(args, [num_consts, num_carry])
-    ys = [pe.vary_like(st.full((length,) + a.shape, np.zeros((), a.dtype)), a)
+    ys = [pe.vary_like(st.zeros_like_aval(   # (typed as scan's result)
+        batching.unmapped_aval(a, 0, batching.AxisData(None, length))), a)
           for a in jaxpr.out_avals[num_carry:]]
     trips = length // unroll
     if trips == 1:      # fully unrolled: no loop at all
