@@ -517,6 +517,11 @@ def use_abstract_mesh(mesh: AbstractMesh):
     if not isinstance(mesh, AbstractMesh):
         raise ValueError(f"Expected mesh of type `jax.sharding.AbstractMesh`. Got "
                          f"{type(mesh)}")
+    previous = get_abstract_mesh()
+    if not previous.empty and not mesh.empty and previous.size != mesh.size:
+        raise ValueError(f"use_abstract_mesh cannot change the size of the mesh. Got new "
+                         f"mesh: {mesh} with size={mesh.size} and prev mesh: {previous} "
+                         f"with size={previous.size}")
     _mesh_state.abstract.append(mesh)
     config.config.changed()
     try:
@@ -524,6 +529,16 @@ def use_abstract_mesh(mesh: AbstractMesh):
     finally:
         _mesh_state.abstract.pop()
         config.config.changed()
+
+
+def abstract_context_mesh():
+    """The innermost mesh set with use_abstract_mesh when all its axes are Explicit and
+    it has several devices, or None: a trace under it lowers (for named platforms)
+    partitioned over that mesh, as JAX's does (one device needs no partitioning)."""
+    abstract = _mesh_state.abstract
+    found = abstract[-1] if abstract else None
+    return found if found is not None and found.are_all_axes_explicit and found.size > 1 \
+        else None
 
 
 def current_manual():
@@ -986,13 +1001,19 @@ def check_constrained(shardings, what):
                              f"{leaf}")
 
 
-def canonical_sharding(value: Any, what: str):
+def canonical_sharding(value: Any, what: str, abstract: bool = False):
     """`value` as a Sharding: a Sharding, or a bare PartitionSpec on the current mesh
-    (the abstract one use_abstract_mesh sets, which auto_axes/explicit_axes retype)."""
+    (the abstract one use_abstract_mesh sets, which auto_axes/explicit_axes retype).
+    With `abstract` (a sharding constraint: it names a type), a spec under jax.set_mesh
+    is over the context's AbstractMesh, as JAX's is."""
     if isinstance(value, Sharding):
         return value
     if isinstance(value, PartitionSpec):
-        mesh = _mesh_state.abstract[-1] if _mesh_state.abstract else current_mesh()
+        state = _mesh_state
+        mesh = state.abstract[-1] if state.abstract else \
+            state.context[-1].abstract_mesh if abstract and state.context \
+            and not state.manual and state.context[-1] is current_mesh() \
+            else current_mesh()
         if mesh is None:
             if what == "device_put":   # JAX's words, per API
                 raise ValueError("Please set a mesh via `jax.set_mesh` if a PartitionSpec "
@@ -1092,11 +1113,15 @@ def typed_aval(aval, sharding):
 
 
 def concrete_mesh_of(abstract_mesh, context):
-    """The concrete mesh an AbstractMesh stands for: `context` (a Mesh, or None) when it
-    has the abstract mesh's axis names and sizes, else None."""
-    if context is not None and context.shape_tuple == abstract_mesh.shape_tuple:
+    """The concrete mesh an AbstractMesh stands for: `context` (a Mesh, or None) laid
+    out as the abstract mesh says (JAX's use_abstract_mesh may rename, reshape and retype
+    the context mesh's axes, keeping its devices), or None for a mesh of another size."""
+    if context is None or context.size != abstract_mesh.size:
+        return None
+    if context.shape_tuple == abstract_mesh.shape_tuple and \
+            context.axis_types == abstract_mesh.axis_types:
         return context
-    return None
+    return concretize_mesh(abstract_mesh, context._flat_devices)
 
 
 def concretize_mesh(mesh, devices):

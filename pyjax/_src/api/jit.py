@@ -607,9 +607,11 @@ class JitWrapped:
     def lower(self, *args, **kwargs):
         """Traces and lowers for these arguments: a Lowered, with as_text() (StableHLO)
         and compile()."""
-        return self._lower(args, kwargs)
+        return self._lower(args, kwargs, None, sharding_mod.abstract_context_mesh())
 
-    def _lower(self, args, kwargs, lowering_platforms=None):
+    def _lower(self, args, kwargs, lowering_platforms, traced_mesh):
+        """`traced_mesh`: the abstract_context_mesh() the trace was made under: the
+        program is partitioned over it."""
         from pyjax._src.api import aot
         entry, leaves, donated = self._jit.entry_for(self.fun, args, kwargs, abstract=True)
         if entry.hoisted:
@@ -618,14 +620,15 @@ class JitWrapped:
         # A ShapeDtypeStruct's sharding stands for that of the array it describes.
         described = [_described_sharding(x) for x in leaves]
         shardings = None
-        if self._jit.partitioned(entry.closed_jaxpr, leaves) or any(described):
+        if self._jit.partitioned(entry.closed_jaxpr, leaves) or any(described) \
+                or traced_mesh is not None:
             given, outs = self._jit.leaf_shardings(args, kwargs, entry)
             shardings = (tuple(s if s is not None else d for s, d in zip(given, described)),
                          outs)
         return aot.lower(entry.closed_jaxpr, entry.in_tree, entry.out_tree,
                          donated or (False,) * len(leaves), self._jit.debug_name, leaves,
                          self._jit.device, shardings, self._jit.compiler_options,
-                         lowering_platforms)
+                         lowering_platforms, traced_mesh)
 
     def eval_shape(self, *args, **kwargs):
         return self.trace(*args, **kwargs).out_info
@@ -637,6 +640,7 @@ class Traced:
     def __init__(self, wrapped, entry, args, kwargs, donated):
         self._wrapped, self._entry = wrapped, entry
         self._args, self._kwargs, self._donated = args, kwargs, donated
+        self._traced_mesh = sharding_mod.abstract_context_mesh()
 
     @property
     def jaxpr(self):
@@ -655,7 +659,8 @@ class Traced:
         devices only at compile(device_assignment=...)."""
         if lowering_platforms is not None:
             lowering_platforms = _checked_platforms(lowering_platforms)
-        return self._wrapped._lower(self._args, self._kwargs, lowering_platforms)
+        return self._wrapped._lower(self._args, self._kwargs, lowering_platforms,
+                                    self._traced_mesh)
 
     @property
     def in_avals(self):

@@ -14,7 +14,6 @@ from pyjax._src import tree_util
 from pyjax._src.array import Array, sharded_array
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import dispatch
-from pyjax._src.backends.stablehlo import LoweringError
 from pyjax._src.core.avals import cotangent_sharding, get_aval
 from pyjax._src.core.trace import Tracer, define_primitive
 from pyjax._src.interpreters import ad, batching
@@ -117,25 +116,26 @@ def _on_mesh_of(x, sharding):
                         f"{type(x.sharding)} for shape {shape}")
     else:
         mesh = placed.mesh
-    if sharding_mod.concrete_mesh_of(sharding.mesh, mesh) is None:
+    if mesh.shape_tuple != sharding.mesh.shape_tuple:
         raise ValueError(f"Mesh shape of the input {mesh.shape_tuple} does not "
                          "match the mesh shape of the target sharding "
                          f"{sharding.mesh.shape_tuple} for shape {shape}")
-    if mesh.axis_types != sharding.mesh.axis_types:
-        mesh = sharding_mod.Mesh(mesh.devices, mesh.axis_names, sharding.mesh.axis_types)
-    return sharding_mod.NamedSharding(mesh, sharding.spec)
+    return sharding_mod.NamedSharding(sharding_mod.concrete_mesh_of(sharding.mesh, mesh),
+                                      sharding.spec)
 
 
 def _transpose(ct, x, *, sharding):
-    """The cotangent goes back to the split of x's cotangent type (a reshard's inverse:
-    reduced -> sharded transposes to sharded -> unreduced; replicated for an x of no
-    type over the mesh), or, for a constraint that types nothing, keeps it."""
+    """The cotangent goes back to x's cotangent type where x's type is split over
+    Explicit axes (a reshard's inverse: reduced -> sharded transposes to sharded ->
+    unreduced), over x's own mesh; it is replicated for an x of no type that the
+    constraint types; a constraint that types nothing keeps it (as JAX's)."""
     typed = x.aval._sharding
-    if typed is not None and isinstance(sharding.mesh, sharding_mod.Mesh):
-        sharding = sharding_mod.concrete_sharding(
-            cotangent_sharding(typed), sharding.mesh)
-    elif sharding_mod.type_sharding(sharding, x.aval.ndim) is not None:
-        # a reshard of a value of no type over the mesh: its cotangent is replicated
+    if typed is not None and typed.mesh.explicit_axes:
+        target = cotangent_sharding(typed)
+        mesh = sharding_mod.concrete_mesh_of(typed.mesh, sharding.mesh) \
+            if isinstance(sharding.mesh, sharding_mod.Mesh) else None
+        sharding = target if mesh is None else sharding_mod.concrete_sharding(target, mesh)
+    elif typed is None and sharding_mod.type_sharding(sharding, x.aval.ndim) is not None:
         sharding = sharding_mod.NamedSharding(sharding.mesh, sharding_mod.PartitionSpec())
     return [sharding_constraint_p.bind(ad.instantiate_zeros(ct), sharding=sharding)]
 
@@ -180,14 +180,8 @@ def _batch(axis, args, dims, *, sharding):
 
 
 def _lower(ctx, x, *, sharding):
-    mesh = ctx.module.mesh
-    if isinstance(sharding.mesh, sharding_mod.AbstractMesh):   # names the program's mesh
-        mesh = sharding_mod.concrete_mesh_of(sharding.mesh, mesh)
-    if mesh is None or ctx.module.mesh != mesh:
-        raise LoweringError(
-            f"with_sharding_constraint to {sharding} in a program partitioned over "
-            f"{ctx.module.mesh}: every sharding in one jit must use the same mesh.")
-    attr = sharding.to_shardy(x.aval.ndim)
+    name = ctx.module.mesh_name(sharding.mesh, f"with_sharding_constraint to {sharding}")
+    attr = sharding.to_shardy(x.aval.ndim, mesh_name=name)
     return ctx.op("sdy.sharding_constraint", [x], x.aval, {"sharding": attr})
 
 
@@ -229,7 +223,8 @@ def constrain(x, shardings, assert_typed=False, cast=False):
             raise ValueError("One of with_sharding_constraint arguments got sharding None "
                              "which is not allowed. Please only pass "
                              "`jax.sharding.Sharding` instances.")
-        target = sharding_mod.canonical_sharding(target, "with_sharding_constraint")
+        target = sharding_mod.canonical_sharding(target, "with_sharding_constraint",
+                                                 abstract=True)
         if isinstance(target, sharding_mod.SingleDeviceSharding):
             if _spmd_batched(leaf):   # JAX's vmap rule takes only NamedShardings
                 raise ValueError(

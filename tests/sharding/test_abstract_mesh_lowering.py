@@ -1,0 +1,129 @@
+"""use_abstract_mesh over a concrete mesh: it may rename and reshape the mesh's axes
+(not change its size), the values made under it are laid out on the context's devices
+under the new names, a jit lowers each mesh it names as its own Shardy mesh, results
+are named by the mesh of their type, and a trace under an Explicit abstract mesh
+lowers (for named platforms) partitioned over it. Checks run in one subprocess with
+eight devices; the expected shardings, texts and errors are JAX 0.10.2's."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import pyjax as jax
+import pyjax.numpy as jnp
+from pyjax.sharding import (AbstractMesh, AxisType, NamedSharding, PartitionSpec as P,
+                            reshard, use_abstract_mesh)
+
+from harness import checks_on_devices
+
+
+def _mesh(shape, names, axis_type):
+    return jax.make_mesh(shape, names, axis_types=(axis_type,) * len(shape),
+                         devices=jax.devices()[:int(np.prod(shape))])
+
+
+def check_use_abstract_mesh_keeps_the_size_and_renames_eager_values():
+    mesh = _mesh((2,), ("x",), AxisType.Explicit)
+    with jax.set_mesh(mesh):
+        with pytest.raises(ValueError, match="use_abstract_mesh cannot change the size of "
+                           "the mesh. Got new mesh: AbstractMesh.'x': 4"):
+            with use_abstract_mesh(AbstractMesh((4,), ("x",))):
+                pass
+        with use_abstract_mesh(AbstractMesh((2,), ("y",))):
+            out = jnp.arange(8)
+        assert out.sharding == NamedSharding(
+            mesh.update(axis_names=("y",), axis_types=(AxisType.Auto,)), P())
+        with use_abstract_mesh(AbstractMesh((2,), ("x",), (AxisType.Explicit,))):
+            assert jnp.arange(8).sharding == NamedSharding(mesh, P(None))
+
+
+def _renamed(f_body, axis_type):
+    mesh = _mesh((2, 2), ("x", "y"), axis_type)
+    renamed = mesh.abstract_mesh.update(axis_sizes=(4, 1), axis_names=("a", "b"))
+
+    @jax.jit
+    def f(x):
+        x = jnp.sin(x)
+        with use_abstract_mesh(renamed):
+            out = f_body(x)
+        return out
+    return mesh, f
+
+
+def check_a_renamed_mesh_lowers_as_a_second_shardy_mesh():
+    mesh, f = _renamed(lambda x: reshard(x, P(("a", "b"), None)) * 2, AxisType.Explicit)
+    with jax.set_mesh(mesh):
+        arr = jax.device_put(np.arange(16.).reshape(8, 2), P("x", "y"))
+        text = f.lower(arr).as_text()
+        out = f(arr)
+    assert 'sdy.mesh @mesh = <["x"=2, "y"=2]>' in text
+    assert 'sdy.mesh @mesh_0 = <["a"=4, "b"=1]>' in text
+    assert len(re.findall(r'sdy.sharding_constraint .*<@mesh_0, \[\{"a", "b"\}, \{\}\]>',
+                          text)) == 3
+    assert 'sdy.sharding = #sdy.sharding<@mesh_0, [{"a", "b"}, {}]>' in text
+    assert out.sharding == NamedSharding(
+        jax.sharding.Mesh(mesh.devices.reshape(4, 1), ("a", "b"), mesh.axis_types),
+        P(("a", "b"), None))
+    np.testing.assert_allclose(out, np.sin(np.arange(16.).reshape(8, 2)) * 2, rtol=1e-6)
+
+
+def check_grad_through_a_renamed_mesh_returns_to_the_argument_split():
+    mesh, f = _renamed(lambda x: reshard(x, P(("a", "b"), None)) * 2, AxisType.Explicit)
+    with jax.set_mesh(mesh):
+        arr = jax.device_put(np.arange(16.).reshape(8, 2), P("x", "y"))
+        g = jax.jit(jax.grad(lambda x: reshard(f(x), P("y", None)).sum()))(arr)
+    assert g.sharding == arr.sharding
+    np.testing.assert_allclose(g, 2 * np.cos(np.arange(16.).reshape(8, 2)), rtol=1e-6)
+
+
+def check_a_result_of_auto_axes_is_named_by_its_type_mesh():
+    mesh, f = _renamed(
+        lambda x: jax.lax.with_sharding_constraint(x, P(("a", "b"), None)) * 2,
+        AxisType.Auto)
+    with jax.set_mesh(mesh):
+        out = f(jax.device_put(np.arange(16.).reshape(8, 2), P("x", "y")))
+    assert out.sharding.mesh.axis_names == ("a", "b")
+    assert out.sharding.spec == P("a")
+
+
+def check_a_spec_constraint_under_set_mesh_names_the_abstract_mesh():
+    mesh = _mesh((2, 2), ("x", "y"), AxisType.Auto)
+    with jax.set_mesh(mesh):
+        f = jax.jit(lambda x: jax.lax.with_sharding_constraint(x, P("x", "y")))
+        jaxpr = f.trace(np.zeros((4, 4), np.int32)).jaxpr
+        assert isinstance(jaxpr.eqns[0].params["sharding"].mesh, AbstractMesh)
+        out = f(jax.device_put(np.zeros((4, 4), np.int32), P("x")))
+    assert out.sharding == NamedSharding(mesh, P("x", "y"))
+
+
+def check_a_trace_under_an_explicit_abstract_mesh_is_partitioned_over_it():
+    explicit = AbstractMesh((2,), ("x",), (AxisType.Explicit,))
+    f = jax.jit(lambda x: x * 2)
+    spec = jax.ShapeDtypeStruct((8, 2), np.float32)
+    with use_abstract_mesh(explicit):
+        traced = f.trace(spec)
+        with pytest.raises(ValueError, match="Passing lowering_platforms via jax.export"):
+            traced.lower()
+    assert "mhlo.num_partitions = 2 " in traced.lower(lowering_platforms=("tpu",)).as_text()
+    with use_abstract_mesh(explicit):
+        for lowered in (
+                jax.jit(lambda: jnp.arange(8.)).trace().lower(lowering_platforms=("tpu",)),
+                f.trace(jax.ShapeDtypeStruct((8, 2), np.float32, sharding=NamedSharding(
+                    explicit, P("x")))).lower(lowering_platforms=("tpu",))):
+            assert "mhlo.num_partitions = 2 " in lowered.as_text()
+    traced_outside = f.trace(spec)
+    with use_abstract_mesh(AbstractMesh((2,), ("x",), (AxisType.Auto,))):
+        auto = f.trace(spec)
+    for traced in (auto, traced_outside):
+        assert "mhlo.num_partitions = 1 " in traced.lower(
+            lowering_platforms=("tpu",)).as_text()
+    for other in (NamedSharding(AbstractMesh((1,), ("x",), (AxisType.Explicit,)), P("x")),
+                  NamedSharding(_mesh((1,), ("x",), AxisType.Explicit), P("x"))):
+        with pytest.raises(ValueError), use_abstract_mesh(explicit):
+            f.trace(jax.ShapeDtypeStruct((8, 2), np.float32, sharding=other)).lower(
+                lowering_platforms=("tpu",))
+
+
+test_on_eight_devices = checks_on_devices(globals(), 8)
