@@ -1027,6 +1027,23 @@ def canonical_sharding(value: Any, what: str, abstract: bool = False):
                     f"PartitionSpec, got {value!r} of type {type(value)}.")
 
 
+def jit_spec_sharding(spec, what):
+    """A bare PartitionSpec given to jit (`what`: "in_shardings"/"out_shardings") over
+    the mesh JAX's jit resolves it on: jax.set_mesh's, else one set with
+    use_abstract_mesh that has an Explicit axis (the deprecated `with mesh:` is not
+    one); JAX's RuntimeError without such a mesh."""
+    mesh = context_mesh()
+    if mesh is None and _mesh_state.abstract and _mesh_state.abstract[-1].explicit_axes:
+        mesh = _mesh_state.abstract[-1]
+    if mesh is None:
+        raise RuntimeError(
+            f"jit requires a non-empty mesh in context if you are passing `PartitionSpec`s "
+            f"to {what}. You can define a context mesh via `jax.set_mesh(mesh)`. "
+            f"Alternatively, provide `Sharding`s to {what} and then the mesh context "
+            "manager is not required.")
+    return NamedSharding(mesh, spec)
+
+
 def same_layout(a, b, ndim):
     """Whether shardings a and b put the same blocks on the same devices."""
     if a is b or a == b:

@@ -2,7 +2,9 @@
 (not change its size), the values made under it are laid out on the context's devices
 under the new names, a jit lowers each mesh it names as its own Shardy mesh, results
 are named by the mesh of their type, and a trace under an Explicit abstract mesh
-lowers (for named platforms) partitioned over it. Checks run in one subprocess with
+lowers (for named platforms) partitioned over it. Also the meshes that bare specs
+name in jit, the memory kind an out_sharding type refuses, and device_put's
+device-order reshard, which no transfer guard sees. Checks run in one subprocess with
 eight devices; the expected shardings, texts and errors are JAX 0.10.2's."""
 from __future__ import annotations
 
@@ -124,6 +126,50 @@ def check_a_trace_under_an_explicit_abstract_mesh_is_partitioned_over_it():
         with pytest.raises(ValueError), use_abstract_mesh(explicit):
             f.trace(jax.ShapeDtypeStruct((8, 2), np.float32, sharding=other)).lower(
                 lowering_platforms=("tpu",))
+
+
+def check_jit_specs_need_set_mesh_not_with_mesh():
+    mesh = _mesh((1,), ("x",), AxisType.Auto)
+    message = ("jit requires a non-empty mesh in context if you are passing "
+               "`PartitionSpec`s to in_shardings. You can define a context mesh via "
+               "`jax.set_mesh(mesh)`.")
+    with pytest.raises(RuntimeError, match=re.escape(message)):
+        with pytest.warns(DeprecationWarning), mesh:
+            jax.jit(lambda x: x, in_shardings=P("x"), out_shardings=P("x"))(jnp.arange(8))
+    with jax.set_mesh(mesh):
+        out = jax.jit(lambda x: x, in_shardings=P("x"), out_shardings=P("x"))(jnp.arange(8))
+    assert out.sharding == NamedSharding(mesh, P("x"))
+
+
+def check_an_out_sharding_type_takes_no_memory_kind():
+    mesh = _mesh((2,), ("x",), AxisType.Explicit)
+    with jax.set_mesh(mesh):
+        with pytest.raises(ValueError, match=re.escape(
+                "sharding with memory_kind is not allowed. Please use `jax.device_put` to "
+                "transfer to different memory spaces. Got sharding=NamedSharding(mesh="
+                "AbstractMesh('x': 2, axis_types=(Explicit,), device_kind=cpu, "
+                "num_cores=None, platform=cpu), spec=P('x',), memory_kind=pinned_host)")):
+            jnp.full((2,), fill_value=0, out_sharding=NamedSharding(
+                mesh.abstract_mesh, P("x"), memory_kind="pinned_host"))
+        out = jnp.full((2,), fill_value=0, out_sharding=NamedSharding(mesh, P("x")))
+    assert out.sharding == NamedSharding(mesh, P("x"))
+
+
+def check_device_put_reordering_devices_is_no_guarded_transfer():
+    devices = jax.devices()[:4]
+    mesh = jax.sharding.Mesh(np.array(devices).reshape(2, 2), ("x", "y"))
+    reordered = jax.sharding.Mesh(np.array(devices[::-1]).reshape(2, 2), ("x", "y"))
+    x = jax.device_put(np.arange(16).reshape(8, 2), NamedSharding(mesh, P("x", "y")))
+    with jax.transfer_guard("disallow_explicit"):
+        out = jax.device_put(x, NamedSharding(reordered, P("x")))
+    assert out.sharding == NamedSharding(reordered, P("x"))
+    np.testing.assert_array_equal(out, np.arange(16).reshape(8, 2))
+    for target in (NamedSharding(mesh, P("x")), jax.devices()[0],
+                   NamedSharding(jax.sharding.Mesh(np.array(jax.devices()[4:]).reshape(
+                       2, 2), ("x", "y")), P("x"))):
+        with pytest.raises(Exception, match="Disallowed"), \
+                jax.transfer_guard("disallow_explicit"):
+            jax.device_put(x, target)
 
 
 test_on_eight_devices = checks_on_devices(globals(), 8)

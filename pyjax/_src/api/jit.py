@@ -141,7 +141,7 @@ class CacheEntry:
     def __init__(self, closed_jaxpr, in_tree, out_tree, hoisted, in_avals):
         self.closed_jaxpr, self.in_tree, self.out_tree = closed_jaxpr, in_tree, out_tree
         self.hoisted, self.in_avals = hoisted, in_avals
-        self.leaf_shardings = {}   # current mesh -> JitCache.leaf_shardings' answer
+        self.leaf_shardings = {}   # mesh context -> JitCache.leaf_shardings' answer
 
 
 # read on every cached call
@@ -498,12 +498,12 @@ class JitCache:
 
     def leaf_shardings(self, args, kwargs, entry):
         """(per argument leaf, per result leaf) the Sharding asked for, or None. They
-        depend only on the trace (its argument structure) and the current mesh (the one
-        bare PartitionSpecs name), so each entry keeps them per mesh."""
-        mesh = sharding_mod.current_mesh()
-        found = entry.leaf_shardings.get(mesh)
+        depend only on the trace (its argument structure) and the mesh context (the
+        mesh bare PartitionSpecs name), so each entry keeps them per context."""
+        key = (sharding_mod.context_mesh(), sharding_mod.get_abstract_mesh())
+        found = entry.leaf_shardings.get(key)
         if found is None:
-            found = entry.leaf_shardings[mesh] = self._leaf_shardings(args, kwargs, entry)
+            found = entry.leaf_shardings[key] = self._leaf_shardings(args, kwargs, entry)
         return found
 
     def _leaf_shardings(self, args, kwargs, entry):
@@ -523,9 +523,12 @@ class JitCache:
                                                entry.in_tree, "jit in_shardings")
         out_leaves = tree_util.prefix_broadcast(self.out_shardings, entry.out_tree,
                                                 "jit out_shardings")
-        canon = lambda s, what: None if s is None else sharding_mod.canonical_sharding(s, what)
-        return (tuple(canon(s, "jit in_shardings") for s in in_leaves),
-                tuple(canon(s, "jit out_shardings") for s in out_leaves))
+        def canon(s, what):
+            return None if s is None else sharding_mod.jit_spec_sharding(s, what) \
+                if isinstance(s, sharding_mod.PartitionSpec) else \
+                sharding_mod.canonical_sharding(s, f"jit {what}")
+        return (tuple(canon(s, "in_shardings") for s in in_leaves),
+                tuple(canon(s, "out_shardings") for s in out_leaves))
 
     def fast_call_for(self, entry, leaves, donated, args, kwargs):
         """Makes and installs the fast call for this call's signature: 2. lower and

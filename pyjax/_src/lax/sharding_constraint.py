@@ -302,6 +302,11 @@ def out_sharding_for(out_sharding, ndim, what):
         return None, None
     check_spec_has_mesh(out_sharding)
     given = sharding_mod.canonical_sharding(out_sharding, what)
+    if isinstance(given, sharding_mod.NamedSharding) and given.memory_kind is not None \
+            and isinstance(given.mesh, sharding_mod.AbstractMesh):   # (a type's sharding)
+        raise ValueError("sharding with memory_kind is not allowed. Please use "
+                         "`jax.device_put` to transfer to different memory spaces. Got "
+                         f"sharding={given!r}")
     check_explicit_axes(given, what)
     typed = sharding_mod.type_sharding(given, ndim)
     return (typed, None) if typed is not None else (None, given)
