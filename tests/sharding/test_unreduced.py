@@ -153,4 +153,32 @@ def check_shard_map_partial_sums_in_and_out():
             jax.shard_map(lambda x: x, in_specs=P(), out_specs=P())(partial)
 
 
+def check_a_scan_accumulates_unreduced_gradients_and_reduces_once():
+    mesh = _mesh((2,), ("x",))
+
+    def model(ws, xs):
+        for w in ws:
+            xs = jnp.dot(xs, w)
+        return jnp.sum(xs)
+
+    @jax.jit
+    def step(ws, xs):
+        def body(acc, x):
+            grad = jax.grad(model)(ws, x)
+            assert all(g.aval.sharding.spec.unreduced == {"x"} for g in grad + acc)
+            return jax.tree.map(jnp.add, acc, grad), None
+        acc = reshard(jax.tree.map(jnp.zeros_like, ws), P(unreduced={"x"}))
+        acc, _ = jax.lax.scan(body, acc, xs)
+        return reshard(acc, P())
+
+    with jax.set_mesh(mesh):
+        ws = tuple(jax.device_put(jnp.ones((4, 4)), P(reduced={"x"})) for _ in range(4))
+        xs = jax.device_put(jnp.ones((2, 2, 4)), P(None, "x", None))
+        grads = step(ws, xs)
+        assert step.lower(ws, xs).compile().as_text().count("all-reduce(") == 1
+    for g in grads:   # the loop's partial sums reach the one all-reduce as partial sums
+        np.testing.assert_array_equal(g, np.full((4, 4), 256.))
+        assert g.sharding == NamedSharding(mesh, P(None, None))
+
+
 test_on_eight_devices = checks_on_devices(globals(), 8)

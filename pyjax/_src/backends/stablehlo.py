@@ -627,10 +627,17 @@ class FunctionContext:
             raise LoweringError(
                 f"lowering of '{prim.name}' returned {outs}, expected values of types "
                 f"{[v.aval.str_short() for v in eqn.outvars]}")
-        if not (prim.is_higher_order or prim.lowers_own_sharding) \
-                and self.module.mesh is not None and not self.module.manual_axes:
-            outs = [self._constrain_to_type(o, v.aval) for o, v in zip(outs, eqn.outvars)]
+        if not (prim.is_higher_order or prim.lowers_own_sharding):
+            outs = self.typed_results(outs, [v.aval for v in eqn.outvars])
         return outs
+
+    def typed_results(self, outs, avals):
+        """`outs` constrained to the splits their types `avals` name in a partitioned
+        module, as JAX constrains the results of first-order ops, loops and conditionals
+        (those of calls keep the splits their bodies give them)."""
+        if self.module.mesh is None or self.module.manual_axes:
+            return outs
+        return [self._constrain_to_type(o, a) for o, a in zip(outs, avals)]
 
     def _constrain_to_type(self, value, aval):
         """A value whose type is split over the mesh's Explicit axes is constrained to

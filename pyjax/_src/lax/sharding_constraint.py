@@ -182,7 +182,7 @@ def _batch(axis, args, dims, *, sharding):
 def _lower(ctx, x, *, sharding):
     name = ctx.module.mesh_name(sharding.mesh, f"with_sharding_constraint to {sharding}")
     attr = sharding.to_shardy(x.aval.ndim, mesh_name=name)
-    return ctx.op("sdy.sharding_constraint", [x], x.aval, {"sharding": attr})
+    return ctx.op("sdy.sharding_constraint", [x], ctx.avals_out[0], {"sharding": attr})
 
 
 def _samples():

@@ -263,7 +263,7 @@ def _scan_lower(ctx, *args, **params):
     copies per trip, the leftover iterations after the loop; the program's size does not
     depend on the trip count."""
     loop = common.trace_closed(lambda *xs: _scan_as_while(xs, **params),
-                               [v.aval for v in args])
+                               ctx.avals_in)   # (typed, as values may not be)
     return ctx.lower_jaxpr(loop, list(args))
 
 
