@@ -181,4 +181,15 @@ def check_a_scan_accumulates_unreduced_gradients_and_reduces_once():
         assert g.sharding == NamedSharding(mesh, P(None, None))
 
 
+def check_a_remat_keeps_an_unreduced_cotangent_partial():
+    mesh = _mesh((2,), ("x",))
+    with jax.set_mesh(mesh):
+        arr = jax.device_put(np.arange(8.), P(reduced={"x"}))
+        f = jax.remat(lambda x: x)
+        g = jax.jit(jax.grad(lambda x: f(x).sum()))(arr)
+        assert g.sharding == NamedSharding(mesh, P(None, unreduced={"x"}))
+        assert _shards(g) == [[1.] * 8, [0.] * 8]
+        np.testing.assert_array_equal(reshard(g, P()), np.ones(8))
+
+
 test_on_eight_devices = checks_on_devices(globals(), 8)
