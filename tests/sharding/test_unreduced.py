@@ -3,6 +3,8 @@ is the sum of the partial values its devices hold along it; one reduced over an 
 the same on each of them, and its cotangent is unreduced there. The checks run in one
 subprocess with eight CPU devices; each is its own test. Expected values and messages
 are JAX 0.10.2's for the same programs."""
+import functools
+
 import numpy as np
 import pytest
 
@@ -190,6 +192,32 @@ def check_a_remat_keeps_an_unreduced_cotangent_partial():
         assert g.sharding == NamedSharding(mesh, P(None, unreduced={"x"}))
         assert _shards(g) == [[1.] * 8, [0.] * 8]
         np.testing.assert_array_equal(reshard(g, P()), np.ones(8))
+
+
+def check_a_vmapped_scan_over_reduced_layers_gives_unreduced_gradients():
+    mesh = _mesh((2,), ("fsdp",))
+    with jax.set_mesh(mesh):
+        inputs = jax.device_put(jnp.ones((4, 8, 16)), P(None, "fsdp"))
+        targets = jax.device_put(jnp.ones((4, 8, 16)), P(None, "fsdp"))
+        params = jax.device_put({"w_in": jnp.ones((2, 16, 64)),
+                                 "w_out": jnp.ones((2, 64, 16))}, P(reduced={"fsdp"}))
+
+        def layer(carry, p):
+            h = jnp.dot(carry, p["w_in"], out_sharding=P("fsdp"))
+            return jnp.dot(h, p["w_out"], out_sharding=P("fsdp")), None
+
+        @jax.jit
+        @functools.partial(jax.vmap, in_axes=(None, 0, 0))
+        @jax.value_and_grad
+        def loss_fn(params, inputs, targets):
+            out, _ = jax.lax.scan(layer, inputs, params)
+            return jnp.sum((out - targets) ** 2)
+
+        loss, grads = loss_fn(params, inputs, targets)
+        np.testing.assert_allclose(loss, [1.4073722e14] * 4, rtol=1e-6)
+        for g in grads.values():
+            assert g.sharding.spec == P(None, None, None, None, unreduced={"fsdp"})
+            assert float(np.asarray(reshard(g, P())).sum()) == 2251798739943424.0
 
 
 test_on_eight_devices = checks_on_devices(globals(), 8)
