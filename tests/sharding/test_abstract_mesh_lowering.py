@@ -172,4 +172,25 @@ def check_device_put_reordering_devices_is_no_guarded_transfer():
             jax.device_put(x, target)
 
 
+def check_a_constraint_inside_jit_may_split_unevenly_over_auto_axes():
+    mesh = _mesh((2, 1), ("data", "model"), AxisType.Auto)
+
+    @jax.jit
+    def fn():
+        x = jax.lax.with_sharding_constraint(jnp.arange(113003), P("data"))
+        z = jnp.concatenate([x, jnp.arange(4)], axis=0)
+        return x, jax.lax.with_sharding_constraint(z, P("data"))
+
+    with pytest.warns(DeprecationWarning), mesh:
+        x, z = fn()
+    assert x.sharding == z.sharding == NamedSharding(mesh, P())   # (as JAX gives them)
+    assert (int(x.max()), int(z.max())) == (113002, 113002)
+    with pytest.raises(ValueError, match="implies that array axis 0 is partitioned 2 "
+                       "times"):
+        jax.lax.with_sharding_constraint(jnp.arange(5), NamedSharding(mesh, P("data")))
+    explicit = _mesh((2,), ("x",), AxisType.Explicit)
+    with jax.set_mesh(explicit), pytest.raises(ValueError, match="partitioned 2 times"):
+        jax.jit(lambda: reshard(jnp.arange(5), P("x")))()
+
+
 test_on_eight_devices = checks_on_devices(globals(), 8)

@@ -29,10 +29,14 @@ def _abstract_eval(aval, *, sharding):
             f"pspec {sharding.spec} contains a manual axes {manual} of mesh which is not "
             "allowed. If you are using a with_sharding_constraint under a shard_map, only "
             "use the mesh axis in PartitionSpec which are not manual.")
-    sharding.shard_shape(aval.shape)   # IndivisibleError / a too long spec raise here
     # Over a mesh with Explicit axes the value's type takes the new sharding (reshard);
     # over its own mesh with those axes made Auto (auto_axes), it leaves the type.
     typed = sharding_mod.type_sharding(sharding, aval.ndim)
+    try:
+        sharding.shard_shape(aval.shape)   # a too long spec raises here
+    except sharding_mod.IndivisibleError:
+        if typed is not None:   # a type splits evenly; a constraint alone may not (JAX)
+            typed.shard_shape(aval.shape)
     if typed is None and not (aval._sharding is not None and
                               aval._sharding.mesh.axis_names == sharding.mesh.axis_names):
         return aval
