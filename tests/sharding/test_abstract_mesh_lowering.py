@@ -3,9 +3,10 @@
 under the new names, a jit lowers each mesh it names as its own Shardy mesh, results
 are named by the mesh of their type, and a trace under an Explicit abstract mesh
 lowers (for named platforms) partitioned over it. Also the meshes that bare specs
-name in jit, the memory kind an out_sharding type refuses, and device_put's
-device-order reshard, which no transfer guard sees. Checks run in one subprocess with
-eight devices; the expected shardings, texts and errors are JAX 0.10.2's."""
+name in jit, the memory kind an out_sharding type refuses, device_put's device-order
+reshard (which no transfer guard sees), device_put inside jit and uneven constraints.
+Checks run in one subprocess with eight devices; the expected shardings, texts and
+errors are JAX 0.10.2's."""
 from __future__ import annotations
 
 import re
@@ -191,6 +192,17 @@ def check_a_constraint_inside_jit_may_split_unevenly_over_auto_axes():
     explicit = _mesh((2,), ("x",), AxisType.Explicit)
     with jax.set_mesh(explicit), pytest.raises(ValueError, match="partitioned 2 times"):
         jax.jit(lambda: reshard(jnp.arange(5), P("x")))()
+
+
+def check_an_array_made_on_a_sharding_inside_jit_is_laid_out_so():
+    mesh = _mesh((2, 2), ("x", "y"), AxisType.Auto)
+    s = NamedSharding(mesh, P("x", "y"))
+    inp = np.arange(16).reshape(8, 2)
+    made = jax.jit(lambda: jnp.array(inp, dtype=np.float32, device=s))()
+    converted = jax.jit(lambda x: jnp.array(x, dtype=np.float32, device=s))(inp)
+    for out in (made, converted):
+        assert out.sharding == s and out.dtype == np.float32
+        np.testing.assert_array_equal(out, inp.astype(np.float32))
 
 
 test_on_eight_devices = checks_on_devices(globals(), 8)

@@ -14,7 +14,7 @@ from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import dispatch
 from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr, Var
 from pyjax._src.core.avals import MemorySpace, get_aval
-from pyjax._src.core.trace import Tracer
+from pyjax._src.core.trace import Trace, Tracer, current_trace
 from pyjax._src.interpreters import ad
 from pyjax._src.lax import sharding_constraint, transfers
 
@@ -128,7 +128,9 @@ def _put_leaf(x, device, src=None, semantics=transfers.ArrayCopySemantics.REUSE_
 def _put_sharded_leaf(x, sharding, semantics=transfers.ArrayCopySemantics.REUSE_INPUT):
     """x laid out over the devices of the NamedSharding `sharding` (in new buffers
     unless `semantics` lets an array already laid out so be reused)."""
-    if isinstance(x, Tracer):   # retypes x (no assert, as with_sharding_constraint)
+    if isinstance(x, Tracer) or current_trace() is not Trace.root:
+        # staged, constants too (as JAX's device_put under a trace); retypes x (no
+        # assert, as with_sharding_constraint)
         return sharding_constraint.constrain(x, sharding)
     if type(x) is Array and x._sharding is not None and x.committed and \
             semantics is transfers.ArrayCopySemantics.REUSE_INPUT and \
