@@ -101,6 +101,17 @@ def check_a_spec_constraint_under_set_mesh_names_the_abstract_mesh():
     assert out.sharding == NamedSharding(mesh, P("x", "y"))
 
 
+def check_a_reshard_under_a_renamed_context_mesh_takes_its_names():
+    mesh = _mesh((2, 1), ("x", "y"), AxisType.Explicit)
+    with jax.set_mesh(mesh):
+        arr = jax.device_put(np.arange(16).reshape(8, 2), P("x", "y"))
+    with jax.set_mesh(mesh.update(axis_names=("a", "b"))):
+        assert jax.typeof(arr).sharding.spec == P("x", "y")
+        arr = reshard(arr, P("a", "b"))
+    assert jax.typeof(arr).sharding.spec == P("a", "b")
+    np.testing.assert_array_equal(arr, np.arange(16).reshape(8, 2))
+
+
 def check_a_trace_under_an_explicit_abstract_mesh_is_partitioned_over_it():
     explicit = AbstractMesh((2,), ("x",), (AxisType.Explicit,))
     f = jax.jit(lambda x: x * 2)

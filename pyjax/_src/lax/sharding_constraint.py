@@ -101,14 +101,16 @@ def _on_device(x, device):
 
 
 def _on_mesh_of(x, sharding):
-    """`sharding` (over an AbstractMesh) over the concrete mesh that x is laid out over
-    (or, for a value on no mesh, the context mesh), with the abstract mesh's axis types
-    (auto_axes and explicit_axes retype values so); JAX's errors where there is none or
-    it has another shape."""
+    """`sharding` (over an AbstractMesh) over the context mesh when that mesh has its
+    axes (a spec under jax.set_mesh names it), else over the concrete mesh that x is
+    laid out over (or, for a value on no mesh, the context mesh), with the abstract
+    mesh's axis types (auto_axes and explicit_axes retype values so); JAX's errors
+    where there is none or it has another shape."""
     shape = dispatch.jax_type_str(get_aval(x))
     placed = x._sharding if type(x) is Array else None
     context = sharding_mod.context_mesh()
-    if placed is None and context is not None and not (type(x) is Array and x.committed):
+    if context is not None and (context.shape_tuple == sharding.mesh.shape_tuple or (
+            placed is None and not (type(x) is Array and x.committed))):
         mesh = context
     elif type(x) is not Array:
         raise ValueError("Target sharding contains a `jax.sharding.AbstractMesh` which "
