@@ -518,6 +518,11 @@ def use_abstract_mesh(mesh: AbstractMesh):
     if not isinstance(mesh, AbstractMesh):
         raise ValueError(f"Expected mesh of type `jax.sharding.AbstractMesh`. Got "
                          f"{type(mesh)}")
+    previous = get_abstract_mesh()
+    if not previous.empty and not mesh.empty and previous.size != mesh.size:
+        raise ValueError(f"use_abstract_mesh cannot change the size of the mesh. Got new "
+                         f"mesh: {mesh} with size={mesh.size} and prev mesh: {previous} "
+                         f"with size={previous.size}")
     # (kept in the tracing context: equations staged inside record it)
     context = trace_context()
     saved = context.eqn_ctx
@@ -534,6 +539,15 @@ def _abstract_override():
     """The mesh use_abstract_mesh sets here (or that of the equation being re-traced),
     or None."""
     return trace_context().eqn_ctx.abstract_mesh
+
+
+def abstract_context_mesh():
+    """The innermost mesh set with use_abstract_mesh when all its axes are Explicit and
+    it has several devices, or None: a trace under it lowers (for named platforms)
+    partitioned over that mesh, as JAX's does (one device needs no partitioning)."""
+    found = _abstract_override()
+    return found if found is not None and found.are_all_axes_explicit and found.size > 1 \
+        else None
 
 
 def current_manual():
@@ -1009,17 +1023,22 @@ def check_constrained(shardings, what):
                              f"{leaf}")
 
 
-def canonical_sharding(value: Any, what: str):
+def canonical_sharding(value: Any, what: str, abstract: bool = False):
     """`value` as a Sharding: a Sharding, or a bare PartitionSpec on the current mesh
     (the abstract one use_abstract_mesh sets, which auto_axes/explicit_axes retype; in a
-    shard_map body, the shard_map's)."""
+    shard_map body, the shard_map's). With `abstract` (a sharding constraint: it names a
+    type), a spec under jax.set_mesh is over the context's AbstractMesh, as JAX's is."""
     if isinstance(value, Sharding):
         return value
     if isinstance(value, PartitionSpec):
+        state = _mesh_state
         mesh = _abstract_override()
-        if mesh is None:
-            manual = current_manual()
-            mesh = manual[0] if manual else current_mesh()
+        manual = current_manual()
+        if mesh is None and manual:
+            mesh = manual[0]
+        elif mesh is None:
+            mesh = state.context[-1].abstract_mesh if abstract and state.context \
+                and state.context[-1] is current_mesh() else current_mesh()
         if mesh is None:
             if what == "device_put":   # JAX's words, per API
                 raise ValueError("Please set a mesh via `jax.set_mesh` if a PartitionSpec "
@@ -1031,6 +1050,24 @@ def canonical_sharding(value: Any, what: str):
         return NamedSharding(mesh, value)
     raise TypeError(f"{what} must be a jax.sharding.Sharding (e.g. NamedSharding) or a "
                     f"PartitionSpec, got {value!r} of type {type(value)}.")
+
+
+def jit_spec_sharding(spec, what):
+    """A bare PartitionSpec given to jit (`what`: "in_shardings"/"out_shardings") over
+    the mesh JAX's jit resolves it on: jax.set_mesh's, else one set with
+    use_abstract_mesh that has an Explicit axis (the deprecated `with mesh:` is not
+    one); JAX's RuntimeError without such a mesh."""
+    mesh = context_mesh()
+    override = _abstract_override()
+    if mesh is None and override is not None and override.explicit_axes:
+        mesh = override
+    if mesh is None:
+        raise RuntimeError(
+            f"jit requires a non-empty mesh in context if you are passing `PartitionSpec`s "
+            f"to {what}. You can define a context mesh via `jax.set_mesh(mesh)`. "
+            f"Alternatively, provide `Sharding`s to {what} and then the mesh context "
+            "manager is not required.")
+    return NamedSharding(mesh, spec)
 
 
 def same_layout(a, b, ndim):
@@ -1119,11 +1156,15 @@ def typed_aval(aval, sharding):
 
 
 def concrete_mesh_of(abstract_mesh, context):
-    """The concrete mesh an AbstractMesh stands for: `context` (a Mesh, or None) when it
-    has the abstract mesh's axis names and sizes, else None."""
-    if context is not None and context.shape_tuple == abstract_mesh.shape_tuple:
+    """The concrete mesh an AbstractMesh stands for: `context` (a Mesh, or None) laid
+    out as the abstract mesh says (JAX's use_abstract_mesh may rename, reshape and retype
+    the context mesh's axes, keeping its devices), or None for a mesh of another size."""
+    if context is None or context.size != abstract_mesh.size:
+        return None
+    if context.shape_tuple == abstract_mesh.shape_tuple and \
+            context.axis_types == abstract_mesh.axis_types:
         return context
-    return None
+    return concretize_mesh(abstract_mesh, context._flat_devices)
 
 
 def concretize_mesh(mesh, devices):

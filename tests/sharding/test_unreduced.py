@@ -3,6 +3,8 @@ is the sum of the partial values its devices hold along it; one reduced over an 
 the same on each of them, and its cotangent is unreduced there. The checks run in one
 subprocess with eight CPU devices; each is its own test. Expected values and messages
 are JAX 0.10.2's for the same programs."""
+import functools
+
 import numpy as np
 import pytest
 
@@ -155,6 +157,71 @@ def check_shard_map_partial_sums_in_and_out():
         np.testing.assert_array_equal(grad, np.ones(8))
         with pytest.raises(ValueError, match="should be equal to the unreduced present"):
             jax.shard_map(lambda x: x, in_specs=P(), out_specs=P())(partial)
+
+
+def check_a_scan_accumulates_unreduced_gradients_and_reduces_once():
+    mesh = _mesh((2,), ("x",))
+
+    def model(ws, xs):
+        for w in ws:
+            xs = jnp.dot(xs, w)
+        return jnp.sum(xs)
+
+    @jax.jit
+    def step(ws, xs):
+        def body(acc, x):
+            grad = jax.grad(model)(ws, x)
+            assert all(g.aval.sharding.spec.unreduced == {"x"} for g in grad + acc)
+            return jax.tree.map(jnp.add, acc, grad), None
+        acc = reshard(jax.tree.map(jnp.zeros_like, ws), P(unreduced={"x"}))
+        acc, _ = jax.lax.scan(body, acc, xs)
+        return reshard(acc, P())
+
+    with jax.set_mesh(mesh):
+        ws = tuple(jax.device_put(jnp.ones((4, 4)), P(reduced={"x"})) for _ in range(4))
+        xs = jax.device_put(jnp.ones((2, 2, 4)), P(None, "x", None))
+        grads = step(ws, xs)
+        assert step.lower(ws, xs).compile().as_text().count("all-reduce(") == 1
+    for g in grads:   # the loop's partial sums reach the one all-reduce as partial sums
+        np.testing.assert_array_equal(g, np.full((4, 4), 256.))
+        assert g.sharding == NamedSharding(mesh, P(None, None))
+
+
+def check_a_remat_keeps_an_unreduced_cotangent_partial():
+    mesh = _mesh((2,), ("x",))
+    with jax.set_mesh(mesh):
+        arr = jax.device_put(np.arange(8.), P(reduced={"x"}))
+        f = jax.remat(lambda x: x)
+        g = jax.jit(jax.grad(lambda x: f(x).sum()))(arr)
+        assert g.sharding == NamedSharding(mesh, P(None, unreduced={"x"}))
+        assert _shards(g) == [[1.] * 8, [0.] * 8]
+        np.testing.assert_array_equal(reshard(g, P()), np.ones(8))
+
+
+def check_a_vmapped_scan_over_reduced_layers_gives_unreduced_gradients():
+    mesh = _mesh((2,), ("fsdp",))
+    with jax.set_mesh(mesh):
+        inputs = jax.device_put(jnp.ones((4, 8, 16)), P(None, "fsdp"))
+        targets = jax.device_put(jnp.ones((4, 8, 16)), P(None, "fsdp"))
+        params = jax.device_put({"w_in": jnp.ones((2, 16, 64)),
+                                 "w_out": jnp.ones((2, 64, 16))}, P(reduced={"fsdp"}))
+
+        def layer(carry, p):
+            h = jnp.dot(carry, p["w_in"], out_sharding=P("fsdp"))
+            return jnp.dot(h, p["w_out"], out_sharding=P("fsdp")), None
+
+        @jax.jit
+        @functools.partial(jax.vmap, in_axes=(None, 0, 0))
+        @jax.value_and_grad
+        def loss_fn(params, inputs, targets):
+            out, _ = jax.lax.scan(layer, inputs, params)
+            return jnp.sum((out - targets) ** 2)
+
+        loss, grads = loss_fn(params, inputs, targets)
+        np.testing.assert_allclose(loss, [1.4073722e14] * 4, rtol=1e-6)
+        for g in grads.values():
+            assert g.sharding.spec == P(None, None, None, None, unreduced={"fsdp"})
+            assert float(np.asarray(reshard(g, P())).sum()) == 2251798739943424.0
 
 
 test_on_eight_devices = checks_on_devices(globals(), 8)

@@ -282,14 +282,17 @@ def concrete_plan(plan, devices):
 
 
 def lower(closed, in_tree, out_tree, donated, name, leaves, device=None, shardings=None,
-          compiler_options=None, lowering_platforms=None):
+          compiler_options=None, lowering_platforms=None, traced_mesh=None):
     """The Lowered for a traced jaxpr and the argument leaves it was traced with
     (`shardings`: per argument and result leaf, the Sharding jit asks for, or None,
     when the program is partitioned over a mesh; `compiler_options`: jit's). With
-    `lowering_platforms`, shardings over an AbstractMesh alone lower without devices."""
+    `lowering_platforms`, shardings over an AbstractMesh alone lower without devices.
+    `traced_mesh`: the AbstractMesh the trace was made under (use_abstract_mesh), which
+    the program is then partitioned over."""
     if shardings is not None:
         plan = dispatch.sharding_plan(closed, leaves, *shardings, where=f"jit({name})",
-                                      abstract_ok=lowering_platforms is not None)
+                                      abstract_ok=lowering_platforms is not None,
+                                      context_abstract=traced_mesh)
         return Lowered(closed, in_tree, out_tree, tuple(donated), name, None, plan,
                        compiler_options)
     arrays = [x for x in leaves if type(x) is Array]

@@ -326,10 +326,13 @@ def _checkpoint_dce(used_outputs, eqn):
 
 def _checkpoint_lower(ctx, *args, jaxpr, prevent_cse, differentiated, policy):
     """Inline; a differentiated checkpoint with prevent_cse reads its inputs through an
-    optimization barrier, so XLA cannot merge the recomputation with the forward pass."""
+    optimization barrier, so XLA cannot merge the recomputation with the forward pass
+    (its results keep the inputs' types: an unreduced one stays partial sums)."""
     args = list(args)
     if prevent_cse and differentiated and args:
-        args = ctx.op("stablehlo.optimization_barrier", args, [a.aval for a in args])
+        avals = list(ctx.avals_in)
+        args = ctx.constrained_to_types(ctx.op("stablehlo.optimization_barrier", args, avals),
+                                 avals)
     return ctx.lower_jaxpr(jaxpr, args)
 
 

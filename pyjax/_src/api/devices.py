@@ -14,7 +14,7 @@ from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import dispatch
 from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr, Var
 from pyjax._src.core.avals import MemorySpace, get_aval
-from pyjax._src.core.trace import Tracer
+from pyjax._src.core.trace import Trace, Tracer, current_trace
 from pyjax._src.interpreters import ad
 from pyjax._src.lax import sharding_constraint, transfers
 
@@ -102,7 +102,8 @@ def _put_leaf(x, device, src=None, semantics=transfers.ArrayCopySemantics.REUSE_
         device = device or x._device
         buffer = None
         if xla is not None and device is not None:
-            if x._device is not None and x._device is not device:
+            held = (x._device,) if x._sharding is None else x._sharding._device_assignment
+            if x._device is not device and held not in ((None,), (device,)):
                 devices_mod.check_transfer("device_to_device", True, x.aval)
             buffer = x._buffer if reuse and x._device is device and x._buffer is not None \
                 else xla.put(x._value, x.aval, device, copy=True)
@@ -127,7 +128,9 @@ def _put_leaf(x, device, src=None, semantics=transfers.ArrayCopySemantics.REUSE_
 def _put_sharded_leaf(x, sharding, semantics=transfers.ArrayCopySemantics.REUSE_INPUT):
     """x laid out over the devices of the NamedSharding `sharding` (in new buffers
     unless `semantics` lets an array already laid out so be reused)."""
-    if isinstance(x, Tracer):   # retypes x (no assert, as with_sharding_constraint)
+    if isinstance(x, Tracer) or current_trace() is not Trace.root:
+        # staged, constants too (as JAX's device_put under a trace); retypes x (no
+        # assert, as with_sharding_constraint)
         return sharding_constraint.constrain(x, sharding)
     if type(x) is Array and x._sharding is not None and x.committed and \
             semantics is transfers.ArrayCopySemantics.REUSE_INPUT and \
@@ -144,10 +147,21 @@ def _put_sharded_leaf(x, sharding, semantics=transfers.ArrayCopySemantics.REUSE_
         # reshard computation gives them
         return dispatch.run_sharded(_identity_jaxpr(aval), [x], out_shardings=(sharding,),
                                     where="device_put")[0]
-    devices_mod.check_transfer("device_to_device" if type(x) is Array else "host_to_device",
-                               True, aval)
+    if not _reorders_devices(x, sharding):   # (JAX permutes those in a computation)
+        devices_mod.check_transfer(
+            "device_to_device" if type(x) is Array else "host_to_device", True, aval)
     value = x._value if type(x) is Array else np.asarray(x, dtype=aval.dtype)
     return sharded_array(value, aval, sharding)
+
+
+def _reorders_devices(x, sharding) -> bool:
+    """Whether x is an array laid out over the devices of `sharding` (several) in
+    another order: JAX's efficient reshard, a computation over those devices that no
+    transfer guard sees."""
+    held = x._sharding if type(x) is Array else None
+    return held is not None and sharding.num_devices > 1 and \
+        held._device_assignment != sharding._device_assignment and \
+        held.device_set == sharding.device_set
 
 
 def _identity_jaxpr(aval):

@@ -141,7 +141,7 @@ class CacheEntry:
     def __init__(self, closed_jaxpr, in_tree, out_tree, hoisted, in_avals):
         self.closed_jaxpr, self.in_tree, self.out_tree = closed_jaxpr, in_tree, out_tree
         self.hoisted, self.in_avals = hoisted, in_avals
-        self.leaf_shardings = {}   # current mesh -> JitCache.leaf_shardings' answer
+        self.leaf_shardings = {}   # mesh context -> JitCache.leaf_shardings' answer
 
 
 # read on every cached call
@@ -500,12 +500,12 @@ class JitCache:
 
     def leaf_shardings(self, args, kwargs, entry):
         """(per argument leaf, per result leaf) the Sharding asked for, or None. They
-        depend only on the trace (its argument structure) and the current mesh (the one
-        bare PartitionSpecs name), so each entry keeps them per mesh."""
-        mesh = sharding_mod.current_mesh()
-        found = entry.leaf_shardings.get(mesh)
+        depend only on the trace (its argument structure) and the mesh context (the
+        mesh bare PartitionSpecs name), so each entry keeps them per context."""
+        key = (sharding_mod.context_mesh(), sharding_mod.get_abstract_mesh())
+        found = entry.leaf_shardings.get(key)
         if found is None:
-            found = entry.leaf_shardings[mesh] = self._leaf_shardings(args, kwargs, entry)
+            found = entry.leaf_shardings[key] = self._leaf_shardings(args, kwargs, entry)
         return found
 
     def _leaf_shardings(self, args, kwargs, entry):
@@ -525,9 +525,12 @@ class JitCache:
                                                entry.in_tree, "jit in_shardings")
         out_leaves = tree_util.prefix_broadcast(self.out_shardings, entry.out_tree,
                                                 "jit out_shardings")
-        canon = lambda s, what: None if s is None else sharding_mod.canonical_sharding(s, what)
-        return (tuple(canon(s, "jit in_shardings") for s in in_leaves),
-                tuple(canon(s, "jit out_shardings") for s in out_leaves))
+        def canon(s, what):
+            return None if s is None else sharding_mod.jit_spec_sharding(s, what) \
+                if isinstance(s, sharding_mod.PartitionSpec) else \
+                sharding_mod.canonical_sharding(s, f"jit {what}")
+        return (tuple(canon(s, "in_shardings") for s in in_leaves),
+                tuple(canon(s, "out_shardings") for s in out_leaves))
 
     def fast_call_for(self, entry, leaves, donated, args, kwargs):
         """Makes and installs the fast call for this call's signature: 2. lower and
@@ -615,9 +618,11 @@ class PjitFunction:
     def lower(self, *args, **kwargs):
         """Traces and lowers for these arguments: a Lowered, with as_text() (StableHLO)
         and compile()."""
-        return self._lower(args, kwargs)
+        return self._lower(args, kwargs, None, sharding_mod.abstract_context_mesh())
 
-    def _lower(self, args, kwargs, lowering_platforms=None):
+    def _lower(self, args, kwargs, lowering_platforms, traced_mesh):
+        """`traced_mesh`: the abstract_context_mesh() the trace was made under: the
+        program is partitioned over it."""
         from pyjax._src.api import aot
         entry, leaves, donated = self._jit.entry_for(self.fun, args, kwargs, abstract=True)
         if entry.hoisted:
@@ -626,14 +631,15 @@ class PjitFunction:
         # A ShapeDtypeStruct's sharding stands for that of the array it describes.
         described = [_described_sharding(x) for x in leaves]
         shardings = None
-        if self._jit.partitioned(entry.closed_jaxpr, leaves) or any(described):
+        if self._jit.partitioned(entry.closed_jaxpr, leaves) or any(described) \
+                or traced_mesh is not None:
             given, outs = self._jit.leaf_shardings(args, kwargs, entry)
             shardings = (tuple(s if s is not None else d for s, d in zip(given, described)),
                          outs)
         return aot.lower(entry.closed_jaxpr, entry.in_tree, entry.out_tree,
                          donated or (False,) * len(leaves), self._jit.debug_name, leaves,
                          self._jit.device, shardings, self._jit.compiler_options,
-                         lowering_platforms)
+                         lowering_platforms, traced_mesh)
 
     def eval_shape(self, *args, **kwargs):
         return self.trace(*args, **kwargs).out_info
@@ -645,6 +651,7 @@ class Traced:
     def __init__(self, wrapped, entry, args, kwargs, donated):
         self._wrapped, self._entry = wrapped, entry
         self._args, self._kwargs, self._donated = args, kwargs, donated
+        self._traced_mesh = sharding_mod.abstract_context_mesh()
 
     @property
     def jaxpr(self):
@@ -663,7 +670,8 @@ class Traced:
         devices only at compile(device_assignment=...)."""
         if lowering_platforms is not None:
             lowering_platforms = _checked_platforms(lowering_platforms)
-        return self._wrapped._lower(self._args, self._kwargs, lowering_platforms)
+        return self._wrapped._lower(self._args, self._kwargs, lowering_platforms,
+                                    self._traced_mesh)
 
     @property
     def in_avals(self):

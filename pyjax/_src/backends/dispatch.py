@@ -401,14 +401,15 @@ def is_partitioned(closed):
 
 
 def sharding_plan(closed, args, in_shardings=None, out_shardings=None, where=None,
-                  abstract_ok=False):
+                  abstract_ok=False, context_abstract=None):
     """The ShardingPlan for running `closed` on `args` (Arrays) with jit's per-leaf
     in/out shardings (None entries: unconstrained), or None when nothing in the call is
     sharded (the ordinary single-device route applies). Raises JAX's errors for
     committed arguments that disagree with the shardings asked for. Shardings over an
     AbstractMesh take the devices of the concrete mesh involved (or the context mesh);
     with none, the plan is over the AbstractMesh when `abstract_ok` (lowering for named
-    platforms: devices come at compile time)."""
+    platforms: devices come at compile time). `context_abstract`: an AbstractMesh the
+    call was traced under (use_abstract_mesh), one more mesh of the program."""
     where = where or _where(closed)
     in_shardings = tuple(in_shardings or (None,) * len(args))
     out_shardings = tuple(out_shardings or (None,) * len(closed.out_avals))
@@ -418,6 +419,8 @@ def sharding_plan(closed, args, in_shardings=None, out_shardings=None, where=Non
         if isinstance(s, sharding_mod.NamedSharding) and s.mesh not in meshes:
             meshes.append(s.mesh)
     meshes += [m for m in meshes_named_in(closed) if m not in meshes]
+    if context_abstract is not None and context_abstract not in meshes:
+        meshes.append(context_abstract)
     from_context = not meshes   # nothing sharded: the context mesh places everything
     if from_context:
         context = sharding_mod.context_mesh()
@@ -512,15 +515,15 @@ def _typed_layout(aval, mesh, from_context):
     if typed is None:
         return sharding_mod.context_placement(mesh, None, len(aval.shape)) \
             if from_context else None
-    if typed.mesh.axis_names != mesh.axis_names:
+    if typed.mesh.size != mesh.size:
         return None
+    mesh = sharding_mod.concrete_mesh_of(typed.mesh, mesh)
     if typed.mesh.auto_axes and typed.mesh.explicit_axes:
         # as JAX: the Auto axes are XLA's to add, so the dimensions the type leaves
         # unsplit are open (P.UNCONSTRAINED) and the result is laid out as XLA chose
         spec = typed.spec.padded(len(aval.shape))
-        return sharding_mod.NamedSharding(
-            mesh.update(axis_types=typed.mesh.axis_types), spec.update(partitions=[
-                sharding_mod.UNCONSTRAINED if e is None else e for e in spec.partitions]))
+        return sharding_mod.NamedSharding(mesh, spec.update(partitions=[
+            sharding_mod.UNCONSTRAINED if e is None else e for e in spec.partitions]))
     return sharding_mod.concrete_sharding(typed, mesh)
 
 
@@ -540,14 +543,14 @@ def settled_sharding(asked, chosen, aval):
 
 def laid_out_in_context(x):
     """An eager result made from no sharded operand, laid out on the context mesh
-    (jax.set_mesh) as its type says (e.g. split by an out_sharding=), else whole on every
-    device, as JAX places it; as it is without a context mesh, or when its type names
-    another mesh."""
+    (jax.set_mesh; renamed as use_abstract_mesh says) as its type says (e.g. split by
+    an out_sharding=), else whole on every device, as JAX places it; as it is without a
+    context mesh, or when its type names a mesh of another size."""
     if sharding_mod.current_manual() is not None:
         return x   # a constant made in a shard_map body: the body's, not the context's
     typed = x.aval._sharding
-    context = sharding_mod.context_mesh()
-    mesh = context if typed is None else sharding_mod.concrete_mesh_of(typed.mesh, context)
+    named = sharding_mod.get_abstract_mesh() if typed is None else typed.mesh
+    mesh = sharding_mod.concrete_mesh_of(named, sharding_mod.context_mesh())
     if mesh is None or devices_mod.xla_runtime() is None:
         return x
     placed = sharding_mod.context_placement(mesh, typed, x.ndim)

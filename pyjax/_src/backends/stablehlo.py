@@ -255,6 +255,25 @@ class ModuleContext:
         self.extra_meshes[name] = value
         return name
 
+    def mesh_name(self, mesh, what):
+        """The Shardy mesh symbol a sharding over `mesh` (a Mesh or AbstractMesh) names:
+        @mesh for the module's own axes, else one declared for its axes over the same
+        devices (as JAX names each mesh of a program, e.g. one that use_abstract_mesh
+        renamed or reshaped). LoweringError, naming `what`, for other devices."""
+        own = self.mesh
+        if own is None or mesh.size != own.size or (
+                isinstance(mesh, sharding_mod.Mesh)
+                and mesh._flat_devices != own._flat_devices):
+            raise LoweringError(
+                f"{what} in a program partitioned over {own}: every sharding in one jit "
+                "must use the same devices in the same order.")
+        if mesh.shape_tuple == own.shape_tuple:
+            return "mesh"
+        value = sharding_mod.shardy_mesh(mesh)
+        named = {v: k for k, v in self.extra_meshes.items()}
+        return named.get(value) or self.declare_mesh(f"mesh_{len(self.extra_meshes)}",
+                                                     value)
+
     def replica_group_ids(self, names, index_groups=None):
         """The replica groups of a collective over the axes `names` as an integer array
         (one row per group, ordered by the index along those axes, the first name
@@ -630,9 +649,10 @@ class FunctionContext:
         that split (as JAX does), so XLA's partitioner lays it out as the type says."""
         typed = aval._sharding
         if typed is None or not typed.mesh.explicit_axes \
-                or typed.mesh.axis_names != self.module.mesh.axis_names:
+                or typed.mesh.size != self.module.mesh.size:
             return value   # (a type over Auto axes leaves the layout to XLA)
-        attr = typed.to_shardy(aval.ndim, as_type=True)   # (over the type's axis types)
+        name = self.module.mesh_name(typed.mesh, f"a value of type {aval.str_short()}")
+        attr = typed.to_shardy(aval.ndim, mesh_name=name, as_type=True)
         return self.op("sdy.sharding_constraint", [value], value.aval, {"sharding": attr})
 
     def function(self, closed, name):
@@ -831,12 +851,7 @@ def lower_module(closed, name="main", donated_invars=(), num_replicas=1, axis_en
     result_attrs = {}
 
     def attribute(sharding, ndim):   # a sharding over another mesh names its own, as JAX
-        name = "mesh"
-        if sharding.mesh.shape_tuple != mesh.shape_tuple:
-            value = sharding_mod.shardy_mesh(sharding.mesh)
-            named = {v: k for k, v in module.extra_meshes.items()}
-            name = named.get(value) or module.declare_mesh(
-                f"mesh_{len(module.extra_meshes)}", value)
+        name = module.mesh_name(sharding.mesh, f"sharding {sharding}")
         return f"sdy.sharding = {sharding.to_shardy(ndim, mesh_name=name)}"
 
     for i, s in enumerate(in_shardings):

@@ -56,6 +56,15 @@ def _result_sharding(proto, mesh, ndim):
     return named_sharding_from_hlo(proto, mesh, ndim)
 
 
+def _naming_mesh(aval, mesh):
+    """The mesh that names a result's sharding: that of its type (over the program's
+    devices, `mesh`'s), as JAX names it, unless the type has none or manual axes."""
+    typed = aval._sharding
+    if typed is None or typed.mesh.empty or typed.mesh.manual_axes:
+        return mesh
+    return sharding_mod.concrete_mesh_of(typed.mesh, mesh) or mesh
+
+
 def named_sharding_from_hlo(proto, mesh, ndim):
     """The NamedSharding over `mesh` equal to the XLA sharding `proto` (an OpSharding of
     a program compiled with mesh's devices as its partitions, in mesh order)."""
@@ -643,7 +652,7 @@ class ShardedExecutable:
         # Containers handing each partition its buffer (their sharding is what XLA chose).
         nconsts = len(lowered.const_avals)
         self.in_shardings = shardings[nconsts:]
-        self.out_shardings = [_result_sharding(p, mesh, a.ndim)
+        self.out_shardings = [_result_sharding(p, _naming_mesh(a, mesh), a.ndim)
                               for p, a in zip(outs, self.out_avals)]
         self._consts = [put_sharded(np.asarray(getattr(c, "_value", c), a.dtype), a, s)
                         for c, a, s in zip(consts, lowered.const_avals, shardings)]

@@ -14,7 +14,6 @@ from pyjax._src import tree_util
 from pyjax._src.array import Array, sharded_array
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import dispatch
-from pyjax._src.backends.stablehlo import LoweringError
 from pyjax._src.core.avals import cotangent_sharding, get_aval
 from pyjax._src.core.trace import RuleFactory, Tracer, define_primitive
 from pyjax._src.interpreters import ad, batching
@@ -30,10 +29,14 @@ def _abstract_eval(aval, *, sharding):
             f"pspec {sharding.spec} contains a manual axes {manual} of mesh which is not "
             "allowed. If you are using a with_sharding_constraint under a shard_map, only "
             "use the mesh axis in PartitionSpec which are not manual.")
-    sharding.shard_shape(aval.shape)   # IndivisibleError / a too long spec raise here
     # Over a mesh with Explicit axes the value's type takes the new sharding (reshard);
     # over its own mesh with those axes made Auto (auto_axes), it leaves the type.
     typed = sharding_mod.type_sharding(sharding, aval.ndim)
+    try:
+        sharding.shard_shape(aval.shape)   # a too long spec raises here
+    except sharding_mod.IndivisibleError:
+        if typed is not None:   # a type splits evenly; a constraint alone may not (JAX)
+            typed.shard_shape(aval.shape)
     if typed is None and not (aval._sharding is not None and
                               aval._sharding.mesh.axis_names == sharding.mesh.axis_names):
         return aval
@@ -98,14 +101,16 @@ def _on_device(x, device):
 
 
 def _on_mesh_of(x, sharding):
-    """`sharding` (over an AbstractMesh) over the concrete mesh that x is laid out over
-    (or, for a value on no mesh, the context mesh), with the abstract mesh's axis types
-    (auto_axes and explicit_axes retype values so); JAX's errors where there is none or
-    it has another shape."""
+    """`sharding` (over an AbstractMesh) over the context mesh when that mesh has its
+    axes (a spec under jax.set_mesh names it), else over the concrete mesh that x is
+    laid out over (or, for a value on no mesh, the context mesh), with the abstract
+    mesh's axis types (auto_axes and explicit_axes retype values so); JAX's errors
+    where there is none or it has another shape."""
     shape = dispatch.jax_type_str(get_aval(x))
     placed = x._sharding if type(x) is Array else None
     context = sharding_mod.context_mesh()
-    if placed is None and context is not None and not (type(x) is Array and x.committed):
+    if context is not None and (context.shape_tuple == sharding.mesh.shape_tuple or (
+            placed is None and not (type(x) is Array and x.committed))):
         mesh = context
     elif type(x) is not Array:
         raise ValueError("Target sharding contains a `jax.sharding.AbstractMesh` which "
@@ -117,30 +122,30 @@ def _on_mesh_of(x, sharding):
                         f"{type(x.sharding)} for shape {shape}")
     else:
         mesh = placed.mesh
-    if sharding_mod.concrete_mesh_of(sharding.mesh, mesh) is None:
+    if mesh.shape_tuple != sharding.mesh.shape_tuple:
         raise ValueError(f"Mesh shape of the input {mesh.shape_tuple} does not "
                          "match the mesh shape of the target sharding "
                          f"{sharding.mesh.shape_tuple} for shape {shape}")
-    if mesh.axis_types != sharding.mesh.axis_types:
-        mesh = sharding_mod.Mesh(mesh.devices, mesh.axis_names, sharding.mesh.axis_types)
-    return sharding_mod.NamedSharding(mesh, sharding.spec)
+    return sharding_mod.NamedSharding(sharding_mod.concrete_mesh_of(sharding.mesh, mesh),
+                                      sharding.spec)
 
 
 def _transpose(prim, ct, x, *, sharding):
     """The cotangent goes back to the split of x's cotangent type (a reshard's inverse:
-    reduced -> sharded transposes to sharded -> unreduced; replicated for an x of no
-    type over the mesh), or, for a constraint that types nothing, keeps it."""
+    reduced -> sharded transposes to sharded -> unreduced), over x's own mesh on the
+    constraint's devices; it is replicated for an x of no type over the mesh; a
+    constraint that types nothing keeps it (as JAX's)."""
     typed = x.aval._sharding
     if sharding_mod.type_sharding(sharding, x.aval.ndim) is None:
         pass
     elif typed is None or typed.mesh.empty:
         # a reshard of a value of no type over the mesh: its cotangent is replicated
         sharding = sharding_mod.NamedSharding(sharding.mesh, sharding_mod.PartitionSpec())
-    elif isinstance(sharding.mesh, sharding_mod.Mesh) and \
-            sharding.mesh.axis_types == typed.mesh.axis_types:
-        sharding = sharding_mod.concrete_sharding(cotangent_sharding(typed), sharding.mesh)
     else:   # x's own type, over its axis types (e.g. the Auto axes auto_axes made)
-        sharding = cotangent_sharding(typed)
+        target = cotangent_sharding(typed)
+        mesh = sharding_mod.concrete_mesh_of(typed.mesh, sharding.mesh) \
+            if isinstance(sharding.mesh, sharding_mod.Mesh) else None
+        sharding = target if mesh is None else sharding_mod.concrete_sharding(target, mesh)
     return [prim.bind(ad.instantiate_zeros(ct), sharding=sharding)]
 
 
@@ -184,15 +189,9 @@ def _batch(prim, axis, args, dims, *, sharding):
 
 
 def _lower(ctx, x, *, sharding):
-    mesh = ctx.module.mesh
-    if isinstance(sharding.mesh, sharding_mod.AbstractMesh):   # names the program's mesh
-        mesh = sharding_mod.concrete_mesh_of(sharding.mesh, mesh)
-    if mesh is None or ctx.module.mesh != mesh:
-        raise LoweringError(
-            f"with_sharding_constraint to {sharding} in a program partitioned over "
-            f"{ctx.module.mesh}: every sharding in one jit must use the same mesh.")
-    attr = sharding.to_shardy(x.aval.ndim)
-    return ctx.op("sdy.sharding_constraint", [x], x.aval, {"sharding": attr})
+    name = ctx.module.mesh_name(sharding.mesh, f"with_sharding_constraint to {sharding}")
+    attr = sharding.to_shardy(x.aval.ndim, mesh_name=name)
+    return ctx.op("sdy.sharding_constraint", [x], ctx.avals_out[0], {"sharding": attr})
 
 
 def _samples():
@@ -241,7 +240,8 @@ def constrain(x, shardings, assert_typed=False, cast=False):
             raise ValueError("One of with_sharding_constraint arguments got sharding None "
                              "which is not allowed. Please only pass "
                              "`jax.sharding.Sharding` instances.")
-        target = sharding_mod.canonical_sharding(target, "with_sharding_constraint")
+        target = sharding_mod.canonical_sharding(target, "with_sharding_constraint",
+                                                 abstract=True)
         if isinstance(target, sharding_mod.SingleDeviceSharding):
             if _spmd_batched(leaf):   # JAX's vmap rule takes only NamedShardings
                 raise ValueError(
@@ -322,6 +322,11 @@ def out_sharding_for(out_sharding, ndim, what):
     check_spec_has_mesh(out_sharding)
     given = sharding_mod.canonical_sharding(out_sharding, what)
     check_context_mesh(given, what)
+    if isinstance(given, sharding_mod.NamedSharding) and given.memory_kind is not None \
+            and isinstance(given.mesh, sharding_mod.AbstractMesh):   # (a type's sharding)
+        raise ValueError("sharding with memory_kind is not allowed. Please use "
+                         "`jax.device_put` to transfer to different memory spaces. Got "
+                         f"sharding={given!r}")
     check_explicit_axes(given, what)
     typed = sharding_mod.type_sharding(given, ndim)
     return (typed, None) if typed is not None else (None, given)

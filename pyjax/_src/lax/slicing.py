@@ -215,7 +215,8 @@ def _dynamic_slice_batch(args, dims, slice_sizes):
 
 dynamic_slice_p = define_primitive(
     "dynamic_slice", impl=_dynamic_slice_impl, abstract_eval=sharding_rules.typed(
-        _dynamic_slice_abstract_eval, sharding_rules.sliced("dynamic_slice")),
+        _dynamic_slice_abstract_eval, sharding_rules.sliced("dynamic_slice"),
+        sharding_rules.nary_ur("dynamic_slice")),
     jvp=_dynamic_slice_jvp, transpose=_dynamic_slice_transpose, batch=_dynamic_slice_batch,
     lower=lambda ctx, x, *indices, slice_sizes: ctx.op(
         "stablehlo.dynamic_slice", [x, *indices], ctx.avals_out[0],

@@ -206,7 +206,7 @@ def _while_dce(used_outputs, eqn):
 def _while_lower(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
     """stablehlo.while; the consts ride along in the loop state (unchanged), so the
     regions read nothing from the enclosing scope."""
-    avals = [a.strip_weak_type() for a in (v.aval for v in args)]
+    avals = [a.strip_weak_type() for a in ctx.avals_in]
     n_consts = cond_nconsts + body_nconsts
     avals_out = ctx.avals_out
 

@@ -15,6 +15,7 @@ from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import slicing
 from pyjax._src.lax import structural as st
+from pyjax._src.lax.sharding_constraint import sharding_constraint_p
 from pyjax._src.lax.control_flow import common
 from pyjax._src.lax.control_flow.loops import while_loop
 from pyjax._src.util import merge_lists, split_list
@@ -263,14 +264,14 @@ def _scan_lower(ctx, *args, **params):
     copies per trip, the leftover iterations after the loop; the program's size does not
     depend on the trip count."""
     loop = common.trace_closed(lambda *xs: _scan_as_while(xs, **params),
-                               [v.aval for v in args])
+                               ctx.avals_in)   # (typed, as values may not be)
     return ctx.lower_jaxpr(loop, list(args))
 
 
 def _scan_as_while(args, jaxpr, length, reverse, num_consts, num_carry, linear, unroll):
     consts, carry, xs = split_list(args, [num_consts, num_carry])
-    ys = [pe.vary_like(st.zeros_like_aval(   # (typed as scan's result)
-        batching.unmapped_aval(a, 0, batching.AxisData(None, length))), a)
+    ys = [_typed_like(pe.vary_like(st.full((length,) + a.shape, np.zeros((), a.dtype)), a),
+                      batching.unmapped_aval(a, 0, batching.AxisData(None, length)))
           for a in jaxpr.out_avals[num_carry:]]
     trips = length // unroll
     if trips == 1:      # fully unrolled: no loop at all
@@ -299,6 +300,16 @@ def _scan_as_while(args, jaxpr, length, reverse, num_consts, num_carry, linear, 
     for t in range(trips * unroll, length):
         carry, ys = step(np.int32(t), carry, ys)
     return list(carry) + list(ys)
+
+
+def _typed_like(x, aval):
+    """x (a new loop output buffer) of the sharding in `aval`'s type, where it names one
+    (a partial sum's buffer stays one, so each iteration's update keeps its type)."""
+    wanted = aval._sharding
+    if wanted is None or get_aval(x)._sharding == wanted or not (
+            wanted.mesh.explicit_axes and not wanted.mesh.manual_axes):
+        return x
+    return sharding_constraint_p.bind(x, sharding=wanted)
 
 
 def _scan_samples():
