@@ -181,9 +181,9 @@ def _cond_lower(ctx, index, *ops, branches):
     lo, hi = ctx.full(0, (), np.int32), ctx.full(len(branches) - 1, (), np.int32)
     index = ctx.op("stablehlo.clamp", [lo, index, hi], index.aval.strip_weak_type())
     regions = [ctx.region([], lambda c, b=b: c.lower_jaxpr(b, list(ops))) for b in branches]
-    outs = ctx.op("stablehlo.case", [index], [a.strip_weak_type() for a in ctx.avals_out],
+    outs = ctx.op("stablehlo.case", [index], [a.strip_weak_type() for a in avals_out],
                   regions=regions)
-    return ctx.constrained_to_types(outs, ctx.avals_out)
+    return ctx.constrained_to_types(outs, avals_out)
 
 
 def _cond_samples():
