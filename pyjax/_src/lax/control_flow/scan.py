@@ -270,9 +270,10 @@ def _scan_lower(ctx, *args, **params):
 
 def _scan_as_while(args, jaxpr, length, reverse, num_consts, num_carry, linear, unroll):
     consts, carry, xs = split_list(args, [num_consts, num_carry])
-    ys = [_typed_like(pe.vary_like(st.full((length,) + a.shape, np.zeros((), a.dtype)), a),
-                      batching.unmapped_aval(a, 0, batching.AxisData(None, length)))
-          for a in jaxpr.out_avals[num_carry:]]
+    ys_avals = [batching.unmapped_aval(a, 0, batching.AxisData(None, length))
+                for a in jaxpr.out_avals[num_carry:]]
+    ys = [_typed_like(pe.vary_like(st.zeros_like_aval(y), a), y)   # (typed as scan's result)
+          for a, y in zip(jaxpr.out_avals[num_carry:], ys_avals)]
     trips = length // unroll
     if trips == 1:      # fully unrolled: no loop at all
         trips = 0
