@@ -373,9 +373,10 @@ def placed_in_context(out):
 
 def check_context_mesh(target, what):
     """JAX's error for a function's out_sharding= over another mesh than the context's
-    (unless both have only Auto axes)."""
+    (unless both have only Auto axes; shard_map bodies name their mesh's axes)."""
     context = sharding_mod.get_abstract_mesh()
-    if not isinstance(target, sharding_mod.NamedSharding) or context.empty:
+    if not isinstance(target, sharding_mod.NamedSharding) or context.empty or \
+            sharding_mod.current_manual() is not None:
         return
     mesh = target.mesh.abstract_mesh
     if mesh != context and not (mesh.are_all_axes_auto and context.are_all_axes_auto):
