@@ -425,11 +425,13 @@ def _samples():
     from pyjax._src.lax.builders import Sample, random_values
     mesh = sharding_mod.Mesh(np.array(devices_mod.devices()[:1], dtype=object), ("i",))
     x, y = random_values((2, 3), np.float32), random_values((2, 3), np.float32, seed=1)
-    avals = [get_aval(x), get_aval(y)]
+    specs = (PartitionSpec("i"), PartitionSpec())
+    with _mesh_axes(mesh, ("i",), True):   # (the body's arguments, typed as shard_map's)
+        avals = [_vma_block_aval(get_aval(v), s, mesh, "sample") for v, s in zip((x, y), specs)]
     closed = _trace_body(lambda a, b: [parallel.psum(ew.mul(ew.sin(a), b), "i"),
                                        ew.cos(b)], avals, mesh, ("i",), True)
     return [Sample([x, y], {"jaxpr": closed, "mesh": mesh, "manual_axes": ("i",),
-                            "in_specs": (PartitionSpec("i"), PartitionSpec()),
+                            "in_specs": specs,
                             "out_specs": (PartitionSpec(), PartitionSpec()),
                             "check_vma": True, "name": "f"})]
 

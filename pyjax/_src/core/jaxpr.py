@@ -10,7 +10,7 @@ import numpy as np
 
 from pyjax._src import dtypes
 from pyjax._src.util import WeakCache
-from pyjax._src.core.avals import ShapedArray, get_aval
+from pyjax._src.core.avals import ManualAxisType, ShapedArray, get_aval
 from pyjax._src.core.trace import EMPTY_EQN_CONTEXT, Trace, Tracer, trace_context
 
 
@@ -173,6 +173,29 @@ class JaxprTypeError(TypeError):
     pass
 
 
+_MULTILINEAR = frozenset({"mul", "dot_general"})
+
+
+def result_mat(prim, avals, vma):
+    """The manual axis type of a primitive's result inside a typed shard_map body: it
+    varies along `vma` (its operands' union), is a partial sum where a linear operation
+    takes partial sums alike (or a multilinear one takes one of them), and reduced where
+    every operand is (as JAX's rules); other operations on partial sums are refused."""
+    mats = [a.mat for a in avals if isinstance(a, ShapedArray)]
+    unreduced = frozenset().union(*(m.unreduced for m in mats))
+    reduced = frozenset.intersection(*(m.reduced for m in mats)) if mats else frozenset()
+    if unreduced:
+        alike = all(m.unreduced == unreduced for m in mats)
+        single = sum(bool(m.unreduced) for m in mats) == 1
+        if not ((prim.is_linear and alike) or (prim.name in _MULTILINEAR and single)
+                or (prim.name == "convert_element_type" and alike)):
+            raise NotImplementedError(
+                f"unreduced rule for {prim.name} is not implemented. Please file an issue "
+                "at https://github.com/jax-ml/jax/issues")
+    return ManualAxisType(varying=vma, unreduced=unreduced,
+                          reduced=reduced - unreduced)
+
+
 def check_jaxpr(jaxpr):
     """Checks that every variable is defined once before use and that each equation's
     output types are what its primitive's abstract_eval says. Recurses into sub-jaxprs."""
@@ -197,8 +220,15 @@ def check_jaxpr(jaxpr):
     for i, eqn in enumerate(jaxpr.eqns):
         where = f"equation {i} ({eqn.primitive.name})"
         in_avals = [read(v, where) for v in eqn.invars]
-        out = eqn.primitive.abstract_eval(*in_avals, **eqn.params)
-        out = out if eqn.primitive.multiple_results else [out]
+        prim = eqn.primitive
+        out = prim.abstract_eval(*in_avals, **eqn.params)
+        out = list(out) if prim.multiple_results else [out]
+        if not (prim.is_collective or prim.is_higher_order) and any(
+                getattr(a, "_mat", None) is not None for a in in_avals):
+            # (inside shard_map: the manual axis type staging gives, see partial_eval)
+            vma = frozenset().union(*(getattr(a, "vma", frozenset()) for a in in_avals))
+            mat = result_mat(prim, in_avals, vma)
+            out = [a.update(mat=mat) for a in out]
         expected = [v.aval for v in eqn.outvars]
         if list(out) != expected:
             raise JaxprTypeError(

@@ -10,7 +10,7 @@ import numpy as np
 
 from pyjax._src.config import auto_pcast, enable_checks
 from pyjax._src.core import jaxpr as jx
-from pyjax._src.core.avals import ManualAxisType, ShapedArray, get_aval
+from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.trace import (Trace, Tracer, check_for_leaks, primitive_effects,
                                    primitive_named, set_current_trace, trace_context)
 from pyjax._src.util import WeakCache, partition_list
@@ -132,7 +132,7 @@ class DynamicJaxprTrace(Trace):
         out_aval = prim.abstract_eval(*[t.aval for t in tracers], **params)
         out_avals = out_aval if prim.multiple_results else [out_aval]
         if vma is not None:
-            mat = _result_mat(prim, [t.aval for t in tracers], vma)
+            mat = jx.result_mat(prim, [t.aval for t in tracers], vma)
             out_avals = [a.update(mat=mat) for a in out_avals]
         outvars = [jx.Var(a) for a in out_avals]
         effects = primitive_effects(prim, params)
@@ -188,29 +188,6 @@ def _vary(x, names):
 
 # Primitives whose result is linear in each operand taken alone: a partial sum times
 # a whole value is a partial sum of the product.
-_MULTILINEAR = frozenset({"mul", "dot_general"})
-
-
-def _result_mat(prim, avals, vma):
-    """The manual axis type of a primitive's result inside a typed shard_map body: it
-    varies along `vma` (its operands' union), is a partial sum where a linear operation
-    takes partial sums alike (or a multilinear one takes one of them), and reduced where
-    every operand is (as JAX's rules); other operations on partial sums are refused."""
-    mats = [a.mat for a in avals if isinstance(a, ShapedArray)]
-    unreduced = frozenset().union(*(m.unreduced for m in mats))
-    reduced = frozenset.intersection(*(m.reduced for m in mats)) if mats else frozenset()
-    if unreduced:
-        alike = all(m.unreduced == unreduced for m in mats)
-        single = sum(bool(m.unreduced) for m in mats) == 1
-        if not ((prim.is_linear and alike) or (prim.name in _MULTILINEAR and single)
-                or (prim.name == "convert_element_type" and alike)):
-            raise NotImplementedError(
-                f"unreduced rule for {prim.name} is not implemented. Please file an issue "
-                "at https://github.com/jax-ml/jax/issues")
-    return ManualAxisType(varying=vma, unreduced=unreduced,
-                          reduced=reduced - unreduced)
-
-
 def vary_like(x, aval):
     """x typed to vary along the manual axes `aval` varies along too (where a rule
     re-traces a body and makes new values, e.g. a loop's output buffers)."""
