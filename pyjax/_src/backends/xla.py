@@ -27,6 +27,8 @@ from pyjax._src import config, errors, tree_util
 from pyjax._src import sharding as sharding_mod
 from pyjax._src.array import Array, device_results
 from pyjax._src.backends import compile_cache
+from pyjax._src.backends.callback_threads import (inside_multi_device_callback,
+                                                  reentrant_launch_error)
 from pyjax._src.backends.argument_kinds import NO_FIT, CommittedKind, HostArrayKind
 from pyjax._src.core.avals import ShapedArray
 from pyjax._src.core.tokens import AbstractToken, Token
@@ -442,23 +444,40 @@ class _Runner:
         return self.build(device_results(self.out_avals, outs, device, self.committed))
 
 
+# Held while a program over several devices with callbacks runs: its callbacks keep
+# their failures on themselves (HostCall.errors), so two threads running the same
+# program at once would each see the other's. (Such a callback cannot start another
+# program over several devices, so it never waits for this lock: callback_threads.py.)
+_deferred_errors_lock = threading.Lock()
+
+
 def _execute_and_wait(execute_sharded, bufs, host_calls, handlers=None):
     """Runs a program with host callbacks and waits for them, so their effects (prints,
     writes) happen in call order and before the call returns; its output arrays (with
     handlers None: per output, its per-device buffers). A failure the callbacks of a
     multi-device program kept in their `errors` (lax/callbacks.py's HostCall) is raised
     here, once every device has finished, as XLA words it."""
+    if not any(call.defer_errors for call in host_calls):
+        return _execute_with_token(execute_sharded, bufs, handlers)
+    with _deferred_errors_lock:
+        try:
+            outs = _execute_with_token(execute_sharded, bufs, handlers)
+        finally:
+            failures = [failure for call in host_calls for failure in call.errors]
+            for call in host_calls:
+                call.errors.clear()
+    if failures:
+        raise _jax.JaxRuntimeError(
+            f"INTERNAL: CpuCallback error calling callback: {failures[0]}")
+    return outs
+
+
+def _execute_with_token(execute_sharded, bufs, handlers):
     done = execute_sharded(bufs, with_tokens=True)
     token = done.consume_token()
     outs = done.disassemble_into_single_device_arrays() if handlers is None else \
         done.consume_with_handlers(handlers)
     token.block_until_ready()
-    failures = [failure for call in host_calls for failure in call.errors]
-    if failures:
-        for call in host_calls:
-            call.errors.clear()
-        raise _jax.JaxRuntimeError(
-            f"INTERNAL: CpuCallback error calling callback: {failures[0]}")
     return outs
 
 
@@ -571,6 +590,8 @@ class ReplicatedExecutable:
                                        buffer=put(value, a, d)) for d in self.devices])
 
     def __call__(self, per_argument):
+        if len(self.devices) > 1 and inside_multi_device_callback():
+            raise reentrant_launch_error(f"pmap({self.name})", len(self.devices))
         arrays = []
         for shards in self._consts + list(per_argument):
             if len(shards) != len(self.devices):
@@ -664,6 +685,8 @@ class ShardedExecutable:
 
     def __call__(self, args):
         """Runs on Arrays laid out as self.in_shardings; returns sharded Arrays."""
+        if len(self.devices) > 1 and inside_multi_device_callback():
+            raise reentrant_launch_error(f"jit({self.name})", len(self.devices))
         bufs = self._consts + [x._global_buffer for x in args]
         try:
             if self._callbacks:

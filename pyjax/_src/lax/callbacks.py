@@ -15,6 +15,7 @@ import numpy as np
 from pyjax._src import dtypes, tree_util
 from pyjax._src.array import Array
 from pyjax._src.backends import devices as devices_mod
+from pyjax._src.backends.callback_threads import running_multi_device_callback
 from pyjax._src.backends import stablehlo as hlo
 from pyjax._src.backends.numpy_backend import host_value
 from pyjax._src.core.avals import ShapedArray, get_aval, is_valid_jax_type
@@ -141,7 +142,8 @@ class HostCall:
     device running the call: the others would wait for it at the next collective until
     XLA aborts the whole process. The call then gives zeros, keeps the failure's
     traceback in `errors`, and the executable raises it once the program has ended
-    (backends/xla.py's `_execute_and_wait`)."""
+    (backends/xla.py's `_execute_and_wait`). The callback must not start another program
+    over several devices meanwhile (see backends/callback_threads.py)."""
 
     def __init__(self, callback, result_avals, api, chained, defer_errors=False):
         self.callback, self.result_avals = callback, result_avals
@@ -151,17 +153,23 @@ class HostCall:
     def __call__(self, *buffers):
         if self.chained:
             buffers = buffers[1:]
+        if not self.defer_errors:   # XLA stops the program at a failure and reports it
+            return self._outputs(self._run(buffers))
         try:
-            results = call_on_host(self.callback, buffers, self.api)
-            outs = [] if self.result_avals is None else \
-                check_results(results, self.result_avals, self.api)
+            with running_multi_device_callback():
+                outs = self._run(buffers)
         except Exception:
-            if not self.defer_errors:
-                raise   # XLA stops the program and reports it
             self.errors.append(traceback.format_exc())
             outs = [np.zeros(a.shape, a.dtype) for a in self.result_avals or ()]
-        return tuple(outs) + ((np.zeros((), np.uint8),) if self.chained else ())
+        return self._outputs(outs)
 
+    def _run(self, buffers):
+        results = call_on_host(self.callback, buffers, self.api)
+        return [] if self.result_avals is None else \
+            check_results(results, self.result_avals, self.api)
+
+    def _outputs(self, outs):
+        return tuple(outs) + ((np.zeros((), np.uint8),) if self.chained else ())
 
 
 _CHAIN = ShapedArray((), np.dtype(np.uint8))
@@ -177,7 +185,8 @@ def _lower_host_call(ctx, args, callback, result_avals, api, side_effect, shardi
     if callbacks is None:
         raise hlo.LoweringError(f"{api} needs a module that can hold host callbacks")
     chained = side_effect and not partitioned
-    multi_device = ctx.module.num_replicas > 1 or ctx.module.mesh is not None
+    mesh = ctx.module.mesh
+    multi_device = ctx.module.num_replicas > 1 or (mesh is not None and mesh.size > 1)
     call = HostCall(callback, result_avals, api, chained=chained, defer_errors=multi_device)
     operands = list(args)
     out_avals = [a.strip_weak_type() for a in result_avals or ()]
