@@ -7,9 +7,11 @@ import numpy as np
 _FAQ = "See the pyjax/JAX FAQ section on"
 
 
-def _origin(tracer):
+def origin_of(tracer) -> str:
+    """Where a traced value came from, as its tracer tells it ('' for other values)."""
     describe = getattr(tracer, "_origin_description", None)
     return describe() if describe else ""
+
 
 
 class JAXTypeError(TypeError):
@@ -39,7 +41,7 @@ class ConcretizationTypeError(JAXTypeError):
         self.tracer = tracer
         super().__init__(
             f"Abstract tracer value encountered where concrete value is expected: {tracer}\n"
-            f"{context}{_origin(tracer)}\n"
+            f"{context}{origin_of(tracer)}\n"
             "If the value depends only on static information, mark that argument static "
             "with `static_argnums`/`static_argnames` on `jit`; if it is data, use a "
             "structured control flow primitive (`lax.cond`, `lax.while_loop`, "
@@ -67,7 +69,7 @@ class TracerIntegerConversionError(JAXTypeError):
         self.tracer = tracer
         super().__init__(
             f"The __index__() method was called on traced array {tracer}.\n"
-            f"{_origin(tracer)}\nShapes and Python indices must be concrete. Compute them "
+            f"{origin_of(tracer)}\nShapes and Python indices must be concrete. Compute them "
             "from static information (e.g. `np.prod(x.shape)`, not `jnp.array(x.shape).prod()`), "
             "or mark the argument static with `static_argnums`. For a loop over a traced "
             "count (`for i in range(n)`), use `lax.fori_loop`.")
@@ -80,7 +82,7 @@ class TracerArrayConversionError(JAXTypeError):
         self.tracer = tracer
         super().__init__(
             f"The numpy.ndarray conversion method __array__() was called on {tracer}.\n"
-            f"{_origin(tracer)}\nNumPy cannot work on traced values: use `jax.numpy` "
+            f"{origin_of(tracer)}\nNumPy cannot work on traced values: use `jax.numpy` "
             "(`jnp`) instead of `np` inside transformed functions, `jax.debug.print` to see "
             "a value, or `jax.pure_callback` to run NumPy code at run time.")
 
@@ -92,7 +94,7 @@ class NonConcreteBooleanIndexError(JAXIndexError):
         self.tracer = tracer
         super().__init__(
             "Array boolean indices must be concrete; got "
-            f"{tracer}\n{_origin(tracer)}\nThe size of `x[mask]` depends on the values in "
+            f"{tracer}\n{origin_of(tracer)}\nThe size of `x[mask]` depends on the values in "
             "`mask`, which are not known while tracing. Use `jnp.where(mask, x, fill)` to "
             "keep the shape, or `jnp.nonzero(mask, size=n)` with a static size.")
 

@@ -7,7 +7,7 @@ import weakref
 from collections.abc import Callable, Hashable
 from typing import Any
 
-from pyjax._src.errors import AxisError
+from pyjax._src.errors import AxisError, origin_of
 
 
 class WeakCache:
@@ -119,11 +119,11 @@ def canonicalize_shape(shape, where, nonnegative=True, negative_error=TypeError)
                             "static with `static_argnums`.")
         try:
             out.append(operator.index(d))
-        except TypeError as e:   # a traced size: JAX's message, then the tracer's own
+        except TypeError as e:   # a traced size: JAX's message, then where it came from
             raise TypeError(f"{where}: Shapes must be 1D sequences of concrete values of "
                             f"integer type, got {tuple(shape)}.\nIf using `jit`, try using "
                             "`static_argnums` or applying `jit` to smaller subfunctions.\n"
-                            f"{e}") from e
+                            f"{origin_of(d) or e}") from e
     if nonnegative and any(d < 0 for d in out):
         raise negative_error(f"{where}: negative dimensions are not allowed, got shape "
                              f"{tuple(out)}.")

@@ -129,3 +129,14 @@ CASES = [
 @pytest.mark.parametrize("fn, exc, match", CASES)
 def test_bad_input_raises_a_named_error(fn, exc, match):
     assert_named_error(fn, exc, match)
+
+
+def test_traced_shape_says_where_the_value_came_from():
+    # JAX's words: the tracer's origin follows the shape error
+    with pytest.raises(TypeError, match=r"(?s)Shapes must be 1D sequences.*This concrete "
+                       "value was not available in Python because it depends on the value "
+                       "of the argument n\\."):
+        jax.jit(lambda n: jnp.zeros(shape=(2, n)))(1)
+    with pytest.raises(TypeError, match="(?s)Shapes must be 1D sequences.*This BatchTracer "
+                                        "with object id"):
+        jax.vmap(lambda n: jnp.zeros(shape=(2, n)))(jnp.ones((1,)))

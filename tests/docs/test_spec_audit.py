@@ -147,7 +147,7 @@ def test_traced_loop_count_suggests_fori_loop():
     with pytest.raises(errors.TracerIntegerConversionError, match="lax.fori_loop") as info:
         jax.jit(lambda n: sum(range(n)))(3)
     assert isinstance(info.value, TypeError)
-    assert "argument 'n'" in str(info.value)
+    assert "depends on the value of the argument n." in str(info.value)
     assert int(lax.fori_loop(0, 3, lambda i, c: c + i, 0)) == 3
 
 

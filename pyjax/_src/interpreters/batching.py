@@ -206,8 +206,9 @@ class BatchTracer(Tracer):
     def _origin_description(self):
         if self.batch_dim is None:
             return ""
-        return (f"This value is batched by vmap (it holds one value per example, batch "
-                f"dimension {self.batch_dim}), so it cannot be turned into one Python value.")
+        return (f"This BatchTracer with object id {id(self)} is batched by vmap (it holds "
+                f"one value per example, batch dimension {self.batch_dim}), so it cannot be "
+                "turned into one Python value.")
 
 
 class BatchTrace(Trace):

@@ -83,12 +83,14 @@ class DynamicJaxprTracer(Tracer):
         trace, origin = self._trace, self.origin
         head = (f"While tracing the function {trace.debug_info.describe()}, "
                 if trace.debug_info else "While tracing, ")
-        if isinstance(origin, int):
+        if isinstance(origin, int):   # JAX's words
             names = trace.debug_info.arg_names if trace.debug_info else None
-            which = (f"argument '{names[origin]}'" if names and origin < len(names)
-                     and names[origin] else "an argument")
-            return (f"{head}this value is {which} (flattened position {origin}), whose "
-                    "value is not known while the computation is staged out.")
+            which = (f"the argument {names[origin]}" if names and origin < len(names)
+                     and names[origin] else f"argument {origin} (flattened)")
+            where = (f"The error occurred while tracing the function "
+                     f"{trace.debug_info.describe()}. " if trace.debug_info else "")
+            return (f"{where}This concrete value was not available in Python because it "
+                    f"depends on the value of {which}.")
         if isinstance(origin, jx.JaxprEqn):
             where = origin.source_info
             line = f"\nfrom line {where[0]}:{where[1]} ({where[2]})" if where else ""
