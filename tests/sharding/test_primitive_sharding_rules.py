@@ -1,5 +1,5 @@
 """Sharding rules of gather, dynamic_slice, top_k, reduce_window, bitcast_convert_type,
-scan and the cotangents of slices, broadcasts and reshards, einsum's Auto-mode
+rng_bit_generator, scan and the cotangents of slices, broadcasts and reshards, einsum's Auto-mode
 contractions, and out_sharding= on segment reductions and nn initializers, on eight
 CPU devices. Expected specs, values and errors are JAX
 0.10.2's for the same programs."""
@@ -143,6 +143,16 @@ def check_key_arrays_report_their_own_rank_of_spec():
         keys = jax.device_put(jax.random.split(jax.random.key(0), 8),
                               jax.sharding.NamedSharding(mesh, P("x")))
         assert keys.sharding.spec == jax.jit(lambda k: k)(keys).sharding.spec == P("x")
+
+
+def check_rng_bit_generator_keeps_the_key_split_and_the_bits_whole():
+    with jax.set_mesh(jax.make_mesh((2,), ("x",))):
+        key = jnp.asarray(np.array((1, 2, 3, 4), np.uint32))
+        new_key, bits = lax.rng_bit_generator(key, shape=(4, 8))
+        assert (new_key.sharding.spec, bits.sharding.spec) == (P(None,), P(None, None))
+        new_key, bits = jax.jit(lambda k: lax.rng_bit_generator(k, (4, 8)))(key)
+        assert (new_key.aval.sharding.spec, bits.aval.sharding.spec) == \
+            (P(None,), P(None, None))
 
 
 test_on_eight_devices = checks_on_devices(globals(), 8)

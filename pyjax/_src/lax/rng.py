@@ -15,7 +15,7 @@ from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.trace import NO_BATCHING, NOT_DIFFERENTIABLE, define_primitive, no_samples
 from pyjax._src.interpreters import batching
 from pyjax._src.lax import builders as b
-from pyjax._src.lax import slicing, structural
+from pyjax._src.lax import sharding_rules, slicing, structural
 from pyjax._src.lax.random_bits import threefry2x32_numpy
 from pyjax._src.lax.sharding_constraint import apply_out_sharding
 from pyjax._src.util import canonicalize_shape
@@ -185,10 +185,16 @@ def _rbg_samples():
                                  "algorithm": RandomAlgorithm.RNG_THREE_FRY})]
 
 
+def _rbg_sharding(outs, key, **params):
+    """The new key split as the key; the bits whole on every device (out_sharding=
+    splits them afterwards)."""
+    return [sharding_rules.entries(key), (None,) * len(outs[1].shape)]
+
+
 rng_bit_generator_p = define_primitive(
     "rng_bit_generator", multiple_results=True, impl=_rbg_impl,
-    abstract_eval=_rbg_abstract_eval, jvp=NOT_DIFFERENTIABLE, batch=_rbg_batch,
-    lower=_rbg_lower, samples=_rbg_samples)
+    abstract_eval=sharding_rules.typed(_rbg_abstract_eval, _rbg_sharding),
+    jvp=NOT_DIFFERENTIABLE, batch=_rbg_batch, lower=_rbg_lower, samples=_rbg_samples)
 
 
 def rng_bit_generator(key, shape, dtype=np.uint32, algorithm=RandomAlgorithm.RNG_DEFAULT,
