@@ -143,4 +143,18 @@ def check_cond_results_keep_and_lower_their_types():
         assert f(a, a).sharding == NamedSharding(mesh, P("x"))
 
 
+def check_constraint_over_auto_axes_keeps_the_typed_split():
+    mesh = jax.make_mesh((4, 2), ("x", "y"), axis_types=(AxisType.Explicit, AxisType.Auto))
+    with jax.set_mesh(mesh):
+        arr = jax.device_put(np.arange(16).reshape(8, 2), P("x"))
+        # (constraint, layout of the result) as JAX 0.10.2 gives them; the type stays P('x')
+        for spec, laid_out in [(P("y"), P(("x", "y"))), (P(None, "y"), P("x", "y")),
+                               (P(), P("x", None)), (P("y", None), P(("x", "y")))]:
+            f = jax.jit(lambda x, spec=spec: jax.lax.with_sharding_constraint(x, spec))
+            out = f(arr)
+            assert out.sharding == NamedSharding(mesh, laid_out), (spec, out.sharding)
+            assert f.trace(arr).jaxpr.out_avals[0].sharding.spec == P("x", None)
+            np.testing.assert_array_equal(out, np.arange(16).reshape(8, 2))
+
+
 test_on_eight_devices = checks_on_devices(globals(), 8)

@@ -263,8 +263,38 @@ def constrain(x, shardings, assert_typed=False, cast=False):
             continue
         if cast:
             target = _open_unsplit(target, get_aval(leaf).ndim)
+        else:
+            target = _keep_typed_split(target, get_aval(leaf))
         out.append((reshard_p if cast else sharding_constraint_p).bind(leaf, sharding=target))
     return tree_util.tree_unflatten(tree, out)
+
+
+def _keep_typed_split(target, aval):
+    """A constraint over a mesh's Auto axes on a value its type splits over Explicit
+    axes: each dimension split over the type's axes, then the constraint's (as JAX
+    combines them: P('x') typed, constrained to P('y'), is laid out as P(('x', 'y')))."""
+    typed = aval._sharding
+    if not (isinstance(target, sharding_mod.NamedSharding) and typed is not None
+            and typed.mesh.explicit_axes and typed.mesh.auto_axes):
+        return target
+    ndim = len(aval.shape)
+    pad = (None,) * ndim
+    merged = []
+    for kept, asked in zip((tuple(typed.spec.partitions) + pad)[:ndim],
+                           (tuple(target.spec.partitions) + pad)[:ndim]):
+        if asked is sharding_mod.UNCONSTRAINED or kept is None:
+            merged.append(asked)
+            continue
+        axes = _axes(kept) + tuple(a for a in _axes(asked) if a not in _axes(kept))
+        merged.append(axes[0] if len(axes) == 1 else axes)
+    if tuple(merged[:len(target.spec)]) == tuple(target.spec.partitions) and \
+            all(e is None for e in merged[len(target.spec):]):
+        return target
+    return sharding_mod.NamedSharding(target.mesh, target.spec.update(partitions=merged))
+
+
+def _axes(entry):
+    return () if entry is None else (entry,) if isinstance(entry, str) else tuple(entry)
 
 
 def _open_unsplit(target, ndim):
