@@ -114,11 +114,12 @@ class PyTreeDef:
 
     Wraps an optree PyTreeSpec; only the repr and error messages differ (JAX's)."""
 
-    __slots__ = ("_spec", "_hash")
+    __slots__ = ("_spec", "_hash", "_array_nodes")
 
     def __init__(self, spec):
         self._spec = spec
         self._hash = None
+        self._array_nodes = None   # (_array_nodes_version, whether it holds one) once asked
 
     def __hash__(self):
         # Cached: jit hashes treedefs on every call and optree rehashes each time.
@@ -238,36 +239,43 @@ def flatten(tree):
                     break
             else:
                 return leaves, td
-    leaves, spec = _optree_flatten(tree, None)
-    td = PyTreeDef(spec)
+    leaves, td = _optree_flatten(tree, None)
     if ((t is tuple or t is list or t is dict) and len(leaves) == len(tree)
-            and spec.num_nodes == len(leaves) + 1):
+            and td._spec.num_nodes == len(leaves) + 1):
         _learn(tree, leaves, td)
     return leaves, td
 
 
 def _optree_flatten(tree, is_leaf):
-    """optree's flatten with JAX's errors: a custom node whose flatten function returns
-    no (children, aux_data) tuple, and dict keys that cannot be sorted, are ValueErrors."""
+    """(leaves, PyTreeDef): optree's flatten with JAX's errors: a custom node whose
+    flatten function returns no (children, aux_data) tuple, and dict keys that cannot be
+    sorted, are ValueErrors."""
     try:
         leaves, spec = optree.tree_flatten(tree, is_leaf, none_is_leaf=False, namespace=_NS)
     except (TypeError, RuntimeError):
         _check_custom_flattens(tree, is_leaf)
         raise
+    treedef = PyTreeDef(spec)
     try:
-        known = spec in _sortable_specs
+        known = _known_specs.get(spec, _NOT_KNOWN)
     except TypeError:   # unhashable aux data: check every time
-        known, cacheable = False, False
+        known, cacheable = _NOT_KNOWN, False
     else:
-        cacheable = len(_sortable_specs) < _CACHE_MAX
-    if not known:
+        cacheable = len(_known_specs) < _CACHE_MAX
+    if known is _NOT_KNOWN:
         spec.walk([None] * spec.num_leaves, _check_dict_keys, None)
         if cacheable:
-            _sortable_specs.add(spec)
-    return leaves, spec
+            _known_specs[spec] = None
+    else:
+        treedef._array_nodes = known
+    return leaves, treedef
 
 
-_sortable_specs = set()   # PyTreeSpecs whose dict keys are known to sort
+# PyTreeSpecs whose dict keys are known to sort -> their _holds_array_node answer
+# ((_array_nodes_version, whether they hold one); None until asked): one lookup, as a
+# PyTreeSpec's hash walks all its aux data.
+_known_specs: dict = {}
+_NOT_KNOWN = object()
 
 
 def _check_dict_keys(node_type, data, _):
@@ -443,8 +451,7 @@ def tree_flatten(tree, is_leaf=None):
     if not callable(is_leaf):
         raise TypeError(f"is_leaf must be a callable (a predicate on subtrees) or None, got "
                         f"{is_leaf!r}")
-    leaves, spec = _optree_flatten(tree, is_leaf)
-    return leaves, PyTreeDef(spec)
+    return _optree_flatten(tree, is_leaf)
 
 
 def tree_unflatten(treedef, leaves):
@@ -890,29 +897,31 @@ def _flatten_up_to(fn, treedef, tree, other, i, is_leaf):
 # tree functions users call (jax.tree_util, jax.tree: the user_* functions, and those
 # pyjax's own code never calls) see these types as leaves.
 _array_nodes = set()
-_array_node_defs = {}   # PyTreeDef -> whether it holds a node of _array_nodes
+_array_nodes_version = 0   # PyTreeDef._array_nodes answers of an older version are stale
 
 
 def register_array_node(nodetype, flatten_func, unflatten_func):
     """Registers `nodetype` as a node for pyjax's transformations that users' tree
     functions treat as a leaf."""
+    global _array_nodes_version
     register_pytree_node(nodetype, flatten_func, unflatten_func)
     _array_nodes.add(nodetype)
-    _array_node_defs.clear()
+    _array_nodes_version += 1
 
 
 def _holds_array_node(treedef) -> bool:
-    try:   # keyed on the PyTreeDef, whose hash is cached (its PyTreeSpec's is not)
-        return _array_node_defs[treedef]
-    except KeyError:
-        cacheable = len(_array_node_defs) < _CACHE_MAX
-    except TypeError:   # unhashable aux data
-        cacheable = False
+    answer = treedef._array_nodes
+    if answer is not None and answer[0] == _array_nodes_version:
+        return answer[1]
     spec = treedef._spec
     found = spec.walk([False] * spec.num_leaves,
                       lambda t, _, kids: t in _array_nodes or any(kids), None)
-    if cacheable:
-        _array_node_defs[treedef] = found
+    treedef._array_nodes = (_array_nodes_version, found)
+    try:
+        if spec in _known_specs:
+            _known_specs[spec] = treedef._array_nodes
+    except TypeError:   # unhashable aux data
+        pass
     return found
 
 
