@@ -594,10 +594,40 @@ def run_sharded(closed, args, donated_invars=(), in_shardings=None, out_sharding
     """Runs `closed` as one SPMD program over the mesh of the shardings involved (the
     arguments', jit's in/out_shardings, sharding constraints inside): arguments are laid
     out as XLA expects them, results come back sharded as XLA (or out_shardings) chose."""
+    return _run_sharded(closed, args, donated_invars, in_shardings, out_shardings, where,
+                        compiler_options)[0]
+
+
+def sharded_call(closed, args, donated_invars, in_shardings, out_shardings, where,
+                 compiler_options, out_tree):
+    """run_sharded's results, and the runner (see ShardedExecutable.runner) that repeats
+    a call of these arguments' signature straight to its executable, or None when the
+    arguments needed laying out (host values, single-device or other shardings) or the
+    call took another route."""
+    outs, entry = _run_sharded(closed, args, donated_invars, in_shardings, out_shardings,
+                               where, compiler_options)
+    if entry is None:
+        return outs, None
+    exe = entry.run
+    if not all(type(x) is Array and x._sharding is not None
+               and sharding_mod.same_layout(x._sharding, s, x.ndim)
+               for x, s in zip(args, exe.in_shardings)):
+        return outs, None
+    guarded = (where or "a sharded computation") if devices_mod.process_count() > 1 \
+        else None
+    return outs, exe.runner([x.aval for x in args], [x._sharding for x in args],
+                            [o.aval for o in outs], [o._sharding for o in outs],
+                            entry.donated, out_tree, guarded)
+
+
+def _run_sharded(closed, args, donated_invars, in_shardings, out_shardings, where,
+                 compiler_options):
+    """run_sharded's results, and the ExecutableEntry that ran them (None when the
+    program ran another way: on one device, equation by equation, on NumPy)."""
     asked = [s for s in (*(in_shardings or ()), *(out_shardings or ())) if s is not None]
     if not asked and runs_own_program(closed.jaxpr):
         # a pmap inside (its results are sharded): each equation runs its own program
-        return InterpretedExecutable(closed, None)(args)
+        return InterpretedExecutable(closed, None)(args), None
     plan = sharding_plan(closed, args, in_shardings, out_shardings, where)
     if devices_mod.process_count() > 1:
         config.check_thread_guard(where or "a sharded computation")
@@ -605,9 +635,9 @@ def run_sharded(closed, args, donated_invars=(), in_shardings=None, out_sharding
         device = next((s.device for s in tuple(in_shardings or ()) + tuple(out_shardings or ())
                        if isinstance(s, sharding_mod.SingleDeviceSharding)), None)
         return run_closed_jaxpr(closed, args, donated_invars, device, where=where,
-                                compiler_options=compiler_options)
+                                compiler_options=compiler_options), None
     if devices_mod.xla_runtime() is None:   # one device (NumPy): shardings change nothing
-        return NumpyExecutable(closed, None)(args)
+        return NumpyExecutable(closed, None)(args), None
     entry = sharded_executable(closed, donated_invars, plan, compiler_options)
     exe = entry.run
     laid_out = []
@@ -629,7 +659,7 @@ def run_sharded(closed, args, donated_invars=(), in_shardings=None, out_sharding
     for i in entry.donated:
         if type(args[i]) is Array:
             args[i].delete("donated")
-    return outs
+    return outs, entry
 
 
 def _on_typed_axes(sharding, typed):
