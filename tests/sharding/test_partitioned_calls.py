@@ -1,9 +1,10 @@
-"""Repeated calls of a jitted function partitioned over 8 CPU devices: a call whose
-arguments are already laid out as the first call of its signature had them runs straight
-to the executable (no sharding plan), with the same results, shardings and types as the
-general route; anything else (another sharding, a deleted argument, a host value, another
-mesh context, another thread's context) still takes the general route and its errors.
-Expected shardings and errors are JAX 0.10.2's for the same programs."""
+"""Repeated calls of a jitted function, and repeated eager ops, partitioned over 8 CPU
+devices: a call whose arguments are already laid out as the first call of its signature
+had them runs straight to the executable (no sharding plan), with the same results,
+shardings and types as the general route; anything else (another sharding, a deleted
+argument, a host value, another mesh context, another thread's context) still takes the
+general route and its errors. Expected shardings and errors are JAX 0.10.2's for the
+same programs."""
 from __future__ import annotations
 
 import threading
@@ -175,6 +176,36 @@ def check_cached_calls_from_other_threads():
     for r in results:
         np.testing.assert_array_equal(np.asarray(r), expected)
         assert r.sharding == NamedSharding(mesh, P("e"))
+
+
+def check_repeated_eager_ops_on_sharded_arrays():
+    mesh = _auto_mesh()
+    split_rows, split_cols = NamedSharding(mesh, P("x")), NamedSharding(mesh, P(None, "y"))
+    host = np.arange(32.0, dtype=np.float32).reshape(8, 4)
+    x, y = jax.device_put(host, split_rows), jax.device_put(np.ones((8, 4), np.float32),
+                                                             split_rows)
+    with _GeneralRoute() as general:
+        sums = [x + y for _ in range(3)]
+        sines = [jnp.sin(x) for _ in range(3)]
+    assert general.count == 2   # one plan per op, then straight to its executable
+    for out in sums:
+        np.testing.assert_array_equal(np.asarray(out), host + 1)
+        assert out.sharding == split_rows and out.committed
+    for out in sines:
+        np.testing.assert_allclose(np.asarray(out), np.sin(host), rtol=1e-6)
+        assert out.sharding == split_rows
+    # other shardings of the same types: planned again, propagated as XLA chooses
+    xc, yc = jax.device_put(host, split_cols), jax.device_put(np.ones((8, 4), np.float32),
+                                                               split_cols)
+    for _ in range(2):
+        out = xc + yc
+        np.testing.assert_array_equal(np.asarray(out), host + 1)
+        assert out.sharding == split_cols
+    out = x + y
+    assert out.sharding == split_rows
+    np.testing.assert_array_equal(np.asarray(out), host + 1)
+    with pytest.raises(ValueError, match="incompatible"):
+        x + jax.device_put(np.ones((8, 4), np.float32), jax.devices()[0])
 
 
 test_partitioned_calls = checks_on_devices(globals(), 8)

@@ -600,10 +600,11 @@ def run_sharded(closed, args, donated_invars=(), in_shardings=None, out_sharding
 
 def sharded_call(closed, args, donated_invars, in_shardings, out_shardings, where,
                  compiler_options, out_tree):
-    """run_sharded's results, and the runner (see ShardedExecutable.runner) that repeats
-    a call of these arguments' signature straight to its executable, or None when the
-    arguments needed laying out (host values, single-device or other shardings) or the
-    call took another route."""
+    """run_sharded's results, and the runner (see ShardedExecutable.runner; its results
+    come as the pytree `out_tree`, None: their list) that repeats a call of these
+    arguments' signature straight to its executable, or None when the arguments needed
+    laying out (host values, single-device or other shardings) or the call took another
+    route."""
     outs, entry = _run_sharded(closed, args, donated_invars, in_shardings, out_shardings,
                                where, compiler_options)
     if entry is None:
@@ -713,7 +714,7 @@ def apply_committed(trace, prim, args, params):
         closed = single_primitive_jaxpr(prim, [x.aval for x in args], params)
         if runs_own_program(closed.jaxpr):   # (e.g. remat of a pmap) run as a jaxpr, it
             return _run_impl(prim, closed, args, params)   # would come back here
-        outs = run_sharded(closed, args, where=f"the primitive '{prim.name}'")
+        outs = _run_eager_sharded(closed, args, prim.name)
         return outs if prim.multiple_results else outs[0]
     device = devices_mod.common_device(arrays, prim.name)
     if runs_on_host(device):
@@ -725,6 +726,27 @@ def apply_committed(trace, prim, args, params):
     closed = single_primitive_jaxpr(prim, [x.aval for x in args], params)
     outs = run_closed_jaxpr(closed, args, device=device)
     return outs if prim.multiple_results else outs[0]
+
+
+# one-primitive jaxpr -> (config version, the runner of its latest arguments' shardings)
+_eager_runners: weakref.WeakKeyDictionary[ClosedJaxpr, tuple] = weakref.WeakKeyDictionary()
+
+
+def _run_eager_sharded(closed, args, name):
+    """run_sharded for an eager primitive on sharded arrays: a repeat of the last call's
+    argument types and shardings (under the same options) runs straight to the
+    executable, as jit's cached calls do."""
+    version = config.config.version
+    cached = _eager_runners.get(closed)
+    if cached is not None and cached[0] == version:
+        outs = cached[1](args)
+        if outs is not NO_FIT:
+            return outs
+    outs, runner = sharded_call(closed, args, (), None, None, f"the primitive '{name}'",
+                                None, None)
+    if runner is not None:
+        _eager_runners[closed] = (version, runner)
+    return outs
 
 
 def runs_on_host(device):

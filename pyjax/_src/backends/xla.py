@@ -694,8 +694,9 @@ class ShardedExecutable:
         """The lean runner of this executable for arguments of `in_avals` held as
         `in_shardings` (each laid out as self.in_shardings says), whose results come back
         typed `out_avals` and named `out_shardings` (as the call that made it settled
-        them), or None for results that are float0 or on one device. `guarded`: for a
-        program over several processes, the call's name for config.check_thread_guard."""
+        them), or None for results that are float0 or on one device. It returns the
+        results as the pytree `out_tree` (None: their list). `guarded`: for a program over
+        several processes, the call's name for config.check_thread_guard."""
         if any(a.dtype == FLOAT0 for a in out_avals) or any(
                 type(s) is not sharding_mod.NamedSharding for s in out_shardings):
             return None
@@ -729,7 +730,8 @@ class _ShardedRunner:
         self.handlers, self.callbacks = executable._handlers, executable._callbacks
         self.in_avals, self.in_shardings = tuple(in_avals), tuple(in_shardings)
         self.out_avals, self.out_shardings = tuple(out_avals), tuple(out_shardings)
-        self.donated, self.build = tuple(donated), tree_util.tree_builder(out_tree)
+        self.donated = tuple(donated)
+        self.build = None if out_tree is None else tree_util.tree_builder(out_tree)
         self.context, self.guarded = mesh_context(), guarded
 
     def __call__(self, leaves):
@@ -756,7 +758,8 @@ class _ShardedRunner:
                 from None
         for i in self.donated:
             leaves[i].delete("donated")
-        return self.build(sharded_results(self.out_avals, self.out_shardings, outs))
+        results = sharded_results(self.out_avals, self.out_shardings, outs)
+        return results if self.build is None else self.build(results)
 
 
 # --- profiling (jax.profiler) -------------------------------------------------------------
