@@ -416,6 +416,25 @@ def device_results(avals, buffers, device: Any, committed: bool) -> list[Array]:
     return results
 
 
+def sharded_results(avals, shardings, buffers) -> list[Array]:
+    """Arrays for a partitioned program's results (`buffers`, each spanning the devices of
+    its sharding), of `avals` already typed by `shardings` (what __init__ would compute):
+    what every cached partitioned call returns. Built without a call to __init__."""
+    results = []
+    for aval, sharding, buffer in zip(avals, shardings, buffers):
+        x = _new_object(Array)
+        x._npy = None
+        x.aval = aval
+        x._device = None
+        x.committed = True
+        x._buffer = None
+        x._deleted = False
+        x._sharding = sharding
+        x._global_buffer = buffer
+        results.append(x)
+    return results
+
+
 def copied(x: Array) -> Array:
     """A new Array holding a copy of x's value where x is: same device (or sharding) and
     commitment, as JAX's copies."""

@@ -456,13 +456,16 @@ class JitCache:
         if not self.places and (self.in_shardings is not None
                                 or self.out_shardings is not None):
             self.leaf_shardings(args, kwargs, entry)   # its prefixes must fit, as JAX checks
-        if self.partitioned(entry.closed_jaxpr, leaves):   # one SPMD program; no fast call
+        if self.partitioned(entry.closed_jaxpr, leaves):   # one SPMD program
             arrays = [x if type(x) is Array else dispatch.host_to_array(x, a)
                       for x, a in zip(leaves, entry.in_avals)]
-            return tree_util.tree_unflatten(entry.out_tree, dispatch.run_sharded(
+            outs, runner = dispatch.sharded_call(
                 entry.closed_jaxpr, arrays, donated, *self.leaf_shardings(args, kwargs, entry),
-                where=f"jitted computation {self.debug_name}",
-                compiler_options=self.compiler_options))
+                f"jitted computation {self.debug_name}", self.compiler_options,
+                entry.out_tree)
+            if runner is not None:   # arguments already laid out: later calls go straight
+                self.install_fast_call(args, kwargs, runner)
+            return tree_util.tree_unflatten(entry.out_tree, outs)
         if self.device is None and not self.compiler_options and all(
                 type(x) is Array or _is_host_leaf(x) and _host_values_move_freely()
                 for x in leaves):
@@ -544,6 +547,10 @@ class JitCache:
         device = next((k.device for k in kinds if type(k) is CommittedKind), None)
         executable = dispatch.executable_for(entry.closed_jaxpr, donated, device)
         runner = dispatch.runner_for(executable, kinds, entry.in_avals, entry.out_tree)
+        return self.install_fast_call(args, kwargs, runner)
+
+    def install_fast_call(self, args, kwargs, runner):
+        """Makes `runner` the fast call of this call's signature, tried first from now."""
         nargs = len(args)
         fast = _FastCall(args, kwargs, {i if i >= 0 else i + nargs for i in self.static_argnums},
                          self.static_argnames, runner)

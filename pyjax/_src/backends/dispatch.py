@@ -594,10 +594,41 @@ def run_sharded(closed, args, donated_invars=(), in_shardings=None, out_sharding
     """Runs `closed` as one SPMD program over the mesh of the shardings involved (the
     arguments', jit's in/out_shardings, sharding constraints inside): arguments are laid
     out as XLA expects them, results come back sharded as XLA (or out_shardings) chose."""
+    return _run_sharded(closed, args, donated_invars, in_shardings, out_shardings, where,
+                        compiler_options)[0]
+
+
+def sharded_call(closed, args, donated_invars, in_shardings, out_shardings, where,
+                 compiler_options, out_tree):
+    """run_sharded's results, and the runner (see ShardedExecutable.runner; its results
+    come as the pytree `out_tree`, None: their list) that repeats a call of these
+    arguments' signature straight to its executable, or None when the arguments needed
+    laying out (host values, single-device or other shardings) or the call took another
+    route."""
+    outs, entry = _run_sharded(closed, args, donated_invars, in_shardings, out_shardings,
+                               where, compiler_options)
+    if entry is None:
+        return outs, None
+    exe = entry.run
+    if not all(type(x) is Array and x._sharding is not None
+               and sharding_mod.same_layout(x._sharding, s, x.ndim)
+               for x, s in zip(args, exe.in_shardings)):
+        return outs, None
+    guarded = (where or "a sharded computation") if devices_mod.process_count() > 1 \
+        else None
+    return outs, exe.runner([x.aval for x in args], [x._sharding for x in args],
+                            [o.aval for o in outs], [o._sharding for o in outs],
+                            entry.donated, out_tree, guarded)
+
+
+def _run_sharded(closed, args, donated_invars, in_shardings, out_shardings, where,
+                 compiler_options):
+    """run_sharded's results, and the ExecutableEntry that ran them (None when the
+    program ran another way: on one device, equation by equation, on NumPy)."""
     asked = [s for s in (*(in_shardings or ()), *(out_shardings or ())) if s is not None]
     if not asked and runs_own_program(closed.jaxpr):
         # a pmap inside (its results are sharded): each equation runs its own program
-        return InterpretedExecutable(closed, None)(args)
+        return InterpretedExecutable(closed, None)(args), None
     plan = sharding_plan(closed, args, in_shardings, out_shardings, where)
     if devices_mod.process_count() > 1:
         config.check_thread_guard(where or "a sharded computation")
@@ -605,9 +636,9 @@ def run_sharded(closed, args, donated_invars=(), in_shardings=None, out_sharding
         device = next((s.device for s in tuple(in_shardings or ()) + tuple(out_shardings or ())
                        if isinstance(s, sharding_mod.SingleDeviceSharding)), None)
         return run_closed_jaxpr(closed, args, donated_invars, device, where=where,
-                                compiler_options=compiler_options)
+                                compiler_options=compiler_options), None
     if devices_mod.xla_runtime() is None:   # one device (NumPy): shardings change nothing
-        return NumpyExecutable(closed, None)(args)
+        return NumpyExecutable(closed, None)(args), None
     entry = sharded_executable(closed, donated_invars, plan, compiler_options)
     exe = entry.run
     laid_out = []
@@ -629,7 +660,7 @@ def run_sharded(closed, args, donated_invars=(), in_shardings=None, out_sharding
     for i in entry.donated:
         if type(args[i]) is Array:
             args[i].delete("donated")
-    return outs
+    return outs, entry
 
 
 def _on_typed_axes(sharding, typed):
@@ -683,7 +714,7 @@ def apply_committed(trace, prim, args, params):
         closed = single_primitive_jaxpr(prim, [x.aval for x in args], params)
         if runs_own_program(closed.jaxpr):   # (e.g. remat of a pmap) run as a jaxpr, it
             return _run_impl(prim, closed, args, params)   # would come back here
-        outs = run_sharded(closed, args, where=f"the primitive '{prim.name}'")
+        outs = _run_eager_sharded(closed, args, prim.name)
         return outs if prim.multiple_results else outs[0]
     device = devices_mod.common_device(arrays, prim.name)
     if runs_on_host(device):
@@ -695,6 +726,27 @@ def apply_committed(trace, prim, args, params):
     closed = single_primitive_jaxpr(prim, [x.aval for x in args], params)
     outs = run_closed_jaxpr(closed, args, device=device)
     return outs if prim.multiple_results else outs[0]
+
+
+# one-primitive jaxpr -> (config version, the runner of its latest arguments' shardings)
+_eager_runners: weakref.WeakKeyDictionary[ClosedJaxpr, tuple] = weakref.WeakKeyDictionary()
+
+
+def _run_eager_sharded(closed, args, name):
+    """run_sharded for an eager primitive on sharded arrays: a repeat of the last call's
+    argument types and shardings (under the same options) runs straight to the
+    executable, as jit's cached calls do."""
+    version = config.config.version
+    cached = _eager_runners.get(closed)
+    if cached is not None and cached[0] == version:
+        outs = cached[1](args)
+        if outs is not NO_FIT:
+            return outs
+    outs, runner = sharded_call(closed, args, (), None, None, f"the primitive '{name}'",
+                                None, None)
+    if runner is not None:
+        _eager_runners[closed] = (version, runner)
+    return outs
 
 
 def runs_on_host(device):

@@ -25,7 +25,7 @@ from jaxlib import _profiler  # type: ignore[attr-defined]
 
 from pyjax._src import config, errors, tree_util
 from pyjax._src import sharding as sharding_mod
-from pyjax._src.array import Array, device_results
+from pyjax._src.array import Array, device_results, sharded_results
 from pyjax._src.backends import compile_cache
 from pyjax._src.backends.callback_threads import (inside_multi_device_callback,
                                                   reentrant_launch_error)
@@ -711,6 +711,78 @@ class ShardedExecutable:
 
     def as_text(self):
         return self.loaded.hlo_modules()[0].to_string()
+
+    def runner(self, in_avals, in_shardings, out_avals, out_shardings, donated, out_tree,
+               guarded=None):
+        """The lean runner of this executable for arguments of `in_avals` held as
+        `in_shardings` (each laid out as self.in_shardings says), whose results come back
+        typed `out_avals` and named `out_shardings` (as the call that made it settled
+        them), or None for results that are float0 or on one device. It returns the
+        results as the pytree `out_tree` (None: their list). `guarded`: for a program over
+        several processes, the call's name for config.check_thread_guard."""
+        if any(a.dtype == FLOAT0 for a in out_avals) or any(
+                type(s) is not sharding_mod.NamedSharding for s in out_shardings):
+            return None
+        return _ShardedRunner(self, in_avals, in_shardings, out_avals, out_shardings,
+                              donated, out_tree, guarded)
+
+
+def mesh_context():
+    """What a partitioned call's plan depends on besides its arguments: this thread's
+    meshes (`with mesh:`, jax.set_mesh, the abstract mesh)."""
+    return (sharding_mod.current_mesh(), sharding_mod.context_mesh(),
+            sharding_mod.get_abstract_mesh())
+
+
+class _ShardedRunner:
+    """A partitioned executable's lean entry for one signature (what jit's cached
+    partitioned calls run): Arrays of the expected types, held as the signature's
+    shardings, pass their buffers straight to XLA; the results come back as the call
+    that made the runner settled them. NO_FIT for any other leaf, a deleted one, or
+    another mesh context: the general route (dispatch.run_sharded) lays those out or
+    raises JAX's errors."""
+
+    __slots__ = ("name", "consts", "execute", "handlers", "callbacks", "in_avals",
+                 "in_shardings", "out_avals", "out_shardings", "donated", "build",
+                 "context", "guarded")
+
+    def __init__(self, executable, in_avals, in_shardings, out_avals, out_shardings,
+                 donated, out_tree, guarded):
+        self.name, self.consts = executable.name, executable._consts
+        self.execute = executable.loaded.execute_sharded
+        self.handlers, self.callbacks = executable._handlers, executable._callbacks
+        self.in_avals, self.in_shardings = tuple(in_avals), tuple(in_shardings)
+        self.out_avals, self.out_shardings = tuple(out_avals), tuple(out_shardings)
+        self.donated = tuple(donated)
+        self.build = None if out_tree is None else tree_util.tree_builder(out_tree)
+        self.context, self.guarded = mesh_context(), guarded
+
+    def __call__(self, leaves):
+        if len(leaves) != len(self.in_avals):
+            return NO_FIT
+        bufs = [*self.consts]
+        for x, aval, held in zip(leaves, self.in_avals, self.in_shardings):
+            if not (type(x) is Array and (x.aval is aval or x.aval == aval)
+                    and (x._sharding is held or x._sharding == held) and not x._deleted):
+                return NO_FIT
+            bufs.append(x._global_buffer)
+        context = mesh_context()
+        if context is not self.context and context != self.context:
+            return NO_FIT
+        if self.guarded is not None:
+            config.check_thread_guard(self.guarded)
+        try:
+            if self.callbacks:
+                outs = _execute_and_wait(self.execute, bufs, self.callbacks, self.handlers)
+            else:
+                outs = self.execute(bufs).consume_with_handlers(self.handlers)
+        except _jax.JaxRuntimeError as err:
+            raise errors.JaxRuntimeError(f"running jit({self.name}) failed: {err}") \
+                from None
+        for i in self.donated:
+            leaves[i].delete("donated")
+        results = sharded_results(self.out_avals, self.out_shardings, outs)
+        return results if self.build is None else self.build(results)
 
 
 # --- profiling (jax.profiler) -------------------------------------------------------------
