@@ -70,6 +70,17 @@ def check_callback_running_a_jit_over_the_mesh_fails_at_once():
         _raises_at_once(jax.jit(lambda x: jax.pure_callback(sine, x, x)), 2.0)
 
 
+def check_callback_running_a_cached_jit_over_the_mesh_fails_at_once():
+    # the sharded jit's later calls take its cached route, which must refuse too
+    sharded = jax.sharding.NamedSharding(jax.make_mesh((2,), ("x",)), jax.P("x"))
+    x = jax.device_put(np.arange(2, dtype=np.float32), sharded)
+    sine = jax.jit(jax.numpy.sin)
+    sine(x), sine(x)
+    f = jax.jit(lambda y: jax.pure_callback(
+        lambda v: np.float32(np.asarray(sine(x)).sum() + v), SCALAR, y.sum()))
+    _raises_at_once(f, x)
+
+
 def check_callbacks_in_shard_map_running_a_jit_over_other_devices_fail_at_once():
     devices = jax.devices()
     other = jax.sharding.NamedSharding(jax.sharding.Mesh(np.array(devices[2:4]), ("y",)),

@@ -744,7 +744,7 @@ class _ShardedRunner:
 
     __slots__ = ("name", "consts", "execute", "handlers", "callbacks", "in_avals",
                  "in_shardings", "out_avals", "out_shardings", "donated", "build",
-                 "context", "guarded")
+                 "context", "guarded", "num_devices")
 
     def __init__(self, executable, in_avals, in_shardings, out_avals, out_shardings,
                  donated, out_tree, guarded):
@@ -756,10 +756,13 @@ class _ShardedRunner:
         self.donated = tuple(donated)
         self.build = None if out_tree is None else tree_util.tree_builder(out_tree)
         self.context, self.guarded = mesh_context(), guarded
+        self.num_devices = len(executable.devices)
 
     def __call__(self, leaves):
         if len(leaves) != len(self.in_avals):
             return NO_FIT
+        if self.num_devices > 1 and inside_multi_device_callback():
+            raise reentrant_launch_error(f"jit({self.name})", self.num_devices)
         bufs = [*self.consts]
         for x, aval, held in zip(leaves, self.in_avals, self.in_shardings):
             if not (type(x) is Array and (x.aval is aval or x.aval == aval)
