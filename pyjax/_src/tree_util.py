@@ -104,6 +104,12 @@ def _render(t, data, kids):
     return f"CustomNode({t.__name__}[{_jax_aux(t, data)}], [{body}])"
 
 
+def _derived_dict_nodes(*treedefs):
+    """The _dict_nodes of a treedef built from the specs of `treedefs`: () if none of
+    them needs its dicts sorted, else None (not known: their indices move)."""
+    return () if all(td._dict_nodes == () for td in treedefs) else None
+
+
 def _jaxify(msg):
     return (msg.replace("PyTreeSpec", "PyTreeDef").replace(f", namespace={_NS!r}", "")
             .replace("CustomTreeNode(", "CustomNode("))
@@ -112,13 +118,26 @@ def _jaxify(msg):
 class PyTreeDef:
     """The structure of a pytree: hashable, comparable, and able to rebuild trees.
 
-    Wraps an optree PyTreeSpec; only the repr and error messages differ (JAX's)."""
+    Wraps an optree PyTreeSpec; the repr, error messages and the order of rebuilt dicts
+    differ (JAX's)."""
 
-    __slots__ = ("_spec", "_hash")
+    __slots__ = ("_spec", "_hash", "_dict_nodes")
 
-    def __init__(self, spec):
+    def __init__(self, spec, dict_nodes=None):
         self._spec = spec
         self._hash = None
+        # Where _spec's dicts are among its nodes (see _dict_node_indices): None when not
+        # known yet, () once there are none or _spec rebuilds them key-sorted.
+        self._dict_nodes = dict_nodes
+
+    def _rebuilder(self):
+        """The spec to rebuild trees with: every dict comes back in sorted key order, as
+        on JAX (optree's spec rebuilds a dict in the insertion order of the dict it was
+        flattened from; the two specs are equal and hash alike)."""
+        if self._dict_nodes != ():
+            self._spec = _sorted_dicts(self._spec, self._dict_nodes)
+            self._dict_nodes = ()
+        return self._spec
 
     def __hash__(self):
         # Cached: jit hashes treedefs on every call and optree rehashes each time.
@@ -148,7 +167,7 @@ class PyTreeDef:
         if type(leaves) is not list and type(leaves) is not tuple:
             leaves = list(leaves)
         try:
-            return self._spec.unflatten(leaves)
+            return self._rebuilder().unflatten(leaves)
         except ValueError as e:
             n, want = len(leaves), self._spec.num_leaves
             if n == want:
@@ -164,7 +183,7 @@ class PyTreeDef:
             raise ValueError(_jaxify(str(e))) from None
 
     def children(self):
-        return [PyTreeDef(c) for c in self._spec.children()]
+        return [PyTreeDef(c, _derived_dict_nodes(self)) for c in self._spec.children()]
 
     def node_data(self):
         """(type, aux data) of the root node, or None for a leaf (JAX's conventions)."""
@@ -178,7 +197,8 @@ class PyTreeDef:
         return t, (None if _is_namedtuple_node(t) else _jax_aux(t, data))
 
     def compose(self, inner):
-        return PyTreeDef(self._spec.compose(inner._spec))
+        return PyTreeDef(self._spec.compose(inner._spec),
+                         _derived_dict_nodes(self, inner))
 
     def walk(self, f_node, f_leaf, leaves):
         """Rebuilds bottom-up with f_node(children_tuple, node_data) and f_leaf(leaf)."""
@@ -238,49 +258,80 @@ def flatten(tree):
                     break
             else:
                 return leaves, td
-    leaves, spec = _optree_flatten(tree, None)
-    td = PyTreeDef(spec)
+    leaves, td = _optree_flatten(tree, None)
     if ((t is tuple or t is list or t is dict) and len(leaves) == len(tree)
-            and spec.num_nodes == len(leaves) + 1):
+            and td.num_nodes == len(leaves) + 1):
         _learn(tree, leaves, td)
     return leaves, td
 
 
 def _optree_flatten(tree, is_leaf):
-    """optree's flatten with JAX's errors: a custom node whose flatten function returns
-    no (children, aux_data) tuple, and dict keys that cannot be sorted, are ValueErrors."""
+    """(leaves, treedef) by optree's flatten, with JAX's errors: a custom node whose
+    flatten function returns no (children, aux_data) tuple, and dict keys that cannot be
+    sorted, are ValueErrors."""
     try:
         leaves, spec = optree.tree_flatten(tree, is_leaf, none_is_leaf=False, namespace=_NS)
     except (TypeError, RuntimeError):
         _check_custom_flattens(tree, is_leaf)
         raise
     try:
-        known = spec in _sortable_specs
+        dict_nodes = _checked_specs.get(spec)
     except TypeError:   # unhashable aux data: check every time
-        known, cacheable = False, False
+        dict_nodes, cacheable = None, False
     else:
-        cacheable = len(_sortable_specs) < _CACHE_MAX
-    if not known:
-        spec.walk([None] * spec.num_leaves, _check_dict_keys, None)
+        cacheable = len(_checked_specs) < _CACHE_MAX
+    if dict_nodes is None:
+        dict_nodes = _dict_node_indices(spec.__getstate__()[0])
         if cacheable:
-            _sortable_specs.add(spec)
-    return leaves, spec
+            _checked_specs[spec] = dict_nodes
+    return leaves, PyTreeDef(spec, dict_nodes)
 
 
-_sortable_specs = set()   # PyTreeSpecs whose dict keys are known to sort
+# PyTreeSpec.__getstate__ (optree's pickle format, stable within its pinned 0.16) gives
+# one tuple per node: (kind, arity, node data, ...), a dict's keys in insertion order last.
+# Its node data hold the keys sorted, the order JAX rebuilds dicts in; optree rebuilds
+# them in insertion order. Equal specs have equal node kinds at equal indices.
+_checked_specs = {}   # PyTreeSpec -> _dict_node_indices of its nodes
+_DICT, _DEFAULTDICT = int(optree.PyTreeKind.DICT), int(optree.PyTreeKind.DEFAULTDICT)
 
 
-def _check_dict_keys(node_type, data, _):
-    if node_type is dict or node_type is collections.defaultdict:
-        keys = data if node_type is dict else data[1]
-        try:
-            sorted(keys)
-        except TypeError as err:
-            raise ValueError(
-                f"Comparator raised exception while sorting pytree dictionary keys: the "
-                f"keys {list(keys)!r:.200} cannot be ordered ({err}). A dict in a pytree "
-                "needs keys of one comparable type (e.g. all str); use an OrderedDict to "
-                "keep keys in insertion order instead.") from None
+def _dict_node_indices(nodes):
+    """The indices of the dict and defaultdict nodes among a spec's state `nodes`, as a
+    tuple; raises a ValueError if a dict's keys cannot be sorted (JAX's error)."""
+    found = []
+    for i, node in enumerate(nodes):
+        kind = node[0]
+        if kind == _DICT or kind == _DEFAULTDICT:
+            keys = node[2] if kind == _DICT else node[2][1]
+            try:
+                sorted(keys)
+            except TypeError as err:
+                raise ValueError(
+                    f"Comparator raised exception while sorting pytree dictionary keys: "
+                    f"the keys {list(keys)!r:.200} cannot be ordered ({err}). A dict in a "
+                    "pytree needs keys of one comparable type (e.g. all str); use an "
+                    "OrderedDict to keep keys in insertion order instead.") from None
+            found.append(i)
+    return tuple(found)
+
+
+def _sorted_dicts(spec, dict_nodes):
+    """`spec`, or its equal that rebuilds every dict and defaultdict in sorted key order.
+    `dict_nodes`: _dict_node_indices of its nodes, or None if not known."""
+    nodes, *rest = spec.__getstate__()
+    if dict_nodes is None:
+        dict_nodes = _dict_node_indices(nodes)
+    fixed = list(nodes)
+    for i in dict_nodes:
+        node = nodes[i]
+        keys = node[2] if node[0] == _DICT else node[2][1]
+        if node[-1] != keys:
+            fixed[i] = (*node[:-1], list(keys))
+    if fixed == list(nodes):
+        return spec
+    out = optree.PyTreeSpec.__new__(optree.PyTreeSpec)
+    out.__setstate__((tuple(fixed), *rest))
+    return out
 
 
 def _check_custom_flattens(tree, is_leaf):
@@ -433,7 +484,7 @@ def tree_builder(treedef):
     """The function that builds a tree of structure `treedef` from a list of exactly its
     number of leaves: optree's own unflatten, in C (what jit's cached calls run on their
     results; PyTreeDef.unflatten's checks and messages are for users' lists)."""
-    return treedef._spec.unflatten
+    return treedef._rebuilder().unflatten
 
 
 def tree_flatten(tree, is_leaf=None):
@@ -443,8 +494,7 @@ def tree_flatten(tree, is_leaf=None):
     if not callable(is_leaf):
         raise TypeError(f"is_leaf must be a callable (a predicate on subtrees) or None, got "
                         f"{is_leaf!r}")
-    leaves, spec = _optree_flatten(tree, is_leaf)
-    return leaves, PyTreeDef(spec)
+    return _optree_flatten(tree, is_leaf)
 
 
 def tree_unflatten(treedef, leaves):
@@ -465,7 +515,8 @@ def tree_structure(tree, is_leaf=None):
 
 def treedef_tuple(treedefs):
     specs = [td._spec for td in treedefs]
-    return PyTreeDef(optree.treespec_tuple(specs, none_is_leaf=False, namespace=_NS))
+    return PyTreeDef(optree.treespec_tuple(specs, none_is_leaf=False, namespace=_NS),
+                     _derived_dict_nodes(*treedefs))
 
 
 def treedef_children(treedef):
@@ -494,7 +545,7 @@ def is_tree_node(typ):
 
 def build_tree(treedef, xs):
     """Builds a tree of structure `treedef` from nested iterables `xs` (one per node)."""
-    spec = treedef._spec
+    spec = treedef._rebuilder()
     if spec.num_nodes == 1 and spec.num_leaves == 1:
         return xs
     kids, xs = treedef.children(), list(xs)
@@ -630,10 +681,10 @@ def _map_flat(f, flat, tree, rest, is_leaf):
     """tree_map's result from (leaves, treedef) of `tree`."""
     leaves, treedef = flat
     if not rest:
-        return treedef._spec.unflatten([f(x) for x in leaves])
+        return treedef._rebuilder().unflatten([f(x) for x in leaves])
     columns = [leaves] + [_flatten_up_to("tree_map", treedef, tree, r, i, is_leaf)
                           for i, r in enumerate(rest)]
-    return treedef._spec.unflatten([f(*xs) for xs in zip(*columns)])
+    return treedef._rebuilder().unflatten([f(*xs) for xs in zip(*columns)])
 
 
 _NO_INIT = object()  # tree_reduce's "no initializer"
@@ -867,7 +918,7 @@ def tree_map_with_path(f, tree, *rest, is_leaf=None, is_leaf_takes_path=False):
     columns = [[p for p, _ in pairs], [x for _, x in pairs]]
     columns += [_flatten_up_to("tree_map_with_path", treedef, tree, r, i, plain_is_leaf)
                 for i, r in enumerate(rest)]
-    return treedef._spec.unflatten([f(*xs) for xs in zip(*columns)])
+    return treedef._rebuilder().unflatten([f(*xs) for xs in zip(*columns)])
 
 
 def _flatten_up_to(fn, treedef, tree, other, i, is_leaf):
