@@ -3,20 +3,70 @@ Built on optree in a private namespace with JAX's conventions (None is an empty 
 May import only pyjax._src.util, pyjax._src.errors, numpy, optree and the stdlib."""
 from __future__ import annotations
 
+import atexit
 import collections
 import dataclasses
 import functools
 import operator
+import sys
+import threading
 import types
 import warnings
 from typing import Hashable, TypeVar
 
-import optree
+
+def _atexit_callbacks() -> list:
+    """The callbacks atexit holds. It has no API to list them; unregister compares each
+    one to its argument, whose __eq__ records them and matches none."""
+    seen = []
+
+    class Probe:
+        __hash__ = None
+
+        def __eq__(self, other):
+            seen.append(other)
+            return False
+
+    atexit.unregister(Probe())
+    return seen
+
+
+# optree's import registers an atexit callback that empties its node registry, builtins
+# included (a tuple then flattens as a leaf). Run by hand mid-process (atexit's
+# _run_exitfuncs, as chex's tests do) it would break every later flatten, where JAX's
+# pytrees go on working: see _clear_registry_only_at_exit.
+_callbacks_before_optree = None if "optree" in sys.modules else _atexit_callbacks()
+
+import optree  # noqa: E402
 
 _NS = "pyjax"  # optree namespace: our registrations never leak into other optree users
 _NoneType = type(None)
 _BUILTIN_NODES = frozenset({tuple, list, dict, _NoneType, collections.OrderedDict,
                             collections.defaultdict, collections.deque})
+
+
+
+def _clear_registry_only_at_exit(callbacks_before):
+    """Swaps optree's atexit callback (the one its import added) for one that runs it
+    only at the interpreter's exit, when the main thread has stopped. Not known (optree
+    imported before pyjax): left as it is."""
+    if callbacks_before is None:
+        return
+    for clear in _atexit_callbacks():
+        if all(clear is not old for old in callbacks_before):
+            atexit.unregister(clear)
+            atexit.register(_at_interpreter_exit(clear))
+
+
+def _at_interpreter_exit(clear):
+    def clear_at_interpreter_exit():
+        if not threading.main_thread().is_alive():
+            clear()
+    return clear_at_interpreter_exit
+
+
+_clear_registry_only_at_exit(_callbacks_before_optree)
+del _callbacks_before_optree
 
 
 # ---------------------------------------------------------------- key entries
