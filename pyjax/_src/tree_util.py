@@ -3,20 +3,70 @@ Built on optree in a private namespace with JAX's conventions (None is an empty 
 May import only pyjax._src.util, pyjax._src.errors, numpy, optree and the stdlib."""
 from __future__ import annotations
 
+import atexit
 import collections
 import dataclasses
 import functools
 import operator
+import sys
+import threading
 import types
 import warnings
 from typing import Hashable, TypeVar
 
-import optree
+
+def _atexit_callbacks() -> list:
+    """The callbacks atexit holds. It has no API to list them; unregister compares each
+    one to its argument, whose __eq__ records them and matches none."""
+    seen = []
+
+    class Probe:
+        __hash__ = None
+
+        def __eq__(self, other):
+            seen.append(other)
+            return False
+
+    atexit.unregister(Probe())
+    return seen
+
+
+# optree's import registers an atexit callback that empties its node registry, builtins
+# included (a tuple then flattens as a leaf). Run by hand mid-process (atexit's
+# _run_exitfuncs, as chex's tests do) it would break every later flatten, where JAX's
+# pytrees go on working: see _clear_registry_only_at_exit.
+_callbacks_before_optree = None if "optree" in sys.modules else _atexit_callbacks()
+
+import optree  # noqa: E402
 
 _NS = "pyjax"  # optree namespace: our registrations never leak into other optree users
 _NoneType = type(None)
 _BUILTIN_NODES = frozenset({tuple, list, dict, _NoneType, collections.OrderedDict,
                             collections.defaultdict, collections.deque})
+
+
+
+def _clear_registry_only_at_exit(callbacks_before):
+    """Swaps optree's atexit callback (the one its import added) for one that runs it
+    only at the interpreter's exit, when the main thread has stopped. Not known (optree
+    imported before pyjax): left as it is."""
+    if callbacks_before is None:
+        return
+    for clear in _atexit_callbacks():
+        if all(clear is not old for old in callbacks_before):
+            atexit.unregister(clear)
+            atexit.register(_at_interpreter_exit(clear))
+
+
+def _at_interpreter_exit(clear):
+    def clear_at_interpreter_exit():
+        if not threading.main_thread().is_alive():
+            clear()
+    return clear_at_interpreter_exit
+
+
+_clear_registry_only_at_exit(_callbacks_before_optree)
+del _callbacks_before_optree
 
 
 # ---------------------------------------------------------------- key entries
@@ -104,6 +154,12 @@ def _render(t, data, kids):
     return f"CustomNode({t.__name__}[{_jax_aux(t, data)}], [{body}])"
 
 
+def _derived_dict_nodes(*treedefs):
+    """The _dict_nodes of a treedef built from the specs of `treedefs`: () if none of
+    them needs its dicts sorted, else None (not known: their indices move)."""
+    return () if all(td._dict_nodes == () for td in treedefs) else None
+
+
 def _jaxify(msg):
     return (msg.replace("PyTreeSpec", "PyTreeDef").replace(f", namespace={_NS!r}", "")
             .replace("CustomTreeNode(", "CustomNode("))
@@ -112,14 +168,27 @@ def _jaxify(msg):
 class PyTreeDef:
     """The structure of a pytree: hashable, comparable, and able to rebuild trees.
 
-    Wraps an optree PyTreeSpec; only the repr and error messages differ (JAX's)."""
+    Wraps an optree PyTreeSpec; the repr, error messages and the order of rebuilt dicts
+    differ (JAX's)."""
 
-    __slots__ = ("_spec", "_hash", "_array_nodes")
+    __slots__ = ("_spec", "_hash", "_dict_nodes", "_array_nodes")
 
-    def __init__(self, spec):
+    def __init__(self, spec, dict_nodes=None):
         self._spec = spec
         self._hash = None
         self._array_nodes = None   # (_array_nodes_version, whether it holds one) once asked
+        # Where _spec's dicts are among its nodes (see _dict_node_indices): None when not
+        # known yet, () once there are none or _spec rebuilds them key-sorted.
+        self._dict_nodes = dict_nodes
+
+    def _rebuilder(self):
+        """The spec to rebuild trees with: every dict comes back in sorted key order, as
+        on JAX (optree's spec rebuilds a dict in the insertion order of the dict it was
+        flattened from; the two specs are equal and hash alike)."""
+        if self._dict_nodes != ():
+            self._spec = _sorted_dicts(self._spec, self._dict_nodes)
+            self._dict_nodes = ()
+        return self._spec
 
     def __hash__(self):
         # Cached: jit hashes treedefs on every call and optree rehashes each time.
@@ -149,7 +218,7 @@ class PyTreeDef:
         if type(leaves) is not list and type(leaves) is not tuple:
             leaves = list(leaves)
         try:
-            return self._spec.unflatten(leaves)
+            return self._rebuilder().unflatten(leaves)
         except ValueError as e:
             n, want = len(leaves), self._spec.num_leaves
             if n == want:
@@ -165,7 +234,7 @@ class PyTreeDef:
             raise ValueError(_jaxify(str(e))) from None
 
     def children(self):
-        return [PyTreeDef(c) for c in self._spec.children()]
+        return [PyTreeDef(c, _derived_dict_nodes(self)) for c in self._spec.children()]
 
     def node_data(self):
         """(type, aux data) of the root node, or None for a leaf (JAX's conventions)."""
@@ -179,7 +248,8 @@ class PyTreeDef:
         return t, (None if _is_namedtuple_node(t) else _jax_aux(t, data))
 
     def compose(self, inner):
-        return PyTreeDef(self._spec.compose(inner._spec))
+        return PyTreeDef(self._spec.compose(inner._spec),
+                         _derived_dict_nodes(self, inner))
 
     def walk(self, f_node, f_leaf, leaves):
         """Rebuilds bottom-up with f_node(children_tuple, node_data) and f_leaf(leaf)."""
@@ -241,13 +311,13 @@ def flatten(tree):
                 return leaves, td
     leaves, td = _optree_flatten(tree, None)
     if ((t is tuple or t is list or t is dict) and len(leaves) == len(tree)
-            and td._spec.num_nodes == len(leaves) + 1):
+            and td.num_nodes == len(leaves) + 1):
         _learn(tree, leaves, td)
     return leaves, td
 
 
 def _optree_flatten(tree, is_leaf):
-    """(leaves, PyTreeDef): optree's flatten with JAX's errors: a custom node whose
+    """(leaves, treedef) by optree's flatten, with JAX's errors: a custom node whose
     flatten function returns no (children, aux_data) tuple, and dict keys that cannot be
     sorted, are ValueErrors."""
     try:
@@ -255,40 +325,68 @@ def _optree_flatten(tree, is_leaf):
     except (TypeError, RuntimeError):
         _check_custom_flattens(tree, is_leaf)
         raise
-    treedef = PyTreeDef(spec)
     try:
-        known = _known_specs.get(spec, _NOT_KNOWN)
+        known = _known_specs.get(spec)
     except TypeError:   # unhashable aux data: check every time
-        known, cacheable = _NOT_KNOWN, False
+        known, cacheable = None, False
     else:
         cacheable = len(_known_specs) < _CACHE_MAX
-    if known is _NOT_KNOWN:
-        spec.walk([None] * spec.num_leaves, _check_dict_keys, None)
+    if known is None:
+        known = [_dict_node_indices(spec.__getstate__()[0]), None]
         if cacheable:
-            _known_specs[spec] = None
-    else:
-        treedef._array_nodes = known
+            _known_specs[spec] = known
+    treedef = PyTreeDef(spec, known[0])
+    treedef._array_nodes = known[1]
     return leaves, treedef
 
 
-# PyTreeSpecs whose dict keys are known to sort -> their _holds_array_node answer
-# ((_array_nodes_version, whether they hold one); None until asked): one lookup, as a
-# PyTreeSpec's hash walks all its aux data.
+# PyTreeSpec -> [its _dict_node_indices, its _holds_array_node answer (None until asked)]:
+# one lookup per flatten, as a PyTreeSpec's hash walks all its aux data.
+# PyTreeSpec.__getstate__ (optree's pickle format, stable within its pinned 0.16) gives
+# one tuple per node: (kind, arity, node data, ...), a dict's keys in insertion order last.
+# Its node data hold the keys sorted, the order JAX rebuilds dicts in; optree rebuilds
+# them in insertion order. Equal specs have equal node kinds at equal indices.
 _known_specs: dict = {}
-_NOT_KNOWN = object()
+_DICT, _DEFAULTDICT = int(optree.PyTreeKind.DICT), int(optree.PyTreeKind.DEFAULTDICT)
 
 
-def _check_dict_keys(node_type, data, _):
-    if node_type is dict or node_type is collections.defaultdict:
-        keys = data if node_type is dict else data[1]
-        try:
-            sorted(keys)
-        except TypeError as err:
-            raise ValueError(
-                f"Comparator raised exception while sorting pytree dictionary keys: the "
-                f"keys {list(keys)!r:.200} cannot be ordered ({err}). A dict in a pytree "
-                "needs keys of one comparable type (e.g. all str); use an OrderedDict to "
-                "keep keys in insertion order instead.") from None
+def _dict_node_indices(nodes):
+    """The indices of the dict and defaultdict nodes among a spec's state `nodes`, as a
+    tuple; raises a ValueError if a dict's keys cannot be sorted (JAX's error)."""
+    found = []
+    for i, node in enumerate(nodes):
+        kind = node[0]
+        if kind == _DICT or kind == _DEFAULTDICT:
+            keys = node[2] if kind == _DICT else node[2][1]
+            try:
+                sorted(keys)
+            except TypeError as err:
+                raise ValueError(
+                    f"Comparator raised exception while sorting pytree dictionary keys: "
+                    f"the keys {list(keys)!r:.200} cannot be ordered ({err}). A dict in a "
+                    "pytree needs keys of one comparable type (e.g. all str); use an "
+                    "OrderedDict to keep keys in insertion order instead.") from None
+            found.append(i)
+    return tuple(found)
+
+
+def _sorted_dicts(spec, dict_nodes):
+    """`spec`, or its equal that rebuilds every dict and defaultdict in sorted key order.
+    `dict_nodes`: _dict_node_indices of its nodes, or None if not known."""
+    nodes, *rest = spec.__getstate__()
+    if dict_nodes is None:
+        dict_nodes = _dict_node_indices(nodes)
+    fixed = list(nodes)
+    for i in dict_nodes:
+        node = nodes[i]
+        keys = node[2] if node[0] == _DICT else node[2][1]
+        if node[-1] != keys:
+            fixed[i] = (*node[:-1], list(keys))
+    if fixed == list(nodes):
+        return spec
+    out = optree.PyTreeSpec.__new__(optree.PyTreeSpec)
+    out.__setstate__((tuple(fixed), *rest))
+    return out
 
 
 def _check_custom_flattens(tree, is_leaf):
@@ -441,7 +539,7 @@ def tree_builder(treedef):
     """The function that builds a tree of structure `treedef` from a list of exactly its
     number of leaves: optree's own unflatten, in C (what jit's cached calls run on their
     results; PyTreeDef.unflatten's checks and messages are for users' lists)."""
-    return treedef._spec.unflatten
+    return treedef._rebuilder().unflatten
 
 
 def tree_flatten(tree, is_leaf=None):
@@ -472,7 +570,8 @@ def tree_structure(tree, is_leaf=None):
 
 def treedef_tuple(treedefs):
     specs = [td._spec for td in treedefs]
-    return PyTreeDef(optree.treespec_tuple(specs, none_is_leaf=False, namespace=_NS))
+    return PyTreeDef(optree.treespec_tuple(specs, none_is_leaf=False, namespace=_NS),
+                     _derived_dict_nodes(*treedefs))
 
 
 def treedef_children(treedef):
@@ -501,7 +600,7 @@ def is_tree_node(typ):
 
 def build_tree(treedef, xs):
     """Builds a tree of structure `treedef` from nested iterables `xs` (one per node)."""
-    spec = treedef._spec
+    spec = treedef._rebuilder()
     if spec.num_nodes == 1 and spec.num_leaves == 1:
         return xs
     kids, xs = treedef.children(), list(xs)
@@ -637,10 +736,10 @@ def _map_flat(f, flat, tree, rest, is_leaf):
     """tree_map's result from (leaves, treedef) of `tree`."""
     leaves, treedef = flat
     if not rest:
-        return treedef._spec.unflatten([f(x) for x in leaves])
+        return treedef._rebuilder().unflatten([f(x) for x in leaves])
     columns = [leaves] + [_flatten_up_to("tree_map", treedef, tree, r, i, is_leaf)
                           for i, r in enumerate(rest)]
-    return treedef._spec.unflatten([f(*xs) for xs in zip(*columns)])
+    return treedef._rebuilder().unflatten([f(*xs) for xs in zip(*columns)])
 
 
 _NO_INIT = object()  # tree_reduce's "no initializer"
@@ -874,7 +973,7 @@ def tree_map_with_path(f, tree, *rest, is_leaf=None, is_leaf_takes_path=False):
     columns = [[p for p, _ in pairs], [x for _, x in pairs]]
     columns += [_flatten_up_to("tree_map_with_path", treedef, tree, r, i, plain_is_leaf)
                 for i, r in enumerate(rest)]
-    return treedef._spec.unflatten([f(*xs) for xs in zip(*columns)])
+    return treedef._rebuilder().unflatten([f(*xs) for xs in zip(*columns)])
 
 
 def _flatten_up_to(fn, treedef, tree, other, i, is_leaf):
@@ -918,10 +1017,11 @@ def _holds_array_node(treedef) -> bool:
                       lambda t, _, kids: t in _array_nodes or any(kids), None)
     treedef._array_nodes = (_array_nodes_version, found)
     try:
-        if spec in _known_specs:
-            _known_specs[spec] = treedef._array_nodes
+        known = _known_specs.get(spec)
     except TypeError:   # unhashable aux data
-        pass
+        known = None
+    if known is not None:
+        known[1] = treedef._array_nodes
     return found
 
 

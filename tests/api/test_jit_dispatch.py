@@ -126,7 +126,7 @@ def test_cached_calls_take_apart_and_build_pytrees():
     Pair = collections.namedtuple("Pair", "a b")
 
     def step(params, state):
-        new = {"w": params["w"] - state.a, "b": params["b"] * 2.0}   # not sorted order
+        new = {"w": params["w"] - state.a, "b": params["b"] * 2.0}   # unsorted: comes back sorted
         return new, Pair(state.a + 1.0, _Scaled(state.b.scale, state.b.value * 3.0)), None
 
     f = jax.jit(step)
@@ -134,7 +134,7 @@ def test_cached_calls_take_apart_and_build_pytrees():
         "s", jnp.arange(2.0)))
     for _ in range(3):   # the first call traces; later ones take the fast call
         params, state, none = f(params, state)
-    assert list(params) == ["w", "b"] and none is None
+    assert list(params) == ["b", "w"] and none is None   # sorted keys, as on JAX
     np.testing.assert_allclose(params["w"], -5.0)   # 1 - 1 - 2 - 3
     np.testing.assert_allclose(params["b"], 8.0)
     assert type(state) is Pair and type(state.b) is _Scaled and state.b.scale == "s"

@@ -670,3 +670,21 @@ def test_differentiating_a_checkified_custom_rule_adds_no_checks(rule):
         (jax.vjp(f, 3.0)[0], (None, None))
     assert err.get() is None and not err._metadata
     np.testing.assert_allclose(y, np.sin(3.0), rtol=1e-6)
+
+
+def test_check_message_formats_arrays():
+    # check's format arguments come back as Arrays (JAX 0.10.2's messages), also from
+    # check_error outside any transformation and per example under vmap.
+    def f(x):
+        checkify.check(jnp.all(x > 0), "bad {y}", y={"b": x[0], "a": x[1]})
+        return x
+
+    want = "bad {'a': Array(2., dtype=float32), 'b': Array(-1., dtype=float32)} (`check` failed)"
+    x = jnp.array([-1.0, 2.0])
+    assert checkify.checkify(jax.jit(f))(x)[0].get() == want
+    assert jax.jit(checkify.checkify(f))(x)[0].get() == want
+    with pytest.raises(checkify.JaxRuntimeError) as info:
+        checkify.check_error(checkify.checkify(jax.jit(f))(x)[0])
+    assert str(info.value) == want
+    err, _ = jax.vmap(checkify.checkify(f))(jnp.array([[1.0, 2.0], [-1.0, 2.0]]))
+    assert err.get() == "at mapped index 1: " + want

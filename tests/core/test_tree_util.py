@@ -619,3 +619,22 @@ def test_tree_builder_calls_constructors_and_handles_deep_trees():
     treedef = tu.tree_structure(deep)
     built = tu.tree_builder(treedef)([2.0])
     assert tu.tree_structure(built) == treedef and tu.tree_leaves(built) == [2.0]
+
+
+def test_pytrees_survive_atexit_callbacks_run_by_hand():
+    # optree's atexit callback empties its registry; chex's tests run atexit's callbacks
+    # mid-process, after which JAX's pytrees still work. The real exit still runs it.
+    import os
+    import subprocess
+    import sys
+
+    from repo_paths import REPO_ROOT
+    code = ("import atexit, pyjax as jax\n"
+            "atexit._run_exitfuncs()\n"
+            "print(jax.tree.leaves({'a': (1, [2, None])}), jax.tree.structure((1, 2)),\n"
+            "      float(jax.jit(lambda t: t[0] + t[1])((1.0, 2.0))))\n")
+    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "[1, 2] PyTreeDef((*, *)) 3.0"

@@ -47,6 +47,17 @@ def test_masked_arrays():
             refuse()
 
 
+
+def test_like_functions_take_masked_arrays():
+    # Only the shape and dtype of the prototype count, so JAX takes a masked one.
+    masked = np.ma.masked_array(np.arange(3), mask=[0, 1, 0])
+    assert jnp.zeros_like(masked).tolist() == [0, 0, 0]
+    assert jnp.zeros_like(masked).dtype == jnp.int32
+    assert jnp.ones_like(np.ma.masked_array(5.0)).tolist() == 1.0
+    assert jnp.full_like(np.ma.masked_array([1.0, 2.0]), 3, shape=(3,)).tolist() == [3.0] * 3
+    assert jnp.empty_like(masked, dtype=jnp.int8).dtype == jnp.int8
+
+
 def test_structured_dtype_refused():
     with pytest.raises(TypeError, match="JAX only supports number, bool, and string dtypes"):
         jnp.array(3, [("a", "<i4"), ("b", "<i4")])

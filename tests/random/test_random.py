@@ -427,3 +427,13 @@ def test_wide_element_indices_match_the_narrow_ones(shape):
     product = elementwise.mul(random_bits._uint64(np.arange(5, dtype=np.uint32)),
                                  random_bits._uint64_constant(big))
     np.testing.assert_array_equal(product, np.arange(5, dtype=np.uint64) * np.uint64(big))
+
+
+def test_array_equal_of_typed_keys():
+    # chex's assert_trees_all_equal compares keys with equal_nan=True (values from JAX 0.10.2)
+    ks = jr.split(jr.key(0), 2)
+    assert bool(jnp.array_equal(ks, ks, equal_nan=True))
+    assert not bool(jnp.array_equal(ks, ks[::-1], equal_nan=True))
+    assert bool(jax.jit(lambda a, b: jnp.array_equal(a, b, equal_nan=True))(ks, ks))
+    with pytest.raises(TypeError, match=r"equal does not accept dtypes key<fry>, int32\."):
+        jnp.array_equal(ks, jnp.array([1, 2]), equal_nan=True)

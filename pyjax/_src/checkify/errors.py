@@ -198,9 +198,9 @@ class Error:
 
 
 def _at(x, idx, natural_ndim):
-    """Example `idx` of a leaf with batch axes; a leaf without them is every example's."""
-    x = np.asarray(x)
-    return x[idx] if x.ndim > natural_ndim else x
+    """Example `idx` of a leaf with batch axes; a leaf without them is every example's.
+    Arrays stay Arrays: check's message formats them (as JAX's Array(...))."""
+    return x[idx] if np.ndim(x) > natural_ndim else x
 
 
 def _flatten_error(err):
@@ -324,9 +324,8 @@ def raise_if_failed(error):
 
 
 def _check_eager(*args, err_tree, debug):
-    if not debug:
-        values = [np.asarray(x) for x in args]
-        raise_if_failed(tree_util.tree_unflatten(err_tree, values))
+    if not debug:   # Arrays, as check's message formats them
+        raise_if_failed(tree_util.tree_unflatten(err_tree, list(args)))
     return []
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import collections.abc
 
 import functools
-import sys
 
 import numpy as np
 
@@ -20,7 +19,7 @@ from pyjax._src.checkify import errors as ce
 from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import get_aval
 from pyjax._src.array import Array
-from pyjax._src.core.trace import Tracer, registered_primitives, trace_context
+from pyjax._src.core.trace import Tracer, registered_primitives
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import elementwise as ew
@@ -96,11 +95,9 @@ def checkify_jaxpr(jaxpr, consts, enabled, error, args):
     env.update(zip(jaxpr.constvars, consts))
     env.update(zip(jaxpr.invars, args))
     # Like eval_jaxpr: what the rules stage keeps the source line of its equation.
-    context = trace_context()
-    outer_source, here = context.source_info, sys._getframe()
-    try:
+    with jx.SourceReplay() as replay:
         for eqn in jaxpr.eqns:
-            context.source_info = (eqn.source_info, here) if eqn.source_info else outer_source
+            replay.at(eqn)
             invals = [read(v) for v in eqn.invars]
             rule = _RULES.get(eqn.primitive.name)
             if rule is None:
@@ -113,9 +110,6 @@ def checkify_jaxpr(jaxpr, consts, enabled, error, args):
             for v, x in zip(eqn.outvars, outs):
                 if type(v) is not jx.DropVar:
                     env[v] = x
-    finally:
-        context.source_info = outer_source
-        del here   # this frame, held by its own local: a reference cycle
     return error, [_as_value(read(v), v.aval) for v in jaxpr.outvars]
 
 

@@ -147,24 +147,47 @@ def eval_jaxpr(jaxpr, consts, *args):
         raise TypeError(f"jaxpr takes {len(jaxpr.invars)} arguments, got {len(args)}")
     for v, x in zip(jaxpr.invars, args):
         env[v] = x
-    # Equations staged while re-tracing keep the source line of the one they came from
-    # (unless user code runs below this frame: see partial_eval.user_frame).
-    context = trace_context()
-    outer_source, outer_ctx, here = context.source_info, context.eqn_ctx, sys._getframe()
-    try:
+    with SourceReplay() as replay:
         for eqn in jaxpr.eqns:
-            context.source_info = (eqn.source_info, here) if eqn.source_info else outer_source
-            context.eqn_ctx = eqn.ctx
+            replay.at(eqn)
             outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
             if not eqn.primitive.multiple_results:
                 outs = (outs,)
             for v, x in zip(eqn.outvars, outs):
                 if type(v) is not DropVar:
                     env[v] = x
-    finally:
-        context.source_info, context.eqn_ctx = outer_source, outer_ctx
-        del here   # this frame, held by its own local: a reference cycle
     return [read(v) for v in jaxpr.outvars]
+
+
+class SourceReplay:
+    """What an interpreter's rules stage while it re-binds a jaxpr's equations keeps the
+    source line and metadata of the equation it came from: `at(eqn)` before each one,
+    and the trace context is restored on leaving the `with` block. Must be made in the
+    interpreter's own frame: partial_eval.user_frame stops at that frame, so user code
+    running below it (a custom rule) still names its own line."""
+
+    __slots__ = ("_context", "_outer", "_frame")
+
+    def __init__(self):
+        self._context = trace_context()
+        self._outer = self._context.source_info, self._context.eqn_ctx
+        self._frame = sys._getframe(1)
+
+    def __enter__(self):
+        return self
+
+    def at(self, eqn, source=None):
+        """Stages from here on as `eqn` (recording `source` in place of its source info)."""
+        context = self._context
+        if eqn.source_info:
+            context.source_info = (eqn.source_info if source is None else source, self._frame)
+        else:
+            context.source_info = self._outer[0]
+        context.eqn_ctx = eqn.ctx
+
+    def __exit__(self, *exc_info):
+        self._context.source_info, self._context.eqn_ctx = self._outer
+        self._frame = None   # the interpreter's frame holds this object: a reference cycle
 
 
 # --- checking ---------------------------------------------------------------------------

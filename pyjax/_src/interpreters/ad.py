@@ -20,7 +20,6 @@ Entry points used by the API and by higher-order primitive rules:
 The three jaxpr-level helpers cache their results per (jaxpr, flags)."""
 from __future__ import annotations
 
-import sys
 
 import numpy as np
 
@@ -29,7 +28,7 @@ from pyjax._src.util import WeakCache
 from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import ShapedArray, cotangent_sharding, get_aval
 from pyjax._src.core.source_info import BackwardSource
-from pyjax._src.core.trace import RuleFactory, Trace, Tracer, set_current_trace, trace_context
+from pyjax._src.core.trace import RuleFactory, Trace, Tracer, set_current_trace
 from pyjax._src.interpreters import partial_eval as pe
 
 
@@ -334,17 +333,14 @@ def backward_pass(jaxpr, consts, args, cts_out):
             linear.add(v)
         else:
             env[v] = a
-    context = trace_context()
-    outer_source, outer_ctx, here = context.source_info, context.eqn_ctx, sys._getframe()
-    try:
+    with jx.SourceReplay() as replay:
         linear_eqns = []
         for eqn in jaxpr.eqns:
             if any(v in linear for v in eqn.invars):
                 linear_eqns.append(eqn)
                 linear.update(eqn.outvars)
                 continue
-            context.source_info = (eqn.source_info, here) if eqn.source_info else outer_source
-            context.eqn_ctx = eqn.ctx
+            replay.at(eqn)
             outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
             for v, x in zip(eqn.outvars, outs if eqn.primitive.multiple_results else (outs,)):
                 env[v] = x
@@ -370,9 +366,8 @@ def backward_pass(jaxpr, consts, args, cts_out):
             else:
                 ct = cts[0]
             mask = next((masked[v] for v in eqn.outvars if v in masked), None)
-            context.source_info = ((BackwardSource(eqn.source_info, mask), here)
-                                   if eqn.source_info else outer_source)
-            context.eqn_ctx = eqn.ctx   # the backward pass of an op keeps its metadata
+            # the backward pass of an op keeps its metadata, its source marked as such
+            replay.at(eqn, eqn.source_info and BackwardSource(eqn.source_info, mask))
             cts_in = eqn.primitive.rule("transpose")(ct, *invals, **eqn.params)
             if eqn.primitive.name == _SELECT:   # each case's cotangent is zero elsewhere
                 mask = eqn.source_info
@@ -380,9 +375,6 @@ def backward_pass(jaxpr, consts, args, cts_out):
                 write_ct(v, c)
                 if mask is not None and v in linear:
                     masked.setdefault(v, mask)
-    finally:
-        context.source_info, context.eqn_ctx = outer_source, outer_ctx
-        del here   # this frame, held by its own local: a reference cycle
     return [ct_env.get(v, Zero(v.aval)) if type(a) is UndefinedPrimal else None
             for v, a in zip(jaxpr.invars, args)]
 

@@ -23,7 +23,7 @@ from pyjax._src.lax import structural as st
 from pyjax._src.lax.sharding_constraint import apply_out_sharding
 from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy import ufuncs
-from pyjax._src.numpy.util import extended_dtype
+from pyjax._src.numpy.util import check_arraylike, extended_dtype
 from pyjax._src.lax.indexing import (FILL_OR_DROP, PROMISE_IN_BOUNDS,
                                      GatherDimensionNumbers, GatherScatterMode,
                                      ScatterDimensionNumbers)
@@ -817,6 +817,7 @@ def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None, *,
     dimensions broadcast. mode as in jnp.take (default "fill"), or "one_hot" (a one-hot
     matrix product instead of a gather). Negative indices count from the end unless
     wrap_negative_indices=False (by default they do, except with "promise_in_bounds")."""
+    check_arraylike("take_along_axis", arr, indices)
     arr, indices, axis = _along_axis("take_along_axis", arr, indices, axis)
     if mode == "wrap":
         raise ValueError('Unknown gather mode "wrap" for jnp.take_along_axis; expected '
@@ -876,6 +877,7 @@ def put_along_axis(arr, indices, values, axis, inplace=True, *, mode=None):
         raise ValueError("jax.numpy.put_along_axis cannot modify arrays in-place, because "
                          "JAX arrays are immutable. Pass inplace=False to instead return an "
                          "updated array.")
+    check_arraylike("put_along_axis", arr, indices, values)
     original = _operand(arr)
     arr, indices, axis = _along_axis("put_along_axis", original, indices, axis)
     shape = arr.aval.shape

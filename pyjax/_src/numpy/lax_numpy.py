@@ -355,6 +355,8 @@ def _full_like(name, a, fill_value, dtype, shape, device):
     """An array like `a` (an array, or anything with shape and dtype) filled with
     fill_value: a's dtype (weak if a is) and shape unless given, and a's placement when a
     is committed to a device and no shape or device is given, as in JAX."""
+    if isinstance(a, np.ma.MaskedArray):   # only its shape and dtype count: JAX takes it
+        a = a.data
     if device is None and shape is None and isinstance(a, Array) and a.committed:
         device = a.sharding
     if device is None and shape is None and isinstance(a, ShapeDtypeStruct):

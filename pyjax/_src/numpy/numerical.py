@@ -461,8 +461,9 @@ def array_equal(a1, a2, equal_nan=False):
         return False
     if _shape(a1) != _shape(a2):
         return lnp.asarray(False)
-    eq = a1 == a2
-    if equal_nan and dtypes.is_inexact(np.result_type(_dtype(a1), _dtype(a2))):
+    eq = uf.equal(a1, a2)   # not ==, which is False for a key and a number
+    # Either inexact makes the promoted type inexact (typed keys have no NumPy type).
+    if equal_nan and any(dtypes.issubdtype(_dtype(a), np.inexact) for a in (a1, a2)):
         eq = eq | (uf.isnan(a1) & uf.isnan(a2))
     return red.all(eq)
 
