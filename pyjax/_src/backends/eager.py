@@ -31,7 +31,9 @@ class EvalTrace(Trace):
 
     def process_primitive(self, prim, args, params):
         if prim.eager is not None:
-            return prim.eager(*args, **params)
+            out = prim.eager(*args, **params)
+            if out is not NotImplemented:
+                return out
         avals, values = [], []
         for x in args:
             if type(x) is Array:

@@ -70,7 +70,8 @@ class Primitive:
             setattr(self, slot, MISSING)
         self.partial_eval = None      # custom known/unknown split (higher-order prims)
         self.dce = None               # (used_outputs, eqn) -> eqn pruned inside
-        self.eager = None             # eager rule taking Arrays (jit, callbacks)
+        self.eager = None             # eager rule taking Arrays (jit, callbacks, loops);
+        # it returns NotImplemented to leave the op to the NumPy impl
         self.effects = None           # params -> frozenset of effects
         self.samples = ()             # inputs for the uniform rule tests
         self.shown_params = None      # params -> what the jaxpr printer shows (as JAX does)

@@ -550,6 +550,24 @@ def size(a, axis=None):
     return math.prod(dims[i] for i in canonicalize_axes(axis, len(dims)))
 
 
+def _infer_reshape_size(shape, size, dims):
+    """dims with its -1 (if any) replaced by the size that keeps `size` elements; raises
+    JAX's TypeError when no such size exists."""
+    if dims.count(-1) > 1:
+        raise TypeError(f"can only specify one unknown axis size with a `-1` value, got {dims}")
+    known = math.prod(d for d in dims if d != -1)
+    if -1 in dims:
+        if known == 0 or size % known:
+            raise TypeError(f"cannot reshape array of shape {shape} (size {size}) into shape "
+                            f"{dims} because the product of specified axis sizes ({known}) "
+                            f"does not evenly divide {size}")
+        return tuple(size // known if d == -1 else d for d in dims)
+    if known != size or any(d < 0 for d in dims):
+        raise TypeError(f"cannot reshape array of shape {shape} (size {size}) into shape "
+                        f"{dims} (size {known})")
+    return dims
+
+
 def reshape(a, shape, order="C", *, copy=None, out_sharding=None):
     """Gives `a` a new shape; -1 infers one size. Shapes must be static (use np, not jnp,
     to compute them from other shapes). out_sharding: how the result is split."""
@@ -570,8 +588,9 @@ def reshape(a, shape, order="C", *, copy=None, out_sharding=None):
                 "Compute it with `np` from static shapes (e.g. `np.prod(x.shape)`), not with "
                 "`jnp`.\n")
     dims = canonicalize_shape(dims, "jnp.reshape", nonnegative=False)
+    aval = get_aval(a)
+    dims = _infer_reshape_size(aval.shape, aval.size, dims)
     if order == "F":
-        aval = get_aval(a)
         rev_in = st.transpose(a, tuple(reversed(range(aval.ndim))))
         out = st.reshape(rev_in, tuple(reversed(dims)))
         out = st.transpose(out, tuple(reversed(range(len(dims)))))

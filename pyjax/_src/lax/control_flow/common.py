@@ -1,18 +1,20 @@
 """What every control-flow primitive shares: tracing a user function once into a closed
 jaxpr whose captured values became explicit operands, joining branch consts, the type and
-pytree checks with JAX's messages, and small jaxpr surgery. Imports core, interpreters,
-backends and lax families only."""
+pytree checks with JAX's messages, small jaxpr surgery, and when an eager loop goes to
+XLA. Imports core, interpreters, backends and lax families only."""
 from __future__ import annotations
 
 import inspect
 
-from pyjax._src import dtypes, tree_util
-from pyjax._src.backends import numpy_backend
+from pyjax._src import config, dtypes, tree_util
+from pyjax._src.array import Array
+from pyjax._src.backends import dispatch, numpy_backend
 from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import ShapedArray, get_aval, is_valid_jax_type
 from pyjax._src.core.trace import Tracer
 from pyjax._src.interpreters import ad
 from pyjax._src.interpreters import partial_eval as pe
+from pyjax._src.sharding import mesh_context_set
 
 
 # --- tracing ----------------------------------------------------------------------------
@@ -72,6 +74,34 @@ def avals_of(leaves):
 def run_closed(closed, args):
     """The NumPy executor on a sub-jaxpr (used by the primitives' impls)."""
     return numpy_backend.execute_closed_jaxpr(closed, list(args))
+
+
+# --- eager loops ------------------------------------------------------------------------
+
+# Equations an eager loop runs on the NumPy executor (a few microseconds each) before it
+# goes to XLA, as JAX runs every eager loop: past this, compiling it is the faster way.
+LONG_LOOP_EQUATIONS = 5_000
+
+
+def may_compile_eager_loop(args, *jaxprs) -> bool:
+    """Whether an eager loop over `args` may run as a compiled program: XLA is the
+    executor, jit is not disabled, no argument is committed (those follow dispatch's
+    placement rules), no mesh context or NaN checking applies and the bodies have no
+    effects (their order with other eager ops stays that of the NumPy executor)."""
+    return (dispatch.xla_backend() is not None and not config.disable_jit_flag.value
+            and not (config.debug_nans.value or config.debug_infs.value)
+            and not mesh_context_set()
+            and not any(type(x) is Array and x.committed for x in args)
+            and not any(j.effects for j in jaxprs))
+
+
+def run_compiled(prim, args, params):
+    """One equation of `prim` on `args`, compiled by XLA (cached per types and params)."""
+    arrays = [x if type(x) is Array else dispatch.as_host_array(x) for x in args]
+    closed = dispatch.single_primitive_jaxpr(prim, [x.aval for x in arrays], params)
+    if dispatch.runs_own_program(closed.jaxpr):   # (a pmap in the body) runs by itself
+        return NotImplemented
+    return dispatch.run_closed_jaxpr(closed, arrays)
 
 
 # --- messages ---------------------------------------------------------------------------

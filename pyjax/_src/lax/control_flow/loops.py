@@ -8,6 +8,7 @@ import weakref
 import numpy as np
 
 from pyjax._src import config, errors, tree_util
+from pyjax._src.backends import numpy_backend
 from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.trace import define_primitive, set_current_trace
@@ -47,6 +48,27 @@ def _while_impl(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
     while common.run_closed(cond_jaxpr, cond_consts + carry)[0]:
         carry = common.run_closed(body_jaxpr, body_consts + carry)
     return carry
+
+
+def _while_eager(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    """An eager while loop runs its first iterations on the NumPy executor (a short loop
+    ends before XLA could compile it); one still running after
+    common.LONG_LOOP_EQUATIONS equations goes on from its carry compiled, as in JAX."""
+    if not common.may_compile_eager_loop(args, cond_jaxpr, body_jaxpr):
+        return NotImplemented
+    params = dict(cond_jaxpr=cond_jaxpr, body_jaxpr=body_jaxpr, cond_nconsts=cond_nconsts,
+                  body_nconsts=body_nconsts)
+    avals = [get_aval(x) for x in args]
+    carry_avals = _while_abstract_eval(*avals, **params)
+    values = [numpy_backend.host_value(x, a) for x, a in zip(args, avals)]
+    cond_consts, body_consts, carry = split_list(values, [cond_nconsts, body_nconsts])
+    work = len(cond_jaxpr.jaxpr.eqns) + len(body_jaxpr.jaxpr.eqns) + 1
+    for _ in range(common.LONG_LOOP_EQUATIONS // work):
+        if not common.run_closed(cond_jaxpr, cond_consts + carry)[0]:
+            return [numpy_backend.wrap(v, a) for v, a in zip(carry, carry_avals)]
+        carry = common.run_closed(body_jaxpr, body_consts + carry)
+    carry = [numpy_backend.wrap(v, a) for v, a in zip(carry, carry_avals)]
+    return common.run_compiled(while_p, [*args[:cond_nconsts + body_nconsts], *carry], params)
 
 
 def _while_effects(cond_jaxpr, body_jaxpr, **_):
@@ -237,7 +259,8 @@ def _while_samples():
 
 
 while_p = define_primitive(
-    "while", multiple_results=True, impl=_while_impl, abstract_eval=_while_abstract_eval,
+    "while", multiple_results=True, impl=_while_impl, eager=_while_eager,
+    abstract_eval=_while_abstract_eval,
     samples=lambda: _while_samples(),
     jvp=_while_jvp, transpose=_while_transpose, batch=_while_batch, lower=_while_lower,
     effects=_while_effects, partial_eval=_while_partial_eval, dce=_while_dce,

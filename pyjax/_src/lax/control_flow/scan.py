@@ -55,6 +55,15 @@ def _scan_impl(*args, jaxpr, length, reverse, num_consts, num_carry, linear, unr
     return carry + ys
 
 
+def _scan_eager(*args, jaxpr, length, **params):
+    """A long eager scan (length x equations past common.LONG_LOOP_EQUATIONS) runs
+    compiled, as in JAX; a short one is left to the NumPy impl."""
+    if (length * len(jaxpr.jaxpr.eqns) < common.LONG_LOOP_EQUATIONS
+            or not common.may_compile_eager_loop(args, jaxpr)):
+        return NotImplemented
+    return common.run_compiled(scan_p, args, dict(params, jaxpr=jaxpr, length=length))
+
+
 def _scan_effects(jaxpr, **_):
     return jaxpr.effects
 
@@ -327,7 +336,8 @@ def _scan_samples():
 
 
 scan_p = define_primitive(
-    "scan", multiple_results=True, impl=_scan_impl, abstract_eval=_scan_abstract_eval,
+    "scan", multiple_results=True, impl=_scan_impl, eager=_scan_eager,
+    abstract_eval=_scan_abstract_eval,
     samples=lambda: _scan_samples(),
     jvp=_scan_jvp, transpose=_scan_transpose, batch=_scan_batch, lower=_scan_lower,
     effects=_scan_effects, partial_eval=_scan_partial_eval, dce=_scan_dce,
