@@ -86,3 +86,21 @@ def test_jitted_function_has_the_signature_of_its_function():
 
     assert str(inspect.signature(pyjax.jit(f, static_argnums=1),
                                  follow_wrapped=False)) == "(a, b=1, *, c)"
+
+
+def test_registry_holds_builtin_containers_as_in_jax():
+    # flax's nnx graph tells pytree nodes from leaves by `type(x) in _registry`; JAX's
+    # registry holds the builtin containers as well as registered types.
+    import collections
+
+    from jax._src.tree_util import _registry
+    for node_type in (tuple, list, dict, type(None), collections.OrderedDict,
+                      collections.defaultdict, pyjax.tree_util.Partial):
+        assert node_type in _registry, node_type
+    assert int not in _registry and jnp.ndarray not in _registry
+    to_iter, from_iter = _registry[dict]
+    children, keys = to_iter({"b": 1, "a": 2})
+    assert list(children) == [2, 1] and from_iter(keys, [5, 6]) == {"a": 5, "b": 6}
+    assert _registry[collections.OrderedDict].to_iter(collections.OrderedDict(b=1, a=2)) \
+        == ([1, 2], ["b", "a"])
+    assert list(_registry)[:4] == [tuple, list, dict, type(None)]   # JAX's order
