@@ -132,3 +132,10 @@ def test_shard_and_reshard_are_the_sharding_api():
     shard, = x.addressable_shards
     assert isinstance(shard, jax.Shard) and shard.data.tolist() == x.tolist()
     assert jax.reshard is jax.sharding.reshard
+
+
+def test_avals_are_abstract_values():
+    # flax's linen scan asserts isinstance(aval, jax.core.AbstractValue)
+    assert isinstance(jax.typeof(jnp.ones(2)), jax.core.AbstractValue)
+    assert isinstance(jax.typeof(jax.new_ref(jnp.ones(2))), jax.core.AbstractValue)
+    assert not isinstance(1, jax.core.AbstractValue)

@@ -149,7 +149,13 @@ def _checked_type_sharding(shape, sharding):
     return sharding
 
 
-class ShapedArray:
+class AbstractValue:
+    """The base of every aval (JAX's jax.core.AbstractValue; flax asserts it)."""
+
+    __slots__ = ()
+
+
+class ShapedArray(AbstractValue):
     """What tracing knows about an array: its shape, dtype, whether its dtype is weak
     (came from a Python scalar and yields to the other operand's dtype in jnp), its
     sharding in the types (a NamedSharding over an AbstractMesh with Explicit axes; None
@@ -295,7 +301,7 @@ class ShapedArray:
         return self.shape == other.shape and self.dtype == other.dtype
 
 
-class AbstractRef:
+class AbstractRef(AbstractValue):
     """The abstract type of a Ref: a reference to an array of type `inner_aval`."""
 
     __slots__ = ("inner_aval", "memory_space", "kind")
