@@ -7,6 +7,7 @@ import enum
 import itertools
 import logging
 import os
+import sys
 import threading
 
 import numpy as np
@@ -131,6 +132,7 @@ class Config:
         self.global_version = 0
         self.thread_contexts = 0     # `with flag(value):` blocks open, in all threads
         self._tracing_flags = []     # read on every jit call: kept as a list
+        self._parsed_absl_flags = False
 
     def define(self, name, default, parse, help, **kwargs):
         flag = Flag(name, default, parse, help, **kwargs)
@@ -199,6 +201,20 @@ class Config:
                 else str(flag.value)
             define(name, default, flag.help)
         app.call_after_init(lambda: self._apply_absl_flags(absl_flags.FLAGS))
+
+    def parse_flags_with_absl(self):
+        """Registers the absl flags (as config_with_absl) and applies the `--jax*`
+        arguments of the command line (before any `--`) now, without absl.app.run;
+        once per process. Test suites call it at import."""
+        from absl import flags as absl_flags
+        with _contexts_lock:
+            if self._parsed_absl_flags:
+                return
+            self._parsed_absl_flags = True
+        argv = itertools.takewhile(lambda a: a != "--", sys.argv)
+        self.config_with_absl()
+        absl_flags.FLAGS(["", *(a for a in argv if a.startswith("--jax"))], known_only=True)
+        self._apply_absl_flags(absl_flags.FLAGS)
 
     def _apply_absl_flags(self, absl_values):
         for name in self._flags:

@@ -790,6 +790,14 @@ class NamedSharding(Sharding):
 
     memory_kind = property(lambda self: self._memory_kind)
 
+    def update(self, *, mesh=None, spec=None, memory_kind=None) -> NamedSharding:
+        """This sharding with the given fields replaced (a spec may be a tuple)."""
+        spec = self.spec if spec is None else spec
+        return NamedSharding(self.mesh if mesh is None else mesh,
+                             spec if isinstance(spec, PartitionSpec) else PartitionSpec(*spec),
+                             memory_kind=self.memory_kind if memory_kind is None
+                             else memory_kind)
+
     @property
     def _device_assignment(self):
         if isinstance(self.mesh, AbstractMesh):

@@ -808,15 +808,21 @@ def prefix_broadcast(prefix_tree, full_treedef, name):
         out = optree.broadcast_prefix(prefix, dummy, none_is_leaf=False, namespace=_NS)
     except ValueError:
         found = _sequence_mismatch(prefix, dummy, name, ())
-        details = [found] if found is not None else [str(err(name)) for err in
-                                                     optree.prefix_errors(
-                                                         prefix, dummy, none_is_leaf=False,
-                                                         namespace=_NS)]
+        details = [found] if found is not None else [
+            str(err(name)) for err in prefix_errors(prefix, dummy)]
         raise ValueError(f"{name} specification must be a tree prefix of the corresponding "
                          f"value, got specification {prefix_tree!r} for value tree "
                          f"{full_treedef}.\nMismatch details ({len(details)} found):\n"
                          + "\n".join(details)) from None
     return [None if x is _NONE_PROXY else x for x in out]
+
+
+def prefix_errors(prefix_tree, full_tree, is_leaf=None):
+    """One callable per place where `prefix_tree` is not a tree prefix of `full_tree`:
+    given the prefix's name (e.g. 'in_axes') it makes the ValueError describing that
+    mismatch. JAX's private helper (flax's tests import it)."""
+    return list(optree.prefix_errors(prefix_tree, full_tree, is_leaf, none_is_leaf=False,
+                                     namespace=_NS))
 
 
 def _sequence_mismatch(prefix, full, name, path):

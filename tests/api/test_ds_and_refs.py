@@ -1,6 +1,6 @@
-"""jax.ds (dynamic slice indices), jax.empty_ref / jax.free_ref, jax.ad (the with_refs
-markers of a vjp pullback) and jax.memory.Space. Expected values recorded from JAX
-0.10.2."""
+"""jax.ds (dynamic slice indices), jax.Ref under jit, grad and vmap, jax.empty_ref /
+jax.free_ref, jax.ad (the with_refs markers of a vjp pullback) and jax.memory.Space.
+Expected values recorded from JAX 0.10.2."""
 import pytest
 
 import pyjax as jax
@@ -59,6 +59,66 @@ def test_vjp_with_refs():
         "PyTreeDef(CustomNode(DidntWant[()], []))")
 
 
+def test_refs_passed_to_jit_are_read_and_written():
+    r = jax.new_ref(jnp.arange(3.0))
+
+    @jax.jit
+    def f(r, x):
+        assert isinstance(r, jax.Ref) and r.shape == (3,)
+        r[1] += x
+        return r[...].sum()
+
+    assert (float(f(r, 1.0)), float(f(r, 2.0))) == (4.0, 6.0)   # the second from cache
+    assert r[...].tolist() == [0.0, 4.0, 2.0]
+
+    @jax.jit
+    def outer(r, x):          # a Ref handed on to a nested jit
+        y = f(r, x)
+        r[0] = y
+        return y
+
+    assert float(outer(r, 1.0)) == 7.0 and r[...].tolist() == [7.0, 5.0, 2.0]
+    counter = jax.new_ref(jnp.int32(0))
+    step = jax.jit(lambda c, x: c.__setitem__(..., c[...] + 1) or x)
+    for _ in range(3):
+        step(counter, jnp.ones(2))
+    assert int(counter[...]) == 3 and str(jax.typeof(counter)) == "Ref{int32[]}"
+
+
+def test_refs_made_inside_transformations():
+    def loss(x):
+        q = jax.new_ref(jnp.zeros(3))
+        q[...] += x * 2
+        q[1] += x[0]
+        return q[...].sum()
+
+    assert jax.grad(loss)(jnp.ones(3)).tolist() == [3.0, 2.0, 2.0]
+    assert jax.jit(jax.grad(loss))(jnp.ones(3)).tolist() == [3.0, 2.0, 2.0]
+    assert jax.vmap(loss)(jnp.ones((2, 3))).tolist() == [7.0, 7.0]
+
+
+def test_refs_in_jit_refuse_what_jax_refuses():
+    r = jax.new_ref(jnp.ones(3))
+    with pytest.raises(ValueError, match="Ref{float32\\[3\\]}, but mutable array references "
+                       "cannot be returned"):
+        jax.jit(lambda r: r)(r)
+    with pytest.raises(ValueError, match="only one reference to a mutable array"):
+        jax.jit(lambda a, b: 0)(r, r)
+
+
+def test_closed_over_ref_written_in_jit_is_refused_clearly():
+    # JAX makes a closed-over Ref an implicit argument; pyjax discharges only Refs passed
+    # as arguments, and says so rather than leaking a tracer into the Ref.
+    r = jax.new_ref(jnp.ones(3))
+
+    def closes_over(x):
+        r[...] += x
+        return x
+    with pytest.raises(TypeError, match="pass the Ref to the jitted function"):
+        jax.jit(closes_over)(jnp.ones(3))
+    assert r[...].tolist() == [1.0, 1.0, 1.0]
+
+
 def test_memory_spaces():
     assert [repr(s) for s in jax.memory.Space] == [
         "MemorySpace.Device", "MemorySpace.Host", "MemorySpace.Any"]
@@ -72,3 +132,10 @@ def test_shard_and_reshard_are_the_sharding_api():
     shard, = x.addressable_shards
     assert isinstance(shard, jax.Shard) and shard.data.tolist() == x.tolist()
     assert jax.reshard is jax.sharding.reshard
+
+
+def test_avals_are_abstract_values():
+    # flax's linen scan asserts isinstance(aval, jax.core.AbstractValue)
+    assert isinstance(jax.typeof(jnp.ones(2)), jax.core.AbstractValue)
+    assert isinstance(jax.typeof(jax.new_ref(jnp.ones(2))), jax.core.AbstractValue)
+    assert not isinstance(1, jax.core.AbstractValue)

@@ -383,3 +383,29 @@ def test_per_example_gradients_of_a_softmax_model():
         assert leaf.shape == (n,) + params[i].shape
         np.testing.assert_allclose(leaf, np.stack([g[i] for g in loop]), rtol=1e-6,
                                    atol=1e-6)
+
+
+def test_pytree_arguments_are_rebuilt_under_the_batch_trace():
+    # flax's Variables record the trace they are made in and refuse updates from another:
+    # vmap rebuilds its arguments (mapped or not) inside its trace, as JAX does
+    from pyjax.extend.core import get_opaque_trace_state
+
+    @jax.tree_util.register_pytree_node_class
+    class Recorder:
+        def __init__(self, value):
+            self.value, self.state = value, get_opaque_trace_state()
+
+        def tree_flatten(self):
+            return (self.value,), None
+
+        @classmethod
+        def tree_unflatten(cls, aux, children):
+            return cls(*children)
+
+    def f(x, unmapped):
+        here = get_opaque_trace_state()
+        return x.value * 2, (x.state == here, unmapped.state == here)
+
+    x, same = jax.vmap(f, in_axes=(0, None), out_axes=(0, None))(
+        Recorder(jnp.ones(3)), Recorder(jnp.ones(2)))
+    assert same == (True, True)

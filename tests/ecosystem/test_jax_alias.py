@@ -117,3 +117,16 @@ def test_config_with_absl_reads_jax_flags_from_the_command_line():
     """, "--jax_enable_x64", "rest")
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "True float64 ['rest']"
+
+
+def test_parse_flags_with_absl_applies_jax_flags_without_app_run():
+    # flax's and JAX's own test modules call it at import
+    pytest.importorskip("absl", reason="absl-py is installed by ./dev (ecosystem-deps)")
+    out = run_python("""
+        import pyjax as jax
+        jax.config.parse_flags_with_absl()
+        jax.config.parse_flags_with_absl()   # once per process; a second call is a no-op
+        print(jax.config.jax_enable_x64, jax.numpy.ones(1).dtype)
+    """, "--jax_enable_x64", "--other_flag", "--", "--jax_no_such")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "True float64"

@@ -23,6 +23,7 @@ PRIVATE_NAMES = [
     ("dispatch", "wait_for_tokens", "equinox"),
     ("flatten_util", "ravel_pytree", "blackjax"),
     ("tree_util", "_registry", "flax (nnx graph)"),
+    ("tree_util", "prefix_errors", "flax (struct_test)"),
     ("checkify", "checkify", "flax (nnx)"),
     ("xla_bridge", "_backends", "chex (set_n_cpu_devices)"),
     ("xla_bridge", "backends", "chex"),
@@ -86,3 +87,33 @@ def test_jitted_function_has_the_signature_of_its_function():
 
     assert str(inspect.signature(pyjax.jit(f, static_argnums=1),
                                  follow_wrapped=False)) == "(a, b=1, *, c)"
+
+
+def test_registry_holds_builtin_containers_as_in_jax():
+    # flax's nnx graph tells pytree nodes from leaves by `type(x) in _registry`; JAX's
+    # registry holds the builtin containers as well as registered types.
+    import collections
+
+    from jax._src.tree_util import _registry
+    for node_type in (tuple, list, dict, type(None), collections.OrderedDict,
+                      collections.defaultdict, pyjax.tree_util.Partial):
+        assert node_type in _registry, node_type
+    assert int not in _registry and jnp.ndarray not in _registry
+    to_iter, from_iter = _registry[dict]
+    children, keys = to_iter({"b": 1, "a": 2})
+    assert list(children) == [2, 1] and from_iter(keys, [5, 6]) == {"a": 5, "b": 6}
+    assert _registry[collections.OrderedDict].to_iter(collections.OrderedDict(b=1, a=2)) \
+        == ([1, 2], ["b", "a"])
+    assert list(_registry)[:4] == [tuple, list, dict, type(None)]   # JAX's order
+
+
+def test_prefix_errors_describe_where_a_prefix_does_not_fit():
+    # flax's struct_test reads JAX's private prefix_errors
+    from jax._src.tree_util import prefix_errors
+    (err,) = prefix_errors((1, [2]), (1, 2.0))
+    assert str(err("in_axes")) == (
+        "pytree structure error: different types at key path\n    in_axes[1]\nAt that key "
+        "path, the prefix pytree in_axes has a subtree of type\n    <class 'list'>\nbut at "
+        "the same key path the full pytree has a subtree of different type\n    "
+        "<class 'float'>.")
+    assert prefix_errors([1, 2], [1, (2, 3)]) == []

@@ -545,3 +545,21 @@ def test_order_comparisons_of_complex_numbers_are_lexicographic():
     assert jnp.greater(a, b).tolist() == [False, False, True, False]
     assert jnp.greater_equal(a, b).tolist() == [False, True, True, False]
     assert pyjax.jit(lambda u, v: u < v)(a, b).tolist() == [True, False, False, True]
+
+
+def test_einsum_contracts_with_a_given_dot_general():
+    # JAX's private `_dot_general` override (flax's linen attention passes one)
+    calls = []
+
+    def doubled_dot(x, y, dims, precision=None, preferred_element_type=None, **kw):
+        calls.append(dims)
+        return pyjax.lax.dot_general(x, y, dims, precision,
+                                   preferred_element_type=preferred_element_type, **kw) * 2
+
+    a, b, c = jnp.arange(6.0).reshape(2, 3), jnp.arange(12.0).reshape(3, 4), jnp.ones((4, 2))
+    assert jnp.einsum("ij,jk->ik", a, b, _dot_general=doubled_dot).tolist() == [
+        [40.0, 46.0, 52.0, 58.0], [112.0, 136.0, 160.0, 184.0]]
+    assert jnp.einsum("ij,jk,kl->il", a, b, c, _dot_general=doubled_dot).tolist() == [
+        [392.0, 392.0], [1184.0, 1184.0]]
+    batched = pyjax.jit(lambda a: jnp.einsum("bi,bj->bij", a, a, _dot_general=doubled_dot))
+    assert batched(a).shape == (2, 3, 3) and len(calls) == 4

@@ -501,3 +501,12 @@ def test_the_sharded_mlp_example_matches_one_device():
     assert last.startswith("largest difference from the one-device run:")
     assert float(last.split()[-1]) <= 1e-5
     assert "mesh {'data': 4, 'model': 2}" in proc.stdout
+
+
+def test_named_sharding_update_replaces_fields():
+    # flax's scan drops the batch axis of its carry's sharding with update(spec=...)
+    s = NamedSharding(jax.make_mesh((1,), ("x",)), P("x", None))
+    assert repr(s.update(spec=P(None))) == ("NamedSharding(mesh=Mesh('x': 1, axis_types="
+                                            "(Explicit,)), spec=P(None,), memory_kind=device)")
+    assert s.update(spec=("x",)).spec == P("x") and s.update().spec == s.spec
+    assert s.update(memory_kind="device").memory_kind == "device"

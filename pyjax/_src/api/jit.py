@@ -21,7 +21,7 @@ from pyjax._src.backends import dispatch
 from pyjax._src.api import devices as devices_api
 from pyjax._src.api import shapes
 from pyjax._src.backends.dispatch import NO_FIT, CommittedKind
-from pyjax._src.core.avals import get_aval, is_valid_jax_type
+from pyjax._src.core.avals import AbstractRef, get_aval, is_valid_jax_type
 from pyjax._src.core.trace import Trace, current_trace
 from pyjax._src.core.trace import EMPTY_EQN_CONTEXT, _context as _trace_context
 from pyjax._src.core.jaxpr import ClosedJaxpr
@@ -136,12 +136,15 @@ class CacheEntry:
     """One trace: the jaxpr for one cache key, with its input and output structure."""
 
     __slots__ = ("closed_jaxpr", "in_tree", "out_tree", "hoisted", "in_avals",
-                 "leaf_shardings")
+                 "leaf_shardings", "ref_leaves")
 
-    def __init__(self, closed_jaxpr, in_tree, out_tree, hoisted, in_avals):
+    def __init__(self, closed_jaxpr, in_tree, out_tree, hoisted, in_avals, ref_leaves=()):
         self.closed_jaxpr, self.in_tree, self.out_tree = closed_jaxpr, in_tree, out_tree
         self.hoisted, self.in_avals = hoisted, in_avals
         self.leaf_shardings = {}   # mesh context -> JitCache.leaf_shardings' answer
+        # positions of the jax.Ref argument leaves: the jaxpr takes their values and
+        # returns their final values after out_tree's outputs
+        self.ref_leaves = ref_leaves
 
 
 # read on every cached call
@@ -332,8 +335,16 @@ class JitCache:
               args, kwargs):
         traced = {}   # the output treedef (kept off flat_fun: a closure that refers to
         # itself is a reference cycle)
+        ref_leaves = tuple(i for i, a in enumerate(in_avals) if type(a) is AbstractRef)
 
         def flat_fun(*leaf_tracers):
+            # A Ref argument is discharged: the function sees a Ref holding its traced
+            # value, and the value it holds at the end is an extra output.
+            refs = [AbstractRef.ref_type(leaf_tracers[i], traced=True) for i in ref_leaves]
+            if refs:
+                leaf_tracers = list(leaf_tracers)
+                for i, ref in zip(ref_leaves, refs):
+                    leaf_tracers[i] = ref
             call_args, call_kwargs = tree_util.tree_unflatten(in_tree, leaf_tracers)
             full_args = _merge_static(args, call_args, static_nums)
             full_kwargs = dict(kwargs)
@@ -341,6 +352,11 @@ class JitCache:
             out = fun(*full_args, **full_kwargs)
             out_leaves, out_tree = tree_util.flatten(out)
             for leaf in out_leaves:
+                if type(getattr(leaf, "aval", None)) is AbstractRef:
+                    raise ValueError(
+                        f"function {self.debug_name} traced for jit returned a mutable "
+                        f"array reference of type {leaf.aval.str_short()}, but mutable "
+                        "array references cannot be returned.")
                 if isinstance(leaf, shapes.ShapeDtypeStruct):
                     raise TypeError("A ShapeDtypeStruct does not have a value and cannot be "
                                     f"used as a constant in a JAX function: {self.debug_name}"
@@ -351,17 +367,18 @@ class JitCache:
                         "is not a valid JAX type; jitted functions must return arrays "
                         "(in pytrees).")
             traced["out_tree"] = out_tree
-            return out_leaves
+            return out_leaves + [ref[...] for ref in refs]
 
         debug = pe.DebugInfo(self.debug_name, self.location,
                              _flat_arg_names(self.arg_names, args, static_nums, dyn_kwargs))
-        closed, hoisted = pe.trace_to_closed_jaxpr(flat_fun, in_avals, debug)
+        traced_avals = tuple(a.inner_aval if type(a) is AbstractRef else a for a in in_avals)
+        closed, hoisted = pe.trace_to_closed_jaxpr(flat_fun, traced_avals, debug)
         # Drop work no output needs (e.g. a forward scan's unused ys under grad) before
         # any executor sees it; effectful equations stay.
         jaxpr, consts, _ = pe.dce_closed_jaxpr(closed.jaxpr, closed.consts, None)
         if len(jaxpr.eqns) != len(closed.jaxpr.eqns):
             closed = ClosedJaxpr(jaxpr, consts)
-        return CacheEntry(closed, in_tree, traced["out_tree"], hoisted, in_avals)
+        return CacheEntry(closed, in_tree, traced["out_tree"], hoisted, in_avals, ref_leaves)
 
     def entry_for(self, fun, args, kwargs, abstract=False):
         """(the trace for this call, its argument leaves, their donation flags): from the
@@ -437,6 +454,8 @@ class JitCache:
         if config.disable_jit_flag.value:
             return fun(*args, **kwargs)
         entry, leaves, donated = self.entry_for(fun, args, kwargs)
+        if entry.ref_leaves:
+            return self.call_with_refs(entry, leaves)
         if current_trace() is not Trace.root or entry.hoisted:
             # under a transformation: jit is a primitive of the enclosing trace
             if self.compiler_options:
@@ -480,6 +499,33 @@ class JitCache:
         outs = dispatch.run_closed_jaxpr(entry.closed_jaxpr, arrays, donated, self.device,
                                          compiler_options=self.compiler_options)
         return tree_util.tree_unflatten(entry.out_tree, outs)
+
+    def call_with_refs(self, entry, leaves):
+        """A call given jax.Refs: their values go in, and the values the function left
+        in them come back (after its results) and are stored in them."""
+        refs = [leaves[i] for i in entry.ref_leaves]
+        if len({id(ref) for ref in refs}) < len(refs):
+            raise ValueError(
+                f"only one reference to a mutable array may be passed as an argument to a "
+                f"function, but {self.debug_name} was given the same jax.Ref twice.")
+        values = list(leaves)
+        for i, ref in zip(entry.ref_leaves, refs):
+            values[i] = ref[...]
+        if current_trace() is not Trace.root or entry.hoisted:
+            outs = jit_p.bind(*entry.hoisted, *values, jaxpr=entry.closed_jaxpr,
+                              name=self.debug_name,
+                              donated_invars=(False,) * (len(entry.hoisted) + len(values)),
+                              inline=self.inline, keep_unused=self.keep_unused)
+        else:
+            dispatch.check_execution_allowed(self.debug_name)
+            arrays = [x if type(x) is Array else dispatch.host_to_array(x, a)
+                      for x, a in zip(values, entry.in_avals)]
+            outs = dispatch.run_closed_jaxpr(entry.closed_jaxpr, arrays, (), self.device,
+                                             compiler_options=self.compiler_options)
+        n_results = len(outs) - len(refs)
+        for ref, value in zip(refs, outs[n_results:]):
+            ref._value = value
+        return tree_util.tree_unflatten(entry.out_tree, list(outs[:n_results]))
 
     def _on_jit_device(self, closed, leaves):
         """jit(device=d) runs on d, as JAX's in/out_shardings of SingleDeviceSharding(d):

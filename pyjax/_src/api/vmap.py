@@ -76,13 +76,15 @@ def _call(fun, in_axes, out_axes, axis_name, axis_size, args, kwargs, spmd_name=
     trace = batching.BatchTrace(axis)
     ins = [x if ax is None else batching.BatchTracer(trace, x, ax)
            for x, ax in zip(leaves, axes)]
-    call_args = tree_util.tree_unflatten(arg_tree, ins[:len(arg_leaves)])
-    call_kwargs = tree_util.tree_unflatten(kw_tree, ins[len(arg_leaves):])
     try:
         entry = () if split is None else split.spec.partitions[0]
         with batching.extend_axis_env(axis_name, size), set_current_trace(trace), \
                 batching.map_over_mesh_axes((entry,) if isinstance(entry, str) else entry,
                                             spmd_name):
+            # rebuilt under the batch trace, as JAX does: pytree nodes that record the
+            # trace they were made in (flax's Variables) see the vmap's
+            call_args = tree_util.tree_unflatten(arg_tree, ins[:len(arg_leaves)])
+            call_kwargs = tree_util.tree_unflatten(kw_tree, ins[len(arg_leaves):])
             out = fun(*call_args, **call_kwargs)
         out_leaves, out_tree = tree_util.flatten(out)
         infos = [trace.to_batch_info(x) for x in out_leaves]

@@ -1,5 +1,6 @@
-"""Abstract values: ShapedArray(shape, dtype, weak_type, sharding, mat) is the one aval
-class, and get_aval maps any valid JAX value to it. Imports level 0 only."""
+"""Abstract values: ShapedArray(shape, dtype, weak_type, sharding, mat) is the aval of
+every array, and get_aval maps any valid JAX value to it; AbstractRef is the type of a
+mutable reference (jax.Ref) to one. Imports level 0 only."""
 from __future__ import annotations
 
 import enum
@@ -148,7 +149,13 @@ def _checked_type_sharding(shape, sharding):
     return sharding
 
 
-class ShapedArray:
+class AbstractValue:
+    """The base of every aval (JAX's jax.core.AbstractValue; flax asserts it)."""
+
+    __slots__ = ()
+
+
+class ShapedArray(AbstractValue):
     """What tracing knows about an array: its shape, dtype, whether its dtype is weak
     (came from a Python scalar and yields to the other operand's dtype in jnp), its
     sharding in the types (a NamedSharding over an AbstractMesh with Explicit axes; None
@@ -292,6 +299,33 @@ class ShapedArray:
     def same_type(self, other):
         """Equal shape and dtype, ignoring weak types (what carries and branches need)."""
         return self.shape == other.shape and self.dtype == other.dtype
+
+
+class AbstractRef(AbstractValue):
+    """The abstract type of a Ref: a reference to an array of type `inner_aval`."""
+
+    __slots__ = ("inner_aval", "memory_space", "kind")
+    # The class of the references themselves (jax.Ref), installed by state/refs.py when
+    # it is imported: jit wraps the traced value of a Ref argument in one.
+    ref_type: type | None = None
+
+    def __init__(self, inner_aval: ShapedArray, memory_space=None, kind=None):
+        self.inner_aval, self.memory_space, self.kind = inner_aval, memory_space, kind
+
+    shape = property(lambda self: self.inner_aval.shape)
+    dtype = property(lambda self: self.inner_aval.dtype)
+    ndim = property(lambda self: self.inner_aval.ndim)
+
+    def __eq__(self, other):
+        return isinstance(other, AbstractRef) and other.inner_aval == self.inner_aval
+
+    def __hash__(self):
+        return hash((AbstractRef, self.inner_aval))
+
+    def str_short(self):
+        return f"Ref{{{self.inner_aval._dtype_and_shape()}}}"   # JAX's: Ref{float32[3]}
+
+    __repr__ = __str__ = str_short
 
 
 _scalar_avals: dict[type, ShapedArray] = {}

@@ -177,7 +177,7 @@ def _reduce_alone(x, term, keep, split=None):
 
 
 def _contract_pair(x, tx, y, ty, keep, sizes, precision, preferred_element_type,
-                   split=None):
+                   dot_general, split=None):
     """One dot_general: shared labels kept are batch dims, shared ones dropped are
     contracted; the result's labels are batch + x's free + y's free. `split`: (a mesh,
     {label: how the final result splits it}) for the last contraction."""
@@ -196,7 +196,9 @@ def _contract_pair(x, tx, y, ty, keep, sizes, precision, preferred_element_type,
         mesh, by_label, unreduced = split
         out_sharding = NamedSharding(mesh, P(*[by_label.get(c) for c in labels],
                                              unreduced=unreduced))
-    out = ldot.dot_general(x, y, dims, precision, preferred_element_type, out_sharding)
+    sharded = {} if out_sharding is None else {"out_sharding": out_sharding}
+    out = dot_general(x, y, dims, precision, preferred_element_type=preferred_element_type,
+                      **sharded)
     return out, "".join(labels)
 
 
@@ -208,11 +210,13 @@ def _broadcast_ones(x, term, sizes):
 
 
 def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
-           preferred_element_type=None, out_sharding=None):
+           preferred_element_type=None, out_sharding=None,
+           _dot_general=ldot.dot_general):
     """Einstein summation over the operands per `subscripts` ("ij,jk->ik", or NumPy's
     interleaved operand/sublist form). Pairs are contracted with dot_general in the
     order `optimize` picks ('auto'/'greedy': greedy by size; False: left to right; or
-    an explicit einsum_path). out_sharding: how the result is split."""
+    an explicit einsum_path). out_sharding: how the result is split. `_dot_general`:
+    JAX's private override of the contraction (flax passes its own)."""
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.einsum is not supported.")
     if not isinstance(subscripts, str):
@@ -237,7 +241,8 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
         if len(path) > 1:   # as JAX: the contractions run in Auto mode, then reshard
             return auto_axes(
                 lambda *xs: einsum(subscripts, *xs, optimize=path, precision=precision,
-                                   preferred_element_type=preferred_element_type),
+                                   preferred_element_type=preferred_element_type,
+                                   _dot_general=_dot_general),
                 axes=target.mesh.explicit_axes, out_sharding=target)(*operands)
         parts = target.spec.padded(len(output)).partitions
         split = (target.mesh, dict(zip(output, parts)), target.spec.unreduced)
@@ -248,7 +253,7 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
         keep = needed({i, j})
         (x, tx), (y, ty) = ops[i], ops[j]
         res = _contract_pair(x, tx, y, ty, keep, sizes, precision, preferred_element_type,
-                             split if n == len(path) - 1 else None)
+                             _dot_general, split if n == len(path) - 1 else None)
         ops = [o for k, o in enumerate(ops) if k not in (i, j)] + [res]
         k = len(ops) - 1
         ops[k] = _reduce_alone(ops[k][0], ops[k][1], needed({k}))

@@ -13,7 +13,7 @@ from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import reductions as lr
 from pyjax._src.lax import structural as st
 from pyjax._src.numpy.util import (check_arraylike, convert, ensure_array,
-                                   promote_dtypes_inexact)
+                                   jax_array_protocol, promote_dtypes_inexact)
 from pyjax._src.util import canonicalize_axes, canonicalize_axis
 
 
@@ -43,6 +43,7 @@ def _reduction(name, lax_reduce, identity, *, bool_to_int=False, upcast=False,
         if out is not None:
             raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported: "
                                       "JAX arrays are immutable.")
+        a = jax_array_protocol(a)
         aval = get_aval(a)
         axes = _axes(a, axis)
         if dtype is not None:
@@ -168,6 +169,7 @@ def _mean_dtypes(a, dtype):
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     """Arithmetic mean; integer inputs average in the default float dtype."""
     check_arraylike("mean", a)
+    a = jax_array_protocol(a)
     axes = _axes(a, axis)
     dtype, compute = _mean_dtypes(a, dtype)
     total = sum(convert(a, compute), axis=axes, dtype=compute, keepdims=keepdims,

@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 
-from pyjax._src import config, dtypes
+from pyjax._src import config, dtypes, tree_util
 from pyjax._src.array import Array, as_array
 from pyjax._src.core.avals import refuse_masked
 from pyjax._src.core.trace import Tracer
@@ -28,8 +28,17 @@ def extended_dtype(x):
 
 
 def check_arraylike(name, *args):
-    """jnp functions take arrays and scalars, not lists or tuples (as in JAX)."""
+    """jnp functions take arrays and scalars, not lists or tuples (as in JAX). A pytree
+    with a __jax_array__ method (a flax Variable) stands for the array it returns: JAX's
+    jnp functions are jitted, so such a pytree reaches them rebuilt around tracers."""
     for i, x in enumerate(args):
+        if not is_arraylike(x) and getattr(x, "__jax_array__", None) is not None:
+            if tree_util.is_tree_node(type(x)):
+                continue
+            raise ValueError(
+                "Triggering __jax_array__() during abstractification is no longer "
+                "supported. To avoid this error, either explicitly convert your object "
+                "using jax.numpy.array(), or register your object as a pytree.")
         if not is_arraylike(x):
             if extended_dtype(x) is not None:
                 refuse_extended(name, args)
@@ -175,19 +184,25 @@ def promote_shapes(name, *args):
     return out
 
 
+def jax_array_protocol(x):
+    """The array an object with a __jax_array__ method stands for; x itself otherwise."""
+    method = getattr(x, "__jax_array__", None)
+    return x if method is None or is_arraylike(x) else method()
+
+
 def promote_args(name, *args):
     check_arraylike(name, *args)
-    return promote_shapes(name, *promote_dtypes(*args))
+    return promote_shapes(name, *promote_dtypes(*map(jax_array_protocol, args)))
 
 
 def promote_args_inexact(name, *args):
     check_arraylike(name, *args)
-    return promote_shapes(name, *promote_dtypes_inexact(*args))
+    return promote_shapes(name, *promote_dtypes_inexact(*map(jax_array_protocol, args)))
 
 
 def promote_args_numeric(name, *args):
     check_arraylike(name, *args)
-    return promote_shapes(name, *promote_dtypes_numeric(*args))
+    return promote_shapes(name, *promote_dtypes_numeric(*map(jax_array_protocol, args)))
 
 
 # The dtypes each promotion leaves as they are: an array alone, or beside an array of its

@@ -1,45 +1,25 @@
 """Mutable array references (`jax.new_ref`, `jax.Ref`): a box holding an array whose
 contents are read with `ref[...]` (or an index) and replaced with `ref[idx] = value`.
-pyjax runs refs eagerly; a ref reaching a transformation (jit, grad, vmap ...) is an error
-that says so, since JAX's stateful primitives for refs are not implemented. Imports jnp."""
+A ref made at top level holds a concrete array. Under a transformation a ref is
+discharged as it is traced: jit passes a Ref argument's value in and its final value out
+(and stores it back after the call), and a ref made inside a trace holds traced values;
+writing a traced value into a top-level ref that a traced function closes over is an
+error that says so. Imports jnp."""
 from __future__ import annotations
 
-from pyjax._src.core.avals import ShapedArray, get_aval
-from pyjax._src.core.trace import Tracer
+from pyjax._src.core.avals import AbstractRef, get_aval
+from pyjax._src.core.trace import Trace, Tracer, current_trace
 from pyjax._src.numpy import lax_numpy as jnp
-
-
-class AbstractRef:
-    """The abstract type of a Ref: a reference to an array of type `inner_aval`."""
-
-    __slots__ = ("inner_aval", "memory_space", "kind")
-
-    def __init__(self, inner_aval: ShapedArray, memory_space=None, kind=None):
-        self.inner_aval, self.memory_space, self.kind = inner_aval, memory_space, kind
-
-    shape = property(lambda self: self.inner_aval.shape)
-    dtype = property(lambda self: self.inner_aval.dtype)
-    ndim = property(lambda self: self.inner_aval.ndim)
-
-    def __eq__(self, other):
-        return isinstance(other, AbstractRef) and other.inner_aval == self.inner_aval
-
-    def __hash__(self):
-        return hash((AbstractRef, self.inner_aval))
-
-    def str_short(self):
-        return f"Ref{{{self.inner_aval.str_short()}}}"
-
-    __repr__ = __str__ = str_short
 
 
 class Ref:
     """A mutable reference to an array (make one with `jax.new_ref(value)`)."""
 
-    __slots__ = ("_stored", "__weakref__")
+    __slots__ = ("_stored", "_traced", "__weakref__")
 
-    def __init__(self, value):
-        self._stored = value
+    def __init__(self, value, traced: bool = False):
+        # `traced`: made inside a transformation, so it may hold that trace's values
+        self._stored, self._traced = value, traced
 
     def _check_live(self):
         if self._stored is None:
@@ -68,10 +48,11 @@ class Ref:
         return self._value if index is Ellipsis or index == () else self._value[index]
 
     def __setitem__(self, index, value):
-        if isinstance(value, Tracer):
+        if isinstance(value, Tracer) and not self._traced:
             raise TypeError(
-                "Ref: pyjax runs mutable references eagerly only; storing a traced value "
-                "(inside jit, grad, vmap ...) into a Ref is not supported.")
+                "Ref: storing a traced value (inside jit, grad, vmap ...) into a Ref made "
+                "outside the transformation is not supported by pyjax; pass the Ref to the "
+                "jitted function as an argument instead of closing over it.")
         value = jnp.asarray(value, self._value.dtype)
         if index is Ellipsis or index == ():
             if value.shape != self._value.shape:
@@ -88,10 +69,8 @@ class Ref:
 
 def new_ref(init_val, *, memory_space=None, kind=None) -> Ref:
     """A new mutable reference holding a copy of `init_val`."""
-    if isinstance(init_val, Tracer):
-        raise TypeError("jax.new_ref: pyjax creates mutable references eagerly only, not "
-                        "inside jit, grad, vmap or other transformations.")
-    return Ref(jnp.array(init_val))
+    traced = isinstance(init_val, Tracer) or current_trace() is not Trace.root
+    return Ref(jnp.array(init_val), traced)
 
 
 def empty_ref(ty, memory_space=None) -> Ref:
@@ -104,7 +83,7 @@ def empty_ref(ty, memory_space=None) -> Ref:
     except AttributeError:
         raise TypeError(f"jax.empty_ref: expected a type with .shape and .dtype (e.g. "
                         f"jax.ShapeDtypeStruct), got {ty!r}") from None
-    return Ref(jnp.zeros(shape, dtype))
+    return Ref(jnp.zeros(shape, dtype), current_trace() is not Trace.root)
 
 
 def free_ref(ref: Ref):
@@ -119,3 +98,6 @@ def free_ref(ref: Ref):
 def freeze(ref: Ref):
     """The array a Ref holds (the ref must not be used afterwards)."""
     return ref[...]
+
+
+AbstractRef.ref_type = Ref   # upward hook: jit wraps Ref arguments' traced values
