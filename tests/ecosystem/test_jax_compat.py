@@ -86,3 +86,10 @@ def test_jitted_function_has_the_signature_of_its_function():
 
     assert str(inspect.signature(pyjax.jit(f, static_argnums=1),
                                  follow_wrapped=False)) == "(a, b=1, *, c)"
+
+
+def test_lib_reports_the_jaxlib_version():
+    # equinox's test_while_loop imports jax.lib and compares jax.lib.__version__; JAX
+    # 0.10.2 reports its jaxlib's version, "0.10.2", the one pyjax runs on.
+    import pyjax.lib
+    assert pyjax.lib.__version__ == "0.10.2"
