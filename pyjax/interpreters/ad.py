@@ -2,7 +2,8 @@
 unknowns) and the JVP and transpose rule tables of primitives. Re-exports only."""
 from pyjax._src.extend.primitives import primitive_jvps, primitive_transposes  # noqa: F401
 from pyjax._src.interpreters.ad import (  # noqa: F401
-    UndefinedPrimal, Zero, add_tangents, backward_pass, instantiate_zeros, is_undefined_primal,
+    JVPTrace, JVPTracer, UndefinedPrimal, Zero, add_tangents, backward_pass, instantiate_zeros,
+    is_undefined_primal,
 )
 
 add_jaxvals = add_tangents

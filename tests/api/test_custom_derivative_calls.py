@@ -308,3 +308,26 @@ def test_rules_under_vmap_inside_differentiation_see_batch_tracers():
     # JAX 0.10.2: each rule runs once, per example, on vmap's tracers
     assert seen == [("v_fwd", "BatchTracer"), ("v", "BatchTracer"), ("v_bwd", "BatchTracer")]
     np.testing.assert_array_equal(out, np.ones(3))
+
+
+def test_staged_custom_vjp_fwd_gets_arrays_for_literal_inputs():
+    # Differentiating a jitted call runs the staged custom_vjp's fwd on the jaxpr's
+    # literals: JAX traces fwd at the input types, so fwd sees arrays (with .shape), as
+    # equinox's checkpointed while_loop needs. Values from JAX 0.10.2.
+    @custom_vjp
+    def f(n, x):
+        return x * n
+
+    def fwd(n, x):
+        return x * n, (n, jnp.zeros((2,) + n.shape, n.dtype))
+
+    def bwd(res, g):
+        n, buffer = res
+        return None, g * n + buffer.sum()
+
+    f.defvjp(fwd, bwd)
+    staged = jit(lambda x: f(jnp.array(3), x))
+    assert float(grad(staged)(2.0)) == 3.0
+    assert float(jit(grad(staged))(2.0)) == 3.0
+    value, slope = jax.value_and_grad(lambda x: jit(lambda y: f(jnp.array(3), y) ** 2)(x))(2.0)
+    assert (float(value), float(slope)) == (36.0, 36.0)

@@ -244,3 +244,20 @@ def test_no_retrace_warning_for_a_stable_loop_or_when_off(recwarn):
         for n in range(12):
             f(jnp.ones(3), n)
     assert _retrace_warnings(recwarn) == []
+
+
+def test_no_retrace_warning_for_functions_of_installed_libraries(recwarn):
+    # A library's internal jit wrapper (equinox makes one per decorated function, and
+    # retraces one per error message) is not the user's to hoist: under filterwarnings =
+    # error, as in equinox's own suite, a warning there would fail correct programs.
+    import sysconfig
+    source = "def wrapper(x, n):\n    return x * n\n"
+    namespace = {}
+    library_file = os.path.join(sysconfig.get_paths()["purelib"], "somelib", "jitting.py")
+    exec(compile(source, library_file, "exec"), namespace)
+    for n in range(12):
+        jax.jit(namespace["wrapper"], static_argnums=1)(1.0, n)   # new jit, like equinox's
+    f = jax.jit(namespace["wrapper"], static_argnums=1)
+    for n in range(12):
+        f(1.0, n)
+    assert _retrace_warnings(recwarn) == []

@@ -272,3 +272,13 @@ def test_scalar_type_compared_with_an_ndarray_does_not_raise():
     # False, what JAX gives for `ndarray == jnp.float32`), as comparisons never raise.
     assert (jnp.float32 == np.ones(3)).tolist() == [False, False, False]
     assert (jnp.float32 != np.ones(3)).tolist() == [True, True, True]
+
+
+def test_public_bfloat16_is_the_scalar_type():
+    # as JAX's jax.dtypes.bfloat16: callable and usable with isinstance (equinox's
+    # serialisation and tree_equal use both), and a dtype-like
+    import pyjax.dtypes as public_dtypes
+    x = public_dtypes.bfloat16(1.5)
+    assert isinstance(x, public_dtypes.bfloat16) and float(x) == 1.5
+    assert np.dtype(public_dtypes.bfloat16) == dtypes.bfloat16
+    assert jnp.zeros(2, public_dtypes.bfloat16).dtype == dtypes.bfloat16

@@ -9,7 +9,7 @@ import pyjax as jax
 import pyjax.numpy as jnp
 from pyjax import lax
 from pyjax.extend import linear_util as lu
-from pyjax.extend.core import (Primitive, get_opaque_trace_state, mapped_aval,
+from pyjax.extend.core import (Primitive, find_top_trace, get_opaque_trace_state, mapped_aval,
                                trace_state_clean, unmapped_aval)
 from pyjax.interpreters import ad, batching, mlir
 
@@ -176,3 +176,43 @@ def test_hijax_is_declared_unsupported():
 
     with pytest.raises(NotImplementedError, match="does not implement"):
         Get("get").bind(jnp.ones(2))
+
+
+def test_rules_get_tuples_and_trace_main_identifies_a_trace():
+    # JAX's traces hand extension rules tuples (equinox's vprim passes its dims on as a
+    # vmap out_axes, which must match its tuple output), and libraries tell a trace's own
+    # tracers by `x._trace.main is find_top_trace(...).main`, as equinox's filter_jvp does.
+    seen = []
+    p = Primitive("test_tuple_operands")
+    p.multiple_results = True
+    p.def_impl(lambda x: [x * 2])
+    p.def_abstract_eval(lambda x: [x])
+
+    def jvp(primals, tangents):
+        seen.append((type(primals), type(tangents)))
+        top = find_top_trace(primals)
+        assert not isinstance(primals[0], ad.JVPTracer) and top.main is not None
+        return p.bind(*primals), [tangents[0] * 2]
+
+    def batch(axis_size, axis_name, trace_type, args, dims):
+        seen.append((type(args), type(dims)))
+        out = jax.vmap(lambda x: (x * 2,), in_axes=dims, out_axes=dims)(*args)
+        return list(out), list(dims)
+
+    ad.primitive_jvps[p] = jvp
+    batching.axis_primitive_batchers[p] = batch
+
+    def fn(x):
+        assert isinstance(x, ad.JVPTracer) and x._trace.main is find_top_trace([x]).main
+        return p.bind(x)[0]
+
+    assert jax.jvp(fn, (jnp.float32(1.5),), (jnp.float32(1.0),)) == (3.0, 2.0)
+    close(jax.vmap(lambda x: p.bind(x)[0])(X), [0.2, 0.4, 0.6])
+    assert seen == [(tuple, tuple)] * 2
+
+
+def test_shaped_array_tangent_aval():
+    weak = jax.core.ShapedArray((2,), np.float32, weak_type=True)
+    assert weak.to_tangent_aval() is weak
+    assert jax.core.ShapedArray((3,), np.int32).to_tangent_aval() == \
+        jax.core.ShapedArray((3,), jax.dtypes.float0)

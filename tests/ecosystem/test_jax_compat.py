@@ -117,3 +117,10 @@ def test_prefix_errors_describe_where_a_prefix_does_not_fit():
         "the same key path the full pytree has a subtree of different type\n    "
         "<class 'float'>.")
     assert prefix_errors([1, 2], [1, (2, 3)]) == []
+
+
+def test_lib_reports_the_jaxlib_version():
+    # equinox's test_while_loop imports jax.lib and compares jax.lib.__version__; JAX
+    # 0.10.2 reports its jaxlib's version, "0.10.2", the one pyjax runs on.
+    import pyjax.lib
+    assert pyjax.lib.__version__ == "0.10.2"

@@ -153,7 +153,9 @@ def test_reduce_window_errors():
     with pytest.raises(TypeError, match="one entry per operand dimension"):
         lax.reduce_window(x, 0.0, lax.add, (2,), (1, 1), "VALID")
     with pytest.raises(TypeError, match="init value dtype"):
-        lax.reduce_window(x, np.int32(0), lax.add, (2, 2), (1, 1), "VALID")
+        lax.reduce_window(x, np.int32(0), lax.max, (2, 2), (1, 1), "VALID")
+    # ... but an init that is its own dtype's identity takes the monoid path, as in JAX
+    assert lax.reduce_window(x, np.int32(0), lax.add, (2, 2), (1, 1), "VALID").dtype == np.float32
     with pytest.raises(ValueError, match="same tree structure as the operands"):
         lax.reduce_window(x, 0.0, lambda a, b: (a, b), (2, 2), (1, 1), "VALID")
     with pytest.raises(ValueError, match="reduce_window output must have the same tree "
@@ -168,6 +170,22 @@ def test_reduce_window_errors():
         return lax.reduce_window(x, 0.0, lambda a, b: a + b * w, (2, 2), (1, 1), "VALID")
     with pytest.raises(NotImplementedError, match="closes over traced values"):
         jax.jit(closes_over)(2.0)
+
+
+@pytest.mark.parametrize("jitted", [False, True])
+def test_infinite_init_on_integer_operand(jitted):
+    # equinox's MaxPool passes -inf for any dtype: JAX sees max's identity (in the init's
+    # own dtype) and reduces with the operand's identity; values from JAX 0.10.2.
+    x = jnp.arange(6, dtype=jnp.int32).reshape(1, 6)
+    wrap = jax.jit if jitted else (lambda f: f)
+    window_max = wrap(lambda x: lax.reduce_window(x, -jnp.inf, lax.max, (1, 2), (1, 2), "VALID"))
+    window_min = wrap(lambda x: lax.reduce_window(x, jnp.inf, lax.min, (1, 2), (1, 2), "VALID"))
+    assert window_max(x).tolist() == [[1, 3, 5]] and window_max(x).dtype == np.int32
+    assert window_min(x).tolist() == [[0, 2, 4]]
+    assert wrap(lambda x: lax.reduce(x, -jnp.inf, lax.max, (1,)))(x).tolist() == [5]
+    assert lax.reduce(x > 2, -jnp.inf, lax.max, (1,)).tolist() == [True]
+    with pytest.raises(TypeError, match="not representable in the operand dtype int32"):
+        lax.reduce_window(x, -jnp.inf, lambda a, b: a + b, (1, 2), (1, 2), "VALID")
 
 
 # --- lax.reduce -------------------------------------------------------------------------------

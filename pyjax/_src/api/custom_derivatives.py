@@ -630,7 +630,10 @@ def _custom_vjp_call_jvp(primals, tangents, *, name, call_jaxpr, fwd, bwd, num_c
     """Runs fwd on the primals; the tangents go through custom_lin, a linear primitive
     whose transpose is bwd (and which refuses to be evaluated: no forward mode)."""
     _check_closure(name, tangents[:num_consts], "custom_vjp")
-    return _forward_with_rule(fwd, bwd, primals[num_consts:], tangents[num_consts:])
+    # JAX traces a staged call's fwd at its input types, so fwd never sees a Python
+    # scalar (a literal of the jaxpr): it gets arrays, which have .shape and .dtype.
+    args = [as_array(a) for a in primals[num_consts:]]
+    return _forward_with_rule(fwd, bwd, args, tangents[num_consts:])
 
 
 def _flat_cotangents(result, in_tree, bname, fname):

@@ -7,6 +7,8 @@ import functools
 import inspect
 import operator
 import os
+import site
+import sysconfig
 import threading
 import warnings
 import weakref
@@ -425,8 +427,8 @@ class JitCache:
         self.trace_count += 1
         code = _code_of(fun)
         if (threshold <= 0 or self.warned or code is None
-                or code.co_filename.startswith(_PYJAX_SOURCE)):
-            return   # pyjax's own jitted functions (jax.random.normal, ...) retrace by design
+                or code.co_filename.startswith(_LIBRARY_SOURCES)):
+            return   # jitted functions of pyjax or of installed libraries retrace by design
         if self.trace_count == 1:   # a new function object: is its code traced again?
             with _caches_lock:
                 count = _first_traces_per_code[code] = _first_traces_per_code.get(code, 0) + 1
@@ -893,7 +895,11 @@ class RetraceWarning(UserWarning):
     """One jitted function traced more often than pyjax_retrace_warning_threshold."""
 
 
-_PYJAX_SOURCE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # pyjax/_src
+# Code the user cannot change: pyjax/_src (jax.random.normal, ...) and installed packages
+# (a library's internal jit wrapper, e.g. one per decorated function, is not user code).
+_LIBRARY_SOURCES = tuple({os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                          *(sysconfig.get_paths()[k] for k in ("purelib", "platlib")),
+                          *site.getsitepackages()})
 
 # code object of a jitted function -> how many JitCaches traced it (new function objects)
 _first_traces_per_code = weakref.WeakKeyDictionary()

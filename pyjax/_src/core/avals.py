@@ -249,6 +249,9 @@ class ShapedArray(AbstractValue):
     def strip_weak_type(self):
         return self if not self.weak_type else self.update(weak_type=False)
 
+    def to_tangent_aval(self) -> ShapedArray:
+        return tangent_aval(self)
+
     def _dims(self):
         """3,4 or, for dimensions split over mesh axes, 8@x,4@(x,y)."""
         if self._sharding is None:
@@ -337,6 +340,15 @@ def refuse_masked(x):
         raise ValueError("numpy masked arrays are not supported as direct inputs to JAX "
                          "functions. Use arr.filled() to convert the value to a standard "
                          "numpy array.")
+
+
+def tangent_aval(aval):
+    """The type of the tangents of values of type `aval` (one with a shape and dtype):
+    float0 for integer, bool and extended dtypes; `aval` itself otherwise, weak_type
+    included (as in JAX, so tangents through control flow stay weak)."""
+    if dtypes.is_inexact(aval.dtype):
+        return aval
+    return ShapedArray(aval.shape, dtypes.float0)
 
 
 def get_aval(x):

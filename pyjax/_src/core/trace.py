@@ -280,6 +280,12 @@ class Trace:
     def end(self):
         self.alive = False
 
+    @property
+    def main(self):
+        """This trace: JAX's deprecated `Trace.main` (its tag), which libraries compare with
+        `is` to tell whether a tracer belongs to a given trace."""
+        return self
+
     def __repr__(self):
         return f"{type(self).__name__}(level=0/{self.depth})"
 

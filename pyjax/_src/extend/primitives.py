@@ -117,17 +117,35 @@ class RuleTable(MutableMapping):
 
 # --- batching ---------------------------------------------------------------------------
 
+# JAX's traces hand rules their operands as tuples (rules may add to them: dims + (0,)).
+
+def _jvp_rule(prim, rule):
+    """JAX's primitive_jvps signature: rule(primals, tangents, **params), tuples."""
+    def jvp(primals, tangents, **params):
+        return rule(tuple(primals), tuple(tangents), **params)
+    return jvp
+
+
+def _batcher(prim, rule):
+    """JAX's primitive_batchers signature: rule(vals, dims, **params), tuples."""
+    def batch(vals, dims, **params):
+        return rule(tuple(vals), tuple(dims), **params)
+    return batch
+
+
 def _axis_batcher(prim, rule):
     """JAX's axis_primitive_batchers signature: rule(axis_size, axis_name, trace_type,
     vals, dims, **params)."""
     def batch(axis, vals, dims, **params):
-        return rule(axis.size, axis.name, None, vals, dims, **params)
+        return rule(axis.size, axis.name, None, tuple(vals), tuple(dims), **params)
     return batch
 
 
 def _fancy_batcher(prim, rule):
     """JAX's fancy_primitive_batchers signature: rule(axis_data, vals, dims, **params)."""
-    return rule
+    def batch(axis, vals, dims, **params):
+        return rule(axis, tuple(vals), tuple(dims), **params)
+    return batch
 
 
 # --- lowering ---------------------------------------------------------------------------
@@ -197,9 +215,9 @@ def find_top_trace(xs):
 
 
 # The tables of jax.interpreters.ad / batching / mlir.
-primitive_jvps = RuleTable("ad.primitive_jvps", "jvp")
+primitive_jvps = RuleTable("ad.primitive_jvps", "jvp", _jvp_rule)
 primitive_transposes = RuleTable("ad.primitive_transposes", "transpose")
-primitive_batchers = RuleTable("batching.primitive_batchers", "batch",
+primitive_batchers = RuleTable("batching.primitive_batchers", "batch", _batcher,
                                flags={"batch_needs_axis": False})
 axis_primitive_batchers = RuleTable("batching.axis_primitive_batchers", "batch", _axis_batcher,
                                     flags={"batch_needs_axis": True})

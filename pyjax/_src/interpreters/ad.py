@@ -26,7 +26,7 @@ import numpy as np
 from pyjax._src import dtypes
 from pyjax._src.util import WeakCache
 from pyjax._src.core import jaxpr as jx
-from pyjax._src.core.avals import ShapedArray, cotangent_sharding, get_aval
+from pyjax._src.core.avals import cotangent_sharding, get_aval, tangent_aval
 from pyjax._src.core.source_info import BackwardSource
 from pyjax._src.core.trace import RuleFactory, Trace, Tracer, set_current_trace
 from pyjax._src.interpreters import partial_eval as pe
@@ -46,14 +46,6 @@ class Zero:
 
     def __repr__(self):
         return f"Zero({self.aval.str_short()})"
-
-
-def tangent_aval(aval):
-    """Tangents of integer and bool values have dtype float0; others have the value's
-    type, weak_type included (as in JAX, so tangents through control flow stay weak)."""
-    if dtypes.is_inexact(aval.dtype):
-        return aval
-    return ShapedArray(aval.shape, dtypes.float0)
 
 
 def cotangent_aval(aval):

@@ -599,11 +599,13 @@ def _monoid_of(closed):
     return kind if list(jaxpr.outvars) == list(eqn.outvars) else None
 
 
-def _is_identity(init, kind, dtype):
+def _is_identity(init, kind):
+    """Whether init is the identity of `kind` in its own dtype (as JAX checks it: -inf is
+    max's identity for an integer operand too, whose own identity is then used)."""
     value = init.to_concrete_value() if isinstance(init, Tracer) else np.asarray(init)
     if value is None or np.shape(value) != ():
         return False
-    return bool(np.asarray(value, dtype) == _identity(kind, dtype))
+    return bool(value == _identity(kind, get_aval(init).dtype))
 
 
 def _run_reducer(closed, args, shape, avals):
@@ -915,6 +917,12 @@ def _flat_args(api_name, operands, init_values):
     if tree != init_tree:
         raise ValueError(f"{api_name}: Operands must have the same tree structure as "
                          f"init_values: {tree} vs. {init_tree}")
+    return flat_ops, flat_inits, tree
+
+
+def _inits_of_operand_dtypes(api_name, flat_ops, flat_inits):
+    """The init values of a general reduction, each of its operand's dtype (a weakly typed
+    init is converted)."""
     inits = []
     for x, init in zip(flat_ops, flat_inits):
         dtype = get_aval(x).dtype
@@ -923,10 +931,17 @@ def _flat_args(api_name, operands, init_values):
             if not (init_aval.weak_type or dtypes.is_python_scalar(init)):
                 raise TypeError(f"{api_name}: init value dtype {init_aval.dtype.name} does "
                                 f"not match operand dtype {dtype.name}")
-            init = ew.convert_element_type(init, dtype) if isinstance(init, Tracer) else \
-                np.asarray(init, dtype)
+            if isinstance(init, Tracer):
+                init = ew.convert_element_type(init, dtype)
+            else:
+                try:
+                    init = np.asarray(init, dtype)
+                except OverflowError:   # e.g. -inf for an integer operand
+                    raise TypeError(f"{api_name}: init value {init!r} is not representable "
+                                    f"in the operand dtype {dtype.name}; pass an init "
+                                    f"value of dtype {dtype.name}.") from None
         inits.append(init)
-    return flat_ops, inits, tree
+    return inits
 
 
 def _window_tuple(values, ndim, what, default=1):
@@ -946,7 +961,7 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
     primitives (differentiable in reverse mode); any other computation runs as a general
     reduce_window."""
     from pyjax._src import tree_util
-    flat_ops, inits, tree = _flat_args("reduce_window", operand, init_value)
+    flat_ops, flat_inits, tree = _flat_args("reduce_window", operand, init_value)
     shape = get_aval(flat_ops[0]).shape
     ndim = len(shape)
     window_dimensions = _window_tuple(window_dimensions, ndim, "window_dimensions")
@@ -965,9 +980,10 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
     kind = _monoid_of(closed) if len(flat_ops) == 1 else None
     fast = {"sum": reduce_window_sum_p, "max": reduce_window_max_p,
             "min": reduce_window_min_p}.get(kind)
-    if fast is not None and _is_identity(inits[0], kind, avals[0].dtype):
+    if fast is not None and _is_identity(flat_inits[0], kind):
         out = [fast.bind(flat_ops[0], **params)]
     else:
+        inits = _inits_of_operand_dtypes("reduce_window", flat_ops, flat_inits)
         out = reduce_window_p.bind(*flat_ops, *inits, jaxpr=closed, **params)
     return tree_util.tree_unflatten(tree, out)
 
@@ -982,7 +998,7 @@ def reduce(operands, init_values, computation, dimensions):
     from init_values. A single lax.add/mul/max/min/bitwise op with its identity becomes
     reduce_sum/prod/max/min/and/or/xor; anything else is a general reduce."""
     from pyjax._src import tree_util
-    flat_ops, inits, tree = _flat_args("reduce", operands, init_values)
+    flat_ops, flat_inits, tree = _flat_args("reduce", operands, init_values)
     ndim = get_aval(flat_ops[0]).ndim
     from pyjax._src.util import canonicalize_axes
     if len(set(dimensions)) != len(tuple(dimensions)):
@@ -991,12 +1007,14 @@ def reduce(operands, init_values, computation, dimensions):
     avals = [ShapedArray((), get_aval(x).dtype) for x in flat_ops]
     closed = _trace_reducer("reduce", computation, tree, avals)
     kind = _monoid_of(closed) if len(flat_ops) == 1 else None
-    if kind is not None and _is_identity(inits[0], kind, avals[0].dtype):
+    if kind is not None and _is_identity(flat_inits[0], kind):
         try:
             out = [_MONOID_REDUCERS[kind](flat_ops[0], dims)]
         except TypeError:      # e.g. 'and' of floats: let the general reduce report it
+            inits = _inits_of_operand_dtypes("reduce", flat_ops, flat_inits)
             out = reduce_p.bind(*flat_ops, *inits, computation=closed, dimensions=dims)
     else:
+        inits = _inits_of_operand_dtypes("reduce", flat_ops, flat_inits)
         out = reduce_p.bind(*flat_ops, *inits, computation=closed, dimensions=dims)
     return tree_util.tree_unflatten(tree, out)
 
