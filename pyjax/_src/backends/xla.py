@@ -429,19 +429,25 @@ class _Runner:
                 if buf is None:
                     return NO_FIT
                 bufs.append(buf)
-        try:
-            if self.callbacks:
-                outs = _execute_and_wait(self.execute, bufs, self.callbacks, self.handlers)
-            else:
-                outs = self.execute(bufs).consume_with_handlers(self.handlers)
-        except _jax.JaxRuntimeError as err:
-            raise errors.JaxRuntimeError(f"running jit({self.name}) failed: {err}") from None
+        outs = _launch(self.execute, bufs, self.callbacks, self.handlers, self.name)
         for i in self.donated:
             if type(leaves[i]) is Array:
                 leaves[i].delete("donated")
         if self.single_output:   # most programs: no list, no pytree
             return Array(None, False, device, self.committed, self.out_avals[0], outs[0])
         return self.build(device_results(self.out_avals, outs, device, self.committed))
+
+
+def _launch(execute_sharded, bufs, host_calls, handlers, name):
+    """Runs a compiled program on argument buffers: its output arrays (made by
+    `handlers`), waiting for its host callbacks if it has any; XLA's runtime errors
+    become pyjax's, naming the program."""
+    try:
+        if host_calls:
+            return _execute_and_wait(execute_sharded, bufs, host_calls, handlers)
+        return execute_sharded(bufs).consume_with_handlers(handlers)
+    except _jax.JaxRuntimeError as err:
+        raise errors.JaxRuntimeError(f"running jit({name}) failed: {err}") from None
 
 
 # Held while a program over several devices with callbacks runs: its callbacks keep
@@ -541,15 +547,8 @@ class Executable:
             _token_buffer(device) if type(x) is Token
             else x._buffer if x._buffer is not None and x._device is device
             else x.buffer_on(device) for x in args]
-        try:
-            if self._callbacks:
-                outs = _execute_and_wait(self.loaded.execute_sharded, bufs, self._callbacks,
-                                         self._handlers[committed])
-            else:
-                outs = self.loaded.execute_sharded(bufs).consume_with_handlers(
-                    self._handlers[committed])
-        except _jax.JaxRuntimeError as err:
-            raise errors.JaxRuntimeError(f"running jit({self.name}) failed: {err}") from None
+        outs = _launch(self.loaded.execute_sharded, bufs, self._callbacks,
+                       self._handlers[committed], self.name)
         results = device_results(self.out_avals, outs, device, committed)
         if self._tokens:
             results = [Token() if type(a) is AbstractToken else r
@@ -688,16 +687,8 @@ class ShardedExecutable:
         if len(self.devices) > 1 and inside_multi_device_callback():
             raise reentrant_launch_error(f"jit({self.name})", len(self.devices))
         bufs = self._consts + [x._global_buffer for x in args]
-        try:
-            if self._callbacks:
-                outs = _execute_and_wait(self.loaded.execute_sharded, bufs, self._callbacks,
-                                         self._handlers)
-            else:
-                outs = self.loaded.execute_sharded(bufs).consume_with_handlers(
-                    self._handlers)
-        except _jax.JaxRuntimeError as err:
-            raise errors.JaxRuntimeError(f"running jit({self.name}) failed: {err}") \
-                from None
+        outs = _launch(self.loaded.execute_sharded, bufs, self._callbacks, self._handlers,
+                       self.name)
         # (XLA's float0 results are bools: the values are float0 zeros.)
         return [Array(np.zeros(a.shape, FLOAT0), aval=a, committed=True,
                       device=self.devices[0]) if a.dtype == FLOAT0 else
@@ -774,14 +765,7 @@ class _ShardedRunner:
             return NO_FIT
         if self.guarded is not None:
             config.check_thread_guard(self.guarded)
-        try:
-            if self.callbacks:
-                outs = _execute_and_wait(self.execute, bufs, self.callbacks, self.handlers)
-            else:
-                outs = self.execute(bufs).consume_with_handlers(self.handlers)
-        except _jax.JaxRuntimeError as err:
-            raise errors.JaxRuntimeError(f"running jit({self.name}) failed: {err}") \
-                from None
+        outs = _launch(self.execute, bufs, self.callbacks, self.handlers, self.name)
         for i in self.donated:
             leaves[i].delete("donated")
         results = sharded_results(self.out_avals, self.out_shardings, outs)
