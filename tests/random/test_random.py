@@ -437,3 +437,19 @@ def test_array_equal_of_typed_keys():
     assert bool(jax.jit(lambda a, b: jnp.array_equal(a, b, equal_nan=True))(ks, ks))
     with pytest.raises(TypeError, match=r"equal does not accept dtypes key<fry>, int32\."):
         jnp.array_equal(ks, jnp.array([1, 2]), equal_nan=True)
+
+
+@pytest.mark.parametrize("other", [1, np.int32(1), "array"])
+def test_a_key_compared_with_a_number_or_int_array_raises_as_in_jax(other):
+    # JAX 0.10.2: TypeError "equal does not accept dtypes key<fry>, int32." (not False)
+    keys = jr.split(jr.key(0), 2)
+    other = jnp.arange(2) if isinstance(other, str) else other
+    with pytest.raises(TypeError, match="equal does not accept dtypes key<fry>, int32"):
+        assert keys == other
+    with pytest.raises(TypeError, match="not_equal does not accept dtypes key<fry>, int32"):
+        assert keys != other
+    with pytest.raises(TypeError, match="equal does not accept dtypes key<fry>, int32"):
+        jax.jit(lambda k, o: k == o)(keys, other)
+    # other keys compare by value; unrelated objects are simply unequal, as in JAX
+    assert list(keys == jr.split(jr.key(0), 2)) == [True, True]
+    assert (keys[0] == None) is False and (keys[0] != "a") is True  # noqa: E711

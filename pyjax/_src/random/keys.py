@@ -23,6 +23,7 @@ from pyjax._src.lax.prng import PRNGS, PRNGImpl
 from pyjax._src.numpy import indexing as jnp_indexing
 from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy import ufuncs as uf
+from pyjax._src.numpy.util import is_arraylike
 from pyjax._src.util import canonicalize_shape
 from pyjax._src.lax.sharding_constraint import takes_out_sharding
 
@@ -195,15 +196,17 @@ class PRNGKeyArray:
     def _key_axes(self):
         return tuple(range(-len(self._impl.key_shape), 0))
 
+    # A key compared with a number or a non-key array raises jnp's TypeError, as on JAX
+    # ("equal does not accept dtypes key<fry>, int32"), rather than Python's False.
     def __eq__(self, other):
-        if not isinstance(other, PRNGKeyArray):
-            return NotImplemented
-        return (self._base == other._base).all(axis=self._key_axes())
+        if isinstance(other, PRNGKeyArray):
+            return (self._base == other._base).all(axis=self._key_axes())
+        return uf.equal(self, other) if is_arraylike(other) else NotImplemented
 
     def __ne__(self, other):
-        if not isinstance(other, PRNGKeyArray):
-            return NotImplemented
-        return (self._base != other._base).any(axis=self._key_axes())
+        if isinstance(other, PRNGKeyArray):
+            return (self._base != other._base).any(axis=self._key_axes())
+        return uf.not_equal(self, other) if is_arraylike(other) else NotImplemented
 
     __hash__ = None
 
