@@ -459,18 +459,8 @@ class JitCache:
         if entry.ref_leaves:
             return self.call_with_refs(entry, leaves)
         if current_trace() is not Trace.root or entry.hoisted:
-            # under a transformation: jit is a primitive of the enclosing trace
-            if self.compiler_options:
-                raise ValueError(
-                    "`compiler_options` can only be passed to top-level `jax.jit`. Got "
-                    f"compiler_options={dict(self.compiler_options)} specified on a nested "
-                    f"jit with name: {self.debug_name} and source info: {self.location}")
-            outs = jit_p.bind(*entry.hoisted, *leaves, jaxpr=entry.closed_jaxpr,
-                              name=self.debug_name,
-                              donated_invars=(False,) * len(entry.hoisted)
-                              + (donated or (False,) * len(leaves)),
-                              inline=self.inline, keep_unused=self.keep_unused)
-            return tree_util.tree_unflatten(entry.out_tree, outs)
+            return tree_util.tree_unflatten(entry.out_tree,
+                                            self.bind_nested(entry, leaves, donated))
         dispatch.check_execution_allowed(self.debug_name)
         if self.device is not None:
             leaves = self._on_jit_device(entry.closed_jaxpr, leaves)
@@ -478,8 +468,7 @@ class JitCache:
                                 or self.out_shardings is not None):
             self.leaf_shardings(args, kwargs, entry)   # its prefixes must fit, as JAX checks
         if self.partitioned(entry.closed_jaxpr, leaves):   # one SPMD program
-            arrays = [x if type(x) is Array else dispatch.host_to_array(x, a)
-                      for x, a in zip(leaves, entry.in_avals)]
+            arrays = _as_arrays(leaves, entry.in_avals)
             outs, runner = dispatch.sharded_call(
                 entry.closed_jaxpr, arrays, donated, *self.leaf_shardings(args, kwargs, entry),
                 f"jitted computation {self.debug_name}", self.compiler_options,
@@ -496,8 +485,7 @@ class JitCache:
                 return out
         # arguments no runner takes (e.g. ndarray subclasses, committed to two devices):
         # the same executable through dispatch's general entry, which explains errors
-        arrays = [x if type(x) is Array else dispatch.host_to_array(x, a)
-                  for x, a in zip(leaves, entry.in_avals)]
+        arrays = _as_arrays(leaves, entry.in_avals)
         outs = dispatch.run_closed_jaxpr(entry.closed_jaxpr, arrays, donated, self.device,
                                          compiler_options=self.compiler_options)
         return tree_util.tree_unflatten(entry.out_tree, outs)
@@ -514,20 +502,30 @@ class JitCache:
         for i, ref in zip(entry.ref_leaves, refs):
             values[i] = ref[...]
         if current_trace() is not Trace.root or entry.hoisted:
-            outs = jit_p.bind(*entry.hoisted, *values, jaxpr=entry.closed_jaxpr,
-                              name=self.debug_name,
-                              donated_invars=(False,) * (len(entry.hoisted) + len(values)),
-                              inline=self.inline, keep_unused=self.keep_unused)
+            outs = self.bind_nested(entry, values, None)
         else:
             dispatch.check_execution_allowed(self.debug_name)
-            arrays = [x if type(x) is Array else dispatch.host_to_array(x, a)
-                      for x, a in zip(values, entry.in_avals)]
+            arrays = _as_arrays(values, entry.in_avals)
             outs = dispatch.run_closed_jaxpr(entry.closed_jaxpr, arrays, (), self.device,
                                              compiler_options=self.compiler_options)
         n_results = len(outs) - len(refs)
         for ref, value in zip(refs, outs[n_results:]):
             ref._value = value
         return tree_util.tree_unflatten(entry.out_tree, list(outs[:n_results]))
+
+    def bind_nested(self, entry, leaves, donated):
+        """Under a transformation (or with hoisted constants): jit is a primitive of the
+        enclosing trace; its output leaves."""
+        if self.compiler_options:
+            raise ValueError(
+                "`compiler_options` can only be passed to top-level `jax.jit`. Got "
+                f"compiler_options={dict(self.compiler_options)} specified on a nested "
+                f"jit with name: {self.debug_name} and source info: {self.location}")
+        return jit_p.bind(*entry.hoisted, *leaves, jaxpr=entry.closed_jaxpr,
+                          name=self.debug_name,
+                          donated_invars=(False,) * len(entry.hoisted)
+                          + (donated or (False,) * len(leaves)),
+                          inline=self.inline, keep_unused=self.keep_unused)
 
     def _on_jit_device(self, closed, leaves):
         """jit(device=d) runs on d, as JAX's in/out_shardings of SingleDeviceSharding(d):
@@ -772,6 +770,12 @@ def _described_sharding(leaf):
         return None
     found = leaf.sharding
     return found if isinstance(found, sharding_mod.NamedSharding) else None
+
+
+def _as_arrays(leaves, avals):
+    """Argument leaves as Arrays: host values (scalars, NumPy) move to the device."""
+    return [x if type(x) is Array else dispatch.host_to_array(x, a)
+            for x, a in zip(leaves, avals)]
 
 
 def _merge_static(args, dyn_args, static_nums):
