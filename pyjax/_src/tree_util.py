@@ -471,8 +471,16 @@ class StructureCheck:
                 children = _custom_children(node, select, aux)
                 if children is None or len(children) != size:
                     return None
-            if leaf_children:
+            if leaf_children is True:
                 take_leaves(children)
+            elif leaf_children:               # dicts of leaves (layers' parameters)
+                for child, (child_size, child_select) in zip(children, leaf_children):
+                    if type(child) is not dict or len(child) != child_size:
+                        return None
+                    try:
+                        take_leaves(child_select(child))
+                    except KeyError:
+                        return None
             else:
                 push_children(children[::-1])
         return leaves
@@ -503,10 +511,12 @@ def _item_getter(keys):
 
 def _walk_steps(example, leaf_types):
     """StructureCheck's steps for trees shaped like `example`, one per node depth first
-    (a node whose children are all leaves takes them in one step):
+    (a node whose children are all leaves, or all dicts of leaves, takes them in one step):
     (type, size, select, aux, leaf_children), type None for a leaf; select is None for a
     tuple, list, namedtuple or None, the getter of its values in sorted key order for a
-    dict, the flatten function of a registered node (whose aux data must equal `aux`).
+    dict, the flatten function of a registered node (whose aux data must equal `aux`);
+    leaf_children is True when the children are leaves, and when they are all dicts of
+    leaves, per child (its size, the getter of its values): the step takes their leaves.
     None if a node is of another kind."""
     steps, pending = [], [example]
     while pending:
@@ -529,10 +539,20 @@ def _walk_steps(example, leaf_types):
         else:
             return None
         leaf_children = bool(children) and all(isinstance(c, leaf_types) for c in children)
+        if not leaf_children and children and all(_is_leaf_dict(c, leaf_types)
+                                                  for c in children):
+            # taken in the same step: a step costs ~3x a dict's check
+            leaf_children = tuple((len(c), _item_getter(sorted(c))) for c in children)
         steps.append((t, len(children), select, aux, leaf_children))
         if not leaf_children:
             pending.extend(reversed(children))
     return tuple(steps)
+
+
+def _is_leaf_dict(node, leaf_types) -> bool:
+    """Whether `node` is a non-empty dict with str keys whose values are all leaves."""
+    return (type(node) is dict and bool(node) and all(type(k) is str for k in node)
+            and all(isinstance(v, leaf_types) for v in node.values()))
 
 
 def tree_builder(treedef):

@@ -567,6 +567,26 @@ def test_structure_check_walks_registered_nodes_and_compares_their_aux_data():
     assert check([_Box("a", 1.0, {"k": 2.0}), (3.0, _Box("b"))]) is None   # not the namedtuple
 
 
+def test_structure_check_takes_dicts_of_leaves_in_their_parents_step():
+    # a list of layers' parameter dicts, as training steps pass them
+    example = ([{"w": 1.0, "b": 2.0}, {"w": 3.0, "b": 4.0, "s": 5.0}], {"x": {"k": 6.0}})
+    check = tu.StructureCheck(example, (float,))
+    assert check(example) == tu.tree_leaves(example) == [2.0, 1.0, 4.0, 5.0, 3.0, 6.0]
+    assert check(([{"b": 7.0, "w": 8.0}, {"s": 9.0, "w": 0.5, "b": 1.5}], {"x": {"k": 2.5}})) \
+        == [7.0, 8.0, 1.5, 9.0, 0.5, 2.5]
+    for other in [
+            ([{"w": 1.0, "b": 2.0}, {"w": 3.0, "b": 4.0}], {"x": {"k": 6.0}}),   # a key less
+            ([{"w": 1.0, "c": 2.0}, {"w": 3.0, "b": 4.0, "s": 5.0}], {"x": {"k": 6.0}}),
+            ([{"w": 1.0, "b": 2.0}, (3.0, 4.0, 5.0)], {"x": {"k": 6.0}}),   # not a dict
+            ([collections.OrderedDict(w=1.0, b=2.0), {"w": 3.0, "b": 4.0, "s": 5.0}],
+             {"x": {"k": 6.0}}),
+            ([{"w": 1.0, "b": 2.0}, {"w": 3.0, "b": 4.0, "s": 5.0}],
+             {"x": collections.defaultdict(list, k=6.0)}),
+            ([{"w": 1.0, "b": 2.0}, {"w": 3.0, "b": 4.0, "s": 5.0}], {"y": {"k": 6.0}}),
+            ([{"w": 1.0, "b": 2.0}], {"x": {"k": 6.0}})]:
+        assert check(other) is None, other
+
+
 def test_structure_check_leaves_other_nodes_to_optree_and_walks_deep_trees():
     example = (collections.OrderedDict(b=1.0, a=2.0), [3.0])
     check = tu.StructureCheck(example, (float,))
