@@ -104,6 +104,35 @@ def test_arrays_tracers_and_keys_are_jax_arrays():
     assert str(jax.typeof(keys)) == "key<fry>[3]" and jax.typeof(keys).shape == (3,)
 
 
+def test_jax_array_registers_and_subclasses_as_an_abstract_base_class():
+    import numpy as np
+
+    import pyjax as jax
+
+    class Registered:
+        pass
+
+    class Derived(Registered):
+        pass
+
+    assert not isinstance(Derived(), jax.Array) and not issubclass(Registered, jax.Array)
+    assert jax.Array.register(Registered) is Registered
+    assert isinstance(Derived(), jax.Array) and issubclass(Derived, jax.Array)
+
+    class Sub(jax.Array):   # a subclass is a jax.Array, and a registry of its own
+        pass
+
+    class Under(Sub):
+        pass
+
+    assert isinstance(Under(), jax.Array) and isinstance(Under(), Sub)
+    assert not isinstance(Sub(), Under) and issubclass(Under, jax.Array)
+    assert issubclass(jax.Array, jax.Array) and not issubclass(np.ndarray, jax.Array)
+    assert not isinstance(np.ones(2), jax.Array) and not isinstance(None, jax.Array)
+    with pytest.raises(TypeError, match="Can only register classes"):
+        jax.Array.register(1.0)
+
+
 def test_config_with_absl_reads_jax_flags_from_the_command_line():
     pytest.importorskip("absl", reason="absl-py is installed by ./dev (ecosystem-deps)")
     out = run_python("""
