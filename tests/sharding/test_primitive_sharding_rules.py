@@ -155,4 +155,44 @@ def check_rng_bit_generator_keeps_the_key_split_and_the_bits_whole():
             (P(None,), P(None, None))
 
 
+def check_reduce_sum_cotangent_is_one_broadcast_of_the_operands_type():
+    # JAX 0.10.2: grad's backward pass broadcasts the cotangent straight to the split
+    # of the summed operand (no unsplit broadcast and constraint after it)
+    mesh = jax.make_mesh((4,), ("x",))
+    with jax.set_mesh(mesh):
+        x = jax.device_put(np.arange(16.).reshape(8, 2), P("x", None))
+        y = jax.device_put(np.arange(16.).reshape(8, 2).T, P(None, "x"))
+
+        @jax.jit
+        def f(a, b):
+            return jnp.sum(jnp.einsum("xy,yz->xz", a, b, out_sharding=P("x", None)))
+
+        grad = jax.jit(jax.grad(f, argnums=(0, 1)))
+        gx, gy = grad(x, y)
+        assert (gx.sharding.spec, gy.sharding.spec) == (P("x", None), P(None, "x"))
+        np.testing.assert_array_equal(gx, np.tile([[56., 64.]], (8, 1)))
+        backward = [e for e in grad.trace(x, y).jaxpr.eqns if "jaxpr" in e.params][-1]
+        specs = {e.primitive.name: e.outvars[0].aval.sharding.spec
+                 for e in backward.params["jaxpr"].eqns}
+        assert specs["broadcast_in_dim"] == P("x", None)
+        assert specs["dot_general"] == P("x", None)
+        assert specs["transpose"] == P(None, "x")
+        assert "sharding_constraint" not in specs
+
+
+def check_ragged_dot_takes_out_sharding():
+    mesh = jax.make_mesh((2,), ("x",))
+    with jax.set_mesh(mesh):
+        args = [jnp.ones((16, 4)), jnp.ones((2, 4, 3)), jnp.array([8, 8])]
+        dnums = lax.RaggedDotDimensionNumbers((([1], [1]), ([], [])), [0], [0])
+
+        def f(lhs, rhs, gs):
+            return (lax.ragged_dot(lhs, rhs, gs, out_sharding=P("x", None)),
+                    lax.ragged_dot_general(lhs, rhs, gs, dnums, out_sharding=P("x", None)))
+
+        for out in (*f(*args), *jax.jit(f)(*args)):
+            assert out.sharding == jax.sharding.NamedSharding(mesh, P("x", None))
+            np.testing.assert_array_equal(out, np.full((16, 3), 4.))
+
+
 test_on_eight_devices = checks_on_devices(globals(), 8)
