@@ -195,4 +195,42 @@ def check_ragged_dot_takes_out_sharding():
             np.testing.assert_array_equal(out, np.full((16, 3), 4.))
 
 
+def check_linalg_results_keep_the_batch_split():
+    # JAX 0.10.2: every result split as the batch dimensions, matrix dimensions whole
+    mesh = jax.make_mesh((2,), ("x",))
+    with jax.set_mesh(mesh):
+        a = np.random.RandomState(0).randn(8, 4, 4).astype(np.float32)
+        split = jax.sharding.reshard(jnp.asarray(a), P("x"))
+        specs = {
+            lax.linalg.lu: [P("x", None, None), P("x", None), P("x", None)],
+            lax.linalg.qr: [P("x", None, None), P("x", None, None)],
+            lax.linalg.eigh: [P("x", None, None), P("x", None)],
+            lax.linalg.svd: [P("x", None, None), P("x", None), P("x", None, None)],
+            lax.linalg.eig: [P("x", None), P("x", None, None), P("x", None, None)],
+            lax.linalg.schur: [P("x", None, None), P("x", None, None)],
+            lax.linalg.tridiagonal: [P("x", None, None), P("x", None), P("x", None),
+                                     P("x", None)],
+        }
+        for f, expected in specs.items():
+            assert [o.sharding.spec for o in jax.jit(f).trace(split).jaxpr.out_avals] \
+                == expected, f
+        sign, logdet = jnp.linalg.slogdet(split)
+        assert sign.sharding.spec == logdet.sharding.spec == P("x")
+        rhs = jax.sharding.reshard(jnp.asarray(a[:, :, :1]), P("x"))
+        x = jnp.linalg.solve(split, rhs)
+        assert x.sharding.spec == P("x", None, None)
+        np.testing.assert_allclose(x, np.linalg.solve(a, a[:, :, :1]), rtol=1e-4,
+                                   atol=1e-4)
+        x = jax.vmap(jnp.linalg.solve)(split, jax.sharding.reshard(jnp.asarray(a[:, 0]),
+                                                                   P("x")))
+        assert x.sharding.spec == P("x", None)
+        with pytest.raises(ShardingTypeError, match=r"Input 0 to lu must be unsharded on "
+                           r"non-batch dimensions, but got P\(None, 'x', None\)\."):
+            jax.jit(lax.linalg.lu)(jax.sharding.reshard(split, P(None, "x")))
+        with pytest.raises(ShardingTypeError, match=r"All inputs to triangular_solve must "
+                           r"have the same batch sharding, but got \('x',\) and \(None,\)\."):
+            lax.linalg.triangular_solve(split, jax.sharding.reshard(rhs, P()),
+                                        left_side=True)
+
+
 test_on_eight_devices = checks_on_devices(globals(), 8)

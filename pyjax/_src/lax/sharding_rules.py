@@ -477,6 +477,31 @@ def dot_general(out, lhs, rhs, *, dimension_numbers, **params):
     return result
 
 
+def linalg(name, ranks=(2,)):
+    """A linear-algebra primitive over batches of operands whose trailing `ranks`
+    dimensions are the matrices (or vectors): every result is split as the operands'
+    batch dimensions (alike in all of them), the rest whole (JAX's
+    linalg_sharding_rule)."""
+    def rule(outs, *avals, **params):
+        batch_specs = []
+        for i, (rank, aval) in enumerate(zip(ranks, avals)):
+            spec = entries(aval)
+            if any(e is not None for e in spec[len(spec) - rank:]):
+                raise ShardingTypeError(
+                    f"Input {i} to {name} must be unsharded on non-batch dimensions, but "
+                    f"got {sharding_mod.PartitionSpec(*spec)}.")
+            batch_specs.append(spec[:len(spec) - rank])
+        batch = batch_specs[0]
+        if any(other != batch for other in batch_specs[1:]):
+            raise ShardingTypeError(
+                f"All inputs to {name} must have the same batch sharding, but got "
+                + " and ".join(map(str, batch_specs)) + ".")
+        if isinstance(outs, (list, tuple)):
+            return [batch + (None,) * (o.ndim - len(batch)) for o in outs]
+        return batch + (None,) * (outs.ndim - len(batch))
+    return rule
+
+
 def sliced(name):
     """Slices keep the operand's split where each output dimension still divides over
     its mesh axes."""
