@@ -240,7 +240,7 @@ def _check_f16_sum(x, axes):
     if (not config.allow_f16_reductions.value
             and x.dtype in (np.float16, dtypes.bfloat16)
             and not all(x.shape[a] == 1 for a in axes)):
-        operand = ShapedArray(x.shape, x.dtype).str_short()
+        operand = ShapedArray(x.shape, x.dtype).str_short(True)
         raise ValueError(f"reduce_sum on operand {operand} is not allowed when "
                          "jax_allow_f16_reductions=False.")
 

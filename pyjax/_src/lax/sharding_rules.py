@@ -51,7 +51,7 @@ def _refuse_closed_over_explicit(avals):
             raise NotImplementedError(
                 "Closing over inputs to shard_map where the input is sharded on `Explicit` "
                 "axes is not implemented. As a workaround, please pass those inputs as an "
-                f"argument to shard_map. Got input with shape {a.str_short()}")
+                f"argument to shard_map. Got input with shape {a.str_short(True)}")
 
 
 def _is_split(sharding):
@@ -127,7 +127,7 @@ def _check_context_mesh(avals, name):
         if s is None or not s.mesh.explicit_axes or s.mesh == context:
             continue
         raise ValueError(f"For primitive {name}, context mesh {context} should match the "
-                         f"aval mesh {s.mesh} for shape {a.str_short()}.")
+                         f"aval mesh {s.mesh} for shape {a.str_short(True)}.")
 
 
 def _any_sharded(avals):
@@ -296,7 +296,7 @@ def reshape_ur(x, *, sharding=None, **params):
         if get(x) and sharding is not None and get(x) != getattr(sharding.spec, what):
             raise ValueError(f"out_sharding passed to reshape must be {what} over the same "
                              f"mesh axes as operand. Got out_sharding: {sharding.spec} and "
-                             f"operand type: {x.str_short()}")
+                             f"operand type: {x.str_short(True)}")
         if not get(x) and sharding is not None and getattr(sharding.spec, what):
             raise ValueError(f"out_sharding passed to `reshape` cannot contain {what} "
                              f"axes. Got {sharding}")
@@ -471,9 +471,9 @@ def dot_general(out, lhs, rhs, *, dimension_numbers, **params):
         shown = ",".join(str(d) if e is None else f"{d}@{e}" if isinstance(e, str)
                          else f"{d}@({','.join(e)})" for d, e in zip(out.shape, result))
         raise ShardingTypeError(
-            f"dot_general operation with inputs: {lhs.str_short()}, {rhs.str_short()} "
+            f"dot_general operation with inputs: {lhs.str_short(True)}, {rhs.str_short(True)} "
             f"produces an illegally sharded result: "
-            f"{out.str_short().split('[')[0]}[{shown}]")
+            f"{out.str_short(True).split('[')[0]}[{shown}]")
     return result
 
 
@@ -517,7 +517,7 @@ def sliced(name):
                 raise ShardingTypeError(
                     f"{name} on sharded dims where out dim ({d_out}) is not divisible by "
                     f"mesh axes ({size}) with spec ({e}) is not implemented. Got input "
-                    f"type={x.str_short()} and output shape={out.shape}")
+                    f"type={x.str_short(True)} and output shape={out.shape}")
         return parts
     return rule
 
@@ -526,7 +526,7 @@ def _reshape_error(x, new_sizes):
     raise ShardingTypeError(
         "This reshape is not supported. Please specify the sharding of the output via the "
         "`out_sharding` argument of jax.lax.reshape. Got operand type: "
-        f"{x.str_short()}, new sizes: {tuple(new_sizes)}")
+        f"{x.str_short(True)}, new sizes: {tuple(new_sizes)}")
 
 
 def _groups(small, big):
