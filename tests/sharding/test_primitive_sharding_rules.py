@@ -233,4 +233,37 @@ def check_linalg_results_keep_the_batch_split():
                                         left_side=True)
 
 
+def check_conv_general_dilated_follows_lhs_and_types_its_cotangents():
+    # JAX 0.10.2: the result split as lhs when the kernel is whole; grads typed as the
+    # operands; a split kernel needs out_sharding
+    dnums = lax.ConvDimensionNumbers((0, 2, 1), (2, 1, 0), (0, 2, 1))
+
+    def model(kernel, inputs, out_sharding=None):
+        padded = jnp.pad(inputs, ((0, 0), (2, 0), (0, 0)))
+        return lax.conv_general_dilated(padded, kernel, (1,), "VALID",
+                                        dimension_numbers=dnums, out_sharding=out_sharding)
+
+    def loss(k, x):
+        return model(k, x).sum()
+
+    rng = np.random.RandomState(0)
+    k_host = rng.randn(3, 1, 16).astype(np.float32)
+    x_host = rng.randn(64, 32, 1).astype(np.float32)
+    want_k, want_x = jax.grad(loss, argnums=(0, 1))(k_host, x_host)   # on one device
+    with jax.set_mesh(jax.make_mesh((2,), ("x",))):
+        kernel = jnp.asarray(k_host)
+        inputs = jax.device_put(x_host, P("x", None, None))
+        assert jax.jit(model)(kernel, inputs).sharding.spec == P("x", None, None)
+        gk, gx = jax.jit(jax.grad(loss, argnums=(0, 1)))(kernel, inputs)
+        assert (gk.sharding.spec, gx.sharding.spec) == (P(None, None, None),
+                                                       P("x", None, None))
+        np.testing.assert_allclose(gk, want_k, rtol=1e-5, atol=1e-4)
+        np.testing.assert_allclose(gx, want_x, rtol=1e-5, atol=1e-4)
+        split_kernel = jax.device_put(k_host, P(None, None, "x"))
+        with pytest.raises(ShardingTypeError, match="Please specify the output sharding via "
+                           "`out_sharding` parameter of `conv_general_dilated`"):
+            jax.jit(model)(split_kernel, inputs)
+        out = jax.jit(model, static_argnums=2)(split_kernel, inputs, P("x", None, None))
+        assert out.sharding.spec == P("x", None, None)
+
 test_on_eight_devices = checks_on_devices(globals(), 8)

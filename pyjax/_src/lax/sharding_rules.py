@@ -522,6 +522,20 @@ def sliced(name):
     return rule
 
 
+
+def conv_general_dilated(out, lhs, rhs, *, dimension_numbers, **params):
+    """JAX's rule: with rhs whole and lhs's feature dimension unsplit, the result is
+    split as lhs, dimension by dimension (as a slice of it); otherwise out_sharding
+    must say how."""
+    if any(e is not None for e in entries(rhs)) or \
+            entries(lhs)[dimension_numbers.lhs_spec[1]] is not None:
+        raise ShardingTypeError("Please specify the output sharding via `out_sharding` "
+                                "parameter of `conv_general_dilated`")
+    return _conv_slice(out, lhs)
+
+
+_conv_slice = sliced("conv_general_dilated")
+
 def _reshape_error(x, new_sizes):
     raise ShardingTypeError(
         "This reshape is not supported. Please specify the sharding of the output via the "
