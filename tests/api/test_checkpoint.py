@@ -111,7 +111,7 @@ _ARGS = ["f32[5,4] from the argument W1", "f32[6,5] from the argument W2",
 
 
 def residual_lines(f, *args):
-    return [f"{aval.str_short()} {desc}" for aval, desc in saved_residuals(f, *args)]
+    return [f"{aval.str_short(True)} {desc}" for aval, desc in saved_residuals(f, *args)]
 
 
 def test_print_saved_residuals_without_checkpoint(capsys):
@@ -248,7 +248,7 @@ def test_checkpoint_inside_scan_recomputes_each_step():
     plain = saved_residuals(lambda c, x: _rnn(c, x, _step), 0.3, xs)
     remat = saved_residuals(lambda c, x: _rnn(c, x, remat_step), 0.3, xs)
     assert len(remat) < len(plain)
-    assert sorted(a.str_short() for a, _ in remat) == ["f32[6]", "f32[6]"]
+    assert sorted(a.str_short(True) for a, _ in remat) == ["f32[6]", "f32[6]"]
     # The backward scan recomputes the step inside a differentiated checkpoint.
     text = str(jax.make_jaxpr(jax.grad(_rnn), static_argnums=2)(0.3, xs, remat_step))
     assert "differentiated=True" in text

@@ -37,6 +37,22 @@ def test_abstract_mesh_describes_axes_like_jax():
         "AbstractMesh('x': 2, axis_types=(Explicit,))"
 
 
+
+def test_avals_print_their_splits_like_jax():
+    # JAX 0.10.2: str_short spells the dtype in full unless asked for short dtypes,
+    # and names the mesh's axes by type when asked
+    m = AbstractMesh((2, 2), ("model", "data"), axis_types=(AxisType.Explicit,) * 2)
+    aval = jax.core.ShapedArray((128, 64), np.float32,
+                                sharding=NamedSharding(m, P("model", "data")))
+    assert aval.str_short() == "float32[128@model,64@data]"
+    aval = aval.update(sharding=NamedSharding(m, P(("model", "data"), None)))
+    assert aval.str_short() == str(aval) == "float32[128@(model,data),64]"
+    assert aval.str_short(short_dtypes=True) == "f32[128@(model,data),64]"
+    assert aval.str_short(True, True) == \
+        "f32[128@(model,data),64]({Explicit: ('model', 'data')})"
+    assert aval.update(sharding=NamedSharding(m, P(None, None))).str_short() == \
+        "float32[128,64]"
+
 def test_abstract_mesh_equality_and_hash():
     m = AbstractMesh((2, 3), ("x", "y"), axis_types=(AxisType.Explicit, AxisType.Auto))
     assert m != AbstractMesh((2, 3), ("x", "y"))          # axis types differ

@@ -155,4 +155,115 @@ def check_rng_bit_generator_keeps_the_key_split_and_the_bits_whole():
             (P(None,), P(None, None))
 
 
+def check_reduce_sum_cotangent_is_one_broadcast_of_the_operands_type():
+    # JAX 0.10.2: grad's backward pass broadcasts the cotangent straight to the split
+    # of the summed operand (no unsplit broadcast and constraint after it)
+    mesh = jax.make_mesh((4,), ("x",))
+    with jax.set_mesh(mesh):
+        x = jax.device_put(np.arange(16.).reshape(8, 2), P("x", None))
+        y = jax.device_put(np.arange(16.).reshape(8, 2).T, P(None, "x"))
+
+        @jax.jit
+        def f(a, b):
+            return jnp.sum(jnp.einsum("xy,yz->xz", a, b, out_sharding=P("x", None)))
+
+        grad = jax.jit(jax.grad(f, argnums=(0, 1)))
+        gx, gy = grad(x, y)
+        assert (gx.sharding.spec, gy.sharding.spec) == (P("x", None), P(None, "x"))
+        np.testing.assert_array_equal(gx, np.tile([[56., 64.]], (8, 1)))
+        backward = [e for e in grad.trace(x, y).jaxpr.eqns if "jaxpr" in e.params][-1]
+        specs = {e.primitive.name: e.outvars[0].aval.sharding.spec
+                 for e in backward.params["jaxpr"].eqns}
+        assert specs["broadcast_in_dim"] == P("x", None)
+        assert specs["dot_general"] == P("x", None)
+        assert specs["transpose"] == P(None, "x")
+        assert "sharding_constraint" not in specs
+
+
+def check_ragged_dot_takes_out_sharding():
+    mesh = jax.make_mesh((2,), ("x",))
+    with jax.set_mesh(mesh):
+        args = [jnp.ones((16, 4)), jnp.ones((2, 4, 3)), jnp.array([8, 8])]
+        dnums = lax.RaggedDotDimensionNumbers((([1], [1]), ([], [])), [0], [0])
+
+        def f(lhs, rhs, gs):
+            return (lax.ragged_dot(lhs, rhs, gs, out_sharding=P("x", None)),
+                    lax.ragged_dot_general(lhs, rhs, gs, dnums, out_sharding=P("x", None)))
+
+        for out in (*f(*args), *jax.jit(f)(*args)):
+            assert out.sharding == jax.sharding.NamedSharding(mesh, P("x", None))
+            np.testing.assert_array_equal(out, np.full((16, 3), 4.))
+
+
+def check_linalg_results_keep_the_batch_split():
+    # JAX 0.10.2: every result split as the batch dimensions, matrix dimensions whole
+    mesh = jax.make_mesh((2,), ("x",))
+    with jax.set_mesh(mesh):
+        a = np.random.RandomState(0).randn(8, 4, 4).astype(np.float32)
+        split = jax.sharding.reshard(jnp.asarray(a), P("x"))
+        specs = {
+            lax.linalg.lu: [P("x", None, None), P("x", None), P("x", None)],
+            lax.linalg.qr: [P("x", None, None), P("x", None, None)],
+            lax.linalg.eigh: [P("x", None, None), P("x", None)],
+            lax.linalg.svd: [P("x", None, None), P("x", None), P("x", None, None)],
+            lax.linalg.eig: [P("x", None), P("x", None, None), P("x", None, None)],
+            lax.linalg.schur: [P("x", None, None), P("x", None, None)],
+            lax.linalg.tridiagonal: [P("x", None, None), P("x", None), P("x", None),
+                                     P("x", None)],
+        }
+        for f, expected in specs.items():
+            assert [o.sharding.spec for o in jax.jit(f).trace(split).jaxpr.out_avals] \
+                == expected, f
+        sign, logdet = jnp.linalg.slogdet(split)
+        assert sign.sharding.spec == logdet.sharding.spec == P("x")
+        rhs = jax.sharding.reshard(jnp.asarray(a[:, :, :1]), P("x"))
+        x = jnp.linalg.solve(split, rhs)
+        assert x.sharding.spec == P("x", None, None)
+        np.testing.assert_allclose(x, np.linalg.solve(a, a[:, :, :1]), rtol=1e-4,
+                                   atol=1e-4)
+        x = jax.vmap(jnp.linalg.solve)(split, jax.sharding.reshard(jnp.asarray(a[:, 0]),
+                                                                   P("x")))
+        assert x.sharding.spec == P("x", None)
+        with pytest.raises(ShardingTypeError, match=r"Input 0 to lu must be unsharded on "
+                           r"non-batch dimensions, but got P\(None, 'x', None\)\."):
+            jax.jit(lax.linalg.lu)(jax.sharding.reshard(split, P(None, "x")))
+        with pytest.raises(ShardingTypeError, match=r"All inputs to triangular_solve must "
+                           r"have the same batch sharding, but got \('x',\) and \(None,\)\."):
+            lax.linalg.triangular_solve(split, jax.sharding.reshard(rhs, P()),
+                                        left_side=True)
+
+
+def check_conv_general_dilated_follows_lhs_and_types_its_cotangents():
+    # JAX 0.10.2: the result split as lhs when the kernel is whole; grads typed as the
+    # operands; a split kernel needs out_sharding
+    dnums = lax.ConvDimensionNumbers((0, 2, 1), (2, 1, 0), (0, 2, 1))
+
+    def model(kernel, inputs, out_sharding=None):
+        padded = jnp.pad(inputs, ((0, 0), (2, 0), (0, 0)))
+        return lax.conv_general_dilated(padded, kernel, (1,), "VALID",
+                                        dimension_numbers=dnums, out_sharding=out_sharding)
+
+    def loss(k, x):
+        return model(k, x).sum()
+
+    rng = np.random.RandomState(0)
+    k_host = rng.randn(3, 1, 16).astype(np.float32)
+    x_host = rng.randn(64, 32, 1).astype(np.float32)
+    want_k, want_x = jax.grad(loss, argnums=(0, 1))(k_host, x_host)   # on one device
+    with jax.set_mesh(jax.make_mesh((2,), ("x",))):
+        kernel = jnp.asarray(k_host)
+        inputs = jax.device_put(x_host, P("x", None, None))
+        assert jax.jit(model)(kernel, inputs).sharding.spec == P("x", None, None)
+        gk, gx = jax.jit(jax.grad(loss, argnums=(0, 1)))(kernel, inputs)
+        assert (gk.sharding.spec, gx.sharding.spec) == (P(None, None, None),
+                                                       P("x", None, None))
+        np.testing.assert_allclose(gk, want_k, rtol=1e-5, atol=1e-4)
+        np.testing.assert_allclose(gx, want_x, rtol=1e-5, atol=1e-4)
+        split_kernel = jax.device_put(k_host, P(None, None, "x"))
+        with pytest.raises(ShardingTypeError, match="Please specify the output sharding via "
+                           "`out_sharding` parameter of `conv_general_dilated`"):
+            jax.jit(model)(split_kernel, inputs)
+        out = jax.jit(model, static_argnums=2)(split_kernel, inputs, P("x", None, None))
+        assert out.sharding.spec == P("x", None, None)
+
 test_on_eight_devices = checks_on_devices(globals(), 8)

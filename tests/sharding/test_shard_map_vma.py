@@ -176,7 +176,7 @@ def test_types_print_their_varying_axes():
     from pyjax._src.core.avals import ManualAxisType, ShapedArray
     aval = ShapedArray((2,), np.float32, mat=ManualAxisType(varying=("x", "y")))
     assert str(aval) == "float32[2]{V:(x,y)}"
-    assert aval.str_short() == "f32[2]{V:(x,y)}"
+    assert aval.str_short(True) == "f32[2]{V:(x,y)}"
     assert str(aval.update(mat=aval.mat.update(varying=("y",)))) == "float32[2]{V:y}"
     assert str(ShapedArray((2,), np.float32)) == "float32[2]"
 

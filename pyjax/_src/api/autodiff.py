@@ -232,8 +232,8 @@ def _check_cotangent(ct, p_aval):
     # an integer output's cotangent is ignored; JAX accepts any dtype there
     if c_aval.dtype != expected.dtype and expected.dtype != dtypes.float0:
         raise ValueError(f"Type of cotangent input to vjp pullback function "
-                         f"({c_aval.str_short()}) is not the expected tangent type "
-                         f"({expected.str_short()}) of corresponding primal output with dtype "
+                         f"({c_aval.str_short(True)}) is not the expected tangent type "
+                         f"({expected.str_short(True)}) of corresponding primal output with dtype "
                          f"{p_aval.dtype.name}.")
 
 
@@ -694,7 +694,7 @@ def linear_transpose(fun, *primals, reduce_axes=()):
         for c, a in zip(ct_leaves, jaxpr.out_avals):
             if get_aval(c).shape != a.shape or get_aval(c).dtype != a.dtype:
                 raise TypeError(f"cotangent type does not match function output, expected "
-                                f"{a.str_short()} but got {get_aval(c).str_short()}")
+                                f"{a.str_short(True)} but got {get_aval(c).str_short(True)}")
         args = [ad.UndefinedPrimal(a) for a in in_avals]
         cts_in = ad.backward_pass(jaxpr, consts, args, ct_leaves)
         return tree_util.tree_unflatten(in_tree, [_instantiate(c) for c in cts_in])

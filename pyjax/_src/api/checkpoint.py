@@ -478,4 +478,4 @@ def print_saved_residuals(f, *args, **kwargs):
     """Prints one line per residual jax.vjp(f, *args, **kwargs) would save: its type and
     where it comes from."""
     for aval, desc in saved_residuals(f, *args, **kwargs):
-        print(f"{aval.str_short()} {desc}")
+        print(f"{aval.str_short(True)} {desc}")

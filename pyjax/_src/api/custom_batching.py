@@ -102,7 +102,7 @@ class _VmapRule:
             if get_aval(x).shape != want:
                 raise ValueError(f"the custom vmap rule of {name} returned an output of shape "
                                  f"{get_aval(x).shape} marked {'' if batched else 'un'}"
-                                 f"batched; {name} returns {aval.str_short()}, so it must "
+                                 f"batched; {name} returns {aval.str_short(True)}, so it must "
                                  f"have shape {want}")
         return out_leaves, [bool(f) for f in flag_leaves]
 

@@ -42,7 +42,7 @@ class SymbolicZero:
     dtype = property(lambda self: self.aval.dtype)
 
     def __repr__(self):
-        return f"SymbolicZero({self.aval.str_short()})"
+        return f"SymbolicZero({self.aval.str_short(True)})"
 
 
 @dataclasses.dataclass(slots=True)
@@ -370,8 +370,8 @@ class _JVPRule:
             if not p_aval.same_type(expected):
                 raise TypeError(f"Custom JVP rule {rname} for function {fname} must produce "
                                 "primal outputs with the shapes and dtypes of the function's "
-                                f"outputs, but output {i} is {p_aval.str_short()} where the "
-                                f"function gives {expected.str_short()}.")
+                                f"outputs, but output {i} is {p_aval.str_short(True)} where the "
+                                f"function gives {expected.str_short(True)}.")
             want = ad.tangent_aval(p_aval)
             if want.dtype == dtypes.float0 or isinstance(t, SymbolicZero):
                 t_out.append(ad.Zero(want))
@@ -381,8 +381,8 @@ class _JVPRule:
             if t_aval.shape != want.shape or t_aval.dtype != want.dtype:
                 raise TypeError(f"Custom JVP rule {rname} for function {fname} must produce "
                                 "primal and tangent outputs with corresponding shapes and "
-                                f"dtypes. Expected {want.str_short()} (tangent type of "
-                                f"{p_aval.str_short()}) but got {t_aval.str_short()}.")
+                                f"dtypes. Expected {want.str_short(True)} (tangent type of "
+                                f"{p_aval.str_short(True)}) but got {t_aval.str_short(True)}.")
             t_out.append(t)
         return p_leaves, t_out
 
@@ -578,8 +578,8 @@ class _VJPRule:
                 raise TypeError(f"Custom VJP fwd rule {_name(self.cv.fwd)} for function "
                                 f"{fname} must produce primal outputs with the shapes and "
                                 f"dtypes of the function's outputs, but output {i} is "
-                                f"{get_aval(o).str_short()} where the function gives "
-                                f"{expected.str_short()}.")
+                                f"{get_aval(o).str_short(True)} where the function gives "
+                                f"{expected.str_short(True)}.")
         res_leaves, self.res_tree = tree_util.flatten(result[1])
         return out_leaves, [_as_value(r) for r in res_leaves]   # residuals: JAX values
 
@@ -605,8 +605,8 @@ class _VJPRule:
                 raise ValueError(f"Custom VJP bwd rule {bname} for function {fname} must "
                                  "produce an output with the same shape/dtypes as the args "
                                  "tuple of the primal function, but at flattened output "
-                                 f"{i} the bwd rule produced {c_aval.str_short()} "
-                                 f"corresponding to an input of type {aval.str_short()}.")
+                                 f"{i} the bwd rule produced {c_aval.str_short(True)} "
+                                 f"corresponding to an input of type {aval.str_short(True)}.")
             if want.vma - c_aval.vma:   # inside shard_map: agrees where the input varies
                 path = tree_util.keystr(tree_util.tree_flatten_with_path(
                     tree_util.tree_unflatten(self.in_tree, range(len(leaves))))[0][i][0])

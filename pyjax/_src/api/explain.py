@@ -82,7 +82,7 @@ def _collect_rows(jaxpr, namer, prefix, rows):
 
 
 def _typed(v, namer):
-    return f"{namer(v)}: {'~' if v.aval.weak_type else ''}{v.aval.str_short()}"
+    return f"{namer(v)}: {'~' if v.aval.weak_type else ''}{v.aval.str_short(True)}"
 
 
 def _params(eqn, namer):

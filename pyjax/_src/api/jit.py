@@ -357,7 +357,7 @@ class JitCache:
                 if type(getattr(leaf, "aval", None)) is AbstractRef:
                     raise ValueError(
                         f"function {self.debug_name} traced for jit returned a mutable "
-                        f"array reference of type {leaf.aval.str_short()}, but mutable "
+                        f"array reference of type {leaf.aval.str_short(True)}, but mutable "
                         "array references cannot be returned.")
                 if isinstance(leaf, shapes.ShapeDtypeStruct):
                     raise TypeError("A ShapeDtypeStruct does not have a value and cannot be "
@@ -876,8 +876,8 @@ def _key_difference(old, new):
                 "let it take only a few values.")
     if old_avals != avals:
         pairs = [(a, b) for a, b in zip(old_avals, avals) if a != b]
-        diffs = [f"{a.str_short()}{'(weak)' if a.weak_type else ''} vs "
-                 f"{b.str_short()}{'(weak)' if b.weak_type else ''}" for a, b in pairs]
+        diffs = [f"{a.str_short(True)}{'(weak)' if a.weak_type else ''} vs "
+                 f"{b.str_short(True)}{'(weak)' if b.weak_type else ''}" for a, b in pairs]
         if len(old_avals) == len(avals) and all(a.shape == b.shape for a, b in pairs):
             fix = ("pass values of one dtype each call (a Python scalar is weakly typed: "
                    "convert it with jnp.asarray(x, dtype)).")

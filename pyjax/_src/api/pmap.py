@@ -77,8 +77,8 @@ def _pmap_abstract_eval(*avals, jaxpr, axis_name, axis_size, in_axes, out_axes, 
         fits = axis is None or (axis < aval.ndim and aval.shape[axis] == axis_size)
         if not fits or not _unmapped(aval, axis).same_type(expected):
             raise TypeError(
-                f"pmap of {name}: operand {i} has type {aval.str_short()}, but the traced "
-                f"body expects {_mapped(expected, axis, axis_size).str_short()} (in_axes "
+                f"pmap of {name}: operand {i} has type {aval.str_short(True)}, but the traced "
+                f"body expects {_mapped(expected, axis, axis_size).str_short(True)} (in_axes "
                 f"{axis}, axis size {axis_size}).")
     return [_mapped(a, axis, axis_size) for a, axis in zip(jaxpr.out_avals, out_axes)]
 
@@ -560,7 +560,7 @@ class PmapWrapped:
             if not -aval.ndim <= axis < aval.ndim:
                 raise ValueError(
                     f"pmap of {self._name} was requested to map argument leaf {i} of "
-                    f"type {aval.str_short()} along axis {axis}, which it does not have "
+                    f"type {aval.str_short(True)} along axis {axis}, which it does not have "
                     f"(rank {aval.ndim}).")
             axis %= aval.ndim
             canonical.append(axis)

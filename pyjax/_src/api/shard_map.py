@@ -75,7 +75,7 @@ def _pieces(mesh, spec, ndim):
 def _block_aval(aval, spec, mesh, where):
     if len(spec) > aval.ndim:
         raise ValueError(f"{where}: its PartitionSpec {spec} has {len(spec)} entries, but "
-                         f"the array has rank {aval.ndim} ({aval.str_short()}).")
+                         f"the array has rank {aval.ndim} ({aval.str_short(True)}).")
     pieces = _pieces(mesh, spec, aval.ndim)
     for d, (size, p) in enumerate(zip(aval.shape, pieces)):
         if size % p:
@@ -201,8 +201,9 @@ def _abstract_eval(*avals, jaxpr, mesh, manual_axes, in_specs, out_specs, check_
         block = _block_aval(aval, spec, mesh, f"shard_map of {name}, argument {i}")
         if not block.same_type(expected):
             raise TypeError(f"shard_map of {name}: operand {i} has type "
-                            f"{aval.str_short()}, whose blocks ({block.str_short()}) differ "
-                            f"from what the body was traced for ({expected.str_short()}).")
+                            f"{aval.str_short(True)}, whose blocks "
+                            f"({block.str_short(True)}) differ "
+                            f"from what the body was traced for ({expected.str_short(True)}).")
     return [_global_aval(a, s, mesh, manual_axes) for a, s in zip(jaxpr.out_avals,
                                                                   out_specs)]
 
@@ -656,7 +657,7 @@ def _check_reductions_match(spec, aval):
         if getattr(spec, what) != held:
             raise ValueError(f"in_specs containing {what} {spec} passed to shard_map should "
                              f"be equal to the {what} present on the in_aval "
-                             f"{aval.str_short()}")
+                             f"{aval.str_short(True)}")
 
 
 def _check_reductions(prefix, mesh, manual_axes, specs):

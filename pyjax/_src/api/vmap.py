@@ -140,7 +140,7 @@ def _batch_sharding(leaves, axes):
         if used & set(names):
             raise ValueError("Unmapped values passed to vmap cannot be sharded along the "
                              f"mesh axis you are vmapping over. Got type: "
-                             f"{get_aval(x).str_short()}, in_axes: {ax} and vmapped mesh "
+                             f"{get_aval(x).str_short(True)}, in_axes: {ax} and vmapped mesh "
                              f"axis: {names}")
     found = mapped[0][0]
     return type(found)(found.mesh, type(found.spec)(entry))
@@ -180,7 +180,7 @@ def _mapped_size(fun, args, kwargs, leaves, axes, axis_size):
                 f"vmap was requested to map its argument along axis {ax}, which implies "
                 f"that its rank should be at least {ax + 1 if ax >= 0 else -ax}, but is "
                 f"only {aval.ndim} (its shape is {aval.shape}): argument "
-                f"{_leaf_name(fun, args, kwargs, i)} of type {aval.str_short()}.")
+                f"{_leaf_name(fun, args, kwargs, i)} of type {aval.str_short(True)}.")
         ax %= aval.ndim
         canonical.append(ax)
         mapped.append((i, ax, aval.shape[ax]))
@@ -199,7 +199,7 @@ def _mapped_size(fun, args, kwargs, leaves, axes, axis_size):
 def _inconsistent_sizes(fun, args, kwargs, leaves, mapped, axis_size):
     def where(i, ax):
         return (f"axis {ax} of argument {_leaf_name(fun, args, kwargs, i)} of type "
-                f"{get_aval(leaves[i]).str_short()}")
+                f"{get_aval(leaves[i]).str_short(True)}")
 
     lines = []
     if axis_size is not None:

@@ -631,7 +631,7 @@ class FunctionContext:
                 for o, v in zip(outs, eqn.outvars)):
             raise LoweringError(
                 f"lowering of '{prim.name}' returned {outs}, expected values of types "
-                f"{[v.aval.str_short() for v in eqn.outvars]}")
+                f"{[v.aval.str_short(True) for v in eqn.outvars]}")
         if not (prim.is_higher_order or prim.lowers_own_sharding):
             outs = self.constrained_to_types(outs, [v.aval for v in eqn.outvars])
         return outs
@@ -651,7 +651,7 @@ class FunctionContext:
         if typed is None or not typed.mesh.explicit_axes \
                 or typed.mesh.size != self.module.mesh.size:
             return value   # (a type over Auto axes leaves the layout to XLA)
-        name = self.module.mesh_name(typed.mesh, f"a value of type {aval.str_short()}")
+        name = self.module.mesh_name(typed.mesh, f"a value of type {aval.str_short(True)}")
         attr = typed.to_shardy(aval.ndim, mesh_name=name, as_type=True)
         return self.op("sdy.sharding_constraint", [value], value.aval, {"sharding": attr})
 
@@ -814,7 +814,7 @@ def donation_aliases(in_avals, donated, out_avals, donate_rest=False) -> Donatio
 def layout_str(aval):
     """XLA's short form of a buffer: f32[2,3]{1,0}."""
     dims = ",".join(str(d) for d in reversed(range(aval.ndim)))
-    return f"{aval.str_short()}{{{dims}}}"
+    return f"{aval.str_short(True)}{{{dims}}}"
 
 
 def _left_open(sharding):

@@ -288,7 +288,7 @@ def put(value: np.ndarray, aval: ShapedArray, device: Any, copy: bool = False) -
                                        enable_x64=config.enable_x64.value
                                        or aval.dtype.itemsize == 8)
     except _jax.JaxRuntimeError as err:
-        raise errors.JaxRuntimeError(f"moving a {aval.str_short()} array to {device!r} "
+        raise errors.JaxRuntimeError(f"moving a {aval.str_short(True)} array to {device!r} "
                                      f"failed: {err}") from None
 
 
@@ -435,7 +435,7 @@ def _gather_partials(global_buffer, s, aval, blocks):
 def _raise_not_addressable(s, aval):
     raise RuntimeError(
         f"Fetching value for `jax.Array` that spans non-addressable (non process "
-        f"local) devices is not possible: {aval.str_short()} laid out as {s} has "
+        f"local) devices is not possible: {aval.str_short(True)} laid out as {s} has "
         "blocks on other processes' devices. Use "
         "jax.experimental.multihost_utils.process_allgather to gather it, or "
         "x.addressable_shards for this process's blocks.")

@@ -284,10 +284,20 @@ class ShapedArray(AbstractValue):
                              else f"{prefix}:({','.join(map(str, names))})")
         return "{" + ", ".join(parts) + "}"
 
-    def str_short(self):
-        """Compact form used in jaxprs: f32[3,4], f32[8@x,8]{U:y}, f32[3]{V:i} inside
-        shard_map."""
-        return f"{dtypes.dtype_name(self.dtype)}[{self._dims()}]{self._axes_suffix()}"
+    def str_short(self, short_dtypes=False, mesh_axis_types=False):
+        """Compact form: float32[8@x,8]{U:y}, float32[3]{V:i} inside shard_map;
+        `short_dtypes` (as jaxprs print it): f32[3,4]; `mesh_axis_types`: the mesh's
+        axes by type after it, as JAX's ({Explicit: ('x',)})."""
+        dtype = dtypes.dtype_name(self.dtype) if short_dtypes else self.dtype.name
+        axis_types = ""
+        if mesh_axis_types and self._sharding is not None:
+            mesh = self._sharding.mesh
+            by_type = {}
+            for name, kind in zip(mesh.axis_names, mesh.axis_types):
+                by_type.setdefault(kind.name, []).append(name)
+            axis_types = "({" + ", ".join(f"{kind}: {tuple(names)}"
+                                         for kind, names in by_type.items()) + "})"
+        return f"{dtype}[{self._dims()}]{self._axes_suffix()}{axis_types}"
 
     def _dtype_and_shape(self):
         return f"{self.dtype.name}[{self._dims()}]{self._axes_suffix()}"
@@ -325,7 +335,7 @@ class AbstractRef(AbstractValue):
     def __hash__(self):
         return hash((AbstractRef, self.inner_aval))
 
-    def str_short(self):
+    def str_short(self, short_dtypes=False, mesh_axis_types=False):
         return f"Ref{{{self.inner_aval._dtype_and_shape()}}}"   # JAX's: Ref{float32[3]}
 
     __repr__ = __str__ = str_short

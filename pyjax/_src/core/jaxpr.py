@@ -21,7 +21,7 @@ class Var:
         self.aval = aval
 
     def __repr__(self):
-        return f"Var({self.aval.str_short()})"
+        return f"Var({self.aval.str_short(True)})"
 
 
 class DropVar(Var):
@@ -384,12 +384,12 @@ def _literal_str(lit):
     elif val.ndim == 0:
         text = repr(val.item()) if val.dtype.kind != "f" else str(float(val.item()))
     else:
-        return f"[{lit.aval.str_short()}]"
-    return f"{text}:{lit.aval.str_short()}"
+        return f"[{lit.aval.str_short(True)}]"
+    return f"{text}:{lit.aval.str_short(True)}"
 
 
 def _binder(v, namer):
-    return f"{namer(v)}:{v.aval.str_short()}"
+    return f"{namer(v)}:{v.aval.str_short(True)}"
 
 
 _WIDTH = 80   # JAX's line width: shorter equations and one-equation jaxprs stay on one line

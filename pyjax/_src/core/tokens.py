@@ -26,7 +26,7 @@ class AbstractToken:
     def strip_weak_type(self):
         return self
 
-    def str_short(self):
+    def str_short(self, short_dtypes=False, mesh_axis_types=False):
         return "Tok"
 
     def __repr__(self):

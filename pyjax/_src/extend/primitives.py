@@ -196,7 +196,8 @@ def mapped_aval(size: int, axis, aval: ShapedArray) -> ShapedArray:
         return aval
     shape = aval.shape
     if shape[axis] != size:
-        raise ValueError(f"mapped_aval: axis {axis} of {aval.str_short()} is not of size {size}")
+        raise ValueError(f"mapped_aval: axis {axis} of {aval.str_short(True)} is not of "
+                         f"size {size}")
     return aval.update(shape=shape[:axis] + shape[axis + 1:])
 
 

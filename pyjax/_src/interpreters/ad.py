@@ -45,7 +45,7 @@ class Zero:
         return Zero(tangent_aval(get_aval(x)))
 
     def __repr__(self):
-        return f"Zero({self.aval.str_short()})"
+        return f"Zero({self.aval.str_short(True)})"
 
 
 def cotangent_aval(aval):
@@ -69,7 +69,7 @@ class UndefinedPrimal:
         self.aval = aval
 
     def __repr__(self):
-        return f"UndefinedPrimal({self.aval.str_short()})"
+        return f"UndefinedPrimal({self.aval.str_short(True)})"
 
 
 def is_undefined_primal(x):
@@ -187,7 +187,7 @@ class JVPTracer(Tracer):
     def __repr__(self):   # as JAX's: under grad/vjp/linearize the tangent is staged
         if isinstance(self._trace.parent, pe.PartialEvalTrace):
             return (f"GradTracer(primal={self.primal}, "
-                    f"typeof(tangent)={get_aval(self.tangent).str_short()})")
+                    f"typeof(tangent)={get_aval(self.tangent).str_short(True)})")
         return f"JVPTracer(primal={self.primal}, tangent={self.tangent})"
 
 

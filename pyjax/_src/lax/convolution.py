@@ -16,9 +16,10 @@ from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters.ad import defjvp
 from pyjax._src.lax import builders as b
 from pyjax._src.lax import elementwise as ew
+from pyjax._src.lax import sharding_rules
 from pyjax._src.lax import structural as st
 from pyjax._src.lax.builders import NUMBER
-from pyjax._src.lax.sharding_constraint import takes_out_sharding
+from pyjax._src.lax.sharding_constraint import constrain, out_sharding_for
 from pyjax._src.lax.precision_ops import canonicalize_precision, is_dot_algorithm
 
 
@@ -126,7 +127,7 @@ def _conv_out_spatial(lhs_sizes, rhs_sizes, window_strides, padding, lhs_dilatio
 
 def _conv_abstract_eval(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
                         dimension_numbers, feature_group_count, batch_group_count,
-                        precision=None, preferred_element_type=None):
+                        precision=None, preferred_element_type=None, out_sharding=None):
     name = "conv_general_dilated"
     if lhs.ndim != rhs.ndim:
         raise TypeError(f"{name} lhs and rhs must have the same number of dimensions, got "
@@ -210,7 +211,7 @@ def _dilate_and_pad(x, dilation, padding):
 
 def _conv_impl(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
                dimension_numbers, feature_group_count, batch_group_count, precision=None,
-               preferred_element_type=None):
+               preferred_element_type=None, out_sharding=None):
     lhs_spec, rhs_spec, out_spec = dimension_numbers
     out_dtype = np.dtype(preferred_element_type or lhs.dtype)
     compute = _compute_dtype(lhs.dtype, out_dtype)
@@ -305,7 +306,8 @@ def _vjp_rhs_padding(in_sizes, kernel_sizes, strides, out_sizes, padding, lhs_di
 
 def _conv_transpose_lhs(ct, lhs_aval, rhs, *, window_strides, padding, lhs_dilation,
                         rhs_dilation, dimension_numbers, feature_group_count,
-                        batch_group_count, precision, preferred_element_type):
+                        batch_group_count, precision, preferred_element_type,
+                        out_sharding=None):
     lhs_spec, rhs_spec, out_spec = dimension_numbers
     rhs_aval = get_aval(rhs)
     groups = max(feature_group_count, batch_group_count)
@@ -321,7 +323,9 @@ def _conv_transpose_lhs(ct, lhs_aval, rhs, *, window_strides, padding, lhs_dilat
         rhs_dilation=tuple(rhs_dilation),
         dimension_numbers=ConvDimensionNumbers(out_spec, _swap_roles(rhs_spec), lhs_spec),
         feature_group_count=groups, batch_group_count=1, precision=precision,
-        preferred_element_type=preferred_element_type)
+        preferred_element_type=preferred_element_type,
+        # typed as lhs, as JAX's (batch groups come out as feature blocks: regrouped)
+        out_sharding=lhs_aval._sharding if batch_group_count == 1 else None)
     if batch_group_count > 1:   # the groups came out as feature blocks: back to batch
         out = _regroup(out, lhs_spec[1], lhs_spec[0], batch_group_count)
     return ew.convert_element_type(out, lhs_aval.dtype)
@@ -329,7 +333,8 @@ def _conv_transpose_lhs(ct, lhs_aval, rhs, *, window_strides, padding, lhs_dilat
 
 def _conv_transpose_rhs(ct, lhs, rhs_aval, *, window_strides, padding, lhs_dilation,
                         rhs_dilation, dimension_numbers, feature_group_count,
-                        batch_group_count, precision, preferred_element_type):
+                        batch_group_count, precision, preferred_element_type,
+                        out_sharding=None):
     lhs_spec, rhs_spec, out_spec = dimension_numbers
     lhs_aval = get_aval(lhs)
     pads = _vjp_rhs_padding([lhs_aval.shape[d] for d in lhs_spec[2:]],
@@ -343,7 +348,8 @@ def _conv_transpose_rhs(ct, lhs, rhs_aval, *, window_strides, padding, lhs_dilat
         dimension_numbers=ConvDimensionNumbers(_swap_roles(lhs_spec), _swap_roles(out_spec),
                                                _swap_roles(rhs_spec)),
         feature_group_count=batch_group_count, batch_group_count=feature_group_count,
-        precision=precision, preferred_element_type=preferred_element_type)
+        precision=precision, preferred_element_type=preferred_element_type,
+        out_sharding=rhs_aval._sharding)   # typed as rhs, as JAX's
     return ew.convert_element_type(out, rhs_aval.dtype)
 
 
@@ -387,7 +393,10 @@ def _replace(shape, start, count, new):
 
 
 def _conv_batch(args, dims, *, dimension_numbers, feature_group_count, batch_group_count,
-                **params):
+                out_sharding=None, **params):
+    """The example batch is merged into a batch or feature dimension; the merged product
+    is typed by the sharding rule (out_sharding names the unbatched dimensions)."""
+    del out_sharding
     (lhs, rhs), (ld, rd) = args, dims
     lhs_spec, rhs_spec, out_spec = dimension_numbers
     nb = batching.axis_size_of(args, dims)
@@ -450,7 +459,7 @@ def _layout_text(spec, first, second):
 
 def _conv_lower(ctx, lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
                 dimension_numbers, feature_group_count, batch_group_count, precision=None,
-                preferred_element_type=None):
+                preferred_element_type=None, out_sharding=None):
     lhs_spec, rhs_spec, out_spec = dimension_numbers
     out = ctx.avals_out[0]
     compute = _compute_dtype(lhs.aval.dtype, out.dtype)
@@ -506,7 +515,9 @@ def _conv_samples():
 
 
 conv_general_dilated_p = define_primitive(
-    "conv_general_dilated", impl=_conv_impl, abstract_eval=_conv_abstract_eval,
+    "conv_general_dilated", impl=_conv_impl, abstract_eval=sharding_rules.typed(
+        _conv_abstract_eval, sharding_rules.conv_general_dilated),
+    shown_params=sharding_rules.hide_unset("out_sharding"),
     jvp=defjvp(lambda g, lhs, rhs, **p: conv_general_dilated_p.bind(g, rhs, **p),
                lambda g, lhs, rhs, **p: conv_general_dilated_p.bind(lhs, g, **p)),
     transpose=_conv_transpose, batch=_conv_batch, lower=_conv_lower,
@@ -537,13 +548,14 @@ def _explicit_padding(padding, nsp):
     return pads
 
 
-@takes_out_sharding
 def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
                          rhs_dilation=None, dimension_numbers=None, feature_group_count=1,
-                         batch_group_count=1, precision=None, preferred_element_type=None):
+                         batch_group_count=1, precision=None, preferred_element_type=None,
+                         out_sharding=None):
     """General n-dimensional convolution (a cross-correlation, as in XLA): strides,
     explicit or 'SAME'/'SAME_LOWER'/'VALID' padding, input (lhs) and kernel (rhs)
-    dilation, layouts via dimension_numbers, and feature/batch grouping."""
+    dilation, layouts via dimension_numbers, and feature/batch grouping. out_sharding:
+    how the result is split (a Sharding, or a PartitionSpec on the current mesh)."""
     lhs_aval, rhs_aval = get_aval(lhs), get_aval(rhs)
     if lhs_aval.ndim < 2 or rhs_aval.ndim < 2:
         raise TypeError(f"conv_general_dilated operands need a batch (or output feature) and "
@@ -570,12 +582,14 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
     pet = None if preferred_element_type is None else \
         dtypes.canonicalize_dtype(preferred_element_type)
     precision = canonicalize_precision(precision)
-    return conv_general_dilated_p.bind(
+    typed, placed = out_sharding_for(out_sharding, lhs_aval.ndim, "conv_general_dilated")
+    out = conv_general_dilated_p.bind(
         lhs, rhs, window_strides=window_strides, padding=_explicit_padding(padding, nsp),
         lhs_dilation=lhs_dilation, rhs_dilation=rhs_dilation, dimension_numbers=dnums,
         feature_group_count=operator.index(feature_group_count),
         batch_group_count=operator.index(batch_group_count), precision=precision,
-        preferred_element_type=pet)
+        preferred_element_type=pet, out_sharding=typed)
+    return out if placed is None else constrain(out, placed)
 
 
 def conv(lhs, rhs, window_strides, padding, precision=None, preferred_element_type=None):

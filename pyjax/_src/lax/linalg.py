@@ -12,6 +12,7 @@ from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.trace import RuleFactory, define_primitive
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.lax import builders as b
+from pyjax._src.lax import sharding_rules
 from pyjax._src.lax import dot as ldot
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import reductions as red
@@ -281,7 +282,8 @@ def _spd(shape, dtype, seed=0):
 
 
 cholesky_p = define_primitive(
-    "cholesky", impl=_cholesky_impl, abstract_eval=_cholesky_abstract_eval,
+    "cholesky", impl=_cholesky_impl, abstract_eval=sharding_rules.typed(
+        _cholesky_abstract_eval, sharding_rules.linalg("cholesky")),
     jvp=_cholesky_jvp, lower=_lower_cholesky,
     samples=lambda: [b.Sample([_spd((3, 3), np.float32)]), b.Sample([_spd((2, 3, 3), np.float32)]),
              b.Sample([_spd((3, 3), np.complex64)])], batch=_leading_batch_rule)
@@ -395,7 +397,9 @@ def _tri_samples():
 
 triangular_solve_p = define_primitive(
     "triangular_solve", impl=_triangular_solve_impl,
-    abstract_eval=_triangular_solve_abstract_eval, jvp=_triangular_solve_jvp,
+    abstract_eval=sharding_rules.typed(
+        _triangular_solve_abstract_eval, sharding_rules.linalg("triangular_solve", (2, 2))),
+    jvp=_triangular_solve_jvp,
     transpose=_triangular_solve_transpose, batch=_triangular_solve_batch,
     lower=_lower_triangular_solve, samples=lambda: _tri_samples())
 
@@ -559,7 +563,9 @@ def _lu_samples():
 
 
 lu_p = define_primitive("lu", multiple_results=True, impl=_lu_impl,
-                        abstract_eval=_lu_abstract_eval, jvp=_lu_jvp, lower=_lower_lu,
+                        abstract_eval=sharding_rules.typed(
+                            _lu_abstract_eval, sharding_rules.linalg("lu")),
+                        jvp=_lu_jvp, lower=_lower_lu,
                         samples=lambda: _lu_samples(), batch=_leading_batch_rule)
 
 
@@ -700,7 +706,9 @@ def _qr_samples():
 
 
 qr_p = define_primitive("qr", multiple_results=True, impl=_qr_impl,
-                        abstract_eval=_qr_abstract_eval, jvp=_qr_jvp, lower=_lower_qr,
+                        abstract_eval=sharding_rules.typed(
+                            _qr_abstract_eval, sharding_rules.linalg("qr")),
+                        jvp=_qr_jvp, lower=_lower_qr,
                         samples=lambda: _qr_samples(), batch=_leading_batch_rule)
 
 

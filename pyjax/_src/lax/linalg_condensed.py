@@ -9,6 +9,7 @@ from pyjax._src import dtypes
 from pyjax._src.core.avals import ShapedArray
 from pyjax._src.core.trace import NOT_DIFFERENTIABLE, define_primitive
 from pyjax._src.lax import builders as b
+from pyjax._src.lax import sharding_rules
 from pyjax._src.lax.linalg import (
     _check_matrix, _info_aval, _leading_batch_rule, _lower_nan_unless_ok, host_batched,
     lower_lapack,
@@ -63,7 +64,9 @@ def _tridiagonal_samples():
 
 tridiagonal_p = define_primitive(
     "tridiagonal", multiple_results=True, impl=_tridiagonal_impl,
-    abstract_eval=_tridiagonal_abstract_eval, jvp=NOT_DIFFERENTIABLE,
+    abstract_eval=sharding_rules.typed(
+        _tridiagonal_abstract_eval, sharding_rules.linalg("tridiagonal")),
+    jvp=NOT_DIFFERENTIABLE,
     lower=_lower_tridiagonal, samples=lambda: _tridiagonal_samples(),
     batch=_leading_batch_rule)
 

@@ -10,6 +10,7 @@ from pyjax._src import dtypes
 from pyjax._src.core.avals import ShapedArray
 from pyjax._src.core.trace import NOT_DIFFERENTIABLE, define_primitive
 from pyjax._src.lax import builders as b
+from pyjax._src.lax import sharding_rules
 from pyjax._src.lax.linalg import (
     _check_matrix, _info_aval, _leading_batch_rule, _lower_nan_unless_ok, host_batched,
     lower_lapack,
@@ -56,7 +57,9 @@ def _schur_samples():
 
 
 schur_p = define_primitive("schur", multiple_results=True, impl=_schur_impl,
-                           abstract_eval=_schur_abstract_eval, jvp=NOT_DIFFERENTIABLE,
+                           abstract_eval=sharding_rules.typed(
+                               _schur_abstract_eval, sharding_rules.linalg("schur")),
+                           jvp=NOT_DIFFERENTIABLE,
                            lower=_lower_schur, samples=lambda: _schur_samples(),
                            batch=_leading_batch_rule)
 

@@ -13,6 +13,7 @@ from pyjax._src.backends import stablehlo as hlo
 from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.trace import define_primitive
 from pyjax._src.lax import builders as b
+from pyjax._src.lax import sharding_rules
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import reductions as red
 from pyjax._src.lax import structural as st
@@ -110,7 +111,8 @@ _EIGH_DEFAULTS = {"lower": True, "sort_eigenvalues": True, "subset_by_index": No
 # Real samples only: complex eigenvectors are defined up to a phase per column, which
 # central differences of the impl do not hold fixed (tests check them gauge-invariantly).
 eigh_p = define_primitive(
-    "eigh", multiple_results=True, impl=_eigh_impl, abstract_eval=_eigh_abstract_eval,
+    "eigh", multiple_results=True, impl=_eigh_impl, abstract_eval=sharding_rules.typed(
+        _eigh_abstract_eval, sharding_rules.linalg("eigh")),
     jvp=_eigh_jvp, lower=_lower_eigh,
     samples=lambda: [b.Sample([_sym((3, 3), np.float32)], _EIGH_DEFAULTS),
              b.Sample([_sym((2, 3, 3), np.float32)], dict(_EIGH_DEFAULTS, lower=False)),
@@ -284,7 +286,8 @@ def _lower_svd(ctx, x, *, full_matrices, compute_uv, subset_by_index, algorithm=
 _SVD_DEFAULTS = {"full_matrices": False, "compute_uv": True, "subset_by_index": None,
                  "algorithm": None}
 svd_p = define_primitive(
-    "svd", multiple_results=True, impl=_svd_impl, abstract_eval=_svd_abstract_eval,
+    "svd", multiple_results=True, impl=_svd_impl, abstract_eval=sharding_rules.typed(
+        _svd_abstract_eval, sharding_rules.linalg("svd")),
     jvp=_svd_jvp, lower=_lower_svd,
     samples=lambda: [b.Sample([b.random_values((4, 3), np.float32)], _SVD_DEFAULTS),
              b.Sample([b.random_values((2, 3, 4), np.float32)], _SVD_DEFAULTS),
@@ -424,7 +427,9 @@ def _eig_samples():
 
 
 eig_p = define_primitive("eig", multiple_results=True, impl=_eig_impl,
-                         abstract_eval=_eig_abstract_eval, jvp=_eig_jvp, lower=_lower_eig,
+                         abstract_eval=sharding_rules.typed(
+                             _eig_abstract_eval, sharding_rules.linalg("eig")),
+                         jvp=_eig_jvp, lower=_lower_eig,
                          samples=lambda: _eig_samples(), batch=_leading_batch_rule)
 
 

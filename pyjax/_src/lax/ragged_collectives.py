@@ -31,8 +31,8 @@ def _abstract_eval(operand, output, *offsets, axis_name, axis_index_groups):
             raise ValueError(f"ragged_all_to_all {what} must be rank 1 with positive "
                              f"dimension size, but got shape {aval.shape}")
     if operand.shape[1:] != output.shape[1:] or operand.dtype != output.dtype:
-        raise ValueError(f"ragged_all_to_all: operand {operand.str_short()} and output "
-                         f"{output.str_short()} must agree in dtype and in every dimension "
+        raise ValueError(f"ragged_all_to_all: operand {operand.str_short(True)} and output "
+                         f"{output.str_short(True)} must agree in dtype and in every dimension "
                          "but the leading one.")
     return output.update(weak_type=False)
 

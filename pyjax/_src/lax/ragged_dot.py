@@ -143,7 +143,6 @@ def ragged_dot_general(lhs, rhs, group_sizes, ragged_dot_dimension_numbers, prec
     is cut into groups of group_sizes. A non-contracting ragged dimension picks rhs's slice
     along its group dimension per group; a contracting one gives one product per group
     (a leading output axis of size g); a batch one is an ordinary batched product."""
-    del out_sharding   # one device: every array is where it needs to be
     if group_offset is not None:
         raise NotImplementedError("ragged_dot_general: group_offset is not supported (as "
                                   "in JAX's CPU implementation).")
@@ -163,7 +162,10 @@ def ragged_dot_general(lhs, rhs, group_sizes, ragged_dot_dimension_numbers, prec
         return [d + 1 for d in dims]
 
     def product(x, y, dimension_numbers):
-        return dot_general(x, y, dimension_numbers, precision, preferred_element_type)
+        # Every mode's product has the ragged product's output dimensions, so
+        # out_sharding types it as is.
+        return dot_general(x, y, dimension_numbers, precision, preferred_element_type,
+                           out_sharding)
 
     if mode == _NONCONTRACTING:
         rhs_group = dnums.rhs_group_dimensions[0]

@@ -18,7 +18,7 @@ from pyjax._src.lax import sharding_rules
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import structural as st
 from pyjax._src.lax.control_flow.associative import associative_scan
-from pyjax._src.lax.sharding_constraint import (as_type, out_sharding_for,
+from pyjax._src.lax.sharding_constraint import (out_sharding_for,
                                                 with_sharding_constraint)
 from pyjax._src.lax.slicing import slice_in_dim
 from pyjax._src.lax.builders import ANY, BOOL, INT, NUMBER
@@ -79,10 +79,14 @@ def _reduction(name, np_fn, accepted, *, jvp, transpose=None, identity_hlo, chec
 
 
 def _reduce_sum_transpose(ct, x, axes, out_sharding=None):
-    """The cotangent broadcast back, of x's cotangent type (split as x is)."""
-    out = _expand_reduced(ct, x.aval.shape, axes)
+    """The cotangent broadcast back by one broadcast of x's cotangent type (split as
+    x is), as JAX's."""
     typed = x.aval._sharding
-    return [out if typed is None else as_type(out, cotangent_sharding(typed))]
+    if typed is None or typed.mesh.empty:
+        return [_expand_reduced(ct, x.aval.shape, axes)]
+    kept = tuple(i for i in range(x.aval.ndim) if i not in axes)
+    return [st.broadcast_in_dim_p.bind(ct, shape=x.aval.shape, broadcast_dimensions=kept,
+                                       sharding=cotangent_sharding(typed))]
 
 
 def _reduce_sum_batch(args, dims, axes, out_sharding=None):
@@ -236,7 +240,7 @@ def _check_f16_sum(x, axes):
     if (not config.allow_f16_reductions.value
             and x.dtype in (np.float16, dtypes.bfloat16)
             and not all(x.shape[a] == 1 for a in axes)):
-        operand = ShapedArray(x.shape, x.dtype).str_short()
+        operand = ShapedArray(x.shape, x.dtype).str_short(True)
         raise ValueError(f"reduce_sum on operand {operand} is not allowed when "
                          "jax_allow_f16_reductions=False.")
 

@@ -131,7 +131,7 @@ def _rbg_impl(key, *, shape, dtype, algorithm):
 def _rbg_abstract_eval(key, *, shape, dtype, algorithm):
     if (key.shape, key.dtype) not in (((4,), UINT32), ((2,), UINT64)):
         raise TypeError(f"rng_bit_generator needs a key of type uint32[4] (or uint64[2] "
-                        f"with jax_enable_x64), got {key.str_short()}.")
+                        f"with jax_enable_x64), got {key.str_short(True)}.")
     if np.dtype(dtype) not in _BIT_DTYPES:
         raise TypeError(f"rng_bit_generator: unsupported dtype {np.dtype(dtype).name}; "
                         "use uint8, uint16, uint32 or uint64.")

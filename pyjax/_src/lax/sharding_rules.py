@@ -51,7 +51,7 @@ def _refuse_closed_over_explicit(avals):
             raise NotImplementedError(
                 "Closing over inputs to shard_map where the input is sharded on `Explicit` "
                 "axes is not implemented. As a workaround, please pass those inputs as an "
-                f"argument to shard_map. Got input with shape {a.str_short()}")
+                f"argument to shard_map. Got input with shape {a.str_short(True)}")
 
 
 def _is_split(sharding):
@@ -127,7 +127,7 @@ def _check_context_mesh(avals, name):
         if s is None or not s.mesh.explicit_axes or s.mesh == context:
             continue
         raise ValueError(f"For primitive {name}, context mesh {context} should match the "
-                         f"aval mesh {s.mesh} for shape {a.str_short()}.")
+                         f"aval mesh {s.mesh} for shape {a.str_short(True)}.")
 
 
 def _any_sharded(avals):
@@ -296,7 +296,7 @@ def reshape_ur(x, *, sharding=None, **params):
         if get(x) and sharding is not None and get(x) != getattr(sharding.spec, what):
             raise ValueError(f"out_sharding passed to reshape must be {what} over the same "
                              f"mesh axes as operand. Got out_sharding: {sharding.spec} and "
-                             f"operand type: {x.str_short()}")
+                             f"operand type: {x.str_short(True)}")
         if not get(x) and sharding is not None and getattr(sharding.spec, what):
             raise ValueError(f"out_sharding passed to `reshape` cannot contain {what} "
                              f"axes. Got {sharding}")
@@ -471,10 +471,35 @@ def dot_general(out, lhs, rhs, *, dimension_numbers, **params):
         shown = ",".join(str(d) if e is None else f"{d}@{e}" if isinstance(e, str)
                          else f"{d}@({','.join(e)})" for d, e in zip(out.shape, result))
         raise ShardingTypeError(
-            f"dot_general operation with inputs: {lhs.str_short()}, {rhs.str_short()} "
+            f"dot_general operation with inputs: {lhs.str_short(True)}, {rhs.str_short(True)} "
             f"produces an illegally sharded result: "
-            f"{out.str_short().split('[')[0]}[{shown}]")
+            f"{out.str_short(True).split('[')[0]}[{shown}]")
     return result
+
+
+def linalg(name, ranks=(2,)):
+    """A linear-algebra primitive over batches of operands whose trailing `ranks`
+    dimensions are the matrices (or vectors): every result is split as the operands'
+    batch dimensions (alike in all of them), the rest whole (JAX's
+    linalg_sharding_rule)."""
+    def rule(outs, *avals, **params):
+        batch_specs = []
+        for i, (rank, aval) in enumerate(zip(ranks, avals)):
+            spec = entries(aval)
+            if any(e is not None for e in spec[len(spec) - rank:]):
+                raise ShardingTypeError(
+                    f"Input {i} to {name} must be unsharded on non-batch dimensions, but "
+                    f"got {sharding_mod.PartitionSpec(*spec)}.")
+            batch_specs.append(spec[:len(spec) - rank])
+        batch = batch_specs[0]
+        if any(other != batch for other in batch_specs[1:]):
+            raise ShardingTypeError(
+                f"All inputs to {name} must have the same batch sharding, but got "
+                + " and ".join(map(str, batch_specs)) + ".")
+        if isinstance(outs, (list, tuple)):
+            return [batch + (None,) * (o.ndim - len(batch)) for o in outs]
+        return batch + (None,) * (outs.ndim - len(batch))
+    return rule
 
 
 def sliced(name):
@@ -492,16 +517,30 @@ def sliced(name):
                 raise ShardingTypeError(
                     f"{name} on sharded dims where out dim ({d_out}) is not divisible by "
                     f"mesh axes ({size}) with spec ({e}) is not implemented. Got input "
-                    f"type={x.str_short()} and output shape={out.shape}")
+                    f"type={x.str_short(True)} and output shape={out.shape}")
         return parts
     return rule
 
+
+
+def conv_general_dilated(out, lhs, rhs, *, dimension_numbers, **params):
+    """JAX's rule: with rhs whole and lhs's feature dimension unsplit, the result is
+    split as lhs, dimension by dimension (as a slice of it); otherwise out_sharding
+    must say how."""
+    if any(e is not None for e in entries(rhs)) or \
+            entries(lhs)[dimension_numbers.lhs_spec[1]] is not None:
+        raise ShardingTypeError("Please specify the output sharding via `out_sharding` "
+                                "parameter of `conv_general_dilated`")
+    return _conv_slice(out, lhs)
+
+
+_conv_slice = sliced("conv_general_dilated")
 
 def _reshape_error(x, new_sizes):
     raise ShardingTypeError(
         "This reshape is not supported. Please specify the sharding of the output via the "
         "`out_sharding` argument of jax.lax.reshape. Got operand type: "
-        f"{x.str_short()}, new sizes: {tuple(new_sizes)}")
+        f"{x.str_short(True)}, new sizes: {tuple(new_sizes)}")
 
 
 def _groups(small, big):

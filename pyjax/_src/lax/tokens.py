@@ -74,7 +74,7 @@ def _psend_abstract_eval(x, *, axis_name, perm):
 
 def _precv_abstract_eval(token, *, out_shape, axis_name, perm):
     if type(token) is not AbstractToken:
-        raise TypeError(f"precv takes a token (from psend) first, got {token.str_short()}")
+        raise TypeError(f"precv takes a token (from psend) first, got {token.str_short(True)}")
     return ShapedArray(out_shape.shape, out_shape.dtype)
 
 

@@ -439,8 +439,8 @@ def _sas_abstract_eval(operand, source, init_value, *, select_jaxpr, select_cons
                         f"windowed shape {shape} of operand {operand.shape}")
     if init_value.shape != () or len({operand.dtype, source.dtype, init_value.dtype}) != 1:
         raise TypeError("select_and_scatter: operand, source and a scalar init_value must "
-                        f"share one dtype, got {operand.str_short()}, {source.str_short()} "
-                        f"and {init_value.str_short()}")
+                        f"share one dtype, got {operand.str_short(True)}, {source.str_short(True)} "
+                        f"and {init_value.str_short(True)}")
     return ShapedArray(operand.shape, operand.dtype)
 
 
@@ -582,7 +582,7 @@ def _trace_reducer(api_name, computation, in_tree, avals):
         if out.shape != () or out.dtype != aval.dtype:
             raise TypeError(f"{api_name}: the computation must return scalars of the "
                             f"operands' dtypes {[a.dtype.name for a in avals]}, got "
-                            f"{[a.str_short() for a in closed.out_avals]}")
+                            f"{[a.str_short(True) for a in closed.out_avals]}")
     return closed
 
 
@@ -722,7 +722,7 @@ def _check_reducer(name, jaxpr, inits):
     expected = [i.strip_weak_type().shape for i in inits] * 2
     if [a.shape for a in jaxpr.in_avals] != expected or \
             [a.dtype for a in jaxpr.in_avals] != [i.dtype for i in inits] * 2:
-        raise TypeError(f"{name}: the reducer takes {[a.str_short() for a in jaxpr.in_avals]}"
+        raise TypeError(f"{name}: the reducer takes {[a.str_short(True) for a in jaxpr.in_avals]}"
                         f", which does not match the init values")
 
 

@@ -106,7 +106,7 @@ class KeyAval:
     def __hash__(self):
         return hash((KeyAval, self.shape, self.dtype))
 
-    def str_short(self):
+    def str_short(self, short_dtypes=False, mesh_axis_types=False):
         return f"{self.dtype.name}[{','.join(map(str, self.shape))}]"
 
     __repr__ = __str__ = str_short

@@ -186,8 +186,8 @@ def check_branch_outputs(api_name, names, funs, trees, out_avals):
         paths = _paths(tree0, avals0)
         where = lambda p: f" at path {p}" if p else ""   # noqa: E731
         diffs = [f"the output of {name0}{where(p)} has type "
-                 f"{a.str_short()} but the corresponding output of {name} has type "
-                 f"{b.str_short()}{_mismatch_detail(a, b)}"
+                 f"{a.str_short(True)} but the corresponding output of {name} has type "
+                 f"{b.str_short(True)}{_mismatch_detail(a, b)}"
                  for p, a, b in zip(paths, avals0, avals) if not _typematch(a, b)]
         # As JAX words it: the axes the other branch varies along, for each branch
         # varying along some the other does not.
@@ -225,8 +225,8 @@ def check_carry_type(what, body_fun, in_carry_tree, in_avals, out_tree, out_aval
             "function so that the carry output has the same pytree structure as the carry "
             "input.")
     paths = _paths(in_carry_tree, in_avals)
-    diffs = [f"{component(p)} has type {a.str_short()} but the corresponding output carry "
-             f"component has type {b.str_short()}{_mismatch_detail(a, b)}"
+    diffs = [f"{component(p)} has type {a.str_short(True)} but the corresponding output carry "
+             f"component has type {b.str_short(True)}{_mismatch_detail(a, b)}"
              for p, a, b in zip(paths, in_avals, out_avals) if not _typematch(a, b)]
     hints = [f"applying `jax.lax.pcast(..., {tuple(b.vma - a.vma)}, to='varying')`, to "
              f"the initial carry value corresponding to {component(p)}"
@@ -259,8 +259,8 @@ def check_operands(name, jaxpr, avals, what="operands"):
     expected = jaxpr.in_avals
     if len(avals) != len(expected) or any(not a.same_type(e) for a, e in
                                           zip(avals, expected)):
-        raise TypeError(f"{name}: {what} of types {[a.str_short() for a in avals]} do not "
-                        f"match the traced jaxpr's {[e.str_short() for e in expected]}")
+        raise TypeError(f"{name}: {what} of types {[a.str_short(True) for a in avals]} do not "
+                        f"match the traced jaxpr's {[e.str_short(True) for e in expected]}")
 
 
 # --- jaxpr surgery ----------------------------------------------------------------------

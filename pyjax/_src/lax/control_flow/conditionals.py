@@ -34,8 +34,8 @@ def _cond_abstract_eval(index, *ops, branches):
         outs = branch.out_avals
         if len(outs) != len(first) or any(not a.same_type(b) for a, b in zip(first, outs)):
             raise TypeError(f"cond branches 0 and {i} have different output types: "
-                            f"{[a.str_short() for a in first]} and "
-                            f"{[a.str_short() for a in outs]}")
+                            f"{[a.str_short(True) for a in first]} and "
+                            f"{[a.str_short(True) for a in outs]}")
     return [a.update(weak_type=all(b.out_avals[k].weak_type for b in branches))
             for k, a in enumerate(first)]
 

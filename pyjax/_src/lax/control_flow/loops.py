@@ -38,8 +38,8 @@ def _while_abstract_eval(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncons
                         f"{cond_jaxpr.out_avals}.")
     outs = body_jaxpr.out_avals
     if len(outs) != len(init) or any(not a.same_type(b) for a, b in zip(init, outs)):
-        raise TypeError(f"while_loop body_fun output types {[a.str_short() for a in outs]} "
-                        f"differ from the carry types {[a.str_short() for a in init]}")
+        raise TypeError(f"while_loop body_fun output types {[a.str_short(True) for a in outs]} "
+                        f"differ from the carry types {[a.str_short(True) for a in init]}")
     return [b.update(weak_type=a.weak_type and b.weak_type) for a, b in zip(init, outs)]
 
 

@@ -31,14 +31,14 @@ def _scan_abstract_eval(*args, jaxpr, length, reverse, num_consts, num_carry, li
                         f"({len(args)})")
     for x in xs:
         if not x.shape or x.shape[0] != length:
-            raise TypeError(f"scan operand {x.str_short()} must have a leading axis of the "
+            raise TypeError(f"scan operand {x.str_short(True)} must have a leading axis of the "
                             f"scan length {length}")
     x_avals = [batching.mapped_aval(x, 0) for x in xs]
     common.check_operands("scan body", jaxpr, consts + init + x_avals)
     carry_out, ys = split_list(jaxpr.out_avals, [num_carry])
     if any(not a.same_type(b) for a, b in zip(init, carry_out)):
-        raise TypeError(f"scan body carry output types {[a.str_short() for a in carry_out]} "
-                        f"differ from the carry types {[a.str_short() for a in init]}")
+        raise TypeError(f"scan body carry output types {[a.str_short(True) for a in carry_out]} "
+                        f"differ from the carry types {[a.str_short(True) for a in init]}")
     return ([b.update(weak_type=a.weak_type and b.weak_type) for a, b in zip(init, carry_out)]
             + [batching.unmapped_aval(y, 0, batching.AxisData(None, length)) for y in ys])
 

@@ -41,8 +41,8 @@ def _linear_solve_abstract_eval(*avals, const_lengths, jaxprs, num_aux):
     out = jaxprs.solve.out_avals
     if [a.strip_weak_type() for a in out[:len(b)]] != [a.strip_weak_type() for a in b]:
         raise TypeError(f"custom_linear_solve: solve returned "
-                        f"{[a.str_short() for a in out[:len(b)]]}, but b has types "
-                        f"{[a.str_short() for a in b]}.")
+                        f"{[a.str_short(True) for a in out[:len(b)]]}, but b has types "
+                        f"{[a.str_short(True) for a in b]}.")
     return list(out)
 
 
@@ -155,7 +155,8 @@ def check_tree(api, what, tree, expected_tree, avals, expected_avals):
     want = [a.strip_weak_type() for a in expected_avals]
     if got != want:
         raise TypeError(f"{api}: {what} must return values of b's shapes and dtypes "
-                        f"{[a.str_short() for a in want]}, got {[a.str_short() for a in got]}.")
+                        f"{[a.str_short(True) for a in want]}, got "
+                        f"{[a.str_short(True) for a in got]}.")
 
 
 def custom_linear_solve(matvec, b, solve, transpose_solve=None, symmetric=False,
