@@ -68,6 +68,11 @@ def _mesh_axes(mesh, manual_axes, check_vma, eager=False):
         yield
 
 
+def body_axes(params):
+    """The context in which the body of a shard_map equation (of `params`) is traced."""
+    return _mesh_axes(params["mesh"], params["manual_axes"], params["check_vma"])
+
+
 def _pieces(mesh, spec, ndim):
     """How many blocks each dimension is cut into."""
     return [math.prod(mesh.shape[n] for n in entry) for entry in spec._normalized(ndim)]
