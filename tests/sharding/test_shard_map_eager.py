@@ -149,4 +149,27 @@ def check_new_ref_is_refused_eagerly():
     np.testing.assert_array_equal(np.asarray(out), np.arange(8.))
 
 
+def check_eager_bodies_run_from_threads():
+    import threading
+    mesh = _mesh(4)
+
+    def f(x):
+        total = jax.lax.psum(x.sum(), "x")
+        return x * 2 if total > 0 else x
+
+    g = jax.shard_map(f, mesh=mesh, in_specs=P("x"), out_specs=P("x"))
+    results = {}
+
+    def work(i):
+        results[i] = np.asarray(g(jnp.arange(8.) + i))
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for i in range(4):
+        np.testing.assert_array_equal(results[i], 2 * (np.arange(8.) + i))
+
+
 test_on_eight_devices = checks_on_devices(globals(), 8)
