@@ -30,7 +30,8 @@ def _division_by_index(check_vma):
 
 
 def check_jitted_shard_map_reports_failing_devices():
-    _division_by_index(True)
+    with jax.checking_leaks():   # (the body's tracers must not outlive its trace)
+        _division_by_index(True)
 
 
 def check_jitted_shard_map_without_check_vma():

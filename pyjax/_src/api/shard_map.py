@@ -542,7 +542,8 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
             out = f(*tree_util.tree_unflatten(in_tree, full))
             out_paths, out_tree = tree_util.tree_flatten_with_path(out)
             out_entries = _leaf_specs(out_specs, out_tree, "shard_map out_specs")
-            out_box.append((out_paths, out_tree, out_entries))
+            # (the paths only: the leaves are tracers, which must not outlive the trace)
+            out_box.append(([path for path, _ in out_paths], out_tree, out_entries))
             outs = [x for _, x in out_paths]
             if not check_vma:
                 return outs
@@ -557,7 +558,7 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
         for spec in o_specs:
             NamedSharding(the_mesh, spec)
         _check_spmd_names("out", o_specs)
-        out_fails = [(path, aval, key) for (key, _), (path, _), aval in zip(
+        out_fails = [(path, aval, key) for (key, _), path, aval in zip(
             out_entries, out_paths, closed.out_avals)]
         _check_out_ranks(name, out_fails, o_specs)
         if check_vma:
