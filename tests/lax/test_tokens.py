@@ -70,4 +70,8 @@ def test_psend_precv_need_shard_map_and_a_gpu():
         return lax.precv(token, jax.ShapeDtypeStruct(x.shape, x.dtype), "i", [(0, 0)])
     g = jax.shard_map(body, mesh=mesh, in_specs=P("i"), out_specs=P("i"))
     with pytest.raises(NotImplementedError, match="psend is currently only implemented on GPU"):
+        jax.jit(g)(jnp.ones(3))
+    # (Eagerly each op runs as its own program: JAX 0.10.2 crashes on the token there.)
+    with pytest.raises(NotImplementedError, match="psend gives a token, which eager "
+                       "shard_map does not implement"):
         g(jnp.ones(3))

@@ -282,4 +282,22 @@ def check_constants_and_loops_in_a_body_over_explicit_axes():
             assert dx.sharding == NamedSharding(mesh, spec), dx.sharding
 
 
+def check_debug_callback_in_a_partial_manual_body():
+    # As JAX lowers it: gathered over the automatic axis, run once per manual block.
+    mesh = jax.sharding.Mesh(np.array(jax.devices()[:4]).reshape(2, 2), ("x", "y"))
+    seen = []
+
+    def f(x):
+        jax.debug.callback(lambda i, x: seen.append((int(i), x.tolist())),
+                           jax.lax.axis_index("x"), x * 2)
+        return jnp.cos(x)
+
+    g = jax.shard_map(f, mesh=mesh, in_specs=P("x"), out_specs=P("x"),
+                      axis_names=frozenset({"x"}))
+    np.testing.assert_allclose(np.asarray(jax.jit(g)(jnp.arange(8.))), np.cos(np.arange(8.)),
+                               rtol=1e-6)
+    jax.effects_barrier()
+    assert sorted(seen) == [(0, [0.0, 2.0, 4.0, 6.0]), (1, [8.0, 10.0, 12.0, 14.0])], seen
+
+
 test_on_eight_devices = checks_on_devices(globals(), 8)

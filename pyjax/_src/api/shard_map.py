@@ -37,12 +37,13 @@ from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import dispatch, numpy_backend
 from pyjax._src.backends.stablehlo import LoweringError
 from pyjax._src.core import jaxpr as jx
-from pyjax._src.core.avals import ManualAxisType, get_aval
-from pyjax._src.core.trace import Trace, current_trace, define_primitive, set_current_trace
+from pyjax._src.core.avals import ManualAxisType, ShapedArray, get_aval
+from pyjax._src.core.trace import (Trace, Tracer, current_trace, define_primitive,
+                                   set_current_trace)
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import elementwise as ew
-from pyjax._src.lax import parallel
+from pyjax._src.lax import parallel, sharding_rules
 from pyjax._src.lax import structural as st
 from pyjax._src.sharding import NamedSharding, PartitionSpec
 from pyjax._src.util import fun_name
@@ -65,6 +66,11 @@ def _mesh_axes(mesh, manual_axes, check_vma, eager=False):
             mesh, [n for n in mesh.axis_names if n in before or n in manual_axes],
             vma_typed=check_vma, eager=eager))
         yield
+
+
+def body_axes(params):
+    """The context in which the body of a shard_map equation (of `params`) is traced."""
+    return _mesh_axes(params["mesh"], params["manual_axes"], params["check_vma"])
 
 
 def _pieces(mesh, spec, ndim):
@@ -526,6 +532,9 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
         if isinstance(the_mesh, sharding_mod.AbstractMesh) and \
                 current_trace() is Trace.root:
             the_mesh = _concrete_mesh(the_mesh, dyn_leaves)
+        if current_trace() is Trace.root and not _has_reductions((specs, out_specs)):
+            return _run_eagerly(f, name, the_mesh, manual, check_vma, leaves, dynamic,
+                                in_tree, specs, out_specs)
         out_box = []
 
         def flat_body(*block_leaves):
@@ -534,7 +543,8 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
             out = f(*tree_util.tree_unflatten(in_tree, full))
             out_paths, out_tree = tree_util.tree_flatten_with_path(out)
             out_entries = _leaf_specs(out_specs, out_tree, "shard_map out_specs")
-            out_box.append((out_paths, out_tree, out_entries))
+            # (the paths only: the leaves are tracers, which must not outlive the trace)
+            out_box.append(([path for path, _ in out_paths], out_tree, out_entries))
             outs = [x for _, x in out_paths]
             if not check_vma:
                 return outs
@@ -549,7 +559,7 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
         for spec in o_specs:
             NamedSharding(the_mesh, spec)
         _check_spmd_names("out", o_specs)
-        out_fails = [(path, aval, key) for (key, _), (path, _), aval in zip(
+        out_fails = [(path, aval, key) for (key, _), path, aval in zip(
             out_entries, out_paths, closed.out_avals)]
         _check_out_ranks(name, out_fails, o_specs)
         if check_vma:
@@ -564,6 +574,190 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
     wrapped.__name__ = getattr(f, "__name__", "shard_map")
     wrapped.__wrapped__ = f
     return wrapped
+
+
+# --- eager: called outside every transformation, the body runs op by op ------------------
+
+class _EagerTracer(Tracer):
+    """A value inside an eager shard_map body: `stored` holds the blocks of every device,
+    stacked along a leading dimension split over the manual axes the value varies along
+    (with check_vma; over every manual axis without), so one the same on every device is
+    held once; `aval` is one block's type, as the traced body has it."""
+
+    __slots__ = ("stored", "aval")
+
+    def __init__(self, trace, stored, aval):
+        self._trace, self.stored, self.aval = trace, stored, aval
+
+    def to_concrete_value(self):
+        # Known where the types say every device holds the same value (as JAX's).
+        mat = self.aval.mat
+        if not self._trace.check_vma or mat.varying or mat.unreduced or mat.reduced:
+            return None
+        return np.asarray(self.stored)[0]
+
+    def __str__(self):   # every device's block, as JAX prints them
+        mesh = self._trace.mesh
+        stacked = _stored_axes(self._trace, self.aval)
+        blocks = np.asarray(self.stored)
+        names = ", ".join(map(str, mesh.axis_names))
+        lines = []
+        for index, device in np.ndenumerate(mesh.devices):
+            at = dict(zip(mesh.axis_names, index))
+            row = 0
+            for n in stacked:
+                row = row * mesh.shape[n] + at[n]
+            lines.append(f"On {device} at mesh coordinates ({names},) = {index}:\n"
+                         f"{blocks[row]}\n")
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+
+def _stored_axes(trace, aval):
+    """The manual axes (mesh order) an _EagerTracer's leading dimension is split over."""
+    axes = aval.vma if trace.check_vma else trace.manual_axes
+    return tuple(n for n in trace.mesh.axis_names if n in axes)
+
+
+class _EagerTrace(Trace):
+    """JAX's eager shard_map: each primitive the body binds runs at once, as a one-op
+    shard_map program over the blocks, so Python sees concrete values (a psum's result
+    can steer an `if`) and printing a value shows every device's block."""
+
+    new_ref_error = ("Eager shard_map cannot return a `jax.Ref`. Please wrap your "
+                     "shard_map in `jax.jit`.")
+
+    def __init__(self, mesh, manual_axes, check_vma, name):
+        super().__init__()
+        self.mesh, self.manual_axes, self.check_vma, self.name = (mesh, manual_axes,
+                                                                    check_vma, name)
+
+    def lift(self, x):
+        """A value from outside the body (a constant): the same on every device."""
+        sharding_rules.refuse_closed_over_explicit([get_aval(x)])
+        return self.enter(x, PartitionSpec())
+
+    def enter(self, x, spec):
+        """The blocks of the array `x` laid out as `spec`, as a tracer of this trace."""
+        with set_current_trace(self.parent):
+            where = f"shard_map of {self.name}"
+            with _mesh_axes(self.mesh, self.manual_axes, self.check_vma):
+                block = _vma_block_aval(get_aval(x), spec, self.mesh, where)
+            stored_spec = PartitionSpec(_stored_axes(self, block))
+            [stored] = self._run(lambda b: [st.expand_dims(b, (0,))], [x], (spec,),
+                                 (stored_spec,))
+        return _EagerTracer(self, stored, block)
+
+    def leave(self, tracer, spec):
+        """The global array of `tracer`'s blocks laid out as `spec` (an out_spec)."""
+        source = PartitionSpec(_stored_axes(self, tracer.aval))
+
+        def body(b):
+            b = st.squeeze(b, (0,))
+            return [_cast_to_spec(b, spec) if self.check_vma else b]
+
+        with set_current_trace(self.parent):
+            return self._run(body, [tracer.stored], (source,), (spec,))[0]
+
+    def _run(self, body, args, in_specs, out_specs):
+        """`body` over the blocks of `args`, one shard_map program run now."""
+        with _mesh_axes(self.mesh, self.manual_axes, self.check_vma):
+            blocks = [_vma_block_aval(get_aval(x), s, self.mesh, self.name)
+                      for x, s in zip(args, in_specs)]
+        closed = _trace_body(body, blocks, self.mesh, self.manual_axes, self.check_vma)
+        return shard_map_p.bind(*args, jaxpr=closed, mesh=self.mesh,
+                                manual_axes=self.manual_axes, in_specs=in_specs,
+                                out_specs=out_specs, check_vma=self.check_vma,
+                                name=self.name)
+
+    def process_primitive(self, prim, args, params):
+        tracers = [self.own_or_lift(x) for x in args]
+        closed, in_specs, out_specs, out_avals = self._op_program(prim, params, tracers)
+        with set_current_trace(self.parent):
+            outs = shard_map_p.bind(*[t.stored for t in tracers], jaxpr=closed,
+                                    mesh=self.mesh, manual_axes=self.manual_axes,
+                                    in_specs=in_specs, out_specs=out_specs,
+                                    check_vma=self.check_vma, name=self.name)
+        outs = [_EagerTracer(self, o, a) for o, a in zip(outs, out_avals)]
+        return outs if prim.multiple_results else outs[0]
+
+    def _op_program(self, prim, params, tracers):
+        """(the one-op body, its in/out specs, the op's result types), cached per op and
+        operand types so each op compiles once."""
+        key = (prim, self.mesh, self.manual_axes, self.check_vma,
+               *[(t.aval, get_aval(t.stored)) for t in tracers], *params.items())
+        try:
+            return _op_programs[key]
+        except KeyError:
+            pass
+        except TypeError:   # an unhashable param: built every time
+            key = None
+        in_specs = tuple(PartitionSpec(_stored_axes(self, t.aval)) for t in tracers)
+        op_avals = []
+
+        def body(*blocks):
+            outs = prim.bind(*[st.squeeze(b, (0,)) for b in blocks], **params)
+            outs = list(outs) if prim.multiple_results else [outs]
+            op_avals.extend(get_aval(o) for o in outs)
+            if not all(isinstance(a, ShapedArray) for a in op_avals):
+                raise NotImplementedError(
+                    f"Eager shard_map of {self.name}: {prim.name} gives a token, which "
+                    "eager shard_map does not implement (each op runs as its own "
+                    "program). Please wrap your shard_map in `jax.jit`.")
+            return [st.expand_dims(o, (0,)) for o in outs]
+
+        with set_current_trace(self.parent):
+            with _mesh_axes(self.mesh, self.manual_axes, self.check_vma):
+                blocks = [_vma_block_aval(get_aval(t.stored), s, self.mesh, self.name)
+                          for t, s in zip(tracers, in_specs)]
+            closed = _trace_body(body, blocks, self.mesh, self.manual_axes, self.check_vma)
+        for aval in op_avals:
+            if aval.mat.unreduced or aval.mat.reduced:
+                raise NotImplementedError(
+                    f"Eager shard_map of {self.name}: {prim.name} gives a value with "
+                    "unreduced/reduced axes, which eager shard_map does not implement. "
+                    "Please wrap your shard_map in `jax.jit`.")
+        program = (closed, in_specs,
+                   tuple(PartitionSpec(_stored_axes(self, a)) for a in op_avals), op_avals)
+        if key is not None:
+            _op_programs[key] = program
+        return program
+
+
+# (op, mesh, operand types, params) -> _EagerTrace._op_program's result; bounded by the
+# distinct ops eager shard_map bodies run. A race only builds an equal program twice.
+_op_programs: dict = {}
+
+
+def _run_eagerly(f, name, mesh, manual, check_vma, leaves, dynamic, in_tree, specs,
+                 out_specs):
+    """shard_map called outside every transformation: f runs once, in Python, on
+    _EagerTracers (as JAX's eager shard_map), its results assembled as out_specs say."""
+    trace = _EagerTrace(mesh, manual, check_vma, name)
+    try:
+        with _mesh_axes(mesh, manual, check_vma, eager=True):
+            blocks = iter([trace.enter(x, s) for x, s in
+                           zip([x for x, d in zip(leaves, dynamic) if d], specs)])
+            full = [next(blocks) if d else x for x, d in zip(leaves, dynamic)]
+            with set_current_trace(trace):
+                out = f(*tree_util.tree_unflatten(in_tree, full))
+            out_paths, out_tree = tree_util.tree_flatten_with_path(out)
+            outs = [trace.own_or_lift(x) for _, x in out_paths]
+    finally:
+        trace.end()
+    out_entries = _leaf_specs(out_specs, out_tree, "shard_map out_specs")
+    o_specs = tuple(_as_spec(s, "out_specs") for _, s in out_entries)
+    for spec in o_specs:
+        NamedSharding(mesh, spec)
+    _check_spmd_names("out", o_specs)
+    keys = [key for key, _ in out_entries]
+    _check_out_ranks(name, [(path, t.aval, key) for (path, _), t, key in
+                            zip(out_paths, outs, keys)], o_specs)
+    if check_vma:
+        _check_replication([t.aval for t in outs], o_specs, keys, mesh, manual, name)
+    return tree_util.tree_unflatten(out_tree, [trace.leave(t, s)
+                                               for t, s in zip(outs, o_specs)])
 
 
 def _concrete_mesh(mesh, args):
@@ -610,6 +804,12 @@ def _cast_to_spec(x, spec):
         x = parallel.vary_unreduced_cast_p.bind(
             x, axes=sharding_mod.order_wrt_mesh(unreduced))
     return x
+
+
+def _has_reductions(specs):
+    """Whether a PartitionSpec among `specs` names unreduced or reduced axes."""
+    return any(isinstance(s, PartitionSpec) and (s.unreduced or s.reduced)
+               for s in tree_util.tree_leaves(specs, is_leaf=_is_spec_leaf))
 
 
 def _spread(values, flags):

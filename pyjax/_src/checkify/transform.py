@@ -15,6 +15,7 @@ from pyjax._src import dtypes, tree_util
 from pyjax._src.api import checkpoint as checkpoint_mod
 from pyjax._src.api import custom_derivatives as cd
 from pyjax._src.api import pmap as pmap_mod
+from pyjax._src.api import shard_map as shard_map_mod
 from pyjax._src.checkify import errors as ce
 from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import get_aval
@@ -30,6 +31,7 @@ from pyjax._src.lax.control_flow.conditionals import cond_p
 from pyjax._src.lax.control_flow import loops
 from pyjax._src.lax.control_flow.loops import while_p
 from pyjax._src.lax.control_flow.scan import scan_p
+from pyjax._src.sharding import PartitionSpec
 from pyjax._src.util import WeakCache, split_list
 
 user_checks = frozenset({ce.FailedCheckError})
@@ -398,6 +400,32 @@ def _pmap_rule(error, enabled, where, args, params):
 
 
 _RULES["xla_pmap"] = _pmap_rule
+
+
+def _shard_map_rule(error, enabled, where, args, params):
+    """Each device checks its own blocks: the error goes in replicated and comes out one
+    slot value per device (dimension 0 split over every manual axis; get() reports the
+    failing devices, as JAX)."""
+    closed = params["jaxpr"]
+
+    def run(err, values):
+        err, outs = _checkify_closed(closed, enabled, err, values)
+        return tree_util.tree_map(lambda x: structural.expand_dims(x, (0,)), err), outs
+
+    with shard_map_mod.body_axes(params):
+        checked, out_tree = _checked_jaxpr(run, error, closed.in_avals, 0, closed,
+                                           ("shard_map", enabled))
+    leaves = _error_leaves(error)
+    n_out = out_tree.num_leaves
+    per_device = PartitionSpec(params["manual_axes"])
+    outs = shard_map_mod.shard_map_p.bind(*leaves, *args, **dict(
+        params, jaxpr=checked, in_specs=(PartitionSpec(),) * len(leaves) +
+        tuple(params["in_specs"]), out_specs=(per_device,) * n_out +
+        tuple(params["out_specs"])))
+    return _rebuild(out_tree, outs[:n_out], error._metadata), outs[n_out:]
+
+
+_RULES["shard_map"] = _shard_map_rule
 
 
 def _cond_rule(error, enabled, where, args, params):

@@ -242,6 +242,7 @@ class Trace:
     on the enclosing computation do so with `with set_current_trace(self.parent)`."""
 
     root = None
+    new_ref_error: str | None = None   # why jax.new_ref cannot be called in this trace
 
     def __init__(self, parent=None):
         self.parent = _context.trace if parent is None else parent

@@ -22,8 +22,8 @@ from pyjax._src.core.avals import ShapedArray, get_aval, is_valid_jax_type
 from pyjax._src.core.trace import Trace, define_primitive, set_current_trace
 from pyjax._src.interpreters import batching
 from pyjax._src.lax import builders as b
-from pyjax._src.lax import slicing
-from pyjax._src.sharding import SingleDeviceSharding
+from pyjax._src.lax import parallel, slicing
+from pyjax._src.sharding import PartitionSpec, SingleDeviceSharding
 from pyjax._src.util import fun_name
 
 _logger = logging.getLogger(__name__)
@@ -313,8 +313,29 @@ def _debug_batch(args, dims, **params):
 
 
 def _debug_lower(ctx, *args, callback, effect, partitioned):
-    return _lower_host_call(ctx, args, callback, None, "jax.debug.callback", True,
-                            partitioned=partitioned)
+    mesh, manual = ctx.module.mesh, ctx.module.manual_axes
+    if mesh is None or not manual or len(manual) == len(mesh.axis_names):
+        return _lower_host_call(ctx, args, callback, None, "jax.debug.callback", True,
+                                partitioned=partitioned)
+    # In a shard_map body whose other axes stay automatic (as JAX lowers it): the
+    # operands are gathered over those axes, and the devices at index 0 along them all
+    # run the callback (once per block of the manual axes).
+    rest = [n for n in mesh.axis_names if n not in manual]
+
+    def on_first(inner, *gathered):
+        index = inner.full(0, (), np.int32)
+        for name in rest:
+            index = inner.binary("stablehlo.add", index,
+                                 parallel.axis_index_p.rule("lower")(inner, axis_name=name))
+        index = inner.op("stablehlo.clamp", [inner.full(0, (), np.int32), index,
+                                             inner.full(1, (), np.int32)], index.aval)
+        run = inner.region([], lambda c: _lower_host_call(
+            c, gathered, callback, None, "jax.debug.callback", True, partitioned=partitioned))
+        inner.op("stablehlo.case", [index], [], regions=[run, inner.region([], lambda c: [])])
+        return []
+    ctx.manual_computation(rest, list(args), [PartitionSpec()] * len(args),
+                           [x.aval for x in args], [], [], on_first)
+    return []
 
 
 def _noop(*args):

@@ -28,7 +28,7 @@ def _mesh_of(avals):
         if mesh is not None and s.mesh != mesh:
             if not mesh.explicit_axes and not s.mesh.explicit_axes:
                 return None   # as JAX: operands on two all-Auto meshes give no mesh
-            _refuse_closed_over_explicit(avals)
+            refuse_closed_over_explicit(avals)
             raise ShardingTypeError(f"Mesh for all inputs should be equal. Got one "
                                     f"mesh: {mesh} and another mesh: {s.mesh}")
         mesh = s.mesh
@@ -39,7 +39,7 @@ def _mesh_of(avals):
     return mesh
 
 
-def _refuse_closed_over_explicit(avals):
+def refuse_closed_over_explicit(avals):
     """In a shard_map body over Manual and Auto axes, an operand typed over another mesh
     with Explicit axes was closed over from outside (JAX's NotImplementedError)."""
     here = sharding_mod.get_abstract_mesh()

@@ -69,13 +69,21 @@ class Ref:
 
 def new_ref(init_val, *, memory_space=None, kind=None) -> Ref:
     """A new mutable reference holding a copy of `init_val`."""
+    _check_refs_allowed()
     traced = isinstance(init_val, Tracer) or current_trace() is not Trace.root
     return Ref(jnp.array(init_val), traced)
+
+
+def _check_refs_allowed():
+    refused = current_trace().new_ref_error
+    if refused is not None:
+        raise ValueError(refused)
 
 
 def empty_ref(ty, memory_space=None) -> Ref:
     """A new mutable reference of the type `ty` (a ShapeDtypeStruct, an array or an aval)
     whose contents are unspecified until written (pyjax fills it with zeros)."""
+    _check_refs_allowed()
     if isinstance(ty, Tracer):
         ty = ty.aval
     try:
