@@ -170,7 +170,8 @@ class ShapedArray(AbstractValue):
     _mat: ManualAxisType | None
     _hash: int
 
-    def __new__(cls, shape, dtype, weak_type=False, sharding=None, mat=None):
+    def __new__(cls, shape, dtype, weak_type=False, sharding=None, manual_axis_type=None):
+        mat = manual_axis_type
         # Interned: equal avals are one object, so the checks on every jitted call and
         # eager op are identity tests. The table is only an accelerator: dropping it when
         # it grows large (shapes that never repeat) costs nothing but later misses.
@@ -207,6 +208,8 @@ class ShapedArray(AbstractValue):
     @property
     def mat(self) -> ManualAxisType:
         return NO_MANUAL_AXES if self._mat is None else self._mat
+
+    manual_axis_type = mat   # JAX's name
 
     @property
     def vma(self) -> frozenset:
@@ -284,9 +287,11 @@ class ShapedArray(AbstractValue):
                              else f"{prefix}:({','.join(map(str, names))})")
         return "{" + ", ".join(parts) + "}"
 
-    def str_short(self):
+    def str_short(self, short_dtypes=True):
         """Compact form used in jaxprs: f32[3,4], f32[8@x,8]{U:y}, f32[3]{V:i} inside
-        shard_map."""
+        shard_map (float32[3,4] without `short_dtypes`, JAX's default there)."""
+        if not short_dtypes:
+            return self._dtype_and_shape()
         return f"{dtypes.dtype_name(self.dtype)}[{self._dims()}]{self._axes_suffix()}"
 
     def _dtype_and_shape(self):
