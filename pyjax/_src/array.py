@@ -353,6 +353,34 @@ class Array:
     def __dlpack_device__(self):
         return self._value.__dlpack_device__()
 
+    def __buffer__(self, flags):
+        """The Python buffer protocol (PEP 688: memoryview(x) from Python 3.12; before it
+        only C types can export buffers): a read-only view of the host value. The view
+        keeps that value alive, as JAX's keeps the buffer after x.delete()."""
+        if self.dtype.kind == "V":   # ml_dtypes' types: no buffer-protocol format code
+            raise BufferError(f"INVALID_ARGUMENT: Buffers of type {_xla_type_name(self.dtype)}"
+                              " are not supported by the Python buffer protocol.")
+        if flags & _PYBUF_WRITABLE:
+            raise BufferError("jax.Array is immutable: its buffer is read-only")
+        return memoryview(self._value)
+
+    def __release_buffer__(self, view):
+        view.release()
+
+
+_PYBUF_WRITABLE = 0x1   # inspect.BufferFlags.WRITABLE (Python 3.12)
+
+
+def _xla_type_name(dtype) -> str:
+    """XLA's name of a narrow float or integer type: BF16, F8E4M3FN, S4, U2."""
+    name = np.dtype(dtype).name
+    if name == "bfloat16":
+        return "BF16"
+    if name.startswith("float"):   # float8_e4m3fn -> F8E4M3FN
+        bits, _, fmt = name[len("float"):].partition("_")
+        return f"F{bits}{fmt.upper()}"
+    return f"U{name[len('uint'):]}" if name.startswith("uint") else f"S{name[len('int'):]}"
+
 
 class Shard:
     """A block of an array on one device: where it sits in the whole (`index`, a tuple

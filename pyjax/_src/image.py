@@ -20,7 +20,7 @@ from pyjax._src.numpy.indexing import take
 from pyjax._src.numpy import ufuncs as uf
 from pyjax._src.numpy.einsum import einsum
 from pyjax._src.numpy.util import promote_dtypes_inexact
-from pyjax._src.util import canonicalize_axis
+from pyjax._src.util import canonicalize_axis, canonicalize_shape
 
 
 class ResizeMethod(enum.Enum):
@@ -158,6 +158,12 @@ def _method(method):
     return ResizeMethod.from_string(method) if isinstance(method, str) else method
 
 
+def _static_shape(shape, where):
+    """The output shape as Python ints; a negative size gives an empty dimension, as in
+    JAX."""
+    return tuple(max(d, 0) for d in canonicalize_shape(shape, where, nonnegative=False))
+
+
 def _check_shape(image, shape):
     if len(shape) != image.ndim:
         raise ValueError("shape must have length equal to the number of dimensions of x; "
@@ -173,7 +179,7 @@ def resize(image, shape, method, antialias=True, precision=Precision.HIGHEST):
     "lanczos3"; "lanczos5"; "area". When downsampling with antialias=True the kernel is
     widened so that every input pixel contributes (not for "nearest"). Nearest keeps the
     dtype; the other methods return a floating-point image."""
-    shape = tuple(int(s) for s in shape)
+    shape = _static_shape(shape, "jax.image.resize")
     image = lnp.asarray(image)
     _check_shape(image, shape)
     method = _method(method)
@@ -195,7 +201,7 @@ def scale_and_translate(image, shape, spatial_dims, scale, translation, method,
     coordinates) samples the input at (y - translation) / scale, per spatial dimension.
     scale and translation are arrays with one entry per spatial dimension; methods as for
     resize except "nearest"."""
-    shape = tuple(int(s) for s in shape)
+    shape = _static_shape(shape, "jax.image.scale_and_translate")
     image = lnp.asarray(image)
     _check_shape(image, shape)
     spatial_dims = tuple(canonicalize_axis(d, image.ndim) for d in spatial_dims)

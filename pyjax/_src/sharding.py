@@ -117,13 +117,22 @@ class PartitionSpec:
                                  unreduced=self.unreduced | other.unreduced,
                                  reduced=self.reduced | other.reduced)
         if isinstance(other, tuple):
-            return PartitionSpec(*self._plain("pspec + tuple"), *other)
+            return PartitionSpec(*self._plain_for_tuple(other, "__add__"), *other)
         return NotImplemented
 
     def __radd__(self, other):
         if isinstance(other, tuple):
-            return PartitionSpec(*other, *self._plain("tuple + pspec"))
+            return PartitionSpec(*other, *self._plain_for_tuple(other, "__radd__"))
         return NotImplemented
+
+    def _plain_for_tuple(self, other, method):
+        """The partitions, to join with a tuple: which has no place for the unreduced
+        and reduced axes (JAX's TypeError)."""
+        for name, axes in (("unreduced", self.unreduced), ("reduced", self.reduced)):
+            if axes:
+                raise TypeError(f"other {other} cannot be of instance `tuple` when self "
+                                f"{self} has {name} in `{method}` of PartitionSpec.")
+        return self._partitions
 
     def index(self, value):
         return self._partitions.index(_canonical_partition(value))

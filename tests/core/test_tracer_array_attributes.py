@@ -28,3 +28,22 @@ def test_value_methods_name_the_traced_shape(method):
                        match=rf"The {method}\(\) method was called on traced array with "
                              r"shape int16\[3,4\]"):
         jax.jit(lambda x: getattr(x, method)())(X)
+
+
+def test_verbose_tracer_text_names_the_trace_and_contents():
+    # JAX 0.10.2's texts (a tracer's _pretty_print(verbose=True).format())
+    texts = []
+
+    def f(x):
+        texts.append((x._pretty_print(verbose=True).format(), x._pretty_print().format()))
+        return x.sum()
+
+    jax.jit(f)(jnp.arange(3.0, dtype="float32"))
+    assert texts[-1] == ("Traced<float32[3]>with<DynamicJaxprTrace>", "JitTracer(float32[3])")
+    jax.vmap(f)(jnp.arange(2, dtype="int32"))
+    assert texts[-1] == ("Traced<int32[]>with<BatchTrace> with\n"
+                         "  val = Array([0, 1], dtype=int32)\n  batch_dim = 0",
+                         "VmapTracer(aval=int32[], batched=int32[2])")
+    jax.grad(f)(jnp.float16(1.0))
+    assert texts[-1][0].startswith("Traced<float16[]>with<JVPTrace> with\n"
+                                   "  primal = Array(1., dtype=float16)\n  tangent = ")

@@ -1,7 +1,9 @@
 """Copies and membership: jnp.array/copy/astype(copy=), copy.copy/deepcopy make new
 buffers (also under jit, jvp, vjp and vmap), `x in arr` (behaviour observed on JAX 0.10.2)."""
 import copy
+import sys
 
+import numpy as np
 import pytest
 
 import pyjax as jax
@@ -68,3 +70,25 @@ def test_contains():
     for query in ["abc", None]:
         with pytest.raises(TypeError, match="Array.__contains__: unsupported operand type"):
             _ = query in jnp.arange(2)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int8, np.bool_, np.complex64])
+def test_buffer_protocol_gives_a_read_only_view_of_the_host_value(dtype):
+    x = np.arange(12).reshape(3, 4).astype(dtype)
+    y = jax.device_put(x)
+    view = y.__buffer__(0)   # what memoryview(y) calls from Python 3.12 (PEP 688)
+    assert view.readonly and view.shape == (3, 4) and view.tobytes() == x.tobytes()
+    if sys.version_info >= (3, 12):
+        assert memoryview(y).tobytes() == x.tobytes()
+    y.delete()   # as in JAX, a view outlives the array's deletion
+    assert view.tobytes() == x.tobytes()
+    with pytest.raises(BufferError, match="read-only"):
+        jnp.ones(2, dtype).__buffer__(1)   # PyBUF_WRITABLE
+
+
+@pytest.mark.parametrize("dtype, name", [(jnp.bfloat16, "BF16"),
+                                         (jnp.float8_e4m3fn, "F8E4M3FN"), (jnp.int4, "S4")])
+def test_buffer_protocol_refuses_types_it_has_no_format_for(dtype, name):
+    with pytest.raises(BufferError, match=f"^INVALID_ARGUMENT: Buffers of type {name} are "
+                                          "not supported by the Python buffer protocol.$"):
+        jnp.ones(2, dtype).__buffer__(0)   # JAX 0.10.2's message

@@ -135,3 +135,18 @@ def test_bad_arguments():
     with pytest.raises(ValueError, match="one entry per spatial dimension"):
         jax.image.scale_and_translate(IMAGE, (4, 5), (0, 1), jnp.ones(1), jnp.zeros(2),
                                       "linear")
+
+
+@pytest.mark.parametrize("method", ["nearest", "bicubic"])
+def test_resize_shape_must_be_integers(method):
+    x = jnp.ones((3, 4))
+    # as JAX 0.10.2: integer arrays are shapes, fractional or text sizes a TypeError
+    assert jax.image.resize(x, jnp.array((10, 17)), method).shape == (10, 17)
+    assert jax.image.resize(x, (-1, 3), method).shape == (0, 3)
+    for bad in ([10.5, 17], (10, 17.0), "ab", jnp.array([5., 4.])):
+        with pytest.raises(TypeError, match="Shapes must be 1D sequences of concrete "
+                                            "values of integer type"):
+            jax.image.resize(x, bad, method)
+    with pytest.raises(TypeError, match="Shapes must be 1D sequences"):
+        jax.image.scale_and_translate(x, [10.5, 4], (0,), jnp.ones(1), jnp.zeros(1),
+                                      "linear")

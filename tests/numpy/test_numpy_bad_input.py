@@ -34,8 +34,30 @@ CASES = [
          lambda: jnp.full((2,), jnp.ones(3))),
     case("eye_negative", ValueError, "jnp.eye: negative dimensions", lambda: jnp.eye(-1)),
     case("eye_float", TypeError, "jnp.eye: Shapes must be", lambda: jnp.eye(2.5)),
-    case("arange_zero_step", ValueError, "step must not be zero",
+    case("arange_zero_step", ZeroDivisionError, "step must not be zero",   # NumPy's, JAX's
          lambda: jnp.arange(0, 5, 0)),
+    # values JAX 0.10.2 refuses that used to give numbers: fractional repeats were
+    # truncated, complex argmax took the real part, N < 0 gave an empty matrix, an array
+    # initial broadcast the sum, lax.reshape's dimensions were not checked
+    case("repeat_fractional", TypeError, "repeats must be integers",
+         lambda: jnp.repeat(jnp.arange(3.0), 1.5)),
+    case("repeat_float_array", TypeError, "repeats must be integers",
+         lambda: jnp.repeat(jnp.arange(3.0), jnp.array([1.0, 2.0, 1.0]))),
+    case("argmax_complex", TypeError, "argmax does not accept dtype complex64",
+         lambda: jnp.argmax(jnp.ones(3, jnp.complex64))),
+    case("argmin_complex", TypeError, "argmin does not accept dtype complex64",
+         lambda: jnp.argmin(jnp.ones(3, jnp.complex64))),
+    case("vander_negative_n", ValueError, "^N must be nonnegative$",
+         lambda: jnp.vander(jnp.arange(3.0), -1)),
+    case("sum_array_initial", ValueError,
+         r"^initial value must be a scalar\. Got array of shape \(2,\)$",
+         lambda: jnp.sum(jnp.arange(3.0), initial=jnp.ones(2))),
+    case("max_array_initial", ValueError, "initial value must be a scalar",
+         lambda: jnp.max(jnp.arange(3.0), initial=jnp.ones(1))),
+    case("lax_reshape_dimensions_not_a_permutation", TypeError,
+         r"^reshape dimensions must be a permutation of operand dimensions, got dimensions "
+         r"\(0, 0\) for shape \(2, 3\)\.$",
+         lambda: lax.reshape(jnp.ones((2, 3)), (6,), dimensions=(0, 0))),
     case("linspace_negative_num", ValueError, "must be non-negative",
          lambda: jnp.linspace(0, 1, -3)),
     case("linspace_float_num", TypeError, "num must be an integer",

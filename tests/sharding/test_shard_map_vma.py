@@ -174,7 +174,7 @@ def test_on_eight_devices(eight_device_results, name):
 
 def test_types_print_their_varying_axes():
     from pyjax._src.core.avals import ManualAxisType, ShapedArray
-    aval = ShapedArray((2,), np.float32, mat=ManualAxisType(varying=("x", "y")))
+    aval = ShapedArray((2,), np.float32, manual_axis_type=ManualAxisType(varying=("x", "y")))
     assert str(aval) == "float32[2]{V:(x,y)}"
     assert aval.str_short(True) == "f32[2]{V:(x,y)}"
     assert str(aval.update(mat=aval.mat.update(varying=("y",)))) == "float32[2]{V:y}"

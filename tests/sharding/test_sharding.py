@@ -466,6 +466,30 @@ def test_partition_spec_is_jax_like():
     assert not isinstance(P("x"), tuple)
 
 
+def test_spec_with_unreduced_axes_joins_specs_but_not_tuples():
+    # JAX 0.10.2's results and TypeErrors
+    assert P("x", unreduced={"z"}) + P("a", unreduced={"b"}) == P("x", "a",
+                                                                  unreduced={"z", "b"})
+    assert P("x") + (None,) == P("x", None) and (None,) + P("x") == P(None, "x")
+    with pytest.raises(TypeError, match=r"^other \(None, None\) cannot be of instance "
+                       r"`tuple` when self P\('x', unreduced=\{'z'\}\) has unreduced "
+                       r"in `__add__` of PartitionSpec\.$"):
+        P("x", unreduced={"z"}) + (None,) * 2
+    with pytest.raises(TypeError, match="has reduced in `__radd__` of PartitionSpec"):
+        (None,) * 2 + P("x", reduced={"y"})
+
+
+def test_aval_takes_manual_axis_type_and_prints_long_dtypes():
+    mesh = jax.sharding.AbstractMesh((2, 2, 2), ("a", "b", "c"), axis_types=(
+        AxisType.Explicit, AxisType.Explicit, AxisType.Manual))
+    aval = jax.core.ShapedArray(
+        (1, 1), np.float32, sharding=NamedSharding(mesh, P(unreduced={"a"}, reduced={"b"})),
+        manual_axis_type=jax.core.ManualAxisType(varying={"c"}))
+    assert aval.manual_axis_type.varying == {"c"}
+    assert aval.str_short(True) == "f32[1,1]{V:c, U:a, R:b}"   # JAX 0.10.2's texts
+    assert jax.core.ShapedArray((8,), np.float32).str_short(False) == "float32[8]"
+
+
 def test_bare_spec_needs_a_mesh():
     with pytest.raises(ValueError, match="not under a mesh context is not allowed"):
         jax.lax.with_sharding_constraint(np.ones(2), P("x"))

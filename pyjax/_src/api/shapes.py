@@ -139,7 +139,7 @@ def abstractify(x):
     if isinstance(x, ShapeDtypeStruct):
         shape = canonicalize_shape(x.shape, f"argument {x}")
         aval = ShapedArray(shape, dtypes.canonicalize_dtype(x.dtype), x.weak_type,
-                           mat=x.manual_axis_type)
+                           manual_axis_type=x.manual_axis_type)
         # split over Explicit mesh axes, the array it describes has them in its type
         return aval if x._sharding is None else sharding_mod.typed_aval(aval, x.sharding)
     if isinstance(x, ShapedArray):   # an aval stands for itself (as in JAX's lower)

@@ -3,6 +3,7 @@ ClosedJaxpr; and the passes every layer uses: check_jaxpr, eval_jaxpr, dead-code
 elimination and the printer. Knows no particular primitive."""
 from __future__ import annotations
 
+import functools
 import itertools
 import sys
 
@@ -10,6 +11,7 @@ import numpy as np
 
 from pyjax._src import dtypes
 from pyjax._src.util import WeakCache
+from pyjax._src.core import source_info
 from pyjax._src.core.avals import ManualAxisType, ShapedArray, get_aval
 from pyjax._src.core.trace import EMPTY_EQN_CONTEXT, Trace, Tracer, trace_context
 
@@ -70,16 +72,24 @@ class JaxprEqn:
 
 
 class Jaxpr:
-    __slots__ = ("constvars", "invars", "outvars", "eqns", "effects", "debug_info",
+    # Read-only views of underscored fields, as JAX's Jaxpr has: code that edits a jaxpr
+    # in place (JAX's own tests of check_jaxpr do) writes the underscored ones.
+    __slots__ = ("_constvars", "_invars", "_outvars", "_eqns", "_effects", "_debug_info",
                  "__weakref__")
 
     def __init__(self, constvars, invars, outvars, eqns, effects=None, debug_info=None):
-        self.constvars, self.invars = list(constvars), list(invars)
-        self.outvars, self.eqns = list(outvars), list(eqns)
-        self.effects = (frozenset().union(*(e.effects for e in self.eqns))
-                        if effects is None else effects)
-        self.debug_info = debug_info
+        self._constvars, self._invars = list(constvars), list(invars)
+        self._outvars, self._eqns = list(outvars), list(eqns)
+        self._effects = (frozenset().union(*(e.effects for e in self._eqns))
+                         if effects is None else effects)
+        self._debug_info = debug_info
 
+    constvars = property(lambda self: self._constvars)
+    invars = property(lambda self: self._invars)
+    outvars = property(lambda self: self._outvars)
+    eqns = property(lambda self: self._eqns)
+    effects = property(lambda self: self._effects)
+    debug_info = property(lambda self: self._debug_info)
     in_avals = property(lambda self: [v.aval for v in self.invars])
     out_avals = property(lambda self: [v.aval for v in self.outvars])
 
@@ -219,50 +229,88 @@ def result_mat(prim, avals, vma):
                           reduced=reduced - unreduced)
 
 
-def check_jaxpr(jaxpr):
-    """Checks that every variable is defined once before use and that each equation's
-    output types are what its primitive's abstract_eval says. Recurses into sub-jaxprs."""
-    defined = set()
+def check_jaxpr(jaxpr) -> None:
+    """Checks that every variable is bound once before use and that each equation's
+    outputs have the types its primitive's abstract_eval gives (sub-jaxprs too). Raises
+    JaxprTypeError saying what is wrong, in which equation, and showing the jaxpr around
+    it, as JAX does."""
+    @functools.cache
+    def names():
+        """A namer naming the variables as the printed jaxpr does (made only for an
+        error message: printing is the costly part)."""
+        namer = _Namer()
+        _print_jaxpr(jaxpr, namer, "")
+        return namer
 
-    def define(v, where):
-        if type(v) is DropVar:
-            return
-        if v in defined:
-            raise JaxprTypeError(f"variable {v} defined twice ({where})")
-        defined.add(v)
+    try:
+        _check_jaxpr(jaxpr, names)
+    except JaxprTypeError as e:
+        if len(e.args) == 2:
+            message, eqn_index = e.args
+            shown = _print_jaxpr(jaxpr, names(), "", (eqn_index - 10, eqn_index + 10))
+        else:
+            message, = e.args
+            shown = _print_jaxpr(jaxpr, names(), "", (0, 20))
+        raise JaxprTypeError(
+            "\n\n".join([message, "while checking jaxpr:", shown])) from None
 
-    def read(v, where):
-        if type(v) is Literal:
-            return v.aval
-        if v not in defined:
-            raise JaxprTypeError(f"variable {v} used before definition in {where}")
+
+def _check_jaxpr(jaxpr, names):
+    bound = set()
+
+    def bind(v, aval):
+        if v in bound:
+            raise JaxprTypeError(f"Variable '{names()(v)}' already bound")
+        if v.aval != aval:
+            raise JaxprTypeError(
+                f"Value for variable '{names()(v)}' inconsistently typed as "
+                f"{aval.str_short(True)} for let-binder of type {v.aval.str_short(True)}")
+        if type(v) is not DropVar:
+            bound.add(v)
+
+    def read(v):
+        if type(v) is not Literal and v not in bound:
+            raise JaxprTypeError(f"Variable '{names()(v)}' not defined")
         return v.aval
 
-    for v in jaxpr.constvars + jaxpr.invars:
-        define(v, "inputs")
+    for v in itertools.chain(jaxpr.constvars, jaxpr.invars):
+        bind(v, v.aval)
     for i, eqn in enumerate(jaxpr.eqns):
-        where = f"equation {i} ({eqn.primitive.name})"
-        in_avals = [read(v, where) for v in eqn.invars]
-        prim = eqn.primitive
-        out = prim.abstract_eval(*in_avals, **eqn.params)
-        out = list(out) if prim.multiple_results else [out]
-        if not (prim.is_collective or prim.is_higher_order) and any(
-                getattr(a, "_mat", None) is not None for a in in_avals):
-            # (inside shard_map: the manual axis type staging gives, see partial_eval)
-            vma = frozenset().union(*(getattr(a, "vma", frozenset()) for a in in_avals))
-            mat = result_mat(prim, in_avals, vma)
-            out = [a.update(mat=mat) for a in out]
-        expected = [v.aval for v in eqn.outvars]
-        if list(out) != expected:
-            raise JaxprTypeError(
-                f"{where}: abstract_eval gives {list(out)} but the outputs are {expected}")
-        for param in eqn.params.values():
-            for sub in _sub_jaxprs(param):
+        try:
+            out = _eqn_out_avals(eqn, [read(v) for v in eqn.invars])
+            if len(out) != len(eqn.outvars):
+                raise JaxprTypeError(f"{eqn.primitive.name} gives {len(out)} results but "
+                                     f"the equation binds {len(eqn.outvars)}")
+            for sub in sub_jaxprs(eqn):
                 check_jaxpr(sub)
-        for v in eqn.outvars:
-            define(v, where)
+            for v, aval in zip(eqn.outvars, out):
+                bind(v, aval)
+        except JaxprTypeError as e:
+            shown = _print_eqn(eqn, names(), "  ")[2:]   # continuation lines nested by 2
+            source = source_info.describe(eqn.source_info, full_path=True)
+            raise JaxprTypeError("\n\n".join(
+                [e.args[0], "in equation:", shown, f"from source: {source}"]), i) from None
     for v in jaxpr.outvars:
-        read(v, "outputs")
+        read(v)
+
+
+def _eqn_out_avals(eqn, in_avals):
+    """The output types of `eqn` given its operands' (a type error as JaxprTypeError)."""
+    prim = eqn.primitive
+    try:
+        out = prim.abstract_eval(*in_avals, **eqn.params)
+    except JaxprTypeError:
+        raise
+    except TypeError as e:
+        raise JaxprTypeError(str(e)) from e
+    out = list(out) if prim.multiple_results else [out]
+    if not (prim.is_collective or prim.is_higher_order) and any(
+            getattr(a, "_mat", None) is not None for a in in_avals):
+        # (inside shard_map: the manual axis type staging gives, see partial_eval)
+        vma = frozenset().union(*(getattr(a, "vma", frozenset()) for a in in_avals))
+        mat = result_mat(prim, in_avals, vma)
+        out = [a.update(mat=mat) for a in out]
+    return out
 
 
 def _sub_jaxprs(param):
@@ -367,12 +415,12 @@ class _Namer:
 
 
 def _var_name(i):
-    letters = "abcdefghijklmnopqrstuvwxyz"
+    """The i-th name, as JAX's printer gives it: i written in base 26 with digits a..z
+    (so z is followed by ba, bb, ...)."""
     name = ""
-    i += 1
-    while i:
-        i, r = divmod(i - 1, 26)
-        name = letters[r] + name
+    while not name or i:
+        i, digit = divmod(i, 26)
+        name = chr(ord("a") + digit) + name
     return name
 
 
@@ -446,12 +494,18 @@ def _print_eqn(eqn, namer, indent):
     return "\n".join([head + "["] + lines + [f"{indent}] {rhs}".rstrip()])
 
 
-def _print_jaxpr(jaxpr, namer, indent):
-    """`indent` is that of the line the jaxpr starts on: equations go 4 deeper."""
+def _print_jaxpr(jaxpr, namer, indent, eqn_range=None):
+    """`indent` is that of the line the jaxpr starts on: equations go 4 deeper. With
+    `eqn_range` (lo, hi), only those equations, `...` standing for the others."""
     consts = " ".join(_binder(v, namer) for v in jaxpr.constvars)
     ins = " ".join(_binder(v, namer) for v in jaxpr.invars)
     head = f"{{ lambda {consts}; {ins}. let" if consts else f"{{ lambda ; {ins}. let"
     eqns = [_print_eqn(eqn, namer, indent + "    ") for eqn in jaxpr.eqns]
+    if eqn_range is not None:
+        lo = max(eqn_range[0], 0)
+        hi = max(lo, min(eqn_range[1], len(eqns)))
+        elided = indent + "    ..."
+        eqns = ([elided] if lo else []) + eqns[lo:hi] + ([elided] if hi < len(eqns) else [])
     outs = ", ".join(namer(v) for v in jaxpr.outvars)
     tail = f"in ({outs},) }}" if len(jaxpr.outvars) == 1 else f"in ({outs}) }}"
     if not eqns:

@@ -364,6 +364,18 @@ def _holder_name(ref, target, module_of):
 
 # --- tracers ----------------------------------------------------------------------------
 
+class PrintedText:
+    """Text as JAX's pretty-printer documents give it (`.format()`)."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def format(self) -> str:
+        return self.text
+
+    __str__ = format
+
+
 class Tracer:
     """Stands in for an array during a transformation. Operators and array methods are
     installed by `jax.numpy` when it is imported (an upward hook, see DESIGN.md)."""
@@ -392,6 +404,21 @@ class Tracer:
 
     def __repr__(self):
         return f"Traced<{self.aval!r}>with<{self._trace!r}>"
+
+    def _contents(self) -> list[tuple[str, Any]]:
+        """What the tracer carries, named (its verbose text shows them)."""
+        return []
+
+    def _pretty_print(self, verbose: bool = False) -> PrintedText:
+        """JAX's debugging text of a tracer: its repr, or with `verbose` its type, its
+        trace's kind and what it carries."""
+        if not verbose:
+            return PrintedText(repr(self))
+        text = f"Traced<{self.aval}>with<{type(self._trace).__name__}>"
+        contents = self._contents()
+        if contents:
+            text += " with" + "".join(f"\n  {name} = {value!r}" for name, value in contents)
+        return PrintedText(text)
 
     def __len__(self):
         if not self.aval.shape:

@@ -190,6 +190,9 @@ class JVPTracer(Tracer):
                     f"typeof(tangent)={get_aval(self.tangent).str_short(True)})")
         return f"JVPTracer(primal={self.primal}, tangent={self.tangent})"
 
+    def _contents(self):
+        return [("primal", self.primal), ("tangent", self.tangent)]
+
 
 class JVPTrace(Trace):
     """Forward mode: each primitive runs its JVP rule on (primals, tangents)."""

@@ -196,6 +196,9 @@ class BatchTracer(Tracer):
     def __repr__(self):   # as JAX's: one example's type and the batched value's
         return f"VmapTracer(aval={self.aval}, batched={get_aval(self.val)})"
 
+    def _contents(self):
+        return [("val", self.val), ("batch_dim", self.batch_dim)]
+
     def to_concrete_value(self):
         if self.batch_dim is not None:
             return None

@@ -12,8 +12,10 @@ from pyjax._src.interpreters import partial_eval as pe
 
 def _jit_abstract_eval(*in_avals, jaxpr, name, donated_invars, inline, keep_unused):
     expected = jaxpr.in_avals
-    if len(in_avals) != len(expected) or any(
-            not a.same_type(e) for a, e in zip(in_avals, expected)):
+    if len(in_avals) != len(expected):
+        raise jx.JaxprTypeError(f"Call primitive jit with {len(in_avals)} operands cannot "
+                                f"call jaxpr with {len(expected)} inputs")
+    if any(not a.same_type(e) for a, e in zip(in_avals, expected)):
         raise TypeError(f"jit call of {name}: argument types {list(in_avals)} do not match "
                         f"the traced jaxpr's {expected}")
     return jaxpr.out_avals

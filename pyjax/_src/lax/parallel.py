@@ -297,7 +297,7 @@ def _axis_index_lower(ctx, *, axis_name):
 def _axis_index_abstract_eval(*, axis_name):
     """Inside shard_map (check_vma) a device's index varies along its manual axis."""
     if axis_name in sharding_mod.vma_axes():
-        return ShapedArray((), np.int32, mat=ManualAxisType(varying=(axis_name,)))
+        return ShapedArray((), np.int32, manual_axis_type=ManualAxisType(varying=(axis_name,)))
     return ShapedArray((), np.int32)
 
 

@@ -324,6 +324,9 @@ def _arg_abstract_eval(name):
                              f"operand.shape={x.shape} axis={axes[0]}")
         if not dtypes.is_int(index_dtype):
             raise TypeError(f"index_dtype must be an integer type, but got {index_dtype}")
+        if x.dtype.kind == "c":   # complex numbers have no order (JAX's TypeError)
+            raise TypeError(f"{name} does not accept dtype {x.dtype}. Accepted dtypes are "
+                            "subtypes of integer, floating, bool.")
         return ShapedArray(_reduced_shape(x.shape, axes), index_dtype)
     return rule
 

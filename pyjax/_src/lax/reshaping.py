@@ -287,7 +287,7 @@ def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
     says, or (as JAX) as a committed, not weak-typed x is when the shape is x's or x is
     replicated. x may be anything with a shape and a dtype (a ShapeDtypeStruct)."""
     aval = get_aval(x) if is_valid_jax_type(x) else ShapedArray(
-        x.shape, x.dtype, mat=getattr(x, "manual_axis_type", None))
+        x.shape, x.dtype, manual_axis_type=getattr(x, "manual_axis_type", None))
     out_dtype = aval.dtype if dtype is None else dtypes.canonicalize_dtype(dtype)
     out_shape = aval.shape if shape is None else tuple(shape)
     weak = dtype is None and aval.weak_type

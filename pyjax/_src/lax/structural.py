@@ -228,7 +228,10 @@ def reshape(operand, new_sizes, dimensions=None, *, out_sharding=None):
                             "sizes must divide the array size.")
         new_sizes = tuple(aval.size // known if d == -1 else d for d in new_sizes)
     dims = None if dimensions is None or tuple(dimensions) == tuple(range(aval.ndim)) \
-        else tuple(int(d) for d in dimensions)
+        else tuple(operator.index(d) for d in dimensions)
+    if dims is not None and sorted(dims) != list(range(aval.ndim)):
+        raise TypeError("reshape dimensions must be a permutation of operand dimensions, "
+                        f"got dimensions {dims} for shape {aval.shape}.")
     typed, placed = out_sharding_for(out_sharding, len(new_sizes), "reshape")
     if dims is None and new_sizes == aval.shape and out_sharding is None:
         return as_array(operand)

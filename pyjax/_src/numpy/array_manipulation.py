@@ -552,7 +552,11 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
     n = _shape(a)[axis]
     traced = isinstance(repeats, Tracer) and repeats.to_concrete_value() is None
     if not traced:
-        reps = concrete(repeats, "repeat", "repeats").astype(np.int64)
+        reps = concrete(repeats, "repeat", "repeats")
+        if reps.dtype.kind not in "iub":
+            raise TypeError(f"jnp.repeat: repeats must be integers, got {repeats!r} of "
+                            f"dtype {reps.dtype}.")
+        reps = reps.astype(np.int64)
         if np.ndim(reps) == 0 or reps.size == 1:
             r = int(reps.reshape(-1)[0]) if reps.size else 0
             moved = lnp.moveaxis(a, axis, -1)
@@ -997,6 +1001,8 @@ def vander(x, N=None, increasing=False):
     if _ndim(x) != 1:
         raise ValueError("x must be a one-dimensional array")
     n = _shape(x)[0] if N is None else operator.index(N)
+    if n < 0:
+        raise ValueError("N must be nonnegative")
     powers = np.arange(n) if increasing else np.arange(n - 1, -1, -1)
     (x,) = promote_dtypes_numeric(x)
     return uf.power(x[:, None], lnp.asarray(powers, _dtype(x)))

@@ -423,8 +423,8 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None, out_sharding
     if stop is None:
         start, stop = 0, start
     if step is not None:
-        if step == 0:
-            raise ValueError("jnp.arange: step must not be zero.")
+        if step == 0:   # NumPy's and JAX's error class
+            raise ZeroDivisionError("jnp.arange: step must not be zero.")
         working = np.dtype(np.float32) if (dtypes.is_float(dtype)
                                            and np.dtype(dtype).itemsize < 4) else dtype
         size = builtins.max(0, int(np.ceil((stop - start) / step)))

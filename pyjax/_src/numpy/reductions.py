@@ -78,6 +78,9 @@ def _reduction(name, lax_reduce, identity, *, bool_to_int=False, upcast=False,
                              "identity")
         out_val = reducer(x, axes)
         if initial is not None:
+            if np.ndim(initial) != 0:
+                raise ValueError("initial value must be a scalar. Got array of shape "
+                                 f"{np.shape(initial)}")
             init = _as_value(initial, get_aval(out_val).dtype)
             out_val = _combine(name, out_val, init)
         out_val = convert(out_val, result_dtype)

@@ -2,7 +2,8 @@
 and the trace state. Re-exports only."""
 from pyjax._src.core.avals import ShapedArray, get_aval  # noqa: F401
 from pyjax._src.core.jaxpr import (  # noqa: F401
-    ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var, eval_jaxpr,
+    ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, JaxprTypeError, Literal, Var, check_jaxpr,
+    eval_jaxpr,
 )
 from pyjax._src.core.tokens import AbstractToken, Token  # noqa: F401
 from pyjax._src.core.trace import Trace, Tracer  # noqa: F401

@@ -27,6 +27,11 @@ _NO_OPERAND = object()
 def _cond_abstract_eval(index, *ops, branches):
     if index.shape != () or index.dtype != np.int32:
         raise TypeError(f"cond branch index must be an int32 scalar, got {index}")
+    arity = len(branches[0].in_avals)
+    for i, branch in enumerate(branches[1:], 1):
+        if len(branch.in_avals) != arity:
+            raise jx.JaxprTypeError(f"cond branch 0 takes {arity} inputs, branch {i} takes "
+                                    f"{len(branch.in_avals)}")
     for i, branch in enumerate(branches):
         common.check_operands(f"cond branch {i}", branch, ops)
     first = branches[0].out_avals
