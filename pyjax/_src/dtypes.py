@@ -160,6 +160,11 @@ class ExtendedDType(abc.ABC):
         """The array of this dtype over physical data `data`."""
         raise NotImplementedError
 
+    def aval(self, shape):
+        """The abstract value of an array of this dtype and `shape` (what
+        ShapedArray(shape, dtype) gives, as in JAX)."""
+        raise NotImplementedError
+
 
 DType = np.dtype   # the annotation JAX's dtype helpers use for NumPy dtypes
 

@@ -318,3 +318,24 @@ def test_jaxpr_shows_the_checkpoint_and_its_params():
     text = str(jax.make_jaxpr(jax.checkpoint(jnp.sin, policy=cp.dots_saveable))(1.0))
     assert "checkpoint[" in text and "policy=dots_saveable" in text
     assert "prevent_cse=True" in text and "differentiated=False" in text
+
+
+def test_eager_checkpoint_traces_its_arguments():
+    # As JAX's: even outside any transformation, the function sees tracers for its
+    # non-static arguments (flax's nn.remat relies on it), and returns Arrays.
+    seen = []
+
+    def f(x, flag):
+        seen.append((isinstance(x, jax.Array), isinstance(flag, jax.Array)))
+        return x * 2
+
+    out = jax.checkpoint(f)(3, True)
+    assert seen == [(True, True)]                      # JAX 0.10.2
+    assert isinstance(out, jax.Array) and int(out) == 6 and out.dtype == jnp.int32
+    assert out.weak_type                               # JAX 0.10.2: weak int32
+    static_seen = []
+    jax.checkpoint(lambda x, flag: static_seen.append(flag) or x,
+                   static_argnums=(1,))(1.0, True)
+    assert static_seen == [True]
+    with pytest.raises(TypeError, match="not a valid JAX type"):
+        jax.checkpoint(lambda s: s)("a")

@@ -313,6 +313,21 @@ def test_lower_compile_cost_analysis_and_trace():
     assert "sine" in compiled.as_text()
 
 
+def test_compile_inside_an_outer_trace():
+    # flax's nnx.tabulate(compute_flops=True) compiles each submodule's jit while the
+    # model's own jit is tracing: lowering rules must not stage work into that trace.
+    cube = jax.jit(lambda x: x ** 3)
+    flops = []
+
+    def outer(x):
+        flops.append(cube.lower(x).compile().cost_analysis()["flops"])
+        return cube(x) + 1
+
+    out = jax.jit(outer)(jnp.arange(4.0))
+    np.testing.assert_array_equal(np.asarray(out), [1.0, 2.0, 9.0, 28.0])  # JAX 0.10.2
+    assert flops == [8.0]                                                  # JAX 0.10.2
+
+
 def test_compiler_ir_and_compiler_options():
     f = jax.jit(lambda x: x * 2)
     lowered = f.lower(jnp.arange(4))

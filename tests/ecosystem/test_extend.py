@@ -134,6 +134,25 @@ def test_partial_eval_known_and_unknown_inputs():
     close(staged[0], np.sin(1.0) + np.array([1.0, 2.0]))
 
 
+
+
+def test_partial_eval_with_typed_key_avals():
+    # flax's nn.scan builds ShapedArray avals of its carry, PRNG keys included, and
+    # checks which outputs are known. Values printed by JAX 0.10.2 on this program.
+    from pyjax.interpreters.partial_eval import PartialVal, trace_to_jaxpr_nounits
+    key_aval = jax.core.ShapedArray((), jnp.result_type(jax.random.key(0)))
+    assert str(key_aval) == "key<fry>[]" and isinstance(key_aval, jax.core.AbstractValue)
+    x_aval = jax.core.ShapedArray((3,), np.float32)
+
+    def body(key, x):
+        k1, _ = jax.random.split(key)
+        return 7.0, k1, x + 1
+
+    jaxpr, out_pvals, consts = trace_to_jaxpr_nounits(
+        lu.wrap_init(body), [PartialVal.unknown(key_aval), PartialVal.unknown(x_aval)])
+    assert out_pvals[0].is_known() and out_pvals[0].get_known() == 7.0
+    assert [str(pv.get_aval()) for pv in out_pvals[1:]] == ["key<fry>[]", "float32[3]"]
+    assert len(jaxpr.invars) == 2 and len(jaxpr.outvars) == 2
 def test_refs_hold_mutable_arrays():
     from pyjax._src.state.refs import AbstractRef
     ref = jax.new_ref(jnp.zeros(3))

@@ -12,7 +12,7 @@ from pyjax._src.api.shapes import abstractify
 from pyjax._src.backends import numpy_backend
 from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import get_aval
-from pyjax._src.core.trace import Trace, current_trace, define_primitive, set_current_trace
+from pyjax._src.core.trace import define_primitive, set_current_trace
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import builders as b
@@ -146,8 +146,6 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
     @functools.wraps(fun)
     def fun_remat(*args, **kwargs):
         nums = _static_positions(static_argnums, len(args))
-        if current_trace() is Trace.root:
-            return fun(*args, **kwargs)
         dyn = [a for i, a in enumerate(args) if i not in nums]
         leaves, in_tree = tree_util.flatten((dyn, kwargs))
         found = {}

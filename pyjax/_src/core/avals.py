@@ -177,7 +177,12 @@ class ShapedArray(AbstractValue):
         # Unsharded values store None, so the common case costs nothing more.
         if mat is not None and mat == NO_MANUAL_AXES:
             mat = None
-        key = (tuple(shape), np.dtype(dtype), bool(weak_type), sharding, mat)
+        try:
+            key = (tuple(shape), np.dtype(dtype), bool(weak_type), sharding, mat)
+        except TypeError:
+            if isinstance(dtype, dtypes.ExtendedDType):   # typed keys have their own aval
+                return dtype.aval(shape)
+            raise
         aval = _interned.get(key)
         if aval is None:
             if sharding is not None:

@@ -492,7 +492,7 @@ def _integer_pow_lower(ctx, x, y):
     """x ** y by repeated squaring; a negative y divides one by the result."""
     if y == 0:
         return ctx.full(1, x.aval.shape, x.aval.dtype)
-    acc, base, n = None, x, abs(y)
+    acc, base, n = None, x, builtins.abs(y)
     while n:
         if n & 1:
             acc = base if acc is None else ctx.binary("stablehlo.multiply", acc, base)
@@ -895,7 +895,7 @@ def _bitcast_impl(x, new_dtype):
     the narrower ones along the last dimension, the first in its lowest bits."""
     new_dtype = np.dtype(new_dtype)
     old, new = dtypes.itemsize_bits(x.dtype), dtypes.itemsize_bits(new_dtype)
-    if min(old, new) < 8:
+    if builtins.min(old, new) < 8:
         return _bitcast_sub_byte(x, new_dtype, old, new)
     out = np.ascontiguousarray(x).view(new_dtype)
     if old > new:

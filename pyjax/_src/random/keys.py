@@ -16,7 +16,7 @@ from pyjax._src import basearray, config, dtypes, tree_util
 from pyjax._src import sharding as sharding_mod
 from pyjax._src.api.custom_derivatives import SymbolicZero
 from pyjax._src.array import Array
-from pyjax._src.core.avals import get_aval, unsharded_sharding
+from pyjax._src.core.avals import AbstractValue, get_aval, unsharded_sharding
 from pyjax._src.core.trace import Tracer
 from pyjax._src.lax import structural
 from pyjax._src.lax.prng import PRNGS, PRNGImpl
@@ -72,6 +72,9 @@ class KeyTy(dtypes.ExtendedDType):
     def from_physical(self, data):
         return PRNGKeyArray(self._impl, data)
 
+    def aval(self, shape):
+        return KeyAval(shape, self)
+
     def __repr__(self):
         return self.name
 
@@ -84,7 +87,7 @@ class KeyTy(dtypes.ExtendedDType):
         return hash((KeyTy, self._impl))
 
 
-class KeyAval:
+class KeyAval(AbstractValue):
     """The abstract type of a typed key array (what jax.typeof gives): its shape and the
     key dtype, printed key<fry>[2]."""
 
