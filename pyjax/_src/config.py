@@ -333,8 +333,9 @@ explain_cache_misses = config.define(
     "Explain, on each jit retrace, what changed since the closest earlier call.")
 retrace_warning_threshold = config.define(
     "pyjax_retrace_warning_threshold", 8, int,
-    "Warn once when one jitted function has traced more than this many times, saying what "
-    "differed between its last calls and how to avoid it (0: never).")
+    "Warn once when one jitted function (one function object, however often jit wraps it) "
+    "has traced more than this many times, saying what differed between its last calls "
+    "and how to avoid it (0: never).")
 default_matmul_precision = config.define(
     "jax_default_matmul_precision", None, _optional_str,
     "Default precision for matmul-like operations: a lax.Precision name or the name of a "

@@ -470,3 +470,11 @@ def test_works_from_a_thread_other_than_the_importing_one():
     thread.start()
     thread.join()
     assert results == [(pytest.approx(np.sin(1.0)), 6.0, 1.0)]
+
+
+def test_device_get_passes_tracers_through():
+    # as JAX 0.10.2: jit -> 6.0, grad -> 6.0, and vmap keeps the batched leaf
+    assert float(jax.jit(lambda x: jax.device_get(x) * 2)(jnp.float32(3))) == 6.0
+    assert float(jax.grad(lambda x: jax.device_get(x) ** 2)(3.0)) == 6.0
+    out = jax.vmap(lambda x: jax.device_get({"a": x, "b": 1}))(jnp.arange(3.))
+    assert out["a"].tolist() == [0.0, 1.0, 2.0] and out["b"].tolist() == [1, 1, 1]

@@ -83,6 +83,26 @@ def test_softmax_and_logsumexp_are_stable():
     assert np.all(np.isfinite(jax.jacrev(nn.softmax)(big)))
 
 
+@pytest.mark.parametrize("jit", [False, True])
+def test_masked_softmax_gradients_are_zero_on_a_slice_masked_whole(jit):
+    # optax's softmax_cross_entropy(where=...) relies on this; values from JAX 0.10.2
+    ys = np.array([[10.0, 1.0, -2.0], [1.0, 4.0, 0.2], [3.0, -1.0, 0.5]], np.float32)
+    where = np.array([[True, True, False], [False, False, False], [True, False, True]])
+    ct = np.array([[1.0, 2.0, 3.0], [1.0, -1.0, 2.0], [0.5, 1.0, -2.0]], np.float32)
+    grad = {f: jax.grad(lambda x, f=f: jnp.where(where, f(x, -1, where) * ct, 0.0).sum())
+            for f in (nn.log_softmax, nn.softmax)}
+    if jit:
+        grad = {f: jax.jit(g) for f, g in grad.items()}
+    np.testing.assert_allclose(grad[nn.log_softmax](ys), [
+        [-1.9996299743652344, 1.9996298551559448, 0.0], [0.0, 0.0, 0.0],
+        [1.886212706565857, 0.0, -1.886212706565857]], rtol=1e-6)
+    np.testing.assert_allclose(grad[nn.softmax](ys), [
+        [-0.0001233816146850586, 0.00012337934458628297, 0.0], [0.0, 0.0, 0.0],
+        [0.1752593219280243, 0.0, -0.1752592772245407]], rtol=1e-6)
+    np.testing.assert_array_equal(nn.log_softmax(ys, -1, where)[1], [-np.inf] * 3)
+    np.testing.assert_array_equal(nn.softmax(ys, -1, where)[1], [0.0] * 3)
+
+
 def test_softmax_where_and_logsumexp_options():
     x = jnp.array([1., 2., 3.])
     mask = jnp.array([True, False, True])

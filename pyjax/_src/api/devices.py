@@ -229,13 +229,13 @@ def _copy_semantics(donate, may_alias, treedef):
 
 
 def device_get(x):
-    """The pytree x with every array replaced by a NumPy value on the host."""
+    """The pytree x with every array replaced by a NumPy value on the host. Tracers pass
+    through unchanged, as in JAX: under a transformation there is no host value yet
+    (chex's without_device variant calls this on the arguments of traced code)."""
     def get(leaf):
         if type(leaf) is Array:
             devices_mod.check_transfer("device_to_host", True, leaf.aval)
             return leaf._value
-        if isinstance(leaf, Tracer):
-            return np.asarray(leaf)     # raises the tracer conversion error
         return leaf
     return tree_util.tree_map(get, x)
 

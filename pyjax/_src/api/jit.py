@@ -420,27 +420,19 @@ class JitCache:
     def diagnose_retrace(self, fun, key):
         """Counts this cache's traces and warns once when they pass the threshold
         (config pyjax_retrace_warning_threshold), with what differed between the last
-        two keys; for a function whose object is new each call, counts the caches that
-        traced its code."""
+        two keys. The count is per function object (every jit(f) of one f shares this
+        cache), never per code: distinct functions of one code, such as a closure per
+        parametrized test, each trace once by necessity, as they would in JAX."""
         threshold = config.retrace_warning_threshold.value
         previous, self.last_key = self.last_key, key
         self.trace_count += 1
+        if threshold <= 0 or self.warned or self.trace_count != threshold + 1:
+            return
         code = _code_of(fun)
-        if (threshold <= 0 or self.warned or code is None
-                or code.co_filename.startswith(_LIBRARY_SOURCES)):
+        if code is None or code.co_filename.startswith(_LIBRARY_SOURCES):
             return   # jitted functions of pyjax or of installed libraries retrace by design
-        if self.trace_count == 1:   # a new function object: is its code traced again?
-            with _caches_lock:
-                count = _first_traces_per_code[code] = _first_traces_per_code.get(code, 0) + 1
-            if count == threshold + 1:
-                _warn_retrace(self, count, "the function object is new each call (jit of a "
-                              "fresh lambda, closure or functools.partial, e.g. inside a "
-                              "loop), so no trace is reused",
-                              "hoist jax.jit out of the loop: jit the function once and "
-                              "call the jitted function.")
-        elif self.trace_count == threshold + 1:
-            self.warned = True
-            _warn_retrace(self, self.trace_count, *_key_difference(previous, key))
+        self.warned = True
+        _warn_retrace(self, self.trace_count, *_key_difference(previous, key))
 
     # -- the call ------------------------------------------------------------------------
     def call(self, fun, args, kwargs):
@@ -904,9 +896,6 @@ class RetraceWarning(UserWarning):
 _LIBRARY_SOURCES = tuple({os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                           *(sysconfig.get_paths()[k] for k in ("purelib", "platlib")),
                           *site.getsitepackages()})
-
-# code object of a jitted function -> how many JitCaches traced it (new function objects)
-_first_traces_per_code = weakref.WeakKeyDictionary()
 
 
 def _code_of(fun):

@@ -128,9 +128,10 @@ def _squeeze(x, axis, ndim):
 
 def _softmax_forward(x, axis, where):
     # no guard for an infinite max: a +inf entry makes the whole slice NaN, as in JAX
-    x_max = jnp.max(x if where is None else jnp.where(where, x, -jnp.inf), axis,
-                    keepdims=True)
-    unnormalized = jnp.exp(x - stop_gradient(x_max))
+    masked = x if where is None else jnp.where(where, x, -jnp.inf)
+    x_max = jnp.max(masked, axis, keepdims=True)
+    # from the masked input, as JAX: a slice masked whole then has gradient 0, not NaN
+    unnormalized = jnp.exp(masked - stop_gradient(x_max))
     if where is not None:
         unnormalized = jnp.where(where, unnormalized, 0.)
     result = unnormalized / jnp.sum(unnormalized, axis, keepdims=True)
@@ -170,7 +171,9 @@ def log_softmax(x, axis=-1, where=None):
     axis = _axis_tuple(axis, x.ndim)
     masked = x if where is None else jnp.where(where, x, -jnp.inf)
     x_max = jnp.max(masked, axis, keepdims=True)   # +inf gives NaN throughout, as in JAX
-    shifted = x - stop_gradient(x_max)
+    # from the masked input, as JAX: the NaNs of a slice masked whole (-inf - -inf) then
+    # meet a select on the way back, and its gradient is 0, not NaN
+    shifted = masked - stop_gradient(x_max)
     exp_shifted = jnp.exp(shifted)
     if where is not None:
         exp_shifted = jnp.where(where, exp_shifted, 0.)
