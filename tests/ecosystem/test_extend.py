@@ -2,6 +2,8 @@
 the rule tables of jax.interpreters.ad/batching/mlir, as equinox does) run eagerly, under
 jit (lowered through pyjax's StableHLO printer), grad, vmap and transposition. Values are
 JAX 0.10.2's for the same program."""
+import typing
+
 import numpy as np
 import pytest
 
@@ -78,14 +80,58 @@ def test_lowering_is_printed_from_lower_fun():
     assert "test_sincos" in str(jax.make_jaxpr(f)(X))
 
 
-def test_lowering_written_for_jax_mlir_bindings_is_refused_clearly():
+def _host_square_plus_rule(ctx, x, y):
+    """A lowering in JAX's MLIR form whose only operation is a host callback (as
+    equinox's noinline lowers)."""
+    def on_host(a, b):
+        return np.asarray(a) * np.asarray(a) + np.asarray(b), np.asarray(b)
+    results, _, keepalive = mlir.emit_python_callback(
+        ctx, on_host, None, [x, y], ctx.avals_in, ctx.avals_out, has_side_effect=False,
+        sharding=None)
+    ctx.module_context.add_keepalive(keepalive)
+    return results
+
+
+def test_lowering_in_jax_mlir_form_emits_a_host_callback():
+    p = Primitive("test_host_square_plus")
+    p.multiple_results = True
+    p.def_impl(lambda x, y: [x * x + y, y])
+    p.def_abstract_eval(lambda x, y: [x, y])
+    mlir.register_lowering(p, _host_square_plus_rule)
+    x, y = jnp.array([1.0, 2.0, 3.0]), jnp.full(3, 0.5)
+    close(p.bind(x, y)[0], [1.5, 4.5, 9.5])
+    outs = jax.jit(lambda a, b: p.bind(a * 2, b))(x, y)
+    close(outs[0], [4.5, 16.5, 36.5])
+    close(outs[1], [0.5, 0.5, 0.5])
+
+
+def test_lowering_using_other_mlir_bindings_is_refused_clearly():
     p = Primitive("test_mlir_only")
     p.def_impl(lambda x: x + 1)
     p.def_abstract_eval(lambda x: x)
-    mlir.register_lowering(p, lambda ctx, x: [x])      # JAX MLIR-bindings style rule
+    mlir.register_lowering(p, lambda ctx, x: [mlir.ir_constant(1.0)])   # not in pyjax
     close(p.bind(jnp.ones(2)), [2.0, 2.0])            # eager still runs the impl
     with pytest.raises(NotImplementedError, match="MLIR Python bindings"):
         jax.jit(lambda x: p.bind(x))(jnp.ones(2))
+
+
+def test_every_primitive_is_an_extension_primitive_to_isinstance():
+    assert isinstance(lax.add_p, Primitive) and isinstance(scale_p, Primitive)
+    assert not isinstance(1, Primitive)
+    eqn = jax.make_jaxpr(lambda a: a + 1.0)(X).jaxpr.eqns[0]
+    assert eqn.primitive.get_bind_params(eqn.params) == eqn.params
+    # jax.core.Atom: what an equation reads (JAX's typing.Union[Var, Literal])
+    assert typing.get_args(jax.core.Atom) == (jax.extend.core.Var, jax.extend.core.Literal)
+    assert isinstance(eqn.invars[0], jax.core.Atom) and isinstance(eqn.invars[1], jax.core.Atom)
+
+
+def test_impl_called_under_a_transformation_is_traced():
+    p = Primitive("test_impl_traced")
+    p.def_impl(lambda a: jnp.sin(a) * 2)
+    p.def_abstract_eval(lambda a: a)
+    jaxpr = jax.make_jaxpr(lambda a: p.impl(a))(X)
+    assert [e.primitive.name for e in jaxpr.jaxpr.eqns] == ["sin", "mul"]
+    close(jax.jit(lambda a: p.impl(a))(X), [0.19966694, 0.39733866, 0.5910404])
 
 
 def test_rule_tables_read_builtin_rules_and_refuse_to_overwrite_them():

@@ -86,6 +86,11 @@ class Primitive:
     def bind(self, *args: Any, **params: Any) -> Any:
         return _context.trace.process_primitive(self, args, params)
 
+    def get_bind_params(self, params: dict) -> dict:
+        """The keywords that re-bind an equation with these params (JAX's hook for
+        interpreters that walk jaxprs): a pyjax equation's params are its bind keywords."""
+        return params
+
     def __repr__(self):
         return self.name
 

@@ -3,7 +3,7 @@ with def_impl/def_abstract_eval, and rules registered in the tables of
 jax.interpreters.ad/batching/mlir). Each table writes the rule, adapted to pyjax's rule
 conventions, into the primitive's slot, so an extension primitive is traced, differentiated,
 transposed, batched and compiled (through pyjax's StableHLO printer) like a built-in one.
-Imports core, interpreters, backends.stablehlo and array."""
+Imports core, interpreters, backends.stablehlo, lax.callbacks and array."""
 from __future__ import annotations
 
 import weakref
@@ -12,13 +12,25 @@ from collections.abc import MutableMapping
 import numpy as np
 
 from pyjax._src.array import Array
+from pyjax._src.backends import stablehlo as hlo
 from pyjax._src.core import trace as core_trace
 from pyjax._src.core.avals import ShapedArray
 from pyjax._src.core.trace import Tracer, registered_primitives
 from pyjax._src.interpreters import partial_eval as pe
+from pyjax._src.lax.callbacks import lower_host_call
 
 
-class Primitive(core_trace.Primitive):
+class _AnyPrimitive(type):
+    """In JAX every primitive, built-in or not, is a `jax.extend.core.Primitive`: code that
+    walks jaxprs checks `isinstance(eqn.primitive, Primitive)` (jaxtyping annotations)."""
+
+    def __instancecheck__(cls, instance):
+        if cls is Primitive:
+            return isinstance(instance, core_trace.Primitive)
+        return super().__instancecheck__(instance)
+
+
+class Primitive(core_trace.Primitive, metaclass=_AnyPrimitive):
     """A primitive defined outside pyjax (JAX's `jax.extend.core.Primitive`). Its impl and
     abstract evaluation are given with `def_impl`/`def_abstract_eval`; its other rules go
     in the tables of `jax.interpreters` (ad.primitive_jvps, batching.primitive_batchers,
@@ -37,6 +49,10 @@ class Primitive(core_trace.Primitive):
         return impl
 
     def _run_impl(self, *values, **params):
+        if any(isinstance(v, Tracer) for v in values):
+            # called by user code under a transformation (as JAX's `prim.impl(...)` may
+            # be): the impl is JAX code, traced like any other
+            return self._user_impl(*values, **params)
         args = [Array(v) if isinstance(v, np.ndarray) else v for v in values]
         with core_trace.set_current_trace(core_trace.Trace.root):
             out = self._user_impl(*args, **params)
@@ -67,7 +83,7 @@ _extension_primitives: weakref.WeakSet = weakref.WeakSet()
 
 
 def _extension_primitive(prim, table):
-    if not isinstance(prim, Primitive):
+    if prim not in _extension_primitives:
         raise TypeError(
             f"{table}: {prim!r} is one of pyjax's own primitives, whose rules are fixed where "
             "it is defined; only primitives made with jax.extend.core.Primitive take rules "
@@ -172,19 +188,75 @@ def lower_fun(fun, multiple_results: bool = True) -> LoweringRule:
     return LoweringRule(fun, multiple_results)
 
 
+class MlirRuleContext:
+    """The `ctx` a lowering rule written against JAX's MLIR bindings receives: the
+    equation's avals and a module context, over pyjax's own lowering context. pyjax
+    prints StableHLO itself, so of the bindings such a rule may use only
+    `mlir.emit_python_callback` (a host callback, as equinox's `noinline` emits)."""
+
+    def __init__(self, ctx):
+        self.lowering = ctx
+        self.avals_in, self.avals_out = list(ctx.avals_in), list(ctx.avals_out)
+        self.module_context = _MlirModuleContext()
+
+
+class _MlirModuleContext:
+    platforms = ("cpu",)
+
+    def __init__(self):
+        self.keepalives = []
+
+    def add_keepalive(self, keepalive):
+        self.keepalives.append(keepalive)
+
+
+class MlirLowering:
+    """A lowering rule in JAX's form, `rule(ctx, *values, **params)` returning one value
+    per output, run with an MlirRuleContext. A rule that reaches for MLIR bindings pyjax
+    lacks fails to compile with a LoweringError saying so."""
+
+    def __init__(self, prim, rule):
+        self.prim, self.rule = prim, rule
+
+    def __call__(self, ctx, *values, **params):
+        try:
+            outs = list(self.rule(MlirRuleContext(ctx), *values, **params))
+        except (AttributeError, ImportError, NameError) as e:
+            raise hlo.LoweringError(
+                f"Primitive '{self.prim.name}' cannot be compiled with XLA: its lowering "
+                "uses JAX's MLIR Python bindings, which pyjax does not have (it compiles "
+                "lowerings made by mlir.lower_fun, and mlir.emit_python_callback). Run it "
+                "outside jit, or select the NumPy executor with "
+                "jax.config.update('pyjax_executor', 'numpy').") from e
+        return outs if self.prim.multiple_results else outs[0]
+
+
+def emit_python_callback(ctx, callback, token, operands, operand_avals, result_avals, *,
+                         has_side_effect, returns_token=True, partitioned=False,
+                         sharding=None):
+    """JAX's `mlir.emit_python_callback`: a custom call that runs `callback(*arrays)` on
+    the host and returns its results, one array per aval of `result_avals`. Returns
+    (result values, token, keepalive)."""
+    if not isinstance(ctx, MlirRuleContext):
+        raise TypeError("mlir.emit_python_callback takes the `ctx` a lowering rule "
+                        f"registered with mlir.register_lowering receives, got {ctx!r:.100}.")
+    if sharding is not None:
+        raise NotImplementedError("mlir.emit_python_callback(sharding=...) is not supported "
+                                  "by pyjax; the callback runs on the program's device.")
+    outs = lower_host_call(ctx.lowering, list(operands), callback, list(result_avals),
+                           "mlir.emit_python_callback", has_side_effect,
+                           partitioned=partitioned)
+    return outs, token, None
+
+
 def register_lowering(prim, rule, platform=None):
-    """Sets the lowering of an extension primitive. pyjax prints StableHLO text itself,
-    so only rules made by `lower_fun` apply; rules written against JAX's MLIR bindings
-    cannot run here, and compiling the primitive then says so."""
+    """Sets the lowering of an extension primitive: a rule made by `lower_fun` (traced
+    and printed through pyjax's StableHLO printer), or one in JAX's MLIR form (see
+    MlirLowering)."""
     prim = _extension_primitive(prim, "mlir.register_lowering")
     if platform not in (None, "cpu"):
         return rule
-    if isinstance(rule, LoweringRule):
-        prim.lower = rule
-    else:
-        prim.lower = core_trace.no_lowering(
-            "its lowering is written against JAX's MLIR Python bindings, which pyjax "
-            "does not have (pyjax compiles lowerings made by mlir.lower_fun)")
+    prim.lower = rule if isinstance(rule, LoweringRule) else MlirLowering(prim, rule)
     return rule
 
 

@@ -1,7 +1,7 @@
 """Host callbacks as primitives: `debug_callback` (jax.debug.print/callback; effectful, no
 results), `pure_callback` (results, no effects: removed when unused) and `io_callback`
 (results and an IO effect: never removed; ordered on request). The NumPy executor calls
-them directly; XLA calls them through a custom call into Python (see `_lower_host_call`).
+them directly; XLA calls them through a custom call into Python (see `lower_host_call`).
 Also `inspect_sharding` (jax.debug.inspect_array_sharding), called back as the program
 compiles, and the user functions pure_callback and io_callback. Imports core,
 interpreters, backends and the lax families."""
@@ -175,7 +175,7 @@ class HostCall:
 _CHAIN = ShapedArray((), np.dtype(np.uint8))
 
 
-def _lower_host_call(ctx, args, callback, result_avals, api, side_effect, sharding=None,
+def lower_host_call(ctx, args, callback, result_avals, api, side_effect, sharding=None,
                      partitioned=False):
     """A stablehlo.custom_call of XLA's CPU Python callback target. Side-effecting calls
     in one function are chained by a dummy operand, so they run in program order. A
@@ -263,7 +263,7 @@ def host_lowering(prim):
             outs = prim.impl(*(np.asarray(v) for v in values), **params)
             outs = outs if prim.multiple_results else [outs]
             return [np.asarray(o, a.dtype) for o, a in zip(outs, avals_out)]
-        outs = _lower_host_call(ctx, args, _HostImpl(run), avals_out, prim.name, False)
+        outs = lower_host_call(ctx, args, _HostImpl(run), avals_out, prim.name, False)
         return outs if prim.multiple_results else outs[0]
     lower.__name__ = f"lower_{prim.name}_on_host"
     return lower
@@ -315,7 +315,7 @@ def _debug_batch(args, dims, **params):
 def _debug_lower(ctx, *args, callback, effect, partitioned):
     mesh, manual = ctx.module.mesh, ctx.module.manual_axes
     if mesh is None or not manual or len(manual) == len(mesh.axis_names):
-        return _lower_host_call(ctx, args, callback, None, "jax.debug.callback", True,
+        return lower_host_call(ctx, args, callback, None, "jax.debug.callback", True,
                                 partitioned=partitioned)
     # In a shard_map body whose other axes stay automatic (as JAX lowers it): the
     # operands are gathered over those axes, and the devices at index 0 along them all
@@ -329,7 +329,7 @@ def _debug_lower(ctx, *args, callback, effect, partitioned):
                                  parallel.axis_index_p.rule("lower")(inner, axis_name=name))
         index = inner.op("stablehlo.clamp", [inner.full(0, (), np.int32), index,
                                              inner.full(1, (), np.int32)], index.aval)
-        run = inner.region([], lambda c: _lower_host_call(
+        run = inner.region([], lambda c: lower_host_call(
             c, gathered, callback, None, "jax.debug.callback", True, partitioned=partitioned))
         inner.op("stablehlo.case", [index], [], regions=[run, inner.region([], lambda c: [])])
         return []
@@ -475,7 +475,7 @@ def _pure_batch(args, dims, *, callback, result_avals, vmap_method, sharding):
 
 
 def _pure_lower(ctx, *args, callback, result_avals, vmap_method, sharding):
-    return _lower_host_call(ctx, args, callback, result_avals, "jax.pure_callback", False,
+    return lower_host_call(ctx, args, callback, result_avals, "jax.pure_callback", False,
                             sharding)
 
 
@@ -557,7 +557,7 @@ def _io_batch(args, dims, *, callback, result_avals, ordered, sharding):
 
 
 def _io_lower(ctx, *args, callback, result_avals, ordered, sharding):
-    return _lower_host_call(ctx, args, callback, result_avals, "jax.io_callback", True,
+    return lower_host_call(ctx, args, callback, result_avals, "jax.io_callback", True,
                             sharding)
 
 
