@@ -18,7 +18,7 @@ from pyjax._src.lax import sharding_rules
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import structural as st
 from pyjax._src.lax.control_flow.associative import associative_scan
-from pyjax._src.lax.sharding_constraint import (out_sharding_for,
+from pyjax._src.lax.sharding_constraint import (as_type, out_sharding_for,
                                                 with_sharding_constraint)
 from pyjax._src.lax.slicing import slice_in_dim
 from pyjax._src.lax.builders import ANY, BOOL, INT, NUMBER
@@ -80,10 +80,13 @@ def _reduction(name, np_fn, accepted, *, jvp, transpose=None, identity_hlo, chec
 
 def _reduce_sum_transpose(ct, x, axes, out_sharding=None):
     """The cotangent broadcast back by one broadcast of x's cotangent type (split as
-    x is), as JAX's."""
+    x is), as JAX's; a reduced cotangent (of a partial sum) is cast to it after."""
     typed = x.aval._sharding
     if typed is None or typed.mesh.empty:
         return [_expand_reduced(ct, x.aval.shape, axes)]
+    ct_typed = get_aval(ct)._sharding
+    if ct_typed is not None and (ct_typed.spec.unreduced or ct_typed.spec.reduced):
+        return [as_type(_expand_reduced(ct, x.aval.shape, axes), cotangent_sharding(typed))]
     kept = tuple(i for i in range(x.aval.ndim) if i not in axes)
     return [st.broadcast_in_dim_p.bind(ct, shape=x.aval.shape, broadcast_dimensions=kept,
                                        sharding=cotangent_sharding(typed))]
