@@ -688,3 +688,19 @@ def test_check_message_formats_arrays():
     assert str(info.value) == want
     err, _ = jax.vmap(checkify.checkify(f))(jnp.array([[1.0, 2.0], [-1.0, 2.0]]))
     assert err.get() == "at mapped index 1: " + want
+
+
+def test_jitted_check_keeps_weak_types_of_its_format_arguments():
+    # as JAX 0.10.2: the jitted body passes the weakly typed argument through unconverted
+    def f(x):
+        checkify.check(x < 0, "x is {x}", x=x)
+        return x
+
+    x = jnp.asarray(1.0)
+    jaxpr = jax.make_jaxpr(checkify.checkify(jax.jit(f)))(x).jaxpr
+    call, = jaxpr.eqns
+    body = call.params["jaxpr"].jaxpr
+    assert [e.primitive.name for e in body.eqns] == ["lt", "not", "convert_element_type"]
+    assert [v.aval.weak_type for v in call.outvars] == [False, False, True, True]
+    err, out = checkify.checkify(jax.jit(f))(x)
+    assert err.get() == "x is 1.0 (`check` failed)" and out.weak_type

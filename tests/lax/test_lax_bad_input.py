@@ -82,7 +82,7 @@ CASES = [
     case("iota_bool", TypeError, "bool", lambda: lax.iota(jnp.bool_, 3)),
     case("iota_dimension", TypeError, "out of range",
          lambda: lax.broadcasted_iota(jnp.int32, (2, 3), 5)),
-    case("lax_reshape_dimensions", ValueError, "repeated axis",
+    case("lax_reshape_dimensions", TypeError, "must be a permutation of operand dimensions",
          lambda: lax.reshape(x, (3, 2), dimensions=(0, 0))),
     case("lax_transpose", TypeError, "not a permutation", lambda: lax.transpose(x, (0, 0))),
     case("lax_concatenate_dtypes", TypeError, "same dtypes",

@@ -237,6 +237,8 @@ def update_error(error, effect, pred, code, payload, metadata=None):
     new_meta = {**error._metadata, **(metadata or {})}
     old = error._pred.get(effect)
     code = _as_int32(code)
+    if get_aval(pred).weak_type:   # a strong bool, as JAX's (a comparison's is weak)
+        pred = ew.convert_element_type(pred, np.bool_)
     if old is None:
         out_pred, out_code, out_payload = pred, code, tuple(payload)
     else:

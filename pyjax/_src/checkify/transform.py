@@ -137,22 +137,25 @@ def _strong(x):
     return ew.convert_element_type(x, aval.dtype) if aval.weak_type else x
 
 
-def _error_leaves(error):
-    return [_strong(x) for x in tree_util.tree_leaves(error)]
+def _error_leaves(error, strong=True):
+    leaves = tree_util.tree_leaves(error)
+    return [_strong(x) for x in leaves] if strong else leaves
 
 
 _checked_cache = WeakCache()   # sub-jaxpr -> {signature: (closed, tree)}
 
 
-def _checked_jaxpr(run, error, avals, err_at, owner, tag):
+def _checked_jaxpr(run, error, avals, err_at, owner, tag, strong=True):
     """Traces run(error, values) -> (error, outs) into a ClosedJaxpr taking
     [*avals[:err_at], *error leaves, *avals[err_at:]] and returning [*error leaves,
     *outs]. Returns (closed, out_structure) where out_structure rebuilds the error.
     Cached per sub-jaxpr `owner`, `tag` (what run does with it) and error structure, so
-    a jit inside a checkified function compiles once."""
+    a jit inside a checkified function compiles once. Error leaves lose weak types
+    (`strong`) where they cross a loop or branch boundary; a call keeps them, as JAX's
+    jit does for the arguments of a failed check's message."""
     leaves, tree = tree_util.tree_flatten(error)
     n = len(leaves)
-    err_avals = [get_aval(x).strip_weak_type() for x in leaves]
+    err_avals = [get_aval(x).strip_weak_type() if strong else get_aval(x) for x in leaves]
     signature = (tag, tuple(error.effects()), tuple(err_avals), tuple(avals), err_at)
     def build():
         box = {}
@@ -161,7 +164,9 @@ def _checked_jaxpr(run, error, avals, err_at, owner, tag):
             before, err_vals, after = split_list(list(values), [err_at, n])
             out_err, outs = run(tree_util.tree_unflatten(tree, err_vals), before + after)
             out_leaves, box["tree"] = tree_util.tree_flatten(out_err)
-            return [_strong(x) for x in out_leaves] + list(outs)
+            if strong:
+                out_leaves = [_strong(x) for x in out_leaves]
+            return out_leaves + list(outs)
 
         closed = common.trace_closed(
             flat, list(avals[:err_at]) + err_avals + list(avals[err_at:]))
@@ -370,8 +375,9 @@ def _call_rule(prim, extra_params):
     def rule(error, enabled, where, args, params):
         closed = params["jaxpr"]
         run = functools.partial(_checkify_closed, closed, enabled)
-        checked, out_tree = _checked_jaxpr(run, error, closed.in_avals, 0, closed, enabled)
-        leaves = _error_leaves(error)
+        checked, out_tree = _checked_jaxpr(run, error, closed.in_avals, 0, closed, enabled,
+                                           strong=False)
+        leaves = _error_leaves(error, strong=False)
         new_params = dict(params, jaxpr=checked, **extra_params(params, len(leaves)))
         outs = prim.bind(*leaves, *args, **new_params)
         n = out_tree.num_leaves
