@@ -721,13 +721,16 @@ class _EagerTrace(Trace):
         program = (closed, in_specs,
                    tuple(PartitionSpec(_stored_axes(self, a)) for a in op_avals), op_avals)
         if key is not None:
+            if len(_op_programs) >= _MAX_OP_PROGRAMS:   # (e.g. a new callback each call)
+                _op_programs.clear()
             _op_programs[key] = program
         return program
 
 
-# (op, mesh, operand types, params) -> _EagerTrace._op_program's result; bounded by the
-# distinct ops eager shard_map bodies run. A race only builds an equal program twice.
+# (op, mesh, operand types, params) -> _EagerTrace._op_program's result. A race only
+# builds an equal program twice.
 _op_programs: dict = {}
+_MAX_OP_PROGRAMS = 4096
 
 
 def _run_eagerly(f, name, mesh, manual, check_vma, leaves, dynamic, in_tree, specs,
