@@ -2,6 +2,8 @@
 of JAX's "Custom derivative rules" notebook, with the output JAX 0.10.2 prints (recorded
 from the real JAX), eagerly and under jit, vmap and nested differentiation; rules run on
 concrete primals, so Python control flow on them works; results are Arrays."""
+import functools
+
 import numpy as np
 import pytest
 
@@ -331,3 +333,27 @@ def test_staged_custom_vjp_fwd_gets_arrays_for_literal_inputs():
     assert float(jit(grad(staged))(2.0)) == 3.0
     value, slope = jax.value_and_grad(lambda x: jit(lambda y: f(jnp.array(3), y) ** 2)(x))(2.0)
     assert (float(value), float(slope)) == (36.0, 36.0)
+
+
+def test_defaulted_parameters_fill_nondiff_argnums():
+    # flax's fp8 dot_general_with_precision: nondiff_argnums name parameters the caller
+    # leaves to their defaults. Values from JAX 0.10.2.
+    @functools.partial(jax.custom_jvp, nondiff_argnums=(1, 2))
+    def scale(x, k=3.0, tag=None):
+        return x * k
+
+    @scale.defjvp
+    def scale_jvp(k, tag, primals, tangents):
+        (x,), (t,) = primals, tangents
+        return scale(x, k, tag), t * k * 10
+
+    assert float(scale(2.0)) == 6.0
+    assert [float(v) for v in jax.jvp(scale, (2.0,), (1.0,))] == [6.0, 30.0]
+    assert float(jax.jit(jax.grad(lambda x: scale(x, tag=1)))(2.0)) == 30.0
+
+    @jax.custom_vjp
+    def g(x, y=2.0):
+        return x * y
+
+    g.defvjp(lambda x, y: (x * y, (x, y)), lambda r, c: (c * r[1] * 100, c * r[0]))
+    assert float(g(3.0)) == 6.0 and float(jax.grad(g)(3.0)) == 200.0

@@ -258,6 +258,24 @@ def check_pad_and_loops_under_an_explicit_context():
         assert total.sharding == NamedSharding(mesh, P("x", None))
         np.testing.assert_array_equal(total, 4 * np.arange(16.).reshape(8, 2))
 
+
+def check_sharding_constraint_takes_a_format():
+    # flax's nnx.Variable(out_sharding=Format(...)): the Format's sharding applies.
+    # Values from JAX 0.10.2 (4 CPU devices).
+    from pyjax.experimental.layout import Format, Layout
+    mesh = jax.make_mesh((2, 2), ("data", "model"), (AxisType.Auto,) * 2)
+    ns = NamedSharding(mesh, P("data", None))
+    x = jnp.arange(16.0).reshape(4, 4)
+    y = jax.lax.with_sharding_constraint(x, Format(Layout(major_to_minor=(1, 0)), ns))
+    assert y.sharding == ns
+    np.testing.assert_array_equal(y, np.arange(16.0).reshape(4, 4))
+    z = jax.jit(lambda a: jax.lax.with_sharding_constraint(
+        a * 2, Format(Layout(major_to_minor=(0, 1)), ns)))(x)
+    np.testing.assert_array_equal(z, np.arange(16.0).reshape(4, 4) * 2)
+    with pytest.raises(ValueError, match="got sharding None which is not allowed"):
+        jax.lax.with_sharding_constraint(x, Format(Layout.AUTO))
+
+
 CHECKS = [name for name in dict(globals()) if name.startswith("check_")]
 
 

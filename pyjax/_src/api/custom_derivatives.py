@@ -65,8 +65,10 @@ def _primal_records(in_tree, values, perturbed):
 
 
 def _resolve_args(fun, args, kwargs):
-    """Keyword arguments bound to positions, as custom rules take positional primals."""
-    if not kwargs:
+    """Keyword arguments bound to positions and defaults filled in, as JAX does: custom
+    rules take positional primals, and nondiff_argnums may name defaulted parameters."""
+    if not kwargs and getattr(fun, "__defaults__", True) is None and \
+            getattr(fun, "__kwdefaults__", True) is None:   # a plain def without defaults
         return tuple(args)
     try:
         bound = inspect.signature(fun).bind(*args, **kwargs)

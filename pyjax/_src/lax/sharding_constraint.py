@@ -9,6 +9,7 @@ import inspect
 
 import numpy as np
 
+from pyjax._src import layout as layout_mod
 from pyjax._src import sharding as sharding_mod
 from pyjax._src import tree_util
 from pyjax._src.array import Array, sharded_array
@@ -229,13 +230,17 @@ def constrain(x, shardings, assert_typed=False, cast=False):
     dimension split over no Explicit axis of a mesh with Auto axes is left to the
     partitioner (as JAX lowers a reshard: only the type is cast)."""
     leaves, tree = tree_util.tree_flatten(x)
-    if isinstance(shardings, (sharding_mod.Sharding, sharding_mod.PartitionSpec)):
+    if isinstance(shardings, (sharding_mod.Sharding, sharding_mod.PartitionSpec,
+                              layout_mod.Format)):
         targets = [shardings] * len(leaves)
     else:
         targets = tree_util.prefix_broadcast(shardings, tree, "with_sharding_constraint "
                                              "shardings")
     out = []
     for leaf, target in zip(leaves, targets):
+        if isinstance(target, layout_mod.Format):
+            # its sharding applies; pyjax keeps XLA's default layouts (values are alike)
+            target = target.sharding
         if target is None:
             raise ValueError("One of with_sharding_constraint arguments got sharding None "
                              "which is not allowed. Please only pass "
