@@ -367,41 +367,7 @@ def _tanh_jvp(g, ans, x, accuracy=None):
     return mul(add(g, mul(g, ans)), sub(_const(ans, 1), ans))
 
 
-# XLA's CPU tanh for float32, and for the 16-bit floats it computes in float32: a
-# rational function of x clamped to +-7.998..., evaluated with fused multiply-adds
-# (emulated in float64, where the products of float32 values are exact); x itself where
-# |x| < 0.0004. Eager results then equal compiled ones bit for bit: np.tanh differs from
-# them by up to 4 ulps, which functions steep near +-1 (arctanh) turn into visible errors.
-_TANH_NUMERATOR = np.array([-2.76076847742355e-16, 2.00018790482477e-13,
-                            -8.60467152213735e-11, 5.12229709037114e-08,
-                            1.48572235717979e-05, 6.37261928875436e-04,
-                            4.89352455891786e-03], np.float32)
-_TANH_DENOMINATOR = np.array([1.19825839466702e-06, 1.18534705686654e-04,
-                              2.26843463243900e-03, 4.89352518554385e-03], np.float32)
-_TANH_CLAMP = np.float32(7.99881172180175781)
-
-
-def _fused_horner(coefficients, x):
-    """The polynomial at x (float32) by Horner's rule, each step one fused multiply-add."""
-    wide = x.astype(np.float64)
-    out = coefficients[0]
-    for c in coefficients[1:]:
-        out = (wide * out + c).astype(np.float32)
-    return out
-
-
-def _tanh_impl(x):
-    if x.dtype not in (dtypes.float32, dtypes.float16, dtypes.bfloat16):
-        return np.tanh(x)
-    x32 = x.astype(np.float32)
-    clamped = np.clip(x32, -_TANH_CLAMP, _TANH_CLAMP)
-    square = clamped * clamped
-    ratio = (_fused_horner(_TANH_NUMERATOR, square) * clamped
-             / _fused_horner(_TANH_DENOMINATOR, square))
-    return np.where(np.abs(x32) < np.float32(0.0004), x32, ratio).astype(x.dtype)
-
-
-tanh_p = _accuracy_op("tanh", _quiet(_tanh_impl), INEXACT, hlo="stablehlo.tanh",
+tanh_p = _accuracy_op("tanh", np.tanh, INEXACT, hlo="stablehlo.tanh",
                       lower=_accuracy_lowering("stablehlo.tanh"), jvp=defjvp_with_output(_tanh_jvp))
 
 
