@@ -389,6 +389,7 @@ class Tracer:
     __array_priority__ = 1000
 
     aval: ShapedArray
+    _trace: Trace   # the trace it belongs to (a slot)
 
     shape = property(lambda self: self.aval.shape)
     dtype = property(lambda self: self.aval.dtype)
