@@ -166,6 +166,49 @@ def test_jvp_has_aux():
     close(aux, 4.)
 
 
+def test_forward_mode_keeps_python_scalar_primals_and_tangents():
+    # JAX 0.10.2: what passes through unchanged stays a Python scalar, and custom rules
+    # see (and may return) Python scalars
+    out = jax.jvp(lambda x: x, (2.0,), (1.0,))
+    assert out == (2.0, 1.0) and [type(v) for v in out] == [float, float]
+    p, t = jax.jvp(lambda x, y: (x, y), (2, 1.5), (np.zeros((), jax.dtypes.float0), 1.0))
+    assert p == (2, 1.5) and [type(v) for v in p] == [int, float]
+    y, f_jvp = jax.linearize(lambda x: x, 2.0)
+    assert type(y) is float and y == 2.0 and f_jvp(1.0) == 1.0
+    y, t = jax.jvp(lambda x: x * 2, (2.0,), (1.0,))
+    assert isinstance(y, jax.Array) and y.weak_type and float(t) == 2.0
+
+    seen = []
+
+    @jax.custom_jvp
+    def h(x):
+        return x
+
+    @h.defjvp
+    def h_jvp(primals, tangents):
+        seen.append(type(primals[0]))
+        return primals[0] * 2, tangents[0] * 3
+
+    out = jax.jvp(h, (2.0,), (1.0,))
+    assert out == (4.0, 3.0) and [type(v) for v in out] == [float, float] and seen == [float]
+
+
+def test_custom_vjp_python_scalar_residuals_reach_bwd_as_given():
+    seen = []
+
+    @jax.custom_vjp
+    def f(x):
+        return x * 2.0
+
+    def f_bwd(res, g):
+        seen.append((res[0] is True, type(res[1])))
+        return (g * 2.0,)
+    f.defvjp(lambda x: (x * 2.0, (True, 3)), f_bwd)
+    close(jax.grad(f)(1.0), 2.0)
+    close(jax.jit(jax.grad(f))(1.0), 2.0)
+    assert seen == [(True, int), (True, int)]    # JAX: bool, TypedInt (an int)
+
+
 def test_linearize_evaluates_the_jvp_without_rerunning_the_function():
     calls = []
 

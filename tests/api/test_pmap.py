@@ -424,3 +424,14 @@ def test_jaxpr_shows_one_pmap_equation():
         np.zeros((1, 3), np.float32)))
     assert "xla_pmap[\n      axis_name=i\n      axis_size=1" in text, text
     assert "psum[axes=('i',) axis_index_groups=None]" in text, text   # as JAX prints it
+
+
+def test_lowered_and_compiled_pmap_are_jax_stages():
+    # JAX 0.10.2: pmap(f).lower(...) is a jax.stages.Lowered, .compile() a Compiled
+    lowered = jax.pmap(lambda x, y: 2 * x + y).lower(jnp.array([3]), jnp.array([4]))
+    assert isinstance(lowered, jax.stages.Lowered)
+    assert lowered.out_info.shape == (1,) and lowered.out_info.dtype == jnp.int32
+    compiled = lowered.compile()
+    assert isinstance(compiled, jax.stages.Compiled)
+    assert compiled(jnp.array([3]), jnp.array([4])).tolist() == [10]
+    assert compiled.out_info.shape == (1,)

@@ -332,3 +332,14 @@ def test_out_of_bounds_static_index_clamps_like_jax():
     assert float(jnp.arange(3.0)[5]) == 2.0 and float(jnp.arange(3.0)[-5]) == 0.0
     with pytest.raises(IndexError, match="out of bounds for axis 0 with size 0"):
         jnp.zeros((0, 2))[0]
+
+
+def test_promoting_functions_refuse_float0_arrays():
+    # JAX 0.10.2: "Called equal with a float0 array. float0s do not support any operations
+    # by design ..." (a TypeError), not a NumPy ufunc error
+    z = np.zeros(2, jax.dtypes.float0)
+    for fn, name in ((jnp.equal, "equal"), (jnp.add, "add"), (jnp.sin, "sin")):
+        with pytest.raises(TypeError, match=f"Called {name} with a float0 array"):
+            fn(*(z,) * (1 if fn is jnp.sin else 2))
+    with pytest.raises(TypeError, match="float0s do not support any operations"):
+        jnp.asarray([1.0]) + z[:1]

@@ -42,9 +42,16 @@ def _as_jax_value(x):
                         ) from None
 
 
-def _flatten_args(args):
+def _as_forward_value(x):
+    """Forward mode keeps a Python scalar primal or tangent as given (as JAX does): a
+    function returning its input unchanged returns the float, and custom_jvp rules see
+    it."""
+    return x if dtypes.is_python_scalar(x) else _as_jax_value(x)
+
+
+def _flatten_args(args, as_value=_as_jax_value):
     leaves, tree = tree_util.flatten(args)
-    return [_as_jax_value(x) for x in leaves], tree
+    return [as_value(x) for x in leaves], tree
 
 
 def _flatten_outputs(out, name):
@@ -159,9 +166,9 @@ def _tangents_in(primals, tangents, where):
         if get_aval(t).dtype == dtypes.float0:
             out.append(ad.Zero(ad.tangent_aval(get_aval(p))))
         elif where == "jax.jvp":
-            out.append(_match_weak_type(_as_jax_value(t), get_aval(p)))
+            out.append(_match_weak_type(_as_forward_value(t), get_aval(p)))
         else:
-            out.append(_as_jax_value(t))
+            out.append(_as_forward_value(t))
     return out
 
 
@@ -173,7 +180,7 @@ def jvp(fun, primals, tangents, has_aux=False):
         if not isinstance(value, (tuple, list)):
             raise TypeError("primal and tangent arguments to jax.jvp must be tuples or "
                             f"lists; found {type(value).__name__}.")
-    p_leaves, p_tree = _flatten_args(tuple(primals))
+    p_leaves, p_tree = _flatten_args(tuple(primals), _as_forward_value)
     t_leaves, t_tree = tree_util.flatten(tuple(tangents))
     if p_tree != t_tree:
         raise TypeError("primal and tangent arguments to jax.jvp must have the same tree "
@@ -194,7 +201,7 @@ def linearize(fun, *primals, has_aux=False):
     """(fun(*primals), f_jvp) where f_jvp(*tangents) evaluates the JVP at primals without
     re-running fun: the tangent computation was staged into a linear jaxpr."""
     _check_callable(fun, "linearize")
-    p_leaves, p_tree = _flatten_args(primals)
+    p_leaves, p_tree = _flatten_args(primals, _as_forward_value)
     flat = _FlatFun(fun, p_tree, has_aux, "linearize")
     result = ad.linearize_flat(flat, p_leaves, has_aux)
     out_p, linear = result[0], result[1]

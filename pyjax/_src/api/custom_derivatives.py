@@ -102,6 +102,12 @@ def _as_value(x):
     return x if isinstance(x, Tracer) else as_array(x)
 
 
+def _as_rule_output(x):
+    """A rule's output as JAX keeps it: a Python scalar stays one (a rule computing on
+    Python-scalar primals returns Python scalars); anything else is a JAX value."""
+    return x if dtypes.is_python_scalar(x) else _as_value(x)
+
+
 def _without_tangent(x):
     """A nondiff_argnums value as JAX passes it to the rule: never differentiated, by
     this differentiation or an enclosing one."""
@@ -352,7 +358,7 @@ class _JVPRule:
                             "pair (list or tuple of length two) representing primal and "
                             f"tangent outputs, but got {result!r:.200}.")
         p_leaves, p_tree = tree_util.flatten(result[0])
-        p_leaves = [_as_value(p) for p in p_leaves]
+        p_leaves = [_as_rule_output(p) for p in p_leaves]
         t_leaves, t_tree = tree_util.tree_flatten(
             result[1], is_leaf=lambda x: isinstance(x, SymbolicZero))
         if self.out_tree is None:   # fun has not run: the rule's output is the reference
@@ -378,7 +384,7 @@ class _JVPRule:
             if want.dtype == dtypes.float0 or isinstance(t, SymbolicZero):
                 t_out.append(ad.Zero(want))
                 continue
-            t = _as_value(t)
+            t = _as_rule_output(t)
             t_aval = get_aval(t)
             if t_aval.shape != want.shape or t_aval.dtype != want.dtype:
                 raise TypeError(f"Custom JVP rule {rname} for function {fname} must produce "
@@ -583,11 +589,12 @@ class _VJPRule:
                                 f"{get_aval(o).str_short(True)} where the function gives "
                                 f"{expected.str_short(True)}.")
         res_leaves, self.res_tree = tree_util.flatten(result[1])
-        return out_leaves, [_as_value(r) for r in res_leaves]   # residuals: JAX values
+        return out_leaves, [_as_rule_output(r) for r in res_leaves]
 
     def _bwd(self, residuals, cts):
         fname, bname = _name(self.cv.fun), _name(self.cv.bwd)
-        res = tree_util.tree_unflatten(self.res_tree, [_as_value(r) for r in residuals])
+        res = tree_util.tree_unflatten(self.res_tree,
+                                       [_as_rule_output(r) for r in residuals])
         cts = [c if type(c) is ad.Zero else _as_value(c) for c in cts]
         cts = _rule_tangents(cts, self.cv.symbolic_zeros)
         ct_out = tree_util.tree_unflatten(self.out_tree, cts)

@@ -626,14 +626,16 @@ class PmapWrapped:
         return _Entry(closed, in_tree, full_avals, out["tree"], tuple(out_axes), hoisted)
 
 
-class PmapLowered:
+class PmapLowered(aot.Lowered):
     """A pmap lowered for one set of argument types: its replicated StableHLO module.
-    compile() gives a PmapCompiled that runs it for arguments of those types."""
+    compile() gives a PmapCompiled that runs it for arguments of those types. A
+    jax.stages.Lowered, as JAX's pmap gives (libraries annotate with it); the base's
+    module property returns the replicated module set here."""
 
     _no_kwargs = False   # keyword arguments are accepted (mapped over axis 0), as in JAX
 
     def __init__(self, module, wrapped, args, entry, params, donated):
-        self.module = module
+        self._module = module
         self._wrapped, self._entry, self._params = wrapped, entry, params
         nargs = len(args)
         self._statics = {i % nargs: args[i % nargs] for i in wrapped.static_argnums
@@ -666,10 +668,21 @@ class PmapLowered:
         computation (dialect "hlo")."""
         return aot.compiler_ir(self.module, dialect)
 
+    @property
+    def out_info(self):
+        """The outputs' shapes (with the mapped axis) and dtypes."""
+        size = self._params["axis_size"]
+        avals = [a if d is None else a.update(shape=(*a.shape[:d], size, *a.shape[d:]))
+                 for a, d in zip(self._entry.closed.out_avals, self._entry.out_axes)]
+        return aot._out_info(self._entry.out_tree, avals, [None] * len(avals))
+
     def compile(self, compiler_options=None):
         """Compiles the module; `compiler_options` are XLA's (name -> value), checked by
         XLA (an unknown name or a bad value raises JaxRuntimeError)."""
         return PmapCompiled(self, compiler_options)
+
+    def __repr__(self):
+        return f"<Lowered pmap({self._wrapped._name})>"
 
     def cost_analysis(self):
         """XLA's estimate of flops, transcendentals and bytes accessed."""
@@ -680,9 +693,10 @@ def _xla(what):
     return dispatch.required_xla_backend(what)
 
 
-class PmapCompiled:
+class PmapCompiled(aot.Compiled):
     """A compiled pmap: call it with arguments of the lowered types (without the static
-    ones); it runs its own replicated executable (with the NumPy executor, the pmap)."""
+    ones); it runs its own replicated executable (with the NumPy executor, the pmap). A
+    jax.stages.Compiled, as JAX's."""
 
     _no_kwargs = False
 
@@ -747,6 +761,21 @@ class PmapCompiled:
     def runtime_executable(self):
         """XLA's loaded executable."""
         return self._loaded("runtime_executable")
+
+    @property
+    def out_info(self):
+        return self._lowered.out_info
+
+    @property
+    def input_shardings(self):
+        raise NotImplementedError("pmap's Compiled.input_shardings (PmapShardings) are not "
+                                  "available in pyjax; use jax.jit or jax.shard_map for "
+                                  "sharded programs.")
+
+    output_shardings = input_shardings
+
+    def __repr__(self):
+        return f"<Compiled pmap({self._lowered._wrapped._name})>"
 
 
 def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnums=(),

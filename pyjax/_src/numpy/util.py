@@ -190,18 +190,34 @@ def jax_array_protocol(x):
     return x if method is None or is_arraylike(x) else method()
 
 
+def check_no_float0s(name, *args):
+    """jnp's promoting functions refuse float0 arrays (as JAX's do)."""
+    for x in args:
+        if getattr(x, "dtype", None) == dtypes.float0:
+            raise TypeError(
+                f"Called {name} with a float0 array. float0s do not support any operations "
+                "by design because they are not compatible with non-trivial vector spaces. "
+                "No implicit dtype conversion is done. You can use np.zeros_like(arr, "
+                "dtype=np.float) to cast a float0 array to a regular zeros array. \nIf you "
+                "didn't expect to get a float0 you might have accidentally taken a gradient "
+                "with respect to an integer argument.")
+
+
 def promote_args(name, *args):
     check_arraylike(name, *args)
+    check_no_float0s(name, *args)
     return promote_shapes(name, *promote_dtypes(*map(jax_array_protocol, args)))
 
 
 def promote_args_inexact(name, *args):
     check_arraylike(name, *args)
+    check_no_float0s(name, *args)
     return promote_shapes(name, *promote_dtypes_inexact(*map(jax_array_protocol, args)))
 
 
 def promote_args_numeric(name, *args):
     check_arraylike(name, *args)
+    check_no_float0s(name, *args)
     return promote_shapes(name, *promote_dtypes_numeric(*map(jax_array_protocol, args)))
 
 
