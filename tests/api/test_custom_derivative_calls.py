@@ -357,3 +357,16 @@ def test_defaulted_parameters_fill_nondiff_argnums():
 
     g.defvjp(lambda x, y: (x * y, (x, y)), lambda r, c: (c * r[1] * 100, c * r[0]))
     assert float(g(3.0)) == 6.0 and float(jax.grad(g)(3.0)) == 200.0
+
+
+def test_keyword_only_defaults_are_left_to_the_function():
+    # JAX 0.10.2: a keyword-only parameter left to its default is fine (0.84147096 and
+    # the jvp (0.84147096, 0.5403023)); passing it raises TypeError
+    def f(x, *, scale=1.0):
+        return jnp.sin(x) * scale
+    g = jax.custom_jvp(f)
+    g.defjvps(lambda t, ans, x: t * jnp.cos(x))
+    np.testing.assert_allclose(g(1.0), 0.84147096, rtol=1e-6)
+    np.testing.assert_allclose(jax.jvp(g, (1.0,), (1.0,)), (0.84147096, 0.5403023), rtol=1e-6)
+    with pytest.raises(TypeError, match="scale"):
+        g(1.0, scale=2.0)

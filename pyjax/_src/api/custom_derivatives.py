@@ -76,9 +76,13 @@ def _resolve_args(fun, args, kwargs):
         raise TypeError(f"{_name(fun)}: could not resolve keyword arguments to positions "
                         f"({err}).") from None
     bound.apply_defaults()
-    if bound.kwargs:
-        raise TypeError(f"{_name(fun)}: keyword-only arguments {sorted(bound.kwargs)} cannot "
-                        "be used with custom derivative rules; make them positional.")
+    # keyword-only parameters left to their defaults are dropped (the function applies
+    # them itself), as JAX does; passed ones have no position to go to
+    passed = sorted(k for k in bound.kwargs if k in kwargs)
+    if passed:
+        raise TypeError(f"The input arguments to the custom function {_name(fun)} could not "
+                        "be resolved to positional-only arguments: the keyword-only "
+                        f"arguments {passed} have no position; make them positional.")
     return tuple(bound.args)
 
 
