@@ -170,7 +170,8 @@ class ShapedArray(AbstractValue):
     _mat: ManualAxisType | None
     _hash: int
 
-    def __new__(cls, shape, dtype, weak_type=False, sharding=None, mat=None):
+    def __new__(cls, shape, dtype, weak_type=False, sharding=None, manual_axis_type=None):
+        mat = manual_axis_type
         # Interned: equal avals are one object, so the checks on every jitted call and
         # eager op are identity tests. The table is only an accelerator: dropping it when
         # it grows large (shapes that never repeat) costs nothing but later misses.
@@ -212,6 +213,8 @@ class ShapedArray(AbstractValue):
     @property
     def mat(self) -> ManualAxisType:
         return NO_MANUAL_AXES if self._mat is None else self._mat
+
+    manual_axis_type = mat   # JAX's name
 
     @property
     def vma(self) -> frozenset:
