@@ -151,6 +151,17 @@ def assert_named_error(fn, exc, match):
     assert module == "builtins" or module.startswith("pyjax"), type(info.value)
 
 
+def raises_with(exc, fragment, fn, *args):
+    """fn(*args) raises `exc` with `fragment` in its message (for check_* functions run
+    in a subprocess, where the message is shown when it differs)."""
+    try:
+        fn(*args)
+    except exc as e:
+        assert fragment in str(e), str(e)
+    else:
+        raise AssertionError(f"{exc.__name__} not raised")
+
+
 def run_checks(namespace):
     """Subprocess side of checks_in_process: runs every `check_*` function of a test
     module's namespace and prints {name: 'ok' | traceback} as JSON."""

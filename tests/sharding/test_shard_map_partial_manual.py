@@ -14,20 +14,11 @@ import pyjax.numpy as jnp
 from pyjax._src import config
 from pyjax.sharding import AxisType, NamedSharding, PartitionSpec as P
 
-from harness import checks_on_devices
+from harness import checks_on_devices, raises_with
 
 
 def _explicit(shape, names):
     return jax.make_mesh(shape, names, axis_types=(AxisType.Explicit,) * len(names))
-
-
-def _raises(exc, fragment, fn, *args):
-    try:
-        fn(*args)
-    except exc as e:
-        assert fragment in str(e), str(e)
-    else:
-        raise AssertionError(f"{exc.__name__} not raised")
 
 
 def check_partial_manual_body_over_explicit_axes():
@@ -132,8 +123,8 @@ def check_vmap_over_explicit_axes_errors():
     f = jax.shard_map(lambda x: x, mesh=mesh, in_specs=P("x"), out_specs=P("x"),
                       axis_names={"x", "y"})
     x = jax.device_put(jnp.arange(16).reshape(4, 4), NamedSharding(mesh, P("x", "y")))
-    _raises(ValueError, "jax.shard_map requires axis_names", jax.jit(jax.vmap(f)), x)
-    _raises(ValueError, "Only one of spmd_axis_name or arrays sharded on `Explicit`",
+    raises_with(ValueError, "jax.shard_map requires axis_names", jax.jit(jax.vmap(f)), x)
+    raises_with(ValueError, "Only one of spmd_axis_name or arrays sharded on `Explicit`",
             jax.jit(jax.vmap(f, spmd_axis_name="y")), x)
 
 
@@ -141,17 +132,17 @@ def check_spmd_axis_name_in_specs():
     mesh = jax.make_mesh((4, 2), ("i", "j"), axis_types=(AxisType.Auto,) * 2)
     xs = jnp.arange(4 * 16.).reshape(4, 16)
     f = jax.shard_map(jnp.sin, mesh=mesh, in_specs=P("i"), out_specs=P("i"))
-    _raises(ValueError, "vmap spmd_axis_name cannot appear in shard_map in_specs",
+    raises_with(ValueError, "vmap spmd_axis_name cannot appear in shard_map in_specs",
             jax.vmap(f, spmd_axis_name="i"), xs)
     g = jax.shard_map(jnp.sin, mesh=mesh, in_specs=P("j"), out_specs=P(("i", "j")),
                       check_vma=False)
-    _raises(ValueError, "vmap spmd_axis_name cannot appear in shard_map out_specs",
+    raises_with(ValueError, "vmap spmd_axis_name cannot appear in shard_map out_specs",
             jax.vmap(g, spmd_axis_name="i"), xs)
     mesh = jax.make_mesh((2,), ("i",), axis_types=(AxisType.Auto,))
     h = jax.shard_map(lambda x, y: x + jax.lax.all_gather(y, "i", tiled=True), mesh=mesh,
                       in_specs=(P(None), P("i")), out_specs=P(None), check_vma=False)
     xs, y = jnp.arange(32).reshape(4, 8), jnp.arange(8)
-    _raises(ValueError, "vmap spmd_axis_name cannot appear in shard_map in_specs",
+    raises_with(ValueError, "vmap spmd_axis_name cannot appear in shard_map in_specs",
             jax.vmap(h, in_axes=(0, None), spmd_axis_name="i"), xs, y)
     with config.disable_vmap_shmap_error(True):
         out = jax.vmap(h, in_axes=(0, None), spmd_axis_name="i")(xs, y)
@@ -167,7 +158,7 @@ def check_closing_over_explicit_sharded_value():
         out = jax.shard_map(lambda w, x: jnp.sum(w * x, axis=-1), in_specs=(P(), P("x")),
                             out_specs=P("x"))(w, x)
         np.testing.assert_array_equal(np.asarray(out), [4., 4., 4., 4.])
-        _raises(NotImplementedError, "Closing over inputs to shard_map where the input "
+        raises_with(NotImplementedError, "Closing over inputs to shard_map where the input "
                 "is sharded on `Explicit` axes is not implemented",
                 jax.shard_map(lambda xi: jnp.sum(w * xi, axis=-1), in_specs=P("x"),
                               out_specs=P("x")), x)
@@ -192,11 +183,11 @@ def check_abstract_mesh_argument():
     identity = jax.shard_map(lambda x: x, mesh=mesh.abstract_mesh, in_specs=P("x"),
                              out_specs=P("x"))
     for x in (jnp.arange(8), np.arange(8)):
-        _raises(ValueError, "Please pass `jax.Array`s with a `NamedSharding` as input to "
+        raises_with(ValueError, "Please pass `jax.Array`s with a `NamedSharding` as input to "
                 "`shard_map` when passing `AbstractMesh` to the mesh argument.", identity, x)
     other = jax.make_mesh((2,), ("y",), axis_types=(AxisType.Auto,))
     on_other = jax.device_put(np.arange(8), NamedSharding(other, P("y")))
-    _raises(ValueError, "Mesh shape of the input (('y', 2),) does not match the mesh "
+    raises_with(ValueError, "Mesh shape of the input (('y', 2),) does not match the mesh "
             "shape passed to shard_map (('x', 2),) for shape int32[8]", identity, on_other)
 
 
