@@ -2,8 +2,15 @@
 programming model is an instance of: concrete Arrays, the tracers that stand in for them
 under any transformation, and typed PRNG key arrays (which register themselves). pyjax's
 own code tests the concrete class (`pyjax._src.array.Array`) instead."""
+import threading
+
 from pyjax._src.array import Array as ArrayImpl
 from pyjax._src.core.trace import Tracer
+
+
+# held while a member tuple is extended: two threads registering (or subclassing) at once
+# must not each drop the other's class
+_members_lock = threading.Lock()
 
 
 class _ArrayMeta(type):
@@ -14,9 +21,10 @@ class _ArrayMeta(type):
     def __init__(cls, name, bases, namespace):
         super().__init__(name, bases, namespace)
         cls._members = ()
-        for base in cls.__mro__[1:]:   # a subclass is an instance of each of its bases
-            if type(base) is _ArrayMeta:
-                base._members += (cls,)
+        with _members_lock:
+            for base in cls.__mro__[1:]:   # a subclass is an instance of each of its bases
+                if type(base) is _ArrayMeta:
+                    base._members += (cls,)
 
     def __instancecheck__(cls, instance):
         return isinstance(instance, cls._members)
@@ -28,8 +36,9 @@ class _ArrayMeta(type):
         """Makes `subclass` (and its subclasses) count as a subclass, as ABCMeta's."""
         if not isinstance(subclass, type):
             raise TypeError("Can only register classes")
-        if not issubclass(subclass, cls):
-            cls._members += (subclass,)
+        with _members_lock:
+            if not issubclass(subclass, cls):
+                cls._members += (subclass,)
         return subclass
 
 

@@ -159,3 +159,24 @@ def test_parse_flags_with_absl_applies_jax_flags_without_app_run():
     """, "--jax_enable_x64", "--other_flag", "--", "--jax_no_such")
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "True float64"
+
+
+def test_array_registration_from_many_threads_keeps_every_class():
+    # jax.Array's members are a tuple extended under a lock: concurrent registrations
+    # (and subclass definitions) must not drop each other's class
+    import threading
+
+    import pyjax as jax
+    classes = [type(f"Registered{i}", (), {}) for i in range(64)]
+    barrier = threading.Barrier(8)
+
+    def register(chunk):
+        barrier.wait()
+        for c in chunk:
+            jax.Array.register(c)
+    threads = [threading.Thread(target=register, args=(classes[i::8],)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(isinstance(c(), jax.Array) for c in classes)
