@@ -687,3 +687,14 @@ def test_custom_derivative_nondiff_argnums_are_checked_outside_transformations_t
     f.defjvp(lambda n, p, t: (p[0] * n, t[0] * n))
     with pytest.raises(TypeError, match=r"nondiff_argnums=\(3,\) but was called with only 2"):
         f(1.0, 2.0)
+
+
+def test_zero_and_passed_through_tangents_of_weak_primals_stay_weak():
+    # JAX 0.10.2: jvp(lambda x: x + 1, (2.0,), (1.0,)) and the symbolic zero tangent of a
+    # constant output are weakly typed float32, as the primals are
+    _, t = jax.jvp(lambda x: x + 1, (2.0,), (1.0,))
+    assert t.weak_type and t.dtype == np.float32 and float(t) == 1.0
+    _, z = jax.jvp(lambda x: x * 0 + 1, (2.0,), (1.0,))
+    assert z.weak_type and float(z) == 0.0
+    _, c = jax.jvp(lambda x: 3.0, (2.0,), (1.0,))
+    assert c.weak_type and float(c) == 0.0

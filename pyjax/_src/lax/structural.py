@@ -565,5 +565,7 @@ def zeros_like_aval(aval):
     if typed is not None and (typed.spec.unreduced or typed.spec.reduced):
         typed = type(typed)(typed.mesh, typed.spec.update(unreduced=frozenset(),
                                                           reduced=frozenset()))
-    return broadcast_in_dim_p.bind(np.zeros((), aval.dtype), shape=aval.shape,
+    # a weak aval's zeros stay weak, as JAX's (a Python scalar of its dtype's kind)
+    zero = np.zeros((), aval.dtype)
+    return broadcast_in_dim_p.bind(zero.item() if aval.weak_type else zero, shape=aval.shape,
                                    broadcast_dimensions=(), sharding=typed)
