@@ -662,10 +662,16 @@ class _EagerTrace(Trace):
 
     def _run(self, body, args, in_specs, out_specs):
         """`body` over the blocks of `args`, one shard_map program run now."""
+        return self._bind(self._trace_over_blocks(body, args, in_specs), args, in_specs, out_specs)
+
+    def _trace_over_blocks(self, body, args, in_specs):
+        """`body` traced over the blocks of `args` (laid out as `in_specs`)."""
         with _mesh_axes(self.mesh, self.manual_axes, self.check_vma):
             blocks = [_vma_block_aval(get_aval(x), s, self.mesh, self.name)
                       for x, s in zip(args, in_specs)]
-        closed = _trace_body(body, blocks, self.mesh, self.manual_axes, self.check_vma)
+        return _trace_body(body, blocks, self.mesh, self.manual_axes, self.check_vma)
+
+    def _bind(self, closed, args, in_specs, out_specs):
         return shard_map_p.bind(*args, jaxpr=closed, mesh=self.mesh,
                                 manual_axes=self.manual_axes, in_specs=in_specs,
                                 out_specs=out_specs, check_vma=self.check_vma,
@@ -675,10 +681,7 @@ class _EagerTrace(Trace):
         tracers = [self.own_or_lift(x) for x in args]
         closed, in_specs, out_specs, out_avals = self._op_program(prim, params, tracers)
         with set_current_trace(self.parent):
-            outs = shard_map_p.bind(*[t.stored for t in tracers], jaxpr=closed,
-                                    mesh=self.mesh, manual_axes=self.manual_axes,
-                                    in_specs=in_specs, out_specs=out_specs,
-                                    check_vma=self.check_vma, name=self.name)
+            outs = self._bind(closed, [t.stored for t in tracers], in_specs, out_specs)
         outs = [_EagerTracer(self, o, a) for o, a in zip(outs, out_avals)]
         return outs if prim.multiple_results else outs[0]
 
@@ -708,10 +711,7 @@ class _EagerTrace(Trace):
             return [st.expand_dims(o, (0,)) for o in outs]
 
         with set_current_trace(self.parent):
-            with _mesh_axes(self.mesh, self.manual_axes, self.check_vma):
-                blocks = [_vma_block_aval(get_aval(t.stored), s, self.mesh, self.name)
-                          for t, s in zip(tracers, in_specs)]
-            closed = _trace_body(body, blocks, self.mesh, self.manual_axes, self.check_vma)
+            closed = self._trace_over_blocks(body, [t.stored for t in tracers], in_specs)
         for aval in op_avals:
             if aval.mat.unreduced or aval.mat.reduced:
                 raise NotImplementedError(
