@@ -46,13 +46,6 @@ from pyjax._src.state.refs import Ref, empty_ref, free_ref, freeze, new_ref  # n
 from pyjax._src.numpy.indexing import ds  # noqa: F401
 from pyjax._src.array import Shard  # noqa: F401
 from pyjax._src.lax.sharding_constraint import reshard  # noqa: F401
-from pyjax._src.tree_util import (  # noqa: F401
-    tree_unflatten,
-    user_tree_flatten as tree_flatten,
-    user_tree_leaves as tree_leaves,
-    user_tree_map as tree_map,
-    user_tree_structure as tree_structure,
-)
 
 from pyjax._src.version import __version__  # noqa: F401
 

@@ -14,7 +14,7 @@ from pyjax._src.lax.elementwise import (  # noqa: F401
     log, log1p, logistic, lt, max, min, mul, ne, neg, nextafter, polygamma,
     population_count, pow, real, rem, round, rsqrt, select, select_n, shift_left,
     shift_right_arithmetic, shift_right_logical, sign, sin, sinh, sqrt, square, sub, tan,
-    tanh, zeros_like,
+    tanh,
 )
 from pyjax._src.lax.sharding_constraint import (  # noqa: F401
     sharding_constraint_p, with_sharding_constraint)

@@ -6,7 +6,7 @@ from pyjax._src.nn.functions import (  # noqa: F401
 )
 from pyjax._src.nn.activations import (  # noqa: F401
     celu, dot_product_attention, elu, glu, hard_sigmoid, hard_silu, hard_swish, hard_tanh,
-    identity, leaky_relu, log1mexp, log_sigmoid, logmeanexp, mish, normalize, selu,
+    identity, leaky_relu, log1mexp, log_sigmoid, logmeanexp, mish, selu,
     sparse_plus, sparse_sigmoid, squareplus, standardize, tanh,
 )
 from pyjax._src.nn.scaled_matmul import (  # noqa: F401

@@ -57,7 +57,7 @@ from pyjax._src.numpy.scalar_types import (  # noqa: F401
     bfloat16, bool_, cdouble, complex64, complex128, complex_, csingle, double,
     float4_e2m1fn, float6_e2m3fn, float6_e3m2fn, float8_e3m4, float8_e4m3,
     float8_e4m3b11fnuz, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz,
-    float8_e8m0fnu, float16, float32, float64, float_, half, int1, int2, int4, int8, int16,
+    float8_e8m0fnu, float16, float32, float64, float_, int1, int2, int4, int8, int16,
     int32, int64, int_, single, uint, uint1, uint2, uint4, uint8, uint16, uint32, uint64,
 )
 from pyjax._src.numpy.signal import convolve, correlate  # noqa: F401

@@ -12,6 +12,5 @@ from pyjax._src.random.gamma_family import (  # noqa: F401
     multinomial, multivariate_normal, orthogonal, poisson, t,
 )
 from pyjax._src.random.keys import (  # noqa: F401
-    KeyTy, PRNGKey, PRNGKeyArray, PRNGSpec, bits, clone, default_prng_impl, fold_in, key,
-    key_data, key_dtype, key_impl, split, wrap_key_data,
+    PRNGKey, bits, clone, fold_in, key, key_data, key_dtype, key_impl, split, wrap_key_data,
 )

@@ -30,7 +30,7 @@ POLICIES = {
 
 
 def close(a, b, rtol=1e-5, atol=1e-6):
-    for x, y in zip(jax.tree_leaves(a), jax.tree_leaves(b)):
+    for x, y in zip(jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)):
         np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=rtol, atol=atol)
 
 

@@ -3,6 +3,7 @@ jax, jax.debug, jax.nn (and its initializers), jax.random, jax.scipy.special and
 jax.tree_util (JAX 0.10.2, listed in jax-public-names.json) exists in pyjax, unless the
 tables below list it with the reason. Prints the counts per module."""
 import json
+import types
 
 import pytest
 
@@ -55,3 +56,20 @@ def test_names_are_callables_or_types_not_placeholders():
         for name in _names()[module]:
             if hasattr(obj, name) and name != "newaxis":
                 assert getattr(obj, name) is not None, f"{module}.{name} is None"
+
+
+# pyjax's own public names, beyond JAX's: each is a documented pyjax feature.
+PYJAX_ADDITIONS = {("jax", "alias_jax"): "runs code written for JAX (README)",
+                   ("jax.debug", "explain"): "explains retraces and NaNs (docs)"}
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_no_public_names_beyond_jax(module):
+    """Libraries branch on hasattr (jax.tree_map, jax.random.PRNGKeyArray, ...): a name
+    JAX 0.10.2 removed must be absent here too, or they take the wrong path."""
+    names = set(_names()[module])
+    extra = sorted(n for n, v in vars(MODULES[module]).items()
+                   if not n.startswith("_") and n not in names
+                   and not isinstance(v, types.ModuleType)
+                   and (module, n) not in PYJAX_ADDITIONS)
+    assert not extra, f"{module} has public names JAX 0.10.2 lacks: {extra}"

@@ -18,14 +18,14 @@ from harness import EXECUTORS, jit_on
 
 def loop_vmap(f, *args):
     """The reference for vmap: f per example, stacked."""
-    n = len(jax.tree_leaves(args[0])[0])
-    outs = [f(*jax.tree_map(lambda a, i=i: a[i], args)) for i in range(n)]
+    n = len(jax.tree_util.tree_leaves(args[0])[0])
+    outs = [f(*jax.tree_util.tree_map(lambda a, i=i: a[i], args)) for i in range(n)]
     return jax.tree_util.tree_map(lambda *xs: np.stack([np.asarray(x) for x in xs]), *outs)
 
 
 def assert_tree_close(actual, expected, rtol=1e-5, atol=1e-6):
-    a_leaves, a_tree = jax.tree_flatten(actual)
-    e_leaves, e_tree = jax.tree_flatten(expected)
+    a_leaves, a_tree = jax.tree_util.tree_flatten(actual)
+    e_leaves, e_tree = jax.tree_util.tree_flatten(expected)
     assert a_tree == e_tree
     for a, e in zip(a_leaves, e_leaves):
         np.testing.assert_allclose(np.asarray(a), np.asarray(e), rtol=rtol, atol=atol)
@@ -354,16 +354,16 @@ def test_fori_loop_with_traced_bounds_is_forward_mode_only():
 # --- scan --------------------------------------------------------------------------------
 
 def scan_reference(f, init, xs, length=None, reverse=False):
-    leaves = jax.tree_leaves(xs)
+    leaves = jax.tree_util.tree_leaves(xs)
     n = length if length is not None else len(leaves[0])
     carry, ys = init, []
     for i in (reversed(range(n)) if reverse else range(n)):
-        x = jax.tree_map(lambda a, i=i: a[i], xs) if xs is not None else None
+        x = jax.tree_util.tree_map(lambda a, i=i: a[i], xs) if xs is not None else None
         carry, y = f(carry, x)
         ys.append(y)
     if reverse:
         ys.reverse()
-    return carry, jax.tree_map(lambda *v: np.stack([np.asarray(a) for a in v]), *ys)
+    return carry, jax.tree_util.tree_map(lambda *v: np.stack([np.asarray(a) for a in v]), *ys)
 
 
 def cell(carry, x):
@@ -417,7 +417,7 @@ def test_scan_grad_jvp_and_vmap():
     check_grads(f, (INIT, XS), order=2, modes=["fwd", "rev"])
     check_grads(lambda i, x: lax.scan(cell, i, x, reverse=True)[0][0], (INIT, XS), order=1,
                 modes=["rev"])
-    batch_xs = jax.tree_map(lambda a: np.stack([a, a * 0.5, -a]), XS)
+    batch_xs = jax.tree_util.tree_map(lambda a: np.stack([a, a * 0.5, -a]), XS)
     g = lambda xs: lax.scan(cell, INIT, xs)   # noqa: E731
     assert_tree_close(jax.vmap(g)(batch_xs), loop_vmap(g, batch_xs))
     inits = (np.stack([X, -X]), np.array([0.0, 1.0], np.float32))

@@ -53,8 +53,6 @@ def test_log1mexp_logmeanexp_standardize():
     check("logmeanexp", jax.nn.logmeanexp(m, axis=1))
     check("standardize", jax.nn.standardize(m, axis=1))
     check("standardize_where", jax.nn.standardize(m, axis=1, where=m > 1))
-    with pytest.warns(DeprecationWarning, match="standardize"):
-        np.testing.assert_allclose(jax.nn.normalize(m, axis=1), jax.nn.standardize(m, 1))
 
 
 def _attention_inputs():

@@ -343,9 +343,9 @@ def test_jit_matches_eager(name, executor):
         args = (_well_conditioned(shape, dtype), _rand(shape[:-1] + (2,), dtype))
     else:
         args = (make(shape, dtype),)
-    expected = pyjax.tree_leaves(fn(*args))
+    expected = pyjax.tree_util.tree_leaves(fn(*args))
     with config.executor(executor):
-        actual = pyjax.tree_leaves(pyjax.jit(fn)(*args))
+        actual = pyjax.tree_util.tree_leaves(pyjax.jit(fn)(*args))
     for a, e in zip(actual, expected):
         assert a.dtype == e.dtype and a.shape == e.shape
         _close(a, e, dtype, 10)
@@ -378,9 +378,9 @@ def test_empty_matrices(executor):
              (lax.linalg.lu, (3, 0)), (jnp.linalg.eigh, (0, 0)), (jnp.linalg.eig, (2, 0, 0))]
     for fn, shape in cases:
         a = np.zeros(shape, np.float32)
-        expected = pyjax.tree_leaves(fn(a))
+        expected = pyjax.tree_util.tree_leaves(fn(a))
         with config.executor(executor):
-            actual = pyjax.tree_leaves(pyjax.jit(fn)(a))
+            actual = pyjax.tree_util.tree_leaves(pyjax.jit(fn)(a))
         for x, e in zip(actual, expected):
             np.testing.assert_array_equal(x, e)
     u, s, vh = jnp.linalg.svd(np.zeros((3, 0), np.float32))

@@ -432,8 +432,8 @@ def test_vmap_matches_loop(name):
     xs = np.random.default_rng(zlib.crc32(name.encode())).standard_normal((3, 6))
     xs = xs.astype(np.float32)
     expected = [np.stack(leaves) for leaves in zip(*[
-        [np.asarray(v) for v in pyjax.tree_leaves(f(x))] for x in xs])]
-    actual = pyjax.tree_leaves(pyjax.vmap(f)(xs))
+        [np.asarray(v) for v in pyjax.tree_util.tree_leaves(f(x))] for x in xs])]
+    actual = pyjax.tree_util.tree_leaves(pyjax.vmap(f)(xs))
     for a, e in zip(actual, expected):
         np.testing.assert_allclose(np.asarray(a), e, rtol=1e-5, atol=1e-5)
 

@@ -5,7 +5,6 @@ jax.numpy, lax and the first part (functions.py)."""
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
@@ -154,13 +153,6 @@ def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None):
         variance = red.mean(uf.square(x), axis, keepdims=True, where=where) - \
             uf.square(mean)
     return (x - mean) * ew.rsqrt(variance + np.array(epsilon, x.dtype))
-
-
-def normalize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None):
-    """Deprecated alias of standardize."""
-    warnings.warn("jax.nn.normalize is deprecated; use jax.nn.standardize instead.",
-                  DeprecationWarning, stacklevel=2)
-    return standardize(x, axis, mean, variance, epsilon, where)
 
 
 # --- dot_product_attention ---------------------------------------------------------------------

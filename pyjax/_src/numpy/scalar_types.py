@@ -62,4 +62,3 @@ float8_e5m2 = _make("float8_e5m2", ml_dtypes.float8_e5m2)
 int_, uint, float_, complex_ = int64, uint64, float64, complex128
 single, double = float32, float64
 csingle, cdouble = complex64, complex128
-half = float16
