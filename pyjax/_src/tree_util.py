@@ -1051,14 +1051,16 @@ def _holds_array_node(treedef) -> bool:
     return found
 
 
-def _is_array_node(x):
+def is_array_node(x):
+    """Whether x is of a type registered with register_array_node (a key array): a node
+    inside pyjax, a leaf as users see trees."""
     return type(x) in _array_nodes
 
 
 def _with_array_leaves(is_leaf, takes_path=False):
     """`is_leaf` that also takes the array nodes for leaves."""
     if is_leaf is None:
-        return (lambda _, x: type(x) in _array_nodes) if takes_path else _is_array_node
+        return (lambda _, x: type(x) in _array_nodes) if takes_path else is_array_node
     if takes_path:
         return lambda path, x: type(x) in _array_nodes or is_leaf(path, x)
     return lambda x: type(x) in _array_nodes or is_leaf(x)
@@ -1134,5 +1136,5 @@ register_pytree_node(Partial, lambda p: ((p.args, p.keywords), p.func),
 # JAX exposes its registry object; ours forwards to the functions above.
 default_registry = types.SimpleNamespace(
     flatten=user_tree_flatten, register_node=register_pytree_node, is_node=is_tree_node,
-    flatten_one_level=lambda x: None if _is_array_node(x) or _key_children(x) is None
+    flatten_one_level=lambda x: None if is_array_node(x) or _key_children(x) is None
     else flatten_one_level(x))

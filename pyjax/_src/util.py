@@ -167,6 +167,39 @@ def fun_name(fun):
     return getattr(fun, "__name__", type(fun).__name__)
 
 
+def _name_to_wrap(fun):
+    name = getattr(fun, "__name__", None)
+    if name is not None:
+        return name
+    return _name_to_wrap(fun.func) if isinstance(fun, functools.partial) \
+        else "<unnamed function>"
+
+
+def wraps(wrapped, docstr=None, **kwargs):
+    """functools.wraps as JAX's transformations use it: the wrapper takes `wrapped`'s
+    __dict__, annotations, name (a partial's function's), module, qualname and
+    __wrapped__ (which libraries follow to the function a transformation wraps), and as
+    its docstring `docstr` formatted with fun=<name>, doc=<wrapped's docstring> and
+    `kwargs` (else wrapped's docstring). A callable whose attributes do not fit a
+    function (a __name__ that is no string) leaves the remaining ones unset, as in JAX,
+    instead of failing the transformation."""
+    def wrapper(fun):
+        try:
+            name = _name_to_wrap(wrapped)
+            doc = getattr(wrapped, "__doc__", "") or ""
+            fun.__dict__.update(getattr(wrapped, "__dict__", {}))
+            fun.__annotations__ = getattr(wrapped, "__annotations__", {})
+            fun.__name__ = name
+            fun.__module__ = getattr(wrapped, "__module__", "<unknown module>")
+            fun.__doc__ = doc if docstr is None else docstr.format(fun=name, doc=doc, **kwargs)
+            fun.__qualname__ = getattr(wrapped, "__qualname__", fun.__name__)
+            fun.__wrapped__ = wrapped
+        except Exception:
+            pass
+        return fun
+    return wrapper
+
+
 def scipy_special(name):
     """scipy.special.<name> as a function that imports SciPy on its first call: importing
     it costs ~170 ms, too much for `import pyjax`."""

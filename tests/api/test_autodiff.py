@@ -502,6 +502,41 @@ def test_custom_vjp_bwd_may_give_a_float_input_another_float_dtype():
         np.testing.assert_array_equal(ct, np.ones(8))
 
 
+def test_custom_vjp_bwd_leaves_stand_for_argument_subtrees():
+    # As JAX 0.10.2 matches a bwd rule's output with the arguments: each leaf (None
+    # included) covers the argument's subtree at its place. None matches a None argument
+    # (equinox's partitions hold them), a cotangent for an empty subtree is dropped, and
+    # one cotangent covers every leaf of a subtree; a container for a leaf is an error.
+    @jax.custom_vjp
+    def f(a, b):
+        return a * 2.0 + b[1] * b[2]
+    f.defvjp(lambda a, b: (f(a, b), (b[1], b[2])),
+             lambda res, g: (g * 2.0, (None, g * res[1], g * res[0])))
+    grads = jax.grad(lambda a, x, y: f(a, (None, x, y)), argnums=(0, 1, 2))(1.0, 3.0, 4.0)
+    assert [float(g) for g in grads] == [2.0, 4.0, 3.0]
+
+    @jax.custom_vjp
+    def g(a, b):
+        return a * b[1]
+    g.defvjp(lambda a, b: (g(a, b), (a, b[1])),
+             lambda r, ct: (ct * r[1], (ct * 7.0, ct * r[0])))
+    grads = jax.grad(lambda a, x: g(a, (None, x)), argnums=(0, 1))(2.0, 5.0)
+    assert [float(g) for g in grads] == [5.0, 2.0]
+
+    @jax.custom_vjp
+    def h(a, b):
+        return a * (b[0] + b[1])
+    h.defvjp(lambda a, b: (h(a, b), (a, b)),
+             lambda r, ct: (ct * (r[1][0] + r[1][1]), ct * r[0]))
+    grads = jax.grad(lambda a, x, y: h(a, (x, y)), argnums=(0, 1, 2))(2.0, 5.0, 6.0)
+    assert [float(g) for g in grads] == [11.0, 2.0, 2.0]
+
+    k = jax.custom_vjp(lambda a: a)
+    k.defvjp(lambda a: (a, None), lambda r, ct: ((ct, ct),))
+    with pytest.raises(TypeError, match=r"same container \(pytree\) structure"):
+        jax.grad(k)(1.0)
+
+
 def test_custom_vjp_errors_and_closure_convert():
     f = jax.custom_vjp(lambda x: x)
     with pytest.raises(AttributeError, match="No VJP defined"):

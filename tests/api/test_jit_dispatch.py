@@ -46,6 +46,36 @@ def test_runner_results_are_complete_arrays():
     np.testing.assert_array_equal(second, np.full(2, -1.5, np.float32))
 
 
+def _is_host_float0(x, shape):
+    return (isinstance(x, np.ndarray) and not isinstance(x, jax.Array)
+            and x.dtype == jax.dtypes.float0 and x.shape == shape)
+
+
+def test_float0_results_are_host_arrays(executor):
+    # JAX 0.10.2 hands float0 results of compiled programs out as NumPy arrays (its
+    # TypedNdArray), which NumPy compares; the other results stay Arrays
+    z = np.zeros((2,), jax.dtypes.float0)
+    f = jax.jit(lambda a, b: (a, b * 2))
+    for _ in range(2):   # the first call, then the cached one
+        a, b = f(z, 1.0)
+        assert _is_host_float0(a, (2,)) and (a == a).all()
+        assert isinstance(b, jax.Array) and float(b) == 2.0
+    assert _is_host_float0(jax.jit(lambda a: a).lower(z).compile()(z), (2,))
+    g = jax.jit(jax.grad(lambda x, n: x * n, argnums=(0, 1), allow_int=True))
+    for _ in range(2):
+        gx, gn = g(2.0, 3)
+        assert isinstance(gx, jax.Array) and float(gx) == 3.0 and _is_host_float0(gn, ())
+    mesh = jax.sharding.Mesh(np.array(jax.devices()[:1]), ("x",))
+    s = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("x"))
+    a, b = jax.jit(lambda a, b: (a, b * 2), out_shardings=(None, s))(z, jnp.arange(4.0))
+    assert _is_host_float0(a, (2,)) and isinstance(b, jax.Array)
+
+
+def test_float0_results_of_pmap_are_host_arrays():
+    out = jax.pmap(lambda a: a)(np.zeros((1, 2), jax.dtypes.float0))
+    assert _is_host_float0(out, (1, 2))
+
+
 def test_committed_inputs_give_committed_results():
     x = jax.device_put(jnp.arange(3.0), jax.devices()[0])
     f = jax.jit(lambda v: (v + 1, v * 2))

@@ -310,6 +310,38 @@ def test_failing_callback_is_logged_with_its_traceback(api, caplog):
     assert "Traceback (most recent call last)" in caplog.text and "Ooops" in caplog.text
 
 
+@pytest.mark.parametrize("jitted", [False, True])
+@pytest.mark.parametrize("api", ["pure_callback", "io_callback"])
+def test_failing_callback_run_by_its_impl_raises_as_xla_reports_it(api, jitted, caplog):
+    # JAX 0.10.2 runs even an eager pure_callback / io_callback as an XLA program: the
+    # failure is a JaxRuntimeError (no __cause__) holding the traceback, logged on the
+    # logger "jax._src.callback" (whose name libraries such as equinox filter on). pyjax
+    # runs it by its impl eagerly, and in jit on the NumPy executor.
+    def fail(x):
+        raise ValueError("boom")
+
+    def run(call):
+        with config.executor("numpy"):
+            return (jax.jit(call) if jitted else call)(jnp.float32(1))
+
+    call = {"pure_callback": lambda x: jax.pure_callback(fail, x, x),
+            "io_callback": lambda x: io_callback(fail, x, x)}[api]
+    with caplog.at_level("ERROR"), pytest.raises(jax.errors.JaxRuntimeError) as info:
+        run(call)
+    message = str(info.value)
+    assert message.startswith("INTERNAL: CpuCallback error calling callback: Traceback")
+    assert message.endswith("ValueError: boom")
+    assert info.value.__cause__ is None
+    assert [(r.name, r.getMessage()) for r in caplog.records] == [
+        ("jax._src.callback", f"jax.{api} failed")]
+
+    zeros = lambda v: np.zeros(3, np.float32)  # noqa: E731
+    bad = {"pure_callback": lambda x: jax.pure_callback(zeros, x, x),
+           "io_callback": lambda x: io_callback(zeros, x, x)}[api]
+    with pytest.raises(jax.errors.JaxRuntimeError, match="(?s)CpuCallback.*output shape"):
+        run(bad)
+
+
 def test_experimental_pjit_is_jit_with_a_deprecation_warning():
     from pyjax.experimental import pjit
     with pytest.warns(DeprecationWarning, match="Please use `jax.jit` instead"):

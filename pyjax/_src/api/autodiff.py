@@ -4,7 +4,6 @@ trace, linearize by partial evaluation, transposition); imports api siblings and
 from __future__ import annotations
 
 import dataclasses
-import functools
 import operator
 
 import numpy as np
@@ -22,6 +21,7 @@ from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import structural as st
 from pyjax._src.lax.sharding_constraint import as_cotangent_of
 from pyjax._src.lax.slicing import slice_in_dim
+from pyjax._src.util import wraps
 
 
 def _check_callable(fun, name):
@@ -464,7 +464,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
 
 
 def _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, name):
-    @functools.wraps(fun, assigned=("__name__", "__qualname__", "__module__"))
+    @wraps(fun, docstr=_VALUE_AND_GRAD_DOC, argnums=argnums)
     def value_and_grad_f(*args, **kwargs):
         nums, dyn = _select_args(name, argnums, args)
         for x in tree_util.tree_leaves(dyn):
@@ -479,7 +479,6 @@ def _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, name):
         g = pullback(_ones_like_output(ans))
         g = g if isinstance(argnums, tuple) else g[0]
         return ((ans, aux) if has_aux else ans), g
-    value_and_grad_f.__doc__ = _grad_doc(fun, name)
     return value_and_grad_f
 
 
@@ -496,12 +495,17 @@ def _ones_like_output(ans):
     return Array(np.ones((), aval.dtype))
 
 
-def _grad_doc(fun, name):
-    doc = getattr(fun, "__doc__", None)
-    what = getattr(fun, "__name__", "fun")
-    head = (f"Gradient of {what} with respect to positional argument(s)." if name == "grad"
-            else f"Value and gradient of {what} with respect to positional argument(s).")
-    return head + (f"\n\nOriginal documentation:\n\n{doc}" if doc else "")
+_GRAD_DOC = ("Gradient of {fun} with respect to positional argument(s) {argnums}. Takes the "
+             "same arguments as {fun} but returns the gradient, which has the same shape "
+             "as the arguments at positions {argnums}.")
+_VALUE_AND_GRAD_DOC = (
+    "Value and gradient of {fun} with respect to positional argument(s) {argnums}. Takes "
+    "the same arguments as {fun} but returns a two-element tuple where the first element "
+    "is the value of {fun} and the second element is the gradient, which has the same "
+    "shape as the arguments at positions {argnums}.")
+_JACOBIAN_DOC = ("Jacobian of {fun} with respect to positional argument(s) {argnums}. Takes "
+                 "the same arguments as {fun} but returns the jacobian of the output with "
+                 "respect to the arguments at positions {argnums}.")
 
 
 def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, reduce_axes=()):
@@ -513,11 +517,10 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, redu
     argnums = _normalize_argnums(argnums)
     vg = _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, "grad")
 
-    @functools.wraps(fun, assigned=("__name__", "__qualname__", "__module__"))
+    @wraps(fun, docstr=_GRAD_DOC, argnums=argnums)
     def grad_f(*args, **kwargs):
         value, g = vg(*args, **kwargs)
         return (g, value[1]) if has_aux else g
-    grad_f.__doc__ = _grad_doc(fun, "grad")
     return grad_f
 
 
@@ -599,7 +602,8 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
     _check_callable(fun, "jacfwd")
     argnums = _normalize_argnums(argnums)
 
-    def jacfwd_f(*args, **kwargs):
+    @wraps(fun, docstr=_JACOBIAN_DOC, argnums=argnums)
+    def jacfun(*args, **kwargs):
         nums, dyn = _select_args("jacfwd", argnums, args)
         in_leaves, in_tree = _flatten_args(dyn)
         for x in in_leaves:
@@ -624,7 +628,7 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
             in_tree = in_tree.children()[0]
         jac = _jacobian_tree(out_tree, in_tree, blocks)
         return (jac, result[2]) if has_aux else jac
-    return jacfwd_f
+    return jacfun
 
 
 def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
@@ -634,7 +638,8 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     _check_callable(fun, "jacrev")
     argnums = _normalize_argnums(argnums)
 
-    def jacrev_f(*args, **kwargs):
+    @wraps(fun, docstr=_JACOBIAN_DOC, argnums=argnums)
+    def jacfun(*args, **kwargs):
         nums, dyn = _select_args("jacrev", argnums, args)
         for x in tree_util.tree_leaves(dyn):
             _check_input_dtype_rev("jacrev", holomorphic, allow_int, _as_jax_value(x))
@@ -661,7 +666,7 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
             in_tree = in_tree.children()[0]
         jac = _jacobian_tree(out_tree, in_tree, blocks)
         return (jac, result[2]) if has_aux else jac
-    return jacrev_f
+    return jacfun
 
 
 jacobian = jacrev

@@ -3,7 +3,6 @@ allows; the backward pass recomputes the others from what was saved. Also the po
 checkpoint_name (the `name` primitive) and saved_residuals. Imports api siblings and below."""
 from __future__ import annotations
 
-import functools
 import inspect
 import types
 
@@ -19,7 +18,7 @@ from pyjax._src.lax import builders as b
 from pyjax._src.lax.call import jit_p
 from pyjax._src.lax.control_flow.common import has_io_effect
 from pyjax._src.lax.dot import dot_general_p
-from pyjax._src.util import WeakCache, merge_lists, split_list
+from pyjax._src.util import WeakCache, merge_lists, split_list, wraps
 
 
 # --- policies ---------------------------------------------------------------------------
@@ -143,7 +142,7 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
         raise TypeError("the `policy` argument to `jax.checkpoint` must be a callable such "
                         f"as one of jax.checkpoint_policies, got {policy!r}.")
 
-    @functools.wraps(fun)
+    @wraps(fun)
     def fun_remat(*args, **kwargs):
         nums = _static_positions(static_argnums, len(args))
         dyn = [a for i, a in enumerate(args) if i not in nums]

@@ -650,37 +650,42 @@ def _custom_vjp_call_jvp(primals, tangents, *, name, call_jaxpr, fwd, bwd, num_c
 
 
 def _flat_cotangents(result, in_tree, bname, fname):
-    """A bwd rule's output (one entry per argument, None for zero), checked against the
-    arguments' structure as JAX checks it, as one entry per flat leaf of the arguments:
-    a cotangent, None or a SymbolicZero."""
+    """A bwd rule's output (one entry per argument, None for zero), matched against the
+    arguments' structure as JAX matches it, as one entry per flat leaf of the arguments:
+    a cotangent, None or a SymbolicZero. Each leaf of an entry (None included) stands for
+    the whole subtree of the arguments at its place: None for zeros there, a cotangent
+    for each of its leaves (none where the argument is an empty subtree, such as the
+    None leaves of an equinox partition)."""
     n_args = len(in_tree.children())
     if not isinstance(result, (tuple, list)) or len(result) != n_args:
         raise TypeError(f"Custom VJP bwd rule {bname} for function {fname} must produce "
                         "a tuple with one entry per differentiable argument of the "
                         f"function ({n_args}), but got {result!r:.200}.")
     leaves = []
+
+    def match(ct, primal):
+        n = len(tree_util.flatten(primal)[0])
+        if ct is not None and tree_util.is_array_node(primal):
+            # a key array: a float0 cotangent is zeros of its leaves
+            zero = getattr(ct, "dtype", None) == dtypes.float0
+            leaves.extend([None] * n if zero else tree_util.flatten(ct)[0])
+        else:
+            leaves.extend([ct] * n)
+
     for i, (entry, sub) in enumerate(zip(result, in_tree.children())):
-        if entry is None:
-            leaves += [None] * sub.num_leaves
-            continue
         # compared as users see trees: a key array is one leaf, its cotangent float0
-        e_leaves, e_tree = tree_util.user_tree_flatten(
-            entry, is_leaf=lambda x: x is None or isinstance(x, SymbolicZero))
-        p_leaves, p_tree = tree_util.user_tree_flatten(
-            sub.unflatten([_ARGUMENT] * sub.num_leaves))
-        if e_tree != p_tree:
+        primal = sub.unflatten([_ARGUMENT] * sub.num_leaves)
+        try:
+            tree_util.user_tree_map(match, entry, primal,
+                                    is_leaf=lambda x: x is None or isinstance(x, SymbolicZero))
+        except ValueError:
+            e_tree = tree_util.user_tree_structure(
+                entry, is_leaf=lambda x: x is None or isinstance(x, SymbolicZero))
             raise TypeError(f"Custom VJP bwd rule {bname} for function {fname} must "
                             "produce an output with the same container (pytree) "
                             "structure as the args tuple of the primal function, but at "
                             f"output[{i}] got {e_tree} for primal input structure "
-                            f"{p_tree}.")
-        for ct, primal in zip(e_leaves, p_leaves):
-            if primal is _ARGUMENT:
-                leaves.append(ct)
-            else:   # an array node (keys): float0 cotangents are zeros of its leaves
-                n = len(tree_util.flatten(primal)[0])
-                zero = ct is None or getattr(ct, "dtype", None) == dtypes.float0
-                leaves += [None] * n if zero else tree_util.flatten(ct)[0]
+                            f"{tree_util.user_tree_structure(primal)}.") from None
     return leaves
 
 

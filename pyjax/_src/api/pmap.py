@@ -147,7 +147,7 @@ def _run_replicated(xla, args, out_avals, *, jaxpr, axis_name, axis_size, in_axe
     results = []
     for shards, axis, aval in zip(exe(per_argument), out_axes, out_avals):
         if aval.dtype == dtypes.float0:   # XLA holds no float0 buffers: a host value
-            results.append(Array(np.zeros(aval.shape, dtypes.float0), aval=aval))
+            results.append(np.zeros(aval.shape, dtypes.float0))
             continue
         sharding = _result_sharding(tuple(devices), axis_name, axis)
         if axis is None:   # each replica keeps its own copy, as JAX's

@@ -3,7 +3,6 @@ without running it. ShapeDtypeStruct stands in for an array argument."""
 from __future__ import annotations
 
 import contextlib
-import functools
 
 import numpy as np
 
@@ -14,7 +13,7 @@ from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.tokens import AbstractToken
 from pyjax._src.interpreters import batching
 from pyjax._src.interpreters import partial_eval as pe
-from pyjax._src.util import canonicalize_shape
+from pyjax._src.util import canonicalize_shape, wraps
 
 
 class ShapeDtypeStruct:
@@ -199,8 +198,8 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False,
                abstracted_axes=None):
     """Returns a function that traces `fun` on example arguments and gives its jaxpr."""
 
-    @functools.wraps(fun)
-    def make(*args, **kwargs):
+    @wraps(fun)
+    def make_jaxpr_f(*args, **kwargs):
         with contextlib.ExitStack() as stack:   # axis_env: names collectives may use
             for name, size in axis_env or ():
                 stack.enter_context(batching.extend_axis_env(name, size))
@@ -211,7 +210,12 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False,
                       for a in jaxpr.out_avals]
             return closed, tree_util.tree_unflatten(out_tree, shapes)
         return closed
-    return make
+    make_jaxpr_f.__module__ = "jax"   # as JAX names it
+    if hasattr(fun, "__qualname__"):
+        make_jaxpr_f.__qualname__ = f"make_jaxpr({fun.__qualname__})"
+    if hasattr(fun, "__name__"):
+        make_jaxpr_f.__name__ = f"make_jaxpr({fun.__name__})"
+    return make_jaxpr_f
 
 
 def _closed(jaxpr, consts):

@@ -2,7 +2,6 @@
 BatchTracers (interpreters/batching.py). Imports tree_util, core, interpreters, array."""
 from __future__ import annotations
 
-import functools
 import inspect
 import operator
 
@@ -12,6 +11,10 @@ from pyjax._src.core.avals import get_aval, is_valid_jax_type
 from pyjax._src.core.trace import check_for_leaks, set_current_trace
 from pyjax._src.interpreters import batching
 from pyjax._src.util import fun_name as _name
+from pyjax._src.util import wraps
+
+_VMAP_DOC = ("Vectorized version of {fun}. Takes similar arguments as {fun} but with "
+             "additional array axes over which {fun} is mapped.")
 
 
 def _check_axes_spec(axes, what):
@@ -51,11 +54,12 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
     spmd_name = (None if spmd_axis_name is None else tuple(spmd_axis_name)
                  if isinstance(spmd_axis_name, (tuple, list)) else (spmd_axis_name,))
 
-    @functools.wraps(fun)
-    def vmapped(*args, **kwargs):
+    @wraps(fun, docstr=_VMAP_DOC + ("\n\nOriginal documentation:\n\n" + fun.__doc__
+                                     if getattr(fun, "__doc__", None) else ""))
+    def vmap_f(*args, **kwargs):
         return _call(fun, in_axes, out_axes, axis_name, axis_size, args, kwargs, spmd_name)
 
-    return vmapped
+    return vmap_f
 
 
 def _call(fun, in_axes, out_axes, axis_name, axis_size, args, kwargs, spmd_name=None):

@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from pyjax._src import config, tree_util
+from pyjax._src import config, dtypes, tree_util
 from pyjax._src import sharding as sharding_mod
 from pyjax._src.array import Array, deleted_error, sharded_array
 from pyjax._src.backends import devices as devices_mod
@@ -123,13 +123,24 @@ def runs_own_program(jaxpr):
 
 
 class ExecutableEntry:
-    """The executable of one (jaxpr, donation, device), and the input positions whose
-    buffers it takes over (donation)."""
+    """The executable of one (jaxpr, donation, device), the input positions whose
+    buffers it takes over (donation), and whether any of its results is a float0 (handed
+    out as host arrays: see host_float0s)."""
 
-    __slots__ = ("run", "donated", "device")
+    __slots__ = ("run", "donated", "device", "float0_results")
 
-    def __init__(self, run, donated, device):
+    def __init__(self, run, donated, device, out_avals):
         self.run, self.donated, self.device = run, donated, device
+        self.float0_results = any(getattr(a, "dtype", None) == dtypes.float0
+                                  for a in out_avals)
+
+
+def host_float0s(outs):
+    """A program's results as JAX hands them out: a float0 result is a NumPy array of
+    zeros, not an Array (XLA holds no float0 values; JAX's result handlers make host
+    arrays of them, which NumPy compares and tree utilities pass through)."""
+    return [np.zeros(o.shape, dtypes.float0)
+            if type(o) is Array and o.dtype == dtypes.float0 else o for o in outs]
 
 
 def _function_name(closed):
@@ -198,7 +209,7 @@ def _make_entry(closed, donated_invars, device, compiler_options=None):
             and type(run) is not InterpretedExecutable):   # that one checks as it goes
         run = NanCheckedExecutable(run, closed)
     warn_unusable(donation)
-    return ExecutableEntry(run, donation.consumed, device)
+    return ExecutableEntry(run, donation.consumed, device, closed.out_avals)
 
 
 def warn_unusable(donation):
@@ -272,7 +283,7 @@ def run_closed_jaxpr(closed, args, donated_invars=(), device=None, where=None,
         x = args[i]
         if type(x) is Array:
             x.delete("donated")
-    return outs
+    return host_float0s(outs) if entry.float0_results else outs
 
 
 # --- one argument signature's runner (what jit's fast calls run) ----------------------------
@@ -316,6 +327,8 @@ class PlainRunner:
         for i in self.entry.donated:
             if type(leaves[i]) is Array:
                 leaves[i].delete("donated")
+        if self.entry.float0_results:
+            outs = host_float0s(outs)
         return tree_util.tree_unflatten(self.out_tree, outs)
 
 
@@ -585,7 +598,7 @@ def sharded_executable(closed, donated_invars, plan, compiler_options=None):
         run = xla_backend().ShardedExecutable(lowered, plan.mesh, closed.consts, name,
                                               compiler_options)
         entry = per_jaxpr[key] = ExecutableEntry(run, lowered.donation.consumed,
-                                                  None)
+                                                  None, closed.out_avals)
     return entry
 
 
@@ -594,8 +607,8 @@ def run_sharded(closed, args, donated_invars=(), in_shardings=None, out_sharding
     """Runs `closed` as one SPMD program over the mesh of the shardings involved (the
     arguments', jit's in/out_shardings, sharding constraints inside): arguments are laid
     out as XLA expects them, results come back sharded as XLA (or out_shardings) chose."""
-    return _run_sharded(closed, args, donated_invars, in_shardings, out_shardings, where,
-                        compiler_options)[0]
+    return host_float0s(_run_sharded(closed, args, donated_invars, in_shardings,
+                                     out_shardings, where, compiler_options)[0])
 
 
 def sharded_call(closed, args, donated_invars, in_shardings, out_shardings, where,
@@ -607,8 +620,8 @@ def sharded_call(closed, args, donated_invars, in_shardings, out_shardings, wher
     route."""
     outs, entry = _run_sharded(closed, args, donated_invars, in_shardings, out_shardings,
                                where, compiler_options)
-    if entry is None:
-        return outs, None
+    if entry is None or entry.float0_results:   # (no runner hands out host float0s)
+        return host_float0s(outs), None
     exe = entry.run
     if not all(type(x) is Array and x._sharding is not None
                and sharding_mod.same_layout(x._sharding, s, x.ndim)

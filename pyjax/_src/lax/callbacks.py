@@ -20,13 +20,16 @@ from pyjax._src.backends import stablehlo as hlo
 from pyjax._src.backends.numpy_backend import host_value
 from pyjax._src.core.avals import ShapedArray, get_aval, is_valid_jax_type
 from pyjax._src.core.trace import Trace, define_primitive, set_current_trace
+from pyjax._src.errors import JaxRuntimeError
 from pyjax._src.interpreters import batching
 from pyjax._src.lax import builders as b
 from pyjax._src.lax import parallel, slicing
 from pyjax._src.sharding import PartitionSpec, SingleDeviceSharding
 from pyjax._src.util import fun_name
 
-_logger = logging.getLogger(__name__)
+# JAX's logger for failed callbacks: libraries filter its records by this name (equinox
+# hides the "jax.pure_callback failed" of its own runtime errors).
+_logger = logging.getLogger("jax._src.callback")
 
 # --- effects --------------------------------------------------------------------------------
 
@@ -109,6 +112,18 @@ def call_on_host(callback, values, api):
         except BaseException:
             _logger.exception("%s failed", api)
             raise
+
+
+def call_as_program(callback, args, result_avals, api):
+    """A pure or io callback's impl: the callback on host values, results checked. JAX
+    runs these callbacks inside an XLA program even eagerly, so a failure reaches the
+    caller as XLA reports a failed host callback: a JaxRuntimeError holding the
+    traceback."""
+    try:
+        return check_results(call_on_host(callback, args, api), result_avals, api)
+    except Exception:
+        raise JaxRuntimeError("INTERNAL: CpuCallback error calling callback: "
+                              + traceback.format_exc().rstrip()) from None
 
 
 def check_results(results, result_avals, api):
@@ -421,8 +436,7 @@ inspect_sharding_p = define_primitive(
 # --- pure_callback ----------------------------------------------------------------------------
 
 def _pure_impl(*args, callback, result_avals, vmap_method, sharding):
-    return check_results(call_on_host(callback, args, "jax.pure_callback"), result_avals,
-                         "jax.pure_callback")
+    return call_as_program(callback, args, result_avals, "jax.pure_callback")
 
 
 def _pure_jvp(primals, tangents, **params):
@@ -536,8 +550,7 @@ def pure_callback(callback, result_shape_dtypes, *args, sharding=None, vmap_meth
 # --- io_callback ------------------------------------------------------------------------------
 
 def _io_impl(*args, callback, result_avals, ordered, sharding):
-    return check_results(call_on_host(callback, args, "jax.io_callback"), result_avals,
-                         "jax.io_callback")
+    return call_as_program(callback, args, result_avals, "jax.io_callback")
 
 
 def _io_jvp(primals, tangents, **params):
