@@ -400,3 +400,22 @@ def test_bwd_gets_array_residuals_with_their_weak_types():
     close(jax.value_and_grad(f)(jnp.array(1.0)), (0.84147096, 0.5403023))
     assert seen[1] == seen[3] == [(True, True), (True, True), (True, False)]
 
+
+def test_bwd_entries_are_prefixes_of_the_arguments():
+    # JAX 0.10.2 maps bwd's output over the arguments' trees as a prefix: a cotangent
+    # standing for a subtree goes to each of its leaves, a None zeroes the subtree
+    @custom_vjp
+    def h(d):
+        return d['a'][0] * d['a'][1] + d['b']
+
+    arg = {'a': (1.0, 2.0), 'b': 3.0}
+    for rule, expected in [
+            (lambda r, g: ({'a': g * 2.0, 'b': None},), {'a': (2.0, 2.0), 'b': 0.0}),
+            (lambda r, g: ({'a': None, 'b': g},), {'a': (0.0, 0.0), 'b': 1.0}),
+            (lambda r, g: (g,), {'a': (1.0, 1.0), 'b': 1.0})]:
+        h.defvjp(lambda d: (h(d), None), rule)
+        for out in grad(h)(arg), jit(grad(h))(arg):
+            assert jax.tree.map(float, out) == expected
+    h.defvjp(lambda d: (h(d), None), lambda r, g: ({'a': g},))
+    with pytest.raises(TypeError, match=r"same container \(pytree\) structure"):
+        grad(h)(arg)

@@ -652,35 +652,30 @@ def _custom_vjp_call_jvp(primals, tangents, *, name, call_jaxpr, fwd, bwd, num_c
 def _flat_cotangents(result, in_tree, bname, fname):
     """A bwd rule's output (one entry per argument, None for zero), checked against the
     arguments' structure as JAX checks it, as one entry per flat leaf of the arguments:
-    a cotangent, None or a SymbolicZero."""
+    a cotangent, None or a SymbolicZero. As in JAX, each entry need only be a prefix of
+    its argument's tree: a None or a cotangent standing where the argument has a subtree
+    (flax's State of arrays for a State of Variables, a float0 for a key array) stands
+    for every leaf of that subtree."""
     n_args = len(in_tree.children())
     if not isinstance(result, (tuple, list)) or len(result) != n_args:
         raise TypeError(f"Custom VJP bwd rule {bname} for function {fname} must produce "
                         "a tuple with one entry per differentiable argument of the "
                         f"function ({n_args}), but got {result!r:.200}.")
     leaves = []
+
+    def broadcast(ct, primal):
+        leaves.extend([ct] * len(tree_util.flatten(primal)[0]))
+
     for i, (entry, sub) in enumerate(zip(result, in_tree.children())):
-        if entry is None:
-            leaves += [None] * sub.num_leaves
-            continue
-        # compared as users see trees: a key array is one leaf, its cotangent float0
-        e_leaves, e_tree = tree_util.user_tree_flatten(
-            entry, is_leaf=lambda x: x is None or isinstance(x, SymbolicZero))
-        p_leaves, p_tree = tree_util.user_tree_flatten(
-            sub.unflatten([_ARGUMENT] * sub.num_leaves))
-        if e_tree != p_tree:
+        primal = sub.unflatten([_ARGUMENT] * sub.num_leaves)
+        try:
+            tree_util.tree_map(broadcast, entry, primal, is_leaf=lambda x: x is None)
+        except ValueError:
             raise TypeError(f"Custom VJP bwd rule {bname} for function {fname} must "
                             "produce an output with the same container (pytree) "
                             "structure as the args tuple of the primal function, but at "
-                            f"output[{i}] got {e_tree} for primal input structure "
-                            f"{p_tree}.")
-        for ct, primal in zip(e_leaves, p_leaves):
-            if primal is _ARGUMENT:
-                leaves.append(ct)
-            else:   # an array node (keys): float0 cotangents are zeros of its leaves
-                n = len(tree_util.flatten(primal)[0])
-                zero = ct is None or getattr(ct, "dtype", None) == dtypes.float0
-                leaves += [None] * n if zero else tree_util.flatten(ct)[0]
+                            f"output[{i}] got {tree_util.tree_structure(entry)} for primal "
+                            f"input structure {sub}.") from None
     return leaves
 
 
