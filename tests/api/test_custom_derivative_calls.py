@@ -401,6 +401,17 @@ def test_bwd_gets_array_residuals_with_their_weak_types():
     assert seen[1] == seen[3] == [(True, True), (True, True), (True, False)]
 
 
+def test_fwd_runs_on_the_trace_grad_was_called_from():
+    # JAX 0.10.2 linearizes on one trace and runs fwd on its parent: under a grad called
+    # eagerly, fwd sees the caller's trace (flax's custom_vjp checks that the Variables
+    # fwd returns belong to the trace it runs on)
+    seen = []
+    top = get_opaque_trace_state()
+    f = _sin_with_recorded_rules(seen, top)
+    grad(f)(jnp.array(1.0))
+    assert seen[0] == ("fwd at the caller's trace", True)
+
+
 def test_bwd_entries_are_prefixes_of_the_arguments():
     # JAX 0.10.2 maps bwd's output over the arguments' trees as a prefix: a cotangent
     # standing for a subtree goes to each of its leaves, a None zeroes the subtree
