@@ -118,6 +118,29 @@ def test_cond_vmap_with_unbatched_predicate_stays_a_cond():
     assert_tree_close(jax.jit(f)(False, xs), np.cos(xs))
 
 
+def test_cond_outputs_every_branch_passes_through_are_the_operand():
+    # JAX 0.10.2 prunes them from the cond: vmap keeps them unbatched (out_axes=None
+    # works), and the jaxpr returns the operand itself
+    def f(p, b, v):
+        return lax.cond(p, lambda b, v: (b, v + 1), lambda b, v: (b, v), b, v)
+
+    b, v = jax.vmap(f, in_axes=(0, None, 0), out_axes=(None, 0))(
+        jnp.array([True, False]), jnp.float32(1.5), jnp.arange(2.))
+    assert float(b) == 1.5 and v.tolist() == [1.0, 1.0]
+    closed = jax.make_jaxpr(f)(True, 1., 2.)
+    assert str(closed).endswith("] d b c\n  in (b, e) }")
+
+    def s(i, a, b):   # forwarded only where every branch forwards the same operand
+        return lax.switch(i, [lambda a, b: (a, b), lambda a, b: (a, b * 2),
+                              lambda a, b: (a, a)], a, b)
+
+    a, b = jax.vmap(s, in_axes=(0, None, 0), out_axes=(None, 0))(
+        jnp.array([0, 1, 2]), 3.0, jnp.arange(3.))
+    assert float(a) == 3.0 and a.weak_type and b.tolist() == [0.0, 2.0, 3.0]
+    assert [len(e.params["branches"][0].out_avals) for e in
+            jax.make_jaxpr(s)(1, 1., 2.).eqns if e.primitive.name == "cond"] == [1]
+
+
 def test_cond_branch_type_mismatch_names_both_types():
     with pytest.raises(TypeError, match=r"(?s)cond branches must have equal output types.*"
                        r"has type i32\[\].*has type f32\[\].*dtypes do not match"):
