@@ -59,6 +59,11 @@ def test_cond_legacy_operand_form_and_operand_keyword():
     out = lax.cond(True, 2.0, lambda a: a * 10.0, 3.0, lambda b: b + 1.0)
     assert float(out) == 20.0
     assert_tree_close(lax.cond(True, jnp.sin, jnp.cos, operand=X), np.sin(X))
+    # JAX 0.10.2: two functions then two operands, the second callable (a Partial, flax's
+    # Variables), is the modern form: 3.0, -3.0
+    add1 = jax.tree_util.Partial(jnp.add, 1.0)
+    assert float(lax.cond(True, lambda a, p: p(a), lambda a, p: -p(a), 2.0, add1)) == 3.0
+    assert float(lax.cond(False, lambda a, p: p(a), lambda a, p: -p(a), 2.0, add1)) == -3.0
 
 
 @pytest.mark.parametrize("executor", EXECUTORS)

@@ -293,15 +293,17 @@ def _cond_with_per_branch_args(pred, true_operand, true_fun, false_operand, fals
     return _cond(pred, on_true, on_false, (true_operand, false_operand))
 
 
-def cond(*args, **kwargs):
+def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
     """Applies true_fun(*operands) if pred else false_fun(*operands). Both branches are
     traced (once each); only the chosen one runs. pred is a scalar bool or number.
 
     The legacy form cond(pred, true_operand, true_fun, false_operand, false_fun) is also
-    accepted."""
-    if len(args) == 5 and not kwargs and callable(args[2]) and callable(args[4]):
-        return _cond_with_per_branch_args(*args)
-    return _cond(*args, **kwargs)
+    accepted, as JAX accepts it: where the second argument is not callable (two callable
+    operands after two functions are operands)."""
+    if not callable(true_fun) and callable(false_fun) and len(operands) == 2 and \
+            callable(operands[1]):
+        return _cond_with_per_branch_args(pred, true_fun, false_fun, *operands)
+    return _cond(pred, true_fun, false_fun, *operands, operand=operand)
 
 
 def switch(index, branches, *operands, operand=_NO_OPERAND):
