@@ -9,8 +9,10 @@ import pytest
 
 import pyjax as jax
 import pyjax.numpy as jnp
+from harness import close
 from pyjax import custom_jvp, custom_vjp, grad, jit, jvp, vjp, vmap
 from pyjax.errors import TracerBoolConversionError
+from pyjax.extend.core import get_opaque_trace_state
 
 
 def notebook_custom_jvp():
@@ -370,3 +372,61 @@ def test_keyword_only_defaults_are_left_to_the_function():
     np.testing.assert_allclose(jax.jvp(g, (1.0,), (1.0,)), (0.84147096, 0.5403023), rtol=1e-6)
     with pytest.raises(TypeError, match="scale"):
         g(1.0, scale=2.0)
+
+
+def _sin_with_recorded_rules(seen, top):
+    @custom_vjp
+    def f(x):
+        return jnp.sin(x)
+
+    def f_fwd(x):
+        seen.append(("fwd at the caller's trace", get_opaque_trace_state() == top))
+        return f(x), (x, jnp.cos(x), jnp.float32(2.0))
+
+    def f_bwd(res, g):
+        seen.append([(isinstance(r, jax.Array), r.weak_type) for r in res])
+        return (res[1] * g,)
+
+    f.defvjp(f_fwd, f_bwd)
+    return f
+
+
+def test_bwd_gets_array_residuals_with_their_weak_types():
+    # JAX 0.10.2: residuals reach bwd as the Arrays fwd made, weakly typed where they
+    # were (not as Python scalars: flax's bwd rules write into them with x[...] = ...)
+    seen = []
+    f = _sin_with_recorded_rules(seen, get_opaque_trace_state())
+    close(grad(f)(jnp.array(1.0)), 0.5403023)
+    close(jax.value_and_grad(f)(jnp.array(1.0)), (0.84147096, 0.5403023))
+    assert seen[1] == seen[3] == [(True, True), (True, True), (True, False)]
+
+
+def test_fwd_runs_on_the_trace_grad_was_called_from():
+    # JAX 0.10.2 linearizes on one trace and runs fwd on its parent: under a grad called
+    # eagerly, fwd sees the caller's trace (flax's custom_vjp checks that the Variables
+    # fwd returns belong to the trace it runs on)
+    seen = []
+    top = get_opaque_trace_state()
+    f = _sin_with_recorded_rules(seen, top)
+    grad(f)(jnp.array(1.0))
+    assert seen[0] == ("fwd at the caller's trace", True)
+
+
+def test_bwd_entries_are_prefixes_of_the_arguments():
+    # JAX 0.10.2 maps bwd's output over the arguments' trees as a prefix: a cotangent
+    # standing for a subtree goes to each of its leaves, a None zeroes the subtree
+    @custom_vjp
+    def h(d):
+        return d['a'][0] * d['a'][1] + d['b']
+
+    arg = {'a': (1.0, 2.0), 'b': 3.0}
+    for rule, expected in [
+            (lambda r, g: ({'a': g * 2.0, 'b': None},), {'a': (2.0, 2.0), 'b': 0.0}),
+            (lambda r, g: ({'a': None, 'b': g},), {'a': (0.0, 0.0), 'b': 1.0}),
+            (lambda r, g: (g,), {'a': (1.0, 1.0), 'b': 1.0})]:
+        h.defvjp(lambda d: (h(d), None), rule)
+        for out in grad(h)(arg), jit(grad(h))(arg):
+            assert jax.tree.map(float, out) == expected
+    h.defvjp(lambda d: (h(d), None), lambda r, g: ({'a': g},))
+    with pytest.raises(TypeError, match=r"same container \(pytree\) structure"):
+        grad(h)(arg)

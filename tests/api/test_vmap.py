@@ -182,9 +182,22 @@ def test_out_axes_leaves_must_be_ints():
         jax.vmap(lambda x: x, out_axes=(0.5,))
 
 
-def test_mapped_output_with_out_axes_none():
-    with pytest.raises(ValueError, match="vmap has mapped output .* but out_axes is None"):
-        jax.vmap(lambda x: x, out_axes=None)(_arange(3))
+@pytest.mark.parametrize("kwargs, fun, arg, message", [
+    # JAX 0.10.2's messages: the output's path, or the axis name where there is one
+    ({}, lambda x: x, _arange(3),
+     "at vmap out_axes, got axis spec None but output was batched on axis 0"),
+    ({"axis_name": "i"}, lambda x: x, _arange(3),
+     "vmap has mapped output (axis_name=i) but out_axes is None"),
+    ({"out_axes": ({"a": 0, "b": None},)}, lambda x: ({"a": x, "b": x * 2},), _arange(3),
+     "at vmap out_axes[0]['b'], got axis spec None but output was batched on axis 0"),
+    ({"in_axes": 1}, lambda x: {"a": [1.0, x]}, np.ones((2, 3), np.float32),
+     "at vmap out_axes['a'][1], got axis spec None but output was batched on axis 1"),
+])
+def test_mapped_output_with_out_axes_none(kwargs, fun, arg, message):
+    kwargs = {"out_axes": None, **kwargs}
+    with pytest.raises(ValueError) as info:
+        jax.vmap(fun, **kwargs)(arg)
+    assert str(info.value) == message
 
 
 def test_nothing_mapped_needs_axis_size():

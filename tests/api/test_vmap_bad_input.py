@@ -28,7 +28,7 @@ CASES = [
          lambda: jax.vmap(lambda a: a, out_axes=1.5)(x)),
     case("vmap_out_axes_tree", ValueError, "tree prefix",
          lambda: jax.vmap(lambda a: (a, a), out_axes=(0, 0, 0))(x)),
-    case("vmap_out_axes_none_but_mapped", ValueError, "out_axes is None",
+    case("vmap_out_axes_none_but_mapped", ValueError, "got axis spec None but output was batched",
          lambda: jax.vmap(lambda a: a, out_axes=None)(x)),
     case("vmap_scalar_argument", ValueError, "rank should be at least 1",
          lambda: jax.vmap(lambda a: a)(1.0)),

@@ -59,6 +59,11 @@ def test_cond_legacy_operand_form_and_operand_keyword():
     out = lax.cond(True, 2.0, lambda a: a * 10.0, 3.0, lambda b: b + 1.0)
     assert float(out) == 20.0
     assert_tree_close(lax.cond(True, jnp.sin, jnp.cos, operand=X), np.sin(X))
+    # JAX 0.10.2: two functions then two operands, the second callable (a Partial, flax's
+    # Variables), is the modern form: 3.0, -3.0
+    add1 = jax.tree_util.Partial(jnp.add, 1.0)
+    assert float(lax.cond(True, lambda a, p: p(a), lambda a, p: -p(a), 2.0, add1)) == 3.0
+    assert float(lax.cond(False, lambda a, p: p(a), lambda a, p: -p(a), 2.0, add1)) == -3.0
 
 
 @pytest.mark.parametrize("executor", EXECUTORS)
@@ -116,6 +121,29 @@ def test_cond_vmap_with_unbatched_predicate_stays_a_cond():
     assert_tree_close(f(True, xs), np.sin(xs))
     assert "cond" in primitives_in(jax.make_jaxpr(f)(True, xs))
     assert_tree_close(jax.jit(f)(False, xs), np.cos(xs))
+
+
+def test_cond_outputs_every_branch_passes_through_are_the_operand():
+    # JAX 0.10.2 prunes them from the cond: vmap keeps them unbatched (out_axes=None
+    # works), and the jaxpr returns the operand itself
+    def f(p, b, v):
+        return lax.cond(p, lambda b, v: (b, v + 1), lambda b, v: (b, v), b, v)
+
+    b, v = jax.vmap(f, in_axes=(0, None, 0), out_axes=(None, 0))(
+        jnp.array([True, False]), jnp.float32(1.5), jnp.arange(2.))
+    assert float(b) == 1.5 and v.tolist() == [1.0, 1.0]
+    closed = jax.make_jaxpr(f)(True, 1., 2.)
+    assert str(closed).endswith("] d b c\n  in (b, e) }")
+
+    def s(i, a, b):   # forwarded only where every branch forwards the same operand
+        return lax.switch(i, [lambda a, b: (a, b), lambda a, b: (a, b * 2),
+                              lambda a, b: (a, a)], a, b)
+
+    a, b = jax.vmap(s, in_axes=(0, None, 0), out_axes=(None, 0))(
+        jnp.array([0, 1, 2]), 3.0, jnp.arange(3.))
+    assert float(a) == 3.0 and a.weak_type and b.tolist() == [0.0, 2.0, 3.0]
+    assert [len(e.params["branches"][0].out_avals) for e in
+            jax.make_jaxpr(s)(1, 1., 2.).eqns if e.primitive.name == "cond"] == [1]
 
 
 def test_cond_branch_type_mismatch_names_both_types():

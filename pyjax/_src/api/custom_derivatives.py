@@ -569,7 +569,16 @@ class _VJPRule:
         fname = _name(self.cv.fun)
         diff = _primal_records(self.in_tree, primals, perturbed) \
             if self.cv.symbolic_zeros else tree_util.tree_unflatten(self.in_tree, primals)
-        result = self.cv.fwd(*_merge_nondiff(self.nums, self.nondiff, diff))
+        # JAX linearizes on one trace, which runs fwd on its parent, where the primals
+        # live; pyjax's linearize is a JVP over partial evaluation, whose known values
+        # live on its parent: fwd runs there too (so what fwd makes, flax's Variables,
+        # belongs to the trace that fwd's outputs are checked on, as in JAX)
+        trace = current_trace()
+        if type(trace) is pe.PartialEvalTrace and not any(
+                trace.is_unknown(x) for x in primals + tree_util.tree_leaves(self.nondiff)):
+            trace = trace.parent
+        with set_current_trace(trace):
+            result = self.cv.fwd(*_merge_nondiff(self.nums, self.nondiff, diff))
         if not (isinstance(result, (tuple, list)) and len(result) == 2):
             raise TypeError(f"Custom VJP fwd rule {_name(self.cv.fwd)} for function {fname} "
                             "must produce a pair (list or tuple of length two) where the "

@@ -98,16 +98,20 @@ def _call(fun, in_axes, out_axes, axis_name, axis_size, args, kwargs, spmd_name=
     check_for_leaks(trace)
     out_axes_flat = tree_util.prefix_broadcast(out_axes, out_tree, "vmap out_axes")
     results = []
-    for (val, dim), out_axis in zip(infos, out_axes_flat):
+    for i, ((val, dim), out_axis) in enumerate(zip(infos, out_axes_flat)):
         if not is_valid_jax_type(val):
             raise TypeError(f"vmap: the function {_name(fun)} returned a value of type "
                             f"{type(val).__name__}, which is not a valid JAX type; vmapped "
                             "functions must return arrays (in pytrees).")
         if out_axis is None:
-            if dim is not None:
-                raise ValueError(f"vmap has mapped output (axis_name={axis_name!r}) but "
-                                 f"out_axes is None. Only outputs that do not depend on the "
-                                 f"mapped axis can be returned with out_axes=None.")
+            if dim is not None and axis_name is not None:
+                raise ValueError(f"vmap has mapped output (axis_name={axis_name}) but "
+                                 "out_axes is None")
+            if dim is not None:   # JAX names the output by its path
+                path = tree_util.tree_flatten_with_path(
+                    tree_util.tree_unflatten(out_tree, range(len(infos))))[0][i][0]
+                raise ValueError(f"at vmap out_axes{tree_util.keystr(path)}, got axis spec "
+                                 f"None but output was batched on axis {dim}")
             results.append(val)   # unchanged, as in JAX (a Python scalar stays one)
             continue
         ndim = get_aval(val).ndim + (dim is None)

@@ -523,12 +523,12 @@ def pp_jaxpr(jaxpr):
 
 def literal(value):
     """A Literal for a Python or NumPy scalar or a 0-d Array, typed as a traced value of it
-    would be."""
+    would be. A 0-d Array stays the Array (as JAX's Literal keeps its constant): what reads
+    the jaxpr back (a backward pass handing residuals to a custom_vjp's bwd) gets a JAX
+    value, weakly typed if it was, not a Python scalar."""
     aval = get_aval(value)
-    if not dtypes.is_python_scalar(value):
+    if isinstance(value, (np.generic, np.ndarray)):
         value = np.asarray(value, aval.dtype)
-        if aval.weak_type:   # as a Python scalar it binds weakly typed again
-            value = value.item()
     return Literal(value, aval)
 
 

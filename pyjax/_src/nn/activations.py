@@ -189,15 +189,31 @@ def _grouped(t, B, K, G, T, S, N):
     """A (B, N or 1, T, S) bias or mask as (B, K or 1, G or 1, T, S)."""
     if t is None:
         return None
-    t = lnp.asarray(t)
-    while t.ndim < 4:
-        t = t[None]
     if t.shape[1] == 1:
         return t[:, :, None]
     if t.shape[1] != N:
         raise ValueError(f"dot_product_attention: bias/mask head dimension must be 1 or "
                          f"{N}, got shape {t.shape}")
     return lnp.reshape(t, (t.shape[0], K, G, t.shape[2], t.shape[3]))
+
+
+def _as_4d(t):
+    """t with leading axes of size 1 up to rank 4, as JAX reads an attention bias or mask."""
+    t = lnp.asarray(t)
+    return lnp.reshape(t, (1,) * (4 - t.ndim) + t.shape) if t.ndim < 4 else t
+
+
+def _check_shape_and_dtype(t, shape, dtype, name):
+    """JAX's checks of one of dot_product_attention's arrays (-1: any size)."""
+    if t is None:
+        return
+    t = lnp.asarray(t)
+    if t.ndim != len(shape):
+        raise ValueError(f"{name} ndim should be {len(shape)}, but got {t.ndim}")
+    if dtype is not None and t.dtype != dtype:
+        raise ValueError(f"{name} dtype should be {dtype}, but got {t.dtype}")
+    if any(want != -1 and got != want for got, want in zip(t.shape, shape)):
+        raise ValueError(f"{name} shape should be {shape}: but got {t.shape}")
 
 
 def dot_product_attention(query, key, value, bias=None, mask=None, *, scale=None,
@@ -218,11 +234,18 @@ def dot_product_attention(query, key, value, bias=None, mask=None, *, scale=None
     if query.ndim != 4 or key.ndim != 4 or value.ndim != 4:
         raise ValueError("dot_product_attention expects query, key and value of rank 3 or "
                          f"4, got {query.shape}, {key.shape}, {value.shape}")
-    B, T, N, H = query.shape
-    _, S, K, _ = key.shape
-    if value.shape != key.shape or key.shape[0] != B or key.shape[3] != H or N % K:
-        raise ValueError(f"dot_product_attention: incompatible shapes query {query.shape}, "
-                         f"key {key.shape}, value {value.shape} (need K dividing N)")
+    bias, mask = (None if t is None else _as_4d(t) for t in (bias, mask))
+    B, S, K, H = key.shape
+    for t, shape, dtype, name in [
+            (value, [B, S, K, H], key.dtype, "value"), (query, [B, -1, -1, H], key.dtype, "query"),
+            (mask, [-1] * 4, np.dtype(bool), "mask"), (bias, [-1] * 4, None, "bias"),
+            (query_seq_lengths, [B], np.dtype(np.int32), "query_seq_lengths"),
+            (key_value_seq_lengths, [B], np.dtype(np.int32), "key_value_seq_lengths")]:
+        _check_shape_and_dtype(t, shape, dtype, name)
+    T, N = query.shape[1:3]
+    if N % K:
+        raise ValueError("The number of query heads must be a multiple of key/value heads, "
+                         f"but got {N} vs {K}")
     G = N // K
     scale = 1.0 / math.sqrt(H) if scale is None else scale
     logits_dtype = dtypes.promote_types(query.dtype, np.float32)

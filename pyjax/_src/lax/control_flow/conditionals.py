@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from pyjax._src import config, dtypes, tree_util
+from pyjax._src.array import as_array
 from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import ShapedArray, get_aval, is_valid_jax_type
 from pyjax._src.core.trace import define_primitive, set_current_trace
@@ -236,8 +237,22 @@ def _bind_branches(api_name, index, funs, names, operands, display_order=None):
     common.check_branch_outputs(api_name, [names[i] for i in order], [funs[i] for i in order],
                                 [out_trees[i] for i in order],
                                 [jaxprs[i].out_avals for i in order])
-    outs = cond_p.bind(index, *consts, *ops, branches=tuple(jaxprs))
-    return tree_util.tree_unflatten(out_trees[0], outs)
+    # As JAX's cond: an output every branch passes through from the same operand is that
+    # operand, not an output of the cond (so vmap keeps it unbatched where it was).
+    args = consts + ops
+    forwarded = [f[0] if len(set(f)) == 1 else None
+                 for f in zip(*[_forwarded_inputs(j.jaxpr) for j in jaxprs])]
+    jaxprs = [jx.prune_closed_jaxpr(j, [f is None for f in forwarded], [True] * len(args))[0]
+              for j in jaxprs]
+    outs = iter(cond_p.bind(index, *args, branches=tuple(jaxprs)))
+    return tree_util.tree_unflatten(out_trees[0], [
+        next(outs) if f is None else as_array(args[f]) for f in forwarded])
+
+
+def _forwarded_inputs(jaxpr):
+    """Per output of `jaxpr`: the index of the input it is, or None."""
+    position = {v: i for i, v in enumerate(jaxpr.invars)}
+    return [position.get(v) for v in jaxpr.outvars]
 
 
 def _cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
@@ -278,15 +293,17 @@ def _cond_with_per_branch_args(pred, true_operand, true_fun, false_operand, fals
     return _cond(pred, on_true, on_false, (true_operand, false_operand))
 
 
-def cond(*args, **kwargs):
+def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
     """Applies true_fun(*operands) if pred else false_fun(*operands). Both branches are
     traced (once each); only the chosen one runs. pred is a scalar bool or number.
 
     The legacy form cond(pred, true_operand, true_fun, false_operand, false_fun) is also
-    accepted."""
-    if len(args) == 5 and not kwargs and callable(args[2]) and callable(args[4]):
-        return _cond_with_per_branch_args(*args)
-    return _cond(*args, **kwargs)
+    accepted, as JAX accepts it: where the second argument is not callable (two callable
+    operands after two functions are operands)."""
+    if not callable(true_fun) and callable(false_fun) and len(operands) == 2 and \
+            callable(operands[1]):
+        return _cond_with_per_branch_args(pred, true_fun, false_fun, *operands)
+    return _cond(pred, true_fun, false_fun, *operands, operand=operand)
 
 
 def switch(index, branches, *operands, operand=_NO_OPERAND):
