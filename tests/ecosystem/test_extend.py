@@ -74,6 +74,30 @@ def test_extension_primitive_under_every_transformation():
     close(vjp(X), [2.0] * 3)
 
 
+def test_transpose_rule_sees_known_inputs_as_they_were_given():
+    # mul_by(x, s) = x * s, linear in x. JAX 0.10.2 hands its transpose rule the known
+    # input s as it was given: an Array (closed over or an argument) stays an Array, a
+    # Python scalar stays a float (equinox's filter_primitive_transpose counts the Array
+    # leaves of its inputs, and miscounted with a Python scalar for an Array).
+    mul_by_p = Primitive("test_mul_by")
+    mul_by_p.def_impl(lambda x, s: x * s)
+    mul_by_p.def_abstract_eval(lambda x, s: x)
+    seen = []
+
+    def transpose(ct, x, s):
+        seen.append((type(x), type(s)))
+        return [mul_by_p.bind(ct, s), None]
+    ad.primitive_jvps[mul_by_p] = lambda p, t: (mul_by_p.bind(*p), mul_by_p.bind(t[0], p[1]))
+    ad.primitive_transposes[mul_by_p] = transpose
+    s = jnp.array(5.0)
+    assert float(jax.grad(lambda x: mul_by_p.bind(x, s))(2.0)) == 5.0
+    assert float(jax.grad(lambda x, s: mul_by_p.bind(x, s))(2.0, jnp.array(5.0))) == 5.0
+    assert float(jax.grad(lambda x: mul_by_p.bind(x, 4.0))(2.0)) == 4.0
+    assert all(t is ad.UndefinedPrimal for t, _ in seen)
+    assert [issubclass(t, jax.Array) for _, t in seen] == [True, True, False]
+    assert seen[2][1] is float
+
+
 def test_lowering_is_printed_from_lower_fun():
     text = jax.jit(f).lower(X).as_text()
     assert "stablehlo.sine" in text and "stablehlo.cosine" in text

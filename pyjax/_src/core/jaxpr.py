@@ -523,9 +523,11 @@ def pp_jaxpr(jaxpr):
 
 def literal(value):
     """A Literal for a Python or NumPy scalar or a 0-d Array, typed as a traced value of it
-    would be."""
+    would be. An Array stays itself, as in JAX: interpreters that read the jaxpr back
+    (a backward pass handing a transpose rule its known inputs) see the Array the
+    function was given, not a Python scalar."""
     aval = get_aval(value)
-    if not dtypes.is_python_scalar(value):
+    if isinstance(value, (np.ndarray, np.generic)):
         value = np.asarray(value, aval.dtype)
         if aval.weak_type:   # as a Python scalar it binds weakly typed again
             value = value.item()
