@@ -82,8 +82,13 @@ class Array:
         if buf is not None and self._device is device:
             return buf
         value = self._value              # raises if the array was donated or deleted
-        buf = _device_runtime().put(value, self.aval, device)
-        if self._buffer is None and (self._device is None or self._device is device):
+        # A buffer the array keeps is a copy that XLA owns, as every device array of
+        # JAX's is: one aliasing the host value (XLA aliases 64-byte aligned memory)
+        # could not be reused when the array is donated, so donation would silently
+        # give a fresh buffer. One only passed to a program may alias.
+        keep = self._buffer is None and (self._device is None or self._device is device)
+        buf = _device_runtime().put(value, self.aval, device, copy=keep)
+        if keep:
             self._buffer, self._device = buf, device
         return buf
 

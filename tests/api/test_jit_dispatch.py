@@ -96,6 +96,21 @@ def test_donated_argument_is_deleted_on_the_fast_path():
     np.testing.assert_array_equal(x, np.arange(4.0) + 3)
 
 
+def test_donation_reuses_the_buffer_of_an_array_made_on_the_host():
+    # An Array computed on the host gets its device buffer on first use. XLA may alias
+    # 64-byte aligned host memory, and could not reuse such a buffer when the array is
+    # donated: the result would get a fresh one. In JAX the result of donating a device
+    # array takes its buffer (equinox's test_buffer_donation_method checks the pointer).
+    raw = np.zeros(4096 * 4 + 64, np.uint8)
+    offset = (-raw.ctypes.data) % 64
+    aligned = raw[offset:offset + 4096 * 4].view(np.float32)
+    x = Array(aligned)
+    pointer = x.unsafe_buffer_pointer()
+    out = jax.jit(lambda v: v + 1, donate_argnums=0)(x)
+    assert x.is_deleted() and out.unsafe_buffer_pointer() == pointer
+    np.testing.assert_array_equal(out, np.ones(4096, np.float32))
+
+
 def test_shardings_of_only_none_take_the_fast_path(monkeypatch):
     partitioned = []
     run_sharded = dispatch.run_sharded

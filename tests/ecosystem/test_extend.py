@@ -74,6 +74,67 @@ def test_extension_primitive_under_every_transformation():
     close(vjp(X), [2.0] * 3)
 
 
+def test_transpose_rule_sees_known_inputs_as_they_were_given():
+    # mul_by(x, s) = x * s, linear in x. JAX 0.10.2 hands its transpose rule the known
+    # input s as it was given: an Array (closed over or an argument) stays an Array, a
+    # Python scalar stays a float (equinox's filter_primitive_transpose counts the Array
+    # leaves of its inputs, and miscounted with a Python scalar for an Array).
+    mul_by_p = Primitive("test_mul_by")
+    mul_by_p.def_impl(lambda x, s: x * s)
+    mul_by_p.def_abstract_eval(lambda x, s: x)
+    seen = []
+
+    def transpose(ct, x, s):
+        seen.append((type(x), type(s)))
+        return [mul_by_p.bind(ct, s), None]
+    ad.primitive_jvps[mul_by_p] = lambda p, t: (mul_by_p.bind(*p), mul_by_p.bind(t[0], p[1]))
+    ad.primitive_transposes[mul_by_p] = transpose
+    s = jnp.array(5.0)
+    assert float(jax.grad(lambda x: mul_by_p.bind(x, s))(2.0)) == 5.0
+    assert float(jax.grad(lambda x, s: mul_by_p.bind(x, s))(2.0, jnp.array(5.0))) == 5.0
+    assert float(jax.grad(lambda x: mul_by_p.bind(x, 4.0))(2.0)) == 4.0
+    assert all(t is ad.UndefinedPrimal for t, _ in seen)
+    assert [issubclass(t, jax.Array) for _, t in seen] == [True, True, False]
+    assert seen[2][1] is float
+
+
+def test_custom_jvp_call_rebinds_with_jax_bind_params():
+    # JAX 0.10.2's get_bind_params of a custom_jvp_call equation gives `subfuns`, the
+    # call's function and its JVP (equinox's finalise_jaxpr calls the function), in
+    # place of call_jaxpr, jvp_jaxpr_fun and num_consts; binding with them re-creates
+    # the call. (pyjax's equation also keeps its `name`.) Values are JAX's.
+    @jax.custom_jvp
+    def f(x):
+        return jnp.sin(x)
+    f.defjvp(lambda p, t: (f(p[0]), 10.0 * t[0]))
+    closed = jax.make_jaxpr(f)(1.0)
+    (eqn,) = [e for e in closed.jaxpr.eqns if e.primitive.name == "custom_jvp_call"]
+    keywords = eqn.primitive.get_bind_params(eqn.params)
+    assert set(keywords) == {"subfuns", "symbolic_zeros", "name"}
+    assert keywords["symbolic_zeros"] is False
+    fun, jvp = keywords["subfuns"]
+    x = jnp.float32(1.0)
+    (out,) = fun.call_wrapped(x)
+    close(out, 0.84147096)
+    out, tangent = jvp.call_wrapped(x, jnp.float32(2.0))
+    close(out, 0.84147096)
+    assert float(tangent) == 20.0
+
+    def rebind(x):
+        return eqn.primitive.bind(x, **keywords)[0]
+    close(rebind(x), 0.84147096)
+    close(jax.jit(rebind)(x), 0.84147096)
+    out, tangent = jax.jvp(rebind, (x,), (jnp.float32(2.0),))
+    close(out, 0.84147096)
+    assert float(tangent) == 20.0
+    assert float(jax.grad(rebind)(x)) == 10.0
+    assert str(jax.make_jaxpr(rebind)(x)) == str(closed)
+    # other primitives' equations re-bind with their own params
+    assert lax.sin_p.get_bind_params({"accuracy": None}) == {"accuracy": None}
+    with pytest.raises(NotImplementedError, match="get_bind_params gave"):
+        eqn.primitive.bind(x, subfuns=(f, f), symbolic_zeros=False)
+
+
 def test_lowering_is_printed_from_lower_fun():
     text = jax.jit(f).lower(X).as_text()
     assert "stablehlo.sine" in text and "stablehlo.cosine" in text

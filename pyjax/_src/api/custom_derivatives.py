@@ -417,6 +417,60 @@ def _custom_jvp_call_jvp(primals, tangents, *, name, call_jaxpr, jvp_jaxpr_fun, 
                         _rule_tangents(arg_tangents, symbolic_zeros), list(primals[:num_consts]))
 
 
+_STAGED = ("call_jaxpr", "jvp_jaxpr_fun", "num_consts")
+
+
+class _CallFun:
+    """custom_jvp_call's function as JAX's get_bind_params hands it out (a linear_util
+    WrappedFun of the call's jaxpr): call_wrapped(*args) gives the call's outputs, from
+    its flat arguments, consts first."""
+
+    def __init__(self, params):
+        self.params = params
+
+    def call_wrapped(self, *args):
+        closed = self.params["call_jaxpr"]
+        return jx.eval_jaxpr(closed.jaxpr, closed.consts, *args)
+
+
+class _JVPFun:
+    """custom_jvp_call's JVP as JAX's get_bind_params hands it out (lift_jvp):
+    call_wrapped(*args, *tangents), a SymbolicZero for a zero tangent, gives the outputs
+    and then their tangents (SymbolicZero where the rule gives none)."""
+
+    def __init__(self, params):
+        self.params = params
+
+    def call_wrapped(self, *xs):
+        n = len(xs) // 2
+        tangents = [ad.Zero(t.aval) if isinstance(t, SymbolicZero) else t for t in xs[n:]]
+        outs, t_outs = _custom_jvp_call_jvp(list(xs[:n]), tangents, **self.params)
+        return [*outs, *(SymbolicZero(t.aval) if type(t) is ad.Zero else t for t in t_outs)]
+
+
+class _CustomJVPCallBindParams:
+    """custom_jvp_call's params as JAX re-binds its equations (get_bind_params):
+    `subfuns`, the call's function and its JVP, in place of call_jaxpr, jvp_jaxpr_fun
+    and num_consts (equinox's finalise_jaxpr calls the function); binding with them
+    gives the equation back."""
+
+    @staticmethod
+    def to_jax(params):
+        rest = {k: v for k, v in params.items() if k not in _STAGED}
+        return {**rest, "subfuns": (_CallFun(params), _JVPFun(params))}
+
+    @staticmethod
+    def from_jax(keywords):
+        keywords = dict(keywords)
+        fun, jvp = keywords.pop("subfuns")
+        if type(fun) is not _CallFun or type(jvp) is not _JVPFun:
+            raise NotImplementedError(
+                "custom_jvp_call_p.bind(subfuns=...) takes the functions its "
+                "get_bind_params gave: pyjax stages a custom_jvp's function and rule "
+                "itself. To call a function with a custom JVP, use jax.custom_jvp.")
+        return {**fun.params, **keywords}
+
+
 # rule -> {(input types, nonzero tangents): (jaxpr of the rule, its zero tangent outputs)}
 _staged_rules = weakref.WeakKeyDictionary()
 
@@ -900,7 +954,7 @@ custom_jvp_call_p = define_primitive(
     abstract_eval=_custom_jvp_call_abstract_eval, jvp=_custom_jvp_call_jvp,
     transpose=_custom_jvp_call_transpose, batch=_custom_jvp_call_batch,
     lower=_custom_call_lower, samples=_custom_jvp_samples, is_higher_order=True,
-    batch_needs_axis=True)
+    batch_needs_axis=True, bind_params=_CustomJVPCallBindParams())
 custom_vjp_call_p = define_primitive(
     "custom_vjp_call", multiple_results=True, impl=_custom_vjp_call_impl,
     abstract_eval=_custom_jvp_call_abstract_eval, jvp=_custom_vjp_call_jvp,

@@ -82,14 +82,19 @@ class Primitive:
         self.batch_needs_axis = False  # the batch rule takes the vmap's AxisData first
         self.runs_own_program = False  # dispatch runs jaxprs holding it equation by equation
         self.lowers_own_sharding = False  # its lowering constrains its output's sharding
+        # Where JAX re-binds an equation with other keywords than its params (`subfuns`
+        # for custom_jvp_call): an object whose to_jax(params) gives those keywords and
+        # whose from_jax(keywords) gives the params back.
+        self.bind_params: Any = None
 
     def bind(self, *args: Any, **params: Any) -> Any:
         return _context.trace.process_primitive(self, args, params)
 
     def get_bind_params(self, params: dict) -> dict:
         """The keywords that re-bind an equation with these params (JAX's hook for
-        interpreters that walk jaxprs): a pyjax equation's params are its bind keywords."""
-        return params
+        interpreters that walk jaxprs): a pyjax equation's params are its bind keywords,
+        except where `bind_params` gives JAX's (which bind takes too)."""
+        return params if self.bind_params is None else self.bind_params.to_jax(params)
 
     def __repr__(self):
         return self.name
@@ -102,6 +107,16 @@ class Primitive:
             raise NotImplementedError(
                 f"Primitive '{self.name}' has no {slot} rule: {reason}.")
         return rule
+
+
+class _RebindablePrimitive(Primitive):
+    """A primitive with `bind_params`: bind takes JAX's keywords for its equations (those
+    get_bind_params gives, holding `subfuns`) as well as its own params."""
+
+    def bind(self, *args: Any, **params: Any) -> Any:
+        if "subfuns" in params:
+            params = self.bind_params.from_jax(params)
+        return _context.trace.process_primitive(self, args, params)
 
 
 class RuleFactory:
@@ -120,11 +135,12 @@ _registry: dict[str, Primitive] = {}
 def define_primitive(name: str, *, multiple_results: bool = False, **rules) -> Primitive:
     """Creates and registers a primitive with its rules: impl (NumPy), abstract_eval,
     jvp, transpose, batch, lower, samples, optional partial_eval/dce/eager/effects/
-    shown_params, and its declared flags (is_higher_order, is_collective, is_linear,
+    shown_params/bind_params, and its declared flags (is_higher_order, is_collective, is_linear,
     batch_needs_axis, runs_own_program, lowers_own_sharding)."""
     if name in _registry:
         raise ValueError(f"primitive {name!r} is defined twice")
-    prim = Primitive(name, multiple_results)
+    kind = Primitive if rules.get("bind_params") is None else _RebindablePrimitive
+    prim = kind(name, multiple_results)
     declared = {}
     for value in rules.values():
         if isinstance(value, RuleFactory):

@@ -43,7 +43,8 @@ def _place(x, device):
         return x
     value = np.asarray(x)
     xla = devices_mod.xla_runtime()
-    buffer = None if xla is None else xla.put(value, x.aval, device)
+    # a buffer of the new array's own, which donating it can reuse (see Array.buffer_on)
+    buffer = None if xla is None else xla.put(value, x.aval, device, copy=True)
     return Array(None if buffer is not None else value, aval=x.aval, device=device,
                  committed=True, buffer=buffer)
 
