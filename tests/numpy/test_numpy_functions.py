@@ -563,3 +563,27 @@ def test_einsum_contracts_with_a_given_dot_general():
         [392.0, 392.0], [1184.0, 1184.0]]
     batched = pyjax.jit(lambda a: jnp.einsum("bi,bj->bij", a, a, _dot_general=doubled_dot))
     assert batched(a).shape == (2, 3, 3) and len(calls) == 4
+
+
+def test_einsum_asks_its_dot_general_for_the_result_dtype():
+    # JAX 0.10.2 passes preferred_element_type=result_type(operands) to each contraction:
+    # a _dot_general that casts its operands (flax's fp8 one) still returns float32
+    asked = []
+
+    def fp8_dot(x, y, dims, precision=None, preferred_element_type=None):
+        asked.append(str(preferred_element_type))
+        return pyjax.lax.dot_general(x.astype(jnp.float8_e4m3fn), y.astype(jnp.float8_e4m3fn),
+                                     dims, precision,
+                                     preferred_element_type=preferred_element_type)
+
+    a, b = jnp.array([[1.125, 2.0]]), jnp.array([[1.0625], [3.0]])
+    out = jnp.einsum("ij,jk->ik", a, b, _dot_general=fp8_dot)
+    assert out.tolist() == [[7.125]] and out.dtype == jnp.float32
+
+    def plain_dot(x, y, dims, precision=None, preferred_element_type=None):
+        asked.append(str(preferred_element_type))
+        return pyjax.lax.dot_general(x, y, dims)
+
+    out = jnp.einsum("ij,jk->ik", a.astype(jnp.int32), b.astype(jnp.int32),
+                     _dot_general=plain_dot)
+    assert out.dtype == jnp.int32 and asked == ["float32", "int32"]

@@ -8,6 +8,7 @@ import string
 
 import numpy as np
 
+from pyjax._src import dtypes
 from pyjax._src.core.avals import get_aval
 from pyjax._src.sharding import NamedSharding, canonical_sharding
 from pyjax._src.sharding import PartitionSpec as P
@@ -249,10 +250,14 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
     for k in range(len(ops)):
         x, t = ops[k]
         ops[k] = _reduce_alone(x, t, needed({k}), split if len(ops) == 1 else None)
+    # as JAX's: each contraction is asked for the result's dtype (a _dot_general such as
+    # flax's fp8 one, whose operands it casts, returns that dtype rather than its own)
+    dot_type = (dtypes.result_type(*operands) if preferred_element_type is None
+                else preferred_element_type)
     for n, (i, j) in enumerate(path):
         keep = needed({i, j})
         (x, tx), (y, ty) = ops[i], ops[j]
-        res = _contract_pair(x, tx, y, ty, keep, sizes, precision, preferred_element_type,
+        res = _contract_pair(x, tx, y, ty, keep, sizes, precision, dot_type,
                              _dot_general, split if n == len(path) - 1 else None)
         ops = [o for k, o in enumerate(ops) if k not in (i, j)] + [res]
         k = len(ops) - 1
