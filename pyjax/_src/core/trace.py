@@ -82,6 +82,9 @@ class Primitive:
         self.batch_needs_axis = False  # the batch rule takes the vmap's AxisData first
         self.runs_own_program = False  # dispatch runs jaxprs holding it equation by equation
         self.lowers_own_sharding = False  # its lowering constrains its output's sharding
+        # its transpose may give nonzero cotangents for zero ones (a custom_vjp's bwd), so
+        # a backward pass runs it even then, as JAX runs every linear equation's
+        self.transposes_zero_cotangents = False
 
     def bind(self, *args: Any, **params: Any) -> Any:
         return _context.trace.process_primitive(self, args, params)
@@ -121,7 +124,7 @@ def define_primitive(name: str, *, multiple_results: bool = False, **rules) -> P
     """Creates and registers a primitive with its rules: impl (NumPy), abstract_eval,
     jvp, transpose, batch, lower, samples, optional partial_eval/dce/eager/effects/
     shown_params, and its declared flags (is_higher_order, is_collective, is_linear,
-    batch_needs_axis, runs_own_program, lowers_own_sharding)."""
+    batch_needs_axis, runs_own_program, lowers_own_sharding, transposes_zero_cotangents)."""
     if name in _registry:
         raise ValueError(f"primitive {name!r} is defined twice")
     prim = Primitive(name, multiple_results)
