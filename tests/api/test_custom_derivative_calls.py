@@ -430,3 +430,25 @@ def test_bwd_entries_are_prefixes_of_the_arguments():
     h.defvjp(lambda d: (h(d), None), lambda r, g: ({'a': g},))
     with pytest.raises(TypeError, match=r"same container \(pytree\) structure"):
         grad(h)(arg)
+
+
+def test_bwd_runs_for_zero_output_cotangents():
+    # JAX 0.10.2 transposes every linear equation: a bwd whose output cotangent is zero
+    # (the next custom_vjp's bwd gives None) still runs, and what it returns counts
+    # (flax's fp8 layers pass their new amax history back this way): (0.0, 3.0)
+    @custom_vjp
+    def f(x, h):
+        return x * 2.0
+
+    f.defvjp(lambda x, h: (f(x, h), h + 1.0), lambda r, g: (g * 2.0, r))
+
+    @custom_vjp
+    def blocked(y):
+        return y
+
+    blocked.defvjp(lambda y: (y, None), lambda r, g: (None,))
+    for fun in grad(lambda x, h: blocked(f(x, h)), argnums=(0, 1)), \
+            jit(grad(lambda x, h: blocked(f(x, h)), argnums=(0, 1))):
+        assert [float(g) for g in fun(1.0, 2.0)] == [0.0, 3.0]
+    dx, dh = grad(lambda x, h: blocked(f(x, h)) + x, argnums=(0, 1))(1.0, 2.0)
+    assert (float(dx), float(dh)) == (1.0, 3.0)

@@ -965,7 +965,7 @@ custom_lin_p = define_primitive(
     "custom_lin", multiple_results=True, impl=_custom_lin_impl,
     abstract_eval=_custom_lin_abstract_eval, jvp=_custom_lin_jvp,
     transpose=_custom_lin_transpose, batch=lambda args, dims, **params: _custom_lin_impl(),
-    lower=NO_LOWERING,
+    lower=NO_LOWERING, transposes_zero_cotangents=True,
     samples=no_samples("evaluating custom_lin is the documented forward-mode error"))
 
 

@@ -86,6 +86,9 @@ class Primitive:
         # for custom_jvp_call): an object whose to_jax(params) gives those keywords and
         # whose from_jax(keywords) gives the params back.
         self.bind_params: Any = None
+        # its transpose may give nonzero cotangents for zero ones (a custom_vjp's bwd), so
+        # a backward pass runs it even then, as JAX runs every linear equation's
+        self.transposes_zero_cotangents = False
 
     def bind(self, *args: Any, **params: Any) -> Any:
         return _context.trace.process_primitive(self, args, params)
@@ -135,8 +138,9 @@ _registry: dict[str, Primitive] = {}
 def define_primitive(name: str, *, multiple_results: bool = False, **rules) -> Primitive:
     """Creates and registers a primitive with its rules: impl (NumPy), abstract_eval,
     jvp, transpose, batch, lower, samples, optional partial_eval/dce/eager/effects/
-    shown_params/bind_params, and its declared flags (is_higher_order, is_collective, is_linear,
-    batch_needs_axis, runs_own_program, lowers_own_sharding)."""
+    shown_params/bind_params, and its declared flags (is_higher_order, is_collective,
+    is_linear, batch_needs_axis, runs_own_program, lowers_own_sharding,
+    transposes_zero_cotangents)."""
     if name in _registry:
         raise ValueError(f"primitive {name!r} is defined twice")
     kind = Primitive if rules.get("bind_params") is None else _RebindablePrimitive

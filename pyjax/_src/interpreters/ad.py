@@ -352,7 +352,7 @@ def backward_pass(jaxpr, consts, args, cts_out):
             write_ct(v, ct)
         for eqn in reversed(linear_eqns):
             cts = [ct_env.pop(v, None) for v in eqn.outvars]
-            if all(ct is None for ct in cts):
+            if all(ct is None for ct in cts) and not eqn.primitive.transposes_zero_cotangents:
                 continue
             invals = [UndefinedPrimal(v.aval) if v in linear else read(v)
                       for v in eqn.invars]
