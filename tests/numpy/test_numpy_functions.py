@@ -587,3 +587,12 @@ def test_einsum_asks_its_dot_general_for_the_result_dtype():
     out = jnp.einsum("ij,jk->ik", a.astype(jnp.int32), b.astype(jnp.int32),
                      _dot_general=plain_dot)
     assert out.dtype == jnp.int32 and asked == ["float32", "int32"]
+
+
+def test_einsum_sums_bools_with_an_or():
+    # JAX 0.10.2 (and NumPy): a summed-out label of a bool operand reduces with OR.
+    b = jnp.array([[True, False], [False, False]])
+    for f in (jnp.einsum, pyjax.jit(jnp.einsum, static_argnums=0)):
+        out = f("ij->i", b)
+        assert out.dtype == np.bool_ and out.tolist() == [True, False]
+        assert f("ij,j->", b, jnp.array([True, True])).tolist() is True

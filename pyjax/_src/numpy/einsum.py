@@ -173,7 +173,10 @@ def _reduce_alone(x, term, keep, split=None):
             mesh, by_label, unreduced = split
             out_sharding = NamedSharding(mesh, P(*[by_label.get(c) for c in term],
                                                  unreduced=unreduced))
-        x = lred.reduce_sum(x, tuple(drop), out_sharding=out_sharding)
+        if get_aval(x).dtype == np.bool_ and out_sharding is None:   # a sum of bools is an OR
+            x = lred.reduce_or(x, tuple(drop))
+        else:
+            x = lred.reduce_sum(x, tuple(drop), out_sharding=out_sharding)
     return x, term
 
 
