@@ -6,6 +6,7 @@ import sys
 
 from pyjax._src.jax_alias import alias_jax
 
+_ALIAS_SITE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_src", "alias_site")
 _USAGE = "usage: python -m pyjax SCRIPT [ARGS...]  |  python -m pyjax -m MODULE [ARGS...]"
 
 
@@ -14,6 +15,9 @@ def main(argv):
         print(_USAGE, file=sys.stderr)
         return 2
     alias_jax()
+    # Python processes the program starts alias jax too (see alias_site/sitecustomize.py).
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [_ALIAS_SITE] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
     if argv[0] == "-m":
         sys.argv = [argv[1]] + argv[2:]
         runpy.run_module(argv[1], run_name="__main__", alter_sys=True)

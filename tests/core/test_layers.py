@@ -20,7 +20,7 @@ LEVELS = [
     (7, ("numpy", "nn", "random", "scipy", "debug", "sharding_diagram", "test_util",
          "callbacks", "ops", "flatten_util", "example_libraries", "image", "ode", "checkify",
          "extend", "state", "sparse", "profiler")),
-    (8, ("jax_alias", "jax_compat")),
+    (8, ("jax_alias", "jax_compat", "alias_site")),
 ]
 
 

@@ -84,6 +84,38 @@ def test_python_m_pyjax_runs_a_script_with_arguments(tmp_path):
     assert usage.returncode == 2 and "usage: python -m pyjax SCRIPT" in usage.stderr
 
 
+def test_python_m_pyjax_aliases_jax_in_the_processes_it_starts(tmp_path):
+    # pytest-xdist workers, multiprocessing's spawned children and `subprocess` runs of
+    # python start fresh interpreters: they get the alias too, and a sitecustomize the
+    # alias's own shadows still runs.
+    other = tmp_path / "other_site"
+    other.mkdir()
+    (other / "sitecustomize.py").write_text("import os; os.environ['OTHER_SITE'] = 'ran'\n")
+    script = tmp_path / "prog.py"
+    script.write_text(textwrap.dedent("""
+        import multiprocessing, subprocess, sys
+        import jax
+
+        def child(x):
+            import jax, os
+            return type(jax).__name__, os.environ.get("OTHER_SITE"), float(jax.numpy.sum(
+                jax.numpy.arange(x)))
+
+        if __name__ == "__main__":
+            code = "import jax, sys; print(type(jax).__name__, jax.__version__, " \\
+                   "any('alias_site' in p for p in sys.path))"
+            print(subprocess.run([sys.executable, "-c", code], capture_output=True,
+                                 text=True, check=True).stdout.strip())
+            with multiprocessing.get_context("spawn").Pool(1) as pool:
+                print(pool.map(child, [4]))
+    """))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_ROOT), str(other)]))
+    out = subprocess.run([sys.executable, "-m", "pyjax", str(script)], capture_output=True,
+                         text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["JaxModule 0.10.2 False", "[('JaxModule', 'ran', 6.0)]"]
+
+
 def test_arrays_tracers_and_keys_are_jax_arrays():
     import pyjax as jax
     import pyjax.numpy as jnp
