@@ -7,6 +7,7 @@ import pytest
 import pyjax as jax
 import pyjax.numpy as jnp
 import pyjax.random as jr
+from pyjax._src.random.keys import PRNGKeyArray
 
 # impl -> key_data(key(42)), key_data(key(-3)), split(key(42), 3), fold_in(key(42), 7),
 #         bits(key(42), (4,)), uniform(key(42), (3,)), gamma(key(42), 0.8, (2,))
@@ -107,11 +108,11 @@ def test_default_impl_config_makes_raw_keys():
 def test_enable_custom_prng_gives_typed_keys():
     with jax.enable_custom_prng(True):
         k = jr.PRNGKey(0)
-        assert isinstance(k, jr.PRNGKeyArray) and str(k.dtype) == "key<fry>"
+        assert isinstance(k, PRNGKeyArray) and str(k.dtype) == "key<fry>"
         with pytest.warns(FutureWarning, match="Raw arrays as random keys"):
             out = jr.split(jnp.zeros(2, jnp.uint32))
-        assert isinstance(out, jr.PRNGKeyArray)
-    assert not isinstance(jr.PRNGKey(0), jr.PRNGKeyArray)
+        assert isinstance(out, PRNGKeyArray)
+    assert not isinstance(jr.PRNGKey(0), PRNGKeyArray)
 
 
 def test_random_seed_offset():

@@ -15,6 +15,7 @@ from pyjax import lax
 from pyjax._src import config
 from pyjax._src.lax import elementwise, random_bits
 from pyjax._src.lax.random_bits import threefry2x32, threefry2x32_numpy
+from pyjax._src.random.keys import PRNGKeyArray
 from repo_paths import DATA_DIR
 
 REF = json.loads((DATA_DIR / "jax_random_reference.json").read_text())
@@ -190,7 +191,7 @@ def test_typed_keys():
     # A raw key and its typed form give the same samples; split keeps the key's kind.
     np.testing.assert_array_equal(jr.normal(jr.PRNGKey(7), (3,)), jr.normal(jr.key(7), (3,)))
     assert isinstance(jr.split(jr.PRNGKey(0)), jax.Array)
-    assert isinstance(jr.split(jr.key(0)), jr.PRNGKeyArray)
+    assert isinstance(jr.split(jr.key(0)), PRNGKeyArray)
     with pytest.raises(TypeError, match="PRNGKey dtype cannot be converted to a NumPy array"):
         np.asarray(k)
 
@@ -222,7 +223,7 @@ def test_keys_under_jit_vmap_and_scan():
     check("vmap_uniform(split(1701,4))", jax.vmap(lambda kk: jr.uniform(kk, (2,)))(keys), True)
     check("jit_normal(1701,(3,))", jax.jit(lambda kk: jr.normal(kk, (3,)))(k), False)
     typed = jax.jit(lambda kk: jr.split(kk, 2))(jr.key(3))
-    assert isinstance(typed, jr.PRNGKeyArray) and typed.shape == (2,)
+    assert isinstance(typed, PRNGKeyArray) and typed.shape == (2,)
     np.testing.assert_array_equal(jr.key_data(typed), jr.key_data(jr.split(jr.key(3))))
     by_vmap = jax.vmap(lambda kk: jr.normal(kk, (2,)))(jr.split(jr.key(5), 3))
     by_loop = jnp.stack([jr.normal(kk, (2,)) for kk in jr.split(jr.key(5), 3)])
