@@ -328,6 +328,12 @@ def sub_jaxprs(eqn):
         yield from _sub_jaxprs(param)
 
 
+def forwarded_inputs(jaxpr):
+    """Per output of `jaxpr`: the index of the input it is, or None."""
+    position = {v: i for i, v in enumerate(jaxpr.invars)}
+    return [position.get(v) for v in jaxpr.outvars]
+
+
 # --- dead-code elimination --------------------------------------------------------------
 
 def dce_jaxpr(jaxpr, used_outputs=None, keep_inputs=True):

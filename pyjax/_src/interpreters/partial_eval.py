@@ -431,11 +431,11 @@ def forward_input_residuals(known, num_res):
 def _forward_input_residuals(known, num_res):
     jaxpr = known.jaxpr
     n_out = len(jaxpr.outvars) - num_res
-    position = {v: i for i, v in enumerate(jaxpr.invars)}
+    forwarded = jx.forwarded_inputs(jaxpr)[n_out:]
     kept, sources = list(jaxpr.outvars[:n_out]), []
-    for v in jaxpr.outvars[n_out:]:
-        if v in position:
-            sources.append(("in", position[v]))
+    for v, i in zip(jaxpr.outvars[n_out:], forwarded):
+        if i is not None:
+            sources.append(("in", i))
         else:
             sources.append(("out", len(kept)))
             kept.append(v)

@@ -241,18 +241,12 @@ def _bind_branches(api_name, index, funs, names, operands, display_order=None):
     # operand, not an output of the cond (so vmap keeps it unbatched where it was).
     args = consts + ops
     forwarded = [f[0] if len(set(f)) == 1 else None
-                 for f in zip(*[_forwarded_inputs(j.jaxpr) for j in jaxprs])]
+                 for f in zip(*[jx.forwarded_inputs(j.jaxpr) for j in jaxprs])]
     jaxprs = [jx.prune_closed_jaxpr(j, [f is None for f in forwarded], [True] * len(args))[0]
               for j in jaxprs]
     outs = iter(cond_p.bind(index, *args, branches=tuple(jaxprs)))
     return tree_util.tree_unflatten(out_trees[0], [
         next(outs) if f is None else as_array(args[f]) for f in forwarded])
-
-
-def _forwarded_inputs(jaxpr):
-    """Per output of `jaxpr`: the index of the input it is, or None."""
-    position = {v: i for i, v in enumerate(jaxpr.invars)}
-    return [position.get(v) for v in jaxpr.outvars]
 
 
 def _cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
