@@ -726,6 +726,9 @@ def _flat_cotangents(result, in_tree, bname, fname):
                         f"function ({n_args}), but got {result!r:.200}.")
     leaves = []
 
+    def is_leaf(x):
+        return x is None or isinstance(x, SymbolicZero)
+
     def match(ct, primal):
         n = len(tree_util.flatten(primal)[0])
         if ct is not None and tree_util.is_array_node(primal):
@@ -739,11 +742,9 @@ def _flat_cotangents(result, in_tree, bname, fname):
         # compared as users see trees: a key array is one leaf, its cotangent float0
         primal = sub.unflatten([_ARGUMENT] * sub.num_leaves)
         try:
-            tree_util.user_tree_map(match, entry, primal,
-                                    is_leaf=lambda x: x is None or isinstance(x, SymbolicZero))
+            tree_util.user_tree_map(match, entry, primal, is_leaf=is_leaf)
         except ValueError:
-            e_tree = tree_util.user_tree_structure(
-                entry, is_leaf=lambda x: x is None or isinstance(x, SymbolicZero))
+            e_tree = tree_util.user_tree_structure(entry, is_leaf=is_leaf)
             raise TypeError(f"Custom VJP bwd rule {bname} for function {fname} must "
                             "produce an output with the same container (pytree) "
                             "structure as the args tuple of the primal function, but at "

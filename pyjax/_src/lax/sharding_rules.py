@@ -522,6 +522,8 @@ def sliced(name):
     return rule
 
 
+_conv_slice = sliced("conv_general_dilated")
+
 
 def conv_general_dilated(out, lhs, rhs, *, dimension_numbers, **params):
     """JAX's rule: with rhs whole and lhs's feature dimension unsplit, the result is
@@ -533,8 +535,6 @@ def conv_general_dilated(out, lhs, rhs, *, dimension_numbers, **params):
                                 "parameter of `conv_general_dilated`")
     return _conv_slice(out, lhs)
 
-
-_conv_slice = sliced("conv_general_dilated")
 
 def _reshape_error(x, new_sizes):
     raise ShardingTypeError(
