@@ -5,14 +5,16 @@ time on pyjax and on JAX.
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 TF_CPP_MIN_LOG_LEVEL=1 \\
         python benchmarks/ecosystem_steps.py --jax-python /path/to/jax-venv/bin/python \\
-        [--pyjax-python PYTHON] [--rounds N] [--cpu-time] [--only TEXT]
+        [--pyjax-python PYTHON] [--rounds N] [--cpu-time] [--only TEXT] [--paired]
 
 The pyjax side runs with `pyjax.alias_jax()` in an interpreter that has the libraries
 (./dev installs them with --no-deps); the JAX side in one that has JAX 0.10.2 and the
 same library versions. Each framework runs in its own process, in turn, for N rounds
 (3 by default); a step time is the median over the rounds of run.py's median_time, and
 the last column gives the median and range of the rounds' own pyjax / JAX ratios (on a
-loaded machine use --cpu-time and 7 or more rounds)."""
+loaded machine use --cpu-time and 7 or more rounds). --paired gives only the step times,
+from the two frameworks' processes alive at once (paired.py): steadier on a shared
+machine."""
 from __future__ import annotations
 
 import argparse
@@ -24,6 +26,8 @@ import sys
 import time
 
 import numpy as np
+
+import paired
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -44,9 +48,9 @@ PROGRAMS = {
 }
 
 
-def run_child(framework, only, cpu_time):
-    """Runs every program and times its step in this process; prints {row: {"result":
-    ..., "step": seconds} or {"error": message}} as JSON."""
+def _import_programs(framework):
+    """(jax, the ecosystem_programs module, run.py) in a child, `jax` being pyjax's alias
+    on the pyjax side."""
     sys.path[:0] = [HERE, os.path.join(ROOT, "tests", "ecosystem")]
     if framework == "pyjax":
         import pyjax
@@ -54,6 +58,13 @@ def run_child(framework, only, cpu_time):
     import jax
     import ecosystem_programs
     import run
+    return jax, ecosystem_programs, run
+
+
+def run_child(framework, only, cpu_time):
+    """Runs every program and times its step in this process; prints {row: {"result":
+    ..., "step": seconds} or {"error": message}} as JSON."""
+    jax, ecosystem_programs, run = _import_programs(framework)
     if cpu_time:
         run.clock = time.process_time
     out = {}
@@ -69,6 +80,40 @@ def run_child(framework, only, cpu_time):
             continue
         out[row] = {"result": result, "step": seconds}
     print(json.dumps(out))
+
+
+def serve_steps(framework, only, cpu_time):
+    """For --paired: serves the steps of the programs that run here (paired.serve)."""
+    jax, ecosystem_programs, _ = _import_programs(framework)
+    steps = {}
+    for row, (_, step_factory, kwargs) in PROGRAMS.items():
+        if not only or any(o in row for o in only):
+            step = getattr(ecosystem_programs, step_factory)(**kwargs)
+            steps[row] = lambda step=step: jax.block_until_ready(step())
+    paired.serve(steps, time.process_time if cpu_time else time.perf_counter)
+
+
+def run_paired(args):
+    """The step-time columns with pyjax's and JAX's processes alive at once, timing
+    alternate batches (paired.py)."""
+    servers = []
+    for framework, python in (("pyjax", args.pyjax_python), ("jax", args.jax_python)):
+        cmd = [python, os.path.abspath(__file__), "--jax-python", args.jax_python,
+               "--serve", framework] + (["--cpu-time"] if args.cpu_time else [])
+        for o in args.only or ():
+            cmd += ["--only", o]
+        env = dict(os.environ, PYTHONPATH=ROOT if framework == "pyjax" else "")
+        servers.append(paired.Server(cmd, env=env, cwd=ROOT))
+    print(f"pyjax and JAX alive at once, {paired.PAIRS} pairs of ~"
+          f"{paired.BATCH_SECONDS * 1e3:.0f} ms batches; "
+          f"{'CPU time' if args.cpu_time else 'wall time'}\n")
+    print("| library program | step pyjax | step JAX | pyjax / JAX (quartiles) |")
+    print("|---|---|---|---|")
+    for row, mine, theirs, (q1, median, q3) in paired.compare(*servers):
+        print(f"| {row} | {mine * 1e6:.1f} us | {theirs * 1e6:.1f} us | {median:.3f}x "
+              f"({q1:.3f}-{q3:.3f}) |")
+    for server in servers:
+        server.close()
 
 
 def _matches(got, want, rtol=1e-4):
@@ -96,10 +141,18 @@ def main():
     parser.add_argument("--cpu-time", action="store_true",
                         help="time steps by the process's CPU time, not wall time")
     parser.add_argument("--only", action="append", help="rows whose title contains this")
+    parser.add_argument("--paired", action="store_true",
+                        help="only the step times, from alternate batches of the two "
+                             "frameworks' processes alive at once (see paired.py)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--serve", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         return run_child(args.child, args.only, args.cpu_time)
+    if args.serve:
+        return serve_steps(args.serve, args.only, args.cpu_time)
+    if args.paired:
+        return run_paired(args)
     runs = {"pyjax": [], "jax": []}
     for _ in range(args.rounds):
         for framework, python in (("pyjax", args.pyjax_python), ("jax", args.jax_python)):

@@ -26,6 +26,8 @@ import time
 
 import numpy as np
 
+import paired
+
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -352,32 +354,35 @@ def deep_mlp_steps(jax, jnp):
     return jax.jit(sgd), jax.jit(adam)
 
 
-def deep_mlp_train_step(fw):
-    """A dispatch-bound train step, as a training loop runs it (each step's outputs are
-    the next one's inputs): 25 small dense layers, 50 parameter leaves in, 50 and a loss
-    out for SGD; with Adam's two moment trees, 150 in and 151 out. Each step waits for
-    its loss (all outputs of one execution are ready together)."""
-    out = {}
+def deep_mlp_step_calls(jax, jnp):
+    """{"sgd": call, "adam": call}: one train step each, as a training loop runs it (each
+    step's outputs are the next one's inputs), waiting for its loss (all outputs of one
+    execution are ready together)."""
     rng = np.random.default_rng(1)
-    x_host = rng.normal(size=(8, 16)).astype(np.float32)
-    y_host = rng.normal(size=(8, 16)).astype(np.float32)
+    x = jnp.asarray(rng.normal(size=(8, 16)).astype(np.float32))
+    y = jnp.asarray(rng.normal(size=(8, 16)).astype(np.float32))
+    params = deep_mlp_init(jnp)
+    moments = tuple(jax.tree_util.tree_map(jnp.zeros_like, params) for _ in range(2))
+    sgd, adam = deep_mlp_steps(jax, jnp)
+    sgd_state, adam_state = [params], [params, moments]
+
+    def sgd_step():
+        sgd_state[0], loss = sgd(sgd_state[0], x, y)
+        loss.block_until_ready()
+
+    def adam_step():
+        adam_state[0], adam_state[1], loss = adam(adam_state[0], adam_state[1], x, y)
+        loss.block_until_ready()
+    return {"sgd": sgd_step, "adam": adam_step}
+
+
+def deep_mlp_train_step(fw):
+    """A dispatch-bound train step: 25 small dense layers, 50 parameter leaves in, 50 and
+    a loss out for SGD; with Adam's two moment trees, 150 in and 151 out."""
+    out = {}
     for name, (jax, jnp) in fw.items():
-        params = deep_mlp_init(jnp)
-        moments = [jax.tree_util.tree_map(jnp.zeros_like, params) for _ in range(2)]
-        x, y = jnp.asarray(x_host), jnp.asarray(y_host)
-        sgd, adam = deep_mlp_steps(jax, jnp)
-        sgd_state = [params]
-        adam_state = [params, tuple(moments)]
-
-        def sgd_step(state=sgd_state, sgd=sgd, x=x, y=y):
-            state[0], loss = sgd(state[0], x, y)
-            loss.block_until_ready()
-
-        def adam_step(state=adam_state, adam=adam, x=x, y=y):
-            state[0], state[1], loss = adam(state[0], state[1], x, y)
-            loss.block_until_ready()
-        out[name + " sgd"] = median_time(sgd_step)
-        out[name + " adam"] = median_time(adam_step)
+        for label, call in deep_mlp_step_calls(jax, jnp).items():
+            out[f"{name} {label}"] = median_time(call)
     return out
 
 
@@ -593,6 +598,8 @@ WORKLOADS = {
     "import": import_cost,
 }
 EIGHT_DEVICE_WORKLOADS = {"MLP step, 8 devices (data)"}   # run with 8 CPU devices
+# Rows that --paired times: title -> (jax, jnp) -> {label: one call}
+PAIRED_CALLS = {"jit train step, 50 leaves": deep_mlp_step_calls}
 
 
 def fmt(seconds):
@@ -630,6 +637,48 @@ def run_child(name, only, devices, cpu_time):
     print(json.dumps(results))
 
 
+def child_env(cache_dir, devices):
+    """A child's environment: a fresh persistent compilation cache (compile timings stay
+    cold and the user's cache is left alone) and `devices` CPU devices."""
+    env = dict(os.environ, PYJAX_CACHE_DIR=cache_dir,
+               XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}")
+    env.pop("JAX_COMPILATION_CACHE_DIR", None)
+    return env
+
+
+def serve_calls(name, title, cpu_time):
+    """For --paired: serves one PAIRED_CALLS row's calls (paired.serve)."""
+    jax, jnp = load_framework(name)[name]
+    paired.serve(PAIRED_CALLS[title](jax, jnp), time.process_time if cpu_time else clock)
+
+
+def run_paired(only, cpu_time):
+    """Times each PAIRED_CALLS row with pyjax's and JAX's processes alive at once, in
+    alternate batches (paired.py); prints the median seconds per call of each and the
+    median of the pairs' ratios, with their quartiles."""
+    if "jax" not in available_frameworks():
+        raise SystemExit("--paired compares with JAX: install jax in this interpreter")
+    print(f"pyjax and JAX alive at once, {paired.PAIRS} pairs of ~"
+          f"{paired.BATCH_SECONDS * 1e3:.0f} ms batches; clock: "
+          f"{'CPU time' if cpu_time else 'wall time'}")
+    print(f"{'workload':28s} {'entry':8s} {'pyjax':>12s} {'jax':>12s}  "
+          "ratio pyjax/jax (quartiles)")
+    for title in PAIRED_CALLS:
+        if only and not any(o in title for o in only):
+            continue
+        with tempfile.TemporaryDirectory() as cache_dir:
+            servers = [paired.Server([sys.executable, os.path.abspath(__file__), "--serve",
+                                      name, "--only", title]
+                                     + (["--cpu-time"] if cpu_time else []),
+                                     env=child_env(cache_dir, 1))
+                       for name in ("pyjax", "jax")]
+            for label, mine, theirs, (q1, median, q3) in paired.compare(*servers):
+                print(f"{title:28s} {label:8s} {fmt(mine):>12s} {fmt(theirs):>12s}  "
+                      f"{median:6.3f}x ({q1:.3f}-{q3:.3f})")
+            for server in servers:
+                server.close()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", action="append",
@@ -639,11 +688,19 @@ def main():
     parser.add_argument("--cpu-time", action="store_true",
                         help="time repeated calls by the process's CPU time, not wall time "
                              "(fairer on a loaded machine; first-call rows stay wall time)")
+    parser.add_argument("--paired", action="store_true",
+                        help="time the rows of PAIRED_CALLS with pyjax and JAX in alternate "
+                             "batches of two processes alive at once (see run_paired)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--serve", help=argparse.SUPPRESS)
     parser.add_argument("--devices", type=int, default=1, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         return run_child(args.child, args.only, args.devices, args.cpu_time)
+    if args.serve:
+        return serve_calls(args.serve, args.only[0], args.cpu_time)
+    if args.paired:
+        return run_paired(args.only, args.cpu_time)
     names = available_frameworks()
     rounds = {}   # title -> entry -> [seconds per round], or "error" -> message
     for _ in range(args.rounds):
@@ -654,18 +711,13 @@ def main():
             if args.cpu_time:
                 cmd.append("--cpu-time")
             # The sharded rows run in a child of their own with 8 CPU devices, so the
-            # other rows keep XLA's default single-device client. Each child gets a fresh
-            # persistent compilation cache: compile timings stay cold and the user's cache
-            # is left alone.
+            # other rows keep XLA's default single-device client.
             results = {}
             for devices in (1, 8):
                 with tempfile.TemporaryDirectory() as cache_dir:
-                    env = dict(os.environ, PYJAX_CACHE_DIR=cache_dir,
-                               XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}")
-                    env.pop("JAX_COMPILATION_CACHE_DIR", None)
                     out = subprocess.run(cmd + ["--devices", str(devices)],
                                          capture_output=True, text=True, check=True,
-                                         env=env).stdout
+                                         env=child_env(cache_dir, devices)).stdout
                 results.update(json.loads(out.splitlines()[-1]))
             for title, entries in results.items():
                 for entry, value in entries.items():
