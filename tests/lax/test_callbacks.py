@@ -310,6 +310,19 @@ def test_failing_callback_is_logged_with_its_traceback(api, caplog):
     assert "Traceback (most recent call last)" in caplog.text and "Ooops" in caplog.text
 
 
+@pytest.mark.skipif(config.executor.value != "xla", reason="needs the XLA executor")
+def test_failing_callback_in_a_compiled_program_keeps_xlas_message():
+    # JAX 0.10.2 raises XLA's error as it is, with nothing before it.
+    def fail(x):
+        raise ValueError("boom")
+
+    with pytest.raises(jax.errors.JaxRuntimeError) as info:
+        jax.jit(lambda x: jax.pure_callback(fail, x, x))(jnp.float32(1)).block_until_ready()
+    assert str(info.value).startswith(
+        "INTERNAL: CpuCallback error calling callback: Traceback")
+    assert str(info.value).endswith("ValueError: boom")
+
+
 @pytest.mark.parametrize("jitted", [False, True])
 @pytest.mark.parametrize("api", ["pure_callback", "io_callback"])
 def test_failing_callback_run_by_its_impl_raises_as_xla_reports_it(api, jitted, caplog):

@@ -399,12 +399,11 @@ class _Runner:
     This is the hot path of every jitted call: each extra Python step costs a few % of a
     tiny call."""
 
-    __slots__ = ("name", "device", "slots", "committed_args", "consts", "execute",
-                 "handlers", "out_avals", "donated", "committed", "build",
-                 "single_output", "callbacks")
+    __slots__ = ("device", "slots", "committed_args", "consts", "execute", "handlers",
+                 "out_avals", "donated", "committed", "build", "single_output", "callbacks")
 
     def __init__(self, executable, slots, committed_args, donated, committed, out_tree):
-        self.name, self.device = executable.name, executable.device
+        self.device = executable.device
         self.slots, self.committed_args = slots, committed_args
         self.consts = executable._consts
         self.execute = executable.loaded.execute_sharded
@@ -429,7 +428,7 @@ class _Runner:
                 if buf is None:
                     return NO_FIT
                 bufs.append(buf)
-        outs = _launch(self.execute, bufs, self.callbacks, self.handlers, self.name)
+        outs = _launch(self.execute, bufs, self.callbacks, self.handlers)
         for i in self.donated:
             if type(leaves[i]) is Array:
                 leaves[i].delete("donated")
@@ -438,16 +437,16 @@ class _Runner:
         return self.build(device_results(self.out_avals, outs, device, self.committed))
 
 
-def _launch(execute_sharded, bufs, host_calls, handlers, name):
+def _launch(execute_sharded, bufs, host_calls, handlers):
     """Runs a compiled program on argument buffers: its output arrays (made by
     `handlers`), waiting for its host callbacks if it has any; XLA's runtime errors
-    become pyjax's, naming the program."""
+    become pyjax's JaxRuntimeError with XLA's message, as JAX raises them."""
     try:
         if host_calls:
             return _execute_and_wait(execute_sharded, bufs, host_calls, handlers)
         return execute_sharded(bufs).consume_with_handlers(handlers)
     except _jax.JaxRuntimeError as err:
-        raise errors.JaxRuntimeError(f"running jit({name}) failed: {err}") from None
+        raise errors.JaxRuntimeError(str(err)) from None
 
 
 # Held while a program over several devices with callbacks runs: its callbacks keep
@@ -548,7 +547,7 @@ class Executable:
             else x._buffer if x._buffer is not None and x._device is device
             else x.buffer_on(device) for x in args]
         outs = _launch(self.loaded.execute_sharded, bufs, self._callbacks,
-                       self._handlers[committed], self.name)
+                       self._handlers[committed])
         results = device_results(self.out_avals, outs, device, committed)
         if self._tokens:
             results = [Token() if type(a) is AbstractToken else r
@@ -609,8 +608,7 @@ class ReplicatedExecutable:
                 per_output = self.loaded.execute_sharded(arrays) \
                     .disassemble_into_single_device_arrays()
         except _jax.JaxRuntimeError as err:
-            raise errors.JaxRuntimeError(f"running pmap({self.name}) failed: {err}") \
-                from None
+            raise errors.JaxRuntimeError(str(err)) from None
         return [[Array(None, aval=a, device=d, committed=True, buffer=b)
                  for b, d in zip(bufs, self.devices)]
                 for a, bufs in zip(self.out_avals, per_output)]
@@ -687,8 +685,7 @@ class ShardedExecutable:
         if len(self.devices) > 1 and inside_multi_device_callback():
             raise reentrant_launch_error(f"jit({self.name})", len(self.devices))
         bufs = self._consts + [x._global_buffer for x in args]
-        outs = _launch(self.loaded.execute_sharded, bufs, self._callbacks, self._handlers,
-                       self.name)
+        outs = _launch(self.loaded.execute_sharded, bufs, self._callbacks, self._handlers)
         # (XLA's float0 results are bools: the values are float0 zeros.)
         return [Array(np.zeros(a.shape, FLOAT0), aval=a, committed=True,
                       device=self.devices[0]) if a.dtype == FLOAT0 else
@@ -765,7 +762,7 @@ class _ShardedRunner:
             return NO_FIT
         if self.guarded is not None:
             config.check_thread_guard(self.guarded)
-        outs = _launch(self.execute, bufs, self.callbacks, self.handlers, self.name)
+        outs = _launch(self.execute, bufs, self.callbacks, self.handlers)
         for i in self.donated:
             leaves[i].delete("donated")
         results = sharded_results(self.out_avals, self.out_shardings, outs)
