@@ -328,8 +328,8 @@ class JitCache:
         for i, x in enumerate(args):
             if i not in static_nums:
                 flags += [i in donate] * len(tree_util.tree_leaves(x))
-        for k, v in dyn_kwargs.items():
-            flags += [k in self.donate_argnames] * len(tree_util.tree_leaves(v))
+        for k in sorted(dyn_kwargs):   # the order in which the kwargs dict flattens
+            flags += [k in self.donate_argnames] * len(tree_util.tree_leaves(dyn_kwargs[k]))
         return tuple(flags) if any(flags) else ()
 
     # -- 1. trace ----------------------------------------------------------------------
@@ -796,8 +796,8 @@ def _flat_arg_names(names, args, static_nums, dyn_kwargs):
         base = names[i] if i < len(names) else f"args[{i}]"
         for path, _ in tree_util.tree_flatten_with_path(x)[0]:
             out.append(base + tree_util.keystr(path))
-    for k, v in dyn_kwargs.items():
-        for path, _ in tree_util.tree_flatten_with_path(v)[0]:
+    for k in sorted(dyn_kwargs):   # the order in which the kwargs dict flattens
+        for path, _ in tree_util.tree_flatten_with_path(dyn_kwargs[k])[0]:
             out.append(k + tree_util.keystr(path))
     return out
 
