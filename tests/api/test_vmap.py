@@ -210,7 +210,7 @@ def test_non_array_arguments_and_results():
         jax.vmap(lambda x: x)("abc")
     with pytest.raises(TypeError, match="not a valid JAX type"):
         jax.vmap(lambda x: "abc")(_arange(3))
-    with pytest.raises(TypeError, match="vmap expects a callable"):
+    with pytest.raises(TypeError, match="Expected a callable value, got 3"):   # JAX 0.10.2
         jax.vmap(3)
 
 

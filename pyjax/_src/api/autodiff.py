@@ -21,13 +21,7 @@ from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import structural as st
 from pyjax._src.lax.sharding_constraint import as_cotangent_of
 from pyjax._src.lax.slicing import slice_in_dim
-from pyjax._src.util import wraps
-
-
-def _check_callable(fun, name):
-    if not callable(fun):
-        raise TypeError(f"{name} requires a callable argument, got {fun!r} of type "
-                        f"{type(fun).__name__}.")
+from pyjax._src.util import check_callable, wraps
 
 
 def _as_jax_value(x):
@@ -175,7 +169,7 @@ def _tangents_in(primals, tangents, where):
 def jvp(fun, primals, tangents, has_aux=False):
     """Forward mode: (fun(*primals), the directional derivative of fun at primals along
     tangents). primals and tangents are tuples or lists of matching pytrees."""
-    _check_callable(fun, "jvp")
+    check_callable(fun, "jvp")
     for value in (primals, tangents):
         if not isinstance(value, (tuple, list)):
             raise TypeError("primal and tangent arguments to jax.jvp must be tuples or "
@@ -200,7 +194,7 @@ def jvp(fun, primals, tangents, has_aux=False):
 def linearize(fun, *primals, has_aux=False):
     """(fun(*primals), f_jvp) where f_jvp(*tangents) evaluates the JVP at primals without
     re-running fun: the tangent computation was staged into a linear jaxpr."""
-    _check_callable(fun, "linearize")
+    check_callable(fun, "linearize")
     p_leaves, p_tree = _flatten_args(primals, _as_forward_value)
     flat = _FlatFun(fun, p_tree, has_aux, "linearize")
     result = ad.linearize_flat(flat, p_leaves, has_aux)
@@ -337,7 +331,7 @@ tree_util.register_pytree_node(_Pullback, _flatten_pullback, _unflatten_pullback
 def vjp(fun, *primals, has_aux=False):
     """(fun(*primals), vjp_fun) where vjp_fun(cotangent) returns a tuple with one
     cotangent per primal: the transposed linearization of fun at primals."""
-    _check_callable(fun, "vjp")
+    check_callable(fun, "vjp")
     p_leaves, p_tree = _flatten_args(primals)
     flat = _FlatFun(fun, p_tree, has_aux, "vjp")
     result = ad.linearize_flat(flat, p_leaves, has_aux)
@@ -355,7 +349,7 @@ def fwd_and_bwd(fun, argnums, has_aux=False, jitted=True):
     fwd(*args) -> (fun(*args), residuals) (and fun's aux last, with has_aux), and
     bwd(residuals, cotangent) -> the cotangents of the arguments `argnums` picks (a tuple
     when it is a sequence). The residuals are a pytree of arrays."""
-    _check_callable(fun, "fwd_and_bwd")
+    check_callable(fun, "fwd_and_bwd")
     argnums = _normalize_argnums(argnums)
 
     def fwd(*args):
@@ -456,7 +450,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
                    reduce_axes=()):
     """A function returning (fun(*args), the gradient of fun with respect to the args at
     argnums); with has_aux, ((value, aux), gradient). fun must return a real scalar."""
-    _check_callable(fun, "value_and_grad")
+    check_callable(fun, "value_and_grad")
     if reduce_axes:
         raise NotImplementedError("reduce_axes argument to grad is deprecated")
     argnums = _normalize_argnums(argnums)
@@ -511,7 +505,7 @@ _JACOBIAN_DOC = ("Jacobian of {fun} with respect to positional argument(s) {argn
 def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, reduce_axes=()):
     """The gradient of a scalar-valued fun with respect to the positional argument(s) at
     argnums (an int or a tuple of ints); with has_aux, (gradient, aux)."""
-    _check_callable(fun, "grad")
+    check_callable(fun, "grad")
     if reduce_axes:
         raise NotImplementedError("reduce_axes argument to grad is deprecated")
     argnums = _normalize_argnums(argnums)
@@ -599,7 +593,7 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
     """The Jacobian of fun by forward mode: the JVP pushed forward along every input basis
     vector at once (vmap over jvp, as JAX: fun sees JVP tracers with batched tangents).
     Each block has shape output shape + input shape."""
-    _check_callable(fun, "jacfwd")
+    check_callable(fun, "jacfwd")
     argnums = _normalize_argnums(argnums)
 
     @wraps(fun, docstr=_JACOBIAN_DOC, argnums=argnums)
@@ -635,7 +629,7 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     """The Jacobian of fun by reverse mode: the VJP pulled back along every output basis
     vector at once (vmap over the pullback). Each block has shape output shape + input
     shape."""
-    _check_callable(fun, "jacrev")
+    check_callable(fun, "jacrev")
     argnums = _normalize_argnums(argnums)
 
     @wraps(fun, docstr=_JACOBIAN_DOC, argnums=argnums)
@@ -683,7 +677,7 @@ def hessian(fun, argnums=0, has_aux=False, holomorphic=False):
 def linear_transpose(fun, *primals, reduce_axes=()):
     """The transpose of a linear fun, traced at the shapes and dtypes of primals: a
     function from output cotangents to a tuple of input cotangents."""
-    _check_callable(fun, "linear_transpose")
+    check_callable(fun, "linear_transpose")
     leaves, in_tree = tree_util.flatten(primals)
     in_avals = [abstractify(x) for x in leaves]
     flat = _FlatFun(fun, in_tree, False, "linear_transpose")

@@ -10,6 +10,7 @@ from pyjax._src.array import as_array
 from pyjax._src.core.avals import get_aval, is_valid_jax_type
 from pyjax._src.core.trace import check_for_leaks, set_current_trace
 from pyjax._src.interpreters import batching
+from pyjax._src.util import check_callable
 from pyjax._src.util import fun_name as _name
 from pyjax._src.util import wraps
 
@@ -36,9 +37,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
     `axis_size` gives the size when no argument is mapped. `spmd_axis_name` (mesh axis
     names) splits the mapped axis over those mesh axes where the function runs a
     shard_map (its specs gain them); elsewhere it changes nothing."""
-    if not callable(fun):
-        raise TypeError(f"vmap expects a callable as its first argument, got {fun!r} of "
-                        f"type {type(fun).__name__}.")
+    check_callable(fun, "vmap")
     if isinstance(in_axes, list):   # lists are tuples here, as in JAX
         in_axes = tuple(in_axes)
     _check_axes_spec(in_axes, "in_axes")
