@@ -93,3 +93,10 @@ def test_scalar_zeros_and_ones_under_jit_are_arrays():
     jax.jit(f)(1.0)
     assert seen == [True, True, True]                  # JAX 0.10.2: tracers, jax.Arrays
 
+
+def test_big_python_ints_with_an_explicit_float_dtype():
+    # JAX 0.10.2 refuses jnp.add(2 ** 31, 1.) (the int must fit int32 first), but an
+    # explicit dtype converts the Python int directly.
+    assert jnp.full((2,), 2 ** 40, jnp.float32)[0] == np.float32(1.0995116e+12)
+    assert jnp.asarray(2 ** 40, jnp.float32) == np.float32(1.0995116e+12)
+    assert jnp.add(-2 ** 31, 1.) == np.float32(-2.1474836e+09)
