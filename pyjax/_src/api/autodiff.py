@@ -21,7 +21,7 @@ from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import structural as st
 from pyjax._src.lax.sharding_constraint import as_cotangent_of
 from pyjax._src.lax.slicing import slice_in_dim
-from pyjax._src.util import check_callable, wraps
+from pyjax._src.util import check_callable, fun_name, wraps
 
 
 def _as_jax_value(x):
@@ -108,6 +108,10 @@ def _dtype_str(dtype):
     return "float0" if dtype == dtypes.float0 else dtype.name
 
 
+def _aval_str(aval):
+    return f"{_dtype_str(aval.dtype)}[{','.join(map(str, aval.shape))}]"
+
+
 def _check_tangent(primal, tangent, where):
     p_aval = get_aval(primal)
     try:
@@ -116,6 +120,11 @@ def _check_tangent(primal, tangent, where):
         raise TypeError(f"{where}: tangent {tangent!r:.100} of type {type(tangent)} is not a "
                         "valid JAX type.") from None
     expected = ad.tangent_aval(p_aval).dtype
+    if where != "jax.jvp" and (t_aval.dtype != expected or t_aval.shape != p_aval.shape):
+        raise ValueError(   # JAX's words
+            "linearized function called on tangent values inconsistent with the original "
+            f"primal values: got tangent aval {_aval_str(t_aval)} for primal aval "
+            f"{_aval_str(p_aval)} but expected {_aval_str(ad.tangent_aval(p_aval))}.")
     if t_aval.dtype != expected:
         error = TypeError if where == "jax.jvp" else ValueError   # JAX's types
         raise error(
@@ -170,13 +179,14 @@ def jvp(fun, primals, tangents, has_aux=False):
     """Forward mode: (fun(*primals), the directional derivative of fun at primals along
     tangents). primals and tangents are tuples or lists of matching pytrees."""
     check_callable(fun, "jvp")
-    for value in (primals, tangents):
-        if not isinstance(value, (tuple, list)):
-            raise TypeError("primal and tangent arguments to jax.jvp must be tuples or "
-                            f"lists; found {type(value).__name__}.")
+    if not (isinstance(primals, (tuple, list)) and isinstance(tangents, (tuple, list))):
+        raise TypeError("primal and tangent arguments to jax.jvp must be tuples or lists; "
+                        f"found {type(primals).__name__} and {type(tangents).__name__}.")
     p_leaves, p_tree = _flatten_args(tuple(primals), _as_forward_value)
     t_leaves, t_tree = tree_util.flatten(tuple(tangents))
-    if p_tree != t_tree:
+    if p_tree != t_tree or type(primals) is not type(tangents):   # JAX compares the two
+        _, p_tree = tree_util.flatten(primals)
+        _, t_tree = tree_util.flatten(tangents)
         raise TypeError("primal and tangent arguments to jax.jvp must have the same tree "
                         f"structure; primals have tree structure {p_tree} whereas tangents "
                         f"have tree structure {t_tree}.")
@@ -226,16 +236,13 @@ def _check_cotangent(ct, p_aval):
         raise TypeError(f"Cotangent {ct!r:.100} of type {type(ct)} passed to the vjp "
                         "function is not a valid JAX type.") from None
     expected = ad.tangent_aval(p_aval)
-    if c_aval.shape != expected.shape:
-        raise ValueError(f"Shape of cotangent input to vjp pullback function "
-                         f"{c_aval.shape} must be the same as the shape of corresponding "
-                         f"primal input {p_aval.shape}.")
     # an integer output's cotangent is ignored; JAX accepts any dtype there
-    if c_aval.dtype != expected.dtype and expected.dtype != dtypes.float0:
-        raise ValueError(f"Type of cotangent input to vjp pullback function "
-                         f"({c_aval.str_short(True)}) is not the expected tangent type "
-                         f"({expected.str_short(True)}) of corresponding primal output with dtype "
-                         f"{p_aval.dtype.name}.")
+    if c_aval.shape != expected.shape or (c_aval.dtype != expected.dtype
+                                          and expected.dtype != dtypes.float0):
+        raise ValueError(f"unexpected JAX type (e.g. shape/dtype) for argument to VJP "
+                         f"function: got {c_aval.str_short()}, but expected "
+                         f"{expected.str_short()} because the corresponding output of the "
+                         f"differentiated function had JAX type {p_aval.str_short()}")
 
 
 class _Pullback:
@@ -243,15 +250,25 @@ class _Pullback:
     pytree whose leaves are the residuals (the rest is static), so it passes in and out
     of jit: fwd_and_bwd's backward function compiles once."""
 
-    def __init__(self, linear, in_avals, in_tree, out_avals, out_tree):
+    def __init__(self, linear, in_avals, in_tree, out_avals, out_tree, name):
         self.linear, self.in_tree, self.out_tree = linear, in_tree, out_tree
         self.in_avals, self.out_avals = tuple(in_avals), tuple(out_avals)
+        self.name = name   # the differentiated function's, for errors
 
-    def __call__(self, ct):
-        ct_leaves, ct_tree = tree_util.flatten(ct)
+    def __call__(self, *args):
+        if len(args) != 1:
+            raise TypeError(
+                f"The function returned by `jax.vjp` applied to {self.name} was called "
+                f"with {len(args)} arguments, but functions returned by `jax.vjp` must be "
+                "called with a single argument corresponding to the single value returned "
+                "by the function being differentiated (even if that returned value is a "
+                "tuple or other container).")
+        ct_leaves, ct_tree = tree_util.flatten(args[0])
         if ct_tree != self.out_tree:
-            raise ValueError(f"Tree structure of cotangent input {ct_tree}, does not match "
-                             f"structure of primal output {self.out_tree}.")
+            raise ValueError(f"unexpected tree structure of the argument to the VJP function "
+                             f"of {self.name}: got {ct_tree}, but it must match the pytree "
+                             f"structure of the differentiated function's output, "
+                             f"{self.out_tree}.")
         cts = []
         for c, p_aval in zip(ct_leaves, self.out_avals):
             _check_cotangent(c, p_aval)
@@ -314,15 +331,15 @@ def _flatten_pullback(pullback):
     linear = pullback.linear
     static = (linear.jaxpr, tuple(linear.in_avals), tuple(linear.out_avals),
               tuple(linear.in_nonzeros), tuple(linear.out_nonzeros), pullback.in_avals,
-              pullback.in_tree, pullback.out_avals, pullback.out_tree)
+              pullback.in_tree, pullback.out_avals, pullback.out_tree, pullback.name)
     return list(linear.consts), static
 
 
 def _unflatten_pullback(static, residuals):
     jaxpr, lin_in, lin_out, in_nonzeros, out_nonzeros, in_avals, in_tree, out_avals, \
-        out_tree = static
+        out_tree, name = static
     linear = ad.Linearized(jaxpr, list(residuals), lin_in, lin_out, in_nonzeros, out_nonzeros)
-    return _Pullback(linear, in_avals, in_tree, out_avals, out_tree)
+    return _Pullback(linear, in_avals, in_tree, out_avals, out_tree, name)
 
 
 tree_util.register_pytree_node(_Pullback, _flatten_pullback, _unflatten_pullback)
@@ -337,7 +354,7 @@ def vjp(fun, *primals, has_aux=False):
     result = ad.linearize_flat(flat, p_leaves, has_aux)
     out_p, linear = result[0], result[1]
     pullback = _Pullback(linear, map(get_aval, p_leaves), p_tree, map(get_aval, out_p),
-                         flat.out_tree)
+                         flat.out_tree, fun_name(fun))
     out = tree_util.tree_unflatten(flat.out_tree, out_p)
     if has_aux:
         return out, pullback, tree_util.tree_unflatten(flat.aux_tree, result[2])
