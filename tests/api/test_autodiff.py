@@ -734,3 +734,13 @@ def test_zero_and_passed_through_tangents_of_weak_primals_stay_weak():
     _, c = jax.jvp(lambda x: 3.0, (2.0,), (1.0,))
     assert c.weak_type and float(c) == 0.0
 
+
+def test_numpy_conversion_of_a_differentiated_value_is_an_error():
+    # JAX 0.10.2: every tracer refuses __array__, so NumPy code under grad raises
+    # instead of silently giving a zero derivative (its api_test's test_unwrapped_numpy).
+    with pytest.raises(errors.TracerArrayConversionError, match="__array__"):
+        jax.grad(lambda x: np.sum(np.exp(x)))(jnp.zeros(3))
+    with pytest.raises(errors.TracerArrayConversionError):
+        jax.jvp(lambda x: np.asarray(x), (1.,), (1.,))
+    # comparisons give plain values, so Python control flow still works, as in JAX
+    assert float(jax.grad(lambda x: x if x > 0 else -x)(2.)) == 1.
