@@ -173,9 +173,8 @@ class Array:
             raise TypeError(f"only integer arrays can be used as an index, got {self.dtype}")
         return int(self._value)
 
-    def __hash__(self):
-        raise TypeError("unhashable type: 'Array'. JAX arrays are mutable-free values but "
-                        "not hashable; use a tuple or a NumPy array as a static argument.")
+    # Unhashable, as JAX's arrays: hash() raises and isinstance(x, Hashable) is False.
+    __hash__ = None   # type: ignore[assignment]
 
     def __setitem__(self, index, value):
         raise TypeError(

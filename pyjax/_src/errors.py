@@ -104,9 +104,10 @@ class UnexpectedTracerError(JAXTypeError):
 
     def __init__(self, message):
         super().__init__(
-            f"{message}\nThis tracer escaped its transformation, e.g. by being stored in "
-            "a global, a closure or an object attribute during tracing (functions passed "
-            "to `jit`, `grad`, `vmap`, ... must be pure). Return the value instead. "
+            f"{message}\nThis tracer escaped its transformation: JAX transformations "
+            "require that functions explicitly return their outputs, and disallow saving "
+            "intermediate values to global state (a global, a closure or an object "
+            "attribute set during tracing). Return the value instead. "
             "`jax.checking_leaks()` finds where it leaked.")
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import operator
 import weakref
 from collections.abc import Callable, Hashable
@@ -160,6 +161,20 @@ def partition_list(flags, xs):
 def merge_lists(flags, false_part, true_part):
     false_it, true_it = iter(false_part), iter(true_part)
     return [next(true_it) if f else next(false_it) for f in flags]
+
+
+def check_callable(fun, name):
+    """The checks JAX makes of the function a transformation `name` is given (JAX's
+    messages first, then what pyjax adds)."""
+    if isinstance(fun, staticmethod):
+        raise TypeError(f"staticmethod arguments are not supported, got {fun!r}: apply "
+                        f"{name} to the function, then make the result a staticmethod.")
+    if not callable(fun):
+        raise TypeError(f"Expected a callable value, got {fun!r} of type "
+                        f"{type(fun).__name__}: {name} transforms a function.")
+    if inspect.isgeneratorfunction(fun):
+        raise TypeError(f"Expected a function, got a generator function: {fun!r}. {name} "
+                        "needs a function that returns its results.")
 
 
 def fun_name(fun):

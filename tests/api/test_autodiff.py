@@ -231,9 +231,9 @@ def test_vjp_and_cotangent_checks():
     gx, gy = pullback((1., 1.))
     close(gx, 4.)
     close(gy, 3.)
-    with pytest.raises(ValueError, match="Tree structure of cotangent input"):   # as JAX
+    with pytest.raises(ValueError, match="unexpected tree structure"):   # JAX 0.10.2
         pullback(1.)
-    with pytest.raises(ValueError, match="Shape of cotangent input"):
+    with pytest.raises(ValueError, match="unexpected JAX type"):
         pullback((jnp.ones(2), 1.))
     y, pullback, aux = jax.vjp(lambda x: (x * 2, x), 1., has_aux=True)
     close(aux, 1.)
@@ -267,11 +267,11 @@ def test_edge_cases_of_the_differentiation_api_match_jax():
         assert jax.jvp(f, (1.0,), (1.0,))[1].weak_type   # through control flow as well
     (ct,) = jax.vjp(lambda x: (x * 2).astype(jnp.int32), 3.0)[1](jnp.int32(1))
     assert ct.dtype == np.float32 and float(ct) == 0.0   # an integer output's ct is ignored
-    with pytest.raises(ValueError, match="Tree structure of cotangent input"):
+    with pytest.raises(ValueError, match="unexpected tree structure"):
         jax.vjp(lambda x: (x, x), 1.0)[1](1.0)
     _, f_jvp = jax.linearize(jnp.sin, jnp.ones(3))
-    with pytest.raises(ValueError, match="expected tangent dtype float32, but got tangent "
-                                         "dtype int32"):
+    with pytest.raises(ValueError, match=r"inconsistent with the original primal values: "
+                                         r"got tangent aval int32\[3\]"):   # JAX 0.10.2
         f_jvp(jnp.ones(3, jnp.int32))
 
 
@@ -685,7 +685,7 @@ def test_fwd_and_bwd_compiles_each_half_once():
     total, residuals, aux = fwd(x)
     assert float(total) == 3.0 and aux["a"].tolist() == [1.0] * 3
     assert bwd(residuals, 1.0).tolist() == [1.0] * 3
-    with pytest.raises(ValueError, match="Shape of cotangent input"):
+    with pytest.raises(ValueError, match="unexpected JAX type"):
         bwd(residuals, jnp.ones(2))
     with pytest.raises(TypeError, match="at least 6 positional arguments"):
         jax.fwd_and_bwd(f, argnums=5)[0](x, w, 1.0)
@@ -733,3 +733,14 @@ def test_zero_and_passed_through_tangents_of_weak_primals_stay_weak():
     assert z.weak_type and float(z) == 0.0
     _, c = jax.jvp(lambda x: 3.0, (2.0,), (1.0,))
     assert c.weak_type and float(c) == 0.0
+
+
+def test_numpy_conversion_of_a_differentiated_value_is_an_error():
+    # JAX 0.10.2: every tracer refuses __array__, so NumPy code under grad raises
+    # instead of silently giving a zero derivative (its api_test's test_unwrapped_numpy).
+    with pytest.raises(errors.TracerArrayConversionError, match="__array__"):
+        jax.grad(lambda x: np.sum(np.exp(x)))(jnp.zeros(3))
+    with pytest.raises(errors.TracerArrayConversionError):
+        jax.jvp(lambda x: np.asarray(x), (1.,), (1.,))
+    # comparisons give plain values, so Python control flow still works, as in JAX
+    assert float(jax.grad(lambda x: x if x > 0 else -x)(2.)) == 1.

@@ -50,16 +50,28 @@ CASES = [
     case("grad_not_callable", TypeError, "callable", lambda: jax.grad(5)),
     case("grad_of_while_loop", ValueError, "Reverse-mode differentiation does not work",
          lambda: jax.grad(lambda a: lax.while_loop(lambda c: c < 3, lambda c: c + a, 0.0))(1.0)),
-    case("vjp_cotangent_shape", ValueError, "Shape of cotangent",
+    # JAX 0.10.2's words for each
+    case("vjp_cotangent_shape", ValueError, r"unexpected JAX type .*got float32\[3\], but "
+         r"expected float32\[2,3\]",
          lambda: jax.vjp(lambda a: a * 2, x)[1](jnp.ones(3))),
-    case("vjp_cotangent_tree", ValueError, "Tree structure of cotangent",
+    case("vjp_pullback_two_arguments", TypeError,
+         "applied to <lambda> was called with 2 arguments",
+         lambda: jax.vjp(lambda a: a * 2, x)[1](x, x)),
+    case("vjp_cotangent_tree", ValueError, "unexpected tree structure",
          lambda: jax.vjp(lambda a: a * 2, x)[1]((x, x))),
-    case("vjp_cotangent_dtype", ValueError, "tangent type",
+    case("vjp_cotangent_dtype", ValueError, "unexpected JAX type",
          lambda: jax.vjp(lambda a: a * 2, x)[1](xi)),
     case("jvp_tangent_shape", ValueError, "different primal and tangent shapes",
          lambda: jax.jvp(lambda a: a, (x,), (jnp.ones(3),))),
     case("jvp_tangent_dtype", TypeError, "dtypes must be equal",
          lambda: jax.jvp(lambda a: a, (x,), (xi,))),
+    case("jvp_tuple_primals_list_tangents", TypeError, "same tree structure",   # JAX 0.10.2
+         lambda: jax.jvp(lambda a, b: a * b, (x,), [x])),
+    case("linearized_tangent_shape", ValueError,
+         r"linearized function called on tangent values inconsistent with the original "
+         r"primal values: got tangent aval float32\[3,2\] for primal aval int32\[3\] but "
+         r"expected float0\[3\]",
+         lambda: jax.linearize(jnp.sum, jnp.arange(3))[1](jnp.ones((3, 2)))),
     case("jvp_tangent_tree", TypeError, "same tree structure",
          lambda: jax.jvp(lambda a: a, (x,), (x, x))),
     case("jvp_primals_not_tuple", TypeError, "tuples or lists",

@@ -339,3 +339,41 @@ def test_eager_checkpoint_traces_its_arguments():
     assert static_seen == [True]
     with pytest.raises(TypeError, match="not a valid JAX type"):
         jax.checkpoint(lambda s: s)("a")
+
+
+def test_eager_checkpoint_runs_a_jitted_function_as_jit_does():
+    # JAX runs an eager checkpoint's body equation by equation, so a jitted function
+    # inside it runs compiled: its result is bit for bit the jitted function's.
+    f = jax.jit(jnp.exp)
+    x = np.float32(2.0) + np.float32(1e-4) * np.float32(0.978738)
+    assert np.asarray(jax.checkpoint(f)(x)).item() == np.asarray(f(x)).item()
+    if config.executor.value == "xla":
+        assert np.asarray(jax.checkpoint(f)(x)).item() == 7.389780044555664  # JAX 0.10.2
+
+
+def test_saved_bf16_residual_is_rounded_where_the_forward_pass_reads_it():
+    # JAX 0.10.2's test_excess_precision_hell: XLA may keep the bf16 dot in f32 when it
+    # fuses it with foo's cast, so a saved residual that the forward pass also reads is
+    # rounded (reduce_precision) and both passes see the same value.
+    @jax.custom_vjp
+    def dot(x):
+        return jnp.dot(x, x)
+    dot.defvjp(lambda x: (dot(x), None), lambda _, g: (g,))
+
+    @jax.custom_vjp
+    def foo(x):
+        return jnp.float32(1.) * x.astype("float32")
+    foo.defvjp(lambda x: (foo(x), x), lambda x, _: (jnp.float32(1.) * x.astype("float32"),))
+
+    def f(x):
+        return foo(dot(x))
+    f = jax.jit(jax.checkpoint(f, policy=lambda *_, **__: True))
+
+    x = (jnp.bfloat16(1) + jnp.finfo("bfloat16").eps) * jnp.eye(2, dtype="bfloat16")
+    y, vjp = jax.vjp(f, x)
+    y_, = vjp(jnp.ones_like(y))
+    want = np.diag([1.015625, 1.015625]).astype(np.float32)          # JAX 0.10.2
+    np.testing.assert_array_equal(y, want)
+    np.testing.assert_array_equal(y_, want)
+    text = str(jax.make_jaxpr(lambda x: jax.vjp(f, x)[0])(x))
+    assert "reduce_precision[exponent_bits=8 mantissa_bits=7]" in text

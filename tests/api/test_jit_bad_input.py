@@ -24,6 +24,23 @@ def quiet(f):
     return run
 
 
+def _positional_only(a, /, b, c, *args, **kwargs):
+    return a
+
+
+def _generator(a):
+    yield a
+
+
+class _NoSignature:
+    @property
+    def __signature__(self):
+        raise TypeError("no signature")
+
+    def __call__(self, *args):
+        return None
+
+
 CASES = [
     case("static_argnums_out_of_range", ValueError, r"static_argnums=\(3,\)",
          lambda: jax.jit(lambda a: a, static_argnums=(3,))(1)),
@@ -33,6 +50,15 @@ CASES = [
          lambda: jax.jit(lambda a: a, static_argnums=1.5)),
     case("static_argnames_unknown", ValueError, r"invalid argnames \['b'\]",
          lambda: jax.jit(lambda a: a, static_argnames="b")),
+    # JAX 0.10.2 refuses names that cannot be passed by keyword, **kwargs or not, and
+    # donate_argnames for a callable whose signature Python cannot read
+    case("static_argnames_positional_only", ValueError, r"\['a'\].*positional-only",
+         lambda: jax.jit(_positional_only, static_argnames=("a", "c"))),
+    case("donate_argnames_var_positional", ValueError, r"\['args'\].*positional-only",
+         lambda: jax.jit(_positional_only, donate_argnames=("args", "c"))),
+    case("donate_argnames_without_signature", ValueError,
+         "signature of function .* failed. Pass donate_argnums",
+         lambda: jax.jit(_NoSignature(), donate_argnames="a")),
     case("donate_argnums_out_of_range", ValueError, r"donate_argnums=\(3,\)",
          lambda: jax.jit(lambda a: a, donate_argnums=(3,))),
     case("donate_argnames_unknown", ValueError, "donate_argnames",
@@ -53,7 +79,15 @@ CASES = [
          lambda: jax.jit(lambda a: object())(x)),
     case("jit_returns_function", TypeError, "not a valid JAX type",
          lambda: jax.jit(lambda a: (lambda: 1))(x)),
-    case("jit_not_callable", TypeError, "callable", lambda: jax.jit(5)),
+    case("jit_not_callable", TypeError, "Expected a callable value, got 5",
+         lambda: jax.jit(5)),
+    # JAX 0.10.2's words, as its api_test checks them
+    case("jit_generator_function", TypeError, "Expected a function, got a generator",
+         lambda: jax.jit(_generator)),
+    case("jit_staticmethod", TypeError, "staticmethod arguments are not supported",
+         lambda: jax.jit(staticmethod(lambda a: a))),
+    case("jit_classmethod", TypeError, "Expected a callable value",
+         lambda: jax.jit(classmethod(lambda cls, a: a))),
     # JAX 0.10.2's messages for ShapeDtypeStructs where values are needed
     case("jit_shape_dtype_struct_argument", TypeError,
          r"Argument 'x\['b'\]\['c'\]' of shape int32\[4,2\] of type .*ShapeDtypeStruct.* "
@@ -111,6 +145,13 @@ CASES = [
          lambda: jax.jit(lambda n: list(range(n)))(3)),
     case("leaked_jit_tracer", errors.UnexpectedTracerError, "unexpected tracer",
          lambda: (lambda kept: (jax.jit(lambda a: kept.append(a) or a)(x), kept[0] + 1))([])),
+    # JAX 0.10.2's words: "... disallow saving intermediate values to global state",
+    # and a leaked tracer passed to a jitted function at top level is the same error
+    case("leaked_jit_tracer_global_state", errors.UnexpectedTracerError, "global state",
+         lambda: (lambda kept: (jax.jit(lambda a: kept.append(a) or a)(x), kept[0] + 1))([])),
+    case("leaked_tracer_to_jit", errors.UnexpectedTracerError, "was created on line",
+         lambda: (lambda kept: (jax.jit(lambda a: kept.append(a * 2) or a)(x),
+                                jax.jit(lambda a: a)(kept[0])))([])),
     case("leaked_vmap_tracer", errors.UnexpectedTracerError, "unexpected tracer",
          lambda: (lambda kept: (jax.vmap(lambda a: kept.append(a) or a)(x), kept[0] + 1))([])),
     case("use_after_delete", RuntimeError, "deleted",

@@ -96,6 +96,26 @@ def test_donated_argument_is_deleted_on_the_fast_path():
     np.testing.assert_array_equal(x, np.arange(4.0) + 3)
 
 
+@pytest.mark.parametrize("donate", [{"donate_argnames": ("z", "y")},
+                                    {"donate_argnums": (0, 1)}])
+def test_keyword_arguments_out_of_order_donate_the_named_ones(donate):
+    # JAX's test_dict_donation: keyword arguments flatten in sorted key order, so the
+    # donation flags must follow that order, not the order of the call's keywords.
+    f = jax.jit(lambda z, y, x: (z, y, x), **donate)
+    _, info = f.lower(z={"c": 3.}, y={"b": 2.}, x={"a": 1.}).args_info
+    assert [info[k][n].donated for k, n in (("z", "c"), ("y", "b"), ("x", "a"))] == \
+        [True, True, False]                                     # JAX 0.10.2
+    z, y, x = ({k: jnp.ones(3)} for k in "cba")
+    f(z=z, y=y, x=x)
+    assert [z["c"].is_deleted(), y["b"].is_deleted(), x["a"].is_deleted()] == \
+        [True, True, False]                                     # JAX 0.10.2
+
+
+def test_keyword_arguments_out_of_order_are_named_in_errors():
+    with pytest.raises(TypeError, match="at path x"):
+        jax.jit(lambda z, y, x: z)(z=1., y=2., x="a")
+
+
 def test_donation_reuses_the_buffer_of_an_array_made_on_the_host():
     # An Array computed on the host gets its device buffer on first use. XLA may alias
     # 64-byte aligned host memory, and could not reuse such a buffer when the array is

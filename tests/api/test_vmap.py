@@ -137,18 +137,18 @@ def test_inconsistent_sizes_name_the_arguments():
     def f(x, y):
         return x + y
     with pytest.raises(ValueError, match=r"inconsistent sizes(.|\n)*one axis had size 2: "
-                       r"axis 0 of argument x of type f32\[2\](.|\n)*one axis had size 3: "
-                       r"axis 0 of argument y of type f32\[3\]"):
+                       r"axis 0 of argument x of type float32\[2\](.|\n)*one axis had size 3: "
+                       r"axis 0 of argument y of type float32\[3\]"):
         jax.vmap(f)(_arange(2), _arange(3))
 
 
 def test_inconsistent_sizes_in_a_pytree_name_the_leaf():
-    with pytest.raises(ValueError, match=r"argument p\['b'\] of type f32\[4,2\]"):
+    with pytest.raises(ValueError, match=r"argument p\['b'\] of type float32\[4,2\]"):
         jax.vmap(lambda p: p["a"] + p["b"][0])({"a": _arange(3), "b": _arange(4, 2)})
 
 
 def test_axis_size_conflicting_with_an_argument():
-    with pytest.raises(ValueError, match="axis_size was given as 4(.|\n)*argument x"):
+    with pytest.raises(ValueError, match="the `axis_size` argument was 4(.|\n)*argument x"):
         jax.vmap(lambda x: x, axis_size=4)(_arange(3))
 
 
@@ -201,7 +201,7 @@ def test_mapped_output_with_out_axes_none(kwargs, fun, arg, message):
 
 
 def test_nothing_mapped_needs_axis_size():
-    with pytest.raises(ValueError, match="at least one non-None value in in_axes"):
+    with pytest.raises(ValueError, match="non-None value in in_axes or axis_size must"):
         jax.vmap(lambda x: x, in_axes=None)(_arange(3))
 
 
@@ -210,7 +210,7 @@ def test_non_array_arguments_and_results():
         jax.vmap(lambda x: x)("abc")
     with pytest.raises(TypeError, match="not a valid JAX type"):
         jax.vmap(lambda x: "abc")(_arange(3))
-    with pytest.raises(TypeError, match="vmap expects a callable"):
+    with pytest.raises(TypeError, match="Expected a callable value, got 3"):   # JAX 0.10.2
         jax.vmap(3)
 
 

@@ -34,8 +34,18 @@ CASES = [
          lambda: jax.vmap(lambda a: a)(1.0)),
     case("vmap_nothing_mapped", ValueError, "at least one non-None",
          lambda: jax.vmap(lambda a: a, in_axes=None)(x)),
-    case("vmap_axis_size_mismatch", ValueError, "axis_size was given as 5",
+    case("vmap_axis_size_mismatch", ValueError, "the `axis_size` argument was 5",
          lambda: jax.vmap(lambda a: a, axis_size=5)(x)),
+    # JAX 0.10.2's words (its api_test checks them)
+    case("vmap_nothing_to_map", ValueError,
+         r"must be passed at least one argument containing an array or axis_size must be "
+         r"specified, got empty \*args=\(\{\},\) and \*\*kwargs=\{\}",
+         lambda: jax.vmap(lambda a: a)({})),
+    case("vmap_keyword_size_mismatch", ValueError,
+         r"most axes \(2 of them\) had size 2, e.g. axis 0 of argument a of type "
+         r"float32\[2\];\n  \* one axis had size 1: axis 0 of kwargs\['c'\] of type "
+         r"float32\[1\]",
+         lambda: jax.vmap(lambda a, b, c: a)(jnp.ones(2), c=jnp.ones(1), b=jnp.ones(2))),
     case("vmap_axis_size_negative", ValueError, "non-negative",
          lambda: jax.vmap(lambda: 1.0, axis_size=-1)()),
     case("vmap_returns_string", TypeError, "not a valid JAX type",

@@ -834,3 +834,18 @@ def test_complex_functions_match_jax_near_zero_and_on_branch_cuts(name, jit):
         for part in (np.real, np.imag):
             np.testing.assert_allclose(part(got), part(np.array(want, dtype)), rtol=4 * eps,
                                        atol=0)
+
+
+def test_abs_derivative_at_zero():
+    # JAX 0.10.2: a real abs has slope +1 at 0 (either zero), a complex one tangent 0.
+    grad_abs = jax.grad(jnp.abs)
+    assert [float(grad_abs(v)) for v in (0., -0., -2., 3.)] == [1., 1., -1., 1.]
+    assert float(jax.jit(jax.grad(lax.abs))(0.)) == 1.
+    _, t = jax.jvp(jnp.abs, (jnp.complex64(0),), (jnp.complex64(1 + 1j),))
+    assert float(t) == 0.
+    assert complex(jax.grad(jnp.abs)(jnp.complex64(0))) == 0j
+    zs = 0.5j * np.arange(5) + np.arange(5)
+    close(jax.grad(lambda z: jnp.sum(jnp.cos(jnp.abs(z))))(zs),
+          np.array([0. + 0.j, -0.80430663 + 0.40215331j, -0.70368982 + 0.35184491j,
+                    0.1886467 - 0.09432335j, 0.86873727 - 0.43436864j], np.complex64),
+          1e-5)

@@ -78,3 +78,25 @@ def test_default_device_by_platform_name():
     with pytest.raises(RuntimeError, match="Unknown backend"):
         with jax.default_device("nonexistent"):
             pass
+
+
+def test_scalar_zeros_and_ones_under_jit_are_arrays():
+    # jnp functions return Arrays or tracers, never raw NumPy values: a scalar jnp.zeros
+    # inside jit was an ndarray, so `jnp.zeros(()) + 1` was a NumPy scalar there.
+    seen = []
+
+    def f(a):
+        for x in (jnp.zeros(()), jnp.ones([]), jnp.zeros(()) + 1):
+            seen.append(isinstance(x, jax.Array))
+        return a
+
+    jax.jit(f)(1.0)
+    assert seen == [True, True, True]                  # JAX 0.10.2: tracers, jax.Arrays
+
+
+def test_big_python_ints_with_an_explicit_float_dtype():
+    # JAX 0.10.2 refuses jnp.add(2 ** 31, 1.) (the int must fit int32 first), but an
+    # explicit dtype converts the Python int directly.
+    assert jnp.full((2,), 2 ** 40, jnp.float32)[0] == np.float32(1.0995116e+12)
+    assert jnp.asarray(2 ** 40, jnp.float32) == np.float32(1.0995116e+12)
+    assert jnp.add(-2 ** 31, 1.) == np.float32(-2.1474836e+09)

@@ -1,5 +1,7 @@
 """Array methods that mirror jnp functions, and the Array's buffer queries (values observed
 from JAX 0.10.2)."""
+import collections.abc
+
 import numpy as np
 import pytest
 
@@ -48,3 +50,14 @@ def test_view_keeps_the_byte_of_a_bool_made_from_other_bytes(executor):
         assert jax.jit(f)(a).tolist() == [96, 1, 0]
     assert a.astype(np.int8).tolist() == [1, 1, 0]
     assert a.astype(np.float32).tolist() == [1.0, 1.0, 0.0]
+
+
+def test_arrays_and_tracers_are_not_hashable():
+    # JAX 0.10.2: __hash__ is None, so hash() raises and they are not Hashable
+    x = jnp.ones(2)
+    assert not isinstance(x, collections.abc.Hashable)
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(x)
+    seen = []
+    jax.jit(lambda v: seen.append(isinstance(v, collections.abc.Hashable)) or v)(x)
+    assert seen == [False]

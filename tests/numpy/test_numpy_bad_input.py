@@ -77,6 +77,14 @@ CASES = [
     case("array_mixed_str", TypeError, "string arrays", lambda: jnp.array([1, "a"])),
     case("array_int_too_big", OverflowError, "too large", lambda: jnp.array(2 ** 70)),
     case("array_list_int_too_big", OverflowError, "too large", lambda: jnp.array([1, 2 ** 70])),
+    # JAX 0.10.2: a Python int operand must fit the default int type even where it would
+    # promote to float (JAX's test_large_python_ints); an explicit dtype takes it
+    case("python_int_operand_too_big_for_float_op", OverflowError, "An overflow",
+         lambda: jnp.multiply(2 ** 100, 3.)),
+    case("python_int_operand_past_int32", OverflowError, "does not fit in int32",
+         lambda: jnp.add(2 ** 31, 1.)),
+    case("python_int_operand_of_where", OverflowError, "An overflow",
+         lambda: jnp.where(True, 2 ** 40, 1.)),
     case("array_bad_dtype", TypeError, "not understood", lambda: jnp.array([1], dtype="foo")),
     case("array_str_dtype", TypeError, "number, bool, and string dtypes",
          lambda: jnp.array([1, 2], dtype=np.str_)),

@@ -596,3 +596,18 @@ def test_einsum_sums_bools_with_an_or():
         out = f("ij->i", b)
         assert out.dtype == np.bool_ and out.tolist() == [True, False]
         assert f("ij,j->", b, jnp.array([True, True])).tolist() is True
+
+
+def test_logaddexp_derivatives_split_ties_and_read_inf_as_jax_does():
+    # JAX 0.10.2 differentiates logaddexp(2) with its own rule: at x1 == x2 each operand
+    # gets half (softplus'(0) = 0.5), and +inf operands are read as 0 in the rule.
+    grad2 = pyjax.grad(jnp.logaddexp, (0, 1))
+    assert [float(g) for g in grad2(1., 1.)] == [0.5, 0.5]
+    assert [float(g) for g in pyjax.grad(jnp.logaddexp2, (0, 1))(1., 1.)] == [0.5, 0.5]
+    assert [float(g) for g in grad2(jnp.inf, jnp.inf)] == [1., 1.]
+    np.testing.assert_allclose([float(g) for g in grad2(jnp.inf, 1.)], [1., 2.7182817],
+                               rtol=1e-6)
+    assert [float(g) for g in grad2(-jnp.inf, 1.)] == [0., 1.]
+    np.testing.assert_allclose(
+        pyjax.vmap(pyjax.grad(pyjax.nn.softplus))(jnp.array([-2., -0.5, 0., 0.5, 2.])),
+        [0.11920291, 0.37754068, 0.5, 0.62245935, 0.880797], rtol=1e-6)

@@ -21,13 +21,7 @@ from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import structural as st
 from pyjax._src.lax.sharding_constraint import as_cotangent_of
 from pyjax._src.lax.slicing import slice_in_dim
-from pyjax._src.util import wraps
-
-
-def _check_callable(fun, name):
-    if not callable(fun):
-        raise TypeError(f"{name} requires a callable argument, got {fun!r} of type "
-                        f"{type(fun).__name__}.")
+from pyjax._src.util import check_callable, fun_name, wraps
 
 
 def _as_jax_value(x):
@@ -114,6 +108,10 @@ def _dtype_str(dtype):
     return "float0" if dtype == dtypes.float0 else dtype.name
 
 
+def _aval_str(aval):
+    return f"{_dtype_str(aval.dtype)}[{','.join(map(str, aval.shape))}]"
+
+
 def _check_tangent(primal, tangent, where):
     p_aval = get_aval(primal)
     try:
@@ -122,6 +120,11 @@ def _check_tangent(primal, tangent, where):
         raise TypeError(f"{where}: tangent {tangent!r:.100} of type {type(tangent)} is not a "
                         "valid JAX type.") from None
     expected = ad.tangent_aval(p_aval).dtype
+    if where != "jax.jvp" and (t_aval.dtype != expected or t_aval.shape != p_aval.shape):
+        raise ValueError(   # JAX's words
+            "linearized function called on tangent values inconsistent with the original "
+            f"primal values: got tangent aval {_aval_str(t_aval)} for primal aval "
+            f"{_aval_str(p_aval)} but expected {_aval_str(ad.tangent_aval(p_aval))}.")
     if t_aval.dtype != expected:
         error = TypeError if where == "jax.jvp" else ValueError   # JAX's types
         raise error(
@@ -175,14 +178,15 @@ def _tangents_in(primals, tangents, where):
 def jvp(fun, primals, tangents, has_aux=False):
     """Forward mode: (fun(*primals), the directional derivative of fun at primals along
     tangents). primals and tangents are tuples or lists of matching pytrees."""
-    _check_callable(fun, "jvp")
-    for value in (primals, tangents):
-        if not isinstance(value, (tuple, list)):
-            raise TypeError("primal and tangent arguments to jax.jvp must be tuples or "
-                            f"lists; found {type(value).__name__}.")
+    check_callable(fun, "jvp")
+    if not (isinstance(primals, (tuple, list)) and isinstance(tangents, (tuple, list))):
+        raise TypeError("primal and tangent arguments to jax.jvp must be tuples or lists; "
+                        f"found {type(primals).__name__} and {type(tangents).__name__}.")
     p_leaves, p_tree = _flatten_args(tuple(primals), _as_forward_value)
     t_leaves, t_tree = tree_util.flatten(tuple(tangents))
-    if p_tree != t_tree:
+    if p_tree != t_tree or type(primals) is not type(tangents):   # JAX compares the two
+        _, p_tree = tree_util.flatten(primals)
+        _, t_tree = tree_util.flatten(tangents)
         raise TypeError("primal and tangent arguments to jax.jvp must have the same tree "
                         f"structure; primals have tree structure {p_tree} whereas tangents "
                         f"have tree structure {t_tree}.")
@@ -200,7 +204,7 @@ def jvp(fun, primals, tangents, has_aux=False):
 def linearize(fun, *primals, has_aux=False):
     """(fun(*primals), f_jvp) where f_jvp(*tangents) evaluates the JVP at primals without
     re-running fun: the tangent computation was staged into a linear jaxpr."""
-    _check_callable(fun, "linearize")
+    check_callable(fun, "linearize")
     p_leaves, p_tree = _flatten_args(primals, _as_forward_value)
     flat = _FlatFun(fun, p_tree, has_aux, "linearize")
     result = ad.linearize_flat(flat, p_leaves, has_aux)
@@ -232,16 +236,13 @@ def _check_cotangent(ct, p_aval):
         raise TypeError(f"Cotangent {ct!r:.100} of type {type(ct)} passed to the vjp "
                         "function is not a valid JAX type.") from None
     expected = ad.tangent_aval(p_aval)
-    if c_aval.shape != expected.shape:
-        raise ValueError(f"Shape of cotangent input to vjp pullback function "
-                         f"{c_aval.shape} must be the same as the shape of corresponding "
-                         f"primal input {p_aval.shape}.")
     # an integer output's cotangent is ignored; JAX accepts any dtype there
-    if c_aval.dtype != expected.dtype and expected.dtype != dtypes.float0:
-        raise ValueError(f"Type of cotangent input to vjp pullback function "
-                         f"({c_aval.str_short(True)}) is not the expected tangent type "
-                         f"({expected.str_short(True)}) of corresponding primal output with dtype "
-                         f"{p_aval.dtype.name}.")
+    if c_aval.shape != expected.shape or (c_aval.dtype != expected.dtype
+                                          and expected.dtype != dtypes.float0):
+        raise ValueError(f"unexpected JAX type (e.g. shape/dtype) for argument to VJP "
+                         f"function: got {c_aval.str_short()}, but expected "
+                         f"{expected.str_short()} because the corresponding output of the "
+                         f"differentiated function had JAX type {p_aval.str_short()}")
 
 
 class _Pullback:
@@ -249,15 +250,25 @@ class _Pullback:
     pytree whose leaves are the residuals (the rest is static), so it passes in and out
     of jit: fwd_and_bwd's backward function compiles once."""
 
-    def __init__(self, linear, in_avals, in_tree, out_avals, out_tree):
+    def __init__(self, linear, in_avals, in_tree, out_avals, out_tree, name):
         self.linear, self.in_tree, self.out_tree = linear, in_tree, out_tree
         self.in_avals, self.out_avals = tuple(in_avals), tuple(out_avals)
+        self.name = name   # the differentiated function's, for errors
 
-    def __call__(self, ct):
-        ct_leaves, ct_tree = tree_util.flatten(ct)
+    def __call__(self, *args):
+        if len(args) != 1:
+            raise TypeError(
+                f"The function returned by `jax.vjp` applied to {self.name} was called "
+                f"with {len(args)} arguments, but functions returned by `jax.vjp` must be "
+                "called with a single argument corresponding to the single value returned "
+                "by the function being differentiated (even if that returned value is a "
+                "tuple or other container).")
+        ct_leaves, ct_tree = tree_util.flatten(args[0])
         if ct_tree != self.out_tree:
-            raise ValueError(f"Tree structure of cotangent input {ct_tree}, does not match "
-                             f"structure of primal output {self.out_tree}.")
+            raise ValueError(f"unexpected tree structure of the argument to the VJP function "
+                             f"of {self.name}: got {ct_tree}, but it must match the pytree "
+                             f"structure of the differentiated function's output, "
+                             f"{self.out_tree}.")
         cts = []
         for c, p_aval in zip(ct_leaves, self.out_avals):
             _check_cotangent(c, p_aval)
@@ -320,15 +331,15 @@ def _flatten_pullback(pullback):
     linear = pullback.linear
     static = (linear.jaxpr, tuple(linear.in_avals), tuple(linear.out_avals),
               tuple(linear.in_nonzeros), tuple(linear.out_nonzeros), pullback.in_avals,
-              pullback.in_tree, pullback.out_avals, pullback.out_tree)
+              pullback.in_tree, pullback.out_avals, pullback.out_tree, pullback.name)
     return list(linear.consts), static
 
 
 def _unflatten_pullback(static, residuals):
     jaxpr, lin_in, lin_out, in_nonzeros, out_nonzeros, in_avals, in_tree, out_avals, \
-        out_tree = static
+        out_tree, name = static
     linear = ad.Linearized(jaxpr, list(residuals), lin_in, lin_out, in_nonzeros, out_nonzeros)
-    return _Pullback(linear, in_avals, in_tree, out_avals, out_tree)
+    return _Pullback(linear, in_avals, in_tree, out_avals, out_tree, name)
 
 
 tree_util.register_pytree_node(_Pullback, _flatten_pullback, _unflatten_pullback)
@@ -337,13 +348,13 @@ tree_util.register_pytree_node(_Pullback, _flatten_pullback, _unflatten_pullback
 def vjp(fun, *primals, has_aux=False):
     """(fun(*primals), vjp_fun) where vjp_fun(cotangent) returns a tuple with one
     cotangent per primal: the transposed linearization of fun at primals."""
-    _check_callable(fun, "vjp")
+    check_callable(fun, "vjp")
     p_leaves, p_tree = _flatten_args(primals)
     flat = _FlatFun(fun, p_tree, has_aux, "vjp")
     result = ad.linearize_flat(flat, p_leaves, has_aux)
     out_p, linear = result[0], result[1]
     pullback = _Pullback(linear, map(get_aval, p_leaves), p_tree, map(get_aval, out_p),
-                         flat.out_tree)
+                         flat.out_tree, fun_name(fun))
     out = tree_util.tree_unflatten(flat.out_tree, out_p)
     if has_aux:
         return out, pullback, tree_util.tree_unflatten(flat.aux_tree, result[2])
@@ -355,7 +366,7 @@ def fwd_and_bwd(fun, argnums, has_aux=False, jitted=True):
     fwd(*args) -> (fun(*args), residuals) (and fun's aux last, with has_aux), and
     bwd(residuals, cotangent) -> the cotangents of the arguments `argnums` picks (a tuple
     when it is a sequence). The residuals are a pytree of arrays."""
-    _check_callable(fun, "fwd_and_bwd")
+    check_callable(fun, "fwd_and_bwd")
     argnums = _normalize_argnums(argnums)
 
     def fwd(*args):
@@ -456,7 +467,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
                    reduce_axes=()):
     """A function returning (fun(*args), the gradient of fun with respect to the args at
     argnums); with has_aux, ((value, aux), gradient). fun must return a real scalar."""
-    _check_callable(fun, "value_and_grad")
+    check_callable(fun, "value_and_grad")
     if reduce_axes:
         raise NotImplementedError("reduce_axes argument to grad is deprecated")
     argnums = _normalize_argnums(argnums)
@@ -511,7 +522,7 @@ _JACOBIAN_DOC = ("Jacobian of {fun} with respect to positional argument(s) {argn
 def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, reduce_axes=()):
     """The gradient of a scalar-valued fun with respect to the positional argument(s) at
     argnums (an int or a tuple of ints); with has_aux, (gradient, aux)."""
-    _check_callable(fun, "grad")
+    check_callable(fun, "grad")
     if reduce_axes:
         raise NotImplementedError("reduce_axes argument to grad is deprecated")
     argnums = _normalize_argnums(argnums)
@@ -599,7 +610,7 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
     """The Jacobian of fun by forward mode: the JVP pushed forward along every input basis
     vector at once (vmap over jvp, as JAX: fun sees JVP tracers with batched tangents).
     Each block has shape output shape + input shape."""
-    _check_callable(fun, "jacfwd")
+    check_callable(fun, "jacfwd")
     argnums = _normalize_argnums(argnums)
 
     @wraps(fun, docstr=_JACOBIAN_DOC, argnums=argnums)
@@ -635,7 +646,7 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     """The Jacobian of fun by reverse mode: the VJP pulled back along every output basis
     vector at once (vmap over the pullback). Each block has shape output shape + input
     shape."""
-    _check_callable(fun, "jacrev")
+    check_callable(fun, "jacrev")
     argnums = _normalize_argnums(argnums)
 
     @wraps(fun, docstr=_JACOBIAN_DOC, argnums=argnums)
@@ -683,7 +694,7 @@ def hessian(fun, argnums=0, has_aux=False, holomorphic=False):
 def linear_transpose(fun, *primals, reduce_axes=()):
     """The transpose of a linear fun, traced at the shapes and dtypes of primals: a
     function from output cotangents to a tuple of input cotangents."""
-    _check_callable(fun, "linear_transpose")
+    check_callable(fun, "linear_transpose")
     leaves, in_tree = tree_util.flatten(primals)
     in_avals = [abstractify(x) for x in leaves]
     flat = _FlatFun(fun, in_tree, False, "linear_transpose")

@@ -6,11 +6,11 @@ from __future__ import annotations
 import inspect
 import types
 
-from pyjax._src import errors, tree_util
+from pyjax._src import dtypes, errors, tree_util
 from pyjax._src.api.shapes import abstractify
 from pyjax._src.backends import numpy_backend
 from pyjax._src.core import jaxpr as jx
-from pyjax._src.core.avals import get_aval
+from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.trace import define_primitive, set_current_trace
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters import partial_eval as pe
@@ -18,6 +18,7 @@ from pyjax._src.lax import builders as b
 from pyjax._src.lax.call import jit_p
 from pyjax._src.lax.control_flow.common import has_io_effect
 from pyjax._src.lax.dot import dot_general_p
+from pyjax._src.lax.precision_ops import reduce_precision_p
 from pyjax._src.util import WeakCache, merge_lists, split_list, wraps
 
 
@@ -177,6 +178,12 @@ def _checkpoint_impl(*args, jaxpr, **params):
     return numpy_backend.execute_closed_jaxpr(jaxpr, list(args))
 
 
+def _checkpoint_eager(*args, jaxpr, **params):
+    """Eagerly the body runs equation by equation, as JAX's does: a jitted function
+    inside it runs compiled, as it would outside the checkpoint."""
+    return jx.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
+
+
 def _checkpoint_abstract_eval(*avals, jaxpr, **params):
     return jaxpr.out_avals
 
@@ -251,6 +258,36 @@ def _inline_jit_calls(closed):
     return jx.ClosedJaxpr(*trace.to_jaxpr(ins, outs))
 
 
+def _round_saved(closed, n_known):
+    """closed with each saved float intermediate (an output past the first `n_known`)
+    that its own equations also read rounded to its dtype (reduce_precision), as JAX
+    does: XLA may keep a fused value in excess precision (a bf16 dot computed in f32),
+    which the forward pass would then use while the backward pass gets the rounded
+    saved value."""
+    jaxpr = closed.jaxpr
+    read = {v for eqn in jaxpr.eqns for v in eqn.invars if type(v) is jx.Var}
+    raw = {v: jx.Var(v.aval) for v in jaxpr.outvars[n_known:]
+           if v in read and isinstance(v.aval, ShapedArray)
+           and dtypes.is_float(v.aval.dtype)}
+    if not raw:
+        return closed
+    eqns = []
+    for eqn in jaxpr.eqns:
+        if not any(v in raw for v in eqn.outvars):
+            eqns.append(eqn)
+            continue
+        eqns.append(eqn.replace(outvars=[raw.get(v, v) for v in eqn.outvars]))
+        for v in eqn.outvars:
+            if v in raw:
+                info = dtypes.finfo(v.aval.dtype)
+                eqns.append(jx.JaxprEqn([raw[v]], [v], reduce_precision_p,
+                                        {"exponent_bits": info.nexp,
+                                         "mantissa_bits": info.nmant},
+                                        source_info=eqn.source_info, ctx=eqn.ctx))
+    return jx.ClosedJaxpr(jx.Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, eqns,
+                                   jaxpr.effects, jaxpr.debug_info), closed.consts)
+
+
 def _build_split(closed, unknowns, saveable):
     if saveable is not everything_saveable:
         closed = _inline_jit_calls(closed)
@@ -265,6 +302,7 @@ def _build_split(closed, unknowns, saveable):
                                          kj.eqns, None, kj.debug_info), known.consts)
     known_part, _ = jx.prune_closed_jaxpr(known_part, [True] * (n_known + len(saved)),
                                           [True] * len(kj.invars))
+    known_part = _round_saved(known_part, n_known)
     rebuild, _ = jx.prune_closed_jaxpr(
         jx.ClosedJaxpr(jx.Jaxpr(kj.constvars, saved_vars, residuals, recompute),
                        known.consts), [True] * len(residuals), [True] * len(saved_vars))
@@ -344,7 +382,7 @@ def _checkpoint_samples():
 
 
 checkpoint_p = define_primitive(
-    "checkpoint", multiple_results=True, impl=_checkpoint_impl,
+    "checkpoint", multiple_results=True, impl=_checkpoint_impl, eager=_checkpoint_eager,
     abstract_eval=_checkpoint_abstract_eval, jvp=_checkpoint_jvp,
     partial_eval=_checkpoint_partial_eval, transpose=_checkpoint_transpose,
     lower=_checkpoint_lower, batch=batching.call_rule, dce=_checkpoint_dce,
@@ -424,6 +462,8 @@ def _describe(var, producers, arg_names, outer=None):
     eqn = producers.get(var)
     if eqn is None:
         return "from a constant"
+    if eqn.primitive is reduce_precision_p:   # _round_saved's: look through it, as JAX
+        return _describe(eqn.invars[0], producers, arg_names, outer)
     if eqn.primitive is checkpoint_p:
         inner = eqn.params["jaxpr"].jaxpr
         return _describe(inner.outvars[eqn.outvars.index(var)],

@@ -24,12 +24,12 @@ from pyjax._src.api import devices as devices_api
 from pyjax._src.api import shapes
 from pyjax._src.backends.dispatch import NO_FIT, CommittedKind
 from pyjax._src.core.avals import AbstractRef, get_aval, is_valid_jax_type
-from pyjax._src.core.trace import Trace, current_trace
+from pyjax._src.core.trace import Trace, Tracer, current_trace, escaped_tracer_error
 from pyjax._src.core.trace import EMPTY_EQN_CONTEXT, _context as _trace_context
 from pyjax._src.core.jaxpr import ClosedJaxpr
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax.call import jit_p
-from pyjax._src.util import fun_name
+from pyjax._src.util import check_callable, fun_name
 
 
 def normalize_argnums(argnums, what="jit static_argnums"):
@@ -84,6 +84,12 @@ def _check_arguments_exist(params, argnums, argnames, what):
         if any(not -n <= i < n for i in argnums):
             raise ValueError(f"jitted function has {what}_argnums={tuple(argnums)}, but "
                              f"only accepts {n} positional arguments.")
+    positional = sorted({p.name for p in params
+                         if p.kind in (p.POSITIONAL_ONLY, p.VAR_POSITIONAL)} & set(argnames))
+    if positional:   # never passed by name, even to a function taking **kwargs
+        raise ValueError(f"jitted function has invalid argnames {positional} in "
+                         f"{what}_argnames: these are positional-only (or *args); "
+                         f"name them in {what}_argnums instead.")
     if not any(p.kind == p.VAR_KEYWORD for p in params):
         named = {p.name for p in params if p.kind != p.VAR_POSITIONAL}
         unknown = set(argnames) - named
@@ -247,6 +253,9 @@ class JitCache:
         donate_argnums = normalize_argnums(donate_argnums, "jit donate_argnums")
         donate_argnames = _normalize_argnames(donate_argnames)
         params = _parameters(fun)
+        if params is None and donate_argnames:
+            raise ValueError(f"Getting the signature of function {fun} failed. Pass "
+                             "donate_argnums instead of donate_argnames.")
         _check_arguments_exist(params, static_argnums, static_argnames, "static")
         _check_arguments_exist(params, donate_argnums, donate_argnames, "donate")
         static_argnums, static_argnames = _infer_argnums_and_argnames(
@@ -328,8 +337,8 @@ class JitCache:
         for i, x in enumerate(args):
             if i not in static_nums:
                 flags += [i in donate] * len(tree_util.tree_leaves(x))
-        for k, v in dyn_kwargs.items():
-            flags += [k in self.donate_argnames] * len(tree_util.tree_leaves(v))
+        for k in sorted(dyn_kwargs):   # the order in which the kwargs dict flattens
+            flags += [k in self.donate_argnames] * len(tree_util.tree_leaves(dyn_kwargs[k]))
         return tuple(flags) if any(flags) else ()
 
     # -- 1. trace ----------------------------------------------------------------------
@@ -454,6 +463,9 @@ class JitCache:
             return tree_util.tree_unflatten(entry.out_tree,
                                             self.bind_nested(entry, leaves, donated))
         dispatch.check_execution_allowed(self.debug_name)
+        for x in leaves:
+            if isinstance(x, Tracer):   # at the root trace: its transformation has ended
+                raise escaped_tracer_error(x, Trace.root)
         if self.device is not None:
             leaves = self._on_jit_device(entry.closed_jaxpr, leaves)
         if not self.places and (self.in_shardings is not None
@@ -796,8 +808,8 @@ def _flat_arg_names(names, args, static_nums, dyn_kwargs):
         base = names[i] if i < len(names) else f"args[{i}]"
         for path, _ in tree_util.tree_flatten_with_path(x)[0]:
             out.append(base + tree_util.keystr(path))
-    for k, v in dyn_kwargs.items():
-        for path, _ in tree_util.tree_flatten_with_path(v)[0]:
+    for k in sorted(dyn_kwargs):   # the order in which the kwargs dict flattens
+        for path, _ in tree_util.tree_flatten_with_path(dyn_kwargs[k])[0]:
             out.append(k + tree_util.keystr(path))
     return out
 
@@ -936,8 +948,7 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=N
                             f"{device!r}")
         if backend is not None:
             devices_mod.devices(backend)     # an unknown backend raises here, not later
-    if not callable(fun):
-        raise TypeError(f"jit expects a callable, got {fun!r} of type {type(fun)}")
+    check_callable(fun, "jit")
     from pyjax._src.api import aot
     options = (normalize_argnums(static_argnums), _normalize_argnames(static_argnames),
                normalize_argnums(donate_argnums, "jit donate_argnums"),

@@ -51,7 +51,7 @@ from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import reductions as red
 from pyjax._src.lax import structural as st
 from pyjax._src.sharding import Mesh, NamedSharding, PartitionSpec
-from pyjax._src.util import WeakCache, fun_name
+from pyjax._src.util import WeakCache, check_callable, fun_name
 
 
 def _mapped(aval, axis, n):
@@ -786,9 +786,7 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
     all_gather, axis_index, ...) over `axis_name` communicate between the replicas. The
     mapped size must not exceed the device count. Results come back as ordinary Arrays
     stacked along `out_axes` (see this module's docstring)."""
-    if not callable(fun):
-        raise TypeError(f"pmap expects a callable as its first argument, got {fun!r} of "
-                        f"type {type(fun).__name__}.")
+    check_callable(fun, "pmap")
     if global_arg_shapes is not None:
         raise NotImplementedError("pmap(global_arg_shapes=...) is for multi-process "
                                   "programs, which pyjax does not support.")

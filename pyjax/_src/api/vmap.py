@@ -10,6 +10,7 @@ from pyjax._src.array import as_array
 from pyjax._src.core.avals import get_aval, is_valid_jax_type
 from pyjax._src.core.trace import check_for_leaks, set_current_trace
 from pyjax._src.interpreters import batching
+from pyjax._src.util import check_callable
 from pyjax._src.util import fun_name as _name
 from pyjax._src.util import wraps
 
@@ -36,9 +37,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
     `axis_size` gives the size when no argument is mapped. `spmd_axis_name` (mesh axis
     names) splits the mapped axis over those mesh axes where the function runs a
     shard_map (its specs gain them); elsewhere it changes nothing."""
-    if not callable(fun):
-        raise TypeError(f"vmap expects a callable as its first argument, got {fun!r} of "
-                        f"type {type(fun).__name__}.")
+    check_callable(fun, "vmap")
     if isinstance(in_axes, list):   # lists are tuples here, as in JAX
         in_axes = tuple(in_axes)
     _check_axes_spec(in_axes, "in_axes")
@@ -178,7 +177,7 @@ def _mapped_size(fun, args, kwargs, leaves, axes, axis_size):
             canonical.append(None)
             continue
         if not is_valid_jax_type(x):
-            raise TypeError(f"vmap: argument {_leaf_name(fun, args, kwargs, i)} of type "
+            raise TypeError(f"vmap: {_leaf_name(fun, args, kwargs, i)} of type "
                             f"{type(x).__name__} is not a valid JAX type; mapped arguments "
                             f"must be arrays (or pytrees of arrays). Pass it with in_axes "
                             f"None, or close over it.")
@@ -187,15 +186,20 @@ def _mapped_size(fun, args, kwargs, leaves, axes, axis_size):
             raise ValueError(
                 f"vmap was requested to map its argument along axis {ax}, which implies "
                 f"that its rank should be at least {ax + 1 if ax >= 0 else -ax}, but is "
-                f"only {aval.ndim} (its shape is {aval.shape}): argument "
+                f"only {aval.ndim} (its shape is {aval.shape}): "
                 f"{_leaf_name(fun, args, kwargs, i)} of type {aval.str_short(True)}.")
         ax %= aval.ndim
         canonical.append(ax)
         mapped.append((i, ax, aval.shape[ax]))
-    if not mapped and axis_size is None:
-        raise ValueError("vmap must have at least one non-None value in in_axes, or be "
-                         "given axis_size: with no mapped argument the batch size is "
-                         "unknown.")
+    if not mapped and axis_size is None:   # JAX's words, then why
+        if not leaves:
+            raise ValueError("vmap wrapped function must be passed at least one argument "
+                             "containing an array or axis_size must be specified, got empty "
+                             f"*args={args} and **kwargs={kwargs}: with no mapped argument "
+                             "the batch size is unknown.")
+        raise ValueError("vmap must have at least one non-None value in in_axes or "
+                         "axis_size must be specified: with no mapped argument the batch "
+                         "size is unknown.")
     sizes = {n for _, _, n in mapped}
     if axis_size is not None:
         sizes.add(axis_size)
@@ -206,12 +210,12 @@ def _mapped_size(fun, args, kwargs, leaves, axes, axis_size):
 
 def _inconsistent_sizes(fun, args, kwargs, leaves, mapped, axis_size):
     def where(i, ax):
-        return (f"axis {ax} of argument {_leaf_name(fun, args, kwargs, i)} of type "
-                f"{get_aval(leaves[i]).str_short(True)}")
+        return (f"axis {ax} of {_leaf_name(fun, args, kwargs, i)} of type "
+                f"{get_aval(leaves[i]).str_short()}")
 
     lines = []
     if axis_size is not None:
-        lines.append(f"  * axis_size was given as {axis_size}")
+        lines.append(f"  * the `axis_size` argument was {axis_size}")
     by_size = {}
     for i, ax, n in mapped:
         by_size.setdefault(n, []).append((i, ax))
@@ -219,13 +223,15 @@ def _inconsistent_sizes(fun, args, kwargs, leaves, mapped, axis_size):
         if len(places) == 1:
             lines.append(f"  * one axis had size {n}: {where(*places[0])}")
         else:
-            lines.append(f"  * {len(places)} axes had size {n}, e.g. {where(*places[0])}")
+            lines.append(f"  * most axes ({len(places)} of them) had size {n}, e.g. "
+                         f"{where(*places[0])}")
     return ("vmap got inconsistent sizes for array axes to be mapped:\n"
             + ";\n".join(lines))
 
 
 def _leaf_name(fun, args, kwargs, index):
-    """A readable name for flattened leaf `index` of (args, kwargs): x, x['w'], args[2]."""
+    """Flattened leaf `index` of (args, kwargs) as JAX names it: argument x, argument
+    x['w'], argument args[2], kwargs['y']."""
     try:
         params = inspect.signature(fun).parameters.values()
         names = [p.name for p in params
@@ -236,5 +242,6 @@ def _leaf_name(fun, args, kwargs, index):
     path = paths[index][0]
     top, key, rest = path[0].idx, path[1], tree_util.keystr(path[2:])
     if top == 1:
-        return f"{key.key}{rest}"
-    return (names[key.idx] if key.idx < len(names) else f"args[{key.idx}]") + rest
+        return f"kwargs[{key.key!r}]{rest}"
+    return "argument " + (names[key.idx] if key.idx < len(names) else f"args[{key.idx}]") \
+        + rest

@@ -495,9 +495,8 @@ class Tracer:
             raise errors.TracerArrayConversionError(self)
         return np.asarray(value, dtype=dtype)
 
-    def __hash__(self):
-        raise TypeError(f"unhashable type: {self!r}. Traced arrays cannot be dict keys "
-                        "or static arguments.")
+    # Unhashable, as JAX's tracers: hash() raises and isinstance(x, Hashable) is False.
+    __hash__ = None   # type: ignore[assignment]
 
     def __setitem__(self, index, value):
         raise TypeError(

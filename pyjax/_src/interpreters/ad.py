@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pyjax._src import dtypes
+from pyjax._src import dtypes, errors
 from pyjax._src.util import WeakCache
 from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import cotangent_sharding, get_aval, tangent_aval
@@ -179,6 +179,11 @@ class JVPTracer(Tracer):
         if isinstance(primal, Tracer):
             return primal.to_concrete_value()
         return np.asarray(primal, dtype=self.aval.dtype)
+
+    def __array__(self, dtype=None, copy=None):
+        # As every JAX tracer, even with a known primal: NumPy would drop the tangent
+        # (np.exp(x) under grad would have derivative 0).
+        raise errors.TracerArrayConversionError(self)
 
     def _origin_description(self):
         describe = getattr(self.primal, "_origin_description", None)

@@ -93,7 +93,8 @@ class DynamicJaxprTracer(Tracer):
                     f"depends on the value of {which}.")
         if isinstance(origin, jx.JaxprEqn):
             where = origin.source_info
-            line = f"\nfrom line {where[0]}:{where[1]} ({where[2]})" if where else ""
+            line = (f"\nThe value was created on line {where[0]}:{where[1]} ({where[2]})."
+                    if where else "")
             return (f"{head}this value became a tracer due to the operation:\n  "
                     f"{origin!r}{line}")
         return f"{head}this value is a traced intermediate."

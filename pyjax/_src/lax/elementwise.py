@@ -291,9 +291,14 @@ is_finite_p = unary_op("is_finite", np.isfinite, (FLOAT,), jvp=zero_jvp,
 
 
 def _abs_jvp(g, ans, x):
+    """JAX's: at 0 a real abs takes the slope +1 (x >= 0), and a complex one the
+    tangent 0 (the division by |x| sees 1 there), not nan."""
     if dtypes.is_complex(get_aval(x).dtype):
-        return div(real(mul(conj(x), g)), ans)
-    return select(eq(x, _zeros_like(x)), _zeros_like(g), mul(sign(x), g))
+        x_conj = conj(x)
+        modulus = convert_element_type(ans, get_aval(x).dtype)
+        safe = select(eq(modulus, _zeros_like(modulus)), _ones_like(modulus), modulus)
+        return real(mul(g, div(x_conj, safe)))
+    return select(ge(x, _zeros_like(x)), g, neg(g))
 
 
 abs_p = unary_op("abs", np.abs, (FLOAT, "complex", SIGNED), hlo="stablehlo.abs",

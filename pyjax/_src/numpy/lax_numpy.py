@@ -307,7 +307,7 @@ def full(shape, fill_value, dtype=None, *, device=None):
         if current_trace() is not Trace.root:
             # Staged: one broadcast, never a shape-sized constant (eval_shape of a huge
             # array must not allocate it).
-            return st.broadcast_to_shape(fill.astype(dtype), shape)
+            return ensure_array(st.broadcast_to_shape(fill.astype(dtype), shape))
         if fill.ndim:
             return ensure_array(Array(np.broadcast_to(fill.astype(dtype), shape).copy()))
         return Array(np.full(shape, fill_value, dtype))

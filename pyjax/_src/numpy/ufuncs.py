@@ -431,9 +431,12 @@ def hypot(x1, x2, /):
     return ensure_array(ew.select(is_inf, *_broadcast(_const(out, np.inf), out)))
 
 
-def _logaddexp(x1, x2, exp, base):
+@functools.partial(custom_jvp, nondiff_argnums=(0,))
+def _logaddexp(base, x1, x2):
     """log(exp(x1) + exp(x2)) in `base` (e or 2) without overflow: amax plus the log of one
-    plus exp of the other operand's distance below it."""
+    plus exp of the other operand's distance below it. Differentiated by its own rule, as
+    in JAX: where x1 == x2 each operand gets half, which amax and |delta| alone miss."""
+    exp = ew.exp if base == math.e else ew.exp2
     amax = ew.max(x1, x2)
     scaled = (lambda v: v) if base == math.e else (
         lambda v: ew.mul(_const(amax, 1 / math.log(base)), v))
@@ -443,19 +446,35 @@ def _logaddexp(x1, x2, exp, base):
         period = _const(ew.real(out), math.pi / math.log(base))
         wrapped = ew.sub(_remainder(ew.add(ew.imag(out), period), ew.add(period, period)),
                          period)
-        return ensure_array(ew.complex(ew.real(out), wrapped))
+        return ew.complex(ew.real(out), wrapped)
     delta = ew.sub(x1, x2)
     finite = ew.add(amax, scaled(ew.log1p(exp(ew.neg(ew.abs(delta))))))
     # Where delta is nan (inf - inf or a nan operand), fall back to x1 + x2's nan/inf.
-    return ensure_array(ew.select(ew.ne(delta, delta), ew.add(x1, x2), finite))
+    return ew.select(ew.ne(delta, delta), ew.add(x1, x2), finite)
+
+
+@_logaddexp.defjvp
+def _logaddexp_jvp(base, primals, tangents):
+    """JAX's: t1 exp(x1 - out) + t2 exp(x2 - out), with +inf read as 0 there."""
+    (x1, x2), (t1, t2) = primals, tangents
+    exp = ew.exp if base == math.e else ew.exp2
+    out = _logaddexp(base, x1, x2)
+    return out, ew.add(ew.mul(t1, exp(ew.sub(_replace_inf(x1), _replace_inf(out)))),
+                       ew.mul(t2, exp(ew.sub(_replace_inf(x2), _replace_inf(out)))))
+
+
+def _replace_inf(x):
+    """x with +inf (in the real part) replaced by 0."""
+    re_x = ew.real(x) if dtypes.is_complex(_dtype(x)) else x
+    return ew.select(ew.eq(re_x, _const(re_x, math.inf)), ew.zeros_like(x), x)
 
 
 def logaddexp(x1, x2, /):
-    return _logaddexp(*promote_args_inexact("logaddexp", x1, x2), ew.exp, math.e)
+    return ensure_array(_logaddexp(math.e, *promote_args_inexact("logaddexp", x1, x2)))
 
 
 def logaddexp2(x1, x2, /):
-    return _logaddexp(*promote_args_inexact("logaddexp2", x1, x2), ew.exp2, 2)
+    return ensure_array(_logaddexp(2, *promote_args_inexact("logaddexp2", x1, x2)))
 
 
 def conjugate(x, /):

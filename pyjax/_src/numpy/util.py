@@ -46,7 +46,22 @@ def check_arraylike(name, *args):
                     if isinstance(x, (list, tuple)) else "")
             raise TypeError(f"{name} requires ndarray or scalar arguments, got {type(x)} at "
                             f"position {i}.{hint}")
+        if type(x) is int:
+            _check_python_int(name, i, x)
         refuse_masked(x)
+
+
+def _check_python_int(name, i, x):
+    """A Python int operand becomes a weak int of the default integer type first, as a
+    jitted function's argument does in JAX: it must fit there, whatever it promotes to."""
+    dtype = dtypes.default_int_dtype()
+    info = np.iinfo(dtype)
+    if not info.min <= x <= info.max:
+        raise OverflowError(
+            f"An overflow was encountered while parsing an argument to {name}: the Python "
+            f"int {x} at position {i} does not fit in {np.dtype(dtype).name}, the type of "
+            "Python ints (int64 with jax_enable_x64). Pass a float, or an array of an "
+            "explicit dtype.")
 
 
 # The lax operations jnp functions of other names run (JAX's errors name the operation).
