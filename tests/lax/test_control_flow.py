@@ -115,6 +115,26 @@ def test_cond_vmap_with_batched_predicate_selects_both_branches():
                       loop_vmap(grad(lambda x: jnp.sum(branchy(x))), xs))
 
 
+def test_grad_of_vmapped_cond_gets_no_nan_from_the_branch_not_taken():
+    # sqrt's derivative at 0 is inf; the examples that take the constant branch must not
+    # send it a cotangent (JAX selects each branch's operands against stop_gradient).
+    eps = 1e-3
+
+    def safe_sqrt(x):
+        return lax.cond(x < eps, lambda _: eps, lambda _: jnp.sqrt(x), ())
+
+    xs = np.array([0.0, 0.0, 4.0, 1e-4, 9.0], np.float32)
+    out = grad(lambda x: jax.vmap(safe_sqrt)(x).sum())(xs)
+    np.testing.assert_allclose(out, [0.0, 0.0, 0.25, 0.0, 0.16666667], rtol=1e-6)
+
+    def pick(i, x):
+        return lax.switch(i, [lambda x: x * 2.0, jnp.log, lambda x: x ** 3], x)
+
+    out = grad(lambda x: jax.vmap(pick)(jnp.array([0, 1, 2, 1]), x).sum())(
+        np.array([0.0, 2.0, 3.0, 4.0], np.float32))
+    np.testing.assert_allclose(out, [2.0, 0.5, 27.0, 0.25], rtol=1e-6)
+
+
 def test_cond_vmap_with_unbatched_predicate_stays_a_cond():
     f = jax.vmap(lambda p, x: lax.cond(p, jnp.sin, jnp.cos, x), in_axes=(None, 0))
     xs = np.arange(6.0, dtype=np.float32).reshape(3, 2)

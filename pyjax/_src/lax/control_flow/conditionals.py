@@ -16,6 +16,7 @@ from pyjax._src.core.trace import define_primitive, set_current_trace
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import elementwise as ew
+from pyjax._src.lax.ad_util import stop_gradient
 from pyjax._src.lax import structural as st
 from pyjax._src.lax.control_flow import common
 from pyjax._src.util import merge_lists, split_list
@@ -145,9 +146,14 @@ def _cond_batch(axis, args, dims, branches):
         ops = [batching.bdim_at_front(x, d, axis.size) for x, d in zip(ops, op_dims)]
         index = batching.moveaxis(index, index_dim, 0)
         results = []
-        for b in branches:
+        for i, b in enumerate(branches):
+            # A branch sees its operands differentiably only in the examples that take
+            # it, so a branch not taken adds no NaN to a gradient (as JAX's select).
+            taken = ew.eq(index, np.int32(i))
+            ops_i = [ew.select_n(_broadcast_index(taken, get_aval(x).shape),
+                                 stop_gradient(x), x) for x in ops]
             batched, _ = batching.batch_jaxpr(b, axis, [True] * len(ops), True)
-            results.append(jx.eval_jaxpr(batched.jaxpr, batched.consts, *ops))
+            results.append(jx.eval_jaxpr(batched.jaxpr, batched.consts, *ops_i))
         outs = [ew.select_n(_broadcast_index(index, get_aval(cases[0]).shape), *cases)
                 for cases in zip(*results)]
         return outs, [0] * n_out
