@@ -362,6 +362,21 @@ def power_sum(x, n=6):
     return lax.fori_loop(0, n, lambda i, c: c * x + i, 1.0)
 
 
+def test_while_loop_under_disable_jit_copies_a_mutable_carry():
+    # A body's `x += 1` on a NumPy carry must not change the other carry leaf that shares
+    # its buffer (JAX issue 27019): the Python loop makes every leaf an Array.
+    def body(carry):
+        x, y = carry
+        x += 1
+        return x, y + x
+
+    val = np.array(1.0)
+    with jax.disable_jit():
+        x, y = lax.while_loop(lambda c: c[0] < 10, body, (val, val))
+    assert (float(x), float(y)) == (10.0, 55.0)      # JAX 0.10.2, as the jitted loop
+    assert val == 1.0 and isinstance(x, jax.Array) and x.dtype == np.float32
+
+
 def test_fori_loop_static_bounds_is_a_scan_traced_bounds_a_while():
     assert primitives_in(jax.make_jaxpr(power_sum)(2.0)) == ["scan"]
     closed = jax.make_jaxpr(lambda x, n: lax.fori_loop(0, n, lambda i, c: c * x, x))(2.0, 3)

@@ -8,6 +8,7 @@ import weakref
 import numpy as np
 
 from pyjax._src import config, errors, tree_util
+from pyjax._src.array import as_array
 from pyjax._src.backends import numpy_backend
 from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import ShapedArray, get_aval
@@ -298,10 +299,10 @@ def while_loop(cond_fun, body_fun, init_val):
     if not (callable(body_fun) and callable(cond_fun)):
         raise TypeError("lax.while_loop: body_fun and cond_fun arguments should be callable.")
     if config.disable_jit_flag.value:
-        try:
-            val = init_val
+        try:   # every carry leaf an Array, so a body's in-place `+=` mutates no input
+            val = tree_util.tree_map(as_array, init_val)
             while cond_fun(val):
-                val = body_fun(val)
+                val = tree_util.tree_map(as_array, body_fun(val))
             return val
         except errors.ConcretizationTypeError:
             pass   # a traced predicate (e.g. under vmap): stage the loop instead
