@@ -451,6 +451,48 @@ def test_scan_pytrees_reverse_unroll(reverse, unroll):
         assert_tree_close(f(INIT, XS), expected)
 
 
+def test_scan_forwards_read_only_carries_and_xs_it_returns_as_ys():
+    # JAX 0.10.2: a carry the body returns unchanged becomes a const and comes back as
+    # the initial value itself; a y that is the body's x is the xs, not a copy.
+    carry, ys = lax.scan(lambda c, x: (c, x), 0, np.arange(3.0))
+    assert carry == 0 and type(carry) is int
+    assert isinstance(ys, jax.Array) and ys.dtype == np.float32
+    np.testing.assert_array_equal(ys, [0.0, 1.0, 2.0])
+    closed = jax.make_jaxpr(lambda x: lax.scan(lambda c, x: (c + 1, x), 0, x))(
+        jnp.arange(3.0))
+    eqn, = closed.jaxpr.eqns
+    assert len(eqn.params["jaxpr"].jaxpr.outvars) == 1
+    assert closed.jaxpr.outvars[1] is closed.jaxpr.invars[0]
+
+    # so under a cond whose predicate vmap batches, both branches pass y through
+    def f(x, y):
+        def g(_, y):
+            return lax.scan(lambda y, _: (y, None), y, None, length=1)[0]
+        return lax.cond(x < 0, g, g, x, y)
+    assert float(jax.vmap(f, (0, None), None)(jnp.arange(3.0), 3.0)) == 3.0
+
+
+def test_while_loop_makes_read_only_carries_body_consts():
+    # JAX 0.10.2 (flax issue 4700): w is unbatched under vmap with a batched predicate.
+    def foo(w, x, c_max):
+        def body(val):
+            c, x, w = val
+            return c + 1, x @ w, w
+        _, x, w = lax.while_loop(lambda val: val[0] < c_max, body, (0, x, w))
+        return w, x
+
+    w = jnp.ones((2, 2))
+    w_out, x_out = jax.vmap(foo, in_axes=(None, 0, 0), out_axes=(None, 0))(
+        w, jnp.ones((4, 2)), jnp.arange(4))
+    np.testing.assert_array_equal(w_out, np.ones((2, 2)))
+    np.testing.assert_array_equal(x_out, [[1, 1], [2, 2], [4, 4], [8, 8]])
+    closed = jax.make_jaxpr(lambda w, x: foo(w, x, 3))(w, jnp.ones(2))
+    eqn, = [e for e in closed.jaxpr.eqns if e.primitive.name == "while"]
+    assert eqn.params["body_nconsts"] == 1 and len(eqn.outvars) == 2
+    c, x = lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1]), (0, 5))
+    assert int(c) == 3 and x == 5 and type(x) is int
+
+
 def test_scan_without_xs_needs_length():
     f = lambda c, _: (c * 2.0, c)   # noqa: E731
     carry, ys = lax.scan(f, 1.0, None, length=5)
