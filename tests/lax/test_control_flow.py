@@ -1,6 +1,7 @@
 """Structured control flow (lax.cond, switch, while_loop, fori_loop, scan, map,
 associative_scan): values against Python references, jvp/grad (check_grads), vmap
 against a loop, jit on both executors, nesting, JAX's errors, and jaxpr sizes."""
+import re
 import time
 
 import numpy as np
@@ -168,10 +169,20 @@ def test_cond_outputs_every_branch_passes_through_are_the_operand():
 
 def test_cond_branch_type_mismatch_names_both_types():
     with pytest.raises(TypeError, match=r"(?s)cond branches must have equal output types.*"
-                       r"has type i32\[\].*has type f32\[\].*dtypes do not match"):
+                       r"true_fun is <lambda> at .*test_control_flow.py:\d+\n.*"
+                       r"has type int32\[\].*has type float32\[\].*dtypes do not match"):
         lax.cond(True, lambda x: jnp.int32(1), lambda x: x, jnp.float32(1.0))
-    with pytest.raises(TypeError, match=r"(?s)same pytree structure.*PyTreeDef"):
+    # (JAX 0.10.2's words, found key by key)
+    with pytest.raises(TypeError, match=r"(?s)same pytree structure.*\n\ntrue_fun output is a "
+                       r"<class 'tuple'> but false_fun output is a pytree leaf, so their "
+                       r"Python types differ.\n\nRevise true_fun and/or false_fun"):
         lax.cond(True, lambda x: (x, x), lambda x: x, 1.0)
+    with pytest.raises(TypeError, match=re.escape(
+            "  * true_fun output at path [0]['a'] is a pytree leaf but false_fun output at "
+            "path [0]['a'] is a <class 'tuple'>, so their Python types differ;\n  * true_fun "
+            "output at path [1] is a <class 'list'> but false_fun output at path [1] is a "
+            "<class 'tuple'>, so their Python types differ.\n")):
+        lax.cond(True, lambda: ({'a': 1.}, [2.]), lambda: ({'a': (1.,)}, (2.,)))
     with pytest.raises(TypeError, match=r"(?s)shapes do not match"):
         lax.cond(True, lambda x: x, lambda x: x[:2], X)
 
@@ -248,7 +259,7 @@ def test_switch_errors():
     with pytest.raises(TypeError, match="lax.switch: branches argument should be"):
         lax.switch(0, [jnp.sin, 3], X)
     with pytest.raises(TypeError, match=r"(?s)switch branches must have equal output types"
-                       r".*branches\[0\].*branches\[1\]"):
+                       r".*branch 0 is <lambda> at .*branch1 is <lambda> at "):
         lax.switch(0, [lambda x: x, lambda x: x.astype(jnp.int32)], X)
 
 
@@ -340,9 +351,9 @@ def test_while_loop_errors():
                        "pytree"):
         lax.while_loop(lambda c: (True, True), lambda c: c, 0.0)
     with pytest.raises(TypeError, match=r"(?s)while_loop body function carry input and carry "
-                       r"output must have equal types.*input carry component c\[1\] has "
-                       r"type f32\[\] but the corresponding output carry component has type "
-                       r"i32\[\]"):
+                       r"output must have equal types, but they differ:\n\nThe input carry "
+                       r"component c\[1\] has type float32\[\] but the corresponding output "
+                       r"carry component has type int32\[\]"):
         lax.while_loop(lambda c: False, lambda c: (c[0], jnp.int32(1)), (True, np.float32(0)))
     with pytest.raises(TypeError, match="while_loop body function carry input and carry "
                        "output must have the same pytree structure"):
@@ -556,13 +567,31 @@ def test_fori_loop_bounds_of_different_types():
 
 def test_scan_errors():
     with pytest.raises(TypeError, match=r"(?s)scan body function carry input and carry output"
-                       r" must have equal types.*input carry c has type f32\[\] but the "
-                       r"corresponding output carry component has type f32\[3\], so the "
-                       "shapes do not match"):
+                       r" must have equal types, but they differ:\n\nThe input carry c has "
+                       r"type float32\[\] but the corresponding output carry component has "
+                       r"type float32\[3\], so the shapes do not match"):
         lax.scan(lambda c, x: (c * x, x), np.float32(1), np.stack([X, X]))
     with pytest.raises(TypeError, match="scan body function carry input and carry output "
                        "must have the same pytree structure"):
         lax.scan(lambda c, x: ((c, c), x), 1.0, X)
+    # (JAX 0.10.2's words: where the structures differ, key by key)
+    with pytest.raises(TypeError, match=re.escape(
+            "differ:\n\nThe input carry c is a tuple of length 2 but the corresponding "
+            "component of the carry output is a tuple of length 3, so the lengths do not "
+            "match.\n\nRevise")):
+        lax.scan(lambda c, x: ((0, 0, 0), x), (1, (2, 3)), X)
+    with pytest.raises(TypeError, match=re.escape(
+            "  * the input carry component x[0] is a <class 'dict'> with 1 child but the "
+            "corresponding component of the carry output is a <class 'dict'> with 2 "
+            "children, so the numbers of children do not match, with the symmetric "
+            "difference of key sets: {'b'};\n  * the input carry component x[1] is")):
+        lax.scan(lambda x, _: (({'a': x[0]['a'], 'b': x[0]['a']},) * 2, None),
+                 ({'a': jnp.array(0, 'int32')},) * 2, None, length=1)
+    with pytest.raises(TypeError, match=re.escape(
+            "The input carry component loop_carry[1] is a <class 'dict'> with pytree metadata "
+            "('t',) but the corresponding component of the carry output is a <class 'dict'> "
+            "with pytree metadata ('T',), so the pytree node metadata does not match.")):
+        lax.fori_loop(0, 1, lambda i, x: {'T': jnp.array([0.5])}, {'t': jnp.array([1.0])})
     with pytest.raises(TypeError, match="scan body output must be a pair"):
         lax.scan(lambda c, x: c, 1.0, X)
     with pytest.raises(ValueError, match="scan got `length` argument of 4 which disagrees"):

@@ -333,5 +333,6 @@ def switch(index, branches, *operands, operand=_NO_OPERAND):
     index = ew.clamp(np.int32(0), index, np.int32(len(branches) - 1))
     if config.disable_jit_flag.value and common.is_concrete(index):
         return branches[int(index)](*operands)
-    names = tuple(f"branches[{i}]" for i in range(len(branches)))
+    # (JAX's words, spaced as JAX spaces them)
+    names = ("branch 0",) + tuple(f"branch{i}" for i in range(1, len(branches)))
     return _bind_branches("switch", index, branches, names, operands)
