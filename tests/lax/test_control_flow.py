@@ -592,6 +592,12 @@ def test_scan_errors():
             "('t',) but the corresponding component of the carry output is a <class 'dict'> "
             "with pytree metadata ('T',), so the pytree node metadata does not match.")):
         lax.fori_loop(0, 1, lambda i, x: {'T': jnp.array([0.5])}, {'t': jnp.array([1.0])})
+    # JAX 0.10.2: a traced unroll is a ConcretizationTypeError (a TypeError)
+    scan_n = jax.jit(lambda n, x: lax.scan(lambda c, z: (c, z), x, (), 10, unroll=n))
+    for unroll in (3, True):
+        with pytest.raises(errors.ConcretizationTypeError, match="The `unroll` argument to "
+                           "`scan` expects a concrete `int` or `bool` value."):
+            scan_n(unroll, 1.0)
     with pytest.raises(TypeError, match="scan body output must be a pair"):
         lax.scan(lambda c, x: c, 1.0, X)
     with pytest.raises(ValueError, match="scan got `length` argument of 4 which disagrees"):

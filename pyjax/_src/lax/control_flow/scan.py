@@ -10,7 +10,7 @@ from pyjax._src import config, errors, tree_util
 from pyjax._src.array import as_array
 from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import get_aval
-from pyjax._src.core.trace import define_primitive, set_current_trace
+from pyjax._src.core.trace import Tracer, define_primitive, set_current_trace
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import elementwise as ew
@@ -473,6 +473,13 @@ def _forward_read_only(jaxpr, consts, init, num_xs):
 
 
 def _unroll_count(unroll, length):
+    if isinstance(unroll, Tracer):
+        concrete = unroll.to_concrete_value()
+        if concrete is None:
+            raise errors.ConcretizationTypeError(
+                unroll, "The `unroll` argument to `scan` expects a concrete `int` or `bool` "
+                        "value.\n")
+        unroll = concrete.item()
     if isinstance(unroll, bool):
         return max(length, 1) if unroll else 1
     try:
