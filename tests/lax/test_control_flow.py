@@ -136,6 +136,27 @@ def test_grad_of_vmapped_cond_gets_no_nan_from_the_branch_not_taken():
     np.testing.assert_allclose(out, [2.0, 0.5, 27.0, 0.25], rtol=1e-6)
 
 
+def test_switch_branches_share_residual_slots_of_the_same_type():
+    # As JAX 0.10.2: sin's and cos's f32[] residuals take one slot; a branch needing two
+    # adds one more. Counts and gradients recorded from JAX.
+    sin_cos = [jnp.sin, jnp.cos]
+    for branches, n_out, grads in (
+            (sin_cos, 2, [0.7648422122001648, -0.6442176699638367]),
+            (sin_cos + [jnp.sinh], 2, [0.7648422122001648, -0.6442176699638367,
+                                       1.2551690340042114]),
+            (sin_cos + [jnp.sinh, lambda x: jnp.sin(x) + jnp.cos(x)], 3,
+             [0.7648422122001648, -0.6442176699638367, 1.2551690340042114,
+              0.12062454223632812])):
+        def f(x, i, branches=branches):
+            return lax.switch(i, branches, x)
+        closed = jax.make_jaxpr(grad(f))(0.0, 0)
+        fwd, bwd = [e for e in closed.jaxpr.eqns if e.primitive.name == "cond"]
+        assert len(fwd.params["branches"][0].jaxpr.outvars) == n_out
+        assert len(bwd.params["branches"][0].jaxpr.invars) == n_out
+        np.testing.assert_allclose([float(grad(f)(0.7, i)) for i in range(len(branches))],
+                                   grads, rtol=1e-6)
+
+
 def test_cond_vmap_with_unbatched_predicate_stays_a_cond():
     f = jax.vmap(lambda p, x: lax.cond(p, jnp.sin, jnp.cos, x), in_axes=(None, 0))
     xs = np.arange(6.0, dtype=np.float32).reshape(3, 2)
