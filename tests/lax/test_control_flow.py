@@ -609,6 +609,12 @@ def test_scan_errors():
         lax.scan(lambda x, _: (({'a': x[0]['a'], 'b': x[0]['a']},) * 2, None),
                  ({'a': jnp.array(0, 'int32')},) * 2, None, length=1)
     with pytest.raises(TypeError, match=re.escape(
+            "  * the input carry component x[1] has type int32[] but the corresponding output "
+            "carry component has type float32[1,1], so the dtypes do not match, and the "
+            "shapes do not match.\n")):
+        lax.scan(lambda x, _: ((x[0].astype('float32'), x[1].astype('float32').reshape(1, 1),
+                                x[2]), None), (jnp.array(0, 'int32'),) * 3, None, length=1)
+    with pytest.raises(TypeError, match=re.escape(
             "The input carry component loop_carry[1] is a <class 'dict'> with pytree metadata "
             "('t',) but the corresponding component of the carry output is a <class 'dict'> "
             "with pytree metadata ('T',), so the pytree node metadata does not match.")):

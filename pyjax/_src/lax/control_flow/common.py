@@ -144,7 +144,9 @@ def _mismatch_detail(a, b):
         parts.append("the manual axis types do not match")
     if a.same_type(b) and _split(a) != _split(b):
         parts.append("the shardings do not match")
-    return (", so " + " and also ".join(parts)) if parts else ""
+    if len(parts) < 2:     # (JAX's aval_mismatch_extra)
+        return ", so " + parts[0] if parts else ""
+    return ", so " + ", ".join(parts[:-1]) + ", and " + parts[-1]
 
 
 def _pvary_hint(applications, joiner):
