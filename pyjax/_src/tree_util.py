@@ -877,15 +877,25 @@ class _StructureLeaf:
 _STRUCTURE_LEAF = _StructureLeaf()
 
 
+def equality_errors(tree1, tree2):
+    """For each place where two pytrees' structures differ: (key path, what tree1 has
+    there, what tree2 has, why they differ), in JAX's words (as jax.tree_util's)."""
+    return _equality_errors((), tree1, tree2)
+
+
 def equality_errors_pytreedef(tree1, tree2):
-    """For each place where two tree structures differ: (key path, what tree1 has there,
-    what tree2 has, why they differ), in JAX's words (as jax.tree_util's)."""
+    """equality_errors of two tree structures, their leaves named 'pytree leaf'."""
     return _equality_errors((), tree1.unflatten([_STRUCTURE_LEAF] * tree1.num_leaves),
                             tree2.unflatten([_STRUCTURE_LEAF] * tree2.num_leaves))
 
 
+def _is_strict_leaf(tree):
+    structure = tree_structure(tree)    # (None is a node without children)
+    return structure.num_nodes == structure.num_leaves == 1
+
+
 def _equality_errors(path, t1, t2):
-    if t1 is _STRUCTURE_LEAF and t2 is _STRUCTURE_LEAF:
+    if _is_strict_leaf(t1) and _is_strict_leaf(t2):
         return
     if type(t1) is not type(t2):
         kind = lambda t: "pytree leaf" if t is _STRUCTURE_LEAF else str(type(t))

@@ -1,6 +1,7 @@
 """Structured control flow (lax.cond, switch, while_loop, fori_loop, scan, map,
 associative_scan): values against Python references, jvp/grad (check_grads), vmap
 against a loop, jit on both executors, nesting, JAX's errors, and jaxpr sizes."""
+import re
 import time
 
 import numpy as np
@@ -115,6 +116,47 @@ def test_cond_vmap_with_batched_predicate_selects_both_branches():
                       loop_vmap(grad(lambda x: jnp.sum(branchy(x))), xs))
 
 
+def test_grad_of_vmapped_cond_gets_no_nan_from_the_branch_not_taken():
+    # sqrt's derivative at 0 is inf; the examples that take the constant branch must not
+    # send it a cotangent (JAX selects each branch's operands against stop_gradient).
+    eps = 1e-3
+
+    def safe_sqrt(x):
+        return lax.cond(x < eps, lambda _: eps, lambda _: jnp.sqrt(x), ())
+
+    xs = np.array([0.0, 0.0, 4.0, 1e-4, 9.0], np.float32)
+    out = grad(lambda x: jax.vmap(safe_sqrt)(x).sum())(xs)
+    np.testing.assert_allclose(out, [0.0, 0.0, 0.25, 0.0, 0.16666667], rtol=1e-6)
+
+    def pick(i, x):
+        return lax.switch(i, [lambda x: x * 2.0, jnp.log, lambda x: x ** 3], x)
+
+    out = grad(lambda x: jax.vmap(pick)(jnp.array([0, 1, 2, 1]), x).sum())(
+        np.array([0.0, 2.0, 3.0, 4.0], np.float32))
+    np.testing.assert_allclose(out, [2.0, 0.5, 27.0, 0.25], rtol=1e-6)
+
+
+def test_switch_branches_share_residual_slots_of_the_same_type():
+    # As JAX 0.10.2: sin's and cos's f32[] residuals take one slot; a branch needing two
+    # adds one more. Counts and gradients recorded from JAX.
+    sin_cos = [jnp.sin, jnp.cos]
+    for branches, n_out, grads in (
+            (sin_cos, 2, [0.7648422122001648, -0.6442176699638367]),
+            (sin_cos + [jnp.sinh], 2, [0.7648422122001648, -0.6442176699638367,
+                                       1.2551690340042114]),
+            (sin_cos + [jnp.sinh, lambda x: jnp.sin(x) + jnp.cos(x)], 3,
+             [0.7648422122001648, -0.6442176699638367, 1.2551690340042114,
+              0.12062454223632812])):
+        def f(x, i, branches=branches):
+            return lax.switch(i, branches, x)
+        closed = jax.make_jaxpr(grad(f))(0.0, 0)
+        fwd, bwd = [e for e in closed.jaxpr.eqns if e.primitive.name == "cond"]
+        assert len(fwd.params["branches"][0].jaxpr.outvars) == n_out
+        assert len(bwd.params["branches"][0].jaxpr.invars) == n_out
+        np.testing.assert_allclose([float(grad(f)(0.7, i)) for i in range(len(branches))],
+                                   grads, rtol=1e-6)
+
+
 def test_cond_vmap_with_unbatched_predicate_stays_a_cond():
     f = jax.vmap(lambda p, x: lax.cond(p, jnp.sin, jnp.cos, x), in_axes=(None, 0))
     xs = np.arange(6.0, dtype=np.float32).reshape(3, 2)
@@ -148,10 +190,20 @@ def test_cond_outputs_every_branch_passes_through_are_the_operand():
 
 def test_cond_branch_type_mismatch_names_both_types():
     with pytest.raises(TypeError, match=r"(?s)cond branches must have equal output types.*"
-                       r"has type i32\[\].*has type f32\[\].*dtypes do not match"):
+                       r"true_fun is <lambda> at .*test_control_flow.py:\d+\n.*"
+                       r"has type int32\[\].*has type float32\[\].*dtypes do not match"):
         lax.cond(True, lambda x: jnp.int32(1), lambda x: x, jnp.float32(1.0))
-    with pytest.raises(TypeError, match=r"(?s)same pytree structure.*PyTreeDef"):
+    # (JAX 0.10.2's words, found key by key)
+    with pytest.raises(TypeError, match=r"(?s)same pytree structure.*\n\ntrue_fun output is a "
+                       r"<class 'tuple'> but false_fun output is a pytree leaf, so their "
+                       r"Python types differ.\n\nRevise true_fun and/or false_fun"):
         lax.cond(True, lambda x: (x, x), lambda x: x, 1.0)
+    with pytest.raises(TypeError, match=re.escape(
+            "  * true_fun output at path [0]['a'] is a pytree leaf but false_fun output at "
+            "path [0]['a'] is a <class 'tuple'>, so their Python types differ;\n  * true_fun "
+            "output at path [1] is a <class 'list'> but false_fun output at path [1] is a "
+            "<class 'tuple'>, so their Python types differ.\n")):
+        lax.cond(True, lambda: ({'a': 1.}, [2.]), lambda: ({'a': (1.,)}, (2.,)))
     with pytest.raises(TypeError, match=r"(?s)shapes do not match"):
         lax.cond(True, lambda x: x, lambda x: x[:2], X)
 
@@ -228,7 +280,7 @@ def test_switch_errors():
     with pytest.raises(TypeError, match="lax.switch: branches argument should be"):
         lax.switch(0, [jnp.sin, 3], X)
     with pytest.raises(TypeError, match=r"(?s)switch branches must have equal output types"
-                       r".*branches\[0\].*branches\[1\]"):
+                       r".*branch 0 is <lambda> at .*branch1 is <lambda> at "):
         lax.switch(0, [lambda x: x, lambda x: x.astype(jnp.int32)], X)
 
 
@@ -320,9 +372,9 @@ def test_while_loop_errors():
                        "pytree"):
         lax.while_loop(lambda c: (True, True), lambda c: c, 0.0)
     with pytest.raises(TypeError, match=r"(?s)while_loop body function carry input and carry "
-                       r"output must have equal types.*input carry component c\[1\] has "
-                       r"type f32\[\] but the corresponding output carry component has type "
-                       r"i32\[\]"):
+                       r"output must have equal types, but they differ:\n\nThe input carry "
+                       r"component c\[1\] has type float32\[\] but the corresponding output "
+                       r"carry component has type int32\[\]"):
         lax.while_loop(lambda c: False, lambda c: (c[0], jnp.int32(1)), (True, np.float32(0)))
     with pytest.raises(TypeError, match="while_loop body function carry input and carry "
                        "output must have the same pytree structure"):
@@ -340,6 +392,21 @@ def test_while_loop_promotes_a_weak_initial_carry():
 
 def power_sum(x, n=6):
     return lax.fori_loop(0, n, lambda i, c: c * x + i, 1.0)
+
+
+def test_while_loop_under_disable_jit_copies_a_mutable_carry():
+    # A body's `x += 1` on a NumPy carry must not change the other carry leaf that shares
+    # its buffer (JAX issue 27019): the Python loop makes every leaf an Array.
+    def body(carry):
+        x, y = carry
+        x += 1
+        return x, y + x
+
+    val = np.array(1.0)
+    with jax.disable_jit():
+        x, y = lax.while_loop(lambda c: c[0] < 10, body, (val, val))
+    assert (float(x), float(y)) == (10.0, 55.0)      # JAX 0.10.2, as the jitted loop
+    assert val == 1.0 and isinstance(x, jax.Array) and x.dtype == np.float32
 
 
 def test_fori_loop_static_bounds_is_a_scan_traced_bounds_a_while():
@@ -416,6 +483,48 @@ def test_scan_pytrees_reverse_unroll(reverse, unroll):
         assert_tree_close(f(INIT, XS), expected)
 
 
+def test_scan_forwards_read_only_carries_and_xs_it_returns_as_ys():
+    # JAX 0.10.2: a carry the body returns unchanged becomes a const and comes back as
+    # the initial value itself; a y that is the body's x is the xs, not a copy.
+    carry, ys = lax.scan(lambda c, x: (c, x), 0, np.arange(3.0))
+    assert carry == 0 and type(carry) is int
+    assert isinstance(ys, jax.Array) and ys.dtype == np.float32
+    np.testing.assert_array_equal(ys, [0.0, 1.0, 2.0])
+    closed = jax.make_jaxpr(lambda x: lax.scan(lambda c, x: (c + 1, x), 0, x))(
+        jnp.arange(3.0))
+    eqn, = closed.jaxpr.eqns
+    assert len(eqn.params["jaxpr"].jaxpr.outvars) == 1
+    assert closed.jaxpr.outvars[1] is closed.jaxpr.invars[0]
+
+    # so under a cond whose predicate vmap batches, both branches pass y through
+    def f(x, y):
+        def g(_, y):
+            return lax.scan(lambda y, _: (y, None), y, None, length=1)[0]
+        return lax.cond(x < 0, g, g, x, y)
+    assert float(jax.vmap(f, (0, None), None)(jnp.arange(3.0), 3.0)) == 3.0
+
+
+def test_while_loop_makes_read_only_carries_body_consts():
+    # JAX 0.10.2 (flax issue 4700): w is unbatched under vmap with a batched predicate.
+    def foo(w, x, c_max):
+        def body(val):
+            c, x, w = val
+            return c + 1, x @ w, w
+        _, x, w = lax.while_loop(lambda val: val[0] < c_max, body, (0, x, w))
+        return w, x
+
+    w = jnp.ones((2, 2))
+    w_out, x_out = jax.vmap(foo, in_axes=(None, 0, 0), out_axes=(None, 0))(
+        w, jnp.ones((4, 2)), jnp.arange(4))
+    np.testing.assert_array_equal(w_out, np.ones((2, 2)))
+    np.testing.assert_array_equal(x_out, [[1, 1], [2, 2], [4, 4], [8, 8]])
+    closed = jax.make_jaxpr(lambda w, x: foo(w, x, 3))(w, jnp.ones(2))
+    eqn, = [e for e in closed.jaxpr.eqns if e.primitive.name == "while"]
+    assert eqn.params["body_nconsts"] == 1 and len(eqn.outvars) == 2
+    c, x = lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1]), (0, 5))
+    assert int(c) == 3 and x == 5 and type(x) is int
+
+
 def test_scan_without_xs_needs_length():
     f = lambda c, _: (c * 2.0, c)   # noqa: E731
     carry, ys = lax.scan(f, 1.0, None, length=5)
@@ -479,13 +588,43 @@ def test_fori_loop_bounds_of_different_types():
 
 def test_scan_errors():
     with pytest.raises(TypeError, match=r"(?s)scan body function carry input and carry output"
-                       r" must have equal types.*input carry c has type f32\[\] but the "
-                       r"corresponding output carry component has type f32\[3\], so the "
-                       "shapes do not match"):
+                       r" must have equal types, but they differ:\n\nThe input carry c has "
+                       r"type float32\[\] but the corresponding output carry component has "
+                       r"type float32\[3\], so the shapes do not match"):
         lax.scan(lambda c, x: (c * x, x), np.float32(1), np.stack([X, X]))
     with pytest.raises(TypeError, match="scan body function carry input and carry output "
                        "must have the same pytree structure"):
         lax.scan(lambda c, x: ((c, c), x), 1.0, X)
+    # (JAX 0.10.2's words: where the structures differ, key by key)
+    with pytest.raises(TypeError, match=re.escape(
+            "differ:\n\nThe input carry c is a tuple of length 2 but the corresponding "
+            "component of the carry output is a tuple of length 3, so the lengths do not "
+            "match.\n\nRevise")):
+        lax.scan(lambda c, x: ((0, 0, 0), x), (1, (2, 3)), X)
+    with pytest.raises(TypeError, match=re.escape(
+            "  * the input carry component x[0] is a <class 'dict'> with 1 child but the "
+            "corresponding component of the carry output is a <class 'dict'> with 2 "
+            "children, so the numbers of children do not match, with the symmetric "
+            "difference of key sets: {'b'};\n  * the input carry component x[1] is")):
+        lax.scan(lambda x, _: (({'a': x[0]['a'], 'b': x[0]['a']},) * 2, None),
+                 ({'a': jnp.array(0, 'int32')},) * 2, None, length=1)
+    with pytest.raises(TypeError, match=re.escape(
+            "  * the input carry component x[1] has type int32[] but the corresponding output "
+            "carry component has type float32[1,1], so the dtypes do not match, and the "
+            "shapes do not match.\n")):
+        lax.scan(lambda x, _: ((x[0].astype('float32'), x[1].astype('float32').reshape(1, 1),
+                                x[2]), None), (jnp.array(0, 'int32'),) * 3, None, length=1)
+    with pytest.raises(TypeError, match=re.escape(
+            "The input carry component loop_carry[1] is a <class 'dict'> with pytree metadata "
+            "('t',) but the corresponding component of the carry output is a <class 'dict'> "
+            "with pytree metadata ('T',), so the pytree node metadata does not match.")):
+        lax.fori_loop(0, 1, lambda i, x: {'T': jnp.array([0.5])}, {'t': jnp.array([1.0])})
+    # JAX 0.10.2: a traced unroll is a ConcretizationTypeError (a TypeError)
+    scan_n = jax.jit(lambda n, x: lax.scan(lambda c, z: (c, z), x, (), 10, unroll=n))
+    for unroll in (3, True):
+        with pytest.raises(errors.ConcretizationTypeError, match="The `unroll` argument to "
+                           "`scan` expects a concrete `int` or `bool` value."):
+            scan_n(unroll, 1.0)
     with pytest.raises(TypeError, match="scan body output must be a pair"):
         lax.scan(lambda c, x: c, 1.0, X)
     with pytest.raises(ValueError, match="scan got `length` argument of 4 which disagrees"):

@@ -7,6 +7,8 @@ uniform harness checks the new primitives' rules; these are behaviour tests."""
 from __future__ import annotations
 
 
+import re
+
 import numpy as np
 import pytest
 import scipy.special
@@ -634,11 +636,19 @@ def test_platform_dependent_and_composite_names():
     close(lax.platform_dependent(2.0, tpu=lambda v: v * 10, default=lambda v: -v)
           if here != "tpu" else -2.0, -2.0)
     close(jax.jit(lambda v: lax.platform_dependent(v, default=jnp.sin))(1.0), np.sin(1.0))
-    with pytest.raises(ValueError, match="unknown platform"):
-        lax.platform_dependent(1.0, gpu_v2=lambda v: v)
-    with pytest.raises(NotImplementedError, match="no branch"):
-        lax.platform_dependent(1.0, tpu=lambda v: v) if here != "tpu" else \
-            lax.platform_dependent(1.0, cpu=lambda v: v)
+    # JAX 0.10.2: any other name is a platform too (one this process never runs on)
+    close(lax.platform_dependent(3.0, other=lambda v: v + 2.0, default=jnp.sin), np.sin(3.0))
+    close(lax.platform_dependent(3.0, other=lambda v: v + 2.0, **{here: jnp.cos}), np.cos(3.0))
+    with pytest.raises(ValueError, match=r"Use 'cuda' or 'rocm' for lax.platform_dependent."):
+        lax.platform_dependent(1.0, gpu=lambda v: v)
+    with pytest.raises(TypeError, match="lax.platform_dependent: the 'cpu' branch must be a "
+                       "callable."):
+        lax.platform_dependent(1.0, cpu=3)
+    with pytest.raises(NotImplementedError, match=re.escape(
+            "MLIR translation rule for primitive 'platform_index(platforms=(('other', "
+            f"'gpu_v2'),))' not found for platform {here}")):
+        f = lambda v: v       # noqa: E731
+        lax.platform_dependent(1.0, other=f, gpu_v2=f)
     my_tanh = lax.composite(lambda x: jnp.tanh(x), name="my.tanh", version=2)
     close(my_tanh(0.5), np.tanh(0.5))
     with pytest.raises(TypeError, match="name"):

@@ -11,7 +11,6 @@ from pyjax._src.core.avals import get_aval, is_valid_jax_type
 from pyjax._src.core.trace import check_for_leaks, set_current_trace
 from pyjax._src.interpreters import batching
 from pyjax._src.util import check_callable
-from pyjax._src.util import fun_name as _name
 from pyjax._src.util import wraps
 
 _VMAP_DOC = ("Vectorized version of {fun}. Takes similar arguments as {fun} but with "
@@ -99,9 +98,8 @@ def _call(fun, in_axes, out_axes, axis_name, axis_size, args, kwargs, spmd_name=
     results = []
     for i, ((val, dim), out_axis) in enumerate(zip(infos, out_axes_flat)):
         if not is_valid_jax_type(val):
-            raise TypeError(f"vmap: the function {_name(fun)} returned a value of type "
-                            f"{type(val).__name__}, which is not a valid JAX type; vmapped "
-                            "functions must return arrays (in pytrees).")
+            raise TypeError(f"Output from batched function {val!r} with type {type(val)} "
+                            "is not a valid JAX type")   # (JAX's words)
         if out_axis is None:
             if dim is not None and axis_name is not None:
                 raise ValueError(f"vmap has mapped output (axis_name={axis_name}) but "
@@ -115,8 +113,8 @@ def _call(fun, in_axes, out_axes, axis_name, axis_size, args, kwargs, spmd_name=
             continue
         ndim = get_aval(val).ndim + (dim is None)
         if not -ndim <= out_axis < ndim:
-            raise ValueError(f"vmap out_axes {out_axis} is out of bounds for an output of "
-                             f"rank {ndim} (with the mapped axis) of {_name(fun)}.")
+            raise ValueError(f"axis {out_axis} is out of bounds for array of dimension "
+                             f"{ndim}")   # (JAX's words; the rank counts the mapped axis)
         with batching.rule_axis(axis):
             results.append(as_array(batching.move_or_broadcast(val, dim, out_axis % ndim,
                                                                size)))

@@ -123,27 +123,29 @@ def dce_sink(val, *, prevent_mlir_dce: bool = False):
 
 # --- platform_dependent ---------------------------------------------------------------------
 
-_PLATFORMS = ("cpu", "cuda", "rocm", "tpu")
-
-
 def platform_dependent(*args, default=None, **per_platform):
     """Calls the branch for the platform of the default device with `args`: keyword
-    branches are named 'cpu', 'cuda', 'rocm' or 'tpu'; `default` serves the others."""
-    unknown = sorted(set(per_platform) - set(_PLATFORMS))
-    if unknown:
-        raise ValueError(f"platform_dependent: unknown platform(s) {unknown}; the branches "
-                         f"are named {list(_PLATFORMS)} (or passed as default=).")
-    for name, branch in list(per_platform.items()) + [("default", default)]:
-        if branch is not None and not callable(branch):
-            raise TypeError(f"platform_dependent: the {name} branch must be callable, got "
-                            f"{branch!r}.")
+    branches are named by platform ('cpu', 'cuda', 'rocm', 'tpu', or any other name, as
+    in JAX, which then never matches here); `default` serves the others."""
+    for name, branch in per_platform.items():
+        if not callable(branch):
+            raise TypeError(f"lax.platform_dependent: the '{name}' branch must be a "
+                            "callable.")
+        if name == "gpu":
+            raise ValueError("Use 'cuda' or 'rocm' for lax.platform_dependent.")
+    if default is not None and not callable(default):
+        raise TypeError("lax.platform_dependent: the 'default' branch must be a callable.")
     platform = devices_mod.default_device().platform
-    branch = per_platform.get(platform) or per_platform.get(
-        {"gpu": "cuda"}.get(platform, platform)) or default
+    branch = per_platform.get({"gpu": "cuda"}.get(platform, platform), default)
     if branch is None:
+        # JAX's words: its platform_index has no lowering for a platform without a branch
+        groups: dict = {}
+        for name, fun in per_platform.items():
+            groups.setdefault(id(fun), []).append(name)
+        platforms = tuple(tuple(names) for names in groups.values())
         raise NotImplementedError(
-            f"platform_dependent: no branch for platform {platform!r} and no default; "
-            f"branches were given for {sorted(per_platform)}.")
+            f"MLIR translation rule for primitive 'platform_index(platforms={platforms})' "
+            f"not found for platform {platform}")
     return branch(*args)
 
 

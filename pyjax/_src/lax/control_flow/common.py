@@ -112,6 +112,12 @@ def fun_description(fun):
     return f"{info.func_name} defined at {info.location}" if info.location else info.func_name
 
 
+def fun_sourceinfo(fun):
+    """'name at file:line', as JAX names the branches of a cond or switch."""
+    info = pe.debug_info_of(fun)
+    return f"{info.func_name} at {info.location}" if info.location else info.func_name
+
+
 def _capitalize(s):
     return s[:1].upper() + s[1:]
 
@@ -138,7 +144,9 @@ def _mismatch_detail(a, b):
         parts.append("the manual axis types do not match")
     if a.same_type(b) and _split(a) != _split(b):
         parts.append("the shardings do not match")
-    return (", so " + " and also ".join(parts)) if parts else ""
+    if len(parts) < 2:     # (JAX's aval_mismatch_extra)
+        return ", so " + parts[0] if parts else ""
+    return ", so " + ", ".join(parts[:-1]) + ", and " + parts[-1]
 
 
 def _pvary_hint(applications, joiner):
@@ -160,6 +168,14 @@ def _bulleted(diffs):
     return "\n".join(f"  * {d};" for d in diffs[:-1]) + f"\n  * {diffs[-1]}.\n"
 
 
+def _spaced_bullets(diffs, capitalize=True):
+    """JAX's list of differences for carries and branch structures: one sentence, or
+    bullets (its formula: a blank line between them, except before the last)."""
+    if len(diffs) == 1:
+        return (_capitalize(diffs[0]) if capitalize else diffs[0]) + ".\n"
+    return "\n".join(f"  * {d};\n" for d in diffs[:-1]) + f"  * {diffs[-1]}.\n"
+
+
 def _paths(tree, avals):
     """Key-path strings per leaf of a tree of structure `tree` ('' for a bare leaf)."""
     try:
@@ -174,20 +190,26 @@ def _paths(tree, avals):
 def check_branch_outputs(api_name, names, funs, trees, out_avals):
     """Every branch must return the pytree structure and types of the first one."""
     name0, tree0, avals0 = names[0], trees[0], out_avals[0]
+    paths = _paths(tree0, avals0)
+    where = lambda p: f" at path {p}" if p else ""   # noqa: E731
     for name, fun, tree, avals in zip(names[1:], funs[1:], trees[1:], out_avals[1:]):
-        header = (f"{name0} is {fun_description(funs[0])}\n"
-                  f"{name} is {fun_description(fun)}\n\n")
+        header = (f"{name0} is {fun_sourceinfo(funs[0])}\n"
+                  f"{name} is {fun_sourceinfo(fun)}\n\n")
         if tree != tree0:
-            raise TypeError(
-                f"{api_name} branch outputs must have the same pytree structure, but they "
-                f"differ:\n\n{header}The output of {name0} has structure {tree0} but the "
-                f"output of {name} has structure {tree}.\n\nRevise {name0} and/or {name} "
-                "so that they have the same pytree structure.")
-        paths = _paths(tree0, avals0)
-        where = lambda p: f" at path {p}" if p else ""   # noqa: E731
+            diffs = [f"{name0} output{where(tree_util.keystr(p))} is a {thing1} but {name} "
+                     f"output{where(tree_util.keystr(p))} is a {thing2}, so {why}"
+                     for p, thing1, thing2, why
+                     in tree_util.equality_errors_pytreedef(tree0, tree)]
+            if diffs:
+                raise TypeError(
+                    f"{api_name} branch outputs must have the same pytree structure, but "
+                    f"they differ:\n\n{header}{_spaced_bullets(diffs, capitalize=False)}\n"
+                    f"Revise {name0} and/or {name} so that they have the same pytree "
+                    "structure.")
+            continue   # the same structure but for aux data
         diffs = [f"the output of {name0}{where(p)} has type "
-                 f"{a.str_short(True)} but the corresponding output of {name} has type "
-                 f"{b.str_short(True)}{_mismatch_detail(a, b)}"
+                 f"{a.str_short()} but the corresponding output of {name} has type "
+                 f"{b.str_short()}{_mismatch_detail(a, b)}"
                  for p, a, b in zip(paths, avals0, avals) if not _typematch(a, b)]
         # As JAX words it: the axes the other branch varies along, for each branch
         # varying along some the other does not.
@@ -218,25 +240,31 @@ def check_carry_type(what, body_fun, in_carry_tree, in_avals, out_tree, out_aval
         return f"the input carry at path {path}" if path else "the input carry"
 
     if in_carry_tree != out_tree:
-        raise TypeError(
-            f"{what} function carry input and carry output must have the same pytree "
-            f"structure, but they differ:\n\n{_capitalize(component(''))} has structure "
-            f"{in_carry_tree} but the carry output has structure {out_tree}.\n\nRevise the "
-            "function so that the carry output has the same pytree structure as the carry "
-            "input.")
+        diffs = [f"{component(tree_util.keystr(p))} is a {thing1} but the corresponding "
+                 f"component of the carry output is a {thing2}, so {why}"
+                 for p, thing1, thing2, why in tree_util.equality_errors(
+                     tree_util.tree_unflatten(in_carry_tree, in_avals),
+                     tree_util.tree_unflatten(out_tree, out_avals))]
+        if diffs:
+            raise TypeError(
+                f"{what} function carry input and carry output must have the same pytree "
+                f"structure, but they differ:\n\n{_spaced_bullets(diffs)}\nRevise the "
+                "function so that the carry output has the same pytree structure as the "
+                "carry input.")
+        return   # the same structure but for aux data
     paths = _paths(in_carry_tree, in_avals)
-    diffs = [f"{component(p)} has type {a.str_short(True)} but the corresponding output carry "
-             f"component has type {b.str_short(True)}{_mismatch_detail(a, b)}"
+    diffs = [f"{component(p)} has type {a.str_short()} but the corresponding output carry "
+             f"component has type {b.str_short()}{_mismatch_detail(a, b)}"
              for p, a, b in zip(paths, in_avals, out_avals) if not _typematch(a, b)]
     hints = [f"applying `jax.lax.pcast(..., {tuple(b.vma - a.vma)}, to='varying')`, to "
              f"the initial carry value corresponding to {component(p)}"
              for p, a, b in zip(paths, in_avals, out_avals) if b.vma - a.vma]
     if diffs:
         raise TypeError(
-            f"{what} function carry input and carry output must have equal types (e.g. "
-            f"shapes and dtypes of arrays), but they differ:\n\n{_bulleted(diffs)}\n"
-            f"{_pvary_hint(hints, chr(10) + chr(10))}Revise the function so that all "
-            "output types (e.g. shapes and dtypes) match the corresponding input types.")
+            f"{what} function carry input and carry output must have equal types, but they "
+            f"differ:\n\n{_spaced_bullets(diffs)}\n{_pvary_hint(hints, chr(10) + chr(10))}"
+            "Revise the function so that all output types match the corresponding input "
+            "types.")
 
 
 def promote_weak_carry(values, in_avals, out_avals):

@@ -3,7 +3,9 @@ public `cond` (also the legacy per-branch-operand form) and `switch`. Imports co
 interpreters, backends and the lax families."""
 from __future__ import annotations
 
+import collections
 import functools
+import itertools
 from collections.abc import Sequence
 
 import numpy as np
@@ -16,6 +18,7 @@ from pyjax._src.core.trace import define_primitive, set_current_trace
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import elementwise as ew
+from pyjax._src.lax.ad_util import stop_gradient
 from pyjax._src.lax import structural as st
 from pyjax._src.lax.control_flow import common
 from pyjax._src.util import merge_lists, split_list
@@ -80,11 +83,12 @@ def _cond_partial_eval(trace, args, unknowns, params):
         *(pe.partial_eval_jaxpr_nounits(b, ops_uk, False)[2] for b in branches))]
     splits = [pe.partial_eval_jaxpr_nounits(b, ops_uk, out_uk) for b in branches]
     n_known = len(out_uk) - sum(out_uk)
-    res_avals = [known.out_avals[n_known:] for known, _, _, _ in splits]
-    known_branches = tuple(_with_all_residuals(known, i, n_known, res_avals)
-                           for i, (known, _, _, _) in enumerate(splits))
-    unknown_branches = tuple(_taking_all_residuals(unknown, i, res_avals)
-                             for i, (_, unknown, _, _) in enumerate(splits))
+    all_res, slots = _merge_branch_residuals(
+        [known.out_avals[n_known:] for known, _, _, _ in splits])
+    known_branches = tuple(_with_all_residuals(known, own, n_known, all_res)
+                           for (known, _, _, _), own in zip(splits, slots))
+    unknown_branches = tuple(_taking_all_residuals(unknown, own, all_res)
+                             for (_, unknown, _, _), own in zip(splits, slots))
     known_ops, unknown_ops = [], []
     for x, uk in zip(ops, ops_uk):
         (unknown_ops if uk else known_ops).append(x)
@@ -98,25 +102,38 @@ def _cond_partial_eval(trace, args, unknowns, params):
     return merge_lists(out_uk, known_outs, unknown_outs)
 
 
-def _with_all_residuals(known, which, n_known, res_avals):
-    """Branch `which`'s known jaxpr, returning zeros in the other branches' residual slots."""
+def _merge_branch_residuals(res_avals):
+    """As JAX's: the branches share residual slots, the k-th residual of a type in any
+    branch taking the k-th slot of that type. Returns (every slot's aval, per branch:
+    the slot of each of its residuals)."""
+    tagged = []
+    for avals in res_avals:
+        counts: dict = collections.defaultdict(itertools.count)
+        tagged.append([(a, next(counts[a])) for a in avals])
+    index: dict = {}
+    for key in (k for branch in tagged for k in branch):
+        index.setdefault(key, len(index))
+    return [a for a, _ in index], [[index[k] for k in branch] for branch in tagged]
+
+
+def _with_all_residuals(known, own_slots, n_known, all_res):
+    """A branch's known jaxpr returning its residuals in its slots, zeros in the rest."""
     def fun(*args):
         outs = jx.eval_jaxpr(known.jaxpr, known.consts, *args)
-        res = []
-        for i, avals in enumerate(res_avals):
-            res += outs[n_known:] if i == which else [st.zeros_like_aval(a) for a in avals]
+        res = [st.zeros_like_aval(a) for a in all_res]
+        for slot, r in zip(own_slots, outs[n_known:]):
+            res[slot] = r
         return outs[:n_known] + res
     return common.trace_closed(fun, known.in_avals)
 
 
-def _taking_all_residuals(unknown, which, res_avals):
-    """Branch `which`'s unknown jaxpr, taking (and ignoring) every other branch's residuals."""
+def _taking_all_residuals(unknown, own_slots, all_res):
+    """A branch's unknown jaxpr, taking every residual slot (reading only its own)."""
     jaxpr = unknown.jaxpr
-    own = jaxpr.invars[:len(res_avals[which])]
-    res_vars = []
-    for i, avals in enumerate(res_avals):
-        res_vars += own if i == which else [jx.Var(a) for a in avals]
-    return common.with_binders(unknown, res_vars + jaxpr.invars[len(own):])
+    res_vars = [jx.Var(a) for a in all_res]
+    for slot, v in zip(own_slots, jaxpr.invars[:len(own_slots)]):
+        res_vars[slot] = v
+    return common.with_binders(unknown, res_vars + jaxpr.invars[len(own_slots):])
 
 
 def _cond_transpose(cts, index, *ops, branches):
@@ -145,9 +162,14 @@ def _cond_batch(axis, args, dims, branches):
         ops = [batching.bdim_at_front(x, d, axis.size) for x, d in zip(ops, op_dims)]
         index = batching.moveaxis(index, index_dim, 0)
         results = []
-        for b in branches:
+        for i, b in enumerate(branches):
+            # A branch sees its operands differentiably only in the examples that take
+            # it, so a branch not taken adds no NaN to a gradient (as JAX's select).
+            taken = ew.eq(index, np.int32(i))
+            ops_i = [ew.select_n(_broadcast_index(taken, get_aval(x).shape),
+                                 stop_gradient(x), x) for x in ops]
             batched, _ = batching.batch_jaxpr(b, axis, [True] * len(ops), True)
-            results.append(jx.eval_jaxpr(batched.jaxpr, batched.consts, *ops))
+            results.append(jx.eval_jaxpr(batched.jaxpr, batched.consts, *ops_i))
         outs = [ew.select_n(_broadcast_index(index, get_aval(cases[0]).shape), *cases)
                 for cases in zip(*results)]
         return outs, [0] * n_out
@@ -327,5 +349,6 @@ def switch(index, branches, *operands, operand=_NO_OPERAND):
     index = ew.clamp(np.int32(0), index, np.int32(len(branches) - 1))
     if config.disable_jit_flag.value and common.is_concrete(index):
         return branches[int(index)](*operands)
-    names = tuple(f"branches[{i}]" for i in range(len(branches)))
+    # (JAX's words, spaced as JAX spaces them)
+    names = ("branch 0",) + tuple(f"branch{i}" for i in range(1, len(branches)))
     return _bind_branches("switch", index, branches, names, operands)

@@ -50,8 +50,8 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
         if config.disable_jit_flag.value and length == 0:
             return init_val
 
-        def step(carry, _):
-            i, x = carry
+        def step(loop_carry, _):     # (errors name the carry as JAX's: loop_carry[1])
+            i, x = loop_carry
             return (_plus_one(i), body_fun(i, x)), None
 
         (_, result), _ = scan(step, (lower_, init_val), None, length=length,

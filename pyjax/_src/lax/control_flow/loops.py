@@ -8,6 +8,7 @@ import weakref
 import numpy as np
 
 from pyjax._src import config, errors, tree_util
+from pyjax._src.array import as_array
 from pyjax._src.backends import numpy_backend
 from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import ShapedArray, get_aval
@@ -298,10 +299,10 @@ def while_loop(cond_fun, body_fun, init_val):
     if not (callable(body_fun) and callable(cond_fun)):
         raise TypeError("lax.while_loop: body_fun and cond_fun arguments should be callable.")
     if config.disable_jit_flag.value:
-        try:
-            val = init_val
+        try:   # every carry leaf an Array, so a body's in-place `+=` mutates no input
+            val = tree_util.tree_map(as_array, init_val)
             while cond_fun(val):
-                val = body_fun(val)
+                val = tree_util.tree_map(as_array, body_fun(val))
             return val
         except errors.ConcretizationTypeError:
             pass   # a traced predicate (e.g. under vmap): stage the loop instead
@@ -316,5 +317,33 @@ def while_loop(cond_fun, body_fun, init_val):
      body_tree) = traced
     common.check_carry_type("while_loop body", body_fun, init_tree, init_avals, body_tree,
                             body_jaxpr.out_avals)
-    outs = _bind_while(cond_consts, body_consts, init_vals, cond_jaxpr, body_jaxpr)
-    return tree_util.tree_unflatten(body_tree, outs)
+    cond_jaxpr, body_jaxpr, moved = _read_only_carries(cond_jaxpr, len(cond_consts),
+                                                       body_jaxpr, len(body_consts))
+    moved_vals = [x for x, m in zip(init_vals, moved) if m]
+    outs = _bind_while(cond_consts, moved_vals + list(body_consts),
+                       [x for x, m in zip(init_vals, moved) if not m], cond_jaxpr, body_jaxpr)
+    return tree_util.tree_unflatten(body_tree, merge_lists(moved, outs, moved_vals))
+
+
+def _read_only_carries(cond_jaxpr, cond_nconsts, body_jaxpr, body_nconsts):
+    """As JAX's while_loop: a carry the body returns unchanged and the predicate does not
+    read becomes a body const, and the loop's output is the initial value itself (vmap
+    with a batched predicate then leaves it unbatched). Returns the new cond and body and,
+    per carry, whether it moved."""
+    nk = len(body_jaxpr.out_avals)
+    fwd = jx.forwarded_inputs(body_jaxpr.jaxpr)
+    _, cond_reads = jx.prune_closed_jaxpr(cond_jaxpr, [True])
+    moved = [fwd[i] == body_nconsts + i and not cond_reads[cond_nconsts + i] for i in range(nk)]
+    if not any(moved):
+        return cond_jaxpr, body_jaxpr, moved
+    cond_in = cond_jaxpr.jaxpr.invars
+    cond_jaxpr = common.with_binders(cond_jaxpr, cond_in[:cond_nconsts] + [
+        v for v, m in zip(cond_in[cond_nconsts:], moved) if not m])
+    body_in = body_jaxpr.jaxpr.invars
+    carry_in = body_in[body_nconsts:]
+    body_jaxpr = common.with_binders(
+        body_jaxpr,
+        [v for v, m in zip(carry_in, moved) if m] + body_in[:body_nconsts]
+        + [v for v, m in zip(carry_in, moved) if not m],
+        [v for v, m in zip(body_jaxpr.jaxpr.outvars, moved) if not m])
+    return cond_jaxpr, body_jaxpr, moved

@@ -7,9 +7,10 @@ import operator
 import numpy as np
 
 from pyjax._src import config, errors, tree_util
+from pyjax._src.array import as_array
 from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import get_aval
-from pyjax._src.core.trace import define_primitive, set_current_trace
+from pyjax._src.core.trace import Tracer, define_primitive, set_current_trace
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import elementwise as ew
@@ -435,14 +436,50 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
     init_flat, init_tree, carry_avals, jaxpr, consts, children = traced
     common.check_carry_type("scan body", f, init_tree, carry_avals, children[0],
                             jaxpr.out_avals[:children[0].num_leaves])
-    outs = _bind_scan(consts, init_flat, xs_flat, jaxpr, length, bool(reverse), None,
-                      _unroll_count(unroll, length))
-    carry, ys = split_list(outs, [len(init_flat)])
+    unroll = _unroll_count(unroll, length)
+    jaxpr, consts, init_kept, moved, ys_from_xs = _forward_read_only(jaxpr, consts, init_flat,
+                                                                     len(xs_flat))
+    outs = _bind_scan(consts, init_kept, xs_flat, jaxpr, length, bool(reverse), None, unroll)
+    carry, ys = split_list(outs, [len(init_kept)])
+    carry = merge_lists(moved, carry, [x for x, m in zip(init_flat, moved) if m])
+    ys_left = iter(ys)
+    ys = [next(ys_left) if i is None else as_array(xs_flat[i]) for i in ys_from_xs]
     return (tree_util.tree_unflatten(children[0], carry),
             tree_util.tree_unflatten(children[1], ys))
 
 
+def _forward_read_only(jaxpr, consts, init, num_xs):
+    """As JAX's scan: a carry the body returns unchanged is read-only, so it becomes a
+    const and the scan's output is the initial value itself (under a batched cond it then
+    stays unbatched); a y that is the body's x is the xs themselves, never copied.
+    Returns the new body, consts, carry, which carries moved and, per y, the index of the
+    xs it is (or None)."""
+    nc, nk = len(consts), len(init)
+    fwd = jx.forwarded_inputs(jaxpr.jaxpr)
+    moved = [f == nc + i for i, f in enumerate(fwd[:nk])]
+    ys_from_xs = [f - nc - nk if f is not None and f >= nc + nk else None for f in fwd[nk:]]
+    if not any(moved) and all(i is None for i in ys_from_xs):
+        return jaxpr, consts, init, moved, ys_from_xs
+    invars, outvars = jaxpr.jaxpr.invars, jaxpr.jaxpr.outvars
+    carry_in = invars[nc:nc + nk]
+    new_invars = ([v for v, m in zip(carry_in, moved) if m] + invars[:nc]
+                  + [v for v, m in zip(carry_in, moved) if not m] + invars[nc + nk:])
+    new_outvars = ([v for v, m in zip(outvars[:nk], moved) if not m]
+                   + [v for v, i in zip(outvars[nk:], ys_from_xs) if i is None])
+    jaxpr = common.with_binders(jaxpr, new_invars, new_outvars)
+    consts = [x for x, m in zip(init, moved) if m] + list(consts)
+    init = [x for x, m in zip(init, moved) if not m]
+    return jaxpr, consts, init, moved, ys_from_xs
+
+
 def _unroll_count(unroll, length):
+    if isinstance(unroll, Tracer):
+        concrete = unroll.to_concrete_value()
+        if concrete is None:
+            raise errors.ConcretizationTypeError(
+                unroll, "The `unroll` argument to `scan` expects a concrete `int` or `bool` "
+                        "value.\n")
+        unroll = concrete.item()
     if isinstance(unroll, bool):
         return max(length, 1) if unroll else 1
     try:
