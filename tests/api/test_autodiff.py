@@ -612,6 +612,24 @@ def test_check_grads_probes_jax_directions():
     check_grads(lambda x: jnp.sum(11.0 - 2 * x), (x,), order=1, modes=["rev"], atol=0.05)
 
 
+def test_check_grads_tolerances_follow_jax():
+    # JAX's rules, recorded on JAX 0.10.2: a dict gives tolerances per dtype (others keep
+    # the defaults, 2e-3 for float32), and tolerances scale with the number of elements.
+    def off_by(factor):
+        f = jax.custom_jvp(jnp.sin)
+        f.defjvp(lambda p, t: (jnp.sin(p[0]), factor * jnp.cos(p[0]) * t[0]))
+        return f
+    x = np.float32(0.5)
+    check_grads(off_by(1.01), (x,), 1, modes=["fwd"],
+                atol={np.float32: 0.05}, rtol={np.float32: 0.05})
+    with pytest.raises(AssertionError):
+        check_grads(off_by(1.01), (x,), 1, modes=["fwd"],
+                    atol={np.float16: 0.05}, rtol={np.float16: 0.05})
+    with pytest.raises(AssertionError):
+        check_grads(off_by(1.004), (x,), 1, modes=["fwd"])
+    check_grads(off_by(1.004), (np.full(4, 0.5, np.float32),), 1, modes=["fwd"])
+
+
 def test_custom_jvp_symbolic_zeros():
     from pyjax._src.api.custom_derivatives import SymbolicZero
     seen = []
