@@ -102,12 +102,15 @@ class NonConcreteBooleanIndexError(JAXIndexError):
 class UnexpectedTracerError(JAXTypeError):
     """A tracer was used outside the transformation that created it (a leak)."""
 
-    def __init__(self, message):
-        super().__init__(
-            f"{message}\nThis tracer escaped its transformation, e.g. by being stored in "
-            "a global, a closure or an object attribute during tracing (functions passed "
-            "to `jit`, `grad`, `vmap`, ... must be pure). Return the value instead. "
-            "`jax.checking_leaks()` finds where it leaked.")
+    def __init__(self, message, escaped=True):
+        """escaped=False: a tracer passed where none may go, rather than one that leaked."""
+        if escaped:
+            message += (
+                "\nThis tracer escaped its transformation, e.g. by being stored in a "
+                "global, a closure or an object attribute during tracing (functions passed "
+                "to `jit`, `grad`, `vmap`, ... must be pure). Return the value instead. "
+                "`jax.checking_leaks()` finds where it leaked.")
+        super().__init__(message)
 
 
 class KeyReuseError(RuntimeError):

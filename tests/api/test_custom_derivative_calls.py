@@ -11,7 +11,7 @@ import pyjax as jax
 import pyjax.numpy as jnp
 from harness import close
 from pyjax import custom_jvp, custom_vjp, grad, jit, jvp, vjp, vmap
-from pyjax.errors import TracerBoolConversionError
+from pyjax.errors import TracerBoolConversionError, UnexpectedTracerError
 from pyjax.extend.core import get_opaque_trace_state
 
 
@@ -372,6 +372,64 @@ def test_keyword_only_defaults_are_left_to_the_function():
     np.testing.assert_allclose(jax.jvp(g, (1.0,), (1.0,)), (0.84147096, 0.5403023), rtol=1e-6)
     with pytest.raises(TypeError, match="scale"):
         g(1.0, scale=2.0)
+
+
+def test_nondiff_argnames_name_positional_parameters():
+    # JAX 0.10.2: nondiff_argnames become the positions of those parameters (names of no
+    # positional parameter are ignored); they join nondiff_argnums
+    @functools.partial(custom_jvp, nondiff_argnames=("f",))
+    def app(f, x):
+        return f(x)
+    app.defjvp(lambda f, primals, tangents: (app(f, *primals), 3 * tangents[0]))
+    assert app.nondiff_argnums == (0,)
+    assert float(app(lambda x: 2 * x, 1)) == 2.0
+    assert float(app(f=lambda x: 2 * x, x=1.0)) == 2.0
+    assert float(grad(lambda x: app(lambda y: 2 * y, x))(1.0)) == 3.0
+    assert custom_jvp(lambda f, x, *, k=2: f(x), nondiff_argnames=("zz", "k")) \
+        .nondiff_argnums == ()
+
+    @functools.partial(custom_vjp, nondiff_argnums=(0,), nondiff_argnames=("g",))
+    def app2(f, g, x):
+        return f(x) + g(x)
+    app2.defvjp(lambda f, g, x: (app2(f, g, x), jnp.cos(x)),
+                lambda f, g, cos_x, v: (cos_x * v,))
+    value, slope = jax.value_and_grad(lambda x: app2(lambda y: 2 * y, lambda y: 2 * y, x))(1.)
+    close(value, 4.0)
+    close(slope, 0.5403023)
+
+
+def test_traced_nondiff_argument_of_custom_vjp_is_an_unexpected_tracer():
+    # JAX 0.10.2 raises UnexpectedTracerError (a TypeError) naming custom_vjp
+    @functools.partial(custom_vjp, nondiff_argnums=(0,))
+    def f(x, y):
+        return x * y
+    f.defvjp(lambda x, y: (f(x, y), jnp.cos(y)), lambda x, cos_y, g: (cos_y * g,))
+    with pytest.raises(UnexpectedTracerError, match="custom_vjp"):
+        jit(f)(2, 3.0)
+
+
+def test_def_methods_reach_the_wrapped_custom_function():
+    # JAX 0.10.2: wrappers forward the def* methods they lack to the function they wrap
+    @jax.custom_batching.custom_vmap
+    @custom_jvp
+    def f(x):
+        return 2.0 * x
+    f.def_vmap(lambda size, batched, xs: (2.0 * xs, batched[0]))
+    f.defjvp(lambda primals, tangents: (2.0 * primals[0], 5.0 * tangents[0]))
+    assert float(jvp(f.fun, (1.0,), (1.0,))[1]) == 5.0
+
+    @custom_vjp
+    @jax.custom_batching.custom_vmap
+    def g(x, y):
+        return jnp.sin(x) * y
+    g.def_vmap(lambda size, batched, xs, ys: (jnp.cos(xs) * ys, True))
+    g.defvjp(lambda x, y: (g(x, y), (jnp.cos(x), jnp.sin(x), y)),
+             lambda res, ct: (res[0] * ct * res[2], res[1] * ct))
+    xs, ys = jnp.linspace(0, 1, 5), jnp.linspace(-0.1, 0.1, 5)
+    close(vmap(g)(xs, ys), jnp.cos(xs) * ys)
+    close(grad(g)(0.5, 2.0), 1.7551651)
+    with pytest.raises(AttributeError):
+        assert g.other is None   # raises
 
 
 def _sin_with_recorded_rules(seen, top):

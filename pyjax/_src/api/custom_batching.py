@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 
 from pyjax._src import tree_util
-from pyjax._src.api.custom_derivatives import _trace_call
+from pyjax._src.api.custom_derivatives import _trace_call, forward_def_methods
 from pyjax._src.backends import numpy_backend
 from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import get_aval
@@ -30,6 +30,8 @@ class custom_vmap:
     def __init__(self, fun):
         functools.update_wrapper(self, fun)
         self.fun, self.vmap_rule = fun, None
+
+    __getattr__ = forward_def_methods
 
     def def_vmap(self, rule):
         """Sets the batching rule; returns it, so this can be used as a decorator."""

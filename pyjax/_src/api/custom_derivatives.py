@@ -9,6 +9,8 @@ import inspect
 import weakref
 
 from pyjax._src import dtypes, tree_util
+from pyjax._src.errors import UnexpectedTracerError
+from pyjax._src.api.jit import _infer_argnums_and_argnames, _parameters
 from pyjax._src.array import as_array
 from pyjax._src.backends import numpy_backend
 from pyjax._src.core import jaxpr as jx
@@ -157,6 +159,14 @@ def _check_closure(name, const_tangents, kind):
                   f"argument and {hint}.")
 
 
+def forward_def_methods(self, name):
+    """__getattr__ of the custom-function wrappers: a def* method they lack is the wrapped
+    function's, as in JAX (custom_vmap(custom_jvp(f)).defjvp sets f's JVP rule)."""
+    if name.startswith("def"):
+        return getattr(self.fun, name)
+    raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+
 class _CustomRuleFunction:
     """What custom_jvp and custom_vjp share. A call outside any transformation just runs
     fun; otherwise fun is staged to a jaxpr of its flat differentiable arguments and the
@@ -165,11 +175,16 @@ class _CustomRuleFunction:
     _kind = _rule = _rule_attr = ""   # e.g. "custom_jvp", "JVP", the attribute holding it
     _inline_unknown = False   # partial evaluation of unknown values runs fun, not the rule
 
-    def __init__(self, fun, nondiff_argnums=()):
+    def __init__(self, fun, nondiff_argnums=(), nondiff_argnames=()):
         functools.update_wrapper(self, fun)
         self.fun = fun
-        self.nondiff_argnums = tuple(nondiff_argnums)
+        # names become the positions of fun's positional parameters so named, as in JAX
+        # (names of no such parameter are ignored)
+        named, _ = _infer_argnums_and_argnames(_parameters(fun), (), tuple(nondiff_argnames))
+        self.nondiff_argnums = tuple(sorted({*nondiff_argnums, *named}))
         self.symbolic_zeros = False
+
+    __getattr__ = forward_def_methods
 
     def __get__(self, obj, objtype=None):
         return self if obj is None else functools.partial(self, obj)
@@ -263,8 +278,8 @@ class custom_jvp(_CustomRuleFunction):
     _kind, _rule, _rule_attr = "custom_jvp", "JVP", "jvp"
     _inline_unknown = True   # JAX: unknowns only occur building linear functions
 
-    def __init__(self, fun, nondiff_argnums=()):
-        super().__init__(fun, nondiff_argnums)
+    def __init__(self, fun, nondiff_argnums=(), nondiff_argnames=()):
+        super().__init__(fun, nondiff_argnums, nondiff_argnames)
         self.jvp = None
 
     def defjvp(self, jvp, symbolic_zeros=False):
@@ -538,8 +553,8 @@ class custom_vjp(_CustomRuleFunction):
 
     _kind, _rule, _rule_attr = "custom_vjp", "VJP", "fwd"
 
-    def __init__(self, fun, nondiff_argnums=()):
-        super().__init__(fun, nondiff_argnums)
+    def __init__(self, fun, nondiff_argnums=(), nondiff_argnames=()):
+        super().__init__(fun, nondiff_argnums, nondiff_argnames)
         self.fwd = self.bwd = None
 
     def defvjp(self, fwd, bwd, symbolic_zeros=False, optimize_remat=False):
@@ -548,11 +563,11 @@ class custom_vjp(_CustomRuleFunction):
     def _check_nondiff(self, name, args, nums):
         for i in sorted(nums):
             if any(isinstance(x, Tracer) for x in tree_util.tree_leaves(args[i])):
-                raise TypeError(
+                raise UnexpectedTracerError(
                     f"custom_vjp function {name} got a traced value as argument {i}, which "
                     "is in nondiff_argnums. nondiff_argnums are for non-array values "
                     "(callables, shapes, strings); pass arrays as regular arguments and "
-                    "return None as their cotangent from bwd.")
+                    "return None as their cotangent from bwd.", escaped=False)
 
     def _batched(self, per_example, nums, nondiff, in_tree):
         """A custom_vjp over the flat values with the batch at 0 (see _batch)."""
