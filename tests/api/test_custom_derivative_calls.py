@@ -510,3 +510,28 @@ def test_bwd_runs_for_zero_output_cotangents():
         assert [float(g) for g in fun(1.0, 2.0)] == [0.0, 3.0]
     dx, dh = grad(lambda x, h: blocked(f(x, h)) + x, argnums=(0, 1))(1.0, 2.0)
     assert (float(dx), float(dh)) == (1.0, 3.0)
+
+
+def test_zero_from_primal_and_primal_tree_values():
+    # JAX 0.10.2's jax.custom_derivatives helpers for rules
+    from pyjax.custom_derivatives import (SymbolicZero, custom_vjp_primal_tree_values,
+                                          zero_from_primal)
+    z = zero_from_primal({"a": 2.0, "b": jnp.arange(3)})
+    assert z["a"].dtype == np.float32 and z["a"].weak_type and float(z["a"]) == 0.0
+    assert z["b"].dtype == jax.dtypes.float0 and z["b"].shape == (3,)
+    s, = zero_from_primal((jnp.ones((2, 3)),), symbolic_zeros=True)
+    assert type(s) is SymbolicZero
+    assert (s.shape, s.dtype, s.ndim, s.size) == ((2, 3), np.float32, 2, 6)
+    assert SymbolicZero.from_primal_value(jnp.arange(3)).dtype == jax.dtypes.float0
+
+    @custom_vjp
+    def f(x, y):
+        return x * y["a"]
+
+    def fwd(x, y):
+        x, y = custom_vjp_primal_tree_values((x, y))
+        return x * y["a"], (x, y["a"])
+    f.defvjp(fwd, lambda r, g: (g * r[1], {"a": g * r[0]}), symbolic_zeros=True)
+    assert float(grad(f)(2.0, {"a": 5.0})) == 5.0
+    with pytest.raises(TypeError, match="unexpected leaf type <class 'float'>"):
+        custom_vjp_primal_tree_values([1.0])

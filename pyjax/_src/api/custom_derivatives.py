@@ -42,9 +42,25 @@ class SymbolicZero:
 
     shape = property(lambda self: self.aval.shape)
     dtype = property(lambda self: self.aval.dtype)
+    ndim = property(lambda self: self.aval.ndim)
+    size = property(lambda self: self.aval.size)
+
+    @staticmethod
+    def from_primal_value(x):
+        """The symbolic zero tangent of the value x."""
+        return SymbolicZero(ad.tangent_aval(get_aval(x)))
 
     def __repr__(self):
         return f"SymbolicZero({self.aval.str_short(True)})"
+
+
+def zero_from_primal(val, symbolic_zeros=False):
+    """The zero tangent of each leaf of val: zeros of its tangent type (float0 for integer
+    and boolean values), or SymbolicZeros, for rules defined with symbolic_zeros."""
+    def zero(x):
+        t = SymbolicZero.from_primal_value(x)
+        return t if symbolic_zeros else ad.instantiate_zeros(ad.Zero(t.aval))
+    return tree_util.user_tree_map(zero, val)
 
 
 @dataclasses.dataclass(slots=True)
@@ -54,6 +70,16 @@ class CustomVJPPrimal:
     pytree node (as JAX's): tree functions see it as one leaf."""
     value: object
     perturbed: bool
+
+
+def custom_vjp_primal_tree_values(tree):
+    """The values of the CustomVJPPrimal records of a tree, as a symbolic_zeros fwd rule
+    gets its arguments: the arguments as they were passed."""
+    def value(leaf):
+        if type(leaf) is not CustomVJPPrimal:
+            raise TypeError(f"unexpected leaf type {type(leaf)}")
+        return leaf.value
+    return tree_util.user_tree_map(value, tree)
 
 
 def _primal_records(in_tree, values, perturbed):
