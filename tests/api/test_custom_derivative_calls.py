@@ -535,3 +535,27 @@ def test_zero_from_primal_and_primal_tree_values():
     assert float(grad(f)(2.0, {"a": 5.0})) == 5.0
     with pytest.raises(TypeError, match="unexpected leaf type <class 'float'>"):
         custom_vjp_primal_tree_values([1.0])
+
+
+def test_staged_custom_calls_under_vmap_with_only_collectives_stay_unbatched():
+    # JAX 0.10.2: a psum over the vmap axis of an unbatched value is unbatched, so
+    # out_axes=None accepts it, through the custom functions and their rules
+    from pyjax import lax
+
+    @custom_jvp
+    def f(x):
+        return lax.psum(x, "foo")
+    f.defjvp(lambda xs, ts: (lax.psum(xs[0], "foo"), 3.0 * ts[0]))
+
+    @custom_vjp
+    def h(x):
+        return lax.psum(x, "foo")
+    h.defvjp(lambda x: (lax.psum(x, "foo"), None), lambda r, g: (5.0 * g,))
+
+    def over_foo(fn):
+        return vmap(lambda _, x: fn(x), axis_name="foo", in_axes=(0, None),
+                    out_axes=None)(jnp.arange(4.0), 2.0)
+    assert float(over_foo(jit(f))) == 8.0 and float(over_foo(jit(h))) == 8.0
+    assert [float(v) for v in over_foo(lambda x: jvp(jit(f), (x,), (1.0,)))] == [8.0, 3.0]
+    assert float(over_foo(grad(jit(h)))) == 5.0
+    assert float(over_foo(grad(jit(f)))) == 3.0

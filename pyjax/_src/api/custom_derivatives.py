@@ -884,13 +884,33 @@ def _example_aval(aval, batched):
     return aval.update(shape=aval.shape[1:]) if batched else aval
 
 
+def _batched_output(trace, x, batched, name):
+    """A rule's per-example output as the batched call gives it: batch at 0 where the
+    call's output is batched; unbatched where it is not (a call with no batched argument
+    whose body only uses the axis through collectives), which the rule must agree with."""
+    val, dim = trace.to_batch_info(x)
+    if batched:
+        return batching.bdim_at_front(val, dim, trace.axis.size)
+    if dim is not None:
+        raise ValueError(f"the custom rule {name} gives an output that varies along the vmap "
+                         f"axis {trace.axis.name!r} where the function's output does not")
+    return val
+
+
+def _call_out_batched(call_jaxpr, axis, in_batched):
+    """(batched call_jaxpr, which outputs it batches): all of them, unless no argument is
+    batched (only collectives over the axis: psum's result does not vary along it)."""
+    return batching.batch_jaxpr(call_jaxpr, axis, in_batched, any(in_batched))
+
+
 class _BatchedJVPRule:
     """A custom_jvp rule over values carrying the batch at 0 (where in_batched): the
-    user's rule runs per example under a batch trace; every output comes back batched."""
+    user's rule runs per example under a batch trace; outputs come back batched as the
+    call's (out_batched)."""
 
-    def __init__(self, rule, axis, in_batched, consts_batched):
+    def __init__(self, rule, axis, in_batched, consts_batched, out_batched):
         self.rule, self.axis, self.in_batched = rule, axis, in_batched
-        self.consts_batched = consts_batched
+        self.consts_batched, self.out_batched = consts_batched, out_batched
         self.nondiff_consts = rule.nondiff_consts
         self.__name__ = getattr(rule, "__name__", "jvp")
 
@@ -903,9 +923,11 @@ class _BatchedJVPRule:
                   for t, b in zip(tangents, self.in_batched)]
             cs = [trace.wrap(c, 0 if b else None) for c, b in zip(consts, self.consts_batched)]
             outs, t_outs = self.rule(ps, ts, cs)
-        return ([_to_front(trace, o, size) for o in outs],
-                [ad.Zero(t.aval.update(shape=(size,) + t.aval.shape)) if type(t) is ad.Zero
-                 else _to_front(trace, t, size) for t in t_outs])
+        return ([_batched_output(trace, o, b, self.__name__)
+                 for o, b in zip(outs, self.out_batched)],
+                [(ad.Zero(t.aval.update(shape=(size,) + t.aval.shape)) if b else t)
+                 if type(t) is ad.Zero else _batched_output(trace, t, b, self.__name__)
+                 for t, b in zip(t_outs, self.out_batched)])
 
 
 def _custom_jvp_call_batch(axis, args, dims, *, call_jaxpr, jvp_jaxpr_fun, num_consts,
@@ -916,21 +938,21 @@ def _custom_jvp_call_batch(axis, args, dims, *, call_jaxpr, jvp_jaxpr_fun, num_c
                                       num_consts=num_consts, **params)
         return outs, [None] * len(outs)
     args = [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(args, dims)]
-    batched, _ = batching.batch_jaxpr(call_jaxpr, axis, in_batched, True)
+    batched, out_batched = _call_out_batched(call_jaxpr, axis, in_batched)
     outs = custom_jvp_call_p.bind(
         *args, call_jaxpr=batched, num_consts=num_consts,
         jvp_jaxpr_fun=_BatchedJVPRule(jvp_jaxpr_fun, axis, in_batched[num_consts:],
-                                      in_batched[:num_consts]), **params)
-    return outs, [0] * len(outs)
+                                      in_batched[:num_consts], out_batched), **params)
+    return outs, [0 if b else None for b in out_batched]
 
 
 class _BatchedVJPRule:
     """fwd and bwd over values carrying the batch at 0: the user's rules run per example
     under a batch trace. An unbatched input gets the sum of every example's cotangent."""
 
-    def __init__(self, fwd, bwd, axis, in_batched, in_avals):
+    def __init__(self, fwd, bwd, axis, in_batched, in_avals, out_batched):
         self._fwd, self._bwd, self.axis = fwd, bwd, axis
-        self.in_batched, self.in_avals = in_batched, in_avals
+        self.in_batched, self.in_avals, self.out_batched = in_batched, in_avals, out_batched
         self.fwd = functools.partial(_BatchedVJPRule._run_fwd, self)
         self.fwd.__name__ = getattr(fwd, "__name__", "fwd")
         self.bwd = functools.partial(_BatchedVJPRule._run_bwd, self)
@@ -941,14 +963,16 @@ class _BatchedVJPRule:
         with batching.subtrace(self.axis) as trace:
             outs, residuals = self._fwd([trace.wrap(p, 0 if b else None)
                                          for p, b in zip(primals, self.in_batched)], perturbed)
-        return ([_to_front(trace, o, size) for o in outs],
+        return ([_batched_output(trace, o, b, self.fwd.__name__)
+                 for o, b in zip(outs, self.out_batched)],
                 [_to_front(trace, r, size) for r in residuals])
 
     def _run_bwd(self, residuals, cts):
         with batching.subtrace(self.axis) as trace:
             cts_in = self._bwd([trace.wrap(r, 0) for r in residuals],
-                               [ad.Zero(_example_aval(c.aval, True)) if type(c) is ad.Zero
-                                else trace.wrap(c, 0) for c in cts])
+                               [ad.Zero(_example_aval(c.aval, b)) if type(c) is ad.Zero
+                                else trace.wrap(c, 0 if b else None)
+                                for c, b in zip(cts, self.out_batched)])
         out = []
         for ct, batched, aval in zip(cts_in, self.in_batched, self.in_avals):
             if type(ct) is ad.Zero:
@@ -969,12 +993,12 @@ def _custom_vjp_call_batch(axis, args, dims, *, call_jaxpr, fwd, bwd, num_consts
                                       num_consts=num_consts, **params)
         return outs, [None] * len(outs)
     args = [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(args, dims)]
-    batched, _ = batching.batch_jaxpr(call_jaxpr, axis, in_batched, True)
+    batched, out_batched = _call_out_batched(call_jaxpr, axis, in_batched)
     rule = _BatchedVJPRule(fwd, bwd, axis, in_batched[num_consts:],
-                           [get_aval(a) for a in args[num_consts:]])
+                           [get_aval(a) for a in args[num_consts:]], out_batched)
     outs = custom_vjp_call_p.bind(*args, call_jaxpr=batched, fwd=rule.fwd, bwd=rule.bwd,
                                   num_consts=num_consts, **params)
-    return outs, [0] * len(outs)
+    return outs, [0 if b else None for b in out_batched]
 
 
 def _custom_vjp_samples():
