@@ -559,3 +559,33 @@ def test_staged_custom_calls_under_vmap_with_only_collectives_stay_unbatched():
     assert [float(v) for v in over_foo(lambda x: jvp(jit(f), (x,), (1.0,)))] == [8.0, 3.0]
     assert float(over_foo(grad(jit(h)))) == 5.0
     assert float(over_foo(grad(jit(f)))) == 3.0
+
+
+def test_rules_may_close_over_the_values_of_an_enclosing_vmap():
+    # JAX 0.10.2 (its issue 8783): a rule closing over a vmap's value, called with no
+    # batched argument, runs under the same vmap
+    def h(z):
+        def f(x):
+            @custom_jvp
+            def g(y):
+                return x * y
+
+            @g.defjvp
+            def g_jvp(primals, tangents):
+                (y,), (ydot,) = primals, tangents
+                return x * y, 10.0 * x * ydot
+            return g(z)
+        return vmap(f)(jnp.arange(3.0, dtype="float32"))
+    primals, tangents = jvp(h, (jnp.float32(1.0),), (jnp.float32(2.0),))
+    assert primals.tolist() == [0.0, 1.0, 2.0] and tangents.tolist() == [0.0, 20.0, 40.0]
+
+    def h2(z):
+        def f(x):
+            @custom_vjp
+            def g(y):
+                return x * y
+            g.defvjp(lambda y: (x * y, (x, y)), lambda res, w: (10.0 * res[0] * w,))
+            return g(z)
+        return vmap(f)(jnp.arange(3.0, dtype="float32")).sum()
+    assert float(grad(h2)(jnp.float32(3.14))) == 30.0
+    assert float(jit(grad(h2))(jnp.float32(3.14))) == 30.0
