@@ -71,7 +71,7 @@ def test_custom_vmap_rule_errors():
     def no_rule(x):
         return x
     with pytest.raises(AttributeError, match="No batching rule defined"):
-        jax.vmap(no_rule)(jnp.ones(2))
+        no_rule(1.0)   # JAX checks at every call, not only under vmap
 
     @custom_batching.custom_vmap
     def bad_spec(x):
@@ -86,3 +86,20 @@ def test_custom_vmap_rule_errors():
         return x
     unbatched.def_vmap(lambda n, batched, x: (jnp.ones(7), False))
     assert jax.vmap(unbatched)(jnp.ones(2)).shape == (2, 7)
+
+
+def test_custom_vmap_resolves_keyword_arguments():
+    # JAX 0.10.2: keywords bound to positions (defaults filled in) before the rule sees them
+    @custom_batching.custom_vmap
+    def f(x, y=2.0, *, z=None):
+        return jnp.sin(x) * y
+    f.def_vmap(lambda n, batched, xs, ys: (jnp.cos(xs) * ys, batched[0] or batched[1]))
+    close(f(x=1.0), 1.6829419)
+    close(jax.vmap(lambda x: f(x=x))(jnp.arange(3.0)), [2.0, 1.0806046, -0.8322937])
+    with pytest.raises(TypeError, match="custom_vmap-decorated function f could not be "
+                       "resolved to positional-only arguments. Binding failed with the "
+                       "error:\nmissing a required argument: 'x'"):
+        f()
+    with pytest.raises(TypeError, match="The following keyword arguments could not be "
+                       "resolved to positions: z"):
+        f(0.5, 0.1, z=1.0)

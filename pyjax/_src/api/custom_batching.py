@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 
 from pyjax._src import tree_util
-from pyjax._src.api.custom_derivatives import _trace_call, forward_def_methods
+from pyjax._src.api.custom_derivatives import _trace_call, forward_def_methods, resolve_args
 from pyjax._src.backends import numpy_backend
 from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import get_aval
@@ -39,9 +39,10 @@ class custom_vmap:
         return rule
 
     def __call__(self, *args, **kwargs):
-        if kwargs:
-            raise TypeError(f"custom_vmap function {fun_name(self.fun)} takes positional "
-                            f"arguments only, got keywords {sorted(kwargs)}")
+        args = resolve_args("custom_vmap", self.fun, args, kwargs)
+        if self.vmap_rule is None:
+            raise AttributeError(f"No batching rule defined for custom_vmap function "
+                                 f"{fun_name(self.fun)} using def_vmap.")
         leaves, in_tree = tree_util.tree_flatten(args)
         closed, hoisted, out_tree = _trace_call(self.fun, set(), [], leaves, in_tree)
         rule = _VmapRule(self, in_tree, out_tree)
@@ -78,15 +79,11 @@ class _VmapRule:
         self.wrapped, self.in_tree, self.out_tree = wrapped, in_tree, out_tree
 
     def __repr__(self):
-        rule = self.wrapped.vmap_rule
-        return fun_name(rule) if rule is not None else "None"
+        return fun_name(self.wrapped.vmap_rule)
 
     def __call__(self, axis_size, in_batched, values):
         name = fun_name(self.wrapped.fun)
         rule = self.wrapped.vmap_rule
-        if rule is None:
-            raise AttributeError(f"No batching rule defined for custom_vmap function {name} "
-                                 "using def_vmap.")
         args = tree_util.tree_unflatten(self.in_tree, values)
         flags = list(tree_util.tree_unflatten(self.in_tree, in_batched))
         out, out_batched = rule(axis_size, flags, *args)

@@ -92,25 +92,28 @@ def _primal_records(in_tree, values, perturbed):
                            for x in leaves])
 
 
-def _resolve_args(fun, args, kwargs):
+def resolve_args(kind, fun, args, kwargs):
     """Keyword arguments bound to positions and defaults filled in, as JAX does: custom
-    rules take positional primals, and nondiff_argnums may name defaulted parameters."""
+    rules take positional primals, and nondiff_argnums may name defaulted parameters.
+    `kind` ("custom_jvp", ...) names the decorator in the error."""
     if not kwargs and getattr(fun, "__defaults__", True) is None and \
             getattr(fun, "__kwdefaults__", True) is None:   # a plain def without defaults
         return tuple(args)
+    signature = inspect.signature(
+        (lambda *args, **kwargs: None) if isinstance(fun, functools.partial) else fun)
     try:
-        bound = inspect.signature(fun).bind(*args, **kwargs)
-    except (TypeError, ValueError) as err:
-        raise TypeError(f"{_name(fun)}: could not resolve keyword arguments to positions "
-                        f"({err}).") from None
-    bound.apply_defaults()
-    # keyword-only parameters left to their defaults are dropped (the function applies
-    # them itself), as JAX does; passed ones have no position to go to
-    passed = sorted(k for k in bound.kwargs if k in kwargs)
-    if passed:
-        raise TypeError(f"The input arguments to the custom function {_name(fun)} could not "
-                        "be resolved to positional-only arguments: the keyword-only "
-                        f"arguments {passed} have no position; make them positional.")
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        # keyword-only parameters left to their defaults are dropped (the function
+        # applies them itself), as JAX does; passed ones have no position to go to
+        passed = [k for k in bound.kwargs if k in kwargs]
+        if passed:
+            raise TypeError("The following keyword arguments could not be resolved to "
+                            f"positions: {', '.join(passed)}")
+    except TypeError as err:
+        raise TypeError(f"The input arguments to the {kind}-decorated function {_name(fun)} "
+                        "could not be resolved to positional-only arguments. Binding failed "
+                        f"with the error:\n{err}") from None
     return tuple(bound.args)
 
 
@@ -220,7 +223,7 @@ class _CustomRuleFunction:
         if getattr(self, self._rule_attr) is None:
             raise AttributeError(f"No {self._rule} defined for {self._kind} function {name} "
                                  f"using def{self._rule.lower()}.")
-        args = _resolve_args(self.fun, args, kwargs)
+        args = resolve_args(self._kind, self.fun, args, kwargs)
         nums, nondiff, diff = _split_nondiff(args, self.nondiff_argnums, name)
         trace = current_trace()
         if trace is Trace.root:
