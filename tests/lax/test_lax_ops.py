@@ -834,3 +834,18 @@ def test_complex_functions_match_jax_near_zero_and_on_branch_cuts(name, jit):
         for part in (np.real, np.imag):
             np.testing.assert_allclose(part(got), part(np.array(want, dtype)), rtol=4 * eps,
                                        atol=0)
+
+
+def test_pow_takes_an_integer_exponent():
+    # JAX 0.10.2: lax.pow(inexact, integer) converts the exponent to the base's dtype, and
+    # its derivative in the base is 0 where the exponent is 0, even at a zero base
+    for f in (lax.pow, jax.jit(lax.pow)):
+        out = f(jnp.array([2.0, 0.0], jnp.float32), jnp.array([-1, 0], jnp.int32))
+        assert out.dtype == np.float32 and out.tolist() == [0.5, 1.0]
+    assert lax.pow(2.0, 3).weak_type and not lax.pow(np.float32(2), 3).weak_type
+    close(jax.vmap(lax.pow)(jnp.array([2.0, 3.0]), jnp.array([2, 3], jnp.int32)), [4.0, 27.0])
+    assert float(jax.grad(jax.jit(lambda x, n: x ** n))(0.0, 0)) == 0.0
+    assert float(jax.grad(lambda x: lax.pow(x, 3))(2.0)) == 12.0
+    close(jax.jacfwd(lambda x: lax.pow(x, jnp.array([0, 1, 2], jnp.int32)))(jnp.zeros(3)),
+          np.diag([0.0, 1.0, 0.0]))
+    close(jax.grad(lambda z: jnp.sum(z ** jnp.arange(0, 2, dtype=int)))(3.14), 1.0)
