@@ -482,8 +482,9 @@ def test_custom_vjp():
     for g in (jax.grad(f), jax.jit(jax.grad(f)), jax.grad(jax.jit(f))):
         close(g(1., 2.), np.cos(1.) * 2 * 10)
     close(jax.grad(f, argnums=1)(1., 2.), 0.)
-    with pytest.raises(TypeError, match="can't apply forward-mode autodiff"):
-        jax.jvp(lambda x: f(x, 2.), (1.,), (1.,))
+    for h in (lambda x: f(x, 2.), jax.jit(lambda x: f(x, 2.))):   # under jit too, as JAX
+        with pytest.raises(TypeError, match="can't apply forward-mode autodiff"):
+            jax.jvp(h, (1.,), (1.,))
 
 
 def test_custom_vjp_bwd_may_give_a_float_input_another_float_dtype():

@@ -15,7 +15,7 @@ from pyjax._src.array import as_array
 from pyjax._src.backends import numpy_backend
 from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import get_aval
-from pyjax._src.core.trace import (NO_LOWERING, NO_TRANSPOSE, Trace, Tracer, current_trace,
+from pyjax._src.core.trace import (NO_TRANSPOSE, Trace, Tracer, current_trace,
                                    define_primitive, no_samples, set_current_trace)
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters import partial_eval as pe
@@ -1034,7 +1034,7 @@ custom_lin_p = define_primitive(
     "custom_lin", multiple_results=True, impl=_custom_lin_impl,
     abstract_eval=_custom_lin_abstract_eval, jvp=_custom_lin_jvp,
     transpose=_custom_lin_transpose, batch=lambda args, dims, **params: _custom_lin_impl(),
-    lower=NO_LOWERING, transposes_zero_cotangents=True,
+    lower=lambda ctx, *args, **params: _custom_lin_impl(), transposes_zero_cotangents=True,
     samples=no_samples("evaluating custom_lin is the documented forward-mode error"))
 
 
