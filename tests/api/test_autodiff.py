@@ -546,7 +546,9 @@ def test_custom_vjp_errors_and_closure_convert():
     with pytest.raises(TypeError, match="one entry per differentiable argument"):
         jax.grad(f)(1.)
     f.defvjp(lambda x: (x, None), lambda res, g: (jnp.ones(3),))
-    with pytest.raises(ValueError, match="same shape/dtypes"):
+    with pytest.raises(ValueError, match=r"at output\[0\] the bwd rule produced an output "
+                       r"of type float32\[3\] corresponding to an input of type "
+                       r"float32\[\], so the shapes do not match"):
         jax.grad(f)(1.)
 
     def closes_over(y):

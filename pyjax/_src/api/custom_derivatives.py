@@ -374,6 +374,25 @@ def _sum_tangents(*ts):
     return total
 
 
+def _primal_output_error(rule, output, fname, got, want):
+    """JAX's TypeError for a rule whose primal outputs (got: (tree, avals)) differ from
+    the function's (want). `rule` describes the rule ("Custom JVP rule f_jvp for function
+    f"), `output` what its first element should be."""
+    def typed(tree, avals):
+        return str(tree_util.tree_unflatten(tree, [a.str_short() for a in avals])).replace(
+            "'", "")
+    kind = "jvp" if "JVP" in rule else "vjp"
+    if got[0] != want[0]:
+        what, end = "container/pytree structure", "."
+    else:
+        what, end = "shapes/dtypes of", ""
+    return TypeError(f"{rule} must produce a pair (list or tuple of length two) where the "
+                     f"first element represents the primal output ({output}), but instead "
+                     f"the {'JVP' if kind == 'jvp' else 'fwd'} rule output's first element "
+                     f"had {what}:\n    {typed(*got)}\nwhile the custom_{kind}-decorated "
+                     f"function {fname} had output {what}:\n    {typed(*want)}{end}")
+
+
 class _JVPRule:
     """The user's JVP rule over flat leaves, with the checks JAX makes on its output
     (against fun's output types where fun has been traced: out_tree, out_avals).
@@ -411,23 +430,23 @@ class _JVPRule:
             result[1], is_leaf=lambda x: isinstance(x, SymbolicZero))
         if self.out_tree is None:   # fun has not run: the rule's output is the reference
             self.out_tree = p_tree
-        if p_tree != self.out_tree:
-            raise TypeError(f"Custom JVP rule {rname} for function {fname} must produce "
-                            "primal outputs with the same container (pytree) structure as "
-                            f"the function's outputs, but got {p_tree} and {self.out_tree}.")
+        p_avals = [get_aval(p) for p in p_leaves]
+        want_avals = p_avals if self.out_avals is None else self.out_avals
+        if p_tree != self.out_tree or not all(
+                a.same_type(w) for a, w in zip(p_avals, want_avals)):
+            raise _primal_output_error(
+                f"Custom JVP rule {rname} for function {fname}",
+                f"equal in value to the output of the custom_jvp-decorated function {fname}, "
+                "and in particular " + ("of the same container/pytree structure"
+                                        if p_tree != self.out_tree else
+                                        "with leaves of the same shape/dtype"),
+                fname, (p_tree, p_avals), (self.out_tree, want_avals))
         if t_tree != p_tree:
             raise TypeError(f"Custom JVP rule {rname} for function {fname} must produce "
                             "primal and tangent outputs with equal container (pytree) "
                             f"structures, but got {p_tree} and {t_tree} respectively.")
-        t_out = []
-        for i, (p, t) in enumerate(zip(p_leaves, t_leaves)):
-            p_aval = get_aval(p)
-            expected = p_aval if self.out_avals is None else self.out_avals[i]
-            if not p_aval.same_type(expected):
-                raise TypeError(f"Custom JVP rule {rname} for function {fname} must produce "
-                                "primal outputs with the shapes and dtypes of the function's "
-                                f"outputs, but output {i} is {p_aval.str_short(True)} where the "
-                                f"function gives {expected.str_short(True)}.")
+        t_out, mismatched = [], []
+        for p_aval, t in zip(p_avals, t_leaves):
             want = ad.tangent_aval(p_aval)
             if want.dtype == dtypes.float0 or isinstance(t, SymbolicZero):
                 t_out.append(ad.Zero(want))
@@ -435,11 +454,18 @@ class _JVPRule:
             t = _as_rule_output(t)
             t_aval = get_aval(t)
             if t_aval.shape != want.shape or t_aval.dtype != want.dtype:
-                raise TypeError(f"Custom JVP rule {rname} for function {fname} must produce "
-                                "primal and tangent outputs with corresponding shapes and "
-                                f"dtypes. Expected {want.str_short(True)} (tangent type of "
-                                f"{p_aval.str_short(True)}) but got {t_aval.str_short(True)}.")
+                mismatched.append((p_aval, want, t_aval))
             t_out.append(t)
+        if mismatched:
+            head = ("Custom JVP rule must produce primal and tangent outputs with "
+                    "corresponding shapes and dtypes")
+            if len(p_avals) == 1:
+                (p_aval, want, t_aval), = mismatched
+                raise TypeError(f"{head}. Expected {want.str_short()} (tangent type of "
+                                f"{p_aval.str_short()}) but got {t_aval.str_short()}.")
+            raise TypeError(f"{head}, but got:\n" + "\n".join(
+                f"  primal {p.str_short()} with tangent {t.str_short()}, expecting tangent "
+                f"{w.str_short()}" for p, w, t in mismatched))
         return p_leaves, t_out
 
 
@@ -677,28 +703,24 @@ class _VJPRule:
             trace = trace.parent
         with set_current_trace(trace):
             result = self.cv.fwd(*_merge_nondiff(self.nums, self.nondiff, diff))
+        rule = f"Custom VJP fwd rule {_name(self.cv.fwd)} for function {fname}"
+        output = (f"equal to the output of the custom_vjp-decorated function {fname}) and the "
+                  "second element represents residuals (i.e. values stored from the forward "
+                  "pass for use on the backward pass")
         if not (isinstance(result, (tuple, list)) and len(result) == 2):
-            raise TypeError(f"Custom VJP fwd rule {_name(self.cv.fwd)} for function {fname} "
-                            "must produce a pair (list or tuple of length two) where the "
-                            "first element represents the primal output (equal to the "
-                            "output of the custom_vjp-decorated function) and the second "
-                            f"represents residuals, but got {result!r:.200}.")
+            raise TypeError(f"{rule} must produce a pair (list or tuple of length two) where "
+                            f"the first element represents the primal output ({output}), but "
+                            f"instead of a pair the fwd rule {_name(self.cv.fwd)} produced "
+                            f"{result!r:.200}.")
         out_leaves, out_tree = tree_util.flatten(result[0])
         out_leaves = [_as_value(o) for o in out_leaves]
+        out_avals = [get_aval(o) for o in out_leaves]
         if self.out_tree is None:   # fun has not run: fwd's output is the reference
-            self.out_tree, self.out_avals = out_tree, [get_aval(o) for o in out_leaves]
-        if out_tree != self.out_tree:
-            raise TypeError(f"Custom VJP fwd rule {_name(self.cv.fwd)} for function {fname} "
-                            "must produce a pair whose first element has the container "
-                            f"structure of the function's output, {self.out_tree}, but got "
-                            f"{out_tree}.")
-        for i, (o, expected) in enumerate(zip(out_leaves, self.out_avals)):
-            if not get_aval(o).same_type(expected):
-                raise TypeError(f"Custom VJP fwd rule {_name(self.cv.fwd)} for function "
-                                f"{fname} must produce primal outputs with the shapes and "
-                                f"dtypes of the function's outputs, but output {i} is "
-                                f"{get_aval(o).str_short(True)} where the function gives "
-                                f"{expected.str_short(True)}.")
+            self.out_tree, self.out_avals = out_tree, out_avals
+        if out_tree != self.out_tree or not all(
+                a.same_type(w) for a, w in zip(out_avals, self.out_avals)):
+            raise _primal_output_error(rule, output, fname, (out_tree, out_avals),
+                                       (self.out_tree, self.out_avals))
         res_leaves, self.res_tree = tree_util.flatten(result[1])
         return out_leaves, [_as_rule_output(r) for r in res_leaves]
 
@@ -720,23 +742,22 @@ class _VJPRule:
             ct = _as_value(ct)
             c_aval = get_aval(ct)
             # JAX (for now) lets a float input take a cotangent of another dtype
-            dtype_ok = c_aval.dtype == want.dtype or dtypes.is_inexact(want.dtype)
-            if c_aval.shape != want.shape or not dtype_ok:
-                raise ValueError(f"Custom VJP bwd rule {bname} for function {fname} must "
-                                 "produce an output with the same shape/dtypes as the args "
-                                 "tuple of the primal function, but at flattened output "
-                                 f"{i} the bwd rule produced {c_aval.str_short(True)} "
-                                 f"corresponding to an input of type {aval.str_short(True)}.")
-            if want.vma - c_aval.vma:   # inside shard_map: agrees where the input varies
+            mismatches = [what for what, bad in (
+                ("dtypes", c_aval.dtype != want.dtype and not dtypes.is_inexact(want.dtype)),
+                ("shapes", c_aval.shape != want.shape),
+                ("manual axis types", bool(want.vma - c_aval.vma)))   # inside shard_map
+                if bad]
+            if mismatches:
                 path = tree_util.keystr(tree_util.tree_flatten_with_path(
                     tree_util.tree_unflatten(self.in_tree, range(len(leaves))))[0][i][0])
+                listed = [f"the {what} do not match" for what in mismatches]
                 raise ValueError(
                     "Custom VJP bwd rule must produce an output with the same type as the "
                     f"args tuple of the primal function, but at output{path} the bwd rule "
                     f"produced an output of type {c_aval._dtype_and_shape()} corresponding "
-                    f"to an input of type {aval._dtype_and_shape()}, so the manual axis "
-                    "types do not "
-                    "match")
+                    f"to an input of type {aval._dtype_and_shape()}, so "
+                    + (listed[0] if len(listed) == 1 else
+                       ", ".join(listed[:-1]) + ", and " + listed[-1]))
             out.append(ct)
         return out
 
