@@ -80,6 +80,16 @@ def test_custom_vmap_rule_errors():
     with pytest.raises(ValueError, match="output batching specification"):
         jax.vmap(bad_spec)(jnp.ones(2))
 
+    @custom_batching.custom_vmap
+    def bad_tree(x):
+        return x
+    bad_tree.def_vmap(lambda n, batched, x: ([x], [True]))
+    with pytest.raises(ValueError, match=r"structure of output returned by custom vmap rule "
+                       r"\(<lambda>\) does not match that of original custom-vmapped "
+                       r"function.\nOriginal output: PyTreeDef\(\*\)\nRule output: "
+                       r"PyTreeDef\(\[\*\]\)"):
+        jax.vmap(bad_tree)(jnp.ones(2))
+
     # shapes are not checked: an output marked unbatched is broadcast, as in JAX
     @custom_batching.custom_vmap
     def unbatched(x):

@@ -82,20 +82,21 @@ class _VmapRule:
         return fun_name(self.wrapped.vmap_rule)
 
     def __call__(self, axis_size, in_batched, values):
-        name = fun_name(self.wrapped.fun)
         rule = self.wrapped.vmap_rule
         args = tree_util.tree_unflatten(self.in_tree, values)
         flags = list(tree_util.tree_unflatten(self.in_tree, in_batched))
         out, out_batched = rule(axis_size, flags, *args)
         out_leaves, out_tree = tree_util.tree_flatten(out)
         flag_leaves, flag_tree = tree_util.tree_flatten(out_batched)
-        if out_tree != self.out_tree:
-            raise ValueError(f"the custom vmap rule of {name} returned outputs of structure "
-                             f"{out_tree}, but {name} returns {self.out_tree}")
         if flag_tree != out_tree:
             raise ValueError(f"structure of output value and output batching specification "
                              f"returned by custom vmap rule ({fun_name(rule)}) do not match."
                              f"\nOutput values: {out_tree}\nBatching spec: {flag_tree}")
+        if out_tree != self.out_tree:
+            raise ValueError(f"structure of output returned by custom vmap rule "
+                             f"({fun_name(rule)}) does not match that of original "
+                             f"custom-vmapped function.\nOriginal output: {self.out_tree}\n"
+                             f"Rule output: {out_tree}")
         return out_leaves, [bool(f) for f in flag_leaves]
 
 
