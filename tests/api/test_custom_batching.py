@@ -64,6 +64,11 @@ def test_sequential_vmap_loops():
     g = custom_batching.sequential_vmap(lambda x, n: x.sum() * n)
     assert jax.vmap(g, in_axes=(0, None))(jnp.ones((3, 4)), 2.0).tolist() == [8.0] * 3
     assert "scan" in str(jax.make_jaxpr(jax.vmap(g, in_axes=(0, None)))(jnp.ones((3, 4)), 2.0))
+    # JAX 0.10.2: the loop maps the sequential_vmap function itself, so a nested vmap
+    # loops again (two scans, the innermost call still custom)
+    h = custom_batching.sequential_vmap(lambda x: x + 1.0)
+    jaxpr = str(jax.make_jaxpr(jax.vmap(jax.vmap(h)))(jnp.ones((2, 3))))
+    assert jaxpr.count("scan") == 2 and jaxpr.count("custom_vmap_call") == 1
 
 
 def test_custom_vmap_rule_errors():

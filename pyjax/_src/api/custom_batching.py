@@ -61,9 +61,9 @@ def sequential_vmap(fun):
         leaves, tree = tree_util.tree_flatten(args)
         flags = tree_util.tree_leaves(in_batched)   # one per leaf, in the same order
 
-        def one(batched_leaves):
+        def one(batched_leaves):   # the custom_vmap function: a nested vmap loops too
             it = iter(batched_leaves)
-            return fun(*tree_util.tree_unflatten(
+            return wrapped(*tree_util.tree_unflatten(
                 tree, [next(it) if bat else x for x, bat in zip(leaves, flags)]))
 
         out = control_flow.map(one, [x for x, bat in zip(leaves, flags) if bat])
