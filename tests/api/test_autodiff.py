@@ -759,3 +759,25 @@ def test_zero_and_passed_through_tangents_of_weak_primals_stay_weak():
     assert z.weak_type and float(z) == 0.0
     _, c = jax.jvp(lambda x: 3.0, (2.0,), (1.0,))
     assert c.weak_type and float(c) == 0.0
+
+
+def test_closure_convert_hoists_what_may_be_perturbed():
+    # JAX 0.10.2: concrete constants stay closed over; values being differentiated or
+    # staged by jit are hoisted; a vmapped value (no tangent) is not
+    s = jnp.float32(3.0)
+    converted, consts = jax.closure_convert(lambda x: x * s, 1.0)
+    assert consts == [] and float(converted(2.0)) == 6.0
+
+    def count_hoisted(c):
+        converted, consts = jax.closure_convert(lambda x: x * c * s, 1.0)
+        counts.append(len(consts))
+        return converted(2.0, *consts)
+    for transform, arg in ((jax.grad, 5.0), (jax.jit, 5.0), (jax.vmap, jnp.ones(2))):
+        counts = []
+        transform(count_hoisted)(arg)
+        assert counts == [0 if transform is jax.vmap else 1]
+    with pytest.raises(TypeError, match=r"The inputs to the closure produced by "
+                       r"closure_convert must have the same Pytree structure as the example "
+                       r"arguments passed when closure_convert was called. Expected "
+                       r"PyTreeDef\(\(\*,\)\), but got PyTreeDef\(\(\*, \[\*\]\)\)"):
+        converted(2.0, [1.0])

@@ -1061,11 +1061,24 @@ custom_lin_p = define_primitive(
 
 # --- closure_convert --------------------------------------------------------------------
 
+def _maybe_perturbed(x):
+    """JAX's heuristic for what closure_convert hoists: whether x may carry a nonzero
+    tangent. Concrete values cannot; values being differentiated can; staged values can
+    unless their tangent type is float0 (they may be differentiated later)."""
+    if not isinstance(x, Tracer):
+        return False
+    if isinstance(x, ad.JVPTracer):   # (values with a zero tangent carry none)
+        return True
+    if isinstance(x, pe.DynamicJaxprTracer):
+        return ad.tangent_aval(x.aval).dtype != dtypes.float0
+    return any(_maybe_perturbed(v) for _, v in x._contents())
+
+
 def closure_convert(fun, *example_args):
     """(converted_fun, consts): fun specialised to the types of example_args, with the
-    traced values and floating-point constants it closes over hoisted into `consts`, so
-    converted_fun(*args, *consts) == fun(*args) and consts can cross a custom_vjp boundary
-    as explicit (differentiable) arguments."""
+    values it closes over that may be perturbed (differentiated; see _maybe_perturbed)
+    hoisted into `consts`, so converted_fun(*args, *consts) == fun(*args) and consts can
+    cross a custom_vjp boundary as explicit (differentiable) arguments."""
     leaves, in_tree = tree_util.flatten(example_args)
     leaves = [_as_value(x) for x in leaves]
     found = {}
@@ -1077,7 +1090,7 @@ def closure_convert(fun, *example_args):
 
     jaxpr, consts = pe.trace_to_jaxpr(flat_fun, [get_aval(x) for x in leaves],
                                       pe.debug_info_of(fun))
-    hoist = [isinstance(c, Tracer) or dtypes.is_inexact(get_aval(c).dtype) for c in consts]
+    hoist = [_maybe_perturbed(c) for c in consts]
     kept_vars = [v for v, h in zip(jaxpr.constvars, hoist) if not h]
     kept = [c for c, h in zip(consts, hoist) if not h]
     hoisted_vars = [v for v, h in zip(jaxpr.constvars, hoist) if h]
@@ -1087,11 +1100,14 @@ def closure_convert(fun, *example_args):
     out_tree, n_args = found["out_tree"], len(leaves)
 
     def converted_fun(*args_and_consts):
-        args, extra = args_and_consts[:len(example_args)], args_and_consts[len(example_args):]
+        split = len(args_and_consts) - len(hoisted)
+        args, extra = args_and_consts[:split], args_and_consts[split:]
         arg_leaves, arg_tree = tree_util.flatten(tuple(args))
-        if arg_tree != in_tree or len(extra) != len(hoisted):
-            raise TypeError(f"closure-converted {_name(fun)} expects arguments of structure "
-                            f"{in_tree} followed by {len(hoisted)} constants.")
+        if arg_tree != in_tree:
+            raise TypeError("The inputs to the closure produced by closure_convert must have "
+                            "the same Pytree structure as the example arguments passed when "
+                            f"closure_convert was called. Expected {in_tree}, but got "
+                            f"{arg_tree}")
         outs = jx.eval_jaxpr(converted_jaxpr, kept, *arg_leaves[:n_args], *extra)
         return tree_util.tree_unflatten(out_tree, outs)
 
