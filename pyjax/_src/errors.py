@@ -102,13 +102,16 @@ class NonConcreteBooleanIndexError(JAXIndexError):
 class UnexpectedTracerError(JAXTypeError):
     """A tracer was used outside the transformation that created it (a leak)."""
 
-    def __init__(self, message):
-        super().__init__(
-            f"{message}\nThis tracer escaped its transformation: JAX transformations "
-            "require that functions explicitly return their outputs, and disallow saving "
-            "intermediate values to global state (a global, a closure or an object "
-            "attribute set during tracing). Return the value instead. "
-            "`jax.checking_leaks()` finds where it leaked.")
+    def __init__(self, message, escaped=True):
+        """escaped=False: a tracer passed where none may go, rather than one that leaked."""
+        if escaped:
+            message += (
+                "\nThis tracer escaped its transformation: JAX transformations require "
+                "that functions explicitly return their outputs, and disallow saving "
+                "intermediate values to global state (a global, a closure or an object "
+                "attribute set during tracing). Return the value instead. "
+                "`jax.checking_leaks()` finds where it leaked.")
+        super().__init__(message)
 
 
 class KeyReuseError(RuntimeError):

@@ -482,8 +482,9 @@ def test_custom_vjp():
     for g in (jax.grad(f), jax.jit(jax.grad(f)), jax.grad(jax.jit(f))):
         close(g(1., 2.), np.cos(1.) * 2 * 10)
     close(jax.grad(f, argnums=1)(1., 2.), 0.)
-    with pytest.raises(TypeError, match="can't apply forward-mode autodiff"):
-        jax.jvp(lambda x: f(x, 2.), (1.,), (1.,))
+    for h in (lambda x: f(x, 2.), jax.jit(lambda x: f(x, 2.))):   # under jit too, as JAX
+        with pytest.raises(TypeError, match="can't apply forward-mode autodiff"):
+            jax.jvp(h, (1.,), (1.,))
 
 
 def test_custom_vjp_bwd_may_give_a_float_input_another_float_dtype():
@@ -545,7 +546,9 @@ def test_custom_vjp_errors_and_closure_convert():
     with pytest.raises(TypeError, match="one entry per differentiable argument"):
         jax.grad(f)(1.)
     f.defvjp(lambda x: (x, None), lambda res, g: (jnp.ones(3),))
-    with pytest.raises(ValueError, match="same shape/dtypes"):
+    with pytest.raises(ValueError, match=r"at output\[0\] the bwd rule produced an output "
+                       r"of type float32\[3\] corresponding to an input of type "
+                       r"float32\[\], so the shapes do not match"):
         jax.grad(f)(1.)
 
     def closes_over(y):
@@ -610,6 +613,29 @@ def test_check_grads_probes_jax_directions():
     # chex's assert_numerical_grads tests expect.
     x = np.array([0.17954302, 0.58546543, 0.91409326, 0.73427463, 0.29374015], np.float32)
     check_grads(lambda x: jnp.sum(11.0 - 2 * x), (x,), order=1, modes=["rev"], atol=0.05)
+
+
+def test_check_grads_tolerances_follow_jax():
+    # JAX's rules, recorded on JAX 0.10.2: a dict gives tolerances per dtype (others keep
+    # the defaults, 2e-3 for float32), and tolerances scale with the number of elements.
+    def off_by(factor):
+        f = jax.custom_jvp(jnp.sin)
+        f.defjvp(lambda p, t: (jnp.sin(p[0]), factor * jnp.cos(p[0]) * t[0]))
+        return f
+    x = np.float32(0.5)
+    check_grads(off_by(1.01), (x,), 1, modes=["fwd"],
+                atol={np.float32: 0.05}, rtol={np.float32: 0.05})
+    with pytest.raises(AssertionError):
+        check_grads(off_by(1.01), (x,), 1, modes=["fwd"],
+                    atol={np.float16: 0.05}, rtol={np.float16: 0.05})
+    with pytest.raises(AssertionError):
+        check_grads(off_by(1.004), (x,), 1, modes=["fwd"])
+    check_grads(off_by(1.004), (np.full(4, 0.5, np.float32),), 1, modes=["fwd"])
+
+
+def test_check_grads_accepts_nan_where_the_function_is_nan():
+    # JAX 0.10.2: finite differences of a NaN are NaN, which matches the NaN derivative
+    check_grads(jnp.sqrt, (np.array([-1.0, 4.0], np.float32),), 2)
 
 
 def test_custom_jvp_symbolic_zeros():
@@ -744,3 +770,25 @@ def test_numpy_conversion_of_a_differentiated_value_is_an_error():
         jax.jvp(lambda x: np.asarray(x), (1.,), (1.,))
     # comparisons give plain values, so Python control flow still works, as in JAX
     assert float(jax.grad(lambda x: x if x > 0 else -x)(2.)) == 1.
+
+
+def test_closure_convert_hoists_what_may_be_perturbed():
+    # JAX 0.10.2: concrete constants stay closed over; values being differentiated or
+    # staged by jit are hoisted; a vmapped value (no tangent) is not
+    s = jnp.float32(3.0)
+    converted, consts = jax.closure_convert(lambda x: x * s, 1.0)
+    assert consts == [] and float(converted(2.0)) == 6.0
+
+    def count_hoisted(c):
+        converted, consts = jax.closure_convert(lambda x: x * c * s, 1.0)
+        counts.append(len(consts))
+        return converted(2.0, *consts)
+    for transform, arg in ((jax.grad, 5.0), (jax.jit, 5.0), (jax.vmap, jnp.ones(2))):
+        counts = []
+        transform(count_hoisted)(arg)
+        assert counts == [0 if transform is jax.vmap else 1]
+    with pytest.raises(TypeError, match=r"The inputs to the closure produced by "
+                       r"closure_convert must have the same Pytree structure as the example "
+                       r"arguments passed when closure_convert was called. Expected "
+                       r"PyTreeDef\(\(\*,\)\), but got PyTreeDef\(\(\*, \[\*\]\)\)"):
+        converted(2.0, [1.0])

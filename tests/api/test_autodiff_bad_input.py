@@ -24,6 +24,24 @@ def bad_custom_jvp(rule):
     return jax.jvp(f, (1.0,), (1.0,))
 
 
+def pair_rule_custom_jvp():
+    f = jax.custom_jvp(lambda a: a)
+    f.defjvp(lambda p, t: ((p[0], p[0]), (t[0], t[0])))
+    return f
+
+
+def two_output_custom_jvp():
+    f = jax.custom_jvp(lambda a, b: (a, b))
+    f.defjvp(lambda p, t: (p, (jnp.ones(2), jnp.ones(3))))
+    return f
+
+
+def wide_fwd_custom_vjp():
+    f = jax.custom_vjp(lambda a: a)
+    f.defvjp(lambda a: (jnp.zeros(3), None), lambda r, c: (c,))
+    return f
+
+
 CASES = [
     case("grad_non_scalar", TypeError, "scalar-output", lambda: jax.grad(lambda a: a)(x)),
     case("grad_complex_output", TypeError, "real-valued outputs",
@@ -84,9 +102,19 @@ CASES = [
          lambda: bad_custom_jvp(lambda p, t: (p[0], t[0], 1))),
     case("custom_jvp_tangent_shape", TypeError, "corresponding shapes and dtypes",
          lambda: bad_custom_jvp(lambda p, t: (p[0], jnp.ones(3)))),
+    case("custom_jvp_primal_structure", TypeError, "the JVP rule output's first element "
+         "had container/pytree structure:\n    \\(float32\\[\\], float32\\[\\]\\)\nwhile the "
+         "custom_jvp-decorated function <lambda> had output container/pytree structure",
+         lambda: jax.jvp(jax.jit(pair_rule_custom_jvp()), (1.0,), (1.0,))),
+    case("custom_jvp_tangent_shapes", TypeError, "corresponding shapes and dtypes, but got:\n"
+         "  primal float32\\[\\] with tangent float32\\[2\\], expecting tangent float32",
+         lambda: jax.jvp(two_output_custom_jvp(), (1.0, 2.0), (1.0, 1.0))),
+    case("custom_vjp_fwd_primal_shape", TypeError, "the fwd rule output's first element had "
+         "shapes/dtypes of:\n    float32\\[3\\]\nwhile the custom_vjp-decorated function",
+         lambda: jax.grad(jax.jit(wide_fwd_custom_vjp()))(1.0)),
     case("custom_vjp_bwd_too_long", TypeError, "one entry per differentiable argument",
          lambda: bad_custom_vjp(lambda r, g: (g, g))),
-    case("custom_vjp_bwd_shape", ValueError, "same shape/dtypes",
+    case("custom_vjp_bwd_shape", ValueError, "so the shapes do not match",
          lambda: bad_custom_vjp(lambda r, g: (jnp.ones(3),))),
     case("custom_vjp_bwd_not_tuple", TypeError, "must produce a tuple",
          lambda: bad_custom_vjp(lambda r, g: g)),

@@ -11,7 +11,7 @@ import pyjax as jax
 import pyjax.numpy as jnp
 from harness import close
 from pyjax import custom_jvp, custom_vjp, grad, jit, jvp, vjp, vmap
-from pyjax.errors import TracerBoolConversionError
+from pyjax.errors import TracerBoolConversionError, UnexpectedTracerError
 from pyjax.extend.core import get_opaque_trace_state
 
 
@@ -374,6 +374,64 @@ def test_keyword_only_defaults_are_left_to_the_function():
         g(1.0, scale=2.0)
 
 
+def test_nondiff_argnames_name_positional_parameters():
+    # JAX 0.10.2: nondiff_argnames become the positions of those parameters (names of no
+    # positional parameter are ignored); they join nondiff_argnums
+    @functools.partial(custom_jvp, nondiff_argnames=("f",))
+    def app(f, x):
+        return f(x)
+    app.defjvp(lambda f, primals, tangents: (app(f, *primals), 3 * tangents[0]))
+    assert app.nondiff_argnums == (0,)
+    assert float(app(lambda x: 2 * x, 1)) == 2.0
+    assert float(app(f=lambda x: 2 * x, x=1.0)) == 2.0
+    assert float(grad(lambda x: app(lambda y: 2 * y, x))(1.0)) == 3.0
+    assert custom_jvp(lambda f, x, *, k=2: f(x), nondiff_argnames=("zz", "k")) \
+        .nondiff_argnums == ()
+
+    @functools.partial(custom_vjp, nondiff_argnums=(0,), nondiff_argnames=("g",))
+    def app2(f, g, x):
+        return f(x) + g(x)
+    app2.defvjp(lambda f, g, x: (app2(f, g, x), jnp.cos(x)),
+                lambda f, g, cos_x, v: (cos_x * v,))
+    value, slope = jax.value_and_grad(lambda x: app2(lambda y: 2 * y, lambda y: 2 * y, x))(1.)
+    close(value, 4.0)
+    close(slope, 0.5403023)
+
+
+def test_traced_nondiff_argument_of_custom_vjp_is_an_unexpected_tracer():
+    # JAX 0.10.2 raises UnexpectedTracerError (a TypeError) naming custom_vjp
+    @functools.partial(custom_vjp, nondiff_argnums=(0,))
+    def f(x, y):
+        return x * y
+    f.defvjp(lambda x, y: (f(x, y), jnp.cos(y)), lambda x, cos_y, g: (cos_y * g,))
+    with pytest.raises(UnexpectedTracerError, match="custom_vjp"):
+        jit(f)(2, 3.0)
+
+
+def test_def_methods_reach_the_wrapped_custom_function():
+    # JAX 0.10.2: wrappers forward the def* methods they lack to the function they wrap
+    @jax.custom_batching.custom_vmap
+    @custom_jvp
+    def f(x):
+        return 2.0 * x
+    f.def_vmap(lambda size, batched, xs: (2.0 * xs, batched[0]))
+    f.defjvp(lambda primals, tangents: (2.0 * primals[0], 5.0 * tangents[0]))
+    assert float(jvp(f.fun, (1.0,), (1.0,))[1]) == 5.0
+
+    @custom_vjp
+    @jax.custom_batching.custom_vmap
+    def g(x, y):
+        return jnp.sin(x) * y
+    g.def_vmap(lambda size, batched, xs, ys: (jnp.cos(xs) * ys, True))
+    g.defvjp(lambda x, y: (g(x, y), (jnp.cos(x), jnp.sin(x), y)),
+             lambda res, ct: (res[0] * ct * res[2], res[1] * ct))
+    xs, ys = jnp.linspace(0, 1, 5), jnp.linspace(-0.1, 0.1, 5)
+    close(vmap(g)(xs, ys), jnp.cos(xs) * ys)
+    close(grad(g)(0.5, 2.0), 1.7551651)
+    with pytest.raises(AttributeError):
+        assert g.other is None   # raises
+
+
 def _sin_with_recorded_rules(seen, top):
     @custom_vjp
     def f(x):
@@ -452,3 +510,82 @@ def test_bwd_runs_for_zero_output_cotangents():
         assert [float(g) for g in fun(1.0, 2.0)] == [0.0, 3.0]
     dx, dh = grad(lambda x, h: blocked(f(x, h)) + x, argnums=(0, 1))(1.0, 2.0)
     assert (float(dx), float(dh)) == (1.0, 3.0)
+
+
+def test_zero_from_primal_and_primal_tree_values():
+    # JAX 0.10.2's jax.custom_derivatives helpers for rules
+    from pyjax.custom_derivatives import (SymbolicZero, custom_vjp_primal_tree_values,
+                                          zero_from_primal)
+    z = zero_from_primal({"a": 2.0, "b": jnp.arange(3)})
+    assert z["a"].dtype == np.float32 and z["a"].weak_type and float(z["a"]) == 0.0
+    assert z["b"].dtype == jax.dtypes.float0 and z["b"].shape == (3,)
+    s, = zero_from_primal((jnp.ones((2, 3)),), symbolic_zeros=True)
+    assert type(s) is SymbolicZero
+    assert (s.shape, s.dtype, s.ndim, s.size) == ((2, 3), np.float32, 2, 6)
+    assert SymbolicZero.from_primal_value(jnp.arange(3)).dtype == jax.dtypes.float0
+
+    @custom_vjp
+    def f(x, y):
+        return x * y["a"]
+
+    def fwd(x, y):
+        x, y = custom_vjp_primal_tree_values((x, y))
+        return x * y["a"], (x, y["a"])
+    f.defvjp(fwd, lambda r, g: (g * r[1], {"a": g * r[0]}), symbolic_zeros=True)
+    assert float(grad(f)(2.0, {"a": 5.0})) == 5.0
+    with pytest.raises(TypeError, match="unexpected leaf type <class 'float'>"):
+        custom_vjp_primal_tree_values([1.0])
+
+
+def test_staged_custom_calls_under_vmap_with_only_collectives_stay_unbatched():
+    # JAX 0.10.2: a psum over the vmap axis of an unbatched value is unbatched, so
+    # out_axes=None accepts it, through the custom functions and their rules
+    from pyjax import lax
+
+    @custom_jvp
+    def f(x):
+        return lax.psum(x, "foo")
+    f.defjvp(lambda xs, ts: (lax.psum(xs[0], "foo"), 3.0 * ts[0]))
+
+    @custom_vjp
+    def h(x):
+        return lax.psum(x, "foo")
+    h.defvjp(lambda x: (lax.psum(x, "foo"), None), lambda r, g: (5.0 * g,))
+
+    def over_foo(fn):
+        return vmap(lambda _, x: fn(x), axis_name="foo", in_axes=(0, None),
+                    out_axes=None)(jnp.arange(4.0), 2.0)
+    assert float(over_foo(jit(f))) == 8.0 and float(over_foo(jit(h))) == 8.0
+    assert [float(v) for v in over_foo(lambda x: jvp(jit(f), (x,), (1.0,)))] == [8.0, 3.0]
+    assert float(over_foo(grad(jit(h)))) == 5.0
+    assert float(over_foo(grad(jit(f)))) == 3.0
+
+
+def test_rules_may_close_over_the_values_of_an_enclosing_vmap():
+    # JAX 0.10.2 (its issue 8783): a rule closing over a vmap's value, called with no
+    # batched argument, runs under the same vmap
+    def h(z):
+        def f(x):
+            @custom_jvp
+            def g(y):
+                return x * y
+
+            @g.defjvp
+            def g_jvp(primals, tangents):
+                (y,), (ydot,) = primals, tangents
+                return x * y, 10.0 * x * ydot
+            return g(z)
+        return vmap(f)(jnp.arange(3.0, dtype="float32"))
+    primals, tangents = jvp(h, (jnp.float32(1.0),), (jnp.float32(2.0),))
+    assert primals.tolist() == [0.0, 1.0, 2.0] and tangents.tolist() == [0.0, 20.0, 40.0]
+
+    def h2(z):
+        def f(x):
+            @custom_vjp
+            def g(y):
+                return x * y
+            g.defvjp(lambda y: (x * y, (x, y)), lambda res, w: (10.0 * res[0] * w,))
+            return g(z)
+        return vmap(f)(jnp.arange(3.0, dtype="float32")).sum()
+    assert float(grad(h2)(jnp.float32(3.14))) == 30.0
+    assert float(jit(grad(h2))(jnp.float32(3.14))) == 30.0

@@ -680,9 +680,12 @@ def test_map_with_and_without_batch_size():
     xs = np.linspace(-2, 2, 7 * 3).reshape(7, 3).astype(np.float32)
     f = lambda x: {"s": jnp.sum(jnp.sin(x)), "v": x * 2}   # noqa: E731
     expected = loop_vmap(f, xs)
-    for batch_size in (None, 1, 3, 7, 10):
+    for batch_size in (None, 0, 1, 3, 7, 10):
         assert_tree_close(lax.map(f, xs, batch_size=batch_size), expected)
     assert primitives_in(jax.make_jaxpr(lambda x: lax.map(f, x))(xs)) == ["scan"]
+    # JAX 0.10.2: batch_size=0 is one vmap over the whole axis
+    assert primitives_in(jax.make_jaxpr(
+        lambda x: lax.map(jnp.sin, x, batch_size=0))(xs)) == ["sin"]
     assert_tree_close(jax.jit(lambda x: lax.map(f, x, batch_size=3))(xs), expected)
     g = grad(lambda x: jnp.sum(lax.map(jnp.sin, x, batch_size=2)))
     assert_tree_close(g(xs), np.cos(xs))

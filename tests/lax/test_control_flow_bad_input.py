@@ -60,8 +60,8 @@ CASES = [
     case("fori_string_bound", TypeError, "not a valid JAX type",
          lambda: lax.fori_loop(0, "a", lambda i, c: c, 0.0)),
     case("map_scalar", ValueError, "no leading axis", lambda: lax.map(lambda a: a, 1.0)),
-    case("map_zero_batch_size", ValueError, "batch_size", lambda: lax.map(
-        lambda a: a, jnp.ones(4), batch_size=0)),
+    case("map_negative_batch_size", TypeError, "batch_size", lambda: lax.map(
+        lambda a: a, jnp.ones(4), batch_size=-1)),
     case("associative_scan_axis", ValueError, "out of bounds",
          lambda: lax.associative_scan(jnp.add, jnp.ones(3), axis=4)),
 ]

@@ -28,6 +28,12 @@ CASES = [
          lambda: lax.add(x, jnp.ones(3))),
     case("lax_add_string", TypeError, "not a valid JAX type", lambda: lax.add(x, "a")),
     case("lax_sin_int", TypeError, "does not accept dtype int32", lambda: lax.sin(jnp.int32(1))),
+    case("lax_pow_two_floats", TypeError, "two inexact dtypes must match, but got float32 "
+         "and float16", lambda: lax.pow(jnp.float32(2), jnp.float16(3))),
+    case("lax_pow_int_base", TypeError, "pow does not accept dtype int32 at position 0",
+         lambda: lax.pow(jnp.int32(2), jnp.int32(3))),
+    case("lax_pow_bool_exponent", TypeError, "pow does not accept dtype bool at position 1",
+         lambda: lax.pow(jnp.float32(2), True)),
     case("lax_integer_pow_float", TypeError, "static Python integer exponent",
          lambda: lax.integer_pow(x, 1.5)),
     case("lax_round_method", ValueError, "rounding_method", lambda: lax.round(x, 5)),

@@ -594,8 +594,13 @@ def test_custom_linear_solve_symmetric_aux_and_errors():
     with pytest.raises(TypeError, match="transpose_solve required"):
         jax.grad(lambda v: lax.custom_linear_solve(lambda u: a @ u, v,
                                                    _solve_with(a)).sum())(b)
-    with pytest.raises(TypeError, match="pytree structure of b|shapes and dtypes"):
+    # JAX 0.10.2's errors
+    with pytest.raises(ValueError, match=r"matvec\(\) output shapes must match b, got "
+                       r"\[\(2,\)\] and \[\(3,\)\]"):
         lax.custom_linear_solve(lambda v: v[:2], b, _solve_with(a))
+    with pytest.raises(TypeError, match=r"solve\(\) output pytree structure must match b, "
+                       r"got PyTreeDef\(\[\*\]\) and PyTreeDef\(\*\)."):
+        lax.custom_linear_solve(lambda v: a @ v, b, lambda mv, v: [v])
     with pytest.raises(TypeError, match="callable"):
         lax.custom_linear_solve(a, b, _solve_with(a))
 
@@ -859,3 +864,18 @@ def test_abs_derivative_at_zero():
           np.array([0. + 0.j, -0.80430663 + 0.40215331j, -0.70368982 + 0.35184491j,
                     0.1886467 - 0.09432335j, 0.86873727 - 0.43436864j], np.complex64),
           1e-5)
+
+
+def test_pow_takes_an_integer_exponent():
+    # JAX 0.10.2: lax.pow(inexact, integer) converts the exponent to the base's dtype, and
+    # its derivative in the base is 0 where the exponent is 0, even at a zero base
+    for f in (lax.pow, jax.jit(lax.pow)):
+        out = f(jnp.array([2.0, 0.0], jnp.float32), jnp.array([-1, 0], jnp.int32))
+        assert out.dtype == np.float32 and out.tolist() == [0.5, 1.0]
+    assert lax.pow(2.0, 3).weak_type and not lax.pow(np.float32(2), 3).weak_type
+    close(jax.vmap(lax.pow)(jnp.array([2.0, 3.0]), jnp.array([2, 3], jnp.int32)), [4.0, 27.0])
+    assert float(jax.grad(jax.jit(lambda x, n: x ** n))(0.0, 0)) == 0.0
+    assert float(jax.grad(lambda x: lax.pow(x, 3))(2.0)) == 12.0
+    close(jax.jacfwd(lambda x: lax.pow(x, jnp.array([0, 1, 2], jnp.int32)))(jnp.zeros(3)),
+          np.diag([0.0, 1.0, 0.0]))
+    close(jax.grad(lambda z: jnp.sum(z ** jnp.arange(0, 2, dtype=int)))(3.14), 1.0)

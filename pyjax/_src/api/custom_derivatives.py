@@ -9,11 +9,13 @@ import inspect
 import weakref
 
 from pyjax._src import dtypes, tree_util
+from pyjax._src.errors import UnexpectedTracerError
+from pyjax._src.api.jit import _infer_argnums_and_argnames, _parameters
 from pyjax._src.array import as_array
 from pyjax._src.backends import numpy_backend
 from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import get_aval
-from pyjax._src.core.trace import (NO_LOWERING, NO_TRANSPOSE, Trace, Tracer, current_trace,
+from pyjax._src.core.trace import (NO_TRANSPOSE, Trace, Tracer, current_trace,
                                    define_primitive, no_samples, set_current_trace)
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters import partial_eval as pe
@@ -40,9 +42,25 @@ class SymbolicZero:
 
     shape = property(lambda self: self.aval.shape)
     dtype = property(lambda self: self.aval.dtype)
+    ndim = property(lambda self: self.aval.ndim)
+    size = property(lambda self: self.aval.size)
+
+    @staticmethod
+    def from_primal_value(x):
+        """The symbolic zero tangent of the value x."""
+        return SymbolicZero(ad.tangent_aval(get_aval(x)))
 
     def __repr__(self):
         return f"SymbolicZero({self.aval.str_short(True)})"
+
+
+def zero_from_primal(val, symbolic_zeros=False):
+    """The zero tangent of each leaf of val: zeros of its tangent type (float0 for integer
+    and boolean values), or SymbolicZeros, for rules defined with symbolic_zeros."""
+    def zero(x):
+        t = SymbolicZero.from_primal_value(x)
+        return t if symbolic_zeros else ad.instantiate_zeros(ad.Zero(t.aval))
+    return tree_util.user_tree_map(zero, val)
 
 
 @dataclasses.dataclass(slots=True)
@@ -52,6 +70,16 @@ class CustomVJPPrimal:
     pytree node (as JAX's): tree functions see it as one leaf."""
     value: object
     perturbed: bool
+
+
+def custom_vjp_primal_tree_values(tree):
+    """The values of the CustomVJPPrimal records of a tree, as a symbolic_zeros fwd rule
+    gets its arguments: the arguments as they were passed."""
+    def value(leaf):
+        if type(leaf) is not CustomVJPPrimal:
+            raise TypeError(f"unexpected leaf type {type(leaf)}")
+        return leaf.value
+    return tree_util.user_tree_map(value, tree)
 
 
 def _primal_records(in_tree, values, perturbed):
@@ -64,25 +92,28 @@ def _primal_records(in_tree, values, perturbed):
                            for x in leaves])
 
 
-def _resolve_args(fun, args, kwargs):
+def resolve_args(kind, fun, args, kwargs):
     """Keyword arguments bound to positions and defaults filled in, as JAX does: custom
-    rules take positional primals, and nondiff_argnums may name defaulted parameters."""
+    rules take positional primals, and nondiff_argnums may name defaulted parameters.
+    `kind` ("custom_jvp", ...) names the decorator in the error."""
     if not kwargs and getattr(fun, "__defaults__", True) is None and \
             getattr(fun, "__kwdefaults__", True) is None:   # a plain def without defaults
         return tuple(args)
+    signature = inspect.signature(
+        (lambda *args, **kwargs: None) if isinstance(fun, functools.partial) else fun)
     try:
-        bound = inspect.signature(fun).bind(*args, **kwargs)
-    except (TypeError, ValueError) as err:
-        raise TypeError(f"{_name(fun)}: could not resolve keyword arguments to positions "
-                        f"({err}).") from None
-    bound.apply_defaults()
-    # keyword-only parameters left to their defaults are dropped (the function applies
-    # them itself), as JAX does; passed ones have no position to go to
-    passed = sorted(k for k in bound.kwargs if k in kwargs)
-    if passed:
-        raise TypeError(f"The input arguments to the custom function {_name(fun)} could not "
-                        "be resolved to positional-only arguments: the keyword-only "
-                        f"arguments {passed} have no position; make them positional.")
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        # keyword-only parameters left to their defaults are dropped (the function
+        # applies them itself), as JAX does; passed ones have no position to go to
+        passed = [k for k in bound.kwargs if k in kwargs]
+        if passed:
+            raise TypeError("The following keyword arguments could not be resolved to "
+                            f"positions: {', '.join(passed)}")
+    except TypeError as err:
+        raise TypeError(f"The input arguments to the {kind}-decorated function {_name(fun)} "
+                        "could not be resolved to positional-only arguments. Binding failed "
+                        f"with the error:\n{err}") from None
     return tuple(bound.args)
 
 
@@ -157,6 +188,14 @@ def _check_closure(name, const_tangents, kind):
                   f"argument and {hint}.")
 
 
+def forward_def_methods(self, name):
+    """__getattr__ of the custom-function wrappers: a def* method they lack is the wrapped
+    function's, as in JAX (custom_vmap(custom_jvp(f)).defjvp sets f's JVP rule)."""
+    if name.startswith("def"):
+        return getattr(self.fun, name)
+    raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+
 class _CustomRuleFunction:
     """What custom_jvp and custom_vjp share. A call outside any transformation just runs
     fun; otherwise fun is staged to a jaxpr of its flat differentiable arguments and the
@@ -165,11 +204,16 @@ class _CustomRuleFunction:
     _kind = _rule = _rule_attr = ""   # e.g. "custom_jvp", "JVP", the attribute holding it
     _inline_unknown = False   # partial evaluation of unknown values runs fun, not the rule
 
-    def __init__(self, fun, nondiff_argnums=()):
+    def __init__(self, fun, nondiff_argnums=(), nondiff_argnames=()):
         functools.update_wrapper(self, fun)
         self.fun = fun
-        self.nondiff_argnums = tuple(nondiff_argnums)
+        # names become the positions of fun's positional parameters so named, as in JAX
+        # (names of no such parameter are ignored)
+        named, _ = _infer_argnums_and_argnames(_parameters(fun), (), tuple(nondiff_argnames))
+        self.nondiff_argnums = tuple(sorted({*nondiff_argnums, *named}))
         self.symbolic_zeros = False
+
+    __getattr__ = forward_def_methods
 
     def __get__(self, obj, objtype=None):
         return self if obj is None else functools.partial(self, obj)
@@ -179,7 +223,7 @@ class _CustomRuleFunction:
         if getattr(self, self._rule_attr) is None:
             raise AttributeError(f"No {self._rule} defined for {self._kind} function {name} "
                                  f"using def{self._rule.lower()}.")
-        args = _resolve_args(self.fun, args, kwargs)
+        args = resolve_args(self._kind, self.fun, args, kwargs)
         nums, nondiff, diff = _split_nondiff(args, self.nondiff_argnums, name)
         trace = current_trace()
         if trace is Trace.root:
@@ -263,8 +307,8 @@ class custom_jvp(_CustomRuleFunction):
     _kind, _rule, _rule_attr = "custom_jvp", "JVP", "jvp"
     _inline_unknown = True   # JAX: unknowns only occur building linear functions
 
-    def __init__(self, fun, nondiff_argnums=()):
-        super().__init__(fun, nondiff_argnums)
+    def __init__(self, fun, nondiff_argnums=(), nondiff_argnames=()):
+        super().__init__(fun, nondiff_argnums, nondiff_argnames)
         self.jvp = None
 
     def defjvp(self, jvp, symbolic_zeros=False):
@@ -330,6 +374,25 @@ def _sum_tangents(*ts):
     return total
 
 
+def _primal_output_error(rule, output, fname, got, want):
+    """JAX's TypeError for a rule whose primal outputs (got: (tree, avals)) differ from
+    the function's (want). `rule` describes the rule ("Custom JVP rule f_jvp for function
+    f"), `output` what its first element should be."""
+    def typed(tree, avals):
+        return str(tree_util.tree_unflatten(tree, [a.str_short() for a in avals])).replace(
+            "'", "")
+    kind = "jvp" if "JVP" in rule else "vjp"
+    if got[0] != want[0]:
+        what, end = "container/pytree structure", "."
+    else:
+        what, end = "shapes/dtypes of", ""
+    return TypeError(f"{rule} must produce a pair (list or tuple of length two) where the "
+                     f"first element represents the primal output ({output}), but instead "
+                     f"the {'JVP' if kind == 'jvp' else 'fwd'} rule output's first element "
+                     f"had {what}:\n    {typed(*got)}\nwhile the custom_{kind}-decorated "
+                     f"function {fname} had output {what}:\n    {typed(*want)}{end}")
+
+
 class _JVPRule:
     """The user's JVP rule over flat leaves, with the checks JAX makes on its output
     (against fun's output types where fun has been traced: out_tree, out_avals).
@@ -367,23 +430,23 @@ class _JVPRule:
             result[1], is_leaf=lambda x: isinstance(x, SymbolicZero))
         if self.out_tree is None:   # fun has not run: the rule's output is the reference
             self.out_tree = p_tree
-        if p_tree != self.out_tree:
-            raise TypeError(f"Custom JVP rule {rname} for function {fname} must produce "
-                            "primal outputs with the same container (pytree) structure as "
-                            f"the function's outputs, but got {p_tree} and {self.out_tree}.")
+        p_avals = [get_aval(p) for p in p_leaves]
+        want_avals = p_avals if self.out_avals is None else self.out_avals
+        if p_tree != self.out_tree or not all(
+                a.same_type(w) for a, w in zip(p_avals, want_avals)):
+            raise _primal_output_error(
+                f"Custom JVP rule {rname} for function {fname}",
+                f"equal in value to the output of the custom_jvp-decorated function {fname}, "
+                "and in particular " + ("of the same container/pytree structure"
+                                        if p_tree != self.out_tree else
+                                        "with leaves of the same shape/dtype"),
+                fname, (p_tree, p_avals), (self.out_tree, want_avals))
         if t_tree != p_tree:
             raise TypeError(f"Custom JVP rule {rname} for function {fname} must produce "
                             "primal and tangent outputs with equal container (pytree) "
                             f"structures, but got {p_tree} and {t_tree} respectively.")
-        t_out = []
-        for i, (p, t) in enumerate(zip(p_leaves, t_leaves)):
-            p_aval = get_aval(p)
-            expected = p_aval if self.out_avals is None else self.out_avals[i]
-            if not p_aval.same_type(expected):
-                raise TypeError(f"Custom JVP rule {rname} for function {fname} must produce "
-                                "primal outputs with the shapes and dtypes of the function's "
-                                f"outputs, but output {i} is {p_aval.str_short(True)} where the "
-                                f"function gives {expected.str_short(True)}.")
+        t_out, mismatched = [], []
+        for p_aval, t in zip(p_avals, t_leaves):
             want = ad.tangent_aval(p_aval)
             if want.dtype == dtypes.float0 or isinstance(t, SymbolicZero):
                 t_out.append(ad.Zero(want))
@@ -391,11 +454,18 @@ class _JVPRule:
             t = _as_rule_output(t)
             t_aval = get_aval(t)
             if t_aval.shape != want.shape or t_aval.dtype != want.dtype:
-                raise TypeError(f"Custom JVP rule {rname} for function {fname} must produce "
-                                "primal and tangent outputs with corresponding shapes and "
-                                f"dtypes. Expected {want.str_short(True)} (tangent type of "
-                                f"{p_aval.str_short(True)}) but got {t_aval.str_short(True)}.")
+                mismatched.append((p_aval, want, t_aval))
             t_out.append(t)
+        if mismatched:
+            head = ("Custom JVP rule must produce primal and tangent outputs with "
+                    "corresponding shapes and dtypes")
+            if len(p_avals) == 1:
+                (p_aval, want, t_aval), = mismatched
+                raise TypeError(f"{head}. Expected {want.str_short()} (tangent type of "
+                                f"{p_aval.str_short()}) but got {t_aval.str_short()}.")
+            raise TypeError(f"{head}, but got:\n" + "\n".join(
+                f"  primal {p.str_short()} with tangent {t.str_short()}, expecting tangent "
+                f"{w.str_short()}" for p, w, t in mismatched))
         return p_leaves, t_out
 
 
@@ -538,8 +608,8 @@ class custom_vjp(_CustomRuleFunction):
 
     _kind, _rule, _rule_attr = "custom_vjp", "VJP", "fwd"
 
-    def __init__(self, fun, nondiff_argnums=()):
-        super().__init__(fun, nondiff_argnums)
+    def __init__(self, fun, nondiff_argnums=(), nondiff_argnames=()):
+        super().__init__(fun, nondiff_argnums, nondiff_argnames)
         self.fwd = self.bwd = None
 
     def defvjp(self, fwd, bwd, symbolic_zeros=False, optimize_remat=False):
@@ -548,11 +618,11 @@ class custom_vjp(_CustomRuleFunction):
     def _check_nondiff(self, name, args, nums):
         for i in sorted(nums):
             if any(isinstance(x, Tracer) for x in tree_util.tree_leaves(args[i])):
-                raise TypeError(
+                raise UnexpectedTracerError(
                     f"custom_vjp function {name} got a traced value as argument {i}, which "
                     "is in nondiff_argnums. nondiff_argnums are for non-array values "
                     "(callables, shapes, strings); pass arrays as regular arguments and "
-                    "return None as their cotangent from bwd.")
+                    "return None as their cotangent from bwd.", escaped=False)
 
     def _batched(self, per_example, nums, nondiff, in_tree):
         """A custom_vjp over the flat values with the batch at 0 (see _batch)."""
@@ -633,28 +703,24 @@ class _VJPRule:
             trace = trace.parent
         with set_current_trace(trace):
             result = self.cv.fwd(*_merge_nondiff(self.nums, self.nondiff, diff))
+        rule = f"Custom VJP fwd rule {_name(self.cv.fwd)} for function {fname}"
+        output = (f"equal to the output of the custom_vjp-decorated function {fname}) and the "
+                  "second element represents residuals (i.e. values stored from the forward "
+                  "pass for use on the backward pass")
         if not (isinstance(result, (tuple, list)) and len(result) == 2):
-            raise TypeError(f"Custom VJP fwd rule {_name(self.cv.fwd)} for function {fname} "
-                            "must produce a pair (list or tuple of length two) where the "
-                            "first element represents the primal output (equal to the "
-                            "output of the custom_vjp-decorated function) and the second "
-                            f"represents residuals, but got {result!r:.200}.")
+            raise TypeError(f"{rule} must produce a pair (list or tuple of length two) where "
+                            f"the first element represents the primal output ({output}), but "
+                            f"instead of a pair the fwd rule {_name(self.cv.fwd)} produced "
+                            f"{result!r:.200}.")
         out_leaves, out_tree = tree_util.flatten(result[0])
         out_leaves = [_as_value(o) for o in out_leaves]
+        out_avals = [get_aval(o) for o in out_leaves]
         if self.out_tree is None:   # fun has not run: fwd's output is the reference
-            self.out_tree, self.out_avals = out_tree, [get_aval(o) for o in out_leaves]
-        if out_tree != self.out_tree:
-            raise TypeError(f"Custom VJP fwd rule {_name(self.cv.fwd)} for function {fname} "
-                            "must produce a pair whose first element has the container "
-                            f"structure of the function's output, {self.out_tree}, but got "
-                            f"{out_tree}.")
-        for i, (o, expected) in enumerate(zip(out_leaves, self.out_avals)):
-            if not get_aval(o).same_type(expected):
-                raise TypeError(f"Custom VJP fwd rule {_name(self.cv.fwd)} for function "
-                                f"{fname} must produce primal outputs with the shapes and "
-                                f"dtypes of the function's outputs, but output {i} is "
-                                f"{get_aval(o).str_short(True)} where the function gives "
-                                f"{expected.str_short(True)}.")
+            self.out_tree, self.out_avals = out_tree, out_avals
+        if out_tree != self.out_tree or not all(
+                a.same_type(w) for a, w in zip(out_avals, self.out_avals)):
+            raise _primal_output_error(rule, output, fname, (out_tree, out_avals),
+                                       (self.out_tree, self.out_avals))
         res_leaves, self.res_tree = tree_util.flatten(result[1])
         return out_leaves, [_as_rule_output(r) for r in res_leaves]
 
@@ -676,23 +742,22 @@ class _VJPRule:
             ct = _as_value(ct)
             c_aval = get_aval(ct)
             # JAX (for now) lets a float input take a cotangent of another dtype
-            dtype_ok = c_aval.dtype == want.dtype or dtypes.is_inexact(want.dtype)
-            if c_aval.shape != want.shape or not dtype_ok:
-                raise ValueError(f"Custom VJP bwd rule {bname} for function {fname} must "
-                                 "produce an output with the same shape/dtypes as the args "
-                                 "tuple of the primal function, but at flattened output "
-                                 f"{i} the bwd rule produced {c_aval.str_short(True)} "
-                                 f"corresponding to an input of type {aval.str_short(True)}.")
-            if want.vma - c_aval.vma:   # inside shard_map: agrees where the input varies
+            mismatches = [what for what, bad in (
+                ("dtypes", c_aval.dtype != want.dtype and not dtypes.is_inexact(want.dtype)),
+                ("shapes", c_aval.shape != want.shape),
+                ("manual axis types", bool(want.vma - c_aval.vma)))   # inside shard_map
+                if bad]
+            if mismatches:
                 path = tree_util.keystr(tree_util.tree_flatten_with_path(
                     tree_util.tree_unflatten(self.in_tree, range(len(leaves))))[0][i][0])
+                listed = [f"the {what} do not match" for what in mismatches]
                 raise ValueError(
                     "Custom VJP bwd rule must produce an output with the same type as the "
                     f"args tuple of the primal function, but at output{path} the bwd rule "
                     f"produced an output of type {c_aval._dtype_and_shape()} corresponding "
-                    f"to an input of type {aval._dtype_and_shape()}, so the manual axis "
-                    "types do not "
-                    "match")
+                    f"to an input of type {aval._dtype_and_shape()}, so "
+                    + (listed[0] if len(listed) == 1 else
+                       ", ".join(listed[:-1]) + ", and " + listed[-1]))
             out.append(ct)
         return out
 
@@ -843,13 +908,33 @@ def _example_aval(aval, batched):
     return aval.update(shape=aval.shape[1:]) if batched else aval
 
 
+def _batched_output(trace, x, batched, name):
+    """A rule's per-example output as the batched call gives it: batch at 0 where the
+    call's output is batched; unbatched where it is not (a call with no batched argument
+    whose body only uses the axis through collectives), which the rule must agree with."""
+    val, dim = trace.to_batch_info(x)
+    if batched:
+        return batching.bdim_at_front(val, dim, trace.axis.size)
+    if dim is not None:
+        raise ValueError(f"the custom rule {name} gives an output that varies along the vmap "
+                         f"axis {trace.axis.name!r} where the function's output does not")
+    return val
+
+
+def _call_out_batched(call_jaxpr, axis, in_batched):
+    """(batched call_jaxpr, which outputs it batches): all of them, unless no argument is
+    batched (only collectives over the axis: psum's result does not vary along it)."""
+    return batching.batch_jaxpr(call_jaxpr, axis, in_batched, any(in_batched))
+
+
 class _BatchedJVPRule:
     """A custom_jvp rule over values carrying the batch at 0 (where in_batched): the
-    user's rule runs per example under a batch trace; every output comes back batched."""
+    user's rule runs per example under a batch trace; outputs come back batched as the
+    call's (out_batched)."""
 
-    def __init__(self, rule, axis, in_batched, consts_batched):
+    def __init__(self, rule, axis, in_batched, consts_batched, out_batched):
         self.rule, self.axis, self.in_batched = rule, axis, in_batched
-        self.consts_batched = consts_batched
+        self.consts_batched, self.out_batched = consts_batched, out_batched
         self.nondiff_consts = rule.nondiff_consts
         self.__name__ = getattr(rule, "__name__", "jvp")
 
@@ -862,9 +947,11 @@ class _BatchedJVPRule:
                   for t, b in zip(tangents, self.in_batched)]
             cs = [trace.wrap(c, 0 if b else None) for c, b in zip(consts, self.consts_batched)]
             outs, t_outs = self.rule(ps, ts, cs)
-        return ([_to_front(trace, o, size) for o in outs],
-                [ad.Zero(t.aval.update(shape=(size,) + t.aval.shape)) if type(t) is ad.Zero
-                 else _to_front(trace, t, size) for t in t_outs])
+        return ([_batched_output(trace, o, b, self.__name__)
+                 for o, b in zip(outs, self.out_batched)],
+                [(ad.Zero(t.aval.update(shape=(size,) + t.aval.shape)) if b else t)
+                 if type(t) is ad.Zero else _batched_output(trace, t, b, self.__name__)
+                 for t, b in zip(t_outs, self.out_batched)])
 
 
 def _custom_jvp_call_batch(axis, args, dims, *, call_jaxpr, jvp_jaxpr_fun, num_consts,
@@ -875,21 +962,21 @@ def _custom_jvp_call_batch(axis, args, dims, *, call_jaxpr, jvp_jaxpr_fun, num_c
                                       num_consts=num_consts, **params)
         return outs, [None] * len(outs)
     args = [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(args, dims)]
-    batched, _ = batching.batch_jaxpr(call_jaxpr, axis, in_batched, True)
+    batched, out_batched = _call_out_batched(call_jaxpr, axis, in_batched)
     outs = custom_jvp_call_p.bind(
         *args, call_jaxpr=batched, num_consts=num_consts,
         jvp_jaxpr_fun=_BatchedJVPRule(jvp_jaxpr_fun, axis, in_batched[num_consts:],
-                                      in_batched[:num_consts]), **params)
-    return outs, [0] * len(outs)
+                                      in_batched[:num_consts], out_batched), **params)
+    return outs, [0 if b else None for b in out_batched]
 
 
 class _BatchedVJPRule:
     """fwd and bwd over values carrying the batch at 0: the user's rules run per example
     under a batch trace. An unbatched input gets the sum of every example's cotangent."""
 
-    def __init__(self, fwd, bwd, axis, in_batched, in_avals):
+    def __init__(self, fwd, bwd, axis, in_batched, in_avals, out_batched):
         self._fwd, self._bwd, self.axis = fwd, bwd, axis
-        self.in_batched, self.in_avals = in_batched, in_avals
+        self.in_batched, self.in_avals, self.out_batched = in_batched, in_avals, out_batched
         self.fwd = functools.partial(_BatchedVJPRule._run_fwd, self)
         self.fwd.__name__ = getattr(fwd, "__name__", "fwd")
         self.bwd = functools.partial(_BatchedVJPRule._run_bwd, self)
@@ -900,14 +987,16 @@ class _BatchedVJPRule:
         with batching.subtrace(self.axis) as trace:
             outs, residuals = self._fwd([trace.wrap(p, 0 if b else None)
                                          for p, b in zip(primals, self.in_batched)], perturbed)
-        return ([_to_front(trace, o, size) for o in outs],
+        return ([_batched_output(trace, o, b, self.fwd.__name__)
+                 for o, b in zip(outs, self.out_batched)],
                 [_to_front(trace, r, size) for r in residuals])
 
     def _run_bwd(self, residuals, cts):
         with batching.subtrace(self.axis) as trace:
             cts_in = self._bwd([trace.wrap(r, 0) for r in residuals],
-                               [ad.Zero(_example_aval(c.aval, True)) if type(c) is ad.Zero
-                                else trace.wrap(c, 0) for c in cts])
+                               [ad.Zero(_example_aval(c.aval, b)) if type(c) is ad.Zero
+                                else trace.wrap(c, 0 if b else None)
+                                for c, b in zip(cts, self.out_batched)])
         out = []
         for ct, batched, aval in zip(cts_in, self.in_batched, self.in_avals):
             if type(ct) is ad.Zero:
@@ -928,12 +1017,12 @@ def _custom_vjp_call_batch(axis, args, dims, *, call_jaxpr, fwd, bwd, num_consts
                                       num_consts=num_consts, **params)
         return outs, [None] * len(outs)
     args = [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(args, dims)]
-    batched, _ = batching.batch_jaxpr(call_jaxpr, axis, in_batched, True)
+    batched, out_batched = _call_out_batched(call_jaxpr, axis, in_batched)
     rule = _BatchedVJPRule(fwd, bwd, axis, in_batched[num_consts:],
-                           [get_aval(a) for a in args[num_consts:]])
+                           [get_aval(a) for a in args[num_consts:]], out_batched)
     outs = custom_vjp_call_p.bind(*args, call_jaxpr=batched, fwd=rule.fwd, bwd=rule.bwd,
                                   num_consts=num_consts, **params)
-    return outs, [0] * len(outs)
+    return outs, [0 if b else None for b in out_batched]
 
 
 def _custom_vjp_samples():
@@ -966,17 +1055,30 @@ custom_lin_p = define_primitive(
     "custom_lin", multiple_results=True, impl=_custom_lin_impl,
     abstract_eval=_custom_lin_abstract_eval, jvp=_custom_lin_jvp,
     transpose=_custom_lin_transpose, batch=lambda args, dims, **params: _custom_lin_impl(),
-    lower=NO_LOWERING, transposes_zero_cotangents=True,
+    lower=lambda ctx, *args, **params: _custom_lin_impl(), transposes_zero_cotangents=True,
     samples=no_samples("evaluating custom_lin is the documented forward-mode error"))
 
 
 # --- closure_convert --------------------------------------------------------------------
 
+def _maybe_perturbed(x):
+    """JAX's heuristic for what closure_convert hoists: whether x may carry a nonzero
+    tangent. Concrete values cannot; values being differentiated can; staged values can
+    unless their tangent type is float0 (they may be differentiated later)."""
+    if not isinstance(x, Tracer):
+        return False
+    if isinstance(x, ad.JVPTracer):   # (values with a zero tangent carry none)
+        return True
+    if isinstance(x, pe.DynamicJaxprTracer):
+        return ad.tangent_aval(x.aval).dtype != dtypes.float0
+    return any(_maybe_perturbed(v) for _, v in x._contents())
+
+
 def closure_convert(fun, *example_args):
     """(converted_fun, consts): fun specialised to the types of example_args, with the
-    traced values and floating-point constants it closes over hoisted into `consts`, so
-    converted_fun(*args, *consts) == fun(*args) and consts can cross a custom_vjp boundary
-    as explicit (differentiable) arguments."""
+    values it closes over that may be perturbed (differentiated; see _maybe_perturbed)
+    hoisted into `consts`, so converted_fun(*args, *consts) == fun(*args) and consts can
+    cross a custom_vjp boundary as explicit (differentiable) arguments."""
     leaves, in_tree = tree_util.flatten(example_args)
     leaves = [_as_value(x) for x in leaves]
     found = {}
@@ -988,7 +1090,7 @@ def closure_convert(fun, *example_args):
 
     jaxpr, consts = pe.trace_to_jaxpr(flat_fun, [get_aval(x) for x in leaves],
                                       pe.debug_info_of(fun))
-    hoist = [isinstance(c, Tracer) or dtypes.is_inexact(get_aval(c).dtype) for c in consts]
+    hoist = [_maybe_perturbed(c) for c in consts]
     kept_vars = [v for v, h in zip(jaxpr.constvars, hoist) if not h]
     kept = [c for c, h in zip(consts, hoist) if not h]
     hoisted_vars = [v for v, h in zip(jaxpr.constvars, hoist) if h]
@@ -998,11 +1100,14 @@ def closure_convert(fun, *example_args):
     out_tree, n_args = found["out_tree"], len(leaves)
 
     def converted_fun(*args_and_consts):
-        args, extra = args_and_consts[:len(example_args)], args_and_consts[len(example_args):]
+        split = len(args_and_consts) - len(hoisted)
+        args, extra = args_and_consts[:split], args_and_consts[split:]
         arg_leaves, arg_tree = tree_util.flatten(tuple(args))
-        if arg_tree != in_tree or len(extra) != len(hoisted):
-            raise TypeError(f"closure-converted {_name(fun)} expects arguments of structure "
-                            f"{in_tree} followed by {len(hoisted)} constants.")
+        if arg_tree != in_tree:
+            raise TypeError("The inputs to the closure produced by closure_convert must have "
+                            "the same Pytree structure as the example arguments passed when "
+                            f"closure_convert was called. Expected {in_tree}, but got "
+                            f"{arg_tree}")
         outs = jx.eval_jaxpr(converted_jaxpr, kept, *arg_leaves[:n_args], *extra)
         return tree_util.tree_unflatten(out_tree, outs)
 

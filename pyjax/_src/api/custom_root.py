@@ -38,7 +38,7 @@ def custom_root(f, initial_guess, solve, tangent_solve, has_aux=False):
     avals = [get_aval(x) for x in guess_leaves]
     args_tree = tree_util.tree_structure((initial_guess,))
     f_closed, f_consts, f_tree = common.trace_fun(f, args_tree, avals, api)
-    check_tree(api, "f", f_tree, tree, f_closed.out_avals, avals)
+    check_tree(api, "f", f_tree, tree, f_closed.out_avals, avals, "initial_guess")
     n_guess = len(guess_leaves)
 
     def f_with(consts):
@@ -56,7 +56,8 @@ def custom_root(f, initial_guess, solve, tangent_solve, has_aux=False):
         out = solve(f_with(consts), tree_util.tree_unflatten(tree, guess))
         x, aux = out if has_aux else (out, None)
         x_leaves, x_tree = tree_util.tree_flatten(x)
-        check_tree(api, "solve", x_tree, tree, [get_aval(v) for v in x_leaves], avals)
+        check_tree(api, "solve", x_tree, tree, [get_aval(v) for v in x_leaves], avals,
+                   "initial_guess")
         aux_leaves, aux_tree["tree"] = tree_util.tree_flatten(aux)
         return list(x_leaves) + list(aux_leaves)
 

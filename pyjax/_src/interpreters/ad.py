@@ -299,7 +299,10 @@ def linearize_flat(flat_fun, primals, has_aux=False):
         jvp_trace.end()
         for p in [p for p, _ in pairs] + aux:
             if pe_trace.is_unknown(p):
-                raise AssertionError("linearize: a primal output depends on tangents")
+                raise ValueError(
+                    "Linearization failed to produce known values for all output primals. "
+                    "This is typically caused by attempting to differentiate a function "
+                    "uses an operation that does not support reverse-mode autodiff.")
         out_nonzeros = [type(t) is not Zero for _, t in pairs]
         jaxpr, consts = pe_trace.to_jaxpr(tangent_ins, [t for _, t in pairs
                                                         if type(t) is not Zero])

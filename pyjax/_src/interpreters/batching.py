@@ -225,8 +225,10 @@ class BatchTrace(Trace):
         return BatchTracer(self, x, not_mapped)
 
     def to_batch_info(self, x):
-        """(value, batch_dim) of anything met in this trace."""
-        if type(x) is BatchTracer and x._trace is self:
+        """(value, batch_dim) of anything met in this trace. Tracers of another trace of the
+        same vmap (its AxisData: a `subtrace` running a user's rule) are its own too, as
+        JAX's traces of one tag: a rule may close over the vmap's values."""
+        if type(x) is BatchTracer and (x._trace is self or x._trace.axis is self.axis):
             return x.val, x.batch_dim
         if isinstance(x, Tracer):
             self.own_or_lift(x)   # rejects tracers of dead or unrelated traces

@@ -138,12 +138,16 @@ def unary_op(name, impl, accepted, *, jvp, hlo, result_dtype=None, samples_domai
 
 
 def binary_op(name, impl, accepted, *, jvp, hlo, result_dtype=None, samples_domain=None,
-              **rules):
-    """An elementwise primitive of two operands of one dtype (lax does not promote)."""
+              operand_dtypes=None, **rules):
+    """An elementwise primitive of two operands of one dtype (lax does not promote), or of
+    those `operand_dtypes(x, y)` accepts (it checks the avals and gives the dtype)."""
 
     def abstract_eval(x, y, **params):
-        dtype = same_dtypes(name, [x, y])
-        check_dtype(name, dtype, accepted)
+        if operand_dtypes is None:
+            dtype = same_dtypes(name, [x, y])
+            check_dtype(name, dtype, accepted)
+        else:
+            dtype = operand_dtypes(x, y)
         shape = broadcasting_shape(name, x.shape, y.shape)
         out_dtype = dtype if result_dtype is None else result_dtype(dtype)
         return ShapedArray(shape, out_dtype, x.weak_type and y.weak_type)

@@ -21,7 +21,7 @@ from pyjax._src.interpreters.ad import Zero, defjvp, defjvp_with_output, linear_
 from pyjax._src.lax import builders as b
 from pyjax._src.lax import sharding_rules
 from pyjax._src.lax.builders import (ANY, BOOL, FLOAT, INEXACT, INT, NUMBER, SIGNED,
-                                     binary_op, unary_op)
+                                     binary_op, dtype_class, unary_op)
 
 
 def _quiet(f):
@@ -175,8 +175,45 @@ def _rem_impl(x, y):
     return np.fmod(x, y)
 
 
+def _pow_dtypes(x, y):
+    """pow's operands, as JAX's: an inexact base, and an exponent of the base's dtype or
+    of an integer dtype (converted to the base's)."""
+    for position, aval, kinds in ((0, x, INEXACT), (1, y, INEXACT + INT)):
+        if dtype_class(aval.dtype) not in kinds:
+            raise TypeError(
+                f"pow does not accept dtype {aval.dtype.name} at position {position}. "
+                f"Accepted dtypes at position {position} are subtypes of "
+                f"{'integer, ' if position else ''}floating, complexfloating.")
+    if y.dtype != x.dtype and not dtypes.is_int(y.dtype):
+        raise TypeError("the first argument to pow must have an inexact dtype (float or "
+                        "complex), and the second argument must have an inexact or integer "
+                        "dtype, and two inexact dtypes must match, but got "
+                        f"{x.dtype.name} and {y.dtype.name} respectively.")
+    return x.dtype
+
+
+def _pow_jvp_base(g, x, y):
+    x_dtype = get_aval(x).dtype
+    if not dtypes.is_int(get_aval(y).dtype):
+        return mul(g, mul(y, pow(x, sub(y, _const(y, 1)))))
+    # An integer exponent: d/dx x**0 is 0 even at x = 0 (where 0 * 0**-1 would be NaN).
+    y = add(convert_element_type(y, x_dtype), zeros_like(x))   # the result's shape
+    is_zero = eq(y, _const(y, 0))
+    jac = mul(select(is_zero, _ones_like(y), y), pow(x, sub(y, _const(y, 1))))
+    return mul(g, select(is_zero, zeros_like(y), jac))
+
+
+def _pow_lower(ctx, x, y):
+    if y.aval.dtype != x.aval.dtype:
+        y = ctx.convert(y, x.aval.dtype)
+    return _POWER_LOWERING(ctx, x, y)
+
+
+_POWER_LOWERING = stablehlo.elementwise_lowering("stablehlo.power")
+
+
 def _pow_impl(x, y):
-    out = np.power(x, y)
+    out = np.power(x, y if y.dtype == x.dtype else y.astype(x.dtype))
     if out.dtype.kind == "c":   # 0 ** (c + di) with d != 0 is nan in XLA (NumPy gives 0)
         out = np.where((x == 0) & (np.imag(y) != 0), np.array(complex(np.nan, np.nan),
                                                                 out.dtype), out)
@@ -226,7 +263,11 @@ rem_p = binary_op("rem", _quiet(_rem_impl), (FLOAT,) + INT, samples_domain=(1.0,
                                                              floor(abs(div(x, y)))))),
                   hlo="stablehlo.remainder")
 pow_p = binary_op("pow", _quiet(_pow_impl), INEXACT, samples_domain=(0.5, 2.0),
-                  jvp=defjvp(lambda g, x, y: mul(g, mul(y, pow(x, sub(y, _const(y, 1))))),
+                  operand_dtypes=_pow_dtypes, lower=_pow_lower,
+                  samples=lambda: b.elementwise_samples(INEXACT, 2, (0.5, 2.0)) + [b.Sample(
+                      [b.random_values((3,), np.float32, (0.5, 2.0)),
+                       np.array([0, 1, -2], np.int32)])],
+                  jvp=defjvp(_pow_jvp_base,
                              lambda g, x, y: mul(g, mul(_safe_log(x), pow(x, y)))),
                   hlo="stablehlo.power")
 

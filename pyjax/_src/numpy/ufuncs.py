@@ -22,7 +22,7 @@ from pyjax._src.lax.reshaping import full_like
 from pyjax._src.numpy.util import (KEPT_DTYPES, WEAK_SCALAR_DTYPES, check_arraylike,
                                    compare_keys, convert, ensure_array, extended_dtype,
                                    promote_args, promote_args_inexact,
-                                   promote_args_numeric, python_scalar_as)
+                                   promote_args_numeric, promote_shapes, python_scalar_as)
 
 
 def _binary(name, lax_fn, promote=promote_args, bool_fn=None, arg_names=("x1", "x2"),
@@ -257,15 +257,14 @@ def power(x1, x2, /):
             raise TypeError(f"Integers cannot be raised to negative powers, got "
                             f"{_dtype(x1)} ** {n}. Use a floating-point base.")
         return ensure_array(ew.integer_pow(x1, n))
+    if dtypes.is_inexact(_dtype(x1)) and _is_int(x2):
+        # JAX raises x1 to the integer x2 unpromoted: lax.pow's derivative in x1 is then 0
+        # at x1 = 0 for x2 = 0 (where a float exponent's would be NaN)
+        return ensure_array(ew.pow(*promote_shapes("power", x1, x2)))
     a, b = promote_args_numeric("power", x1, x2)
     if _is_int(a):
         return ensure_array(_int_power(a, b))
-    out = ew.pow(a, b)
-    if dtypes.is_inexact(_dtype(x1)) and _is_int(x2) and get_aval(out).weak_type \
-            and not get_aval(x2).weak_type:
-        # JAX raises x1 to the integer x2 unpromoted: weak only if both are.
-        out = convert(out, _dtype(out))
-    return ensure_array(out)
+    return ensure_array(ew.pow(a, b))
 
 
 pow = power
@@ -377,7 +376,6 @@ def _to_bool(x):
 def _logical(name, lax_fn):
     def fn(x1, x2, /):
         check_arraylike(name, x1, x2)
-        from pyjax._src.numpy.util import promote_shapes
         a, b = promote_shapes(name, *promote_args(name, x1, x2))
         return ensure_array(lax_fn(_to_bool(a), _to_bool(b)))
     fn.__name__ = name

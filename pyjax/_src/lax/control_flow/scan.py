@@ -497,7 +497,8 @@ def _unroll_count(unroll, length):
 def map(f, xs, *, batch_size=None):
     """Applies f to each slice of xs along its leading axis, like a Python map stacked
     back together, as a scan (one trace of f). With batch_size, f is vmapped over chunks
-    of that many slices (and once more over the remainder)."""
+    of that many slices (and once more over the remainder); batch_size=0 vmaps f over all
+    of them at once."""
     if not callable(f):
         raise TypeError("lax.map: f argument should be a callable.")
     if batch_size is None:
@@ -508,13 +509,16 @@ def map(f, xs, *, batch_size=None):
 
 def _batched_map(f, xs, batch_size):
     from pyjax._src.lax.control_flow.batched import vmap_leading
-    if batch_size < 1:
-        raise ValueError(f"lax.map batch_size must be a positive integer, got {batch_size}.")
+    if batch_size < 0:   # (a TypeError in JAX, from the reshape it attempts)
+        raise TypeError(f"lax.map batch_size must be a non-negative integer, got "
+                        f"{batch_size}.")
     leaves, tree = tree_util.flatten(xs)
     n = _scan_length(leaves, None)
-    batches, rest = divmod(n, batch_size)
     if n == 0:
         return map(f, xs)
+    if batch_size == 0:   # one full batch: a vmap, as JAX documents
+        return vmap_leading(f, xs)
+    batches, rest = divmod(n, batch_size)
     tail = [slicing.slice_in_dim(x, batches * batch_size, n) for x in leaves]
     ys = None
     if batches:

@@ -147,10 +147,16 @@ linear_solve_p = define_primitive(
     is_higher_order=True, batch_needs_axis=True)
 
 
-def check_tree(api, what, tree, expected_tree, avals, expected_avals):
+def check_tree(api, what, tree, expected_tree, avals, expected_avals, expected_name="b"):
+    """`what`'s outputs (tree, avals) against `expected_name`'s, with JAX's errors for
+    another structure or other shapes."""
     if tree != expected_tree:
-        raise TypeError(f"{api}: {what} must return the pytree structure of b "
-                        f"({expected_tree}), got {tree}.")
+        raise TypeError(f"{what}() output pytree structure must match {expected_name}, got "
+                        f"{tree} and {expected_tree}.")
+    if [a.shape for a in avals] != [a.shape for a in expected_avals]:
+        raise ValueError(f"{what}() output shapes must match {expected_name}, got "
+                         f"{[a.shape for a in avals]} and "
+                         f"{[a.shape for a in expected_avals]}")
     got = [a.strip_weak_type() for a in avals]
     want = [a.strip_weak_type() for a in expected_avals]
     if got != want:
