@@ -135,3 +135,26 @@ def test_integer_inputs_promote_like_jax():
     assert nn.sigmoid(jnp.arange(3)).dtype == np.float32
     assert nn.relu(jnp.arange(-1, 2)).dtype == np.int32
     assert nn.softmax(jnp.arange(3)).dtype == np.float32
+
+
+def test_variance_scaling_of_low_rank_shapes_with_explicit_axes():
+    # JAX 0.10.2: only the default in_axis needs 2 dimensions; values recorded from it.
+    key = jax.random.PRNGKey(0)
+    vs = nn.initializers.variance_scaling
+    cases = [(vs(1, "fan_in", "normal", in_axis=[0], out_axis=[]), (3,),
+              [0.9368, 1.1693, -0.2503]),
+             (vs(1, "fan_out", "uniform", in_axis=[], out_axis=[0]), (3,),
+              [0.8953, 0.9572, -0.3354]),
+             (vs(1, "fan_avg", "truncated_normal", in_axis=0, out_axis=-1), (3,),
+              [1.6552, 1.9494, -0.4691]),
+             (vs(1, "fan_in", "normal", in_axis=[], out_axis=[]), (), [1.6226])]
+    for init, shape, expected in cases:
+        out = init(key, shape)
+        assert out.shape == shape and out.dtype == jnp.float32
+        np.testing.assert_allclose(np.ravel(out), expected, atol=1e-4)
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (3, 0), (0, 0), (2, 0, 3)])
+def test_orthogonal_of_an_empty_shape_is_empty(shape):
+    out = nn.initializers.orthogonal()(jax.random.PRNGKey(0), shape, jnp.float32)
+    assert out.shape == shape and out.dtype == jnp.float32
