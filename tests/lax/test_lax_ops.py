@@ -834,3 +834,19 @@ def test_complex_functions_match_jax_near_zero_and_on_branch_cuts(name, jit):
         for part in (np.real, np.imag):
             np.testing.assert_allclose(part(got), part(np.array(want, dtype)), rtol=4 * eps,
                                        atol=0)
+
+
+# JAX 0.10.2's empty max/min: XLA's identity, the largest finite value for floats
+# without infinities
+@pytest.mark.parametrize("dtype, low, high", [
+    ("bfloat16", -np.inf, np.inf), ("float8_e4m3fn", -448.0, 448.0), ("int8", -128, 127),
+    ("bool", False, True),
+])
+def test_empty_reduce_max_and_min_give_the_identity(dtype, low, high):
+    x = jnp.zeros((0, 2), dtype)
+    for f in (lambda a: a, jax.jit):
+        mx = f(lambda a: lax.reduce_max(a, (0,)))(x)
+        mn = f(lambda a: lax.reduce_min(a, (0,)))(x)
+        assert mx.dtype == x.dtype
+        np.testing.assert_array_equal(np.asarray(mx, np.float64), [low, low])
+        np.testing.assert_array_equal(np.asarray(mn, np.float64), [high, high])
