@@ -85,7 +85,7 @@ def _canonicalize_axes(axes, ndim, name):
         axes = (axes,)
     out = tuple(canonicalize_axis(a, ndim, name) for a in axes)
     if len(set(out)) != len(out):
-        raise ValueError(f"repeated {name} in {tuple(axes)}")
+        raise ValueError(f"duplicate value in '{name}': {tuple(axes)}")
     return out
 
 
