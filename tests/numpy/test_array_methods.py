@@ -48,3 +48,19 @@ def test_view_keeps_the_byte_of_a_bool_made_from_other_bytes(executor):
         assert jax.jit(f)(a).tolist() == [96, 1, 0]
     assert a.astype(np.int8).tolist() == [1, 1, 0]
     assert a.astype(np.float32).tolist() == [1.0, 1.0, 0.0]
+
+
+def test_reshape_takes_any_sequence():
+    class Dims:    # the old sequence protocol only: no __iter__
+        def __len__(self):
+            return 2
+
+        def __getitem__(self, i):
+            if i >= 2:
+                raise IndexError(i)
+            return (2, 3)[i]
+
+    x = jnp.arange(6)
+    assert x.reshape(Dims()).shape == (2, 3)
+    assert jnp.reshape(x, Dims()).shape == (2, 3)
+    assert x.reshape(6).shape == (6,) and x.reshape(range(2, 4)).shape == (2, 3)

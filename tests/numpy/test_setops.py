@@ -57,18 +57,3 @@ def test_unique_counts_complex_values_with_a_nan_part_as_one_nan():
     out = np.asarray(jnp.unique(x))
     np.testing.assert_array_equal(out, np.array([1, 2, complex(np.nan, 0)], np.complex64))
 
-
-def test_reshape_takes_any_sequence():
-    class Dims:    # the old sequence protocol only: no __iter__
-        def __len__(self):
-            return 2
-
-        def __getitem__(self, i):
-            if i >= 2:
-                raise IndexError(i)
-            return (2, 3)[i]
-
-    x = jnp.arange(6)
-    assert x.reshape(Dims()).shape == (2, 3)
-    assert jnp.reshape(x, Dims()).shape == (2, 3)
-    assert x.reshape(6).shape == (6,) and x.reshape(range(2, 4)).shape == (2, 3)
