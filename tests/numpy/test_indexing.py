@@ -288,6 +288,22 @@ def test_non_tuple_sequence_index_names_the_fix(idx, fix):
         assert str(info.value) == message
 
 
+@pytest.mark.parametrize("x_shape, m_shape, out_shape", [
+    ((3,), (0,), (0,)), ((3, 4), (0,), (0, 4)), ((3, 4), (0, 4), (0,)),
+    ((3, 4), (3, 0), (0,)), ((3, 4, 5), (3, 0), (0, 5)),
+])
+def test_empty_boolean_masks_select_nothing(x_shape, m_shape, out_shape):
+    # JAX 0.10.2 (and NumPy): a mask dimension of size 0 matches any size
+    x = jnp.zeros(x_shape, jnp.int32)
+    m = np.zeros(m_shape, bool)
+    assert x[m].shape == out_shape
+    assert pyjax.jit(lambda a: a[m])(x).shape == out_shape
+    assert x.at[m].set(1).shape == x_shape
+    with pytest.raises(IndexError, match=r"^boolean index did not match shape of indexed "
+                       r"array in index 0: got \(2,\), expected \[3\]$"):
+        jnp.zeros(3)[np.zeros(2, bool)]
+
+
 def test_index_errors():
     x = jnp.asarray(X)
     with pytest.raises(IndexError, match="^Too many indices: array is 3-dimensional, but 4 "

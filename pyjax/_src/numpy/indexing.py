@@ -171,10 +171,11 @@ def _parse(shape, idx, check_bounds=False, wrap_negative=True):
             dim += 1
         elif kind == "mask":
             mask = item[1]
-            if mask.shape != tuple(shape[dim:dim + mask.ndim]):
+            expected = list(shape[dim:dim + mask.ndim])
+            # an empty dimension of the mask selects nothing along any size (as JAX)
+            if not all(m in (0, d) for m, d in zip(mask.shape, expected)):
                 raise IndexError(f"boolean index did not match shape of indexed array in "
-                                 f"index {dim}: got {mask.shape}, expected "
-                                 f"{tuple(shape[dim:dim + mask.ndim])}")
+                                 f"index {dim}: got {mask.shape}, expected {expected}")
             for k, where in enumerate(np.nonzero(mask)):
                 entries.append(("adv", dim + k, where.astype(dtypes.default_int_dtype())))
             dim += mask.ndim
