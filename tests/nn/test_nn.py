@@ -158,3 +158,22 @@ def test_variance_scaling_of_low_rank_shapes_with_explicit_axes():
 def test_orthogonal_of_an_empty_shape_is_empty(shape):
     out = nn.initializers.orthogonal()(jax.random.PRNGKey(0), shape, jnp.float32)
     assert out.shape == shape and out.dtype == jnp.float32
+
+
+def test_standardize_algorithms():
+    # values from JAX 0.10.2
+    x = jnp.array([1e6, 1e6 + 1, 1e6 + 2], dtype=jnp.float32)
+    for f in (nn.standardize, jax.jit(nn.standardize, static_argnames="algorithm")):
+        np.testing.assert_allclose(np.asarray(f(x, algorithm="stable")),
+                                   [-1.2247356, 0.0, 1.2247356], rtol=1e-6)
+        # E[x^2] - E[x]^2 cancels: clipped at 0, so only epsilon is left
+        np.testing.assert_allclose(np.asarray(f(x, algorithm="fast")),
+                                   [-316.22775, 0.0, 316.22775], rtol=1e-6)
+    z = jnp.array([[1.0, 2.0, 4.0], [0.0, 5.0, 1.0]])
+    out = nn.standardize(z, axis=0, where=jnp.array([[True, False, True]] * 2),
+                         algorithm="stable")
+    np.testing.assert_allclose(np.asarray(out), [[0.99998, np.nan, 0.9999978],
+                                                 [-0.99998, np.nan, -0.9999978]], rtol=1e-6)
+    with pytest.raises(ValueError, match="^Unknown algorithm 'exact'. Expected 'fast' or "
+                       "'stable'.$"):
+        nn.standardize(x, algorithm="exact")
