@@ -177,3 +177,11 @@ def test_standardize_algorithms():
     with pytest.raises(ValueError, match="^Unknown algorithm 'exact'. Expected 'fast' or "
                        "'stable'.$"):
         nn.standardize(x, algorithm="exact")
+
+
+@pytest.mark.parametrize("fn", [nn.softmax, nn.log_softmax])
+@pytest.mark.parametrize("shape", [(0,), (2, 0), (0, 3)])
+def test_softmax_of_an_empty_array_is_empty(fn, shape):
+    # JAX 0.10.2: the max starts from -inf, so an empty slice needs no identity
+    x = jnp.zeros(shape)
+    assert fn(x).shape == shape and jax.jit(fn)(x).shape == shape
