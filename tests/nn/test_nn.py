@@ -1,5 +1,7 @@
 """jax.nn (first part): values against NumPy/SciPy formulas, gradients by check_grads in
 float64, JAX's conventions (relu'(0) = 0, stable softmax/logsumexp), and jit."""
+import warnings
+
 import numpy as np
 import pytest
 import scipy.special as sp
@@ -185,3 +187,14 @@ def test_softmax_of_an_empty_array_is_empty(fn, shape):
     # JAX 0.10.2: the max starts from -inf, so an empty slice needs no identity
     x = jnp.zeros(shape)
     assert fn(x).shape == shape and jax.jit(fn)(x).shape == shape
+
+
+def test_one_hot_of_non_integers_is_deprecated():
+    # JAX 0.10.2's DeprecationWarning (jax-nn-one-hot-float-input); integers give none
+    with pytest.warns(DeprecationWarning, match=r"^jax.nn.one_hot input should be "
+                      r"integer-typed; got dtype=float32$"):
+        out = nn.one_hot(jnp.array([1.0]), 3)
+    assert out.tolist() == [[0.0, 1.0, 0.0]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert nn.one_hot(jnp.array([2], jnp.uint8), 3).tolist() == [[0.0, 0.0, 1.0]]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import operator
 import types
+import warnings
 
 import numpy as np
 
@@ -195,6 +196,9 @@ def one_hot(x, num_classes, *, dtype=None, axis=-1):
         raise TypeError(f"jax.nn.one_hot: num_classes must be an integer, got "
                         f"{num_classes!r}") from None
     x = jnp.asarray(x)
+    if not dtypes.is_int(x.dtype):
+        warnings.warn(f"jax.nn.one_hot input should be integer-typed; got dtype={x.dtype}",
+                      DeprecationWarning, stacklevel=2)
     out_ndim = x.ndim + 1
     axis = operator.index(axis)
     if not -out_ndim <= axis < out_ndim:
