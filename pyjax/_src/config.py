@@ -267,6 +267,10 @@ debug_nans = config.define(
 debug_infs = config.define(
     "jax_debug_infs", False, _parse_bool,
     "Raise FloatingPointError when an operation produces an inf.", affects_tracing=True)
+check_static_indices = config.define(
+    "jax_check_static_indices", False, _parse_bool,
+    "Raise IndexError for a static integer index out of bounds when indexing an array in "
+    "mode='promise_in_bounds' (x[i] and x.at[i].get()).", affects_tracing=True)
 numpy_rank_promotion = config.define(
     "jax_numpy_rank_promotion", "allow", str,
     "What jnp does on implicit rank promotion: allow, warn or raise.", affects_tracing=True,
@@ -658,7 +662,6 @@ _NO_EFFECT_OPTIONS = [
      _NO_FEATURE + " (captured-constant reports)", dict(parse=int)),
     ("jax_captured_constants_warn_bytes", 2000000000,
      _NO_FEATURE + " (captured-constant warnings)", dict(parse=int)),
-    ("jax_check_static_indices", False, _NO_FEATURE + " (static index bounds checks)", {}),
     ("jax_log_checkpoint_residuals", False, _NO_FEATURE + " (residual logging)", {}),
     ("jax_high_dynamic_range_gumbel", False, _NO_FEATURE + " (two-sample gumbel)", {}),
     ("jax_disallow_mesh_context_manager", False, _NO_FEATURE, {}),

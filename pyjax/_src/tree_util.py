@@ -8,6 +8,7 @@ import collections
 import dataclasses
 import functools
 import operator
+import re
 import sys
 import threading
 import types
@@ -165,6 +166,41 @@ def _jaxify(msg):
             .replace("CustomTreeNode(", "CustomNode("))
 
 
+# optree's flatten_up_to messages, and JAX's words for the same mismatch.
+_UP_TO_MESSAGES = [(re.compile(pattern, re.DOTALL), replacement) for pattern, replacement in [
+    (r"^(list|tuple) arity mismatch; expected: (\d+), got: (\d+); ",
+     lambda m: f"{m[1].capitalize()} arity mismatch: {m[3]} != {m[2]}; "),
+    (r"^dictionary key mismatch; expected key\(s\): (\[.*?\]), got key\(s\): (\[.*?\]),"
+     r" .*$", lambda m: f"Dict key mismatch; expected keys: {m[1]}; present keys: {m[2]}."),
+    (r"^Expected an instance of dict, collections\.OrderedDict, or collections\.defaultdict,"
+     r" got ", lambda m: "Expected dict, got "),
+    (r"^Expected an instance of collections\.namedtuple, got ",
+     lambda m: "Expected named tuple, got "),
+    (r"^Expected an instance of (\w+), got ", lambda m: f"Expected {m[1]}, got "),
+    (r"^namedtuple type mismatch; expected type: (.*?), got type: .*?; tuple: ",
+     lambda m: f"Named tuple type mismatch: expected type: {m[1]}, tuple: "),
+    (r"^Custom node type mismatch; expected type: (.*?), got type: .*?; value: ",
+     lambda m: f"Custom node type mismatch: expected type: {m[1]}, value: "),
+    (r"^Mismatch custom node data; expected: (.*?), got: (.*?); value: ",
+     lambda m: f"Mismatch custom node data: {m[1]} != {m[2]}; value: "),
+    (r"^(Expected None, got .*)$",
+     lambda m: f"{m[1]}\n\nIn previous releases of JAX, flatten-up-to used to consider None "
+               "to be a tree-prefix of non-None values. To obtain the previous behavior, you "
+               "can usually write:\n  jax.tree.map(lambda x, y: None if x is None else "
+               "f(x, y), a, b, is_leaf=lambda x: x is None)"),
+]]
+
+
+def _up_to_message(msg):
+    """JAX's message for a flatten_up_to mismatch that optree reported as `msg`."""
+    msg = _jaxify(msg)
+    for pattern, replacement in _UP_TO_MESSAGES:
+        new, n = pattern.subn(replacement, msg, count=1)
+        if n:
+            return new
+    return msg
+
+
 class PyTreeDef:
     """The structure of a pytree: hashable, comparable, and able to rebuild trees.
 
@@ -231,7 +267,7 @@ class PyTreeDef:
         try:
             return self._spec.flatten_up_to(tree)
         except ValueError as e:
-            raise ValueError(_jaxify(str(e))) from None
+            raise ValueError(_up_to_message(str(e))) from None
 
     def children(self):
         return [PyTreeDef(c, _derived_dict_nodes(self)) for c in self._spec.children()]
@@ -1018,7 +1054,7 @@ def _flatten_up_to(fn, treedef, tree, other, i, is_leaf):
     except ValueError as e:
         # optree ports JAX's prefix diagnosis: it names the key path where trees differ.
         errs = optree.prefix_errors(tree, other, is_leaf, none_is_leaf=False, namespace=_NS)
-        detail = str(errs[0](f"{fn} tree")) if errs else _jaxify(str(e))
+        detail = str(errs[0](f"{fn} tree")) if errs else _up_to_message(str(e))
         raise ValueError(f"{fn}: rest[{i}] must have the structure of the first tree as a "
                          f"prefix.\n{detail}\n  first tree: {treedef}\n  rest[{i}]:    "
                          f"{tree_structure(other, is_leaf)}") from None

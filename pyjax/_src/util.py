@@ -86,7 +86,7 @@ def _canonicalize_axes(axes, ndim, name):
         axes = (axes,)
     out = tuple(canonicalize_axis(a, ndim, name) for a in axes)
     if len(set(out)) != len(out):
-        raise ValueError(f"repeated {name} in {tuple(axes)}")
+        raise ValueError(f"duplicate value in '{name}': {tuple(axes)}")
     return out
 
 
@@ -107,9 +107,13 @@ def canonicalize_shape(shape, where, nonnegative=True, negative_error=TypeError)
                             f"integer type, got {shape}.\nIf using `jit`, try using "
                             "`static_argnums` or applying `jit` to smaller subfunctions.") \
                 from e
-    if isinstance(shape, str) or not hasattr(shape, "__iter__"):
+    try:   # any iterable, sequences with only __getitem__ and __len__ too (as JAX)
+        if isinstance(shape, str):
+            raise TypeError
+        shape = tuple(shape)
+    except TypeError:
         raise TypeError(f"{where}: Shapes must be 1D sequences of concrete values of integer "
-                        f"type (or an int), got {shape!r}.")
+                        f"type (or an int), got {shape!r}.") from None
     out = []
     for d in shape:
         if getattr(d, "ndim", 0) != 0 or isinstance(d, (bool, float, complex, str)) or \

@@ -138,6 +138,46 @@ def test_flatten_up_to_error_uses_jax_names():
     assert "PyTreeSpec" not in str(info.value)
 
 
+class _Node:
+    def __init__(self, kids, data):
+        self.kids, self.data = kids, data
+
+    def __repr__(self):
+        return "Node"
+
+
+jtu.register_pytree_node(_Node, lambda n: (n.kids, n.data), lambda d, k: _Node(k, d))
+
+
+# flatten_up_to's messages on JAX 0.10.2, for a tree and a value it does not fit.
+@pytest.mark.parametrize("tree, value, message", [
+    ([1], [7, 8], "List arity mismatch: 2 != 1; list: [7, 8]."),
+    ((1, 2), (7,), "Tuple arity mismatch: 1 != 2; tuple: (7,)."),
+    ({"a": 1}, {"a": 7, "b": 8},
+     "Dict key mismatch; expected keys: ['a']; present keys: ['a', 'b']."),
+    ({"a": 1, "b": 2}, {"a": 7, "c": 3},
+     "Dict key mismatch; expected keys: ['a', 'b']; present keys: ['a', 'c']."),
+    ([1], {"a": 7}, "Expected list, got {'a': 7}."),
+    ((1,), [7], "Expected tuple, got [7]."),
+    ([{"a": 1}], [7], "Expected dict, got 7."),
+    ([Point(1, 2)], [(1, 2)], "Expected named tuple, got (1, 2)."),
+    ([Point(1, 2)], [collections.namedtuple("Other", "x y")(1, 2)],
+     "Named tuple type mismatch: expected type: <class 'test_tree_util.Point'>, "
+     "tuple: Other(x=1, y=2)."),
+    ([_Node([1], 3)], [([1],)],
+     "Custom node type mismatch: expected type: <class 'test_tree_util._Node'>, value: ([1],)."),
+    ([_Node([1], 3)], [_Node([1], 4)], "Mismatch custom node data: 3 != 4; value: Node."),
+    (None, [2], "Expected None, got [2].\n\nIn previous releases of JAX, flatten-up-to used to "
+     "consider None to be a tree-prefix of non-None values. To obtain the previous behavior, "
+     "you can usually write:\n  jax.tree.map(lambda x, y: None if x is None else f(x, y), a, "
+     "b, is_leaf=lambda x: x is None)"),
+])
+def test_flatten_up_to_errors_are_jax_messages(tree, value, message):
+    with pytest.raises(ValueError) as info:
+        jtu.tree_structure(tree).flatten_up_to(value)
+    assert str(info.value) == message
+
+
 def test_build_tree_and_all_leaves():
     td = jtu.tree_structure([(1, 2), {"a": 3, "b": 4}])
     assert build_tree(td, [[10, 11], [12, 13]]) == [(10, 11), {"a": 12, "b": 13}]

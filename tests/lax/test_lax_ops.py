@@ -879,3 +879,19 @@ def test_pow_takes_an_integer_exponent():
     close(jax.jacfwd(lambda x: lax.pow(x, jnp.array([0, 1, 2], jnp.int32)))(jnp.zeros(3)),
           np.diag([0.0, 1.0, 0.0]))
     close(jax.grad(lambda z: jnp.sum(z ** jnp.arange(0, 2, dtype=int)))(3.14), 1.0)
+
+
+# JAX 0.10.2's empty max/min: XLA's identity, the largest finite value for floats
+# without infinities
+@pytest.mark.parametrize("dtype, low, high", [
+    ("bfloat16", -np.inf, np.inf), ("float8_e4m3fn", -448.0, 448.0), ("int8", -128, 127),
+    ("bool", False, True),
+])
+def test_empty_reduce_max_and_min_give_the_identity(dtype, low, high):
+    x = jnp.zeros((0, 2), dtype)
+    for f in (lambda a: a, jax.jit):
+        mx = f(lambda a: lax.reduce_max(a, (0,)))(x)
+        mn = f(lambda a: lax.reduce_min(a, (0,)))(x)
+        assert mx.dtype == x.dtype
+        np.testing.assert_array_equal(np.asarray(mx, np.float64), [low, low])
+        np.testing.assert_array_equal(np.asarray(mn, np.float64), [high, high])

@@ -1,5 +1,7 @@
 """jax.nn (first part): values against NumPy/SciPy formulas, gradients by check_grads in
 float64, JAX's conventions (relu'(0) = 0, stable softmax/logsumexp), and jit."""
+import warnings
+
 import numpy as np
 import pytest
 import scipy.special as sp
@@ -135,3 +137,64 @@ def test_integer_inputs_promote_like_jax():
     assert nn.sigmoid(jnp.arange(3)).dtype == np.float32
     assert nn.relu(jnp.arange(-1, 2)).dtype == np.int32
     assert nn.softmax(jnp.arange(3)).dtype == np.float32
+
+
+def test_variance_scaling_of_low_rank_shapes_with_explicit_axes():
+    # JAX 0.10.2: only the default in_axis needs 2 dimensions; values recorded from it.
+    key = jax.random.PRNGKey(0)
+    vs = nn.initializers.variance_scaling
+    cases = [(vs(1, "fan_in", "normal", in_axis=[0], out_axis=[]), (3,),
+              [0.9368, 1.1693, -0.2503]),
+             (vs(1, "fan_out", "uniform", in_axis=[], out_axis=[0]), (3,),
+              [0.8953, 0.9572, -0.3354]),
+             (vs(1, "fan_avg", "truncated_normal", in_axis=0, out_axis=-1), (3,),
+              [1.6552, 1.9494, -0.4691]),
+             (vs(1, "fan_in", "normal", in_axis=[], out_axis=[]), (), [1.6226])]
+    for init, shape, expected in cases:
+        out = init(key, shape)
+        assert out.shape == shape and out.dtype == jnp.float32
+        np.testing.assert_allclose(np.ravel(out), expected, atol=1e-4)
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (3, 0), (0, 0), (2, 0, 3)])
+def test_orthogonal_of_an_empty_shape_is_empty(shape):
+    out = nn.initializers.orthogonal()(jax.random.PRNGKey(0), shape, jnp.float32)
+    assert out.shape == shape and out.dtype == jnp.float32
+
+
+def test_standardize_algorithms():
+    # values from JAX 0.10.2
+    x = jnp.array([1e6, 1e6 + 1, 1e6 + 2], dtype=jnp.float32)
+    for f in (nn.standardize, jax.jit(nn.standardize, static_argnames="algorithm")):
+        np.testing.assert_allclose(np.asarray(f(x, algorithm="stable")),
+                                   [-1.2247356, 0.0, 1.2247356], rtol=1e-6)
+        # E[x^2] - E[x]^2 cancels: clipped at 0, so only epsilon is left
+        np.testing.assert_allclose(np.asarray(f(x, algorithm="fast")),
+                                   [-316.22775, 0.0, 316.22775], rtol=1e-6)
+    z = jnp.array([[1.0, 2.0, 4.0], [0.0, 5.0, 1.0]])
+    out = nn.standardize(z, axis=0, where=jnp.array([[True, False, True]] * 2),
+                         algorithm="stable")
+    np.testing.assert_allclose(np.asarray(out), [[0.99998, np.nan, 0.9999978],
+                                                 [-0.99998, np.nan, -0.9999978]], rtol=1e-6)
+    with pytest.raises(ValueError, match="^Unknown algorithm 'exact'. Expected 'fast' or "
+                       "'stable'.$"):
+        nn.standardize(x, algorithm="exact")
+
+
+@pytest.mark.parametrize("fn", [nn.softmax, nn.log_softmax])
+@pytest.mark.parametrize("shape", [(0,), (2, 0), (0, 3)])
+def test_softmax_of_an_empty_array_is_empty(fn, shape):
+    # JAX 0.10.2: the max starts from -inf, so an empty slice needs no identity
+    x = jnp.zeros(shape)
+    assert fn(x).shape == shape and jax.jit(fn)(x).shape == shape
+
+
+def test_one_hot_of_non_integers_is_deprecated():
+    # JAX 0.10.2's DeprecationWarning (jax-nn-one-hot-float-input); integers give none
+    with pytest.warns(DeprecationWarning, match=r"^jax.nn.one_hot input should be "
+                      r"integer-typed; got dtype=float32$"):
+        out = nn.one_hot(jnp.array([1.0]), 3)
+    assert out.tolist() == [[0.0, 1.0, 0.0]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert nn.one_hot(jnp.array([2], jnp.uint8), 3).tolist() == [[0.0, 0.0, 1.0]]

@@ -25,7 +25,9 @@ CASES = [
          lambda: jax.scipy.special.logsumexp(x, axis=5)),
     case("initializer_negative_shape", TypeError, "negative dimensions",
          lambda: jax.nn.initializers.normal()(key(), (-1, 2))),
-    case("initializer_1d_fans", ValueError, "at least 2D",
+    case("initializer_1d_fans", ValueError,
+         "Can't compute input and output sizes of a 1-dimensional weights tensor with "
+         "default in_axis. Must be at least 2D or specify in_axis explicitly.",
          lambda: jax.nn.initializers.glorot_uniform()(key(), (3,))),
     # dot_product_attention's checks, JAX 0.10.2's messages (flax's GQA tests match them)
     case("attention_heads_not_a_multiple", ValueError,

@@ -61,3 +61,19 @@ def test_arrays_and_tracers_are_not_hashable():
     seen = []
     jax.jit(lambda v: seen.append(isinstance(v, collections.abc.Hashable)) or v)(x)
     assert seen == [False]
+
+
+def test_reshape_takes_any_sequence():
+    class Dims:    # the old sequence protocol only: no __iter__
+        def __len__(self):
+            return 2
+
+        def __getitem__(self, i):
+            if i >= 2:
+                raise IndexError(i)
+            return (2, 3)[i]
+
+    x = jnp.arange(6)
+    assert x.reshape(Dims()).shape == (2, 3)
+    assert jnp.reshape(x, Dims()).shape == (2, 3)
+    assert x.reshape(6).shape == (6,) and x.reshape(range(2, 4)).shape == (2, 3)

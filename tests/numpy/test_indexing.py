@@ -7,6 +7,7 @@ import pytest
 import pyjax
 import pyjax.numpy as jnp
 from pyjax import errors
+from pyjax._src.config import check_static_indices
 from pyjax._src.lax import indexing as li
 from pyjax._src.numpy import indexing as ix
 
@@ -232,10 +233,84 @@ def test_boolean_masks_eager_and_under_jit():
 
 # --- errors -----------------------------------------------------------------------------
 
+# JAX 0.10.2's messages for a static integer index out of bounds, under
+# jax_check_static_indices, with x of shape (2, 3, 5).
+@pytest.mark.parametrize("idx, message", [
+    (4, "index 4 out of bounds for axis 0 with size 2 (normalize_indices=True)"),
+    (-3, "index -3 out of bounds for axis 0 with size 2 (normalize_indices=True)"),
+    ((slice(None), 4), "index 4 out of bounds for axis 1 with size 3 (normalize_indices=True)"),
+    ((Ellipsis, -6), "index -6 out of bounds for axis 2 with size 5 (normalize_indices=True)"),
+    ((slice(None), [1, 2], 6),
+     "index 6 out of bounds for axis 2 with size 5 (normalize_indices=True)"),
+    ((np.arange(2), 6, None),
+     "index 6 out of bounds for axis 1 with size 3 (normalize_indices=True)"),
+    ((True, 5), "index 5 out of bounds for axis 0 with size 2 (normalize_indices=True)"),
+    (np.int32(7), "index 7 out of bounds for axis 0 with size 2 (normalize_indices=True)"),
+])
+def test_check_static_indices_raises(idx, message):
+    x = jnp.zeros((2, 3, 5))
+    with check_static_indices(True):
+        for f in (lambda: x[idx], lambda: pyjax.jit(lambda a: a[idx])(x),
+                  lambda: x.at[idx].get(), lambda: x.at[idx].get(mode="promise_in_bounds")):
+            with pytest.raises(IndexError) as info:
+                f()
+            assert str(info.value) == message
+
+
+def test_check_static_indices_leaves_other_indexing_alone():
+    x = jnp.zeros((2, 3))
+    with check_static_indices(True):
+        assert x[-2].shape == (3,)
+        assert x[np.array(4)].shape == (3,)       # 0-d arrays are not static indices
+        assert x[jnp.array(4)].shape == (3,)
+        assert x.at[4].get(mode="clip").shape == (3,)
+        assert np.isnan(np.asarray(x.at[4].get(mode="fill"))).all()
+        assert x.at[4].set(1.0).shape == (2, 3)   # scatters are not checked
+        with pytest.raises(IndexError, match=r"index -1 out of bounds .* \(normalize_indices="
+                           "False\\)"):
+            x.at[-1].get(wrap_negative_indices=False)
+    assert x[4].shape == (3,)                     # off by default: clamped
+
+
+@pytest.mark.parametrize("idx, fix", [
+    ([0], "array"), ([0, 0], "array"), ([[0, 0]], "tuple"), ([0, [0, 1]], "tuple"),
+    ([0, np.arange(2)], "tuple"), ([0, None], "tuple"), ([0, slice(None)], "tuple"),
+    ([0, Ellipsis], "tuple"), (range(2), "array"),
+])
+def test_non_tuple_sequence_index_names_the_fix(idx, fix):
+    x = jnp.arange(6).reshape(3, 2)
+    message = ("Using a non-tuple sequence for multidimensional indexing is not allowed; "
+               f"use `arr[{fix}(seq)]` instead of `arr[seq]`. See "
+               "https://github.com/jax-ml/jax/issues/4564 for more information.")
+    for f in (lambda: x[idx], lambda: x.at[idx].set(0)):
+        with pytest.raises(TypeError) as info:
+            f()
+        assert str(info.value) == message
+
+
+@pytest.mark.parametrize("x_shape, m_shape, out_shape", [
+    ((3,), (0,), (0,)), ((3, 4), (0,), (0, 4)), ((3, 4), (0, 4), (0,)),
+    ((3, 4), (3, 0), (0,)), ((3, 4, 5), (3, 0), (0, 5)),
+])
+def test_empty_boolean_masks_select_nothing(x_shape, m_shape, out_shape):
+    # JAX 0.10.2 (and NumPy): a mask dimension of size 0 matches any size
+    x = jnp.zeros(x_shape, jnp.int32)
+    m = np.zeros(m_shape, bool)
+    assert x[m].shape == out_shape
+    assert pyjax.jit(lambda a: a[m])(x).shape == out_shape
+    assert x.at[m].set(1).shape == x_shape
+    with pytest.raises(IndexError, match=r"^boolean index did not match shape of indexed "
+                       r"array in index 0: got \(2,\), expected \[3\]$"):
+        jnp.zeros(3)[np.zeros(2, bool)]
+
+
 def test_index_errors():
     x = jnp.asarray(X)
-    with pytest.raises(IndexError, match="Too many indices"):
+    with pytest.raises(IndexError, match="^Too many indices: array is 3-dimensional, but 4 "
+                       "were indexed$"):
         x[0, 0, 0, 0]
+    with pytest.raises(IndexError, match="^index is out of bounds for axis 0 with size 0$"):
+        jnp.zeros((0,))[0]
     with pytest.raises(IndexError, match="single ellipsis"):
         x[..., 0, ...]
     with pytest.raises(TypeError, match="non-tuple sequence"):

@@ -103,6 +103,9 @@ CASES += [
      'int16', False, [1, 0, 4, 12589]),
     ('jnp.arctan2(-2, jnp.uint8(2))', 'float32', False, -0.78539819),
     ('jnp.gcd(3, 4)', 'int32', True, 1),
+    # |x1| * (|x2| // gcd): past int8's range it wraps, the sign included
+    ('jnp.lcm(jnp.array([90, 127, -3, -7], jnp.int8), jnp.array([-4, 2, -127, 6], jnp.int8))',
+     'int8', False, [-76, -2, 125, 42]),
     ('jnp.spacing(jnp.float32(-1.5))', 'float32', False, -1.1920929e-07),
 ]
 

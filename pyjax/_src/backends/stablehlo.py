@@ -942,7 +942,11 @@ def reduction_identity(op_name, dtype):
         info = np.iinfo(dtype)
         return np.array(info.max if big else info.min, dtype)
     value = np.inf if big else -np.inf
-    return np.array(value if dtype.kind != "c" else complex(value, value), dtype)
+    if dtype.kind == "c":
+        return np.array(complex(value, value), dtype)
+    if not np.isinf(np.array(value, dtype)):   # no infinities (float8_e4m3fn, ...)
+        value = dtypes.finfo(dtype).max if big else dtypes.finfo(dtype).min
+    return np.array(value, dtype)
 
 
 def reduce(ctx, x, axes, op_name, out_aval=None):

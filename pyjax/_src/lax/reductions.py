@@ -210,7 +210,8 @@ def _xla_order_sum(x, axis):
         while any(x.shape[a] > _XLA_REDUCE_WINDOW for a in axes):
             x = _sum_windows(x, axes)
         total = _flush_subnormals(_sequential_sum(x, axes))
-    return total if total.dtype == out_dtype else total.astype(out_dtype)
+        # (a float16 sum past its range becomes inf silently too)
+        return total if total.dtype == out_dtype else total.astype(out_dtype)
 
 
 def _sum_windows(x, axes):
@@ -254,26 +255,20 @@ reduce_sum_p = _reduction("reduce_sum", _xla_order_sum, NUMBER, jvp=linear_jvp,
                           batch=_reduce_sum_batch)
 
 
-def _extreme(np_fn, lowest):
-    """max/min whose empty reductions give the identity (-inf/+inf, the dtype's limit),
-    as XLA's do, where NumPy raises."""
+def _extreme(np_fn, op_name):
+    """max/min whose empty reductions give the identity XLA's reduce starts from (-inf or
+    +inf, the dtype's limit), where NumPy raises."""
     def f(x, axis):
         if all(x.shape[a] for a in axis):
             return np_fn(x, axis=axis)
-        if x.dtype == np.bool_:
-            return np_fn(x, axis=axis, initial=not lowest)
-        info = np.finfo(x.dtype) if x.dtype.kind == "f" else np.iinfo(x.dtype)
-        limit = info.max if lowest else info.min
-        if x.dtype.kind == "f":
-            limit = np.inf if lowest else -np.inf
-        return np_fn(x, axis=axis, initial=limit)
+        return np_fn(x, axis=axis, initial=hlo.reduction_identity(op_name, x.dtype))
     return f
 
 
-reduce_max_p = _reduction("reduce_max", _extreme(np.max, False), ANY,
+reduce_max_p = _reduction("reduce_max", _extreme(np.max, "stablehlo.maximum"), ANY,
                           jvp=RuleFactory(_reduce_chooser_jvp),
                           identity_hlo="stablehlo.maximum")
-reduce_min_p = _reduction("reduce_min", _extreme(np.min, True), ANY,
+reduce_min_p = _reduction("reduce_min", _extreme(np.min, "stablehlo.minimum"), ANY,
                           jvp=RuleFactory(_reduce_chooser_jvp),
                           identity_hlo="stablehlo.minimum")
 reduce_prod_p = _reduction("reduce_prod", np.prod, NUMBER, jvp=_reduce_prod_jvp,
@@ -287,7 +282,7 @@ reduce_xor_p = _reduction("reduce_xor", np.bitwise_xor.reduce, INT + (BOOL,), jv
 
 
 def _axes_arg(operand, axes):
-    return canonicalize_axes(axes, get_aval(operand).ndim)
+    return canonicalize_axes(axes, get_aval(operand).ndim, "axes")
 
 
 def _reducer(prim):

@@ -142,16 +142,23 @@ def logmeanexp(x, axis=None, where=None, keepdims=False):
     return total - uf.log(count)
 
 
-def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None):
+def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None, *,
+                algorithm="fast"):
     """(x - mean) / sqrt(variance + epsilon) with the mean and variance over `axis`
-    (computed when not given)."""
+    (computed when not given): algorithm="fast" takes the variance as E[x^2] - E[x]^2
+    (one pass, clipped at 0), "stable" as E[(x - mean)^2], as JAX."""
     x = _inexact(x)
     if mean is None:
         mean = red.mean(x, axis, keepdims=True, where=where)
     if variance is None:
-        # E[x^2] - E[x]^2: one pass over x, as JAX computes it.
-        variance = red.mean(uf.square(x), axis, keepdims=True, where=where) - \
-            uf.square(mean)
+        if algorithm == "stable":
+            variance = red.mean(uf.square(x - mean), axis, keepdims=True, where=where)
+        elif algorithm == "fast":
+            # may come out negative by cancellation: clipped, since rsqrt follows
+            variance = lnp.clip(red.mean(uf.square(x), axis, keepdims=True, where=where) -
+                                uf.square(mean), 0)
+        else:
+            raise ValueError(f"Unknown algorithm '{algorithm}'. Expected 'fast' or 'stable'.")
     return (x - mean) * ew.rsqrt(variance + np.array(epsilon, x.dtype))
 
 

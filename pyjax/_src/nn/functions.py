@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import operator
 import types
+import warnings
 
 import numpy as np
 
@@ -129,7 +130,7 @@ def _squeeze(x, axis, ndim):
 def _softmax_forward(x, axis, where):
     # no guard for an infinite max: a +inf entry makes the whole slice NaN, as in JAX
     masked = x if where is None else jnp.where(where, x, -jnp.inf)
-    x_max = jnp.max(masked, axis, keepdims=True)
+    x_max = jnp.max(masked, axis, keepdims=True, initial=-jnp.inf)   # -inf when empty
     # from the masked input, as JAX: a slice masked whole then has gradient 0, not NaN
     unnormalized = jnp.exp(masked - stop_gradient(x_max))
     if where is not None:
@@ -170,7 +171,8 @@ def log_softmax(x, axis=-1, where=None):
     x = _inexact(x)
     axis = _axis_tuple(axis, x.ndim)
     masked = x if where is None else jnp.where(where, x, -jnp.inf)
-    x_max = jnp.max(masked, axis, keepdims=True)   # +inf gives NaN throughout, as in JAX
+    # +inf gives NaN throughout, as in JAX; -inf when empty
+    x_max = jnp.max(masked, axis, keepdims=True, initial=-jnp.inf)
     # from the masked input, as JAX: the NaNs of a slice masked whole (-inf - -inf) then
     # meet a select on the way back, and its gradient is 0, not NaN
     shifted = masked - stop_gradient(x_max)
@@ -194,6 +196,9 @@ def one_hot(x, num_classes, *, dtype=None, axis=-1):
         raise TypeError(f"jax.nn.one_hot: num_classes must be an integer, got "
                         f"{num_classes!r}") from None
     x = jnp.asarray(x)
+    if not dtypes.is_int(x.dtype):
+        warnings.warn(f"jax.nn.one_hot input should be integer-typed; got dtype={x.dtype}",
+                      DeprecationWarning, stacklevel=2)
     out_ndim = x.ndim + 1
     axis = operator.index(axis)
     if not -out_ndim <= axis < out_ndim:

@@ -91,9 +91,10 @@ def _size(shape, axes):
 def compute_fans(shape, in_axis=-2, out_axis=-1, batch_axis=()):
     """(fan_in, fan_out) of a weight shape; dimensions in no axis argument are the
     receptive field (a convolution's spatial dimensions)."""
-    if len(shape) <= 1:
+    if isinstance(in_axis, int) and in_axis == -2 and len(shape) <= 1:
         raise ValueError(f"Can't compute input and output sizes of a {len(shape)}-"
-                         "dimensional weights tensor. Must be at least 2D.")
+                         "dimensional weights tensor with default in_axis. Must be at least "
+                         "2D or specify in_axis explicitly.")
     in_size, out_size = _size(shape, in_axis), _size(shape, out_axis)
     batch_size = _size(shape, batch_axis)
     receptive = math.prod(shape) / in_size / out_size / batch_size
@@ -185,6 +186,8 @@ def orthogonal(scale=1.0, column_axis=-1, dtype=None):
         shape, dtype = _shape(shape), _dtype(dtype)
         if len(shape) < 2:
             raise ValueError("orthogonal initializer requires at least a 2D shape")
+        if 0 in shape:
+            return lnp.zeros(shape, dtype)
         n_cols = shape[column_axis]
         n_rows = math.prod(shape) // n_cols
         matrix_shape = (n_cols, n_rows) if n_rows < n_cols else (n_rows, n_cols)

@@ -53,7 +53,7 @@ _UNARY = {"neg": uf.negative, "pos": uf.positive, "abs": uf.absolute, "invert": 
 
 
 def _reshape_method(self, *args, order="C", out_sharding=None):
-    shape = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
+    shape = args[0] if len(args) == 1 else args   # one argument: an int or a sequence
     return lnp.reshape(self, shape, order, out_sharding=out_sharding)
 
 

@@ -6,9 +6,11 @@ jnp modules."""
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 import operator
 import re
+import warnings
 
 import numpy as np
 
@@ -34,75 +36,139 @@ _SIGNATURE = re.compile(rf"^{_ARGS}->{_ARGS}$")
 
 
 def _parse_signature(signature):
-    """'(m,n),(n)->(m)' as ([('m', 'n'), ('n',)], [('m',)])."""
-    text = signature.replace(" ", "")
-    if not _SIGNATURE.match(text):
+    """'(m,n),(n)->(m)' as ([('m', 'n'), ('n',)], [('m',)]) (no spaces, as JAX)."""
+    if not _SIGNATURE.match(signature):
         raise ValueError(f"not a valid gufunc signature: {signature}")
-    ins, outs = text.split("->")
-    parse = lambda part: [tuple(d for d in core[1:-1].split(",") if d)  # noqa: E731
-                          for core in re.findall(_CORE, part)]
-    return parse(ins), parse(outs)
+    return tuple([tuple(re.findall(_DIMS, core)) for core in re.findall(_CORE, part)]
+                 for part in signature.split("->"))
+
+
+def _update_dim_sizes(sizes, shape, core, context, *, is_input):
+    """Checks one argument's (or result's) core dimensions against `sizes`, and records
+    the sizes of new ones."""
+    if is_input and len(shape) < len(core):
+        raise ValueError(f"input with shape {shape!r} does not have enough dimensions for "
+                         f"all core dimensions {core!r} {context}")
+    if not is_input and len(shape) != len(core):
+        raise ValueError(f"output shape {shape!r} does not match core dimensions {core!r} "
+                         f"{context}")
+    for name, d in zip(core, shape[len(shape) - len(core):]):
+        if sizes.setdefault(name, d) != d:
+            raise ValueError(f"inconsistent size for core dimension {name!r}: {d!r} vs "
+                             f"{sizes[name]!r} {context}")
+
+
+def _checking_outputs(f, sizes, out_cores, context):
+    """f, checking that its results have the signature's output core dimensions."""
+    def checked(*args):
+        out = f(*args)
+        if len(out_cores) > 1 and not isinstance(out, tuple):
+            raise TypeError(f"output must be a tuple when multiple outputs are expected, "
+                            f"got: {out!r}\n{context}")
+        outs = out if isinstance(out, tuple) else (out,)
+        if len(outs) != len(out_cores):
+            raise TypeError(f"wrong number of output arguments: expected {len(out_cores)!r}, "
+                            f"got {len(outs)!r} {context}")
+        sizes_out = dict(sizes)
+        for o, core in zip(outs, out_cores):
+            _update_dim_sizes(sizes_out, lnp.shape(o), core, context, is_input=False)
+        return out
+    return checked
+
+
+def _apply_excluded(f, excluded, args, kwargs):
+    """f with the excluded positional and keyword arguments bound, and the rest."""
+    if not excluded:
+        return f, args, kwargs
+    dynamic = [a for i, a in enumerate(args) if i not in excluded]
+    dynamic_kw = {k: v for k, v in kwargs.items() if k not in excluded}
+    static = [(i, args[i]) for i in sorted(e for e in excluded if isinstance(e, int))
+              if i < len(args)]
+    static_kw = {k: v for k, v in kwargs.items() if k in excluded}
+
+    def bound(*xs, **kw):
+        xs = list(xs)
+        for i, a in static:
+            xs.insert(i, a)
+        return f(*xs, **kw, **static_kw)
+    return bound, dynamic, dynamic_kw
+
+
+def _check_rank_promotion(args, in_cores, signature):
+    mode = config.numpy_rank_promotion.value
+    if mode == "allow":
+        return
+    ranks = {lnp.ndim(a) - len(core) for a, core in zip(args, in_cores) if lnp.ndim(a)}
+    if len(ranks) > 1:
+        msg = (f"operands with shapes {[lnp.shape(a) for a in args]} require rank promotion "
+               f"for jnp.vectorize function with signature {signature}. Set the "
+               "jax_numpy_rank_promotion config option to 'allow' to disable this message; "
+               "for more information, see "
+               "https://docs.jax.dev/en/latest/rank_promotion_warning.html.")
+        if mode == "raise":
+            raise ValueError(msg)
+        warnings.warn(msg, stacklevel=3)
 
 
 def vectorize(pyfunc, *, excluded=frozenset(), signature=None):
-    """pyfunc mapped over the leading (loop) dimensions of its arguments, broadcast
-    NumPy-style, with jax.vmap. `signature` ('(m,n),(n)->(m)') names the core dimensions
-    each call sees; `excluded` lists positions or names passed through unchanged."""
-    for e in excluded:
-        if not isinstance(e, (int, str)):
-            raise TypeError(f"jnp.vectorize: excluded must hold ints or strings, got {e!r}")
-    in_cores, out_cores = _parse_signature(signature) if signature else (None, None)
+    """pyfunc mapped with jax.vmap over the leading (loop) dimensions of its arguments,
+    broadcast NumPy-style. `signature` ('(m,n),(n)->(m)') names the core dimensions each
+    call sees; `excluded` lists positions or names passed through unchanged. As in JAX,
+    keyword arguments that are not excluded are not passed on, and a None argument with
+    no core dimensions (past the first) is passed through."""
+    if any(not isinstance(e, (str, int)) for e in excluded):
+        raise TypeError("jax.numpy.vectorize can only exclude integer or string arguments, "
+                        f"but excluded={excluded!r}")
+    if any(isinstance(e, int) and e < 0 for e in excluded):
+        raise ValueError(f"excluded={excluded!r} contains negative numbers")
 
+    @functools.wraps(pyfunc)
     def wrapped(*args, **kwargs):
-        excluded_kw = {k: v for k, v in kwargs.items() if k in excluded}
-        mapped_kw = {k: v for k, v in kwargs.items() if k not in excluded}
-        names = list(mapped_kw)
-        positions = [i for i in range(len(args)) if i not in excluded]
-        mapped = [lnp.asarray(args[i]) for i in positions] + \
-            [lnp.asarray(mapped_kw[k]) for k in names]
-        cores = in_cores if in_cores is not None else [()] * len(mapped)
-        if len(cores) != len(mapped):
+        context = f"on vectorized function with excluded={excluded!r} and " \
+                  f"signature={signature!r}"
+        f, args, _ = _apply_excluded(pyfunc, excluded, args, kwargs)
+        if signature is not None:
+            in_cores, out_cores = _parse_signature(signature)
+        else:
+            in_cores, out_cores = [()] * len(args), None
+        nones = {i for i, a in enumerate(args) if a is None}
+        if any(nones):   # any() of the positions: a None in first place is not passed (JAX)
+            if any(in_cores[i] != () for i in nones):
+                raise ValueError(f"Cannot pass None at locations {nones} with "
+                                 f"signature={signature!r}")
+            f, args, _ = _apply_excluded(f, nones, args, {})
+            in_cores = [core for i, core in enumerate(in_cores) if i not in nones]
+        args = [lnp.asarray(a) for a in args]
+        if len(args) != len(in_cores):
             raise TypeError(f"wrong number of positional arguments: expected "
-                            f"{len(cores)}, got {len(mapped)}")
-        sizes = {}
-        loop_shapes = []
-        for x, core in zip(mapped, cores):
-            shape = get_aval(x).shape
-            if len(shape) < len(core):
-                raise ValueError(f"input with shape {shape} does not have enough dimensions "
-                                 f"for its core dimensions {core}")
-            for name, d in zip(core, shape[len(shape) - len(core):]):
-                if sizes.setdefault(name, d) != d:
-                    raise ValueError(f"inconsistent size for core dimension {name!r}: "
-                                     f"{d} vs {sizes[name]}")
-            loop_shapes.append(shape[:len(shape) - len(core)])
+                            f"{len(in_cores)!r}, got {len(args)!r} {context}")
+        sizes, loop_shapes = {}, []
+        for a, core in zip(args, in_cores):
+            _update_dim_sizes(sizes, lnp.shape(a), core, context, is_input=True)
+            loop_shapes.append(lnp.shape(a)[:lnp.ndim(a) - len(core)])
         loop = lnp.broadcast_shapes(*loop_shapes) if loop_shapes else ()
-        mapped = [lnp.broadcast_to(x, loop + get_aval(x).shape[len(s):])
-                  for x, s in zip(mapped, loop_shapes)]
-
-        def call(*xs):
-            full = list(args)
-            for i, x in zip(positions, xs):
-                full[i] = x
-            kw = dict(excluded_kw)
-            kw.update(zip(names, xs[len(positions):]))
-            out = pyfunc(*full, **kw)
-            if out_cores is not None:
-                outs = out if isinstance(out, tuple) else (out,)
-                if len(outs) != len(out_cores):
-                    raise ValueError(f"wrong number of outputs from pyfunc: expected "
-                                     f"{len(out_cores)}, got {len(outs)}")
-                for o, core in zip(outs, out_cores):
-                    if lnp.ndim(o) != len(core):
-                        raise ValueError(f"output with shape {lnp.shape(o)} does not match "
-                                         f"its core dimensions {core}")
+        if out_cores is not None:
+            f = _checking_outputs(f, sizes, out_cores, context)
+        _check_rank_promotion(args, in_cores, signature)
+        # Size-1 loop dimensions are squeezed and not mapped (vmap maps the others only,
+        # so batching rules see unbatched operands); they come back as expand_dims.
+        squeezed, reversed_loops = [], []
+        for a, s in zip(args, loop_shapes):
+            reversed_loops.append(((1,) * (len(loop) - len(s)) + s)[::-1])
+            squeezed.append(lnp.squeeze(a, tuple(i for i, d in enumerate(s) if d == 1)))
+        expand = []
+        for neg, dims in enumerate(zip(*reversed_loops)):
+            in_axes = tuple(None if d == 1 else 0 for d in dims)
+            if all(ax is None for ax in in_axes):
+                expand.append(len(loop) - 1 - neg)
+            else:
+                f = vmap(f, in_axes)
+        out = f(*squeezed)
+        if not expand:
             return out
-        f = call
-        for _ in loop:
-            f = vmap(f)
-        return f(*mapped)
-    wrapped.__name__ = getattr(pyfunc, "__name__", "vectorized")
-    wrapped.__doc__ = getattr(pyfunc, "__doc__", None)
+        if isinstance(out, tuple):
+            return tuple(lnp.expand_dims(o, expand) for o in out)
+        return lnp.expand_dims(out, expand)
     return wrapped
 
 

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import functools
 import operator
+from collections.abc import Sequence
 import warnings
 
 import numpy as np
 
-from pyjax._src import dtypes, errors, tree_util
+from pyjax._src import config, dtypes, errors, tree_util
 from pyjax._src.api.jit import jit
 from pyjax._src.array import Array, as_array
 from pyjax._src.core.avals import get_aval, refuse_masked
@@ -62,7 +63,8 @@ def _holds_jax_values(seq):
 
 
 def _classify(e, pos):
-    """One index item -> ("int", i) | ("bool", b) | ("mask", array) | ("array", array)."""
+    """One index item -> ("int", i) | ("bool", b) | ("mask", array) | ("array", array);
+    ("int0d", i) for a 0-d integer array (not a static index to jax_check_static_indices)."""
     if isinstance(e, (bool, np.bool_)):
         return ("bool", bool(e))
     if isinstance(e, (int, np.integer)):
@@ -89,7 +91,7 @@ def _classify(e, pos):
         if e.dtype == np.bool_:
             return ("bool", bool(e)) if e.ndim == 0 else ("mask", e)
         if e.dtype.kind in "iu":
-            return ("int", int(e)) if e.ndim == 0 else ("array", e)
+            return ("int0d", int(e)) if e.ndim == 0 else ("array", e)
     elif isinstance(e, str):
         raise TypeError(f"JAX does not support string indexing; got idx={e!r} at position "
                         f"{pos}.")
@@ -110,10 +112,22 @@ def _static_slice_part(v):
     return None if v is None else operator.index(v)
 
 
-def _parse(shape, idx):
-    if isinstance(idx, list):
+def _unpacks_as_tuple(i):
+    """Whether NumPy would read a list index holding `i` as a tuple of indices."""
+    return (isinstance(i, (np.ndarray, Array, Tracer)) and np.ndim(i) != 0
+            or isinstance(i, (Sequence, slice)) or i is Ellipsis or i is None)
+
+
+def _parse(shape, idx, check_bounds=False, wrap_negative=True):
+    """The index as entries over x's dimensions. With `check_bounds` (JAX's
+    jax_check_static_indices), a static integer index out of bounds raises."""
+    if isinstance(idx, Sequence) and not isinstance(idx, (tuple, str)):
+        # JAX refuses every non-tuple sequence, and names the spelling that NumPy's
+        # heuristics would have read it as.
+        fix = "tuple" if any(_unpacks_as_tuple(i) for i in idx) else "array"
         raise TypeError("Using a non-tuple sequence for multidimensional indexing is not "
-                        "allowed; use `arr[array(seq)]` instead of `arr[seq]`.")
+                        f"allowed; use `arr[{fix}(seq)]` instead of `arr[seq]`. See "
+                        "https://github.com/jax-ml/jax/issues/4564 for more information.")
     if not isinstance(idx, tuple):
         idx = (idx,)
     items, consumed, ellipsis_at = [], 0, None
@@ -136,8 +150,8 @@ def _parse(shape, idx):
             if item[0] != "bool":
                 consumed += item[1].ndim if item[0] == "mask" else 1
     if consumed > len(shape):
-        raise IndexError(f"Too many indices for array: {consumed} non-None/Ellipsis indices "
-                         f"for dim {len(shape)}.")
+        raise IndexError(f"Too many indices: array is {len(shape)}-dimensional, but "
+                         f"{consumed} were indexed")
     fill = [("rawslice", slice(None))] * (len(shape) - consumed)
     if ellipsis_at is None:
         items += fill
@@ -158,17 +172,26 @@ def _parse(shape, idx):
             dim += 1
         elif kind == "mask":
             mask = item[1]
-            if mask.shape != tuple(shape[dim:dim + mask.ndim]):
+            expected = list(shape[dim:dim + mask.ndim])
+            # an empty dimension of the mask selects nothing along any size (as JAX)
+            if not all(m in (0, d) for m, d in zip(mask.shape, expected)):
                 raise IndexError(f"boolean index did not match shape of indexed array in "
-                                 f"index {dim}: got {mask.shape}, expected "
-                                 f"{tuple(shape[dim:dim + mask.ndim])}")
+                                 f"index {dim}: got {mask.shape}, expected {expected}")
             for k, where in enumerate(np.nonzero(mask)):
                 entries.append(("adv", dim + k, where.astype(dtypes.default_int_dtype())))
             dim += mask.ndim
         else:
+            if check_bounds and kind == "int":
+                _check_static_index(item[1], dim, shape[dim], wrap_negative)
             entries.append(("adv", dim, item[1]))
             dim += 1
     return entries
+
+
+def _check_static_index(i, axis, size, wrap_negative):
+    if not 0 <= (i + size if wrap_negative and i < 0 else i) < size:
+        raise IndexError(f"index {i} out of bounds for axis {axis} with size {size} "
+                         f"(normalize_indices={wrap_negative})")
 
 
 def _empty_result(x, shape):
@@ -211,11 +234,12 @@ def _resolve_bools(shape, entries):
     return out, tuple(new_shape)
 
 
-def _prepare(x, idx):
+def _prepare(x, idx, check_bounds=False, wrap_negative=True):
     """(operand, entries): the index parsed against x, with x reshaped if 0-d booleans
-    need new axes."""
+    need new axes. With `check_bounds`, a static integer index out of bounds raises."""
     x = _operand(x)
-    entries, shape = _resolve_bools(x.aval.shape, _parse(x.aval.shape, idx))
+    entries, shape = _resolve_bools(x.aval.shape, _parse(x.aval.shape, idx, check_bounds,
+                                                         wrap_negative))
     return st.reshape(x, shape), entries
 
 
@@ -457,9 +481,10 @@ def _take(x, idx, **options):
 
 def _take_static(x, idx, *, mode=None, fill_value=None, indices_are_sorted=False,
                  unique_indices=False, wrap_negative_indices=True):
-    x, entries = _prepare(x, idx)
-    shape = x.aval.shape
     mode = PROMISE_IN_BOUNDS if mode is None else GatherScatterMode.from_any(mode)
+    x, entries = _prepare(x, idx, config.check_static_indices.value
+                          and mode is PROMISE_IN_BOUNDS, wrap_negative_indices)
+    shape = x.aval.shape
     adv = [e for e in entries if e[0] == "adv"]
     if wrap_negative_indices and all(_shape_of(e[2]) == () for e in adv) and (
             mode is not FILL_OR_DROP or all(isinstance(e[2], int)
@@ -506,7 +531,7 @@ def _basic_take(x, shape, entries, clip=False):
         else:
             _, dim, value = e
             if shape[dim] == 0:
-                raise IndexError(f"index {value} is out of bounds for axis {dim} with size 0")
+                raise IndexError(f"index is out of bounds for axis {dim} with size 0")
             int_dims.append(dim)
             if all_static:
                 i = _normalize(value, shape[dim])

@@ -580,7 +580,10 @@ def reshape(a, shape, order="C", *, copy=None, out_sharding=None):
     check_arraylike("reshape", a)
     if order not in ("C", "F", "A"):
         raise ValueError(f"reshape order must be 'C' or 'F', got {order!r}")
-    dims = shape if isinstance(shape, (tuple, list)) else (shape,)
+    try:   # an int, or any sequence (as JAX: one with only __len__/__getitem__ too)
+        dims = tuple(shape)
+    except TypeError:
+        dims = (shape,)
     for d in dims:
         if isinstance(d, Tracer) and d.to_concrete_value() is None:
             raise errors.ConcretizationTypeError(

@@ -8,10 +8,11 @@ import numpy as np
 
 from pyjax._src import dtypes
 from pyjax._src.core.avals import get_aval
+from pyjax._src.lax import elementwise as ew
 from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy import reductions as red
 from pyjax._src.numpy import ufuncs as uf
-from pyjax._src.numpy.util import check_arraylike
+from pyjax._src.numpy.util import check_arraylike, ensure_array
 
 
 def _no_out(name, out):
@@ -30,6 +31,7 @@ def _replace_nan(a, value):
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     """Sum treating NaNs as zero."""
     check_arraylike("nansum", a)
+    red.check_where("nansum", where)
     _no_out("nansum", out)
     return red.sum(_replace_nan(a, 0), axis=axis, dtype=dtype, keepdims=keepdims,
                    initial=initial, where=where)
@@ -38,6 +40,7 @@ def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, whe
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     """Product treating NaNs as one."""
     check_arraylike("nanprod", a)
+    red.check_where("nanprod", where)
     _no_out("nanprod", out)
     return red.prod(_replace_nan(a, 1), axis=axis, dtype=dtype, keepdims=keepdims,
                     initial=initial, where=where)
@@ -46,6 +49,7 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, wh
 def _nan_extreme(name, reduce, fill):
     def f(a, axis=None, out=None, keepdims=False, initial=None, where=None):
         check_arraylike(name, a)
+        red.check_where(name, where)
         _no_out(name, out)
         a = lnp.asarray(a)
         if not dtypes.is_inexact(get_aval(a).dtype):
@@ -72,6 +76,7 @@ def _not_nan_count(a, axis, keepdims, where, dtype):
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
     """Mean of the non-NaN elements."""
     check_arraylike("nanmean", a)
+    red.check_where("nanmean", where)
     _no_out("nanmean", out)
     a = lnp.asarray(a)
     if dtype is None:
@@ -87,8 +92,10 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Non
     """Variance of the non-NaN elements; `mean`, when given, is their mean along `axis`
     computed beforehand (broadcastable against a), used instead of computing it again."""
     check_arraylike("nanvar", a)
+    red.check_where("nanvar", where)
     _no_out("nanvar", out)
     a = lnp.asarray(a)
+    red.check_var_dtype(a, dtype)
     compute = dtypes.to_inexact_dtype(get_aval(a).dtype)
     if mean is None:
         mean = nanmean(a, axis=axis, dtype=compute, keepdims=True, where=where)
@@ -113,9 +120,11 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Non
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None,
            mean=None):
     """Standard deviation of the non-NaN elements."""
+    red.check_where("nanstd", where)
     _no_out("nanstd", out)
-    return uf.sqrt(nanvar(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims,
-                          where=where, mean=mean))
+    # lax's sqrt, as JAX: an integer dtype raises rather than promoting
+    return ensure_array(ew.sqrt(nanvar(a, axis=axis, dtype=dtype, ddof=ddof,
+                                       keepdims=keepdims, where=where, mean=mean)))
 
 
 def _nan_arg(name, arg, fill):

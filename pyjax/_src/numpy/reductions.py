@@ -24,6 +24,16 @@ def _axes(a, axis):
     return canonicalize_axes(axis, ndim)
 
 
+def check_where(name, where):
+    """Refuses a `where` that is not None or booleans (JAX raises, NumPy would cast)."""
+    if where is not None:
+        check_arraylike(name, where)
+        dtype = get_aval(where).dtype
+        if dtype != np.bool_:
+            raise ValueError(f"jnp.{name}: where must be None or a boolean array; got "
+                             f"where.dtype={dtype!r}.")
+
+
 def _keep(out, in_shape, axes, keepdims):
     if not keepdims:
         return out
@@ -40,6 +50,7 @@ def _reduction(name, lax_reduce, identity, *, bool_to_int=False, upcast=False,
     def reduce(a, axis=None, dtype=None, out=None, keepdims=False, initial=None,
                where=None, promote_integers=True):
         check_arraylike(name, a)
+        check_where(name, where)
         if out is not None:
             raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported: "
                                       "JAX arrays are immutable.")
@@ -55,7 +66,9 @@ def _reduction(name, lax_reduce, identity, *, bool_to_int=False, upcast=False,
                             else dtypes.default_int_dtype())
         else:
             result_dtype = aval.dtype
-        compute_dtype = _upcast_small_float(result_dtype) if upcast else result_dtype
+        # small floats accumulate in float32, unless the dtype is asked for (as JAX)
+        compute_dtype = _upcast_small_float(result_dtype) if upcast and dtype is None \
+            else result_dtype
         if bool_op is not None and result_dtype == np.bool_:
             x, reducer = convert(a, np.bool_), bool_op
         else:
@@ -131,6 +144,7 @@ amax, amin = max, min
 def _bool_reduction(name, lax_reduce, fill):
     def reduce(a, axis=None, out=None, keepdims=False, *, where=None):
         check_arraylike(name, a)
+        check_where(name, where)
         aval = get_aval(a)
         x = convert(a, np.bool_) if aval.dtype != np.bool_ else a
         if dtypes.is_inexact(aval.dtype) or dtypes.is_int(aval.dtype):
@@ -159,6 +173,17 @@ def _count(a, axes, where):
     return None, mask
 
 
+def check_var_dtype(a, dtype):
+    """JAX refuses a real `dtype` for the variance of complex values."""
+    if dtype is not None and dtypes.is_complex(get_aval(a).dtype) \
+            and not dtypes.is_complex(dtypes.canonicalize_dtype(dtype)):
+        raise ValueError("jax.numpy.var does not yet support real dtype parameters when "
+                         "computing the variance of an array of complex values. The "
+                         "semantics of numpy.var seem unclear in this case. Please comment "
+                         "on https://github.com/jax-ml/jax/issues/2283 if this behavior is "
+                         "important to you.")
+
+
 def _mean_dtypes(a, dtype):
     """The dtype mean and var work in (a's as inexact, unless given) and the one they
     accumulate in."""
@@ -172,9 +197,13 @@ def _mean_dtypes(a, dtype):
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     """Arithmetic mean; integer inputs average in the default float dtype."""
     check_arraylike("mean", a)
+    check_where("mean", where)
     a = jax_array_protocol(a)
     axes = _axes(a, axis)
+    given = dtype is not None
     dtype, compute = _mean_dtypes(a, dtype)
+    if given:
+        compute = dtype   # an explicit dtype is accumulated in as it is, as JAX
     total = sum(convert(a, compute), axis=axes, dtype=compute, keepdims=keepdims,
                 where=where)
     n, mask = _count(a, axes, where)
@@ -204,8 +233,12 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     a's mean along `axis` computed beforehand (broadcastable against a, e.g. with
     keepdims=True), used instead of computing it again."""
     check_arraylike("var", a)
+    check_where("var", where)
+    check_var_dtype(a, dtype)
     ddof = _ddof(ddof, correction)
     axes = _axes(a, axis)
+    # the result is real unless a dtype is given: that one is kept (complex too)
+    real_result = dtype is None
     dtype, compute = _mean_dtypes(a, dtype)
     x = convert(a, compute)
     if mean is None:
@@ -231,12 +264,13 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     if not dtypes.is_inexact(dtype):
         # an integer dtype: JAX computes in it and returns a weak default float
         return ensure_array(convert(result, dtypes.default_float_dtype(), weak_type=True))
-    out_dtype = dtypes.canonicalize_dtype(dtypes.real_dtype(dtype))
+    out_dtype = dtypes.canonicalize_dtype(dtypes.real_dtype(dtype) if real_result else dtype)
     return ensure_array(convert(result, out_dtype))
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
         mean=None, correction=None):
+    check_where("std", where)
     if dtype is not None and not dtypes.is_inexact(dtypes.canonicalize_dtype(dtype)):
         raise ValueError(f"dtype argument to jnp.std must be inexact; got {np.dtype(dtype)}")
     return ensure_array(ew.sqrt(var(a, axis, dtype, out, ddof, keepdims, where=where,
@@ -279,6 +313,17 @@ def _cumulative_dtype(aval, dtype, promote_integers):
     return aval.dtype
 
 
+def _accumulate(lax_fn, a, axis, aval, dtype, promote_integers):
+    """lax_fn along axis in the result dtype. lax does not accumulate booleans: an
+    explicit bool dtype accumulates a != 0 in the default int and casts back, as JAX."""
+    result_dtype = _cumulative_dtype(aval, dtype, promote_integers)
+    if result_dtype != np.bool_:
+        return lax_fn(convert(a, result_dtype), axis)
+    if aval.dtype != np.bool_:
+        a = ew.ne(a, np.zeros((), aval.dtype))
+    return convert(lax_fn(convert(a, dtypes.default_int_dtype()), axis), np.bool_)
+
+
 def _cumulative(name, lax_fn):
     def cum(a, axis=None, dtype=None, out=None):
         check_arraylike(name, a)
@@ -288,7 +333,7 @@ def _cumulative(name, lax_fn):
             axis = 0
         aval = get_aval(a)
         axis = canonicalize_axis(axis, aval.ndim)
-        return ensure_array(lax_fn(convert(a, _cumulative_dtype(aval, dtype, False)), axis))
+        return ensure_array(_accumulate(lax_fn, a, axis, aval, dtype, False))
     cum.__name__ = name
     return cum
 
@@ -297,21 +342,21 @@ cumsum = _cumulative("cumsum", lr.cumsum)
 cumprod = _cumulative("cumprod", lr.cumprod)
 
 
-def _array_api_cumulative(name, lax_fn, identity, promote_integers):
+def _array_api_cumulative(name, what, lax_fn, identity, promote_integers):
     def cum(x, /, *, axis=None, dtype=None, include_initial=False):
         check_arraylike(name, x)
         aval = get_aval(x)
         if aval.ndim == 0:
-            raise ValueError(f"jnp.{name}: the input must have at least one dimension, got "
-                             "a scalar.")
+            raise ValueError(f"The input must be non-scalar to take a cumulative {what}, "
+                             "however a scalar value or scalar array was given.")
         if axis is None:
             if aval.ndim > 1:
-                raise ValueError(f"jnp.{name}: axis is required for an input of rank "
-                                 f"{aval.ndim}; it may be left out only for 1-D input.")
+                raise ValueError(f"The input array has rank {aval.ndim}, however axis was "
+                                 "not set to an explicit value. The axis argument is only "
+                                 "optional for one-dimensional arrays.")
             axis = 0
         axis = canonicalize_axis(axis, aval.ndim)
-        x = convert(x, _cumulative_dtype(aval, dtype, promote_integers))
-        out = lax_fn(x, axis)
+        out = _accumulate(lax_fn, x, axis, aval, dtype, promote_integers)
         if include_initial:
             shape = list(aval.shape)
             shape[axis] = 1
@@ -322,8 +367,8 @@ def _array_api_cumulative(name, lax_fn, identity, promote_integers):
     return cum
 
 
-cumulative_sum = _array_api_cumulative("cumulative_sum", lr.cumsum, _zero, True)
-cumulative_prod = _array_api_cumulative("cumulative_prod", lr.cumprod, _one, False)
+cumulative_sum = _array_api_cumulative("cumulative_sum", "sum", lr.cumsum, _zero, True)
+cumulative_prod = _array_api_cumulative("cumulative_prod", "product", lr.cumprod, _one, False)
 
 
 def ptp(a, axis=None, out=None, keepdims=False):
@@ -349,10 +394,15 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False):
     a, weights = promote_dtypes_inexact(a, weights)
     aval, w_aval = get_aval(a), get_aval(weights)
     if w_aval.shape != aval.shape:
-        if axis is None or w_aval.ndim != 1:
-            raise ValueError("weights must have the shape of a, or be 1-D along a given axis")
-        axis_c = canonicalize_axis(axis, aval.ndim)
-        weights = st.broadcast_in_dim(weights, aval.shape, (axis_c,))
+        if axis is None:
+            raise ValueError("Axis must be specified when shapes of a and weights differ.")
+        axes = canonicalize_axes(axis, aval.ndim)
+        if w_aval.shape != tuple(aval.shape[i] for i in axes):
+            raise ValueError("Shape of weights must be consistent with shape of a along "
+                             "specified axis.")
+        # weights' dimensions follow `axis` in its order: put them in a's order.
+        weights = st.broadcast_in_dim(st.transpose(weights, tuple(np.argsort(axes))),
+                                      aval.shape, tuple(sorted(axes)))
     scale = sum(weights, axis=axis, keepdims=keepdims)
     avg = ew.div(sum(ew.mul(a, weights), axis=axis, keepdims=keepdims), scale)
     return (ensure_array(avg), ensure_array(scale)) if returned else ensure_array(avg)

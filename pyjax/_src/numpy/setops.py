@@ -52,10 +52,11 @@ def _compact(values, keep, size, fill_value, name):
     n = get_aval(values).shape[0]
     picked = values[order[:size]] if size <= n else \
         lnp.concatenate([values[order], lnp.zeros((size - n,), get_aval(values).dtype)])
-    if fill_value is None:
+    if fill_value is None:   # the smallest result, or 0 when there is none (as JAX)
+        zero = lnp.zeros((), get_aval(values).dtype)
         big = _largest(get_aval(values).dtype)
-        fill = red.min(lnp.where(keep, values, big)) if n else lnp.zeros((), get_aval(
-            values).dtype)
+        fill = lnp.where(count > 0, red.min(lnp.where(keep, values, big)), zero) if n \
+            else zero
     else:
         fill = lnp.asarray(fill_value, get_aval(values).dtype)
     return lnp.where(lnp.arange(size) < count, picked, fill)
@@ -69,15 +70,16 @@ def _largest(dtype):
     return lnp.asarray(np.iinfo(dtype).max, dtype)
 
 
-def _flat_operands(name, ar1, ar2, size):
-    """ar1 and ar2 flattened and promoted to one dtype; without `size` they must be
-    concrete, since the result's length depends on their values."""
+def _flat_operands(name, ar1, ar2, size, promote=True):
+    """ar1 and ar2 flattened (and promoted to one dtype, unless told not to); without
+    `size` they must be concrete, since the result's length depends on their values."""
     check_arraylike(name, ar1, ar2)
     if size is None:
         for a in (ar1, ar2):
             if isinstance(a, Tracer) and a.to_concrete_value() is None:
                 more.concrete(a, name, "ar1/ar2")
-    return promote_dtypes(lnp.ravel(ar1), lnp.ravel(ar2))
+    flat = lnp.ravel(ar1), lnp.ravel(ar2)
+    return promote_dtypes(*flat) if promote else flat
 
 
 def union1d(ar1, ar2, *, size=None, fill_value=None):
@@ -89,8 +91,8 @@ def union1d(ar1, ar2, *, size=None, fill_value=None):
 
 def setdiff1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
     """The sorted unique values of ar1 that are not in ar2 (with size, padded with
-    fill_value, by default 0 as in JAX)."""
-    ar1, ar2 = _flat_operands("setdiff1d", ar1, ar2, size)
+    fill_value, by default 0 as in JAX), of ar1's dtype."""
+    ar1, ar2 = _flat_operands("setdiff1d", ar1, ar2, size, promote=False)
     values, valid = _unique_with_valid(ar1, assume_unique)
     keep = valid & isin(values, ar2, invert=True)
     return _compact(values, keep, size, 0 if fill_value is None else fill_value, "setdiff1d")
@@ -99,8 +101,16 @@ def setdiff1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
 def setxor1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
     """The sorted values found in exactly one of the arrays."""
     ar1, ar2 = _flat_operands("setxor1d", ar1, ar2, size)
-    (v1, ok1), (v2, ok2) = (_unique_with_valid(ar1, assume_unique),
-                            _unique_with_valid(ar2, assume_unique))
+    if assume_unique:
+        # NumPy's and JAX's rule: the values equal to neither sorted neighbour (with
+        # repeats inside one array, as those give, a repeated value is dropped)
+        values = sorting.sort(lnp.concatenate([ar1, ar2]))
+        differs = values[1:] != values[:-1]
+        edge = lnp.ones((1,), np.bool_)
+        keep = lnp.concatenate([edge, differs]) & lnp.concatenate([differs, edge]) \
+            if get_aval(values).shape[0] else lnp.zeros((0,), np.bool_)
+        return _compact(values, keep, size, fill_value, "setxor1d")
+    (v1, ok1), (v2, ok2) = _unique_with_valid(ar1), _unique_with_valid(ar2)
     keep = lnp.concatenate([ok1 & isin(v1, ar2, invert=True),
                             ok2 & isin(v2, ar1, invert=True)])
     values, keep = _sorted_kept(lnp.concatenate([v1, v2]), keep)
@@ -133,10 +143,12 @@ def intersect1d(ar1, ar2, assume_unique=False, return_indices=False, *, size=Non
     out = _compact(values, keep, size, fill_value, "intersect1d")
     if not return_indices:
         return out
-    idx1 = _compact(first1, keep, size, 0, "intersect1d")
+    # with `size`, the padding indices are the arrays' lengths, as JAX's
+    n2 = get_aval(ar2).shape[0]
+    idx1 = _compact(first1, keep, size, n1, "intersect1d")
     hits = ar2[None, :] == out[:, None]
     idx2 = lnp.asarray(red.argmax(hits, axis=1), get_aval(idx1).dtype) \
-        if get_aval(ar2).shape[0] else lnp.zeros_like(idx1)
+        if n2 else lnp.zeros_like(idx1)
     if size is not None:
-        idx2 = lnp.where(lnp.arange(int(size)) < red.sum(keep), idx2, 0)
+        idx2 = lnp.where(lnp.arange(int(size)) < red.sum(keep), idx2, n2)
     return out, idx1, idx2

@@ -329,6 +329,10 @@ def _unique(arr, return_index, return_inverse, return_counts, axis, equal_nan, s
         moved = lnp.moveaxis(arr, axis_out, 0)
         tail = moved.shape[1:]
         rows = lnp.reshape(moved, (moved.shape[0], int(np.prod(tail))))
+    if dtypes.is_complex(rows.dtype):
+        # as JAX: a complex value with a NaN part is NaN (nan+0j), so that all of them
+        # sort together and count as one
+        rows = lnp.where(ufuncs.isnan(rows), np.array(np.nan, rows.dtype), rows)
     n, width = rows.shape
     index_dtype = _index_dtype()
     iota = _iota((n,), 0, index_dtype)

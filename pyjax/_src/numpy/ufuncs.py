@@ -673,10 +673,11 @@ def lcm(x1, x2):
     x1, x2 = _broadcast(*promote_args("lcm", x1, x2))
     if not _is_int(x1):
         raise ValueError("Arguments to jnp.lcm must be integers.")
+    # |x1| * (|x2| // gcd), as JAX: a result past the dtype's range wraps (no abs after)
+    x1, x2 = absolute(x1), absolute(x2)
     g = gcd(x1, x2)
     safe = ew.select(ew.eq(g, _zero(g)), full_like(g, 1), g)
-    return ensure_array(ew.select(ew.eq(g, _zero(g)), g,
-                                  absolute(ew.mul(ew.div(x1, safe), x2))))
+    return ensure_array(ew.select(ew.eq(g, _zero(g)), g, ew.mul(x1, ew.div(x2, safe))))
 
 
 __all__ = [n for n in dir() if not n.startswith("_") and n not in (
