@@ -12,7 +12,7 @@ import pyjax.numpy as jnp
 from pyjax import lax
 from pyjax._src import errors
 from pyjax import grad, jvp, value_and_grad
-from pyjax._src.core.jaxpr import check_jaxpr
+from pyjax._src.core.jaxpr import JaxprTypeError, check_jaxpr
 from pyjax._src.test_util import check_grads
 
 from harness import EXECUTORS, jit_on
@@ -523,6 +523,31 @@ def test_while_loop_makes_read_only_carries_body_consts():
     assert eqn.params["body_nconsts"] == 1 and len(eqn.outvars) == 2
     c, x = lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1]), (0, 5))
     assert int(c) == 3 and x == 5 and type(x) is int
+
+
+def test_check_jaxpr_refuses_bad_scan_and_cond_params():
+    # JAX 0.10.2's words for a hand-edited equation
+    def edited(make, prim, name, value):
+        jaxpr = make().jaxpr
+        next(e for e in jaxpr.eqns if e.primitive.name == prim).params[name] = value
+        return jaxpr
+
+    def scan_jaxpr():
+        return jax.make_jaxpr(lambda c, xs: lax.scan(lambda c, x: (c * x, x), c, xs))(
+            1.0, jnp.ones(5))
+
+    for name, value, required in (("reverse", 4, "bool"),
+                                  ("num_consts", -3, "non-negative int"),
+                                  ("unroll", -1, "non-negative int"),
+                                  ("length", -1, "non-negative int")):
+        with pytest.raises(JaxprTypeError, match=re.escape(
+                f"invalid scan param {name} of type int, {required} required: {value}")):
+            check_jaxpr(edited(scan_jaxpr, "scan", name, value))
+    switch = lambda: jax.make_jaxpr(lambda x: lax.switch(0, [jnp.sin, jnp.cos], x))(1.0)
+    with pytest.raises(JaxprTypeError, match=re.escape(
+            "invalid cond param branches of type tuple, tuple of ClosedJaxpr required: "
+            "(4, 2)")):
+        check_jaxpr(edited(switch, "cond", "branches", (4, 2)))
 
 
 def test_scan_without_xs_needs_length():

@@ -282,6 +282,16 @@ def promote_weak_carry(values, in_avals, out_avals):
     return values, changed
 
 
+def check_param(prim, param, name, required, ok):
+    """A higher-order equation's parameter must be of the kind it needs (a jaxpr edited
+    by hand may break one): JaxprTypeError in JAX's words."""
+    if not ok:
+        text = str(param)
+        sep = "\n" if "\n" in text or "\r" in text else " "
+        raise jx.JaxprTypeError(f"invalid {prim} param {name} of type {type(param).__name__}, "
+                                f"{required} required:{sep}{text}")
+
+
 def check_operands(name, jaxpr, avals, what="operands"):
     """Operand types must be those the sub-jaxpr was traced for (weak types aside)."""
     expected = jaxpr.in_avals

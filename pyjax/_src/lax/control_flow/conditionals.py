@@ -29,6 +29,9 @@ _NO_OPERAND = object()
 # --- the primitive ----------------------------------------------------------------------
 
 def _cond_abstract_eval(index, *ops, branches):
+    common.check_param("cond", branches, "branches", "tuple of ClosedJaxpr",
+                       type(branches) is tuple
+                       and all(type(b) is jx.ClosedJaxpr for b in branches))
     if index.shape != () or index.dtype != np.int32:
         raise TypeError(f"cond branch index must be an int32 scalar, got {index}")
     arity = len(branches[0].in_avals)

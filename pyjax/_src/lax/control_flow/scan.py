@@ -26,6 +26,15 @@ from pyjax._src.util import merge_lists, split_list
 
 def _scan_abstract_eval(*args, jaxpr, length, reverse, num_consts, num_carry, linear,
                         unroll):
+    for name, value, required, ok in (
+            ("reverse", reverse, "bool", type(reverse) is bool),
+            ("num_consts", num_consts, "non-negative int",
+             type(num_consts) is int and num_consts >= 0),
+            ("num_carry", num_carry, "non-negative int", type(num_carry) is int and num_carry >= 0),
+            ("jaxpr", jaxpr, "ClosedJaxpr", type(jaxpr) is jx.ClosedJaxpr),
+            ("unroll", unroll, "non-negative int", type(unroll) is int and unroll >= 0),
+            ("length", length, "non-negative int", type(length) is int and length >= 0)):
+        common.check_param("scan", value, name, required, ok)
     consts, init, xs = split_list(args, [num_consts, num_carry])
     if len(linear) != len(args):
         raise TypeError(f"scan linear flags {linear} need one entry per operand "
