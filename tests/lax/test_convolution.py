@@ -190,6 +190,22 @@ def test_conv_transpose_output_shapes():
     assert lax.conv_transpose(rand((2, 5, 2)), k1, (3,), "SAME").shape == (2, 15, 4)
 
 
+def test_gradient_of_a_bfloat16_conv_with_a_float32_result():
+    # JAX 0.10.2 (issue 31592): the transposes take the cotangent's dtype, and the
+    # gradients come back as the operands' bfloat16
+    x = jnp.asarray(np.random.RandomState(0).randn(1, 2, 6, 6), jnp.bfloat16)
+    w = jnp.asarray(np.random.RandomState(1).randn(3, 2, 3, 3), jnp.bfloat16)
+
+    def f(x, w):
+        return lax.conv_general_dilated(x, w, (1, 1), "SAME",
+                                        preferred_element_type=jnp.float32).sum()
+    for grad in (jax.grad(f, (0, 1)), jax.jit(jax.grad(f, (0, 1)))):
+        gx, gw = grad(x, w)
+        assert gx.dtype == gw.dtype == jnp.bfloat16
+        assert float(gx.astype(jnp.float32).sum()) == -65.82421875
+        assert float(gw.astype(jnp.float32).sum()) == -32.810302734375
+
+
 def test_preferred_element_type_and_integers():
     x = np.arange(12, dtype=np.int8).reshape(1, 2, 6)
     k = np.ones((2, 2, 3), np.int8)

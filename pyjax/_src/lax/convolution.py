@@ -317,8 +317,11 @@ def _conv_transpose_lhs(ct, lhs_aval, rhs, *, window_strides, padding, lhs_dilat
                             [rhs_aval.shape[d] for d in rhs_spec[2:]], window_strides,
                             [get_aval(ct).shape[d] for d in out_spec[2:]], padding,
                             lhs_dilation, rhs_dilation)
+    kernel = st.rev(rhs, tuple(rhs_spec[2:]))
+    if kernel.dtype != get_aval(ct).dtype:   # a preferred_element_type's cotangent (JAX's)
+        kernel = ew.convert_element_type(kernel, get_aval(ct).dtype)
     out = conv_general_dilated_p.bind(
-        ct, st.rev(rhs, tuple(rhs_spec[2:])), window_strides=tuple(lhs_dilation),
+        ct, kernel, window_strides=tuple(lhs_dilation),
         padding=tuple(pads), lhs_dilation=tuple(window_strides),
         rhs_dilation=tuple(rhs_dilation),
         dimension_numbers=ConvDimensionNumbers(out_spec, _swap_roles(rhs_spec), lhs_spec),
@@ -341,6 +344,8 @@ def _conv_transpose_rhs(ct, lhs, rhs_aval, *, window_strides, padding, lhs_dilat
                             [rhs_aval.shape[d] for d in rhs_spec[2:]], window_strides,
                             [get_aval(ct).shape[d] for d in out_spec[2:]], padding,
                             lhs_dilation, rhs_dilation)
+    if lhs_aval.dtype != get_aval(ct).dtype:   # a preferred_element_type's cotangent
+        lhs = ew.convert_element_type(lhs, get_aval(ct).dtype)
     # Batch and feature roles swap: feature groups become batch groups and vice versa.
     out = conv_general_dilated_p.bind(
         lhs, ct, window_strides=tuple(rhs_dilation), padding=tuple(pads),
