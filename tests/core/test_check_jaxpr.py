@@ -72,3 +72,14 @@ def test_variable_names_after_z_continue_as_jax_names_them():
     assert "z:f32[] = add y 1.0:f32[]" in text
     assert "ba:f32[] = add z 1.0:f32[]" in text
     assert text.endswith("bc:f32[] = add bb 1.0:f32[]\n  in (bc,) }")
+
+
+def test_jax_errors_names_the_classes_pyjax_raises():
+    # JAX 0.10.2's jax.errors: check_jaxpr's JaxprTypeError, and the bases of the others
+    from pyjax import errors
+    assert errors.JaxprTypeError is core.JaxprTypeError
+    assert issubclass(errors.JaxprTypeError, TypeError)
+    for error in (errors.UnexpectedTracerError, errors.ConcretizationTypeError,
+                  errors.TracerBoolConversionError):
+        assert issubclass(error, errors.JAXTypeError)
+    assert issubclass(errors.NonConcreteBooleanIndexError, errors.JAXIndexError)
