@@ -31,25 +31,6 @@ def check_gather_keeps_full_slices_split():
         assert grad.sharding.spec == P("x", None)
 
 
-def check_ambiguous_gather_asks_for_out_sharding():
-    # JAX: operand rows split over x, indices over y: the result's split is ambiguous.
-    with jax.set_mesh(_mesh()):
-        embed = jax.device_put(jnp.arange(32.).reshape(8, 4), P("x"))
-        ids = jax.device_put(jnp.array([3, 1, 7, 0]), P("y"))
-        for take in (lambda e, i: jnp.take(e, i, axis=0), jax.jit(lambda e, i: e[i])):
-            with pytest.raises(ShardingTypeError, match=r"^Use `\.at\[\.\.\.\]\.get\("
-                               r"out_sharding=\)` to provide output PartitionSpec .* Got "
-                               r"operand=ShapedArray\(float32\[8@x,4\]\), indices="
-                               r"ShapedArray\(int32\[4@y,1\]\)"):
-                take(embed, ids)
-        out = embed.at[ids].get(out_sharding=P("x"))
-        assert str(jax.typeof(out)) == "float32[4@x,4]" and float(out.sum()) == 200.0
-        out = jax.jit(lambda e, i: e.at[i, 1:3].get(out_sharding=P("y", None)))(embed, ids)
-        assert str(jax.typeof(out)) == "float32[4@y,2]" and float(out.sum()) == 100.0
-        grad = jax.grad(lambda e: e.at[ids].get(out_sharding=P("x")).sum())(embed)
-        assert str(jax.typeof(grad)) == "float32[8@x,4]" and float(grad.sum()) == 16.0
-
-
 def check_slice_and_broadcast_cotangents_take_their_operands_split():
     with jax.set_mesh(_mesh()):
         v = jax.device_put(np.arange(16.), P("x"))

@@ -644,9 +644,8 @@ def gather_ur(operand, indices, **params):
 def gather(out, operand, indices, *, dimension_numbers, slice_sizes, **params):
     """JAX's gather rule: window dimensions keep the operand's split where the slice is
     full or the dimension unsplit; batch dimensions take the indices' split (operand and
-    indices batching dimensions must agree). Where that is ambiguous, or would need
-    collectives on the inputs, JAX's ShardingTypeError asks for `.at[].get(out_sharding=)`
-    (which runs the gather with the axes Auto)."""
+    indices batching dimensions must agree). Where that is ambiguous (JAX raises and
+    asks for out_sharding) the result is replicated; an out_sharding reshards it."""
     d = dimension_numbers
     op, ix = entries(operand), list(entries(indices))
     pairs = list(zip(d.operand_batching_dims, d.start_indices_batching_dims))
@@ -656,10 +655,7 @@ def gather(out, operand, indices, *, dimension_numbers, slice_sizes, **params):
         and all(e is None for j, e in enumerate(ix)
                 if j not in d.start_indices_batching_dims))
     if not unambiguous:
-        raise ShardingTypeError(
-            "Use `.at[...].get(out_sharding=)` to provide output PartitionSpec for the "
-            "gather indexing as out sharding could not be resolved unambiguously (or would "
-            f"require collectives on inputs). Got operand={operand!r}, indices={indices!r}")
+        return (None,) * len(out.shape)
     for i, j in pairs:
         ix[j] = ix[j] or op[i]
     window = iter(i for i in range(operand.ndim)

@@ -21,9 +21,8 @@ from pyjax._src.lax import indexing as li
 from pyjax._src.lax import reductions as red
 from pyjax._src.lax import slicing as sl
 from pyjax._src.lax import structural as st
-from pyjax._src.lax.sharding_constraint import apply_out_sharding, auto_axes
+from pyjax._src.lax.sharding_constraint import apply_out_sharding
 from pyjax._src.numpy import lax_numpy as lnp
-from pyjax._src.sharding import NamedSharding, get_abstract_mesh
 from pyjax._src.numpy import ufuncs
 from pyjax._src.numpy.util import check_arraylike, extended_dtype
 from pyjax._src.lax.indexing import (FILL_OR_DROP, PROMISE_IN_BOUNDS,
@@ -457,20 +456,6 @@ def getitem(x, idx):
     return _take(x, idx)
 
 
-def _index_arrays(idx):
-    """(idx's array entries, the function putting other arrays in their places): what a
-    function of the index arrays alone needs (slices, None and ints stay put)."""
-    entries = idx if type(idx) is tuple else (idx,)
-    where = [i for i, e in enumerate(entries) if isinstance(e, (Array, Tracer))]
-
-    def rebuild(arrays):
-        new = list(entries)
-        for i, a in zip(where, arrays):
-            new[i] = a
-        return tuple(new) if type(idx) is tuple else new[0]
-    return [entries[i] for i in where], rebuild
-
-
 def _take(x, idx, **options):
     split = _split_dynamic_slices(x, idx)
     if split is None:
@@ -648,25 +633,10 @@ class _IndexUpdateRef:
 
     def get(self, *, indices_are_sorted=False, unique_indices=False, mode=None,
             fill_value=None, out_sharding=None, wrap_negative_indices=True):
-        """x[idx], with an out-of-bounds `mode` and `fill_value` for mode="fill". With
-        `out_sharding`, the indexing runs with the mesh's Explicit axes made Auto (as in
-        JAX): a gather whose result split the operand's and the indices' splits leave
-        ambiguous then takes the one asked for."""
-        take = functools.partial(_take, mode=mode, fill_value=fill_value,
-                                 indices_are_sorted=indices_are_sorted,
-                                 unique_indices=unique_indices,
-                                 wrap_negative_indices=wrap_negative_indices)
-        if out_sharding is None:
-            return take(self.array, self.index)
-        arrays, rebuild = _index_arrays(self.index)
-        mesh = out_sharding.mesh if isinstance(out_sharding, NamedSharding) else \
-            get_abstract_mesh()
-        if mesh.explicit_axes:
-            out = auto_axes(lambda x, *arrays: take(x, rebuild(arrays)),
-                            axes=mesh.explicit_axes, out_sharding=out_sharding)(
-                                self.array, *arrays)
-        else:
-            out = take(self.array, self.index)
+        """x[idx], with an out-of-bounds `mode` and `fill_value` for mode="fill"."""
+        out = _take(self.array, self.index, mode=mode, fill_value=fill_value,
+                    indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+                    wrap_negative_indices=wrap_negative_indices)
         return apply_out_sharding(out, out_sharding, "x.at[].get")
 
     def _update(self, prim, values, indices_are_sorted, unique_indices, mode,
