@@ -169,6 +169,8 @@ CASES = [
          lambda: jnp.sum(x, axis=-3)),
     case("sum_repeated_axis", ValueError, "duplicate value in 'axis': \\(0, 0\\)",
          lambda: jnp.sum(x, axis=(0, 0))),
+    case("size_repeated_axis", ValueError, "repeated axis: \\(0, 0\\)",
+         lambda: jnp.size(x, (0, -2))),
     case("sum_float_axis", TypeError, "axis must be an integer, got 1.0",
          lambda: jnp.sum(x, axis=1.0)),
     case("sum_string_axis", TypeError, "axis must be an integer, got 'a'",

@@ -547,7 +547,13 @@ def size(a, axis=None):
         return a.size
     _warn_if_not_arraylike("size", a)
     dims = shape(a)
-    return math.prod(dims[i] for i in canonicalize_axes(axis, len(dims)))
+    if axis is None:
+        return math.prod(dims)
+    axes = tuple(canonicalize_axis(i, len(dims))
+                 for i in (axis if isinstance(axis, (tuple, list)) else (axis,)))
+    if len(set(axes)) != len(axes):   # JAX's words here (reductions say "duplicate value")
+        raise ValueError(f"repeated axis: {axes}")
+    return math.prod(dims[i] for i in axes)
 
 
 def _infer_reshape_size(shape, size, dims):
