@@ -104,9 +104,7 @@ def run_paired(args):
             cmd += ["--only", o]
         env = dict(os.environ, PYTHONPATH=ROOT if framework == "pyjax" else "")
         servers.append(paired.Server(cmd, env=env, cwd=ROOT))
-    print(f"pyjax and JAX alive at once, {paired.PAIRS} pairs of ~"
-          f"{paired.BATCH_SECONDS * 1e3:.0f} ms batches; "
-          f"{'CPU time' if args.cpu_time else 'wall time'}\n")
+    print(paired.describe(args.cpu_time) + "\n")
     print("| library program | step pyjax | step JAX | pyjax / JAX (quartiles) |")
     print("|---|---|---|---|")
     for row, mine, theirs, (q1, median, q3) in paired.compare(*servers):

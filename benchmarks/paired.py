@@ -16,6 +16,12 @@ BATCH_SECONDS = 0.05   # about how long one batch runs
 WARM_CALLS = 20        # calls before timing: compile, and reach the steady state
 
 
+def describe(cpu_time):
+    """The line saying how a paired table was measured."""
+    return (f"pyjax and JAX alive at once, {PAIRS} pairs of ~{BATCH_SECONDS * 1e3:.0f} ms "
+            f"batches; clock: {'CPU time' if cpu_time else 'wall time'}")
+
+
 def serve(calls, clock=time.perf_counter):
     """The framework process's side: warms each of `calls` ({label: callable}), prints
     their labels as one JSON list, then answers each "INDEX NUMBER" line on stdin with

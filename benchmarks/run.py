@@ -658,9 +658,7 @@ def run_paired(only, cpu_time):
     median of the pairs' ratios, with their quartiles."""
     if "jax" not in available_frameworks():
         raise SystemExit("--paired compares with JAX: install jax in this interpreter")
-    print(f"pyjax and JAX alive at once, {paired.PAIRS} pairs of ~"
-          f"{paired.BATCH_SECONDS * 1e3:.0f} ms batches; clock: "
-          f"{'CPU time' if cpu_time else 'wall time'}")
+    print(paired.describe(cpu_time))
     print(f"{'workload':28s} {'entry':8s} {'pyjax':>12s} {'jax':>12s}  "
           "ratio pyjax/jax (quartiles)")
     for title in PAIRED_CALLS:
