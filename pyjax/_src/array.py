@@ -148,8 +148,9 @@ class Array:
     def __format__(self, spec):
         if self._is_unreduced():
             return repr(self)
-        return format(self._value.item() if self.ndim == 0 else self._value, spec) \
-            if spec else str(self)
+        # as JAX (numpy#9883): a 0-d array formats as its NumPy scalar, so '{}' of a
+        # float32 shows the float's full repr, as Python floats do
+        return format(self._value if self.ndim else self._value[()], spec)
 
     def __len__(self):
         if not self.aval.shape:

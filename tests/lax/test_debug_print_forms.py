@@ -59,3 +59,16 @@ def test_values_that_are_not_arrays_are_printed_as_they_are(capsys):
     jax.effects_barrier()
     assert capsys.readouterr().out == ("arr [1. 2. 3.], dtype: float32, arr [1. 2. 3.] text\n"
                                        "0 lane\n1 lane\n")
+
+
+def test_print_formats_scalars_as_jax_does(capsys):
+    # JAX 0.10.2 (its debugging.md page): a float32 0-d value formats through its NumPy
+    # scalar, whose '{}' is the full float repr; arrays format as str() of the array
+    jax.jit(lambda x: jax.debug.print("y -> {y}", y=jnp.sin(x)))(2.)
+    jax.debug.print("{} {:.3f} {}", jnp.sin(2.), jnp.sin(2.), jnp.arange(3.) / 3)
+    jax.effects_barrier()
+    assert capsys.readouterr().out == (
+        "y -> 0.9092974066734314\n"
+        "0.9092974066734314 0.909 [0.         0.33333334 0.6666667 ]\n")
+    assert f"{jnp.float16(0.1)}|{jnp.int32(3):>3}|{jnp.bfloat16(1.5)}" == \
+        "0.0999755859375|  3|1.5"
