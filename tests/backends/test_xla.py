@@ -63,7 +63,8 @@ def test_import_pyjax_does_not_import_jaxlib_but_first_compile_does():
 
 GOLDEN_ELEMENTWISE = """\
 module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
-  func.func public @main(%arg0: tensor<3xf32>, %arg1: tensor<3xf32>) -> (tensor<3xf32>) {
+  func.func public @main(%arg0: tensor<3xf32>, %arg1: tensor<3xf32>) -> \
+(tensor<3xf32> {jax.result_info = "result"}) {
     %0 = "stablehlo.multiply"(%arg0, %arg1) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
     %1 = "stablehlo.sine"(%arg0) : (tensor<3xf32>) -> tensor<3xf32>
     %2 = "stablehlo.constant"() {value = dense<2.5> : tensor<f32>} : () -> tensor<f32>
@@ -79,7 +80,8 @@ module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 :
 # JAX 0.10.2's as_text() of the same program, less its {jax.result_info = "result"}
 JAX_AS_TEXT_ELEMENTWISE = """\
 module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
-  func.func public @main(%arg0: tensor<3xf32>, %arg1: tensor<3xf32>) -> tensor<3xf32> {
+  func.func public @main(%arg0: tensor<3xf32>, %arg1: tensor<3xf32>) -> \
+(tensor<3xf32> {jax.result_info = "result"}) {
     %0 = stablehlo.multiply %arg0, %arg1 : tensor<3xf32>
     %1 = stablehlo.sine %arg0 : tensor<3xf32>
     %cst = stablehlo.constant dense<2.500000e+00> : tensor<f32>
@@ -93,7 +95,7 @@ module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 :
 
 GOLDEN_REDUCE = """\
 module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
-  func.func public @main(%arg0: tensor<2x3xf32>) -> (tensor<2xf32>) {
+  func.func public @main(%arg0: tensor<2x3xf32>) -> (tensor<2xf32> {jax.result_info = "result"}) {
     %0 = "stablehlo.constant"() {value = dense<0.0> : tensor<f32>} : () -> tensor<f32>
     %1 = "stablehlo.reduce"(%arg0, %0) ({
     ^bb0(%2: tensor<f32>, %3: tensor<f32>):
@@ -108,7 +110,7 @@ module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 :
 GOLDEN_DOT_SELECT = """\
 module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
   func.func public @main(%arg0: tensor<2x3xf32>, %arg1: tensor<3x4xf32>) -> \
-(tensor<2x4xf32>) {
+(tensor<2x4xf32> {jax.result_info = "result"}) {
     %0 = "stablehlo.dot_general"(%arg0, %arg1) {dot_dimension_numbers = \
 #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : \
 (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
@@ -126,7 +128,7 @@ tensor<2x4xf32>) -> tensor<2x4xf32>
 GOLDEN_CALL_AND_DONATION = """\
 module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
   func.func public @main(%arg0: tensor<3xi32> {tf.aliasing_output = 0 : i32}) -> \
-(tensor<3xi32>) {
+(tensor<3xi32> {jax.result_info = "result"}) {
     %0 = func.call @g(%arg0) : (tensor<3xi32>) -> (tensor<3xi32>)
     %1 = func.call @g(%0) : (tensor<3xi32>) -> (tensor<3xi32>)
     return %1 : tensor<3xi32>
@@ -897,3 +899,23 @@ def test_cpu_async_dispatch_option_reaches_the_cpu_client():
         print(float(jax.jit(lambda x: (x @ x).sum())(jnp.ones((30, 30)))), seen)
     """, JAX_CPU_ENABLE_ASYNC_DISPATCH="false")
     assert out.split() == ["27000.0", "[False]"]
+
+
+def test_lowered_text_names_each_result_by_its_path_as_jax():
+    # recorded from JAX 0.10.2's jit(f).lower(...).as_text()
+    import collections
+    pair = collections.namedtuple("pair", "u v")
+
+    def main_line(f, *args):
+        text = jax.jit(f).lower(*args).as_text()
+        return next(line.strip() for line in text.splitlines() if "@main" in line)
+    assert main_line(lambda x, y: 2 * x + y, 3, 4) == (
+        '%s(%%arg0: tensor<i32>, %%arg1: tensor<i32>) -> (tensor<i32> {jax.result_info = '
+        '"result"}) {' % "func.func public @main")
+    assert main_line(lambda x: {"a": x, "b": [x, pair(x, 1)]}, 1.).endswith(
+        '-> (tensor<f32> {jax.result_info = "result[\'a\']"}, '
+        'tensor<f32> {jax.result_info = "result[\'b\'][0]"}, '
+        'tensor<f32> {jax.result_info = "result[\'b\'][1].u"}, '
+        'tensor<i32> {jax.result_info = "result[\'b\'][1].v"}) {')
+    assert main_line(lambda x: {'a"b': x}, 1.).endswith(
+        '-> (tensor<f32> {jax.result_info = "result[\'a\\22b\']"}) {')

@@ -191,7 +191,8 @@ def check_lowered_text_carries_shardy_shardings():
     close(out, np.arange(1, 9, dtype=np.float32))
     flat = NamedSharding(mesh, P(("x", "y")))
     text = jax.jit(lambda p: p + 1, out_shardings=flat).lower(np.ones(8, np.float32)).as_text()
-    assert '-> (tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x", "y"}]>})' in text
+    assert ('-> (tensor<8xf32> {jax.result_info = "result", '
+            'sdy.sharding = #sdy.sharding<@mesh, [{"x", "y"}]>})') in text
 
 
 def check_with_sharding_constraint():

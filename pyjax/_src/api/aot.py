@@ -57,6 +57,14 @@ def args_info(in_tree, in_avals, donated):
                                               for a, d in zip(in_avals, donated)])
 
 
+def result_names(out_tree):
+    """'result' followed by each output leaf's key path ("result", "result[0]",
+    "result['a'].u"): the names JAX gives a lowered computation's results."""
+    example = tree_util.tree_unflatten(out_tree, [0] * out_tree.num_leaves)
+    return [f"result{tree_util.keystr(path)}"
+            for path, _ in tree_util.tree_flatten_with_path(example)[0]]
+
+
 class Lowered:
     """A traced and lowered computation for one set of argument types."""
 
@@ -72,10 +80,13 @@ class Lowered:
     def module(self):
         if self._module is None:
             plan = self._plan
-            self._module = stablehlo.lower_module(self._closed, self._name, self._donated) \
+            names = result_names(self.out_tree)
+            self._module = stablehlo.lower_module(
+                self._closed, self._name, self._donated, result_names=names) \
                 if plan is None else stablehlo.lower_module(
                     self._closed, self._name, self._donated, mesh=plan.mesh,
-                    in_shardings=plan.in_shardings, out_shardings=plan.out_shardings)
+                    in_shardings=plan.in_shardings, out_shardings=plan.out_shardings,
+                    result_names=names)
         return self._module
 
     def as_text(self, dialect=None, *, debug_info=False):

@@ -825,12 +825,14 @@ def _left_open(sharding):
 
 
 def lower_module(closed, name="main", donated_invars=(), num_replicas=1, axis_env=(),
-                 mesh=None, in_shardings=(), out_shardings=()):
+                 mesh=None, in_shardings=(), out_shardings=(), result_names=()):
     """Prints `closed` as a module whose @main takes (constants..., arguments...).
     `axis_env` names the axes the replicas form (pmap: ((axis_name, num_replicas),)).
     With a `mesh`, the module is partitioned over its devices by XLA's SPMD partitioner
     (Shardy): `in_shardings`/`out_shardings` (a NamedSharding or None per argument and
-    result; None leaves the choice to the partitioner) become sdy.sharding attributes."""
+    result; None leaves the choice to the partitioner) become sdy.sharding attributes.
+    `result_names` (one per result, e.g. "result['a']") become jax.result_info
+    attributes, as JAX prints them in jit(f).lower(...).as_text()."""
     jaxpr = closed.jaxpr
     prefix = "pmap" if axis_env else "jit"
     module = ModuleContext(sanitize_symbol(f"{prefix}_{name}"), num_replicas, axis_env,
@@ -848,7 +850,8 @@ def lower_module(closed, name="main", donated_invars=(), num_replicas=1, axis_en
                  for i, k in donation.aliases.items()}
     for i in donation.donors:
         arg_attrs[nconsts + i] = ["jax.buffer_donor = true"]
-    result_attrs = {}
+    result_attrs = {i: [f"jax.result_info = {_quote(n)}"]
+                    for i, n in enumerate(result_names)}
 
     def attribute(sharding, ndim):   # a sharding over another mesh names its own, as JAX
         name = module.mesh_name(sharding.mesh, f"sharding {sharding}")
@@ -859,10 +862,10 @@ def lower_module(closed, name="main", donated_invars=(), num_replicas=1, axis_en
             arg_attrs.setdefault(nconsts + i, []).append(attribute(s, in_avals[i].ndim))
     for i, s in enumerate(out_shardings):
         if not _left_open(s):
-            result_attrs[i] = attribute(s, out_avals[i].ndim)
+            result_attrs.setdefault(i, []).append(attribute(s, out_avals[i].ndim))
     _lower_function(module, "main", jaxpr, (), "public", const_args=True,
                     arg_attrs={i: ", ".join(a) for i, a in arg_attrs.items()},
-                    result_attrs=result_attrs)
+                    result_attrs={i: ", ".join(a) for i, a in result_attrs.items()})
     partitions = mesh.size if mesh is not None else 1
     head = (f"module @{module.name} attributes {{mhlo.num_partitions = {partitions} : i32, "
             f"mhlo.num_replicas = {num_replicas} : i32}} {{")
