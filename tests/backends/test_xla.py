@@ -361,6 +361,9 @@ def test_closed_jaxpr_forwards_its_variables():
     assert closed.invars == closed.jaxpr.invars and closed.constvars == []
     assert closed.outvars == closed.jaxpr.outvars
     assert float(jax.core.eval_jaxpr(closed, (), 1.0, 2.0)[0]) == 3.0   # as in JAX
+    table = np.arange(3.0)
+    closed = jax.make_jaxpr(lambda x: x + table)(1.0)
+    assert closed.literals is closed.consts and closed.literals[0].tolist() == [0., 1., 2.]
 
 
 def test_static_arguments_are_left_out_of_compiled_calls():

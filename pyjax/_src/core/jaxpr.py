@@ -121,6 +121,8 @@ class ClosedJaxpr:
     invars = property(lambda self: self.jaxpr.invars)
     outvars = property(lambda self: self.jaxpr.outvars)
     debug_info = property(lambda self: self.jaxpr.debug_info)
+    # JAX's older name for consts, still used by its "Writing custom interpreters" page
+    literals = property(lambda self: self.consts)
 
     def __str__(self):
         return pp_jaxpr(self.jaxpr)
