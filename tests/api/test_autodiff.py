@@ -432,6 +432,14 @@ def test_custom_jvp_defjvps_and_nondiff_argnums():
     close(jax.grad(f)(2., 3.), 30.)
     close(jax.grad(f, argnums=1)(2., 3.), 0.)
 
+    # two contributions are summed (JAX's Custom_derivative_rules notebook; values
+    # recorded from JAX 0.10.2)
+    g = jax.custom_jvp(lambda x, y: jnp.sin(x) * y)
+    g.defjvps(lambda x_dot, ans, x, y: jnp.cos(x) * x_dot * y,
+              lambda y_dot, ans, x, y: jnp.sin(x) * y_dot)
+    close(jax.jvp(g, (2., 3.), (1., 2.))[1], 0.5701543)
+    close(jax.grad(g, (0, 1))(2., 3.), (-1.2484405, 0.9092974))
+
     from functools import partial
 
     @partial(jax.custom_jvp, nondiff_argnums=(0,))

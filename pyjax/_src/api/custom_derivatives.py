@@ -370,7 +370,7 @@ class custom_jvp(_CustomRuleFunction):
 def _sum_tangents(*ts):
     total = ts[0]
     for t in ts[1:]:
-        total = ew.add_any(total, t)
+        total = ew.add_any_p.bind(total, t)
     return total
 
 
