@@ -178,11 +178,7 @@ class Array:
     __hash__ = None   # type: ignore[assignment]
 
     def __setitem__(self, index, value):
-        raise TypeError(
-            "'<class 'pyjax.Array'>' object does not support item assignment. JAX arrays "
-            "are immutable. Instead of ``x[idx] = y``, use ``x = x.at[idx].set(y)`` "
-            "or another .at[] method: "
-            "https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html")
+        raise TypeError(errors.IMMUTABLE_ARRAY_MESSAGE)
 
     def __iter__(self):
         if not self.aval.shape:

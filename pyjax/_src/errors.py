@@ -124,3 +124,10 @@ class JaxRuntimeError(RuntimeError):
 
 class InvalidDonatedBufferError(RuntimeError):
     """An array was used after it was donated to a jitted function."""
+
+
+# x[idx] = y on an Array or a tracer, in JAX 0.10.2's words
+IMMUTABLE_ARRAY_MESSAGE = (
+    "JAX arrays are immutable and do not support in-place item assignment. Instead of "
+    "x[idx] = y, use x = x.at[idx].set(y) or another .at[] method: "
+    "https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html")

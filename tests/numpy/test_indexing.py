@@ -329,8 +329,11 @@ def test_index_errors():
         x[::0]
     with pytest.raises(ValueError, match="Incompatible shapes for broadcasting"):
         x.at[0].set(jnp.ones(7))
-    with pytest.raises(TypeError, match="does not support item assignment"):
+    with pytest.raises(TypeError, match=r"^JAX arrays are immutable and do not support "
+                       r"in-place item assignment. Instead of x\[idx\] = y, use"):
         x[0] = 1.0
+    with pytest.raises(TypeError, match="do not support in-place item assignment"):
+        pyjax.jit(lambda x: x.__setitem__(0, 1.0))(x)
 
 
 def test_lax_gather_scatter_shape_errors_are_clear():

@@ -499,9 +499,7 @@ class Tracer:
     __hash__ = None   # type: ignore[assignment]
 
     def __setitem__(self, index, value):
-        raise TypeError(
-            f"'{type(self).__name__}' object does not support item assignment. JAX arrays "
-            "are immutable. Instead of ``x[idx] = y``, use ``x = x.at[idx].set(y)``.")
+        raise TypeError(errors.IMMUTABLE_ARRAY_MESSAGE)
 
     def __iter__(self):
         if not self.aval.shape:
