@@ -47,7 +47,7 @@ def test_table_has_types_sources_and_nested_jaxprs(capsys):
         ["1", "c: f32[2,4]", "dot_general[preferred_element_type=float32] a b", layer],
         ["2", "d: f32[2,4]", "tanh c", layer],
         ["3", "e: ~i32[], f: f32[2,4]",
-         "scan[length=3 linear=(False, False) num_carry=2 num_const...",
+         "scan[length=3 num_carry=2 num_consts=0 reverse=False unro...",
          here.format(loop, "_model", fori)],
         ["g: ~i32[], h: f32[2,4]", "inputs of scan jaxpr 3.* (returns i j)"],
         ["3.1", "i: ~i32[]", "add g 1:i32[]", here.format(loop, "_model", fori)],

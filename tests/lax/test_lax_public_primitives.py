@@ -127,7 +127,8 @@ def test_select_and_scatter_matches_jax():
         assert run(h, jnp.array([1.0, 3, 2]), jnp.arange(1.0, 6)).tolist() == [99, 91, 95]
     assert jax.vmap(f)(jnp.stack([x, x + 1]), jnp.stack([s, s])).tolist() == [expected_f] * 2
     text = str(jax.make_jaxpr(f)(x, s))
-    assert "select_and_scatter[" in text and "ge d e" in text and "add g h" in text
+    # JAX 0.10.2 prints the params sorted: scatter_jaxpr (named first) before select_jaxpr
+    assert "select_and_scatter[" in text and "add d e" in text and "ge g h" in text
 
 
 def test_device_put_is_recorded_under_jit_and_transformations():

@@ -110,8 +110,8 @@ def test_jaxpr_and_stablehlo():
     assert eqn.primitive is lax.rng_bit_generator_p
     assert eqn.params == {"shape": (2, 3), "dtype": np.dtype(np.uint8),
                           "algorithm": RNG.RNG_THREE_FRY}
-    assert "rng_bit_generator[\n      shape=(2, 3)\n      dtype=uint8\n      " \
-        "algorithm=RNG_THREE_FRY\n    ] a" in str(jax.make_jaxpr(f)(key))   # JAX's layout
+    assert "rng_bit_generator[\n      algorithm=RNG_THREE_FRY\n      dtype=uint8\n      " \
+        "shape=(2, 3)\n    ] a" in str(jax.make_jaxpr(f)(key))   # JAX's layout: sorted
     text = jax.jit(f).lower(key).as_text()
     assert "stablehlo.rng_bit_generator %1, algorithm = THREE_FRY : (tensor<2xui64>) -> " \
         "(tensor<2xui64>, tensor<2x3xui8>)" in text   # as JAX prints it

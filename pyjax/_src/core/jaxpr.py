@@ -448,7 +448,7 @@ def _binder(v, namer):
     return f"{namer(v)}:{v.aval.str_short(True)}"
 
 
-_WIDTH = 80   # JAX's line width: shorter equations and one-equation jaxprs stay on one line
+_WIDTH = 80   # JAX's line width: shorter equations, and jaxprs of such, stay on one line
 
 
 class OwnNames:
@@ -464,13 +464,14 @@ def _is_jaxpr_param(value):
             isinstance(x, (Jaxpr, ClosedJaxpr)) for x in value))
 
 
-def _param_str(value, namer, indent):
-    """A parameter's value; `indent` is that of the line it starts on."""
+def _param_str(value, namer, indent, column=None):
+    """A parameter's value; `indent` is that of the line it starts on, `column` where on
+    that line it starts (by default at the indent)."""
     if isinstance(value, OwnNames):
-        return _param_str(value.jaxpr, _Namer(), indent)
+        return _param_str(value.jaxpr, _Namer(), indent, column)
     if isinstance(value, (Jaxpr, ClosedJaxpr)):
         inner = value.jaxpr if isinstance(value, ClosedJaxpr) else value
-        return _print_jaxpr(inner, namer, indent)
+        return _print_jaxpr(inner, namer, indent, column=column)
     if _is_jaxpr_param(value):
         inner = indent + "  "
         parts = [inner + _param_str(x, namer, inner) for x in value]
@@ -482,15 +483,19 @@ def _param_str(value, namer, indent):
     return str(value)
 
 
-def _print_eqn(eqn, namer, indent):
+def _print_eqn(eqn, namer, indent, used=None):
     """`lhs = prim[params] args` on one line, or, where that is too long or a parameter
-    is a jaxpr, with one parameter a line, as JAX prints it."""
-    lhs = " ".join(_binder(v, namer) for v in eqn.outvars)   # named before inner jaxprs
+    is a jaxpr, with one parameter a line, as JAX prints it. Outputs not in `used` print
+    as `_`, as JAX drops the variables of outputs nothing reads when it traces."""
+    lhs = " ".join(_binder(v, namer) if used is None or v in used
+                   else f"_:{v.aval.str_short(True)}"
+                   for v in eqn.outvars)   # named before inner jaxprs
     lhs = f"{lhs} = " if lhs else ""   # effect-only equations bind nothing
     rhs = " ".join(namer(v) for v in eqn.invars)
     head = f"{indent}{lhs}{eqn.primitive.name}"
     shown = eqn.primitive.shown_params
-    params = eqn.params if shown is None else shown(eqn.params)
+    # JAX prints params sorted by name, but where a primitive's own rule orders them
+    params = dict(sorted(eqn.params.items())) if shown is None else shown(eqn.params)
     if not params:
         return f"{head} {rhs}".rstrip()
     if not any(map(_is_jaxpr_param, params.values())):
@@ -498,17 +503,21 @@ def _print_eqn(eqn, namer, indent):
         if len(head) + len(items) + 2 <= _WIDTH:
             return f"{head}[{items}] {rhs}".rstrip()
     inner = indent + "  "
-    lines = [f"{inner}{k}={_param_str(v, namer, inner)}" for k, v in params.items()]
+    lines = [f"{inner}{k}={_param_str(v, namer, inner, len(inner) + len(k) + 1)}"
+             for k, v in params.items()]
     return "\n".join([head + "["] + lines + [f"{indent}] {rhs}".rstrip()])
 
 
-def _print_jaxpr(jaxpr, namer, indent, eqn_range=None):
-    """`indent` is that of the line the jaxpr starts on: equations go 4 deeper. With
-    `eqn_range` (lo, hi), only those equations, `...` standing for the others."""
+def _print_jaxpr(jaxpr, namer, indent, eqn_range=None, column=None):
+    """`indent` is that of the line the jaxpr starts on: equations go 4 deeper; `column`
+    where on that line it starts (a jaxpr fitting the line from there is printed on it).
+    With `eqn_range` (lo, hi), only those equations, `...` standing for the others."""
     consts = " ".join(_binder(v, namer) for v in jaxpr.constvars)
     ins = " ".join(_binder(v, namer) for v in jaxpr.invars)
     head = f"{{ lambda {consts}; {ins}. let" if consts else f"{{ lambda ; {ins}. let"
-    eqns = [_print_eqn(eqn, namer, indent + "    ") for eqn in jaxpr.eqns]
+    used = {v for eqn in jaxpr.eqns for v in eqn.invars if type(v) is not Literal}
+    used.update(jaxpr.outvars)
+    eqns = [_print_eqn(eqn, namer, indent + "    ", used) for eqn in jaxpr.eqns]
     if eqn_range is not None:
         lo = max(eqn_range[0], 0)
         hi = max(lo, min(eqn_range[1], len(eqns)))
@@ -518,9 +527,9 @@ def _print_jaxpr(jaxpr, namer, indent, eqn_range=None):
     tail = f"in ({outs},) }}" if len(jaxpr.outvars) == 1 else f"in ({outs}) }}"
     if not eqns:
         return f"{head}  {tail}"
-    if len(eqns) == 1 and "\n" not in eqns[0]:
-        one_line = f"{head} {eqns[0].strip()} {tail}"
-        if len(indent) + len(one_line) <= _WIDTH:
+    if not any("\n" in eqn for eqn in eqns):   # JAX joins short ones with "; "
+        one_line = f"{head} {'; '.join(eqn.strip() for eqn in eqns)} {tail}"
+        if (len(indent) if column is None else column) + len(one_line) <= _WIDTH:
             return one_line
     return "\n".join([head] + eqns + [f"{indent}  {tail}"])
 

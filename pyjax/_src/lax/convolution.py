@@ -522,7 +522,6 @@ def _conv_samples():
 conv_general_dilated_p = define_primitive(
     "conv_general_dilated", impl=_conv_impl, abstract_eval=sharding_rules.typed(
         _conv_abstract_eval, sharding_rules.conv_general_dilated),
-    shown_params=sharding_rules.hide_unset("out_sharding"),
     jvp=defjvp(lambda g, lhs, rhs, **p: conv_general_dilated_p.bind(g, rhs, **p),
                lambda g, lhs, rhs, **p: conv_general_dilated_p.bind(lhs, g, **p)),
     transpose=_conv_transpose, batch=_conv_batch, lower=_conv_lower,

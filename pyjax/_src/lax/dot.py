@@ -300,6 +300,16 @@ def _dot_general_lower(ctx, lhs, rhs, dimension_numbers, precision=None,
     return ctx.convert(result, out.dtype)
 
 
+def _dot_general_shown(params):
+    """As JAX prints it: no params that are None, the out_sharding left to the binder's
+    type, the dimension numbers as lists (shorter)."""
+    (lhs_contract, rhs_contract), (lhs_batch, rhs_batch) = params["dimension_numbers"]
+    shown = {k: v for k, v in sorted(params.items()) if v is not None and k != "out_sharding"}
+    shown["dimension_numbers"] = ((list(lhs_contract), list(rhs_contract)),
+                                  (list(lhs_batch), list(rhs_batch)))
+    return shown
+
+
 dot_general_p = define_primitive(
     "dot_general", impl=_dot_general_impl, abstract_eval=sharding_rules.typed(
         _dot_general_abstract_eval, sharding_rules.dot_general,
@@ -308,7 +318,7 @@ dot_general_p = define_primitive(
     jvp=defjvp(lambda g, x, y, **p: dot_general_p.bind(g, y, **p),
                lambda g, x, y, **p: dot_general_p.bind(x, g, **p)),
     transpose=_dot_general_transpose, samples=lambda: _dot_samples(),
-    shown_params=sharding_rules.hide_unset("out_sharding"))
+    shown_params=_dot_general_shown)
 
 
 def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None,

@@ -41,7 +41,7 @@ def _check_axes(name, x, axes):
 
 
 def _reduction(name, np_fn, accepted, *, jvp, transpose=None, identity_hlo, check=None,
-               ur_rule=None, batch=batching.reduction_rule):
+               ur_rule=None, batch=batching.reduction_rule, shown_params=None):
     """`check(x, axes)` refuses operands (given avals when tracing, arrays when eager:
     eager abstract evaluations are memoised, so a check reading config runs in impl too).
     `ur_rule` types unreduced/reduced results (by default: reduced operands only). A
@@ -74,8 +74,7 @@ def _reduction(name, np_fn, accepted, *, jvp, transpose=None, identity_hlo, chec
                             transpose=transpose, batch=batch,
                             lower=lambda ctx, x, axes, out_sharding=None:
                                 lower_reduce(ctx, x, axes),
-                            samples=samples,
-                            shown_params=sharding_rules.hide_unset("out_sharding"))
+                            samples=samples, shown_params=shown_params)
 
 
 def _reduce_sum_transpose(ct, x, axes, out_sharding=None):
@@ -252,7 +251,8 @@ def _check_f16_sum(x, axes):
 reduce_sum_p = _reduction("reduce_sum", _xla_order_sum, NUMBER, jvp=linear_jvp,
                           transpose=_reduce_sum_transpose, identity_hlo="stablehlo.add",
                           check=_check_f16_sum, ur_rule=sharding_rules.reduce_sum_ur,
-                          batch=_reduce_sum_batch)
+                          batch=_reduce_sum_batch,
+                          shown_params=sharding_rules.shown_unset("out_sharding"))
 
 
 def _extreme(np_fn, op_name):

@@ -346,10 +346,10 @@ def with_entries(sharding, parts, unreduced=frozenset()):
         sharding.mesh, sharding_mod.PartitionSpec(*parts, unreduced=unreduced))
 
 
-def hide_unset(*names):
-    """A shown_params rule: the jaxpr printer leaves out these params while None."""
-    return lambda params: {k: v for k, v in params.items()
-                           if not (k in names and v is None)}
+def shown_unset(name):
+    """A shown_params rule for a primitive bound without its sharding param `name` while
+    it is None: the printer shows `name=None`, as JAX, which always binds it, prints it."""
+    return lambda params: dict(sorted({name: None, **params}.items()))
 
 
 def entries(aval):

@@ -101,13 +101,20 @@ def _broadcast_in_dim_batch(args, dims, shape, broadcast_dimensions, sharding=No
                                    sharding=sharding), at
 
 
+def _broadcast_in_dim_shown(params):
+    """As JAX prints it: the shape and sharding are the binder's type, and no
+    broadcast_dimensions while there are none."""
+    return {k: v for k, v in sorted(params.items()) if k not in ("shape", "sharding")
+            and not (k == "broadcast_dimensions" and not v)}
+
+
 broadcast_in_dim_p = define_primitive(
     "broadcast_in_dim", impl=_broadcast_in_dim_impl,
     abstract_eval=sharding_rules.typed(
         _broadcast_in_dim_abstract_eval, sharding_rules.broadcast_in_dim,
         sharding_rules.operand_ur), jvp=linear_jvp,
     transpose=_broadcast_in_dim_transpose, batch=_broadcast_in_dim_batch,
-    shown_params=sharding_rules.hide_unset("sharding"),
+    shown_params=_broadcast_in_dim_shown,
     lower=lambda ctx, x, shape, broadcast_dimensions, sharding=None: ctx.op(
         "stablehlo.broadcast_in_dim", [x], ctx.avals_out[0],
         {"broadcast_dimensions": hlo.i64_array(broadcast_dimensions)}),
@@ -207,7 +214,7 @@ reshape_p = define_primitive(
         _reshape_abstract_eval, sharding_rules.reshape,
         sharding_rules.reshape_ur), jvp=linear_jvp,
     transpose=_reshape_transpose, batch=_reshape_batch, lower=_reshape_lower,
-    shown_params=sharding_rules.hide_unset("sharding"),
+    shown_params=sharding_rules.shown_unset("sharding"),
     samples=lambda: [b.Sample([b.random_values((2, 3), np.float32)], {"new_sizes": (3, 2)}),
              b.Sample([b.random_values((2, 3), np.float32)], {"new_sizes": (6,),
                                                               "dimensions": (1, 0)})])

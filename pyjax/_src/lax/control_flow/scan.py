@@ -345,8 +345,15 @@ def _scan_samples():
     return [Sample(args, params), Sample(args, dict(params, reverse=True, unroll=3))]
 
 
+def _scan_shown(params):
+    """As JAX prints a scan: `linear` (pyjax's mark of the operands its transpose may
+    treat as linear) is not one of JAX 0.10.2's scan params."""
+    return {k: v for k, v in sorted(params.items()) if k != "linear"}
+
+
 scan_p = define_primitive(
     "scan", multiple_results=True, impl=_scan_impl, eager=_scan_eager,
+    shown_params=_scan_shown,
     abstract_eval=_scan_abstract_eval,
     samples=lambda: _scan_samples(),
     jvp=_scan_jvp, transpose=_scan_transpose, batch=_scan_batch, lower=_scan_lower,
