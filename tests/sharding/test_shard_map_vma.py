@@ -158,6 +158,22 @@ def check_nested_smap_types():
     assert seen == [{"x", "y"}, {"x"}], seen
 
 
+
+def check_pmean_gradient_counts_each_member_once():
+    # JAX's shard_map page, data parallelism: the gradient of a pmean'ed loss over
+    # replicated weights equals the unsharded loss's (pmean's sum is psum_invariant,
+    # whose transpose does not sum again). Values recorded from JAX 0.10.2.
+    mesh = jax.make_mesh((4,), ("i",), axis_types=(AxisType.Explicit,))
+    with jax.set_mesh(mesh):
+        x = jax.device_put(np.arange(8.0, dtype=np.float32),
+                           jax.sharding.NamedSharding(mesh, P("i")))
+        w = np.float32(2.0)
+        loss = jax.shard_map(lambda w, x: lax.pmean(x.sum() * w, "i"),
+                             in_specs=(P(), P("i")), out_specs=P())
+        close(jax.grad(loss)(w, x), 7.0)
+        close(jax.jit(jax.grad(loss))(w, x), 7.0)
+        close(jax.grad(loss, 1)(w, x), np.full(8, 0.5))
+
 CHECKS = [name for name in dict(globals()) if name.startswith("check_")]
 
 

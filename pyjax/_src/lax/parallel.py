@@ -229,7 +229,9 @@ def pmean(x, axis_name, *, axis_index_groups=None):
     """The mean of x (a pytree) over the members of the named axis (or axes); integer
     inputs give floats, as x / n does in jnp."""
     n = psum(1, axis_name, axis_index_groups=axis_index_groups)
-    summed = _reduce_leaves(psum_p, x, axis_name, axis_index_groups)
+    # psum, not psum_p: in a check_vma body the sum must be psum_invariant, whose
+    # transpose does not sum the cotangent again (psum_p's would: N times the gradient)
+    summed = psum(x, axis_name, axis_index_groups=axis_index_groups)
 
     def mean(v):
         dtype = get_aval(v).dtype
