@@ -142,6 +142,15 @@ def test_holomorphic_grad():
     close(jax.grad(lambda z: z ** 2, holomorphic=True)(1. + 1j), 2. + 2j)
 
 
+def test_real_and_imag_transpose_with_jax_signed_zeros():
+    # JAX builds imag's cotangent as complex(0, -ct): a real part of +0.0, not -0.0
+    z = jnp.complex64(3. + 4j)
+    g = np.asarray(jax.grad(jnp.imag)(z))
+    assert g == -1j and not np.signbit(g.real)
+    g = np.asarray(jax.grad(lambda z: jnp.real(z) ** 2 + jnp.imag(z) ** 2)(z))
+    assert g == 6. - 8j
+
+
 # --- jvp, linearize, vjp -------------------------------------------------------------------
 
 def test_jvp_and_its_errors():

@@ -600,11 +600,11 @@ polygamma_p = binary_op("polygamma",
 
 real_p = unary_op("real", np.real, ("complex",), hlo="stablehlo.real", jvp=linear_jvp,
                   result_dtype=dtypes.real_dtype,
-                  transpose=_unary_linear_transpose(lambda ct: complex(ct, _zeros_like(ct))))
+                  transpose=_unary_linear_transpose(lambda ct: complex(ct, _strong_zeros(ct))))
 imag_p = unary_op("imag", np.imag, ("complex",), hlo="stablehlo.imag", jvp=linear_jvp,
                   result_dtype=dtypes.real_dtype,
                   transpose=_unary_linear_transpose(
-                      lambda ct: neg(complex(_zeros_like(ct), ct))))
+                      lambda ct: complex(_strong_zeros(ct), neg(ct))))
 
 
 def _check_conj(x, input_dtype):
@@ -1159,6 +1159,12 @@ def _broadcast_scalar(c, shape):
 
 def _zeros_like(x):
     return _full_like(x, 0)
+
+
+def _strong_zeros(x):
+    """Zeros in x's shape and dtype, never weakly typed: real's and imag's transposes
+    build their complex cotangent with them, as JAX does (so it is not weak)."""
+    return _broadcast_scalar(_const(x, 0), get_aval(x).shape)
 
 
 def _broadcast_like(g, x):
