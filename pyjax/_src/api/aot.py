@@ -78,6 +78,18 @@ class Lowered:
                     in_shardings=plan.in_shardings, out_shardings=plan.out_shardings)
         return self._module
 
+    def standalone_module(self):
+        """The module with its constants printed inside, @main taking the arguments only
+        (what jax.export serializes)."""
+        plan = self._plan
+        if plan is None:
+            return stablehlo.lower_module(self._closed, self._name, self._donated,
+                                          const_args=False)
+        return stablehlo.lower_module(
+            self._closed, self._name, self._donated, mesh=plan.mesh,
+            in_shardings=plan.in_shardings, out_shardings=plan.out_shardings,
+            const_args=False)
+
     def as_text(self, dialect=None, *, debug_info=False):
         """The StableHLO module pyjax prints for this computation (MLIR text), or with
         dialect="hlo" XLA's HLO text of it (before XLA's optimizations)."""

@@ -1,0 +1,96 @@
+"""jax.export: exporting a jitted function, serializing it in pyjax's format and calling
+it back eagerly, under jit and under grad; values and messages recorded from JAX 0.10.2."""
+import collections
+
+import numpy as np
+import pytest
+
+import pyjax as jax
+import pyjax.numpy as jnp
+from pyjax import export
+from harness import assert_named_error
+
+X = np.arange(4, dtype=np.float32)
+SIN2 = [0.0, 1.6829419136047363, 1.8185948133468628, 0.28224000334739685]
+GRAD = [2.0, 1.0806045532226562, -0.832293689250946, -1.979984998703003]
+
+
+def _exported(vjp_order=0):
+    exp = export.export(jax.jit(lambda x: jnp.sin(x) * 2.))(X)
+    return export.deserialize(exp.serialize(vjp_order=vjp_order))
+
+
+def test_public_names_are_jax_s():
+    assert {n for n in dir(export) if not n.startswith("_")} == {
+        "DisabledSafetyCheck", "Exported", "default_export_platform", "deserialize",
+        "export", "maximum_supported_calling_convention_version",
+        "minimum_supported_calling_convention_version", "register_namedtuple_serialization",
+        "register_pytree_node_serialization"}
+
+
+def test_fields_as_jax():
+    exp = export.export(jax.jit(lambda x: jnp.sin(x) * 2.))(
+        jax.ShapeDtypeStruct((4,), np.float32))
+    assert exp.fun_name == "<lambda>"
+    assert repr(exp.in_avals) == "(ShapedArray(float32[4]),)"
+    assert exp.platforms == ("cpu",) == (export.default_export_platform(),)
+    assert (exp.nr_devices, exp.calling_convention_version) == (1, 10)
+    assert exp.in_tree == jax.tree.structure(((1,), {}))
+    assert "stablehlo.sine" in exp.mlir_module()
+
+
+def test_call_after_round_trip_eagerly_and_under_jit():
+    exp = _exported()
+    np.testing.assert_allclose(exp.call(X), SIN2, rtol=1e-6)
+    twice = jax.jit(lambda x: exp.call(x) + exp.call(x))(X)
+    np.testing.assert_allclose(twice, 2 * np.array(SIN2), rtol=1e-6)
+
+
+def test_grad_through_the_serialized_vjp():
+    exp = _exported(vjp_order=1)
+    np.testing.assert_allclose(jax.grad(lambda x: exp.call(x).sum())(X), GRAD, rtol=1e-6)
+
+
+def test_pytrees_round_trip():
+    T = collections.namedtuple("T", ("a", "b"))
+    export.register_namedtuple_serialization(T, serialized_name="tests.export.T")
+    exp = export.export(jax.jit(lambda t, *, d: T(t.b, d["k"])))(T(X, X), d={"k": X})
+    back = export.deserialize(exp.serialize())
+    assert (back.in_tree, back.out_tree) == (exp.in_tree, exp.out_tree)
+    res = back.call(T(X, 2 * X), d={"k": X})
+    assert type(res) is T
+    np.testing.assert_array_equal(res.a, 2 * X)
+
+
+def test_closed_over_constant_is_inside_the_module():
+    const = np.linspace(0., 1., 4, dtype=np.float32)
+    exp = export.deserialize(export.export(jax.jit(lambda x: x + const))(X).serialize())
+    np.testing.assert_allclose(exp.call(X), X + const)
+
+
+def test_bad_calls_and_bytes():
+    exp = _exported()
+    assert_named_error(lambda: exp.call(np.arange(6, dtype=np.float32)), ValueError,
+                       r"Shape mismatch for args\[0\].shape\[0\] \(expected same constant\):"
+                       r" expected \(4,\) and called with \(6,\)")
+    assert_named_error(lambda: exp.call(X.astype(np.int32)), ValueError,
+                       r"Dtype mismatch for args\[0\]")
+    assert_named_error(lambda: exp.call(X, X), ValueError,
+                       "The invocation args and kwargs must have the same pytree structure")
+    assert_named_error(lambda: export.export(lambda x: x), ValueError,
+                       "Function to be exported must be the result of `jit`")
+    assert_named_error(lambda: export.deserialize(b"\x10\x00\x00\x00JAXE"), ValueError,
+                       "not a pyjax serialized Exported")
+    keyed = export.export(jax.jit(lambda d: d[(0, 1)]))({(0, 1): X})
+    assert_named_error(keyed.serialize, TypeError,
+                       "Serialization is supported only for dictionaries with string keys")
+
+
+def test_platform_check_and_its_disabling():
+    f = jax.jit(jnp.sin)
+    exp = export.export(f, platforms=("tpu",))(X)
+    with pytest.raises(ValueError, match="was exported for platforms"):
+        exp.call(X)
+    lenient = export.export(f, platforms=("tpu",),
+                            disabled_checks=[export.DisabledSafetyCheck.platform()])(X)
+    np.testing.assert_allclose(lenient.call(X), np.sin(X), rtol=1e-6)
