@@ -94,3 +94,31 @@ def test_platform_check_and_its_disabling():
     lenient = export.export(f, platforms=("tpu",),
                             disabled_checks=[export.DisabledSafetyCheck.platform()])(X)
     np.testing.assert_allclose(lenient.call(X), np.sin(X), rtol=1e-6)
+
+
+def test_typed_key_arguments_round_trip():
+    key = jax.random.key(42)
+    exp = export.export(jax.jit(lambda k: jax.random.split(k, 2)))(key)
+    back = export.deserialize(exp.serialize())
+    np.testing.assert_array_equal(jax.random.key_data(back.call(key)),
+                                  [[1832780943, 270669613], [64467757, 2916123636]])
+
+
+def test_shardings_in_types_round_trip():
+    mesh = jax.sharding.AbstractMesh((1,), ("x",),
+                                     axis_types=(jax.sharding.AxisType.Explicit,))
+    spec = jax.sharding.PartitionSpec("x", None)
+    s = jax.sharding.NamedSharding(mesh, spec)
+    arg = jax.ShapeDtypeStruct((8, 2), np.float32, sharding=s)
+    exp = export.export(jax.jit(lambda x: x * 2.), platforms=("cpu",))(arg)
+    back = export.deserialize(exp.serialize())
+    assert back.in_avals[0].sharding == exp.in_avals[0].sharding
+    assert back.in_avals[0].sharding.spec == spec
+    assert back.in_shardings_jax(mesh) == exp.in_shardings_jax(mesh)
+
+
+def test_one_device_export_with_a_mesh_runs_without_one():
+    mesh = jax.sharding.Mesh(jax.devices()[:1], ("x",))
+    s = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec())
+    exp = export.export(jax.jit(lambda x: x + 1., in_shardings=s, out_shardings=s))(X)
+    np.testing.assert_array_equal(export.deserialize(exp.serialize()).call(X), X + 1.)

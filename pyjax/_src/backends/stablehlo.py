@@ -924,8 +924,8 @@ def lower_module(closed, name="main", donated_invars=(), num_replicas=1, axis_en
     lines = [(head, None)]
     if mesh is not None:
         lines.append((f"  sdy.mesh @mesh = {sharding_mod.shardy_mesh(mesh)}", None))
-        lines += [(f"  sdy.mesh @{name} = {value}", None)
-                  for name, value in module.extra_meshes.items()]
+    lines += [(f"  sdy.mesh @{name} = {value}", None)
+              for name, value in module.extra_meshes.items()]
     for function in module.functions:
         lines += function
     lines.append(("}", None))

@@ -19,7 +19,7 @@ from pyjax._src.api import custom_derivatives, jit as jit_mod
 from pyjax._src.api.autodiff import vjp as api_vjp
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import dispatch, numpy_backend
-from pyjax._src.core.avals import ShapedArray, get_aval
+from pyjax._src.core.avals import get_aval
 from pyjax._src.core.jaxpr import eval_jaxpr
 from pyjax._src.export import serialization
 from pyjax._src.core.trace import NO_BATCHING, NO_TRANSPOSE, NOT_DIFFERENTIABLE, \
@@ -344,7 +344,7 @@ def _call_abstract_eval(*in_avals, exported):
                 raise ValueError(
                     f"Shape mismatch for {_argument_place(exported, i, d)} (expected same "
                     f"constant): expected {want.shape} and called with {got.shape}")
-    return [ShapedArray(a.shape, a.dtype, weak_type=a.weak_type) for a in exported.out_avals]
+    return list(exported.out_avals)
 
 
 def _call_impl(*values, exported):
@@ -379,11 +379,12 @@ def _call_lower(ctx, *args, exported):
 def _constrained(ctx, values, shardings, avals):
     """`values` constrained to the exported shardings (as JAX lays the call's arguments
     and results out), in a module partitioned over a mesh."""
-    if ctx.module.mesh is None:
+    mesh = ctx.module.mesh
+    if mesh is None:
         return list(values)
     out = []
     for v, s, a in zip(values, shardings, avals):
-        if s is not None:
+        if s is not None and s.mesh.size == mesh.size:   # (one device's: any context)
             name = ctx.module.mesh_name(s.mesh, f"the sharding {s} of an exported function")
             v = ctx.op("sdy.sharding_constraint", [v], v.aval,
                        {"sharding": s.to_shardy(a.ndim, mesh_name=name)})

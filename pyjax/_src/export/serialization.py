@@ -10,7 +10,7 @@ The header holds the calling convention: the name, the argument and result pytre
 name, weak type), the NamedShardings over abstract meshes, the platforms, the device
 count, the disabled checks, the calling convention version, and the serialized VJPs up
 to the order asked. Bytes of another format (JAX's own included) raise a ValueError that
-says so. Imports sharding, tree_util."""
+says so. Imports sharding, tree_util, random (key arrays)."""
 from __future__ import annotations
 
 import base64
@@ -25,6 +25,7 @@ import numpy as np
 from pyjax._src import dtypes, tree_util
 from pyjax._src import sharding as sharding_mod
 from pyjax._src.core.avals import ShapedArray
+from pyjax._src.random import keys
 
 _MAGIC = b"pyjax.export\0"
 _FORMAT_VERSION = 1
@@ -97,6 +98,11 @@ register_pytree_node_serialization(
     serialize_auxdata=_serialize_ordereddict_keys,
     deserialize_auxdata=lambda b: json.loads(b.decode("utf-8")),
     from_children=lambda keys, children: collections.OrderedDict(zip(keys, children)))
+# typed PRNG key arrays: inside pyjax nodes over their uint32 data, named by their impl
+register_pytree_node_serialization(
+    keys.PRNGKeyArray, serialized_name="pyjax.PRNGKeyArray",
+    serialize_auxdata=lambda impl: impl.name.encode("utf-8"),
+    deserialize_auxdata=lambda b: keys.PRNGS[b.decode("utf-8")])
 
 
 # --- pytrees --------------------------------------------------------------------------------
@@ -132,12 +138,13 @@ def _tree_json(treedef):
             "aux": base64.b64encode(bytes(aux_bytes)).decode("ascii")}
 
 
-def _tree_from_json(node):
-    """A pytree of 0.0 leaves with the structure `node` describes."""
+def _tree_from_json(node, leaves):
+    """A pytree with the structure `node` describes, whose leaves are the next ones of
+    the iterator `leaves` (the avals: nodes may check their children's shapes)."""
     kind = node["kind"]
-    children = [_tree_from_json(c) for c in node.get("children", ())]
     if kind == "leaf":
-        return 0.0
+        return next(leaves)
+    children = [_tree_from_json(c, leaves) for c in node.get("children", ())]
     if kind == "none":
         return None
     if kind == "tuple":
@@ -156,11 +163,15 @@ def _tree_from_json(node):
     return from_children(deserialize_aux(base64.b64decode(node["aux"])), children)
 
 
+def _treedef(node, avals):
+    return tree_util.tree_structure(_tree_from_json(node, iter(avals)))
+
+
 # --- avals and shardings --------------------------------------------------------------------
 
 def _aval_json(aval):
     name = "float0" if aval.dtype == dtypes.float0 else np.dtype(aval.dtype).name
-    return [list(aval.shape), name, bool(aval.weak_type)]
+    return [list(aval.shape), name, bool(aval.weak_type), _sharding_json(aval._sharding)]
 
 
 def _dtype_named(name):
@@ -171,8 +182,9 @@ def _dtype_named(name):
 
 
 def _aval_from_json(item):
-    shape, dtype, weak = item
-    return ShapedArray(tuple(shape), _dtype_named(dtype), weak_type=weak)
+    shape, dtype, weak, sharding = item
+    return ShapedArray(tuple(shape), _dtype_named(dtype), weak_type=weak,
+                       sharding=_sharding_from_json(sharding))
 
 
 def _spec_entry(p):
@@ -189,7 +201,9 @@ def _sharding_json(s):
     mesh = s.mesh
     return {"axis_sizes": list(mesh.axis_sizes), "axis_names": list(mesh.axis_names),
             "axis_types": [t.name for t in mesh.axis_types],
-            "spec": [_spec_entry(p) for p in s.spec],
+            "abstract_device": None if mesh.abstract_device is None
+            else list(mesh.abstract_device),
+            "spec": [_spec_entry(p) for p in s.spec.partitions],
             "unreduced": sorted(s.spec.unreduced), "reduced": sorted(s.spec.reduced),
             "memory_kind": s.memory_kind}
 
@@ -199,7 +213,9 @@ def _sharding_from_json(d):
         return None
     mesh = sharding_mod.AbstractMesh(
         tuple(d["axis_sizes"]), tuple(d["axis_names"]),
-        tuple(sharding_mod.AxisType[t] for t in d["axis_types"]))
+        tuple(sharding_mod.AxisType[t] for t in d["axis_types"]),
+        abstract_device=None if d["abstract_device"] is None
+        else tuple(d["abstract_device"]))
     spec = sharding_mod.PartitionSpec(
         *[tuple(p) if isinstance(p, list) else p for p in d["spec"]],
         unreduced=frozenset(d["unreduced"]), reduced=frozenset(d["reduced"]))
@@ -247,14 +263,14 @@ def decode(blob):
                          f"pyjax reads version {_FORMAT_VERSION}.")
     size = int.from_bytes(blob[at + 1:at + 5], "big")
     header = json.loads(blob[at + 5:at + 5 + size].decode("utf-8"))
+    in_avals = tuple(map(_aval_from_json, header["in_avals"]))
+    out_avals = tuple(map(_aval_from_json, header["out_avals"]))
     in_named = tuple(map(_sharding_from_json, header["in_shardings"]))
     out_named = tuple(map(_sharding_from_json, header["out_shardings"]))
     fields = dict(
         fun_name=header["fun_name"],
-        in_tree=tree_util.tree_structure(_tree_from_json(header["in_tree"])),
-        in_avals=tuple(map(_aval_from_json, header["in_avals"])),
-        out_tree=tree_util.tree_structure(_tree_from_json(header["out_tree"])),
-        out_avals=tuple(map(_aval_from_json, header["out_avals"])),
+        in_tree=_treedef(header["in_tree"], in_avals), in_avals=in_avals,
+        out_tree=_treedef(header["out_tree"], out_avals), out_avals=out_avals,
         _has_named_shardings=True, _in_named_shardings=in_named,
         _out_named_shardings=out_named, in_shardings_hlo=(None,) * len(in_named),
         out_shardings_hlo=(None,) * len(out_named), nr_devices=header["nr_devices"],
