@@ -492,6 +492,11 @@ class UserContext(Flag):
         return f"UserContext({self.value!r})"
 
 
+# The platforms jax.export traces a function for (a tuple, None outside an export):
+# lax.platform_dependent picks its branch by them, so jit's caches key on them.
+export_platforms = UserContext(None)
+
+
 def make_user_context(default_value=None):
     """A new jit-cache-sensitive context (see UserContext); make them at import time,
     not concurrently with other calls."""

@@ -122,3 +122,39 @@ def test_one_device_export_with_a_mesh_runs_without_one():
     s = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec())
     exp = export.export(jax.jit(lambda x: x + 1., in_shardings=s, out_shardings=s))(X)
     np.testing.assert_array_equal(export.deserialize(exp.serialize()).call(X), X + 1.)
+
+
+def _plus_platform_constant(x):
+    return x + jax.lax.platform_dependent(cpu=lambda: 1., tpu=lambda: 2., default=lambda: 3.)
+
+
+def test_multi_platform_module_takes_the_platform_index():
+    exp = export.export(jax.jit(lambda x: x * 2.), platforms=("cpu", "tpu"))(np.float32(1.))
+    assert exp.platforms == ("cpu", "tpu")
+    assert '%arg0: tensor<i32> {jax.global_constant = "_platform_index"}' in exp.mlir_module()
+    back = export.deserialize(exp.serialize())
+    assert float(back.call(np.float32(3.))) == 6.0
+    assert float(jax.jit(lambda x: back.call(x) + 1.)(np.float32(3.))) == 7.0
+
+
+def test_platform_dependent_follows_the_export_platform():
+    exp = export.export(jax.jit(_plus_platform_constant), platforms=("tpu",))(np.float32(1.))
+    assert "dense<2.000000e+00>" in exp.mlir_module()
+    # the trace for TPU is not reused for the caller's platform
+    assert float(jax.jit(_plus_platform_constant)(np.float32(1.))) == 2.0
+    assert_named_error(
+        lambda: export.export(jax.jit(_plus_platform_constant),
+                              platforms=("cpu", "tpu"))(np.float32(1.)),
+        ValueError, "lax.platform_dependent has different branches for the platforms")
+
+
+def test_multi_platform_donation_needs_every_platform_to_donate():
+    f = jax.jit(jnp.sin, donate_argnums=(0,))
+    x = np.arange(3, dtype=np.float32)
+    assert_named_error(lambda: export.export(f, platforms=["cpu", "tpu", "other"])(x),
+                       NotImplementedError,
+                       "In multi-platform lowering either all or no lowering platforms "
+                       "should support donation")
+    exp = export.export(f, platforms=["cpu", "tpu"])(x)
+    np.testing.assert_allclose(jax.jit(lambda x: x + exp.call(x))(x), x + np.sin(x),
+                               rtol=1e-6)

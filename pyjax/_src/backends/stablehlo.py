@@ -877,14 +877,16 @@ def _left_open(sharding):
 
 
 def lower_module(closed, name="main", donated_invars=(), num_replicas=1, axis_env=(),
-                 mesh=None, in_shardings=(), out_shardings=(), const_args=True):
+                 mesh=None, in_shardings=(), out_shardings=(), const_args=True,
+                 platform_index=False):
     """Prints `closed` as a module whose @main takes (constants..., arguments...).
     `axis_env` names the axes the replicas form (pmap: ((axis_name, num_replicas),)).
     With a `mesh`, the module is partitioned over its devices by XLA's SPMD partitioner
     (Shardy): `in_shardings`/`out_shardings` (a NamedSharding or None per argument and
     result; None leaves the choice to the partitioner) become sdy.sharding attributes.
     With `const_args=False` the constants are printed inside and @main takes only the
-    arguments (a module that stands alone, as jax.export writes)."""
+    arguments (a module that stands alone, as jax.export writes); with `platform_index`
+    its first argument is JAX's platform index of a multi-platform module."""
     jaxpr = closed.jaxpr
     prefix = "pmap" if axis_env else "jit"
     module = ModuleContext(sanitize_symbol(f"{prefix}_{name}"), num_replicas, axis_env,
@@ -902,6 +904,8 @@ def lower_module(closed, name="main", donated_invars=(), num_replicas=1, axis_en
                  for i, k in donation.aliases.items()}
     for i in donation.donors:
         arg_attrs[nconsts + i] = ["jax.buffer_donor = true"]
+    if platform_index:
+        arg_attrs[nconsts] = ['jax.global_constant = "_platform_index"']
     result_attrs = {}
 
     def attribute(sharding, ndim):   # a sharding over another mesh names its own, as JAX

@@ -25,6 +25,8 @@ from pyjax._src.export import serialization
 from pyjax._src.core.trace import NO_BATCHING, NO_TRANSPOSE, NOT_DIFFERENTIABLE, \
     define_primitive, no_samples
 
+_PLATFORMS_WITH_DONATION = ("cpu", "cuda", "rocm", "tpu", "neuron")
+
 minimum_supported_calling_convention_version = 9
 maximum_supported_calling_convention_version = 10
 
@@ -181,17 +183,16 @@ def export(fun_jit, *, platforms: Sequence[str] | None = None,
             f"Function to be exported must be the result of `jit` but is: {fun_jit}")
 
     def do_export(*args_specs, **kwargs_specs) -> Exported:
-        lowering_platforms = (default_export_platform(),) if platforms is None \
-            else jit_mod._checked_platforms(tuple(platforms))
-        if len(lowering_platforms) > 1:
-            raise ValueError(
-                f"export for platforms {lowering_platforms}: pyjax exports for one "
-                "platform at a time (its modules take no platform index argument); "
-                "export once per platform.")
-        traced = fun_jit.trace(*args_specs, **kwargs_specs)
-        lowered = traced.lower(lowering_platforms=lowering_platforms)
-        return _export_lowered(lowered, traced.jaxpr, lowering_platforms,
-                               tuple(disabled_checks))
+        chosen = (default_export_platform(),) if platforms is None else tuple(platforms)
+        if not chosen or not all(isinstance(p, str) for p in chosen):
+            raise TypeError(f"export: platforms must be a sequence of platform names "
+                            f"(e.g. ('cpu', 'tpu')), got {platforms!r}.")
+        # pyjax's lowering is the same for every platform but for
+        # lax.platform_dependent, which picks its branch by these
+        with config.export_platforms(chosen):
+            traced = fun_jit.trace(*args_specs, **kwargs_specs)
+            lowered = traced.lower(lowering_platforms=(default_export_platform(),))
+        return _export_lowered(lowered, traced.jaxpr, chosen, tuple(disabled_checks))
     return do_export
 
 
@@ -203,7 +204,15 @@ def _export_lowered(lowered, closed, platforms, disabled_checks) -> Exported:
             f"The requested export calling convention version {version} is outside the "
             f"range of supported versions [{minimum_supported_calling_convention_version}"
             f"..{maximum_supported_calling_convention_version}]")
-    module = lowered.standalone_module()
+    multi = len(platforms) > 1
+    with_donation = [p for p in platforms if p in _PLATFORMS_WITH_DONATION]
+    if multi and with_donation and len(with_donation) != len(platforms) and \
+            any(lowered._donated):
+        raise NotImplementedError(
+            "In multi-platform lowering either all or no lowering platforms should support "
+            f"donation. Lowering for {platforms} of which only {with_donation} support "
+            "donation")
+    module = lowered.standalone_module(platform_index=multi)
     blob = dispatch.required_xla_backend("jax.export", ValueError).portable_artifact(module)
     plan = lowered._plan
     in_avals, out_avals = tuple(closed.in_avals), tuple(closed.out_avals)
@@ -227,7 +236,7 @@ def _export_lowered(lowered, closed, platforms, disabled_checks) -> Exported:
         nr_devices=nr_devices, platforms=tuple(platforms), ordered_effects=(),
         unordered_effects=(), disabled_safety_checks=disabled_checks,
         mlir_module_serialized=blob, calling_convention_version=version,
-        module_kept_var_idx=tuple(range(len(in_avals))), uses_global_constants=False,
+        module_kept_var_idx=tuple(range(len(in_avals))), uses_global_constants=multi,
         _get_vjp=get_vjp)
 
 
@@ -285,16 +294,16 @@ def call_exported(exported: Exported) -> Callable:
     def f_flat(*args_flat):
         return tuple(call_exported_p.bind(*args_flat, exported=exported))
 
-    def f_flat_fwd(*args_flat):
+    def f_flat_vjp_fwd(*args_flat):
         return f_flat(*args_flat), args_flat
 
-    def f_flat_bwd(args_flat, cts):
+    def f_flat_vjp_bwd(args_flat, cts):
         exp_vjp = exported.vjp()
         cts = [np.zeros(a.shape, dtypes.float0) if a.dtype == dtypes.float0 else ct
                for ct, a in zip(cts, exp_vjp.in_avals[len(args_flat):])]
         return tuple(call_exported(exp_vjp)(*args_flat, *cts))
 
-    f_flat.defvjp(f_flat_fwd, f_flat_bwd)
+    f_flat.defvjp(f_flat_vjp_fwd, f_flat_vjp_bwd)
 
     def f_imported(*args, **kwargs):
         args_flat, in_tree = tree_util.tree_flatten((args, kwargs))
@@ -361,8 +370,11 @@ def _call_eager(*args, exported):
 
 def _call_lower(ctx, *args, exported):
     platform = default_export_platform()
-    if platform not in exported.platforms and \
-            DisabledSafetyCheck.platform() not in exported.disabled_safety_checks:
+    if platform in exported.platforms:
+        index = exported.platforms.index(platform)
+    elif DisabledSafetyCheck.platform() in exported.disabled_safety_checks:
+        index = 0
+    else:
         raise ValueError(f"Function '{exported.fun_name}' was exported for platforms "
                          f"'{exported.platforms}' but it is used on '{(platform,)}'.")
     devices = ctx.module.mesh.size if ctx.module.mesh is not None else 1
@@ -371,6 +383,8 @@ def _call_lower(ctx, *args, exported):
                          f"{exported.nr_devices} devices and is called in a context with "
                          f"{devices} devices, which is not allowed.")
     args = _constrained(ctx, args, exported._in_named_shardings, exported.in_avals)
+    if len(exported.platforms) > 1:   # the module takes the platform's index first
+        args = [ctx.constant(np.int32(index)), *args]
     outs = ctx.call_module(exported.mlir_module(), list(args), ctx.avals_out,
                            f"call_exported_{exported.fun_name}")
     return _constrained(ctx, outs, exported._out_named_shardings, exported.out_avals)
