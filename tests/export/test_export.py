@@ -158,3 +158,20 @@ def test_multi_platform_donation_needs_every_platform_to_donate():
     exp = export.export(f, platforms=["cpu", "tpu"])(x)
     np.testing.assert_allclose(jax.jit(lambda x: x + exp.call(x))(x), x + np.sin(x),
                                rtol=1e-6)
+
+
+def test_refuses_what_cannot_be_serialized():
+    x = np.ones((3,), np.float32)
+    callback = jax.jit(lambda x: jax.pure_callback(
+        np.sin, jax.ShapeDtypeStruct(x.shape, x.dtype), x))
+    assert_named_error(lambda: export.export(callback)(x), NotImplementedError,
+                       "serialization of host_callbacks is not yet implemented")
+    sink = jax.jit(lambda x: jax.lax.dce_sink(x, prevent_mlir_dce=True) or x)
+    assert_named_error(lambda: export.export(sink)(x), ValueError,
+                       "Cannot serialize code with custom calls whose targets have no "
+                       "compatibility guarantees.*\nstablehlo.custom_call @dce_sink")
+    allowed = export.export(sink, disabled_checks=[
+        export.DisabledSafetyCheck.custom_call("dce_sink")])(x)
+    np.testing.assert_array_equal(allowed.call(x), x)
+    cholesky = export.export(jax.jit(jnp.linalg.cholesky))(np.eye(3, dtype=np.float32))
+    assert "lapack_spotrf_ffi" in cholesky.mlir_module()

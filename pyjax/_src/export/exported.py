@@ -213,6 +213,7 @@ def _export_lowered(lowered, closed, platforms, disabled_checks) -> Exported:
             f"donation. Lowering for {platforms} of which only {with_donation} support "
             "donation")
     module = lowered.standalone_module(platform_index=multi)
+    _check_module(module, disabled_checks)
     blob = dispatch.required_xla_backend("jax.export", ValueError).portable_artifact(module)
     plan = lowered._plan
     in_avals, out_avals = tuple(closed.in_avals), tuple(closed.out_avals)
@@ -238,6 +239,46 @@ def _export_lowered(lowered, closed, platforms, disabled_checks) -> Exported:
         mlir_module_serialized=blob, calling_convention_version=version,
         module_kept_var_idx=tuple(range(len(in_avals))), uses_global_constants=multi,
         _get_vjp=get_vjp)
+
+
+# JAX's custom call targets with compatibility guarantees (jax/_src/export/_export.py)
+_CUSTOM_CALL_TARGETS_GUARANTEED_STABLE = frozenset({
+    *(f"lapack_{t}{routine}_ffi" for t in "sdcz" for routine in (
+        "potrf", "geqrf", "orgqr", "syevd", "geev", "gesdd", "getrf", "sytrd", "gehrd",
+        "gees", "trsm", "gtsv")),
+    *(f"lapack_{t}{routine}_ffi" for t in "cz" for routine in ("ungqr", "heevd", "hetrd")),
+    "cu_lu_pivots_to_permutation", "cusolver_getrf_ffi", "hip_lu_pivots_to_permutation",
+    "hipsolver_getrf_ffi", "cusolver_geqrf_ffi", "cusolver_orgqr_ffi", "hipsolver_geqrf_ffi",
+    "hipsolver_orgqr_ffi", "cusolver_potrf_ffi", "hipsolver_potrf_ffi",
+    "cusolver_syevd_ffi", "hipsolver_syevd_ffi", "cusolver_gesvd_ffi",
+    "cusolver_gesvdj_ffi", "hipsolver_gesvd_ffi", "hipsolver_gesvdj_ffi",
+    "hipsolver_gesdd_ffi", "cusolver_sytrd_ffi", "hipsolver_sytrd_ffi",
+    "cusparse_gtsv2_ffi", "Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape",
+    "annotate_device_placement", "cu_threefry2x32_ffi", "hip_threefry2x32_ffi", "Eigh",
+    "Qr", "ProductOfElementaryHouseholderReflectors", "LuDecomposition", "ApproxTopK",
+    "stablehlo.dynamic_approx_top_k", "tf.call_tf_function", "tpu_custom_call",
+    "AllocateBuffer", "mosaic_gpu_v2", "stablehlo.dynamic_reduce_window",
+    "stablehlo.dynamic_rng_bit_generator", "stablehlo.dynamic_top_k", "shape_assertion"})
+_CALL_TARGET = re.compile(r'call_target_name = "([^"]+)"')
+
+
+def _check_module(module, disabled_checks):
+    """JAX's checks of a module before it is exported: no host callbacks (their
+    addresses live in this process), and only custom calls with compatibility
+    guarantees unless a DisabledSafetyCheck.custom_call allows one ("ALL": any)."""
+    if module.host_callbacks:
+        raise NotImplementedError("serialization of host_callbacks is not yet implemented")
+    allowed = _CUSTOM_CALL_TARGETS_GUARANTEED_STABLE | {
+        c.is_custom_call() for c in disabled_checks if c.is_custom_call() is not None}
+    if "ALL" in allowed:
+        return
+    bad = sorted({t for t in _CALL_TARGET.findall(module.text) if t not in allowed})
+    if bad:
+        raise ValueError(
+            "Cannot serialize code with custom calls whose targets have no compatibility "
+            "guarantees. See https://docs.jax.dev/en/latest/export/export.html"
+            "#compatibility-guarantees-for-custom-calls. Examples are:\n"
+            + "\n".join(f"stablehlo.custom_call @{t}" for t in bad) + ".\n")
 
 
 def _abstract_named(s):
