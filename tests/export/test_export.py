@@ -100,8 +100,21 @@ def test_typed_key_arguments_round_trip():
     key = jax.random.key(42)
     exp = export.export(jax.jit(lambda k: jax.random.split(k, 2)))(key)
     back = export.deserialize(exp.serialize())
+    # as on JAX: the key is one leaf, of type key<fry>[] (JAX prints its aval
+    # ShapedArray(key<fry>[]))
+    assert back.in_tree == exp.in_tree == jax.tree.structure(((1,), {}))
+    assert (back.in_avals[0].shape, str(back.in_avals[0].dtype)) == ((), "key<fry>")
+    assert str(back.out_avals[0].dtype) == "key<fry>" and back.out_avals[0].shape == (2,)
     np.testing.assert_array_equal(jax.random.key_data(back.call(key)),
                                   [[1832780943, 270669613], [64467757, 2916123636]])
+
+
+def test_grad_beside_a_key_argument():
+    key = jax.random.key(0)
+    f = jax.jit(lambda k, x: (x * jax.random.uniform(k, (3,)), k))
+    exp = export.deserialize(export.export(f)(key, X[:3]).serialize(vjp_order=1))
+    np.testing.assert_allclose(jax.grad(lambda x: exp.call(key, x)[0].sum())(X[:3]),
+                               [0.947667, 0.9785799, 0.33229148], rtol=1e-6)
 
 
 def test_shardings_in_types_round_trip():

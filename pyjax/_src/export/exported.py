@@ -19,9 +19,10 @@ from pyjax._src.api import custom_derivatives, jit as jit_mod
 from pyjax._src.api.autodiff import vjp as api_vjp
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import dispatch, numpy_backend
-from pyjax._src.core.avals import get_aval
+from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.jaxpr import eval_jaxpr
 from pyjax._src.export import serialization
+from pyjax._src.random import keys
 from pyjax._src.core.trace import NO_BATCHING, NO_TRANSPOSE, NOT_DIFFERENTIABLE, \
     define_primitive, no_samples
 
@@ -216,22 +217,23 @@ def _export_lowered(lowered, closed, platforms, disabled_checks) -> Exported:
     _check_module(module, disabled_checks)
     blob = dispatch.required_xla_backend("jax.export", ValueError).portable_artifact(module)
     plan = lowered._plan
-    in_avals, out_avals = tuple(closed.in_avals), tuple(closed.out_avals)
+    in_tree, in_avals = _user_view(lowered.in_tree, closed.in_avals)
+    out_tree, out_avals = _user_view(lowered.out_tree, closed.out_avals)
     if plan is None:
         nr_devices = 1
         in_named = (None,) * len(in_avals)
         out_named = (None,) * len(out_avals)
     else:
         nr_devices = plan.mesh.size
-        in_named = tuple(map(_abstract_named, plan.in_shardings))
-        out_named = tuple(map(_abstract_named, plan.out_shardings))
+        in_named = _user_shardings(lowered.in_tree, plan.in_shardings)
+        out_named = _user_shardings(lowered.out_tree, plan.out_shardings)
 
     def get_vjp(primal: Exported) -> Exported:
         return _export_vjp(closed, primal)
 
     return Exported(
-        fun_name=lowered._name, in_tree=lowered.in_tree, in_avals=in_avals,
-        out_tree=lowered.out_tree, out_avals=out_avals, _has_named_shardings=True,
+        fun_name=lowered._name, in_tree=in_tree, in_avals=in_avals,
+        out_tree=out_tree, out_avals=out_avals, _has_named_shardings=True,
         _in_named_shardings=in_named, _out_named_shardings=out_named,
         in_shardings_hlo=(None,) * len(in_avals), out_shardings_hlo=(None,) * len(out_avals),
         nr_devices=nr_devices, platforms=tuple(platforms), ordered_effects=(),
@@ -281,6 +283,33 @@ def _check_module(module, disabled_checks):
             + "\n".join(f"stablehlo.custom_call @{t}" for t in bad) + ".\n")
 
 
+def _user_view(tree, avals):
+    """The treedef and avals JAX shows for a pytree of `avals` (pyjax's flat avals of
+    `tree`): typed key arrays are leaves, of KeyAvals (inside pyjax, nodes over their
+    uint32 data)."""
+    example = tree_util.tree_unflatten(tree, list(avals))
+    leaves, user_tree = tree_util.user_tree_flatten(example)
+    return user_tree, tuple(x.aval if isinstance(x, keys.PRNGKeyArray) else x
+                            for x in leaves)
+
+
+def _user_shardings(tree, shardings):
+    """Per user leaf, the exported NamedSharding (a key array's is its data's)."""
+    nodes = tree_util.tree_unflatten(tree, [_abstract_named(s) for s in shardings])
+    return tuple(x._base if isinstance(x, keys.PRNGKeyArray) else x
+                 for x in tree_util.user_tree_leaves(nodes, is_leaf=lambda x: x is None))
+
+
+def _flat(avals):
+    """pyjax's flat avals of JAX's `avals`, and the treedef that rebuilds the list of
+    their values (key arrays around their data)."""
+    example = [keys.PRNGKeyArray(a.dtype._impl, ShapedArray(
+        (*a.shape, *a.dtype._impl.key_shape), np.dtype(np.uint32)))
+        if isinstance(a, keys.KeyAval) else a for a in avals]
+    leaves, tree = tree_util.tree_flatten(example)
+    return tuple(leaves), tree
+
+
 def _abstract_named(s):
     """A NamedSharding over the abstract mesh of its own; None for any other."""
     if not isinstance(s, sharding_mod.NamedSharding):
@@ -299,7 +328,8 @@ def _export_vjp(closed, primal: Exported) -> Exported:
                               *args_and_cts[:n])
         return pullback(list(args_and_cts[n:]))
 
-    in_avals = list(primal.in_avals) + [a.to_tangent_aval() for a in primal.out_avals]
+    in_avals = [*_flat(primal.in_avals)[0],
+                *(a.to_tangent_aval() for a in _flat(primal.out_avals)[0])]
     options = {}
     if primal.nr_devices > 1:
         mesh = next(s.mesh for s in primal._in_named_shardings + primal._out_named_shardings
@@ -331,6 +361,8 @@ def call_exported(exported: Exported) -> Callable:
         raise ValueError(f"The exported argument must be an export.Exported. "
                          f"Found {exported}.")
 
+    flat_outs = _flat(exported.out_avals)[1]
+
     @custom_derivatives.custom_vjp
     def f_flat(*args_flat):
         return tuple(call_exported_p.bind(*args_flat, exported=exported))
@@ -347,7 +379,7 @@ def call_exported(exported: Exported) -> Callable:
     f_flat.defvjp(f_flat_vjp_fwd, f_flat_vjp_bwd)
 
     def f_imported(*args, **kwargs):
-        args_flat, in_tree = tree_util.tree_flatten((args, kwargs))
+        args_flat, in_tree = tree_util.user_tree_flatten((args, kwargs))
         if in_tree != exported.in_tree:
             got = tree_util.tree_unflatten(in_tree, [0] * in_tree.num_leaves)
             want = tree_util.tree_unflatten(exported.in_tree,
@@ -360,7 +392,8 @@ def call_exported(exported: Exported) -> Callable:
                 "The invocation args and kwargs must have the same pytree structure as "
                 f"when the function '{exported.fun_name}' was exported, but they have the "
                 f"following structural differences:\n{diffs}")
-        return tree_util.tree_unflatten(exported.out_tree, list(f_flat(*args_flat)))
+        outs = flat_outs.unflatten(list(f_flat(*tree_util.tree_leaves(args_flat))))
+        return tree_util.tree_unflatten(exported.out_tree, outs)
     return f_imported
 
 
@@ -382,7 +415,7 @@ def _argument_place(exported, arg_idx, dim_idx=None):
 
 
 def _call_abstract_eval(*in_avals, exported):
-    for i, (want, got) in enumerate(zip(exported.in_avals, in_avals)):
+    for i, (want, got) in enumerate(zip(_flat(exported.in_avals)[0], in_avals)):
         if len(want.shape) != len(got.shape):
             raise ValueError(f"Rank mismatch for {_argument_place(exported, i)}: expected "
                              f"{want.shape} and called with {got.shape}")
@@ -394,7 +427,7 @@ def _call_abstract_eval(*in_avals, exported):
                 raise ValueError(
                     f"Shape mismatch for {_argument_place(exported, i, d)} (expected same "
                     f"constant): expected {want.shape} and called with {got.shape}")
-    return list(exported.out_avals)
+    return list(_flat(exported.out_avals)[0])
 
 
 def _call_impl(*values, exported):
@@ -423,26 +456,26 @@ def _call_lower(ctx, *args, exported):
         raise ValueError(f"Function {exported.fun_name} was exported for "
                          f"{exported.nr_devices} devices and is called in a context with "
                          f"{devices} devices, which is not allowed.")
-    args = _constrained(ctx, args, exported._in_named_shardings, exported.in_avals)
+    args = _constrained(ctx, args, exported._in_named_shardings)
     if len(exported.platforms) > 1:   # the module takes the platform's index first
         args = [ctx.constant(np.int32(index)), *args]
     outs = ctx.call_module(exported.mlir_module(), list(args), ctx.avals_out,
                            f"call_exported_{exported.fun_name}")
-    return _constrained(ctx, outs, exported._out_named_shardings, exported.out_avals)
+    return _constrained(ctx, outs, exported._out_named_shardings)
 
 
-def _constrained(ctx, values, shardings, avals):
+def _constrained(ctx, values, shardings):
     """`values` constrained to the exported shardings (as JAX lays the call's arguments
     and results out), in a module partitioned over a mesh."""
     mesh = ctx.module.mesh
     if mesh is None:
         return list(values)
     out = []
-    for v, s, a in zip(values, shardings, avals):
+    for v, s in zip(values, shardings):
         if s is not None and s.mesh.size == mesh.size:   # (one device's: any context)
             name = ctx.module.mesh_name(s.mesh, f"the sharding {s} of an exported function")
             v = ctx.op("sdy.sharding_constraint", [v], v.aval,
-                       {"sharding": s.to_shardy(a.ndim, mesh_name=name)})
+                       {"sharding": s.to_shardy(v.aval.ndim, mesh_name=name)})
         out.append(v)
     return out
 

@@ -7,10 +7,11 @@
 The header holds the calling convention: the name, the argument and result pytrees
 (nodes: None, tuple, list, dict with string keys, and types registered with
 `register_pytree_node_serialization` by their serialized name), the avals (shape, dtype
-name, weak type), the NamedShardings over abstract meshes, the platforms, the device
-count, the disabled checks, the calling convention version, and the serialized VJPs up
-to the order asked. Bytes of another format (JAX's own included) raise a ValueError that
-says so. Imports sharding, tree_util, random (key arrays)."""
+name or `key:<impl>` for typed keys, weak type, type-level sharding), the NamedShardings
+over abstract meshes, the platforms, the device count, the disabled checks, the calling
+convention version, and the serialized VJPs up to the order asked. Bytes of another
+format (JAX's own included) raise a ValueError that says so. Imports sharding,
+tree_util, random (key arrays)."""
 from __future__ import annotations
 
 import base64
@@ -98,11 +99,6 @@ register_pytree_node_serialization(
     serialize_auxdata=_serialize_ordereddict_keys,
     deserialize_auxdata=lambda b: json.loads(b.decode("utf-8")),
     from_children=lambda keys, children: collections.OrderedDict(zip(keys, children)))
-# typed PRNG key arrays: inside pyjax nodes over their uint32 data, named by their impl
-register_pytree_node_serialization(
-    keys.PRNGKeyArray, serialized_name="pyjax.PRNGKeyArray",
-    serialize_auxdata=lambda impl: impl.name.encode("utf-8"),
-    deserialize_auxdata=lambda b: keys.PRNGS[b.decode("utf-8")])
 
 
 # --- pytrees --------------------------------------------------------------------------------
@@ -170,6 +166,8 @@ def _treedef(node, avals):
 # --- avals and shardings --------------------------------------------------------------------
 
 def _aval_json(aval):
+    if isinstance(aval, keys.KeyAval):   # a typed key array: its impl's name
+        return [list(aval.shape), f"key:{aval.dtype._impl.name}", False, None]
     name = "float0" if aval.dtype == dtypes.float0 else np.dtype(aval.dtype).name
     return [list(aval.shape), name, bool(aval.weak_type), _sharding_json(aval._sharding)]
 
@@ -183,6 +181,8 @@ def _dtype_named(name):
 
 def _aval_from_json(item):
     shape, dtype, weak, sharding = item
+    if dtype.startswith("key:"):
+        return keys.KeyAval(tuple(shape), keys.KeyTy(keys.PRNGS[dtype[4:]]))
     return ShapedArray(tuple(shape), _dtype_named(dtype), weak_type=weak,
                        sharding=_sharding_from_json(sharding))
 
