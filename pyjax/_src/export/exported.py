@@ -7,8 +7,8 @@ derivatives), core and tree_util."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
-import threading
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -154,18 +154,10 @@ def _sharding_over(named, mesh):
     return sharding_mod.NamedSharding(mesh, named.spec, memory_kind=named.memory_kind)
 
 
-_texts_lock = threading.Lock()
-_texts: dict[bytes, str] = {}   # serialized module -> its text (for lowering calls)
-
-
+@functools.lru_cache(maxsize=64)   # each call of an Exported lowers from its text
 def _module_text(blob):
-    text = _texts.get(blob)
-    if text is None:
-        text = dispatch.required_xla_backend(
-            "reading an exported StableHLO module", ValueError).artifact_text(blob)
-        with _texts_lock:
-            text = _texts.setdefault(blob, text)
-    return text
+    return dispatch.required_xla_backend(
+        "reading an exported StableHLO module", ValueError).artifact_text(blob)
 
 
 def default_export_platform() -> str:
@@ -246,8 +238,8 @@ def _export_lowered(lowered, closed, platforms, disabled_checks) -> Exported:
 # JAX's custom call targets with compatibility guarantees (jax/_src/export/_export.py)
 _CUSTOM_CALL_TARGETS_GUARANTEED_STABLE = frozenset({
     *(f"lapack_{t}{routine}_ffi" for t in "sdcz" for routine in (
-        "potrf", "geqrf", "orgqr", "syevd", "geev", "gesdd", "getrf", "sytrd", "gehrd",
-        "gees", "trsm", "gtsv")),
+        "potrf", "geqrf", "geev", "gesdd", "getrf", "gehrd", "gees", "trsm", "gtsv")),
+    *(f"lapack_{t}{routine}_ffi" for t in "sd" for routine in ("orgqr", "syevd", "sytrd")),
     *(f"lapack_{t}{routine}_ffi" for t in "cz" for routine in ("ungqr", "heevd", "hetrd")),
     "cu_lu_pivots_to_permutation", "cusolver_getrf_ffi", "hip_lu_pivots_to_permutation",
     "hipsolver_getrf_ffi", "cusolver_geqrf_ffi", "cusolver_orgqr_ffi", "hipsolver_geqrf_ffi",
