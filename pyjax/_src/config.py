@@ -386,6 +386,10 @@ debug_key_reuse = config.define(
     "jax_debug_key_reuse", False, _parse_bool,
     "Check that no typed PRNG key is consumed twice: not implemented in pyjax (setting it "
     "to True raises NotImplementedError).", on_change=_refuse_key_reuse_checks)
+export_calling_convention_version = config.define(
+    "jax_export_calling_convention_version", 10, int,
+    "The calling convention version jax.export writes into an Exported (JAX's "
+    "jax.export.minimum_supported_calling_convention_version to the maximum).")
 enable_checks = config.define(
     "jax_enable_checks", False, _parse_bool,
     "Type-check every traced jaxpr (check_jaxpr) as it is built.")
@@ -486,6 +490,11 @@ class UserContext(Flag):
 
     def __repr__(self):
         return f"UserContext({self.value!r})"
+
+
+# The platforms jax.export traces a function for (a tuple, None outside an export):
+# lax.platform_dependent picks its branch by them, so jit's caches key on them.
+export_platforms = UserContext(None)
 
 
 def make_user_context(default_value=None):
@@ -635,8 +644,6 @@ _NO_EFFECT_OPTIONS = [
     ("jax_share_binary_between_hosts_timeout_ms", 1200000, _XLA_TUNING, dict(parse=int)),
     ("jax_compiler_detailed_logging_min_ops", 10, _XLA_TUNING, dict(parse=int)),
     ("jax2tf_default_native_serialization", True, _NO_FEATURE + " (jax2tf)", {}),
-    ("jax_export_calling_convention_version", 10, _NO_FEATURE + " (jax.export)",
-     dict(parse=int)),
     ("jax_export_ignore_forward_compatibility", False, _NO_FEATURE + " (jax.export)", {}),
     ("jax_serialization_version", 0, _NO_FEATURE + " (jax.export)", dict(parse=int)),
     ("jax_experimental_unsafe_xla_runtime_errors", False,

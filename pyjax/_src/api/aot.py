@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
+
 from pyjax._src import sharding as sharding_mod
 from pyjax._src import tree_util
 from pyjax._src.api import shapes
@@ -12,6 +14,7 @@ from pyjax._src.array import Array
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import dispatch, numpy_backend, stablehlo
 from pyjax._src.core.avals import ShapedArray, get_aval
+from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr, Var
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,6 +91,28 @@ class Lowered:
                     in_shardings=plan.in_shardings, out_shardings=plan.out_shardings,
                     result_names=names)
         return self._module
+
+    def standalone_module(self, platform_index=False):
+        """The module with its constants printed inside, @main taking the arguments only
+        (what jax.export serializes); with `platform_index`, first an i32 scalar that
+        names the platform it runs on (JAX's convention for multi-platform modules)."""
+        closed, donated, plan = self._closed, self._donated, self._plan
+        names = result_names(self.out_tree)
+        if platform_index:
+            jaxpr = closed.jaxpr
+            index = Var(ShapedArray((), np.dtype(np.int32)))
+            closed = ClosedJaxpr(Jaxpr(jaxpr.constvars, [index, *jaxpr.invars],
+                                       jaxpr.outvars, jaxpr.eqns, jaxpr.effects),
+                                 closed.consts)
+            donated = (False, *donated)
+        if plan is None:
+            return stablehlo.lower_module(closed, self._name, donated, const_args=False,
+                                          platform_index=platform_index, result_names=names)
+        in_shardings = (None, *plan.in_shardings) if platform_index else plan.in_shardings
+        return stablehlo.lower_module(
+            closed, self._name, donated, mesh=plan.mesh, in_shardings=in_shardings,
+            out_shardings=plan.out_shardings, const_args=False,
+            platform_index=platform_index, result_names=names)
 
     def as_text(self, dialect=None, *, debug_info=False):
         """The StableHLO module pyjax prints for this computation (MLIR text), or with

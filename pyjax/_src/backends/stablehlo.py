@@ -321,6 +321,42 @@ class ModuleContext:
         rows = ", ".join("[" + ", ".join(map(str, g)) + "]" for g in groups)
         return f"dense<[{rows}]> : tensor<{groups.shape[0]}x{groups.shape[1]}xi64>"
 
+    def inline_module(self, text, name):
+        """Adds the functions of the MLIR module `text` as private functions, each symbol
+        renamed to one unused here (its @main named after `name`); a Shardy mesh equal to
+        this module's becomes @mesh, another one a mesh of its own. Returns @main's new
+        name."""
+        lines = text.rstrip().splitlines()[1:-1]   # inside `module @... {` ... `}`
+        renames = {}
+        for line in lines:
+            found = _SYMBOL_DEF.match(line)
+            if found is None:
+                continue
+            kind, symbol = found.group(1), found.group(2)
+            if kind == "sdy.mesh":
+                value = line.split("=", 1)[1].strip()
+                own = self.mesh is not None and sharding_mod.shardy_mesh(self.mesh) == value
+                renames[symbol] = "mesh" if own else next(
+                    (k for k, v in self.extra_meshes.items() if v == value), None) or \
+                    self.declare_mesh(self.unique_name(f"mesh_{symbol}"), value)
+            else:
+                renames[symbol] = self.unique_name(name if symbol == "main" else symbol)
+
+        def rename(match):
+            return "@" + renames.get(match.group(1), match.group(1))
+        body = []
+        for line in lines:
+            found = _SYMBOL_DEF.match(line)
+            if found is not None and found.group(1) == "sdy.mesh":
+                continue
+            line = _SYMBOL_USE.sub(rename, line)
+            if found is not None:
+                line = _DONATION_ATTR.sub("", line.replace(" public @", " private @"))
+                line = _EMPTY_ATTRS.sub(">", line)
+            body.append((line, None))
+        self.functions.append(body)
+        return renames["main"]
+
     def unique_name(self, base):
         base = sanitize_symbol(base)
         name, i = base, 0
@@ -669,16 +705,26 @@ class FunctionContext:
         """Calls `closed` as a private function (printed once per jaxpr per module); the
         call op carries the equation's XLA metadata and `call_metadata`."""
         fname = self.function(closed, name)
-        out_avals = closed.out_avals
+        metadata = self.origin.ctx.xla_metadata if self.origin is not None else None
+        if call_metadata:
+            metadata = {**(metadata or {}), **call_metadata}
+        return self._call_symbol(fname, args, closed.out_avals, metadata)
+
+    def call_module(self, text, args, out_avals, name):
+        """Calls the public @main of another module, given as MLIR text (as jaxlib prints
+        it): its functions (and Shardy meshes) join this module as private symbols,
+        renamed apart from this module's, and @main's donation attributes are dropped
+        (the caller owns its buffers)."""
+        fname = self.module.inline_module(text, name)
+        return self._call_symbol(fname, args, out_avals, None)
+
+    def _call_symbol(self, fname, args, out_avals, metadata):
         res = self.fresh()
         arg_text = ", ".join(v.name for v in args)
         in_types = ", ".join(v.type for v in args)
         out_types = ", ".join(tensor_type(a) for a in out_avals)
         lhs = f"{res} = " if len(out_avals) == 1 else f"{res}:{len(out_avals)} = " \
             if out_avals else ""
-        metadata = self.origin.ctx.xla_metadata if self.origin is not None else None
-        if call_metadata:
-            metadata = {**(metadata or {}), **call_metadata}
         self._emit_op(res if out_avals else "", f"{lhs}func.call @{fname}({arg_text})",
                       {}, f" : ({in_types}) -> ({out_types})", metadata)
         if len(out_avals) == 1:
@@ -726,6 +772,12 @@ def _lower_function(module, name, jaxpr, consts, visibility, const_args=False,
 
 
 _SSA_NUMBER = re.compile(r"%(\d+)")
+# a module-level symbol of jaxlib's printed text, a use of one, and the donation attributes
+_SYMBOL_DEF = re.compile(r"^\s*(func\.func|sdy\.mesh)\s+(?:(?:public|private)\s+)?@([\w.$]+)")
+_SYMBOL_USE = re.compile(r"@([\w.$]+)")
+_EMPTY_ATTRS = re.compile(r"> \{\}(?=[,)])")   # what dropping the donation leaves
+_DONATION_ATTR = re.compile(r"(tf\.aliasing_output = \d+ : i32|jax\.buffer_donor = true)"
+                            r"(, )?")
 
 
 def _renumber(lines):
@@ -825,14 +877,18 @@ def _left_open(sharding):
 
 
 def lower_module(closed, name="main", donated_invars=(), num_replicas=1, axis_env=(),
-                 mesh=None, in_shardings=(), out_shardings=(), result_names=()):
+                 mesh=None, in_shardings=(), out_shardings=(), result_names=(),
+                 const_args=True, platform_index=False):
     """Prints `closed` as a module whose @main takes (constants..., arguments...).
     `axis_env` names the axes the replicas form (pmap: ((axis_name, num_replicas),)).
     With a `mesh`, the module is partitioned over its devices by XLA's SPMD partitioner
     (Shardy): `in_shardings`/`out_shardings` (a NamedSharding or None per argument and
     result; None leaves the choice to the partitioner) become sdy.sharding attributes.
     `result_names` (one per result, e.g. "result['a']") become jax.result_info
-    attributes, as JAX prints them in jit(f).lower(...).as_text()."""
+    attributes, as JAX prints them in jit(f).lower(...).as_text().
+    With `const_args=False` the constants are printed inside and @main takes only the
+    arguments (a module that stands alone, as jax.export writes); with `platform_index`
+    its first argument is JAX's platform index of a multi-platform module."""
     jaxpr = closed.jaxpr
     prefix = "pmap" if axis_env else "jit"
     module = ModuleContext(sanitize_symbol(f"{prefix}_{name}"), num_replicas, axis_env,
@@ -845,11 +901,13 @@ def lower_module(closed, name="main", donated_invars=(), num_replicas=1, axis_en
     donate_rest = mesh is not None and mesh.size > 1 and (
         len(out_shardings) < len(out_avals) or any(map(_left_open, out_shardings)))
     donation = donation_aliases(in_avals, donated, out_avals, donate_rest)
-    nconsts = len(jaxpr.constvars)
+    nconsts = len(jaxpr.constvars) if const_args else 0
     arg_attrs = {nconsts + i: [f"tf.aliasing_output = {k} : i32"]
                  for i, k in donation.aliases.items()}
     for i in donation.donors:
         arg_attrs[nconsts + i] = ["jax.buffer_donor = true"]
+    if platform_index:
+        arg_attrs[nconsts] = ['jax.global_constant = "_platform_index"']
     result_attrs = {i: [f"jax.result_info = {_quote(n)}"]
                     for i, n in enumerate(result_names)}
 
@@ -863,7 +921,8 @@ def lower_module(closed, name="main", donated_invars=(), num_replicas=1, axis_en
     for i, s in enumerate(out_shardings):
         if not _left_open(s):
             result_attrs.setdefault(i, []).append(attribute(s, out_avals[i].ndim))
-    _lower_function(module, "main", jaxpr, (), "public", const_args=True,
+    _lower_function(module, "main", jaxpr, () if const_args else closed.consts, "public",
+                    const_args=const_args,
                     arg_attrs={i: ", ".join(a) for i, a in arg_attrs.items()},
                     result_attrs={i: ", ".join(a) for i, a in result_attrs.items()})
     partitions = mesh.size if mesh is not None else 1
@@ -872,13 +931,14 @@ def lower_module(closed, name="main", donated_invars=(), num_replicas=1, axis_en
     lines = [(head, None)]
     if mesh is not None:
         lines.append((f"  sdy.mesh @mesh = {sharding_mod.shardy_mesh(mesh)}", None))
-        lines += [(f"  sdy.mesh @{name} = {value}", None)
-                  for name, value in module.extra_meshes.items()]
+    lines += [(f"  sdy.mesh @{name} = {value}", None)
+              for name, value in module.extra_meshes.items()]
     for function in module.functions:
         lines += function
     lines.append(("}", None))
     text = "\n".join(line for line, _ in lines) + "\n"
-    return LoweredModule(text, [o for _, o in lines], [v.aval for v in jaxpr.constvars],
+    return LoweredModule(text, [o for _, o in lines],
+                         [v.aval for v in jaxpr.constvars] if const_args else [],
                          in_avals, out_avals, donation, module.host_callbacks,
                          module.sharding_inspections, mesh)
 

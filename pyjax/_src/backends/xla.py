@@ -635,6 +635,27 @@ def mlir_text(lowered, debug_info=False):
     return _parse(lowered.text).operation.get_asm(enable_debug_info=debug_info)
 
 
+def portable_artifact(lowered):
+    """A lowered module as a StableHLO portable artifact (versioned MLIR bytecode, as
+    jax.export serializes modules: readable by StableHLO consumers at least 4 weeks
+    older)."""
+    from jaxlib.mlir.dialects import stablehlo
+    version = stablehlo.get_version_from_compatibility_requirement(
+        stablehlo.StablehloCompatibilityRequirement.WEEK_4)
+    return _jax.mlir.serialize_portable_artifact(lowered.text, version, True)
+
+
+def artifact_text(blob):
+    """The MLIR text (as MLIR prints it) of a StableHLO portable artifact; ValueError for
+    bytes that are not one."""
+    with _mlir_context():
+        try:
+            module = _jax.mlir.deserialize_portable_artifact(bytes(blob))
+        except Exception as err:
+            raise ValueError(f"not a StableHLO portable artifact: {err}") from None
+        return module.operation.get_asm(enable_debug_info=False)
+
+
 def _parse(text):
     from jaxlib.mlir import ir
     with _mlir_context():

@@ -10,7 +10,7 @@ import operator
 
 import numpy as np
 
-from pyjax._src import dtypes, tree_util
+from pyjax._src import config, dtypes, tree_util
 from pyjax._src.array import Array, as_array
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import numpy_backend
@@ -135,7 +135,18 @@ def platform_dependent(*args, default=None, **per_platform):
             raise ValueError("Use 'cuda' or 'rocm' for lax.platform_dependent.")
     if default is not None and not callable(default):
         raise TypeError("lax.platform_dependent: the 'default' branch must be a callable.")
-    platform = devices_mod.default_device().platform
+    exporting = config.export_platforms.value   # jax.export's platforms, else None
+    if exporting is not None and len(exporting) > 1:
+        branches = {per_platform.get(p, default) for p in exporting}
+        if len(branches) > 1:
+            raise ValueError(
+                f"lax.platform_dependent has different branches for the platforms "
+                f"{exporting} being exported together; pyjax lowers one branch per "
+                "module: export for each platform separately.")
+        platform = exporting[0]
+    else:
+        platform = exporting[0] if exporting is not None \
+            else devices_mod.default_device().platform
     branch = per_platform.get({"gpu": "cuda"}.get(platform, platform), default)
     if branch is None:
         # JAX's words: its platform_index has no lowering for a platform without a branch

@@ -1,0 +1,8 @@
+"""Public jax.export: export a jitted function to StableHLO (`export`), serialize and
+deserialize the `Exported`, and call it from JAX programs (`Exported.call`)."""
+from pyjax._src.export.exported import (  # noqa: F401
+    DisabledSafetyCheck, Exported, default_export_platform, deserialize, export,
+    maximum_supported_calling_convention_version,
+    minimum_supported_calling_convention_version)
+from pyjax._src.export.serialization import (  # noqa: F401
+    register_namedtuple_serialization, register_pytree_node_serialization)
