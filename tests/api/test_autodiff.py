@@ -225,6 +225,24 @@ def test_linearize_evaluates_the_jvp_without_rerunning_the_function():
     assert len(calls) == 1
 
 
+def test_linearized_function_is_a_partial_over_its_linear_jaxpr():
+    # JAX 0.10.2: f_jvp is a tree_util.Partial whose func is a functools.partial with the
+    # linear jaxpr first; the residuals are its pytree leaves.
+    y, f_jvp = jax.linearize(lambda x: jnp.sin(jnp.sin(x)), 1.)
+    assert isinstance(f_jvp, jax.tree_util.Partial)
+    text = str(f_jvp.func.args[0])
+    assert text.count(" mul ") == 2 and " sin " not in text and " cos " not in text
+    close(f_jvp(2.), 0.7200789)
+    close(jax.jit(lambda f, t: f(t))(f_jvp, 2.), 0.7200789)
+    f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)),
+                       policy=lambda prim, *_, **__: str(prim) == "cos")
+    _, f_jvp = jax.linearize(f, 1.)
+    text = str(f_jvp.func.args[0])
+    assert " sin " not in text and " cos " not in text
+    with pytest.raises(TypeError, match="inconsistent with the original primal values"):
+        f_jvp(1., 2.)
+
+
 def test_vjp_and_cotangent_checks():
     y, pullback = jax.vjp(lambda x, y: (x * y, x + y), 2., 3.)
     close(y[0], 6.)

@@ -4,6 +4,7 @@ trace, linearize by partial evaluation, transposition); imports api siblings and
 from __future__ import annotations
 
 import dataclasses
+import functools
 import operator
 
 import numpy as np
@@ -112,8 +113,7 @@ def _aval_str(aval):
     return f"{_dtype_str(aval.dtype)}[{','.join(map(str, aval.shape))}]"
 
 
-def _check_tangent(primal, tangent, where):
-    p_aval = get_aval(primal)
+def _check_tangent(p_aval, tangent, where):
     try:
         t_aval = get_aval(tangent)
     except TypeError:
@@ -158,18 +158,19 @@ def _check_linearized_varying(primal, tangent):
                      + "\n".join(f"  * {d};" for d in fixes))
 
 
-def _tangents_in(primals, tangents, where):
-    """jvp's tangents of weakly typed primals are weakly typed too, as in JAX (whose
-    linearized functions keep the tangents' own types)."""
+def _tangents_in(p_avals, tangents, where):
+    """The tangents of primals of avals `p_avals`, checked against them. jvp's tangents
+    of weakly typed primals are weakly typed too, as in JAX (whose linearized functions
+    keep the tangents' own types)."""
     out = []
-    for p, t in zip(primals, tangents):
-        _check_tangent(p, t, where)
+    for p_aval, t in zip(p_avals, tangents):
+        _check_tangent(p_aval, t, where)
         if where != "jax.jvp":
-            _check_linearized_varying(get_aval(p), get_aval(t))
+            _check_linearized_varying(p_aval, get_aval(t))
         if get_aval(t).dtype == dtypes.float0:
-            out.append(ad.Zero(ad.tangent_aval(get_aval(p))))
+            out.append(ad.Zero(ad.tangent_aval(p_aval)))
         elif where == "jax.jvp":
-            out.append(_match_weak_type(_as_forward_value(t), get_aval(p)))
+            out.append(_match_weak_type(_as_forward_value(t), p_aval))
         else:
             out.append(_as_forward_value(t))
     return out
@@ -191,8 +192,8 @@ def jvp(fun, primals, tangents, has_aux=False):
                         f"structure; primals have tree structure {p_tree} whereas tangents "
                         f"have tree structure {t_tree}.")
     flat = _FlatFun(lambda *a: fun(*a), p_tree, has_aux, "jvp")
-    result = ad.jvp_flat(flat, p_leaves, _tangents_in(p_leaves, t_leaves, "jax.jvp"),
-                         has_aux)
+    result = ad.jvp_flat(flat, p_leaves,
+                         _tangents_in(map(get_aval, p_leaves), t_leaves, "jax.jvp"), has_aux)
     out_p, out_t = result[0], [_instantiate(t) for t in result[1]]
     outs = (tree_util.tree_unflatten(flat.out_tree, out_p),
             tree_util.tree_unflatten(flat.out_tree, out_t))
@@ -201,27 +202,49 @@ def jvp(fun, primals, tangents, has_aux=False):
     return outs
 
 
+@dataclasses.dataclass(frozen=True, slots=True, eq=False)
+class _LinearizedSignature:
+    """What a linearized function knows besides its jaxpr and residuals: the primals'
+    avals and tree, the output tree, and which tangents the jaxpr takes and gives."""
+    p_avals: tuple
+    p_tree: tree_util.PyTreeDef
+    out_tree: tree_util.PyTreeDef
+    in_avals: tuple
+    out_avals: tuple
+    in_nonzeros: tuple
+    out_nonzeros: tuple
+
+
+def _lift_linearized(jaxpr, sig, consts, *tangents):
+    """The linearized function: the tangents of the outputs, from the linear `jaxpr`
+    over residuals `consts`."""
+    t_leaves, t_tree = tree_util.flatten(tangents)
+    if t_tree != sig.p_tree:
+        raise TypeError(f"linearized function called on tangent values inconsistent "
+                        f"with the original primal values: expected tree structure "
+                        f"{sig.p_tree}, got {t_tree}.")
+    linear = ad.Linearized(jaxpr, consts, sig.in_avals, sig.out_avals, sig.in_nonzeros,
+                           sig.out_nonzeros)
+    outs = linear.jvp(_tangents_in(sig.p_avals, t_leaves, "the linearized function"))
+    return tree_util.tree_unflatten(sig.out_tree, [_instantiate(t) for t in outs])
+
+
 def linearize(fun, *primals, has_aux=False):
     """(fun(*primals), f_jvp) where f_jvp(*tangents) evaluates the JVP at primals without
-    re-running fun: the tangent computation was staged into a linear jaxpr."""
+    re-running fun: the tangent computation was staged into a linear jaxpr. As in JAX,
+    f_jvp is a Partial over the residuals whose func is a functools.partial of the
+    linear jaxpr (`f_jvp.func.args[0]`)."""
     check_callable(fun, "linearize")
     p_leaves, p_tree = _flatten_args(primals, _as_forward_value)
     flat = _FlatFun(fun, p_tree, has_aux, "linearize")
     result = ad.linearize_flat(flat, p_leaves, has_aux)
     out_p, linear = result[0], result[1]
-    out_tree = flat.out_tree
-
-    def f_jvp(*tangents):
-        t_leaves, t_tree = tree_util.flatten(tangents)
-        if t_tree != p_tree:
-            raise TypeError(f"linearized function called on tangent values inconsistent "
-                            f"with the original primal values: expected tree structure "
-                            f"{p_tree}, got {t_tree}.")
-        outs = linear.jvp(_tangents_in(p_leaves, t_leaves, "the linearized function"))
-        return tree_util.tree_unflatten(out_tree, [_instantiate(t) for t in outs])
-
-    f_jvp = tree_util.Partial(f_jvp)
-    out = tree_util.tree_unflatten(out_tree, out_p)
+    sig = _LinearizedSignature(
+        tuple(map(get_aval, p_leaves)), p_tree, flat.out_tree, tuple(linear.in_avals),
+        tuple(linear.out_avals), tuple(linear.in_nonzeros), tuple(linear.out_nonzeros))
+    f_jvp = tree_util.Partial(functools.partial(_lift_linearized, linear.jaxpr, sig),
+                              list(linear.consts))
+    out = tree_util.tree_unflatten(flat.out_tree, out_p)
     if has_aux:
         return out, f_jvp, tree_util.tree_unflatten(flat.aux_tree, result[2])
     return out, f_jvp
