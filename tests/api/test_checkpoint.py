@@ -377,3 +377,45 @@ def test_saved_bf16_residual_is_rounded_where_the_forward_pass_reads_it():
     np.testing.assert_array_equal(y_, want)
     text = str(jax.make_jaxpr(lambda x: jax.vjp(f, x)[0])(x))
     assert "reduce_precision[exponent_bits=8 mantissa_bits=7]" in text
+
+
+def test_eager_checkpoint_traces_once_per_argument_types():
+    # JAX 0.10.2 caches a checkpoint's trace per function, argument types and static
+    # values: called eagerly ten times, the function is traced once.
+    calls = []
+
+    @jax.checkpoint
+    def g(x):
+        calls.append(1)
+        return lax.sin(x), 3.
+
+    for _ in range(10):
+        g(2.)[0].block_until_ready()
+    assert len(calls) == 1
+    g(jnp.ones(2))
+    assert len(calls) == 2
+
+    calls.clear()
+
+    def h(x, sign):
+        calls.append(1)
+        return x * sign if sign > 0 else -x
+
+    h_static = jax.checkpoint(h, static_argnums=(1,))
+    for _ in range(5):
+        close(h_static(2., 1.), 2.)
+        close(h_static(2., -1.), -2.)
+    assert len(calls) == 2    # each static value traced once
+    close(jax.grad(lambda y: jax.checkpoint(lambda x: x * y)(2.))(3.), 2.)
+    # a function closing over an outer tracer is traced again each time
+    y_box = []
+
+    def closes_over(x):
+        return x * y_box[-1]
+    f_remat = jax.checkpoint(closes_over)
+
+    def outer(y):
+        y_box.append(y)
+        return f_remat(2.)
+    close(jax.grad(outer)(3.), 2.)
+    close(jax.grad(outer)(4.), 2.)

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import inspect
 import types
+import weakref
 
 from pyjax._src import dtypes, errors, tree_util
+from pyjax._src.api.jit import tracing_context
 from pyjax._src.api.shapes import abstractify
 from pyjax._src.backends import numpy_backend
 from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import ShapedArray, get_aval
-from pyjax._src.core.trace import define_primitive, set_current_trace
+from pyjax._src.core.trace import Tracer, define_primitive, set_current_trace
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import builders as b
@@ -148,6 +150,48 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
         nums = _static_positions(static_argnums, len(args))
         dyn = [a for i, a in enumerate(args) if i not in nums]
         leaves, in_tree = tree_util.flatten((dyn, kwargs))
+        statics = tuple(_Static(args[i]) for i in sorted(nums))
+        in_avals = tuple(get_aval(x) for x in leaves)
+        closed, hoisted, out_tree = _traced(fun, args, nums, in_tree, in_avals, statics)
+        outs = checkpoint_p.bind(*hoisted, *leaves, jaxpr=closed, prevent_cse=prevent_cse,
+                                 differentiated=False, policy=policy)
+        return tree_util.tree_unflatten(out_tree, outs)
+    return fun_remat
+
+
+class _Static:
+    """A static argument as part of a cache key: equal by value when hashable, else by
+    identity (as JAX keys them)."""
+
+    __slots__ = ("value", "hash", "hashable")
+
+    def __init__(self, value):
+        self.value = value
+        try:
+            self.hash, self.hashable = hash(value), True
+        except TypeError:
+            self.hash, self.hashable = id(value), False
+
+    def __hash__(self):
+        return self.hash
+
+    def __eq__(self, other):
+        if not isinstance(other, _Static):
+            return NotImplemented
+        if self.hashable and other.hashable:
+            return type(self.value) is type(other.value) and self.value == other.value
+        return self.value is other.value
+
+
+_trace_cache = WeakCache()
+
+
+def _traced(fun, args, nums, in_tree, in_avals, statics):
+    """(closed jaxpr, hoisted tracers, output tree) of fun at these argument types and
+    static values. Cached per function, as JAX caches it, so that a checkpointed function
+    called eagerly is traced once; a trace closing over outer tracers (or with a tracer
+    as a static value) is not reusable."""
+    def trace():
         found = {}
 
         def flat_fun(*xs):
@@ -158,17 +202,27 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
             return out_leaves
 
         try:
-            closed, hoisted = pe.trace_to_closed_jaxpr(
-                flat_fun, [get_aval(x) for x in leaves], pe.debug_info_of(fun))
+            closed, hoisted = pe.trace_to_closed_jaxpr(flat_fun, list(in_avals),
+                                                       pe.debug_info_of(fun))
         except errors.ConcretizationTypeError as err:
             err.add_note("In a function decorated with jax.checkpoint, mark arguments that "
                          "Python control flow depends on with the `static_argnums` "
                          "argument of jax.checkpoint.")
             raise
-        outs = checkpoint_p.bind(*hoisted, *leaves, jaxpr=closed, prevent_cse=prevent_cse,
-                                 differentiated=False, policy=policy)
-        return tree_util.tree_unflatten(found["out_tree"], outs)
-    return fun_remat
+        return closed, hoisted, found["out_tree"]
+
+    if any(isinstance(s.value, Tracer) for s in statics) or not _weakly_referable(fun):
+        return trace()
+    return _trace_cache.get(fun, (in_tree, statics, in_avals, tracing_context()), trace,
+                            keep=lambda entry: not entry[1])
+
+
+def _weakly_referable(fun):
+    try:
+        weakref.ref(fun)
+    except TypeError:
+        return False
+    return True
 
 
 remat = checkpoint

@@ -405,11 +405,7 @@ class JitCache:
         except TypeError:
             names = _flat_arg_names(self.arg_names, args, static_nums, dyn_kwargs)
             raise _invalid_argument_error(self.debug_name, leaves, in_tree, names) from None
-        # set_xla_metadata's context and the context mesh (which types results, e.g.
-        # out_sharding=P('x')) change what tracing stages, as a tracing option does
-        key = (in_tree, statics, in_avals,
-               (config.config.trace_state(), _trace_context.eqn_ctx,
-                sharding_mod.get_abstract_mesh()))
+        key = (in_tree, statics, in_avals, tracing_context())
         entry = self.entries.get(key)
         if entry is None or entry.hoisted:
             if config.no_tracing.value:
@@ -614,6 +610,14 @@ class JitCache:
 _caches = weakref.WeakKeyDictionary()
 _caches_lock = threading.Lock()
 live_caches = weakref.WeakSet()   # every JitCache alive, for jax.clear_caches
+
+
+def tracing_context():
+    """What besides a function's arguments changes what tracing it stages: the tracing
+    options, set_xla_metadata's context and the context mesh (which types results, e.g.
+    out_sharding=P('x')). Part of every cache key of traces."""
+    return (config.config.trace_state(), _trace_context.eqn_ctx,
+            sharding_mod.get_abstract_mesh())
 
 
 def _cache_for(fun, options):
