@@ -243,6 +243,37 @@ def test_linearized_function_is_a_partial_over_its_linear_jaxpr():
         f_jvp(1., 2.)
 
 
+def test_vjp_returns_a_vjp_of_input_saved_and_opaque_residuals():
+    # JAX 0.10.2: jax.vjp's function is a VJP whose residuals that are primal inputs are
+    # `args_res` (one entry per positional primal) and the others `opaque_residuals`.
+    _, f_vjp = jax.vjp(jnp.sin, 3.)
+    assert type(f_vjp).__name__ == "VJP"
+    assert len(f_vjp.opaque_residuals) == 1
+    close(f_vjp.opaque_residuals[0], -0.9899925)
+    assert str(f_vjp.jaxpr) == "{ lambda a:f32[]; b:f32[]. let c:f32[] = mul b a in (c,) }"
+
+    def f2(x, w):
+        return 2. * ((1. * x) @ w)
+    x, w = jnp.ones((3, 4)), jnp.ones((4, 4))
+    y, f2_vjp = jax.vjp(f2, x, w)
+    assert f2_vjp.args_res[1] is w and f2_vjp.opaque_residuals
+    f2_vjp.args_res[1] = None     # dropped, then given back before the call
+    f2_vjp.args_res[1] = w
+    x_grad, w_grad = f2_vjp(jnp.ones_like(y))
+    close(x_grad, np.full((3, 4), 8.))
+    close(w_grad, np.full((4, 4), 6.))
+    with pytest.raises(ValueError, match="unexpected JAX type"):
+        f2_vjp(jnp.ones((2, 4)))
+    _, f_vjp = jax.vjp(lambda x: lax.cond(x > 0, jnp.sin, jnp.cos, x), 3.)
+    assert f_vjp.opaque_residuals
+
+    @jax.jit
+    def h(f_vjp):
+        return f_vjp(jnp.ones((3, 4)))
+    close(h(f2_vjp)[1], np.full((4, 4), 6.))
+    assert any(leaf is w for leaf in jax.tree_util.tree_leaves(f2_vjp))
+
+
 def test_vjp_and_cotangent_checks():
     y, pullback = jax.vjp(lambda x, y: (x * y, x + y), 2., 3.)
     close(y[0], 6.)

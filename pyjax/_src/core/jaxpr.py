@@ -538,15 +538,17 @@ def literal(value):
     return Literal(value, aval)
 
 
-def literalable(x):
+def literalable(x, for_ad=False):
     """Scalars are written inline, as JAX does, 0-d Array constants included (a gradient's
     seed 1.0, jnp.float32(2)); arrays with more elements become constvars. A weakly typed
-    0-d Array qualifies where the Python scalar of its value has its type."""
+    0-d Array qualifies where the Python scalar of its value has its type. `for_ad`: the
+    known values an AD linearization stages keep their Arrays as constvars (JAX's
+    is_literalable(x, for_ad)), so that a vjp's residuals are its constants."""
     if dtypes.is_python_scalar(x) or (
             isinstance(x, (np.generic, np.ndarray)) and np.ndim(x) == 0):
         return True
     aval = getattr(x, "aval", None)
-    if (aval is None or isinstance(x, Tracer) or aval.shape != ()
+    if (for_ad or aval is None or isinstance(x, Tracer) or aval.shape != ()
             or np.dtype(aval.dtype).kind not in "biufc"):
         return False
     return not aval.weak_type or get_aval(np.asarray(x).item()) == aval

@@ -103,9 +103,10 @@ class DynamicJaxprTracer(Tracer):
 class DynamicJaxprTrace(Trace):
     """Records every primitive applied to its tracers as an equation."""
 
-    def __init__(self, debug_info=None, parent=None):
+    def __init__(self, debug_info=None, parent=None, for_ad=False):
         super().__init__(parent)
         self.debug_info = debug_info
+        self.for_ad = for_ad       # Array constants stay constvars (see jx.literalable)
         self.eqns = []
         self.constvars = {}        # id(const) -> (var, const)
         self.effects = set()
@@ -114,7 +115,7 @@ class DynamicJaxprTrace(Trace):
         return DynamicJaxprTracer(self, aval, jx.Var(aval), index)
 
     def lift(self, x):
-        if jx.literalable(x):
+        if jx.literalable(x, self.for_ad):
             lit = jx.literal(x)
             return DynamicJaxprTracer(self, lit.aval, lit, None)
         entry = self.constvars.get(id(x))
@@ -297,7 +298,7 @@ class PartialEvalTrace(Trace):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.staging = DynamicJaxprTrace(parent=self.parent)
+        self.staging = DynamicJaxprTrace(parent=self.parent, for_ad=True)
         self._num_args = 0
 
     def new_arg(self, aval):
