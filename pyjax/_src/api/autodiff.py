@@ -33,7 +33,7 @@ def _as_jax_value(x):
     try:
         return as_array(x)
     except TypeError:
-        raise TypeError(f"Argument '{x!r:.100}' of type {type(x)} is not a valid JAX type; "
+        raise TypeError(f"Argument '{x!s:.100}' of type {type(x)} is not a valid JAX type; "
                         "differentiated functions take arrays, scalars or pytrees of them."
                         ) from None
 

@@ -262,13 +262,16 @@ class JitCache:
             params, static_argnums, static_argnames)
         donate_argnums, donate_argnames = _infer_argnums_and_argnames(
             params, donate_argnums, donate_argnames)
+        # JAX's words; static arguments are not buffers: there is nothing to donate
         both = set(static_argnames) & set(donate_argnames)
-        if both or set(static_argnums) & set(donate_argnums):
-            raise ValueError(f"jit: an argument cannot be both static and donated; "
-                             f"static_argnums={tuple(static_argnums)} and donate_argnums="
-                             f"{tuple(donate_argnums)} (argnames {sorted(both)}) intersect. "
-                             "Static arguments are not buffers, so there is nothing to "
-                             "donate: drop it from donate_argnums.")
+        if both:
+            raise ValueError("static_argnames and donate_argnames cannot intersect. Argument "
+                             f"names {both} appear in both static_argnames and "
+                             "donate_argnames")
+        if set(static_argnums) & set(donate_argnums):
+            raise ValueError(f"`static_argnums` {sorted(set(static_argnums))} and "
+                             f"`donate_argnums` {sorted(set(donate_argnums))} cannot "
+                             "intersect.")
         self.static_argnums = frozenset(static_argnums)
         self.static_argnames = frozenset(static_argnames)
         self.donate_argnums = frozenset(donate_argnums)
@@ -373,10 +376,8 @@ class JitCache:
                                     f"used as a constant in a JAX function: {self.debug_name}"
                                     f" returned {leaf}. Return an array instead.")
                 if not is_valid_jax_type(leaf):
-                    raise TypeError(
-                        f"{self.debug_name} returned a value of type {type(leaf)}, which "
-                        "is not a valid JAX type; jitted functions must return arrays "
-                        "(in pytrees).")
+                    raise shapes.invalid_output_error(
+                        pe.DebugInfo(self.debug_name, self.location, None), out)
             traced["out_tree"] = out_tree
             return out_leaves + [ref[...] for ref in refs]
 

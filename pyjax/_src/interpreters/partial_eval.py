@@ -11,8 +11,9 @@ import numpy as np
 from pyjax._src.config import auto_pcast, enable_checks
 from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import ShapedArray, get_aval
-from pyjax._src.core.trace import (Trace, Tracer, check_for_leaks, primitive_effects,
-                                   primitive_named, set_current_trace, trace_context)
+from pyjax._src.core.trace import (Trace, Tracer, check_for_leaks, operand_error,
+                                   primitive_effects, primitive_named, set_current_trace,
+                                   trace_context)
 from pyjax._src.util import WeakCache, partition_list
 
 
@@ -125,7 +126,13 @@ class DynamicJaxprTrace(Trace):
         return DynamicJaxprTracer(self, entry[0].aval, entry[0], None)
 
     def process_primitive(self, prim, args, params):
-        tracers = [self.own_or_lift(x) for x in args]
+        try:
+            tracers = [self.own_or_lift(x) for x in args]
+        except TypeError as err:
+            error = operand_error(prim, args)
+            if error is None:
+                raise
+            raise error from err
         vma = None
         if not (prim.is_collective or prim.is_higher_order):   # they type vma themselves
             for t in tracers:
