@@ -394,7 +394,8 @@ def _prune(closed, used_outputs, keep_inputs):
     new, used = dce_jaxpr(jaxpr, list(used_outputs))
     if keep_inputs is not None:
         used = [u or k for u, k in zip(used, keep_inputs)]
-    if all(used) and all(used_outputs) and len(new.eqns) == len(jaxpr.eqns):
+    if all(used) and all(used_outputs) and len(new.eqns) == len(jaxpr.eqns) and all(
+            a is b for a, b in zip(new.eqns, jaxpr.eqns)):   # (a DCE rule prunes inside)
         return None, used   # unchanged (not stored: the cache must not hold `closed`)
     const_of = dict(zip(jaxpr.constvars, closed.consts))
     pruned = Jaxpr(new.constvars, [v for v, u in zip(jaxpr.invars, used) if u],
