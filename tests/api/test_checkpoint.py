@@ -2,6 +2,8 @@
 inside and under jit; which residuals each policy saves (saved_residuals and
 print_saved_residuals, as in JAX's remat guide); checkpoint_name; per-step remat inside
 scan; prevent_cse's optimization barrier; static_argnums and its errors."""
+from functools import partial
+
 import numpy as np
 import pytest
 
@@ -419,3 +421,35 @@ def test_eager_checkpoint_traces_once_per_argument_types():
         return f_remat(2.)
     close(jax.grad(outer)(3.), 2.)
     close(jax.grad(outer)(4.), 2.)
+
+
+def test_prevent_cse_per_argument():
+    # JAX 0.10.2: a tuple prevent_cse (a tree prefix of the arguments) puts only the
+    # flagged inputs (and the cotangents) of the recomputation behind the barrier.
+    @partial(jax.checkpoint, prevent_cse=(False, True))
+    def layer(W, x):
+        return x @ W + jnp.array([1.0, 2.0, 3.0])
+
+    def loss(Ws, x):
+        for W in Ws:
+            x = layer(W, x)
+        return jnp.sum(x ** 2)
+
+    Ws, x = [jnp.ones((3, 3))] * 2, jnp.ones(3)
+    text = jax.jit(jax.grad(loss, (0, 1))).lower(Ws, x).as_text()
+    barriers = [line.split("=")[0].strip() for line in text.splitlines()
+                if "optimization_barrier" in line]
+    assert [b.split(":")[1] for b in barriers] == ["2", "2"]
+    gW, gx = jax.grad(loss, (0, 1))(Ws, x)
+    close(gW[0], np.full((3, 3), 102.))
+    close(gx, np.full(3, 306.))
+
+    @partial(jax.checkpoint, prevent_cse=({"W": False, "x": True},))
+    def layer2(d):
+        return d["x"] @ d["W"]
+    text = jax.jit(jax.grad(lambda W, x: jnp.sum(layer2({"W": W, "x": x}) ** 2), (0, 1))
+                   ).lower(Ws[0], x).as_text()
+    assert text.count("optimization_barrier") == 1
+    with pytest.raises(TypeError, match="prevent_cse must be a bool or tuple of bools"):
+        jax.checkpoint(lambda a: a, prevent_cse=1)
+

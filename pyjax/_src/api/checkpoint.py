@@ -6,6 +6,7 @@ from __future__ import annotations
 import inspect
 import types
 import weakref
+from collections.abc import Sequence
 
 from pyjax._src import dtypes, errors, tree_util
 from pyjax._src.api.jit import tracing_context
@@ -137,10 +138,16 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
     """fun, made to save only some residuals when differentiated (by default none but its
     inputs) and to recompute the others in the backward pass, trading compute for memory.
     `policy` (one of jax.checkpoint_policies) says which intermediates may be saved;
-    prevent_cse keeps the compiler from merging the recomputation with the forward pass;
+    prevent_cse keeps the compiler from merging the recomputation with the forward pass
+    (a tuple, a tree prefix of the arguments, says it per argument);
     arguments at static_argnums are Python values baked into the trace."""
     if not callable(fun):
         raise TypeError(f"jax.checkpoint requires a callable argument, got {fun!r}.")
+    if isinstance(prevent_cse, Sequence):
+        prevent_cse = tuple(prevent_cse)
+    if not isinstance(prevent_cse, (tuple, bool)):
+        raise TypeError("prevent_cse must be a bool or tuple of bools, got "
+                        f"{type(prevent_cse)=}")
     if policy is not None and not callable(policy):
         raise TypeError("the `policy` argument to `jax.checkpoint` must be a callable such "
                         f"as one of jax.checkpoint_policies, got {policy!r}.")
@@ -153,7 +160,12 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
         statics = tuple(_Static(args[i]) for i in sorted(nums))
         in_avals = tuple(get_aval(x) for x in leaves)
         closed, hoisted, out_tree = _traced(fun, args, nums, in_tree, in_avals, statics)
-        outs = checkpoint_p.bind(*hoisted, *leaves, jaxpr=closed, prevent_cse=prevent_cse,
+        cse = prevent_cse
+        if isinstance(prevent_cse, tuple):   # one flag per operand, as JAX's
+            cse_args = (tuple(dyn), kwargs) if kwargs else tuple(dyn)
+            cse = (False,) * len(hoisted) + tuple(tree_util.prefix_broadcast(
+                prevent_cse, tree_util.flatten(cse_args)[1], "prevent_cse"))
+        outs = checkpoint_p.bind(*hoisted, *leaves, jaxpr=closed, prevent_cse=cse,
                                  differentiated=False, policy=policy)
         return tree_util.tree_unflatten(out_tree, outs)
     return fun_remat
@@ -242,8 +254,15 @@ def _checkpoint_abstract_eval(*avals, jaxpr, **params):
     return jaxpr.out_avals
 
 
+def with_cse(params, flags):
+    """params whose per-operand prevent_cse (a tuple) is flags(it); a bool stays."""
+    cse = params["prevent_cse"]
+    return params if isinstance(cse, bool) else dict(params, prevent_cse=tuple(flags(cse)))
+
+
 def _checkpoint_jvp(primals, tangents, **params):
-    return ad.call_jvp(checkpoint_p, primals, tangents, params)
+    return ad.call_jvp(checkpoint_p, primals, tangents, params, lambda params, jaxpr, n: (
+        with_cse(dict(params, jaxpr=jaxpr), lambda cse: cse + (True,) * (n - len(cse)))))
 
 
 class _RematSplit:
@@ -384,44 +403,58 @@ def _checkpoint_partial_eval(trace, args, unknowns, params):
     if all(unknowns):
         return trace.stage(checkpoint_p, args, params)
     split = _remat_split(params["jaxpr"], unknowns, params["policy"])
+    # per-operand prevent_cse: saved inputs keep their flags, saved intermediates get True
+    known_params = with_cse(params, lambda cse: [c for c, uk in zip(cse, unknowns) if not uk])
+    staged_params = with_cse(params, lambda cse: [
+        known_params["prevent_cse"][i] for i in split.saved_inputs] + [True] * (
+        len(split.known.out_avals) - split.num_known_out) + [
+        c for c, uk in zip(cse, unknowns) if uk])
     known_args = [a for a, uk in zip(args, unknowns) if not uk]
     known_outs = []
     if split.known.out_avals:
         with set_current_trace(trace.parent):
-            known_outs = checkpoint_p.bind(*known_args, **dict(params, jaxpr=split.known))
+            known_outs = checkpoint_p.bind(*known_args, **dict(known_params, jaxpr=split.known))
     known_vals, saved = split_list(known_outs, [split.num_known_out])
     unknown_outs = []
     if any(split.out_unknowns):
         staged_args = ([known_args[i] for i in split.saved_inputs] + saved
                        + [a for a, uk in zip(args, unknowns) if uk])
         unknown_outs = trace.stage(checkpoint_p, staged_args,
-                                   dict(params, jaxpr=split.staged, differentiated=True))
+                                   dict(staged_params, jaxpr=split.staged, differentiated=True))
     return merge_lists(split.out_unknowns, known_vals, unknown_outs)
 
 
 def _checkpoint_transpose(cts, *args, **params):
     """A checkpoint of the transposed jaxpr: the recomputation of the non-linear part
     happens inside it (where prevent_cse guards it) in the backward pass."""
-    return ad.call_transpose(checkpoint_p, cts, args, params, lambda params, jaxpr, n: dict(
-        params, jaxpr=jaxpr, differentiated=True))
+    linear = [ad.is_undefined_primal(a) for a in args]
+    return ad.call_transpose(checkpoint_p, cts, args, params, lambda params, jaxpr, n: with_cse(
+        dict(params, jaxpr=jaxpr, differentiated=True), lambda cse: [
+            c for c, lin in zip(cse, linear) if not lin] + [True] * len(cts)))
 
 
 def _checkpoint_dce(used_outputs, eqn):
     closed, used_inputs = jx.prune_closed_jaxpr(eqn.params["jaxpr"], used_outputs)
+    params = with_cse(eqn.params, lambda cse: [c for c, u in zip(cse, used_inputs) if u])
     return eqn.replace(invars=[v for v, u in zip(eqn.invars, used_inputs) if u],
                        outvars=[v for v, u in zip(eqn.outvars, used_outputs) if u],
-                       params=dict(eqn.params, jaxpr=closed))
+                       params=dict(params, jaxpr=closed))
 
 
 def _checkpoint_lower(ctx, *args, jaxpr, prevent_cse, differentiated, policy):
-    """Inline; a differentiated checkpoint with prevent_cse reads its inputs through an
-    optimization barrier, so XLA cannot merge the recomputation with the forward pass
-    (its results keep the inputs' types: an unreduced one stays partial sums)."""
+    """Inline; a differentiated checkpoint with prevent_cse reads its inputs (those it
+    flags, when it is a tuple) through an optimization barrier, so XLA cannot merge the
+    recomputation with the forward pass (its results keep the inputs' types: an
+    unreduced one stays partial sums)."""
     args = list(args)
-    if prevent_cse and differentiated and args:
-        avals = list(ctx.avals_in)
-        args = ctx.constrained_to_types(ctx.op("stablehlo.optimization_barrier", args, avals),
-                                 avals)
+    flags = [prevent_cse] * len(args) if isinstance(prevent_cse, bool) else prevent_cse
+    barred = [i for i, flag in enumerate(flags) if flag]
+    if differentiated and barred:
+        avals = [ctx.avals_in[i] for i in barred]
+        outs = ctx.constrained_to_types(ctx.op(
+            "stablehlo.optimization_barrier", [args[i] for i in barred], avals), avals)
+        for i, out in zip(barred, outs):
+            args[i] = out
     return ctx.lower_jaxpr(jaxpr, args)
 
 
