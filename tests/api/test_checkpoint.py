@@ -2,6 +2,7 @@
 inside and under jit; which residuals each policy saves (saved_residuals and
 print_saved_residuals, as in JAX's remat guide); checkpoint_name; per-step remat inside
 scan; prevent_cse's optimization barrier; static_argnums and its errors."""
+import logging
 from functools import partial
 
 import numpy as np
@@ -453,3 +454,32 @@ def test_prevent_cse_per_argument():
     with pytest.raises(TypeError, match="prevent_cse must be a bool or tuple of bools"):
         jax.checkpoint(lambda a: a, prevent_cse=1)
 
+
+def test_differentiated_checkpoint_logs_what_it_saves(caplog):
+    # JAX 0.10.2's log lines (DEBUG; WARNING under jax_log_checkpoint_residuals)
+    def f(x):
+        x = jnp.sin(x)
+        return jnp.cos(x.sum())
+
+    x = jnp.arange(3.)
+    with caplog.at_level(logging.DEBUG, logger="pyjax"):
+        jax.grad(jax.checkpoint(f))(x)
+    text = "\n".join(r.getMessage() for r in caplog.records)
+    assert "remat-decorated function saving inputs with shapes:\n  float32[3]\n" in text
+    assert "intermediates" not in text
+    caplog.clear()
+    with caplog.at_level(logging.DEBUG, logger="pyjax"):
+        jax.grad(jax.checkpoint(f, policy=lambda *_, **__: True))(x)
+    text = "\n".join(r.getMessage() for r in caplog.records)
+    assert "saving inputs" not in text
+    assert "remat-decorated function saving these intermediates:\n  float32[3] from output " \
+           "of cos from " in text and " sin " in text
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="pyjax"), \
+            config.log_checkpoint_residuals(True):
+        jax.grad(jax.checkpoint(f, policy=lambda p, *_, **__: str(p) == "cos"))(x)
+    assert [r.getMessage().splitlines()[:4] for r in caplog.records] == [[
+        "remat-decorated function saving inputs with shapes:", "  float32[3]",
+        "and saving these intermediates:", caplog.records[0].getMessage().splitlines()[3]]]
+    assert " cos " in caplog.records[0].getMessage()
+    assert " sin " not in caplog.records[0].getMessage()

@@ -4,11 +4,12 @@ checkpoint_name (the `name` primitive) and saved_residuals. Imports api siblings
 from __future__ import annotations
 
 import inspect
+import logging
 import types
 import weakref
 from collections.abc import Sequence
 
-from pyjax._src import dtypes, errors, tree_util
+from pyjax._src import config, dtypes, errors, tree_util
 from pyjax._src.api.jit import tracing_context
 from pyjax._src.api.shapes import abstractify
 from pyjax._src.backends import numpy_backend
@@ -24,6 +25,8 @@ from pyjax._src.lax.dot import dot_general_p
 from pyjax._src.lax.precision_ops import reduce_precision_p
 from pyjax._src.util import WeakCache, merge_lists, split_list, wraps
 
+
+_logger = logging.getLogger("pyjax")
 
 # --- policies ---------------------------------------------------------------------------
 # A policy is called as policy(primitive, *input_avals, **params) for each equation whose
@@ -409,6 +412,7 @@ def _checkpoint_partial_eval(trace, args, unknowns, params):
         known_params["prevent_cse"][i] for i in split.saved_inputs] + [True] * (
         len(split.known.out_avals) - split.num_known_out) + [
         c for c, uk in zip(cse, unknowns) if uk])
+    _log_saved(split)
     known_args = [a for a, uk in zip(args, unknowns) if not uk]
     known_outs = []
     if split.known.out_avals:
@@ -422,6 +426,25 @@ def _checkpoint_partial_eval(trace, args, unknowns, params):
         unknown_outs = trace.stage(checkpoint_p, staged_args,
                                    dict(staged_params, jaxpr=split.staged, differentiated=True))
     return merge_lists(split.out_unknowns, known_vals, unknown_outs)
+
+
+def _log_saved(split):
+    """Logs what a differentiated checkpoint saves: its inputs, then its intermediates
+    with the line making each (JAX's words; WARNING under jax_log_checkpoint_residuals,
+    else DEBUG)."""
+    level = logging.WARNING if config.log_checkpoint_residuals.value else logging.DEBUG
+    if not _logger.isEnabledFor(level):
+        return
+    known = split.known.jaxpr
+    inputs = [known.invars[i].aval.str_short() for i in split.saved_inputs]
+    producers = {v: e for e in known.eqns for v in e.outvars}
+    saved = [(v.aval.str_short(), _describe(v, producers, {}))
+             for v in known.outvars[split.num_known_out:]]
+    _logger.log(level, "remat-decorated function "
+                + "saving inputs with shapes:\n" * bool(inputs) + "  %s\n" * len(inputs)
+                + "and " * (bool(inputs) and bool(saved))
+                + "saving these intermediates:\n" * bool(saved) + "  %s from %s\n" * len(saved),
+                *inputs, *[x for pair in saved for x in pair])
 
 
 def _checkpoint_transpose(cts, *args, **params):

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import functools
 import inspect
+import logging
 import operator
 import os
 import site
 import sysconfig
 import threading
+import time
 import warnings
 import weakref
 
@@ -384,7 +386,10 @@ class JitCache:
         debug = pe.DebugInfo(self.debug_name, self.location,
                              _flat_arg_names(self.arg_names, args, static_nums, dyn_kwargs))
         traced_avals = tuple(a.inner_aval if type(a) is AbstractRef else a for a in in_avals)
+        start = time.perf_counter()
         closed, hoisted = pe.trace_to_closed_jaxpr(flat_fun, traced_avals, debug)
+        _logger.log(config.compile_log_level(), "Finished tracing %s for jit in %.9f sec",
+                    self.debug_name, time.perf_counter() - start)
         # Drop work no output needs (e.g. a forward scan's unused ys under grad) before
         # any executor sees it; effectful equations stay.
         jaxpr, consts, _ = pe.dce_closed_jaxpr(closed.jaxpr, closed.consts, None)
@@ -610,6 +615,7 @@ class JitCache:
 # the function, as JAX keys its own.
 _caches = weakref.WeakKeyDictionary()
 _caches_lock = threading.Lock()
+_logger = logging.getLogger("pyjax")
 live_caches = weakref.WeakSet()   # every JitCache alive, for jax.clear_caches
 
 
@@ -857,8 +863,7 @@ def _invalid_argument_error(name, leaves, in_tree, arg_names=None):
 
 def _explain_miss(cache, key):
     """Logs why jit traces again: which part of the key differs from the closest entry."""
-    import logging  # only when explaining: importing it costs ~6 ms at startup
-    logger = logging.getLogger("pyjax")
+    logger = _logger
     name = cache.debug_name
     if not cache.entries:
         logger.warning("TRACING CACHE MISS for %s at %s: first call (tracing for the "

@@ -177,8 +177,8 @@ def compile(lowered, devices, name="main", num_replicas=1, num_partitions=None,
             raise _compile_error(err, lowered, name) from None
         seconds = time.perf_counter() - start
         stats["compiles"] += 1
-        if config.log_compiles.value:
-            logger.warning("Finished XLA compilation of jit(%s) in %.4f sec", name, seconds)
+        logger.log(config.compile_log_level(), "Finished XLA compilation of jit(%s) in "
+                   "%.9f sec", name, seconds)
         _store_persistent(key, exe, seconds)
     with _lock:
         _memory_cache[key] = exe
