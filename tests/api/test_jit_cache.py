@@ -297,6 +297,8 @@ def test_tracing_and_compiling_are_logged(caplog):
                for m in messages)
     assert any(m.startswith("Compiling jit(doubled_for_the_logging_test) with global shapes "
                             "and types ") for m in messages)
+    assert any(m.startswith("Finished XLA compilation of jit(doubled_for_the_logging_test)")
+               for m in messages)
     assert all(r.levelno == logging.DEBUG for r in caplog.records)
     caplog.clear()
     with caplog.at_level(logging.DEBUG, logger="pyjax"):

@@ -213,7 +213,10 @@ def _make_entry(closed, donated_invars, device, compiler_options=None):
                     name, time.perf_counter() - start)
         stats["lowerings"] += 1
         donation = lowered.donation
+        start = time.perf_counter()
         run = xla.Executable(lowered, device, closed.consts, name, compiler_options)
+        _logger.log(level, "Finished XLA compilation of jit(%s) in %.9f sec", name,
+                    time.perf_counter() - start)   # (or loading it from a cache)
     if ((config.debug_nans.value or config.debug_infs.value)
             and type(run) is not InterpretedExecutable):   # that one checks as it goes
         run = NanCheckedExecutable(run, closed)
