@@ -57,6 +57,12 @@ def args_info(in_tree, in_avals, donated):
                                               for a, d in zip(in_avals, donated)])
 
 
+def donate_argnums(args_info):
+    """The flat indices of the donated argument leaves (Lowered/Compiled.donate_argnums,
+    as JAX's)."""
+    return tuple(i for i, x in enumerate(tree_util.tree_leaves(args_info)) if x.donated)
+
+
 class Lowered:
     """A traced and lowered computation for one set of argument types."""
 
@@ -100,6 +106,10 @@ class Lowered:
     @property
     def args_info(self):
         return args_info(self.in_tree, self._closed.in_avals, self._donated)
+
+    @property
+    def donate_argnums(self):
+        return donate_argnums(self.args_info)
 
     @property
     def in_avals(self):
@@ -166,6 +176,7 @@ class Compiled:
         self.in_tree, self.out_tree = lowered.in_tree, lowered.out_tree
         self.args_info = lowered.args_info
         self.in_avals = lowered.in_avals
+        self.donate_argnums = lowered.donate_argnums
 
     @property
     def input_shardings(self):
