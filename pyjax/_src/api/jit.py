@@ -648,7 +648,8 @@ class PjitFunction:
     call; any other goes to JitCache.call."""
 
     def __init__(self, fun, cache):
-        functools.update_wrapper(self, fun, updated=())
+        # as JAX's: the function's attributes (its __dict__) are copied onto the wrapper
+        functools.update_wrapper(self, fun)
         self.fun, self._jit = fun, cache
 
     def __call__(self, *args, **kwargs):
