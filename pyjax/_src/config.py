@@ -332,6 +332,17 @@ compilation_cache_max_size = config.define(
 log_compiles = config.define(
     "jax_log_compiles", False, _parse_bool,
     "Log every compilation with the reason for it.")
+log_checkpoint_residuals = config.define(
+    "jax_log_checkpoint_residuals", False, _parse_bool,
+    "Log the residuals each differentiated checkpoint saves at WARNING rather than DEBUG.")
+
+
+def compile_log_level():
+    """The level of the tracing and compiling log lines (JAX's): WARNING under
+    jax_log_compiles, else DEBUG."""
+    return logging.WARNING if log_compiles.value else logging.DEBUG
+
+
 explain_cache_misses = config.define(
     "jax_explain_cache_misses", False, _parse_bool,
     "Explain, on each jit retrace, what changed since the closest earlier call.")
@@ -669,7 +680,6 @@ _NO_EFFECT_OPTIONS = [
      _NO_FEATURE + " (captured-constant reports)", dict(parse=int)),
     ("jax_captured_constants_warn_bytes", 2000000000,
      _NO_FEATURE + " (captured-constant warnings)", dict(parse=int)),
-    ("jax_log_checkpoint_residuals", False, _NO_FEATURE + " (residual logging)", {}),
     ("jax_high_dynamic_range_gumbel", False, _NO_FEATURE + " (two-sample gumbel)", {}),
     ("jax_disallow_mesh_context_manager", False, _NO_FEATURE, {}),
     ("jax_array_garbage_collection_guard", None, _NO_FEATURE + " (array GC guards)",

@@ -34,19 +34,32 @@ class ShardingTypeError(Exception):
     jax.reshard an operand first."""
 
 
+def traced_array(tracer) -> str:
+    """A traced value as JAX's errors name it: 'traced array with shape float32[3]'."""
+    aval = tracer.aval
+    return (f"traced array with shape {aval.dtype.name}"
+            f"[{','.join(map(str, aval.shape))}]")
+
+
+_STATIC_ADVICE = (
+    "If the value depends only on static information, mark that argument static with "
+    "`static_argnums`/`static_argnames` on `jit`; if it is data, use a structured control "
+    "flow primitive (`lax.cond`, `lax.while_loop`, `jnp.where`) or compute it with `jnp` "
+    "instead of `np`.\n")
+
+
 class ConcretizationTypeError(JAXTypeError):
     """A concrete Python value was needed from an abstract (traced) array."""
 
-    def __init__(self, tracer, context=""):
+    def __init__(self, tracer, context="", head=None):
+        """`head`: the first line, JAX's 'Abstract tracer value encountered ...' when
+        not given."""
         self.tracer = tracer
-        super().__init__(
-            f"Abstract tracer value encountered where concrete value is expected: {tracer}\n"
-            f"{context}{origin_of(tracer)}\n"
-            "If the value depends only on static information, mark that argument static "
-            "with `static_argnums`/`static_argnames` on `jit`; if it is data, use a "
-            "structured control flow primitive (`lax.cond`, `lax.while_loop`, "
-            "`jnp.where`) or compute it with `jnp` instead of `np`.\n"
-            f"{_FAQ} ConcretizationTypeError.")
+        if head is None:
+            head = ("Abstract tracer value encountered where concrete value is expected: "
+                    f"{traced_array(tracer) if hasattr(tracer, 'aval') else tracer}")
+        super().__init__(f"{head}\n{context}{origin_of(tracer)}\n{_STATIC_ADVICE}"
+                         f"{_FAQ} {type(self).__name__}.")
 
 
 class TracerBoolConversionError(ConcretizationTypeError):
@@ -59,7 +72,8 @@ class TracerBoolConversionError(ConcretizationTypeError):
             "`if x > 0:` needs a concrete value, but this traced value is only known when "
             "the transformed computation runs. Use `lax.cond` or `jnp.where` for "
             "data-dependent branches (`lax.while_loop`/`lax.fori_loop` for loops), or make "
-            "the argument static.\n")
+            "the argument static.\n",
+            head=f"Attempted boolean conversion of {traced_array(tracer)}.")
 
 
 class TracerIntegerConversionError(JAXTypeError):

@@ -23,16 +23,20 @@ class WeakCache:
     def clear(self) -> None:
         self._per_owner.clear()
 
-    def get(self, owner: Any, key: Hashable, build: Callable[[], Any]) -> Any:
-        """The value cached for (owner, key), or build()'s, stored first."""
+    def get(self, owner: Any, key: Hashable, build: Callable[[], Any],
+            keep: Callable[[Any], bool] | None = None) -> Any:
+        """The value cached for (owner, key), or build()'s, stored first unless
+        keep(value) says it is not reusable."""
         per_owner = self._per_owner.get(owner)
         if per_owner is None:
             per_owner = self._per_owner.setdefault(owner, {})
         try:
             return per_owner[key]
         except KeyError:
-            value = per_owner[key] = build()
-            return value
+            value = build()
+            if keep is not None and not keep(value):
+                return value
+            return per_owner.setdefault(key, value)
 
 
 _weak_caches: weakref.WeakSet = weakref.WeakSet()

@@ -234,6 +234,55 @@ def test_linearize_evaluates_the_jvp_without_rerunning_the_function():
     assert len(calls) == 1
 
 
+def test_linearized_function_is_a_partial_over_its_linear_jaxpr():
+    # JAX 0.10.2: f_jvp is a tree_util.Partial whose func is a functools.partial with the
+    # linear jaxpr first; the residuals are its pytree leaves.
+    y, f_jvp = jax.linearize(lambda x: jnp.sin(jnp.sin(x)), 1.)
+    assert isinstance(f_jvp, jax.tree_util.Partial)
+    text = str(f_jvp.func.args[0])
+    assert text.count(" mul ") == 2 and " sin " not in text and " cos " not in text
+    close(f_jvp(2.), 0.7200789)
+    close(jax.jit(lambda f, t: f(t))(f_jvp, 2.), 0.7200789)
+    f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)),
+                       policy=lambda prim, *_, **__: str(prim) == "cos")
+    _, f_jvp = jax.linearize(f, 1.)
+    text = str(f_jvp.func.args[0])
+    assert " sin " not in text and " cos " not in text
+    with pytest.raises(TypeError, match="inconsistent with the original primal values"):
+        f_jvp(1., 2.)
+
+
+def test_vjp_returns_a_vjp_of_input_saved_and_opaque_residuals():
+    # JAX 0.10.2: jax.vjp's function is a VJP whose residuals that are primal inputs are
+    # `args_res` (one entry per positional primal) and the others `opaque_residuals`.
+    _, f_vjp = jax.vjp(jnp.sin, 3.)
+    assert type(f_vjp).__name__ == "VJP"
+    assert len(f_vjp.opaque_residuals) == 1
+    close(f_vjp.opaque_residuals[0], -0.9899925)
+    assert str(f_vjp.jaxpr) == "{ lambda a:f32[]; b:f32[]. let c:f32[] = mul b a in (c,) }"
+
+    def f2(x, w):
+        return 2. * ((1. * x) @ w)
+    x, w = jnp.ones((3, 4)), jnp.ones((4, 4))
+    y, f2_vjp = jax.vjp(f2, x, w)
+    assert f2_vjp.args_res[1] is w and f2_vjp.opaque_residuals
+    f2_vjp.args_res[1] = None     # dropped, then given back before the call
+    f2_vjp.args_res[1] = w
+    x_grad, w_grad = f2_vjp(jnp.ones_like(y))
+    close(x_grad, np.full((3, 4), 8.))
+    close(w_grad, np.full((4, 4), 6.))
+    with pytest.raises(ValueError, match="unexpected JAX type"):
+        f2_vjp(jnp.ones((2, 4)))
+    _, f_vjp = jax.vjp(lambda x: lax.cond(x > 0, jnp.sin, jnp.cos, x), 3.)
+    assert f_vjp.opaque_residuals
+
+    @jax.jit
+    def h(f_vjp):
+        return f_vjp(jnp.ones((3, 4)))
+    close(h(f2_vjp)[1], np.full((4, 4), 6.))
+    assert any(leaf is w for leaf in jax.tree_util.tree_leaves(f2_vjp))
+
+
 def test_vjp_and_cotangent_checks():
     y, pullback = jax.vjp(lambda x, y: (x * y, x + y), 2., 3.)
     close(y[0], 6.)

@@ -2,6 +2,9 @@
 inside and under jit; which residuals each policy saves (saved_residuals and
 print_saved_residuals, as in JAX's remat guide); checkpoint_name; per-step remat inside
 scan; prevent_cse's optimization barrier; static_argnums and its errors."""
+import logging
+from functools import partial
+
 import numpy as np
 import pytest
 
@@ -377,3 +380,106 @@ def test_saved_bf16_residual_is_rounded_where_the_forward_pass_reads_it():
     np.testing.assert_array_equal(y_, want)
     text = str(jax.make_jaxpr(lambda x: jax.vjp(f, x)[0])(x))
     assert "reduce_precision[exponent_bits=8 mantissa_bits=7]" in text
+
+
+def test_eager_checkpoint_traces_once_per_argument_types():
+    # JAX 0.10.2 caches a checkpoint's trace per function, argument types and static
+    # values: called eagerly ten times, the function is traced once.
+    calls = []
+
+    @jax.checkpoint
+    def g(x):
+        calls.append(1)
+        return lax.sin(x), 3.
+
+    for _ in range(10):
+        g(2.)[0].block_until_ready()
+    assert len(calls) == 1
+    g(jnp.ones(2))
+    assert len(calls) == 2
+
+    calls.clear()
+
+    def h(x, sign):
+        calls.append(1)
+        return x * sign if sign > 0 else -x
+
+    h_static = jax.checkpoint(h, static_argnums=(1,))
+    for _ in range(5):
+        close(h_static(2., 1.), 2.)
+        close(h_static(2., -1.), -2.)
+    assert len(calls) == 2    # each static value traced once
+    close(jax.grad(lambda y: jax.checkpoint(lambda x: x * y)(2.))(3.), 2.)
+    # a function closing over an outer tracer is traced again each time
+    y_box = []
+
+    def closes_over(x):
+        return x * y_box[-1]
+    f_remat = jax.checkpoint(closes_over)
+
+    def outer(y):
+        y_box.append(y)
+        return f_remat(2.)
+    close(jax.grad(outer)(3.), 2.)
+    close(jax.grad(outer)(4.), 2.)
+
+
+def test_prevent_cse_per_argument():
+    # JAX 0.10.2: a tuple prevent_cse (a tree prefix of the arguments) puts only the
+    # flagged inputs (and the cotangents) of the recomputation behind the barrier.
+    @partial(jax.checkpoint, prevent_cse=(False, True))
+    def layer(W, x):
+        return x @ W + jnp.array([1.0, 2.0, 3.0])
+
+    def loss(Ws, x):
+        for W in Ws:
+            x = layer(W, x)
+        return jnp.sum(x ** 2)
+
+    Ws, x = [jnp.ones((3, 3))] * 2, jnp.ones(3)
+    text = jax.jit(jax.grad(loss, (0, 1))).lower(Ws, x).as_text()
+    barriers = [line.split("=")[0].strip() for line in text.splitlines()
+                if "optimization_barrier" in line]
+    assert [b.split(":")[1] for b in barriers] == ["2", "2"]
+    gW, gx = jax.grad(loss, (0, 1))(Ws, x)
+    close(gW[0], np.full((3, 3), 102.))
+    close(gx, np.full(3, 306.))
+
+    @partial(jax.checkpoint, prevent_cse=({"W": False, "x": True},))
+    def layer2(d):
+        return d["x"] @ d["W"]
+    text = jax.jit(jax.grad(lambda W, x: jnp.sum(layer2({"W": W, "x": x}) ** 2), (0, 1))
+                   ).lower(Ws[0], x).as_text()
+    assert text.count("optimization_barrier") == 1
+    with pytest.raises(TypeError, match="prevent_cse must be a bool or tuple of bools"):
+        jax.checkpoint(lambda a: a, prevent_cse=1)
+
+
+def test_differentiated_checkpoint_logs_what_it_saves(caplog):
+    # JAX 0.10.2's log lines (DEBUG; WARNING under jax_log_checkpoint_residuals)
+    def f(x):
+        x = jnp.sin(x)
+        return jnp.cos(x.sum())
+
+    x = jnp.arange(3.)
+    with caplog.at_level(logging.DEBUG, logger="pyjax"):
+        jax.grad(jax.checkpoint(f))(x)
+    text = "\n".join(r.getMessage() for r in caplog.records)
+    assert "remat-decorated function saving inputs with shapes:\n  float32[3]\n" in text
+    assert "intermediates" not in text
+    caplog.clear()
+    with caplog.at_level(logging.DEBUG, logger="pyjax"):
+        jax.grad(jax.checkpoint(f, policy=lambda *_, **__: True))(x)
+    text = "\n".join(r.getMessage() for r in caplog.records)
+    assert "saving inputs" not in text
+    assert "remat-decorated function saving these intermediates:\n  float32[3] from output " \
+           "of cos from " in text and " sin " in text
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="pyjax"), \
+            config.log_checkpoint_residuals(True):
+        jax.grad(jax.checkpoint(f, policy=lambda p, *_, **__: str(p) == "cos"))(x)
+    assert [r.getMessage().splitlines()[:4] for r in caplog.records] == [[
+        "remat-decorated function saving inputs with shapes:", "  float32[3]",
+        "and saving these intermediates:", caplog.records[0].getMessage().splitlines()[3]]]
+    assert " cos " in caplog.records[0].getMessage()
+    assert " sin " not in caplog.records[0].getMessage()

@@ -2,6 +2,7 @@
 equal options (so `jax.jit(f)(x)` written inline traces once), held weakly; each
 signature is lowered and compiled once; a cached call is a few plain Python frames."""
 import gc
+import logging
 import os
 import sys
 import weakref
@@ -279,3 +280,31 @@ def test_no_retrace_warning_for_functions_of_installed_libraries(recwarn):
     for n in range(12):
         f(1.0, n)
     assert _retrace_warnings(recwarn) == []
+
+
+def test_tracing_and_compiling_are_logged(caplog):
+    # JAX 0.10.2 logs each trace and compile of a jitted function at DEBUG (WARNING
+    # under jax_log_compiles): "Finished tracing", "Compiling jit(f) ...", "Finished XLA
+    # compilation of jit(f)"; a cached call logs nothing.
+    @jax.jit
+    def doubled_for_the_logging_test(x):
+        return x * 2 + 0.25
+
+    with caplog.at_level(logging.DEBUG, logger="pyjax"):
+        doubled_for_the_logging_test(np.float32(3.))
+    messages = [r.getMessage() for r in caplog.records]
+    assert any(m.startswith("Finished tracing doubled_for_the_logging_test for jit in ")
+               for m in messages)
+    assert any(m.startswith("Compiling jit(doubled_for_the_logging_test) with global shapes "
+                            "and types ") for m in messages)
+    assert any(m.startswith("Finished XLA compilation of jit(doubled_for_the_logging_test)")
+               for m in messages)
+    assert all(r.levelno == logging.DEBUG for r in caplog.records)
+    caplog.clear()
+    with caplog.at_level(logging.DEBUG, logger="pyjax"):
+        doubled_for_the_logging_test(np.float32(4.))
+    assert caplog.records == []
+    with caplog.at_level(logging.WARNING, logger="pyjax"), jax.log_compiles(True):
+        doubled_for_the_logging_test(np.ones(2, np.float32))
+    assert any(m.getMessage().startswith("Compiling jit(doubled_for_the_logging_test)")
+               for m in caplog.records)

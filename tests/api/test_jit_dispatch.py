@@ -96,6 +96,17 @@ def test_donated_argument_is_deleted_on_the_fast_path():
     np.testing.assert_array_equal(x, np.arange(4.0) + 3)
 
 
+def test_lowered_and_compiled_give_the_flat_donated_indices():
+    # JAX 0.10.2: donate_argnums of Lowered and Compiled count argument leaves
+    def f(*args):
+        return args[0] + 4.
+    lowered = jax.jit(f, donate_argnums=(0,)).lower(1., 1.)
+    assert lowered.donate_argnums == lowered.compile().donate_argnums == (0,)
+    lowered = jax.jit(lambda a, b: a, donate_argnums=(1,)).lower((1., 2.), 3.)
+    assert lowered.donate_argnums == lowered.compile().donate_argnums == (2,)
+    assert jax.jit(lambda a, b: a).lower((1., 2.), 3.).donate_argnums == ()
+
+
 @pytest.mark.parametrize("donate", [{"donate_argnames": ("z", "y")},
                                     {"donate_argnums": (0, 1)}])
 def test_keyword_arguments_out_of_order_donate_the_named_ones(donate):

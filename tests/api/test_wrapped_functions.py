@@ -42,6 +42,7 @@ def test_transformed_functions_describe_the_wrapped_one():
             "Vectorized version of f. Takes similar arguments as f but with additional array "
             "axes over which f is mapped.\n\nOriginal documentation:\n\nDoc of f."))),
         (jax.checkpoint(f), ("f", "f", __name__, "Doc of f.")),
+        (jax.jit(f), ("f", "f", __name__, "Doc of f.")),
         (jax.make_jaxpr(f), ("make_jaxpr(f)", "make_jaxpr(f)", "jax", "Doc of f.")),
     ]
     for g, (name, qualname, module, doc) in expected:

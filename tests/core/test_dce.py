@@ -169,6 +169,33 @@ def test_cond_prunes_every_branch_and_unread_operands():
         assert_same_values(closed, pruned, [True, False], p, *args[1:])
 
 
+def test_pruned_closed_jaxpr_prunes_inside_equations_it_keeps():
+    # every output used, but the cond's second output is not: the cond stays, pruned
+    from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr, prune_closed_jaxpr
+
+    def f(p, x):
+        a, _ = lax.cond(p, lambda x: (jnp.cos(x), jnp.sin(x)),
+                        lambda x: (x, jnp.exp(x)), x)
+        return a * 2.
+
+    closed = jax.make_jaxpr(f)(True, jnp.arange(1., 4.))
+    pruned, used = prune_closed_jaxpr(closed, [True], [True, True])
+    assert used == [True, True] and pruned is not closed
+    assert not {"sin", "exp"} & prims_in(pruned.jaxpr)
+    same, _ = prune_closed_jaxpr(
+        ClosedJaxpr(Jaxpr([], pruned.jaxpr.invars, pruned.jaxpr.outvars,
+                          pruned.jaxpr.eqns), []), [True], [True, True])
+    assert same.jaxpr.eqns == pruned.jaxpr.eqns
+    for p in (True, False):
+        assert_same_values(closed, pruned.jaxpr, [True], p, jnp.arange(1., 4.))
+    # a checkpoint of a cond recomputes only what the tangents need (JAX 0.10.2: the
+    # linearized function of remat(cond(sin, sin)) computes no sin)
+    g = lambda x: lax.cond(x > 0., lambda c: (jnp.sin(c), jnp.sin(c)),
+                           lambda c: (jnp.sin(c), jnp.sin(c)), x)
+    text = str(jax.make_jaxpr(jax.linearize(jax.checkpoint(g), 4.)[1])(1.))
+    assert " sin " not in text and " cos " in text
+
+
 def test_switch_branches_share_the_union_of_read_operands():
     def f(i, x, y):
         return lax.switch(i, [lambda x, y: (x + 1., y), lambda x, y: (y * 3., x),

@@ -2,6 +2,7 @@
 padding, gather/scatter, windows, convolutions), table-driven: each case raises a named
 exception whose message names the problem, never an internal error (see
 harness.assert_named_error)."""
+import numpy as np
 import pytest
 
 import pyjax as jax
@@ -26,7 +27,23 @@ CASES = [
          lambda: lax.add(jnp.ones(2), jnp.ones(3))),
     case("lax_add_ranks", TypeError, "same number of dimensions",
          lambda: lax.add(x, jnp.ones(3))),
-    case("lax_add_string", TypeError, "not a valid JAX type", lambda: lax.add(x, "a")),
+    # JAX 0.10.2's words
+    case("lax_add_string", TypeError,
+         r"^Error interpreting argument to add as a JAX value\. The problematic value is of "
+         r"type <class 'str'> and was passed to add at position 1\.",
+         lambda: lax.add(x, "a")),
+    case("lax_add_string_array", TypeError,
+         r"^Error interpreting argument to add as a JAX value\. The problematic value is of "
+         r"type <class 'numpy\.ndarray'> and was passed to add at position 1\.",
+         lambda: lax.add(jnp.array(7), np.array("hello"))),
+    case("lax_add_string_array_traced", TypeError, "passed to add at position 1",
+         lambda: jax.jit(lambda a: lax.add(a, np.array("hello")))(1)),
+    case("lax_add_float0", TypeError,
+         "^Called add with a float0 at position 0. float0s do not support any operations "
+         "by design, because",
+         lambda: lax.add(jax.grad(lambda i: i + 0., allow_int=True)(1), jnp.zeros(()))),
+    case("lax_sin_float0", TypeError, "^Called sin with a float0 at position 0",
+         lambda: lax.sin(jax.grad(lambda i: i + 0., allow_int=True)(1))),
     case("lax_sin_int", TypeError, "does not accept dtype int32", lambda: lax.sin(jnp.int32(1))),
     case("lax_pow_two_floats", TypeError, "two inexact dtypes must match, but got float32 "
          "and float16", lambda: lax.pow(jnp.float32(2), jnp.float16(3))),
@@ -45,8 +62,13 @@ CASES = [
          lambda: lax.dot_general(x, x, 5)),
     case("dot_general_half_nested", TypeError, "dimension_numbers must be",
          lambda: lax.dot_general(x, x, ((1,), (1,)))),
-    case("dot_general_sizes", TypeError, "same shape",
+    case("dot_general_sizes", TypeError, r"^dot_general requires contracting dimensions to "
+         r"have the same shape, got \(3,\) and \(2,\)\.$",
          lambda: lax.dot_general(x, x, (((1,), (0,)), ((), ())))),
+    case("dot_general_batch_sizes", TypeError, r"^dot_general requires lhs batch dimensions "
+         r"and rhs batch dimensions to have the same shape, got \(2,\) and \(4,\)\.$",
+         lambda: lax.dot_general(jnp.ones((2, 3)), jnp.ones((4, 3)),
+                                 (((1,), (1,)), ((0,), (0,))))),
     case("lax_dot_rank", ValueError, "dimension_numbers must be specified",
          lambda: lax.dot(jnp.ones((2, 2, 2)), jnp.ones((2, 2, 2)))),
     case("lax_dot_positional_precision", TypeError, r"dot\(\) takes 2 positional arguments",

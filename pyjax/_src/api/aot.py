@@ -68,6 +68,12 @@ def result_names(out_tree):
             for path, _ in tree_util.tree_flatten_with_path(example)[0]]
 
 
+def donate_argnums(args_info):
+    """The flat indices of the donated argument leaves (Lowered/Compiled.donate_argnums,
+    as JAX's)."""
+    return tuple(i for i, x in enumerate(tree_util.tree_leaves(args_info)) if x.donated)
+
+
 class Lowered:
     """A traced and lowered computation for one set of argument types."""
 
@@ -138,6 +144,10 @@ class Lowered:
         return args_info(self.in_tree, self._closed.in_avals, self._donated)
 
     @property
+    def donate_argnums(self):
+        return donate_argnums(self.args_info)
+
+    @property
     def in_avals(self):
         """The arguments' avals as the ((args...), {kwargs}) pytree, each carrying the
         type-level sharding of the layout it is compiled for (as JAX's)."""
@@ -202,6 +212,7 @@ class Compiled:
         self.in_tree, self.out_tree = lowered.in_tree, lowered.out_tree
         self.args_info = lowered.args_info
         self.in_avals = lowered.in_avals
+        self.donate_argnums = lowered.donate_argnums
 
     @property
     def input_shardings(self):

@@ -4,7 +4,9 @@ trace, linearize by partial evaluation, transposition); imports api siblings and
 from __future__ import annotations
 
 import dataclasses
+import functools
 import operator
+from collections.abc import Callable
 
 import numpy as np
 
@@ -31,7 +33,7 @@ def _as_jax_value(x):
     try:
         return as_array(x)
     except TypeError:
-        raise TypeError(f"Argument '{x!r:.100}' of type {type(x)} is not a valid JAX type; "
+        raise TypeError(f"Argument '{x!s:.100}' of type {type(x)} is not a valid JAX type; "
                         "differentiated functions take arrays, scalars or pytrees of them."
                         ) from None
 
@@ -112,8 +114,7 @@ def _aval_str(aval):
     return f"{_dtype_str(aval.dtype)}[{','.join(map(str, aval.shape))}]"
 
 
-def _check_tangent(primal, tangent, where):
-    p_aval = get_aval(primal)
+def _check_tangent(p_aval, tangent, where):
     try:
         t_aval = get_aval(tangent)
     except TypeError:
@@ -158,18 +159,19 @@ def _check_linearized_varying(primal, tangent):
                      + "\n".join(f"  * {d};" for d in fixes))
 
 
-def _tangents_in(primals, tangents, where):
-    """jvp's tangents of weakly typed primals are weakly typed too, as in JAX (whose
-    linearized functions keep the tangents' own types)."""
+def _tangents_in(p_avals, tangents, where):
+    """The tangents of primals of avals `p_avals`, checked against them. jvp's tangents
+    of weakly typed primals are weakly typed too, as in JAX (whose linearized functions
+    keep the tangents' own types)."""
     out = []
-    for p, t in zip(primals, tangents):
-        _check_tangent(p, t, where)
+    for p_aval, t in zip(p_avals, tangents):
+        _check_tangent(p_aval, t, where)
         if where != "jax.jvp":
-            _check_linearized_varying(get_aval(p), get_aval(t))
+            _check_linearized_varying(p_aval, get_aval(t))
         if get_aval(t).dtype == dtypes.float0:
-            out.append(ad.Zero(ad.tangent_aval(get_aval(p))))
+            out.append(ad.Zero(ad.tangent_aval(p_aval)))
         elif where == "jax.jvp":
-            out.append(_match_weak_type(_as_forward_value(t), get_aval(p)))
+            out.append(_match_weak_type(_as_forward_value(t), p_aval))
         else:
             out.append(_as_forward_value(t))
     return out
@@ -191,8 +193,8 @@ def jvp(fun, primals, tangents, has_aux=False):
                         f"structure; primals have tree structure {p_tree} whereas tangents "
                         f"have tree structure {t_tree}.")
     flat = _FlatFun(lambda *a: fun(*a), p_tree, has_aux, "jvp")
-    result = ad.jvp_flat(flat, p_leaves, _tangents_in(p_leaves, t_leaves, "jax.jvp"),
-                         has_aux)
+    result = ad.jvp_flat(flat, p_leaves,
+                         _tangents_in(map(get_aval, p_leaves), t_leaves, "jax.jvp"), has_aux)
     out_p, out_t = result[0], [_instantiate(t) for t in result[1]]
     outs = (tree_util.tree_unflatten(flat.out_tree, out_p),
             tree_util.tree_unflatten(flat.out_tree, out_t))
@@ -201,27 +203,59 @@ def jvp(fun, primals, tangents, has_aux=False):
     return outs
 
 
+@dataclasses.dataclass(frozen=True, slots=True, eq=False)
+class _LinearSignature:
+    """What a linearized or vjp function knows besides its linear jaxpr and residuals:
+    the differentiated function's name, the avals of its primal inputs and outputs, and
+    which tangents the jaxpr takes and gives."""
+    name: str
+    p_avals: tuple
+    out_p_avals: tuple
+    in_avals: tuple
+    out_avals: tuple
+    in_nonzeros: tuple
+    out_nonzeros: tuple
+
+    @staticmethod
+    def of(fun, p_leaves, out_p, linear):
+        return _LinearSignature(
+            fun_name(fun), tuple(map(get_aval, p_leaves)), tuple(map(get_aval, out_p)),
+            tuple(linear.in_avals), tuple(linear.out_avals), tuple(linear.in_nonzeros),
+            tuple(linear.out_nonzeros))
+
+    def linear(self, jaxpr, residuals):
+        return ad.Linearized(jaxpr, residuals, self.in_avals, self.out_avals,
+                             self.in_nonzeros, self.out_nonzeros)
+
+
+def _lift_linearized(jaxpr, sig, p_tree, out_tree, consts, *tangents):
+    """The linearized function: the tangents of the outputs, from the linear `jaxpr`
+    over residuals `consts`."""
+    t_leaves, t_tree = tree_util.flatten(tangents)
+    if t_tree != p_tree:
+        raise TypeError(f"linearized function called on tangent values inconsistent "
+                        f"with the original primal values: expected tree structure "
+                        f"{p_tree}, got {t_tree}.")
+    outs = sig.linear(jaxpr, consts).jvp(
+        _tangents_in(sig.p_avals, t_leaves, "the linearized function"))
+    return tree_util.tree_unflatten(out_tree, [_instantiate(t) for t in outs])
+
+
 def linearize(fun, *primals, has_aux=False):
     """(fun(*primals), f_jvp) where f_jvp(*tangents) evaluates the JVP at primals without
-    re-running fun: the tangent computation was staged into a linear jaxpr."""
+    re-running fun: the tangent computation was staged into a linear jaxpr. As in JAX,
+    f_jvp is a Partial over the residuals whose func is a functools.partial of the
+    linear jaxpr (`f_jvp.func.args[0]`)."""
     check_callable(fun, "linearize")
     p_leaves, p_tree = _flatten_args(primals, _as_forward_value)
     flat = _FlatFun(fun, p_tree, has_aux, "linearize")
     result = ad.linearize_flat(flat, p_leaves, has_aux)
     out_p, linear = result[0], result[1]
-    out_tree = flat.out_tree
-
-    def f_jvp(*tangents):
-        t_leaves, t_tree = tree_util.flatten(tangents)
-        if t_tree != p_tree:
-            raise TypeError(f"linearized function called on tangent values inconsistent "
-                            f"with the original primal values: expected tree structure "
-                            f"{p_tree}, got {t_tree}.")
-        outs = linear.jvp(_tangents_in(p_leaves, t_leaves, "the linearized function"))
-        return tree_util.tree_unflatten(out_tree, [_instantiate(t) for t in outs])
-
-    f_jvp = tree_util.Partial(f_jvp)
-    out = tree_util.tree_unflatten(out_tree, out_p)
+    sig = _LinearSignature.of(fun, p_leaves, out_p, linear)
+    f_jvp = tree_util.Partial(
+        functools.partial(_lift_linearized, linear.jaxpr, sig, p_tree, flat.out_tree),
+        list(linear.consts))
+    out = tree_util.tree_unflatten(flat.out_tree, out_p)
     if has_aux:
         return out, f_jvp, tree_util.tree_unflatten(flat.aux_tree, result[2])
     return out, f_jvp
@@ -245,40 +279,39 @@ def _check_cotangent(ct, p_aval):
                          f"differentiated function had JAX type {p_aval.str_short()}")
 
 
-class _Pullback:
-    """The function vjp returns: cotangents of the outputs -> cotangents of the inputs. A
-    pytree whose leaves are the residuals (the rest is static), so it passes in and out
-    of jit: fwd_and_bwd's backward function compiles once."""
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Residual:
+    """Where a vjp's residual comes from: its primal input `idx` (primal) or its opaque
+    residual `idx`."""
+    idx: int
+    primal: bool
 
-    def __init__(self, linear, in_avals, in_tree, out_avals, out_tree, name):
-        self.linear, self.in_tree, self.out_tree = linear, in_tree, out_tree
-        self.in_avals, self.out_avals = tuple(in_avals), tuple(out_avals)
-        self.name = name   # the differentiated function's, for errors
 
-    def __call__(self, *args):
-        if len(args) != 1:
+@dataclasses.dataclass(slots=True, weakref_slot=True, eq=False)
+class VJP:
+    """The function vjp returns, as JAX's: cotangents of the outputs -> cotangents of the
+    inputs. Its residuals are the primal inputs the backward pass reads (`args_res`, one
+    entry per positional primal, NotNeeded() where unused; they may be dropped and given
+    back before the call) and the values computed for it (`opaque_residuals`); `jaxpr`
+    is the linear jaxpr it transposes. A pytree of those residuals, so it passes in and
+    out of jit: fwd_and_bwd's backward function compiles once."""
+    fun: Callable   # functools.partial(_vjp_callable, sources, signature, jaxpr)
+    in_tree: tree_util.PyTreeDef
+    out_tree: tree_util.PyTreeDef
+    args_res: list
+    opaque_residuals: list
+    jaxpr = property(lambda self: self.fun.args[2])
+
+    def __call__(self, out_ct, *extra_args):
+        if extra_args:
             raise TypeError(
-                f"The function returned by `jax.vjp` applied to {self.name} was called "
-                f"with {len(args)} arguments, but functions returned by `jax.vjp` must be "
-                "called with a single argument corresponding to the single value returned "
-                "by the function being differentiated (even if that returned value is a "
-                "tuple or other container).")
-        ct_leaves, ct_tree = tree_util.flatten(args[0])
-        if ct_tree != self.out_tree:
-            raise ValueError(f"unexpected tree structure of the argument to the VJP function "
-                             f"of {self.name}: got {ct_tree}, but it must match the pytree "
-                             f"structure of the differentiated function's output, "
-                             f"{self.out_tree}.")
-        cts = []
-        for c, p_aval in zip(ct_leaves, self.out_avals):
-            _check_cotangent(c, p_aval)
-            ct_aval = ad.tangent_aval(p_aval)
-            cts.append(ad.Zero(ct_aval) if ct_aval.dtype == dtypes.float0
-                       else as_cotangent_of(c, p_aval))
-        cts_in = self.linear.vjp(cts)
-        leaves = [_match_weak_type(as_cotangent_of(_instantiate(c), a), a)
-                  for c, a in zip(cts_in, self.in_avals)]
-        return tree_util.tree_unflatten(self.in_tree, leaves)
+                f"The function returned by `jax.vjp` applied to {self.fun.args[1].name} "
+                f"was called with {len(extra_args) + 1} arguments, but functions returned "
+                "by `jax.vjp` must be called with a single argument corresponding to the "
+                "single value returned by the function being differentiated (even if that "
+                "returned value is a tuple or other container).")
+        return self.fun(self.in_tree, self.out_tree, self.args_res,
+                        self.opaque_residuals)(out_ct)
 
     def with_refs(self, *maybe_ct_refs):
         """This pullback with a choice per primal leaf (a pytree like the primals): its
@@ -305,6 +338,44 @@ class _Pullback:
         return pullback
 
 
+tree_util.register_pytree_node(
+    VJP, lambda f: ((f.args_res, f.opaque_residuals), (f.fun, f.in_tree, f.out_tree)),
+    lambda static, res: VJP(*static, *res))
+
+
+@tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True, slots=True)
+class NotNeeded:
+    """In a vjp's args_res: this primal input is not a residual."""
+
+
+def _vjp_callable(sources, sig, jaxpr, in_tree, out_tree, args_res, opaque_residuals):
+    """The backward function of a VJP's residuals."""
+    primal_res = tree_util.tree_leaves(args_res, is_leaf=lambda x: isinstance(x, NotNeeded))
+    residuals = [primal_res[r.idx] if r.primal else opaque_residuals[r.idx]
+                 for r in sources]
+    return functools.partial(_vjp_bwd, sig, sig.linear(jaxpr, residuals), in_tree, out_tree)
+
+
+def _vjp_bwd(sig, linear, in_tree, out_tree, out_ct):
+    ct_leaves, ct_tree = tree_util.flatten(out_ct)
+    if ct_tree != out_tree:
+        raise ValueError(f"unexpected tree structure of the argument to the VJP function "
+                         f"of {sig.name}: got {ct_tree}, but it must match the pytree "
+                         f"structure of the differentiated function's output, "
+                         f"{out_tree}.")
+    cts = []
+    for c, p_aval in zip(ct_leaves, sig.out_p_avals):
+        _check_cotangent(c, p_aval)
+        ct_aval = ad.tangent_aval(p_aval)
+        cts.append(ad.Zero(ct_aval) if ct_aval.dtype == dtypes.float0
+                   else as_cotangent_of(c, p_aval))
+    cts_in = linear.vjp(cts)
+    leaves = [_match_weak_type(as_cotangent_of(_instantiate(c), a), a)
+              for c, a in zip(cts_in, sig.p_avals)]
+    return tree_util.tree_unflatten(in_tree, leaves)
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class GradValue:
     """vjp with_refs: return this primal's cotangent (the default)."""
@@ -327,24 +398,6 @@ class DidntWant:
     """In with_refs' result: the cotangent asked for with DontWant()."""
 
 
-def _flatten_pullback(pullback):
-    linear = pullback.linear
-    static = (linear.jaxpr, tuple(linear.in_avals), tuple(linear.out_avals),
-              tuple(linear.in_nonzeros), tuple(linear.out_nonzeros), pullback.in_avals,
-              pullback.in_tree, pullback.out_avals, pullback.out_tree, pullback.name)
-    return list(linear.consts), static
-
-
-def _unflatten_pullback(static, residuals):
-    jaxpr, lin_in, lin_out, in_nonzeros, out_nonzeros, in_avals, in_tree, out_avals, \
-        out_tree, name = static
-    linear = ad.Linearized(jaxpr, list(residuals), lin_in, lin_out, in_nonzeros, out_nonzeros)
-    return _Pullback(linear, in_avals, in_tree, out_avals, out_tree, name)
-
-
-tree_util.register_pytree_node(_Pullback, _flatten_pullback, _unflatten_pullback)
-
-
 def vjp(fun, *primals, has_aux=False):
     """(fun(*primals), vjp_fun) where vjp_fun(cotangent) returns a tuple with one
     cotangent per primal: the transposed linearization of fun at primals."""
@@ -353,8 +406,21 @@ def vjp(fun, *primals, has_aux=False):
     flat = _FlatFun(fun, p_tree, has_aux, "vjp")
     result = ad.linearize_flat(flat, p_leaves, has_aux)
     out_p, linear = result[0], result[1]
-    pullback = _Pullback(linear, map(get_aval, p_leaves), p_tree, map(get_aval, out_p),
-                         flat.out_tree, fun_name(fun))
+    # residuals that are primal inputs are the VJP's args_res (as in JAX)
+    position = {id(x): i for i, x in enumerate(p_leaves)}
+    used, opaque, sources = set(), [], []
+    for r in linear.consts:
+        if id(r) in position:
+            used.add(id(r))
+            sources.append(_Residual(position[id(r)], True))
+        else:
+            sources.append(_Residual(len(opaque), False))
+            opaque.append(r)
+    args_res = p_tree.walk(lambda xs, _: tuple(xs), lambda x: x if id(x) in used
+                           else NotNeeded(), p_leaves)
+    sig = _LinearSignature.of(fun, p_leaves, out_p, linear)
+    pullback = VJP(functools.partial(_vjp_callable, sources, sig, linear.jaxpr), p_tree,
+                   flat.out_tree, list(args_res), opaque)
     out = tree_util.tree_unflatten(flat.out_tree, out_p)
     if has_aux:
         return out, pullback, tree_util.tree_unflatten(flat.aux_tree, result[2])

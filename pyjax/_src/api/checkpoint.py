@@ -4,14 +4,18 @@ checkpoint_name (the `name` primitive) and saved_residuals. Imports api siblings
 from __future__ import annotations
 
 import inspect
+import logging
 import types
+import weakref
+from collections.abc import Sequence
 
-from pyjax._src import dtypes, errors, tree_util
+from pyjax._src import config, dtypes, errors, tree_util
+from pyjax._src.api.jit import tracing_context
 from pyjax._src.api.shapes import abstractify
 from pyjax._src.backends import numpy_backend
 from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import ShapedArray, get_aval
-from pyjax._src.core.trace import define_primitive, set_current_trace
+from pyjax._src.core.trace import Tracer, define_primitive, set_current_trace
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import builders as b
@@ -21,6 +25,8 @@ from pyjax._src.lax.dot import dot_general_p
 from pyjax._src.lax.precision_ops import reduce_precision_p
 from pyjax._src.util import WeakCache, merge_lists, split_list, wraps
 
+
+_logger = logging.getLogger("pyjax")
 
 # --- policies ---------------------------------------------------------------------------
 # A policy is called as policy(primitive, *input_avals, **params) for each equation whose
@@ -135,10 +141,16 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
     """fun, made to save only some residuals when differentiated (by default none but its
     inputs) and to recompute the others in the backward pass, trading compute for memory.
     `policy` (one of jax.checkpoint_policies) says which intermediates may be saved;
-    prevent_cse keeps the compiler from merging the recomputation with the forward pass;
+    prevent_cse keeps the compiler from merging the recomputation with the forward pass
+    (a tuple, a tree prefix of the arguments, says it per argument);
     arguments at static_argnums are Python values baked into the trace."""
     if not callable(fun):
         raise TypeError(f"jax.checkpoint requires a callable argument, got {fun!r}.")
+    if isinstance(prevent_cse, Sequence):
+        prevent_cse = tuple(prevent_cse)
+    if not isinstance(prevent_cse, (tuple, bool)):
+        raise TypeError("prevent_cse must be a bool or tuple of bools, got "
+                        f"{type(prevent_cse)=}")
     if policy is not None and not callable(policy):
         raise TypeError("the `policy` argument to `jax.checkpoint` must be a callable such "
                         f"as one of jax.checkpoint_policies, got {policy!r}.")
@@ -148,6 +160,53 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
         nums = _static_positions(static_argnums, len(args))
         dyn = [a for i, a in enumerate(args) if i not in nums]
         leaves, in_tree = tree_util.flatten((dyn, kwargs))
+        statics = tuple(_Static(args[i]) for i in sorted(nums))
+        in_avals = tuple(get_aval(x) for x in leaves)
+        closed, hoisted, out_tree = _traced(fun, args, nums, in_tree, in_avals, statics)
+        cse = prevent_cse
+        if isinstance(prevent_cse, tuple):   # one flag per operand, as JAX's
+            cse_args = (tuple(dyn), kwargs) if kwargs else tuple(dyn)
+            cse = (False,) * len(hoisted) + tuple(tree_util.prefix_broadcast(
+                prevent_cse, tree_util.flatten(cse_args)[1], "prevent_cse"))
+        outs = checkpoint_p.bind(*hoisted, *leaves, jaxpr=closed, prevent_cse=cse,
+                                 differentiated=False, policy=policy)
+        return tree_util.tree_unflatten(out_tree, outs)
+    return fun_remat
+
+
+class _Static:
+    """A static argument as part of a cache key: equal by value when hashable, else by
+    identity (as JAX keys them)."""
+
+    __slots__ = ("value", "hash", "hashable")
+
+    def __init__(self, value):
+        self.value = value
+        try:
+            self.hash, self.hashable = hash(value), True
+        except TypeError:
+            self.hash, self.hashable = id(value), False
+
+    def __hash__(self):
+        return self.hash
+
+    def __eq__(self, other):
+        if not isinstance(other, _Static):
+            return NotImplemented
+        if self.hashable and other.hashable:
+            return type(self.value) is type(other.value) and self.value == other.value
+        return self.value is other.value
+
+
+_trace_cache = WeakCache()
+
+
+def _traced(fun, args, nums, in_tree, in_avals, statics):
+    """(closed jaxpr, hoisted tracers, output tree) of fun at these argument types and
+    static values. Cached per function, as JAX caches it, so that a checkpointed function
+    called eagerly is traced once; a trace closing over outer tracers (or with a tracer
+    as a static value) is not reusable."""
+    def trace():
         found = {}
 
         def flat_fun(*xs):
@@ -158,17 +217,27 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
             return out_leaves
 
         try:
-            closed, hoisted = pe.trace_to_closed_jaxpr(
-                flat_fun, [get_aval(x) for x in leaves], pe.debug_info_of(fun))
+            closed, hoisted = pe.trace_to_closed_jaxpr(flat_fun, list(in_avals),
+                                                       pe.debug_info_of(fun))
         except errors.ConcretizationTypeError as err:
             err.add_note("In a function decorated with jax.checkpoint, mark arguments that "
                          "Python control flow depends on with the `static_argnums` "
                          "argument of jax.checkpoint.")
             raise
-        outs = checkpoint_p.bind(*hoisted, *leaves, jaxpr=closed, prevent_cse=prevent_cse,
-                                 differentiated=False, policy=policy)
-        return tree_util.tree_unflatten(found["out_tree"], outs)
-    return fun_remat
+        return closed, hoisted, found["out_tree"]
+
+    if any(isinstance(s.value, Tracer) for s in statics) or not _weakly_referable(fun):
+        return trace()
+    return _trace_cache.get(fun, (in_tree, statics, in_avals, tracing_context()), trace,
+                            keep=lambda entry: not entry[1])
+
+
+def _weakly_referable(fun):
+    try:
+        weakref.ref(fun)
+    except TypeError:
+        return False
+    return True
 
 
 remat = checkpoint
@@ -188,8 +257,15 @@ def _checkpoint_abstract_eval(*avals, jaxpr, **params):
     return jaxpr.out_avals
 
 
+def with_cse(params, flags):
+    """params whose per-operand prevent_cse (a tuple) is flags(it); a bool stays."""
+    cse = params["prevent_cse"]
+    return params if isinstance(cse, bool) else dict(params, prevent_cse=tuple(flags(cse)))
+
+
 def _checkpoint_jvp(primals, tangents, **params):
-    return ad.call_jvp(checkpoint_p, primals, tangents, params)
+    return ad.call_jvp(checkpoint_p, primals, tangents, params, lambda params, jaxpr, n: (
+        with_cse(dict(params, jaxpr=jaxpr), lambda cse: cse + (True,) * (n - len(cse)))))
 
 
 class _RematSplit:
@@ -330,44 +406,78 @@ def _checkpoint_partial_eval(trace, args, unknowns, params):
     if all(unknowns):
         return trace.stage(checkpoint_p, args, params)
     split = _remat_split(params["jaxpr"], unknowns, params["policy"])
+    # per-operand prevent_cse: saved inputs keep their flags, saved intermediates get True
+    known_params = with_cse(params, lambda cse: [c for c, uk in zip(cse, unknowns) if not uk])
+    staged_params = with_cse(params, lambda cse: [
+        known_params["prevent_cse"][i] for i in split.saved_inputs] + [True] * (
+        len(split.known.out_avals) - split.num_known_out) + [
+        c for c, uk in zip(cse, unknowns) if uk])
+    _log_saved(split)
     known_args = [a for a, uk in zip(args, unknowns) if not uk]
     known_outs = []
     if split.known.out_avals:
         with set_current_trace(trace.parent):
-            known_outs = checkpoint_p.bind(*known_args, **dict(params, jaxpr=split.known))
+            known_outs = checkpoint_p.bind(*known_args, **dict(known_params, jaxpr=split.known))
     known_vals, saved = split_list(known_outs, [split.num_known_out])
     unknown_outs = []
     if any(split.out_unknowns):
         staged_args = ([known_args[i] for i in split.saved_inputs] + saved
                        + [a for a, uk in zip(args, unknowns) if uk])
         unknown_outs = trace.stage(checkpoint_p, staged_args,
-                                   dict(params, jaxpr=split.staged, differentiated=True))
+                                   dict(staged_params, jaxpr=split.staged, differentiated=True))
     return merge_lists(split.out_unknowns, known_vals, unknown_outs)
+
+
+def _log_saved(split):
+    """Logs what a differentiated checkpoint saves: its inputs, then its intermediates
+    with the line making each (JAX's words; WARNING under jax_log_checkpoint_residuals,
+    else DEBUG)."""
+    level = logging.WARNING if config.log_checkpoint_residuals.value else logging.DEBUG
+    if not _logger.isEnabledFor(level):
+        return
+    known = split.known.jaxpr
+    inputs = [known.invars[i].aval.str_short() for i in split.saved_inputs]
+    producers = {v: e for e in known.eqns for v in e.outvars}
+    saved = [(v.aval.str_short(), _describe(v, producers, {}))
+             for v in known.outvars[split.num_known_out:]]
+    _logger.log(level, "remat-decorated function "
+                + "saving inputs with shapes:\n" * bool(inputs) + "  %s\n" * len(inputs)
+                + "and " * (bool(inputs) and bool(saved))
+                + "saving these intermediates:\n" * bool(saved) + "  %s from %s\n" * len(saved),
+                *inputs, *[x for pair in saved for x in pair])
 
 
 def _checkpoint_transpose(cts, *args, **params):
     """A checkpoint of the transposed jaxpr: the recomputation of the non-linear part
     happens inside it (where prevent_cse guards it) in the backward pass."""
-    return ad.call_transpose(checkpoint_p, cts, args, params, lambda params, jaxpr, n: dict(
-        params, jaxpr=jaxpr, differentiated=True))
+    linear = [ad.is_undefined_primal(a) for a in args]
+    return ad.call_transpose(checkpoint_p, cts, args, params, lambda params, jaxpr, n: with_cse(
+        dict(params, jaxpr=jaxpr, differentiated=True), lambda cse: [
+            c for c, lin in zip(cse, linear) if not lin] + [True] * len(cts)))
 
 
 def _checkpoint_dce(used_outputs, eqn):
     closed, used_inputs = jx.prune_closed_jaxpr(eqn.params["jaxpr"], used_outputs)
+    params = with_cse(eqn.params, lambda cse: [c for c, u in zip(cse, used_inputs) if u])
     return eqn.replace(invars=[v for v, u in zip(eqn.invars, used_inputs) if u],
                        outvars=[v for v, u in zip(eqn.outvars, used_outputs) if u],
-                       params=dict(eqn.params, jaxpr=closed))
+                       params=dict(params, jaxpr=closed))
 
 
 def _checkpoint_lower(ctx, *args, jaxpr, prevent_cse, differentiated, policy):
-    """Inline; a differentiated checkpoint with prevent_cse reads its inputs through an
-    optimization barrier, so XLA cannot merge the recomputation with the forward pass
-    (its results keep the inputs' types: an unreduced one stays partial sums)."""
+    """Inline; a differentiated checkpoint with prevent_cse reads its inputs (those it
+    flags, when it is a tuple) through an optimization barrier, so XLA cannot merge the
+    recomputation with the forward pass (its results keep the inputs' types: an
+    unreduced one stays partial sums)."""
     args = list(args)
-    if prevent_cse and differentiated and args:
-        avals = list(ctx.avals_in)
-        args = ctx.constrained_to_types(ctx.op("stablehlo.optimization_barrier", args, avals),
-                                 avals)
+    flags = [prevent_cse] * len(args) if isinstance(prevent_cse, bool) else prevent_cse
+    barred = [i for i, flag in enumerate(flags) if flag]
+    if differentiated and barred:
+        avals = [ctx.avals_in[i] for i in barred]
+        outs = ctx.constrained_to_types(ctx.op(
+            "stablehlo.optimization_barrier", [args[i] for i in barred], avals), avals)
+        for i, out in zip(barred, outs):
+            args[i] = out
     return ctx.lower_jaxpr(jaxpr, args)
 
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import functools
 import inspect
+import logging
 import operator
 import os
 import site
 import sysconfig
 import threading
+import time
 import warnings
 import weakref
 
@@ -262,13 +264,16 @@ class JitCache:
             params, static_argnums, static_argnames)
         donate_argnums, donate_argnames = _infer_argnums_and_argnames(
             params, donate_argnums, donate_argnames)
+        # JAX's words; static arguments are not buffers: there is nothing to donate
         both = set(static_argnames) & set(donate_argnames)
-        if both or set(static_argnums) & set(donate_argnums):
-            raise ValueError(f"jit: an argument cannot be both static and donated; "
-                             f"static_argnums={tuple(static_argnums)} and donate_argnums="
-                             f"{tuple(donate_argnums)} (argnames {sorted(both)}) intersect. "
-                             "Static arguments are not buffers, so there is nothing to "
-                             "donate: drop it from donate_argnums.")
+        if both:
+            raise ValueError("static_argnames and donate_argnames cannot intersect. Argument "
+                             f"names {both} appear in both static_argnames and "
+                             "donate_argnames")
+        if set(static_argnums) & set(donate_argnums):
+            raise ValueError(f"`static_argnums` {sorted(set(static_argnums))} and "
+                             f"`donate_argnums` {sorted(set(donate_argnums))} cannot "
+                             "intersect.")
         self.static_argnums = frozenset(static_argnums)
         self.static_argnames = frozenset(static_argnames)
         self.donate_argnums = frozenset(donate_argnums)
@@ -373,17 +378,18 @@ class JitCache:
                                     f"used as a constant in a JAX function: {self.debug_name}"
                                     f" returned {leaf}. Return an array instead.")
                 if not is_valid_jax_type(leaf):
-                    raise TypeError(
-                        f"{self.debug_name} returned a value of type {type(leaf)}, which "
-                        "is not a valid JAX type; jitted functions must return arrays "
-                        "(in pytrees).")
+                    raise shapes.invalid_output_error(
+                        pe.DebugInfo(self.debug_name, self.location, None), out)
             traced["out_tree"] = out_tree
             return out_leaves + [ref[...] for ref in refs]
 
         debug = pe.DebugInfo(self.debug_name, self.location,
                              _flat_arg_names(self.arg_names, args, static_nums, dyn_kwargs))
         traced_avals = tuple(a.inner_aval if type(a) is AbstractRef else a for a in in_avals)
+        start = time.perf_counter()
         closed, hoisted = pe.trace_to_closed_jaxpr(flat_fun, traced_avals, debug)
+        _logger.log(config.compile_log_level(), "Finished tracing %s for jit in %.9f sec",
+                    self.debug_name, time.perf_counter() - start)
         # Drop work no output needs (e.g. a forward scan's unused ys under grad) before
         # any executor sees it; effectful equations stay.
         jaxpr, consts, _ = pe.dce_closed_jaxpr(closed.jaxpr, closed.consts, None)
@@ -405,11 +411,7 @@ class JitCache:
         except TypeError:
             names = _flat_arg_names(self.arg_names, args, static_nums, dyn_kwargs)
             raise _invalid_argument_error(self.debug_name, leaves, in_tree, names) from None
-        # set_xla_metadata's context and the context mesh (which types results, e.g.
-        # out_sharding=P('x')) change what tracing stages, as a tracing option does
-        key = (in_tree, statics, in_avals,
-               (config.config.trace_state(), _trace_context.eqn_ctx,
-                sharding_mod.get_abstract_mesh()))
+        key = (in_tree, statics, in_avals, tracing_context())
         entry = self.entries.get(key)
         if entry is None or entry.hoisted:
             if config.no_tracing.value:
@@ -613,7 +615,16 @@ class JitCache:
 # the function, as JAX keys its own.
 _caches = weakref.WeakKeyDictionary()
 _caches_lock = threading.Lock()
+_logger = logging.getLogger("pyjax")
 live_caches = weakref.WeakSet()   # every JitCache alive, for jax.clear_caches
+
+
+def tracing_context():
+    """What besides a function's arguments changes what tracing it stages: the tracing
+    options, set_xla_metadata's context and the context mesh (which types results, e.g.
+    out_sharding=P('x')). Part of every cache key of traces."""
+    return (config.config.trace_state(), _trace_context.eqn_ctx,
+            sharding_mod.get_abstract_mesh())
 
 
 def _cache_for(fun, options):
@@ -637,7 +648,8 @@ class PjitFunction:
     call; any other goes to JitCache.call."""
 
     def __init__(self, fun, cache):
-        functools.update_wrapper(self, fun, updated=())
+        # as JAX's: the function's attributes (its __dict__) are copied onto the wrapper
+        functools.update_wrapper(self, fun)
         self.fun, self._jit = fun, cache
 
     def __call__(self, *args, **kwargs):
@@ -852,8 +864,7 @@ def _invalid_argument_error(name, leaves, in_tree, arg_names=None):
 
 def _explain_miss(cache, key):
     """Logs why jit traces again: which part of the key differs from the closest entry."""
-    import logging  # only when explaining: importing it costs ~6 ms at startup
-    logger = logging.getLogger("pyjax")
+    logger = _logger
     name = cache.debug_name
     if not cache.entries:
         logger.warning("TRACING CACHE MISS for %s at %s: first call (tracing for the "

@@ -568,8 +568,9 @@ class PmapWrapped:
         if self.axis_size is not None:
             sizes.add(operator.index(self.axis_size))
         if not sizes:
-            raise ValueError(f"pmap of {self._name} has no mapped argument: give one "
-                             "argument a non-None in_axes entry, or pass axis_size.")
+            raise ValueError("pmap requires at least one argument with a mapped axis. "
+                             f"(pmap of {self._name}: give one argument a non-None "
+                             "in_axes entry, or pass axis_size.)")   # JAX's words first
         if len(sizes) > 1:
             raise ValueError(f"pmap of {self._name} got inconsistent sizes for the mapped "
                              f"axes: {sorted(sizes)}. Every mapped argument (and "

@@ -9,7 +9,7 @@ import numpy as np
 from pyjax._src import dtypes, tree_util
 from pyjax._src import layout as layout_mod
 from pyjax._src import sharding as sharding_mod
-from pyjax._src.core.avals import ShapedArray, get_aval
+from pyjax._src.core.avals import ShapedArray, get_aval, is_valid_jax_type
 from pyjax._src.core.tokens import AbstractToken
 from pyjax._src.interpreters import batching
 from pyjax._src.interpreters import partial_eval as pe
@@ -163,6 +163,18 @@ def _as_struct(x):
         if isinstance(getattr(x, "dtype", None), dtypes.ExtendedDType) else x
 
 
+def invalid_output_error(debug_info, out):
+    """JAX's error for a traced function whose output `out` holds a value that is not a
+    JAX type (naming the first such leaf by its path), or None."""
+    for path, leaf in tree_util.tree_flatten_with_path(out)[0]:
+        if not is_valid_jax_type(leaf):
+            return TypeError(
+                f"function {debug_info.describe()} traced for jit returned a value of type "
+                f"{type(leaf)} at output component {tree_util.keystr(path)}, which is not "
+                "a valid JAX type")
+    return None
+
+
 def _trace_flat(fun, args, kwargs, static_argnums=()):
     if not callable(fun):
         raise TypeError(f"expected a callable to trace, got {fun!r} of type "
@@ -188,9 +200,12 @@ def _trace_flat(fun, args, kwargs, static_argnums=()):
         full = [args[i] if i in static_argnums else next(it) for i in range(len(args))]
         out = fun(*full, **call_kwargs)
         out_leaves, traced["out_tree"] = tree_util.flatten(out)
+        if not all(map(is_valid_jax_type, out_leaves)):
+            raise invalid_output_error(debug, out)
         return out_leaves
 
-    jaxpr, consts = pe.trace_to_jaxpr(flat_fun, in_avals, pe.debug_info_of(fun))
+    debug = pe.debug_info_of(fun)
+    jaxpr, consts = pe.trace_to_jaxpr(flat_fun, in_avals, debug)
     return jaxpr, consts, traced["out_tree"]
 
 

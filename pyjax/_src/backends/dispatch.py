@@ -5,7 +5,9 @@ device; donated arguments are deleted after the call."""
 from __future__ import annotations
 
 import collections
+import logging
 import threading
+import time
 import warnings
 import weakref
 from typing import NamedTuple
@@ -23,6 +25,7 @@ from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var, eval_jaxpr,
 from pyjax._src.core.tokens import Token
 from pyjax._src.core.trace import primitive_effects
 
+_logger = logging.getLogger("pyjax")
 
 class NumpyExecutable:
     """A jaxpr on the NumPy executor, with the same calling convention as XLA's."""
@@ -201,10 +204,19 @@ def _make_entry(closed, donated_invars, device, compiler_options=None):
             stablehlo.lower_module(part, f"{name}_part", ()), device, part.consts,
             f"{name} (part {i})"))
     else:
+        level = config.compile_log_level()
+        _logger.log(level, "Compiling jit(%s) with global shapes and types %s.", name,
+                    tuple(closed.in_avals))
+        start = time.perf_counter()
         lowered = stablehlo.lower_module(closed, name, donated_invars)
+        _logger.log(level, "Finished jaxpr to MLIR module conversion jit(%s) in %.9f sec",
+                    name, time.perf_counter() - start)
         stats["lowerings"] += 1
         donation = lowered.donation
+        start = time.perf_counter()
         run = xla.Executable(lowered, device, closed.consts, name, compiler_options)
+        _logger.log(level, "Finished XLA compilation of jit(%s) in %.9f sec", name,
+                    time.perf_counter() - start)   # (or loading it from a cache)
     if ((config.debug_nans.value or config.debug_infs.value)
             and type(run) is not InterpretedExecutable):   # that one checks as it goes
         run = NanCheckedExecutable(run, closed)

@@ -13,7 +13,8 @@ from pyjax._src.backends import dispatch
 from pyjax._src.backends.debug_nans import check_nans
 from pyjax._src.backends.numpy_backend import host_value, wrap
 from pyjax._src.core.avals import get_aval
-from pyjax._src.core.trace import Trace, Tracer, escaped_tracer_error, install_root_trace
+from pyjax._src.core.trace import (Trace, Tracer, escaped_tracer_error, install_root_trace,
+                                   operand_error)
 from pyjax._src.sharding import _mesh_state, mesh_context_set
 
 # (primitive, avals, params) -> the result's aval(s)
@@ -44,7 +45,10 @@ class EvalTrace(Trace):
             elif isinstance(x, Tracer):
                 raise escaped_tracer_error(x, self)
             else:
-                aval = get_aval(x)
+                try:
+                    aval = get_aval(x)
+                except TypeError as err:
+                    raise operand_error(prim, args) from err
                 avals.append(aval)
                 values.append(host_value(x, aval))
         if mesh_context_set():   # the context mesh types the result: not memoised

@@ -5,7 +5,6 @@ it, the only importer of jaxlib. Loaded on first use (dispatch.xla_backend)."""
 from __future__ import annotations
 
 import collections
-import logging
 import os
 import re
 import threading
@@ -33,7 +32,6 @@ from pyjax._src.backends.argument_kinds import NO_FIT, CommittedKind, HostArrayK
 from pyjax._src.core.avals import ShapedArray
 from pyjax._src.core.tokens import AbstractToken, Token
 
-logger = logging.getLogger("pyjax")
 
 JAXLIB_VERSION = getattr(getattr(jaxlib, "version", None), "__version__", "unknown")
 
@@ -177,8 +175,6 @@ def compile(lowered, devices, name="main", num_replicas=1, num_partitions=None,
             raise _compile_error(err, lowered, name) from None
         seconds = time.perf_counter() - start
         stats["compiles"] += 1
-        if config.log_compiles.value:
-            logger.warning("Finished XLA compilation of jit(%s) in %.4f sec", name, seconds)
         _store_persistent(key, exe, seconds)
     with _lock:
         _memory_cache[key] = exe

@@ -387,7 +387,9 @@ def _call_rule(prim, extra_params):
 
 _RULES["jit"] = _call_rule(jit_p, lambda params, n: {
     "donated_invars": (False,) * n + tuple(params["donated_invars"])})
-_RULES["checkpoint"] = _call_rule(checkpoint_mod.checkpoint_p, lambda params, n: {})
+_RULES["checkpoint"] = _call_rule(checkpoint_mod.checkpoint_p, lambda params, n: (
+    {} if isinstance(params["prevent_cse"], bool)
+    else {"prevent_cse": (False,) * n + params["prevent_cse"]}))
 
 
 def _pmap_rule(error, enabled, where, args, params):

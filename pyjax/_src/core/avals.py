@@ -386,7 +386,7 @@ def get_aval(x):
             dtype, weak = dtypes.dtype_and_weak_type(x)
             aval = _scalar_avals[key] = ShapedArray((), dtype, weak)
         return aval
-    raise TypeError(f"Argument '{x!r:.200}' of type {type(x)} is not a valid JAX type.")
+    raise TypeError(f"Argument '{x!s:.200}' of type {type(x)} is not a valid JAX type.")
 
 
 def is_valid_jax_type(x):

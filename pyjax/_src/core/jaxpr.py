@@ -396,7 +396,8 @@ def _prune(closed, used_outputs, keep_inputs):
     new, used = dce_jaxpr(jaxpr, list(used_outputs))
     if keep_inputs is not None:
         used = [u or k for u, k in zip(used, keep_inputs)]
-    if all(used) and all(used_outputs) and len(new.eqns) == len(jaxpr.eqns):
+    if all(used) and all(used_outputs) and len(new.eqns) == len(jaxpr.eqns) and all(
+            a is b for a, b in zip(new.eqns, jaxpr.eqns)):   # (a DCE rule prunes inside)
         return None, used   # unchanged (not stored: the cache must not hold `closed`)
     const_of = dict(zip(jaxpr.constvars, closed.consts))
     pruned = Jaxpr(new.constvars, [v for v, u in zip(jaxpr.invars, used) if u],
@@ -549,15 +550,17 @@ def literal(value):
     return Literal(value, aval)
 
 
-def literalable(x):
+def literalable(x, for_ad=False):
     """Scalars are written inline, as JAX does, 0-d Array constants included (a gradient's
     seed 1.0, jnp.float32(2)); arrays with more elements become constvars. A weakly typed
-    0-d Array qualifies where the Python scalar of its value has its type."""
+    0-d Array qualifies where the Python scalar of its value has its type. `for_ad`: the
+    known values an AD linearization stages keep their Arrays as constvars (JAX's
+    is_literalable(x, for_ad)), so that a vjp's residuals are its constants."""
     if dtypes.is_python_scalar(x) or (
             isinstance(x, (np.generic, np.ndarray)) and np.ndim(x) == 0):
         return True
     aval = getattr(x, "aval", None)
-    if (aval is None or isinstance(x, Tracer) or aval.shape != ()
+    if (for_ad or aval is None or isinstance(x, Tracer) or aval.shape != ()
             or np.dtype(aval.dtype).kind not in "biufc"):
         return False
     return not aval.weak_type or get_aval(np.asarray(x).item()) == aval

@@ -14,7 +14,7 @@ import numpy as np
 
 from pyjax._src import errors
 from pyjax._src.config import check_tracer_leaks
-from pyjax._src.core.avals import ShapedArray
+from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.rule_types import (AbstractEvalRule, AxisBatchRule, BatchRule, ImplRule,
                                         JvpRule, LowerRule, TransposeRule)
 
@@ -316,6 +316,21 @@ class Trace:
         return f"{type(self).__name__}(level=0/{self.depth})"
 
 
+def operand_error(prim, args):
+    """JAX's error for an operand of `prim` that is not a JAX value (a string or object
+    array, an arbitrary object), or None when every operand is one."""
+    for i, x in enumerate(args):
+        if isinstance(x, Tracer):
+            continue
+        try:
+            get_aval(x)
+        except TypeError:
+            return TypeError(f"Error interpreting argument to {prim.name} as a JAX value. The "
+                             f"problematic value is of type {type(x)} and was passed to "
+                             f"{prim.name} at position {i}.\n")
+    return None
+
+
 def escaped_tracer_error(tracer, where):
     status = "has already ended" if not tracer._trace.alive else "is not active here"
     origin = tracer._origin_description()
@@ -509,9 +524,8 @@ class Tracer:
 
 def _value_method_error(name):
     def make(tracer):
-        shape = f"{tracer.aval.dtype.name}[{','.join(map(str, tracer.aval.shape))}]"
         return errors.ConcretizationTypeError(
-            tracer, f"The {name}() method was called on traced array with shape {shape}. "
+            tracer, f"The {name}() method was called on {errors.traced_array(tracer)}. "
             "It returns the array's values as Python objects: they are not known while "
             "tracing. Keep working with the array itself, or use `jax.debug.print` to see "
             "it.\n")
@@ -521,6 +535,7 @@ def _value_method_error(name):
 def _conversion_error(name):
     def make(tracer):
         return errors.ConcretizationTypeError(
-            tracer, f"The problem arose with the `{name}` function. To convert the data type "
-            f"of a traced value, use `x.astype({name})` or `jnp.asarray(x, {name})`.\n")
+            tracer, f"The problem arose with the `{name}` function. If trying to convert "
+            f"the data type of a value, try using `x.astype({name})` or "
+            f"`jnp.array(x, {name})` instead.\n")
     return make

@@ -11,8 +11,9 @@ import numpy as np
 from pyjax._src.config import auto_pcast, enable_checks
 from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import ShapedArray, get_aval
-from pyjax._src.core.trace import (Trace, Tracer, check_for_leaks, primitive_effects,
-                                   primitive_named, set_current_trace, trace_context)
+from pyjax._src.core.trace import (Trace, Tracer, check_for_leaks, operand_error,
+                                   primitive_effects, primitive_named, set_current_trace,
+                                   trace_context)
 from pyjax._src.util import WeakCache, partition_list
 
 
@@ -103,9 +104,10 @@ class DynamicJaxprTracer(Tracer):
 class DynamicJaxprTrace(Trace):
     """Records every primitive applied to its tracers as an equation."""
 
-    def __init__(self, debug_info=None, parent=None):
+    def __init__(self, debug_info=None, parent=None, for_ad=False):
         super().__init__(parent)
         self.debug_info = debug_info
+        self.for_ad = for_ad       # Array constants stay constvars (see jx.literalable)
         self.eqns = []
         self.constvars = {}        # id(const) -> (var, const)
         self.effects = set()
@@ -114,7 +116,7 @@ class DynamicJaxprTrace(Trace):
         return DynamicJaxprTracer(self, aval, jx.Var(aval), index)
 
     def lift(self, x):
-        if jx.literalable(x):
+        if jx.literalable(x, self.for_ad):
             lit = jx.literal(x)
             return DynamicJaxprTracer(self, lit.aval, lit, None)
         entry = self.constvars.get(id(x))
@@ -124,7 +126,13 @@ class DynamicJaxprTrace(Trace):
         return DynamicJaxprTracer(self, entry[0].aval, entry[0], None)
 
     def process_primitive(self, prim, args, params):
-        tracers = [self.own_or_lift(x) for x in args]
+        try:
+            tracers = [self.own_or_lift(x) for x in args]
+        except TypeError as err:
+            error = operand_error(prim, args)
+            if error is None:
+                raise
+            raise error from err
         vma = None
         if not (prim.is_collective or prim.is_higher_order):   # they type vma themselves
             for t in tracers:
@@ -297,7 +305,7 @@ class PartialEvalTrace(Trace):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.staging = DynamicJaxprTrace(parent=self.parent)
+        self.staging = DynamicJaxprTrace(parent=self.parent, for_ad=True)
         self._num_args = 0
 
     def new_arg(self, aval):

@@ -43,6 +43,19 @@ def check_dtype(name, dtype, accepted):
                         f"Accepted dtypes are subtypes of {kinds}.")
 
 
+def refuse_float0(name, avals):
+    """lax's elementwise operations refuse float0 operands (JAX's words)."""
+    for i, aval in enumerate(avals):
+        if aval.dtype == dtypes.float0:
+            raise TypeError(
+                f"Called {name} with a float0 at position {i}. float0s do not support any "
+                "operations by design, because they are not compatible with non-trivial "
+                "vector spaces. No implicit dtype conversion is done. You can use "
+                "np.zeros_like(arr, dtype=np.float) to cast a float0 array to a regular "
+                "zeros array. \nIf you didn't expect to get a float0 you might have "
+                "accidentally taken a gradient with respect to an integer argument.")
+
+
 def broadcasting_shape(name, *shapes):
     """lax's shape rule: operands have equal rank (rank-0 operands broadcast) and each
     dimension agrees or is 1."""
@@ -127,6 +140,7 @@ def unary_op(name, impl, accepted, *, jvp, hlo, result_dtype=None, samples_domai
     `check(x, **params)` refuses operands beyond their dtype (eager and traced alike)."""
 
     def abstract_eval(x, **params):
+        refuse_float0(name, (x,))
         check_dtype(name, x.dtype, accepted)
         if check is not None:
             check(x, **params)
@@ -143,6 +157,7 @@ def binary_op(name, impl, accepted, *, jvp, hlo, result_dtype=None, samples_doma
     those `operand_dtypes(x, y)` accepts (it checks the avals and gives the dtype)."""
 
     def abstract_eval(x, y, **params):
+        refuse_float0(name, (x, y))
         if operand_dtypes is None:
             dtype = same_dtypes(name, [x, y])
             check_dtype(name, dtype, accepted)

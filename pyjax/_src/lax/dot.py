@@ -72,12 +72,14 @@ def _dot_general_abstract_eval(lhs, rhs, dimension_numbers, precision=None,
     if len(lc) != len(rc) or len(lb) != len(rb):
         raise TypeError(f"dot_general needs as many lhs as rhs contracting and batch "
                         f"dimensions, got {dimension_numbers}")
-    for l_dim, r_dim in list(zip(lc, rc)) + list(zip(lb, rb)):
-        if lhs.shape[l_dim] != rhs.shape[r_dim]:
-            raise TypeError(
-                f"dot_general requires contracting and batch dimensions to have the same "
-                f"shape, got {lhs.shape} and {rhs.shape} with dimension_numbers "
-                f"{dimension_numbers}")
+    # JAX's words, batch dimensions first
+    for what, l_dims, r_dims in (("lhs batch dimensions and rhs batch dimensions", lb, rb),
+                                 ("contracting dimensions", lc, rc)):
+        l_sizes = tuple(lhs.shape[d] for d in l_dims)
+        r_sizes = tuple(rhs.shape[d] for d in r_dims)
+        if l_sizes != r_sizes:
+            raise TypeError(f"dot_general requires {what} to have the same shape, got "
+                            f"{l_sizes} and {r_sizes}.")
     shape = ([lhs.shape[d] for d in lb] + [lhs.shape[d] for d in _free_dims(lhs.ndim, lc, lb)]
              + [rhs.shape[d] for d in _free_dims(rhs.ndim, rc, rb)])
     dtype = dot_result_dtype(lhs.dtype, rhs.dtype) if preferred_element_type is None \
