@@ -44,7 +44,7 @@ from typing import NamedTuple
 import ml_dtypes
 import numpy as np
 
-from pyjax._src import dtypes
+from pyjax._src import dtypes, monitoring
 from pyjax._src import sharding as sharding_mod
 from pyjax._src.core.avals import ShapedArray
 from pyjax._src.core.jaxpr import ClosedJaxpr, DropVar, Literal
@@ -830,9 +830,17 @@ def lower_module(closed, name="main", donated_invars=(), num_replicas=1, axis_en
     `axis_env` names the axes the replicas form (pmap: ((axis_name, num_replicas),)).
     With a `mesh`, the module is partitioned over its devices by XLA's SPMD partitioner
     (Shardy): `in_shardings`/`out_shardings` (a NamedSharding or None per argument and
-    result; None leaves the choice to the partitioner) become sdy.sharding attributes."""
-    jaxpr = closed.jaxpr
+    result; None leaves the choice to the partitioner) become sdy.sharding attributes.
+    Recorded as JAX's jax.monitoring event for lowering."""
     prefix = "pmap" if axis_env else "jit"
+    with monitoring.timed_event(monitoring.JAXPR_TO_MLIR_MODULE_EVENT, f"{prefix}({name})"):
+        return _lower_module(closed, prefix, name, donated_invars, num_replicas, axis_env,
+                             mesh, in_shardings, out_shardings)
+
+
+def _lower_module(closed, prefix, name, donated_invars, num_replicas, axis_env, mesh,
+                  in_shardings, out_shardings):
+    jaxpr = closed.jaxpr
     module = ModuleContext(sanitize_symbol(f"{prefix}_{name}"), num_replicas, axis_env,
                            mesh)
     module._names.add("main")
