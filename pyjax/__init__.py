@@ -47,7 +47,8 @@ from pyjax._src.numpy.indexing import ds  # noqa: F401
 from pyjax._src.array import Shard  # noqa: F401
 from pyjax._src.lax.sharding_constraint import reshard  # noqa: F401
 
-from pyjax._src.version import __version__  # noqa: F401
+from pyjax._src.version import __version__, __version_info__  # noqa: F401
+from pyjax import version  # noqa: F401
 
 enable_x64 = _config_object._flags["jax_enable_x64"]
 debug_nans = _config_object._flags["jax_debug_nans"]

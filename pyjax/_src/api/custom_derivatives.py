@@ -17,7 +17,7 @@ from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import get_aval
 from pyjax._src.core.trace import (NO_TRANSPOSE, Trace, Tracer, current_trace,
                                    define_primitive, no_samples, set_current_trace)
-from pyjax._src.interpreters import ad, batching
+from pyjax._src.interpreters import ad, batching, jet
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import ad_util
 from pyjax._src.lax import builders as b
@@ -1039,14 +1039,20 @@ def _custom_vjp_samples():
 
 # --- the primitives (defined after their batch rules and samples, which they hold) ------
 
+def _custom_call_jet(primals, series, *, call_jaxpr, **params):
+    """jet takes a custom_jvp or custom_vjp function through its own body, never its
+    custom rule (as JAX's)."""
+    return jet.jaxpr_rule(primals, series, call_jaxpr)
+
+
 custom_jvp_call_p = define_primitive(
-    "custom_jvp_call", multiple_results=True, impl=_custom_jvp_call_impl,
+    "custom_jvp_call", multiple_results=True, impl=_custom_jvp_call_impl, jet=_custom_call_jet,
     abstract_eval=_custom_jvp_call_abstract_eval, jvp=_custom_jvp_call_jvp,
     transpose=_custom_jvp_call_transpose, batch=_custom_jvp_call_batch,
     lower=_custom_call_lower, samples=_custom_jvp_samples, is_higher_order=True,
     batch_needs_axis=True, bind_params=_CustomJVPCallBindParams())
 custom_vjp_call_p = define_primitive(
-    "custom_vjp_call", multiple_results=True, impl=_custom_vjp_call_impl,
+    "custom_vjp_call", multiple_results=True, impl=_custom_vjp_call_impl, jet=_custom_call_jet,
     abstract_eval=_custom_jvp_call_abstract_eval, jvp=_custom_vjp_call_jvp,
     transpose=NO_TRANSPOSE, batch=_custom_vjp_call_batch, lower=_custom_call_lower,
     samples=_custom_vjp_samples, is_higher_order=True, batch_needs_axis=True)

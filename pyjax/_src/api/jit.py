@@ -17,7 +17,7 @@ import weakref
 
 import numpy as np
 
-from pyjax._src import config, tree_util
+from pyjax._src import config, monitoring, tree_util
 from pyjax._src import sharding as sharding_mod
 from pyjax._src.array import Array
 from pyjax._src.backends import devices as devices_mod
@@ -387,7 +387,11 @@ class JitCache:
                              _flat_arg_names(self.arg_names, args, static_nums, dyn_kwargs))
         traced_avals = tuple(a.inner_aval if type(a) is AbstractRef else a for a in in_avals)
         start = time.perf_counter()
-        closed, hoisted = pe.trace_to_closed_jaxpr(flat_fun, traced_avals, debug)
+        if current_trace() is Trace.root:   # JAX's event, for a trace not nested in another
+            with monitoring.timed_event(monitoring.JAXPR_TRACE_EVENT, self.debug_name):
+                closed, hoisted = pe.trace_to_closed_jaxpr(flat_fun, traced_avals, debug)
+        else:
+            closed, hoisted = pe.trace_to_closed_jaxpr(flat_fun, traced_avals, debug)
         _logger.log(config.compile_log_level(), "Finished tracing %s for jit in %.9f sec",
                     self.debug_name, time.perf_counter() - start)
         # Drop work no output needs (e.g. a forward scan's unused ys under grad) before

@@ -44,7 +44,7 @@ from typing import NamedTuple
 import ml_dtypes
 import numpy as np
 
-from pyjax._src import dtypes
+from pyjax._src import dtypes, monitoring
 from pyjax._src import sharding as sharding_mod
 from pyjax._src.core.avals import ShapedArray
 from pyjax._src.core.jaxpr import ClosedJaxpr, DropVar, Literal
@@ -888,9 +888,18 @@ def lower_module(closed, name="main", donated_invars=(), num_replicas=1, axis_en
     attributes, as JAX prints them in jit(f).lower(...).as_text().
     With `const_args=False` the constants are printed inside and @main takes only the
     arguments (a module that stands alone, as jax.export writes); with `platform_index`
-    its first argument is JAX's platform index of a multi-platform module."""
-    jaxpr = closed.jaxpr
+    its first argument is JAX's platform index of a multi-platform module.
+    Recorded as JAX's jax.monitoring event for lowering."""
     prefix = "pmap" if axis_env else "jit"
+    with monitoring.timed_event(monitoring.JAXPR_TO_MLIR_MODULE_EVENT, f"{prefix}({name})"):
+        return _lower_module(closed, prefix, name, donated_invars, num_replicas, axis_env,
+                             mesh, in_shardings, out_shardings, result_names, const_args,
+                             platform_index)
+
+
+def _lower_module(closed, prefix, name, donated_invars, num_replicas, axis_env, mesh,
+                  in_shardings, out_shardings, result_names, const_args, platform_index):
+    jaxpr = closed.jaxpr
     module = ModuleContext(sanitize_symbol(f"{prefix}_{name}"), num_replicas, axis_env,
                            mesh)
     module._names.add("main")

@@ -22,7 +22,7 @@ import jaxlib.xla_client as xc
 from jaxlib import _jax  # type: ignore[attr-defined]
 from jaxlib import _profiler  # type: ignore[attr-defined]
 
-from pyjax._src import config, errors, tree_util
+from pyjax._src import config, errors, monitoring, tree_util
 from pyjax._src import sharding as sharding_mod
 from pyjax._src.array import Array, device_results, sharded_results
 from pyjax._src.backends import compile_cache
@@ -152,9 +152,11 @@ def compile(lowered, devices, name="main", num_replicas=1, num_partitions=None,
     Lowered.compile(compiler_options=...) takes them."""
     options = _compile_options(devices, num_replicas, num_partitions, compiler_options)
     if lowered.sharding_inspections:   # its callbacks run as it compiles: never cached
-        return _compile_inspecting(lowered, devices, name, options)
+        with monitoring.timed_event(monitoring.BACKEND_COMPILE_EVENT, f"jit({name})"):
+            return _compile_inspecting(lowered, devices, name, options)
     if lowered.host_callbacks:   # the text does not identify the Python functions: no cache
-        return _compile_with_callbacks(lowered, devices, name, options)
+        with monitoring.timed_event(monitoring.BACKEND_COMPILE_EVENT, f"jit({name})"):
+            return _compile_with_callbacks(lowered, devices, name, options)
     key = _cache_key(lowered.text, devices, options)
     with _lock:
         exe = _memory_cache.get(key)
@@ -162,6 +164,17 @@ def compile(lowered, devices, name="main", num_replicas=1, num_partitions=None,
             _memory_cache.move_to_end(key)
             stats["memory_hits"] += 1
             return exe
+    with monitoring.timed_event(monitoring.BACKEND_COMPILE_EVENT, f"jit({name})"):
+        exe = _compile_uncached(lowered, devices, name, options, key)
+    with _lock:
+        _memory_cache[key] = exe
+        if len(_memory_cache) > _MEMORY_CACHE_SIZE:
+            _memory_cache.popitem(last=False)
+    return exe
+
+
+def _compile_uncached(lowered, devices, name, options, key):
+    """The executable from the persistent cache, or compiled by XLA (and stored there)."""
     if "lapack_" in lowered.text:   # lax.linalg lowers to jaxlib's LAPACK custom calls
         _register_lapack()
     device_list = _jax.DeviceList(tuple(devices))
@@ -176,16 +189,14 @@ def compile(lowered, devices, name="main", num_replicas=1, num_partitions=None,
         seconds = time.perf_counter() - start
         stats["compiles"] += 1
         _store_persistent(key, exe, seconds)
-    with _lock:
-        _memory_cache[key] = exe
-        if len(_memory_cache) > _MEMORY_CACHE_SIZE:
-            _memory_cache.popitem(last=False)
     return exe
 
 
 def _load_persistent(key, device_list, options):
     """An executable from the persistent cache, or None (a miss, or an entry XLA cannot
     load: that one is discarded, with a warning, so the caller compiles afresh)."""
+    if compile_cache.directory() is not None:
+        monitoring.record_event("/jax/compilation_cache/compile_requests_use_cache")
     blob = compile_cache.load(key)
     if blob is None:
         return None
@@ -195,6 +206,7 @@ def _load_persistent(key, device_list, options):
         compile_cache.discard(key, f"XLA could not load it ({err})")
         return None
     stats["persistent_hits"] += 1
+    monitoring.record_event("/jax/compilation_cache/cache_hits")
     return exe
 
 

@@ -70,6 +70,7 @@ class Primitive:
             setattr(self, slot, MISSING)
         self.partial_eval = None      # custom known/unknown split (higher-order prims)
         self.dce = None               # (used_outputs, eqn) -> eqn pruned inside
+        self.jet = None               # Taylor-mode rule (interpreters/jet.py), if any
         self.eager = None             # eager rule taking Arrays (jit, callbacks, loops);
         # it returns NotImplemented to leave the op to the NumPy impl
         self.effects = None           # params -> frozenset of effects
@@ -137,7 +138,7 @@ _registry: dict[str, Primitive] = {}
 
 def define_primitive(name: str, *, multiple_results: bool = False, **rules) -> Primitive:
     """Creates and registers a primitive with its rules: impl (NumPy), abstract_eval,
-    jvp, transpose, batch, lower, samples, optional partial_eval/dce/eager/effects/
+    jvp, transpose, batch, lower, samples, optional partial_eval/dce/eager/jet/effects/
     shown_params/bind_params, and its declared flags (is_higher_order, is_collective,
     is_linear, batch_needs_axis, runs_own_program, lowers_own_sharding,
     transposes_zero_cotangents)."""
@@ -149,10 +150,10 @@ def define_primitive(name: str, *, multiple_results: bool = False, **rules) -> P
     for value in rules.values():
         if isinstance(value, RuleFactory):
             declared.update(value.declares)
-    declared.update(rules)
+    # a rule given as None is left unset here: a factory's declaration of it stands, or
+    # it stays MISSING until someone declares it
+    declared.update((key, value) for key, value in rules.items() if value is not None)
     for key, value in declared.items():
-        if value is None:   # left unset here: stays MISSING until someone declares it
-            continue
         if not hasattr(prim, key):
             raise TypeError(f"define_primitive({name!r}): unknown rule {key!r}")
         setattr(prim, key, value.make(prim) if isinstance(value, RuleFactory) else value)

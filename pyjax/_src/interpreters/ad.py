@@ -29,7 +29,9 @@ from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import cotangent_sharding, get_aval, tangent_aval
 from pyjax._src.core.source_info import BackwardSource
 from pyjax._src.core.trace import RuleFactory, Trace, Tracer, set_current_trace
+from pyjax._src.interpreters import jet
 from pyjax._src.interpreters import partial_eval as pe
+from pyjax._src.interpreters.lax_hooks import lax_hooks
 
 
 class Zero:
@@ -74,16 +76,6 @@ class UndefinedPrimal:
 
 def is_undefined_primal(x):
     return type(x) is UndefinedPrimal
-
-
-# Hooks installed by lax at import, so this layer never imports lax.
-class _LaxHooks:
-    zeros_like_aval = None     # aval -> array of zeros (traced if under a trace)
-    add_tangents = None        # (a, b) -> a + b for tangent values (add_any)
-    broadcast_to = None        # (x, shape) -> x broadcast to shape (lax broadcasting)
-
-
-lax_hooks = _LaxHooks()
 
 
 def instantiate_zeros(t):
@@ -157,9 +149,10 @@ def _zero_jvp(prim):
 
 # The JVP of a primitive linear in all its operands: the primitive on the tangents (it
 # declares the primitive linear: the completeness test requires a transpose for these).
-linear_jvp = RuleFactory(_linear_jvp, declares={"is_linear": True})
-# The JVP of a piecewise-constant primitive (floor, sign, comparisons): zero.
-zero_jvp = RuleFactory(_zero_jvp)
+# Its jet (Taylor series) is the primitive on each coefficient of the series.
+linear_jvp = RuleFactory(_linear_jvp, declares={"is_linear": True, "jet": jet.linear_rule})
+# The JVP of a piecewise-constant primitive (floor, sign, comparisons): zero, as is its jet.
+zero_jvp = RuleFactory(_zero_jvp, declares={"jet": jet.zero_rule})
 
 
 # --- the JVP trace ----------------------------------------------------------------------

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pyjax._src.backends import dispatch, numpy_backend
 from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.trace import define_primitive
-from pyjax._src.interpreters import ad, batching
+from pyjax._src.interpreters import ad, batching, jet
 from pyjax._src.interpreters import partial_eval as pe
 
 
@@ -40,6 +40,11 @@ def _jit_params(params, jaxpr, num_args):
 def _jit_jvp(primals, tangents, **params):
     """One jit computing primals and the nonzero tangents together."""
     return ad.call_jvp(jit_p, primals, tangents, params, _jit_params)
+
+
+def _jit_jet(primals, series, **params):
+    """One jit computing the primals and their series together."""
+    return jet.call_rule(jit_p, primals, series, params, _jit_params)
 
 
 def _jit_partial_eval(trace, args, unknowns, params):
@@ -101,7 +106,7 @@ def _jit_shown_params(params):
 
 jit_p = define_primitive("jit", multiple_results=True, impl=_jit_impl,
                          abstract_eval=_jit_abstract_eval, eager=_jit_eager,
-                         jvp=_jit_jvp, partial_eval=_jit_partial_eval,
+                         jvp=_jit_jvp, jet=_jit_jet, partial_eval=_jit_partial_eval,
                          transpose=_jit_transpose, batch=batching.call_rule, lower=_jit_lower,
                          dce=_jit_dce,
                          effects=lambda jaxpr, **_: jaxpr.effects,  # kept by DCE if effectful

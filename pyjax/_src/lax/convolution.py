@@ -12,7 +12,7 @@ from pyjax._src import dtypes
 from pyjax._src.backends import stablehlo as hlo
 from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.trace import define_primitive
-from pyjax._src.interpreters import ad, batching
+from pyjax._src.interpreters import ad, batching, jet
 from pyjax._src.interpreters.ad import defjvp
 from pyjax._src.lax import builders as b
 from pyjax._src.lax import elementwise as ew
@@ -522,6 +522,7 @@ def _conv_samples():
 conv_general_dilated_p = define_primitive(
     "conv_general_dilated", impl=_conv_impl, abstract_eval=sharding_rules.typed(
         _conv_abstract_eval, sharding_rules.conv_general_dilated),
+    jet=jet.bilinear_rule,
     jvp=defjvp(lambda g, lhs, rhs, **p: conv_general_dilated_p.bind(g, rhs, **p),
                lambda g, lhs, rhs, **p: conv_general_dilated_p.bind(lhs, g, **p)),
     transpose=_conv_transpose, batch=_conv_batch, lower=_conv_lower,

@@ -11,7 +11,7 @@ import numpy as np
 from pyjax._src import dtypes
 from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.trace import define_primitive
-from pyjax._src.interpreters import ad, batching
+from pyjax._src.interpreters import ad, batching, jet
 from pyjax._src.interpreters.ad import defjvp
 from pyjax._src.lax import builders as b
 from pyjax._src.lax import sharding_rules
@@ -317,6 +317,7 @@ dot_general_p = define_primitive(
         _dot_general_abstract_eval, sharding_rules.dot_general,
         sharding_rules.dot_general_ur),
     batch=_dot_general_batch, lower=_dot_general_lower,
+    jet=jet.bilinear_rule,
     jvp=defjvp(lambda g, x, y, **p: dot_general_p.bind(g, y, **p),
                lambda g, x, y, **p: dot_general_p.bind(x, g, **p)),
     transpose=_dot_general_transpose, samples=lambda: _dot_samples(),

@@ -16,7 +16,7 @@ from pyjax._src.util import quietly, scipy_special
 from pyjax._src.backends import stablehlo
 from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.trace import NOT_DIFFERENTIABLE, define_primitive
-from pyjax._src.interpreters import ad, batching
+from pyjax._src.interpreters import ad, batching, jet
 from pyjax._src.interpreters.ad import Zero, defjvp, defjvp_with_output, linear_jvp, zero_jvp
 from pyjax._src.lax import builders as b
 from pyjax._src.lax import sharding_rules
@@ -245,19 +245,183 @@ def _integer_pow_jvp(g, x, y):
     return mul(g, mul(_const(x, y), integer_pow(x, y - 1)))
 
 
+# --- Taylor-mode (jet) rules ------------------------------------------------------------
+# Recurrences of power series (unscaled coefficients: interpreters/jet.py), as JAX's
+# jax.experimental.jet. They run on the parent trace's values and bind the lax functions
+# below (defined at the end of this file) when the rule runs.
+
+def _exp_series(v0, u):
+    """The series of v = exp(w) from v0 = exp(w0) and the series u of w (v' = v w')."""
+    v = [v0]
+    for k in range(1, len(u)):
+        v.append(sum(j * v[k - j] * u[j] for j in range(1, k + 1)) / k)
+    return v[0], v[1:]
+
+
+def _exp_jet(primals, series, **params):
+    return _exp_series(exp(primals[0]), [primals[0], *series[0]])
+
+
+def _log_jet(primals, series, **params):
+    u = [primals[0], *series[0]]
+    v = [log(u[0])]
+    for k in range(1, len(u)):
+        conv = sum(j * v[j] * u[k - j] for j in range(1, k))
+        v.append((u[k] - conv / k) / u[0])
+    return v[0], v[1:]
+
+
+def _pow_jet(primals, series, **params):
+    x, y = primals
+    c0, cs = jet.compose(lambda x, y: y * log(x), primals, series)   # pow = exp(y log x)
+    return _exp_series(pow(x, y), [c0, *cs])
+
+
+def _pow_by_squaring(x, n):
+    if n < 0:
+        return _pow_by_squaring(1 / x, -n)
+    if n == 0:
+        return _ones_like(x)
+    if n % 2 == 0:
+        return _pow_by_squaring(mul(x, x), n // 2)
+    return mul(x, _pow_by_squaring(mul(x, x), n // 2))
+
+
+def _integer_pow_jet(primals, series, *, y):
+    return jet.compose(lambda x: _pow_by_squaring(x, y), primals, series)
+
+
+def _sinusoid_jet(sign, pair, which):
+    """sin/cos (sign -1) or sinh/cosh (sign 1): the two series computed together (s' =
+    c u', c' = sign s u'); `which` picks the primitive's own."""
+    def rule(primals, series, **params):
+        u = [primals[0], *series[0]]
+        s, c = [pair[0](u[0])], [pair[1](u[0])]
+        for k in range(1, len(u)):
+            s.append(sum(j * u[j] * c[k - j] for j in range(1, k + 1)) / k)
+            c.append(sign * sum(j * u[j] * s[k - j] for j in range(1, k + 1)) / k)
+        out = (s, c)[which]
+        return out[0], out[1:]
+    return rule
+
+
+def _logistic_series(x, terms):
+    u = [x, *terms]
+    v = [logistic(x)]
+    e = [v[0] * (1 - v[0])]   # the series of logistic' = logistic (1 - logistic)
+    for k in range(1, len(u)):
+        v.append(sum(j * e[k - j] * u[j] for j in range(1, k + 1)) / k)
+        e.append((1 - v[0]) * v[k] - sum(v[j] * v[k - j] for j in range(1, k + 1)))
+    return v[0], v[1:]
+
+
+def _logistic_jet(primals, series, **params):
+    return _logistic_series(primals[0], series[0])
+
+
+def _tanh_jet(primals, series, **params):
+    """tanh(x) = 2 logistic(2x) - 1."""
+    out, terms = _logistic_series(2 * primals[0], [2 * t for t in series[0]])
+    return 2 * out - 1, [2 * t for t in terms]
+
+
+def _div_jet(primals, series, **params):
+    u = [primals[0], *series[0]]
+    w = [primals[1], *series[1]]
+    v = [div(u[0], w[0])]
+    for k in range(1, len(u)):
+        v.append((u[k] - sum(v[j] * w[k - j] for j in range(k))) / w[0])
+    return v[0], v[1:]
+
+
+def _atan2_jet(primals, series, **params):
+    """atan2(x, y) as atan of q = x / y: its derivative 1 / (1 + q^2) along q."""
+    q, qs = jet.compose(div, primals, series)
+    c0, cs = jet.compose(lambda q: div(_const(q, 1), add(_const(q, 1), square(q))),
+                         (q,), (qs,))
+    return atan2(*primals), jet.chain_terms([q, *qs], [c0, *cs])
+
+
+def _erf_inv_jet(primals, series, **params):
+    """erf_inv's derivative sqrt(pi)/2 exp(y^2), in terms of its output y, propagated
+    alongside y (the derivative's k-th term needs y's k-th)."""
+    u = [primals[0], *series[0]]
+    order = len(series[0])
+    scale = math.sqrt(math.pi) / 2
+    v = [erf_inv(u[0])]
+    sq = [square(v[0])]
+    ex = [exp(sq[0])]
+    c = [scale * ex[0]]
+    for k in range(1, order + 1):
+        v.append(sum(j * c[k - j] * u[j] for j in range(1, k + 1)) / k)
+        if k == order:
+            break
+        sq.append(sum(v[k - j] * v[j] for j in range(k + 1)))
+        ex.append(sum(j * ex[k - j] * sq[j] for j in range(1, k + 1)) / k)
+        c.append(scale * ex[k])
+    return v[0], v[1:]
+
+
+def _abs_jet(primals, series, **params):
+    x = primals[0]
+    signs = select_n(lt(x, _zeros_like(x)), _ones_like(x), _full_like(x, -1))
+    return abs(x), [mul(signs, t) for t in series[0]]
+
+
+def _select_n_jet(primals, series, **params):
+    which, *cases = primals
+    return select_n(which, *cases), [select_n(which, *terms) for terms in zip(*series[1:])]
+
+
+def _max_min_jet(wins, pick):
+    """max (wins=gt) or min (wins=lt): the winner's series, the mean of both on ties."""
+    def rule(primals, series, **params):
+        out = pick(*primals)
+        x, y = (_broadcast_like(p, out) for p in primals)
+        first, tie = wins(x, y), eq(x, y)
+
+        def term(a, b):
+            a, b = _broadcast_like(a, out), _broadcast_like(b, out)
+            return select_n(tie, select_n(first, b, a), (a + b) / 2)
+        return out, [term(a, b) for a, b in zip(*series)]
+    return rule
+
+
+def _composite_jet(comp):
+    return jet.composite_rule(lambda *xs, **params: comp(*xs))
+
+
+_expm1_jet = _composite_jet(lambda x: sub(exp(x), _const(x, 1)))
+_log1p_jet = _composite_jet(lambda x: log(add(x, _const(x, 1))))
+_sqrt_jet = _composite_jet(lambda x: pow(x, _const(x, 0.5)))
+_rsqrt_jet = _composite_jet(lambda x: pow(x, _const(x, -0.5)))
+_square_jet = _composite_jet(lambda x: mul(x, x))
+_asinh_jet = _composite_jet(lambda x: log(add(x, sqrt(add(square(x), _const(x, 1))))))
+_acosh_jet = _composite_jet(lambda x: log(add(x, sqrt(sub(square(x), _const(x, 1))))))
+_atanh_jet = _composite_jet(lambda x: mul(_const(x, 0.5), log(
+    div(add(_const(x, 1), x), sub(_const(x, 1), x)))))
+_erfc_jet = _composite_jet(lambda x: sub(_const(x, 1), erf(x)))
+_rem_jet = _composite_jet(lambda x, y: sub(x, mul(y, floor(div(x, y)))))
+_clamp_jet = _composite_jet(lambda lo, x, hi: min(max(lo, x), hi))
+_erf_jet = jet.deriv_rule(lambda x: mul(_const(x, 2 / math.sqrt(math.pi)), exp(neg(square(x)))))
+
+
 add_p = binary_op("add", _quiet(np.add), NUMBER, jvp=linear_jvp, hlo="stablehlo.add",
                   transpose=_add_transpose, ur_rule=sharding_rules.add_ur)
 sub_p = binary_op("sub", _quiet(np.subtract), NUMBER, jvp=linear_jvp,
                   hlo="stablehlo.subtract", transpose=_sub_transpose)
 mul_p = binary_op("mul", _quiet(np.multiply), NUMBER,
+                  jet=jet.bilinear_rule,
                   jvp=defjvp(lambda g, x, y: mul(g, y), lambda g, x, y: mul(x, g)),
                   hlo="stablehlo.multiply", transpose=_mul_transpose,
                   ur_rule=sharding_rules.mul_ur)
 div_p = binary_op("div", _quiet(_div_impl), NUMBER, samples_domain=(1.0, 3.0),
+                  jet=_div_jet,
                   jvp=defjvp(lambda g, x, y: div(g, y),
                              lambda g, x, y: mul(mul(neg(g), x), integer_pow(y, -2))),
                   hlo="stablehlo.divide", transpose=_div_transpose)
 rem_p = binary_op("rem", _quiet(_rem_impl), (FLOAT,) + INT, samples_domain=(1.0, 3.0),
+                  jet=_rem_jet,
                   jvp=defjvp(lambda g, x, y: g,
                              lambda g, x, y: mul(neg(g), mul(sign(div(x, y)),
                                                              floor(abs(div(x, y)))))),
@@ -267,6 +431,7 @@ pow_p = binary_op("pow", _quiet(_pow_impl), INEXACT, samples_domain=(0.5, 2.0),
                   samples=lambda: b.elementwise_samples(INEXACT, 2, (0.5, 2.0)) + [b.Sample(
                       [b.random_values((3,), np.float32, (0.5, 2.0)),
                        np.array([0, 1, -2], np.int32)])],
+                  jet=_pow_jet,
                   jvp=defjvp(_pow_jvp_base,
                              lambda g, x, y: mul(g, mul(_safe_log(x), pow(x, y)))),
                   hlo="stablehlo.power")
@@ -286,13 +451,16 @@ def _max_min_lower(op_name):
 
 max_p = binary_op("max", _quiet(np.maximum), ANY, hlo="stablehlo.maximum",
                   lower=_max_min_lower("stablehlo.maximum"),
+                  jet=_max_min_jet(lambda x, y: gt(x, y), lambda x, y: max(x, y)),
                   jvp=defjvp(lambda g, x, y: mul(g, _balanced_eq(x, max(x, y), y)),
                              lambda g, x, y: mul(g, _balanced_eq(y, max(x, y), x))))
 min_p = binary_op("min", _quiet(np.minimum), ANY, hlo="stablehlo.minimum",
                   lower=_max_min_lower("stablehlo.minimum"),
+                  jet=_max_min_jet(lambda x, y: lt(x, y), lambda x, y: min(x, y)),
                   jvp=defjvp(lambda g, x, y: mul(g, _balanced_eq(x, min(x, y), y)),
                              lambda g, x, y: mul(g, _balanced_eq(y, min(x, y), x))))
 atan2_p = binary_op("atan2", _quiet(np.arctan2), (FLOAT,), hlo="stablehlo.atan2",
+                    jet=_atan2_jet,
                     jvp=defjvp(lambda g, x, y: mul(g, div(y, add(square(x), square(y)))),
                                lambda g, x, y: mul(g, div(neg(x), add(square(x),
                                                                        square(y))))))
@@ -343,11 +511,13 @@ def _abs_jvp(g, ans, x):
 
 
 abs_p = unary_op("abs", np.abs, (FLOAT, "complex", SIGNED), hlo="stablehlo.abs",
+                 jet=_abs_jet,
                  jvp=defjvp_with_output(_abs_jvp), result_dtype=dtypes.real_dtype)
 
 # The ops below take accuracy= (their rules accept it; JVPs that depend on it do as JAX's).
 exp_p = _accuracy_op("exp", _quiet(np.exp), INEXACT,
                      hlo="stablehlo.exponential", lower=_accuracy_lowering("stablehlo.exponential"),
+                     jet=_exp_jet,
                      jvp=defjvp_with_output(lambda g, ans, x, accuracy=None: mul(g, ans)))
 exp2_p = _accuracy_op("exp2", _quiet(np.exp2), INEXACT,
                       hlo="stablehlo.exponential", lower=_exp2_lower,
@@ -355,6 +525,7 @@ exp2_p = _accuracy_op("exp2", _quiet(np.exp2), INEXACT,
                           g, mul(ans, _const(x, math.log(2))))))
 log_p = _accuracy_op("log", _quiet(np.log), INEXACT, hlo="stablehlo.log",
                      samples_domain=(0.5, 3), lower=_accuracy_lowering("stablehlo.log"),
+                     jet=_log_jet,
                      jvp=defjvp(lambda g, x, accuracy=None: div(g, x)))
 def _log1p_impl(x):
     if x.dtype.kind != "c":
@@ -376,6 +547,7 @@ def _log1p_impl(x):
 log1p_p = _accuracy_op("log1p", _quiet(_log1p_impl), INEXACT,
                        hlo="stablehlo.log_plus_one", samples_domain=(0, 2),
                        lower=_accuracy_lowering("stablehlo.log_plus_one"),
+                       jet=_log1p_jet,
                        jvp=defjvp(lambda g, x, accuracy=None: div(g, add(x, _const(x, 1)))))
 
 
@@ -401,6 +573,7 @@ def _expm1_impl(x):
 expm1_p = _accuracy_op("expm1", _quiet(_expm1_impl), INEXACT,
                        hlo="stablehlo.exponential_minus_one",
                        lower=_accuracy_lowering("stablehlo.exponential_minus_one"),
+                       jet=_expm1_jet,
                        jvp=defjvp_with_output(_expm1_jvp))
 
 
@@ -414,7 +587,8 @@ def _tanh_jvp(g, ans, x, accuracy=None):
 
 
 tanh_p = _accuracy_op("tanh", np.tanh, INEXACT, hlo="stablehlo.tanh",
-                      lower=_accuracy_lowering("stablehlo.tanh"), jvp=defjvp_with_output(_tanh_jvp))
+                      lower=_accuracy_lowering("stablehlo.tanh"), jet=_tanh_jet,
+                                                                  jvp=defjvp_with_output(_tanh_jvp))
 
 
 def _logistic_impl(x):
@@ -432,7 +606,8 @@ def _logistic_jvp(g, ans, x, accuracy=None):
 
 # As JAX, logistic lowers without the requested accuracy.
 logistic_p = _accuracy_op("logistic", _quiet(_logistic_impl), INEXACT,
-                          hlo="stablehlo.logistic", jvp=defjvp_with_output(_logistic_jvp))
+                          hlo="stablehlo.logistic", jet=_logistic_jet,
+                                                    jvp=defjvp_with_output(_logistic_jvp))
 def _unsigned_zeros(f):
     """f of complex operands whose zero parts are +0: XLA's complex sqrt, asin, acos,
     asinh and acosh ignore the sign of zero, so that (-3 - 0j) is on the branch cut's
@@ -481,9 +656,11 @@ def _sin_cos_lowering(hlo, sine):
 
 sin_p = _accuracy_op("sin", _quiet(np.sin), INEXACT, hlo="stablehlo.sine",
                      lower=_sin_cos_lowering("stablehlo.sine", sine=True),
+                     jet=_sinusoid_jet(-1, (lambda x: sin(x), lambda x: cos(x)), 0),
                      jvp=defjvp(lambda g, x, accuracy=None: mul(g, cos(x, accuracy=accuracy))))
 cos_p = _accuracy_op("cos", _quiet(np.cos), INEXACT, hlo="stablehlo.cosine",
                      lower=_sin_cos_lowering("stablehlo.cosine", sine=False),
+                     jet=_sinusoid_jet(-1, (lambda x: sin(x), lambda x: cos(x)), 1),
                      jvp=defjvp(lambda g, x, accuracy=None: neg(mul(g, sin(x, accuracy=accuracy)))))
 tan_p = _accuracy_op("tan", _quiet(np.tan), INEXACT, hlo="stablehlo.tan",
                      samples_domain=(-1, 1), lower=_accuracy_lowering("stablehlo.tan"),
@@ -498,17 +675,22 @@ acos_p = unary_op("acos", _quiet(_unsigned_zeros(np.arccos)), INEXACT, hlo="chlo
 atan_p = unary_op("atan", np.arctan, INEXACT, hlo="chlo.atan",
                   jvp=defjvp(lambda g, x: div(g, add(_const(x, 1), square(x)))))
 sinh_p = unary_op("sinh", _quiet(np.sinh), INEXACT, hlo="chlo.sinh",
+                  jet=_sinusoid_jet(1, (lambda x: sinh(x), lambda x: cosh(x)), 0),
                   jvp=defjvp(lambda g, x: mul(g, cosh(x))))
 cosh_p = unary_op("cosh", _quiet(np.cosh), INEXACT, hlo="chlo.cosh",
+                  jet=_sinusoid_jet(1, (lambda x: sinh(x), lambda x: cosh(x)), 1),
                   jvp=defjvp(lambda g, x: mul(g, sinh(x))))
 asinh_p = unary_op("asinh", _unsigned_zeros(np.arcsinh), INEXACT, hlo="chlo.asinh",
+                   jet=_asinh_jet,
                    jvp=defjvp(lambda g, x: mul(g, rsqrt(add(square(x), _const(x, 1))))))
 acosh_p = unary_op("acosh", _quiet(_unsigned_zeros(np.arccosh)), INEXACT, hlo="chlo.acosh",
                    samples_domain=(1.5, 3),
+                   jet=_acosh_jet,
                    jvp=defjvp(lambda g, x: mul(g, rsqrt(mul(sub(x, _const(x, 1)),
                                                             add(x, _const(x, 1)))))))
 atanh_p = unary_op("atanh", _quiet(np.arctanh), INEXACT, hlo="chlo.atanh",
                    samples_domain=(-0.9, 0.9),
+                   jet=_atanh_jet,
                    jvp=defjvp(lambda g, x: div(g, sub(_const(x, 1), square(x)))))
 def _rsqrt_impl(x):   # XLA's complex rsqrt, unlike its sqrt, keeps the sign of zero
     return (1 / np.sqrt(x)).astype(x.dtype)
@@ -516,11 +698,13 @@ def _rsqrt_impl(x):   # XLA's complex rsqrt, unlike its sqrt, keeps the sign of 
 
 sqrt_p = _accuracy_op("sqrt", _quiet(_unsigned_zeros(np.sqrt)), INEXACT, hlo="stablehlo.sqrt",
                       samples_domain=(0.5, 3), lower=_accuracy_lowering("stablehlo.sqrt"),
+                      jet=_sqrt_jet,
                       jvp=defjvp_with_output(
                           lambda g, ans, x, accuracy=None: div(g, mul(_const(x, 2), ans))))
 rsqrt_p = _accuracy_op("rsqrt", _quiet(_rsqrt_impl), INEXACT,
                        hlo="stablehlo.rsqrt", samples_domain=(0.5, 3),
                        lower=_accuracy_lowering("stablehlo.rsqrt"),
+                       jet=_rsqrt_jet,
                        jvp=defjvp_with_output(lambda g, ans, x, accuracy=None: mul(
                            g, mul(_const(x, -0.5), div(ans, x)))))
 cbrt_p = _accuracy_op("cbrt", _quiet(np.cbrt), (FLOAT,), hlo="stablehlo.cbrt",
@@ -531,6 +715,7 @@ _ACCURACY_PRIMITIVES = (exp_p, exp2_p, log_p, log1p_p, expm1_p, tanh_p, logistic
                        cos_p, tan_p, sqrt_p, rsqrt_p, cbrt_p)
 square_p = unary_op("square", _quiet(np.square), NUMBER, hlo="stablehlo.multiply",
                     lower=lambda ctx, x: ctx.binary("stablehlo.multiply", x, x),
+                    jet=_square_jet,
                     jvp=defjvp(lambda g, x: mul(g, mul(_const(x, 2), x))))
 
 
@@ -552,6 +737,7 @@ def _integer_pow_lower(ctx, x, y):
 
 integer_pow_p = unary_op("integer_pow", _quiet(_integer_pow_impl), NUMBER,
                          hlo="stablehlo.multiply", lower=_integer_pow_lower,
+                         jet=_integer_pow_jet,
                          jvp=defjvp(_integer_pow_jvp), check=_check_integer_pow,
                          samples=lambda: [b.Sample([b.random_values((2, 3), np.float32,
                                                                     (0.5, 2))], {"y": y})
@@ -564,13 +750,16 @@ def _float_special(name):
 
 
 erf_p = unary_op("erf", _float_special("erf"), (FLOAT,), hlo="chlo.erf",
+                 jet=_erf_jet,
                  jvp=defjvp(lambda g, x: mul(g, mul(_const(x, 2 / math.sqrt(math.pi)),
                                                     exp(neg(square(x)))))))
 erfc_p = unary_op("erfc", _float_special("erfc"), (FLOAT,), hlo="chlo.erfc",
+                  jet=_erfc_jet,
                   jvp=defjvp(lambda g, x: mul(g, mul(_const(x, -2 / math.sqrt(math.pi)),
                                                      exp(neg(square(x)))))))
 erf_inv_p = unary_op("erf_inv", _float_special("erfinv"), (FLOAT,), hlo="chlo.erf_inv",
                      samples_domain=(-0.9, 0.9),
+                     jet=_erf_inv_jet,
                      jvp=defjvp_with_output(lambda g, ans, x: mul(
                          g, mul(_const(x, math.sqrt(math.pi) / 2), exp(square(ans))))))
 def _lgamma_impl(x):
@@ -830,6 +1019,7 @@ select_n_p = define_primitive(
     "select_n", impl=_select_n_impl, abstract_eval=sharding_rules.typed(
         _select_n_abstract_eval, sharding_rules.elementwise("select_n"),
         sharding_rules.select_ur),
+    jet=_select_n_jet,
     jvp=_select_n_jvp, transpose=_select_n_transpose, batch=_select_n_batch,
     lower=_select_n_lower, samples=lambda: _select_n_samples())
 
@@ -861,6 +1051,7 @@ clamp_p = define_primitive(
         _clamp_abstract_eval, sharding_rules.elementwise("clamp"),
         sharding_rules.nary_ur("clamp")), batch=_clamp_batch,
     lower=lambda ctx, lo, x, hi: ctx.op("stablehlo.clamp", [lo, x, hi], x.aval),
+    jet=_clamp_jet,
     jvp=defjvp(lambda g, lo, x, hi: select(bitwise_and(gt(lo, x), lt(lo, hi)),
                                            _broadcast_like(g, x), _zeros_like(x)),
                lambda g, lo, x, hi: select(bitwise_and(gt(x, lo), lt(x, hi)), g,
@@ -914,6 +1105,7 @@ convert_element_type_p = define_primitive(
     "convert_element_type", impl=_quiet(_convert_impl),
     abstract_eval=sharding_rules.typed(_convert_abstract_eval, sharding_rules.same,
                                         sharding_rules.operand_ur),
+    jet=jet.linear_rule,
     jvp=_convert_jvp, transpose=_convert_transpose,
     batch=batching.elementwise_rule,
     lower=lambda ctx, x, new_dtype, weak_type=False: ctx.convert(x, new_dtype),

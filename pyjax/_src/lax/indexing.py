@@ -13,7 +13,7 @@ from pyjax._src import dtypes, errors
 from pyjax._src.backends import stablehlo as hlo
 from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.trace import NO_TRANSPOSE, RuleFactory, Tracer, define_primitive
-from pyjax._src.interpreters import ad, batching
+from pyjax._src.interpreters import ad, batching, jet
 from pyjax._src.interpreters.ad import Zero
 from pyjax._src.lax import builders as b
 from pyjax._src.lax import sharding_rules
@@ -350,6 +350,15 @@ def _gather_jvp(primals, tangents, **params):
     return out, gather_p.bind(t, indices, **params)
 
 
+def _gather_jet(primals, series, **params):
+    """Each term gathered as the tangent is: an out-of-bounds window (FILL_OR_DROP) holds
+    a constant fill, whose series is zero (JAX's jet rule fills the terms too)."""
+    operand, indices = primals
+    term_params = dict(params, fill_value=0) if params["mode"] is FILL_OR_DROP else params
+    return (gather_p.bind(operand, indices, **params),
+            [gather_p.bind(t, indices, **term_params) for t in series[0]])
+
+
 def _gather_transpose(ct, operand, indices, *, dimension_numbers, fill_value,
                       indices_are_sorted, mode, slice_sizes, unique_indices):
     if ad.is_undefined_primal(indices):
@@ -486,7 +495,7 @@ def _gather_lower(ctx, operand, indices, *, dimension_numbers, fill_value,
 gather_p = define_primitive(
     "gather", impl=_gather_impl, abstract_eval=sharding_rules.typed(
         _gather_abstract_eval, sharding_rules.gather, sharding_rules.gather_ur),
-    jvp=_gather_jvp,
+    jvp=_gather_jvp, jet=_gather_jet,
     transpose=_gather_transpose, batch=_gather_batch, lower=_gather_lower,
     samples=lambda: _gather_samples())
 
@@ -884,20 +893,21 @@ def _combine_with(op_name, bool_op_name):
     return combine
 
 
-def _define_scatter(name, combine, lower_combine, *, jvp, transpose, replace=False):
+def _define_scatter(name, combine, lower_combine, *, jvp, transpose, replace=False,
+                    jet_rule=None):
     """A scatter primitive: `combine` (NumPy) and `lower_combine` (StableHLO) merge each
     update into the operand; shape rules, vmap and samples are shared by the family."""
     return define_primitive(
         name, impl=_scatter_impl(combine),
         abstract_eval=sharding_rules.typed(_scatter_abstract_eval(name.replace("-", "_")),
                                            sharding_rules.same),   # split as the operand
-        lower=_scatter_lower(lower_combine), jvp=jvp, transpose=transpose,
+        lower=_scatter_lower(lower_combine), jvp=jvp, transpose=transpose, jet=jet_rule,
         batch=RuleFactory(_scatter_batch), samples=lambda: _scatter_samples(replace=replace))
 
 
 scatter_add_p = _define_scatter(
     "scatter-add", _ufunc_at(np.add), _combine_with("stablehlo.add", "stablehlo.or"),
-    jvp=RuleFactory(_additive_scatter_jvp),
+    jvp=RuleFactory(_additive_scatter_jvp), jet_rule=jet.linear_in(0, 2),
     transpose=_additive_scatter_transpose("scatter-add", negate_updates=False))
 scatter_sub_p = _define_scatter(
     "scatter-sub", _subtract_at, _combine_with("stablehlo.subtract", "stablehlo.xor"),

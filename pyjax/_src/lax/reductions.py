@@ -11,7 +11,7 @@ from pyjax._src import config, dtypes
 from pyjax._src.backends import stablehlo as hlo
 from pyjax._src.core.avals import ShapedArray, cotangent_sharding, get_aval
 from pyjax._src.core.trace import RuleFactory, define_primitive
-from pyjax._src.interpreters import ad, batching
+from pyjax._src.interpreters import ad, batching, jet
 from pyjax._src.interpreters.ad import Zero, linear_jvp, zero_jvp
 from pyjax._src.lax import builders as b
 from pyjax._src.lax import sharding_rules
@@ -41,7 +41,8 @@ def _check_axes(name, x, axes):
 
 
 def _reduction(name, np_fn, accepted, *, jvp, transpose=None, identity_hlo, check=None,
-               ur_rule=None, batch=batching.reduction_rule, shown_params=None):
+               ur_rule=None, batch=batching.reduction_rule, jet_rule=None,
+               shown_params=None):
     """`check(x, axes)` refuses operands (given avals when tracing, arrays when eager:
     eager abstract evaluations are memoised, so a check reading config runs in impl too).
     `ur_rule` types unreduced/reduced results (by default: reduced operands only). A
@@ -71,7 +72,7 @@ def _reduction(name, np_fn, accepted, *, jvp, transpose=None, identity_hlo, chec
                                          ur_rule or sharding_rules.nary_ur(name))
     lower_reduce = hlo.reduce_lowering(identity_hlo)
     return define_primitive(name, impl=impl, abstract_eval=abstract_eval, jvp=jvp,
-                            transpose=transpose, batch=batch,
+                            transpose=transpose, batch=batch, jet=jet_rule,
                             lower=lambda ctx, x, axes, out_sharding=None:
                                 lower_reduce(ctx, x, axes),
                             samples=samples, shown_params=shown_params)
@@ -103,6 +104,17 @@ def _reduce_sum_batch(args, dims, axes, out_sharding=None):
     return reduce_sum_p.bind(x, axes=physical, out_sharding=out_sharding), out_dim
 
 
+def _averaged_at_extreme(x, ans, axes):
+    """max/min's derivative: a function averaging a tangent over the positions of x that
+    attain the extreme `ans`."""
+    location = ew.eq(x, _expand_reduced(ans, get_aval(x).shape, axes))
+
+    def average(t):
+        at = ew.convert_element_type(location, get_aval(t).dtype)
+        return ew.div(reduce_sum(ew.mul(t, at), axes), reduce_sum(at, axes))
+    return average
+
+
 def _reduce_chooser_jvp(prim):
     """max/min: the tangent averaged over the positions that attain the extreme."""
     def jvp(primals, tangents, axes):
@@ -110,12 +122,18 @@ def _reduce_chooser_jvp(prim):
         ans = prim.bind(x, axes=axes)
         if type(t) is Zero:
             return ans, Zero(ad.tangent_aval(get_aval(ans)))
-        shape = get_aval(x).shape
-        location = ew.convert_element_type(ew.eq(x, _expand_reduced(ans, shape, axes)),
-                                           get_aval(t).dtype)
-        counts = reduce_sum(location, axes)
-        return ans, ew.div(reduce_sum(ew.mul(t, location), axes), counts)
+        return ans, _averaged_at_extreme(x, ans, axes)(t)
     return jvp
+
+
+def _reduce_chooser_jet(prim):
+    """max/min: each term averaged over the positions that attain the extreme (JAX's
+    jet rule: exact where the extreme is attained once)."""
+    def rule(primals, series, axes, out_sharding=None):
+        (x,), (terms,) = primals, series
+        ans = prim.bind(x, axes=axes, out_sharding=out_sharding)
+        return ans, list(map(_averaged_at_extreme(x, ans, axes), terms))
+    return rule
 
 
 def _reduce_prod_jvp(primals, tangents, axes):
@@ -267,9 +285,11 @@ def _extreme(np_fn, op_name):
 
 reduce_max_p = _reduction("reduce_max", _extreme(np.max, "stablehlo.maximum"), ANY,
                           jvp=RuleFactory(_reduce_chooser_jvp),
+                          jet_rule=RuleFactory(_reduce_chooser_jet),
                           identity_hlo="stablehlo.maximum")
 reduce_min_p = _reduction("reduce_min", _extreme(np.min, "stablehlo.minimum"), ANY,
                           jvp=RuleFactory(_reduce_chooser_jvp),
+                          jet_rule=RuleFactory(_reduce_chooser_jet),
                           identity_hlo="stablehlo.minimum")
 reduce_prod_p = _reduction("reduce_prod", np.prod, NUMBER, jvp=_reduce_prod_jvp,
                            identity_hlo="stablehlo.multiply")
@@ -463,7 +483,7 @@ def _binary_combine(op_name):
         "stablehlo.maximum", "stablehlo.minimum") else ctx.binary(op_name, a, b)
 
 
-def _cumulative(name, np_fn, accepted, *, jvp, combine, transpose=None):
+def _cumulative(name, np_fn, accepted, *, jvp, combine, transpose=None, jet_rule=None):
     def abstract_eval(x, axis, reverse):
         if not 0 <= axis < max(x.ndim, 1) or x.ndim == 0:
             raise TypeError(f"{name}: axis {axis} out of range for shape {x.shape}")
@@ -483,6 +503,7 @@ def _cumulative(name, np_fn, accepted, *, jvp, combine, transpose=None):
     abstract_eval = sharding_rules.typed(abstract_eval, sharding_rules.same)
     return define_primitive(name, impl=impl, abstract_eval=abstract_eval, jvp=jvp,
                             transpose=transpose, batch=RuleFactory(_cumulative_batch),
+                            jet=jet_rule,
                             lower=_scan_lowering(combine), samples=samples)
 
 
@@ -508,6 +529,16 @@ def _scan_jvp(combine):
     return rule
 
 
+def _scan_jet(combine):
+    """The jet of a cumulative op as the jet of its prefix-scan formulation (an
+    associative_scan of `combine`), as JAX's: reduce_window is not differentiable to
+    any order."""
+    def rule(primals, series, axis, reverse):
+        return jet.compose(lambda v: associative_scan(combine, v, reverse=reverse, axis=axis),
+                           primals, series)
+    return rule
+
+
 def _logaddexp(a, b):
     """log(exp(a) + exp(b)) in lax ops (cumlogsumexp's combine): stable for any spread of
     values; infinities of one sign go through a + b, so their derivative stays finite."""
@@ -520,10 +551,13 @@ cumsum_p = _cumulative("cumsum", np.cumsum, NUMBER, jvp=linear_jvp,
                        combine=_binary_combine("stablehlo.add"),
                        transpose=lambda ct, x, axis, reverse: [cumsum(ct, axis, not reverse)])
 cumprod_p = _cumulative("cumprod", np.cumprod, NUMBER, jvp=_scan_jvp(ew.mul),
+                        jet_rule=_scan_jet(ew.mul),
                         combine=_binary_combine("stablehlo.multiply"))
 cummax_p = _cumulative("cummax", np.maximum.accumulate, ANY, jvp=_scan_jvp(ew.max),
+                        jet_rule=_scan_jet(ew.max),
                        combine=_binary_combine("stablehlo.maximum"))
 cummin_p = _cumulative("cummin", np.minimum.accumulate, ANY, jvp=_scan_jvp(ew.min),
+                        jet_rule=_scan_jet(ew.min),
                        combine=_binary_combine("stablehlo.minimum"))
 cumlogsumexp_p = _cumulative("cumlogsumexp", _logcumsumexp, (b.FLOAT,),
                              jvp=_scan_jvp(_logaddexp), combine=_logaddexp_lower)

@@ -14,7 +14,7 @@ from pyjax._src.array import Array
 from pyjax._src.backends import stablehlo as hlo
 from pyjax._src.core.avals import ShapedArray, get_aval, is_valid_jax_type
 from pyjax._src.core.trace import Tracer, define_primitive
-from pyjax._src.interpreters import ad, batching
+from pyjax._src.interpreters import ad, batching, jet
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.interpreters.ad import Zero
 from pyjax._src.lax import builders as b
@@ -79,7 +79,8 @@ def _split_lower(ctx, x, *, sizes, axis):
 
 split_p = define_primitive(
     "split", multiple_results=True, impl=_split_impl, abstract_eval=_split_abstract_eval,
-    jvp=_split_jvp, transpose=_split_transpose, batch=_split_batch, lower=_split_lower,
+    jvp=_split_jvp, jet=jet.linear_rule, transpose=_split_transpose, batch=_split_batch,
+    lower=_split_lower,
     samples=lambda: [
         b.Sample([b.random_values((4, 6), np.float32)], {"sizes": (1, 2, 3), "axis": 1}),
         b.Sample([b.random_values((4, 3), np.int32)], {"sizes": (3, 1), "axis": 0})],
@@ -219,7 +220,8 @@ def _unstack_lower(ctx, x, *, axis):
 
 unstack_p = define_primitive(
     "unstack", multiple_results=True, impl=lambda x, *, axis: list(np.moveaxis(x, axis, 0)),
-    abstract_eval=_unstack_abstract_eval, jvp=_unstack_jvp, transpose=_unstack_transpose,
+    abstract_eval=_unstack_abstract_eval, jvp=_unstack_jvp, jet=jet.linear_rule,
+    transpose=_unstack_transpose,
     batch=_unstack_batch, lower=_unstack_lower, is_linear=True,
     samples=lambda: [b.Sample([b.random_values((3, 2), np.float32)], {"axis": 0}),
                      b.Sample([b.random_values((2, 3, 2), np.int32)], {"axis": 1})])

@@ -12,7 +12,7 @@ from pyjax._src import dtypes
 from pyjax._src.backends import stablehlo as hlo
 from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.trace import define_primitive
-from pyjax._src.interpreters import ad, batching
+from pyjax._src.interpreters import ad, batching, jet
 from pyjax._src.interpreters.ad import Zero, linear_jvp
 from pyjax._src.lax import builders as b
 from pyjax._src.lax import sharding_rules
@@ -218,6 +218,7 @@ dynamic_slice_p = define_primitive(
         _dynamic_slice_abstract_eval, sharding_rules.sliced("dynamic_slice"),
         sharding_rules.nary_ur("dynamic_slice")),
     jvp=_dynamic_slice_jvp, transpose=_dynamic_slice_transpose, batch=_dynamic_slice_batch,
+    jet=jet.linear_in(0),
     lower=lambda ctx, x, *indices, slice_sizes: ctx.op(
         "stablehlo.dynamic_slice", [x, *indices], ctx.avals_out[0],
         {"slice_sizes": hlo.i64_array(slice_sizes)}),
@@ -381,7 +382,7 @@ dynamic_update_slice_p = define_primitive(
     "dynamic_update_slice", impl=_dus_impl, abstract_eval=sharding_rules.typed(
         _dus_abstract_eval, sharding_rules.same,
         sharding_rules.same_ur), jvp=_dus_jvp,
-    transpose=_dus_transpose, batch=_dus_batch,
+    transpose=_dus_transpose, batch=_dus_batch, jet=jet.linear_in(0, 1),
     lower=lambda ctx, x, update, *indices: ctx.op(
         "stablehlo.dynamic_update_slice", [x, update, *indices], ctx.avals_out[0]),
     samples=lambda: [b.Sample([b.random_values((4, 5), np.float32),

@@ -13,7 +13,7 @@ from pyjax._src.array import Array, as_array, sharded_array
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.core.avals import get_aval
 from pyjax._src.core.trace import define_primitive
-from pyjax._src.interpreters import ad
+from pyjax._src.interpreters import ad, jet
 from pyjax._src.interpreters.ad import Zero
 from pyjax._src.lax import builders as b
 
@@ -86,7 +86,7 @@ device_put_p = define_primitive(
     eager=lambda *xs, devices, srcs, copy_semantics: [
         _place(x, d) for x, d in zip(xs, devices)],
     abstract_eval=lambda *avals, devices, srcs, copy_semantics: list(avals),
-    jvp=_device_put_jvp, transpose=_device_put_transpose, is_linear=True,
+    jvp=_device_put_jvp, jet=jet.linear_rule, transpose=_device_put_transpose, is_linear=True,
     batch=lambda args, dims, **params: (device_put_p.bind(*args, **params), list(dims)),
     lower=lambda ctx, *xs, devices, srcs, copy_semantics: list(xs),
     samples=lambda: [b.Sample(
