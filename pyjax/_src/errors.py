@@ -108,9 +108,10 @@ class NonConcreteBooleanIndexError(JAXIndexError):
         self.tracer = tracer
         super().__init__(
             "Array boolean indices must be concrete; got "
-            f"{tracer.aval.str_short()}\n{origin_of(tracer)}\nThe size of `x[mask]` depends on the values in "
-            "`mask`, which are not known while tracing. Use `jnp.where(mask, x, fill)` to "
-            "keep the shape, or `jnp.nonzero(mask, size=n)` with a static size.")
+            f"{tracer.aval.str_short()}\n{origin_of(tracer)}\nThe size of `x[mask]` "
+            "depends on the values in `mask`, which are not known while tracing. Use "
+            "`jnp.where(mask, x, fill)` to keep the shape, or `jnp.nonzero(mask, size=n)` "
+            "with a static size.")
 
 
 class UnexpectedTracerError(JAXTypeError):
