@@ -342,6 +342,38 @@ def test_bfgs_fields_options_and_transforms():
     close(jitted(jnp.array([2., 2.])), [1, 1], atol=1e-4)
 
 
+LBFGS = "l-bfgs-experimental-do-not-rely-on-this"
+
+
+def test_lbfgs_matches_jax():
+    """L-BFGS under jit, on real and complex x, and its stopping rules (values, statuses
+    and counts from JAX 0.10.2)."""
+    def himmelblau(p):
+        return (p[0] ** 2 + p[1] - 11.) ** 2 + (p[0] + p[1] ** 2 - 7.) ** 2
+
+    def run(x0, **options):
+        result = jopt.minimize(himmelblau, x0, method=LBFGS, options=options)
+        return (result.x, result.status, result.nfev, result.njev, result.nit,
+                result.success)
+    x, status, nfev, njev, nit, success = jax.jit(
+        lambda x0: run(x0, gtol=1e-7))(jnp.zeros(2))
+    close(x, [3, 2], atol=1e-6)
+    assert (int(status), int(nfev), int(njev), int(nit), bool(success)) == (0, 13, 13, 8, True)
+    limited = jopt.minimize(rosen, jnp.zeros(3), method=LBFGS, options=dict(maxiter=3))
+    close(limited.x, [0.24702036, 0.02946586, 0.00325086], atol=1e-6)
+    assert (int(limited.status), int(limited.nit), int(limited.nfev)) == (5, 3, 12)
+    assert limited.hess_inv is None and not bool(limited.success)
+    few = jopt.minimize(rosen, jnp.zeros(3), method=LBFGS, options=dict(maxfun=5, maxcor=2))
+    close(few.x, [0.18234375, 0.01512929, 0.00370645], atol=1e-6)
+    assert (int(few.status), int(few.nit), int(few.nfev)) == (2, 2, 10)
+    z0 = jnp.array([1., 2. - 3.j, 4., -5.j])
+    sphere = jax.jit(lambda z: jopt.minimize(
+        lambda z: jnp.real(jnp.dot(jnp.conj(z - z0), z - z0)), z, method=LBFGS,
+        options=dict(gtol=1e-6)))(jnp.zeros_like(z0))
+    close(sphere.x, z0)
+    assert (int(sphere.status), int(sphere.nit), int(sphere.nfev)) == (0, 1, 3)
+
+
 def test_minimize_bad_input():
     with pytest.raises(ValueError, match="Method nelder not recognized"):
         jopt.minimize(rosen, jnp.zeros(2), method="nelder")
