@@ -1,5 +1,7 @@
 """jax.scipy.signal, fft, ndimage, integrate, sparse.linalg and optimize against values
 observed from JAX 0.10.2 (written here as literals), plus jit/vmap/grad and bad input."""
+import re
+
 import numpy as np
 import pytest
 
@@ -180,6 +182,21 @@ def test_dctn_and_idctn():
         jfft.dct(X7, type=3)
     with pytest.raises(ValueError, match="norm='forward' is not implemented"):
         jfft.idct(X7, norm="forward")
+
+
+@pytest.mark.parametrize("name", ["dctn", "idctn"])
+def test_dctn_sizes_s_as_jax_does(name):
+    """s may be an int (the last axis); more sizes than x has axes is an error, not a
+    transform over wrapped-around axes (values from JAX 0.10.2)."""
+    fn = getattr(jfft, name)
+    x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    expected = {"dctn": [[6.0, -0.7654, -4.2426, 1.8478], [24.0, 4.7779, -8.4853, 4.1439]],
+                "idctn": [[0.5845, -0.2579, -0.4492, 0.1226],
+                          [2.1828, -0.1262, -0.8916, 0.3350]]}
+    close(fn(x, s=4), expected[name], atol=1e-4)
+    with pytest.raises(ValueError, match=re.escape("s must have at most x.ndim (2) elements, "
+                                                   "got 3")):
+        fn(x, s=(2, 3, 4))
 
 
 # --- ndimage ------------------------------------------------------------------------
