@@ -5,7 +5,7 @@ from pyjax._src.lax.linalg import (  # noqa: F401
     tridiagonal_solve,
 )
 from pyjax._src.lax.linalg_spectral import (  # noqa: F401
-    EigImplementation, SvdAlgorithm, eig, eig_p, eigh, eigh_p, svd, svd_p,
+    EigImplementation, EighImplementation, SvdAlgorithm, eig, eig_p, eigh, eigh_p, svd, svd_p,
 )
 from pyjax._src.lax.linalg_condensed import tridiagonal, tridiagonal_p  # noqa: F401
 from pyjax._src.lax.linalg_schur import schur, schur_p  # noqa: F401

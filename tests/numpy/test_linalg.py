@@ -467,6 +467,29 @@ def test_householder_product_matches_jax():
 
 
 @pytest.mark.parametrize("jit", [False, True])
+def test_eigh_implementations(jit):
+    """lax.linalg.eigh's implementation: QR (the CPU default) runs LAPACK; JACOBI and
+    QDWH raise JAX's errors when eigh runs, though they trace (as in JAX 0.10.2)."""
+    a = np.array([[2., 1.], [1., 3.]], np.float32)
+    impls = lax.linalg.EighImplementation
+    assert [i.value for i in impls] == ["qr", "jacobi", "qdwh"]
+
+    def eigh(a, implementation):
+        return lax.linalg.eigh(a, implementation=implementation)
+    run = pyjax.jit(eigh, static_argnums=1) if jit else eigh
+    for implementation in (None, impls.QR):
+        np.testing.assert_allclose(run(a, implementation)[1], [1.381966, 3.618034], rtol=1e-6)
+    assert "algorithm=EighImplementation.JACOBI" in str(
+        pyjax.make_jaxpr(lambda a: eigh(a, impls.JACOBI))(a))
+    with pytest.raises(NotImplementedError, match="Jacobi implementation is not supported "
+                                                  "on CPU"):
+        run(a, impls.JACOBI)
+    with pytest.raises(NotImplementedError, match="QDWH implementation is only supported on "
+                                                  "TPU"):
+        run(a, impls.QDWH)
+
+
+@pytest.mark.parametrize("jit", [False, True])
 def test_cholesky_update_matches_jax(jit):
     """The upper Cholesky factor of R^T R + w w^T by Givens rotations (values from JAX
     0.10.2), and JAX's errors: not differentiable, not batchable, bad shapes and dtypes."""
