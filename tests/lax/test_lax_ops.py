@@ -632,6 +632,34 @@ def test_custom_root_differentiates_implicitly(executor):
         lax.custom_root(lambda x: x, 0.0, None, lambda g, y: y)
 
 
+def test_custom_root_solvers_may_close_over_traced_values():
+    """solve and tangent_solve may capture values of the function being differentiated
+    (a Cholesky factor of the traced matrix here): they reach the JVP rule as operands
+    (values from JAX 0.10.2). tangent_solve's structure is checked when custom_root is
+    called, as JAX traces it then."""
+    b = np.array([1., 2.], np.float32)
+
+    def root(a):
+        factors = jax.scipy.linalg.cho_factor(a)
+
+        def cho_solve(f, y):
+            return jax.scipy.linalg.cho_solve(factors, y), {"nfev": jnp.float32(3)}
+
+        def tangent_solve(g, y):
+            return lax.custom_linear_solve(g, y, lambda g, y: cho_solve(g, y)[0],
+                                           symmetric=True)
+        return lax.custom_root(lambda x: jnp.dot(a, x) - b, b, cho_solve, tangent_solve,
+                               has_aux=True)
+    a = np.array([[2., 0.5], [0.5, 1.]], np.float32)
+    (x, aux), (x_dot, aux_dot) = jax.jvp(root, (a,), (np.ones_like(a),))
+    close(x, [0, 2], 1e-6)
+    close(x_dot, [-0.5714285, -1.7142856], 1e-6)
+    assert float(aux["nfev"]) == 3 and float(aux_dot["nfev"]) == 0
+    close(jax.grad(lambda a: root(a)[0].sum())(a), [[0, -0.5714285], [0, -1.7142855]], 1e-6)
+    with pytest.raises(TypeError, match=re.escape("tangent_solve() output pytree")):
+        lax.custom_root(lambda y: 1.0 - y, 0.0, lambda f, x: x, lambda g, y: (y, y))
+
+
 # --- program-level helpers --------------------------------------------------------------------
 
 def test_platform_dependent_and_composite_names():

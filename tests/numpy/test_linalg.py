@@ -467,6 +467,62 @@ def test_householder_product_matches_jax():
 
 
 @pytest.mark.parametrize("jit", [False, True])
+def test_eigh_implementations(jit):
+    """lax.linalg.eigh's implementation: QR (the CPU default) runs LAPACK; JACOBI and
+    QDWH raise JAX's errors when eigh runs, though they trace (as in JAX 0.10.2)."""
+    a = np.array([[2., 1.], [1., 3.]], np.float32)
+    impls = lax.linalg.EighImplementation
+    assert [i.value for i in impls] == ["qr", "jacobi", "qdwh"]
+
+    def eigh(a, implementation):
+        return lax.linalg.eigh(a, implementation=implementation)
+    run = pyjax.jit(eigh, static_argnums=1) if jit else eigh
+    for implementation in (None, impls.QR):
+        np.testing.assert_allclose(run(a, implementation)[1], [1.381966, 3.618034], rtol=1e-6)
+    assert "algorithm=EighImplementation.JACOBI" in str(
+        pyjax.make_jaxpr(lambda a: eigh(a, impls.JACOBI))(a))
+    with pytest.raises(NotImplementedError, match="Jacobi implementation is not supported "
+                                                  "on CPU"):
+        run(a, impls.JACOBI)
+    with pytest.raises(NotImplementedError, match="QDWH implementation is only supported on "
+                                                  "TPU"):
+        run(a, impls.QDWH)
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_cholesky_update_matches_jax(jit):
+    """The upper Cholesky factor of R^T R + w w^T by Givens rotations (values from JAX
+    0.10.2), and JAX's errors: not differentiable, not batchable, bad shapes and dtypes."""
+    update = pyjax.jit(lax.linalg.cholesky_update) if jit else lax.linalg.cholesky_update
+    r = np.triu(np.ones((4, 4), np.float32))
+    np.testing.assert_allclose(update(r, np.arange(1., 5., dtype=np.float32)),
+                               [[1.4142135, 2.1213202, 2.828427, 3.535534],
+                                [0, 1.2247448, 1.6329931, 2.0412414],
+                                [0, 0, 1.1547005, 1.4433756], [0, 0, 0, 1.118034]],
+                               rtol=1e-6, atol=1e-7)
+    a = np.array([[2., 1, 0], [1, 3, 1], [0, 1, 4]], np.float32)
+    updated = update(np.linalg.cholesky(a).T, np.array([0.5, -1., 0.], np.float32))
+    np.testing.assert_allclose(updated, [[1.5, 0.33333331, 0], [0, 1.9720266, 0.50709254],
+                                         [0, 0, 1.9346464]], rtol=1e-6, atol=1e-7)
+    np.testing.assert_array_equal(update(np.eye(2, dtype=np.float32), np.zeros(2, np.float32)),
+                                  np.eye(2))
+    with pytest.raises(NotImplementedError, match="cholesky_update"):
+        pyjax.grad(lambda w: lax.linalg.cholesky_update(r, w).sum())(np.ones(4, np.float32))
+    with pytest.raises(NotImplementedError, match="cholesky_update"):
+        pyjax.vmap(lax.linalg.cholesky_update)(np.stack([r, r]), np.ones((2, 4), np.float32))
+    with pytest.raises(ValueError, match="Got shapes \\(3, 3\\) and \\(2,\\)"):
+        lax.linalg.cholesky_update(np.eye(3, dtype=np.float32), np.ones(2, np.float32))
+    with pytest.raises(TypeError, match="does not accept dtype int32 at position 0"):
+        lax.linalg.cholesky_update(np.eye(3, dtype=np.int32), np.ones(3, np.int32))
+    with pytest.raises(TypeError, match="does not accept dtype complex64"):
+        lax.linalg.cholesky_update(np.eye(3, dtype=np.complex64), np.ones(3, np.complex64))
+    with pytest.raises(TypeError, match="rank of exactly 2"):
+        lax.linalg.cholesky_update(np.ones((2, 3, 3), np.float32), np.ones((2, 3), np.float32))
+    with pytest.raises(TypeError, match="same dtypes, got float32, float16"):
+        lax.linalg.cholesky_update(np.eye(3, dtype=np.float32), np.ones(3, np.float16))
+
+
+@pytest.mark.parametrize("jit", [False, True])
 def test_tridiagonal_matches_jax(jit):
     """LAPACK sytrd/hetrd's reduction, one triangle read (values from JAX 0.10.2)."""
     tridiagonal = pyjax.jit(lax.linalg.tridiagonal, static_argnames="lower") if jit \

@@ -1,5 +1,7 @@
 """jax.scipy.signal, fft, ndimage, integrate, sparse.linalg and optimize against values
 observed from JAX 0.10.2 (written here as literals), plus jit/vmap/grad and bad input."""
+import re
+
 import numpy as np
 import pytest
 
@@ -182,6 +184,21 @@ def test_dctn_and_idctn():
         jfft.idct(X7, norm="forward")
 
 
+@pytest.mark.parametrize("name", ["dctn", "idctn"])
+def test_dctn_sizes_s_as_jax_does(name):
+    """s may be an int (the last axis); more sizes than x has axes is an error, not a
+    transform over wrapped-around axes (values from JAX 0.10.2)."""
+    fn = getattr(jfft, name)
+    x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    expected = {"dctn": [[6.0, -0.7654, -4.2426, 1.8478], [24.0, 4.7779, -8.4853, 4.1439]],
+                "idctn": [[0.5845, -0.2579, -0.4492, 0.1226],
+                          [2.1828, -0.1262, -0.8916, 0.3350]]}
+    close(fn(x, s=4), expected[name], atol=1e-4)
+    with pytest.raises(ValueError, match=re.escape("s must have at most x.ndim (2) elements, "
+                                                   "got 3")):
+        fn(x, s=(2, 3, 4))
+
+
 # --- ndimage ------------------------------------------------------------------------
 
 MAP_1D = {   # mode -> (order 0, order 1) on arange(5) ** 2 at COORDS, cval 9
@@ -281,6 +298,33 @@ def test_solver_gradients_and_info():
     assert sla.cg(SPD, RHS)[1] is None
 
 
+class _MatmulOperator:
+    """An operator known only by its `@`, as JAX's lax_scipy_sparse_test writes one."""
+
+    def __init__(self, a):
+        self.a, self.shape = a, a.shape
+
+    def __matmul__(self, x):
+        return self.a @ x
+
+
+@pytest.mark.parametrize("name", ["cg", "bicgstab", "gmres"])
+def test_solvers_take_matmul_operators_and_keep_weak_types(name):
+    """An object with __matmul__ is an operator; x is weakly typed when all of b is
+    (values and weak types from JAX 0.10.2)."""
+    solver = getattr(sla, name)
+    b = jnp.arange(9.0).reshape(3, 3)
+    close(solver(_MatmulOperator(2 * jnp.eye(3)), b)[0], b / 2, atol=1e-6)
+    with pytest.raises(ValueError, match="square matrix, but has shape: \\(2, 3\\)"):
+        solver(_MatmulOperator(jnp.ones((2, 3))), jnp.ones(2))
+    assert jax.jit(lambda b: solver(lambda x: 2 * x, b)[0])(1.0).weak_type
+    assert not solver(lambda x: x, np.float32(1.0))[0].weak_type
+    mixed = solver(lambda x: x, {"a": 1.0, "b": jnp.ones(2)})[0]
+    assert not mixed["a"].weak_type and not mixed["b"].weak_type
+    if name != "cg":   # JAX's eager cg happens to drop the weak type
+        assert solver(lambda x: x, 1.0)[0].weak_type
+
+
 def test_solver_bad_input():
     with pytest.raises(ValueError, match="square matrix, but has shape: \\(3,\\)"):
         sla.cg(jnp.ones(3), RHS)
@@ -340,6 +384,38 @@ def test_bfgs_fields_options_and_transforms():
     np.testing.assert_array_equal(np.asarray(batched.status), [0, 3])
     jitted = jax.jit(lambda x0: jopt.minimize(rosen, x0, method="BFGS").x)
     close(jitted(jnp.array([2., 2.])), [1, 1], atol=1e-4)
+
+
+LBFGS = "l-bfgs-experimental-do-not-rely-on-this"
+
+
+def test_lbfgs_matches_jax():
+    """L-BFGS under jit, on real and complex x, and its stopping rules (values, statuses
+    and counts from JAX 0.10.2)."""
+    def himmelblau(p):
+        return (p[0] ** 2 + p[1] - 11.) ** 2 + (p[0] + p[1] ** 2 - 7.) ** 2
+
+    def run(x0, **options):
+        result = jopt.minimize(himmelblau, x0, method=LBFGS, options=options)
+        return (result.x, result.status, result.nfev, result.njev, result.nit,
+                result.success)
+    x, status, nfev, njev, nit, success = jax.jit(
+        lambda x0: run(x0, gtol=1e-7))(jnp.zeros(2))
+    close(x, [3, 2], atol=1e-6)
+    assert (int(status), int(nfev), int(njev), int(nit), bool(success)) == (0, 13, 13, 8, True)
+    limited = jopt.minimize(rosen, jnp.zeros(3), method=LBFGS, options=dict(maxiter=3))
+    close(limited.x, [0.24702036, 0.02946586, 0.00325086], atol=1e-6)
+    assert (int(limited.status), int(limited.nit), int(limited.nfev)) == (5, 3, 12)
+    assert limited.hess_inv is None and not bool(limited.success)
+    few = jopt.minimize(rosen, jnp.zeros(3), method=LBFGS, options=dict(maxfun=5, maxcor=2))
+    close(few.x, [0.18234375, 0.01512929, 0.00370645], atol=1e-6)
+    assert (int(few.status), int(few.nit), int(few.nfev)) == (2, 2, 10)
+    z0 = jnp.array([1., 2. - 3.j, 4., -5.j])
+    sphere = jax.jit(lambda z: jopt.minimize(
+        lambda z: jnp.real(jnp.dot(jnp.conj(z - z0), z - z0)), z, method=LBFGS,
+        options=dict(gtol=1e-6)))(jnp.zeros_like(z0))
+    close(sphere.x, z0)
+    assert (int(sphere.status), int(sphere.nit), int(sphere.nfev)) == (0, 1, 3)
 
 
 def test_minimize_bad_input():

@@ -36,47 +36,56 @@ def custom_root(f, initial_guess, solve, tangent_solve, has_aux=False):
             raise TypeError(f"{api}: {name} must be callable, got {fun!r}.")
     guess_leaves, tree = tree_util.tree_flatten(initial_guess)
     avals = [get_aval(x) for x in guess_leaves]
+    n_guess = len(guess_leaves)
     args_tree = tree_util.tree_structure((initial_guess,))
+    # f, solve and the linearize-then-tangent_solve step are traced once, here, and the
+    # values each captures become explicit operands of `root`: a closure over a tracer of
+    # an outer transformation then reaches the rule as an operand, as in JAX.
     f_closed, f_consts, f_tree = common.trace_fun(f, args_tree, avals, api)
     check_tree(api, "f", f_tree, tree, f_closed.out_avals, avals, "initial_guess")
-    n_guess = len(guess_leaves)
 
-    def f_with(consts):
-        """The user's f, with the values it captured passed explicitly."""
-        def fun(x):
-            outs = jx.eval_jaxpr(f_closed.jaxpr, f_closed.consts, *consts,
-                                 *tree_util.tree_leaves(x))
-            return tree_util.tree_unflatten(tree, outs)
-        return fun
+    trees = {}   # solve's solution and aux structures, found while tracing
 
-    aux_tree = {}
+    def flat_solve(x):
+        out = solve(f, x)
+        solution, aux = out if has_aux else (out, None)
+        solution_leaves, trees["solution"] = tree_util.tree_flatten(solution)
+        aux_leaves, trees["aux"] = tree_util.tree_flatten(aux)
+        return list(solution_leaves) + list(aux_leaves)
+    solve_closed, solve_consts, _ = common.trace_fun(flat_solve, args_tree, avals, api)
+    check_tree(api, "solve", trees["solution"], tree, solve_closed.out_avals[:n_guess], avals,
+               "initial_guess")
+
+    def linearize_and_solve(x, b):
+        _, g = autodiff.linearize(f, x)
+        return tangent_solve(g, b)
+    solve_args_tree = tree_util.tree_structure((initial_guess, initial_guess))
+    tangent_closed, tangent_consts, tangent_tree = common.trace_fun(
+        linearize_and_solve, solve_args_tree, avals + avals, api)
+    check_tree(api, "tangent_solve", tangent_tree, tree, tangent_closed.out_avals, avals, "x")
+
+    def run(closed, *args):
+        return jx.eval_jaxpr(closed.jaxpr, closed.consts, *args)
 
     @custom_jvp
-    def root(consts, guess):
-        out = solve(f_with(consts), tree_util.tree_unflatten(tree, guess))
-        x, aux = out if has_aux else (out, None)
-        x_leaves, x_tree = tree_util.tree_flatten(x)
-        check_tree(api, "solve", x_tree, tree, [get_aval(v) for v in x_leaves], avals,
-                   "initial_guess")
-        aux_leaves, aux_tree["tree"] = tree_util.tree_flatten(aux)
-        return list(x_leaves) + list(aux_leaves)
+    def root(f_consts, solve_consts, tangent_consts, guess):
+        return run(solve_closed, *solve_consts, *guess)
 
     @root.defjvp
     def root_jvp(primals, tangents):
-        consts, guess = primals
-        const_dots, _ = tangents
-        outs = root(consts, guess)
-        x = tree_util.tree_unflatten(tree, outs[:n_guess])
-        # f(c, x(c)) = 0  =>  d_x f . x' = -d_c f . c'
-        _, rhs = autodiff.jvp(lambda c: f_with(c)(x), (list(consts),), (list(const_dots),))
-        _, g = autodiff.linearize(f_with(consts), x)
-        x_dots = [ew.neg(t) for t in tree_util.tree_leaves(tangent_solve(g, rhs))]
+        f_consts, _, tangent_consts, _ = primals
+        outs = root(*primals)
+        x = outs[:n_guess]
+        # f(c, x(c)) = 0  =>  d_x f . x' = -d_c f . c'; only f's captured values count
+        _, rhs = autodiff.jvp(lambda c: run(f_closed, *c, *x), (list(f_consts),),
+                              (list(tangents[0]),))
+        x_dots = [ew.neg(t) for t in run(tangent_closed, *tangent_consts, *x, *rhs)]
         return outs, x_dots + [_zero_tangent(a) for a in outs[n_guess:]]
 
-    outs = root(list(f_consts), list(guess_leaves))
+    outs = root(list(f_consts), list(solve_consts), list(tangent_consts), list(guess_leaves))
     x = tree_util.tree_unflatten(tree, outs[:n_guess])
     if has_aux:
-        return x, tree_util.tree_unflatten(aux_tree["tree"], outs[n_guess:])
+        return x, tree_util.tree_unflatten(trees["aux"], outs[n_guess:])
     return x
 
 

@@ -1,16 +1,20 @@
-"""Linear-algebra primitives: cholesky, triangular_solve, lu, qr, eigh, svd, eig. Leading
-dimensions are batch dimensions. Impls call NumPy/SciPy LAPACK; XLA runs the LAPACK
-custom calls jaxlib registers for CPU (see lower_lapack). Imports core, interpreters,
-backends.stablehlo and the lax families."""
+"""Linear-algebra primitives: cholesky (and its rank-1 update), triangular_solve, lu, qr,
+eigh, svd, eig. Leading dimensions are batch dimensions. Impls call NumPy/SciPy LAPACK; XLA
+runs the LAPACK custom calls jaxlib registers for CPU (see lower_lapack). Imports core,
+interpreters, backends.stablehlo and the lax families."""
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
 from pyjax._src import dtypes
+from pyjax._src.backends import numpy_backend
 from pyjax._src.backends import stablehlo as hlo
 from pyjax._src.core.avals import ShapedArray, get_aval
-from pyjax._src.core.trace import RuleFactory, define_primitive
+from pyjax._src.core.trace import NO_BATCHING, NOT_DIFFERENTIABLE, RuleFactory, define_primitive
 from pyjax._src.interpreters import ad, batching
+from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import builders as b
 from pyjax._src.lax import sharding_rules
 from pyjax._src.lax import dot as ldot
@@ -18,6 +22,7 @@ from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import reductions as red
 from pyjax._src.lax import slicing as sl
 from pyjax._src.lax import structural as st
+from pyjax._src.lax.control_flow.fori import fori_loop
 
 _LAPACK_DTYPES = {np.dtype(np.float32): "s", np.dtype(np.float64): "d",
                   np.dtype(np.complex64): "c", np.dtype(np.complex128): "z"}
@@ -296,6 +301,82 @@ def cholesky(x, *, symmetrize_input=True):
     if symmetrize_input:
         x = ew.div(ew.add(x, _H(x)), np.array(2, get_aval(x).dtype))
     return cholesky_p.bind(x)
+
+
+# --- cholesky_update ------------------------------------------------------------------------
+
+def _cholesky_update_abstract_eval(r_matrix, w_vector):
+    for position, (x, rank) in enumerate(((r_matrix, 2), (w_vector, 1))):
+        if x.ndim != rank:
+            raise TypeError(f"Input {position} to cholesky_update must have a rank of "
+                            f"exactly {rank}, but got shape={x.shape}")
+        if not np.issubdtype(x.dtype, np.floating):
+            raise TypeError(f"cholesky_update does not accept dtype {x.dtype} at position "
+                            f"{position}. Accepted dtypes at position {position} are "
+                            f"subtypes of floating.")
+    if r_matrix.dtype != w_vector.dtype:
+        raise TypeError(f"lax.cholesky_update requires arguments to have the same dtypes, "
+                        f"got {r_matrix.dtype}, {w_vector.dtype}.")
+    if r_matrix.shape[0] != r_matrix.shape[1] or w_vector.shape[0] != r_matrix.shape[1]:
+        raise ValueError(f"Rank-1 update to Cholesky decomposition takes a square matrix "
+                         f"and a vector of the same size as input. Got shapes "
+                         f"{r_matrix.shape} and {w_vector.shape} instead")
+    return r_matrix.strip_weak_type()
+
+
+def _cholesky_update_flat(r_matrix, w_vector):
+    """JAX's algorithm: row k of R and what is left of w turn by the Givens rotation that
+    zeroes w[k] against R[k, k] (the identity where w[k] is 0), for k = 0 ... n-1."""
+    dtype = get_aval(r_matrix).dtype
+
+    def step(k, carry):
+        r, w = carry
+        row = sl.dynamic_index_in_dim(r, k, 0, keepdims=False)
+        x = sl.dynamic_index_in_dim(row, k, 0, keepdims=False)
+        y = sl.dynamic_index_in_dim(w, k, 0, keepdims=False)
+        size = ew.select(ew.gt(ew.abs(x), ew.abs(y)), ew.abs(x), ew.abs(y))
+        x_, y_ = ew.div(x, size), ew.div(y, size)
+        scale = ew.div(np.array(1, dtype), ew.sqrt(ew.add(ew.mul(x_, x_), ew.mul(y_, y_))))
+        no_turn = ew.eq(y, np.array(0, dtype))
+        c = ew.select(no_turn, np.array(1, dtype), ew.mul(x_, scale))
+        s = ew.select(no_turn, np.array(0, dtype), ew.neg(ew.mul(y_, scale)))
+        new_row = ew.sub(ew.mul(c, row), ew.mul(s, w))
+        w = ew.add(ew.mul(c, w), ew.mul(s, row))
+        return sl.dynamic_update_index_in_dim(r, new_row, k, 0), w
+
+    return [fori_loop(0, get_aval(w_vector).shape[0], step, (r_matrix, w_vector))[0]]
+
+
+@functools.lru_cache(maxsize=64)
+def _cholesky_update_jaxpr(r_aval, w_aval):
+    closed, _ = pe.trace_to_closed_jaxpr(_cholesky_update_flat, [r_aval, w_aval])
+    return closed
+
+
+def _cholesky_update_impl(r_matrix, w_vector):
+    closed = _cholesky_update_jaxpr(get_aval(r_matrix).strip_weak_type(),
+                                    get_aval(w_vector).strip_weak_type())
+    return numpy_backend.execute_closed_jaxpr(closed, [r_matrix, w_vector])[0]
+
+
+def _lower_cholesky_update(ctx, r_matrix, w_vector):
+    closed = _cholesky_update_jaxpr(r_matrix.aval.strip_weak_type(),
+                                    w_vector.aval.strip_weak_type())
+    return ctx.lower_jaxpr(closed, [r_matrix, w_vector])[0]
+
+
+cholesky_update_p = define_primitive(
+    "cholesky_update", impl=_cholesky_update_impl,
+    abstract_eval=_cholesky_update_abstract_eval, jvp=NOT_DIFFERENTIABLE, batch=NO_BATCHING,
+    lower=_lower_cholesky_update,
+    samples=lambda: [b.Sample([np.triu(_spd((3, 3), np.float32)),
+                               b.random_values((3,), np.float32)])])
+
+
+def cholesky_update(r_matrix, w_vector):
+    """The upper Cholesky factor of R^T R + w w^T, given the upper factor R of a matrix and
+    a vector w (a rank-1 update in O(n^2) Givens rotations)."""
+    return cholesky_update_p.bind(r_matrix, w_vector)
 
 
 # --- triangular_solve -------------------------------------------------------------------

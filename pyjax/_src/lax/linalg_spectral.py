@@ -26,7 +26,23 @@ from pyjax._src.lax.linalg import (
 
 # --- eigh -----------------------------------------------------------------------------------
 
-def _eigh_abstract_eval(x, *, lower, sort_eigenvalues, subset_by_index):
+class EighImplementation(enum.Enum):
+    """The eigh algorithm: QR (LAPACK's, the CPU default), JACOBI (GPU and TPU only) or
+    QDWH (TPU only)."""
+    QR = "qr"
+    JACOBI = "jacobi"
+    QDWH = "qdwh"
+
+
+def _check_eigh_algorithm(algorithm):
+    """JAX's errors for the algorithms CPU lacks, raised when eigh runs or compiles."""
+    if algorithm == EighImplementation.QDWH:
+        raise NotImplementedError("QDWH implementation is only supported on TPU")
+    if algorithm == EighImplementation.JACOBI:
+        raise NotImplementedError("Jacobi implementation is not supported on CPU")
+
+
+def _eigh_abstract_eval(x, *, lower, sort_eigenvalues, subset_by_index, algorithm=None):
     _check_matrix("eigh", x, square=True)
     n = x.shape[-1]
     if subset_by_index is not None:
@@ -40,7 +56,8 @@ def _eigh_abstract_eval(x, *, lower, sort_eigenvalues, subset_by_index):
             ShapedArray(batch + (n,), dtypes.real_dtype(x.dtype))]
 
 
-def _eigh_impl(x, *, lower, sort_eigenvalues, subset_by_index):
+def _eigh_impl(x, *, lower, sort_eigenvalues, subset_by_index, algorithm=None):
+    _check_eigh_algorithm(algorithm)
     from scipy.linalg import eigh as scipy_eigh
     n = x.shape[-1]
     w, v = host_batched(lambda a: scipy_eigh(a, lower=lower, driver="evd",
@@ -52,14 +69,15 @@ def _eigh_impl(x, *, lower, sort_eigenvalues, subset_by_index):
     return [v, w]
 
 
-def _eigh_jvp(primals, tangents, *, lower, sort_eigenvalues, subset_by_index):
+def _eigh_jvp(primals, tangents, *, lower, sort_eigenvalues, subset_by_index,
+              algorithm=None):
     (x,), (dx,) = primals, tangents
     if subset_by_index is not None and subset_by_index[1] - subset_by_index[0] != \
             get_aval(x).shape[-1]:
         raise NotImplementedError("the derivative of eigh with subset_by_index is not "
                                   "implemented")
-    v, w = eigh_p.bind(x, lower=lower, sort_eigenvalues=sort_eigenvalues,
-                       subset_by_index=subset_by_index)
+    v, w = eigh_p.bind(x, algorithm=algorithm, lower=lower,
+                       sort_eigenvalues=sort_eigenvalues, subset_by_index=subset_by_index)
     dtype = get_aval(x).dtype
     sigma = _hermitian_from_triangle(dx, lower)
     vh_dx_v = _matmul(_matmul(_H(v), sigma), v)
@@ -78,7 +96,8 @@ def _eigh_jvp(primals, tangents, *, lower, sort_eigenvalues, subset_by_index):
     return [v, w], [dv, dw]
 
 
-def _lower_eigh(ctx, x, *, lower, sort_eigenvalues, subset_by_index):
+def _lower_eigh(ctx, x, *, lower, sort_eigenvalues, subset_by_index, algorithm=None):
+    _check_eigh_algorithm(algorithm)
     batch, n = x.aval.shape[:-2], x.aval.shape[-1]
     routine = "heevd" if dtypes.is_complex(x.aval.dtype) else "syevd"
     v, w, info = lower_lapack(
@@ -107,7 +126,8 @@ def _sym(shape, dtype, seed=0):
     return (a + np.conj(np.swapaxes(a, -1, -2)) + np.diag(np.arange(n) * 3.0)).astype(dtype)
 
 
-_EIGH_DEFAULTS = {"lower": True, "sort_eigenvalues": True, "subset_by_index": None}
+_EIGH_DEFAULTS = {"algorithm": None, "lower": True, "sort_eigenvalues": True,
+                  "subset_by_index": None}
 # Real samples only: complex eigenvectors are defined up to a phase per column, which
 # central differences of the impl do not hold fixed (tests check them gauge-invariantly).
 eigh_p = define_primitive(
@@ -121,14 +141,16 @@ eigh_p = define_primitive(
 
 
 def eigh(x, *, lower=True, symmetrize_input=True, sort_eigenvalues=True,
-         subset_by_index=None):
-    """Eigenvectors and eigenvalues (v, w) of Hermitian matrices, w ascending."""
+         subset_by_index=None, implementation=None):
+    """Eigenvectors and eigenvalues (v, w) of Hermitian matrices, w ascending.
+    implementation picks the algorithm (an EighImplementation; on CPU only QR, the
+    default)."""
     _check_matrix("eigh", get_aval(x), square=True)
     if symmetrize_input:
         x = ew.div(ew.add(x, _H(x)), np.array(2, get_aval(x).dtype))
     subset = None if subset_by_index is None else tuple(int(i) for i in subset_by_index)
-    v, w = eigh_p.bind(x, lower=bool(lower), sort_eigenvalues=bool(sort_eigenvalues),
-                       subset_by_index=subset)
+    v, w = eigh_p.bind(x, algorithm=implementation, lower=bool(lower),
+                       sort_eigenvalues=bool(sort_eigenvalues), subset_by_index=subset)
     return v, w
 
 

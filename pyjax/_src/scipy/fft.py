@@ -79,6 +79,10 @@ def _along(transform, x, n, axis, norm):
 
 
 def _axes_and_sizes(x, s, axes):
+    if s is not None:
+        s = list(s) if np.iterable(s) else [operator.index(s)]
+        if len(s) > x.ndim:
+            raise ValueError(f"s must have at most x.ndim ({x.ndim}) elements, got {len(s)}")
     if axes is None:
         axes = range(x.ndim) if s is None else range(x.ndim - len(s), x.ndim)
     axes = [operator.index(a) for a in axes]

@@ -1,5 +1,5 @@
-"""jax.scipy.optimize: minimize with BFGS, driven by a strong-Wolfe line search (the
-bracketing and zoom of Nocedal & Wright, Algorithms 3.5 and 3.6). Every loop is a
+"""jax.scipy.optimize: minimize with BFGS or L-BFGS, driven by a strong-Wolfe line search
+(the bracketing and zoom of Nocedal & Wright, Algorithms 3.5 and 3.6). Every loop is a
 lax.while_loop, so minimize works under jit and vmap.
 
 The line search keeps two behaviours of JAX's that SciPy lacks, so that results (and
@@ -15,8 +15,9 @@ import numpy as np
 
 from pyjax._src.api.autodiff import value_and_grad
 from pyjax._src.lax.control_flow.conditionals import cond
+from pyjax._src.lax.control_flow.fori import fori_loop
 from pyjax._src.lax.control_flow.loops import while_loop
-from pyjax._src.numpy import lax_numpy as lnp
+from pyjax._src.numpy import array_manipulation, lax_numpy as lnp
 from pyjax._src.numpy import linalg as np_linalg
 from pyjax._src.numpy import ufuncs
 from pyjax._src.numpy.util import promote_dtypes_inexact
@@ -72,7 +73,9 @@ def _cubic_minimum(a, fa, fpa, b, fb, c, fc):
 
 def line_search(f, xk, pk, old_fval, old_old_fval, gfk, c1=1e-4, c2=0.9, maxiter=10):
     """A step a along pk from xk meeting the strong Wolfe conditions
-    f(xk + a pk) <= f(xk) + c1 a f'(0) and |f'(a)| <= c2 |f'(0)|."""
+    f(xk + a pk) <= f(xk) + c1 a f'(0) and |f'(a)| <= c2 |f'(0)|. The first trial step
+    is SciPy's guess from the last decrease old_old_fval - old_fval (at most 1), or 1
+    when old_old_fval is None."""
     xk, pk = promote_dtypes_inexact(xk, pk)
     dtype = pk.dtype
     value_and_gradient = value_and_grad(f)
@@ -82,8 +85,11 @@ def line_search(f, xk, pk, old_fval, old_old_fval, gfk, c1=1e-4, c2=0.9, maxiter
         return value, ufuncs.real(_dot(g, pk)), g
 
     phi0, dphi0 = old_fval, ufuncs.real(_dot(gfk, pk))
-    start = 1.01 * 2 * (phi0 - old_old_fval) / dphi0   # SciPy's guess from the last step
-    start = lnp.where(start > 1, 1.0, start).astype(dtype)
+    if old_old_fval is None:
+        start = lnp.ones((), dtype)
+    else:
+        start = 1.01 * 2 * (phi0 - old_old_fval) / dphi0
+        start = lnp.where(start > 1, 1.0, start).astype(dtype)
     width_threshold = 1e-10 if np.finfo(dtype).bits >= 64 else 1e-5
 
     def sufficient_decrease_fails(a, value):
@@ -188,20 +194,92 @@ def minimize_bfgs(fun, x0, maxiter=None, norm=np.inf, gtol=1e-5, line_search_max
                            hess_inv=H, nfev=nfev, njev=nfev, nit=k)
 
 
+def minimize_lbfgs(fun, x0, maxiter=None, norm=np.inf, maxcor=10, ftol=2.220446049250313e-09,
+                   gtol=1e-5, maxfun=None, maxgrad=None, maxls=20):
+    """L-BFGS (Nocedal & Wright, Algorithm 7.5), for complex x as Sorber et al. (2012): the
+    last maxcor steps and gradient changes stand for the inverse Hessian. Stops when the
+    gradient's `norm` is below gtol; fails when f decreased by less than ftol, or after
+    maxiter iterations (default 200 per variable unless maxfun or maxgrad is given),
+    maxfun evaluations of f or maxgrad of its gradient, or a failed line search."""
+    d = len(x0)
+    dtype = x0.dtype
+    if maxiter is None and maxfun is None and maxgrad is None:
+        maxiter = d * 200
+    limits = [np.inf if limit is None else limit for limit in (maxiter, maxfun, maxgrad)]
+    f0, g0 = value_and_grad(fun)(x0)
+
+    def two_loop_recursion(k, g, s_history, y_history, rho_history, gamma):
+        """-H g for the inverse Hessian H that the stored pairs (oldest first) define."""
+        size = lnp.where(k < maxcor, k, maxcor)
+
+        def newest_first(j, carry):
+            q, alphas = carry
+            i = maxcor - 1 - j
+            alpha = rho_history[i] * ufuncs.real(_dot(ufuncs.conj(s_history[i]), q)).astype(
+                dtype)
+            return q - alpha * ufuncs.conj(y_history[i]), alphas.at[i].set(alpha)
+
+        q, alphas = fori_loop(0, size, newest_first,
+                              (-ufuncs.conj(g), lnp.zeros_like(rho_history)))
+
+        def oldest_first(j, q):
+            i = maxcor - size + j
+            beta = rho_history[i] * ufuncs.real(_dot(y_history[i], q)).astype(dtype)
+            return q + (alphas[i] - beta) * s_history[i]
+
+        return fori_loop(0, size, oldest_first, gamma * q)
+
+    def remember(history, new):
+        return array_manipulation.roll(history, -1, axis=0).at[-1].set(new)
+
+    def body(s):
+        (_, _, k, nfev, ngev, x, f, g, s_history, y_history, rho_history, gamma, _,
+         _) = s
+        p = two_loop_recursion(k, g, s_history, y_history, rho_history, gamma)
+        ls = line_search(fun, x, p, f, None, g, maxiter=maxls)
+        step = lnp.asarray(ls.a_k).astype(p.dtype) * p
+        y = ls.g_k - g
+        rho_inv = ufuncs.real(_dot(y, step))
+        rho = ufuncs.reciprocal(rho_inv).astype(y.dtype)
+        gamma = rho_inv / ufuncs.real(_dot(ufuncs.conj(y), y))
+        status = lnp.where(f - ls.f_k < ftol, 4, 0)
+        for code, count, limit in ((3, ngev, limits[2]), (2, nfev, limits[1]),
+                                   (1, k, limits[0])):
+            status = lnp.where(count >= limit, code, status)
+        status = lnp.where(ls.failed, 5, status)
+        converged = np_linalg.norm(ls.g_k, ord=norm) < gtol
+        return (converged, (status > 0) & ~converged, k + 1, nfev + ls.nfev,
+                ngev + ls.nfev, (x + step).astype(x.dtype), ls.f_k.astype(f.dtype),
+                ls.g_k.astype(g.dtype), remember(s_history, step), remember(y_history, y),
+                remember(rho_history, rho), gamma.astype(g.dtype),
+                lnp.where(converged, 0, status), ls.status)
+
+    s = (lnp.asarray(False), lnp.asarray(False), 0, 1, 1, x0, f0, g0,
+         lnp.zeros((maxcor, d), dtype), lnp.zeros((maxcor, d), dtype),
+         lnp.zeros((maxcor,), dtype), lnp.ones((), g0.dtype), 0, 0)
+    converged, failed, k, nfev, ngev, x, f, g, *_, status, _ = while_loop(
+        lambda s: ~s[0] & ~s[1], body, s)
+    return OptimizeResults(x=x, success=converged & ~failed, status=status, fun=f, jac=g,
+                           hess_inv=None, nfev=nfev, njev=ngev, nit=k)
+
+
 def minimize(fun, x0, args=(), *, method, tol=None, options=None):
-    """Minimise the scalar function fun(x, *args) of a 1-D array x from x0. Only
-    method='BFGS' is available; its options are maxiter, norm, gtol and
-    line_search_maxiter. tol is accepted for SciPy compatibility and, as in JAX, unused
-    (set options['gtol'])."""
+    """Minimise the scalar function fun(x, *args) of a 1-D array x from x0, by
+    method='BFGS' (options maxiter, norm, gtol, line_search_maxiter) or, as JAX names it,
+    'l-bfgs-experimental-do-not-rely-on-this' (options maxiter, norm, maxcor, ftol, gtol,
+    maxfun, maxgrad, maxls). tol is accepted for SciPy compatibility and, as in JAX,
+    unused (set options['gtol'])."""
     if not isinstance(args, tuple):
         raise TypeError(f"args argument to jax.scipy.optimize.minimize must be a tuple, "
                         f"got {args}")
-    if method.lower() != "bfgs":
+    methods = {"bfgs": minimize_bfgs,
+               "l-bfgs-experimental-do-not-rely-on-this": minimize_lbfgs}
+    if method.lower() not in methods:
         raise ValueError(f"Method {method} not recognized")
     x0 = lnp.asarray(x0)
     if x0.ndim != 1:
         raise ValueError(f"minimize: x0 must be a 1-D array, got shape {x0.shape}")
-    return minimize_bfgs(lambda x: fun(x, *args), x0, **(options or {}))
+    return methods[method.lower()](lambda x: fun(x, *args), x0, **(options or {}))
 
 
 __all__ = ["OptimizeResults", "minimize"]

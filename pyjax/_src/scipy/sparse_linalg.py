@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from pyjax._src import tree_util
+from pyjax._src.array import Array
+from pyjax._src.core.avals import get_aval
 from pyjax._src.flatten_util import ravel_pytree
 from pyjax._src.lax.control_flow.fori import fori_loop
 from pyjax._src.lax.control_flow.loops import while_loop
@@ -15,17 +17,24 @@ from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy import linalg as np_linalg
 from pyjax._src.numpy import reductions as red
 from pyjax._src.numpy import ufuncs
+from pyjax._src.numpy.util import convert
 
 
 def _as_linear_operator(A):
-    """A function x -> A x for a callable or a square matrix."""
+    """A function x -> A x for a callable, a square matrix, or an object with a
+    `__matmul__` (and, if it has one, a square `shape`)."""
     if callable(A):
         return A
-    if hasattr(A, "shape") and hasattr(A, "ndim"):
+    if isinstance(A, (np.ndarray, Array)):
         if A.ndim != 2 or A.shape[0] != A.shape[1]:
             raise ValueError(f"linear operator must be a square matrix, but has shape: "
                              f"{A.shape}")
         return lambda x: lnp.matmul(A, x, precision="highest")
+    if hasattr(A, "__matmul__"):
+        if hasattr(A, "shape") and (len(A.shape) != 2 or A.shape[0] != A.shape[1]):
+            raise ValueError(f"linear operator must be a square matrix, but has shape: "
+                             f"{A.shape}")
+        return lambda x: A @ x
     raise TypeError(f"linear operator must be either a function or ndarray: {A}")
 
 
@@ -180,8 +189,11 @@ def _isolve(solver, A, b, x0, tol, atol, maxiter, M, symmetric):
 
         def flat(f):
             return lambda v: ravel_pytree(f(unravel(v)))[0].astype(b_flat.dtype)
-        return unravel(solver(flat(matvec), b_flat, x0_flat, flat(precondition), tol, atol,
-                              maxiter))
+        x = unravel(solver(flat(matvec), b_flat, x0_flat, flat(precondition), tol, atol,
+                           maxiter))
+        # x is weakly typed when all of b is (JAX's solvers mix b's leaves in every step)
+        weak = all(get_aval(leaf).weak_type for leaf in tree_util.tree_leaves(b))
+        return tree_util.tree_map(lambda x: convert(x, x.dtype, weak), x)
 
     if symmetric:   # a real positive definite operator is its own transpose
         symmetric = not any(lnp.iscomplexobj(leaf) for leaf in tree_util.tree_leaves(b))

@@ -84,6 +84,24 @@ class BCOO:
         return f"BCOO({self.dtype.name}{list(self.shape)}, nse={self.nse})"
 
 
+def bcoo_dot_general(lhs, rhs, *, dimension_numbers, precision=None,
+                     preferred_element_type=None, out_sharding=None):
+    """lax.dot_general of a BCOO matrix and a dense array, for the products pyjax's
+    2-D BCOO holds: one lhs dimension contracted with the rhs's first, no batch
+    dimensions (the stored entries are multiplied exactly, so precision does not
+    apply)."""
+    (lhs_contract, rhs_contract), (lhs_batch, rhs_batch) = dimension_numbers
+    if not isinstance(lhs, BCOO) or isinstance(rhs, BCOO) or lhs_batch or rhs_batch \
+            or len(lhs_contract) != 1 or tuple(rhs_contract) != (0,):
+        raise NotImplementedError(
+            f"bcoo_dot_general: pyjax multiplies a BCOO lhs by a dense rhs, contracting "
+            f"one lhs dimension with the rhs's first and no batch dimensions; got "
+            f"{type(lhs).__name__} and {type(rhs).__name__} with dimension_numbers "
+            f"{dimension_numbers}")
+    out = (lhs if lhs_contract[0] == 1 else lhs.T) @ rhs
+    return out if preferred_element_type is None else out.astype(preferred_element_type)
+
+
 tree_util.register_pytree_node(
     BCOO, lambda m: ((m.data, m.indices), m.shape),
     lambda shape, children: BCOO(tuple(children), shape=shape))
