@@ -10,7 +10,7 @@ from pyjax._src import dtypes, errors, tree_util
 from pyjax._src.api.shapes import abstractify
 from pyjax._src.backends import numpy_backend
 from pyjax._src.core import jaxpr as jx
-from pyjax._src.core.avals import ShapedArray, get_aval
+from pyjax._src.core.avals import AbstractRef, ShapedArray, get_aval
 from pyjax._src.core.trace import define_primitive, set_current_trace
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters import partial_eval as pe
@@ -148,26 +148,38 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
         nums = _static_positions(static_argnums, len(args))
         dyn = [a for i, a in enumerate(args) if i not in nums]
         leaves, in_tree = tree_util.flatten((dyn, kwargs))
+        # jax.Ref arguments reach the function by closure: the trace captures them (as
+        # it does refs the function closes over), their values go in last and those
+        # written come back last
+        is_ref = [type(get_aval(x)) is AbstractRef for x in leaves]
+        refs = [x for x, r in zip(leaves, is_ref) if r]
+        leaves = [x for x, r in zip(leaves, is_ref) if not r]
         found = {}
 
         def flat_fun(*xs):
-            call_args, call_kwargs = tree_util.tree_unflatten(in_tree, xs)
+            merged = merge_lists(is_ref, list(xs), refs)
+            call_args, call_kwargs = tree_util.tree_unflatten(in_tree, merged)
             it = iter(call_args)
             full = [args[i] if i in nums else next(it) for i in range(len(args))]
             out_leaves, found["out_tree"] = tree_util.flatten(fun(*full, **call_kwargs))
             return out_leaves
 
         try:
-            closed, hoisted = pe.trace_to_closed_jaxpr(
-                flat_fun, [get_aval(x) for x in leaves], pe.debug_info_of(fun))
+            closed, hoisted, captures = pe.trace_to_closed_jaxpr(
+                flat_fun, [get_aval(x) for x in leaves], pe.debug_info_of(fun),
+                capture_refs=True)
         except errors.ConcretizationTypeError as err:
             err.add_note("In a function decorated with jax.checkpoint, mark arguments that "
                          "Python control flow depends on with the `static_argnums` "
                          "argument of jax.checkpoint.")
             raise
-        outs = checkpoint_p.bind(*hoisted, *leaves, jaxpr=closed, prevent_cse=prevent_cse,
+        outs = checkpoint_p.bind(*hoisted, *leaves, *[c.ref[...] for c in captures],
+                                 jaxpr=closed, prevent_cse=prevent_cse,
                                  differentiated=False, policy=policy)
-        return tree_util.tree_unflatten(found["out_tree"], outs)
+        written = [c.ref for c in captures if c.written]
+        for ref, value in zip(written, outs[len(outs) - len(written):]):
+            ref._value = value
+        return tree_util.tree_unflatten(found["out_tree"], outs[:len(outs) - len(written)])
     return fun_remat
 
 

@@ -144,15 +144,20 @@ class CacheEntry:
     """One trace: the jaxpr for one cache key, with its input and output structure."""
 
     __slots__ = ("closed_jaxpr", "in_tree", "out_tree", "hoisted", "in_avals",
-                 "leaf_shardings", "ref_leaves")
+                 "leaf_shardings", "ref_leaves", "closed_refs", "closed_written")
 
-    def __init__(self, closed_jaxpr, in_tree, out_tree, hoisted, in_avals, ref_leaves=()):
+    def __init__(self, closed_jaxpr, in_tree, out_tree, hoisted, in_avals, ref_leaves=(),
+                 closed_refs=(), closed_written=()):
         self.closed_jaxpr, self.in_tree, self.out_tree = closed_jaxpr, in_tree, out_tree
         self.hoisted, self.in_avals = hoisted, in_avals
         self.leaf_shardings = {}   # mesh context -> JitCache.leaf_shardings' answer
         # positions of the jax.Ref argument leaves: the jaxpr takes their values and
         # returns their final values after out_tree's outputs
         self.ref_leaves = ref_leaves
+        # the jax.Refs the function closes over: their values are the jaxpr's last
+        # inputs, and the final values of those it writes (closed_written) its last
+        # outputs, after the Ref arguments'
+        self.closed_refs, self.closed_written = closed_refs, closed_written
 
 
 # read on every cached call
@@ -351,7 +356,7 @@ class JitCache:
         def flat_fun(*leaf_tracers):
             # A Ref argument is discharged: the function sees a Ref holding its traced
             # value, and the value it holds at the end is an extra output.
-            refs = [AbstractRef.ref_type(leaf_tracers[i], traced=True) for i in ref_leaves]
+            refs = [AbstractRef.ref_type(leaf_tracers[i]) for i in ref_leaves]
             if refs:
                 leaf_tracers = list(leaf_tracers)
                 for i, ref in zip(ref_leaves, refs):
@@ -383,13 +388,16 @@ class JitCache:
         debug = pe.DebugInfo(self.debug_name, self.location,
                              _flat_arg_names(self.arg_names, args, static_nums, dyn_kwargs))
         traced_avals = tuple(a.inner_aval if type(a) is AbstractRef else a for a in in_avals)
-        closed, hoisted = pe.trace_to_closed_jaxpr(flat_fun, traced_avals, debug)
+        closed, hoisted, captures = pe.trace_to_closed_jaxpr(flat_fun, traced_avals, debug,
+                                                             capture_refs=True)
         # Drop work no output needs (e.g. a forward scan's unused ys under grad) before
         # any executor sees it; effectful equations stay.
         jaxpr, consts, _ = pe.dce_closed_jaxpr(closed.jaxpr, closed.consts, None)
         if len(jaxpr.eqns) != len(closed.jaxpr.eqns):
             closed = ClosedJaxpr(jaxpr, consts)
-        return CacheEntry(closed, in_tree, traced["out_tree"], hoisted, in_avals, ref_leaves)
+        return CacheEntry(closed, in_tree, traced["out_tree"], hoisted, in_avals, ref_leaves,
+                          tuple(c.ref for c in captures),
+                          tuple(c.ref for c in captures if c.written))
 
     def entry_for(self, fun, args, kwargs, abstract=False):
         """(the trace for this call, its argument leaves, their donation flags): from the
@@ -457,7 +465,7 @@ class JitCache:
         if config.disable_jit_flag.value:
             return fun(*args, **kwargs)
         entry, leaves, donated = self.entry_for(fun, args, kwargs)
-        if entry.ref_leaves:
+        if entry.ref_leaves or entry.closed_refs:
             return self.call_with_refs(entry, leaves)
         if current_trace() is not Trace.root or entry.hoisted:
             return tree_util.tree_unflatten(entry.out_tree,
@@ -495,8 +503,9 @@ class JitCache:
         return tree_util.tree_unflatten(entry.out_tree, outs)
 
     def call_with_refs(self, entry, leaves):
-        """A call given jax.Refs: their values go in, and the values the function left
-        in them come back (after its results) and are stored in them."""
+        """A call given jax.Refs or closing over them: their values go in, and the values
+        the function left in them come back (after its results) and are stored in
+        them."""
         refs = [leaves[i] for i in entry.ref_leaves]
         if len({id(ref) for ref in refs}) < len(refs):
             raise ValueError(
@@ -505,15 +514,17 @@ class JitCache:
         values = list(leaves)
         for i, ref in zip(entry.ref_leaves, refs):
             values[i] = ref[...]
+        closed = [ref[...] for ref in entry.closed_refs]
         if current_trace() is not Trace.root or entry.hoisted:
-            outs = self.bind_nested(entry, values, None)
+            outs = self.bind_nested(entry, values + closed, None)
         else:
             dispatch.check_execution_allowed(self.debug_name)
-            arrays = _as_arrays(values, entry.in_avals)
+            arrays = _as_arrays(values, entry.in_avals) + closed
             outs = dispatch.run_closed_jaxpr(entry.closed_jaxpr, arrays, (), self.device,
                                              compiler_options=self.compiler_options)
-        n_results = len(outs) - len(refs)
-        for ref, value in zip(refs, outs[n_results:]):
+        written = refs + list(entry.closed_written)
+        n_results = len(outs) - len(written)
+        for ref, value in zip(written, outs[n_results:]):
             ref._value = value
         return tree_util.tree_unflatten(entry.out_tree, list(outs[:n_results]))
 

@@ -190,7 +190,10 @@ def _trace_flat(fun, args, kwargs, static_argnums=()):
         out_leaves, traced["out_tree"] = tree_util.flatten(out)
         return out_leaves
 
-    jaxpr, consts = pe.trace_to_jaxpr(flat_fun, in_avals, pe.debug_info_of(fun))
+    # refs the function closes over show as constants; what it writes into them is
+    # not stored (nothing runs)
+    jaxpr, consts = pe.refs_as_consts(*pe.trace_to_jaxpr(
+        flat_fun, in_avals, pe.debug_info_of(fun), capture_refs=True))
     return jaxpr, consts, traced["out_tree"]
 
 
