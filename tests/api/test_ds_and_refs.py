@@ -184,6 +184,27 @@ def test_ref_views_are_read_and_written_through_transformations(transform):
     assert zeros.tolist() == [0.0, 0.0]
 
 
+def test_vmap_maps_ref_arguments():
+    x = jnp.arange(12.).reshape(3, 4)
+    for in_axes, idx in [(0, 1), (1, slice(0, 2)), (0, ...)]:
+        def f(r, idx=idx):
+            return r[idx]
+        assert jax.vmap(f, in_axes=in_axes)(jax.new_ref(x)).tolist() == \
+            jax.vmap(f, in_axes=in_axes)(x).tolist()
+    r = jax.new_ref(jnp.zeros((3, 2)))
+
+    def g(r, v):
+        r[...] += v
+        return v * 2
+    assert jax.vmap(g)(r, jnp.arange(3.)).tolist() == [0.0, 2.0, 4.0]
+    assert r[...].tolist() == [[0.0, 0.0], [1.0, 1.0], [2.0, 2.0]]
+    assert jax.jit(lambda: jax.vmap(g)(r, jnp.ones(3)))().tolist() == [2.0, 2.0, 2.0]
+    assert r[...].tolist() == [[1.0, 1.0], [2.0, 2.0], [3.0, 3.0]]
+    with pytest.raises(ValueError, match="only one reference to a mutable array may be "
+                       "passed as an argument to a function"):
+        jax.vmap(lambda a, b: 0)(r, r)
+
+
 def test_remat_writes_refs_it_closes_over():
     c = jax.new_ref(0.)
 

@@ -7,7 +7,7 @@ import operator
 
 from pyjax._src import config, tree_util
 from pyjax._src.array import as_array
-from pyjax._src.core.avals import get_aval, is_valid_jax_type
+from pyjax._src.core.avals import AbstractRef, get_aval, is_valid_jax_type
 from pyjax._src.core.trace import check_for_leaks, set_current_trace
 from pyjax._src.interpreters import batching
 from pyjax._src.util import check_callable
@@ -70,14 +70,26 @@ def _call(fun, in_axes, out_axes, axis_name, axis_size, args, kwargs, spmd_name=
     kw_leaves, kw_tree = tree_util.flatten(kwargs)
     leaves = arg_leaves + kw_leaves
     axes = tree_util.prefix_broadcast(in_axes, arg_tree, "vmap in_axes") + [0] * len(kw_leaves)
-    size, axes = _mapped_size(fun, args, kwargs, leaves, axes, axis_size)
-    split = _batch_sharding(leaves, axes)
+    # jax.Ref arguments mapped along an axis: the function sees a Ref holding the
+    # batched value, and the value it leaves there is stored back, mapped alike
+    refs = {i: x for i, x in enumerate(leaves) if type(x) is AbstractRef.ref_type}
+    if len({id(r) for r in refs.values()}) < len(refs):
+        raise ValueError("only one reference to a mutable array may be passed as an "
+                         "argument to a function, but vmap was given the same jax.Ref "
+                         "twice.")
+    values = [refs[i][...] if i in refs else x for i, x in enumerate(leaves)]
+    size, axes = _mapped_size(fun, args, kwargs, values, axes, axis_size)
+    split = _batch_sharding(values, axes)
     if split is not None and spmd_name is not None:
         spmd_name = _spmd_name_for(spmd_name, split)
     axis = batching.AxisData(axis_name, size, spmd_name, split)
     trace = batching.BatchTrace(axis)
     ins = [x if ax is None else batching.BatchTracer(trace, x, ax)
-           for x, ax in zip(leaves, axes)]
+           for x, ax in zip(values, axes)]
+    mapped_refs = {i: AbstractRef.ref_type(ins[i], owner=trace)
+                   for i in refs if axes[i] is not None}
+    for i, ref in refs.items():
+        ins[i] = mapped_refs.get(i, ref)
     try:
         entry = () if split is None else split.spec.partitions[0]
         with batching.extend_axis_env(axis_name, size), set_current_trace(trace), \
@@ -90,10 +102,14 @@ def _call(fun, in_axes, out_axes, axis_name, axis_size, args, kwargs, spmd_name=
             out = fun(*call_args, **call_kwargs)
         out_leaves, out_tree = tree_util.flatten(out)
         infos = [trace.to_batch_info(x) for x in out_leaves]
+        ref_infos = {i: trace.to_batch_info(ref[...]) for i, ref in mapped_refs.items()}
     finally:
         trace.end()
-    del ins, call_args, call_kwargs, out, out_leaves
+    del ins, call_args, call_kwargs, out, out_leaves, mapped_refs
     check_for_leaks(trace)
+    for i, (val, dim) in ref_infos.items():
+        with batching.rule_axis(axis):
+            refs[i]._value = batching.move_or_broadcast(val, dim, axes[i], size)
     out_axes_flat = tree_util.prefix_broadcast(out_axes, out_tree, "vmap out_axes")
     results = []
     for i, ((val, dim), out_axis) in enumerate(zip(infos, out_axes_flat)):
