@@ -36,3 +36,17 @@ def test_bad_state_is_refused():
         exp_random.StatefulPRNG(jax.random.key(0), 0)
     with pytest.raises(TypeError, match="requires an explicit seed"):
         jax.jit(lambda: exp_random.stateful_rng().key())()
+
+
+def test_vmap_over_a_split_generator():
+    rng = exp_random.stateful_rng(123)
+    out = jax.vmap(lambda r, x: x + r.uniform())(rng.split(3), jax.numpy.zeros(3))
+    assert out.tolist() == [0.3552595376968384, 0.21937882900238037, 0.5336955785751343]
+    # in_axes that leave the generator unmapped rebuild it over placeholders first
+    rng = exp_random.stateful_rng(758943)
+    split = rng.split(4)
+    out = jax.vmap(lambda r, x: x + r.uniform(), in_axes=(0, 0))(split,
+                                                                 jax.numpy.arange(4.))
+    assert out.tolist() == [0.9114396572113037, 1.3816978931427002, 2.3661561012268066,
+                            3.132561683654785]
+    assert split._counter[...].tolist() == [1, 1, 1, 1]

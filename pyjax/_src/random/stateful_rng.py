@@ -37,6 +37,8 @@ class StatefulPRNG:
     _counter: refs.Ref
 
     def __post_init__(self):
+        if self._counter is tree_util.SENTINEL:   # rebuilt over placeholders (vmap axes)
+            return
         if not (isinstance(self._base_key, (Array, Tracer))
                 and dtypes.issubdtype(self._base_key.dtype, dtypes.prng_key)):
             raise ValueError(f"Expected base_key to be a typed PRNG key; got {self._base_key}")
