@@ -106,6 +106,30 @@ def test_refs_in_jit_refuse_what_jax_refuses():
         jax.jit(lambda r: r)(r)
     with pytest.raises(ValueError, match="only one reference to a mutable array"):
         jax.jit(lambda a, b: 0)(r, r)
+    # JAX's words, naming the arguments and where a returned ref came from
+    with pytest.raises(ValueError, match="for jit the mutable array reference of type "
+                       "Ref{float32\\[3\\]} appeared at both x_ref and y_ref."):
+        jax.jit(lambda x_ref, y_ref: x_ref[...] + y_ref[...])(r, r)
+    with pytest.raises(ValueError, match="for jit, a mutable array reference of type "
+                       "Ref{float32\\[3\\]} was both closed over and passed as the "
+                       "argument y_ref"):
+        jax.jit(lambda y_ref: r[...] + y_ref[...])(r)
+    with pytest.raises(ValueError, match="returned.\n\nThe returned mutable array was "
+                       "passed in as the argument x."):
+        jax.jit(lambda x: x)(r)
+    with pytest.raises(ValueError, match="traced for jit returned a mutable array "
+                       "reference of type Ref{float32\\[\\]}, but mutable array references "
+                       "cannot be returned.\n\nThe returned mutable array was created on "
+                       "line .*test_ds_and_refs.py"):
+        jax.jit(lambda: jax.new_ref(1.))()
+    with pytest.raises(ValueError, match="traced for scan returned a mutable array "
+                       "reference of type Ref{int32\\[\\]}"):
+        jax.lax.scan(lambda c, x: (jax.new_ref(c), x), 0, jnp.arange(3))
+    with pytest.raises(ValueError, match="traced for cond returned a mutable array"):
+        jax.lax.cond(True, lambda: jax.new_ref(1.0), lambda: jax.new_ref(2.0))
+    with pytest.raises(ValueError, match="for cond the mutable array reference of type "
+                       "Ref{float32\\[3\\]} appeared at both x1 and x2."):
+        jax.lax.cond(True, lambda x1, x2: 1., lambda x1, x2: 1., r, r)
 
 
 def test_closed_over_refs_are_read_and_written_by_jit():

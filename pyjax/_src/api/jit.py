@@ -369,10 +369,11 @@ class JitCache:
             out_leaves, out_tree = tree_util.flatten(out)
             for leaf in out_leaves:
                 if type(getattr(leaf, "aval", None)) is AbstractRef:
-                    raise ValueError(
-                        f"function {self.debug_name} traced for jit returned a mutable "
-                        f"array reference of type {leaf.aval.str_short(True)}, but mutable "
-                        "array references cannot be returned.")
+                    arg = next((k for k, ref in enumerate(refs) if ref is leaf), None)
+                    names = debug.arg_names
+                    raise pe.returned_ref_error(
+                        debug, "jit", leaf, None if arg is None else
+                        names[ref_leaves[arg]] if names else f"args[{ref_leaves[arg]}]")
                 if isinstance(leaf, shapes.ShapeDtypeStruct):
                     raise TypeError("A ShapeDtypeStruct does not have a value and cannot be "
                                     f"used as a constant in a JAX function: {self.debug_name}"
@@ -466,7 +467,7 @@ class JitCache:
             return fun(*args, **kwargs)
         entry, leaves, donated = self.entry_for(fun, args, kwargs)
         if entry.ref_leaves or entry.closed_refs:
-            return self.call_with_refs(entry, leaves)
+            return self.call_with_refs(entry, leaves, args, kwargs)
         if current_trace() is not Trace.root or entry.hoisted:
             return tree_util.tree_unflatten(entry.out_tree,
                                             self.bind_nested(entry, leaves, donated))
@@ -502,15 +503,14 @@ class JitCache:
                                          compiler_options=self.compiler_options)
         return tree_util.tree_unflatten(entry.out_tree, outs)
 
-    def call_with_refs(self, entry, leaves):
+    def call_with_refs(self, entry, leaves, args, kwargs):
         """A call given jax.Refs or closing over them: their values go in, and the values
         the function left in them come back (after its results) and are stored in
         them."""
         refs = [leaves[i] for i in entry.ref_leaves]
-        if len({id(ref) for ref in refs}) < len(refs):
-            raise ValueError(
-                f"only one reference to a mutable array may be passed as an argument to a "
-                f"function, but {self.debug_name} was given the same jax.Ref twice.")
+        if len({id(ref) for ref in refs}) < len(refs) or \
+                any(ref in entry.closed_refs for ref in refs):
+            raise self._aliased_refs_error(entry, refs, args, kwargs)
         values = list(leaves)
         for i, ref in zip(entry.ref_leaves, refs):
             values[i] = ref[...]
@@ -527,6 +527,28 @@ class JitCache:
         for ref, value in zip(written, outs[n_results:]):
             ref._value = value
         return tree_util.tree_unflatten(entry.out_tree, list(outs[:n_results]))
+
+    def _aliased_refs_error(self, entry, refs, args, kwargs):
+        """JAX's error for a Ref passed twice, or passed and closed over."""
+        _, dyn_kwargs, _, static_nums = self.split(args, kwargs)
+        names = _flat_arg_names(self.arg_names, args, static_nums, dyn_kwargs) or \
+            [f"args[{i}]" for i in range(len(entry.in_avals))]
+        where = pe.DebugInfo(self.debug_name, self.location, None).describe()
+        for k, ref in enumerate(refs):
+            name = names[entry.ref_leaves[k]]
+            ty = ref.aval.str_short(True)
+            if ref in entry.closed_refs:
+                return ValueError(
+                    f"when tracing {where} for jit, a mutable array reference of type {ty} "
+                    f"was both closed over and passed as the argument {name}")
+            first = next(j for j, r in enumerate(refs) if r is ref)
+            if first != k:
+                return ValueError(
+                    "only one reference to a mutable array may be passed as an argument "
+                    f"to a function, but when tracing {where} for jit the mutable array "
+                    f"reference of type {ty} appeared at both "
+                    f"{names[entry.ref_leaves[first]]} and {name}.")
+        raise AssertionError("no aliased jax.Ref")
 
     def bind_nested(self, entry, leaves, donated):
         """Under a transformation (or with hoisted constants): jit is a primitive of the

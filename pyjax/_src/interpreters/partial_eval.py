@@ -211,6 +211,24 @@ def vary_like(x, aval):
     return _vary(x, missing) if missing else x
 
 
+def returned_ref_error(debug_info, api_name, ref, arg_name=None):
+    """JAX's error for a function traced for `api_name` (jit, scan, cond) that returned
+    the jax.Ref `ref`: where the ref came from, an argument or a line."""
+    where = debug_info.describe() if debug_info else "<unknown>"
+    origin = getattr(ref, "_origin", None)
+    if arg_name is not None:
+        came = f"\n\nThe returned mutable array was passed in as the argument {arg_name}."
+    elif origin is not None:
+        came = (f"\n\nThe returned mutable array was created on line {origin[0]}:"
+                f"{origin[1]} ({origin[2]}).")
+    else:
+        came = ""
+    return ValueError(
+        f"function {where} traced for {api_name} returned a mutable array reference of "
+        f"type {ref.aval.str_short(True)}, but mutable array references cannot be "
+        f"returned.{came}")
+
+
 class RefCapture:
     """A jax.Ref of an enclosing scope used inside a trace: its value there on entry
     (`outer`), the trace's input standing for it, and the value the trace leaves in it."""

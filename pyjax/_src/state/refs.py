@@ -16,6 +16,7 @@ from pyjax._src import tree_util
 from pyjax._src.core.avals import AbstractRef, get_aval
 from pyjax._src.core.trace import Tracer, current_trace
 from pyjax._src.interpreters import ad, batching
+from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.numpy import lax_numpy as jnp
 
 
@@ -55,14 +56,16 @@ class _RefLike:
 class Ref(_RefLike):
     """A mutable reference to an array (make one with `jax.new_ref(value)`)."""
 
-    __slots__ = ("_stored", "_owner", "__weakref__")
+    __slots__ = ("_stored", "_owner", "_origin", "__weakref__")
 
-    def __init__(self, value, owner=None):
+    def __init__(self, value, owner=None, origin=None):
         # `owner`: the trace the ref was made in (default: the current one). Traces
         # below it that stage a function (jit, make_jaxpr) capture the ref: it enters
         # them as an input and what they write into it comes back as an output.
+        # `origin`: (file, line, function) of the user's line that made it, for errors.
         self._stored = value
         self._owner = current_trace() if owner is None else owner
+        self._origin = origin
 
     def _check_live(self):
         if self._stored is None:
@@ -177,7 +180,7 @@ def addupdate(ref: Ref, idx, x) -> None:
 def new_ref(init_val, *, memory_space=None, kind=None) -> Ref:
     """A new mutable reference holding a copy of `init_val`."""
     _check_refs_allowed()
-    return Ref(jnp.array(init_val))
+    return Ref(jnp.array(init_val), origin=pe.user_frame())
 
 
 def _check_refs_allowed():

@@ -31,6 +31,9 @@ def trace_fun(fun, in_tree, in_avals, api_name, capture_refs=False):
         out = fun(*tree_util.tree_unflatten(in_tree, args))
         leaves, traced["out_tree"] = tree_util.flatten(out)
         for leaf in leaves:
+            if type(getattr(leaf, "aval", None)) is AbstractRef:
+                raise pe.returned_ref_error(pe.debug_info_of(fun),
+                                            api_name.removeprefix("lax."), leaf)
             if not is_valid_jax_type(leaf):
                 raise TypeError(
                     f"{api_name}: the function {fun_description(fun)} returned a value of "
@@ -44,7 +47,7 @@ def trace_fun(fun, in_tree, in_avals, api_name, capture_refs=False):
     return (closed, list(consts), traced["out_tree"]) + tuple(captures)
 
 
-def refs_by_closure(funs, leaves, in_tree):
+def refs_by_closure(funs, leaves, in_tree, api_name):
     """jax.Ref operands (leaves whose type is a Ref's) passed to `funs` by closure
     instead, so their traces capture them as closed-over refs. Returns (funs of the
     other leaves, positionally, those leaves, their treedef)."""
@@ -52,6 +55,8 @@ def refs_by_closure(funs, leaves, in_tree):
     if not any(is_ref):
         return funs, leaves, in_tree
     refs = [x for x, r in zip(leaves, is_ref) if r]
+    if len({id(r) for r in refs}) < len(refs):
+        raise _aliased_operands_error(funs[0], leaves, in_tree, api_name)
     rest = [x for x, r in zip(leaves, is_ref) if not r]
 
     def passing_refs(fun):
@@ -61,6 +66,33 @@ def refs_by_closure(funs, leaves, in_tree):
         return with_refs
     return ([passing_refs(f) for f in funs], rest,
             tree_util.tree_structure(tuple(rest)))
+
+
+def _aliased_operands_error(fun, leaves, in_tree, api_name):
+    """JAX's error for one jax.Ref passed as two operands, naming them by `fun`'s
+    parameters."""
+    try:
+        params = list(inspect.signature(fun).parameters)
+    except (TypeError, ValueError):
+        params = []
+    operands = tree_util.tree_unflatten(in_tree, list(range(len(leaves))))
+    names = {}
+    for path, i in tree_util.tree_flatten_with_path(operands)[0]:
+        top = path[0].idx
+        names[i] = (params[top] if top < len(params) else f"args[{top}]") + \
+            tree_util.keystr(path[1:])
+    seen = {}
+    for i, x in enumerate(leaves):
+        if type(get_aval(x)) is AbstractRef:
+            if id(x) in seen:
+                return ValueError(
+                    "only one reference to a mutable array may be passed as an argument "
+                    f"to a function, but when tracing {pe.debug_info_of(fun).describe()} "
+                    f"for {api_name} the mutable array reference of type "
+                    f"{get_aval(x).str_short(True)} appeared at both {names[seen[id(x)]]} "
+                    f"and {names[i]}.")
+            seen[id(x)] = i
+    raise AssertionError("no aliased jax.Ref")
 
 
 def refs_as_carries(closed, in_at, out_at, captures, union=None, outputs=True):

@@ -256,7 +256,7 @@ def _bind_branches(api_name, index, funs, names, operands, display_order=None):
         if not is_valid_jax_type(x):
             raise TypeError(f"{api_name}: operand {x!r:.100} of type {type(x)} is not a "
                             "valid JAX type; operands must be arrays or scalars (in pytrees).")
-    funs, ops, ops_tree = common.refs_by_closure(funs, ops, ops_tree)
+    funs, ops, ops_tree = common.refs_by_closure(funs, ops, ops_tree, api_name)
     jaxprs, consts, out_trees, refs = common.trace_branches(
         funs, ops_tree, common.avals_of(ops), api_name)
     num_out = len(jaxprs[0].out_avals) - len(refs)
