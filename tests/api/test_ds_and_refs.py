@@ -238,6 +238,24 @@ def test_remat_writes_refs_it_closes_over():
     assert float(jax.remat(h)(2.)) == 4.0 and float(c[...]) == 2.0
 
 
+def test_scan_over_a_ref_sees_views_of_its_rows():
+    def body(_, index_x):
+        index, x = index_x
+        x[...] += index
+        return (), x[...]
+    for scan in (jax.lax.scan, jax.jit(jax.lax.scan, static_argnums=0,
+                                       static_argnames="reverse")):
+        for reverse in (False, True):
+            x_mut = jax.new_ref(np.arange(5))
+            ys = scan(body, (), (np.arange(5), x_mut), reverse=reverse)[1]
+            assert ys.tolist() == [0, 2, 4, 6, 8] == x_mut[...].tolist()
+
+    def f(xs):
+        xs_ref = jax.new_ref(xs)
+        return jax.lax.scan(lambda c, x_ref: (c + x_ref[...], None), 0., xs_ref)[0]
+    assert jax.grad(f)(jnp.arange(3.)).tolist() == [1.0, 1.0, 1.0]
+
+
 def test_make_jaxpr_shows_closed_over_refs_as_constants():
     m = jax.new_ref(jnp.ones(2))
 

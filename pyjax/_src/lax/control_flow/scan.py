@@ -9,7 +9,7 @@ import numpy as np
 from pyjax._src import config, errors, tree_util
 from pyjax._src.array import as_array
 from pyjax._src.core import jaxpr as jx
-from pyjax._src.core.avals import get_aval
+from pyjax._src.core.avals import AbstractRef, get_aval
 from pyjax._src.core.trace import Tracer, define_primitive, set_current_trace
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters import partial_eval as pe
@@ -420,6 +420,22 @@ def _trace_scan(f, init, xs, xs_flat, x_avals):
     return init_flat, init_tree, carry_avals, jaxpr, consts, children, captures
 
 
+def _scan_over_refs(f, xs_flat, xs_tree, length):
+    """jax.Refs among xs, as JAX scans them: each iteration's body sees the view
+    `ref.at[i]` of its row (read and written through the ref, which the body then
+    captures as closed over). The body is given the iteration index instead."""
+    is_ref = [type(get_aval(x)) is AbstractRef for x in xs_flat]
+    refs = [x for x, r in zip(xs_flat, is_ref) if r]
+    rest = [x for x, r in zip(xs_flat, is_ref) if not r]
+
+    def over_rows(carry, xs):
+        *values, i = xs
+        rows = [ref.at[i] for ref in refs]
+        return f(carry, tree_util.tree_unflatten(xs_tree, merge_lists(is_ref, values, rows)))
+    index = st.iota(np.int32, length)
+    return over_rows, rest + [index], tree_util.flatten(tuple(rest + [index]))[1]
+
+
 def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpose=False):
     """Loops `carry, y = f(carry, x)` over the leading axis of xs, returning the final
     carry and the stacked ys. f is traced once; the carry keeps its structure and types.
@@ -429,6 +445,9 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
         raise TypeError("lax.scan: f argument should be a callable.")
     xs_flat, xs_tree = tree_util.flatten(xs)
     length = _scan_length(xs_flat, length)
+    if any(type(get_aval(x)) is AbstractRef for x in xs_flat):
+        f, xs_flat, xs_tree = _scan_over_refs(f, xs_flat, xs_tree, length)
+        xs = tree_util.tree_unflatten(xs_tree, xs_flat)
     specs = [get_aval(x).sharding.spec for x in xs_flat]
     if any(spec.partitions[:1] not in ((), (None,)) for spec in specs):
         raise ValueError("0th dimension of all xs should be replicated. Got "
