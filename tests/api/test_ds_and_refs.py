@@ -298,6 +298,18 @@ def test_ref_module():
         r[...] = 1.0
     with pytest.raises(ValueError, match="Invalid shape for `addupdate`"):
         jax.ref.addupdate(r, ..., 2.0)
+    # as JAX's: integers and weakly typed floats are cast to the ref's dtype, no others
+    v = jax.new_ref(jnp.array([0, 0, 0]))
+    v[...] = jnp.ones(3, jnp.int16)
+    assert repr(v) == "Ref([1, 1, 1], dtype=int32)"
+    with pytest.raises(ValueError, match="Invalid dtype for `swap`. Ref dtype: int32. "
+                       "Value dtype: float32."):
+        v[...] += 1.0
+    with pytest.raises(ValueError, match="Ref dtype: float32. Value dtype: float16."):
+        r[...] = jnp.ones(3, "float16")
+    b = jax.new_ref(jnp.array(0, dtype="bfloat16"))
+    b[...] += 1.0
+    assert repr(b) == "Ref(1, dtype=bfloat16)"
     c = jax.new_ref(0)
     assert repr(c) == "Ref(0, dtype=int32, weak_type=True)"
     c[...] += 2

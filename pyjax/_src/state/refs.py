@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from pyjax._src import tree_util
+from pyjax._src import dtypes, tree_util
 from pyjax._src.core.avals import AbstractRef, get_aval
 from pyjax._src.core.trace import Tracer, current_trace
 from pyjax._src.interpreters import ad, batching
@@ -147,16 +147,30 @@ def get(ref: Ref, idx=None):
 
 def swap(ref: Ref, idx, value, _function_name="ref_swap"):
     """Stores `value` at `ref[idx]` and returns what was there: jax.ref.swap. The value
-    must have exactly the shape of `ref[idx]`; its dtype is cast to the ref's."""
+    must have exactly the shape of `ref[idx]` and the ref's dtype (an integer value, or
+    a weakly typed float into a float ref, is cast to it, as in JAX)."""
     current = ref._value
     old = current if _whole(idx) else current[idx]
-    value = jnp.asarray(value, current.dtype)
+    value = _implicit_cast(current.dtype, jnp.asarray(value))
     if value.shape != old.shape:
         raise ValueError(
             f"Invalid shape for `{_function_name}`. Ref shape: {current.shape}. Expected "
             f"shape: {old.shape}. Value shape: {value.shape}. Index: {idx!r}.")
+    if value.dtype != current.dtype:
+        raise ValueError(f"Invalid dtype for `swap`. Ref dtype: {current.dtype}. Value "
+                         f"dtype: {value.dtype}. ")
     ref._value = value if _whole(idx) else current.at[idx].set(value)
     return old
+
+
+def _implicit_cast(dtype, value):
+    """JAX's implicit cast of a stored value: integers to an integer ref's dtype, weakly
+    typed floats to a float ref's."""
+    if (get_aval(value).weak_type and dtypes.issubdtype(dtype, np.floating)
+            and dtypes.issubdtype(value.dtype, np.floating)) or (
+            dtypes.issubdtype(dtype, np.integer) and dtypes.issubdtype(value.dtype, np.integer)):
+        return value.astype(dtype)
+    return value
 
 
 def set(ref: Ref, idx, value) -> None:
@@ -169,7 +183,11 @@ def addupdate(ref: Ref, idx, x) -> None:
     `ref[idx]`."""
     current = ref._value
     target = current if _whole(idx) else current[idx]
-    x = jnp.asarray(x, current.dtype)
+    x = jnp.asarray(x)
+    if x.dtype != current.dtype and not get_aval(x).weak_type:
+        raise ValueError(f"Invalid dtype for `addupdate`. Ref dtype: {current.dtype}. Value "
+                         f"shape: {x.dtype}. ")   # (JAX's words)
+    x = x.astype(current.dtype)
     if x.shape != target.shape:
         raise ValueError(
             f"Invalid shape for `addupdate`. Ref shape: {current.shape}. Expected shape: "
