@@ -158,6 +158,28 @@ def test_closed_over_refs_are_read_and_written_by_jit():
     assert int(jax.jit(lambda: jnp.int32(len(x)))()) == 3
 
 
+def test_compiled_ahead_of_time_reads_and_writes_refs():
+    @jax.jit
+    def f(x_mut):
+        x_mut[...] += 1.
+        x_mut[1] += 5
+    x_mut = jax.new_ref(jnp.zeros(3))
+    f.lower(x_mut).compile()(x_mut)
+    assert x_mut[...].tolist() == [1.0, 6.0, 1.0]
+    y = jax.new_ref(jnp.zeros(3))
+
+    @jax.jit
+    def g():
+        y[...] += 1.
+        y[0] += 1
+        return y[...].sum()
+    lowered = g.lower()
+    assert lowered.out_info.shape == () and lowered.args_info == ((), {})
+    compiled = lowered.compile()
+    assert [float(compiled()) for _ in range(2)] == [4.0, 8.0]
+    assert y[...].tolist() == [4.0, 2.0, 2.0]
+
+
 def test_closed_over_refs_in_control_flow():
     c = jax.new_ref(0)
 

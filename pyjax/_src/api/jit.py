@@ -731,10 +731,21 @@ class PjitFunction:
             given, outs = self._jit.leaf_shardings(args, kwargs, entry)
             shardings = (tuple(s if s is not None else d for s, d in zip(given, described)),
                          outs)
+        refs = None
+        if entry.ref_leaves or entry.closed_refs:
+            if shardings is not None:
+                raise NotImplementedError(
+                    f"jit({self._jit.debug_name}).lower(): pyjax does not lower a "
+                    "computation partitioned over a mesh that reads or writes jax.Refs; "
+                    "call the jitted function instead.")
+            refs = (entry.ref_leaves, entry.closed_refs, entry.closed_written)
+            donated = (donated or (False,) * len(leaves)) + (False,) * len(entry.closed_refs)
+            leaves = [x[...] if i in entry.ref_leaves else x for i, x in enumerate(leaves)]
+            leaves += [ref[...] for ref in entry.closed_refs]
         return aot.lower(entry.closed_jaxpr, entry.in_tree, entry.out_tree,
                          donated or (False,) * len(leaves), self._jit.debug_name, leaves,
                          self._jit.device, shardings, self._jit.compiler_options,
-                         lowering_platforms, traced_mesh)
+                         lowering_platforms, traced_mesh, refs)
 
     def eval_shape(self, *args, **kwargs):
         return self.trace(*args, **kwargs).out_info
