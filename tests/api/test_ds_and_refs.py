@@ -251,6 +251,16 @@ def test_vmap_maps_ref_arguments():
         jax.vmap(lambda a, b: 0)(r, r)
 
 
+def test_vmap_refuses_ref_views_as_jax_does():
+    @jax.jit
+    def f():
+        x_ref = jax.new_ref(jnp.zeros(7))
+        jax.vmap(lambda r: r.__setitem__(..., r[...] + 1))(x_ref.at[1:6])
+    with pytest.raises(TypeError, match="for vmap, TransformedRefs are not allowed, but "
+                       "got a TransformedRef with name r.ref."):
+        f()
+
+
 def test_remat_writes_refs_it_closes_over():
     c = jax.new_ref(0.)
 

@@ -10,6 +10,7 @@ from pyjax._src.array import as_array
 from pyjax._src.core.avals import AbstractRef, get_aval, is_valid_jax_type
 from pyjax._src.core.trace import check_for_leaks, set_current_trace
 from pyjax._src.interpreters import batching
+from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.util import check_callable
 from pyjax._src.util import wraps
 
@@ -73,6 +74,8 @@ def _call(fun, in_axes, out_axes, axis_name, axis_size, args, kwargs, spmd_name=
     # jax.Ref arguments mapped along an axis: the function sees a Ref holding the
     # batched value, and the value it leaves there is stored back, mapped alike
     refs = {i: x for i, x in enumerate(leaves) if type(x) is AbstractRef.ref_type}
+    if refs:
+        _refuse_ref_views(fun, args, kwargs)
     if len({id(r) for r in refs.values()}) < len(refs):
         raise ValueError("only one reference to a mutable array may be passed as an "
                          "argument to a function, but vmap was given the same jax.Ref "
@@ -135,6 +138,24 @@ def _call(fun, in_axes, out_axes, axis_name, axis_size, args, kwargs, spmd_name=
             results.append(as_array(batching.move_or_broadcast(val, dim, out_axis % ndim,
                                                                size)))
     return tree_util.tree_unflatten(out_tree, results)
+
+
+def _refuse_ref_views(fun, args, kwargs):
+    """JAX's TypeError for a view of a jax.Ref (ref.at[idx]) among vmap's arguments."""
+    is_view = lambda x: type(x) is AbstractRef.view_type   # noqa: E731
+    found = tree_util.tree_flatten_with_path((args, kwargs), is_leaf=is_view)[0]
+    for path, x in found:
+        if is_view(x):
+            try:
+                params = list(inspect.signature(fun).parameters)
+            except (TypeError, ValueError):
+                params = []
+            top = path[1].idx if path[0].idx == 0 else None
+            name = (params[top] if top is not None and top < len(params)
+                    else tree_util.keystr(path)) + tree_util.keystr(path[2:]) + ".ref"
+            raise TypeError(
+                f"When tracing {pe.debug_info_of(fun).describe()} for vmap, TransformedRefs "
+                f"are not allowed, but got a TransformedRef with name {name}.")
 
 
 def _batch_sharding(leaves, axes):

@@ -319,4 +319,5 @@ def _unflatten_view(static, children):
 
 tree_util.register_pytree_node(TransformedRef, _flatten_view, _unflatten_view)
 
-AbstractRef.ref_type = Ref   # upward hook: jit wraps Ref arguments' traced values
+AbstractRef.ref_type = Ref   # upward hooks
+AbstractRef.view_type = TransformedRef
