@@ -848,7 +848,10 @@ def tree_broadcast(prefix_tree, full_tree, is_leaf=None):
     return user_tree_structure(full_tree).unflatten(out)
 
 
-_NONE_PROXY, _SLOT = object(), object()  # plain objects are leaves
+_NONE_PROXY = object()  # plain objects are leaves
+# The leaf a structure is rebuilt over when only its shape matters (prefix_broadcast),
+# as JAX's api_util.SENTINEL: a node whose constructor validates its fields lets it pass.
+SENTINEL = object()
 
 
 def prefix_broadcast(prefix_tree, full_treedef, name):
@@ -859,7 +862,7 @@ def prefix_broadcast(prefix_tree, full_treedef, name):
         return [prefix_tree] * n
     prefix = optree.tree_map(lambda x: _NONE_PROXY if x is None else x, prefix_tree,
                              none_is_leaf=True, namespace=_NS)
-    dummy = full_treedef._spec.unflatten([_SLOT] * n)
+    dummy = full_treedef._spec.unflatten([SENTINEL] * n)
     try:
         out = optree.broadcast_prefix(prefix, dummy, none_is_leaf=False, namespace=_NS)
     except ValueError:

@@ -1,6 +1,8 @@
-"""jax.ds (dynamic slice indices), jax.Ref under jit, grad and vmap, jax.empty_ref /
-jax.free_ref, jax.ad (the with_refs markers of a vjp pullback) and jax.memory.Space.
+"""jax.ds (dynamic slice indices), jax.Ref under jit, grad, vmap and control flow (as
+arguments and closed over), the jax.ref module, jax.empty_ref / jax.free_ref, jax.ad
+(the with_refs markers of a vjp pullback) and jax.memory.Space.
 Expected values recorded from JAX 0.10.2."""
+import numpy as np
 import pytest
 
 import pyjax as jax
@@ -104,19 +106,247 @@ def test_refs_in_jit_refuse_what_jax_refuses():
         jax.jit(lambda r: r)(r)
     with pytest.raises(ValueError, match="only one reference to a mutable array"):
         jax.jit(lambda a, b: 0)(r, r)
+    # JAX's words, naming the arguments and where a returned ref came from
+    with pytest.raises(ValueError, match="for jit the mutable array reference of type "
+                       "Ref{float32\\[3\\]} appeared at both x_ref and y_ref."):
+        jax.jit(lambda x_ref, y_ref: x_ref[...] + y_ref[...])(r, r)
+    with pytest.raises(ValueError, match="for jit, a mutable array reference of type "
+                       "Ref{float32\\[3\\]} was both closed over and passed as the "
+                       "argument y_ref"):
+        jax.jit(lambda y_ref: r[...] + y_ref[...])(r)
+    with pytest.raises(ValueError, match="returned.\n\nThe returned mutable array was "
+                       "passed in as the argument x."):
+        jax.jit(lambda x: x)(r)
+    with pytest.raises(ValueError, match="traced for jit returned a mutable array "
+                       "reference of type Ref{float32\\[\\]}, but mutable array references "
+                       "cannot be returned.\n\nThe returned mutable array was created on "
+                       "line .*test_ds_and_refs.py"):
+        jax.jit(lambda: jax.new_ref(1.))()
+    with pytest.raises(ValueError, match="traced for scan returned a mutable array "
+                       "reference of type Ref{int32\\[\\]}"):
+        jax.lax.scan(lambda c, x: (jax.new_ref(c), x), 0, jnp.arange(3))
+    with pytest.raises(ValueError, match="traced for cond returned a mutable array"):
+        jax.lax.cond(True, lambda: jax.new_ref(1.0), lambda: jax.new_ref(2.0))
+    with pytest.raises(ValueError, match="for cond the mutable array reference of type "
+                       "Ref{float32\\[3\\]} appeared at both x1 and x2."):
+        jax.lax.cond(True, lambda x1, x2: 1., lambda x1, x2: 1., r, r)
 
 
-def test_closed_over_ref_written_in_jit_is_refused_clearly():
-    # JAX makes a closed-over Ref an implicit argument; pyjax discharges only Refs passed
-    # as arguments, and says so rather than leaking a tracer into the Ref.
+def test_closed_over_refs_are_read_and_written_by_jit():
+    # JAX makes a Ref the function closes over an implicit argument: the cached trace
+    # reads its value on every call and stores what the function leaves in it.
+    x = jax.new_ref(jnp.zeros(3))
+
+    @jax.jit
+    def f():
+        x[...] += 1.
+        x[0] += 1
+
+    f()
+    f()
+    assert x[...].tolist() == [4.0, 2.0, 2.0]
+    y = jax.new_ref(jnp.zeros(3))
+
+    @jax.jit
+    def g(r, z):          # a Ref argument and a closed-over one, under a nested jit
+        x[1] += z
+        r[2] += 7
+        return z + 9
+
+    assert float(jax.jit(g)(y, 1.0)) == 10.0
+    assert x[...].tolist() == [4.0, 3.0, 2.0] and y[...].tolist() == [0.0, 0.0, 7.0]
+    assert int(jax.jit(lambda: jnp.int32(len(x)))()) == 3
+
+
+def test_compiled_ahead_of_time_reads_and_writes_refs():
+    @jax.jit
+    def f(x_mut):
+        x_mut[...] += 1.
+        x_mut[1] += 5
+    x_mut = jax.new_ref(jnp.zeros(3))
+    f.lower(x_mut).compile()(x_mut)
+    assert x_mut[...].tolist() == [1.0, 6.0, 1.0]
+    y = jax.new_ref(jnp.zeros(3))
+
+    @jax.jit
+    def g():
+        y[...] += 1.
+        y[0] += 1
+        return y[...].sum()
+    lowered = g.lower()
+    assert lowered.out_info.shape == () and lowered.args_info == ((), {})
+    compiled = lowered.compile()
+    assert [float(compiled()) for _ in range(2)] == [4.0, 8.0]
+    assert y[...].tolist() == [4.0, 2.0, 2.0]
+
+
+def test_closed_over_refs_in_control_flow():
+    c = jax.new_ref(0)
+
+    def body(_, v):
+        c[...] += 2
+        return (), c[...] + v
+    assert jax.lax.scan(body, (), np.arange(3))[1].tolist() == [2, 5, 8]
+    assert int(c[...]) == 6
+    assert jax.jit(lambda: jax.lax.scan(body, (), np.arange(3)))()[1].tolist() == [8, 11, 14]
+    assert int(c[...]) == 12
+    w = jax.new_ref(0)
+
+    def loop():
+        def step(i):
+            w[...] += i
+            return i + 1
+        return jax.lax.while_loop(lambda i: i < 4, step, 0)
+    assert int(jax.jit(loop)()) == 4 and int(w[...]) == 6
+    k = jax.new_ref(jnp.zeros(2))
+
+    def branch(p):
+        def yes():
+            k[0] += 1.
+            return 1.
+
+        def no():
+            k[1] += 2.
+            return 2.
+        return jax.lax.cond(p, yes, no)
+    assert (float(jax.jit(branch)(True)), float(branch(False))) == (1.0, 2.0)
+    assert k[...].tolist() == [1.0, 2.0]
+
+
+@pytest.mark.parametrize("transform", ["jit", "cond", "remat"])
+def test_ref_views_are_read_and_written_through_transformations(transform):
+    wrap = {"jit": jax.jit, "remat": jax.remat,
+            "cond": lambda fn: lambda *a: jax.lax.cond(jnp.array(True), fn, fn, *a)}
+    @jax.jit
+    def f():
+        x_ref = jax.new_ref(jnp.ones(6))
+        view = x_ref.at[1:5].at[::2]          # a view of a view
+        def body(v):
+            v[...] += jnp.arange(2.)
+        wrap[transform](body)(view)
+        return x_ref[...], view[...], jnp.zeros_like(view)
+    whole, part, zeros = f()
+    assert whole.tolist() == [1.0, 1.0, 1.0, 2.0, 1.0, 1.0] and part.tolist() == [1.0, 2.0]
+    assert zeros.tolist() == [0.0, 0.0]
+
+
+def test_vmap_maps_ref_arguments():
+    x = jnp.arange(12.).reshape(3, 4)
+    for in_axes, idx in [(0, 1), (1, slice(0, 2)), (0, ...)]:
+        def f(r, idx=idx):
+            return r[idx]
+        assert jax.vmap(f, in_axes=in_axes)(jax.new_ref(x)).tolist() == \
+            jax.vmap(f, in_axes=in_axes)(x).tolist()
+    r = jax.new_ref(jnp.zeros((3, 2)))
+
+    def g(r, v):
+        r[...] += v
+        return v * 2
+    assert jax.vmap(g)(r, jnp.arange(3.)).tolist() == [0.0, 2.0, 4.0]
+    assert r[...].tolist() == [[0.0, 0.0], [1.0, 1.0], [2.0, 2.0]]
+    assert jax.jit(lambda: jax.vmap(g)(r, jnp.ones(3)))().tolist() == [2.0, 2.0, 2.0]
+    assert r[...].tolist() == [[1.0, 1.0], [2.0, 2.0], [3.0, 3.0]]
+    with pytest.raises(ValueError, match="only one reference to a mutable array may be "
+                       "passed as an argument to a function"):
+        jax.vmap(lambda a, b: 0)(r, r)
+
+
+def test_vmap_refuses_ref_views_as_jax_does():
+    @jax.jit
+    def f():
+        x_ref = jax.new_ref(jnp.zeros(7))
+        jax.vmap(lambda r: r.__setitem__(..., r[...] + 1))(x_ref.at[1:6])
+    with pytest.raises(TypeError, match="for vmap, TransformedRefs are not allowed, but "
+                       "got a TransformedRef with name r.ref."):
+        f()
+
+
+def test_remat_writes_refs_it_closes_over():
+    c = jax.new_ref(0.)
+
+    def h(x):
+        c[...] += x
+        return x * 2
+    assert float(jax.remat(h)(2.)) == 4.0 and float(c[...]) == 2.0
+
+
+def test_scan_over_a_ref_sees_views_of_its_rows():
+    def body(_, index_x):
+        index, x = index_x
+        x[...] += index
+        return (), x[...]
+    for scan in (jax.lax.scan, jax.jit(jax.lax.scan, static_argnums=0,
+                                       static_argnames="reverse")):
+        for reverse in (False, True):
+            x_mut = jax.new_ref(np.arange(5))
+            ys = scan(body, (), (np.arange(5), x_mut), reverse=reverse)[1]
+            assert ys.tolist() == [0, 2, 4, 6, 8] == x_mut[...].tolist()
+
+    def f(xs):
+        xs_ref = jax.new_ref(xs)
+        return jax.lax.scan(lambda c, x_ref: (c + x_ref[...], None), 0., xs_ref)[0]
+    assert jax.grad(f)(jnp.arange(3.)).tolist() == [1.0, 1.0, 1.0]
+
+
+def test_make_jaxpr_shows_closed_over_refs_as_constants():
+    m = jax.new_ref(jnp.ones(2))
+
+    def f():
+        m[...] += 1.
+        return m[...]
+    closed = jax.make_jaxpr(f)()
+    assert len(closed.consts) == 1 and len(closed.jaxpr.outvars) == 1
+    assert m[...].tolist() == [1.0, 1.0]     # nothing ran
+
+
+def test_closed_over_ref_written_under_vmap_or_jvp_is_refused_as_jax_does():
     r = jax.new_ref(jnp.ones(3))
 
     def closes_over(x):
         r[...] += x
         return x
-    with pytest.raises(TypeError, match="pass the Ref to the jitted function"):
-        jax.jit(closes_over)(jnp.ones(3))
+    with pytest.raises(TypeError, match="set/swap operation with vmapped value on an "
+                       "unbatched array reference of type Ref{float32\\[3\\]}. Move the "
+                       "array reference to be an argument to the vmapped function"):
+        jax.vmap(closes_over)(jnp.ones((2, 3)))
+    with pytest.raises(TypeError, match="with a differentiated value on a non-"
+                       "differentiated array reference"):
+        jax.jvp(closes_over, (jnp.ones(3),), (jnp.ones(3),))
     assert r[...].tolist() == [1.0, 1.0, 1.0]
+
+
+def test_ref_module():
+    r = jax.ref.new_ref(jnp.zeros(3))
+    assert repr(r) == "Ref([0., 0., 0.], dtype=float32)"
+    jax.ref.addupdate(r, 0, 2.0)
+    jax.ref.addupdate(r, None, jnp.ones(3))
+    assert r[...].tolist() == [3.0, 1.0, 1.0]
+    assert jax.ref.swap(r, None, jnp.arange(3.0)).tolist() == [3.0, 1.0, 1.0]
+    assert jax.ref.get(r, 1).tolist() == 1.0 and jax.ref.get(r).tolist() == [0.0, 1.0, 2.0]
+    assert jax.ref.set(r, 0, 5.0) is None and r[...].tolist() == [5.0, 1.0, 2.0]
+    # as JAX's: a stored value must have the indexed shape exactly
+    with pytest.raises(ValueError, match="Invalid shape for `swap`. Ref shape: \\(3,\\). "
+                       "Expected shape: \\(3,\\). Value shape: \\(\\)"):
+        r[...] = 1.0
+    with pytest.raises(ValueError, match="Invalid shape for `addupdate`"):
+        jax.ref.addupdate(r, ..., 2.0)
+    # as JAX's: integers and weakly typed floats are cast to the ref's dtype, no others
+    v = jax.new_ref(jnp.array([0, 0, 0]))
+    v[...] = jnp.ones(3, jnp.int16)
+    assert repr(v) == "Ref([1, 1, 1], dtype=int32)"
+    with pytest.raises(ValueError, match="Invalid dtype for `swap`. Ref dtype: int32. "
+                       "Value dtype: float32."):
+        v[...] += 1.0
+    with pytest.raises(ValueError, match="Ref dtype: float32. Value dtype: float16."):
+        r[...] = jnp.ones(3, "float16")
+    b = jax.new_ref(jnp.array(0, dtype="bfloat16"))
+    b[...] += 1.0
+    assert repr(b) == "Ref(1, dtype=bfloat16)"
+    c = jax.new_ref(0)
+    assert repr(c) == "Ref(0, dtype=int32, weak_type=True)"
+    c[...] += 2
+    assert repr(c) == "Ref(2, dtype=int32)"
+    assert jax.ref.Ref is jax.Ref and jax.ref.AbstractRef is type(jax.typeof(c))
 
 
 def test_memory_spaces():

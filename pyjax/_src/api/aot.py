@@ -78,9 +78,12 @@ class Lowered:
     """A traced and lowered computation for one set of argument types."""
 
     def __init__(self, closed, in_tree, out_tree, donated, name, device, plan=None,
-                 compiler_options=None):
+                 compiler_options=None, refs=None):
         self._closed, self.in_tree, self.out_tree = closed, in_tree, out_tree
         self._donated, self._name, self._device = donated, name, device
+        # jax.Refs: (positions of the Ref argument leaves, the refs the function closes
+        # over, those of them it writes), as jit's CacheEntry holds them
+        self._refs = refs
         self._plan = plan   # a dispatch.ShardingPlan when partitioned over a mesh
         self._compiler_options = compiler_options   # jit's, as (name, value) pairs
         self._module = None
@@ -140,8 +143,19 @@ class Lowered:
         return compiler_ir(self.module, dialect)
 
     @property
+    def _arg_avals(self):
+        """The avals of the arguments (the computation's last inputs may be the values of
+        jax.Refs the function closes over)."""
+        return self._closed.in_avals[:self.in_tree.num_leaves]
+
+    @property
+    def _result_avals(self):
+        """The avals of the results (its last outputs may be values stored in Refs)."""
+        return self._closed.out_avals[:self.out_tree.num_leaves]
+
+    @property
     def args_info(self):
-        return args_info(self.in_tree, self._closed.in_avals, self._donated)
+        return args_info(self.in_tree, self._arg_avals, self._donated)
 
     @property
     def donate_argnums(self):
@@ -151,12 +165,12 @@ class Lowered:
     def in_avals(self):
         """The arguments' avals as the ((args...), {kwargs}) pytree, each carrying the
         type-level sharding of the layout it is compiled for (as JAX's)."""
-        return in_avals(self.in_tree, self._closed.in_avals, self._plan)
+        return in_avals(self.in_tree, self._arg_avals, self._plan)
 
     @property
     def out_info(self):
         """The outputs' shapes and dtypes (their shardings are known once compiled)."""
-        avals = self._closed.out_avals
+        avals = self._result_avals
         return _out_info(self.out_tree, avals, [None] * len(avals))
 
     def compile(self, compiler_options=None, *, device_assignment=None):
@@ -226,7 +240,7 @@ class Compiled:
     @property
     def out_info(self):
         """The outputs' shapes, dtypes and shardings."""
-        return _out_info(self.out_tree, self._lowered._closed.out_avals,
+        return _out_info(self.out_tree, self._lowered._result_avals,
                          self._shardings("out"))
 
     def _shardings(self, which):
@@ -246,6 +260,13 @@ class Compiled:
         closed = self._lowered._closed
         if in_tree != self.in_tree:
             raise TypeError(_tree_mismatch(in_tree, self.in_tree))
+        written = []
+        if self._lowered._refs is not None:
+            # the Refs' values go in; what the computation leaves in them is stored back
+            ref_leaves, closed_refs, closed_written = self._lowered._refs
+            written = [leaves[i] for i in ref_leaves] + list(closed_written)
+            leaves = [x[...] if i in ref_leaves else x for i, x in enumerate(leaves)]
+            leaves += [ref[...] for ref in closed_refs]
         avals = [get_aval(x) for x in leaves]
         expected = closed.in_avals
         wrong = [i for i, (a, e) in enumerate(zip(avals, expected)) if not a.same_type(e)]
@@ -269,7 +290,10 @@ class Compiled:
         else:
             outs = dispatch.run_closed_jaxpr(closed, arrays, self._lowered._donated,
                                              compiler_options=self._compiler_options)
-        return tree_util.tree_unflatten(self.out_tree, outs)
+        num_out = len(outs) - len(written)
+        for ref, value in zip(written, outs[num_out:]):
+            ref._value = value
+        return tree_util.tree_unflatten(self.out_tree, outs[:num_out])
 
     def cost_analysis(self):
         """XLA's cost estimate: a dict with 'flops', 'transcendentals', 'bytes accessed'."""
@@ -329,7 +353,7 @@ def concrete_plan(plan, devices):
 
 
 def lower(closed, in_tree, out_tree, donated, name, leaves, device=None, shardings=None,
-          compiler_options=None, lowering_platforms=None, traced_mesh=None):
+          compiler_options=None, lowering_platforms=None, traced_mesh=None, refs=None):
     """The Lowered for a traced jaxpr and the argument leaves it was traced with
     (`shardings`: per argument and result leaf, the Sharding jit asks for, or None,
     when the program is partitioned over a mesh; `compiler_options`: jit's). With
@@ -346,4 +370,4 @@ def lower(closed, in_tree, out_tree, donated, name, leaves, device=None, shardin
     device = device or devices_mod.common_device(arrays, f"jitted computation {name}") \
         or devices_mod.default_device()
     return Lowered(closed, in_tree, out_tree, tuple(donated), name, device,
-                   compiler_options=compiler_options)
+                   compiler_options=compiler_options, refs=refs)

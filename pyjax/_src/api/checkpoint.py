@@ -14,7 +14,7 @@ from pyjax._src.api.jit import tracing_context
 from pyjax._src.api.shapes import abstractify
 from pyjax._src.backends import numpy_backend
 from pyjax._src.core import jaxpr as jx
-from pyjax._src.core.avals import ShapedArray, get_aval
+from pyjax._src.core.avals import AbstractRef, ShapedArray, get_aval
 from pyjax._src.core.trace import Tracer, define_primitive, set_current_trace
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters import partial_eval as pe
@@ -160,17 +160,30 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
         nums = _static_positions(static_argnums, len(args))
         dyn = [a for i, a in enumerate(args) if i not in nums]
         leaves, in_tree = tree_util.flatten((dyn, kwargs))
+        # jax.Ref arguments reach the function by closure: the trace captures them (as
+        # it does refs the function closes over), their values go in last and those
+        # written come back last
+        is_ref = [type(get_aval(x)) is AbstractRef for x in leaves]
+        refs = [x for x, r in zip(leaves, is_ref) if r]
+        leaves = [x for x, r in zip(leaves, is_ref) if not r]
         statics = tuple(_Static(args[i]) for i in sorted(nums))
         in_avals = tuple(get_aval(x) for x in leaves)
-        closed, hoisted, out_tree = _traced(fun, args, nums, in_tree, in_avals, statics)
+        closed, hoisted, captures, out_tree = _traced(fun, args, nums, in_tree, in_avals,
+                                                      statics, is_ref, refs)
         cse = prevent_cse
         if isinstance(prevent_cse, tuple):   # one flag per operand, as JAX's
             cse_args = (tuple(dyn), kwargs) if kwargs else tuple(dyn)
-            cse = (False,) * len(hoisted) + tuple(tree_util.prefix_broadcast(
-                prevent_cse, tree_util.flatten(cse_args)[1], "prevent_cse"))
-        outs = checkpoint_p.bind(*hoisted, *leaves, jaxpr=closed, prevent_cse=cse,
+            flags = tree_util.prefix_broadcast(
+                prevent_cse, tree_util.flatten(cse_args)[1], "prevent_cse")
+            cse = ((False,) * len(hoisted) + tuple(f for f, r in zip(flags, is_ref) if not r)
+                   + (False,) * len(captures))
+        outs = checkpoint_p.bind(*hoisted, *leaves, *[c.ref[...] for c in captures],
+                                 jaxpr=closed, prevent_cse=cse,
                                  differentiated=False, policy=policy)
-        return tree_util.tree_unflatten(out_tree, outs)
+        written = [c.ref for c in captures if c.written]
+        for ref, value in zip(written, outs[len(outs) - len(written):]):
+            ref._value = value
+        return tree_util.tree_unflatten(out_tree, outs[:len(outs) - len(written)])
     return fun_remat
 
 
@@ -201,35 +214,38 @@ class _Static:
 _trace_cache = WeakCache()
 
 
-def _traced(fun, args, nums, in_tree, in_avals, statics):
-    """(closed jaxpr, hoisted tracers, output tree) of fun at these argument types and
-    static values. Cached per function, as JAX caches it, so that a checkpointed function
-    called eagerly is traced once; a trace closing over outer tracers (or with a tracer
-    as a static value) is not reusable."""
+def _traced(fun, args, nums, in_tree, in_avals, statics, is_ref, refs):
+    """(closed jaxpr, hoisted tracers, captured refs, output tree) of fun at these
+    argument types and static values (the leaves flagged in `is_ref` being the jax.Refs
+    `refs`). Cached per function, as JAX caches it, so that a checkpointed function
+    called eagerly is traced once; a trace closing over outer tracers or refs (or with a
+    tracer as a static value, or a ref among the arguments) is not reusable."""
     def trace():
         found = {}
 
         def flat_fun(*xs):
-            call_args, call_kwargs = tree_util.tree_unflatten(in_tree, xs)
+            merged = merge_lists(is_ref, list(xs), refs)
+            call_args, call_kwargs = tree_util.tree_unflatten(in_tree, merged)
             it = iter(call_args)
             full = [args[i] if i in nums else next(it) for i in range(len(args))]
             out_leaves, found["out_tree"] = tree_util.flatten(fun(*full, **call_kwargs))
             return out_leaves
 
         try:
-            closed, hoisted = pe.trace_to_closed_jaxpr(flat_fun, list(in_avals),
-                                                       pe.debug_info_of(fun))
+            closed, hoisted, captures = pe.trace_to_closed_jaxpr(
+                flat_fun, list(in_avals), pe.debug_info_of(fun), capture_refs=True)
         except errors.ConcretizationTypeError as err:
             err.add_note("In a function decorated with jax.checkpoint, mark arguments that "
                          "Python control flow depends on with the `static_argnums` "
                          "argument of jax.checkpoint.")
             raise
-        return closed, hoisted, found["out_tree"]
+        return closed, hoisted, captures, found["out_tree"]
 
-    if any(isinstance(s.value, Tracer) for s in statics) or not _weakly_referable(fun):
+    if (refs or any(isinstance(s.value, Tracer) for s in statics)
+            or not _weakly_referable(fun)):
         return trace()
     return _trace_cache.get(fun, (in_tree, statics, in_avals, tracing_context()), trace,
-                            keep=lambda entry: not entry[1])
+                            keep=lambda entry: not entry[1] and not entry[2])
 
 
 def _weakly_referable(fun):
@@ -238,7 +254,6 @@ def _weakly_referable(fun):
     except TypeError:
         return False
     return True
-
 
 remat = checkpoint
 

@@ -146,15 +146,20 @@ class CacheEntry:
     """One trace: the jaxpr for one cache key, with its input and output structure."""
 
     __slots__ = ("closed_jaxpr", "in_tree", "out_tree", "hoisted", "in_avals",
-                 "leaf_shardings", "ref_leaves")
+                 "leaf_shardings", "ref_leaves", "closed_refs", "closed_written")
 
-    def __init__(self, closed_jaxpr, in_tree, out_tree, hoisted, in_avals, ref_leaves=()):
+    def __init__(self, closed_jaxpr, in_tree, out_tree, hoisted, in_avals, ref_leaves=(),
+                 closed_refs=(), closed_written=()):
         self.closed_jaxpr, self.in_tree, self.out_tree = closed_jaxpr, in_tree, out_tree
         self.hoisted, self.in_avals = hoisted, in_avals
         self.leaf_shardings = {}   # mesh context -> JitCache.leaf_shardings' answer
         # positions of the jax.Ref argument leaves: the jaxpr takes their values and
         # returns their final values after out_tree's outputs
         self.ref_leaves = ref_leaves
+        # the jax.Refs the function closes over: their values are the jaxpr's last
+        # inputs, and the final values of those it writes (closed_written) its last
+        # outputs, after the Ref arguments'
+        self.closed_refs, self.closed_written = closed_refs, closed_written
 
 
 # read on every cached call
@@ -356,7 +361,7 @@ class JitCache:
         def flat_fun(*leaf_tracers):
             # A Ref argument is discharged: the function sees a Ref holding its traced
             # value, and the value it holds at the end is an extra output.
-            refs = [AbstractRef.ref_type(leaf_tracers[i], traced=True) for i in ref_leaves]
+            refs = [AbstractRef.ref_type(leaf_tracers[i]) for i in ref_leaves]
             if refs:
                 leaf_tracers = list(leaf_tracers)
                 for i, ref in zip(ref_leaves, refs):
@@ -369,10 +374,11 @@ class JitCache:
             out_leaves, out_tree = tree_util.flatten(out)
             for leaf in out_leaves:
                 if type(getattr(leaf, "aval", None)) is AbstractRef:
-                    raise ValueError(
-                        f"function {self.debug_name} traced for jit returned a mutable "
-                        f"array reference of type {leaf.aval.str_short(True)}, but mutable "
-                        "array references cannot be returned.")
+                    arg = next((k for k, ref in enumerate(refs) if ref is leaf), None)
+                    names = debug.arg_names
+                    raise pe.returned_ref_error(
+                        debug, "jit", leaf, None if arg is None else
+                        names[ref_leaves[arg]] if names else f"args[{ref_leaves[arg]}]")
                 if isinstance(leaf, shapes.ShapeDtypeStruct):
                     raise TypeError("A ShapeDtypeStruct does not have a value and cannot be "
                                     f"used as a constant in a JAX function: {self.debug_name}"
@@ -389,9 +395,11 @@ class JitCache:
         start = time.perf_counter()
         if current_trace() is Trace.root:   # JAX's event, for a trace not nested in another
             with monitoring.timed_event(monitoring.JAXPR_TRACE_EVENT, self.debug_name):
-                closed, hoisted = pe.trace_to_closed_jaxpr(flat_fun, traced_avals, debug)
+                closed, hoisted, captures = pe.trace_to_closed_jaxpr(
+                    flat_fun, traced_avals, debug, capture_refs=True)
         else:
-            closed, hoisted = pe.trace_to_closed_jaxpr(flat_fun, traced_avals, debug)
+            closed, hoisted, captures = pe.trace_to_closed_jaxpr(
+                flat_fun, traced_avals, debug, capture_refs=True)
         _logger.log(config.compile_log_level(), "Finished tracing %s for jit in %.9f sec",
                     self.debug_name, time.perf_counter() - start)
         # Drop work no output needs (e.g. a forward scan's unused ys under grad) before
@@ -399,7 +407,9 @@ class JitCache:
         jaxpr, consts, _ = pe.dce_closed_jaxpr(closed.jaxpr, closed.consts, None)
         if len(jaxpr.eqns) != len(closed.jaxpr.eqns):
             closed = ClosedJaxpr(jaxpr, consts)
-        return CacheEntry(closed, in_tree, traced["out_tree"], hoisted, in_avals, ref_leaves)
+        return CacheEntry(closed, in_tree, traced["out_tree"], hoisted, in_avals, ref_leaves,
+                          tuple(c.ref for c in captures),
+                          tuple(c.ref for c in captures if c.written))
 
     def entry_for(self, fun, args, kwargs, abstract=False):
         """(the trace for this call, its argument leaves, their donation flags): from the
@@ -463,8 +473,8 @@ class JitCache:
         if config.disable_jit_flag.value:
             return fun(*args, **kwargs)
         entry, leaves, donated = self.entry_for(fun, args, kwargs)
-        if entry.ref_leaves:
-            return self.call_with_refs(entry, leaves)
+        if entry.ref_leaves or entry.closed_refs:
+            return self.call_with_refs(entry, leaves, args, kwargs)
         if current_trace() is not Trace.root or entry.hoisted:
             return tree_util.tree_unflatten(entry.out_tree,
                                             self.bind_nested(entry, leaves, donated))
@@ -500,28 +510,52 @@ class JitCache:
                                          compiler_options=self.compiler_options)
         return tree_util.tree_unflatten(entry.out_tree, outs)
 
-    def call_with_refs(self, entry, leaves):
-        """A call given jax.Refs: their values go in, and the values the function left
-        in them come back (after its results) and are stored in them."""
+    def call_with_refs(self, entry, leaves, args, kwargs):
+        """A call given jax.Refs or closing over them: their values go in, and the values
+        the function left in them come back (after its results) and are stored in
+        them."""
         refs = [leaves[i] for i in entry.ref_leaves]
-        if len({id(ref) for ref in refs}) < len(refs):
-            raise ValueError(
-                f"only one reference to a mutable array may be passed as an argument to a "
-                f"function, but {self.debug_name} was given the same jax.Ref twice.")
+        if len({id(ref) for ref in refs}) < len(refs) or \
+                any(ref in entry.closed_refs for ref in refs):
+            raise self._aliased_refs_error(entry, refs, args, kwargs)
         values = list(leaves)
         for i, ref in zip(entry.ref_leaves, refs):
             values[i] = ref[...]
+        closed = [ref[...] for ref in entry.closed_refs]
         if current_trace() is not Trace.root or entry.hoisted:
-            outs = self.bind_nested(entry, values, None)
+            outs = self.bind_nested(entry, values + closed, None)
         else:
             dispatch.check_execution_allowed(self.debug_name)
-            arrays = _as_arrays(values, entry.in_avals)
+            arrays = _as_arrays(values, entry.in_avals) + closed
             outs = dispatch.run_closed_jaxpr(entry.closed_jaxpr, arrays, (), self.device,
                                              compiler_options=self.compiler_options)
-        n_results = len(outs) - len(refs)
-        for ref, value in zip(refs, outs[n_results:]):
+        written = refs + list(entry.closed_written)
+        n_results = len(outs) - len(written)
+        for ref, value in zip(written, outs[n_results:]):
             ref._value = value
         return tree_util.tree_unflatten(entry.out_tree, list(outs[:n_results]))
+
+    def _aliased_refs_error(self, entry, refs, args, kwargs):
+        """JAX's error for a Ref passed twice, or passed and closed over."""
+        _, dyn_kwargs, _, static_nums = self.split(args, kwargs)
+        names = _flat_arg_names(self.arg_names, args, static_nums, dyn_kwargs) or \
+            [f"args[{i}]" for i in range(len(entry.in_avals))]
+        where = pe.DebugInfo(self.debug_name, self.location, None).describe()
+        for k, ref in enumerate(refs):
+            name = names[entry.ref_leaves[k]]
+            ty = ref.aval.str_short(True)
+            if ref in entry.closed_refs:
+                return ValueError(
+                    f"when tracing {where} for jit, a mutable array reference of type {ty} "
+                    f"was both closed over and passed as the argument {name}")
+            first = next(j for j, r in enumerate(refs) if r is ref)
+            if first != k:
+                return ValueError(
+                    "only one reference to a mutable array may be passed as an argument "
+                    f"to a function, but when tracing {where} for jit the mutable array "
+                    f"reference of type {ty} appeared at both "
+                    f"{names[entry.ref_leaves[first]]} and {name}.")
+        raise AssertionError("no aliased jax.Ref")
 
     def bind_nested(self, entry, leaves, donated):
         """Under a transformation (or with hoisted constants): jit is a primitive of the
@@ -714,10 +748,21 @@ class PjitFunction:
             given, outs = self._jit.leaf_shardings(args, kwargs, entry)
             shardings = (tuple(s if s is not None else d for s, d in zip(given, described)),
                          outs)
+        refs = None
+        if entry.ref_leaves or entry.closed_refs:
+            if shardings is not None:
+                raise NotImplementedError(
+                    f"jit({self._jit.debug_name}).lower(): pyjax does not lower a "
+                    "computation partitioned over a mesh that reads or writes jax.Refs; "
+                    "call the jitted function instead.")
+            refs = (entry.ref_leaves, entry.closed_refs, entry.closed_written)
+            donated = (donated or (False,) * len(leaves)) + (False,) * len(entry.closed_refs)
+            leaves = [x[...] if i in entry.ref_leaves else x for i, x in enumerate(leaves)]
+            leaves += [ref[...] for ref in entry.closed_refs]
         return aot.lower(entry.closed_jaxpr, entry.in_tree, entry.out_tree,
                          donated or (False,) * len(leaves), self._jit.debug_name, leaves,
                          self._jit.device, shardings, self._jit.compiler_options,
-                         lowering_platforms, traced_mesh)
+                         lowering_platforms, traced_mesh, refs)
 
     def eval_shape(self, *args, **kwargs):
         return self.trace(*args, **kwargs).out_info

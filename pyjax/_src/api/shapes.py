@@ -205,7 +205,10 @@ def _trace_flat(fun, args, kwargs, static_argnums=()):
         return out_leaves
 
     debug = pe.debug_info_of(fun)
-    jaxpr, consts = pe.trace_to_jaxpr(flat_fun, in_avals, debug)
+    # refs the function closes over show as constants; what it writes into them is
+    # not stored (nothing runs)
+    jaxpr, consts = pe.refs_as_consts(*pe.trace_to_jaxpr(
+        flat_fun, in_avals, debug, capture_refs=True))
     return jaxpr, consts, traced["out_tree"]
 
 

@@ -7,9 +7,10 @@ import operator
 
 from pyjax._src import config, tree_util
 from pyjax._src.array import as_array
-from pyjax._src.core.avals import get_aval, is_valid_jax_type
+from pyjax._src.core.avals import AbstractRef, get_aval, is_valid_jax_type
 from pyjax._src.core.trace import check_for_leaks, set_current_trace
 from pyjax._src.interpreters import batching
+from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.util import check_callable
 from pyjax._src.util import wraps
 
@@ -70,14 +71,28 @@ def _call(fun, in_axes, out_axes, axis_name, axis_size, args, kwargs, spmd_name=
     kw_leaves, kw_tree = tree_util.flatten(kwargs)
     leaves = arg_leaves + kw_leaves
     axes = tree_util.prefix_broadcast(in_axes, arg_tree, "vmap in_axes") + [0] * len(kw_leaves)
-    size, axes = _mapped_size(fun, args, kwargs, leaves, axes, axis_size)
-    split = _batch_sharding(leaves, axes)
+    # jax.Ref arguments mapped along an axis: the function sees a Ref holding the
+    # batched value, and the value it leaves there is stored back, mapped alike
+    refs = {i: x for i, x in enumerate(leaves) if type(x) is AbstractRef.ref_type}
+    if refs:
+        _refuse_ref_views(fun, args, kwargs)
+    if len({id(r) for r in refs.values()}) < len(refs):
+        raise ValueError("only one reference to a mutable array may be passed as an "
+                         "argument to a function, but vmap was given the same jax.Ref "
+                         "twice.")
+    values = [refs[i][...] if i in refs else x for i, x in enumerate(leaves)]
+    size, axes = _mapped_size(fun, args, kwargs, values, axes, axis_size)
+    split = _batch_sharding(values, axes)
     if split is not None and spmd_name is not None:
         spmd_name = _spmd_name_for(spmd_name, split)
     axis = batching.AxisData(axis_name, size, spmd_name, split)
     trace = batching.BatchTrace(axis)
     ins = [x if ax is None else batching.BatchTracer(trace, x, ax)
-           for x, ax in zip(leaves, axes)]
+           for x, ax in zip(values, axes)]
+    mapped_refs = {i: AbstractRef.ref_type(ins[i], owner=trace)
+                   for i in refs if axes[i] is not None}
+    for i, ref in refs.items():
+        ins[i] = mapped_refs.get(i, ref)
     try:
         entry = () if split is None else split.spec.partitions[0]
         with batching.extend_axis_env(axis_name, size), set_current_trace(trace), \
@@ -90,10 +105,14 @@ def _call(fun, in_axes, out_axes, axis_name, axis_size, args, kwargs, spmd_name=
             out = fun(*call_args, **call_kwargs)
         out_leaves, out_tree = tree_util.flatten(out)
         infos = [trace.to_batch_info(x) for x in out_leaves]
+        ref_infos = {i: trace.to_batch_info(ref[...]) for i, ref in mapped_refs.items()}
     finally:
         trace.end()
-    del ins, call_args, call_kwargs, out, out_leaves
+    del ins, call_args, call_kwargs, out, out_leaves, mapped_refs
     check_for_leaks(trace)
+    for i, (val, dim) in ref_infos.items():
+        with batching.rule_axis(axis):
+            refs[i]._value = batching.move_or_broadcast(val, dim, axes[i], size)
     out_axes_flat = tree_util.prefix_broadcast(out_axes, out_tree, "vmap out_axes")
     results = []
     for i, ((val, dim), out_axis) in enumerate(zip(infos, out_axes_flat)):
@@ -119,6 +138,24 @@ def _call(fun, in_axes, out_axes, axis_name, axis_size, args, kwargs, spmd_name=
             results.append(as_array(batching.move_or_broadcast(val, dim, out_axis % ndim,
                                                                size)))
     return tree_util.tree_unflatten(out_tree, results)
+
+
+def _refuse_ref_views(fun, args, kwargs):
+    """JAX's TypeError for a view of a jax.Ref (ref.at[idx]) among vmap's arguments."""
+    is_view = lambda x: type(x) is AbstractRef.view_type   # noqa: E731
+    found = tree_util.tree_flatten_with_path((args, kwargs), is_leaf=is_view)[0]
+    for path, x in found:
+        if is_view(x):
+            try:
+                params = list(inspect.signature(fun).parameters)
+            except (TypeError, ValueError):
+                params = []
+            top = path[1].idx if path[0].idx == 0 else None
+            name = (params[top] if top is not None and top < len(params)
+                    else tree_util.keystr(path)) + tree_util.keystr(path[2:]) + ".ref"
+            raise TypeError(
+                f"When tracing {pe.debug_info_of(fun).describe()} for vmap, TransformedRefs "
+                f"are not allowed, but got a TransformedRef with name {name}.")
 
 
 def _batch_sharding(leaves, axes):

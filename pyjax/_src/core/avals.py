@@ -327,8 +327,10 @@ class AbstractRef(AbstractValue):
 
     __slots__ = ("inner_aval", "memory_space", "kind")
     # The class of the references themselves (jax.Ref), installed by state/refs.py when
-    # it is imported: jit wraps the traced value of a Ref argument in one.
+    # it is imported: jit wraps the traced value of a Ref argument in one; and that of
+    # their views (ref.at[idx]), which vmap refuses as JAX does.
     ref_type: type | None = None
+    view_type: type | None = None
 
     def __init__(self, inner_aval: ShapedArray, memory_space=None, kind=None):
         self.inner_aval, self.memory_space, self.kind = inner_aval, memory_space, kind

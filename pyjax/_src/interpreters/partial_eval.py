@@ -111,6 +111,19 @@ class DynamicJaxprTrace(Trace):
         self.eqns = []
         self.constvars = {}        # id(const) -> (var, const)
         self.effects = set()
+        # With capture_refs: the jax.Refs of enclosing scopes this trace touched, each an
+        # extra input (its value on entry) and, if written, an extra output.
+        self.ref_captures = None
+
+    def capture_ref(self, ref, outer_value):
+        """The RefCapture of `ref` in this trace, made on its first use: the ref's value
+        `outer_value` (of an enclosing scope) enters as a new input."""
+        capture = self.ref_captures.get(ref)
+        if capture is None:
+            aval = get_aval(outer_value)
+            tracer = DynamicJaxprTracer(self, aval, jx.Var(aval), None)
+            capture = self.ref_captures[ref] = RefCapture(ref, outer_value, tracer)
+        return capture
 
     def new_arg(self, aval, index):
         return DynamicJaxprTracer(self, aval, jx.Var(aval), index)
@@ -206,30 +219,82 @@ def vary_like(x, aval):
     return _vary(x, missing) if missing else x
 
 
-def trace_to_jaxpr(flat_fun, in_avals, debug_info=None):
+def returned_ref_error(debug_info, api_name, ref, arg_name=None):
+    """JAX's error for a function traced for `api_name` (jit, scan, cond) that returned
+    the jax.Ref `ref`: where the ref came from, an argument or a line."""
+    where = debug_info.describe() if debug_info else "<unknown>"
+    origin = getattr(ref, "_origin", None)
+    if arg_name is not None:
+        came = f"\n\nThe returned mutable array was passed in as the argument {arg_name}."
+    elif origin is not None:
+        came = (f"\n\nThe returned mutable array was created on line {origin[0]}:"
+                f"{origin[1]} ({origin[2]}).")
+    else:
+        came = ""
+    return ValueError(
+        f"function {where} traced for {api_name} returned a mutable array reference of "
+        f"type {ref.aval.str_short(True)}, but mutable array references cannot be "
+        f"returned.{came}")
+
+
+class RefCapture:
+    """A jax.Ref of an enclosing scope used inside a trace: its value there on entry
+    (`outer`), the trace's input standing for it, and the value the trace leaves in it."""
+
+    __slots__ = ("ref", "outer", "tracer", "value", "written")
+
+    def __init__(self, ref, outer, tracer):
+        self.ref, self.outer, self.tracer = ref, outer, tracer
+        self.value, self.written = tracer, False
+
+
+def trace_to_jaxpr(flat_fun, in_avals, debug_info=None, capture_refs=False):
     """Traces flat_fun(*tracers) -> sequence of outputs into (jaxpr, consts). consts may
-    hold values of enclosing traces; callers pass them back in as arguments."""
+    hold values of enclosing traces; callers pass them back in as arguments.
+    With `capture_refs`, returns (jaxpr, consts, captures) instead: the jax.Refs of
+    enclosing scopes the function read or wrote (RefCaptures, in first-use order) are
+    extra trailing inputs, and the final values of those it wrote extra trailing
+    outputs."""
     trace = DynamicJaxprTrace(debug_info)
+    if capture_refs:
+        trace.ref_captures = {}
     in_tracers = [trace.new_arg(a, i) for i, a in enumerate(in_avals)]
     try:
         with set_current_trace(trace):
             outs = flat_fun(*in_tracers)
+            captures = list(trace.ref_captures.values()) if capture_refs else []
+            outs = list(outs) + [c.value for c in captures if c.written]
             out_tracers = [trace.own_or_lift(x) for x in outs]
     finally:
         trace.end()
+    in_tracers += [c.tracer for c in captures]
     result = trace.to_jaxpr(in_tracers, out_tracers)
+    for c in captures:
+        c.tracer = c.value = None   # the trace has ended: keep no tracer of it
     del in_tracers, out_tracers, outs
     check_for_leaks(trace)
     if enable_checks.value:
         jx.check_jaxpr(result[0])
-    return result
+    return result + (captures,) if capture_refs else result
 
 
-def trace_to_closed_jaxpr(flat_fun, in_avals, debug_info=None):
+def refs_as_consts(jaxpr, consts, captures):
+    """A jaxpr traced with capture_refs for inspection (make_jaxpr): the captured refs'
+    values become constants, and the values written into them are dropped."""
+    n_in = len(jaxpr.invars) - len(captures)
+    n_out = len(jaxpr.outvars) - sum(c.written for c in captures)
+    new = jx.Jaxpr(list(jaxpr.constvars) + jaxpr.invars[n_in:], jaxpr.invars[:n_in],
+                   jaxpr.outvars[:n_out], jaxpr.eqns, jaxpr.effects, jaxpr.debug_info)
+    return new, list(consts) + [c.outer for c in captures]
+
+
+def trace_to_closed_jaxpr(flat_fun, in_avals, debug_info=None, capture_refs=False):
     """Like trace_to_jaxpr, but hoists consts that are tracers of enclosing traces into
-    leading invars. Returns (ClosedJaxpr with only concrete consts, hoisted values)."""
-    jaxpr, consts = trace_to_jaxpr(flat_fun, in_avals, debug_info)
-    return close_over_concrete(jaxpr, consts)
+    leading invars. Returns (ClosedJaxpr with only concrete consts, hoisted values), and
+    with `capture_refs` the RefCaptures as a third item."""
+    traced = trace_to_jaxpr(flat_fun, in_avals, debug_info, capture_refs)
+    closed = close_over_concrete(*traced[:2])
+    return closed + traced[2:]
 
 
 def _split_consts(jaxpr, consts):

@@ -16,7 +16,7 @@ from pyjax._src.api.shapes import ShapeDtypeStruct
 from pyjax._src.sharding import AbstractMesh, NamedSharding, concrete_mesh_of, current_mesh
 from pyjax._src.array import Array, copied
 from pyjax._src.basearray import Array as PublicArray
-from pyjax._src.core.avals import ShapedArray, get_aval
+from pyjax._src.core.avals import AbstractRef, ShapedArray, get_aval
 from pyjax._src.core.trace import Trace, Tracer, current_trace
 from pyjax._src.lax import dot as ldot
 from pyjax._src.lax import elementwise as ew
@@ -367,6 +367,8 @@ def _full_like(name, a, fill_value, dtype, shape, device):
         return _place(full(target, fill_value, dtype or keys_dtype), device)
     aval = get_aval(a) if not hasattr(a, "shape") or hasattr(a, "aval") or \
         isinstance(a, (np.ndarray, np.generic)) else ShapedArray(a.shape, a.dtype)
+    if isinstance(aval, AbstractRef):   # a jax.Ref: like the array it holds
+        aval = aval.inner_aval
     weak = dtype is None and aval.weak_type
     dtype = dtypes.check_user_dtype(dtype, name) if dtype is not None else aval.dtype
     out = full(aval.shape if shape is None else _shape_arg(shape, name), fill_value, dtype)

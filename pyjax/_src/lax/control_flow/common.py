@@ -10,24 +10,30 @@ from pyjax._src import config, dtypes, tree_util
 from pyjax._src.array import Array
 from pyjax._src.backends import dispatch, numpy_backend
 from pyjax._src.core import jaxpr as jx
-from pyjax._src.core.avals import ShapedArray, get_aval, is_valid_jax_type
+from pyjax._src.core.avals import AbstractRef, ShapedArray, get_aval, is_valid_jax_type
 from pyjax._src.core.trace import Tracer
 from pyjax._src.interpreters import ad
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.sharding import mesh_context_set
+from pyjax._src.util import merge_lists
 
 
 # --- tracing ----------------------------------------------------------------------------
 
-def trace_fun(fun, in_tree, in_avals, api_name):
+def trace_fun(fun, in_tree, in_avals, api_name, capture_refs=False):
     """Traces fun(*tree_unflatten(in_tree, args)) once. Returns (ClosedJaxpr with no consts
-    whose leading invars stand for the captured values, those values, out treedef)."""
+    whose leading invars stand for the captured values, those values, out treedef), and
+    with `capture_refs` the RefCaptures of the jax.Refs it closes over (their values
+    are the last invars; those it writes, the last outvars)."""
     traced = {}   # not on flat_fun: a closure that refers to itself is a reference cycle
 
     def flat_fun(*args):
         out = fun(*tree_util.tree_unflatten(in_tree, args))
         leaves, traced["out_tree"] = tree_util.flatten(out)
         for leaf in leaves:
+            if type(getattr(leaf, "aval", None)) is AbstractRef:
+                raise pe.returned_ref_error(pe.debug_info_of(fun),
+                                            api_name.removeprefix("lax."), leaf)
             if not is_valid_jax_type(leaf):
                 raise TypeError(
                     f"{api_name}: the function {fun_description(fun)} returned a value of "
@@ -35,32 +41,114 @@ def trace_fun(fun, in_tree, in_avals, api_name):
                     "arrays or scalars (in pytrees).")
         return leaves
 
-    jaxpr, consts = pe.trace_to_jaxpr(flat_fun, list(in_avals), pe.debug_info_of(fun))
+    jaxpr, consts, *captures = pe.trace_to_jaxpr(flat_fun, list(in_avals),
+                                                 pe.debug_info_of(fun), capture_refs)
     closed = jx.ClosedJaxpr(jx.convert_constvars_to_invars(jaxpr), ())
-    return closed, list(consts), traced["out_tree"]
+    return (closed, list(consts), traced["out_tree"]) + tuple(captures)
+
+
+def refs_by_closure(funs, leaves, in_tree, api_name):
+    """jax.Ref operands (leaves whose type is a Ref's) passed to `funs` by closure
+    instead, so their traces capture them as closed-over refs. Returns (funs of the
+    other leaves, positionally, those leaves, their treedef)."""
+    is_ref = [type(get_aval(x)) is AbstractRef for x in leaves]
+    if not any(is_ref):
+        return funs, leaves, in_tree
+    refs = [x for x, r in zip(leaves, is_ref) if r]
+    if len({id(r) for r in refs}) < len(refs):
+        raise _aliased_operands_error(funs[0], leaves, in_tree, api_name)
+    rest = [x for x, r in zip(leaves, is_ref) if not r]
+
+    def passing_refs(fun):
+        def with_refs(*values):
+            merged = merge_lists(is_ref, list(values), refs)
+            return fun(*tree_util.tree_unflatten(in_tree, merged))
+        return with_refs
+    return ([passing_refs(f) for f in funs], rest,
+            tree_util.tree_structure(tuple(rest)))
+
+
+def _aliased_operands_error(fun, leaves, in_tree, api_name):
+    """JAX's error for one jax.Ref passed as two operands, naming them by `fun`'s
+    parameters."""
+    try:
+        params = list(inspect.signature(fun).parameters)
+    except (TypeError, ValueError):
+        params = []
+    operands = tree_util.tree_unflatten(in_tree, list(range(len(leaves))))
+    names = {}
+    for path, i in tree_util.tree_flatten_with_path(operands)[0]:
+        top = path[0].idx
+        names[i] = (params[top] if top < len(params) else f"args[{top}]") + \
+            tree_util.keystr(path[1:])
+    seen = {}
+    for i, x in enumerate(leaves):
+        if type(get_aval(x)) is AbstractRef:
+            if id(x) in seen:
+                return ValueError(
+                    "only one reference to a mutable array may be passed as an argument "
+                    f"to a function, but when tracing {pe.debug_info_of(fun).describe()} "
+                    f"for {api_name} the mutable array reference of type "
+                    f"{get_aval(x).str_short(True)} appeared at both {names[seen[id(x)]]} "
+                    f"and {names[i]}.")
+            seen[id(x)] = i
+    raise AssertionError("no aliased jax.Ref")
+
+
+def refs_as_carries(closed, in_at, out_at, captures, union=None, outputs=True):
+    """A function (a loop body, a branch) traced with capture_refs, with jax.Refs made
+    carries: those of `union` (RefCaptures of all the loop's functions; default
+    `captures`) are inputs from position `in_at` on and (with `outputs`) outputs from
+    `out_at` on, as written or unchanged."""
+    union = captures if union is None else union
+    jaxpr = closed.jaxpr
+    num_in = len(jaxpr.invars) - len(captures)
+    num_out = len(jaxpr.outvars) - sum(c.written for c in captures)
+    own = dict(zip([c.ref for c in captures], jaxpr.invars[num_in:]))
+    ref_in = [own.get(c.ref) or jx.Var(get_aval(c.outer)) for c in union]
+    written = dict(zip([c.ref for c in captures if c.written], jaxpr.outvars[num_out:]))
+    ref_out = [written.get(c.ref, v) for c, v in zip(union, ref_in)] if outputs else []
+    invars = jaxpr.invars[:in_at] + ref_in + jaxpr.invars[in_at:num_in]
+    outvars = jaxpr.outvars[:out_at] + ref_out + jaxpr.outvars[out_at:num_out]
+    return with_binders(closed, invars, outvars)
+
+
+def union_of_captures(*captures):
+    """The RefCaptures of several traces, one per jax.Ref, in first-use order."""
+    union = {}
+    for cs in captures:
+        for c in cs:
+            union.setdefault(c.ref, c)
+    return list(union.values())
 
 
 def trace_branches(funs, in_tree, in_avals, api_name):
     """Traces each function once; all of them then take the union of every branch's
-    captured values as leading operands (each ignoring the others'). Returns
-    (closed jaxprs, consts, out treedefs)."""
-    traced = [trace_fun(f, in_tree, in_avals, api_name) for f in funs]
+    captured values as leading operands (each ignoring the others'), and the union of
+    the jax.Refs they close over as trailing operands, whose values (as written, or
+    unchanged) are their trailing outputs. Returns (closed jaxprs, consts, out treedefs,
+    refs)."""
+    traced = [trace_fun(f, in_tree, in_avals, api_name, capture_refs=True) for f in funs]
     consts, position = [], {}
-    for _, cs, _ in traced:
+    for _, cs, _, _ in traced:
         for c in cs:
             if id(c) not in position:
                 position[id(c)] = len(consts)
                 consts.append(c)
+    refs = union_of_captures(*[t[3] for t in traced])
     jaxprs = []
-    for closed, cs, _ in traced:
-        jaxpr = closed.jaxpr
+    for closed, cs, _, captures in traced:
+        jaxpr = closed.jaxpr   # the refs as the trailing operands and outputs
+        jaxpr = refs_as_carries(closed, len(jaxpr.invars) - len(captures),
+                                len(jaxpr.outvars) - sum(c.written for c in captures),
+                                captures, refs).jaxpr
         own = {position[id(c)]: v for c, v in zip(cs, jaxpr.invars)}
         const_vars = [own[i] if i in own else jx.Var(get_aval(c))
                       for i, c in enumerate(consts)]
         jaxprs.append(jx.ClosedJaxpr(jx.Jaxpr(
             (), const_vars + jaxpr.invars[len(cs):], jaxpr.outvars, jaxpr.eqns,
             jaxpr.effects, jaxpr.debug_info), ()))
-    return jaxprs, consts, [t for _, _, t in traced]
+    return jaxprs, consts, [t[2] for t in traced], [c.ref for c in refs]
 
 
 def is_concrete(x):

@@ -256,22 +256,27 @@ def _bind_branches(api_name, index, funs, names, operands, display_order=None):
         if not is_valid_jax_type(x):
             raise TypeError(f"{api_name}: operand {x!r:.100} of type {type(x)} is not a "
                             "valid JAX type; operands must be arrays or scalars (in pytrees).")
-    jaxprs, consts, out_trees = common.trace_branches(funs, ops_tree, common.avals_of(ops),
-                                                      api_name)
+    funs, ops, ops_tree = common.refs_by_closure(funs, ops, ops_tree, api_name)
+    jaxprs, consts, out_trees, refs = common.trace_branches(
+        funs, ops_tree, common.avals_of(ops), api_name)
+    num_out = len(jaxprs[0].out_avals) - len(refs)
     order = display_order or range(len(funs))
     common.check_branch_outputs(api_name, [names[i] for i in order], [funs[i] for i in order],
                                 [out_trees[i] for i in order],
-                                [jaxprs[i].out_avals for i in order])
+                                [jaxprs[i].out_avals[:num_out] for i in order])
     # As JAX's cond: an output every branch passes through from the same operand is that
     # operand, not an output of the cond (so vmap keeps it unbatched where it was).
-    args = consts + ops
+    # The values of the jax.Refs the branches close over go in last and come back last.
+    args = consts + ops + [ref[...] for ref in refs]
     forwarded = [f[0] if len(set(f)) == 1 else None
                  for f in zip(*[jx.forwarded_inputs(j.jaxpr) for j in jaxprs])]
     jaxprs = [jx.prune_closed_jaxpr(j, [f is None for f in forwarded], [True] * len(args))[0]
               for j in jaxprs]
     outs = iter(cond_p.bind(index, *args, branches=tuple(jaxprs)))
-    return tree_util.tree_unflatten(out_trees[0], [
-        next(outs) if f is None else as_array(args[f]) for f in forwarded])
+    outs = [next(outs) if f is None else as_array(args[f]) for f in forwarded]
+    for ref, value in zip(refs, outs[num_out:]):
+        ref._value = value
+    return tree_util.tree_unflatten(out_trees[0], outs[:num_out])
 
 
 def _cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):

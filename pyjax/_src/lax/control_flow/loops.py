@@ -278,17 +278,17 @@ REVERSE_MODE_ERROR = (
 def _trace_while(cond_fun, body_fun, init_val):
     init_vals, in_tree = tree_util.flatten((init_val,))
     init_avals = common.avals_of(init_vals)
-    cond_jaxpr, cond_consts, cond_tree = common.trace_fun(cond_fun, in_tree, init_avals,
-                                                          "lax.while_loop")
-    body_jaxpr, body_consts, body_tree = common.trace_fun(body_fun, in_tree, init_avals,
-                                                          "lax.while_loop")
+    cond_jaxpr, cond_consts, cond_tree, cond_refs = common.trace_fun(
+        cond_fun, in_tree, init_avals, "lax.while_loop", capture_refs=True)
+    body_jaxpr, body_consts, body_tree, body_refs = common.trace_fun(
+        body_fun, in_tree, init_avals, "lax.while_loop", capture_refs=True)
     if not tree_util.treedef_is_leaf(cond_tree) or len(cond_jaxpr.out_avals) != 1:
         raise TypeError(f"cond_fun must return a boolean scalar, but got pytree {cond_tree}.")
     if not cond_jaxpr.out_avals[0].same_type(_BOOL_SCALAR):   # (any mesh; may vary)
         raise TypeError("cond_fun must return a boolean scalar, but got output type(s) "
                         f"{cond_jaxpr.out_avals}.")
     return (init_vals, init_avals, in_tree.children()[0], cond_jaxpr, cond_consts,
-            body_jaxpr, body_consts, body_tree)
+            body_jaxpr, body_consts, body_tree, (cond_refs, body_refs))
 
 
 def while_loop(cond_fun, body_fun, init_val):
@@ -307,22 +307,36 @@ def while_loop(cond_fun, body_fun, init_val):
         except errors.ConcretizationTypeError:
             pass   # a traced predicate (e.g. under vmap): stage the loop instead
     traced = _trace_while(cond_fun, body_fun, init_val)
-    init_vals, init_avals, init_tree, _, _, body_jaxpr, _, body_tree = traced
+    init_vals, init_avals, init_tree, _, _, body_jaxpr, _, body_tree, _ = traced
     new_vals, changed = common.promote_weak_carry(init_vals, init_avals,
                                                   body_jaxpr.out_avals)
     if changed:
         init_val = tree_util.tree_unflatten(init_tree, new_vals)
         traced = _trace_while(cond_fun, body_fun, init_val)
     (init_vals, init_avals, init_tree, cond_jaxpr, cond_consts, body_jaxpr, body_consts,
-     body_tree) = traced
+     body_tree, (cond_refs, body_refs)) = traced
+    num_out = len(body_jaxpr.out_avals) - sum(c.written for c in body_refs)
     common.check_carry_type("while_loop body", body_fun, init_tree, init_avals, body_tree,
-                            body_jaxpr.out_avals)
+                            body_jaxpr.out_avals[:num_out])
+    # jax.Refs either function closes over are carried through the loop and stored back
+    refs = common.union_of_captures(cond_refs, body_refs)
+    if refs:
+        cond_jaxpr = common.refs_as_carries(cond_jaxpr, len(cond_consts) + len(init_vals), 1,
+                                            cond_refs, refs, outputs=False)
+        body_jaxpr = common.refs_as_carries(body_jaxpr, len(body_consts) + len(init_vals),
+                                            len(init_vals), body_refs, refs)
+        init_vals = init_vals + [c.ref[...] for c in refs]
     cond_jaxpr, body_jaxpr, moved = _read_only_carries(cond_jaxpr, len(cond_consts),
                                                        body_jaxpr, len(body_consts))
     moved_vals = [x for x, m in zip(init_vals, moved) if m]
     outs = _bind_while(cond_consts, moved_vals + list(body_consts),
                        [x for x, m in zip(init_vals, moved) if not m], cond_jaxpr, body_jaxpr)
-    return tree_util.tree_unflatten(body_tree, merge_lists(moved, outs, moved_vals))
+    outs = merge_lists(moved, outs, moved_vals)
+    if refs:
+        outs, ref_values = split_list(outs, [len(outs) - len(refs)])
+        for c, value in zip(refs, ref_values):
+            c.ref._value = value
+    return tree_util.tree_unflatten(body_tree, outs)
 
 
 def _read_only_carries(cond_jaxpr, cond_nconsts, body_jaxpr, body_nconsts):

@@ -9,7 +9,7 @@ import numpy as np
 from pyjax._src import config, errors, tree_util
 from pyjax._src.array import as_array
 from pyjax._src.core import jaxpr as jx
-from pyjax._src.core.avals import get_aval
+from pyjax._src.core.avals import AbstractRef, get_aval
 from pyjax._src.core.trace import Tracer, define_primitive, set_current_trace
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters import partial_eval as pe
@@ -418,12 +418,29 @@ def _trace_scan(f, init, xs, xs_flat, x_avals):
     init_flat, init_tree = tree_util.flatten(init)
     _, in_tree = tree_util.flatten((init, xs))
     carry_avals = common.avals_of(init_flat)
-    jaxpr, consts, out_tree = common.trace_fun(f, in_tree, carry_avals + x_avals, "lax.scan")
+    jaxpr, consts, out_tree, captures = common.trace_fun(
+        f, in_tree, carry_avals + x_avals, "lax.scan", capture_refs=True)
     children = out_tree.children()
     if tree_util.treedef_is_leaf(out_tree) or len(children) != 2:
         raise TypeError("scan body output must be a pair, got "
                         f"{tree_util.tree_unflatten(out_tree, jaxpr.out_avals)}.")
-    return init_flat, init_tree, carry_avals, jaxpr, consts, children
+    return init_flat, init_tree, carry_avals, jaxpr, consts, children, captures
+
+
+def _scan_over_refs(f, xs_flat, xs_tree, length):
+    """jax.Refs among xs, as JAX scans them: each iteration's body sees the view
+    `ref.at[i]` of its row (read and written through the ref, which the body then
+    captures as closed over). The body is given the iteration index instead."""
+    is_ref = [type(get_aval(x)) is AbstractRef for x in xs_flat]
+    refs = [x for x, r in zip(xs_flat, is_ref) if r]
+    rest = [x for x, r in zip(xs_flat, is_ref) if not r]
+
+    def over_rows(carry, xs):
+        *values, i = xs
+        rows = [ref.at[i] for ref in refs]
+        return f(carry, tree_util.tree_unflatten(xs_tree, merge_lists(is_ref, values, rows)))
+    index = st.iota(np.int32, length)
+    return over_rows, rest + [index], tree_util.flatten(tuple(rest + [index]))[1]
 
 
 def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpose=False):
@@ -435,6 +452,9 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
         raise TypeError("lax.scan: f argument should be a callable.")
     xs_flat, xs_tree = tree_util.flatten(xs)
     length = _scan_length(xs_flat, length)
+    if any(type(get_aval(x)) is AbstractRef for x in xs_flat):
+        f, xs_flat, xs_tree = _scan_over_refs(f, xs_flat, xs_tree, length)
+        xs = tree_util.tree_unflatten(xs_tree, xs_flat)
     specs = [get_aval(x).sharding.spec for x in xs_flat]
     if any(spec.partitions[:1] not in ((), (None,)) for spec in specs):
         raise ValueError("0th dimension of all xs should be replicated. Got "
@@ -443,21 +463,31 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
         return _python_scan(f, init, xs_flat, xs_tree, length, reverse)
     x_avals = [_slice_aval(x) for x in xs_flat]
     traced = _trace_scan(f, init, xs, xs_flat, x_avals)
-    init_flat, init_tree, carry_avals, jaxpr, _, children = traced
+    init_flat, init_tree, carry_avals, jaxpr, _, children, _ = traced
     carry_out = jaxpr.out_avals[:children[0].num_leaves]
     new_init, changed = common.promote_weak_carry(init_flat, carry_avals, carry_out)
     if changed:
         init = tree_util.tree_unflatten(init_tree, new_init)
         traced = _trace_scan(f, init, xs, xs_flat, x_avals)
-    init_flat, init_tree, carry_avals, jaxpr, consts, children = traced
+    init_flat, init_tree, carry_avals, jaxpr, consts, children, captures = traced
     common.check_carry_type("scan body", f, init_tree, carry_avals, children[0],
                             jaxpr.out_avals[:children[0].num_leaves])
+    # jax.Refs the body closes over are carried through the loop and stored back
+    refs = [c.ref for c in captures]
+    if refs:
+        jaxpr = common.refs_as_carries(jaxpr, len(consts) + len(init_flat), len(init_flat),
+                                       captures)
+        init_flat = init_flat + [ref[...] for ref in refs]
     unroll = _unroll_count(unroll, length)
     jaxpr, consts, init_kept, moved, ys_from_xs = _forward_read_only(jaxpr, consts, init_flat,
                                                                      len(xs_flat))
     outs = _bind_scan(consts, init_kept, xs_flat, jaxpr, length, bool(reverse), None, unroll)
     carry, ys = split_list(outs, [len(init_kept)])
     carry = merge_lists(moved, carry, [x for x, m in zip(init_flat, moved) if m])
+    if refs:
+        carry, ref_values = split_list(carry, [len(carry) - len(refs)])
+        for ref, value in zip(refs, ref_values):
+            ref._value = value
     ys_left = iter(ys)
     ys = [next(ys_left) if i is None else as_array(xs_flat[i]) for i in ys_from_xs]
     return (tree_util.tree_unflatten(children[0], carry),
