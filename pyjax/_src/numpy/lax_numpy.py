@@ -846,9 +846,11 @@ def _split(name, ary, sections, axis, strict):
             for lo, hi in zip(bounds[:-1], bounds[1:])]
 
 
-def _split_family(axis):
+def _split_family(name, axis):
     def fn(ary, indices_or_sections):
         return split(ary, indices_or_sections, axis)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"split along axis {axis}."
     return fn
 
 
@@ -857,8 +859,8 @@ def hsplit(ary, indices_or_sections):
     return split(ary, indices_or_sections, 1 if ndim(ary) > 1 else 0)
 
 
-vsplit = _split_family(0)
-dsplit = _split_family(2)
+vsplit = _split_family("vsplit", 0)
+dsplit = _split_family("dsplit", 2)
 
 
 def broadcast_shapes(*shapes):

@@ -24,7 +24,7 @@ from pyjax._src.numpy import sorting
 from pyjax._src.numpy import ufuncs as uf
 from pyjax._src.numpy.util import (check_arraylike, compare_keys, convert, ensure_array,
                                    extended_dtype, promote_dtypes, promote_dtypes_inexact)
-from pyjax._src.util import canonicalize_axis
+from pyjax._src.util import canonicalize_axis, renamed
 from pyjax._src.lax.sharding_constraint import takes_out_sharding
 
 
@@ -561,8 +561,8 @@ def bitwise_count(x, /):
                                            if _dtype(x) == np.bool_ else x), np.uint8)
 
 
-bitwise_left_shift = uf.left_shift
-bitwise_right_shift = uf.right_shift
+bitwise_left_shift = renamed(uf.left_shift, "bitwise_left_shift")
+bitwise_right_shift = renamed(uf.right_shift, "bitwise_right_shift")
 
 
 # --- special functions and windows ----------------------------------------------------------

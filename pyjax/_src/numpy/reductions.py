@@ -14,7 +14,7 @@ from pyjax._src.lax import reductions as lr
 from pyjax._src.lax import structural as st
 from pyjax._src.numpy.util import (check_arraylike, convert, ensure_array,
                                    jax_array_protocol, promote_dtypes_inexact)
-from pyjax._src.util import canonicalize_axes, canonicalize_axis
+from pyjax._src.util import canonicalize_axes, canonicalize_axis, renamed
 
 
 def _axes(a, axis):
@@ -138,7 +138,7 @@ def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     return reduce_min(a, axis, None, out, keepdims, initial, where)
 
 
-amax, amin = max, min
+amax, amin = renamed(max, "amax"), renamed(min, "amin")
 
 
 def _bool_reduction(name, lax_reduce, fill):

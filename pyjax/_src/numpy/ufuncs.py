@@ -19,6 +19,7 @@ from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import structural as st
 from pyjax._src.lax.builders import broadcasting_shape
 from pyjax._src.lax.reshaping import full_like
+from pyjax._src.util import renamed
 from pyjax._src.numpy.util import (KEPT_DTYPES, WEAK_SCALAR_DTYPES, check_arraylike,
                                    compare_keys, convert, ensure_array, extended_dtype,
                                    promote_args, promote_args_inexact,
@@ -116,7 +117,8 @@ _XY = ("x", "y")   # JAX's names for the operands of comparisons, nextafter, lef
 add = _binary("add", ew.add_p.bind, bool_fn=ew.or_p.bind)
 subtract = _binary("subtract", ew.sub_p.bind)
 multiply = _binary("multiply", ew.mul_p.bind, bool_fn=ew.and_p.bind)
-true_divide = divide = _binary("divide", ew.div, promote_args_inexact)
+divide = _binary("divide", ew.div, promote_args_inexact)
+true_divide = renamed(divide, "true_divide")
 maximum = _binary("maximum", ew.max)
 minimum = _binary("minimum", ew.min)
 def _atan2(y, x):
@@ -200,7 +202,8 @@ def _remainder(a, b):
 
 # Booleans divide as the default integer type, as in JAX.
 floor_divide = _binary("floor_divide", _floor_divide, promote_args_numeric)
-remainder = mod = _binary("remainder", _remainder, promote_args_numeric)
+remainder = _binary("remainder", _remainder, promote_args_numeric)
+mod = renamed(remainder, "mod")
 
 
 def fmod(x1, x2, /):
@@ -267,7 +270,7 @@ def power(x1, x2, /):
     return ensure_array(ew.pow(a, b))
 
 
-pow = power
+pow = renamed(power, "pow")
 
 
 def float_power(x, y, /):
@@ -300,8 +303,9 @@ def rint(x, /):
     return ensure_array(ew.round(x, 1))
 
 
-absolute = abs = _unary("absolute", lambda x: x if _is_bool(x) or np.dtype(
+absolute = _unary("absolute", lambda x: x if _is_bool(x) or np.dtype(
     _dtype(x)).kind == "u" else ew.abs(x))
+abs = renamed(absolute, "abs")
 exp = _unary("exp", ew.exp, promote_args_inexact)
 exp2 = _unary("exp2", ew.exp2, promote_args_inexact)
 expm1 = _unary("expm1", ew.expm1, promote_args_inexact)
@@ -337,7 +341,9 @@ tanh = _unary("tanh", ew.tanh, promote_args_inexact)
 arcsinh = _unary("arcsinh", ew.asinh, promote_args_inexact)
 arccosh = _unary("arccosh", ew.acosh, promote_args_inexact)
 arctanh = _unary("arctanh", ew.atanh, promote_args_inexact)
-asin, acos, atan, asinh, acosh, atanh = arcsin, arccos, arctan, arcsinh, arccosh, arctanh
+asin, acos, atan, asinh, acosh, atanh = (
+    renamed(f, "a" + f.__name__.removeprefix("arc"))
+    for f in (arcsin, arccos, arctan, arcsinh, arccosh, arctanh))
 
 
 def atan2(x1, x2, /):
@@ -346,10 +352,12 @@ def atan2(x1, x2, /):
     return arctan2(*promote_args("atan2", x1, x2))
 
 
-deg2rad = radians = _unary("deg2rad", lambda x: ew.mul(x, _const(x, math.pi / 180)),
-                           promote_args_inexact)
-rad2deg = degrees = _unary("rad2deg", lambda x: ew.mul(x, _const(x, 180 / math.pi)),
-                           promote_args_inexact)
+deg2rad = _unary("deg2rad", lambda x: ew.mul(x, _const(x, math.pi / 180)),
+                 promote_args_inexact)
+rad2deg = _unary("rad2deg", lambda x: ew.mul(x, _const(x, 180 / math.pi)),
+                 promote_args_inexact)
+radians = renamed(deg2rad, "radians")
+degrees = renamed(rad2deg, "degrees")
 # As in JAX, only isnan and isfinite of a float stay weak for weak inputs.
 isfinite = _unary("isfinite", lambda x: full_like(x, True, np.bool_)
                   if _is_int(x) or _is_bool(x) else
@@ -365,7 +373,9 @@ def _not(x):
     return ew.bitwise_not(x)
 
 
-bitwise_not = invert = bitwise_invert = _unary("bitwise_not", _not)
+bitwise_not = _unary("bitwise_not", _not)
+invert = renamed(bitwise_not, "invert")
+bitwise_invert = renamed(bitwise_not, "bitwise_invert")
 logical_not = _unary("logical_not", lambda x: ew.bitwise_not(_to_bool(x)))
 
 
@@ -480,7 +490,7 @@ def conjugate(x, /):
     return ensure_array(ew.conj(x) if dtypes.is_complex(_dtype(x)) else x)
 
 
-conj = conjugate
+conj = renamed(conjugate, "conj")
 
 
 def real(val, /):
@@ -584,7 +594,7 @@ def round(a, decimals=0, out=None):
     return ensure_array(ew.div(ew.round(ew.mul(a, factor), 1), factor))
 
 
-around = round
+around = renamed(round, "around")
 
 
 def ldexp(x1, x2, /):
