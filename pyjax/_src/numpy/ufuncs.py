@@ -21,7 +21,8 @@ from pyjax._src.lax.builders import broadcasting_shape
 from pyjax._src.lax.reshaping import full_like
 from pyjax._src.util import renamed
 from pyjax._src.numpy.util import (KEPT_DTYPES, WEAK_SCALAR_DTYPES, check_arraylike,
-                                   compare_keys, convert, ensure_array, extended_dtype,
+                                   compare_keys, convert, ensure_array, ensure_arraylike,
+                                   extended_dtype,
                                    promote_args, promote_args_inexact,
                                    promote_args_numeric, promote_shapes, python_scalar_as)
 
@@ -209,7 +210,7 @@ mod = renamed(remainder, "mod")
 def fmod(x1, x2, /):
     """The remainder with x1's sign. As in JAX, x % 0 is 0 for integers, but for two
     bools x % False is x (XLA's rem)."""
-    check_arraylike("fmod", x1, x2)
+    x1, x2 = ensure_arraylike("fmod", x1, x2)
     integral = _is_int(np.zeros((), dtypes.result_type(x1, x2)))
     x1, x2 = promote_args_numeric("fmod", x1, x2)
     return ensure_array(ew.rem(x1, _nonzero_divisor(x2) if integral else x2))
@@ -252,7 +253,7 @@ def power(x1, x2, /):
     """x1 ** x2, typed as JAX does. A known integer exponent becomes integer_pow (exact,
     differentiable at 0) and only x1 is promoted (bool to int); integers raise integers
     by square-and-multiply; a float base keeps its type under an integer exponent."""
-    check_arraylike("power", x1, x2)
+    x1, x2 = ensure_arraylike("power", x1, x2)
     n = _known_int(x2)
     if n is not None:
         (x1,) = promote_args_numeric("power", x1)
@@ -295,7 +296,7 @@ def trunc(x):
 def rint(x, /):
     """Rounds half to even; integers and bools become the default float, as in JAX, and
     complex numbers round their real and imaginary parts."""
-    check_arraylike("rint", x)
+    x = ensure_arraylike("rint", x)
     if _is_int(x) or _is_bool(x):
         x = convert(x, dtypes.default_float_dtype())
     if dtypes.is_complex(_dtype(x)):
@@ -509,7 +510,7 @@ def imag(val, /):
 def angle(z, deg=False):
     """The complex argument. As in JAX, integers and real scalars become (strong) default
     floats; only a weak complex scalar gives a weak result."""
-    check_arraylike("angle", z)
+    z = ensure_arraylike("angle", z)
     re, im = real(z), imag(z)
     if not dtypes.is_inexact(_dtype(re)) or (dtypes.is_float(_dtype(z))
                                              and get_aval(z).ndim == 0):
@@ -601,7 +602,7 @@ def ldexp(x1, x2, /):
     """x1 * 2**x2, as JAX computes it: x1's exponent is split off first (frexp), so a
     small x1 with a large x2 (or the reverse) neither overflows nor underflows on the
     way."""
-    check_arraylike("ldexp", x1, x2)
+    x1, x2 = ensure_arraylike("ldexp", x1, x2)
     if dtypes.is_complex(_dtype(x1)) or dtypes.is_inexact(_dtype(x2)):
         raise ValueError(f"ldexp not supported for input types {(_dtype(x1), _dtype(x2))}: "
                          "x1 must be real and x2 an integer or bool.")
