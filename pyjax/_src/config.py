@@ -290,6 +290,12 @@ auto_pcast = config.define(
     "Inside shard_map (check_vma=True), cast operands that vary along fewer manual axes "
     "than the others to vary along them too (an implicit pvary), instead of raising.",
     affects_tracing=True)
+traceback_filtering = config.define(
+    "jax_traceback_filtering", "auto", str,
+    "How an exception leaving a JAX API call shows pyjax's frames: off, tracebackhide, "
+    "remove_frames, quiet_remove_frames, or auto (tracebackhide under IPython, else "
+    "quiet_remove_frames).",
+    choices=("off", "tracebackhide", "remove_frames", "quiet_remove_frames", "auto"))
 check_tracer_leaks = config.define(
     "jax_check_tracer_leaks", False, _parse_bool,
     "Check, when a trace ends, that none of its tracers escaped.")
@@ -655,8 +661,6 @@ _NO_EFFECT_OPTIONS = [
     ("jax_dump_ir_modes", "stablehlo", _NO_FEATURE + " (IR dumps)", dict(parse=str)),
     ("jax_pprint_use_color", True, _NO_FEATURE + " (colored pretty-printing)", {}),
     ("jax_distributed_debug", False, _NO_FEATURE + " (distributed debug logging)", {}),
-    ("jax_traceback_filtering", "auto", _NO_FEATURE + " (pyjax does not filter tracebacks)",
-     _levels("off", "tracebackhide", "remove_frames", "quiet_remove_frames", "auto")),
     ("jax_tracer_error_num_traceback_frames", 5, _NO_FEATURE, dict(parse=int)),
     ("jax_captured_constants_report_frames", 0,
      _NO_FEATURE + " (captured-constant reports)", dict(parse=int)),

@@ -10,7 +10,7 @@ from repo_paths import REPO_ROOT
 SRC = REPO_ROOT / "pyjax" / "_src"
 
 LEVELS = [
-    (0, ("util", "config", "dtypes", "errors", "layout", "version")),
+    (0, ("util", "config", "dtypes", "errors", "layout", "traceback_util", "version")),
     (1, ("tree_util",)),
     (2, ("core",)),
     (3, ("interpreters",)),

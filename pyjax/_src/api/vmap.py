@@ -12,6 +12,7 @@ from pyjax._src.core.trace import check_for_leaks, set_current_trace
 from pyjax._src.interpreters import batching
 from pyjax._src.util import check_callable
 from pyjax._src.util import wraps
+from pyjax._src.traceback_util import api_boundary
 
 _VMAP_DOC = ("Vectorized version of {fun}. Takes similar arguments as {fun} but with "
              "additional array axes over which {fun} is mapped.")
@@ -54,6 +55,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
 
     @wraps(fun, docstr=_VMAP_DOC + ("\n\nOriginal documentation:\n\n" + fun.__doc__
                                      if getattr(fun, "__doc__", None) else ""))
+    @api_boundary
     def vmap_f(*args, **kwargs):
         return _call(fun, in_axes, out_axes, axis_name, axis_size, args, kwargs, spmd_name)
 
