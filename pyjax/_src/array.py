@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from pyjax._src import errors
+from pyjax._src import dtypes, errors
 from pyjax._src import sharding as sharding_mod
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.core.avals import ShapedArray, get_aval
@@ -413,7 +413,11 @@ def deleted_error(array):
 
 
 def _rebuild(value, weak_type):
-    return Array(np.asarray(value), weak_type)
+    """An unpickled Array: its value in the dtype JAX uses now (a float64 array pickled
+    with x64 on is float32 when unpickled with it off, as in JAX)."""
+    value = np.asarray(value)
+    dtype = dtypes.canonicalize_dtype(value.dtype)
+    return Array(value if value.dtype == dtype else value.astype(dtype), weak_type)
 
 
 def _device_runtime() -> devices_mod.DeviceRuntime:

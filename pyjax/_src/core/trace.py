@@ -498,6 +498,11 @@ class Tracer:
     # Unhashable, as JAX's tracers: hash() raises and isinstance(x, Hashable) is False.
     __hash__ = None   # type: ignore[assignment]
 
+    def __reduce__(self):
+        raise errors.ConcretizationTypeError(
+            self, "The error occurred in the __reduce__ method, which may indicate an "
+            "attempt to serialize/pickle a traced value.\n")
+
     def __setitem__(self, index, value):
         raise TypeError(
             f"'{type(self).__name__}' object does not support item assignment. JAX arrays "
