@@ -420,6 +420,12 @@ class Tracer:
     itemsize = property(lambda self: self.aval.dtype.itemsize)
     nbytes = property(lambda self: self.aval.size * self.aval.dtype.itemsize)
 
+    def __init__(self, trace, aval):
+        """As JAX's: a Tracer subclass outside pyjax (with a __dict__) may call
+        super().__init__(trace, aval); pyjax's own tracers set their slots themselves."""
+        self._trace = trace
+        self.aval = aval
+
     def to_concrete_value(self):
         """The value as a numpy array when this tracer knows it (e.g. a JVP tracer over a
         concrete primal), else None."""
