@@ -296,6 +296,14 @@ traceback_filtering = config.define(
     "remove_frames, quiet_remove_frames, or auto (tracebackhide under IPython, else "
     "quiet_remove_frames).",
     choices=("off", "tracebackhide", "remove_frames", "quiet_remove_frames", "auto"))
+captured_constants_warn_bytes = config.define(
+    "jax_captured_constants_warn_bytes", 2000000000, int,
+    "Warn when the constants a jitted function captures add up to at least this many "
+    "bytes as it is lowered (-1: never).")
+captured_constants_report_frames = config.define(
+    "jax_captured_constants_report_frames", 0, int,
+    "With that warning, name where the largest constants are used (0: no report; "
+    "otherwise the report is given).")
 check_tracer_leaks = config.define(
     "jax_check_tracer_leaks", False, _parse_bool,
     "Check, when a trace ends, that none of its tracers escaped.")
@@ -662,10 +670,6 @@ _NO_EFFECT_OPTIONS = [
     ("jax_pprint_use_color", True, _NO_FEATURE + " (colored pretty-printing)", {}),
     ("jax_distributed_debug", False, _NO_FEATURE + " (distributed debug logging)", {}),
     ("jax_tracer_error_num_traceback_frames", 5, _NO_FEATURE, dict(parse=int)),
-    ("jax_captured_constants_report_frames", 0,
-     _NO_FEATURE + " (captured-constant reports)", dict(parse=int)),
-    ("jax_captured_constants_warn_bytes", 2000000000,
-     _NO_FEATURE + " (captured-constant warnings)", dict(parse=int)),
     ("jax_log_checkpoint_residuals", False, _NO_FEATURE + " (residual logging)", {}),
     ("jax_high_dynamic_range_gumbel", False, _NO_FEATURE + " (two-sample gumbel)", {}),
     ("jax_disallow_mesh_context_manager", False, _NO_FEATURE, {}),
