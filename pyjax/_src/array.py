@@ -344,6 +344,12 @@ class Array:
         raise AttributeError("arr.device_buffer has been deprecated. Use "
                              "arr.addressable_data(0) (or arr.device for its device)")
 
+    @property
+    def __cuda_array_interface__(self):
+        # CPU buffers only: as JAX's for a non-GPU array, an AttributeError (so hasattr
+        # is False) naming the buffers it is defined for
+        raise AttributeError("__cuda_array_interface__ is only defined for GPU buffers.")
+
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         # The host value is exported; `stream` only orders work on GPU streams, so a host
         # buffer has nothing to wait for.
