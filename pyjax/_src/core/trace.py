@@ -15,6 +15,7 @@ import numpy as np
 from pyjax._src import errors
 from pyjax._src.config import check_tracer_leaks
 from pyjax._src.core.avals import ShapedArray
+from pyjax._src.core.source_info import EMPTY_NAME_STACK, NameStack, Transform
 from pyjax._src.core.rule_types import (AbstractEvalRule, AxisBatchRule, BatchRule, ImplRule,
                                         JvpRule, LowerRule, TransposeRule)
 
@@ -219,19 +220,34 @@ class _Context(threading.local):
     # `trace` here, so each new thread starts at the root (eager) trace.
     trace: Any = None
     source_info = None   # (where, eval_jaxpr frame) while an equation is re-traced
-    name_stack = ()      # jax.named_scope names, outermost first
+    name_stack = EMPTY_NAME_STACK   # named scopes and transformations, outermost first
     eqn_ctx = EMPTY_EQN_CONTEXT   # what equations staged now carry (set_xla_metadata)
 
 
 @contextlib.contextmanager
-def extend_name_stack(name):
-    """Equations staged inside carry `name` in their name stack (jax.named_scope)."""
+def set_name_stack(name_stack):
+    """Equations staged inside carry `name_stack` (a NameStack)."""
     saved = _context.name_stack
-    _context.name_stack = saved + (name,)
+    _context.name_stack = name_stack
     try:
         yield
     finally:
         _context.name_stack = saved
+
+
+def extend_name_stack(name):
+    """Equations staged inside carry `name` in their name stack (jax.named_scope)."""
+    return set_name_stack(NameStack((*_context.name_stack, name)))
+
+
+def transform_name_stack(name):
+    """Equations staged inside carry the transformation `name` ('jvp', 'vmap') in their
+    name stack: it wraps the scope that follows it."""
+    return set_name_stack(NameStack((*_context.name_stack, Transform(name))))
+
+
+def current_name_stack():
+    return _context.name_stack
 
 
 _context = _Context()
