@@ -82,6 +82,10 @@ class Array:
         if buf is not None and self._device is device:
             return buf
         value = self._value              # raises if the array was donated or deleted
+        # from another device (an array without one is on the default device, as in JAX):
+        # an implicit transfer, which the transfer guard may log or forbid
+        if (self._device or devices_mod.default_device()) is not device:
+            devices_mod.check_transfer("device_to_device", False, self.aval)
         # A buffer the array keeps is a copy that XLA owns, as every device array of
         # JAX's is: one aliasing the host value (XLA aliases 64-byte aligned memory)
         # could not be reused when the array is donated, so donation would silently
