@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from pyjax._src import errors
+from pyjax._src import dtypes, errors
 from pyjax._src import sharding as sharding_mod
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.core.avals import ShapedArray, get_aval
@@ -82,6 +82,10 @@ class Array:
         if buf is not None and self._device is device:
             return buf
         value = self._value              # raises if the array was donated or deleted
+        # from another device (an array without one is on the default device, as in JAX):
+        # an implicit transfer, which the transfer guard may log or forbid
+        if (self._device or devices_mod.default_device()) is not device:
+            devices_mod.check_transfer("device_to_device", False, self.aval)
         # A buffer the array keeps is a copy that XLA owns, as every device array of
         # JAX's is: one aliasing the host value (XLA aliases 64-byte aligned memory)
         # could not be reused when the array is donated, so donation would silently
@@ -341,6 +345,12 @@ class Array:
         raise AttributeError("arr.device_buffer has been deprecated. Use "
                              "arr.addressable_data(0) (or arr.device for its device)")
 
+    @property
+    def __cuda_array_interface__(self):
+        # CPU buffers only: as JAX's for a non-GPU array, an AttributeError (so hasattr
+        # is False) naming the buffers it is defined for
+        raise AttributeError("__cuda_array_interface__ is only defined for GPU buffers.")
+
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         # The host value is exported; `stream` only orders work on GPU streams, so a host
         # buffer has nothing to wait for.
@@ -410,7 +420,11 @@ def deleted_error(array):
 
 
 def _rebuild(value, weak_type):
-    return Array(np.asarray(value), weak_type)
+    """An unpickled Array: its value in the dtype JAX uses now (a float64 array pickled
+    with x64 on is float32 when unpickled with it off, as in JAX)."""
+    value = np.asarray(value)
+    dtype = dtypes.canonicalize_dtype(value.dtype)
+    return Array(value if value.dtype == dtype else value.astype(dtype), weak_type)
 
 
 def _device_runtime() -> devices_mod.DeviceRuntime:

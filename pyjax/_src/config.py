@@ -290,6 +290,20 @@ auto_pcast = config.define(
     "Inside shard_map (check_vma=True), cast operands that vary along fewer manual axes "
     "than the others to vary along them too (an implicit pvary), instead of raising.",
     affects_tracing=True)
+traceback_filtering = config.define(
+    "jax_traceback_filtering", "auto", str,
+    "How an exception leaving a JAX API call shows pyjax's frames: off, tracebackhide, "
+    "remove_frames, quiet_remove_frames, or auto (tracebackhide under IPython, else "
+    "quiet_remove_frames).",
+    choices=("off", "tracebackhide", "remove_frames", "quiet_remove_frames", "auto"))
+captured_constants_warn_bytes = config.define(
+    "jax_captured_constants_warn_bytes", 2000000000, int,
+    "Warn when the constants a jitted function captures add up to at least this many "
+    "bytes as it is lowered (-1: never).")
+captured_constants_report_frames = config.define(
+    "jax_captured_constants_report_frames", 0, int,
+    "With that warning, name where the largest constants are used (0: no report; "
+    "otherwise the report is given).")
 check_tracer_leaks = config.define(
     "jax_check_tracer_leaks", False, _parse_bool,
     "Check, when a trace ends, that none of its tracers escaped.")
@@ -673,13 +687,7 @@ _NO_EFFECT_OPTIONS = [
     ("jax_dump_ir_modes", "stablehlo", _NO_FEATURE + " (IR dumps)", dict(parse=str)),
     ("jax_pprint_use_color", True, _NO_FEATURE + " (colored pretty-printing)", {}),
     ("jax_distributed_debug", False, _NO_FEATURE + " (distributed debug logging)", {}),
-    ("jax_traceback_filtering", "auto", _NO_FEATURE + " (pyjax does not filter tracebacks)",
-     _levels("off", "tracebackhide", "remove_frames", "quiet_remove_frames", "auto")),
     ("jax_tracer_error_num_traceback_frames", 5, _NO_FEATURE, dict(parse=int)),
-    ("jax_captured_constants_report_frames", 0,
-     _NO_FEATURE + " (captured-constant reports)", dict(parse=int)),
-    ("jax_captured_constants_warn_bytes", 2000000000,
-     _NO_FEATURE + " (captured-constant warnings)", dict(parse=int)),
     ("jax_high_dynamic_range_gumbel", False, _NO_FEATURE + " (two-sample gumbel)", {}),
     ("jax_disallow_mesh_context_manager", False, _NO_FEATURE, {}),
     ("jax_array_garbage_collection_guard", None, _NO_FEATURE + " (array GC guards)",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-_FAQ = "See the pyjax/JAX FAQ section on"
+_ERRORS_PAGE = "https://docs.jax.dev/en/latest/errors.html"
 
 
 def origin_of(tracer) -> str:
@@ -14,7 +14,16 @@ def origin_of(tracer) -> str:
 
 
 
-class JAXTypeError(TypeError):
+class _JAXErrorMixin:
+    """JAX's own errors end their message with the page that explains them, as JAX's do:
+    "See https://docs.jax.dev/en/latest/errors.html#jax.errors.<the class's name>"."""
+
+    def __init__(self, message: str):
+        super().__init__(  # type: ignore[call-arg]
+            f"{message}\nSee {_ERRORS_PAGE}#jax.errors.{type(self).__name__}")
+
+
+class JAXTypeError(_JAXErrorMixin, TypeError):
     pass
 
 
@@ -24,7 +33,7 @@ class AxisError(np.exceptions.AxisError):
     argmax, split and swapaxes raise in JAX), so code catching either class works."""
 
 
-class JAXIndexError(IndexError):
+class JAXIndexError(_JAXErrorMixin, IndexError):
     pass
 
 
@@ -45,7 +54,7 @@ _STATIC_ADVICE = (
     "If the value depends only on static information, mark that argument static with "
     "`static_argnums`/`static_argnames` on `jit`; if it is data, use a structured control "
     "flow primitive (`lax.cond`, `lax.while_loop`, `jnp.where`) or compute it with `jnp` "
-    "instead of `np`.\n")
+    "instead of `np`.")
 
 
 class ConcretizationTypeError(JAXTypeError):
@@ -58,8 +67,7 @@ class ConcretizationTypeError(JAXTypeError):
         if head is None:
             head = ("Abstract tracer value encountered where concrete value is expected: "
                     f"{traced_array(tracer) if hasattr(tracer, 'aval') else tracer}")
-        super().__init__(f"{head}\n{context}{origin_of(tracer)}\n{_STATIC_ADVICE}"
-                         f"{_FAQ} {type(self).__name__}.")
+        super().__init__(f"{head}\n{context}{origin_of(tracer)}\n{_STATIC_ADVICE}")
 
 
 class TracerBoolConversionError(ConcretizationTypeError):
@@ -106,9 +114,11 @@ class NonConcreteBooleanIndexError(JAXIndexError):
 
     def __init__(self, tracer):
         self.tracer = tracer
+        aval = getattr(tracer, "aval", None)   # named by its type, as JAX does
         super().__init__(
             "Array boolean indices must be concrete; got "
-            f"{tracer.aval.str_short()}\n{origin_of(tracer)}\nThe size of `x[mask]` "
+            f"{tracer if aval is None else aval.str_short()}\n{origin_of(tracer)}\n"
+            "The size of `x[mask]` "
             "depends on the values in `mask`, which are not known while tracing. Use "
             "`jnp.where(mask, x, fill)` to keep the shape, or `jnp.nonzero(mask, size=n)` "
             "with a static size.")
@@ -120,7 +130,7 @@ class UnexpectedTracerError(JAXTypeError):
     def __init__(self, message, escaped=True):
         """escaped=False: a tracer passed where none may go, rather than one that leaked."""
         if escaped:
-            message += (
+            message = str(message) + (
                 "\nThis tracer escaped its transformation: JAX transformations require "
                 "that functions explicitly return their outputs, and disallow saving "
                 "intermediate values to global state (a global, a closure or an object "
@@ -129,7 +139,7 @@ class UnexpectedTracerError(JAXTypeError):
         super().__init__(message)
 
 
-class KeyReuseError(RuntimeError):
+class KeyReuseError(JAXTypeError):
     pass
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import functools
 import inspect
 import operator
+import types
 import weakref
 from collections.abc import Callable, Hashable
 from typing import Any
@@ -188,6 +189,21 @@ def check_callable(fun, name):
 def fun_name(fun):
     """A callable's name for messages (its type's name when it has none, e.g. a partial)."""
     return getattr(fun, "__name__", type(fun).__name__)
+
+
+def renamed(fun, name):
+    """A copy of the Python function `fun` whose name is `name`: JAX defines an alias
+    (jnp.abs of jnp.absolute, jnp.acos of jnp.arccos) as a function of its own, and
+    tests and tools that name functions by `__name__` tell the two apart."""
+    copy = types.FunctionType(fun.__code__, fun.__globals__, name, fun.__defaults__,
+                              fun.__closure__)
+    copy.__kwdefaults__ = fun.__kwdefaults__
+    copy.__dict__.update(fun.__dict__)
+    copy.__annotations__ = dict(fun.__annotations__)
+    copy.__doc__ = fun.__doc__
+    copy.__module__ = fun.__module__
+    copy.__qualname__ = name
+    return copy
 
 
 def _name_to_wrap(fun):

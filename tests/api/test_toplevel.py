@@ -142,11 +142,11 @@ def test_named_scope_and_named_call():
         return z + 1
 
     eqns = jax.make_jaxpr(f)(1.0).jaxpr.eqns
-    stacks = [e.source_info[3] if len(e.source_info) > 3 else "" for e in eqns]
+    stacks = [str(e.source_info.name_stack) for e in eqns]
     assert stacks == ["outer", "outer/inner", ""]
     named = jax.named_call(lambda v: v * 3, name="triple")
     eqns = jax.make_jaxpr(named)(1.0).jaxpr.eqns
-    assert eqns[0].source_info[3] == "triple"
+    assert str(eqns[0].source_info.name_stack) == "triple"
     close(named(2.0), 6.0)
     close(jax.grad(named)(2.0), 3.0)
     with pytest.raises(TypeError):

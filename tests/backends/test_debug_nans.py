@@ -132,3 +132,13 @@ def test_nan_passed_in_is_blamed_on_the_argument(executor, debug_nans):
     with pytest.raises(FloatingPointError, match="an argument holds a nan, which no "
                                                  "operation of the function produced"):
         f(np.nan, 1.0)
+
+
+def test_nan_literal_output_says_so_in_jax_words(debug_nans):
+    # the compiled program returns a NaN literal: the re-run finds no operation making it
+    # (JAX's message, recorded on 0.10.2, for the same function)
+    f = jax.jit(lambda x: (jnp.nan, x + 2))
+    with pytest.raises(FloatingPointError, match=r"the de-optimized function did not "
+                       r"produce invalid values during its execution\. .*It may also arise "
+                       r"from having nan/inf literals as inputs or outputs"):
+        f(3)

@@ -10,7 +10,8 @@ from repo_paths import REPO_ROOT
 SRC = REPO_ROOT / "pyjax" / "_src"
 
 LEVELS = [
-    (0, ("util", "config", "dtypes", "errors", "layout", "version", "monitoring")),
+    (0, ("util", "config", "dtypes", "errors", "layout", "traceback_util", "version",
+         "monitoring")),
     (1, ("tree_util",)),
     (2, ("core",)),
     (3, ("interpreters",)),

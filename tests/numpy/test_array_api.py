@@ -60,6 +60,33 @@ def test_dlpack():
     np.testing.assert_array_equal(jnp.from_dlpack(x), [0.0, 1.0, 2.0, 3.0])
 
 
+@pytest.mark.parametrize("offset,count", [(0, 4), (4, 4), (16, 4), (4, 0)])
+@pytest.mark.parametrize("copy", [False, True, None])
+def test_from_dlpack_copy_false_needs_aligned_data(offset, count, copy):
+    # JAX 0.10.2 on CPU: copy=False takes only 64-byte aligned data (XLA's zero-copy
+    # rule), even an empty array's; device= commits the result
+    buf = np.zeros(200, np.uint8)
+    start = (-buf.ctypes.data) % 64 + offset
+    host = np.frombuffer(buf.data, dtype=np.float32, count=count, offset=start)
+    device = pyjax.devices()[0]
+    if copy is False and offset:
+        with pytest.raises(ValueError, match="Specified input which requires a copy since "
+                           "the source data buffer is not aligned to 64 bytes.  However "
+                           "copy=False. Set copy=True or copy=None"):
+            jnp.from_dlpack(host, device=device, copy=copy)
+        return
+    out = jnp.from_dlpack(host, device=device, copy=copy)
+    assert out.tolist() == [0.0] * count and out.committed
+
+
+def test_cuda_array_interface_only_on_gpu():
+    x = jnp.arange(5)
+    assert not hasattr(x, "__cuda_array_interface__")
+    with pytest.raises(AttributeError, match="^__cuda_array_interface__ is only defined for "
+                       "GPU buffers.$"):
+        _ = x.__cuda_array_interface__
+
+
 @pytest.mark.parametrize("jit", [False, True])
 def test_floor_divide_signed_zero(jit):
     f = pyjax.jit(jnp.floor_divide) if jit else jnp.floor_divide

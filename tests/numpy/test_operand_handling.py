@@ -64,6 +64,89 @@ def test_jnp_functions_take_pytrees_with_jax_array():
     assert jax.jit(lambda x: jnp.dot(x, w) + jnp.multiply(b, 2))(x).tolist() == [[8.0, 11.0]]
 
 
+_V = _Boxed(jnp.array([3.0, -1.0, 0.0, 2.0]))
+_I = _Boxed(jnp.array([2, 0]))
+_B = _Boxed
+_TAKING_PYTREES = {
+    "any": lambda: jnp.any(_V),
+    "argmax": lambda: jnp.argmax(_V),
+    "cumsum": lambda: jnp.cumsum(_V),
+    "cumulative_sum": lambda: jnp.cumulative_sum(_V),
+    "var": lambda: jnp.var(_V),
+    "count_nonzero": lambda: jnp.count_nonzero(_V),
+    "average": lambda: jnp.average(_V),
+    "reshape": lambda: jnp.reshape(_V, (2, 2)),
+    "transpose": lambda: jnp.transpose(_B(jnp.arange(4).reshape(2, 2))),
+    "squeeze": lambda: jnp.squeeze(_B(jnp.ones((1, 2)))),
+    "swapaxes": lambda: jnp.swapaxes(_B(jnp.arange(4).reshape(2, 2)), 0, 1),
+    "moveaxis": lambda: jnp.moveaxis(_B(jnp.arange(4).reshape(2, 2)), 0, 1),
+    "flip": lambda: jnp.flip(_V),
+    "broadcast_to": lambda: jnp.broadcast_to(_B(jnp.array(1.0)), (2,)),
+    "broadcast_arrays": lambda: jnp.broadcast_arrays(_B(jnp.array(1.0)), _V)[0],
+    "expand_dims": lambda: jnp.expand_dims(_V, 0),
+    "where": lambda: jnp.where(_B(_V.value > 0), _V, 0.0),
+    "nonzero": lambda: jnp.nonzero(_V)[0],
+    "take": lambda: jnp.take(_V, _I),
+    "take_along_axis": lambda: jnp.take_along_axis(_V, _I, axis=0),
+    "put_along_axis": lambda: jnp.put_along_axis(_V, _I, _B(jnp.array([9.0, 8.0])), axis=0,
+                                                 inplace=False),
+    "angle": lambda: jnp.angle(_V),
+    "fmod": lambda: jnp.fmod(_V, _B(jnp.array(2.0))),
+    "power": lambda: jnp.power(_V, _B(jnp.array(2.0))),
+    "rint": lambda: jnp.rint(_B(jnp.array([0.5, 1.5]))),
+    "ldexp": lambda: jnp.ldexp(_V, _B(jnp.array(1))),
+    "cov": lambda: jnp.cov(_V),
+    "delete": lambda: jnp.delete(_V, _B(jnp.array(1))),
+    "roll": lambda: jnp.roll(_V, _B(jnp.array(1))),
+    "full_like": lambda: jnp.full_like(_V, _B(jnp.array(7.0))),
+    "zeros_like": lambda: jnp.zeros_like(_V),
+    "iscomplexobj": lambda: jnp.iscomplexobj(_B(jnp.array([1j]))),
+    "select": lambda: jnp.select([_B(_V.value > 0)], [_V], 5.0),
+}
+_JAX_RESULTS = [
+    ('any', True),
+    ('argmax', 0),
+    ('cumsum', [3.0, 2.0, 2.0, 4.0]),
+    ('cumulative_sum', [3.0, 2.0, 2.0, 4.0]),
+    ('var', 2.5),
+    ('count_nonzero', 3),
+    ('average', 1.0),
+    ('reshape', [[3.0, -1.0], [0.0, 2.0]]),
+    ('transpose', [[0, 2], [1, 3]]),
+    ('squeeze', [1.0, 1.0]),
+    ('swapaxes', [[0, 2], [1, 3]]),
+    ('moveaxis', [[0, 2], [1, 3]]),
+    ('flip', [2.0, 0.0, -1.0, 3.0]),
+    ('broadcast_to', [1.0, 1.0]),
+    ('broadcast_arrays', [1.0, 1.0, 1.0, 1.0]),
+    ('expand_dims', [[3.0, -1.0, 0.0, 2.0]]),
+    ('where', [3.0, 0.0, 0.0, 2.0]),
+    ('nonzero', [0, 1, 3]),
+    ('take', [0.0, 3.0]),
+    ('take_along_axis', [0.0, 3.0]),
+    ('put_along_axis', [8.0, -1.0, 9.0, 2.0]),
+    ('angle', [0.0, 3.1415927410125732, 0.0, 0.0]),
+    ('fmod', [1.0, -1.0, 0.0, 0.0]),
+    ('power', [9.0, 1.0, 0.0, 4.0]),
+    ('rint', [0.0, 2.0]),
+    ('ldexp', [6.0, -2.0, 0.0, 4.0]),
+    ('cov', 3.3333334922790527),
+    ('delete', [3.0, 0.0, 2.0]),
+    ('roll', [2.0, 3.0, -1.0, 0.0]),
+    ('full_like', [7.0, 7.0, 7.0, 7.0]),
+    ('zeros_like', [0.0, 0.0, 0.0, 0.0]),
+    ('iscomplexobj', True),
+    ('select', [3.0, 5.0, 5.0, 2.0]),
+]
+
+
+@pytest.mark.parametrize("name,expected", _JAX_RESULTS, ids=[n for n, _ in _JAX_RESULTS])
+def test_more_jnp_functions_take_pytrees_with_jax_array(name, expected):
+    # JAX 0.10.2's jnp functions take such a pytree for any array operand (they convert
+    # it on entry, as ensure_arraylike does), not only the promoting ones
+    np.testing.assert_allclose(np.asarray(_TAKING_PYTREES[name]()), expected, rtol=1e-6)
+
+
 def test_jnp_functions_refuse_plain_objects_with_jax_array():
     for call in (lambda: jnp.dot(jnp.ones(1), _ArrayLike()), lambda: jnp.sin(_ArrayLike()),
                  lambda: jnp.sum(_ArrayLike())):

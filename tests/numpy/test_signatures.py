@@ -33,3 +33,14 @@ def test_signature_matches_jax(group, name):
     expected = JAX_SIGNATURES[group][name]
     actual = signature_text(_pyjax_callable(group, name))
     assert actual == expected, f"{group}.{name}{actual} != JAX's {name}{expected}"
+
+
+def test_functions_are_named_as_in_jax():
+    # JAX 0.10.2 defines every alias as a function of its own (jnp.abs of jnp.absolute,
+    # jnp.acos of jnp.arccos, jnp.amax of jnp.max): each public function's __name__ is the
+    # name it is exported under, which is how tools and test ids tell them apart.
+    misnamed = {name: fn.__name__ for name in dir(jnp) if not name.startswith("_")
+                for fn in [getattr(jnp, name)]
+                if callable(fn) and not isinstance(fn, type) and fn.__name__ != name}
+    assert misnamed == {}
+    assert jnp.abs is not jnp.absolute

@@ -56,4 +56,20 @@ def check_jnp_array_of_a_committed_array_keeps_its_devices():
     assert jnp.array(np.arange(8), device=d1).devices() == {d1}
 
 
+def check_transfer_guard_takes_uncommitted_arrays_as_on_the_default_device():
+    # as in JAX 0.10.2: moving an uncommitted array to another device is a
+    # device-to-device transfer, implicit under jit(device=), explicit by device_put
+    d0, d1 = jax.devices()[:2]
+    a, b = jnp.ones(1), jnp.ones(1)
+    with jax.transfer_guard_device_to_device("disallow"):
+        assert jax.device_put(a, device=d1).devices() == {d1}
+        with pytest.raises(RuntimeError, match="Disallowed device-to-device transfer"):
+            _jit_on(d1, lambda x: x)(b)
+        assert _jit_on(d0, lambda x: x)(b).tolist() == [1.0]   # already there
+    with jax.transfer_guard_device_to_device("disallow_explicit"):
+        with pytest.raises(RuntimeError, match="Disallowed explicit device-to-device"):
+            jax.device_put(jnp.ones(1), device=d1)
+        assert jax.device_put(jnp.ones(1), device=d0).devices() == {d0}
+
+
 test_on_eight_devices = checks_on_devices(globals(), 8)

@@ -24,6 +24,7 @@ from pyjax._src.lax import structural as st
 from pyjax._src.lax.sharding_constraint import as_cotangent_of
 from pyjax._src.lax.slicing import slice_in_dim
 from pyjax._src.util import check_callable, fun_name, wraps
+from pyjax._src.traceback_util import api_boundary
 
 
 def _as_jax_value(x):
@@ -177,6 +178,7 @@ def _tangents_in(p_avals, tangents, where):
     return out
 
 
+@api_boundary
 def jvp(fun, primals, tangents, has_aux=False):
     """Forward mode: (fun(*primals), the directional derivative of fun at primals along
     tangents). primals and tangents are tuples or lists of matching pytrees."""
@@ -241,6 +243,7 @@ def _lift_linearized(jaxpr, sig, p_tree, out_tree, consts, *tangents):
     return tree_util.tree_unflatten(out_tree, [_instantiate(t) for t in outs])
 
 
+@api_boundary
 def linearize(fun, *primals, has_aux=False):
     """(fun(*primals), f_jvp) where f_jvp(*tangents) evaluates the JVP at primals without
     re-running fun: the tangent computation was staged into a linear jaxpr. As in JAX,
@@ -398,6 +401,7 @@ class DidntWant:
     """In with_refs' result: the cotangent asked for with DontWant()."""
 
 
+@api_boundary
 def vjp(fun, *primals, has_aux=False):
     """(fun(*primals), vjp_fun) where vjp_fun(cotangent) returns a tuple with one
     cotangent per primal: the transposed linearization of fun at primals."""
@@ -542,6 +546,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
 
 def _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, name):
     @wraps(fun, docstr=_VALUE_AND_GRAD_DOC, argnums=argnums)
+    @api_boundary
     def value_and_grad_f(*args, **kwargs):
         nums, dyn = _select_args(name, argnums, args)
         for x in tree_util.tree_leaves(dyn):
@@ -595,6 +600,7 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, redu
     vg = _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, "grad")
 
     @wraps(fun, docstr=_GRAD_DOC, argnums=argnums)
+    @api_boundary
     def grad_f(*args, **kwargs):
         value, g = vg(*args, **kwargs)
         return (g, value[1]) if has_aux else g
@@ -757,6 +763,7 @@ def hessian(fun, argnums=0, has_aux=False, holomorphic=False):
 
 # --- linear_transpose ----------------------------------------------------------------------
 
+@api_boundary
 def linear_transpose(fun, *primals, reduce_axes=()):
     """The transpose of a linear fun, traced at the shapes and dtypes of primals: a
     function from output cotangents to a tuple of input cotangents."""

@@ -24,6 +24,7 @@ from pyjax._src.lax import builders as b
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import reductions
 from pyjax._src.util import fun_name as _name
+from pyjax._src.traceback_util import api_boundary
 
 
 class CustomJVPException(Exception):
@@ -218,6 +219,7 @@ class _CustomRuleFunction:
     def __get__(self, obj, objtype=None):
         return self if obj is None else functools.partial(self, obj)
 
+    @api_boundary
     def __call__(self, *args, **kwargs):
         name = _name(self.fun)
         if getattr(self, self._rule_attr) is None:

@@ -15,6 +15,7 @@ from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import structural as st
 from pyjax._src.lax.control_flow import common
 from pyjax._src.lax.control_flow.solves import check_tree
+from pyjax._src.traceback_util import api_boundary
 
 
 def _zero_tangent(x):
@@ -24,6 +25,7 @@ def _zero_tangent(x):
     return np.zeros(aval.shape, dtypes.float0)
 
 
+@api_boundary
 def custom_root(f, initial_guess, solve, tangent_solve, has_aux=False):
     """Finds x with f(x) = 0 by `solve(f, initial_guess)`, and differentiates the root
     implicitly: for values f captures, x' = -tangent_solve(g, f'(x)) with g the

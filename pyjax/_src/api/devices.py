@@ -102,8 +102,10 @@ def _put_leaf(x, device, src=None, semantics=transfers.ArrayCopySemantics.REUSE_
         device = device or x._device
         buffer = None
         if xla is not None and device is not None:
-            held = (x._device,) if x._sharding is None else x._sharding._device_assignment
-            if x._device is not device and held not in ((None,), (device,)):
+            # an uncommitted array without a device is on the default one (as in JAX)
+            held = (x._device or devices_mod.default_device(),) if x._sharding is None \
+                else x._sharding._device_assignment
+            if held != (device,):
                 devices_mod.check_transfer("device_to_device", True, x.aval)
             buffer = x._buffer if reuse and x._device is device and x._buffer is not None \
                 else xla.put(x._value, x.aval, device, copy=True)

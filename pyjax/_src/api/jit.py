@@ -32,6 +32,7 @@ from pyjax._src.core.jaxpr import ClosedJaxpr
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax.call import jit_p
 from pyjax._src.util import check_callable, fun_name
+from pyjax._src.traceback_util import api_boundary, filter_exception, register_boundary
 
 
 def normalize_argnums(argnums, what="jit static_argnums"):
@@ -691,10 +692,14 @@ class PjitFunction:
         self.fun, self._jit = fun, cache
 
     def __call__(self, *args, **kwargs):
-        out = self._jit.latest(args, kwargs)
-        if out is NO_FIT:
-            return self._jit.call(self.fun, args, kwargs)
-        return out
+        try:
+            out = self._jit.latest(args, kwargs)
+            if out is NO_FIT:
+                return self._jit.call(self.fun, args, kwargs)
+            return out
+        except Exception as e:   # an API boundary (inline: no frame on the hot path)
+            filter_exception(e)
+            raise
 
     def __get__(self, obj, objtype=None):
         if obj is None:
@@ -722,11 +727,13 @@ class PjitFunction:
     def clear_cache(self):
         self._jit.clear()
 
+    @api_boundary
     def trace(self, *args, **kwargs):
         """Traces for these arguments and returns a Traced (jaxpr, out_info, lower())."""
         entry, _, donated = self._jit.entry_for(self.fun, args, kwargs, abstract=True)
         return Traced(self, entry, args, kwargs, donated)
 
+    @api_boundary
     def lower(self, *args, **kwargs):
         """Traces and lowers for these arguments: a Lowered, with as_text() (StableHLO)
         and compile()."""
@@ -764,8 +771,12 @@ class PjitFunction:
                          self._jit.device, shardings, self._jit.compiler_options,
                          lowering_platforms, traced_mesh, refs)
 
+    @api_boundary
     def eval_shape(self, *args, **kwargs):
         return self.trace(*args, **kwargs).out_info
+
+
+register_boundary(PjitFunction.__call__.__code__)
 
 
 class Traced:

@@ -14,6 +14,7 @@ from pyjax._src.core.tokens import AbstractToken
 from pyjax._src.interpreters import batching
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.util import canonicalize_shape, wraps
+from pyjax._src.traceback_util import api_boundary
 
 
 class ShapeDtypeStruct:
@@ -217,6 +218,7 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False,
     """Returns a function that traces `fun` on example arguments and gives its jaxpr."""
 
     @wraps(fun)
+    @api_boundary
     def make_jaxpr_f(*args, **kwargs):
         with contextlib.ExitStack() as stack:   # axis_env: names collectives may use
             for name, size in axis_env or ():
@@ -241,6 +243,7 @@ def _closed(jaxpr, consts):
     return ClosedJaxpr(jaxpr, consts)
 
 
+@api_boundary
 def eval_shape(fun, *args, **kwargs):
     """The output shapes and dtypes of fun(*args), computed by tracing only."""
     jaxpr, _, out_tree = _trace_flat(fun, args, kwargs)

@@ -8,11 +8,12 @@ import operator
 from pyjax._src import config, tree_util
 from pyjax._src.array import as_array
 from pyjax._src.core.avals import AbstractRef, get_aval, is_valid_jax_type
-from pyjax._src.core.trace import check_for_leaks, set_current_trace
+from pyjax._src.core.trace import check_for_leaks, set_current_trace, transform_name_stack
 from pyjax._src.interpreters import batching
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.util import check_callable
 from pyjax._src.util import wraps
+from pyjax._src.traceback_util import api_boundary
 
 _VMAP_DOC = ("Vectorized version of {fun}. Takes similar arguments as {fun} but with "
              "additional array axes over which {fun} is mapped.")
@@ -55,6 +56,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
 
     @wraps(fun, docstr=_VMAP_DOC + ("\n\nOriginal documentation:\n\n" + fun.__doc__
                                      if getattr(fun, "__doc__", None) else ""))
+    @api_boundary
     def vmap_f(*args, **kwargs):
         return _call(fun, in_axes, out_axes, axis_name, axis_size, args, kwargs, spmd_name)
 
@@ -97,7 +99,7 @@ def _call(fun, in_axes, out_axes, axis_name, axis_size, args, kwargs, spmd_name=
         entry = () if split is None else split.spec.partitions[0]
         with batching.extend_axis_env(axis_name, size), set_current_trace(trace), \
                 batching.map_over_mesh_axes((entry,) if isinstance(entry, str) else entry,
-                                            spmd_name):
+                                            spmd_name), transform_name_stack("vmap"):
             # rebuilt under the batch trace, as JAX does: pytree nodes that record the
             # trace they were made in (flax's Variables) see the vmap's
             call_args = tree_util.tree_unflatten(arg_tree, ins[:len(arg_leaves)])

@@ -110,12 +110,18 @@ class NanCheckedExecutable:
             raise FloatingPointError(
                 f"invalid value ({kind}) encountered in the output of jit({name}): an "
                 f"argument holds a {kind}, which no operation of the function produced.")
-        raise FloatingPointError(
-            f"invalid value ({kind}) encountered in the output of jit({name}), but the "
-            "de-optimized re-run of its jaxpr made none: the compiled program's "
-            "optimizations (fused or reordered floating-point operations) may have "
-            "produced it. Run it with jax.disable_jit() or PYJAX_EXECUTOR=numpy to look "
-            "closer.")
+        raise FloatingPointError(   # JAX's words, after the value and the function
+            f"invalid value ({kind}) encountered in the output of jit({name}). Because "
+            "jax_debug_nans and/or jax_debug_infs is set, the de-optimized function (i.e., "
+            "the function as if the `jit` decorator were removed) was called in an attempt "
+            "to get a more precise error message. However, the de-optimized function did "
+            "not produce invalid values during its execution. This behavior can result from "
+            "`jit` optimizations causing the invalid value to be produced. It may also arise "
+            "from having nan/inf literals as inputs or outputs, like "
+            "`jax.jit(lambda ...: jax.numpy.nan)(...)`.\n\nIt may be possible to avoid the "
+            "invalid value by removing the `jit` decorator, at the cost of losing "
+            "optimizations. Run it with PYJAX_EXECUTOR=numpy to see each operation's "
+            "values.")
 
 
 def runs_own_program(jaxpr):

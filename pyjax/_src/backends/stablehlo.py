@@ -36,17 +36,21 @@ regions=[ctx.region(avals, cond_body), ctx.region(avals, body)])``.
 """
 from __future__ import annotations
 
+import heapq
 import itertools
 import math
+import operator
 import re
+import warnings
 from typing import NamedTuple
 
 import ml_dtypes
 import numpy as np
 
-from pyjax._src import dtypes, monitoring
+from pyjax._src import config, dtypes, monitoring
 from pyjax._src import sharding as sharding_mod
 from pyjax._src.core.avals import ShapedArray
+from pyjax._src.core import source_info
 from pyjax._src.core.jaxpr import ClosedJaxpr, DropVar, Literal
 from pyjax._src.core.tokens import AbstractToken
 
@@ -876,6 +880,46 @@ def _left_open(sharding):
                                 sharding_mod.UNCONSTRAINED in sharding.spec.partitions)
 
 
+def _pprint_bytes(num_bytes):
+    """65536 -> '65.54KB', as JAX prints sizes."""
+    if num_bytes <= 0:
+        return "0.00B"
+    prefixes = ("", "K", "M", "G", "T")
+    exponent = min(math.floor(math.log(num_bytes, 1000)), len(prefixes) - 1)
+    return f"{num_bytes / 1000 ** exponent:.2f}{prefixes[exponent]}B"
+
+
+def check_jaxpr_constants(closed):
+    """JAX's warning for a jaxpr being lowered whose captured constants add up to at least
+    jax_captured_constants_warn_bytes, with a report of where the largest are used when
+    jax_captured_constants_report_frames is set."""
+    threshold = config.captured_constants_warn_bytes.value
+    if threshold == -1:
+        return
+    sizes = [getattr(c, "nbytes", 0) for c in closed.consts]
+    if sum(sizes) < threshold:
+        return
+    message = ("A large amount of constants were captured during lowering "
+               f"({_pprint_bytes(sum(sizes))} total). If this is intentional, disable this "
+               "warning by setting JAX_CAPTURED_CONSTANTS_WARN_BYTES=-1. ")
+    if not config.captured_constants_report_frames.value:
+        message += ("To obtain a report of where these constants were encountered, set "
+                    "JAX_CAPTURED_CONSTANTS_REPORT_FRAMES=-1.")
+    else:
+        message += ("The subsequent report may be disabled by setting "
+                    "JAX_CAPTURED_CONSTANTS_REPORT_FRAMES=0.\n\n"
+                    f"Largest {min(5, len(sizes))} allocation(s):\n")
+        largest = heapq.nlargest(5, zip(sizes, closed.jaxpr.constvars, closed.consts),
+                                 key=operator.itemgetter(0))
+        for size, var, const in largest:
+            message += (f"  Constant {type(const)}, {var.aval.str_short()}, "
+                        f"{_pprint_bytes(size)} captured at:\n")
+            for eqn in closed.jaxpr.eqns:
+                if any(v is var for v in eqn.invars):
+                    message += f"    {source_info.describe(eqn.source_info)}\n\n"
+    warnings.warn(message, UserWarning, stacklevel=2)
+
+
 def lower_module(closed, name="main", donated_invars=(), num_replicas=1, axis_env=(),
                  mesh=None, in_shardings=(), out_shardings=(), result_names=(),
                  const_args=True, platform_index=False):
@@ -890,6 +934,7 @@ def lower_module(closed, name="main", donated_invars=(), num_replicas=1, axis_en
     arguments (a module that stands alone, as jax.export writes); with `platform_index`
     its first argument is JAX's platform index of a multi-platform module.
     Recorded as JAX's jax.monitoring event for lowering."""
+    check_jaxpr_constants(closed)
     prefix = "pmap" if axis_env else "jit"
     with monitoring.timed_event(monitoring.JAXPR_TO_MLIR_MODULE_EVENT, f"{prefix}({name})"):
         return _lower_module(closed, prefix, name, donated_invars, num_replicas, axis_env,

@@ -15,6 +15,7 @@ import numpy as np
 from pyjax._src import errors
 from pyjax._src.config import check_tracer_leaks
 from pyjax._src.core.avals import ShapedArray, get_aval
+from pyjax._src.core.source_info import EMPTY_NAME_STACK, NameStack, Transform
 from pyjax._src.core.rule_types import (AbstractEvalRule, AxisBatchRule, BatchRule, ImplRule,
                                         JvpRule, LowerRule, TransposeRule)
 
@@ -220,19 +221,34 @@ class _Context(threading.local):
     # `trace` here, so each new thread starts at the root (eager) trace.
     trace: Any = None
     source_info = None   # (where, eval_jaxpr frame) while an equation is re-traced
-    name_stack = ()      # jax.named_scope names, outermost first
+    name_stack = EMPTY_NAME_STACK   # named scopes and transformations, outermost first
     eqn_ctx = EMPTY_EQN_CONTEXT   # what equations staged now carry (set_xla_metadata)
 
 
 @contextlib.contextmanager
-def extend_name_stack(name):
-    """Equations staged inside carry `name` in their name stack (jax.named_scope)."""
+def set_name_stack(name_stack):
+    """Equations staged inside carry `name_stack` (a NameStack)."""
     saved = _context.name_stack
-    _context.name_stack = saved + (name,)
+    _context.name_stack = name_stack
     try:
         yield
     finally:
         _context.name_stack = saved
+
+
+def extend_name_stack(name):
+    """Equations staged inside carry `name` in their name stack (jax.named_scope)."""
+    return set_name_stack(NameStack((*_context.name_stack, name)))
+
+
+def transform_name_stack(name):
+    """Equations staged inside carry the transformation `name` ('jvp', 'vmap') in their
+    name stack: it wraps the scope that follows it."""
+    return set_name_stack(NameStack((*_context.name_stack, Transform(name))))
+
+
+def current_name_stack():
+    return _context.name_stack
 
 
 _context = _Context()
@@ -436,6 +452,12 @@ class Tracer:
     itemsize = property(lambda self: self.aval.dtype.itemsize)
     nbytes = property(lambda self: self.aval.size * self.aval.dtype.itemsize)
 
+    def __init__(self, trace, aval):
+        """As JAX's: a Tracer subclass outside pyjax (with a __dict__) may call
+        super().__init__(trace, aval); pyjax's own tracers set their slots themselves."""
+        self._trace = trace
+        self.aval = aval
+
     def to_concrete_value(self):
         """The value as a numpy array when this tracer knows it (e.g. a JVP tracer over a
         concrete primal), else None."""
@@ -513,6 +535,11 @@ class Tracer:
 
     # Unhashable, as JAX's tracers: hash() raises and isinstance(x, Hashable) is False.
     __hash__ = None   # type: ignore[assignment]
+
+    def __reduce__(self):
+        raise errors.ConcretizationTypeError(
+            self, "The error occurred in the __reduce__ method, which may indicate an "
+            "attempt to serialize/pickle a traced value.\n")
 
     def __setitem__(self, index, value):
         raise TypeError(errors.IMMUTABLE_ARRAY_MESSAGE)

@@ -27,8 +27,9 @@ from pyjax._src import dtypes, errors
 from pyjax._src.util import WeakCache
 from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import cotangent_sharding, get_aval, tangent_aval
-from pyjax._src.core.source_info import BackwardSource
-from pyjax._src.core.trace import RuleFactory, Trace, Tracer, set_current_trace
+from pyjax._src.core.source_info import BackwardSource, NameStack, Transform
+from pyjax._src.core.trace import (RuleFactory, Trace, Tracer, current_name_stack,
+                                   set_current_trace, transform_name_stack)
 from pyjax._src.interpreters import jet
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.interpreters.lax_hooks import lax_hooks
@@ -230,7 +231,7 @@ class JVPTrace(Trace):
 def _run_jvp(trace, flat_fun, ins, has_aux):
     """flat_fun(*ins) under the JVP trace: a (primal, tangent) pair per output, and the
     aux primals when has_aux (flat_fun then returns (outs, aux_leaves))."""
-    with set_current_trace(trace):
+    with set_current_trace(trace), transform_name_stack("jvp"):
         outs = flat_fun(*ins)
     outs, aux = outs if has_aux else (outs, ())
     return [trace.to_primal_tangent(o) for o in outs], [trace.primal_of(a) for a in aux]
@@ -311,11 +312,21 @@ def linearize_flat(flat_fun, primals, has_aux=False):
 
 # --- transposition ----------------------------------------------------------------------
 
-def backward_pass(jaxpr, consts, args, cts_out):
+def _transposed_name_stack(forward):
+    """The name stack of an equation's transpose, as JAX's: the current one, then
+    'transpose' wrapping what the forward equation's stack adds to it."""
+    current = current_name_stack()
+    if forward[:len(current)] == current:
+        forward = forward[len(current):]
+    return NameStack((*current, Transform("transpose"), *forward))
+
+
+def backward_pass(jaxpr, consts, args, cts_out, transform_stack=True):
     """Transposes `jaxpr` with respect to its UndefinedPrimal args (see module docstring).
     What each equation stages or runs carries its source line: the forward equation's,
     as a BackwardSource that also names the select_n (jnp.where) a cotangent came through
-    (jax_debug_nans reports the where-trap with it)."""
+    (jax_debug_nans reports the where-trap with it). With transform_stack, their name
+    stacks say 'transpose' (a jaxpr transposed into another keeps its own, as in JAX)."""
     env = {}
     linear = set()
 
@@ -363,7 +374,13 @@ def backward_pass(jaxpr, consts, args, cts_out):
                 ct = cts[0]
             mask = next((masked[v] for v in eqn.outvars if v in masked), None)
             # the backward pass of an op keeps its metadata, its source marked as such
-            replay.at(eqn, eqn.source_info and BackwardSource(eqn.source_info, mask))
+            if eqn.source_info:
+                stack = eqn.source_info.name_stack
+                replay.at(eqn, BackwardSource(
+                    eqn.source_info, _transposed_name_stack(stack) if transform_stack
+                    else stack, mask))
+            else:
+                replay.at(eqn)
             cts_in = eqn.primitive.rule("transpose")(ct, *invals, **eqn.params)
             if eqn.primitive.name == _SELECT:   # each case's cotangent is zero elsewhere
                 mask = eqn.source_info
@@ -490,7 +507,8 @@ def _transpose_jaxpr(closed, linear):
     def fun(*args):
         it = iter(args[:n])
         full = [UndefinedPrimal(a) if lin else next(it) for a, lin in zip(in_avals, linear)]
-        cts_in = backward_pass(closed.jaxpr, closed.consts, full, list(args[n:]))
+        cts_in = backward_pass(closed.jaxpr, closed.consts, full, list(args[n:]),
+                               transform_stack=False)
         return [instantiate_zeros(ct) for ct, lin in zip(cts_in, linear) if lin]
 
     transposed, hoisted = pe.trace_to_closed_jaxpr(fun, nonlinear_avals + ct_avals)

@@ -11,8 +11,10 @@ import numpy as np
 from pyjax._src.config import auto_pcast, enable_checks
 from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import ShapedArray, get_aval
+from pyjax._src.core.source_info import EMPTY_NAME_STACK, SourceInfo
 from pyjax._src.core.trace import (Trace, Tracer, check_for_leaks, operand_error,
                                    primitive_effects, primitive_named, set_current_trace,
+                                   set_name_stack,
                                    trace_context)
 from pyjax._src.util import WeakCache, partition_list
 
@@ -53,8 +55,8 @@ def register_exclusion(path: str) -> None:
 
 
 def user_frame():
-    """(file, line, function) of the innermost caller outside pyjax, or None; inside
-    jax.named_scope a fourth entry holds the scope names joined by '/'. While eval_jaxpr
+    """A SourceInfo: (file, line, function) of the innermost caller outside pyjax and the
+    current name stack; None if no caller is outside pyjax. While eval_jaxpr
     re-traces an equation (under jvp, partial eval, ...), the equations it stages carry
     that equation's source instead, unless user code (a custom rule) runs in between."""
     override = _context.source_info
@@ -65,8 +67,8 @@ def user_frame():
             return override[0]
         filename = frame.f_code.co_filename
         if not filename.startswith(_excluded_prefixes):
-            where = filename, frame.f_lineno, frame.f_code.co_name
-            return where + ("/".join(_context.name_stack),) if _context.name_stack else where
+            return SourceInfo((filename, frame.f_lineno, frame.f_code.co_name),
+                              _context.name_stack)
         frame = frame.f_back
     return override[0] if override else None
 
@@ -259,8 +261,8 @@ def trace_to_jaxpr(flat_fun, in_avals, debug_info=None, capture_refs=False):
     if capture_refs:
         trace.ref_captures = {}
     in_tracers = [trace.new_arg(a, i) for i, a in enumerate(in_avals)]
-    try:
-        with set_current_trace(trace):
+    try:   # a jaxpr's equations name only the scopes opened inside it, as in JAX
+        with set_current_trace(trace), set_name_stack(EMPTY_NAME_STACK):
             outs = flat_fun(*in_tracers)
             captures = list(trace.ref_captures.values()) if capture_refs else []
             outs = list(outs) + [c.value for c in captures if c.written]

@@ -25,8 +25,9 @@ from pyjax._src.numpy.lax_numpy import ndim as _ndim, shape as _shape
 from pyjax._src.numpy import reductions as red
 from pyjax._src.numpy import sorting
 from pyjax._src.numpy import ufuncs as uf
-from pyjax._src.numpy.util import (check_arraylike, convert, ensure_array, extended_dtype,
-                                   promote_dtypes, promote_dtypes_numeric)
+from pyjax._src.numpy.util import (check_arraylike, convert, ensure_array, ensure_arraylike,
+                                   extended_dtype, jax_array_protocol, promote_dtypes,
+                                   promote_dtypes_numeric)
 from pyjax._src.util import canonicalize_axes, canonicalize_axis, canonicalize_shape
 from pyjax._src.lax.sharding_constraint import takes_out_sharding
 
@@ -445,7 +446,7 @@ def roll(a, shift, axis=None):
     """Elements shifted along axis (cyclically); shift and axis are scalars or 1-D and
     broadcast against each other, and the shift may be traced."""
     check_arraylike("roll", a)
-    a = lnp.asarray(a)
+    a, shift = lnp.asarray(a), jax_array_protocol(shift)
     if axis is None:
         return lnp.reshape(roll(lnp.ravel(a), shift, 0), _shape(a))
     axes = np.array([canonicalize_axis(ax, _ndim(a)) for ax in np.atleast_1d(axis)])
@@ -671,7 +672,7 @@ def delete(arr, obj, axis=None, *, assume_unique_indices=False):
                                axis)
     if isinstance(obj, slice):
         obj, assume_unique_indices = np.arange(n)[obj], True
-    check_arraylike("delete", a, obj)
+    a, obj = ensure_arraylike("delete", a, obj)
     if dtypes.is_int(_dtype(lnp.asarray(obj))) and assume_unique_indices:
         # the kept positions i: each skips as many deleted positions as lie at or before it
         gone = lnp.ravel(lnp.asarray(obj))

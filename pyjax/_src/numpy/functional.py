@@ -608,9 +608,20 @@ def frombuffer(buffer, dtype=float, count=-1, offset=0):
     return lnp.asarray(np.frombuffer(buffer, dtype=dtype, count=count, offset=offset))
 
 
+_XLA_CPU_ALIGNMENT = 64   # bytes: XLA takes a CPU buffer without copying only so aligned
+
+
 def from_dlpack(x, /, *, device=None, copy=None):
-    """An array from an object implementing the DLPack protocol (copied to the host)."""
-    return lnp.asarray(np.from_dlpack(x, copy=copy))
+    """An array from an object implementing the DLPack protocol (on `device` if given).
+    copy=False refuses data XLA could not take without a copy (not 64-byte aligned), as
+    in JAX."""
+    host = np.from_dlpack(x, copy=copy)
+    if copy is False and host.ctypes.data % _XLA_CPU_ALIGNMENT:
+        raise ValueError(
+            "Specified input which requires a copy since the source data buffer is not "
+            f"aligned to {_XLA_CPU_ALIGNMENT} bytes.  However copy=False. Set copy=True or "
+            "copy=None to perform the requested operation.")
+    return lnp.asarray(host, device=device)
 
 
 def fromstring(string, dtype=float, count=-1, *, sep):

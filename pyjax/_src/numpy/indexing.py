@@ -24,7 +24,8 @@ from pyjax._src.lax import structural as st
 from pyjax._src.lax.sharding_constraint import apply_out_sharding
 from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy import ufuncs
-from pyjax._src.numpy.util import check_arraylike, extended_dtype
+from pyjax._src.numpy.util import (check_arraylike, ensure_arraylike, extended_dtype,
+                                   jax_array_protocol)
 from pyjax._src.lax.indexing import (FILL_OR_DROP, PROMISE_IN_BOUNDS,
                                      GatherDimensionNumbers, GatherScatterMode,
                                      ScatterDimensionNumbers)
@@ -46,7 +47,9 @@ _TRACED_SLICE = (
 
 
 def _operand(x):
-    """x as an Array or tracer (lists and scalars are converted)."""
+    """x as an Array or tracer (lists, scalars and objects with __jax_array__ are
+    converted)."""
+    x = jax_array_protocol(x)
     if isinstance(x, (Array, Tracer)):
         return x
     if isinstance(x, (list, tuple)):
@@ -902,7 +905,7 @@ def put_along_axis(arr, indices, values, axis, inplace=True, *, mode=None):
         raise ValueError("jax.numpy.put_along_axis cannot modify arrays in-place, because "
                          "JAX arrays are immutable. Pass inplace=False to instead return an "
                          "updated array.")
-    check_arraylike("put_along_axis", arr, indices, values)
+    arr, indices, values = ensure_arraylike("put_along_axis", arr, indices, values)
     original = _operand(arr)
     arr, indices, axis = _along_axis("put_along_axis", original, indices, axis)
     shape = arr.aval.shape

@@ -23,8 +23,9 @@ from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import reshaping
 from pyjax._src.lax import structural as st
 from pyjax._src.lax.sharding_constraint import apply_out_sharding, check_spec_has_mesh
-from pyjax._src.numpy.util import (check_arraylike, convert, ensure_array, extended_dtype,
-                                   is_arraylike, promote_dtypes)
+from pyjax._src.numpy.util import (check_arraylike, convert, ensure_array, ensure_arraylike,
+                                   extended_dtype, is_arraylike, jax_array_protocol,
+                                   promote_dtypes)
 from pyjax._src.util import canonicalize_axes, canonicalize_axis, canonicalize_shape
 from pyjax._src.lax.sharding_constraint import takes_out_sharding
 from pyjax._src.sharding import canonical_sharding
@@ -289,6 +290,7 @@ def empty(shape, dtype=None, *, device=None):
 def full(shape, fill_value, dtype=None, *, device=None):
     if device is not None:
         return _place(full(shape, fill_value, dtype), device)
+    fill_value = jax_array_protocol(fill_value)
     keys_dtype = extended_dtype(fill_value) or (
         dtype if isinstance(dtype, dtypes.ExtendedDType) else None)
     if keys_dtype is not None:
@@ -361,6 +363,8 @@ def _full_like(name, a, fill_value, dtype, shape, device):
         device = a.sharding
     if device is None and shape is None and isinstance(a, ShapeDtypeStruct):
         device = _described_placement(a)
+    if not hasattr(a, "shape"):   # an object with shape and dtype needs no __jax_array__
+        a = jax_array_protocol(a)
     keys_dtype = extended_dtype(a)
     if keys_dtype is not None or isinstance(dtype, dtypes.ExtendedDType):
         target = a.shape if shape is None else shape
@@ -585,7 +589,7 @@ def reshape(a, shape, order="C", *, copy=None, out_sharding=None):
         data = keys_dtype.to_physical(a)
         return keys_dtype.from_physical(
             reshape(data, (*dims, *keys_dtype.physical_shape), order))
-    check_arraylike("reshape", a)
+    a = ensure_arraylike("reshape", a)
     if order not in ("C", "F", "A"):
         raise ValueError(f"reshape order must be 'C' or 'F', got {order!r}")
     try:   # an int, or any sequence (as JAX: one with only __len__/__getitem__ too)
@@ -636,7 +640,7 @@ def transpose(a, axes=None):
     if keys_dtype is not None:
         return _on_key_data(keys_dtype, a, lambda data: transpose(
             data, (*axes, *range(n, data.ndim))))
-    check_arraylike("transpose", a)
+    a = ensure_arraylike("transpose", a)
     if sorted(axes) != list(range(n)):
         raise TypeError(f"transpose permutation isn't a permutation of operand dimensions: "
                         f"axes {axes} don't match an array of dimension {n}")
@@ -664,7 +668,7 @@ def moveaxis(a, source, destination):
     order = [i for i in range(n) if i not in src]
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)
-    return ensure_array(st.transpose(a, tuple(order)))
+    return ensure_array(st.transpose(jax_array_protocol(a), tuple(order)))
 
 
 def swapaxes(a, axis1, axis2):
@@ -675,10 +679,11 @@ def swapaxes(a, axis1, axis2):
         return _on_key_data(keys_dtype, a, lambda data: swapaxes(data, i, j))
     perm = list(range(n))
     perm[i], perm[j] = perm[j], perm[i]
-    return ensure_array(st.transpose(a, tuple(perm)))
+    return ensure_array(st.transpose(jax_array_protocol(a), tuple(perm)))
 
 
 def squeeze(a, axis=None):
+    a = jax_array_protocol(a)
     keys_dtype = extended_dtype(a)
     aval = a.aval if keys_dtype is not None else get_aval(a)
     if axis is None:
@@ -701,7 +706,7 @@ def expand_dims(a, axis):
     if keys_dtype is not None:   # the key data's own dimensions stay last
         axes = canonicalize_axes(axes, a.ndim + len(axes))
         return keys_dtype.from_physical(expand_dims(keys_dtype.to_physical(a), axes))
-    check_arraylike("expand_dims", a)
+    a = ensure_arraylike("expand_dims", a)
     return ensure_array(st.expand_dims(a, axes))
 
 
@@ -848,9 +853,11 @@ def _split(name, ary, sections, axis, strict):
             for lo, hi in zip(bounds[:-1], bounds[1:])]
 
 
-def _split_family(axis):
+def _split_family(name, axis):
     def fn(ary, indices_or_sections):
         return split(ary, indices_or_sections, axis)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"split along axis {axis}."
     return fn
 
 
@@ -859,8 +866,8 @@ def hsplit(ary, indices_or_sections):
     return split(ary, indices_or_sections, 1 if ndim(ary) > 1 else 0)
 
 
-vsplit = _split_family(0)
-dsplit = _split_family(2)
+vsplit = _split_family("vsplit", 0)
+dsplit = _split_family("dsplit", 2)
 
 
 def broadcast_shapes(*shapes):
@@ -877,7 +884,7 @@ def broadcast_to(array, shape):
         shape = _shape_arg(shape, "broadcast_to")
         return keys_dtype.from_physical(broadcast_to(
             keys_dtype.to_physical(array), (*shape, *keys_dtype.physical_shape)))
-    check_arraylike("broadcast_to", array)
+    array = ensure_arraylike("broadcast_to", array)
     shape = _shape_arg(shape, "broadcast_to")
     if len(shape) < ndim(array):
         raise ValueError(f"Cannot broadcast to shape with fewer dimensions: arr_shape="
@@ -886,6 +893,7 @@ def broadcast_to(array, shape):
 
 
 def broadcast_arrays(*args):
+    args = tuple(map(jax_array_protocol, args))
     target = broadcast_shapes(*[a.shape if extended_dtype(a) is not None
                                 else get_aval(a).shape for a in args])
     return [broadcast_to(a, target) for a in args]
@@ -894,7 +902,7 @@ def broadcast_arrays(*args):
 def flip(m, axis=None):
     n = ndim(m)
     axes = tuple(range(n)) if axis is None else canonicalize_axes(axis, n)
-    return ensure_array(st.rev(m, axes))
+    return ensure_array(st.rev(jax_array_protocol(m), axes))
 
 
 def fliplr(m):
@@ -918,7 +926,7 @@ def where(condition, x, y, /):
                             target + key_dims)
         data = [broadcast_to(keys_dtype.to_physical(k), target + key_dims) for k in (x, y)]
         return keys_dtype.from_physical(where(cond, *data))
-    check_arraylike("where", condition, x, y)
+    condition, x, y = ensure_arraylike("where", condition, x, y)
     x, y = promote_dtypes(x, y)
     target = broadcast_shapes(shape(condition), shape(x), shape(y))
     cond = st.broadcast_to_shape(_truthy(condition), target)
@@ -1159,6 +1167,7 @@ def iscomplexobj(x):
     complex."""
     if x is None:
         return False
+    x = jax_array_protocol(x)
     dtype = getattr(x, "dtype", None)
     if dtype is None:
         dtype = asarray(x).dtype if _contains_traced(x) else np.asarray(x).dtype

@@ -23,8 +23,9 @@ from pyjax._src.numpy import reductions as red
 from pyjax._src.numpy import sorting
 from pyjax._src.numpy import ufuncs as uf
 from pyjax._src.numpy.util import (check_arraylike, compare_keys, convert, ensure_array,
-                                   extended_dtype, promote_dtypes, promote_dtypes_inexact)
-from pyjax._src.util import canonicalize_axis
+                                   ensure_arraylike, extended_dtype, promote_dtypes,
+                                   promote_dtypes_inexact)
+from pyjax._src.util import canonicalize_axis, renamed
 from pyjax._src.lax.sharding_constraint import takes_out_sharding
 
 
@@ -235,13 +236,11 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     """Covariance matrix of the variables (rows, or columns when rowvar is False),
     squeezed as in NumPy 2.2: one variable gives a scalar."""
     if y is not None:
-        check_arraylike("cov", m, y)
-        m, y = promote_dtypes_inexact(m, y)
+        m, y = promote_dtypes_inexact(*ensure_arraylike("cov", m, y))
         if _ndim(y) > 2:
             raise ValueError("y has more than 2 dimensions")
     else:
-        check_arraylike("cov", m)
-        (m,) = promote_dtypes_inexact(m)
+        (m,) = promote_dtypes_inexact(ensure_arraylike("cov", m))
     if _ndim(m) > 2:
         raise ValueError("m has more than 2 dimensions")
     if dtype is not None and not dtypes.is_inexact(dtypes.check_user_dtype(dtype, "cov")):
@@ -561,8 +560,8 @@ def bitwise_count(x, /):
                                            if _dtype(x) == np.bool_ else x), np.uint8)
 
 
-bitwise_left_shift = uf.left_shift
-bitwise_right_shift = uf.right_shift
+bitwise_left_shift = renamed(uf.left_shift, "bitwise_left_shift")
+bitwise_right_shift = renamed(uf.right_shift, "bitwise_right_shift")
 
 
 # --- special functions and windows ----------------------------------------------------------

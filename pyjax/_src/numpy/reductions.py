@@ -12,9 +12,9 @@ from pyjax._src.core.avals import get_aval
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import reductions as lr
 from pyjax._src.lax import structural as st
-from pyjax._src.numpy.util import (check_arraylike, convert, ensure_array,
+from pyjax._src.numpy.util import (check_arraylike, convert, ensure_array, ensure_arraylike,
                                    jax_array_protocol, promote_dtypes_inexact)
-from pyjax._src.util import canonicalize_axes, canonicalize_axis
+from pyjax._src.util import canonicalize_axes, canonicalize_axis, renamed
 
 
 def _axes(a, axis):
@@ -49,12 +49,11 @@ def _reduction(name, lax_reduce, identity, *, bool_to_int=False, upcast=False,
                bool_op=None):
     def reduce(a, axis=None, dtype=None, out=None, keepdims=False, initial=None,
                where=None, promote_integers=True):
-        check_arraylike(name, a)
+        a = ensure_arraylike(name, a)
         check_where(name, where)
         if out is not None:
             raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported: "
                                       "JAX arrays are immutable.")
-        a = jax_array_protocol(a)
         aval = get_aval(a)
         axes = _axes(a, axis)
         if dtype is not None:
@@ -138,12 +137,12 @@ def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     return reduce_min(a, axis, None, out, keepdims, initial, where)
 
 
-amax, amin = max, min
+amax, amin = renamed(max, "amax"), renamed(min, "amin")
 
 
 def _bool_reduction(name, lax_reduce, fill):
     def reduce(a, axis=None, out=None, keepdims=False, *, where=None):
-        check_arraylike(name, a)
+        a = ensure_arraylike(name, a)
         check_where(name, where)
         aval = get_aval(a)
         x = convert(a, np.bool_) if aval.dtype != np.bool_ else a
@@ -196,9 +195,8 @@ def _mean_dtypes(a, dtype):
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     """Arithmetic mean; integer inputs average in the default float dtype."""
-    check_arraylike("mean", a)
+    a = ensure_arraylike("mean", a)
     check_where("mean", where)
-    a = jax_array_protocol(a)
     axes = _axes(a, axis)
     given = dtype is not None
     dtype, compute = _mean_dtypes(a, dtype)
@@ -232,7 +230,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     """Variance: mean(|a - mean(a)|**2) scaled by n / (n - ddof). `mean`, when given, is
     a's mean along `axis` computed beforehand (broadcastable against a, e.g. with
     keepdims=True), used instead of computing it again."""
-    check_arraylike("var", a)
+    a = ensure_arraylike("var", a)
     check_where("var", where)
     check_var_dtype(a, dtype)
     ddof = _ddof(ddof, correction)
@@ -279,7 +277,7 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
 
 def _arg_reduction(name, lax_fn):
     def reduce(a, axis=None, out=None, keepdims=None):
-        check_arraylike(name, a)
+        a = ensure_arraylike(name, a)
         aval = get_aval(a)
         if axis is None:
             flat = st.reshape(a, (aval.size,))
@@ -326,7 +324,7 @@ def _accumulate(lax_fn, a, axis, aval, dtype, promote_integers):
 
 def _cumulative(name, lax_fn):
     def cum(a, axis=None, dtype=None, out=None):
-        check_arraylike(name, a)
+        a = ensure_arraylike(name, a)
         aval = get_aval(a)
         if axis is None:
             a = st.reshape(a, (aval.size,))
@@ -344,7 +342,7 @@ cumprod = _cumulative("cumprod", lr.cumprod)
 
 def _array_api_cumulative(name, what, lax_fn, identity, promote_integers):
     def cum(x, /, *, axis=None, dtype=None, include_initial=False):
-        check_arraylike(name, x)
+        x = ensure_arraylike(name, x)
         aval = get_aval(x)
         if aval.ndim == 0:
             raise ValueError(f"The input must be non-scalar to take a cumulative {what}, "
@@ -377,13 +375,14 @@ def ptp(a, axis=None, out=None, keepdims=False):
 
 
 def count_nonzero(a, axis=None, keepdims=False):
-    check_arraylike("count_nonzero", a)
+    a = ensure_arraylike("count_nonzero", a)
     aval = get_aval(a)
     return sum(ew.ne(a, np.zeros((), aval.dtype)), axis=axis, keepdims=keepdims,
                dtype=dtypes.default_int_dtype())
 
 
 def average(a, axis=None, weights=None, returned=False, keepdims=False):
+    a = jax_array_protocol(a)
     if weights is None:
         avg = mean(a, axis=axis, keepdims=keepdims)
         aval = get_aval(a)

@@ -19,8 +19,10 @@ from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import structural as st
 from pyjax._src.lax.builders import broadcasting_shape
 from pyjax._src.lax.reshaping import full_like
+from pyjax._src.util import renamed
 from pyjax._src.numpy.util import (KEPT_DTYPES, WEAK_SCALAR_DTYPES, check_arraylike,
-                                   compare_keys, convert, ensure_array, extended_dtype,
+                                   compare_keys, convert, ensure_array, ensure_arraylike,
+                                   extended_dtype,
                                    promote_args, promote_args_inexact,
                                    promote_args_numeric, promote_shapes, python_scalar_as)
 
@@ -116,7 +118,8 @@ _XY = ("x", "y")   # JAX's names for the operands of comparisons, nextafter, lef
 add = _binary("add", ew.add_p.bind, bool_fn=ew.or_p.bind)
 subtract = _binary("subtract", ew.sub_p.bind)
 multiply = _binary("multiply", ew.mul_p.bind, bool_fn=ew.and_p.bind)
-true_divide = divide = _binary("divide", ew.div, promote_args_inexact)
+divide = _binary("divide", ew.div, promote_args_inexact)
+true_divide = renamed(divide, "true_divide")
 maximum = _binary("maximum", ew.max)
 minimum = _binary("minimum", ew.min)
 def _atan2(y, x):
@@ -200,13 +203,14 @@ def _remainder(a, b):
 
 # Booleans divide as the default integer type, as in JAX.
 floor_divide = _binary("floor_divide", _floor_divide, promote_args_numeric)
-remainder = mod = _binary("remainder", _remainder, promote_args_numeric)
+remainder = _binary("remainder", _remainder, promote_args_numeric)
+mod = renamed(remainder, "mod")
 
 
 def fmod(x1, x2, /):
     """The remainder with x1's sign. As in JAX, x % 0 is 0 for integers, but for two
     bools x % False is x (XLA's rem)."""
-    check_arraylike("fmod", x1, x2)
+    x1, x2 = ensure_arraylike("fmod", x1, x2)
     integral = _is_int(np.zeros((), dtypes.result_type(x1, x2)))
     x1, x2 = promote_args_numeric("fmod", x1, x2)
     return ensure_array(ew.rem(x1, _nonzero_divisor(x2) if integral else x2))
@@ -249,7 +253,7 @@ def power(x1, x2, /):
     """x1 ** x2, typed as JAX does. A known integer exponent becomes integer_pow (exact,
     differentiable at 0) and only x1 is promoted (bool to int); integers raise integers
     by square-and-multiply; a float base keeps its type under an integer exponent."""
-    check_arraylike("power", x1, x2)
+    x1, x2 = ensure_arraylike("power", x1, x2)
     n = _known_int(x2)
     if n is not None:
         (x1,) = promote_args_numeric("power", x1)
@@ -267,7 +271,7 @@ def power(x1, x2, /):
     return ensure_array(ew.pow(a, b))
 
 
-pow = power
+pow = renamed(power, "pow")
 
 
 def float_power(x, y, /):
@@ -292,7 +296,7 @@ def trunc(x):
 def rint(x, /):
     """Rounds half to even; integers and bools become the default float, as in JAX, and
     complex numbers round their real and imaginary parts."""
-    check_arraylike("rint", x)
+    x = ensure_arraylike("rint", x)
     if _is_int(x) or _is_bool(x):
         x = convert(x, dtypes.default_float_dtype())
     if dtypes.is_complex(_dtype(x)):
@@ -300,8 +304,9 @@ def rint(x, /):
     return ensure_array(ew.round(x, 1))
 
 
-absolute = abs = _unary("absolute", lambda x: x if _is_bool(x) or np.dtype(
+absolute = _unary("absolute", lambda x: x if _is_bool(x) or np.dtype(
     _dtype(x)).kind == "u" else ew.abs(x))
+abs = renamed(absolute, "abs")
 exp = _unary("exp", ew.exp, promote_args_inexact)
 exp2 = _unary("exp2", ew.exp2, promote_args_inexact)
 expm1 = _unary("expm1", ew.expm1, promote_args_inexact)
@@ -337,7 +342,9 @@ tanh = _unary("tanh", ew.tanh, promote_args_inexact)
 arcsinh = _unary("arcsinh", ew.asinh, promote_args_inexact)
 arccosh = _unary("arccosh", ew.acosh, promote_args_inexact)
 arctanh = _unary("arctanh", ew.atanh, promote_args_inexact)
-asin, acos, atan, asinh, acosh, atanh = arcsin, arccos, arctan, arcsinh, arccosh, arctanh
+asin, acos, atan, asinh, acosh, atanh = (
+    renamed(f, "a" + f.__name__.removeprefix("arc"))
+    for f in (arcsin, arccos, arctan, arcsinh, arccosh, arctanh))
 
 
 def atan2(x1, x2, /):
@@ -346,10 +353,12 @@ def atan2(x1, x2, /):
     return arctan2(*promote_args("atan2", x1, x2))
 
 
-deg2rad = radians = _unary("deg2rad", lambda x: ew.mul(x, _const(x, math.pi / 180)),
-                           promote_args_inexact)
-rad2deg = degrees = _unary("rad2deg", lambda x: ew.mul(x, _const(x, 180 / math.pi)),
-                           promote_args_inexact)
+deg2rad = _unary("deg2rad", lambda x: ew.mul(x, _const(x, math.pi / 180)),
+                 promote_args_inexact)
+rad2deg = _unary("rad2deg", lambda x: ew.mul(x, _const(x, 180 / math.pi)),
+                 promote_args_inexact)
+radians = renamed(deg2rad, "radians")
+degrees = renamed(rad2deg, "degrees")
 # As in JAX, only isnan and isfinite of a float stay weak for weak inputs.
 isfinite = _unary("isfinite", lambda x: full_like(x, True, np.bool_)
                   if _is_int(x) or _is_bool(x) else
@@ -365,7 +374,9 @@ def _not(x):
     return ew.bitwise_not(x)
 
 
-bitwise_not = invert = bitwise_invert = _unary("bitwise_not", _not)
+bitwise_not = _unary("bitwise_not", _not)
+invert = renamed(bitwise_not, "invert")
+bitwise_invert = renamed(bitwise_not, "bitwise_invert")
 logical_not = _unary("logical_not", lambda x: ew.bitwise_not(_to_bool(x)))
 
 
@@ -480,7 +491,7 @@ def conjugate(x, /):
     return ensure_array(ew.conj(x) if dtypes.is_complex(_dtype(x)) else x)
 
 
-conj = conjugate
+conj = renamed(conjugate, "conj")
 
 
 def real(val, /):
@@ -499,7 +510,7 @@ def imag(val, /):
 def angle(z, deg=False):
     """The complex argument. As in JAX, integers and real scalars become (strong) default
     floats; only a weak complex scalar gives a weak result."""
-    check_arraylike("angle", z)
+    z = ensure_arraylike("angle", z)
     re, im = real(z), imag(z)
     if not dtypes.is_inexact(_dtype(re)) or (dtypes.is_float(_dtype(z))
                                              and get_aval(z).ndim == 0):
@@ -584,14 +595,14 @@ def round(a, decimals=0, out=None):
     return ensure_array(ew.div(ew.round(ew.mul(a, factor), 1), factor))
 
 
-around = round
+around = renamed(round, "around")
 
 
 def ldexp(x1, x2, /):
     """x1 * 2**x2, as JAX computes it: x1's exponent is split off first (frexp), so a
     small x1 with a large x2 (or the reverse) neither overflows nor underflows on the
     way."""
-    check_arraylike("ldexp", x1, x2)
+    x1, x2 = ensure_arraylike("ldexp", x1, x2)
     if dtypes.is_complex(_dtype(x1)) or dtypes.is_inexact(_dtype(x2)):
         raise ValueError(f"ldexp not supported for input types {(_dtype(x1), _dtype(x2))}: "
                          "x1 must be real and x2 an integer or bool.")

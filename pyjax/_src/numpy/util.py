@@ -51,6 +51,15 @@ def check_arraylike(name, *args):
         refuse_masked(x)
 
 
+def ensure_arraylike(name, *args):
+    """check_arraylike, then each argument as the array it stands for (an object with a
+    __jax_array__ method is what that returns), as JAX's ensure_arraylike: one argument
+    alone, else a tuple."""
+    check_arraylike(name, *args)
+    out = tuple(map(jax_array_protocol, args))
+    return out[0] if len(out) == 1 else out
+
+
 def _check_python_int(name, i, x):
     """A Python int operand becomes a weak int of the default integer type first, as a
     jitted function's argument does in JAX: it must fit there, whatever it promotes to."""

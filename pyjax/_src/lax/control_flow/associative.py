@@ -8,6 +8,7 @@ from pyjax._src.core.avals import get_aval
 from pyjax._src.lax import slicing
 from pyjax._src.lax import structural as st
 from pyjax._src.util import canonicalize_axis
+from pyjax._src.traceback_util import api_boundary
 
 
 def _interleave(evens, odds, axis):
@@ -25,6 +26,7 @@ def _interleave(evens, odds, axis):
     return out
 
 
+@api_boundary
 def associative_scan(fn, elems, reverse=False, axis=0):
     """Inclusive scan with an associative `fn(a, b)` over `axis` of every leaf of elems:
     out[i] = elems[0] fn ... fn elems[i] (from the end when reverse). fn must work on

@@ -22,6 +22,7 @@ from pyjax._src.lax.ad_util import stop_gradient
 from pyjax._src.lax import structural as st
 from pyjax._src.lax.control_flow import common
 from pyjax._src.util import merge_lists, split_list
+from pyjax._src.traceback_util import api_boundary
 
 _NO_OPERAND = object()
 
@@ -317,6 +318,7 @@ def _cond_with_per_branch_args(pred, true_operand, true_fun, false_operand, fals
     return _cond(pred, on_true, on_false, (true_operand, false_operand))
 
 
+@api_boundary
 def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
     """Applies true_fun(*operands) if pred else false_fun(*operands). Both branches are
     traced (once each); only the chosen one runs. pred is a scalar bool or number.
@@ -330,6 +332,7 @@ def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
     return _cond(pred, true_fun, false_fun, *operands, operand=operand)
 
 
+@api_boundary
 def switch(index, branches, *operands, operand=_NO_OPERAND):
     """Applies branches[index](*operands), with index clamped to [0, len(branches) - 1].
     Every branch is traced once; only the chosen one runs."""

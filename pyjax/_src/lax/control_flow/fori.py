@@ -9,6 +9,7 @@ from pyjax._src.core.avals import get_aval
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax.control_flow.loops import while_loop
 from pyjax._src.lax.control_flow.scan import scan
+from pyjax._src.traceback_util import api_boundary
 
 
 def _plus_one(i):
@@ -24,6 +25,7 @@ def _concrete_int(x):
         return None
 
 
+@api_boundary
 def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     """Returns the carry after `val = body_fun(i, val)` for i in range(lower, upper).
     With concrete bounds this is a scan of upper - lower steps (reverse-mode

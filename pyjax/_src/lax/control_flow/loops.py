@@ -20,6 +20,7 @@ from pyjax._src.lax import reductions
 from pyjax._src.lax import structural as st
 from pyjax._src.lax.control_flow import common
 from pyjax._src.util import merge_lists, split_list
+from pyjax._src.traceback_util import api_boundary
 
 _BOOL_SCALAR = ShapedArray((), np.bool_)
 # Bodies that vmap of a while_loop with a batched predicate builds: they run every lane and
@@ -291,6 +292,7 @@ def _trace_while(cond_fun, body_fun, init_val):
             body_jaxpr, body_consts, body_tree, (cond_refs, body_refs))
 
 
+@api_boundary
 def while_loop(cond_fun, body_fun, init_val):
     """Runs `val = body_fun(val)` while `cond_fun(val)` is True and returns the final val.
     Both functions are traced once; the carry keeps one structure and type throughout.

@@ -20,6 +20,7 @@ from pyjax._src.lax.sharding_constraint import sharding_constraint_p
 from pyjax._src.lax.control_flow import common
 from pyjax._src.lax.control_flow.loops import while_loop
 from pyjax._src.util import merge_lists, split_list
+from pyjax._src.traceback_util import api_boundary
 
 
 # --- the primitive ----------------------------------------------------------------------
@@ -443,6 +444,7 @@ def _scan_over_refs(f, xs_flat, xs_tree, length):
     return over_rows, rest + [index], tree_util.flatten(tuple(rest + [index]))[1]
 
 
+@api_boundary
 def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpose=False):
     """Loops `carry, y = f(carry, x)` over the leading axis of xs, returning the final
     carry and the stacked ys. f is traced once; the carry keeps its structure and types.
@@ -540,6 +542,7 @@ def _unroll_count(unroll, length):
 
 # --- map --------------------------------------------------------------------------------
 
+@api_boundary
 def map(f, xs, *, batch_size=None):
     """Applies f to each slice of xs along its leading axis, like a Python map stacked
     back together, as a scan (one trace of f). With batch_size, f is vmapped over chunks

@@ -16,6 +16,7 @@ from pyjax._src.interpreters import ad, batching
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax.control_flow import common
 from pyjax._src.util import split_list
+from pyjax._src.traceback_util import api_boundary
 
 
 class SolveJaxprs(NamedTuple):
@@ -165,6 +166,7 @@ def check_tree(api, what, tree, expected_tree, avals, expected_avals, expected_n
                         f"{[a.str_short(True) for a in got]}.")
 
 
+@api_boundary
 def custom_linear_solve(matvec, b, solve, transpose_solve=None, symmetric=False,
                         has_aux=False):
     """Solves A x = b with the user's `solve(matvec, b)`, where `matvec(x)` computes A x
