@@ -44,8 +44,11 @@ class ShardingTypeError(Exception):
 
 
 def traced_array(tracer) -> str:
-    """A traced value as JAX's errors name it: 'traced array with shape float32[3]'."""
-    aval = tracer.aval
+    """A traced value as JAX's errors name it: 'traced array with shape float32[3]' (a
+    tracer of no type, which a Tracer subclass may build, as itself)."""
+    aval = getattr(tracer, "aval", None)
+    if aval is None:
+        return str(tracer)
     return (f"traced array with shape {aval.dtype.name}"
             f"[{','.join(map(str, aval.shape))}]")
 
@@ -66,7 +69,7 @@ class ConcretizationTypeError(JAXTypeError):
         self.tracer = tracer
         if head is None:
             head = ("Abstract tracer value encountered where concrete value is expected: "
-                    f"{traced_array(tracer) if hasattr(tracer, 'aval') else tracer}")
+                    f"{traced_array(tracer)}")
         super().__init__(f"{head}\n{context}{origin_of(tracer)}\n{_STATIC_ADVICE}")
 
 
