@@ -466,6 +466,36 @@ def test_make_jaxpr_prints_a_jit_equation_as_jax():
   in (c,) }"""
 
 
+
+def test_a_jit_body_prints_with_its_equations_names():
+    # JAX 0.10.2 (its jaxpr.md page): the body's binders print as the jit equation's
+    # operands and results, its other variables go on from the outer jaxpr's names, and
+    # a short jit equation stays on one line
+    def func12(arg):
+        @jax.jit
+        def inner(x):
+            return x + arg * jnp.ones(1)
+        return arg + inner(arg - 2.)
+    assert str(jax.make_jaxpr(func12)(1.)) == """{ lambda ; a:f32[]. let
+    b:f32[] = sub a 2.0:f32[]
+    c:f32[1] = jit[
+      name=inner
+      jaxpr={ lambda ; a:f32[] b:f32[]. let
+          d:f32[1] = broadcast_in_dim 1.0:f32[]
+          e:f32[] = convert_element_type[new_dtype=float32 weak_type=False] a
+          f:f32[1] = mul e d
+          g:f32[] = convert_element_type[new_dtype=float32 weak_type=False] b
+          c:f32[1] = add g f
+        in (c,) }
+    ] a b
+    h:f32[] = convert_element_type[new_dtype=float32 weak_type=False] a
+    i:f32[1] = add h c
+  in (i,) }"""
+    assert str(jax.make_jaxpr(lambda x: jax.jit(lambda a: a)(x))(1.0)) == (
+        "{ lambda ; a:f32[]. let\n"
+        "    b:f32[] = jit[name=<lambda> jaxpr={ lambda ; a:f32[]. let  in (a,) }] a\n"
+        "  in (b,) }")
+
 def test_works_from_a_thread_other_than_the_importing_one():
     import threading
     results = []

@@ -422,6 +422,18 @@ class _Namer:
             name = self.names[v] = _var_name(next(self.counter))
         return name
 
+    def suggest(self, for_vars, like_vars):
+        """Names each of `for_vars` not named yet as its counterpart in `like_vars` (a
+        Var, or None for none), each counterpart once: JAX's suggest_same_var_names."""
+        if len(for_vars) != len(like_vars):
+            return
+        taken = set()
+        for for_v, like_v in zip(for_vars, like_vars):
+            if (like_v is not None and type(like_v) is not Literal and like_v not in taken
+                    and type(for_v) is not Literal and for_v not in self.names):
+                taken.add(like_v)
+                self.names[for_v] = self(like_v)
+
 
 def _var_name(i):
     """The i-th name, as JAX's printer gives it: i written in base 26 with digits a..z
@@ -452,15 +464,17 @@ def _binder(v, namer):
 _WIDTH = 80   # JAX's line width: shorter equations, and jaxprs of such, stay on one line
 
 
-class OwnNames:
-    """A jaxpr parameter the printer names from `a` again (JAX prints jit's body so)."""
+class SharedNames:
+    """A jaxpr parameter whose binders the printer names as its equation's operands and
+    results, the rest going on from the outer jaxpr's names (JAX 0.10.2 prints a jit
+    body so)."""
 
     def __init__(self, jaxpr):
-        self.jaxpr = jaxpr
+        self.jaxpr = jaxpr.jaxpr if isinstance(jaxpr, ClosedJaxpr) else jaxpr
 
 
 def _is_jaxpr_param(value):
-    return isinstance(value, (Jaxpr, ClosedJaxpr, OwnNames)) or (
+    return isinstance(value, (Jaxpr, ClosedJaxpr, SharedNames)) or (
         isinstance(value, tuple) and value and all(
             isinstance(x, (Jaxpr, ClosedJaxpr)) for x in value))
 
@@ -468,8 +482,8 @@ def _is_jaxpr_param(value):
 def _param_str(value, namer, indent, column=None):
     """A parameter's value; `indent` is that of the line it starts on, `column` where on
     that line it starts (by default at the indent)."""
-    if isinstance(value, OwnNames):
-        return _param_str(value.jaxpr, _Namer(), indent, column)
+    if isinstance(value, SharedNames):
+        return _print_jaxpr(value.jaxpr, namer, indent, column=column)
     if isinstance(value, (Jaxpr, ClosedJaxpr)):
         inner = value.jaxpr if isinstance(value, ClosedJaxpr) else value
         return _print_jaxpr(inner, namer, indent, column=column)
@@ -499,10 +513,14 @@ def _print_eqn(eqn, namer, indent, used=None):
     params = dict(sorted(eqn.params.items())) if shown is None else shown(eqn.params)
     if not params:
         return f"{head} {rhs}".rstrip()
-    if not any(map(_is_jaxpr_param, params.values())):
-        items = " ".join(f"{k}={_param_str(v, namer, indent)}" for k, v in params.items())
-        if len(head) + len(items) + 2 <= _WIDTH:
-            return f"{head}[{items}] {rhs}".rstrip()
+    for value in params.values():
+        if isinstance(value, SharedNames):
+            value_outs = [v if used is None or v in used else None for v in eqn.outvars]
+            namer.suggest(value.jaxpr.invars, eqn.invars)
+            namer.suggest(value.jaxpr.outvars, value_outs)
+    items = " ".join(f"{k}={_param_str(v, namer, indent)}" for k, v in params.items())
+    if "\n" not in items and len(head) + len(items) + 2 <= _WIDTH:
+        return f"{head}[{items}] {rhs}".rstrip()
     inner = indent + "  "
     lines = [f"{inner}{k}={_param_str(v, namer, inner, len(inner) + len(k) + 1)}"
              for k, v in params.items()]

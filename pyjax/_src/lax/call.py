@@ -94,14 +94,15 @@ def _jit_samples():
 
 
 def _jit_shown_params(params):
-    """As JAX prints a jit equation: the name, the flags that are set, the body (named
-    from `a` again)."""
-    shown = {"name": params["name"]}
+    """As JAX 0.10.2 prints a jit equation: the name first, then sorted the flags that
+    are set (inline never) and the body, whose binders print as the equation's operands
+    and results."""
+    shown = {"jaxpr": jx.SharedNames(params["jaxpr"])}
     if any(params["donated_invars"]):
         shown["donated_invars"] = params["donated_invars"]
-    shown.update((k, True) for k in ("inline", "keep_unused") if params[k])
-    shown["jaxpr"] = jx.OwnNames(params["jaxpr"])
-    return shown
+    if params["keep_unused"]:
+        shown["keep_unused"] = True
+    return {"name": params["name"], **dict(sorted(shown.items()))}
 
 
 jit_p = define_primitive("jit", multiple_results=True, impl=_jit_impl,
