@@ -309,6 +309,9 @@ def test_lower_compile_cost_analysis_and_trace():
     np.testing.assert_allclose(np.asarray(compiled(a, b)), np.asarray(f(a, b)))
     cost = compiled.cost_analysis()
     assert cost["flops"] > 0 and cost["transcendentals"] == 6
+    # as JAX 0.10.2 reports for these shapes (its host-offloading page reads these)
+    memory = compiled.memory_analysis()
+    assert (memory.argument_size_in_bytes, memory.output_size_in_bytes) == (48, 16)
     with pytest.raises(TypeError, match="Argument types differ"):
         compiled(np.ones((2, 3), np.int32), b)
     assert f.trace(a, b).lower().as_text() == lowered.as_text()

@@ -27,6 +27,8 @@ PRIVATE_NAMES = [
     ("checkify", "checkify", "flax (nnx)"),
     ("xla_bridge", "_backends", "chex (set_n_cpu_devices)"),
     ("xla_bridge", "backends", "chex"),
+    ("util", "safe_map", "JAX's Writing custom interpreters notebook"),
+    ("util", "safe_zip", "JAX's Writing custom interpreters notebook"),
 ]
 
 
@@ -57,6 +59,11 @@ def test_served_names_behave():
     with pytest.raises(AttributeError, match="chex.restrict_backends is not supported"):
         importlib.import_module("jax._src.compiler").backend_compile_and_load()
     assert jnp.ones(2).shape == (2,)
+    from jax._src.util import safe_map, safe_zip
+    assert safe_map(lambda a, b: a + b, [1, 2], [3, 4]) == [4, 6]
+    assert safe_zip([1], ["a"]) == [(1, "a")]
+    with pytest.raises(ValueError, match="length mismatch"):
+        safe_map(lambda a, b: a, [1, 2], [3])
 
 
 def test_src_modules_are_attributes_of_jax():

@@ -295,14 +295,22 @@ class Compiled:
             ref._value = value
         return tree_util.tree_unflatten(self.out_tree, outs[:num_out])
 
+    def _xla_executable(self, what):
+        if not hasattr(self._executable, "loaded"):
+            raise NotImplementedError(
+                f"{what} needs the XLA executor; the NumPy executor is selected "
+                "(pyjax_executor / PYJAX_EXECUTOR) or jaxlib is not installed.")
+        return self._executable
+
     def cost_analysis(self):
         """XLA's cost estimate: a dict with 'flops', 'transcendentals', 'bytes accessed'."""
-        analysis = getattr(self._executable, "cost_analysis", None)
-        if analysis is None:
-            raise NotImplementedError(
-                "cost_analysis needs the XLA executor; the NumPy executor is selected "
-                "(pyjax_executor / PYJAX_EXECUTOR) or jaxlib is not installed.")
-        return analysis()
+        return self._xla_executable("cost_analysis").cost_analysis()
+
+    def memory_analysis(self):
+        """XLA's memory statistics of the program: its argument, output, alias and
+        temporary sizes in bytes (argument_size_in_bytes, ...), as JAX's."""
+        loaded = self._xla_executable("memory_analysis").loaded
+        return dispatch.xla_backend().memory_analysis(loaded)
 
     def as_text(self):
         """The optimised HLO that XLA compiled (the NumPy executor has none)."""

@@ -1,6 +1,7 @@
 """jax._src.traceback_util: the files whose frames are not the user's (a library that
-wraps jax registers its own), and the decorator marking API entry points. pyjax keeps
-full tracebacks, so `api_boundary` returns the function as it is; registered files are
+wraps jax registers its own), and the decorator marking API entry points. pyjax filters
+tracebacks at its own entry points only (pyjax._src.traceback_util), leaving a library's
+frames in place, so `api_boundary` returns the function as it is; registered files are
 skipped when staged equations record their source location."""
 from pyjax._src.interpreters.partial_eval import register_exclusion as _exclude_from_sources
 
