@@ -3,6 +3,7 @@ run it through the executor. Side effects in the Python function happen only whi
 tracing; a new static value or argument type traces again (and can say why)."""
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import logging
@@ -394,11 +395,10 @@ class JitCache:
                              _flat_arg_names(self.arg_names, args, static_nums, dyn_kwargs))
         traced_avals = tuple(a.inner_aval if type(a) is AbstractRef else a for a in in_avals)
         start = time.perf_counter()
-        if current_trace() is Trace.root:   # JAX's event, for a trace not nested in another
-            with monitoring.timed_event(monitoring.JAXPR_TRACE_EVENT, self.debug_name):
-                closed, hoisted, captures = pe.trace_to_closed_jaxpr(
-                    flat_fun, traced_avals, debug, capture_refs=True)
-        else:
+        # JAX's event, for a trace not nested in another
+        event = (monitoring.timed_event(monitoring.JAXPR_TRACE_EVENT, self.debug_name)
+                 if current_trace() is Trace.root else contextlib.nullcontext())
+        with event:
             closed, hoisted, captures = pe.trace_to_closed_jaxpr(
                 flat_fun, traced_avals, debug, capture_refs=True)
         _logger.log(config.compile_log_level(), "Finished tracing %s for jit in %.9f sec",

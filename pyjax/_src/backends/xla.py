@@ -151,20 +151,22 @@ def compile(lowered, devices, name="main", num_replicas=1, num_partitions=None,
     or XLA's compiler. `compiler_options` are XLA's (name -> value), as
     Lowered.compile(compiler_options=...) takes them."""
     options = _compile_options(devices, num_replicas, num_partitions, compiler_options)
-    if lowered.sharding_inspections:   # its callbacks run as it compiles: never cached
-        with monitoring.timed_event(monitoring.BACKEND_COMPILE_EVENT, f"jit({name})"):
-            return _compile_inspecting(lowered, devices, name, options)
-    if lowered.host_callbacks:   # the text does not identify the Python functions: no cache
-        with monitoring.timed_event(monitoring.BACKEND_COMPILE_EVENT, f"jit({name})"):
-            return _compile_with_callbacks(lowered, devices, name, options)
-    key = _cache_key(lowered.text, devices, options)
-    with _lock:
-        exe = _memory_cache.get(key)
-        if exe is not None:
-            _memory_cache.move_to_end(key)
-            stats["memory_hits"] += 1
-            return exe
+    # a module whose callbacks run as it compiles, or whose text does not identify the
+    # Python functions of its host callbacks, is never cached
+    cached = not (lowered.sharding_inspections or lowered.host_callbacks)
+    if cached:
+        key = _cache_key(lowered.text, devices, options)
+        with _lock:
+            exe = _memory_cache.get(key)
+            if exe is not None:
+                _memory_cache.move_to_end(key)
+                stats["memory_hits"] += 1
+                return exe
     with monitoring.timed_event(monitoring.BACKEND_COMPILE_EVENT, f"jit({name})"):
+        if lowered.sharding_inspections:
+            return _compile_inspecting(lowered, devices, name, options)
+        if lowered.host_callbacks:
+            return _compile_with_callbacks(lowered, devices, name, options)
         exe = _compile_uncached(lowered, devices, name, options, key)
     with _lock:
         _memory_cache[key] = exe
