@@ -502,9 +502,9 @@ def _print_eqn(eqn, namer, indent, used=None):
     """`lhs = prim[params] args` on one line, or, where that is too long or a parameter
     is a jaxpr, with one parameter a line, as JAX prints it. Outputs not in `used` print
     as `_`, as JAX drops the variables of outputs nothing reads when it traces."""
-    lhs = " ".join(_binder(v, namer) if used is None or v in used
-                   else f"_:{v.aval.str_short(True)}"
-                   for v in eqn.outvars)   # named before inner jaxprs
+    read = [used is None or v in used for v in eqn.outvars]
+    lhs = " ".join(_binder(v, namer) if r else f"_:{v.aval.str_short(True)}"
+                   for v, r in zip(eqn.outvars, read))   # named before inner jaxprs
     lhs = f"{lhs} = " if lhs else ""   # effect-only equations bind nothing
     rhs = " ".join(namer(v) for v in eqn.invars)
     head = f"{indent}{lhs}{eqn.primitive.name}"
@@ -515,15 +515,19 @@ def _print_eqn(eqn, namer, indent, used=None):
         return f"{head} {rhs}".rstrip()
     for value in params.values():
         if isinstance(value, SharedNames):
-            value_outs = [v if used is None or v in used else None for v in eqn.outvars]
             namer.suggest(value.jaxpr.invars, eqn.invars)
-            namer.suggest(value.jaxpr.outvars, value_outs)
-    items = " ".join(f"{k}={_param_str(v, namer, indent)}" for k, v in params.items())
+            namer.suggest(value.jaxpr.outvars,
+                          [v if r else None for v, r in zip(eqn.outvars, read)])
+    # Each param printed once, as on its own line: a jaxpr fitting there fits on the
+    # equation's line too, if the whole equation does (printing twice would double the
+    # work at each level of nested jaxprs)
+    inner = indent + "  "
+    texts = {k: _param_str(v, namer, inner, len(inner) + len(k) + 1)
+             for k, v in params.items()}
+    items = " ".join(f"{k}={text}" for k, text in texts.items())
     if "\n" not in items and len(head) + len(items) + 2 <= _WIDTH:
         return f"{head}[{items}] {rhs}".rstrip()
-    inner = indent + "  "
-    lines = [f"{inner}{k}={_param_str(v, namer, inner, len(inner) + len(k) + 1)}"
-             for k, v in params.items()]
+    lines = [f"{inner}{k}={text}" for k, text in texts.items()]
     return "\n".join([head + "["] + lines + [f"{indent}] {rhs}".rstrip()])
 
 
