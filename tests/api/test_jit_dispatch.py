@@ -217,3 +217,17 @@ def test_cached_calls_take_apart_and_build_pytrees():
     np.testing.assert_allclose(state.b.value, [0.0, 27.0])
     assert f(params, state._replace(b=_Scaled("t", state.b.value)))[1].b.scale == "t"
     assert f._cache_size() == 2   # another aux: another structure, traced again
+
+
+def test_compiler_options_calls_take_the_fast_path():
+    # jit(compiler_options=...) used to run every call through the general path (a
+    # fresh dispatch each call); its calls now go straight to the executable's runner,
+    # which was compiled with those options.
+    f = jax.jit(lambda x: x * 2, compiler_options={"xla_cpu_enable_fast_min_max": False})
+    for _ in range(3):
+        out = f(jnp.arange(4.0))
+    assert len(f._jit.fast_calls) == 1
+    np.testing.assert_array_equal(out, [0.0, 2.0, 4.0, 6.0])
+    bad = jax.jit(lambda x: x * 2, compiler_options={"invalid_key": "x"})
+    with pytest.raises(jax.errors.JaxRuntimeError, match="No such compile option"):
+        bad(jnp.arange(4.0))

@@ -497,7 +497,7 @@ class JitCache:
             if runner is not None:   # arguments already laid out: later calls go straight
                 self.install_fast_call(args, kwargs, runner)
             return tree_util.tree_unflatten(entry.out_tree, outs)
-        if self.device is None and not self.compiler_options and all(
+        if self.device is None and all(
                 type(x) is Array or _is_host_leaf(x) and _host_values_move_freely()
                 for x in leaves):
             fast = self.fast_call_for(entry, leaves, donated, args, kwargs)
@@ -636,7 +636,8 @@ class JitCache:
         the executable's runner for these leaf kinds."""
         kinds = [dispatch.kind_of(x) for x in leaves]
         device = next((k.device for k in kinds if type(k) is CommittedKind), None)
-        executable = dispatch.executable_for(entry.closed_jaxpr, donated, device)
+        executable = dispatch.executable_for(entry.closed_jaxpr, donated, device,
+                                             self.compiler_options)
         runner = dispatch.runner_for(executable, kinds, entry.in_avals, entry.out_tree)
         return self.install_fast_call(args, kwargs, runner)
 
