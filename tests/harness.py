@@ -12,7 +12,7 @@ import pytest
 
 import pyjax
 from pyjax._src import config
-from pyjax._src.core.trace import (MISSING, NO_BATCHING, NOT_DIFFERENTIABLE, _Declared,
+from pyjax._src.core.trace import (NO_BATCHING, NOT_DIFFERENTIABLE, _Declared, is_missing,
                                    registered_primitives)
 from repo_paths import REPO_ROOT, TESTS_DIR
 
@@ -44,16 +44,16 @@ def rule_gaps(slot, prims=None):
     for name, p in sorted(prims.items()):
         rule = getattr(p, slot)
         if slot == "jvp":
-            gap = not callable(rule) and rule is not NOT_DIFFERENTIABLE
+            gap = is_missing(rule) or not callable(rule) and rule is not NOT_DIFFERENTIABLE
         elif slot == "batch":
             gap = not rule and rule is not NO_BATCHING
         elif slot == "transpose":
-            gap = p.is_linear and not callable(rule)
+            gap = p.is_linear and (is_missing(rule) or not callable(rule))
         elif slot == "samples":
             gap = not p.is_collective and not isinstance(rule, _Declared) and not (
                 rule() if callable(rule) else rule)
         else:
-            gap = rule is MISSING
+            gap = is_missing(rule)
         if gap:
             gaps.append(f"{name}: no {slot} rule (write one, or declare its absence)")
     return gaps

@@ -342,3 +342,34 @@ def test_shaped_array_tangent_aval():
     assert weak.to_tangent_aval() is weak
     assert jax.core.ShapedArray((3,), np.int32).to_tangent_aval() == \
         jax.core.ShapedArray((3,), jax.dtypes.float0)
+
+
+def test_missing_rules_raise_jax_not_implemented_errors():
+    # JAX's "How JAX primitives work" page adds a primitive's rules one by one and
+    # expects a plain NotImplementedError for each one not yet given (JAX 0.10.2's
+    # messages). Bound outside transformations, a primitive is its impl on the arguments
+    # as given: JAX needs no abstract evaluation for that.
+    p = Primitive("multiply_add")
+    with pytest.raises(NotImplementedError,
+                       match="^Evaluation rule for 'multiply_add' not implemented"):
+        p.bind(2.0, 2.0, 10.0)
+    p.def_impl(lambda x, y, z: np.add(np.multiply(x, y), z))
+    out = p.bind(2.0, 2.0, 10.0)
+    assert out == 14.0 and type(out) is np.float64      # the impl's own result, as JAX
+    with pytest.raises(NotImplementedError,
+                       match="^Abstract evaluation for 'multiply_add' not implemented"):
+        jax.jit(lambda x: p.bind(x, x, 10.0))(2.0)
+    p.def_abstract_eval(lambda x, y, z: jax.core.ShapedArray(x.shape, x.dtype))
+    with pytest.raises(NotImplementedError) as raised:
+        jax.jit(lambda x: p.bind(x, x, 10.0))(2.0)
+    assert type(raised.value) is NotImplementedError     # the page checks the exact type
+    assert "MLIR translation rule for primitive 'multiply_add' not found" in str(raised.value)
+    for transform, x, rule in ((jax.grad, 2.0, "Differentiation"),
+                               (jax.vmap, jnp.ones(2), "Batching")):
+        with pytest.raises(NotImplementedError,
+                           match=f"^{rule} rule for 'multiply_add' not implemented"):
+            transform(lambda x: p.bind(x, x, 10.0))(x)
+    ad.primitive_jvps[p] = lambda primals, tangents: (p.bind(*primals), p.bind(*tangents))
+    with pytest.raises(NotImplementedError, match=r"^Transpose rule \(for reverse-mode "
+                       r"differentiation\) for 'multiply_add' not implemented"):
+        jax.linear_transpose(lambda x: p.bind(x, x, x), 2.0)(1.0)

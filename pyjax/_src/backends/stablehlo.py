@@ -656,11 +656,16 @@ class FunctionContext:
         prim = eqn.primitive
         rule = prim.lower
         if not rule:
+            advice = ("Run it outside jit, or select the NumPy executor with "
+                      "jax.config.update('pyjax_executor', 'numpy').")
+            message = getattr(rule, "message", None)
+            if message is not None:   # nobody wrote one: JAX's error, as JAX words it
+                raise NotImplementedError(
+                    f"{message} (register one with jax.interpreters.mlir."
+                    f"register_lowering and mlir.lower_fun). {advice}")
             reason = getattr(rule, "reason", "no rule was written for this primitive")
             raise LoweringError(
-                f"Primitive '{prim.name}' cannot be compiled with XLA: {reason}. Run it "
-                "outside jit, or select the NumPy executor with "
-                "jax.config.update('pyjax_executor', 'numpy').")
+                f"Primitive '{prim.name}' cannot be compiled with XLA: {reason}. {advice}")
         self.avals_in = [v.aval for v in ins]
         self.avals_out = [v.aval for v in eqn.outvars]
         self.origin = eqn

@@ -41,6 +41,39 @@ NO_LOWERING = _Declared("NO_LOWERING", "it cannot be compiled with XLA")
 
 RULE_SLOTS = ("impl", "abstract_eval", "jvp", "transpose", "batch", "lower")
 
+# JAX's words for a rule that nobody gave a primitive, per slot
+_MISSING_RULE_MESSAGES = {
+    "impl": "Evaluation rule for '{}' not implemented",
+    "abstract_eval": "Abstract evaluation for '{}' not implemented",
+    "jvp": "Differentiation rule for '{}' not implemented",
+    "transpose": "Transpose rule (for reverse-mode differentiation) for '{}' not implemented",
+    "batch": "Batching rule for '{}' not implemented",
+    "lower": "MLIR translation rule for primitive '{}' not found",
+}
+
+
+class _MissingRule(_Declared):
+    """The empty rule slot of one primitive (MISSING, naming the primitive): calling it
+    raises JAX's NotImplementedError for that rule. A primitive made through jax.extend
+    gets its rules one by one, and any rule it lacks may be reached first."""
+
+    def __init__(self, prim_name, slot):
+        super().__init__("MISSING", MISSING.reason)
+        self.message = _MISSING_RULE_MESSAGES[slot].format(prim_name)
+
+    def __call__(self, *args, **params):
+        raise NotImplementedError(self.message)
+
+
+def missing_rule(prim: Primitive, slot: str) -> _MissingRule:
+    """The empty `slot` of `prim`."""
+    return _MissingRule(prim.name, slot)
+
+
+def is_missing(rule: Any) -> bool:
+    """Whether a rule slot holds MISSING (nobody wrote the rule nor declared its absence)."""
+    return rule is MISSING or type(rule) is _MissingRule
+
 
 def no_samples(reason):
     """Declares that a primitive cannot have harness samples, and why."""
@@ -68,7 +101,7 @@ class Primitive:
         self.name = name
         self.multiple_results = multiple_results
         for slot in RULE_SLOTS:
-            setattr(self, slot, MISSING)
+            setattr(self, slot, missing_rule(self, slot))
         self.partial_eval = None      # custom known/unknown split (higher-order prims)
         self.dce = None               # (used_outputs, eqn) -> eqn pruned inside
         self.jet = None               # Taylor-mode rule (interpreters/jet.py), if any
@@ -107,6 +140,8 @@ class Primitive:
     def rule(self, slot: str) -> Any:
         """The rule in `slot`, or a NotImplementedError saying why there is none."""
         rule = getattr(self, slot)
+        if type(rule) is _MissingRule:
+            raise NotImplementedError(rule.message)
         if not rule:
             reason = rule.reason if isinstance(rule, _Declared) else "unset"
             raise NotImplementedError(

@@ -39,6 +39,7 @@ class Primitive(core_trace.Primitive, metaclass=_AnyPrimitive):
     def __init__(self, name: str):
         super().__init__(name, multiple_results=False)
         self._user_impl = None
+        self.eager = self.impl   # until def_impl: JAX's "Evaluation rule ... not implemented"
         _extension_primitives.add(self)
 
     def def_impl(self, impl):
@@ -46,6 +47,9 @@ class Primitive(core_trace.Primitive, metaclass=_AnyPrimitive):
         call jax.numpy)."""
         self._user_impl = impl
         self.impl = self._run_impl
+        # bound outside any transformation, the primitive is its impl on the arguments as
+        # given (JAX's eager evaluation needs no abstract evaluation rule)
+        self.eager = impl
         return impl
 
     def _run_impl(self, *values, **params):
@@ -115,7 +119,8 @@ class RuleTable(MutableMapping):
             setattr(prim, flag, value)
 
     def __delitem__(self, prim):
-        setattr(_extension_primitive(prim, self.name), self.slot, core_trace.MISSING)
+        prim = _extension_primitive(prim, self.name)
+        setattr(prim, self.slot, core_trace.missing_rule(prim, self.slot))
 
     def _primitives(self):
         extension = [p for p in _extension_primitives if self._has(p)]
