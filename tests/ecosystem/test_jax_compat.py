@@ -29,6 +29,10 @@ PRIVATE_NAMES = [
     ("xla_bridge", "backends", "chex"),
     ("util", "safe_map", "JAX's Writing custom interpreters notebook"),
     ("util", "safe_zip", "JAX's Writing custom interpreters notebook"),
+    *[("api", name, "JAX's How JAX primitives work page")
+      for name in ("grad", "jit", "jvp", "vjp", "vmap")],
+    *[("lax.lax", name, "JAX's How JAX primitives work page")
+      for name in ("add", "mul", "full_like")],
 ]
 
 

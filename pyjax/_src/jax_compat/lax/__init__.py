@@ -1,0 +1,1 @@
+"""jax._src.lax: the package of JAX's lax modules."""
