@@ -84,6 +84,29 @@ def test_grad_keeps_weak_types_of_python_scalars():
     assert not g.weak_type
 
 
+def test_gradient_weak_types_come_from_the_rules_as_in_jax():
+    # The weak type of a gradient is what the backward pass computes, as JAX's is: the
+    # rules' constants for a weakly typed scalar are weak, and real's and imag's
+    # transposes build their complex cotangents with strong zeros (JAX 0.10.2 gives
+    # Array(6.-8.j, dtype=complex64) here, not weakly typed).
+    g = jax.grad(lambda z: jnp.real(z) ** 2 + jnp.imag(z) ** 2)(3. + 4j)
+    assert complex(g) == 6 - 8j and g.dtype == np.complex64 and not g.weak_type
+    weak = {"x**2": lambda x: x ** 2, "x**3": lambda x: x ** 3, "sin": jnp.sin,
+            "cond": lambda x: lax.cond(x > 0, lambda y: y * 2, lambda y: y, x),
+            "maximum": lambda x: jnp.maximum(x, 0.5)}
+    for name, f in weak.items():
+        assert jax.grad(f)(3.).weak_type, name               # as JAX 0.10.2
+    assert not jax.vjp(lambda x: x * 2, 3.0)[1](jnp.float32(1.0))[0].weak_type
+    # JAX's jvp of x ** 2 is 2 * x, with no x ** 1; a constant's zero tangent adds
+    # nothing (no dead zeros in the jaxpr: JAX's Custom derivative rules page)
+    eqns = jax.make_jaxpr(jax.grad(lambda x: jnp.log(1. + jnp.exp(x))))(100.).eqns
+    assert [e.primitive.name for e in eqns] == ["exp", "add", "log", "div", "mul"]
+    t = jax.jvp(lambda x: jnp.ones(3) - x, (1.,), (1.,))[1]
+    np.testing.assert_array_equal(t, [-1., -1., -1.])
+    eqns = jax.make_jaxpr(jax.grad(lambda x: x ** 2))(3.0).eqns
+    assert [e.primitive.name for e in eqns] == ["integer_pow", "mul", "mul"]
+
+
 def test_grad_argnums_and_pytrees():
     f = lambda x, y, z: x * y + jnp.sum(z["w"] ** 2)   # noqa: E731
     z = {"w": jnp.arange(3.)}

@@ -374,8 +374,7 @@ def _vjp_bwd(sig, linear, in_tree, out_tree, out_ct):
         cts.append(ad.Zero(ct_aval) if ct_aval.dtype == dtypes.float0
                    else as_cotangent_of(c, p_aval))
     cts_in = linear.vjp(cts)
-    leaves = [_match_weak_type(as_cotangent_of(_instantiate(c), a), a)
-              for c, a in zip(cts_in, sig.p_avals)]
+    leaves = [as_cotangent_of(_instantiate(c), a) for c, a in zip(cts_in, sig.p_avals)]
     return tree_util.tree_unflatten(in_tree, leaves)
 
 

@@ -15,7 +15,7 @@ from pyjax._src.array import Array, as_array
 from pyjax._src.util import quietly, scipy_special
 from pyjax._src.backends import stablehlo
 from pyjax._src.core.avals import ShapedArray, get_aval
-from pyjax._src.core.trace import NOT_DIFFERENTIABLE, define_primitive
+from pyjax._src.core.trace import NOT_DIFFERENTIABLE, RuleFactory, define_primitive
 from pyjax._src.interpreters import ad, batching, jet
 from pyjax._src.interpreters.ad import Zero, defjvp, defjvp_with_output, linear_jvp, zero_jvp
 from pyjax._src.lax import builders as b
@@ -242,7 +242,9 @@ def _integer_pow_impl(x, y):
 def _integer_pow_jvp(g, x, y):
     if y == 0:
         return mul(g, zeros_like(x))
-    return mul(g, mul(_const(x, y), integer_pow(x, y - 1)))
+    if y == 1:
+        return g
+    return mul(g, mul(_const(x, y), x if y == 2 else integer_pow(x, y - 1)))
 
 
 # --- Taylor-mode (jet) rules ------------------------------------------------------------
@@ -406,9 +408,29 @@ _clamp_jet = _composite_jet(lambda lo, x, hi: min(max(lo, x), hi))
 _erf_jet = jet.deriv_rule(lambda x: mul(_const(x, 2 / math.sqrt(math.pi)), exp(neg(square(x)))))
 
 
-add_p = binary_op("add", _quiet(np.add), NUMBER, jvp=linear_jvp, hlo="stablehlo.add",
-                  transpose=_add_transpose, ur_rule=sharding_rules.add_ur)
-sub_p = binary_op("sub", _quiet(np.subtract), NUMBER, jvp=linear_jvp,
+def _add_or_sub_jvp(negates_second):
+    """add's (sub's) JVP, which is linear: a symbolic zero tangent adds nothing, so the
+    other tangent passes through (negated for sub's second operand) and no zeros are
+    made, as in JAX (a gradient's jaxpr holds no dead zeros of constants)."""
+    def make(prim):
+        def jvp(primals, tangents, **params):
+            out = prim.bind(*primals, **params)
+            tx, ty = tangents
+            if type(tx) is Zero and type(ty) is Zero:
+                return out, Zero(ad.tangent_aval(get_aval(out)))
+            if type(ty) is Zero:   # (a tangent given as a Python scalar becomes an Array)
+                return out, _broadcast_to_result(as_array(tx), out)
+            if type(tx) is Zero:
+                return out, _broadcast_to_result(neg(ty) if negates_second else as_array(ty),
+                                                 out)
+            return out, prim.bind(tx, ty, **params)
+        return jvp
+    return RuleFactory(make, declares={"is_linear": True, "jet": jet.linear_rule})
+
+
+add_p = binary_op("add", _quiet(np.add), NUMBER, jvp=_add_or_sub_jvp(False),
+                  hlo="stablehlo.add", transpose=_add_transpose, ur_rule=sharding_rules.add_ur)
+sub_p = binary_op("sub", _quiet(np.subtract), NUMBER, jvp=_add_or_sub_jvp(True),
                   hlo="stablehlo.subtract", transpose=_sub_transpose)
 mul_p = binary_op("mul", _quiet(np.multiply), NUMBER,
                   jet=jet.bilinear_rule,
@@ -1326,19 +1348,23 @@ def bitcast_convert_type(operand, new_dtype):
 # --- constants of a given operand's type --------------------------------------------------
 
 def _const(like, value):
-    """A scalar constant with `like`'s dtype: a literal in jaxprs, broadcast by lax."""
-    dtype = get_aval(like).dtype
-    return np.array(value, dtype=dtype)
+    """A scalar constant with `like`'s dtype: a literal in jaxprs, broadcast by lax. Weakly
+    typed when `like` is a weakly typed scalar, as JAX's rules make theirs (so a weak
+    input's derivative stays weak)."""
+    aval = get_aval(like)
+    return _scalar(value, aval.dtype, aval.weak_type and not aval.shape)
+
+
+def _scalar(value, dtype, weak_type):
+    c = np.array(value, dtype=dtype)
+    return Array(c, aval=ShapedArray((), c.dtype, weak_type=True)) if weak_type else c
 
 
 def _full_like(x, value):
     """`value` in x's shape and dtype, weakly typed when x is (as lax.full_like): a rule's
     zeros or ones keep a weakly typed gradient weak."""
     aval = get_aval(x)
-    c = _const(x, value)
-    if aval.weak_type:
-        c = Array(c, aval=ShapedArray((), c.dtype, weak_type=True))
-    return _broadcast_scalar(c, aval.shape)
+    return _broadcast_scalar(_scalar(value, aval.dtype, aval.weak_type), aval.shape)
 
 
 def _broadcast_scalar(c, shape):
@@ -1356,7 +1382,18 @@ def _zeros_like(x):
 def _strong_zeros(x):
     """Zeros in x's shape and dtype, never weakly typed: real's and imag's transposes
     build their complex cotangent with them, as JAX does (so it is not weak)."""
-    return _broadcast_scalar(_const(x, 0), get_aval(x).shape)
+    aval = get_aval(x)
+    return _broadcast_scalar(_scalar(0, aval.dtype, False), aval.shape)
+
+
+def _broadcast_to_result(t, out):
+    """An operand's tangent broadcast (as the op broadcast the operand) to the result's
+    shape."""
+    shape, t_shape = get_aval(out).shape, get_aval(t).shape
+    if t_shape == shape:
+        return t
+    return b.bind_primitive("broadcast_in_dim", t, shape=shape, broadcast_dimensions=tuple(
+        range(len(shape) - len(t_shape), len(shape))))
 
 
 def _broadcast_like(g, x):
