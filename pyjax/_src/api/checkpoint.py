@@ -394,6 +394,9 @@ def _build_split(closed, unknowns, saveable):
     known_part, _ = jx.prune_closed_jaxpr(known_part, [True] * (n_known + len(saved)),
                                           [True] * len(kj.invars))
     known_part = _round_saved(known_part, n_known)
+    # the recomputation is named as JAX names it ('rematted_computation/cos')
+    recompute = [e.replace(source_info=e.source_info.under("rematted_computation"))
+                 if e.source_info else e for e in recompute]
     rebuild, _ = jx.prune_closed_jaxpr(
         jx.ClosedJaxpr(jx.Jaxpr(kj.constvars, saved_vars, residuals, recompute),
                        known.consts), [True] * len(residuals), [True] * len(saved_vars))
@@ -493,7 +496,7 @@ def _checkpoint_lower(ctx, *args, jaxpr, prevent_cse, differentiated, policy):
             "stablehlo.optimization_barrier", [args[i] for i in barred], avals), avals)
         for i, out in zip(barred, outs):
             args[i] = out
-    return ctx.lower_jaxpr(jaxpr, args)
+    return ctx.lower_jaxpr(jaxpr, args, ("checkpoint",))
 
 
 def _checkpoint_samples():
