@@ -95,6 +95,15 @@ class Primitive:
     def bind(self, *args: Any, **params: Any) -> Any:
         return _context.trace.process_primitive(self, args, params)
 
+    def def_impl(self, impl: Any) -> Any:
+        """JAX's `Primitive.def_impl`: from now on `impl` runs this primitive wherever its
+        impl rule ran (eager ops, the NumPy executor; compiled code never calls it, as in
+        JAX), taking and returning what that rule does: NumPy values and the params. The
+        rule read from `.impl` before stays callable, so wrapping it (to count calls) and
+        putting it back works as on JAX."""
+        self.impl = impl
+        return impl
+
     def get_bind_params(self, params: dict) -> dict:
         """The keywords that re-bind an equation with these params (JAX's hook for
         interpreters that walk jaxprs): a pyjax equation's params are its bind keywords,
