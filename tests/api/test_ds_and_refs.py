@@ -369,3 +369,41 @@ def test_avals_are_abstract_values():
     assert isinstance(jax.typeof(jnp.ones(2)), jax.core.AbstractValue)
     assert isinstance(jax.typeof(jax.new_ref(jnp.ones(2))), jax.core.AbstractValue)
     assert not isinstance(1, jax.core.AbstractValue)
+
+
+def test_custom_vjp_refuses_refs_it_cannot_differentiate_through():
+    # JAX 0.10.2's messages (it names the function as 'functools.partial(<function f
+    # at 0x...>)'): a Ref passed twice, returned by the primal, or made and returned by fwd
+    @jax.custom_vjp
+    def f(x_ref, y_ref):
+        return None
+    f.defvjp(lambda x_ref, y_ref: (None, None), lambda _, g: (None, None))
+    x_ref = jax.new_ref(0.0)
+    with pytest.raises(ValueError, match=(
+            "only one reference to a mutable array may be passed as an argument to a "
+            "function, but custom_vjp function f got the same mutable array reference of "
+            r"type Ref\{float32\[\]\} at x_ref and y_ref.")):
+        f(x_ref, x_ref)
+
+    @jax.custom_vjp
+    def g(ref):
+        return ref
+    g.defvjp(lambda ref: (ref, None), lambda _, ct: (None,))
+    with pytest.raises(ValueError, match=(
+            r"custom_vjp primal function g returned a mutable array reference of type "
+            r"Ref\{float32\[\]\} that was not an argument.")):
+        g(x_ref)
+
+    @jax.custom_vjp
+    def h(x, ref):
+        return x
+    h.defvjp(lambda x, ref: (x, ref), lambda ref, ct: (ct, None))
+    assert float(jax.vjp(h, 3.0, x_ref)[0]) == 3.0   # returning an argument is fine
+
+    def h_fwd(x, _):
+        return x, jax.new_ref(0)
+    h.defvjp(h_fwd, lambda ref, ct: (ct, None))
+    with pytest.raises(ValueError, match=(
+            r"custom_vjp fwd function h_fwd returned a mutable array reference of type "
+            r"Ref\{int32\[\]\} at output tree path \[1\] that was not an argument.")):
+        jax.vjp(h, 3.0, x_ref)
