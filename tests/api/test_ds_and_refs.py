@@ -407,3 +407,25 @@ def test_custom_vjp_refuses_refs_it_cannot_differentiate_through():
             r"custom_vjp fwd function h_fwd returned a mutable array reference of type "
             r"Ref\{int32\[\]\} at output tree path \[1\] that was not an argument.")):
         jax.vjp(h, 3.0, x_ref)
+
+
+def test_custom_vjp_bwd_writes_into_a_ref_argument():
+    # a jax.Ref argument of a custom_vjp has no tangent; its bwd may write a cotangent
+    # into it (JAX's "grad stats plumbing"); value recorded on JAX 0.10.2
+    @jax.custom_vjp
+    def stash_grads(grads_ref, x):
+        return x
+
+    def stash_bwd(grads_ref, g):
+        grads_ref[...] = g
+        return None, g
+    stash_grads.defvjp(lambda grads_ref, x: (x, grads_ref), stash_bwd)
+
+    def primal(grads_ref, x):
+        x = stash_grads(grads_ref, jnp.sin(x))
+        return stash_grads(grads_ref, jnp.sin(x))   # the backward pass ends at the first
+
+    grads_ref = jax.new_ref(jnp.float32(0.0))
+    assert float(jax.grad(primal, 1)(grads_ref, jnp.float32(1.0))) == pytest.approx(
+        0.36003947)
+    assert float(grads_ref[...]) == pytest.approx(0.6663667)

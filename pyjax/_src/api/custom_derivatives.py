@@ -915,7 +915,9 @@ class _PerExample:
 
 def _forward_with_rule(fwd, bwd, args, arg_tangents):
     outs, residuals = fwd(list(args), [type(t) is not ad.Zero for t in arg_tangents])
-    differentiable = tuple(ad.tangent_aval(get_aval(a)).dtype != dtypes.float0 for a in args)
+    # a jax.Ref argument has no tangent: bwd writes its cotangent into it, if anything
+    differentiable = tuple(not _is_ref(a) and ad.tangent_aval(get_aval(a)).dtype
+                           != dtypes.float0 for a in args)
     lin_in = [ad.instantiate_zeros(t) for t, d in zip(arg_tangents, differentiable) if d]
     out_avals = tuple(ad.tangent_aval(get_aval(o)) for o in outs)
     lin_out = iter(custom_lin_p.bind(*residuals, *lin_in, num_res=len(residuals), bwd=bwd,
