@@ -327,6 +327,8 @@ def test_lower_compile_cost_analysis_and_trace():
         compiled(np.ones((2, 3), np.int32), b)
     assert f.trace(a, b).lower().as_text() == lowered.as_text()
     assert "sine" in compiled.as_text()
+    # as JAX's: the executable XLA's runtime loaded
+    assert type(compiled.runtime_executable()).__name__ == "LoadedExecutable"
 
 
 def test_compile_inside_an_outer_trace():

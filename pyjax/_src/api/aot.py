@@ -312,6 +312,11 @@ class Compiled:
         loaded = self._xla_executable("memory_analysis").loaded
         return dispatch.xla_backend().memory_analysis(loaded)
 
+    def runtime_executable(self):
+        """The executable XLA's runtime loaded (jaxlib's LoadedExecutable), as JAX's;
+        None where there is none (the NumPy executor)."""
+        return getattr(self._executable, "loaded", None)
+
     def as_text(self):
         """The optimised HLO that XLA compiled (the NumPy executor has none)."""
         text = getattr(self._executable, "as_text", None)
