@@ -181,6 +181,11 @@ CASES = [
     case("eval_shape_not_callable", TypeError, "callable", lambda: jax.eval_shape(5)),
     case("eval_shape_string", TypeError, "not a valid JAX type",
          lambda: jax.eval_shape(lambda a: a, "abc")),
+    # JAX: "Cannot apply JAX transformations to a function lowered and compiled for a
+    # particular signature. Detected argument of Tracer type <class '...BatchTracer'>."
+    case("compiled_under_vmap", TypeError,
+         "Cannot apply JAX transformations to a function lowered and compiled .*BatchTracer",
+         lambda: jax.vmap(jax.jit(lambda a: a + 4).lower(1.0).compile())(jnp.ones(3))),
 ]
 
 

@@ -15,6 +15,7 @@ from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import dispatch, numpy_backend, stablehlo
 from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr, Var
+from pyjax._src.core.trace import Tracer
 
 
 @dataclasses.dataclass(frozen=True)
@@ -257,6 +258,12 @@ class Compiled:
 
     def __call__(self, *args, **kwargs):
         leaves, in_tree = tree_util.flatten((args, kwargs))
+        for x in leaves:
+            if isinstance(x, Tracer):
+                raise TypeError(
+                    "Cannot apply JAX transformations to a function lowered and compiled "
+                    "for a particular signature. Detected argument of Tracer type "
+                    f"{type(x)}.")
         closed = self._lowered._closed
         if in_tree != self.in_tree:
             raise TypeError(_tree_mismatch(in_tree, self.in_tree))
