@@ -472,6 +472,15 @@ class Tracer:
         concrete primal), else None."""
         return None
 
+    @property
+    def sharding(self):
+        # an Array's attribute that a traced value has not (AttributeError, as JAX's, so
+        # that hasattr and getattr with a default still work)
+        raise AttributeError(
+            "The 'sharding' attribute is not available on traced array with shape "
+            f"{self.aval.str_short()}. To query sharding information on tracers, use "
+            "`jax.typeof(x)`.")
+
     def _origin_description(self):
         return ""
 
