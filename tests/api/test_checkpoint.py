@@ -483,3 +483,27 @@ def test_differentiated_checkpoint_logs_what_it_saves(caplog):
         "and saving these intermediates:", caplog.records[0].getMessage().splitlines()[3]]]
     assert " cos " in caplog.records[0].getMessage()
     assert " sin " not in caplog.records[0].getMessage()
+
+
+def test_policy_reaches_inside_a_cond():
+    # dots_saveable saves the dots inside the cond's branch: the backward pass (the vjp's
+    # jaxpr) recomputes only sin and cos from them. Counts and values recorded on JAX.
+    x = jnp.ones((5,))
+
+    @partial(jax.checkpoint, policy=jax.checkpoint_policies.checkpoint_dots)
+    def f(W):
+        def g(x):
+            x = jnp.sin(jnp.dot(x, W, precision=lax.Precision.HIGHEST))
+            return jnp.sin(jnp.dot(x, W, precision=lax.Precision.HIGHEST))
+        return lax.cond(x.sum() > 0, g, lambda x: x, x)
+
+    W = jnp.arange(25.0).reshape(5, 5) / 50
+    y, f_vjp = jax.vjp(f, W)
+    text = str(jax.make_jaxpr(f_vjp)(y))
+    assert (text.count(" sin "), text.count(" cos "), text.count(" dot_")) == (1, 2, 3)
+    np.testing.assert_allclose(f_vjp(jnp.ones(5))[0], [
+        [0.518832, 0.540859, 0.52153, 0.459259, 0.35327],
+        [0.547406, 0.565561, 0.542149, 0.47562, 0.365233],
+        [0.570865, 0.58584, 0.559077, 0.489052, 0.375055],
+        [0.588974, 0.601495, 0.572144, 0.499421, 0.382637],
+        [0.601551, 0.612367, 0.581219, 0.506622, 0.387902]], rtol=1e-5)

@@ -369,3 +369,63 @@ def test_avals_are_abstract_values():
     assert isinstance(jax.typeof(jnp.ones(2)), jax.core.AbstractValue)
     assert isinstance(jax.typeof(jax.new_ref(jnp.ones(2))), jax.core.AbstractValue)
     assert not isinstance(1, jax.core.AbstractValue)
+
+
+def test_custom_vjp_refuses_refs_it_cannot_differentiate_through():
+    # JAX 0.10.2's messages (it names the function as 'functools.partial(<function f
+    # at 0x...>)'): a Ref passed twice, returned by the primal, or made and returned by fwd
+    @jax.custom_vjp
+    def f(x_ref, y_ref):
+        return None
+    f.defvjp(lambda x_ref, y_ref: (None, None), lambda _, g: (None, None))
+    x_ref = jax.new_ref(0.0)
+    with pytest.raises(ValueError, match=(
+            "only one reference to a mutable array may be passed as an argument to a "
+            "function, but custom_vjp function f got the same mutable array reference of "
+            r"type Ref\{float32\[\]\} at x_ref and y_ref.")):
+        f(x_ref, x_ref)
+
+    @jax.custom_vjp
+    def g(ref):
+        return ref
+    g.defvjp(lambda ref: (ref, None), lambda _, ct: (None,))
+    with pytest.raises(ValueError, match=(
+            r"custom_vjp primal function g returned a mutable array reference of type "
+            r"Ref\{float32\[\]\} that was not an argument.")):
+        g(x_ref)
+
+    @jax.custom_vjp
+    def h(x, ref):
+        return x
+    h.defvjp(lambda x, ref: (x, ref), lambda ref, ct: (ct, None))
+    assert float(jax.vjp(h, 3.0, x_ref)[0]) == 3.0   # returning an argument is fine
+
+    def h_fwd(x, _):
+        return x, jax.new_ref(0)
+    h.defvjp(h_fwd, lambda ref, ct: (ct, None))
+    with pytest.raises(ValueError, match=(
+            r"custom_vjp fwd function h_fwd returned a mutable array reference of type "
+            r"Ref\{int32\[\]\} at output tree path \[1\] that was not an argument.")):
+        jax.vjp(h, 3.0, x_ref)
+
+
+def test_custom_vjp_bwd_writes_into_a_ref_argument():
+    # a jax.Ref argument of a custom_vjp has no tangent; its bwd may write a cotangent
+    # into it (JAX's "grad stats plumbing"); value recorded on JAX 0.10.2
+    @jax.custom_vjp
+    def stash_grads(grads_ref, x):
+        return x
+
+    def stash_bwd(grads_ref, g):
+        grads_ref[...] = g
+        return None, g
+    stash_grads.defvjp(lambda grads_ref, x: (x, grads_ref), stash_bwd)
+
+    def primal(grads_ref, x):
+        x = stash_grads(grads_ref, jnp.sin(x))
+        return stash_grads(grads_ref, jnp.sin(x))   # the backward pass ends at the first
+
+    grads_ref = jax.new_ref(jnp.float32(0.0))
+    assert float(jax.grad(primal, 1)(grads_ref, jnp.float32(1.0))) == pytest.approx(
+        0.36003947)
+    assert float(grads_ref[...]) == pytest.approx(0.6663667)

@@ -181,6 +181,11 @@ CASES = [
     case("eval_shape_not_callable", TypeError, "callable", lambda: jax.eval_shape(5)),
     case("eval_shape_string", TypeError, "not a valid JAX type",
          lambda: jax.eval_shape(lambda a: a, "abc")),
+    # JAX: "Cannot apply JAX transformations to a function lowered and compiled for a
+    # particular signature. Detected argument of Tracer type <class '...BatchTracer'>."
+    case("compiled_under_vmap", TypeError,
+         "Cannot apply JAX transformations to a function lowered and compiled .*BatchTracer",
+         lambda: jax.vmap(jax.jit(lambda a: a + 4).lower(1.0).compile())(jnp.ones(3))),
 ]
 
 
@@ -198,3 +203,21 @@ def test_traced_shape_says_where_the_value_came_from():
     with pytest.raises(TypeError, match="(?s)Shapes must be 1D sequences.*This BatchTracer "
                                         "with object id"):
         jax.vmap(lambda n: jnp.zeros(shape=(2, n)))(jnp.ones((1,)))
+
+
+def test_a_traced_value_has_no_sharding_attribute():
+    # JAX's AttributeError (hasattr stays False), under jit, vmap and grad alike
+    seen = []
+
+    def f(a):
+        with pytest.raises(AttributeError, match=(
+                r"The 'sharding' attribute is not available on traced array with shape "
+                r"float32\[2\]. To query sharding information on tracers, use "
+                r"`jax.typeof\(x\)`.")):
+            _ = a.sharding
+        seen.append(hasattr(a, "sharding"))
+        return a
+    jax.jit(f)(jnp.arange(2.0))
+    jax.vmap(f)(jnp.ones((3, 2)))
+    jax.grad(lambda a: f(a).sum())(jnp.arange(2.0))
+    assert seen == [False, False, False]

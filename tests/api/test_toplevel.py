@@ -516,3 +516,33 @@ def test_device_get_passes_tracers_through():
     assert float(jax.grad(lambda x: jax.device_get(x) ** 2)(3.0)) == 6.0
     out = jax.vmap(lambda x: jax.device_get({"a": x, "b": 1}))(jnp.arange(3.))
     assert out["a"].tolist() == [0.0, 1.0, 2.0] and out["b"].tolist() == [1, 1, 1]
+
+
+def test_objects_with_a_shape_and_dtype_stand_for_arrays_where_jax_takes_them():
+    # eval_shape, make_jaxpr, linear_transpose and lower take any object with .shape and
+    # .dtype (canonicalized, weak if it says so); typeof refuses it. Recorded on JAX.
+    import types
+
+    class EasyDict(dict):   # a dict subclass is a leaf, as in JAX
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.__dict__ = self
+
+    duck = types.SimpleNamespace(shape=[3], dtype=np.float64)
+    assert jax.eval_shape(lambda x: x, duck) == jax.ShapeDtypeStruct((3,), np.float32)
+    weak = jax.eval_shape(lambda x: x, types.SimpleNamespace(shape=(3,), dtype="int64",
+                                                            weak_type=True))
+    assert (weak.dtype, weak.weak_type) == (np.int32, True)
+    assert jax.eval_shape(lambda x: x, EasyDict(shape=(3,), dtype=np.dtype("float32"))
+                          ).shape == (3,)
+    scalar = types.SimpleNamespace(shape=(), dtype=np.dtype(np.float32))
+    assert str(jax.make_jaxpr(lambda x: x + 2.0)(scalar)) == \
+        "{ lambda ; a:f32[]. let b:f32[] = add a 2.0:f32[] in (b,) }"
+    vector = types.SimpleNamespace(shape=(2,), dtype=np.dtype(np.float32))
+    close(jax.linear_transpose(lambda x: 2 * x, vector)(np.ones(2, np.float32))[0],
+          [2.0, 2.0])
+    assert "tensor<2xf32>" in jax.jit(lambda x: x).lower(vector).as_text()
+    with pytest.raises(TypeError, match="not a valid JAX type"):
+        jax.typeof(scalar)
+    with pytest.raises(TypeError, match="not a valid JAX type"):
+        jax.eval_shape(lambda x: x, types.SimpleNamespace(shape=(2,)))

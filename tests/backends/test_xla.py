@@ -65,13 +65,18 @@ GOLDEN_ELEMENTWISE = """\
 module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
   func.func public @main(%arg0: tensor<3xf32>, %arg1: tensor<3xf32>) -> \
 (tensor<3xf32> {jax.result_info = "result"}) {
-    %0 = "stablehlo.multiply"(%arg0, %arg1) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
-    %1 = "stablehlo.sine"(%arg0) : (tensor<3xf32>) -> tensor<3xf32>
-    %2 = "stablehlo.constant"() {value = dense<2.5> : tensor<f32>} : () -> tensor<f32>
+    %0 = "stablehlo.multiply"(%arg0, %arg1) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> \
+loc("jit(f)/mul"("-":3:5))
+    %1 = "stablehlo.sine"(%arg0) : (tensor<3xf32>) -> tensor<3xf32> \
+loc("jit(f)/sin"("-":4:5))
+    %2 = "stablehlo.constant"() {value = dense<2.5> : tensor<f32>} : () -> tensor<f32> \
+loc("jit(f)/mul"("-":5:5))
     %3 = "stablehlo.broadcast_in_dim"(%2) {broadcast_dimensions = array<i64>} : \
-(tensor<f32>) -> tensor<3xf32>
-    %4 = "stablehlo.multiply"(%1, %3) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
-    %5 = "stablehlo.add"(%0, %4) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+(tensor<f32>) -> tensor<3xf32> loc("jit(f)/mul"("-":6:5))
+    %4 = "stablehlo.multiply"(%1, %3) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> \
+loc("jit(f)/mul"("-":7:5))
+    %5 = "stablehlo.add"(%0, %4) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> \
+loc("jit(f)/add"("-":8:5))
     return %5 : tensor<3xf32>
   }
 }
@@ -96,12 +101,15 @@ module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 :
 GOLDEN_REDUCE = """\
 module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
   func.func public @main(%arg0: tensor<2x3xf32>) -> (tensor<2xf32> {jax.result_info = "result"}) {
-    %0 = "stablehlo.constant"() {value = dense<0.0> : tensor<f32>} : () -> tensor<f32>
+    %0 = "stablehlo.constant"() {value = dense<0.0> : tensor<f32>} : () -> tensor<f32> \
+loc("jit(f)/reduce_sum"("-":3:5))
     %1 = "stablehlo.reduce"(%arg0, %0) ({
     ^bb0(%2: tensor<f32>, %3: tensor<f32>):
-      %4 = "stablehlo.add"(%2, %3) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-      "stablehlo.return"(%4) : (tensor<f32>) -> ()
-    }) {dimensions = array<i64: 1>} : (tensor<2x3xf32>, tensor<f32>) -> tensor<2xf32>
+      %4 = "stablehlo.add"(%2, %3) : (tensor<f32>, tensor<f32>) -> tensor<f32> \
+loc("jit(f)/reduce_sum"("-":6:7))
+      "stablehlo.return"(%4) : (tensor<f32>) -> () loc("jit(f)/reduce_sum"("-":7:7))
+    }) {dimensions = array<i64: 1>} : (tensor<2x3xf32>, tensor<f32>) -> tensor<2xf32> \
+loc("jit(f)/reduce_sum"("-":8:5))
     return %1 : tensor<2xf32>
   }
 }
@@ -113,13 +121,14 @@ module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 :
 (tensor<2x4xf32> {jax.result_info = "result"}) {
     %0 = "stablehlo.dot_general"(%arg0, %arg1) {dot_dimension_numbers = \
 #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : \
-(tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+(tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32> loc("jit(f)/dot_general"("-":3:5))
     %1 = "stablehlo.compare"(%0, %0) {comparison_direction = \
 #stablehlo<comparison_direction GT>, compare_type = #stablehlo<comparison_type FLOAT>} : \
-(tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xi1>
-    %2 = "stablehlo.negate"(%0) : (tensor<2x4xf32>) -> tensor<2x4xf32>
+(tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xi1> loc("jit(f)/gt"("-":4:5))
+    %2 = "stablehlo.negate"(%0) : (tensor<2x4xf32>) -> tensor<2x4xf32> \
+loc("jit(f)/neg"("-":5:5))
     %3 = "stablehlo.select"(%1, %0, %2) : (tensor<2x4xi1>, tensor<2x4xf32>, \
-tensor<2x4xf32>) -> tensor<2x4xf32>
+tensor<2x4xf32>) -> tensor<2x4xf32> loc("jit(f)/select_n"("-":6:5))
     return %3 : tensor<2x4xf32>
   }
 }
@@ -129,14 +138,16 @@ GOLDEN_CALL_AND_DONATION = """\
 module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
   func.func public @main(%arg0: tensor<3xi32> {tf.aliasing_output = 0 : i32}) -> \
 (tensor<3xi32> {jax.result_info = "result"}) {
-    %0 = func.call @g(%arg0) : (tensor<3xi32>) -> (tensor<3xi32>)
-    %1 = func.call @g(%0) : (tensor<3xi32>) -> (tensor<3xi32>)
+    %0 = func.call @g(%arg0) : (tensor<3xi32>) -> (tensor<3xi32>) \
+loc("jit(f)/jit(g)"("-":3:5))
+    %1 = func.call @g(%0) : (tensor<3xi32>) -> (tensor<3xi32>) loc("jit(f)/jit(g)"("-":4:5))
     return %1 : tensor<3xi32>
   }
   func.func private @g(%arg0: tensor<3xi32>) -> (tensor<3xi32>) {
     %0 = "stablehlo.constant"() {value = dense<"0x010000000200000003000000"> : \
 tensor<3xi32>} : () -> tensor<3xi32>
-    %1 = "stablehlo.add"(%arg0, %0) : (tensor<3xi32>, tensor<3xi32>) -> tensor<3xi32>
+    %1 = "stablehlo.add"(%arg0, %0) : (tensor<3xi32>, tensor<3xi32>) -> tensor<3xi32> \
+loc("add"("-":9:5))
     return %1 : tensor<3xi32>
   }
 }
@@ -316,6 +327,8 @@ def test_lower_compile_cost_analysis_and_trace():
         compiled(np.ones((2, 3), np.int32), b)
     assert f.trace(a, b).lower().as_text() == lowered.as_text()
     assert "sine" in compiled.as_text()
+    # as JAX's: the executable XLA's runtime loaded
+    assert type(compiled.runtime_executable()).__name__ == "LoadedExecutable"
 
 
 def test_compile_inside_an_outer_trace():

@@ -373,3 +373,28 @@ def test_missing_rules_raise_jax_not_implemented_errors():
     with pytest.raises(NotImplementedError, match=r"^Transpose rule \(for reverse-mode "
                        r"differentiation\) for 'multiply_add' not implemented"):
         jax.linear_transpose(lambda x: p.bind(x, x, x), 2.0)(1.0)
+
+
+def test_def_impl_on_a_builtin_primitive_replaces_its_eager_evaluation():
+    # JAX's tests count a primitive's evaluations by wrapping its impl (api_test's remat
+    # tests); compiled code never calls it. Counts and value recorded on JAX 0.10.2.
+    @jax.remat
+    def g(x):
+        return lax.sin(lax.sin(x))
+    _, f_lin = jax.linearize(g, 2.0)
+    calls = []
+    sin_impl, cos_impl = lax.sin_p.impl, lax.cos_p.impl
+    try:
+        lax.sin_p.def_impl(lambda x, **kw: calls.append("sin") or sin_impl(x, **kw))
+        lax.cos_p.def_impl(lambda x, **kw: calls.append("cos") or cos_impl(x, **kw))
+        out = f_lin(3.0)
+        counted = sorted(calls)
+        calls.clear()
+        jax.jit(lax.sin)(1.0)
+        under_jit = list(calls)
+    finally:
+        lax.sin_p.def_impl(sin_impl)
+        lax.cos_p.def_impl(cos_impl)
+    assert counted == ["cos", "cos", "sin"] and under_jit == []
+    close(out, -0.7669174)
+    assert lax.sin_p.impl is sin_impl

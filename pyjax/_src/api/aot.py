@@ -15,6 +15,7 @@ from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import dispatch, numpy_backend, stablehlo
 from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr, Var
+from pyjax._src.core.trace import Tracer
 
 
 @dataclasses.dataclass(frozen=True)
@@ -135,7 +136,7 @@ class Lowered:
                 raise RuntimeError("Lowered.as_text(dialect='hlo') needs XLA (jaxlib) as "
                                    "the executor; the StableHLO text (the default dialect) "
                                    "needs no compiler.")
-            return xla.hlo_text(self.module)
+            return xla.hlo_text(self.module, debug_info)
         return stablehlo_text(self.module, debug_info)
 
     def compiler_ir(self, dialect=None):
@@ -257,6 +258,12 @@ class Compiled:
 
     def __call__(self, *args, **kwargs):
         leaves, in_tree = tree_util.flatten((args, kwargs))
+        for x in leaves:
+            if isinstance(x, Tracer):
+                raise TypeError(
+                    "Cannot apply JAX transformations to a function lowered and compiled "
+                    "for a particular signature. Detected argument of Tracer type "
+                    f"{type(x)}.")
         closed = self._lowered._closed
         if in_tree != self.in_tree:
             raise TypeError(_tree_mismatch(in_tree, self.in_tree))
@@ -311,6 +318,11 @@ class Compiled:
         temporary sizes in bytes (argument_size_in_bytes, ...), as JAX's."""
         loaded = self._xla_executable("memory_analysis").loaded
         return dispatch.xla_backend().memory_analysis(loaded)
+
+    def runtime_executable(self):
+        """The executable XLA's runtime loaded (jaxlib's LoadedExecutable), as JAX's;
+        None where there is none (the NumPy executor)."""
+        return getattr(self._executable, "loaded", None)
 
     def as_text(self):
         """The optimised HLO that XLA compiled (the NumPy executor has none)."""

@@ -21,6 +21,7 @@ from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import builders as b
 from pyjax._src.lax.call import jit_p
 from pyjax._src.lax.control_flow.common import has_io_effect
+from pyjax._src.lax.control_flow.conditionals import cond_p
 from pyjax._src.lax.dot import dot_general_p
 from pyjax._src.lax.precision_ops import reduce_precision_p
 from pyjax._src.util import WeakCache, merge_lists, split_list, wraps
@@ -307,21 +308,84 @@ def _remat_split(closed, unknowns, policy):
 def _choose_saved(known_jaxpr, residuals, saveable):
     """Walks back from the residuals through the known equations: a needed result of an
     equation the policy allows to save (or with effects: never run twice) is saved;
-    other equations are recomputed, so their inputs are needed in turn. Returns (saved
-    intermediates, equations to recompute in order, the set of needed variables)."""
+    other equations are recomputed, so their inputs are needed in turn. A cond whose
+    branches hold values the policy saves is split (`_split_cond`), as JAX's
+    policies reach inside control flow. Returns (saved intermediates, equations to
+    recompute in order, the set of needed variables, the known equations in order)."""
     needed = {v for v in residuals if type(v) is jx.Var}
-    saved, recompute = [], []
+    saved, recompute, known = [], [], []
     for eqn in reversed(known_jaxpr.eqns):
         outs = [v for v in eqn.outvars if v in needed]
+        split = None
         if not outs:
-            continue
-        if eqn.effects or saveable(eqn.primitive, *[v.aval for v in eqn.invars],
-                                   **eqn.params):
+            pass
+        elif eqn.effects or saveable(eqn.primitive, *[v.aval for v in eqn.invars],
+                                     **eqn.params):
             saved.append(outs)
+        elif eqn.primitive is cond_p and (split := _split_cond(eqn, outs, saveable)):
+            eqn, slots, again = split
+            saved.append(slots)
+            recompute.append(again)
+            needed.update(v for v in again.invars if type(v) is jx.Var)
         else:
             recompute.append(eqn)
             needed.update(v for v in eqn.invars if type(v) is jx.Var)
-    return [v for outs in reversed(saved) for v in outs], recompute[::-1], needed
+        known.append(eqn)
+    return ([v for outs in reversed(saved) for v in outs], recompute[::-1], needed,
+            known[::-1])
+
+
+def _split_cond(eqn, outs, saveable):
+    """A cond whose needed results `outs` depend on values the policy saves inside its
+    branches: (the known cond, which also returns each branch's saved values in slots
+    of its own, zeros in the other branches'; those slot variables; a cond recomputing
+    `outs` from the operands and the slots). None when no branch saves anything (the
+    cond is then recomputed whole)."""
+    branches = eqn.params["branches"]
+    index, ops = eqn.invars[0], eqn.invars[1:]
+    positions = [i for i, v in enumerate(eqn.outvars) if v in outs]
+    plans = []
+    for branch in branches:
+        wanted = [branch.jaxpr.outvars[i] for i in positions]
+        saved, again, needed, known = _choose_saved(branch.jaxpr, wanted, saveable)
+        plans.append((saved, again, needed, known, wanted))
+    if not any(plan[0] for plan in plans):
+        return None
+    slots = [(k, v.aval) for k, plan in enumerate(plans) for v in plan[0]]
+    used_ops = [any(br.jaxpr.invars[i] in plan[2] for br, plan in zip(branches, plans))
+                for i in range(len(ops))]
+
+    def known_branch(k):
+        branch, (saved, _, _, known, _) = branches[k], plans[k]
+        body = branch.jaxpr
+        jaxpr = jx.Jaxpr(body.constvars, body.invars, [*body.outvars, *saved], known,
+                         body.effects, body.debug_info)
+        n = len(body.outvars)
+
+        def run(*args):
+            outs = jx.eval_jaxpr(jaxpr, branch.consts, *args)
+            mine = iter(outs[n:])
+            return [*outs[:n], *[next(mine) if owner == k else pe.zeros_like_aval(aval)
+                                 for owner, aval in slots]]
+        return pe.trace_to_closed_jaxpr(run, branch.in_avals)[0]
+
+    def recompute_branch(k):
+        branch, (saved, again, _, _, wanted) = branches[k], plans[k]
+        mine = iter(saved)
+        slot_vars = [next(mine) if owner == k else jx.Var(aval) for owner, aval in slots]
+        body = branch.jaxpr
+        invars = [v for v, u in zip(body.invars, used_ops) if u] + slot_vars
+        return jx.ClosedJaxpr(jx.Jaxpr(body.constvars, invars, wanted, again, body.effects,
+                                       body.debug_info), branch.consts)
+
+    slot_vars = [jx.Var(aval) for _, aval in slots]
+    known = eqn.replace(outvars=[*eqn.outvars, *slot_vars], params=dict(
+        eqn.params, branches=tuple(known_branch(k) for k in range(len(branches)))))
+    again = eqn.replace(
+        invars=[index, *[v for v, u in zip(ops, used_ops) if u], *slot_vars],
+        outvars=[eqn.outvars[i] for i in positions], params=dict(
+            eqn.params, branches=tuple(recompute_branch(k) for k in range(len(branches)))))
+    return known, slot_vars, again
 
 
 class _InliningTrace(pe.DynamicJaxprTrace):
@@ -386,14 +450,17 @@ def _build_split(closed, unknowns, saveable):
     kj = known.jaxpr
     n_known = len(out_uk) - sum(out_uk)
     residuals = kj.outvars[n_known:] if any(out_uk) else []
-    saved, recompute, needed = _choose_saved(kj, residuals, saveable)
+    saved, recompute, needed, known_eqns = _choose_saved(kj, residuals, saveable)
     saved_inputs = [i for i, v in enumerate(kj.invars) if v in needed]
     saved_vars = [kj.invars[i] for i in saved_inputs] + saved
     known_part = jx.ClosedJaxpr(jx.Jaxpr(kj.constvars, kj.invars, kj.outvars[:n_known] + saved,
-                                         kj.eqns, None, kj.debug_info), known.consts)
+                                         known_eqns, None, kj.debug_info), known.consts)
     known_part, _ = jx.prune_closed_jaxpr(known_part, [True] * (n_known + len(saved)),
                                           [True] * len(kj.invars))
     known_part = _round_saved(known_part, n_known)
+    # the recomputation is named as JAX names it ('rematted_computation/cos')
+    recompute = [e.replace(source_info=e.source_info.under("rematted_computation"))
+                 if e.source_info else e for e in recompute]
     rebuild, _ = jx.prune_closed_jaxpr(
         jx.ClosedJaxpr(jx.Jaxpr(kj.constvars, saved_vars, residuals, recompute),
                        known.consts), [True] * len(residuals), [True] * len(saved_vars))
@@ -493,7 +560,7 @@ def _checkpoint_lower(ctx, *args, jaxpr, prevent_cse, differentiated, policy):
             "stablehlo.optimization_barrier", [args[i] for i in barred], avals), avals)
         for i, out in zip(barred, outs):
             args[i] = out
-    return ctx.lower_jaxpr(jaxpr, args)
+    return ctx.lower_jaxpr(jaxpr, args, ("checkpoint",))
 
 
 def _checkpoint_samples():

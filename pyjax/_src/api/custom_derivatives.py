@@ -14,7 +14,7 @@ from pyjax._src.api.jit import _infer_argnums_and_argnames, _parameters
 from pyjax._src.array import as_array
 from pyjax._src.backends import numpy_backend
 from pyjax._src.core import jaxpr as jx
-from pyjax._src.core.avals import get_aval
+from pyjax._src.core.avals import AbstractRef, get_aval
 from pyjax._src.core.trace import (NO_TRANSPOSE, Trace, Tracer, current_trace,
                                    define_primitive, no_samples, set_current_trace)
 from pyjax._src.interpreters import ad, batching, jet
@@ -23,6 +23,7 @@ from pyjax._src.lax import ad_util
 from pyjax._src.lax import builders as b
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import reductions
+from pyjax._src.lax.control_flow.common import operand_names
 from pyjax._src.util import fun_name as _name
 from pyjax._src.traceback_util import api_boundary
 
@@ -227,9 +228,10 @@ class _CustomRuleFunction:
                                  f"using def{self._rule.lower()}.")
         args = resolve_args(self._kind, self.fun, args, kwargs)
         nums, nondiff, diff = _split_nondiff(args, self.nondiff_argnums, name)
+        self._check_refs(args)
         trace = current_trace()
         if trace is Trace.root:
-            return self.fun(*args)
+            return self._checked_primal_output(self.fun(*args))
         self._check_nondiff(name, args, nums)
         leaves, in_tree = tree_util.flatten(tuple(diff))
         leaves = [_as_value(x) for x in leaves]
@@ -250,6 +252,13 @@ class _CustomRuleFunction:
         closed, hoisted, out_tree = _trace_call(self.fun, nums, nondiff, leaves, in_tree)
         outs = self._bind(name, nums, nondiff, in_tree, out_tree, closed, hoisted, leaves)
         return tree_util.tree_unflatten(out_tree, outs)
+
+    def _check_refs(self, args):
+        """Arguments are checked where JAX checks them (custom_vjp: no jax.Ref twice)."""
+
+    def _checked_primal_output(self, out):
+        """fun's output, checked where JAX checks it (custom_vjp: no jax.Ref in it)."""
+        return out
 
     def _differentiate(self, trace, nums, nondiff, in_tree, leaves):
         """The call under a JVP trace: the rule runs on the parent trace with the primals
@@ -617,6 +626,30 @@ class custom_vjp(_CustomRuleFunction):
     def defvjp(self, fwd, bwd, symbolic_zeros=False, optimize_remat=False):
         self.fwd, self.bwd, self.symbolic_zeros = fwd, bwd, bool(symbolic_zeros)
 
+    def _check_refs(self, args):
+        leaves, in_tree = tree_util.flatten(tuple(args))
+        seen = {}
+        for i, x in enumerate(leaves):
+            if not _is_ref(x):
+                continue
+            if id(x) in seen:
+                names = operand_names(self.fun, in_tree)
+                raise ValueError(
+                    "only one reference to a mutable array may be passed as an argument to "
+                    f"a function, but custom_vjp function {_name(self.fun)} got the same "
+                    f"mutable array reference of type {get_aval(x).str_short(True)} at "
+                    f"{names[seen[id(x)]]} and {names[i]}.")
+            seen[id(x)] = i
+
+    def _checked_primal_output(self, out):
+        for x in tree_util.tree_leaves(out):
+            if _is_ref(x):
+                raise ValueError(
+                    f"custom_vjp primal function {_name(self.fun)} returned a mutable array "
+                    f"reference of type {get_aval(x).str_short(True)} that was not an "
+                    "argument.")
+        return out
+
     def _check_nondiff(self, name, args, nums):
         for i in sorted(nums):
             if any(isinstance(x, Tracer) for x in tree_util.tree_leaves(args[i])):
@@ -677,6 +710,11 @@ class custom_vjp(_CustomRuleFunction):
                                       symbolic_zeros=self.symbolic_zeros)
 
 
+def _is_ref(x):
+    """Whether x is a jax.Ref (or a tracer of one)."""
+    return type(getattr(x, "aval", None)) is AbstractRef
+
+
 class _VJPRule:
     """The user's fwd and bwd over flat leaves, with JAX's checks on their outputs
     (against fun's output types where fun has been traced: out_tree, out_avals)."""
@@ -724,6 +762,13 @@ class _VJPRule:
             raise _primal_output_error(rule, output, fname, (out_tree, out_avals),
                                        (self.out_tree, self.out_avals))
         res_leaves, self.res_tree = tree_util.flatten(result[1])
+        given = {id(x) for x in primals}
+        for path, r in tree_util.tree_flatten_with_path(result)[0]:
+            if _is_ref(r) and id(r) not in given:
+                raise ValueError(
+                    f"custom_vjp fwd function {_name(self.cv.fwd)} returned a mutable array "
+                    f"reference of type {get_aval(r).str_short(True)} at output tree path "
+                    f"{tree_util.keystr(path)} that was not an argument.")
         return out_leaves, [_as_rule_output(r) for r in res_leaves]
 
     def _bwd(self, residuals, cts):
@@ -870,7 +915,9 @@ class _PerExample:
 
 def _forward_with_rule(fwd, bwd, args, arg_tangents):
     outs, residuals = fwd(list(args), [type(t) is not ad.Zero for t in arg_tangents])
-    differentiable = tuple(ad.tangent_aval(get_aval(a)).dtype != dtypes.float0 for a in args)
+    # a jax.Ref argument has no tangent: bwd writes its cotangent into it, if anything
+    differentiable = tuple(not _is_ref(a) and ad.tangent_aval(get_aval(a)).dtype
+                           != dtypes.float0 for a in args)
     lin_in = [ad.instantiate_zeros(t) for t, d in zip(arg_tangents, differentiable) if d]
     out_avals = tuple(ad.tangent_aval(get_aval(o)) for o in outs)
     lin_out = iter(custom_lin_p.bind(*residuals, *lin_in, num_res=len(residuals), bwd=bwd,

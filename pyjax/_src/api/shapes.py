@@ -144,7 +144,15 @@ def abstractify(x):
         return aval if x._sharding is None else sharding_mod.typed_aval(aval, x.sharding)
     if isinstance(x, ShapedArray):   # an aval stands for itself (as in JAX's lower)
         return x
-    return get_aval(x)
+    try:
+        return get_aval(x)
+    except TypeError:
+        if not (hasattr(x, "shape") and hasattr(x, "dtype")):
+            raise
+    # anything else with a shape and a dtype stands for an array of them, as in JAX
+    # (eval_shape, make_jaxpr, linear_transpose and lower take duck-typed arguments)
+    return ShapedArray(canonicalize_shape(x.shape, f"argument {x!s:.100}"),
+                       dtypes.canonicalize_dtype(x.dtype), bool(getattr(x, "weak_type", False)))
 
 
 def _is_extended(x):

@@ -82,8 +82,9 @@ def named_call(fun, *, name=None):
 
 def typeof(x):
     """The abstract type (a ShapedArray: shape, dtype, weak type) of an array, a tracer,
-    a ShapeDtypeStruct or a Python or NumPy scalar."""
-    return shapes.abstractify(x)
+    a ShapeDtypeStruct or a Python or NumPy scalar (not another object with a shape and
+    a dtype, which JAX's typeof refuses)."""
+    return shapes.abstractify(x) if isinstance(x, shapes.ShapeDtypeStruct) else get_aval(x)
 
 
 # --- custom_gradient ------------------------------------------------------------------------------

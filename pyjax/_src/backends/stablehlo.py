@@ -22,9 +22,14 @@ name ("%3", "%5#1"), ``.aval`` its ShapedArray, ``.type`` its MLIR type
   ``ctx.reshape(x, shape)``, ``ctx.slice(x, starts, limits)``,
   ``ctx.slice_in_dim(x, start, limit, axis)``, ``ctx.concatenate(xs, dim)``: the common
   small things (binary/compare broadcast a rank-0 operand to the other's shape).
-* ``ctx.lower_jaxpr(closed, args)`` lowers a (closed) jaxpr inline and returns its
-  outputs; ``ctx.call(closed, args, name)`` lowers it once as a private ``func.func``
-  and emits a ``func.call``.
+* ``ctx.lower_jaxpr(closed, args, scope=())`` lowers a (closed) jaxpr inline and
+  returns its outputs, its equations' names under ``scope`` (e.g. ``("while", "body")``);
+  ``ctx.call(closed, args, name)`` lowers it once as a private ``func.func`` and emits a
+  ``func.call``.
+* Every op carries a location naming it as JAX does: the name stack (the jitted
+  function, ``jax.named_scope`` names and transformations, and the scopes of the enclosing
+  control flow, e.g. ``jit(f)/jvp(foo)/while/body``) and the primitive's name; XLA's
+  metadata (``op_name``) shows it in HLO text with ``debug_info=True``.
 * ``ctx.module`` is the ModuleContext (module name, num_replicas, and host_callbacks:
   Python callables that custom calls to XLA's CPU callback target address by index;
   modules with callbacks are compiled without the caches). For a pmap, ``axis_env`` holds
@@ -402,13 +407,18 @@ def frontend_attributes(metadata):
 class FunctionContext:
     """Emits the ops of one function body (or of a region inside it)."""
 
-    def __init__(self, module, indent="    ", counter=None):
+    def __init__(self, module, indent="    ", counter=None, name_stack=""):
         self.module = module
         self.indent = indent
         self.lines = []
         self._counter = itertools.count() if counter is None else counter
         self.avals_in, self.avals_out = (), ()
         self.origin = None           # the equation being lowered, for error messages
+        # the name stack of the equation being lowered ('jit(f)/foo'), and the location
+        # of the ops it emits (' loc("jit(f)/foo/sin")'), as JAX names them
+        self.name_stack = name_stack
+        self._scope, self._eqn_stack = name_stack, source_info.EMPTY_NAME_STACK
+        self._loc = _location(name_stack) if name_stack else ""
         # result name -> (line index, text before the attributes, attributes, text after,
         # XLA metadata), so that tag_defining_op can add metadata to the op defining a value
         self._defs = {}
@@ -449,6 +459,7 @@ class FunctionContext:
         return values[0] if single else values
 
     def _emit_op(self, result, head, attrs, tail, metadata):
+        tail += self._loc
         if result:
             self._defs[result] = (len(self.lines), head, attrs, tail, metadata)
         self.emit(head + _attr_text(attrs, metadata) + tail)
@@ -469,7 +480,8 @@ class FunctionContext:
     def region(self, arg_avals, body, terminator="stablehlo.return"):
         """A region whose block takes `arg_avals`; body(ctx, *args) returns the yields."""
         inner = FunctionContext(self.module, self.indent + "  ", self._counter)
-        inner.origin = self.origin
+        inner.origin, inner.name_stack, inner._loc = self.origin, self.name_stack, self._loc
+        inner._scope, inner._eqn_stack = self._scope, self._eqn_stack
         args = [Value(inner.fresh(), a) for a in arg_avals]
         if args:
             params = ", ".join(f"{v.name}: {v.type}" for v in args)
@@ -626,8 +638,9 @@ class FunctionContext:
         return self.op("stablehlo.reshape", [x], x.aval.update(shape=shape))
 
     # -- sub-jaxprs --
-    def lower_jaxpr(self, closed, args):
-        """Lowers a ClosedJaxpr (or a Jaxpr without constvars) inline; returns outputs."""
+    def lower_jaxpr(self, closed, args, scope=()):
+        """Lowers a ClosedJaxpr (or a Jaxpr without constvars) inline; returns outputs.
+        Its equations are named under this equation's name stack and `scope`."""
         jaxpr, consts = (closed.jaxpr, closed.consts) if isinstance(closed, ClosedJaxpr) \
             else (closed, ())
         env = {}
@@ -637,16 +650,25 @@ class FunctionContext:
             raise LoweringError(f"jaxpr takes {len(jaxpr.invars)} arguments, "
                                 f"got {len(args)}")
         env.update(zip(jaxpr.invars, args))
-        saved = self.avals_in, self.avals_out, self.origin
+        saved = (self.avals_in, self.avals_out, self.origin, self.name_stack, self._loc,
+                 self._scope, self._eqn_stack)
+        # an equation's transformations wrap its own scopes, not the enclosing ones
+        # ('jit(f)/jvp()/cond' + 'vmap(bar)'), as JAX names them
+        self._scope = _join_names(self.name_stack, *scope)
         try:
             for eqn in jaxpr.eqns:
+                self._eqn_stack = eqn.source_info[3] if eqn.source_info and len(
+                    eqn.source_info) > 3 else source_info.EMPTY_NAME_STACK
+                self.name_stack = _join_names(self._scope, str(self._eqn_stack))
+                self._loc = _location(_join_names(self.name_stack, eqn.primitive.name))
                 ins = [self._literal(x) if type(x) is Literal else env[x] for x in eqn.invars]
                 outs = self._lower_eqn(eqn, ins)
                 for v, out in zip(eqn.outvars, outs):
                     if type(v) is not DropVar:
                         env[v] = out
         finally:
-            self.avals_in, self.avals_out, self.origin = saved
+            (self.avals_in, self.avals_out, self.origin, self.name_stack, self._loc,
+             self._scope, self._eqn_stack) = saved
         return [self._literal(v) if type(v) is Literal else env[v] for v in jaxpr.outvars]
 
     def _literal(self, lit):
@@ -710,14 +732,24 @@ class FunctionContext:
             _lower_function(self.module, fname, closed.jaxpr, closed.consts, "private")
         return fname
 
-    def call(self, closed, args, name, call_metadata=None):
-        """Calls `closed` as a private function (printed once per jaxpr per module); the
-        call op carries the equation's XLA metadata and `call_metadata`."""
+    def call(self, closed, args, name, call_metadata=None, op_name=None):
+        """Calls `closed` as a private function (printed once per jaxpr per module; its
+        ops are named from the function's start); the call op carries the equation's
+        XLA metadata and `call_metadata`, and is named `op_name` under the name stack
+        (the primitive's name if None) as a scope the equation's transformations wrap
+        ('jvp(jit(f))', as JAX names a jit's call)."""
         fname = self.function(closed, name)
         metadata = self.origin.ctx.xla_metadata if self.origin is not None else None
         if call_metadata:
             metadata = {**(metadata or {}), **call_metadata}
-        return self._call_symbol(fname, args, closed.out_avals, metadata)
+        if op_name is None:
+            return self._call_symbol(fname, args, closed.out_avals, metadata)
+        stack = source_info.NameStack((*self._eqn_stack, op_name))
+        saved, self._loc = self._loc, _location(_join_names(self._scope, str(stack)))
+        try:
+            return self._call_symbol(fname, args, closed.out_avals, metadata)
+        finally:
+            self._loc = saved
 
     def call_module(self, text, args, out_avals, name):
         """Calls the public @main of another module, given as MLIR text (as jaxlib prints
@@ -743,15 +775,37 @@ class FunctionContext:
 
 # --- functions and modules --------------------------------------------------------------
 
+def _join_names(*names):
+    """Name-stack parts joined as JAX prints them ('jit(f)/foo/sin'), empty ones left
+    out."""
+    return "/".join(n for n in names if n)
+
+
+def _location(name):
+    """The location an op named `name` carries (MLIR's name location)."""
+    return f" loc({_quote(name)})"
+
+
+def _with_text_position(line, lineno):
+    """An op's line whose name location gets the op's place in the module text as its
+    child ('loc("jit(f)/sin"("-":3:5))', where MLIR's parser places an op without a
+    location), so that XLA's errors still give the line of the failing op."""
+    if not line.endswith('")') or ' loc("' not in line:
+        return line
+    column = len(line) - len(line.lstrip()) + 1
+    return f'{line[:-1]}("-":{lineno}:{column}))'
+
+
 def sanitize_symbol(name):
     out = "".join(c if c.isalnum() or c in "_." else "_" for c in str(name))
     return out if out and not out[0].isdigit() else f"_{out}"
 
 
 def _lower_function(module, name, jaxpr, consts, visibility, const_args=False,
-                    arg_attrs=None, result_attrs=None):
-    """Prints one func.func. With const_args the constvars become leading arguments."""
-    ctx = FunctionContext(module)
+                    arg_attrs=None, result_attrs=None, name_stack=""):
+    """Prints one func.func. With const_args the constvars become leading arguments;
+    its ops are named under `name_stack`."""
+    ctx = FunctionContext(module, name_stack=name_stack)
     header_slot = len(module.functions)
     module.functions.append(None)        # keeps main first; filled in below
     params = list(jaxpr.constvars) + list(jaxpr.invars) if const_args else jaxpr.invars
@@ -981,7 +1035,7 @@ def _lower_module(closed, prefix, name, donated_invars, num_replicas, axis_env, 
         if not _left_open(s):
             result_attrs.setdefault(i, []).append(attribute(s, out_avals[i].ndim))
     _lower_function(module, "main", jaxpr, () if const_args else closed.consts, "public",
-                    const_args=const_args,
+                    const_args=const_args, name_stack=f"{prefix}({name})",
                     arg_attrs={i: ", ".join(a) for i, a in arg_attrs.items()},
                     result_attrs={i: ", ".join(a) for i, a in result_attrs.items()})
     partitions = mesh.size if mesh is not None else 1
@@ -995,7 +1049,8 @@ def _lower_module(closed, prefix, name, donated_invars, num_replicas, axis_env, 
     for function in module.functions:
         lines += function
     lines.append(("}", None))
-    text = "\n".join(line for line, _ in lines) + "\n"
+    text = "\n".join(_with_text_position(line, i) for i, (line, _) in enumerate(lines, 1)) \
+        + "\n"
     return LoweredModule(text, [o for _, o in lines],
                          [v.aval for v in jaxpr.constvars] if const_args else [],
                          in_avals, out_avals, donation, module.host_callbacks,

@@ -624,9 +624,14 @@ class ReplicatedExecutable:
                 for a, bufs in zip(self.out_avals, per_output)]
 
 
-def hlo_text(lowered):
-    """The HLO text of a lowered StableHLO module (Lowered.as_text(dialect="hlo"))."""
-    return xla_computation(lowered).as_hlo_text()
+def hlo_text(lowered, debug_info=False):
+    """The HLO text of a lowered StableHLO module (Lowered.as_text(dialect="hlo")), as
+    JAX prints it; with debug_info, each instruction's metadata (its op_name: the name
+    stack and primitive it was lowered from)."""
+    from jaxlib import _hlo
+    options = _hlo.HloPrintOptions.short_parsable()
+    options.print_metadata = debug_info
+    return xla_computation(lowered).as_hlo_module().to_string(options)
 
 
 def xla_computation(lowered):

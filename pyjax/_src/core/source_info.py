@@ -55,6 +55,10 @@ class SourceInfo(tuple):
     def name_stack(self) -> NameStack:
         return self[3]
 
+    def under(self, scope):
+        """This source_info with `scope` outermost in its name stack."""
+        return SourceInfo(self, NameStack((scope, *self[3])))
+
 
 class BackwardSource(SourceInfo):
     """The source_info of an equation of a backward pass: that of the forward equation

@@ -128,6 +128,15 @@ class Primitive:
     def bind(self, *args: Any, **params: Any) -> Any:
         return _context.trace.process_primitive(self, args, params)
 
+    def def_impl(self, impl: Any) -> Any:
+        """JAX's `Primitive.def_impl`: from now on `impl` runs this primitive wherever its
+        impl rule ran (eager ops, the NumPy executor; compiled code never calls it, as in
+        JAX), taking and returning what that rule does: NumPy values and the params. The
+        rule read from `.impl` before stays callable, so wrapping it (to count calls) and
+        putting it back works as on JAX."""
+        self.impl = impl
+        return impl
+
     def get_bind_params(self, params: dict) -> dict:
         """The keywords that re-bind an equation with these params (JAX's hook for
         interpreters that walk jaxprs): a pyjax equation's params are its bind keywords,
@@ -497,6 +506,15 @@ class Tracer:
         """The value as a numpy array when this tracer knows it (e.g. a JVP tracer over a
         concrete primal), else None."""
         return None
+
+    @property
+    def sharding(self):
+        # an Array's attribute that a traced value has not (AttributeError, as JAX's, so
+        # that hasattr and getattr with a default still work)
+        raise AttributeError(
+            "The 'sharding' attribute is not available on traced array with shape "
+            f"{self.aval.str_short()}. To query sharding information on tracers, use "
+            "`jax.typeof(x)`.")
 
     def _origin_description(self):
         return ""

@@ -54,8 +54,7 @@ def _jit_partial_eval(trace, args, unknowns, params):
 
 
 def _jit_transpose(cts, *args, **params):
-    return ad.call_transpose(jit_p, cts, args, params, lambda params, jaxpr, n: dict(
-        _jit_params(params, jaxpr, n), name=f"transpose({params['name']})"))
+    return ad.call_transpose(jit_p, cts, args, params, _jit_params)
 
 
 def _jit_dce(used_outputs, eqn):
@@ -74,7 +73,7 @@ def _jit_lower(ctx, *args, jaxpr, name, donated_invars, inline, keep_unused):
     """A private function per traced jaxpr (inline=True lowers the body in place)."""
     if inline:
         return ctx.lower_jaxpr(jaxpr, list(args))
-    return ctx.call(jaxpr, list(args), name)
+    return ctx.call(jaxpr, list(args), name, op_name=f"jit({name})")
 
 
 def _jit_samples():

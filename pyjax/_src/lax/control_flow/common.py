@@ -68,19 +68,26 @@ def refs_by_closure(funs, leaves, in_tree, api_name):
             tree_util.tree_structure(tuple(rest)))
 
 
-def _aliased_operands_error(fun, leaves, in_tree, api_name):
-    """JAX's error for one jax.Ref passed as two operands, naming them by `fun`'s
-    parameters."""
+def operand_names(fun, in_tree):
+    """The name of each leaf of the positional operands `in_tree` (a tuple) by `fun`'s
+    parameters, as JAX's errors name them ('x_ref', "carry['a']", 'args[3]')."""
     try:
         params = list(inspect.signature(fun).parameters)
     except (TypeError, ValueError):
         params = []
-    operands = tree_util.tree_unflatten(in_tree, list(range(len(leaves))))
+    operands = tree_util.tree_unflatten(in_tree, list(range(in_tree.num_leaves)))
     names = {}
     for path, i in tree_util.tree_flatten_with_path(operands)[0]:
         top = path[0].idx
         names[i] = (params[top] if top < len(params) else f"args[{top}]") + \
             tree_util.keystr(path[1:])
+    return names
+
+
+def _aliased_operands_error(fun, leaves, in_tree, api_name):
+    """JAX's error for one jax.Ref passed as two operands, naming them by `fun`'s
+    parameters."""
+    names = operand_names(fun, in_tree)
     seen = {}
     for i, x in enumerate(leaves):
         if type(get_aval(x)) is AbstractRef:

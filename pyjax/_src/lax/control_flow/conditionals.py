@@ -212,7 +212,8 @@ def _cond_lower(ctx, index, *ops, branches):
     avals_out = ctx.avals_out
     lo, hi = ctx.full(0, (), np.int32), ctx.full(len(branches) - 1, (), np.int32)
     index = ctx.op("stablehlo.clamp", [lo, index, hi], index.aval.strip_weak_type())
-    regions = [ctx.region([], lambda c, b=b: c.lower_jaxpr(b, list(ops))) for b in branches]
+    regions = [ctx.region([], lambda c, i=i, b=b: c.lower_jaxpr(
+        b, list(ops), ("cond", f"branch_{i}_fun"))) for i, b in enumerate(branches)]
     outs = ctx.op("stablehlo.case", [index], [a.strip_weak_type() for a in avals_out],
                   regions=regions)
     return ctx.constrained_to_types(outs, avals_out)

@@ -236,11 +236,12 @@ def _while_lower(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts)
 
     def cond_region(c, *state):
         cond_consts, _, carry = split_list(state, [cond_nconsts, body_nconsts])
-        return c.lower_jaxpr(cond_jaxpr, cond_consts + carry)
+        return c.lower_jaxpr(cond_jaxpr, cond_consts + carry, ("while", "cond"))
 
     def body_region(c, *state):
         consts, carry = state[:n_consts], state[n_consts:]
-        new = c.lower_jaxpr(body_jaxpr, list(consts[cond_nconsts:]) + list(carry))
+        new = c.lower_jaxpr(body_jaxpr, list(consts[cond_nconsts:]) + list(carry),
+                            ("while", "body"))
         return list(consts) + new
 
     outs = ctx.op("stablehlo.while", list(args), avals,
