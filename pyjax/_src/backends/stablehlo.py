@@ -224,6 +224,7 @@ class ModuleContext:
         self.manual_axes = ()         # mesh axes manual where lowering is (shard_map bodies)
         self.extra_meshes = {}        # Shardy mesh name -> its value, besides @mesh
         self._channels = itertools.count(1)
+        self._sharding_groups = itertools.count()
         self.functions = []          # lists of (text, origin) lines, main first
         self._names = set()
         self._lowered = {}           # id(closed jaxpr) -> (closed, function name)
@@ -360,6 +361,10 @@ class ModuleContext:
             body.append((line, None))
         self.functions.append(body)
         return renames["main"]
+
+    def sharding_group_id(self):
+        """A new id for a Shardy sharding group (values laid out alike) of this module."""
+        return next(self._sharding_groups)
 
     def unique_name(self, base):
         base = sanitize_symbol(base)
