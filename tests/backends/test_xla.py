@@ -633,6 +633,25 @@ def test_num_cpu_devices_option_and_jax_platforms():
     assert out.strip() == "True"
 
 
+def test_num_cpu_devices_is_fixed_once_the_backend_starts():
+    # JAX 0.10.2: the same value may be set again; another raises this RuntimeError
+    out = run_python("""
+        import pyjax as jax
+        jax.config.update("jax_num_cpu_devices", 3)
+        jax.devices()
+        jax.config.update("jax_num_cpu_devices", 3)
+        try:
+            jax.config.update("jax_num_cpu_devices", 5)
+        except RuntimeError as err:
+            print(err)
+        print(jax.config.jax_num_cpu_devices, jax.device_count())
+    """)
+    assert out.splitlines() == [
+        "jax_num_cpu_devices config should be updated before backends are initialized i.e. "
+        "before any JAX operation is executed. You should initialize this config "
+        "immediately after `import jax`.", "3 3"]
+
+
 def test_cuda_platform_without_a_plugin_says_what_to_install():
     out = run_python("""
         import pyjax as jax

@@ -162,8 +162,8 @@ def devices(backend=None):
         found = [d for d in found if d.platform in (backend, wanted)]
         if not found:
             raise RuntimeError(
-                f"Unknown backend {backend!r}: the available platforms are "
-                f"{sorted({d.platform for d in devices()})}.")
+                f"Unknown backend {backend}. Available backends are "
+                f"{sorted({d.platform for d in devices()})}")
     return found
 
 

@@ -36,6 +36,7 @@ def client() -> Any:
         with _lock:
             if _state["client"] is None:
                 _state["client"] = _make_client()
+                config.config.backends_started()
             found = _state["client"]
     return found
 
