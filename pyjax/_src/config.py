@@ -459,6 +459,13 @@ transfer_guard = config.define(
     "jax_transfer_guard", "allow", str,
     "Guard for all transfer directions at once (sets the three direction options).",
     on_change=_set_all_transfer_guards, choices=_GUARD_LEVELS)
+array_garbage_collection_guard = config.define(
+    "jax_array_garbage_collection_guard", None, _optional_str,
+    "What happens when Python's cycle collector (not reference counting) frees a "
+    "jax.Array: 'allow' (None, the default: nothing), 'log' (a message with where the "
+    "Array was made, on stderr) or 'fatal' (that message, then the process aborts). Arrays "
+    "made while the option is 'allow' are not watched.",
+    choices=(None, "allow", "log", "fatal"))
 no_tracing = config.define(
     "jax_no_tracing", False, _parse_bool,
     "Disallow tracing for jit: a call that would trace (a cache miss) raises RuntimeError.")
@@ -707,8 +714,6 @@ _NO_EFFECT_OPTIONS = [
     ("jax_tracer_error_num_traceback_frames", 5, _NO_FEATURE, dict(parse=int)),
     ("jax_high_dynamic_range_gumbel", False, _NO_FEATURE + " (two-sample gumbel)", {}),
     ("jax_disallow_mesh_context_manager", False, _NO_FEATURE, {}),
-    ("jax_array_garbage_collection_guard", None, _NO_FEATURE + " (array GC guards)",
-     dict(parse=_optional_str, choices=(None, "allow", "log", "fatal"))),
 ]
 NO_EFFECT = {}   # option name -> why it has no effect in pyjax
 for _name, _default, _why, _how in _NO_EFFECT_OPTIONS:
