@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from pyjax._src import config, dtypes, errors
+from pyjax._src import layout as layout_mod
 from pyjax._src import sharding as sharding_mod
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.core.avals import ShapedArray, get_aval
@@ -331,6 +332,18 @@ class Array:
         return sharding_mod.single_device_sharding(self.device)
 
     @property
+    def format(self):
+        """How the Array lies in memory: its Layout (as XLA keeps its buffer; a value
+        held on the host only is row-major) and its sharding, as a
+        jax.experimental.layout.Format."""
+        if self._deleted:
+            return layout_mod.Format(None, self.sharding)
+        buffer = self._global_buffer if self._global_buffer is not None else self._buffer
+        layout = _device_runtime().layout_of(buffer) if buffer is not None else \
+            layout_mod.default_layout(self.ndim)
+        return layout_mod.Format(layout, self.sharding)
+
+    @property
     def addressable_shards(self) -> list[Shard]:
         """One Shard (device, index, replica_id, data) per device of this process holding
         a block; each block's data is a committed single-device Array."""
@@ -338,8 +351,7 @@ class Array:
         if self._global_buffer is not None:   # a block on each device of this process
             runtime = _device_runtime()
             shard_aval = self.aval.update(shape=self._sharding.shard_shape(self.shape))
-            return [Shard(d, index, replica, Array(None, aval=shard_aval, device=d,
-                                                   committed=True, buffer=buf))
+            return [Shard(d, index, replica, _block(runtime, buf, shard_aval, d))
                     for (d, index, replica), buf in zip(
                         runtime.local_blocks(self._sharding, self.shape),
                         runtime.local_buffers(self._global_buffer))]
@@ -439,6 +451,16 @@ def _xla_type_name(dtype) -> str:
         bits, _, fmt = name[len("float"):].partition("_")
         return f"F{bits}{fmt.upper()}"
     return f"U{name[len('uint'):]}" if name.startswith("uint") else f"S{name[len('int'):]}"
+
+
+def _block(runtime, buffer, aval, device):
+    """The committed single-device Array of one block's buffer. A block laid out
+    otherwise than by default becomes a host value (single-device programs take their
+    arguments laid out by default; only partitioned ones follow an argument's layout)."""
+    if layout_mod.seen["non_default"] and \
+            not layout_mod.is_default(runtime.layout_of(buffer), len(aval.shape)):
+        return Array(runtime.fetch(buffer), aval=aval, device=device, committed=True)
+    return Array(None, aval=aval, device=device, committed=True, buffer=buffer)
 
 
 class Shard:

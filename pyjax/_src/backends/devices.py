@@ -92,6 +92,9 @@ class DeviceRuntime(Protocol):
     def buffer_pointer(self, buffer: Any) -> int:
         """The device address of a single-device buffer's data."""
 
+    def layout_of(self, buffer: Any) -> Any:
+        """The jax.experimental.layout.Layout of a buffer's data in device memory."""
+
     def put_sharded(self, value: np.ndarray, aval: Any, sharding: Any) -> Any:
         """One buffer spanning the devices of the NamedSharding `sharding`, each of this
         process's devices holding its block of `value`."""

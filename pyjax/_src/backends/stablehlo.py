@@ -48,6 +48,7 @@ import ml_dtypes
 import numpy as np
 
 from pyjax._src import config, dtypes, monitoring
+from pyjax._src import layout as layout_mod
 from pyjax._src import sharding as sharding_mod
 from pyjax._src.core.avals import ShapedArray
 from pyjax._src.core import source_info
@@ -927,7 +928,7 @@ def check_jaxpr_constants(closed):
 
 def lower_module(closed, name="main", donated_invars=(), num_replicas=1, axis_env=(),
                  mesh=None, in_shardings=(), out_shardings=(), result_names=(),
-                 const_args=True, platform_index=False):
+                 const_args=True, platform_index=False, in_layouts=None, out_layouts=None):
     """Prints `closed` as a module whose @main takes (constants..., arguments...).
     `axis_env` names the axes the replicas form (pmap: ((axis_name, num_replicas),)).
     With a `mesh`, the module is partitioned over its devices by XLA's SPMD partitioner
@@ -935,6 +936,9 @@ def lower_module(closed, name="main", donated_invars=(), num_replicas=1, axis_en
     result; None leaves the choice to the partitioner) become sdy.sharding attributes.
     `result_names` (one per result, e.g. "result['a']") become jax.result_info
     attributes, as JAX prints them in jit(f).lower(...).as_text().
+    `in_layouts`/`out_layouts` (None, or per argument and result a Layout, Layout.AUTO
+    or None for the default) become mhlo.layout_mode attributes, which XLA lays the
+    program's parameters and results out by.
     With `const_args=False` the constants are printed inside and @main takes only the
     arguments (a module that stands alone, as jax.export writes); with `platform_index`
     its first argument is JAX's platform index of a multi-platform module.
@@ -944,11 +948,12 @@ def lower_module(closed, name="main", donated_invars=(), num_replicas=1, axis_en
     with monitoring.timed_event(monitoring.JAXPR_TO_MLIR_MODULE_EVENT, f"{prefix}({name})"):
         return _lower_module(closed, prefix, name, donated_invars, num_replicas, axis_env,
                              mesh, in_shardings, out_shardings, result_names, const_args,
-                             platform_index)
+                             platform_index, in_layouts or (), out_layouts or ())
 
 
 def _lower_module(closed, prefix, name, donated_invars, num_replicas, axis_env, mesh,
-                  in_shardings, out_shardings, result_names, const_args, platform_index):
+                  in_shardings, out_shardings, result_names, const_args, platform_index,
+                  in_layouts, out_layouts):
     jaxpr = closed.jaxpr
     module = ModuleContext(sanitize_symbol(f"{prefix}_{name}"), num_replicas, axis_env,
                            mesh)
@@ -980,6 +985,12 @@ def _lower_module(closed, prefix, name, donated_invars, num_replicas, axis_env, 
     for i, s in enumerate(out_shardings):
         if not _left_open(s):
             result_attrs.setdefault(i, []).append(attribute(s, out_avals[i].ndim))
+    for attrs, layouts, offset in ((arg_attrs, in_layouts, nconsts), (result_attrs,
+                                                                      out_layouts, 0)):
+        for i, layout in enumerate(layouts):
+            mode = layout_mod.layout_mode(layout)
+            if mode is not None:
+                attrs.setdefault(offset + i, []).append(f"mhlo.layout_mode = {_quote(mode)}")
     _lower_function(module, "main", jaxpr, () if const_args else closed.consts, "public",
                     const_args=const_args,
                     arg_attrs={i: ", ".join(a) for i, a in arg_attrs.items()},

@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 
 # First: it sets XLA's log level before jaxlib loads.
-from pyjax._src.backends.xla_runtime import FLOAT0, REPLICATED, client, put, put_sharded
+from pyjax._src.backends.xla_runtime import FLOAT0, REPLICATED, client, layout_of, put
+from pyjax._src.backends.xla_runtime import put_sharded
 from pyjax._src.backends.xla_runtime import sharding as single_device_sharding
 
 import jaxlib
@@ -23,6 +24,7 @@ from jaxlib import _jax  # type: ignore[attr-defined]
 from jaxlib import _profiler  # type: ignore[attr-defined]
 
 from pyjax._src import config, errors, monitoring, tree_util
+from pyjax._src import layout as layout_mod
 from pyjax._src import sharding as sharding_mod
 from pyjax._src.array import Array, device_results, sharded_results
 from pyjax._src.backends import compile_cache
@@ -677,6 +679,20 @@ def memory_analysis(loaded):
     return loaded.get_compiled_memory_stats()
 
 
+def program_layouts(loaded):
+    """The Layouts of a compiled program's parameters and of its results."""
+    return ([layout_mod.Layout.from_pjrt_layout(p) for p in loaded.get_parameter_layouts()],
+            [layout_mod.Layout.from_pjrt_layout(p) for p in loaded.get_output_layouts()])
+
+
+def _non_default_layouts(pjrt_layouts, avals):
+    """The Layouts of a program's parameters or results as XLA reports them, or None
+    when each is the default (row-major, untiled)."""
+    layouts = [layout_mod.Layout.from_pjrt_layout(p) for p in pjrt_layouts]
+    default = all(layout_mod.is_default(x, len(a.shape)) for x, a in zip(layouts, avals))
+    return None if default else tuple(layouts)
+
+
 class ShardedExecutable:
     """A module partitioned by XLA's SPMD partitioner over a mesh's devices (partition i
     on mesh.devices.flat[i]). `in_shardings`/`out_shardings` are what XLA settled on (the
@@ -705,6 +721,13 @@ class ShardedExecutable:
                               for p, a in zip(outs, self.out_avals)]
         self._consts = [put_sharded(np.asarray(getattr(c, "_value", c), a.dtype), a, s)
                         for c, a, s in zip(consts, lowered.const_avals, shardings)]
+        # The layouts XLA settled on for the arguments and results (None: all default).
+        self.in_layouts = _non_default_layouts(
+            self.loaded.get_parameter_layouts()[nconsts:], lowered.in_avals)
+        self.out_layouts = _non_default_layouts(self.loaded.get_output_layouts(),
+                                                self.out_avals)
+        if self.out_layouts is not None:
+            layout_mod.seen["non_default"] = True
         self._handlers = [
             _result_handler_for(a.update(dtype=np.bool_) if a.dtype == FLOAT0 else a,
                                 _jax.GSPMDSharding(self._device_list,
@@ -791,6 +814,9 @@ class _ShardedRunner:
         context = mesh_context()
         if context is not self.context and context != self.context:
             return NO_FIT
+        if layout_mod.seen["non_default"] and not all(
+                layout_mod.is_default(layout_of(x._global_buffer), x.ndim) for x in leaves):
+            return NO_FIT   # compiled for arguments laid out by default
         if self.guarded is not None:
             config.check_thread_guard(self.guarded)
         outs = _launch(self.execute, bufs, self.callbacks, self.handlers)
