@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import collections
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -331,6 +332,16 @@ def test_compile_inside_an_outer_trace():
     out = jax.jit(outer)(jnp.arange(4.0))
     np.testing.assert_array_equal(np.asarray(out), [1.0, 2.0, 9.0, 28.0])  # JAX 0.10.2
     assert flops == [8.0]                                                  # JAX 0.10.2
+
+
+def test_hlo_text_shows_source_locations_with_debug_info():
+    # JAX 0.10.2 prints the same lines, its metadata also naming the op
+    lowered = jax.jit(lambda x: jnp.sin(x)).lower(42.)
+    plain = lowered.as_text("hlo")
+    assert "  ROOT sine.1 = f32[] sine(Arg_0.1)\n" in plain and "metadata" not in plain
+    [line] = [x for x in lowered.as_text("hlo", debug_info=True).splitlines()
+              if "sine(" in x]
+    assert re.search(r"metadata=\{source_file=\S+ source_line=\d+", line)
 
 
 def test_compiler_ir_and_compiler_options():

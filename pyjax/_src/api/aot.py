@@ -140,7 +140,7 @@ class Lowered:
                 raise RuntimeError("Lowered.as_text(dialect='hlo') needs XLA (jaxlib) as "
                                    "the executor; the StableHLO text (the default dialect) "
                                    "needs no compiler.")
-            return xla.hlo_text(self.module)
+            return xla.hlo_text(self.module, debug_info)
         return stablehlo_text(self.module, debug_info)
 
     def compiler_ir(self, dialect=None):

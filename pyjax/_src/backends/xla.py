@@ -20,7 +20,7 @@ from pyjax._src.backends.xla_runtime import sharding as single_device_sharding
 
 import jaxlib
 import jaxlib.xla_client as xc
-from jaxlib import _jax  # type: ignore[attr-defined]
+from jaxlib import _hlo, _jax  # type: ignore[attr-defined]
 from jaxlib import _profiler  # type: ignore[attr-defined]
 
 from pyjax._src import config, errors, monitoring, tree_util
@@ -626,9 +626,12 @@ class ReplicatedExecutable:
                 for a, bufs in zip(self.out_avals, per_output)]
 
 
-def hlo_text(lowered):
-    """The HLO text of a lowered StableHLO module (Lowered.as_text(dialect="hlo"))."""
-    return xla_computation(lowered).as_hlo_text()
+def hlo_text(lowered, debug_info=False):
+    """The HLO text of a lowered StableHLO module (Lowered.as_text(dialect="hlo")), with
+    each op's metadata (its name and source location) if debug_info, as JAX prints it."""
+    options = _hlo.HloPrintOptions.short_parsable()
+    options.print_metadata = debug_info
+    return xla_computation(lowered).as_hlo_module().to_string(options)
 
 
 def xla_computation(lowered):
