@@ -168,6 +168,10 @@ def compile(lowered, devices, name="main", num_replicas=1, num_partitions=None,
         if lowered.sharding_inspections:
             return _compile_inspecting(lowered, devices, name, options)
         if lowered.host_callbacks:
+            if compile_cache.directory() is not None:
+                compile_cache.explain("Not writing persistent cache entry for '%s' because "
+                                      "it uses host callbacks (e.g. from jax.debug.print or "
+                                      "breakpoint)", _module_name(lowered))
             return _compile_with_callbacks(lowered, devices, name, options)
         exe = _compile_uncached(lowered, devices, name, options, key)
     with _lock:
@@ -184,6 +188,9 @@ def _compile_uncached(lowered, devices, name, options, key):
     device_list = _jax.DeviceList(tuple(devices))
     exe = _load_persistent(key, device_list, options)
     if exe is None:
+        if compile_cache.directory() is not None:
+            compile_cache.explain("PERSISTENT COMPILATION CACHE MISS for '%s' with key %r",
+                                  _module_name(lowered), key)
         start = time.perf_counter()
         try:
             with TraceMe(f"pyjax compile jit({name})"):   # named in profiler traces
@@ -192,8 +199,15 @@ def _compile_uncached(lowered, devices, name, options, key):
             raise _compile_error(err, lowered, name) from None
         seconds = time.perf_counter() - start
         stats["compiles"] += 1
-        _store_persistent(key, exe, seconds)
+        _store_persistent(key, exe, seconds, _module_name(lowered))
     return exe
+
+
+def _module_name(lowered):
+    """The name of a lowered module (`jit_f`), as the cache's messages name programs."""
+    head = lowered.text[:200]
+    start = head.find("@") + 1
+    return head[start:head.find(" ", start)] if start else "main"
 
 
 def _load_persistent(key, device_list, options):
@@ -214,12 +228,12 @@ def _load_persistent(key, device_list, options):
     return exe
 
 
-def _store_persistent(key, exe, compile_seconds):
+def _store_persistent(key, exe, compile_seconds, name):
     try:
         blob = exe.serialize()
     except _jax.JaxRuntimeError:   # an executable XLA cannot serialize: just not cached
         return
-    if compile_cache.store(key, blob, compile_seconds):
+    if compile_cache.store(key, blob, compile_seconds, name):
         stats["persistent_writes"] += 1
 
 
