@@ -6,12 +6,19 @@ implements); it knows nothing of programs. Operators, methods and `.at[]` are in
 jax.numpy at import (an upward hook)."""
 from __future__ import annotations
 
+import gc
+import os
+import sys
+import threading
+import traceback
 import warnings
+import weakref
 from typing import Any
 
 import numpy as np
 
-from pyjax._src import dtypes, errors
+from pyjax._src import config, dtypes, errors
+from pyjax._src import layout as layout_mod
 from pyjax._src import sharding as sharding_mod
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.core.avals import ShapedArray, get_aval
@@ -21,11 +28,51 @@ _default_device_state = devices_mod.default_device_state
 _default_device_blocks = devices_mod.default_device_blocks
 
 
+# --- jax_array_garbage_collection_guard ---------------------------------------------------
+# While the option is 'log' or 'fatal', each new Array is watched: a finalizer that runs
+# while Python's cycle collector is collecting (not on a reference count reaching zero)
+# reports where the Array was made, as JAX's guard does.
+
+_gc_guard = config.array_garbage_collection_guard
+_GC_MESSAGE = ("`jax.Array` was deleted by the Python garbage collector instead of reference "
+               "counting. Break the reference cycle that delays the deletion of this "
+               "`jax.Array` to avoid hogging memory. Traceback: \n")
+_collection = {"running": False, "hooked": False}
+_collection_lock = threading.Lock()
+
+
+def _on_collection(phase, info):
+    _collection["running"] = phase == "start"
+
+
+def _watch_collection(array):
+    if _gc_guard.value not in ("log", "fatal"):
+        return
+    if not _collection["hooked"]:
+        with _collection_lock:
+            if not _collection["hooked"]:
+                gc.callbacks.append(_on_collection)
+                _collection["hooked"] = True
+    frames = traceback.extract_stack()[-3::-1]   # from Array's maker out, as JAX lists them
+    where = "".join(f"{f.filename}:{f.lineno} ({f.name})\n" for f in frames)
+    weakref.finalize(array, _collected, where).atexit = False
+
+
+def _collected(where):
+    level = _gc_guard.value
+    if not _collection["running"] or level not in ("log", "fatal"):
+        return
+    sys.stderr.write("RuntimeError: " + _GC_MESSAGE + where)
+    sys.stderr.flush()
+    if level == "fatal":
+        os.abort()
+
+
 class Array:
     """A JAX array: immutable, typed by its aval, placed on a device."""
 
     __slots__ = ("_npy", "aval", "_device", "committed", "_buffer", "_deleted",
-                 "_sharding", "_global_buffer", "__weakref__")
+                 "_sharding", "_global_buffer", "__weakref__", "__dict__")
     __array_priority__ = 100
 
     def __init__(self, value, weak_type=False, device=None, committed=False, aval=None,
@@ -47,6 +94,8 @@ class Array:
         self._global_buffer = global_buffer
         if sharding is not None:   # a mesh's Explicit axes are part of the array's type
             self.aval = sharding_mod.typed_aval(self.aval, sharding)
+        if _gc_guard.global_value is not None or _gc_guard._contexts:
+            _watch_collection(self)
 
     # -- the value on the host --
     @property
@@ -283,6 +332,18 @@ class Array:
         return sharding_mod.single_device_sharding(self.device)
 
     @property
+    def format(self):
+        """How the Array lies in memory: its Layout (as XLA keeps its buffer; a value
+        held on the host only is row-major) and its sharding, as a
+        jax.experimental.layout.Format."""
+        if self._deleted:
+            return layout_mod.Format(None, self.sharding)
+        buffer = self._global_buffer if self._global_buffer is not None else self._buffer
+        layout = _device_runtime().layout_of(buffer) if buffer is not None else \
+            layout_mod.default_layout(self.ndim)
+        return layout_mod.Format(layout, self.sharding)
+
+    @property
     def addressable_shards(self) -> list[Shard]:
         """One Shard (device, index, replica_id, data) per device of this process holding
         a block; each block's data is a committed single-device Array."""
@@ -290,8 +351,7 @@ class Array:
         if self._global_buffer is not None:   # a block on each device of this process
             runtime = _device_runtime()
             shard_aval = self.aval.update(shape=self._sharding.shard_shape(self.shape))
-            return [Shard(d, index, replica, Array(None, aval=shard_aval, device=d,
-                                                   committed=True, buffer=buf))
+            return [Shard(d, index, replica, _block(runtime, buf, shard_aval, d))
                     for (d, index, replica), buf in zip(
                         runtime.local_blocks(self._sharding, self.shape),
                         runtime.local_buffers(self._global_buffer))]
@@ -391,6 +451,16 @@ def _xla_type_name(dtype) -> str:
         bits, _, fmt = name[len("float"):].partition("_")
         return f"F{bits}{fmt.upper()}"
     return f"U{name[len('uint'):]}" if name.startswith("uint") else f"S{name[len('int'):]}"
+
+
+def _block(runtime, buffer, aval, device):
+    """The committed single-device Array of one block's buffer. A block laid out
+    otherwise than by default becomes a host value (single-device programs take their
+    arguments laid out by default; only partitioned ones follow an argument's layout)."""
+    if layout_mod.seen["non_default"] and \
+            not layout_mod.is_default(runtime.layout_of(buffer), len(aval.shape)):
+        return Array(runtime.fetch(buffer), aval=aval, device=device, committed=True)
+    return Array(None, aval=aval, device=device, committed=True, buffer=buffer)
 
 
 class Shard:

@@ -34,9 +34,12 @@ class Flag:
     inside a `with flag(value):` block (then that thread's innermost value)."""
 
     def __init__(self, name, default, parse, help, affects_tracing=False, on_change=None,
-                 choices=None):
+                 choices=None, read_at_backend_start=False):
         self.name, self.parse, self.help = name, parse, help
         self.affects_tracing = affects_tracing
+        # an option the backend reads once as it starts: changing it later is refused
+        self.read_at_backend_start = read_at_backend_start
+        self.fixed = False
         self.on_change = on_change
         self.choices = choices
         self._contexts = 0   # `with flag(value):` blocks open, in all threads
@@ -81,7 +84,13 @@ class Flag:
 
     def set(self, value):
         """Sets the global value (a thread's open `with` blocks still override it there)."""
-        self.global_value = self._checked(value)
+        value = self._checked(value)
+        if self.fixed and value != self.global_value:
+            raise RuntimeError(
+                f"{self.name} config should be updated before backends are initialized "
+                "i.e. before any JAX operation is executed. You should initialize this "
+                "config immediately after `import jax`.")
+        self.global_value = value
         config.changed()
         if self.on_change:
             self.on_change(self.value)
@@ -159,6 +168,13 @@ class Config:
 
     def read(self, name):
         return self._flags[name].value
+
+    def backends_started(self):
+        """Called once the backend has read its start-up options: from now on they keep
+        their values (as JAX refuses to change them once backends are initialized)."""
+        for flag in self._flags.values():
+            if flag.read_at_backend_start:
+                flag.fixed = True
 
     @property
     def version(self):
@@ -316,7 +332,8 @@ executor = config.define(
     choices=("xla", "numpy"))
 num_cpu_devices = config.define(
     "jax_num_cpu_devices", -1, int,
-    "Number of CPU devices to create (before the first use of the backend).")
+    "Number of CPU devices to create (before the first use of the backend).",
+    read_at_backend_start=True)
 cpu_enable_async_dispatch = config.define(
     "jax_cpu_enable_async_dispatch", True, _parse_bool,
     "Run XLA:CPU programs on a worker thread, so Python goes on while they run (results "
@@ -442,6 +459,13 @@ transfer_guard = config.define(
     "jax_transfer_guard", "allow", str,
     "Guard for all transfer directions at once (sets the three direction options).",
     on_change=_set_all_transfer_guards, choices=_GUARD_LEVELS)
+array_garbage_collection_guard = config.define(
+    "jax_array_garbage_collection_guard", None, _optional_str,
+    "What happens when Python's cycle collector (not reference counting) frees a "
+    "jax.Array: 'allow' (None, the default: nothing), 'log' (a message with where the "
+    "Array was made, on stderr) or 'fatal' (that message, then the process aborts). Arrays "
+    "made while the option is 'allow' are not watched.",
+    choices=(None, "allow", "log", "fatal"))
 no_tracing = config.define(
     "jax_no_tracing", False, _parse_bool,
     "Disallow tracing for jit: a call that would trace (a cache miss) raises RuntimeError.")
@@ -690,8 +714,6 @@ _NO_EFFECT_OPTIONS = [
     ("jax_tracer_error_num_traceback_frames", 5, _NO_FEATURE, dict(parse=int)),
     ("jax_high_dynamic_range_gumbel", False, _NO_FEATURE + " (two-sample gumbel)", {}),
     ("jax_disallow_mesh_context_manager", False, _NO_FEATURE, {}),
-    ("jax_array_garbage_collection_guard", None, _NO_FEATURE + " (array GC guards)",
-     dict(parse=_optional_str, choices=(None, "allow", "log", "fatal"))),
 ]
 NO_EFFECT = {}   # option name -> why it has no effect in pyjax
 for _name, _default, _why, _how in _NO_EFFECT_OPTIONS:

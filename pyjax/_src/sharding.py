@@ -691,10 +691,21 @@ class Sharding:
         return self
 
 
+def _check_memory_kind(memory_kind, device):
+    """JAX's error for a memory kind the device cannot address (pyjax keeps arrays in
+    device memory only)."""
+    if memory_kind not in (None, "device"):
+        platform = getattr(device, "platform", "cpu")
+        raise ValueError(f"Could not find memory addressable by device {platform}. Device "
+                         f"{platform} can address the following memory kinds: device. Got "
+                         f"memory kind: {memory_kind}")
+
+
 class SingleDeviceSharding(Sharding):
     """The whole array on one device."""
 
     def __init__(self, device, *, memory_kind=None):
+        _check_memory_kind(memory_kind, device)
         self._device = device
 
     device = property(lambda self: self._device)
@@ -770,10 +781,8 @@ class NamedSharding(Sharding):
         if abstract and memory_kind not in (None, *MEMORY_KINDS):
             raise ValueError(f"Got invalid memory kind: {memory_kind}. Valid memory kinds "
                              f"are: {', '.join(MEMORY_KINDS)}")
-        if not abstract and memory_kind not in (None, "device"):
-            raise ValueError(f"Could not find memory addressable by device cpu. Device "
-                             f"cpu can address the following memory kinds: device. Got "
-                             f"memory kind: {memory_kind}")
+        if not abstract:
+            _check_memory_kind(memory_kind, mesh._flat_devices[0] if mesh.size else None)
         # An AbstractMesh's sharding (a type) only names a memory; arrays live in "device"
         self._memory_kind = memory_kind if abstract else "device"
         self.mesh, self.spec = mesh, spec

@@ -133,8 +133,8 @@ CASES = [
     case("jit_wrong_arity", TypeError, "positional argument", lambda: jax.jit(lambda a: a)(x, x)),
     case("jit_bad_device", TypeError, "jit device must be a Device",
          quiet(lambda: jax.jit(lambda a: a, device="cpu"))),
-    case("jit_unknown_backend", RuntimeError, "Unknown backend 'tpu'",
-         quiet(lambda: jax.jit(lambda a: a, backend="tpu"))),
+    case("jit_unknown_backend", RuntimeError, "Unknown backend foo. Available backends are",
+         quiet(lambda: jax.jit(lambda a: a, backend="foo"))),
     # JAX 0.10.2: TypeError "Shapes must be 1D sequences of concrete values of integer type"
     case("traced_value_as_shape", TypeError, "Shapes must be 1D sequences of concrete",
          lambda: jax.jit(lambda n: jnp.zeros(n))(3)),

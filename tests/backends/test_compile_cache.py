@@ -295,3 +295,26 @@ def test_threads_compile_and_store_at_once(cache):
         t.join()
     assert not errors and sorted(results) == [0, 1, 2, 3]
     assert len(entries(cache)) == 4 and len(os.listdir(cache)) == 4
+
+
+def test_explain_cache_misses_says_why_nothing_is_written(tmp_path, caplog):
+    # JAX 0.10.2 logs these messages at WARNING (naming its module jit__lambda)
+    fn = jnp.array(1, dtype=jnp.int32)
+    with config.explain_cache_misses(True), config.compilation_cache_dir(str(tmp_path)), \
+            config.persistent_cache_min_compile_time_secs(0), \
+            caplog.at_level("DEBUG", logger="pyjax"):
+        jax.jit(lambda x: x + jax.pure_callback(
+            lambda a: fn, jax.ShapeDtypeStruct((), jnp.int32), x))(1)
+        with config.persistent_cache_min_entry_size_bytes(10 ** 9):
+            jax.jit(lambda x: x * 7919 + 2)(1)
+        with config.persistent_cache_min_entry_size_bytes(1):
+            jax.jit(lambda x: x * 7907 - 3)(1)
+    warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert any("Not writing persistent cache entry for 'jit__lambda_' because it uses host "
+               "callbacks (e.g. from jax.debug.print or breakpoint)" == m for m in warned)
+    assert any(m.startswith("PERSISTENT COMPILATION CACHE MISS for 'jit__lambda_' with key")
+               for m in warned)
+    assert any(m.startswith("Not writing persistent cache entry with key") and
+               m.endswith("is less than threshold (1000000000 bytes)") for m in warned)
+    assert any(m.startswith("Writing jit__lambda_ to persistent compilation cache with key")
+               for m in warned)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import collections
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -346,6 +347,16 @@ def test_compile_inside_an_outer_trace():
     assert flops == [8.0]                                                  # JAX 0.10.2
 
 
+def test_hlo_text_shows_source_locations_with_debug_info():
+    # JAX 0.10.2 prints the same lines, its metadata also naming the op
+    lowered = jax.jit(lambda x: jnp.sin(x)).lower(42.)
+    plain = lowered.as_text("hlo")
+    assert "  ROOT sine.1 = f32[] sine(Arg_0.1)\n" in plain and "metadata" not in plain
+    [line] = [x for x in lowered.as_text("hlo", debug_info=True).splitlines()
+              if "sine(" in x]
+    assert re.search(r"metadata=\{source_file=\S+ source_line=\d+", line)
+
+
 def test_compiler_ir_and_compiler_options():
     f = jax.jit(lambda x: x * 2)
     lowered = f.lower(jnp.arange(4))
@@ -644,6 +655,25 @@ def test_num_cpu_devices_option_and_jax_platforms():
             print("tpu" in str(err))
     """, JAX_PLATFORMS="tpu")
     assert out.strip() == "True"
+
+
+def test_num_cpu_devices_is_fixed_once_the_backend_starts():
+    # JAX 0.10.2: the same value may be set again; another raises this RuntimeError
+    out = run_python("""
+        import pyjax as jax
+        jax.config.update("jax_num_cpu_devices", 3)
+        jax.devices()
+        jax.config.update("jax_num_cpu_devices", 3)
+        try:
+            jax.config.update("jax_num_cpu_devices", 5)
+        except RuntimeError as err:
+            print(err)
+        print(jax.config.jax_num_cpu_devices, jax.device_count())
+    """)
+    assert out.splitlines() == [
+        "jax_num_cpu_devices config should be updated before backends are initialized i.e. "
+        "before any JAX operation is executed. You should initialize this config "
+        "immediately after `import jax`.", "3 3"]
 
 
 def test_cuda_platform_without_a_plugin_says_what_to_install():

@@ -280,10 +280,11 @@ def test_layout_format_and_bcoo():
     from pyjax.experimental.layout import Format, Layout
     from pyjax.experimental.sparse import BCOO
     assert Format() == Format(None, None) and Layout((1, 0)) != Layout((0, 1))
-    with pytest.raises(ValueError, match="sharding is required"):
+    with pytest.raises(ValueError, match="Sharding has to be concrete when layout"):
         Format(Layout((0, 1)))
-    with pytest.raises(ValueError, match="permutation"):
-        Layout((0, 0))
+    # JAX 0.10.2 checks a layout against a value only where it is used
+    assert repr(Layout((0, 0))) == ("Layout(major_to_minor=(0, 0), tiling=None, "
+                                    "sub_byte_element_size_in_bits=0)")
     dense = np.array([[0, 1.0, 0], [2, 0, 3], [0, 0, 4]], np.float32)
     m = BCOO.from_scipy_sparse(scipy.sparse.csr_matrix(dense))
     v = jnp.arange(3.0)

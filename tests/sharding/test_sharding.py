@@ -535,3 +535,16 @@ def test_named_sharding_update_replaces_fields():
                                             "(Explicit,)), spec=P(None,), memory_kind=device)")
     assert s.update(spec=("x",)).spec == P("x") and s.update().spec == s.spec
     assert s.update(memory_kind="device").memory_kind == "device"
+
+
+def test_a_memory_kind_the_device_lacks_is_refused():
+    # JAX 0.10.2 raises this ValueError for both kinds of sharding (it lists the CPU's
+    # pinned_host and unpinned_host memories too, which pyjax does not keep arrays in)
+    message = ("Could not find memory addressable by device cpu. Device cpu can address "
+               "the following memory kinds: .*Got memory kind: hbm")
+    with pytest.raises(ValueError, match=message):
+        SingleDeviceSharding(jax.devices()[0], memory_kind="hbm")
+    with pytest.raises(ValueError, match=message):
+        NamedSharding(jax.make_mesh((1,), ("x",)), P("x"), memory_kind="hbm")
+    assert SingleDeviceSharding(jax.devices()[0], memory_kind="device").memory_kind == \
+        "device"

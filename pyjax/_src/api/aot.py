@@ -7,6 +7,7 @@ import dataclasses
 
 import numpy as np
 
+from pyjax._src import layout as layout_mod
 from pyjax._src import sharding as sharding_mod
 from pyjax._src import tree_util
 from pyjax._src.api import shapes
@@ -99,7 +100,8 @@ class Lowered:
                 if plan is None else stablehlo.lower_module(
                     self._closed, self._name, self._donated, mesh=plan.mesh,
                     in_shardings=plan.in_shardings, out_shardings=plan.out_shardings,
-                    result_names=names)
+                    result_names=names, in_layouts=plan.in_layouts,
+                    out_layouts=plan.out_layouts)
         return self._module
 
     def standalone_module(self, platform_index=False):
@@ -119,10 +121,13 @@ class Lowered:
             return stablehlo.lower_module(closed, self._name, donated, const_args=False,
                                           platform_index=platform_index, result_names=names)
         in_shardings = (None, *plan.in_shardings) if platform_index else plan.in_shardings
+        in_layouts = (None, *plan.in_layouts) if platform_index and plan.in_layouts \
+            else plan.in_layouts
         return stablehlo.lower_module(
             closed, self._name, donated, mesh=plan.mesh, in_shardings=in_shardings,
             out_shardings=plan.out_shardings, const_args=False,
-            platform_index=platform_index, result_names=names)
+            platform_index=platform_index, result_names=names, in_layouts=in_layouts,
+            out_layouts=plan.out_layouts)
 
     def as_text(self, dialect=None, *, debug_info=False):
         """The StableHLO module pyjax prints for this computation (MLIR text), or with
@@ -244,6 +249,26 @@ class Compiled:
         return _out_info(self.out_tree, self._lowered._result_avals,
                          self._shardings("out"))
 
+    @property
+    def input_formats(self):
+        """The Format (layout XLA compiled for, and sharding) of each argument leaf, as
+        the (args, kwargs) pytree."""
+        return tree_util.tree_unflatten(self.in_tree, self._formats("in"))
+
+    @property
+    def output_formats(self):
+        """The Format (layout and sharding) of each result leaf, as the output pytree."""
+        return tree_util.tree_unflatten(self.out_tree, self._formats("out"))
+
+    def _formats(self, which):
+        ins, outs = dispatch.xla_backend().program_layouts(
+            self._xla_executable(f"Compiled.{which}put_formats").loaded)
+        nconsts = len(ins) - len(self._lowered._closed.in_avals)
+        layouts = ins[nconsts:][:self.in_tree.num_leaves] if which == "in" else \
+            outs[:self.out_tree.num_leaves]
+        return [layout_mod.Format(layout, s)
+                for layout, s in zip(layouts, self._shardings(which))]
+
     def _shardings(self, which):
         plan, exe = self._plan, self._executable
         found = getattr(exe, f"{which}_shardings", None)
@@ -293,7 +318,8 @@ class Compiled:
         if plan is not None:
             outs = dispatch.run_sharded(closed, arrays, self._lowered._donated,
                                         plan.in_shardings, plan.out_shardings,
-                                        compiler_options=self._compiler_options)
+                                        compiler_options=self._compiler_options,
+                                        layouts=(plan.in_layouts, plan.out_layouts))
         else:
             outs = dispatch.run_closed_jaxpr(closed, arrays, self._lowered._donated,
                                              compiler_options=self._compiler_options)
@@ -369,7 +395,8 @@ def concrete_plan(plan, devices):
         raise ValueError(f"The size of abstract mesh {plan.mesh.size} must match the "
                          f"length of device assignment: {len(devices)}")
     return dispatch.ShardingPlan(sharding_mod.concretize_mesh(plan.mesh, devices),
-                                 in_shardings, out_shardings)
+                                 in_shardings, out_shardings, plan.in_layouts,
+                                 plan.out_layouts)
 
 
 def lower(closed, in_tree, out_tree, donated, name, leaves, device=None, shardings=None,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from pyjax._src import dtypes, errors
+from pyjax._src import layout as layout_mod
 from pyjax._src import sharding as sharding_mod
 from pyjax._src import tree_util
 from pyjax._src.array import Array, sharded_array
@@ -177,7 +178,35 @@ def _relabel(x, sharding):
                  global_buffer=x._global_buffer)
 
 
+def _put_formatted(leaf, fmt):
+    """A leaf placed as the Format `fmt` says: on its sharding, laid out in memory as its
+    layout says (a layout other than the default takes a program that copies it so)."""
+    layout, target = fmt.layout, fmt.sharding
+    if layout is None and target is None:
+        return _put_leaf(leaf, None)
+    aval = get_aval(leaf)
+    if not isinstance(target, sharding_mod.Sharding) or \
+            not isinstance(layout, (layout_mod.Layout, type(None))):
+        raise ValueError("sharding and layout in `Layout` instance should be concrete. Got "
+                         f"layout: {fmt} for input {dispatch.jax_type_str(aval)}")
+    if layout is None:
+        return _put_one(leaf, target)
+    layout.check_compatible_aval(aval.shape)
+    if type(leaf) is Array and leaf.committed and leaf.format == fmt:
+        return leaf
+    if layout_mod.same_layout(layout, layout_mod.default_layout(len(aval.shape))) and not (
+            type(leaf) is Array and leaf._sharding is not None
+            and not layout_mod.is_default(leaf.format.layout, leaf.ndim)):
+        return _put_one(leaf, target)
+    x = leaf if type(leaf) is Array else dispatch.host_to_array(leaf, aval)
+    [out] = dispatch.run_sharded(_identity_jaxpr(aval), [x], (False,), (None,), (fmt,),
+                                 where="device_put")
+    return out
+
+
 def _put_one(leaf, target):
+    if isinstance(target, layout_mod.Format):
+        return _put_formatted(leaf, target)
     if isinstance(target, sharding_mod.PartitionSpec):
         target = sharding_mod.canonical_sharding(target, "device_put")
     if isinstance(target, sharding_mod.NamedSharding):
@@ -198,6 +227,8 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
                 "(no host memory kinds such as pinned_host); use MemorySpace.Device or "
                 "jax.device_get for a host copy.")
         device = None    # device memory of the device each array is on
+    if isinstance(device, layout_mod.Format):
+        return tree_util.tree_map(lambda leaf: _put_formatted(leaf, device), x)
     if device is None or hasattr(device, "platform") or isinstance(
             device, sharding_mod.Sharding):
         leaves, treedef = tree_util.tree_flatten(x)
@@ -317,7 +348,17 @@ def _as_sharding(sharding, what):
 
 def make_array_from_callback(shape, sharding, data_callback, dtype=None):
     """An Array of `shape` laid out as `sharding`, each device's block being
-    data_callback(index) (index: a tuple of slices into the global array)."""
+    data_callback(index) (index: a tuple of slices into the global array). A Format
+    for `sharding` also lays the Array out in memory as its layout says."""
+    fmt = None
+    if isinstance(sharding, layout_mod.Format):
+        if isinstance(sharding.layout, layout_mod.AutoLayout):
+            raise TypeError("`Layout.AUTO` cannot be used in place of a device-local layout "
+                            f"when calling `jax.make_array_from_callback`. Got {sharding}")
+        if not isinstance(sharding.sharding, sharding_mod.Sharding):
+            raise TypeError("sharding should be an instance of `jax.sharding`. Got "
+                            f"{sharding.sharding} of type {type(sharding.sharding)}")
+        fmt, sharding = sharding, sharding.sharding
     sharding = _as_sharding(sharding, "make_array_from_callback")
     indices = sharding.devices_indices_map(tuple(shape))
     blocks = [data_callback(indices[d]) for d in sharding._addressable_assignment]
@@ -326,7 +367,8 @@ def make_array_from_callback(shape, sharding, data_callback, dtype=None):
             "jax.make_array_from_callback cannot be called within a traced context: its "
             "callback returned a traced value. Call it outside jit and other "
             "transformations, or use jax.lax.with_sharding_constraint inside them.")
-    return _assemble(shape, sharding, blocks, dtype, "make_array_from_callback")
+    out = _assemble(shape, sharding, blocks, dtype, "make_array_from_callback")
+    return out if fmt is None or fmt.layout is None else _put_formatted(out, fmt)
 
 
 def make_array_from_single_device_arrays(shape, sharding, arrays, *, dtype=None):

@@ -19,6 +19,7 @@ import weakref
 import numpy as np
 
 from pyjax._src import config, monitoring, tree_util
+from pyjax._src import layout as layout_mod
 from pyjax._src import sharding as sharding_mod
 from pyjax._src.array import Array
 from pyjax._src.backends import devices as devices_mod
@@ -293,6 +294,7 @@ class JitCache:
         for shardings, what in ((in_shardings, "in_shardings"),
                                 (out_shardings, "out_shardings")):
             sharding_mod.check_constrained(shardings, f"jit's {what}")
+            _check_no_bare_layout(shardings)
         self.in_shardings, self.out_shardings = in_shardings, out_shardings   # prefixes
         # Prefixes of only Nones (flax's nnx.jit passes such) leave every placement to
         # XLA, as no prefix does: such calls take the fast path, not a partitioned one.
@@ -610,7 +612,8 @@ class JitCache:
         dyn_args, dyn_kwargs, _, _ = self.split(args, kwargs)
         given = self.in_shardings
         if given is None or isinstance(given, (sharding_mod.Sharding,
-                                               sharding_mod.PartitionSpec)):
+                                               sharding_mod.PartitionSpec,
+                                               layout_mod.Format)):
             given = (given,) * len(dyn_args)
         elif isinstance(given, list):
             given = tuple(given)
@@ -624,6 +627,8 @@ class JitCache:
         out_leaves = tree_util.prefix_broadcast(self.out_shardings, entry.out_tree,
                                                 "jit out_shardings")
         def canon(s, what):
+            if isinstance(s, layout_mod.Format):   # a layout, with its sharding
+                return layout_mod.Format(s.layout, canon(s.sharding, what))
             return None if s is None else sharding_mod.jit_spec_sharding(s, what) \
                 if isinstance(s, sharding_mod.PartitionSpec) else \
                 sharding_mod.canonical_sharding(s, f"jit {what}")
@@ -754,7 +759,7 @@ class PjitFunction:
         if self._jit.partitioned(entry.closed_jaxpr, leaves) or any(described) \
                 or traced_mesh is not None:
             given, outs = self._jit.leaf_shardings(args, kwargs, entry)
-            shardings = (tuple(s if s is not None else d for s, d in zip(given, described)),
+            shardings = (tuple(map(_with_described, given, described)),
                          outs)
         refs = None
         if entry.ref_leaves or entry.closed_refs:
@@ -835,18 +840,45 @@ def _checked_platforms(platforms) -> tuple:
 
 
 def _asks_placement(shardings) -> bool:
-    """Whether a jit in_shardings/out_shardings prefix names any Sharding or PartitionSpec
-    (None entries leave the placement to XLA)."""
-    is_leaf = lambda x: isinstance(x, (sharding_mod.Sharding, sharding_mod.PartitionSpec))
+    """Whether a jit in_shardings/out_shardings prefix names any Sharding, PartitionSpec
+    or Format (None entries leave the placement to XLA)."""
+    is_leaf = lambda x: isinstance(x, (sharding_mod.Sharding, sharding_mod.PartitionSpec,
+                                       layout_mod.Format))
     return bool(tree_util.tree_leaves(shardings, is_leaf=is_leaf))
 
 
+def _check_no_bare_layout(shardings):
+    """JAX's error for a Layout given to jit where a Format (layout and sharding) goes."""
+    is_leaf = lambda x: isinstance(x, (layout_mod.Layout, layout_mod.AutoLayout))
+    for leaf in tree_util.tree_leaves(shardings, is_leaf=is_leaf):
+        if is_leaf(leaf):
+            raise ValueError(
+                "`jax.jit` does not accept device-local layouts directly. Create a `Format` "
+                "instance wrapping this device-local layout and pass that to `jit` "
+                f"instead. Got {leaf}")
+
+
+def _with_described(given, described):
+    """jit's in_sharding for an argument (a Sharding, Format or None), completed by what
+    a ShapeDtypeStruct argument describes where jit leaves the sharding open."""
+    if given is None:
+        return described
+    if isinstance(given, layout_mod.Format) and given.sharding is None and \
+            described is not None:
+        return layout_mod.Format(given.layout, described.sharding if isinstance(
+            described, layout_mod.Format) else described)
+    return given
+
+
 def _described_sharding(leaf):
-    """The NamedSharding a ShapeDtypeStruct argument of lower() gives, or None."""
+    """The NamedSharding a ShapeDtypeStruct argument of lower() gives (as a Format with
+    the layout it gives, if any), or None."""
     if not isinstance(leaf, shapes.ShapeDtypeStruct):
         return None
     found = leaf.sharding
-    return found if isinstance(found, sharding_mod.NamedSharding) else None
+    if not isinstance(found, sharding_mod.NamedSharding):
+        return None
+    return found if leaf.format.layout is None else leaf.format
 
 
 def _as_arrays(leaves, avals):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import logging
 import os
 import struct
 import tempfile
@@ -31,6 +32,7 @@ _STALE_TEMP_SECONDS = 600     # a temporary file this old was left by a killed w
 _EVICT_TO = 0.8               # eviction frees down to this fraction of the limit
 
 _lock = threading.Lock()
+_logger = logging.getLogger("pyjax")
 _warned: set[tuple[str, str]] = set()   # (directory, kind) pairs already warned about
 _sizes: dict[str, int] = {}   # directory -> estimated bytes of entries in it
 
@@ -131,19 +133,34 @@ def discard(key: str, problem: str) -> None:
         pass
 
 
-def store(key: str, payload: bytes, compile_seconds: float) -> bool:
+def explain(message: str, *args) -> None:
+    """Logs what the cache misses, writes, and why it writes nothing (JAX's messages):
+    at WARNING under jax_explain_cache_misses with the cache on, else at DEBUG."""
+    on = config.explain_cache_misses.value and directory() is not None
+    _logger.log(logging.WARNING if on else logging.DEBUG, message, *args)
+
+
+def store(key: str, payload: bytes, compile_seconds: float, name: str = "") -> bool:
     """Saves `payload` under `key` (atomically), if the compile took at least
     jax_persistent_cache_min_compile_time_secs and the entry is at least
-    jax_persistent_cache_min_entry_size_bytes; whether it did. Failures only warn, once."""
+    jax_persistent_cache_min_entry_size_bytes; whether it did. Failures only warn, once.
+    What it decides is logged with JAX's messages (`name`: the program's module)."""
     cache_dir = directory()
     if cache_dir is None:
         return False
-    if compile_seconds < config.persistent_cache_min_compile_time_secs.value:
+    least = config.persistent_cache_min_compile_time_secs.value
+    if compile_seconds < least:
+        explain("Not writing persistent cache entry for '%s' because it took < %.2f "
+                "seconds to compile (%.2fs)", name, least, compile_seconds)
         return False
     data = _HEADER.pack(_MAGIC, key.encode(), len(payload),
                         hashlib.sha256(payload).digest()) + payload
-    if len(data) < config.persistent_cache_min_entry_size_bytes.value:
+    smallest = config.persistent_cache_min_entry_size_bytes.value
+    if len(data) < smallest:
+        explain("Not writing persistent cache entry with key %r since its size (%d bytes) "
+                "is less than threshold (%d bytes)", key, len(data), smallest)
         return False
+    explain("Writing %s to persistent compilation cache with key %r", name, key)
     try:
         os.makedirs(cache_dir, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=_TEMP_PREFIX)

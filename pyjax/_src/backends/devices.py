@@ -92,6 +92,9 @@ class DeviceRuntime(Protocol):
     def buffer_pointer(self, buffer: Any) -> int:
         """The device address of a single-device buffer's data."""
 
+    def layout_of(self, buffer: Any) -> Any:
+        """The jax.experimental.layout.Layout of a buffer's data in device memory."""
+
     def put_sharded(self, value: np.ndarray, aval: Any, sharding: Any) -> Any:
         """One buffer spanning the devices of the NamedSharding `sharding`, each of this
         process's devices holding its block of `value`."""
@@ -162,8 +165,8 @@ def devices(backend=None):
         found = [d for d in found if d.platform in (backend, wanted)]
         if not found:
             raise RuntimeError(
-                f"Unknown backend {backend!r}: the available platforms are "
-                f"{sorted({d.platform for d in devices()})}.")
+                f"Unknown backend {backend}. Available backends are "
+                f"{sorted({d.platform for d in devices()})}")
     return found
 
 

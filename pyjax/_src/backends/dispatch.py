@@ -15,6 +15,7 @@ from typing import NamedTuple
 import numpy as np
 
 from pyjax._src import config, dtypes, tree_util
+from pyjax._src import layout as layout_mod
 from pyjax._src import sharding as sharding_mod
 from pyjax._src.array import Array, deleted_error, sharded_array
 from pyjax._src.backends import devices as devices_mod
@@ -383,10 +384,39 @@ def _where(closed):
 
 class ShardingPlan(NamedTuple):
     """How one program is partitioned: its mesh and, per argument and result, the
-    NamedSharding asked for (None: XLA's propagation chooses)."""
+    NamedSharding asked for (None: XLA's propagation chooses), and the layouts asked for
+    (None: all default; else per argument and result a Layout, Layout.AUTO or None)."""
     mesh: sharding_mod.Mesh
     in_shardings: tuple
     out_shardings: tuple
+    in_layouts: tuple | None = None
+    out_layouts: tuple | None = None
+
+
+def split_formats(entries):
+    """jit's per-leaf shardings, which may be Formats, as (shardings, layouts): layouts
+    None when no Format asks for a layout other than the default."""
+    shardings = tuple(e.sharding if isinstance(e, layout_mod.Format) else e
+                      for e in entries)
+    layouts = tuple(e.layout if isinstance(e, layout_mod.Format) else None
+                    for e in entries)
+    return shardings, (layouts if any(x is not None for x in layouts) else None)
+
+
+def _requested_layouts(layouts, avals):
+    """The layouts asked for with each concrete one checked against its value's rank,
+    and those that are the default layout (row-major, untiled) as None, as JAX
+    normalizes them; None if none is left."""
+    if layouts is None:
+        return None
+    found = []
+    for layout, aval in zip(layouts, avals):
+        if isinstance(layout, layout_mod.Layout):
+            layout.check_compatible_aval(aval.shape)
+            if layout_mod.same_layout(layout, layout_mod.default_layout(len(aval.shape))):
+                layout = None
+        found.append(layout)
+    return tuple(found) if any(x is not None for x in found) else None
 
 
 def meshes_in(jaxpr, context=None):
@@ -432,7 +462,7 @@ def is_partitioned(closed):
 
 
 def sharding_plan(closed, args, in_shardings=None, out_shardings=None, where=None,
-                  abstract_ok=False, context_abstract=None):
+                  abstract_ok=False, context_abstract=None, layouts=None):
     """The ShardingPlan for running `closed` on `args` (Arrays) with jit's per-leaf
     in/out shardings (None entries: unconstrained), or None when nothing in the call is
     sharded (the ordinary single-device route applies). Raises JAX's errors for
@@ -440,10 +470,20 @@ def sharding_plan(closed, args, in_shardings=None, out_shardings=None, where=Non
     AbstractMesh take the devices of the concrete mesh involved (or the context mesh);
     with none, the plan is over the AbstractMesh when `abstract_ok` (lowering for named
     platforms: devices come at compile time). `context_abstract`: an AbstractMesh the
-    call was traced under (use_abstract_mesh), one more mesh of the program."""
+    call was traced under (use_abstract_mesh), one more mesh of the program. Entries of
+    in/out_shardings may be Formats, whose layouts the plan keeps; `layouts`, if given,
+    is a compiled plan's (in_layouts, out_layouts) to keep (arguments are then checked
+    against the layouts compiled for, not those asked for)."""
     where = where or _where(closed)
-    in_shardings = tuple(in_shardings or (None,) * len(args))
-    out_shardings = tuple(out_shardings or (None,) * len(closed.out_avals))
+    in_shardings, in_layouts = split_formats(in_shardings or (None,) * len(args))
+    out_shardings, out_layouts = split_formats(out_shardings or
+                                               (None,) * len(closed.out_avals))
+    if layouts is not None:
+        in_layouts, out_layouts = layouts
+    in_layouts = _requested_layouts(in_layouts, closed.in_avals)
+    out_layouts = _requested_layouts(out_layouts, closed.out_avals)
+    compiled_for = layouts is not None
+    layouts = {"in_layouts": in_layouts, "out_layouts": out_layouts}
     meshes = []
     for s in in_shardings + out_shardings + tuple(getattr(x, "_sharding", None)
                                                    for x in args):
@@ -456,11 +496,16 @@ def sharding_plan(closed, args, in_shardings=None, out_shardings=None, where=Non
     if from_context:
         context = sharding_mod.context_mesh()
         if context is None or not _placed_by_context(args):
+            if in_layouts or out_layouts:
+                raise NotImplementedError(
+                    f"{where}: pyjax lays out a program's arguments and results as a "
+                    "Format's layout asks only for programs partitioned over a mesh (a "
+                    "NamedSharding); this one runs on one device.")
             return None
         meshes = [context]
     devices = _device_assignment(meshes, abstract_ok)
     if devices is None:   # only abstract meshes: the plan stays abstract until compile
-        return ShardingPlan(meshes[0], in_shardings, out_shardings)
+        return ShardingPlan(meshes[0], in_shardings, out_shardings, **layouts)
     in_shardings, out_shardings = (
         tuple(sharding_mod.concretize_sharding(s, devices) for s in shardings)
         for shardings in (in_shardings, out_shardings))
@@ -496,6 +541,26 @@ def sharding_plan(closed, args, in_shardings=None, out_shardings=None, where=Non
                 f"platform CPU and argument {names[i]} of {_function_name(closed)} with "
                 f"shape {jax_type_str(x.aval)} and with device ids [{x._device.id}] on "
                 "platform CPU")
+        asked = in_layouts[i] if in_layouts and not compiled_for else None
+        if asked is None and not compiled_for and committed and held is not None and \
+                layout_mod.seen["non_default"] and type(x) is Array and \
+                not layout_mod.is_default(x.format.layout, x.ndim):
+            # an argument laid out otherwise: the program takes it as it lies (as JAX)
+            in_layouts = (in_layouts or (None,) * len(args))[:i] + (x.format.layout,) + \
+                (in_layouts or (None,) * len(args))[i + 1:]
+            layouts["in_layouts"] = in_layouts
+            asked = None
+        if asked is not None and committed and type(x) is Array and \
+                not layout_mod.same_layout(asked, x.format.layout):
+            auto = (" The layout given to `jax.jit` is `Layout.AUTO` but the corresponding "
+                    "argument passed is a `jax.Array` with a concrete layout. Consider "
+                    "passing a `jax.ShapeDtypeStruct` instead of `jax.Array` as an argument "
+                    "to the jitted function  when using `Layout.AUTO`."
+                    if isinstance(asked, layout_mod.AutoLayout) else "")
+            raise ValueError(
+                "Layout passed to jit does not match the layout on the respective arg. "
+                f"Got jit layout: {asked},\narg layout: {x.format.layout} for arg type: "
+                f"{jax_type_str(x.aval)}.{auto}")
         plan_in.append(s if s is not None else held)
     # Results split over Explicit axes in their types are laid out as their types say;
     # in a call placed by the context mesh alone, so are those typed by no mesh (whole
@@ -503,7 +568,7 @@ def sharding_plan(closed, args, in_shardings=None, out_shardings=None, where=Non
     out_shardings = tuple(
         s if s is not None else _typed_layout(a, mesh, from_context)
         for s, a in zip(out_shardings, closed.out_avals))
-    return ShardingPlan(mesh, tuple(plan_in), out_shardings)
+    return ShardingPlan(mesh, tuple(plan_in), out_shardings, **layouts)
 
 
 def _device_assignment(meshes, abstract_ok):
@@ -611,7 +676,9 @@ def sharded_executable(closed, donated_invars, plan, compiler_options=None):
         name = _function_name(closed)
         lowered = stablehlo.lower_module(closed, name, donated_invars, mesh=plan.mesh,
                                          in_shardings=plan.in_shardings,
-                                         out_shardings=plan.out_shardings)
+                                         out_shardings=plan.out_shardings,
+                                         in_layouts=plan.in_layouts,
+                                         out_layouts=plan.out_layouts)
         warn_unusable(lowered.donation)
         run = xla_backend().ShardedExecutable(lowered, plan.mesh, closed.consts, name,
                                               compiler_options)
@@ -621,12 +688,13 @@ def sharded_executable(closed, donated_invars, plan, compiler_options=None):
 
 
 def run_sharded(closed, args, donated_invars=(), in_shardings=None, out_shardings=None,
-                where=None, compiler_options=None):
+                where=None, compiler_options=None, layouts=None):
     """Runs `closed` as one SPMD program over the mesh of the shardings involved (the
     arguments', jit's in/out_shardings, sharding constraints inside): arguments are laid
-    out as XLA expects them, results come back sharded as XLA (or out_shardings) chose."""
+    out as XLA expects them, results come back sharded as XLA (or out_shardings) chose.
+    `layouts`: a ShardingPlan's (in_layouts, out_layouts) to compile for."""
     return host_float0s(_run_sharded(closed, args, donated_invars, in_shardings,
-                                     out_shardings, where, compiler_options)[0])
+                                     out_shardings, where, compiler_options, layouts)[0])
 
 
 def sharded_call(closed, args, donated_invars, in_shardings, out_shardings, where,
@@ -641,10 +709,11 @@ def sharded_call(closed, args, donated_invars, in_shardings, out_shardings, wher
     if entry is None or entry.float0_results:   # (no runner hands out host float0s)
         return host_float0s(outs), None
     exe = entry.run
-    if not all(type(x) is Array and x._sharding is not None
-               and sharding_mod.same_layout(x._sharding, s, x.ndim)
-               for x, s in zip(args, exe.in_shardings)):
-        return outs, None
+    if exe.in_layouts is not None or not all(
+            type(x) is Array and x._sharding is not None
+            and sharding_mod.same_layout(x._sharding, s, x.ndim)
+            for x, s in zip(args, exe.in_shardings)):
+        return outs, None   # (arguments laid out in memory otherwise are checked each call)
     guarded = (where or "a sharded computation") if devices_mod.process_count() > 1 \
         else None
     return outs, exe.runner([x.aval for x in args], [x._sharding for x in args],
@@ -653,18 +722,19 @@ def sharded_call(closed, args, donated_invars, in_shardings, out_shardings, wher
 
 
 def _run_sharded(closed, args, donated_invars, in_shardings, out_shardings, where,
-                 compiler_options):
+                 compiler_options, layouts=None):
     """run_sharded's results, and the ExecutableEntry that ran them (None when the
     program ran another way: on one device, equation by equation, on NumPy)."""
     asked = [s for s in (*(in_shardings or ()), *(out_shardings or ())) if s is not None]
     if not asked and runs_own_program(closed.jaxpr):
         # a pmap inside (its results are sharded): each equation runs its own program
         return InterpretedExecutable(closed, None)(args), None
-    plan = sharding_plan(closed, args, in_shardings, out_shardings, where)
+    plan = sharding_plan(closed, args, in_shardings, out_shardings, where, layouts=layouts)
     if devices_mod.process_count() > 1:
         config.check_thread_guard(where or "a sharded computation")
     if plan is None:   # on one device: the one a SingleDeviceSharding names, committed
-        device = next((s.device for s in tuple(in_shardings or ()) + tuple(out_shardings or ())
+        device = next((s.device for s in split_formats(
+            tuple(in_shardings or ()) + tuple(out_shardings or ()))[0]
                        if isinstance(s, sharding_mod.SingleDeviceSharding)), None)
         return run_closed_jaxpr(closed, args, donated_invars, device, where=where,
                                 compiler_options=compiler_options), None
@@ -679,6 +749,8 @@ def _run_sharded(closed, args, donated_invars, in_shardings, out_shardings, wher
         if x._sharding is None or not sharding_mod.same_layout(x._sharding, s, x.ndim):
             x = sharded_array(x._value, x.aval, s)
         laid_out.append(x)
+    if exe.in_layouts is not None:
+        _check_argument_layouts(laid_out, exe.in_layouts, where or _where(closed))
     outs = exe(laid_out)
     for out, asked, aval in zip(outs, plan.out_shardings, closed.out_avals):
         if asked is None:   # XLA's choice: named as an argument laid out alike, as JAX does
@@ -692,6 +764,20 @@ def _run_sharded(closed, args, donated_invars, in_shardings, out_shardings, wher
         if type(args[i]) is Array:
             args[i].delete("donated")
     return outs, entry
+
+
+def _check_argument_layouts(args, layouts, where):
+    """Arguments must lie in memory as the program was compiled to take them (a
+    Format's layout, or the one XLA chose for Layout.AUTO)."""
+    wrong = [(i, x.format.layout, want) for i, (x, want) in enumerate(zip(args, layouts))
+             if not layout_mod.same_memory_order(x.format.layout, want)]
+    if wrong:
+        raise ValueError(
+            f"Computation was compiled for input layouts that disagree with the layouts of "
+            f"arguments passed to it ({where}): "
+            + "; ".join(f"argument {i} has layout {has}, compiled for {want}"
+                        for i, has, want in wrong)
+            + ". Lay the arguments out with jax.device_put(x, compiled.input_formats).")
 
 
 def _on_typed_axes(sharding, typed):

@@ -53,6 +53,7 @@ import ml_dtypes
 import numpy as np
 
 from pyjax._src import config, dtypes, monitoring
+from pyjax._src import layout as layout_mod
 from pyjax._src import sharding as sharding_mod
 from pyjax._src.core.avals import ShapedArray
 from pyjax._src.core import source_info
@@ -229,6 +230,7 @@ class ModuleContext:
         self.manual_axes = ()         # mesh axes manual where lowering is (shard_map bodies)
         self.extra_meshes = {}        # Shardy mesh name -> its value, besides @mesh
         self._channels = itertools.count(1)
+        self._sharding_groups = itertools.count()
         self.functions = []          # lists of (text, origin) lines, main first
         self._names = set()
         self._lowered = {}           # id(closed jaxpr) -> (closed, function name)
@@ -365,6 +367,10 @@ class ModuleContext:
             body.append((line, None))
         self.functions.append(body)
         return renames["main"]
+
+    def sharding_group_id(self):
+        """A new id for a Shardy sharding group (values laid out alike) of this module."""
+        return next(self._sharding_groups)
 
     def unique_name(self, base):
         base = sanitize_symbol(base)
@@ -981,7 +987,7 @@ def check_jaxpr_constants(closed):
 
 def lower_module(closed, name="main", donated_invars=(), num_replicas=1, axis_env=(),
                  mesh=None, in_shardings=(), out_shardings=(), result_names=(),
-                 const_args=True, platform_index=False):
+                 const_args=True, platform_index=False, in_layouts=None, out_layouts=None):
     """Prints `closed` as a module whose @main takes (constants..., arguments...).
     `axis_env` names the axes the replicas form (pmap: ((axis_name, num_replicas),)).
     With a `mesh`, the module is partitioned over its devices by XLA's SPMD partitioner
@@ -989,6 +995,9 @@ def lower_module(closed, name="main", donated_invars=(), num_replicas=1, axis_en
     result; None leaves the choice to the partitioner) become sdy.sharding attributes.
     `result_names` (one per result, e.g. "result['a']") become jax.result_info
     attributes, as JAX prints them in jit(f).lower(...).as_text().
+    `in_layouts`/`out_layouts` (None, or per argument and result a Layout, Layout.AUTO
+    or None for the default) become mhlo.layout_mode attributes, which XLA lays the
+    program's parameters and results out by.
     With `const_args=False` the constants are printed inside and @main takes only the
     arguments (a module that stands alone, as jax.export writes); with `platform_index`
     its first argument is JAX's platform index of a multi-platform module.
@@ -998,11 +1007,12 @@ def lower_module(closed, name="main", donated_invars=(), num_replicas=1, axis_en
     with monitoring.timed_event(monitoring.JAXPR_TO_MLIR_MODULE_EVENT, f"{prefix}({name})"):
         return _lower_module(closed, prefix, name, donated_invars, num_replicas, axis_env,
                              mesh, in_shardings, out_shardings, result_names, const_args,
-                             platform_index)
+                             platform_index, in_layouts or (), out_layouts or ())
 
 
 def _lower_module(closed, prefix, name, donated_invars, num_replicas, axis_env, mesh,
-                  in_shardings, out_shardings, result_names, const_args, platform_index):
+                  in_shardings, out_shardings, result_names, const_args, platform_index,
+                  in_layouts, out_layouts):
     jaxpr = closed.jaxpr
     module = ModuleContext(sanitize_symbol(f"{prefix}_{name}"), num_replicas, axis_env,
                            mesh)
@@ -1034,6 +1044,12 @@ def _lower_module(closed, prefix, name, donated_invars, num_replicas, axis_env, 
     for i, s in enumerate(out_shardings):
         if not _left_open(s):
             result_attrs.setdefault(i, []).append(attribute(s, out_avals[i].ndim))
+    for attrs, layouts, offset in ((arg_attrs, in_layouts, nconsts), (result_attrs,
+                                                                      out_layouts, 0)):
+        for i, layout in enumerate(layouts):
+            mode = layout_mod.layout_mode(layout)
+            if mode is not None:
+                attrs.setdefault(offset + i, []).append(f"mhlo.layout_mode = {_quote(mode)}")
     _lower_function(module, "main", jaxpr, () if const_args else closed.consts, "public",
                     const_args=const_args, name_stack=f"{prefix}({name})",
                     arg_attrs={i: ", ".join(a) for i, a in arg_attrs.items()},

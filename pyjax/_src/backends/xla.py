@@ -14,15 +14,17 @@ from typing import Any
 import numpy as np
 
 # First: it sets XLA's log level before jaxlib loads.
-from pyjax._src.backends.xla_runtime import FLOAT0, REPLICATED, client, put, put_sharded
+from pyjax._src.backends.xla_runtime import FLOAT0, REPLICATED, client, layout_of, put
+from pyjax._src.backends.xla_runtime import put_sharded
 from pyjax._src.backends.xla_runtime import sharding as single_device_sharding
 
 import jaxlib
 import jaxlib.xla_client as xc
-from jaxlib import _jax  # type: ignore[attr-defined]
+from jaxlib import _hlo, _jax  # type: ignore[attr-defined]
 from jaxlib import _profiler  # type: ignore[attr-defined]
 
 from pyjax._src import config, errors, monitoring, tree_util
+from pyjax._src import layout as layout_mod
 from pyjax._src import sharding as sharding_mod
 from pyjax._src.array import Array, device_results, sharded_results
 from pyjax._src.backends import compile_cache
@@ -166,6 +168,10 @@ def compile(lowered, devices, name="main", num_replicas=1, num_partitions=None,
         if lowered.sharding_inspections:
             return _compile_inspecting(lowered, devices, name, options)
         if lowered.host_callbacks:
+            if compile_cache.directory() is not None:
+                compile_cache.explain("Not writing persistent cache entry for '%s' because "
+                                      "it uses host callbacks (e.g. from jax.debug.print or "
+                                      "breakpoint)", _module_name(lowered))
             return _compile_with_callbacks(lowered, devices, name, options)
         exe = _compile_uncached(lowered, devices, name, options, key)
     with _lock:
@@ -182,6 +188,9 @@ def _compile_uncached(lowered, devices, name, options, key):
     device_list = _jax.DeviceList(tuple(devices))
     exe = _load_persistent(key, device_list, options)
     if exe is None:
+        if compile_cache.directory() is not None:
+            compile_cache.explain("PERSISTENT COMPILATION CACHE MISS for '%s' with key %r",
+                                  _module_name(lowered), key)
         start = time.perf_counter()
         try:
             with TraceMe(f"pyjax compile jit({name})"):   # named in profiler traces
@@ -190,8 +199,15 @@ def _compile_uncached(lowered, devices, name, options, key):
             raise _compile_error(err, lowered, name) from None
         seconds = time.perf_counter() - start
         stats["compiles"] += 1
-        _store_persistent(key, exe, seconds)
+        _store_persistent(key, exe, seconds, _module_name(lowered))
     return exe
+
+
+def _module_name(lowered):
+    """The name of a lowered module (`jit_f`), as the cache's messages name programs."""
+    head = lowered.text[:200]
+    start = head.find("@") + 1
+    return head[start:head.find(" ", start)] if start else "main"
 
 
 def _load_persistent(key, device_list, options):
@@ -212,12 +228,12 @@ def _load_persistent(key, device_list, options):
     return exe
 
 
-def _store_persistent(key, exe, compile_seconds):
+def _store_persistent(key, exe, compile_seconds, name):
     try:
         blob = exe.serialize()
     except _jax.JaxRuntimeError:   # an executable XLA cannot serialize: just not cached
         return
-    if compile_cache.store(key, blob, compile_seconds):
+    if compile_cache.store(key, blob, compile_seconds, name):
         stats["persistent_writes"] += 1
 
 
@@ -628,7 +644,6 @@ def hlo_text(lowered, debug_info=False):
     """The HLO text of a lowered StableHLO module (Lowered.as_text(dialect="hlo")), as
     JAX prints it; with debug_info, each instruction's metadata (its op_name: the name
     stack and primitive it was lowered from)."""
-    from jaxlib import _hlo
     options = _hlo.HloPrintOptions.short_parsable()
     options.print_metadata = debug_info
     return xla_computation(lowered).as_hlo_module().to_string(options)
@@ -682,6 +697,20 @@ def memory_analysis(loaded):
     return loaded.get_compiled_memory_stats()
 
 
+def program_layouts(loaded):
+    """The Layouts of a compiled program's parameters and of its results."""
+    return ([layout_mod.Layout.from_pjrt_layout(p) for p in loaded.get_parameter_layouts()],
+            [layout_mod.Layout.from_pjrt_layout(p) for p in loaded.get_output_layouts()])
+
+
+def _non_default_layouts(pjrt_layouts, avals):
+    """The Layouts of a program's parameters or results as XLA reports them, or None
+    when each is the default (row-major, untiled)."""
+    layouts = [layout_mod.Layout.from_pjrt_layout(p) for p in pjrt_layouts]
+    default = all(layout_mod.is_default(x, len(a.shape)) for x, a in zip(layouts, avals))
+    return None if default else tuple(layouts)
+
+
 class ShardedExecutable:
     """A module partitioned by XLA's SPMD partitioner over a mesh's devices (partition i
     on mesh.devices.flat[i]). `in_shardings`/`out_shardings` are what XLA settled on (the
@@ -710,6 +739,13 @@ class ShardedExecutable:
                               for p, a in zip(outs, self.out_avals)]
         self._consts = [put_sharded(np.asarray(getattr(c, "_value", c), a.dtype), a, s)
                         for c, a, s in zip(consts, lowered.const_avals, shardings)]
+        # The layouts XLA settled on for the arguments and results (None: all default).
+        self.in_layouts = _non_default_layouts(
+            self.loaded.get_parameter_layouts()[nconsts:], lowered.in_avals)
+        self.out_layouts = _non_default_layouts(self.loaded.get_output_layouts(),
+                                                self.out_avals)
+        if self.out_layouts is not None:
+            layout_mod.seen["non_default"] = True
         self._handlers = [
             _result_handler_for(a.update(dtype=np.bool_) if a.dtype == FLOAT0 else a,
                                 _jax.GSPMDSharding(self._device_list,
@@ -796,6 +832,9 @@ class _ShardedRunner:
         context = mesh_context()
         if context is not self.context and context != self.context:
             return NO_FIT
+        if layout_mod.seen["non_default"] and not all(
+                layout_mod.is_default(layout_of(x._global_buffer), x.ndim) for x in leaves):
+            return NO_FIT   # compiled for arguments laid out by default
         if self.guarded is not None:
             config.check_thread_guard(self.guarded)
         outs = _launch(self.execute, bufs, self.callbacks, self.handlers)

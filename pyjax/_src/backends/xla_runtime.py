@@ -19,6 +19,7 @@ import jaxlib.xla_client as xc  # noqa: E402
 from jaxlib import _jax  # type: ignore[attr-defined]  # noqa: E402
 
 from pyjax._src import config, errors  # noqa: E402
+from pyjax._src import layout as layout_mod  # noqa: E402
 from pyjax._src.core.avals import ShapedArray  # noqa: E402
 
 # --- the client ---------------------------------------------------------------------------
@@ -36,6 +37,7 @@ def client() -> Any:
         with _lock:
             if _state["client"] is None:
                 _state["client"] = _make_client()
+                config.config.backends_started()
             found = _state["client"]
     return found
 
@@ -302,6 +304,10 @@ def fetch(buffer: Any) -> np.ndarray:
 
 def buffer_pointer(buffer: Any) -> int:
     return buffer.unsafe_buffer_pointer()
+
+
+def layout_of(buffer: Any) -> Any:
+    return layout_mod.Layout.from_pjrt_layout(buffer._pjrt_layout)
 
 
 def local_buffers(global_buffer: Any) -> list:

@@ -1,7 +1,8 @@
 """with_sharding_constraint: asks XLA's SPMD partitioner to lay a value out as a
 NamedSharding at this point of the program (sdy.sharding_constraint in the StableHLO
-text). The value is unchanged; at top level it is device_put to the sharding. Imports
-core, interpreters, backends and sharding."""
+text). The value is unchanged; at top level it is device_put to the sharding. Also
+shard_alike, which asks the partitioner to lay two values out alike. Imports core,
+interpreters, backends and sharding."""
 from __future__ import annotations
 
 import functools
@@ -213,6 +214,70 @@ def _rules():
 
 sharding_constraint_p = define_primitive("sharding_constraint", **_rules())
 reshard_p = define_primitive("reshard", **_rules())
+
+
+# --- shard_alike -----------------------------------------------------------------------
+
+def _shard_alike_jvp(primals, tangents):
+    outs = shard_alike_p.bind(*primals)
+    if all(type(t) is ad.Zero for t in tangents):
+        return outs, list(tangents)
+    return outs, shard_alike_p.bind(*map(ad.instantiate_zeros, tangents))
+
+
+def _shard_alike_transpose(cts, x, y):
+    if any(type(ct) is ad.Zero for ct in cts):
+        return list(cts)
+    return shard_alike_p.bind(*cts)
+
+
+def _shard_alike_batch(args, dims):
+    (x, y), (xd, yd) = args, dims
+    if xd is batching.not_mapped:
+        x, xd = batching.move_or_broadcast(x, xd, yd, get_aval(y).shape[yd]), yd
+    elif yd is batching.not_mapped:
+        y = batching.move_or_broadcast(y, yd, xd, get_aval(x).shape[xd])
+    else:
+        y = batching.moveaxis(y, yd, xd)
+    return shard_alike_p.bind(x, y), [xd, xd]
+
+
+def _shard_alike_lower(ctx, x, y):
+    """Both values join one Shardy sharding group: XLA's partitioner lays them out
+    alike (as JAX lowers shard_alike_p)."""
+    group = ctx.module.sharding_group_id()
+    for v in (x, y):
+        ctx.op("sdy.sharding_group", [v], [], {"group_id": f"{group} : i64"})
+    return [x, y]
+
+
+shard_alike_p = define_primitive(
+    "shard_alike", multiple_results=True, impl=lambda x, y: [x, y],
+    abstract_eval=lambda x, y: [x, y], jvp=_shard_alike_jvp,
+    transpose=_shard_alike_transpose, batch=_shard_alike_batch, lower=_shard_alike_lower,
+    is_linear=True, lowers_own_sharding=True,
+    samples=lambda: [b.Sample([b.random_values((2, 3), np.float32),
+                               b.random_values((2, 3), np.float32)])])
+
+
+def shard_alike(x, y):
+    """(x, y) unchanged, with each pair of leaves laid out alike by XLA's partitioner
+    (jax.experimental.shard_alike): the sharding one of them gets, the other gets too.
+    x and y must be pytrees of one structure whose leaves have equal shapes."""
+    x_flat, x_tree = tree_util.tree_flatten(x)
+    y_flat, y_tree = tree_util.tree_flatten(y)
+    if x_tree != y_tree:
+        raise ValueError(f"Trees should be equal. Got x_tree: {x_tree}, y_tree: {y_tree}")
+    for x_, y_ in zip(x_flat, y_flat):
+        x_shape, y_shape = get_aval(x_).shape, get_aval(y_).shape
+        if x_shape != y_shape:
+            raise ValueError(
+                "The leaves shapes of `x` and `y` should match. Got `x` leaf shape: "
+                f"{x_shape} and `y` leaf shape: {y_shape}. File an issue at "
+                "https://github.com/jax-ml/jax/issues if you want this feature.")
+    outs = [shard_alike_p.bind(x_, y_) for x_, y_ in zip(x_flat, y_flat)]
+    return (tree_util.tree_unflatten(x_tree, [o[0] for o in outs]),
+            tree_util.tree_unflatten(y_tree, [o[1] for o in outs]))
 
 
 def with_sharding_constraint(x, shardings):
