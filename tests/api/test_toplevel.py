@@ -375,10 +375,10 @@ def test_debug_log(caplog):
         jax.debug.log("quiet {}", x, level=logging.DEBUG)
         return x
 
-    with caplog.at_level(logging.INFO, logger="pyjax.debug"):
+    with caplog.at_level(logging.INFO, logger="jax._src.debugging"):
         f(np.float32(1.5))
         jax.vmap(lambda v: jax.debug.log("v={}", v) or v)(np.float32([1.0, 2.0]))
-    messages = [r.getMessage() for r in caplog.records if r.name == "pyjax.debug"]
+    messages = [r.getMessage() for r in caplog.records if r.name == "jax._src.debugging"]
     assert messages == ["x is 1.5, doubled 3.0", "v=1.0", "v=2.0"]
     with pytest.raises(IndexError, match="tuple index out of range"):   # as in JAX
         jax.debug.log("{} and {}", 1.0)
