@@ -6,6 +6,7 @@ backends/xla.py hold the buffers it makes. With backends/xla.py, the only import
 jaxlib."""
 from __future__ import annotations
 
+import atexit
 import logging
 import math
 import os
@@ -195,6 +196,9 @@ def initialize_distributed(coordinator_address: str, num_processes: int, process
             "the same num_processes.") from None
     _state["distributed"] = {"service": service, "client": runtime_client,
                              "process_id": process_id, "num_processes": num_processes}
+    # leave the group before the interpreter exits, as JAX does: a client destroyed while
+    # still connected makes the coordination service abort the process
+    atexit.register(shutdown_distributed)
 
 
 def shutdown_distributed() -> None:
