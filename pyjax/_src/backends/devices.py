@@ -109,6 +109,10 @@ class DeviceRuntime(Protocol):
     def hlo_sharding(self, sharding: Any, ndim: int) -> Any:
         """XLA's HloSharding of a NamedSharding for arrays of rank `ndim`."""
 
+    def register_custom_call_target(self, name: str, fn: Any, platform: str,
+                                    api_version: int, **kwargs: Any) -> None:
+        """Registers an FFI handler with XLA as the custom-call target `name`."""
+
 
 class _XlaState(TypedDict):
     module: DeviceRuntime | None

@@ -155,6 +155,12 @@ def local_devices() -> list:
     return found
 
 
+def register_custom_call_target(name: str, fn: Any, platform: str, api_version: int,
+                                **kwargs: Any) -> None:
+    """Registers an FFI handler (or custom-call function) with XLA (jax.ffi's)."""
+    xc.register_custom_call_target(name, fn, platform, api_version, **kwargs)
+
+
 # --- several processes: jaxlib's distributed runtime ----------------------------------------
 
 _distributed_logger = logging.getLogger("jax._src.distributed")   # JAX's logger name
