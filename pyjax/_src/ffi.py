@@ -37,11 +37,30 @@ def register_ffi_target(name: str, fn: Any, platform: str = "cpu", api_version: 
     """Registers the handler `fn` (a PyCapsule, or a dict of them by FFI stage) as the
     custom-call target `name` on `platform` (api_version 1: the typed FFI; 0: the older
     custom-call API). Extra keywords go to jaxlib's register_custom_call_target."""
+    _runtime("jax.ffi.register_ffi_target").register_custom_call_target(
+        name, fn, platform, api_version, **kwargs)
+
+
+def _runtime(what):
     runtime = devices.xla_runtime()
     if runtime is None:
-        raise NotImplementedError("jax.ffi.register_ffi_target needs the XLA executor "
-                                  "(PYJAX_EXECUTOR=numpy runs no FFI handlers)")
-    runtime.register_custom_call_target(name, fn, platform, api_version, **kwargs)
+        raise NotImplementedError(f"{what} needs the XLA executor (PYJAX_EXECUTOR=numpy runs "
+                                  "no FFI handlers)")
+    return runtime
+
+
+def register_ffi_type(name: str, type_registration: dict, platform: str = "cpu") -> None:
+    """Registers a user type of FFI handlers: `type_registration` holds its type_id (a
+    PyCapsule of the XLA_FFI_TypeId) and optionally type_info."""
+    _runtime("jax.ffi.register_ffi_type").register_custom_type(name, type_registration,
+                                                                platform)
+
+
+def register_ffi_target_as_batch_partitionable(name: str) -> None:
+    """Lets XLA's partitioner split calls of the target `name` along their leading
+    (batch) dimension."""
+    _runtime("jax.ffi.register_ffi_target_as_batch_partitionable"
+             ).register_custom_call_as_batch_partitionable(name)
 
 
 def register_ffi_type_id(name: str, obj: Any, platform: str = "cpu") -> None:

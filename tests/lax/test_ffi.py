@@ -17,7 +17,8 @@ from pyjax import lax
 def test_public_names():
     assert sorted(n for n in dir(jax.ffi) if not n.startswith("_")) == [
         "build_ffi_lowering_function", "ffi_call", "ffi_lowering", "include_dir",
-        "pycapsule", "register_ffi_target", "register_ffi_type_id"]
+        "pycapsule", "register_ffi_target", "register_ffi_target_as_batch_partitionable",
+        "register_ffi_type", "register_ffi_type_id"]
 
 
 def _custom_call_line(fun, *args):
@@ -142,3 +143,14 @@ def test_bad_use_raises_as_jax_does(call, error, message):
 def test_include_dir_holds_the_ffi_headers():
     base = os.path.join(jax.ffi.include_dir(), "xla", "ffi", "api")
     assert all(os.path.exists(os.path.join(base, h)) for h in ("c_api.h", "api.h", "ffi.h"))
+
+
+def test_registered_handler_runs_under_its_new_name():
+    from jaxlib.lapack import _lapack   # a compiled handler to register again
+    jax.ffi.register_ffi_target("pyjax_test_sgeqrf", _lapack.registrations()[
+        "lapack_sgeqrf_ffi"], platform="cpu", api_version=1)
+    jax.ffi.register_ffi_target_as_batch_partitionable("pyjax_test_sgeqrf")
+    x = np.random.RandomState(0).randn(4, 3).astype(np.float32)
+    taus = jax.ffi.ffi_call("pyjax_test_sgeqrf", [x, jax.ShapeDtypeStruct((3,), np.float32)],
+                            input_layouts=[(1, 0)], output_layouts=[(1, 0), None])(x)[1]
+    np.testing.assert_allclose(taus, [1.5814, 1.8653, 1.5946], atol=1e-4)

@@ -113,6 +113,14 @@ class DeviceRuntime(Protocol):
                                     api_version: int, **kwargs: Any) -> None:
         """Registers an FFI handler with XLA as the custom-call target `name`."""
 
+    def register_custom_type(self, name: str, type_registration: dict,
+                             platform: str) -> None:
+        """Registers a user type of FFI handlers with XLA."""
+
+    def register_custom_call_as_batch_partitionable(self, name: str) -> None:
+        """Lets XLA's partitioner split calls of the target `name` along their batch
+        dimension."""
+
 
 class _XlaState(TypedDict):
     module: DeviceRuntime | None

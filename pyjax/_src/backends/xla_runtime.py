@@ -161,6 +161,14 @@ def register_custom_call_target(name: str, fn: Any, platform: str, api_version: 
     xc.register_custom_call_target(name, fn, platform, api_version, **kwargs)
 
 
+def register_custom_type(name: str, type_registration: dict, platform: str) -> None:
+    xc.register_custom_type(name, type_registration, platform=platform)
+
+
+def register_custom_call_as_batch_partitionable(name: str) -> None:
+    xc.register_custom_call_as_batch_partitionable(name)
+
+
 # --- several processes: jaxlib's distributed runtime ----------------------------------------
 
 _distributed_logger = logging.getLogger("jax._src.distributed")   # JAX's logger name
