@@ -25,6 +25,7 @@ from pyjax._src.lax import structural
 from pyjax._src.lax.callbacks import Effect
 from pyjax._src.lax.control_flow.scan import scan
 from pyjax._src.layout import Layout
+from pyjax._src.random.keys import PRNGKeyArray
 
 _VMAP_METHODS = ["sequential", "sequential_unrolled", "expand_dims", "broadcast_all",
                  "legacy_vectorized", None]
@@ -306,6 +307,8 @@ def ffi_call(target_name: str, result_shape_dtypes, *, has_side_effect: bool = F
                          f"custom_call_api_version < 4; got {custom_call_api_version}.")
 
     def wrapped(*args, **kwargs):
+        # a typed key reaches the handler as its key data (JAX lowers it so too)
+        args = tuple(x._base if isinstance(x, PRNGKeyArray) else x for x in args)
         in_avals = [get_aval(x) for x in args]
         if input_layouts is None:
             static_in = tuple(map(_minor_to_major, in_avals))

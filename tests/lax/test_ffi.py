@@ -154,3 +154,12 @@ def test_registered_handler_runs_under_its_new_name():
     taus = jax.ffi.ffi_call("pyjax_test_sgeqrf", [x, jax.ShapeDtypeStruct((3,), np.float32)],
                             input_layouts=[(1, 0)], output_layouts=[(1, 0), None])(x)[1]
     np.testing.assert_allclose(taus, [1.5814, 1.8653, 1.5946], atol=1e-4)
+
+
+def test_a_typed_key_is_passed_as_its_key_data():
+    def f(key):
+        return jax.ffi.ffi_call("edtype", (), has_side_effect=True)(key)
+    assert _custom_call_line(f, jax.random.key(0)) == (
+        'stablehlo.custom_call @edtype(%arg0) {backend_config = "", has_side_effect = true, '
+        'mhlo.backend_config = {}, operand_layouts = [dense<0> : tensor<1xindex>], '
+        'result_layouts = []} : (tensor<2xui32>) -> ()')
