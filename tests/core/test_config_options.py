@@ -211,9 +211,9 @@ def test_debug_log_modules_name_jax_loggers():
     assert any(name == "jax._src.dispatch"
                and message.startswith("Finished tracing <lambda> for jit in ")
                for name, message in records), records
-    assert any(name == "jax._src.interpreters.pxla"
-               and message.startswith("Compiling jit(<lambda>) with global shapes and types ")
-               for name, message in records), records
+    assert ("jax._src.interpreters.pxla",
+            "Compiling jit(<lambda>) with global shapes and types (ShapedArray(int32[], "
+            "weak_type=True),). Argument mapping: (UnspecifiedValue,).") in records, records
     assert any(message.startswith("Finished XLA compilation of jit(<lambda>) in ")
                for _, message in records)
     only_dispatch = _jit_log_records("jax._src.dispatch")

@@ -213,8 +213,11 @@ def _make_entry(closed, donated_invars, device, compiler_options=None):
             f"{name} (part {i})"))
     else:
         level = config.compile_log_level()
-        _compile_logger.log(level, "Compiling jit(%s) with global shapes and types %s.", name,
-                    tuple(closed.in_avals))
+        # no argument of this path has a sharding: each maps as JAX's UnspecifiedValue
+        n = len(closed.in_avals)
+        mapping = ", ".join(["UnspecifiedValue"] * n) + ("," if n == 1 else "")
+        _compile_logger.log(level, "Compiling jit(%s) with global shapes and types %s. "
+                            "Argument mapping: (%s).", name, tuple(closed.in_avals), mapping)
         start = time.perf_counter()
         lowered = stablehlo.lower_module(closed, name, donated_invars)
         _logger.log(level, "Finished jaxpr to MLIR module conversion jit(%s) in %.9f sec",
