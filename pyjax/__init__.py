@@ -84,7 +84,7 @@ thread_guard = _config_object._flags["jax_thread_guard"]
 # Optional public submodules load on first attribute access (PEP 562) to keep import cheap;
 # `import pyjax.random` and `jax.random.key(0)` behave as if they had been imported eagerly.
 _LAZY_SUBMODULES = ("ad", "ad_checkpoint", "api_util", "custom_batching", "custom_derivatives",
-                    "debug", "experimental", "export", "extend", "image", "interpreters",
+                    "debug", "experimental", "export", "extend", "ffi", "image", "interpreters",
                     "memory", "nn", "ops", "profiler", "random", "ref", "scipy", "stages",
                     "test_util", "tree", "typing")
 

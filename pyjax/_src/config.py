@@ -568,37 +568,85 @@ cpu_collectives_implementation = config.define(
     on_change=_refuse_other_collectives)
 
 
-def _pyjax_logger_name(module):
-    """JAX's module names (jax._src.dispatch) name pyjax's loggers (pyjax._src...)."""
-    return "pyjax" + module[3:] if module == "jax" or module.startswith("jax.") else module
+# --- JAX's logging set-up: pyjax logs under JAX's logger names (jax._src.dispatch: tracing
+# and compile times, jax._src.interpreters.pxla: "Compiling ...", ...), so programs that
+# configure the "jax" loggers see its records, and the two options act as JAX's do.
+_log_formatter = logging.Formatter("{levelname}:{asctime}:{name}:{lineno}: {message}",
+                                   style="{")
+_level_handler = logging.StreamHandler(sys.stderr)
+_level_handler.setFormatter(_log_formatter)
+_debug_handler = logging.StreamHandler(sys.stderr)
+_debug_handler.setLevel(logging.DEBUG)
+_debug_handler.setFormatter(_log_formatter)
+# the per-module handler stays quiet while jax_logging_level already logs DEBUG to stderr
+_debug_handler.addFilter(lambda record: logging.getLogger("jax").level > logging.DEBUG)
+_logging_lock = threading.Lock()
+_level_set: dict[str, int] = {}                      # logger name -> level set on it
+_debug_enabled: list[tuple[logging.Logger, int]] = []  # (logger, its level before)
+
+
+_CPP_MIN_LOG_LEVELS = {"CRITICAL": 3, "ERROR": 2, "WARNING": 1, "INFO": 0, "DEBUG": 0}
+
+
+def cpp_min_log_level():
+    """The least severity XLA's C++ code logs under jax_logging_level (0 INFO ... 3
+    FATAL), or None while it is unset (XLA keeps its own)."""
+    level = logging_level.value
+    return None if level in (None, "NOTSET") else _CPP_MIN_LOG_LEVELS[level]
 
 
 def _set_logging_level(level):
-    if level not in (None, "NOTSET"):
-        logging.getLogger("pyjax").setLevel(level)
-    else:
-        logging.getLogger("pyjax").setLevel(logging.NOTSET)
+    """jax_logging_level: the level of the "jax" and "jaxlib" loggers, which then log to
+    stderr (None: leave them as they are), and of XLA's C++ logging."""
+    jaxlib_utils = sys.modules.get("jaxlib.utils")   # once loaded (xla_runtime sets it then)
+    if jaxlib_utils is not None and level not in (None, "NOTSET"):
+        jaxlib_utils.absl_set_min_log_level(_CPP_MIN_LOG_LEVELS[level])
+    with _logging_lock:
+        for name, previous in _level_set.items():
+            logger = logging.getLogger(name)
+            logger.removeHandler(_level_handler)
+            logger.setLevel(previous)
+        _level_set.clear()
+        if level is None:
+            return
+        number = logging.getLevelName(level)
+        for logger in (logging.getLogger("jax"), logging.getLogger("jaxlib")):
+            logger.setLevel(number)
+            if number != logging.NOTSET:
+                logger.addHandler(_level_handler)
+            _level_set[logger.name] = logger.level
 
 
 logging_level = config.define(
-    "jax_logging_level", "NOTSET", _optional_str,
-    "The level of pyjax's loggers ('pyjax' and below).", on_change=_set_logging_level,
+    "jax_logging_level", logging.getLevelName(logging.getLogger("jax").level),
+    _optional_str,
+    "The level of the 'jax' and 'jaxlib' loggers, which log to stderr at it (None: leave "
+    "them as they are).", on_change=_set_logging_level,
     choices=(None, "NOTSET", "DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"))
-_debug_handler = logging.StreamHandler()
 
 
 def _enable_debug_logging(modules):
-    for module in filter(None, (m.strip() for m in (modules or "").split(","))):
-        logger = logging.getLogger(_pyjax_logger_name(module))
-        logger.setLevel(logging.DEBUG)
-        if _debug_handler not in logger.handlers:
+    """jax_debug_log_modules: the named loggers (and the modules below them) log
+    everything to stderr; the loggers enabled before go back to their levels."""
+    with _logging_lock:
+        for logger, previous in _debug_enabled:
+            logger.removeHandler(_debug_handler)
+            logger.setLevel(previous)
+        _debug_enabled.clear()
+        for module in modules.split(",") if modules else ():
+            logger = logging.getLogger(module)
+            _debug_enabled.append((logger, logger.level))
             logger.addHandler(_debug_handler)
+            logger.setLevel(logging.DEBUG)
 
 
 debug_log_modules = config.define(
     "jax_debug_log_modules", "", str,
-    "Comma-separated module names (e.g. 'jax' or 'pyjax._src.api.jit') whose loggers log "
-    "at DEBUG level to stderr.", on_change=_enable_debug_logging)
+    "Comma-separated logger names (e.g. 'jax' or 'jax._src.dispatch,jax._src.compiler') "
+    "that log at DEBUG level to stderr.", on_change=_enable_debug_logging)
+# values given by the environment (JAX_LOGGING_LEVEL=DEBUG python ...) take effect at once
+_set_logging_level(logging_level.value)
+_enable_debug_logging(debug_log_modules.value)
 platform_name = config.define(
     "jax_platform_name", "", str,
     "Deprecated spelling of jax_platforms: setting it sets jax_platforms.",

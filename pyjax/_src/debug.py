@@ -83,12 +83,12 @@ def print(fmt=None, *args, ordered=False, partitioned=False,  # noqa: A001  (jax
     return _two_call_form("print", fmt, args, kwargs, print_now)
 
 
-_logger = logging.getLogger("pyjax.debug")
+_logger = logging.getLogger("jax._src.debugging")   # JAX's logger name
 
 
 def log(fmt, *args, ordered=False, level=logging.INFO, **kwargs):
     """Logs `fmt.format(*args, **kwargs)` with the actual values, through the `logging`
-    module (logger 'pyjax.debug', at `level`), when the computation runs: like
+    module (logger 'jax._src.debugging', at `level`, as JAX's), when the computation runs: like
     jax.debug.print, also inside jit, vmap and loops."""
     if not isinstance(level, int):
         raise TypeError(f"jax.debug.log: level must be a logging level (an int such as "

@@ -462,20 +462,20 @@ def test_differentiated_checkpoint_logs_what_it_saves(caplog):
         return jnp.cos(x.sum())
 
     x = jnp.arange(3.)
-    with caplog.at_level(logging.DEBUG, logger="pyjax"):
+    with caplog.at_level(logging.DEBUG, logger="jax"):
         jax.grad(jax.checkpoint(f))(x)
     text = "\n".join(r.getMessage() for r in caplog.records)
     assert "remat-decorated function saving inputs with shapes:\n  float32[3]\n" in text
     assert "intermediates" not in text
     caplog.clear()
-    with caplog.at_level(logging.DEBUG, logger="pyjax"):
+    with caplog.at_level(logging.DEBUG, logger="jax"):
         jax.grad(jax.checkpoint(f, policy=lambda *_, **__: True))(x)
     text = "\n".join(r.getMessage() for r in caplog.records)
     assert "saving inputs" not in text
     assert "remat-decorated function saving these intermediates:\n  float32[3] from output " \
            "of cos from " in text and " sin " in text
     caplog.clear()
-    with caplog.at_level(logging.WARNING, logger="pyjax"), \
+    with caplog.at_level(logging.WARNING, logger="jax"), \
             config.log_checkpoint_residuals(True):
         jax.grad(jax.checkpoint(f, policy=lambda p, *_, **__: str(p) == "cos"))(x)
     assert [r.getMessage().splitlines()[:4] for r in caplog.records] == [[

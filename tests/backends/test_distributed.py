@@ -166,3 +166,27 @@ def test_initialize_needs_its_arguments():
         jax.distributed.initialize()
     with pytest.raises(ValueError, match="process_id 3 must be in"):
         jax.distributed.initialize("127.0.0.1:1", 2, 3)
+
+
+LEFT_CONNECTED = textwrap.dedent("""
+    import sys
+    import pyjax as jax
+    jax.distributed.initialize(f"127.0.0.1:{sys.argv[1]}", num_processes=1, process_id=0)
+    print("initialized")
+""")
+
+
+def test_exit_without_shutdown_leaves_the_group_and_logs_as_jax(monkeypatch):
+    # As in JAX, the interpreter's exit shuts the runtime down (else the coordination
+    # service aborts the process); under jax_logging_level=INFO the Python and C++ INFO
+    # lines of JAX 0.10.2 reach stderr.
+    monkeypatch.setenv("JAX_LOGGING_LEVEL", "INFO")
+    port = _free_port()
+    rc, out, err = _finish(_start(LEFT_CONNECTED, port), 60)
+    assert rc == 0, err[-3000:]
+    assert out == "initialized\n"
+    assert "jax._src.distributed:" in err
+    assert f"Starting JAX distributed service on 127.0.0.1:{port}" in err
+    assert f"Connecting to JAX distributed service on 127.0.0.1:{port}" in err
+    assert "Initializing CoordinationService" in err
+    assert "Terminating process" not in err

@@ -4,6 +4,11 @@ missing features are documented in docs/config.md, unknown names raise, and the 
 that take effect do what JAX's do."""
 import json
 import logging
+import os
+import re
+import subprocess
+import sys
+import textwrap
 import threading
 
 import pytest
@@ -136,14 +141,22 @@ def test_thread_guard():
 
 
 def test_logging_and_platform_options():
-    logger = logging.getLogger("pyjax")
-    old = logger.level
+    loggers = [logging.getLogger("jax"), logging.getLogger("jaxlib")]
+    old = [logger.level for logger in loggers]
     try:
         jax.config.update("jax_logging_level", "DEBUG")
-        assert logger.level == logging.DEBUG
+        assert [logger.level for logger in loggers] == [logging.DEBUG] * 2
+        assert all(config_mod._level_handler in logger.handlers for logger in loggers)
+        # None takes the handlers off and leaves the levels as the last value set them
+        # (JAX 0.10.2 records each logger's level after setting it)
+        jax.config.update("jax_logging_level", None)
+        assert [logger.level for logger in loggers] == [logging.DEBUG] * 2
+        assert not any(config_mod._level_handler in logger.handlers for logger in loggers)
     finally:
         jax.config.update("jax_logging_level", "NOTSET")
-        logger.setLevel(old)
+        jax.config.update("jax_logging_level", None)
+        for logger, level in zip(loggers, old):
+            logger.setLevel(level)
     with pytest.raises(NotImplementedError, match="Gloo only"):
         jax.config.update("jax_cpu_collectives_implementation", "mpi")
     assert jax.config.jax_cpu_collectives_implementation == "gloo"
@@ -166,3 +179,64 @@ def test_no_effect_options_keep_their_values():
     assert jax.config.jax_auto_pcast is True
     for name in ("jax2tf_associative_scan_reductions", "jax_remove_size_one_mesh_axis_from_type"):
         assert getattr(jax, name.removeprefix("jax_")).value is False
+
+
+class _Records(logging.Handler):
+    def __init__(self):
+        super().__init__()
+        self.records = []
+
+    def emit(self, record):
+        self.records.append((record.name, record.getMessage()))
+
+
+def _jit_log_records(modules):
+    """(logger, message) of the records a fresh jit's first call gives the "jax" logger
+    while jax_debug_log_modules is `modules`."""
+    handler = _Records()
+    logging.getLogger("jax").addHandler(handler)
+    try:
+        jax.config.update("jax_debug_log_modules", modules)
+        jax.jit(lambda x: x + 1)(1)
+    finally:
+        jax.config.update("jax_debug_log_modules", "")
+        logging.getLogger("jax").removeHandler(handler)
+    return handler.records
+
+
+def test_debug_log_modules_name_jax_loggers():
+    # JAX 0.10.2 logs tracing and compile times under jax._src.dispatch and "Compiling
+    # ..." under jax._src.interpreters.pxla; jax_debug_log_modules names those loggers.
+    records = _jit_log_records("jax")
+    assert any(name == "jax._src.dispatch"
+               and message.startswith("Finished tracing <lambda> for jit in ")
+               for name, message in records), records
+    assert ("jax._src.interpreters.pxla",
+            "Compiling jit(<lambda>) with global shapes and types (ShapedArray(int32[], "
+            "weak_type=True),). Argument mapping: (UnspecifiedValue,).") in records, records
+    assert any(message.startswith("Finished XLA compilation of jit(<lambda>) in ")
+               for _, message in records)
+    only_dispatch = _jit_log_records("jax._src.dispatch")
+    assert {name for name, _ in only_dispatch} == {"jax._src.dispatch"}
+    assert _jit_log_records("") == []
+    assert logging.getLogger("jax").level == logging.NOTSET
+    assert config_mod._debug_handler not in logging.getLogger("jax").handlers
+
+
+def test_logging_level_from_the_environment_logs_to_stderr():
+    program = textwrap.dedent("""
+        import sys
+        import pyjax as jax
+        jax.jit(lambda x: x)(1)
+        jax.config.update("jax_logging_level", None)
+        sys.stderr.write("-----")
+        jax.jit(lambda x: x)(1)
+    """)
+    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT), JAX_LOGGING_LEVEL="DEBUG")
+    err = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True,
+                         text=True, timeout=120, check=True).stderr
+    verbose, silent = err.split("-----")
+    # JAX's format: {levelname}:{asctime}:{name}:{lineno}: {message}
+    assert re.search(r"DEBUG:[-\d :,]+:jax\._src\.dispatch:\d+: Finished tracing <lambda> "
+                     r"for jit in ", verbose), verbose
+    assert silent == ""

@@ -2,6 +2,7 @@
 the rule tables of jax.interpreters.ad/batching/mlir, as equinox does) run eagerly, under
 jit (lowered through pyjax's StableHLO printer), grad, vmap and transposition. Values are
 JAX 0.10.2's for the same program."""
+import re
 import typing
 
 import numpy as np
@@ -399,3 +400,15 @@ def test_def_impl_on_a_builtin_primitive_replaces_its_eager_evaluation():
     assert counted == ["cos", "cos", "sin"] and under_jit == []
     close(out, -0.7669174)
     assert lax.sin_p.impl is sin_impl
+
+
+def test_register_lowering_refuses_an_unknown_platform():
+    # JAX 0.10.2 checks the platform first (even before the primitive), naming its
+    # known platforms; a known one pyjax does not lower for is accepted and unused
+    with pytest.raises(NotImplementedError, match=re.escape(
+            "Registering an MLIR lowering rule for primitive None for an unknown platform "
+            "fake. Known platforms are: cpu, cuda, gpu, oneapi, rocm, tpu.")):
+        mlir.register_lowering(None, None, platform="fake")
+    p = Primitive("test_tpu_only_lowering")
+    rule = lambda ctx, x: [x]   # noqa: E731
+    assert mlir.register_lowering(p, rule, platform="tpu") is rule

@@ -27,7 +27,7 @@ from pyjax._src.lax.precision_ops import reduce_precision_p
 from pyjax._src.util import WeakCache, merge_lists, split_list, wraps
 
 
-_logger = logging.getLogger("pyjax")
+_logger = logging.getLogger("jax._src.ad_checkpoint")   # JAX's logger name
 
 # --- policies ---------------------------------------------------------------------------
 # A policy is called as policy(primitive, *input_avals, **params) for each equation whose

@@ -660,7 +660,9 @@ class JitCache:
 # the function, as JAX keys its own.
 _caches = weakref.WeakKeyDictionary()
 _caches_lock = threading.Lock()
-_logger = logging.getLogger("pyjax")
+# JAX's loggers: tracing times under jax._src.dispatch, cache misses under partial_eval's
+_logger = logging.getLogger("jax._src.dispatch")
+_miss_logger = logging.getLogger("jax._src.interpreters.partial_eval")
 live_caches = weakref.WeakSet()   # every JitCache alive, for jax.clear_caches
 
 
@@ -957,7 +959,7 @@ def _invalid_argument_error(name, leaves, in_tree, arg_names=None):
 
 def _explain_miss(cache, key):
     """Logs why jit traces again: which part of the key differs from the closest entry."""
-    logger = _logger
+    logger = _miss_logger
     name = cache.debug_name
     if not cache.entries:
         logger.warning("TRACING CACHE MISS for %s at %s: first call (tracing for the "

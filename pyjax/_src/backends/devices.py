@@ -112,6 +112,18 @@ class DeviceRuntime(Protocol):
     def hlo_sharding(self, sharding: Any, ndim: int) -> Any:
         """XLA's HloSharding of a NamedSharding for arrays of rank `ndim`."""
 
+    def register_custom_call_target(self, name: str, fn: Any, platform: str,
+                                    api_version: int, **kwargs: Any) -> None:
+        """Registers an FFI handler with XLA as the custom-call target `name`."""
+
+    def register_custom_type(self, name: str, type_registration: dict,
+                             platform: str) -> None:
+        """Registers a user type of FFI handlers with XLA."""
+
+    def register_custom_call_as_batch_partitionable(self, name: str) -> None:
+        """Lets XLA's partitioner split calls of the target `name` along their batch
+        dimension."""
+
 
 class _XlaState(TypedDict):
     module: DeviceRuntime | None

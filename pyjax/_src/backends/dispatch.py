@@ -26,7 +26,9 @@ from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var, eval_jaxpr,
 from pyjax._src.core.tokens import Token
 from pyjax._src.core.trace import primitive_effects
 
-_logger = logging.getLogger("pyjax")
+# JAX's loggers: compile times under jax._src.dispatch, "Compiling ..." under pxla's
+_logger = logging.getLogger("jax._src.dispatch")
+_compile_logger = logging.getLogger("jax._src.interpreters.pxla")
 
 class NumpyExecutable:
     """A jaxpr on the NumPy executor, with the same calling convention as XLA's."""
@@ -212,8 +214,11 @@ def _make_entry(closed, donated_invars, device, compiler_options=None):
             f"{name} (part {i})"))
     else:
         level = config.compile_log_level()
-        _logger.log(level, "Compiling jit(%s) with global shapes and types %s.", name,
-                    tuple(closed.in_avals))
+        # no argument of this path has a sharding: each maps as JAX's UnspecifiedValue
+        n = len(closed.in_avals)
+        mapping = ", ".join(["UnspecifiedValue"] * n) + ("," if n == 1 else "")
+        _compile_logger.log(level, "Compiling jit(%s) with global shapes and types %s. "
+                            "Argument mapping: (%s).", name, tuple(closed.in_avals), mapping)
         start = time.perf_counter()
         lowered = stablehlo.lower_module(closed, name, donated_invars)
         _logger.log(level, "Finished jaxpr to MLIR module conversion jit(%s) in %.9f sec",

@@ -6,6 +6,8 @@ backends/xla.py hold the buffers it makes. With backends/xla.py, the only import
 jaxlib."""
 from __future__ import annotations
 
+import atexit
+import logging
 import math
 import os
 import threading
@@ -17,10 +19,15 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")   # XLA's start-up log lines
 
 import jaxlib.xla_client as xc  # noqa: E402
 from jaxlib import _jax  # type: ignore[attr-defined]  # noqa: E402
+from jaxlib import utils as _jaxlib_utils  # type: ignore[attr-defined]  # noqa: E402
 
 from pyjax._src import config, errors  # noqa: E402
 from pyjax._src import layout as layout_mod  # noqa: E402
 from pyjax._src.core.avals import ShapedArray  # noqa: E402
+
+# XLA's C++ log level follows jax_logging_level (config sets it on later changes)
+if config.cpp_min_log_level() is not None:
+    _jaxlib_utils.absl_set_min_log_level(config.cpp_min_log_level())
 
 # --- the client ---------------------------------------------------------------------------
 
@@ -150,7 +157,23 @@ def local_devices() -> list:
     return found
 
 
+def register_custom_call_target(name: str, fn: Any, platform: str, api_version: int,
+                                **kwargs: Any) -> None:
+    """Registers an FFI handler (or custom-call function) with XLA (jax.ffi's)."""
+    xc.register_custom_call_target(name, fn, platform, api_version, **kwargs)
+
+
+def register_custom_type(name: str, type_registration: dict, platform: str) -> None:
+    xc.register_custom_type(name, type_registration, platform=platform)
+
+
+def register_custom_call_as_batch_partitionable(name: str) -> None:
+    xc.register_custom_call_as_batch_partitionable(name)
+
+
 # --- several processes: jaxlib's distributed runtime ----------------------------------------
+
+_distributed_logger = logging.getLogger("jax._src.distributed")   # JAX's logger name
 
 def initialize_distributed(coordinator_address: str, num_processes: int, process_id: int,
                            initialization_timeout: int, heartbeat_timeout: int,
@@ -167,12 +190,16 @@ def initialize_distributed(coordinator_address: str, num_processes: int, process
     service = None
     try:
         if process_id == 0:
+            _distributed_logger.info("Starting JAX distributed service on %s",
+                                     coordinator_address)
             service = _jax.get_distributed_runtime_service(
                 coordinator_address, num_processes, heartbeat_timeout=heartbeat_timeout,
                 shutdown_timeout=shutdown_timeout)
         runtime_client = _jax.get_distributed_runtime_client(
             coordinator_address, process_id, init_timeout=initialization_timeout,
             use_compression=True, heartbeat_timeout=heartbeat_timeout)
+        _distributed_logger.info("Connecting to JAX distributed service on %s",
+                                 coordinator_address)
         runtime_client.connect()
     except _jax.JaxRuntimeError as err:
         if service is not None:
@@ -185,6 +212,9 @@ def initialize_distributed(coordinator_address: str, num_processes: int, process
             "the same num_processes.") from None
     _state["distributed"] = {"service": service, "client": runtime_client,
                              "process_id": process_id, "num_processes": num_processes}
+    # leave the group before the interpreter exits, as JAX does: a client destroyed while
+    # still connected makes the coordination service abort the process
+    atexit.register(shutdown_distributed)
 
 
 def shutdown_distributed() -> None:

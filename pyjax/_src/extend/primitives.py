@@ -254,10 +254,19 @@ def emit_python_callback(ctx, callback, token, operands, operand_avals, result_a
     return outs, token, None
 
 
+# the platforms a lowering may be registered for: JAX's known ones (its backends and
+# their aliases), although pyjax lowers for the CPU only
+KNOWN_PLATFORMS = ("cpu", "cuda", "gpu", "oneapi", "rocm", "tpu")
+
+
 def register_lowering(prim, rule, platform=None):
     """Sets the lowering of an extension primitive: a rule made by `lower_fun` (traced
     and printed through pyjax's StableHLO printer), or one in JAX's MLIR form (see
     MlirLowering)."""
+    if platform is not None and platform not in KNOWN_PLATFORMS:
+        raise NotImplementedError(
+            f"Registering an MLIR lowering rule for primitive {prim} for an unknown "
+            f"platform {platform}. Known platforms are: {', '.join(KNOWN_PLATFORMS)}.")
     prim = _extension_primitive(prim, "mlir.register_lowering")
     if platform not in (None, "cpu"):
         return rule

@@ -34,8 +34,8 @@ class PRNGImpl(NamedTuple):
     split: Callable
     random_bits: Callable
     fold_in: Callable
-    name: str
-    tag: str
+    name: str = "<unnamed>"
+    tag: str = "?"
 
     def __hash__(self):
         return hash(self.tag)

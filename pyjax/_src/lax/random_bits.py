@@ -182,9 +182,26 @@ def seed_key(seed):
 
 
 def threefry_hash(key, count):
-    """Threefry of a flat uint32 `count` array under one raw key: the counts are split
-    into two halves (padded to even length) that form the cipher's two words."""
+    """Threefry of a flat uint32 `count` array under one raw key."""
     k1, k2 = _key_words(key)
+    return _threefry_flat(k1, k2, count)
+
+
+def threefry_2x32(keypair, count):
+    """The Threefry-2x32 hash of the uint32 array `count` under the key (k1, k2) of
+    uint32 scalars: a uint32 array of count's shape (jax.extend.random's)."""
+    k1, k2 = keypair
+    kinds = [np.dtype(get_aval(x).dtype) for x in (k1, k2, count)]
+    if any(d != UINT32 for d in kinds):
+        raise TypeError(f"threefry_2x32 requires uint32 arguments, got {kinds}")
+    shape = get_aval(count).shape
+    flat = structural.reshape(count, (math.prod(shape),))
+    return structural.reshape(_threefry_flat(k1, k2, flat), shape)
+
+
+def _threefry_flat(k1, k2, count):
+    """Threefry of a flat uint32 `count` array under the key words (k1, k2): the counts
+    are split into two halves (padded to even length) that form the cipher's two words."""
     n = get_aval(count).shape[0]
     if n % 2:
         count = structural.concatenate([count, np.zeros((1,), UINT32)], 0)
@@ -309,5 +326,5 @@ def _original_random_bits(key, bit_width, shape):
     return structural.reshape(bits, shape)
 
 
-__all__ = ["threefry2x32_p", "threefry2x32", "threefry2x32_numpy", "seed_key",
+__all__ = ["threefry2x32_p", "threefry2x32", "threefry_2x32", "threefry2x32_numpy", "seed_key",
            "split_key", "fold_in_key", "random_bits", "threefry_hash", "iota_2x32"]

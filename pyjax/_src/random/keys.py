@@ -15,6 +15,7 @@ import numpy as np
 from pyjax._src import basearray, config, dtypes, tree_util
 from pyjax._src import sharding as sharding_mod
 from pyjax._src.api.custom_derivatives import SymbolicZero
+from pyjax._src.api.vmap import vmap
 from pyjax._src.array import Array
 from pyjax._src.core.avals import AbstractValue, get_aval, unsharded_sharding
 from pyjax._src.core.trace import Tracer
@@ -40,7 +41,7 @@ class PRNGSpec:
         return f"PRNGSpec({self._impl.name!r})"
 
     def __str__(self):
-        return self._impl.name
+        return str(self._impl)   # the implementation's tag, as JAX prints it
 
     def __eq__(self, other):
         return isinstance(other, PRNGSpec) and other._impl == self._impl
@@ -464,6 +465,28 @@ def key(seed, *, impl=None, dtype=None):
     return PRNGKeyArray(impl, _seed(seed, "key", impl))
 
 
+def random_seed(seeds, impl: PRNGImpl):
+    """Typed keys of `impl`, one per element of the integer array `seeds` (an int seeds
+    as int64, so that large Python hashes seed without overflow, as in JAX)."""
+    if isinstance(seeds, PRNGKeyArray):
+        raise TypeError("random_seed accepts integer seeds, but was given a PRNG key.")
+    seeds = lnp.asarray(np.int64(seeds) if isinstance(seeds, int) else seeds)
+    if not dtypes.issubdtype(seeds.dtype, np.integer):
+        raise TypeError(f"random_seed accepts integer seeds, got dtype {seeds.dtype}")
+    offset = config.random_seed_offset.value
+    if offset:
+        seeds = seeds + offset
+    seed = impl.seed
+    for _ in range(seeds.ndim):
+        seed = vmap(seed)
+    return PRNGKeyArray(impl, seed(seeds))
+
+
+def seed_with_impl(impl: PRNGImpl, seed):
+    """Typed keys of `impl` seeded by `seed` (an integer or an integer array)."""
+    return random_seed(seed, impl=impl)
+
+
 def PRNGKey(seed, *, impl=None):
     """A raw PRNG key (uint32 key data, e.g. uint32[2]) made from an integer seed (the
     legacy form)."""
@@ -519,9 +542,11 @@ def wrap_key_data(key_bits_array, *, impl=None, dtype=None):
 
 
 def key_impl(keys):
-    """The name of the PRNG implementation of `keys`."""
+    """The PRNG implementation of `keys`: its name when one is registered under that name
+    (the built-in ones), else a PRNGSpec of it (one made by jax.extend.random)."""
     typed, _ = unwrap(keys, "key_impl", allow_batched=True)
-    return typed._impl.name
+    impl = typed._impl
+    return impl.name if impl.name in PRNGS else PRNGSpec(impl)
 
 
 def key_dtype(impl=None):
