@@ -181,11 +181,18 @@ def seed_key(seed):
                                    structural.reshape(lo, (1,))], 0)
 
 
-def threefry_hash(key, count):
-    """Threefry of a flat uint32 `count` array under one raw key: the counts are split
-    into two halves (padded to even length) that form the cipher's two words."""
-    k1, k2 = _key_words(key)
-    n = get_aval(count).shape[0]
+def threefry_2x32(keypair, count):
+    """JAX's threefry_2x32: the Threefry-2x32 hash of the uint32 array `count` under the
+    key (key1, key2) of two uint32 scalars. The flattened counts are split into two
+    halves (padded to even length) that form the cipher's two words; the result has
+    count's shape."""
+    k1, k2 = keypair
+    kinds = [get_aval(x).dtype for x in (k1, k2, count)]
+    if any(d != UINT32 for d in kinds):
+        raise TypeError(f"threefry_2x32 requires uint32 arguments, got {kinds}")
+    shape = get_aval(count).shape
+    n = math.prod(shape)
+    count = structural.reshape(count, (n,))
     if n % 2:
         count = structural.concatenate([count, np.zeros((1,), UINT32)], 0)
     half = (n + 1) // 2
@@ -193,7 +200,12 @@ def threefry_hash(key, count):
     x2 = slicing.slice(count, (half,), (2 * half,))
     y1, y2 = threefry2x32_p.bind(k1, k2, x1, x2)
     out = structural.concatenate([y1, y2], 0)
-    return slicing.slice(out, (0,), (n,)) if n % 2 else out
+    return structural.reshape(slicing.slice(out, (0,), (n,)) if n % 2 else out, shape)
+
+
+def threefry_hash(key, count):
+    """threefry_2x32 of a flat uint32 `count` array under one raw key."""
+    return threefry_2x32(_key_words(key), count)
 
 
 def _uint64(x):
@@ -309,5 +321,5 @@ def _original_random_bits(key, bit_width, shape):
     return structural.reshape(bits, shape)
 
 
-__all__ = ["threefry2x32_p", "threefry2x32", "threefry2x32_numpy", "seed_key",
+__all__ = ["threefry2x32_p", "threefry2x32", "threefry2x32_numpy", "threefry_2x32", "seed_key",
            "split_key", "fold_in_key", "random_bits", "threefry_hash", "iota_2x32"]

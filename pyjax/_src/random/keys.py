@@ -40,7 +40,7 @@ class PRNGSpec:
         return f"PRNGSpec({self._impl.name!r})"
 
     def __str__(self):
-        return self._impl.name
+        return str(self._impl)   # its tag, as JAX's
 
     def __eq__(self, other):
         return isinstance(other, PRNGSpec) and other._impl == self._impl
