@@ -39,6 +39,11 @@ _UNSIGNED = (uint2, uint4, uint8, uint16, uint32, uint64)
 _FLOATS = (bfloat16, float16, float32, float64) + float8_dtypes
 _COMPLEX = (complex64, complex128)
 supported_dtypes = (bool_,) + _SIGNED + _UNSIGNED + _FLOATS + _COMPLEX
+# NumPy's variable-width strings: as in JAX, an array may hold them on CPU devices
+# (device_put, jnp.asarray of a NumPy string array), but no computation takes them and
+# they join no type promotion.
+def is_string_dtype(dtype):
+    return isinstance(dtype, np.dtypes.StringDType)
 
 _TO_32 = {int64: int32, uint64: uint32, float64: float32, complex128: complex64}
 # What each 64-bit dtype becomes while jax_enable_x64 is off.
@@ -51,7 +56,7 @@ def x64_enabled():
 
 @functools.lru_cache(maxsize=None)
 def _canonicalize(dtype, x64):
-    if dtype == float0:
+    if dtype == float0 or is_string_dtype(dtype):
         return dtype
     if dtype not in supported_dtypes:
         raise TypeError(f"JAX only supports number, bool, and string dtypes, got dtype {dtype}")
@@ -373,6 +378,11 @@ _WEAK_DEFAULTS_64 = {_WEAK_INT: int64, _WEAK_FLOAT: float64, _WEAK_COMPLEX: comp
 def _promote(items, uncanonical_defaults=False):
     """items: (dtype, weak) pairs -> (dtype, weak) of the result."""
     nodes = tuple(dict.fromkeys(_lattice_node(np.dtype(d), w) for d, w in items))
+    if len(nodes) > 1:
+        for node in nodes:
+            if is_string_dtype(node):
+                raise ValueError(f"dtype={node!r} is not a valid dtype for JAX type "
+                                 "promotion.")
     joined = nodes[0] if len(nodes) == 1 else _join(nodes)
     if isinstance(joined, str):
         if uncanonical_defaults:
@@ -427,7 +437,7 @@ def complex_dtype(dtype):
 
 def dtype_name(dtype):
     """Short names used in jaxpr text and avals: f32, i32, bf16, bool..."""
-    return _SHORT_NAMES.get(np.dtype(dtype), str(np.dtype(dtype)))
+    return _SHORT_NAMES.get(np.dtype(dtype), np.dtype(dtype).name)
 
 
 _SHORT_NAMES = {bool_: "bool", int8: "i8", int16: "i16", int32: "i32", int64: "i64",

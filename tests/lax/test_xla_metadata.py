@@ -150,3 +150,31 @@ def test_scheduling_group_and_non_string_metadata():
     jax.make_jaxpr(h)(1.0)     # traces, as in JAX; only lowering needs strings
     with pytest.raises(NotImplementedError, match="strings"):
         jax.jit(h).lower(1.0).as_text()
+
+
+def test_calls_of_one_function_share_one_private_function():
+    @xla_metadata_call(inlineable="false")
+    @jax.jit
+    def g(x):
+        return x * 2
+
+    def f(x):
+        return g(g(x)).sum()
+
+    def two_functions(lowered):
+        return lowered.as_text().count("func.func private @xla_metadata_call")
+    x = jnp.arange(8.)
+    assert two_functions(jax.jit(f).lower(x)) == 1   # (JAX's counts)
+    assert two_functions(jax.jit(jax.grad(f)).lower(x)) == 1
+    np.testing.assert_array_equal(jax.jit(jax.grad(f))(x), np.full(8, 4.0))
+    remat_g = jax.remat(g)
+    h = jax.value_and_grad(lambda x: remat_g(remat_g(x)).sum())
+    assert two_functions(jax.jit(h).lower(x)) == 2
+
+
+def test_a_call_closing_over_a_tracer_is_traced_each_time():
+    def f(x, y):
+        return xla_metadata_call(lambda a: a * y, inlineable="false")(x)
+    x = jnp.arange(3.)
+    np.testing.assert_array_equal(jax.jit(f)(x, 2.0), [0., 2., 4.])
+    np.testing.assert_array_equal(jax.jit(f)(x, 3.0), [0., 3., 6.])

@@ -20,7 +20,8 @@ ONLY_REV = {"custom_vjp_call": "forward mode of a custom_vjp function is an erro
 ONLY_FWD = {"while": "reverse mode of a while_loop is an error, as in JAX",
             "custom_vmap_call": "reverse mode of a custom_vmap function is an error, as in JAX"}
 # Primitives whose JVP raises JAX's documented error.
-JVP_RAISES = {"pure_callback": ValueError, "io_callback": ValueError, "composite": ValueError}
+JVP_RAISES = {"pure_callback": ValueError, "io_callback": ValueError, "composite": ValueError,
+              "buffer_callback": ValueError}
 # Operands JAX does not differentiate (their tangents are not checked).
 NONDIFF_OPERANDS = {"polygamma": {0}, "regularized_incomplete_beta": {0, 1}, "zeta": {0}}
 # Derivatives JAX defines differently from the numerical slope, so a numerical check does

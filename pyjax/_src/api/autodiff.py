@@ -15,7 +15,7 @@ from pyjax._src.api.jit import jit
 from pyjax._src.api.shapes import abstractify
 from pyjax._src.api.vmap import vmap
 from pyjax._src.array import Array, as_array
-from pyjax._src.core.avals import get_aval
+from pyjax._src.core.avals import get_aval, refuse_strings
 from pyjax._src.core.trace import Tracer
 from pyjax._src.interpreters import ad
 from pyjax._src.interpreters import partial_eval as pe
@@ -32,7 +32,9 @@ def _as_jax_value(x):
     if isinstance(x, Tracer):
         return x
     try:
-        return as_array(x)
+        x = as_array(x)
+        refuse_strings(x, x.aval)
+        return x
     except TypeError:
         raise TypeError(f"Argument '{x!s:.100}' of type {type(x)} is not a valid JAX type; "
                         "differentiated functions take arrays, scalars or pytrees of them."

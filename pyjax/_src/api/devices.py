@@ -93,6 +93,8 @@ def _put_leaf(x, device, src=None, semantics=transfers.ArrayCopySemantics.REUSE_
         return transfers.device_put_p.bind(x, devices=(device,), srcs=(src,),
                                            copy_semantics=(semantics,))[0]
     xla = devices_mod.xla_runtime()
+    if type(x) is Array and dtypes.is_string_dtype(x.dtype):
+        return _string_array(x._value, x.aval, device or x._device)
     if type(x) is Array:
         reuse = semantics is transfers.ArrayCopySemantics.REUSE_INPUT
         if reuse and (device is None or (x.committed and x._device is device)):
@@ -118,6 +120,8 @@ def _put_leaf(x, device, src=None, semantics=transfers.ArrayCopySemantics.REUSE_
     except TypeError:
         raise TypeError(f"device_put: {x!r:.100} of type {type(x)} is not a valid JAX "
                         "value (arrays, NumPy arrays and Python scalars are).") from None
+    if dtypes.is_string_dtype(aval.dtype):
+        return _string_array(x, aval, device)
     devices_mod.check_transfer("host_to_device", True, aval)
     target = devices_mod.default_device() if device is None else device
     if xla is not None:   # XLA copies (NumPy arrays can change later): one copy, not two
@@ -145,6 +149,8 @@ def _put_sharded_leaf(x, sharding, semantics=transfers.ArrayCopySemantics.REUSE_
         raise TypeError(f"device_put: {x!r:.100} of type {type(x)} is not a valid JAX "
                         "value (arrays, NumPy arrays and Python scalars are).") from None
     sharding.shard_shape(aval.shape)   # an indivisible shape raises here
+    if dtypes.is_string_dtype(aval.dtype):
+        return _string_array(x._value if type(x) is Array else x, aval, sharding)
     if sharding.spec.unreduced and type(x) is Array and x._sharding is not None:
         # partial sums of x as it is laid out (each device keeps its block), as JAX's
         # reshard computation gives them
@@ -155,6 +161,20 @@ def _put_sharded_leaf(x, sharding, semantics=transfers.ArrayCopySemantics.REUSE_
             "device_to_device" if type(x) is Array else "host_to_device", True, aval)
     value = x._value if type(x) is Array else np.asarray(x, dtype=aval.dtype)
     return sharded_array(value, aval, sharding)
+
+
+def _string_array(value, aval, target):
+    """An array of strings placed on `target` (a CPU device or a sharding over CPU
+    devices, as JAX requires): XLA has no string type, so it holds its (copied) host
+    value only; the sharding is recorded."""
+    devices = getattr(target, "_device_assignment", None) or ([target] if target else [])
+    if not devices or devices[0].platform != "cpu":
+        raise TypeError("String arrays can only be sharded to CPU devices. Received "
+                        f"unsupported device or sharding: {target}")
+    value = np.array(value, dtype=aval.dtype, copy=True)
+    if isinstance(target, sharding_mod.NamedSharding):
+        return Array(value, aval=aval, committed=True, sharding=target)
+    return Array(value, aval=aval, device=devices[0], committed=True)
 
 
 def _reorders_devices(x, sharding) -> bool:

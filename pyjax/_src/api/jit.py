@@ -27,7 +27,7 @@ from pyjax._src.backends import dispatch
 from pyjax._src.api import devices as devices_api
 from pyjax._src.api import shapes
 from pyjax._src.backends.dispatch import NO_FIT, CommittedKind
-from pyjax._src.core.avals import AbstractRef, get_aval, is_valid_jax_type
+from pyjax._src.core.avals import AbstractRef, get_aval, is_valid_jax_type, refuse_strings
 from pyjax._src.core.trace import Trace, Tracer, current_trace, escaped_tracer_error
 from pyjax._src.core.trace import EMPTY_EQN_CONTEXT, _context as _trace_context
 from pyjax._src.core.jaxpr import ClosedJaxpr
@@ -431,6 +431,8 @@ class JitCache:
         key = (in_tree, statics, in_avals, tracing_context())
         entry = self.entries.get(key)
         if entry is None or entry.hoisted:
+            for x, aval in zip(leaves, in_avals):
+                refuse_strings(x, aval)
             if config.no_tracing.value:
                 raise RuntimeError(f"re-tracing function {self.debug_name} for `jit`, but "
                                    "'no_tracing' is set (jax.no_tracing): a call with new "

@@ -21,7 +21,7 @@ from pyjax._src.array import Array, deleted_error, sharded_array
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import numpy_backend, segmented, stablehlo
 from pyjax._src.backends.argument_kinds import NO_FIT, CommittedKind, HostArrayKind
-from pyjax._src.core.avals import ShapedArray, get_aval
+from pyjax._src.core.avals import ShapedArray, get_aval, refuse_strings
 from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var, eval_jaxpr, sub_jaxprs
 from pyjax._src.core.tokens import Token
 from pyjax._src.core.trace import primitive_effects
@@ -831,6 +831,8 @@ def apply_committed(trace, prim, args, params):
     views and the results are committed there; elsewhere a cached one-primitive
     executable runs on the device."""
     arrays = [x for x in args if type(x) is Array]
+    for x in arrays:   # (arrays of strings are committed: device_put places them)
+        refuse_strings(x, x.aval)
     if any(x._sharding is not None for x in arrays):   # one SPMD program, XLA propagates
         args = [x if type(x) is Array else as_host_array(x) for x in args]
         closed = single_primitive_jaxpr(prim, [x.aval for x in args], params)

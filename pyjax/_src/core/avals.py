@@ -391,6 +391,13 @@ def get_aval(x):
     raise TypeError(f"Argument '{x!s:.200}' of type {type(x)} is not a valid JAX type.")
 
 
+def refuse_strings(x, aval):
+    """As JAX's valid_jaxtype: an array of strings is a JAX value (device_put, vmap of
+    the identity) but no computation (jit, grad) takes it."""
+    if dtypes.is_string_dtype(getattr(aval, "dtype", None)):   # (tokens have none)
+        raise TypeError(f"Argument '{x!s:.200}' of type {type(x)} is not a valid JAX type.")
+
+
 def is_valid_jax_type(x):
     return (hasattr(x, "aval") or isinstance(x, (np.ndarray, np.generic))
             or dtypes.is_python_scalar(x))

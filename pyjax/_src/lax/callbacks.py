@@ -278,13 +278,13 @@ def host_lowering(prim):
             outs = prim.impl(*(np.asarray(v) for v in values), **params)
             outs = outs if prim.multiple_results else [outs]
             return [np.asarray(o, a.dtype) for o, a in zip(outs, avals_out)]
-        outs = lower_host_call(ctx, args, _HostImpl(run), avals_out, prim.name, False)
+        outs = lower_host_call(ctx, args, HostImpl(run), avals_out, prim.name, False)
         return outs if prim.multiple_results else outs[0]
     lower.__name__ = f"lower_{prim.name}_on_host"
     return lower
 
 
-class _HostImpl:
+class HostImpl:
     """Calls an impl with numpy values (call_on_host passes Arrays)."""
 
     def __init__(self, run):
@@ -465,27 +465,33 @@ def _sequential(prim, args, dims, params):
     return outs, [0] * len(outs)
 
 
-def _pure_batch(args, dims, *, callback, result_avals, vmap_method, sharding):
-    params = dict(callback=callback, result_avals=result_avals, vmap_method=vmap_method,
-                  sharding=sharding)
+def batch_by_vmap_method(prim, args, dims, params):
+    """A callback primitive's batching, as its `vmap_method` param says: once per example
+    (sequential), or once with the batch as the leading axis of the batched arguments
+    (legacy_vectorized), of every argument (broadcast_all), or with a size-1 leading axis
+    on the unbatched ones (expand_dims)."""
+    vmap_method = params["vmap_method"]
     size = batching.axis_size_of(args, dims)
     if vmap_method in ("sequential", "sequential_unrolled"):
-        return _sequential(pure_callback_p, args, dims, params)
-    batched_avals = tuple(ShapedArray((size, *a.shape), a.dtype) for a in result_avals)
+        return _sequential(prim, args, dims, params)
+    if vmap_method not in ("expand_dims", "broadcast_all", "legacy_vectorized"):
+        raise NotImplementedError(
+            f"vmap is only supported for the {prim.name} primitive when vmap_method is one "
+            "of 'sequential', 'sequential_unrolled', 'expand_dims', 'broadcast_all', or "
+            f"'legacy_vectorized'. Got vmap_method={vmap_method}.")
+    batched_avals = tuple(ShapedArray((size, *a.shape), a.dtype)
+                          for a in params["result_avals"])
     moved = [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(args, dims)]
     if vmap_method in ("expand_dims", "broadcast_all"):
         width = size if vmap_method == "broadcast_all" else 1
         moved = [batching.move_or_broadcast(x, None, 0, width) if d is None else x
                  for x, d in zip(moved, dims)]
-    elif vmap_method != "legacy_vectorized":
-        raise NotImplementedError(
-            "vmap is only supported for the pure_callback primitive when vmap_method is one "
-            "of 'sequential', 'sequential_unrolled', 'expand_dims', 'broadcast_all' or "
-            "'legacy_vectorized'. Pass vmap_method=... to jax.pure_callback to say how the "
-            "callback handles a batch.")
-    outs = pure_callback_p.bind(*moved, callback=callback, result_avals=batched_avals,
-                                vmap_method=vmap_method, sharding=sharding)
+    outs = prim.bind(*moved, **dict(params, result_avals=batched_avals))
     return outs, [0] * len(outs)
+
+
+def _pure_batch(args, dims, **params):
+    return batch_by_vmap_method(pure_callback_p, args, dims, params)
 
 
 def _pure_lower(ctx, *args, callback, result_avals, vmap_method, sharding):
@@ -509,11 +515,11 @@ pure_callback_p = define_primitive(
                        "result_avals": (ShapedArray((2, 3), np.dtype(np.float32)),),
                        "vmap_method": "expand_dims", "sharding": None})])
 
-_VMAP_METHODS = ("sequential", "sequential_unrolled", "expand_dims", "broadcast_all",
+VMAP_METHODS = ("sequential", "sequential_unrolled", "expand_dims", "broadcast_all",
                  "legacy_vectorized", None)
 
 
-def _result_avals(result_shape_dtypes, api):
+def shape_dtype_avals(result_shape_dtypes, api):
     leaves, out_tree = tree_util.tree_flatten(result_shape_dtypes)
     avals = []
     for leaf in leaves:
@@ -534,13 +540,13 @@ def pure_callback(callback, result_shape_dtypes, *args, sharding=None, vmap_meth
     code; its results must match `result_shape_dtypes`. The call may be skipped when its
     results are unused. Under vmap it runs as `vmap_method` says; it has no derivative
     (wrap it in jax.custom_jvp to give it one)."""
-    if vmap_method not in _VMAP_METHODS:
-        raise ValueError(f"vmap_method must be one of the allowed methods {_VMAP_METHODS}, "
+    if vmap_method not in VMAP_METHODS:
+        raise ValueError(f"vmap_method must be one of the allowed methods {VMAP_METHODS}, "
                          f"but got: {vmap_method}")
     if not callable(callback):
         raise TypeError(f"jax.pure_callback expects a callable, got {callback!r}")
     flat_args, in_tree = tree_util.tree_flatten((args, kwargs))
-    avals, out_tree = _result_avals(result_shape_dtypes, "jax.pure_callback")
+    avals, out_tree = shape_dtype_avals(result_shape_dtypes, "jax.pure_callback")
     outs = pure_callback_p.bind(*flat_args, callback=FlatCallback(callback, in_tree),
                                 result_avals=avals, vmap_method=vmap_method,
                                 sharding=_device_sharding(sharding, "jax.pure_callback"))
@@ -595,7 +601,7 @@ def io_callback(callback, result_shape_dtypes, *args, sharding=None, ordered=Fal
     if not callable(callback):
         raise TypeError(f"io_callback expects a callable, got {callback!r}")
     flat_args, in_tree = tree_util.tree_flatten((args, kwargs))
-    avals, out_tree = _result_avals(result_shape_dtypes, "io_callback")
+    avals, out_tree = shape_dtype_avals(result_shape_dtypes, "io_callback")
     outs = io_callback_p.bind(*flat_args, callback=FlatCallback(callback, in_tree),
                               result_avals=avals, ordered=bool(ordered),
                               sharding=_device_sharding(sharding, "io_callback"))
@@ -610,4 +616,5 @@ def effects_barrier():
 
 __all__ = ["effects_barrier", "debug_callback_p", "pure_callback_p", "io_callback_p",
            "debug_callback", "pure_callback", "io_callback", "host_lowering", "DebugEffect",
-           "OrderedDebugEffect", "IOEffect", "OrderedIOEffect"]
+           "OrderedDebugEffect", "IOEffect", "OrderedIOEffect", "Effect", "HostImpl",
+           "VMAP_METHODS", "shape_dtype_avals", "lower_host_call", "batch_by_vmap_method"]

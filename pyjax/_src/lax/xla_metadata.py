@@ -14,7 +14,7 @@ import threading
 
 import numpy as np
 
-from pyjax._src import tree_util
+from pyjax._src import config, tree_util
 from pyjax._src.backends import numpy_backend
 from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import get_aval
@@ -23,6 +23,7 @@ from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.interpreters.ad import linear_jvp
 from pyjax._src.lax import builders as b
+from pyjax._src.util import WeakCache
 
 
 def _tag_lower(ctx, x, *, xla_metadata_kvs):
@@ -106,22 +107,40 @@ def scheduling_group(name):
     return xla_metadata_call(scheduling_group=name)
 
 
+# fun -> (argument structure, avals, tracing context) -> its trace: calls of one function
+# with one signature share a jaxpr, so lowering emits one private function for them all
+# (and the JVP and transpose caches, keyed by jaxpr, share theirs), as in JAX.
+_traces = WeakCache()
+
+
 def _metadata_call(fun, metadata):
     def wrapped(*args, **kwargs):
         leaves, in_tree = tree_util.flatten((args, kwargs))
-        found = {}
-
-        def flat_fun(*xs):
-            call_args, call_kwargs = tree_util.tree_unflatten(in_tree, xs)
-            out_leaves, found["out_tree"] = tree_util.flatten(fun(*call_args, **call_kwargs))
-            return out_leaves
-
-        # values fun closes over that are tracers of an enclosing trace become arguments
-        closed, hoisted = pe.trace_to_closed_jaxpr(
-            flat_fun, [get_aval(x) for x in leaves], pe.debug_info_of(fun))
+        avals = tuple(get_aval(x) for x in leaves)
+        key = (in_tree, avals, config.config.trace_state(), trace_context().eqn_ctx)
+        try:
+            closed, hoisted, out_tree = _traces.get(
+                fun, key, lambda: _trace(fun, in_tree, avals),
+                keep=lambda traced: not traced[1])   # (not one closing over tracers)
+        except TypeError:   # a function that cannot be weakly referenced
+            closed, hoisted, out_tree = _trace(fun, in_tree, avals)
         outs = xla_metadata_call_p.bind(*hoisted, *leaves, jaxpr=closed, **metadata)
-        return tree_util.tree_unflatten(found["out_tree"], outs)
+        return tree_util.tree_unflatten(out_tree, outs)
     return wrapped
+
+
+def _trace(fun, in_tree, avals):
+    """(closed jaxpr, hoisted tracers, output structure) of fun on arguments of `avals`:
+    values fun closes over that are tracers of an enclosing trace become arguments."""
+    found = {}
+
+    def flat_fun(*xs):
+        call_args, call_kwargs = tree_util.tree_unflatten(in_tree, xs)
+        out_leaves, found["out_tree"] = tree_util.flatten(fun(*call_args, **call_kwargs))
+        return out_leaves
+
+    closed, hoisted = pe.trace_to_closed_jaxpr(flat_fun, list(avals), pe.debug_info_of(fun))
+    return closed, hoisted, found["out_tree"]
 
 
 def _call_impl(*args, jaxpr, **metadata):

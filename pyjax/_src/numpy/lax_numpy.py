@@ -118,6 +118,8 @@ def array(object, dtype=None, *args, copy=True, order="K", ndmin=0, device=None)
     if order is not None and order != "K":
         raise NotImplementedError("jnp.array: only order='K' is implemented, got "
                                   f"order={order!r}")
+    if _involves_strings(object, dtype):
+        return _string_array(object, dtype, ndmin, device)
     keys_dtype = extended_dtype(object)
     if keys_dtype is not None:
         _check_same_extended(keys_dtype, dtype, "array")
@@ -157,6 +159,29 @@ def array(object, dtype=None, *args, copy=True, order="K", ndmin=0, device=None)
     if ndmin > out.ndim:
         out = st.reshape(out, (1,) * (ndmin - out.ndim) + out.shape)
     return _place(out, device)
+
+
+def _involves_strings(object, dtype):
+    """Whether jnp.array is asked for an array of strings, or given one (as JAX tells)."""
+    return dtypes.is_string_dtype(dtype) or dtypes.is_string_dtype(
+        getattr(object, "dtype", None))
+
+
+def _string_array(object, dtype, ndmin, device):
+    """An array of strings: XLA has no string type, so it is the NumPy array placed on
+    `device` as it is (which must be a CPU device; see device_put), as in JAX."""
+    if not isinstance(object, np.ndarray):
+        raise TypeError("Currently, string arrays can only be made from NumPy arrays. "
+                        f"Got:  {type(object)}.")
+    if dtype is not None:
+        dtype = dtypes.check_user_dtype(dtype, "array")
+        if dtypes.is_string_dtype(object.dtype) != dtypes.is_string_dtype(dtype):
+            raise TypeError(f"Cannot make an array with dtype {dtype} from an object with "
+                            f"dtype {object.dtype}.")
+    if ndmin > object.ndim:
+        raise TypeError(f"ndmin {ndmin} cannot be greater than object's ndims "
+                        f"{object.ndim} for string arrays.")
+    return device_put(object, device)
 
 
 def _array_copy(x):
@@ -212,6 +237,8 @@ def _place(out, device):
 @takes_out_sharding
 def asarray(a, dtype=None, order=None, *, copy=None, device=None):
     """Like array, but returns `a` itself when it already is an array of that dtype."""
+    if _involves_strings(a, dtype):
+        return _string_array(a, dtype, 0, device)
     if device is not None:
         _check_same_devices(a, device)
         return _place(asarray(a, dtype, order, copy=copy), device)
