@@ -19,6 +19,7 @@ from pyjax._src.api import custom_derivatives, jit as jit_mod
 from pyjax._src.api.autodiff import vjp as api_vjp
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import dispatch, numpy_backend
+from pyjax._src.core import shape_poly
 from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.jaxpr import eval_jaxpr
 from pyjax._src.export import serialization
@@ -478,3 +479,36 @@ call_exported_p = define_primitive(
     transpose=NO_TRANSPOSE, batch=NO_BATCHING, lower=_call_lower,
     samples=no_samples("needs an Exported, made by jax.export from a jitted function"),
     shown_params=lambda params: {"exported": str(params["exported"])})
+
+
+# --- symbolic shapes ----------------------------------------------------------------------
+
+def symbolic_args_specs(args, shapes_specs, constraints: Sequence[str] = (),
+                        scope: shape_poly.SymbolicScope | None = None):
+    """ShapeDtypeStructs for the pytree `args` (arrays or ShapeDtypeStructs), their shapes
+    given by `shapes_specs`: None (the arguments' own), one spec for all, or a pytree
+    prefix of `args` of specs (see symbolic_shape, which fills '_' and '...' from each
+    argument's shape). All the shapes share one scope."""
+    from pyjax._src.api.shapes import ShapeDtypeStruct
+    if scope is None:
+        scope = shape_poly.SymbolicScope(constraints)
+    elif constraints:
+        raise ValueError("Cannot use both `scope` and `constraints`")
+    if isinstance(args, tuple) and isinstance(shapes_specs, list):
+        shapes_specs = tuple(shapes_specs)
+
+    def specs_for(spec, subtree):
+        return tree_util.tree_map(
+            lambda a: ShapeDtypeStruct(
+                shape_poly.symbolic_shape(spec, like=np.shape(a), scope=scope),
+                dtypes.canonicalize_dtype(a.dtype if hasattr(a, "dtype")
+                                          else np.result_type(a))), subtree)
+
+    if shapes_specs is None or isinstance(shapes_specs, str):
+        return specs_for(shapes_specs, args)
+    try:
+        return tree_util.tree_map(specs_for, shapes_specs, args,
+                                  is_leaf=lambda x: x is None)
+    except ValueError as e:
+        raise ValueError(f"export.symbolic_args_specs shapes_specs must be a pytree prefix "
+                         f"of the arguments: {e}") from None

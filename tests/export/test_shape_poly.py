@@ -1,0 +1,142 @@
+"""Symbolic dimensions (jax.export.symbolic_shape and friends): parsing, normal forms,
+arithmetic, comparisons and their inconclusive cases, scopes and constraints;
+printed forms and messages recorded from JAX 0.10.2."""
+import numpy as np
+import pytest
+
+import pyjax as jax
+from pyjax import export
+from pyjax.errors import InconclusiveDimensionOperation
+from harness import assert_named_error
+
+
+def _strs(spec, **kw):
+    return [str(d) for d in export.symbolic_shape(spec, **kw)]
+
+
+def test_parse_and_print_in_jax_normal_form():
+    assert _strs("b, 2*b, 3, b+1") == ["b", "2*b", "3", "b + 1"]
+    assert _strs("a*b, b*a, a*b*b + a*a, floordiv(a, 2), mod(a,2)") == [
+        "a*b", "a*b", "a*b^2 + a^2", "floordiv(a, 2)", "mod(a, 2)"]
+    assert _strs("max(a, b), min(a,b), a^2, a*2, a + -1, a - -1") == [
+        "max(a, b)", "min(a, b)", "a^2", "2*a", "a - 1", "a + 1"]
+    assert _strs("(a + 1)") == ["a + 1"]
+    assert _strs("-a, a-b, a - 2*b, floordiv(a + 3, 2), max(a, 0), a + 0") == [
+        "- a", "- b + a", "- 2*b + a", "floordiv(a + 3, 2)", "a", "a"]
+    assert _strs("(a, b)") == ["a", "b"]
+    assert [type(d) for d in export.symbolic_shape("max(2,3), 0*a, a*0 + 3, -3")] == [int] * 4
+    assert export.symbolic_shape("") == ()
+    assert export.symbolic_shape(None, like=(2, 3)) == (2, 3)
+    assert _strs("a, ...", like=(2, 3, 4)) == ["a", "3", "4"]
+    assert _strs("a, _, 4", like=(2, 3, 4)) == ["a", "3", "4"]
+
+
+def test_arithmetic_normal_forms():
+    a, b, c = export.symbolic_shape("a, b, c")
+    assert [str(x) for x in (a + b, b + a, 2 * a, a * 2, b * a, a // 2, a % 2)] == [
+        "b + a", "b + a", "2*a", "2*a", "a*b", "floordiv(a, 2)", "mod(a, 2)"]
+    assert (a - a, (2 * a) // 2, (2 * a) % 2) == (0, a, 0)
+    assert type(a - a) is int
+    assert [str(x) for x in ((2 * a + 4) // 2, a // b, 5 // a, 5 % a, a * a,
+                             (a + 1) * (a - 1), a ** 2, -a, 2 - a, 3 * a - 2 * b + 7)] == [
+        "a + 2", "floordiv(a, b)", "floordiv(5, a)", "mod(5, a)", "a^2", "a^2 - 1", "a^2",
+        "- a", "- a + 2", "- 2*b + 3*a + 7"]
+    assert [str(x) for x in divmod(a, 3)] == ["floordiv(a, 3)", "mod(a, 3)"]
+    assert [str(x) for x in (a + b + c, c * b * a + 3 * a * b, a * b + 5 * c * c,
+                             a // 2 + a, a + b // 2 + c % 2, -a * b, (-a) // 2,
+                             (a - 10) % 3, a // -2)] == [
+        "c + b + a", "a*b*c + 3*a*b", "a*b + 5*c^2", "floordiv(a, 2) + a",
+        "mod(c, 2) + floordiv(b, 2) + a", "- a*b", "floordiv(- a, 2)", "mod(a - 10, 3)",
+        "floordiv(a, - 2)"]
+    assert str(a + np.int32(3)) == "a + 3" and str(np.int64(3) * a) == "3*a"
+    assert str(np.prod((a, b, 3))) == "3*a*b"
+    with pytest.raises(ZeroDivisionError):
+        a // 0
+
+
+def test_max_min_dim():
+    a, b = export.symbolic_shape("a, b")
+    assert jax.core.max_dim(2, 3) == 3 and jax.core.max_dim(a, a) is a
+    assert [str(x) for x in (jax.core.max_dim(a, 3), jax.core.max_dim(a, 0),
+                             jax.core.max_dim(a, 1), jax.core.min_dim(a, 1),
+                             jax.core.max_dim(a, a + 1), jax.core.max_dim(a - 3, 0))] == [
+        "max(a, 3)", "a", "a", "1", "a + 1", "max(a - 3, 0)"]
+    assert jax.core.max_dim(a, b) >= a
+
+
+def test_comparisons():
+    a, b = export.symbolic_shape("a, b")
+    assert (a == a, a == b, a == 1, a == 0, a != 0) == (True, False, False, False, True)
+    assert (a >= 1, a > 0, a < 1, a + 1 > a) == (True, True, False, True)
+    assert (a % 3 >= 0, a % 3 < 3, a // 3 >= 0, a // b >= 0, a % b < b) == (True,) * 5
+    assert (-a <= 0, -a < 0, 3 - a <= 2) == (True, True, True)
+    assert bool(a) and export.is_symbolic_dim(a)
+    assert not export.is_symbolic_dim(3) and not export.is_symbolic_dim(a - a)
+    msg = "Symbolic dimension comparison 'a' >= '2' is inconclusive.\nThis error arises"
+    assert_named_error(lambda: a >= 2, InconclusiveDimensionOperation, msg)
+    assert_named_error(lambda: a >= b, InconclusiveDimensionOperation, "'a' >= 'b'")
+    assert_named_error(lambda: a * b >= a, InconclusiveDimensionOperation, "'a\\*b' >= 'a'")
+    assert_named_error(lambda: int(a), InconclusiveDimensionOperation,
+                       "Symbolic dimension 'a' used in a context that requires a constant")
+    assert_named_error(lambda: float(a), TypeError, "float")
+
+
+def test_scopes_and_constraints():
+    scope = export.SymbolicScope(["a >= b", "b >= 3", "c == a + b"])
+    a, b = export.symbolic_shape("a, b", scope=scope)
+    assert (a >= b, a >= 3, a - b >= 0) == (True, True, True)
+    assert_named_error(lambda: a > b, InconclusiveDimensionOperation,
+                       "is inconclusive.\nUsing symbolic scope .* with constraints:\n"
+                       "  a >= b\n  b >= 3\n  c == a \\+ b\n")
+    other, = export.symbolic_shape("a")
+    assert a != other
+    assert_named_error(lambda: a + other, ValueError,
+                       "Invalid mixing of symbolic scopes for linear combination")
+    s2 = export.SymbolicScope(["c == a + b"])
+    assert _strs("a, c, a+b", scope=s2) == ["a", "b + a", "b + a"]
+    a2, b2, c2 = export.symbolic_shape("a, b, c", scope=s2)
+    assert (c2 == a2 + b2, c2 >= a2, str(c2 - a2)) == (True, True, "b")
+    assert str(export.SymbolicScope(["a >= 2"])).endswith(
+        "test_shape_poly.py:99:15 (test_scopes_and_constraints) with constraints:\n"
+        "  a >= 2")
+
+
+def test_symbolic_args_specs():
+    specs = export.symbolic_args_specs([np.zeros((2, 3)), np.zeros((4,))], ["a, b", "c"])
+    assert [repr(s) for s in specs] == [
+        "ShapeDtypeStruct(shape=(a, b), dtype=float32)",
+        "ShapeDtypeStruct(shape=(c,), dtype=float32)"]
+    spec, = export.symbolic_args_specs([np.zeros((2, 3))], "a, b")
+    assert str(spec.shape) == "(a, b)"
+
+
+@pytest.mark.parametrize("call, exc, match", [
+    (lambda: export.symbolic_shape("a + "), ValueError,
+     "syntax error in symbolic shape 'a \\+ ' in dimension 0: expecting one of "
+     "{NAME, MINUS, NUMBER} but found ENDMARKER. Parsed '', remaining ''."),
+    (lambda: export.symbolic_shape("3.5"), ValueError,
+     "in dimension 0: expecting integer, found 3.5. Parsed '', remaining '3.5'."),
+    (lambda: export.symbolic_shape("a b"), ValueError,
+     "expecting one of {STAR} but found NAME. Parsed 'a ', remaining 'b'."),
+    (lambda: export.symbolic_shape("2*(a+b)"), ValueError,
+     "expecting one of {NAME, MINUS, NUMBER} but found LPAR. Parsed '2\\*', "
+     "remaining '\\(a\\+b\\)'."),
+    (lambda: export.symbolic_shape("a, _"), ValueError,
+     "in dimension 1: spec contains ... but no 'like' shape was given. Parsed 'a, ', "
+     "remaining '_'."),
+    (lambda: export.symbolic_shape("a, 5", like=(2, 3)), ValueError,
+     "in dimension 1: different size 5 for known dimension; like=\\(2, 3\\)."),
+    (lambda: export.symbolic_shape(3), ValueError,
+     "polymorphic shape spec should be None or a string. Found 3."),
+    (lambda: export.SymbolicScope(["a > b"]), ValueError,
+     "Constraint parsing error: must contain one of '==' or '>=' or '<='"),
+    (lambda: export.SymbolicScope("a >= b"), ValueError,
+     "The symbolic constraints should be a sequence of strings. Got 'a >= b'"),
+    (lambda: export.SymbolicScope(["a + b == 2*c"]), ValueError,
+     "Invalid equality constraint: {e1} == {e2}. The left-hand-side must be of the form "
+     "`term \\* coefficient`."),
+    (lambda: export.symbolic_shape("a", scope=export.SymbolicScope(), constraints=["a >= 2"]),
+     ValueError, "Cannot specify both a `scope` and `constraints`."),
+])
+def test_bad_input(call, exc, match):
+    assert_named_error(call, exc, match)
