@@ -10,7 +10,7 @@ from pyjax._src.core.avals import AbstractValue, ManualAxisType, ShapedArray  # 
 from pyjax._src.core.jaxpr import Literal as _Literal
 from pyjax._src.core.jaxpr import Var as _Var
 from pyjax._src.core.jaxpr import eval_jaxpr  # noqa: F401
-from pyjax._src.core.shape_poly import max_dim, min_dim  # noqa: F401
+from pyjax._src.shape_poly import max_dim, min_dim  # noqa: F401
 from pyjax._src.core.trace import Trace, Tracer  # noqa: F401
 from pyjax._src.errors import ShardingTypeError  # noqa: F401
 

@@ -1,7 +1,7 @@
 """Public jax.export: export a jitted function to StableHLO (`export`), serialize and
 deserialize the `Exported`, and call it from JAX programs (`Exported.call`); symbolic
 shapes (`symbolic_shape`, `symbolic_args_specs`, `SymbolicScope`)."""
-from pyjax._src.core.shape_poly import (  # noqa: F401
+from pyjax._src.shape_poly import (  # noqa: F401
     SymbolicScope, is_symbolic_dim, symbolic_shape)
 from pyjax._src.export.exported import (  # noqa: F401
     DisabledSafetyCheck, Exported, default_export_platform, deserialize, export,

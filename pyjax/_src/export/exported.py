@@ -19,7 +19,7 @@ from pyjax._src.api import custom_derivatives, jit as jit_mod
 from pyjax._src.api.autodiff import vjp as api_vjp
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import dispatch, numpy_backend
-from pyjax._src.core import shape_poly
+from pyjax._src import shape_poly
 from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.jaxpr import eval_jaxpr
 from pyjax._src.export import serialization

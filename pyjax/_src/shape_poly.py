@@ -9,7 +9,7 @@ factors raised to positive powers; a factor is a dimension variable or an operat
 in JAX's order, largest first, the constant last; a constant is a Python int), so
 equal expressions print alike and hash alike. Comparisons that the bounds of the
 variables (each >= 1) and the scope's constraints cannot decide raise
-InconclusiveDimensionOperation, as JAX's. Level 2: imports only the standard library
+InconclusiveDimensionOperation, as JAX's. Level 0: imports only the standard library
 and errors."""
 from __future__ import annotations
 
@@ -688,7 +688,7 @@ class SymbolicScope:
 
 def _user_location() -> str:
     """file:line (function) of the first frame outside pyjax."""
-    pyjax_dir = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
+    pyjax_dir = os.path.dirname(os.path.dirname(__file__))
     frame: types.FrameType | None = sys._getframe(1)
     while frame is not None and frame.f_code.co_filename.startswith(pyjax_dir):
         frame = frame.f_back
