@@ -422,12 +422,13 @@ def min_dim(d1, d2) -> DimSize:
 # --- evaluation ---------------------------------------------------------------------
 
 class _IntOps:
+    """Evaluation over ints and symbolic dimensions (of another scope)."""
     add = staticmethod(operator.add)
     mul = staticmethod(operator.mul)
     floordiv = staticmethod(operator.floordiv)
     mod = staticmethod(operator.mod)
-    max = staticmethod(max)
-    min = staticmethod(min)
+    max = staticmethod(max_dim)
+    min = staticmethod(min_dim)
     constant = staticmethod(int)
 
 
@@ -460,6 +461,15 @@ def _evaluate_factor(f: _Factor, env, ops, scope):
             "variables-must-be-solvable-from-the-input-shapes for more details.")
     a, b = (_evaluate(o, env, ops) for o in f.operands)
     return getattr(ops, f.operation)(a, b)
+
+
+def evaluate_dim(d, env, ops=None):
+    """The dimension `d` with its variables' values from `env`: ints, or symbolic
+    dimensions of another scope; or with `ops` (add, mul, floordiv, mod, max, min,
+    constant), anything those combine, such as StableHLO values."""
+    if not isinstance(d, _DimExpr):
+        return d if ops is None else ops.constant(d)
+    return _evaluate(d, env, ops or _INT_OPS)
 
 
 class UnexpectedDimVar(Exception):
@@ -608,6 +618,7 @@ class SymbolicScope:
                              f"Got {constraints_str!r}")
         self._location = _user_location()
         self._constraints: list[str] = []
+        self._explicit: list[tuple[str, str, DimSize]] = []   # (text, "==" or ">=", diff)
         self._geq_constraints: list[DimSize] = []
         self._rules: dict[_Term, tuple[DimSize, int]] = {}
         self._var_bounds: dict[str, tuple[float, float]] = {}
@@ -663,7 +674,9 @@ class SymbolicScope:
                                           f"same left-hand-side: {term}")
             self._rules[term] = (rhs, k)
             self._geq_constraints += [diff, -diff]
+            self._explicit.append((text, "==", diff))
         else:
+            self._explicit.append((text, ">=", diff))
             self._geq_constraints.append(diff)
             self._note_var_bound(diff)
         self._constraints.append(text)
@@ -877,3 +890,120 @@ def symbolic_shape(shape_spec: str | None, *, constraints: Sequence[str] = (),
     elif constraints:
         raise ValueError("Cannot specify both a `scope` and `constraints`.")
     return _Parser(shape_spec, like, spec_repr, scope).parse()
+
+
+# --- solving dimension variables from actual shapes ----------------------------------
+
+_SHAPE_ERRORS_PAGE = ("Please see https://docs.jax.dev/en/latest/export/shape_poly.html"
+                      "#shape-assertion-errors for more details.")
+
+
+def solve_symbolically(args, offset=0):
+    """The dimension variables of the polymorphic shapes in `args` (name, shape) solved
+    in terms of synthetic variables, one per symbolic dimension, named as JAX names
+    them (args[0].shape[1]); and each synthetic variable's (offset + argument index,
+    dimension). Raises ValueError where a variable cannot be solved."""
+    scope = SymbolicScope()
+    sources, with_actual = {}, []
+    for i, (name, shape) in enumerate(args):
+        actual = []
+        for d_index, d in enumerate(shape):
+            if is_symbolic_dim(d):
+                var = f"{name}.shape[{d_index}]"
+                sources[var] = (offset + i, d_index)
+                d = _normalized({_Term([(_Factor(var=var), 1)]): 1}, scope)
+            actual.append(d)
+        with_actual.append((name, shape, tuple(actual)))
+    return _solve(with_actual, check=False), sources
+
+
+def solve_dim_vars(args) -> dict:
+    """The values of the dimension variables of the polymorphic shapes in `args`
+    (name, specified shape, actual shape), solved from the actual shapes (ints, or
+    symbolic dimensions of the caller's scope) as JAX does: linear uni-variate
+    equations first, their solutions substituted into the rest. Raises ValueError, in
+    JAX's words, where the actual shapes do not match (provably, for symbolic ones)."""
+    return _solve(args, check=True)
+
+
+def _solve(args, check) -> dict:
+    eqns, specs, scope = [], [], None
+    for name, spec, actual in args:
+        if not any(map(is_symbolic_dim, spec)):
+            continue
+        specs.append(f"{name}.shape = {spec}")
+        for i, (d, a) in enumerate(zip(spec, actual)):
+            if is_symbolic_dim(d):
+                eqns.append((d, a, f"{name}.shape[{i}]"))
+                scope = d.scope
+    if not eqns:
+        return {}
+    using = " Using the following polymorphic shapes specifications: " + ",".join(specs) + "."
+    env: dict = {}
+    solved: list[str] = []      # the pieces of "Obtained dimension variables: ..."
+
+    def fail(what):
+        raise ValueError("Input shapes do not match the polymorphic shapes specification. "
+                         f"{what}{using} Obtained dimension variables: {''.join(solved)}. "
+                         + _SHAPE_ERRORS_PAGE)
+
+    def holds(condition) -> bool:
+        if not check:
+            return True
+        try:
+            return bool(condition())
+        except InconclusiveDimensionOperation:
+            return False
+
+    def solve_one(expr, actual, dim_name) -> bool:
+        var = var_k = None
+        rest = actual
+        for t, k in expr._terms:
+            try:
+                value = _evaluate(_DimExpr(((t, k),), expr.scope), env, _INT_OPS)
+            except UnexpectedDimVar:
+                if var is None and len(t.factors) == 1 and t.factors[0][1] == 1 \
+                        and t.factors[0][0].var is not None:
+                    var, var_k = t.factors[0][0].var, k
+                    continue
+                return False
+            rest = rest - value
+        if var is None:
+            expected = _evaluate(expr, env, _INT_OPS)
+            if not holds(lambda: actual == expected):
+                fail(f"Found inconsistency between dimension size {dim_name} (= {actual}) "
+                     f"and the specification '{expr}' (= {expected}).")
+            return True
+        value, remainder = (rest, 0) if var_k == 1 else divmod(rest, var_k)
+        if not holds(lambda: remainder == 0):
+            fail(f"Division had remainder {remainder} when computing the value of '{var}'.")
+        env[var] = value
+        solved.append(f"'{var}' = {value} from specification '{expr}' for dimension "
+                      f"{dim_name} (= {actual}), ")
+        if not holds(lambda: value >= 1):
+            fail(f"Expected value >= 1 for dimension variable '{var}'.")
+        return True
+
+    while eqns:
+        left = [e for e in eqns if not solve_one(*e)]
+        if len(left) == len(eqns):
+            unsolved = set().union(*(_variables(e[0]) for e in left)) - set(env)
+            raise ValueError(
+                f"Cannot solve for values of dimension variables {unsolved}. We can only "
+                "solve linear uni-variate constraints." + using + " Unprocessed "
+                "specifications: " + ", ".join(f"'{e}' for dimension size {n}"
+                                                for e, _, n in left)
+                + ". Please see https://docs.jax.dev/en/latest/export/shape_poly.html"
+                "#dimension-variables-must-be-solvable-from-the-input-shapes for more "
+                "details.")
+        eqns = left
+    assert scope is not None
+    for text, cmp, diff in scope._explicit:
+        value = _evaluate(diff, env, _INT_OPS)
+        if not holds(lambda v=value, c=cmp: v == 0 if c == "==" else v >= 0):
+            raise ValueError(
+                f"Input shapes do not match the symbolic shape constraint {text}. Expected "
+                f"'{diff}' to be {'equal' if cmp == '==' else 'greater or equal'} to 0, "
+                f"but found {value}. {using} Obtained dimension variables: "
+                f"{''.join(solved)}. " + _SHAPE_ERRORS_PAGE)
+    return env

@@ -1,10 +1,13 @@
 """Symbolic dimensions (jax.export.symbolic_shape and friends): parsing, normal forms,
 arithmetic, comparisons and their inconclusive cases, scopes and constraints;
 printed forms and messages recorded from JAX 0.10.2."""
+import re
+
 import numpy as np
 import pytest
 
 import pyjax as jax
+import pyjax.numpy as jnp
 from pyjax import export
 from pyjax.errors import InconclusiveDimensionOperation
 from harness import assert_named_error
@@ -96,9 +99,10 @@ def test_scopes_and_constraints():
     assert _strs("a, c, a+b", scope=s2) == ["a", "b + a", "b + a"]
     a2, b2, c2 = export.symbolic_shape("a, b, c", scope=s2)
     assert (c2 == a2 + b2, c2 >= a2, str(c2 - a2)) == (True, True, "b")
-    assert str(export.SymbolicScope(["a >= 2"])).endswith(
-        "test_shape_poly.py:99:15 (test_scopes_and_constraints) with constraints:\n"
-        "  a >= 2")
+    # where it was made, as JAX writes it: file:line:column (function)
+    assert re.search(r"^\d+ created at .*test_shape_poly.py:\d+:25 "
+                     r"\(test_scopes_and_constraints\) with constraints:\n  a >= 2$",
+                     str(export.SymbolicScope(["a >= 2"])))
 
 
 def test_symbolic_args_specs():
@@ -140,3 +144,81 @@ def test_symbolic_args_specs():
 ])
 def test_bad_input(call, exc, match):
     assert_named_error(call, exc, match)
+
+
+# --- exporting and calling shape-polymorphic functions --------------------------------------
+
+def _export(f, spec, dtype=np.float32, **kw):
+    return export.export(jax.jit(f))(
+        jax.ShapeDtypeStruct(export.symbolic_shape(spec, **kw), dtype))
+
+
+def test_export_elementwise_and_call_on_concrete_shapes():
+    exp = _export(lambda x: x * 2 + 1, "3, a, a+8")
+    assert repr(exp.in_avals) == repr(exp.out_avals) == "(ShapedArray(float32[3,a,a + 8]),)"
+    assert exp.uses_global_constants
+    text = exp.mlir_module()
+    assert "jax.uses_shape_polymorphism = true" in text
+    assert "tensor<3x?x?xf32>" in text and "stablehlo.dynamic_broadcast_in_dim" in text
+    x = np.arange(48, dtype=np.float32).reshape(3, 4, 4)
+    x = np.concatenate([x, x, x], axis=2)
+    np.testing.assert_allclose(exp.call(x), x * 2 + 1)
+    y = np.ones((3, 5, 13), np.float32)
+    assert jax.jit(exp.call)(y).shape == (3, 5, 13)
+    assert jax.grad(lambda x: exp.call(x).sum())(y).shape == (3, 5, 13)
+    again = export.deserialize(exp.serialize())
+    assert repr(again.in_avals) == "(ShapedArray(float32[3,a,a + 8]),)"
+    np.testing.assert_allclose(again.call(y), y * 2 + 1)
+
+
+def test_export_booleans_and_sin():
+    exp = _export(jnp.logical_not, "b", np.bool_)
+    assert exp.call(np.array([True, False])).tolist() == [False, True]
+    x = np.arange(30, dtype=np.float32).reshape((5, 6))
+    np.testing.assert_allclose(_export(jnp.sin, "w, h").call(x), np.sin(x), rtol=1e-6)
+
+
+_ERRORS = "Please see https://docs.jax.dev/en/latest/export/shape_poly.html"
+
+
+@pytest.mark.parametrize("spec, shape, match", [
+    ("3, a, a+8", (3, 4, 13),
+     "Input shapes do not match the polymorphic shapes specification. Found inconsistency "
+     "between dimension size args[0].shape[2] (= 13) and the specification 'a + 8' (= 12). "
+     "Using the following polymorphic shapes specifications: args[0].shape = (3, a, a + 8). "
+     "Obtained dimension variables: 'a' = 4 from specification 'a' for dimension "
+     "args[0].shape[1] (= 4), . " + _ERRORS),
+    ("3, a, a+8", (2, 4, 12),
+     "Shape mismatch for args[0].shape[0] (expected same constant): expected (3, a, a + 8) "
+     "and called with (2, 4, 12)"),
+    ("3, a, a+8", (4, 12),
+     "Rank mismatch for args[0]: expected (3, a, a + 8) and called with (4, 12)"),
+    ("6*a", (13,),
+     "Input shapes do not match the polymorphic shapes specification. Division had "
+     "remainder 1 when computing the value of 'a'. Using the following polymorphic shapes "
+     "specifications: args[0].shape = (6*a,). Obtained dimension variables: . " + _ERRORS),
+    ("a+1", (1,),
+     "Expected value >= 1 for dimension variable 'a'. Using the following polymorphic "
+     "shapes specifications: args[0].shape = (a + 1,). Obtained dimension variables: "
+     "'a' = 0 from specification 'a + 1' for dimension args[0].shape[0] (= 1), . "),
+])
+def test_call_with_shapes_that_do_not_match(spec, shape, match):
+    exp = _export(lambda x: x, spec)
+    assert_named_error(lambda: exp.call(np.ones(shape, np.float32)), ValueError,
+                       re.escape(match))
+
+
+def test_call_breaking_a_constraint_and_unsolvable_specs():
+    exp = _export(lambda x: x, "a, b", constraints=["a >= b"])
+    assert_named_error(lambda: exp.call(np.ones((2, 3), np.float32)), ValueError, re.escape(
+        "Input shapes do not match the symbolic shape constraint a >= b. Expected '- b + a' "
+        "to be greater or equal to 0, but found -1.  Using the following polymorphic shapes "
+        "specifications: args[0].shape = (a, b). Obtained dimension variables: 'a' = 2 from "
+        "specification 'a' for dimension args[0].shape[0] (= 2), 'b' = 3 from specification "
+        "'b' for dimension args[0].shape[1] (= 3), . " + _ERRORS))
+    assert_named_error(lambda: _export(lambda x: x, "a*b"), ValueError,
+                       "Cannot solve for values of dimension variables {'[ab]', '[ab]'}. We "
+                       "can only solve linear uni-variate constraints. Using the following "
+                       + re.escape("polymorphic shapes specifications: args[0].shape = (a*b,). "
+                                 "Unprocessed specifications: 'a*b' for dimension size "
+                                 "args[0].shape[0]."))

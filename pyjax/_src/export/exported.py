@@ -18,7 +18,7 @@ from pyjax._src import sharding as sharding_mod
 from pyjax._src.api import custom_derivatives, jit as jit_mod
 from pyjax._src.api.autodiff import vjp as api_vjp
 from pyjax._src.backends import devices as devices_mod
-from pyjax._src.backends import dispatch, numpy_backend
+from pyjax._src.backends import dispatch, numpy_backend, stablehlo
 from pyjax._src import shape_poly
 from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.jaxpr import eval_jaxpr
@@ -232,7 +232,9 @@ def _export_lowered(lowered, closed, platforms, disabled_checks) -> Exported:
         nr_devices=nr_devices, platforms=tuple(platforms), ordered_effects=(),
         unordered_effects=(), disabled_safety_checks=disabled_checks,
         mlir_module_serialized=blob, calling_convention_version=version,
-        module_kept_var_idx=tuple(range(len(in_avals))), uses_global_constants=multi,
+        module_kept_var_idx=tuple(range(len(in_avals))),
+        uses_global_constants=multi or any(shape_poly.is_symbolic_dim(d)
+                                           for a in in_avals for d in a.shape),
         _get_vjp=get_vjp)
 
 
@@ -408,7 +410,8 @@ def _argument_place(exported, arg_idx, dim_idx=None):
 
 
 def _call_abstract_eval(*in_avals, exported):
-    for i, (want, got) in enumerate(zip(_flat(exported.in_avals)[0], in_avals)):
+    wanted = _flat(exported.in_avals)[0]
+    for i, (want, got) in enumerate(zip(wanted, in_avals)):
         if len(want.shape) != len(got.shape):
             raise ValueError(f"Rank mismatch for {_argument_place(exported, i)}: expected "
                              f"{want.shape} and called with {got.shape}")
@@ -416,11 +419,15 @@ def _call_abstract_eval(*in_avals, exported):
             raise ValueError(f"Dtype mismatch for {_argument_place(exported, i)}: expected "
                              f"{want.dtype} and called with {got.dtype}")
         for d, (w, g) in enumerate(zip(want.shape, got.shape)):
-            if w != g:
+            if not shape_poly.is_symbolic_dim(w) and w != g:
                 raise ValueError(
                     f"Shape mismatch for {_argument_place(exported, i, d)} (expected same "
                     f"constant): expected {want.shape} and called with {got.shape}")
-    return list(_flat(exported.out_avals)[0])
+    env = shape_poly.solve_dim_vars(
+        (_argument_place(exported, i), want.shape, got.shape)
+        for i, (want, got) in enumerate(zip(wanted, in_avals)))
+    return [a.update(shape=tuple(shape_poly.evaluate_dim(d, env) for d in a.shape))
+            if env else a for a in _flat(exported.out_avals)[0]]
 
 
 def _call_impl(*values, exported):
@@ -450,11 +457,26 @@ def _call_lower(ctx, *args, exported):
                          f"{exported.nr_devices} devices and is called in a context with "
                          f"{devices} devices, which is not allowed.")
     args = _constrained(ctx, args, exported._in_named_shardings)
+    in_avals, out_avals = _flat(exported.in_avals)[0], _flat(exported.out_avals)[0]
+    # a shape-polymorphic module: its dynamic types meet the call's through converts,
+    # and compiling refines them from the caller's shapes
+    args = [_with_type(ctx, v, a) for v, a in zip(args, in_avals)]
     if len(exported.platforms) > 1:   # the module takes the platform's index first
         args = [ctx.constant(np.int32(index)), *args]
-    outs = ctx.call_module(exported.mlir_module(), list(args), ctx.avals_out,
+    outs = ctx.call_module(exported.mlir_module(), list(args), out_avals,
                            f"call_exported_{exported.fun_name}")
+    outs = [_with_type(ctx, v, a) for v, a in zip(outs, ctx.avals_out)]
     return _constrained(ctx, outs, exported._out_named_shardings)
+
+
+def _with_type(ctx, value, aval):
+    """`value` converted to the type of `aval` where their dimensions differ (one of
+    them dynamic)."""
+    target = value.aval.update(shape=aval.shape)
+    if stablehlo.tensor_type(target) == value.type:
+        return value
+    ctx.module.dynamic_shapes = True
+    return ctx.op("stablehlo.convert", [value], target)
 
 
 def _constrained(ctx, values, shardings):
