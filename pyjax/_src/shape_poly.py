@@ -635,13 +635,14 @@ class SymbolicScope:
 
     __repr__ = __str__
 
-    def _check_same(self, e: _DimExpr):
+    def _check_same(self, e: _DimExpr, when="for linear combination", self_descr=" ",
+                    other_descr="unknown"):
         if e.scope is not self:
             raise ValueError(
-                "Invalid mixing of symbolic scopes for linear combination.\n"
-                f"Expected  scope {self}\nand found for '{e}' (unknown) scope {e.scope}\n"
-                "See https://docs.jax.dev/en/latest/export/shape_poly.html#user-specified-"
-                "symbolic-constraints.")
+                f"Invalid mixing of symbolic scopes {when}.\n"
+                f"Expected {self_descr}scope {self}\nand found for '{e}' ({other_descr}) "
+                f"scope {e.scope}\nSee https://docs.jax.dev/en/latest/export/shape_poly.html"
+                "#user-specified-symbolic-constraints.")
 
     def _add_constraint(self, text):
         if not isinstance(text, str):

@@ -222,3 +222,80 @@ def test_call_breaking_a_constraint_and_unsolvable_specs():
                        + re.escape("polymorphic shapes specifications: args[0].shape = (a*b,). "
                                  "Unprocessed specifications: 'a*b' for dimension size "
                                  "args[0].shape[0]."))
+
+
+def _spec(spec, **kw):
+    return jax.ShapeDtypeStruct(export.symbolic_shape(spec, **kw), np.float32)
+
+
+def test_reshape_concatenate_and_broadcast_with_symbolic_sizes():
+    exp = export.export(jax.jit(lambda x: jnp.reshape(x, (x.shape[0] * 2, -1)) * 2.))(
+        _spec("b, 4"))
+    assert repr(exp.out_avals) == "(ShapedArray(float32[2*b,2]),)"
+    assert exp.call(np.ones((3, 4), np.float32)).shape == (6, 2)
+    scope = export.SymbolicScope()
+    exp = export.export(jax.jit(lambda a, b: jnp.concatenate([a, b], axis=0)))(
+        _spec("2*w, h", scope=scope), _spec("w, h", scope=scope))
+    assert repr(exp.out_avals) == "(ShapedArray(float32[3*w,h]),)"
+    b, h = export.symbolic_shape("b, h")
+    out = jax.eval_shape(lambda x, y: x + y, jax.ShapeDtypeStruct((b, h), np.float32),
+                         jax.ShapeDtypeStruct((h,), np.float32))
+    assert str(out.shape) == "(b, h)"
+
+
+def test_calling_a_polymorphic_export_from_another_export():
+    inner = export.export(jax.jit(lambda x: jnp.reshape(x, (-1, x.shape[1]))))(
+        _spec("3,a,a+b"))
+    assert repr(inner.out_avals) == "(ShapedArray(float32[3*b + 3*a,a]),)"
+    outer = export.export(jax.jit(lambda x: inner.call(x) + x.reshape(-1, 4)))(
+        _spec("3,4,12"))
+    assert outer.uses_global_constants
+    assert repr(outer.out_avals) == "(ShapedArray(float32[36,4]),)"
+    arg = np.arange(144, dtype=np.float32).reshape(3, 4, 12)
+    assert float(outer.call(arg).sum()) == 20592.0
+    inner3 = export.export(jax.jit(lambda x: jnp.reshape(x, (-1, x.shape[1]))))(
+        _spec("3,a,a+8"))
+    outer3 = export.export(jax.jit(inner3.call))(_spec("3,c+2,c+10"))
+    assert repr(outer3.out_avals) == "(ShapedArray(float32[3*c + 30,c + 2]),)"
+    assert outer3.call(arg).shape == (36, 4)
+    assert_named_error(
+        lambda: export.export(jax.jit(inner.call))(_spec("3,c,d")), ValueError,
+        re.escape("Expected value >= 1 for dimension variable 'b'. Using the following "
+                  "polymorphic shapes specifications: args[0].shape = (3, a, b + a). "
+                  "Obtained dimension variables: 'a' = c from specification 'a' for "
+                  "dimension args[0].shape[1] (= c), 'b' = d - c from specification 'b + a' "
+                  "for dimension args[0].shape[2] (= d), . "))
+
+
+def test_export_refuses_two_scopes():
+    assert_named_error(
+        lambda: export.export(jax.jit(lambda a, b: jnp.concatenate([a, b], axis=1)))(
+            _spec("w, h1"), _spec("w, h2")), ValueError,
+        "Invalid mixing of symbolic scopes when exporting <lambda>.\nExpected current "
+        "\\(from args\\[0\\]\\) scope .*\nand found for 'w' \\(args\\[1\\]\\) scope ")
+
+
+@pytest.mark.parametrize("f, expected", [
+    (lambda x: jnp.mean(x, axis=0), [4.0, 5.0, 6.0, 7.0]),
+    (lambda x: x * x.shape[0], [[0.0, 3.0, 6.0, 9.0], [12.0, 15.0, 18.0, 21.0],
+                                [24.0, 27.0, 30.0, 33.0]]),
+    (lambda x: x + jnp.arange(x.shape[0], dtype=x.dtype).reshape((x.shape[0], 1)),
+     [[0.0, 1.0, 2.0, 3.0], [5.0, 6.0, 7.0, 8.0], [10.0, 11.0, 12.0, 13.0]]),
+    (lambda x: x.shape[0] + x, [[3.0, 4.0, 5.0, 6.0], [7.0, 8.0, 9.0, 10.0],
+                                [11.0, 12.0, 13.0, 14.0]]),
+    (lambda x: jnp.ones((x.shape[0], 2)) * 3., [[3.0, 3.0], [3.0, 3.0], [3.0, 3.0]]),
+    (lambda x: jnp.sum(x) / x.size, 5.5),
+])
+def test_dimension_sizes_as_values(f, expected):
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    assert np.asarray(export.export(jax.jit(f))(_spec("b, 4")).call(x)).tolist() == expected
+
+
+def test_dimension_as_value_in_jaxprs_and_outside_export():
+    jaxpr = jax.make_jaxpr(lambda x: x * x.shape[0])(_spec("b, 4"))
+    assert "b:i32[] = dim_as_value[dim=b]" in str(jaxpr)
+    assert "d:f32[b,4] = mul a c" in str(jaxpr)
+    assert_named_error(lambda: export.symbolic_shape("b")[0] + jnp.ones(3),
+                       NotImplementedError,
+                       "Evaluation rule for 'dim_as_value' is not implemented. It seems "
+                       "that you are using shape polymorphism outside jax.export.")

@@ -181,6 +181,7 @@ def export(fun_jit, *, platforms: Sequence[str] | None = None,
         if not chosen or not all(isinstance(p, str) for p in chosen):
             raise TypeError(f"export: platforms must be a sequence of platform names "
                             f"(e.g. ('cpu', 'tpu')), got {platforms!r}.")
+        _check_one_scope(fun_jit, args_specs, kwargs_specs)
         # pyjax's lowering is the same for every platform but for
         # lax.platform_dependent, which picks its branch by these
         with config.export_platforms(chosen):
@@ -188,6 +189,22 @@ def export(fun_jit, *, platforms: Sequence[str] | None = None,
             lowered = traced.lower(lowering_platforms=(default_export_platform(),))
         return _export_lowered(lowered, traced.jaxpr, chosen, tuple(disabled_checks))
     return do_export
+
+
+def _check_one_scope(fun_jit, args_specs, kwargs_specs):
+    """The symbolic dimensions of all the arguments must share one scope."""
+    first = None
+    for path, spec in tree_util.tree_flatten_with_path((args_specs, kwargs_specs))[0]:
+        for d in getattr(spec, "shape", ()):
+            if not shape_poly.is_symbolic_dim(d):
+                continue
+            if first is None:
+                first = (d.scope, _args_path(path))
+                continue
+            name = getattr(fun_jit, "__name__", "<unnamed function>")
+            first[0]._check_same(d, when=f"when exporting {name}",
+                                 self_descr=f"current (from {first[1]}) ",
+                                 other_descr=_args_path(path))
 
 
 def _export_lowered(lowered, closed, platforms, disabled_checks) -> Exported:
@@ -233,8 +250,7 @@ def _export_lowered(lowered, closed, platforms, disabled_checks) -> Exported:
         unordered_effects=(), disabled_safety_checks=disabled_checks,
         mlir_module_serialized=blob, calling_convention_version=version,
         module_kept_var_idx=tuple(range(len(in_avals))),
-        uses_global_constants=multi or any(shape_poly.is_symbolic_dim(d)
-                                           for a in in_avals for d in a.shape),
+        uses_global_constants=multi or module.dynamic_shapes,
         _get_vjp=get_vjp)
 
 
@@ -458,8 +474,10 @@ def _call_lower(ctx, *args, exported):
                          f"{devices} devices, which is not allowed.")
     args = _constrained(ctx, args, exported._in_named_shardings)
     in_avals, out_avals = _flat(exported.in_avals)[0], _flat(exported.out_avals)[0]
-    # a shape-polymorphic module: its dynamic types meet the call's through converts,
-    # and compiling refines them from the caller's shapes
+    # a shape-polymorphic module (or one that calls one): its dynamic types meet the
+    # call's through converts, and compiling refines them from the caller's shapes
+    if exported.uses_global_constants and len(exported.platforms) == 1:
+        ctx.module.dynamic_shapes = True
     args = [_with_type(ctx, v, a) for v, a in zip(args, in_avals)]
     if len(exported.platforms) > 1:   # the module takes the platform's index first
         args = [ctx.constant(np.int32(index)), *args]
@@ -473,8 +491,8 @@ def _with_type(ctx, value, aval):
     """`value` converted to the type of `aval` where their dimensions differ (one of
     them dynamic)."""
     target = value.aval.update(shape=aval.shape)
-    if stablehlo.tensor_type(target) == value.type:
-        return value
+    if stablehlo.tensor_type(target) == value.type:   # the same type: retyped only
+        return stablehlo.Value(value.name, target)
     ctx.module.dynamic_shapes = True
     return ctx.op("stablehlo.convert", [value], target)
 

@@ -206,7 +206,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
                 where=where)
     n, mask = _count(a, axes, where)
     if mask is None:
-        result = ew.div(total, np.array(n, compute))
+        result = ew.div(total, convert(st.dim_as_value(n), compute))
     else:
         counts = sum(mask, axis=axes, keepdims=keepdims, dtype=compute)
         result = ew.div(total, counts)
