@@ -516,6 +516,16 @@ def _bounds(e, scope, depth=2):
             for k in _multipliers(e, c):
                 lo = max(lo, _bounds(e - k * c, scope, depth - 1)[0])
                 hi = min(hi, _bounds(e + k * c, scope, depth - 1)[1])
+        # a max or min factor is one of its operands: e lies within the bounds of
+        # e with the factor replaced by either
+        for t, k in e._terms:
+            f = t.factors[0][0] if len(t.factors) == 1 and t.factors[0][1] == 1 else None
+            if f is None or f.operation not in ("max", "min"):
+                continue
+            rest = e - k * _normalized({t: 1}, scope)
+            (lo1, hi1), (lo2, hi2) = (_bounds(rest + k * o, scope, depth - 1)
+                                      for o in f.operands)
+            lo, hi = max(lo, min(lo1, lo2)), min(hi, max(hi1, hi2))
     cache[(e, depth)] = (lo, hi)
     return lo, hi
 

@@ -299,3 +299,26 @@ def test_dimension_as_value_in_jaxprs_and_outside_export():
                        NotImplementedError,
                        "Evaluation rule for 'dim_as_value' is not implemented. It seems "
                        "that you are using shape polymorphism outside jax.export.")
+
+
+@pytest.mark.parametrize("f, out_shape, expected", [
+    (lambda x: x[1:, :2], "(b - 1, 2)", [[4.0, 5.0], [8.0, 9.0], [12.0, 13.0], [16.0, 17.0]]),
+    (lambda x: x[0], "(4,)", [0.0, 1.0, 2.0, 3.0]),
+    (lambda x: x[-1], "(4,)", [16.0, 17.0, 18.0, 19.0]),
+    (lambda x: x[:-2, 1], "(max(0, b - 2),)", [1.0, 5.0, 9.0]),
+    (lambda x: x[::2, 0], "(floordiv(b + 1, 2),)", [0.0, 8.0, 16.0]),
+    (lambda x: x[1:-1, 1:3], "(max(0, b - 2), 2)", [[5.0, 6.0], [9.0, 10.0], [13.0, 14.0]]),
+    (lambda x: jnp.where(x > 17, x, 0.)[3:], "(- min(b, 3) + b, 4)",
+     [[0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 18.0, 19.0]]),
+])
+def test_static_indexing_of_symbolic_dimensions(f, out_shape, expected):
+    exp = export.export(jax.jit(f))(_spec("b, 4"))
+    assert str(exp.out_avals[0].shape) == out_shape
+    x = np.arange(20, dtype=np.float32).reshape(5, 4)
+    assert np.asarray(exp.call(x)).tolist() == expected
+
+
+def test_bounds_of_max_and_min_factors():
+    b, = export.symbolic_shape("b")
+    assert jax.core.max_dim(b - 2, 0) <= b and jax.core.min_dim(b, 3) <= 3
+    assert b + 1 - jax.core.max_dim(b - 2, 0) >= 1

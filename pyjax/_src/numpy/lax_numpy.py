@@ -879,8 +879,11 @@ dsplit = _split_family("dsplit", 2)
 
 
 def broadcast_shapes(*shapes):
+    shapes_ = [tuple(s) for s in shapes]
     try:
-        return tuple(np.broadcast_shapes(*[tuple(s) for s in shapes]))
+        if builtins.any(is_symbolic_dim(d) for s in shapes_ for d in s):
+            return reshaping.broadcast_shapes(*shapes_)   # jax.export's symbolic sizes
+        return tuple(np.broadcast_shapes(*shapes_))
     except ValueError:
         raise ValueError(f"Incompatible shapes for broadcasting: {shapes}") from None
 
