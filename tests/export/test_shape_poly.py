@@ -310,6 +310,9 @@ def test_dimension_as_value_in_jaxprs_and_outside_export():
     (lambda x: x[1:-1, 1:3], "(max(0, b - 2), 2)", [[5.0, 6.0], [9.0, 10.0], [13.0, 14.0]]),
     (lambda x: jnp.where(x > 17, x, 0.)[3:], "(- min(b, 3) + b, 4)",
      [[0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 18.0, 19.0]]),
+    (lambda x: x[jnp.array([0, -1]), 0], "(2,)", [0.0, 16.0]),
+    (lambda x: x[np.array([-1, 0]), 1], "(2,)", [17.0, 1.0]),
+    (lambda x: x[jnp.argmax(x[:, 0])], "(4,)", [16.0, 17.0, 18.0, 19.0]),
 ])
 def test_static_indexing_of_symbolic_dimensions(f, out_shape, expected):
     exp = export.export(jax.jit(f))(_spec("b, 4"))
@@ -322,3 +325,19 @@ def test_bounds_of_max_and_min_factors():
     b, = export.symbolic_shape("b")
     assert jax.core.max_dim(b - 2, 0) <= b and jax.core.min_dim(b, 3) <= 3
     assert b + 1 - jax.core.max_dim(b - 2, 0) >= 1
+
+
+def test_nested_functions_take_the_dimension_variables():
+    exp = export.export(jax.jit(lambda x: jax.jit(lambda y: y * 2)(x)))(_spec("b, 4"))
+    assert 'jax.global_constant = "b"' in exp.mlir_module()
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    np.testing.assert_allclose(exp.call(x), x * 2)
+    var = export.export(jax.jit(lambda x: jnp.var(x, axis=0)))(_spec("b, 4"))
+    np.testing.assert_allclose(var.call(x), np.var(x, axis=0), rtol=1e-6)
+
+
+def test_unsupported_lowerings_name_the_symbolic_dimension():
+    assert_named_error(
+        lambda: export.export(jax.jit(lambda x: jnp.cumsum(x, 0)))(_spec("b, 4")),
+        NotImplementedError, "cumsum along an axis of symbolic size b: pyjax's shape "
+        "polymorphism does not lower cumulative reductions over symbolic dimensions")

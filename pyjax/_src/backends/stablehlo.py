@@ -737,24 +737,30 @@ class FunctionContext:
         attr = typed.to_shardy(aval.ndim, mesh_name=name, as_type=True)
         return self.op("sdy.sharding_constraint", [value], value.aval, {"sharding": attr})
 
-    def function(self, closed, name):
+    def function(self, closed, name, dim_vars=()):
         """The symbol of `closed` lowered as a private function named after `name`
-        (printed once per jaxpr per module)."""
-        fname = self.module._lowered.get(id(closed), (None, None))[1]
+        (printed once per jaxpr per module); with `dim_vars`, it takes the values of
+        those dimension variables first (JAX's jax.global_constant arguments)."""
+        key = (id(closed), dim_vars)
+        fname = self.module._lowered.get(key, (None, None))[1]
         if fname is None:
             fname = self.module.unique_name(name)
-            self.module._lowered[id(closed)] = (closed, fname)
-            _lower_function(self.module, fname, closed.jaxpr, closed.consts, "private")
+            self.module._lowered[key] = (closed, fname)
+            _lower_function(self.module, fname, closed.jaxpr, closed.consts, "private",
+                            dim_vars=dim_vars)
         return fname
 
     def call(self, closed, args, name, call_metadata=None):
         """Calls `closed` as a private function (printed once per jaxpr per module); the
-        call op carries the equation's XLA metadata and `call_metadata`."""
-        fname = self.function(closed, name)
+        call op carries the equation's XLA metadata and `call_metadata`. In a
+        shape-polymorphic module the dimension variables are passed first."""
+        dim_vars = tuple(sorted(self.module.dim_values))
+        fname = self.function(closed, name, dim_vars)
         metadata = self.origin.ctx.xla_metadata if self.origin is not None else None
         if call_metadata:
             metadata = {**(metadata or {}), **call_metadata}
-        return self._call_symbol(fname, args, closed.out_avals, metadata)
+        dims = [self.module.dim_values[v] for v in dim_vars]
+        return self._call_symbol(fname, [*dims, *args], closed.out_avals, metadata)
 
     def call_module(self, text, args, out_avals, name):
         """Calls the public @main of another module, given as MLIR text (as jaxlib prints
@@ -834,18 +840,22 @@ def sanitize_symbol(name):
 
 
 def _lower_function(module, name, jaxpr, consts, visibility, const_args=False,
-                    arg_attrs=None, result_attrs=None):
-    """Prints one func.func. With const_args the constvars become leading arguments."""
+                    arg_attrs=None, result_attrs=None, dim_vars=()):
+    """Prints one func.func. With const_args the constvars become leading arguments;
+    before them, the values of the dimension variables `dim_vars`."""
     ctx = FunctionContext(module)
     header_slot = len(module.functions)
     module.functions.append(None)        # keeps main first; filled in below
     params = list(jaxpr.constvars) + list(jaxpr.invars) if const_args else jaxpr.invars
-    arg_values = [Value(f"%arg{i}", v.aval) for i, v in enumerate(params)]
+    dim_args = [Value(f"%arg{i}", ShapedArray((), np.int32)) for i in range(len(dim_vars))]
+    arg_values = [Value(f"%arg{len(dim_vars) + i}", v.aval) for i, v in enumerate(params)]
     outer_dim_values = module.dim_values
-    module.dim_values = _dim_values(ctx, arg_values) if name == "main" else {}
+    module.dim_values = _dim_values(ctx, arg_values) if name == "main" and \
+        visibility == "public" else dict(zip(dim_vars, dim_args))
+    dim_attrs = [f'jax.global_constant = "{v}"' for v in dim_vars]
     try:
         _lower_body(module, ctx, header_slot, name, jaxpr, consts, visibility, const_args,
-                    arg_values, arg_attrs, result_attrs)
+                    arg_values, arg_attrs, result_attrs, list(zip(dim_args, dim_attrs)))
     finally:
         module.dim_values = outer_dim_values
 
@@ -865,7 +875,7 @@ def _dim_values(ctx, arg_values):
 
 
 def _lower_body(module, ctx, header_slot, name, jaxpr, consts, visibility, const_args,
-                arg_values, arg_attrs, result_attrs):
+                arg_values, arg_attrs, result_attrs, dim_args):
     if const_args:
         n = len(jaxpr.constvars)
         outs = ctx.lower_jaxpr(ClosedJaxpr(jaxpr, arg_values[:n]), arg_values[n:])
@@ -873,8 +883,9 @@ def _lower_body(module, ctx, header_slot, name, jaxpr, consts, visibility, const
         outs = ctx.lower_jaxpr(ClosedJaxpr(jaxpr, consts), arg_values)
     arg_attrs = arg_attrs or {}
     args_text = ", ".join(
-        f"{v.name}: {v.type}" + (f" {{{arg_attrs[i]}}}" if i in arg_attrs else "")
-        for i, v in enumerate(arg_values))
+        [f"{v.name}: {v.type} {{{attr}}}" for v, attr in dim_args]
+        + [f"{v.name}: {v.type}" + (f" {{{arg_attrs[i]}}}" if i in arg_attrs else "")
+           for i, v in enumerate(arg_values)])
     out_types = ", ".join(v.type for v in outs)
     result_attrs = result_attrs or {}
     results_text = ", ".join(v.type + (f" {{{result_attrs[i]}}}" if i in result_attrs else "")

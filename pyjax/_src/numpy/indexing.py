@@ -275,10 +275,15 @@ def _normalize(v, n):
     if isinstance(v, int):
         return v + n if v < 0 else v
     if isinstance(v, np.ndarray):
-        return np.where(v < 0, v + n, v) if v.dtype.kind == "i" else v
+        if v.dtype.kind != "i" or not (v < 0).any():
+            return v
+        if not is_symbolic_dim(n):
+            return np.where(v < 0, v + n, v)
+        v = as_array(v)   # counted from a symbolic size: computed in the program
     if v.aval.dtype.kind == "u":
         return v
-    n = np.array(n, v.aval.dtype)
+    n = ew.convert_element_type(st.dim_as_value(n), v.aval.dtype) if is_symbolic_dim(n) \
+        else np.array(n, v.aval.dtype)
     return ew.select(ew.lt(v, np.zeros((), v.aval.dtype)), ew.add(v, n), v)
 
 
