@@ -247,16 +247,6 @@ class _DimExpr:
     def __lt__(self, other):
         return not _geq(self, other, lambda: f"'{self}' < '{other}'")
 
-    # inspection
-    def variables(self) -> set[str]:
-        return _variables(self)
-
-    def evaluate(self, env, ops=None):
-        """The value of this expression for `env` (variable name -> value). With `ops`
-        (an object with add, mul, floordiv, mod, max, min, constant), the values may
-        be anything those combine, such as StableHLO values."""
-        return _evaluate(self, env, ops or _INT_OPS)
-
 
 DimSize = int | _DimExpr
 
@@ -914,6 +904,8 @@ def solve_symbolically(args, offset=0):
     in terms of synthetic variables, one per symbolic dimension, named as JAX names
     them (args[0].shape[1]); and each synthetic variable's (offset + argument index,
     dimension). Raises ValueError where a variable cannot be solved."""
+    if not any(is_symbolic_dim(d) for _, shape in args for d in shape):
+        return {}, {}
     scope = SymbolicScope()
     sources, with_actual = {}, []
     for i, (name, shape) in enumerate(args):
