@@ -159,3 +159,20 @@ IMMUTABLE_ARRAY_MESSAGE = (
     "JAX arrays are immutable and do not support in-place item assignment. Instead of "
     "x[idx] = y, use x = x.at[idx].set(y) or another .at[] method: "
     "https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html")
+
+
+class InconclusiveDimensionOperation(Exception):
+    """A computation with symbolic dimensions whose result the dimension variables'
+    bounds and the scope's constraints do not decide (JAX's)."""
+
+    _HELP = """
+This error arises for comparison operations with shapes that
+are non-constant, and the result of the operation cannot be represented as
+a boolean value for all values of the symbolic dimensions involved.
+
+Please see https://docs.jax.dev/en/latest/export/shape_poly.html#comparison-of-symbolic-dimensions-is-partially-supported
+for more details.
+"""
+
+    def __init__(self, message: str):
+        super().__init__(f"{message}{self._HELP}")

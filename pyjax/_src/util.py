@@ -10,6 +10,7 @@ from collections.abc import Callable, Hashable
 from typing import Any
 
 from pyjax._src.errors import AxisError, origin_of
+from pyjax._src.shape_poly import is_symbolic_dim
 
 
 class WeakCache:
@@ -121,6 +122,9 @@ def canonicalize_shape(shape, where, nonnegative=True, negative_error=TypeError)
                         f"type (or an int), got {shape!r}.") from None
     out = []
     for d in shape:
+        if is_symbolic_dim(d):      # kept as it is: shape polymorphism (jax.export)
+            out.append(d)
+            continue
         if getattr(d, "ndim", 0) != 0 or isinstance(d, (bool, float, complex, str)) or \
                 not hasattr(d, "__index__"):
             raise TypeError(f"{where}: Shapes must be 1D sequences of concrete values of "
@@ -134,7 +138,7 @@ def canonicalize_shape(shape, where, nonnegative=True, negative_error=TypeError)
                             f"integer type, got {tuple(shape)}.\nIf using `jit`, try using "
                             "`static_argnums` or applying `jit` to smaller subfunctions.\n"
                             f"{origin_of(d) or e}") from e
-    if nonnegative and any(d < 0 for d in out):
+    if nonnegative and any(not is_symbolic_dim(d) and d < 0 for d in out):
         raise negative_error(f"{where}: negative dimensions are not allowed, got shape "
                              f"{tuple(out)}.")
     return tuple(out)

@@ -11,7 +11,7 @@ SRC = REPO_ROOT / "pyjax" / "_src"
 
 LEVELS = [
     (0, ("util", "config", "dtypes", "errors", "layout", "traceback_util", "version",
-         "monitoring")),
+         "monitoring", "shape_poly")),
     (1, ("tree_util",)),
     (2, ("core",)),
     (3, ("interpreters",)),

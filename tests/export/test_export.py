@@ -22,10 +22,11 @@ def _exported(vjp_order=0):
 
 def test_public_names_are_jax_s():
     assert {n for n in dir(export) if not n.startswith("_")} == {
-        "DisabledSafetyCheck", "Exported", "default_export_platform", "deserialize",
-        "export", "maximum_supported_calling_convention_version",
+        "DisabledSafetyCheck", "Exported", "SymbolicScope", "default_export_platform",
+        "deserialize", "export", "is_symbolic_dim",
+        "maximum_supported_calling_convention_version",
         "minimum_supported_calling_convention_version", "register_namedtuple_serialization",
-        "register_pytree_node_serialization"}
+        "register_pytree_node_serialization", "symbolic_args_specs", "symbolic_shape"}
 
 
 def test_fields_as_jax():

@@ -54,6 +54,8 @@ import numpy as np
 
 from pyjax._src import config, dtypes, monitoring
 from pyjax._src import layout as layout_mod
+from pyjax._src import shape_poly
+from pyjax._src.shape_poly import is_symbolic_dim
 from pyjax._src import sharding as sharding_mod
 from pyjax._src.core.avals import ShapedArray
 from pyjax._src.core import source_info
@@ -101,6 +103,9 @@ def tensor_type(aval):
     key = (aval.shape, aval.dtype)
     text = _tensor_types.get(key)
     if text is None:
+        if any(map(is_symbolic_dim, aval.shape)):    # a dynamic dimension: ?
+            dims = "".join("?x" if is_symbolic_dim(d) else f"{d}x" for d in aval.shape)
+            return f"tensor<{dims}{element_type(aval.dtype)}>"
         _check_addressable(aval)
         dims = "".join(f"{d}x" for d in aval.shape)
         text = _tensor_types[key] = f"tensor<{dims}{element_type(aval.dtype)}>"
@@ -235,6 +240,15 @@ class ModuleContext:
         self._names = set()
         self._lowered = {}           # id(closed jaxpr) -> (closed, function name)
         self.host_callbacks = []     # Python callables of the module's custom calls
+        # whether a function of the module has dynamic (symbolic) dimensions: compiling
+        # then refines them from @main's static shapes (an inlined shape-polymorphic
+        # export), or cannot compile at all (@main's own are symbolic: jax.export's)
+        self.dynamic_shapes = False
+        # a shape-polymorphic @main: each dimension variable's value as an expression
+        # of the synthetic variables (name -> (argument index, dimension)) that stand
+        # for its arguments' dimension sizes; the values, while @main is lowered
+        self.dim_solution, self.dim_sources = {}, {}
+        self.dim_values = {}
         # jax.debug.inspect_array_sharding's (callback, rank, placeholder or None)
         self.sharding_inspections = []
 
@@ -438,6 +452,10 @@ class FunctionContext:
     # -- ops --
     def op(self, name, operands, result, attrs=None, regions=()):
         single = isinstance(result, (ShapedArray, AbstractToken))
+        if name in _DYNAMIC_FORMS and single and any(map(is_symbolic_dim, result.shape)):
+            # a result of symbolic shape: the dynamic op, given its shape as a value
+            return self.op(_DYNAMIC_FORMS[name], [*operands, self.shape_value(result.shape)],
+                           result, attrs)
         outs = [result] if single else list(result)
         res = self.fresh() if outs else ""
         if len(outs) == 1:
@@ -533,11 +551,33 @@ class FunctionContext:
         return self.op("sdy.manual_computation", list(operands),
                        [a.strip_weak_type() for a in out_avals], attrs, regions=[region])
 
+    # -- symbolic dimensions --
+    def dim_value(self, d):
+        """The value of dimension `d` (an int or a symbolic dimension) as a tensor<i32>,
+        computed from @main's argument shapes."""
+        try:
+            return shape_poly.evaluate_dim(d, self.module.dim_values, _DimOps(self))
+        except shape_poly.UnexpectedDimVar:
+            raise NotImplementedError(
+                f"Lowering an op whose shape has the symbolic dimension '{d}' inside a "
+                f"function other than the exported @main (origin: {self.origin}) is not "
+                "supported by pyjax's shape polymorphism") from None
+
+    def shape_value(self, shape):
+        """`shape` as a tensor<Nxi32>, the shape operand of dynamic ops."""
+        one = ShapedArray((1,), np.int32)
+        return self.concatenate([self.op("stablehlo.reshape", [self.dim_value(d)], one)
+                                 for d in shape], 0)
+
     # -- small helpers --
     def constant(self, value, aval=None):
         if aval is None:
             value = np.asarray(value)
             aval = ShapedArray(value.shape, value.dtype)
+        if any(map(is_symbolic_dim, aval.shape)):   # a splat of dynamic shape
+            splat = np.asarray(value).reshape(-1)[:1].reshape(())
+            return self.broadcast(self.constant(splat, ShapedArray((), aval.dtype)),
+                                  aval.strip_weak_type().shape)
         if aval.size == 0:   # no literal form needed: broadcast a scalar
             zero = self.constant(np.zeros((), aval.dtype), ShapedArray((), aval.dtype))
             return self.op("stablehlo.broadcast_in_dim", [zero], aval.strip_weak_type(),
@@ -548,6 +588,8 @@ class FunctionContext:
     def full(self, value, shape, dtype):
         """A splat constant of `shape`."""
         dtype = np.dtype(dtype)
+        if any(map(is_symbolic_dim, shape)):
+            return self.constant(np.full((), value, dtype), ShapedArray(shape, dtype))
         return self.constant(np.full(shape, value, dtype), ShapedArray(shape, dtype))
 
     def unary(self, name, x, out_dtype=None):
@@ -728,14 +770,17 @@ class FunctionContext:
         attr = typed.to_shardy(aval.ndim, mesh_name=name, as_type=True)
         return self.op("sdy.sharding_constraint", [value], value.aval, {"sharding": attr})
 
-    def function(self, closed, name):
+    def function(self, closed, name, dim_vars=()):
         """The symbol of `closed` lowered as a private function named after `name`
-        (printed once per jaxpr per module)."""
-        fname = self.module._lowered.get(id(closed), (None, None))[1]
+        (printed once per jaxpr per module); with `dim_vars`, it takes the values of
+        those dimension variables first (JAX's jax.global_constant arguments)."""
+        key = (id(closed), dim_vars)
+        fname = self.module._lowered.get(key, (None, None))[1]
         if fname is None:
             fname = self.module.unique_name(name)
-            self.module._lowered[id(closed)] = (closed, fname)
-            _lower_function(self.module, fname, closed.jaxpr, closed.consts, "private")
+            self.module._lowered[key] = (closed, fname)
+            _lower_function(self.module, fname, closed.jaxpr, closed.consts, "private",
+                            dim_vars=dim_vars)
         return fname
 
     def call(self, closed, args, name, call_metadata=None, op_name=None):
@@ -743,11 +788,14 @@ class FunctionContext:
         ops are named from the function's start); the call op carries the equation's
         XLA metadata and `call_metadata`, and is named `op_name` under the name stack
         (the primitive's name if None) as a scope the equation's transformations wrap
-        ('jvp(jit(f))', as JAX names a jit's call)."""
-        fname = self.function(closed, name)
+        ('jvp(jit(f))', as JAX names a jit's call). In a shape-polymorphic module the
+        dimension variables are passed first."""
+        dim_vars = tuple(sorted(self.module.dim_values))
+        fname = self.function(closed, name, dim_vars)
         metadata = self.origin.ctx.xla_metadata if self.origin is not None else None
         if call_metadata:
             metadata = {**(metadata or {}), **call_metadata}
+        args = [*[self.module.dim_values[v] for v in dim_vars], *args]
         if op_name is None:
             return self._call_symbol(fname, args, closed.out_avals, metadata)
         stack = source_info.NameStack((*self._eqn_stack, op_name))
@@ -779,6 +827,54 @@ class FunctionContext:
         return [Value(f"{res}#{i}", a) for i, a in enumerate(out_avals)]
 
 
+_DYNAMIC_FORMS = {"stablehlo.broadcast_in_dim": "stablehlo.dynamic_broadcast_in_dim",
+                  "stablehlo.iota": "stablehlo.dynamic_iota",
+                  "stablehlo.reshape": "stablehlo.dynamic_reshape"}
+
+
+class _DimOps:
+    """Arithmetic on dimension values (tensor<i32>) for shape_poly.evaluate_dim: floordiv
+    and mod round towards -inf, as Python's."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+
+    def constant(self, k):
+        return self.ctx.constant(np.int32(k))
+
+    def _op(self, name, a, b):
+        return self.ctx.op(name, [a, b], a.aval)
+
+    def add(self, a, b):
+        return self._op("stablehlo.add", a, b)
+
+    def mul(self, a, b):
+        return self._op("stablehlo.multiply", a, b)
+
+    def max(self, a, b):
+        return self._op("stablehlo.maximum", a, b)
+
+    def min(self, a, b):
+        return self._op("stablehlo.minimum", a, b)
+
+    def _adjust(self, a, b):
+        """Whether the truncated remainder of a / b is nonzero and of b's other sign."""
+        ctx, zero = self.ctx, self.constant(0)
+        r = self._op("stablehlo.remainder", a, b)
+        signs_differ = ctx.compare(ctx.compare(r, zero, "LT"), ctx.compare(b, zero, "LT"),
+                                   "NE")
+        return r, self._op("stablehlo.and", ctx.compare(r, zero, "NE"), signs_differ)
+
+    def floordiv(self, a, b):
+        q = self._op("stablehlo.divide", a, b)
+        _, fix = self._adjust(a, b)
+        return self.ctx.select(fix, self._op("stablehlo.subtract", q, self.constant(1)), q)
+
+    def mod(self, a, b):
+        r, fix = self._adjust(a, b)
+        return self.ctx.select(fix, self._op("stablehlo.add", r, b), r)
+
+
 # --- functions and modules --------------------------------------------------------------
 
 def _join_names(*names):
@@ -808,14 +904,43 @@ def sanitize_symbol(name):
 
 
 def _lower_function(module, name, jaxpr, consts, visibility, const_args=False,
-                    arg_attrs=None, result_attrs=None, name_stack=""):
+                    arg_attrs=None, result_attrs=None, name_stack="", dim_vars=()):
     """Prints one func.func. With const_args the constvars become leading arguments;
-    its ops are named under `name_stack`."""
+    before them, the values of the dimension variables `dim_vars`. Its ops are named
+    under `name_stack`."""
     ctx = FunctionContext(module, name_stack=name_stack)
     header_slot = len(module.functions)
     module.functions.append(None)        # keeps main first; filled in below
     params = list(jaxpr.constvars) + list(jaxpr.invars) if const_args else jaxpr.invars
-    arg_values = [Value(f"%arg{i}", v.aval) for i, v in enumerate(params)]
+    dim_args = [Value(f"%arg{i}", ShapedArray((), np.int32)) for i in range(len(dim_vars))]
+    arg_values = [Value(f"%arg{len(dim_vars) + i}", v.aval) for i, v in enumerate(params)]
+    outer_dim_values = module.dim_values
+    module.dim_values = _dim_values(ctx, arg_values) if name == "main" and \
+        visibility == "public" else dict(zip(dim_vars, dim_args))
+    dim_attrs = [f'jax.global_constant = "{v}"' for v in dim_vars]
+    try:
+        _lower_body(module, ctx, header_slot, name, jaxpr, consts, visibility, const_args,
+                    arg_values, arg_attrs, result_attrs, list(zip(dim_args, dim_attrs)))
+    finally:
+        module.dim_values = outer_dim_values
+
+
+def _dim_values(ctx, arg_values):
+    """The values of @main's dimension variables, computed from its arguments' sizes."""
+    module = ctx.module
+    if not module.dim_solution:
+        return {}
+    sizes = {}
+    for name, (i, d) in module.dim_sources.items():
+        sizes[name] = ctx.op("stablehlo.get_dimension_size", [arg_values[i]],
+                             ShapedArray((), np.int32), {"dimension": i64_attr(d)})
+    ops = _DimOps(ctx)
+    return {var: shape_poly.evaluate_dim(e, sizes, ops)
+            for var, e in module.dim_solution.items()}
+
+
+def _lower_body(module, ctx, header_slot, name, jaxpr, consts, visibility, const_args,
+                arg_values, arg_attrs, result_attrs, dim_args):
     if const_args:
         n = len(jaxpr.constvars)
         outs = ctx.lower_jaxpr(ClosedJaxpr(jaxpr, arg_values[:n]), arg_values[n:])
@@ -823,8 +948,9 @@ def _lower_function(module, name, jaxpr, consts, visibility, const_args=False,
         outs = ctx.lower_jaxpr(ClosedJaxpr(jaxpr, consts), arg_values)
     arg_attrs = arg_attrs or {}
     args_text = ", ".join(
-        f"{v.name}: {v.type}" + (f" {{{arg_attrs[i]}}}" if i in arg_attrs else "")
-        for i, v in enumerate(arg_values))
+        [f"{v.name}: {v.type} {{{attr}}}" for v, attr in dim_args]
+        + [f"{v.name}: {v.type}" + (f" {{{arg_attrs[i]}}}" if i in arg_attrs else "")
+           for i, v in enumerate(arg_values)])
     out_types = ", ".join(v.type for v in outs)
     result_attrs = result_attrs or {}
     results_text = ", ".join(v.type + (f" {{{result_attrs[i]}}}" if i in result_attrs else "")
@@ -864,8 +990,10 @@ class LoweredModule:
     first), input-output aliases from donation, and each line's source equation."""
 
     def __init__(self, text, origins, const_avals, in_avals, out_avals, donation,
-                 host_callbacks=(), sharding_inspections=(), mesh=None):
+                 host_callbacks=(), sharding_inspections=(), mesh=None,
+                 dynamic_shapes=False):
         self.text, self.origins = text, origins
+        self.dynamic_shapes = dynamic_shapes   # see ModuleContext.dynamic_shapes
         self.const_avals, self.in_avals, self.out_avals = const_avals, in_avals, out_avals
         self.donation = donation   # a Donation
         # Python functions that custom calls to XLA's CPU callback target invoke, by index
@@ -1019,12 +1147,15 @@ def _lower_module(closed, prefix, name, donated_invars, num_replicas, axis_env, 
     module._names.add("main")
     in_avals = [v.aval for v in jaxpr.invars]
     out_avals = [v.aval for v in jaxpr.outvars]
+    nconsts = len(jaxpr.constvars) if const_args else 0
+    module.dim_solution, module.dim_sources = shape_poly.solve_symbolically(
+        [(f"args[{i}]", getattr(a, "shape", ())) for i, a in enumerate(in_avals)],
+        offset=nconsts)
     donated = tuple(donated_invars) or (False,) * len(in_avals)
     # partitioned with results XLA places: XLA may reuse any donated buffer (as JAX)
     donate_rest = mesh is not None and mesh.size > 1 and (
         len(out_shardings) < len(out_avals) or any(map(_left_open, out_shardings)))
     donation = donation_aliases(in_avals, donated, out_avals, donate_rest)
-    nconsts = len(jaxpr.constvars) if const_args else 0
     arg_attrs = {nconsts + i: [f"tf.aliasing_output = {k} : i32"]
                  for i, k in donation.aliases.items()}
     for i in donation.donors:
@@ -1055,7 +1186,11 @@ def _lower_module(closed, prefix, name, donated_invars, num_replicas, axis_env, 
                     arg_attrs={i: ", ".join(a) for i, a in arg_attrs.items()},
                     result_attrs={i: ", ".join(a) for i, a in result_attrs.items()})
     partitions = mesh.size if mesh is not None else 1
-    head = (f"module @{module.name} attributes {{mhlo.num_partitions = {partitions} : i32, "
+    polymorphic = any(is_symbolic_dim(d) for a in in_avals + out_avals
+                      for d in getattr(a, "shape", ()))
+    head = (f"module @{module.name} attributes {{"
+            + ("jax.uses_shape_polymorphism = true, " if polymorphic else "")
+            + f"mhlo.num_partitions = {partitions} : i32, "
             f"mhlo.num_replicas = {num_replicas} : i32}} {{")
     lines = [(head, None)]
     if mesh is not None:
@@ -1070,7 +1205,8 @@ def _lower_module(closed, prefix, name, donated_invars, num_replicas, axis_env, 
     return LoweredModule(text, [o for _, o in lines],
                          [v.aval for v in jaxpr.constvars] if const_args else [],
                          in_avals, out_avals, donation, module.host_callbacks,
-                         module.sharding_inspections, mesh)
+                         module.sharding_inspections, mesh,
+                         dynamic_shapes=module.dynamic_shapes or polymorphic)
 
 
 # --- generic lowerings used by the builders -----------------------------------------------

@@ -194,7 +194,7 @@ def _compile_uncached(lowered, devices, name, options, key):
         start = time.perf_counter()
         try:
             with TraceMe(f"pyjax compile jit({name})"):   # named in profiler traces
-                exe = client().compile_and_load(lowered.text, device_list, options)
+                exe = client().compile_and_load(_refined(lowered), device_list, options)
         except _jax.JaxRuntimeError as err:
             raise _compile_error(err, lowered, name) from None
         seconds = time.perf_counter() - start
@@ -208,6 +208,20 @@ def _module_name(lowered):
     head = lowered.text[:200]
     start = head.find("@") + 1
     return head[start:head.find(" ", start)] if start else "main"
+
+
+def _refined(lowered):
+    """The module to compile: its text, or for a module with dynamic dimensions (a
+    shape-polymorphic export inlined) the bytecode with them refined from @main's
+    static shapes."""
+    if not lowered.dynamic_shapes:
+        return lowered.text
+    try:
+        return _jax.mlir.refine_polymorphic_shapes(
+            lowered.text.encode(), enable_shape_assertions=True,
+            validate_static_shapes=True)
+    except Exception as err:   # noqa: BLE001 - jaxlib raises its own types
+        raise ValueError(f"Cannot refine the dynamic shapes of the module: {err}") from None
 
 
 def _load_persistent(key, device_list, options):

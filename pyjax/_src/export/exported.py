@@ -18,7 +18,8 @@ from pyjax._src import sharding as sharding_mod
 from pyjax._src.api import custom_derivatives, jit as jit_mod
 from pyjax._src.api.autodiff import vjp as api_vjp
 from pyjax._src.backends import devices as devices_mod
-from pyjax._src.backends import dispatch, numpy_backend
+from pyjax._src.backends import dispatch, numpy_backend, stablehlo
+from pyjax._src import shape_poly
 from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.jaxpr import eval_jaxpr
 from pyjax._src.export import serialization
@@ -180,6 +181,7 @@ def export(fun_jit, *, platforms: Sequence[str] | None = None,
         if not chosen or not all(isinstance(p, str) for p in chosen):
             raise TypeError(f"export: platforms must be a sequence of platform names "
                             f"(e.g. ('cpu', 'tpu')), got {platforms!r}.")
+        _check_one_scope(fun_jit, args_specs, kwargs_specs)
         # pyjax's lowering is the same for every platform but for
         # lax.platform_dependent, which picks its branch by these
         with config.export_platforms(chosen):
@@ -187,6 +189,22 @@ def export(fun_jit, *, platforms: Sequence[str] | None = None,
             lowered = traced.lower(lowering_platforms=(default_export_platform(),))
         return _export_lowered(lowered, traced.jaxpr, chosen, tuple(disabled_checks))
     return do_export
+
+
+def _check_one_scope(fun_jit, args_specs, kwargs_specs):
+    """The symbolic dimensions of all the arguments must share one scope."""
+    first = None
+    for path, spec in tree_util.tree_flatten_with_path((args_specs, kwargs_specs))[0]:
+        for d in getattr(spec, "shape", ()):
+            if not shape_poly.is_symbolic_dim(d):
+                continue
+            if first is None:
+                first = (d.scope, _args_path(path))
+                continue
+            name = getattr(fun_jit, "__name__", "<unnamed function>")
+            first[0]._check_same(d, when=f"when exporting {name}",
+                                 self_descr=f"current (from {first[1]}) ",
+                                 other_descr=_args_path(path))
 
 
 def _export_lowered(lowered, closed, platforms, disabled_checks) -> Exported:
@@ -231,7 +249,8 @@ def _export_lowered(lowered, closed, platforms, disabled_checks) -> Exported:
         nr_devices=nr_devices, platforms=tuple(platforms), ordered_effects=(),
         unordered_effects=(), disabled_safety_checks=disabled_checks,
         mlir_module_serialized=blob, calling_convention_version=version,
-        module_kept_var_idx=tuple(range(len(in_avals))), uses_global_constants=multi,
+        module_kept_var_idx=tuple(range(len(in_avals))),
+        uses_global_constants=multi or module.dynamic_shapes,
         _get_vjp=get_vjp)
 
 
@@ -407,7 +426,8 @@ def _argument_place(exported, arg_idx, dim_idx=None):
 
 
 def _call_abstract_eval(*in_avals, exported):
-    for i, (want, got) in enumerate(zip(_flat(exported.in_avals)[0], in_avals)):
+    wanted = _flat(exported.in_avals)[0]
+    for i, (want, got) in enumerate(zip(wanted, in_avals)):
         if len(want.shape) != len(got.shape):
             raise ValueError(f"Rank mismatch for {_argument_place(exported, i)}: expected "
                              f"{want.shape} and called with {got.shape}")
@@ -415,11 +435,15 @@ def _call_abstract_eval(*in_avals, exported):
             raise ValueError(f"Dtype mismatch for {_argument_place(exported, i)}: expected "
                              f"{want.dtype} and called with {got.dtype}")
         for d, (w, g) in enumerate(zip(want.shape, got.shape)):
-            if w != g:
+            if not shape_poly.is_symbolic_dim(w) and w != g:
                 raise ValueError(
                     f"Shape mismatch for {_argument_place(exported, i, d)} (expected same "
                     f"constant): expected {want.shape} and called with {got.shape}")
-    return list(_flat(exported.out_avals)[0])
+    env = shape_poly.solve_dim_vars(
+        (_argument_place(exported, i), want.shape, got.shape)
+        for i, (want, got) in enumerate(zip(wanted, in_avals)))
+    return [a.update(shape=tuple(shape_poly.evaluate_dim(d, env) for d in a.shape))
+            if env else a for a in _flat(exported.out_avals)[0]]
 
 
 def _call_impl(*values, exported):
@@ -449,11 +473,28 @@ def _call_lower(ctx, *args, exported):
                          f"{exported.nr_devices} devices and is called in a context with "
                          f"{devices} devices, which is not allowed.")
     args = _constrained(ctx, args, exported._in_named_shardings)
+    in_avals, out_avals = _flat(exported.in_avals)[0], _flat(exported.out_avals)[0]
+    # a shape-polymorphic module (or one that calls one): its dynamic types meet the
+    # call's through converts, and compiling refines them from the caller's shapes
+    if exported.uses_global_constants and len(exported.platforms) == 1:
+        ctx.module.dynamic_shapes = True
+    args = [_with_type(ctx, v, a) for v, a in zip(args, in_avals)]
     if len(exported.platforms) > 1:   # the module takes the platform's index first
         args = [ctx.constant(np.int32(index)), *args]
-    outs = ctx.call_module(exported.mlir_module(), list(args), ctx.avals_out,
+    outs = ctx.call_module(exported.mlir_module(), list(args), out_avals,
                            f"call_exported_{exported.fun_name}")
+    outs = [_with_type(ctx, v, a) for v, a in zip(outs, ctx.avals_out)]
     return _constrained(ctx, outs, exported._out_named_shardings)
+
+
+def _with_type(ctx, value, aval):
+    """`value` converted to the type of `aval` where their dimensions differ (one of
+    them dynamic)."""
+    target = value.aval.update(shape=aval.shape)
+    if stablehlo.tensor_type(target) == value.type:   # the same type: retyped only
+        return stablehlo.Value(value.name, target)
+    ctx.module.dynamic_shapes = True
+    return ctx.op("stablehlo.convert", [value], target)
 
 
 def _constrained(ctx, values, shardings):
@@ -478,3 +519,36 @@ call_exported_p = define_primitive(
     transpose=NO_TRANSPOSE, batch=NO_BATCHING, lower=_call_lower,
     samples=no_samples("needs an Exported, made by jax.export from a jitted function"),
     shown_params=lambda params: {"exported": str(params["exported"])})
+
+
+# --- symbolic shapes ----------------------------------------------------------------------
+
+def symbolic_args_specs(args, shapes_specs, constraints: Sequence[str] = (),
+                        scope: shape_poly.SymbolicScope | None = None):
+    """ShapeDtypeStructs for the pytree `args` (arrays or ShapeDtypeStructs), their shapes
+    given by `shapes_specs`: None (the arguments' own), one spec for all, or a pytree
+    prefix of `args` of specs (see symbolic_shape, which fills '_' and '...' from each
+    argument's shape). All the shapes share one scope."""
+    from pyjax._src.api.shapes import ShapeDtypeStruct
+    if scope is None:
+        scope = shape_poly.SymbolicScope(constraints)
+    elif constraints:
+        raise ValueError("Cannot use both `scope` and `constraints`")
+    if isinstance(args, tuple) and isinstance(shapes_specs, list):
+        shapes_specs = tuple(shapes_specs)
+
+    def specs_for(spec, subtree):
+        return tree_util.tree_map(
+            lambda a: ShapeDtypeStruct(
+                shape_poly.symbolic_shape(spec, like=np.shape(a), scope=scope),
+                dtypes.canonicalize_dtype(a.dtype if hasattr(a, "dtype")
+                                          else np.result_type(a))), subtree)
+
+    if shapes_specs is None or isinstance(shapes_specs, str):
+        return specs_for(shapes_specs, args)
+    try:
+        return tree_util.tree_map(specs_for, shapes_specs, args,
+                                  is_leaf=lambda x: x is None)
+    except ValueError as e:
+        raise ValueError(f"export.symbolic_args_specs shapes_specs must be a pytree prefix "
+                         f"of the arguments: {e}") from None

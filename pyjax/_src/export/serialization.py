@@ -7,7 +7,8 @@
 The header holds the calling convention: the name, the argument and result pytrees
 (nodes: None, tuple, list, dict with string keys, and types registered with
 `register_pytree_node_serialization` by their serialized name), the avals (shape, dtype
-name or `key:<impl>` for typed keys, weak type, type-level sharding), the NamedShardings
+name or `key:<impl>` for typed keys, weak type, type-level sharding; symbolic dimensions
+as text, with their scope's constraints), the NamedShardings
 over abstract meshes, the platforms, the device count, the disabled checks, the calling
 convention version, and the serialized VJPs up to the order asked. Bytes of another
 format (JAX's own included) raise a ValueError that says so. Imports sharding,
@@ -27,6 +28,7 @@ from pyjax._src import dtypes, tree_util
 from pyjax._src import sharding as sharding_mod
 from pyjax._src.core.avals import ShapedArray
 from pyjax._src.random import keys
+from pyjax._src.shape_poly import SymbolicScope, is_symbolic_dim, symbolic_shape
 
 _MAGIC = b"pyjax.export\0"
 _FORMAT_VERSION = 1
@@ -165,11 +167,23 @@ def _treedef(node, avals):
 
 # --- avals and shardings --------------------------------------------------------------------
 
+def _shape_json(shape):
+    """A shape's dimensions: ints, and symbolic ones as their text."""
+    return [str(d) if is_symbolic_dim(d) else d for d in shape]
+
+
 def _aval_json(aval):
     if isinstance(aval, keys.KeyAval):   # a typed key array: its impl's name
-        return [list(aval.shape), f"key:{aval.dtype._impl.name}", False, None]
+        return [_shape_json(aval.shape), f"key:{aval.dtype._impl.name}", False, None]
     name = "float0" if aval.dtype == dtypes.float0 else np.dtype(aval.dtype).name
-    return [list(aval.shape), name, bool(aval.weak_type), _sharding_json(aval._sharding)]
+    return [_shape_json(aval.shape), name, bool(aval.weak_type),
+            _sharding_json(aval._sharding)]
+
+
+def _scope_constraints(avals):
+    """The constraints of the scope of the avals' symbolic dimensions (one scope)."""
+    scope = next((d.scope for a in avals for d in a.shape if is_symbolic_dim(d)), None)
+    return None if scope is None else list(scope._constraints)
 
 
 def _dtype_named(name):
@@ -179,8 +193,9 @@ def _dtype_named(name):
     return np.dtype(extended if extended is not None else name)
 
 
-def _aval_from_json(item):
+def _aval_from_json(item, scope):
     shape, dtype, weak, sharding = item
+    shape = [symbolic_shape(d, scope=scope)[0] if isinstance(d, str) else d for d in shape]
     if dtype.startswith("key:"):
         return keys.KeyAval(tuple(shape), keys.KeyTy(keys.PRNGS[dtype[4:]]))
     return ShapedArray(tuple(shape), _dtype_named(dtype), weak_type=weak,
@@ -234,6 +249,7 @@ def encode(exp, vjp_blob) -> bytearray:
         "in_tree": _tree_json(exp.in_tree), "out_tree": _tree_json(exp.out_tree),
         "in_avals": [_aval_json(a) for a in exp.in_avals],
         "out_avals": [_aval_json(a) for a in exp.out_avals],
+        "constraints": _scope_constraints(exp.in_avals + exp.out_avals),
         "in_shardings": [_sharding_json(s) for s in exp._in_named_shardings],
         "out_shardings": [_sharding_json(s) for s in exp._out_named_shardings],
         "nr_devices": exp.nr_devices, "platforms": list(exp.platforms),
@@ -263,8 +279,9 @@ def decode(blob):
                          f"pyjax reads version {_FORMAT_VERSION}.")
     size = int.from_bytes(blob[at + 1:at + 5], "big")
     header = json.loads(blob[at + 5:at + 5 + size].decode("utf-8"))
-    in_avals = tuple(map(_aval_from_json, header["in_avals"]))
-    out_avals = tuple(map(_aval_from_json, header["out_avals"]))
+    scope = None if header["constraints"] is None else SymbolicScope(header["constraints"])
+    in_avals = tuple(_aval_from_json(a, scope) for a in header["in_avals"])
+    out_avals = tuple(_aval_from_json(a, scope) for a in header["out_avals"])
     in_named = tuple(map(_sharding_from_json, header["in_shardings"]))
     out_named = tuple(map(_sharding_from_json, header["out_shardings"]))
     fields = dict(

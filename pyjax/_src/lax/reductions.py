@@ -22,6 +22,7 @@ from pyjax._src.lax.sharding_constraint import (as_type, out_sharding_for,
                                                 with_sharding_constraint)
 from pyjax._src.lax.slicing import slice_in_dim
 from pyjax._src.lax.builders import ANY, BOOL, INT, NUMBER
+from pyjax._src.shape_poly import is_symbolic_dim
 from pyjax._src.util import canonicalize_axes
 
 
@@ -452,6 +453,11 @@ def _scan_lowering(combine):
     with the one 2**k before it (after it, when reversed)."""
     def lower(ctx, x, axis, reverse):
         n, shift = x.aval.shape[axis], 1
+        if is_symbolic_dim(n):
+            raise NotImplementedError(
+                f"{ctx.origin.primitive.name if ctx.origin else 'a cumulative reduction'} "
+                f"along an axis of symbolic size {n}: pyjax's shape polymorphism does not "
+                "lower cumulative reductions over symbolic dimensions")
         while shift < n:
             head = ctx.slice_in_dim(x, 0, n - shift, axis)
             tail = ctx.slice_in_dim(x, shift, n, axis)

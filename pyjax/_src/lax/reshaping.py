@@ -24,6 +24,7 @@ from pyjax._src.lax import sharding_rules
 from pyjax._src.lax.sharding_constraint import apply_out_sharding
 from pyjax._src.lax import structural as st
 from pyjax._src.lax import transfers
+from pyjax._src.shape_poly import is_symbolic_dim
 from pyjax._src.util import canonicalize_axis
 
 
@@ -322,14 +323,15 @@ def broadcast_to_rank(x, rank):
 def broadcast_shapes(*shapes):
     """The NumPy-style broadcast of shapes (trailing alignment; size-1 dims stretch)."""
     try:
-        shapes = [tuple(operator.index(d) for d in s) for s in shapes]
+        shapes = [tuple(d if is_symbolic_dim(d) else operator.index(d) for d in s)
+                  for s in shapes]
     except TypeError:
         bad = next((s for s in shapes if not hasattr(s, "__iter__")
                     or not all(hasattr(d, "__index__") for d in s)), shapes)
         raise TypeError(f"Shapes must be 1D sequences of concrete values of integer type, "
                         f"got {bad}.") from None
     for s in shapes:
-        if any(d < 0 for d in s):
+        if any(not is_symbolic_dim(d) and d < 0 for d in s):
             raise TypeError(f"Only non-negative indices are allowed when broadcasting "
                             f"static shapes, but got shape {s}.")
     if not shapes:
@@ -341,7 +343,7 @@ def broadcast_shapes(*shapes):
         sizes = set(dims) - {1}
         if len(sizes) > 1:
             raise ValueError(f"Incompatible shapes for broadcasting: shapes={shapes} "
-                             f"(dimension {i} has sizes {sorted(sizes)}).")
+                             f"(dimension {i} has sizes {sorted(sizes, key=str)}).")
         out.append(sizes.pop() if sizes else 1)
     return tuple(out)
 

@@ -19,6 +19,7 @@ from pyjax._src.lax import sharding_rules
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import indexing
 from pyjax._src.lax import structural as st
+from pyjax._src.shape_poly import is_symbolic_dim
 from pyjax._src.util import canonicalize_axis
 
 
@@ -66,16 +67,25 @@ def _slice_batch(args, dims, start_indices, limit_indices, strides):
                         strides=None if strides is None else insert(strides, 1)), d
 
 
+def _slice_lower(ctx, x, start_indices, limit_indices, strides):
+    if any(map(is_symbolic_dim, start_indices + limit_indices)):
+        # bounds of symbolic dimensions (jax.export): computed from @main's arguments
+        return ctx.op("stablehlo.real_dynamic_slice",
+                      [x, ctx.shape_value(start_indices), ctx.shape_value(limit_indices),
+                       ctx.shape_value(strides)], ctx.avals_out[0])
+    return ctx.op("stablehlo.slice", [x], ctx.avals_out[0],
+                  {"start_indices": hlo.i64_array(start_indices),
+                   "limit_indices": hlo.i64_array(limit_indices),
+                   "strides": hlo.i64_array(strides)})
+
+
 slice_p = define_primitive(
     "slice", impl=_slice_impl, abstract_eval=sharding_rules.typed(
         _slice_abstract_eval, sharding_rules.sliced("slicing"),
         sharding_rules.operand_ur), jvp=linear_jvp,
     transpose=_slice_transpose, batch=_slice_batch,
-    lower=lambda ctx, x, start_indices, limit_indices, strides: ctx.op(
-        "stablehlo.slice", [x], ctx.avals_out[0],
-        {"start_indices": hlo.i64_array(start_indices),
-         "limit_indices": hlo.i64_array(limit_indices),
-         "strides": hlo.i64_array(strides or (1,) * x.aval.ndim)}),
+    lower=lambda ctx, x, start_indices, limit_indices, strides: _slice_lower(
+        ctx, x, start_indices, limit_indices, strides or (1,) * x.aval.ndim),
     samples=lambda: [b.Sample([b.random_values((4, 5), np.float32)],
                       {"start_indices": (1, 0), "limit_indices": (3, 5), "strides": None}),
              b.Sample([b.random_values((6,), np.float32)],
@@ -98,8 +108,8 @@ def slice(operand, start_indices, limit_indices, strides=None):
             keys.to_physical(operand), (*start_indices, *(0,) * n),
             (*limit_indices, *keys.physical_shape),
             None if strides is None else (*strides, *(1,) * n)))
-    start = tuple(operator.index(i) for i in start_indices)
-    limit = tuple(operator.index(i) for i in limit_indices)
+    start = tuple(i if is_symbolic_dim(i) else operator.index(i) for i in start_indices)
+    limit = tuple(i if is_symbolic_dim(i) else operator.index(i) for i in limit_indices)
     strides = None if strides is None or all(s == 1 for s in strides) else \
         tuple(operator.index(s) for s in strides)
     return slice_p.bind(operand, start_indices=start, limit_indices=limit, strides=strides)

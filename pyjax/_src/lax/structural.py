@@ -10,9 +10,10 @@ from pyjax._src import dtypes
 from pyjax._src.array import as_array
 from pyjax._src.backends import stablehlo as hlo
 from pyjax._src.core.avals import ShapedArray, cotangent_sharding, get_aval
-from pyjax._src.core.trace import define_primitive
+from pyjax._src.core.trace import define_primitive, no_samples
 from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters.ad import linear_jvp
+from pyjax._src.shape_poly import is_symbolic_dim
 from pyjax._src.lax import builders as b
 from pyjax._src.lax import sharding_rules
 from pyjax._src.lax import elementwise as ew
@@ -22,8 +23,8 @@ from pyjax._src.lax.sharding_constraint import takes_out_sharding
 
 
 def _static_shape(shape, where, allow_infer=False):
-    try:
-        out = tuple(operator.index(d) for d in shape)
+    try:   # symbolic dimensions (jax.export's shape polymorphism) stand as they are
+        out = tuple(d if is_symbolic_dim(d) else operator.index(d) for d in shape)
     except TypeError as err:
         from pyjax._src.core.trace import Tracer
         bad = next((d for d in shape if isinstance(d, Tracer)), None)
@@ -34,7 +35,8 @@ def _static_shape(shape, where, allow_infer=False):
             ) from None
         raise TypeError(f"{where}: Shapes must be 1D sequences of concrete values of "
                         f"integer type, got {shape}.") from err
-    if any(d < 0 and not (allow_infer and d == -1) for d in out):
+    if any(not is_symbolic_dim(d) and d < 0 and not (allow_infer and d == -1)
+           for d in out):
         raise TypeError(f"{where} shape must have every element be nonnegative, got {out}.")
     return out
 
@@ -172,7 +174,8 @@ def broadcast_to_shape(x, shape):
 # --- reshape ----------------------------------------------------------------------------
 
 def _reshape_abstract_eval(x, new_sizes, dimensions=None, sharding=None):
-    if prod(new_sizes) != x.size or any(d < 0 for d in new_sizes):
+    if prod(new_sizes) != x.size or any(not is_symbolic_dim(d) and d < 0
+                                        for d in new_sizes):
         raise TypeError(f"reshape total size must be unchanged, got new_sizes {new_sizes} "
                         f"for shape {x.shape}.")
     return ShapedArray(new_sizes, x.dtype, x.weak_type)
@@ -544,6 +547,31 @@ iota_p = define_primitive(
 
 def iota(dtype, size):
     return broadcasted_iota(dtype, (size,), 0)
+
+
+# --- symbolic dimensions as values (jax.export's shape polymorphism) --------------------
+
+def _dim_as_value_impl(dim):
+    raise NotImplementedError(
+        "Evaluation rule for 'dim_as_value' is not implemented. It seems that you are "
+        "using shape polymorphism outside jax.export.")
+
+
+dim_as_value_p = define_primitive(
+    "dim_as_value", impl=_dim_as_value_impl,
+    abstract_eval=lambda dim: ShapedArray((), dtypes.default_int_dtype(), weak_type=True),
+    jvp=ad.zero_jvp, batch=batching.no_operands_rule,
+    lower=lambda ctx, dim: ctx.convert(ctx.dim_value(dim), ctx.avals_out[0].dtype),
+    samples=no_samples("needs a symbolic dimension, which only jax.export's lowering "
+                       "can compute"))
+
+
+def dim_as_value(d):
+    """A dimension size as an integer value: a constant for an int; for a symbolic
+    dimension, computed from the arguments' shapes when lowered."""
+    if not is_symbolic_dim(d):
+        return np.asarray(d, dtypes.default_int_dtype())
+    return dim_as_value_p.bind(dim=d)
 
 
 @takes_out_sharding

@@ -17,13 +17,16 @@ from pyjax._src.numpy import sorting
 from pyjax._src.numpy.array_api_metadata import __array_namespace__
 from pyjax._src.numpy import reductions as red
 from pyjax._src.numpy import ufuncs as uf
+from pyjax._src.shape_poly import is_symbolic_dim
 
 
 def _defer_to_unrecognized(binary):
     """Return NotImplemented for operands jnp does not know, so Python tries the other
     side (e.g. a user class with __radd__); an object with __jax_array__ is that array."""
     def op(self, other):
-        if type(other) is not Array and not _is_operand(other):
+        if is_symbolic_dim(other):   # a dimension size as a value (jax.export)
+            other = st.dim_as_value(other)
+        elif type(other) is not Array and not _is_operand(other):
             if not hasattr(other, "__jax_array__"):
                 return NotImplemented
             other = other.__jax_array__()

@@ -19,6 +19,7 @@ from pyjax._src.core.trace import Tracer
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import indexing as li
 from pyjax._src.lax import reductions as red
+from pyjax._src.shape_poly import is_symbolic_dim, max_dim, min_dim
 from pyjax._src.lax import slicing as sl
 from pyjax._src.lax import structural as st
 from pyjax._src.lax.sharding_constraint import apply_out_sharding
@@ -164,6 +165,9 @@ def _parse(shape, idx, check_bounds=False, wrap_negative=True):
         kind = item[0]
         if kind in ("new", "bool"):
             entries.append(item)
+        elif kind == "rawslice" and is_symbolic_dim(shape[dim]):
+            entries.append(("slice", dim, *_symbolic_slice(item[1], shape[dim])))
+            dim += 1
         elif kind == "rawslice":
             n = shape[dim]
             try:
@@ -188,6 +192,23 @@ def _parse(shape, idx, check_bounds=False, wrap_negative=True):
             entries.append(("adv", dim, item[1]))
             dim += 1
     return entries
+
+
+def _symbolic_slice(s, n):
+    """(start, step, length) of the slice `s` (static ints) of a dimension of symbolic
+    size `n`, clamped as Python clamps slices."""
+    start, stop, step = s.start, s.stop, 1 if s.step is None else operator.index(s.step)
+    if step <= 0:
+        raise NotImplementedError(f"Slicing a dimension of symbolic size {n} with step "
+                                  f"{step}: only positive steps are supported")
+
+    def clamp(i, default):
+        if i is None:
+            return default
+        i = operator.index(i)
+        return min_dim(n, i) if i >= 0 else max_dim(0, n + i)
+    start, stop = clamp(start, 0), clamp(stop, n)
+    return start, step, (max_dim(0, stop - start) + step - 1) // step
 
 
 def _check_static_index(i, axis, size, wrap_negative):
@@ -254,10 +275,15 @@ def _normalize(v, n):
     if isinstance(v, int):
         return v + n if v < 0 else v
     if isinstance(v, np.ndarray):
-        return np.where(v < 0, v + n, v) if v.dtype.kind == "i" else v
+        if v.dtype.kind != "i" or not (v < 0).any():
+            return v
+        if not is_symbolic_dim(n):
+            return np.where(v < 0, v + n, v)
+        v = as_array(v)   # counted from a symbolic size: computed in the program
     if v.aval.dtype.kind == "u":
         return v
-    n = np.array(n, v.aval.dtype)
+    n = ew.convert_element_type(st.dim_as_value(n), v.aval.dtype) if is_symbolic_dim(n) \
+        else np.array(n, v.aval.dtype)
     return ew.select(ew.lt(v, np.zeros((), v.aval.dtype)), ew.add(v, n), v)
 
 

@@ -26,6 +26,7 @@ from pyjax._src.lax.sharding_constraint import apply_out_sharding, check_spec_ha
 from pyjax._src.numpy.util import (check_arraylike, convert, ensure_array, ensure_arraylike,
                                    extended_dtype, is_arraylike, jax_array_protocol,
                                    promote_dtypes)
+from pyjax._src.shape_poly import is_symbolic_dim
 from pyjax._src.util import canonicalize_axes, canonicalize_axis, canonicalize_shape
 from pyjax._src.lax.sharding_constraint import takes_out_sharding
 from pyjax._src.sharding import canonical_sharding
@@ -440,6 +441,13 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None, out_sharding
         return _place(arange(start, stop, step, dtype), device or out_sharding)
     if dtype is not None:
         dtype = dtypes.check_user_dtype(dtype, "arange")
+    if builtins.any(is_symbolic_dim(v) for v in (start, stop, step)):
+        if stop is not None or step is not None:
+            raise NotImplementedError(
+                f"jnp.arange with a symbolic dimension takes only the size, as "
+                f"arange({start}); got start={start}, stop={stop}, step={step}")
+        dtype = dtypes.canonicalize_dtype(dtype or dtypes.default_int_dtype())
+        return ensure_array(st.iota(dtype, start))   # jax.export's symbolic size
     start_name = "stop" if stop is None and step is None else "start"
     start = _concrete_scalar(start, "arange", start_name)
     stop = _concrete_scalar(stop, "arange", "stop") if stop is not None else None
@@ -898,8 +906,11 @@ dsplit = _split_family("dsplit", 2)
 
 
 def broadcast_shapes(*shapes):
+    shapes_ = [tuple(s) for s in shapes]
     try:
-        return tuple(np.broadcast_shapes(*[tuple(s) for s in shapes]))
+        if builtins.any(is_symbolic_dim(d) for s in shapes_ for d in s):
+            return reshaping.broadcast_shapes(*shapes_)   # jax.export's symbolic sizes
+        return tuple(np.broadcast_shapes(*shapes_))
     except ValueError:
         raise ValueError(f"Incompatible shapes for broadcasting: {shapes}") from None
 

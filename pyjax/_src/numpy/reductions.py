@@ -12,6 +12,7 @@ from pyjax._src.core.avals import get_aval
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import reductions as lr
 from pyjax._src.lax import structural as st
+from pyjax._src.shape_poly import is_symbolic_dim
 from pyjax._src.numpy.util import (check_arraylike, convert, ensure_array, ensure_arraylike,
                                    jax_array_protocol, promote_dtypes_inexact)
 from pyjax._src.util import canonicalize_axes, canonicalize_axis, renamed
@@ -206,7 +207,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
                 where=where)
     n, mask = _count(a, axes, where)
     if mask is None:
-        result = ew.div(total, np.array(n, compute))
+        result = ew.div(total, convert(st.dim_as_value(n), compute))
     else:
         counts = sum(mask, axis=axes, keepdims=keepdims, dtype=compute)
         result = ew.div(total, counts)
@@ -251,7 +252,10 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     total_dtype = get_aval(total).dtype
     # as in JAX, no positive degrees of freedom left gives NaN (not inf)
     no_dof = np.nan if dtypes.is_inexact(total_dtype) else 0
-    if mask is None:
+    if mask is None and is_symbolic_dim(n):   # a symbolic count (jax.export), as JAX's
+        denom = ew.sub(convert(st.dim_as_value(n), total_dtype),
+                       np.array(ddof, total_dtype))
+    elif mask is None:
         denom = np.array(n - ddof if n - ddof > 0 else no_dof, total_dtype)
     else:
         denom = ew.sub(sum(mask, axis=axes, keepdims=keepdims, dtype=total_dtype),

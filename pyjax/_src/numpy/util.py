@@ -11,6 +11,7 @@ from pyjax._src.array import Array, as_array
 from pyjax._src.core.avals import refuse_masked
 from pyjax._src.core.trace import Tracer
 from pyjax._src.lax import elementwise as ew
+from pyjax._src.lax import reshaping
 from pyjax._src.lax import structural as st
 
 
@@ -180,8 +181,8 @@ def promote_shapes(name, *args):
     if all(r == top or r == 0 for r in ranks):
         return list(args)   # equal ranks: lax checks the sizes (a TypeError, as in JAX)
     shapes = [np.shape(x) if not hasattr(x, "aval") else x.aval.shape for x in args]
-    try:
-        np.broadcast_shapes(*shapes)
+    try:   # lax's check: symbolic dimensions (jax.export) too
+        reshaping.broadcast_shapes(*shapes)
     except ValueError:
         raise ValueError(f"Incompatible shapes for broadcasting: shapes={shapes} (in "
                          f"{name}); each dimension must match or be 1, counted from the "
