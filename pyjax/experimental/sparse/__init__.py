@@ -8,6 +8,9 @@ from pyjax._src.sparse.bcoo import (  # noqa: F401
     bcoo_fromdense, bcoo_fromdense_p, bcoo_sort_indices, bcoo_sort_indices_p, bcoo_todense,
     bcoo_todense_p, bcoo_transpose, bcoo_transpose_p,
 )
+from pyjax._src.sparse.bcoo_structural import (  # noqa: F401
+    bcoo_concatenate, bcoo_reduce_sum, bcoo_reshape, bcoo_rev, bcoo_squeeze,
+)
 from pyjax._src.sparse.coo import (  # noqa: F401
     COO, coo_fromdense, coo_fromdense_p, coo_matmat, coo_matmat_p, coo_matvec, coo_matvec_p,
     coo_todense, coo_todense_p,

@@ -6,3 +6,6 @@ from pyjax._src.sparse.bcoo import (  # noqa: F401
     bcoo_sort_indices, bcoo_sort_indices_p, bcoo_todense, bcoo_todense_p, bcoo_transpose,
     bcoo_transpose_p,
 )
+from pyjax._src.sparse.bcoo_structural import (  # noqa: F401
+    bcoo_concatenate, bcoo_reduce_sum, bcoo_reshape, bcoo_rev, bcoo_squeeze,
+)
