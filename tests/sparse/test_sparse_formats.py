@@ -124,3 +124,16 @@ def test_random_bcoo_and_sort_indices_match_jax():
     s = sparse.bcoo_sort_indices(sparse.BCOO(
         (jnp.array([1., 2, 3]), jnp.array([[1, 0], [0, 2], [0, 1]])), shape=(2, 3)))
     assert _lists(s._bufs) == [[3.0, 2.0, 1.0], [[0, 1], [0, 2], [1, 0]]]
+
+
+def test_batched_matmul_matches_jax():
+    a = (jnp.arange(24.).reshape(2, 3, 4) % 4) - 1.5
+    A = sparse.BCOO.fromdense(a * (a > 0), n_batch=1)
+    b = jnp.arange(40.).reshape(2, 4, 5) / 10
+    B = sparse.BCOO.fromdense(b * (b > 1.5), n_batch=1)
+    np.testing.assert_allclose((A @ b[0]).sum(-1), [[15.75] * 3] * 2, rtol=1e-6)
+    np.testing.assert_allclose((A @ b).sum(-1), [[15.75] * 3, [35.75] * 3], rtol=1e-6)
+    np.testing.assert_allclose((a[0] @ B).sum(-1), [[10.5] * 3, [12.5] * 3], rtol=1e-6)
+    np.testing.assert_allclose(jnp.ones(4) @ B, [[0.0, 1.6, 1.7, 1.8, 1.9],
+                                                 [11.0, 11.4, 11.8, 12.2, 12.6]], rtol=1e-6)
+    np.testing.assert_allclose(A @ jnp.ones(4), [[2.0] * 3] * 2)

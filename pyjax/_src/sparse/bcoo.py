@@ -777,35 +777,12 @@ class BCOO(JAXSparse):
         return obj
 
     def __matmul__(self, other):
-        """Sparse @ dense: bcoo_dot_general contracting the last dimension with the
-        other's first (or only)."""
-        if isinstance(other, JAXSparse):
-            raise NotImplementedError("matmul between two sparse objects.")
-        other = jnp.asarray(other)
-        data, other = promote_dtypes(self.data, other)
-        if self.ndim == 0 or other.ndim == 0:
-            raise ValueError("matmul: operands must have at least one dimension")
-        contract_rhs = 0 if other.ndim == 1 else other.ndim - 2
-        dims = (((self.ndim - 1,), (contract_rhs,)), ((), ()))
-        if self.ndim > 2 or other.ndim > 2:
-            raise NotImplementedError(
-                f"BCOO @ dense for operands of rank {self.ndim} and {other.ndim}; pyjax "
-                "multiplies BCOO arrays of rank <= 2 with vectors and matrices")
-        return _bcoo_dot_general(data, self.indices, other, dimension_numbers=dims,
-                                 preferred_element_type=None, lhs_spinfo=self._info)
+        """Sparse @ dense, with jnp.matmul's semantics."""
+        return _matmul(self, other)
 
     def __rmatmul__(self, other):
-        if isinstance(other, JAXSparse):
-            raise NotImplementedError("matmul between two sparse objects.")
-        other = jnp.asarray(other)
-        data, other = promote_dtypes(self.data, other)
-        if self.ndim > 2 or other.ndim > 2 or self.ndim == 0 or other.ndim == 0:
-            raise NotImplementedError(
-                f"dense @ BCOO for operands of rank {other.ndim} and {self.ndim}; pyjax "
-                "multiplies BCOO arrays of rank <= 2 with vectors and matrices")
-        dims = (((other.ndim - 1,), (0,)), ((), ()))
-        return _bcoo_rdot_general(other, data, self.indices, dimension_numbers=dims,
-                                  preferred_element_type=None, rhs_spinfo=self._info)
+        """Dense @ sparse, with jnp.matmul's semantics."""
+        return _matmul(other, self)
 
     def __mul__(self, other):
         """Elementwise product with a scalar or a dense array broadcastable to the shape:
@@ -821,6 +798,36 @@ class BCOO(JAXSparse):
         return BCOO((self.data * values, self.indices), **self._info._asdict())
 
     __rmul__ = __mul__
+
+
+def _matmul(lhs, rhs):
+    """jnp.matmul of a BCOO array and a dense one, as bcoo_dot_general: the last axis
+    of lhs contracts with the second-to-last (or only) of rhs; leading batch dimensions
+    (which must be the sparse operand's batch dimensions) pair up when both have them."""
+    if isinstance(lhs, JAXSparse) and isinstance(rhs, JAXSparse):
+        raise NotImplementedError("matmul between two sparse objects.")
+    sparse_lhs = isinstance(lhs, BCOO)
+    sp, dense = (lhs, rhs) if sparse_lhs else (rhs, lhs)
+    dense = jnp.asarray(dense)
+    data, dense = promote_dtypes(sp.data, dense)
+    sp = BCOO((data, sp.indices), **sp._info._asdict())
+    lhs, rhs = (sp, dense) if sparse_lhs else (dense, sp)
+    if lhs.ndim == 0 or rhs.ndim == 0:
+        raise ValueError("matmul: operands must have at least one dimension, got shapes "
+                         f"{lhs.shape} and {rhs.shape}")
+    contract = ((lhs.ndim - 1,), (0 if rhs.ndim == 1 else rhs.ndim - 2,))
+    lhs_batch, rhs_batch = lhs.shape[:-2], rhs.shape[:-2]
+    if lhs_batch and rhs_batch:
+        if lhs_batch != rhs_batch:
+            raise NotImplementedError(
+                f"sparse matmul with broadcast batch dimensions: shapes {lhs.shape} and "
+                f"{rhs.shape}")
+        batch = tuple(range(len(lhs_batch)))
+        return bcoo_dot_general(lhs, rhs, dimension_numbers=(contract, (batch, batch)))
+    out = bcoo_dot_general(lhs, rhs, dimension_numbers=(contract, ((), ())))
+    if rhs_batch and lhs.ndim > 1:   # (n, batch..., m) -> (batch..., n, m)
+        out = jnp.moveaxis(out, 0, len(rhs_batch))
+    return out
 
 
 tree_util.register_pytree_node(BCOO, BCOO.tree_flatten, BCOO.tree_unflatten)
