@@ -137,3 +137,19 @@ def test_batched_matmul_matches_jax():
     np.testing.assert_allclose(jnp.ones(4) @ B, [[0.0, 1.6, 1.7, 1.8, 1.9],
                                                  [11.0, 11.4, 11.8, 12.2, 12.6]], rtol=1e-6)
     np.testing.assert_allclose(A @ jnp.ones(4), [[2.0] * 3] * 2)
+
+
+def test_dot_general_sampled_matches_jax():
+    A = jnp.arange(8.).reshape(2, 4) / 4
+    B = jnp.arange(12.).reshape(4, 3) - 5
+    idx = jnp.array([[0, 2], [1, 0], [1, 1], [2, 5]])   # the last is out of bounds: 0
+
+    def f(A, B):
+        return sparse.bcoo_dot_general_sampled(A, B, idx,
+                                               dimension_numbers=(((1,), (0,)), ((), ())))
+    np.testing.assert_array_equal(f(A, B), [6.0, 1.0, 6.5, 0.0])
+    np.testing.assert_array_equal(jax.jit(f)(A, B), [6.0, 1.0, 6.5, 0.0])
+    gA, gB = jax.grad(lambda A, B: (f(A, B) ** 2).sum(), argnums=(0, 1))(A, B)
+    np.testing.assert_array_equal(gA, [[-36, 0, 36, 72], [-62, -17, 28, 73]])
+    np.testing.assert_array_equal(gB, [[2, 13, 0], [2.5, 16.25, 3], [3, 19.5, 6],
+                                       [3.5, 22.75, 9]])

@@ -556,6 +556,61 @@ bcoo_dot_general_p = composite_primitive(
                                "lhs_spinfo": SparseInfo(shape=(2, 3))})])
 
 
+# --- bcoo_dot_general_sampled ---------------------------------------------------------
+
+def bcoo_dot_general_sampled(A, B, indices, *, dimension_numbers):
+    """The data of lax.dot_general(A, B) at the BCOO `indices` (the product computed
+    where the sparse result is stored)."""
+    (lhs_contract, rhs_contract), (lhs_batch, rhs_batch) = dimension_numbers
+    dims = ((_index_tuple(lhs_contract), _index_tuple(rhs_contract)),
+            (_index_tuple(lhs_batch), _index_tuple(rhs_batch)))
+    return bcoo_dot_general_sampled_p.bind(jnp.asarray(A), jnp.asarray(B),
+                                           jnp.asarray(indices), dimension_numbers=dims)
+
+
+def _bcoo_dot_general_sampled_fun(A, B, indices, *, dimension_numbers):
+    # JAX's general CPU path: the dense product, then the entries at the indices
+    return _bcoo_extract_fun(indices, ldot.dot_general(A, B, dimension_numbers),
+                             assume_unique=True)
+
+
+def _dense_product_aval(A, B, dimension_numbers):
+    return ldot.dot_general_p.abstract_eval(
+        ShapedArray(A.shape, A.dtype), ShapedArray(B.shape, B.dtype),
+        dimension_numbers=dimension_numbers, precision=None, preferred_element_type=None,
+        out_sharding=None)
+
+
+def _bcoo_dot_general_sampled_abstract_eval(A, B, indices, *, dimension_numbers):
+    dense = _dense_product_aval(A, B, dimension_numbers)
+    return _bcoo_extract_abstract_eval(indices, dense, assume_unique=True)
+
+
+def _bcoo_dot_general_sampled_transpose(ct, A, B, indices, *, dimension_numbers):
+    if ad.is_undefined_primal(indices):
+        raise ValueError("Cannot transpose with respect to sparse indices")
+    A_aval = A.aval if ad.is_undefined_primal(A) else ShapedArray(A.shape, A.dtype)
+    B_aval = B.aval if ad.is_undefined_primal(B) else ShapedArray(B.shape, B.dtype)
+    dense = _dense_product_aval(A_aval, B_aval, dimension_numbers)
+    ct_dense = _bcoo_todense(ad.instantiate_zeros(ct), indices,
+                             spinfo=SparseInfo(dense.shape))
+    ct_A, ct_B = ldot.dot_general_p.transpose(ct_dense, A, B,
+                                              dimension_numbers=dimension_numbers)
+    return [ct_A, ct_B, None]
+
+
+bcoo_dot_general_sampled_p = composite_primitive(
+    "bcoo_dot_general_sampled", _bcoo_dot_general_sampled_fun,
+    abstract_eval=_bcoo_dot_general_sampled_abstract_eval,
+    jvp=ad.defjvp(
+        lambda g, A, B, indices, **p: bcoo_dot_general_sampled(g, B, indices, **p),
+        lambda g, A, B, indices, **p: bcoo_dot_general_sampled(A, g, indices, **p), None),
+    transpose=_bcoo_dot_general_sampled_transpose,
+    samples=lambda: [b.Sample([b.random_values((2, 4), np.float32),
+                               b.random_values((4, 3), np.float32, seed=1), _samples()[1]],
+                              {"dimension_numbers": (((1,), (0,)), ((), ()))})])
+
+
 # --- bcoo_sort_indices ------------------------------------------------------------------
 
 def bcoo_sort_indices(mat):

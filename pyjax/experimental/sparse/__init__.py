@@ -4,7 +4,8 @@ from pyjax._src.sparse.ad import grad, jacfwd, jacobian, jacrev, value_and_grad 
 from pyjax._src.sparse.api import empty, eye, todense, todense_p  # noqa: F401
 from pyjax._src.sparse.base import JAXSparse  # noqa: F401
 from pyjax._src.sparse.bcoo import (  # noqa: F401
-    BCOO, bcoo_dot_general, bcoo_dot_general_p, bcoo_extract, bcoo_extract_p,
+    BCOO, bcoo_dot_general, bcoo_dot_general_p, bcoo_dot_general_sampled,
+    bcoo_dot_general_sampled_p, bcoo_extract, bcoo_extract_p,
     bcoo_fromdense, bcoo_fromdense_p, bcoo_sort_indices, bcoo_sort_indices_p, bcoo_todense,
     bcoo_todense_p, bcoo_transpose, bcoo_transpose_p,
 )
