@@ -20,7 +20,7 @@ LEVELS = [
     (6, ("api",)),
     (7, ("numpy", "nn", "random", "scipy", "debug", "sharding_diagram", "test_util",
          "callbacks", "ops", "flatten_util", "example_libraries", "image", "ode", "checkify",
-         "extend", "state", "sparse", "profiler", "export", "ffi")),
+         "extend", "state", "sparse", "profiler", "export", "ffi", "test_case")),
     (8, ("jax_alias", "jax_compat", "alias_site")),
 ]
 

@@ -304,6 +304,15 @@ def test_empty_boolean_masks_select_nothing(x_shape, m_shape, out_shape):
         jnp.zeros(3)[np.zeros(2, bool)]
 
 
+def test_scatter_into_an_empty_dimension_is_a_no_op():
+    # JAX 0.10.2: an index array into a size-0 axis scatters nothing (eagerly and under
+    # jit); an integer index is out of bounds
+    assert jnp.zeros(0).at[jnp.array([0, 0])].add(1).shape == (0,)
+    assert pyjax.jit(lambda i: jnp.zeros(0).at[i].add(1))(jnp.array([0, 0])).shape == (0,)
+    with pytest.raises(IndexError, match="^index is out of bounds for axis 0 with size 0$"):
+        jnp.zeros(0).at[0].add(1)
+
+
 def test_index_errors():
     x = jnp.asarray(X)
     with pytest.raises(IndexError, match="^Too many indices: array is 3-dimensional, but 4 "

@@ -63,9 +63,9 @@ def test_bcoo_dot_general_contracts_either_dimension():
     np.testing.assert_allclose(
         bcoo_dot_general(m, np.array([1., 2], np.float32),
                          dimension_numbers=(((0,), (0,)), ((), ()))), [1, 6, 2])
-    with pytest.raises(NotImplementedError, match="dimension_numbers"):
+    np.testing.assert_allclose(
         bcoo_dot_general(m, np.ones((2, 3), np.float32),
-                         dimension_numbers=(((1,), (1,)), ((), ())))
+                         dimension_numbers=(((1,), (1,)), ((), ()))), [[3, 3], [3, 3]])
 
 
 def test_lobpcg_bad_input():

@@ -293,7 +293,7 @@ class _Indexer:
     """An index as XLA gather/scatter operands: `indices` (NumPy or traced), dimension
     numbers, slice sizes, and the shapes with and without the new (None) axes."""
 
-    def __init__(self, shape, entries, wrap_negative=True):
+    def __init__(self, shape, entries, wrap_negative=True, scatter=False):
         adv = [(k, e) for k, e in enumerate(entries) if e[0] == "adv"]
         try:
             adv_shape = tuple(np.broadcast_shapes(*[_shape_of(e[2]) for _, e in adv]))
@@ -343,8 +343,11 @@ class _Indexer:
         self.gather_shape = sum((adv_shape if item == "adv" else (item[4],)
                                  for item in layout), ())
         self.empty = prod(final) == 0
+        # an array index into an empty dimension scatters nothing (as XLA, and JAX); a
+        # gather from it, or an integer index, is out of bounds
+        scattered = {e[1] for _, e in adv if scatter and not isinstance(e[2], int)}
         for dim in collapsed:
-            if shape[dim] == 0 and not self.empty:
+            if shape[dim] == 0 and not self.empty and dim not in scattered:
                 raise IndexError(f"index is out of bounds for axis {dim} with size 0")
         self.indices = self._indices(columns)
         self.slice_sizes = tuple(slice_sizes)
@@ -591,7 +594,7 @@ def _scatter_static(x, idx, y, prim, *, mode=None, indices_are_sorted=False,
                     unique_indices=False, wrap_negative_indices=True, **extra):
     original = _operand(x)
     x, entries = _prepare(original, idx)
-    ix = _Indexer(x.aval.shape, entries, wrap_negative_indices)
+    ix = _Indexer(x.aval.shape, entries, wrap_negative_indices, scatter=True)
     y = _values(y, x.aval.dtype, ix.final_shape)
     if ix.empty:
         return original

@@ -1,4 +1,29 @@
-"""Public jax.experimental.sparse: the BCOO sparse matrix, its product with dense arrays,
-and LOBPCG (`linalg`). Re-exports only."""
-from pyjax._src.sparse.bcoo import BCOO, bcoo_dot_general  # noqa: F401
-from pyjax.experimental.sparse import bcoo, linalg  # noqa: F401
+"""Public jax.experimental.sparse: the BCOO array and the older COO, CSR and CSC matrices,
+their primitives, `todense`, `empty`, `eye`, and LOBPCG (`linalg`). Re-exports only."""
+from pyjax._src.sparse.ad import grad, jacfwd, jacobian, jacrev, value_and_grad  # noqa: F401
+from pyjax._src.sparse.api import empty, eye, todense, todense_p  # noqa: F401
+from pyjax._src.sparse.base import JAXSparse  # noqa: F401
+from pyjax._src.sparse.bcoo import (  # noqa: F401
+    BCOO, bcoo_dot_general, bcoo_dot_general_p, bcoo_dot_general_sampled,
+    bcoo_dot_general_sampled_p, bcoo_extract, bcoo_extract_p,
+    bcoo_fromdense, bcoo_fromdense_p, bcoo_sort_indices, bcoo_sort_indices_p, bcoo_todense,
+    bcoo_todense_p, bcoo_transpose, bcoo_transpose_p,
+)
+from pyjax._src.sparse.bcoo_structural import (  # noqa: F401
+    bcoo_concatenate, bcoo_reduce_sum, bcoo_reshape, bcoo_rev, bcoo_squeeze,
+)
+from pyjax._src.sparse.coo import (  # noqa: F401
+    COO, coo_fromdense, coo_fromdense_p, coo_matmat, coo_matmat_p, coo_matvec, coo_matvec_p,
+    coo_todense, coo_todense_p,
+)
+from pyjax._src.sparse.csr import (  # noqa: F401
+    CSC, CSR, csr_fromdense, csr_fromdense_p, csr_matmat, csr_matmat_p, csr_matvec,
+    csr_matvec_p, csr_todense, csr_todense_p,
+)
+from pyjax._src.sparse.random import random_bcoo  # noqa: F401
+from pyjax._src.sparse.util import (  # noqa: F401
+    CuSparseEfficiencyWarning, SparseEfficiencyError, SparseEfficiencyWarning,
+)
+from pyjax.experimental.sparse import (  # noqa: F401
+    _base, _lowerings, ad, api, bcoo, coo, csr, linalg, random, util,
+)  # noqa: F401

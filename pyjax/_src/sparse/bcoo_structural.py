@@ -1,0 +1,220 @@
+"""The structural operations of BCOO arrays (jax.experimental.sparse's bcoo_reduce_sum,
+bcoo_squeeze, bcoo_rev, bcoo_reshape, bcoo_concatenate): JAX's algorithms, which act on
+the data and indices buffers with jax.numpy and lax operations (no primitives of their
+own), so their derivatives and batching follow from those."""
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+
+from pyjax._src.core.avals import ShapedArray
+from pyjax._src.lax import structural as lax
+from pyjax._src.numpy import functional
+from pyjax._src.numpy import lax_numpy as jnp
+from pyjax._src.sparse.bcoo import BCOO, _validate_bcoo, _validate_permutation
+from pyjax._src.util import canonicalize_axis
+
+
+def _replace(tup, ind, val):
+    return tuple(val if i == ind else t for i, t in enumerate(tup))
+
+
+def bcoo_reduce_sum(mat, *, axes):
+    """The sum of the BCOO array over `axes` (a BCOO array)."""
+    data, indices, shape = _bcoo_reduce_sum(mat.data, mat.indices, shape=mat.shape, axes=axes)
+    return BCOO((data, indices), shape=shape)
+
+
+def _bcoo_reduce_sum(data, indices, *, shape, axes):
+    axes = sorted({canonicalize_axis(a, len(shape)) for a in axes})
+    n_batch, n_sparse, _, nse = _validate_bcoo(data, indices, shape)
+    # dense dimensions: sum the data
+    data = data.sum(tuple(ax - n_sparse + 1 for ax in axes if ax >= n_batch + n_sparse))
+    if n_sparse:   # entries at out-of-bounds (padding) indices hold nothing
+        fill_value = lax.expand_dims(
+            jnp.array(shape[n_batch: n_batch + n_sparse], dtype=indices.dtype),
+            tuple(range(indices.ndim - 1)))
+        mask = (indices < fill_value).all(-1)
+        if data.ndim > mask.ndim:
+            mask = lax.expand_dims(mask, tuple(range(mask.ndim, data.ndim)))
+        data = jnp.where(mask, data, 0)
+    # sparse dimensions: drop their index column (the sum is implicit)
+    sparse_idx = [i for i in range(n_sparse) if i + n_batch not in axes]
+    if not sparse_idx:
+        indices = jnp.zeros(_replace(indices.shape, n_batch + 1, 0), indices.dtype)
+    else:
+        indices = indices[..., np.array(sparse_idx)]
+    # batch dimensions: fold into nse (broadcast batch dimensions first)
+    batch_axes = {ax for ax in axes if ax < n_batch}
+    for ax in batch_axes:
+        if data.shape[ax] == 1:
+            if indices.shape[ax] == 1:
+                data = data * shape[ax]
+            else:
+                data = lax.broadcast_in_dim(data, _replace(data.shape, ax, shape[ax]),
+                                            tuple(range(data.ndim)))
+        elif indices.shape[ax] == 1:
+            data = data.sum(ax)
+    new_batch_dims = tuple(sorted(set(range(n_batch)) - batch_axes))
+    new_batch_shape = tuple(data.shape[i] for i in new_batch_dims)
+    new_nse = nse * math.prod([data.shape[i] for i in batch_axes])
+    data = lax.reshape(data, (*new_batch_shape, new_nse, *data.shape[n_batch + 1:]),
+                       (*new_batch_dims, *sorted(batch_axes), *range(n_batch, data.ndim)))
+    indices = lax.reshape(indices, (*new_batch_shape, new_nse, *indices.shape[n_batch + 1:]),
+                          (*new_batch_dims, *sorted(batch_axes),
+                           *range(n_batch, indices.ndim)))
+    out_shape = tuple(shape[i] for i in range(len(shape)) if i not in axes)
+    return data, indices, out_shape
+
+
+def bcoo_squeeze(arr, *, dimensions):
+    """The BCOO array with the size-1 `dimensions` removed."""
+    dimensions = tuple(canonicalize_axis(dim, arr.ndim) for dim in dimensions)
+    if any(arr.shape[dim] != 1 for dim in dimensions):
+        raise ValueError("cannot select an axis to squeeze out which has size not equal to "
+                         f"one, got shape={arr.shape} and dimensions={dimensions}")
+    batch_dims = tuple(d for d in dimensions if d < arr.n_batch)
+    sparse_dims = np.array([i for i in range(arr.n_sparse)
+                            if i + arr.n_batch not in dimensions], dtype=int)
+    dense_dims = tuple(d - arr.n_sparse + 1 for d in dimensions
+                       if d >= arr.n_batch + arr.n_sparse)
+    data_out = lax.squeeze(arr.data, batch_dims + dense_dims)
+    indices_out = lax.squeeze(arr.indices[..., sparse_dims], batch_dims)
+    out_shape = tuple(s for i, s in enumerate(arr.shape) if i not in dimensions)
+    return BCOO((data_out, indices_out), shape=out_shape,
+                indices_sorted=arr.indices_sorted, unique_indices=arr.unique_indices)
+
+
+def bcoo_rev(operand, dimensions):
+    """The BCOO array reversed along `dimensions` (lax.rev)."""
+    dimensions = [operator.index(d) for d in dimensions]
+    if len(set(dimensions)) != len(dimensions) or not all(
+            0 <= d < operand.ndim for d in dimensions):
+        raise ValueError(f"rev dimensions must be unique and in range for an array of rank "
+                         f"{operand.ndim}, got {dimensions}")
+    n_batch, n_sparse = operand.n_batch, operand.n_sparse
+    batch_dims = [d for d in dimensions if d < n_batch]
+    sparse_dims = [d for d in dimensions if n_batch <= d < n_batch + n_sparse]
+    dense_dims = [d for d in dimensions if d >= n_batch + n_sparse]
+    data, indices = operand.data, operand.indices
+    if batch_dims:
+        indices = lax.rev(indices, tuple(batch_dims))
+    if batch_dims or dense_dims:
+        data = lax.rev(data, tuple(batch_dims + [d + 1 - n_sparse for d in dense_dims]))
+    if sparse_dims:
+        sparse_shape = jnp.array(operand.shape[n_batch: n_batch + n_sparse],
+                                 dtype=indices.dtype)
+        spdims = np.array([d - n_batch for d in sparse_dims])
+        indices = indices.at[..., spdims].mul(-1)
+        indices = indices.at[..., spdims].add(sparse_shape[spdims] - 1)
+        indices = jnp.where(indices < 0, sparse_shape, indices)
+    return BCOO((data, indices), shape=operand.shape)
+
+
+def bcoo_reshape(mat, *, new_sizes, dimensions=None, sharding=None):
+    """The BCOO array reshaped to `new_sizes` (batch, sparse and dense dimensions must
+    not mix), after permuting by `dimensions` if given (lax.reshape)."""
+    if mat.indices.shape[:mat.n_batch] != mat.data.shape[:mat.n_batch] != \
+            mat.shape[:mat.n_batch]:
+        raise NotImplementedError("reshape of arrays with broadcasted batch dimensions.")
+    new_sizes = tuple(operator.index(s) for s in new_sizes)
+    n_batch, n_sparse = mat.n_batch, mat.n_sparse
+    batch_shape = mat.shape[:n_batch]
+    sparse_shape = mat.shape[n_batch:n_batch + n_sparse]
+    batch_perm, sparse_perm, dense_perm = _validate_permutation(
+        mat.data, mat.indices, dimensions or tuple(range(mat.ndim)), mat.shape)
+    batch_size, sparse_size = math.prod(batch_shape), math.prod(sparse_shape)
+    if math.prod(new_sizes) != math.prod(mat.shape):
+        raise TypeError(f"reshape total size must be unchanged, got new_sizes {new_sizes} "
+                        f"for shape {mat.shape}.")
+    cuml_shape = np.cumprod(new_sizes)
+    if batch_size != 1 and batch_size not in cuml_shape:
+        raise ValueError("bcoo_reshape: new shape cannot mix batch and sparse dimensions; "
+                         f"got shape={mat.shape} new_shape={new_sizes} with n_batch={n_batch}")
+    if sparse_size != 1 and batch_size * sparse_size not in cuml_shape:
+        raise ValueError("bcoo_reshape: new shape cannot mix sparse and dense dimensions; "
+                         f"got shape={mat.shape} new_shape={new_sizes} with "
+                         f"n_dense={mat.n_dense}")
+    i1 = int(cuml_shape.searchsorted(batch_size, side="right"))
+    i2 = int(cuml_shape.searchsorted(batch_size * sparse_size, side="right"))
+    new_batch_shape, new_sparse_shape = new_sizes[:i1], new_sizes[i1:i2]
+    new_dense_shape = new_sizes[i2:]
+    # batch and dense dimensions: a plain reshape of the buffers
+    data = lax.reshape(mat.data, (*new_batch_shape, mat.nse, *new_dense_shape),
+                       (*batch_perm, n_batch, *(p + n_batch + 1 for p in dense_perm)))
+    indices = lax.reshape(mat.indices, (*new_batch_shape, mat.nse, n_sparse),
+                          (*batch_perm, n_batch, n_batch + 1))
+    # sparse dimensions: re-index through the flat position
+    if not new_sparse_shape:
+        indices = jnp.zeros((*new_batch_shape, mat.nse, 0), indices.dtype)
+    elif sparse_shape:
+        index_cols = tuple(indices[..., i] for i in sparse_perm)
+        perm_shape = tuple(int(mat.shape[n_batch + i]) for i in sparse_perm)
+        flat = functional.ravel_multi_index(index_cols, dims=perm_shape, mode="clip")
+        oob = (indices >= jnp.array(sparse_shape, dtype=indices.dtype)).any(-1, keepdims=True)
+        new_cols = functional.unravel_index(flat, new_sparse_shape)
+        indices = jnp.concatenate([col[..., None] for col in new_cols], axis=-1)
+        indices = jnp.where(oob, jnp.array(new_sparse_shape, dtype=indices.dtype), indices)
+    return BCOO((data, indices), shape=new_sizes)
+
+
+def _bcoo_set_nse(mat, nse):
+    """`mat` holding `nse` entries per batch (padding with out-of-bounds indices, or
+    dropping the last ones)."""
+    if mat.nse == nse:
+        return mat
+    nb = mat.n_batch
+    if nse <= mat.nse:
+        data = mat.data[(*(slice(None),) * nb, slice(nse))]
+        indices = mat.indices[..., :nse, :]
+    else:
+        data = jnp.zeros((*mat.data.shape[:nb], nse, *mat.data.shape[nb + 1:]), mat.dtype)
+        data = data.at[(*(slice(None),) * nb, slice(mat.nse))].set(mat.data)
+        indices = jnp.zeros((*mat.indices.shape[:-2], nse, mat.indices.shape[-1]),
+                            mat.indices.dtype)
+        indices = indices.at[..., :mat.nse, :].set(mat.indices)
+        indices = indices.at[..., mat.nse:, :].set(
+            jnp.array(mat.shape[nb:nb + mat.n_sparse], dtype=indices.dtype))
+    return BCOO((data, indices), shape=mat.shape, indices_sorted=mat.indices_sorted,
+                unique_indices=mat.unique_indices)
+
+
+def bcoo_concatenate(operands, *, dimension):
+    """The BCOO arrays concatenated along `dimension` (a batch or sparse dimension, of
+    arrays with the same batch and dense dimensions)."""
+    dimension = operator.index(dimension)
+    if not all(isinstance(op, BCOO) for op in operands):
+        raise ValueError("bcoo_concatenate: expected operands to be a sequence of BCOO "
+                         f"arrays. Got {operands}")
+    out_aval = lax.concatenate_p.abstract_eval(
+        *[ShapedArray(op.shape, op.dtype) for op in operands], dimension=dimension)
+    if len({op.n_dense for op in operands}) > 1:
+        raise ValueError("bcoo_concatenate requires inputs to have matching nse dimensions.")
+    if len({op.n_batch for op in operands}) != 1:
+        raise ValueError("bcoo_concatenate requires inputs to have matching batch "
+                         "dimensions.")
+    n_batch, n_sparse = operands[0].n_batch, operands[0].n_sparse
+    index_batches = [op.indices.shape[:n_batch] for op in operands]
+    data_batches = [op.data.shape[:n_batch] for op in operands]
+    if dimension < n_batch:
+        index_batches = [s[:dimension] + s[dimension + 1:] for s in index_batches]
+        data_batches = [s[:dimension] + s[dimension + 1:] for s in data_batches]
+    if not len(set(index_batches)) == len(set(data_batches)) == 1:
+        raise NotImplementedError("concatenation of arrays with broadcasted batch indices")
+    if dimension < n_batch:
+        nse = max(op.nse for op in operands)
+        operands = [_bcoo_set_nse(op, nse) for op in operands]
+        new_indices = lax.concatenate([op.indices for op in operands], dimension)
+        new_data = lax.concatenate([op.data for op in operands], dimension)
+    elif dimension < n_batch + n_sparse:
+        offsets = np.cumsum([0] + [op.shape[dimension] for op in operands[:-1]],
+                            dtype=operands[0].indices.dtype)
+        new_data = lax.concatenate([op.data for op in operands], n_batch)
+        new_indices = lax.concatenate(
+            [op.indices.at[..., dimension - n_batch].add(offset)
+             for op, offset in zip(operands, offsets)], n_batch)
+    else:
+        raise NotImplementedError("Concatenation along dense dimensions.")
+    return BCOO((new_data, new_indices), shape=out_aval.shape)
