@@ -15,12 +15,17 @@ def check_smap_split_and_replicated_axes():
     x = jnp.arange(8.0).reshape(4, 2)
     with jax.set_mesh(mesh):
         f = jax.smap(lambda a: a * lax.axis_index("i"), in_axes=0, out_axes=0, axis_name="i")
-        assert f(x).tolist() == [[0, 0], [2, 3], [8, 10], [18, 21]]
+        assert f(jax.device_put(x, jax.P("i"))).tolist() == [[0, 0], [2, 3], [8, 10], [18, 21]]
+        # over an Explicit axis an argument is laid out by its type, which in_axes must
+        # say (JAX 0.10.2 refuses the unsharded x: "P('i', None) does not match ...")
+        with pytest.raises(ValueError, match=r"in_specs passed to shard_map: P\('i', None\) "
+                           r"does not match the specs of the input: P\(None, None\)"):
+            f(x)
         g = jax.smap(lambda a, b: a.sum(0, keepdims=True) + b, in_axes=(1, None),
                      out_axes=1, axis_name="i")
-        assert g(x.T, 1.0).tolist() == [[2.0, 6.0, 10.0, 14.0]]
+        assert g(jax.device_put(x.T, jax.P(None, "i")), 1.0).tolist() == [[2.0, 6.0, 10.0, 14.0]]
         h = jax.smap(lambda a: lax.psum(a, "i"), in_axes=0, out_axes=None, axis_name="i")
-        assert h(jnp.ones(4)).tolist() == [4.0]
+        assert h(jax.device_put(jnp.ones(4), jax.P("i"))).tolist() == [4.0]
         # in_axes left out over an Explicit axis: inferred from the argument's type, so
         # an unsharded x is replicated and every member returns all of it (as in JAX).
         assert jax.smap(lambda a: a, out_axes=0, axis_name="i")(x).shape == (16, 2)

@@ -88,6 +88,11 @@ def check_type_errors_match_jax():
                        r"f32\[8@x,4\], f32\[4,8@x\] produces an illegally sharded result: "
                        r"f32\[8@x,8@x\]"):
         x @ x.T
+    # an elementwise result splitting two dimensions over one axis (JAX's parallel page)
+    with pytest.raises(ShardingTypeError, match=r"add operation with inputs: "
+                       r"f32\[8@x,4\], f32\[8,4@x\] produces an illegally sharded result: "
+                       r"f32\[8@x,4@x\]"):
+        x + _put(P(None, "x"))
     y = _put(P(None, "y"))
     with pytest.raises(ShardingTypeError, match=r"Got lhs_contracting_spec=\('y',\) and "
                        r"rhs_contracting_spec=\('y',\)"):

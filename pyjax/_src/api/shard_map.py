@@ -529,6 +529,8 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
             entries, leaf_paths, dynamic, _spread(avals, dynamic)) if d]
         _check_in_ranks(f, name, in_fails, specs)
         _check_divisible(f, name, the_mesh, in_fails, specs)
+        if in_specs is not Infer:
+            _check_explicit_specs_match(the_mesh, manual, specs, avals)
         if isinstance(the_mesh, sharding_mod.AbstractMesh) and \
                 current_trace() is Trace.root:
             the_mesh = _concrete_mesh(the_mesh, dyn_leaves)
@@ -834,6 +836,27 @@ def _check_explicit(mesh, manual_axes, api):
     raise TypeError("shard_map in_specs argument must be a pytree of "
                     "`jax.sharding.PartitionSpec` instances, but it was `None` when "
                     f"axis_names={names} are of type {kinds}")
+
+
+def _check_explicit_specs_match(mesh, manual_axes, specs, avals):
+    """Over a mesh whose axes are all manual here and all Explicit, each argument is
+    already laid out by its type: in_specs must say that layout (JAX's check; it leaves
+    out the axes a vmap maps over)."""
+    types = dict(zip(mesh.axis_names, mesh.axis_types))
+    if (frozenset(mesh.axis_names) - batching.mapped_mesh_axes() != frozenset(manual_axes)
+            or any(types[n] != sharding_mod.AxisType.Explicit for n in manual_axes)):
+        return
+    for spec, aval in zip(specs, avals):
+        given = PartitionSpec(*(spec.partitions + (None,) * (aval.ndim - len(spec))),
+                              unreduced=spec.unreduced, reduced=spec.reduced)
+        if aval.sharding.spec != given:
+            raise ValueError(
+                f"in_specs passed to shard_map: {given} does not match the specs of the "
+                f"input: {aval.sharding.spec} for arg: {aval.str_short()}. `in_specs` is "
+                "an optional argument so you can omit specifying it and shard_map will "
+                "infer the in_specs from the arguments. If you want to reshard your "
+                "inputs, you can use `jax.reshard` on the arguments and then pass those "
+                "args to shard_map.")
 
 
 def _inferred_spec(x, mesh, manual_axes, name):

@@ -395,12 +395,22 @@ def elementwise(name):
                                             f"broadcasting: {_spec_str(specs)}.")
                 chosen = entry
             result.append(chosen)
-        used = [n for e in result for n in axes_of(e)]
-        if len(used) != len(set(used)):
-            raise ShardingTypeError(f"{name} got incompatible shardings for "
-                                    f"broadcasting: {_spec_str(specs)}.")
+        _check_axes_used_once(name, avals, out, result)
         return tuple(result)
     return rule
+
+
+def _check_axes_used_once(name, operands, out, result):
+    """JAX's error for a result whose spec `result` splits two dimensions over one mesh
+    axis."""
+    used = [n for e in result for n in axes_of(e)]
+    if len(used) == len(set(used)):
+        return
+    shown = ",".join(str(d) if e is None else f"{d}@{e}" if isinstance(e, str)
+                     else f"{d}@({','.join(e)})" for d, e in zip(out.shape, result))
+    raise ShardingTypeError(
+        f"{name} operation with inputs: {', '.join(o.str_short(True) for o in operands)} "
+        f"produces an illegally sharded result: {out.str_short(True).split('[')[0]}[{shown}]")
 
 
 def add_any(out, x, y):
@@ -466,14 +476,7 @@ def dot_general(out, lhs, rhs, *, dimension_numbers, **params):
     lhs_free = tuple(e for i, e in enumerate(lp) if i not in set(lc) | set(lb))
     rhs_free = tuple(e for i, e in enumerate(rp) if i not in set(rc) | set(rb))
     result = lhs_batch + lhs_free + rhs_free
-    used = [n for e in result for n in axes_of(e)]
-    if len(used) != len(set(used)):   # one mesh axis would split two dimensions
-        shown = ",".join(str(d) if e is None else f"{d}@{e}" if isinstance(e, str)
-                         else f"{d}@({','.join(e)})" for d, e in zip(out.shape, result))
-        raise ShardingTypeError(
-            f"dot_general operation with inputs: {lhs.str_short(True)}, {rhs.str_short(True)} "
-            f"produces an illegally sharded result: "
-            f"{out.str_short(True).split('[')[0]}[{shown}]")
+    _check_axes_used_once("dot_general", (lhs, rhs), out, result)
     return result
 
 
