@@ -40,6 +40,17 @@ def check_smap_split_and_replicated_axes():
             jax.smap(lambda a: a, out_axes=0, axis_name="i")(x)
 
 
+def check_explicit_in_specs_drop_size_one_axes_when_types_do():
+    # jax_remove_size_one_mesh_axis_from_type: an argument's type leaves out a size-1
+    # axis, and so does the in_specs it is checked against (JAX's shard_map_test
+    # test_remove_one_sized_mesh_axis_from_vma)
+    mesh = jax.make_mesh((4, 1), ("x", "y"))
+    with jax.remove_size_one_mesh_axis_from_type(True), jax.set_mesh(mesh):
+        x = jax.device_put(jnp.arange(8).reshape(4, 2), jax.P("x", "y"))
+        f = jax.shard_map(lambda a: a * 2, in_specs=jax.P("x", "y"), out_specs=jax.P("x", "y"))
+        assert f(x).tolist() == [[0, 2], [4, 6], [8, 10], [12, 14]]
+
+
 test_on_four_devices = checks_on_devices(globals(), 4)
 def test_smap_argument_errors():
     with pytest.raises(TypeError, match="axis_name should be a `str`"):

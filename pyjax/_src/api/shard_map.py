@@ -847,8 +847,8 @@ def _check_explicit_specs_match(mesh, manual_axes, specs, avals):
             or any(types[n] != sharding_mod.AxisType.Explicit for n in manual_axes)):
         return
     for spec, aval in zip(specs, avals):
-        given = PartitionSpec(*(spec.partitions + (None,) * (aval.ndim - len(spec))),
-                              unreduced=spec.unreduced, reduced=spec.reduced)
+        # as the argument's type would say it (padded; size-1 axes dropped if so set)
+        given = sharding_mod.type_sharding(NamedSharding(mesh, spec), aval.ndim).spec
         if aval.sharding.spec != given:
             raise ValueError(
                 f"in_specs passed to shard_map: {given} does not match the specs of the "
