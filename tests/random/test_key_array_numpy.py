@@ -128,3 +128,18 @@ def test_equality_of_keys():
     for name in ["isclose", "equal"]:
         with pytest.raises(TypeError, match=f"{name} does not accept dtypes key<fry>, int"):
             getattr(jnp, name)(key, 1)
+
+
+def test_astype_to_a_keys_own_dtype_is_the_keys():
+    # optax's MultiSteps does jnp.astype(jnp.where(emit, new, old), old.dtype) over its
+    # inner state, PRNG keys included (JAX 0.10.2: the same array back; another dtype
+    # raises "Cannot convert_element_type from key<fry> to uint32")
+    k = jax.random.key(0)
+    assert jnp.astype(k, k.dtype) is k
+    copied = jnp.astype(k, k.dtype, copy=True)
+    assert copied is not k and copied.dtype == k.dtype
+    with pytest.raises(ValueError, match="Cannot convert_element_type from key<fry> to uint32"):
+        jnp.astype(k, jnp.uint32)
+    out = jax.jit(lambda a, b: jnp.astype(jnp.where(True, a, b), a.dtype))(k, jax.random.key(1))
+    assert out.dtype == k.dtype
+    np.testing.assert_array_equal(jax.random.key_data(out), jax.random.key_data(k))

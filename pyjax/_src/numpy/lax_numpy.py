@@ -1171,6 +1171,11 @@ def isdtype(dtype, kind):
 
 def astype(x, dtype, /, *, copy=False, device=None):
     """x as `dtype`; a new array when copy=True even if the dtype is x's already."""
+    if extended_dtype(x) is not None:   # typed keys: only to their own dtype, as JAX
+        if dtype == x.dtype:
+            return array(x, copy=True) if copy else x
+        raise ValueError(f"Cannot convert_element_type from {x.dtype} to "
+                         f"{dtypes.check_user_dtype(dtype, 'astype')}")
     check_arraylike("astype", x)
     dtype = dtypes.default_float_dtype() if dtype is None else \
         dtypes.check_user_dtype(dtype, "astype")
