@@ -419,10 +419,9 @@ def _add_or_sub_jvp(negates_second):
             if type(tx) is Zero and type(ty) is Zero:
                 return out, Zero(ad.tangent_aval(get_aval(out)))
             if type(ty) is Zero:   # (a tangent given as a Python scalar becomes an Array)
-                return out, _broadcast_to_result(as_array(tx), out)
+                return out, _broadcast_like(as_array(tx), out)
             if type(tx) is Zero:
-                return out, _broadcast_to_result(neg(ty) if negates_second else as_array(ty),
-                                                 out)
+                return out, _broadcast_like(neg(ty) if negates_second else as_array(ty), out)
             return out, prim.bind(tx, ty, **params)
         return jvp
     return RuleFactory(make, declares={"is_linear": True, "jet": jet.linear_rule})
@@ -1386,20 +1385,15 @@ def _strong_zeros(x):
     return _broadcast_scalar(_scalar(0, aval.dtype, False), aval.shape)
 
 
-def _broadcast_to_result(t, out):
-    """An operand's tangent broadcast (as the op broadcast the operand) to the result's
-    shape."""
-    shape, t_shape = get_aval(out).shape, get_aval(t).shape
-    if t_shape == shape:
-        return t
-    return b.bind_primitive("broadcast_in_dim", t, shape=shape, broadcast_dimensions=tuple(
-        range(len(shape) - len(t_shape), len(shape))))
-
-
 def _broadcast_like(g, x):
-    """A scalar bound's tangent, broadcast to the operand's shape (clamp's JVP)."""
-    shape = get_aval(x).shape
-    return g if get_aval(g).shape == shape else _broadcast_scalar(g, shape)
+    """g broadcast to x's shape as an elementwise op broadcasts its operands (trailing
+    dimensions aligned): a scalar bound's tangent (clamp's JVP), an operand's tangent to
+    the result (add's and sub's)."""
+    shape, g_shape = get_aval(x).shape, get_aval(g).shape
+    if g_shape == shape:
+        return g
+    return b.bind_primitive("broadcast_in_dim", g, shape=shape, broadcast_dimensions=tuple(
+        range(len(shape) - len(g_shape), len(shape))))
 
 
 def _ones_like(x):
