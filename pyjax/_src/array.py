@@ -13,7 +13,8 @@ import threading
 import traceback
 import warnings
 import weakref
-from typing import Any
+from itertools import repeat
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -72,8 +73,10 @@ class Array:
     """A JAX array: immutable, typed by its aval, placed on a device."""
 
     __slots__ = ("_npy", "aval", "_device", "committed", "_buffer", "_deleted",
-                 "_sharding", "_global_buffer", "__weakref__", "__dict__")
+                 "_sharding", "_global_buffer", "_pack", "_pack_index", "__weakref__",
+                 "__dict__")
     __array_priority__ = 100
+    _pack_index: int   # set on views only (pack_views)
 
     def __init__(self, value, weak_type=False, device=None, committed=False, aval=None,
                  buffer=None, sharding=None, global_buffer=None):
@@ -92,6 +95,7 @@ class Array:
         # committed, with no _device and no _buffer.
         self._sharding = sharding
         self._global_buffer = global_buffer
+        self._pack = None            # a view into a Pack's buffer: the Pack (see Pack)
         if sharding is not None:   # a mesh's Explicit axes are part of the array's type
             self.aval = sharding_mod.typed_aval(self.aval, sharding)
         if _gc_guard.global_value is not None or _gc_guard._contexts:
@@ -117,6 +121,8 @@ class Array:
 
     def _fetch(self) -> np.ndarray:
         """The host value of the device buffer(s)."""
+        if self._pack is not None:
+            return self._pack.leaf_value(self._pack_index)
         runtime = devices_mod.buffer_runtime()
         if runtime is None or (self._buffer is None and self._global_buffer is None):
             raise errors.InvalidDonatedBufferError("Array has no host value and no buffer")
@@ -270,6 +276,8 @@ class Array:
             buffer.block_until_ready()
         elif self._global_buffer is not None:
             self._global_buffer.block_until_ready()
+        elif self._pack is not None:
+            self._pack.array.block_until_ready()
         return self
 
     def copy_to_host_async(self):
@@ -284,6 +292,8 @@ class Array:
             raise deleted_error(self)
         if self._global_buffer is not None:
             return self._global_buffer.is_ready()
+        if self._buffer is None and self._pack is not None:
+            return self._pack.array.is_ready()
         return self._buffer is None or self._buffer.is_ready()
 
     def on_device_size_in_bytes(self):
@@ -314,6 +324,7 @@ class Array:
         self._npy = None
         self._buffer = None
         self._global_buffer = None
+        self._pack = None
 
     def devices(self):
         return self._sharding.device_set if self._sharding is not None else {self.device}
@@ -525,8 +536,50 @@ def device_results(avals, buffers, device: Any, committed: bool) -> list[Array]:
         x._deleted = False
         x._sharding = None
         x._global_buffer = None
+        x._pack = None
         results.append(x)
     return results
+
+
+class PackLayout(NamedTuple):
+    """Where each array of a Pack lies in its buffer: the arrays' avals (all of the
+    buffer's dtype) and their start offsets, in elements."""
+    avals: tuple
+    offsets: tuple
+
+
+class Pack:
+    """One 1-D device buffer (`array`, an Array) holding several arrays of its dtype end
+    to end, laid out by `layout`: the packed results of a jitted step
+    (api/packed_results.py). Those arrays are views into it (their `_pack` and
+    `_pack_index`), with no buffer of their own; the first read of any of them fetches
+    the whole buffer to the host once (`host`), from which each view takes its value."""
+
+    __slots__ = ("array", "layout", "host")
+
+    def __init__(self, array: Array, layout: PackLayout):
+        self.array, self.layout, self.host = array, layout, None
+
+    def leaf_value(self, index: int) -> np.ndarray:
+        host = self.host
+        if host is None:
+            host = self.array._value
+            if host.flags.writeable:   # views' values are read-only, as fetched ones are
+                host = host.view()
+                host.flags.writeable = False
+            self.host = host
+        aval, start = self.layout.avals[index], self.layout.offsets[index]
+        return host[start:start + aval.size].reshape(aval.shape)
+
+
+def pack_views(pack: Pack) -> list[Array]:
+    """The Arrays a Pack holds, as views into its buffer."""
+    array = pack.array
+    views = device_results(pack.layout.avals, repeat(None), array._device, array.committed)
+    for index, x in enumerate(views):
+        x._pack = pack
+        x._pack_index = index
+    return views
 
 
 def sharded_results(avals, shardings, buffers) -> list[Array]:
@@ -544,6 +597,7 @@ def sharded_results(avals, shardings, buffers) -> list[Array]:
         x._deleted = False
         x._sharding = sharding
         x._global_buffer = buffer
+        x._pack = None
         results.append(x)
     return results
 

@@ -382,6 +382,12 @@ retrace_warning_threshold = config.define(
     "Warn once when one jitted function (one function object, however often jit wraps it) "
     "has traced more than this many times, saying what differed between its last calls "
     "and how to avoid it (0: never).")
+packed_results = config.define(
+    "pyjax_packed_results", True, _parse_bool,
+    "Keep a jitted training step's parameters and optimizer state in one buffer from "
+    "call to call, once its results are passed back to it (a step over many small "
+    "arrays then spends far less time in XLA's runtime; see "
+    "docs/architecture.md, 'Packed results'). Off: every result has its own buffer.")
 default_matmul_precision = config.define(
     "jax_default_matmul_precision", None, _optional_str,
     "Default precision for matmul-like operations: a lax.Precision name or the name of a "

@@ -25,7 +25,7 @@ from pyjax._src.array import Array
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import dispatch
 from pyjax._src.api import devices as devices_api
-from pyjax._src.api import shapes
+from pyjax._src.api import packed_results, shapes
 from pyjax._src.backends.dispatch import NO_FIT, CommittedKind
 from pyjax._src.core.avals import AbstractRef, get_aval, is_valid_jax_type, refuse_strings
 from pyjax._src.core.trace import Trace, Tracer, current_trace, escaped_tracer_error
@@ -646,6 +646,10 @@ class JitCache:
         executable = dispatch.executable_for(entry.closed_jaxpr, donated, device,
                                              self.compiler_options)
         runner = dispatch.runner_for(executable, kinds, entry.in_avals, entry.out_tree)
+        if config.packed_results.value and type(runner) is not dispatch.PlainRunner:
+            runner = packed_results.packing_runner(runner, entry.closed_jaxpr, kinds, donated,
+                                                   entry.out_tree, device,
+                                                   self.compiler_options)
         return self.install_fast_call(args, kwargs, runner)
 
     def install_fast_call(self, args, kwargs, runner):
