@@ -167,16 +167,6 @@ def test_lowering_in_jax_mlir_form_emits_a_host_callback():
     close(outs[1], [0.5, 0.5, 0.5])
 
 
-def test_lowering_using_other_mlir_bindings_is_refused_clearly():
-    p = Primitive("test_mlir_only")
-    p.def_impl(lambda x: x + 1)
-    p.def_abstract_eval(lambda x: x)
-    mlir.register_lowering(p, lambda ctx, x: [mlir.ir_constant(1.0)])   # not in pyjax
-    close(p.bind(jnp.ones(2)), [2.0, 2.0])            # eager still runs the impl
-    with pytest.raises(NotImplementedError, match="MLIR Python bindings"):
-        jax.jit(lambda x: p.bind(x))(jnp.ones(2))
-
-
 def test_every_primitive_is_an_extension_primitive_to_isinstance():
     assert isinstance(lax.add_p, Primitive) and isinstance(scale_p, Primitive)
     assert not isinstance(1, Primitive)

@@ -349,8 +349,9 @@ class ModuleContext:
     def inline_module(self, text, name):
         """Adds the functions of the MLIR module `text` as private functions, each symbol
         renamed to one unused here (its @main named after `name`); a Shardy mesh equal to
-        this module's becomes @mesh, another one a mesh of its own. Returns @main's new
-        name."""
+        this module's becomes @mesh, another one a mesh of its own. A function it only
+        declares (no body) is one of this module's, called by its name. Returns @main's
+        new name."""
         lines = text.rstrip().splitlines()[1:-1]   # inside `module @... {` ... `}`
         renames = {}
         for line in lines:
@@ -358,7 +359,9 @@ class ModuleContext:
             if found is None:
                 continue
             kind, symbol = found.group(1), found.group(2)
-            if kind == "sdy.mesh":
+            if kind == "func.func" and not line.endswith("{"):
+                renames[symbol] = symbol   # a declaration of one of this module's own
+            elif kind == "sdy.mesh":
                 value = line.split("=", 1)[1].strip()
                 own = self.mesh is not None and sharding_mod.shardy_mesh(self.mesh) == value
                 renames[symbol] = "mesh" if own else next(
@@ -372,8 +375,8 @@ class ModuleContext:
         body = []
         for line in lines:
             found = _SYMBOL_DEF.match(line)
-            if found is not None and found.group(1) == "sdy.mesh":
-                continue
+            if found is not None and not line.endswith("{"):
+                continue   # a mesh or a declaration: named above
             line = _SYMBOL_USE.sub(rename, line)
             if found is not None:
                 line = _DONATION_ATTR.sub("", line.replace(" public @", " private @"))
@@ -783,6 +786,19 @@ class FunctionContext:
                             dim_vars=dim_vars)
         return fname
 
+    def private_function(self, name, in_avals, body):
+        """The symbol of a new private function named after `name`, taking `in_avals`,
+        whose ops `body(ctx, *args)` emits and whose results it returns (its ops named
+        under this equation's name stack)."""
+        fname = self.module.unique_name(name)
+        ctx = FunctionContext(self.module, name_stack=self.name_stack)
+        slot = len(self.module.functions)
+        self.module.functions.append(None)        # filled in below, in order
+        args = [Value(f"%arg{i}", a) for i, a in enumerate(in_avals)]
+        outs = list(body(ctx, *args))
+        self.module.functions[slot] = _function_lines(ctx, fname, "private", args, outs)
+        return fname
+
     def call(self, closed, args, name, call_metadata=None, op_name=None):
         """Calls `closed` as a private function (printed once per jaxpr per module; its
         ops are named from the function's start); the call op carries the equation's
@@ -946,6 +962,13 @@ def _lower_body(module, ctx, header_slot, name, jaxpr, consts, visibility, const
         outs = ctx.lower_jaxpr(ClosedJaxpr(jaxpr, arg_values[:n]), arg_values[n:])
     else:
         outs = ctx.lower_jaxpr(ClosedJaxpr(jaxpr, consts), arg_values)
+    module.functions[header_slot] = _function_lines(
+        ctx, name, visibility, arg_values, outs, arg_attrs, result_attrs, dim_args)
+
+
+def _function_lines(ctx, name, visibility, arg_values, outs, arg_attrs=None,
+                    result_attrs=None, dim_args=()):
+    """The lines of a func.func whose body `ctx` printed, returning `outs`."""
     arg_attrs = arg_attrs or {}
     args_text = ", ".join(
         [f"{v.name}: {v.type} {{{attr}}}" for v, attr in dim_args]
@@ -963,7 +986,7 @@ def _lower_body(module, ctx, header_slot, name, jaxpr, consts, visibility, const
     else:
         lines.append(("    return", None))
     lines.append(("  }", None))
-    module.functions[header_slot] = _renumber(lines)
+    return _renumber(lines)
 
 
 _SSA_NUMBER = re.compile(r"%(\d+)")

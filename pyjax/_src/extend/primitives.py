@@ -12,7 +12,6 @@ from collections.abc import MutableMapping
 import numpy as np
 
 from pyjax._src.array import Array
-from pyjax._src.backends import stablehlo as hlo
 from pyjax._src.core import trace as core_trace
 from pyjax._src.core.avals import ShapedArray
 from pyjax._src.core.trace import Tracer, registered_primitives
@@ -173,7 +172,9 @@ def _fancy_batcher(prim, rule):
 
 class LoweringRule:
     """A lowering through pyjax's StableHLO printer: `fun` (JAX operations) traced at the
-    equation's input types and printed inline (what JAX's mlir.lower_fun makes)."""
+    equation's input types and printed inline (what JAX's mlir.lower_fun makes). Called
+    inside a rule written with MLIR's bindings, it prints `fun` as a private function
+    that the rule's function calls."""
 
     def __init__(self, fun, multiple_results: bool):
         self.fun, self.multiple_results = fun, multiple_results
@@ -184,6 +185,9 @@ class LoweringRule:
             return list(out) if self.multiple_results else [out]
         closed, hoisted = pe.trace_to_closed_jaxpr(flat_fun, list(ctx.avals_in))
         assert not hoisted, "a lowering traced at abstract inputs closes over no tracer"
+        if isinstance(ctx, MlirRuleContext):   # JAX's form: a list, one value per output
+            symbol = ctx.lowering.function(closed, getattr(self.fun, "__name__", "lower_fun"))
+            return ctx.call_function(symbol, values, closed.out_avals)
         outs = ctx.lower_jaxpr(closed, list(values))
         return outs if self.multiple_results else outs[0]
 
@@ -194,21 +198,29 @@ def lower_fun(fun, multiple_results: bool = True) -> LoweringRule:
 
 
 class MlirRuleContext:
-    """The `ctx` a lowering rule written against JAX's MLIR bindings receives: the
-    equation's avals and a module context, over pyjax's own lowering context. pyjax
-    prints StableHLO itself, so of the bindings such a rule may use only
-    `mlir.emit_python_callback` (a host callback, as equinox's `noinline` emits)."""
+    """The `ctx` a lowering rule written with MLIR's Python bindings receives (JAX's
+    LoweringRuleContext): the primitive, the equation's avals, and the module context
+    (its MLIR context, module and insertion point), over pyjax's own lowering context."""
 
-    def __init__(self, ctx):
-        self.lowering = ctx
-        self.avals_in, self.avals_out = list(ctx.avals_in), list(ctx.avals_out)
-        self.module_context = _MlirModuleContext()
+    def __init__(self, prim, lowering, module, ip):
+        self.primitive, self.lowering = prim, lowering
+        self.avals_in, self.avals_out = tuple(lowering.avals_in), list(lowering.avals_out)
+        self.module_context = _MlirModuleContext(module, ip)
+
+    def call_function(self, symbol, args, out_avals):
+        """Calls the private function `symbol` that pyjax printed into its module (a
+        host callback, a lower_fun) on the bindings' values `args`; its results."""
+        from pyjax._src.backends import mlir_bindings
+        return mlir_bindings.call_declared(self.module_context.module, symbol, list(args),
+                                           list(out_avals))
 
 
 class _MlirModuleContext:
     platforms = ("cpu",)
 
-    def __init__(self):
+    def __init__(self, module, ip):
+        self.module, self.ip = module, ip
+        self.context = module.context
         self.keepalives = []
 
     def add_keepalive(self, keepalive):
@@ -216,23 +228,22 @@ class _MlirModuleContext:
 
 
 class MlirLowering:
-    """A lowering rule in JAX's form, `rule(ctx, *values, **params)` returning one value
-    per output, run with an MlirRuleContext. A rule that reaches for MLIR bindings pyjax
-    lacks fails to compile with a LoweringError saying so."""
+    """A lowering rule in JAX's form, `rule(ctx, *values, **params)` returning a sequence
+    of values (one per output), written with MLIR's Python bindings (jaxlib's). It runs
+    on the block arguments of a function of the equation's operand types, built with the
+    bindings; the function, printed as MLIR text, joins pyjax's module as a private
+    function that the equation calls."""
 
     def __init__(self, prim, rule):
         self.prim, self.rule = prim, rule
 
     def __call__(self, ctx, *values, **params):
-        try:
-            outs = list(self.rule(MlirRuleContext(ctx), *values, **params))
-        except (AttributeError, ImportError, NameError) as e:
-            raise hlo.LoweringError(
-                f"Primitive '{self.prim.name}' cannot be compiled with XLA: its lowering "
-                "uses JAX's MLIR Python bindings, which pyjax does not have (it compiles "
-                "lowerings made by mlir.lower_fun, and mlir.emit_python_callback). Run it "
-                "outside jit, or select the NumPy executor with "
-                "jax.config.update('pyjax_executor', 'numpy').") from e
+        from pyjax._src.backends import mlir_bindings
+
+        def build(module, ip, args):
+            return self.rule(MlirRuleContext(self.prim, ctx, module, ip), *args, **params)
+        text = mlir_bindings.function_text(ctx.avals_in, ctx.avals_out, build)
+        outs = ctx.call_module(text, list(values), list(ctx.avals_out), self.prim.name)
         return outs if self.prim.multiple_results else outs[0]
 
 
@@ -248,10 +259,13 @@ def emit_python_callback(ctx, callback, token, operands, operand_avals, result_a
     if sharding is not None:
         raise NotImplementedError("mlir.emit_python_callback(sharding=...) is not supported "
                                   "by pyjax; the callback runs on the program's device.")
-    outs = lower_host_call(ctx.lowering, list(operands), callback, list(result_avals),
-                           "mlir.emit_python_callback", has_side_effect,
-                           partitioned=partitioned)
-    return outs, token, None
+
+    def body(fctx, *args):
+        return lower_host_call(fctx, list(args), callback, list(result_avals),
+                               "mlir.emit_python_callback", has_side_effect,
+                               partitioned=partitioned)
+    symbol = ctx.lowering.private_function("callback", list(operand_avals), body)
+    return ctx.call_function(symbol, operands, result_avals), token, None
 
 
 # the platforms a lowering may be registered for: JAX's known ones (its backends and
@@ -261,8 +275,8 @@ KNOWN_PLATFORMS = ("cpu", "cuda", "gpu", "oneapi", "rocm", "tpu")
 
 def register_lowering(prim, rule, platform=None):
     """Sets the lowering of an extension primitive: a rule made by `lower_fun` (traced
-    and printed through pyjax's StableHLO printer), or one in JAX's MLIR form (see
-    MlirLowering)."""
+    and printed through pyjax's StableHLO printer), or one written with MLIR's Python
+    bindings (see MlirLowering)."""
     if platform is not None and platform not in KNOWN_PLATFORMS:
         raise NotImplementedError(
             f"Registering an MLIR lowering rule for primitive {prim} for an unknown "

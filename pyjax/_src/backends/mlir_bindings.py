@@ -1,0 +1,162 @@
+"""jaxlib's MLIR Python bindings, which lowering rules written against JAX's
+`jax.interpreters.mlir` build ops with (`hlo.AddOp(x, y)`, `mlir.ir_constant(...)`). pyjax
+prints StableHLO as text itself: such a rule runs here on the block arguments of a fresh
+func.func, and the function comes back as MLIR text for the printer to splice in. Also the
+MLIR context with the StableHLO dialects that xla.py parses modules in, and JAX's helpers
+that make MLIR types, constants and attributes. With xla.py and xla_runtime.py, the only
+importer of jaxlib; loaded by xla.py."""
+from __future__ import annotations
+
+import importlib
+import threading
+from typing import Any
+
+import numpy as np
+
+from jaxlib import _jax  # type: ignore[attr-defined]
+from jaxlib.mlir import ir
+from jaxlib.mlir._mlir_libs import _jax_mlir_ext
+from jaxlib.mlir.dialects import chlo, func, sdy, stablehlo
+
+from pyjax._src import dtypes
+from pyjax._src.backends.stablehlo import LoweringError, element_type, tensor_type
+from pyjax._src.core.tokens import AbstractToken
+
+_lock = threading.Lock()
+_contexts: list = []
+
+
+def context():
+    """The MLIR context (made once) with the dialects of the modules pyjax prints."""
+    if not _contexts:
+        with _lock:
+            if not _contexts:
+                _contexts.append(_new_context())
+    return _contexts[0]
+
+
+def _new_context():
+    registry = ir.DialectRegistry()
+    _jax_mlir_ext.register_dialects(registry)
+    ctx = ir.Context()
+    ctx.append_dialect_registry(registry)
+    ctx.load_all_available_dialects()
+    stablehlo.register_dialect(ctx)
+    chlo.register_dialect(ctx)
+    sdy.register_dialect(ctx)   # partitioned modules (shard_map, shardings) use Shardy
+    return ctx
+
+
+def parse(text):
+    """An MLIR module parsed from its text."""
+    with context():
+        return ir.Module.parse(text)
+
+
+def bindings(name: str):
+    """The bindings module jaxlib.mlir.<name> ('ir', 'passmanager', 'dialects.func',
+    ...), which JAX's jax.extend.mlir and jax._src.lib.mlir serve."""
+    return importlib.import_module(f"jaxlib.mlir.{name}")
+
+
+def public_names(name: str) -> dict:
+    """The names `from jaxlib.mlir.<name> import *` gives."""
+    module = bindings(name)
+    names = getattr(module, "__all__", None) or [n for n in vars(module)
+                                                 if not n.startswith("_")]
+    return {n: getattr(module, n) for n in names}
+
+
+# jaxlib's functions on whole modules (jax.extend.mlir's)
+deserialize_portable_artifact = _jax.mlir.deserialize_portable_artifact
+serialize_portable_artifact = _jax.mlir.serialize_portable_artifact
+refine_polymorphic_shapes = _jax.mlir.refine_polymorphic_shapes
+hlo_to_stablehlo = _jax.mlir.hlo_to_stablehlo
+
+
+def function_text(in_avals, out_avals, build) -> str:
+    """An MLIR module (text, as MLIR prints it) holding the private function @main of
+    the types `in_avals` -> `out_avals`, whose ops `build(module, insertion_point,
+    arguments)` emits with the bindings and whose results (a sequence, or one value) it
+    returns. ValueError, with MLIR's verifier's message, if the ops are not valid."""
+    with context(), ir.Location.unknown():
+        module = ir.Module.create()
+        with ir.InsertionPoint(module.body):
+            fn = _private_function("main", [ir.Type.parse(tensor_type(a)) for a in in_avals],
+                                   [ir.Type.parse(tensor_type(a)) for a in out_avals])
+            block = fn.add_entry_block()
+            with ir.InsertionPoint(block) as ip:
+                outs = build(module, ip, list(block.arguments))
+                func.ReturnOp([outs] if isinstance(outs, ir.Value) else list(outs))
+        try:
+            module.operation.verify()
+        except ir.MLIRError as err:
+            details = "\n\t".join(str(d) for d in err.error_diagnostics)
+            raise ValueError(f"Cannot lower jaxpr with verifier errors:\n\t{details}") \
+                from None
+        return str(module.operation.get_asm(enable_debug_info=False))
+
+
+def _private_function(symbol, in_types, out_types) -> Any:
+    # (func.FuncOp: the dialect's own class, whose keywords the generated stubs lack)
+    return func.FuncOp(symbol, ir.FunctionType.get(in_types, out_types),  # type: ignore
+                       visibility="private")
+
+
+def call_declared(module, symbol, args, out_avals):
+    """A func.call, at the current insertion point, of the private function `symbol`
+    that pyjax's printer holds, declared in `module` (a declaration is dropped where the
+    module is spliced in); its results."""
+    out_types = [ir.Type.parse(tensor_type(a)) for a in out_avals]
+    if symbol not in ir.SymbolTable(module.operation):
+        with ir.InsertionPoint.at_block_begin(module.body):
+            _private_function(symbol, [a.type for a in args], out_types)
+    return list(func.CallOp(out_types, ir.FlatSymbolRefAttr.get(symbol), list(args)).results)
+
+
+# --- JAX's helpers (jax.interpreters.mlir) ----------------------------------------------
+
+def dtype_to_ir_type(dtype):
+    """The MLIR element type of a dtype (i1, ui8, f32, complex<f32>, ...)."""
+    if not isinstance(dtype, (np.dtype, np.generic, type)):
+        raise TypeError(f"No dtype_to_ir_type handler for dtype: {dtype!r}")
+    try:
+        text = element_type(np.dtype(dtype))
+    except LoweringError:
+        raise TypeError(f"No dtype_to_ir_type handler for dtype: {dtype}") from None
+    return ir.Type.parse(text)
+
+
+def aval_to_ir_type(module_context, aval):
+    """The MLIR type of an aval (a ranked tensor, or the StableHLO token type)."""
+    del module_context   # JAX's: caches the types; MLIR uniques them
+    if isinstance(aval, AbstractToken):
+        return stablehlo.TokenType.get()
+    return ir.RankedTensorType.get(aval.shape, dtype_to_ir_type(aval.dtype))
+
+
+def ir_constant(val, *, const_lowering=None, aval=None):
+    """A stablehlo.constant of a NumPy value (or a Python scalar of the scalar `aval`)."""
+    if isinstance(val, (bool, int, float, complex)):
+        if aval is None or aval.shape != ():
+            raise TypeError(f"ir_constant of the Python scalar {val!r} needs the scalar "
+                            f"aval of its type (aval=...), got {aval}")
+        val = np.array(val, aval.dtype)
+    if not isinstance(val, (np.ndarray, np.generic)):
+        raise TypeError(f"No constant handler for type: {type(val)}")
+    x = np.zeros(val.shape, np.bool_) if val.dtype == dtypes.float0 else val
+    attr = ir.DenseElementsAttr.get(np.ascontiguousarray(x), type=dtype_to_ir_type(x.dtype),
+                                    shape=x.shape)
+    return stablehlo.constant(attr)
+
+
+def dense_int_array(values):
+    return ir.DenseI64ArrayAttr.get([int(v) for v in values])
+
+
+def i32_attr(i):
+    return ir.IntegerAttr.get(ir.IntegerType.get_signless(32), i)
+
+
+def i64_attr(i):
+    return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), i)

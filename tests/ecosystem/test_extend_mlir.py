@@ -1,0 +1,121 @@
+"""Lowering rules written with MLIR's Python bindings (jax.extend.mlir, jaxlib's), as JAX's
+"How JAX primitives work" page writes them: the rule builds ops on the block arguments of
+a function of the equation's operand types, which joins pyjax's printed module. Values and
+printed forms are JAX 0.10.2's for the same programs."""
+import numpy as np
+import pytest
+
+import pyjax as jax
+import pyjax.extend.mlir
+import pyjax.numpy as jnp
+from harness import close
+from pyjax.extend.core import Primitive
+from pyjax.extend.mlir import ir
+from pyjax.extend.mlir.dialects import stablehlo as hlo
+from pyjax.interpreters import ad, mlir
+
+X = jnp.arange(3.0)
+
+
+def _primitive(name, rule, multiple_results=False):
+    p = Primitive(name)
+    p.multiple_results = multiple_results
+    p.def_impl(lambda x: [x, x] if multiple_results else x)
+    p.def_abstract_eval(lambda x: [x, x] if multiple_results else x)
+    mlir.register_lowering(p, rule)
+    return p
+
+
+# multiply_add(x, y, z) = x * y + z, lowered as the page lowers it
+multiply_add_p = Primitive("multiply_add")
+multiply_add_p.def_impl(lambda x, y, z: x * y + z)
+multiply_add_p.def_abstract_eval(lambda x, y, z: x)
+mlir.register_lowering(multiply_add_p, lambda ctx, xc, yc, zc: [
+    hlo.AddOp(hlo.MulOp(xc, yc), zc).result], platform="cpu")
+ad.primitive_jvps[multiply_add_p] = lambda primals, tangents: (
+    multiply_add_p.bind(*primals),
+    multiply_add_p.bind(ad.instantiate_zeros(tangents[0]), primals[1], 0.0 * primals[2])
+    + multiply_add_p.bind(primals[0], ad.instantiate_zeros(tangents[1]),
+                          ad.instantiate_zeros(tangents[2])))
+
+
+def test_multiply_add_lowers_with_hlo_ops():
+    square_add = jax.jit(lambda a, b: multiply_add_p.bind(a, a, b))
+    assert float(square_add(2.0, 10.0)) == 14.0
+    primal, tangent = jax.jit(lambda a, t: jax.jvp(lambda v: multiply_add_p.bind(v, v, 10.0),
+                                                    (a,), (t,)))(2.0, 1.0)
+    assert (float(primal), float(tangent)) == (14.0, 4.0)
+    text = square_add.lower(2.0, 10.0).as_text()
+    assert "call @multiply_add(%arg0, %arg0, %arg1)" in text
+    assert "stablehlo.multiply %arg0, %arg1 : tensor<f32>" in text
+
+
+def test_rule_gets_block_arguments_and_jaxs_helpers():
+    seen = {}
+
+    def rule(ctx, x):
+        seen["x"] = str(x)
+        seen["avals"] = (ctx.avals_in, ctx.avals_out)
+        c = mlir.ir_constant(np.float32(2.0))
+        seen["types"] = [str(c.type), str(mlir.ir_constant(np.array([1, 2], np.uint8)).type),
+                         str(mlir.aval_to_ir_type(ctx.module_context, ctx.avals_in[0])),
+                         str(mlir.dtype_to_ir_type(np.dtype("uint32"))),
+                         str(mlir.dtype_to_ir_type(np.dtype(jnp.bfloat16)))]
+        seen["attrs"] = [str(mlir.dense_int_array([1, 2])), str(mlir.i64_attr(3)),
+                         str(mlir.i32_attr(4))]
+        return [hlo.multiply(x, hlo.broadcast_in_dim(x.type, c, mlir.dense_int_array([])))]
+    p = _primitive("test_double", rule)
+    close(jax.jit(p.bind)(X), [0.0, 2.0, 4.0])
+    assert seen["x"] == "BlockArgument(<block argument> of type 'tensor<3xf32>' at index: 0)"
+    avals_in, avals_out = seen["avals"]   # a tuple and a list, as JAX's
+    assert (type(avals_in), type(avals_out)) == (tuple, list)
+    assert [str(a) for a in [*avals_in, *avals_out]] == ["float32[3]", "float32[3]"]
+    assert seen["types"] == ["tensor<f32>", "tensor<2xui8>", "tensor<3xf32>", "ui32", "bf16"]
+    assert seen["attrs"] == ["array<i64: 1, 2>", "3 : i64", "4 : i32"]
+    assert isinstance(mlir.ir, type(ir)) and mlir.ir.Value is ir.Value
+
+
+def test_rule_results_a_list_several_or_one_value():
+    p = _primitive("test_negexp", lambda ctx, x: [hlo.negate(x), hlo.exponential(x)],
+                   multiple_results=True)
+    neg, exp = jax.jit(p.bind)(X)
+    close(neg, [-0.0, -1.0, -2.0])
+    close(exp, [1.0, 2.7182817, 7.389056])
+    p = _primitive("test_neg", lambda ctx, x: hlo.negate(x))
+    close(jax.jit(p.bind)(X), [-0.0, -1.0, -2.0])
+
+
+def test_lower_fun_inside_a_rule():
+    def rule(ctx, x):
+        (y,) = mlir.lower_fun(lambda a: jnp.sin(a) * 2, multiple_results=False)(ctx, x)
+        return [hlo.add(y, x)]
+    p = _primitive("test_sin_plus", rule)
+    close(jax.jit(p.bind)(X), [0.0, 2.682942, 3.818595])
+
+
+def test_invalid_rules_raise_mlirs_errors():
+    wrong = _primitive("test_wrong_type", lambda ctx, x: [hlo.convert(
+        mlir.aval_to_ir_type(ctx.module_context, ctx.avals_in[0].update(dtype=np.int32)),
+        x)])
+    with pytest.raises(ValueError, match=r"Cannot lower jaxpr with verifier errors:\n\t"
+                       r"type of return operand 0 \('tensor<3xi32>'\) doesn't match "
+                       r"function result type \('tensor<3xf32>'\)"):
+        jax.jit(wrong.bind)(X)
+    ranks = _primitive("test_ranks", lambda ctx, x: [
+        hlo.add(x, mlir.ir_constant(np.float32(1)))])
+    with pytest.raises(ir.MLIRError, match="Mismatched ranks"):
+        jax.jit(ranks.bind)(X)
+
+
+def test_extend_mlir_names_and_portable_artifacts():
+    names = sorted(n for n in vars(pyjax.extend.mlir)
+                   if not n.startswith("_") and n not in ("dialects", "ir", "passmanager"))
+    # JAX's also has lower_with_sharding_in_types, a function of JAX's own lowering
+    assert names == ["deserialize_portable_artifact", "hlo_to_stablehlo",
+                     "refine_polymorphic_shapes", "serialize_portable_artifact"]
+    text = jax.jit(jnp.sin).lower(X).as_text()
+    blob = pyjax.extend.mlir.serialize_portable_artifact(text, "1.0.0", True)
+    with ir.Context() as ctx:
+        hlo.register_dialect(ctx)
+        module = pyjax.extend.mlir.deserialize_portable_artifact(blob)
+        assert "stablehlo.sine" in str(module)
