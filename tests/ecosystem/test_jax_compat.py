@@ -33,6 +33,8 @@ PRIVATE_NAMES = [
       for name in ("grad", "jit", "jvp", "vjp", "vmap")],
     *[("lax.lax", name, "JAX's How JAX primitives work page")
       for name in ("add", "mul", "full_like")],
+    ("lib.mlir", "ir", "lowering rules written with MLIR's bindings"),
+    ("lib.mlir.dialects", "hlo", "JAX's How JAX primitives work page"),
 ]
 
 
@@ -135,3 +137,12 @@ def test_lib_reports_the_jaxlib_version():
     # 0.10.2 reports its jaxlib's version, "0.10.2", the one pyjax runs on.
     import pyjax.lib
     assert pyjax.lib.__version__ == "0.10.2"
+
+
+def test_mlir_bindings_are_jaxlibs():
+    from jax._src.lib.mlir import dialects, ir
+    assert ir.__name__ == "jaxlib.mlir.ir"
+    assert dialects.hlo.__name__ == "jaxlib.mlir.dialects.stablehlo"
+    assert dialects.func.FuncOp.OPERATION_NAME == "func.func"
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        _ = dialects.nothing
