@@ -400,5 +400,13 @@ def test_register_lowering_refuses_an_unknown_platform():
             "fake. Known platforms are: cpu, cuda, gpu, oneapi, rocm, tpu.")):
         mlir.register_lowering(None, None, platform="fake")
     p = Primitive("test_tpu_only_lowering")
-    rule = lambda ctx, x: [x]   # noqa: E731
-    assert mlir.register_lowering(p, rule, platform="tpu") is rule
+    p.def_impl(lambda x: x)
+    p.def_abstract_eval(lambda x: x)
+    # it returns None, as JAX's (the page "How JAX primitives work" shows nothing)
+    assert mlir.register_lowering(p, lambda ctx, x: [x], platform="tpu") is None
+    with pytest.raises(NotImplementedError, match="MLIR translation rule for primitive "
+                       "'test_tpu_only_lowering' not found"):
+        jax.jit(p.bind)(jnp.ones(2))
+    assert mlir.register_lowering(p, lambda ctx, x: [x], inline=False,
+                                  cacheable=False) is None
+    close(jax.jit(p.bind)(jnp.ones(2)), [1.0, 1.0])

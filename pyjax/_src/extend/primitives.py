@@ -273,19 +273,21 @@ def emit_python_callback(ctx, callback, token, operands, operand_avals, result_a
 KNOWN_PLATFORMS = ("cpu", "cuda", "gpu", "oneapi", "rocm", "tpu")
 
 
-def register_lowering(prim, rule, platform=None):
+def register_lowering(prim, rule, platform=None, inline: bool = True,
+                      cacheable: bool = True) -> None:
     """Sets the lowering of an extension primitive: a rule made by `lower_fun` (traced
     and printed through pyjax's StableHLO printer), or one written with MLIR's Python
-    bindings (see MlirLowering)."""
+    bindings (see MlirLowering). pyjax lowers for the CPU: a rule for another known
+    platform is accepted and unused. `inline` and `cacheable` are JAX's choices of how
+    its lowering prints and caches the rule's ops; pyjax prints a bindings rule as a
+    function and a lower_fun inline, and lowers each equation afresh."""
     if platform is not None and platform not in KNOWN_PLATFORMS:
         raise NotImplementedError(
             f"Registering an MLIR lowering rule for primitive {prim} for an unknown "
             f"platform {platform}. Known platforms are: {', '.join(KNOWN_PLATFORMS)}.")
     prim = _extension_primitive(prim, "mlir.register_lowering")
-    if platform not in (None, "cpu"):
-        return rule
-    prim.lower = rule if isinstance(rule, LoweringRule) else MlirLowering(prim, rule)
-    return rule
+    if platform in (None, "cpu"):
+        prim.lower = rule if isinstance(rule, LoweringRule) else MlirLowering(prim, rule)
 
 
 # --- avals ------------------------------------------------------------------------------
