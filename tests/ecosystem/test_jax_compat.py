@@ -2,6 +2,7 @@
 pyjax._src.jax_compat: each with the library that needs it, and what it must be."""
 import importlib
 import inspect
+import re
 
 import pytest
 
@@ -35,6 +36,8 @@ PRIVATE_NAMES = [
       for name in ("add", "mul", "full_like")],
     ("lib.mlir", "ir", "lowering rules written with MLIR's bindings"),
     ("lib.mlir.dialects", "hlo", "JAX's How JAX primitives work page"),
+    ("xla_bridge", "get_backend", "JAX's Autodidax (part 3)"),
+    ("lib", "xla_client", "JAX's Autodidax (part 3)"),
 ]
 
 
@@ -146,3 +149,41 @@ def test_mlir_bindings_are_jaxlibs():
     assert dialects.func.FuncOp.OPERATION_NAME == "func.func"
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
         _ = dialects.nothing
+
+
+def test_autodidax_compiles_its_own_module_on_the_backend():
+    """Autodidax part 3 builds a module with the bindings, compiles it on the backend's
+    client and puts its arguments on the device with jaxlib's xla_client."""
+    import io
+
+    import numpy as np
+    from jax._src import xla_bridge as xb
+    from jax._src.core import ShapedArray
+    from jax._src.lib import xla_client as xc
+    from jax.extend.mlir import ir
+    from jax.extend.mlir.dialects import func
+    from jax.extend.mlir.dialects import stablehlo as hlo
+
+    with ir.Context() as ctx, ir.Location.unknown(ctx):
+        hlo.register_dialect(ctx)
+        module = ir.Module.create()
+        scalar = ir.RankedTensorType.get((), ir.F64Type.get())
+        with ir.InsertionPoint(module.body):
+            @func.func(scalar, scalar)
+            def main(x, y):
+                return [hlo.multiply(hlo.sine(x), hlo.cosine(y))]
+    output = io.StringIO()
+    module.operation.print(file=output)
+    backend = xb.get_backend(None)
+    assert xb.get_backend("cpu") is backend
+    compiled = backend.compile_and_load(output.getvalue(), backend.devices()[:1])
+    device = backend.devices()[0]
+    bufs = [xc.batched_device_put(ShapedArray((), np.float64),
+                                  xc.GSPMDSharding((device,), xc.OpSharding()),
+                                  [np.float64(v)], [device], True, enable_x64=True)
+            for v in (3.0, 4.0)]
+    (out,) = compiled.execute(bufs)
+    assert float(np.asarray(out)) == -0.09224219304455371   # JAX's Autodidax prints it
+    with pytest.raises(RuntimeError, match=re.escape(
+            "Unknown backend foo. Available backends are ['cpu']")):
+        xb.get_backend("foo")
