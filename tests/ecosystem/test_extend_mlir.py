@@ -9,8 +9,10 @@ import pyjax as jax
 import pyjax.extend.mlir
 import pyjax.numpy as jnp
 from harness import close
+from pyjax.core import ShapedArray
 from pyjax.extend.core import Primitive
 from pyjax.extend.mlir import ir
+from pyjax.extend.mlir.dialects import func
 from pyjax.extend.mlir.dialects import stablehlo as hlo
 from pyjax.interpreters import ad, mlir
 
@@ -45,9 +47,40 @@ def test_multiply_add_lowers_with_hlo_ops():
     primal, tangent = jax.jit(lambda a, t: jax.jvp(lambda v: multiply_add_p.bind(v, v, 10.0),
                                                     (a,), (t,)))(2.0, 1.0)
     assert (float(primal), float(tangent)) == (14.0, 4.0)
+    # the rule's ops are emitted inline, at the equation's location, as JAX prints them
     text = square_add.lower(2.0, 10.0).as_text()
-    assert "call @multiply_add(%arg0, %arg0, %arg1)" in text
-    assert "stablehlo.multiply %arg0, %arg1 : tensor<f32>" in text
+    assert text.splitlines()[2:4] == ["    %0 = stablehlo.multiply %arg0, %arg0 : tensor<f32>",
+                                      "    %1 = stablehlo.add %0, %arg1 : tensor<f32>"]
+    hlo_text = square_add.lower(2.0, 10.0).as_text(dialect="hlo", debug_info=True)
+    assert 'add(multiply_add.2, Arg_1.1), metadata={op_name="jit(<lambda>)/multiply_add"' \
+        in hlo_text
+
+
+def test_rule_with_regions_and_several_results():
+    sum_max_p = Primitive("test_sum_and_max")
+    sum_max_p.multiple_results = True
+    sum_max_p.def_impl(lambda x: [x.sum(0), x.max(0)])
+    sum_max_p.def_abstract_eval(lambda x: [ShapedArray(x.shape[1:], x.dtype)] * 2)
+
+    def rule(ctx, x):
+        out_type = mlir.aval_to_ir_type(ctx.module_context, ctx.avals_out[0])
+        scalar = mlir.aval_to_ir_type(ctx.module_context, ShapedArray((), np.float32))
+        outs = []
+        for init, op in ((0.0, hlo.add), (-np.inf, hlo.maximum)):
+            reduce = hlo.ReduceOp([out_type], [x], [mlir.ir_constant(np.float32(init))],
+                                  mlir.dense_int_array([0]))
+            region = reduce.body.blocks.append(scalar, scalar)
+            with ir.InsertionPoint(region):
+                hlo.return_([op(*region.arguments)])
+            outs.append(reduce.result)
+        return outs
+    mlir.register_lowering(sum_max_p, rule)
+    f = jax.jit(lambda x: sum_max_p.bind(jnp.sin(x)))
+    total, largest = f(jnp.arange(6.0).reshape(3, 2))
+    close(total, [0.1524949, 0.02366668])
+    close(largest, [0.9092974, 0.84147096])
+    assert ("%2 = stablehlo.reduce(%0 init: %cst_0) applies stablehlo.maximum across "
+            "dimensions = [0]") in f.lower(jnp.zeros((3, 2))).as_text()
 
 
 def test_rule_gets_block_arguments_and_jaxs_helpers():
@@ -119,3 +152,23 @@ def test_extend_mlir_names_and_portable_artifacts():
         hlo.register_dialect(ctx)
         module = pyjax.extend.mlir.deserialize_portable_artifact(blob)
         assert "stablehlo.sine" in str(module)
+
+
+def test_functions_a_rule_defines_join_the_module():
+    p = Primitive("test_twice_sine")
+    p.def_impl(lambda x: np.sin(np.sin(x)))
+    p.def_abstract_eval(lambda x: x)
+
+    def rule(ctx, x):
+        with ir.InsertionPoint(ctx.module_context.module.body):
+            helper = func.FuncOp("sine_helper", ir.FunctionType.get([x.type], [x.type]))
+            helper.sym_visibility = ir.StringAttr.get("private")
+            block = helper.add_entry_block()
+            with ir.InsertionPoint(block):
+                func.ReturnOp([hlo.sine(block.arguments[0])])
+        return [func.CallOp(helper, [func.CallOp(helper, [x]).result]).result]
+    mlir.register_lowering(p, rule)
+    f = jax.jit(lambda a: p.bind(a) + p.bind(a * 2))
+    close(f(X), [0.0, 1.5346965, 0.10247207])
+    text = f.lower(X).as_text()   # each equation's helper named apart
+    assert "%1 = call @sine_helper(%0)" in text and "%5 = call @sine_helper_1(%4)" in text

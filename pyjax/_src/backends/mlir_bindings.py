@@ -74,12 +74,13 @@ refine_polymorphic_shapes = _jax.mlir.refine_polymorphic_shapes
 hlo_to_stablehlo = _jax.mlir.hlo_to_stablehlo
 
 
-def function_text(in_avals, out_avals, build) -> str:
-    """An MLIR module (text, as MLIR prints it) holding the private function @main of
-    the types `in_avals` -> `out_avals`, whose ops `build(module, insertion_point,
-    arguments)` emits with the bindings and whose results (a sequence, or one value) it
-    returns. ValueError, with MLIR's verifier's message, if the ops are not valid."""
-    with context(), ir.Location.unknown():
+def function_text(in_avals, out_avals, build, location: str):
+    """The function of the types `in_avals` -> `out_avals` whose ops `build(module,
+    insertion_point, arguments)` emits with the bindings and whose results (a sequence,
+    or one value) it returns, every op at the location named `location`: (the function
+    in MLIR's generic form, the texts of the other functions its module defines).
+    ValueError, with MLIR's verifier's message, if the ops are not valid."""
+    with context(), ir.Location.name(location):
         module = ir.Module.create()
         with ir.InsertionPoint(module.body):
             fn = _private_function("main", [ir.Type.parse(tensor_type(a)) for a in in_avals],
@@ -94,7 +95,11 @@ def function_text(in_avals, out_avals, build) -> str:
             details = "\n\t".join(str(d) for d in err.error_diagnostics)
             raise ValueError(f"Cannot lower jaxpr with verifier errors:\n\t{details}") \
                 from None
-        return str(module.operation.get_asm(enable_debug_info=False))
+        body = fn.operation.get_asm(print_generic_op_form=True, enable_debug_info=True,
+                                    use_local_scope=True)
+        others = [op.get_asm(enable_debug_info=False) for op in module.body.operations
+                  if op != fn and op.regions and op.regions[0].blocks]   # (declarations:
+        return str(body), [str(t) for t in others]                     # pyjax prints them)
 
 
 def _private_function(symbol, in_types, out_types) -> Any:

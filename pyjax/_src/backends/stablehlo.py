@@ -349,9 +349,8 @@ class ModuleContext:
     def inline_module(self, text, name):
         """Adds the functions of the MLIR module `text` as private functions, each symbol
         renamed to one unused here (its @main named after `name`); a Shardy mesh equal to
-        this module's becomes @mesh, another one a mesh of its own. A function it only
-        declares (no body) is one of this module's, called by its name. Returns @main's
-        new name."""
+        this module's becomes @mesh, another one a mesh of its own. Returns @main's new
+        name."""
         lines = text.rstrip().splitlines()[1:-1]   # inside `module @... {` ... `}`
         renames = {}
         for line in lines:
@@ -359,9 +358,7 @@ class ModuleContext:
             if found is None:
                 continue
             kind, symbol = found.group(1), found.group(2)
-            if kind == "func.func" and not line.endswith("{"):
-                renames[symbol] = symbol   # a declaration of one of this module's own
-            elif kind == "sdy.mesh":
+            if kind == "sdy.mesh":
                 value = line.split("=", 1)[1].strip()
                 own = self.mesh is not None and sharding_mod.shardy_mesh(self.mesh) == value
                 renames[symbol] = "mesh" if own else next(
@@ -375,8 +372,8 @@ class ModuleContext:
         body = []
         for line in lines:
             found = _SYMBOL_DEF.match(line)
-            if found is not None and not line.endswith("{"):
-                continue   # a mesh or a declaration: named above
+            if found is not None and found.group(1) == "sdy.mesh":
+                continue
             line = _SYMBOL_USE.sub(rename, line)
             if found is not None:
                 line = _DONATION_ATTR.sub("", line.replace(" public @", " private @"))
@@ -829,6 +826,50 @@ class FunctionContext:
         fname = self.module.inline_module(text, name)
         return self._call_symbol(fname, args, out_avals, None)
 
+    @property
+    def op_location(self):
+        """The name of the location that the equation being lowered gives its ops
+        ('jit(f)/sin'), as JAX names them."""
+        return _join_names(self.name_stack, self.origin.primitive.name if self.origin
+                           is not None else "")
+
+    def inline_function(self, body, functions, args, out_avals):
+        """Emits here the ops of a function printed by MLIR (`body`: the func.func in
+        MLIR's generic form, as mlir_bindings.function_text prints it) on the Values
+        `args`, and adds the functions it calls (`functions`: their texts in MLIR's
+        form) to the module, renamed apart from its symbols. Returns the Values it
+        returns, of `out_avals`."""
+        renames = {}
+        for text in functions:
+            symbol = _SYMBOL_DEF.match(text).group(2)
+            renames[symbol] = self.module.unique_name(symbol)
+        names = {f"%arg{i}": v.name for i, v in enumerate(args)}
+
+        def rename(match):
+            if match.group(1) is not None:   # a symbol
+                return "@" + renames.get(match.group(1), match.group(1))
+            name = match.group(2)
+            if name not in names:
+                names[name] = self.fresh()
+            return names[name]
+
+        def renamed(line):   # values and symbols renamed outside string literals
+            parts = _STRING_LITERAL.split(line)
+            parts[::2] = [_VALUE_OR_SYMBOL.sub(rename, p) for p in parts[::2]]
+            return "".join(parts)
+        lines = body.splitlines()[1:-1]        # inside `"func.func"() ... ({` ... `})`
+        if lines and lines[0].startswith("^bb0"):
+            lines = lines[1:]                  # the arguments: `args`
+        returned = _RETURN.match(lines[-1].strip())
+        for line in lines[:-1]:
+            self.emit(renamed(line[2:]))
+        results = renamed(returned.group(1)).split(", ") if returned.group(1) else []
+        for text in functions:
+            self.module.functions.append(
+                [(_SYMBOL_USE.sub(lambda m: "@" + renames.get(m.group(1), m.group(1)),
+                                  line), None) for line in text.splitlines()])
+        return [Value(n, a) for n, a in zip(results, out_avals)]
+
     def _call_symbol(self, fname, args, out_avals, metadata):
         res = self.fresh()
         arg_text = ", ".join(v.name for v in args)
@@ -993,6 +1034,10 @@ _SSA_NUMBER = re.compile(r"%(\d+)")
 # a module-level symbol of jaxlib's printed text, a use of one, and the donation attributes
 _SYMBOL_DEF = re.compile(r"^\s*(func\.func|sdy\.mesh)\s+(?:(?:public|private)\s+)?@([\w.$]+)")
 _SYMBOL_USE = re.compile(r"@([\w.$]+)")
+# in a function printed by MLIR: its string literals, a symbol or value name, its return
+_STRING_LITERAL = re.compile(r'("(?:[^"\\]|\\.)*")')
+_VALUE_OR_SYMBOL = re.compile(r"@([\w.$]+)|(%(?:arg)?\d+)")
+_RETURN = re.compile(r'"func\.return"\((.*?)\)')
 _EMPTY_ATTRS = re.compile(r"> \{\}(?=[,)])")   # what dropping the donation leaves
 _DONATION_ATTR = re.compile(r"(tf\.aliasing_output = \d+ : i32|jax\.buffer_donor = true)"
                             r"(, )?")

@@ -231,8 +231,8 @@ class MlirLowering:
     """A lowering rule in JAX's form, `rule(ctx, *values, **params)` returning a sequence
     of values (one per output), written with MLIR's Python bindings (jaxlib's). It runs
     on the block arguments of a function of the equation's operand types, built with the
-    bindings; the function, printed as MLIR text, joins pyjax's module as a private
-    function that the equation calls."""
+    bindings; the function's ops, printed as MLIR text, are emitted inline on the
+    equation's operands (as JAX's rules emit theirs)."""
 
     def __init__(self, prim, rule):
         self.prim, self.rule = prim, rule
@@ -242,8 +242,9 @@ class MlirLowering:
 
         def build(module, ip, args):
             return self.rule(MlirRuleContext(self.prim, ctx, module, ip), *args, **params)
-        text = mlir_bindings.function_text(ctx.avals_in, ctx.avals_out, build)
-        outs = ctx.call_module(text, list(values), list(ctx.avals_out), self.prim.name)
+        body, functions = mlir_bindings.function_text(ctx.avals_in, ctx.avals_out, build,
+                                                      ctx.op_location)
+        outs = ctx.inline_function(body, functions, list(values), list(ctx.avals_out))
         return outs if self.prim.multiple_results else outs[0]
 
 
