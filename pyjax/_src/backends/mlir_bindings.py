@@ -108,6 +108,16 @@ def _private_function(symbol, in_types, out_types) -> Any:
                        visibility="private")
 
 
+def create_op(name, operands, result_avals, attrs):
+    """The results of the op `name` on `operands`, created at the current insertion
+    point, its attributes given as text (as pyjax's printer writes them)."""
+    op = ir.Operation.create(
+        name, results=[ir.Type.parse(tensor_type(a)) for a in result_avals],
+        operands=list(operands),
+        attributes={k: ir.Attribute.parse(v) for k, v in (attrs or {}).items()})
+    return list(op.results)
+
+
 def call_declared(module, symbol, args, out_avals):
     """A func.call, at the current insertion point, of the private function `symbol`
     that pyjax's printer holds, declared in `module` (a declaration is dropped where the

@@ -215,6 +215,19 @@ class MlirRuleContext:
                                            list(out_avals))
 
 
+    def op(self, name, operands, result, attrs=None, regions=()):
+        """pyjax's FunctionContext.op, with which pyjax's own lowering helpers build
+        (jax.ffi.ffi_lowering's rule, called inside this rule), as an op of the
+        bindings: the result's value for one aval, else a list of them."""
+        from pyjax._src.backends import mlir_bindings
+        if regions:
+            raise NotImplementedError(f"{name} with regions inside a lowering rule written "
+                                      "with MLIR's bindings: build it with the bindings")
+        single = not isinstance(result, (list, tuple))
+        outs = mlir_bindings.create_op(name, operands, [result] if single else result, attrs)
+        return outs[0] if single else outs
+
+
 class _MlirModuleContext:
     platforms = ("cpu",)
 
