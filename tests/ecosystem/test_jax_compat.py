@@ -38,6 +38,8 @@ PRIVATE_NAMES = [
     ("lib.mlir.dialects", "hlo", "JAX's How JAX primitives work page"),
     ("xla_bridge", "get_backend", "JAX's Autodidax (part 3)"),
     ("lib", "xla_client", "JAX's Autodidax (part 3)"),
+    ("interpreters.mlir", "custom_call", "JAX's Exporting and serializing page"),
+    ("interpreters.mlir", "register_lowering", "JAX's Exporting and serializing page"),
 ]
 
 
@@ -187,3 +189,41 @@ def test_autodidax_compiles_its_own_module_on_the_backend():
     with pytest.raises(RuntimeError, match=re.escape(
             "Unknown backend foo. Available backends are ['cpu']")):
         xb.get_backend("foo")
+
+
+def test_custom_call_lowering_as_the_export_page_writes_it():
+    import numpy as np
+    from jax import export
+    from jax._src import core
+    from jax._src.interpreters import mlir
+
+    new_prim = core.Primitive("new_prim")
+    new_prim.def_abstract_eval(lambda x: x)
+    mlir.register_lowering(new_prim, lambda ctx, o: mlir.custom_call(
+        "my_new_prim", operands=[o], result_types=[o.type]).results)
+    f = pyjax.jit(new_prim.bind)
+    assert str(f.lower(1.0).compiler_ir()).splitlines()[2].strip() == (
+        '%0 = stablehlo.custom_call @my_new_prim(%arg0) {api_version = 2 : i32, '
+        'backend_config = ""} : (tensor<f32>) -> tensor<f32>')
+    with pytest.raises(ValueError, match="Cannot serialize code with custom calls whose "
+                       "targets have no compatibility guarantees"):
+        export.export(f)(1.0)
+    export.export(f, disabled_checks=[
+        export.DisabledSafetyCheck.custom_call("my_new_prim")])(1.0)
+
+    pair_p = core.Primitive("pair")
+    pair_p.multiple_results = True
+    pair_p.def_abstract_eval(lambda x: [x, x])
+    mlir.register_lowering(pair_p, lambda ctx, x: mlir.custom_call(
+        "t", operands=[x], result_types=[x.type, x.type],
+        backend_config={"k": mlir.i32_attr(3)}, has_side_effect=True,
+        operand_output_aliases={0: 1}, operand_layouts=[(0,)],
+        result_layouts=[(0,), (0,)]).results)
+    text = pyjax.jit(pair_p.bind).lower(np.ones(3, np.float32)).as_text()
+    assert text.splitlines()[2].strip() == (   # JAX's
+        '%0:2 = stablehlo.custom_call @t(%arg0) {backend_config = "", has_side_effect = '
+        'true, mhlo.backend_config = {k = 3 : i32}, operand_layouts = [dense<0> : '
+        'tensor<1xindex>], output_operand_aliases = [#stablehlo.output_operand_alias<'
+        'output_tuple_indices = [1], operand_index = 0, operand_tuple_indices = []>], '
+        'result_layouts = [dense<0> : tensor<1xindex>, dense<0> : tensor<1xindex>]} : '
+        '(tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>)')

@@ -175,3 +175,56 @@ def i32_attr(i):
 
 def i64_attr(i):
     return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), i)
+
+
+def _layouts_attr(layouts):
+    return ir.ArrayAttr.get([
+        ir.DenseIntElementsAttr.get(np.atleast_1d(np.asarray(layout, np.int64)),
+                                    type=ir.IndexType.get()) for layout in layouts])
+
+
+def custom_call(call_target_name, *, result_types, operands, backend_config="",
+                has_side_effect=False, result_shapes=None, called_computations=(),
+                api_version=2, operand_output_aliases=None, operand_layouts=None,
+                result_layouts=None, extra_attributes=None):
+    """JAX's `mlir.custom_call`: a stablehlo.custom_call op of the target (its results'
+    types given; layouts minor-to-major; a dict backend_config goes, as JAX puts it, in
+    mhlo.backend_config with api_version 1). Returns the op."""
+    operands = list(operands)
+    if isinstance(backend_config, dict):
+        api_version, config = 1, ir.StringAttr.get("")
+    elif isinstance(backend_config, (str, bytes)) or backend_config is None:
+        config = ir.StringAttr.get(backend_config or "")
+    else:
+        raise ValueError(f"custom_call backend_config unexpected type: {backend_config}")
+    attributes = {
+        "call_target_name": ir.StringAttr.get(call_target_name),
+        "has_side_effect": ir.BoolAttr.get(has_side_effect),
+        "backend_config": config, "api_version": i32_attr(api_version),
+        "called_computations": ir.ArrayAttr.get(
+            [ir.FlatSymbolRefAttr.get(name) for name in called_computations])}
+    if operand_output_aliases is not None:
+        attributes["output_operand_aliases"] = ir.ArrayAttr.get([
+            stablehlo.OutputOperandAlias.get(
+                output_tuple_indices=[out] if len(result_types) > 1 else [],
+                operand_index=operand, operand_tuple_indices=[])
+            for operand, out in operand_output_aliases.items()])
+    attributes.update(extra_attributes or {})
+    if result_shapes is not None:   # dynamic result shapes, as operands after the others
+        attributes["indices_of_shape_operands"] = ir.DenseIntElementsAttr.get(
+            np.arange(len(operands), len(operands) + len(result_shapes), dtype=np.int64))
+        if operand_layouts is not None:
+            operand_layouts = [*operand_layouts, *[(0,)] * len(result_shapes)]
+        operands += list(result_shapes)
+    if operand_layouts is not None:
+        attributes["operand_layouts"] = _layouts_attr(operand_layouts)
+    if result_layouts is not None:
+        if len(result_layouts) != len(result_types):
+            raise ValueError(f"custom_call: {len(result_layouts)} result layouts for "
+                             f"{len(result_types)} results")
+        attributes["result_layouts"] = _layouts_attr(result_layouts)
+    op = stablehlo.CustomCallOp.build_generic(results=list(result_types), operands=operands,
+                                              attributes=attributes)
+    if isinstance(backend_config, dict):
+        op.operation.attributes["mhlo.backend_config"] = ir.DictAttr.get(backend_config)
+    return op
