@@ -2,6 +2,8 @@
 "How JAX primitives work" page writes them: the rule builds ops on the block arguments of
 a function of the equation's operand types, which joins pyjax's printed module. Values and
 printed forms are JAX 0.10.2's for the same programs."""
+import threading
+
 import numpy as np
 import pytest
 
@@ -172,3 +174,43 @@ def test_functions_a_rule_defines_join_the_module():
     close(f(X), [0.0, 1.5346965, 0.10247207])
     text = f.lower(X).as_text()   # each equation's helper named apart
     assert "%1 = call @sine_helper(%0)" in text and "%5 = call @sine_helper_1(%4)" in text
+
+
+def test_rule_context_types_and_replace():
+    p = Primitive("test_sum_sq")
+    p.def_impl(lambda x: (x * x).sum())
+    p.def_abstract_eval(lambda x: ShapedArray((), x.dtype))
+
+    def rule(ctx: mlir.LoweringRuleContext, x: mlir.Value):   # JAX's annotations
+        assert isinstance(ctx, mlir.LoweringRuleContext)
+        assert isinstance(ctx.module_context, mlir.ModuleContext)
+        with pytest.raises(TypeError, match="LoweringRuleContext.__init__\\(\\) got an "
+                           "unexpected keyword argument 'bad'"):
+            ctx.replace(bad=1)
+        square = hlo.multiply(x, x)
+        return mlir.lower_fun(jnp.sum, multiple_results=False)(
+            ctx.replace(avals_in=ctx.avals_in), square)
+    mlir.register_lowering(p, rule)
+    assert float(jax.jit(p.bind)(jnp.arange(4.0))) == 14.0
+    with ir.Context() as context:
+        hlo.register_dialect(context)
+        assert str(mlir.token_type()) == "!stablehlo.token"
+
+
+def test_rules_lower_from_many_threads():
+    p = Primitive("test_ma_threads")
+    p.def_impl(lambda x, y, z: x * y + z)
+    p.def_abstract_eval(lambda x, y, z: x)
+    mlir.register_lowering(p, lambda ctx, x, y, z: [hlo.add(hlo.multiply(x, y), z)])
+    results = {}
+
+    def work(i):
+        f = jax.jit(lambda a, b: p.bind(a, a, b) + i)
+        results[i] = f(jnp.full(i + 2, 2.0), jnp.ones(i + 2))
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for i in range(6):
+        close(results[i], np.full(i + 2, 5.0 + i))

@@ -6,6 +6,7 @@ transposed, batched and compiled (through pyjax's StableHLO printer) like a buil
 Imports core, interpreters, backends.stablehlo, lax.callbacks and array."""
 from __future__ import annotations
 
+import copy
 import weakref
 from collections.abc import MutableMapping
 
@@ -185,7 +186,7 @@ class LoweringRule:
             return list(out) if self.multiple_results else [out]
         closed, hoisted = pe.trace_to_closed_jaxpr(flat_fun, list(ctx.avals_in))
         assert not hoisted, "a lowering traced at abstract inputs closes over no tracer"
-        if isinstance(ctx, MlirRuleContext):   # JAX's form: a list, one value per output
+        if isinstance(ctx, LoweringRuleContext):   # JAX's form: a list, one value per output
             symbol = ctx.lowering.function(closed, getattr(self.fun, "__name__", "lower_fun"))
             return ctx.call_function(symbol, values, closed.out_avals)
         outs = ctx.lower_jaxpr(closed, list(values))
@@ -197,7 +198,7 @@ def lower_fun(fun, multiple_results: bool = True) -> LoweringRule:
     return LoweringRule(fun, multiple_results)
 
 
-class MlirRuleContext:
+class LoweringRuleContext:
     """The `ctx` a lowering rule written with MLIR's Python bindings receives (JAX's
     LoweringRuleContext): the primitive, the equation's avals, and the module context
     (its MLIR context, module and insertion point), over pyjax's own lowering context."""
@@ -205,7 +206,18 @@ class MlirRuleContext:
     def __init__(self, prim, lowering, module, ip):
         self.primitive, self.lowering = prim, lowering
         self.avals_in, self.avals_out = tuple(lowering.avals_in), list(lowering.avals_out)
-        self.module_context = _MlirModuleContext(module, ip)
+        self.module_context = ModuleContext(module, ip)
+
+    def replace(self, **fields):
+        """A copy with `fields` (avals_in, avals_out, ...) replaced, as JAX's dataclass
+        gives (a rule calls mlir.lower_fun with other avals this way)."""
+        new = copy.copy(self)
+        for name, value in fields.items():
+            if not hasattr(self, name):
+                raise TypeError(f"LoweringRuleContext.__init__() got an unexpected keyword "
+                                f"argument '{name}'")
+            setattr(new, name, value)
+        return new
 
     def call_function(self, symbol, args, out_avals):
         """Calls the private function `symbol` that pyjax printed into its module (a
@@ -228,7 +240,10 @@ class MlirRuleContext:
         return outs[0] if single else outs
 
 
-class _MlirModuleContext:
+class ModuleContext:
+    """The module a LoweringRuleContext's rule builds in (JAX's ModuleContext): its MLIR
+    context, module, insertion point and platforms."""
+
     platforms = ("cpu",)
 
     def __init__(self, module, ip):
@@ -254,7 +269,7 @@ class MlirLowering:
         from pyjax._src.backends import mlir_bindings
 
         def build(module, ip, args):
-            return self.rule(MlirRuleContext(self.prim, ctx, module, ip), *args, **params)
+            return self.rule(LoweringRuleContext(self.prim, ctx, module, ip), *args, **params)
         body, functions = mlir_bindings.function_text(ctx.avals_in, ctx.avals_out, build,
                                                       ctx.op_location)
         outs = ctx.inline_function(body, functions, list(values), list(ctx.avals_out))
@@ -267,7 +282,7 @@ def emit_python_callback(ctx, callback, token, operands, operand_avals, result_a
     """JAX's `mlir.emit_python_callback`: a custom call that runs `callback(*arrays)` on
     the host and returns its results, one array per aval of `result_avals`. Returns
     (result values, token, keepalive)."""
-    if not isinstance(ctx, MlirRuleContext):
+    if not isinstance(ctx, LoweringRuleContext):
         raise TypeError("mlir.emit_python_callback takes the `ctx` a lowering rule "
                         f"registered with mlir.register_lowering receives, got {ctx!r:.100}.")
     if sharding is not None:

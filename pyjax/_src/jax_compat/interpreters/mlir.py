@@ -6,7 +6,9 @@ from pyjax._src.backends.mlir_bindings import (  # noqa: F401
     ir_constant)
 from pyjax._src.backends.mlir_bindings import bindings as _bindings
 from pyjax._src.extend.primitives import (  # noqa: F401
-    emit_python_callback, lower_fun, register_lowering)
+    LoweringRuleContext, ModuleContext, emit_python_callback, lower_fun, register_lowering)
 
 ir = _bindings("ir")
 hlo = _bindings("dialects.stablehlo")
+Value = ir.Value
+token_type = hlo.TokenType.get
