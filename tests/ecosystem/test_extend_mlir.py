@@ -89,7 +89,7 @@ def test_rule_gets_block_arguments_and_jaxs_helpers():
     seen = {}
 
     def rule(ctx, x):
-        seen["x"] = str(x)
+        seen["x"], seen["ctx"] = str(x), repr(ctx)
         seen["avals"] = (ctx.avals_in, ctx.avals_out)
         c = mlir.ir_constant(np.float32(2.0))
         seen["types"] = [str(c.type), str(mlir.ir_constant(np.array([1, 2], np.uint8)).type),
@@ -102,6 +102,11 @@ def test_rule_gets_block_arguments_and_jaxs_helpers():
     p = _primitive("test_double", rule)
     close(jax.jit(p.bind)(X), [0.0, 2.0, 4.0])
     assert seen["x"] == "BlockArgument(<block argument> of type 'tensor<3xf32>' at index: 0)"
+    # JAX's dataclass repr, of the fields pyjax's context has
+    assert seen["ctx"].startswith("LoweringRuleContext(module_context=ModuleContext(context=")
+    assert seen["ctx"].endswith(", platforms=('cpu',), keepalives=[]), primitive=test_double, "
+                                "avals_in=(ShapedArray(float32[3]),), "
+                                "avals_out=[ShapedArray(float32[3])])")
     avals_in, avals_out = seen["avals"]   # a tuple and a list, as JAX's
     assert (type(avals_in), type(avals_out)) == (tuple, list)
     assert [str(a) for a in [*avals_in, *avals_out]] == ["float32[3]", "float32[3]"]

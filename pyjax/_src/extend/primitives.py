@@ -208,6 +208,11 @@ class LoweringRuleContext:
         self.avals_in, self.avals_out = tuple(lowering.avals_in), list(lowering.avals_out)
         self.module_context = ModuleContext(module, ip)
 
+    def __repr__(self):   # as JAX's dataclass shows its fields (pyjax's own left out)
+        return (f"LoweringRuleContext(module_context={self.module_context!r}, "
+                f"primitive={self.primitive}, avals_in={self.avals_in!r}, "
+                f"avals_out={self.avals_out!r})")
+
     def replace(self, **fields):
         """A copy with `fields` (avals_in, avals_out, ...) replaced, as JAX's dataclass
         gives (a rule calls mlir.lower_fun with other avals this way)."""
@@ -250,6 +255,11 @@ class ModuleContext:
         self.module, self.ip = module, ip
         self.context = module.context
         self.keepalives = []
+
+    def __repr__(self):
+        return (f"ModuleContext(context={self.context!r}, module={self.module!r}, "
+                f"ip={self.ip!r}, platforms={self.platforms!r}, "
+                f"keepalives={self.keepalives!r})")
 
     def add_keepalive(self, keepalive):
         self.keepalives.append(keepalive)
