@@ -1,7 +1,8 @@
 """jaxlib's MLIR Python bindings, which lowering rules written against JAX's
 `jax.interpreters.mlir` build ops with (`hlo.AddOp(x, y)`, `mlir.ir_constant(...)`). pyjax
 prints StableHLO as text itself: such a rule runs here on the block arguments of a fresh
-func.func, and the function comes back as MLIR text for the printer to splice in. Also the
+func.func, and the function comes back as MLIR text whose ops the printer emits inline
+(FunctionContext.inline_function). Also the
 MLIR context with the StableHLO dialects that xla.py parses modules in, and JAX's helpers
 that make MLIR types, constants and attributes. With xla.py and xla_runtime.py, the only
 importer of jaxlib; loaded by xla.py."""
@@ -97,9 +98,10 @@ def function_text(in_avals, out_avals, build, location: str):
                 from None
         body = fn.operation.get_asm(print_generic_op_form=True, enable_debug_info=True,
                                     use_local_scope=True)
-        others = [op.get_asm(enable_debug_info=False) for op in module.body.operations
-                  if op != fn and op.regions and op.regions[0].blocks]   # (declarations:
-        return str(body), [str(t) for t in others]                     # pyjax prints them)
+        # the functions the rule defined (a declaration names one pyjax prints itself)
+        others = [str(op.get_asm(enable_debug_info=False)) for op in module.body.operations
+                  if op != fn and op.regions and op.regions[0].blocks]
+        return str(body), others
 
 
 def _private_function(symbol, in_types, out_types) -> Any:
@@ -120,8 +122,8 @@ def create_op(name, operands, result_avals, attrs):
 
 def call_declared(module, symbol, args, out_avals):
     """A func.call, at the current insertion point, of the private function `symbol`
-    that pyjax's printer holds, declared in `module` (a declaration is dropped where the
-    module is spliced in); its results."""
+    that pyjax's printer holds, declared in `module` (function_text leaves declarations
+    out); its results."""
     out_types = [ir.Type.parse(tensor_type(a)) for a in out_avals]
     if symbol not in ir.SymbolTable(module.operation):
         with ir.InsertionPoint.at_block_begin(module.body):
