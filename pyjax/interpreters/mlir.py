@@ -6,8 +6,9 @@ access."""
 from pyjax._src.extend.primitives import (  # noqa: F401
     LoweringRuleContext, ModuleContext, emit_python_callback, lower_fun, register_lowering)
 
-_BINDINGS = ("aval_to_ir_type", "dense_int_array", "dtype_to_ir_type", "i32_attr",
-             "i64_attr", "ir_constant")
+_BINDINGS = ("aval_to_ir_type", "dense_int_array", "dense_int_elements", "dtype_to_ir_type",
+             "i32_attr", "i64_attr", "ir_attribute", "ir_constant", "ir_constants",
+             "make_ir_context")
 
 
 def __getattr__(name):

@@ -219,3 +219,20 @@ def test_rules_lower_from_many_threads():
         t.join()
     for i in range(6):
         close(results[i], np.full(i + 2, 5.0 + i))
+
+
+def test_attribute_and_constant_helpers_print_as_jaxs():
+    with mlir.make_ir_context(), ir.Location.unknown():
+        values = ["s", b"b", True, 3, 2.5, np.float32(1.5), np.int8(3),
+                  np.array([1, 2], np.int32), np.dtype(np.float32),
+                  {"a": 1, "b": [1.0, "x"]}, (1, 2)]
+        assert [str(mlir.ir_attribute(v)) for v in values] == [
+            '"s"', '"b"', "true", "3 : i64", "2.500000e+00 : f64", "1.500000e+00 : f32",
+            "3 : i8", "dense<[1, 2]> : tensor<2xi32>", "f32",
+            '{a = 1 : i64, b = [1.000000e+00, "x"]}', "[1, 2]"]
+        with pytest.raises(TypeError, match="No attribute handler defined for type: "
+                           "<class 'object'>"):
+            mlir.ir_attribute(object())
+        assert str(mlir.dense_int_elements([1, 2])) == "dense<[1, 2]> : tensor<2xi64>"
+        (c,) = mlir.ir_constants(np.array([1.0, 2.0], np.float32))
+        assert str(c.type) == "tensor<2xf32>"

@@ -167,6 +167,50 @@ def ir_constant(val, *, const_lowering=None, aval=None):
     return stablehlo.constant(attr)
 
 
+def ir_constants(val, *, const_lowering=None, aval=None):
+    """ir_constant's value as a tuple (JAX's, for values of several IR values)."""
+    return (ir_constant(val, aval=aval),)
+
+
+def ir_attribute(val):
+    """An MLIR attribute of a Python value: a string, a bool, a Python or NumPy scalar
+    (Python ints and floats as i64 and f64), a NumPy array or dtype, a dict, a list or
+    tuple of such values, or an attribute (JAX's handlers)."""
+    if isinstance(val, ir.Attribute):
+        return val
+    if isinstance(val, (str, bytes)):
+        return ir.StringAttr.get(val)
+    if isinstance(val, (bool, int, float, complex)):
+        val = np.array(val, {bool: np.bool_, int: np.int64, float: np.float64,
+                             complex: np.complex128}[type(val)])
+    if isinstance(val, (np.ndarray, np.generic)) and val.ndim == 0:
+        mlir_type = dtype_to_ir_type(val.dtype)
+        if isinstance(mlir_type, ir.IntegerType):
+            return ir.IntegerAttr.get(mlir_type, int(val))
+        if isinstance(mlir_type, ir.FloatType):
+            return ir.FloatAttr.get(mlir_type, float(val))
+        raise TypeError(f"Unsupported scalar attribute type: {type(val)}")
+    if isinstance(val, np.ndarray):
+        return ir.DenseElementsAttr.get(np.ascontiguousarray(val),
+                                        type=dtype_to_ir_type(val.dtype), shape=val.shape)
+    if isinstance(val, np.dtype):
+        return ir.TypeAttr.get(dtype_to_ir_type(val))
+    if isinstance(val, dict):
+        return ir.DictAttr.get({k: ir_attribute(v) for k, v in val.items()})
+    if isinstance(val, (list, tuple)):
+        return ir.ArrayAttr.get([ir_attribute(v) for v in val])
+    raise TypeError(f"No attribute handler defined for type: {type(val)}")
+
+
+def make_ir_context():
+    """A new MLIR context with the dialects of JAX's modules (JAX's make_ir_context)."""
+    return _new_context()
+
+
+def dense_int_elements(values):
+    return ir.DenseIntElementsAttr.get(np.asarray(values, np.int64))
+
+
 def dense_int_array(values):
     return ir.DenseI64ArrayAttr.get([int(v) for v in values])
 
