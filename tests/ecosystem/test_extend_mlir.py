@@ -173,6 +173,7 @@ def test_functions_a_rule_defines_join_the_module():
             block = helper.add_entry_block()
             with ir.InsertionPoint(block):
                 func.ReturnOp([hlo.sine(block.arguments[0])])
+        ctx.module_context.symbol_table.insert(helper)   # as JAX's rules name theirs
         return [func.CallOp(helper, [func.CallOp(helper, [x]).result]).result]
     mlir.register_lowering(p, rule)
     f = jax.jit(lambda a: p.bind(a) + p.bind(a * 2))

@@ -247,19 +247,22 @@ class LoweringRuleContext:
 
 class ModuleContext:
     """The module a LoweringRuleContext's rule builds in (JAX's ModuleContext): its MLIR
-    context, module, insertion point and platforms."""
+    context, module, insertion point, symbol table (where a rule inserts the functions
+    it makes) and platforms."""
 
     platforms = ("cpu",)
 
     def __init__(self, module, ip):
+        from pyjax._src.backends import mlir_bindings
         self.module, self.ip = module, ip
         self.context = module.context
+        self.symbol_table = mlir_bindings.bindings("ir").SymbolTable(module.operation)
         self.keepalives = []
 
     def __repr__(self):
         return (f"ModuleContext(context={self.context!r}, module={self.module!r}, "
-                f"ip={self.ip!r}, platforms={self.platforms!r}, "
-                f"keepalives={self.keepalives!r})")
+                f"ip={self.ip!r}, symbol_table={self.symbol_table!r}, "
+                f"platforms={self.platforms!r}, keepalives={self.keepalives!r})")
 
     def add_keepalive(self, keepalive):
         self.keepalives.append(keepalive)
