@@ -2,6 +2,7 @@
 pyjax._src.jax_compat: each with the library that needs it, and what it must be."""
 import importlib
 import inspect
+import re
 
 import pytest
 
@@ -33,6 +34,12 @@ PRIVATE_NAMES = [
       for name in ("grad", "jit", "jvp", "vjp", "vmap")],
     *[("lax.lax", name, "JAX's How JAX primitives work page")
       for name in ("add", "mul", "full_like")],
+    ("lib.mlir", "ir", "lowering rules written with MLIR's bindings"),
+    ("lib.mlir.dialects", "hlo", "JAX's How JAX primitives work page"),
+    ("xla_bridge", "get_backend", "JAX's Autodidax (part 3)"),
+    ("lib", "xla_client", "JAX's Autodidax (part 3)"),
+    ("interpreters.mlir", "custom_call", "JAX's Exporting and serializing page"),
+    ("interpreters.mlir", "register_lowering", "JAX's Exporting and serializing page"),
 ]
 
 
@@ -135,3 +142,88 @@ def test_lib_reports_the_jaxlib_version():
     # 0.10.2 reports its jaxlib's version, "0.10.2", the one pyjax runs on.
     import pyjax.lib
     assert pyjax.lib.__version__ == "0.10.2"
+
+
+def test_mlir_bindings_are_jaxlibs():
+    from jax._src.lib.mlir import dialects, ir
+    assert ir.__name__ == "jaxlib.mlir.ir"
+    assert dialects.hlo.__name__ == "jaxlib.mlir.dialects.stablehlo"
+    assert dialects.func.FuncOp.OPERATION_NAME == "func.func"
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        _ = dialects.nothing
+
+
+def test_autodidax_compiles_its_own_module_on_the_backend():
+    """Autodidax part 3 builds a module with the bindings, compiles it on the backend's
+    client and puts its arguments on the device with jaxlib's xla_client."""
+    import io
+
+    import numpy as np
+    from jax._src import xla_bridge as xb
+    from jax._src.core import ShapedArray
+    from jax._src.lib import xla_client as xc
+    from jax.extend.mlir import ir
+    from jax.extend.mlir.dialects import func
+    from jax.extend.mlir.dialects import stablehlo as hlo
+
+    with ir.Context() as ctx, ir.Location.unknown(ctx):
+        hlo.register_dialect(ctx)
+        module = ir.Module.create()
+        scalar = ir.RankedTensorType.get((), ir.F64Type.get())
+        with ir.InsertionPoint(module.body):
+            @func.func(scalar, scalar)
+            def main(x, y):
+                return [hlo.multiply(hlo.sine(x), hlo.cosine(y))]
+    output = io.StringIO()
+    module.operation.print(file=output)
+    backend = xb.get_backend(None)
+    assert xb.get_backend("cpu") is backend
+    compiled = backend.compile_and_load(output.getvalue(), backend.devices()[:1])
+    device = backend.devices()[0]
+    bufs = [xc.batched_device_put(ShapedArray((), np.float64),
+                                  xc.GSPMDSharding((device,), xc.OpSharding()),
+                                  [np.float64(v)], [device], True, enable_x64=True)
+            for v in (3.0, 4.0)]
+    (out,) = compiled.execute(bufs)
+    assert float(np.asarray(out)) == -0.09224219304455371   # JAX's Autodidax prints it
+    with pytest.raises(RuntimeError, match=re.escape(
+            "Unknown backend foo. Available backends are ['cpu']")):
+        xb.get_backend("foo")
+
+
+def test_custom_call_lowering_as_the_export_page_writes_it():
+    import numpy as np
+    from jax import export
+    from jax._src import core
+    from jax._src.interpreters import mlir
+
+    new_prim = core.Primitive("new_prim")
+    new_prim.def_abstract_eval(lambda x: x)
+    mlir.register_lowering(new_prim, lambda ctx, o: mlir.custom_call(
+        "my_new_prim", operands=[o], result_types=[o.type]).results)
+    f = pyjax.jit(new_prim.bind)
+    assert str(f.lower(1.0).compiler_ir()).splitlines()[2].strip() == (
+        '%0 = stablehlo.custom_call @my_new_prim(%arg0) {api_version = 2 : i32, '
+        'backend_config = ""} : (tensor<f32>) -> tensor<f32>')
+    with pytest.raises(ValueError, match="Cannot serialize code with custom calls whose "
+                       "targets have no compatibility guarantees"):
+        export.export(f)(1.0)
+    export.export(f, disabled_checks=[
+        export.DisabledSafetyCheck.custom_call("my_new_prim")])(1.0)
+
+    pair_p = core.Primitive("pair")
+    pair_p.multiple_results = True
+    pair_p.def_abstract_eval(lambda x: [x, x])
+    mlir.register_lowering(pair_p, lambda ctx, x: mlir.custom_call(
+        "t", operands=[x], result_types=[x.type, x.type],
+        backend_config={"k": mlir.i32_attr(3)}, has_side_effect=True,
+        operand_output_aliases={0: 1}, operand_layouts=[(0,)],
+        result_layouts=[(0,), (0,)]).results)
+    text = pyjax.jit(pair_p.bind).lower(np.ones(3, np.float32)).as_text()
+    assert text.splitlines()[2].strip() == (   # JAX's
+        '%0:2 = stablehlo.custom_call @t(%arg0) {backend_config = "", has_side_effect = '
+        'true, mhlo.backend_config = {k = 3 : i32}, operand_layouts = [dense<0> : '
+        'tensor<1xindex>], output_operand_aliases = [#stablehlo.output_operand_alias<'
+        'output_tuple_indices = [1], operand_index = 0, operand_tuple_indices = []>], '
+        'result_layouts = [dense<0> : tensor<1xindex>, dense<0> : tensor<1xindex>]} : '
+        '(tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>)')

@@ -163,3 +163,21 @@ def test_a_typed_key_is_passed_as_its_key_data():
         'stablehlo.custom_call @edtype(%arg0) {backend_config = "", has_side_effect = true, '
         'mhlo.backend_config = {}, operand_layouts = [dense<0> : tensor<1xindex>], '
         'result_layouts = []} : (tensor<2xui32>) -> ()')
+
+
+def test_ffi_lowering_inside_a_registered_lowering_rule():
+    # ffi_test's pattern: a primitive's rule (JAX's form, MLIR's bindings) returns
+    # jax.ffi.ffi_lowering(...)(ctx, x); its custom call is emitted inline, as JAX's
+    from pyjax.extend.core import Primitive
+    from pyjax.interpreters import mlir
+    prim = Primitive("test_ffi_in_rule")
+    prim.def_impl(lambda x: x)
+    prim.def_abstract_eval(lambda x: x)
+    mlir.register_lowering(prim, lambda ctx, x: jax.ffi.ffi_lowering(
+        "test_ffi", operand_layouts=[(0, 1)], result_layouts=[None])(
+            ctx, x, alpha=np.float32(2.0)))
+    assert _custom_call_line(prim.bind, jnp.ones((2, 3))) == (
+        '%0 = stablehlo.custom_call @test_ffi(%arg0) {backend_config = "", '
+        "mhlo.backend_config = {alpha = 2.000000e+00 : f32}, operand_layouts = "
+        "[dense<[0, 1]> : tensor<2xindex>], result_layouts = [dense<[1, 0]> : "
+        "tensor<2xindex>]} : (tensor<2x3xf32>) -> tensor<2x3xf32>")

@@ -783,6 +783,19 @@ class FunctionContext:
                             dim_vars=dim_vars)
         return fname
 
+    def private_function(self, name, in_avals, body):
+        """The symbol of a new private function named after `name`, taking `in_avals`,
+        whose ops `body(ctx, *args)` emits and whose results it returns (its ops named
+        under this equation's name stack)."""
+        fname = self.module.unique_name(name)
+        ctx = FunctionContext(self.module, name_stack=self.name_stack)
+        slot = len(self.module.functions)
+        self.module.functions.append(None)        # filled in below, in order
+        args = [Value(f"%arg{i}", a) for i, a in enumerate(in_avals)]
+        outs = list(body(ctx, *args))
+        self.module.functions[slot] = _function_lines(ctx, fname, "private", args, outs)
+        return fname
+
     def call(self, closed, args, name, call_metadata=None, op_name=None):
         """Calls `closed` as a private function (printed once per jaxpr per module; its
         ops are named from the function's start); the call op carries the equation's
@@ -812,6 +825,50 @@ class FunctionContext:
         (the caller owns its buffers)."""
         fname = self.module.inline_module(text, name)
         return self._call_symbol(fname, args, out_avals, None)
+
+    @property
+    def op_location(self):
+        """The name of the location that the equation being lowered gives its ops
+        ('jit(f)/sin'), as JAX names them."""
+        return _join_names(self.name_stack, self.origin.primitive.name if self.origin
+                           is not None else "")
+
+    def inline_function(self, body, functions, args, out_avals):
+        """Emits here the ops of a function printed by MLIR (`body`: the func.func in
+        MLIR's generic form, as mlir_bindings.function_text prints it) on the Values
+        `args`, and adds the functions it calls (`functions`: their texts in MLIR's
+        form) to the module, renamed apart from its symbols. Returns the Values it
+        returns, of `out_avals`."""
+        renames = {}
+        for text in functions:
+            symbol = _SYMBOL_DEF.match(text).group(2)
+            renames[symbol] = self.module.unique_name(symbol)
+        names = {f"%arg{i}": v.name for i, v in enumerate(args)}
+
+        def rename(match):
+            if match.group(1) is not None:   # a symbol
+                return "@" + renames.get(match.group(1), match.group(1))
+            name = match.group(2)
+            if name not in names:
+                names[name] = self.fresh()
+            return names[name]
+
+        def renamed(line):   # values and symbols renamed outside string literals
+            parts = _STRING_LITERAL.split(line)
+            parts[::2] = [_VALUE_OR_SYMBOL.sub(rename, p) for p in parts[::2]]
+            return "".join(parts)
+        lines = body.splitlines()[1:-1]        # inside `"func.func"() ... ({` ... `})`
+        if lines and lines[0].startswith("^bb0"):
+            lines = lines[1:]                  # the arguments: `args`
+        returned = _RETURN.match(lines[-1].strip())
+        for line in lines[:-1]:
+            self.emit(renamed(line[2:]))
+        results = renamed(returned.group(1)).split(", ") if returned.group(1) else []
+        for text in functions:
+            self.module.functions.append(
+                [(_SYMBOL_USE.sub(lambda m: "@" + renames.get(m.group(1), m.group(1)),
+                                  line), None) for line in text.splitlines()])
+        return [Value(n, a) for n, a in zip(results, out_avals)]
 
     def _call_symbol(self, fname, args, out_avals, metadata):
         res = self.fresh()
@@ -946,6 +1003,13 @@ def _lower_body(module, ctx, header_slot, name, jaxpr, consts, visibility, const
         outs = ctx.lower_jaxpr(ClosedJaxpr(jaxpr, arg_values[:n]), arg_values[n:])
     else:
         outs = ctx.lower_jaxpr(ClosedJaxpr(jaxpr, consts), arg_values)
+    module.functions[header_slot] = _function_lines(
+        ctx, name, visibility, arg_values, outs, arg_attrs, result_attrs, dim_args)
+
+
+def _function_lines(ctx, name, visibility, arg_values, outs, arg_attrs=None,
+                    result_attrs=None, dim_args=()):
+    """The lines of a func.func whose body `ctx` printed, returning `outs`."""
     arg_attrs = arg_attrs or {}
     args_text = ", ".join(
         [f"{v.name}: {v.type} {{{attr}}}" for v, attr in dim_args]
@@ -963,13 +1027,17 @@ def _lower_body(module, ctx, header_slot, name, jaxpr, consts, visibility, const
     else:
         lines.append(("    return", None))
     lines.append(("  }", None))
-    module.functions[header_slot] = _renumber(lines)
+    return _renumber(lines)
 
 
 _SSA_NUMBER = re.compile(r"%(\d+)")
 # a module-level symbol of jaxlib's printed text, a use of one, and the donation attributes
 _SYMBOL_DEF = re.compile(r"^\s*(func\.func|sdy\.mesh)\s+(?:(?:public|private)\s+)?@([\w.$]+)")
 _SYMBOL_USE = re.compile(r"@([\w.$]+)")
+# in a function printed by MLIR: its string literals, a symbol or value name, its return
+_STRING_LITERAL = re.compile(r'("(?:[^"\\]|\\.)*")')
+_VALUE_OR_SYMBOL = re.compile(r"@([\w.$]+)|(%(?:arg)?\d+)")
+_RETURN = re.compile(r'"func\.return"\((.*?)\)')
 _EMPTY_ATTRS = re.compile(r"> \{\}(?=[,)])")   # what dropping the donation leaves
 _DONATION_ATTR = re.compile(r"(tf\.aliasing_output = \d+ : i32|jax\.buffer_donor = true)"
                             r"(, )?")

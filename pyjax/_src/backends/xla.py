@@ -1,7 +1,8 @@
 """The XLA executor: compiling StableHLO text (in-memory and on-disk caches) and running
 the programs, whose results are Arrays holding device buffers, with runtime errors as
-Python exceptions. The client, devices and buffers come from backends/xla_runtime.py; with
-it, the only importer of jaxlib. Loaded on first use (dispatch.xla_backend)."""
+Python exceptions. The client, devices and buffers come from backends/xla_runtime.py, MLIR
+(parsing modules) from backends/mlir_bindings.py; with them, the only importer of jaxlib.
+Loaded on first use (dispatch.xla_backend)."""
 from __future__ import annotations
 
 import collections
@@ -27,7 +28,7 @@ from pyjax._src import config, errors, monitoring, tree_util
 from pyjax._src import layout as layout_mod
 from pyjax._src import sharding as sharding_mod
 from pyjax._src.array import Array, device_results, sharded_results
-from pyjax._src.backends import compile_cache
+from pyjax._src.backends import compile_cache, mlir_bindings
 from pyjax._src.backends.callback_threads import (inside_multi_device_callback,
                                                   reentrant_launch_error)
 from pyjax._src.backends.argument_kinds import NO_FIT, CommittedKind, HostArrayKind
@@ -41,7 +42,7 @@ JAXLIB_VERSION = getattr(getattr(jaxlib, "version", None), "__version__", "unkno
 stats: collections.Counter[str] = collections.Counter()
 
 _state: dict[str, Any] = {}
-# Guards the one-time set-ups below (MLIR context, LAPACK kernels) and the in-memory
+# Guards the one-time set-ups below (LAPACK kernels) and the in-memory
 # executable cache.
 _lock = threading.RLock()
 
@@ -251,33 +252,6 @@ def _store_persistent(key, exe, compile_seconds, name):
         stats["persistent_writes"] += 1
 
 
-def _mlir_context():
-    """An MLIR context with the StableHLO dialects, to parse modules that need host
-    callbacks (compile_and_load takes those only with a parsed module)."""
-    ctx = _state.get("mlir_context")
-    if ctx is None:
-        with _lock:
-            ctx = _state.get("mlir_context")
-            if ctx is None:
-                ctx = _state["mlir_context"] = _new_mlir_context()
-    return ctx
-
-
-def _new_mlir_context():
-    from jaxlib.mlir import ir
-    from jaxlib.mlir._mlir_libs import _jax_mlir_ext
-    from jaxlib.mlir.dialects import chlo, sdy, stablehlo
-    registry = ir.DialectRegistry()
-    _jax_mlir_ext.register_dialects(registry)
-    ctx = ir.Context()
-    ctx.append_dialect_registry(registry)
-    ctx.load_all_available_dialects()
-    stablehlo.register_dialect(ctx)
-    chlo.register_dialect(ctx)
-    sdy.register_dialect(ctx)   # partitioned modules (shard_map, shardings) use Shardy
-    return ctx
-
-
 def _compile_inspecting(lowered, devices, name, options):
     """Compiles a module with jax.debug.inspect_array_sharding callbacks: on one device
     each gets that device's sharding now; over a mesh each InspectSharding custom call
@@ -313,7 +287,7 @@ def _compile_with_callbacks(lowered, devices, name, options, text=None):
     replaces the module's text (with the keys of sharding inspections filled in)."""
     if "lapack_" in lowered.text:
         _register_lapack()
-    module = _parse(lowered.text if text is None else text)
+    module = mlir_bindings.parse(lowered.text if text is None else text)
     try:
         exe = client().compile_and_load(module, _jax.DeviceList(tuple(devices)), options,
                                         host_callbacks=lowered.host_callbacks)
@@ -670,13 +644,13 @@ def xla_computation(lowered):
 
 def mlir_module(lowered):
     """A lowered StableHLO module parsed into an MLIR module (compiler_ir())."""
-    return _parse(lowered.text)
+    return mlir_bindings.parse(lowered.text)
 
 
 def mlir_text(lowered, debug_info=False):
     """A lowered module as MLIR prints it (the custom assembly forms JAX's as_text shows,
     e.g. `stablehlo.add %arg0, %arg1 : tensor<f32>`), with locations if debug_info."""
-    return _parse(lowered.text).operation.get_asm(enable_debug_info=debug_info)
+    return mlir_bindings.parse(lowered.text).operation.get_asm(enable_debug_info=debug_info)
 
 
 def portable_artifact(lowered):
@@ -692,18 +666,12 @@ def portable_artifact(lowered):
 def artifact_text(blob):
     """The MLIR text (as MLIR prints it) of a StableHLO portable artifact; ValueError for
     bytes that are not one."""
-    with _mlir_context():
+    with mlir_bindings.context():
         try:
             module = _jax.mlir.deserialize_portable_artifact(bytes(blob))
         except Exception as err:
             raise ValueError(f"not a StableHLO portable artifact: {err}") from None
         return module.operation.get_asm(enable_debug_info=False)
-
-
-def _parse(text):
-    from jaxlib.mlir import ir
-    with _mlir_context():
-        return ir.Module.parse(text)
 
 
 def memory_analysis(loaded):

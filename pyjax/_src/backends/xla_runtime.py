@@ -2,8 +2,8 @@
 devices, the multi-process runtime, and device buffers (putting host values on devices,
 reading them back, arrays laid out over several devices). It knows nothing of Arrays or
 programs: backends/devices.py loads it on first use, and Arrays and the executables of
-backends/xla.py hold the buffers it makes. With backends/xla.py, the only importer of
-jaxlib."""
+backends/xla.py hold the buffers it makes. With backends/xla.py and mlir_bindings.py,
+the only importers of jaxlib."""
 from __future__ import annotations
 
 import atexit

@@ -6,13 +6,13 @@ transposed, batched and compiled (through pyjax's StableHLO printer) like a buil
 Imports core, interpreters, backends.stablehlo, lax.callbacks and array."""
 from __future__ import annotations
 
+import copy
 import weakref
 from collections.abc import MutableMapping
 
 import numpy as np
 
 from pyjax._src.array import Array
-from pyjax._src.backends import stablehlo as hlo
 from pyjax._src.core import trace as core_trace
 from pyjax._src.core.avals import ShapedArray
 from pyjax._src.core.trace import Tracer, registered_primitives
@@ -173,7 +173,9 @@ def _fancy_batcher(prim, rule):
 
 class LoweringRule:
     """A lowering through pyjax's StableHLO printer: `fun` (JAX operations) traced at the
-    equation's input types and printed inline (what JAX's mlir.lower_fun makes)."""
+    equation's input types and printed inline (what JAX's mlir.lower_fun makes). Called
+    inside a rule written with MLIR's bindings, it prints `fun` as a private function
+    that the rule's function calls."""
 
     def __init__(self, fun, multiple_results: bool):
         self.fun, self.multiple_results = fun, multiple_results
@@ -184,6 +186,9 @@ class LoweringRule:
             return list(out) if self.multiple_results else [out]
         closed, hoisted = pe.trace_to_closed_jaxpr(flat_fun, list(ctx.avals_in))
         assert not hoisted, "a lowering traced at abstract inputs closes over no tracer"
+        if isinstance(ctx, LoweringRuleContext):   # JAX's form: a list, one value per output
+            symbol = ctx.lowering.function(closed, getattr(self.fun, "__name__", "lower_fun"))
+            return ctx.call_function(symbol, values, closed.out_avals)
         outs = ctx.lower_jaxpr(closed, list(values))
         return outs if self.multiple_results else outs[0]
 
@@ -193,46 +198,94 @@ def lower_fun(fun, multiple_results: bool = True) -> LoweringRule:
     return LoweringRule(fun, multiple_results)
 
 
-class MlirRuleContext:
-    """The `ctx` a lowering rule written against JAX's MLIR bindings receives: the
-    equation's avals and a module context, over pyjax's own lowering context. pyjax
-    prints StableHLO itself, so of the bindings such a rule may use only
-    `mlir.emit_python_callback` (a host callback, as equinox's `noinline` emits)."""
+class LoweringRuleContext:
+    """The `ctx` a lowering rule written with MLIR's Python bindings receives (JAX's
+    LoweringRuleContext): the primitive, the equation's avals, and the module context
+    (its MLIR context, module and insertion point), over pyjax's own lowering context."""
 
-    def __init__(self, ctx):
-        self.lowering = ctx
-        self.avals_in, self.avals_out = list(ctx.avals_in), list(ctx.avals_out)
-        self.module_context = _MlirModuleContext()
+    def __init__(self, prim, lowering, module, ip):
+        self.primitive, self.lowering = prim, lowering
+        self.avals_in, self.avals_out = tuple(lowering.avals_in), list(lowering.avals_out)
+        self.module_context = ModuleContext(module, ip)
+
+    def __repr__(self):   # as JAX's dataclass shows its fields (pyjax's own left out)
+        return (f"LoweringRuleContext(module_context={self.module_context!r}, "
+                f"primitive={self.primitive}, avals_in={self.avals_in!r}, "
+                f"avals_out={self.avals_out!r})")
+
+    def replace(self, **fields):
+        """A copy with `fields` (avals_in, avals_out, ...) replaced, as JAX's dataclass
+        gives (a rule calls mlir.lower_fun with other avals this way)."""
+        new = copy.copy(self)
+        for name, value in fields.items():
+            if not hasattr(self, name):
+                raise TypeError(f"LoweringRuleContext.__init__() got an unexpected keyword "
+                                f"argument '{name}'")
+            setattr(new, name, value)
+        return new
+
+    def call_function(self, symbol, args, out_avals):
+        """Calls the private function `symbol` that pyjax printed into its module (a
+        host callback, a lower_fun) on the bindings' values `args`; its results."""
+        from pyjax._src.backends import mlir_bindings
+        return mlir_bindings.call_declared(self.module_context.module, symbol, list(args),
+                                           list(out_avals))
 
 
-class _MlirModuleContext:
+    def op(self, name, operands, result, attrs=None, regions=()):
+        """pyjax's FunctionContext.op, with which pyjax's own lowering helpers build
+        (jax.ffi.ffi_lowering's rule, called inside this rule), as an op of the
+        bindings: the result's value for one aval, else a list of them."""
+        from pyjax._src.backends import mlir_bindings
+        if regions:
+            raise NotImplementedError(f"{name} with regions inside a lowering rule written "
+                                      "with MLIR's bindings: build it with the bindings")
+        single = not isinstance(result, (list, tuple))
+        outs = mlir_bindings.create_op(name, operands, [result] if single else result, attrs)
+        return outs[0] if single else outs
+
+
+class ModuleContext:
+    """The module a LoweringRuleContext's rule builds in (JAX's ModuleContext): its MLIR
+    context, module, insertion point, symbol table (where a rule inserts the functions
+    it makes) and platforms."""
+
     platforms = ("cpu",)
 
-    def __init__(self):
+    def __init__(self, module, ip):
+        from pyjax._src.backends import mlir_bindings
+        self.module, self.ip = module, ip
+        self.context = module.context
+        self.symbol_table = mlir_bindings.bindings("ir").SymbolTable(module.operation)
         self.keepalives = []
+
+    def __repr__(self):
+        return (f"ModuleContext(context={self.context!r}, module={self.module!r}, "
+                f"ip={self.ip!r}, symbol_table={self.symbol_table!r}, "
+                f"platforms={self.platforms!r}, keepalives={self.keepalives!r})")
 
     def add_keepalive(self, keepalive):
         self.keepalives.append(keepalive)
 
 
 class MlirLowering:
-    """A lowering rule in JAX's form, `rule(ctx, *values, **params)` returning one value
-    per output, run with an MlirRuleContext. A rule that reaches for MLIR bindings pyjax
-    lacks fails to compile with a LoweringError saying so."""
+    """A lowering rule in JAX's form, `rule(ctx, *values, **params)` returning a sequence
+    of values (one per output), written with MLIR's Python bindings (jaxlib's). It runs
+    on the block arguments of a function of the equation's operand types, built with the
+    bindings; the function's ops, printed as MLIR text, are emitted inline on the
+    equation's operands (as JAX's rules emit theirs)."""
 
     def __init__(self, prim, rule):
         self.prim, self.rule = prim, rule
 
     def __call__(self, ctx, *values, **params):
-        try:
-            outs = list(self.rule(MlirRuleContext(ctx), *values, **params))
-        except (AttributeError, ImportError, NameError) as e:
-            raise hlo.LoweringError(
-                f"Primitive '{self.prim.name}' cannot be compiled with XLA: its lowering "
-                "uses JAX's MLIR Python bindings, which pyjax does not have (it compiles "
-                "lowerings made by mlir.lower_fun, and mlir.emit_python_callback). Run it "
-                "outside jit, or select the NumPy executor with "
-                "jax.config.update('pyjax_executor', 'numpy').") from e
+        from pyjax._src.backends import mlir_bindings
+
+        def build(module, ip, args):
+            return self.rule(LoweringRuleContext(self.prim, ctx, module, ip), *args, **params)
+        body, functions = mlir_bindings.function_text(ctx.avals_in, ctx.avals_out, build,
+                                                      ctx.op_location)
+        outs = ctx.inline_function(body, functions, list(values), list(ctx.avals_out))
         return outs if self.prim.multiple_results else outs[0]
 
 
@@ -242,16 +295,19 @@ def emit_python_callback(ctx, callback, token, operands, operand_avals, result_a
     """JAX's `mlir.emit_python_callback`: a custom call that runs `callback(*arrays)` on
     the host and returns its results, one array per aval of `result_avals`. Returns
     (result values, token, keepalive)."""
-    if not isinstance(ctx, MlirRuleContext):
+    if not isinstance(ctx, LoweringRuleContext):
         raise TypeError("mlir.emit_python_callback takes the `ctx` a lowering rule "
                         f"registered with mlir.register_lowering receives, got {ctx!r:.100}.")
     if sharding is not None:
         raise NotImplementedError("mlir.emit_python_callback(sharding=...) is not supported "
                                   "by pyjax; the callback runs on the program's device.")
-    outs = lower_host_call(ctx.lowering, list(operands), callback, list(result_avals),
-                           "mlir.emit_python_callback", has_side_effect,
-                           partitioned=partitioned)
-    return outs, token, None
+
+    def body(fctx, *args):
+        return lower_host_call(fctx, list(args), callback, list(result_avals),
+                               "mlir.emit_python_callback", has_side_effect,
+                               partitioned=partitioned)
+    symbol = ctx.lowering.private_function("callback", list(operand_avals), body)
+    return ctx.call_function(symbol, operands, result_avals), token, None
 
 
 # the platforms a lowering may be registered for: JAX's known ones (its backends and
@@ -259,19 +315,21 @@ def emit_python_callback(ctx, callback, token, operands, operand_avals, result_a
 KNOWN_PLATFORMS = ("cpu", "cuda", "gpu", "oneapi", "rocm", "tpu")
 
 
-def register_lowering(prim, rule, platform=None):
+def register_lowering(prim, rule, platform=None, inline: bool = True,
+                      cacheable: bool = True) -> None:
     """Sets the lowering of an extension primitive: a rule made by `lower_fun` (traced
-    and printed through pyjax's StableHLO printer), or one in JAX's MLIR form (see
-    MlirLowering)."""
+    and printed through pyjax's StableHLO printer), or one written with MLIR's Python
+    bindings (see MlirLowering). pyjax lowers for the CPU: a rule for another known
+    platform is accepted and unused. `inline` and `cacheable` are JAX's choices of how
+    its lowering prints and caches the rule's ops; pyjax prints a bindings rule as a
+    function and a lower_fun inline, and lowers each equation afresh."""
     if platform is not None and platform not in KNOWN_PLATFORMS:
         raise NotImplementedError(
             f"Registering an MLIR lowering rule for primitive {prim} for an unknown "
             f"platform {platform}. Known platforms are: {', '.join(KNOWN_PLATFORMS)}.")
     prim = _extension_primitive(prim, "mlir.register_lowering")
-    if platform not in (None, "cpu"):
-        return rule
-    prim.lower = rule if isinstance(rule, LoweringRule) else MlirLowering(prim, rule)
-    return rule
+    if platform in (None, "cpu"):
+        prim.lower = rule if isinstance(rule, LoweringRule) else MlirLowering(prim, rule)
 
 
 # --- avals ------------------------------------------------------------------------------

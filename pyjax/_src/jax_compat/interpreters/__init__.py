@@ -1,0 +1,1 @@
+"""jax._src.interpreters: the package of JAX's interpreters; served for `mlir`."""

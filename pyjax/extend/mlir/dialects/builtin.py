@@ -1,0 +1,4 @@
+"""Public jax.extend.mlir.dialects.builtin: jaxlib's bindings of MLIR's builtin dialect."""
+from pyjax._src.backends.mlir_bindings import public_names as _public_names
+
+globals().update(_public_names("dialects.builtin"))
