@@ -9,7 +9,9 @@ import numpy as np
 from pyjax._src import dtypes, tree_util
 from pyjax._src import layout as layout_mod
 from pyjax._src import sharding as sharding_mod
-from pyjax._src.core.avals import ShapedArray, get_aval, is_valid_jax_type
+from pyjax._src.core import hijax
+from pyjax._src.core.avals import (ShapedArray, get_aval, is_valid_jax_type,
+                                   register_described_type)
 from pyjax._src.core.tokens import AbstractToken
 from pyjax._src.interpreters import batching
 from pyjax._src.interpreters import partial_eval as pe
@@ -155,6 +157,9 @@ def abstractify(x):
                        dtypes.canonicalize_dtype(x.dtype), bool(getattr(x, "weak_type", False)))
 
 
+register_described_type(ShapeDtypeStruct, abstractify)   # jax.typeof's answer
+
+
 def _is_extended(x):
     return isinstance(x, ShapeDtypeStruct) and isinstance(x.dtype, dtypes.ExtendedDType)
 
@@ -201,9 +206,15 @@ def _trace_flat(fun, args, kwargs, static_argnums=()):
         leaves, in_tree = tree_util.flatten(tree_util.tree_unflatten(
             in_tree, [_as_physical(x) if _is_extended(x) else x for x in leaves]))
     in_avals = [abstractify(x) for x in leaves]
+    hi = None
+    if any(a.is_high for a in in_avals):   # hijax values: traced as their contents
+        hi = hijax.LoweredArgs(hijax.key_avals(leaves, in_avals))
+        in_avals = hi.lo_avals
     traced = {}   # not on flat_fun: a closure that refers to itself is a reference cycle
 
     def flat_fun(*tracers):
+        if hi is not None:   # the function sees hi values raised from them
+            tracers = hi.raise_args(tracers)
         call_args, call_kwargs = tree_util.tree_unflatten(in_tree, tracers)
         it = iter(call_args)
         full = [args[i] if i in static_argnums else next(it) for i in range(len(args))]

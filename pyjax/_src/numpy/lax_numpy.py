@@ -398,7 +398,9 @@ def _full_like(name, a, fill_value, dtype, shape, device):
         target = a.shape if shape is None else shape
         return _place(full(target, fill_value, dtype or keys_dtype), device)
     aval = get_aval(a) if not hasattr(a, "shape") or hasattr(a, "aval") or \
-        isinstance(a, (np.ndarray, np.generic)) else ShapedArray(a.shape, a.dtype)
+        isinstance(a, (np.ndarray, np.generic)) else None
+    if aval is None or aval.is_high:   # duck-typed (a hijax value too): its shape, dtype
+        aval = ShapedArray(a.shape, a.dtype)
     if isinstance(aval, AbstractRef):   # a jax.Ref: like the array it holds
         aval = aval.inner_aval
     weak = dtype is None and aval.weak_type
