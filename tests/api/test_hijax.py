@@ -231,3 +231,46 @@ def test_bind_types_a_shape_dtype_struct_as_typeof_does():
     Probe("probe").bind(Cell(jnp.float32(0.0)), jax.ShapeDtypeStruct((2,), jnp.float32))
     assert isinstance(seen[0], CellTy)
     assert seen[1] == jax.typeof(jnp.zeros(2, jnp.float32))
+
+
+@dataclass(frozen=True)
+class Pair:
+    x0: object
+    x1: object
+
+
+@dataclass(frozen=True)
+class PairTy(hjx.HiType):
+    x0: object
+    x1: object
+
+    def lo_ty(self):
+        return [self.x0, self.x1]
+
+    def lower_val(self, hi_val):
+        return [hi_val.x0, hi_val.x1]
+
+    def raise_val(self, x0, x1):
+        return Pair(x0, x1)
+
+
+hjx.register_hitype(Pair, lambda p: PairTy(jax.typeof(p.x0), jax.typeof(p.x1)))
+
+
+def test_immutable_values_in_and_out_of_jit_and_its_stages():
+    p = Pair(jnp.zeros((4, 4), "int8"), jnp.ones(4, "float32"))
+    out = jax.jit(lambda x: x)(p)
+    assert type(out) is Pair
+    np.testing.assert_array_equal(out.x1, np.ones(4, np.float32))
+    lowered = jax.jit(lambda x: x).lower(p)
+    assert lowered.as_text().startswith("module @jit__lambda")
+    out = lowered.compile()(p)
+    assert type(out) is Pair and out.x0.dtype == np.int8
+
+
+def test_eval_shape_gives_a_hijax_result_its_type():
+    p = Pair(jnp.zeros((4, 4), "int8"), jnp.ones(4, "float32"))
+    assert jax.eval_shape(jax.jit(lambda: p)) == PairTy(jax.typeof(p.x0), jax.typeof(p.x1))
+    ty, s = jax.eval_shape(lambda x: (x, 1.0), p)
+    assert ty == PairTy(jax.typeof(p.x0), jax.typeof(p.x1))
+    assert s.shape == () and s.dtype == np.float32

@@ -381,6 +381,10 @@ class JitCache:
             full_kwargs.update(call_kwargs)
             out = fun(*full_args, **full_kwargs)
             out_leaves, out_tree = tree_util.flatten(out)
+            out_types = [hijax.hi_type_of(leaf) for leaf in out_leaves]
+            if any(out_types):   # hijax results leave as their arrays
+                out_leaves = hijax.lower_results(out_leaves, out_types)
+                traced["out_types"] = out_types
             for leaf in out_leaves:
                 if type(getattr(leaf, "aval", None)) is AbstractRef:
                     arg = next((k for k, ref in enumerate(refs) if ref is leaf), None)
@@ -418,6 +422,9 @@ class JitCache:
                     self.debug_name, time.perf_counter() - start)
         # Drop work no output needs (e.g. a forward scan's unused ys under grad) before
         # any executor sees it; effectful equations stay.
+        if "out_types" in traced:   # the call raises hijax results from their arrays
+            hi = hi or hijax.LoweredArgs(in_avals)
+            hi.out_types = traced["out_types"]
         jaxpr, consts, _ = pe.dce_closed_jaxpr(closed.jaxpr, closed.consts, None)
         if len(jaxpr.eqns) != len(closed.jaxpr.eqns):
             closed = ClosedJaxpr(jaxpr, consts)
@@ -558,6 +565,7 @@ class JitCache:
         if entry.hi is not None:
             n_results -= entry.hi.num_final()
             entry.hi.store(leaves, results[n_results:])
+            results = entry.hi.raise_results(results[:n_results])
         return tree_util.tree_unflatten(entry.out_tree, results[:n_results])
 
     def _aliased_refs_error(self, entry, refs, args, kwargs):
@@ -796,10 +804,19 @@ class PjitFunction:
             donated = (donated or (False,) * len(leaves)) + (False,) * len(entry.closed_refs)
             leaves = [x[...] if i in entry.ref_leaves else x for i, x in enumerate(leaves)]
             leaves += [ref[...] for ref in entry.closed_refs]
+        if entry.hi is not None:   # hijax arguments: the program takes their arrays
+            if shardings is not None:
+                raise NotImplementedError(
+                    f"jit({self._jit.debug_name}).lower(): pyjax does not lower a "
+                    "computation partitioned over a mesh that takes or returns hijax "
+                    "values; call the jitted function instead.")
+            n_in = len(entry.in_avals)
+            leaves = entry.hi.lower_args(leaves[:n_in]) + leaves[n_in:]
+            donated = ()
         return aot.lower(entry.closed_jaxpr, entry.in_tree, entry.out_tree,
                          donated or (False,) * len(leaves), self._jit.debug_name, leaves,
                          self._jit.device, shardings, self._jit.compiler_options,
-                         lowering_platforms, traced_mesh, refs)
+                         lowering_platforms, traced_mesh, refs, entry.hi)
 
     @api_boundary
     def eval_shape(self, *args, **kwargs):

@@ -220,6 +220,9 @@ def _trace_flat(fun, args, kwargs, static_argnums=()):
         full = [args[i] if i in static_argnums else next(it) for i in range(len(args))]
         out = fun(*full, **call_kwargs)
         out_leaves, traced["out_tree"] = tree_util.flatten(out)
+        traced["out_types"] = [hijax.hi_type_of(leaf) for leaf in out_leaves]
+        if any(traced["out_types"]):   # hijax results leave as their arrays
+            out_leaves = hijax.lower_results(out_leaves, traced["out_types"])
         if not all(map(is_valid_jax_type, out_leaves)):
             raise invalid_output_error(debug, out)
         return out_leaves
@@ -229,7 +232,7 @@ def _trace_flat(fun, args, kwargs, static_argnums=()):
     # not stored (nothing runs)
     jaxpr, consts = pe.refs_as_consts(*pe.trace_to_jaxpr(
         flat_fun, in_avals, debug, capture_refs=True))
-    return jaxpr, consts, traced["out_tree"]
+    return jaxpr, consts, traced["out_tree"], traced["out_types"]
 
 
 def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False,
@@ -242,7 +245,7 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False,
         with contextlib.ExitStack() as stack:   # axis_env: names collectives may use
             for name, size in axis_env or ():
                 stack.enter_context(batching.extend_axis_env(name, size))
-            jaxpr, consts, out_tree = _trace_flat(fun, args, kwargs, static_argnums)
+            jaxpr, consts, out_tree, _ = _trace_flat(fun, args, kwargs, static_argnums)
         closed = _closed(jaxpr, consts)
         if return_shape:
             shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
@@ -265,7 +268,16 @@ def _closed(jaxpr, consts):
 @api_boundary
 def eval_shape(fun, *args, **kwargs):
     """The output shapes and dtypes of fun(*args), computed by tracing only."""
-    jaxpr, _, out_tree = _trace_flat(fun, args, kwargs)
-    return tree_util.user_tree_map(_as_struct, tree_util.tree_unflatten(out_tree, [
-        a if type(a) is AbstractToken   # a token has no shape: JAX gives its aval
-        else ShapeDtypeStruct.of_result(a) for a in jaxpr.out_avals]))
+    jaxpr, _, out_tree, out_types = _trace_flat(fun, args, kwargs)
+    out_avals = iter(jaxpr.out_avals)
+    results = []
+    for ty in out_types:
+        if ty is not None:   # a hijax result: its type, as JAX gives it
+            results.append(ty)
+            for _ in ty.lo_ty():
+                next(out_avals)
+            continue
+        a = next(out_avals)
+        results.append(a if type(a) is AbstractToken   # a token has no shape: its aval
+                       else ShapeDtypeStruct.of_result(a))
+    return tree_util.user_tree_map(_as_struct, tree_util.tree_unflatten(out_tree, results))

@@ -22,7 +22,8 @@ from collections import namedtuple
 from dataclasses import dataclass
 from typing import Any
 
-from pyjax._src.core.avals import AbstractValue, get_aval, register_value_type, typeof
+from pyjax._src.core.avals import (AbstractValue, _value_types, get_aval,
+                                   register_value_type, typeof)
 from pyjax._src.core.trace import Primitive, Trace, _context
 
 # An attribute of an aval class that the values (tracers) of that type have: a property
@@ -239,6 +240,7 @@ class LoweredArgs:
         self.lo_avals = [p for types in self.lo_types for t in types for p in t.lo_ty()]
         self.mutable = [i for i, a in enumerate(in_avals) if type(a) is AvalQDD]
         self.final_qdds: list = []
+        self.out_types: list = []   # per result: its HiType, None for an array
 
     def raise_args(self, lo_vals) -> list:
         """The function's argument leaves, made of its traced low-level inputs."""
@@ -279,6 +281,22 @@ class LoweredArgs:
         return sum(len(self.in_avals[i].aval.lo_ty_qdd(q))
                    for i, q in zip(self.mutable, self.final_qdds))
 
+    def raise_results(self, lo_vals) -> list:
+        """The function's results, its hijax ones raised from their arrays."""
+        if not self.out_types:
+            return lo_vals
+        results: list = []
+        pos = 0
+        for ty in self.out_types:
+            if ty is None:
+                results.append(lo_vals[pos])
+                pos += 1
+            else:
+                types = ty.lo_ty()
+                results.append(ty.raise_val(*_typed(types, lo_vals[pos:pos + len(types)])))
+                pos += len(types)
+        return results
+
     def store(self, leaves, final_vals):
         """Stores the values the call left in its mutable arguments back into them."""
         pos = 0
@@ -287,6 +305,28 @@ class LoweredArgs:
             types = aval.lo_ty_qdd(qdd)
             aval.update_from_loval(qdd, leaves[i], *_typed(types, final_vals[pos:pos + len(types)]))
             pos += len(types)
+
+
+def hi_type_of(x):
+    """The hijax type of a registered value, None for anything else."""
+    typeof_fn = _value_types.get(type(x)) if _value_types else None
+    return None if typeof_fn is None else typeof_fn(x)
+
+
+def lower_results(leaves, types) -> list:
+    """A traced function's result leaves with its hijax ones (`types`: their types, None
+    for the others) as their arrays. A mutable one cannot be a result."""
+    lo: list = []
+    for x, ty in zip(leaves, types):
+        if ty is None:
+            lo.append(x)
+        elif ty.has_qdd:
+            raise TypeError(f"a traced function returned the mutable hijax value {x!r} "
+                            f"of type {ty.str_short()}, which it cannot return: pass it "
+                            "as an argument or close over it instead.")
+        else:
+            lo += _physical(ty.lo_ty(), ty.lower_val(x))
+    return lo
 
 
 class HiCapture:
