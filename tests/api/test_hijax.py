@@ -268,9 +268,12 @@ def test_immutable_values_in_and_out_of_jit_and_its_stages():
     assert type(out) is Pair and out.x0.dtype == np.int8
 
 
-def test_eval_shape_gives_a_hijax_result_its_type():
+def test_eval_shape_and_make_jaxpr_give_a_hijax_result_its_type():
     p = Pair(jnp.zeros((4, 4), "int8"), jnp.ones(4, "float32"))
     assert jax.eval_shape(jax.jit(lambda: p)) == PairTy(jax.typeof(p.x0), jax.typeof(p.x1))
     ty, s = jax.eval_shape(lambda x: (x, 1.0), p)
     assert ty == PairTy(jax.typeof(p.x0), jax.typeof(p.x1))
     assert s.shape == () and s.dtype == np.float32
+    _, (ty, s) = jax.make_jaxpr(lambda x: (x, 1.0), return_shape=True)(p)
+    assert ty == PairTy(jax.typeof(p.x0), jax.typeof(p.x1))
+    assert s.shape == () and s.weak_type

@@ -245,11 +245,12 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False,
         with contextlib.ExitStack() as stack:   # axis_env: names collectives may use
             for name, size in axis_env or ():
                 stack.enter_context(batching.extend_axis_env(name, size))
-            jaxpr, consts, out_tree, _ = _trace_flat(fun, args, kwargs, static_argnums)
+            jaxpr, consts, out_tree, out_types = _trace_flat(fun, args, kwargs,
+                                                             static_argnums)
         closed = _closed(jaxpr, consts)
         if return_shape:
-            shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
-                      for a in jaxpr.out_avals]
+            shapes = _result_types(jaxpr.out_avals, out_types, lambda a: ShapeDtypeStruct(
+                a.shape, a.dtype, weak_type=a.weak_type))
             return closed, tree_util.tree_unflatten(out_tree, shapes)
         return closed
     make_jaxpr_f.__module__ = "jax"   # as JAX names it
@@ -269,15 +270,22 @@ def _closed(jaxpr, consts):
 def eval_shape(fun, *args, **kwargs):
     """The output shapes and dtypes of fun(*args), computed by tracing only."""
     jaxpr, _, out_tree, out_types = _trace_flat(fun, args, kwargs)
-    out_avals = iter(jaxpr.out_avals)
+    results = _result_types(jaxpr.out_avals, out_types, lambda a: (
+        a if type(a) is AbstractToken   # a token has no shape: JAX gives its aval
+        else ShapeDtypeStruct.of_result(a)))
+    return tree_util.user_tree_map(_as_struct, tree_util.tree_unflatten(out_tree, results))
+
+
+def _result_types(out_avals, out_types, describe):
+    """A traced function's result leaves described: `describe(aval)` of an array, the
+    type of a hijax result (which the jaxpr returns as its arrays), as JAX gives it."""
+    out_avals = iter(out_avals)
     results = []
     for ty in out_types:
-        if ty is not None:   # a hijax result: its type, as JAX gives it
+        if ty is None:
+            results.append(describe(next(out_avals)))
+        else:
             results.append(ty)
             for _ in ty.lo_ty():
                 next(out_avals)
-            continue
-        a = next(out_avals)
-        results.append(a if type(a) is AbstractToken   # a token has no shape: its aval
-                       else ShapeDtypeStruct.of_result(a))
-    return tree_util.user_tree_map(_as_struct, tree_util.tree_unflatten(out_tree, results))
+    return results
