@@ -28,7 +28,8 @@ from pyjax._src.api import devices as devices_api
 from pyjax._src.api import shapes
 from pyjax._src.backends.dispatch import NO_FIT, CommittedKind
 from pyjax._src.core import hijax
-from pyjax._src.core.avals import AbstractRef, get_aval, is_valid_jax_type, refuse_strings
+from pyjax._src.core.avals import (AbstractRef, get_aval, is_valid_jax_type, refuse_strings,
+                                   registered_type_of)
 from pyjax._src.core.trace import Trace, Tracer, current_trace, escaped_tracer_error
 from pyjax._src.core.trace import EMPTY_EQN_CONTEXT, _context as _trace_context
 from pyjax._src.core.jaxpr import ClosedJaxpr
@@ -381,7 +382,7 @@ class JitCache:
             full_kwargs.update(call_kwargs)
             out = fun(*full_args, **full_kwargs)
             out_leaves, out_tree = tree_util.flatten(out)
-            out_types = [hijax.hi_type_of(leaf) for leaf in out_leaves]
+            out_types = [registered_type_of(leaf) for leaf in out_leaves]
             if any(out_types):   # hijax results leave as their arrays
                 out_leaves = hijax.lower_results(out_leaves, out_types)
                 traced["out_types"] = out_types

@@ -11,7 +11,7 @@ from pyjax._src import layout as layout_mod
 from pyjax._src import sharding as sharding_mod
 from pyjax._src.core import hijax
 from pyjax._src.core.avals import (ShapedArray, get_aval, is_valid_jax_type,
-                                   register_described_type)
+                                   register_described_type, registered_type_of)
 from pyjax._src.core.tokens import AbstractToken
 from pyjax._src.interpreters import batching
 from pyjax._src.interpreters import partial_eval as pe
@@ -220,7 +220,7 @@ def _trace_flat(fun, args, kwargs, static_argnums=()):
         full = [args[i] if i in static_argnums else next(it) for i in range(len(args))]
         out = fun(*full, **call_kwargs)
         out_leaves, traced["out_tree"] = tree_util.flatten(out)
-        traced["out_types"] = [hijax.hi_type_of(leaf) for leaf in out_leaves]
+        traced["out_types"] = [registered_type_of(leaf) for leaf in out_leaves]
         if any(traced["out_types"]):   # hijax results leave as their arrays
             out_leaves = hijax.lower_results(out_leaves, traced["out_types"])
         if not all(map(is_valid_jax_type, out_leaves)):

@@ -394,6 +394,12 @@ def register_value_type(cls, typeof_fn):
     _value_types[cls] = typeof_fn
 
 
+def registered_type_of(x):
+    """The aval of a value of a registered class (register_value_type), else None."""
+    typeof_fn = _value_types.get(type(x)) if _value_types else None
+    return None if typeof_fn is None else typeof_fn(x)
+
+
 # classes of values that describe an array without being one (jax.ShapeDtypeStruct,
 # registered by api/shapes.py) -> the type they describe: jax.typeof gives it, though no
 # computation takes them
@@ -417,9 +423,9 @@ def get_aval(x):
     """The ShapedArray of any valid JAX value (a hijax value: its registered type);
     TypeError for anything else."""
     if _value_types:   # before `.aval`: a hijax value may forward attribute reads
-        typeof_fn = _value_types.get(type(x))
-        if typeof_fn is not None:
-            return typeof_fn(x)
+        aval = registered_type_of(x)
+        if aval is not None:
+            return aval
     aval = getattr(x, "aval", None)
     if aval is not None:
         return aval

@@ -22,12 +22,12 @@ from collections import namedtuple
 from dataclasses import dataclass
 from typing import Any
 
-from pyjax._src.core.avals import (AbstractValue, _value_types, get_aval,
-                                   register_value_type, typeof)
+from pyjax._src.core.avals import AbstractValue, get_aval, register_value_type, typeof
 from pyjax._src.core.trace import Primitive, Trace, _context
 
-# An attribute of an aval class that the values (tracers) of that type have: a property
-# computed from the value (`fget(value)`), or a method bound to the value.
+# An attribute of an aval class meant for the values of that type: a property computed
+# from the value (`fget(value)`), or a method bound to it. (JAX's tracers of a hijax type
+# forward them; pyjax traces a hijax value as the value itself, whose own class has them.)
 aval_property = namedtuple("aval_property", ["fget"])
 aval_method = namedtuple("aval_method", ["fun"])
 
@@ -35,10 +35,6 @@ aval_method = namedtuple("aval_method", ["fun"])
 def _must_override(self, name):
     raise NotImplementedError(f"{type(self).__name__} must define {name}, which hijax "
                               "calls here.")
-
-
-class QuasiDynamicData:
-    """The base of a mutable hijax type's quasi-dynamic data (JAX's QuasiDynamicData)."""
 
 
 class HiType(AbstractValue):
@@ -305,12 +301,6 @@ class LoweredArgs:
             types = aval.lo_ty_qdd(qdd)
             aval.update_from_loval(qdd, leaves[i], *_typed(types, final_vals[pos:pos + len(types)]))
             pos += len(types)
-
-
-def hi_type_of(x):
-    """The hijax type of a registered value, None for anything else."""
-    typeof_fn = _value_types.get(type(x)) if _value_types else None
-    return None if typeof_fn is None else typeof_fn(x)
 
 
 def lower_results(leaves, types) -> list:
