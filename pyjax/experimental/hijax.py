@@ -1,5 +1,5 @@
-"""Public jax.experimental.hijax: declared, not implemented by pyjax (see
-pyjax._src.extend.hijax). Re-exports only."""
+"""Public jax.experimental.hijax: high-level types and their primitives (see
+pyjax._src.core.hijax). Re-exports only."""
 from pyjax._src.core.avals import ShapedArray  # noqa: F401
 from pyjax._src.extend.hijax import (  # noqa: F401
     AbstractValue, AvalMutableQDD, AvalQDD, HiPrimitive, HiType, MutableHiType, Zero,

@@ -286,13 +286,13 @@ def test_layout_format_and_bcoo():
     assert m.nse == 4 and BCOO.fromdense(dense).nse == 4
 
 
-def test_hijax_is_declared_unsupported():
+def test_hijax_primitive_without_its_lowering_names_it():
     from pyjax.experimental import hijax
 
     class Get(hijax.HiPrimitive):
         pass
 
-    with pytest.raises(NotImplementedError, match="does not implement"):
+    with pytest.raises(NotImplementedError, match="Get must define to_lojax"):
         Get("get").bind(jnp.ones(2))
 
 

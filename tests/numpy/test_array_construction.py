@@ -100,3 +100,25 @@ def test_big_python_ints_with_an_explicit_float_dtype():
     assert jnp.full((2,), 2 ** 40, jnp.float32)[0] == np.float32(1.0995116e+12)
     assert jnp.asarray(2 ** 40, jnp.float32) == np.float32(1.0995116e+12)
     assert jnp.add(-2 ** 31, 1.) == np.float32(-2.1474836e+09)
+
+
+def test_like_functions_take_a_hijax_value_with_shape_and_dtype():
+    """A value of a registered hijax type that has shape and dtype (as flax's hijax
+    Variables do) is duck-typed by its attributes, not by its hijax type (as in JAX)."""
+    from pyjax.experimental import hijax as hjx
+
+    class Duck:
+        shape = (2, 3)
+        dtype = np.dtype("int16")
+
+    class DuckTy(hjx.HiType):
+        def __hash__(self):
+            return 0
+
+        def __eq__(self, other):
+            return isinstance(other, DuckTy)
+
+    hjx.register_hitype(Duck, lambda d: DuckTy())
+    z = jnp.zeros_like(Duck())
+    assert z.shape == (2, 3) and z.dtype == np.int16 and not z.weak_type
+    np.testing.assert_array_equal(jnp.full_like(Duck(), 7), np.full((2, 3), 7, np.int16))

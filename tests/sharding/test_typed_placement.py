@@ -195,6 +195,25 @@ def check_mesh_and_placement_arguments():
     assert jnp.zeros_like(sds).sharding == NamedSharding(mesh, P("x"))
 
 
+
+def check_like_functions_take_a_duck_typed_arrays_sharding():
+    """An object with shape, dtype and sharding (a flax hijax Variable) gives its
+    committed sharding to zeros_like, as JAX's full_like takes it; an uncommitted one
+    (`_committed` False) does not."""
+    mesh = jax.make_mesh((2,), ("x",), axis_types=(AxisType.Auto,))
+    arr = jax.device_put(jnp.ones((4, 2)), NamedSharding(mesh, P("x")))
+
+    class Duck:
+        shape, dtype, sharding = (4, 2), np.dtype("float32"), arr.sharding
+
+    class Uncommitted(Duck):
+        _committed = False
+
+    assert jnp.zeros_like(Duck()).sharding == NamedSharding(mesh, P("x"))
+    assert jnp.zeros_like(Duck(), shape=(4, 2)).sharding == NamedSharding(mesh, P("x"))
+    assert jnp.zeros_like(Uncommitted()).sharding == \
+        SingleDeviceSharding(jax.devices()[0])
+
 CHECKS = [name for name in dict(globals()) if name.startswith("check_")]
 
 

@@ -80,12 +80,13 @@ class Lowered:
     """A traced and lowered computation for one set of argument types."""
 
     def __init__(self, closed, in_tree, out_tree, donated, name, device, plan=None,
-                 compiler_options=None, refs=None):
+                 compiler_options=None, refs=None, hi=None):
         self._closed, self.in_tree, self.out_tree = closed, in_tree, out_tree
         self._donated, self._name, self._device = donated, name, device
         # jax.Refs: (positions of the Ref argument leaves, the refs the function closes
         # over, those of them it writes), as jit's CacheEntry holds them
         self._refs = refs
+        self._hi = hi   # hijax arguments and results: jit's CacheEntry.hi
         self._plan = plan   # a dispatch.ShardingPlan when partitioned over a mesh
         self._compiler_options = compiler_options   # jit's, as (name, value) pairs
         self._module = None
@@ -293,12 +294,16 @@ class Compiled:
         if in_tree != self.in_tree:
             raise TypeError(_tree_mismatch(in_tree, self.in_tree))
         written = []
+        hi, hi_leaves = self._lowered._hi, leaves
         if self._lowered._refs is not None:
             # the Refs' values go in; what the computation leaves in them is stored back
             ref_leaves, closed_refs, closed_written = self._lowered._refs
             written = [leaves[i] for i in ref_leaves] + list(closed_written)
             leaves = [x[...] if i in ref_leaves else x for i, x in enumerate(leaves)]
-            leaves += [ref[...] for ref in closed_refs]
+            leaves = (hi.lower_args(leaves) if hi is not None else leaves) + \
+                [ref[...] for ref in closed_refs]
+        elif hi is not None:
+            leaves = hi.lower_args(leaves)
         avals = [get_aval(x) for x in leaves]
         expected = closed.in_avals
         wrong = [i for i, (a, e) in enumerate(zip(avals, expected)) if not a.same_type(e)]
@@ -326,7 +331,12 @@ class Compiled:
         num_out = len(outs) - len(written)
         for ref, value in zip(written, outs[num_out:]):
             ref._value = value
-        return tree_util.tree_unflatten(self.out_tree, outs[:num_out])
+        results = list(outs[:num_out])
+        if hi is not None:   # store the mutable arguments' values, raise hijax results
+            num_out -= hi.num_final()
+            hi.store(hi_leaves, results[num_out:])
+            results = hi.raise_results(results[:num_out])
+        return tree_util.tree_unflatten(self.out_tree, results[:num_out])
 
     def _xla_executable(self, what):
         if not hasattr(self._executable, "loaded"):
@@ -400,7 +410,8 @@ def concrete_plan(plan, devices):
 
 
 def lower(closed, in_tree, out_tree, donated, name, leaves, device=None, shardings=None,
-          compiler_options=None, lowering_platforms=None, traced_mesh=None, refs=None):
+          compiler_options=None, lowering_platforms=None, traced_mesh=None, refs=None,
+          hi=None):
     """The Lowered for a traced jaxpr and the argument leaves it was traced with
     (`shardings`: per argument and result leaf, the Sharding jit asks for, or None,
     when the program is partitioned over a mesh; `compiler_options`: jit's). With
@@ -417,4 +428,4 @@ def lower(closed, in_tree, out_tree, donated, name, leaves, device=None, shardin
     device = device or devices_mod.common_device(arrays, f"jitted computation {name}") \
         or devices_mod.default_device()
     return Lowered(closed, in_tree, out_tree, tuple(donated), name, device,
-                   compiler_options=compiler_options, refs=refs)
+                   compiler_options=compiler_options, refs=refs, hi=hi)

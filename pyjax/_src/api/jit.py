@@ -27,7 +27,9 @@ from pyjax._src.backends import dispatch
 from pyjax._src.api import devices as devices_api
 from pyjax._src.api import packed_results, shapes
 from pyjax._src.backends.dispatch import NO_FIT, CommittedKind
-from pyjax._src.core.avals import AbstractRef, get_aval, is_valid_jax_type, refuse_strings
+from pyjax._src.core import hijax
+from pyjax._src.core.avals import (AbstractRef, get_aval, is_valid_jax_type, refuse_strings,
+                                   registered_type_of)
 from pyjax._src.core.trace import Trace, Tracer, current_trace, escaped_tracer_error
 from pyjax._src.core.trace import EMPTY_EQN_CONTEXT, _context as _trace_context
 from pyjax._src.core.jaxpr import ClosedJaxpr
@@ -149,10 +151,10 @@ class CacheEntry:
     """One trace: the jaxpr for one cache key, with its input and output structure."""
 
     __slots__ = ("closed_jaxpr", "in_tree", "out_tree", "hoisted", "in_avals",
-                 "leaf_shardings", "ref_leaves", "closed_refs", "closed_written")
+                 "leaf_shardings", "ref_leaves", "closed_refs", "closed_written", "hi")
 
     def __init__(self, closed_jaxpr, in_tree, out_tree, hoisted, in_avals, ref_leaves=(),
-                 closed_refs=(), closed_written=()):
+                 closed_refs=(), closed_written=(), hi=None):
         self.closed_jaxpr, self.in_tree, self.out_tree = closed_jaxpr, in_tree, out_tree
         self.hoisted, self.in_avals = hoisted, in_avals
         self.leaf_shardings = {}   # mesh context -> JitCache.leaf_shardings' answer
@@ -163,6 +165,10 @@ class CacheEntry:
         # inputs, and the final values of those it writes (closed_written) its last
         # outputs, after the Ref arguments'
         self.closed_refs, self.closed_written = closed_refs, closed_written
+        # with hijax argument leaves: their hijax.LoweredArgs (the jaxpr takes their
+        # low-level values, and returns what the mutable ones hold at the end after
+        # out_tree's outputs, before the Ref arguments')
+        self.hi = hi
 
 
 # read on every cached call
@@ -376,6 +382,10 @@ class JitCache:
             full_kwargs.update(call_kwargs)
             out = fun(*full_args, **full_kwargs)
             out_leaves, out_tree = tree_util.flatten(out)
+            out_types = [registered_type_of(leaf) for leaf in out_leaves]
+            if any(out_types):   # hijax results leave as their arrays
+                out_leaves = hijax.lower_results(out_leaves, out_types)
+                traced["out_types"] = out_types
             for leaf in out_leaves:
                 if type(getattr(leaf, "aval", None)) is AbstractRef:
                     arg = next((k for k, ref in enumerate(refs) if ref is leaf), None)
@@ -396,6 +406,12 @@ class JitCache:
         debug = pe.DebugInfo(self.debug_name, self.location,
                              _flat_arg_names(self.arg_names, args, static_nums, dyn_kwargs))
         traced_avals = tuple(a.inner_aval if type(a) is AbstractRef else a for a in in_avals)
+        hi = None
+        if any(a.is_high for a in in_avals):
+            # the function sees hijax values raised from its traced low-level inputs
+            hi = hijax.LoweredArgs(traced_avals)
+            traced_avals = tuple(hi.lo_avals)
+            flat_fun = _lowered_fun(flat_fun, hi, len(ref_leaves))
         start = time.perf_counter()
         # JAX's event, for a trace not nested in another
         event = (monitoring.timed_event(monitoring.JAXPR_TRACE_EVENT, self.debug_name)
@@ -407,12 +423,15 @@ class JitCache:
                     self.debug_name, time.perf_counter() - start)
         # Drop work no output needs (e.g. a forward scan's unused ys under grad) before
         # any executor sees it; effectful equations stay.
+        if "out_types" in traced:   # the call raises hijax results from their arrays
+            hi = hi or hijax.LoweredArgs(in_avals)
+            hi.out_types = traced["out_types"]
         jaxpr, consts, _ = pe.dce_closed_jaxpr(closed.jaxpr, closed.consts, None)
         if len(jaxpr.eqns) != len(closed.jaxpr.eqns):
             closed = ClosedJaxpr(jaxpr, consts)
         return CacheEntry(closed, in_tree, traced["out_tree"], hoisted, in_avals, ref_leaves,
                           tuple(c.ref for c in captures),
-                          tuple(c.ref for c in captures if c.written))
+                          tuple(c.ref for c in captures if c.written), hi)
 
     def entry_for(self, fun, args, kwargs, abstract=False):
         """(the trace for this call, its argument leaves, their donation flags): from the
@@ -425,6 +444,8 @@ class JitCache:
                 in_avals = tuple(shapes.abstractify(x) for x in leaves)
             else:
                 in_avals = tuple(x.aval if type(x) is Array else get_aval(x) for x in leaves)
+                if any(a.has_qdd for a in in_avals):
+                    in_avals = hijax.key_avals(leaves, in_avals)
         except TypeError:
             names = _flat_arg_names(self.arg_names, args, static_nums, dyn_kwargs)
             raise _invalid_argument_error(self.debug_name, leaves, in_tree, names) from None
@@ -478,7 +499,7 @@ class JitCache:
         if config.disable_jit_flag.value:
             return fun(*args, **kwargs)
         entry, leaves, donated = self.entry_for(fun, args, kwargs)
-        if entry.ref_leaves or entry.closed_refs:
+        if entry.ref_leaves or entry.closed_refs or entry.hi is not None:
             return self.call_with_refs(entry, leaves, args, kwargs)
         if current_trace() is not Trace.root or entry.hoisted:
             return tree_util.tree_unflatten(entry.out_tree,
@@ -516,9 +537,9 @@ class JitCache:
         return tree_util.tree_unflatten(entry.out_tree, outs)
 
     def call_with_refs(self, entry, leaves, args, kwargs):
-        """A call given jax.Refs or closing over them: their values go in, and the values
-        the function left in them come back (after its results) and are stored in
-        them."""
+        """A call given jax.Refs or closing over them, or given hijax values: their
+        (low-level) values go in, and the values the function left in them (in the
+        mutable ones) come back (after its results) and are stored in them."""
         refs = [leaves[i] for i in entry.ref_leaves]
         if len({id(ref) for ref in refs}) < len(refs) or \
                 any(ref in entry.closed_refs for ref in refs):
@@ -527,18 +548,26 @@ class JitCache:
         for i, ref in zip(entry.ref_leaves, refs):
             values[i] = ref[...]
         closed = [ref[...] for ref in entry.closed_refs]
+        in_avals = entry.in_avals
+        if entry.hi is not None:
+            values, in_avals = entry.hi.lower_args(values), entry.hi.lo_avals
         if current_trace() is not Trace.root or entry.hoisted:
             outs = self.bind_nested(entry, values + closed, None)
         else:
             dispatch.check_execution_allowed(self.debug_name)
-            arrays = _as_arrays(values, entry.in_avals) + closed
+            arrays = _as_arrays(values, in_avals) + closed
             outs = dispatch.run_closed_jaxpr(entry.closed_jaxpr, arrays, (), self.device,
                                              compiler_options=self.compiler_options)
         written = refs + list(entry.closed_written)
         n_results = len(outs) - len(written)
         for ref, value in zip(written, outs[n_results:]):
             ref._value = value
-        return tree_util.tree_unflatten(entry.out_tree, list(outs[:n_results]))
+        results = list(outs[:n_results])
+        if entry.hi is not None:
+            n_results -= entry.hi.num_final()
+            entry.hi.store(leaves, results[n_results:])
+            results = entry.hi.raise_results(results[:n_results])
+        return tree_util.tree_unflatten(entry.out_tree, results[:n_results])
 
     def _aliased_refs_error(self, entry, refs, args, kwargs):
         """JAX's error for a Ref passed twice, or passed and closed over."""
@@ -780,10 +809,19 @@ class PjitFunction:
             donated = (donated or (False,) * len(leaves)) + (False,) * len(entry.closed_refs)
             leaves = [x[...] if i in entry.ref_leaves else x for i, x in enumerate(leaves)]
             leaves += [ref[...] for ref in entry.closed_refs]
+        if entry.hi is not None:   # hijax arguments: the program takes their arrays
+            if shardings is not None:
+                raise NotImplementedError(
+                    f"jit({self._jit.debug_name}).lower(): pyjax does not lower a "
+                    "computation partitioned over a mesh that takes or returns hijax "
+                    "values; call the jitted function instead.")
+            n_in = len(entry.in_avals)
+            leaves = entry.hi.lower_args(leaves[:n_in]) + leaves[n_in:]
+            donated = ()
         return aot.lower(entry.closed_jaxpr, entry.in_tree, entry.out_tree,
                          donated or (False,) * len(leaves), self._jit.debug_name, leaves,
                          self._jit.device, shardings, self._jit.compiler_options,
-                         lowering_platforms, traced_mesh, refs)
+                         lowering_platforms, traced_mesh, refs, entry.hi)
 
     @api_boundary
     def eval_shape(self, *args, **kwargs):
@@ -887,6 +925,18 @@ def _described_sharding(leaf):
     if not isinstance(found, sharding_mod.NamedSharding):
         return None
     return found if leaf.format.layout is None else leaf.format
+
+
+def _lowered_fun(flat_fun, hi, num_ref_leaves):
+    """flat_fun of argument leaves some of which are hijax values, as a function of their
+    low-level values (`hi`, a hijax.LoweredArgs): it also returns what the mutable ones
+    hold at the end, after the function's results and before the Ref arguments'."""
+    def lowered(*lo_vals):
+        leaves = hi.raise_args(lo_vals)
+        outs = list(flat_fun(*leaves))
+        split = len(outs) - num_ref_leaves
+        return outs[:split] + hi.final_lovals(leaves) + outs[split:]
+    return lowered
 
 
 def _as_arrays(leaves, avals):

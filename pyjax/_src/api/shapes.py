@@ -9,7 +9,9 @@ import numpy as np
 from pyjax._src import dtypes, tree_util
 from pyjax._src import layout as layout_mod
 from pyjax._src import sharding as sharding_mod
-from pyjax._src.core.avals import ShapedArray, get_aval, is_valid_jax_type
+from pyjax._src.core import hijax
+from pyjax._src.core.avals import (ShapedArray, get_aval, is_valid_jax_type,
+                                   register_described_type, registered_type_of)
 from pyjax._src.core.tokens import AbstractToken
 from pyjax._src.interpreters import batching
 from pyjax._src.interpreters import partial_eval as pe
@@ -155,6 +157,9 @@ def abstractify(x):
                        dtypes.canonicalize_dtype(x.dtype), bool(getattr(x, "weak_type", False)))
 
 
+register_described_type(ShapeDtypeStruct, abstractify)   # jax.typeof's answer
+
+
 def _is_extended(x):
     return isinstance(x, ShapeDtypeStruct) and isinstance(x.dtype, dtypes.ExtendedDType)
 
@@ -201,14 +206,23 @@ def _trace_flat(fun, args, kwargs, static_argnums=()):
         leaves, in_tree = tree_util.flatten(tree_util.tree_unflatten(
             in_tree, [_as_physical(x) if _is_extended(x) else x for x in leaves]))
     in_avals = [abstractify(x) for x in leaves]
+    hi = None
+    if any(a.is_high for a in in_avals):   # hijax values: traced as their contents
+        hi = hijax.LoweredArgs(hijax.key_avals(leaves, in_avals))
+        in_avals = hi.lo_avals
     traced = {}   # not on flat_fun: a closure that refers to itself is a reference cycle
 
     def flat_fun(*tracers):
+        if hi is not None:   # the function sees hi values raised from them
+            tracers = hi.raise_args(tracers)
         call_args, call_kwargs = tree_util.tree_unflatten(in_tree, tracers)
         it = iter(call_args)
         full = [args[i] if i in static_argnums else next(it) for i in range(len(args))]
         out = fun(*full, **call_kwargs)
         out_leaves, traced["out_tree"] = tree_util.flatten(out)
+        traced["out_types"] = [registered_type_of(leaf) for leaf in out_leaves]
+        if any(traced["out_types"]):   # hijax results leave as their arrays
+            out_leaves = hijax.lower_results(out_leaves, traced["out_types"])
         if not all(map(is_valid_jax_type, out_leaves)):
             raise invalid_output_error(debug, out)
         return out_leaves
@@ -218,7 +232,7 @@ def _trace_flat(fun, args, kwargs, static_argnums=()):
     # not stored (nothing runs)
     jaxpr, consts = pe.refs_as_consts(*pe.trace_to_jaxpr(
         flat_fun, in_avals, debug, capture_refs=True))
-    return jaxpr, consts, traced["out_tree"]
+    return jaxpr, consts, traced["out_tree"], traced["out_types"]
 
 
 def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False,
@@ -231,11 +245,12 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False,
         with contextlib.ExitStack() as stack:   # axis_env: names collectives may use
             for name, size in axis_env or ():
                 stack.enter_context(batching.extend_axis_env(name, size))
-            jaxpr, consts, out_tree = _trace_flat(fun, args, kwargs, static_argnums)
+            jaxpr, consts, out_tree, out_types = _trace_flat(fun, args, kwargs,
+                                                             static_argnums)
         closed = _closed(jaxpr, consts)
         if return_shape:
-            shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
-                      for a in jaxpr.out_avals]
+            shapes = _result_types(jaxpr.out_avals, out_types, lambda a: ShapeDtypeStruct(
+                a.shape, a.dtype, weak_type=a.weak_type))
             return closed, tree_util.tree_unflatten(out_tree, shapes)
         return closed
     make_jaxpr_f.__module__ = "jax"   # as JAX names it
@@ -254,7 +269,23 @@ def _closed(jaxpr, consts):
 @api_boundary
 def eval_shape(fun, *args, **kwargs):
     """The output shapes and dtypes of fun(*args), computed by tracing only."""
-    jaxpr, _, out_tree = _trace_flat(fun, args, kwargs)
-    return tree_util.user_tree_map(_as_struct, tree_util.tree_unflatten(out_tree, [
+    jaxpr, _, out_tree, out_types = _trace_flat(fun, args, kwargs)
+    results = _result_types(jaxpr.out_avals, out_types, lambda a: (
         a if type(a) is AbstractToken   # a token has no shape: JAX gives its aval
-        else ShapeDtypeStruct.of_result(a) for a in jaxpr.out_avals]))
+        else ShapeDtypeStruct.of_result(a)))
+    return tree_util.user_tree_map(_as_struct, tree_util.tree_unflatten(out_tree, results))
+
+
+def _result_types(out_avals, out_types, describe):
+    """A traced function's result leaves described: `describe(aval)` of an array, the
+    type of a hijax result (which the jaxpr returns as its arrays), as JAX gives it."""
+    out_avals = iter(out_avals)
+    results = []
+    for ty in out_types:
+        if ty is None:
+            results.append(describe(next(out_avals)))
+        else:
+            results.append(ty)
+            for _ in ty.lo_ty():
+                next(out_avals)
+    return results

@@ -8,9 +8,10 @@ import contextlib
 import functools
 
 from pyjax._src import tree_util
-from pyjax._src.api import shapes
+from pyjax._src.api import shapes  # noqa: F401  (registers ShapeDtypeStruct with typeof)
 from pyjax._src.api.custom_derivatives import custom_vjp
 from pyjax._src.core import jaxpr as jx
+from pyjax._src.core import avals as avals_mod
 from pyjax._src.core.avals import get_aval
 from pyjax._src.core.trace import Trace, Tracer, extend_name_stack, set_current_trace
 from pyjax._src.interpreters import ad
@@ -84,7 +85,7 @@ def typeof(x):
     """The abstract type (a ShapedArray: shape, dtype, weak type) of an array, a tracer,
     a ShapeDtypeStruct or a Python or NumPy scalar (not another object with a shape and
     a dtype, which JAX's typeof refuses)."""
-    return shapes.abstractify(x) if isinstance(x, shapes.ShapeDtypeStruct) else get_aval(x)
+    return avals_mod.typeof(x)
 
 
 # --- custom_gradient ------------------------------------------------------------------------------

@@ -3,6 +3,7 @@ every array, and get_aval maps any valid JAX value to it; AbstractRef is the typ
 mutable reference (jax.Ref) to one. Imports level 0 only."""
 from __future__ import annotations
 
+from typing import Any
 import enum
 import threading
 import weakref
@@ -153,6 +154,18 @@ class AbstractValue:
     """The base of every aval (JAX's jax.core.AbstractValue; flax asserts it)."""
 
     __slots__ = ()
+    is_high = False   # a hijax type (core/hijax.py), lowered to arrays where it enters
+    has_qdd = False   # a mutable hijax type
+
+    # As a part of a hijax value (core/hijax.py), a low-level value lowers to itself.
+    def lo_ty(self) -> list:
+        return [self]
+
+    def lower_val(self, val) -> list:
+        return [val]
+
+    def raise_val(self, val):
+        return val
 
 
 class ShapedArray(AbstractValue):
@@ -371,8 +384,48 @@ def tangent_aval(aval):
     return ShapedArray(aval.shape, dtypes.float0)
 
 
+# value class -> its type, for the hijax value classes (core/hijax.py: register_hitype);
+# written at import time by the libraries that define them, read by get_aval
+_value_types: dict[type, Any] = {}
+
+
+def register_value_type(cls, typeof_fn):
+    """`typeof_fn(x)` is the aval of values of class `cls` (a hijax type)."""
+    _value_types[cls] = typeof_fn
+
+
+def registered_type_of(x):
+    """The aval of a value of a registered class (register_value_type), else None."""
+    typeof_fn = _value_types.get(type(x)) if _value_types else None
+    return None if typeof_fn is None else typeof_fn(x)
+
+
+# classes of values that describe an array without being one (jax.ShapeDtypeStruct,
+# registered by api/shapes.py) -> the type they describe: jax.typeof gives it, though no
+# computation takes them
+_described_types: dict[type, Any] = {}
+
+
+def register_described_type(cls, aval_fn):
+    _described_types[cls] = aval_fn
+
+
+def typeof(x):
+    """jax.typeof: the aval of a value (get_aval), or the type a description of one
+    (a ShapeDtypeStruct) gives, as JAX's primitives see their operands."""
+    for cls, aval_fn in _described_types.items():
+        if isinstance(x, cls):
+            return aval_fn(x)
+    return get_aval(x)
+
+
 def get_aval(x):
-    """The ShapedArray of any valid JAX value; TypeError for anything else."""
+    """The ShapedArray of any valid JAX value (a hijax value: its registered type);
+    TypeError for anything else."""
+    if _value_types:   # before `.aval`: a hijax value may forward attribute reads
+        aval = registered_type_of(x)
+        if aval is not None:
+            return aval
     aval = getattr(x, "aval", None)
     if aval is not None:
         return aval

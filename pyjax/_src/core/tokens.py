@@ -1,10 +1,12 @@
 """XLA tokens: the values that order side effects in a program and carry no data.
 AbstractToken is their aval (printed `Tok` in jaxprs, `!stablehlo.token` in StableHLO);
-Token is the value lax.create_token and lax.after_all return. Imports nothing of pyjax."""
+Token is the value lax.create_token and lax.after_all return. Imports only avals."""
 from __future__ import annotations
 
+from pyjax._src.core.avals import AbstractValue
 
-class AbstractToken:
+
+class AbstractToken(AbstractValue):
     """The aval of every token: tokens have no shape, dtype or contents."""
 
     __slots__ = ()

@@ -329,6 +329,12 @@ class Trace:
 
     root = None
     new_ref_error: str | None = None   # why jax.new_ref cannot be called in this trace
+    # a HiPrimitive bound here runs its to_lojax rule on the hijax values (core/hijax.py);
+    # traces that transform hijax values by the primitive's own rules (JVP, vmap) say no
+    requires_low = True
+    # staging traces that capture: the mutable hijax values they made or were given (by
+    # id), which they do not capture (core/hijax.py)
+    hi_owned: dict[int, Any] | None = None
 
     def __init__(self, parent=None):
         self.parent = _context.trace if parent is None else parent

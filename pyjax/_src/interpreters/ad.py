@@ -45,7 +45,8 @@ class Zero:
 
     @staticmethod
     def from_primal_value(x):
-        return Zero(tangent_aval(get_aval(x)))
+        aval = get_aval(x)   # a hijax type says its tangent type
+        return Zero(aval.to_tangent_aval() if aval.is_high else tangent_aval(aval))
 
     def __repr__(self):
         return f"Zero({self.aval.str_short(True)})"
@@ -195,6 +196,8 @@ class JVPTracer(Tracer):
 
 class JVPTrace(Trace):
     """Forward mode: each primitive runs its JVP rule on (primals, tangents)."""
+
+    requires_low = False   # a hijax primitive applies its jvp rule here
 
     def lift(self, x):
         return JVPTracer(self, x, Zero.from_primal_value(x))

@@ -217,6 +217,8 @@ class BatchTracer(Tracer):
 class BatchTrace(Trace):
     """Runs each primitive's batch rule on values that carry a batch dimension."""
 
+    requires_low = False   # a hijax primitive applies its batch rule here
+
     def __init__(self, axis: AxisData, parent=None):
         super().__init__(parent)
         self.axis = axis

@@ -9,6 +9,7 @@ import sys
 import numpy as np
 
 from pyjax._src.config import auto_pcast, enable_checks
+from pyjax._src.core import hijax
 from pyjax._src.core import jaxpr as jx
 from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.source_info import EMPTY_NAME_STACK, SourceInfo
@@ -114,8 +115,10 @@ class DynamicJaxprTrace(Trace):
         self.constvars = {}        # id(const) -> (var, const)
         self.effects = set()
         # With capture_refs: the jax.Refs of enclosing scopes this trace touched, each an
-        # extra input (its value on entry) and, if written, an extra output.
+        # extra input (its value on entry) and, if written, an extra output; and the
+        # mutable hijax values, each input and output through its HiSlots there.
         self.ref_captures = None
+        self.hi_captures = []
 
     def capture_ref(self, ref, outer_value):
         """The RefCapture of `ref` in this trace, made on its first use: the ref's value
@@ -259,16 +262,19 @@ def trace_to_jaxpr(flat_fun, in_avals, debug_info=None, capture_refs=False):
     outputs."""
     trace = DynamicJaxprTrace(debug_info)
     if capture_refs:
-        trace.ref_captures = {}
+        trace.ref_captures, trace.hi_owned = {}, {}
     in_tracers = [trace.new_arg(a, i) for i, a in enumerate(in_avals)]
     try:   # a jaxpr's equations name only the scopes opened inside it, as in JAX
         with set_current_trace(trace), set_name_stack(EMPTY_NAME_STACK):
             outs = flat_fun(*in_tracers)
+            if capture_refs:
+                hijax.finish_captures(trace)
             captures = list(trace.ref_captures.values()) if capture_refs else []
             outs = list(outs) + [c.value for c in captures if c.written]
             out_tracers = [trace.own_or_lift(x) for x in outs]
     finally:
         trace.end()
+        trace.hi_owned = None
     in_tracers += [c.tracer for c in captures]
     result = trace.to_jaxpr(in_tracers, out_tracers)
     for c in captures:

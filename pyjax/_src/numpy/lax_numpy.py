@@ -398,7 +398,12 @@ def _full_like(name, a, fill_value, dtype, shape, device):
         target = a.shape if shape is None else shape
         return _place(full(target, fill_value, dtype or keys_dtype), device)
     aval = get_aval(a) if not hasattr(a, "shape") or hasattr(a, "aval") or \
-        isinstance(a, (np.ndarray, np.generic)) else ShapedArray(a.shape, a.dtype)
+        isinstance(a, (np.ndarray, np.generic)) else None
+    if aval is None or aval.is_high:   # duck-typed (a hijax value too): its shape, dtype
+        aval = ShapedArray(a.shape, a.dtype)
+        if device is None and getattr(a, "_committed", True) and \
+                (shape is None or _shape_arg(shape, name) == tuple(a.shape)):
+            device = _described_placement(a)   # and its sharding, as JAX's full_like
     if isinstance(aval, AbstractRef):   # a jax.Ref: like the array it holds
         aval = aval.inner_aval
     weak = dtype is None and aval.weak_type
@@ -409,10 +414,11 @@ def _full_like(name, a, fill_value, dtype, shape, device):
 
 
 def _described_placement(sds):
-    """Where the array a ShapeDtypeStruct describes lies: its NamedSharding (one over an
-    AbstractMesh names the context mesh of its shape, and, under a trace, types the
-    value even without one), or None."""
-    found = sds.sharding if isinstance(sds.sharding, NamedSharding) else None
+    """Where the array a ShapeDtypeStruct (or a duck-typed array) describes lies: its
+    NamedSharding (one over an AbstractMesh names the context mesh of its shape, and,
+    under a trace, types the value even without one), or None."""
+    found = getattr(sds, "sharding", None)   # (a duck-typed array may have none)
+    found = found if isinstance(found, NamedSharding) else None
     if found is not None and isinstance(found.mesh, AbstractMesh):
         mesh = concrete_mesh_of(found.mesh, current_mesh())
         if mesh is not None:

@@ -17,7 +17,7 @@ from pyjax._src import sharding as sharding_mod
 from pyjax._src.api.custom_derivatives import SymbolicZero
 from pyjax._src.api.vmap import vmap
 from pyjax._src.array import Array
-from pyjax._src.core.avals import AbstractValue, get_aval, unsharded_sharding
+from pyjax._src.core.avals import AbstractValue, ShapedArray, get_aval, unsharded_sharding
 from pyjax._src.core.trace import Tracer
 from pyjax._src.lax import structural
 from pyjax._src.lax.prng import PRNGS, PRNGImpl
@@ -114,6 +114,17 @@ class KeyAval(AbstractValue):
         return f"{self.dtype.name}[{','.join(map(str, self.shape))}]"
 
     __repr__ = __str__ = str_short
+
+    # As a part of a hijax value (core/hijax.py): a key array lowers to its key data.
+    def lo_ty(self) -> list:
+        return [ShapedArray(self.shape + tuple(self.dtype.physical_shape),
+                            self.dtype.physical_dtype)]
+
+    def lower_val(self, keys) -> list:
+        return [self.dtype.to_physical(keys)]
+
+    def raise_val(self, data):
+        return self.dtype.from_physical(data)
 
 
 class PRNGKeyArray:
