@@ -169,6 +169,13 @@ def test_a_step_that_has_not_run_long_is_not_packed(monkeypatch):
     assert not is_view(params[0]["w"])
 
 
+def test_a_step_under_a_transfer_guard_is_not_packed():
+    with jax.transfer_guard("disallow"):
+        params, _, losses = train()
+    assert not is_view(params[0]["w"])
+    assert losses == unpacked()[2]
+
+
 def test_few_leaves_are_not_packed():
     step = jax.jit(lambda a, b: (a + 1, b * 2))
     a, b = jnp.ones(3), jnp.ones(2)

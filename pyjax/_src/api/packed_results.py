@@ -27,6 +27,7 @@ import numpy as np
 
 from pyjax._src import tree_util
 from pyjax._src.array import Array, Pack, PackLayout, pack_views
+from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import dispatch
 from pyjax._src.backends.argument_kinds import NO_FIT, CommittedKind
 from pyjax._src.core.avals import ShapedArray
@@ -230,6 +231,11 @@ def _packed_jaxpr(closed, positions, others, other_outs, layout, in_avals):
 def packing_runner(plain, closed, kinds, donated, out_tree, device, compiler_options):
     """`plain` (a cached call's runner), watched for packing when its program can pack
     (see packable); else `plain` itself."""
+    # Entering a pack and reading a view move values between host and device where the
+    # unpacked step would not: only where the transfer guards let values move freely.
+    if any(devices_mod.transfer_guard_level(d) != "allow"
+           for d in ("host_to_device", "device_to_host")):
+        return plain
     positions = packable(closed, kinds, donated)
     if not positions:
         return plain
