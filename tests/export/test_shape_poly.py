@@ -341,3 +341,21 @@ def test_unsupported_lowerings_name_the_symbolic_dimension():
         lambda: export.export(jax.jit(lambda x: jnp.cumsum(x, 0)))(_spec("b, 4")),
         NotImplementedError, "cumsum along an axis of symbolic size b: pyjax's shape "
         "polymorphism does not lower cumulative reductions over symbolic dimensions")
+
+
+def test_attention_block_with_symbolic_sequence_length():
+    # einsum picks its contraction order with symbolic sizes counted as 8, as JAX does
+    def attention(x):
+        w = jnp.cos(jnp.arange(64.0, dtype=np.float32)).reshape(8, 8)
+        q, k = x @ w, x @ w.T
+        s = jnp.einsum("bsd,btd->bst", q, k) / np.float32(8.0)
+        n = x.shape[1]
+        s = jnp.where(jnp.tril(jnp.ones((n, n), bool)), s, -1e9)
+        o = jnp.einsum("bst,btd->bsd", jax.nn.softmax(s, axis=-1), x)
+        return (o - o.mean(-1, keepdims=True)) / jnp.sqrt(o.var(-1, keepdims=True) + 1e-5)
+    exp = export.deserialize(export.export(jax.jit(attention))(_spec("b, s, 8")).serialize())
+    assert repr(exp.out_avals) == "(ShapedArray(float32[b,s,8]),)"
+    x = np.sin(np.arange(48, dtype=np.float32)).reshape(2, 3, 8)
+    np.testing.assert_allclose(np.asarray(exp.call(x))[:, :, :2], [
+        [[-0.1044, 1.1645], [0.8846, 0.9909], [0.9957, -0.3299]],
+        [[-1.1087, 0.0081], [-0.4237, 1.0009], [1.0553, 0.7392]]], atol=2e-4)
