@@ -359,3 +359,19 @@ def test_attention_block_with_symbolic_sequence_length():
     np.testing.assert_allclose(np.asarray(exp.call(x))[:, :, :2], [
         [[-0.1044, 1.1645], [0.8846, 0.9909], [0.9957, -0.3299]],
         [[-1.1087, 0.0081], [-0.4237, 1.0009], [1.0553, 0.7392]]], atol=2e-4)
+
+
+@pytest.mark.parametrize("f, expected", [
+    (lambda x: jax.lax.fori_loop(0, x.shape[0], lambda i, c: c + x[i], jnp.zeros(4)),
+     [12.0, 15.0, 18.0, 21.0]),
+    (lambda x: jax.lax.dynamic_update_slice(x, jnp.ones((1, 4)), (x.shape[0] - 1, 0)),
+     [[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0], [1.0, 1.0, 1.0, 1.0]]),
+    (lambda x: jax.lax.add(x, jax.lax.convert_element_type(x.shape[0], np.float32)),
+     [[3.0, 4.0, 5.0, 6.0], [7.0, 8.0, 9.0, 10.0], [11.0, 12.0, 13.0, 14.0]]),
+    (lambda x: jax.lax.dynamic_index_in_dim(x, x.shape[0] - 2, keepdims=False),
+     [4.0, 5.0, 6.0, 7.0]),
+])
+def test_symbolic_dimensions_as_operands_of_primitives(f, expected):
+    # a dimension passed where a value goes is staged as dim_as_value, as in JAX
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    assert np.asarray(export.export(jax.jit(f))(_spec("b, 4")).call(x)).tolist() == expected

@@ -16,6 +16,8 @@ from pyjax._src.core.trace import (Trace, Tracer, check_for_leaks, operand_error
                                    primitive_effects, primitive_named, set_current_trace,
                                    set_name_stack,
                                    trace_context)
+from pyjax._src.interpreters.lax_hooks import lax_hooks
+from pyjax._src.shape_poly import is_symbolic_dim
 from pyjax._src.util import WeakCache, partition_list
 
 
@@ -131,6 +133,9 @@ class DynamicJaxprTrace(Trace):
         return DynamicJaxprTracer(self, aval, jx.Var(aval), index)
 
     def lift(self, x):
+        if is_symbolic_dim(x):   # a dimension size used as a value (JAX's dimension_as_value)
+            with set_current_trace(self):
+                return self.own_or_lift(lax_hooks.dim_as_value(x))
         if jx.literalable(x, self.for_ad):
             lit = jx.literal(x)
             return DynamicJaxprTracer(self, lit.aval, lit, None)

@@ -290,7 +290,7 @@ def _start_indices(name, operand, indices, allow_negative):
             out.append(np.asarray(i + size if i < 0 else i, dtype))
         elif allow:   # traced: chosen at run time
             out.append(ew.select_n(ew.lt(i, np.zeros((), dtype)), i,
-                                   ew.add(i, np.asarray(size, dtype))))
+                                   ew.add(i, st.dim_as_value(size, dtype))))
         else:
             out.append(i)
     return out

@@ -282,8 +282,7 @@ def _normalize(v, n):
         v = as_array(v)   # counted from a symbolic size: computed in the program
     if v.aval.dtype.kind == "u":
         return v
-    n = ew.convert_element_type(st.dim_as_value(n), v.aval.dtype) if is_symbolic_dim(n) \
-        else np.array(n, v.aval.dtype)
+    n = st.dim_as_value(n, v.aval.dtype)
     return ew.select(ew.lt(v, np.zeros((), v.aval.dtype)), ew.add(v, n), v)
 
 
