@@ -102,7 +102,8 @@ def canonicalize_shape(shape, where, nonnegative=True, negative_error=TypeError)
     TypeError naming `where` (a negative size raises `negative_error`: TypeError, as
     JAX's shape checks do). A traced size raises JAX's TypeError, followed by the
     tracer's own conversion error, which explains static shapes."""
-    if hasattr(shape, "__index__") and getattr(shape, "ndim", 0) == 0:
+    if is_symbolic_dim(shape) or (hasattr(shape, "__index__")
+                                  and getattr(shape, "ndim", 0) == 0):
         shape = (shape,)
     elif hasattr(shape, "tolist") and getattr(shape, "ndim", None) == 1 and \
             getattr(shape, "dtype", None) is not None and shape.dtype.kind in "iu":

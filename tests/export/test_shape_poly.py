@@ -375,3 +375,19 @@ def test_symbolic_dimensions_as_operands_of_primitives(f, expected):
     # a dimension passed where a value goes is staged as dim_as_value, as in JAX
     x = np.arange(12, dtype=np.float32).reshape(3, 4)
     assert np.asarray(export.export(jax.jit(f))(_spec("b, 4")).call(x)).tolist() == expected
+
+
+@pytest.mark.parametrize("f, out_shape, expected", [
+    (lambda x: x[jnp.arange(x.shape[0]) % 2], "(b, 4)",
+     [[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0], [0.0, 1.0, 2.0, 3.0]]),
+    (lambda x: x[jnp.arange(x.shape[0])[:, None], jnp.array([0, 3])], "(b, 2)",
+     [[0.0, 3.0], [4.0, 7.0], [8.0, 11.0]]),
+    (lambda x: jnp.ones(x.shape[0] * 2).sum() + x[0], "(4,)", [6.0, 7.0, 8.0, 9.0]),
+    (lambda x: jnp.zeros(x.shape[0]) + x[:, 1], "(b,)", [1.0, 5.0, 9.0]),
+])
+def test_index_arrays_and_shapes_of_symbolic_size(f, out_shape, expected):
+    # advanced indices broadcast to symbolic shapes; a lone symbolic size is a shape
+    exp = export.export(jax.jit(f))(_spec("b, 4"))
+    assert str(exp.out_avals[0].shape) == out_shape
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    assert np.asarray(exp.call(x)).tolist() == expected

@@ -295,7 +295,7 @@ class _Indexer:
     def __init__(self, shape, entries, wrap_negative=True, scatter=False):
         adv = [(k, e) for k, e in enumerate(entries) if e[0] == "adv"]
         try:
-            adv_shape = tuple(np.broadcast_shapes(*[_shape_of(e[2]) for _, e in adv]))
+            adv_shape = lnp.broadcast_shapes(*[_shape_of(e[2]) for _, e in adv])
         except ValueError:
             shapes = " ".join(str(_shape_of(e[2])) for _, e in adv)
             raise IndexError(f"shape mismatch: indexing arrays could not be broadcast "
@@ -369,8 +369,9 @@ class _Indexer:
             cols = [_place_host(np.asarray(v), axes, batch) for _, v, axes in columns]
             return np.stack(cols, -1).astype(dtype) if cols else np.zeros(batch + (0,), dtype)
         cols = []
+        symbolic = any(is_symbolic_dim(d) for d in batch)   # (jax.export)
         for _, v, axes in columns:
-            if isinstance(v, Tracer):
+            if isinstance(v, Tracer) or symbolic:   # broadcast in the program
                 v = ew.convert_element_type(v, dtype)
                 cols.append(st.broadcast_in_dim(v, batch + (1,), axes))
             else:
