@@ -391,3 +391,19 @@ def test_index_arrays_and_shapes_of_symbolic_size(f, out_shape, expected):
     assert str(exp.out_avals[0].shape) == out_shape
     x = np.arange(12, dtype=np.float32).reshape(3, 4)
     assert np.asarray(exp.call(x)).tolist() == expected
+
+
+@pytest.mark.parametrize("f, expected", [
+    (lambda x: x + jax.random.uniform(jax.random.key(0), x.shape),
+     [[0.9476670026779175, 0.9785798788070679], [0.33229148387908936, 0.46866846084594727],
+      [0.569888710975647, 0.16550302505493164]]),
+    (lambda x: x + jax.random.normal(jax.random.key(1), x.shape, x.dtype),
+     [[-0.15443718433380127, 0.08470727503299713], [-0.135980486869812, -0.15503625571727753],
+      [1.266667366027832, 0.14829757809638977]]),
+    (lambda x: jax.random.bits(jax.random.key(2), (x.shape[0],)),
+     [2752176745, 3868056420, 987989481]),
+])
+def test_random_values_of_symbolic_shape(f, expected):
+    # the counters of a symbolic count are computed in 64 bits, as JAX's iota_2x32_shape
+    x = np.zeros((3, 2), np.float32)
+    assert np.asarray(export.export(jax.jit(f))(_spec("b, 2")).call(x)).tolist() == expected
