@@ -407,3 +407,22 @@ def test_random_values_of_symbolic_shape(f, expected):
     # the counters of a symbolic count are computed in 64 bits, as JAX's iota_2x32_shape
     x = np.zeros((3, 2), np.float32)
     assert np.asarray(export.export(jax.jit(f))(_spec("b, 2")).call(x)).tolist() == expected
+
+
+def test_conv_net_with_symbolic_batch_and_image_sizes():
+    # a window count is max_dim(..., 0), decided by the bounds, as JAX's stride_dim
+    kernel = np.cos(np.arange(54, dtype=np.float32)).reshape(3, 3, 2, 3)
+
+    def convnet(x):
+        y = jax.lax.conv_general_dilated(x, kernel, (1, 1), "SAME",
+                                         dimension_numbers=("NHWC", "HWIO", "NHWC"))
+        return jax.lax.reduce_window(jax.nn.relu(y), -np.inf, jax.lax.max, (1, 2, 2, 1),
+                                     (1, 2, 2, 1), "VALID")
+    exp = export.export(jax.jit(convnet))(_spec("b, h, w, 2"))
+    assert repr(exp.out_avals) == \
+        "(ShapedArray(float32[b,floordiv(h - 2, 2) + 1,floordiv(w - 2, 2) + 1,3]),)"
+    x = np.sin(np.arange(80, dtype=np.float32)).reshape(2, 5, 4, 2)
+    out = np.asarray(exp.call(x))
+    assert out.shape == (2, 2, 2, 3)
+    np.testing.assert_allclose(out[..., 0], [[[0.598, 0.5172], [1.4303, 1.4316]],
+                                             [[0.8965, 0.5832], [0.5097, 1.2089]]], atol=2e-4)

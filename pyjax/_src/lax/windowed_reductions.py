@@ -25,6 +25,7 @@ from pyjax._src.lax import slicing
 from pyjax._src.lax import structural as st
 from pyjax._src.lax.builders import ANY, NUMBER
 from pyjax._src.lax.convolution import _dilate, _vjp_lhs_padding, padtype_to_pads
+from pyjax._src.shape_poly import max_dim
 
 # --- shapes and windows -------------------------------------------------------------------
 
@@ -50,7 +51,7 @@ def _window_out_shape(name, shape, window_dimensions, window_strides, padding,
     for n, w, s, (lo, hi), bd, wd in zip(shape, window_dimensions, window_strides, padding,
                                          base_dilation, window_dilation):
         padded, window = _dilate(n, bd) + lo + hi, _dilate(w, wd)
-        out.append(max(0, (padded - window) // s + 1))   # no complete window: empty
+        out.append(max_dim((padded - window) // s + 1, 0))   # no complete window: empty
     return tuple(out)
 
 
