@@ -426,3 +426,11 @@ def test_conv_net_with_symbolic_batch_and_image_sizes():
     assert out.shape == (2, 2, 2, 3)
     np.testing.assert_allclose(out[..., 0], [[[0.598, 0.5172], [1.4303, 1.4316]],
                                              [[0.8965, 0.5832], [0.5097, 1.2089]]], atol=2e-4)
+
+
+def test_one_hot_with_a_symbolic_number_of_classes():
+    spec = jax.ShapeDtypeStruct(export.symbolic_shape("b"), np.int32)
+    exp = export.export(jax.jit(lambda x: jax.nn.one_hot(x, x.shape[0], axis=0)))(spec)
+    assert repr(exp.out_avals) == "(ShapedArray(float32[b,b]),)"
+    assert np.asarray(exp.call(np.array([2, 0, 5], np.int32))).tolist() == [
+        [0.0, 1.0, 0.0], [0.0, 0.0, 0.0], [1.0, 0.0, 0.0]]
