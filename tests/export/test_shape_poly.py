@@ -434,3 +434,16 @@ def test_one_hot_with_a_symbolic_number_of_classes():
     assert repr(exp.out_avals) == "(ShapedArray(float32[b,b]),)"
     assert np.asarray(exp.call(np.array([2, 0, 5], np.int32))).tolist() == [
         [0.0, 1.0, 0.0], [0.0, 0.0, 0.0], [1.0, 0.0, 0.0]]
+
+
+@pytest.mark.parametrize("f, expected", [
+    (lambda x: jnp.take(x, jnp.array([0, 2]), axis=0), [[0.0, 1.0], [4.0, 5.0]]),
+    (lambda x: x.at[jnp.array([1, 5, -1])].get(mode="fill", fill_value=-1.0),
+     [[2.0, 3.0], [-1.0, -1.0], [4.0, 5.0]]),
+    (lambda x: x.at[jnp.array([0, 7])].set(9.0, mode="drop"),
+     [[9.0, 9.0], [2.0, 3.0], [4.0, 5.0]]),
+])
+def test_gathers_and_scatters_that_check_bounds_of_symbolic_size(f, expected):
+    # the bounds of a fill-or-drop gather are computed from the shapes
+    x = np.arange(6, dtype=np.float32).reshape(3, 2)
+    assert np.asarray(export.export(jax.jit(f))(_spec("b, 2")).call(x)).tolist() == expected
