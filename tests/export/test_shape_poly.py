@@ -447,3 +447,20 @@ def test_gathers_and_scatters_that_check_bounds_of_symbolic_size(f, expected):
     # the bounds of a fill-or-drop gather are computed from the shapes
     x = np.arange(6, dtype=np.float32).reshape(3, 2)
     assert np.asarray(export.export(jax.jit(f))(_spec("b, 2")).call(x)).tolist() == expected
+
+
+@pytest.mark.parametrize("f, expected", [
+    (lambda x: jax.lax.scan(lambda c, r: (c + r, c * r), jnp.zeros(2), x),
+     ([20.0, 25.0], [[0.0, 0.0], [0.0, 3.0], [8.0, 20.0], [36.0, 63.0], [96.0, 144.0]])),
+    (lambda x: jax.lax.scan(lambda c, r: (c + r, c * r), jnp.ones(2), x, reverse=True),
+     ([21.0, 26.0], [[0.0, 25.0], [38.0, 66.0], [60.0, 85.0], [54.0, 70.0], [8.0, 9.0]])),
+    (lambda x: jax.grad(lambda x: jax.lax.scan(lambda c, r: (c * r, c), jnp.ones(2), x)[0]
+                        .sum())(x),
+     [[384.0, 945.0], [0.0, 315.0], [0.0, 189.0], [0.0, 135.0], [0.0, 105.0]]),
+    (lambda x: jax.lax.map(lambda r: r.sum(), x), [1.0, 5.0, 9.0, 13.0, 17.0]),
+])
+def test_scan_over_a_symbolic_length(f, expected):
+    # the loop runs to the length computed from the shapes, as JAX lowers it
+    x = np.arange(10, dtype=np.float32).reshape(5, 2)
+    out = export.export(jax.jit(f))(_spec("b, 2")).call(x)
+    assert jax.tree_util.tree_map(lambda a: np.asarray(a).tolist(), out) == expected
