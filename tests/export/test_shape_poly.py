@@ -464,3 +464,23 @@ def test_scan_over_a_symbolic_length(f, expected):
     x = np.arange(10, dtype=np.float32).reshape(5, 2)
     out = export.export(jax.jit(f))(_spec("b, 2")).call(x)
     assert jax.tree_util.tree_map(lambda a: np.asarray(a).tolist(), out) == expected
+
+
+@pytest.mark.parametrize("f, out_shape, expected", [
+    (lambda x: jax.lax.dynamic_slice_in_dim(x, 0, x.shape[0] - 1), "(b - 1, 2)",
+     [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]),
+    (lambda x: jax.lax.dynamic_slice_in_dim(x, 3, x.shape[0] - 1), "(b - 1, 2)",
+     [[2.0, 3.0], [4.0, 5.0], [6.0, 7.0]]),
+    (lambda x: jax.lax.dynamic_slice(x, (jnp.argmax(x[:, 0]), 1), (x.shape[0] // 2, 1)),
+     "(floordiv(b, 2), 1)", [[5.0], [7.0]]),
+    (lambda x: jax.grad(lambda x: jax.lax.dynamic_slice_in_dim(x, 1, x.shape[0] - 1).sum())(x),
+     "(b, 2)", [[0.0, 0.0], [1.0, 1.0], [1.0, 1.0], [1.0, 1.0]]),
+])
+def test_dynamic_slices_of_symbolic_size(f, out_shape, expected):
+    # a real_dynamic_slice whose starts are clamped into bounds, as JAX lowers it
+    spec = jax.ShapeDtypeStruct(export.symbolic_shape("b, 2", constraints=("b >= 2",)),
+                                np.float32)
+    exp = export.export(jax.jit(f))(spec)
+    assert str(exp.out_avals[0].shape) == out_shape
+    x = np.arange(8, dtype=np.float32).reshape(4, 2)
+    assert np.asarray(exp.call(x)).tolist() == expected
