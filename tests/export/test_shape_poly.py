@@ -336,11 +336,26 @@ def test_nested_functions_take_the_dimension_variables():
     np.testing.assert_allclose(var.call(x), np.var(x, axis=0), rtol=1e-6)
 
 
-def test_unsupported_lowerings_name_the_symbolic_dimension():
-    assert_named_error(
-        lambda: export.export(jax.jit(lambda x: jnp.cumsum(x, 0)))(_spec("b, 4")),
-        NotImplementedError, "cumsum along an axis of symbolic size b: pyjax's shape "
-        "polymorphism does not lower cumulative reductions over symbolic dimensions")
+@pytest.mark.parametrize("f, expected", [
+    (lambda x: jax.lax.cumsum(x, axis=0, reverse=True),
+     [[3.0, 3.75, 4.5, 5.25], [3.0, 3.5, 4.0, 4.5], [2.0, 2.25, 2.5, 2.75]]),
+    (lambda x: jnp.cumprod(x, axis=0),
+     [[0.0, 0.25, 0.5, 0.75], [0.0, 0.312, 0.75, 1.312], [0.0, 0.703, 1.875, 3.609]]),
+    (lambda x: jax.lax.cumlogsumexp(x, axis=0),
+     [[0.0, 0.25, 0.5, 0.75], [1.313, 1.563, 1.813, 2.063], [2.408, 2.658, 2.908, 3.158]]),
+    (lambda x: jax.grad(lambda x: jnp.cumsum(x, 0).sum())(x),
+     [[3.0, 3.0, 3.0, 3.0], [2.0, 2.0, 2.0, 2.0], [1.0, 1.0, 1.0, 1.0]]),
+    (lambda x: jnp.cumsum(x.astype(np.int32), axis=0),
+     [[0, 0, 0, 0], [1, 1, 1, 1], [3, 3, 3, 3]]),
+    (lambda x: jax.lax.cummax(jnp.flip(x, 0), axis=0),
+     [[2.0, 2.25, 2.5, 2.75], [2.0, 2.25, 2.5, 2.75], [2.0, 2.25, 2.5, 2.75]]),
+])
+def test_cumulative_reductions_over_a_symbolic_axis(f, expected):
+    # a dynamic_reduce_window over the whole axis, as JAX lowers them, refined by XLA
+    exp = export.deserialize(export.export(jax.jit(f))(_spec("b, 4")).serialize())
+    x = np.arange(12, dtype=np.float32).reshape(3, 4) / 4
+    np.testing.assert_allclose(np.asarray(exp.call(x)), expected, atol=1e-3)
+    assert "stablehlo.dynamic_reduce_window" in exp.mlir_module()
 
 
 def test_attention_block_with_symbolic_sequence_length():

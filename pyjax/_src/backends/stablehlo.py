@@ -783,6 +783,27 @@ class FunctionContext:
                             dim_vars=dim_vars)
         return fname
 
+    def body_function(self, name, arg_avals, body):
+        """The symbol of a new private function whose body is body(ctx, *args) (as
+        `region` builds a region): the computation a custom call names in its
+        called_computations."""
+        module = self.module
+        fname = module.unique_name(name)
+        slot = len(module.functions)
+        module.functions.append(None)
+        ctx = FunctionContext(module)
+        ctx.origin, ctx.name_stack, ctx._loc = self.origin, self.name_stack, self._loc
+        args = [Value(f"%arg{i}", a) for i, a in enumerate(arg_avals)]
+        outs = body(ctx, *args)
+        outs = [outs] if isinstance(outs, Value) else list(outs)
+        params = ", ".join(f"{v.name}: {v.type}" for v in args)
+        types = ", ".join(v.type for v in outs)
+        module.functions[slot] = _renumber(
+            [(f"  func.func private @{fname}({params}) -> ({types}) {{", None), *ctx.lines,
+             (f"    return {', '.join(v.name for v in outs)} : {types}", None),
+             ("  }", None)])
+        return fname
+
     def call(self, closed, args, name, call_metadata=None, op_name=None):
         """Calls `closed` as a private function (printed once per jaxpr per module; its
         ops are named from the function's start); the call op carries the equation's
