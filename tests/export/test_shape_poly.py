@@ -499,3 +499,21 @@ def test_dynamic_slices_of_symbolic_size(f, out_shape, expected):
     assert str(exp.out_avals[0].shape) == out_shape
     x = np.arange(8, dtype=np.float32).reshape(4, 2)
     assert np.asarray(exp.call(x)).tolist() == expected
+
+
+@pytest.mark.parametrize("f, out_shape, expected, expected_one_row", [
+    (lambda x: x[::-1], "(b, 2)",
+     [[8.0, 9.0], [6.0, 7.0], [4.0, 5.0], [2.0, 3.0], [0.0, 1.0]], [[0.0, 1.0]]),
+    (lambda x: x[::-2, 0], "(floordiv(b + 1, 2),)", [8.0, 4.0, 0.0], [0.0]),
+    (lambda x: x[-2::-1, 1], "(b - 1,)", [7.0, 5.0, 3.0, 1.0], []),
+    (lambda x: x[:1:-1, 0], "(- min(b - 1, 1) + b - 1,)", [8.0, 6.0, 4.0], []),
+    (lambda x: x[3::-2, 0], "(floordiv(min(b - 1, 3) + 2, 2),)", [6.0, 2.0], [0.0]),
+])
+def test_negative_step_slices_of_symbolic_dimensions(f, out_shape, expected,
+                                                     expected_one_row):
+    # clamped as Python clamps a slice with a negative step, in JAX's symbolic forms
+    exp = export.export(jax.jit(f))(_spec("b, 2"))
+    assert str(exp.out_avals[0].shape) == out_shape
+    x = np.arange(10, dtype=np.float32).reshape(5, 2)
+    assert np.asarray(exp.call(x)).tolist() == expected
+    assert np.asarray(exp.call(x[:1])).tolist() == expected_one_row

@@ -198,17 +198,24 @@ def _symbolic_slice(s, n):
     """(start, step, length) of the slice `s` (static ints) of a dimension of symbolic
     size `n`, clamped as Python clamps slices."""
     start, stop, step = s.start, s.stop, 1 if s.step is None else operator.index(s.step)
-    if step <= 0:
-        raise NotImplementedError(f"Slicing a dimension of symbolic size {n} with step "
-                                  f"{step}: only positive steps are supported")
+    if step == 0:
+        raise ValueError("slice step cannot be zero")
+    if step > 0:
+        def clamp(i, default):
+            if i is None:
+                return default
+            i = operator.index(i)
+            return min_dim(n, i) if i >= 0 else max_dim(0, n + i)
+        start, stop = clamp(start, 0), clamp(stop, n)
+        return start, step, (max_dim(0, stop - start) + step - 1) // step
 
-    def clamp(i, default):
+    def clamp_down(i, default):   # a negative step: from n - 1 down to -1 (past 0)
         if i is None:
             return default
         i = operator.index(i)
-        return min_dim(n, i) if i >= 0 else max_dim(0, n + i)
-    start, stop = clamp(start, 0), clamp(stop, n)
-    return start, step, (max_dim(0, stop - start) + step - 1) // step
+        return min_dim(n - 1, i) if i >= 0 else max_dim(-1, n + i)
+    start, stop = clamp_down(start, n - 1), clamp_down(stop, -1)
+    return start, step, (max_dim(0, start - stop) - step - 1) // -step
 
 
 def _check_static_index(i, axis, size, wrap_negative):
