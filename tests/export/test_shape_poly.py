@@ -517,3 +517,20 @@ def test_negative_step_slices_of_symbolic_dimensions(f, out_shape, expected,
     x = np.arange(10, dtype=np.float32).reshape(5, 2)
     assert np.asarray(exp.call(x)).tolist() == expected
     assert np.asarray(exp.call(x[:1])).tolist() == expected_one_row
+
+
+@pytest.mark.parametrize("f, out_shape, expected", [
+    (lambda x: jax.lax.reduce_window(x, 0., jax.lax.add, (x.shape[0], 1), (1, 1), "VALID"),
+     "(1, 4)", [[3.0, 3.75, 4.5, 5.25]]),
+    (lambda x: jax.lax.reduce_window(x, -np.inf, jax.lax.max, (x.shape[0], 2), (1, 2),
+                                     "VALID"), "(1, 2)", [[2.25, 2.75]]),
+    (lambda x: jax.lax.reduce_window(x, 0., jax.lax.add, (x.shape[0], 1), (1, 1),
+                                     ((x.shape[0] - 1, 0), (0, 0))), "(b, 4)",
+     [[0.0, 0.25, 0.5, 0.75], [1.0, 1.5, 2.0, 2.5], [3.0, 3.75, 4.5, 5.25]]),
+])
+def test_reduce_window_with_symbolic_window_parameters(f, out_shape, expected):
+    # stablehlo.dynamic_reduce_window, as JAX lowers a window of symbolic size
+    exp = export.export(jax.jit(f))(_spec("b, 4"))
+    assert str(exp.out_avals[0].shape) == out_shape
+    x = np.arange(12, dtype=np.float32).reshape(3, 4) / 4
+    assert np.asarray(exp.call(x)).tolist() == expected

@@ -473,22 +473,33 @@ def _scan_lowering(combine, identity):
 
 def _dynamic_window_scan(ctx, x, axis, reverse, combine, identity):
     """The scan as a window of the axis's size n, padded by n - 1 before it (after it,
-    when reversed): stablehlo.dynamic_reduce_window, which XLA refines to a reduce_window
-    once the shapes are known (JAX's lowering for symbolic sizes)."""
+    when reversed), as JAX lowers it for symbolic sizes."""
     ndim, n = x.aval.ndim, x.aval.shape[axis]
-    scalar = ShapedArray((), x.aval.dtype)
-    reducer = ctx.body_function(f"{ctx.origin.primitive.name}_reducer", [scalar, scalar],
-                                lambda c, a, y: combine(c, a, y))
     window = [1] * ndim
     window[axis] = n
-    pads = [0] * (2 * ndim)
-    pads[2 * axis + (1 if reverse else 0)] = n - 1
-    ones = ctx.full(1, (ndim,), np.int32)
-    padding = ctx.reshape(ctx.shape_value(pads), (ndim, 2))
+    padding = [(0, 0)] * ndim
+    padding[axis] = (0, n - 1) if reverse else (n - 1, 0)
+    scalar = ShapedArray((), x.aval.dtype)
     init = ctx.constant(hlo.reduction_identity(identity, x.aval.dtype), scalar)
-    return ctx.op("stablehlo.custom_call",
-                  [x, init, ctx.shape_value(window), ones, ones, ones, padding],
-                  x.aval.strip_weak_type(),
+    ones = (1,) * ndim
+    return dynamic_reduce_window(ctx, x, init, combine, window, ones, padding, ones, ones,
+                                 x.aval.strip_weak_type())
+
+
+def dynamic_reduce_window(ctx, x, init, combine, window_dimensions, window_strides,
+                          padding, base_dilation, window_dilation, out_aval):
+    """A reduce_window with symbolic window parameters (jax.export): the custom call
+    stablehlo.dynamic_reduce_window, its reducer combine(ctx, a, b) a private function,
+    which XLA refines to a reduce_window once the shapes are known (as JAX lowers it)."""
+    scalar = ShapedArray((), x.aval.dtype)
+    name = ctx.origin.primitive.name if ctx.origin is not None else "reduce_window"
+    reducer = ctx.body_function(f"{name}_reducer", [scalar, scalar],
+                                lambda c, a, y: combine(c, a, y))
+    pads = ctx.reshape(ctx.shape_value([d for lo_hi in padding for d in lo_hi]),
+                       (len(padding), 2))
+    params = [ctx.shape_value(p) for p in (window_dimensions, window_strides,
+                                           base_dilation, window_dilation)]
+    return ctx.op("stablehlo.custom_call", [x, init, *params, pads], out_aval,
                   {"call_target_name": '"stablehlo.dynamic_reduce_window"',
                    "api_version": "2 : i32", "called_computations": f"[@{reducer}]"})
 
