@@ -4,7 +4,6 @@ isinstance checks: jit(f) is a Wrapped, .trace(...) a Traced, .lower(...) a Lowe
 from typing import Union
 
 from pyjax._src.api.aot import ArgInfo, Compiled, Lowered  # noqa: F401
-from pyjax._src.api.jit import PjitFunction as Wrapped  # noqa: F401
-from pyjax._src.api.jit import Traced  # noqa: F401
+from pyjax._src.api.jit import Traced, Wrapped  # noqa: F401
 
 CompilerOptions = dict[str, Union[str, bool]]

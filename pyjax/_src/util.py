@@ -102,7 +102,8 @@ def canonicalize_shape(shape, where, nonnegative=True, negative_error=TypeError)
     TypeError naming `where` (a negative size raises `negative_error`: TypeError, as
     JAX's shape checks do). A traced size raises JAX's TypeError, followed by the
     tracer's own conversion error, which explains static shapes."""
-    if hasattr(shape, "__index__") and getattr(shape, "ndim", 0) == 0:
+    if is_symbolic_dim(shape) or (hasattr(shape, "__index__")
+                                  and getattr(shape, "ndim", 0) == 0):
         shape = (shape,)
     elif hasattr(shape, "tolist") and getattr(shape, "ndim", None) == 1 and \
             getattr(shape, "dtype", None) is not None and shape.dtype.kind in "iu":
@@ -198,7 +199,10 @@ def fun_name(fun):
 def renamed(fun, name):
     """A copy of the Python function `fun` whose name is `name`: JAX defines an alias
     (jnp.abs of jnp.absolute, jnp.acos of jnp.arccos) as a function of its own, and
-    tests and tools that name functions by `__name__` tell the two apart."""
+    tests and tools that name functions by `__name__` tell the two apart. A wrapper
+    of a function with a `renamed` method (a jitted library function) renames itself."""
+    if not isinstance(fun, types.FunctionType):
+        return fun.renamed(name)
     copy = types.FunctionType(fun.__code__, fun.__globals__, name, fun.__defaults__,
                               fun.__closure__)
     copy.__kwdefaults__ = fun.__kwdefaults__

@@ -87,6 +87,26 @@ def test_bad_calls_and_bytes():
                        "Serialization is supported only for dictionaries with string keys")
 
 
+def test_library_functions_jax_defines_as_jitted_export():
+    # jnp.sin is jit(sin, inline=True) in JAX: a stages.Wrapped, which export takes
+    assert isinstance(jnp.sin, jax.stages.Wrapped)
+    assert not isinstance(lambda x: x, jax.stages.Wrapped)
+    exp = export.deserialize(export.export(jnp.tanh)(np.ones(3, np.float32)).serialize())
+    assert exp.fun_name == "tanh"
+    assert repr((exp.in_avals, exp.out_avals)) == \
+        "((ShapedArray(float32[3]),), (ShapedArray(float32[3]),))"
+    np.testing.assert_allclose(exp.call(np.array([0.5, 1.0, 2.0], np.float32)),
+                               np.tanh([0.5, 1.0, 2.0]), rtol=1e-6)
+    assert str(jnp.sin.eval_shape(np.ones(3, np.float32))) == \
+        "ShapeDtypeStruct(shape=(3,), dtype=float32)"
+    assert str(jnp.sin.trace(1.).jaxpr) == "{ lambda ; a:f32[]. let b:f32[] = sin a in (b,) }"
+    assert str(jnp.cos.lower(np.ones(2, np.int32)).out_info) == \
+        "ShapeDtypeStruct(shape=(2,), dtype=float32)"
+    assert (jnp.abs.__name__, jnp.acos.__name__) == ("abs", "acos")
+    assert repr(jnp.sin).startswith("<PjitFunction of <function sin at ")
+    assert not isinstance(jax.vmap(jnp.sin), jax.stages.Wrapped)
+
+
 def test_platform_check_and_its_disabling():
     f = jax.jit(jnp.sin)
     exp = export.export(f, platforms=("tpu",))(X)

@@ -336,8 +336,201 @@ def test_nested_functions_take_the_dimension_variables():
     np.testing.assert_allclose(var.call(x), np.var(x, axis=0), rtol=1e-6)
 
 
-def test_unsupported_lowerings_name_the_symbolic_dimension():
-    assert_named_error(
-        lambda: export.export(jax.jit(lambda x: jnp.cumsum(x, 0)))(_spec("b, 4")),
-        NotImplementedError, "cumsum along an axis of symbolic size b: pyjax's shape "
-        "polymorphism does not lower cumulative reductions over symbolic dimensions")
+@pytest.mark.parametrize("f, expected", [
+    (lambda x: jax.lax.cumsum(x, axis=0, reverse=True),
+     [[3.0, 3.75, 4.5, 5.25], [3.0, 3.5, 4.0, 4.5], [2.0, 2.25, 2.5, 2.75]]),
+    (lambda x: jnp.cumprod(x, axis=0),
+     [[0.0, 0.25, 0.5, 0.75], [0.0, 0.312, 0.75, 1.312], [0.0, 0.703, 1.875, 3.609]]),
+    (lambda x: jax.lax.cumlogsumexp(x, axis=0),
+     [[0.0, 0.25, 0.5, 0.75], [1.313, 1.563, 1.813, 2.063], [2.408, 2.658, 2.908, 3.158]]),
+    (lambda x: jax.grad(lambda x: jnp.cumsum(x, 0).sum())(x),
+     [[3.0, 3.0, 3.0, 3.0], [2.0, 2.0, 2.0, 2.0], [1.0, 1.0, 1.0, 1.0]]),
+    (lambda x: jnp.cumsum(x.astype(np.int32), axis=0),
+     [[0, 0, 0, 0], [1, 1, 1, 1], [3, 3, 3, 3]]),
+    (lambda x: jax.lax.cummax(jnp.flip(x, 0), axis=0),
+     [[2.0, 2.25, 2.5, 2.75], [2.0, 2.25, 2.5, 2.75], [2.0, 2.25, 2.5, 2.75]]),
+])
+def test_cumulative_reductions_over_a_symbolic_axis(f, expected):
+    # a dynamic_reduce_window over the whole axis, as JAX lowers them, refined by XLA
+    exp = export.deserialize(export.export(jax.jit(f))(_spec("b, 4")).serialize())
+    x = np.arange(12, dtype=np.float32).reshape(3, 4) / 4
+    np.testing.assert_allclose(np.asarray(exp.call(x)), expected, atol=1e-3)
+    assert "stablehlo.dynamic_reduce_window" in exp.mlir_module()
+
+
+def test_attention_block_with_symbolic_sequence_length():
+    # einsum picks its contraction order with symbolic sizes counted as 8, as JAX does
+    def attention(x):
+        w = jnp.cos(jnp.arange(64.0, dtype=np.float32)).reshape(8, 8)
+        q, k = x @ w, x @ w.T
+        s = jnp.einsum("bsd,btd->bst", q, k) / np.float32(8.0)
+        n = x.shape[1]
+        s = jnp.where(jnp.tril(jnp.ones((n, n), bool)), s, -1e9)
+        o = jnp.einsum("bst,btd->bsd", jax.nn.softmax(s, axis=-1), x)
+        return (o - o.mean(-1, keepdims=True)) / jnp.sqrt(o.var(-1, keepdims=True) + 1e-5)
+    exp = export.deserialize(export.export(jax.jit(attention))(_spec("b, s, 8")).serialize())
+    assert repr(exp.out_avals) == "(ShapedArray(float32[b,s,8]),)"
+    x = np.sin(np.arange(48, dtype=np.float32)).reshape(2, 3, 8)
+    np.testing.assert_allclose(np.asarray(exp.call(x))[:, :, :2], [
+        [[-0.1044, 1.1645], [0.8846, 0.9909], [0.9957, -0.3299]],
+        [[-1.1087, 0.0081], [-0.4237, 1.0009], [1.0553, 0.7392]]], atol=2e-4)
+
+
+@pytest.mark.parametrize("f, expected", [
+    (lambda x: jax.lax.fori_loop(0, x.shape[0], lambda i, c: c + x[i], jnp.zeros(4)),
+     [12.0, 15.0, 18.0, 21.0]),
+    (lambda x: jax.lax.dynamic_update_slice(x, jnp.ones((1, 4)), (x.shape[0] - 1, 0)),
+     [[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0], [1.0, 1.0, 1.0, 1.0]]),
+    (lambda x: jax.lax.add(x, jax.lax.convert_element_type(x.shape[0], np.float32)),
+     [[3.0, 4.0, 5.0, 6.0], [7.0, 8.0, 9.0, 10.0], [11.0, 12.0, 13.0, 14.0]]),
+    (lambda x: jax.lax.dynamic_index_in_dim(x, x.shape[0] - 2, keepdims=False),
+     [4.0, 5.0, 6.0, 7.0]),
+])
+def test_symbolic_dimensions_as_operands_of_primitives(f, expected):
+    # a dimension passed where a value goes is staged as dim_as_value, as in JAX
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    assert np.asarray(export.export(jax.jit(f))(_spec("b, 4")).call(x)).tolist() == expected
+
+
+@pytest.mark.parametrize("f, out_shape, expected", [
+    (lambda x: x[jnp.arange(x.shape[0]) % 2], "(b, 4)",
+     [[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0], [0.0, 1.0, 2.0, 3.0]]),
+    (lambda x: x[jnp.arange(x.shape[0])[:, None], jnp.array([0, 3])], "(b, 2)",
+     [[0.0, 3.0], [4.0, 7.0], [8.0, 11.0]]),
+    (lambda x: jnp.ones(x.shape[0] * 2).sum() + x[0], "(4,)", [6.0, 7.0, 8.0, 9.0]),
+    (lambda x: jnp.zeros(x.shape[0]) + x[:, 1], "(b,)", [1.0, 5.0, 9.0]),
+])
+def test_index_arrays_and_shapes_of_symbolic_size(f, out_shape, expected):
+    # advanced indices broadcast to symbolic shapes; a lone symbolic size is a shape
+    exp = export.export(jax.jit(f))(_spec("b, 4"))
+    assert str(exp.out_avals[0].shape) == out_shape
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    assert np.asarray(exp.call(x)).tolist() == expected
+
+
+@pytest.mark.parametrize("f, expected", [
+    (lambda x: x + jax.random.uniform(jax.random.key(0), x.shape),
+     [[0.9476670026779175, 0.9785798788070679], [0.33229148387908936, 0.46866846084594727],
+      [0.569888710975647, 0.16550302505493164]]),
+    (lambda x: x + jax.random.normal(jax.random.key(1), x.shape, x.dtype),
+     [[-0.15443718433380127, 0.08470727503299713], [-0.135980486869812, -0.15503625571727753],
+      [1.266667366027832, 0.14829757809638977]]),
+    (lambda x: jax.random.bits(jax.random.key(2), (x.shape[0],)),
+     [2752176745, 3868056420, 987989481]),
+])
+def test_random_values_of_symbolic_shape(f, expected):
+    # the counters of a symbolic count are computed in 64 bits, as JAX's iota_2x32_shape
+    x = np.zeros((3, 2), np.float32)
+    assert np.asarray(export.export(jax.jit(f))(_spec("b, 2")).call(x)).tolist() == expected
+
+
+def test_conv_net_with_symbolic_batch_and_image_sizes():
+    # a window count is max_dim(..., 0), decided by the bounds, as JAX's stride_dim
+    kernel = np.cos(np.arange(54, dtype=np.float32)).reshape(3, 3, 2, 3)
+
+    def convnet(x):
+        y = jax.lax.conv_general_dilated(x, kernel, (1, 1), "SAME",
+                                         dimension_numbers=("NHWC", "HWIO", "NHWC"))
+        return jax.lax.reduce_window(jax.nn.relu(y), -np.inf, jax.lax.max, (1, 2, 2, 1),
+                                     (1, 2, 2, 1), "VALID")
+    exp = export.export(jax.jit(convnet))(_spec("b, h, w, 2"))
+    assert repr(exp.out_avals) == \
+        "(ShapedArray(float32[b,floordiv(h - 2, 2) + 1,floordiv(w - 2, 2) + 1,3]),)"
+    x = np.sin(np.arange(80, dtype=np.float32)).reshape(2, 5, 4, 2)
+    out = np.asarray(exp.call(x))
+    assert out.shape == (2, 2, 2, 3)
+    np.testing.assert_allclose(out[..., 0], [[[0.598, 0.5172], [1.4303, 1.4316]],
+                                             [[0.8965, 0.5832], [0.5097, 1.2089]]], atol=2e-4)
+
+
+def test_one_hot_with_a_symbolic_number_of_classes():
+    spec = jax.ShapeDtypeStruct(export.symbolic_shape("b"), np.int32)
+    exp = export.export(jax.jit(lambda x: jax.nn.one_hot(x, x.shape[0], axis=0)))(spec)
+    assert repr(exp.out_avals) == "(ShapedArray(float32[b,b]),)"
+    assert np.asarray(exp.call(np.array([2, 0, 5], np.int32))).tolist() == [
+        [0.0, 1.0, 0.0], [0.0, 0.0, 0.0], [1.0, 0.0, 0.0]]
+
+
+@pytest.mark.parametrize("f, expected", [
+    (lambda x: jnp.take(x, jnp.array([0, 2]), axis=0), [[0.0, 1.0], [4.0, 5.0]]),
+    (lambda x: x.at[jnp.array([1, 5, -1])].get(mode="fill", fill_value=-1.0),
+     [[2.0, 3.0], [-1.0, -1.0], [4.0, 5.0]]),
+    (lambda x: x.at[jnp.array([0, 7])].set(9.0, mode="drop"),
+     [[9.0, 9.0], [2.0, 3.0], [4.0, 5.0]]),
+])
+def test_gathers_and_scatters_that_check_bounds_of_symbolic_size(f, expected):
+    # the bounds of a fill-or-drop gather are computed from the shapes
+    x = np.arange(6, dtype=np.float32).reshape(3, 2)
+    assert np.asarray(export.export(jax.jit(f))(_spec("b, 2")).call(x)).tolist() == expected
+
+
+@pytest.mark.parametrize("f, expected", [
+    (lambda x: jax.lax.scan(lambda c, r: (c + r, c * r), jnp.zeros(2), x),
+     ([20.0, 25.0], [[0.0, 0.0], [0.0, 3.0], [8.0, 20.0], [36.0, 63.0], [96.0, 144.0]])),
+    (lambda x: jax.lax.scan(lambda c, r: (c + r, c * r), jnp.ones(2), x, reverse=True),
+     ([21.0, 26.0], [[0.0, 25.0], [38.0, 66.0], [60.0, 85.0], [54.0, 70.0], [8.0, 9.0]])),
+    (lambda x: jax.grad(lambda x: jax.lax.scan(lambda c, r: (c * r, c), jnp.ones(2), x)[0]
+                        .sum())(x),
+     [[384.0, 945.0], [0.0, 315.0], [0.0, 189.0], [0.0, 135.0], [0.0, 105.0]]),
+    (lambda x: jax.lax.map(lambda r: r.sum(), x), [1.0, 5.0, 9.0, 13.0, 17.0]),
+])
+def test_scan_over_a_symbolic_length(f, expected):
+    # the loop runs to the length computed from the shapes, as JAX lowers it
+    x = np.arange(10, dtype=np.float32).reshape(5, 2)
+    out = export.export(jax.jit(f))(_spec("b, 2")).call(x)
+    assert jax.tree_util.tree_map(lambda a: np.asarray(a).tolist(), out) == expected
+
+
+@pytest.mark.parametrize("f, out_shape, expected", [
+    (lambda x: jax.lax.dynamic_slice_in_dim(x, 0, x.shape[0] - 1), "(b - 1, 2)",
+     [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]),
+    (lambda x: jax.lax.dynamic_slice_in_dim(x, 3, x.shape[0] - 1), "(b - 1, 2)",
+     [[2.0, 3.0], [4.0, 5.0], [6.0, 7.0]]),
+    (lambda x: jax.lax.dynamic_slice(x, (jnp.argmax(x[:, 0]), 1), (x.shape[0] // 2, 1)),
+     "(floordiv(b, 2), 1)", [[5.0], [7.0]]),
+    (lambda x: jax.grad(lambda x: jax.lax.dynamic_slice_in_dim(x, 1, x.shape[0] - 1).sum())(x),
+     "(b, 2)", [[0.0, 0.0], [1.0, 1.0], [1.0, 1.0], [1.0, 1.0]]),
+])
+def test_dynamic_slices_of_symbolic_size(f, out_shape, expected):
+    # a real_dynamic_slice whose starts are clamped into bounds, as JAX lowers it
+    spec = jax.ShapeDtypeStruct(export.symbolic_shape("b, 2", constraints=("b >= 2",)),
+                                np.float32)
+    exp = export.export(jax.jit(f))(spec)
+    assert str(exp.out_avals[0].shape) == out_shape
+    x = np.arange(8, dtype=np.float32).reshape(4, 2)
+    assert np.asarray(exp.call(x)).tolist() == expected
+
+
+@pytest.mark.parametrize("f, out_shape, expected, expected_one_row", [
+    (lambda x: x[::-1], "(b, 2)",
+     [[8.0, 9.0], [6.0, 7.0], [4.0, 5.0], [2.0, 3.0], [0.0, 1.0]], [[0.0, 1.0]]),
+    (lambda x: x[::-2, 0], "(floordiv(b + 1, 2),)", [8.0, 4.0, 0.0], [0.0]),
+    (lambda x: x[-2::-1, 1], "(b - 1,)", [7.0, 5.0, 3.0, 1.0], []),
+    (lambda x: x[:1:-1, 0], "(- min(b - 1, 1) + b - 1,)", [8.0, 6.0, 4.0], []),
+    (lambda x: x[3::-2, 0], "(floordiv(min(b - 1, 3) + 2, 2),)", [6.0, 2.0], [0.0]),
+])
+def test_negative_step_slices_of_symbolic_dimensions(f, out_shape, expected,
+                                                     expected_one_row):
+    # clamped as Python clamps a slice with a negative step, in JAX's symbolic forms
+    exp = export.export(jax.jit(f))(_spec("b, 2"))
+    assert str(exp.out_avals[0].shape) == out_shape
+    x = np.arange(10, dtype=np.float32).reshape(5, 2)
+    assert np.asarray(exp.call(x)).tolist() == expected
+    assert np.asarray(exp.call(x[:1])).tolist() == expected_one_row
+
+
+@pytest.mark.parametrize("f, out_shape, expected", [
+    (lambda x: jax.lax.reduce_window(x, 0., jax.lax.add, (x.shape[0], 1), (1, 1), "VALID"),
+     "(1, 4)", [[3.0, 3.75, 4.5, 5.25]]),
+    (lambda x: jax.lax.reduce_window(x, -np.inf, jax.lax.max, (x.shape[0], 2), (1, 2),
+                                     "VALID"), "(1, 2)", [[2.25, 2.75]]),
+    (lambda x: jax.lax.reduce_window(x, 0., jax.lax.add, (x.shape[0], 1), (1, 1),
+                                     ((x.shape[0] - 1, 0), (0, 0))), "(b, 4)",
+     [[0.0, 0.25, 0.5, 0.75], [1.0, 1.5, 2.0, 2.5], [3.0, 3.75, 4.5, 5.25]]),
+])
+def test_reduce_window_with_symbolic_window_parameters(f, out_shape, expected):
+    # stablehlo.dynamic_reduce_window, as JAX lowers a window of symbolic size
+    exp = export.export(jax.jit(f))(_spec("b, 4"))
+    assert str(exp.out_avals[0].shape) == out_shape
+    x = np.arange(12, dtype=np.float32).reshape(3, 4) / 4
+    assert np.asarray(exp.call(x)).tolist() == expected

@@ -27,6 +27,14 @@ def test_methods_delegate_to_jnp_functions():
     assert jax.vmap(lambda x: x.trace())(jnp.ones((2, 3, 3))).tolist() == [3.0, 3.0]
 
 
+def test_staged_tracers_have_every_array_method():
+    # a jit tracer's own attributes do not hide the Array's methods (var)
+    x = jnp.arange(4.0)
+    assert float(jax.jit(lambda x: x.var())(x)) == 1.25
+    assert jax.jit(lambda x: x.var(-1, keepdims=True))(x).tolist() == [1.25]
+    assert jax.jit(jax.grad(lambda x: x.var()))(x).tolist() == [-0.75, -0.25, 0.25, 0.75]
+
+
 def test_buffer_queries():
     a = jnp.arange(6.0).reshape(2, 3)
     assert a.is_ready() and a.on_device_size_in_bytes() == 24

@@ -13,8 +13,10 @@ import site
 import sysconfig
 import threading
 import time
+import types
 import warnings
 import weakref
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -35,7 +37,7 @@ from pyjax._src.core.trace import EMPTY_EQN_CONTEXT, _context as _trace_context
 from pyjax._src.core.jaxpr import ClosedJaxpr
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax.call import jit_p
-from pyjax._src.util import check_callable, fun_name
+from pyjax._src.util import check_callable, fun_name, renamed
 from pyjax._src.traceback_util import api_boundary, filter_exception, register_boundary
 
 
@@ -1083,6 +1085,58 @@ def _warn_retrace(cache, count, reason, fix):
         f"last TRACING CACHE MISS: {reason}. To avoid retracing: {fix} (Set "
         "pyjax_retrace_warning_threshold to 0 to silence this warning.)",
         RetraceWarning, stacklevel=5)
+
+
+@runtime_checkable
+class Wrapped(Protocol):
+    """JAX's stages.Wrapped: a function ready to be traced, lowered and compiled, as
+    jit's results are (and the library functions JAX defines as jitted: jnp.sin)."""
+
+    def __call__(self, *args, **kwargs): ...
+
+    def trace(self, *args, **kwargs) -> Traced: ...
+
+    def lower(self, *args, **kwargs) -> Any: ...
+
+
+class AotFunction:
+    """A library function JAX defines as jitted (jnp.sin is jit(sin, inline=True)): a
+    stages.Wrapped whose ahead-of-time methods (trace, lower, eval_shape) are those of
+    jit(fun, **jit_options), so that jax.export and `.lower` take it as JAX's; calling
+    it is the plain call of `fun`."""
+
+    def __init__(self, fun, **jit_options):
+        functools.update_wrapper(self, fun)
+        self._fun, self._options = fun, jit_options
+
+    @functools.cached_property
+    def _jitted(self):   # made on first use, not at import (a race makes the same one)
+        return jit(self._fun, **self._options)
+
+    def renamed(self, name):
+        """The function of its own named `name` (util.renamed: JAX's aliases)."""
+        return AotFunction(renamed(self._fun, name), **self._options)
+
+    def __call__(self, *args, **kwargs):
+        return self._fun(*args, **kwargs)
+
+    def __get__(self, obj, objtype=None):   # a method where a class holds it, as a function
+        return self if obj is None else types.MethodType(self, obj)
+
+    def __reduce__(self):   # pickled by name, as a function is
+        return self.__qualname__
+
+    def __repr__(self):   # as JAX's (a jit of the function)
+        return f"<PjitFunction of {self._fun!r}>"
+
+    def trace(self, *args, **kwargs):
+        return self._jitted.trace(*args, **kwargs)
+
+    def lower(self, *args, **kwargs):
+        return self._jitted.lower(*args, **kwargs)
+
+    def eval_shape(self, *args, **kwargs):
+        return self._jitted.eval_shape(*args, **kwargs)
 
 
 def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=None,

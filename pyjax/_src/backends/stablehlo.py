@@ -785,14 +785,17 @@ class FunctionContext:
 
     def private_function(self, name, in_avals, body):
         """The symbol of a new private function named after `name`, taking `in_avals`,
-        whose ops `body(ctx, *args)` emits and whose results it returns (its ops named
-        under this equation's name stack)."""
+        whose ops `body(ctx, *args)` emits and whose result (a Value or a list of them)
+        it returns, its ops named as this equation's: a host callback's function, a
+        custom call's called computation."""
         fname = self.module.unique_name(name)
         ctx = FunctionContext(self.module, name_stack=self.name_stack)
+        ctx.origin = self.origin
         slot = len(self.module.functions)
         self.module.functions.append(None)        # filled in below, in order
         args = [Value(f"%arg{i}", a) for i, a in enumerate(in_avals)]
-        outs = list(body(ctx, *args))
+        outs = body(ctx, *args)
+        outs = [outs] if isinstance(outs, Value) else list(outs)
         self.module.functions[slot] = _function_lines(ctx, fname, "private", args, outs)
         return fname
 

@@ -11,6 +11,7 @@ import weakref
 import numpy as np
 
 from pyjax._src import dtypes
+from pyjax._src.shape_poly import is_symbolic_dim
 
 
 _interned: dict[tuple, ShapedArray] = {}
@@ -441,6 +442,8 @@ def get_aval(x):
             dtype, weak = dtypes.dtype_and_weak_type(x)
             aval = _scalar_avals[key] = ShapedArray((), dtype, weak)
         return aval
+    if is_symbolic_dim(x):   # a dimension size used as a value: a weakly typed int
+        return ShapedArray((), dtypes.default_int_dtype(), weak_type=True)
     raise TypeError(f"Argument '{x!s:.200}' of type {type(x)} is not a valid JAX type.")
 
 

@@ -172,7 +172,7 @@ def export(fun_jit, *, platforms: Sequence[str] | None = None,
     """Exports a jitted function: returns a function of arguments (arrays, or anything
     with .shape and .dtype, such as ShapeDtypeStructs) that traces and lowers it for
     those types and returns an Exported."""
-    if not isinstance(fun_jit, jit_mod.PjitFunction):
+    if not isinstance(fun_jit, jit_mod.Wrapped):
         raise ValueError(
             f"Function to be exported must be the result of `jit` but is: {fun_jit}")
 

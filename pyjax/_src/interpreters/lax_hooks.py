@@ -8,6 +8,7 @@ class _LaxHooks:
     zeros_like_aval = None     # aval -> array of zeros (traced if under a trace)
     add_tangents = None        # (a, b) -> a + b for tangent values (add_any)
     broadcast_to = None        # (x, shape) -> x broadcast to shape (lax broadcasting)
+    dim_as_value = None        # symbolic dimension -> its size as a traced integer
 
 
 lax_hooks = _LaxHooks()

@@ -17,6 +17,8 @@ from pyjax._src.core.trace import (Trace, Tracer, check_for_leaks, operand_error
                                    primitive_effects, primitive_named, set_current_trace,
                                    set_name_stack,
                                    trace_context)
+from pyjax._src.interpreters.lax_hooks import lax_hooks
+from pyjax._src.shape_poly import is_symbolic_dim
 from pyjax._src.util import WeakCache, partition_list
 
 
@@ -75,10 +77,10 @@ def user_frame():
 
 
 class DynamicJaxprTracer(Tracer):
-    __slots__ = ("aval", "var", "origin")
+    __slots__ = ("aval", "_var", "origin")
 
     def __init__(self, trace, aval, var, origin):
-        self._trace, self.aval, self.var, self.origin = trace, aval, var, origin
+        self._trace, self.aval, self._var, self.origin = trace, aval, var, origin
 
     def __repr__(self):   # as JAX's: JitTracer(float32[3]), JitTracer(~int32[]) if weak
         return f"JitTracer({self.aval})"
@@ -134,6 +136,9 @@ class DynamicJaxprTrace(Trace):
         return DynamicJaxprTracer(self, aval, jx.Var(aval), index)
 
     def lift(self, x):
+        if is_symbolic_dim(x):   # a dimension size used as a value (JAX's dimension_as_value)
+            with set_current_trace(self):
+                return self.own_or_lift(lax_hooks.dim_as_value(x))
         if jx.literalable(x, self.for_ad):
             lit = jx.literal(x)
             return DynamicJaxprTracer(self, lit.aval, lit, None)
@@ -165,7 +170,7 @@ class DynamicJaxprTrace(Trace):
             out_avals = [a.update(mat=mat) for a in out_avals]
         outvars = [jx.Var(a) for a in out_avals]
         effects = primitive_effects(prim, params)
-        eqn = jx.JaxprEqn([t.var for t in tracers], outvars, prim, params, effects,
+        eqn = jx.JaxprEqn([t._var for t in tracers], outvars, prim, params, effects,
                           user_frame(), _context.eqn_ctx)
         self.eqns.append(eqn)
         if effects:
@@ -196,8 +201,8 @@ class DynamicJaxprTrace(Trace):
         for var, const in self.constvars.values():
             constvars.append(var)
             consts.append(const)
-        invars = [t.var for t in in_tracers]
-        outvars = [t.var for t in out_tracers]
+        invars = [t._var for t in in_tracers]
+        outvars = [t._var for t in out_tracers]
         jaxpr = jx.Jaxpr(constvars, invars, outvars, self.eqns, frozenset(self.effects),
                          self.debug_info)
         return jaxpr, consts

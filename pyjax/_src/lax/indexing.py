@@ -19,6 +19,7 @@ from pyjax._src.lax import builders as b
 from pyjax._src.lax import sharding_rules
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import structural as st
+from pyjax._src.shape_poly import is_symbolic_dim
 from pyjax._src.util import prod
 
 
@@ -458,7 +459,11 @@ def _bool_attr(value):
 def _index_bound(ctx, indices, upper):
     """`upper` (one bound per index vector entry) broadcast to the indices' shape."""
     aval = indices.aval
-    bound = ctx.constant(np.array(upper, aval.dtype), ShapedArray((len(upper),), aval.dtype))
+    if any(map(is_symbolic_dim, upper)):   # computed from the shapes (jax.export)
+        bound = ctx.convert(ctx.shape_value(upper), aval.dtype)
+    else:
+        bound = ctx.constant(np.array(upper, aval.dtype),
+                             ShapedArray((len(upper),), aval.dtype))
     return ctx.op("stablehlo.broadcast_in_dim", [bound], aval.strip_weak_type(),
                   {"broadcast_dimensions": hlo.i64_array([aval.ndim - 1])})
 

@@ -13,3 +13,4 @@ from pyjax._src.lax.control_flow import solves  # noqa: F401
 lax_hooks.zeros_like_aval = structural.zeros_like_aval
 lax_hooks.add_tangents = elementwise.add_any_p.bind
 lax_hooks.broadcast_to = structural.broadcast_to_shape
+lax_hooks.dim_as_value = structural.dim_as_value

@@ -15,6 +15,7 @@ from pyjax._src.interpreters import ad, batching
 from pyjax._src.lax import builders as b
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import slicing, structural
+from pyjax._src.shape_poly import is_symbolic_dim
 
 UINT32 = np.dtype(np.uint32)
 # Threefry-2x32 rotation constants, used four rounds at a time, alternating.
@@ -231,19 +232,21 @@ def iota_2x32(shape):
     if not shape:
         zero = np.zeros((), UINT32)
         return zero, zero
-    if size < 2 ** 32:
+    if not is_symbolic_dim(size) and size < 2 ** 32:
         low = structural.reshape(structural.iota(UINT32, size), tuple(shape))
         return structural.full(shape, 0, UINT32), low
     return wide_iota_2x32(shape)
 
 
 def wide_iota_2x32(shape):
-    """iota_2x32 for 2**32 elements or more: each dimension's index times its stride,
-    summed in 64 bits."""
+    """iota_2x32 for 2**32 elements or more, or a symbolic count (jax.export): each
+    dimension's index times its stride, summed in 64 bits."""
     index = None
     for dim in range(len(shape)):
-        term = ew.mul(_uint64(structural.broadcasted_iota(UINT32, shape, dim)),
-                      _uint64_constant(math.prod(shape[dim + 1:])))
+        stride = math.prod(shape[dim + 1:])
+        stride = _uint64(structural.dim_as_value(stride)) if is_symbolic_dim(stride) \
+            else _uint64_constant(stride)
+        term = ew.mul(_uint64(structural.broadcasted_iota(UINT32, shape, dim)), stride)
         index = term if index is None else ew.add(index, term)
     high = ew.shift_right_logical(index, _uint64_constant(32))
     return (ew.convert_element_type(high, UINT32), ew.convert_element_type(index, UINT32))

@@ -448,16 +448,15 @@ def argmin(operand, axis, index_dtype):
 
 # --- cumulative ops ---------------------------------------------------------------------
 
-def _scan_lowering(combine):
+def _scan_lowering(combine, identity):
     """An inclusive scan in log2(n) steps (Hillis-Steele): step k combines each element
-    with the one 2**k before it (after it, when reversed)."""
+    with the one 2**k before it (after it, when reversed). Over an axis of symbolic size,
+    a reduce-window of the whole axis, as JAX lowers it. `identity`: the op whose
+    reduction identity is combine's."""
     def lower(ctx, x, axis, reverse):
         n, shift = x.aval.shape[axis], 1
         if is_symbolic_dim(n):
-            raise NotImplementedError(
-                f"{ctx.origin.primitive.name if ctx.origin else 'a cumulative reduction'} "
-                f"along an axis of symbolic size {n}: pyjax's shape polymorphism does not "
-                "lower cumulative reductions over symbolic dimensions")
+            return _dynamic_window_scan(ctx, x, axis, reverse, combine, identity)
         while shift < n:
             head = ctx.slice_in_dim(x, 0, n - shift, axis)
             tail = ctx.slice_in_dim(x, shift, n, axis)
@@ -470,6 +469,39 @@ def _scan_lowering(combine):
             shift *= 2
         return x
     return lower
+
+
+def _dynamic_window_scan(ctx, x, axis, reverse, combine, identity):
+    """The scan as a window of the axis's size n, padded by n - 1 before it (after it,
+    when reversed), as JAX lowers it for symbolic sizes."""
+    ndim, n = x.aval.ndim, x.aval.shape[axis]
+    window = [1] * ndim
+    window[axis] = n
+    padding = [(0, 0)] * ndim
+    padding[axis] = (0, n - 1) if reverse else (n - 1, 0)
+    scalar = ShapedArray((), x.aval.dtype)
+    init = ctx.constant(hlo.reduction_identity(identity, x.aval.dtype), scalar)
+    ones = (1,) * ndim
+    return dynamic_reduce_window(ctx, x, init, combine, window, ones, padding, ones, ones,
+                                 x.aval.strip_weak_type())
+
+
+def dynamic_reduce_window(ctx, x, init, combine, window_dimensions, window_strides,
+                          padding, base_dilation, window_dilation, out_aval):
+    """A reduce_window with symbolic window parameters (jax.export): the custom call
+    stablehlo.dynamic_reduce_window, its reducer combine(ctx, a, b) a private function,
+    which XLA refines to a reduce_window once the shapes are known (as JAX lowers it)."""
+    scalar = ShapedArray((), x.aval.dtype)
+    name = ctx.origin.primitive.name if ctx.origin is not None else "reduce_window"
+    reducer = ctx.private_function(f"{name}_reducer", [scalar, scalar],
+                                   lambda c, a, y: combine(c, a, y))
+    pads = ctx.reshape(ctx.shape_value([d for lo_hi in padding for d in lo_hi]),
+                       (len(padding), 2))
+    params = [ctx.shape_value(p) for p in (window_dimensions, window_strides,
+                                           base_dilation, window_dilation)]
+    return ctx.op("stablehlo.custom_call", [x, init, *params, pads], out_aval,
+                  {"call_target_name": '"stablehlo.dynamic_reduce_window"',
+                   "api_version": "2 : i32", "called_computations": f"[@{reducer}]"})
 
 
 def _logaddexp_lower(ctx, a, b):
@@ -489,7 +521,8 @@ def _binary_combine(op_name):
         "stablehlo.maximum", "stablehlo.minimum") else ctx.binary(op_name, a, b)
 
 
-def _cumulative(name, np_fn, accepted, *, jvp, combine, transpose=None, jet_rule=None):
+def _cumulative(name, np_fn, accepted, *, jvp, combine, identity, transpose=None,
+                jet_rule=None):
     def abstract_eval(x, axis, reverse):
         if not 0 <= axis < max(x.ndim, 1) or x.ndim == 0:
             raise TypeError(f"{name}: axis {axis} out of range for shape {x.shape}")
@@ -510,7 +543,7 @@ def _cumulative(name, np_fn, accepted, *, jvp, combine, transpose=None, jet_rule
     return define_primitive(name, impl=impl, abstract_eval=abstract_eval, jvp=jvp,
                             transpose=transpose, batch=RuleFactory(_cumulative_batch),
                             jet=jet_rule,
-                            lower=_scan_lowering(combine), samples=samples)
+                            lower=_scan_lowering(combine, identity), samples=samples)
 
 
 def _cumulative_batch(prim):
@@ -554,19 +587,23 @@ def _logaddexp(a, b):
 
 
 cumsum_p = _cumulative("cumsum", np.cumsum, NUMBER, jvp=linear_jvp,
-                       combine=_binary_combine("stablehlo.add"),
+                       combine=_binary_combine("stablehlo.add"), identity="stablehlo.add",
                        transpose=lambda ct, x, axis, reverse: [cumsum(ct, axis, not reverse)])
 cumprod_p = _cumulative("cumprod", np.cumprod, NUMBER, jvp=_scan_jvp(ew.mul),
                         jet_rule=_scan_jet(ew.mul),
-                        combine=_binary_combine("stablehlo.multiply"))
+                        combine=_binary_combine("stablehlo.multiply"),
+                        identity="stablehlo.multiply")
 cummax_p = _cumulative("cummax", np.maximum.accumulate, ANY, jvp=_scan_jvp(ew.max),
                         jet_rule=_scan_jet(ew.max),
-                       combine=_binary_combine("stablehlo.maximum"))
+                       combine=_binary_combine("stablehlo.maximum"),
+                       identity="stablehlo.maximum")
 cummin_p = _cumulative("cummin", np.minimum.accumulate, ANY, jvp=_scan_jvp(ew.min),
                         jet_rule=_scan_jet(ew.min),
-                       combine=_binary_combine("stablehlo.minimum"))
+                       combine=_binary_combine("stablehlo.minimum"),
+                       identity="stablehlo.minimum")
 cumlogsumexp_p = _cumulative("cumlogsumexp", _logcumsumexp, (b.FLOAT,),
-                             jvp=_scan_jvp(_logaddexp), combine=_logaddexp_lower)
+                             jvp=_scan_jvp(_logaddexp), combine=_logaddexp_lower,
+                             identity="stablehlo.maximum")   # (-inf)
 
 
 def _cum_wrapper(prim):

@@ -223,15 +223,32 @@ def _dynamic_slice_batch(args, dims, slice_sizes):
         slice_sizes=(1,) + tuple(slice_sizes), unique_indices=False), 0
 
 
+def _dynamic_slice_lower(ctx, x, indices, slice_sizes):
+    if not any(map(is_symbolic_dim, slice_sizes)):
+        return ctx.op("stablehlo.dynamic_slice", [x, *indices], ctx.avals_out[0],
+                      {"slice_sizes": hlo.i64_array(slice_sizes)})
+    # sizes of symbolic dimensions (jax.export): a real_dynamic_slice, which does not
+    # clamp, so the starts are clamped here (as JAX lowers it)
+    one = ShapedArray((1,), np.int32)
+    starts = ctx.concatenate([ctx.reshape(ctx.convert(i, np.int32), one.shape)
+                              for i in indices], 0)
+    sizes = ctx.shape_value(slice_sizes)
+    highest = ctx.binary("stablehlo.subtract", ctx.shape_value(x.aval.shape), sizes)
+    starts = ctx.op("stablehlo.clamp", [ctx.full(0, starts.aval.shape, np.int32), starts,
+                                        highest], starts.aval)
+    return ctx.op("stablehlo.real_dynamic_slice",
+                  [x, starts, ctx.binary("stablehlo.add", starts, sizes),
+                   ctx.full(1, starts.aval.shape, np.int32)], ctx.avals_out[0])
+
+
 dynamic_slice_p = define_primitive(
     "dynamic_slice", impl=_dynamic_slice_impl, abstract_eval=sharding_rules.typed(
         _dynamic_slice_abstract_eval, sharding_rules.sliced("dynamic_slice"),
         sharding_rules.nary_ur("dynamic_slice")),
     jvp=_dynamic_slice_jvp, transpose=_dynamic_slice_transpose, batch=_dynamic_slice_batch,
     jet=jet.linear_in(0),
-    lower=lambda ctx, x, *indices, slice_sizes: ctx.op(
-        "stablehlo.dynamic_slice", [x, *indices], ctx.avals_out[0],
-        {"slice_sizes": hlo.i64_array(slice_sizes)}),
+    lower=lambda ctx, x, *indices, slice_sizes: _dynamic_slice_lower(ctx, x, indices,
+                                                                    slice_sizes),
     samples=lambda: [b.Sample([b.random_values((4, 5), np.float32), np.int32(1), np.int32(2)],
                       {"slice_sizes": (2, 3)}),
              b.Sample([b.random_values((4, 5), np.float32), np.int32(3), np.int32(-1)],
@@ -255,7 +272,7 @@ def clamped_dynamic_slice(operand, start_indices, slice_sizes):
         return keys.from_physical(clamped_dynamic_slice(
             keys.to_physical(operand), (*start_indices, *[_zero_index(start_indices)] * n),
             (*slice_sizes, *keys.physical_shape)))
-    sizes = tuple(operator.index(s) for s in slice_sizes)
+    sizes = tuple(s if is_symbolic_dim(s) else operator.index(s) for s in slice_sizes)
     return dynamic_slice_p.bind(operand, *_index_scalars(start_indices), slice_sizes=sizes)
 
 
@@ -290,7 +307,7 @@ def _start_indices(name, operand, indices, allow_negative):
             out.append(np.asarray(i + size if i < 0 else i, dtype))
         elif allow:   # traced: chosen at run time
             out.append(ew.select_n(ew.lt(i, np.zeros((), dtype)), i,
-                                   ew.add(i, np.asarray(size, dtype))))
+                                   ew.add(i, st.dim_as_value(size, dtype))))
         else:
             out.append(i)
     return out

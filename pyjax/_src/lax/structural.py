@@ -566,12 +566,14 @@ dim_as_value_p = define_primitive(
                        "can compute"))
 
 
-def dim_as_value(d):
-    """A dimension size as an integer value: a constant for an int; for a symbolic
-    dimension, computed from the arguments' shapes when lowered."""
+def dim_as_value(d, dtype=None):
+    """A dimension size as an integer value (of `dtype`, else the default int): a
+    constant for an int; for a symbolic dimension, computed from the arguments' shapes
+    when lowered."""
     if not is_symbolic_dim(d):
-        return np.asarray(d, dtypes.default_int_dtype())
-    return dim_as_value_p.bind(dim=d)
+        return np.asarray(d, dtype or dtypes.default_int_dtype())
+    value = dim_as_value_p.bind(dim=d)
+    return value if dtype is None else ew.convert_element_type(value, dtype)
 
 
 @takes_out_sharding

@@ -25,6 +25,7 @@ from pyjax._src.lax import slicing
 from pyjax._src.lax import structural as st
 from pyjax._src.lax.builders import ANY, NUMBER
 from pyjax._src.lax.convolution import _dilate, _vjp_lhs_padding, padtype_to_pads
+from pyjax._src.shape_poly import is_symbolic_dim, max_dim
 
 # --- shapes and windows -------------------------------------------------------------------
 
@@ -50,7 +51,7 @@ def _window_out_shape(name, shape, window_dimensions, window_strides, padding,
     for n, w, s, (lo, hi), bd, wd in zip(shape, window_dimensions, window_strides, padding,
                                          base_dilation, window_dilation):
         padded, window = _dilate(n, bd) + lo + hi, _dilate(w, wd)
-        out.append(max(0, (padded - window) // s + 1))   # no complete window: empty
+        out.append(max_dim((padded - window) // s + 1, 0))   # no complete window: empty
     return tuple(out)
 
 
@@ -159,6 +160,12 @@ def _monoid_window(kind, np_fn, accepted, *, jvp, transpose=None):
             if kind == "sum":
                 return c.binary(op_name, a, y)
             return hlo.max_min_body(c, a, y, op_name)
+        if any(is_symbolic_dim(d) for v in params.values() for d in np.ravel(
+                np.array(v, dtype=object))):   # symbolic window parameters (jax.export)
+            return red.dynamic_reduce_window(
+                ctx, x, init, body, params["window_dimensions"], params["window_strides"],
+                params["padding"], params["base_dilation"], params["window_dilation"],
+                ctx.avals_out[0].strip_weak_type())
         region = ctx.region([scalar, scalar], body)
         return ctx.op("stablehlo.reduce_window", [x, init],
                       ctx.avals_out[0].strip_weak_type(), _window_attrs(**params),
@@ -944,10 +951,15 @@ def _inits_of_operand_dtypes(api_name, flat_ops, flat_inits):
     return inits
 
 
+def _window_int(v):
+    """A window parameter: an int, or a symbolic dimension (jax.export), kept."""
+    return v if is_symbolic_dim(v) else operator.index(v)
+
+
 def _window_tuple(values, ndim, what, default=1):
     if values is None:
         return (default,) * ndim
-    values = tuple(operator.index(v) for v in values)
+    values = tuple(_window_int(v) for v in values)
     if len(values) != ndim:
         raise TypeError(f"reduce_window: {what} {values} must have one entry per operand "
                         f"dimension ({ndim})")
@@ -971,7 +983,7 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
     if isinstance(padding, str):
         window = [_dilate(w, d) for w, d in zip(window_dimensions, window_dilation)]
         padding = padtype_to_pads(shape, window, window_strides, padding)
-    padding = tuple((operator.index(lo), operator.index(hi)) for lo, hi in padding)
+    padding = tuple((_window_int(lo), _window_int(hi)) for lo, hi in padding)
     params = {"window_dimensions": window_dimensions, "window_strides": window_strides,
               "padding": padding, "base_dilation": base_dilation,
               "window_dilation": window_dilation}

@@ -15,6 +15,7 @@ from pyjax._src.api.custom_derivatives import custom_jvp
 from pyjax._src.core.trace import Tracer
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax.ad_util import stop_gradient
+from pyjax._src.shape_poly import is_symbolic_dim
 from pyjax._src.numpy import array_methods  # noqa: F401  (operators on arrays)
 from pyjax._src.numpy import lax_numpy, reductions, ufuncs
 from pyjax._src.util import canonicalize_axes
@@ -190,8 +191,9 @@ def one_hot(x, num_classes, *, dtype=None, axis=-1):
         raise errors.ConcretizationTypeError(
             num_classes, "The error arose in jax.nn.one_hot argument `num_classes`: it must "
             "be a static Python integer.\n")
-    try:
-        num_classes = operator.index(num_classes)
+    try:   # a symbolic dimension (jax.export) stands as it is, as in JAX
+        if not is_symbolic_dim(num_classes):
+            num_classes = operator.index(num_classes)
     except TypeError:
         raise TypeError(f"jax.nn.one_hot: num_classes must be an integer, got "
                         f"{num_classes!r}") from None

@@ -150,7 +150,9 @@ def _choose_path(terms, output, sizes, optimize):
     if optimize in (False, None, "no-optimize") or len(terms) < 2:
         return [(0, 1)] * max(len(terms) - 1, 0) if len(terms) > 1 else []
     if optimize in (True, "greedy", "optimal", "auto", "dp", "branch-2", "branch-all"):
-        return _greedy_path(terms, output, sizes)
+        # a symbolic size counts as 8 when choosing the order, as in JAX
+        return _greedy_path(terms, output, {c: d if type(d) is int else 8
+                                            for c, d in sizes.items()})
     raise ValueError(f"einsum: unknown optimize={optimize!r}")
 
 

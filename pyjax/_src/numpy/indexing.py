@@ -198,17 +198,24 @@ def _symbolic_slice(s, n):
     """(start, step, length) of the slice `s` (static ints) of a dimension of symbolic
     size `n`, clamped as Python clamps slices."""
     start, stop, step = s.start, s.stop, 1 if s.step is None else operator.index(s.step)
-    if step <= 0:
-        raise NotImplementedError(f"Slicing a dimension of symbolic size {n} with step "
-                                  f"{step}: only positive steps are supported")
+    if step == 0:
+        raise ValueError("slice step cannot be zero")
+    if step > 0:
+        def clamp(i, default):
+            if i is None:
+                return default
+            i = operator.index(i)
+            return min_dim(n, i) if i >= 0 else max_dim(0, n + i)
+        start, stop = clamp(start, 0), clamp(stop, n)
+        return start, step, (max_dim(0, stop - start) + step - 1) // step
 
-    def clamp(i, default):
+    def clamp_down(i, default):   # a negative step: from n - 1 down to -1 (past 0)
         if i is None:
             return default
         i = operator.index(i)
-        return min_dim(n, i) if i >= 0 else max_dim(0, n + i)
-    start, stop = clamp(start, 0), clamp(stop, n)
-    return start, step, (max_dim(0, stop - start) + step - 1) // step
+        return min_dim(n - 1, i) if i >= 0 else max_dim(-1, n + i)
+    start, stop = clamp_down(start, n - 1), clamp_down(stop, -1)
+    return start, step, (max_dim(0, start - stop) - step - 1) // -step
 
 
 def _check_static_index(i, axis, size, wrap_negative):
@@ -282,8 +289,7 @@ def _normalize(v, n):
         v = as_array(v)   # counted from a symbolic size: computed in the program
     if v.aval.dtype.kind == "u":
         return v
-    n = ew.convert_element_type(st.dim_as_value(n), v.aval.dtype) if is_symbolic_dim(n) \
-        else np.array(n, v.aval.dtype)
+    n = st.dim_as_value(n, v.aval.dtype)
     return ew.select(ew.lt(v, np.zeros((), v.aval.dtype)), ew.add(v, n), v)
 
 
@@ -296,7 +302,7 @@ class _Indexer:
     def __init__(self, shape, entries, wrap_negative=True, scatter=False):
         adv = [(k, e) for k, e in enumerate(entries) if e[0] == "adv"]
         try:
-            adv_shape = tuple(np.broadcast_shapes(*[_shape_of(e[2]) for _, e in adv]))
+            adv_shape = lnp.broadcast_shapes(*[_shape_of(e[2]) for _, e in adv])
         except ValueError:
             shapes = " ".join(str(_shape_of(e[2])) for _, e in adv)
             raise IndexError(f"shape mismatch: indexing arrays could not be broadcast "
@@ -370,8 +376,9 @@ class _Indexer:
             cols = [_place_host(np.asarray(v), axes, batch) for _, v, axes in columns]
             return np.stack(cols, -1).astype(dtype) if cols else np.zeros(batch + (0,), dtype)
         cols = []
+        symbolic = any(is_symbolic_dim(d) for d in batch)   # (jax.export)
         for _, v, axes in columns:
-            if isinstance(v, Tracer):
+            if isinstance(v, Tracer) or symbolic:   # broadcast in the program
                 v = ew.convert_element_type(v, dtype)
                 cols.append(st.broadcast_in_dim(v, batch + (1,), axes))
             else:

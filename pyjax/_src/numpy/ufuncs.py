@@ -11,7 +11,7 @@ import numpy as np
 
 from pyjax._src import dtypes
 from pyjax._src.api.custom_derivatives import custom_jvp
-from pyjax._src.api.jit import jit
+from pyjax._src.api.jit import AotFunction, jit
 from pyjax._src.array import Array
 from pyjax._src.core.avals import get_aval
 from pyjax._src.core.trace import Tracer
@@ -76,7 +76,7 @@ def _unary(name, lax_fn, promote=promote_args):
         return ensure_array(lax_fn(x))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise {name} (like numpy.{name})."
-    return fn
+    return AotFunction(fn, inline=True)   # JAX's is jit(fn, inline=True)
 
 
 def _is_int(x):

@@ -79,7 +79,7 @@ def check_shape(name, shape, *param_shapes):
     """The parameters must broadcast to exactly `shape`."""
     if param_shapes:
         try:
-            joined = np.broadcast_shapes(tuple(shape), *param_shapes)
+            joined = lnp.broadcast_shapes(tuple(shape), *param_shapes)
         except ValueError:
             joined = None
         if joined != tuple(shape):
@@ -93,7 +93,7 @@ def sample_shape(name, shape, *params):
     """`shape` checked against the parameters, or their broadcast shape when None."""
     param_shapes = [shape_of(p) for p in params]
     if shape is None:
-        return tuple(np.broadcast_shapes(*param_shapes)) if param_shapes else ()
+        return lnp.broadcast_shapes(*param_shapes) if param_shapes else ()
     shape = canonical_shape(shape, name)
     check_shape(name, shape, *param_shapes)
     return shape

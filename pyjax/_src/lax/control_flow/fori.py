@@ -21,8 +21,8 @@ def _plus_one(i):
 def _concrete_int(x):
     try:
         return int(x)
-    except errors.ConcretizationTypeError:
-        return None
+    except (errors.ConcretizationTypeError, errors.InconclusiveDimensionOperation):
+        return None   # traced, or a symbolic dimension (jax.export): a while loop
 
 
 @api_boundary

@@ -19,6 +19,7 @@ from pyjax._src.lax import structural as st
 from pyjax._src.lax.sharding_constraint import sharding_constraint_p
 from pyjax._src.lax.control_flow import common
 from pyjax._src.lax.control_flow.loops import while_loop
+from pyjax._src.shape_poly import is_symbolic_dim
 from pyjax._src.util import merge_lists, split_list
 from pyjax._src.traceback_util import api_boundary
 
@@ -34,7 +35,8 @@ def _scan_abstract_eval(*args, jaxpr, length, reverse, num_consts, num_carry, li
             ("num_carry", num_carry, "non-negative int", type(num_carry) is int and num_carry >= 0),
             ("jaxpr", jaxpr, "ClosedJaxpr", type(jaxpr) is jx.ClosedJaxpr),
             ("unroll", unroll, "non-negative int", type(unroll) is int and unroll >= 0),
-            ("length", length, "non-negative int", type(length) is int and length >= 0)):
+            ("length", length, "non-negative int",
+             (type(length) is int and length >= 0) or is_symbolic_dim(length))):
         common.check_param("scan", value, name, required, ok)
     consts, init, xs = split_list(args, [num_consts, num_carry])
     if len(linear) != len(args):
@@ -294,12 +296,14 @@ def _scan_as_while(args, jaxpr, length, reverse, num_consts, num_carry, linear, 
                 for a in jaxpr.out_avals[num_carry:]]
     ys = [_typed_like(pe.vary_like(st.zeros_like_aval(y), a), y)   # (typed as scan's result)
           for a, y in zip(jaxpr.out_avals[num_carry:], ys_avals)]
+    if is_symbolic_dim(length):   # (jax.export) known when the module runs: no copies
+        unroll = 1
     trips = length // unroll
     if trips == 1:      # fully unrolled: no loop at all
         trips = 0
 
     def step(t, carry, ys):
-        at = ew.sub(np.int32(length - 1), t) if reverse else t
+        at = ew.sub(st.dim_as_value(length - 1, np.int32), t) if reverse else t
         x = [slicing.dynamic_index_in_dim(x, at, keepdims=False, allow_negative_indices=False)
              for x in xs]
         outs = jx.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *consts, *carry, *x)
@@ -315,9 +319,12 @@ def _scan_as_while(args, jaxpr, length, reverse, num_consts, num_carry, linear, 
             carry, ys = step(ew.add(first, np.int32(j)) if j else first, carry, ys)
         return ew.add(i, np.int32(1)), carry, ys
 
-    if trips:
-        _, carry, ys = while_loop(lambda state: ew.lt(state[0], np.int32(trips)), trip,
+    if is_symbolic_dim(trips) or trips:
+        stop = st.dim_as_value(trips, np.int32)
+        _, carry, ys = while_loop(lambda state: ew.lt(state[0], stop), trip,
                                   (np.int32(0), list(carry), ys))
+    if is_symbolic_dim(length):
+        return list(carry) + list(ys)
     for t in range(trips * unroll, length):
         carry, ys = step(np.int32(t), carry, ys)
     return list(carry) + list(ys)
@@ -392,8 +399,8 @@ def _scan_length(xs_flat, length):
             raise ValueError(f"scan got value with no leading axis to scan over: {x}.")
         lengths.append(shape[0])
     if length is not None:
-        try:
-            length = operator.index(length)
+        try:   # a symbolic dimension (jax.export) stands as it is
+            length = length if is_symbolic_dim(length) else operator.index(length)
         except (errors.ConcretizationTypeError, errors.TracerIntegerConversionError) as err:
             raise errors.ConcretizationTypeError(
                 err.tracer, "The `length` argument to `scan` expects a concrete `int` "
