@@ -1099,26 +1099,26 @@ class Wrapped(Protocol):
     def lower(self, *args, **kwargs) -> Any: ...
 
 
-class AotFunction:
+class AotFunction(functools.partial):
     """A library function JAX defines as jitted (jnp.sin is jit(sin, inline=True)): a
     stages.Wrapped whose ahead-of-time methods (trace, lower, eval_shape) are those of
     jit(fun, **jit_options), so that jax.export and `.lower` take it as JAX's; calling
-    it is the plain call of `fun`."""
+    it is the plain call of `fun` (a partial's call, made in C: eager ops are a hot
+    path, and a Python __call__ would add a frame to each)."""
 
-    def __init__(self, fun, **jit_options):
+    def __new__(cls, fun, **jit_options):
+        self = super().__new__(cls, fun)
         functools.update_wrapper(self, fun)
-        self._fun, self._options = fun, jit_options
+        self._options = jit_options
+        return self
 
     @functools.cached_property
     def _jitted(self):   # made on first use, not at import (a race makes the same one)
-        return jit(self._fun, **self._options)
+        return jit(self.func, **self._options)
 
     def renamed(self, name):
         """The function of its own named `name` (util.renamed: JAX's aliases)."""
-        return AotFunction(renamed(self._fun, name), **self._options)
-
-    def __call__(self, *args, **kwargs):
-        return self._fun(*args, **kwargs)
+        return AotFunction(renamed(self.func, name), **self._options)
 
     def __get__(self, obj, objtype=None):   # a method where a class holds it, as a function
         return self if obj is None else types.MethodType(self, obj)
@@ -1127,7 +1127,7 @@ class AotFunction:
         return self.__qualname__
 
     def __repr__(self):   # as JAX's (a jit of the function)
-        return f"<PjitFunction of {self._fun!r}>"
+        return f"<PjitFunction of {self.func!r}>"
 
     def trace(self, *args, **kwargs):
         return self._jitted.trace(*args, **kwargs)
