@@ -54,3 +54,52 @@ def test_structural_bad_input():
         sparse.bcoo_reshape(M, new_sizes=(3, 8))
     with pytest.raises(NotImplementedError, match="dense dimensions"):
         sparse.bcoo_concatenate([sparse.BCOO.fromdense(X, n_dense=1)] * 2, dimension=2)
+
+
+# duplicate indices ([0, 1] twice), an explicit zero, and an out-of-bounds (padding) index
+DUP = sparse.BCOO((jnp.array([1., 2., 3., 0., 5.]),
+                   jnp.array([[0, 1], [2, 0], [0, 1], [1, 1], [3, 3]])), shape=(3, 3))
+
+
+@pytest.mark.parametrize("op, text, data, indices", [
+    (lambda: sparse.bcoo_broadcast_in_dim(sparse.BCOO.fromdense(X[0]), shape=(3, 4, 1),
+                                          broadcast_dimensions=(0, 1)),
+     "BCOO(float32[3, 4, 1], nse=3)", [3.0, 1.0, 4.0], [[0, 3, 0], [1, 2, 0], [2, 1, 0]]),
+    (lambda: sparse.bcoo_multiply_sparse(sparse.BCOO.fromdense(X[0]),
+                                         sparse.BCOO.fromdense(X[0] + 1)),
+     "BCOO(float32[3, 4], nse=36)", [12.0, 2.0, 20.0] + [0.0] * 33,
+     [[0, 3], [1, 2], [2, 1]] + [[4, 4]] * 33),
+    (lambda: sparse.bcoo_sum_duplicates(DUP), "BCOO(float32[3, 3], nse=3)",
+     [4.0, 0.0, 2.0], [[0, 1], [1, 1], [2, 0]]),
+    (lambda: DUP.sum_duplicates(nse=5, remove_zeros=False), "BCOO(float32[3, 3], nse=5)",
+     [4.0, 0.0, 2.0, 5.0, 0.0], [[0, 1], [1, 1], [2, 0], [3, 3], [3, 3]]),
+    (lambda: DUP.sum_duplicates(), "BCOO(float32[3, 3], nse=2)", [4.0, 2.0],
+     [[0, 1], [2, 0]]),
+    (lambda: jax.jit(lambda m: sparse.bcoo_sum_duplicates(m, nse=2))(DUP),
+     "BCOO(float32[3, 3], nse=2)", [4.0, 0.0], [[0, 1], [1, 1]]),
+])
+def test_broadcast_multiply_sum_duplicates_match_jax(op, text, data, indices):
+    _check(op(), text, data, indices)
+
+
+def test_broadcast_in_dim_adds_batch_dimensions():
+    out = sparse.bcoo_broadcast_in_dim(M, shape=(5, 2, 3, 4), broadcast_dimensions=(1, 2, 3))
+    assert repr(out) == "BCOO(float32[5, 2, 3, 4], nse=3, n_batch=2)"
+    assert np.asarray(out.data).tolist() == [[[3.0, 1.0, 4.0], [2.0, 3.0, 1.0]]] * 5
+    assert np.asarray(out.indices).tolist() == [
+        [[[0, 3], [1, 2], [2, 1]], [[0, 0], [1, 2], [2, 1]]]] * 5
+
+
+def test_multiply_dense_gives_the_product_data():
+    assert np.asarray(sparse.bcoo_multiply_dense(M, jnp.arange(4.))).tolist() == [
+        [9.0, 2.0, 4.0], [0.0, 6.0, 1.0]]
+    assert np.asarray(sparse.bcoo_multiply_dense(M, X)).tolist() == [
+        [9.0, 1.0, 16.0], [4.0, 9.0, 1.0]]
+
+
+def test_sum_duplicates_gradient_and_nse_under_jit():
+    grad = jax.grad(lambda d: sparse.bcoo_sum_duplicates(
+        sparse.BCOO((d, DUP.indices), shape=(3, 3)), nse=4).data[0] * 3)(DUP.data)
+    assert np.asarray(grad).tolist() == [3.0, 0.0, 3.0, 0.0, 0.0]
+    with pytest.raises(ValueError, match="nse must be specified"):
+        jax.jit(sparse.bcoo_sum_duplicates)(DUP)

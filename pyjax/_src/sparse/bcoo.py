@@ -14,13 +14,14 @@ import numpy as np
 
 from pyjax._src import tree_util
 from pyjax._src.core.avals import ShapedArray
-from pyjax._src.core.trace import NO_TRANSPOSE
+from pyjax._src.core.trace import NO_TRANSPOSE, Tracer
 from pyjax._src.interpreters import ad
 from pyjax._src.lax import builders as b
 from pyjax._src.lax import dot as ldot
 from pyjax._src.lax import sorting as lax_sorting
 from pyjax._src.lax import structural
 from pyjax._src.numpy import array_manipulation, indexing
+from pyjax._src.numpy import sorting as lax_sorting_np
 from pyjax._src.numpy import lax_numpy as jnp
 from pyjax._src.numpy.util import promote_dtypes
 from pyjax._src.sparse.base import JAXSparse
@@ -679,6 +680,133 @@ bcoo_sort_indices_p = composite_primitive(
     samples=lambda: [b.Sample(_samples(), {"spinfo": SparseInfo(shape=(2, 3))})])
 
 
+# --- bcoo_sum_duplicates ----------------------------------------------------------------
+
+def bcoo_sum_duplicates(mat, nse=None):
+    """The BCOO array `mat` with the data of duplicate indices summed: sorted, unique
+    indices, `nse` stored entries per batch (default: as many as the unique indices of
+    the fullest batch, which needs concrete indices)."""
+    data, indices = _bcoo_sum_duplicates(mat.data, mat.indices, spinfo=mat._info, nse=nse)
+    return BCOO((data, indices), shape=mat.shape, indices_sorted=True, unique_indices=True)
+
+
+_NSE_NEEDED = ("bcoo_sum_duplicates: nse must be specified when using the function within "
+               "jit, vmap, and other transformations requiring abstract evaluation.")
+
+
+def bcoo_eliminate_zeros(mat, nse=None):
+    """bcoo_sum_duplicates of `mat` with its zero entries first moved out of bounds (so
+    that they are dropped)."""
+    data, indices, shape = mat.data, mat.indices, mat.shape
+    props = _validate_bcoo(data, indices, shape)
+    mask = (data == 0).all(tuple(range(props.n_batch + 1, data.ndim)))
+    dims_to_contract = tuple(i for i, s in enumerate(indices.shape[:props.n_batch]) if s == 1)
+    mask = mask.all(dims_to_contract, keepdims=True)
+    fill_value = jnp.array(shape[props.n_batch:props.n_batch + props.n_sparse],
+                           dtype=indices.dtype)
+    indices = nfold_vmap(lambda i, m: jnp.where(m[:, None], fill_value[None, :], i),
+                         props.n_batch)(indices, mask)
+    return bcoo_sum_duplicates(BCOO((data, indices), shape=shape), nse=nse)
+
+
+def _bcoo_sum_duplicates(data, indices, *, spinfo, nse):
+    data, indices = jnp.asarray(data), jnp.asarray(indices)
+    if nse is None:
+        props = _validate_bcoo(data, indices, spinfo.shape)
+        if props.n_sparse == 0:
+            nse = 1
+        else:
+            true_size = _unique_indices(indices, shape=spinfo.shape,
+                                        return_true_size=True)[-1]
+            if isinstance(true_size, Tracer) and true_size.to_concrete_value() is None:
+                raise ValueError(_NSE_NEEDED)
+            nse = int(np.max(np.asarray(true_size), initial=0))
+    return bcoo_sum_duplicates_p.bind(data, indices, spinfo=spinfo, nse=operator.index(nse))
+
+
+def _adjust_indices_nse(indices, *, nse, shape):
+    """`indices` cut, or padded with out-of-bounds indices, to `nse` entries."""
+    props = _validate_bcoo_indices(indices, shape)
+    if nse <= props.nse:
+        return indices[..., :nse, :]
+    fill = structural.broadcast_in_dim(
+        jnp.array(shape[props.n_batch:props.n_batch + props.n_sparse], dtype=indices.dtype),
+        (*indices.shape[:-2], nse - props.nse, indices.shape[-1]), (indices.ndim - 1,))
+    return structural.concatenate([indices, fill], indices.ndim - 2)
+
+
+def _unique_indices(indices, *, shape, return_inverse=False, return_true_size=False):
+    """The unique indices of each batch (out-of-bounds ones count as the fill index, which
+    the true size leaves out), padded to nse, with the inverse mapping and true size."""
+    props = _validate_bcoo_indices(indices, shape)
+    sparse_shape = shape[props.n_batch:props.n_batch + props.n_sparse]
+
+    def unbatched(ind):
+        if props.n_sparse == 0:
+            out = [jnp.zeros((1, 0), ind.dtype)]
+            out += [jnp.zeros(1, np.int32)] if return_inverse else []
+            return tuple(out + [1] if return_true_size else out)
+        fill_value = jnp.array(sparse_shape, ind.dtype)[None]
+        ind = jnp.where((ind >= fill_value).any(-1, keepdims=True), fill_value, ind)
+        out = list(lax_sorting_np._unique(
+            ind, False, return_inverse, False, 0, True, props.nse, fill_value, "unique",
+            return_true_size=return_true_size))
+        if return_inverse:
+            out[1] = out[1].ravel()
+        if return_true_size:
+            out[-1] = out[-1] - (ind == fill_value).all(-1).any().astype(out[-1].dtype)
+        return tuple(out)
+    return nfold_vmap(unbatched, props.n_batch, broadcasted=False)(indices)
+
+
+def _sum_duplicates_into(data, indices, props, nse, mapping):
+    """The data of `indices` summed into `nse` slots at `mapping`, per batch."""
+    if props.n_sparse == 0:
+        data = data.sum(props.n_batch, keepdims=True, dtype=data.dtype)
+    data_out = jnp.zeros((*map(max, indices.shape[:props.n_batch], data.shape[:props.n_batch]),
+                          nse, *data.shape[props.n_batch + 1:]), dtype=data.dtype)
+    if not data_out.size:
+        return data_out
+    permute = nfold_vmap(lambda d_out, m, d: d_out.at[m].add(d, mode="drop"), props.n_batch)
+    return permute(data_out, mapping, data)
+
+
+def _bcoo_sum_duplicates_fun(data, indices, *, spinfo, nse):
+    props = _validate_bcoo(data, indices, spinfo.shape)
+    indices_out, mapping = _unique_indices(indices, shape=spinfo.shape, return_inverse=True)
+    indices_out = _adjust_indices_nse(indices_out, nse=nse, shape=spinfo.shape)
+    return _sum_duplicates_into(data, indices, props, nse, mapping), indices_out
+
+
+def _bcoo_sum_duplicates_abstract_eval(data, indices, *, spinfo, nse):
+    props = _validate_bcoo(data, indices, spinfo.shape)
+    n = props.n_batch
+    indices_out = ShapedArray((*indices.shape[:n], nse, props.n_sparse), indices.dtype,
+                              weak_type=indices.weak_type)
+    data_out = ShapedArray((*map(max, indices.shape[:n], data.shape[:n]), nse,
+                            *data.shape[n + 1:]), data.dtype, weak_type=data.weak_type)
+    return [data_out, indices_out]
+
+
+def _bcoo_sum_duplicates_jvp(primals, tangents, *, spinfo, nse):
+    data, indices = primals
+    data_dot, _ = tangents
+    props = _validate_bcoo(data, indices, spinfo.shape)
+    indices_out, mapping = _unique_indices(indices, shape=spinfo.shape, return_inverse=True)
+    indices_out = _adjust_indices_nse(indices_out, nse=nse, shape=spinfo.shape)
+    data_out = _sum_duplicates_into(data, indices, props, nse, mapping)
+    data_dot_out = (ad.Zero.from_primal_value(data_out) if type(data_dot) is ad.Zero
+                    else _sum_duplicates_into(data_dot, indices, props, nse, mapping))
+    return [data_out, indices_out], [data_dot_out, ad.Zero.from_primal_value(indices_out)]
+
+
+bcoo_sum_duplicates_p = composite_primitive(
+    "bcoo_sum_duplicates", _bcoo_sum_duplicates_fun, multiple_results=True,
+    abstract_eval=_bcoo_sum_duplicates_abstract_eval, jvp=_bcoo_sum_duplicates_jvp,
+    transpose=NO_TRANSPOSE,
+    samples=lambda: [b.Sample(_samples(), {"spinfo": SparseInfo(shape=(2, 3)), "nse": 2})])
+
+
 # --- the BCOO array ---------------------------------------------------------------------
 
 class BCOO(JAXSparse):
@@ -797,6 +925,13 @@ class BCOO(JAXSparse):
                 indices = indices.at[M - abs(k)].set(M)
             data, indices = data[:, None], indices[:, None, None]
         return cls((data, indices), shape=(N, M), indices_sorted=True, unique_indices=True)
+
+    def sum_duplicates(self, nse=None, remove_zeros=True):
+        """The array with duplicate indices summed (and, with `remove_zeros`, zero entries
+        dropped), its indices sorted and unique."""
+        if remove_zeros:
+            return bcoo_eliminate_zeros(self, nse=nse)
+        return bcoo_sum_duplicates(self, nse=nse)
 
     def sort_indices(self):
         """The array with its indices sorted (self if they are)."""

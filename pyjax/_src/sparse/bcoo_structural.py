@@ -1,19 +1,25 @@
-"""The structural operations of BCOO arrays (jax.experimental.sparse's bcoo_reduce_sum,
-bcoo_squeeze, bcoo_rev, bcoo_reshape, bcoo_concatenate): JAX's algorithms, which act on
+"""The structural and elementwise operations of BCOO arrays (jax.experimental.sparse's
+bcoo_reduce_sum, bcoo_squeeze, bcoo_rev, bcoo_reshape, bcoo_concatenate,
+bcoo_broadcast_in_dim, bcoo_multiply_dense, bcoo_multiply_sparse): JAX's algorithms, which act on
 the data and indices buffers with jax.numpy and lax operations (no primitives of their
 own), so their derivatives and batching follow from those."""
 from __future__ import annotations
 
+import functools
 import math
 import operator
 
 import numpy as np
 
 from pyjax._src.core.avals import ShapedArray
+from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import structural as lax
-from pyjax._src.numpy import functional
+from pyjax._src.numpy import functional, indexing
 from pyjax._src.numpy import lax_numpy as jnp
-from pyjax._src.sparse.bcoo import BCOO, _validate_bcoo, _validate_permutation
+from pyjax._src.sparse.bcoo import (
+    BCOO, _bcoo_extract, _validate_bcoo, _validate_permutation,
+)
+from pyjax._src.sparse.util import nfold_vmap
 from pyjax._src.util import canonicalize_axis
 
 
@@ -218,3 +224,109 @@ def bcoo_concatenate(operands, *, dimension):
     else:
         raise NotImplementedError("Concatenation along dense dimensions.")
     return BCOO((new_data, new_indices), shape=out_aval.shape)
+
+
+def bcoo_broadcast_in_dim(mat, *, shape, broadcast_dimensions, sharding=None):
+    """The BCOO array `mat` broadcast to `shape` (lax.broadcast_in_dim): new dimensions
+    before its sparse ones are batch dimensions, new trailing ones dense (if it has
+    dense dimensions) or sparse of size 1."""
+    return BCOO(_bcoo_broadcast_in_dim(mat.data, mat.indices, spinfo_shape=mat.shape,
+                                       shape=shape,
+                                       broadcast_dimensions=broadcast_dimensions),
+                shape=shape)
+
+
+def _bcoo_broadcast_in_dim(data, indices, *, spinfo_shape, shape, broadcast_dimensions):
+    shape, broadcast_dimensions = tuple(shape), tuple(broadcast_dimensions)
+    if len(spinfo_shape) != len(broadcast_dimensions):
+        raise ValueError(f"spinfo.shape={tuple(spinfo_shape)} and "
+                         f"broadcast_dimensions={broadcast_dimensions} must have the same "
+                         "length")
+    n_batch, n_sparse, n_dense, nse = _validate_bcoo(data, indices, spinfo_shape)
+    batch_dims = broadcast_dimensions[:n_batch]
+    sparse_dims = broadcast_dimensions[n_batch:n_batch + n_sparse]
+    dense_dims = broadcast_dimensions[n_batch + n_sparse:]
+    if max(batch_dims, default=0) > min(sparse_dims, default=len(shape)):
+        raise ValueError("Cannot mix batch and sparse dimensions during broadcast_in_dim")
+    if max(sparse_dims, default=0) > min(dense_dims, default=len(shape)):
+        raise ValueError("Cannot mix sparse and dense dimensions during broadcast_in_dim")
+    new_n_batch = min(broadcast_dimensions[n_batch:], default=len(shape))
+    new_n_dense = n_dense and len(shape) - min(broadcast_dimensions[-n_dense:])
+    new_n_sparse = len(shape) - new_n_batch - new_n_dense
+    if (math.prod(spinfo_shape[n_batch:n_batch + n_sparse])
+            != math.prod(shape[new_n_batch:new_n_batch + new_n_sparse])):
+        raise NotImplementedError("Adding sparse dimensions with lengths != 1")
+    if (new_n_batch, new_n_dense) != (n_batch, n_dense):
+        data = lax.broadcast_in_dim(
+            data, (*shape[:new_n_batch], nse, *shape[new_n_batch + new_n_sparse:]),
+            (*batch_dims, new_n_batch, *(d + 1 - new_n_sparse for d in dense_dims)))
+        indices = lax.broadcast_in_dim(
+            indices, (*shape[:new_n_batch], nse, n_sparse),
+            (*batch_dims, new_n_batch, new_n_batch + 1))
+    if new_n_sparse != n_sparse:
+        columns = np.array(sparse_dims, int) - new_n_batch
+        indices = jnp.zeros((*shape[:new_n_batch], nse, new_n_sparse),
+                            indices.dtype).at[..., columns].set(indices)
+    return data, indices
+
+
+def bcoo_multiply_dense(sp_mat, v):
+    """The stored entries of the BCOO array `sp_mat` times the dense array `v` (which
+    broadcasts to sp_mat's shape): the data of the product, on sp_mat's indices."""
+    data, indices, shape = sp_mat.data, sp_mat.indices, sp_mat.shape
+    v = jnp.asarray(v)
+    if v.ndim == 0:
+        return ew.mul(data, v)
+    if shape == v.shape:   # by distributivity, duplicate indices need no summing
+        return ew.mul(data, _bcoo_extract(indices, v))
+    if jnp.broadcast_shapes(v.shape, shape) != shape:
+        raise NotImplementedError(
+            "multiplication between sparse and dense is only implemented for cases where "
+            f"the output shape matches the sparse matrix shape. Got shape={shape}, "
+            f"v.shape={v.shape}")
+    v = lax.expand_dims(v, tuple(range(len(shape) - v.ndim)))
+    n_batch, _, n_dense, _ = _validate_bcoo(data, indices, shape)
+
+    def mul(data, indices, v):
+        ind = tuple(indices[:, i] for i in range(indices.shape[1]))
+        ind = tuple(i if s != 1 else 0 for i, s in zip(ind, v.shape))
+        return data * v[ind]
+    return nfold_vmap(mul, n_batch)(data, indices, v)
+
+
+def bcoo_multiply_sparse(lhs, rhs):
+    """The elementwise product of two BCOO arrays (of the same rank and dense
+    dimensions, their shapes broadcasting)."""
+    if lhs.ndim != rhs.ndim:
+        raise TypeError("bcoo_multiply_sparse: arrays must have same number of dimensions, "
+                        f"got {lhs.shape}, {rhs.shape}")
+    if lhs.n_dense != rhs.n_dense:
+        raise NotImplementedError("bcoo_multiply_sparse: arrays with differing numbers of "
+                                  f"dense dimensions: {lhs}, {rhs}")
+    if lhs.n_batch != rhs.n_batch:
+        raise NotImplementedError("bcoo_multiply_sparse: arrays with differing numbers of "
+                                  f"batch dimensions: {lhs}, {rhs}")
+    n_batch = lhs.n_batch
+    mul = functools.partial(_bcoo_multiply_sparse_unbatched, lhs_shape=lhs.shape[n_batch:],
+                            rhs_shape=rhs.shape[n_batch:])
+    data, indices = nfold_vmap(mul, n_batch)(lhs.data, lhs.indices, rhs.data, rhs.indices)
+    return BCOO((data, indices), shape=jnp.broadcast_shapes(lhs.shape, rhs.shape))
+
+
+def _bcoo_multiply_sparse_unbatched(lhs_data, lhs_indices, rhs_data, rhs_indices, *,
+                                    lhs_shape, rhs_shape):
+    lhs = _validate_bcoo(lhs_data, lhs_indices, lhs_shape)
+    rhs = _validate_bcoo(rhs_data, rhs_indices, rhs_shape)
+    dims = np.array([i for i, (s1, s2) in enumerate(zip(lhs_shape[:lhs.n_sparse],
+                                                        rhs_shape[:rhs.n_sparse]))
+                     if s1 != 1 and s2 != 1], dtype=int)
+    nse = lhs.nse * rhs.nse
+    # every pair of entries at the same index (in the dimensions neither broadcasts)
+    mask = (lhs_indices[:, None, dims] == rhs_indices[None, :, dims]).all(-1)
+    i_lhs, i_rhs = indexing.nonzero(mask, size=nse, fill_value=(lhs.nse, rhs.nse))
+    data = (lhs_data.at[i_lhs].get(mode="fill", fill_value=0)
+            * rhs_data.at[i_rhs].get(mode="fill", fill_value=0))
+    indices = ew.max(
+        lhs_indices.at[i_lhs].get(mode="fill", fill_value=max(lhs_shape, default=0)),
+        rhs_indices.at[i_rhs].get(mode="fill", fill_value=max(rhs_shape, default=0)))
+    return data, indices

@@ -5,12 +5,13 @@ from pyjax._src.sparse.api import empty, eye, todense, todense_p  # noqa: F401
 from pyjax._src.sparse.base import JAXSparse  # noqa: F401
 from pyjax._src.sparse.bcoo import (  # noqa: F401
     BCOO, bcoo_dot_general, bcoo_dot_general_p, bcoo_dot_general_sampled,
-    bcoo_dot_general_sampled_p, bcoo_extract, bcoo_extract_p,
-    bcoo_fromdense, bcoo_fromdense_p, bcoo_sort_indices, bcoo_sort_indices_p, bcoo_todense,
-    bcoo_todense_p, bcoo_transpose, bcoo_transpose_p,
+    bcoo_dot_general_sampled_p, bcoo_extract, bcoo_extract_p, bcoo_fromdense, bcoo_fromdense_p,
+    bcoo_sort_indices, bcoo_sort_indices_p, bcoo_sum_duplicates, bcoo_sum_duplicates_p,
+    bcoo_todense, bcoo_todense_p, bcoo_transpose, bcoo_transpose_p,
 )
 from pyjax._src.sparse.bcoo_structural import (  # noqa: F401
-    bcoo_concatenate, bcoo_reduce_sum, bcoo_reshape, bcoo_rev, bcoo_squeeze,
+    bcoo_broadcast_in_dim, bcoo_concatenate, bcoo_multiply_dense, bcoo_multiply_sparse,
+    bcoo_reduce_sum, bcoo_reshape, bcoo_rev, bcoo_squeeze,
 )
 from pyjax._src.sparse.coo import (  # noqa: F401
     COO, coo_fromdense, coo_fromdense_p, coo_matmat, coo_matmat_p, coo_matvec, coo_matvec_p,
