@@ -23,7 +23,6 @@ from pyjax._src.lax import structural
 from pyjax._src.numpy import array_manipulation, indexing
 from pyjax._src.numpy import sorting as lax_sorting_np
 from pyjax._src.numpy import lax_numpy as jnp
-from pyjax._src.numpy.util import promote_dtypes
 from pyjax._src.sparse.base import JAXSparse
 from pyjax._src.sparse.composite import composite_primitive
 from pyjax._src.sparse.util import (
@@ -965,59 +964,6 @@ class BCOO(JAXSparse):
             raise ValueError(f"BCOO.tree_unflatten: invalid aux_data={aux_data}")
         obj.__dict__.update(**aux_data)
         return obj
-
-    def __matmul__(self, other):
-        """Sparse @ dense, with jnp.matmul's semantics."""
-        return _matmul(self, other)
-
-    def __rmatmul__(self, other):
-        """Dense @ sparse, with jnp.matmul's semantics."""
-        return _matmul(other, self)
-
-    def __mul__(self, other):
-        """Elementwise product with a scalar or a dense array broadcastable to the shape:
-        only the stored entries change, so the result is sparse."""
-        if isinstance(other, JAXSparse):
-            raise NotImplementedError("elementwise product of two sparse objects.")
-        other = jnp.asarray(other)
-        if other.ndim == 0:
-            return BCOO((self.data * other, self.indices), **self._info._asdict())
-        dense = jnp.broadcast_to(other, self.shape).astype(
-            jnp.result_type(self.dtype, other))
-        values = _bcoo_extract(self.indices, dense)
-        return BCOO((self.data * values, self.indices), **self._info._asdict())
-
-    __rmul__ = __mul__
-
-
-def _matmul(lhs, rhs):
-    """jnp.matmul of a BCOO array and a dense one, as bcoo_dot_general: the last axis
-    of lhs contracts with the second-to-last (or only) of rhs; leading batch dimensions
-    (which must be the sparse operand's batch dimensions) pair up when both have them."""
-    if isinstance(lhs, JAXSparse) and isinstance(rhs, JAXSparse):
-        raise NotImplementedError("matmul between two sparse objects.")
-    sparse_lhs = isinstance(lhs, BCOO)
-    sp, dense = (lhs, rhs) if sparse_lhs else (rhs, lhs)
-    dense = jnp.asarray(dense)
-    data, dense = promote_dtypes(sp.data, dense)
-    sp = BCOO((data, sp.indices), **sp._info._asdict())
-    lhs, rhs = (sp, dense) if sparse_lhs else (dense, sp)
-    if lhs.ndim == 0 or rhs.ndim == 0:
-        raise ValueError("matmul: operands must have at least one dimension, got shapes "
-                         f"{lhs.shape} and {rhs.shape}")
-    contract = ((lhs.ndim - 1,), (0 if rhs.ndim == 1 else rhs.ndim - 2,))
-    lhs_batch, rhs_batch = lhs.shape[:-2], rhs.shape[:-2]
-    if lhs_batch and rhs_batch:
-        if lhs_batch != rhs_batch:
-            raise NotImplementedError(
-                f"sparse matmul with broadcast batch dimensions: shapes {lhs.shape} and "
-                f"{rhs.shape}")
-        batch = tuple(range(len(lhs_batch)))
-        return bcoo_dot_general(lhs, rhs, dimension_numbers=(contract, (batch, batch)))
-    out = bcoo_dot_general(lhs, rhs, dimension_numbers=(contract, ((), ())))
-    if rhs_batch and lhs.ndim > 1:   # (n, batch..., m) -> (batch..., n, m)
-        out = jnp.moveaxis(out, 0, len(rhs_batch))
-    return out
 
 
 tree_util.register_pytree_node(BCOO, BCOO.tree_flatten, BCOO.tree_unflatten)

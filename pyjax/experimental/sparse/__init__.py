@@ -22,9 +22,10 @@ from pyjax._src.sparse.csr import (  # noqa: F401
     csr_matvec_p, csr_todense, csr_todense_p,
 )
 from pyjax._src.sparse.random import random_bcoo  # noqa: F401
+from pyjax._src.sparse.transform import SparseTracer, sparsify  # noqa: F401
 from pyjax._src.sparse.util import (  # noqa: F401
     CuSparseEfficiencyWarning, SparseEfficiencyError, SparseEfficiencyWarning,
 )
 from pyjax.experimental.sparse import (  # noqa: F401
-    _base, _lowerings, ad, api, bcoo, coo, csr, linalg, random, util,
+    _base, _lowerings, ad, api, bcoo, coo, csr, linalg, random, transform, util,
 )  # noqa: F401
