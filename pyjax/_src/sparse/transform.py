@@ -35,9 +35,13 @@ from pyjax._src.numpy import ufuncs
 from pyjax._src.sparse import bcoo_structural as bst
 from pyjax._src.sparse.api import todense_p
 from pyjax._src.sparse.bcoo import BCOO, bcoo_dot_general, bcoo_transpose
+from pyjax._src.sparse.bcsr import (
+    BCSR, bcsr_broadcast_in_dim, bcsr_concatenate, bcsr_dot_general,
+)
 from pyjax._src.util import split_list
 
 sparse_rules_bcoo: dict = {}
+sparse_rules_bcsr: dict = {}
 
 _zero_preserving_linear_unary_primitives = [
     lew.conj_p, lew.copy_p, lew.imag_p, lew.neg_p, lew.real_p,
@@ -88,14 +92,21 @@ class SparsifyEnv:
                                "indices_ref=None")
         return self._buffers[spvalue.indices_ref]
 
+    def indptr(self, spvalue):
+        """The BCSR indptr buffer of a SparsifyValue."""
+        if spvalue.indptr_ref is None:
+            raise RuntimeError("Internal: requested indices from spvalue with "
+                               "indptr_ref=None")
+        return self._buffers[spvalue.indptr_ref]
+
     def dense(self, data):
         """A new dense value holding `data`."""
         return SparsifyValue(np.shape(data), self._push(data))
 
-    def sparse(self, shape, data=None, indices=None, *, data_ref=None, indices_ref=None,
-               indices_sorted=False, unique_indices=False):
+    def sparse(self, shape, data=None, indices=None, indptr=None, *, data_ref=None,
+               indices_ref=None, indptr_ref=None, indices_sorted=False, unique_indices=False):
         """A new sparse value of `shape`: each of its buffers given, or the index of one
-        already in the environment."""
+        already in the environment (a BCSR value has an indptr)."""
         if (data is None) == (data_ref is None) or (indices is None) == (indices_ref is None):
             raise ValueError("SparsifyEnv.sparse: give each of data and indices either as "
                              "a buffer or as a reference")
@@ -103,8 +114,10 @@ class SparsifyEnv:
             data_ref = self._push(data)
         if indices is not None:
             indices_ref = self._push(indices)
-        return SparsifyValue(shape, data_ref, indices_ref, indices_sorted=indices_sorted,
-                             unique_indices=unique_indices)
+        if indptr is not None:
+            indptr_ref = self._push(indptr)
+        return SparsifyValue(shape, data_ref, indices_ref, indptr_ref,
+                             indices_sorted=indices_sorted, unique_indices=unique_indices)
 
 
 class SparsifyValue(NamedTuple):
@@ -133,7 +146,7 @@ class SparsifyValue(NamedTuple):
 
 
 def _is_sparse_obj(arg):
-    return isinstance(arg, BCOO)
+    return isinstance(arg, (BCOO, BCSR))
 
 
 def _is_spvalue(arg):
@@ -147,6 +160,10 @@ def arrays_to_spvalues(spenv, args):
             return spenv.sparse(arg.shape, arg.data, arg.indices,
                                 indices_sorted=arg.indices_sorted,
                                 unique_indices=arg.unique_indices)
+        if isinstance(arg, BCSR):
+            return spenv.sparse(arg.shape, arg.data, arg.indices, arg.indptr,
+                                indices_sorted=arg.indices_sorted,
+                                unique_indices=arg.unique_indices)
         return spenv.dense(arg)
     return tree_util.tree_map(array_to_spvalue, args, is_leaf=_is_sparse_obj)
 
@@ -157,6 +174,10 @@ def spvalues_to_arrays(spenv, spvalues):
         if spvalue.is_bcoo():
             return BCOO((spenv.data(spvalue), spenv.indices(spvalue)), shape=spvalue.shape,
                         indices_sorted=spvalue.indices_sorted,
+                        unique_indices=spvalue.unique_indices)
+        if spvalue.is_bcsr():
+            return BCSR((spenv.data(spvalue), spenv.indices(spvalue), spenv.indptr(spvalue)),
+                        shape=spvalue.shape, indices_sorted=spvalue.indices_sorted,
                         unique_indices=spvalue.unique_indices)
         return spenv.data(spvalue)
     return tree_util.tree_map(spvalue_to_array, spvalues, is_leaf=_is_spvalue)
@@ -209,11 +230,14 @@ class SparseTrace(Trace):
 
 
 def _apply(prim, spenv, spvalues, params):
-    """The primitive on SparsifyValues: its sparse rule if an operand is sparse."""
+    """The primitive on SparsifyValues: its sparse rule if an operand is sparse (its BCSR
+    rule if one is BCSR)."""
     if any(v.is_sparse() for v in spvalues):
-        if prim not in sparse_rules_bcoo:
+        rules = (sparse_rules_bcsr if any(v.is_bcsr() for v in spvalues)
+                 else sparse_rules_bcoo)
+        if prim not in rules:
             _raise_unimplemented_primitive(prim)
-        return sparse_rules_bcoo[prim](spenv, *spvalues, **params)
+        return rules[prim](spenv, *spvalues, **params)
     out = prim.bind(*(spenv.data(v) for v in spvalues), **params)
     return [spenv.dense(x) for x in (out if prim.multiple_results else [out])]
 
@@ -322,15 +346,18 @@ def _zero_preserving_unary_op(prim, linear):
             spvalue = _ensure_unique_indices(spenv, spvalue)
         buf_out = prim.bind(spenv.data(spvalue), **params)
         return [spenv.sparse(spvalue.shape, buf_out, indices_ref=spvalue.indices_ref,
+                             indptr_ref=spvalue.indptr_ref,
                              indices_sorted=spvalue.indices_sorted,
                              unique_indices=spvalue.unique_indices)]
     return rule
 
 
 for _prim in _zero_preserving_unary_primitives:
-    sparse_rules_bcoo[_prim] = _zero_preserving_unary_op(_prim, linear=False)
+    sparse_rules_bcoo[_prim] = sparse_rules_bcsr[_prim] = _zero_preserving_unary_op(
+        _prim, linear=False)
 for _prim in _zero_preserving_linear_unary_primitives:
-    sparse_rules_bcoo[_prim] = _zero_preserving_unary_op(_prim, linear=True)
+    sparse_rules_bcoo[_prim] = sparse_rules_bcsr[_prim] = _zero_preserving_unary_op(
+        _prim, linear=True)
 
 
 def _standard_sparse_rule(prim, sparse_op):
@@ -352,12 +379,24 @@ for _prim, _impl in _BCOO_STANDARD_PRIMITIVES.items():
     sparse_rules_bcoo[_prim] = _standard_sparse_rule(_prim, _impl)
 
 
-def _dot_general_sparse(spenv, lhs, rhs, **params):
-    result = bcoo_dot_general(*spvalues_to_arrays(spenv, (lhs, rhs)), **params)
-    return arrays_to_spvalues(spenv, [result])
+_BCSR_STANDARD_PRIMITIVES = {
+    lst.broadcast_in_dim_p: bcsr_broadcast_in_dim,
+    lst.concatenate_p: lambda *a, **k: bcsr_concatenate(a, **k),
+}
+
+for _prim, _impl in _BCSR_STANDARD_PRIMITIVES.items():
+    sparse_rules_bcsr[_prim] = _standard_sparse_rule(_prim, _impl)
 
 
-sparse_rules_bcoo[ldot.dot_general_p] = _dot_general_sparse
+def _dot_general_rule(dot_general):
+    def rule(spenv, lhs, rhs, **params):
+        result = dot_general(*spvalues_to_arrays(spenv, (lhs, rhs)), **params)
+        return arrays_to_spvalues(spenv, [result])
+    return rule
+
+
+sparse_rules_bcoo[ldot.dot_general_p] = _dot_general_rule(bcoo_dot_general)
+sparse_rules_bcsr[ldot.dot_general_p] = _dot_general_rule(bcsr_dot_general)
 
 
 def _integer_pow_sparse(spenv, spvalue, *, y):
@@ -369,7 +408,8 @@ def _integer_pow_sparse(spenv, spvalue, *, y):
     return _zero_preserving_unary_op(lew.integer_pow_p, False)(spenv, spvalue, y=y)
 
 
-sparse_rules_bcoo[lew.integer_pow_p] = _integer_pow_sparse
+sparse_rules_bcoo[lew.integer_pow_p] = sparse_rules_bcsr[lew.integer_pow_p] = \
+    _integer_pow_sparse
 
 
 def _transpose_sparse(spenv, spvalue, *, permutation):
@@ -569,7 +609,7 @@ def _todense_sparse_rule(spenv, spvalue, *, tree):
     return [spenv.dense(spvalues_to_arrays(spenv, spvalue).todense())]
 
 
-sparse_rules_bcoo[todense_p] = _todense_sparse_rule
+sparse_rules_bcoo[todense_p] = sparse_rules_bcsr[todense_p] = _todense_sparse_rule
 
 
 def _custom_jvp_sparse_rule(spenv, *spvalues, call_jaxpr, num_consts, **params):
@@ -577,7 +617,8 @@ def _custom_jvp_sparse_rule(spenv, *spvalues, call_jaxpr, num_consts, **params):
     return eval_sparse(call_jaxpr.jaxpr, call_jaxpr.consts, list(spvalues), spenv)
 
 
-sparse_rules_bcoo[custom_jvp_call_p] = _custom_jvp_sparse_rule
+sparse_rules_bcoo[custom_jvp_call_p] = sparse_rules_bcsr[custom_jvp_call_p] = \
+    _custom_jvp_sparse_rule
 
 
 # --- BCOO methods derived from sparsify ------------------------------------------------
@@ -631,3 +672,5 @@ _bcoo_methods: dict[str, Any] = {
 
 for _method, _fn in _bcoo_methods.items():
     setattr(BCOO, _method, _fn)
+for _method in ("__matmul__", "__rmatmul__"):
+    setattr(BCSR, _method, _bcoo_methods[_method])

@@ -1,4 +1,5 @@
-"""Public jax.experimental.sparse: the BCOO array and the older COO, CSR and CSC matrices,
+"""Public jax.experimental.sparse: the BCOO and BCSR arrays and the older COO, CSR and CSC
+matrices,
 their primitives, `todense`, `empty`, `eye`, and LOBPCG (`linalg`). Re-exports only."""
 from pyjax._src.sparse.ad import grad, jacfwd, jacobian, jacrev, value_and_grad  # noqa: F401
 from pyjax._src.sparse.api import empty, eye, todense, todense_p  # noqa: F401
@@ -12,6 +13,11 @@ from pyjax._src.sparse.bcoo import (  # noqa: F401
 from pyjax._src.sparse.bcoo_structural import (  # noqa: F401
     bcoo_broadcast_in_dim, bcoo_concatenate, bcoo_multiply_dense, bcoo_multiply_sparse,
     bcoo_reduce_sum, bcoo_reshape, bcoo_rev, bcoo_squeeze,
+)
+from pyjax._src.sparse.bcsr import (  # noqa: F401
+    BCSR, bcsr_broadcast_in_dim, bcsr_concatenate, bcsr_dot_general, bcsr_dot_general_p,
+    bcsr_extract, bcsr_extract_p, bcsr_fromdense, bcsr_fromdense_p, bcsr_sum_duplicates,
+    bcsr_todense, bcsr_todense_p,
 )
 from pyjax._src.sparse.coo import (  # noqa: F401
     COO, coo_fromdense, coo_fromdense_p, coo_matmat, coo_matmat_p, coo_matvec, coo_matvec_p,
@@ -27,5 +33,5 @@ from pyjax._src.sparse.util import (  # noqa: F401
     CuSparseEfficiencyWarning, SparseEfficiencyError, SparseEfficiencyWarning,
 )
 from pyjax.experimental.sparse import (  # noqa: F401
-    _base, _lowerings, ad, api, bcoo, coo, csr, linalg, random, transform, util,
+    _base, _lowerings, ad, api, bcoo, bcsr, coo, csr, linalg, random, transform, util,
 )  # noqa: F401
