@@ -103,3 +103,31 @@ def test_sum_duplicates_gradient_and_nse_under_jit():
     assert np.asarray(grad).tolist() == [3.0, 0.0, 3.0, 0.0, 0.0]
     with pytest.raises(ValueError, match="nse must be specified"):
         jax.jit(sparse.bcoo_sum_duplicates)(DUP)
+
+
+M0 = sparse.BCOO.fromdense(X)
+MD = sparse.BCOO.fromdense(X, n_dense=1)
+
+
+@pytest.mark.parametrize("op, text, data, indices", [
+    (lambda: sparse.bcoo_slice(M, start_indices=(0, 1, 1), limit_indices=(2, 3, 4)),
+     "BCOO(float32[2, 2, 3], nse=3, n_batch=1)", [[0.0, 1.0, 4.0], [0.0, 3.0, 1.0]],
+     [[[2, 3], [0, 1], [1, 0]], [[2, 3], [0, 1], [1, 0]]]),
+    # strided, and fewer window positions than nse: duplicates are summed
+    (lambda: sparse.bcoo_slice(M0, start_indices=(0, 0, 0), limit_indices=(2, 3, 4),
+                               strides=(1, 2, 2)),
+     "BCOO(float32[2, 2, 2], nse=6)", [0.0, 0.0, 0.0, 2.0, 0.0, 0.0],
+     [[2, 2, 2], [2, 2, 2], [2, 2, 2], [1, 0, 0], [2, 2, 2], [2, 2, 2]]),
+    (lambda: sparse.bcoo_slice(MD, start_indices=(1, 0, 1), limit_indices=(2, 2, 3)),
+     "BCOO(float32[1, 2, 2], nse=2, n_dense=1)", [[0.0, 0.0], [0.0, 3.0]], [[0, 0], [0, 1]]),
+    (lambda: sparse.bcoo_dynamic_slice(M, (1, 1, 1), (1, 2, 3)),
+     "BCOO(float32[1, 2, 3], nse=3, n_batch=1)", [[0.0, 3.0, 1.0]],
+     [[[2, 3], [0, 1], [1, 0]]]),
+    # a negative start counts from the end, and starts are clamped
+    (lambda: sparse.bcoo_dynamic_slice(M0, (0, 2, -1), (2, 1, 2)),
+     "BCOO(float32[2, 1, 2], nse=4)", [0.0] * 4, [[2, 1, 2]] * 4),
+    (lambda: jax.jit(lambda m, i: sparse.bcoo_dynamic_slice(m, (i, 0, 1), (1, 2, 2)))(MD, 1),
+     "BCOO(float32[1, 2, 2], nse=2, n_dense=1)", [[0.0, 0.0], [0.0, 3.0]], [[0, 0], [0, 1]]),
+])
+def test_slices_match_jax(op, text, data, indices):
+    _check(op(), text, data, indices)

@@ -134,3 +134,13 @@ def test_bcoo_methods_are_sparsified(op, text, data, indices):
     assert repr(out) == text
     assert _buffers(out) == (data, indices)
     assert np.asarray(DUP @ jnp.ones(3)).tolist() == [4.0, 0.0, 2.0]
+
+
+def test_slices_are_sparsified(sp):
+    out = sp(lambda a: lax.slice(a, (0, 1, 2), (1, 3, 3)))(sparse.BCOO.fromdense(X))
+    assert repr(out) == "BCOO(float32[1, 2, 1], nse=2)"
+    assert _buffers(out) == ([1.0, 0.0], [[0, 0, 0], [1, 2, 1]])
+    out = jax.jit(sp(lambda a: lax.dynamic_slice(a, (0, 1, 2), (1, 1, 3))))(
+        sparse.BCOO.fromdense(X))
+    assert repr(out) == "BCOO(float32[1, 1, 3], nse=3)"
+    assert _buffers(out) == ([1.0, 0.0, 0.0], [[0, 0, 1], [1, 1, 3], [1, 1, 3]])

@@ -1,8 +1,9 @@
 """The structural and elementwise operations of BCOO arrays (jax.experimental.sparse's
 bcoo_reduce_sum, bcoo_squeeze, bcoo_rev, bcoo_reshape, bcoo_concatenate,
-bcoo_broadcast_in_dim, bcoo_multiply_dense, bcoo_multiply_sparse): JAX's algorithms, which act on
-the data and indices buffers with jax.numpy and lax operations (no primitives of their
-own), so their derivatives and batching follow from those."""
+bcoo_broadcast_in_dim, bcoo_multiply_dense, bcoo_multiply_sparse, bcoo_slice,
+bcoo_dynamic_slice): JAX's algorithms, which act on the data and indices buffers with
+jax.numpy and lax operations (no primitives of their own), so their derivatives and
+batching follow from those."""
 from __future__ import annotations
 
 import functools
@@ -11,15 +12,17 @@ import operator
 
 import numpy as np
 
+from pyjax._src.api.shapes import ShapeDtypeStruct, eval_shape
 from pyjax._src.core.avals import ShapedArray
 from pyjax._src.lax import elementwise as ew
+from pyjax._src.lax import slicing
 from pyjax._src.lax import structural as lax
 from pyjax._src.numpy import functional, indexing
 from pyjax._src.numpy import lax_numpy as jnp
 from pyjax._src.sparse.bcoo import (
-    BCOO, _bcoo_extract, _validate_bcoo, _validate_permutation,
+    BCOO, _bcoo_extract, _bcoo_sum_duplicates, _validate_bcoo, _validate_permutation,
 )
-from pyjax._src.sparse.util import nfold_vmap
+from pyjax._src.sparse.util import SparseInfo, nfold_vmap
 from pyjax._src.util import canonicalize_axis
 
 
@@ -330,3 +333,110 @@ def _bcoo_multiply_sparse_unbatched(lhs_data, lhs_indices, rhs_data, rhs_indices
         lhs_indices.at[i_lhs].get(mode="fill", fill_value=max(lhs_shape, default=0)),
         rhs_indices.at[i_rhs].get(mode="fill", fill_value=max(rhs_shape, default=0)))
     return data, indices
+
+
+def _keep_in_window(mat, new_data, new_indices, new_shape, in_window, new_index, out_index):
+    """The sliced buffers with entries outside the window moved out of bounds (their data
+    zeroed), and duplicates summed when the window holds fewer positions than nse."""
+    n_batch, n_sparse, n_dense = mat.n_batch, mat.n_sparse, mat.n_dense
+    keep = in_window.all(-1, keepdims=True)
+    new_indices = jnp.where(keep, new_index, out_index)
+    keep_data = lax.expand_dims(keep[..., 0],
+                                tuple(range(n_batch + 1, n_batch + 1 + n_dense)))
+    new_data = jnp.where(keep_data, new_data, 0)
+    new_nse = math.prod(new_shape[n_batch:n_batch + n_sparse])
+    if mat.nse > new_nse:
+        new_data, new_indices = _bcoo_sum_duplicates(
+            new_data, new_indices, spinfo=SparseInfo(shape=tuple(new_shape)), nse=new_nse)
+    return new_data, new_indices
+
+
+def bcoo_slice(mat, *, start_indices, limit_indices, strides=None):
+    """lax.slice of a BCOO array: batch and dense dimensions slice their buffers, sparse
+    ones keep the entries in the window (re-indexed)."""
+    if not isinstance(mat, BCOO):
+        raise TypeError(f"bcoo_slice: input should be BCOO array, got type(mat)={type(mat)}")
+    start_indices = [operator.index(i) for i in start_indices]
+    limit_indices = [operator.index(i) for i in limit_indices]
+    strides = [1] * mat.ndim if strides is None else [operator.index(i) for i in strides]
+    if len(start_indices) != mat.ndim or len(limit_indices) != mat.ndim:
+        raise ValueError(f"bcoo_slice: indices must have size mat.ndim={mat.ndim}")
+    if len(strides) != mat.ndim:
+        raise ValueError(f"len(strides) = {len(strides)}; expected {mat.ndim}")
+    if any(s <= 0 for s in strides):
+        raise ValueError(f"strides must be a sequence of positive integers; got {strides}")
+    if not all(0 <= start <= end <= size
+               for start, end, size in zip(start_indices, limit_indices, mat.shape)):
+        raise ValueError(f"bcoo_slice: invalid indices. Got start_indices={start_indices}, "
+                         f"limit_indices={limit_indices} and shape={mat.shape}")
+    nb, ns = mat.n_batch, mat.n_sparse
+    data_slices, index_slices = [], []
+    for i in range(nb):
+        window = slice(start_indices[i], limit_indices[i], strides[i])
+        data_slices.append(slice(None) if mat.data.shape[i] != mat.shape[i] else window)
+        index_slices.append(slice(None) if mat.indices.shape[i] != mat.shape[i] else window)
+    data_slices.append(slice(None))
+    index_slices.extend([slice(None), slice(None)])
+    data_slices.extend(slice(*w) for w in zip(start_indices[nb + ns:],
+                                              limit_indices[nb + ns:], strides[nb + ns:]))
+    new_data = mat.data[tuple(data_slices)]
+    new_indices = mat.indices[tuple(index_slices)]
+    new_shape = tuple((end - start + stride - 1) // stride
+                      for start, end, stride in zip(start_indices, limit_indices, strides))
+    if ns:
+        dtype = new_indices.dtype
+        expand = tuple(range(nb + 1))
+        starts = lax.expand_dims(jnp.array(start_indices[nb:nb + ns], dtype), expand)
+        ends = lax.expand_dims(jnp.array(limit_indices[nb:nb + ns], dtype), expand)
+        steps = lax.expand_dims(jnp.array(strides[nb:nb + ns], dtype), expand)
+        in_window = ((new_indices >= starts) & (new_indices < ends)
+                     & ((new_indices - starts) % steps == 0))
+        new_data, new_indices = _keep_in_window(
+            mat, new_data, new_indices, new_shape, in_window,
+            (new_indices - starts + steps - 1) // steps, (ends - starts + steps - 1) // steps)
+    return BCOO((new_data, new_indices), shape=new_shape)
+
+
+def bcoo_dynamic_slice(mat, start_indices, slice_sizes):
+    """lax.dynamic_slice of a BCOO array (start indices may be traced; starts are clamped
+    so the slice fits, as lax.dynamic_slice's)."""
+    slice_sizes = tuple(operator.index(i) for i in slice_sizes)
+    eval_shape(lambda x, s: slicing.dynamic_slice(x, s, slice_sizes),
+               ShapeDtypeStruct(mat.shape, mat.dtype), start_indices)
+    if not isinstance(mat, BCOO):
+        raise TypeError(f"bcoo_slice: input should be BCOO array, got type(mat)={type(mat)}")
+    start_indices = tuple(jnp.asarray(i) for i in start_indices)
+    if not all(0 <= size <= axis for size, axis in zip(slice_sizes, mat.shape)):
+        raise TypeError("slice_sizes must be less than or equal to operand shape, "
+                        f"got slice_sizes {slice_sizes} for operand shape {mat.shape}")
+    nb, ns = mat.n_batch, mat.n_sparse
+    zero = jnp.zeros((), start_indices[0].dtype if start_indices else np.int32)
+    data_start, data_sizes, indices_start, indices_sizes = [], [], [], []
+    for i in range(nb):
+        data_bcast = mat.data.shape[i] != mat.shape[i]
+        indices_bcast = mat.indices.shape[i] != mat.shape[i]
+        data_start.append(zero if data_bcast else start_indices[i])
+        data_sizes.append(1 if data_bcast else slice_sizes[i])
+        indices_start.append(zero if indices_bcast else start_indices[i])
+        indices_sizes.append(1 if indices_bcast else slice_sizes[i])
+    data_start.append(zero)
+    data_sizes.append(mat.nse)
+    indices_start.extend([zero, zero])
+    indices_sizes.extend([mat.nse, ns])
+    data_start.extend(start_indices[nb + ns:])
+    data_sizes.extend(slice_sizes[nb + ns:])
+    new_data = slicing.dynamic_slice(mat.data, data_start, data_sizes)
+    new_indices = slicing.dynamic_slice(mat.indices, indices_start, indices_sizes)
+    if ns:
+        dtype = new_indices.dtype
+        starts = jnp.array(start_indices[nb:nb + ns], dtype)
+        sizes = jnp.array(slice_sizes[nb:nb + ns], dtype)
+        sparse_shape = jnp.array(mat.shape[nb:nb + ns], dtype)
+        starts = jnp.where(starts < 0, starts + sparse_shape, starts)
+        starts = jnp.clip(starts, 0, sparse_shape - sizes)
+        expand = tuple(range(nb + 1))
+        starts, sizes = lax.expand_dims(starts, expand), lax.expand_dims(sizes, expand)
+        in_window = (new_indices >= starts) & (new_indices < starts + sizes)
+        new_data, new_indices = _keep_in_window(mat, new_data, new_indices, slice_sizes,
+                                                in_window, new_indices - starts, sizes)
+    return BCOO((new_data, new_indices), shape=slice_sizes)

@@ -23,6 +23,7 @@ from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import dot as ldot
 from pyjax._src.lax import elementwise as lew
 from pyjax._src.lax import reductions as lred
+from pyjax._src.lax import slicing
 from pyjax._src.lax import special as lspecial
 from pyjax._src.lax import structural as lst
 from pyjax._src.lax.call import jit_p
@@ -373,6 +374,8 @@ _BCOO_STANDARD_PRIMITIVES = {
     lst.reshape_p: bst.bcoo_reshape,
     lst.rev_p: bst.bcoo_rev,
     lst.squeeze_p: bst.bcoo_squeeze,
+    slicing.slice_p: bst.bcoo_slice,
+    slicing.dynamic_slice_p: lambda *a, **k: bst.bcoo_dynamic_slice(a[0], a[1:], **k),
 }
 
 for _prim, _impl in _BCOO_STANDARD_PRIMITIVES.items():

@@ -11,8 +11,8 @@ from pyjax._src.sparse.bcoo import (  # noqa: F401
     bcoo_todense, bcoo_todense_p, bcoo_transpose, bcoo_transpose_p,
 )
 from pyjax._src.sparse.bcoo_structural import (  # noqa: F401
-    bcoo_broadcast_in_dim, bcoo_concatenate, bcoo_multiply_dense, bcoo_multiply_sparse,
-    bcoo_reduce_sum, bcoo_reshape, bcoo_rev, bcoo_squeeze,
+    bcoo_broadcast_in_dim, bcoo_concatenate, bcoo_dynamic_slice, bcoo_multiply_dense,
+    bcoo_multiply_sparse, bcoo_reduce_sum, bcoo_reshape, bcoo_rev, bcoo_slice, bcoo_squeeze,
 )
 from pyjax._src.sparse.bcsr import (  # noqa: F401
     BCSR, bcsr_broadcast_in_dim, bcsr_concatenate, bcsr_dot_general, bcsr_dot_general_p,
