@@ -131,3 +131,39 @@ MD = sparse.BCOO.fromdense(X, n_dense=1)
 ])
 def test_slices_match_jax(op, text, data, indices):
     _check(op(), text, data, indices)
+
+
+_NINE = [[0, 0], [0, 1], [0, 2], [1, 0], [1, 1], [1, 2], [2, 0], [2, 1], [2, 2]]
+
+
+@pytest.mark.parametrize("op, text, data, indices", [
+    (lambda: sparse.bcoo_dot_general(sparse.BCOO.fromdense(X[0]), sparse.BCOO.fromdense(X[1]),
+                                     dimension_numbers=(((1,), (1,)), ((), ()))),
+     "BCOO(float32[3, 3], nse=9)", [0.0, 0.0, 0.0, 0.0, 3.0, 0.0, 0.0, 0.0, 4.0], _NINE),
+    (lambda: sparse.bcoo_dot_general(sparse.BCOO.fromdense(X[0]),
+                                     sparse.BCOO.fromdense(jnp.arange(4.)),
+                                     dimension_numbers=(((1,), (0,)), ((), ()))),
+     "BCOO(float32[3], nse=3)", [9.0, 2.0, 4.0], [[0], [1], [2]]),
+    (lambda: sparse.bcoo_dot_general(M, M, dimension_numbers=(((2,), (2,)), ((0,), (0,)))),
+     "BCOO(float32[2, 3, 3], nse=9, n_batch=1)",
+     [[9.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 16.0],
+      [4.0, 0.0, 0.0, 0.0, 9.0, 0.0, 0.0, 0.0, 1.0]], [_NINE, _NINE]),
+    (lambda: sparse.bcoo_dot_general(M, sparse.BCOO.fromdense(X[1]),
+                                     dimension_numbers=(((2,), (1,)), ((), ()))),
+     "BCOO(float32[2, 3, 3], nse=9, n_batch=1)",
+     [[0.0, 0.0, 0.0, 0.0, 3.0, 0.0, 0.0, 0.0, 4.0],
+      [4.0, 0.0, 0.0, 0.0, 9.0, 0.0, 0.0, 0.0, 1.0]], [_NINE, _NINE]),
+])
+def test_sparse_sparse_dot_general_matches_jax(op, text, data, indices):
+    _check(op(), text, data, indices)
+
+
+def test_sparse_sparse_dot_general_derivatives():
+    a, b = sparse.BCOO.fromdense(X[0]), sparse.BCOO.fromdense(X[1])
+
+    def f(d):
+        return sparse.bcoo_dot_general(sparse.BCOO((d, a.indices), shape=a.shape), b,
+                                       dimension_numbers=(((1,), (1,)), ((), ()))).data.sum()
+    assert np.asarray(jax.jacfwd(f)(a.data)).tolist() == [0.0, 3.0, 1.0]
+    with pytest.raises(NotImplementedError, match="no transpose rule"):
+        jax.grad(f)(a.data)

@@ -144,3 +144,10 @@ def test_slices_are_sparsified(sp):
         sparse.BCOO.fromdense(X))
     assert repr(out) == "BCOO(float32[1, 1, 3], nse=3)"
     assert _buffers(out) == ([1.0, 0.0, 0.0], [[0, 0, 1], [1, 1, 3], [1, 1, 3]])
+
+
+def test_sparse_sparse_matmul_is_sparse(sp):
+    out = sp(lambda a, b: a @ b.T)(sparse.BCOO.fromdense(X[0]), sparse.BCOO.fromdense(X[1]))
+    assert repr(out) == "BCOO(float32[3, 3], nse=9)"
+    assert np.asarray(out.todense()).tolist() == [[0.0, 0.0, 0.0], [0.0, 3.0, 0.0],
+                                                  [0.0, 0.0, 4.0]]

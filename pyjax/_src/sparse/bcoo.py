@@ -7,6 +7,8 @@ lowerings do, with JAX's JVP and transpose rules; they batch by vmapping that
 computation (JAX moves the vmapped axis into the batch dimensions: the same values)."""
 from __future__ import annotations
 
+import functools
+import math
 import operator
 from typing import NamedTuple
 
@@ -380,12 +382,19 @@ bcoo_transpose_p = composite_primitive(
 
 def bcoo_dot_general(lhs, rhs, *, dimension_numbers, precision=None,
                      preferred_element_type=None, out_sharding=None):
-    """lax.dot_general where lhs or rhs is a BCOO array (dense result); contraction and
-    batch dimensions of the sparse operand must be among its batch or sparse dimensions."""
+    """lax.dot_general where lhs or rhs is a BCOO array: a dense result, or a BCOO one
+    when both are (bcoo_spdot_general); contraction and batch dimensions of a sparse
+    operand must be among its batch or sparse dimensions."""
     if isinstance(lhs, BCOO) and isinstance(rhs, BCOO):
-        raise NotImplementedError(
-            "bcoo_dot_general of two BCOO arrays (bcoo_spdot_general) is not supported by "
-            "pyjax; convert one operand with .todense()")
+        shape = ldot.dot_general_p.abstract_eval(
+            ShapedArray(lhs.shape, lhs.dtype), ShapedArray(rhs.shape, rhs.dtype),
+            dimension_numbers=dimension_numbers, precision=None,
+            preferred_element_type=preferred_element_type, out_sharding=None).shape
+        bufs = _bcoo_spdot_general(lhs.data, lhs.indices, rhs.data, rhs.indices,
+                                   lhs_spinfo=lhs._info, rhs_spinfo=rhs._info,
+                                   dimension_numbers=dimension_numbers,
+                                   preferred_element_type=preferred_element_type)
+        return BCOO(bufs, shape=shape)
     if isinstance(lhs, BCOO):
         return _bcoo_dot_general(lhs.data, lhs.indices, rhs,
                                  dimension_numbers=dimension_numbers,
@@ -804,6 +813,151 @@ bcoo_sum_duplicates_p = composite_primitive(
     abstract_eval=_bcoo_sum_duplicates_abstract_eval, jvp=_bcoo_sum_duplicates_jvp,
     transpose=NO_TRANSPOSE,
     samples=lambda: [b.Sample(_samples(), {"spinfo": SparseInfo(shape=(2, 3)), "nse": 2})])
+
+
+# --- bcoo_spdot_general -----------------------------------------------------------------
+
+def _bcoo_spdot_general(lhs_data, lhs_indices, rhs_data, rhs_indices, *, lhs_spinfo,
+                        rhs_spinfo, dimension_numbers, preferred_element_type):
+    (lhs_contract, rhs_contract), (lhs_batch, rhs_batch) = dimension_numbers
+    dims = ((_index_tuple(lhs_contract), _index_tuple(rhs_contract)),
+            (_index_tuple(lhs_batch), _index_tuple(rhs_batch)))
+    if preferred_element_type is not None:
+        preferred_element_type = np.dtype(preferred_element_type)
+    return bcoo_spdot_general_p.bind(
+        jnp.asarray(lhs_data), jnp.asarray(lhs_indices), jnp.asarray(rhs_data),
+        jnp.asarray(rhs_indices), lhs_spinfo=lhs_spinfo, rhs_spinfo=rhs_spinfo,
+        dimension_numbers=dims, preferred_element_type=preferred_element_type)
+
+
+def _bcoo_spdot_general_unbatched(lhs_data, lhs_indices, rhs_data, rhs_indices, *,
+                                  lhs_shape, rhs_shape, lhs_contracting, rhs_contracting,
+                                  out_nse):
+    lhs = _validate_bcoo(lhs_data, lhs_indices, lhs_shape)
+    rhs = _validate_bcoo(rhs_data, rhs_indices, rhs_shape)
+    out_shape = (*(s for i, s in enumerate(lhs_shape) if i not in lhs_contracting),
+                 *(s for i, s in enumerate(rhs_shape) if i not in rhs_contracting))
+    lhs_i = lhs_indices[:, np.array(lhs_contracting, dtype=int)]
+    rhs_i = rhs_indices[:, np.array(rhs_contracting, dtype=int)]
+    lhs_j = lhs_indices[:, np.array(remaining(range(lhs.n_sparse), lhs_contracting),
+                                    dtype=int)]
+    rhs_j = rhs_indices[:, np.array(remaining(range(rhs.n_sparse), rhs_contracting),
+                                    dtype=int)]
+    # every pair of entries whose contracted indices agree (both in bounds)
+    overlap = (lhs_i[:, None] == rhs_i[None, :]).all(-1)
+    lhs_valid = (lhs_i < jnp.array([lhs_shape[d] for d in lhs_contracting],
+                                   lhs_i.dtype)).all(-1)
+    rhs_valid = (rhs_i < jnp.array([rhs_shape[d] for d in rhs_contracting],
+                                   rhs_i.dtype)).all(-1)
+    out_data = jnp.where(overlap & lhs_valid[:, None] & rhs_valid[None, :],
+                         lhs_data[:, None] * rhs_data[None, :], 0).ravel()
+    n_lhs = lhs_j.shape[-1]
+    out_indices = jnp.zeros([lhs.nse, rhs.nse, n_lhs + rhs_j.shape[-1]],
+                            dtype=jnp.result_type(lhs_indices, rhs_indices))
+    out_indices = out_indices.at[:, :, :n_lhs].set(lhs_j[:, None])
+    out_indices = out_indices.at[:, :, n_lhs:].set(rhs_j[None, :])
+    out_indices = out_indices.reshape(len(out_data), out_indices.shape[-1])
+    # zeros stay stored (eliminating them breaks autodiff, as in JAX)
+    return _bcoo_sum_duplicates_fun(out_data, out_indices,
+                                    spinfo=SparseInfo(shape=out_shape), nse=out_nse)
+
+
+def _bcoo_spdot_general_fun(lhs_data, lhs_indices, rhs_data, rhs_indices, *, lhs_spinfo,
+                            rhs_spinfo, dimension_numbers, preferred_element_type):
+    lhs = _validate_bcoo(lhs_data, lhs_indices, lhs_spinfo.shape)
+    rhs = _validate_bcoo(rhs_data, rhs_indices, rhs_spinfo.shape)
+    data_aval, _ = _bcoo_spdot_general_abstract_eval(
+        lhs_data.aval, lhs_indices.aval, rhs_data.aval, rhs_indices.aval,
+        lhs_spinfo=lhs_spinfo, rhs_spinfo=rhs_spinfo, dimension_numbers=dimension_numbers,
+        preferred_element_type=preferred_element_type)
+    (lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch) = dimension_numbers
+    # batch dimensions first
+    lhs_perm = [*lhs_batch, *remaining(range(lhs.n_batch), lhs_batch)]
+    rhs_perm = [*rhs_batch, *remaining(range(rhs.n_batch), rhs_batch)]
+    lhs_data = lhs_data.transpose([*lhs_perm, *range(lhs.n_batch, lhs_data.ndim)])
+    rhs_data = rhs_data.transpose([*rhs_perm, *range(rhs.n_batch, rhs_data.ndim)])
+    lhs_indices = lhs_indices.transpose([*lhs_perm, *range(lhs.n_batch, lhs_indices.ndim)])
+    rhs_indices = rhs_indices.transpose([*rhs_perm, *range(rhs.n_batch, rhs_indices.ndim)])
+    func = functools.partial(
+        _bcoo_spdot_general_unbatched, lhs_shape=lhs_spinfo.shape[lhs.n_batch:],
+        rhs_shape=rhs_spinfo.shape[rhs.n_batch:],
+        lhs_contracting=[d - lhs.n_batch for d in lhs_contracting],
+        rhs_contracting=[d - rhs.n_batch for d in rhs_contracting],
+        out_nse=data_aval.shape[-1])
+    func = nfold_vmap(func, rhs.n_batch - len(rhs_batch), in_axes=(None, None, 0, 0))
+    func = nfold_vmap(func, lhs.n_batch - len(lhs_batch), in_axes=(0, 0, None, None))
+    func = nfold_vmap(func, len(lhs_batch))
+    data, indices = func(lhs_data, lhs_indices, rhs_data, rhs_indices)
+    return data.astype(data_aval.dtype), indices
+
+
+def _bcoo_spdot_general_abstract_eval(lhs_data, lhs_indices, rhs_data, rhs_indices, *,
+                                      lhs_spinfo, rhs_spinfo, dimension_numbers,
+                                      preferred_element_type):
+    lhs_shape, rhs_shape = lhs_spinfo.shape, rhs_spinfo.shape
+    out_aval = ldot.dot_general_p.abstract_eval(
+        ShapedArray(lhs_shape, lhs_data.dtype), ShapedArray(rhs_shape, rhs_data.dtype),
+        dimension_numbers=dimension_numbers, precision=None,
+        preferred_element_type=preferred_element_type, out_sharding=None)
+    lhs = _validate_bcoo(lhs_data, lhs_indices, lhs_shape)
+    rhs = _validate_bcoo(rhs_data, rhs_indices, rhs_shape)
+    (lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch) = dimension_numbers
+    if lhs.n_dense or rhs.n_dense:
+        raise NotImplementedError("bcoo_spdot_general with dense dimensions.")
+    if ((lhs_batch and max(lhs_batch) >= lhs.n_batch)
+            or (rhs_batch and max(rhs_batch) >= rhs.n_batch)):
+        raise NotImplementedError("bcoo_spdot_general: batch_dims must correspond to batch "
+                                  "dimensions of the sparse representation.")
+    for contracting, props in ((lhs_contracting, lhs), (rhs_contracting, rhs)):
+        if contracting and (min(contracting) < props.n_batch
+                            or max(contracting) >= props.n_batch + props.n_sparse):
+            raise NotImplementedError("bcoo_spdot_general only supports contraction of "
+                                      "sparse indices.")
+    if rhs.n_batch > len(rhs_batch) and lhs.n_sparse > len(lhs_contracting):
+        raise ValueError("bcoo_spdot_general: cannot have unused batch dims on rhs with "
+                         "unused sparse dims on lhs.")
+    out_nse = ((lhs.nse if lhs.n_sparse > len(lhs_contracting) else 1)
+               * (rhs.nse if rhs.n_sparse > len(rhs_contracting) else 1))
+    out_n_batch = lhs.n_batch + rhs.n_batch - len(lhs_batch)
+    out_nse = min(out_nse, math.prod(out_aval.shape[out_n_batch:]))
+    lhs_batch_shape = np.broadcast_shapes(
+        tuple(lhs_data.shape[d] for d in range(lhs.n_batch) if d not in lhs_batch),
+        tuple(lhs_indices.shape[d] for d in range(lhs.n_batch) if d not in lhs_batch))
+    rhs_batch_shape = np.broadcast_shapes(
+        tuple(rhs_data.shape[d] for d in range(rhs.n_batch) if d not in rhs_batch),
+        tuple(rhs_indices.shape[d] for d in range(rhs.n_batch) if d not in rhs_batch))
+    batch_shape = (*(lhs_shape[d] for d in lhs_batch), *lhs_batch_shape, *rhs_batch_shape)
+    n_sparse_out = lhs.n_sparse + rhs.n_sparse - 2 * len(lhs_contracting)
+    data_aval = ShapedArray((*batch_shape, out_nse), out_aval.dtype)
+    indices_aval = ShapedArray((*batch_shape, out_nse, n_sparse_out), lhs_indices.dtype)
+    _validate_bcoo(data_aval, indices_aval, out_aval.shape)
+    return [data_aval, indices_aval]
+
+
+def _bcoo_spdot_general_jvp(primals, tangents, **params):
+    lhs_data, lhs_indices, rhs_data, rhs_indices = primals
+    lhs_data_dot, _, rhs_data_dot, _ = tangents
+    primals_out = _bcoo_spdot_general(*primals, **params)
+    data_dot_out = ad.Zero.from_primal_value(primals_out[0])
+    if type(lhs_data_dot) is not ad.Zero:
+        data_dot_out = _bcoo_spdot_general(lhs_data_dot, lhs_indices, rhs_data, rhs_indices,
+                                           **params)[0]
+    if type(rhs_data_dot) is not ad.Zero:
+        term = _bcoo_spdot_general(lhs_data, lhs_indices, rhs_data_dot, rhs_indices,
+                                   **params)[0]
+        data_dot_out = term if type(data_dot_out) is ad.Zero else data_dot_out + term
+    return primals_out, [data_dot_out, ad.Zero.from_primal_value(primals_out[1])]
+
+
+bcoo_spdot_general_p = composite_primitive(
+    "bcoo_spdot_general", _bcoo_spdot_general_fun, multiple_results=True,
+    abstract_eval=_bcoo_spdot_general_abstract_eval, jvp=_bcoo_spdot_general_jvp,
+    transpose=NO_TRANSPOSE,
+    samples=lambda: [b.Sample([*_samples(), *_samples()],
+                              {"lhs_spinfo": SparseInfo(shape=(2, 3)),
+                               "rhs_spinfo": SparseInfo(shape=(2, 3)),
+                               "dimension_numbers": (((1,), (1,)), ((), ())),
+                               "preferred_element_type": None})])
 
 
 # --- the BCOO array ---------------------------------------------------------------------

@@ -4,7 +4,8 @@ from pyjax._src.sparse.bcoo import (  # noqa: F401
     BCOO, BCOOProperties, _bcoo_dot_general, _bcoo_extract, _bcoo_fromdense, _bcoo_todense,
     bcoo_dot_general, bcoo_dot_general_p, bcoo_dot_general_sampled, bcoo_dot_general_sampled_p,
     bcoo_eliminate_zeros, bcoo_extract, bcoo_extract_p, bcoo_fromdense, bcoo_fromdense_p,
-    bcoo_sort_indices, bcoo_sort_indices_p, bcoo_sum_duplicates, bcoo_sum_duplicates_p,
+    bcoo_sort_indices, bcoo_sort_indices_p, bcoo_spdot_general_p, bcoo_sum_duplicates,
+    bcoo_sum_duplicates_p,
     bcoo_todense, bcoo_todense_p, bcoo_transpose, bcoo_transpose_p,
 )
 from pyjax._src.sparse.bcoo_structural import (  # noqa: F401
