@@ -17,7 +17,7 @@ import numpy as np
 from pyjax._src import tree_util
 from pyjax._src.core.avals import ShapedArray
 from pyjax._src.core.trace import NO_TRANSPOSE, Tracer
-from pyjax._src.interpreters import ad
+from pyjax._src.interpreters import ad, batching
 from pyjax._src.lax import builders as b
 from pyjax._src.lax import dot as ldot
 from pyjax._src.lax import sorting as lax_sorting
@@ -1121,3 +1121,31 @@ class BCOO(JAXSparse):
 
 
 tree_util.register_pytree_node(BCOO, BCOO.tree_flatten, BCOO.tree_unflatten)
+
+
+def _bcoo_to_elt(cont, _, val, axis):
+    if axis is None:
+        return val
+    if axis >= val.n_batch:
+        raise ValueError(f"Cannot map in_axis={axis} for BCOO array with n_batch="
+                         f"{val.n_batch}. in_axes for batched BCOO operations must "
+                         "correspond to a batch dimension.")
+    return BCOO((cont(val.data, axis), cont(val.indices, axis)),
+                shape=val.shape[:axis] + val.shape[axis + 1:],
+                indices_sorted=val.indices_sorted, unique_indices=val.unique_indices)
+
+
+def _bcoo_from_elt(cont, axis_size, elt, axis):
+    if axis is None:
+        return elt
+    if axis > elt.n_batch:
+        raise ValueError(f"BCOO: cannot add out_axis={axis} for BCOO array with n_batch="
+                         f"{elt.n_batch}. BCOO batch axes must be a contiguous block of "
+                         "leading dimensions.")
+    return BCOO((cont(axis_size, elt.data, axis), cont(axis_size, elt.indices, axis)),
+                shape=elt.shape[:axis] + (axis_size,) + elt.shape[axis:],
+                indices_sorted=elt.indices_sorted, unique_indices=elt.unique_indices)
+
+
+# vmap maps a BCOO array along one of its batch dimensions
+batching.register_vmappable(BCOO, _bcoo_to_elt, _bcoo_from_elt)

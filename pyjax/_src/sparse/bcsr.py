@@ -15,7 +15,7 @@ import numpy as np
 from pyjax._src import errors, tree_util
 from pyjax._src.core.avals import ShapedArray
 from pyjax._src.core.trace import Tracer
-from pyjax._src.interpreters import ad
+from pyjax._src.interpreters import ad, batching
 from pyjax._src.lax import builders as b
 from pyjax._src.lax import dot as ldot
 from pyjax._src.numpy import lax_numpy as jnp
@@ -488,3 +488,30 @@ class BCSR(JAXSparse):
 
 
 tree_util.register_pytree_node(BCSR, BCSR.tree_flatten, BCSR.tree_unflatten)
+
+
+def _bcsr_to_elt(cont, _, val, axis):
+    if axis is None:
+        return val
+    if axis >= val.n_batch:
+        raise ValueError(f"Cannot map in_axis={axis} for BCSR array with n_batch="
+                         f"{val.n_batch}. in_axes for batched BCSR operations must "
+                         "correspond to a batched dimension.")
+    return BCSR((cont(val.data, axis), cont(val.indices, axis), cont(val.indptr, axis)),
+                shape=val.shape[:axis] + val.shape[axis + 1:])
+
+
+def _bcsr_from_elt(cont, axis_size, elt, axis):
+    if axis is None:
+        return elt
+    if axis > elt.n_batch:
+        raise ValueError(f"BCSR: cannot add out_axis={axis} for BCSR array with n_batch="
+                         f"{elt.n_batch}. BCSR batch axes must be a contiguous block of "
+                         "leading dimensions.")
+    return BCSR((cont(axis_size, elt.data, axis), cont(axis_size, elt.indices, axis),
+                 cont(axis_size, elt.indptr, axis)),
+                shape=elt.shape[:axis] + (axis_size,) + elt.shape[axis:])
+
+
+# vmap maps a BCSR array along one of its batch dimensions
+batching.register_vmappable(BCSR, _bcsr_to_elt, _bcsr_from_elt)
