@@ -1,7 +1,7 @@
 """jax.experimental.sparse.test_util: the test case and random sparse inputs JAX's
 sparse tests use (JAX's module, on pyjax's JaxTestCase): checks of a sparse operation
-against its dense equivalent, under jit and autodiff, random BCOO and BCSR arrays and dense
-arrays with a given number of nonzeros, and the sparse layouts of a shape."""
+against its dense equivalent, under jit, vmap and autodiff, random BCOO and BCSR arrays
+and dense arrays with a given number of nonzeros, and the sparse layouts of a shape."""
 from __future__ import annotations
 
 import functools
@@ -15,11 +15,14 @@ import numpy as np
 from pyjax._src import tree_util
 from pyjax._src.api.autodiff import jacfwd, jacrev
 from pyjax._src.api.jit import jit
+from pyjax._src.api.vmap import vmap
+from pyjax._src.lax import structural
 from pyjax._src.numpy import lax_numpy as jnp
 from pyjax._src.sparse.api import todense
 from pyjax._src.sparse.base import JAXSparse
 from pyjax._src.sparse.bcoo import BCOO
 from pyjax._src.sparse.bcsr import BCSR
+from pyjax._src.sparse.transform import sparsify
 from pyjax._src.test_case import JaxTestCase, rand_default
 
 MATMUL_TOL = {
@@ -100,6 +103,30 @@ class SparseTestCase(JaxTestCase):
                 self.assertAllClose(jac(dense_fun_flat, argnums=argnums_flat)(*args_flat),
                                     jac(sparse_fun_flat, argnums=argnums_flat)(*args_flat),
                                     atol=atol, rtol=rtol)
+
+    def _CheckBatchingSparse(self, dense_fun, sparse_fun, args_maker, *, batch_size=3,
+                             bdims=None, check_jit=False, check_dtypes=True, tol=None,
+                             atol=None, rtol=None, canonicalize_dtypes=True):
+        """vmap of sparse_fun agrees with vmap of dense_fun on `batch_size` stacked
+        arguments (sparse ones stacked along a batch dimension, at random `bdims`)."""
+        if bdims is None:
+            bdims = self._random_bdims(*(arg.n_batch if is_sparse(arg) else arg.ndim
+                                         for arg in args_maker()))
+
+        def concat(args, bdim):
+            return sparsify(functools.partial(structural.concatenate, dimension=bdim))(args)
+
+        def expand(arg, bdim):
+            return sparsify(functools.partial(structural.expand_dims, dimensions=[bdim]))(arg)
+
+        def batched_args_maker():
+            args = list(zip(*(args_maker() for _ in range(batch_size))))
+            return [arg[0] if bdim is None else concat([expand(x, bdim) for x in arg], bdim)
+                    for arg, bdim in zip(args, bdims, strict=True)]
+        self._CheckAgainstDense(vmap(dense_fun, bdims), vmap(sparse_fun, bdims),
+                                batched_args_maker, check_dtypes=check_dtypes, tol=tol,
+                                atol=atol, rtol=rtol, check_jit=check_jit,
+                                canonicalize_dtypes=canonicalize_dtypes)
 
     def _random_bdims(self, *args):
         rng = self.rng()
