@@ -167,3 +167,33 @@ def test_sparse_sparse_dot_general_derivatives():
     assert np.asarray(jax.jacfwd(f)(a.data)).tolist() == [0.0, 3.0, 1.0]
     with pytest.raises(NotImplementedError, match="no transpose rule"):
         jax.grad(f)(a.data)
+
+
+@pytest.mark.parametrize("op, text, data, indices", [
+    (lambda: sparse.bcoo_update_layout(M, n_batch=0), "BCOO(float32[2, 3, 4], nse=6)",
+     [3.0, 1.0, 4.0, 2.0, 3.0, 1.0],
+     [[0, 0, 3], [0, 1, 2], [0, 2, 1], [1, 0, 0], [1, 1, 2], [1, 2, 1]]),
+    (lambda: sparse.bcoo_update_layout(M, n_dense=1, on_inefficient=None),
+     "BCOO(float32[2, 3, 4], nse=3, n_batch=1, n_dense=1)",
+     [[[0.0, 0.0, 0.0, 3.0], [0.0, 0.0, 1.0, 0.0], [0.0, 4.0, 0.0, 0.0]],
+      [[2.0, 0.0, 0.0, 0.0], [0.0, 0.0, 3.0, 0.0], [0.0, 1.0, 0.0, 0.0]]],
+     [[[0], [1], [2]], [[0], [1], [2]]]),
+    (lambda: M.update_layout(n_batch=2, on_inefficient=None),
+     "BCOO(float32[2, 3, 4], nse=3, n_batch=2)",
+     [[[3.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 4.0]],
+      [[2.0, 0.0, 0.0], [0.0, 3.0, 0.0], [0.0, 0.0, 1.0]]],
+     [[[[3], [2], [1]]] * 3, [[[0], [2], [1]]] * 3]),
+])
+def test_update_layout_matches_jax(op, text, data, indices):
+    _check(op(), text, data, indices)
+
+
+def test_update_layout_refuses_inefficient_storage_and_mixed_batch_products():
+    with pytest.raises(sparse.SparseEfficiencyError, match="increasing n_batch from 1 to 2"):
+        sparse.bcoo_update_layout(M, n_batch=2)
+    with pytest.warns(sparse.SparseEfficiencyWarning):
+        sparse.bcoo_update_layout(M, n_batch=2, on_inefficient="warn")
+    # operands with different batch dimensions multiply through the unbatched layout
+    out = sparse.bcoo_multiply_sparse(M, sparse.BCOO.fromdense(X))
+    assert repr(out) == "BCOO(float32[2, 3, 4], nse=36)"
+    assert np.asarray(out.todense()).tolist() == np.asarray(X * X).tolist()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import math
 import operator
+import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -28,7 +29,8 @@ from pyjax._src.numpy import lax_numpy as jnp
 from pyjax._src.sparse.base import JAXSparse
 from pyjax._src.sparse.composite import composite_primitive
 from pyjax._src.sparse.util import (
-    SparseInfo, _count_stored_elements, nfold_vmap, remaining,
+    SparseEfficiencyError, SparseEfficiencyWarning, SparseInfo, _count_stored_elements,
+    nfold_vmap, remaining,
 )
 
 
@@ -815,6 +817,101 @@ bcoo_sum_duplicates_p = composite_primitive(
     samples=lambda: [b.Sample(_samples(), {"spinfo": SparseInfo(shape=(2, 3)), "nse": 2})])
 
 
+# --- bcoo_update_layout -----------------------------------------------------------------
+
+def bcoo_update_layout(mat, *, n_batch=None, n_dense=None, on_inefficient="error"):
+    """The BCOO array `mat` stored with `n_batch` batch and `n_dense` dense dimensions
+    (default: as it has). Making more dimensions batch or dense stores many zeros where
+    those dimensions have size > 1: a SparseEfficiencyError (or, with on_inefficient
+    'warn', a SparseEfficiencyWarning; None: silent)."""
+    n_batch = mat.n_batch if n_batch is None else operator.index(n_batch)
+    n_dense = mat.n_dense if n_dense is None else operator.index(n_dense)
+    if (n_batch, n_dense) == (mat.n_batch, mat.n_dense):
+        return mat
+    n_sparse = mat.ndim - n_batch - n_dense
+    if on_inefficient not in ["error", "warn", None]:
+        raise ValueError(f"on_inefficent={on_inefficient!r}; expected one of "
+                         "['error', 'warn', None].")
+    if n_batch < 0:
+        raise ValueError(f"n_batch must be non-negative; got {n_batch}")
+    if n_dense < 0:
+        raise ValueError(f"n_dense must be non-negative; got {n_dense}")
+    if n_sparse < 0:
+        raise ValueError(f"sum of n_batch={n_batch} and n_dense={n_dense} cannot be larger "
+                         f"than mat.ndim={mat.ndim}.")
+
+    def maybe_err_or_warn(msg):
+        if on_inefficient == "error":
+            raise SparseEfficiencyError(
+                msg + " To disable this error, set the on_inefficient argument of "
+                "bcoo_update_layout to 'warn' or None.")
+        if on_inefficient == "warn":
+            warnings.warn(msg + " To disable this warning, set the on_inefficient argument "
+                          "of bcoo_update_layout to None.", category=SparseEfficiencyWarning,
+                          stacklevel=3)
+
+    if n_dense > mat.n_dense and any(d > 1 for d in mat.shape[-n_dense:mat.ndim - mat.n_dense]):
+        maybe_err_or_warn(f"For matrix of shape {mat.shape}, increasing n_dense from "
+                          f"{mat.n_dense} to {n_dense} results in inefficient storage.")
+    if n_batch > mat.n_batch and any(d > 1 for d in mat.shape[mat.n_batch:n_batch]):
+        maybe_err_or_warn(f"For matrix of shape {mat.shape}, increasing n_batch from "
+                          f"{mat.n_batch} to {n_batch} results in inefficient storage.")
+    data, indices, shape = mat.data, mat.indices, mat.shape
+    cur_batch, cur_dense = mat.n_batch, mat.n_dense
+    if n_dense < cur_dense:   # leading dense dimensions become sparse
+        n = cur_dense - n_dense
+
+        def fewer_dense(d, i):
+            new_d = d.reshape(math.prod(d.shape[:n]), *d.shape[n:])
+            meshes = array_manipulation.meshgrid(
+                *(jnp.arange(s, dtype=i.dtype) for s in d.shape[:n]), indexing="ij")
+            new_i = jnp.column_stack([jnp.broadcast_to(i, (new_d.shape[0], i.size)),
+                                      *(m.ravel() for m in meshes)])
+            return new_d, new_i
+        data, indices = nfold_vmap(fewer_dense, cur_batch + 1)(data, indices)
+        data = data.reshape(*data.shape[:cur_batch],
+                            math.prod(data.shape[cur_batch:cur_batch + 2]),
+                            *data.shape[cur_batch + 2:])
+        indices = indices.reshape(*indices.shape[:cur_batch],
+                                  math.prod(indices.shape[cur_batch:cur_batch + 2]),
+                                  *indices.shape[cur_batch + 2:])
+        cur_dense = n_dense
+    if n_batch < cur_batch:   # trailing batch dimensions become sparse
+        n = cur_batch - n_batch
+
+        def fewer_batch(d, i):
+            nse = i.shape[-2]
+            new_d = d.reshape(math.prod(d.shape[:n + 1]), *d.shape[n + 1:])
+            meshes = array_manipulation.meshgrid(
+                *(jnp.arange(s, dtype=i.dtype) for s in (*i.shape[:n], nse)), indexing="ij")
+            new_i = i.reshape(math.prod(i.shape[:n + 1]), *i.shape[n + 1:])
+            new_i = jnp.column_stack((*(m.ravel() for m in meshes[:-1]), new_i))
+            return new_d, new_i
+        data, indices = nfold_vmap(fewer_batch, n_batch)(data, indices)
+        cur_batch = n_batch
+    if n_dense > cur_dense:   # trailing sparse dimensions become dense
+        n = n_dense - cur_dense
+
+        def more_dense(d, i):
+            new_d = jnp.zeros(shape[-n_dense:], d.dtype).at[tuple(i[-n:])].set(d)
+            return new_d, i[:-n]
+        data, indices = nfold_vmap(more_dense, cur_batch + 1)(data, indices)
+        cur_dense = n_dense
+    if n_batch > cur_batch:   # leading sparse dimensions become batch
+        n = n_batch - cur_batch
+
+        def more_batch(d, i):
+            nse = i.shape[-2]
+            idx = tuple(i[:, j] for j in range(n)) + (jnp.arange(nse),)
+            new_i = jnp.broadcast_to(i[:, n:], (*shape[cur_batch:n_batch], nse,
+                                                i.shape[-1] - n))
+            new_d = jnp.zeros((*shape[cur_batch:n_batch], nse, *d.shape[d.ndim - n_dense:]),
+                              d.dtype).at[idx].set(d)
+            return new_d, new_i
+        data, indices = nfold_vmap(more_batch, cur_batch)(data, indices)
+    return BCOO((data, indices), shape=shape)
+
+
 # --- bcoo_spdot_general -----------------------------------------------------------------
 
 def _bcoo_spdot_general(lhs_data, lhs_indices, rhs_data, rhs_indices, *, lhs_spinfo,
@@ -1085,6 +1182,12 @@ class BCOO(JAXSparse):
         if remove_zeros:
             return bcoo_eliminate_zeros(self, nse=nse)
         return bcoo_sum_duplicates(self, nse=nse)
+
+    def update_layout(self, *, n_batch=None, n_dense=None, on_inefficient="error"):
+        """The array stored with `n_batch` batch and `n_dense` dense dimensions (see
+        bcoo_update_layout)."""
+        return bcoo_update_layout(self, n_batch=n_batch, n_dense=n_dense,
+                                  on_inefficient=on_inefficient)
 
     def sort_indices(self):
         """The array with its indices sorted (self if they are)."""

@@ -21,6 +21,7 @@ from pyjax._src.numpy import functional, indexing
 from pyjax._src.numpy import lax_numpy as jnp
 from pyjax._src.sparse.bcoo import (
     BCOO, _bcoo_extract, _bcoo_sum_duplicates, _validate_bcoo, _validate_permutation,
+    bcoo_update_layout,
 )
 from pyjax._src.sparse.util import SparseInfo, nfold_vmap
 from pyjax._src.util import canonicalize_axis
@@ -306,10 +307,7 @@ def bcoo_multiply_sparse(lhs, rhs):
     if lhs.n_dense != rhs.n_dense:
         raise NotImplementedError("bcoo_multiply_sparse: arrays with differing numbers of "
                                   f"dense dimensions: {lhs}, {rhs}")
-    if lhs.n_batch != rhs.n_batch:
-        raise NotImplementedError("bcoo_multiply_sparse: arrays with differing numbers of "
-                                  f"batch dimensions: {lhs}, {rhs}")
-    n_batch = lhs.n_batch
+    n_batch = min(lhs.n_batch, rhs.n_batch)
     mul = functools.partial(_bcoo_multiply_sparse_unbatched, lhs_shape=lhs.shape[n_batch:],
                             rhs_shape=rhs.shape[n_batch:])
     data, indices = nfold_vmap(mul, n_batch)(lhs.data, lhs.indices, rhs.data, rhs.indices)
@@ -320,6 +318,15 @@ def _bcoo_multiply_sparse_unbatched(lhs_data, lhs_indices, rhs_data, rhs_indices
                                     lhs_shape, rhs_shape):
     lhs = _validate_bcoo(lhs_data, lhs_indices, lhs_shape)
     rhs = _validate_bcoo(rhs_data, rhs_indices, rhs_shape)
+    # the operand with more batch dimensions: as plain sparse ones
+    if lhs.n_batch:
+        lhs_data, lhs_indices = bcoo_update_layout(
+            BCOO((lhs_data, lhs_indices), shape=lhs_shape), n_batch=0)._bufs
+        lhs = _validate_bcoo(lhs_data, lhs_indices, lhs_shape)
+    elif rhs.n_batch:
+        rhs_data, rhs_indices = bcoo_update_layout(
+            BCOO((rhs_data, rhs_indices), shape=rhs_shape), n_batch=0)._bufs
+        rhs = _validate_bcoo(rhs_data, rhs_indices, rhs_shape)
     dims = np.array([i for i, (s1, s2) in enumerate(zip(lhs_shape[:lhs.n_sparse],
                                                         rhs_shape[:rhs.n_sparse]))
                      if s1 != 1 and s2 != 1], dtype=int)

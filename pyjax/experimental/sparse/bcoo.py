@@ -6,7 +6,7 @@ from pyjax._src.sparse.bcoo import (  # noqa: F401
     bcoo_eliminate_zeros, bcoo_extract, bcoo_extract_p, bcoo_fromdense, bcoo_fromdense_p,
     bcoo_sort_indices, bcoo_sort_indices_p, bcoo_spdot_general_p, bcoo_sum_duplicates,
     bcoo_sum_duplicates_p,
-    bcoo_todense, bcoo_todense_p, bcoo_transpose, bcoo_transpose_p,
+    bcoo_todense, bcoo_todense_p, bcoo_transpose, bcoo_transpose_p, bcoo_update_layout,
 )
 from pyjax._src.sparse.bcoo_structural import (  # noqa: F401
     bcoo_broadcast_in_dim, bcoo_concatenate, bcoo_dynamic_slice, bcoo_multiply_dense,
