@@ -151,3 +151,37 @@ def test_sparse_sparse_matmul_is_sparse(sp):
     assert repr(out) == "BCOO(float32[3, 3], nse=9)"
     assert np.asarray(out.todense()).tolist() == [[0.0, 0.0, 0.0], [0.0, 3.0, 0.0],
                                                   [0.0, 0.0, 4.0]]
+
+
+G = (jnp.arange(12.).reshape(3, 4) % 5) * (jnp.arange(12).reshape(3, 4) % 3 == 0)
+
+
+@pytest.mark.parametrize("n_batch, idx, text, dense", [
+    (0, np.index_exp[1], "BCOO(float32[4], nse=3)", [0.0, 0.0, 1.0, 0.0]),
+    (1, np.index_exp[1, 2], "BCOO(float32[], nse=1)", 1.0),
+    (1, np.index_exp[np.array([1, 2])], "BCOO(float32[2, 4], nse=1, n_batch=1)",
+     [[0.0, 0.0, 1.0, 0.0], [0.0, 4.0, 0.0, 0.0]]),
+    (1, np.index_exp[np.array([True, False, True])], "BCOO(float32[2, 4], nse=1, n_batch=1)",
+     [[0.0, 0.0, 0.0, 3.0], [0.0, 4.0, 0.0, 0.0]]),
+    (1, np.index_exp[:2, np.array([True, False, True, False])], "BCOO(float32[2, 2], nse=4)",
+     [[0.0, 0.0], [0.0, 1.0]]),
+    (1, np.index_exp[None, 0, np.array([[2]])], "BCOO(float32[1, 1, 1], nse=1, n_batch=3)",
+     [[[0.0]]]),
+    (1, np.index_exp[::2], "BCOO(float32[2, 4], nse=1, n_batch=1)",
+     [[0.0, 0.0, 0.0, 3.0], [0.0, 4.0, 0.0, 0.0]]),
+    (1, np.index_exp[None], "BCOO(float32[1, 3, 4], nse=1, n_batch=2)",
+     [np.asarray(G).tolist()]),
+])
+def test_bcoo_indexing_matches_jax(n_batch, idx, text, dense):
+    out = sparse.BCOO.fromdense(G, n_batch=n_batch)[idx]
+    assert repr(out) == text
+    assert np.asarray(out.todense()).tolist() == dense
+
+
+def test_bcsr_indexing_and_iteration():
+    out = sparse.BCSR.fromdense(G)[None]
+    assert repr(out) == "BCSR(float32[1, 3, 4], nse=3, n_batch=1)"
+    assert np.asarray(out.todense()).tolist() == [np.asarray(G).tolist()]
+    rows = list(sparse.BCOO.fromdense(G))
+    assert [repr(r) for r in rows] == ["BCOO(float32[4], nse=3)"] * 3
+    assert np.asarray(rows[2].todense()).tolist() == [0.0, 4.0, 0.0, 0.0]

@@ -1,7 +1,7 @@
 """The structural and elementwise operations of BCOO arrays (jax.experimental.sparse's
 bcoo_reduce_sum, bcoo_squeeze, bcoo_rev, bcoo_reshape, bcoo_concatenate,
 bcoo_broadcast_in_dim, bcoo_multiply_dense, bcoo_multiply_sparse, bcoo_slice,
-bcoo_dynamic_slice): JAX's algorithms, which act on the data and indices buffers with
+bcoo_dynamic_slice, bcoo_gather): JAX's algorithms, which act on the data and indices buffers with
 jax.numpy and lax operations (no primitives of their own), so their derivatives and
 batching follow from those."""
 from __future__ import annotations
@@ -13,15 +13,18 @@ import operator
 import numpy as np
 
 from pyjax._src.api.shapes import ShapeDtypeStruct, eval_shape
+from pyjax._src.api.vmap import vmap
 from pyjax._src.core.avals import ShapedArray
 from pyjax._src.lax import elementwise as ew
+from pyjax._src.lax import indexing as lindexing
 from pyjax._src.lax import slicing
+from pyjax._src.lax.indexing import GatherScatterMode
 from pyjax._src.lax import structural as lax
 from pyjax._src.numpy import functional, indexing
 from pyjax._src.numpy import lax_numpy as jnp
 from pyjax._src.sparse.bcoo import (
     BCOO, _bcoo_extract, _bcoo_sum_duplicates, _validate_bcoo, _validate_permutation,
-    bcoo_update_layout,
+    bcoo_transpose, bcoo_update_layout,
 )
 from pyjax._src.sparse.util import SparseInfo, nfold_vmap
 from pyjax._src.util import canonicalize_axis
@@ -447,3 +450,45 @@ def bcoo_dynamic_slice(mat, start_indices, slice_sizes):
         new_data, new_indices = _keep_in_window(mat, new_data, new_indices, slice_sizes,
                                                 in_window, new_indices - starts, sizes)
     return BCOO((new_data, new_indices), shape=slice_sizes)
+
+
+def bcoo_gather(operand, start_indices, dimension_numbers, slice_sizes, *,
+                unique_indices=False, indices_are_sorted=False, mode=None, fill_value=None):
+    """lax.gather of a BCOO operand (a BCOO result): a bcoo_dynamic_slice per index,
+    vmapped, then reshaped and permuted as gather's dimension numbers say."""
+    _validate_bcoo(operand.data, operand.indices, operand.shape)
+    if mode is None:
+        mode = GatherScatterMode.PROMISE_IN_BOUNDS
+    if GatherScatterMode.from_any(mode) != GatherScatterMode.PROMISE_IN_BOUNDS:
+        raise NotImplementedError(f"bcoo_gather: mode={mode} not yet supported.")
+    start_indices = jnp.asarray(start_indices)
+    out_shape = eval_shape(
+        lambda x, i: lindexing.gather(
+            x, i, dimension_numbers=dimension_numbers, slice_sizes=slice_sizes,
+            unique_indices=unique_indices, indices_are_sorted=indices_are_sorted, mode=mode,
+            fill_value=fill_value),
+        ShapeDtypeStruct(operand.shape, operand.dtype),
+        ShapeDtypeStruct(start_indices.shape, start_indices.dtype)).shape
+    offset_dims = tuple(dimension_numbers.offset_dims)
+    # every dimension's start (0 where gather does not index it) and slice size
+    full_start_indices = [jnp.zeros((), start_indices.dtype)] * operand.ndim
+    in_axes = [None] * operand.ndim
+    full_slice_sizes = list(slice_sizes)
+    for i, j in enumerate(dimension_numbers.start_index_map):
+        full_start_indices[j] = start_indices[..., i].ravel()
+        in_axes[j] = 0
+
+    def slice_func(indices):
+        slc = bcoo_dynamic_slice(operand, indices, slice_sizes=full_slice_sizes)
+        return bcoo_squeeze(slc, dimensions=dimension_numbers.collapsed_slice_dims)
+    result = vmap(slice_func, in_axes=(in_axes,))(full_start_indices)
+    result = bcoo_reshape(result, new_sizes=(*start_indices.shape[:-1], *result.shape[1:]),
+                          dimensions=tuple(range(result.ndim)))
+    if result.shape:   # offset dimensions where gather puts them
+        batch_dims = tuple(d for d in range(len(out_shape)) if d not in offset_dims)
+        permutation = np.zeros(result.ndim, dtype=int)
+        permutation[np.array(batch_dims + offset_dims)] = np.arange(result.ndim)
+        if set(permutation[:len(batch_dims)]) != set(range(len(batch_dims))):
+            result = bcoo_update_layout(result, n_batch=0)
+        result = bcoo_transpose(result, permutation=tuple(int(p) for p in permutation))
+    return bcoo_reshape(result, new_sizes=out_shape)

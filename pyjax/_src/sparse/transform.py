@@ -23,6 +23,7 @@ from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import dot as ldot
 from pyjax._src.lax import elementwise as lew
 from pyjax._src.lax import reductions as lred
+from pyjax._src.lax import indexing as lindexing
 from pyjax._src.lax import slicing
 from pyjax._src.lax import special as lspecial
 from pyjax._src.lax import structural as lst
@@ -32,10 +33,10 @@ from pyjax._src.lax.control_flow.conditionals import cond_p
 from pyjax._src.lax.control_flow.loops import while_p
 from pyjax._src.lax.control_flow.scan import scan_p
 from pyjax._src.numpy import lax_numpy as jnp
-from pyjax._src.numpy import ufuncs
+from pyjax._src.numpy import indexing, ufuncs
 from pyjax._src.sparse import bcoo_structural as bst
 from pyjax._src.sparse.api import todense_p
-from pyjax._src.sparse.bcoo import BCOO, bcoo_dot_general, bcoo_transpose
+from pyjax._src.sparse.bcoo import BCOO, bcoo_dot_general, bcoo_fromdense, bcoo_transpose
 from pyjax._src.sparse.bcsr import (
     BCSR, bcsr_broadcast_in_dim, bcsr_concatenate, bcsr_dot_general,
 )
@@ -522,6 +523,14 @@ def _reduce_sum_sparse(spenv, spvalue, *, axes, out_sharding=None):
 sparse_rules_bcoo[lred.reduce_sum_p] = _reduce_sum_sparse
 
 
+def _gather_sparse_rule(spenv, *spvalues, **params):
+    operand, start_indices = spvalues_to_arrays(spenv, spvalues)
+    return arrays_to_spvalues(spenv, [bst.bcoo_gather(operand, start_indices, **params)])
+
+
+sparse_rules_bcoo[lindexing.gather_p] = _gather_sparse_rule
+
+
 def _sparsify_jaxpr(spenv, closed, *spvalues):
     """`closed` as a closed jaxpr on the flattened (sparse) arrays of `spvalues`,
     evaluating it sparsely; returns it and the tree of its (sparse) outputs."""
@@ -642,6 +651,22 @@ def _astype(self, *args, **kwargs):
     return sparsify(lambda x: x.astype(*args, **kwargs))(self)
 
 
+def _bcoo_rewriting_take(arr, idx):
+    result = sparsify(functools.partial(indexing.getitem, idx=idx))(arr)
+    # an empty result comes out of the indexing as a dense array
+    if not isinstance(result, BCOO) and np.size(result) == 0:
+        result = bcoo_fromdense(result)
+    return result
+
+
+def _bcsr_rewriting_take(arr, idx):
+    return sparsify(functools.partial(indexing.getitem, idx=idx))(arr)
+
+
+def _sparse_iter(arr):
+    return iter(arr[i] for i in range(arr.shape[0]))
+
+
 def _swap_args(f):
     return lambda a, b: f(b, a)
 
@@ -665,6 +690,8 @@ _bcoo_methods: dict[str, Any] = {
     "__rsub__": sparsify(_swap_args(ufuncs.subtract)),
     "__pow__": lambda x, y: sparsify(lambda x: ufuncs.power(x, y))(x),
     "__rpow__": sparsify(_swap_args(ufuncs.power)),
+    "__getitem__": _bcoo_rewriting_take,
+    "__iter__": _sparse_iter,
     "__gt__": sparsify(ufuncs.greater),
     "__ge__": sparsify(ufuncs.greater_equal),
     "__lt__": sparsify(ufuncs.less),
@@ -677,3 +704,4 @@ for _method, _fn in _bcoo_methods.items():
     setattr(BCOO, _method, _fn)
 for _method in ("__matmul__", "__rmatmul__"):
     setattr(BCSR, _method, _bcoo_methods[_method])
+BCSR.__getitem__ = _bcsr_rewriting_take
