@@ -197,3 +197,19 @@ def test_update_layout_refuses_inefficient_storage_and_mixed_batch_products():
     out = sparse.bcoo_multiply_sparse(M, sparse.BCOO.fromdense(X))
     assert repr(out) == "BCOO(float32[2, 3, 4], nse=36)"
     assert np.asarray(out.todense()).tolist() == np.asarray(X * X).tolist()
+
+
+def test_conv_general_dilated_matches_jax():
+    a = jnp.array([0., 1., 0., 2., 0., 0., 3.])
+    b = jnp.array([1., 2., 0.])
+    out = sparse.bcoo_conv_general_dilated(sparse.BCOO.fromdense(a[None, None]), b[None, None],
+                                           window_strides=(1,), padding="SAME")
+    _check(out, "BCOO(float32[1, 1, 7], nse=9, n_batch=2)",
+           [[[1.0, 2.0, 0.0, 2.0, 4.0, 0.0, 3.0, 6.0, 0.0]]],
+           [[[[2], [1], [0], [4], [3], [2], [7], [6], [5]]]])
+    out = sparse.bcoo_conv_general_dilated(a[None, None], sparse.BCOO.fromdense(b[None, None]),
+                                           window_strides=(1,), padding="VALID")
+    assert np.asarray(out.todense()).tolist() == [[[2.0, 1.0, 4.0, 2.0, 0.0]]]
+    with pytest.raises(NotImplementedError, match="non-unit window_strides"):
+        sparse.bcoo_conv_general_dilated(sparse.BCOO.fromdense(a[None, None]), b[None, None],
+                                         window_strides=(2,), padding="SAME")

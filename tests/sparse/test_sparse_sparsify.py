@@ -185,3 +185,10 @@ def test_bcsr_indexing_and_iteration():
     rows = list(sparse.BCOO.fromdense(G))
     assert [repr(r) for r in rows] == ["BCOO(float32[4], nse=3)"] * 3
     assert np.asarray(rows[2].todense()).tolist() == [0.0, 4.0, 0.0, 0.0]
+
+
+def test_convolve_is_sparsified(sp):
+    a = sparse.BCOO.fromdense(jnp.array([0., 1., 0., 2., 0., 0., 3.]))
+    out = sp(lambda x, y: jnp.convolve(x, y, mode="full"))(a, jnp.array([1., 2., 0.]))
+    assert repr(out) == "BCOO(float32[9], nse=9)"
+    assert np.asarray(out.todense()).tolist() == [0.0, 1.0, 2.0, 2.0, 4.0, 0.0, 3.0, 6.0, 0.0]

@@ -1,9 +1,9 @@
 """The structural and elementwise operations of BCOO arrays (jax.experimental.sparse's
 bcoo_reduce_sum, bcoo_squeeze, bcoo_rev, bcoo_reshape, bcoo_concatenate,
 bcoo_broadcast_in_dim, bcoo_multiply_dense, bcoo_multiply_sparse, bcoo_slice,
-bcoo_dynamic_slice, bcoo_gather): JAX's algorithms, which act on the data and indices buffers with
-jax.numpy and lax operations (no primitives of their own), so their derivatives and
-batching follow from those."""
+bcoo_dynamic_slice, bcoo_gather, bcoo_conv_general_dilated): JAX's algorithms, which act
+on the data and indices buffers with jax.numpy and lax operations (no primitives of their
+own), so their derivatives and batching follow from those."""
 from __future__ import annotations
 
 import functools
@@ -12,9 +12,10 @@ import operator
 
 import numpy as np
 
-from pyjax._src.api.shapes import ShapeDtypeStruct, eval_shape
+from pyjax._src.api.shapes import ShapeDtypeStruct, eval_shape, make_jaxpr
 from pyjax._src.api.vmap import vmap
 from pyjax._src.core.avals import ShapedArray
+from pyjax._src.lax import convolution as lconv
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import indexing as lindexing
 from pyjax._src.lax import slicing
@@ -492,3 +493,65 @@ def bcoo_gather(operand, start_indices, dimension_numbers, slice_sizes, *,
             result = bcoo_update_layout(result, n_batch=0)
         result = bcoo_transpose(result, permutation=tuple(int(p) for p in permutation))
     return bcoo_reshape(result, new_sizes=out_shape)
+
+
+def bcoo_conv_general_dilated(lhs, rhs, *, window_strides, padding, lhs_dilation=None,
+                              rhs_dilation=None, dimension_numbers=None,
+                              feature_group_count=1, batch_group_count=1, precision=None,
+                              preferred_element_type=None, out_sharding=None):
+    """lax.conv_general_dilated where an operand is BCOO (a BCOO result): JAX supports
+    one-dimensional convolutions of one batch and one feature, unit strides and
+    dilations."""
+    func = functools.partial(
+        lconv.conv_general_dilated, window_strides=window_strides, padding=padding,
+        lhs_dilation=lhs_dilation, rhs_dilation=rhs_dilation,
+        dimension_numbers=dimension_numbers, feature_group_count=feature_group_count,
+        batch_group_count=batch_group_count, precision=precision,
+        preferred_element_type=preferred_element_type, out_sharding=out_sharding)
+    jaxpr = make_jaxpr(func)(ShapeDtypeStruct(lhs.shape, lhs.dtype),
+                             ShapeDtypeStruct(rhs.shape, rhs.dtype))
+    params = jaxpr.eqns[0].params   # the normalized parameters
+    if params["lhs_dilation"] != (1,) * (lhs.ndim - 2):
+        raise NotImplementedError("bcoo convolution with lhs_dilation.")
+    if params["rhs_dilation"] != (1,) * (rhs.ndim - 2):
+        raise NotImplementedError("bcoo convolution with lhs_dilation.")
+    if params["window_strides"] != (1,) * (lhs.ndim - 2):
+        raise NotImplementedError("bcoo convolution with non-unit window_strides.")
+    if params["batch_group_count"] != 1 or params["feature_group_count"] != 1:
+        raise NotImplementedError("bcoo convolution with non-unit group counts.")
+    if lhs.shape[:2] != (1, 1) or rhs.shape[:2] != (1, 1):
+        raise NotImplementedError("bcoo convolution with leading dimensions other than "
+                                  "(1, 1)")
+    index_dtype = (lhs.indices.dtype if isinstance(lhs, BCOO)
+                   else rhs.indices.dtype if isinstance(rhs, BCOO) else np.dtype("int32"))
+    (pad,) = params["padding"]
+    return _bcoo_conv_1d(_convert_to_1d_for_conv(lhs, index_dtype),
+                         _convert_to_1d_for_conv(rhs, index_dtype), padding=pad)
+
+
+def _convert_to_1d_for_conv(mat, index_dtype):
+    if isinstance(mat, BCOO):
+        mat = bcoo_update_layout(mat, n_batch=2, n_dense=0)
+        data = lax.squeeze(mat.data, (0, 1))
+        indices = lax.squeeze(mat.indices, (0, 1))
+        # out-of-bounds (padding) entries hold nothing
+        data = jnp.where(lax.squeeze(indices, (1,)) < mat.shape[-1], data, 0)
+    else:
+        mat = jnp.asarray(mat)
+        data = lax.squeeze(mat, (0, 1))
+        indices = lax.broadcasted_iota(index_dtype, (len(data), 1), 0)
+    return BCOO((data, indices), shape=mat.shape[2:])
+
+
+def _bcoo_conv_1d(lhs, rhs, padding):
+    padding = tuple(map(int, padding))
+    new_data = (lhs.data[:, None] * rhs.data[None, :]).ravel()
+    offset = padding[0] - rhs.indices
+    new_indices = (lhs.indices[:, None] + offset[None, :]).ravel()
+    mask = new_indices < 0
+    new_indices = jnp.where(mask, 0, new_indices)
+    new_data = jnp.where(mask, 0, new_data)
+    dimsize = max(0, lhs.shape[0] + padding[0] + padding[1] - rhs.shape[0] + 1)
+    new_data = lax.expand_dims(new_data, (0, 1))
+    new_indices = lax.expand_dims(new_indices, (0, 1, 3))
+    return BCOO((new_data, new_indices), shape=(1, 1, dimsize))

@@ -20,6 +20,7 @@ from pyjax._src.core.avals import ShapedArray, get_aval
 from pyjax._src.core.trace import Trace, Tracer, set_current_trace
 from pyjax._src.api.custom_derivatives import custom_jvp_call_p
 from pyjax._src.interpreters import partial_eval as pe
+from pyjax._src.lax import convolution as lconv
 from pyjax._src.lax import dot as ldot
 from pyjax._src.lax import elementwise as lew
 from pyjax._src.lax import reductions as lred
@@ -372,6 +373,7 @@ def _standard_sparse_rule(prim, sparse_op):
 _BCOO_STANDARD_PRIMITIVES = {
     lst.broadcast_in_dim_p: bst.bcoo_broadcast_in_dim,
     lst.concatenate_p: lambda *a, **k: bst.bcoo_concatenate(a, **k),
+    lconv.conv_general_dilated_p: bst.bcoo_conv_general_dilated,
     lst.reshape_p: bst.bcoo_reshape,
     lst.rev_p: bst.bcoo_rev,
     lst.squeeze_p: bst.bcoo_squeeze,

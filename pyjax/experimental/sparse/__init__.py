@@ -12,8 +12,8 @@ from pyjax._src.sparse.bcoo import (  # noqa: F401
     bcoo_todense, bcoo_todense_p, bcoo_transpose, bcoo_transpose_p, bcoo_update_layout,
 )
 from pyjax._src.sparse.bcoo_structural import (  # noqa: F401
-    bcoo_broadcast_in_dim, bcoo_concatenate, bcoo_dynamic_slice, bcoo_gather,
-    bcoo_multiply_dense,
+    bcoo_broadcast_in_dim, bcoo_concatenate, bcoo_conv_general_dilated, bcoo_dynamic_slice,
+    bcoo_gather,    bcoo_multiply_dense,
     bcoo_multiply_sparse, bcoo_reduce_sum, bcoo_reshape, bcoo_rev, bcoo_slice, bcoo_squeeze,
 )
 from pyjax._src.sparse.bcsr import (  # noqa: F401
