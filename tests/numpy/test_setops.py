@@ -57,3 +57,10 @@ def test_unique_counts_complex_values_with_a_nan_part_as_one_nan():
     out = np.asarray(jnp.unique(x))
     np.testing.assert_array_equal(out, np.array([1, 2, complex(np.nan, 0)], np.complex64))
 
+
+
+def test_unique_along_an_axis_broadcasts_an_array_fill_value():
+    # as JAX 0.10.2: the fill value broadcasts against the (size, *rest) result
+    x = jnp.array([[1, 2], [1, 2], [0, 5]])
+    out = jnp.unique(x, axis=0, size=4, fill_value=jnp.array([[7, 8]]))
+    assert np.asarray(out).tolist() == [[0, 5], [1, 2], [7, 8], [7, 8]]

@@ -18,7 +18,9 @@ CASES = sample_cases()
 # Modes that JAX itself refuses (the reason is the value).
 ONLY_REV = {"custom_vjp_call": "forward mode of a custom_vjp function is an error, as in JAX"}
 ONLY_FWD = {"while": "reverse mode of a while_loop is an error, as in JAX",
-            "custom_vmap_call": "reverse mode of a custom_vmap function is an error, as in JAX"}
+            "custom_vmap_call": "reverse mode of a custom_vmap function is an error, as in JAX",
+            "bcoo_spdot_general": "it has no transpose rule: reverse mode is an error, as in "
+                                  "JAX"}
 # Primitives whose JVP raises JAX's documented error.
 JVP_RAISES = {"pure_callback": ValueError, "io_callback": ValueError, "composite": ValueError,
               "buffer_callback": ValueError}

@@ -43,3 +43,25 @@ def test_sparse_test_case_matches_jax():
     result = unittest.TestResult()
     T("test_x").run(result)
     assert not result.errors and not result.failures and seen == [3]
+
+
+def test_check_batching_sparse_compares_vmapped_functions():
+    import pyjax.numpy as jnp
+    from pyjax.experimental import sparse
+
+    class T(sptu.SparseTestCase):
+        def test_x(self):
+            rng = sptu.rand_bcoo(self.rng(), n_batch=1)
+            def args_maker():
+                return [rng((2, 3, 4), np.float32), jnp.ones(4, np.float32)]
+            self._CheckBatchingSparse(lambda m, v: m @ v, lambda m, v: m @ v, args_maker,
+                                      bdims=(1, None))
+            # a sparse function that disagrees fails the check
+            with self.assertRaises(AssertionError):
+                self._CheckBatchingSparse(lambda m, v: m @ v, lambda m, v: 2 * (m @ v),
+                                          args_maker, bdims=(0, 0))
+            self.assertEqual(sparse.todense(rng((2, 3, 4), np.float32)).shape, (2, 3, 4))
+
+    result = unittest.TestResult()
+    T("test_x").run(result)
+    assert result.wasSuccessful(), result.errors + result.failures

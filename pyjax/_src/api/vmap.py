@@ -69,8 +69,9 @@ def _call(fun, in_axes, out_axes, axis_name, axis_size, args, kwargs, spmd_name=
                          f"corresponding to the positional arguments passed to the "
                          f"function, but got len(in_axes)={len(in_axes)}, "
                          f"len(args)={len(args)}")
-    arg_leaves, arg_tree = tree_util.flatten(args)
-    kw_leaves, kw_tree = tree_util.flatten(kwargs)
+    # a vmappable container (a sparse array) is mapped as a whole, along its own axis
+    arg_leaves, arg_tree = tree_util.tree_flatten(args, is_leaf=batching.is_vmappable)
+    kw_leaves, kw_tree = tree_util.tree_flatten(kwargs, is_leaf=batching.is_vmappable)
     leaves = arg_leaves + kw_leaves
     axes = tree_util.prefix_broadcast(in_axes, arg_tree, "vmap in_axes") + [0] * len(kw_leaves)
     # jax.Ref arguments mapped along an axis: the function sees a Ref holding the
@@ -89,7 +90,7 @@ def _call(fun, in_axes, out_axes, axis_name, axis_size, args, kwargs, spmd_name=
         spmd_name = _spmd_name_for(spmd_name, split)
     axis = batching.AxisData(axis_name, size, spmd_name, split)
     trace = batching.BatchTrace(axis)
-    ins = [x if ax is None else batching.BatchTracer(trace, x, ax)
+    ins = [x if ax is None else batching.to_elt(trace, x, ax)
            for x, ax in zip(values, axes)]
     mapped_refs = {i: AbstractRef.ref_type(ins[i], owner=trace)
                    for i in refs if axes[i] is not None}
@@ -105,8 +106,13 @@ def _call(fun, in_axes, out_axes, axis_name, axis_size, args, kwargs, spmd_name=
             call_args = tree_util.tree_unflatten(arg_tree, ins[:len(arg_leaves)])
             call_kwargs = tree_util.tree_unflatten(kw_tree, ins[len(arg_leaves):])
             out = fun(*call_args, **call_kwargs)
-        out_leaves, out_tree = tree_util.flatten(out)
-        infos = [trace.to_batch_info(x) for x in out_leaves]
+        out_leaves, out_tree = tree_util.tree_flatten(out, is_leaf=batching.is_vmappable)
+        out_axes_flat = tree_util.prefix_broadcast(out_axes, out_tree, "vmap out_axes")
+        # a vmappable output is rebuilt now (its buffers are this trace's tracers)
+        infos = [(batching.from_elt(trace, x, out_axis), None)
+                 if batching.is_vmappable(x) and out_axis is not None
+                 else trace.to_batch_info(x)
+                 for x, out_axis in zip(out_leaves, out_axes_flat)]
         ref_infos = {i: trace.to_batch_info(ref[...]) for i, ref in mapped_refs.items()}
     finally:
         trace.end()
@@ -115,9 +121,11 @@ def _call(fun, in_axes, out_axes, axis_name, axis_size, args, kwargs, spmd_name=
     for i, (val, dim) in ref_infos.items():
         with batching.rule_axis(axis):
             refs[i]._value = batching.move_or_broadcast(val, dim, axes[i], size)
-    out_axes_flat = tree_util.prefix_broadcast(out_axes, out_tree, "vmap out_axes")
     results = []
     for i, ((val, dim), out_axis) in enumerate(zip(infos, out_axes_flat)):
+        if batching.is_vmappable(val):
+            results.append(val)
+            continue
         if not is_valid_jax_type(val):
             raise TypeError(f"Output from batched function {val!r} with type {type(val)} "
                             "is not a valid JAX type")   # (JAX's words)
@@ -212,6 +220,13 @@ def _mapped_size(fun, args, kwargs, leaves, axes, axis_size):
     for i, (x, ax) in enumerate(zip(leaves, axes)):
         if ax is None:
             canonical.append(None)
+            continue
+        if batching.is_vmappable(x):
+            if not -x.ndim <= ax < x.ndim:
+                raise ValueError(f"vmap: axis {ax} is out of bounds for "
+                                 f"{_leaf_name(fun, args, kwargs, i)} of shape {x.shape}")
+            canonical.append(ax % x.ndim)
+            mapped.append((i, ax % x.ndim, x.shape[ax % x.ndim]))
             continue
         if not is_valid_jax_type(x):
             raise TypeError(f"vmap: {_leaf_name(fun, args, kwargs, i)} of type "

@@ -532,10 +532,49 @@ def _batch_jaxpr(closed, axis, in_batched, instantiate):
     return new, out_batched
 
 
+# --- vmappable containers ---------------------------------------------------------------
+# Types that vmap maps as a whole (JAX's register_vmappable: sparse arrays, whose batch
+# dimensions are axes of their buffers), registered at import and read-only after.
+_vmappables: dict[type, tuple[Any, Any]] = {}
+
+
+def register_vmappable(data_type, to_elt, from_elt):
+    """vmap maps `data_type` values along one of their own axes: `to_elt(cont, size, x,
+    axis)` builds the per-element value, calling `cont(array, axis)` on the buffers it maps
+    (axis None: not mapped); `from_elt(cont, size, elt, axis)` rebuilds the batched value,
+    calling `cont(size, buffer, axis)` to move a buffer's batch to `axis`."""
+    _vmappables[data_type] = (to_elt, from_elt)
+
+
+def is_vmappable(x):
+    return type(x) in _vmappables
+
+
+def to_elt(trace, x, axis):
+    """x (mapped along `axis`) as the per-element value inside the vmap of `trace`."""
+    def cont(value, ax):
+        return value if ax is None else BatchTracer(trace, value, ax)
+    if is_vmappable(x):
+        return _vmappables[type(x)][0](cont, trace.axis.size, x, axis)
+    return cont(x, axis)
+
+
+def from_elt(trace, elt, axis):
+    """The batched value of the per-element result `elt`, its batch at `axis` (called with
+    the parent trace current)."""
+    size = trace.axis.size
+
+    def cont(size, value, ax):
+        with rule_axis(trace.axis):
+            return move_or_broadcast(*trace.to_batch_info(value), ax, size)
+    return _vmappables[type(elt)][1](cont, size, elt, axis)
+
+
 __all__ = ["BatchTrace", "BatchTracer", "AxisData", "not_mapped",
            "batch_jaxpr", "mapped_aval", "unmapped_aval", "batched_sharding",
            "rule_axis", "current_axis", "moveaxis", "bdim_at_front", "move_or_broadcast",
            "broadcast_batched", "expand_axis", "axis_size_of", "empty_batch",
            "elementwise_rule", "same_shape_rule", "reduction_rule", "no_operands_rule", "call_rule",
            "subtrace", "extend_axis_env", "axis_env_size",
-           "jaxpr_uses_axis", "unbound_axis_error"]
+           "jaxpr_uses_axis", "unbound_axis_error", "register_vmappable", "is_vmappable",
+           "to_elt", "from_elt"]

@@ -315,7 +315,10 @@ def _take_first(x, count, fill):
 
 
 def _unique(arr, return_index, return_inverse, return_counts, axis, equal_nan, size,
-            fill_value, name):
+            fill_value, name, return_true_size=False):
+    """jnp.unique's computation; with `return_true_size` (JAX's keyword of its private
+    _unique, which jax.experimental.sparse uses) the number of unique values, before
+    `size` cuts or pads them, comes last."""
     if size is None:
         _concrete_or_error(arr, name)
     else:
@@ -360,12 +363,15 @@ def _unique(arr, return_index, return_inverse, return_counts, axis, equal_nan, s
     if not n and size and fill_value is None:
         raise ValueError(f"jnp.{name}: for zero-sized input with nonzero size argument, "
                          "fill_value must be specified")
+    if fill_value is not None:   # it broadcasts against the (size, *tail) result
+        fills = lnp.reshape(lnp.broadcast_to(lnp.asarray(fill_value, arr.dtype),
+                                             (size,) + tail), (size, width))
     values = []
-    for c in compact[:width]:
+    for j, c in enumerate(compact[:width]):
         taken = _take_first(c, size, 0)
         default = slicing.index_in_dim(c, 0, keepdims=False) if n else \
             np.zeros((), get_aval(c).dtype)
-        fill = default if fill_value is None else lnp.asarray(fill_value, get_aval(c).dtype)
+        fill = default if fill_value is None else fills[:, j].astype(get_aval(c).dtype)
         values.append(lnp.where(valid, taken, fill))
     if width:
         values = lnp.stack(values, axis=1) if values else lnp.zeros((size, 0), arr.dtype)
@@ -392,6 +398,8 @@ def _unique(arr, return_index, return_inverse, return_counts, axis, equal_nan, s
         nxt = ufuncs.add(_iota((size,), 0, index_dtype), 1)
         following = lnp.where(ufuncs.less(nxt, count), following, n)
         outs.append(lnp.where(valid, ufuncs.subtract(following, starts), 0))
+    if return_true_size:
+        outs.append(count)
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 

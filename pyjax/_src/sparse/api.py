@@ -13,6 +13,7 @@ from pyjax._src.interpreters import ad
 from pyjax._src.lax import builders as b
 from pyjax._src.sparse.base import JAXSparse
 from pyjax._src.sparse.bcoo import BCOO, _bcoo_extract
+from pyjax._src.sparse.bcsr import BCSR, bcsr_extract
 from pyjax._src.sparse.composite import composite_primitive
 from pyjax._src.sparse.coo import COO
 from pyjax._src.sparse.csr import CSC, CSR
@@ -56,6 +57,8 @@ def _todense_transpose(ct, *bufs, tree):
         return [ct]
     if isinstance(obj, BCOO):
         return [_bcoo_extract(bufs[1], ct), None]
+    if isinstance(obj, BCSR):
+        return [bcsr_extract(bufs[1], bufs[2], ct), None, None]
     if isinstance(obj, COO):
         return [_coo_extract(bufs[1], bufs[2], ct), None, None]
     if isinstance(obj, CSR):
@@ -75,7 +78,7 @@ todense_p = composite_primitive(
     transpose=_todense_transpose, samples=_todense_samples)
 
 
-_FORMATS = {"bcoo": BCOO, "coo": COO, "csr": CSR, "csc": CSC}
+_FORMATS = {"bcoo": BCOO, "bcsr": BCSR, "coo": COO, "csr": CSR, "csc": CSC}
 
 
 def empty(shape, dtype=None, index_dtype="int32", sparse_format="bcoo", **kwds):

@@ -7,26 +7,30 @@ lowerings do, with JAX's JVP and transpose rules; they batch by vmapping that
 computation (JAX moves the vmapped axis into the batch dimensions: the same values)."""
 from __future__ import annotations
 
+import functools
+import math
 import operator
+import warnings
 from typing import NamedTuple
 
 import numpy as np
 
 from pyjax._src import tree_util
 from pyjax._src.core.avals import ShapedArray
-from pyjax._src.core.trace import NO_TRANSPOSE
-from pyjax._src.interpreters import ad
+from pyjax._src.core.trace import NO_TRANSPOSE, Tracer
+from pyjax._src.interpreters import ad, batching
 from pyjax._src.lax import builders as b
 from pyjax._src.lax import dot as ldot
 from pyjax._src.lax import sorting as lax_sorting
 from pyjax._src.lax import structural
 from pyjax._src.numpy import array_manipulation, indexing
+from pyjax._src.numpy import sorting as lax_sorting_np
 from pyjax._src.numpy import lax_numpy as jnp
-from pyjax._src.numpy.util import promote_dtypes
 from pyjax._src.sparse.base import JAXSparse
 from pyjax._src.sparse.composite import composite_primitive
 from pyjax._src.sparse.util import (
-    SparseInfo, _count_stored_elements, nfold_vmap, remaining,
+    SparseEfficiencyError, SparseEfficiencyWarning, SparseInfo, _count_stored_elements,
+    nfold_vmap, remaining,
 )
 
 
@@ -380,12 +384,19 @@ bcoo_transpose_p = composite_primitive(
 
 def bcoo_dot_general(lhs, rhs, *, dimension_numbers, precision=None,
                      preferred_element_type=None, out_sharding=None):
-    """lax.dot_general where lhs or rhs is a BCOO array (dense result); contraction and
-    batch dimensions of the sparse operand must be among its batch or sparse dimensions."""
+    """lax.dot_general where lhs or rhs is a BCOO array: a dense result, or a BCOO one
+    when both are (bcoo_spdot_general); contraction and batch dimensions of a sparse
+    operand must be among its batch or sparse dimensions."""
     if isinstance(lhs, BCOO) and isinstance(rhs, BCOO):
-        raise NotImplementedError(
-            "bcoo_dot_general of two BCOO arrays (bcoo_spdot_general) is not supported by "
-            "pyjax; convert one operand with .todense()")
+        shape = ldot.dot_general_p.abstract_eval(
+            ShapedArray(lhs.shape, lhs.dtype), ShapedArray(rhs.shape, rhs.dtype),
+            dimension_numbers=dimension_numbers, precision=None,
+            preferred_element_type=preferred_element_type, out_sharding=None).shape
+        bufs = _bcoo_spdot_general(lhs.data, lhs.indices, rhs.data, rhs.indices,
+                                   lhs_spinfo=lhs._info, rhs_spinfo=rhs._info,
+                                   dimension_numbers=dimension_numbers,
+                                   preferred_element_type=preferred_element_type)
+        return BCOO(bufs, shape=shape)
     if isinstance(lhs, BCOO):
         return _bcoo_dot_general(lhs.data, lhs.indices, rhs,
                                  dimension_numbers=dimension_numbers,
@@ -679,6 +690,373 @@ bcoo_sort_indices_p = composite_primitive(
     samples=lambda: [b.Sample(_samples(), {"spinfo": SparseInfo(shape=(2, 3))})])
 
 
+# --- bcoo_sum_duplicates ----------------------------------------------------------------
+
+def bcoo_sum_duplicates(mat, nse=None):
+    """The BCOO array `mat` with the data of duplicate indices summed: sorted, unique
+    indices, `nse` stored entries per batch (default: as many as the unique indices of
+    the fullest batch, which needs concrete indices)."""
+    data, indices = _bcoo_sum_duplicates(mat.data, mat.indices, spinfo=mat._info, nse=nse)
+    return BCOO((data, indices), shape=mat.shape, indices_sorted=True, unique_indices=True)
+
+
+_NSE_NEEDED = ("bcoo_sum_duplicates: nse must be specified when using the function within "
+               "jit, vmap, and other transformations requiring abstract evaluation.")
+
+
+def bcoo_eliminate_zeros(mat, nse=None):
+    """bcoo_sum_duplicates of `mat` with its zero entries first moved out of bounds (so
+    that they are dropped)."""
+    data, indices, shape = mat.data, mat.indices, mat.shape
+    props = _validate_bcoo(data, indices, shape)
+    mask = (data == 0).all(tuple(range(props.n_batch + 1, data.ndim)))
+    dims_to_contract = tuple(i for i, s in enumerate(indices.shape[:props.n_batch]) if s == 1)
+    mask = mask.all(dims_to_contract, keepdims=True)
+    fill_value = jnp.array(shape[props.n_batch:props.n_batch + props.n_sparse],
+                           dtype=indices.dtype)
+    indices = nfold_vmap(lambda i, m: jnp.where(m[:, None], fill_value[None, :], i),
+                         props.n_batch)(indices, mask)
+    return bcoo_sum_duplicates(BCOO((data, indices), shape=shape), nse=nse)
+
+
+def _bcoo_sum_duplicates(data, indices, *, spinfo, nse):
+    data, indices = jnp.asarray(data), jnp.asarray(indices)
+    if nse is None:
+        props = _validate_bcoo(data, indices, spinfo.shape)
+        if props.n_sparse == 0:
+            nse = 1
+        else:
+            true_size = _unique_indices(indices, shape=spinfo.shape,
+                                        return_true_size=True)[-1]
+            if isinstance(true_size, Tracer) and true_size.to_concrete_value() is None:
+                raise ValueError(_NSE_NEEDED)
+            nse = int(np.max(np.asarray(true_size), initial=0))
+    return bcoo_sum_duplicates_p.bind(data, indices, spinfo=spinfo, nse=operator.index(nse))
+
+
+def _adjust_indices_nse(indices, *, nse, shape):
+    """`indices` cut, or padded with out-of-bounds indices, to `nse` entries."""
+    props = _validate_bcoo_indices(indices, shape)
+    if nse <= props.nse:
+        return indices[..., :nse, :]
+    fill = structural.broadcast_in_dim(
+        jnp.array(shape[props.n_batch:props.n_batch + props.n_sparse], dtype=indices.dtype),
+        (*indices.shape[:-2], nse - props.nse, indices.shape[-1]), (indices.ndim - 1,))
+    return structural.concatenate([indices, fill], indices.ndim - 2)
+
+
+def _unique_indices(indices, *, shape, return_inverse=False, return_true_size=False):
+    """The unique indices of each batch (out-of-bounds ones count as the fill index, which
+    the true size leaves out), padded to nse, with the inverse mapping and true size."""
+    props = _validate_bcoo_indices(indices, shape)
+    sparse_shape = shape[props.n_batch:props.n_batch + props.n_sparse]
+
+    def unbatched(ind):
+        if props.n_sparse == 0:
+            out = [jnp.zeros((1, 0), ind.dtype)]
+            out += [jnp.zeros(1, np.int32)] if return_inverse else []
+            return tuple(out + [1] if return_true_size else out)
+        fill_value = jnp.array(sparse_shape, ind.dtype)[None]
+        ind = jnp.where((ind >= fill_value).any(-1, keepdims=True), fill_value, ind)
+        out = list(lax_sorting_np._unique(
+            ind, False, return_inverse, False, 0, True, props.nse, fill_value, "unique",
+            return_true_size=return_true_size))
+        if return_inverse:
+            out[1] = out[1].ravel()
+        if return_true_size:
+            out[-1] = out[-1] - (ind == fill_value).all(-1).any().astype(out[-1].dtype)
+        return tuple(out)
+    return nfold_vmap(unbatched, props.n_batch, broadcasted=False)(indices)
+
+
+def _sum_duplicates_into(data, indices, props, nse, mapping):
+    """The data of `indices` summed into `nse` slots at `mapping`, per batch."""
+    if props.n_sparse == 0:
+        data = data.sum(props.n_batch, keepdims=True, dtype=data.dtype)
+    data_out = jnp.zeros((*map(max, indices.shape[:props.n_batch], data.shape[:props.n_batch]),
+                          nse, *data.shape[props.n_batch + 1:]), dtype=data.dtype)
+    if not data_out.size:
+        return data_out
+    permute = nfold_vmap(lambda d_out, m, d: d_out.at[m].add(d, mode="drop"), props.n_batch)
+    return permute(data_out, mapping, data)
+
+
+def _bcoo_sum_duplicates_fun(data, indices, *, spinfo, nse):
+    props = _validate_bcoo(data, indices, spinfo.shape)
+    indices_out, mapping = _unique_indices(indices, shape=spinfo.shape, return_inverse=True)
+    indices_out = _adjust_indices_nse(indices_out, nse=nse, shape=spinfo.shape)
+    return _sum_duplicates_into(data, indices, props, nse, mapping), indices_out
+
+
+def _bcoo_sum_duplicates_abstract_eval(data, indices, *, spinfo, nse):
+    props = _validate_bcoo(data, indices, spinfo.shape)
+    n = props.n_batch
+    indices_out = ShapedArray((*indices.shape[:n], nse, props.n_sparse), indices.dtype,
+                              weak_type=indices.weak_type)
+    data_out = ShapedArray((*map(max, indices.shape[:n], data.shape[:n]), nse,
+                            *data.shape[n + 1:]), data.dtype, weak_type=data.weak_type)
+    return [data_out, indices_out]
+
+
+def _bcoo_sum_duplicates_jvp(primals, tangents, *, spinfo, nse):
+    data, indices = primals
+    data_dot, _ = tangents
+    props = _validate_bcoo(data, indices, spinfo.shape)
+    indices_out, mapping = _unique_indices(indices, shape=spinfo.shape, return_inverse=True)
+    indices_out = _adjust_indices_nse(indices_out, nse=nse, shape=spinfo.shape)
+    data_out = _sum_duplicates_into(data, indices, props, nse, mapping)
+    data_dot_out = (ad.Zero.from_primal_value(data_out) if type(data_dot) is ad.Zero
+                    else _sum_duplicates_into(data_dot, indices, props, nse, mapping))
+    return [data_out, indices_out], [data_dot_out, ad.Zero.from_primal_value(indices_out)]
+
+
+bcoo_sum_duplicates_p = composite_primitive(
+    "bcoo_sum_duplicates", _bcoo_sum_duplicates_fun, multiple_results=True,
+    abstract_eval=_bcoo_sum_duplicates_abstract_eval, jvp=_bcoo_sum_duplicates_jvp,
+    transpose=NO_TRANSPOSE,
+    samples=lambda: [b.Sample(_samples(), {"spinfo": SparseInfo(shape=(2, 3)), "nse": 2})])
+
+
+# --- bcoo_update_layout -----------------------------------------------------------------
+
+def bcoo_update_layout(mat, *, n_batch=None, n_dense=None, on_inefficient="error"):
+    """The BCOO array `mat` stored with `n_batch` batch and `n_dense` dense dimensions
+    (default: as it has). Making more dimensions batch or dense stores many zeros where
+    those dimensions have size > 1: a SparseEfficiencyError (or, with on_inefficient
+    'warn', a SparseEfficiencyWarning; None: silent)."""
+    n_batch = mat.n_batch if n_batch is None else operator.index(n_batch)
+    n_dense = mat.n_dense if n_dense is None else operator.index(n_dense)
+    if (n_batch, n_dense) == (mat.n_batch, mat.n_dense):
+        return mat
+    n_sparse = mat.ndim - n_batch - n_dense
+    if on_inefficient not in ["error", "warn", None]:
+        raise ValueError(f"on_inefficent={on_inefficient!r}; expected one of "
+                         "['error', 'warn', None].")
+    if n_batch < 0:
+        raise ValueError(f"n_batch must be non-negative; got {n_batch}")
+    if n_dense < 0:
+        raise ValueError(f"n_dense must be non-negative; got {n_dense}")
+    if n_sparse < 0:
+        raise ValueError(f"sum of n_batch={n_batch} and n_dense={n_dense} cannot be larger "
+                         f"than mat.ndim={mat.ndim}.")
+
+    def maybe_err_or_warn(msg):
+        if on_inefficient == "error":
+            raise SparseEfficiencyError(
+                msg + " To disable this error, set the on_inefficient argument of "
+                "bcoo_update_layout to 'warn' or None.")
+        if on_inefficient == "warn":
+            warnings.warn(msg + " To disable this warning, set the on_inefficient argument "
+                          "of bcoo_update_layout to None.", category=SparseEfficiencyWarning,
+                          stacklevel=3)
+
+    if n_dense > mat.n_dense and any(d > 1 for d in mat.shape[-n_dense:mat.ndim - mat.n_dense]):
+        maybe_err_or_warn(f"For matrix of shape {mat.shape}, increasing n_dense from "
+                          f"{mat.n_dense} to {n_dense} results in inefficient storage.")
+    if n_batch > mat.n_batch and any(d > 1 for d in mat.shape[mat.n_batch:n_batch]):
+        maybe_err_or_warn(f"For matrix of shape {mat.shape}, increasing n_batch from "
+                          f"{mat.n_batch} to {n_batch} results in inefficient storage.")
+    data, indices, shape = mat.data, mat.indices, mat.shape
+    cur_batch, cur_dense = mat.n_batch, mat.n_dense
+    if n_dense < cur_dense:   # leading dense dimensions become sparse
+        n = cur_dense - n_dense
+
+        def fewer_dense(d, i):
+            new_d = d.reshape(math.prod(d.shape[:n]), *d.shape[n:])
+            meshes = array_manipulation.meshgrid(
+                *(jnp.arange(s, dtype=i.dtype) for s in d.shape[:n]), indexing="ij")
+            new_i = jnp.column_stack([jnp.broadcast_to(i, (new_d.shape[0], i.size)),
+                                      *(m.ravel() for m in meshes)])
+            return new_d, new_i
+        data, indices = nfold_vmap(fewer_dense, cur_batch + 1)(data, indices)
+        data = data.reshape(*data.shape[:cur_batch],
+                            math.prod(data.shape[cur_batch:cur_batch + 2]),
+                            *data.shape[cur_batch + 2:])
+        indices = indices.reshape(*indices.shape[:cur_batch],
+                                  math.prod(indices.shape[cur_batch:cur_batch + 2]),
+                                  *indices.shape[cur_batch + 2:])
+        cur_dense = n_dense
+    if n_batch < cur_batch:   # trailing batch dimensions become sparse
+        n = cur_batch - n_batch
+
+        def fewer_batch(d, i):
+            nse = i.shape[-2]
+            new_d = d.reshape(math.prod(d.shape[:n + 1]), *d.shape[n + 1:])
+            meshes = array_manipulation.meshgrid(
+                *(jnp.arange(s, dtype=i.dtype) for s in (*i.shape[:n], nse)), indexing="ij")
+            new_i = i.reshape(math.prod(i.shape[:n + 1]), *i.shape[n + 1:])
+            new_i = jnp.column_stack((*(m.ravel() for m in meshes[:-1]), new_i))
+            return new_d, new_i
+        data, indices = nfold_vmap(fewer_batch, n_batch)(data, indices)
+        cur_batch = n_batch
+    if n_dense > cur_dense:   # trailing sparse dimensions become dense
+        n = n_dense - cur_dense
+
+        def more_dense(d, i):
+            new_d = jnp.zeros(shape[-n_dense:], d.dtype).at[tuple(i[-n:])].set(d)
+            return new_d, i[:-n]
+        data, indices = nfold_vmap(more_dense, cur_batch + 1)(data, indices)
+        cur_dense = n_dense
+    if n_batch > cur_batch:   # leading sparse dimensions become batch
+        n = n_batch - cur_batch
+
+        def more_batch(d, i):
+            nse = i.shape[-2]
+            idx = tuple(i[:, j] for j in range(n)) + (jnp.arange(nse),)
+            new_i = jnp.broadcast_to(i[:, n:], (*shape[cur_batch:n_batch], nse,
+                                                i.shape[-1] - n))
+            new_d = jnp.zeros((*shape[cur_batch:n_batch], nse, *d.shape[d.ndim - n_dense:]),
+                              d.dtype).at[idx].set(d)
+            return new_d, new_i
+        data, indices = nfold_vmap(more_batch, cur_batch)(data, indices)
+    return BCOO((data, indices), shape=shape)
+
+
+# --- bcoo_spdot_general -----------------------------------------------------------------
+
+def _bcoo_spdot_general(lhs_data, lhs_indices, rhs_data, rhs_indices, *, lhs_spinfo,
+                        rhs_spinfo, dimension_numbers, preferred_element_type):
+    (lhs_contract, rhs_contract), (lhs_batch, rhs_batch) = dimension_numbers
+    dims = ((_index_tuple(lhs_contract), _index_tuple(rhs_contract)),
+            (_index_tuple(lhs_batch), _index_tuple(rhs_batch)))
+    if preferred_element_type is not None:
+        preferred_element_type = np.dtype(preferred_element_type)
+    return bcoo_spdot_general_p.bind(
+        jnp.asarray(lhs_data), jnp.asarray(lhs_indices), jnp.asarray(rhs_data),
+        jnp.asarray(rhs_indices), lhs_spinfo=lhs_spinfo, rhs_spinfo=rhs_spinfo,
+        dimension_numbers=dims, preferred_element_type=preferred_element_type)
+
+
+def _bcoo_spdot_general_unbatched(lhs_data, lhs_indices, rhs_data, rhs_indices, *,
+                                  lhs_shape, rhs_shape, lhs_contracting, rhs_contracting,
+                                  out_nse):
+    lhs = _validate_bcoo(lhs_data, lhs_indices, lhs_shape)
+    rhs = _validate_bcoo(rhs_data, rhs_indices, rhs_shape)
+    out_shape = (*(s for i, s in enumerate(lhs_shape) if i not in lhs_contracting),
+                 *(s for i, s in enumerate(rhs_shape) if i not in rhs_contracting))
+    lhs_i = lhs_indices[:, np.array(lhs_contracting, dtype=int)]
+    rhs_i = rhs_indices[:, np.array(rhs_contracting, dtype=int)]
+    lhs_j = lhs_indices[:, np.array(remaining(range(lhs.n_sparse), lhs_contracting),
+                                    dtype=int)]
+    rhs_j = rhs_indices[:, np.array(remaining(range(rhs.n_sparse), rhs_contracting),
+                                    dtype=int)]
+    # every pair of entries whose contracted indices agree (both in bounds)
+    overlap = (lhs_i[:, None] == rhs_i[None, :]).all(-1)
+    lhs_valid = (lhs_i < jnp.array([lhs_shape[d] for d in lhs_contracting],
+                                   lhs_i.dtype)).all(-1)
+    rhs_valid = (rhs_i < jnp.array([rhs_shape[d] for d in rhs_contracting],
+                                   rhs_i.dtype)).all(-1)
+    out_data = jnp.where(overlap & lhs_valid[:, None] & rhs_valid[None, :],
+                         lhs_data[:, None] * rhs_data[None, :], 0).ravel()
+    n_lhs = lhs_j.shape[-1]
+    out_indices = jnp.zeros([lhs.nse, rhs.nse, n_lhs + rhs_j.shape[-1]],
+                            dtype=jnp.result_type(lhs_indices, rhs_indices))
+    out_indices = out_indices.at[:, :, :n_lhs].set(lhs_j[:, None])
+    out_indices = out_indices.at[:, :, n_lhs:].set(rhs_j[None, :])
+    out_indices = out_indices.reshape(len(out_data), out_indices.shape[-1])
+    # zeros stay stored (eliminating them breaks autodiff, as in JAX)
+    return _bcoo_sum_duplicates_fun(out_data, out_indices,
+                                    spinfo=SparseInfo(shape=out_shape), nse=out_nse)
+
+
+def _bcoo_spdot_general_fun(lhs_data, lhs_indices, rhs_data, rhs_indices, *, lhs_spinfo,
+                            rhs_spinfo, dimension_numbers, preferred_element_type):
+    lhs = _validate_bcoo(lhs_data, lhs_indices, lhs_spinfo.shape)
+    rhs = _validate_bcoo(rhs_data, rhs_indices, rhs_spinfo.shape)
+    data_aval, _ = _bcoo_spdot_general_abstract_eval(
+        lhs_data.aval, lhs_indices.aval, rhs_data.aval, rhs_indices.aval,
+        lhs_spinfo=lhs_spinfo, rhs_spinfo=rhs_spinfo, dimension_numbers=dimension_numbers,
+        preferred_element_type=preferred_element_type)
+    (lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch) = dimension_numbers
+    # batch dimensions first
+    lhs_perm = [*lhs_batch, *remaining(range(lhs.n_batch), lhs_batch)]
+    rhs_perm = [*rhs_batch, *remaining(range(rhs.n_batch), rhs_batch)]
+    lhs_data = lhs_data.transpose([*lhs_perm, *range(lhs.n_batch, lhs_data.ndim)])
+    rhs_data = rhs_data.transpose([*rhs_perm, *range(rhs.n_batch, rhs_data.ndim)])
+    lhs_indices = lhs_indices.transpose([*lhs_perm, *range(lhs.n_batch, lhs_indices.ndim)])
+    rhs_indices = rhs_indices.transpose([*rhs_perm, *range(rhs.n_batch, rhs_indices.ndim)])
+    func = functools.partial(
+        _bcoo_spdot_general_unbatched, lhs_shape=lhs_spinfo.shape[lhs.n_batch:],
+        rhs_shape=rhs_spinfo.shape[rhs.n_batch:],
+        lhs_contracting=[d - lhs.n_batch for d in lhs_contracting],
+        rhs_contracting=[d - rhs.n_batch for d in rhs_contracting],
+        out_nse=data_aval.shape[-1])
+    func = nfold_vmap(func, rhs.n_batch - len(rhs_batch), in_axes=(None, None, 0, 0))
+    func = nfold_vmap(func, lhs.n_batch - len(lhs_batch), in_axes=(0, 0, None, None))
+    func = nfold_vmap(func, len(lhs_batch))
+    data, indices = func(lhs_data, lhs_indices, rhs_data, rhs_indices)
+    return data.astype(data_aval.dtype), indices
+
+
+def _bcoo_spdot_general_abstract_eval(lhs_data, lhs_indices, rhs_data, rhs_indices, *,
+                                      lhs_spinfo, rhs_spinfo, dimension_numbers,
+                                      preferred_element_type):
+    lhs_shape, rhs_shape = lhs_spinfo.shape, rhs_spinfo.shape
+    out_aval = ldot.dot_general_p.abstract_eval(
+        ShapedArray(lhs_shape, lhs_data.dtype), ShapedArray(rhs_shape, rhs_data.dtype),
+        dimension_numbers=dimension_numbers, precision=None,
+        preferred_element_type=preferred_element_type, out_sharding=None)
+    lhs = _validate_bcoo(lhs_data, lhs_indices, lhs_shape)
+    rhs = _validate_bcoo(rhs_data, rhs_indices, rhs_shape)
+    (lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch) = dimension_numbers
+    if lhs.n_dense or rhs.n_dense:
+        raise NotImplementedError("bcoo_spdot_general with dense dimensions.")
+    if ((lhs_batch and max(lhs_batch) >= lhs.n_batch)
+            or (rhs_batch and max(rhs_batch) >= rhs.n_batch)):
+        raise NotImplementedError("bcoo_spdot_general: batch_dims must correspond to batch "
+                                  "dimensions of the sparse representation.")
+    for contracting, props in ((lhs_contracting, lhs), (rhs_contracting, rhs)):
+        if contracting and (min(contracting) < props.n_batch
+                            or max(contracting) >= props.n_batch + props.n_sparse):
+            raise NotImplementedError("bcoo_spdot_general only supports contraction of "
+                                      "sparse indices.")
+    if rhs.n_batch > len(rhs_batch) and lhs.n_sparse > len(lhs_contracting):
+        raise ValueError("bcoo_spdot_general: cannot have unused batch dims on rhs with "
+                         "unused sparse dims on lhs.")
+    out_nse = ((lhs.nse if lhs.n_sparse > len(lhs_contracting) else 1)
+               * (rhs.nse if rhs.n_sparse > len(rhs_contracting) else 1))
+    out_n_batch = lhs.n_batch + rhs.n_batch - len(lhs_batch)
+    out_nse = min(out_nse, math.prod(out_aval.shape[out_n_batch:]))
+    lhs_batch_shape = np.broadcast_shapes(
+        tuple(lhs_data.shape[d] for d in range(lhs.n_batch) if d not in lhs_batch),
+        tuple(lhs_indices.shape[d] for d in range(lhs.n_batch) if d not in lhs_batch))
+    rhs_batch_shape = np.broadcast_shapes(
+        tuple(rhs_data.shape[d] for d in range(rhs.n_batch) if d not in rhs_batch),
+        tuple(rhs_indices.shape[d] for d in range(rhs.n_batch) if d not in rhs_batch))
+    batch_shape = (*(lhs_shape[d] for d in lhs_batch), *lhs_batch_shape, *rhs_batch_shape)
+    n_sparse_out = lhs.n_sparse + rhs.n_sparse - 2 * len(lhs_contracting)
+    data_aval = ShapedArray((*batch_shape, out_nse), out_aval.dtype)
+    indices_aval = ShapedArray((*batch_shape, out_nse, n_sparse_out), lhs_indices.dtype)
+    _validate_bcoo(data_aval, indices_aval, out_aval.shape)
+    return [data_aval, indices_aval]
+
+
+def _bcoo_spdot_general_jvp(primals, tangents, **params):
+    lhs_data, lhs_indices, rhs_data, rhs_indices = primals
+    lhs_data_dot, _, rhs_data_dot, _ = tangents
+    primals_out = _bcoo_spdot_general(*primals, **params)
+    data_dot_out = ad.Zero.from_primal_value(primals_out[0])
+    if type(lhs_data_dot) is not ad.Zero:
+        data_dot_out = _bcoo_spdot_general(lhs_data_dot, lhs_indices, rhs_data, rhs_indices,
+                                           **params)[0]
+    if type(rhs_data_dot) is not ad.Zero:
+        term = _bcoo_spdot_general(lhs_data, lhs_indices, rhs_data_dot, rhs_indices,
+                                   **params)[0]
+        data_dot_out = term if type(data_dot_out) is ad.Zero else data_dot_out + term
+    return primals_out, [data_dot_out, ad.Zero.from_primal_value(primals_out[1])]
+
+
+bcoo_spdot_general_p = composite_primitive(
+    "bcoo_spdot_general", _bcoo_spdot_general_fun, multiple_results=True,
+    abstract_eval=_bcoo_spdot_general_abstract_eval, jvp=_bcoo_spdot_general_jvp,
+    transpose=NO_TRANSPOSE,
+    samples=lambda: [b.Sample([*_samples(), *_samples()],
+                              {"lhs_spinfo": SparseInfo(shape=(2, 3)),
+                               "rhs_spinfo": SparseInfo(shape=(2, 3)),
+                               "dimension_numbers": (((1,), (1,)), ((), ())),
+                               "preferred_element_type": None})])
+
+
 # --- the BCOO array ---------------------------------------------------------------------
 
 class BCOO(JAXSparse):
@@ -798,6 +1176,19 @@ class BCOO(JAXSparse):
             data, indices = data[:, None], indices[:, None, None]
         return cls((data, indices), shape=(N, M), indices_sorted=True, unique_indices=True)
 
+    def sum_duplicates(self, nse=None, remove_zeros=True):
+        """The array with duplicate indices summed (and, with `remove_zeros`, zero entries
+        dropped), its indices sorted and unique."""
+        if remove_zeros:
+            return bcoo_eliminate_zeros(self, nse=nse)
+        return bcoo_sum_duplicates(self, nse=nse)
+
+    def update_layout(self, *, n_batch=None, n_dense=None, on_inefficient="error"):
+        """The array stored with `n_batch` batch and `n_dense` dense dimensions (see
+        bcoo_update_layout)."""
+        return bcoo_update_layout(self, n_batch=n_batch, n_dense=n_dense,
+                                  on_inefficient=on_inefficient)
+
     def sort_indices(self):
         """The array with its indices sorted (self if they are)."""
         return self if self.indices_sorted else bcoo_sort_indices(self)
@@ -831,58 +1222,33 @@ class BCOO(JAXSparse):
         obj.__dict__.update(**aux_data)
         return obj
 
-    def __matmul__(self, other):
-        """Sparse @ dense, with jnp.matmul's semantics."""
-        return _matmul(self, other)
-
-    def __rmatmul__(self, other):
-        """Dense @ sparse, with jnp.matmul's semantics."""
-        return _matmul(other, self)
-
-    def __mul__(self, other):
-        """Elementwise product with a scalar or a dense array broadcastable to the shape:
-        only the stored entries change, so the result is sparse."""
-        if isinstance(other, JAXSparse):
-            raise NotImplementedError("elementwise product of two sparse objects.")
-        other = jnp.asarray(other)
-        if other.ndim == 0:
-            return BCOO((self.data * other, self.indices), **self._info._asdict())
-        dense = jnp.broadcast_to(other, self.shape).astype(
-            jnp.result_type(self.dtype, other))
-        values = _bcoo_extract(self.indices, dense)
-        return BCOO((self.data * values, self.indices), **self._info._asdict())
-
-    __rmul__ = __mul__
-
-
-def _matmul(lhs, rhs):
-    """jnp.matmul of a BCOO array and a dense one, as bcoo_dot_general: the last axis
-    of lhs contracts with the second-to-last (or only) of rhs; leading batch dimensions
-    (which must be the sparse operand's batch dimensions) pair up when both have them."""
-    if isinstance(lhs, JAXSparse) and isinstance(rhs, JAXSparse):
-        raise NotImplementedError("matmul between two sparse objects.")
-    sparse_lhs = isinstance(lhs, BCOO)
-    sp, dense = (lhs, rhs) if sparse_lhs else (rhs, lhs)
-    dense = jnp.asarray(dense)
-    data, dense = promote_dtypes(sp.data, dense)
-    sp = BCOO((data, sp.indices), **sp._info._asdict())
-    lhs, rhs = (sp, dense) if sparse_lhs else (dense, sp)
-    if lhs.ndim == 0 or rhs.ndim == 0:
-        raise ValueError("matmul: operands must have at least one dimension, got shapes "
-                         f"{lhs.shape} and {rhs.shape}")
-    contract = ((lhs.ndim - 1,), (0 if rhs.ndim == 1 else rhs.ndim - 2,))
-    lhs_batch, rhs_batch = lhs.shape[:-2], rhs.shape[:-2]
-    if lhs_batch and rhs_batch:
-        if lhs_batch != rhs_batch:
-            raise NotImplementedError(
-                f"sparse matmul with broadcast batch dimensions: shapes {lhs.shape} and "
-                f"{rhs.shape}")
-        batch = tuple(range(len(lhs_batch)))
-        return bcoo_dot_general(lhs, rhs, dimension_numbers=(contract, (batch, batch)))
-    out = bcoo_dot_general(lhs, rhs, dimension_numbers=(contract, ((), ())))
-    if rhs_batch and lhs.ndim > 1:   # (n, batch..., m) -> (batch..., n, m)
-        out = jnp.moveaxis(out, 0, len(rhs_batch))
-    return out
-
 
 tree_util.register_pytree_node(BCOO, BCOO.tree_flatten, BCOO.tree_unflatten)
+
+
+def _bcoo_to_elt(cont, _, val, axis):
+    if axis is None:
+        return val
+    if axis >= val.n_batch:
+        raise ValueError(f"Cannot map in_axis={axis} for BCOO array with n_batch="
+                         f"{val.n_batch}. in_axes for batched BCOO operations must "
+                         "correspond to a batch dimension.")
+    return BCOO((cont(val.data, axis), cont(val.indices, axis)),
+                shape=val.shape[:axis] + val.shape[axis + 1:],
+                indices_sorted=val.indices_sorted, unique_indices=val.unique_indices)
+
+
+def _bcoo_from_elt(cont, axis_size, elt, axis):
+    if axis is None:
+        return elt
+    if axis > elt.n_batch:
+        raise ValueError(f"BCOO: cannot add out_axis={axis} for BCOO array with n_batch="
+                         f"{elt.n_batch}. BCOO batch axes must be a contiguous block of "
+                         "leading dimensions.")
+    return BCOO((cont(axis_size, elt.data, axis), cont(axis_size, elt.indices, axis)),
+                shape=elt.shape[:axis] + (axis_size,) + elt.shape[axis:],
+                indices_sorted=elt.indices_sorted, unique_indices=elt.unique_indices)
+
+
+# vmap maps a BCOO array along one of its batch dimensions
+batching.register_vmappable(BCOO, _bcoo_to_elt, _bcoo_from_elt)

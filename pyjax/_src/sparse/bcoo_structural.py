@@ -1,19 +1,33 @@
-"""The structural operations of BCOO arrays (jax.experimental.sparse's bcoo_reduce_sum,
-bcoo_squeeze, bcoo_rev, bcoo_reshape, bcoo_concatenate): JAX's algorithms, which act on
-the data and indices buffers with jax.numpy and lax operations (no primitives of their
+"""The structural and elementwise operations of BCOO arrays (jax.experimental.sparse's
+bcoo_reduce_sum, bcoo_squeeze, bcoo_rev, bcoo_reshape, bcoo_concatenate,
+bcoo_broadcast_in_dim, bcoo_multiply_dense, bcoo_multiply_sparse, bcoo_slice,
+bcoo_dynamic_slice, bcoo_gather, bcoo_conv_general_dilated): JAX's algorithms, which act
+on the data and indices buffers with jax.numpy and lax operations (no primitives of their
 own), so their derivatives and batching follow from those."""
 from __future__ import annotations
 
+import functools
 import math
 import operator
 
 import numpy as np
 
+from pyjax._src.api.shapes import ShapeDtypeStruct, eval_shape, make_jaxpr
+from pyjax._src.api.vmap import vmap
 from pyjax._src.core.avals import ShapedArray
+from pyjax._src.lax import convolution as lconv
+from pyjax._src.lax import elementwise as ew
+from pyjax._src.lax import indexing as lindexing
+from pyjax._src.lax import slicing
+from pyjax._src.lax.indexing import GatherScatterMode
 from pyjax._src.lax import structural as lax
-from pyjax._src.numpy import functional
+from pyjax._src.numpy import functional, indexing
 from pyjax._src.numpy import lax_numpy as jnp
-from pyjax._src.sparse.bcoo import BCOO, _validate_bcoo, _validate_permutation
+from pyjax._src.sparse.bcoo import (
+    BCOO, _bcoo_extract, _bcoo_sum_duplicates, _validate_bcoo, _validate_permutation,
+    bcoo_transpose, bcoo_update_layout,
+)
+from pyjax._src.sparse.util import SparseInfo, nfold_vmap
 from pyjax._src.util import canonicalize_axis
 
 
@@ -218,3 +232,326 @@ def bcoo_concatenate(operands, *, dimension):
     else:
         raise NotImplementedError("Concatenation along dense dimensions.")
     return BCOO((new_data, new_indices), shape=out_aval.shape)
+
+
+def bcoo_broadcast_in_dim(mat, *, shape, broadcast_dimensions, sharding=None):
+    """The BCOO array `mat` broadcast to `shape` (lax.broadcast_in_dim): new dimensions
+    before its sparse ones are batch dimensions, new trailing ones dense (if it has
+    dense dimensions) or sparse of size 1."""
+    return BCOO(_bcoo_broadcast_in_dim(mat.data, mat.indices, spinfo_shape=mat.shape,
+                                       shape=shape,
+                                       broadcast_dimensions=broadcast_dimensions),
+                shape=shape)
+
+
+def _bcoo_broadcast_in_dim(data, indices, *, spinfo_shape, shape, broadcast_dimensions):
+    shape, broadcast_dimensions = tuple(shape), tuple(broadcast_dimensions)
+    if len(spinfo_shape) != len(broadcast_dimensions):
+        raise ValueError(f"spinfo.shape={tuple(spinfo_shape)} and "
+                         f"broadcast_dimensions={broadcast_dimensions} must have the same "
+                         "length")
+    n_batch, n_sparse, n_dense, nse = _validate_bcoo(data, indices, spinfo_shape)
+    batch_dims = broadcast_dimensions[:n_batch]
+    sparse_dims = broadcast_dimensions[n_batch:n_batch + n_sparse]
+    dense_dims = broadcast_dimensions[n_batch + n_sparse:]
+    if max(batch_dims, default=0) > min(sparse_dims, default=len(shape)):
+        raise ValueError("Cannot mix batch and sparse dimensions during broadcast_in_dim")
+    if max(sparse_dims, default=0) > min(dense_dims, default=len(shape)):
+        raise ValueError("Cannot mix sparse and dense dimensions during broadcast_in_dim")
+    new_n_batch = min(broadcast_dimensions[n_batch:], default=len(shape))
+    new_n_dense = n_dense and len(shape) - min(broadcast_dimensions[-n_dense:])
+    new_n_sparse = len(shape) - new_n_batch - new_n_dense
+    if (math.prod(spinfo_shape[n_batch:n_batch + n_sparse])
+            != math.prod(shape[new_n_batch:new_n_batch + new_n_sparse])):
+        raise NotImplementedError("Adding sparse dimensions with lengths != 1")
+    if (new_n_batch, new_n_dense) != (n_batch, n_dense):
+        data = lax.broadcast_in_dim(
+            data, (*shape[:new_n_batch], nse, *shape[new_n_batch + new_n_sparse:]),
+            (*batch_dims, new_n_batch, *(d + 1 - new_n_sparse for d in dense_dims)))
+        indices = lax.broadcast_in_dim(
+            indices, (*shape[:new_n_batch], nse, n_sparse),
+            (*batch_dims, new_n_batch, new_n_batch + 1))
+    if new_n_sparse != n_sparse:
+        columns = np.array(sparse_dims, int) - new_n_batch
+        indices = jnp.zeros((*shape[:new_n_batch], nse, new_n_sparse),
+                            indices.dtype).at[..., columns].set(indices)
+    return data, indices
+
+
+def bcoo_multiply_dense(sp_mat, v):
+    """The stored entries of the BCOO array `sp_mat` times the dense array `v` (which
+    broadcasts to sp_mat's shape): the data of the product, on sp_mat's indices."""
+    data, indices, shape = sp_mat.data, sp_mat.indices, sp_mat.shape
+    v = jnp.asarray(v)
+    if v.ndim == 0:
+        return ew.mul(data, v)
+    if shape == v.shape:   # by distributivity, duplicate indices need no summing
+        return ew.mul(data, _bcoo_extract(indices, v))
+    if jnp.broadcast_shapes(v.shape, shape) != shape:
+        raise NotImplementedError(
+            "multiplication between sparse and dense is only implemented for cases where "
+            f"the output shape matches the sparse matrix shape. Got shape={shape}, "
+            f"v.shape={v.shape}")
+    v = lax.expand_dims(v, tuple(range(len(shape) - v.ndim)))
+    n_batch, _, n_dense, _ = _validate_bcoo(data, indices, shape)
+
+    def mul(data, indices, v):
+        ind = tuple(indices[:, i] for i in range(indices.shape[1]))
+        ind = tuple(i if s != 1 else 0 for i, s in zip(ind, v.shape))
+        return data * v[ind]
+    return nfold_vmap(mul, n_batch)(data, indices, v)
+
+
+def bcoo_multiply_sparse(lhs, rhs):
+    """The elementwise product of two BCOO arrays (of the same rank and dense
+    dimensions, their shapes broadcasting)."""
+    if lhs.ndim != rhs.ndim:
+        raise TypeError("bcoo_multiply_sparse: arrays must have same number of dimensions, "
+                        f"got {lhs.shape}, {rhs.shape}")
+    if lhs.n_dense != rhs.n_dense:
+        raise NotImplementedError("bcoo_multiply_sparse: arrays with differing numbers of "
+                                  f"dense dimensions: {lhs}, {rhs}")
+    n_batch = min(lhs.n_batch, rhs.n_batch)
+    mul = functools.partial(_bcoo_multiply_sparse_unbatched, lhs_shape=lhs.shape[n_batch:],
+                            rhs_shape=rhs.shape[n_batch:])
+    data, indices = nfold_vmap(mul, n_batch)(lhs.data, lhs.indices, rhs.data, rhs.indices)
+    return BCOO((data, indices), shape=jnp.broadcast_shapes(lhs.shape, rhs.shape))
+
+
+def _bcoo_multiply_sparse_unbatched(lhs_data, lhs_indices, rhs_data, rhs_indices, *,
+                                    lhs_shape, rhs_shape):
+    lhs = _validate_bcoo(lhs_data, lhs_indices, lhs_shape)
+    rhs = _validate_bcoo(rhs_data, rhs_indices, rhs_shape)
+    # the operand with more batch dimensions: as plain sparse ones
+    if lhs.n_batch:
+        lhs_data, lhs_indices = bcoo_update_layout(
+            BCOO((lhs_data, lhs_indices), shape=lhs_shape), n_batch=0)._bufs
+        lhs = _validate_bcoo(lhs_data, lhs_indices, lhs_shape)
+    elif rhs.n_batch:
+        rhs_data, rhs_indices = bcoo_update_layout(
+            BCOO((rhs_data, rhs_indices), shape=rhs_shape), n_batch=0)._bufs
+        rhs = _validate_bcoo(rhs_data, rhs_indices, rhs_shape)
+    dims = np.array([i for i, (s1, s2) in enumerate(zip(lhs_shape[:lhs.n_sparse],
+                                                        rhs_shape[:rhs.n_sparse]))
+                     if s1 != 1 and s2 != 1], dtype=int)
+    nse = lhs.nse * rhs.nse
+    # every pair of entries at the same index (in the dimensions neither broadcasts)
+    mask = (lhs_indices[:, None, dims] == rhs_indices[None, :, dims]).all(-1)
+    i_lhs, i_rhs = indexing.nonzero(mask, size=nse, fill_value=(lhs.nse, rhs.nse))
+    data = (lhs_data.at[i_lhs].get(mode="fill", fill_value=0)
+            * rhs_data.at[i_rhs].get(mode="fill", fill_value=0))
+    indices = ew.max(
+        lhs_indices.at[i_lhs].get(mode="fill", fill_value=max(lhs_shape, default=0)),
+        rhs_indices.at[i_rhs].get(mode="fill", fill_value=max(rhs_shape, default=0)))
+    return data, indices
+
+
+def _keep_in_window(mat, new_data, new_indices, new_shape, in_window, new_index, out_index):
+    """The sliced buffers with entries outside the window moved out of bounds (their data
+    zeroed), and duplicates summed when the window holds fewer positions than nse."""
+    n_batch, n_sparse, n_dense = mat.n_batch, mat.n_sparse, mat.n_dense
+    keep = in_window.all(-1, keepdims=True)
+    new_indices = jnp.where(keep, new_index, out_index)
+    keep_data = lax.expand_dims(keep[..., 0],
+                                tuple(range(n_batch + 1, n_batch + 1 + n_dense)))
+    new_data = jnp.where(keep_data, new_data, 0)
+    new_nse = math.prod(new_shape[n_batch:n_batch + n_sparse])
+    if mat.nse > new_nse:
+        new_data, new_indices = _bcoo_sum_duplicates(
+            new_data, new_indices, spinfo=SparseInfo(shape=tuple(new_shape)), nse=new_nse)
+    return new_data, new_indices
+
+
+def bcoo_slice(mat, *, start_indices, limit_indices, strides=None):
+    """lax.slice of a BCOO array: batch and dense dimensions slice their buffers, sparse
+    ones keep the entries in the window (re-indexed)."""
+    if not isinstance(mat, BCOO):
+        raise TypeError(f"bcoo_slice: input should be BCOO array, got type(mat)={type(mat)}")
+    start_indices = [operator.index(i) for i in start_indices]
+    limit_indices = [operator.index(i) for i in limit_indices]
+    strides = [1] * mat.ndim if strides is None else [operator.index(i) for i in strides]
+    if len(start_indices) != mat.ndim or len(limit_indices) != mat.ndim:
+        raise ValueError(f"bcoo_slice: indices must have size mat.ndim={mat.ndim}")
+    if len(strides) != mat.ndim:
+        raise ValueError(f"len(strides) = {len(strides)}; expected {mat.ndim}")
+    if any(s <= 0 for s in strides):
+        raise ValueError(f"strides must be a sequence of positive integers; got {strides}")
+    if not all(0 <= start <= end <= size
+               for start, end, size in zip(start_indices, limit_indices, mat.shape)):
+        raise ValueError(f"bcoo_slice: invalid indices. Got start_indices={start_indices}, "
+                         f"limit_indices={limit_indices} and shape={mat.shape}")
+    nb, ns = mat.n_batch, mat.n_sparse
+    data_slices, index_slices = [], []
+    for i in range(nb):
+        window = slice(start_indices[i], limit_indices[i], strides[i])
+        data_slices.append(slice(None) if mat.data.shape[i] != mat.shape[i] else window)
+        index_slices.append(slice(None) if mat.indices.shape[i] != mat.shape[i] else window)
+    data_slices.append(slice(None))
+    index_slices.extend([slice(None), slice(None)])
+    data_slices.extend(slice(*w) for w in zip(start_indices[nb + ns:],
+                                              limit_indices[nb + ns:], strides[nb + ns:]))
+    new_data = mat.data[tuple(data_slices)]
+    new_indices = mat.indices[tuple(index_slices)]
+    new_shape = tuple((end - start + stride - 1) // stride
+                      for start, end, stride in zip(start_indices, limit_indices, strides))
+    if ns:
+        dtype = new_indices.dtype
+        expand = tuple(range(nb + 1))
+        starts = lax.expand_dims(jnp.array(start_indices[nb:nb + ns], dtype), expand)
+        ends = lax.expand_dims(jnp.array(limit_indices[nb:nb + ns], dtype), expand)
+        steps = lax.expand_dims(jnp.array(strides[nb:nb + ns], dtype), expand)
+        in_window = ((new_indices >= starts) & (new_indices < ends)
+                     & ((new_indices - starts) % steps == 0))
+        new_data, new_indices = _keep_in_window(
+            mat, new_data, new_indices, new_shape, in_window,
+            (new_indices - starts + steps - 1) // steps, (ends - starts + steps - 1) // steps)
+    return BCOO((new_data, new_indices), shape=new_shape)
+
+
+def bcoo_dynamic_slice(mat, start_indices, slice_sizes):
+    """lax.dynamic_slice of a BCOO array (start indices may be traced; starts are clamped
+    so the slice fits, as lax.dynamic_slice's)."""
+    slice_sizes = tuple(operator.index(i) for i in slice_sizes)
+    eval_shape(lambda x, s: slicing.dynamic_slice(x, s, slice_sizes),
+               ShapeDtypeStruct(mat.shape, mat.dtype), start_indices)
+    if not isinstance(mat, BCOO):
+        raise TypeError(f"bcoo_slice: input should be BCOO array, got type(mat)={type(mat)}")
+    start_indices = tuple(jnp.asarray(i) for i in start_indices)
+    if not all(0 <= size <= axis for size, axis in zip(slice_sizes, mat.shape)):
+        raise TypeError("slice_sizes must be less than or equal to operand shape, "
+                        f"got slice_sizes {slice_sizes} for operand shape {mat.shape}")
+    nb, ns = mat.n_batch, mat.n_sparse
+    zero = jnp.zeros((), start_indices[0].dtype if start_indices else np.int32)
+    data_start, data_sizes, indices_start, indices_sizes = [], [], [], []
+    for i in range(nb):
+        data_bcast = mat.data.shape[i] != mat.shape[i]
+        indices_bcast = mat.indices.shape[i] != mat.shape[i]
+        data_start.append(zero if data_bcast else start_indices[i])
+        data_sizes.append(1 if data_bcast else slice_sizes[i])
+        indices_start.append(zero if indices_bcast else start_indices[i])
+        indices_sizes.append(1 if indices_bcast else slice_sizes[i])
+    data_start.append(zero)
+    data_sizes.append(mat.nse)
+    indices_start.extend([zero, zero])
+    indices_sizes.extend([mat.nse, ns])
+    data_start.extend(start_indices[nb + ns:])
+    data_sizes.extend(slice_sizes[nb + ns:])
+    new_data = slicing.dynamic_slice(mat.data, data_start, data_sizes)
+    new_indices = slicing.dynamic_slice(mat.indices, indices_start, indices_sizes)
+    if ns:
+        dtype = new_indices.dtype
+        starts = jnp.array(start_indices[nb:nb + ns], dtype)
+        sizes = jnp.array(slice_sizes[nb:nb + ns], dtype)
+        sparse_shape = jnp.array(mat.shape[nb:nb + ns], dtype)
+        starts = jnp.where(starts < 0, starts + sparse_shape, starts)
+        starts = jnp.clip(starts, 0, sparse_shape - sizes)
+        expand = tuple(range(nb + 1))
+        starts, sizes = lax.expand_dims(starts, expand), lax.expand_dims(sizes, expand)
+        in_window = (new_indices >= starts) & (new_indices < starts + sizes)
+        new_data, new_indices = _keep_in_window(mat, new_data, new_indices, slice_sizes,
+                                                in_window, new_indices - starts, sizes)
+    return BCOO((new_data, new_indices), shape=slice_sizes)
+
+
+def bcoo_gather(operand, start_indices, dimension_numbers, slice_sizes, *,
+                unique_indices=False, indices_are_sorted=False, mode=None, fill_value=None):
+    """lax.gather of a BCOO operand (a BCOO result): a bcoo_dynamic_slice per index,
+    vmapped, then reshaped and permuted as gather's dimension numbers say."""
+    _validate_bcoo(operand.data, operand.indices, operand.shape)
+    if mode is None:
+        mode = GatherScatterMode.PROMISE_IN_BOUNDS
+    if GatherScatterMode.from_any(mode) != GatherScatterMode.PROMISE_IN_BOUNDS:
+        raise NotImplementedError(f"bcoo_gather: mode={mode} not yet supported.")
+    start_indices = jnp.asarray(start_indices)
+    out_shape = eval_shape(
+        lambda x, i: lindexing.gather(
+            x, i, dimension_numbers=dimension_numbers, slice_sizes=slice_sizes,
+            unique_indices=unique_indices, indices_are_sorted=indices_are_sorted, mode=mode,
+            fill_value=fill_value),
+        ShapeDtypeStruct(operand.shape, operand.dtype),
+        ShapeDtypeStruct(start_indices.shape, start_indices.dtype)).shape
+    offset_dims = tuple(dimension_numbers.offset_dims)
+    # every dimension's start (0 where gather does not index it) and slice size
+    full_start_indices = [jnp.zeros((), start_indices.dtype)] * operand.ndim
+    in_axes = [None] * operand.ndim
+    full_slice_sizes = list(slice_sizes)
+    for i, j in enumerate(dimension_numbers.start_index_map):
+        full_start_indices[j] = start_indices[..., i].ravel()
+        in_axes[j] = 0
+
+    def slice_func(indices):
+        slc = bcoo_dynamic_slice(operand, indices, slice_sizes=full_slice_sizes)
+        return bcoo_squeeze(slc, dimensions=dimension_numbers.collapsed_slice_dims)
+    result = vmap(slice_func, in_axes=(in_axes,))(full_start_indices)
+    result = bcoo_reshape(result, new_sizes=(*start_indices.shape[:-1], *result.shape[1:]),
+                          dimensions=tuple(range(result.ndim)))
+    if result.shape:   # offset dimensions where gather puts them
+        batch_dims = tuple(d for d in range(len(out_shape)) if d not in offset_dims)
+        permutation = np.zeros(result.ndim, dtype=int)
+        permutation[np.array(batch_dims + offset_dims)] = np.arange(result.ndim)
+        if set(permutation[:len(batch_dims)]) != set(range(len(batch_dims))):
+            result = bcoo_update_layout(result, n_batch=0)
+        result = bcoo_transpose(result, permutation=tuple(int(p) for p in permutation))
+    return bcoo_reshape(result, new_sizes=out_shape)
+
+
+def bcoo_conv_general_dilated(lhs, rhs, *, window_strides, padding, lhs_dilation=None,
+                              rhs_dilation=None, dimension_numbers=None,
+                              feature_group_count=1, batch_group_count=1, precision=None,
+                              preferred_element_type=None, out_sharding=None):
+    """lax.conv_general_dilated where an operand is BCOO (a BCOO result): JAX supports
+    one-dimensional convolutions of one batch and one feature, unit strides and
+    dilations."""
+    func = functools.partial(
+        lconv.conv_general_dilated, window_strides=window_strides, padding=padding,
+        lhs_dilation=lhs_dilation, rhs_dilation=rhs_dilation,
+        dimension_numbers=dimension_numbers, feature_group_count=feature_group_count,
+        batch_group_count=batch_group_count, precision=precision,
+        preferred_element_type=preferred_element_type, out_sharding=out_sharding)
+    jaxpr = make_jaxpr(func)(ShapeDtypeStruct(lhs.shape, lhs.dtype),
+                             ShapeDtypeStruct(rhs.shape, rhs.dtype))
+    params = jaxpr.eqns[0].params   # the normalized parameters
+    if params["lhs_dilation"] != (1,) * (lhs.ndim - 2):
+        raise NotImplementedError("bcoo convolution with lhs_dilation.")
+    if params["rhs_dilation"] != (1,) * (rhs.ndim - 2):
+        raise NotImplementedError("bcoo convolution with lhs_dilation.")
+    if params["window_strides"] != (1,) * (lhs.ndim - 2):
+        raise NotImplementedError("bcoo convolution with non-unit window_strides.")
+    if params["batch_group_count"] != 1 or params["feature_group_count"] != 1:
+        raise NotImplementedError("bcoo convolution with non-unit group counts.")
+    if lhs.shape[:2] != (1, 1) or rhs.shape[:2] != (1, 1):
+        raise NotImplementedError("bcoo convolution with leading dimensions other than "
+                                  "(1, 1)")
+    index_dtype = (lhs.indices.dtype if isinstance(lhs, BCOO)
+                   else rhs.indices.dtype if isinstance(rhs, BCOO) else np.dtype("int32"))
+    (pad,) = params["padding"]
+    return _bcoo_conv_1d(_convert_to_1d_for_conv(lhs, index_dtype),
+                         _convert_to_1d_for_conv(rhs, index_dtype), padding=pad)
+
+
+def _convert_to_1d_for_conv(mat, index_dtype):
+    if isinstance(mat, BCOO):
+        mat = bcoo_update_layout(mat, n_batch=2, n_dense=0)
+        data = lax.squeeze(mat.data, (0, 1))
+        indices = lax.squeeze(mat.indices, (0, 1))
+        # out-of-bounds (padding) entries hold nothing
+        data = jnp.where(lax.squeeze(indices, (1,)) < mat.shape[-1], data, 0)
+    else:
+        mat = jnp.asarray(mat)
+        data = lax.squeeze(mat, (0, 1))
+        indices = lax.broadcasted_iota(index_dtype, (len(data), 1), 0)
+    return BCOO((data, indices), shape=mat.shape[2:])
+
+
+def _bcoo_conv_1d(lhs, rhs, padding):
+    padding = tuple(map(int, padding))
+    new_data = (lhs.data[:, None] * rhs.data[None, :]).ravel()
+    offset = padding[0] - rhs.indices
+    new_indices = (lhs.indices[:, None] + offset[None, :]).ravel()
+    mask = new_indices < 0
+    new_indices = jnp.where(mask, 0, new_indices)
+    new_data = jnp.where(mask, 0, new_data)
+    dimsize = max(0, lhs.shape[0] + padding[0] + padding[1] - rhs.shape[0] + 1)
+    new_data = lax.expand_dims(new_data, (0, 1))
+    new_indices = lax.expand_dims(new_indices, (0, 1, 3))
+    return BCOO((new_data, new_indices), shape=(1, 1, dimsize))

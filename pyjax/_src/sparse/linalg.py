@@ -1,4 +1,5 @@
-"""jax.experimental.sparse.linalg's LOBPCG: the top-k eigenpairs of a Hermitian matrix or
+"""jax.experimental.sparse.linalg: spsolve (a sparse direct solve, through SciPy as JAX's
+CPU backend) and LOBPCG: the top-k eigenpairs of a Hermitian matrix or
 of a function giving its action, by Locally Optimal Block Preconditioned Conjugate
 Gradient, written as JAX writes it (an orthonormal basis for the block search
 directions kept by SVQB, its convergence rule, its basis extension by block
@@ -8,18 +9,30 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+import scipy.sparse
+import scipy.sparse.linalg
 
 from pyjax._src.api.jit import jit
+from pyjax._src.api.shapes import ShapeDtypeStruct
 from pyjax._src.array import Array
+from pyjax._src.core.avals import ShapedArray
+from pyjax._src.core.trace import NO_BATCHING
+from pyjax._src.interpreters import ad
+from pyjax._src.lax import builders
 from pyjax._src.lax import dot as ldot
+from pyjax._src.lax import sorting as lax_sorting
+from pyjax._src.lax.callbacks import pure_callback
 from pyjax._src.lax.control_flow.loops import while_loop
 from pyjax._src.lax.control_flow.scan import scan
 from pyjax._src.numpy import array_manipulation as am
 from pyjax._src.numpy import lax_numpy as lnp
 from pyjax._src.numpy import linalg as np_linalg
+from pyjax._src.numpy import numerical
 from pyjax._src.numpy import reductions as red
 from pyjax._src.numpy import sorting
 from pyjax._src.numpy import ufuncs
+from pyjax._src.sparse.composite import composite_primitive
+from pyjax._src.sparse.csr import csr_matvec_p
 
 
 def lobpcg_standard(A, X, m=100, tol=None):
@@ -200,3 +213,81 @@ def _extend_basis(X, m):
 
 
 __all__ = ["lobpcg_standard"]
+
+
+# --- spsolve ----------------------------------------------------------------------------
+
+def spsolve(data, indices, indptr, b, tol=1e-6, reorder=1):
+    """The solution x of A x = b for the square CSR matrix A = (data, indices, indptr).
+    As JAX's CPU backend, it calls scipy.sparse.linalg.spsolve (tol and reorder are
+    options of JAX's GPU solver; it does not support vmap)."""
+    return spsolve_p.bind(data, indices, indptr, b, tol=tol, reorder=reorder)
+
+
+def _scipy_spsolve(data, indices, indptr, b):
+    a = scipy.sparse.csr_matrix((data, indices, indptr), shape=(b.size, b.size))
+    return scipy.sparse.linalg.spsolve(a, b).astype(b.dtype)
+
+
+def _spsolve_fun(data, indices, indptr, b, *, tol, reorder):
+    return pure_callback(_scipy_spsolve, ShapeDtypeStruct(b.shape, b.dtype), data, indices,
+                         indptr, b)
+
+
+def _spsolve_abstract_eval(data, indices, indptr, b, *, tol, reorder):
+    if data.dtype != b.dtype:
+        raise ValueError(f"data types do not match: data.dtype={data.dtype} "
+                         f"b.dtype={b.dtype}")
+    if not (np.issubdtype(indices.dtype, np.integer)
+            and np.issubdtype(indptr.dtype, np.integer)):
+        raise ValueError(f"index arrays must be integer typed; got indices.dtype="
+                         f"{indices.dtype} indptr.dtype={indptr.dtype}")
+    if not data.ndim == indices.ndim == indptr.ndim == b.ndim == 1:
+        raise ValueError("Arrays must be one-dimensional. Got data.shape="
+                         f"{data.shape} indices.shape={indices.shape} "
+                         f"indptr.shape={indptr.shape} b.shape={b.shape}")
+    if indptr.size != b.size + 1 or data.shape != indices.shape:
+        raise ValueError(f"Invalid CSR buffer sizes: data.shape={data.shape} "
+                         f"indices.shape={indices.shape} indptr.shape={indptr.shape}")
+    if reorder not in [0, 1, 2, 3]:
+        raise ValueError(f"reorder={reorder} not valid, must be one of [1, 2, 3, 4]")
+    float(tol)
+    return ShapedArray(b.shape, b.dtype)
+
+
+def _spsolve_jvp_lhs(data_dot, data, indices, indptr, b, **params):
+    # d/dM M^-1 b = -M^-1 M_dot M^-1 b
+    p = spsolve(data, indices, indptr, b, **params)
+    q = csr_matvec_p.bind(data_dot, indices, indptr, p, shape=(indptr.size - 1, len(b)),
+                          transpose=False)
+    return -spsolve(data, indices, indptr, q, **params)
+
+
+def _csr_transpose(data, indices, indptr):
+    """The CSR buffers of the transpose of a square CSR matrix."""
+    m = indptr.size - 1
+    row = red.cumsum(lnp.zeros_like(indices).at[indptr].add(1)) - 1
+    row_t, indices_t, data_t = lax_sorting.sort((indices, row, data), num_keys=2)
+    indptr_t = lnp.zeros_like(indptr).at[1:].set(
+        red.cumsum(numerical.bincount(row_t, length=m)).astype(indptr.dtype))
+    return data_t, indices_t, indptr_t
+
+
+def _spsolve_transpose(ct, data, indices, indptr, b, **params):
+    if not ad.is_undefined_primal(b) or ad.is_undefined_primal(data):
+        raise NotImplementedError("spsolve transpose with respect to data")
+    data_t, indices_t, indptr_t = _csr_transpose(data, indices, indptr)
+    return [None, None, None, spsolve(data_t, indices_t, indptr_t, ad.instantiate_zeros(ct),
+                                      **params)]
+
+
+spsolve_p = composite_primitive(
+    "spsolve", _spsolve_fun, abstract_eval=_spsolve_abstract_eval,
+    jvp=ad.defjvp(_spsolve_jvp_lhs, None, None,
+                  lambda b_dot, data, indices, indptr, b, **params: spsolve(
+                      data, indices, indptr, b_dot, **params)),
+    transpose=_spsolve_transpose, batch=NO_BATCHING,
+    samples=lambda: [builders.Sample([np.array([2., 1., 3.], np.float32),
+                               np.array([0, 1, 1], np.int32), np.array([0, 2, 3], np.int32),
+                               np.array([1., 2.], np.float32)],
+                              {"tol": 1e-6, "reorder": 1})])

@@ -1,7 +1,7 @@
 """jax.experimental.sparse.test_util: the test case and random sparse inputs JAX's
 sparse tests use (JAX's module, on pyjax's JaxTestCase): checks of a sparse operation
-against its dense equivalent, under jit and autodiff, random BCOO arrays and dense
-arrays with a given number of nonzeros, and the sparse layouts of a shape."""
+against its dense equivalent, under jit, vmap and autodiff, random BCOO and BCSR arrays
+and dense arrays with a given number of nonzeros, and the sparse layouts of a shape."""
 from __future__ import annotations
 
 import functools
@@ -15,10 +15,14 @@ import numpy as np
 from pyjax._src import tree_util
 from pyjax._src.api.autodiff import jacfwd, jacrev
 from pyjax._src.api.jit import jit
+from pyjax._src.api.vmap import vmap
+from pyjax._src.lax import structural
 from pyjax._src.numpy import lax_numpy as jnp
 from pyjax._src.sparse.api import todense
 from pyjax._src.sparse.base import JAXSparse
 from pyjax._src.sparse.bcoo import BCOO
+from pyjax._src.sparse.bcsr import BCSR
+from pyjax._src.sparse.transform import sparsify
 from pyjax._src.test_case import JaxTestCase, rand_default
 
 MATMUL_TOL = {
@@ -100,6 +104,30 @@ class SparseTestCase(JaxTestCase):
                                     jac(sparse_fun_flat, argnums=argnums_flat)(*args_flat),
                                     atol=atol, rtol=rtol)
 
+    def _CheckBatchingSparse(self, dense_fun, sparse_fun, args_maker, *, batch_size=3,
+                             bdims=None, check_jit=False, check_dtypes=True, tol=None,
+                             atol=None, rtol=None, canonicalize_dtypes=True):
+        """vmap of sparse_fun agrees with vmap of dense_fun on `batch_size` stacked
+        arguments (sparse ones stacked along a batch dimension, at random `bdims`)."""
+        if bdims is None:
+            bdims = self._random_bdims(*(arg.n_batch if is_sparse(arg) else arg.ndim
+                                         for arg in args_maker()))
+
+        def concat(args, bdim):
+            return sparsify(functools.partial(structural.concatenate, dimension=bdim))(args)
+
+        def expand(arg, bdim):
+            return sparsify(functools.partial(structural.expand_dims, dimensions=[bdim]))(arg)
+
+        def batched_args_maker():
+            args = list(zip(*(args_maker() for _ in range(batch_size))))
+            return [arg[0] if bdim is None else concat([expand(x, bdim) for x in arg], bdim)
+                    for arg, bdim in zip(args, bdims, strict=True)]
+        self._CheckAgainstDense(vmap(dense_fun, bdims), vmap(sparse_fun, bdims),
+                                batched_args_maker, check_dtypes=check_dtypes, tol=tol,
+                                atol=atol, rtol=rtol, check_jit=check_jit,
+                                canonicalize_dtypes=canonicalize_dtypes)
+
     def _random_bdims(self, *args):
         rng = self.rng()
         return [rng.randint(0, arg + 1) for arg in args]
@@ -107,13 +135,15 @@ class SparseTestCase(JaxTestCase):
 
 def _rand_sparse(shape: Sequence[int], dtype: Any, *, rng: np.random.RandomState,
                  rand_method: Callable[..., Any], nse: int | float, n_batch: int,
-                 n_dense: int, sparse_format: str) -> BCOO:
-    if sparse_format != "bcoo":
+                 n_dense: int, sparse_format: str) -> BCOO | BCSR:
+    if sparse_format not in ["bcoo", "bcsr"]:
         raise ValueError(f"Sparse format {sparse_format} not supported.")
     n_sparse = len(shape) - n_batch - n_dense
     if n_sparse < 0 or n_batch < 0 or n_dense < 0:
         raise ValueError(f"Invalid parameters: shape={shape} n_batch={n_batch} "
                          f"n_sparse={n_sparse}")
+    if sparse_format == "bcsr" and n_sparse != 2:
+        raise ValueError(f"bcsr array must have 2 sparse dimensions; {n_sparse} is given.")
     batch_shape = tuple(shape[:n_batch])
     sparse_shape = tuple(shape[n_batch:n_batch + n_sparse])
     dense_shape = tuple(shape[n_batch + n_sparse:])
@@ -121,9 +151,18 @@ def _rand_sparse(shape: Sequence[int], dtype: Any, *, rng: np.random.RandomState
         nse = int(np.ceil(nse * np.prod(sparse_shape)))
     nse_int = int(nse)
     data = jnp.array(rand_method(rng)((*batch_shape, nse_int, *dense_shape), dtype))
-    indices = jnp.array(rng.randint(0, sparse_shape, size=(*batch_shape, nse_int, n_sparse),
-                                    dtype=np.dtype("int32")))
-    return BCOO((data, indices), shape=shape)
+    int32 = np.dtype("int32")
+    if sparse_format == "bcoo":
+        indices = jnp.array(rng.randint(0, sparse_shape,
+                                        size=(*batch_shape, nse_int, n_sparse), dtype=int32))
+        return BCOO((data, indices), shape=shape)
+    indices = jnp.array(rng.randint(0, sparse_shape[1], size=(*batch_shape, nse_int),
+                                    dtype=int32))
+    indptr = np.sort(rng.randint(0, nse_int + 1, size=(*batch_shape, sparse_shape[0] + 1),
+                                 dtype=int32), axis=-1)
+    indptr = jnp.array(indptr)
+    indptr = indptr.at[..., 0].set(0)
+    return BCSR((data, indices, indptr), shape=shape)
 
 
 def rand_bcoo(rng: np.random.RandomState, rand_method: Callable[..., Any] = rand_default,
@@ -131,6 +170,13 @@ def rand_bcoo(rng: np.random.RandomState, rand_method: Callable[..., Any] = rand
     """Generates a random BCOO array."""
     return functools.partial(_rand_sparse, rng=rng, rand_method=rand_method, nse=nse,
                              n_batch=n_batch, n_dense=n_dense, sparse_format="bcoo")
+
+
+def rand_bcsr(rng: np.random.RandomState, rand_method: Callable[..., Any] = rand_default,
+              nse: int | float = 0.5, n_batch: int = 0, n_dense: int = 0):
+    """Generates a random BCSR array."""
+    return functools.partial(_rand_sparse, rng=rng, rand_method=rand_method, nse=nse,
+                             n_batch=n_batch, n_dense=n_dense, sparse_format="bcsr")
 
 
 def iter_subsets(s: Sequence) -> Iterable[tuple]:
