@@ -12,6 +12,7 @@ import pytest
 
 import pyjax as jax
 import pyjax.numpy as jnp
+from pyjax import lax
 from pyjax._src import config
 from pyjax._src.api import jit as api_jit
 from pyjax._src.backends import dispatch
@@ -84,6 +85,26 @@ def test_inline_jit_of_one_function_traces_once():
     jit(f, static_argnums=(1,))(jnp.ones(2), 3)              # otherwise
     assert traces == [3, 4, 3]
     assert jit(f, static_argnums=1)._cache_size() == 2
+
+
+def test_traces_are_keyed_on_the_named_axes_bound():
+    # JAX issue 9187: a jitted function traced under vmap(axis_name="i", size 2) must not
+    # serve a call under size 3 (lax.axis_size is staged as a constant). Values as JAX's;
+    # an unnamed vmap binds no axis and shares the trace.
+    traces = []
+
+    def f(x):
+        traces.append(x.shape)
+        return x * lax.axis_size("i")
+    g = jit(f)
+    assert jax.vmap(g, axis_name="i")(jnp.ones(2)).tolist() == [2.0, 2.0]
+    assert jax.vmap(g, axis_name="i")(jnp.ones(3)).tolist() == [3.0, 3.0, 3.0]
+    assert jax.vmap(g, axis_name="i")(jnp.ones(3)).tolist() == [3.0, 3.0, 3.0]
+    assert len(traces) == 2
+    h = jit(lambda: jnp.float32(1.0))
+    jax.vmap(h, axis_size=2, out_axes=None)()
+    jax.vmap(h, axis_size=3, out_axes=None)()
+    assert h._cache_size() == 1
 
 
 def test_a_new_function_object_traces_again():
