@@ -107,6 +107,18 @@ def test_traces_are_keyed_on_the_named_axes_bound():
     assert h._cache_size() == 1
 
 
+def test_inline_jit_stages_its_body_in_place():
+    # jit(inline=True) leaves no jit equation in an enclosing trace, under autodiff too
+    # (jaxprs as JAX's); without inline the call stays one equation
+    f = jit(lambda x: x * 2, inline=True)
+    assert str(jax.make_jaxpr(lambda x: f(x) + 1)(3)) == (
+        "{ lambda ; a:i32[]. let\n    b:i32[] = mul a 2:i32[]\n    c:i32[] = add b 1:i32[]\n"
+        "  in (c,) }")
+    assert [e.primitive.name for e in jax.make_jaxpr(jax.grad(f))(3.0).eqns] == ["mul", "mul"]
+    assert float(jax.grad(f)(3.0)) == 2.0
+    assert "jit[" in str(jax.make_jaxpr(jit(lambda x: x * 2))(3))
+
+
 def test_a_new_function_object_traces_again():
     traces = []
     for k in range(3):

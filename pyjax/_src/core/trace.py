@@ -107,6 +107,8 @@ class Primitive:
         self.jet = None               # Taylor-mode rule (interpreters/jet.py), if any
         self.eager = None             # eager rule taking Arrays (jit, callbacks, loops);
         # it returns NotImplemented to leave the op to the NumPy impl
+        self.stage = None             # (trace, args, params) -> how a staging trace records
+        # it (jit(inline=True): the body's equations); NotImplemented: one equation
         self.effects = None           # params -> frozenset of effects
         self.samples = ()             # inputs for the uniform rule tests
         self.shown_params = None      # params -> what the jaxpr printer shows (as JAX does)
@@ -183,8 +185,8 @@ _registry: dict[str, Primitive] = {}
 
 def define_primitive(name: str, *, multiple_results: bool = False, **rules) -> Primitive:
     """Creates and registers a primitive with its rules: impl (NumPy), abstract_eval,
-    jvp, transpose, batch, lower, samples, optional partial_eval/dce/eager/jet/effects/
-    shown_params/bind_params, and its declared flags (is_higher_order, is_collective,
+    jvp, transpose, batch, lower, samples, optional partial_eval/dce/eager/stage/jet/
+    effects/shown_params/bind_params, and its declared flags (is_higher_order, is_collective,
     is_linear, batch_needs_axis, runs_own_program, lowers_own_sharding,
     transposes_zero_cotangents)."""
     if name in _registry:
