@@ -174,8 +174,8 @@ class Array:
                 and bool(self.sharding.spec.unreduced))
 
     def __repr__(self):
-        if self._deleted:
-            return "Array(<deleted>)"
+        if self._deleted:   # as JAX's: its repr reads the value
+            raise deleted_error(self)
         if self._is_unreduced():
             weak = ", weak_type=True" if self.weak_type else ""
             return (f"Array(shape={self.shape}, dtype={self.dtype.name}{weak}, "
