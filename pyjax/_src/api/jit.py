@@ -826,8 +826,15 @@ class Traced:
 
     @property
     def out_info(self):
-        return tree_util.tree_unflatten(self._entry.out_tree, [
-            shapes.ShapeDtypeStruct.of_result(a) for a in self._entry.closed_jaxpr.out_avals])
+        """The results' ShapeDtypeStructs; those jit's out_shardings place carry that
+        sharding, as JAX's do."""
+        infos = [shapes.ShapeDtypeStruct.of_result(a)
+                 for a in self._entry.closed_jaxpr.out_avals]
+        cache = self._wrapped._jit
+        if cache.out_shardings is not None:
+            _, placed = cache.leaf_shardings(self._args, self._kwargs, self._entry)
+            infos = [i if s is None else i.update(sharding=s) for i, s in zip(infos, placed)]
+        return tree_util.tree_unflatten(self._entry.out_tree, infos)
 
 
 _PLATFORMS = ("cpu", "cuda", "rocm", "tpu")
