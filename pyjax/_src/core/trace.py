@@ -14,7 +14,9 @@ import numpy as np
 
 from pyjax._src import errors
 from pyjax._src.config import check_tracer_leaks
-from pyjax._src.core.avals import ShapedArray, get_aval
+from pyjax._src.core.avals import (ShapedArray, check_bool_conversion,
+                                   check_integer_conversion, check_scalar_conversion,
+                                   get_aval)
 from pyjax._src.core.source_info import EMPTY_NAME_STACK, NameStack, Transform
 from pyjax._src.core.rule_types import (AbstractEvalRule, AxisBatchRule, BatchRule, ImplRule,
                                         JvpRule, LowerRule, TransposeRule)
@@ -545,6 +547,7 @@ class Tracer:
         return self.aval.shape[0]
 
     def __bool__(self):
+        check_bool_conversion(self.aval.shape)
         value = self.to_concrete_value()
         if value is None:
             raise errors.TracerBoolConversionError(self)
@@ -557,17 +560,19 @@ class Tracer:
         return convert(value)
 
     def __index__(self):
-        if self.aval.dtype.kind not in "iub":
-            raise TypeError(f"only integer arrays can be used as an index, got {self.aval}")
+        check_integer_conversion(self.aval.shape, self.aval.dtype)
         return self._concrete_scalar(lambda v: int(v), errors.TracerIntegerConversionError)
 
     def __int__(self):
+        check_scalar_conversion(self.aval.shape)
         return self._concrete_scalar(lambda v: int(v), _conversion_error("int"))
 
     def __float__(self):
+        check_scalar_conversion(self.aval.shape)
         return self._concrete_scalar(lambda v: float(v), _conversion_error("float"))
 
     def __complex__(self):
+        check_scalar_conversion(self.aval.shape)
         return self._concrete_scalar(lambda v: complex(v), _conversion_error("complex"))
 
     def item(self, *args):
