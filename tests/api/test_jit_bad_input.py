@@ -126,7 +126,7 @@ CASES = [
          lambda: jax.jit(lambda tree: tree).lower({"a": {"c": 5, "d": 6}}).compile()(
              {"a": {"c": 5, "d": 6.0}})),
     case("out_shardings_not_a_prefix", ValueError,
-         r"Mismatch details \(2 found\):\npytree structure error: different types at key "
+         r"Mismatch details \(2 found\):\n  pytree structure error: different types at key "
          r"path\n    jit out_shardings\['a'\]",
          lambda: jax.jit(lambda t: t, out_shardings={"a": [None, None], "b": (None, None)})(
              {"a": x, "b": x})),
