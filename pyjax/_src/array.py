@@ -23,6 +23,8 @@ from pyjax._src import layout as layout_mod
 from pyjax._src import sharding as sharding_mod
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.core.avals import ShapedArray, get_aval
+from pyjax._src.core.avals import (check_bool_conversion, check_integer_conversion,
+                                   check_scalar_conversion)
 
 
 _default_device_state = devices_mod.default_device_state
@@ -180,8 +182,8 @@ class Array:
                 and bool(self.sharding.spec.unreduced))
 
     def __repr__(self):
-        if self._deleted:
-            return "Array(<deleted>)"
+        if self._deleted:   # as JAX's: its repr reads the value
+            raise deleted_error(self)
         if self._is_unreduced():
             weak = ", weak_type=True" if self.weak_type else ""
             return (f"Array(shape={self.shape}, dtype={self.dtype.name}{weak}, "
@@ -217,20 +219,23 @@ class Array:
         return self.aval.shape[0]
 
     def __bool__(self):
+        check_bool_conversion(self.shape)
         return bool(self._value)
 
     def __int__(self):
+        check_scalar_conversion(self.shape)
         return int(self._value)
 
     def __float__(self):
+        check_scalar_conversion(self.shape)
         return float(self._value)
 
     def __complex__(self):
+        check_scalar_conversion(self.shape)
         return complex(self._value)
 
     def __index__(self):
-        if self.dtype.kind not in "iub":
-            raise TypeError(f"only integer arrays can be used as an index, got {self.dtype}")
+        check_integer_conversion(self.shape, self.dtype)
         return int(self._value)
 
     # Unhashable, as JAX's arrays: hash() raises and isinstance(x, Hashable) is False.

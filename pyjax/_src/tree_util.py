@@ -870,9 +870,8 @@ def prefix_broadcast(prefix_tree, full_treedef, name):
         details = [found] if found is not None else [
             str(err(name)) for err in prefix_errors(prefix, dummy)]
         raise ValueError(f"{name} specification must be a tree prefix of the corresponding "
-                         f"value, got specification {prefix_tree!r} for value tree "
-                         f"{full_treedef}.\nMismatch details ({len(details)} found):\n"
-                         + "\n".join(details)) from None
+                         f"value; \n  Mismatch details ({len(details)} found):\n  "
+                         + "\n  ".join(details)) from None   # (JAX's layout of it)
     return [None if x is _NONE_PROXY else x for x in out]
 
 

@@ -327,6 +327,13 @@ def test_linear_transpose():
     close(ct, [6., 3., 0.])
 
 
+def test_linear_transpose_skips_jit_outputs_without_cotangents():
+    # JAX issue 15660: the comparison computing the unused output is not transposed
+    f = jax.jit(lambda x: (2 * x, x > 0))
+    (ct,) = jax.linear_transpose(lambda x: f(x)[0], 1.)(1.)
+    assert float(ct) == 2.0 and ct.weak_type   # as JAX's
+
+
 def test_linear_transpose_of_integer_functions_and_custom_jvp():
     assert jax.linear_transpose(lambda n: n * 2, 1)(2)[0].tolist() == 4   # int -> int
     with pytest.raises(TypeError, match="and integer -> integer functions"):

@@ -507,3 +507,46 @@ def test_policy_reaches_inside_a_cond():
         [0.570865, 0.58584, 0.559077, 0.489052, 0.375055],
         [0.588974, 0.601495, 0.572144, 0.499421, 0.382637],
         [0.601551, 0.612367, 0.581219, 0.506622, 0.387902]], rtol=1e-5)
+
+
+def test_policy_reaches_inside_a_scan():
+    # dots_saveable saves the dots of each step, stacked: the backward pass recomputes the
+    # sins and coses from them, and the carry it reads. Counts and values recorded on JAX.
+    x = jnp.ones((5,))
+
+    @partial(jax.checkpoint, policy=jax.checkpoint_policies.checkpoint_dots)
+    def f(W):
+        def body(x, _):
+            x = jnp.sin(jnp.dot(x, W, precision=lax.Precision.HIGHEST))
+            return jnp.sin(jnp.dot(x, W, precision=lax.Precision.HIGHEST)), None
+        return lax.scan(body, x, None, length=2)[0]
+
+    W = jnp.arange(25.0).reshape(5, 5) / 50
+    y, f_vjp = jax.vjp(f, W)
+    text = str(jax.make_jaxpr(f_vjp)(y))
+    assert (text.count(" sin "), text.count(" cos "), text.count(" dot_")) == (2, 2, 4)
+    np.testing.assert_allclose(f_vjp(jnp.ones(5))[0], [
+        [0.550023, 0.630654, 0.658664, 0.631466, 0.547363],
+        [0.583192, 0.667575, 0.696618, 0.667606, 0.578756],
+        [0.611645, 0.699121, 0.728968, 0.698359, 0.605442],
+        [0.635146, 0.72503, 0.75544, 0.723463, 0.62719],
+        [0.653503, 0.745083, 0.775809, 0.742703, 0.643817]], rtol=1e-5)
+
+
+def test_scan_carry_is_recomputed_from_saved_values():
+    # The carry's update (sin) is saved per step, so the linearized function computes
+    # neither sin nor anything but the two coses the tangent needs (as JAX's does).
+    save_sin = lambda prim, *_, **__: str(prim) == "sin"
+
+    def g(x):
+        def body(c, _):
+            s = jnp.sin(c)
+            return s, jnp.cos(c) * s
+        c, ys = lax.scan(body, x, None, length=3)
+        return c + ys.sum()
+
+    g = jax.checkpoint(g, policy=save_sin)
+    text = str(jax.make_jaxpr(jax.linearize(g, 4.)[1])(1.))
+    assert (text.count(" sin "), text.count(" cos ")) == (0, 2)
+    np.testing.assert_allclose([jax.grad(g)(0.7), jax.grad(jax.grad(g))(0.7)],
+                               [1.1085466, -5.210665], rtol=1e-5)

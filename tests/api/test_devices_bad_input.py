@@ -10,9 +10,13 @@ from harness import assert_named_error, bad_input_case as case
 x = jnp.ones((2, 3))
 
 CASES = [
-    case("device_put_string_device", ValueError, "Expected a Device",
-         lambda: jax.device_put(x, "gpu")),
-    case("device_put_int_device", ValueError, "Expected a Device", lambda: jax.device_put(x, 5)),
+    # JAX 0.10.2's words
+    case("device_put_string_device", ValueError,
+         r"^`jax.device_put` only accepts `None`, `jax.sharding.Sharding`, `jax.Device`, "
+         r"`Format`, `jax.memory.Space` or a pytree of these values. Received invalid "
+         r"value: gpu", lambda: jax.device_put(x, "gpu")),
+    case("device_put_int_device", ValueError, "Received invalid value: 5",
+         lambda: jax.device_put(x, 5)),
     case("device_put_string_value", TypeError, "not a valid JAX value",
          lambda: jax.device_put("abc")),
     case("devices_unknown_backend", RuntimeError, "Unknown backend foo. Available backends are",

@@ -126,7 +126,7 @@ CASES = [
          lambda: jax.jit(lambda tree: tree).lower({"a": {"c": 5, "d": 6}}).compile()(
              {"a": {"c": 5, "d": 6.0}})),
     case("out_shardings_not_a_prefix", ValueError,
-         r"Mismatch details \(2 found\):\npytree structure error: different types at key "
+         r"Mismatch details \(2 found\):\n  pytree structure error: different types at key "
          r"path\n    jit out_shardings\['a'\]",
          lambda: jax.jit(lambda t: t, out_shardings={"a": [None, None], "b": (None, None)})(
              {"a": x, "b": x})),
@@ -156,6 +156,17 @@ CASES = [
          r"trying to convert the data type of a value, try using `x\.astype\(int\)` or "
          r"`jnp\.array\(x, int\)` instead\.",
          lambda: jax.jit(lambda a: int(a.sum()))(x)),
+    # a traced array's shape is checked before its value is asked for (JAX 0.10.2's words)
+    case("traced_int_of_vector", TypeError,
+         r"^Only scalar arrays can be converted to Python scalars; got arr\.ndim=1\n",
+         lambda: jax.jit(lambda a: float(a))(jnp.ones(3))),
+    case("traced_index_of_float", TypeError,
+         r"^Only integer scalar arrays can be converted to a scalar index\.",
+         lambda: jax.jit(lambda a: hex(a))(jnp.float32(1))),
+    case("traced_bool_of_empty", ValueError, r"^The truth value of an empty array is ambiguous",
+         lambda: jax.jit(lambda a: bool(a))(jnp.ones(0))),
+    case("index_of_bool", TypeError, "Only integer scalar arrays",
+         lambda: [1, 2][jnp.bool_(True)]),
     case("traced_to_numpy", errors.TracerArrayConversionError, "__array__",
          lambda: jax.jit(lambda a: np.asarray(a))(x)),
     case("traced_range", errors.TracerIntegerConversionError, "__index__",

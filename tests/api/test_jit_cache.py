@@ -12,6 +12,7 @@ import pytest
 
 import pyjax as jax
 import pyjax.numpy as jnp
+from pyjax import lax
 from pyjax._src import config
 from pyjax._src.api import jit as api_jit
 from pyjax._src.backends import dispatch
@@ -84,6 +85,38 @@ def test_inline_jit_of_one_function_traces_once():
     jit(f, static_argnums=(1,))(jnp.ones(2), 3)              # otherwise
     assert traces == [3, 4, 3]
     assert jit(f, static_argnums=1)._cache_size() == 2
+
+
+def test_traces_are_keyed_on_the_named_axes_bound():
+    # JAX issue 9187: a jitted function traced under vmap(axis_name="i", size 2) must not
+    # serve a call under size 3 (lax.axis_size is staged as a constant). Values as JAX's;
+    # an unnamed vmap binds no axis and shares the trace.
+    traces = []
+
+    def f(x):
+        traces.append(x.shape)
+        return x * lax.axis_size("i")
+    g = jit(f)
+    assert jax.vmap(g, axis_name="i")(jnp.ones(2)).tolist() == [2.0, 2.0]
+    assert jax.vmap(g, axis_name="i")(jnp.ones(3)).tolist() == [3.0, 3.0, 3.0]
+    assert jax.vmap(g, axis_name="i")(jnp.ones(3)).tolist() == [3.0, 3.0, 3.0]
+    assert len(traces) == 2
+    h = jit(lambda: jnp.float32(1.0))
+    jax.vmap(h, axis_size=2, out_axes=None)()
+    jax.vmap(h, axis_size=3, out_axes=None)()
+    assert h._cache_size() == 1
+
+
+def test_inline_jit_stages_its_body_in_place():
+    # jit(inline=True) leaves no jit equation in an enclosing trace, under autodiff too
+    # (jaxprs as JAX's); without inline the call stays one equation
+    f = jit(lambda x: x * 2, inline=True)
+    assert str(jax.make_jaxpr(lambda x: f(x) + 1)(3)) == (
+        "{ lambda ; a:i32[]. let\n    b:i32[] = mul a 2:i32[]\n    c:i32[] = add b 1:i32[]\n"
+        "  in (c,) }")
+    assert [e.primitive.name for e in jax.make_jaxpr(jax.grad(f))(3.0).eqns] == ["mul", "mul"]
+    assert float(jax.grad(f)(3.0)) == 2.0
+    assert "jit[" in str(jax.make_jaxpr(jit(lambda x: x * 2))(3))
 
 
 def test_a_new_function_object_traces_again():

@@ -231,3 +231,13 @@ def test_compiler_options_calls_take_the_fast_path():
     bad = jax.jit(lambda x: x * 2, compiler_options={"invalid_key": "x"})
     with pytest.raises(jax.errors.JaxRuntimeError, match="No such compile option"):
         bad(jnp.arange(4.0))
+
+
+def test_eval_shape_and_out_info_carry_the_out_shardings():
+    # as JAX's: a result placed by out_shardings says so; the others say nothing
+    s = jax.sharding.SingleDeviceSharding(jax.devices()[0])
+    g = jax.jit(lambda x: (x * 2, x), out_shardings=(s, None))
+    placed, free = g.eval_shape(np.arange(8))
+    assert placed.sharding == s and placed.shape == (8,) and free.sharding is None
+    assert g.trace(np.arange(8)).out_info[0].sharding == s
+    assert jax.jit(lambda x: x * 2).eval_shape(np.arange(8)).sharding is None

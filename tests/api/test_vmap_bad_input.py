@@ -22,6 +22,12 @@ CASES = [
          lambda: jax.vmap(lambda a, b: a, in_axes=(0, 0, 0))(x, x)),
     case("vmap_in_axes_tree", ValueError, "tree prefix",
          lambda: jax.vmap(lambda a: a, in_axes=({"a": 0},))(x)),
+    # JAX 0.10.2's layout of the message (its api_test checks it)
+    case("vmap_in_axes_tree_details", ValueError,
+         r"^vmap in_axes specification must be a tree prefix of the corresponding value; \n"
+         r"  Mismatch details \(1 found\):\n  pytree structure error: different types at "
+         r"key path\n    vmap in_axes\[0\]\n",
+         lambda: jax.vmap(lambda a: a, in_axes=([0],))(x)),
     case("vmap_out_axes_out_of_range", ValueError,
          "axis 4 is out of bounds for array of dimension 2",
          lambda: jax.vmap(lambda a: a, out_axes=4)(x)),

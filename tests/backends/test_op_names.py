@@ -62,6 +62,11 @@ def test_control_flow_bodies_are_named_under_their_scopes():
         return lax.while_loop(cond, body, x)
     assert {"jit(loop)/foo/while", "jit(loop)/foo/while/body/bar/add",
             "jit(loop)/foo/while/cond/bar_cond/lt"} <= _op_names(loop, 1.0)
+    # a per-lane predicate (vmap): the body recomputes it under 'body_pred'
+    assert {"jit(loop)/vmap(foo)/while", "jit(loop)/vmap(foo)/while/body/bar/add",
+            "jit(loop)/vmap(foo)/while/body_pred/bar_cond/lt",
+            "jit(loop)/vmap(foo)/while/cond/bar_cond/lt"} <= _op_names(
+        jax.vmap(loop), jnp.arange(2.0))
 
     @jax.named_scope("foo")
     def branch(x, y):

@@ -364,6 +364,43 @@ def test_while_loop_vmap_runs_until_every_lane_finishes():
     assert "reduce_or" not in str(jax.make_jaxpr(f)(xs))
 
 
+def _grow_until(x, n):
+    return lax.while_loop(lambda c: c[1] < n, lambda c: (c[0] * 1.5 + 1, c[1] + 1), (x, 0))
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_while_loop_vmap_keeps_the_per_lane_predicate_in_cond_jaxpr(executor):
+    # As JAX's: cond_jaxpr returns a bool per lane and the body is the batched body; the
+    # loop means "while any lane's holds, finished lanes kept". Values recorded on JAX.
+    xs, ns = jnp.arange(3.0), jnp.array([1, 3, 2])
+    eqn = _while_eqn(jax.make_jaxpr(jax.vmap(_grow_until))(xs, ns))
+    assert eqn.params["cond_jaxpr"].out_avals[0].str_short() == "bool[3]"
+    assert [e.primitive.name for e in eqn.params["body_jaxpr"].eqns] == ["mul", "add", "add"]
+    expected = (np.array([1.0, 8.125, 7.0]), np.array([1, 3, 2]))
+    assert_tree_close(jax.vmap(_grow_until)(xs, ns), expected)
+    assert_tree_close(jit_on(executor, jax.vmap(_grow_until))(xs, ns), expected)
+    assert_tree_close(jax.vmap(jax.vmap(_grow_until))(
+        jnp.arange(6.0).reshape(2, 3), jnp.array([[1, 3, 2], [0, 4, 1]])),
+        (np.array([[1.0, 8.125, 7.0], [3.0, 28.375, 8.5]]), np.array([[1, 3, 2], [0, 4, 1]])))
+    # an outer vmap that batches the limits only: its lanes go in front of the inner's
+    outer = jax.vmap(jax.vmap(_grow_until, (0, None)), (None, 0))
+    assert_tree_close(outer(xs, jnp.array([1, 3])),
+                      (np.array([[1.0, 2.5, 4.0], [4.75, 8.125, 11.5]]),
+                       np.array([[1, 1, 1], [3, 3, 3]])))
+    eqn = _while_eqn(jax.make_jaxpr(outer)(xs, jnp.array([1, 3])))
+    assert eqn.params["cond_jaxpr"].out_avals[0].str_short() == "bool[2]"
+    # forward mode inside and outside (jacfwd vmaps the tangents only)
+    assert_tree_close(jax.vmap(lambda x, n: jvp(lambda x: _grow_until(x, n)[0], (x,), (1.0,)))(
+        xs, ns), (np.array([1.0, 8.125, 7.0]), np.array([1.5, 3.375, 2.25])))
+    np.testing.assert_allclose(jax.jacfwd(lambda x: jax.vmap(_grow_until)(x, ns)[0])(xs),
+                               np.diag([1.5, 3.375, 2.25]))
+
+
+def _while_eqn(jaxpr):
+    (eqn,) = [e for e in jaxpr.eqns if e.primitive.name == "while"]
+    return eqn
+
+
 def test_while_loop_errors():
     with pytest.raises(TypeError, match="cond_fun must return a boolean scalar, but got "
                        r"output type\(s\) \[ShapedArray\(float32\[\]\)\]"):

@@ -9,6 +9,7 @@ import pytest
 import pyjax as jax
 import pyjax.numpy as jnp
 from pyjax import lax
+from pyjax._src import config
 from pyjax.sharding import Mesh, PartitionSpec as P
 
 
@@ -49,6 +50,19 @@ def test_tokens_pass_through_jit_with_arrays():
         assert type(tok) is type(t)
         assert float(y) == 2 * x
     assert jax.grad(lambda x: (lax.create_token(x), x * 2)[1])(1.0) == 2.0
+
+
+@pytest.mark.parametrize("executor", ["numpy", "xla"])
+def test_jit_closing_over_a_token_and_taking_one(executor):
+    # the closed-over token is a constant of the jaxpr, as JAX's: { lambda a:Tok; ... }
+    t = lax.create_token()
+    assert str(jax.make_jaxpr(lambda x: (x + 2, t))(7)) == (
+        "{ lambda a:Tok; b:i32[]. let c:i32[] = add b 2:i32[] in (c, a) }")
+    with config.executor(executor):
+        y, tok = jax.jit(lambda x: (x + 2, t))(7)
+        assert int(y) == 9 and type(tok) is type(t)
+        _, tok = jax.jit(lambda x, t: (x + 2, lax.after_all(t, t)))(7, t)
+        assert type(tok) is type(t)
 
 
 def test_tokens_from_another_thread():

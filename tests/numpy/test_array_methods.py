@@ -46,6 +46,9 @@ def test_buffer_queries():
     a.delete()
     with pytest.raises(RuntimeError, match="deleted"):
         a.is_ready()
+    with pytest.raises(RuntimeError, match=r"Array has been deleted with shape=float32\[2,3\]"):
+        repr(a)   # as JAX's: the repr reads the deleted value
+    assert a.shape == (2, 3) and a.dtype == np.float32   # its type stays
 
 
 def test_view_keeps_the_byte_of_a_bool_made_from_other_bytes(executor):

@@ -265,7 +265,8 @@ CASES = [
     case("fft_negative_n", ValueError, "FFT data points", lambda: jnp.fft.fft(x, n=-1)),
     # --- conversions to Python values -------------------------------------------------------------
     case("bool_of_array", ValueError, "ambiguous", lambda: bool(x)),
-    case("int_of_array", TypeError, "0-dimensional", lambda: int(x)),
+    case("int_of_array", TypeError, "Only scalar arrays can be converted to Python scalars",
+         lambda: int(x)),
     case("float_index_into_list", TypeError, "integer", lambda: [1, 2][jnp.float32(1)]),
     case("len_of_scalar", TypeError, "unsized", lambda: len(jnp.float32(1))),
     case("hash_of_array", TypeError, "unhashable", lambda: hash(x)),

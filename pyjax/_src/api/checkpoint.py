@@ -20,8 +20,9 @@ from pyjax._src.interpreters import ad, batching
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import builders as b
 from pyjax._src.lax.call import jit_p
-from pyjax._src.lax.control_flow.common import has_io_effect
+from pyjax._src.lax.control_flow import common
 from pyjax._src.lax.control_flow.conditionals import cond_p
+from pyjax._src.lax.control_flow.scan import scan_p
 from pyjax._src.lax.dot import dot_general_p
 from pyjax._src.lax.precision_ops import reduce_precision_p
 from pyjax._src.util import WeakCache, merge_lists, split_list, wraps
@@ -308,10 +309,11 @@ def _remat_split(closed, unknowns, policy):
 def _choose_saved(known_jaxpr, residuals, saveable):
     """Walks back from the residuals through the known equations: a needed result of an
     equation the policy allows to save (or with effects: never run twice) is saved;
-    other equations are recomputed, so their inputs are needed in turn. A cond whose
-    branches hold values the policy saves is split (`_split_cond`), as JAX's
-    policies reach inside control flow. Returns (saved intermediates, equations to
-    recompute in order, the set of needed variables, the known equations in order)."""
+    other equations are recomputed, so their inputs are needed in turn. A cond or a
+    scan whose body holds values the policy saves is split (`_split_cond`,
+    `_split_scan`), as JAX's policies reach inside control flow. Returns (saved
+    intermediates, equations to recompute in order, the set of needed variables, the
+    known equations in order)."""
     needed = {v for v in residuals if type(v) is jx.Var}
     saved, recompute, known = [], [], []
     for eqn in reversed(known_jaxpr.eqns):
@@ -322,11 +324,12 @@ def _choose_saved(known_jaxpr, residuals, saveable):
         elif eqn.effects or saveable(eqn.primitive, *[v.aval for v in eqn.invars],
                                      **eqn.params):
             saved.append(outs)
-        elif eqn.primitive is cond_p and (split := _split_cond(eqn, outs, saveable)):
+        elif (split := _SPLITS.get(eqn.primitive, _no_split)(eqn, outs, saveable)):
             eqn, slots, again = split
             saved.append(slots)
-            recompute.append(again)
-            needed.update(v for v in again.invars if type(v) is jx.Var)
+            if again is not None:
+                recompute.append(again)
+                needed.update(v for v in again.invars if type(v) is jx.Var)
         else:
             recompute.append(eqn)
             needed.update(v for v in eqn.invars if type(v) is jx.Var)
@@ -341,7 +344,7 @@ def _split_cond(eqn, outs, saveable):
     of its own, zeros in the other branches'; those slot variables; a cond recomputing
     `outs` from the operands and the slots). None when no branch saves anything (the
     cond is then recomputed whole)."""
-    branches = eqn.params["branches"]
+    branches = tuple(_policy_view(br, saveable) for br in eqn.params["branches"])
     index, ops = eqn.invars[0], eqn.invars[1:]
     positions = [i for i, v in enumerate(eqn.outvars) if v in outs]
     plans = []
@@ -386,6 +389,72 @@ def _split_cond(eqn, outs, saveable):
         outvars=[eqn.outvars[i] for i in positions], params=dict(
             eqn.params, branches=tuple(recompute_branch(k) for k in range(len(branches)))))
     return known, slot_vars, again
+
+
+def _split_scan(eqn, outs, saveable):
+    """A scan whose needed results `outs` depend on values the policy saves inside its
+    body: (the known scan, which also returns the body's saved values stacked per
+    iteration; the variables holding what is saved: those stacks, and the needed
+    results that are saved values themselves (a final carry is the last iteration's);
+    a scan recomputing the other needed results from the stacks, the consts and the
+    xs, or None when there are none). The recomputing scan carries what it reads of
+    the carries and recomputes their updates (from saved values too), as JAX's does.
+    None when the body saves nothing (the scan is then recomputed whole)."""
+    params = eqn.params
+    nc, nk, length = params["num_consts"], params["num_carry"], params["length"]
+    closed = _policy_view(params["jaxpr"], saveable)
+    body = closed.jaxpr
+    positions = [i for i, v in enumerate(eqn.outvars) if v in outs]
+    saved, again, needed, known = _choose_saved(body, [body.outvars[i] for i in positions],
+                                                saveable)
+    direct = [i for i in positions if body.outvars[i] in saved]
+    stacked = {body.outvars[i]: eqn.outvars[i] for i in direct if i >= nk}
+    rest = [i for i in positions if i not in direct]
+    const_in, carry_in, xs_in = split_list(body.invars, [nc, nk])
+    carries = [k in rest for k in range(nk)]
+    while rest:   # the carries the recomputation reads, and so recomputes: a fixed point
+        wanted = [body.outvars[i] for i in rest] + common.pick(body.outvars[:nk], carries)
+        saved, again, needed, known = _choose_saved(body, wanted, saveable)
+        grown = [c or v in needed for c, v in zip(carries, carry_in)]
+        if grown == carries:
+            break
+        carries = grown
+    if not saved and not direct:
+        return None
+    extra = [v for v in saved if v not in stacked]
+    slots = [jx.Var(v.aval.update(shape=(length, *v.aval.shape))) for v in extra]
+    stacked.update(zip(extra, slots))
+    known_body = jx.Jaxpr(body.constvars, body.invars, [*body.outvars, *extra], known,
+                          body.effects, body.debug_info)
+    known_eqn = eqn.replace(outvars=[*eqn.outvars, *slots], params=dict(
+        params, jaxpr=jx.ClosedJaxpr(known_body, closed.consts)))
+    held = [eqn.outvars[i] for i in direct] + slots
+    if not rest:
+        return known_eqn, held, None
+    consts = [k for k, v in enumerate(const_in) if v in needed]
+    xs = [k for k, v in enumerate(xs_in) if v in needed]
+    invars = ([const_in[k] for k in consts] + common.pick(carry_in, carries)
+              + [xs_in[k] for k in xs] + saved)
+    operands = ([eqn.invars[k] for k in consts] + common.pick(eqn.invars[nc:nc + nk], carries)
+                + [eqn.invars[nc + nk + k] for k in xs] + [stacked[v] for v in saved])
+    again_body = jx.Jaxpr(body.constvars, invars, common.pick(body.outvars[:nk], carries)
+                          + [body.outvars[i] for i in rest if i >= nk], again, body.effects,
+                          body.debug_info)
+    again_eqn = eqn.replace(
+        invars=operands,
+        outvars=[v if k in rest else jx.DropVar(v.aval) for k, v in enumerate(eqn.outvars[:nk])
+                 if carries[k]] + [eqn.outvars[i] for i in rest if i >= nk],
+        params=dict(params, jaxpr=jx.ClosedJaxpr(again_body, closed.consts),
+                    num_consts=len(consts), num_carry=sum(carries),
+                    linear=(False,) * len(operands)))
+    return known_eqn, held, again_eqn
+
+
+def _no_split(eqn, outs, saveable):
+    return None
+
+
+_SPLITS = {cond_p: _split_cond, scan_p: _split_scan}
 
 
 class _InliningTrace(pe.DynamicJaxprTrace):
@@ -443,9 +512,14 @@ def _round_saved(closed, n_known):
                                    jaxpr.effects, jaxpr.debug_info), closed.consts)
 
 
+def _policy_view(closed, saveable):
+    """closed as the policy sees it: with the equations of its jit calls in place of the
+    calls (a policy that saves everything saves each call whole)."""
+    return closed if saveable is everything_saveable else _inline_jit_calls(closed)
+
+
 def _build_split(closed, unknowns, saveable):
-    if saveable is not everything_saveable:
-        closed = _inline_jit_calls(closed)
+    closed = _policy_view(closed, saveable)
     known, unknown, out_uk, num_res = pe.partial_eval_jaxpr_nounits(closed, unknowns, False)
     kj = known.jaxpr
     n_known = len(out_uk) - sum(out_uk)
@@ -481,7 +555,7 @@ def _checkpoint_partial_eval(trace, args, unknowns, params):
     """Known outputs and the residuals the policy saves are computed now (by a known
     checkpoint); the unknown outputs are staged as a checkpoint of the saved values and
     the unknown inputs, which recomputes the residuals that were not saved."""
-    if has_io_effect(params["jaxpr"]):   # recomputing would repeat the callback
+    if common.has_io_effect(params["jaxpr"]):   # recomputing would repeat the callback
         raise NotImplementedError(
             "Effects not supported in partial-eval of `checkpoint`/`remat`: "
             f"{sorted(map(str, params['jaxpr'].effects))}")

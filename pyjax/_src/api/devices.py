@@ -225,6 +225,12 @@ def _put_formatted(leaf, fmt):
 
 
 def _put_one(leaf, target):
+    if not (target is None or hasattr(target, "platform") or isinstance(
+            target, (sharding_mod.Sharding, sharding_mod.PartitionSpec, layout_mod.Format,
+                     MemorySpace))):
+        raise ValueError("`jax.device_put` only accepts `None`, `jax.sharding.Sharding`, "
+                         "`jax.Device`, `Format`, `jax.memory.Space` or a pytree of these "
+                         f"values. Received invalid value: {target}")   # (JAX's words)
     if isinstance(target, layout_mod.Format):
         return _put_formatted(leaf, target)
     if isinstance(target, sharding_mod.PartitionSpec):

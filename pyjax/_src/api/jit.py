@@ -35,6 +35,7 @@ from pyjax._src.core.avals import (AbstractRef, get_aval, is_valid_jax_type, ref
 from pyjax._src.core.trace import Trace, Tracer, current_trace, escaped_tracer_error
 from pyjax._src.core.trace import EMPTY_EQN_CONTEXT, _context as _trace_context
 from pyjax._src.core.jaxpr import ClosedJaxpr
+from pyjax._src.interpreters import batching
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax.call import jit_p
 from pyjax._src.util import check_callable, fun_name, renamed
@@ -705,10 +706,11 @@ live_caches = weakref.WeakSet()   # every JitCache alive, for jax.clear_caches
 
 def tracing_context():
     """What besides a function's arguments changes what tracing it stages: the tracing
-    options, set_xla_metadata's context and the context mesh (which types results, e.g.
-    out_sharding=P('x')). Part of every cache key of traces."""
+    options, set_xla_metadata's context, the context mesh (which types results, e.g.
+    out_sharding=P('x')) and the named axes of enclosing vmaps and pmaps (their sizes:
+    lax.axis_size). Part of every cache key of traces."""
     return (config.config.trace_state(), _trace_context.eqn_ctx,
-            sharding_mod.get_abstract_mesh())
+            sharding_mod.get_abstract_mesh(), batching.bound_axes())
 
 
 def _cache_for(fun, options):
@@ -868,8 +870,15 @@ class Traced:
 
     @property
     def out_info(self):
-        return tree_util.tree_unflatten(self._entry.out_tree, [
-            shapes.ShapeDtypeStruct.of_result(a) for a in self._entry.closed_jaxpr.out_avals])
+        """The results' ShapeDtypeStructs; those jit's out_shardings place carry that
+        sharding, as JAX's do."""
+        infos = [shapes.ShapeDtypeStruct.of_result(a)
+                 for a in self._entry.closed_jaxpr.out_avals]
+        cache = self._wrapped._jit
+        if cache.out_shardings is not None:
+            _, placed = cache.leaf_shardings(self._args, self._kwargs, self._entry)
+            infos = [i if s is None else i.update(sharding=s) for i, s in zip(infos, placed)]
+        return tree_util.tree_unflatten(self._entry.out_tree, infos)
 
 
 _PLATFORMS = ("cpu", "cuda", "rocm", "tpu")
@@ -1056,6 +1065,9 @@ def _key_difference(old, new):
     if old_state[2] != state[2]:
         return (f"a different context mesh: {old_state[2]} vs {state[2]} (jax.set_mesh)",
                 "call it under one mesh, or jit one function per mesh.")
+    if old_state[3] != state[3]:
+        return (f"different named axes bound (vmap/pmap axis_name, size): {old_state[3]} "
+                f"vs {state[3]}", "call it under axes of one size.")
     if old_state != state:
         return ("a configuration option that affects tracing changed (e.g. jax_enable_x64), "
                 "or the XLA metadata of set_xla_metadata",

@@ -46,7 +46,8 @@ class NumpyExecutable:
         results = [numpy_backend.wrap(o, a) for o, a in zip(outs, self.out_avals)]
         if committed:
             for r in results:
-                r._device, r.committed = self.device, True
+                if type(r) is Array:   # (not a token)
+                    r._device, r.committed = self.device, True
         return results
 
 

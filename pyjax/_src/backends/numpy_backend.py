@@ -10,10 +10,14 @@ from pyjax._src.array import Array
 from pyjax._src.backends.debug_nans import check_nans
 from pyjax._src.core.avals import get_aval
 from pyjax._src.core.jaxpr import DropVar, Literal
+from pyjax._src.core.tokens import AbstractToken, Token
 
 
 def host_value(x, aval):
-    """The numpy value of a non-tracer operand, in its canonical dtype."""
+    """The numpy value of a non-tracer operand, in its canonical dtype (a token is
+    itself: it holds nothing)."""
+    if type(aval) is AbstractToken:
+        return x
     if type(x) is Array:
         return x._value
     if type(x) is np.ndarray and x.dtype == aval.dtype:
@@ -22,7 +26,10 @@ def host_value(x, aval):
 
 
 def wrap(value, aval):
-    """The host value `value` as an Array of `aval` (converted to its dtype)."""
+    """The host value `value` as an Array of `aval` (converted to its dtype); a token
+    stays a token."""
+    if type(aval) is AbstractToken:
+        return Token()
     if type(value) is not np.ndarray:
         value = np.asarray(value)
     if value.dtype != aval.dtype:

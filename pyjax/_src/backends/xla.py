@@ -519,7 +519,8 @@ class Executable:
         self.lowered, self.device, self.name = lowered, device, name
         self.loaded = compile(lowered, [device], name, compiler_options=compiler_options)
         self.out_avals = lowered.out_avals
-        self._consts = [put(np.asarray(getattr(c, "_value", c), a.dtype), a, device)
+        self._consts = [_token_buffer(device) if type(a) is AbstractToken
+                        else put(np.asarray(getattr(c, "_value", c), a.dtype), a, device)
                         for c, a in zip(consts, lowered.const_avals)]
         # XLA passes tokens as empty buffers: outputs come back as such and become Tokens
         self._handlers = {c: [_result_handler(_TOKEN_BUFFER if type(a) is AbstractToken

@@ -480,7 +480,7 @@ _RULES["scan"] = _scan_rule
 def _while_rule(error, enabled, where, args, params):
     cond_j, body_j = params["cond_jaxpr"], params["body_jaxpr"]
     ncc, nbc = params["cond_nconsts"], params["body_nconsts"]
-    if body_j in loops.lane_masked_bodies:
+    if loops.predicate_is_batched(params):
         raise ValueError("Checkify does not support batched while-loops "
                          "(checkify-of-vmap-of-while). \nHint: if possible, move the vmap "
                          "to the outer level to get vmap-of-checkify-of-while.")

@@ -479,3 +479,30 @@ class MemorySpace(enum.Enum):
         return f"MemorySpace.{self.name}"
 
     __hash__ = object.__hash__
+
+
+# --- converting an array to a Python scalar (JAX's checks, before any value is read) ----
+
+def check_scalar_conversion(shape):
+    """int(), float(), complex() take only 0-d arrays (traced ones too: their shape
+    is the problem before their value is)."""
+    if len(shape) > 0:
+        raise TypeError(f"Only scalar arrays can be converted to Python scalars; got "
+                        f"arr.ndim={len(shape)}")
+
+
+def check_integer_conversion(shape, dtype):
+    """operator.index() (hex, oct, slicing) takes only 0-d integer arrays."""
+    if not (shape == () and dtypes.issubdtype(dtype, np.integer)):
+        raise TypeError("Only integer scalar arrays can be converted to a scalar index.")
+
+
+def check_bool_conversion(shape):
+    """bool() takes only arrays of one element."""
+    size = int(np.prod(shape))
+    if size == 0:
+        raise ValueError("The truth value of an empty array is ambiguous. Use `array.size "
+                         "> 0` to check that an array is not empty.")
+    if size > 1:
+        raise ValueError("The truth value of an array with more than one element is "
+                         "ambiguous. Use a.any() or a.all()")

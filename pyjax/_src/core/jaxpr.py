@@ -582,8 +582,8 @@ def literalable(x, for_ad=False):
             isinstance(x, (np.generic, np.ndarray)) and np.ndim(x) == 0):
         return True
     aval = getattr(x, "aval", None)
-    if (for_ad or aval is None or isinstance(x, Tracer) or aval.shape != ()
-            or np.dtype(aval.dtype).kind not in "biufc"):
+    if (for_ad or aval is None or isinstance(x, Tracer) or getattr(aval, "shape", None) != ()
+            or np.dtype(aval.dtype).kind not in "biufc"):   # (a token has no shape)
         return False
     return not aval.weak_type or get_aval(np.asarray(x).item()) == aval
 

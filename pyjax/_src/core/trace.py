@@ -14,7 +14,9 @@ import numpy as np
 
 from pyjax._src import errors
 from pyjax._src.config import check_tracer_leaks
-from pyjax._src.core.avals import ShapedArray, get_aval
+from pyjax._src.core.avals import (ShapedArray, check_bool_conversion,
+                                   check_integer_conversion, check_scalar_conversion,
+                                   get_aval)
 from pyjax._src.core.source_info import EMPTY_NAME_STACK, NameStack, Transform
 from pyjax._src.core.rule_types import (AbstractEvalRule, AxisBatchRule, BatchRule, ImplRule,
                                         JvpRule, LowerRule, TransposeRule)
@@ -107,6 +109,8 @@ class Primitive:
         self.jet = None               # Taylor-mode rule (interpreters/jet.py), if any
         self.eager = None             # eager rule taking Arrays (jit, callbacks, loops);
         # it returns NotImplemented to leave the op to the NumPy impl
+        self.stage = None             # (trace, args, params) -> how a staging trace records
+        # it (jit(inline=True): the body's equations); NotImplemented: one equation
         self.effects = None           # params -> frozenset of effects
         self.samples = ()             # inputs for the uniform rule tests
         self.shown_params = None      # params -> what the jaxpr printer shows (as JAX does)
@@ -183,8 +187,8 @@ _registry: dict[str, Primitive] = {}
 
 def define_primitive(name: str, *, multiple_results: bool = False, **rules) -> Primitive:
     """Creates and registers a primitive with its rules: impl (NumPy), abstract_eval,
-    jvp, transpose, batch, lower, samples, optional partial_eval/dce/eager/jet/effects/
-    shown_params/bind_params, and its declared flags (is_higher_order, is_collective,
+    jvp, transpose, batch, lower, samples, optional partial_eval/dce/eager/stage/jet/
+    effects/shown_params/bind_params, and its declared flags (is_higher_order, is_collective,
     is_linear, batch_needs_axis, runs_own_program, lowers_own_sharding,
     transposes_zero_cotangents)."""
     if name in _registry:
@@ -549,6 +553,7 @@ class Tracer:
         return self.aval.shape[0]
 
     def __bool__(self):
+        check_bool_conversion(self.aval.shape)
         value = self.to_concrete_value()
         if value is None:
             raise errors.TracerBoolConversionError(self)
@@ -561,17 +566,19 @@ class Tracer:
         return convert(value)
 
     def __index__(self):
-        if self.aval.dtype.kind not in "iub":
-            raise TypeError(f"only integer arrays can be used as an index, got {self.aval}")
+        check_integer_conversion(self.aval.shape, self.aval.dtype)
         return self._concrete_scalar(lambda v: int(v), errors.TracerIntegerConversionError)
 
     def __int__(self):
+        check_scalar_conversion(self.aval.shape)
         return self._concrete_scalar(lambda v: int(v), _conversion_error("int"))
 
     def __float__(self):
+        check_scalar_conversion(self.aval.shape)
         return self._concrete_scalar(lambda v: float(v), _conversion_error("float"))
 
     def __complex__(self):
+        check_scalar_conversion(self.aval.shape)
         return self._concrete_scalar(lambda v: complex(v), _conversion_error("complex"))
 
     def item(self, *args):

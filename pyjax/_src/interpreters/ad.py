@@ -459,11 +459,15 @@ def call_jvp(primitive, primals, tangents, params, params_for=_with_jaxpr):
 
 def call_transpose(primitive, cts, args, params, params_for=_with_jaxpr):
     """The transpose rule of a call primitive: one call of the transposed jaxpr, taking
-    the non-linear operands and the cotangents."""
+    the non-linear operands and the nonzero cotangents. The jaxpr is first pruned to the
+    outputs that have them, as JAX's is: what computes only the others (a comparison
+    of a linear input, say) is not transposed."""
     linear = [is_undefined_primal(a) for a in args]
-    transposed = transpose_jaxpr(params["jaxpr"], linear)
+    nonzero = [type(ct) is not Zero for ct in cts]
+    jaxpr, _ = jx.prune_closed_jaxpr(params["jaxpr"], nonzero, [True] * len(args))
+    transposed = transpose_jaxpr(jaxpr, linear)
     operands = [a for a, lin in zip(args, linear) if not lin] + [
-        instantiate_zeros(ct) for ct in cts]
+        ct for ct, nz in zip(cts, nonzero) if nz]
     outs = iter(primitive.bind(*operands, **params_for(params, transposed, len(operands))))
     return [next(outs) if lin else None for lin in linear]
 

@@ -108,6 +108,13 @@ def extend_axis_env(name, size):
         _axis_env.frames.pop()
 
 
+def bound_axes():
+    """The axes bound now, outermost first: ((name, size), ...). What a function traced
+    under them stages depends on them (lax.axis_size, collectives), so jit keys its
+    traces on them."""
+    return tuple(_axis_env.frames)
+
+
 def axis_env_size(name, api="the collective"):
     """The size of the innermost axis called `name`; NameError when nothing binds it
     (`api` names the caller in the message)."""

@@ -149,6 +149,10 @@ class DynamicJaxprTrace(Trace):
         return DynamicJaxprTracer(self, entry[0].aval, entry[0], None)
 
     def process_primitive(self, prim, args, params):
+        if prim.stage is not None:
+            outs = prim.stage(self, args, params)
+            if outs is not NotImplemented:
+                return outs
         try:
             tracers = [self.own_or_lift(x) for x in args]
         except TypeError as err:

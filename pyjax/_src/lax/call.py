@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pyjax._src.backends import dispatch, numpy_backend
 from pyjax._src.core import jaxpr as jx
-from pyjax._src.core.trace import define_primitive
+from pyjax._src.core.trace import define_primitive, set_current_trace
 from pyjax._src.interpreters import ad, batching, jet
 from pyjax._src.interpreters import partial_eval as pe
 
@@ -30,6 +30,15 @@ def _jit_eager(*args, jaxpr, name, donated_invars, inline, keep_unused):
               if not dispatch.is_array(x) else x
               for x, v in zip(args, jaxpr.jaxpr.invars)]
     return dispatch.run_closed_jaxpr(jaxpr, arrays, donated_invars)
+
+
+def _jit_stage(trace, args, params):
+    """A staged jit(inline=True) call is its body's equations, as JAX stages it."""
+    if not params["inline"]:
+        return NotImplemented
+    closed = params["jaxpr"]
+    with set_current_trace(trace):   # (partial evaluation stages through its own trace)
+        return jx.eval_jaxpr(closed.jaxpr, closed.consts, *args)
 
 
 def _jit_params(params, jaxpr, num_args):
@@ -108,7 +117,7 @@ jit_p = define_primitive("jit", multiple_results=True, impl=_jit_impl,
                          abstract_eval=_jit_abstract_eval, eager=_jit_eager,
                          jvp=_jit_jvp, jet=_jit_jet, partial_eval=_jit_partial_eval,
                          transpose=_jit_transpose, batch=batching.call_rule, lower=_jit_lower,
-                         dce=_jit_dce,
+                         dce=_jit_dce, stage=_jit_stage,
                          effects=lambda jaxpr, **_: jaxpr.effects,  # kept by DCE if effectful
                          shown_params=_jit_shown_params, samples=_jit_samples, is_higher_order=True)
 

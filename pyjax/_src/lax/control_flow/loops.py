@@ -3,7 +3,7 @@ Imports core, interpreters, backends and the lax families (fori_loop, built on b
 and while_loop, is in fori.py)."""
 from __future__ import annotations
 
-import weakref
+import functools
 
 import numpy as np
 
@@ -19,14 +19,10 @@ from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import reductions
 from pyjax._src.lax import structural as st
 from pyjax._src.lax.control_flow import common
-from pyjax._src.util import merge_lists, split_list
+from pyjax._src.util import WeakCache, merge_lists, split_list
 from pyjax._src.traceback_util import api_boundary
 
 _BOOL_SCALAR = ShapedArray((), np.bool_)
-# Bodies that vmap of a while_loop with a batched predicate builds: they run every lane and
-# keep finished lanes' carries by a select, so what they check also sees finished lanes
-# (checkify refuses them, as JAX does).
-lane_masked_bodies = weakref.WeakSet()
 
 
 # --- the primitive ----------------------------------------------------------------------
@@ -35,7 +31,9 @@ def _while_abstract_eval(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncons
     cond_consts, body_consts, init = split_list(args, [cond_nconsts, body_nconsts])
     common.check_operands("while_loop cond_fun", cond_jaxpr, cond_consts + init)
     common.check_operands("while_loop body_fun", body_jaxpr, body_consts + init)
-    if len(cond_jaxpr.out_avals) != 1 or not cond_jaxpr.out_avals[0].same_type(_BOOL_SCALAR):
+    if len(cond_jaxpr.out_avals) != 1 or not (
+            cond_jaxpr.out_avals[0].same_type(_BOOL_SCALAR) or _lane_predicate(
+                cond_jaxpr.out_avals[0], init)):
         raise TypeError("cond_fun must return a boolean scalar, but got output type(s) "
                         f"{cond_jaxpr.out_avals}.")
     outs = body_jaxpr.out_avals
@@ -45,7 +43,76 @@ def _while_abstract_eval(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncons
     return [b.update(weak_type=a.weak_type and b.weak_type) for a, b in zip(init, outs)]
 
 
+def _lane_predicate(pred, carry):
+    """Whether `pred` is a per-lane predicate of a vmapped while_loop: booleans whose
+    shape leads every carry's (the lanes; JAX's batched predicate)."""
+    return (pred.dtype == np.bool_ and pred.ndim > 0
+            and all(c.shape[:pred.ndim] == pred.shape for c in carry))
+
+
+def predicate_is_batched(params):
+    """Whether the while loop of `params` has a per-lane predicate (vmap made it)."""
+    return params["cond_jaxpr"].out_avals[0].ndim > 0
+
+
+def _scalar_predicate(args, params):
+    """(args, params) of a while loop with a scalar predicate that means what a loop with
+    a per-lane predicate means: it runs while any lane's predicate holds, and finished
+    lanes keep their carry (the body, which takes the cond consts before its own,
+    recomputes the predicate and selects). As JAX lowers such a loop."""
+    nc, nb = params["cond_nconsts"], params["body_nconsts"]
+    cond_jaxpr, body_jaxpr = params["cond_jaxpr"], params["body_jaxpr"]
+    cond_consts, body_consts, init = split_list(args, [nc, nb])
+    new_cond, new_body = _scalar_predicate_jaxprs.get(
+        cond_jaxpr, (body_jaxpr, nc, nb),
+        lambda: _lane_masked(cond_jaxpr, body_jaxpr, nc, nb))
+    return [*cond_consts, *cond_consts, *body_consts, *init], dict(
+        cond_jaxpr=new_cond, body_jaxpr=new_body, cond_nconsts=nc, body_nconsts=nc + nb)
+
+
+_scalar_predicate_jaxprs = WeakCache()
+
+
+def _lane_masked(cond_jaxpr, body_jaxpr, nc, nb):
+    cond_avals, body_avals = cond_jaxpr.in_avals, body_jaxpr.in_avals
+
+    def any_lane(*args):
+        return _any_lane(*jx.eval_jaxpr(cond_jaxpr.jaxpr, cond_jaxpr.consts, *args))
+
+    def step_live_lanes(*args):
+        cc, bc, carry = split_list(args, [nc, nb])
+        (pred,) = jx.eval_jaxpr(cond_jaxpr.jaxpr, cond_jaxpr.consts, *cc, *carry)
+        new = jx.eval_jaxpr(body_jaxpr.jaxpr, body_jaxpr.consts, *bc, *carry)
+        return _keep_finished(pred, *new, *carry)
+
+    return (common.trace_closed(any_lane, cond_avals),
+            common.trace_closed(step_live_lanes, cond_avals[:nc] + body_avals))
+
+
+def _any_lane(pred):
+    return [reductions.reduce_or(pred, tuple(range(pred.ndim)))]
+
+
+def _keep_finished(pred, *new_and_old):
+    """The new carries in the lanes whose predicate held, the old ones in the others."""
+    new, old = split_list(new_and_old, [len(new_and_old) // 2])
+    return [ew.select(pred if pred.ndim == n.ndim else st.broadcast_in_dim(
+        pred, n.shape, tuple(range(pred.ndim))), n, c) for n, c in zip(new, old)]
+
+
+@functools.lru_cache(maxsize=256)
+def _lane_ops(pred_aval, carry_avals):
+    """The jaxprs of _any_lane and _keep_finished for these types (for the lowering)."""
+    return (common.trace_closed(_any_lane, [pred_aval]),
+            common.trace_closed(_keep_finished, [pred_aval, *carry_avals, *carry_avals]))
+
+
 def _while_impl(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    if cond_jaxpr.out_avals[0].ndim:
+        args, params = _scalar_predicate(args, dict(
+            cond_jaxpr=cond_jaxpr, body_jaxpr=body_jaxpr, cond_nconsts=cond_nconsts,
+            body_nconsts=body_nconsts))
+        return _while_impl(*args, **params)
     cond_consts, body_consts, carry = split_list(args, [cond_nconsts, body_nconsts])
     while common.run_closed(cond_jaxpr, cond_consts + carry)[0]:
         carry = common.run_closed(body_jaxpr, body_consts + carry)
@@ -60,6 +127,9 @@ def _while_eager(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
         return NotImplemented
     params = dict(cond_jaxpr=cond_jaxpr, body_jaxpr=body_jaxpr, cond_nconsts=cond_nconsts,
                   body_nconsts=body_nconsts)
+    if cond_jaxpr.out_avals[0].ndim:
+        args, params = _scalar_predicate(args, params)
+        return _while_eager(*args, **params)
     avals = [get_aval(x) for x in args]
     carry_avals = _while_abstract_eval(*avals, **params)
     values = [numpy_backend.host_value(x, a) for x, a in zip(args, avals)]
@@ -157,10 +227,17 @@ def _while_batch(axis, args, dims, cond_jaxpr, body_jaxpr, cond_nconsts, body_nc
     carry_b = common.carry_fixpoint(
         lambda b: batching.batch_jaxpr(body_jaxpr, axis, body_b + b, b)[1], init_b)
     pred_b = batching.batch_jaxpr(cond_jaxpr, axis, cond_b + carry_b, False)[1][0]
+    if cond_jaxpr.out_avals[0].ndim and not pred_b and any(carry_b):
+        # the lanes of an inner vmap, which this one does not split: its batch goes
+        # behind them in the carries, as the loop's scalar form batches it
+        args, params = _scalar_predicate(args, params)
+        nc = cond_nconsts
+        return _while_batch(axis, args, [*dims[:nc], *dims[:nc], *dims[nc:]], **params)
     if pred_b:
         # Lanes finish at different trips: every carry is per-lane, the loop runs while
-        # any lane's predicate holds, and finished lanes keep their carry. Finished lanes
-        # would still run an io_callback's effect (JAX refuses).
+        # any lane's predicate holds, and finished lanes keep their carry (the loop's
+        # predicate stays per lane: _scalar_predicate says what it means). Finished
+        # lanes would still run an io_callback's effect (JAX refuses).
         if common.has_io_effect(cond_jaxpr, body_jaxpr):
             raise NotImplementedError(
                 "IO effect not supported in while_loop with batched predicate.")
@@ -172,34 +249,8 @@ def _while_batch(axis, args, dims, cond_jaxpr, body_jaxpr, cond_nconsts, body_nc
             else x for x, d, b in zip(init, dims[cond_nconsts + body_nconsts:], carry_b)]
     cond_bj, _ = batching.batch_jaxpr(cond_jaxpr, axis, cond_b + carry_b, pred_b)
     body_bj, _ = batching.batch_jaxpr(body_jaxpr, axis, body_b + carry_b, carry_b)
-    if not pred_b:
-        outs = _bind_while(cond_consts, body_consts, init, cond_bj, body_bj)
-        return outs, [0 if b else batching.not_mapped for b in carry_b]
-    n_cc, n_bc = len(cond_consts), len(body_consts)
-    carry_avals = [get_aval(x) for x in init]
-
-    def any_lane(*args):
-        (pred,) = jx.eval_jaxpr(cond_bj.jaxpr, cond_bj.consts, *args)
-        return [reductions.reduce_or(pred, (0,))]
-
-    def step_live_lanes(*args):
-        cc, bc, carry = split_list(args, [n_cc, n_bc])
-        (pred,) = jx.eval_jaxpr(cond_bj.jaxpr, cond_bj.consts, *cc, *carry)
-        new = jx.eval_jaxpr(body_bj.jaxpr, body_bj.consts, *bc, *carry)
-        return [ew.select(_lane_mask(pred, get_aval(n).shape), n, c)
-                for n, c in zip(new, carry)]
-
-    const_avals = [get_aval(x) for x in cond_consts]
-    new_cond = common.trace_closed(any_lane, const_avals + carry_avals)
-    new_body = common.trace_closed(
-        step_live_lanes, const_avals + [get_aval(x) for x in body_consts] + carry_avals)
-    lane_masked_bodies.add(new_body)
-    outs = _bind_while(cond_consts, cond_consts + body_consts, init, new_cond, new_body)
-    return outs, [0] * len(outs)
-
-
-def _lane_mask(pred, shape):
-    return pred if len(shape) == 1 else st.broadcast_in_dim(pred, shape, (0,))
+    outs = _bind_while(cond_consts, body_consts, init, cond_bj, body_bj)
+    return outs, [0 if b else batching.not_mapped for b in carry_b]
 
 
 def _while_dce(used_outputs, eqn):
@@ -229,20 +280,29 @@ def _while_dce(used_outputs, eqn):
 
 def _while_lower(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
     """stablehlo.while; the consts ride along in the loop state (unchanged), so the
-    regions read nothing from the enclosing scope."""
+    regions read nothing from the enclosing scope. A per-lane predicate is lowered as
+    JAX's: the loop runs while any lane's holds, and the body recomputes it (under
+    'body_pred') to keep the finished lanes' carries."""
     avals = [a.strip_weak_type() for a in ctx.avals_in]
     n_consts = cond_nconsts + body_nconsts
     avals_out = ctx.avals_out
+    pred_aval = cond_jaxpr.out_avals[0]
+    if pred_aval.ndim:
+        any_lane, keep_finished = _lane_ops(pred_aval, tuple(avals[n_consts:]))
 
     def cond_region(c, *state):
         cond_consts, _, carry = split_list(state, [cond_nconsts, body_nconsts])
-        return c.lower_jaxpr(cond_jaxpr, cond_consts + carry, ("while", "cond"))
+        pred = c.lower_jaxpr(cond_jaxpr, cond_consts + carry, ("while", "cond"))
+        return c.lower_jaxpr(any_lane, pred, ("while", "cond")) if pred_aval.ndim else pred
 
     def body_region(c, *state):
-        consts, carry = state[:n_consts], state[n_consts:]
-        new = c.lower_jaxpr(body_jaxpr, list(consts[cond_nconsts:]) + list(carry),
-                            ("while", "body"))
-        return list(consts) + new
+        consts, carry = list(state[:n_consts]), list(state[n_consts:])
+        new = c.lower_jaxpr(body_jaxpr, consts[cond_nconsts:] + carry, ("while", "body"))
+        if pred_aval.ndim:
+            pred = c.lower_jaxpr(cond_jaxpr, consts[:cond_nconsts] + carry,
+                                 ("while", "body_pred"))
+            new = c.lower_jaxpr(keep_finished, pred + new + carry, ("while", "body"))
+        return consts + new
 
     outs = ctx.op("stablehlo.while", list(args), avals,
                   regions=[ctx.region(avals, cond_region), ctx.region(avals, body_region)])
