@@ -686,14 +686,14 @@ def saved_residuals(f, *args, **kwargs):
     finally:
         trace.end()
     names = _arg_names(f, args, kwargs)
-    arg_names = {t.var: (n if n is not None else i)
+    arg_names = {t.jaxpr_var: (n if n is not None else i)
                  for i, (t, n) in enumerate(zip(tracers, names))}
     producers = {v: e for e in trace.eqns for v in e.outvars}
     order = {v: i for i, v in enumerate(producers)}
-    order.update({t.var: -len(tracers) + i for i, t in enumerate(tracers)})
+    order.update({t.jaxpr_var: -len(tracers) + i for i, t in enumerate(tracers)})
     results = []
     for res in linear.consts:
-        var = res.var if isinstance(res, pe.DynamicJaxprTracer) and res._trace is trace \
+        var = res.jaxpr_var if isinstance(res, pe.DynamicJaxprTracer) and res._trace is trace \
             else None
         aval = get_aval(res)
         rank = -len(tracers) - 1 if var is None else order.get(var, -len(tracers) - 1)

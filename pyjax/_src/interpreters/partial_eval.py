@@ -74,10 +74,10 @@ def user_frame():
 
 
 class DynamicJaxprTracer(Tracer):
-    __slots__ = ("aval", "var", "origin")
+    __slots__ = ("aval", "jaxpr_var", "origin")
 
     def __init__(self, trace, aval, var, origin):
-        self._trace, self.aval, self.var, self.origin = trace, aval, var, origin
+        self._trace, self.aval, self.jaxpr_var, self.origin = trace, aval, var, origin
 
     def __repr__(self):   # as JAX's: JitTracer(float32[3]), JitTracer(~int32[]) if weak
         return f"JitTracer({self.aval})"
@@ -162,7 +162,7 @@ class DynamicJaxprTrace(Trace):
             out_avals = [a.update(mat=mat) for a in out_avals]
         outvars = [jx.Var(a) for a in out_avals]
         effects = primitive_effects(prim, params)
-        eqn = jx.JaxprEqn([t.var for t in tracers], outvars, prim, params, effects,
+        eqn = jx.JaxprEqn([t.jaxpr_var for t in tracers], outvars, prim, params, effects,
                           user_frame(), _context.eqn_ctx)
         self.eqns.append(eqn)
         if effects:
@@ -193,8 +193,8 @@ class DynamicJaxprTrace(Trace):
         for var, const in self.constvars.values():
             constvars.append(var)
             consts.append(const)
-        invars = [t.var for t in in_tracers]
-        outvars = [t.var for t in out_tracers]
+        invars = [t.jaxpr_var for t in in_tracers]
+        outvars = [t.jaxpr_var for t in out_tracers]
         jaxpr = jx.Jaxpr(constvars, invars, outvars, self.eqns, frozenset(self.effects),
                          self.debug_info)
         return jaxpr, consts
