@@ -81,6 +81,15 @@ def canonicalize_axes(axes, ndim, name="axis"):
     return _canonicalize_axes(axes, ndim, name)
 
 
+def ensure_index_tuple(x):
+    """An int or a sequence of ints (a 1-D integer array included) as a tuple of Python
+    ints, as JAX's util.ensure_index_tuple reads axis arguments."""
+    try:
+        return (operator.index(x),)
+    except TypeError:
+        return tuple(map(operator.index, x))
+
+
 _canonical_axes: dict[tuple, tuple[int, ...]] = {}
 
 

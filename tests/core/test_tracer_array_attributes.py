@@ -1,6 +1,8 @@
 """Array attributes and methods on traced arrays as JAX 0.10.2 has them: itemsize and
 nbytes are static, round() is jnp.round, and tobytes()/tolist() name themselves and the
 traced shape in their ConcretizationTypeError."""
+import inspect
+
 import numpy as np
 import pytest
 
@@ -47,3 +49,27 @@ def test_verbose_tracer_text_names_the_trace_and_contents():
     jax.grad(f)(jnp.float16(1.0))
     assert texts[-1][0].startswith("Traced<float16[]>with<JVPTrace> with\n"
                                    "  primal = Array(1., dtype=float16)\n  tangent = ")
+
+
+def test_var_method_under_jit():
+    # a jit tracer's own fields must not hide Array methods (its jaxpr variable was `var`)
+    x = jnp.array([[1.0, 2.0], [3.0, 5.0]], jnp.float32)
+    out = jax.jit(lambda x: x.var(axis=0, ddof=1, keepdims=True))(x)
+    np.testing.assert_allclose(out, [[2.0, 4.5]])   # JAX 0.10.2
+
+
+def test_array_methods_stay_methods_on_traced_arrays():
+    x = jnp.arange(4.0, dtype=jnp.float32)
+    methods = [n for n in dir(jax.core.Tracer) if not n.startswith("_")
+               and inspect.isfunction(inspect.getattr_static(jax.core.Tracer, n))]
+    assert "var" in methods
+    shadowed = []
+
+    def f(t):
+        shadowed.extend(n for n in methods if not callable(getattr(t, n)))
+        return t
+
+    jax.jit(f)(x)
+    jax.vmap(f)(x)
+    jax.jvp(f, (x,), (x,))
+    assert shadowed == []

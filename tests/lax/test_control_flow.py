@@ -90,6 +90,21 @@ def test_cond_traces_each_branch_once():
     assert primitives_in(closed) == ["gt", "convert_element_type", "cond"]
 
 
+def test_cond_output_weak_types_are_branch_zeros():
+    # JAX 0.10.2: cond's outputs have the types of branch 0 (cond's false_fun), weak types
+    # included, whichever branch runs (blackjax's HMC state stays weak across steps)
+    one = jnp.float32(1)
+    weak_first = lambda p, x: lax.cond(p, lambda x: x + one, lambda x: x * 2, x)
+    strong_first = lambda p, x: lax.cond(p, lambda x: x * 2, lambda x: x + one, x)
+    for p in (True, False):
+        assert weak_first(p, 1.0).weak_type and jax.jit(weak_first)(p, 1.0).weak_type
+        assert not strong_first(p, 1.0).weak_type
+        assert not jax.jit(strong_first)(p, 1.0).weak_type
+    assert lax.switch(1, [lambda x: x * 2, lambda x: x + one], 1.0).weak_type
+    assert not lax.switch(1, [lambda x: x + one, lambda x: x * 2], 1.0).weak_type
+    assert not jax.vmap(weak_first)(jnp.array([True, False]), jnp.ones(2)).weak_type
+
+
 def test_cond_grad_and_jvp():
     check_grads(branchy, (X,), order=2, modes=["fwd", "rev"])
     check_grads(branchy, (-X,), order=2, modes=["fwd", "rev"])

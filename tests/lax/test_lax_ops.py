@@ -272,7 +272,19 @@ def test_full_like_and_shape_helpers():
     e = lax.empty((2, 2), np.float32)
     assert e.shape == (2, 2) and e.dtype == np.float32 and lax.empty(3, np.int32).shape == (3,)
     assert lax.shape_as_value((2, 3)).tolist() == [2, 3]
-    assert lax.dtype(1.0) == np.float64 and lax.dtype(1.0, canonicalize=True) == np.float32
+    # JAX 0.10.2: Python and NumPy values canonicalize, a JAX array keeps its dtype
+    assert lax.dtype(1.0) == np.float32 and lax.dtype(1) == np.int32
+    assert lax.dtype(1j) == np.complex64
+    assert lax.dtype(float) == np.float32 and lax.dtype(np.array([1.0])) == np.float32
+    assert lax.dtype(np.float64(2.0)) == np.float32 and lax.dtype(np.int16) == np.int16
+    with pytest.warns(UserWarning, match="Explicitly requested dtype float64 requested in dtype"):
+        assert lax.dtype(np.float64) == np.float32
+    with jax.enable_x64(True):
+        assert lax.dtype(1.0) == np.float64 and lax.dtype(np.float64) == np.float64
+    with pytest.raises(ValueError, match="Invalid argument to dtype: None"):
+        lax.dtype(None)
+    with pytest.raises(TypeError, match="Cannot determine dtype of"):
+        lax.dtype([1.0, 2.0])
     assert lax.dtype(jnp.ones(2, jnp.int8)) == np.int8 and lax.dtype("bool") == np.bool_
 
 

@@ -611,3 +611,15 @@ def test_logaddexp_derivatives_split_ties_and_read_inf_as_jax_does():
     np.testing.assert_allclose(
         pyjax.vmap(pyjax.grad(pyjax.nn.softplus))(jnp.array([-2., -0.5, 0., 0.5, 2.])),
         [0.11920291, 0.37754068, 0.5, 0.62245935, 0.880797], rtol=1e-6)
+
+
+def test_moveaxis_takes_axes_as_integer_arrays():
+    # JAX 0.10.2 reads source and destination as index tuples, so a 1-D integer array
+    # (numpyro: jnp.moveaxis(samples, axes, jnp.arange(len(axes)))) is a tuple of axes
+    x = jnp.ones((2, 3, 4, 5))
+    assert jnp.moveaxis(x, -1, jnp.array([0])).shape == (5, 2, 3, 4)
+    assert jnp.moveaxis(x, -1, np.array([0])).shape == (5, 2, 3, 4)
+    assert jnp.moveaxis(x, (-1, -2), np.array([1, 0])).shape == (4, 5, 2, 3)
+    assert jnp.moveaxis(x, (-1, -2), jnp.arange(2)).shape == (5, 4, 2, 3)
+    with pytest.raises(TypeError, match="'str' object cannot be interpreted as an integer"):
+        jnp.moveaxis(x, "a", 0)

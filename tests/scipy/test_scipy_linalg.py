@@ -270,6 +270,14 @@ def test_solve_triangular():
         L.solve_triangular(A, B, trans=3)
 
 
+def test_solve_triangular_bool_trans_is_0_or_1():
+    # JAX compares trans with 0 and 1, so True transposes and False does not (blackjax
+    # passes trans=True)
+    close(L.solve_triangular(A, B, trans=True), TRI_T)
+    close(L.solve_triangular(A, B, trans=np.True_), TRI_T)
+    close(L.solve_triangular(A, B, trans=False), TRI_N)
+
+
 def test_solve_triangular_grad():
     g = jax.grad(lambda a: L.solve_triangular(a, B, lower=True).sum())(A)
     close(flat(g), [-0.034375, 0., 0., 0., -0.025, -0.075, 0., 0., -0.175, -0.525, -0.74375, 0.,

@@ -282,29 +282,35 @@ def shape_as_value(shape):
     return Array(np.array(dims, dtypes.default_int_dtype()))
 
 
-_PYTHON_TYPES = {bool: dtypes.bool_, int: dtypes.int64, float: dtypes.float64,
-                 complex: dtypes.complex128}
-
-
-def dtype(x, *, canonicalize=False):
-    """The NumPy dtype of an array, a scalar, a dtype or a Python scalar type (Python
-    scalars are 64-bit); canonicalize=True maps it to the dtype pyjax computes in."""
-    if isinstance(x, type) and x in _PYTHON_TYPES:
-        found = _PYTHON_TYPES[x]
-    elif dtypes.is_python_scalar(x):
-        found = _PYTHON_TYPES[next(t for t in (bool, int, float, complex) if isinstance(x, t))]
-    elif hasattr(x, "aval"):
-        found = get_aval(x).dtype
-    elif hasattr(x, "dtype") and not isinstance(x, type):
-        found = np.dtype(x.dtype)
+def dtype(x):
+    """The dtype JAX computes `x` in: Python scalars and their types give the default
+    dtypes; NumPy values, scalar types, dtypes and names are canonicalized (a 64-bit one
+    while jax_enable_x64 is off follows jax_explicit_x64_dtypes); a JAX array's own dtype
+    is kept, as JAX 0.10.2's lax.dtype does."""
+    if x is None:
+        raise ValueError(f"Invalid argument to dtype: {x}.")
+    if isinstance(x, type) and (x in (bool, int, float, complex) or issubclass(x, np.generic)):
+        return dtypes.check_user_dtype(x, "dtype")
+    if dtypes.is_python_scalar(x):
+        return dtypes.check_user_dtype(next(t for t in (bool, int, float, complex)
+                                            if isinstance(x, t)), "dtype")
+    if hasattr(x, "aval"):
+        return get_aval(x).dtype
+    explicit = isinstance(x, (str, np.dtype))
+    if explicit:
+        found = np.dtype(x)
+    elif isinstance(getattr(x, "dtype", None), np.dtype):
+        found = x.dtype
     else:
         try:
-            found = np.dtype(x)
+            found = np.result_type(x)
         except TypeError:
-            raise TypeError(f"Cannot determine dtype of {x!r}") from None
+            raise TypeError(f"Cannot determine dtype of {x}") from None
     if found not in dtypes.supported_dtypes and found != dtypes.float0:
-        raise TypeError(f"JAX does not support dtype {found}")
-    return dtypes.canonicalize_dtype(found) if canonicalize else found
+        raise TypeError(f"Value '{x}' with dtype {found} is not a valid JAX array type. Only "
+                        "arrays of numeric types are supported by JAX.")
+    return dtypes.check_user_dtype(found, "dtype") if explicit \
+        else dtypes.canonicalize_dtype(found)
 
 
 __all__ = ["optimization_barrier_p", "optimization_barrier", "stage_p", "stage", "dce_sink_p",

@@ -27,7 +27,8 @@ from pyjax._src.numpy.util import (check_arraylike, convert, ensure_array, ensur
                                    extended_dtype, is_arraylike, jax_array_protocol,
                                    promote_dtypes)
 from pyjax._src.shape_poly import is_symbolic_dim
-from pyjax._src.util import canonicalize_axes, canonicalize_axis, canonicalize_shape
+from pyjax._src.util import (canonicalize_axes, canonicalize_axis, canonicalize_shape,
+                              ensure_index_tuple)
 from pyjax._src.lax.sharding_constraint import takes_out_sharding
 from pyjax._src.sharding import canonical_sharding
 
@@ -701,8 +702,8 @@ def matrix_transpose(x, /):
 
 def moveaxis(a, source, destination):
     n = ndim(a)
-    src = canonicalize_axes(source, n, "source")
-    dst = canonicalize_axes(destination, n, "destination")
+    src = canonicalize_axes(ensure_index_tuple(source), n, "source")
+    dst = canonicalize_axes(ensure_index_tuple(destination), n, "destination")
     if len(src) != len(dst):
         raise ValueError("Inconsistent number of elements: source and destination axes "
                          f"{source} and {destination}")

@@ -374,7 +374,7 @@ def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_
     Only the `lower`/upper triangle of a is read (and not its diagonal when
     unit_diagonal)."""
     del overwrite_b, debug, check_finite
-    if isinstance(trans, (bool, np.bool_)) or trans not in _TRANS:
+    if trans not in _TRANS:   # True and False are 1 and 0, as in JAX
         raise ValueError(f"Invalid 'trans' value {trans!r}: use 0/'N', 1/'T' or 2/'C'")
     transpose_a, conjugate_a = _TRANS[trans]
     a, b = promote_dtypes_inexact(lnp.asarray(a), lnp.asarray(b))

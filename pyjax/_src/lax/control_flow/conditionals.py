@@ -49,8 +49,7 @@ def _cond_abstract_eval(index, *ops, branches):
             raise TypeError(f"cond branches 0 and {i} have different output types: "
                             f"{[a.str_short(True) for a in first]} and "
                             f"{[a.str_short(True) for a in outs]}")
-    return [a.update(weak_type=all(b.out_avals[k].weak_type for b in branches))
-            for k, a in enumerate(first)]
+    return list(first)   # branch 0's types, weak types included, as JAX's cond gives
 
 
 def _cond_impl(index, *ops, branches):
