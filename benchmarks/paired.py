@@ -17,6 +17,7 @@ BATCH_SECONDS = 0.05   # about how long one batch runs
 WARM_CALLS = 20        # calls before timing: compile, and reach the steady state
 SETTLE_SECONDS = 2.5   # a step runs this long before timing: pyjax packs a step's
                        # results once it has run 2 s (docs/architecture.md)
+PACKING_THREAD = "pyjax packed program"   # the thread compiling a packed program
 
 
 def describe(cpu_time):
@@ -27,15 +28,16 @@ def describe(cpu_time):
 
 def settle(call):
     """Runs `call` into its steady state: WARM_CALLS calls and SETTLE_SECONDS, then waits
-    for work the framework started in the background (pyjax compiles a long-running
-    step's packed program in a thread of its own) and runs WARM_CALLS more."""
+    for the packed program pyjax compiles in the background for a long-running step
+    (other frameworks' and libraries' threads are not waited for: a thread pool's
+    workers never end) and runs WARM_CALLS more."""
     start = time.perf_counter()
     calls = 0
     while calls < WARM_CALLS or time.perf_counter() - start < SETTLE_SECONDS:
         call()
         calls += 1
     for thread in threading.enumerate():
-        if thread is not threading.current_thread() and not thread.daemon:
+        if thread.name == PACKING_THREAD:
             thread.join()
     for _ in range(WARM_CALLS):
         call()
