@@ -186,7 +186,7 @@ class PackedProgram:
             self.reads += 1
             # views used elsewhere (each read costs a transfer): back to the first program
             self.stopped = self.reads >= 4 and 4 * self.reads > self.uses
-        return self._finish(self.runner([pack.array] + [leaves[i] for i in self.others]))
+        return self._run_on(pack.array, leaves)
 
     def enter(self, leaves):
         """The results of the first packed call, on leaves that are not yet a pack: their
@@ -198,9 +198,12 @@ class PackedProgram:
         flat = np.concatenate([np.ravel(x._value) for x in selected])
         device = selected[0]._device
         pack = Array(flat, device=device, committed=self.committed)
-        return self._finish(self.runner([pack] + [leaves[i] for i in self.others]))
+        return self._run_on(pack, leaves)
 
-    def _finish(self, outs):
+    def _run_on(self, pack_array, leaves):
+        """The packed program run on `pack_array` and the other leaves: its results, the
+        packed ones as views of the new pack."""
+        outs = self.runner([pack_array] + [leaves[i] for i in self.others])
         if outs is NO_FIT:
             return NO_FIT
         results = pack_views(Pack(outs[0], self.layout))
