@@ -34,20 +34,27 @@ LAYERS = 6   # 12 parameter leaves: past packed_results.MIN_LEAVES
 STEPS = packed_results.WARM_CALLS + 6
 
 
-def init():
+def init(layers=LAYERS):
     rng = np.random.default_rng(0)
     return [{"w": jnp.asarray(rng.normal(size=(3, 3)).astype(np.float32)),
              "b": jnp.asarray(rng.normal(size=(3,)).astype(np.float32))}
-            for _ in range(LAYERS)]
+            for _ in range(layers)]
 
 
 def loss(params, x):
+    """x @ w written elementwise: every leaf is read in place from the pack."""
+    for p in params:
+        x = jnp.tanh(jnp.sum(x[:, :, None] * p["w"], axis=1) + p["b"])
+    return jnp.sum(x ** 2)
+
+
+def dot_loss(params, x):
     for p in params:
         x = jnp.tanh(x @ p["w"] + p["b"])
     return jnp.sum(x ** 2)
 
 
-def make_step():
+def make_step(loss=loss):
     @jax.jit
     def step(params, count):
         value, grads = jax.value_and_grad(loss)(params, jnp.ones((2, 3)))
@@ -88,6 +95,22 @@ def test_a_step_fed_its_results_packs_them_and_computes_the_same():
     assert all(is_view(x) for x in jax.tree.leaves(params))
     assert not any(is_view(x) for x in jax.tree.leaves(ref_params))
     assert losses == ref_losses and int(count) == int(ref_count) == STEPS
+    assert_same(params, ref_params)
+
+
+def test_leaves_a_dot_reads_whole_stay_out_of_the_pack():
+    # XLA would copy a dot's operand out of the pack on every call
+    def run(packed):
+        step, params, count = make_step(dot_loss), init(layers=10), jnp.int32(0)
+        with config.packed_results(packed):
+            for _ in range(STEPS):
+                params, count, value = step(params, count)
+                wait_for_packing(step)
+        return params, value
+    params, value = run(True)
+    ref_params, ref_value = run(False)
+    assert all(is_view(p["b"]) and not is_view(p["w"]) for p in params)
+    assert float(value) == float(ref_value)
     assert_same(params, ref_params)
 
 

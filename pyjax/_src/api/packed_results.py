@@ -31,7 +31,7 @@ from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import dispatch
 from pyjax._src.backends.argument_kinds import NO_FIT, CommittedKind
 from pyjax._src.core.avals import ShapedArray
-from pyjax._src.core.jaxpr import eval_jaxpr
+from pyjax._src.core.jaxpr import Var, eval_jaxpr, sub_jaxprs
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax import slicing, structural
 
@@ -47,8 +47,8 @@ def packable(closed, kinds, donated) -> tuple[int, ...]:
     """The argument positions whose leaves a packed program of `closed` would keep in
     one buffer: positions where the result has the argument's type (a NumPy dtype, not
     weakly typed, not empty, all of one dtype: the most common), passed as Arrays of one
-    commitment; () when fewer than MIN_LEAVES, or when the program has effects or donates
-    arguments."""
+    commitment, and not read whole (see _read_whole); () when fewer than MIN_LEAVES, or
+    when the program has effects or donates arguments."""
     if any(donated) or closed.jaxpr.effects:
         return ()
     candidates = []
@@ -59,6 +59,8 @@ def packable(closed, kinds, donated) -> tuple[int, ...]:
                 or not (type(kind) is ShapedArray or type(kind) is CommittedKind)):
             continue
         candidates.append(i)
+    read_whole = _read_whole(closed.jaxpr)
+    candidates = [i for i in candidates if i not in read_whole]
     if len(candidates) < MIN_LEAVES:
         return ()
     dtype, _ = Counter(closed.in_avals[i].dtype for i in candidates).most_common(1)[0]
@@ -66,6 +68,40 @@ def packable(closed, kinds, donated) -> tuple[int, ...]:
     if len({type(kinds[i]) for i in positions}) != 1 or len(positions) < MIN_LEAVES:
         return ()
     return positions
+
+
+# Ops XLA's CPU runtime runs on whole operand buffers (library calls: dots, convolutions;
+# loops and branches): a slice of the pack feeding one is first copied out, one more step
+# per call, where an elementwise consumer reads the slice in place.
+_WHOLE_BUFFER_OPS = frozenset({"dot_general", "conv_general_dilated", "while", "scan",
+                               "cond"})
+# Ops that only relabel an operand's layout: their result is read as the operand is.
+_RELABELLING_OPS = frozenset({"reshape", "squeeze", "expand_dims", "transpose"})
+
+
+def _read_whole(jaxpr) -> set[int]:
+    """The input positions of `jaxpr` whose values reach an op of _WHOLE_BUFFER_OPS, or an
+    op with an inner program not called on its operands one to one (as nested jits,
+    custom derivatives and remat are), through relabelling ops."""
+    index = {v: i for i, v in enumerate(jaxpr.invars)}
+    found: set[int] = set()
+    for eqn in jaxpr.eqns:
+        reached = [(k, index[v]) for k, v in enumerate(eqn.invars)
+                   if type(v) is Var and v in index]
+        if not reached:
+            continue
+        name = eqn.primitive.name
+        if name in _RELABELLING_OPS:
+            index[eqn.outvars[0]] = reached[0][1]
+            continue
+        inner = list(sub_jaxprs(eqn))
+        if name in _WHOLE_BUFFER_OPS or (inner and (
+                len(inner) != 1 or len(inner[0].invars) != len(eqn.invars))):
+            found.update(i for _, i in reached)
+        elif inner:
+            inside = _read_whole(inner[0])
+            found.update(i for k, i in reached if k in inside)
+    return found
 
 
 class PackingRunner:
