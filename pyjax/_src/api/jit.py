@@ -462,7 +462,8 @@ class JitCache:
                                    "'no_tracing' is set (jax.no_tracing): a call with new "
                                    "argument types or static values needs tracing.")
             if config.explain_cache_misses.value or config.log_compiles.value:
-                _explain_miss(self, key)
+                _explain_miss(self, key, _flat_arg_names(self.arg_names, args, static_nums,
+                                                         dyn_kwargs))
             entry = self.trace(fun, dyn_args, dyn_kwargs, statics, static_nums, in_avals,
                                in_tree, args, kwargs)
             if not entry.hoisted:   # jaxprs closing over outer tracers are not reusable
@@ -486,7 +487,7 @@ class JitCache:
         if code is None or code.co_filename.startswith(_LIBRARY_SOURCES):
             return   # jitted functions of pyjax or of installed libraries retrace by design
         self.warned = True
-        _warn_retrace(self, self.trace_count, *_key_difference(previous, key))
+        _warn_retrace(self, self.trace_count, *_key_difference(previous, key)[2:])
 
     # -- the call ------------------------------------------------------------------------
     def call(self, fun, args, kwargs):
@@ -1024,55 +1025,73 @@ def _invalid_argument_error(name, leaves, in_tree, arg_names=None):
     raise AssertionError("_invalid_argument_error: every argument is a valid array")
 
 
-def _explain_miss(cache, key):
-    """Logs why jit traces again: which part of the key differs from the closest entry."""
+def _explain_miss(cache, key, arg_names):
+    """Logs why jit traces again, in JAX's words: what differs from the closest key seen
+    before (`arg_names`: the argument leaves' names, or None)."""
     logger = _miss_logger
     name = cache.debug_name
     if not cache.entries:
         logger.warning("TRACING CACHE MISS for %s at %s: first call (tracing for the "
                        "first time)", name, cache.location)
         return
-    reasons = [_key_difference(old, key)[0] for old in list(cache.entries)]
-    logger.warning("TRACING CACHE MISS for %s: %s", name,
-                   min(reasons, key=len) if reasons else "unknown reason")
+    caller = pe.user_frame()
+    at = f" at {caller[0]}:{caller[1]} ({caller[2]})" if caller else ""
+    defined = f" defined at {cache.location}" if cache.location else ""
+    closest = min(_key_difference(old, key, arg_names) for old in list(cache.entries))
+    logger.warning("TRACING CACHE MISS%s:\n  for %s%s\n  all previously seen cache keys "
+                   "differ. For the closest previous key:\n  %s", at, name, defined,
+                   closest[2])
 
 
-def _key_difference(old, new):
-    """(what differs between two jit cache keys, in jax_explain_cache_misses' words,
-    and how to avoid such retraces)."""
+def _key_difference(old, new, arg_names=None):
+    """(severity, number of differences, what differs between two jit cache keys in
+    jax_explain_cache_misses' words, how to avoid such retraces). As in JAX, the tracing
+    context is compared first, then the pytree, the static arguments and the types;
+    the lowest (severity, number) is the closest key."""
     old_tree, old_statics, old_avals, old_state = old
     in_tree, statics, avals, state = new
+    if old_state != state:
+        names = [f.name for f in config.config._tracing_flags]
+        diffs = [(n, a, b) for n, a, b in zip(names, state[0], old_state[0]) if a != b]
+        diffs += [(what, a, b) for what, a, b in zip(
+            ("XLA metadata (set_xla_metadata)", "context mesh (jax.set_mesh)",
+             "named axes bound (vmap/pmap axis_name, size)"), state[1:], old_state[1:])
+            if a != b]
+        return (0, len(diffs), "Tracing context doesn't match, e.g. due to config or "
+                "context manager.\n" + "\n".join(
+                    f"  * {what} differs: now {a} and before {b}" for what, a, b in diffs),
+                "set such options, and enter such contexts, once, before the calls.")
     if old_tree != in_tree:
-        return (f"different input pytree structure: {old_tree} vs {in_tree}",
+        return (1, 1, f"different input pytree:\n  * now {in_tree} and before {old_tree}",
                 "pass arguments of one pytree structure each call (e.g. pad lists to a "
                 "fixed length), or make the varying part a static argument.")
     if old_statics != statics:
-        return (f"different static arguments: {old_statics} vs {statics}",
+        return (2, 1, f"different static arguments:\n  * now {statics} and before "
+                f"{old_statics}",
                 "a static argument that changes each call retraces each time: pass it as "
                 "a traced argument (drop it from static_argnums / static_argnames), or "
                 "let it take only a few values.")
-    if old_avals != avals:
-        pairs = [(a, b) for a, b in zip(old_avals, avals) if a != b]
-        diffs = [f"{a.str_short(True)}{'(weak)' if a.weak_type else ''} vs "
-                 f"{b.str_short(True)}{'(weak)' if b.weak_type else ''}" for a, b in pairs]
-        if len(old_avals) == len(avals) and all(a.shape == b.shape for a, b in pairs):
-            fix = ("pass values of one dtype each call (a Python scalar is weakly typed: "
-                   "convert it with jnp.asarray(x, dtype)).")
-        else:
-            fix = ("pad the inputs to a few fixed shapes (bucketing), so that calls share "
-                   "traces.")
-        return "different argument types: " + ", ".join(diffs), fix
-    if old_state[2] != state[2]:
-        return (f"a different context mesh: {old_state[2]} vs {state[2]} (jax.set_mesh)",
-                "call it under one mesh, or jit one function per mesh.")
-    if old_state[3] != state[3]:
-        return (f"different named axes bound (vmap/pmap axis_name, size): {old_state[3]} "
-                f"vs {state[3]}", "call it under axes of one size.")
-    if old_state != state:
-        return ("a configuration option that affects tracing changed (e.g. jax_enable_x64), "
-                "or the XLA metadata of set_xla_metadata",
-                "set such options once, before the calls.")
-    return "unknown reason", "report this to pyjax."
+    diffs, weak_hint = [], False
+    for i, (b, a) in enumerate(zip(old_avals, avals)):
+        if a == b:
+            continue
+        now, before = a.str_short(True), b.str_short(True)
+        if getattr(a, "weak_type", False) != getattr(b, "weak_type", False):
+            weak_hint = True
+            now += f"{{weak_type={a.weak_type}}}"
+            before += f"{{weak_type={b.weak_type}}}"
+        where = arg_names[i] if arg_names and i < len(arg_names) else f"args[{i}]"
+        diffs.append(f"  * at {where}, now {now} and before {before}")
+    if len(old_avals) == len(avals) and all(a.shape == b.shape for a, b in
+                                            zip(old_avals, avals)):
+        fix = ("pass values of one dtype each call (a Python scalar is weakly typed: "
+               "convert it with jnp.asarray(x, dtype)).")
+    else:
+        fix = "pad the inputs to a few fixed shapes (bucketing), so that calls share traces."
+    text = "different input types:\n" + "\n".join(diffs)
+    if weak_hint:   # (JAX appends the link without a line break)
+        text += "https://docs.jax.dev/en/latest/type_promotion.html#weak-types"
+    return 3, len(diffs), text, fix
 
 
 class RetraceWarning(UserWarning):
@@ -1094,7 +1113,7 @@ def _code_of(fun):
 def _warn_retrace(cache, count, reason, fix):
     warnings.warn(
         f"jit({cache.debug_name}) at {cache.location} has traced {count} times; the "
-        f"last TRACING CACHE MISS: {reason}. To avoid retracing: {fix} (Set "
+        f"last TRACING CACHE MISS: {reason}\nTo avoid retracing: {fix} (Set "
         "pyjax_retrace_warning_threshold to 0 to silence this warning.)",
         RetraceWarning, stacklevel=5)
 
