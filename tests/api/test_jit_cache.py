@@ -137,14 +137,44 @@ def test_the_cache_does_not_keep_the_function_alive():
     assert alive() is None
 
 
-def test_callables_that_cannot_be_weakly_referenced_still_jit():
+def test_callables_that_cannot_be_weakly_referenced_or_hashed_refuse_the_call():
+    # As in JAX 0.10.2: jit of such a callable is made, its call raises Python's error.
     class Scale:
         __slots__ = ()   # no __weakref__
 
         def __call__(self, x):
             return x * 3
 
-    assert jit(Scale())(jnp.ones(2)).tolist() == [3.0, 3.0]
+    class Unhashable:
+        __hash__ = None
+
+        def __call__(self, x):
+            return x * 3
+
+    f = jit(Scale())
+    with pytest.raises(TypeError, match="^cannot create weak reference to 'Scale' object"):
+        f(jnp.ones(2))
+    g = jit(Unhashable())
+    with pytest.raises(TypeError, match="^unhashable type: 'Unhashable'"):
+        g(jnp.ones(2))
+
+
+def test_repr_names_the_function_or_nothing():
+    class BadRepr:
+        def __call__(self):
+            pass
+
+        def __repr__(self):
+            raise ValueError("invalid repr")
+
+    def f(x):
+        return x
+
+    assert repr(jit(f)) == f"<PjitFunction of {f!r}>"
+    jitted = jit(BadRepr())
+    assert repr(jitted) == "<PjitFunction>"   # JAX's, where the function's repr fails
+    del jitted.__wrapped__
+    assert repr(jitted) == "<PjitFunction>"
 
 
 def test_clear_caches_empties_every_jit_of_the_function():

@@ -461,6 +461,10 @@ class JitCache:
                 raise RuntimeError(f"re-tracing function {self.debug_name} for `jit`, but "
                                    "'no_tracing' is set (jax.no_tracing): a call with new "
                                    "argument types or static values needs tracing.")
+            # as JAX's, whose trace cache is keyed weakly on the function: one that
+            # cannot be weakly referenced or hashed raises Python's TypeError here
+            weakref.ref(fun)
+            hash(fun)
             if config.explain_cache_misses.value or config.log_compiles.value:
                 _explain_miss(self, key, _flat_arg_names(self.arg_names, args, static_nums,
                                                          dyn_kwargs))
@@ -755,7 +759,10 @@ class PjitFunction:
         return functools.partial(self, obj)
 
     def __repr__(self):
-        return f"<PjitFunction of {self.fun!r}>"
+        try:
+            return f"<PjitFunction of {self.__wrapped__!r}>"
+        except Exception:   # as JAX's: a function whose repr fails, or no function left
+            return "<PjitFunction>"
 
     # -- options and introspection -----------------------------------------------------
     static_argnums = property(lambda self: self._jit.static_argnums)
