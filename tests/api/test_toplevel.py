@@ -59,6 +59,27 @@ def test_live_arrays_and_copy_to_host_async():
     assert y._npy is not None and y.tolist() == [2.0, 2.0, 2.0]
 
 
+def test_copy_to_host_async_calls_the_method_of_any_leaf():
+    # as JAX 0.10.2: any leaf's copy_to_host_async is called (a key array's, a duck
+    # array's), leaves without one are left alone, and the method's own errors show
+    calls = []
+
+    class Duck:
+        def copy_to_host_async(self):
+            calls.append(self)
+
+    class Broken:
+        def copy_to_host_async(self):
+            raise AttributeError("foo")
+
+    o, duck = object(), Duck()
+    x = [o, 1, 2, 3, duck]
+    assert jax.copy_to_host_async(x) is x and x == [o, 1, 2, 3, duck]
+    assert calls == [duck]
+    with pytest.raises(AttributeError, match="foo"):
+        jax.copy_to_host_async(Broken())
+
+
 def test_clear_caches():
     f = jax.jit(lambda v: v * 2)
     f(1.0)
