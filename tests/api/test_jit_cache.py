@@ -418,3 +418,33 @@ def test_explained_miss_of_the_tracing_context_comes_first(caplog):
         "  Tracing context doesn't match, e.g. due to config or context manager.",
         "  * jax_numpy_rank_promotion differs: now warn and before allow",
         "  * jax_default_matmul_precision differs: now high and before None"]
+
+
+# --- static_argnums and static_argnames: one inferred from the other only if not given --
+
+def _staticness(jitted, *args, **kwargs):
+    seen = []
+
+    def record(x, y):
+        seen.append((isinstance(x, jax.core.Tracer), isinstance(y, jax.core.Tracer)))
+        return 1
+
+    jit(record, **jitted)(*args, **kwargs)
+    return seen[0]
+
+
+@pytest.mark.parametrize("options, args, kwargs, traced", [
+    # (as JAX 0.10.2 traces them: (x traced, y traced))
+    ({"static_argnums": 1}, (2, "foo"), {}, (True, False)),
+    ({"static_argnums": 1}, (1,), {"y": "foo"}, (True, False)),   # the name is inferred
+    ({"static_argnums": 1, "static_argnames": ()}, (1,), {"y": 2}, (True, True)),
+    ({"static_argnums": (), "static_argnames": "y"}, (2, 3), {}, (True, True)),
+    ({"static_argnames": "y"}, (2, "foo"), {}, (True, False)),   # the number is inferred
+    ({"static_argnums": (1,), "static_argnames": "x"}, (2, "foo"), {}, (True, False)),
+    ({"static_argnums": (1,), "static_argnames": "x"}, (1,), {"y": 3}, (True, True)),
+    ({"static_argnums": (1,), "static_argnames": "x"}, (), {"x": "foo", "y": 3},
+     (False, True)),
+])
+def test_static_argnums_and_argnames_given_both_are_kept_as_given(options, args, kwargs,
+                                                                  traced):
+    assert _staticness(options, *args, **kwargs) == traced

@@ -211,7 +211,8 @@ class _CustomRuleFunction:
         self.fun = fun
         # names become the positions of fun's positional parameters so named, as in JAX
         # (names of no such parameter are ignored)
-        named, _ = _infer_argnums_and_argnames(_parameters(fun), (), tuple(nondiff_argnames))
+        named, _ = _infer_argnums_and_argnames(_parameters(fun), None,
+                                               tuple(nondiff_argnames))
         self.nondiff_argnums = tuple(sorted({*nondiff_argnums, *named}))
         self.symbolic_zeros = False
 

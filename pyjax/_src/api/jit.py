@@ -71,18 +71,19 @@ def _parameters(fun):
         return None
 
 
-def _infer_argnums_and_argnames(params, argnums, argnames):
-    """Like JAX: given only numbers, also mark the matching names (and vice versa)."""
-    if params is None:
-        return argnums, argnames
-    positional = [p.name for p in params
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    if argnums and not argnames:
-        argnames = tuple(positional[i] for i in argnums if -len(positional) <= i
-                         < len(positional))
-    elif argnames and not argnums:
-        argnums = tuple(positional.index(n) for n in argnames if n in positional)
-    return argnums, argnames
+def _infer_argnums_and_argnames(params, argnums, argnames, what="jit static_argnums"):
+    """As JAX's: the numbers and names (each None, one or a sequence) as tuples; given
+    only one of them, the other is inferred from the parameters that can be passed
+    either way (positional-or-keyword). Given both, or with no signature (`params`
+    None), they are as given: jit(f, static_argnums=1, static_argnames=()) leaves the
+    second parameter traced when passed by name."""
+    nums, names = normalize_argnums(argnums, what), _normalize_argnames(argnames)
+    if params is None or (argnums is None) == (argnames is None):
+        return nums, names
+    either = [(i, p.name) for i, p in enumerate(params) if p.kind == p.POSITIONAL_OR_KEYWORD]
+    if argnums is None:
+        return tuple(i for i, name in either if name in names), names
+    return nums, tuple(name for i, name in either if i in nums)
 
 
 def _check_arguments_exist(params, argnums, argnames, what):
@@ -267,20 +268,16 @@ class JitCache:
     def __init__(self, fun, static_argnums, static_argnames, donate_argnums,
                  donate_argnames, inline, keep_unused, device, in_shardings=None,
                  out_shardings=None, compiler_options=None):
-        static_argnums = normalize_argnums(static_argnums)
-        static_argnames = _normalize_argnames(static_argnames)
-        donate_argnums = normalize_argnums(donate_argnums, "jit donate_argnums")
-        donate_argnames = _normalize_argnames(donate_argnames)
         params = _parameters(fun)
-        if params is None and donate_argnames:
+        if params is None and _normalize_argnames(donate_argnames):
             raise ValueError(f"Getting the signature of function {fun} failed. Pass "
                              "donate_argnums instead of donate_argnames.")
-        _check_arguments_exist(params, static_argnums, static_argnames, "static")
-        _check_arguments_exist(params, donate_argnums, donate_argnames, "donate")
         static_argnums, static_argnames = _infer_argnums_and_argnames(
             params, static_argnums, static_argnames)
         donate_argnums, donate_argnames = _infer_argnums_and_argnames(
-            params, donate_argnums, donate_argnames)
+            params, donate_argnums, donate_argnames, "jit donate_argnums")
+        _check_arguments_exist(params, static_argnums, static_argnames, "static")
+        _check_arguments_exist(params, donate_argnums, donate_argnames, "donate")
         # JAX's words; static arguments are not buffers: there is nothing to donate
         both = set(static_argnames) & set(donate_argnames)
         if both:
@@ -1204,8 +1201,13 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=N
             devices_mod.devices(backend)     # an unknown backend raises here, not later
     check_callable(fun, "jit")
     from pyjax._src.api import aot
-    options = (normalize_argnums(static_argnums), _normalize_argnames(static_argnames),
-               normalize_argnums(donate_argnums, "jit donate_argnums"),
-               _normalize_argnames(donate_argnames), inline, keep_unused, device,
+
+    def given(normalize, value, *what):   # None (not given) stays: JitCache infers it
+        return None if value is None else normalize(value, *what)
+
+    options = (given(normalize_argnums, static_argnums),
+               given(_normalize_argnames, static_argnames),
+               given(normalize_argnums, donate_argnums, "jit donate_argnums"),
+               given(_normalize_argnames, donate_argnames), inline, keep_unused, device,
                in_shardings, out_shardings, aot.options_key(compiler_options or {}))
     return PjitFunction(fun, _cache_for(fun, options))
