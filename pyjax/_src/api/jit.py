@@ -519,7 +519,7 @@ class JitCache:
                                 or self.out_shardings is not None):
             self.leaf_shardings(args, kwargs, entry)   # its prefixes must fit, as JAX checks
         if self.partitioned(entry.closed_jaxpr, leaves):   # one SPMD program
-            arrays = _as_arrays(leaves, entry.in_avals)
+            arrays = self.as_arrays(entry, leaves, args, kwargs)
             outs, runner = dispatch.sharded_call(
                 entry.closed_jaxpr, arrays, donated, *self.leaf_shardings(args, kwargs, entry),
                 f"jitted computation {self.debug_name}", self.compiler_options,
@@ -536,10 +536,28 @@ class JitCache:
                 return out
         # arguments no runner takes (e.g. ndarray subclasses, committed to two devices):
         # the same executable through dispatch's general entry, which explains errors
-        arrays = _as_arrays(leaves, entry.in_avals)
+        arrays = self.as_arrays(entry, leaves, args, kwargs)
         outs = dispatch.run_closed_jaxpr(entry.closed_jaxpr, arrays, donated, self.device,
                                          compiler_options=self.compiler_options)
         return tree_util.tree_unflatten(entry.out_tree, outs)
+
+    def as_arrays(self, entry, leaves, args, kwargs):
+        """The argument leaves as Arrays (host values move to the device). A Python int
+        out of its type's range raises JAX's OverflowError, naming the argument."""
+        try:
+            return _as_arrays(leaves, entry.in_avals)
+        except OverflowError:
+            _, dyn_kwargs, _, static_nums = self.split(args, kwargs)
+            names = _flat_arg_names(self.arg_names, args, static_nums, dyn_kwargs)
+            for i, (x, aval) in enumerate(zip(leaves, entry.in_avals)):
+                if type(x) is int and aval.dtype.kind in "iu" and \
+                        not np.iinfo(aval.dtype).min <= x <= np.iinfo(aval.dtype).max:
+                    raise OverflowError(
+                        "An overflow was encountered while parsing an argument to a jitted "
+                        f"computation, whose argument path is "
+                        f"{names[i] if names else 'unknown'}. Got {type(x)} with value {x}"
+                    ) from None
+            raise
 
     def call_with_refs(self, entry, leaves, args, kwargs):
         """A call given jax.Refs or closing over them, or given hijax values: their
