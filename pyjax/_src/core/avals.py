@@ -444,7 +444,17 @@ def get_aval(x):
         return aval
     if is_symbolic_dim(x):   # a dimension size used as a value: a weakly typed int
         return ShapedArray((), dtypes.default_int_dtype(), weak_type=True)
+    if getattr(x, "__jax_array__", None) is not None:
+        raise ValueError(JAX_ARRAY_ABSTRACTIFIED)
     raise TypeError(f"Argument '{x!s:.200}' of type {type(x)} is not a valid JAX type.")
+
+
+# JAX's words for a value with a __jax_array__ method where a JAX value is needed (a jit
+# argument) that is no pytree: only jnp.array / jnp.asarray convert such values.
+JAX_ARRAY_ABSTRACTIFIED = (
+    "Triggering __jax_array__() during abstractification is no longer supported. To "
+    "avoid this error, either explicitly convert your object using jax.numpy.array(), or "
+    "register your object as a pytree.")
 
 
 def refuse_strings(x, aval):
