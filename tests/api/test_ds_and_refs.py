@@ -315,6 +315,26 @@ def test_closed_over_ref_written_under_vmap_or_jvp_is_refused_as_jax_does():
     assert r[...].tolist() == [1.0, 1.0, 1.0]
 
 
+@pytest.mark.parametrize("remat", [False, True])
+@pytest.mark.parametrize("jit", [False, True])
+def test_no_grad_refs_store_the_primal_of_a_differentiated_value(remat, jit):
+    # jax.new_ref(kind='no_grad_no_remat'): a differentiated value written into it keeps
+    # no tangent (JAX 0.10.2: the gradient 4.0, the ref 5.0, under remat and jit too);
+    # a plain ref refuses it
+    def f(y, x_ref):
+        out = y * y
+        x_ref[...] += out
+        return out
+    f = jax.remat(f) if remat else f
+    f = jax.jit(f) if jit else f
+    x_ref = jax.new_ref(1., kind="no_grad_no_remat")
+    assert float(jax.grad(f)(2., x_ref)) == 4.0 and float(x_ref[...]) == 5.0
+    assert jax.typeof(x_ref).kind == "no_grad_no_remat"
+    with pytest.raises(TypeError, match="with a differentiated value on a non-"
+                       "differentiated array reference"):
+        jax.grad(f)(2., jax.new_ref(1.))
+
+
 def test_ref_module():
     r = jax.ref.new_ref(jnp.zeros(3))
     assert repr(r) == "Ref([0., 0., 0.], dtype=float32)"

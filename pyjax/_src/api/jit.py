@@ -371,7 +371,8 @@ class JitCache:
         def flat_fun(*leaf_tracers):
             # A Ref argument is discharged: the function sees a Ref holding its traced
             # value, and the value it holds at the end is an extra output.
-            refs = [AbstractRef.ref_type(leaf_tracers[i]) for i in ref_leaves]
+            refs = [AbstractRef.ref_type(leaf_tracers[i], kind=in_avals[i].kind)
+                    for i in ref_leaves]
             if refs:
                 leaf_tracers = list(leaf_tracers)
                 for i, ref in zip(ref_leaves, refs):
