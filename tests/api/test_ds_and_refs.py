@@ -335,6 +335,23 @@ def test_no_grad_refs_store_the_primal_of_a_differentiated_value(remat, jit):
         jax.grad(f)(2., jax.new_ref(1.))
 
 
+def test_ref_attributes_are_those_of_its_array():
+    # JAX 0.10.2's Ref: sharding, size, committed, addupdate(x, idx=()); its type's
+    # sharding is the array type's
+    mesh = jax.make_mesh((1,), ("i",))
+    x = jax.device_put(jnp.arange(2), jax.sharding.NamedSharding(mesh, jax.P("i")))
+    a = jax.new_ref(x)
+    assert a.sharding == x.sharding == jax.jit(lambda: a[...])().sharding
+    assert a.size == 2 and a.committed
+    assert jax.typeof(a).sharding == jax.typeof(x).sharding
+    r = jax.new_ref(jnp.zeros(4))
+    r.addupdate(jnp.ones(4))
+    r.addupdate(2.0, 3)
+    assert r[...].tolist() == [1.0, 1.0, 1.0, 3.0]
+    jax.vmap(lambda row: row.addupdate(1.0))(r)   # (jax-ml/jax#32479)
+    assert r[...].tolist() == [2.0, 2.0, 2.0, 4.0]
+
+
 def test_ref_module():
     r = jax.ref.new_ref(jnp.zeros(3))
     assert repr(r) == "Ref([0., 0., 0.], dtype=float32)"

@@ -352,6 +352,7 @@ class AbstractRef(AbstractValue):
     shape = property(lambda self: self.inner_aval.shape)
     dtype = property(lambda self: self.inner_aval.dtype)
     ndim = property(lambda self: self.inner_aval.ndim)
+    sharding = property(lambda self: self.inner_aval.sharding)
 
     def __eq__(self, other):
         return isinstance(other, AbstractRef) and other.inner_aval == self.inner_aval

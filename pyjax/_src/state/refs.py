@@ -34,6 +34,14 @@ class _RefLike:
     shape = property(lambda self: self._value.shape)
     dtype = property(lambda self: self._value.dtype)
     ndim = property(lambda self: self._value.ndim)
+    size = property(lambda self: self._value.size)
+    # the placement of the array it holds, as JAX's Ref reports it
+    sharding = property(lambda self: self._value.sharding)
+    committed = property(lambda self: self._value.committed)
+
+    def addupdate(self, x, idx=()):
+        """Adds `x` into `self[idx]` (jax.ref.addupdate)."""
+        addupdate(self, idx, x)
 
     def __len__(self):
         if not self.shape:
