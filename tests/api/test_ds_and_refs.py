@@ -288,6 +288,30 @@ def test_scan_over_a_ref_sees_views_of_its_rows():
     assert jax.grad(f)(jnp.arange(3.)).tolist() == [1.0, 1.0, 1.0]
 
 
+def test_scan_refuses_ref_carries_as_jax_does():
+    # JAX 0.10.2's errors: a carry must come back out and a Ref cannot, so every Ref
+    # carry is refused, naming a ref passed twice or also closed over
+    x_ref = jax.new_ref(0.)
+    with pytest.raises(ValueError, match=r"appeared at both c\[0\] and c\[1\]"):
+        jax.lax.scan(lambda c, _: (None, None), (x_ref, x_ref), None, length=1)
+    with pytest.raises(ValueError, match="for scan, a mutable array reference of type "
+                       "Ref{float32\\[\\]} was both closed over and passed as the argument "
+                       "y_ref"):
+        jax.lax.scan(lambda y_ref, _: (x_ref[...] + y_ref[...], None), x_ref, None,
+                     length=1)
+
+    def returns_it(r, _):
+        r[...] += 1.
+        return r, None
+    with pytest.raises(ValueError, match="traced for scan returned a mutable array "
+                       "reference of type Ref{float32\\[\\]}"):
+        jax.lax.scan(returns_it, x_ref, None, length=3)
+    with pytest.raises(ValueError, match="Attempting to pass a Ref Ref{float32\\[\\]} to a "
+                       "primitive: convert_element_type -- did you forget to unpack"):
+        jax.lax.scan(lambda r, _: (r[...], None), x_ref, None, length=3)
+    assert float(x_ref[...]) == 0.0
+
+
 def test_make_jaxpr_shows_closed_over_refs_as_constants():
     m = jax.new_ref(jnp.ones(2))
 
