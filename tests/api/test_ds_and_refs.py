@@ -450,10 +450,11 @@ def test_custom_vjp_refuses_refs_it_cannot_differentiate_through():
     def g(ref):
         return ref
     g.defvjp(lambda ref: (ref, None), lambda _, ct: (None,))
-    with pytest.raises(ValueError, match=(
-            r"custom_vjp primal function g returned a mutable array reference of type "
-            r"Ref\{float32\[\]\} that was not an argument.")):
-        g(x_ref)
+    for call in (g, jax.jit(g)):   # staged under jit too, as JAX checks it
+        with pytest.raises(ValueError, match=(
+                r"custom_vjp primal function g returned a mutable array reference of type "
+                r"Ref\{float32\[\]\} that was not an argument.")):
+            call(x_ref)
 
     @jax.custom_vjp
     def h(x, ref):
