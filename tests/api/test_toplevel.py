@@ -488,6 +488,23 @@ def test_shape_dtype_struct_needs_a_dtype_and_has_a_length():
     assert len(jax.ShapeDtypeStruct((2, 3), jnp.float32)) == 2
 
 
+def test_shape_dtype_struct_staged_by_a_trace_is_a_constant_of_its_type():
+    # JAX 0.10.2: a jitted function (or a primitive) given a ShapeDtypeStruct under a
+    # trace stages it as a constant without a value; only running that fails
+    sds = jax.ShapeDtypeStruct((), jnp.float32)
+    inner = jax.jit(lambda x: x + 1)
+    out = jax.eval_shape(lambda: inner(sds))
+    assert (out.shape, out.dtype) == ((), np.float32)
+    assert str(jax.make_jaxpr(lambda: jax.lax.add(sds, 1.))()) == (
+        "{ lambda a:f32[]; . let b:f32[] = add a 1.0:f32[] in (b,) }")
+    for outer in (lambda: inner(sds), lambda: jax.lax.add(sds, 1.)):
+        with pytest.raises(TypeError, match=r"^A ShapeDtypeStruct does not have a value and "
+                           r"cannot be used as a constant in a JAX function\."):
+            jax.jit(outer)()
+    with pytest.raises(TypeError, match="is not a valid JAX type"):
+        inner(sds)   # outside a trace: refused as before
+
+
 
 def test_make_jaxpr_prints_a_jit_equation_as_jax():
     inner = jax.jit(lambda y: y * 2, donate_argnums=0)

@@ -440,6 +440,9 @@ class JitCache:
         stand in for arrays."""
         dyn_args, dyn_kwargs, statics, static_nums = self.split(args, kwargs)
         leaves, in_tree = tree_util.flatten((dyn_args, dyn_kwargs))
+        # as JAX's: under a trace, a ShapeDtypeStruct stands for an array of its type
+        abstract = abstract or (current_trace() is not Trace.root and any(
+            isinstance(x, shapes.ShapeDtypeStruct) for x in leaves))
         try:
             if abstract:
                 in_avals = tuple(shapes.abstractify(x) for x in leaves)

@@ -412,6 +412,11 @@ def register_described_type(cls, aval_fn):
     _described_types[cls] = aval_fn
 
 
+def is_description(x):
+    """Whether x only describes an array (a ShapeDtypeStruct): it has a type, no value."""
+    return any(isinstance(x, cls) for cls in _described_types)
+
+
 def typeof(x):
     """jax.typeof: the aval of a value (get_aval), or the type a description of one
     (a ShapeDtypeStruct) gives, as JAX's primitives see their operands."""
