@@ -84,6 +84,17 @@ def test_grad_keeps_weak_types_of_python_scalars():
     assert not g.weak_type
 
 
+def test_jacobians_of_weakly_typed_inputs_are_weakly_typed():
+    # JAX 0.10.2 casts each jacrev block to its input's type (weak type included)
+    for jac in (jax.jacrev, jax.jacfwd, jax.grad):
+        assert jac(lambda x: x)(1.0).weak_type, jac.__name__
+    assert jax.jacrev(lambda x: jnp.float32(3.) * x)(2.).weak_type   # a strong output
+    assert not jax.jacrev(lambda x: x)(jnp.float32(1.0)).weak_type
+    both = jax.jacrev(lambda x: (x, x))(2.)
+    assert [b.weak_type for b in both] == [True, True]
+    assert not jax.jacrev(lambda x: x)(jnp.ones(2)).weak_type
+
+
 def test_gradient_weak_types_come_from_the_rules_as_in_jax():
     # The weak type of a gradient is what the backward pass computes, as JAX's is: the
     # rules' constants for a weakly typed scalar are weak, and real's and imag's

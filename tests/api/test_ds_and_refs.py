@@ -288,6 +288,30 @@ def test_scan_over_a_ref_sees_views_of_its_rows():
     assert jax.grad(f)(jnp.arange(3.)).tolist() == [1.0, 1.0, 1.0]
 
 
+def test_scan_refuses_ref_carries_as_jax_does():
+    # JAX 0.10.2's errors: a carry must come back out and a Ref cannot, so every Ref
+    # carry is refused, naming a ref passed twice or also closed over
+    x_ref = jax.new_ref(0.)
+    with pytest.raises(ValueError, match=r"appeared at both c\[0\] and c\[1\]"):
+        jax.lax.scan(lambda c, _: (None, None), (x_ref, x_ref), None, length=1)
+    with pytest.raises(ValueError, match="for scan, a mutable array reference of type "
+                       "Ref{float32\\[\\]} was both closed over and passed as the argument "
+                       "y_ref"):
+        jax.lax.scan(lambda y_ref, _: (x_ref[...] + y_ref[...], None), x_ref, None,
+                     length=1)
+
+    def returns_it(r, _):
+        r[...] += 1.
+        return r, None
+    with pytest.raises(ValueError, match="traced for scan returned a mutable array "
+                       "reference of type Ref{float32\\[\\]}"):
+        jax.lax.scan(returns_it, x_ref, None, length=3)
+    with pytest.raises(ValueError, match="Attempting to pass a Ref Ref{float32\\[\\]} to a "
+                       "primitive: convert_element_type -- did you forget to unpack"):
+        jax.lax.scan(lambda r, _: (r[...], None), x_ref, None, length=3)
+    assert float(x_ref[...]) == 0.0
+
+
 def test_make_jaxpr_shows_closed_over_refs_as_constants():
     m = jax.new_ref(jnp.ones(2))
 
@@ -313,6 +337,43 @@ def test_closed_over_ref_written_under_vmap_or_jvp_is_refused_as_jax_does():
                        "differentiated array reference"):
         jax.jvp(closes_over, (jnp.ones(3),), (jnp.ones(3),))
     assert r[...].tolist() == [1.0, 1.0, 1.0]
+
+
+@pytest.mark.parametrize("remat", [False, True])
+@pytest.mark.parametrize("jit", [False, True])
+def test_no_grad_refs_store_the_primal_of_a_differentiated_value(remat, jit):
+    # jax.new_ref(kind='no_grad_no_remat'): a differentiated value written into it keeps
+    # no tangent (JAX 0.10.2: the gradient 4.0, the ref 5.0, under remat and jit too);
+    # a plain ref refuses it
+    def f(y, x_ref):
+        out = y * y
+        x_ref[...] += out
+        return out
+    f = jax.remat(f) if remat else f
+    f = jax.jit(f) if jit else f
+    x_ref = jax.new_ref(1., kind="no_grad_no_remat")
+    assert float(jax.grad(f)(2., x_ref)) == 4.0 and float(x_ref[...]) == 5.0
+    assert jax.typeof(x_ref).kind == "no_grad_no_remat"
+    with pytest.raises(TypeError, match="with a differentiated value on a non-"
+                       "differentiated array reference"):
+        jax.grad(f)(2., jax.new_ref(1.))
+
+
+def test_ref_attributes_are_those_of_its_array():
+    # JAX 0.10.2's Ref: sharding, size, committed, addupdate(x, idx=()); its type's
+    # sharding is the array type's
+    mesh = jax.make_mesh((1,), ("i",))
+    x = jax.device_put(jnp.arange(2), jax.sharding.NamedSharding(mesh, jax.P("i")))
+    a = jax.new_ref(x)
+    assert a.sharding == x.sharding == jax.jit(lambda: a[...])().sharding
+    assert a.size == 2 and a.committed
+    assert jax.typeof(a).sharding == jax.typeof(x).sharding
+    r = jax.new_ref(jnp.zeros(4))
+    r.addupdate(jnp.ones(4))
+    r.addupdate(2.0, 3)
+    assert r[...].tolist() == [1.0, 1.0, 1.0, 3.0]
+    jax.vmap(lambda row: row.addupdate(1.0))(r)   # (jax-ml/jax#32479)
+    assert r[...].tolist() == [2.0, 2.0, 2.0, 4.0]
 
 
 def test_ref_module():
@@ -389,10 +450,11 @@ def test_custom_vjp_refuses_refs_it_cannot_differentiate_through():
     def g(ref):
         return ref
     g.defvjp(lambda ref: (ref, None), lambda _, ct: (None,))
-    with pytest.raises(ValueError, match=(
-            r"custom_vjp primal function g returned a mutable array reference of type "
-            r"Ref\{float32\[\]\} that was not an argument.")):
-        g(x_ref)
+    for call in (g, jax.jit(g)):   # staged under jit too, as JAX checks it
+        with pytest.raises(ValueError, match=(
+                r"custom_vjp primal function g returned a mutable array reference of type "
+                r"Ref\{float32\[\]\} that was not an argument.")):
+            call(x_ref)
 
     @jax.custom_vjp
     def h(x, ref):

@@ -32,6 +32,10 @@ def _generator(a):
     yield a
 
 
+def _adds_zero(x, y):
+    return x + 0
+
+
 def _returns_itself(a):
     return (2.0, _returns_itself)
 
@@ -67,6 +71,16 @@ CASES = [
          lambda: jax.jit(lambda a: a, donate_argnums=(3,))),
     case("donate_argnames_unknown", ValueError, "donate_argnames",
          lambda: jax.jit(lambda a: a, donate_argnames="b")),
+    # a Python int out of int32's range, named by its path (JAX 0.10.2's words), before
+    # and after the function has a trace
+    case("int_argument_overflows", OverflowError,
+         r"^An overflow was encountered while parsing an argument to a jitted computation, "
+         r"whose argument path is y\['a'\]\[0\]. Got <class 'int'> with value "
+         r"1099511627776",
+         lambda: jax.jit(_adds_zero)(1, {"a": [2 ** 40]})),
+    case("int_argument_overflows_after_a_trace", OverflowError,
+         r"whose argument path is x. Got <class 'int'> with value -2147483649",
+         lambda: (jax.jit(_adds_zero)(1, 2), jax.jit(_adds_zero)(-2 ** 31 - 1, 2))),
     case("static_and_donated", ValueError,   # JAX 0.10.2's words
          "static_argnames and donate_argnames cannot intersect. Argument names {'a'} "
          "appear in both",

@@ -137,14 +137,44 @@ def test_the_cache_does_not_keep_the_function_alive():
     assert alive() is None
 
 
-def test_callables_that_cannot_be_weakly_referenced_still_jit():
+def test_callables_that_cannot_be_weakly_referenced_or_hashed_refuse_the_call():
+    # As in JAX 0.10.2: jit of such a callable is made, its call raises Python's error.
     class Scale:
         __slots__ = ()   # no __weakref__
 
         def __call__(self, x):
             return x * 3
 
-    assert jit(Scale())(jnp.ones(2)).tolist() == [3.0, 3.0]
+    class Unhashable:
+        __hash__ = None
+
+        def __call__(self, x):
+            return x * 3
+
+    f = jit(Scale())
+    with pytest.raises(TypeError, match="^cannot create weak reference to 'Scale' object"):
+        f(jnp.ones(2))
+    g = jit(Unhashable())
+    with pytest.raises(TypeError, match="^unhashable type: 'Unhashable'"):
+        g(jnp.ones(2))
+
+
+def test_repr_names_the_function_or_nothing():
+    class BadRepr:
+        def __call__(self):
+            pass
+
+        def __repr__(self):
+            raise ValueError("invalid repr")
+
+    def f(x):
+        return x
+
+    assert repr(jit(f)) == f"<PjitFunction of {f!r}>"
+    jitted = jit(BadRepr())
+    assert repr(jitted) == "<PjitFunction>"   # JAX's, where the function's repr fails
+    del jitted.__wrapped__
+    assert repr(jitted) == "<PjitFunction>"
 
 
 def test_clear_caches_empties_every_jit_of_the_function():
@@ -272,7 +302,7 @@ def test_retrace_warning_for_a_changing_static_int():
             f(jnp.ones(2), n)
     (message,) = _retrace_warnings(record)   # once
     assert message.startswith(f"jit(scale) at {__file__}:{line} has traced 4 times")
-    assert "different static arguments: (2,) vs (3,)" in message
+    assert "different static arguments:\n  * now (3,) and before (2,)" in message
     assert "static_argnums" in message
 
 
@@ -282,7 +312,7 @@ def test_retrace_warning_for_a_changing_shape():
         for n in range(1, 12):
             f(jnp.ones(n))
     (message,) = _retrace_warnings(record)
-    assert "different argument types: f32[8] vs f32[9]" in message
+    assert "different input types:\n  * at args[0], now f32[9] and before f32[8]" in message
     assert "pad the inputs to a few fixed shapes" in message
 
 
@@ -340,3 +370,81 @@ def test_tracing_and_compiling_are_logged(caplog):
         doubled_for_the_logging_test(np.ones(2, np.float32))
     assert any(m.getMessage().startswith("Compiling jit(doubled_for_the_logging_test)")
                for m in caplog.records)
+
+
+# --- jax_explain_cache_misses: JAX 0.10.2's explanation of a retrace --------------------
+
+def _explained_misses(caplog, call):
+    with caplog.at_level(logging.WARNING), jax.explain_cache_misses(True):
+        call()
+    return [r.getMessage() for r in caplog.records if "TRACING CACHE MISS" in r.getMessage()]
+
+
+def test_explained_miss_names_the_argument_whose_type_changed(caplog):
+    def f(x, y):
+        return x
+
+    g = jax.jit(f)
+    g(np.float32(0), np.float32(1))
+    (message,) = _explained_misses(caplog, lambda: g(np.float32(0), np.int32(1)))
+    # JAX's text but the column of the call
+    assert message.startswith(f"TRACING CACHE MISS at {__file__}:")
+    assert message.split("\n")[1:] == [
+        f"  for f defined at {__file__}:{f.__code__.co_firstlineno}",
+        "  all previously seen cache keys differ. For the closest previous key:",
+        "  different input types:",
+        "  * at y, now i32[] and before f32[]"]
+
+
+def test_explained_miss_of_a_weak_type(caplog):
+    g = jax.jit(lambda x, y: jnp.sin(x) + y)
+    y = jnp.arange(4, dtype="float32")
+    g(jnp.float32(0.), y)
+    (message,) = _explained_misses(caplog, lambda: g(0., y))
+    assert ("  * at x, now f32[]{weak_type=True} and before f32[]{weak_type=False}"
+            "https://docs.jax.dev/en/latest/type_promotion.html#weak-types") in message
+
+
+def test_explained_miss_of_the_tracing_context_comes_first(caplog):
+    g = jax.jit(lambda x, y: jnp.sin(x) + y)
+    g(0., 1.)
+
+    def call():
+        with jax.numpy_rank_promotion("warn"), jax.default_matmul_precision("high"):
+            g(0., np.float32(1.))   # the type of y changed too: the context is named
+
+    (message,) = _explained_misses(caplog, call)
+    assert message.split("\n")[3:] == [
+        "  Tracing context doesn't match, e.g. due to config or context manager.",
+        "  * jax_numpy_rank_promotion differs: now warn and before allow",
+        "  * jax_default_matmul_precision differs: now high and before None"]
+
+
+# --- static_argnums and static_argnames: one inferred from the other only if not given --
+
+def _staticness(jitted, *args, **kwargs):
+    seen = []
+
+    def record(x, y):
+        seen.append((isinstance(x, jax.core.Tracer), isinstance(y, jax.core.Tracer)))
+        return 1
+
+    jit(record, **jitted)(*args, **kwargs)
+    return seen[0]
+
+
+@pytest.mark.parametrize("options, args, kwargs, traced", [
+    # (as JAX 0.10.2 traces them: (x traced, y traced))
+    ({"static_argnums": 1}, (2, "foo"), {}, (True, False)),
+    ({"static_argnums": 1}, (1,), {"y": "foo"}, (True, False)),   # the name is inferred
+    ({"static_argnums": 1, "static_argnames": ()}, (1,), {"y": 2}, (True, True)),
+    ({"static_argnums": (), "static_argnames": "y"}, (2, 3), {}, (True, True)),
+    ({"static_argnames": "y"}, (2, "foo"), {}, (True, False)),   # the number is inferred
+    ({"static_argnums": (1,), "static_argnames": "x"}, (2, "foo"), {}, (True, False)),
+    ({"static_argnums": (1,), "static_argnames": "x"}, (1,), {"y": 3}, (True, True)),
+    ({"static_argnums": (1,), "static_argnames": "x"}, (), {"x": "foo", "y": 3},
+     (False, True)),
+])
+def test_static_argnums_and_argnames_given_both_are_kept_as_given(options, args, kwargs,
+                                                                  traced):
+    assert _staticness(options, *args, **kwargs) == traced

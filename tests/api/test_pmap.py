@@ -397,6 +397,14 @@ def test_argument_errors():
         jax.pmap(lambda x: x)({})
     with pytest.raises(ValueError, match="Non-hashable static arguments"):
         jax.pmap(lambda a, b: a, static_broadcasted_argnums=1)(np.zeros((1, 2)), [1])
+    # a static argument passed by keyword: JAX 0.10.2's words
+    with pytest.raises(ValueError, match=re.escape(
+            "pmapped function has static_broadcasted_argnums=(1,) but was called with only "
+            "1 positional argument. All static broadcasted arguments must be passed "
+            "positionally.")):
+        jax.pmap(lambda a, b: a + b, static_broadcasted_argnums=(1,))(np.ones((1, 1)), b=1)
+    with pytest.raises(ValueError, match=re.escape("with only 2 positional arguments.")):
+        jax.pmap(lambda a, b, c: a, static_broadcasted_argnums=(1, 2))(np.ones((1, 1)), 1)
     with pytest.raises(ValueError, match="out_axes 3 is out of bounds"):
         jax.pmap(lambda a: a, out_axes=3)(np.zeros((1, 2)))
     with pytest.raises(TypeError, match="not a valid JAX type"):

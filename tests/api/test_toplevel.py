@@ -59,6 +59,27 @@ def test_live_arrays_and_copy_to_host_async():
     assert y._npy is not None and y.tolist() == [2.0, 2.0, 2.0]
 
 
+def test_copy_to_host_async_calls_the_method_of_any_leaf():
+    # as JAX 0.10.2: any leaf's copy_to_host_async is called (a key array's, a duck
+    # array's), leaves without one are left alone, and the method's own errors show
+    calls = []
+
+    class Duck:
+        def copy_to_host_async(self):
+            calls.append(self)
+
+    class Broken:
+        def copy_to_host_async(self):
+            raise AttributeError("foo")
+
+    o, duck = object(), Duck()
+    x = [o, 1, 2, 3, duck]
+    assert jax.copy_to_host_async(x) is x and x == [o, 1, 2, 3, duck]
+    assert calls == [duck]
+    with pytest.raises(AttributeError, match="foo"):
+        jax.copy_to_host_async(Broken())
+
+
 def test_clear_caches():
     f = jax.jit(lambda v: v * 2)
     f(1.0)
@@ -465,6 +486,23 @@ def test_shape_dtype_struct_needs_a_dtype_and_has_a_length():
     with pytest.raises(ValueError, match="dtype must be specified"):
         jax.ShapeDtypeStruct((2,), None)
     assert len(jax.ShapeDtypeStruct((2, 3), jnp.float32)) == 2
+
+
+def test_shape_dtype_struct_staged_by_a_trace_is_a_constant_of_its_type():
+    # JAX 0.10.2: a jitted function (or a primitive) given a ShapeDtypeStruct under a
+    # trace stages it as a constant without a value; only running that fails
+    sds = jax.ShapeDtypeStruct((), jnp.float32)
+    inner = jax.jit(lambda x: x + 1)
+    out = jax.eval_shape(lambda: inner(sds))
+    assert (out.shape, out.dtype) == ((), np.float32)
+    assert str(jax.make_jaxpr(lambda: jax.lax.add(sds, 1.))()) == (
+        "{ lambda a:f32[]; . let b:f32[] = add a 1.0:f32[] in (b,) }")
+    for outer in (lambda: inner(sds), lambda: jax.lax.add(sds, 1.)):
+        with pytest.raises(TypeError, match=r"^A ShapeDtypeStruct does not have a value and "
+                           r"cannot be used as a constant in a JAX function\."):
+            jax.jit(outer)()
+    with pytest.raises(TypeError, match="is not a valid JAX type"):
+        inner(sds)   # outside a trace: refused as before
 
 
 

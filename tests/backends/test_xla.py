@@ -5,11 +5,13 @@ test_compile_cache.py)."""
 from __future__ import annotations
 
 import collections
+import gc
 import os
 import subprocess
 import sys
 import textwrap
 import types
+import weakref
 
 import ml_dtypes
 import numpy as np
@@ -969,3 +971,14 @@ def test_lowered_text_names_each_result_by_its_path_as_jax():
         'tensor<i32> {jax.result_info = "result[\'b\'][1].v"}) {')
     assert main_line(lambda x: {'a"b': x}, 1.).endswith(
         '-> (tensor<f32> {jax.result_info = "result[\'a\\22b\']"}) {')
+
+
+def test_numpy_array_given_to_device_put_is_freed_with_the_array():
+    # jax-ml/jax#14882 (api_test's test_xla_gc_callback): XLA's transfer holds the NumPy
+    # array until jaxlib is asked to let go, which a garbage collection does
+    x_np = np.arange(10, dtype="int32")
+    x = jax.device_put(x_np)
+    alive = weakref.ref(x_np)
+    del x_np, x
+    gc.collect()
+    assert alive() is None

@@ -198,4 +198,4 @@ def test_explain_cache_misses_logs_the_changed_argument(caplog):
         f(jnp.ones(4))
     text = caplog.text
     assert "first call" in text
-    assert "different argument types: f32[3] vs f32[4]" in text
+    assert "different input types:\n  * at x, now f32[4] and before f32[3]" in text

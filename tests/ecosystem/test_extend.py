@@ -410,3 +410,55 @@ def test_register_lowering_refuses_an_unknown_platform():
     assert mlir.register_lowering(p, lambda ctx, x: [x], inline=False,
                                   cacheable=False) is None
     close(jax.jit(p.bind)(jnp.ones(2)), [1.0, 1.0])
+
+
+def test_ad_helpers_fill_the_rule_tables_as_jax_does():
+    # jax.interpreters.ad's defjvp / defjvp2 / deflinear / deflinear2 / defbilinear and
+    # get_primitive_transpose (values from JAX 0.10.2 for the same programs)
+    mul_p = Primitive("test_bilinear_mul")
+    mul_p.def_impl(lambda x, y: x * y)
+    mul_p.def_abstract_eval(lambda x, y: x)
+    ad.defbilinear(mul_p, lambda ct, x, y: ct * y, lambda ct, x, y: x * ct)
+    assert [float(g) for g in jax.grad(mul_p.bind, (0, 1))(3., 4.)] == [4.0, 3.0]
+    assert [float(v) for v in jax.jvp(mul_p.bind, (3., 4.), (1., 2.))] == [12.0, 10.0]
+    for define, rule in ((ad.deflinear, lambda ct: [-ct]),
+                         (ad.deflinear2, lambda ct, x: [-ct])):
+        neg_p = Primitive(f"test_{define.__name__}_neg")
+        neg_p.def_impl(lambda x: -x)
+        neg_p.def_abstract_eval(lambda x: x)
+        define(neg_p, rule)
+        assert float(jax.grad(lambda a, p=neg_p: p.bind(a) * 2.)(3.)) == -2.0
+        assert [float(v) for v in jax.jvp(neg_p.bind, (3.,), (1.,))] == [-3.0, -1.0]
+        assert ad.get_primitive_transpose(neg_p) is not None
+    exp_p = Primitive("test_defjvp2_exp")
+    exp_p.def_impl(jnp.exp)
+    exp_p.def_abstract_eval(lambda x: x)
+    ad.defjvp2(exp_p, lambda g, ans, x: g * ans)
+    np.testing.assert_allclose(jax.jvp(exp_p.bind, (0.5,), (2.,)), [1.6487212, 3.2974424],
+                               rtol=1e-6)
+    with pytest.raises(NotImplementedError, match=r"^Transpose rule \(for reverse-mode "
+                       r"differentiation\) for 'test_defjvp2_exp' not implemented"):
+        ad.get_primitive_transpose(exp_p)
+    # defjvp with a rule linear in the tangent: grad needs the transpose it lacks
+    foo_p = Primitive("test_defjvp_foo")
+    foo_p.def_impl(lambda x: x)
+    foo_p.def_abstract_eval(lambda x: x)
+    ad.defjvp(foo_p, lambda g, x: foo_p.bind(g))
+    assert [float(v) for v in jax.jvp(foo_p.bind, (1.0,), (2.0,))] == [1.0, 2.0]
+    with pytest.raises(NotImplementedError, match=r"^Transpose rule \(for reverse-mode "
+                       r"differentiation\) for 'test_defjvp_foo' not implemented"):
+        jax.grad(foo_p.bind)(1.0)
+
+
+@pytest.mark.parametrize("multiple_results, abstract_eval", [
+    (False, lambda x: [x]), (True, lambda x: x)])
+def test_abstract_eval_of_the_wrong_form_names_the_primitive(multiple_results,
+                                                             abstract_eval):
+    p = Primitive("test_wrong_form")
+    p.multiple_results = multiple_results
+    p.def_abstract_eval(abstract_eval)
+    p.def_impl(lambda x: [x] if multiple_results else x)
+    with pytest.raises(ValueError, match=re.escape(   # JAX 0.10.2's words
+            "test_wrong_form.abstract_eval() method should return a tuple or a list iff "
+            "test_wrong_form.multiple_results.")):
+        jax.jit(p.bind)(1.0)

@@ -155,6 +155,28 @@ def test_jnp_functions_refuse_plain_objects_with_jax_array():
             call()
 
 
+def test_transformations_refuse_plain_objects_with_jax_array():
+    # JAX 0.10.2 converts such an object only in jnp.array / jnp.asarray
+    for call in (lambda: jax.jit(lambda v: v)(_ArrayLike()),
+                 lambda: jax.make_jaxpr(lambda v: v)(_ArrayLike()),
+                 lambda: jax.grad(lambda v: v)(_ArrayLike()),
+                 lambda: jax.device_put(_ArrayLike())):
+        with pytest.raises(ValueError, match="^Triggering __jax_array__\\(\\) during "
+                           "abstractification is no longer supported. To avoid this error, "
+                           "either explicitly convert your object using jax.numpy.array\\(\\), "
+                           "or register your object as a pytree."):
+            call()
+
+
+def test_array_of_objects_with_jax_array_is_strongly_typed():
+    one = _ArrayLike()   # stands for jnp.array(3.0), weakly typed
+    for x in (jnp.array(one), jnp.asarray(one)):   # JAX: Array(3., dtype=float32)
+        assert x.dtype == np.float32 and not x.weak_type and x.tolist() == 3.0
+    nested = jnp.array(((one, one), [one, one]))   # nested sequences of them too
+    assert nested.dtype == np.float32 and not nested.weak_type
+    assert nested.tolist() == [[3.0, 3.0], [3.0, 3.0]]
+
+
 @pytest.mark.parametrize("value,expected",
                          [(1 + 1j, True), ([1 + 1j], True), (np.pi, False),
                           (np.arange(2), False)])

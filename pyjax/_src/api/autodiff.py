@@ -743,7 +743,9 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
             row = []
             for r, x in zip(rows, in_leaves):
                 part = slice_in_dim(r, start, start + size, axis=0) if size != total else r
-                row.append(_float0_as_zeros(st.reshape(part, y_shape + get_aval(x).shape), x))
+                # as JAX's: in the input's type, weakly typed where the input is
+                block = st.reshape(part, y_shape + get_aval(x).shape)
+                row.append(_match_weak_type(_float0_as_zeros(block, x), get_aval(x)))
             blocks.append(row)
             start += size
         if not isinstance(argnums, tuple):

@@ -162,14 +162,15 @@ def _rule_tangents(tangents, symbolic_zeros):
     return [ad.instantiate_zeros(t) for t in tangents]
 
 
-def _trace_call(fun, nums, nondiff, leaves, in_tree):
+def _trace_call(fun, nums, nondiff, leaves, in_tree, check_out=lambda out: out):
     """Stages fun (with its non-differentiated arguments fixed) to a closed jaxpr of the
     flat differentiable leaves. Values fun closes over that belong to enclosing traces
-    become leading `hoisted` arguments."""
+    become leading `hoisted` arguments. `check_out(out)`: fun's output as checked."""
     found = {}
 
     def flat_fun(*xs):
-        out = fun(*_merge_nondiff(nums, nondiff, tree_util.tree_unflatten(in_tree, xs)))
+        out = check_out(
+            fun(*_merge_nondiff(nums, nondiff, tree_util.tree_unflatten(in_tree, xs))))
         out_leaves, found["out_tree"] = tree_util.flatten(out)
         return out_leaves
 
@@ -211,7 +212,8 @@ class _CustomRuleFunction:
         self.fun = fun
         # names become the positions of fun's positional parameters so named, as in JAX
         # (names of no such parameter are ignored)
-        named, _ = _infer_argnums_and_argnames(_parameters(fun), (), tuple(nondiff_argnames))
+        named, _ = _infer_argnums_and_argnames(_parameters(fun), None,
+                                               tuple(nondiff_argnames))
         self.nondiff_argnums = tuple(sorted({*nondiff_argnums, *named}))
         self.symbolic_zeros = False
 
@@ -249,7 +251,8 @@ class _CustomRuleFunction:
                     return self(*args)
             if self._inline_unknown:
                 return self.fun(*args)
-        closed, hoisted, out_tree = _trace_call(self.fun, nums, nondiff, leaves, in_tree)
+        closed, hoisted, out_tree = _trace_call(self.fun, nums, nondiff, leaves, in_tree,
+                                                self._checked_primal_output)
         outs = self._bind(name, nums, nondiff, in_tree, out_tree, closed, hoisted, leaves)
         return tree_util.tree_unflatten(out_tree, outs)
 

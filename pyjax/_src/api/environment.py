@@ -95,11 +95,15 @@ def clear_caches():
 
 
 def copy_to_host_async(x):
-    """Starts copying every Array of the pytree x to the host (here the copy completes
-    before returning); later reads of their values need no transfer. Returns x."""
+    """Calls the `copy_to_host_async` method of every leaf of the pytree x that has one,
+    as JAX does (an Array's starts copying it to the host; here the copy completes
+    before returning); other leaves are left alone. Returns x."""
     for leaf in tree_util.tree_leaves(x):
-        if type(leaf) is Array:
-            leaf.copy_to_host_async()
+        try:
+            copy = leaf.copy_to_host_async
+        except AttributeError:   # a leaf without the method
+            continue
+        copy()   # (an AttributeError the method raises is the caller's to see)
     return x
 
 

@@ -71,18 +71,19 @@ def _parameters(fun):
         return None
 
 
-def _infer_argnums_and_argnames(params, argnums, argnames):
-    """Like JAX: given only numbers, also mark the matching names (and vice versa)."""
-    if params is None:
-        return argnums, argnames
-    positional = [p.name for p in params
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    if argnums and not argnames:
-        argnames = tuple(positional[i] for i in argnums if -len(positional) <= i
-                         < len(positional))
-    elif argnames and not argnums:
-        argnums = tuple(positional.index(n) for n in argnames if n in positional)
-    return argnums, argnames
+def _infer_argnums_and_argnames(params, argnums, argnames, what="jit static_argnums"):
+    """As JAX's: the numbers and names (each None, one or a sequence) as tuples; given
+    only one of them, the other is inferred from the parameters that can be passed
+    either way (positional-or-keyword). Given both, or with no signature (`params`
+    None), they are as given: jit(f, static_argnums=1, static_argnames=()) leaves the
+    second parameter traced when passed by name."""
+    nums, names = normalize_argnums(argnums, what), _normalize_argnames(argnames)
+    if params is None or (argnums is None) == (argnames is None):
+        return nums, names
+    either = [(i, p.name) for i, p in enumerate(params) if p.kind == p.POSITIONAL_OR_KEYWORD]
+    if argnums is None:
+        return tuple(i for i, name in either if name in names), names
+    return nums, tuple(name for i, name in either if i in nums)
 
 
 def _check_arguments_exist(params, argnums, argnames, what):
@@ -267,20 +268,16 @@ class JitCache:
     def __init__(self, fun, static_argnums, static_argnames, donate_argnums,
                  donate_argnames, inline, keep_unused, device, in_shardings=None,
                  out_shardings=None, compiler_options=None):
-        static_argnums = normalize_argnums(static_argnums)
-        static_argnames = _normalize_argnames(static_argnames)
-        donate_argnums = normalize_argnums(donate_argnums, "jit donate_argnums")
-        donate_argnames = _normalize_argnames(donate_argnames)
         params = _parameters(fun)
-        if params is None and donate_argnames:
+        if params is None and _normalize_argnames(donate_argnames):
             raise ValueError(f"Getting the signature of function {fun} failed. Pass "
                              "donate_argnums instead of donate_argnames.")
-        _check_arguments_exist(params, static_argnums, static_argnames, "static")
-        _check_arguments_exist(params, donate_argnums, donate_argnames, "donate")
         static_argnums, static_argnames = _infer_argnums_and_argnames(
             params, static_argnums, static_argnames)
         donate_argnums, donate_argnames = _infer_argnums_and_argnames(
-            params, donate_argnums, donate_argnames)
+            params, donate_argnums, donate_argnames, "jit donate_argnums")
+        _check_arguments_exist(params, static_argnums, static_argnames, "static")
+        _check_arguments_exist(params, donate_argnums, donate_argnames, "donate")
         # JAX's words; static arguments are not buffers: there is nothing to donate
         both = set(static_argnames) & set(donate_argnames)
         if both:
@@ -374,7 +371,8 @@ class JitCache:
         def flat_fun(*leaf_tracers):
             # A Ref argument is discharged: the function sees a Ref holding its traced
             # value, and the value it holds at the end is an extra output.
-            refs = [AbstractRef.ref_type(leaf_tracers[i]) for i in ref_leaves]
+            refs = [AbstractRef.ref_type(leaf_tracers[i], kind=in_avals[i].kind)
+                    for i in ref_leaves]
             if refs:
                 leaf_tracers = list(leaf_tracers)
                 for i, ref in zip(ref_leaves, refs):
@@ -442,6 +440,9 @@ class JitCache:
         stand in for arrays."""
         dyn_args, dyn_kwargs, statics, static_nums = self.split(args, kwargs)
         leaves, in_tree = tree_util.flatten((dyn_args, dyn_kwargs))
+        # as JAX's: under a trace, a ShapeDtypeStruct stands for an array of its type
+        abstract = abstract or (current_trace() is not Trace.root and any(
+            isinstance(x, shapes.ShapeDtypeStruct) for x in leaves))
         try:
             if abstract:
                 in_avals = tuple(shapes.abstractify(x) for x in leaves)
@@ -461,8 +462,13 @@ class JitCache:
                 raise RuntimeError(f"re-tracing function {self.debug_name} for `jit`, but "
                                    "'no_tracing' is set (jax.no_tracing): a call with new "
                                    "argument types or static values needs tracing.")
+            # as JAX's, whose trace cache is keyed weakly on the function: one that
+            # cannot be weakly referenced or hashed raises Python's TypeError here
+            weakref.ref(fun)
+            hash(fun)
             if config.explain_cache_misses.value or config.log_compiles.value:
-                _explain_miss(self, key)
+                _explain_miss(self, key, _flat_arg_names(self.arg_names, args, static_nums,
+                                                         dyn_kwargs))
             entry = self.trace(fun, dyn_args, dyn_kwargs, statics, static_nums, in_avals,
                                in_tree, args, kwargs)
             if not entry.hoisted:   # jaxprs closing over outer tracers are not reusable
@@ -486,7 +492,7 @@ class JitCache:
         if code is None or code.co_filename.startswith(_LIBRARY_SOURCES):
             return   # jitted functions of pyjax or of installed libraries retrace by design
         self.warned = True
-        _warn_retrace(self, self.trace_count, *_key_difference(previous, key))
+        _warn_retrace(self, self.trace_count, *_key_difference(previous, key)[2:])
 
     # -- the call ------------------------------------------------------------------------
     def call(self, fun, args, kwargs):
@@ -517,7 +523,7 @@ class JitCache:
                                 or self.out_shardings is not None):
             self.leaf_shardings(args, kwargs, entry)   # its prefixes must fit, as JAX checks
         if self.partitioned(entry.closed_jaxpr, leaves):   # one SPMD program
-            arrays = _as_arrays(leaves, entry.in_avals)
+            arrays = self.as_arrays(entry, leaves, args, kwargs)
             outs, runner = dispatch.sharded_call(
                 entry.closed_jaxpr, arrays, donated, *self.leaf_shardings(args, kwargs, entry),
                 f"jitted computation {self.debug_name}", self.compiler_options,
@@ -534,10 +540,28 @@ class JitCache:
                 return out
         # arguments no runner takes (e.g. ndarray subclasses, committed to two devices):
         # the same executable through dispatch's general entry, which explains errors
-        arrays = _as_arrays(leaves, entry.in_avals)
+        arrays = self.as_arrays(entry, leaves, args, kwargs)
         outs = dispatch.run_closed_jaxpr(entry.closed_jaxpr, arrays, donated, self.device,
                                          compiler_options=self.compiler_options)
         return tree_util.tree_unflatten(entry.out_tree, outs)
+
+    def as_arrays(self, entry, leaves, args, kwargs):
+        """The argument leaves as Arrays (host values move to the device). A Python int
+        out of its type's range raises JAX's OverflowError, naming the argument."""
+        try:
+            return _as_arrays(leaves, entry.in_avals)
+        except OverflowError:
+            _, dyn_kwargs, _, static_nums = self.split(args, kwargs)
+            names = _flat_arg_names(self.arg_names, args, static_nums, dyn_kwargs)
+            for i, (x, aval) in enumerate(zip(leaves, entry.in_avals)):
+                if type(x) is int and aval.dtype.kind in "iu" and \
+                        not np.iinfo(aval.dtype).min <= x <= np.iinfo(aval.dtype).max:
+                    raise OverflowError(
+                        "An overflow was encountered while parsing an argument to a jitted "
+                        f"computation, whose argument path is "
+                        f"{names[i] if names else 'unknown'}. Got {type(x)} with value {x}"
+                    ) from None
+            raise
 
     def call_with_refs(self, entry, leaves, args, kwargs):
         """A call given jax.Refs or closing over them, or given hijax values: their
@@ -754,7 +778,10 @@ class PjitFunction:
         return functools.partial(self, obj)
 
     def __repr__(self):
-        return f"<PjitFunction of {self.fun!r}>"
+        try:
+            return f"<PjitFunction of {self.__wrapped__!r}>"
+        except Exception:   # as JAX's: a function whose repr fails, or no function left
+            return "<PjitFunction>"
 
     # -- options and introspection -----------------------------------------------------
     static_argnums = property(lambda self: self._jit.static_argnums)
@@ -1024,55 +1051,73 @@ def _invalid_argument_error(name, leaves, in_tree, arg_names=None):
     raise AssertionError("_invalid_argument_error: every argument is a valid array")
 
 
-def _explain_miss(cache, key):
-    """Logs why jit traces again: which part of the key differs from the closest entry."""
+def _explain_miss(cache, key, arg_names):
+    """Logs why jit traces again, in JAX's words: what differs from the closest key seen
+    before (`arg_names`: the argument leaves' names, or None)."""
     logger = _miss_logger
     name = cache.debug_name
     if not cache.entries:
         logger.warning("TRACING CACHE MISS for %s at %s: first call (tracing for the "
                        "first time)", name, cache.location)
         return
-    reasons = [_key_difference(old, key)[0] for old in list(cache.entries)]
-    logger.warning("TRACING CACHE MISS for %s: %s", name,
-                   min(reasons, key=len) if reasons else "unknown reason")
+    caller = pe.user_frame()
+    at = f" at {caller[0]}:{caller[1]} ({caller[2]})" if caller else ""
+    defined = f" defined at {cache.location}" if cache.location else ""
+    closest = min(_key_difference(old, key, arg_names) for old in list(cache.entries))
+    logger.warning("TRACING CACHE MISS%s:\n  for %s%s\n  all previously seen cache keys "
+                   "differ. For the closest previous key:\n  %s", at, name, defined,
+                   closest[2])
 
 
-def _key_difference(old, new):
-    """(what differs between two jit cache keys, in jax_explain_cache_misses' words,
-    and how to avoid such retraces)."""
+def _key_difference(old, new, arg_names=None):
+    """(severity, number of differences, what differs between two jit cache keys in
+    jax_explain_cache_misses' words, how to avoid such retraces). As in JAX, the tracing
+    context is compared first, then the pytree, the static arguments and the types;
+    the lowest (severity, number) is the closest key."""
     old_tree, old_statics, old_avals, old_state = old
     in_tree, statics, avals, state = new
+    if old_state != state:
+        names = [f.name for f in config.config._tracing_flags]
+        diffs = [(n, a, b) for n, a, b in zip(names, state[0], old_state[0]) if a != b]
+        diffs += [(what, a, b) for what, a, b in zip(
+            ("XLA metadata (set_xla_metadata)", "context mesh (jax.set_mesh)",
+             "named axes bound (vmap/pmap axis_name, size)"), state[1:], old_state[1:])
+            if a != b]
+        return (0, len(diffs), "Tracing context doesn't match, e.g. due to config or "
+                "context manager.\n" + "\n".join(
+                    f"  * {what} differs: now {a} and before {b}" for what, a, b in diffs),
+                "set such options, and enter such contexts, once, before the calls.")
     if old_tree != in_tree:
-        return (f"different input pytree structure: {old_tree} vs {in_tree}",
+        return (1, 1, f"different input pytree:\n  * now {in_tree} and before {old_tree}",
                 "pass arguments of one pytree structure each call (e.g. pad lists to a "
                 "fixed length), or make the varying part a static argument.")
     if old_statics != statics:
-        return (f"different static arguments: {old_statics} vs {statics}",
+        return (2, 1, f"different static arguments:\n  * now {statics} and before "
+                f"{old_statics}",
                 "a static argument that changes each call retraces each time: pass it as "
                 "a traced argument (drop it from static_argnums / static_argnames), or "
                 "let it take only a few values.")
-    if old_avals != avals:
-        pairs = [(a, b) for a, b in zip(old_avals, avals) if a != b]
-        diffs = [f"{a.str_short(True)}{'(weak)' if a.weak_type else ''} vs "
-                 f"{b.str_short(True)}{'(weak)' if b.weak_type else ''}" for a, b in pairs]
-        if len(old_avals) == len(avals) and all(a.shape == b.shape for a, b in pairs):
-            fix = ("pass values of one dtype each call (a Python scalar is weakly typed: "
-                   "convert it with jnp.asarray(x, dtype)).")
-        else:
-            fix = ("pad the inputs to a few fixed shapes (bucketing), so that calls share "
-                   "traces.")
-        return "different argument types: " + ", ".join(diffs), fix
-    if old_state[2] != state[2]:
-        return (f"a different context mesh: {old_state[2]} vs {state[2]} (jax.set_mesh)",
-                "call it under one mesh, or jit one function per mesh.")
-    if old_state[3] != state[3]:
-        return (f"different named axes bound (vmap/pmap axis_name, size): {old_state[3]} "
-                f"vs {state[3]}", "call it under axes of one size.")
-    if old_state != state:
-        return ("a configuration option that affects tracing changed (e.g. jax_enable_x64), "
-                "or the XLA metadata of set_xla_metadata",
-                "set such options once, before the calls.")
-    return "unknown reason", "report this to pyjax."
+    diffs, weak_hint = [], False
+    for i, (b, a) in enumerate(zip(old_avals, avals)):
+        if a == b:
+            continue
+        now, before = a.str_short(True), b.str_short(True)
+        if getattr(a, "weak_type", False) != getattr(b, "weak_type", False):
+            weak_hint = True
+            now += f"{{weak_type={a.weak_type}}}"
+            before += f"{{weak_type={b.weak_type}}}"
+        where = arg_names[i] if arg_names and i < len(arg_names) else f"args[{i}]"
+        diffs.append(f"  * at {where}, now {now} and before {before}")
+    if len(old_avals) == len(avals) and all(a.shape == b.shape for a, b in
+                                            zip(old_avals, avals)):
+        fix = ("pass values of one dtype each call (a Python scalar is weakly typed: "
+               "convert it with jnp.asarray(x, dtype)).")
+    else:
+        fix = "pad the inputs to a few fixed shapes (bucketing), so that calls share traces."
+    text = "different input types:\n" + "\n".join(diffs)
+    if weak_hint:   # (JAX appends the link without a line break)
+        text += "https://docs.jax.dev/en/latest/type_promotion.html#weak-types"
+    return 3, len(diffs), text, fix
 
 
 class RetraceWarning(UserWarning):
@@ -1094,7 +1139,7 @@ def _code_of(fun):
 def _warn_retrace(cache, count, reason, fix):
     warnings.warn(
         f"jit({cache.debug_name}) at {cache.location} has traced {count} times; the "
-        f"last TRACING CACHE MISS: {reason}. To avoid retracing: {fix} (Set "
+        f"last TRACING CACHE MISS: {reason}\nTo avoid retracing: {fix} (Set "
         "pyjax_retrace_warning_threshold to 0 to silence this warning.)",
         RetraceWarning, stacklevel=5)
 
@@ -1178,8 +1223,13 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=N
             devices_mod.devices(backend)     # an unknown backend raises here, not later
     check_callable(fun, "jit")
     from pyjax._src.api import aot
-    options = (normalize_argnums(static_argnums), _normalize_argnames(static_argnames),
-               normalize_argnums(donate_argnums, "jit donate_argnums"),
-               _normalize_argnames(donate_argnames), inline, keep_unused, device,
+
+    def given(normalize, value, *what):   # None (not given) stays: JitCache infers it
+        return None if value is None else normalize(value, *what)
+
+    options = (given(normalize_argnums, static_argnums),
+               given(_normalize_argnames, static_argnames),
+               given(normalize_argnums, donate_argnums, "jit donate_argnums"),
+               given(_normalize_argnames, donate_argnames), inline, keep_unused, device,
                in_shardings, out_shardings, aot.options_key(compiler_options or {}))
     return PjitFunction(fun, _cache_for(fun, options))

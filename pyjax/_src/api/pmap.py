@@ -497,8 +497,14 @@ class PmapWrapped:
                 "(collectives work over both), or merge the two axes into one pmap.")
         nargs = len(args)
         statics = {i % nargs for i in self.static_argnums if -nargs <= i < nargs}
+        if self.static_argnums and max(self.static_argnums) >= nargs:   # JAX's words
+            raise ValueError(
+                f"pmapped function has static_broadcasted_argnums={self.static_argnums} "
+                f"but was called with only {nargs} positional argument"
+                f"{'s' if nargs > 1 else ''}. All static broadcasted arguments must be "
+                "passed positionally.")
         for i in self.static_argnums:
-            if not -nargs <= i < nargs:
+            if i < -nargs:
                 raise ValueError(f"pmap of {self._name}: static_broadcasted_argnums "
                                  f"{i} is out of range for {nargs} positional arguments.")
         dyn_args = tuple(x for i, x in enumerate(args) if i not in statics)

@@ -21,7 +21,7 @@ from pyjax._src.array import Array, deleted_error, sharded_array
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import numpy_backend, segmented, stablehlo
 from pyjax._src.backends.argument_kinds import NO_FIT, CommittedKind, HostArrayKind
-from pyjax._src.core.avals import ShapedArray, get_aval, refuse_strings
+from pyjax._src.core.avals import ShapedArray, get_aval, is_description, refuse_strings
 from pyjax._src.core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var, eval_jaxpr, sub_jaxprs
 from pyjax._src.core.tokens import Token
 from pyjax._src.core.trace import primitive_effects
@@ -196,6 +196,9 @@ def _make_entry(closed, donated_invars, device, compiler_options=None):
     """Lowers and compiles `closed` (or prepares it for the NumPy executor), with XLA's
     `compiler_options` ((name, value) pairs)."""
     name = _function_name(closed)
+    if any(is_description(c) for c in closed.consts):   # staged by a trace (JAX's words)
+        raise TypeError("A ShapeDtypeStruct does not have a value and cannot be used as a "
+                        "constant in a JAX function.")
     xla = xla_backend()
     no_donation = stablehlo.Donation({}, (), [])
     if xla is None:

@@ -7,6 +7,7 @@ the only importers of jaxlib."""
 from __future__ import annotations
 
 import atexit
+import gc
 import logging
 import math
 import os
@@ -28,6 +29,17 @@ from pyjax._src.core.avals import ShapedArray  # noqa: E402
 # XLA's C++ log level follows jax_logging_level (config sets it on later changes)
 if config.cpp_min_log_level() is not None:
     _jaxlib_utils.absl_set_min_log_level(config.cpp_min_log_level())
+
+
+# jaxlib lets go of the Python objects its own threads held (the NumPy array a transfer
+# read, a host callback's result) only when asked: as JAX does (jax-ml/jax#14882), it is
+# asked at every garbage collection, so that a NumPy array given to device_put is freed
+# with the array made from it.
+def _xla_gc_callback(*args):
+    _jax.collect_garbage()
+
+
+gc.callbacks.append(_xla_gc_callback)
 
 # --- the client ---------------------------------------------------------------------------
 

@@ -352,6 +352,7 @@ class AbstractRef(AbstractValue):
     shape = property(lambda self: self.inner_aval.shape)
     dtype = property(lambda self: self.inner_aval.dtype)
     ndim = property(lambda self: self.inner_aval.ndim)
+    sharding = property(lambda self: self.inner_aval.sharding)
 
     def __eq__(self, other):
         return isinstance(other, AbstractRef) and other.inner_aval == self.inner_aval
@@ -411,6 +412,11 @@ def register_described_type(cls, aval_fn):
     _described_types[cls] = aval_fn
 
 
+def is_description(x):
+    """Whether x only describes an array (a ShapeDtypeStruct): it has a type, no value."""
+    return any(isinstance(x, cls) for cls in _described_types)
+
+
 def typeof(x):
     """jax.typeof: the aval of a value (get_aval), or the type a description of one
     (a ShapeDtypeStruct) gives, as JAX's primitives see their operands."""
@@ -444,7 +450,17 @@ def get_aval(x):
         return aval
     if is_symbolic_dim(x):   # a dimension size used as a value: a weakly typed int
         return ShapedArray((), dtypes.default_int_dtype(), weak_type=True)
+    if getattr(x, "__jax_array__", None) is not None:
+        raise ValueError(JAX_ARRAY_ABSTRACTIFIED)
     raise TypeError(f"Argument '{x!s:.200}' of type {type(x)} is not a valid JAX type.")
+
+
+# JAX's words for a value with a __jax_array__ method where a JAX value is needed (a jit
+# argument) that is no pytree: only jnp.array / jnp.asarray convert such values.
+JAX_ARRAY_ABSTRACTIFIED = (
+    "Triggering __jax_array__() during abstractification is no longer supported. To "
+    "avoid this error, either explicitly convert your object using jax.numpy.array(), or "
+    "register your object as a pytree.")
 
 
 def refuse_strings(x, aval):

@@ -16,6 +16,7 @@ from pyjax._src.array import Array
 from pyjax._src.core import trace as core_trace
 from pyjax._src.core.avals import ShapedArray
 from pyjax._src.core.trace import Tracer, registered_primitives
+from pyjax._src.interpreters import ad
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax.callbacks import lower_host_call
 
@@ -67,16 +68,24 @@ class Primitive(core_trace.Primitive, metaclass=_AnyPrimitive):
     def def_abstract_eval(self, abstract_eval):
         """`abstract_eval(*avals, **params)` gives the output aval (a list of them with
         multiple_results)."""
-        self.abstract_eval = abstract_eval
+        def checked(*avals, **params):
+            return self._checked_output(abstract_eval(*avals, **params))
+        self.abstract_eval = checked
         return abstract_eval
 
     def def_effectful_abstract_eval(self, effectful_abstract_eval):
         """Like def_abstract_eval, for a rule returning (avals, effects)."""
         def abstract_eval(*avals, **params):
-            return effectful_abstract_eval(*avals, **params)[0]
+            return self._checked_output(effectful_abstract_eval(*avals, **params)[0])
         self.abstract_eval = abstract_eval
         self.effects = lambda **params: frozenset()
         return effectful_abstract_eval
+
+    def _checked_output(self, out):
+        if isinstance(out, (tuple, list)) != bool(self.multiple_results):   # JAX's words
+            raise ValueError(f"{self.name}.abstract_eval() method should return a tuple or "
+                             f"a list iff {self.name}.multiple_results.")
+        return out
 
     def bind_with_trace(self, trace, args, params):
         with core_trace.set_current_trace(trace):
@@ -362,6 +371,88 @@ def find_top_trace(xs):
 # The tables of jax.interpreters.ad / batching / mlir.
 primitive_jvps = RuleTable("ad.primitive_jvps", "jvp", _jvp_rule)
 primitive_transposes = RuleTable("ad.primitive_transposes", "transpose")
+
+
+# --- jax.interpreters.ad's helpers that fill the tables (JAX's definitions) ---------------
+
+def _tangents_sum(val_out, tangents_out):
+    total = ad.Zero.from_primal_value(val_out)
+    for t in tangents_out:
+        total = ad.add_tangents(total, t)
+    return total
+
+
+def defjvp(primitive, *jvprules):
+    """The JVP of a single-result `primitive` from one rule per operand,
+    `rule(g, *primals, **params)` giving that operand's tangent contribution (None: the
+    operand is not differentiated)."""
+    def jvp(primals, tangents, **params):
+        val_out = primitive.bind(*primals, **params)
+        return val_out, _tangents_sum(val_out, [
+            rule(t, *primals, **params) for rule, t in zip(jvprules, tangents)
+            if rule is not None and type(t) is not ad.Zero])
+    primitive_jvps[primitive] = jvp
+
+
+def defjvp2(primitive, *jvprules):
+    """defjvp with rules that also take the output: `rule(g, out, *primals, **params)`."""
+    def jvp(primals, tangents, **params):
+        val_out = primitive.bind(*primals, **params)
+        return val_out, _tangents_sum(val_out, [
+            rule(t, val_out, *primals, **params) for rule, t in zip(jvprules, tangents)
+            if rule is not None and type(t) is not ad.Zero])
+    primitive_jvps[primitive] = jvp
+
+
+def _linear_jvp(primitive):
+    def jvp(primals, tangents, **params):
+        val_out = primitive.bind(*primals, **params)
+        if all(type(t) is ad.Zero for t in tangents):
+            return val_out, ([ad.Zero.from_primal_value(v) for v in val_out]
+                             if primitive.multiple_results else
+                             ad.Zero.from_primal_value(val_out))
+        return val_out, primitive.bind(*map(ad.instantiate_zeros, tangents), **params)
+    return jvp
+
+
+def deflinear(primitive, transpose_rule):
+    """A primitive linear in all its operands: its JVP applies it to the tangents, its
+    transpose is `transpose_rule(cotangent, **params)` (a list, one per operand)."""
+    primitive_jvps[primitive] = _linear_jvp(primitive)
+    primitive_transposes[primitive] = lambda ct, *args, **params: (
+        [None] * len(args) if type(ct) is ad.Zero else transpose_rule(ct, **params))
+
+
+def deflinear2(primitive, transpose_rule):
+    """deflinear with a transpose rule that also takes the operands:
+    `transpose_rule(cotangent, *operands, **params)` (undefined primals among them)."""
+    primitive_jvps[primitive] = _linear_jvp(primitive)
+    primitive_transposes[primitive] = lambda ct, *args, **params: (
+        [None] * len(args) if type(ct) is ad.Zero else transpose_rule(ct, *args, **params))
+
+
+def defbilinear(prim, lhs_rule, rhs_rule):
+    """A primitive of two operands, linear in each: `lhs_rule(ct, x, y, **params)` and
+    `rhs_rule(...)` transpose it in x and in y."""
+    defjvp(prim, lambda g, x, y, **params: prim.bind(g, y, **params),
+           lambda g, x, y, **params: prim.bind(x, g, **params))
+
+    def transpose(ct, x, y, **params):
+        if ad.is_undefined_primal(x):
+            return (ad.Zero(x.aval) if type(ct) is ad.Zero else
+                    lhs_rule(ct, x, y, **params)), None
+        return None, (ad.Zero(y.aval) if type(ct) is ad.Zero else
+                      rhs_rule(ct, x, y, **params))
+    primitive_transposes[prim] = transpose
+
+
+def get_primitive_transpose(p):
+    """The transpose rule of `p`; NotImplementedError (JAX's words) if it has none."""
+    try:
+        return primitive_transposes[p]
+    except KeyError as err:
+        raise NotImplementedError(f"Transpose rule (for reverse-mode differentiation) for "
+                                  f"'{p}' not implemented") from err
 primitive_batchers = RuleTable("batching.primitive_batchers", "batch", _batcher,
                                flags={"batch_needs_axis": False})
 axis_primitive_batchers = RuleTable("batching.axis_primitive_batchers", "batch", _axis_batcher,

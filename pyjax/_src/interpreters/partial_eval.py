@@ -11,7 +11,7 @@ import numpy as np
 from pyjax._src.config import auto_pcast, enable_checks
 from pyjax._src.core import hijax
 from pyjax._src.core import jaxpr as jx
-from pyjax._src.core.avals import ShapedArray, get_aval
+from pyjax._src.core.avals import ShapedArray, get_aval, typeof
 from pyjax._src.core.source_info import EMPTY_NAME_STACK, SourceInfo
 from pyjax._src.core.trace import (Trace, Tracer, check_for_leaks, operand_error,
                                    primitive_effects, primitive_named, set_current_trace,
@@ -144,7 +144,8 @@ class DynamicJaxprTrace(Trace):
             return DynamicJaxprTracer(self, lit.aval, lit, None)
         entry = self.constvars.get(id(x))
         if entry is None:
-            aval = get_aval(x)
+            # (as JAX's: a jax.ShapeDtypeStruct staged here is a constant of its type)
+            aval = typeof(x)
             entry = self.constvars[id(x)] = (jx.Var(aval), x)
         return DynamicJaxprTracer(self, entry[0].aval, entry[0], None)
 

@@ -103,11 +103,13 @@ def _list_dtype(obj, numpy_dtype):
     return dtypes.result_type(*leaves)
 
 
-def _contains_traced(obj):
-    if isinstance(obj, (Array, Tracer)):
+def _contains_jax_values(obj):
+    """Whether (nested lists of) obj hold JAX values: Arrays, tracers, or objects with a
+    __jax_array__ method (each stands for the array it returns, as in JAX)."""
+    if isinstance(obj, (Array, Tracer)) or hasattr(obj, "__jax_array__"):
         return True
     if isinstance(obj, (list, tuple)):
-        return builtins.any(_contains_traced(o) for o in obj)
+        return builtins.any(_contains_jax_values(o) for o in obj)
     return False
 
 
@@ -136,7 +138,7 @@ def array(object, dtype=None, *args, copy=True, order="K", ndmin=0, device=None)
         out = convert(object, dtype or object.aval.dtype, weak)
         if copy and out is object:
             out = _array_copy(object)
-    elif isinstance(object, (list, tuple)) and _contains_traced(object):
+    elif isinstance(object, (list, tuple)) and _contains_jax_values(object):
         if len(object) == 0:
             out = ensure_array(_host_array(object, dtype))
         else:
@@ -144,9 +146,10 @@ def array(object, dtype=None, *args, copy=True, order="K", ndmin=0, device=None)
             items = promote_dtypes(*items) if dtype is None else items
             out = st.concatenate([st.expand_dims(i, (0,)) for i in items], 0)
             out = convert(out, get_aval(out).dtype)    # a list is never weakly typed
-    elif hasattr(object, "__jax_array__"):
-        return array(object.__jax_array__(), dtype, copy=copy, order=order, ndmin=ndmin,
-                     device=device)
+    elif hasattr(object, "__jax_array__"):   # never weakly typed, as in JAX
+        value = asarray(object.__jax_array__())
+        return array(value, value.dtype if dtype is None else dtype, copy=copy,
+                     order=order, ndmin=ndmin, device=device)
     else:
         if isinstance(object, (list, tuple)) and builtins.any(
                 isinstance(o, (list, tuple, np.ndarray)) for o in object):
@@ -1220,7 +1223,7 @@ def iscomplexobj(x):
     x = jax_array_protocol(x)
     dtype = getattr(x, "dtype", None)
     if dtype is None:
-        dtype = asarray(x).dtype if _contains_traced(x) else np.asarray(x).dtype
+        dtype = asarray(x).dtype if _contains_jax_values(x) else np.asarray(x).dtype
     return dtypes.is_complex(dtype)
 
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from pyjax._src import config, dtypes, tree_util
 from pyjax._src.array import Array, as_array
-from pyjax._src.core.avals import refuse_masked
+from pyjax._src.core.avals import JAX_ARRAY_ABSTRACTIFIED, refuse_masked
 from pyjax._src.core.trace import Tracer
 from pyjax._src.lax import elementwise as ew
 from pyjax._src.lax import reshaping
@@ -36,10 +36,7 @@ def check_arraylike(name, *args):
         if not is_arraylike(x) and getattr(x, "__jax_array__", None) is not None:
             if tree_util.is_tree_node(type(x)):
                 continue
-            raise ValueError(
-                "Triggering __jax_array__() during abstractification is no longer "
-                "supported. To avoid this error, either explicitly convert your object "
-                "using jax.numpy.array(), or register your object as a pytree.")
+            raise ValueError(JAX_ARRAY_ABSTRACTIFIED)
         if not is_arraylike(x):
             if extended_dtype(x) is not None:
                 refuse_extended(name, args)

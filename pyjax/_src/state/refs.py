@@ -34,6 +34,14 @@ class _RefLike:
     shape = property(lambda self: self._value.shape)
     dtype = property(lambda self: self._value.dtype)
     ndim = property(lambda self: self._value.ndim)
+    size = property(lambda self: self._value.size)
+    # the placement of the array it holds, as JAX's Ref reports it
+    sharding = property(lambda self: self._value.sharding)
+    committed = property(lambda self: self._value.committed)
+
+    def addupdate(self, x, idx=()):
+        """Adds `x` into `self[idx]` (jax.ref.addupdate)."""
+        addupdate(self, idx, x)
 
     def __len__(self):
         if not self.shape:
@@ -56,16 +64,23 @@ class _RefLike:
 class Ref(_RefLike):
     """A mutable reference to an array (make one with `jax.new_ref(value)`)."""
 
-    __slots__ = ("_stored", "_owner", "_origin", "__weakref__")
+    __slots__ = ("_stored", "_owner", "_origin", "_kind", "__weakref__")
 
-    def __init__(self, value, owner=None, origin=None):
+    def __init__(self, value, owner=None, origin=None, kind=None):
         # `owner`: the trace the ref was made in (default: the current one). Traces
         # below it that stage a function (jit, make_jaxpr) capture the ref: it enters
         # them as an input and what they write into it comes back as an output.
         # `origin`: (file, line, function) of the user's line that made it, for errors.
+        # `kind`: jax.new_ref's; 'no_grad_no_remat' stores a differentiated value's
+        # primal (the write has no tangent).
         self._stored = value
         self._owner = current_trace() if owner is None else owner
         self._origin = origin
+        self._kind = kind
+
+    @property
+    def aval(self) -> AbstractRef:
+        return AbstractRef(get_aval(self._value), kind=self._kind)
 
     def _check_live(self):
         if self._stored is None:
@@ -101,8 +116,10 @@ class Ref(_RefLike):
         self._check_live()
         capture = self._capture()
         holder = self._owner if capture is None else capture.tracer._trace
-        if isinstance(value, Tracer) and value._trace is not holder \
-                and not value._trace.is_ancestor_of(holder):
+        if self._kind == "no_grad_no_remat":   # as JAX's: no tangent is written
+            while type(value) is ad.JVPTracer and _foreign(value, holder):
+                value = value.primal
+        if _foreign(value, holder):
             raise _foreign_value_error(value._trace, self)
         if capture is None:
             self._stored = value
@@ -114,6 +131,13 @@ class Ref(_RefLike):
             return "Ref(<freed>)"
         text = repr(self._value)   # as JAX's: the array's repr, named Ref
         return "Ref(" + text[len("Array("):] if text.startswith("Array(") else f"Ref({text})"
+
+
+def _foreign(value, holder):
+    """Whether `value` is traced by a transformation inside the trace `holder` of a ref
+    (so the ref, made outside it, cannot hold it)."""
+    return isinstance(value, Tracer) and value._trace is not holder \
+        and not value._trace.is_ancestor_of(holder)
 
 
 def _foreign_value_error(trace, ref):
@@ -198,7 +222,7 @@ def addupdate(ref: Ref, idx, x) -> None:
 def new_ref(init_val, *, memory_space=None, kind=None) -> Ref:
     """A new mutable reference holding a copy of `init_val`."""
     _check_refs_allowed()
-    return Ref(jnp.array(init_val), origin=pe.user_frame())
+    return Ref(jnp.array(init_val), origin=pe.user_frame(), kind=kind)
 
 
 def _check_refs_allowed():

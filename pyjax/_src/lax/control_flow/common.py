@@ -56,7 +56,7 @@ def refs_by_closure(funs, leaves, in_tree, api_name):
         return funs, leaves, in_tree
     refs = [x for x, r in zip(leaves, is_ref) if r]
     if len({id(r) for r in refs}) < len(refs):
-        raise _aliased_operands_error(funs[0], leaves, in_tree, api_name)
+        raise aliased_operands_error(funs[0], leaves, in_tree, api_name)
     rest = [x for x, r in zip(leaves, is_ref) if not r]
 
     def passing_refs(fun):
@@ -84,7 +84,7 @@ def operand_names(fun, in_tree):
     return names
 
 
-def _aliased_operands_error(fun, leaves, in_tree, api_name):
+def aliased_operands_error(fun, leaves, in_tree, api_name):
     """JAX's error for one jax.Ref passed as two operands, naming them by `fun`'s
     parameters."""
     names = operand_names(fun, in_tree)

@@ -2,6 +2,7 @@
 public `scan` and `map`. Imports core, interpreters, backends and the lax families."""
 from __future__ import annotations
 
+import functools
 import operator
 
 import numpy as np
@@ -426,13 +427,55 @@ def _trace_scan(f, init, xs, xs_flat, x_avals):
     init_flat, init_tree = tree_util.flatten(init)
     _, in_tree = tree_util.flatten((init, xs))
     carry_avals = common.avals_of(init_flat)
+    is_ref = [type(a) is AbstractRef for a in carry_avals]
+    body, traced_avals = f, carry_avals
+    if any(is_ref):
+        body = _with_own_refs(f, in_tree, is_ref, init_flat)
+        traced_avals = [a.inner_aval if r else a for a, r in zip(carry_avals, is_ref)]
     jaxpr, consts, out_tree, captures = common.trace_fun(
-        f, in_tree, carry_avals + x_avals, "lax.scan", capture_refs=True)
+        body, in_tree, traced_avals + x_avals, "lax.scan", capture_refs=True)
+    if any(is_ref):
+        _refuse_ref_carries(f, in_tree, init_flat, is_ref, captures)
     children = out_tree.children()
     if tree_util.treedef_is_leaf(out_tree) or len(children) != 2:
         raise TypeError("scan body output must be a pair, got "
                         f"{tree_util.tree_unflatten(out_tree, jaxpr.out_avals)}.")
     return init_flat, init_tree, carry_avals, jaxpr, consts, children, captures
+
+
+def _with_own_refs(f, in_tree, is_ref, init_flat):
+    """f whose jax.Ref carries are Refs of its own holding the traced carry values, as
+    JAX traces a Ref argument. (A carry must come back out, and a Ref cannot: JAX refuses
+    every such scan; this names the ref passed twice, or also closed over, as JAX does.)
+    """
+    leaves = list(init_flat) + [None] * (in_tree.num_leaves - len(init_flat))
+    refs = [x for x, r in zip(init_flat, is_ref) if r]
+    if len({id(r) for r in refs}) < len(refs):
+        raise common.aliased_operands_error(f, leaves, in_tree, "scan")
+
+    @functools.wraps(f)
+    def with_own_refs(carry, xs):
+        flat, tree = tree_util.flatten(carry)
+        return f(tree_util.tree_unflatten(tree, [
+            AbstractRef.ref_type(x) if r else x for x, r in zip(flat, is_ref)]), xs)
+    return with_own_refs
+
+
+def _refuse_ref_carries(f, in_tree, init_flat, is_ref, captures):
+    """JAX's errors for a traced body given jax.Ref carries: one it also closes over,
+    else (the body returned no Ref, or tracing would have said so) the carry's type."""
+    closed = {id(c.ref) for c in captures}
+    names = common.operand_names(f, in_tree)
+    refs = [(i, x) for i, (x, r) in enumerate(zip(init_flat, is_ref)) if r]
+    for i, x in refs:
+        if id(x) in closed:
+            raise ValueError(
+                f"when tracing {pe.debug_info_of(f).describe()} for scan, a mutable array "
+                f"reference of type {get_aval(x).str_short(True)} was both closed over "
+                f"and passed as the argument {names[i]}")
+    raise ValueError(f"Attempting to pass a Ref {get_aval(refs[0][1]).str_short(True)} to a "
+                     "primitive: convert_element_type -- did you forget to unpack ([...]) "
+                     "the ref?")
 
 
 def _scan_over_refs(f, xs_flat, xs_tree, length):
