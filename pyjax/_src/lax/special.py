@@ -49,11 +49,17 @@ def _log_gamma_pdf(a, x):
 # --- incomplete gamma ---------------------------------------------------------------------
 
 def _igamma_grad_a_impl(a, x):
-    """dP(a, x)/da: minus random_gamma_grad times the density."""
+    """dP(a, x)/da: minus random_gamma_grad times the density. Where x^a e^-x / Gamma(a)
+    underflows the dtype, XLA's series and continued fraction give -0 (here too, though
+    random_gamma_grad overflows there), and +0 at x = 0."""
     with np.errstate(all="ignore"):
         grad = np.asarray(random_gamma.random_gamma_grad_p.impl(a, x), np.float64)
-        log_pdf = (a - 1.0) * np.log(x) - x - scipy_special("gammaln")(np.asarray(a, np.float64))
-        return np.asarray(-grad * np.exp(log_pdf), a.dtype)
+        log_gamma_a = scipy_special("gammaln")(np.asarray(a, np.float64))
+        log_pdf = (a - 1.0) * np.log(x) - x - log_gamma_a
+        out = -grad * np.exp(log_pdf)
+        underflow = a * np.log(x) - x - log_gamma_a < -np.log(np.finfo(a.dtype).max)
+        out = np.where(underflow & (a > 0), -0.0, out)
+        return np.asarray(np.where((x == 0) & (a > 0), 0.0, out), a.dtype)
 
 
 igamma_grad_a_p = binary_op("igamma_grad_a", _igamma_grad_a_impl, (FLOAT,),
