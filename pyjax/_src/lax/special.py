@@ -1,6 +1,6 @@
 """Special functions XLA has no kernel for, as elementwise primitives: the regularised
 incomplete gamma and beta functions, exponentially scaled Bessel functions I0 and I1,
-Hurwitz zeta, erfcx, ndtri, log_ndtr, the exponential integrals, Spence's and Dawson's
+Hurwitz zeta, erfcx, ndtri, the exponential integrals, Spence's and Dawson's
 functions, and the confluent and Gauss hypergeometric functions. Their NumPy impls call
 SciPy; XLA runs the same impl on the host (callbacks.host_lowering). igamma's derivative in
 a is the series of lax.random_gamma. Imports core, interpreters and the lax families."""
@@ -151,13 +151,6 @@ ndtri_p = unary_op("ndtri", _scipy("ndtri"), (FLOAT,), hlo=None, lower=HOST,
                                                                     _c(x, 0.5)))))))
 
 
-def _log_ndtr_jvp(g, ans, x):
-    log_pdf = ew.sub(ew.mul(ew.mul(x, x), _c(x, -0.5)), _c(x, 0.5 * math.log(2 * math.pi)))
-    return ew.mul(g, ew.exp(ew.sub(log_pdf, ans)))
-
-
-log_ndtr_p = unary_op("log_ndtr", _scipy("log_ndtr"), (FLOAT,), hlo=None, lower=HOST,
-                      jvp=ad.defjvp_with_output(_log_ndtr_jvp))
 expi_p = unary_op("expi", _scipy("expi"), (FLOAT,), hlo=None, lower=HOST,
                   samples_domain=(0.5, 3),
                   jvp=defjvp(lambda g, x: ew.mul(g, ew.div(ew.exp(x), x))))
@@ -219,7 +212,7 @@ def _call(prim):
 
 
 (igamma, igammac, igamma_grad_a, betainc, hyp1f1, hyp2f1, bessel_i0e, bessel_i1e, erfcx,
- ndtri, log_ndtr, expi, exp1, spence, dawsn, zeta, expn) = map(_call, (
+ ndtri, expi, exp1, spence, dawsn, zeta, expn) = map(_call, (
     igamma_p, igammac_p, igamma_grad_a_p, betainc_p, hyp1f1_p, hyp2f1_p, bessel_i0e_p,
-    bessel_i1e_p, erfcx_p, ndtri_p, log_ndtr_p, expi_p, exp1_p, spence_p, dawsn_p, zeta_p,
+    bessel_i1e_p, erfcx_p, ndtri_p, expi_p, exp1_p, spence_p, dawsn_p, zeta_p,
     expn_p))
