@@ -623,3 +623,24 @@ def test_moveaxis_takes_axes_as_integer_arrays():
     assert jnp.moveaxis(x, (-1, -2), jnp.arange(2)).shape == (5, 4, 2, 3)
     with pytest.raises(TypeError, match="'str' object cannot be interpreted as an integer"):
         jnp.moveaxis(x, "a", 0)
+
+
+def test_reshape_forwards_a_numpy_array_to_its_own_method():
+    # JAX 0.10.2's jnp.reshape calls the value's reshape method: a NumPy array stays a
+    # NumPy array, under jit too (numpyro's constraints, reshaped under jit, then decide
+    # whether to warn by the result being concrete), with NumPy's errors
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    out = jnp.reshape(x, (2, 6))
+    assert type(out) is np.ndarray and out.tolist() == x.reshape(2, 6).tolist()
+    assert type(jnp.reshape(x, -1, order="F")) is np.ndarray
+    assert type(jnp.reshape(np.float32(2), (1,))) is np.ndarray
+    assert type(jnp.reshape(2.0, (1,))) is not np.ndarray   # no method: a jax Array
+    seen = []
+    pyjax.jit(lambda: seen.append(type(jnp.reshape(x > 3, (3, -1)).all(-1))))()
+    assert seen == [np.ndarray]
+    with pytest.raises(ValueError, match=r"cannot reshape array of size 12 into shape \(5,\)"):
+        jnp.reshape(x, (5,))
+    with pytest.raises(TypeError, match=r"cannot reshape array of shape \(3, 4\)"):
+        jnp.reshape(jnp.asarray(x), (5,))
+    with pytest.raises(TypeError, match="reshape requires ndarray or scalar arguments"):
+        jnp.reshape([1, 2], (2,))

@@ -507,3 +507,26 @@ def test_stats_domain_edges_match_jax():
     entropy = jst.poisson.entropy(np.ones((1, 3, 1), np.float32), np.ones((2, 3, 4)))
     assert entropy.shape == (2, 3, 4)
     np.testing.assert_allclose(entropy, 1.3048419, rtol=1e-6)
+
+
+def test_log_ndtr_is_jax_s_composition_with_its_series_order():
+    # JAX 0.10.2 computes log_ndtr in the operand's dtype: log(ndtr(x)) between -10 and 5
+    # (float32), -ndtr(-x) above, an asymptotic series of series_order terms below; so
+    # log_ndtr(x) == log(ndtr(x)) there, as numpyro's Normal.log_cdf vs cdf relies on
+    x = np.float32([-30, -12, -10, -4.292929172515869, 0, 6, 40])
+    series_3 = [-454.321228, -75.410675, -53.231285, -11.638878, -0.693147, -9.865896e-10, 0]
+    series_0 = [-454.320129, -75.403847, -53.221523]
+    jitted = jax.jit(jsp.log_ndtr)(x)
+    np.testing.assert_allclose(jitted, series_3, rtol=1e-6)
+    np.testing.assert_allclose(jsp.log_ndtr(x), series_3, rtol=1e-6)
+    np.testing.assert_allclose(jsp.log_ndtr(x[:3], 0), series_0, rtol=1e-6)
+    assert float(jitted[3]) == float(jax.numpy.log(jax.jit(jsp.ndtr)(x[3])))
+    np.testing.assert_allclose(jax.vmap(jax.grad(jsp.log_ndtr))(x),
+                               [30.032578, 12.082249, 10.098101, 4.505589, 0.797885,
+                                6.075888e-09, 0], rtol=1e-5)
+    with pytest.raises(ValueError, match="series_order must be <= 30"):
+        jsp.log_ndtr(x, 31)
+    with pytest.raises(TypeError, match="series_order must be a Python integer"):
+        jsp.log_ndtr(x, 1.5)
+    with pytest.raises(TypeError, match="x.dtype=int32 is not supported"):
+        jsp.log_ndtr(1)

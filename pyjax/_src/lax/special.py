@@ -1,6 +1,6 @@
 """Special functions XLA has no kernel for, as elementwise primitives: the regularised
 incomplete gamma and beta functions, exponentially scaled Bessel functions I0 and I1,
-Hurwitz zeta, erfcx, ndtri, log_ndtr, the exponential integrals, Spence's and Dawson's
+Hurwitz zeta, erfcx, ndtri, the exponential integrals, Spence's and Dawson's
 functions, and the confluent and Gauss hypergeometric functions. Their NumPy impls call
 SciPy; XLA runs the same impl on the host (callbacks.host_lowering). igamma's derivative in
 a is the series of lax.random_gamma. Imports core, interpreters and the lax families."""
@@ -49,11 +49,17 @@ def _log_gamma_pdf(a, x):
 # --- incomplete gamma ---------------------------------------------------------------------
 
 def _igamma_grad_a_impl(a, x):
-    """dP(a, x)/da: minus random_gamma_grad times the density."""
+    """dP(a, x)/da: minus random_gamma_grad times the density. Where x^a e^-x / Gamma(a)
+    underflows the dtype, XLA's series and continued fraction give -0 (here too, though
+    random_gamma_grad overflows there), and +0 at x = 0."""
     with np.errstate(all="ignore"):
         grad = np.asarray(random_gamma.random_gamma_grad_p.impl(a, x), np.float64)
-        log_pdf = (a - 1.0) * np.log(x) - x - scipy_special("gammaln")(np.asarray(a, np.float64))
-        return np.asarray(-grad * np.exp(log_pdf), a.dtype)
+        log_gamma_a = scipy_special("gammaln")(np.asarray(a, np.float64))
+        log_pdf = (a - 1.0) * np.log(x) - x - log_gamma_a
+        out = -grad * np.exp(log_pdf)
+        underflow = a * np.log(x) - x - log_gamma_a < -np.log(np.finfo(a.dtype).max)
+        out = np.where(underflow & (a > 0), -0.0, out)
+        return np.asarray(np.where((x == 0) & (a > 0), 0.0, out), a.dtype)
 
 
 igamma_grad_a_p = binary_op("igamma_grad_a", _igamma_grad_a_impl, (FLOAT,),
@@ -145,13 +151,6 @@ ndtri_p = unary_op("ndtri", _scipy("ndtri"), (FLOAT,), hlo=None, lower=HOST,
                                                                     _c(x, 0.5)))))))
 
 
-def _log_ndtr_jvp(g, ans, x):
-    log_pdf = ew.sub(ew.mul(ew.mul(x, x), _c(x, -0.5)), _c(x, 0.5 * math.log(2 * math.pi)))
-    return ew.mul(g, ew.exp(ew.sub(log_pdf, ans)))
-
-
-log_ndtr_p = unary_op("log_ndtr", _scipy("log_ndtr"), (FLOAT,), hlo=None, lower=HOST,
-                      jvp=ad.defjvp_with_output(_log_ndtr_jvp))
 expi_p = unary_op("expi", _scipy("expi"), (FLOAT,), hlo=None, lower=HOST,
                   samples_domain=(0.5, 3),
                   jvp=defjvp(lambda g, x: ew.mul(g, ew.div(ew.exp(x), x))))
@@ -213,7 +212,7 @@ def _call(prim):
 
 
 (igamma, igammac, igamma_grad_a, betainc, hyp1f1, hyp2f1, bessel_i0e, bessel_i1e, erfcx,
- ndtri, log_ndtr, expi, exp1, spence, dawsn, zeta, expn) = map(_call, (
+ ndtri, expi, exp1, spence, dawsn, zeta, expn) = map(_call, (
     igamma_p, igammac_p, igamma_grad_a_p, betainc_p, hyp1f1_p, hyp2f1_p, bessel_i0e_p,
-    bessel_i1e_p, erfcx_p, ndtri_p, log_ndtr_p, expi_p, exp1_p, spence_p, dawsn_p, zeta_p,
+    bessel_i1e_p, erfcx_p, ndtri_p, expi_p, exp1_p, spence_p, dawsn_p, zeta_p,
     expn_p))

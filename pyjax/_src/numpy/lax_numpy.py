@@ -634,6 +634,11 @@ def reshape(a, shape, order="C", *, copy=None, out_sharding=None):
         data = keys_dtype.to_physical(a)
         return keys_dtype.from_physical(
             reshape(data, (*dims, *keys_dtype.physical_shape), order))
+    check_arraylike("reshape", a)
+    if out_sharding is None and not isinstance(a, (Array, Tracer)):
+        method = getattr(a, "reshape", None)
+        if method is not None:   # JAX forwards to the value's own method: a NumPy array
+            return method(shape, order=order)   # stays one (even under jit), as in JAX
     a = ensure_arraylike("reshape", a)
     if order not in ("C", "F", "A"):
         raise ValueError(f"reshape order must be 'C' or 'F', got {order!r}")

@@ -4,6 +4,7 @@ JAX's formulas and derivatives (custom JVPs where JAX has them, e.g. xlogy at x 
 Built from lax (incl. lax.special's SciPy-backed primitives) and jax.numpy."""
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 
@@ -288,9 +289,64 @@ def ndtri(p):
     return ls.ndtri(_one("ndtri", p))
 
 
+# log_ndtr's segments per dtype: log(ndtr(x)) between them, -ndtr(-x) above, and the
+# asymptotic series below (JAX's bounds)
+_LOG_NDTR_SEGMENTS = {np.dtype(np.float32): (-10.0, 5.0), np.dtype(np.float64): (-20.0, 8.0)}
+
+
+def _log_ndtr_lower(x, series_order):
+    """log(ndtr(x)) for x << -1: log of the leading term times the asymptotic series
+    1 - 1/x^2 + 3/x^4 - ... of `series_order` terms, summed odd and even apart."""
+    dtype = x.dtype.type
+    x_2 = ew.square(x)
+    log_scale = (dtype(-0.5) * x_2 - ew.log(-x)
+                 - np.asarray(0.5 * np.log(2.0 * np.pi), x.dtype))
+    even_sum, odd_sum = lnp.zeros_like(x), lnp.zeros_like(x)
+    x_2n = x_2
+    for n in range(1, series_order + 1):
+        y = np.asarray(np.prod(np.arange(2 * n - 1, 1, -2)), x.dtype) / x_2n
+        if n % 2:
+            odd_sum = odd_sum + y
+        else:
+            even_sum = even_sum + y
+        x_2n = x_2n * x_2
+    return log_scale + ew.log(dtype(1.0) + even_sum - odd_sum)
+
+
+@functools.partial(custom_jvp, nondiff_argnums=(1,))
+def _log_ndtr(x, series_order):
+    lower, upper = (np.asarray(v, x.dtype) for v in _LOG_NDTR_SEGMENTS[x.dtype])
+    above = ew.gt(x, upper)
+    ndtr_res = ndtr(lnp.where(above, -x, ew.max(x, lower)))   # one ndtr for both
+    return lnp.where(above, -ndtr_res,
+                     lnp.where(ew.gt(x, lower), ew.log(ndtr_res),
+                               _log_ndtr_lower(ew.min(x, lower), series_order)))
+
+
+@_log_ndtr.defjvp
+def _log_ndtr_jvp(series_order, primals, tangents):
+    (x,), (t,) = primals, tangents
+    ans = _log_ndtr(x, series_order)
+    log_pdf = np.asarray(-0.5, x.dtype) * ew.square(x) - np.asarray(
+        np.log(np.sqrt(2 * np.pi)), x.dtype)
+    return ans, t * ew.exp(log_pdf - ans)
+
+
+
 def log_ndtr(x, series_order=3):
-    """log(ndtr(x)), accurate far into the lower tail."""
-    return ls.log_ndtr(_one("log_ndtr", x))
+    """log(ndtr(x)), as JAX computes it in float32 and float64 only: log of ndtr between
+    two bounds, -ndtr(-x) above (log(1 - p) ~ -p), an asymptotic series of
+    `series_order` terms below."""
+    if not isinstance(series_order, int):
+        raise TypeError("series_order must be a Python integer.")
+    if series_order < 0:
+        raise ValueError("series_order must be non-negative.")
+    if series_order > 30:
+        raise ValueError("series_order must be <= 30.")
+    x = lnp.asarray(x)
+    if x.dtype not in _LOG_NDTR_SEGMENTS:
+        raise TypeError(f"x.dtype={x.dtype} is not supported.")
+    return _log_ndtr(x, series_order)
 
 
 def dawsn(x):
