@@ -23,6 +23,7 @@ from pyjax._src import config, tree_util
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.core import avals
 from pyjax._src.core.trace import trace_context
+from pyjax._src.interpreters import batching
 
 
 class AxisType(enum.Enum):
@@ -503,6 +504,16 @@ class set_mesh:
 
 def get_mesh():
     return current_mesh()
+
+
+def tracing_context():
+    """What besides a function's arguments changes what tracing it stages: the tracing
+    options, set_xla_metadata's context, the context mesh (which types results, e.g.
+    out_sharding=P('x')) and the named axes of enclosing vmaps and pmaps (their sizes:
+    lax.axis_size). Part of every cache key of traces (jit's, checkpoint's, control
+    flow's)."""
+    return (config.config.trace_state(), trace_context().eqn_ctx, get_abstract_mesh(),
+            batching.bound_axes())
 
 
 def get_abstract_mesh() -> AbstractMesh:

@@ -916,3 +916,64 @@ def test_compiled_program_size_does_not_grow_with_trip_count():
     start = time.perf_counter()
     unrolled.compile()
     assert loop_seconds < time.perf_counter() - start
+
+
+def test_loops_and_branches_trace_a_function_once_per_types():
+    """As JAX's cached trace_to_jaxpr: scan, while_loop and cond run again with the same
+    function on the same types reuse its trace (flax's nnx.scan counts on it); new types
+    trace it again. Counts and values recorded from JAX 0.10.2."""
+    calls = []
+
+    def body(c, x):
+        calls.append("scan")
+        return c + x, x * 2
+
+    def cond_fun(c):
+        calls.append("cond_fun")
+        return c < 10
+
+    def body_fun(c):
+        calls.append("body_fun")
+        return c + 3
+
+    def yes(x):
+        calls.append("yes")
+        return x + 1
+
+    def no(x):
+        calls.append("no")
+        return x - 1
+
+    xs = jnp.arange(4.0)
+    for _ in range(2):
+        c, ys = lax.scan(body, 0.0, xs)
+        w = lax.while_loop(cond_fun, body_fun, 0)
+        r = lax.cond(True, yes, no, 1.0)
+        assert (float(c), ys.tolist(), int(w), float(r)) == (6.0, [0.0, 2.0, 4.0, 6.0], 12,
+                                                             2.0)
+    assert sorted(calls) == ["body_fun", "cond_fun", "no", "scan", "yes"]
+    calls.clear()
+    lax.scan(body, 0, jnp.arange(4))
+    assert calls == ["scan"]
+
+
+def test_a_body_closing_over_tracers_is_traced_each_time():
+    """A trace holding an enclosing trace's tracers is not reused (each jit trace of
+    `outer` stages its own scan body); one closing over a concrete value is, as in JAX,
+    which keeps the first value (counts and values recorded from JAX 0.10.2)."""
+    calls, holder = [], {}
+    xs = jnp.arange(4.0)
+
+    def inner(c, x):
+        calls.append("inner")
+        return c + x * holder["y"], None
+
+    def outer(y):
+        holder["y"] = y
+        return lax.scan(inner, 0.0, xs)[0]
+
+    assert float(jax.jit(outer)(1.0)) == 6.0
+    assert float(jax.jit(outer)(jnp.float16(2.0))) == 12.0
+    assert len(calls) == 2
+    assert float(outer(3.0)) == 18.0 and float(outer(4.0)) == 18.0
+    assert float(outer(jnp.float32(5.0))) == 18.0 and len(calls) == 3

@@ -143,3 +143,30 @@ def test_astype_to_a_keys_own_dtype_is_the_keys():
     out = jax.jit(lambda a, b: jnp.astype(jnp.where(True, a, b), a.dtype))(k, jax.random.key(1))
     assert out.dtype == k.dtype
     np.testing.assert_array_equal(jax.random.key_data(out), jax.random.key_data(k))
+
+
+def test_elementwise_queries_and_identities_take_keys():
+    """JAX's isfinite, isnan, isinf, isposinf and isneginf answer for each key (a key is
+    finite), and nan_to_num, real, conj and positive return keys as they are: blackjax's
+    adjusted MCLMC tuner maps nan_to_num over a state that holds a key."""
+    keys = keys4().reshape(2, 2)
+    for fn, value in [(jnp.isfinite, True), (jnp.isnan, False), (jnp.isinf, False),
+                      (jnp.isposinf, False), (jnp.isneginf, False)]:
+        for out in (fn(keys), jax.jit(fn)(keys)):
+            assert out.dtype == np.bool_ and out.tolist() == [[value, value]] * 2
+    for fn in (jnp.nan_to_num, jnp.real, jnp.conj, jnp.conjugate, jnp.positive):
+        for out in (fn(keys), jax.jit(fn)(keys)):
+            assert out.dtype == keys.dtype and kd(out).tolist() == [SPLIT4[:2], SPLIT4[2:]]
+    assert not jnp.iscomplexobj(keys) and jnp.isrealobj(keys)
+    state = jax.jit(lambda k: jax.lax.select(True, jnp.nan_to_num(k), k))(keys)
+    assert kd(state).tolist() == [SPLIT4[:2], SPLIT4[2:]]
+
+
+def test_flip_and_unstack_move_whole_keys():
+    keys = keys4()
+    assert kd(jnp.flip(keys.reshape(2, 2), 1)).tolist() == [[SPLIT4[1], SPLIT4[0]],
+                                                           [SPLIT4[3], SPLIT4[2]]]
+    assert kd(jnp.flipud(keys)).tolist() == SPLIT4[::-1]
+    assert kd(jax.jit(jnp.flip)(keys)).tolist() == SPLIT4[::-1]
+    assert [kd(k).tolist() for k in jnp.unstack(keys.reshape(2, 2), axis=1)] == [
+        [SPLIT4[0], SPLIT4[2]], [SPLIT4[1], SPLIT4[3]]]

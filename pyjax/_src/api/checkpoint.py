@@ -10,7 +10,7 @@ import weakref
 from collections.abc import Sequence
 
 from pyjax._src import config, dtypes, errors, tree_util
-from pyjax._src.api.jit import tracing_context
+from pyjax._src.sharding import tracing_context
 from pyjax._src.api.shapes import abstractify
 from pyjax._src.backends import numpy_backend
 from pyjax._src.core import jaxpr as jx

@@ -23,6 +23,7 @@ import numpy as np
 from pyjax._src import config, monitoring, tree_util
 from pyjax._src import layout as layout_mod
 from pyjax._src import sharding as sharding_mod
+from pyjax._src.sharding import tracing_context
 from pyjax._src.array import Array
 from pyjax._src.backends import devices as devices_mod
 from pyjax._src.backends import dispatch
@@ -35,7 +36,6 @@ from pyjax._src.core.avals import (AbstractRef, get_aval, is_valid_jax_type, ref
 from pyjax._src.core.trace import Trace, Tracer, current_trace, escaped_tracer_error
 from pyjax._src.core.trace import EMPTY_EQN_CONTEXT, _context as _trace_context
 from pyjax._src.core.jaxpr import ClosedJaxpr
-from pyjax._src.interpreters import batching
 from pyjax._src.interpreters import partial_eval as pe
 from pyjax._src.lax.call import jit_p
 from pyjax._src.util import check_callable, fun_name, renamed
@@ -726,15 +726,6 @@ _caches_lock = threading.Lock()
 _logger = logging.getLogger("jax._src.dispatch")
 _miss_logger = logging.getLogger("jax._src.interpreters.partial_eval")
 live_caches = weakref.WeakSet()   # every JitCache alive, for jax.clear_caches
-
-
-def tracing_context():
-    """What besides a function's arguments changes what tracing it stages: the tracing
-    options, set_xla_metadata's context, the context mesh (which types results, e.g.
-    out_sharding=P('x')) and the named axes of enclosing vmaps and pmaps (their sizes:
-    lax.axis_size). Part of every cache key of traces."""
-    return (config.config.trace_state(), _trace_context.eqn_ctx,
-            sharding_mod.get_abstract_mesh(), batching.bound_axes())
 
 
 def _cache_for(fun, options):

@@ -955,6 +955,9 @@ def broadcast_arrays(*args):
 def flip(m, axis=None):
     n = ndim(m)
     axes = tuple(range(n)) if axis is None else canonicalize_axes(axis, n)
+    keys_dtype = extended_dtype(m)
+    if keys_dtype is not None:   # typed keys: their data, along the same axes
+        return keys_dtype.from_physical(flip(keys_dtype.to_physical(m), axes))
     return ensure_array(st.rev(jax_array_protocol(m), axes))
 
 
@@ -1227,6 +1230,8 @@ def iscomplexobj(x):
         return False
     x = jax_array_protocol(x)
     dtype = getattr(x, "dtype", None)
+    if isinstance(dtype, dtypes.ExtendedDType):   # typed keys
+        return False
     if dtype is None:
         dtype = asarray(x).dtype if _contains_jax_values(x) else np.asarray(x).dtype
     return dtypes.is_complex(dtype)

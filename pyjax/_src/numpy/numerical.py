@@ -479,7 +479,9 @@ def array_equiv(a1, a2):
 
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     """x with NaN -> nan, +inf -> posinf and -inf -> neginf (default: the dtype's
-    largest finite values)."""
+    largest finite values). Typed keys hold no NaN: they come back as they are."""
+    if extended_dtype(x) is not None:
+        return x
     check_arraylike("nan_to_num", x)
     x = lnp.asarray(x)
     if dtypes.is_complex(_dtype(x)):
@@ -496,7 +498,10 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
 
 
 def _isinf_signed(name, x, infinity):
-    """x == infinity, never weak (as in JAX); ints and bools are never infinite."""
+    """x == infinity, never weak (as in JAX); ints, bools and typed keys are never
+    infinite."""
+    if extended_dtype(x) is not None:
+        return lnp.zeros(x.shape, np.bool_)
     x = lnp.asarray(x)
     if dtypes.is_complex(_dtype(x)):
         raise ValueError(f"jnp.{name} is not defined for complex input")

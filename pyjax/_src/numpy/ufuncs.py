@@ -67,10 +67,14 @@ def _binary(name, lax_fn, promote=promote_args, bool_fn=None, arg_names=("x1", "
     return fn
 
 
-def _unary(name, lax_fn, promote=promote_args):
+def _unary(name, lax_fn, promote=promote_args, key_fn=None):
+    """A jnp unary function; key_fn gives its result on typed key arrays, which others
+    refuse (JAX's isfinite, isnan, isinf and positive take keys)."""
     kept = KEPT_DTYPES.get(promote, frozenset())
 
     def fn(x, /):
+        if key_fn is not None and extended_dtype(x) is not None:
+            return key_fn(x)
         if type(x) is not Array or x.aval.dtype not in kept:
             (x,) = promote(name, x)   # else promotion would return x itself
         return ensure_array(lax_fn(x))
@@ -105,6 +109,12 @@ def _const(x, value, scalar_only=True):
 
 def _zero(x):
     return _const(x, 0)
+
+
+def _keys_all(keys, value):
+    """A boolean array of `value` in the shape of an array of typed keys: a key is
+    finite, and not nan nor infinite (as JAX's full_like of a key array)."""
+    return ensure_array(np.full(keys.shape, value))
 
 
 def _broadcast(*xs):
@@ -280,7 +290,7 @@ def float_power(x, y, /):
 
 
 negative = _unary("negative", ew.neg)
-positive = _unary("positive", lambda x: x)
+positive = _unary("positive", lambda x: x, key_fn=lambda keys: keys)
 sign = _unary("sign", ew.sign)
 floor = _unary("floor", lambda x: x if _is_int(x) or _is_bool(x) else ew.floor(x))
 ceil = _unary("ceil", lambda x: x if _is_int(x) or _is_bool(x) else ew.ceil(x))
@@ -363,11 +373,12 @@ degrees = renamed(rad2deg, "degrees")
 isfinite = _unary("isfinite", lambda x: full_like(x, True, np.bool_)
                   if _is_int(x) or _is_bool(x) else
                   ew.bitwise_and(ew.is_finite(ew.real(x)), ew.is_finite(ew.imag(x)))
-                  if dtypes.is_complex(_dtype(x)) else ew.is_finite(x))
-isnan = _unary("isnan", lambda x: ew.ne(x, x))
+                  if dtypes.is_complex(_dtype(x)) else ew.is_finite(x),
+                  key_fn=lambda keys: _keys_all(keys, True))
+isnan = _unary("isnan", lambda x: ew.ne(x, x), key_fn=lambda keys: _keys_all(keys, False))
 isinf = _unary("isinf", lambda x: ew.eq(ew.abs(x), np.array(np.inf, _dtype(ew.abs(x))))
                if np.dtype(_dtype(x)).kind in "fcV" or dtypes.is_float(_dtype(x))
-               else full_like(x, False, np.bool_))
+               else full_like(x, False, np.bool_), key_fn=lambda keys: _keys_all(keys, False))
 
 
 def _not(x):
@@ -487,6 +498,8 @@ def logaddexp2(x1, x2, /):
 
 
 def conjugate(x, /):
+    if extended_dtype(x) is not None:   # typed keys are not complex: returned as they are
+        return x
     (x,) = promote_args("conjugate", x)
     return ensure_array(ew.conj(x) if dtypes.is_complex(_dtype(x)) else x)
 
@@ -495,6 +508,8 @@ conj = renamed(conjugate, "conj")
 
 
 def real(val, /):
+    if extended_dtype(val) is not None:   # typed keys are not complex: returned as they are
+        return val
     (val,) = promote_args("real", val)
     return ensure_array(ew.real(val) if dtypes.is_complex(_dtype(val)) else val)
 

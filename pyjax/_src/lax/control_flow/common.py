@@ -5,6 +5,7 @@ XLA. Imports core, interpreters, backends and lax families only."""
 from __future__ import annotations
 
 import inspect
+import weakref
 
 from pyjax._src import config, dtypes, tree_util
 from pyjax._src.array import Array
@@ -14,17 +15,41 @@ from pyjax._src.core.avals import AbstractRef, ShapedArray, get_aval, is_valid_j
 from pyjax._src.core.trace import Tracer
 from pyjax._src.interpreters import ad
 from pyjax._src.interpreters import partial_eval as pe
-from pyjax._src.sharding import mesh_context_set
-from pyjax._src.util import merge_lists
+from pyjax._src.sharding import mesh_context_set, tracing_context
+from pyjax._src.util import WeakCache, merge_lists
 
 
 # --- tracing ----------------------------------------------------------------------------
 
+# fun -> (argument structure, avals, api, tracing context) -> its trace: a loop or a
+# branch run again with the same function on the same types reuses its jaxpr without
+# running the function again, as JAX's cached trace_to_jaxpr does (a function closing
+# over tracers or jax.Refs is traced anew each time).
+_traces = WeakCache()
+
+
 def trace_fun(fun, in_tree, in_avals, api_name, capture_refs=False):
-    """Traces fun(*tree_unflatten(in_tree, args)) once. Returns (ClosedJaxpr with no consts
-    whose leading invars stand for the captured values, those values, out treedef), and
-    with `capture_refs` the RefCaptures of the jax.Refs it closes over (their values
-    are the last invars; those it writes, the last outvars)."""
+    """Traces fun(*tree_unflatten(in_tree, args)), once per function and types (see
+    _traces). Returns (ClosedJaxpr with no consts whose leading invars stand for the
+    captured values, those values, out treedef), and with `capture_refs` the RefCaptures
+    of the jax.Refs it closes over (their values are the last invars; those it writes,
+    the last outvars)."""
+    key = (in_tree, tuple(in_avals), api_name, capture_refs, tracing_context())
+    try:
+        weakref.ref(fun)
+        hash(key)
+    except TypeError:   # a function that cannot be weakly referenced, unhashable types
+        traced = _trace_fun(fun, in_tree, in_avals, api_name, capture_refs)
+    else:
+        traced = _traces.get(
+            fun, key, lambda: _trace_fun(fun, in_tree, in_avals, api_name, capture_refs),
+            keep=lambda out: not any(isinstance(c, Tracer) for c in out[1])
+            and not any(out[3:]))
+    closed, consts, out_tree, *captures = traced
+    return (closed, list(consts), out_tree, *captures)
+
+
+def _trace_fun(fun, in_tree, in_avals, api_name, capture_refs):
     traced = {}   # not on flat_fun: a closure that refers to itself is a reference cycle
 
     def flat_fun(*args):
