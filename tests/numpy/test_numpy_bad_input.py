@@ -319,6 +319,12 @@ NUMERIC = [
      [np.array([-1.0, -3.5, 5e9, np.nan], np.float32)], [0, 0, 2 ** 32 - 1, 0]),
     ("float_to_int8_saturates", lambda a: a.astype(jnp.int8),
      [np.array([300.0, -300.0, 127.9], np.float32)], [127, -128, 127]),
+    ("bfloat16_to_int8_saturates", lambda a: a.astype(jnp.int8),   # ml_dtypes' floats too
+     [np.array([-1, np.inf, 300, np.nan, -np.inf, -300, 2.5, -2.5], jnp.bfloat16)],
+     [-1, 127, 127, 0, -128, -128, 2, -2]),
+    ("bfloat16_to_uint8_saturates", lambda a: a.astype(jnp.uint8),
+     [np.array([-1, np.inf, 300, np.nan, -np.inf, -300, 2.5, -2.5], jnp.bfloat16)],
+     [0, 255, 255, 0, 0, 0, 2, 0]),
     ("shift_past_width", lax.shift_left,
      [np.array([1, 1, 1], I32), np.array([31, 32, 40], I32)], [-2 ** 31, 0, 0]),
     ("sign_of_negative_zero", lambda a: 1 / jnp.sign(a), [np.array([-0.0, 0.0], np.float32)],

@@ -1092,9 +1092,10 @@ def _convert_abstract_eval(x, new_dtype, weak_type=False):
 def _convert_impl(x, new_dtype, weak_type=False):
     if dtypes.is_complex(x.dtype) and not dtypes.is_complex(new_dtype):
         x = np.real(x)
-    if x.dtype.kind == "f" and np.dtype(new_dtype).kind in "iu":
-        # XLA saturates (NaN -> 0). Compare in float64: the integer bounds are not
-        # representable in narrower floats, and a cast past them wraps in NumPy.
+    if dtypes.is_float(x.dtype) and np.dtype(new_dtype).kind in "iu":
+        # XLA saturates (NaN -> 0), from ml_dtypes' floats (bfloat16, ...) too. Compare in
+        # float64: the integer bounds are not representable in narrower floats, and a
+        # cast past them wraps in NumPy.
         info = np.iinfo(new_dtype)
         t = np.trunc(np.asarray(x, np.float64))
         high, low = t >= float(info.max), t <= float(info.min)
