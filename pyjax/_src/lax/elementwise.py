@@ -470,12 +470,29 @@ def _max_min_lower(op_name):
     return lower
 
 
-max_p = binary_op("max", _quiet(np.maximum), ANY, hlo="stablehlo.maximum",
+def _zero_ordered(np_fn, zero_of):
+    """np.maximum or np.minimum with -0 below +0, as XLA orders them; NumPy's treat the
+    zeros as equal and return the first operand (max(-0, 0) is -0 there, 0 in JAX).
+    zero_of(x, y) is the result where both operands are zeros."""
+    def impl(x, y):
+        out = np_fn(x, y)
+        if dtypes.is_float(out.dtype) and np.count_nonzero(out) != out.size:
+            out = np.where((x == 0) & (y == 0), zero_of(x, y), out)
+        return out
+    return impl
+
+
+# of two zeros, max is -0 only if both are; min is +0 only if both are
+_max_impl = _zero_ordered(np.maximum, np.add)
+_min_impl = _zero_ordered(np.minimum, lambda x, y: -(-x + -y))
+
+
+max_p = binary_op("max", _quiet(_max_impl), ANY, hlo="stablehlo.maximum",
                   lower=_max_min_lower("stablehlo.maximum"),
                   jet=_max_min_jet(lambda x, y: gt(x, y), lambda x, y: max(x, y)),
                   jvp=defjvp(lambda g, x, y: mul(g, _balanced_eq(x, max(x, y), y)),
                              lambda g, x, y: mul(g, _balanced_eq(y, max(x, y), x))))
-min_p = binary_op("min", _quiet(np.minimum), ANY, hlo="stablehlo.minimum",
+min_p = binary_op("min", _quiet(_min_impl), ANY, hlo="stablehlo.minimum",
                   lower=_max_min_lower("stablehlo.minimum"),
                   jet=_max_min_jet(lambda x, y: lt(x, y), lambda x, y: min(x, y)),
                   jvp=defjvp(lambda g, x, y: mul(g, _balanced_eq(x, min(x, y), y)),
@@ -1067,7 +1084,7 @@ def _clamp_batch(args, dims):
 
 
 clamp_p = define_primitive(
-    "clamp", impl=lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi),
+    "clamp", impl=lambda lo, x, hi: _min_impl(_max_impl(x, lo), hi),
     abstract_eval=sharding_rules.typed(
         _clamp_abstract_eval, sharding_rules.elementwise("clamp"),
         sharding_rules.nary_ur("clamp")), batch=_clamp_batch,
