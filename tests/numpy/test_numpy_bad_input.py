@@ -327,6 +327,15 @@ NUMERIC = [
      [0, 255, 255, 0, 0, 0, 2, 0]),
     ("shift_past_width", lax.shift_left,
      [np.array([1, 1, 1], I32), np.array([31, 32, 40], I32)], [-2 ** 31, 0, 0]),
+    ("shift_right_arithmetic_unsigned", lax.shift_right_arithmetic,   # the top bit shifts in
+     [np.array([255, 128, 200, 129], np.uint8), np.array([0, 1, 100, 2], np.uint8)],
+     [255, 192, 255, 224]),
+    ("shift_right_arithmetic_uint32", lax.shift_right_arithmetic,
+     [np.array([2 ** 32 - 1, 2 ** 31], np.uint32), np.array([4, 40], np.uint32)],
+     [2 ** 32 - 1, 2 ** 32 - 1]),
+    ("round_away_from_zero_near_half", lax.round,   # not floor(|x| + 0.5)
+     [np.array([0.49999997, -0.49999997, 2.5, -2.5, 8388609.0, 4194304.5], np.float32)],
+     [0.0, -0.0, 3.0, -3.0, 8388609.0, 4194305.0]),
     ("sign_of_negative_zero", lambda a: 1 / jnp.sign(a), [np.array([-0.0, 0.0], np.float32)],
      [-np.inf, np.inf]),
     ("digamma_at_poles", lax.digamma, [np.array([0.0, -1.0, 0.5], np.float32)],

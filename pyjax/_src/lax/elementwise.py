@@ -221,8 +221,12 @@ def _pow_impl(x, y):
 
 
 def _round_impl(x, rounding_method=0):
-    if rounding_method == 0:   # away from zero; copysign keeps -0 as XLA does
-        return np.copysign(np.floor(np.abs(x) + 0.5), x).astype(x.dtype)
+    if rounding_method == 0:
+        # away from zero. Not floor(|x| + 0.5): that sum rounds up below one half
+        # (0.49999997 + 0.5 is 1 in float32) and past 2**23 (8388609 would give 8388610).
+        # x - trunc(x) is exact; trunc keeps -0 as XLA does.
+        t = np.trunc(x)
+        return np.where(np.abs(x - t) >= 0.5, t + np.sign(x), t).astype(x.dtype)
     return np.round(x)
 
 
@@ -528,7 +532,7 @@ sign_p = unary_op("sign", _quiet(_sign_impl), NUMBER, jvp=zero_jvp, hlo="stableh
                   lower=_sign_lower)
 floor_p = unary_op("floor", np.floor, (FLOAT,), jvp=zero_jvp, hlo="stablehlo.floor")
 ceil_p = unary_op("ceil", np.ceil, (FLOAT,), jvp=zero_jvp, hlo="stablehlo.ceil")
-round_p = unary_op("round", _round_impl, (FLOAT,), jvp=zero_jvp,
+round_p = unary_op("round", _quiet(_round_impl), (FLOAT,), jvp=zero_jvp,
                    hlo="stablehlo.round_nearest_afz",
                    lower=lambda ctx, x, rounding_method=0: ctx.unary(
                        "stablehlo.round_nearest_afz" if rounding_method == 0
@@ -926,9 +930,11 @@ def _shift_impl(kind):
         if kind == "logical":
             r = np.right_shift(unsigned, safe.astype(unsigned.dtype)).view(x.dtype)
             return np.where(out_of_range, 0, r).astype(x.dtype)
-        r = np.right_shift(x, safe.astype(x.dtype))
-        fill = np.where(x < 0, -1, 0) if x.dtype.kind == "i" else 0
-        return np.where(out_of_range, fill, r).astype(x.dtype)
+        # arithmetic: the bits as signed (XLA shifts an unsigned operand's top bit in too)
+        signed = x.view(np.dtype(f"i{x.dtype.itemsize}"))
+        r = np.right_shift(signed, safe.astype(signed.dtype))
+        r = np.where(out_of_range, np.where(signed < 0, -1, 0), r).astype(signed.dtype)
+        return r.view(x.dtype)
     return impl
 
 
