@@ -1,6 +1,7 @@
-"""max and min order -0 below +0, as XLA does (NumPy's treat the zeros as equal and return
-the first operand): elementwise, in clamp, in reductions and in cumulative scans, eager
-and jitted. Expected values recorded from JAX 0.10.2 on CPU."""
+"""Signed zeros as XLA gives them. max and min order -0 below +0 (NumPy's treat the zeros
+as equal and return the first operand): elementwise, in clamp, in reductions and in
+cumulative scans, eager and jitted; fmax/fmin return x2 on ties; a cumsum is never -0.
+Expected values recorded from JAX 0.10.2 on CPU."""
 import numpy as np
 import pytest
 
@@ -31,6 +32,11 @@ CASES = [
     ("cummin_reverse", lambda x: lax.cummin(x, reverse=True), [[0.0, -0.0, 0.0]],
      [-0.0, -0.0, 0.0]),
     ("relu", jax.nn.relu, [[-0.0, -1.0, 0.0]], [0.0, 0.0, 0.0]),
+    # JAX's fmax/fmin: x1 where greater (less) or x2 is nan, else x2, so x2 on ties
+    ("fmax", jnp.fmax, [[0.0, -0.0, np.nan, 1.0, -np.inf], [-0.0, 0.0, -0.0, np.nan, np.inf]],
+     [-0.0, 0.0, -0.0, 1.0, np.inf]),
+    ("fmin", jnp.fmin, [[0.0, -0.0, np.nan, 1.0, -np.inf], [-0.0, 0.0, -0.0, np.nan, np.inf]],
+     [-0.0, 0.0, -0.0, 1.0, -np.inf]),
 ]
 
 
@@ -41,3 +47,14 @@ def test_negative_zero_is_below_positive_zero(fn, args, want, jit, dtype):
     f = jax.jit(fn) if jit else fn
     got = np.asarray(f(*[jnp.asarray(a, dtype) for a in args]), np.float64).ravel()
     assert got.tolist() == want and np.signbit(got).tolist() == np.signbit(want).tolist()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "complex64"])
+def test_eager_cumsum_of_negative_zeros_is_positive(dtype):
+    # XLA's scan adds each prefix to the identity +0. (pyjax's jitted cumsum, a
+    # Hillis-Steele scan of adds, still keeps a leading -0.)
+    x = jnp.array([-0.0, -0.0, 1.0, -1.0, -0.0], dtype)
+    for got, want in [(jnp.cumsum(x), [0.0, 0.0, 1.0, 0.0, 0.0]),
+                      (lax.cumsum(x, reverse=True), [0.0, 0.0, 0.0, -1.0, 0.0])]:
+        got = np.asarray(got).real.astype(np.float64)
+        assert got.tolist() == want and np.signbit(got).tolist() == np.signbit(want).tolist()

@@ -616,7 +616,16 @@ def _logaddexp(a, b):
     return ew.select(ew.ne(delta, delta), ew.add(a, b), stable)
 
 
-cumsum_p = _cumulative("cumsum", np.cumsum, NUMBER, jvp=linear_jvp,
+def _cumsum(x, axis):
+    """XLA's scan adds each prefix to its identity, +0: so no prefix sum is -0 (NumPy's
+    cumsum of -0s is -0)."""
+    out = np.cumsum(x, axis=axis)
+    if out.dtype.kind in "fc" or dtypes.is_float(out.dtype):
+        out += 0
+    return out
+
+
+cumsum_p = _cumulative("cumsum", _cumsum, NUMBER, jvp=linear_jvp,
                        combine=_binary_combine("stablehlo.add"), identity="stablehlo.add",
                        transpose=lambda ct, x, axis, reverse: [cumsum(ct, axis, not reverse)])
 cumprod_p = _cumulative("cumprod", np.cumprod, NUMBER, jvp=_scan_jvp(ew.mul),

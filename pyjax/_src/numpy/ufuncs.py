@@ -586,15 +586,16 @@ def _sinc_maclaurin_jvp(k, primals, tangents):
 
 
 def fmax(x1, x2):
+    """JAX's formula: x1 where it is greater or x2 is nan, else x2 (so x2 on ties: fmax(0,
+    -0) is -0, which max would not give)."""
     x1, x2 = _broadcast(*promote_args("fmax", x1, x2))
-    return ensure_array(ew.select(ew.ne(x1, x1), x2, ew.select(ew.ne(x2, x2), x1,
-                                                               ew.max(x1, x2))))
+    return ensure_array(ew.select(ew.bitwise_or(greater(x1, x2), ew.ne(x2, x2)), x1, x2))
 
 
 def fmin(x1, x2):
+    """JAX's formula: x1 where it is less or x2 is nan, else x2."""
     x1, x2 = _broadcast(*promote_args("fmin", x1, x2))
-    return ensure_array(ew.select(ew.ne(x1, x1), x2, ew.select(ew.ne(x2, x2), x1,
-                                                               ew.min(x1, x2))))
+    return ensure_array(ew.select(ew.bitwise_or(less(x1, x2), ew.ne(x2, x2)), x1, x2))
 
 
 def round(a, decimals=0, out=None):
