@@ -7,10 +7,12 @@ import scipy.special as sp
 import scipy.stats as ss
 
 import pyjax as jax
+import pyjax.numpy as jnp
 import pyjax.scipy.special as jsp
 import pyjax.scipy.stats as jst
 from pyjax._src import errors
 from pyjax._src.test_util import check_grads
+from harness import assert_named_error
 
 POS = np.linspace(0.2, 4.0, 9, dtype=np.float32)
 REAL = np.linspace(-3.0, 3.0, 9, dtype=np.float32)
@@ -507,3 +509,33 @@ def test_stats_domain_edges_match_jax():
     entropy = jst.poisson.entropy(np.ones((1, 3, 1), np.float32), np.ones((2, 3, 4)))
     assert entropy.shape == (2, 3, 4)
     np.testing.assert_allclose(entropy, 1.3048419, rtol=1e-6)
+
+
+@pytest.mark.parametrize("fn, message", [
+    (jsp.ndtr, r"x.dtype=float16 is not supported, see docstring"),
+    (jsp.ndtri, r"x.dtype=float16 is not supported, see docstring"),
+    (jsp.spence, r"x.dtype=float16 is not supported, see docstring"),
+    (jsp.log_ndtr, r"x.dtype=float16 is not supported\.")])
+def test_float32_or_64_only_functions_refuse_other_dtypes(fn, message):
+    # JAX's implementations hold float32 and float64 coefficients only: JAX 0.10.2 raises
+    # TypeError for float16, bfloat16 and integer arrays
+    assert_named_error(lambda: fn(jnp.array([0.5], jnp.float16)), TypeError, message)
+    assert_named_error(lambda: fn(jnp.array([0.5], jnp.bfloat16)), TypeError, "bfloat16")
+    assert_named_error(lambda: fn(jnp.array([1])), TypeError, "int32")
+    assert np.isfinite(fn(0.5))   # a Python float is float32
+
+
+def test_log_ndtr_series_order_is_checked():
+    assert_named_error(lambda: jsp.log_ndtr(0.5, series_order=2.0), TypeError,
+                       "series_order must be a Python integer")
+    assert_named_error(lambda: jsp.log_ndtr(0.5, series_order=-1), ValueError,
+                       "must be non-negative")
+    assert_named_error(lambda: jsp.log_ndtr(0.5, series_order=31), ValueError, "<= 30")
+
+
+def test_polygamma_order_must_be_an_integer():
+    for n in (1.0, jnp.array([1.0]), jnp.array([True])):
+        assert_named_error(lambda n=n: jsp.polygamma(n, jnp.array([0.5])), ValueError,
+                           "Argument `n` to polygamma must be of integer type")
+    np.testing.assert_allclose(jsp.polygamma(jnp.array([1]), jnp.array([0.5])), [4.934802],
+                               rtol=1e-6)
