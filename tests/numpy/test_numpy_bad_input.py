@@ -336,6 +336,8 @@ NUMERIC = [
     ("round_away_from_zero_near_half", lax.round,   # not floor(|x| + 0.5)
      [np.array([0.49999997, -0.49999997, 2.5, -2.5, 8388609.0, 4194304.5], np.float32)],
      [0.0, -0.0, 3.0, -3.0, 8388609.0, 4194305.0]),
+    ("pow_half_at_negative_infinity", lambda a: a ** 0.5,   # pow, not sqrt: inf, not nan
+     [np.array([-np.inf, -0.0, 4.0, -1.0], np.float32)], [np.inf, 0.0, 2.0, np.nan]),
     ("sign_of_negative_zero", lambda a: 1 / jnp.sign(a), [np.array([-0.0, 0.0], np.float32)],
      [-np.inf, np.inf]),
     ("digamma_at_poles", lax.digamma, [np.array([0.0, -1.0, 0.5], np.float32)],

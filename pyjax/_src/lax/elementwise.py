@@ -214,6 +214,10 @@ _POWER_LOWERING = stablehlo.elementwise_lowering("stablehlo.power")
 
 def _pow_impl(x, y):
     out = np.power(x, y if y.dtype == x.dtype else y.astype(x.dtype))
+    if y.ndim == 0 and y == 0.5 and out.dtype.kind == "f":
+        # NumPy takes a scalar 0.5 power as sqrt, which gives -0 and nan at -0 and -inf
+        # where pow (XLA's, C's) gives +0 and inf
+        out = np.where(x == -np.inf, np.inf, out) + 0
     if out.dtype.kind == "c":   # 0 ** (c + di) with d != 0 is nan in XLA (NumPy gives 0)
         out = np.where((x == 0) & (np.imag(y) != 0), np.array(complex(np.nan, np.nan),
                                                                 out.dtype), out)
