@@ -478,11 +478,17 @@ def _max_min_lower(op_name):
     return lower
 
 
-def _zero_ordered(np_fn, zero_of):
+def _zero_ordered(np_fn, zero_of, pick_first):
     """np.maximum or np.minimum with -0 below +0, as XLA orders them; NumPy's treat the
     zeros as equal and return the first operand (max(-0, 0) is -0 there, 0 in JAX).
-    zero_of(x, y) is the result where both operands are zeros."""
+    zero_of(x, y) is the result where both operands are zeros. Complex operands compare
+    as JAX compares them, real parts then imaginary ones with pick_first (np.greater or
+    np.less; nan compares false, so picks y), where NumPy's propagate nans."""
     def impl(x, y):
+        if x.dtype.kind == "c":
+            rx, ry = np.real(x), np.real(y)
+            first = np.where(rx == ry, pick_first(np.imag(x), np.imag(y)), pick_first(rx, ry))
+            return np.where(first, x, y)
         out = np_fn(x, y)
         if dtypes.is_float(out.dtype) and np.count_nonzero(out) != out.size:
             out = np.where((x == 0) & (y == 0), zero_of(x, y), out)
@@ -491,8 +497,8 @@ def _zero_ordered(np_fn, zero_of):
 
 
 # of two zeros, max is -0 only if both are; min is +0 only if both are
-_max_impl = _zero_ordered(np.maximum, np.add)
-_min_impl = _zero_ordered(np.minimum, lambda x, y: -(-x + -y))
+_max_impl = _zero_ordered(np.maximum, np.add, np.greater)
+_min_impl = _zero_ordered(np.minimum, lambda x, y: -(-x + -y), np.less)
 
 
 max_p = binary_op("max", _quiet(_max_impl), ANY, hlo="stablehlo.maximum",
