@@ -32,6 +32,8 @@ CASES = [
     ("cummin_reverse", lambda x: lax.cummin(x, reverse=True), [[0.0, -0.0, 0.0]],
      [-0.0, -0.0, 0.0]),
     ("relu", jax.nn.relu, [[-0.0, -1.0, 0.0]], [0.0, 0.0, 0.0]),
+    # nextafter(x, y) is y where x == y (NumPy's float16 one returned x)
+    ("nextafter", lax.nextafter, [[0.0, -0.0, 1.0], [-0.0, 0.0, 1.0]], [-0.0, 0.0, 1.0]),
     # JAX's fmax/fmin: x1 where greater (less) or x2 is nan, else x2, so x2 on ties
     ("fmax", jnp.fmax, [[0.0, -0.0, np.nan, 1.0, -np.inf], [-0.0, 0.0, -0.0, np.nan, np.inf]],
      [-0.0, 0.0, -0.0, 1.0, np.inf]),

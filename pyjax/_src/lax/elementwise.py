@@ -516,7 +516,13 @@ atan2_p = binary_op("atan2", _quiet(np.arctan2), (FLOAT,), hlo="stablehlo.atan2"
                     jvp=defjvp(lambda g, x, y: mul(g, div(y, add(square(x), square(y)))),
                                lambda g, x, y: mul(g, div(neg(x), add(square(x),
                                                                        square(y))))))
-nextafter_p = binary_op("nextafter", _quiet(np.nextafter), (FLOAT,), jvp=NOT_DIFFERENTIABLE,
+def _nextafter_impl(x, y):
+    """y where x == y, as C's (and XLA's) nextafter: NumPy's float16 one returns x, so
+    nextafter(0, -0) was 0, not -0."""
+    return np.where(x == y, y, np.nextafter(x, y))
+
+
+nextafter_p = binary_op("nextafter", _quiet(_nextafter_impl), (FLOAT,), jvp=NOT_DIFFERENTIABLE,
                         hlo="chlo.next_after")
 # add_any accumulates tangents and cotangents; it is add without the dtype ceremony.
 add_any_p = binary_op("add_any", _quiet(np.add), NUMBER, jvp=linear_jvp,
