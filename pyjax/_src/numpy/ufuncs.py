@@ -142,8 +142,13 @@ def _select_by_bool_factor(x1, x2, p1, p2):
             shape = np.broadcast_shapes(get_aval(p1).shape, get_aval(p2).shape)
             if get_aval(b).shape != shape:
                 return None
-            return ew.select(b, st.broadcast_to_shape(other, shape),
-                             st.broadcast_to_shape(_const(converted, 0, scalar_only=False), shape))
+            if get_aval(other).shape != shape:
+                other = st.broadcast_to_shape(other, shape)
+            if get_aval(converted).weak_type:   # beside a Python scalar: a weak result
+                zero = st.broadcast_to_shape(_const(converted, 0, scalar_only=False), shape)
+            else:
+                zero = np.zeros(shape, dtype)
+            return ew.select(b, other, zero)
     return None
 
 
