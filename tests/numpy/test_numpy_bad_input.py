@@ -338,6 +338,10 @@ NUMERIC = [
      [0.0, -0.0, 3.0, -3.0, 8388609.0, 4194305.0]),
     ("pow_half_at_negative_infinity", lambda a: a ** 0.5,   # pow, not sqrt: inf, not nan
      [np.array([-np.inf, -0.0, 4.0, -1.0], np.float32)], [np.inf, 0.0, 2.0, np.nan]),
+    ("int32_div_extremes", lax.div,   # exact: no float quotient
+     [np.array([2 ** 31 - 1, -2 ** 31, -2 ** 31, 2 ** 31 - 2, -7], I32),
+      np.array([3, 3, -1, 2 ** 31 - 1, 2], I32)],
+     [715827882, -715827882, -2 ** 31, 0, -3]),
     ("sign_of_negative_zero", lambda a: 1 / jnp.sign(a), [np.array([-0.0, 0.0], np.float32)],
      [-np.inf, np.inf]),
     ("digamma_at_poles", lax.digamma, [np.array([0.0, -1.0, 0.5], np.float32)],

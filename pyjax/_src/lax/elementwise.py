@@ -161,7 +161,11 @@ def _int_div(x, y):
     if x.dtype.kind == "u":
         return np.floor_divide(x, np.where(y == 0, 1, y)) * (y != 0) + \
             np.where(y == 0, np.iinfo(x.dtype).max, 0).astype(x.dtype)
-    q = np.trunc(np.true_divide(x, np.where(y == 0, 1, y)))
+    # exactly in integers (a float quotient loses int64's low bits): floor, then up by one
+    # where the division was inexact and the signs differ
+    safe = np.where(y == 0, 1, y).astype(x.dtype)
+    q = np.floor_divide(x, safe)
+    q = q + ((np.remainder(x, safe) != 0) & ((x < 0) != (safe < 0)))
     return np.where(y == 0, -1, q).astype(x.dtype)
 
 
