@@ -160,6 +160,12 @@ CASES = [
     case("scatter_window_too_big", TypeError, "Bounds of the window dimensions",
          lambda: lax.scatter_add(x, jnp.zeros((1, 1), jnp.int32), jnp.ones((1, 4)),
                                  SCATTER_DN)),
+    # JAX's scatter_add/mul combine with lax.add/mul, which refuse booleans (.at[].add too)
+    case("scatter_add_bool", TypeError, "add does not accept dtype bool at position 0",
+         lambda: jnp.array([True, False]).at[jnp.array([1, 1])].add(True)),
+    case("scatter_mul_bool", TypeError, "mul does not accept dtype bool at position 0",
+         lambda: lax.scatter_mul(jnp.array([True, False]), jnp.array([[1]]),
+                                 jnp.array([True]), lax.ScatterDimensionNumbers((), (0,), (0,)))),
     case("reduce_window_rank", TypeError, "one entry per operand dimension",
          lambda: lax.reduce_window(x, 0.0, lax.add, (2,), (1,), "VALID")),
     case("reduce_window_zero_stride", TypeError,

@@ -948,3 +948,16 @@ def test_empty_reduce_max_and_min_give_the_identity(dtype, low, high):
         assert mx.dtype == x.dtype
         np.testing.assert_array_equal(np.asarray(mx, np.float64), [low, low])
         np.testing.assert_array_equal(np.asarray(mn, np.float64), [high, high])
+
+
+def test_int64_division_is_exact():
+    # JAX 0.10.2 (XLA) divides in integers, rounding toward zero; a float64 quotient lost
+    # the low bits of large int64s (max // 3 came out 170 too small)
+    with jax.enable_x64(True):
+        x = jnp.array([2 ** 63 - 1, -2 ** 63 + 1, -2 ** 63, 2 ** 62 + 1, -7], jnp.int64)
+        y = jnp.array([3, 3, -1, 7, 0], jnp.int64)
+        want = [3074457345618258602, -3074457345618258602, -2 ** 63, 658812288346769700, -1]
+        for f in (lax.div, jax.jit(lax.div)):
+            assert f(x, y).tolist() == want
+        assert (x // 3).tolist() == [3074457345618258602, -3074457345618258603,
+                                     -3074457345618258603, 1537228672809129301, -3]

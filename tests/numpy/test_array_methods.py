@@ -88,3 +88,15 @@ def test_reshape_takes_any_sequence():
     assert x.reshape(Dims()).shape == (2, 3)
     assert jnp.reshape(x, Dims()).shape == (2, 3)
     assert x.reshape(6).shape == (6,) and x.reshape(range(2, 4)).shape == (2, 3)
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_complex_astype_bool_is_nonzero(jit):
+    # JAX 0.10.2: true where either part is nonzero (lax.convert_element_type alone takes
+    # the real part: [F, F, F, T, F, T, F])
+    z = jnp.array([0j, 1j, complex(0, np.nan), complex(np.nan, 0), complex(-0.0, -0.0), 2 + 0j,
+                   complex(0, np.inf)], jnp.complex64)
+    f = jax.jit(lambda z: z.astype(bool)) if jit else (lambda z: jnp.astype(z, bool))
+    assert f(z).tolist() == [False, True, True, True, False, True, True]
+    assert jax.lax.convert_element_type(z, bool).tolist() == [False, False, False, True, False,
+                                                              True, False]

@@ -21,3 +21,17 @@ def test_complex_logaddexp_under_jit():
                          [[3.9817 - 1.9974j, 4.9817 - 1.9974j, 5.9817 - 1.9974j,
                            6.9817 - 1.9974j]]])
     np.testing.assert_allclose(out, expected, atol=1e-4)
+
+
+def test_eager_complex_max_min_compare_parts_as_jax():
+    # JAX picks x where (re x > re y), or re x == re y and im x > im y (< for min); a nan
+    # part compares false, so y is picked, where NumPy's maximum would propagate the nan
+    nan = np.nan
+    a = jnp.array([1 + 2j, complex(nan, 0), 1 + 1j, complex(0, nan), 0j, complex(1, nan)],
+                  jnp.complex64)
+    b = jnp.array([1 + 3j, 2 + 0j, complex(1, nan), 1j, complex(0, nan), complex(1, 2)],
+                  jnp.complex64)
+    assert [str(v) for v in np.asarray(jnp.maximum(a, b)).tolist()] == [
+        '(1+3j)', '(2+0j)', '(1+nanj)', '1j', 'nanj', '(1+2j)']
+    assert [str(v) for v in np.asarray(jnp.minimum(a, b)).tolist()] == [
+        '(1+2j)', '(2+0j)', '(1+nanj)', '1j', 'nanj', '(1+2j)']

@@ -7,10 +7,12 @@ import scipy.special as sp
 import scipy.stats as ss
 
 import pyjax as jax
+import pyjax.numpy as jnp
 import pyjax.scipy.special as jsp
 import pyjax.scipy.stats as jst
 from pyjax._src import errors
 from pyjax._src.test_util import check_grads
+from harness import assert_named_error
 
 POS = np.linspace(0.2, 4.0, 9, dtype=np.float32)
 REAL = np.linspace(-3.0, 3.0, 9, dtype=np.float32)
@@ -524,9 +526,33 @@ def test_log_ndtr_is_jax_s_composition_with_its_series_order():
     np.testing.assert_allclose(jax.vmap(jax.grad(jsp.log_ndtr))(x),
                                [30.032578, 12.082249, 10.098101, 4.505589, 0.797885,
                                 6.075888e-09, 0], rtol=1e-5)
-    with pytest.raises(ValueError, match="series_order must be <= 30"):
-        jsp.log_ndtr(x, 31)
-    with pytest.raises(TypeError, match="series_order must be a Python integer"):
-        jsp.log_ndtr(x, 1.5)
-    with pytest.raises(TypeError, match="x.dtype=int32 is not supported"):
-        jsp.log_ndtr(1)
+
+
+@pytest.mark.parametrize("fn, message", [
+    (jsp.ndtr, r"x.dtype=float16 is not supported, see docstring"),
+    (jsp.ndtri, r"x.dtype=float16 is not supported, see docstring"),
+    (jsp.spence, r"x.dtype=float16 is not supported, see docstring"),
+    (jsp.log_ndtr, r"x.dtype=float16 is not supported\.")])
+def test_float32_or_64_only_functions_refuse_other_dtypes(fn, message):
+    # JAX's implementations hold float32 and float64 coefficients only: JAX 0.10.2 raises
+    # TypeError for float16, bfloat16 and integer arrays
+    assert_named_error(lambda: fn(jnp.array([0.5], jnp.float16)), TypeError, message)
+    assert_named_error(lambda: fn(jnp.array([0.5], jnp.bfloat16)), TypeError, "bfloat16")
+    assert_named_error(lambda: fn(jnp.array([1])), TypeError, "int32")
+    assert np.isfinite(fn(0.5))   # a Python float is float32
+
+
+def test_log_ndtr_series_order_is_checked():
+    assert_named_error(lambda: jsp.log_ndtr(0.5, series_order=2.0), TypeError,
+                       "series_order must be a Python integer")
+    assert_named_error(lambda: jsp.log_ndtr(0.5, series_order=-1), ValueError,
+                       "must be non-negative")
+    assert_named_error(lambda: jsp.log_ndtr(0.5, series_order=31), ValueError, "<= 30")
+
+
+def test_polygamma_order_must_be_an_integer():
+    for n in (1.0, jnp.array([1.0]), jnp.array([True])):
+        assert_named_error(lambda n=n: jsp.polygamma(n, jnp.array([0.5])), ValueError,
+                           "Argument `n` to polygamma must be of integer type")
+    np.testing.assert_allclose(jsp.polygamma(jnp.array([1]), jnp.array([0.5])), [4.934802],
+                               rtol=1e-6)

@@ -161,7 +161,11 @@ def _int_div(x, y):
     if x.dtype.kind == "u":
         return np.floor_divide(x, np.where(y == 0, 1, y)) * (y != 0) + \
             np.where(y == 0, np.iinfo(x.dtype).max, 0).astype(x.dtype)
-    q = np.trunc(np.true_divide(x, np.where(y == 0, 1, y)))
+    # exactly in integers (a float quotient loses int64's low bits): floor, then up by one
+    # where the division was inexact and the signs differ
+    safe = np.where(y == 0, 1, y).astype(x.dtype)
+    q = np.floor_divide(x, safe)
+    q = q + ((np.remainder(x, safe) != 0) & ((x < 0) != (safe < 0)))
     return np.where(y == 0, -1, q).astype(x.dtype)
 
 
@@ -214,6 +218,10 @@ _POWER_LOWERING = stablehlo.elementwise_lowering("stablehlo.power")
 
 def _pow_impl(x, y):
     out = np.power(x, y if y.dtype == x.dtype else y.astype(x.dtype))
+    if y.ndim == 0 and y == 0.5 and out.dtype.kind == "f":
+        # NumPy takes a scalar 0.5 power as sqrt, which gives -0 and nan at -0 and -inf
+        # where pow (XLA's, C's) gives +0 and inf
+        out = np.where(x == -np.inf, np.inf, out) + 0
     if out.dtype.kind == "c":   # 0 ** (c + di) with d != 0 is nan in XLA (NumPy gives 0)
         out = np.where((x == 0) & (np.imag(y) != 0), np.array(complex(np.nan, np.nan),
                                                                 out.dtype), out)
@@ -221,8 +229,12 @@ def _pow_impl(x, y):
 
 
 def _round_impl(x, rounding_method=0):
-    if rounding_method == 0:   # away from zero; copysign keeps -0 as XLA does
-        return np.copysign(np.floor(np.abs(x) + 0.5), x).astype(x.dtype)
+    if rounding_method == 0:
+        # away from zero. Not floor(|x| + 0.5): that sum rounds up below one half
+        # (0.49999997 + 0.5 is 1 in float32) and past 2**23 (8388609 would give 8388610).
+        # x - trunc(x) is exact; trunc keeps -0 as XLA does.
+        t = np.trunc(x)
+        return np.where(np.abs(x - t) >= 0.5, t + np.sign(x), t).astype(x.dtype)
     return np.round(x)
 
 
@@ -470,12 +482,35 @@ def _max_min_lower(op_name):
     return lower
 
 
-max_p = binary_op("max", _quiet(np.maximum), ANY, hlo="stablehlo.maximum",
+def _zero_ordered(np_fn, zero_of, pick_first):
+    """np.maximum or np.minimum with -0 below +0, as XLA orders them; NumPy's treat the
+    zeros as equal and return the first operand (max(-0, 0) is -0 there, 0 in JAX).
+    zero_of(x, y) is the result where both operands are zeros. Complex operands compare
+    as JAX compares them, real parts then imaginary ones with pick_first (np.greater or
+    np.less; nan compares false, so picks y), where NumPy's propagate nans."""
+    def impl(x, y):
+        if x.dtype.kind == "c":
+            rx, ry = np.real(x), np.real(y)
+            first = np.where(rx == ry, pick_first(np.imag(x), np.imag(y)), pick_first(rx, ry))
+            return np.where(first, x, y)
+        out = np_fn(x, y)
+        if dtypes.is_float(out.dtype) and np.count_nonzero(out) != out.size:
+            out = np.where((x == 0) & (y == 0), zero_of(x, y), out)
+        return out
+    return impl
+
+
+# of two zeros, max is -0 only if both are; min is +0 only if both are
+_max_impl = _zero_ordered(np.maximum, np.add, np.greater)
+_min_impl = _zero_ordered(np.minimum, lambda x, y: -(-x + -y), np.less)
+
+
+max_p = binary_op("max", _quiet(_max_impl), ANY, hlo="stablehlo.maximum",
                   lower=_max_min_lower("stablehlo.maximum"),
                   jet=_max_min_jet(lambda x, y: gt(x, y), lambda x, y: max(x, y)),
                   jvp=defjvp(lambda g, x, y: mul(g, _balanced_eq(x, max(x, y), y)),
                              lambda g, x, y: mul(g, _balanced_eq(y, max(x, y), x))))
-min_p = binary_op("min", _quiet(np.minimum), ANY, hlo="stablehlo.minimum",
+min_p = binary_op("min", _quiet(_min_impl), ANY, hlo="stablehlo.minimum",
                   lower=_max_min_lower("stablehlo.minimum"),
                   jet=_max_min_jet(lambda x, y: lt(x, y), lambda x, y: min(x, y)),
                   jvp=defjvp(lambda g, x, y: mul(g, _balanced_eq(x, min(x, y), y)),
@@ -485,7 +520,13 @@ atan2_p = binary_op("atan2", _quiet(np.arctan2), (FLOAT,), hlo="stablehlo.atan2"
                     jvp=defjvp(lambda g, x, y: mul(g, div(y, add(square(x), square(y)))),
                                lambda g, x, y: mul(g, div(neg(x), add(square(x),
                                                                        square(y))))))
-nextafter_p = binary_op("nextafter", _quiet(np.nextafter), (FLOAT,), jvp=NOT_DIFFERENTIABLE,
+def _nextafter_impl(x, y):
+    """y where x == y, as C's (and XLA's) nextafter: NumPy's float16 one returns x, so
+    nextafter(0, -0) was 0, not -0."""
+    return np.where(x == y, y, np.nextafter(x, y))
+
+
+nextafter_p = binary_op("nextafter", _quiet(_nextafter_impl), (FLOAT,), jvp=NOT_DIFFERENTIABLE,
                         hlo="chlo.next_after")
 # add_any accumulates tangents and cotangents; it is add without the dtype ceremony.
 add_any_p = binary_op("add_any", _quiet(np.add), NUMBER, jvp=linear_jvp,
@@ -511,7 +552,7 @@ sign_p = unary_op("sign", _quiet(_sign_impl), NUMBER, jvp=zero_jvp, hlo="stableh
                   lower=_sign_lower)
 floor_p = unary_op("floor", np.floor, (FLOAT,), jvp=zero_jvp, hlo="stablehlo.floor")
 ceil_p = unary_op("ceil", np.ceil, (FLOAT,), jvp=zero_jvp, hlo="stablehlo.ceil")
-round_p = unary_op("round", _round_impl, (FLOAT,), jvp=zero_jvp,
+round_p = unary_op("round", _quiet(_round_impl), (FLOAT,), jvp=zero_jvp,
                    hlo="stablehlo.round_nearest_afz",
                    lower=lambda ctx, x, rounding_method=0: ctx.unary(
                        "stablehlo.round_nearest_afz" if rounding_method == 0
@@ -909,9 +950,11 @@ def _shift_impl(kind):
         if kind == "logical":
             r = np.right_shift(unsigned, safe.astype(unsigned.dtype)).view(x.dtype)
             return np.where(out_of_range, 0, r).astype(x.dtype)
-        r = np.right_shift(x, safe.astype(x.dtype))
-        fill = np.where(x < 0, -1, 0) if x.dtype.kind == "i" else 0
-        return np.where(out_of_range, fill, r).astype(x.dtype)
+        # arithmetic: the bits as signed (XLA shifts an unsigned operand's top bit in too)
+        signed = x.view(np.dtype(f"i{x.dtype.itemsize}"))
+        r = np.right_shift(signed, safe.astype(signed.dtype))
+        r = np.where(out_of_range, np.where(signed < 0, -1, 0), r).astype(signed.dtype)
+        return r.view(x.dtype)
     return impl
 
 
@@ -1067,7 +1110,7 @@ def _clamp_batch(args, dims):
 
 
 clamp_p = define_primitive(
-    "clamp", impl=lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi),
+    "clamp", impl=lambda lo, x, hi: _min_impl(_max_impl(x, lo), hi),
     abstract_eval=sharding_rules.typed(
         _clamp_abstract_eval, sharding_rules.elementwise("clamp"),
         sharding_rules.nary_ur("clamp")), batch=_clamp_batch,
@@ -1092,9 +1135,10 @@ def _convert_abstract_eval(x, new_dtype, weak_type=False):
 def _convert_impl(x, new_dtype, weak_type=False):
     if dtypes.is_complex(x.dtype) and not dtypes.is_complex(new_dtype):
         x = np.real(x)
-    if x.dtype.kind == "f" and np.dtype(new_dtype).kind in "iu":
-        # XLA saturates (NaN -> 0). Compare in float64: the integer bounds are not
-        # representable in narrower floats, and a cast past them wraps in NumPy.
+    if dtypes.is_float(x.dtype) and np.dtype(new_dtype).kind in "iu":
+        # XLA saturates (NaN -> 0), from ml_dtypes' floats (bfloat16, ...) too. Compare in
+        # float64: the integer bounds are not representable in narrower floats, and a
+        # cast past them wraps in NumPy.
         info = np.iinfo(new_dtype)
         t = np.trunc(np.asarray(x, np.float64))
         high, low = t >= float(info.max), t <= float(info.min)

@@ -545,10 +545,20 @@ def inverse_gather_dnums(dnums):
         start_indices_batching_dims=dnums.scatter_indices_batching_dims)
 
 
+# The arithmetic scatters combine with JAX's lax.add/sub/mul, which refuse booleans.
+_ARITHMETIC_COMBINES = {"scatter_add": "add", "scatter_sub": "sub", "scatter_mul": "mul"}
+
+
 def _scatter_abstract_eval(name):
+    combine = _ARITHMETIC_COMBINES.get(name)
+
     def abstract_eval(operand, indices, updates, *, dimension_numbers, indices_are_sorted,
                       mode, unique_indices, update_jaxpr=None):
         d = dimension_numbers
+        if combine is not None and operand.dtype == np.bool_:
+            raise TypeError(f"{combine} does not accept dtype bool at position 0. Accepted "
+                            "dtypes at position 0 are subtypes of integer, floating, "
+                            "complexfloating.")
         b.same_dtypes(name, [operand, updates])
         _check_scatter_shapes(operand, indices, updates, d)
         return ShapedArray(operand.shape, operand.dtype, operand.weak_type)

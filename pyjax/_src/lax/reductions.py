@@ -274,13 +274,43 @@ reduce_sum_p = _reduction("reduce_sum", _xla_order_sum, NUMBER, jvp=linear_jvp,
                           shown_params=sharding_rules.shown_unset("out_sharding"))
 
 
+def _negative_zeros(x, op_name, any_fn):
+    """Where a max (min) of x is zero, whether it is -0: XLA orders -0 below +0, so a max
+    is -0 only when no +0 is among the values (a min, when a -0 is). any_fn(mask) reduces
+    a mask as the max or min reduces x."""
+    if op_name == "stablehlo.maximum":
+        return ~any_fn((x == 0) & ~np.signbit(x))
+    return any_fn((x == 0) & np.signbit(x))
+
+
+def _signed_zeros(out, negative):
+    zero = np.zeros((), out.dtype)
+    return np.where(out == 0, np.where(negative, -zero, zero), out)
+
+
 def _extreme(np_fn, op_name):
     """max/min whose empty reductions give the identity XLA's reduce starts from (-inf or
-    +inf, the dtype's limit), where NumPy raises."""
+    +inf, the dtype's limit), where NumPy raises; -0 below +0, as XLA orders them."""
     def f(x, axis):
         if all(x.shape[a] for a in axis):
-            return np_fn(x, axis=axis)
-        return np_fn(x, axis=axis, initial=hlo.reduction_identity(op_name, x.dtype))
+            out = np_fn(x, axis=axis)
+        else:
+            out = np_fn(x, axis=axis, initial=hlo.reduction_identity(op_name, x.dtype))
+        if dtypes.is_float(x.dtype) and np.count_nonzero(out) != np.size(out):
+            out = _signed_zeros(out, _negative_zeros(
+                x, op_name, lambda m: np.any(m, axis=axis)))
+        return out
+    return f
+
+
+def _zero_ordered_scan(ufunc, op_name):
+    """cummax/cummin: ufunc.accumulate with -0 below +0, as XLA orders them."""
+    def f(x, axis):
+        out = ufunc.accumulate(x, axis=axis)
+        if dtypes.is_float(x.dtype) and np.count_nonzero(out) != np.size(out):
+            out = _signed_zeros(out, _negative_zeros(
+                x, op_name, lambda m: np.logical_or.accumulate(m, axis=axis)))
+        return out
     return f
 
 
@@ -586,18 +616,29 @@ def _logaddexp(a, b):
     return ew.select(ew.ne(delta, delta), ew.add(a, b), stable)
 
 
-cumsum_p = _cumulative("cumsum", np.cumsum, NUMBER, jvp=linear_jvp,
+def _cumsum(x, axis):
+    """XLA's scan adds each prefix to its identity, +0: so no prefix sum is -0 (NumPy's
+    cumsum of -0s is -0)."""
+    out = np.cumsum(x, axis=axis)
+    if out.dtype.kind in "fc" or dtypes.is_float(out.dtype):
+        out += 0
+    return out
+
+
+cumsum_p = _cumulative("cumsum", _cumsum, NUMBER, jvp=linear_jvp,
                        combine=_binary_combine("stablehlo.add"), identity="stablehlo.add",
                        transpose=lambda ct, x, axis, reverse: [cumsum(ct, axis, not reverse)])
 cumprod_p = _cumulative("cumprod", np.cumprod, NUMBER, jvp=_scan_jvp(ew.mul),
                         jet_rule=_scan_jet(ew.mul),
                         combine=_binary_combine("stablehlo.multiply"),
                         identity="stablehlo.multiply")
-cummax_p = _cumulative("cummax", np.maximum.accumulate, ANY, jvp=_scan_jvp(ew.max),
+cummax_p = _cumulative("cummax", _zero_ordered_scan(np.maximum, "stablehlo.maximum"), ANY,
+                       jvp=_scan_jvp(ew.max),
                         jet_rule=_scan_jet(ew.max),
                        combine=_binary_combine("stablehlo.maximum"),
                        identity="stablehlo.maximum")
-cummin_p = _cumulative("cummin", np.minimum.accumulate, ANY, jvp=_scan_jvp(ew.min),
+cummin_p = _cumulative("cummin", _zero_ordered_scan(np.minimum, "stablehlo.minimum"), ANY,
+                       jvp=_scan_jvp(ew.min),
                         jet_rule=_scan_jet(ew.min),
                        combine=_binary_combine("stablehlo.minimum"),
                        identity="stablehlo.minimum")

@@ -1197,10 +1197,16 @@ def astype(x, dtype, /, *, copy=False, device=None):
     check_arraylike("astype", x)
     dtype = dtypes.default_float_dtype() if dtype is None else \
         dtypes.check_user_dtype(dtype, "astype")
-    if dtypes.is_complex(dtypes.dtype_and_weak_type(x)[0]) and np.dtype(dtype).kind in "iuf":
-        warnings.warn("Casting from complex to real dtypes will soon raise a ValueError. "
-                      "Please first use jnp.real or jnp.imag to take the real/imaginary "
-                      "component of your input.", DeprecationWarning, stacklevel=2)
+    if dtypes.is_complex(dtypes.dtype_and_weak_type(x)[0]):
+        if np.dtype(dtype).kind in "iuf":
+            warnings.warn("Casting from complex to real dtypes will soon raise a ValueError. "
+                          "Please first use jnp.real or jnp.imag to take the real/imaginary "
+                          "component of your input.", DeprecationWarning, stacklevel=2)
+        elif np.dtype(dtype) == np.bool_:
+            # as JAX's: true where either part is nonzero (convert_element_type takes the
+            # real part)
+            from pyjax._src.numpy.ufuncs import not_equal
+            x = not_equal(x, 0)
     out = ensure_array(convert(x, dtype))
     if copy and out is x:
         out = _array_copy(out)

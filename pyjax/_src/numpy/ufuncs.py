@@ -22,16 +22,18 @@ from pyjax._src.lax.reshaping import full_like
 from pyjax._src.util import renamed
 from pyjax._src.numpy.util import (KEPT_DTYPES, WEAK_SCALAR_DTYPES, check_arraylike,
                                    compare_keys, convert, ensure_array, ensure_arraylike,
-                                   extended_dtype,
+                                   extended_dtype, jax_array_protocol,
                                    promote_args, promote_args_inexact,
                                    promote_args_numeric, promote_shapes, python_scalar_as)
 
 
 def _binary(name, lax_fn, promote=promote_args, bool_fn=None, arg_names=("x1", "x2"),
-            key_op=None):
+            key_op=None, mixed_fn=None):
     """A jnp binary function; bool_fn replaces lax_fn on booleans (add -> or). Its
     (positional-only) parameters are called arg_names in its signature, as JAX's are.
-    key_op (operator.eq or ne) compares typed key arrays, which others refuse."""
+    key_op (operator.eq or ne) compares typed key arrays, which others refuse.
+    mixed_fn(x1, x2, promoted1, promoted2), tried on operands of unlike types, gives a
+    result in place of lax_fn's, or None."""
     kept = KEPT_DTYPES.get(promote, frozenset())
     # Per Python scalar type, the strong array dtypes that stay as they are beside it.
     beside_scalar = {t: kept & dts for t, dts in WEAK_SCALAR_DTYPES.items()}
@@ -55,10 +57,14 @@ def _binary(name, lax_fn, promote=promote_args, bool_fn=None, arg_names=("x1", "
         if key_op is not None and (extended_dtype(x1) is not None
                                    or extended_dtype(x2) is not None):
             return compare_keys(name, x1, x2, key_op)
-        x1, x2 = promote(name, x1, x2)
-        if bool_fn is not None and _is_bool(x1):
-            return ensure_array(bool_fn(x1, x2))
-        return ensure_array(lax_fn(x1, x2))
+        p1, p2 = promote(name, x1, x2)
+        if bool_fn is not None and _is_bool(p1):
+            return ensure_array(bool_fn(p1, p2))
+        if mixed_fn is not None:
+            out = mixed_fn(x1, x2, p1, p2)
+            if out is not None:
+                return ensure_array(out)
+        return ensure_array(lax_fn(p1, p2))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise {name} with JAX's type promotion (like numpy.{name})."
     if arg_names != ("x1", "x2"):
@@ -127,7 +133,37 @@ def _broadcast(*xs):
 _XY = ("x", "y")   # JAX's names for the operands of comparisons, nextafter, left_shift
 add = _binary("add", ew.add_p.bind, bool_fn=ew.or_p.bind)
 subtract = _binary("subtract", ew.sub_p.bind)
-multiply = _binary("multiply", ew.mul_p.bind, bool_fn=ew.and_p.bind)
+
+
+def _select_by_bool_factor(x1, x2, p1, p2):
+    """Eager x * b for a bool array b that needs no broadcast, as JAX computes it. JAX's
+    jnp.multiply is one XLA program, mul(x, convert(b)), which XLA's algebraic simplifier
+    rewrites as select(b, x, 0) for every float and complex type but bfloat16: so
+    inf * False is 0 there, and -1 * False is +0. Eager ops run one by one, so the rewrite
+    is made here; traced, the program is JAX's and XLA rewrites it alike."""
+    if isinstance(p1, Tracer) or isinstance(p2, Tracer):
+        return None
+    dtype = _dtype(p1)
+    if dtype.kind not in "fc" or dtype == dtypes.bfloat16:
+        return None
+    for b, converted, other in ((x1, p1, p2), (x2, p2, p1)):
+        if b is True or b is False or getattr(b, "dtype", None) == np.bool_:
+            b = jax_array_protocol(b)
+            shape = np.broadcast_shapes(get_aval(p1).shape, get_aval(p2).shape)
+            if get_aval(b).shape != shape:
+                return None
+            if get_aval(other).shape != shape:
+                other = st.broadcast_to_shape(other, shape)
+            if get_aval(converted).weak_type:   # beside a Python scalar: a weak result
+                zero = st.broadcast_to_shape(_const(converted, 0, scalar_only=False), shape)
+            else:
+                zero = np.zeros(shape, dtype)
+            return ew.select(b, other, zero)
+    return None
+
+
+multiply = _binary("multiply", ew.mul_p.bind, bool_fn=ew.and_p.bind,
+                   mixed_fn=_select_by_bool_factor)
 divide = _binary("divide", ew.div, promote_args_inexact)
 true_divide = renamed(divide, "true_divide")
 maximum = _binary("maximum", ew.max)
@@ -570,15 +606,16 @@ def _sinc_maclaurin_jvp(k, primals, tangents):
 
 
 def fmax(x1, x2):
+    """JAX's formula: x1 where it is greater or x2 is nan, else x2 (so x2 on ties: fmax(0,
+    -0) is -0, which max would not give)."""
     x1, x2 = _broadcast(*promote_args("fmax", x1, x2))
-    return ensure_array(ew.select(ew.ne(x1, x1), x2, ew.select(ew.ne(x2, x2), x1,
-                                                               ew.max(x1, x2))))
+    return ensure_array(ew.select(ew.bitwise_or(greater(x1, x2), ew.ne(x2, x2)), x1, x2))
 
 
 def fmin(x1, x2):
+    """JAX's formula: x1 where it is less or x2 is nan, else x2."""
     x1, x2 = _broadcast(*promote_args("fmin", x1, x2))
-    return ensure_array(ew.select(ew.ne(x1, x1), x2, ew.select(ew.ne(x2, x2), x1,
-                                                               ew.min(x1, x2))))
+    return ensure_array(ew.select(ew.bitwise_or(less(x1, x2), ew.ne(x2, x2)), x1, x2))
 
 
 def round(a, decimals=0, out=None):
@@ -596,11 +633,9 @@ def round(a, decimals=0, out=None):
         raise ValueError("jnp.round is not defined for boolean inputs, as in JAX; convert "
                          "them first, e.g. x.astype(int).")
     if _is_int(a):
-        if decimals >= 0:
-            return ensure_array(a)
-        factor = np.array(10 ** -decimals, _dtype(a))
-        return ensure_array(ew.mul(floor_divide(ew.add(a, ew.div(factor, np.array(
-            2, _dtype(a)))), factor), factor))
+        if decimals < 0:   # JAX 0.10.2's words
+            raise NotImplementedError("integer np.round not implemented for decimals < 0")
+        return ensure_array(a)
     if dtypes.is_complex(_dtype(a)):
         return ensure_array(ew.complex(round(ew.real(a), decimals),
                                        round(ew.imag(a), decimals)))

@@ -35,6 +35,18 @@ def _one(name, x):
     return inexact_arrays(name, x)[0]
 
 
+_SUPPORTED = "x.dtype={} is not supported, see docstring for supported types."
+
+
+def _float32_or_64(x, message=_SUPPORTED):
+    """x as an array, for the functions whose JAX implementation has float32 and float64
+    coefficients only: other dtypes (float16, bfloat16, integers) are JAX's TypeError."""
+    x = lnp.asarray(x)
+    if x.dtype not in (np.float32, np.float64):
+        raise TypeError(message.format(x.dtype))
+    return x
+
+
 # --- gamma family -----------------------------------------------------------------------------
 
 def gammaln(x):
@@ -136,8 +148,9 @@ def digamma(x):
 def polygamma(n, x):
     """The n-th derivative of digamma (n a non-negative integer)."""
     n_arr = lnp.asarray(n)
-    if n_arr.dtype.kind not in "iub" and not dtypes.is_float(n_arr.dtype):
-        raise TypeError(f"polygamma: n must be an integer, got dtype {n_arr.dtype}")
+    if n_arr.dtype.kind not in "iu":
+        raise ValueError("Argument `n` to polygamma must be of integer type. "
+                         f"Got dtype {n_arr.dtype}.")
     n, x = inexact_arrays("polygamma", n, x)
     return ew.polygamma(n, x)
 
@@ -275,7 +288,7 @@ def erfcx(x):
 
 def ndtr(x):
     """The standard normal CDF, accurate in both tails."""
-    x = _one("ndtr", x)
+    x = _float32_or_64(x)
     half_sqrt2 = np.asarray(0.5 * math.sqrt(2), x.dtype)
     w = x * half_sqrt2
     z = uf.abs(w)
@@ -286,7 +299,7 @@ def ndtr(x):
 
 def ndtri(p):
     """The inverse of ndtr."""
-    return ls.ndtri(_one("ndtri", p))
+    return ls.ndtri(_float32_or_64(p))
 
 
 # log_ndtr's segments per dtype: log(ndtr(x)) between them, -ndtr(-x) above, and the
@@ -343,10 +356,7 @@ def log_ndtr(x, series_order=3):
         raise ValueError("series_order must be non-negative.")
     if series_order > 30:
         raise ValueError("series_order must be <= 30.")
-    x = lnp.asarray(x)
-    if x.dtype not in _LOG_NDTR_SEGMENTS:
-        raise TypeError(f"x.dtype={x.dtype} is not supported.")
-    return _log_ndtr(x, series_order)
+    return _log_ndtr(_float32_or_64(x, "x.dtype={} is not supported."), series_order)
 
 
 def dawsn(x):
@@ -549,7 +559,7 @@ def expn(n, x):
 
 def spence(x):
     """Spence's function (the dilogarithm Li2(1 - x))."""
-    return ls.spence(_one("spence", x))
+    return ls.spence(_float32_or_64(x))
 
 
 def hyp1f1(a, b, x):
