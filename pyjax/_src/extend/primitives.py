@@ -371,64 +371,56 @@ def find_top_trace(xs):
 # The tables of jax.interpreters.ad / batching / mlir.
 primitive_jvps = RuleTable("ad.primitive_jvps", "jvp", _jvp_rule)
 primitive_transposes = RuleTable("ad.primitive_transposes", "transpose")
+primitive_batchers = RuleTable("batching.primitive_batchers", "batch", _batcher,
+                               flags={"batch_needs_axis": False})
+axis_primitive_batchers = RuleTable("batching.axis_primitive_batchers", "batch", _axis_batcher,
+                                    flags={"batch_needs_axis": True})
+fancy_primitive_batchers = RuleTable("batching.fancy_primitive_batchers", "batch",
+                                     _fancy_batcher, flags={"batch_needs_axis": True})
 
 
 # --- jax.interpreters.ad's helpers that fill the tables (JAX's definitions) ---------------
 
-def _tangents_sum(val_out, tangents_out):
-    total = ad.Zero.from_primal_value(val_out)
-    for t in tangents_out:
-        total = ad.add_tangents(total, t)
-    return total
+def _jvp_from_rules(primitive, rules, with_output):
+    """The JVP of a single-result `primitive` summing one rule per operand,
+    `rule(g, *primals, **params)` (with_output: `rule(g, out, *primals, **params)`)
+    giving that operand's tangent contribution (None: not differentiated)."""
+    def jvp(primals, tangents, **params):
+        val_out = primitive.bind(*primals, **params)
+        before = (val_out,) if with_output else ()
+        total = ad.Zero.from_primal_value(val_out)
+        for rule, t in zip(rules, tangents):
+            if rule is not None and type(t) is not ad.Zero:
+                total = ad.add_tangents(total, rule(t, *before, *primals, **params))
+        return val_out, total
+    return jvp
 
 
 def defjvp(primitive, *jvprules):
     """The JVP of a single-result `primitive` from one rule per operand,
     `rule(g, *primals, **params)` giving that operand's tangent contribution (None: the
     operand is not differentiated)."""
-    def jvp(primals, tangents, **params):
-        val_out = primitive.bind(*primals, **params)
-        return val_out, _tangents_sum(val_out, [
-            rule(t, *primals, **params) for rule, t in zip(jvprules, tangents)
-            if rule is not None and type(t) is not ad.Zero])
-    primitive_jvps[primitive] = jvp
+    primitive_jvps[primitive] = _jvp_from_rules(primitive, jvprules, with_output=False)
 
 
 def defjvp2(primitive, *jvprules):
     """defjvp with rules that also take the output: `rule(g, out, *primals, **params)`."""
-    def jvp(primals, tangents, **params):
-        val_out = primitive.bind(*primals, **params)
-        return val_out, _tangents_sum(val_out, [
-            rule(t, val_out, *primals, **params) for rule, t in zip(jvprules, tangents)
-            if rule is not None and type(t) is not ad.Zero])
-    primitive_jvps[primitive] = jvp
-
-
-def _linear_jvp(primitive):
-    def jvp(primals, tangents, **params):
-        val_out = primitive.bind(*primals, **params)
-        if all(type(t) is ad.Zero for t in tangents):
-            return val_out, ([ad.Zero.from_primal_value(v) for v in val_out]
-                             if primitive.multiple_results else
-                             ad.Zero.from_primal_value(val_out))
-        return val_out, primitive.bind(*map(ad.instantiate_zeros, tangents), **params)
-    return jvp
-
-
-def deflinear(primitive, transpose_rule):
-    """A primitive linear in all its operands: its JVP applies it to the tangents, its
-    transpose is `transpose_rule(cotangent, **params)` (a list, one per operand)."""
-    primitive_jvps[primitive] = _linear_jvp(primitive)
-    primitive_transposes[primitive] = lambda ct, *args, **params: (
-        [None] * len(args) if type(ct) is ad.Zero else transpose_rule(ct, **params))
+    primitive_jvps[primitive] = _jvp_from_rules(primitive, jvprules, with_output=True)
 
 
 def deflinear2(primitive, transpose_rule):
-    """deflinear with a transpose rule that also takes the operands:
-    `transpose_rule(cotangent, *operands, **params)` (undefined primals among them)."""
-    primitive_jvps[primitive] = _linear_jvp(primitive)
+    """A primitive linear in all its operands: its JVP applies it to the tangents, its
+    transpose is `transpose_rule(cotangent, *operands, **params)` (undefined primals
+    among them; a list, one per operand)."""
+    primitive_jvps[primitive] = ad.linear_jvp.make(primitive)
     primitive_transposes[primitive] = lambda ct, *args, **params: (
         [None] * len(args) if type(ct) is ad.Zero else transpose_rule(ct, *args, **params))
+
+
+def deflinear(primitive, transpose_rule):
+    """deflinear2 with a transpose rule that takes only the cotangent:
+    `transpose_rule(cotangent, **params)`."""
+    deflinear2(primitive, lambda ct, *args, **params: transpose_rule(ct, **params))
 
 
 def defbilinear(prim, lhs_rule, rhs_rule):
@@ -453,12 +445,6 @@ def get_primitive_transpose(p):
     except KeyError as err:
         raise NotImplementedError(f"Transpose rule (for reverse-mode differentiation) for "
                                   f"'{p}' not implemented") from err
-primitive_batchers = RuleTable("batching.primitive_batchers", "batch", _batcher,
-                               flags={"batch_needs_axis": False})
-axis_primitive_batchers = RuleTable("batching.axis_primitive_batchers", "batch", _axis_batcher,
-                                    flags={"batch_needs_axis": True})
-fancy_primitive_batchers = RuleTable("batching.fancy_primitive_batchers", "batch",
-                                     _fancy_batcher, flags={"batch_needs_axis": True})
 
 
 def absent_primitive(name: str) -> core_trace.Primitive:

@@ -135,7 +135,9 @@ def _linear_jvp(prim):
     def jvp(primals, tangents, **params):
         out = prim.bind(*primals, **params)
         if all(type(t) is Zero for t in tangents):
-            return out, Zero(tangent_aval(get_aval(out)))
+            if prim.multiple_results:
+                return out, [Zero.from_primal_value(o) for o in out]
+            return out, Zero.from_primal_value(out)
         return out, prim.bind(*map(instantiate_zeros, tangents), **params)
     return jvp
 
