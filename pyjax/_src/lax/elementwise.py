@@ -520,6 +520,8 @@ atan2_p = binary_op("atan2", _quiet(np.arctan2), (FLOAT,), hlo="stablehlo.atan2"
                     jvp=defjvp(lambda g, x, y: mul(g, div(y, add(square(x), square(y)))),
                                lambda g, x, y: mul(g, div(neg(x), add(square(x),
                                                                        square(y))))))
+
+
 def _nextafter_impl(x, y):
     """y where x == y, as C's (and XLA's) nextafter: NumPy's float16 one returns x, so
     nextafter(0, -0) was 0, not -0."""

@@ -620,7 +620,7 @@ def _cumsum(x, axis):
     """XLA's scan adds each prefix to its identity, +0: so no prefix sum is -0 (NumPy's
     cumsum of -0s is -0)."""
     out = np.cumsum(x, axis=axis)
-    if out.dtype.kind in "fc" or dtypes.is_float(out.dtype):
+    if dtypes.is_inexact(out.dtype):
         out += 0
     return out
 
@@ -634,12 +634,12 @@ cumprod_p = _cumulative("cumprod", np.cumprod, NUMBER, jvp=_scan_jvp(ew.mul),
                         identity="stablehlo.multiply")
 cummax_p = _cumulative("cummax", _zero_ordered_scan(np.maximum, "stablehlo.maximum"), ANY,
                        jvp=_scan_jvp(ew.max),
-                        jet_rule=_scan_jet(ew.max),
+                       jet_rule=_scan_jet(ew.max),
                        combine=_binary_combine("stablehlo.maximum"),
                        identity="stablehlo.maximum")
 cummin_p = _cumulative("cummin", _zero_ordered_scan(np.minimum, "stablehlo.minimum"), ANY,
                        jvp=_scan_jvp(ew.min),
-                        jet_rule=_scan_jet(ew.min),
+                       jet_rule=_scan_jet(ew.min),
                        combine=_binary_combine("stablehlo.minimum"),
                        identity="stablehlo.minimum")
 cumlogsumexp_p = _cumulative("cumlogsumexp", _logcumsumexp, (b.FLOAT,),

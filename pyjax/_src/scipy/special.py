@@ -345,7 +345,6 @@ def _log_ndtr_jvp(series_order, primals, tangents):
     return ans, t * ew.exp(log_pdf - ans)
 
 
-
 def log_ndtr(x, series_order=3):
     """log(ndtr(x)), as JAX computes it in float32 and float64 only: log of ndtr between
     two bounds, -ndtr(-x) above (log(1 - p) ~ -p), an asymptotic series of
